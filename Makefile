@@ -1,0 +1,82 @@
+# s3tables-replica-kit. `make help` lists the targets. Every target installs what it needs (make setup) first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PY        := .venv/bin/python
+CONFIG    ?= examples/seed.toml
+OUTPUTS   ?= outputs.json
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.venv/.stamp: pyproject.toml constraints.txt
+	@bash scripts/setup.sh venv
+node_modules/.stamp: package.json package-lock.json
+	@bash scripts/setup.sh npm
+.jars/.stamp: jars/pom.xml
+	@bash scripts/setup.sh jars
+
+.PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
+        demo recover recover-emr outputs status harden audit bench clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
+
+test: setup ## Run the whole test suite (what CI runs)
+	$(PY) -m pytest -q
+
+test-fast: setup ## Run the tests that need neither Spark nor the provider bindings
+	$(PY) -m pytest -q -m "not spark and not synth"
+
+lint: setup ## ruff check + format check
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: setup ## mypy
+	$(PY) -m mypy infra jobs policies
+
+check: lint typecheck policies-check ## Everything a pull request must pass besides the tests
+
+synth: setup ## Synthesise the stacks of CONFIG into cdktf.out/ (same as `npx cdktf synth`)
+	KIT_CONFIG=$(CONFIG) $(PY) -m infra.main
+
+golden: setup ## Re-record the golden synth snapshots in tests/golden/ (review the diff before committing!)
+	$(PY) -m infra.golden --write
+
+policies: setup ## Render every policy document of every example to policies/rendered/ (+ SUMMARY.md)
+	$(PY) -m policies.render
+
+policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
+	$(PY) -m policies.render --check
+
+policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
+	$(PY) -m policies.access_analyzer
+
+demo: setup ## Main job on the embedded local default: the seed walkthrough as a local recovery drill
+	$(PY) -m jobs.drill
+
+outputs: ## After `cdktf deploy`: write the outputs contract to $(OUTPUTS)
+	npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
+
+recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
+	.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
+
+recover-emr: setup ## Submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
+	$(PY) -m jobs.emr_submit $(ARGS)
+
+status: setup ## Replication status and lag: ARGS="--outputs outputs.json --max-lag 30m"
+	$(PY) -m jobs.ops.status $(ARGS)
+
+harden: setup ## Apply table policies + replica retention to service-created replicas: ARGS="--outputs outputs.json --dry-run"
+	$(PY) -m jobs.ops.harden $(ARGS)
+
+audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
+	$(PY) -m jobs.ops.audit $(ARGS)
+
+bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out/results.json
+	$(PY) -m bench.run
+
+clean: ## Remove build output (keeps .venv, node_modules, .jars)
+	rm -rf cdktf.out demo-out bench-out reports .pytest_cache .mypy_cache .ruff_cache

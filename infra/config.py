@@ -1,0 +1,663 @@
+"""The kit's one configuration: a frozen, typed description of the S3 Tables replication topology.
+
+Loaded from TOML (`load_config`), validated completely before anything is built or written. Every error names the
+field (``replicas[0].bucket``) and the rule it breaks. This module imports no CDKTF code: `policies/` and `jobs/`
+use it too.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+# --------------------------------------------------------------------------------------------------------------
+# Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
+# --------------------------------------------------------------------------------------------------------------
+
+MAX_DESTINATIONS = 5
+MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION = 10
+MAX_TABLES_PER_BUCKET = 10_000
+
+KNOWN_REGIONS = frozenset(
+    {
+        "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+        "af-south-1",
+        "ap-east-1", "ap-east-2", "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2",
+        "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-7",
+        "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+        "ca-central-1", "ca-west-1",
+        "eu-central-1", "eu-central-2", "eu-west-1", "eu-west-2", "eu-west-3",
+        "eu-south-1", "eu-south-2", "eu-north-1",
+        "il-central-1", "me-south-1", "me-central-1", "mx-central-1", "sa-east-1",
+        "us-gov-east-1", "us-gov-west-1", "cn-north-1", "cn-northwest-1",
+    }
+)  # fmt: skip
+
+BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-", "aws")
+BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+_ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
+_ACCOUNT_RE = re.compile(r"^\d{12}$")
+_KIT_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+_IAM_PRINCIPAL_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):(role|user)/[\w+=,.@/-]{1,512}$")
+_ROLE_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):role/[\w+=,.@/-]{1,512}$")
+_KMS_KEY_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/[0-9a-f-]{36}$")
+_ORG_TARGET_RE = re.compile(r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}|\d{12})$")
+_EMR_RELEASE_RE = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
+
+UPPERCASE_REASON = (
+    "must be lower case: AWS analytics services (Glue Data Catalog, Lake Formation, Athena) reach S3 Tables "
+    "through the Glue federation, which lower-cases names, so an upper-case name cannot be resolved there"
+)
+
+PRIMITIVE_TYPES = frozenset(
+    {"boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "string",
+     "uuid", "binary"}
+)  # fmt: skip
+_DECIMAL_RE = re.compile(r"^decimal\((\d{1,2}),\s*(\d{1,2})\)$")
+_FIXED_RE = re.compile(r"^fixed\[(\d+)\]$")
+_PARTITION_RE = re.compile(
+    r"^(?:(?P<fn>identity|years?|months?|days?|hours?|bucket|truncate|void)\((?:(?P<arg>\d+),\s*)?(?P<col>[a-z0-9_]+)\)"
+    r"|(?P<bare>[a-z0-9_]+))$"
+)
+_TRANSFORM_CANON = {
+    "identity": "identity", "year": "year", "years": "year", "month": "month", "months": "month",
+    "day": "day", "days": "day", "hour": "hour", "hours": "hour", "bucket": "bucket",
+    "truncate": "truncate", "void": "void",
+}  # fmt: skip
+_TEMPORAL_TRANSFORM_TYPES = {
+    "year": {"date", "timestamp", "timestamptz"},
+    "month": {"date", "timestamp", "timestamptz"},
+    "day": {"date", "timestamp", "timestamptz"},
+    "hour": {"timestamp", "timestamptz"},
+}
+
+
+def partition_of_arn(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+def check_bucket_name(name: str) -> str:
+    if name != name.lower():
+        raise ValueError(f"table bucket name {name!r} {UPPERCASE_REASON}")
+    if not 3 <= len(name) <= 63:
+        raise ValueError(f"table bucket name {name!r} must be 3-63 characters long (it has {len(name)})")
+    if not _BUCKET_RE.match(name):
+        raise ValueError(
+            f"table bucket name {name!r} may contain only lowercase letters, digits and hyphens, and must start "
+            "and end with a letter or digit (no '_' or '.')"
+        )
+    for prefix in BUCKET_FORBIDDEN_PREFIXES:
+        if name.startswith(prefix):
+            raise ValueError(f"table bucket name {name!r} must not start with the reserved prefix {prefix!r}")
+    for suffix in BUCKET_FORBIDDEN_SUFFIXES:
+        if name.endswith(suffix):
+            raise ValueError(f"table bucket name {name!r} must not end with the reserved suffix {suffix!r}")
+    return name
+
+
+def check_iceberg_name(name: str, what: str) -> str:
+    if name != name.lower():
+        raise ValueError(f"{what} name {name!r} {UPPERCASE_REASON}")
+    if not 1 <= len(name) <= 255:
+        raise ValueError(f"{what} name {name!r} must be 1-255 characters long")
+    if not _ICEBERG_NAME_RE.match(name):
+        raise ValueError(
+            f"{what} name {name!r} may contain only lowercase letters, digits and underscores and must start "
+            "with a letter or digit"
+        )
+    if what == "namespace" and name.startswith("aws"):
+        raise ValueError(f"namespace name {name!r} must not start with 'aws' (reserved)")
+    return name
+
+
+def check_account(value: str) -> str:
+    if not isinstance(value, str) or not _ACCOUNT_RE.match(value):
+        raise ValueError(
+            f"account id {value!r} must be a string of exactly 12 digits (quote it in TOML so leading zeros survive)"
+        )
+    return value
+
+
+def check_region(value: str) -> str:
+    if value not in KNOWN_REGIONS:
+        raise ValueError(f"unknown AWS Region {value!r}; expected one of the Region names such as 'us-east-1'")
+    return value
+
+
+def check_column_type(value: str) -> str:
+    if value in PRIMITIVE_TYPES:
+        return value
+    m = _DECIMAL_RE.match(value)
+    if m:
+        precision, scale = int(m.group(1)), int(m.group(2))
+        if not 1 <= precision <= 38 or scale > precision:
+            raise ValueError(f"decimal type {value!r} needs 1 <= precision <= 38 and scale <= precision")
+        return f"decimal({precision},{scale})"
+    if _FIXED_RE.match(value):
+        return value
+    raise ValueError(
+        f"unknown Iceberg type {value!r}; expected one of {sorted(PRIMITIVE_TYPES)}, 'decimal(P,S)' or 'fixed[L]'"
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+
+AccountId = Annotated[str, Field(strict=True)]
+
+
+class Encryption(_Frozen):
+    """`sse-s3` (AES256) or `kms`. With `kms`, `kms_key` is either "create" (the kit creates a key with the
+    service-required key policy) or the ARN of an existing key in the bucket's account and Region."""
+
+    type: Literal["sse-s3", "kms"]
+    kms_key: str | None = None
+
+    @field_validator("kms_key")
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        if v is not None and v != "create" and not _KMS_KEY_ARN_RE.match(v):
+            raise ValueError(f"kms_key {v!r} must be \"create\" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)")
+        return v
+
+    @property
+    def sse_algorithm(self) -> str:
+        return "aws:kms" if self.type == "kms" else "AES256"
+
+    @property
+    def creates_key(self) -> bool:
+        return self.type == "kms" and self.kms_key == "create"
+
+
+class SnapshotRetention(_Frozen):
+    """Iceberg snapshot management for a table (S3 Tables `icebergSnapshotManagement`)."""
+
+    max_snapshot_age_hours: int = Field(ge=1)
+    min_snapshots_to_keep: int = Field(default=1, ge=1)
+
+
+class UnreferencedFileRemoval(_Frozen):
+    """Bucket-level `icebergUnreferencedFileRemoval`."""
+
+    unreferenced_days: int = Field(default=3, ge=1)
+    noncurrent_days: int = Field(default=10, ge=1)
+
+
+class Column(_Frozen):
+    name: str
+    type: str
+    required: bool = False
+    doc: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_iceberg_name(v, "column")
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        return check_column_type(v)
+
+
+@dataclass(frozen=True)
+class PartitionField:
+    source: str
+    transform: str  # identity, year, month, day, hour, bucket[N], truncate[W], void
+
+    @property
+    def spark_sql(self) -> str:
+        if self.transform == "identity":
+            return self.source
+        if self.transform.startswith(("bucket[", "truncate[")):
+            fn, arg = self.transform[:-1].split("[")
+            return f"{fn}({arg}, {self.source})"
+        plural = {"year": "years", "month": "months", "day": "days", "hour": "hours"}
+        return f"{plural.get(self.transform, self.transform)}({self.source})"
+
+
+def parse_partition(expr: str) -> PartitionField:
+    m = _PARTITION_RE.match(expr.strip())
+    if not m:
+        raise ValueError(
+            f"partition {expr!r} is not a transform; use 'column', 'month(column)', 'day(column)', "
+            "'bucket(16, column)' or 'truncate(10, column)'"
+        )
+    if m.group("bare"):
+        return PartitionField(m.group("bare"), "identity")
+    fn = _TRANSFORM_CANON[m.group("fn")]
+    arg = m.group("arg")
+    if fn in ("bucket", "truncate"):
+        if arg is None or int(arg) < 1:
+            raise ValueError(f"partition {expr!r}: {fn} needs a positive width, e.g. {fn}(16, column)")
+        return PartitionField(m.group("col"), f"{fn}[{int(arg)}]")
+    if arg is not None:
+        raise ValueError(f"partition {expr!r}: {fn} takes only a column")
+    return PartitionField(m.group("col"), fn)
+
+
+class Table(_Frozen):
+    name: str
+    columns: tuple[Column, ...] = Field(min_length=1)
+    partition_by: tuple[str, ...] = ()
+    snapshot_retention: SnapshotRetention | None = None  # overrides the source default for this table
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_iceberg_name(v, "table")
+
+    @property
+    def partition_fields(self) -> tuple[PartitionField, ...]:
+        return tuple(parse_partition(p) for p in self.partition_by)
+
+
+class Namespace(_Frozen):
+    name: str
+    tables: tuple[Table, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_iceberg_name(v, "namespace")
+
+
+class _BucketSite(_Frozen):
+    account_id: AccountId
+    region: str
+    bucket: str
+    encryption: Encryption
+    storage_class: Literal["STANDARD", "INTELLIGENT_TIERING"] = "STANDARD"
+    deploy_role_arn: str | None = None  # role the Terraform provider assumes in this account
+
+    _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
+    _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
+    _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
+
+    @field_validator("deploy_role_arn")
+    @classmethod
+    def _role(cls, v: str | None) -> str | None:
+        if v is not None and not _ROLE_ARN_RE.match(v):
+            raise ValueError(f"deploy_role_arn {v!r} must be an IAM role ARN")
+        return v
+
+    @property
+    def partition(self) -> str:
+        return partition_of_arn(self.region)
+
+    @property
+    def bucket_arn(self) -> str:
+        return f"arn:{self.partition}:s3tables:{self.region}:{self.account_id}:bucket/{self.bucket}"
+
+    @property
+    def site_key(self) -> tuple[str, str, str]:
+        return (self.account_id, self.region, self.bucket)
+
+
+class Source(_BucketSite):
+    snapshot_retention: SnapshotRetention
+    unreferenced_file_removal: UnreferencedFileRemoval = UnreferencedFileRemoval()
+    namespaces: tuple[Namespace, ...] = ()
+
+    def tables(self) -> Iterable[tuple[Namespace, Table]]:
+        for ns in self.namespaces:
+            for t in ns.tables:
+                yield ns, t
+
+    def retention_for(self, table: Table) -> SnapshotRetention:
+        return table.snapshot_retention or self.snapshot_retention
+
+
+class Replica(_BucketSite):
+    snapshot_retention: SnapshotRetention
+    unreferenced_file_removal: UnreferencedFileRemoval = UnreferencedFileRemoval()
+
+    @property
+    def stack_id(self) -> str:
+        return f"replica-{self.bucket}"
+
+
+class Replication(_Frozen):
+    """`bucket`: one bucket-level configuration covering existing and future tables.
+    `tables`: one table-level configuration per listed `namespace.table` (must be declared in the source)."""
+
+    mode: Literal["bucket", "tables"]
+    tables: tuple[str, ...] = ()
+
+
+class Organization(_Frozen):
+    management_account_id: AccountId
+    targets: tuple[str, ...] = Field(min_length=1)
+    deploy_role_arn: str | None = None
+
+    _acc = field_validator("management_account_id")(classmethod(lambda cls, v: check_account(v)))
+
+    @field_validator("targets")
+    @classmethod
+    def _targets(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for t in v:
+            if not _ORG_TARGET_RE.match(t):
+                raise ValueError(f"SCP target {t!r} must be a root (r-...), an OU (ou-...-...) or a 12-digit account id")
+        return v
+
+
+class Protection(_Frozen):
+    """Who may bypass replica protection. List the human break-glass role and any automation role that runs
+    `make harden` (it writes replica table policies and retention, which only these principals may do)."""
+
+    break_glass_principals: tuple[str, ...] = Field(min_length=1)
+    guardrail_attach_roles: tuple[str, ...] = ()  # IAM role names in replica accounts that get the guardrail
+    organization: Organization | None = None
+
+    @field_validator("break_glass_principals")
+    @classmethod
+    def _bg(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in v:
+            if not _IAM_PRINCIPAL_RE.match(arn):
+                raise ValueError(f"break-glass principal {arn!r} must be an IAM role or user ARN")
+        return v
+
+
+class Recovery(_Frozen):
+    """Writable recovery target, in the Region and account of the replica named by `replica`."""
+
+    replica: str  # bucket name of the replica recovery reads from
+    bucket: str
+    namespace: str = "recovered"
+    encryption: Encryption = Encryption(type="sse-s3")
+    emr_release: str = "emr-7.12.0"
+    scripts_bucket: str | None = None
+
+    _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
+    _ns = field_validator("namespace")(classmethod(lambda cls, v: check_iceberg_name(v, "namespace")))
+
+    @field_validator("emr_release")
+    @classmethod
+    def _emr(cls, v: str) -> str:
+        m = _EMR_RELEASE_RE.match(v)
+        if not m or (int(m.group(1)), int(m.group(2))) < (7, 5):
+            raise ValueError(f"emr_release {v!r} must be emr-7.5.0 or later (first EMR release with S3 Tables)")
+        return v
+
+
+class Kit(_Frozen):
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _KIT_NAME_RE.match(v):
+            raise ValueError(
+                f"kit name {v!r} must be 3-24 characters: lowercase letters, digits, hyphens, starting with a letter "
+                "(it prefixes IAM role and policy names)"
+            )
+        return v
+
+
+class KitConfig(_Frozen):
+    kit: Kit
+    source: Source
+    replicas: tuple[Replica, ...] = Field(min_length=1, max_length=MAX_DESTINATIONS)
+    replication: Replication
+    protection: Protection
+    recovery: Recovery
+
+    # ---- derived names (part of the deployed contract: never rename casually) ----
+    @property
+    def replication_role_name(self) -> str:
+        return f"{self.kit.name}-s3tables-replication"
+
+    @property
+    def replication_role_arn(self) -> str:
+        return f"arn:{self.source.partition}:iam::{self.source.account_id}:role/{self.replication_role_name}"
+
+    @property
+    def recovery_role_name(self) -> str:
+        return f"{self.kit.name}-s3tables-recovery"
+
+    @property
+    def recovery_replica(self) -> Replica:
+        return next(r for r in self.replicas if r.bucket == self.recovery.replica)
+
+    @property
+    def recovery_role_arn(self) -> str:
+        rep = self.recovery_replica
+        return f"arn:{rep.partition}:iam::{rep.account_id}:role/{self.recovery_role_name}"
+
+    @property
+    def recovery_bucket_arn(self) -> str:
+        rep = self.recovery_replica
+        return f"arn:{rep.partition}:s3tables:{rep.region}:{rep.account_id}:bucket/{self.recovery.bucket}"
+
+    @property
+    def recovery_scripts_bucket(self) -> str:
+        rep = self.recovery_replica
+        return self.recovery.scripts_bucket or f"{self.kit.name}-recovery-{rep.account_id}-{rep.region}"
+
+    @property
+    def guardrail_policy_name(self) -> str:
+        return f"{self.kit.name}-s3tables-replica-guardrail"
+
+    @property
+    def scp_name(self) -> str:
+        return f"{self.kit.name}-protect-s3tables-replicas"
+
+    def replicated_tables(self) -> list[tuple[str, str]]:
+        """(namespace, table) pairs under table-level replication, or every declared table in bucket mode."""
+        if self.replication.mode == "tables":
+            return [tuple(t.split(".", 1)) for t in self.replication.tables]  # type: ignore[misc]
+        return [(ns.name, t.name) for ns, t in self.source.tables()]
+
+    def is_cross_account(self, replica: Replica) -> bool:
+        return replica.account_id != self.source.account_id
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Loading and cross-field rules
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Issue:
+    field: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.rule}"
+
+
+class ConfigError(ValueError):
+    """Invalid configuration. `issues` lists every problem found, each naming the field and the rule."""
+
+    def __init__(self, source: str, issues: list[Issue]):
+        self.source = source
+        self.issues = issues
+        lines = "\n".join(f"  - {i}" for i in issues)
+        super().__init__(f"invalid configuration {source}: {len(issues)} problem(s)\n{lines}")
+
+
+def _loc(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
+def _pydantic_issues(err: ValidationError) -> list[Issue]:
+    issues = []
+    for e in err.errors():
+        msg = e["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (not part of the configuration schema; check the spelling)"
+        elif e["type"] == "missing":
+            msg = "required field is missing"
+        elif e["type"] == "literal_error":
+            msg = f"{msg} (got {e.get('input')!r})"
+        issues.append(Issue(_loc(tuple(e["loc"])), msg))
+    return issues
+
+
+def _cross_checks(cfg: KitConfig) -> list[Issue]:
+    out: list[Issue] = []
+    src = cfg.source
+
+    # Tables, columns, partitions
+    seen_ns: set[str] = set()
+    total_tables = 0
+    for i, ns in enumerate(src.namespaces):
+        if ns.name in seen_ns:
+            out.append(Issue(f"source.namespaces[{i}].name", f"duplicate namespace {ns.name!r}"))
+        seen_ns.add(ns.name)
+        seen_t: set[str] = set()
+        for j, t in enumerate(ns.tables):
+            total_tables += 1
+            where = f"source.namespaces[{i}].tables[{j}]"
+            if t.name in seen_t:
+                out.append(Issue(f"{where}.name", f"duplicate table {ns.name}.{t.name}"))
+            seen_t.add(t.name)
+            cols = Counter(c.name for c in t.columns)
+            for c, n in cols.items():
+                if n > 1:
+                    out.append(Issue(f"{where}.columns", f"duplicate column {c!r}"))
+            types = {c.name: c.type for c in t.columns}
+            for k, p in enumerate(t.partition_by):
+                try:
+                    pf = parse_partition(p)
+                except ValueError as exc:
+                    out.append(Issue(f"{where}.partition_by[{k}]", str(exc)))
+                    continue
+                if pf.source not in types:
+                    out.append(Issue(f"{where}.partition_by[{k}]", f"partition source column {pf.source!r} is not a column of the table"))
+                    continue
+                allowed = _TEMPORAL_TRANSFORM_TYPES.get(pf.transform)
+                if allowed and types[pf.source] not in allowed:
+                    out.append(Issue(f"{where}.partition_by[{k}]",
+                                     f"transform {pf.transform} needs a date/timestamp column; {pf.source!r} is {types[pf.source]}"))
+            ret = src.retention_for(t)
+            for r_i, rep in enumerate(cfg.replicas):
+                if rep.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
+                    out.append(Issue(f"replicas[{r_i}].snapshot_retention.max_snapshot_age_hours",
+                                     f"replica retention ({rep.snapshot_retention.max_snapshot_age_hours} h) is shorter than table "
+                                     f"{ns.name}.{t.name}'s source retention ({ret.max_snapshot_age_hours} h); replicas must "
+                                     "keep snapshots at least as long as the source"))
+    if total_tables > MAX_TABLES_PER_BUCKET:
+        out.append(Issue("source.namespaces", f"{total_tables} tables exceed the quota of {MAX_TABLES_PER_BUCKET} tables per table bucket"))
+
+    # Replicas vs source and each other
+    for r_i, rep in enumerate(cfg.replicas):
+        where = f"replicas[{r_i}]"
+        if rep.site_key == src.site_key or (rep.account_id == src.account_id and rep.region == src.region):
+            if rep.bucket == src.bucket:
+                out.append(Issue(f"{where}.bucket", "a destination must not be the source table bucket itself"))
+            else:
+                out.append(Issue(f"{where}.region",
+                                 "a destination in the source's own account and Region protects nothing against a Regional "
+                                 "outage or account compromise; use another Region or account"))
+        if rep.snapshot_retention.min_snapshots_to_keep < src.snapshot_retention.min_snapshots_to_keep:
+            out.append(Issue(f"{where}.snapshot_retention.min_snapshots_to_keep",
+                             "replica keeps fewer snapshots than the source; replicas must keep at least as many"))
+        for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
+            if arn and arn.startswith("arn:"):
+                acct = arn.split(":")[4]
+                if acct != rep.account_id:
+                    out.append(Issue(f"{where}.account_id",
+                                     f"cross-account destination: {fld} is in account {acct}, so account_id must be {acct} "
+                                     f"(it is {rep.account_id}); set the destination's own account"))
+    for k, n in Counter((r.account_id, r.region, r.bucket) for r in cfg.replicas).items():
+        if n > 1:
+            idx = [i for i, r in enumerate(cfg.replicas) if (r.account_id, r.region, r.bucket) == k]
+            out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {k[2]!r} in {k[1]}/{k[0]}"))
+
+    # Encryption on every bucket site
+    sites: list[tuple[str, _BucketSite | None, Encryption, str]] = [("source", src, src.encryption, src.region)]
+    sites += [(f"replicas[{i}]", r, r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
+    rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    sites.append(("recovery", None, cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
+    for where, site, enc, region in sites:
+        if enc.type == "kms" and not enc.kms_key:
+            out.append(Issue(f"{where}.encryption.kms_key",
+                             'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key'))
+        if enc.type == "sse-s3" and enc.kms_key:
+            out.append(Issue(f"{where}.encryption.kms_key", "kms_key is only valid with type = \"kms\""))
+        if enc.kms_key and enc.kms_key.startswith("arn:") and region and enc.kms_key.split(":")[3] != region:
+            out.append(Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({region})"))
+
+    # Replication mode
+    declared = {f"{ns.name}.{t.name}" for ns, t in src.tables()}
+    if cfg.replication.mode == "tables":
+        if not cfg.replication.tables:
+            out.append(Issue("replication.tables", 'mode = "tables" needs at least one "namespace.table"'))
+        for k, name in enumerate(cfg.replication.tables):
+            if name not in declared:
+                out.append(Issue(f"replication.tables[{k}]", f"{name!r} is not a table declared under source.namespaces"))
+        for k, n in Counter(cfg.replication.tables).items():
+            if n > 1:
+                out.append(Issue("replication.tables", f"{k!r} is listed twice"))
+    elif cfg.replication.tables:
+        out.append(Issue("replication.tables", 'only valid with mode = "tables" (bucket mode covers every table)'))
+
+    # Recovery
+    if rec_rep is None:
+        out.append(Issue("recovery.replica", f"{cfg.recovery.replica!r} is not the bucket of any entry in replicas"))
+    else:
+        taken = {(src.account_id, src.region, src.bucket)} | {r.site_key for r in cfg.replicas}
+        if (rec_rep.account_id, rec_rep.region, cfg.recovery.bucket) in taken:
+            out.append(Issue("recovery.bucket", "the recovery target must be its own table bucket, not the source or a replica"))
+
+    # Quota: table buckets per account and Region
+    per_site = Counter([(src.account_id, src.region)] + [(r.account_id, r.region) for r in cfg.replicas]
+                       + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else []))
+    for (acct, region), n in per_site.items():
+        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION:
+            out.append(Issue("replicas", f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}"))
+
+    # Protection
+    for k, arn in enumerate(cfg.protection.break_glass_principals):
+        if arn == cfg.replication_role_arn:
+            out.append(Issue(f"protection.break_glass_principals[{k}]", "the replication role cannot be a break-glass principal"))
+    return out
+
+
+def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
+    try:
+        cfg = KitConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(source, _pydantic_issues(err)) from None
+    issues = _cross_checks(cfg)
+    if issues:
+        raise ConfigError(source, issues)
+    return cfg
+
+
+def load_config(path: str | Path) -> KitConfig:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(str(p), [Issue("(file)", "configuration file not found")]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(p), [Issue("(file)", f"not valid TOML: {exc}")]) from None
+    return parse_config(data, str(p))

@@ -1,0 +1,158 @@
+"""The outputs contract between `infra/` and `jobs/`.
+
+After `cdktf deploy`, `npx cdktf output '*' --outputs-file outputs.json` writes one object per stack, keyed by the
+output's construct id. Every kit stack exports exactly one structured output:
+
+    {"source":                        {"kit_source":       {...}},
+     "replica-<bucket>":              {"kit_replica":      {...}},   one per destination
+     "recovery":                      {"kit_recovery":     {...}},
+     "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
+
+`load_outputs` finds them wherever they are (stack names do not matter) and returns a frozen `KitOutputs`.
+The field names below are the contract: add fields freely, never rename or remove one without a migration note.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+OUTPUT_SOURCE = "kit_source"
+OUTPUT_REPLICA = "kit_replica"
+OUTPUT_RECOVERY = "kit_recovery"
+OUTPUT_ORGANIZATION = "kit_organization"
+
+
+class _Out(BaseModel):
+    # Unknown keys are tolerated so that a newer infra can add outputs without breaking older jobs.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class RetentionOut(_Out):
+    max_snapshot_age_hours: int
+    min_snapshots_to_keep: int
+
+
+class EncryptionOut(_Out):
+    sse_algorithm: str
+    kms_key_arn: str | None = None
+
+
+class SourceOut(_Out):
+    kit: str
+    account_id: str
+    region: str
+    table_bucket_arn: str
+    table_bucket_name: str
+    replication_mode: str
+    replication_role_arn: str
+    namespaces: dict[str, list[str]]
+    replicated_tables: list[str]
+    snapshot_retention: RetentionOut
+    destinations: list[str]
+    encryption: EncryptionOut
+
+
+class ReplicaOut(_Out):
+    account_id: str
+    region: str
+    table_bucket_arn: str
+    table_bucket_name: str
+    storage_class: str
+    encryption: EncryptionOut
+    snapshot_retention: RetentionOut
+    source_table_bucket_arn: str
+    break_glass_principals: list[str]
+    guardrail_policy_arn: str
+
+
+class RecoveryOut(_Out):
+    account_id: str
+    region: str
+    table_bucket_arn: str
+    table_bucket_name: str
+    namespace: str
+    role_arn: str
+    emr_application_id: str
+    emr_release: str
+    scripts_uri: str
+    logs_uri: str
+    replica_table_bucket_arn: str
+
+
+class OrganizationOut(_Out):
+    policy_id: str
+    policy_name: str
+    targets: list[str]
+
+
+class KitOutputs(_Out):
+    source: SourceOut
+    replicas: list[ReplicaOut] = Field(min_length=1)
+    recovery: RecoveryOut
+    organization: OrganizationOut | None = None
+
+    def replica_by_region(self, region: str) -> ReplicaOut:
+        for r in self.replicas:
+            if r.region == region:
+                return r
+        raise KeyError(f"no replica in Region {region!r}; replicas are in {[r.region for r in self.replicas]}")
+
+    def replica_by_arn(self, arn: str) -> ReplicaOut:
+        for r in self.replicas:
+            if r.table_bucket_arn == arn:
+                return r
+        raise KeyError(f"no replica with table bucket ARN {arn!r}")
+
+    @property
+    def recovery_replica(self) -> ReplicaOut:
+        return self.replica_by_arn(self.recovery.replica_table_bucket_arn)
+
+
+class OutputsError(ValueError):
+    pass
+
+
+def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
+    found: dict[str, list[Any]] = {OUTPUT_SOURCE: [], OUTPUT_REPLICA: [], OUTPUT_RECOVERY: [], OUTPUT_ORGANIZATION: []}
+    for stack, outputs in sorted(doc.items()):
+        if not isinstance(outputs, dict):
+            continue
+        for key, value in outputs.items():
+            if key in found:
+                found[key].append(value)
+    missing = [k for k in (OUTPUT_SOURCE, OUTPUT_REPLICA, OUTPUT_RECOVERY) if not found[k]]
+    if missing:
+        raise OutputsError(
+            f"{source}: outputs {missing} not found; expected the JSON written by "
+            "`npx cdktf output '*' --outputs-file FILE` after `cdktf deploy` of every kit stack"
+        )
+    for k in (OUTPUT_SOURCE, OUTPUT_RECOVERY, OUTPUT_ORGANIZATION):
+        if len(found[k]) > 1:
+            raise OutputsError(f"{source}: output {k!r} appears in more than one stack")
+    try:
+        return KitOutputs.model_validate(
+            {
+                "source": found[OUTPUT_SOURCE][0],
+                "replicas": found[OUTPUT_REPLICA],
+                "recovery": found[OUTPUT_RECOVERY][0],
+                "organization": found[OUTPUT_ORGANIZATION][0] if found[OUTPUT_ORGANIZATION] else None,
+            }
+        )
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        raise OutputsError(f"{source}: outputs do not match the contract: {problems}") from None
+
+
+def load_outputs(path: str | Path) -> KitOutputs:
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise OutputsError(f"{p}: outputs file not found (run `make outputs` after `cdktf deploy`)") from None
+    except json.JSONDecodeError as exc:
+        raise OutputsError(f"{p}: not JSON: {exc}") from None
+    return parse_outputs(doc, str(p))

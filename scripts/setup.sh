@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Fresh-machine setup: Python venv with pinned packages, npm packages from the lockfile, Iceberg jars via Maven.
+# Idempotent: each part is skipped when its stamp is newer than its inputs (make does the same check).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+part=${1:-all}
+
+venv() {
+  if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PY" -m venv .venv
+  fi
+  echo "setup: installing Python packages (pinned by constraints.txt)"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[test]'
+  touch .venv/.stamp
+}
+
+npm_pkgs() {
+  command -v npm >/dev/null || { echo "setup: npm is required (Node.js >= 18)" >&2; exit 1; }
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  touch node_modules/.stamp
+}
+
+jars() {
+  command -v mvn >/dev/null || { echo "setup: Maven (mvn) is required to fetch the Iceberg jars" >&2; exit 1; }
+  echo "setup: fetching pinned jars from Maven Central into .jars/"
+  rm -rf .jars.tmp
+  mvn -q -B -f jars/pom.xml dependency:copy-dependencies -DoutputDirectory="$PWD/.jars.tmp" -DincludeScope=runtime
+  rm -rf .jars && mv .jars.tmp .jars
+  touch .jars/.stamp
+}
+
+case "$part" in
+  venv) venv ;;
+  npm) npm_pkgs ;;
+  jars) jars ;;
+  all) venv; npm_pkgs; jars ;;
+  *) echo "usage: $0 [venv|npm|jars|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,29 @@
+"""Compose the stacks of one topology. Stacks only compose constructs; construct and stack ids are part of the
+Terraform state contract (stable, lowercase, never renamed casually)."""
+
+from __future__ import annotations
+
+from cdktf import App
+
+from infra.config import KitConfig
+from infra.stacks.organization import OrganizationStack
+from infra.stacks.recovery import RecoveryStack
+from infra.stacks.replica import ReplicaStack
+from infra.stacks.source import SourceStack
+
+
+def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
+    app = App(outdir=outdir, stack_traces=False)
+    replica_stacks: list[ReplicaStack] = []
+    seen_accounts: set[str] = set()
+    for replica in cfg.replicas:
+        replica_stacks.append(
+            ReplicaStack(app, cfg, replica, owns_guardrail=replica.account_id not in seen_accounts, allow_destroy=allow_destroy)
+        )
+        seen_accounts.add(replica.account_id)
+    SourceStack(app, cfg, destination_bucket_arns=[s.bucket.arn for s in replica_stacks], allow_destroy=allow_destroy)
+    recovery_from = next(s for s, r in zip(replica_stacks, cfg.replicas, strict=True) if r.bucket == cfg.recovery.replica)
+    RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
+    if cfg.protection.organization:
+        OrganizationStack(app, cfg, cfg.protection.organization)
+    return app

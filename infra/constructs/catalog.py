@@ -1,0 +1,80 @@
+"""Namespaces and tables of the source bucket: Iceberg schema and table-level snapshot management (source retention).
+
+The aws provider (6.25) takes the Iceberg schema only; the partition spec in the configuration is carried in the
+outputs and applied by the first writer (and by recovery, which reads it from the replica's metadata)."""
+
+from __future__ import annotations
+
+from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
+from cdktf_cdktf_provider_aws.s3_tables_table import (
+    S3TablesTable,
+    S3TablesTableEncryptionConfiguration,
+    S3TablesTableMaintenanceConfiguration,
+    S3TablesTableMaintenanceConfigurationIcebergCompaction,
+    S3TablesTableMaintenanceConfigurationIcebergCompactionSettings,
+    S3TablesTableMaintenanceConfigurationIcebergSnapshotManagement,
+    S3TablesTableMaintenanceConfigurationIcebergSnapshotManagementSettings,
+    S3TablesTableMetadata,
+    S3TablesTableMetadataIceberg,
+    S3TablesTableMetadataIcebergSchema,
+    S3TablesTableMetadataIcebergSchemaField,
+)
+from constructs import Construct
+
+from infra.config import Source
+
+COMPACTION_TARGET_MB = 512
+
+
+class SourceCatalog(Construct):
+    def __init__(self, scope: Construct, id: str, *, source: Source, bucket_arn: str, kms_key_arn: str | None) -> None:
+        super().__init__(scope, id)
+        self.tables: dict[str, S3TablesTable] = {}
+        for ns in source.namespaces:
+            namespace = S3TablesNamespace(self, f"namespace-{ns.name}", namespace=ns.name, table_bucket_arn=bucket_arn)
+            for t in ns.tables:
+                retention = source.retention_for(t)
+                self.tables[f"{ns.name}.{t.name}"] = S3TablesTable(
+                    self,
+                    f"table-{ns.name}-{t.name}",
+                    name=t.name,
+                    namespace=namespace.namespace,
+                    table_bucket_arn=bucket_arn,
+                    format="ICEBERG",
+                    metadata=[
+                        S3TablesTableMetadata(
+                            iceberg=[
+                                S3TablesTableMetadataIceberg(
+                                    schema=[
+                                        S3TablesTableMetadataIcebergSchema(
+                                            field=[
+                                                S3TablesTableMetadataIcebergSchemaField(
+                                                    name=c.name, type=c.type, required=c.required
+                                                )
+                                                for c in t.columns
+                                            ]
+                                        )
+                                    ]
+                                )
+                            ]
+                        )
+                    ],
+                    maintenance_configuration=S3TablesTableMaintenanceConfiguration(
+                        iceberg_compaction=S3TablesTableMaintenanceConfigurationIcebergCompaction(
+                            status="enabled",
+                            settings=S3TablesTableMaintenanceConfigurationIcebergCompactionSettings(
+                                target_file_size_mb=COMPACTION_TARGET_MB
+                            ),
+                        ),
+                        iceberg_snapshot_management=S3TablesTableMaintenanceConfigurationIcebergSnapshotManagement(
+                            status="enabled",
+                            settings=S3TablesTableMaintenanceConfigurationIcebergSnapshotManagementSettings(
+                                max_snapshot_age_hours=retention.max_snapshot_age_hours,
+                                min_snapshots_to_keep=retention.min_snapshots_to_keep,
+                            ),
+                        ),
+                    ),
+                    encryption_configuration=S3TablesTableEncryptionConfiguration(
+                        sse_algorithm=source.encryption.sse_algorithm, kms_key_arn=kms_key_arn
+                    ),
+                )

@@ -1,0 +1,43 @@
+"""Providers: one AWS provider (and, for table buckets, one AWSCC provider) per stack, i.e. per account and Region.
+
+`allowed_account_ids` makes Terraform refuse to touch any account other than the one the configuration names, and
+`assume_role` reaches the target account when a deploy role is configured.
+"""
+
+from __future__ import annotations
+
+from cdktf import TerraformProvider, TerraformProviderGeneratorMetadata
+from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderAssumeRole, AwsProviderDefaultTags
+from constructs import Construct
+
+# awscc models `storage_class_configuration` on table buckets (the aws provider 6.25 does not). No prebuilt cdktf
+# bindings for awscc exist on PyPI, so the provider and its resource are declared through cdktf's generic constructs.
+AWSCC_SOURCE = "hashicorp/awscc"
+AWSCC_VERSION = ">= 1.66.0, < 2.0.0"
+
+
+def aws_provider(scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None) -> AwsProvider:
+    return AwsProvider(
+        scope,
+        "aws",
+        region=region,
+        allowed_account_ids=[account_id],
+        assume_role=[AwsProviderAssumeRole(role_arn=deploy_role_arn, session_name=f"{kit}-cdktf")] if deploy_role_arn else None,
+        default_tags=[AwsProviderDefaultTags(tags={"kit": kit, "managed-by": "s3tables-replica-kit"})],
+    )
+
+
+def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: str | None) -> TerraformProvider:
+    provider = TerraformProvider(
+        scope,
+        "awscc",
+        terraform_resource_type="awscc",
+        terraform_generator_metadata=TerraformProviderGeneratorMetadata(
+            provider_name="awscc", provider_version_constraint=AWSCC_VERSION
+        ),
+        terraform_provider_source=AWSCC_SOURCE,
+    )
+    provider.add_override("region", region)
+    if deploy_role_arn:
+        provider.add_override("assume_role", {"role_arn": deploy_role_arn, "session_name": f"{kit}-cdktf"})
+    return provider

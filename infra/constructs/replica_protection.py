@@ -1,0 +1,41 @@
+"""Replica protection in the replica account: the destination table bucket policy (cross-account grant for the
+source's replication role + protective denies) and the IAM guardrail managed policy with its attachments.
+
+Table policies for individual replica tables need the tables' UUIDs, which exist only after the service creates the
+replicas: `make harden` applies them (policies.documents.replica_table_policy)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from cdktf_cdktf_provider_aws.iam_policy import IamPolicy
+from cdktf_cdktf_provider_aws.iam_role_policy_attachment import IamRolePolicyAttachment
+from cdktf_cdktf_provider_aws.s3_tables_table_bucket_policy import S3TablesTableBucketPolicy
+from constructs import Construct
+
+from policies.documents import Document
+
+
+class ReplicaBucketPolicy(Construct):
+    def __init__(self, scope: Construct, id: str, *, bucket_arn: str, policy: Document) -> None:
+        super().__init__(scope, id)
+        self.resource = S3TablesTableBucketPolicy(
+            self, "policy", table_bucket_arn=bucket_arn, resource_policy=json.dumps(policy, indent=2)
+        )
+
+
+class ReplicaGuardrail(Construct):
+    """One per replica account (IAM is global): created in the stack of the account's first replica."""
+
+    def __init__(self, scope: Construct, id: str, *, name: str, policy: Document, attach_to_roles: Sequence[str]) -> None:
+        super().__init__(scope, id)
+        self.policy = IamPolicy(
+            self,
+            "policy",
+            name=name,
+            description="Denies deleting, rewriting or loosening S3 Tables replicas except to break-glass principals",
+            policy=json.dumps(policy, indent=2),
+        )
+        for role in attach_to_roles:
+            IamRolePolicyAttachment(self, f"attach-{role.lower()}", role=role, policy_arn=self.policy.arn)

@@ -1,0 +1,74 @@
+"""Replication configuration: one bucket-level configuration, or one per listed table.
+
+Exactly one rule with 1-5 destinations (the API's shape). Depends on the role's permissions so the first replication
+attempt is authorised; cross-account destination bucket policies live in the replica stacks, which deploy first
+because this construct references their bucket ARNs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cdktf import ITerraformDependable
+from cdktf_cdktf_provider_aws.s3_tables_table import S3TablesTable
+from cdktf_cdktf_provider_aws.s3_tables_table_bucket_replication import (
+    S3TablesTableBucketReplication,
+    S3TablesTableBucketReplicationRule,
+    S3TablesTableBucketReplicationRuleDestination,
+)
+from cdktf_cdktf_provider_aws.s3_tables_table_replication import (
+    S3TablesTableReplication,
+    S3TablesTableReplicationRule,
+    S3TablesTableReplicationRuleDestination,
+)
+from constructs import Construct
+
+
+class ReplicationConfiguration(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        mode: str,
+        role_arn: str,
+        source_bucket_arn: str,
+        tables: dict[str, S3TablesTable],
+        destination_bucket_arns: Sequence[str],
+        depends_on: Sequence[ITerraformDependable],
+    ) -> None:
+        super().__init__(scope, id)
+        if not 1 <= len(destination_bucket_arns) <= 5:
+            raise ValueError("replication needs 1 to 5 destinations")
+        if mode == "bucket":
+            S3TablesTableBucketReplication(
+                self,
+                "bucket",
+                role=role_arn,
+                table_bucket_arn=source_bucket_arn,
+                rule=[
+                    S3TablesTableBucketReplicationRule(
+                        destination=[
+                            S3TablesTableBucketReplicationRuleDestination(destination_table_bucket_arn=d)
+                            for d in destination_bucket_arns
+                        ]
+                    )
+                ],
+                depends_on=list(depends_on),
+            )
+            return
+        for key, table in tables.items():
+            S3TablesTableReplication(
+                self,
+                f"table-{key.replace('.', '-')}",
+                role=role_arn,
+                table_arn=table.arn,
+                rule=[
+                    S3TablesTableReplicationRule(
+                        destination=[
+                            S3TablesTableReplicationRuleDestination(destination_table_bucket_arn=d)
+                            for d in destination_bucket_arns
+                        ]
+                    )
+                ],
+                depends_on=list(depends_on),
+            )

@@ -1,0 +1,29 @@
+"""Entry point for `cdktf synth` / `cdktf deploy` (cdktf.json runs `python -m infra.main`).
+
+Loads and validates the configuration named by KIT_CONFIG before anything is built, so an invalid configuration
+writes nothing."""
+
+from __future__ import annotations
+
+import sys
+
+from infra.config import ConfigError, load_config
+from infra.env import read_env
+
+
+def main() -> int:
+    env = read_env()
+    try:
+        cfg = load_config(env.config_path)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+    from infra.app import build_app  # imports the provider bindings (~20 s): only after the config is valid
+
+    build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy).synth()
+    print(f"synthesised {env.config_path} -> {env.outdir or 'cdktf.out'}/stacks/", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

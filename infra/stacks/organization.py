@@ -1,0 +1,29 @@
+"""The Organizations management account: the replica-protection SCP and its attachments."""
+
+from __future__ import annotations
+
+from cdktf import TerraformOutput, TerraformStack
+from constructs import Construct
+
+from infra.config import KitConfig, Organization
+from infra.constructs.organization_guardrail import ReplicaScp
+from infra.constructs.providers import aws_provider
+from jobs.outputs import OUTPUT_ORGANIZATION
+from policies import documents
+
+STACK_ID = "organization"
+
+
+class OrganizationStack(TerraformStack):
+    def __init__(self, scope: Construct, cfg: KitConfig, org: Organization) -> None:
+        super().__init__(scope, STACK_ID)
+        # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
+        home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
+        aws_provider(self, kit=cfg.kit.name, account_id=org.management_account_id, region=home, deploy_role_arn=org.deploy_role_arn)
+        scp = ReplicaScp(self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets)
+        TerraformOutput(
+            self,
+            OUTPUT_ORGANIZATION,
+            description="The replica-protection SCP and where it is attached",
+            value={"policy_id": scp.policy.id, "policy_name": cfg.scp_name, "targets": list(org.targets)},
+        )

@@ -1,0 +1,60 @@
+"""Recovery in the replica's account and Region: writable table bucket + namespace, recovery role, EMR Serverless
+Spark application and the scripts/logs bucket."""
+
+from __future__ import annotations
+
+from cdktf import TerraformOutput, TerraformStack
+from constructs import Construct
+
+from infra.config import KitConfig
+from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
+from infra.constructs.table_bucket import TableBucket
+from jobs.outputs import OUTPUT_RECOVERY
+from policies import documents
+
+STACK_ID = "recovery"
+
+
+class RecoveryStack(TerraformStack):
+    def __init__(self, scope: Construct, cfg: KitConfig, *, replica_bucket_arn: str, allow_destroy: bool) -> None:
+        super().__init__(scope, STACK_ID)
+        rep = cfg.recovery_replica
+        rec = cfg.recovery
+        aws_provider(self, kit=cfg.kit.name, account_id=rep.account_id, region=rep.region, deploy_role_arn=rep.deploy_role_arn)
+        awscc = awscc_provider(self, kit=cfg.kit.name, region=rep.region, deploy_role_arn=rep.deploy_role_arn)
+        site = next((s for s in documents.key_sites(cfg) if s.role == "recovery"), None)
+        bucket = TableBucket(
+            self,
+            "table-bucket",
+            name=rec.bucket,
+            encryption=rec.encryption,
+            storage_class="STANDARD",
+            unreferenced_file_removal=rep.unreferenced_file_removal,
+            awscc=awscc,
+            kms_alias=documents.kms_alias(cfg, rec.bucket),
+            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+            allow_destroy=allow_destroy,
+        )
+        RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
+        role = RecoveryRole(self, "recovery-role", cfg=cfg)
+        ScriptsBucket(self, "scripts", name=cfg.recovery_scripts_bucket, allow_destroy=allow_destroy)
+        app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
+        TerraformOutput(
+            self,
+            OUTPUT_RECOVERY,
+            description="Where recovery writes, the role and EMR Serverless application it runs with",
+            value={
+                "account_id": rep.account_id,
+                "region": rep.region,
+                "table_bucket_arn": bucket.arn,
+                "table_bucket_name": rec.bucket,
+                "namespace": rec.namespace,
+                "role_arn": role.role.arn,
+                "emr_application_id": app.application.id,
+                "emr_release": rec.emr_release,
+                "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+                "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
+                "replica_table_bucket_arn": replica_bucket_arn,
+            },
+        )

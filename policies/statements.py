@@ -1,0 +1,202 @@
+"""Small named statement builders. Each returns one IAM policy statement (a plain dict) with a descriptive Sid.
+
+Documents (`policies.documents`) are assembled only from these builders, so every statement a reviewer reads in
+`policies/rendered/` has exactly one place in code. Lists are sorted and de-duplicated: output is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from policies.actions import MAINTENANCE_SERVICE, ProtectionRule, level_split, s3t
+
+Statement = dict[str, Any]
+
+
+def _one_or_many(values: Iterable[str]) -> str | list[str]:
+    vals = sorted(set(values))
+    return vals[0] if len(vals) == 1 else vals
+
+
+def statement(
+    sid: str,
+    effect: str,
+    actions: Iterable[str],
+    resources: Iterable[str],
+    *,
+    principal: dict[str, Any] | str | None = None,
+    condition: dict[str, dict[str, Any]] | None = None,
+) -> Statement:
+    if not sid.isalnum():
+        raise ValueError(f"Sid {sid!r} must be alphanumeric")
+    out: Statement = {"Sid": sid, "Effect": effect}
+    if principal is not None:
+        out["Principal"] = principal
+    out["Action"] = _one_or_many(actions)
+    out["Resource"] = _one_or_many(resources)
+    if condition:
+        out["Condition"] = {
+            op: {k: (_one_or_many(v) if isinstance(v, list | tuple) else v) for k, v in sorted(kv.items())}
+            for op, kv in sorted(condition.items())
+        }
+    return out
+
+
+def table_arns(bucket_arn: str) -> str:
+    return f"{bucket_arn}/table/*"
+
+
+# ---------------------------------------------------------------- trust ----
+
+
+def allow_service_assume_role(
+    sid: str, service: str, *, source_account: str, source_arns: Sequence[str]
+) -> Statement:
+    """Trust a service principal, with confused-deputy conditions (aws:SourceAccount + aws:SourceArn)."""
+    return {
+        "Sid": sid,
+        "Effect": "Allow",
+        "Principal": {"Service": service},
+        "Action": "sts:AssumeRole",
+        "Condition": {
+            "ArnLike": {"aws:SourceArn": _one_or_many(source_arns)},
+            "StringEquals": {"aws:SourceAccount": source_account},
+        },
+    }
+
+
+# ---------------------------------------------------------------- allows ----
+
+
+def allow_actions(sid: str, names: Sequence[str], resources: Iterable[str]) -> Statement:
+    return statement(sid, "Allow", s3t(*names), resources)
+
+
+def allow_principal_actions(sid: str, principal_arn: str, names: Sequence[str], resources: Iterable[str]) -> Statement:
+    """Resource-policy grant to one principal (cross-account replication role on a destination bucket)."""
+    return statement(sid, "Allow", s3t(*names), resources, principal={"AWS": principal_arn})
+
+
+def allow_kms(sid: str, actions: Sequence[str], resources: Iterable[str], condition: dict[str, dict[str, Any]] | None = None) -> Statement:
+    return statement(sid, "Allow", (f"kms:{a}" for a in actions), resources, condition=condition)
+
+
+def allow_s3(sid: str, actions: Sequence[str], resources: Iterable[str]) -> Statement:
+    return statement(sid, "Allow", (f"s3:{a}" for a in actions), resources)
+
+
+def deny_actions(sid: str, names: Sequence[str], resources: Iterable[str]) -> Statement:
+    """Unconditional self-deny in an identity policy (e.g. the recovery role never writes replicas)."""
+    return statement(sid, "Deny", s3t(*names), resources)
+
+
+# ---------------------------------------------------------------- protection ----
+
+
+def exemption_condition(rule: ProtectionRule, exempt_arns: Sequence[str], *, resource_policy: bool) -> dict[str, dict[str, Any]]:
+    """Deny applies unless the caller is an exempt principal (aws:PrincipalArn; for an assumed role this is the role's
+    ARN) or, in resource policies, the S3 Tables maintenance service principal where the rule allows it.
+
+    ArnNotLike is true when aws:PrincipalArn is absent (service principals), so a service principal is denied unless
+    the StringNotEqualsIfExists on aws:PrincipalServiceName exempts it. SCPs never apply to service principals, so
+    that clause is omitted there.
+    """
+    cond: dict[str, dict[str, Any]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}}
+    if resource_policy and rule.exempt_maintenance_service:
+        cond["StringNotEqualsIfExists"] = {"aws:PrincipalServiceName": MAINTENANCE_SERVICE}
+    return cond
+
+
+def protection_statement(
+    rule: ProtectionRule,
+    *,
+    bucket_arns: Sequence[str],
+    table_resources: Sequence[str],
+    exempt_arns: Sequence[str],
+    kind: str,
+) -> Statement | None:
+    """One protective Deny for `rule`.
+
+    kind: "bucket-policy" | "table-policy" (resource policies, Principal "*"), "identity" | "scp" (no Principal).
+    Bucket-level actions are denied on `bucket_arns`, table-level ones on `table_resources`; a table policy carries
+    only the table-level actions. Returns None when nothing of the rule applies at that level.
+    """
+    bucket_names, table_names = level_split(rule.actions)
+    names = table_names if kind == "table-policy" else bucket_names + table_names
+    if not names:
+        return None
+    resources: list[str] = list(table_resources)
+    if kind != "table-policy" and bucket_names:
+        resources += list(bucket_arns)
+    resource_policy = kind in ("bucket-policy", "table-policy")
+    return statement(
+        rule.sid,
+        "Deny",
+        s3t(*names),
+        resources,
+        principal="*" if resource_policy else None,
+        condition=exemption_condition(rule, exempt_arns, resource_policy=resource_policy),
+    )
+
+
+# ---------------------------------------------------------------- KMS key policies ----
+
+
+def kms_root_administration(account_id: str, partition: str) -> Statement:
+    """Key administration for the owning account (IAM policies decide who), without key use or deletion."""
+    return statement(
+        "AllowAccountKeyAdministration",
+        "Allow",
+        [
+            "kms:CancelKeyDeletion", "kms:Create*", "kms:Describe*", "kms:Disable*", "kms:Enable*", "kms:Get*",
+            "kms:List*", "kms:Put*", "kms:Revoke*", "kms:TagResource", "kms:UntagResource", "kms:Update*",
+        ],
+        ["*"],
+        principal={"AWS": f"arn:{partition}:iam::{account_id}:root"},
+    )  # fmt: skip
+
+
+def kms_allow_key_use(sid: str, principal_arns: Sequence[str], actions: Sequence[str]) -> Statement:
+    return statement(sid, "Allow", (f"kms:{a}" for a in actions), ["*"], principal={"AWS": _one_or_many(principal_arns)})
+
+
+def kms_allow_maintenance(bucket_arn: str, account_id: str) -> Statement:
+    """S3 Tables maintenance (compaction, snapshot expiry, file removal) must read and write encrypted files."""
+    return statement(
+        "AllowS3TablesMaintenanceService",
+        "Allow",
+        ["kms:Decrypt", "kms:GenerateDataKey"],
+        ["*"],
+        principal={"Service": MAINTENANCE_SERVICE},
+        condition={
+            "StringEquals": {"aws:SourceAccount": account_id},
+            "StringLike": {"kms:EncryptionContext:aws:s3:arn": f"{bucket_arn}/*"},
+        },
+    )
+
+
+def kms_deny_key_deletion(exempt_arns: Sequence[str]) -> Statement:
+    """Scheduling deletion of a replica's key makes every replica file unreadable: break-glass only."""
+    return statement(
+        "DenyKeyDeletionExceptBreakGlass",
+        "Deny",
+        ["kms:DisableKey", "kms:ScheduleKeyDeletion"],
+        ["*"],
+        principal="*",
+        condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
+    )
+
+
+def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
+    """The account-root administration statement grants `kms:Put*`, so without this Deny any administrator in the
+    replica account could replace the key policy (dropping the deletion Deny above) and then schedule the key's
+    deletion. Only the reviewed deployment (deploy role) and break-glass may replace a replica key's policy."""
+    return statement(
+        "DenyKeyPolicyChangeExceptDeployAndBreakGlass",
+        "Deny",
+        ["kms:PutKeyPolicy"],
+        ["*"],
+        principal="*",
+        condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
+    )

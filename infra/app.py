@@ -18,11 +18,15 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     seen_accounts: set[str] = set()
     for replica in cfg.replicas:
         replica_stacks.append(
-            ReplicaStack(app, cfg, replica, owns_guardrail=replica.account_id not in seen_accounts, allow_destroy=allow_destroy)
+            ReplicaStack(
+                app, cfg, replica, owns_guardrail=replica.account_id not in seen_accounts, allow_destroy=allow_destroy
+            )
         )
         seen_accounts.add(replica.account_id)
     SourceStack(app, cfg, destination_bucket_arns=[s.bucket.arn for s in replica_stacks], allow_destroy=allow_destroy)
-    recovery_from = next(s for s, r in zip(replica_stacks, cfg.replicas, strict=True) if r.bucket == cfg.recovery.replica)
+    recovery_from = next(
+        s for s, r in zip(replica_stacks, cfg.replicas, strict=True) if r.bucket == cfg.recovery.replica
+    )
     RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, cfg.protection.organization)

@@ -175,7 +175,9 @@ class Encryption(_Frozen):
     @classmethod
     def _key(cls, v: str | None) -> str | None:
         if v is not None and v != "create" and not _KMS_KEY_ARN_RE.match(v):
-            raise ValueError(f"kms_key {v!r} must be \"create\" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)")
+            raise ValueError(
+                f'kms_key {v!r} must be "create" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)'
+            )
         return v
 
     @property
@@ -355,7 +357,9 @@ class Organization(_Frozen):
     def _targets(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         for t in v:
             if not _ORG_TARGET_RE.match(t):
-                raise ValueError(f"SCP target {t!r} must be a root (r-...), an OU (ou-...-...) or a 12-digit account id")
+                raise ValueError(
+                    f"SCP target {t!r} must be a root (r-...), an OU (ou-...-...) or a 12-digit account id"
+                )
         return v
 
 
@@ -514,6 +518,14 @@ def _pydantic_issues(err: ValidationError) -> list[Issue]:
             msg = "unknown key (not part of the configuration schema; check the spelling)"
         elif e["type"] == "missing":
             msg = "required field is missing"
+        elif e["type"] in ("too_short", "too_long"):
+            ctx = e.get("ctx", {})
+            bound = (
+                f"at least {ctx.get('min_length')}" if e["type"] == "too_short" else f"at most {ctx.get('max_length')}"
+            )
+            msg = f"needs {bound} item(s), got {ctx.get('actual_length')}"
+            if tuple(e["loc"]) == ("replicas",):
+                msg += f" (S3 Tables replicates to 1 to {MAX_DESTINATIONS} destination table buckets)"
         elif e["type"] == "literal_error":
             msg = f"{msg} (got {e.get('input')!r})"
         issues.append(Issue(_loc(tuple(e["loc"])), msg))
@@ -550,21 +562,40 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
                     out.append(Issue(f"{where}.partition_by[{k}]", str(exc)))
                     continue
                 if pf.source not in types:
-                    out.append(Issue(f"{where}.partition_by[{k}]", f"partition source column {pf.source!r} is not a column of the table"))
+                    out.append(
+                        Issue(
+                            f"{where}.partition_by[{k}]",
+                            f"partition source column {pf.source!r} is not a column of the table",
+                        )
+                    )
                     continue
                 allowed = _TEMPORAL_TRANSFORM_TYPES.get(pf.transform)
                 if allowed and types[pf.source] not in allowed:
-                    out.append(Issue(f"{where}.partition_by[{k}]",
-                                     f"transform {pf.transform} needs a date/timestamp column; {pf.source!r} is {types[pf.source]}"))
+                    out.append(
+                        Issue(
+                            f"{where}.partition_by[{k}]",
+                            f"transform {pf.transform} needs a date/timestamp column; "
+                            f"{pf.source!r} is {types[pf.source]}",
+                        )
+                    )
             ret = src.retention_for(t)
             for r_i, rep in enumerate(cfg.replicas):
                 if rep.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
-                    out.append(Issue(f"replicas[{r_i}].snapshot_retention.max_snapshot_age_hours",
-                                     f"replica retention ({rep.snapshot_retention.max_snapshot_age_hours} h) is shorter than table "
-                                     f"{ns.name}.{t.name}'s source retention ({ret.max_snapshot_age_hours} h); replicas must "
-                                     "keep snapshots at least as long as the source"))
+                    out.append(
+                        Issue(
+                            f"replicas[{r_i}].snapshot_retention.max_snapshot_age_hours",
+                            f"replica retention ({rep.snapshot_retention.max_snapshot_age_hours} h) is shorter "
+                            f"than table {ns.name}.{t.name}'s source retention ({ret.max_snapshot_age_hours} h); "
+                            "replicas must keep snapshots at least as long as the source",
+                        )
+                    )
     if total_tables > MAX_TABLES_PER_BUCKET:
-        out.append(Issue("source.namespaces", f"{total_tables} tables exceed the quota of {MAX_TABLES_PER_BUCKET} tables per table bucket"))
+        out.append(
+            Issue(
+                "source.namespaces",
+                f"{total_tables} tables exceed the quota of {MAX_TABLES_PER_BUCKET} tables per table bucket",
+            )
+        )
 
     # Replicas vs source and each other
     for r_i, rep in enumerate(cfg.replicas):
@@ -573,35 +604,52 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
             if rep.bucket == src.bucket:
                 out.append(Issue(f"{where}.bucket", "a destination must not be the source table bucket itself"))
             else:
-                out.append(Issue(f"{where}.region",
-                                 "a destination in the source's own account and Region protects nothing against a Regional "
-                                 "outage or account compromise; use another Region or account"))
+                out.append(
+                    Issue(
+                        f"{where}.region",
+                        "a destination in the source's own account and Region protects nothing against a Regional "
+                        "outage or account compromise; use another Region or account",
+                    )
+                )
         if rep.snapshot_retention.min_snapshots_to_keep < src.snapshot_retention.min_snapshots_to_keep:
-            out.append(Issue(f"{where}.snapshot_retention.min_snapshots_to_keep",
-                             "replica keeps fewer snapshots than the source; replicas must keep at least as many"))
+            out.append(
+                Issue(
+                    f"{where}.snapshot_retention.min_snapshots_to_keep",
+                    "replica keeps fewer snapshots than the source; replicas must keep at least as many",
+                )
+            )
         for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
             if arn and arn.startswith("arn:"):
                 acct = arn.split(":")[4]
                 if acct != rep.account_id:
-                    out.append(Issue(f"{where}.account_id",
-                                     f"cross-account destination: {fld} is in account {acct}, so account_id must be {acct} "
-                                     f"(it is {rep.account_id}); set the destination's own account"))
-    for k, n in Counter((r.account_id, r.region, r.bucket) for r in cfg.replicas).items():
+                    out.append(
+                        Issue(
+                            f"{where}.account_id",
+                            f"cross-account destination: {fld} is in account {acct}, so account_id must be {acct} "
+                            f"(it is {rep.account_id}); set the destination's own account",
+                        )
+                    )
+    for site_key, n in Counter(r.site_key for r in cfg.replicas).items():
         if n > 1:
-            idx = [i for i, r in enumerate(cfg.replicas) if (r.account_id, r.region, r.bucket) == k]
-            out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {k[2]!r} in {k[1]}/{k[0]}"))
+            idx = [i for i, r in enumerate(cfg.replicas) if r.site_key == site_key]
+            acct, region, bucket = site_key
+            out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {bucket!r} in {region}/{acct}"))
 
     # Encryption on every bucket site
     sites: list[tuple[str, _BucketSite | None, Encryption, str]] = [("source", src, src.encryption, src.region)]
     sites += [(f"replicas[{i}]", r, r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
     rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     sites.append(("recovery", None, cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
-    for where, site, enc, region in sites:
+    for where, _site, enc, region in sites:
         if enc.type == "kms" and not enc.kms_key:
-            out.append(Issue(f"{where}.encryption.kms_key",
-                             'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key'))
+            out.append(
+                Issue(
+                    f"{where}.encryption.kms_key",
+                    'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key',
+                )
+            )
         if enc.type == "sse-s3" and enc.kms_key:
-            out.append(Issue(f"{where}.encryption.kms_key", "kms_key is only valid with type = \"kms\""))
+            out.append(Issue(f"{where}.encryption.kms_key", 'kms_key is only valid with type = "kms"'))
         if enc.kms_key and enc.kms_key.startswith("arn:") and region and enc.kms_key.split(":")[3] != region:
             out.append(Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({region})"))
 
@@ -612,10 +660,12 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue("replication.tables", 'mode = "tables" needs at least one "namespace.table"'))
         for k, name in enumerate(cfg.replication.tables):
             if name not in declared:
-                out.append(Issue(f"replication.tables[{k}]", f"{name!r} is not a table declared under source.namespaces"))
-        for k, n in Counter(cfg.replication.tables).items():
+                out.append(
+                    Issue(f"replication.tables[{k}]", f"{name!r} is not a table declared under source.namespaces")
+                )
+        for listed, n in Counter(cfg.replication.tables).items():
             if n > 1:
-                out.append(Issue("replication.tables", f"{k!r} is listed twice"))
+                out.append(Issue("replication.tables", f"{listed!r} is listed twice"))
     elif cfg.replication.tables:
         out.append(Issue("replication.tables", 'only valid with mode = "tables" (bucket mode covers every table)'))
 
@@ -625,19 +675,35 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
     else:
         taken = {(src.account_id, src.region, src.bucket)} | {r.site_key for r in cfg.replicas}
         if (rec_rep.account_id, rec_rep.region, cfg.recovery.bucket) in taken:
-            out.append(Issue("recovery.bucket", "the recovery target must be its own table bucket, not the source or a replica"))
+            out.append(
+                Issue(
+                    "recovery.bucket", "the recovery target must be its own table bucket, not the source or a replica"
+                )
+            )
 
     # Quota: table buckets per account and Region
-    per_site = Counter([(src.account_id, src.region)] + [(r.account_id, r.region) for r in cfg.replicas]
-                       + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else []))
+    per_site = Counter(
+        [(src.account_id, src.region)]
+        + [(r.account_id, r.region) for r in cfg.replicas]
+        + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else [])
+    )
     for (acct, region), n in per_site.items():
         if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION:
-            out.append(Issue("replicas", f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}"))
+            out.append(
+                Issue(
+                    "replicas",
+                    f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}",
+                )
+            )
 
     # Protection
     for k, arn in enumerate(cfg.protection.break_glass_principals):
         if arn == cfg.replication_role_arn:
-            out.append(Issue(f"protection.break_glass_principals[{k}]", "the replication role cannot be a break-glass principal"))
+            out.append(
+                Issue(
+                    f"protection.break_glass_principals[{k}]", "the replication role cannot be a break-glass principal"
+                )
+            )
     return out
 
 

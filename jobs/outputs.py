@@ -118,7 +118,7 @@ class OutputsError(ValueError):
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
     found: dict[str, list[Any]] = {OUTPUT_SOURCE: [], OUTPUT_REPLICA: [], OUTPUT_RECOVERY: [], OUTPUT_ORGANIZATION: []}
-    for stack, outputs in sorted(doc.items()):
+    for _stack, outputs in sorted(doc.items()):
         if not isinstance(outputs, dict):
             continue
         for key, value in outputs.items():

@@ -51,10 +51,20 @@ def level_split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
 
 
 # ---- Replication role (REFERENCE §1, S3 user guide "setting up replication") ----
-REPLICATION_SOURCE_TABLE_READ = ("GetTable", "GetTableMetadataLocation", "GetTableMaintenanceConfiguration", "GetTableData")
+REPLICATION_SOURCE_TABLE_READ = (
+    "GetTable",
+    "GetTableMetadataLocation",
+    "GetTableMaintenanceConfiguration",
+    "GetTableData",
+)
 REPLICATION_SOURCE_BUCKET_LIST = ("ListTables",)
 REPLICATION_DEST_BUCKET_CREATE = ("CreateTable", "CreateNamespace")
-REPLICATION_DEST_TABLE_WRITE = ("PutTableData", "GetTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration")
+REPLICATION_DEST_TABLE_WRITE = (
+    "PutTableData",
+    "GetTableData",
+    "UpdateTableMetadataLocation",
+    "PutTableMaintenanceConfiguration",
+)
 
 # ---- Recovery role ----
 CATALOG_BUCKET_READ = ("GetTableBucket", "GetNamespace", "ListNamespaces", "ListTables")
@@ -78,7 +88,13 @@ class ProtectionRule:
 PROTECTION_RULES: tuple[ProtectionRule, ...] = (
     ProtectionRule(
         sid="DenyReplicaDeletion",
-        actions=("DeleteTableBucket", "DeleteNamespace", "DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration"),
+        actions=(
+            "DeleteTableBucket",
+            "DeleteNamespace",
+            "DeleteTable",
+            "RenameTable",
+            "PutTableRecordExpirationConfiguration",
+        ),
         risk="Deletes destroy the replica and its whole snapshot history; a rename detaches it from replication and "
         "recovery; record expiration deletes rows.",
     ),
@@ -105,20 +121,29 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
     ),
     ProtectionRule(
         sid="DenyReplicaReplicationChange",
-        actions=("PutTableBucketReplication", "DeleteTableBucketReplication", "PutTableReplication", "DeleteTableReplication"),
+        actions=(
+            "PutTableBucketReplication",
+            "DeleteTableBucketReplication",
+            "PutTableReplication",
+            "DeleteTableReplication",
+        ),
         risk="Replication configured from the replica could copy it elsewhere or be used to tamper with lineage.",
     ),
     ProtectionRule(
         sid="DenyReplicaBucketSettingsChange",
         actions=(
-            "PutTableBucketEncryption", "DeleteTableBucketEncryption", "PutTableEncryption",
-            "PutTableBucketMaintenanceConfiguration", "PutTableBucketStorageClass", "PutTableStorageClass",
+            "PutTableBucketEncryption",
+            "DeleteTableBucketEncryption",
+            "PutTableEncryption",
+            "PutTableBucketMaintenanceConfiguration",
+            "PutTableBucketStorageClass",
+            "PutTableStorageClass",
         ),
         risk="Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove "
         "files early; they change only through the reviewed deployment.",
         exempt_deploy_roles=True,
     ),
-)  # fmt: skip
+)
 
 PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
 

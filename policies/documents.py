@@ -37,7 +37,9 @@ def kms_alias(cfg: KitConfig, bucket: str) -> str:
     return f"alias/{cfg.kit.name}-{bucket}"
 
 
-def kms_resource(cfg: KitConfig, enc: Encryption, *, account_id: str, region: str, bucket: str) -> tuple[str, dict[str, dict[str, Any]] | None]:
+def kms_resource(
+    cfg: KitConfig, enc: Encryption, *, account_id: str, region: str, bucket: str
+) -> tuple[str, dict[str, dict[str, Any]] | None]:
     """(resource, condition) that names a bucket's key in an IAM policy. A created key's ARN is unknown until apply,
     so it is matched by its alias (kms:ResourceAliases) within the account and Region."""
     if enc.kms_key and enc.kms_key != "create":
@@ -77,14 +79,18 @@ def replication_role_permissions(cfg: KitConfig) -> Document:
         stmts.append(S.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
     for i, rep in enumerate(r for r in cfg.replicas if r.encryption.type == "kms"):
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
-        stmts.append(S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+        stmts.append(
+            S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
+        )
     return doc(*stmts)
 
 
 # ---------------------------------------------------------------- replica protection ----
 
 
-def _exempt(rule: A.ProtectionRule, *, break_glass: Sequence[str], replication_role_arn: str, deploy_roles: Sequence[str]) -> list[str]:
+def _exempt(
+    rule: A.ProtectionRule, *, break_glass: Sequence[str], replication_role_arn: str, deploy_roles: Sequence[str]
+) -> list[str]:
     out = list(break_glass)
     if rule.exempt_replication_role:
         out.append(replication_role_arn)
@@ -107,7 +113,9 @@ def _protection(
             rule,
             bucket_arns=bucket_arns,
             table_resources=table_resources,
-            exempt_arns=_exempt(rule, break_glass=break_glass, replication_role_arn=replication_role_arn, deploy_roles=deploy_roles),
+            exempt_arns=_exempt(
+                rule, break_glass=break_glass, replication_role_arn=replication_role_arn, deploy_roles=deploy_roles
+            ),
             kind=kind,
         )
         for rule in A.PROTECTION_RULES
@@ -126,10 +134,16 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     if cfg.is_cross_account(replica):
         grant = [
             S.allow_principal_actions(
-                "AllowSourceReplicationRoleCreateReplicas", cfg.replication_role_arn, A.REPLICATION_DEST_BUCKET_CREATE, [arn]
+                "AllowSourceReplicationRoleCreateReplicas",
+                cfg.replication_role_arn,
+                A.REPLICATION_DEST_BUCKET_CREATE,
+                [arn],
             ),
             S.allow_principal_actions(
-                "AllowSourceReplicationRoleWriteReplicas", cfg.replication_role_arn, A.REPLICATION_DEST_TABLE_WRITE, [S.table_arns(arn)]
+                "AllowSourceReplicationRoleWriteReplicas",
+                cfg.replication_role_arn,
+                A.REPLICATION_DEST_TABLE_WRITE,
+                [S.table_arns(arn)],
             ),
         ]
     return doc(
@@ -205,8 +219,15 @@ def scp_rules() -> list[A.ProtectionRule]:
     for (repl, deploy), rules in groups.items():
         sid = "DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in rules)
         actions = tuple(a for r in rules for a in r.actions)
-        merged.append(A.ProtectionRule(sid=sid, actions=actions, risk=" ".join(r.risk for r in rules),
-                                       exempt_replication_role=repl, exempt_deploy_roles=deploy))
+        merged.append(
+            A.ProtectionRule(
+                sid=sid,
+                actions=actions,
+                risk=" ".join(r.risk for r in rules),
+                exempt_replication_role=repl,
+                exempt_deploy_roles=deploy,
+            )
+        )
     return merged
 
 
@@ -223,7 +244,9 @@ def service_control_policy(cfg: KitConfig) -> Document:
                 rule,
                 bucket_arns=bucket_arns,
                 table_resources=table_resources,
-                exempt_arns=_exempt(rule, break_glass=bg, replication_role_arn=cfg.replication_role_arn, deploy_roles=deploy),
+                exempt_arns=_exempt(
+                    rule, break_glass=bg, replication_role_arn=cfg.replication_role_arn, deploy_roles=deploy
+                ),
                 kind="scp",
             )
             for rule in scp_rules()
@@ -260,7 +283,11 @@ def recovery_role_permissions(cfg: KitConfig) -> Document:
         S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
         S.allow_actions("ReadRecoveryCatalog", A.CATALOG_BUCKET_READ + A.RECOVERY_BUCKET_WRITE, [rec]),
         S.allow_actions("WriteRecoveryTables", A.CATALOG_TABLE_READ + A.RECOVERY_TABLE_WRITE, [S.table_arns(rec)]),
-        S.deny_actions("DenyAllWritesToReplicas", A.REPLICA_WRITE_ACTIONS, [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas]),
+        S.deny_actions(
+            "DenyAllWritesToReplicas",
+            A.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+        ),
         S.allow_s3("ReadRecoveryScripts", ["GetObject"], [f"{scripts}/scripts/*"]),
         S.allow_s3("ListRecoveryScriptsBucket", ["ListBucket"], [scripts]),
         S.allow_s3("WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]),
@@ -269,7 +296,9 @@ def recovery_role_permissions(cfg: KitConfig) -> Document:
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
         stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     if cfg.recovery.encryption.type == "kms":
-        res, cond = kms_resource(cfg, cfg.recovery.encryption, account_id=rep.account_id, region=rep.region, bucket=cfg.recovery.bucket)
+        res, cond = kms_resource(
+            cfg, cfg.recovery.encryption, account_id=rep.account_id, region=rep.region, bucket=cfg.recovery.bucket
+        )
         stmts.append(S.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     return doc(*stmts)
 
@@ -307,18 +336,30 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         S.kms_allow_maintenance(site.bucket_arn, site.account_id),
     ]
     if site.role == "source":
-        stmts.append(S.kms_allow_key_use("AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]))
+        stmts.append(
+            S.kms_allow_key_use(
+                "AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]
+            )
+        )
     elif site.role == "replica":
-        stmts.append(S.kms_allow_key_use("AllowReplicationRoleWriteReplica", [cfg.replication_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]))
+        stmts.append(
+            S.kms_allow_key_use(
+                "AllowReplicationRoleWriteReplica",
+                [cfg.replication_role_arn],
+                ["Decrypt", "Encrypt", "GenerateDataKey"],
+            )
+        )
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
         stmts.append(S.kms_deny_key_deletion(cfg.protection.break_glass_principals))
         replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
-        stmts.append(
-            S.kms_deny_key_policy_change([*cfg.protection.break_glass_principals, *_deploy_roles([replica])])
-        )
+        stmts.append(S.kms_deny_key_policy_change([*cfg.protection.break_glass_principals, *_deploy_roles([replica])]))
     else:
-        stmts.append(S.kms_allow_key_use("AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]))
+        stmts.append(
+            S.kms_allow_key_use(
+                "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
+            )
+        )
     return doc(*stmts)
 
 
@@ -342,27 +383,84 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
     src = cfg.source
     rep = cfg.recovery_replica
     docs = [
-        PolicyDoc("replication-role-trust", "trust", src.account_id, f"IAM role {cfg.replication_role_name} (trust)", replication_role_trust(cfg)),
-        PolicyDoc("replication-role-permissions", "identity", src.account_id, f"IAM role {cfg.replication_role_name}", replication_role_permissions(cfg)),
+        PolicyDoc(
+            "replication-role-trust",
+            "trust",
+            src.account_id,
+            f"IAM role {cfg.replication_role_name} (trust)",
+            replication_role_trust(cfg),
+        ),
+        PolicyDoc(
+            "replication-role-permissions",
+            "identity",
+            src.account_id,
+            f"IAM role {cfg.replication_role_name}",
+            replication_role_permissions(cfg),
+        ),
     ]
     for r in cfg.replicas:
-        docs.append(PolicyDoc(f"replica-bucket-policy--{r.bucket}", "bucket-policy", r.account_id, f"table bucket {r.bucket}", replica_bucket_policy(cfg, r)))
+        docs.append(
+            PolicyDoc(
+                f"replica-bucket-policy--{r.bucket}",
+                "bucket-policy",
+                r.account_id,
+                f"table bucket {r.bucket}",
+                replica_bucket_policy(cfg, r),
+            )
+        )
         docs.append(
             PolicyDoc(
                 f"replica-table-policy--{r.bucket}", "table-policy", r.account_id,
-                f"every replica table in {r.bucket} (applied by `make harden`; {TABLE_ID_PLACEHOLDER} is the table's id)",
+                f"every replica table in {r.bucket} "
+                f"(applied by `make harden`; {TABLE_ID_PLACEHOLDER} is the table's id)",
                 replica_table_policy_for(cfg, r, example_table_arn(r)),
             )
         )  # fmt: skip
     for acct in replica_accounts(cfg):
-        docs.append(PolicyDoc(f"replica-guardrail--{acct}", "identity", acct, f"IAM managed policy {cfg.guardrail_policy_name}", replica_guardrail(cfg, acct)))
+        docs.append(
+            PolicyDoc(
+                f"replica-guardrail--{acct}",
+                "identity",
+                acct,
+                f"IAM managed policy {cfg.guardrail_policy_name}",
+                replica_guardrail(cfg, acct),
+            )
+        )
     if cfg.protection.organization:
         org = cfg.protection.organization
-        docs.append(PolicyDoc("scp-protect-replicas", "scp", org.management_account_id, f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg)))
+        docs.append(
+            PolicyDoc(
+                "scp-protect-replicas",
+                "scp",
+                org.management_account_id,
+                f"SCP {cfg.scp_name} on {', '.join(org.targets)}",
+                service_control_policy(cfg),
+            )
+        )
     docs += [
-        PolicyDoc("recovery-role-trust", "trust", rep.account_id, f"IAM role {cfg.recovery_role_name} (trust)", recovery_role_trust(cfg)),
-        PolicyDoc("recovery-role-permissions", "identity", rep.account_id, f"IAM role {cfg.recovery_role_name}", recovery_role_permissions(cfg)),
+        PolicyDoc(
+            "recovery-role-trust",
+            "trust",
+            rep.account_id,
+            f"IAM role {cfg.recovery_role_name} (trust)",
+            recovery_role_trust(cfg),
+        ),
+        PolicyDoc(
+            "recovery-role-permissions",
+            "identity",
+            rep.account_id,
+            f"IAM role {cfg.recovery_role_name}",
+            recovery_role_permissions(cfg),
+        ),
     ]
     for site in key_sites(cfg):
-        docs.append(PolicyDoc(f"kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id, f"KMS key {kms_alias(cfg, site.bucket)}", kms_key_policy(cfg, site)))
+        docs.append(
+            PolicyDoc(
+                f"kms-key-policy--{site.bucket}",
+                "kms-key-policy",
+                site.account_id,
+                f"KMS key {kms_alias(cfg, site.bucket)}",
+                kms_key_policy(cfg, site),
+            )
+        )
     return docs

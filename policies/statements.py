@@ -50,9 +50,7 @@ def table_arns(bucket_arn: str) -> str:
 # ---------------------------------------------------------------- trust ----
 
 
-def allow_service_assume_role(
-    sid: str, service: str, *, source_account: str, source_arns: Sequence[str]
-) -> Statement:
+def allow_service_assume_role(sid: str, service: str, *, source_account: str, source_arns: Sequence[str]) -> Statement:
     """Trust a service principal, with confused-deputy conditions (aws:SourceAccount + aws:SourceArn)."""
     return {
         "Sid": sid,
@@ -78,7 +76,9 @@ def allow_principal_actions(sid: str, principal_arn: str, names: Sequence[str], 
     return statement(sid, "Allow", s3t(*names), resources, principal={"AWS": principal_arn})
 
 
-def allow_kms(sid: str, actions: Sequence[str], resources: Iterable[str], condition: dict[str, dict[str, Any]] | None = None) -> Statement:
+def allow_kms(
+    sid: str, actions: Sequence[str], resources: Iterable[str], condition: dict[str, dict[str, Any]] | None = None
+) -> Statement:
     return statement(sid, "Allow", (f"kms:{a}" for a in actions), resources, condition=condition)
 
 
@@ -94,7 +94,9 @@ def deny_actions(sid: str, names: Sequence[str], resources: Iterable[str]) -> St
 # ---------------------------------------------------------------- protection ----
 
 
-def exemption_condition(rule: ProtectionRule, exempt_arns: Sequence[str], *, resource_policy: bool) -> dict[str, dict[str, Any]]:
+def exemption_condition(
+    rule: ProtectionRule, exempt_arns: Sequence[str], *, resource_policy: bool
+) -> dict[str, dict[str, Any]]:
     """Deny applies unless the caller is an exempt principal (aws:PrincipalArn; for an assumed role this is the role's
     ARN) or, in resource policies, the S3 Tables maintenance service principal where the rule allows it.
 
@@ -158,7 +160,9 @@ def kms_root_administration(account_id: str, partition: str) -> Statement:
 
 
 def kms_allow_key_use(sid: str, principal_arns: Sequence[str], actions: Sequence[str]) -> Statement:
-    return statement(sid, "Allow", (f"kms:{a}" for a in actions), ["*"], principal={"AWS": _one_or_many(principal_arns)})
+    return statement(
+        sid, "Allow", (f"kms:{a}" for a in actions), ["*"], principal={"AWS": _one_or_many(principal_arns)}
+    )
 
 
 def kms_allow_maintenance(bucket_arn: str, account_id: str) -> Statement:

@@ -16,13 +16,17 @@ AWSCC_SOURCE = "hashicorp/awscc"
 AWSCC_VERSION = ">= 1.66.0, < 2.0.0"
 
 
-def aws_provider(scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None) -> AwsProvider:
+def aws_provider(
+    scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None
+) -> AwsProvider:
     return AwsProvider(
         scope,
         "aws",
         region=region,
         allowed_account_ids=[account_id],
-        assume_role=[AwsProviderAssumeRole(role_arn=deploy_role_arn, session_name=f"{kit}-cdktf")] if deploy_role_arn else None,
+        assume_role=[AwsProviderAssumeRole(role_arn=deploy_role_arn, session_name=f"{kit}-cdktf")]
+        if deploy_role_arn
+        else None,
         default_tags=[AwsProviderDefaultTags(tags={"kit": kit, "managed-by": "s3tables-replica-kit"})],
     )
 

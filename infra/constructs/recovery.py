@@ -74,10 +74,16 @@ class ScriptsBucket(Construct):
             restrict_public_buckets=True,
         )
         S3BucketOwnershipControls(
-            self, "ownership", bucket=self.bucket.id, rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced")
+            self,
+            "ownership",
+            bucket=self.bucket.id,
+            rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"),
         )
         S3BucketVersioningA(
-            self, "versioning", bucket=self.bucket.id, versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled")
+            self,
+            "versioning",
+            bucket=self.bucket.id,
+            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"),
         )
         S3BucketServerSideEncryptionConfigurationA(
             self,
@@ -102,6 +108,8 @@ class RecoverySparkApplication(Construct):
             name=name,
             release_label=release_label,
             type="spark",
-            auto_stop_configuration=EmrserverlessApplicationAutoStopConfiguration(enabled=True, idle_timeout_minutes=15),
+            auto_stop_configuration=EmrserverlessApplicationAutoStopConfiguration(
+                enabled=True, idle_timeout_minutes=15
+            ),
             maximum_capacity=EmrserverlessApplicationMaximumCapacity(cpu="64 vCPU", memory="256 GB"),
         )

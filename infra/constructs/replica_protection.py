@@ -28,7 +28,9 @@ class ReplicaBucketPolicy(Construct):
 class ReplicaGuardrail(Construct):
     """One per replica account (IAM is global): created in the stack of the account's first replica."""
 
-    def __init__(self, scope: Construct, id: str, *, name: str, policy: Document, attach_to_roles: Sequence[str]) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, name: str, policy: Document, attach_to_roles: Sequence[str]
+    ) -> None:
         super().__init__(scope, id)
         self.policy = IamPolicy(
             self,

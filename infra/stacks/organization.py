@@ -19,8 +19,16 @@ class OrganizationStack(TerraformStack):
         super().__init__(scope, STACK_ID)
         # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
         home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
-        aws_provider(self, kit=cfg.kit.name, account_id=org.management_account_id, region=home, deploy_role_arn=org.deploy_role_arn)
-        scp = ReplicaScp(self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets)
+        aws_provider(
+            self,
+            kit=cfg.kit.name,
+            account_id=org.management_account_id,
+            region=home,
+            deploy_role_arn=org.deploy_role_arn,
+        )
+        scp = ReplicaScp(
+            self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets
+        )
         TerraformOutput(
             self,
             OUTPUT_ORGANIZATION,

@@ -21,7 +21,9 @@ class RecoveryStack(TerraformStack):
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
-        aws_provider(self, kit=cfg.kit.name, account_id=rep.account_id, region=rep.region, deploy_role_arn=rep.deploy_role_arn)
+        aws_provider(
+            self, kit=cfg.kit.name, account_id=rep.account_id, region=rep.region, deploy_role_arn=rep.deploy_role_arn
+        )
         awscc = awscc_provider(self, kit=cfg.kit.name, region=rep.region, deploy_role_arn=rep.deploy_role_arn)
         site = next((s for s in documents.key_sites(cfg) if s.role == "recovery"), None)
         bucket = TableBucket(

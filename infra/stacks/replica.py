@@ -15,9 +15,17 @@ from policies import documents
 
 
 class ReplicaStack(TerraformStack):
-    def __init__(self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool) -> None:
+    def __init__(
+        self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool
+    ) -> None:
         super().__init__(scope, replica.stack_id)
-        aws_provider(self, kit=cfg.kit.name, account_id=replica.account_id, region=replica.region, deploy_role_arn=replica.deploy_role_arn)
+        aws_provider(
+            self,
+            kit=cfg.kit.name,
+            account_id=replica.account_id,
+            region=replica.region,
+            deploy_role_arn=replica.deploy_role_arn,
+        )
         awscc = awscc_provider(self, kit=cfg.kit.name, region=replica.region, deploy_role_arn=replica.deploy_role_arn)
         site = next((s for s in documents.key_sites(cfg) if s.role == "replica" and s.bucket == replica.bucket), None)
         self.bucket = TableBucket(
@@ -32,7 +40,9 @@ class ReplicaStack(TerraformStack):
             kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
             allow_destroy=allow_destroy,
         )
-        ReplicaBucketPolicy(self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica))
+        ReplicaBucketPolicy(
+            self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica)
+        )
         guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
         if owns_guardrail:
             ReplicaGuardrail(

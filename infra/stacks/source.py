@@ -21,10 +21,14 @@ STACK_ID = "source"
 
 
 class SourceStack(TerraformStack):
-    def __init__(self, scope: Construct, cfg: KitConfig, *, destination_bucket_arns: Sequence[str], allow_destroy: bool) -> None:
+    def __init__(
+        self, scope: Construct, cfg: KitConfig, *, destination_bucket_arns: Sequence[str], allow_destroy: bool
+    ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
-        aws_provider(self, kit=cfg.kit.name, account_id=src.account_id, region=src.region, deploy_role_arn=src.deploy_role_arn)
+        aws_provider(
+            self, kit=cfg.kit.name, account_id=src.account_id, region=src.region, deploy_role_arn=src.deploy_role_arn
+        )
         awscc = awscc_provider(self, kit=cfg.kit.name, region=src.region, deploy_role_arn=src.deploy_role_arn)
         site = next((s for s in documents.key_sites(cfg) if s.role == "source"), None)
         bucket = TableBucket(

@@ -1,0 +1,448 @@
+"""Audit live protections against the configuration and the outputs; name every drift.
+
+    python -m jobs.ops.audit --config examples/seed.toml --outputs outputs.json [--json]
+
+Checks (each drift has a kind, the resource and a detail):
+
+* ``replication-*``: the replication configuration on the source bucket (bucket mode) or on each listed table
+  (tables mode) exists, uses the kit's replication role and exactly the configured destinations;
+* ``replica-missing``: every replicated source table has a replica in every destination (a deleted replica);
+* ``bucket-policy-*``: each replica bucket policy contains every statement of
+  ``policies.documents.replica_bucket_policy(cfg, replica)``, matched by ``Sid`` and compared in canonical
+  form;
+* ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
+* ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live);
+* ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
+* ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
+
+Exit 0 without drift, 1 with drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from infra.config import KitConfig, Replica
+from jobs.ops.clients import Clients
+from jobs.ops.common import (
+    BucketRef,
+    Progress,
+    TableRef,
+    add_common_args,
+    bucket_of_table_arn,
+    call,
+    canonical,
+    clients_from_args,
+    describe_error,
+    dump_json,
+    error_code,
+    list_tables,
+    paginate,
+    render_table,
+    run_concurrently,
+)
+from jobs.outputs import KitOutputs
+
+BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
+SNAPSHOT = "icebergSnapshotManagement"
+
+
+def default_bucket_policy_builder() -> BucketPolicyBuilder:
+    """`policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
+    from policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+
+    return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
+
+
+@dataclass(frozen=True)
+class Drift:
+    kind: str
+    resource: str
+    detail: str
+
+
+@dataclass
+class AuditReport:
+    drifts: list[Drift] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+
+    def add(self, kind: str, resource: str, detail: str) -> None:
+        self.drifts.append(Drift(kind, resource, detail))
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.checked[what] = self.checked.get(what, 0) + n
+
+    def kinds(self) -> set[str]:
+        return {d.kind for d in self.drifts}
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.drifts else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "drift": bool(self.drifts),
+            "checked": self.checked,
+            "drifts": [asdict(d) for d in self.drifts],
+            "exit_code": self.exit_code,
+        }
+
+
+def _client(clients: Clients, bucket_arn: str) -> Any:
+    b = BucketRef(bucket_arn)
+    return clients.s3tables(b.region, b.account)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Replication configuration
+# ----------------------------------------------------------------------------------------------------
+
+
+def _compare_replication(report: AuditReport, resource: str, conf: dict[str, Any], cfg: KitConfig) -> None:
+    if conf.get("role") != cfg.replication_role_arn:
+        report.add(
+            "replication-role",
+            resource,
+            f"role is {conf.get('role')!r}, expected {cfg.replication_role_arn!r}",
+        )
+    rules = conf.get("rules") or []
+    live = {d["destinationTableBucketARN"] for r in rules for d in r.get("destinations", [])}
+    want = {r.bucket_arn for r in cfg.replicas}
+    for missing in sorted(want - live):
+        report.add("replication-destination-missing", resource, f"destination {missing} is not configured")
+    for extra in sorted(live - want):
+        report.add(
+            "replication-destination-unexpected", resource, f"destination {extra} is not in the configuration"
+        )
+
+
+def check_replication(
+    clients: Clients, cfg: KitConfig, report: AuditReport, source_tables: dict[str, TableRef]
+) -> list[TableRef]:
+    """Returns the source tables in replication scope (for the replica coverage check)."""
+    src = cfg.source.bucket_arn
+    s3t = _client(clients, src)
+    if cfg.replication.mode == "bucket":
+        report.count("replication configurations")
+        try:
+            conf = call(s3t.get_table_bucket_replication, tableBucketARN=src)["configuration"]
+            _compare_replication(report, src, conf, cfg)
+        except ClientError as exc:
+            if error_code(exc) == "NotFoundException":
+                report.add("replication-missing", src, "no bucket-level replication configuration")
+            else:
+                report.add("unverifiable", src, describe_error(exc))
+        return list(source_tables.values())
+    scoped = []
+    for name in cfg.replication.tables:
+        report.count("replication configurations")
+        table = source_tables.get(name)
+        if table is None:
+            report.add(
+                "source-table-missing", f"{src} {name}", "listed for replication but not in the source bucket"
+            )
+            continue
+        scoped.append(table)
+        try:
+            conf = call(s3t.get_table_replication, tableArn=table.arn)["configuration"]
+            _compare_replication(report, f"{name} ({table.arn})", conf, cfg)
+        except ClientError as exc:
+            if error_code(exc) == "NotFoundException":
+                report.add(
+                    "replication-missing", f"{name} ({table.arn})", "no table-level replication configuration"
+                )
+            else:
+                report.add("unverifiable", f"{name} ({table.arn})", describe_error(exc))
+    return scoped
+
+
+# ----------------------------------------------------------------------------------------------------
+# Bucket policies, SCP, encryption
+# ----------------------------------------------------------------------------------------------------
+
+
+def _statements(doc: Any) -> list[dict[str, Any]]:
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    stmts = doc.get("Statement", [])
+    return [stmts] if isinstance(stmts, dict) else list(stmts)
+
+
+def check_bucket_policy(
+    clients: Clients, cfg: KitConfig, replica: Replica, builder: BucketPolicyBuilder, report: AuditReport
+) -> None:
+    arn = replica.bucket_arn
+    report.count("bucket policies")
+    try:
+        live = _statements(
+            call(_client(clients, arn).get_table_bucket_policy, tableBucketARN=arn)["resourcePolicy"]
+        )
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            report.add("bucket-policy-missing", arn, "the replica bucket has no bucket policy")
+        else:
+            report.add("unverifiable", arn, describe_error(exc))
+        return
+    by_sid = {s.get("Sid"): s for s in live if s.get("Sid")}
+    live_canon = [canonical(s) for s in live]
+    for stmt in _statements(builder(cfg, replica)):
+        sid = stmt.get("Sid")
+        if sid:
+            if sid not in by_sid:
+                report.add("bucket-policy-statement-missing", arn, f"statement {sid!r} is missing")
+            elif canonical(by_sid[sid]) != canonical(stmt):
+                report.add(
+                    "bucket-policy-statement-changed",
+                    arn,
+                    f"statement {sid!r} differs from the configuration",
+                )
+        elif canonical(stmt) not in live_canon:
+            report.add(
+                "bucket-policy-statement-missing",
+                arn,
+                f"statement {json.dumps(stmt, sort_keys=True)[:120]} is missing",
+            )
+
+
+def check_scp(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: AuditReport) -> None:
+    org = cfg.protection.organization
+    if org is None:
+        return
+    report.count("scp targets", len(org.targets))
+    if outputs.organization is None:
+        report.add("scp-missing", cfg.scp_name, "the outputs have no organization stack (SCP not deployed)")
+        return
+    policy_id = outputs.organization.policy_id
+    client = clients.organizations(org.management_account_id)
+    try:
+        attached = {
+            t["TargetId"] for t in paginate(client, "list_targets_for_policy", "Targets", PolicyId=policy_id)
+        }
+    except ClientError as exc:
+        if error_code(exc) == "PolicyNotFoundException":
+            report.add("scp-missing", policy_id, f"SCP {outputs.organization.policy_name} does not exist")
+        else:
+            report.add("unverifiable", policy_id, describe_error(exc))
+        return
+    for target in org.targets:
+        if target not in attached:
+            report.add(
+                "scp-detached",
+                target,
+                f"SCP {policy_id} ({outputs.organization.policy_name}) is not attached to {target}",
+            )
+
+
+def check_bucket_settings(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: AuditReport) -> None:
+    sites: list[tuple[str, Any, str | None]] = [("source", cfg.source, outputs.source.encryption.kms_key_arn)]
+    for r in cfg.replicas:
+        out = next((o for o in outputs.replicas if o.table_bucket_arn == r.bucket_arn), None)
+        sites.append((f"replica {r.bucket}", r, out.encryption.kms_key_arn if out else None))
+    for _label, site, out_key in sites:
+        arn = site.bucket_arn
+        client = _client(clients, arn)
+        report.count("bucket encryption")
+        try:
+            enc = call(client.get_table_bucket_encryption, tableBucketARN=arn)["encryptionConfiguration"]
+            want_alg = site.encryption.sse_algorithm
+            want_key = (
+                site.encryption.kms_key if (site.encryption.kms_key or "").startswith("arn:") else out_key
+            )
+            if enc.get("sseAlgorithm") != want_alg:
+                report.add(
+                    "encryption-mismatch",
+                    arn,
+                    f"sseAlgorithm is {enc.get('sseAlgorithm')}, expected {want_alg}",
+                )
+            elif want_alg == "aws:kms" and want_key and enc.get("kmsKeyArn") != want_key:
+                report.add(
+                    "encryption-mismatch", arn, f"kmsKeyArn is {enc.get('kmsKeyArn')}, expected {want_key}"
+                )
+        except ClientError as exc:
+            report.add("unverifiable", arn, describe_error(exc))
+        if isinstance(site, Replica):
+            report.count("storage class")
+            try:
+                sc = call(client.get_table_bucket_storage_class, tableBucketARN=arn)[
+                    "storageClassConfiguration"
+                ]["storageClass"]
+                if sc != site.storage_class:
+                    report.add(
+                        "storage-class-mismatch", arn, f"storage class is {sc}, expected {site.storage_class}"
+                    )
+            except ClientError as exc:
+                report.add("unverifiable", arn, describe_error(exc))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Replicas: coverage and retention
+# ----------------------------------------------------------------------------------------------------
+
+
+def _retention(clients: Clients, bucket_arn: str, namespace: str, name: str) -> dict[str, Any]:
+    conf = call(
+        _client(clients, bucket_arn).get_table_maintenance_configuration,
+        tableBucketARN=bucket_arn,
+        namespace=namespace,
+        name=name,
+    )["configuration"]
+    return dict(conf.get(SNAPSHOT) or {})
+
+
+def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
+    """Why the replica keeps snapshots for less than the source, or None. Disabled expiry keeps everything."""
+    if replica.get("status") == "disabled":
+        return None
+    if source.get("status") == "disabled":
+        return "snapshot expiry is enabled on the replica but disabled (keep everything) on the source"
+    r = (replica.get("settings") or {}).get(SNAPSHOT) or {}
+    s = (source.get("settings") or {}).get(SNAPSHOT) or {}
+    problems = [
+        f"{k} {r.get(k)} < source {s.get(k)}"
+        for k in ("maxSnapshotAgeHours", "minSnapshotsToKeep")
+        if r.get(k) is not None and s.get(k) is not None and r[k] < s[k]
+    ]
+    return "; ".join(problems) or None
+
+
+def _replica_check(clients: Clients, table: TableRef) -> tuple[TableRef, str | None, list[Drift]]:
+    drifts: list[Drift] = []
+    try:
+        got = call(
+            _client(clients, table.bucket_arn).get_table,
+            tableBucketARN=table.bucket_arn,
+            namespace=table.namespace,
+            name=table.name,
+        )
+        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
+            "sourceTableARN"
+        )
+        if not source:
+            return table, None, drifts
+        rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
+        src_table = call(_client(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
+        src = _retention(clients, bucket_of_table_arn(source), src_table["namespace"][0], src_table["name"])
+        why = _shorter(rep, src)
+        if why:
+            drifts.append(Drift("retention-below-source", f"{table.qualified} ({got['tableARN']})", why))
+        return table, source, drifts
+    except ClientError as exc:
+        drifts.append(Drift("unverifiable", f"{table.qualified} in {table.bucket_arn}", describe_error(exc)))
+        return table, None, drifts
+
+
+def check_replicas(
+    clients: Clients,
+    cfg: KitConfig,
+    scoped: list[TableRef],
+    report: AuditReport,
+    concurrency: int,
+    page_size: int | None,
+    show_progress: bool,
+) -> None:
+    replica_tables: list[TableRef] = []
+    for r in cfg.replicas:
+        try:
+            replica_tables.extend(list_tables(clients, r.bucket_arn, page_size))
+        except ClientError as exc:
+            report.add("unverifiable", r.bucket_arn, describe_error(exc))
+    progress = Progress(
+        "audit replicas", len(replica_tables), enabled=show_progress and len(replica_tables) > 50
+    )
+    results = run_concurrently(lambda t: _replica_check(clients, t), replica_tables, concurrency, progress)
+    report.count("replica tables", len(replica_tables))
+    covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
+    for table, source, drifts in results:
+        report.drifts.extend(drifts)
+        if source:
+            covered.add((source, table.bucket_arn))
+    for st in scoped:
+        for r in cfg.replicas:
+            if (st.arn, r.bucket_arn) not in covered:
+                report.add(
+                    "replica-missing",
+                    f"{st.qualified} -> {r.bucket_arn}",
+                    f"no replica of {st.arn} in {r.bucket}",
+                )
+
+
+# ----------------------------------------------------------------------------------------------------
+
+
+def audit(
+    clients: Clients,
+    cfg: KitConfig,
+    outputs: KitOutputs,
+    *,
+    builder: BucketPolicyBuilder | None = None,
+    concurrency: int = 16,
+    page_size: int | None = None,
+    show_progress: bool = True,
+) -> AuditReport:
+    builder = builder or default_bucket_policy_builder()
+    report = AuditReport()
+    if outputs.source.table_bucket_arn != cfg.source.bucket_arn:
+        report.add(
+            "outputs-mismatch",
+            outputs.source.table_bucket_arn,
+            f"outputs are for another source bucket than {cfg.source.bucket_arn}",
+        )
+    try:
+        source_tables = {t.qualified: t for t in list_tables(clients, cfg.source.bucket_arn, page_size)}
+    except ClientError as exc:
+        report.add("unverifiable", cfg.source.bucket_arn, describe_error(exc))
+        source_tables = {}
+    scoped = check_replication(clients, cfg, report, source_tables)
+    for replica in cfg.replicas:
+        check_bucket_policy(clients, cfg, replica, builder, report)
+    check_scp(clients, cfg, outputs, report)
+    check_bucket_settings(clients, cfg, outputs, report)
+    check_replicas(clients, cfg, scoped, report, concurrency, page_size, show_progress)
+    return report
+
+
+def render(report: AuditReport) -> str:
+    checked = ", ".join(f"{n} {k}" for k, n in sorted(report.checked.items()))
+    if not report.drifts:
+        return f"no drift ({checked})"
+    table = render_table(
+        ["DRIFT", "RESOURCE", "DETAIL"],
+        [(d.kind, d.resource, d.detail) for d in report.drifts],
+        max_width=110,
+    )
+    return f"{table}\n\n{len(report.drifts)} drift(s) found ({checked})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jobs.ops.audit", description=__doc__.split("\n\n")[0])
+    add_common_args(p)
+    p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
+    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
+    args = p.parse_args(argv)
+    from infra.config import load_config
+    from jobs.outputs import load_outputs
+
+    report = audit(
+        clients_from_args(args),
+        load_config(args.config),
+        load_outputs(args.outputs),
+        concurrency=args.concurrency,
+        page_size=args.page_size,
+        show_progress=not args.quiet,
+    )
+    if args.json:
+        dump_json(report.to_json())
+    else:
+        print(render(report))
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

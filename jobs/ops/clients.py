@@ -1,0 +1,131 @@
+"""boto3 clients for the ops jobs.
+
+With an endpoint (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in
+`resolve_endpoint`) clients are built through `localstack_client.session.Session`, so every request goes
+through
+botocore's real serialisation to the local endpoint (moto in tests). Without one, normal boto3 sessions are
+used,
+optionally assuming a role per account (``--role-name`` for the same role name in every account, ``--role-arn
+ACCOUNT=ARN`` to override one account).
+
+Retries: botocore's ``standard`` retry mode (exponential backoff with jitter, throttling codes such as
+``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count;
+`common.call`
+adds an outer backoff for throttling that outlives botocore's attempts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import boto3
+from botocore.config import Config
+
+ENDPOINT_ENV = "AWS_ENDPOINT_URL"
+SESSION_NAME = "s3tables-replica-kit-ops"
+
+
+def resolve_endpoint(flag: str | None) -> str | None:
+    """The one place the endpoint environment variable is read: the flag wins, then ``$AWS_ENDPOINT_URL``."""
+    value = flag or os.environ.get(ENDPOINT_ENV, "").strip()
+    return value or None
+
+
+def parse_role_arns(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        account, sep, arn = item.partition("=")
+        if not sep or not account.isdigit() or len(account) != 12 or not arn.startswith("arn:"):
+            raise ValueError(
+                f"--role-arn {item!r} must look like 123456789012=arn:aws:iam::123456789012:role/name"
+            )
+        out[account] = arn
+    return out
+
+
+@dataclass
+class Clients:
+    """Thread-safe, cached client factory keyed by (service, Region, account)."""
+
+    endpoint_url: str | None = None
+    role_arns: Mapping[str, str] = field(default_factory=dict)
+    role_name: str | None = None
+    max_attempts: int = 8
+    max_pool_connections: int = 32
+    _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict, init=False, repr=False)
+    _creds: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def _config(self, service: str) -> Config:
+        kwargs: dict[str, Any] = {
+            "retries": {"mode": "standard", "total_max_attempts": self.max_attempts},
+            "max_pool_connections": self.max_pool_connections,
+            "connect_timeout": 10,
+            "read_timeout": 60,
+        }
+        if service == "s3" and self.endpoint_url:
+            kwargs["s3"] = {"addressing_style": "path"}
+        return Config(**kwargs)
+
+    def role_for(self, account: str | None) -> str | None:
+        if account is None:
+            return None
+        if account in self.role_arns:
+            return self.role_arns[account]
+        if self.role_name:
+            return f"arn:aws:iam::{account}:role/{self.role_name}"
+        return None
+
+    def _session(self, region: str, creds: Mapping[str, str] | None) -> Any:
+        if self.endpoint_url:
+            from localstack_client.session import Session as LocalSession
+
+            parsed = urlparse(self.endpoint_url)
+            host = parsed.netloc or parsed.path
+            kwargs: dict[str, Any] = {"region_name": region, "localstack_host": host}
+            if creds:
+                kwargs.update(
+                    aws_access_key_id=creds["AccessKeyId"],
+                    aws_secret_access_key=creds["SecretAccessKey"],
+                    aws_session_token=creds["SessionToken"],
+                )
+            return LocalSession(**kwargs)
+        if creds:
+            return boto3.session.Session(
+                aws_access_key_id=creds["AccessKeyId"],
+                aws_secret_access_key=creds["SecretAccessKey"],
+                aws_session_token=creds["SessionToken"],
+                region_name=region,
+            )
+        return boto3.session.Session(region_name=region)
+
+    def _credentials(self, account: str | None, region: str) -> dict[str, str] | None:
+        role = self.role_for(account)
+        if role is None or account is None:
+            return None
+        if account not in self._creds:
+            sts = self._session(region, None).client("sts", config=self._config("sts"))
+            self._creds[account] = sts.assume_role(RoleArn=role, RoleSessionName=SESSION_NAME)["Credentials"]
+        return self._creds[account]
+
+    def client(self, service: str, region: str, account: str | None = None) -> Any:
+        key = (service, region, account)
+        with self._lock:
+            if key not in self._cache:
+                session = self._session(region, self._credentials(account, region))
+                self._cache[key] = session.client(service, config=self._config(service))
+            return self._cache[key]
+
+    def s3tables(self, region: str, account: str | None = None) -> Any:
+        return self.client("s3tables", region, account)
+
+    def s3(self, region: str, account: str | None = None) -> Any:
+        return self.client("s3", region, account)
+
+    def organizations(self, account: str | None = None) -> Any:
+        return self.client("organizations", "us-east-1", account)

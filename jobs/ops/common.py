@@ -1,0 +1,350 @@
+"""Shared pieces of the ops jobs: durations, ARNs, throttling backoff, bounded concurrency, progress,
+tables, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TextIO, TypeVar
+
+from botocore.exceptions import ClientError
+
+from jobs.ops.clients import Clients, parse_role_arns, resolve_endpoint
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# ----------------------------------------------------------------------------------------------------
+# Durations
+# ----------------------------------------------------------------------------------------------------
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)")
+_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(text: str) -> timedelta:
+    """`30m`, `2h`, `1h30m`, `90s`, `1d` -> timedelta. A bare number is minutes."""
+    s = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", s):
+        return timedelta(minutes=float(s))
+    pos, total = 0, 0.0
+    for m in _DURATION_RE.finditer(s):
+        if s[pos : m.start()].strip():
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos == 0 or s[pos:].strip():
+        raise ValueError(f"duration {text!r} is not like 30m, 2h, 1h30m, 90s or 1d")
+    return timedelta(seconds=total)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 86400}d{(s % 86400) // 3600:02d}h"
+
+
+# ----------------------------------------------------------------------------------------------------
+# ARNs
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BucketRef:
+    arn: str
+
+    @property
+    def parts(self) -> list[str]:
+        return self.arn.split(":", 5)
+
+    @property
+    def region(self) -> str:
+        return self.parts[3]
+
+    @property
+    def account(self) -> str:
+        return self.parts[4]
+
+    @property
+    def name(self) -> str:
+        return self.parts[5].split("/", 1)[1]
+
+
+def bucket_of_table_arn(table_arn: str) -> str:
+    return table_arn.split("/table/", 1)[0]
+
+
+# ----------------------------------------------------------------------------------------------------
+# AWS calls: error codes, throttling backoff, pagination
+# ----------------------------------------------------------------------------------------------------
+
+THROTTLING_CODES = frozenset(
+    {
+        "TooManyRequestsException",
+        "ThrottlingException",
+        "Throttling",
+        "ThrottledException",
+        "RequestLimitExceeded",
+        "SlowDown",
+        "RequestThrottled",
+    }
+)
+
+
+def error_code(exc: BaseException) -> str:
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code", ""))
+    return type(exc).__name__
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        op = getattr(exc, "operation_name", "")
+        return f"{op}: {err.get('Code', '?')}: {err.get('Message', '')}".strip()
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Outer retry for throttling that survives botocore's own attempts (full jitter, capped)."""
+
+    attempts: int = 5
+    base: float = 0.2
+    cap: float = 10.0
+
+    def delay(self, attempt: int) -> float:
+        return random.uniform(0, min(self.cap, self.base * (2**attempt)))
+
+
+DEFAULT_BACKOFF = Backoff()
+
+
+def call(fn: Callable[..., R], /, *args: Any, backoff: Backoff = DEFAULT_BACKOFF, **kwargs: Any) -> R:
+    for attempt in range(backoff.attempts + 1):
+        try:
+            return fn(*args, **kwargs)
+        except ClientError as exc:
+            if error_code(exc) not in THROTTLING_CODES or attempt >= backoff.attempts:
+                raise
+            time.sleep(backoff.delay(attempt))
+    raise AssertionError("unreachable")
+
+
+def paginate(
+    client: Any, operation: str, key: str, page_size: int | None = None, **kwargs: Any
+) -> Iterator[Any]:
+    """Every item of a paginated list operation; each page request gets the throttling backoff too."""
+    token_in, token_out = _TOKENS.get(operation, ("continuationToken", "continuationToken"))
+    size_key = _SIZE_KEYS.get(operation)
+    token: str | None = None
+    while True:
+        params = dict(kwargs)
+        if token:
+            params[token_in] = token
+        if page_size and size_key:
+            params[size_key] = page_size
+        page = call(getattr(client, operation), **params)
+        yield from page.get(key, [])
+        token = page.get(token_out)
+        if not token:
+            return
+
+
+_TOKENS = {
+    "list_tables": ("continuationToken", "continuationToken"),
+    "list_targets_for_policy": ("NextToken", "NextToken"),
+    "list_policies_for_target": ("NextToken", "NextToken"),
+}
+_SIZE_KEYS = {
+    "list_tables": "maxTables",
+    "list_targets_for_policy": "MaxResults",
+    "list_policies_for_target": "MaxResults",
+}
+
+
+@dataclass(frozen=True)
+class TableRef:
+    bucket_arn: str
+    namespace: str
+    name: str
+    arn: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+
+def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None) -> list[TableRef]:
+    b = BucketRef(bucket_arn)
+    client = clients.s3tables(b.region, b.account)
+    return [
+        TableRef(bucket_arn, t["namespace"][0], t["name"], t["tableARN"])
+        for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
+    ]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Concurrency and progress
+# ----------------------------------------------------------------------------------------------------
+
+
+class Progress:
+    """`label: done/total` on stderr, at most every `interval` seconds, and once at the end."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        stream: TextIO | None = None,
+        interval: float = 2.0,
+        enabled: bool = True,
+    ) -> None:
+        self.label, self.total, self.stream, self.interval, self.enabled = (
+            label,
+            total,
+            stream,
+            interval,
+            enabled,
+        )
+        self.done = 0
+        self._last = 0.0
+        self._lock = threading.Lock()
+        self._start = time.monotonic()
+
+    def tick(self, n: int = 1) -> None:
+        with self._lock:
+            self.done += n
+            now = time.monotonic()
+            if self.enabled and (now - self._last >= self.interval or self.done == self.total):
+                self._last = now
+                rate = self.done / max(now - self._start, 1e-6)
+                print(
+                    f"{self.label}: {self.done}/{self.total} ({rate:.0f}/s)",
+                    file=self.stream or sys.stderr,
+                    flush=True,
+                )
+
+
+def run_concurrently(
+    fn: Callable[[T], R], items: Sequence[T], concurrency: int, progress: Progress | None = None
+) -> list[R]:
+    """fn over items with at most `concurrency` in flight; results in the order of `items`. fn must not raise
+    for per-item failures (return them instead); an unexpected exception propagates."""
+    results: list[R | None] = [None] * len(items)
+    if concurrency <= 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            results[i] = fn(item)
+            if progress:
+                progress.tick()
+        return results  # type: ignore[return-value]
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="ops") as pool:
+        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        for fut in as_completed(futures):
+            results[futures[fut]] = fut.result()
+            if progress:
+                progress.tick()
+    return results  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------------------------------
+
+
+def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], max_width: int = 60) -> str:
+    cells = [[str(h) for h in headers]] + [[_clip(str(c), max_width) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _clip(s: str, n: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def dump_json(doc: Any, stream: TextIO | None = None) -> None:
+    json.dump(doc, stream or sys.stdout, indent=2, sort_keys=True, default=str)
+    (stream or sys.stdout).write("\n")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Policies: canonical form for comparison
+# ----------------------------------------------------------------------------------------------------
+
+_LISTY = {"Action", "NotAction", "Resource", "NotResource"}
+
+
+def canonical(value: Any, key: str | None = None) -> Any:
+    """Normalise an IAM policy fragment so that equivalent documents compare equal: a single string and a
+    one-element list are the same, list order does not matter, condition values are lists."""
+    if isinstance(value, dict):
+        return {k: canonical(v, k) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        items = [canonical(v) for v in value]
+        if all(isinstance(i, str | int | float | bool) for i in items):
+            return sorted({str(i) for i in items})
+        return sorted(items, key=lambda i: json.dumps(i, sort_keys=True))
+    if isinstance(value, bool | int | float):
+        return [str(value).lower() if isinstance(value, bool) else str(value)]
+    if isinstance(value, str) and key not in ("Effect", "Sid", "Version"):
+        return [value]
+    return value
+
+
+def canonical_policy(doc: Any) -> dict[str, Any]:
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    stmts = doc.get("Statement", [])
+    if isinstance(stmts, dict):
+        stmts = [stmts]
+    return {
+        "Version": doc.get("Version"),
+        "Statement": sorted((canonical(s) for s in stmts), key=lambda s: json.dumps(s, sort_keys=True)),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# CLI plumbing
+# ----------------------------------------------------------------------------------------------------
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
+    p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")
+    p.add_argument("--role-name", help="assume this role name in every account")
+    p.add_argument(
+        "--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)"
+    )
+    p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
+    p.add_argument("--max-attempts", type=int, default=8, help="botocore attempts per call (default 8)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def clients_from_args(args: argparse.Namespace) -> Clients:
+    return Clients(
+        endpoint_url=resolve_endpoint(args.endpoint_url),
+        role_arns=parse_role_arns(args.role_arn),
+        role_name=args.role_name,
+        max_attempts=args.max_attempts,
+        max_pool_connections=max(10, args.concurrency * 2),
+    )

@@ -1,0 +1,345 @@
+"""Replication status and lag of every source table, per destination.
+
+    python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
+
+Exit codes: 0 healthy; 1 a destination is FAILED or (with ``--max-lag``) lags beyond it; 2 the status of some
+table could not be read (permissions, persistent throttling, ...), so health is unknown.
+
+How lag is computed
+-------------------
+``GetTableReplicationStatus`` gives, per destination, the status and
+``lastSuccessfulReplicatedUpdate.timestamp``.
+COMPLETED means the replica's last replicated metadata equals the source's *current* metadata (REFERENCE
+§1), so
+its lag is 0 and no further call is made; this keeps a healthy run at one call per table.
+
+For any other status the lag is **the age of the oldest source commit the replica does not have yet**:
+``now - min(commit times after the last replicated update)`` (0 if there is none). It grows while
+replication is
+stuck, even when the source is idle afterwards, and it does not flag an idle, fully replicated table (``now -
+last replicated`` would). The commit times come from the source table's current Iceberg metadata JSON
+(``GetTableMetadataLocation``, then the object in the table's warehouse): ``last-updated-ms`` (the latest
+commit,
+including schema/property changes), each ``metadata-log`` entry (earlier commits) and the snapshot timestamps.
+That is the only place with per-commit times; ``GetTable.modifiedAt`` is a fallback when the metadata object
+cannot be read (e.g. the caller lacks ``s3tables:GetTableData``): it gives the latest commit only, so the
+lag is
+then a lower bound and the row says so. A table never replicated counts from its first commit.
+Known imprecision: a commit made while a replication run was in flight may be counted as replicated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from jobs.ops.clients import Clients
+from jobs.ops.common import (
+    BucketRef,
+    Progress,
+    TableRef,
+    add_common_args,
+    call,
+    clients_from_args,
+    describe_error,
+    dump_json,
+    error_code,
+    format_duration,
+    list_tables,
+    parse_duration,
+    render_table,
+    run_concurrently,
+)
+
+COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
+UNCONFIGURED, ERROR = "unconfigured", "error"
+
+
+@dataclass
+class DestinationStatus:
+    source_bucket_arn: str
+    table: str  # namespace.name
+    source_table_arn: str
+    destination_bucket_arn: str | None
+    status: str  # completed | pending | failed (lower case), unconfigured, error
+    destination_table_arn: str | None = None
+    last_replicated_at: str | None = None
+    source_latest_commit_at: str | None = None
+    lag_seconds: float | None = None
+    lag_source: str | None = None  # "metadata" | "modifiedAt (lower bound)" | None
+    failure_message: str | None = None
+    lagging: bool = False
+
+    @property
+    def problem(self) -> bool:
+        return self.status in (FAILED, ERROR) or self.lagging
+
+
+@dataclass
+class StatusReport:
+    generated_at: str
+    max_lag_seconds: float | None
+    tables: int
+    rows: list[DestinationStatus] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[DestinationStatus]:
+        return [r for r in self.rows if r.status == FAILED]
+
+    @property
+    def lagging(self) -> list[DestinationStatus]:
+        return [r for r in self.rows if r.lagging]
+
+    @property
+    def errors(self) -> list[DestinationStatus]:
+        return [r for r in self.rows if r.status == ERROR]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        if self.failed or self.lagging:
+            return 1
+        return 2 if self.errors else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "generated_at": self.generated_at,
+            "max_lag_seconds": self.max_lag_seconds,
+            "tables": self.tables,
+            "counts": self.counts(),
+            "failed": len(self.failed),
+            "lagging": len(self.lagging),
+            "errors": len(self.errors),
+            "exit_code": self.exit_code,
+            "destinations": [asdict(r) for r in self.rows],
+        }
+
+
+# ----------------------------------------------------------------------------------------------------
+# Source commit times
+# ----------------------------------------------------------------------------------------------------
+
+
+def _ms(v: Any) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(int(v) / 1000, tz=UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+def commit_times(metadata: dict[str, Any]) -> list[datetime]:
+    """Every commit time known to an Iceberg metadata document, ascending."""
+    times = {_ms(metadata.get("last-updated-ms"))}
+    times |= {_ms(e.get("timestamp-ms")) for e in metadata.get("metadata-log") or []}
+    times |= {_ms(s.get("timestamp-ms")) for s in metadata.get("snapshots") or []}
+    return sorted(t for t in times if t is not None and t.timestamp() > 0)
+
+
+def _split_s3(uri: str) -> tuple[str, str]:
+    rest = uri.removeprefix("s3://")
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+def source_commits(clients: Clients, table: TableRef) -> tuple[list[datetime], str]:
+    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
+    b = BucketRef(table.bucket_arn)
+    s3t = clients.s3tables(b.region, b.account)
+    loc = call(
+        s3t.get_table_metadata_location,
+        tableBucketARN=table.bucket_arn,
+        namespace=table.namespace,
+        name=table.name,
+    )
+    location = loc.get("metadataLocation")
+    if not location:
+        return [], "metadata"
+    try:
+        bucket, key = _split_s3(location)
+        body = call(clients.s3(b.region, b.account).get_object, Bucket=bucket, Key=key)["Body"].read()
+        times = commit_times(json.loads(body))
+        if times:
+            return times, "metadata"
+    except (ClientError, ValueError):
+        pass
+    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
+    modified = got["modifiedAt"]
+    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
+
+
+def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:
+    """Age in seconds of the oldest commit after `replicated_at` (all commits if never replicated); 0 if
+    none."""
+    pending = [c for c in commits if replicated_at is None or c > replicated_at]
+    if not pending:
+        return 0.0
+    return max(0.0, (now - min(pending)).total_seconds())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Collection
+# ----------------------------------------------------------------------------------------------------
+
+
+def table_status(
+    clients: Clients, table: TableRef, now: datetime, max_lag: timedelta | None
+) -> list[DestinationStatus]:
+    b = BucketRef(table.bucket_arn)
+
+    def row(**kw: Any) -> DestinationStatus:
+        return DestinationStatus(
+            source_bucket_arn=table.bucket_arn, table=table.qualified, source_table_arn=table.arn, **kw
+        )
+
+    try:
+        resp = call(clients.s3tables(b.region, b.account).get_table_replication_status, tableArn=table.arn)
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            return [
+                row(
+                    destination_bucket_arn=None,
+                    status=UNCONFIGURED,
+                    failure_message="no replication configuration",
+                )
+            ]
+        return [row(destination_bucket_arn=None, status=ERROR, failure_message=describe_error(exc))]
+
+    commits: list[datetime] | None = None
+    lag_source: str | None = None
+    out = []
+    for d in resp.get("destinations", []):
+        status = str(d.get("replicationStatus", "")).lower()
+        lsu = d.get("lastSuccessfulReplicatedUpdate") or {}
+        replicated_at: datetime | None = lsu.get("timestamp")
+        r = row(
+            destination_bucket_arn=d.get("destinationTableBucketArn"),
+            status=status,
+            destination_table_arn=d.get("destinationTableArn"),
+            last_replicated_at=replicated_at.astimezone(UTC).isoformat() if replicated_at else None,
+            failure_message=d.get("failureMessage"),
+        )
+        if status == COMPLETED:
+            r.lag_seconds = 0.0
+        else:
+            if commits is None:
+                try:
+                    commits, lag_source = source_commits(clients, table)
+                except ClientError as exc:
+                    r.failure_message = "; ".join(
+                        x for x in (r.failure_message, f"lag unknown: {describe_error(exc)}") if x
+                    )
+                    commits = []
+                    lag_source = None
+            if lag_source is not None:
+                r.lag_seconds = compute_lag(commits, replicated_at, now)
+                r.lag_source = lag_source
+                r.source_latest_commit_at = commits[-1].isoformat() if commits else None
+        r.lagging = bool(
+            max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds()
+        )
+        out.append(r)
+    return out
+
+
+def collect_status(
+    clients: Clients,
+    source_bucket_arns: Sequence[str],
+    *,
+    now: datetime | None = None,
+    max_lag: timedelta | None = None,
+    concurrency: int = 16,
+    page_size: int | None = None,
+    show_progress: bool = True,
+) -> StatusReport:
+    now = now or datetime.now(UTC)
+    tables: list[TableRef] = []
+    for arn in source_bucket_arns:
+        tables.extend(list_tables(clients, arn, page_size))
+    progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
+    per_table = run_concurrently(
+        lambda t: table_status(clients, t, now, max_lag), tables, concurrency, progress
+    )
+    report = StatusReport(
+        generated_at=now.isoformat(),
+        max_lag_seconds=max_lag.total_seconds() if max_lag else None,
+        tables=len(tables),
+    )
+    for rows in per_table:
+        report.rows.extend(rows)
+    return report
+
+
+def render(report: StatusReport, problems_only: bool = False) -> str:
+    rows = [r for r in report.rows if r.problem] if problems_only else report.rows
+    body = render_table(
+        ["TABLE", "DESTINATION", "STATUS", "LAST REPLICATED", "LAG", "MESSAGE"],
+        [
+            (
+                r.table,
+                BucketRef(r.destination_bucket_arn).name + "@" + BucketRef(r.destination_bucket_arn).region
+                if r.destination_bucket_arn
+                else "-",
+                r.status.upper() + (" (LAGGING)" if r.lagging else ""),
+                (r.last_replicated_at or "-")[:19],
+                format_duration(r.lag_seconds) + ("+" if r.lag_source and "lower" in r.lag_source else ""),
+                r.failure_message or "",
+            )
+            for r in rows
+        ],
+    )
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts().items()))
+    limit = (
+        f"; max lag {format_duration(report.max_lag_seconds)}: {len(report.lagging)} lagging"
+        if report.max_lag_seconds
+        else ""
+    )
+    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jobs.ops.status", description=__doc__.split("\n\n")[0])
+    add_common_args(p)
+    p.add_argument(
+        "--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)"
+    )
+    p.add_argument(
+        "--source-bucket-arn", action="append", help="source table bucket (default: from outputs; repeatable)"
+    )
+    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
+    p.add_argument("--problems-only", action="store_true", help="only failed, lagging and unreadable rows")
+    args = p.parse_args(argv)
+
+    buckets = args.source_bucket_arn
+    if not buckets:
+        from jobs.outputs import load_outputs
+
+        buckets = [load_outputs(args.outputs).source.table_bucket_arn]
+    report = collect_status(
+        clients_from_args(args),
+        buckets,
+        max_lag=args.max_lag,
+        concurrency=args.concurrency,
+        page_size=args.page_size,
+        show_progress=not args.quiet,
+    )
+    if args.json:
+        dump_json(report.to_json())
+    else:
+        print(render(report, args.problems_only))
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

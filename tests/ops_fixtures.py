@@ -1,0 +1,403 @@
+"""Fixtures for the ops tests (issue 5): a moto server + the kit's extension over real HTTP, and a deployed
+world.
+
+`moto_endpoint` (session) starts `python -m tests.moto_ext.server` on 127.0.0.1:4566 (another free port if
+4566 is
+taken; `KIT_MOTO_PORT` overrides) and stops it at the end. `ops_env` resets every backend and the
+extension's state
+before each test. `World.deploy` creates, through the same public APIs Terraform would call, what `cdktf
+deploy`
+leaves behind for a small topology and returns the matching config and outputs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import KitConfig, parse_config
+from jobs.ops.clients import Clients
+from jobs.outputs import KitOutputs, parse_outputs
+from tests.moto_ext.control import Control
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
+SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
+SRC_BUCKET, DST_BUCKET = "demo-source-tablebucket", "demo-dest-tablebucket"
+BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    port = int(os.environ.get("KIT_MOTO_PORT", "4566"))
+    if not _port_free(port):
+        port = _free_port()
+    env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(ROOT))
+    env.pop("AWS_ENDPOINT_URL", None)
+    log = tempfile.NamedTemporaryFile(prefix="kit-moto-", suffix=".log", delete=False)  # noqa: SIM115 (outlives the block)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    url = f"http://127.0.0.1:{port}"
+    control = Control(url)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if control.health():
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            err = Path(log.name).read_text(errors="replace")
+            proc.kill()
+            raise RuntimeError(f"moto extension server did not start on {url}:\n{err[-3000:]}")
+        time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@dataclass
+class OpsEnv:
+    endpoint: str
+    control: Control
+
+    def clients(self, **kw: Any) -> Clients:
+        return Clients(endpoint_url=self.endpoint, **kw)
+
+
+@pytest.fixture
+def ops_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> OpsEnv:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    control = Control(moto_endpoint)
+    control.reset()
+    return OpsEnv(moto_endpoint, control)
+
+
+# ----------------------------------------------------------------------------------------------------
+# A deployed world
+# ----------------------------------------------------------------------------------------------------
+
+
+def config_dict(
+    mode: str = "bucket", tables: tuple[str, ...] = ("orders", "customers", "events")
+) -> dict[str, Any]:
+    return {
+        "kit": {"name": "seed"},
+        "source": {
+            "account_id": ACCOUNT,
+            "region": SRC_REGION,
+            "bucket": SRC_BUCKET,
+            "encryption": {"type": "sse-s3"},
+            "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
+            "namespaces": [
+                {
+                    "name": "analytics",
+                    "tables": [{"name": t, "columns": [{"name": "id", "type": "string"}]} for t in tables],
+                }
+            ],
+        },
+        "replicas": [
+            {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "bucket": DST_BUCKET,
+                "storage_class": "INTELLIGENT_TIERING",
+                "encryption": {"type": "sse-s3"},
+                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+            }
+        ],
+        "replication": {"mode": mode, **({"tables": ["analytics.orders"]} if mode == "tables" else {})},
+        "protection": {
+            "break_glass_principals": [BREAK_GLASS],
+            "organization": {"management_account_id": ACCOUNT, "targets": ["ou-placeholder-00000000"]},
+        },
+        "recovery": {"replica": DST_BUCKET, "bucket": "demo-recovery-tablebucket", "namespace": "recovered"},
+    }
+
+
+def ms(t: dt.datetime) -> int:
+    return int(t.timestamp() * 1000)
+
+
+@dataclass
+class World:
+    env: OpsEnv
+    cfg: KitConfig
+    outputs: KitOutputs
+    source_arn: str
+    replica_arn: str
+    ou_id: str
+    policy_id: str
+    tables: dict[str, str] = field(default_factory=dict)  # "ns.name" -> source table ARN
+
+    @property
+    def clients(self) -> Clients:
+        return self.env.clients()
+
+    def src(self) -> Any:
+        return self.clients.s3tables(SRC_REGION)
+
+    def dst(self) -> Any:
+        return self.clients.s3tables(DST_REGION)
+
+    def org(self) -> Any:
+        return self.clients.organizations()
+
+    def write_outputs(self, tmp_path: Path) -> Path:
+        p = tmp_path / "outputs.json"
+        p.write_text(json.dumps(self.outputs_doc), encoding="utf-8")
+        return p
+
+    def write_config(self, tmp_path: Path) -> Path:
+        """The config as TOML-equivalent JSON is not loadable by load_config; write TOML by hand."""
+        p = tmp_path / "kit.toml"
+        p.write_text(_toml(self.cfg_doc), encoding="utf-8")
+        return p
+
+    outputs_doc: dict[str, Any] = field(default_factory=dict)
+    cfg_doc: dict[str, Any] = field(default_factory=dict)
+
+    # ---- source commits (over HTTP, as an Iceberg writer would) ----
+    def commit(self, qualified: str, at: dt.datetime) -> str:
+        ns, name = qualified.split(".")
+        s3t = self.src()
+        loc = s3t.get_table_metadata_location(tableBucketARN=self.source_arn, namespace=ns, name=name)
+        previous: dict[str, Any] = {}
+        log: list[dict[str, Any]] = []
+        s3 = self.clients.s3(SRC_REGION)
+        if loc.get("metadataLocation"):
+            bucket, key = loc["metadataLocation"].removeprefix("s3://").split("/", 1)
+            previous = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+            log = [
+                *previous.get("metadata-log", []),
+                {"timestamp-ms": previous["last-updated-ms"], "metadata-file": loc["metadataLocation"]},
+            ]
+        snaps = [*previous.get("snapshots", []), {"snapshot-id": len(log) + 1, "timestamp-ms": ms(at)}]
+        doc = {
+            "format-version": 2,
+            "table-uuid": str(uuid.uuid4()),
+            "location": loc["warehouseLocation"],
+            "last-updated-ms": ms(at),
+            "snapshots": snaps,
+            "metadata-log": log,
+            "current-snapshot-id": len(log) + 1,
+        }
+        bucket = loc["warehouseLocation"].removeprefix("s3://")
+        key = f"metadata/{len(log) + 1:05d}-{uuid.uuid4()}.metadata.json"
+        s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc).encode())
+        new_loc = f"{loc['warehouseLocation']}/{key}"
+        s3t.update_table_metadata_location(
+            tableBucketARN=self.source_arn,
+            namespace=ns,
+            name=name,
+            versionToken=loc["versionToken"],
+            metadataLocation=new_loc,
+        )
+        return new_loc
+
+    def replica_table(self, qualified: str) -> dict[str, Any]:
+        ns, name = qualified.split(".")
+        return dict(self.dst().get_table(tableBucketARN=self.replica_arn, namespace=ns, name=name))
+
+
+def _toml(doc: dict[str, Any], prefix: str = "") -> str:
+    """Just enough TOML for config_dict()."""
+
+    def val(v: Any) -> str:
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
+        raise TypeError(v)
+
+    return "\n".join(f"{k} = {val(v)}" for k, v in doc.items() if k != "__tables__") + "\n"
+
+
+def deploy(
+    env: OpsEnv,
+    mode: str = "bucket",
+    tables: tuple[str, ...] = ("orders", "customers", "events"),
+    replicate: bool = True,
+    harden_now: bool = False,
+) -> World:
+    """What `cdktf deploy` + the service leave behind: buckets, tables with source retention, encryption,
+    storage
+    class, the replica bucket policy, the replication configuration, the SCP attached to an OU; then
+    (optionally)
+    the service's initial replication."""
+    from policies import documents
+
+    clients = env.clients()
+    src, dst, org = clients.s3tables(SRC_REGION), clients.s3tables(DST_REGION), clients.organizations()
+
+    org.create_organization(FeatureSet="ALL")
+    root = org.list_roots()["Roots"][0]["Id"]
+    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
+    doc = config_dict(mode, tables)
+    doc["protection"]["organization"]["targets"] = [ou_id]
+    cfg = parse_config(doc)
+
+    source_arn = src.create_table_bucket(name=SRC_BUCKET)["arn"]
+    replica_arn = dst.create_table_bucket(name=DST_BUCKET)["arn"]
+    assert source_arn == cfg.source.bucket_arn and replica_arn == cfg.replicas[0].bucket_arn
+    src.put_table_bucket_encryption(
+        tableBucketARN=source_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
+    )
+    dst.put_table_bucket_encryption(
+        tableBucketARN=replica_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
+    )
+    dst.put_table_bucket_storage_class(
+        tableBucketARN=replica_arn, storageClassConfiguration={"storageClass": "INTELLIGENT_TIERING"}
+    )
+    dst.put_table_bucket_policy(
+        tableBucketARN=replica_arn,
+        resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, cfg.replicas[0])),
+    )
+    src.create_namespace(tableBucketARN=source_arn, namespace=["analytics"])
+    world_tables = {}
+    for t in tables:
+        arn = src.create_table(tableBucketARN=source_arn, namespace="analytics", name=t, format="ICEBERG")[
+            "tableARN"
+        ]
+        world_tables[f"analytics.{t}"] = arn
+        src.put_table_maintenance_configuration(
+            tableBucketARN=source_arn,
+            namespace="analytics",
+            name=t,
+            type="icebergSnapshotManagement",
+            value={
+                "status": "enabled",
+                "settings": {
+                    "icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
+                },
+            },
+        )
+    conf = {
+        "role": cfg.replication_role_arn,
+        "rules": [{"destinations": [{"destinationTableBucketARN": replica_arn}]}],
+    }
+    if mode == "bucket":
+        src.put_table_bucket_replication(tableBucketARN=source_arn, configuration=conf)
+    else:
+        for name in cfg.replication.tables:
+            src.put_table_replication(tableArn=world_tables[name], configuration=conf)
+    policy_id = org.create_policy(
+        Content=documents.compact_json(documents.service_control_policy(cfg)),
+        Description="kit",
+        Name=cfg.scp_name,
+        Type="SERVICE_CONTROL_POLICY",
+    )["Policy"]["PolicySummary"]["Id"]
+    org.attach_policy(PolicyId=policy_id, TargetId=ou_id)
+
+    retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
+    outputs_doc = {
+        "source": {
+            "kit_source": {
+                "kit": "seed",
+                "account_id": ACCOUNT,
+                "region": SRC_REGION,
+                "table_bucket_arn": source_arn,
+                "table_bucket_name": SRC_BUCKET,
+                "replication_mode": mode,
+                "replication_role_arn": cfg.replication_role_arn,
+                "namespaces": {"analytics": list(tables)},
+                "replicated_tables": [f"{ns}.{t}" for ns, t in cfg.replicated_tables()],
+                "snapshot_retention": retention,
+                "destinations": [replica_arn],
+                "encryption": {"sse_algorithm": "AES256"},
+            }
+        },
+        f"replica-{DST_BUCKET}": {
+            "kit_replica": {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "table_bucket_arn": replica_arn,
+                "table_bucket_name": DST_BUCKET,
+                "storage_class": "INTELLIGENT_TIERING",
+                "encryption": {"sse_algorithm": "AES256"},
+                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+                "source_table_bucket_arn": source_arn,
+                "break_glass_principals": [BREAK_GLASS],
+                "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/seed-s3tables-replica-guardrail",
+            }
+        },
+        "recovery": {
+            "kit_recovery": {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "table_bucket_arn": cfg.recovery_bucket_arn,
+                "table_bucket_name": "demo-recovery-tablebucket",
+                "namespace": "recovered",
+                "role_arn": cfg.recovery_role_arn,
+                "emr_application_id": "00abc",
+                "emr_release": "emr-7.12.0",
+                "scripts_uri": "s3://scripts/",
+                "logs_uri": "s3://logs/",
+                "replica_table_bucket_arn": replica_arn,
+            }
+        },
+        "organization": {
+            "kit_organization": {"policy_id": policy_id, "policy_name": cfg.scp_name, "targets": [ou_id]}
+        },
+    }
+    world = World(
+        env,
+        cfg,
+        parse_outputs(outputs_doc),
+        source_arn,
+        replica_arn,
+        ou_id,
+        policy_id,
+        world_tables,
+        outputs_doc=outputs_doc,
+        cfg_doc=doc,
+    )
+    if replicate:
+        env.control.replicate(source_bucket_arn=source_arn)
+    if harden_now:
+        from jobs.ops.harden import harden
+
+        report = harden(clients, world.outputs, show_progress=False)
+        assert report.exit_code == 0, report.to_json()
+    return world

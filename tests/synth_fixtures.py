@@ -1,0 +1,21 @@
+"""Session fixtures: synthesise every example once (the provider bindings are imported once per test session)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """{example stem: {stack id: parsed cdk.tf.json}} from a full App.synth() of each example."""
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    from infra.golden import synth_example
+
+    return {cfg.stem: synth_example(cfg, tmp_path_factory.mktemp(f"synth-{cfg.stem}")) for cfg in EXAMPLES}

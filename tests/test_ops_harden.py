@@ -1,0 +1,123 @@
+"""`jobs.ops.harden` over real HTTP: replicas get the table policy and retention; a second run changes
+nothing."""
+
+from __future__ import annotations
+
+import json
+
+from jobs.ops import harden as hd
+from jobs.ops.common import canonical_policy
+from policies.documents import replica_table_policy
+from tests.ops_fixtures import OpsEnv, deploy
+
+PUTS = ("PutTablePolicy", "PutTableMaintenanceConfiguration")
+
+
+def _puts(env: OpsEnv) -> dict[str, int]:
+    calls = env.control.stats()["calls"]
+    return {op: calls.get(op, 0) for op in PUTS}
+
+
+def test_harden_applies_policy_and_retention_then_is_idempotent(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env)
+    report = hd.harden(world.clients, world.outputs, show_progress=False)
+    assert report.exit_code == 0
+    assert sorted(r.table for r in report.by("hardened")) == [
+        "analytics.customers",
+        "analytics.events",
+        "analytics.orders",
+    ]
+    dst = world.dst()
+    for name in ("orders", "customers", "events"):
+        got = world.replica_table(f"analytics.{name}")
+        policy = json.loads(
+            dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)[
+                "resourcePolicy"
+            ]
+        )
+        want = replica_table_policy(
+            table_arn=got["tableARN"],
+            break_glass_principals=[world.outputs.replicas[0].break_glass_principals[0]],
+            replication_role_arn=world.cfg.replication_role_arn,
+        )
+        assert canonical_policy(policy) == canonical_policy(want)
+        assert got["tableARN"] in json.dumps(policy)  # UUID-scoped ARN
+        conf = dst.get_table_maintenance_configuration(
+            tableBucketARN=world.replica_arn, namespace="analytics", name=name
+        )
+        assert conf["configuration"]["icebergSnapshotManagement"]["settings"][
+            "icebergSnapshotManagement"
+        ] == {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 2160}
+    before = _puts(ops_env)
+    assert before == {
+        "PutTablePolicy": 3,
+        "PutTableMaintenanceConfiguration": 3 + 3,
+    }  # + the source retention at deploy
+
+    # Second run, through the CLI: nothing to change, nothing written.
+    out = world.write_outputs(tmp_path)
+    code = hd.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["counts"]["unchanged"] == 3 and doc["counts"]["hardened"] == 0
+    assert _puts(ops_env) == before
+
+
+def test_dry_run_shows_diff_and_writes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env)
+    out = world.write_outputs(tmp_path)
+    code = hd.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--dry-run", "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "table-policy (desired)" in text
+        and '"maxSnapshotAgeHours": 2160' in text
+        and '-      "maxSnapshotAgeHours": 120,' in text
+    )
+    assert "3 would-change" in text and "dry run" in text
+    assert _puts(ops_env) == {"PutTablePolicy": 0, "PutTableMaintenanceConfiguration": 3}
+
+
+def test_repairs_shortened_retention_only(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env, harden_now=True)
+    world.dst().put_table_maintenance_configuration(
+        tableBucketARN=world.replica_arn,
+        namespace="analytics",
+        name="events",
+        type="icebergSnapshotManagement",
+        value={
+            "status": "enabled",
+            "settings": {"icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 24}},
+        },
+    )
+    report = hd.harden(world.clients, world.outputs, show_progress=False)
+    (fixed,) = report.by("hardened")
+    assert fixed.table == "analytics.events" and [c.kind for c in fixed.changes] == ["snapshot-retention"]
+    assert len(report.by("unchanged")) == 2
+    assert hd.harden(world.clients, world.outputs, show_progress=False).by("hardened") == []
+
+
+def test_skips_non_replicas_and_reports_failures(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env)
+    dst = world.dst()
+    dst.create_namespace(tableBucketARN=world.replica_arn, namespace=["scratch"])
+    dst.create_table(tableBucketARN=world.replica_arn, namespace="scratch", name="notes", format="ICEBERG")
+    orders = world.replica_table("analytics.orders")["tableARN"]
+    ops_env.control.inject_faults(
+        "PutTablePolicy",
+        1,
+        code="ForbiddenException",
+        status=403,
+        message="User is not authorized to perform s3tables:PutTablePolicy",
+        match="/orders/",
+    )
+    report = hd.harden(world.clients, world.outputs, show_progress=False)
+    assert report.exit_code == 1
+    (failed,) = report.by("failed")
+    assert failed.table == "analytics.orders" and failed.table_arn == orders
+    assert "PutTablePolicy" in (failed.reason or "") and "ForbiddenException" in (failed.reason or "")
+    assert [r.table for r in report.by("skipped")] == ["scratch.notes"]
+    assert len(report.by("hardened")) == 2
+    assert "analytics.orders" in hd.render(report) and "ForbiddenException" in hd.render(report)
+    # The retry hardens the remaining policy; then nothing is left to do.
+    again = hd.harden(world.clients, world.outputs, show_progress=False)
+    assert [r.table for r in again.by("hardened")] == ["analytics.orders"] and again.exit_code == 0

@@ -1,0 +1,230 @@
+"""`jobs.ops.status` over real HTTP (moto + tests/moto_ext): healthy, pending, failed, lagging, throttled,
+3,000."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from datetime import timedelta
+
+import pytest
+
+from jobs.ops import status as st
+from jobs.ops.common import parse_duration
+from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
+
+NOW = dt.datetime.now(dt.UTC)
+
+
+def _rows(report: st.StatusReport, table: str) -> list[st.DestinationStatus]:
+    return [r for r in report.rows if r.table == table]
+
+
+def _run_cli(world, tmp_path, capsys, *extra: str) -> tuple[int, str]:
+    out = world.write_outputs(tmp_path)
+    code = st.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet", *extra])
+    return code, capsys.readouterr().out
+
+
+def test_parse_duration() -> None:
+    assert parse_duration("30m") == timedelta(minutes=30)
+    assert parse_duration("2h") == timedelta(hours=2)
+    assert parse_duration("1h30m") == timedelta(minutes=90)
+    assert parse_duration("1d") == timedelta(days=1)
+    with pytest.raises(ValueError):
+        parse_duration("soon")
+
+
+def test_compute_lag_is_age_of_oldest_unreplicated_commit() -> None:
+    commits = [NOW - timedelta(hours=5), NOW - timedelta(hours=2), NOW - timedelta(minutes=10)]
+    assert st.compute_lag(commits, NOW - timedelta(hours=3), NOW) == pytest.approx(7200)
+    assert st.compute_lag(commits, NOW - timedelta(minutes=5), NOW) == 0
+    assert st.compute_lag(commits, None, NOW) == pytest.approx(5 * 3600)
+
+
+def test_healthy(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env)
+    report = st.collect_status(
+        world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False
+    )
+    assert report.tables == 3
+    assert {r.status for r in report.rows} == {"completed"}
+    assert all(r.lag_seconds == 0 and r.destination_table_arn and r.last_replicated_at for r in report.rows)
+    assert report.exit_code == 0
+    code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "30m", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["counts"] == {"completed": 3} and doc["failed"] == 0 and doc["lagging"] == 0
+
+
+def test_upper_case_status_is_understood(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env)
+    arn = world.tables["analytics.orders"]
+    ops_env.control.set_status(arn, world.replica_arn, "FAILED", failure_message="boom")
+    report = st.collect_status(world.clients, [world.source_arn], show_progress=False)
+    assert _rows(report, "analytics.orders")[0].status == "failed"
+
+
+def test_pending_within_max_lag(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.orders", NOW - timedelta(hours=4))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    world.commit("analytics.orders", NOW - timedelta(minutes=5))
+    ops_env.control.set_status(world.tables["analytics.orders"], world.replica_arn, "pending")
+    report = st.collect_status(
+        world.clients, [world.source_arn], now=NOW, max_lag=timedelta(minutes=30), show_progress=False
+    )
+    (row,) = _rows(report, "analytics.orders")
+    assert row.status == "pending"
+    assert row.lag_seconds == pytest.approx(300, abs=2)
+    assert row.lag_source == "metadata"
+    assert not row.lagging and report.exit_code == 0
+    code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "30m")
+    assert code == 0 and "PENDING" in out
+
+
+def test_failed_with_message(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env)
+    msg = "Access denied when writing to the destination table bucket (KMS key policy)"
+    ops_env.control.set_status(
+        world.tables["analytics.customers"], world.replica_arn, "failed", failure_message=msg
+    )
+    report = st.collect_status(
+        world.clients, [world.source_arn], max_lag=timedelta(hours=24), show_progress=False
+    )
+    assert [r.table for r in report.failed] == ["analytics.customers"]
+    assert report.failed[0].failure_message == msg
+    assert report.exit_code == 1
+    code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "24h")
+    assert code == 1
+    assert "FAILED" in out and "Access denied" in out
+    # Without --max-lag a failure still fails the run.
+    code, _ = _run_cli(world, tmp_path, capsys)
+    assert code == 1
+
+
+def test_lagging(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.events", NOW - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    world.commit("analytics.events", NOW - timedelta(hours=2))  # not replicated since
+    world.commit("analytics.events", NOW - timedelta(minutes=1))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    report = st.collect_status(
+        world.clients, [world.source_arn], now=NOW, max_lag=timedelta(minutes=30), show_progress=False
+    )
+    (row,) = _rows(report, "analytics.events")
+    assert row.lag_seconds == pytest.approx(
+        7200, abs=2
+    )  # the oldest commit the replica lacks, not the newest
+    assert row.lagging and report.exit_code == 1
+    assert [r.table for r in report.lagging] == ["analytics.events"]
+    code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "30m", "--problems-only")
+    assert code == 1 and "analytics.events" in out and "LAGGING" in out and "analytics.orders" not in out
+    code, _ = _run_cli(world, tmp_path, capsys, "--max-lag", "3h")
+    assert code == 0
+
+
+def test_never_replicated_counts_from_first_commit(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.orders", NOW - timedelta(hours=1))
+    report = st.collect_status(
+        world.clients, [world.source_arn], now=NOW, max_lag=timedelta(minutes=30), show_progress=False
+    )
+    (row,) = _rows(report, "analytics.orders")
+    assert row.status == "pending" and row.last_replicated_at is None
+    assert row.lag_seconds == pytest.approx(3600, abs=2) and row.lagging
+    # Tables without any commit have nothing to replicate.
+    assert _rows(report, "analytics.customers")[0].lag_seconds == 0
+
+
+def test_tables_mode_unlisted_tables_do_not_fail(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env, mode="tables")
+    report = st.collect_status(
+        world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False
+    )
+    assert _rows(report, "analytics.orders")[0].status == "completed"
+    assert _rows(report, "analytics.customers")[0].status == "unconfigured"
+    assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("code", ["TooManyRequestsException", "ThrottlingException"])
+def test_throttling_is_retried(ops_env: OpsEnv, code: str) -> None:
+    world = deploy(ops_env)
+    ops_env.control.inject_faults("ListTables", 2, code=code)
+    ops_env.control.inject_faults("GetTableReplicationStatus", 6, code=code)
+    report = st.collect_status(world.clients, [world.source_arn], concurrency=4, show_progress=False)
+    assert report.tables == 3 and {r.status for r in report.rows} == {"completed"}
+    served = {f["operation"]: f["served"] for f in ops_env.control.stats()["faults"]}
+    assert served == {"ListTables": 2, "GetTableReplicationStatus": 6}
+
+
+def test_throttling_injection_is_real(ops_env: OpsEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Control for the test above: without retries the same injection makes the run unreadable."""
+    world = deploy(ops_env)
+    monkeypatch.setattr(st, "call", lambda fn, *a, **kw: fn(*a, **kw))
+    ops_env.control.inject_faults("GetTableReplicationStatus", 1)
+    report = st.collect_status(
+        ops_env.clients(max_attempts=1), [world.source_arn], concurrency=1, show_progress=False
+    )
+    assert len(report.errors) == 1 and "TooManyRequestsException" in (report.errors[0].failure_message or "")
+    assert report.exit_code == 2
+
+
+def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env, tables=("orders",))
+    src = world.src()
+    second = src.create_table_bucket(name="demo-source-two")["arn"]
+    conf = {
+        "role": world.cfg.replication_role_arn,
+        "rules": [{"destinations": [{"destinationTableBucketARN": world.replica_arn}]}],
+    }
+    src.put_table_bucket_replication(tableBucketARN=second, configuration=conf)
+    commit_ms = int((NOW - timedelta(hours=1)).timestamp() * 1000)
+    for bucket in (world.source_arn, second):
+        names = [f"t{i:04d}" for i in range(1500 if bucket == second else 1499)]
+        ops_env.control.seed(bucket, {"bulk": names}, commit_ms=commit_ms)
+        ops_env.control.replicate(source_bucket_arn=bucket)
+    arns = [
+        t["tableARN"] for t in src.list_tables(tableBucketARN=second, namespace="bulk", maxTables=3)["tables"]
+    ]
+    for arn in arns:
+        ops_env.control.set_status(arn, world.replica_arn, "failed", failure_message="injected")
+    ops_env.control.inject_faults("GetTableReplicationStatus", 20)
+    ops_env.control.set_latency(
+        "GetTableReplicationStatus", 0.01
+    )  # 30 s if the calls were made one at a time
+
+    started = time.monotonic()
+    code, out = _run_cli(
+        world,
+        tmp_path,
+        capsys,
+        "--source-bucket-arn",
+        world.source_arn,
+        "--source-bucket-arn",
+        second,
+        "--max-lag",
+        "30m",
+        "--json",
+        "--concurrency",
+        "16",
+    )
+    elapsed = time.monotonic() - started
+    doc = json.loads(out)
+    assert doc["tables"] == 3000
+    assert doc["counts"] == {"completed": 2997, "failed": 3}
+    assert sorted(r["source_table_arn"] for r in doc["destinations"] if r["status"] == "failed") == sorted(
+        arns
+    )
+    assert code == 1
+    stats = ops_env.control.stats()
+    assert (
+        stats["calls"]["ListTables"] >= 4 + 1
+    )  # 1,499 and 1,500 tables: two pages per bucket (+ the probe above)
+    assert (
+        4 <= stats["max_in_flight"] <= 16 + 2
+    )  # calls overlapped, bounded by --concurrency (+ control calls)
+    assert elapsed < 60, f"status over 3,000 tables took {elapsed:.1f}s"
+    assert DST_REGION in world.replica_arn

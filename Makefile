@@ -17,7 +17,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
-        demo recover recover-emr outputs status harden audit bench clean
+        demo summary recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -54,8 +54,12 @@ policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
 policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
 	$(PY) -m policies.access_analyzer
 
-demo: setup ## Main job on the embedded local default: the seed walkthrough as a local recovery drill
+demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
+	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
 	$(PY) -m jobs.drill
+
+summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
+	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
 
 outputs: ## After `cdktf deploy`: write the outputs contract to $(OUTPUTS)
 	npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs

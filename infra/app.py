@@ -6,6 +6,7 @@ from __future__ import annotations
 from cdktf import App
 
 from infra.config import KitConfig
+from infra.nag import apply_nag
 from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
 from infra.stacks.replica import ReplicaStack
@@ -30,4 +31,6 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, cfg.protection.organization)
+    # KIT policy rules run at synth on every document; a violation fails synth with the rule and construct path.
+    apply_nag(app)
     return app

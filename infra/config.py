@@ -618,6 +618,15 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
                     "replica keeps fewer snapshots than the source; replicas must keep at least as many",
                 )
             )
+        if rep.encryption.creates_key and not rep.deploy_role_arn:
+            out.append(
+                Issue(
+                    f"{where}.deploy_role_arn",
+                    "a replica whose KMS key the kit creates needs the deploy role: the key policy denies "
+                    "kms:PutKeyPolicy to everyone but break-glass and this role, and KMS refuses a key policy that "
+                    "locks out the principal creating it",
+                )
+            )
         for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
             if arn and arn.startswith("arn:"):
                 acct = arn.split(":")[4]

@@ -28,6 +28,9 @@ def normalize(node: Any, cwd: str) -> Any:
         return {k: normalize(v, cwd) for k, v in sorted(node.items()) if k != "//"}
     if isinstance(node, list):
         return [normalize(v, cwd) for v in node]
+    if isinstance(node, str) and node.startswith("{") and '"Statement"' in node:
+        # Embedded policy documents are expanded so that a golden diff shows the statement that changed.
+        return {"<policy-json>": normalize(json.loads(node), cwd)}
     if isinstance(node, str) and cwd and cwd in node:
         return node.replace(cwd, CWD_MARK)
     return node

@@ -281,7 +281,7 @@ def recovery_role_permissions(cfg: KitConfig) -> Document:
     stmts: list[S.Statement | None] = [
         S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
         S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
-        S.allow_actions("ReadRecoveryCatalog", A.CATALOG_BUCKET_READ + A.RECOVERY_BUCKET_WRITE, [rec]),
+        S.allow_actions("ManageRecoveryCatalog", A.CATALOG_BUCKET_READ + A.RECOVERY_BUCKET_WRITE, [rec]),
         S.allow_actions("WriteRecoveryTables", A.CATALOG_TABLE_READ + A.RECOVERY_TABLE_WRITE, [S.table_arns(rec)]),
         S.deny_actions(
             "DenyAllWritesToReplicas",
@@ -353,7 +353,10 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
         stmts.append(S.kms_deny_key_deletion(cfg.protection.break_glass_principals))
         replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
-        stmts.append(S.kms_deny_key_policy_change([*cfg.protection.break_glass_principals, *_deploy_roles([replica])]))
+        # The configuration requires a deploy role on replicas with a created key (KMS's policy-lockout safety check
+        # rejects a key policy that denies the principal creating it kms:PutKeyPolicy).
+        bg_and_deploy = [*cfg.protection.break_glass_principals, *_deploy_roles([replica])]
+        stmts.append(S.kms_deny_key_policy_change(bg_and_deploy))
     else:
         stmts.append(
             S.kms_allow_key_use(

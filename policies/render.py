@@ -1,0 +1,436 @@
+"""Render every policy document of every example configuration for review.
+
+    python -m policies.render            # = make policies: write policies/rendered/<example>/*.json + SUMMARY.md
+    python -m policies.render --check    # = make policies-check: fail with a unified diff when the files are stale
+
+One directory per `examples/<stem>.toml`; one `<document name>.json` per `policies.documents.build_documents`
+entry (2-space indent, statement keys in builder order, trailing newline) and a `SUMMARY.md` that says, per
+principal, what it may and may not do on which resource, the break-glass path, the risk each deny closes and where
+each document is attached. Reviewers read these files in pull requests; CI fails when they are stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from infra.config import KitConfig, load_config
+from policies import actions as A
+from policies import documents as D
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = ROOT / "examples"
+RENDERED_DIR = Path(__file__).resolve().parent / "rendered"
+SUMMARY = "SUMMARY.md"
+
+KIND_TITLES = {
+    "trust": "IAM role trust policy",
+    "identity": "IAM identity policy",
+    "bucket-policy": "S3 Tables table bucket policy",
+    "table-policy": "S3 Tables table policy",
+    "scp": "Organizations service control policy",
+    "kms-key-policy": "KMS key policy",
+}
+
+
+def render_json(document: D.Document) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def example_configs(examples_dir: Path = EXAMPLES_DIR) -> list[Path]:
+    return sorted(examples_dir.glob("*.toml"))
+
+
+# ---------------------------------------------------------------- summary helpers ----
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _code(values: Iterable[str]) -> str:
+    return ", ".join(f"`{v}`" for v in values) or "(none)"
+
+
+def _short_actions(actions: Iterable[str]) -> str:
+    return ", ".join(f"`{a.removeprefix(A.S3T)}`" if a.startswith(A.S3T) else f"`{a}`" for a in actions)
+
+
+def _exemptions(stmt: dict[str, Any]) -> tuple[list[str], bool]:
+    """(principal ARNs exempt from a Deny, whether the maintenance service principal is exempt), read from the
+    deployed statement's Condition, not from the rule table: the summary describes what is deployed."""
+    cond = stmt.get("Condition", {})
+    arns = _as_list(cond.get("ArnNotLike", {}).get("aws:PrincipalArn"))
+    service = _as_list(cond.get("StringNotEqualsIfExists", {}).get("aws:PrincipalServiceName"))
+    return arns, A.MAINTENANCE_SERVICE in service
+
+
+def _deny_rows(docs: Sequence[D.PolicyDoc]) -> list[tuple[D.PolicyDoc, dict[str, Any]]]:
+    return [(d, s) for d in docs for s in d.document["Statement"] if s["Effect"] == "Deny"]
+
+
+LAYERS = (
+    ("bucket-policy", "bucket policy"),
+    ("table-policy", "table policy"),
+    ("guardrail", "IAM guardrail"),
+    ("scp", "SCP"),
+)
+
+
+def _layer(d: D.PolicyDoc) -> str | None:
+    if d.kind in ("bucket-policy", "table-policy", "scp"):
+        return d.kind
+    if d.kind == "identity" and d.name.startswith("replica-guardrail--"):
+        return "guardrail"
+    return None
+
+
+def _protection_cells(
+    rule: A.ProtectionRule, arns: Sequence[str], docs: Sequence[D.PolicyDoc], service: str | None
+) -> list[str]:
+    """One cell per layer: `denied` when a deployed Deny of that layer covers one of the rule's actions and does not
+    exempt the principal, `exempt` when every such Deny exempts it, `—` when the layer carries none of the actions
+    (or does not apply to a service principal)."""
+    wanted = {A.S3T + a for a in rule.actions}
+    cells = []
+    for layer, _title in LAYERS:
+        if service is not None and layer in ("guardrail", "scp"):
+            cells.append("n/a")
+            continue
+        verdicts: set[str] = set()
+        for d in docs:
+            if _layer(d) != layer:
+                continue
+            for s in d.document["Statement"]:
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
+                    continue
+                exempt_arns, maintenance_exempt = _exemptions(s)
+                exempt = bool(set(arns) & set(exempt_arns)) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
+                verdicts.add("exempt" if exempt else "denied")
+        cells.append("denied" if "denied" in verdicts else ("exempt" if verdicts else "—"))
+    return cells
+
+
+def _principal_section(
+    title: str,
+    arns: Sequence[str],
+    docs: Sequence[D.PolicyDoc],
+    *,
+    intro: str,
+    identity_docs: Sequence[str] = (),
+    service: str | None = None,
+) -> list[str]:
+    """May: Allow statements of the principal's own identity documents and resource-policy / key-policy grants
+    naming it. May not: a table of every protection rule per layer, read from the deployed Deny statements."""
+    out = [f"### {title}", "", intro, ""]
+    if arns:
+        out += [f"Principal: {_code(arns)}", ""]
+    may: list[str] = []
+    own_denies: list[str] = []
+    for d in docs:
+        for s in d.document["Statement"]:
+            if "Resource" not in s:
+                continue  # trust statements: described in the intro
+            principal = s.get("Principal")
+            named = _as_list(principal.get("AWS")) if isinstance(principal, dict) else []
+            services = _as_list(principal.get("Service")) if isinstance(principal, dict) else []
+            own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
+            granted = bool(set(named) & set(arns)) or (service is not None and service in services)
+            acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
+            line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
+            if s["Effect"] == "Allow" and (own or granted):
+                may.append(line)
+            elif s["Effect"] == "Deny" and own:
+                own_denies.append(line)
+    out += ["**May** (Allow statements that name it or are attached to it):", ""]
+    nothing = (
+        "- nothing in the kit's documents: AWS authorises the service itself, within the denies below"
+        if service
+        else "- nothing in the kit's documents: its own IAM policies decide, within the denies below"
+    )
+    out += (may or [nothing]) + [""]
+    if own_denies:
+        out += ["**May not, by its own policy:**", "", *own_denies, ""]
+    out += [
+        "**May not on the replicas** (each protection rule per layer, read from the deployed Deny statements):",
+        "",
+        "| Rule | Actions | " + " | ".join(t for _, t in LAYERS) + " |",
+        "|---|---|" + "---|" * len(LAYERS),
+    ]
+    for rule in A.PROTECTION_RULES:
+        cells = _protection_cells(rule, arns, docs, service)
+        out.append(f"| `{rule.sid}` | {_short_actions(rule.actions)} | " + " | ".join(cells) + " |")
+    key_denies = sorted(
+        {
+            s["Sid"]
+            for d in docs
+            if d.kind == "kms-key-policy"
+            for s in d.document["Statement"]
+            if s["Effect"] == "Deny" and not (set(arns) & set(_exemptions(s)[0]))
+        }
+    )
+    has_key_denies = any(
+        s["Effect"] == "Deny" for d in docs if d.kind == "kms-key-policy" for s in d.document["Statement"]
+    )
+    if has_key_denies:
+        out += [
+            "",
+            f"Replica KMS keys: {'denied by ' + _code(key_denies) if key_denies else 'exempt from the key denies'}.",
+        ]
+    out.append("")
+    return out
+
+
+def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> str:
+    names = [d.name for d in docs]
+    deploy_roles = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn})
+    bg = list(cfg.protection.break_glass_principals)
+    replicas = ", ".join(f"`{r.bucket}` ({r.account_id}, {r.region})" for r in cfg.replicas)
+    guardrails = [n for n in names if n.startswith("replica-guardrail--")]
+    lines = [
+        f"# Policy summary: `{stem}` (kit `{cfg.kit.name}`)",
+        "",
+        f"Generated by `make policies` from `examples/{stem}.toml`; do not edit by hand (`make policies-check` fails",
+        "when this file or any document next to it is stale). Every `*.json` here is deployed byte for byte after",
+        "normalisation.",
+        "",
+        f"- Source table bucket: `{cfg.source.bucket}` ({cfg.source.account_id}, {cfg.source.region})",
+        f"- Replicas (protected): {replicas}",
+        f"- Recovery target (writable): `{cfg.recovery.bucket}` next to `{cfg.recovery.replica}`",
+        "",
+        "## Security intent",
+        "",
+        "Nobody but the break-glass principals can delete a replica, shorten its retention or remove its protection.",
+        "The replication role still creates and writes replicas; the S3 Tables maintenance service still writes;",
+        "the recovery role reads replicas and writes only the recovery bucket; a Terraform deploy role may change",
+        "policies and bucket settings but never delete.",
+        "",
+        "## Who may do what",
+        "",
+    ]
+    lines += _principal_section(
+        "Replication role",
+        [cfg.replication_role_arn],
+        docs,
+        intro=f"Assumed only by `{A.REPLICATION_SERVICE}` for the source account `{cfg.source.account_id}` "
+        "(`replication-role-trust`). Reads the source, creates and writes replicas.",
+        identity_docs=["replication-role-permissions"],
+    )
+    lines += _principal_section(
+        "S3 Tables maintenance service",
+        [],
+        docs,
+        intro=f"Service principal `{A.MAINTENANCE_SERVICE}` (snapshot expiry, unreferenced-file removal). AWS "
+        "authorises it internally; the kit's resource-policy denies still bind it, except for replica data writes.",
+        service=A.MAINTENANCE_SERVICE,
+    )
+    lines += _principal_section(
+        "Recovery role",
+        [cfg.recovery_role_arn],
+        docs,
+        intro="Assumed only by EMR Serverless job runs in the recovery account (`recovery-role-trust`). Reads the "
+        "replica, writes only the recovery bucket.",
+        identity_docs=["recovery-role-permissions"],
+    )
+    if deploy_roles:
+        lines += _principal_section(
+            "Terraform deploy roles (replica accounts)",
+            deploy_roles,
+            docs,
+            intro="Change policies and bucket settings after review; never delete, never change retention.",
+        )
+    lines += _principal_section(
+        "Break-glass principals",
+        bg,
+        docs,
+        intro="Exempt from every protective Deny (see the break-glass path below).",
+    )
+    lines += _principal_section(
+        "Everyone else in the replica accounts (administrators, data engineers, workloads)",
+        [],
+        docs,
+        intro="Whatever their IAM permissions (even `AdministratorAccess`), every protective Deny applies. Reads "
+        "follow their IAM policies. Principals in other accounts (including the source account, apart from the "
+        "replication role) get no grant in any replica bucket policy, so they cannot reach the replicas at all.",
+        identity_docs=guardrails,
+    )
+    lines += [
+        "## Break-glass path",
+        "",
+        "Only these principals pass the protective denies (bucket policy, table policy, IAM guardrail, SCP and the",
+        "replica KMS key's deletion deny):",
+        "",
+        *[f"- `{a}`" for a in bg],
+        "",
+        "1. Open an incident and get the change approved; assume the break-glass role (guard its trust policy with",
+        "   MFA and a small group; every use shows in CloudTrail as `AssumeRole` on that role).",
+        "2. As that role, make the one change the incident needs (delete, shorten retention, replace a policy).",
+        "3. Re-apply protection: `make harden` (table policies, replica retention) and `cdktf deploy` (bucket",
+        "   policy, guardrail, SCP), then `make audit` to compare live protection with the configuration.",
+        "",
+        "## Protective denies and the risk each closes",
+        "",
+        "| Sid | Actions | Risk it closes | Exempt besides break-glass |",
+        "|---|---|---|---|",
+    ]
+    for rule in A.PROTECTION_RULES:
+        exempt = []
+        if rule.exempt_replication_role:
+            exempt.append("replication role")
+        if rule.exempt_maintenance_service:
+            exempt.append("maintenance service (resource policies)")
+        if rule.exempt_deploy_roles:
+            exempt.append("deploy roles")
+        lines.append(
+            f"| `{rule.sid}` | {_short_actions(rule.actions)} | {rule.risk} | {', '.join(exempt) or 'nobody'} |"
+        )
+    lines += [
+        "",
+        "In the SCP the rules with the same exemptions are merged to stay under 5,120 characters: "
+        + "; ".join(f"`{r.sid}`" for r in D.scp_rules())
+        + ".",
+        "",
+    ]
+    other_denies = [(d, s) for d, s in _deny_rows(docs) if s["Sid"] not in {r.sid for r in A.PROTECTION_RULES}]
+    other_denies = [(d, s) for d, s in other_denies if s["Sid"] not in {r.sid for r in D.scp_rules()}]
+    if other_denies:
+        lines += ["Other denies:", ""]
+        by_sid: dict[str, list[str]] = {}
+        for d, s in other_denies:
+            by_sid.setdefault(s["Sid"], []).append(f"`{d.name}`")
+        for sid, where in by_sid.items():
+            lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
+        lines.append("")
+    lines += [
+        "## Documents and where they are attached",
+        "",
+        "| Document | Kind | Account | Attached to |",
+        "|---|---|---|---|",
+    ]
+    for d in docs:
+        title = KIND_TITLES.get(d.kind, d.kind)
+        lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
+    scp = next((d for d in docs if d.kind == "scp"), None)
+    if scp is not None:
+        lines += ["", f"SCP size (compact JSON): {len(D.compact_json(scp.document))} of 5,120 characters."]
+    return "\n".join(lines) + "\n"
+
+
+def _other_risk(sid: str) -> str:
+    return {
+        "DenyAllWritesToReplicas": "a recovery job (or a bug in it) must never write, delete or reconfigure a replica; "
+        "it writes only the recovery bucket.",
+        "DenyKeyDeletionExceptBreakGlass": "disabling or scheduling deletion of a replica's key makes every replica "
+        "file unreadable.",
+        "DenyKeyPolicyChangeExceptDeployAndBreakGlass": "rewriting the replica key policy would remove the key "
+        "deletion deny (the first step of destroying the replica through its key).",
+    }.get(sid, "see the statement")
+
+
+# ---------------------------------------------------------------- render / check ----
+
+
+def render_example(config_path: Path) -> dict[str, str]:
+    """{relative file name: content} for one example configuration."""
+    cfg = load_config(config_path)
+    docs = D.build_documents(cfg)
+    files = {f"{d.name}.json": render_json(d.document) for d in docs}
+    files[SUMMARY] = summary_markdown(config_path.stem, cfg, docs)
+    return files
+
+
+def render_all(examples_dir: Path = EXAMPLES_DIR) -> dict[str, str]:
+    """{"<stem>/<file>": content} for every example."""
+    out: dict[str, str] = {}
+    for path in example_configs(examples_dir):
+        for name, text in render_example(path).items():
+            out[f"{path.stem}/{name}"] = text
+    return out
+
+
+def write_tree(files: dict[str, str], out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        p = out_dir / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    if not root.is_dir():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def diff_trees(expected: dict[str, str], actual: dict[str, str], label: str = "policies/rendered") -> list[str]:
+    """Readable problems: a unified diff per changed file (committed -> freshly rendered), missing and extra files."""
+    problems: list[str] = []
+    for rel in sorted(set(expected) | set(actual)):
+        if rel not in actual:
+            problems.append(f"missing: {label}/{rel} (run `make policies` and commit it)\n")
+        elif rel not in expected:
+            problems.append(f"extra: {label}/{rel} (no example renders it any more; delete it)\n")
+        elif expected[rel] != actual[rel]:
+            problems.append(
+                "".join(
+                    difflib.unified_diff(
+                        actual[rel].splitlines(keepends=True),
+                        expected[rel].splitlines(keepends=True),
+                        fromfile=f"a/{label}/{rel} (committed)",
+                        tofile=f"b/{label}/{rel} (rendered now)",
+                    )
+                )
+            )
+    return problems
+
+
+def check(rendered_dir: Path = RENDERED_DIR, examples_dir: Path = EXAMPLES_DIR) -> list[str]:
+    """Re-render into a temporary directory and compare with `rendered_dir`."""
+    with tempfile.TemporaryDirectory(prefix="policies-render-") as tmp:
+        write_tree(render_all(examples_dir), Path(tmp))
+        fresh = read_tree(Path(tmp))
+    return diff_trees(fresh, read_tree(rendered_dir))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m policies.render", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check", action="store_true", help="fail (exit 1) with a diff when the rendered files are stale"
+    )
+    parser.add_argument("--out", type=Path, default=RENDERED_DIR, help="output directory (default: policies/rendered)")
+    parser.add_argument("--examples", type=Path, default=EXAMPLES_DIR, help="directory of example configurations")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = check(args.out, args.examples)
+        if problems:
+            sys.stdout.write("".join(p if p.endswith("\n") else p + "\n" for p in problems))
+            print(
+                f"\npolicies-check: {len(problems)} rendered file(s) stale. Run `make policies` and commit the result."
+            )
+            return 1
+        print(f"policies-check: {args.out} is up to date ({len(read_tree(args.out))} files).")
+        return 0
+    files = render_all(args.examples)
+    stale = set(read_tree(args.out)) - set(files)
+    for rel in sorted(stale):
+        (args.out / rel).unlink()
+    for d in sorted((p for p in args.out.rglob("*") if p.is_dir()), reverse=True):
+        if not any(d.iterdir()):
+            d.rmdir()
+    write_tree(files, args.out)
+    print(f"rendered {len(files)} files under {args.out} ({len(example_configs(args.examples))} examples)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""Python side of the offline IAM evaluator (`policies/simulator/evaluate.mjs`, @cloud-copilot/iam-simulate).
+
+Test-only: the simulator is AGPL-3.0 and is never shipped or imported at runtime; it runs as a separate node
+process that reads one JSON batch on stdin and writes one JSON list on stdout. One process evaluates a whole batch,
+so a proof matrix of hundreds of requests costs one node start (well under a few seconds).
+
+    results = evaluate(policies={"admin": doc, ...}, requests=[SimRequest(...), ...])
+    results["case-id"].decision   # "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied" | "Error"
+
+The caller states every context key the request carries (`aws:PrincipalArn`, `aws:PrincipalAccount`,
+`aws:PrincipalServiceName`, `aws:SourceAccount`, `kms:ResourceAliases`, ...); `principal_context` builds the usual
+ones for an IAM role or a service principal.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EVALUATOR = Path(__file__).resolve().parent / "simulator" / "evaluate.mjs"
+SIMULATOR_PACKAGE = ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate"
+
+ALLOWED = "Allowed"
+EXPLICIT_DENY = "ExplicitlyDenied"
+IMPLICIT_DENY = "ImplicitlyDenied"
+ERROR = "Error"
+
+
+class SimulatorUnavailable(RuntimeError):
+    """node or the npm package is missing (run `make setup`)."""
+
+
+class SimulatorError(RuntimeError):
+    """The evaluator failed as a whole (not one request)."""
+
+
+@dataclass(frozen=True)
+class ScpLevel:
+    """SCPs attached at one level of the organisation (root first, the account last)."""
+
+    org_identifier: str
+    policies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """One request. Policies are referred to by name in the batch's `policies` map."""
+
+    id: str
+    principal: str  # IAM role/user ARN, or a service principal such as maintenance.s3tables.amazonaws.com
+    action: str
+    resource: str
+    resource_account: str
+    context: Mapping[str, str | list[str]] = field(default_factory=dict)
+    identity_policies: tuple[str, ...] = ()
+    scps: tuple[ScpLevel, ...] = ()
+    resource_policies: tuple[str, ...] = ()  # merged into one resource policy (bucket + table policy)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "principal": self.principal,
+            "action": self.action,
+            "resource": self.resource,
+            "resourceAccount": self.resource_account,
+            "context": dict(self.context),
+            "identityPolicies": list(self.identity_policies),
+            "scps": [{"orgIdentifier": s.org_identifier, "policies": list(s.policies)} for s in self.scps],
+            "resourcePolicies": list(self.resource_policies),
+        }
+
+
+@dataclass(frozen=True)
+class SimResult:
+    id: str
+    decision: str
+    denied_by: tuple[str, ...] = ()  # "<policy type>:<policy>#<Sid>" of each explicit Deny that matched
+    ignored_context_keys: tuple[str, ...] = ()  # context keys the simulator dropped (not valid for the action)
+    errors: Any = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == ALLOWED
+
+
+def is_service_principal(principal: str) -> bool:
+    return principal.endswith(".amazonaws.com") and not principal.startswith("arn:")
+
+
+def principal_context(principal: str, *, source_account: str | None = None) -> dict[str, str | list[str]]:
+    """Context keys AWS adds to every request of this principal (the simulator does not derive them)."""
+    if is_service_principal(principal):
+        ctx: dict[str, str | list[str]] = {"aws:PrincipalServiceName": principal}
+        if source_account:
+            ctx["aws:SourceAccount"] = source_account
+        return ctx
+    account = principal.split(":")[4]
+    return {"aws:PrincipalArn": principal, "aws:PrincipalAccount": account}
+
+
+def node_command() -> list[str]:
+    node = shutil.which("node")
+    if node is None:
+        raise SimulatorUnavailable("node is not on PATH (the policy proofs need Node >= 18; run `make setup`)")
+    if not SIMULATOR_PACKAGE.is_dir():
+        raise SimulatorUnavailable(f"{SIMULATOR_PACKAGE} is missing: run `make setup` (npm ci)")
+    return [node, str(EVALUATOR)]
+
+
+def evaluate(
+    policies: Mapping[str, Any],
+    requests: Iterable[SimRequest],
+    *,
+    processes: int = 1,
+    timeout: float = 300.0,
+) -> dict[str, SimResult]:
+    """Evaluate every request; returns results by request id. One node process per batch; with `processes` > 1
+    the batch is split into that many slices evaluated by concurrent node processes (for very large batches such
+    as a matrix times many mutations)."""
+    reqs = list(requests)
+    ids = [r.id for r in reqs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("request ids must be unique")
+    processes = max(1, min(processes, len(reqs) or 1))
+    cmd = node_command()
+    slices = [reqs[i::processes] for i in range(processes)]
+    procs = [
+        subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        for _ in slices
+    ]
+    out: dict[str, SimResult] = {}
+    try:
+        outputs = [
+            proc.communicate(
+                json.dumps({"policies": dict(policies), "requests": [r.to_json() for r in part]}), timeout=timeout
+            )
+            for proc, part in zip(procs, slices, strict=True)
+        ]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    for proc, (stdout, stderr) in zip(procs, outputs, strict=True):
+        if proc.returncode != 0:
+            raise SimulatorError(f"evaluator exited with {proc.returncode}: {stderr.strip()[-2000:]}")
+        for item in json.loads(stdout):
+            out[item["id"]] = SimResult(
+                id=item["id"],
+                decision=item["result"],
+                denied_by=tuple(item.get("deniedBy", ())),
+                ignored_context_keys=tuple(item.get("ignoredContextKeys", ())),
+                errors=item.get("errors"),
+            )
+    missing = set(ids) - set(out)
+    if missing:
+        raise SimulatorError(f"evaluator returned no result for {sorted(missing)[:5]}")
+    return out
+
+
+def errors_of(results: Mapping[str, SimResult]) -> list[str]:
+    return [f"{r.id}: {json.dumps(r.errors)[:500]}" for r in results.values() if r.decision == ERROR]
+
+
+def summarize(results: Sequence[SimResult]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.decision] = counts.get(r.decision, 0) + 1
+    return counts

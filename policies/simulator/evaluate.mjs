@@ -1,0 +1,118 @@
+// Evaluate a batch of IAM requests with @cloud-copilot/iam-simulate (AGPL-3.0; test-only, never shipped).
+//
+// stdin:  {"policies": {"<name>": <policy document>, ...},
+//          "requests": [{"id", "principal", "action", "resource", "resourceAccount", "context": {...},
+//                        "identityPolicies": ["<name>"...],
+//                        "scps": [{"orgIdentifier": "...", "policies": ["<name>"...]}...],   // root first
+//                        "resourcePolicies": ["<name>"...]}]}
+// stdout: [{"id", "result": "Allowed"|"ExplicitlyDenied"|"ImplicitlyDenied"|"Error",
+//           "deniedBy": ["<policy>#<Sid>"...], "blockedBy": [...], "ignoredContextKeys": [...], "errors"?: ...}]
+//
+// Several resource policies (an S3 Tables table request is governed by the bucket policy AND the table policy) are
+// evaluated as one policy holding all their statements, which is how AWS combines them: any Deny wins, any Allow
+// counts. Each statement keeps its Sid prefixed with the policy name so a decision names where it came from.
+// One node process evaluates the whole batch.
+import { getDenialReasons, runSimulation } from '@cloud-copilot/iam-simulate'
+// iam-simulate's own dependency: validating each document once per batch (not once per request) keeps a batch of
+// thousands of requests at a few seconds.
+import {
+  createValidatedPolicy,
+  validateIdentityPolicy,
+  validateResourcePolicy,
+  validateServiceControlPolicy
+} from '@cloud-copilot/iam-policy'
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    const chunks = []
+    process.stdin.on('data', (c) => chunks.push(c))
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    process.stdin.on('error', reject)
+  })
+}
+
+function sidSafe(name) {
+  return name.replace(/[^A-Za-z0-9]/g, '')
+}
+
+const cache = new Map()
+function cached(key, make) {
+  if (!cache.has(key)) cache.set(key, make())
+  return cache.get(key)
+}
+
+function mergeResourcePolicies(names, policies) {
+  if (!names || names.length === 0) return undefined
+  return cached(`resource:${names.join(',')}`, () =>
+    createValidatedPolicy(mergeStatements(names, policies), validateResourcePolicy)
+  )
+}
+
+function mergeStatements(names, policies) {
+  const statements = []
+  for (const name of names) {
+    const doc = policies[name]
+    if (!doc) throw new Error(`unknown policy ${name}`)
+    const stmts = Array.isArray(doc.Statement) ? doc.Statement : [doc.Statement]
+    stmts.forEach((s, i) => statements.push({ ...s, Sid: `${sidSafe(name)}X${s.Sid ?? 'Stmt' + (i + 1)}` }))
+  }
+  return { Version: '2012-10-17', Statement: statements }
+}
+
+function lookup(names, policies, kind, validate) {
+  return (names ?? []).map((name) => {
+    if (!policies[name]) throw new Error(`unknown policy ${name}`)
+    return { name, policy: cached(`${kind}:${name}`, () => createValidatedPolicy(policies[name], validate)) }
+  })
+}
+
+async function evaluate(req, policies) {
+  const simulation = {
+    request: {
+      principal: req.principal,
+      action: req.action,
+      resource: { resource: req.resource, accountId: req.resourceAccount },
+      contextVariables: req.context ?? {}
+    },
+    identityPolicies: lookup(req.identityPolicies, policies, 'identity', validateIdentityPolicy),
+    serviceControlPolicies: (req.scps ?? []).map((level) => ({
+      orgIdentifier: level.orgIdentifier,
+      policies: lookup(level.policies, policies, 'scp', validateServiceControlPolicy)
+    })),
+    resourceControlPolicies: [],
+    resourcePolicy: mergeResourcePolicies(req.resourcePolicies, policies)
+  }
+  const response = await runSimulation(simulation, { simulationMode: 'Strict' })
+  if (response.resultType === 'error') {
+    return { id: req.id, result: 'Error', errors: response.errors }
+  }
+  if (response.resultType !== 'single') {
+    return { id: req.id, result: 'Error', errors: { message: `unexpected resultType ${response.resultType}` } }
+  }
+  const analysis = response.result.analysis
+  const deniedBy = []
+  for (const d of getDenialReasons(analysis)) {
+    if (d.denialType === 'Explicit') {
+      deniedBy.push(`${d.policyType}:${d.policyIdentifier ?? ''}#${d.statementId ?? d.statementIndex}`)
+    }
+  }
+  return {
+    id: req.id,
+    result: response.overallResult,
+    deniedBy: [...new Set(deniedBy)].sort(),
+    blockedBy: analysis?.blockedBy ?? [],
+    // Context keys the simulator dropped as not applicable to the action. A proof must not rely on them.
+    ignoredContextKeys: response.result.ignoredContextKeys ?? []
+  }
+}
+
+const input = JSON.parse(await readStdin())
+const out = []
+for (const req of input.requests) {
+  try {
+    out.push(await evaluate(req, input.policies ?? {}))
+  } catch (err) {
+    out.push({ id: req.id, result: 'Error', errors: { message: String(err?.message ?? err) } })
+  }
+}
+process.stdout.write(JSON.stringify(out))

@@ -1,0 +1,243 @@
+"""The world the policy proofs run in: who the principals are, which policies apply to each, which resources exist.
+
+This is written by hand from the security intent and the example topology (examples/multi-account.toml), NOT
+derived from `policies/`: ARNs are literals, and only the documents themselves come from the code under test
+(`build_documents`). Expected outcomes live in tests/test_policy_proofs.py.
+
+Modelled world (the replica `lakehouse-replica-euc1` in account 222222222222, eu-central-1, and its recovery target):
+
+- admin      arn:aws:iam::222222222222:role/Administrator    AdministratorAccess, NO guardrail attached (the worst
+                                                               case: an SSO admin role nobody attached it to); SCP.
+- engineer   arn:aws:iam::222222222222:role/data-engineer    s3tables:* + kms:Decrypt, guardrail attached; SCP.
+- repl       the source account's replication role           its kit identity policy; SCP too (in the seed the
+                                                               source account IS the replica account, so the SCP
+                                                               must not break replication).
+- maint      maintenance.s3tables.amazonaws.com              no identity policy, no SCP (SCPs never apply to service
+                                                               principals); a harness statement stands in for AWS's
+                                                               own authorisation of its service: s3tables:* on the
+                                                               kit's buckets, so only the kit's denies confine it.
+- recovery   the recovery role                               its kit identity policy; SCP.
+- breakglass arn:aws:iam::222222222222:role/s3tables-break-glass  AdministratorAccess; SCP.
+- deploy     arn:aws:iam::222222222222:role/terraform-deploy AdministratorAccess; SCP.
+- source     arn:aws:iam::111111111111:role/platform-admin   AdministratorAccess in the source account (no SCP).
+- other      arn:aws:iam::555555555555:role/Administrator    AdministratorAccess in an unrelated account (no SCP).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.config import KitConfig, load_config
+from policies import documents as D
+from policies.simulate import ScpLevel, SimRequest, principal_context
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_PATH = ROOT / "examples" / "multi-account.toml"
+
+REPLICA_ACCOUNT = "222222222222"
+SOURCE_ACCOUNT = "111111111111"
+UNRELATED_ACCOUNT = "555555555555"
+
+REPLICA_BUCKET = "arn:aws:s3tables:eu-central-1:222222222222:bucket/lakehouse-replica-euc1"
+REPLICA_TABLE = REPLICA_BUCKET + "/table/6f1b2c3d-4e5f-4a6b-9c8d-112233445566"
+RECOVERY_BUCKET = "arn:aws:s3tables:eu-central-1:222222222222:bucket/lakehouse-recovery-euc1"
+RECOVERY_TABLE = RECOVERY_BUCKET + "/table/0a1b2c3d-4e5f-4a6b-9c8d-aabbccddeeff"
+REPLICA_KEY = "arn:aws:kms:eu-central-1:222222222222:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+REPLICA_KEY_ALIAS = "alias/lakehouse-lakehouse-replica-euc1"
+
+MAINTENANCE = "maintenance.s3tables.amazonaws.com"
+
+PRINCIPALS: dict[str, str] = {
+    "admin": "arn:aws:iam::222222222222:role/Administrator",
+    "engineer": "arn:aws:iam::222222222222:role/data-engineer",
+    "repl": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication",
+    "maint": MAINTENANCE,
+    "recovery": "arn:aws:iam::222222222222:role/lakehouse-s3tables-recovery",
+    "breakglass": "arn:aws:iam::222222222222:role/s3tables-break-glass",
+    "deploy": "arn:aws:iam::222222222222:role/terraform-deploy",
+    "source": "arn:aws:iam::111111111111:role/platform-admin",
+    "other": "arn:aws:iam::555555555555:role/Administrator",
+}
+PRINCIPAL_ORDER = tuple(PRINCIPALS)
+
+RESOURCES: dict[str, tuple[str, str]] = {  # short name -> (ARN, service prefix)
+    "replica-bucket": (REPLICA_BUCKET, "s3tables"),
+    "replica-table": (REPLICA_TABLE, "s3tables"),
+    "recovery-bucket": (RECOVERY_BUCKET, "s3tables"),
+    "recovery-table": (RECOVERY_TABLE, "s3tables"),
+    "replica-key": (REPLICA_KEY, "kms"),
+}
+
+# Document names (policies/rendered/multi-account/*.json) — literals, so a rename is a visible test change.
+BUCKET_POLICY = "replica-bucket-policy--lakehouse-replica-euc1"
+TABLE_POLICY = "replica-table-policy--lakehouse-replica-euc1"
+GUARDRAIL = "replica-guardrail--222222222222"
+SCP = "scp-protect-replicas"
+REPLICATION_PERMISSIONS = "replication-role-permissions"
+RECOVERY_PERMISSIONS = "recovery-role-permissions"
+REPLICA_KEY_POLICY = "kms-key-policy--lakehouse-replica-euc1"
+
+ADMIN_ACCESS = "world:AdministratorAccess"
+ENGINEER_ACCESS = "world:DataEngineerAccess"
+FULL_AWS_ACCESS = "world:FullAWSAccess"
+MAINTENANCE_BASELINE = "world:MaintenanceServiceBaseline"
+
+WORLD_POLICIES: dict[str, Any] = {
+    ADMIN_ACCESS: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
+    ENGINEER_ACCESS: {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "Tables", "Effect": "Allow", "Action": "s3tables:*", "Resource": "*"},
+            {"Sid": "Decrypt", "Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*"},
+        ],
+    },
+    FULL_AWS_ACCESS: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
+    MAINTENANCE_BASELINE: {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "HarnessAwsAuthorisesItsMaintenanceService",
+                "Effect": "Allow",
+                "Principal": {"Service": MAINTENANCE},
+                "Action": "s3tables:*",
+                "Resource": [REPLICA_BUCKET, REPLICA_BUCKET + "/*", RECOVERY_BUCKET, RECOVERY_BUCKET + "/*"],
+            }
+        ],
+    },
+}
+
+
+def _scp_levels() -> tuple[ScpLevel, ...]:
+    # Root, the replicas OU (carries the kit's SCP), the account. Every level keeps FullAWSAccess.
+    return (
+        ScpLevel("r-root", (FULL_AWS_ACCESS,)),
+        ScpLevel("ou-ab12-replicas1", (FULL_AWS_ACCESS, SCP)),
+        ScpLevel(REPLICA_ACCOUNT, (FULL_AWS_ACCESS,)),
+    )
+
+
+@dataclass(frozen=True)
+class Subject:
+    identity: tuple[str, ...]
+    scp: bool
+
+
+SUBJECTS: dict[str, Subject] = {
+    "admin": Subject((ADMIN_ACCESS,), scp=True),
+    "engineer": Subject((ENGINEER_ACCESS, GUARDRAIL), scp=True),
+    "repl": Subject((REPLICATION_PERMISSIONS,), scp=True),
+    "maint": Subject((), scp=False),
+    "recovery": Subject((RECOVERY_PERMISSIONS,), scp=True),
+    "breakglass": Subject((ADMIN_ACCESS,), scp=True),
+    "deploy": Subject((ADMIN_ACCESS,), scp=True),
+    "source": Subject((ADMIN_ACCESS,), scp=False),
+    "other": Subject((ADMIN_ACCESS,), scp=False),
+}
+
+RESOURCE_POLICIES: dict[str, tuple[str, ...]] = {
+    # An S3 Tables table request is governed by the bucket policy AND the table policy.
+    "replica-bucket": (BUCKET_POLICY, MAINTENANCE_BASELINE),
+    "replica-table": (BUCKET_POLICY, TABLE_POLICY, MAINTENANCE_BASELINE),
+    "recovery-bucket": (MAINTENANCE_BASELINE,),  # the kit puts no resource policy on the recovery bucket
+    "recovery-table": (MAINTENANCE_BASELINE,),
+    "replica-key": (REPLICA_KEY_POLICY,),
+}
+
+
+def load() -> KitConfig:
+    return load_config(CONFIG_PATH)
+
+
+def kit_policies(cfg: KitConfig) -> dict[str, Any]:
+    """Every document of the topology by name, with the table policy built for the concrete replica table."""
+    docs = {d.name: d.document for d in D.build_documents(cfg)}
+    replica = next(r for r in cfg.replicas if r.bucket_arn == REPLICA_BUCKET)
+    docs[TABLE_POLICY] = D.replica_table_policy_for(cfg, replica, REPLICA_TABLE)
+    return docs
+
+
+def all_policies(kit: Mapping[str, Any]) -> dict[str, Any]:
+    return {**copy.deepcopy(dict(kit)), **WORLD_POLICIES}
+
+
+def case_id(principal: str, resource: str, action: str) -> str:
+    return f"{principal}:{resource}:{action}"
+
+
+def request(principal: str, resource: str, action: str, *, variant: str = "") -> SimRequest:
+    """The request of one matrix case. `variant` namespaces the kit's documents (and the id) so that several
+    mutated copies of the documents are evaluated in one batch; the world's policies are shared."""
+    arn, service = RESOURCES[resource]
+    who = PRINCIPALS[principal]
+    subject = SUBJECTS[principal]
+    ctx = principal_context(who, source_account=REPLICA_ACCOUNT)
+    if service == "kms":
+        ctx["kms:ResourceAliases"] = [REPLICA_KEY_ALIAS]
+        if principal == "maint" and action in ("kms:Decrypt", "kms:GenerateDataKey"):
+            ctx["kms:EncryptionContext:aws:s3:arn"] = REPLICA_TABLE
+    full_action = action if ":" in action else f"{service}:{action}"
+
+    def ns(name: str) -> str:
+        return name if name.startswith("world:") or not variant else f"{variant}|{name}"
+
+    scps = tuple(ScpLevel(lvl.org_identifier, tuple(ns(n) for n in lvl.policies)) for lvl in _scp_levels())
+    return SimRequest(
+        id=(f"{variant}|" if variant else "") + case_id(principal, resource, action),
+        principal=who,
+        action=full_action,
+        resource=arn,
+        resource_account=REPLICA_ACCOUNT,
+        context=ctx,
+        identity_policies=tuple(ns(n) for n in subject.identity),
+        scps=scps if subject.scp else (),
+        resource_policies=tuple(ns(n) for n in RESOURCE_POLICIES[resource]),
+    )
+
+
+def variant_policies(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One policies map for several variants of the kit's documents (see `request(variant=...)`)."""
+    out: dict[str, Any] = dict(WORLD_POLICIES)
+    for label, kit in variants.items():
+        for name, doc in kit.items():
+            out[f"{label}|{name}" if label else name] = copy.deepcopy(doc)
+    return out
+
+
+# ---------------------------------------------------------------- mutations of the built documents ----
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def statements(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return doc["Statement"]  # type: ignore[no-any-return]
+
+
+def drop_statement(doc: dict[str, Any], sid: str) -> None:
+    before = len(doc["Statement"])
+    doc["Statement"] = [s for s in doc["Statement"] if s.get("Sid") != sid]
+    assert len(doc["Statement"]) == before - 1, f"no statement {sid} to drop"
+
+
+def find(doc: dict[str, Any], sid: str) -> dict[str, Any]:
+    return next(s for s in doc["Statement"] if s.get("Sid") == sid)
+
+
+def drop_actions(doc: dict[str, Any], sid: str, actions: set[str]) -> None:
+    stmt = find(doc, sid)
+    acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+    kept = [a for a in acts if a not in actions]
+    assert len(kept) < len(acts), f"{sid} carries none of {actions}"
+    stmt["Action"] = kept
+
+
+def drop_exempt_principal(doc: dict[str, Any], sid: str, arn: str) -> None:
+    stmt = find(doc, sid)
+    arns = stmt["Condition"]["ArnNotLike"]["aws:PrincipalArn"]
+    arns = [arns] if isinstance(arns, str) else list(arns)
+    assert arn in arns, f"{arn} is not exempt in {sid}"
+    arns.remove(arn)
+    stmt["Condition"]["ArnNotLike"]["aws:PrincipalArn"] = arns

@@ -1,0 +1,90 @@
+"""policies/render.py: rendered files are deterministic, up to date, and drift fails with a readable diff."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policies import render as R
+from policies import statements as S
+
+
+def test_render_is_deterministic() -> None:
+    assert R.render_all() == R.render_all()
+
+
+def test_committed_rendering_is_up_to_date() -> None:
+    problems = R.check()
+    assert problems == [], "run `make policies`:\n" + "".join(problems)
+
+
+def test_json_format_pretty_with_trailing_newline() -> None:
+    files = R.render_all()
+    for rel, text in files.items():
+        if rel.endswith(".json"):
+            assert text.endswith("}\n")
+            assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+    assert {rel.split("/")[0] for rel in files} == {p.stem for p in R.example_configs()}
+    assert all(f"{stem}/SUMMARY.md" in files for stem in {rel.split("/")[0] for rel in files})
+
+
+def test_summary_names_principals_break_glass_risks_and_attachments() -> None:
+    text = R.render_all()["seed/SUMMARY.md"]
+    for needle in (
+        "### Replication role",
+        "### S3 Tables maintenance service",
+        "### Recovery role",
+        "### Break-glass principals",
+        "## Break-glass path",
+        "arn:aws:iam::111122223333:role/s3tables-break-glass",
+        "Deletes destroy the replica",  # ProtectionRule.risk
+        "collapse the point-in-time window",
+        "Policy changes remove the protection",
+        "## Documents and where they are attached",
+        "table bucket demo-dest-tablebucket",
+    ):
+        assert needle in text, needle
+
+
+def test_changing_a_statement_builder_fails_the_check_with_a_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    R.write_tree(R.render_all(), tmp_path)
+    assert R.check(tmp_path) == []
+    original = S.kms_deny_key_deletion
+
+    def weaker(exempt_arns):  # type: ignore[no-untyped-def]
+        stmt = original(exempt_arns)
+        stmt["Action"] = "kms:ScheduleKeyDeletion"  # someone drops kms:DisableKey
+        return stmt
+
+    monkeypatch.setattr(S, "kms_deny_key_deletion", weaker)
+    problems = R.check(tmp_path)
+    assert problems
+    diff = "".join(problems)
+    assert "--- a/policies/rendered/multi-account/kms-key-policy--lakehouse-replica-euc1.json (committed)" in diff
+    assert "+++ b/policies/rendered/multi-account/kms-key-policy--lakehouse-replica-euc1.json (rendered now)" in diff
+    assert '-        "kms:DisableKey",' in diff
+
+
+def test_missing_and_extra_files_are_reported(tmp_path: Path) -> None:
+    R.write_tree(R.render_all(), tmp_path)
+    (tmp_path / "seed" / "scp-protect-replicas.json").unlink()
+    (tmp_path / "seed" / "old-policy.json").write_text("{}\n")
+    problems = "".join(R.check(tmp_path))
+    assert "missing: policies/rendered/seed/scp-protect-replicas.json" in problems
+    assert "extra: policies/rendered/seed/old-policy.json" in problems
+
+
+def test_cli_write_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rendered"
+    (out / "gone").mkdir(parents=True)
+    (out / "gone" / "stale.json").write_text("{}\n")
+    assert R.main(["--out", str(out)]) == 0
+    assert not (out / "gone" / "stale.json").exists()
+    assert R.main(["--check", "--out", str(out)]) == 0
+    (out / "seed" / "SUMMARY.md").write_text("edited by hand\n")
+    assert R.main(["--check", "--out", str(out)]) == 1
+    assert "Run `make policies`" in capsys.readouterr().out

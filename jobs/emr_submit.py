@@ -1,0 +1,194 @@
+"""Submit the recovery job to the provisioned EMR Serverless application (`make recover-emr ARGS=...`).
+
+    python -m jobs.emr_submit --outputs outputs.json -- --namespace analytics --as-of 2025-12-03T14:05:00Z
+
+1. uploads `jobs/recover_entry.py`, a zip of the `jobs` package and the catalog jars of `.jars/` under the provisioned
+   `scripts_uri` (outputs `kit_recovery.scripts_uri`);
+2. `StartJobRun` on `emr_application_id` with the recovery role `role_arn`, logs to `logs_uri`; the job gets explicit
+   catalog arguments (replica and recovery table bucket ARNs, regions, recovery namespace), so the remote side needs
+   no outputs file and no pydantic;
+3. polls `GetJobRun` and prints the state and where the driver log is, until the run ends (`--no-wait` to skip).
+
+The request is built by pure functions (`build_start_job_run`), unit-tested without AWS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from jobs.outputs import KitOutputs
+
+REPO = Path(__file__).resolve().parent.parent
+TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
+ENTRY = "recover_entry.py"
+JOBS_ZIP = "jobs.zip"
+
+
+def split_s3(uri: str) -> tuple[str, str]:
+    if not uri.startswith("s3://"):
+        raise ValueError(f"{uri!r} is not an s3:// URI")
+    bucket, _, key = uri[len("s3://") :].partition("/")
+    return bucket, key.rstrip("/")
+
+
+def join_s3(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") -> list[str]:
+    """The job's arguments on EMR: the outputs become explicit catalog arguments."""
+    if "--outputs" in job_args:
+        raise ValueError("pass --outputs to emr_submit, not to the job: it is translated for the remote side")
+    rep, rec = outputs.recovery_replica, outputs.recovery
+    args = [
+        "--catalog-mode",
+        mode,
+        "--replica-warehouse",
+        rep.table_bucket_arn,
+        "--replica-region",
+        rep.region,
+        "--target-warehouse",
+        rec.table_bucket_arn,
+        "--target-region",
+        rec.region,
+    ]
+    if "--target-namespace" not in job_args:
+        args += ["--target-namespace", rec.namespace]
+    if "--report" not in job_args:
+        args += ["--report", "/tmp/kit-recovery-report"]  # driver-local; the summary is in the driver's stdout log
+    return args + list(job_args)
+
+
+def spark_submit_parameters(jar_uris: list[str], py_files_uri: str, extra_conf: dict[str, str] | None = None) -> str:
+    conf = {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.session.timeZone": "UTC",
+        **(extra_conf or {}),
+    }
+    parts = [f"--jars {','.join(jar_uris)}", f"--py-files {py_files_uri}"]
+    parts += [f"--conf {k}={v}" for k, v in conf.items()]
+    return " ".join(parts)
+
+
+def build_start_job_run(
+    outputs: KitOutputs,
+    job_args: list[str],
+    jar_names: list[str],
+    *,
+    name: str | None = None,
+    mode: str = "client",
+    client_token: str | None = None,
+) -> dict[str, Any]:
+    """The `emr-serverless` StartJobRun request (kwargs for boto3)."""
+    rec = outputs.recovery
+    base = rec.scripts_uri
+    return {
+        "applicationId": rec.emr_application_id,
+        "clientToken": client_token or uuid.uuid4().hex,
+        "executionRoleArn": rec.role_arn,
+        "name": name or "kit-recovery",
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": join_s3(base, ENTRY),
+                "entryPointArguments": remote_args(outputs, job_args, mode),
+                "sparkSubmitParameters": spark_submit_parameters(
+                    [join_s3(base, "jars", j) for j in jar_names], join_s3(base, JOBS_ZIP)
+                ),
+            }
+        },
+        "configurationOverrides": {
+            "monitoringConfiguration": {"s3MonitoringConfiguration": {"logUri": rec.logs_uri.rstrip("/") + "/"}}
+        },
+        "tags": {"kit": "s3tables-replica-kit", "purpose": "recovery"},
+    }
+
+
+def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> str:
+    """Where EMR Serverless writes the driver's stdout (S3 monitoring configuration layout)."""
+    return join_s3(logs_uri, "applications", application_id, "jobs", job_run_id, "SPARK_DRIVER", "stdout.gz")
+
+
+def jobs_zip() -> bytes:
+    """The `jobs` package (recovery modules only + the outputs contract), importable from --py-files."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted((REPO / "jobs").rglob("*.py")):
+            rel = p.relative_to(REPO)
+            if rel.parts[1] in ("ops",) or rel.name == "drill.py":
+                continue
+            z.write(p, str(rel))
+    return buf.getvalue()
+
+
+def upload(s3: Any, outputs: KitOutputs, jars: list[Path]) -> None:
+    base = outputs.recovery.scripts_uri
+    bucket, key = split_s3(join_s3(base, ENTRY))
+    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    bucket, key = split_s3(join_s3(base, JOBS_ZIP))
+    s3.put_object(Bucket=bucket, Key=key, Body=jobs_zip())
+    for j in jars:
+        bucket, key = split_s3(join_s3(base, "jars", j.name))
+        s3.upload_file(str(j), bucket, key)
+
+
+def wait(emr: Any, application_id: str, job_run_id: str, logs_uri: str, poll: float = 15.0) -> str:
+    last = None
+    while True:
+        run = emr.get_job_run(applicationId=application_id, jobRunId=job_run_id)["jobRun"]
+        state = run["state"]
+        if state != last:
+            print(f"{time.strftime('%H:%M:%S')} {job_run_id}: {state} {run.get('stateDetails', '')}", flush=True)
+            last = state
+        if state in TERMINAL:
+            print(f"driver log: {driver_log_location(logs_uri, application_id, job_run_id)}")
+            return str(state)
+        time.sleep(poll)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m jobs.emr_submit", description=__doc__.splitlines()[0] if __doc__ else ""
+    )
+    ap.add_argument("--outputs", required=True, help="the cdktf outputs JSON")
+    ap.add_argument("--catalog-mode", default="client", choices=("client", "rest", "glue"))
+    ap.add_argument("--name", default=None)
+    ap.add_argument("--no-wait", action="store_true")
+    ap.add_argument("--print-request", action="store_true", help="print the StartJobRun request and stop")
+    ap.add_argument("job_args", nargs=argparse.REMAINDER, help="after --: arguments of the recovery job")
+    ns = ap.parse_args(argv)
+    job_args = ns.job_args[1:] if ns.job_args[:1] == ["--"] else ns.job_args
+    from jobs.outputs import load_outputs
+
+    outputs = load_outputs(ns.outputs)
+    from jobs.spark import kit_jars
+
+    jars = kit_jars()
+    request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
+    if ns.print_request:
+        import json
+
+        print(json.dumps(request, indent=2))
+        return 0
+    import boto3
+
+    region = outputs.recovery.region
+    upload(boto3.client("s3", region_name=region), outputs, jars)
+    emr = boto3.client("emr-serverless", region_name=region)
+    job_run_id = emr.start_job_run(**request)["jobRunId"]
+    print(f"started job run {job_run_id} on application {outputs.recovery.emr_application_id}")
+    if ns.no_wait:
+        print(f"driver log: {driver_log_location(outputs.recovery.logs_uri, request['applicationId'], job_run_id)}")
+        return 0
+    state = wait(emr, request["applicationId"], job_run_id, outputs.recovery.logs_uri)
+    return 0 if state == "SUCCESS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

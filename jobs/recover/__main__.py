@@ -1,0 +1,5 @@
+import sys
+
+from jobs.recover.cli import main
+
+sys.exit(main())

@@ -1,0 +1,159 @@
+"""Command line of the recovery job (`python -m jobs.recover`, `spark-submit jobs/recover_entry.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jobs.recover.catalogs import MODES, CatalogSpec
+from jobs.recover.job import RecoveryRequest, run
+from jobs.recover.model import ArgError, Ident, RecoveryError
+from jobs.recover.planning import Selector, parse_as_of, to_ms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+EPILOG = """examples:
+  # on AWS after apply (S3 Tables client catalog jar), plan only:
+  python -m jobs.recover --outputs outputs.json --namespace analytics --dry-run
+  # point in time, consistent across tables, into the recovery bucket's namespace:
+  make recover ARGS="--outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z"
+  # local warehouses (Hadoop catalogs), as in the drill:
+  python -m jobs.recover --catalog-mode hadoop --replica-warehouse /path/replica --target-warehouse /path/recovered \\
+      --table analytics.orders --report reports/
+exit codes: 0 every table verified or skipped, 1 some table failed (the others completed), 2 bad arguments or plan
+(nothing written)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m jobs.recover",
+        description="Recover writable, verified Iceberg tables from a read-only S3 Tables replica.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = p.add_argument_group("catalogs")
+    src.add_argument("--outputs", metavar="FILE", help="the cdktf outputs JSON (make outputs)")
+    src.add_argument("--catalog-mode", choices=MODES, help="client (default with --outputs), rest, glue, hadoop, jdbc")
+    src.add_argument("--replica-warehouse", help="replica table bucket ARN, or a local warehouse path/URI")
+    src.add_argument("--target-warehouse", help="recovery table bucket ARN, or a local warehouse path/URI")
+    src.add_argument("--replica-region")
+    src.add_argument("--target-region")
+    src.add_argument("--replica-uri", help="jdbc: catalog database URI (or REST endpoint override)")
+    src.add_argument("--target-uri", help="jdbc: catalog database URI (or REST endpoint override)")
+    src.add_argument("--endpoint", help="S3 / S3 Tables endpoint override (e.g. a local moto server)")
+    sel = p.add_argument_group("what")
+    sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
+    sel.add_argument("--namespace", action="append", default=[], metavar="NS", help="every table of NS; repeatable")
+    when = sel.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="ISO8601", help="instant WITH zone, e.g. 2025-12-03T14:05:00Z")
+    when.add_argument("--snapshot-id", type=int, metavar="ID", help="a replica snapshot id (one table)")
+    tgt = p.add_argument_group("target")
+    tgt.add_argument("--target-namespace", help="default: the recovery namespace of the outputs, else the source's")
+    tgt.add_argument("--suffix", default="", help="appended to each table name in the target, e.g. _20251203")
+    run_ = p.add_argument_group("run")
+    run_.add_argument("--dry-run", action="store_true", help="print the plan only; no writes")
+    run_.add_argument("--replace", action="store_true", help="overwrite existing targets (otherwise refused)")
+    run_.add_argument("--parallelism", type=int, default=2, metavar="N", help="tables copied at once (default 2)")
+    run_.add_argument(
+        "--report", metavar="DIR", help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/)"
+    )
+    return p
+
+
+def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
+    """Validate the arguments into a request (pure apart from reading --outputs)."""
+    tables = [Ident.parse(t) for t in ns.table]
+    if ns.snapshot_id is not None and (len(tables) != 1 or ns.namespace):
+        raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
+    if ns.parallelism < 1:
+        raise ArgError("--parallelism must be >= 1")
+    selector = Selector(
+        as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of else None,
+        snapshot_id=ns.snapshot_id,
+    )
+    target_namespace = ns.target_namespace
+    if ns.outputs:
+        if ns.replica_warehouse or ns.target_warehouse:
+            raise ArgError("use either --outputs or --replica-warehouse/--target-warehouse, not both")
+        from jobs.outputs import OutputsError, load_outputs
+
+        try:
+            outputs = load_outputs(ns.outputs)
+        except OutputsError as e:
+            raise ArgError(str(e)) from None
+        mode = ns.catalog_mode or "client"
+        if mode not in ("client", "rest", "glue"):
+            raise ArgError(f"--catalog-mode {mode}: --outputs describes AWS catalogs (client, rest or glue)")
+        rep, rec = outputs.recovery_replica, outputs.recovery
+        replica = CatalogSpec("replica", mode, rep.table_bucket_arn, region=rep.region, endpoint=ns.endpoint)
+        target = CatalogSpec("recovery", mode, rec.table_bucket_arn, region=rec.region, endpoint=ns.endpoint)
+        target_namespace = target_namespace or rec.namespace
+    else:
+        if not (ns.replica_warehouse and ns.target_warehouse):
+            raise ArgError("pass --outputs FILE, or both --replica-warehouse and --target-warehouse")
+        mode = ns.catalog_mode or ("client" if ns.replica_warehouse.startswith("arn:") else "hadoop")
+        replica = CatalogSpec(
+            "replica",
+            mode,
+            ns.replica_warehouse,
+            region=ns.replica_region,
+            uri=ns.replica_uri,
+            endpoint=ns.endpoint,
+        )
+        target = CatalogSpec(
+            "recovery",
+            mode,
+            ns.target_warehouse,
+            region=ns.target_region or ns.replica_region,
+            uri=ns.target_uri,
+            endpoint=ns.endpoint,
+        )
+        if mode in ("client", "rest", "glue") and not (replica.region and target.region):
+            raise ArgError("AWS catalog modes need --replica-region (and --target-region if different)")
+    report = Path(ns.report or "reports")
+    try:
+        return RecoveryRequest(
+            replica=replica,
+            target=target,
+            tables=tables,
+            namespaces=list(ns.namespace),
+            selector=selector,
+            target_namespace=target_namespace,
+            suffix=ns.suffix,
+            dry_run=ns.dry_run,
+            replace=ns.replace,
+            parallelism=ns.parallelism,
+            report_dir=report,
+        )
+    except RecoveryError as e:
+        raise ArgError(str(e)) from None
+
+
+def local_spark_factory(conf: dict[str, str]) -> SparkSession:
+    from jobs.spark import build_session
+
+    return build_session(conf, app_name="kit-recover")
+
+
+def submitted_spark_factory(conf: dict[str, str]) -> SparkSession:
+    """Under spark-submit: master, jars and resources come from the submit command."""
+    from jobs.spark import build_session
+
+    return build_session(conf, app_name="kit-recover", local=False)
+
+
+def main(
+    argv: list[str] | None = None,
+    spark_factory: Callable[[dict[str, str]], SparkSession] = local_spark_factory,
+) -> int:
+    ns = parser().parse_args(argv)
+    try:
+        req = request_from_args(ns)
+        return run(req, spark_factory).exit_code
+    except RecoveryError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,196 @@
+"""Reading table metadata without Spark where possible (so `--dry-run` starts no JVM).
+
+A `MetadataSource` finds a table's current metadata file and reads it:
+  - `HadoopMetadataSource`: local Hadoop-catalog warehouse (`version-hint.text`), pure file reads.
+  - `S3TablesMetadataSource`: boto3 `s3tables` (GetTableMetadataLocation, ListTables, GetTable for the replica's
+    source table ARN) + pyiceberg's FileIO for the JSON; works for the client, REST and Glue modes alike.
+  - `SparkMetadataSource`: fallback for any other catalog (JDBC): the `metadata_log_entries` metadata table.
+All of them only READ. Parsing is pyiceberg-free JSON (see `model.table_info_from_metadata`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jobs.recover.catalogs import CatalogSpec
+from jobs.recover.model import Ident, TableInfo, table_info_from_metadata
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+
+class MetadataSource(Protocol):
+    def list_tables(self, namespace: str) -> list[str]: ...
+
+    def metadata_location(self, ident: Ident) -> str | None: ...
+
+    def read_json(self, location: str) -> dict[str, Any]: ...
+
+    def source_table_arn(self, ident: Ident) -> str | None: ...
+
+    def table_location(self, ident: Ident) -> str | None:
+        """Where a NEW table of that name would live, when the catalog decides it from the name (Hadoop)."""
+        ...
+
+
+def load_table_info(src: MetadataSource, ident: Ident) -> TableInfo | None:
+    loc = src.metadata_location(ident)
+    if loc is None:
+        return None
+    return table_info_from_metadata(ident, src.read_json(loc), loc, src.source_table_arn(ident))
+
+
+def table_properties(src: MetadataSource, ident: Ident) -> dict[str, str] | None:
+    loc = src.metadata_location(ident)
+    if loc is None:
+        return None
+    return {str(k): str(v) for k, v in (src.read_json(loc).get("properties") or {}).items()}
+
+
+def _decode(raw: bytes, location: str) -> dict[str, Any]:
+    if location.endswith(".gz.metadata.json") or raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{location}: not an Iceberg metadata document")
+    return doc
+
+
+def local_path(uri: str) -> Path:
+    if uri.startswith("file://"):
+        return Path(uri[len("file://") :])
+    if uri.startswith("file:"):
+        return Path(uri[len("file:") :])
+    if "://" in uri:
+        raise ValueError(f"{uri}: not a local path")
+    return Path(uri)
+
+
+class HadoopMetadataSource:
+    def __init__(self, warehouse: str) -> None:
+        self.warehouse = warehouse.rstrip("/")
+        self.root = local_path(self.warehouse)
+
+    def _table_dir(self, ident: Ident) -> Path:
+        return self.root / ident.namespace / ident.name
+
+    def list_tables(self, namespace: str) -> list[str]:
+        d = self.root / namespace
+        if not d.is_dir():
+            return []
+        return sorted(p.name for p in d.iterdir() if (p / "metadata" / "version-hint.text").is_file())
+
+    def metadata_location(self, ident: Ident) -> str | None:
+        meta = self._table_dir(ident) / "metadata"
+        hint = meta / "version-hint.text"
+        if not hint.is_file():
+            return None
+        version = hint.read_text().strip()
+        for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json"):
+            if (meta / name).is_file():
+                return f"{self.warehouse}/{ident.namespace}/{ident.name}/metadata/{name}"
+        return None
+
+    def read_json(self, location: str) -> dict[str, Any]:
+        return _decode(local_path(location).read_bytes(), location)
+
+    def source_table_arn(self, ident: Ident) -> str | None:
+        return None
+
+    def table_location(self, ident: Ident) -> str | None:
+        return f"{self.warehouse}/{ident.namespace}/{ident.name}"
+
+
+class S3TablesMetadataSource:
+    """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
+
+    def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
+        import boto3
+
+        self.spec = spec
+        self.client = client or boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+
+    def list_tables(self, namespace: str) -> list[str]:
+        names: list[str] = []
+        kwargs: dict[str, Any] = {"tableBucketARN": self.spec.warehouse, "namespace": namespace}
+        while True:
+            page = self.client.list_tables(**kwargs)
+            names.extend(t["name"] for t in page.get("tables", []))
+            if not page.get("continuationToken"):
+                return sorted(names)
+            kwargs["continuationToken"] = page["continuationToken"]
+
+    def metadata_location(self, ident: Ident) -> str | None:
+        try:
+            r = self.client.get_table_metadata_location(
+                tableBucketARN=self.spec.warehouse, namespace=ident.namespace, name=ident.name
+            )
+        except self.client.exceptions.NotFoundException:
+            return None
+        loc = r.get("metadataLocation")
+        return str(loc) if loc else None
+
+    def read_json(self, location: str) -> dict[str, Any]:
+        from pyiceberg.io import load_file_io
+
+        props = {"s3.region": self.spec.region or ""}
+        if self.spec.endpoint:
+            props["s3.endpoint"] = self.spec.endpoint
+        io = load_file_io(props, location)
+        with io.new_input(location).open() as f:
+            return _decode(f.read(), location)
+
+    def source_table_arn(self, ident: Ident) -> str | None:
+        try:
+            r = self.client.get_table(tableBucketARN=self.spec.warehouse, namespace=ident.namespace, name=ident.name)
+        except Exception:
+            return None
+        info = (r.get("managedTableInformation") or {}).get("replicationInformation") or {}
+        arn = info.get("sourceTableARN")
+        return str(arn) if arn else None
+
+    def table_location(self, ident: Ident) -> str | None:
+        return None  # S3 Tables allocates a fresh location per table
+
+
+class SparkMetadataSource:
+    """Fallback for catalogs without a JVM-free reader: read-only Spark queries (SHOW TABLES, metadata tables)."""
+
+    def __init__(self, spark: SparkSession, catalog: str) -> None:
+        self.spark = spark
+        self.catalog = catalog
+
+    def list_tables(self, namespace: str) -> list[str]:
+        rows = self.spark.sql(f"SHOW TABLES IN `{self.catalog}`.`{namespace}`").collect()
+        return sorted(r["tableName"] for r in rows)
+
+    def metadata_location(self, ident: Ident) -> str | None:
+        ref = f"`{self.catalog}`.`{ident.namespace}`.`{ident.name}`"
+        if not self.spark.catalog.tableExists(f"{self.catalog}.{ident.namespace}.{ident.name}"):
+            return None
+        row = self.spark.sql(f"SELECT file FROM {ref}.metadata_log_entries ORDER BY timestamp DESC LIMIT 1").first()
+        return str(row["file"]) if row else None
+
+    def read_json(self, location: str) -> dict[str, Any]:
+        text = self.spark.read.text(location, wholetext=True).first()
+        assert text is not None
+        return _decode(str(text[0]).encode(), location)
+
+    def source_table_arn(self, ident: Ident) -> str | None:
+        return None
+
+    def table_location(self, ident: Ident) -> str | None:
+        return None
+
+
+def metadata_source(spec: CatalogSpec, spark: SparkSession | None = None) -> MetadataSource:
+    if spec.mode == "hadoop":
+        return HadoopMetadataSource(spec.warehouse)
+    if spec.is_aws:
+        return S3TablesMetadataSource(spec)
+    if spark is None:
+        raise ValueError(f"catalog {spec.name} ({spec.mode}) needs Spark to read metadata")
+    return SparkMetadataSource(spark, spec.name)

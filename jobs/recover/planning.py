@@ -1,0 +1,335 @@
+"""Which snapshot to copy for each table, and what to do with the target (pure).
+
+Point in time follows Iceberg's own rule (`SnapshotUtil.snapshotIdAsOfTime`): the table's snapshot log, last entry at
+or before the instant. The resolved snapshot must still be retained by the replica. One `--as-of` instant applied to
+several tables gives each table's state at that moment: a consistent cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+from jobs.recover.model import (
+    PROP_REPLICA_TABLE,
+    PROP_SNAPSHOT_ID,
+    PROP_VERIFIED,
+    ArgError,
+    Column,
+    Ident,
+    PartitionField,
+    PlanError,
+    Snapshot,
+    SortField,
+    TableInfo,
+    iso_ms,
+)
+
+
+def parse_as_of(text: str) -> datetime:
+    """An ISO-8601 instant that MUST carry a zone (`Z` or `+02:00`); a naive time is ambiguous during recovery."""
+    try:
+        ts = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ArgError(
+            f"--as-of {text!r}: not an ISO-8601 timestamp (example: 2025-12-03T14:05:00Z or 2025-12-03T15:05:00+01:00)"
+        ) from None
+    if ts.tzinfo is None or ts.utcoffset() is None:
+        raise ArgError(
+            f"--as-of {text!r}: the timestamp has no zone; add one, e.g. {ts.isoformat()}Z for UTC "
+            f"or {ts.isoformat()}+01:00"
+        )
+    return ts
+
+
+def to_ms(ts: datetime) -> int:
+    return int(ts.timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class Selector:
+    """latest (both None), an instant (`as_of_ms`) or an explicit `snapshot_id`."""
+
+    as_of_ms: int | None = None
+    snapshot_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.as_of_ms is not None and self.snapshot_id is not None:
+            raise ArgError("--as-of and --snapshot-id are mutually exclusive")
+
+    def describe(self) -> str:
+        if self.snapshot_id is not None:
+            return f"snapshot {self.snapshot_id}"
+        if self.as_of_ms is not None:
+            return f"as of {iso_ms(self.as_of_ms)}"
+        return "latest"
+
+
+def retained_window(info: TableInfo) -> str:
+    if not info.snapshots:
+        return "no snapshots retained"
+    first, last = info.snapshots[0], info.snapshots[-1]
+    return (
+        f"{len(info.snapshots)} snapshot(s) retained, from {first.describe()} to {last.describe()}"
+        if len(info.snapshots) > 1
+        else f"1 snapshot retained: {first.describe()}"
+    )
+
+
+def nearest_snapshots(info: TableInfo, ts_ms: int, k: int = 2) -> list[Snapshot]:
+    before = [s for s in info.snapshots if s.timestamp_ms <= ts_ms][-k:]
+    after = [s for s in info.snapshots if s.timestamp_ms > ts_ms][:k]
+    return before + after
+
+
+def _nearest_text(info: TableInfo, ts_ms: int) -> str:
+    near = nearest_snapshots(info, ts_ms)
+    if not near:
+        return "none"
+    return "; ".join(s.describe() for s in near)
+
+
+def resolve_snapshot(info: TableInfo, sel: Selector, now_ms: int) -> Snapshot:
+    """The replica snapshot for `sel`, or a PlanError naming the nearest snapshots and the retained window."""
+    t = info.ident
+    if not info.snapshots:
+        raise PlanError(f"{t}: the replica has no snapshot (empty table); nothing to recover")
+    if sel.snapshot_id is not None:
+        snap = info.snapshot(sel.snapshot_id)
+        if snap is None:
+            ids = ", ".join(s.describe() for s in info.snapshots[-5:])
+            raise PlanError(
+                f"{t}: snapshot {sel.snapshot_id} does not exist in the replica (expired or never replicated). "
+                f"Most recent snapshots: {ids}. Retained window: {retained_window(info)}"
+            )
+        return snap
+    if sel.as_of_ms is None:
+        if info.current_snapshot_id is None:
+            raise PlanError(f"{t}: the replica has no current snapshot")
+        snap = info.snapshot(info.current_snapshot_id)
+        if snap is None:
+            raise PlanError(f"{t}: current snapshot {info.current_snapshot_id} missing from the metadata")
+        return snap
+    ts = sel.as_of_ms
+    if ts > now_ms:
+        raise PlanError(
+            f"{t}: --as-of {iso_ms(ts)} is in the future (now is {iso_ms(now_ms)}); use the latest state "
+            f"(omit --as-of) or a past instant. Nearest snapshots: {_nearest_text(info, ts)}. "
+            f"Retained window: {retained_window(info)}"
+        )
+    log = list(info.snapshot_log) or [(s.timestamp_ms, s.snapshot_id) for s in info.snapshots]
+    candidates = [sid for (when, sid) in log if when <= ts]
+    if not candidates:
+        raise PlanError(
+            f"{t}: no snapshot at or before {iso_ms(ts)}: the replica's history starts later. "
+            f"Nearest snapshots: {_nearest_text(info, ts)}. Retained window: {retained_window(info)}"
+        )
+    snap = info.snapshot(candidates[-1])
+    if snap is None:
+        raise PlanError(
+            f"{t}: the table's state at {iso_ms(ts)} was snapshot {candidates[-1]}, which the replica no longer "
+            f"retains (expired). Nearest snapshots: {_nearest_text(info, ts)}. "
+            f"Retained window: {retained_window(info)}"
+        )
+    return snap
+
+
+# --- target naming and state --------------------------------------------------------------------------------
+
+
+def target_ident(src: Ident, target_namespace: str | None, suffix: str) -> Ident:
+    return Ident(target_namespace or src.namespace, f"{src.name}{suffix}")
+
+
+class TargetState(Enum):
+    ABSENT = "absent"
+    VERIFIED_SAME = "recovered and verified from the same snapshot"
+    OWN_UNVERIFIED = "left over by an unfinished recovery of this kit"
+    OWN_OTHER = "recovered earlier from another snapshot"
+    FOREIGN = "exists and was not created by the recovery"
+
+
+class Action(Enum):
+    CREATE = "create"
+    REPLACE = "replace"  # --replace over an existing table
+    REDO = "drop the unfinished attempt, then create"
+    SKIP = "skip (already recovered and verified)"
+    REFUSE = "refuse (target exists; pass --replace to overwrite)"
+
+
+def target_state(props: dict[str, str] | None, replica: Ident, snap: Snapshot) -> TargetState:
+    if props is None:
+        return TargetState.ABSENT
+    if PROP_SNAPSHOT_ID not in props:
+        return TargetState.FOREIGN
+    same = props.get(PROP_SNAPSHOT_ID) == str(snap.snapshot_id) and props.get(PROP_REPLICA_TABLE) in (
+        None,
+        str(replica),
+    )
+    if PROP_VERIFIED not in props:
+        return TargetState.OWN_UNVERIFIED
+    return TargetState.VERIFIED_SAME if same else TargetState.OWN_OTHER
+
+
+def choose_action(state: TargetState, replace: bool) -> Action:
+    if state is TargetState.ABSENT:
+        return Action.CREATE
+    if state is TargetState.VERIFIED_SAME:
+        return Action.SKIP
+    if state is TargetState.OWN_UNVERIFIED:
+        return Action.REDO
+    return Action.REPLACE if replace else Action.REFUSE
+
+
+# --- the plan -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    replica: Ident
+    target: Ident
+    info: TableInfo
+    snapshot: Snapshot
+    schema: tuple[Column, ...]
+    partition_spec: tuple[PartitionField, ...]
+    sort_order: tuple[SortField, ...]
+    state: TargetState
+    action: Action
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int | None:
+        r = self.snapshot.total_records
+        return None if r is None else r - self.snapshot.deleted_records
+
+    def as_dict(self) -> dict[str, object]:
+        s = self.snapshot
+        return {
+            "replica_table": str(self.replica),
+            "target_table": str(self.target),
+            "snapshot_id": s.snapshot_id,
+            "snapshot_committed_at": s.committed_at,
+            "rows": self.rows,
+            "data_files": s.data_files,
+            "delete_files": s.delete_files,
+            "bytes": s.total_bytes,
+            "schema_id": s.schema_id,
+            "columns": [c.name for c in self.schema],
+            "target_state": self.state.value,
+            "action": self.action.value,
+            "warnings": list(self.warnings),
+        }
+
+
+def _names_by_id(cols: tuple[Column, ...]) -> dict[int, str]:
+    """field id -> dotted path, over nested structs (partition and sort sources may be nested)."""
+    out: dict[int, str] = {}
+
+    def walk(fields: list[dict[str, object]] | tuple[Column, ...], prefix: str) -> None:
+        for f in fields:
+            if isinstance(f, Column):
+                fid, name, typ = f.field_id, f.name, f.type
+            else:
+                fid, name, typ = int(str(f["id"])), str(f["name"]), f["type"]
+            path = f"{prefix}{name}"
+            out[fid] = path
+            if isinstance(typ, dict) and typ.get("type") == "struct":
+                walk(typ["fields"], path + ".")
+
+    walk(cols, "")
+    return out
+
+
+def source_names(cols: tuple[Column, ...]) -> dict[int, str]:
+    return _names_by_id(cols)
+
+
+def plan_table(
+    info: TableInfo,
+    sel: Selector,
+    now_ms: int,
+    target: Ident,
+    target_props: dict[str, str] | None,
+    replace: bool,
+) -> TablePlan:
+    snap = resolve_snapshot(info, sel, now_ms)
+    schema = info.schema_at(snap)
+    names = _names_by_id(schema)
+    warnings: list[str] = []
+    spec = []
+    for pf in info.partition_spec:
+        if pf.source_id in names:
+            spec.append(pf)
+        else:
+            warnings.append(
+                f"partition field {pf.name} ({pf.transform}) is on a column that did not exist at snapshot "
+                f"{snap.snapshot_id}; left out of the target's spec"
+            )
+    order = []
+    for sf in info.sort_order:
+        if sf.source_id in names:
+            order.append(sf)
+        else:
+            warnings.append(f"sort field on column id {sf.source_id} did not exist at the snapshot; left out")
+    state = target_state(target_props, info.ident, snap)
+    return TablePlan(
+        replica=info.ident,
+        target=target,
+        info=info,
+        snapshot=snap,
+        schema=schema,
+        partition_spec=tuple(spec),
+        sort_order=tuple(order),
+        state=state,
+        action=choose_action(state, replace),
+        warnings=tuple(warnings),
+    )
+
+
+@dataclass
+class Plan:
+    selector: Selector
+    tables: list[TablePlan] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "selector": self.selector.describe(),
+            "consistent_cut": self.selector.as_of_ms is not None and len(self.tables) > 1,
+            "tables": [t.as_dict() for t in self.tables],
+            "errors": list(self.errors),
+        }
+
+    def render(self) -> str:
+        lines = [f"Recovery plan ({self.selector.describe()}, {len(self.tables)} table(s))"]
+        if self.selector.as_of_ms is not None and len(self.tables) > 1:
+            lines.append(f"  consistent cut: every table as of {iso_ms(self.selector.as_of_ms)}")
+        hdr = f"  {'replica table':<28} {'snapshot':<20} {'committed at':<25} {'rows':>10} {'files':>6} "
+        hdr += f"{'bytes':>12}  {'target':<30} action"
+        lines.append(hdr)
+        for t in self.tables:
+            s = t.snapshot
+            lines.append(
+                f"  {t.replica!s:<28} {s.snapshot_id:<20} {s.committed_at:<25} {_n(t.rows):>10} "
+                f"{_n(s.data_files):>6} {_n(s.total_bytes):>12}  {t.target!s:<30} {t.action.value}"
+            )
+            lines.extend(f"      warning: {w}" for w in t.warnings)
+        lines.extend(f"  ERROR: {e}" for e in self.errors)
+        return "\n".join(lines)
+
+
+def _n(v: int | None) -> str:
+    return "?" if v is None else str(v)
+
+
+def check_distinct_targets(plans: list[TablePlan], same_catalog: bool) -> list[str]:
+    errors = []
+    seen: dict[Ident, Ident] = {}
+    for p in plans:
+        if p.target in seen:
+            errors.append(f"{p.replica} and {seen[p.target]} would both be recovered into {p.target}")
+        seen[p.target] = p.replica
+        if same_catalog and p.target == p.replica:
+            errors.append(f"{p.replica}: the target is the replica itself; choose --target-namespace or --suffix")
+    return errors

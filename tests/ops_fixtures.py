@@ -113,9 +113,7 @@ def ops_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> OpsEnv:
 # ----------------------------------------------------------------------------------------------------
 
 
-def config_dict(
-    mode: str = "bucket", tables: tuple[str, ...] = ("orders", "customers", "events")
-) -> dict[str, Any]:
+def config_dict(mode: str = "bucket", tables: tuple[str, ...] = ("orders", "customers", "events")) -> dict[str, Any]:
     return {
         "kit": {"name": "seed"},
         "source": {
@@ -281,12 +279,8 @@ def deploy(
     source_arn = src.create_table_bucket(name=SRC_BUCKET)["arn"]
     replica_arn = dst.create_table_bucket(name=DST_BUCKET)["arn"]
     assert source_arn == cfg.source.bucket_arn and replica_arn == cfg.replicas[0].bucket_arn
-    src.put_table_bucket_encryption(
-        tableBucketARN=source_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
-    )
-    dst.put_table_bucket_encryption(
-        tableBucketARN=replica_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
-    )
+    src.put_table_bucket_encryption(tableBucketARN=source_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
+    dst.put_table_bucket_encryption(tableBucketARN=replica_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
     dst.put_table_bucket_storage_class(
         tableBucketARN=replica_arn, storageClassConfiguration={"storageClass": "INTELLIGENT_TIERING"}
     )
@@ -297,9 +291,7 @@ def deploy(
     src.create_namespace(tableBucketARN=source_arn, namespace=["analytics"])
     world_tables = {}
     for t in tables:
-        arn = src.create_table(tableBucketARN=source_arn, namespace="analytics", name=t, format="ICEBERG")[
-            "tableARN"
-        ]
+        arn = src.create_table(tableBucketARN=source_arn, namespace="analytics", name=t, format="ICEBERG")["tableARN"]
         world_tables[f"analytics.{t}"] = arn
         src.put_table_maintenance_configuration(
             tableBucketARN=source_arn,
@@ -308,9 +300,7 @@ def deploy(
             type="icebergSnapshotManagement",
             value={
                 "status": "enabled",
-                "settings": {
-                    "icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
-                },
+                "settings": {"icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}},
             },
         )
     conf = {
@@ -377,9 +367,7 @@ def deploy(
                 "replica_table_bucket_arn": replica_arn,
             }
         },
-        "organization": {
-            "kit_organization": {"policy_id": policy_id, "policy_name": cfg.scp_name, "targets": [ou_id]}
-        },
+        "organization": {"kit_organization": {"policy_id": policy_id, "policy_name": cfg.scp_name, "targets": [ou_id]}},
     }
     world = World(
         env,

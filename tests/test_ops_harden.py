@@ -31,9 +31,7 @@ def test_harden_applies_policy_and_retention_then_is_idempotent(ops_env: OpsEnv,
     for name in ("orders", "customers", "events"):
         got = world.replica_table(f"analytics.{name}")
         policy = json.loads(
-            dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)[
-                "resourcePolicy"
-            ]
+            dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)["resourcePolicy"]
         )
         want = replica_table_policy(
             table_arn=got["tableARN"],
@@ -45,9 +43,10 @@ def test_harden_applies_policy_and_retention_then_is_idempotent(ops_env: OpsEnv,
         conf = dst.get_table_maintenance_configuration(
             tableBucketARN=world.replica_arn, namespace="analytics", name=name
         )
-        assert conf["configuration"]["icebergSnapshotManagement"]["settings"][
-            "icebergSnapshotManagement"
-        ] == {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 2160}
+        assert conf["configuration"]["icebergSnapshotManagement"]["settings"]["icebergSnapshotManagement"] == {
+            "minSnapshotsToKeep": 1,
+            "maxSnapshotAgeHours": 2160,
+        }
     before = _puts(ops_env)
     assert before == {
         "PutTablePolicy": 3,

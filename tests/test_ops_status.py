@@ -45,9 +45,7 @@ def test_compute_lag_is_age_of_oldest_unreplicated_commit() -> None:
 
 def test_healthy(ops_env: OpsEnv, tmp_path, capsys) -> None:
     world = deploy(ops_env)
-    report = st.collect_status(
-        world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False
-    )
+    report = st.collect_status(world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False)
     assert report.tables == 3
     assert {r.status for r in report.rows} == {"completed"}
     assert all(r.lag_seconds == 0 and r.destination_table_arn and r.last_replicated_at for r in report.rows)
@@ -87,12 +85,8 @@ def test_pending_within_max_lag(ops_env: OpsEnv, tmp_path, capsys) -> None:
 def test_failed_with_message(ops_env: OpsEnv, tmp_path, capsys) -> None:
     world = deploy(ops_env)
     msg = "Access denied when writing to the destination table bucket (KMS key policy)"
-    ops_env.control.set_status(
-        world.tables["analytics.customers"], world.replica_arn, "failed", failure_message=msg
-    )
-    report = st.collect_status(
-        world.clients, [world.source_arn], max_lag=timedelta(hours=24), show_progress=False
-    )
+    ops_env.control.set_status(world.tables["analytics.customers"], world.replica_arn, "failed", failure_message=msg)
+    report = st.collect_status(world.clients, [world.source_arn], max_lag=timedelta(hours=24), show_progress=False)
     assert [r.table for r in report.failed] == ["analytics.customers"]
     assert report.failed[0].failure_message == msg
     assert report.exit_code == 1
@@ -115,9 +109,7 @@ def test_lagging(ops_env: OpsEnv, tmp_path, capsys) -> None:
         world.clients, [world.source_arn], now=NOW, max_lag=timedelta(minutes=30), show_progress=False
     )
     (row,) = _rows(report, "analytics.events")
-    assert row.lag_seconds == pytest.approx(
-        7200, abs=2
-    )  # the oldest commit the replica lacks, not the newest
+    assert row.lag_seconds == pytest.approx(7200, abs=2)  # the oldest commit the replica lacks, not the newest
     assert row.lagging and report.exit_code == 1
     assert [r.table for r in report.lagging] == ["analytics.events"]
     code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "30m", "--problems-only")
@@ -141,9 +133,7 @@ def test_never_replicated_counts_from_first_commit(ops_env: OpsEnv) -> None:
 
 def test_tables_mode_unlisted_tables_do_not_fail(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, mode="tables")
-    report = st.collect_status(
-        world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False
-    )
+    report = st.collect_status(world.clients, [world.source_arn], max_lag=timedelta(minutes=30), show_progress=False)
     assert _rows(report, "analytics.orders")[0].status == "completed"
     assert _rows(report, "analytics.customers")[0].status == "unconfigured"
     assert report.exit_code == 0
@@ -165,9 +155,7 @@ def test_throttling_injection_is_real(ops_env: OpsEnv, monkeypatch: pytest.Monke
     world = deploy(ops_env)
     monkeypatch.setattr(st, "call", lambda fn, *a, **kw: fn(*a, **kw))
     ops_env.control.inject_faults("GetTableReplicationStatus", 1)
-    report = st.collect_status(
-        ops_env.clients(max_attempts=1), [world.source_arn], concurrency=1, show_progress=False
-    )
+    report = st.collect_status(ops_env.clients(max_attempts=1), [world.source_arn], concurrency=1, show_progress=False)
     assert len(report.errors) == 1 and "TooManyRequestsException" in (report.errors[0].failure_message or "")
     assert report.exit_code == 2
 
@@ -186,15 +174,11 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
         names = [f"t{i:04d}" for i in range(1500 if bucket == second else 1499)]
         ops_env.control.seed(bucket, {"bulk": names}, commit_ms=commit_ms)
         ops_env.control.replicate(source_bucket_arn=bucket)
-    arns = [
-        t["tableARN"] for t in src.list_tables(tableBucketARN=second, namespace="bulk", maxTables=3)["tables"]
-    ]
+    arns = [t["tableARN"] for t in src.list_tables(tableBucketARN=second, namespace="bulk", maxTables=3)["tables"]]
     for arn in arns:
         ops_env.control.set_status(arn, world.replica_arn, "failed", failure_message="injected")
     ops_env.control.inject_faults("GetTableReplicationStatus", 20)
-    ops_env.control.set_latency(
-        "GetTableReplicationStatus", 0.01
-    )  # 30 s if the calls were made one at a time
+    ops_env.control.set_latency("GetTableReplicationStatus", 0.01)  # 30 s if the calls were made one at a time
 
     started = time.monotonic()
     code, out = _run_cli(
@@ -215,16 +199,10 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
     doc = json.loads(out)
     assert doc["tables"] == 3000
     assert doc["counts"] == {"completed": 2997, "failed": 3}
-    assert sorted(r["source_table_arn"] for r in doc["destinations"] if r["status"] == "failed") == sorted(
-        arns
-    )
+    assert sorted(r["source_table_arn"] for r in doc["destinations"] if r["status"] == "failed") == sorted(arns)
     assert code == 1
     stats = ops_env.control.stats()
-    assert (
-        stats["calls"]["ListTables"] >= 4 + 1
-    )  # 1,499 and 1,500 tables: two pages per bucket (+ the probe above)
-    assert (
-        4 <= stats["max_in_flight"] <= 16 + 2
-    )  # calls overlapped, bounded by --concurrency (+ control calls)
+    assert stats["calls"]["ListTables"] >= 4 + 1  # 1,499 and 1,500 tables: two pages per bucket (+ the probe above)
+    assert 4 <= stats["max_in_flight"] <= 16 + 2  # calls overlapped, bounded by --concurrency (+ control calls)
     assert elapsed < 60, f"status over 3,000 tables took {elapsed:.1f}s"
     assert DST_REGION in world.replica_arn

@@ -118,9 +118,7 @@ def _compare_replication(report: AuditReport, resource: str, conf: dict[str, Any
     for missing in sorted(want - live):
         report.add("replication-destination-missing", resource, f"destination {missing} is not configured")
     for extra in sorted(live - want):
-        report.add(
-            "replication-destination-unexpected", resource, f"destination {extra} is not in the configuration"
-        )
+        report.add("replication-destination-unexpected", resource, f"destination {extra} is not in the configuration")
 
 
 def check_replication(
@@ -145,9 +143,7 @@ def check_replication(
         report.count("replication configurations")
         table = source_tables.get(name)
         if table is None:
-            report.add(
-                "source-table-missing", f"{src} {name}", "listed for replication but not in the source bucket"
-            )
+            report.add("source-table-missing", f"{src} {name}", "listed for replication but not in the source bucket")
             continue
         scoped.append(table)
         try:
@@ -155,9 +151,7 @@ def check_replication(
             _compare_replication(report, f"{name} ({table.arn})", conf, cfg)
         except ClientError as exc:
             if error_code(exc) == "NotFoundException":
-                report.add(
-                    "replication-missing", f"{name} ({table.arn})", "no table-level replication configuration"
-                )
+                report.add("replication-missing", f"{name} ({table.arn})", "no table-level replication configuration")
             else:
                 report.add("unverifiable", f"{name} ({table.arn})", describe_error(exc))
     return scoped
@@ -181,9 +175,7 @@ def check_bucket_policy(
     arn = replica.bucket_arn
     report.count("bucket policies")
     try:
-        live = _statements(
-            call(_client(clients, arn).get_table_bucket_policy, tableBucketARN=arn)["resourcePolicy"]
-        )
+        live = _statements(call(_client(clients, arn).get_table_bucket_policy, tableBucketARN=arn)["resourcePolicy"])
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
             report.add("bucket-policy-missing", arn, "the replica bucket has no bucket policy")
@@ -222,9 +214,7 @@ def check_scp(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: Aud
     policy_id = outputs.organization.policy_id
     client = clients.organizations(org.management_account_id)
     try:
-        attached = {
-            t["TargetId"] for t in paginate(client, "list_targets_for_policy", "Targets", PolicyId=policy_id)
-        }
+        attached = {t["TargetId"] for t in paginate(client, "list_targets_for_policy", "Targets", PolicyId=policy_id)}
     except ClientError as exc:
         if error_code(exc) == "PolicyNotFoundException":
             report.add("scp-missing", policy_id, f"SCP {outputs.organization.policy_name} does not exist")
@@ -252,9 +242,7 @@ def check_bucket_settings(clients: Clients, cfg: KitConfig, outputs: KitOutputs,
         try:
             enc = call(client.get_table_bucket_encryption, tableBucketARN=arn)["encryptionConfiguration"]
             want_alg = site.encryption.sse_algorithm
-            want_key = (
-                site.encryption.kms_key if (site.encryption.kms_key or "").startswith("arn:") else out_key
-            )
+            want_key = site.encryption.kms_key if (site.encryption.kms_key or "").startswith("arn:") else out_key
             if enc.get("sseAlgorithm") != want_alg:
                 report.add(
                     "encryption-mismatch",
@@ -262,21 +250,17 @@ def check_bucket_settings(clients: Clients, cfg: KitConfig, outputs: KitOutputs,
                     f"sseAlgorithm is {enc.get('sseAlgorithm')}, expected {want_alg}",
                 )
             elif want_alg == "aws:kms" and want_key and enc.get("kmsKeyArn") != want_key:
-                report.add(
-                    "encryption-mismatch", arn, f"kmsKeyArn is {enc.get('kmsKeyArn')}, expected {want_key}"
-                )
+                report.add("encryption-mismatch", arn, f"kmsKeyArn is {enc.get('kmsKeyArn')}, expected {want_key}")
         except ClientError as exc:
             report.add("unverifiable", arn, describe_error(exc))
         if isinstance(site, Replica):
             report.count("storage class")
             try:
-                sc = call(client.get_table_bucket_storage_class, tableBucketARN=arn)[
-                    "storageClassConfiguration"
-                ]["storageClass"]
+                sc = call(client.get_table_bucket_storage_class, tableBucketARN=arn)["storageClassConfiguration"][
+                    "storageClass"
+                ]
                 if sc != site.storage_class:
-                    report.add(
-                        "storage-class-mismatch", arn, f"storage class is {sc}, expected {site.storage_class}"
-                    )
+                    report.add("storage-class-mismatch", arn, f"storage class is {sc}, expected {site.storage_class}")
             except ClientError as exc:
                 report.add("unverifiable", arn, describe_error(exc))
 
@@ -321,9 +305,7 @@ def _replica_check(clients: Clients, table: TableRef) -> tuple[TableRef, str | N
             namespace=table.namespace,
             name=table.name,
         )
-        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
-            "sourceTableARN"
-        )
+        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get("sourceTableARN")
         if not source:
             return table, None, drifts
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
@@ -353,9 +335,7 @@ def check_replicas(
             replica_tables.extend(list_tables(clients, r.bucket_arn, page_size))
         except ClientError as exc:
             report.add("unverifiable", r.bucket_arn, describe_error(exc))
-    progress = Progress(
-        "audit replicas", len(replica_tables), enabled=show_progress and len(replica_tables) > 50
-    )
+    progress = Progress("audit replicas", len(replica_tables), enabled=show_progress and len(replica_tables) > 50)
     results = run_concurrently(lambda t: _replica_check(clients, t), replica_tables, concurrency, progress)
     report.count("replica tables", len(replica_tables))
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)

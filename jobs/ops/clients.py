@@ -41,9 +41,7 @@ def parse_role_arns(items: list[str] | None) -> dict[str, str]:
     for item in items or []:
         account, sep, arn = item.partition("=")
         if not sep or not account.isdigit() or len(account) != 12 or not arn.startswith("arn:"):
-            raise ValueError(
-                f"--role-arn {item!r} must look like 123456789012=arn:aws:iam::123456789012:role/name"
-            )
+            raise ValueError(f"--role-arn {item!r} must look like 123456789012=arn:aws:iam::123456789012:role/name")
         out[account] = arn
     return out
 

@@ -147,9 +147,7 @@ def call(fn: Callable[..., R], /, *args: Any, backoff: Backoff = DEFAULT_BACKOFF
     raise AssertionError("unreachable")
 
 
-def paginate(
-    client: Any, operation: str, key: str, page_size: int | None = None, **kwargs: Any
-) -> Iterator[Any]:
+def paginate(client: Any, operation: str, key: str, page_size: int | None = None, **kwargs: Any) -> Iterator[Any]:
     """Every item of a paginated list operation; each page request gets the throttling backoff too."""
     token_in, token_out = _TOKENS.get(operation, ("continuationToken", "continuationToken"))
     size_key = _SIZE_KEYS.get(operation)
@@ -331,9 +329,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
     p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")
     p.add_argument("--role-name", help="assume this role name in every account")
-    p.add_argument(
-        "--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)"
-    )
+    p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
     p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
     p.add_argument("--max-attempts", type=int, default=8, help="botocore attempts per call (default 8)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")

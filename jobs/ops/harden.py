@@ -94,9 +94,7 @@ class HardenReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
-            "counts": {
-                k: len(self.by(k)) for k in ("hardened", "would-change", "unchanged", "failed", "skipped")
-            },
+            "counts": {k: len(self.by(k)) for k in ("hardened", "would-change", "unchanged", "failed", "skipped")},
             "bucket_errors": self.bucket_errors,
             "exit_code": self.exit_code,
             "tables": [asdict(r) for r in self.results],
@@ -151,9 +149,7 @@ def harden_table(
     try:
         got = call(s3t.get_table, **ident)
         result.table_arn = got["tableARN"]
-        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
-            "sourceTableARN"
-        )
+        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get("sourceTableARN")
         if not source:
             result.outcome, result.reason = (
                 "skipped",
@@ -168,9 +164,7 @@ def harden_table(
         want_ret = desired_retention(replica)
         if live_ret != want_ret:
             result.changes.append(
-                Change(
-                    "snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret)
-                )
+                Change("snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret))
             )
 
         step = "build table policy"
@@ -188,9 +182,7 @@ def harden_table(
             live_policy = None
         if live_policy is None or canonical_policy(live_policy) != canonical_policy(want_policy):
             result.changes.append(
-                Change(
-                    "table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy)
-                )
+                Change("table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy))
             )
 
         if not result.changes:
@@ -231,9 +223,7 @@ def harden(
         try:
             work.extend((t, replica) for t in list_tables(clients, replica.table_bucket_arn, page_size))
         except ClientError as exc:
-            report.bucket_errors.append(
-                {"bucket_arn": replica.table_bucket_arn, "reason": describe_error(exc)}
-            )
+            report.bucket_errors.append({"bucket_arn": replica.table_bucket_arn, "reason": describe_error(exc)})
     progress = Progress("harden", len(work), enabled=show_progress and len(work) > 50)
     report.results = run_concurrently(
         lambda item: harden_table(clients, item[0], item[1], outputs, builder, dry_run),

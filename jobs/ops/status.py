@@ -246,9 +246,7 @@ def table_status(
                 r.lag_seconds = compute_lag(commits, replicated_at, now)
                 r.lag_source = lag_source
                 r.source_latest_commit_at = commits[-1].isoformat() if commits else None
-        r.lagging = bool(
-            max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds()
-        )
+        r.lagging = bool(max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds())
         out.append(r)
     return out
 
@@ -268,9 +266,7 @@ def collect_status(
     for arn in source_bucket_arns:
         tables.extend(list_tables(clients, arn, page_size))
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
-    per_table = run_concurrently(
-        lambda t: table_status(clients, t, now, max_lag), tables, concurrency, progress
-    )
+    per_table = run_concurrently(lambda t: table_status(clients, t, now, max_lag), tables, concurrency, progress)
     report = StatusReport(
         generated_at=now.isoformat(),
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
@@ -311,9 +307,7 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.ops.status", description=__doc__.split("\n\n")[0])
     add_common_args(p)
-    p.add_argument(
-        "--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)"
-    )
+    p.add_argument("--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)")
     p.add_argument(
         "--source-bucket-arn", action="append", help="source table bucket (default: from outputs; repeatable)"
     )

@@ -60,16 +60,12 @@ def conflict(msg: str) -> ApiError:
 TABLE_NOT_FOUND = "The specified table does not exist."
 BUCKET_NOT_FOUND = "The specified bucket does not exist."
 NO_VERSION_TOKEN = "A version token is not specified."  # REFERENCE §1 (measured on AWS)
-TOKEN_MISMATCH = (
-    "Provided version token does not match the table version token."  # moto's wording, same op family
-)
+TOKEN_MISMATCH = "Provided version token does not match the table version token."  # moto's wording, same op family
 # Not documented by AWS; our wording:
 NO_REPLICATION = "The specified replication configuration does not exist."
 NO_POLICY = "The specified resource policy does not exist."
 
-_BUCKET_ARN_RE = re.compile(
-    r"^arn:(aws[-a-z0-9]*):s3tables:([-a-z0-9]*):([0-9]{12}):bucket/([a-z0-9_-]{3,63})$"
-)
+_BUCKET_ARN_RE = re.compile(r"^arn:(aws[-a-z0-9]*):s3tables:([-a-z0-9]*):([0-9]{12}):bucket/([a-z0-9_-]{3,63})$")
 _TABLE_ARN_RE = re.compile(
     r"^arn:(aws[-a-z0-9]*):s3tables:([-a-z0-9]*):([0-9]{12}):bucket/([a-z0-9_-]{3,63})/table/([a-zA-Z0-9-_]{1,255})$"
 )
@@ -197,9 +193,7 @@ class State:
         default_factory=dict
     )  # table ARN -> {configuration, versionToken}
     bucket_replication: dict[str, dict[str, Any]] = field(default_factory=dict)
-    repl_status: dict[tuple[str, str], dict[str, Any]] = field(
-        default_factory=dict
-    )  # (source table, dest bucket)
+    repl_status: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (source table, dest bucket)
     replica_source: dict[str, str] = field(default_factory=dict)  # replica table ARN -> source table ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
     faults: list[Fault] = field(default_factory=list)
@@ -305,14 +299,10 @@ def _table_view(t: Any) -> dict[str, Any]:
 def get_table(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     if q.get("tableArn"):
         if any(q.get(k) for k in ("tableBucketARN", "namespace", "name")):
-            raise bad_request(
-                "Specify either tableArn or tableBucketARN, namespace and name, not both."
-            )  # our wording
+            raise bad_request("Specify either tableArn or tableBucketARN, namespace and name, not both.")  # our wording
         return 200, _table_view(get_table_by_arn(q["tableArn"]))
     if not all(q.get(k) for k in ("tableBucketARN", "namespace", "name")):
-        raise bad_request(
-            "Either tableArn or tableBucketARN, namespace and name must be specified."
-        )  # our wording
+        raise bad_request("Either tableArn or tableBucketARN, namespace and name must be specified.")  # our wording
     return 200, _table_view(get_table_by_name(q["tableBucketARN"], q["namespace"], q["name"]))
 
 
@@ -363,9 +353,7 @@ def _check_policy(doc: str) -> None:
 
 
 @handles("PutTableBucketPolicy")
-def put_bucket_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_bucket_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     _check_policy(b["resourcePolicy"])
     STATE.bucket_policies[bucket.arn] = b["resourcePolicy"]
@@ -373,9 +361,7 @@ def put_bucket_policy(
 
 
 @handles("GetTableBucketPolicy")
-def get_bucket_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_bucket_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     if bucket.arn not in STATE.bucket_policies:
         raise not_found(NO_POLICY)
@@ -383,18 +369,14 @@ def get_bucket_policy(
 
 
 @handles("DeleteTableBucketPolicy")
-def delete_bucket_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def delete_bucket_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     STATE.bucket_policies.pop(bucket.arn, None)
     return 204, None
 
 
 @handles("PutTablePolicy")
-def put_table_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_table_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
     _check_policy(b["resourcePolicy"])
     STATE.table_policies[t.arn] = b["resourcePolicy"]
@@ -402,9 +384,7 @@ def put_table_policy(
 
 
 @handles("GetTablePolicy")
-def get_table_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_table_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
     if t.arn not in STATE.table_policies:
         raise not_found(NO_POLICY)
@@ -412,9 +392,7 @@ def get_table_policy(
 
 
 @handles("DeleteTablePolicy")
-def delete_table_policy(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def delete_table_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
     STATE.table_policies.pop(t.arn, None)
     return 204, None
@@ -435,9 +413,7 @@ def _check_maintenance(kind: str, value: dict[str, Any], allowed: tuple[str, ...
 
 
 @handles("PutTableMaintenanceConfiguration")
-def put_table_maintenance(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_table_maintenance(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
     kind = p["type"]
     _check_maintenance(kind, b["value"], ("icebergCompaction", "icebergSnapshotManagement"))
@@ -453,9 +429,7 @@ def put_table_maintenance(
 
 
 @handles("GetTableMaintenanceConfiguration")
-def get_table_maintenance(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_table_maintenance(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
     conf = json.loads(json.dumps(DEFAULT_MAINTENANCE))
     conf.update(STATE.table_maintenance.get(t.arn, {}))
@@ -491,9 +465,7 @@ def get_bucket_maintenance(
 
 
 @handles("PutTableBucketEncryption")
-def put_encryption(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     enc = b["encryptionConfiguration"]
     if enc.get("sseAlgorithm") == "aws:kms" and not enc.get("kmsKeyArn"):
@@ -505,38 +477,26 @@ def put_encryption(
 
 
 @handles("GetTableBucketEncryption")
-def get_encryption(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
-    return 200, {
-        "encryptionConfiguration": STATE.bucket_encryption.get(bucket.arn, {"sseAlgorithm": "AES256"})
-    }
+    return 200, {"encryptionConfiguration": STATE.bucket_encryption.get(bucket.arn, {"sseAlgorithm": "AES256"})}
 
 
 @handles("DeleteTableBucketEncryption")
-def delete_encryption(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def delete_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     STATE.bucket_encryption.pop(bucket.arn, None)
     return 204, None
 
 
 @handles("GetTableBucketStorageClass")
-def get_storage_class(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_storage_class(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
-    return 200, {
-        "storageClassConfiguration": {"storageClass": STATE.storage_class.get(bucket.arn, "STANDARD")}
-    }
+    return 200, {"storageClassConfiguration": {"storageClass": STATE.storage_class.get(bucket.arn, "STANDARD")}}
 
 
 @handles("PutTableBucketStorageClass")
-def put_storage_class(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_storage_class(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     STATE.storage_class[bucket.arn] = b["storageClassConfiguration"]["storageClass"]
     return 200, {}
@@ -550,9 +510,7 @@ def _check_replication(conf: dict[str, Any], source_bucket_arn: str) -> None:
         raise bad_request("The role must be an IAM role ARN.")  # our wording
     rules = conf.get("rules") or []
     if len(rules) != 1:
-        raise bad_request(
-            "Exactly one replication rule must be specified."
-        )  # our wording (model: min 1, max 1)
+        raise bad_request("Exactly one replication rule must be specified.")  # our wording (model: min 1, max 1)
     dests = [d.get("destinationTableBucketARN") for d in rules[0].get("destinations") or []]
     if not 1 <= len(dests) <= 5:
         raise bad_request("A replication rule must have between 1 and 5 destinations.")  # our wording
@@ -562,14 +520,10 @@ def _check_replication(conf: dict[str, Any], source_bucket_arn: str) -> None:
         if not _BUCKET_ARN_RE.match(d or ""):
             raise bad_request(f"The destination table bucket ARN is not valid: {d}")
         if d == source_bucket_arn:
-            raise bad_request(
-                "The destination table bucket must not be the source table bucket."
-            )  # our wording
+            raise bad_request("The destination table bucket must not be the source table bucket.")  # our wording
 
 
-def _put_versioned(
-    store: dict[str, dict[str, Any]], key: str, conf: dict[str, Any], token: str | None
-) -> str:
+def _put_versioned(store: dict[str, dict[str, Any]], key: str, conf: dict[str, Any], token: str | None) -> str:
     existing = store.get(key)
     if existing is not None:
         if not token:
@@ -593,9 +547,7 @@ def _delete_versioned(store: dict[str, dict[str, Any]], key: str, token: str | N
 
 
 @handles("PutTableReplication")
-def put_table_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def put_table_replication(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_arn(q.get("tableArn", ""))
     _check_replication(b["configuration"], t.table_bucket_arn)
     token = _put_versioned(STATE.table_replication, t.arn, b["configuration"], q.get("versionToken"))
@@ -603,9 +555,7 @@ def put_table_replication(
 
 
 @handles("GetTableReplication")
-def get_table_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def get_table_replication(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     t = get_table_by_arn(q.get("tableArn", ""))
     if t.arn not in STATE.table_replication:
         raise not_found(NO_REPLICATION)
@@ -703,8 +653,7 @@ def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
     """A minimal Iceberg v2 metadata document with one snapshot per commit time."""
     commits = sorted(commit_ms)
     snaps = [
-        {"snapshot-id": i + 1, "timestamp-ms": ms, "summary": {"operation": "append"}}
-        for i, ms in enumerate(commits)
+        {"snapshot-id": i + 1, "timestamp-ms": ms, "summary": {"operation": "append"}} for i, ms in enumerate(commits)
     ]
     return {
         "format-version": 2,
@@ -784,9 +733,7 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
             ns = dbucket.namespaces[t.namespace]
             replica = ns.tables.get(t.name)
             if replica is None:
-                replica = backend.create_table(
-                    table_bucket_arn=d, namespace=t.namespace, name=t.name, format="ICEBERG"
-                )
+                replica = backend.create_table(table_bucket_arn=d, namespace=t.namespace, name=t.name, format="ICEBERG")
             STATE.replica_source[replica.arn] = t.arn
             doc: dict[str, Any] = {}
             if t.metadata_location:
@@ -823,9 +770,7 @@ def _seed(body: dict[str, Any]) -> list[str]:
         if ns_name not in bucket.namespaces:
             backend.create_namespace(table_bucket_arn=bucket.arn, namespace=ns_name)
         for name in names:
-            t = backend.create_table(
-                table_bucket_arn=bucket.arn, namespace=ns_name, name=name, format="ICEBERG"
-            )
+            t = backend.create_table(table_bucket_arn=bucket.arn, namespace=ns_name, name=name, format="ICEBERG")
             if body.get("commitMs"):
                 t.metadata_location = write_metadata(t, metadata_doc(t, [int(body["commitMs"])]), 1)
                 t.version_token = t._generate_version_token()

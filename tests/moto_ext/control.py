@@ -81,8 +81,7 @@ class Control:
             item["failureMessage"] = failure_message
         if replicated_at is not None:
             item["lastSuccessfulReplicatedUpdate"] = {
-                "metadataLocation": replicated_metadata_location
-                or "s3://replica/metadata/previous.metadata.json",
+                "metadataLocation": replicated_metadata_location or "s3://replica/metadata/previous.metadata.json",
                 "timestamp": replicated_at.isoformat(),
             }
         self._post("replication-status", item)
@@ -99,11 +98,7 @@ class Control:
             body["timestamp"] = at.isoformat()
         return list(self._post("replicate", body)["replicated"])
 
-    def seed(
-        self, bucket_arn: str, namespaces: dict[str, list[str]], commit_ms: int | None = None
-    ) -> list[str]:
+    def seed(self, bucket_arn: str, namespaces: dict[str, list[str]], commit_ms: int | None = None) -> list[str]:
         return list(
-            self._post("seed", {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms})[
-                "tables"
-            ]
+            self._post("seed", {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms})["tables"]
         )

@@ -11,9 +11,7 @@ from werkzeug.serving import WSGIRequestHandler, run_simple
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_request(
-        self, *args: object, **kwargs: object
-    ) -> None:  # one line per request would swamp the logs
+    def log_request(self, *args: object, **kwargs: object) -> None:  # one line per request would swamp the logs
         pass
 
 

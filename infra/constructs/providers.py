@@ -45,3 +45,11 @@ def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: 
     if deploy_role_arn:
         provider.add_override("assume_role", {"role_arn": deploy_role_arn, "session_name": f"{kit}-cdktf"})
     return provider
+
+
+def site_providers(
+    scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None
+) -> TerraformProvider:
+    """The aws and awscc providers of a stack that holds a table bucket; returns the awscc provider."""
+    aws_provider(scope, kit=kit, account_id=account_id, region=region, deploy_role_arn=deploy_role_arn)
+    return awscc_provider(scope, kit=kit, region=region, deploy_role_arn=deploy_role_arn)

@@ -10,7 +10,8 @@ from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
-from infra.config import Encryption, UnreferencedFileRemoval
+from infra.config import Encryption, KitConfig, UnreferencedFileRemoval
+from policies import documents
 from policies.documents import Document
 
 
@@ -31,6 +32,7 @@ class TableBucket(Construct):
     ) -> None:
         super().__init__(scope, id)
         self.name = name
+        self.sse_algorithm = encryption.sse_algorithm
         self.kms_key_arn: str | None = None
         if encryption.creates_key:
             if kms_key_policy is None:
@@ -74,3 +76,40 @@ class TableBucket(Construct):
     @property
     def arn(self) -> str:
         return self.resource.get_string_attribute("table_bucket_arn")
+
+    @property
+    def encryption_output(self) -> dict[str, object]:
+        """The `encryption` member of the kit outputs."""
+        out: dict[str, object] = {"sse_algorithm": self.sse_algorithm}
+        if self.kms_key_arn:
+            out["kms_key_arn"] = self.kms_key_arn
+        return out
+
+
+def kit_table_bucket(
+    scope: Construct,
+    cfg: KitConfig,
+    *,
+    role: str,
+    name: str,
+    encryption: Encryption,
+    storage_class: str,
+    unreferenced_file_removal: UnreferencedFileRemoval,
+    awscc: TerraformProvider,
+    allow_destroy: bool,
+) -> TableBucket:
+    """The `table-bucket` construct of a kit stack (`role`: source, replica or recovery), with the key policy of
+    `policies.documents` when the kit creates the bucket's KMS key."""
+    site = next((s for s in documents.key_sites(cfg) if s.role == role and s.bucket == name), None)
+    return TableBucket(
+        scope,
+        "table-bucket",
+        name=name,
+        encryption=encryption,
+        storage_class=storage_class,
+        unreferenced_file_removal=unreferenced_file_removal,
+        awscc=awscc,
+        kms_alias=documents.kms_alias(cfg, name),
+        kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+        allow_destroy=allow_destroy,
+    )

@@ -7,11 +7,10 @@ from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
 from infra.config import KitConfig
-from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.providers import site_providers
 from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
-from infra.constructs.table_bucket import TableBucket
+from infra.constructs.table_bucket import kit_table_bucket
 from jobs.outputs import OUTPUT_RECOVERY
-from policies import documents
 
 STACK_ID = "recovery"
 
@@ -21,21 +20,22 @@ class RecoveryStack(TerraformStack):
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
-        aws_provider(
-            self, kit=cfg.kit.name, account_id=rep.account_id, region=rep.region, deploy_role_arn=rep.deploy_role_arn
-        )
-        awscc = awscc_provider(self, kit=cfg.kit.name, region=rep.region, deploy_role_arn=rep.deploy_role_arn)
-        site = next((s for s in documents.key_sites(cfg) if s.role == "recovery"), None)
-        bucket = TableBucket(
+        awscc = site_providers(
             self,
-            "table-bucket",
+            kit=cfg.kit.name,
+            account_id=rep.account_id,
+            region=rep.region,
+            deploy_role_arn=rep.deploy_role_arn,
+        )
+        bucket = kit_table_bucket(
+            self,
+            cfg,
+            role="recovery",
             name=rec.bucket,
             encryption=rec.encryption,
             storage_class="STANDARD",
             unreferenced_file_removal=rep.unreferenced_file_removal,
             awscc=awscc,
-            kms_alias=documents.kms_alias(cfg, rec.bucket),
-            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
             allow_destroy=allow_destroy,
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)

@@ -7,9 +7,9 @@ from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
 from infra.config import KitConfig, Replica
-from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.providers import site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
-from infra.constructs.table_bucket import TableBucket
+from infra.constructs.table_bucket import kit_table_bucket
 from jobs.outputs import OUTPUT_REPLICA
 from policies import documents
 
@@ -19,25 +19,22 @@ class ReplicaStack(TerraformStack):
         self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool
     ) -> None:
         super().__init__(scope, replica.stack_id)
-        aws_provider(
+        awscc = site_providers(
             self,
             kit=cfg.kit.name,
             account_id=replica.account_id,
             region=replica.region,
             deploy_role_arn=replica.deploy_role_arn,
         )
-        awscc = awscc_provider(self, kit=cfg.kit.name, region=replica.region, deploy_role_arn=replica.deploy_role_arn)
-        site = next((s for s in documents.key_sites(cfg) if s.role == "replica" and s.bucket == replica.bucket), None)
-        self.bucket = TableBucket(
+        self.bucket = kit_table_bucket(
             self,
-            "table-bucket",
+            cfg,
+            role="replica",
             name=replica.bucket,
             encryption=replica.encryption,
             storage_class=replica.storage_class,
             unreferenced_file_removal=replica.unreferenced_file_removal,
             awscc=awscc,
-            kms_alias=documents.kms_alias(cfg, replica.bucket),
-            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
             allow_destroy=allow_destroy,
         )
         ReplicaBucketPolicy(
@@ -52,9 +49,6 @@ class ReplicaStack(TerraformStack):
                 policy=documents.replica_guardrail(cfg, replica.account_id),
                 attach_to_roles=cfg.protection.guardrail_attach_roles,
             )
-        encryption: dict[str, object] = {"sse_algorithm": replica.encryption.sse_algorithm}
-        if self.bucket.kms_key_arn:
-            encryption["kms_key_arn"] = self.bucket.kms_key_arn
         TerraformOutput(
             self,
             OUTPUT_REPLICA,
@@ -65,7 +59,7 @@ class ReplicaStack(TerraformStack):
                 "table_bucket_arn": self.bucket.arn,
                 "table_bucket_name": replica.bucket,
                 "storage_class": replica.storage_class,
-                "encryption": encryption,
+                "encryption": self.bucket.encryption_output,
                 "snapshot_retention": {
                     "max_snapshot_age_hours": replica.snapshot_retention.max_snapshot_age_hours,
                     "min_snapshots_to_keep": replica.snapshot_retention.min_snapshots_to_keep,

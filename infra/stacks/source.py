@@ -10,12 +10,11 @@ from constructs import Construct
 
 from infra.config import KitConfig
 from infra.constructs.catalog import SourceCatalog
-from infra.constructs.providers import aws_provider, awscc_provider
+from infra.constructs.providers import site_providers
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
-from infra.constructs.table_bucket import TableBucket
+from infra.constructs.table_bucket import kit_table_bucket
 from jobs.outputs import OUTPUT_SOURCE
-from policies import documents
 
 STACK_ID = "source"
 
@@ -26,21 +25,22 @@ class SourceStack(TerraformStack):
     ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
-        aws_provider(
-            self, kit=cfg.kit.name, account_id=src.account_id, region=src.region, deploy_role_arn=src.deploy_role_arn
-        )
-        awscc = awscc_provider(self, kit=cfg.kit.name, region=src.region, deploy_role_arn=src.deploy_role_arn)
-        site = next((s for s in documents.key_sites(cfg) if s.role == "source"), None)
-        bucket = TableBucket(
+        awscc = site_providers(
             self,
-            "table-bucket",
+            kit=cfg.kit.name,
+            account_id=src.account_id,
+            region=src.region,
+            deploy_role_arn=src.deploy_role_arn,
+        )
+        bucket = kit_table_bucket(
+            self,
+            cfg,
+            role="source",
             name=src.bucket,
             encryption=src.encryption,
             storage_class=src.storage_class,
             unreferenced_file_removal=src.unreferenced_file_removal,
             awscc=awscc,
-            kms_alias=documents.kms_alias(cfg, src.bucket),
-            kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
             allow_destroy=allow_destroy,
         )
         catalog = SourceCatalog(self, "catalog", source=src, bucket_arn=bucket.arn, kms_key_arn=bucket.kms_key_arn)
@@ -56,9 +56,6 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
-        encryption: dict[str, object] = {"sse_algorithm": src.encryption.sse_algorithm}
-        if bucket.kms_key_arn:
-            encryption["kms_key_arn"] = bucket.kms_key_arn
         TerraformOutput(
             self,
             OUTPUT_SOURCE,
@@ -79,6 +76,6 @@ class SourceStack(TerraformStack):
                     "min_snapshots_to_keep": src.snapshot_retention.min_snapshots_to_keep,
                 },
                 "destinations": list(destination_bucket_arns),
-                "encryption": encryption,
+                "encryption": bucket.encryption_output,
             },
         )

@@ -41,7 +41,7 @@ from jobs.ops.common import (
     canonical,
     clients_from_args,
     describe_error,
-    dump_json,
+    emit,
     error_code,
     list_tables,
     paginate,
@@ -417,11 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         page_size=args.page_size,
         show_progress=not args.quiet,
     )
-    if args.json:
-        dump_json(report.to_json())
-    else:
-        print(render(report))
-    return report.exit_code
+    return emit(report, as_json=args.json, render=lambda: render(report))
 
 
 if __name__ == "__main__":

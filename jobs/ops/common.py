@@ -284,6 +284,15 @@ def dump_json(doc: Any, stream: TextIO | None = None) -> None:
     (stream or sys.stdout).write("\n")
 
 
+def emit(report: Any, *, as_json: bool, render: Callable[[], str]) -> int:
+    """Print a report (JSON for machines, the rendered table for people) and return its exit code."""
+    if as_json:
+        dump_json(report.to_json())
+    else:
+        print(render())
+    return int(report.exit_code)
+
+
 # ----------------------------------------------------------------------------------------------------
 # Policies: canonical form for comparison
 # ----------------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from jobs.ops.common import (
     canonical_policy,
     clients_from_args,
     describe_error,
-    dump_json,
+    emit,
     error_code,
     list_tables,
     render_table,
@@ -281,11 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         page_size=args.page_size,
         show_progress=not args.quiet,
     )
-    if args.json:
-        dump_json(report.to_json())
-    else:
-        print(render(report))
-    return report.exit_code
+    return emit(report, as_json=args.json, render=lambda: render(report))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from jobs.ops.common import (
     call,
     clients_from_args,
     describe_error,
-    dump_json,
+    emit,
     error_code,
     format_duration,
     list_tables,
@@ -328,11 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         page_size=args.page_size,
         show_progress=not args.quiet,
     )
-    if args.json:
-        dump_json(report.to_json())
-    else:
-        print(render(report, args.problems_only))
-    return report.exit_code
+    return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 
 
 if __name__ == "__main__":

@@ -302,12 +302,25 @@ def test_fingerprint_one_pass_grouped_by_partition_values() -> None:
     cols = (Column(1, "id", "long"), Column(2, "m", {"type": "map", "key": "string", "value": "int"}))
     spec = INFO.partition_spec[:0]
     sql = S.fingerprint_sql("t", cols, spec, "c")
-    assert sql.startswith("SELECT count(*) AS `n`, sum(CAST(xxhash64(`id`, array_sort(map_entries(`m`)))")
+    assert sql.startswith("SELECT count(*) AS `n`, sum(shiftright(xxhash64(`id`, array_sort(map_entries(`m`))), 32))")
     assert "GROUP BY" not in sql
     p = plan_table(INFO, Selector(), NOW, Ident("r", "o"), None, False)
     g = S.fingerprint_sql("t", p.schema, p.partition_spec, "c")
     assert "GROUP BY `c`.system.months(`day`), `c`.system.bucket(16, `order_id`)" in g
     assert "EXCEPT ALL" in S.except_all_sql("a", "b", cols, 5)
+
+
+def test_fingerprint_recombines_the_exact_64_bit_sum_from_its_halves() -> None:
+    from jobs.recover.verify import fingerprint_from_rows
+
+    values = [-(2**63), 2**63 - 1, -1, 0, 123456789012345, -987654321098765]
+    row = {
+        "n": len(values),
+        "h64hi": sum(v >> 32 for v in values),  # what shiftright(xxhash64(..), 32) sums to
+        "h64lo": sum(v & 0xFFFFFFFF for v in values),  # what xxhash64(..) & 4294967295 sums to
+        "h32": 7,
+    }
+    assert fingerprint_from_rows([row], 0) == {(): (len(values), Decimal(sum(values)), Decimal(7))}
 
 
 def test_compare_fingerprints_and_schema() -> None:

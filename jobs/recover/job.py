@@ -72,7 +72,14 @@ class RecoveryRequest:
             raise RecoveryError("--parallelism must be >= 1")
 
     def spark_conf(self) -> dict[str, str]:
-        return {**catalog_conf(self.replica), **catalog_conf(self.target)}
+        return {**catalog_conf(self.replica), **catalog_conf(self.target), **COPY_CONF}
+
+
+# Recovery writes skip Iceberg's default hash distribution: a replica snapshot's data files already hold one partition
+# each, so tasks (one per file split) write few files through the fanout writer, and the ~1 GB shuffle of a 20 M-row
+# copy disappears (BENCHMARKS.md: the copy's only stage besides that shuffle). The session setting wins over the table's
+# `write.distribution-mode`, which is still copied to the target for its future writers.
+COPY_CONF = {"spark.sql.iceberg.distribution-mode": "none"}
 
 
 class Progress:

@@ -298,8 +298,10 @@ def fingerprint_sql(
 ) -> str:
     """One pass: per partition value, row count and two order-independent sums of row hashes.
 
-    Summing 64-bit hashes as decimal(38,0) cannot overflow (< 10^19 rows), and addition is commutative, so the sums
-    are equal exactly when the multisets of rows are equal (up to hash collisions, 2^-64 and 2^-32 independent).
+    The 64-bit xxhash64 is summed as its high and low 32-bit halves in bigint columns (`verify` recombines them
+    exactly: sum = hi * 2^32 + lo), which is exact up to 2^31 rows per partition and much cheaper than decimal
+    arithmetic (BENCHMARKS.md). Addition is commutative, so the sums are equal exactly when the multisets of rows are
+    equal, up to hash collisions (xxhash64 and the independent 32-bit Murmur3 `hash`).
     """
     names = source_names(schema)
     cols = ", ".join(comparable_expr(c) for c in schema)
@@ -309,8 +311,9 @@ def fingerprint_sql(
         [
             *key_cols,
             "count(*) AS `n`",
-            f"sum(CAST(xxhash64({cols}) AS DECIMAL(38,0))) AS `h64`",
-            f"sum(CAST(hash({cols}) AS DECIMAL(38,0))) AS `h32`",
+            f"sum(shiftright(xxhash64({cols}), 32)) AS `h64hi`",
+            f"sum(xxhash64({cols}) & 4294967295) AS `h64lo`",
+            f"sum(CAST(hash({cols}) AS BIGINT)) AS `h32`",
         ]
     )
     sql = f"SELECT {select} FROM {relation}"

@@ -48,7 +48,8 @@ def fingerprint_from_rows(rows: list[dict[str, Any]], n_keys: int) -> Fingerprin
     out: Fingerprint = {}
     for r in rows:
         key = tuple(r[f"p{i}"] for i in range(n_keys))
-        out[key] = (int(r["n"]), Decimal(r["h64"] or 0), Decimal(r["h32"] or 0))
+        h64 = (Decimal(r["h64hi"] or 0) * (1 << 32)) + Decimal(r["h64lo"] or 0)
+        out[key] = (int(r["n"]), h64, Decimal(r["h32"] or 0))
     return out
 
 

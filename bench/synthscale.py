@@ -1,0 +1,328 @@
+"""Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables.
+
+`scale_config` generates the configuration dict (pure; validated by `infra.config.parse_config`). The synth runs in a
+fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
+provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the whole
+process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
+process's own high-water mark (VmHWM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+# (account, region) of the five destinations; two share an account (one guardrail per account).
+DESTINATIONS = (
+    ("222222222222", "eu-central-1"),
+    ("222222222222", "us-east-1"),
+    ("333333333333", "ap-southeast-2"),
+    ("333333333333", "us-west-2"),
+    ("555555555555", "eu-north-1"),
+)
+SOURCE_ACCOUNT, SOURCE_REGION = "111111111111", "eu-west-1"
+
+_COLUMN_SETS: tuple[tuple[list[dict[str, Any]], list[str]], ...] = (
+    (
+        [
+            {"name": "order_id", "type": "long", "required": True},
+            {"name": "customer_id", "type": "string", "required": True},
+            {"name": "order_ts", "type": "timestamptz", "required": True},
+            {"name": "amount", "type": "decimal(18,2)"},
+            {"name": "status", "type": "string", "doc": "order status"},
+        ],
+        ["day(order_ts)", "bucket(16, customer_id)"],
+    ),
+    (
+        [
+            {"name": "event_id", "type": "string", "required": True},
+            {"name": "event_date", "type": "date", "required": True},
+            {"name": "payload", "type": "string"},
+            {"name": "score", "type": "double"},
+        ],
+        ["month(event_date)"],
+    ),
+    (
+        [
+            {"name": "id", "type": "long", "required": True},
+            {"name": "channel", "type": "string"},
+            {"name": "budget", "type": "decimal(12,2)"},
+        ],
+        ["channel"],
+    ),
+    (
+        [
+            {"name": "sku", "type": "string", "required": True},
+            {"name": "qty", "type": "int"},
+            {"name": "updated_at", "type": "timestamp"},
+        ],
+        [],
+    ),
+)
+
+
+def scale_config(
+    destinations: int = 5, tables: int = 1000, namespaces: int = 10, table_level_replication: bool = True
+) -> dict[str, Any]:
+    """A valid configuration dict: `tables` tables spread over `namespaces` namespaces, all replicated to
+    `destinations` destinations (table-level replication lists every table: one replication resource per table)."""
+    if not 1 <= destinations <= len(DESTINATIONS):
+        raise ValueError(f"destinations must be 1..{len(DESTINATIONS)}")
+    if tables < namespaces or namespaces < 1:
+        raise ValueError("need at least one table per namespace")
+    kms = {"type": "kms", "kms_key": "create"}
+    per_ns = [tables // namespaces + (1 if i < tables % namespaces else 0) for i in range(namespaces)]
+    nss: list[dict[str, Any]] = []
+    names: list[str] = []
+    k = 0
+    for i, n in enumerate(per_ns):
+        ts: list[dict[str, Any]] = []
+        for j in range(n):
+            cols, parts = _COLUMN_SETS[k % len(_COLUMN_SETS)]
+            t: dict[str, Any] = {"name": f"t{j:04d}", "columns": [dict(c) for c in cols]}
+            if parts:
+                t["partition_by"] = list(parts)
+            if k % 10 == 0:
+                t["snapshot_retention"] = {"max_snapshot_age_hours": 336, "min_snapshots_to_keep": 5}
+            ts.append(t)
+            names.append(f"ns{i:02d}.t{j:04d}")
+            k += 1
+        nss.append({"name": f"ns{i:02d}", "tables": ts})
+    replicas = [
+        {
+            "account_id": acct,
+            "region": region,
+            "bucket": f"scale-replica-{region}",
+            "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
+            "storage_class": "INTELLIGENT_TIERING",
+            "encryption": kms,
+            "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10},
+        }
+        for acct, region in DESTINATIONS[:destinations]
+    ]
+    accounts = sorted({str(r["account_id"]) for r in replicas})
+    return {
+        "kit": {"name": "scale"},
+        "source": {
+            "account_id": SOURCE_ACCOUNT,
+            "region": SOURCE_REGION,
+            "bucket": "scale-source",
+            "deploy_role_arn": f"arn:aws:iam::{SOURCE_ACCOUNT}:role/terraform-deploy",
+            "encryption": kms,
+            "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
+            "namespaces": nss,
+        },
+        "replicas": replicas,
+        "replication": {"mode": "tables", "tables": names} if table_level_replication else {"mode": "bucket"},
+        "protection": {
+            "break_glass_principals": [f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in accounts],
+            "guardrail_attach_roles": ["data-engineer", "platform-admin"],
+            "organization": {
+                "management_account_id": "444444444444",
+                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "targets": ["ou-ab12-replicas1", *accounts],
+            },
+        },
+        "recovery": {
+            "replica": replicas[0]["bucket"],
+            "bucket": "scale-recovery",
+            "namespace": "recovered",
+            "encryption": kms,
+        },
+    }
+
+
+def count_tables(cfg: dict[str, Any]) -> int:
+    return sum(len(ns.get("tables", [])) for ns in cfg["source"]["namespaces"])
+
+
+# --- the child: runs in its own interpreter ----------------------------------------------------------------------
+
+
+def child(config_json: Path, outdir: Path, result_json: Path) -> int:
+    t0 = time.perf_counter()
+    import cdktf  # noqa: F401
+
+    t1 = time.perf_counter()
+    import cdktf_cdktf_provider_aws  # noqa: F401
+
+    from infra.app import build_app
+    from infra.config import parse_config
+
+    t2 = time.perf_counter()
+    cfg = parse_config(json.loads(config_json.read_text()), str(config_json))
+    t3 = time.perf_counter()
+    app = build_app(cfg, outdir=str(outdir))
+    t4 = time.perf_counter()
+    app.synth()
+    t5 = time.perf_counter()
+    stacks = sorted(p.name for p in (outdir / "stacks").iterdir()) if (outdir / "stacks").is_dir() else []
+    size = sum(p.stat().st_size for p in outdir.rglob("*.json"))
+    resources = 0
+    for s in stacks:
+        doc = json.loads((outdir / "stacks" / s / "cdk.tf.json").read_text())
+        resources += sum(len(v) for v in (doc.get("resource") or {}).values())
+    result_json.write_text(
+        json.dumps(
+            {
+                "import_cdktf_s": t1 - t0,
+                "import_provider_s": t2 - t1,
+                "parse_config_s": t3 - t2,
+                "build_s": t4 - t3,
+                "synth_s": t5 - t4,
+                "stacks": stacks,
+                "resources": resources,
+                "synth_json_bytes": size,
+                "python_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            }
+        )
+    )
+    return 0
+
+
+# --- the parent: process-tree memory sampling --------------------------------------------------------------------
+
+
+def _ppid_map() -> dict[int, int]:
+    out: dict[int, int] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        # comm may contain spaces/parens: ppid is the 2nd field after the last ')'
+        out[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return out
+
+
+def _tree(root: int) -> list[int]:
+    ppids = _ppid_map()
+    kids: dict[int, list[int]] = {}
+    for p, pp in ppids.items():
+        kids.setdefault(pp, []).append(p)
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def _status_kb(pid: int) -> tuple[str, int, int]:
+    """(name, VmRSS kB, VmHWM kB) of a process, zeros when it is gone."""
+    name, rss, hwm = "?", 0, 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Name:"):
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+            elif line.startswith("VmHWM:"):
+                hwm = int(line.split()[1])
+    except OSError:
+        pass
+    return name, rss, hwm
+
+
+@dataclass
+class TreeMemory:
+    peak_tree_rss_kb: int = 0
+    hwm_by_pid: dict[int, tuple[str, int]] = field(default_factory=dict)
+    samples: int = 0
+
+    def sample(self, root: int) -> None:
+        total = 0
+        for pid in _tree(root):
+            name, rss, hwm = _status_kb(pid)
+            total += rss
+            if hwm:
+                prev = self.hwm_by_pid.get(pid, (name, 0))[1]
+                self.hwm_by_pid[pid] = (name, max(prev, hwm))
+        self.peak_tree_rss_kb = max(self.peak_tree_rss_kb, total)
+        self.samples += 1
+
+    def by_name(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, hwm in self.hwm_by_pid.values():
+            out[name] = out.get(name, 0) + hwm
+        return out
+
+
+def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval: float = 0.05) -> dict[str, Any]:
+    """Generate the topology, synthesise it in a fresh interpreter, measure wall time and peak memory."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    cfg = scale_config(destinations, tables)
+    from infra.config import parse_config
+
+    parse_config(cfg)  # fail here, not in the timed child, if the generator is wrong
+    config_json = workdir / "scale-config.json"
+    config_json.write_text(json.dumps(cfg))
+    outdir = workdir / "cdktf.out"
+    if outdir.exists():
+        import shutil
+
+        shutil.rmtree(outdir)
+    result_json = workdir / "child-result.json"
+    result_json.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    env.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+    mem = TreeMemory()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.synthscale", "--child", str(config_json), str(outdir), str(result_json)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    while proc.poll() is None:
+        mem.sample(proc.pid)
+        time.sleep(interval)
+    wall = time.perf_counter() - t0
+    output = proc.stdout.read() if proc.stdout else ""
+    if proc.returncode != 0 or not result_json.exists():
+        raise RuntimeError(f"synth child failed (exit {proc.returncode}):\n{output[-3000:]}")
+    child_res = json.loads(result_json.read_text())
+    return {
+        "destinations": destinations,
+        "tables": count_tables(cfg),
+        "wall_s": wall,
+        "import_s": child_res["import_cdktf_s"] + child_res["import_provider_s"],
+        "build_synth_s": child_res["parse_config_s"] + child_res["build_s"] + child_res["synth_s"],
+        "peak_tree_rss_kb": mem.peak_tree_rss_kb,
+        "hwm_by_process_kb": mem.by_name(),
+        "samples": mem.samples,
+        "children_maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+        **child_res,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.synthscale")
+    ap.add_argument("--child", nargs=3, metavar=("CONFIG_JSON", "OUTDIR", "RESULT_JSON"))
+    ap.add_argument("--workdir", default=str(REPO / "bench-out" / "synth-scale"))
+    ap.add_argument("--tables", type=int, default=1000)
+    ap.add_argument("--destinations", type=int, default=5)
+    ns = ap.parse_args(argv)
+    if ns.child:
+        return child(Path(ns.child[0]), Path(ns.child[1]), Path(ns.child[2]))
+    print(json.dumps(run_synth(Path(ns.workdir), ns.destinations, ns.tables), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Smoke tests of the benchmark harness's pure parts (issue 6): no Spark, no provider import, no timing assertions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import eventlog
+from bench.report import Comparison, Goal, Measurement, Results, console_table, fmt_num, ratio, render_markdown, speedup
+from bench.run import comparisons, notes
+from bench.synthscale import count_tables, scale_config
+
+
+def test_ratio_and_speedup() -> None:
+    assert ratio(3.0, 1.5) == 2.0
+    assert ratio(None, 1.0) is None
+    assert ratio(1.0, 0.0) is None
+    assert speedup(30.0, 10.0) == 3.0  # baseline 30 s, kit 10 s -> 3x the throughput
+
+
+@pytest.mark.parametrize(
+    ("goal", "value", "met"),
+    [
+        (Goal(">=", 1.5), 1.5, True),
+        (Goal(">=", 1.5), 1.49, False),
+        (Goal("<=", 0.5), 0.5, True),
+        (Goal("<", 3), 3.0, False),
+        (Goal("<", 3), None, None),
+    ],
+)
+def test_goal(goal: Goal, value: float | None, met: bool | None) -> None:
+    assert goal.met(value) is met
+
+
+def test_measurement_rates() -> None:
+    m = Measurement("1", "x", 2.0, rows=1_000_000, bytes=100_000_000)
+    assert m.rows_per_s == 500_000
+    assert m.mb_per_s == 50
+    assert Measurement("1", "y", None).rows_per_s is None
+    assert fmt_num(1_760_000, "rows/s") == "1.76 M rows/s"
+    assert fmt_num(620_000, "rows/s") == "620 k rows/s"
+
+
+def _results() -> Results:
+    res = Results("small", machine={"date": "2026-01-01 00:00 UTC", "cores": 2, "CPU model": "test | cpu"})
+    res.measurements = [
+        Measurement("1", "(a) plain Spark CTAS, default settings", 30.0, 20_000_000, 200_000_000, load=(1.0, 2.0)),
+        Measurement("1", "(b) kit recovery: copy + verification (whole run)", 40.0, 20_000_000),
+        Measurement("1", "(b) kit recovery: copy only", 20.0, 20_000_000),
+        Measurement("1", "(c) pyiceberg Arrow copy (scan to Arrow + append)", 12.0, 20_000_000),
+        Measurement("1", "(d) raw file copy of the data files (cp -r, floor)", 0.2, 20_000_000),
+        Measurement("2", "kit verification (both sides, one pass each)", 15.0, 20_000_000),
+        Measurement("2", "EXCEPT ALL both ways (replica vs kit target)", 84.0, 20_000_000),
+        Measurement("3", "kit: namespace of 50 tables", 100.0),
+        Measurement("3", "baseline: one spark-submit per table, 50 in sequence", 700.0),
+        Measurement("5", "dry-run plan of 100 tables (fresh interpreter, no JVM)", 1.2),
+    ]
+    res.extra["synth"] = {
+        "wall_s": 55.0, "import_s": 32.0, "build_synth_s": 11.0, "build_s": 5.0, "synth_s": 6.0,
+        "peak_tree_rss_kb": 1_400_000, "hwm_by_process_kb": {"python": 600_000, "node": 760_000},
+        "resources": 2061, "stacks": ["source", "recovery"],
+    }  # fmt: skip
+    res.comparisons = comparisons(res)
+    return res
+
+
+def test_comparisons_from_measurements() -> None:
+    res = _results()
+    by = {c.name: c for c in res.comparisons}
+    assert by["kit copy vs plain Spark CTAS (rows/s ratio)"].value == 1.5
+    assert by["kit copy vs plain Spark CTAS (rows/s ratio)"].met is True
+    assert by["kit copy vs pyiceberg Arrow copy (rows/s ratio)"].met is False
+    assert by["kit verification / kit copy"].value == 0.75
+    assert by["many tables: kit (one app) vs one spark-submit per table"].value == 7.0
+    assert by["synth: peak RSS (Python + jsii node)"].met is True
+    assert by["planning: dry run of 100 tables, no JVM"].met is True
+    # a measurement that did not run gives "n/a", not a crash
+    assert by["proposed knob: kit copy (distribution-mode=none) vs CTAS"].value is None
+
+
+def test_markdown_and_console_render_every_figure() -> None:
+    res = _results()
+    res.notes = notes(res, {})
+    res.profiles["p"] = "stage 1  1.0 s"
+    md = render_markdown(res)
+    assert md.startswith("# Benchmarks")
+    assert "2026-01-01 00:00 UTC" in md
+    assert "test \\| cpu" in md  # pipes escaped inside table cells
+    for c in res.comparisons:
+        assert c.name in md
+    for m in res.measurements:
+        assert m.name in md
+    assert "**NOT met**" in md  # verification 0.75 > 0.5 and Arrow copy faster than the kit
+    assert "## Notes" in md and "## Profiles" in md
+    text = console_table(res)
+    assert "NOT met" in text and "met" in text
+    json.dumps(res.as_dict())  # JSON-serialisable
+
+
+def test_comparison_without_goal_has_no_verdict() -> None:
+    c = Comparison("1", "x", 2.0, "x", "a / b")
+    assert c.met is None
+    assert c.as_dict()["goal"] is None
+
+
+def test_scale_config_is_valid_and_has_the_requested_size() -> None:
+    from infra.config import parse_config
+
+    data = scale_config(destinations=5, tables=1000)
+    assert count_tables(data) == 1000
+    cfg = parse_config(data)
+    assert len(cfg.replicas) == 5
+    assert len(cfg.replicated_tables()) == 1000
+    assert len({r.site_key for r in cfg.replicas}) == 5
+    small = parse_config(scale_config(destinations=2, tables=25, namespaces=3, table_level_replication=False))
+    assert sum(len(ns.tables) for ns in small.source.namespaces) == 25
+    assert small.replication.mode == "bucket"
+    with pytest.raises(ValueError):
+        scale_config(destinations=6)
+
+
+PLAN = (
+    "== Physical Plan ==\nAppendData (3)\n+- Exchange (2)\n   +- BatchScan (1)\n\n\n"
+    "(1) BatchScan\nOutput [1]: [a#1]\n\n"
+    "(2) Exchange\nInput [1]: [a#1]\nArguments: hashpartitioning(months(order_date#1), 4), "
+    "REBALANCE_PARTITIONS_BY_COL, [plan_id=12]\n\n(3) AppendData\nArguments: x\n"
+)
+
+
+def test_eventlog_parse_and_attribute() -> None:
+    lines = [
+        json.dumps({"Event": "SparkListenerStageCompleted", "Stage Info": {
+            "Stage ID": 3, "Stage Name": "sql at x", "Number of Tasks": 4, "Submission Time": 1000,
+            "Completion Time": 6000, "Accumulables": [
+                {"Name": "internal.metrics.executorRunTime", "Value": 9000},
+                {"Name": "internal.metrics.executorCpuTime", "Value": 6_000_000_000},
+                {"Name": "internal.metrics.shuffle.write.bytesWritten", "Value": "250000000"},
+            ]}}),
+        json.dumps({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 1,
+                    "time": 900, "description": "sql at x", "physicalPlanDescription": PLAN}),
+        json.dumps({"Event": "SparkListenerJobStart", "Job ID": 0, "Stage IDs": [3],
+                    "Properties": {"spark.sql.execution.id": "1"}}),
+        "not json",
+        json.dumps({"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 9, "Submission Time": 99_000,
+                                                                             "Completion Time": 99_500}}),
+    ]  # fmt: skip
+    log = eventlog.parse(lines)
+    assert set(log.stages) == {3, 9}
+    pps = eventlog.attribute(log, [eventlog.Phase("ctas", 500, 7000)])
+    s = pps[0].summary()
+    assert s["stages"] == 1
+    assert s["shuffle_write_mb"] == 250
+    assert s["cpu_share_of_run"] == pytest.approx(6 / 9)
+    assert log.sql[1].kind == "write (AppendData)"
+    assert pps[0].by_kind(log)["write (AppendData)"]["stages"] == 1
+    text = eventlog.render(pps, log=log)
+    assert "Exchange hashpartitioning" in text
+    assert "#1" not in text and "plan_id" not in text
+    assert "write (AppendData): 1 stage(s)" in text
+    fp = eventlog.SqlExecution(2, 0, None, "", "== Physical Plan ==\nHashAggregate (3)\n... xxhash64(a#1) ...")
+    assert fp.kind == "verification fingerprint (aggregate)"

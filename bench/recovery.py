@@ -161,7 +161,6 @@ def catalogs(work: Work) -> dict[str, Any]:
             ("replica", "replica"),
             ("base", "baseline"),
             ("recovery", "kit"),
-            ("recovery_none", "kit-distribution-none"),
         )
     }
 
@@ -459,9 +458,6 @@ def measure_copy(spark: SparkSession, work: Work, orders: dict[str, Any], except
     )  # fmt: skip
     out["kit"] = r.as_dict()
 
-    with work.attempt("1 (b') kit with distribution-mode=none"):
-        out["kit_distribution_none"] = _kit_knob(spark, work, rows, nbytes)
-
     with work.attempt("1 (c) pyiceberg copy"):
         out["pyiceberg"] = _arrow_copy(work, orders)
     with work.attempt("1 (d) raw copy"):
@@ -477,21 +473,21 @@ def measure_copy(spark: SparkSession, work: Work, orders: dict[str, Any], except
 ORDERS_COLS = "order_id, customer_id, order_date, order_ts, status, amount, quantity, channel, note"
 FINGERPRINT_VARIANTS = {
     "scan floor: count(*) per partition": "count(*)",
-    "kit's fingerprint: count + sum(DECIMAL xxhash64) + sum(DECIMAL hash)": (
+    "earlier fingerprint: count + sum(DECIMAL xxhash64) + sum(DECIMAL hash)": (
         f"count(*), sum(CAST(xxhash64({ORDERS_COLS}) AS DECIMAL(38,0))), "
         f"sum(CAST(hash({ORDERS_COLS}) AS DECIMAL(38,0)))"
     ),
-    "one hash: count + sum(DECIMAL xxhash64)": f"count(*), sum(CAST(xxhash64({ORDERS_COLS}) AS DECIMAL(38,0)))",
-    "bigint sums: count + sum(xxhash64 >> 32) + sum(xxhash64 & 0xFFFFFFFF)": (
-        f"count(*), sum(shiftright(xxhash64({ORDERS_COLS}), 32)), sum(xxhash64({ORDERS_COLS}) & 4294967295)"
+    "kit's fingerprint: count + bigint halves of xxhash64 + bigint hash": (
+        f"count(*), sum(shiftright(xxhash64({ORDERS_COLS}), 32)), sum(xxhash64({ORDERS_COLS}) & 4294967295), "
+        f"sum(CAST(hash({ORDERS_COLS}) AS BIGINT))"
     ),
 }
 
 
 def verification_profile(spark: SparkSession, work: Work, rows: int) -> dict[str, float]:
     """Profile by elimination of the verification aggregate on ONE side (the kit's target), grouped by partition
-    as the kit does: what the scan costs, what the two DECIMAL sums cost, what exact bigint sums would cost
-    (two 32-bit halves of xxhash64 summed as bigint cannot overflow below 2^31 rows per partition)."""
+    as the kit does: what the scan costs, what the earlier DECIMAL sums cost, and what the kit's exact bigint sums
+    cost (two 32-bit halves of xxhash64 summed as bigint cannot overflow below 2^31 rows per partition)."""
     t = "recovery.bench.orders"
     p = "recovery.system.months(order_date)"
     out: dict[str, float] = {}
@@ -503,24 +499,6 @@ def verification_profile(spark: SparkSession, work: Work, rows: int) -> dict[str
         m = work.measurements[-1]
         out[name] = m.seconds or 0.0
     return out
-
-
-def _kit_knob(spark: SparkSession, work: Work, rows: int, nbytes: int) -> dict[str, Any]:
-    """The same kit code path with one session setting changed: what the proposed knob would give."""
-    spark.conf.set("spark.sql.iceberg.distribution-mode", "none")
-    try:
-        with work.timed("1", "(b') kit recovery, session distribution-mode=none (proposed knob)", rows, nbytes) as box:
-            r2 = run_kit_in_session(spark, work, "recovery_none", work.root / "reports" / "kit-distribution-none")
-            box["note"] = f"copy {r2.copy_seconds:.1f} s, verify {r2.verify_seconds:.1f} s; {r2.files} files"
-    finally:
-        spark.conf.unset("spark.sql.iceberg.distribution-mode")
-    work.measurements.append(
-        Measurement(
-            "1", "(b') kit copy only, distribution-mode=none (proposed)", r2.copy_seconds, rows, nbytes,
-            "TableResult.copy_seconds",
-        )
-    )  # fmt: skip
-    return dict(r2.as_dict())
 
 
 def _arrow_copy(work: Work, orders: dict[str, Any]) -> dict[str, Any]:

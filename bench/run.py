@@ -45,7 +45,6 @@ def comparisons(res: Results) -> list[Comparison]:
     ctas = _secs(res, "1", "(a)")
     kit = _secs(res, "1", "(b) kit recovery: copy only")
     kit_all = _secs(res, "1", "(b) kit recovery: copy + verification")
-    knob = _secs(res, "1", "(b') kit copy only")
     arrow = _secs(res, "1", "(c)")
     raw = _secs(res, "1", "(d)")
     verify = _secs(res, "2", "kit verification")
@@ -62,10 +61,6 @@ def comparisons(res: Results) -> list[Comparison]:
         Comparison("1", "kit copy + verification vs plain CTAS (no verification)", speedup(ctas, kit_all), "x",
                    "CTAS s / kit whole run s"),
         Comparison("1", "raw file copy (floor) vs kit copy", speedup(kit, raw), "x", "kit copy s / cp s"),
-        Comparison("1", "proposed knob: kit copy (distribution-mode=none) vs CTAS", speedup(ctas, knob), "x",
-                   "CTAS s / knob copy s", Goal(">=", 1.5), "not the shipped kit: see notes"),
-        Comparison("1", "proposed knob: kit copy (distribution-mode=none) vs Arrow copy", speedup(arrow, knob), "x",
-                   "Arrow copy s / knob copy s", Goal(">=", 1.0), "not the shipped kit: see notes"),
         Comparison("2", "kit verification / kit copy", ratio(verify, kit), "x", "verify s / copy s",
                    Goal("<=", 0.5)),
         Comparison("2", "kit verification vs EXCEPT ALL both ways", speedup(except_all, verify), "x",
@@ -120,45 +115,32 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
     out: list[str] = []
     by = {c.name: c for c in res.comparisons}
     ctas_p, kit_p = _phase(prof, "1 (a)"), _phase(prof, "1 (b) kit recovery")
-    knob_p = _phase(prof, "1 (b') kit")
-    ctas_w, kit_w, knob_w = _kind(ctas_p, "write"), _kind(kit_p, "write"), _kind(knob_p, "write")
+    ctas_w, kit_w = _kind(ctas_p, "write"), _kind(kit_p, "write")
     kit_v = _kind(kit_p, "verification")
     cp = by.get("kit copy vs plain Spark CTAS (rows/s ratio)")
-    knob = by.get("proposed knob: kit copy (distribution-mode=none) vs CTAS")
     raw_s, kit_s = _secs(res, "1", "(d)"), _secs(res, "1", "(b) kit recovery: copy only")
     if cp and cp.value is not None:
         text = (
             f"Recovery copy vs CTAS ({cp.value:.2f}x, goal >= 1.5x {verdict(cp.met)}). Profile (event log): the CTAS "
-            f"write {_w(ctas_w)}; the kit's write {_w(kit_w)}. The kit's copy IS a Spark CTAS (`jobs/recover/sql.py` "
-            "`ctas`: the same SELECT and partition spec, plus properties) under Iceberg's default write distribution "
-            "for a partitioned table (hash: every row is shuffled by month before the write), so it runs at the "
-            "plain CTAS's speed; the two differ only in table properties and the planning."
+            f"write {_w(ctas_w)}; the kit's write {_w(kit_w)}. Both are a Spark CTAS with the same SELECT and "
+            "partition spec; the plain CTAS runs under Iceberg's default write distribution for a partitioned table "
+            "(hash: every row is shuffled by month before the write), while the kit sets "
+            "`spark.sql.iceberg.distribution-mode=none` for its copies (`jobs/recover/job.py` `COPY_CONF`): the "
+            "replica's data files already hold one partition each, so the fan-out writer needs no shuffle (at the "
+            "cost of more, smaller files). Earlier runs of the kit with the default distribution measured "
+            "0.99x-1.05x."
         )
-        if knob and knob.value is not None:
+        if not cp.met:
             text += (
-                f" Without the shuffle (`spark.sql.iceberg.distribution-mode=none` on the session, same kit code "
-                f"path) the write {_w(knob_w)}: {knob.value:.2f}x CTAS"
+                " What remains is decoding and re-encoding every row of Parquet in the JVM (the write stage's CPU "
+                "above)."
             )
-            if knob.met:
-                text += (
-                    ", which meets the goal"
-                    + (" with a thin margin (repeat the run before relying on it)" if knob.value < 1.8 else "")
-                    + ". Proposed change for the recovery owner (not made here): run the copy with write "
-                    "distribution `none` (session conf around the CTAS, or `write.distribution-mode`=`none` in the "
-                    "CTAS TBLPROPERTIES, reset to the source's value afterwards); the replica's files are already "
-                    "clustered by partition, and Iceberg's fan-out writer handles the rest (more, smaller files)."
-                )
-            else:
-                text += (
-                    ", still short: what remains is decoding and re-encoding every row of Parquet in the JVM (the "
-                    "write stages' CPU above)."
-                )
-        if raw_s and kit_s and not (knob and knob.met):
-            text += FILE_COPY_PROPOSAL.format(raw=raw_s, x=kit_s / raw_s)
+            if raw_s and kit_s:
+                text += FILE_COPY_PROPOSAL.format(raw=raw_s, x=kit_s / raw_s)
         out.append(text)
     ar = by.get("kit copy vs pyiceberg Arrow copy (rows/s ratio)")
     pc = (res.extra.get("copy") or {}).get("pyiceberg") or {}
-    fast_w: dict[str, float] = knob_w or kit_w or {}
+    fast_w: dict[str, float] = kit_w or {}
     if ar and ar.value is not None and pc:
         out.append(
             f"Recovery copy vs pyiceberg Arrow ({ar.value:.2f}x, goal >= 1.0x {verdict(ar.met)}). The Arrow copy "
@@ -168,7 +150,7 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
             "a table larger than RAM fails) and has no atomic create, no time travel across schema changes and no "
             "verification. The Spark write stage is CPU-bound (event log above: executor CPU "
             f"{fast_w.get('executor_cpu_s', 0):.1f} s of {fast_w.get('executor_run_s', 0):.1f} s run time for the "
-            "fastest kit write), i.e. row-wise Parquet decode/encode in the JVM vs Arrow's vectorised C++."
+            "kit's write), i.e. row-wise Parquet decode/encode in the JVM vs Arrow's vectorised C++."
             + (FILE_COPY_PROPOSAL.format(raw=raw_s, x=kit_s / raw_s) if raw_s and kit_s and not ar.met else "")
         )
     vr = by.get("kit verification / kit copy")
@@ -193,13 +175,10 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
             if floor is not None and kitfp and big:
                 text += (
                     f" A count per partition takes {floor:.1f} s (it reads only the partition column); reading "
-                    f"every column, hashing every row twice and above all the two DECIMAL(38,0) sums make up the "
-                    f"rest ({kitfp:.1f} s per side). Exact bigint sums (the 64-bit hash split into two 32-bit halves, "
-                    f"summed as bigint: no overflow below 2^31 rows per partition, still order-independent) take "
-                    f"{big:.1f} s per side, i.e. about {2 * big / kit_s:.2f}x of the copy for both sides. Proposed "
-                    "change for the recovery owner (not made here): `sql.fingerprint_sql` with "
-                    "`sum(shiftright(xxhash64(..), 32))` and `sum(xxhash64(..) & 4294967295)` (optionally the same "
-                    "for `hash`) instead of the DECIMAL casts."
+                    f"every column and hashing every row make up the rest. The earlier DECIMAL(38,0) sums took "
+                    f"{kitfp:.1f} s per side; the kit's exact bigint sums (the 64-bit hash split into two 32-bit "
+                    f"halves, recombined exactly in `verify.fingerprint_from_rows`; no overflow below 2^31 rows per "
+                    f"partition; still order-independent) take {big:.1f} s per side."
                 )
         out.append(text)
     mt = by.get("many tables: kit (one app) vs one spark-submit per table")

@@ -66,6 +66,8 @@ class ReplicaOut(_Out):
     snapshot_retention: RetentionOut
     source_table_bucket_arn: str
     break_glass_principals: list[str]
+    # The replica's Terraform deploy role, exempt from protection changes like in the rendered table policy.
+    deploy_role_arns: list[str] = []
     guardrail_policy_arn: str
 
 

@@ -38,6 +38,7 @@ ACCOUNT = "123456789012"  # moto's default account for the localstack-client def
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 SRC_BUCKET, DST_BUCKET = "demo-source-tablebucket", "demo-dest-tablebucket"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
+DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
 
 
 def _port_free(port: int) -> bool:
@@ -137,6 +138,7 @@ def config_dict(mode: str = "bucket", tables: tuple[str, ...] = ("orders", "cust
                 "storage_class": "INTELLIGENT_TIERING",
                 "encryption": {"type": "sse-s3"},
                 "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+                "deploy_role_arn": DEPLOY_ROLE,
             }
         ],
         "replication": {"mode": mode, **({"tables": ["analytics.orders"]} if mode == "tables" else {})},
@@ -349,6 +351,7 @@ def deploy(
                 "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
                 "source_table_bucket_arn": source_arn,
                 "break_glass_principals": [BREAK_GLASS],
+                "deploy_role_arns": [DEPLOY_ROLE],
                 "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/seed-s3tables-replica-guardrail",
             }
         },

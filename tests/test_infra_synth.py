@@ -192,7 +192,9 @@ def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
     assert rec["provider"]["aws"][0]["region"] == "us-west-2"
 
 
-def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(seed: Stacks) -> None:
+def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(
+    seed: Stacks, synthesized: dict[str, Stacks]
+) -> None:
     rep = seed[REPLICA_STACK]["output"]["kit_replica"]["value"]
     assert rep["snapshot_retention"] == {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
     # Resolve the tokens as `cdktf output` would after apply, then load with the jobs' loader.
@@ -216,6 +218,9 @@ def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(seed: Sta
     assert out.replicas[0].snapshot_retention.max_snapshot_age_hours == 2160
     assert out.recovery.namespace == "recovered" and out.recovery.emr_release == "emr-7.12.0"
     assert out.organization is not None and out.organization.targets == ["ou-ab12-replicas1"]
+    assert out.replicas[0].deploy_role_arns == []  # the seed configures no deploy role
+    apse2 = synthesized["multi-account"]["replica-lakehouse-replica-apse2"]["output"]["kit_replica"]["value"]
+    assert apse2["deploy_role_arns"] == ["arn:aws:iam::333333333333:role/terraform-deploy"]
 
 
 def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Stacks]) -> None:

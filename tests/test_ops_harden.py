@@ -7,8 +7,8 @@ import json
 
 from jobs.ops import harden as hd
 from jobs.ops.common import canonical_policy
-from policies.documents import replica_table_policy
-from tests.ops_fixtures import OpsEnv, deploy
+from policies.documents import replica_table_policy_for
+from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy
 
 PUTS = ("PutTablePolicy", "PutTableMaintenanceConfiguration")
 
@@ -33,11 +33,9 @@ def test_harden_applies_policy_and_retention_then_is_idempotent(ops_env: OpsEnv,
         policy = json.loads(
             dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)["resourcePolicy"]
         )
-        want = replica_table_policy(
-            table_arn=got["tableARN"],
-            break_glass_principals=[world.outputs.replicas[0].break_glass_principals[0]],
-            replication_role_arn=world.cfg.replication_role_arn,
-        )
+        # exactly the reviewed document (policies/rendered/*/replica-table-policy--*.json), deploy role included
+        want = replica_table_policy_for(world.cfg, world.cfg.replicas[0], got["tableARN"])
+        assert DEPLOY_ROLE in json.dumps(want)
         assert canonical_policy(policy) == canonical_policy(want)
         assert got["tableARN"] in json.dumps(policy)  # UUID-scoped ARN
         conf = dst.get_table_maintenance_configuration(

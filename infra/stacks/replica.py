@@ -66,6 +66,7 @@ class ReplicaStack(TerraformStack):
                 },
                 "source_table_bucket_arn": cfg.source.bucket_arn,
                 "break_glass_principals": list(cfg.protection.break_glass_principals),
+                "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
                 "guardrail_policy_arn": guardrail_arn,
             },
         )

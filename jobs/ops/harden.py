@@ -52,7 +52,8 @@ SNAPSHOT = "icebergSnapshotManagement"
 
 
 def default_table_policy_builder() -> TablePolicyBuilder:
-    """`policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn)`,
+    """`policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn,
+    deploy_role_arns)`,
     imported lazily so the other ops modules work without `policies/`."""
     from policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
 
@@ -172,6 +173,7 @@ def harden_table(
             table_arn=result.table_arn,
             break_glass_principals=list(replica.break_glass_principals),
             replication_role_arn=outputs.source.replication_role_arn,
+            deploy_role_arns=list(replica.deploy_role_arns),
         )
         step = "GetTablePolicy"
         try:

@@ -645,11 +645,11 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {bucket!r} in {region}/{acct}"))
 
     # Encryption on every bucket site
-    sites: list[tuple[str, _BucketSite | None, Encryption, str]] = [("source", src, src.encryption, src.region)]
-    sites += [(f"replicas[{i}]", r, r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
+    sites: list[tuple[str, Encryption, str]] = [("source", src.encryption, src.region)]
+    sites += [(f"replicas[{i}]", r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
     rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
-    sites.append(("recovery", None, cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
-    for where, _site, enc, region in sites:
+    sites.append(("recovery", cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
+    for where, enc, region in sites:
         if enc.type == "kms" and not enc.kms_key:
             out.append(
                 Issue(

@@ -404,7 +404,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.ops.audit", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
-    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     args = p.parse_args(argv)
     from infra.config import load_config
     from jobs.outputs import load_outputs

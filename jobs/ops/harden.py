@@ -271,7 +271,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.ops.harden", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     args = p.parse_args(argv)
     from jobs.outputs import load_outputs
 

@@ -311,7 +311,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--source-bucket-arn", action="append", help="source table bucket (default: from outputs; repeatable)"
     )
-    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     p.add_argument("--problems-only", action="store_true", help="only failed, lagging and unreadable rows")
     args = p.parse_args(argv)
 

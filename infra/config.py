@@ -346,11 +346,34 @@ class Replication(_Frozen):
 
 
 class Organization(_Frozen):
+    """Where the replica-protection SCP is attached. `targets` are roots, OUs or account ids; for a root or OU target,
+    `ou_accounts` states which of the kit's accounts sit under it (as Organizations shows them), so that validation
+    can prove every replica account and the source account are covered: an SCP that does not reach them protects
+    nothing."""
+
     management_account_id: AccountId
     targets: tuple[str, ...] = Field(min_length=1)
+    ou_accounts: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     deploy_role_arn: str | None = None
 
     _acc = field_validator("management_account_id")(classmethod(lambda cls, v: check_account(v)))
+
+    @field_validator("ou_accounts")
+    @classmethod
+    def _ou_accounts(cls, v: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for target, accounts in v.items():
+            if not (target.startswith("r-") or target.startswith("ou-")) or not _ORG_TARGET_RE.match(target):
+                raise ValueError(f"ou_accounts key {target!r} must be a root (r-...) or an OU (ou-...-...)")
+            for a in accounts:
+                check_account(a)
+        return v
+
+    @property
+    def covered_accounts(self) -> frozenset[str]:
+        """Accounts the SCP reaches, as the configuration states it."""
+        direct = {t for t in self.targets if _ACCOUNT_RE.match(t)}
+        under = {a for t in self.targets for a in self.ou_accounts.get(t, ())}
+        return frozenset(direct | under)
 
     @field_validator("targets")
     @classmethod
@@ -463,6 +486,10 @@ class KitConfig(_Frozen):
     @property
     def scp_name(self) -> str:
         return f"{self.kit.name}-protect-s3tables-replicas"
+
+    @property
+    def scp_guards_name(self) -> str:
+        return f"{self.kit.name}-protect-s3tables-replica-guards"
 
     def replicated_tables(self) -> list[tuple[str, str]]:
         """(namespace, table) pairs under table-level replication, or every declared table in bucket mode."""
@@ -618,15 +645,6 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
                     "replica keeps fewer snapshots than the source; replicas must keep at least as many",
                 )
             )
-        if rep.encryption.creates_key and not rep.deploy_role_arn:
-            out.append(
-                Issue(
-                    f"{where}.deploy_role_arn",
-                    "a replica whose KMS key the kit creates needs the deploy role: the key policy denies "
-                    "kms:PutKeyPolicy to everyone but break-glass and this role, and KMS refuses a key policy that "
-                    "locks out the principal creating it",
-                )
-            )
         for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
             if arn and arn.startswith("arn:"):
                 acct = arn.split(":")[4]
@@ -706,11 +724,87 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
             )
 
     # Protection
-    for k, arn in enumerate(cfg.protection.break_glass_principals):
+    out += _protection_checks(cfg)
+    return out
+
+
+def _protection_checks(cfg: KitConfig) -> list[Issue]:
+    """Configurations under which a protection layer would not be effective are refused, not deployed."""
+    out: list[Issue] = []
+    prot = cfg.protection
+    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas) if r.deploy_role_arn}
+    if prot.organization and prot.organization.deploy_role_arn:
+        deploy_roles.add(prot.organization.deploy_role_arn)
+    for k, arn in enumerate(prot.break_glass_principals):
+        where = f"protection.break_glass_principals[{k}]"
         if arn == cfg.replication_role_arn:
+            out.append(Issue(where, "the replication role cannot be a break-glass principal"))
+        elif any(r.bucket == cfg.recovery.replica for r in cfg.replicas) and arn == cfg.recovery_role_arn:
+            out.append(
+                Issue(where, "the recovery role cannot be a break-glass principal (it must never write replicas)")
+            )
+        elif arn in deploy_roles:
             out.append(
                 Issue(
-                    f"protection.break_glass_principals[{k}]", "the replication role cannot be a break-glass principal"
+                    where,
+                    "a deploy role cannot be a break-glass principal: every `cdktf deploy` could then delete replicas; "
+                    "break-glass must be a separate, rarely used identity",
+                )
+            )
+    replica_accounts = {r.account_id for r in cfg.replicas}
+    carried = {
+        f"arn:{r.partition}:iam::{r.account_id}:role/{n}" for r in cfg.replicas for n in prot.guardrail_attach_roles
+    }
+    for k, name in enumerate(prot.guardrail_attach_roles):
+        arns = {a for a in carried if a.rsplit("/", 1)[1] == name}
+        if arns & set(prot.break_glass_principals) or any(
+            p.split(":")[4] in replica_accounts and p.rsplit("/", 1)[1] == name for p in prot.break_glass_principals
+        ):
+            out.append(
+                Issue(
+                    f"protection.guardrail_attach_roles[{k}]",
+                    f"{name!r} is a break-glass role: the guardrail exempts nobody but deploy roles, so it would lock "
+                    "break-glass out",
+                )
+            )
+        if cfg.replication_role_arn in arns:
+            out.append(
+                Issue(f"protection.guardrail_attach_roles[{k}]", "the replication role must not carry the guardrail")
+            )
+    org = prot.organization
+    if org is None:
+        out.append(
+            Issue(
+                "protection.organization",
+                "required: the SCP is the layer that no role in a replica or source account can remove (it keeps the "
+                "deploy role from detaching its guardrail and stops anyone from taking over the replication, deploy "
+                "or break-glass roles); without it a deploy role could strip every other layer",
+            )
+        )
+        return out
+    for t in org.ou_accounts:
+        if t not in org.targets:
+            out.append(Issue(f"protection.organization.ou_accounts.{t}", f"{t!r} is not one of the SCP targets"))
+    covered = org.covered_accounts
+    sites = [("source.account_id", cfg.source.account_id, "source")]
+    sites += [(f"replicas[{i}].account_id", r.account_id, f"replica {r.bucket}") for i, r in enumerate(cfg.replicas)]
+    reported: set[str] = set()
+    for where, acct, what in sites:
+        if acct == org.management_account_id:
+            out.append(
+                Issue(
+                    where,
+                    f"the {what} is in the organization's management account {acct}, where SCPs do not apply; "
+                    "put it in a member account",
+                )
+            )
+        elif acct not in covered and acct not in reported:
+            reported.add(acct)
+            out.append(
+                Issue(
+                    "protection.organization.targets",
+                    f"account {acct} ({what}) is not covered by the SCP: add it to targets, or list it under "
+                    "protection.organization.ou_accounts for the root or OU target it sits in",
                 )
             )
     return out

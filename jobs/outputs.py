@@ -89,6 +89,17 @@ class OrganizationOut(_Out):
     policy_id: str
     policy_name: str
     targets: list[str]
+    # The second SCP (keys, privileged roles, guardrail); absent in outputs of kit versions before it existed.
+    guards_policy_id: str | None = None
+    guards_policy_name: str | None = None
+
+    @property
+    def policies(self) -> list[tuple[str, str]]:
+        """(policy id, name) of every kit SCP."""
+        out = [(self.policy_id, self.policy_name)]
+        if self.guards_policy_id:
+            out.append((self.guards_policy_id, self.guards_policy_name or self.guards_policy_id))
+        return out
 
 
 class KitOutputs(_Out):

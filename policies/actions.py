@@ -143,10 +143,51 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         "files early; they change only through the reviewed deployment.",
         exempt_deploy_roles=True,
     ),
+    ProtectionRule(
+        sid="DenyReplicaNameSquatting",
+        actions=("CreateNamespace", "CreateTable"),
+        risk="A namespace or table created by hand in a replica bucket takes the name of a source table created "
+        "later and blocks its replication; only the replication service creates replicas.",
+        exempt_replication_role=True,
+    ),
 )
 
 PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
 
 # Writes of any kind that the recovery role must never make on a replica (defence in depth on top of the
 # replica's own policies).
-REPLICA_WRITE_ACTIONS: tuple[str, ...] = tuple(sorted(set(PROTECTED_ACTIONS) | {"CreateTable", "CreateNamespace"}))
+REPLICA_WRITE_ACTIONS: tuple[str, ...] = PROTECTED_ACTIONS
+
+# What break-glass principals in ANOTHER account than a replica need granted by the replica's resource policies (a
+# cross-account request needs an Allow on both sides): every protected action plus the reads that `make harden`
+# and `make audit` make.
+REPLICA_ADMIN_READ_BUCKET = (
+    "GetTableBucket", "GetNamespace", "ListNamespaces", "ListTables", "GetTableBucketPolicy",
+    "GetTableBucketEncryption", "GetTableBucketMaintenanceConfiguration", "GetTableBucketReplication",
+    "GetTableBucketStorageClass",
+)  # fmt: skip
+REPLICA_ADMIN_READ_TABLE = (
+    "GetTable", "GetTableMetadataLocation", "GetTableData", "GetTablePolicy", "GetTableEncryption",
+    "GetTableMaintenanceConfiguration", "GetTableReplication", "GetTableReplicationStatus", "GetTableStorageClass",
+)  # fmt: skip
+
+# ---- KMS: replica keys ----
+# Tag the kit puts on every replica key it creates; the SCP and the guardrail protect keys carrying it (the key's
+# ARN is unknown until apply). Removing or re-tagging it is itself denied.
+REPLICA_KEY_TAG = "s3tables-kit-replica-key"
+KMS_KEY_DESTRUCTION = ("kms:DisableKey", "kms:ScheduleKeyDeletion", "kms:PutKeyPolicy")
+# Break-glass administers the key and decrypts (the rescue path: it must be able to read what it protects).
+KMS_BREAK_GLASS = (
+    "CancelKeyDeletion", "Decrypt", "DescribeKey", "DisableKey", "EnableKey", "GetKeyPolicy", "PutKeyPolicy",
+    "ScheduleKeyDeletion",
+)  # fmt: skip
+
+# ---- IAM: the roles and policies the protection rests on ----
+# Changing who can assume these roles (or deleting and re-creating one under the same name, which keeps every
+# ARN-based exemption) would let an administrator become break-glass, the deploy role or the replication role.
+PRIVILEGED_ROLE_TAMPERING = ("iam:DeleteRole", "iam:UpdateAssumeRolePolicy")
+# Rewriting, deleting or detaching the replica guardrail removes the identity layer.
+GUARDRAIL_POLICY_TAMPERING = (
+    "iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion",
+)  # fmt: skip
+GUARDRAIL_DETACH = ("iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy")

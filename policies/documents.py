@@ -89,10 +89,14 @@ def replication_role_permissions(cfg: KitConfig) -> Document:
 
 
 def _exempt(
-    rule: A.ProtectionRule, *, break_glass: Sequence[str], replication_role_arn: str, deploy_roles: Sequence[str]
+    rule: A.ProtectionRule,
+    *,
+    break_glass: Sequence[str],
+    replication_role_arn: str | None,
+    deploy_roles: Sequence[str],
 ) -> list[str]:
     out = list(break_glass)
-    if rule.exempt_replication_role:
+    if rule.exempt_replication_role and replication_role_arn:
         out.append(replication_role_arn)
     if rule.exempt_deploy_roles:
         out += list(deploy_roles)
@@ -105,7 +109,7 @@ def _protection(
     bucket_arns: Sequence[str],
     table_resources: Sequence[str],
     break_glass: Sequence[str],
-    replication_role_arn: str,
+    replication_role_arn: str | None,
     deploy_roles: Sequence[str],
 ) -> list[S.Statement | None]:
     return [
@@ -148,6 +152,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
         ]
     return doc(
         *grant,
+        *break_glass_grants(cfg, replica),
         *_protection(
             "bucket-policy",
             bucket_arns=[arn],
@@ -157,6 +162,35 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             deploy_roles=_deploy_roles([replica]),
         ),
     )
+
+
+def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
+    """Break-glass principals of other accounts than `account_id`: exempt from every Deny, but a cross-account request
+    also needs an Allow in the resource policy, so the replica's policies must grant them explicitly."""
+    return sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != account_id})
+
+
+def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+    """What `make harden`/`make audit` and a rescue need, for break-glass principals of other accounts."""
+    principals = cross_account_break_glass(cfg, replica.account_id)
+    if not principals:
+        return []
+    bucket_names, table_names = A.level_split(A.PROTECTED_ACTIONS)
+    arn = replica.bucket_arn
+    return [
+        S.allow_principals_actions(
+            "AllowCrossAccountBreakGlassOnBucket",
+            principals,
+            tuple(sorted(set(bucket_names) | set(A.REPLICA_ADMIN_READ_BUCKET))),
+            [arn],
+        ),
+        S.allow_principals_actions(
+            "AllowCrossAccountBreakGlassOnTables",
+            principals,
+            tuple(sorted(set(table_names) | set(A.REPLICA_ADMIN_READ_TABLE))),
+            [S.table_arns(arn)],
+        ),
+    ]
 
 
 def replica_table_policy(
@@ -193,19 +227,60 @@ def replica_accounts(cfg: KitConfig) -> list[str]:
     return sorted({r.account_id for r in cfg.replicas})
 
 
+def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
+    rep = next(r for r in cfg.replicas if r.account_id == account_id)
+    return f"arn:{rep.partition}:iam::{account_id}:policy/{cfg.guardrail_policy_name}"
+
+
+def guardrail_attachments(cfg: KitConfig, account_id: str) -> list[str]:
+    """Role names the guardrail is attached to in a replica account: the configured ones plus the account's deploy
+    role, which may rewrite the replica's resource policies and so must meet the identity layer it cannot remove
+    (the SCP denies detaching or rewriting the guardrail)."""
+    names = list(cfg.protection.guardrail_attach_roles)
+    for arn in _deploy_roles([r for r in cfg.replicas if r.account_id == account_id]):
+        name = arn.rsplit("/", 1)[1]
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _key_guards(cfg: KitConfig, replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
+    """Identity-side/SCP denies on replica keys: kit-created keys by tag, bring-your-own keys by ARN."""
+    out: list[S.Statement | None] = []
+    if any(r.encryption.creates_key for r in replicas):
+        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
+        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
+    byo = sorted(
+        r.encryption.kms_key
+        for r in replicas
+        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
+    )
+    if byo:
+        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
+    return out
+
+
 def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
-    """IAM guardrail for a replica account: attach to the account's human and workload roles (config
-    `protection.guardrail_attach_roles`). Same denies as the bucket policy, for identity-side defence in depth."""
+    """IAM guardrail for a replica account: attached to the account's human and workload roles (config
+    `protection.guardrail_attach_roles`) and to its deploy role, never to break-glass or the replication role (the
+    configuration refuses that), so its only exemption is the deploy role's for policy and settings changes. Same
+    denies as the bucket policy plus the replica keys, and it protects itself: a role that carries it cannot detach
+    or rewrite it, nor take over the account's privileged roles (the SCP denies the same to everyone)."""
     reps = [r for r in cfg.replicas if r.account_id == account_id]
+    me = [guardrail_policy_arn(cfg, account_id)]
     return doc(
         *_protection(
             "identity",
             bucket_arns=[r.bucket_arn for r in reps],
             table_resources=[S.table_arns(r.bucket_arn) for r in reps],
-            break_glass=cfg.protection.break_glass_principals,
-            replication_role_arn=cfg.replication_role_arn,
+            break_glass=(),
+            replication_role_arn=None,
             deploy_roles=_deploy_roles(reps),
-        )
+        ),
+        *_key_guards(cfg, reps, exempt=()),
+        _role_guard([a for a in privileged_roles(cfg) if a.split(":")[4] == account_id], ()),
+        S.deny_guardrail_change(me, ()),
+        S.deny_guardrail_detach(me, ()),
     )
 
 
@@ -252,6 +327,34 @@ def service_control_policy(cfg: KitConfig) -> Document:
             for rule in scp_rules()
         )
     )
+
+
+def service_control_policy_guards(cfg: KitConfig) -> Document:
+    """The second SCP: it guards what the other layers rest on, so that no role in a covered account can remove
+    them. Replica keys (by tag or ARN), the roles whose ARN carries an exemption (trust changes and delete +
+    re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach).
+    A separate document because one SCP is limited to 5,120 characters (an account or OU takes up to five)."""
+    bg = cfg.protection.break_glass_principals
+    guardrails = [guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)]
+    return doc(
+        *_key_guards(cfg, cfg.replicas, exempt=bg),
+        _role_guard(privileged_roles(cfg), bg),
+        S.deny_assume_service_role("DenyAssumeReplicationRole", cfg.replication_role_arn, bg),
+        S.deny_guardrail_change(guardrails, bg),
+        S.deny_guardrail_detach(guardrails, bg),
+    )
+
+
+def _role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> S.Statement | None:
+    return S.deny_privileged_role_tampering(role_arns, exempt) if role_arns else None
+
+
+def privileged_roles(cfg: KitConfig) -> list[str]:
+    """Roles whose ARN carries an exemption: break-glass roles, the replica deploy roles, the replication role."""
+    roles = [p for p in cfg.protection.break_glass_principals if ":role/" in p]
+    roles += _deploy_roles(cfg.replicas)
+    roles.append(cfg.replication_role_arn)
+    return sorted(set(roles))
 
 
 def compact_json(document: Document) -> str:
@@ -330,9 +433,16 @@ def key_sites(cfg: KitConfig) -> list[KeySite]:
     return out
 
 
+def replica_key_tags(cfg: KitConfig) -> dict[str, str]:
+    """Tags on every replica key the kit creates: the SCP and the guardrail protect keys that carry this key."""
+    return {A.REPLICA_KEY_TAG: cfg.kit.name}
+
+
 def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
+    partition = partition_of_arn(site.region)
     stmts: list[S.Statement | None] = [
-        S.kms_root_administration(site.account_id, partition_of_arn(site.region)),
+        S.kms_root_administration(site.account_id, partition),
+        S.kms_root_service_grants(site.account_id, partition),
         S.kms_allow_maintenance(site.bucket_arn, site.account_id),
     ]
     if site.role == "source":
@@ -351,12 +461,13 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         )
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
-        stmts.append(S.kms_deny_key_deletion(cfg.protection.break_glass_principals))
-        replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
-        # The configuration requires a deploy role on replicas with a created key (KMS's policy-lockout safety check
-        # rejects a key policy that denies the principal creating it kms:PutKeyPolicy).
-        bg_and_deploy = [*cfg.protection.break_glass_principals, *_deploy_roles([replica])]
-        stmts.append(S.kms_deny_key_policy_change(bg_and_deploy))
+        bg = cfg.protection.break_glass_principals
+        # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
+        # needs this Allow; the account root's statement covers only the key's own account).
+        stmts.append(S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS))
+        stmts.append(S.kms_deny_key_deletion(bg))
+        # Nobody but break-glass replaces the policy, so the key is created with the lockout check bypassed.
+        stmts.append(S.kms_deny_key_policy_change(bg))
     else:
         stmts.append(
             S.kms_allow_key_use(
@@ -438,6 +549,15 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 org.management_account_id,
                 f"SCP {cfg.scp_name} on {', '.join(org.targets)}",
                 service_control_policy(cfg),
+            )
+        )
+        docs.append(
+            PolicyDoc(
+                "scp-protect-replica-guards",
+                "scp",
+                org.management_account_id,
+                f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",
+                service_control_policy_guards(cfg),
             )
         )
     docs += [

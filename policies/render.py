@@ -83,6 +83,7 @@ LAYERS = (
     ("guardrail", "IAM guardrail"),
     ("scp", "SCP"),
 )
+ALL_LAYERS = (*LAYERS, ("key-policy", "key policy"))
 
 
 def _layer(d: D.PolicyDoc) -> str | None:
@@ -90,7 +91,120 @@ def _layer(d: D.PolicyDoc) -> str | None:
         return d.kind
     if d.kind == "identity" and d.name.startswith("replica-guardrail--"):
         return "guardrail"
+    if d.kind == "kms-key-policy" and any(s["Effect"] == "Deny" for s in d.document["Statement"]):
+        return "key-policy"  # replica keys (only they carry denies)
     return None
+
+
+# What changing (or removing) each layer takes: the action whose Deny in `where` decides who may.
+_LAYER_CHANGE = {
+    "bucket-policy": ("s3tables:PutTableBucketPolicy", "bucket-policy"),
+    "table-policy": ("s3tables:PutTablePolicy", "table-policy"),
+    "guardrail": ("iam:CreatePolicyVersion", "scp"),
+    "key-policy": ("kms:PutKeyPolicy", "key-policy"),
+}
+
+
+def _denies_of(docs: Sequence[D.PolicyDoc], layer: str, action: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for d in docs
+        if _layer(d) == layer
+        for s in d.document["Statement"]
+        if s["Effect"] == "Deny" and action in _as_list(s["Action"])
+    ]
+
+
+def _exempt_union(stmts: Sequence[dict[str, Any]]) -> set[str]:
+    """Principals exempt from at least one of the statements (so the layer does not hold them everywhere)."""
+    out: set[str] = set()
+    for s in stmts:
+        out |= set(_exemptions(s)[0])
+    return out
+
+
+def layer_changers(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> dict[str, str]:
+    """Who besides break-glass can change or remove each layer, read from the deployed denies."""
+    bg = set(cfg.protection.break_glass_principals)
+    out: dict[str, str] = {}
+    for layer, (action, where) in _LAYER_CHANGE.items():
+        stmts = _denies_of(docs, where, action)
+        who = sorted(_exempt_union(stmts) - bg) if stmts else ["anyone with the IAM permission (no deny)"]
+        out[layer] = _code(who) if who else "nobody"
+    org = cfg.protection.organization
+    out["scp"] = (
+        f"the management account `{org.management_account_id}`"
+        + (f" (`{org.deploy_role_arn}`)" if org.deploy_role_arn else "")
+        if org
+        else "(no SCP)"
+    )
+    return out
+
+
+def protected_actions(docs: Sequence[D.PolicyDoc]) -> list[str]:
+    acts = [A.S3T + a for a in A.PROTECTED_ACTIONS]
+    if any(_layer(d) == "key-policy" for d in docs):
+        acts += list(A.KMS_KEY_DESTRUCTION)
+    return acts
+
+
+def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
+    """Per protected action: the layers that deny it (to whom), and whether any one non-break-glass actor that can
+    change layers still meets two it cannot change."""
+    changers = layer_changers(cfg, docs)
+    titles = dict(ALL_LAYERS)
+    bg = set(cfg.protection.break_glass_principals)
+    # Actors that can change some layer, besides break-glass; everyone else changes none.
+    actors = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn} - bg)
+    out = [
+        "## Layers per protected action",
+        "",
+        "For every protected action on a replica: the layers whose Deny covers it, who is exempt there besides",
+        "break-glass (the legitimate paths), and how many layers still stand against the strongest actor that is not",
+        "exempt from the action, after that actor has replaced every layer it may change (a deploy role, or anyone",
+        "else without the guardrail attached). `tests/test_policy_attacks.py` proves the same with the IAM simulator,",
+        "in sequences of requests. The organization's management account is trusted: it can change the SCPs.",
+        "",
+        "Who besides break-glass can change each layer:",
+        "",
+        *[f"- {titles[layer]}: {changers[layer]}" for layer, _ in ALL_LAYERS],
+        "",
+        "| Action | Denied by (exempt besides break-glass) | Layers left against any one actor |",
+        "|---|---|---|",
+    ]
+    for action in protected_actions(docs):
+        cells = []
+        per_layer: dict[str, set[str]] = {}
+        for layer, title in ALL_LAYERS:
+            stmts = _denies_of(docs, layer, action)
+            if not stmts:
+                continue
+            exempt = _exempt_union(stmts) - bg
+            per_layer[layer] = exempt
+            names = ", ".join(sorted(x.split("::", 1)[-1] for x in exempt))
+            cells.append(title + (f" ({names})" if names else ""))
+        changeable = {
+            layer: set(_exempt_union(_denies_of(docs, _LAYER_CHANGE[layer][1], _LAYER_CHANGE[layer][0]))) - bg
+            for layer in per_layer
+            if layer in _LAYER_CHANGE
+        }
+        left = []
+        for actor in [*actors, "anyone else"]:
+            standing = [
+                layer
+                for layer, exempt in per_layer.items()
+                if actor not in exempt
+                and actor not in changeable.get(layer, set())
+                # the guardrail binds only the roles that carry it: deploy roles always, anyone else maybe not
+                and not (layer == "guardrail" and actor == "anyone else")
+            ]
+            legit = all(actor in exempt for exempt in per_layer.values()) and per_layer
+            if not legit:
+                left.append(len(standing))
+        cells_text = "; ".join(cells) or "(none)"
+        lowest = min(left) if left else 0
+        out.append(f"| `{action}` | {cells_text} | {lowest}{'' if lowest >= 2 else ' (below two!)'} |")
+    return [*out, ""]
 
 
 def _protection_cells(
@@ -309,6 +423,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         for sid, where in by_sid.items():
             lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
         lines.append("")
+    lines += layer_table(cfg, docs)
     lines += [
         "## Documents and where they are attached",
         "",
@@ -330,8 +445,18 @@ def _other_risk(sid: str) -> str:
         "it writes only the recovery bucket.",
         "DenyKeyDeletionExceptBreakGlass": "disabling or scheduling deletion of a replica's key makes every replica "
         "file unreadable.",
-        "DenyKeyPolicyChangeExceptDeployAndBreakGlass": "rewriting the replica key policy would remove the key "
-        "deletion deny (the first step of destroying the replica through its key).",
+        "DenyKeyPolicyChangeExceptBreakGlass": "rewriting the replica key policy would remove the key deletion deny "
+        "(the first step of destroying the replica through its key); the deploy role is not exempt either.",
+        "DenyReplicaKeyDestruction": "identity/SCP layer over the replica keys the kit created (matched by their "
+        f"`{A.REPLICA_KEY_TAG}` tag): disabling, scheduling deletion or rewriting the key policy.",
+        "DenyReplicaKeyUntag": f"removing the `{A.REPLICA_KEY_TAG}` tag would take a key out of the denies above.",
+        "DenyReplicaOwnKeyDestruction": "the same for bring-your-own replica keys, named by ARN.",
+        "DenyPrivilegedRoleTampering": "rewriting the trust of (or deleting and re-creating) a break-glass, deploy or "
+        "replication role would let an administrator become it: every exemption is keyed on the role's ARN.",
+        "DenyAssumeReplicationRole": "the replication role is for the replication service only; no principal of the "
+        "organisation assumes it, whatever its trust policy says.",
+        "DenyGuardrailChange": "a new version of the guardrail, or its deletion, removes the identity layer.",
+        "DenyGuardrailDetach": "detaching the guardrail (e.g. the deploy role from itself) removes the identity layer.",
     }.get(sid, "see the statement")
 
 

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from policies.actions import MAINTENANCE_SERVICE, ProtectionRule, level_split, s3t
+from policies.actions import (
+    GUARDRAIL_DETACH,
+    GUARDRAIL_POLICY_TAMPERING,
+    KMS_KEY_DESTRUCTION,
+    MAINTENANCE_SERVICE,
+    PRIVILEGED_ROLE_TAMPERING,
+    ProtectionRule,
+    level_split,
+    s3t,
+)
 
 Statement = dict[str, Any]
 
@@ -76,6 +85,13 @@ def allow_principal_actions(sid: str, principal_arn: str, names: Sequence[str], 
     return statement(sid, "Allow", s3t(*names), resources, principal={"AWS": principal_arn})
 
 
+def allow_principals_actions(
+    sid: str, principal_arns: Sequence[str], names: Sequence[str], resources: Iterable[str]
+) -> Statement:
+    """Resource-policy grant to several principals (break-glass principals of other accounts)."""
+    return statement(sid, "Allow", s3t(*names), resources, principal={"AWS": _one_or_many(principal_arns)})
+
+
 def allow_kms(
     sid: str, actions: Sequence[str], resources: Iterable[str], condition: dict[str, dict[str, Any]] | None = None
 ) -> Statement:
@@ -104,7 +120,9 @@ def exemption_condition(
     the StringNotEqualsIfExists on aws:PrincipalServiceName exempts it. SCPs never apply to service principals, so
     that clause is omitted there.
     """
-    cond: dict[str, dict[str, Any]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}}
+    cond: dict[str, dict[str, Any]] = {}
+    if exempt_arns:
+        cond["ArnNotLike"] = {"aws:PrincipalArn": sorted(set(exempt_arns))}
     if resource_policy and rule.exempt_maintenance_service:
         cond["StringNotEqualsIfExists"] = {"aws:PrincipalServiceName": MAINTENANCE_SERVICE}
     return cond
@@ -145,18 +163,35 @@ def protection_statement(
 # ---------------------------------------------------------------- KMS key policies ----
 
 
+def _account_root(account_id: str, partition: str) -> dict[str, str]:
+    return {"AWS": f"arn:{partition}:iam::{account_id}:root"}
+
+
 def kms_root_administration(account_id: str, partition: str) -> Statement:
-    """Key administration for the owning account (IAM policies decide who), without key use or deletion."""
+    """Key administration for the owning account (IAM policies decide who), without key use or deletion, and without
+    `kms:CreateGrant` (a grant hands out key use outside this policy; see `kms_root_service_grants`)."""
     return statement(
         "AllowAccountKeyAdministration",
         "Allow",
         [
-            "kms:CancelKeyDeletion", "kms:Create*", "kms:Describe*", "kms:Disable*", "kms:Enable*", "kms:Get*",
+            "kms:CancelKeyDeletion", "kms:CreateAlias", "kms:Describe*", "kms:Disable*", "kms:Enable*", "kms:Get*",
             "kms:List*", "kms:Put*", "kms:Revoke*", "kms:TagResource", "kms:UntagResource", "kms:Update*",
         ],
         ["*"],
-        principal={"AWS": f"arn:{partition}:iam::{account_id}:root"},
+        principal=_account_root(account_id, partition),
     )  # fmt: skip
+
+
+def kms_root_service_grants(account_id: str, partition: str) -> Statement:
+    """Grants only for AWS services acting for the account (kms:GrantIsForAWSResource), never to a chosen grantee."""
+    return statement(
+        "AllowAccountGrantsForAwsServicesOnly",
+        "Allow",
+        ["kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant"],
+        ["*"],
+        principal=_account_root(account_id, partition),
+        condition={"Bool": {"kms:GrantIsForAWSResource": "true"}},
+    )
 
 
 def kms_allow_key_use(sid: str, principal_arns: Sequence[str], actions: Sequence[str]) -> Statement:
@@ -188,19 +223,81 @@ def kms_deny_key_deletion(exempt_arns: Sequence[str]) -> Statement:
         ["kms:DisableKey", "kms:ScheduleKeyDeletion"],
         ["*"],
         principal="*",
-        condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
+        condition=_break_glass_only(exempt_arns),
     )
 
 
 def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
     """The account-root administration statement grants `kms:Put*`, so without this Deny any administrator in the
     replica account could replace the key policy (dropping the deletion Deny above) and then schedule the key's
-    deletion. Only the reviewed deployment (deploy role) and break-glass may replace a replica key's policy."""
+    deletion. Only break-glass may replace a replica key's policy: not even the deploy role, which could otherwise
+    grant itself the deletion it is denied (the key is created with the policy-lockout check bypassed for that)."""
     return statement(
-        "DenyKeyPolicyChangeExceptDeployAndBreakGlass",
+        "DenyKeyPolicyChangeExceptBreakGlass",
         "Deny",
         ["kms:PutKeyPolicy"],
         ["*"],
         principal="*",
         condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
     )
+
+
+def _break_glass_only(exempt_arns: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Exempt these principals; none (an identity policy attached only to non-exempt roles): unconditional."""
+    return {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}} if exempt_arns else {}
+
+
+# ---------------------------------------------------------------- identity-side and SCP guards ----
+
+
+def deny_tagged_key_destruction(sid: str, tag_key: str, exempt_arns: Sequence[str]) -> Statement:
+    """Identity / SCP layer for keys the kit created (ARN unknown at synth): matched by the kit's tag on the key."""
+    cond = _break_glass_only(exempt_arns)
+    cond["Null"] = {f"aws:ResourceTag/{tag_key}": "false"}
+    return statement(sid, "Deny", KMS_KEY_DESTRUCTION, ["*"], condition=cond)
+
+
+def deny_key_destruction(sid: str, key_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    """Identity / SCP layer for bring-your-own replica keys, named by ARN."""
+    return statement(sid, "Deny", KMS_KEY_DESTRUCTION, key_arns, condition=_break_glass_only(exempt_arns))
+
+
+def deny_key_tag_removal(sid: str, tag_key: str, exempt_arns: Sequence[str]) -> Statement:
+    """Without its tag a replica key would fall out of `deny_tagged_key_destruction`."""
+    cond = _break_glass_only(exempt_arns)
+    cond["ForAnyValue:StringEquals"] = {"aws:TagKeys": [tag_key]}
+    return statement(sid, "Deny", ["kms:UntagResource"], ["*"], condition=cond)
+
+
+def deny_privileged_role_tampering(role_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    """Whoever can rewrite the trust of (or delete and re-create) a break-glass, deploy or replication role becomes
+    that role: every exemption is keyed on the role's ARN."""
+    return statement(
+        "DenyPrivilegedRoleTampering",
+        "Deny",
+        PRIVILEGED_ROLE_TAMPERING,
+        role_arns,
+        condition=_break_glass_only(exempt_arns),
+    )
+
+
+def deny_assume_service_role(sid: str, role_arn: str, exempt_arns: Sequence[str]) -> Statement:
+    """The replication role is for the replication service only (SCPs never restrict service principals), so no
+    principal of the organisation assumes it, whatever its trust policy says."""
+    return statement(sid, "Deny", ["sts:AssumeRole"], [role_arn], condition=_break_glass_only(exempt_arns))
+
+
+def deny_guardrail_change(policy_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    return statement(
+        "DenyGuardrailChange",
+        "Deny",
+        GUARDRAIL_POLICY_TAMPERING,
+        policy_arns,
+        condition=_break_glass_only(exempt_arns),
+    )
+
+
+def deny_guardrail_detach(policy_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    cond = _break_glass_only(exempt_arns)
+    cond["ArnEquals"] = {"iam:PolicyARN": sorted(set(policy_arns))}
+    return statement("DenyGuardrailDetach", "Deny", GUARDRAIL_DETACH, ["*"], condition=cond)

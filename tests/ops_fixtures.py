@@ -35,6 +35,9 @@ from tests.moto_ext.control import Control
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
+# Named in the configuration only (SCPs do not apply to the management account, so it holds no kit bucket); the
+# tests' clients take no role, so moto serves the organization from ACCOUNT.
+MANAGEMENT_ACCOUNT = "999988887777"
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 SRC_BUCKET, DST_BUCKET = "demo-source-tablebucket", "demo-dest-tablebucket"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
@@ -144,7 +147,11 @@ def config_dict(mode: str = "bucket", tables: tuple[str, ...] = ("orders", "cust
         "replication": {"mode": mode, **({"tables": ["analytics.orders"]} if mode == "tables" else {})},
         "protection": {
             "break_glass_principals": [BREAK_GLASS],
-            "organization": {"management_account_id": ACCOUNT, "targets": ["ou-placeholder-00000000"]},
+            "organization": {
+                "management_account_id": MANAGEMENT_ACCOUNT,
+                "targets": ["ou-placeholder-00000000"],
+                "ou_accounts": {"ou-placeholder-00000000": [ACCOUNT]},
+            },
         },
         "recovery": {"replica": DST_BUCKET, "bucket": "demo-recovery-tablebucket", "namespace": "recovered"},
     }
@@ -276,6 +283,7 @@ def deploy(
     ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
     doc = config_dict(mode, tables)
     doc["protection"]["organization"]["targets"] = [ou_id]
+    doc["protection"]["organization"]["ou_accounts"] = {ou_id: [ACCOUNT]}
     cfg = parse_config(doc)
 
     source_arn = src.create_table_bucket(name=SRC_BUCKET)["arn"]
@@ -321,6 +329,13 @@ def deploy(
         Type="SERVICE_CONTROL_POLICY",
     )["Policy"]["PolicySummary"]["Id"]
     org.attach_policy(PolicyId=policy_id, TargetId=ou_id)
+    guards_id = org.create_policy(
+        Content=documents.compact_json(documents.service_control_policy_guards(cfg)),
+        Description="kit",
+        Name=cfg.scp_guards_name,
+        Type="SERVICE_CONTROL_POLICY",
+    )["Policy"]["PolicySummary"]["Id"]
+    org.attach_policy(PolicyId=guards_id, TargetId=ou_id)
 
     retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
     outputs_doc = {
@@ -370,7 +385,15 @@ def deploy(
                 "replica_table_bucket_arn": replica_arn,
             }
         },
-        "organization": {"kit_organization": {"policy_id": policy_id, "policy_name": cfg.scp_name, "targets": [ou_id]}},
+        "organization": {
+            "kit_organization": {
+                "policy_id": policy_id,
+                "policy_name": cfg.scp_name,
+                "guards_policy_id": guards_id,
+                "guards_policy_name": cfg.scp_guards_name,
+                "targets": [ou_id],
+            }
+        },
     }
     world = World(
         env,

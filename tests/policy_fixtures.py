@@ -18,8 +18,10 @@ Modelled world (the replica `lakehouse-replica-euc1` in account 222222222222, eu
                                                                kit's buckets, so only the kit's denies confine it.
 - recovery   the recovery role                               its kit identity policy; SCP.
 - breakglass arn:aws:iam::222222222222:role/s3tables-break-glass  AdministratorAccess; SCP.
-- deploy     arn:aws:iam::222222222222:role/terraform-deploy AdministratorAccess; SCP.
-- source     arn:aws:iam::111111111111:role/platform-admin   AdministratorAccess in the source account (no SCP).
+- deploy     arn:aws:iam::222222222222:role/terraform-deploy AdministratorAccess + the guardrail (the kit attaches it
+                                                               to the replica account's deploy role); SCP.
+- source     arn:aws:iam::111111111111:role/platform-admin   AdministratorAccess in the source account; SCP (the
+                                                               configuration requires the source account under it).
 - other      arn:aws:iam::555555555555:role/Administrator    AdministratorAccess in an unrelated account (no SCP).
 """
 
@@ -48,6 +50,7 @@ RECOVERY_BUCKET = "arn:aws:s3tables:eu-central-1:222222222222:bucket/lakehouse-r
 RECOVERY_TABLE = RECOVERY_BUCKET + "/table/0a1b2c3d-4e5f-4a6b-9c8d-aabbccddeeff"
 REPLICA_KEY = "arn:aws:kms:eu-central-1:222222222222:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 REPLICA_KEY_ALIAS = "alias/lakehouse-lakehouse-replica-euc1"
+REPLICA_KEY_TAG = "s3tables-kit-replica-key"
 
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"
 
@@ -77,6 +80,7 @@ BUCKET_POLICY = "replica-bucket-policy--lakehouse-replica-euc1"
 TABLE_POLICY = "replica-table-policy--lakehouse-replica-euc1"
 GUARDRAIL = "replica-guardrail--222222222222"
 SCP = "scp-protect-replicas"
+SCP_GUARDS = "scp-protect-replica-guards"
 REPLICATION_PERMISSIONS = "replication-role-permissions"
 RECOVERY_PERMISSIONS = "recovery-role-permissions"
 REPLICA_KEY_POLICY = "kms-key-policy--lakehouse-replica-euc1"
@@ -115,7 +119,7 @@ def _scp_levels() -> tuple[ScpLevel, ...]:
     # Root, the replicas OU (carries the kit's SCP), the account. Every level keeps FullAWSAccess.
     return (
         ScpLevel("r-root", (FULL_AWS_ACCESS,)),
-        ScpLevel("ou-ab12-replicas1", (FULL_AWS_ACCESS, SCP)),
+        ScpLevel("ou-ab12-replicas1", (FULL_AWS_ACCESS, SCP, SCP_GUARDS)),
         ScpLevel(REPLICA_ACCOUNT, (FULL_AWS_ACCESS,)),
     )
 
@@ -133,8 +137,8 @@ SUBJECTS: dict[str, Subject] = {
     "maint": Subject((), scp=False),
     "recovery": Subject((RECOVERY_PERMISSIONS,), scp=True),
     "breakglass": Subject((ADMIN_ACCESS,), scp=True),
-    "deploy": Subject((ADMIN_ACCESS,), scp=True),
-    "source": Subject((ADMIN_ACCESS,), scp=False),
+    "deploy": Subject((ADMIN_ACCESS, GUARDRAIL), scp=True),
+    "source": Subject((ADMIN_ACCESS,), scp=True),
     "other": Subject((ADMIN_ACCESS,), scp=False),
 }
 
@@ -177,6 +181,7 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
     ctx = principal_context(who, source_account=REPLICA_ACCOUNT)
     if service == "kms":
         ctx["kms:ResourceAliases"] = [REPLICA_KEY_ALIAS]
+        ctx[f"aws:ResourceTag/{REPLICA_KEY_TAG}"] = "lakehouse"  # the tag the kit puts on replica keys
         if principal == "maint" and action in ("kms:Decrypt", "kms:GenerateDataKey"):
             ctx["kms:EncryptionContext:aws:s3:arn"] = REPLICA_TABLE
     full_action = action if ":" in action else f"{service}:{action}"

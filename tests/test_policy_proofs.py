@@ -52,9 +52,9 @@ replica-bucket    ListNamespaces                          A   A   -   A   A   A 
 replica-bucket    ListTables                              A   A   -   A   A   A   A   -   -
 replica-bucket    GetTableBucketPolicy                    A   A   -   A   -   A   A   -   -
 replica-bucket    GetTableBucketMaintenanceConfiguration  A   A   -   A   -   A   A   -   -
-# ---- replica bucket: replication creates replicas (recovery never writes a replica) ----
-replica-bucket    CreateNamespace                         A   A   A   A   D   A   A   -   -
-replica-bucket    CreateTable                             A   A   A   A   D   A   A   -   -
+# ---- replica bucket: only replication creates replicas (no name squatting; recovery never writes a replica) ----
+replica-bucket    CreateNamespace                         D   D   A   D   D   A   D   D   D
+replica-bucket    CreateTable                             D   D   A   D   D   A   D   D   D
 # ---- replica tables: deletion, retention, data writes, protection, replication, settings ----
 replica-table     DeleteTable                             D   D   D   D   D   A   D   D   D
 replica-table     RenameTable                             D   D   D   D   D   A   D   D   D
@@ -95,12 +95,13 @@ recovery-table    GetTableData                            A   A   -   A   A   A 
 recovery-table    PutTableMaintenanceConfiguration        A   A   -   A   -   A   A   -   -
 recovery-table    RenameTable                             A   A   -   A   -   A   A   -   -
 recovery-table    PutTablePolicy                          A   A   -   A   -   A   A   -   -
-# ---- the replica's KMS key: only named roles use it; nobody but break-glass disables it or rewrites its policy ----
-replica-key       kms:Decrypt                             -   -   A   A   A   -   -   -   -
+# ---- the replica's KMS key: only named roles and break-glass use it; nobody but break-glass disables it, deletes it
+#      or rewrites its policy (not even the deploy role) ----
+replica-key       kms:Decrypt                             -   -   A   A   A   A   -   -   -
 replica-key       kms:GenerateDataKey                     -   -   A   A   -   -   -   -   -
-replica-key       kms:ScheduleKeyDeletion                 D   D   D   D   D   -   D   D   D
+replica-key       kms:ScheduleKeyDeletion                 D   D   D   D   D   A   D   D   D
 replica-key       kms:DisableKey                          D   D   D   D   D   A   D   D   D
-replica-key       kms:PutKeyPolicy                        D   D   D   D   D   A   A   D   D
+replica-key       kms:PutKeyPolicy                        D   D   D   D   D   A   D   D   D
 """
 # fmt: on
 
@@ -304,7 +305,19 @@ def _mut_remove_deletion_everywhere(kit: dict[str, Any]) -> None:
 
 
 def _mut_drop_repl_from_scp(kit: dict[str, Any]) -> None:
-    F.drop_exempt_principal(kit[F.SCP], "DenyReplicaRetentionChangeAndDataWrite", F.PRINCIPALS["repl"])
+    F.drop_exempt_principal(kit[F.SCP], "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting", F.PRINCIPALS["repl"])
+
+
+def _mut_detach(doc: str) -> Callable[[dict[str, Any]], None]:
+    """A layer gone entirely (an allow-all document in its place keeps the request shape)."""
+
+    def mutate(kit: dict[str, Any]) -> None:
+        kit[doc] = {
+            "Version": "2012-10-17",
+            "Statement": [{"Sid": "Gone", "Effect": "Allow", "Action": "*", "Resource": "*"}],
+        }
+
+    return mutate
 
 
 def _both(*mutations: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
@@ -338,6 +351,8 @@ BREAK_GLASS_PROTECTED = {
         "DeleteTableBucketEncryption",
         "PutTableBucketMaintenanceConfiguration",
         "PutTableBucketStorageClass",
+        "CreateNamespace",
+        "CreateTable",
     ),
     "replica-table": (
         "DeleteTable",
@@ -378,7 +393,15 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         ),
         REPL_WRITES_DENIED,
     ),
-    "replication role dropped from the SCP exemption": (_mut_drop_repl_from_scp, REPL_WRITES_DENIED),
+    "replication role dropped from the SCP exemption": (
+        _mut_drop_repl_from_scp,
+        {
+            **REPL_WRITES_DENIED,
+            # the SCP merges name squatting into the same statement
+            "repl:replica-bucket:CreateNamespace": EXPLICIT_DENY,
+            "repl:replica-bucket:CreateTable": EXPLICIT_DENY,
+        },
+    ),
     "cross-account grant to the replication role removed from the bucket policy": (
         _mut_drop_stmt(F.BUCKET_POLICY, "AllowSourceReplicationRoleWriteReplicas"),
         {
@@ -410,7 +433,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
                 _mut_drop_exempt(F.SCP, sid, "breakglass")
                 for sid in (
                     "DenyReplicaDeletionAndReplicationChange",
-                    "DenyReplicaRetentionChangeAndDataWrite",
+                    "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
                     "DenyReplicaProtectionChangeAndBucketSettingsChange",
                 )
             )
@@ -437,14 +460,12 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         },
     ),
     # Removing it from the bucket policy alone: the table policy still holds table deletes, the SCP still holds
-    # every principal in the replica accounts; only the service principal and outside accounts change.
+    # every principal in the replica and source accounts; only the service principal and outside accounts change.
     "DenyReplicaDeletion removed from the bucket policy only": (
         _mut_drop_stmt(F.BUCKET_POLICY, "DenyReplicaDeletion"),
         {
             "maint:replica-bucket:DeleteTableBucket": ALLOWED,
             "maint:replica-bucket:DeleteNamespace": ALLOWED,
-            "source:replica-bucket:DeleteTableBucket": IMPLICIT_DENY,
-            "source:replica-bucket:DeleteNamespace": IMPLICIT_DENY,
             "other:replica-bucket:DeleteTableBucket": IMPLICIT_DENY,
             "other:replica-bucket:DeleteNamespace": IMPLICIT_DENY,
         },
@@ -456,12 +477,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         ),
         {
             **{f"maint:{res}:{a}": ALLOWED for res, acts in DELETION_ACTIONS.items() for a in acts},
-            **{
-                f"{p}:{res}:{a}": IMPLICIT_DENY
-                for p in ("source", "other")
-                for res, acts in DELETION_ACTIONS.items()
-                for a in acts
-            },
+            **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in DELETION_ACTIONS.items() for a in acts},
         },
     ),
     "DenyReplicaRetentionChange removed from the bucket and table policies": (
@@ -471,33 +487,39 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         ),
         {
             "maint:replica-table:PutTableMaintenanceConfiguration": ALLOWED,
-            "source:replica-table:PutTableMaintenanceConfiguration": IMPLICIT_DENY,
             "other:replica-table:PutTableMaintenanceConfiguration": IMPLICIT_DENY,
         },
     ),
+    # The key's own denies are backed by the guards SCP (and the guardrail) for every principal in a covered account:
+    # removing one changes nothing for them; only the service principal and the outside account go from an explicit
+    # to an implicit deny. Before the guards SCP, removing them let the administrator rewrite and disable the key.
     "replica key policy-change deny removed": (
-        _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyPolicyChangeExceptDeployAndBreakGlass"),
-        {
-            "admin:replica-key:kms:PutKeyPolicy": ALLOWED,  # kms:Put* for the account root + AdministratorAccess
-            **{
-                f"{p}:replica-key:kms:PutKeyPolicy": IMPLICIT_DENY
-                for p in ("engineer", "repl", "maint", "recovery", "source", "other")
-            },
-        },
+        _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyPolicyChangeExceptBreakGlass"),
+        {f"{p}:replica-key:kms:PutKeyPolicy": IMPLICIT_DENY for p in ("maint", "other")},
     ),
     "replica key deletion deny removed": (
         _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
         {
-            "admin:replica-key:kms:DisableKey": ALLOWED,  # kms:Disable* for the account root
-            "deploy:replica-key:kms:DisableKey": ALLOWED,
+            f"{p}:replica-key:kms:{a}": IMPLICIT_DENY
+            for p in ("maint", "other")
+            for a in ("DisableKey", "ScheduleKeyDeletion")
+        },
+    ),
+    "replica key deletion deny removed and the guards SCP detached": (
+        _both(
+            _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
+            _mut_detach(F.SCP_GUARDS),
+        ),
+        {
+            # the deploy role and the engineer still meet their guardrail; the administrator (no guardrail) gets
+            # through: its two layers were the key policy and the SCP, exactly the two removed
+            "admin:replica-key:kms:DisableKey": ALLOWED,
             **{
-                f"{p}:replica-key:kms:DisableKey": IMPLICIT_DENY
-                for p in ("engineer", "repl", "maint", "recovery", "source", "other")
+                f"{p}:replica-key:kms:{a}": IMPLICIT_DENY
+                for p in ("maint", "other", "recovery", "repl", "source")
+                for a in ("DisableKey", "ScheduleKeyDeletion")
             },
-            **{
-                f"{p}:replica-key:kms:ScheduleKeyDeletion": IMPLICIT_DENY
-                for p in ("admin", "engineer", "repl", "maint", "recovery", "deploy", "source", "other")
-            },
+            "admin:replica-key:kms:ScheduleKeyDeletion": IMPLICIT_DENY,
         },
     ),
 }

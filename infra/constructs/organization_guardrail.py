@@ -12,14 +12,24 @@ from policies.documents import Document, compact_json
 
 
 class ReplicaScp(Construct):
-    def __init__(self, scope: Construct, id: str, *, name: str, policy: Document, targets: Sequence[str]) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        name: str,
+        policy: Document,
+        targets: Sequence[str],
+        description: str = "Protects S3 Tables replicas: no deletion, retention or protection changes except "
+        "break-glass",
+    ) -> None:
         super().__init__(scope, id)
         self.policy = OrganizationsPolicy(
             self,
             "policy",
             name=name,
             type="SERVICE_CONTROL_POLICY",
-            description="Protects S3 Tables replicas: no deletion, retention or protection changes except break-glass",
+            description=description,
             # Compact: SCPs are limited to 5,120 characters (checked by the KIT nag rules at synth).
             content=compact_json(policy),
         )

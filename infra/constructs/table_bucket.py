@@ -29,6 +29,7 @@ class TableBucket(Construct):
         kms_alias: str,
         kms_key_policy: Document | None,
         allow_destroy: bool,
+        replica_key_tag: dict[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.name = name
@@ -44,6 +45,12 @@ class TableBucket(Construct):
                 enable_key_rotation=True,
                 deletion_window_in_days=30,
                 policy=json.dumps(kms_key_policy, indent=2),
+                # A replica key's policy denies kms:PutKeyPolicy to everyone but break-glass, the deploy role
+                # included (it could otherwise grant itself the key's deletion). KMS's lockout check would refuse
+                # that policy from the creating role, so the check is bypassed deliberately, for replica keys only.
+                bypass_policy_lockout_safety_check=True if replica_key_tag else None,
+                # The tag the SCP and the guardrail match replica keys by (their ARN is unknown at synth).
+                tags=replica_key_tag,
             )
             KmsAlias(self, "kms-alias", name=kms_alias, target_key_id=key.key_id)
             self.kms_key_arn = key.arn
@@ -112,4 +119,5 @@ def kit_table_bucket(
         kms_alias=documents.kms_alias(cfg, name),
         kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
         allow_destroy=allow_destroy,
+        replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
     )

@@ -29,9 +29,23 @@ class OrganizationStack(TerraformStack):
         scp = ReplicaScp(
             self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets
         )
+        guards = ReplicaScp(
+            self,
+            "replica-guards-scp",
+            name=cfg.scp_guards_name,
+            policy=documents.service_control_policy_guards(cfg),
+            targets=org.targets,
+            description="Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail",
+        )
         TerraformOutput(
             self,
             OUTPUT_ORGANIZATION,
-            description="The replica-protection SCP and where it is attached",
-            value={"policy_id": scp.policy.id, "policy_name": cfg.scp_name, "targets": list(org.targets)},
+            description="The replica-protection SCPs and where they are attached",
+            value={
+                "policy_id": scp.policy.id,
+                "policy_name": cfg.scp_name,
+                "guards_policy_id": guards.policy.id,
+                "guards_policy_name": cfg.scp_guards_name,
+                "targets": list(org.targets),
+            },
         )

@@ -40,14 +40,14 @@ class ReplicaStack(TerraformStack):
         ReplicaBucketPolicy(
             self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica)
         )
-        guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
+        guardrail_arn = documents.guardrail_policy_arn(cfg, replica.account_id)
         if owns_guardrail:
             ReplicaGuardrail(
                 self,
                 "guardrail",
                 name=cfg.guardrail_policy_name,
                 policy=documents.replica_guardrail(cfg, replica.account_id),
-                attach_to_roles=cfg.protection.guardrail_attach_roles,
+                attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         TerraformOutput(
             self,

@@ -211,23 +211,23 @@ def check_scp(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: Aud
     if outputs.organization is None:
         report.add("scp-missing", cfg.scp_name, "the outputs have no organization stack (SCP not deployed)")
         return
-    policy_id = outputs.organization.policy_id
     client = clients.organizations(org.management_account_id)
-    try:
-        attached = {t["TargetId"] for t in paginate(client, "list_targets_for_policy", "Targets", PolicyId=policy_id)}
-    except ClientError as exc:
-        if error_code(exc) == "PolicyNotFoundException":
-            report.add("scp-missing", policy_id, f"SCP {outputs.organization.policy_name} does not exist")
-        else:
-            report.add("unverifiable", policy_id, describe_error(exc))
-        return
-    for target in org.targets:
-        if target not in attached:
-            report.add(
-                "scp-detached",
-                target,
-                f"SCP {policy_id} ({outputs.organization.policy_name}) is not attached to {target}",
-            )
+    if outputs.organization.guards_policy_id is None:
+        report.add("scp-missing", cfg.scp_guards_name, "the outputs name no guards SCP (deployed by an older kit)")
+    for policy_id, name in outputs.organization.policies:
+        try:
+            attached = {
+                t["TargetId"] for t in paginate(client, "list_targets_for_policy", "Targets", PolicyId=policy_id)
+            }
+        except ClientError as exc:
+            if error_code(exc) == "PolicyNotFoundException":
+                report.add("scp-missing", policy_id, f"SCP {name} does not exist")
+            else:
+                report.add("unverifiable", policy_id, describe_error(exc))
+            continue
+        for target in org.targets:
+            if target not in attached:
+                report.add("scp-detached", target, f"SCP {policy_id} ({name}) is not attached to {target}")
 
 
 def check_bucket_settings(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: AuditReport) -> None:

@@ -17,7 +17,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
-        demo summary recover recover-emr outputs status harden audit bench clean
+        demo summary proofs recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -50,6 +50,9 @@ policies: setup ## Render every policy document of every example to policies/ren
 
 policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
 	$(PY) -m policies.render --check
+
+proofs: setup ## IAM proofs (matrix, mutations, multi-step attacks) with the report of cases resting on one layer
+	$(PY) -m pytest -q -s tests/test_policy_proofs.py tests/test_policy_attacks.py
 
 policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
 	$(PY) -m policies.access_analyzer $(ARGS)

@@ -185,7 +185,7 @@ def _levels(*levels: tuple[str, tuple[str, ...]]) -> tuple[ScpLevel, ...]:
     return tuple(ScpLevel(org_id, policies) for org_id, policies in levels)
 
 
-SCP = "scp-protect-replicas"
+SCPS = ("scp-protect-replicas", "scp-protect-replica-guards")
 
 # ---------------------------------------------------------------- examples/multi-account.toml ----
 
@@ -198,10 +198,12 @@ def _multi() -> World:
     principals = [
         p("admin222", "222222222222", "Administrator", identity=(ADMIN_ACCESS,)),  # SSO admin, no guardrail
         p("engineer222", "222222222222", "data-engineer", identity=(ENGINEER_ACCESS, g222), guardrail=g222),
-        p("deploy222", "222222222222", "terraform-deploy", identity=(ADMIN_ACCESS, g222), kind="deploy", guardrail=g222),
+        p("deploy222", "222222222222", "terraform-deploy", identity=(ADMIN_ACCESS, g222), kind="deploy",
+          guardrail=g222),
         p("breakglass222", "222222222222", "s3tables-break-glass", identity=(ADMIN_ACCESS,), kind="breakglass"),
         p("admin333", "333333333333", "Administrator", identity=(ADMIN_ACCESS,)),
-        p("deploy333", "333333333333", "terraform-deploy", identity=(ADMIN_ACCESS, g333), kind="deploy", guardrail=g333),
+        p("deploy333", "333333333333", "terraform-deploy", identity=(ADMIN_ACCESS, g333), kind="deploy",
+          guardrail=g333),
         p("breakglass333", "333333333333", "s3tables-break-glass", identity=(ADMIN_ACCESS,), kind="breakglass"),
         # The automation account is the organization's management account here: no SCP applies to it.
         p("automation444", "444444444444", "replica-guardian-automation", identity=(ADMIN_ACCESS,), scp=False,
@@ -252,16 +254,16 @@ def _multi() -> World:
                 "8b1b2c3d-4e5f-4a6b-9c8d-112233445566",
                 "3234abcd-12ab-34cd-56ef-1234567890ab",
             ),
-        ),  # fmt: skip
+        ),
         scp_levels={
             "222222222222": _levels(
-                root, ("ou-ab12-replicas1", (FULL_AWS_ACCESS, SCP)), ("222222222222", (FULL_AWS_ACCESS,))
+                root, ("ou-ab12-replicas1", (FULL_AWS_ACCESS, *SCPS)), ("222222222222", (FULL_AWS_ACCESS,))
             ),
             "111111111111": _levels(
-                root, ("ou-ab12-workloads", (FULL_AWS_ACCESS, SCP)), ("111111111111", (FULL_AWS_ACCESS,))
+                root, ("ou-ab12-workloads", (FULL_AWS_ACCESS, *SCPS)), ("111111111111", (FULL_AWS_ACCESS,))
             ),
             "333333333333": _levels(
-                root, ("ou-ab12-shared00", (FULL_AWS_ACCESS,)), ("333333333333", (FULL_AWS_ACCESS, SCP))
+                root, ("ou-ab12-shared00", (FULL_AWS_ACCESS,)), ("333333333333", (FULL_AWS_ACCESS, *SCPS))
             ),
         },
         guardrail_arns={
@@ -309,7 +311,7 @@ def _seed() -> World:
         scp_levels={
             acct: _levels(
                 ("r-ab12", (FULL_AWS_ACCESS,)),
-                ("ou-ab12-replicas1", (FULL_AWS_ACCESS, SCP)),
+                ("ou-ab12-replicas1", (FULL_AWS_ACCESS, *SCPS)),
                 (acct, (FULL_AWS_ACCESS,)),
             )
         },

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from policies.simulate import ALLOWED, SimRequest, SimResult, errors_of, evaluate, principal_context
+from policies.simulate import SimRequest, SimResult, errors_of, evaluate, principal_context
 from tests import attack_world as W
 
 pytestmark = pytest.mark.node
@@ -161,8 +161,9 @@ def layers(result: SimResult, who: W.Principal, target: Target) -> set[str]:
             out.add("key policy")
         else:
             out.add(entry)
-    if who.account and who.account != target.account and not result.allowed and target.kind in ("bucket", "table", "key"):
-        out.add("account boundary")  # a cross-account request also needs a grant in the resource policy
+    cross_account = bool(who.account) and who.account != target.account
+    if cross_account and not result.allowed and target.kind in ("bucket", "table", "key"):
+        out.add("account boundary")  # a cross-account request also needs a grant in the resource (or key) policy
     return out
 
 
@@ -355,12 +356,14 @@ def base(world: W.World) -> State:
     return State(world.kit_documents())
 
 
-def evaluate_protected(
-    world: W.World, states: dict[str, State], principals: dict[str, Iterable[str]]
-) -> dict[tuple[str, str, str, str, str], tuple[W.Principal, Target, SimResult]]:
+Case = tuple[str, str, str, str, str]  # (state label, principal, replica site, action, target kind)
+Outcomes = dict[Case, tuple[W.Principal, Target, SimResult]]
+
+
+def evaluate_protected(world: W.World, states: dict[str, State], principals: dict[str, Iterable[str]]) -> Outcomes:
     """Every protected case for the named principals under each state: {(label, principal, site, action, kind)}."""
     reqs: list[SimRequest] = []
-    meta: dict[str, tuple[tuple[str, str, str, str, str], W.Principal, Target]] = {}
+    meta: dict[str, tuple[Case, W.Principal, Target]] = {}
     for label, state in states.items():
         for key in principals[label]:
             who = world.principals[key]
@@ -378,7 +381,7 @@ NON_BREAK_GLASS = lambda world: [k for k, p in world.principals.items() if p.kin
 
 
 @pytest.fixture(scope="module")
-def baseline(world: W.World, base: State) -> dict[tuple[str, str, str, str, str], tuple[W.Principal, Target, SimResult]]:
+def baseline(world: W.World, base: State) -> Outcomes:
     return evaluate_protected(world, {"base": base}, {"base": NON_BREAK_GLASS(world)})
 
 

@@ -154,26 +154,53 @@ def test_replica_bucket_policy_has_denies_and_exemptions(seed: Stacks) -> None:
 def test_cross_account_replica_bucket_policy_grants_the_source_role(synthesized: dict[str, Stacks]) -> None:
     stack = synthesized["multi-account"]["replica-lakehouse-replica-apse2"]
     pol = json.loads(only(stack, "aws_s3tables_table_bucket_policy")["resource_policy"])
-    grants = [s for s in pol["Statement"] if s["Effect"] == "Allow"]
-    assert {s["Sid"] for s in grants} == {
+    grants = {s["Sid"]: s for s in pol["Statement"] if s["Effect"] == "Allow"}
+    assert set(grants) == {
         "AllowSourceReplicationRoleCreateReplicas",
         "AllowSourceReplicationRoleWriteReplicas",
+        "AllowCrossAccountBreakGlassOnBucket",
+        "AllowCrossAccountBreakGlassOnTables",
     }
-    assert all(
-        s["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"} for s in grants
-    )
+    for sid in ("AllowSourceReplicationRoleCreateReplicas", "AllowSourceReplicationRoleWriteReplicas"):
+        assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"}
+    # Break-glass of the OTHER accounts (apse2 lives in 333333333333): its own break-glass needs no grant.
+    for sid in ("AllowCrossAccountBreakGlassOnBucket", "AllowCrossAccountBreakGlassOnTables"):
+        assert grants[sid]["Principal"] == {
+            "AWS": [
+                "arn:aws:iam::222222222222:role/s3tables-break-glass",
+                "arn:aws:iam::444444444444:role/replica-guardian-automation",
+            ]
+        }
 
 
-def test_scp_and_attachment(seed: Stacks) -> None:
+def test_scps_and_attachments(seed: Stacks) -> None:
     org = seed["organization"]
-    scp = only(org, "aws_organizations_policy")
-    assert scp["type"] == "SERVICE_CONTROL_POLICY" and scp["name"] == "seed-protect-s3tables-replicas"
-    content = json.loads(scp["content"])
-    assert len(scp["content"]) <= 5120
-    assert all(s["Effect"] == "Deny" for s in content["Statement"])
-    att = only(org, "aws_organizations_policy_attachment")
-    assert att["target_id"] == "ou-ab12-replicas1"
+    scps = {p["name"]: p for p in org["resource"]["aws_organizations_policy"].values()}
+    assert set(scps) == {"seed-protect-s3tables-replicas", "seed-protect-s3tables-replica-guards"}
+    for scp in scps.values():
+        assert scp["type"] == "SERVICE_CONTROL_POLICY"
+        assert len(scp["content"]) <= 5120
+        assert all(s["Effect"] == "Deny" for s in json.loads(scp["content"])["Statement"])
+    attachments = org["resource"]["aws_organizations_policy_attachment"].values()
+    assert sorted(a["target_id"] for a in attachments) == ["ou-ab12-replicas1", "ou-ab12-replicas1"]
     assert org["provider"]["aws"][0]["allowed_account_ids"] == ["999988887777"]
+
+
+def test_replica_keys_carry_the_protection_tag_and_deny_their_own_policy_change(synthesized: dict[str, Stacks]) -> None:
+    stack = synthesized["multi-account"]["replica-lakehouse-replica-euc1"]
+    key = only(stack, "aws_kms_key")
+    assert key["tags"] == {"s3tables-kit-replica-key": "lakehouse"}
+    # The key policy denies kms:PutKeyPolicy to the deploy role that creates it: KMS's lockout check is bypassed
+    # for that, deliberately and only on replica keys.
+    assert key["bypass_policy_lockout_safety_check"] is True
+    source_key = only(synthesized["multi-account"]["source"], "aws_kms_key")
+    assert "bypass_policy_lockout_safety_check" not in source_key and "tags" not in source_key
+
+
+def test_guardrail_is_attached_to_the_replica_deploy_role(synthesized: dict[str, Stacks]) -> None:
+    stack = synthesized["multi-account"]["replica-lakehouse-replica-euc1"]
+    roles = sorted(a["role"] for a in stack["resource"]["aws_iam_role_policy_attachment"].values())
+    assert roles == ["data-engineer", "platform-admin", "terraform-deploy"]
 
 
 def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:

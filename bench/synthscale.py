@@ -130,7 +130,8 @@ def scale_config(
             "organization": {
                 "management_account_id": "444444444444",
                 "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
-                "targets": ["ou-ab12-replicas1", *accounts],
+                # every replica account and the source account, directly (the configuration checks coverage)
+                "targets": sorted({*accounts, SOURCE_ACCOUNT}),
             },
         },
         "recovery": {

@@ -8,7 +8,7 @@ configuration, never from Terraform attributes, so what reviewers read is what g
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -268,14 +268,17 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
     or rewrite it, nor take over the account's privileged roles (the SCP denies the same to everyone)."""
     reps = [r for r in cfg.replicas if r.account_id == account_id]
     me = [guardrail_policy_arn(cfg, account_id)]
+    deploy = _deploy_roles(reps)
     return doc(
-        *_protection(
-            "identity",
-            bucket_arns=[r.bucket_arn for r in reps],
-            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
-            break_glass=(),
-            replication_role_arn=None,
-            deploy_roles=_deploy_roles(reps),
+        *(
+            S.protection_statement(
+                rule,
+                bucket_arns=[r.bucket_arn for r in reps],
+                table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+                exempt_arns=deploy if rule.exempt_deploy_roles else (),
+                kind="identity",
+            )
+            for rule in guardrail_rules()
         ),
         *_key_guards(cfg, reps, exempt=()),
         _role_guard([a for a in privileged_roles(cfg) if a.split(":")[4] == account_id], ()),
@@ -287,9 +290,20 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
 def scp_rules() -> list[A.ProtectionRule]:
     """The protection rules merged by exemption set, so the SCP stays under the 5,120-character limit with five
     destinations. Sids concatenate the merged rules' names (DenyReplicaDeletionAndReplicationChange, ...)."""
+    return merged_rules(lambda r: (r.exempt_replication_role, r.exempt_deploy_roles))
+
+
+def guardrail_rules() -> list[A.ProtectionRule]:
+    """In the guardrail only the deploy-role exemption exists (it is never attached to break-glass or the
+    replication role), so the rules merge into two statements: a managed policy holds at most 6,144 characters,
+    and five replicas in one account must fit."""
+    return merged_rules(lambda r: (False, r.exempt_deploy_roles))
+
+
+def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool]]) -> list[A.ProtectionRule]:
     groups: dict[tuple[bool, bool], list[A.ProtectionRule]] = {}
     for rule in A.PROTECTION_RULES:
-        groups.setdefault((rule.exempt_replication_role, rule.exempt_deploy_roles), []).append(rule)
+        groups.setdefault(key(rule), []).append(rule)
     merged = []
     for (repl, deploy), rules in groups.items():
         sid = "DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in rules)

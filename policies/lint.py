@@ -35,6 +35,9 @@ from policies import actions as A
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 SCP_MAX_CHARS = 5120
+# IAM managed policy: 6,144 characters, white space not counted. Inline role policies have a larger aggregate limit
+# (10,240), so applying this to every identity document is the conservative side.
+MANAGED_POLICY_MAX_CHARS = 6144
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
 KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy")
 
@@ -263,6 +266,16 @@ def check_scp_size(doc: Document, kind: str) -> list[str]:
     return []
 
 
+def check_identity_policy_size(doc: Document, kind: str) -> list[str]:
+    if kind != "identity":
+        return []
+    size = sum(1 for ch in json.dumps(doc) if not ch.isspace())
+    if size > MANAGED_POLICY_MAX_CHARS:
+        limit = MANAGED_POLICY_MAX_CHARS
+        return [f"identity policy is {size} characters (white space not counted); the limit is {limit}"]
+    return []
+
+
 def check_unique_sids(doc: Document, kind: str) -> list[str]:
     problems = []
     seen: set[str] = set()
@@ -317,6 +330,7 @@ RULES: tuple[Rule, ...] = (
     Rule("KIT-IAM5", "ScpSize", "An SCP is at most 5,120 characters.", check_scp_size),
     Rule("KIT-IAM6", "UniqueSids", "Every statement has a unique alphanumeric Sid.", check_unique_sids),
     Rule("KIT-IAM7", "TrustPolicy", "Intended service principals, confused-deputy conditions.", check_trust_policy),
+    Rule("KIT-IAM8", "IdentityPolicySize", "An identity policy is at most 6,144 chars.", check_identity_policy_size),
 )
 RULES_BY_ID = {r.id: r for r in RULES}
 

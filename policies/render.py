@@ -326,8 +326,8 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "The replication role still creates and writes replicas; the S3 Tables maintenance service still writes;",
         "the recovery role reads replicas and writes only the recovery bucket; a Terraform deploy role may change",
         "policies and bucket settings but never delete, and it carries the guardrail it cannot remove. Every protected",
-        "action is denied by at least two layers, and no single non-break-glass actor can remove two (see \"Layers per",
-        "protected action\").",
+        'action is denied by at least two layers, and no single non-break-glass actor can remove two (see "Layers per',
+        'protected action").',
         "",
         "## Who may do what",
         "",
@@ -411,13 +411,17 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         )
     lines += [
         "",
-        "In the SCP the rules with the same exemptions are merged to stay under 5,120 characters: "
+        "In the SCP (and, by the deploy-role exemption alone, in the guardrail) the rules with the same exemptions "
+        "are merged to stay within the size limits: "
         + "; ".join(f"`{r.sid}`" for r in D.scp_rules())
+        + "; guardrail: "
+        + "; ".join(f"`{r.sid}`" for r in D.guardrail_rules())
         + ".",
         "",
     ]
     other_denies = [(d, s) for d, s in _deny_rows(docs) if s["Sid"] not in {r.sid for r in A.PROTECTION_RULES}]
-    other_denies = [(d, s) for d, s in other_denies if s["Sid"] not in {r.sid for r in D.scp_rules()}]
+    merged = {r.sid for r in (*D.scp_rules(), *D.guardrail_rules())}
+    other_denies = [(d, s) for d, s in other_denies if s["Sid"] not in merged]
     if other_denies:
         lines += ["Other denies:", ""]
         by_sid: dict[str, list[str]] = {}

@@ -236,6 +236,24 @@ def test_kit_iam5_scp_size_non_compliant(aws: SimpleNamespace) -> None:
     )
 
 
+def _identity_content(n_buckets: int) -> str:
+    resources = [f"arn:aws:s3tables:us-west-2:111122223333:bucket/replica-{i:03d}/table/*" for i in range(n_buckets)]
+    return doc({"Sid": "DenyDelete", "Effect": "Deny", "Action": "s3tables:DeleteTable", "Resource": resources})
+
+
+def test_kit_iam8_identity_policy_size_compliant(aws: SimpleNamespace) -> None:
+    synth(aws, lambda s: aws.IamPolicy(s, "guardrail", name="guardrail", policy=_identity_content(5)))
+
+
+def test_kit_iam8_identity_policy_size_non_compliant(aws: SimpleNamespace) -> None:
+    fails(
+        aws,
+        lambda s: aws.IamPolicy(s, "guardrail", name="guardrail", policy=_identity_content(100)),
+        "KIT-IAM8 IdentityPolicySize",
+        "t/guardrail",
+    )
+
+
 def test_kit_iam6_unique_sids_compliant(aws: SimpleNamespace) -> None:
     synth(
         aws,

@@ -172,6 +172,34 @@ def test_iam5_every_example_scp_fits_even_with_five_destinations() -> None:
                 assert len(json.dumps(d.document, separators=(",", ":"))) <= 5120
 
 
+def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
+    """The worst case for both limits: five replicas (KMS everywhere) share one account, so one guardrail and both
+    SCPs name all five; every document passes KIT-IAM5 and KIT-IAM8."""
+    from bench.synthscale import scale_config
+    from infra.config import parse_config
+
+    raw = scale_config(destinations=5, tables=10)
+    regions = ["eu-central-1", "us-east-1", "eu-west-3", "eu-west-2", "eu-north-1"]
+    for replica, region in zip(raw["replicas"], regions, strict=True):
+        replica.update(
+            account_id="222222222222",
+            region=region,
+            bucket=f"scale-replica-{region}",
+            deploy_role_arn="arn:aws:iam::222222222222:role/terraform-deploy",
+        )
+    raw["protection"]["break_glass_principals"] = [
+        "arn:aws:iam::222222222222:role/s3tables-break-glass",
+        "arn:aws:iam::444444444444:role/replica-guardian-automation",
+    ]
+    raw["protection"]["organization"]["targets"] = ["111111111111", "222222222222"]
+    docs = build_documents(parse_config(raw))
+    guardrails = [d.name for d in docs if d.kind == "identity" and "guardrail" in d.name]
+    assert guardrails == ["replica-guardrail--222222222222"]
+    for d in docs:
+        sizes = [L.RULES_BY_ID["KIT-IAM5"], L.RULES_BY_ID["KIT-IAM8"]]
+        assert L.lint_document(d.document, d.kind, d.name, sizes) == [], d.name
+
+
 # ---------------------------------------------------------------- KIT-IAM6 UniqueSids ----
 
 
@@ -195,6 +223,24 @@ def test_iam6_non_compliant() -> None:
     assert any("used twice" in p for p in problems)
     assert any("no Sid" in p for p in problems)
     assert any("not alphanumeric" in p for p in problems)
+
+
+# ---------------------------------------------------------------- KIT-IAM8 IdentityPolicySize ----
+
+
+def _guardrail_like(n_buckets: int) -> dict[str, Any]:
+    resources = [f"arn:aws:s3tables:us-west-2:111122223333:bucket/replica-{i:03d}/table/*" for i in range(n_buckets)]
+    return doc({"Sid": "DenyDelete", "Effect": "Deny", "Action": "s3tables:DeleteTable", "Resource": resources})
+
+
+def test_iam8_compliant() -> None:
+    assert ids(_guardrail_like(60), "identity", "KIT-IAM8") == []
+
+
+def test_iam8_non_compliant() -> None:
+    d = _guardrail_like(100)
+    assert "limit is 6144" in ids(d, "identity", "KIT-IAM8")[0]
+    assert ids(d, "scp", "KIT-IAM8") == []  # SCPs have their own limit (KIT-IAM5)
 
 
 # ---------------------------------------------------------------- KIT-IAM7 TrustPolicy ----

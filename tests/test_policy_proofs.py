@@ -289,18 +289,19 @@ def _mut_drop_maintenance_exemption(doc: str, sid: str) -> Callable[[dict[str, A
 
 
 def _mut_remove_deletion_everywhere(kit: dict[str, Any]) -> None:
-    for doc in (F.BUCKET_POLICY, F.TABLE_POLICY, F.GUARDRAIL):
+    deletion = {
+        "s3tables:DeleteTableBucket",
+        "s3tables:DeleteNamespace",
+        "s3tables:DeleteTable",
+        "s3tables:RenameTable",
+        "s3tables:PutTableRecordExpirationConfiguration",
+    }
+    for doc in (F.BUCKET_POLICY, F.TABLE_POLICY):
         F.drop_statement(kit[doc], "DenyReplicaDeletion")
+    # The SCP and the guardrail merge rules with the same exemptions into one statement each.
+    F.drop_actions(kit[F.SCP], "DenyReplicaDeletionAndReplicationChange", deletion)
     F.drop_actions(
-        kit[F.SCP],
-        "DenyReplicaDeletionAndReplicationChange",
-        {
-            "s3tables:DeleteTableBucket",
-            "s3tables:DeleteNamespace",
-            "s3tables:DeleteTable",
-            "s3tables:RenameTable",
-            "s3tables:PutTableRecordExpirationConfiguration",
-        },
+        kit[F.GUARDRAIL], "DenyReplicaDeletionAndRetentionChangeAndDataWriteAndReplicationChangeAndNameSquatting", deletion
     )
 
 

@@ -10,7 +10,8 @@ from infra.nag.rules.kit_iam4_no_wildcard_resources import RULE as KIT_IAM4
 from infra.nag.rules.kit_iam5_scp_size import RULE as KIT_IAM5
 from infra.nag.rules.kit_iam6_unique_sids import RULE as KIT_IAM6
 from infra.nag.rules.kit_iam7_trust_policy import RULE as KIT_IAM7
+from infra.nag.rules.kit_iam8_identity_policy_size import RULE as KIT_IAM8
 
-ALL_RULES: tuple[NagRule, ...] = (KIT_IAM1, KIT_IAM2, KIT_IAM3, KIT_IAM4, KIT_IAM5, KIT_IAM6, KIT_IAM7)
+ALL_RULES: tuple[NagRule, ...] = (KIT_IAM1, KIT_IAM2, KIT_IAM3, KIT_IAM4, KIT_IAM5, KIT_IAM6, KIT_IAM7, KIT_IAM8)
 
 __all__ = ["ALL_RULES", "NagRule"]

@@ -300,9 +300,8 @@ def _mut_remove_deletion_everywhere(kit: dict[str, Any]) -> None:
         F.drop_statement(kit[doc], "DenyReplicaDeletion")
     # The SCP and the guardrail merge rules with the same exemptions into one statement each.
     F.drop_actions(kit[F.SCP], "DenyReplicaDeletionAndReplicationChange", deletion)
-    F.drop_actions(
-        kit[F.GUARDRAIL], "DenyReplicaDeletionAndRetentionChangeAndDataWriteAndReplicationChangeAndNameSquatting", deletion
-    )
+    merged = "DenyReplicaDeletionAndRetentionChangeAndDataWriteAndReplicationChangeAndNameSquatting"
+    F.drop_actions(kit[F.GUARDRAIL], merged, deletion)
 
 
 def _mut_drop_repl_from_scp(kit: dict[str, Any]) -> None:

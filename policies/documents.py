@@ -482,6 +482,7 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         stmts.append(S.kms_deny_key_deletion(bg))
         # Nobody but break-glass replaces the policy, so the key is created with the lockout check bypassed.
         stmts.append(S.kms_deny_key_policy_change(bg))
+        stmts.append(S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg))
     else:
         stmts.append(
             S.kms_allow_key_use(

@@ -457,6 +457,8 @@ def _other_risk(sid: str) -> str:
         "DenyReplicaKeyDestruction": "identity/SCP layer over the replica keys the kit created (matched by their "
         f"`{A.REPLICA_KEY_TAG}` tag): disabling, scheduling deletion or rewriting the key policy.",
         "DenyReplicaKeyUntag": f"removing the `{A.REPLICA_KEY_TAG}` tag would take a key out of the denies above.",
+        "DenyProtectionTagRemovalExceptBreakGlass": "the key policy's own layer against removing the "
+        f"`{A.REPLICA_KEY_TAG}` tag (SCP and guardrail match replica keys by it).",
         "DenyReplicaOwnKeyDestruction": "the same for bring-your-own replica keys, named by ARN.",
         "DenyPrivilegedRoleTampering": "rewriting the trust of (or deleting and re-creating) a break-glass, deploy or "
         "replication role would let an administrator become it: every exemption is keyed on the role's ARN.",

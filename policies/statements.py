@@ -242,6 +242,16 @@ def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
     )
 
 
+def kms_deny_protection_tag_removal(tag_key: str, exempt_arns: Sequence[str]) -> Statement:
+    """The key policy's own layer against untagging: without its tag the key falls out of the SCP and guardrail
+    denies that match replica keys by tag."""
+    cond = _break_glass_only(exempt_arns)
+    cond["ForAnyValue:StringEquals"] = {"aws:TagKeys": [tag_key]}
+    return statement(
+        "DenyProtectionTagRemovalExceptBreakGlass", "Deny", ["kms:UntagResource"], ["*"], principal="*", condition=cond
+    )
+
+
 def _break_glass_only(exempt_arns: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Exempt these principals; none (an identity policy attached only to non-exempt roles): unconditional."""
     return {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}} if exempt_arns else {}

@@ -281,15 +281,21 @@ def escalations(world: W.World, state: State, label: str) -> list[tuple[SimReque
             if role.key in state.held or role.account != who.account:
                 continue  # IAM is account-local
             for action in ("iam:UpdateAssumeRolePolicy", "iam:DeleteRole"):
-                add(who, action, Target("iam", role.arn, role.account), "takeover-step", role.key)
+                add(who, action, Target("iam", role.arn, role.account), "takeover-step", (who.key, role.key))
             # Assuming it once its trust names the attacker (the trust document is then the attacker's).
-            trust = f"trust-of-{role.key}"
+            trust = f"trust-of-{role.key}-for-{who.key}"
             state.docs[trust] = {
                 "Version": "2012-10-17",
                 "Statement": [{"Sid": "AttackerTrust", "Effect": "Allow", "Principal": {"AWS": who.arn},
                                "Action": "sts:AssumeRole"}],
             }  # fmt: skip
-            add(who, "sts:AssumeRole", Target("assume", role.arn, role.account, trust=trust), "assume", role.key)
+            add(
+                who,
+                "sts:AssumeRole",
+                Target("assume", role.arn, role.account, trust=trust),
+                "assume",
+                (who.key, role.key),
+            )
     return out
 
 
@@ -301,8 +307,8 @@ def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> Stat
         tries = escalations(world, state, label)
         results = run(world, {label: state}, [r for r, _, _ in tries])
         changed = False
-        taken: dict[str, int] = {}
-        assumable: set[str] = set()
+        taken: set[tuple[str, str]] = set()  # (holder, role): the holder may rewrite or re-create the role
+        assumable: set[tuple[str, str]] = set()  # (holder, role): ... and then assume it
         for req, effect, arg in tries:
             if not results[req.id].allowed:
                 continue
@@ -331,10 +337,10 @@ def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> Stat
                 state.steps.append(f"{req.principal} {req.action} {arg[1]}")
                 changed = True
             elif effect == "takeover-step":
-                taken[arg] = taken.get(arg, 0) + 1
+                taken.add(arg)
             elif effect == "assume":
                 assumable.add(arg)
-        for role in taken.keys() & assumable:
+        for _holder, role in sorted(taken & assumable):
             state.held.add(role)
             state.steps.append(f"took over {world.principals[role].arn}")
             changed = True

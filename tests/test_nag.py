@@ -451,8 +451,8 @@ def test_one_rule_per_file() -> None:
     from infra.nag import ALL_RULES
 
     files = sorted(p.stem for p in (ROOT / "infra" / "nag" / "rules").glob("kit_iam*.py"))
-    assert len(files) == len(ALL_RULES) == 7
-    assert [r.id for r in ALL_RULES] == [f"KIT-IAM{i}" for i in range(1, 8)]
+    assert len(files) == len(ALL_RULES) == 8
+    assert [r.id for r in ALL_RULES] == [f"KIT-IAM{i}" for i in range(1, 9)]
 
 
 @pytest.mark.parametrize("example", ["seed", "multi-account"])

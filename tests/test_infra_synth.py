@@ -74,7 +74,8 @@ def test_namespace_and_table_with_schema_and_source_retention(seed: Stacks) -> N
     ]
     snap = table["maintenance_configuration"]["iceberg_snapshot_management"]
     assert snap == {"status": "enabled", "settings": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}}
-    assert table["encryption_configuration"] == {"sse_algorithm": "AES256"}
+    # object attribute: every key present, kms_key_arn = null for SSE-S3 (issue 9 item 1)
+    assert table["encryption_configuration"] == {"sse_algorithm": "AES256", "kms_key_arn": None}
 
 
 def test_replication_role_trust_and_exact_permissions(seed: Stacks) -> None:

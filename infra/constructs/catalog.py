@@ -5,6 +5,7 @@ outputs and applied by the first writer (and by recovery, which reads it from th
 
 from __future__ import annotations
 
+from cdktf import Token
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.s3_tables_table import (
     S3TablesTable,
@@ -74,7 +75,10 @@ class SourceCatalog(Construct):
                             ),
                         ),
                     ),
+                    # An object attribute: every key must be present, `kms_key_arn = null` for SSE-S3, else Terraform
+                    # rejects the plan ("attribute "kms_key_arn" is required", hashicorp/terraform-provider-aws#48160).
                     encryption_configuration=S3TablesTableEncryptionConfiguration(
-                        sse_algorithm=source.encryption.sse_algorithm, kms_key_arn=kms_key_arn
+                        sse_algorithm=source.encryption.sse_algorithm,
+                        kms_key_arn=kms_key_arn if kms_key_arn else Token.as_string(Token.null_value()),
                     ),
                 )

@@ -12,8 +12,9 @@ from constructs import Construct
 
 # awscc models `storage_class_configuration` on table buckets (the aws provider 6.25 does not). No prebuilt cdktf
 # bindings for awscc exist on PyPI, so the provider and its resource are declared through cdktf's generic constructs.
+# `storage_class_configuration` first appears in awscc v1.67.0 (2025-12-17): an older awscc rejects the stacks.
 AWSCC_SOURCE = "hashicorp/awscc"
-AWSCC_VERSION = ">= 1.66.0, < 2.0.0"
+AWSCC_VERSION = ">= 1.67.0, < 2.0.0"
 
 
 def aws_provider(

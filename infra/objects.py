@@ -80,7 +80,7 @@ def partial_objects(app: App, outdir: Path) -> list[str]:
         module_name = type(construct).__module__
         if module_name.startswith("cdktf.") or module_name == "cdktf":
             continue  # generic TerraformResource (awscc): no bindings, checked against the CloudFormation schema
-        meta = construct._synthesize_hcl_attributes()  # noqa: SLF001 - cdktf's own metadata of the bindings
+        meta = dict(construct._synthesize_hcl_attributes())  # cdktf's own metadata of the bindings
         for path, struct in _object_paths(meta, module_name, ()):
             want = struct_keys(module_name, struct)
             for value in _values_at(body, path):

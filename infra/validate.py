@@ -142,8 +142,9 @@ def _walk_dirs(root: Path, max_depth: int) -> Iterator[Path]:
 
 
 def find_mirror() -> Path | None:
-    """A Terraform provider filesystem mirror: $KIT_TF_PLUGIN_MIRROR, a usual location, or any directory that holds a
-    `registry.terraform.io` folder within four levels of / (`find / -maxdepth 4 -type d -name registry.terraform.io`)."""
+    """A Terraform provider filesystem mirror: $KIT_TF_PLUGIN_MIRROR, a usual location, or any directory that holds
+    a `registry.terraform.io` folder within four levels of / (`find / -maxdepth 4 -type d -name registry.terraform.io`).
+    """
     explicit = os.environ.get(MIRROR_ENV)
     if explicit:
         return Path(explicit) if (Path(explicit) / DEFAULT_HOST).is_dir() else None
@@ -273,7 +274,8 @@ def provider_statuses(doc: Json, local: dict[str, list[str]]) -> dict[str, Provi
         addr = provider_address(req.get("source", name))
         versions = local.get(addr, [])
         constraint = req.get("version")
-        chosen = next((v for v in versions if satisfies(parse_version(v), constraint)), versions[0] if versions else None)
+        fallback = versions[0] if versions else None
+        chosen = next((v for v in versions if satisfies(parse_version(v), constraint)), fallback)
         out[name] = ProviderStatus(name, addr, constraint, chosen)
     return out
 
@@ -359,9 +361,8 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]]) -> Prep
             required.pop(name, None)
             if name in d.get("provider", {}):
                 del d["provider"][name]
-                out.gaps.append(
-                    Gap(st.address, "provider configuration", f"provider {name}", f"no {st.address} binary in the mirror")
-                )
+                reason = f"no {st.address} binary in the mirror"
+                out.gaps.append(Gap(st.address, "provider configuration", f"provider {name}", reason))
         elif not st.satisfied:
             required[name].pop("version", None)
             out.notes.append(
@@ -383,9 +384,10 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]]) -> Prep
             for iname in sorted(instances):
                 body = instances[iname]
                 pname = _provider_of(rtype, body)
-                st = statuses.get(pname)
-                if st is None:
+                status = statuses.get(pname)
+                if status is None:
                     raise ValueError(f"{section}.{rtype}.{iname}: provider {pname!r} is not in required_providers")
+                st = status
                 if st.satisfied:
                     continue  # the pinned provider is here: Terraform checks everything
                 pschema = all_schemas.get(st.address, {}).get(schema_key, {})

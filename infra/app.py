@@ -6,6 +6,7 @@ from __future__ import annotations
 from cdktf import App
 
 from infra.config import KitConfig
+from infra.lifecycle import protect_from_destroy
 from infra.nag import apply_nag
 from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
@@ -31,6 +32,8 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, cfg.protection.organization)
+    # Everything that holds data or protection carries prevent_destroy unless the explicit destroy flag is set.
+    protect_from_destroy(app, allow_destroy=allow_destroy)
     # KIT policy rules run at synth on every document; a violation fails synth with the rule and construct path.
     apply_nag(app)
     return app

@@ -389,6 +389,10 @@ class Recovery(_Frozen):
     encryption: Encryption = Encryption(type="sse-s3")
     emr_release: str = "emr-7.12.0"
     scripts_bucket: str | None = None
+    # Scripts bucket lifecycle: job logs and recovery reports expire (a delete marker; the noncurrent version is
+    # removed 30 days later); scripts never expire.
+    logs_retention_days: int = Field(default=90, ge=1)
+    reports_retention_days: int = Field(default=365, ge=1)
 
     _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
     _ns = field_validator("namespace")(classmethod(lambda cls, v: check_iceberg_name(v, "namespace")))

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 SCP_MAX_CHARS = 5120
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
-KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy")
+KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy", "s3-bucket-policy")
 
 Document = dict[str, Any]
 

@@ -36,6 +36,7 @@ KIND_TITLES = {
     "table-policy": "S3 Tables table policy",
     "scp": "Organizations service control policy",
     "kms-key-policy": "KMS key policy",
+    "s3-bucket-policy": "S3 bucket policy",
 }
 
 
@@ -332,6 +333,7 @@ def _other_risk(sid: str) -> str:
         "file unreadable.",
         "DenyKeyPolicyChangeExceptDeployAndBreakGlass": "rewriting the replica key policy would remove the key "
         "deletion deny (the first step of destroying the replica through its key).",
+        "DenyInsecureTransport": "recovery scripts, logs and reports are read and written over TLS only.",
     }.get(sid, "see the statement")
 
 

@@ -204,3 +204,18 @@ def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
         principal="*",
         condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
     )
+
+
+# ---------------------------------------------------------------- S3 bucket policies ----
+
+
+def deny_insecure_transport(bucket_arn: str) -> Statement:
+    """TLS only: every request to the bucket or its objects over plain HTTP is denied, whoever makes it."""
+    return statement(
+        "DenyInsecureTransport",
+        "Deny",
+        ["s3:*"],
+        [bucket_arn, f"{bucket_arn}/*"],
+        principal="*",
+        condition={"Bool": {"aws:SecureTransport": "false"}},
+    )

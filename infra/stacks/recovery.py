@@ -26,6 +26,7 @@ class RecoveryStack(TerraformStack):
             account_id=rep.account_id,
             region=rep.region,
             deploy_role_arn=rep.deploy_role_arn,
+            tags=cfg.resource_tags,
         )
         bucket = kit_table_bucket(
             self,

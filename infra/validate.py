@@ -215,17 +215,19 @@ def provider_schemas(
     cached = workdir / f"schema-{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())  # type: ignore[no-any-return]
-    scratch = workdir / "schema-root"
-    scratch.mkdir(parents=True, exist_ok=True)
-    for stale in scratch.glob("*.tf.json"):
-        stale.unlink()
+    scratch = workdir / f"schema-root-{os.getpid()}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
     required = {
         addr.split("/")[-1]: {"source": addr, "version": version} for addr, version in sorted(providers.items())
     }
     (scratch / "main.tf.json").write_text(json.dumps({"terraform": {"required_providers": required}}, indent=2))
     run_checked([str(terraform), "init", "-backend=false", "-input=false", "-no-color"], scratch, env)
     proc = run_checked([str(terraform), "providers", "schema", "-json"], scratch, env)
-    cached.write_text(proc.stdout)
+    shutil.rmtree(scratch, ignore_errors=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(proc.stdout)
+    tmp.replace(cached)  # atomic: a concurrent reader sees no half-written schema
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 

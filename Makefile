@@ -16,7 +16,7 @@ node_modules/.stamp: package.json package-lock.json
 .jars/.stamp: jars/pom.xml
 	@bash scripts/setup.sh jars
 
-.PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
+.PHONY: help setup test test-fast lint typecheck check validate synth golden policies policies-check policy-check \
         demo summary proofs recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
@@ -37,7 +37,10 @@ lint: setup ## ruff check + format check
 typecheck: setup ## mypy
 	$(PY) -m mypy infra jobs policies
 
-check: lint typecheck policies-check ## Everything a pull request must pass besides the tests
+check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
+
+validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
+	$(PY) -m infra.validate $(ARGS)
 
 synth: setup ## Synthesise the stacks of CONFIG into cdktf.out/ (same as `npx cdktf synth`)
 	KIT_CONFIG=$(CONFIG) $(PY) -m infra.main
@@ -87,4 +90,4 @@ bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out
 	$(PY) -m bench.run
 
 clean: ## Remove build output (keeps .venv, node_modules, .jars)
-	rm -rf cdktf.out demo-out bench-out reports .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdktf.out .build/validate demo-out bench-out reports .pytest_cache .mypy_cache .ruff_cache

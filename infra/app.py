@@ -3,9 +3,11 @@ Terraform state contract (stable, lowercase, never renamed casually)."""
 
 from __future__ import annotations
 
-from cdktf import App
+from cdktf import App, TerraformStack
 
 from infra.config import KitConfig
+from infra.constructs.backend import configure_state
+from infra.lifecycle import protect_from_destroy
 from infra.nag import apply_nag
 from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
@@ -31,6 +33,12 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, cfg.protection.organization)
+    # One state per stack, in the configured backend (cross-stack references read the same backend).
+    for stack in app.node.children:
+        if isinstance(stack, TerraformStack):
+            configure_state(stack, cfg)
+    # Everything that holds data or protection carries prevent_destroy unless the explicit destroy flag is set.
+    protect_from_destroy(app, allow_destroy=allow_destroy)
     # KIT policy rules run at synth on every document; a violation fails synth with the rule and construct path.
     apply_nag(app)
     return app

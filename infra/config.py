@@ -51,6 +51,11 @@ _ROLE_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):role/[\w+=,.@/-
 _KMS_KEY_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/[0-9a-f-]{36}$")
 _ORG_TARGET_RE = re.compile(r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}|\d{12})$")
 _EMR_RELEASE_RE = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
+# Tag rules of S3 Tables (CloudFormation AWS::S3Tables::TableBucket Tag) that hold for every AWS service's tags too.
+_TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
+_TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
+KIT_TAG_KEYS = ("kit", "managed-by")
+MAX_TAGS = 50
 
 UPPERCASE_REASON = (
     "must be lower case: AWS analytics services (Glue Data Catalog, Lake Formation, Athena) reach S3 Tables "
@@ -412,6 +417,10 @@ class Recovery(_Frozen):
     encryption: Encryption = Encryption(type="sse-s3")
     emr_release: str = "emr-7.12.0"
     scripts_bucket: str | None = None
+    # Scripts bucket lifecycle: job logs and recovery reports expire (a delete marker; the noncurrent version is
+    # removed 30 days later); scripts never expire.
+    logs_retention_days: int = Field(default=90, ge=1)
+    reports_retention_days: int = Field(default=365, ge=1)
 
     _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
     _ns = field_validator("namespace")(classmethod(lambda cls, v: check_iceberg_name(v, "namespace")))
@@ -422,6 +431,83 @@ class Recovery(_Frozen):
         m = _EMR_RELEASE_RE.match(v)
         if not m or (int(m.group(1)), int(m.group(2))) < (7, 5):
             raise ValueError(f"emr_release {v!r} must be emr-7.5.0 or later (first EMR release with S3 Tables)")
+        return v
+
+
+_STATE_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_STATE_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
+# Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
+# multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
+_STATE_KMS_KEY_ARN_RE = re.compile(
+    r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
+    r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
+)
+
+
+class State(_Frozen):
+    """Where Terraform keeps each stack's state (`[state]` in kit.toml).
+
+    `local` (default): `terraform.<stack>.tfstate` in the working directory cdktf runs in (written as a path relative
+    to `cdktf.out/stacks/<stack>/`, so the synthesized files carry no machine path). `s3`: one object per stack,
+    `<key_prefix>/<stack>.tfstate` in `bucket` (`key_prefix` defaults to the kit name), always encrypted and always
+    locked with Terraform's native S3 lock file (`use_lockfile`, Terraform >= 1.10); `kms_key_arn` optionally
+    encrypts the state with a customer managed key in the bucket's Region."""
+
+    backend: Literal["local", "s3"] = "local"
+    bucket: str | None = None
+    key_prefix: str | None = None
+    region: str | None = None
+    use_lockfile: bool = True
+    encrypt: bool = True
+    kms_key_arn: str | None = None
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, v: str | None) -> str | None:
+        if v is not None and (not _STATE_BUCKET_RE.match(v) or ".." in v):
+            raise ValueError(
+                f"state bucket {v!r} is not an S3 bucket name (3-63 lowercase letters, digits, '.' and '-', "
+                "starting and ending with a letter or digit)"
+            )
+        return v
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _prefix(cls, v: str | None) -> str | None:
+        if v is not None and not _STATE_KEY_PREFIX_RE.match(v):
+            raise ValueError(
+                f"key_prefix {v!r} must be path segments of letters, digits, '_', '.', '=', '-' separated by single "
+                "'/', without a leading or trailing '/'"
+            )
+        return v
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, v: str | None) -> str | None:
+        return None if v is None else check_region(v)
+
+    @field_validator("use_lockfile")
+    @classmethod
+    def _lock(cls, v: bool) -> bool:
+        if not v:
+            raise ValueError("state locking cannot be turned off: two concurrent applies would corrupt the state")
+        return v
+
+    @field_validator("encrypt")
+    @classmethod
+    def _encrypt(cls, v: bool) -> bool:
+        if not v:
+            raise ValueError("state encryption cannot be turned off: the state holds every resource's attributes")
+        return v
+
+    @field_validator("kms_key_arn")
+    @classmethod
+    def _kms(cls, v: str | None) -> str | None:
+        if v is not None and not _STATE_KMS_KEY_ARN_RE.match(v):
+            raise ValueError(
+                f"kms_key_arn {v!r} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) whose id is a "
+                "key id as KMS issues it (a UUID or mrk-...): Terraform's S3 backend rejects anything else"
+            )
         return v
 
 
@@ -446,6 +532,33 @@ class KitConfig(_Frozen):
     replication: Replication
     protection: Protection
     recovery: Recovery
+    state: State = State()
+    # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, value in v.items():
+            if not _TAG_KEY_RE.match(key) or key.lower().startswith("aws:"):
+                raise ValueError(
+                    f"tag key {key!r} must be 1-128 letters, digits, spaces or _ . : / = + - @ and must not start "
+                    "with 'aws:'"
+                )
+            if not isinstance(value, str) or not _TAG_VALUE_RE.match(value):
+                raise ValueError(
+                    f"tag {key!r}: value {value!r} must be 0-256 letters, digits, spaces or _ . : / = + - @"
+                )
+            if key in KIT_TAG_KEYS:
+                raise ValueError(f"tag key {key!r} is set by the kit itself ({', '.join(KIT_TAG_KEYS)})")
+        if len(v) + len(KIT_TAG_KEYS) > MAX_TAGS:
+            raise ValueError(f"at most {MAX_TAGS - len(KIT_TAG_KEYS)} tags (AWS allows {MAX_TAGS} per resource)")
+        return v
+
+    @property
+    def resource_tags(self) -> dict[str, str]:
+        """The configured tags plus the kit's own (`kit`, `managed-by`), sorted by key."""
+        return dict(sorted({**self.tags, "kit": self.kit.name, "managed-by": "s3tables-replica-kit"}.items()))
 
     # ---- derived names (part of the deployed contract: never rename casually) ----
     @property
@@ -490,6 +603,10 @@ class KitConfig(_Frozen):
     @property
     def scp_guards_name(self) -> str:
         return f"{self.kit.name}-protect-s3tables-replica-guards"
+
+    def state_key(self, stack_id: str) -> str:
+        """The S3 object key of a stack's state (one key per stack)."""
+        return f"{self.state.key_prefix or self.kit.name}/{stack_id}.tfstate"
 
     def replicated_tables(self) -> list[tuple[str, str]]:
         """(namespace, table) pairs under table-level replication, or every declared table in bucket mode."""
@@ -722,6 +839,19 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
                     f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}",
                 )
             )
+
+    # State
+    st = cfg.state
+    if st.backend == "s3":
+        for fld in ("bucket", "region"):
+            if getattr(st, fld) is None:
+                out.append(Issue(f"state.{fld}", 'required with backend = "s3"'))
+        if st.kms_key_arn and st.region and st.kms_key_arn.split(":")[3] != st.region:
+            out.append(Issue("state.kms_key_arn", f"the KMS key must be in the state bucket's Region ({st.region})"))
+    else:
+        for fld in ("bucket", "key_prefix", "region", "kms_key_arn"):
+            if getattr(st, fld) is not None:
+                out.append(Issue(f"state.{fld}", 'only valid with backend = "s3"'))
 
     # Protection
     out += _protection_checks(cfg)

@@ -42,8 +42,9 @@ POLICY_TYPE = {
     "table-policy": "RESOURCE_POLICY",
     "kms-key-policy": "RESOURCE_POLICY",
     "scp": "SERVICE_CONTROL_POLICY",
+    "s3-bucket-policy": "RESOURCE_POLICY",
 }
-VALIDATE_RESOURCE_TYPE = {"trust": "AWS::IAM::AssumeRolePolicyDocument"}
+VALIDATE_RESOURCE_TYPE = {"trust": "AWS::IAM::AssumeRolePolicyDocument", "s3-bucket-policy": "AWS::S3::Bucket"}
 FAILING_FINDINGS = frozenset({"ERROR", "SECURITY_WARNING"})
 
 

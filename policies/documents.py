@@ -379,16 +379,34 @@ def compact_json(document: Document) -> str:
 # ---------------------------------------------------------------- recovery role ----
 
 
-def recovery_role_trust(cfg: KitConfig) -> Document:
+EMR_APPLICATION_ID_PLACEHOLDER = "<emr-application-id>"
+
+
+def emr_application_arn(cfg: KitConfig, application_id: str = EMR_APPLICATION_ID_PLACEHOLDER) -> str:
+    """The provisioned EMR Serverless application's ARN. Its id exists only after apply: the rendered document shows
+    the placeholder, the stack passes the application's `arn` attribute (tests compare the two)."""
+    rep = cfg.recovery_replica
+    return f"arn:{rep.partition}:emr-serverless:{rep.region}:{rep.account_id}:/applications/{application_id}"
+
+
+def recovery_role_trust(cfg: KitConfig, application_arn: str | None = None) -> Document:
+    """Only job runs of the kit's own EMR Serverless application may assume the recovery role (not any application
+    in the account)."""
     rep = cfg.recovery_replica
     return doc(
         S.allow_service_assume_role(
             "AllowEmrServerlessJobRuns",
             A.EMR_SERVERLESS_SERVICE,
             source_account=rep.account_id,
-            source_arns=[f"arn:{rep.partition}:emr-serverless:{rep.region}:{rep.account_id}:/applications/*"],
+            source_arns=[application_arn or emr_application_arn(cfg)],
         )
     )
+
+
+def scripts_bucket_policy(cfg: KitConfig) -> Document:
+    """The recovery scripts/logs/reports bucket: TLS only."""
+    rep = cfg.recovery_replica
+    return doc(S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"))
 
 
 def recovery_role_permissions(cfg: KitConfig) -> Document:
@@ -589,6 +607,13 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
             rep.account_id,
             f"IAM role {cfg.recovery_role_name}",
             recovery_role_permissions(cfg),
+        ),
+        PolicyDoc(
+            "scripts-bucket-policy",
+            "s3-bucket-policy",
+            rep.account_id,
+            f"S3 bucket {cfg.recovery_scripts_bucket}",
+            scripts_bucket_policy(cfg),
         ),
     ]
     for site in key_sites(cfg):

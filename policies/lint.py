@@ -39,7 +39,7 @@ SCP_MAX_CHARS = 5120
 # (10,240), so applying this to every identity document is the conservative side.
 MANAGED_POLICY_MAX_CHARS = 6144
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
-KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy")
+KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy", "s3-bucket-policy")
 
 Document = dict[str, Any]
 

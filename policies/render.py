@@ -36,6 +36,7 @@ KIND_TITLES = {
     "table-policy": "S3 Tables table policy",
     "scp": "Organizations service control policy",
     "kms-key-policy": "KMS key policy",
+    "s3-bucket-policy": "S3 bucket policy",
 }
 
 
@@ -466,6 +467,7 @@ def _other_risk(sid: str) -> str:
         "organisation assumes it, whatever its trust policy says.",
         "DenyGuardrailChange": "a new version of the guardrail, or its deletion, removes the identity layer.",
         "DenyGuardrailDetach": "detaching the guardrail (e.g. the deploy role from itself) removes the identity layer.",
+        "DenyInsecureTransport": "recovery scripts, logs and reports are read and written over TLS only.",
     }.get(sid, "see the statement")
 
 

@@ -311,3 +311,18 @@ def deny_guardrail_detach(policy_arns: Sequence[str], exempt_arns: Sequence[str]
     cond = _break_glass_only(exempt_arns)
     cond["ArnEquals"] = {"iam:PolicyARN": sorted(set(policy_arns))}
     return statement("DenyGuardrailDetach", "Deny", GUARDRAIL_DETACH, ["*"], condition=cond)
+
+
+# ---------------------------------------------------------------- S3 bucket policies ----
+
+
+def deny_insecure_transport(bucket_arn: str) -> Statement:
+    """TLS only: every request to the bucket or its objects over plain HTTP is denied, whoever makes it."""
+    return statement(
+        "DenyInsecureTransport",
+        "Deny",
+        ["s3:*"],
+        [bucket_arn, f"{bucket_arn}/*"],
+        principal="*",
+        condition={"Bool": {"aws:SecureTransport": "false"}},
+    )

@@ -74,7 +74,8 @@ def test_namespace_and_table_with_schema_and_source_retention(seed: Stacks) -> N
     ]
     snap = table["maintenance_configuration"]["iceberg_snapshot_management"]
     assert snap == {"status": "enabled", "settings": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}}
-    assert table["encryption_configuration"] == {"sse_algorithm": "AES256"}
+    # object attribute: every key present, kms_key_arn = null for SSE-S3 (issue 9 item 1)
+    assert table["encryption_configuration"] == {"sse_algorithm": "AES256", "kms_key_arn": None}
 
 
 def test_replication_role_trust_and_exact_permissions(seed: Stacks) -> None:
@@ -215,7 +216,35 @@ def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
     assert "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket/table/*" in deny["Resource"]
     app = only(rec, "aws_emrserverless_application")
     assert app["type"] == "spark" and app["release_label"] == "emr-7.12.0"
+    # only job runs of the provisioned application may assume the role (not any application in the account)
+    (app_id,) = res(rec, "aws_emrserverless_application")
+    (trust,) = json.loads(role["assume_role_policy"])["Statement"]
+    assert trust["Condition"]["ArnLike"] == {"aws:SourceArn": f"${{aws_emrserverless_application.{app_id}.arn}}"}
     assert only(rec, "aws_s3_bucket_public_access_block")["restrict_public_buckets"] is True
+
+
+def test_scripts_bucket_is_tls_only_and_expires_logs_reports_and_old_versions(seed: Stacks) -> None:
+    rec = seed["recovery"]
+    (bucket_id,) = res(rec, "aws_s3_bucket")
+    policy = only(rec, "aws_s3_bucket_policy")
+    assert policy["bucket"] == f"${{aws_s3_bucket.{bucket_id}.id}}"
+    (deny,) = json.loads(policy["policy"])["Statement"]
+    arn = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
+    assert deny == {
+        "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+        "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }  # fmt: skip
+    rules = {r["id"]: r for r in only(rec, "aws_s3_bucket_lifecycle_configuration")["rule"]}
+    assert rules["expire-logs"]["filter"] == [{"prefix": "logs/"}]
+    assert rules["expire-logs"]["expiration"] == [{"days": 90}]
+    assert rules["expire-reports"]["filter"] == [{"prefix": "reports/"}]
+    assert rules["expire-reports"]["expiration"] == [{"days": 365}]
+    every = rules["noncurrent-versions-and-incomplete-uploads"]
+    assert every["filter"] == [{}] and every["status"] == "Enabled"
+    assert every["noncurrent_version_expiration"] == [{"noncurrent_days": 30}]
+    assert every["abort_incomplete_multipart_upload"] == [{"days_after_initiation": 7}]
+    assert every["expiration"] == [{"expired_object_delete_marker": True}]
+    assert not any("scripts/" in json.dumps(r["filter"]) for r in rules.values())  # job scripts never expire
     assert rec["provider"]["aws"][0]["region"] == "us-west-2"
 
 
@@ -264,7 +293,16 @@ def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Sta
             ]
             deployed += [json.loads(x["content"]) for x in r.get("aws_organizations_policy", {}).values()]
             deployed += [json.loads(x["policy"]) for x in r.get("aws_kms_key", {}).values()]
-        reviewed = [d.document for d in documents.build_documents(cfg) if d.kind != "table-policy"]
+            deployed += [json.loads(x["policy"]) for x in r.get("aws_s3_bucket_policy", {}).values()]
+        # The recovery trust names the provisioned EMR Serverless application, whose id exists after apply only: the
+        # reviewed document shows a placeholder where the stack references the application's ARN.
+        (app_id,) = stacks["recovery"]["resource"]["aws_emrserverless_application"]
+        app_arn = f"${{aws_emrserverless_application.{app_id}.arn}}"
+        reviewed = [
+            documents.recovery_role_trust(cfg, app_arn) if d.name == "recovery-role-trust" else d.document
+            for d in documents.build_documents(cfg)
+            if d.kind != "table-policy"
+        ]
         canon = sorted(json.dumps(d, sort_keys=True) for d in deployed)
         assert canon == sorted(json.dumps(d, sort_keys=True) for d in reviewed), example
 

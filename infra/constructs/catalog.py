@@ -1,10 +1,14 @@
 """Namespaces and tables of the source bucket: Iceberg schema and table-level snapshot management (source retention).
 
+The Iceberg schema is applied at creation only (`ignore_changes = [metadata]`); schema changes after that are made
+by writers through Iceberg (README: "Changing a table safely").
+
 The aws provider (6.25) takes the Iceberg schema only; the partition spec in the configuration is carried in the
 outputs and applied by the first writer (and by recovery, which reads it from the replica's metadata)."""
 
 from __future__ import annotations
 
+from cdktf import TerraformResourceLifecycle, Token
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.s3_tables_table import (
     S3TablesTable,
@@ -41,6 +45,12 @@ class SourceCatalog(Construct):
                     namespace=namespace.namespace,
                     table_bucket_arn=bucket_arn,
                     format="ICEBERG",
+                    # The schema is the CREATION schema. Every level of `metadata` forces replacement (DeleteTable +
+                    # CreateTable), and the provider never reads the live schema back (GetTable has none), so after
+                    # creation the table's schema belongs to its writers (Iceberg schema evolution, e.g. Spark ALTER
+                    # TABLE) and a kit.toml column edit, an import (metadata null in state) or a future provider that
+                    # reads the schema back must not plan a replacement. prevent_destroy (infra/lifecycle.py) backs it.
+                    lifecycle=TerraformResourceLifecycle(ignore_changes=["metadata"]),
                     metadata=[
                         S3TablesTableMetadata(
                             iceberg=[
@@ -74,7 +84,10 @@ class SourceCatalog(Construct):
                             ),
                         ),
                     ),
+                    # An object attribute: every key must be present, `kms_key_arn = null` for SSE-S3, else Terraform
+                    # rejects the plan ("attribute "kms_key_arn" is required", hashicorp/terraform-provider-aws#48160).
                     encryption_configuration=S3TablesTableEncryptionConfiguration(
-                        sse_algorithm=source.encryption.sse_algorithm, kms_key_arn=kms_key_arn
+                        sse_algorithm=source.encryption.sse_algorithm,
+                        kms_key_arn=kms_key_arn if kms_key_arn else Token.as_string(Token.null_value()),
                     ),
                 )

@@ -6,19 +6,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cdktf import TerraformProvider, TerraformProviderGeneratorMetadata
 from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderAssumeRole, AwsProviderDefaultTags
 from constructs import Construct
 
 # awscc models `storage_class_configuration` on table buckets (the aws provider 6.25 does not). No prebuilt cdktf
 # bindings for awscc exist on PyPI, so the provider and its resource are declared through cdktf's generic constructs.
+# `storage_class_configuration` first appears in awscc v1.67.0 (2025-12-17): an older awscc rejects the stacks.
 AWSCC_SOURCE = "hashicorp/awscc"
-AWSCC_VERSION = ">= 1.66.0, < 2.0.0"
+AWSCC_VERSION = ">= 1.67.0, < 2.0.0"
 
 
 def aws_provider(
-    scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None
+    scope: Construct,
+    *,
+    kit: str,
+    account_id: str,
+    region: str,
+    deploy_role_arn: str | None,
+    tags: Mapping[str, str] | None = None,
 ) -> AwsProvider:
+    """`tags`: default tags of every aws resource (the configuration's `tags` plus the kit's own)."""
     return AwsProvider(
         scope,
         "aws",
@@ -27,7 +37,9 @@ def aws_provider(
         assume_role=[AwsProviderAssumeRole(role_arn=deploy_role_arn, session_name=f"{kit}-cdktf")]
         if deploy_role_arn
         else None,
-        default_tags=[AwsProviderDefaultTags(tags={"kit": kit, "managed-by": "s3tables-replica-kit"})],
+        default_tags=[
+            AwsProviderDefaultTags(tags=dict(tags) if tags else {"kit": kit, "managed-by": "s3tables-replica-kit"})
+        ],
     )
 
 
@@ -48,8 +60,15 @@ def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: 
 
 
 def site_providers(
-    scope: Construct, *, kit: str, account_id: str, region: str, deploy_role_arn: str | None
+    scope: Construct,
+    *,
+    kit: str,
+    account_id: str,
+    region: str,
+    deploy_role_arn: str | None,
+    tags: Mapping[str, str] | None = None,
 ) -> TerraformProvider:
-    """The aws and awscc providers of a stack that holds a table bucket; returns the awscc provider."""
-    aws_provider(scope, kit=kit, account_id=account_id, region=region, deploy_role_arn=deploy_role_arn)
+    """The aws and awscc providers of a stack that holds a table bucket; returns the awscc provider. awscc has no
+    default tags: table buckets carry `tags` themselves (infra/constructs/table_bucket.py)."""
+    aws_provider(scope, kit=kit, account_id=account_id, region=region, deploy_role_arn=deploy_role_arn, tags=tags)
     return awscc_provider(scope, kit=kit, region=region, deploy_role_arn=deploy_role_arn)

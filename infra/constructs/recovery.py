@@ -1,6 +1,7 @@
 """The writable recovery target and what recovery runs under: a table bucket + namespace in the replica's Region, the
-recovery job role (read replica, write recovery target, never write a replica), an EMR Serverless Spark application
-on a release with S3 Tables support, and a private, versioned S3 bucket for job scripts, logs and reports."""
+recovery job role (read replica, write recovery target, never write a replica; trusted by the kit's own EMR
+Serverless application only), an EMR Serverless Spark application on a release with S3 Tables support, and a private,
+versioned, TLS-only S3 bucket for job scripts, logs and reports, whose logs and reports expire."""
 
 from __future__ import annotations
 
@@ -14,10 +15,19 @@ from cdktf_cdktf_provider_aws.emrserverless_application import (
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
+from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
+    S3BucketLifecycleConfiguration,
+    S3BucketLifecycleConfigurationRule,
+    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
+    S3BucketLifecycleConfigurationRuleExpiration,
+    S3BucketLifecycleConfigurationRuleFilter,
+    S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration,
+)
 from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import (
     S3BucketOwnershipControls,
     S3BucketOwnershipControlsRule,
 )
+from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
 from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
     S3BucketServerSideEncryptionConfigurationA,
@@ -34,16 +44,21 @@ from constructs import Construct
 from infra.config import KitConfig
 from policies import documents
 
+NONCURRENT_VERSION_DAYS = 30
+ABORT_INCOMPLETE_UPLOAD_DAYS = 7
+
 
 class RecoveryRole(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig) -> None:
+    """`application_arn`: the provisioned EMR Serverless application, the only one whose job runs may assume it."""
+
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, application_arn: str) -> None:
         super().__init__(scope, id)
         self.role = IamRole(
             self,
             "role",
             name=cfg.recovery_role_name,
             description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
-            assume_role_policy=json.dumps(documents.recovery_role_trust(cfg), indent=2),
+            assume_role_policy=json.dumps(documents.recovery_role_trust(cfg, application_arn), indent=2),
         )
         IamRolePolicy(
             self,
@@ -61,8 +76,11 @@ class RecoveryNamespace(Construct):
 
 
 class ScriptsBucket(Construct):
-    def __init__(self, scope: Construct, id: str, *, name: str, allow_destroy: bool) -> None:
+    """Private, versioned, encrypted, TLS-only; logs and reports expire, old versions and incomplete uploads go."""
+
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, allow_destroy: bool) -> None:
         super().__init__(scope, id)
+        name = cfg.recovery_scripts_bucket
         self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=allow_destroy)
         S3BucketPublicAccessBlock(
             self,
@@ -79,7 +97,7 @@ class ScriptsBucket(Construct):
             bucket=self.bucket.id,
             rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"),
         )
-        S3BucketVersioningA(
+        self.versioning = S3BucketVersioningA(
             self,
             "versioning",
             bucket=self.bucket.id,
@@ -96,6 +114,45 @@ class ScriptsBucket(Construct):
                     )
                 )
             ],
+        )
+        S3BucketPolicy(
+            self, "policy", bucket=self.bucket.id, policy=json.dumps(documents.scripts_bucket_policy(cfg), indent=2)
+        )
+        rec = cfg.recovery
+
+        def expire(rule_id: str, prefix: str, days: int) -> S3BucketLifecycleConfigurationRule:
+            return S3BucketLifecycleConfigurationRule(
+                id=rule_id,
+                status="Enabled",
+                filter=[S3BucketLifecycleConfigurationRuleFilter(prefix=prefix)],
+                expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=days)],
+            )
+
+        S3BucketLifecycleConfiguration(
+            self,
+            "lifecycle",
+            bucket=self.bucket.id,
+            rule=[
+                expire("expire-logs", "logs/", rec.logs_retention_days),
+                expire("expire-reports", "reports/", rec.reports_retention_days),
+                S3BucketLifecycleConfigurationRule(
+                    id="noncurrent-versions-and-incomplete-uploads",
+                    status="Enabled",
+                    filter=[S3BucketLifecycleConfigurationRuleFilter()],  # the whole bucket, scripts included
+                    noncurrent_version_expiration=[
+                        S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(
+                            noncurrent_days=NONCURRENT_VERSION_DAYS
+                        )
+                    ],
+                    abort_incomplete_multipart_upload=[
+                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
+                            days_after_initiation=ABORT_INCOMPLETE_UPLOAD_DAYS
+                        )
+                    ],
+                    expiration=[S3BucketLifecycleConfigurationRuleExpiration(expired_object_delete_marker=True)],
+                ),
+            ],
+            depends_on=[self.versioning],
         )
 
 

@@ -1,5 +1,6 @@
 """A table bucket with every security-relevant setting explicit: encryption (SSE-S3 or KMS, with the key created here
-when asked), storage class (set at creation only), unreferenced-file removal, and `prevent_destroy`."""
+when asked), storage class (updatable: PutTableBucketStorageClass, applies to tables created afterwards),
+unreferenced-file removal, tags, and `prevent_destroy`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class TableBucket(Construct):
         kms_alias: str,
         kms_key_policy: Document | None,
         allow_destroy: bool,
+        tags: dict[str, str] | None = None,
         replica_key_tag: dict[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id)
@@ -71,6 +73,9 @@ class TableBucket(Construct):
         self.resource.add_override("table_bucket_name", name)
         self.resource.add_override("encryption_configuration", enc)
         self.resource.add_override("storage_class_configuration", {"storage_class": storage_class})
+        # awscc has no provider default_tags: the bucket carries the configured + kit tags itself (a list of key/value).
+        if tags:
+            self.resource.add_override("tags", [{"key": k, "value": v} for k, v in sorted(tags.items())])
         self.resource.add_override(
             "unreferenced_file_removal",
             {
@@ -119,5 +124,6 @@ def kit_table_bucket(
         kms_alias=documents.kms_alias(cfg, name),
         kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
         allow_destroy=allow_destroy,
+        tags=cfg.resource_tags,
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
     )

@@ -32,6 +32,7 @@ POLICY_ATTRIBUTES: dict[str, list[tuple[str, str]]] = {
     "aws_s3tables_table_policy": [("resource_policy", "table-policy")],
     "aws_organizations_policy": [("content", "scp")],
     "aws_kms_key": [("policy", "kms-key-policy")],
+    "aws_s3_bucket_policy": [("policy", "s3-bucket-policy")],
 }
 SCP_TYPE = "SERVICE_CONTROL_POLICY"
 

@@ -25,6 +25,7 @@ class OrganizationStack(TerraformStack):
             account_id=org.management_account_id,
             region=home,
             deploy_role_arn=org.deploy_role_arn,
+            tags=cfg.resource_tags,
         )
         scp = ReplicaScp(
             self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets

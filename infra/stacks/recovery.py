@@ -26,6 +26,7 @@ class RecoveryStack(TerraformStack):
             account_id=rep.account_id,
             region=rep.region,
             deploy_role_arn=rep.deploy_role_arn,
+            tags=cfg.resource_tags,
         )
         bucket = kit_table_bucket(
             self,
@@ -39,9 +40,9 @@ class RecoveryStack(TerraformStack):
             allow_destroy=allow_destroy,
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
-        role = RecoveryRole(self, "recovery-role", cfg=cfg)
-        ScriptsBucket(self, "scripts", name=cfg.recovery_scripts_bucket, allow_destroy=allow_destroy)
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
+        role = RecoveryRole(self, "recovery-role", cfg=cfg, application_arn=app.application.arn)
+        ScriptsBucket(self, "scripts", cfg=cfg, allow_destroy=allow_destroy)
         TerraformOutput(
             self,
             OUTPUT_RECOVERY,

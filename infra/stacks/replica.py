@@ -25,6 +25,7 @@ class ReplicaStack(TerraformStack):
             account_id=replica.account_id,
             region=replica.region,
             deploy_role_arn=replica.deploy_role_arn,
+            tags=cfg.resource_tags,
         )
         self.bucket = kit_table_bucket(
             self,

@@ -31,6 +31,7 @@ class SourceStack(TerraformStack):
             account_id=src.account_id,
             region=src.region,
             deploy_role_arn=src.deploy_role_arn,
+            tags=cfg.resource_tags,
         )
         bucket = kit_table_bucket(
             self,

@@ -1,0 +1,144 @@
+"""`make validate` (infra/validate.py): what the local provider binary cannot check is computed from its schema,
+printed and left out of the validated copy, nothing else; and terraform with the real provider rejects what it should.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra import validate as V
+
+SCHEMA: dict[str, Any] = {
+    "provider_schemas": {
+        "registry.terraform.io/hashicorp/aws": {
+            "resource_schemas": {
+                "aws_s3tables_table": {
+                    "block": {
+                        "attributes": {
+                            "name": {"type": "string", "required": True},
+                            "table_bucket_arn": {"type": "string", "required": True},
+                            "encryption_configuration": {"type": ["object", {"kms_key_arn": "string"}]},
+                        },
+                        "block_types": {"timeouts": {"block": {"attributes": {"create": {"type": "string"}}}}},
+                    }
+                },
+                "aws_iam_role": {"block": {"attributes": {"name": {"type": "string"}}}},
+            },
+            "data_source_schemas": {},
+        }
+    }
+}
+LOCAL = {"registry.terraform.io/hashicorp/aws": ["5.100.0"]}
+
+
+def stack() -> dict[str, Any]:
+    return {
+        "terraform": {
+            "required_providers": {
+                "aws": {"source": "aws", "version": "6.25.0"},
+                "awscc": {"source": "hashicorp/awscc", "version": ">= 1.67.0, < 2.0.0"},
+            },
+            "backend": {"local": {"path": "../../../terraform.source.tfstate"}},
+        },
+        "provider": {"aws": [{"region": "us-east-1"}], "awscc": [{"region": "us-east-1"}]},
+        "resource": {
+            "awscc_s3tables_table_bucket": {"b": {"table_bucket_name": "x", "provider": "awscc"}},
+            "aws_s3tables_table": {
+                "t": {
+                    "name": "orders",
+                    "table_bucket_arn": "${awscc_s3tables_table_bucket.b.table_bucket_arn}",
+                    "encryption_configuration": {"kms_key_arn": None},
+                    "metadata": [{"iceberg": []}],
+                    "timeouts": {"create": "1m", "future_knob": 1},
+                    "lifecycle": {"prevent_destroy": True, "ignore_changes": ["metadata"]},
+                    "depends_on": ["awscc_s3tables_table_bucket.b"],
+                }
+            },
+            "aws_s3tables_table_replication": {"r": {"role": "${aws_iam_role.x.arn}"}},
+        },
+    }
+
+
+def test_version_constraints() -> None:
+    v = V.parse_version
+    assert V.satisfies(v("6.25.0"), "6.25.0") and not V.satisfies(v("5.100.0"), "6.25.0")
+    assert V.satisfies(v("1.67.0"), ">= 1.67.0, < 2.0.0") and not V.satisfies(v("1.66.9"), ">= 1.67.0, < 2.0.0")
+    assert V.satisfies(v("6.30.1"), "~> 6.25") and not V.satisfies(v("7.0.0"), "~> 6.25")
+    assert V.satisfies(v("1.11.4"), ">= 1.10.0") and V.satisfies(v("1.2.3"), None)
+
+
+def test_exactly_what_the_local_provider_does_not_know_is_left_out_and_listed() -> None:
+    original = stack()
+    prepared = V.prepare_stack(original, SCHEMA, LOCAL)
+    assert original == stack(), "the synthesized document itself is never modified"
+    got = {(g.provider.rsplit("/", 1)[-1], g.what, g.item) for g in prepared.gaps}
+    assert got == {
+        ("awscc", "provider configuration", "provider awscc"),
+        ("awscc", "resource type", "awscc_s3tables_table_bucket"),
+        ("awscc", "argument", "awscc_s3tables_table_bucket.table_bucket_name"),
+        ("aws", "argument", "aws_s3tables_table.metadata"),
+        ("aws", "argument", "aws_s3tables_table.timeouts.future_knob"),
+        ("aws", "resource type", "aws_s3tables_table_replication"),
+    }
+    d = prepared.document
+    table = d["resource"]["aws_s3tables_table"]["t"]
+    # everything the local provider knows stays, including the partial object it must reject
+    assert table["encryption_configuration"] == {"kms_key_arn": None} and table["timeouts"] == {"create": "1m"}
+    assert table["lifecycle"] == {"prevent_destroy": True, "ignore_changes": []}
+    stub = "terraform_data.kit_unchecked__awscc_s3tables_table_bucket__b"
+    assert table["table_bucket_arn"] == f"${{{stub}.output.table_bucket_arn}}"
+    assert table["depends_on"] == [stub]
+    assert d["terraform"]["required_providers"] == {"aws": {"source": "aws"}}
+    assert "awscc" not in d["provider"]
+    assert d["data"]["terraform_remote_state"]["kit_validate_backend_local"] == {
+        "backend": "local",
+        "config": {"path": "../../../terraform.source.tfstate"},
+    }
+    assert any("requires '6.25.0'" in n and "5.100.0" in n for n in prepared.notes)
+
+
+def test_nothing_is_left_out_when_the_pinned_provider_is_local() -> None:
+    doc = stack()
+    del doc["terraform"]["required_providers"]["awscc"], doc["provider"]["awscc"]
+    del doc["resource"]["awscc_s3tables_table_bucket"]
+    prepared = V.prepare_stack(doc, {}, {"registry.terraform.io/hashicorp/aws": ["6.25.0", "5.100.0"]})
+    assert prepared.gaps == [] and prepared.notes == []
+    assert prepared.document["resource"] == doc["resource"]
+
+
+def _toolchain() -> tuple[Path, Path]:
+    terraform, mirror = V.find_terraform(), V.find_mirror()
+    if terraform is None or mirror is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("CI=true but no terraform or provider mirror on this machine")
+        pytest.skip("no terraform or provider filesystem mirror on this machine")
+    return terraform, mirror
+
+
+@pytest.mark.synth
+@pytest.mark.terraform
+def test_real_provider_rejects_a_partial_encryption_configuration(
+    synthesized: dict[str, dict[str, dict[str, Any]]], tmp_path: Path
+) -> None:
+    """Acceptance: reverting fix 1 fails `terraform validate` with the provider's message."""
+    terraform, mirror = _toolchain()
+    doc = copy.deepcopy(synthesized["seed"]["source"])
+    (table,) = doc["resource"]["aws_s3tables_table"].values()
+    del table["encryption_configuration"]["kms_key_arn"]  # the pre-fix synthesized table
+    (tmp_path / "terraform.rc").write_text(V.cli_config(mirror))
+    env = V.tf_env(tmp_path / "terraform.rc")
+    local = V.mirror_providers(mirror)
+    needed = {st.address: st.local_version for st in V.provider_statuses(doc, local).values() if st.local_version}
+    schemas = V.provider_schemas(terraform, env, mirror, needed, V.BUILD)  # type: ignore[arg-type]
+    prepared = V.prepare_stack(doc, schemas, local)
+    V.write_stack(tmp_path / "source", prepared.document)
+    ok, diags = V.validate_dir(terraform, env, tmp_path / "source")
+    assert not ok
+    assert any('Inappropriate value for attribute "encryption_configuration": attribute "kms_key_arn" is required' in d
+               for d in diags), json.dumps(diags, indent=1)  # fmt: skip

@@ -17,6 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from infra.config_assurance import Assurance, assurance_checks
+
 # --------------------------------------------------------------------------------------------------------------
 # Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
 # --------------------------------------------------------------------------------------------------------------
@@ -423,6 +425,7 @@ class KitConfig(_Frozen):
     replication: Replication
     protection: Protection
     recovery: Recovery
+    assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (config_assurance.py)
 
     # ---- derived names (part of the deployed contract: never rename casually) ----
     @property
@@ -713,6 +716,7 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
                     f"protection.break_glass_principals[{k}]", "the replication role cannot be a break-glass principal"
                 )
             )
+    out += assurance_checks(cfg)
     return out
 
 

@@ -247,6 +247,10 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             docs,
             intro="Change policies and bucket settings after review; never delete, never change retention.",
         )
+    from policies import assurance  # issue 11: roles of the monitor and the schedules
+
+    for title, arns, intro, identity in assurance.summary_principals(cfg):
+        lines += _principal_section(title, arns, docs, intro=intro, identity_docs=identity)
     lines += _principal_section(
         "Break-glass principals",
         bg,

@@ -17,7 +17,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
-        demo summary recover recover-emr outputs status harden audit rehearse bench clean
+        demo summary recover recover-emr outputs status harden audit rehearse rehearse-upload bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -82,6 +82,9 @@ audit: setup ## Compare live protections with the configuration: ARGS="--config 
 
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
 	$(PY) -m jobs.rehearse --local $(ARGS)
+
+rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
+	$(PY) -m jobs.rehearse --upload $(OUTPUTS)
 
 bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out/results.json
 	$(PY) -m bench.run

@@ -277,6 +277,7 @@ def _split_s3(uri: str) -> tuple[str, str]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m jobs.rehearse", description=__doc__.splitlines()[0] if __doc__ else "")
     p.add_argument("--local", action="store_true", help="rehearse on the local drill warehouses (make rehearse)")
+    p.add_argument("--upload", metavar="OUTPUTS", help="upload the scheduled job's artifacts (make rehearse-upload)")
     p.add_argument("--out", default=str(REPO / "demo-out"), help="local: the drill's output directory")
     p.add_argument("--kit", default="seed")
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="tables to rehearse (repeatable)")
@@ -359,6 +360,32 @@ def _rehearse_and_report(
     return res
 
 
+def upload_artifacts(outputs_path: str) -> int:
+    """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
+    (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
+    import boto3
+
+    from jobs.emr_submit import join_s3, split_s3, upload
+    from jobs.outputs import load_outputs
+    from jobs.spark import kit_jars
+
+    outputs = load_outputs(outputs_path)
+    jars = kit_jars()
+    missing = sorted(set(pinned_jar_names()) - {j.name for j in jars})
+    if missing:
+        print(
+            f"error: .jars/ lacks {missing} (the schedule names the jars of jars/pom.xml); run make setup",
+            file=sys.stderr,
+        )
+        return 2
+    s3 = boto3.client("s3", region_name=outputs.recovery.region)
+    upload(s3, outputs, jars)
+    bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, ENTRY))
+    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    print(f"uploaded {ENTRY}, jobs.zip and {len(jars)} jars under {outputs.recovery.scripts_uri}")
+    return 0
+
+
 def _client(ns: argparse.Namespace, service: str, region: str) -> Any:
     """A plain boto3 client (the job's zip on EMR carries no jobs/ops); standard retries cover throttling."""
     import boto3
@@ -373,6 +400,8 @@ def main(
     argv: Sequence[str] | None = None, spark_factory: Callable[[dict[str, str]], SparkSession] | None = None
 ) -> int:
     ns = parser().parse_args(argv)
+    if ns.upload:
+        return upload_artifacts(ns.upload)
     if ns.local:
         return _local(ns)
     if not (ns.replica_warehouse and ns.target_warehouse and ns.replica_region):

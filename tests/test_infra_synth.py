@@ -33,6 +33,13 @@ def only(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
     return next(iter(found.values()))
 
 
+def named(stack: dict[str, Any], rtype: str, key: str, value: str) -> dict[str, Any]:
+    """The one resource of a type whose `key` is `value` (stacks also hold the assurance roles, issue 11)."""
+    found = [r for r in res(stack, rtype).values() if r.get(key) == value]
+    assert len(found) == 1, f"expected one {rtype} with {key}={value!r}, found {len(found)}"
+    return found[0]
+
+
 @pytest.fixture(scope="module")
 def seed(synthesized: dict[str, Stacks]) -> Stacks:
     return synthesized["seed"]
@@ -78,8 +85,7 @@ def test_namespace_and_table_with_schema_and_source_retention(seed: Stacks) -> N
 
 
 def test_replication_role_trust_and_exact_permissions(seed: Stacks) -> None:
-    role = only(seed["source"], "aws_iam_role")
-    assert role["name"] == "seed-s3tables-replication"
+    role = named(seed["source"], "aws_iam_role", "name", "seed-s3tables-replication")
     trust = json.loads(role["assume_role_policy"])
     (stmt,) = trust["Statement"]
     assert stmt["Principal"] == {"Service": "replication.s3tables.amazonaws.com"}
@@ -90,7 +96,7 @@ def test_replication_role_trust_and_exact_permissions(seed: Stacks) -> None:
         in stmt["Condition"]["ArnLike"]["aws:SourceArn"]
     )
 
-    perms = json.loads(only(seed["source"], "aws_iam_role_policy")["policy"])
+    perms = json.loads(named(seed["source"], "aws_iam_role_policy", "name", "s3tables-replication")["policy"])
     src = "arn:aws:s3tables:us-east-1:111122223333:bucket/demo-source-tablebucket"
     dst = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
     got = {(s["Effect"], a, r) for s in perms["Statement"] for a in _list(s["Action"]) for r in _list(s["Resource"])}
@@ -178,12 +184,12 @@ def test_scp_and_attachment(seed: Stacks) -> None:
 
 def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
     rec = seed["recovery"]
-    assert only(rec, "aws_s3tables_namespace")["namespace"] == "recovered"
-    role = only(rec, "aws_iam_role")
+    assert named(rec, "aws_s3tables_namespace", "namespace", "recovered")
+    role = named(rec, "aws_iam_role", "name", "seed-s3tables-recovery")
     assert json.loads(role["assume_role_policy"])["Statement"][0]["Principal"] == {
         "Service": "emr-serverless.amazonaws.com"
     }
-    perms = json.loads(only(rec, "aws_iam_role_policy")["policy"])
+    perms = json.loads(named(rec, "aws_iam_role_policy", "name", "s3tables-recovery")["policy"])
     deny = next(s for s in perms["Statement"] if s["Sid"] == "DenyAllWritesToReplicas")
     assert "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket/table/*" in deny["Resource"]
     app = only(rec, "aws_emrserverless_application")

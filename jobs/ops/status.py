@@ -458,13 +458,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     if not buckets or Path(args.outputs).is_file():
-        from jobs.outputs import load_outputs
+        from jobs.outputs import OutputsError, load_outputs
 
-        outputs = load_outputs(args.outputs)
-        buckets = buckets or [outputs.source.table_bucket_arn]
-        promised = {
-            r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours) for r in outputs.replicas
-        }
+        try:
+            outputs = load_outputs(args.outputs)
+        except OutputsError:
+            if not buckets:
+                raise
+            outputs = None  # explicit buckets: the outputs only add the promised retention (windows not flagged)
+        if outputs is not None:
+            buckets = buckets or [outputs.source.table_bucket_arn]
+            promised = {
+                r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours)
+                for r in outputs.replicas
+            }
     report = collect_status(
         clients_from_args(args),
         buckets,

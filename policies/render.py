@@ -238,7 +238,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         docs,
         intro="Assumed only by EMR Serverless job runs in the recovery account (`recovery-role-trust`). Reads the "
         "replica, writes only the recovery bucket.",
-        identity_docs=["recovery-role-permissions"],
+        identity_docs=["recovery-role-permissions", "recovery-role-rehearsal-metrics"],
     )
     if deploy_roles:
         lines += _principal_section(

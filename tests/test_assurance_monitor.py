@@ -260,3 +260,14 @@ def test_lambda_handler_reads_its_environment(ops_env: OpsEnv, monkeypatch: pyte
     assert summary["tables"] == 3 and summary["put_metric_data_requests"] == 1
     assert summary["series"] == 4 + 3 * 3 + 2  # two tables + `_other`
     assert _max(world, mon.HEARTBEAT, Kit=KIT) == 1
+
+
+def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    world = deploy(ops_env)
+    out = world.write_outputs(tmp_path)
+    assert mon.main(["--outputs", str(out), "--endpoint-url", ops_env.endpoint, "--dry-run"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 4 + 3 * 3 + 2
+    assert _series(world) == set()

@@ -189,3 +189,22 @@ def test_rehearsal_metrics() -> None:
     }
     assert all(d["Dimensions"] == [{"Name": "Kit", "Value": "kit"}] for d in data)
     assert json.dumps([{k: v for k, v in d.items() if k != "Timestamp"} for d in data])
+
+
+# ---------------------------------------------------------------- lint: condition-scoped Resource "*" ----
+
+
+def test_lint_allows_resource_star_only_for_resourceless_actions_with_a_condition() -> None:
+    from policies.lint import check_no_wildcard_resources
+
+    def doc(action: str, condition: dict[str, Any] | None) -> dict[str, Any]:
+        stmt: dict[str, Any] = {"Sid": "X", "Effect": "Allow", "Action": action, "Resource": "*"}
+        if condition:
+            stmt["Condition"] = condition
+        return {"Version": "2012-10-17", "Statement": [stmt]}
+
+    ns = {"StringEquals": {"cloudwatch:namespace": "S3TablesReplicaKit"}}
+    assert check_no_wildcard_resources(doc("cloudwatch:PutMetricData", ns), "identity") == []
+    assert check_no_wildcard_resources(doc("cloudwatch:PutMetricData", None), "identity")  # unscoped: flagged
+    assert check_no_wildcard_resources(doc("s3tables:GetTableData", ns), "identity")  # has resource types: flagged
+    assert check_no_wildcard_resources(doc("cloudwatch:*", ns), "identity")  # wildcard action: flagged

@@ -17,7 +17,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check synth golden policies policies-check policy-check \
-        demo summary recover recover-emr outputs status harden audit rehearse rehearse-upload bench clean
+        demo summary recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -80,6 +80,7 @@ harden: setup ## Apply table policies + replica retention to service-created rep
 audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
 	$(PY) -m jobs.ops.audit $(ARGS)
 
+.PHONY: rehearse rehearse-upload
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
 	$(PY) -m jobs.rehearse --local $(ARGS)
 

@@ -37,7 +37,7 @@ from policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 SCP_MAX_CHARS = 5120
-INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE}) | ASSURANCE_TRUSTED_SERVICES
+INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
 KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy")
 
 Document = dict[str, Any]
@@ -291,6 +291,11 @@ def check_unique_sids(doc: Document, kind: str) -> list[str]:
             problems.append(f"Sid {sid!r} is used twice")
         seen.add(sid)
     return problems
+
+
+# Issue 11: the assurance roles trust Lambda (monitor function) and EventBridge Scheduler (schedules), with the same
+# confused-deputy conditions as every other trust policy.
+INTENDED_TRUSTED_SERVICES = INTENDED_TRUSTED_SERVICES | ASSURANCE_TRUSTED_SERVICES
 
 
 def check_trust_policy(doc: Document, kind: str, allowed: frozenset[str] = INTENDED_TRUSTED_SERVICES) -> list[str]:

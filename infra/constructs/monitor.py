@@ -10,7 +10,9 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -67,7 +69,9 @@ class ReplicationMonitor(Construct):
         # The package is built deterministically from the repository's jobs/ops and staged for the asset, which
         # copies it into the synth output under a content hash (no path of this machine reaches the Terraform).
         zip_bytes = packaging.monitor_zip()
-        staged = packaging.write_monitor_zip(Path(tempfile.mkdtemp(prefix="kit-monitor-package-")))
+        staging = Path(tempfile.mkdtemp(prefix="kit-monitor-package-"))
+        atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
+        staged = packaging.write_monitor_zip(staging)
         asset = TerraformAsset(
             self,
             "package",

@@ -86,6 +86,13 @@ harden: setup ## Apply table policies + replica retention to service-created rep
 audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
 	$(PY) -m jobs.ops.audit $(ARGS)
 
+.PHONY: rehearse rehearse-upload
+rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
+	$(PY) -m jobs.rehearse --local $(ARGS)
+
+rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
+	$(PY) -m jobs.rehearse --upload $(OUTPUTS)
+
 bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out/results.json
 	$(PY) -m bench.run
 

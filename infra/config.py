@@ -17,6 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from infra.config_assurance import Assurance, assurance_checks
+
 # --------------------------------------------------------------------------------------------------------------
 # Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
 # --------------------------------------------------------------------------------------------------------------
@@ -532,6 +534,7 @@ class KitConfig(_Frozen):
     replication: Replication
     protection: Protection
     recovery: Recovery
+    assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (config_assurance.py)
     state: State = State()
     # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
     tags: dict[str, str] = Field(default_factory=dict)
@@ -937,6 +940,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
                     "protection.organization.ou_accounts for the root or OU target it sits in",
                 )
             )
+    out += assurance_checks(cfg)
     return out
 
 

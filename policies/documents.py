@@ -507,6 +507,9 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
                 "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
             )
         )
+    from policies import assurance  # issue 11: the monitor reads the source's encrypted metadata
+
+    stmts += assurance.key_policy_statements(cfg, site.role)
     return doc(*stmts)
 
 
@@ -626,4 +629,7 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 kms_key_policy(cfg, site),
             )
         )
+    from policies import assurance  # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
+
+    docs += assurance.documents(cfg)
     return docs

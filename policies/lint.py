@@ -9,7 +9,8 @@ Rules (ids are stable: suppressions and CI output refer to them):
                                  iam-data on which s3tables actions are bucket- and which table-level
 - KIT-IAM3 NoWildcardActions     no Allow of `*` or `<service>:*` (nor an Allow with NotAction)
 - KIT-IAM4 NoWildcardResources   no Allow on Resource `*` (nor NotResource), except in KMS key policies, where `*`
-                                 means "this key"
+                                 means "this key", and for actions that authorise no resource type (e.g.
+                                 cloudwatch:PutMetricData) when a Condition scopes them
 - KIT-IAM5 ScpSize               an SCP's compact JSON is at most 5,120 characters
 - KIT-IAM6 UniqueSids            every statement has a Sid, alphanumeric, unique in its document
 - KIT-IAM7 TrustPolicy           a trust policy trusts only the intended service principals, each with the
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from policies import actions as A
+from policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
@@ -252,9 +254,21 @@ def check_no_wildcard_resources(doc: Document, kind: str) -> list[str]:
             continue
         if "NotResource" in s:
             problems.append(f"{_label(s, i)}: Allow with NotResource grants on every other resource")
-        if "*" in as_list(s.get("Resource")):
+        if "*" in as_list(s.get("Resource")) and not _scoped_resourceless(s):
             problems.append(f'{_label(s, i)}: Allow on Resource "*"')
     return problems
+
+
+def _scoped_resourceless(stmt: dict[str, Any]) -> bool:
+    """An Allow of actions that authorise no (required) resource type, e.g. cloudwatch:PutMetricData, can only
+    name Resource "*"; it passes when a Condition scopes it (e.g. cloudwatch:namespace)."""
+    if not stmt.get("Condition"):
+        return False
+    for action in as_list(stmt.get("Action")):
+        details = action_details(action) if "*" not in action else None
+        if details is None or any(rt.get("required") for rt in details.get("resourceTypes", [])):
+            return False
+    return True
 
 
 def check_scp_size(doc: Document, kind: str) -> list[str]:
@@ -290,6 +304,11 @@ def check_unique_sids(doc: Document, kind: str) -> list[str]:
             problems.append(f"Sid {sid!r} is used twice")
         seen.add(sid)
     return problems
+
+
+# Issue 11: the assurance roles trust Lambda (monitor function) and EventBridge Scheduler (schedules), with the same
+# confused-deputy conditions as every other trust policy.
+INTENDED_TRUSTED_SERVICES = INTENDED_TRUSTED_SERVICES | ASSURANCE_TRUSTED_SERVICES
 
 
 def check_trust_policy(doc: Document, kind: str, allowed: frozenset[str] = INTENDED_TRUSTED_SERVICES) -> list[str]:

@@ -355,7 +355,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         docs,
         intro="Assumed only by EMR Serverless job runs in the recovery account (`recovery-role-trust`). Reads the "
         "replica, writes only the recovery bucket.",
-        identity_docs=["recovery-role-permissions"],
+        identity_docs=["recovery-role-permissions", "recovery-role-rehearsal-metrics"],
     )
     if deploy_roles:
         lines += _principal_section(
@@ -364,6 +364,10 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             docs,
             intro="Change policies and bucket settings after review; never delete, never change retention.",
         )
+    from policies import assurance  # issue 11: roles of the monitor and the schedules
+
+    for title, arns, intro, identity in assurance.summary_principals(cfg):
+        lines += _principal_section(title, arns, docs, intro=intro, identity_docs=identity)
     lines += _principal_section(
         "Break-glass principals",
         bg,

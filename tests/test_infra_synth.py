@@ -27,8 +27,18 @@ def res(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
     return stack.get("resource", {}).get(rtype, {})
 
 
+# Constructs of issue 11 (monitor, rehearsal, alarm topic) add roles, keys and namespaces to the source and recovery
+# stacks; tests/test_assurance_synth.py covers them, so `only` looks at the kit's other resources.
+ASSURANCE_CONSTRUCTS = ("alarm-topic", "replication-monitor", "recovery-rehearsal")
+
+
+def _top_construct(resource: dict[str, Any]) -> str:
+    parts = resource.get("//", {}).get("metadata", {}).get("path", "").split("/")
+    return parts[1] if len(parts) > 1 else ""
+
+
 def only(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
-    found = res(stack, rtype)
+    found = {k: v for k, v in res(stack, rtype).items() if _top_construct(v) not in ASSURANCE_CONSTRUCTS}
     assert len(found) == 1, f"expected one {rtype}, found {list(found)}"
     return next(iter(found.values()))
 

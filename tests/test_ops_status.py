@@ -206,3 +206,71 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
     assert 4 <= stats["max_in_flight"] <= 16 + 2  # calls overlapped, bounded by --concurrency (+ control calls)
     assert elapsed < 60, f"status over 3,000 tables took {elapsed:.1f}s"
     assert DST_REGION in world.replica_arn
+
+
+# ----------------------------------------------------------------------------------------------------
+# Recovery windows (issue 11)
+# ----------------------------------------------------------------------------------------------------
+
+
+def _meta(*ages: timedelta) -> dict:
+    snaps = [{"snapshot-id": i, "timestamp-ms": int((NOW - a).timestamp() * 1000)} for i, a in enumerate(ages)]
+    return {"snapshots": snaps}
+
+
+def test_recovery_window_is_oldest_retained_snapshot_to_last_commit() -> None:
+    w = st.recovery_window(
+        _meta(timedelta(days=80), timedelta(days=3), timedelta(hours=2)),
+        NOW,
+        promised=timedelta(days=90),
+        created_at=NOW - timedelta(days=200),
+    )
+    assert w.snapshots == 3
+    assert abs((dt.datetime.fromisoformat(w.start or "") - (NOW - timedelta(days=80))).total_seconds()) < 0.01
+    assert w.reaches_back_seconds == pytest.approx(80 * 86400, abs=1)
+    assert w.seconds == pytest.approx(80 * 86400 - 7200, abs=1)
+    assert w.promised_seconds == 90 * 86400 and w.expected_seconds == 90 * 86400
+    assert w.short and "90d" in (w.note or "")
+
+
+def test_recovery_window_meets_the_promise_within_the_grace() -> None:
+    meta = _meta(timedelta(days=90) - timedelta(minutes=30), timedelta(hours=1))
+    w = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=365))
+    assert not w.short
+
+
+def test_young_replica_is_measured_against_its_age() -> None:
+    meta = _meta(timedelta(days=10), timedelta(hours=1))
+    young = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=10))
+    assert not young.short and young.expected_seconds == pytest.approx(10 * 86400, abs=1)
+    old = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
+    assert old.short  # 30 days old, 10 days recoverable: snapshots were expired early
+    unknown = st.recovery_window(meta, NOW, promised=None, created_at=None)
+    assert not unknown.short and unknown.promised_seconds is None
+
+
+def test_empty_replica_promises_nothing() -> None:
+    w = st.recovery_window({"snapshots": []}, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
+    assert not w.short and w.start is None and w.snapshots == 0
+
+
+def test_status_json_carries_the_recovery_windows(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.orders", NOW - timedelta(hours=6))
+    world.commit("analytics.orders", NOW - timedelta(hours=1))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn)
+    code, out = _run_cli(world, tmp_path, capsys, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    (orders,) = [d for d in doc["destinations"] if d["table"] == "analytics.orders"]
+    w = orders["window"]
+    assert w["snapshots"] == 2
+    assert abs((dt.datetime.fromisoformat(w["start"]) - (NOW - timedelta(hours=6))).total_seconds()) < 0.01
+    assert w["promised_seconds"] == 2160 * 3600  # the replica's retention from the outputs
+    assert w["reaches_back_seconds"] == pytest.approx(6 * 3600, abs=120) and not w["short"]
+    assert doc["short_windows"] == 0
+    code, text = _run_cli(world, tmp_path, capsys)
+    assert "RECOVERABLE" in text and "6h0" in text and "/ 90d00h" in text
+    # --no-windows skips the reads
+    code, out = _run_cli(world, tmp_path, capsys, "--json", "--no-windows")
+    assert all(d["window"] is None for d in json.loads(out)["destinations"])

@@ -9,6 +9,7 @@ from constructs import Construct
 from infra.config import KitConfig
 from infra.constructs.providers import site_providers
 from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
+from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
 from jobs.outputs import OUTPUT_RECOVERY
 
@@ -43,6 +44,13 @@ class RecoveryStack(TerraformStack):
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
         role = RecoveryRole(self, "recovery-role", cfg=cfg, application_arn=app.application.arn)
         ScriptsBucket(self, "scripts", cfg=cfg, allow_destroy=allow_destroy)
+        recovery_assurance(  # issue 11: scheduled recovery rehearsal, its alarm and alarm topic
+            self,
+            cfg,
+            recovery_bucket_arn=bucket.arn,
+            application_id=app.application.id,
+            recovery_role_name=role.role.name,
+        )
         TerraformOutput(
             self,
             OUTPUT_RECOVERY,

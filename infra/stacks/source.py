@@ -10,6 +10,7 @@ from constructs import Construct
 
 from infra.config import KitConfig
 from infra.constructs.catalog import SourceCatalog
+from infra.constructs.monitor import source_assurance
 from infra.constructs.providers import site_providers
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
@@ -57,6 +58,7 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
+        source_assurance(self, cfg)  # issue 11: replication monitor, its alarms and alarm topic
         TerraformOutput(
             self,
             OUTPUT_SOURCE,

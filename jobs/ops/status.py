@@ -26,6 +26,17 @@ cannot be read (e.g. the caller lacks ``s3tables:GetTableData``): it gives the l
 lag is
 then a lower bound and the row says so. A table never replicated counts from its first commit.
 Known imprecision: a commit made while a replication run was in flight may be counted as replicated.
+
+Recovery windows
+----------------
+Per replica table, the point-in-time window that can actually be recovered: from the **oldest snapshot the replica
+still retains** to the **last commit it has** (both read from the replica's own Iceberg metadata, one ``GetTable``
+and one object read per replica table), shown next to the promised retention (the replica's
+``max_snapshot_age_hours`` from the outputs). A window is flagged SHORT when it reaches back less far than promised
+(or, for a replica younger than the promise, than the replica's age) by more than `WINDOW_GRACE` — e.g. the
+replica's retention was shortened, snapshots were expired by hand, or commits are rarer than the retention (Iceberg
+expires the snapshot that was current at the window's start, so the time before the next commit is not
+recoverable). ``--no-windows`` skips the reads.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -76,10 +88,11 @@ class DestinationStatus:
     lag_source: str | None = None  # "metadata" | "modifiedAt (lower bound)" | None
     failure_message: str | None = None
     lagging: bool = False
+    window: RecoveryWindow | None = None
 
     @property
     def problem(self) -> bool:
-        return self.status in (FAILED, ERROR) or self.lagging
+        return self.status in (FAILED, ERROR) or self.lagging or bool(self.window and self.window.short)
 
 
 @dataclass
@@ -100,6 +113,10 @@ class StatusReport:
     @property
     def errors(self) -> list[DestinationStatus]:
         return [r for r in self.rows if r.status == ERROR]
+
+    @property
+    def short_windows(self) -> list[DestinationStatus]:
+        return [r for r in self.rows if r.window is not None and r.window.short]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -122,6 +139,7 @@ class StatusReport:
             "failed": len(self.failed),
             "lagging": len(self.lagging),
             "errors": len(self.errors),
+            "short_windows": len(self.short_windows),
             "exit_code": self.exit_code,
             "destinations": [asdict(r) for r in self.rows],
         }
@@ -189,13 +207,110 @@ def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now
 
 
 # ----------------------------------------------------------------------------------------------------
+# Recovery windows
+# ----------------------------------------------------------------------------------------------------
+
+WINDOW_GRACE = timedelta(hours=1)
+
+
+@dataclass
+class RecoveryWindow:
+    """What a replica table can recover: any instant from `start` (its oldest retained snapshot) to `end` (its
+    last replicated commit), and its latest state. `promised_seconds` is the configured replica retention."""
+
+    start: str | None = None
+    end: str | None = None
+    seconds: float | None = None  # end - start
+    reaches_back_seconds: float | None = None  # now - start: how far back a point in time can be recovered
+    promised_seconds: float | None = None
+    expected_seconds: float | None = None  # min(promised, age of the replica table)
+    snapshots: int = 0
+    short: bool = False
+    note: str | None = None
+
+
+def snapshot_times(metadata: dict[str, Any]) -> list[datetime]:
+    """Commit times of the snapshots a metadata document still retains, ascending."""
+    times = {_ms(s.get("timestamp-ms")) for s in metadata.get("snapshots") or []}
+    return sorted(t for t in times if t is not None and t.timestamp() > 0)
+
+
+def recovery_window(
+    metadata: dict[str, Any],
+    now: datetime,
+    *,
+    promised: timedelta | None,
+    created_at: datetime | None,
+    grace: timedelta = WINDOW_GRACE,
+) -> RecoveryWindow:
+    """The recoverable window of one replica table from its metadata (pure)."""
+    times = snapshot_times(metadata)
+    w = RecoveryWindow(snapshots=len(times), promised_seconds=promised.total_seconds() if promised else None)
+    if not times:
+        w.note = "no snapshot yet: nothing to recover"  # an empty table promises nothing
+        return w
+    start, end = times[0], times[-1]
+    w.start, w.end = start.isoformat(), end.isoformat()
+    w.seconds = (end - start).total_seconds()
+    w.reaches_back_seconds = max(0.0, (now - start).total_seconds())
+    if promised is not None:
+        expected = promised
+        if created_at is not None:
+            expected = min(expected, max(timedelta(0), now - created_at))
+        w.expected_seconds = expected.total_seconds()
+        w.short = w.reaches_back_seconds + grace.total_seconds() < w.expected_seconds
+        if w.short:
+            w.note = (
+                f"recoverable back to {format_duration(w.reaches_back_seconds)} ago, "
+                f"{format_duration(w.expected_seconds)} promised"
+            )
+    return w
+
+
+def replica_window(
+    clients: Clients, bucket_arn: str, table: TableRef, now: datetime, promised: timedelta | None
+) -> RecoveryWindow:
+    """Read one replica table's metadata (GetTable + the metadata object) and compute its window. Errors are
+    reported in the window's note, never raised."""
+    b = BucketRef(bucket_arn)
+    try:
+        got = call(
+            clients.s3tables(b.region, b.account).get_table,
+            tableBucketARN=bucket_arn,
+            namespace=table.namespace,
+            name=table.name,
+        )
+        created = got.get("createdAt")
+        created_at = created.astimezone(UTC) if isinstance(created, datetime) else None
+        location = got.get("metadataLocation")
+        if not location:
+            w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
+            w.note = "replica has no metadata yet"
+            return w
+        bucket, key = _split_s3(location)
+        body = call(clients.s3(b.region, b.account).get_object, Bucket=bucket, Key=key)["Body"].read()
+        return recovery_window(json.loads(body), now, promised=promised, created_at=created_at)
+    except (ClientError, ValueError) as exc:
+        return RecoveryWindow(
+            promised_seconds=promised.total_seconds() if promised else None,
+            note=f"window unknown: {describe_error(exc)}",
+        )
+
+
+# ----------------------------------------------------------------------------------------------------
 # Collection
 # ----------------------------------------------------------------------------------------------------
 
 
 def table_status(
-    clients: Clients, table: TableRef, now: datetime, max_lag: timedelta | None
+    clients: Clients,
+    table: TableRef,
+    now: datetime,
+    max_lag: timedelta | None,
+    windows: dict[str, timedelta | None] | None = None,
 ) -> list[DestinationStatus]:
+    """Status and lag per destination; with `windows` ({destination bucket ARN: promised retention or None}), also
+    each replica's recovery window (`None` skips the window reads)."""
     b = BucketRef(table.bucket_arn)
 
     def row(**kw: Any) -> DestinationStatus:
@@ -247,6 +362,9 @@ def table_status(
                 r.lag_source = lag_source
                 r.source_latest_commit_at = commits[-1].isoformat() if commits else None
         r.lagging = bool(max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds())
+        dest = r.destination_bucket_arn
+        if windows is not None and dest and r.destination_table_arn:
+            r.window = replica_window(clients, dest, table, now, windows.get(dest))
         out.append(r)
     return out
 
@@ -260,13 +378,18 @@ def collect_status(
     concurrency: int = 16,
     page_size: int | None = None,
     show_progress: bool = True,
+    windows: dict[str, timedelta | None] | None = None,
 ) -> StatusReport:
+    """`windows`: {destination bucket ARN: promised retention (or None)} to also read every replica's recovery
+    window (destinations not in the mapping get a window without a promise); None skips them."""
     now = now or datetime.now(UTC)
     tables: list[TableRef] = []
     for arn in source_bucket_arns:
         tables.extend(list_tables(clients, arn, page_size))
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
-    per_table = run_concurrently(lambda t: table_status(clients, t, now, max_lag), tables, concurrency, progress)
+    per_table = run_concurrently(
+        lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency, progress
+    )
     report = StatusReport(
         generated_at=now.isoformat(),
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
@@ -277,10 +400,21 @@ def collect_status(
     return report
 
 
+def _render_window(w: RecoveryWindow | None) -> str:
+    if w is None:
+        return "-"
+    if w.reaches_back_seconds is None:
+        return "none" + (" SHORT" if w.short else "")
+    text = f"{format_duration(w.reaches_back_seconds)} back"
+    if w.promised_seconds is not None:
+        text += f" / {format_duration(w.promised_seconds)}"
+    return text + (" SHORT" if w.short else "")
+
+
 def render(report: StatusReport, problems_only: bool = False) -> str:
     rows = [r for r in report.rows if r.problem] if problems_only else report.rows
     body = render_table(
-        ["TABLE", "DESTINATION", "STATUS", "LAST REPLICATED", "LAG", "MESSAGE"],
+        ["TABLE", "DESTINATION", "STATUS", "LAST REPLICATED", "LAG", "RECOVERABLE (RETAINED)", "MESSAGE"],
         [
             (
                 r.table,
@@ -290,7 +424,8 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
                 r.status.upper() + (" (LAGGING)" if r.lagging else ""),
                 (r.last_replicated_at or "-")[:19],
                 format_duration(r.lag_seconds) + ("+" if r.lag_source and "lower" in r.lag_source else ""),
-                r.failure_message or "",
+                _render_window(r.window),
+                "; ".join(x for x in (r.failure_message, r.window.note if r.window else None) if x),
             )
             for r in rows
         ],
@@ -301,7 +436,8 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         if report.max_lag_seconds
         else ""
     )
-    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}"
+    short = f"; {len(report.short_windows)} recovery window(s) shorter than promised" if report.short_windows else ""
+    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -311,14 +447,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--source-bucket-arn", action="append", help="source table bucket (default: from outputs; repeatable)"
     )
-    p.add_argument("--problems-only", action="store_true", help="only failed, lagging and unreadable rows")
+    p.add_argument(
+        "--problems-only", action="store_true", help="only failed, lagging, unreadable and short-window rows"
+    )
+    p.add_argument(
+        "--no-windows", action="store_true", help="skip the recovery windows (two reads per replica table fewer)"
+    )
     args = p.parse_args(argv)
 
     buckets = args.source_bucket_arn
-    if not buckets:
-        from jobs.outputs import load_outputs
+    promised: dict[str, timedelta | None] = {}
+    if not buckets or Path(args.outputs).is_file():
+        from jobs.outputs import OutputsError, load_outputs
 
-        buckets = [load_outputs(args.outputs).source.table_bucket_arn]
+        try:
+            outputs = load_outputs(args.outputs)
+        except OutputsError:
+            if not buckets:
+                raise
+            outputs = None  # explicit buckets: the outputs only add the promised retention (windows not flagged)
+        if outputs is not None:
+            buckets = buckets or [outputs.source.table_bucket_arn]
+            promised = {
+                r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours)
+                for r in outputs.replicas
+            }
     report = collect_status(
         clients_from_args(args),
         buckets,
@@ -326,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         concurrency=args.concurrency,
         page_size=args.page_size,
         show_progress=not args.quiet,
+        windows=None if args.no_windows else promised,
     )
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 

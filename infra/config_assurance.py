@@ -1,0 +1,146 @@
+"""The `[assurance]` section of `kit.toml`: continuous assurance that `cdktf deploy` creates with the topology.
+
+    [assurance]
+    alarm_subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]
+
+    [assurance.monitor]             # replication monitor (Lambda on an EventBridge Scheduler schedule)
+    interval_minutes = 5
+    max_lag_minutes = 30
+    max_table_metrics = 50          # per-table metric cap; tables beyond it are folded into `Table=_other`
+
+    [assurance.rehearsal]           # scheduled recovery rehearsal (EMR Serverless job run of the recovery job)
+    interval_hours = 24
+    offset_hours = 1                # recover the state as of `offset_hours` before the run
+    tables = ["analytics.orders"]   # empty: a sample of `sample` replicated tables
+    namespace = "rehearsal"
+
+Every key has a default, so a configuration without the section gets the monitor and a daily rehearsal with
+notifications to nobody (the alarms still change state and show in the console). This module is imported by
+`infra/config.py` (the root `KitConfig.assurance` field and one cross-check hook) and imports no CDKTF code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from infra.config import Issue, KitConfig
+
+# CloudWatch (PutMetricAlarm): Period x EvaluationPeriods <= 7 days, and <= 1 day when the period is under an
+# hour. The monitor's silence alarm spans two intervals, the rehearsal alarm two rehearsal intervals.
+MAX_MONITOR_INTERVAL_MINUTES = 720
+MAX_REHEARSAL_INTERVAL_HOURS = 84
+MAX_TABLE_METRICS = 1000
+
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:(sqs|lambda|firehose):[a-z0-9-]+:\d{12}:\S+$")
+_ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+
+class Subscription(_Frozen):
+    """An SNS subscription of the alarm topics: `email`/`email-json` (address), `https` (URL), `sqs`/`lambda`
+    (ARN in the topic's account and Region)."""
+
+    protocol: Literal["email", "email-json", "https", "sqs", "lambda"]
+    endpoint: str
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: str, info: ValidationInfo) -> str:
+        protocol = info.data.get("protocol")
+        if protocol in ("email", "email-json") and not _EMAIL_RE.match(v):
+            raise ValueError(f"endpoint {v!r} must be an e-mail address for protocol {protocol}")
+        if protocol == "https" and not v.startswith("https://"):
+            raise ValueError(f"endpoint {v!r} must be an https:// URL for protocol https")
+        if protocol in ("sqs", "lambda") and not _ARN_RE.match(v):
+            raise ValueError(f"endpoint {v!r} must be an {protocol} ARN for protocol {protocol}")
+        return v
+
+
+class Monitor(_Frozen):
+    """Replication monitor: runs the kit's `status` logic every `interval_minutes` and publishes metrics."""
+
+    enabled: bool = True
+    interval_minutes: int = Field(default=5, ge=1, le=MAX_MONITOR_INTERVAL_MINUTES)
+    max_lag_minutes: int = Field(default=30, ge=1)
+    max_table_metrics: int = Field(default=50, ge=0, le=MAX_TABLE_METRICS)
+    concurrency: int = Field(default=16, ge=1, le=64)
+    timeout_seconds: int = Field(default=300, ge=30, le=900)  # Lambda's limit is 900 s
+
+
+class Rehearsal(_Frozen):
+    """Scheduled recovery rehearsal: recovers `tables` (or a sample) as of `offset_hours` ago into `namespace` of
+    the recovery bucket, verifies, reports, publishes the rehearsed RTO, and drops what it created."""
+
+    enabled: bool = True
+    interval_hours: int = Field(default=24, ge=1, le=MAX_REHEARSAL_INTERVAL_HOURS)
+    offset_hours: int = Field(default=1, ge=0)
+    tables: tuple[str, ...] = ()
+    sample: int = Field(default=1, ge=1, le=50)
+    namespace: str = "rehearsal"
+
+    @field_validator("namespace")
+    @classmethod
+    def _ns(cls, v: str) -> str:
+        if not _ICEBERG_NAME_RE.match(v) or v.startswith("aws"):
+            raise ValueError(
+                f"rehearsal namespace {v!r} must be lower case letters, digits and underscores, start with a "
+                "letter or digit and not start with 'aws'"
+            )
+        return v
+
+    @property
+    def schedule_expression(self) -> str:
+        return f"rate({self.interval_hours} {'hour' if self.interval_hours == 1 else 'hours'})"
+
+
+class Assurance(_Frozen):
+    alarm_subscriptions: tuple[Subscription, ...] = ()
+    monitor: Monitor = Monitor()
+    rehearsal: Rehearsal = Rehearsal()
+
+
+def monitor_schedule_expression(monitor: Monitor) -> str:
+    n = monitor.interval_minutes
+    return f"rate({n} {'minute' if n == 1 else 'minutes'})"
+
+
+def assurance_checks(cfg: KitConfig) -> list[Issue]:
+    """Cross-field rules of the section (run by `infra.config.parse_config` after the model validates)."""
+    from infra.config import Issue
+
+    out: list[Issue] = []
+    a = cfg.assurance
+    replicated = {f"{ns}.{t}" for ns, t in cfg.replicated_tables()}
+    for k, name in enumerate(a.rehearsal.tables):
+        if name not in replicated:
+            out.append(
+                Issue(
+                    f"assurance.rehearsal.tables[{k}]",
+                    f"{name!r} is not a replicated table (replicated: {sorted(replicated)})",
+                )
+            )
+    if a.rehearsal.namespace == cfg.recovery.namespace:
+        out.append(
+            Issue(
+                "assurance.rehearsal.namespace",
+                "must differ from recovery.namespace: the rehearsal drops every table it creates there",
+            )
+        )
+    rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
+        out.append(
+            Issue(
+                "assurance.rehearsal.offset_hours",
+                f"{a.rehearsal.offset_hours} h reaches back as far as the recovery replica's retention "
+                f"({rep.snapshot_retention.max_snapshot_age_hours} h): the rehearsal would fail once snapshots expire",
+            )
+        )
+    return out

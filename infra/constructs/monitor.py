@@ -1,0 +1,219 @@
+"""The replication monitor (issue 11): a Python Lambda function running the kit's `status` logic (packaged at synth
+from `jobs/ops`, `infra/packaging.py`) on an EventBridge Scheduler schedule, its least-privilege roles, its log
+group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documents names and dimensions):
+
+- `<kit>-replication-lag-<replica>`: worst lag to that replica above `max_lag_minutes`;
+- `<kit>-replication-failed-<replica>`: any table's replication to that replica FAILED;
+- `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
+  function failed, was not invoked, or could not read some table's status.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from cdktf import AssetType, TerraformAsset
+from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
+from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+from cdktf_cdktf_provider_aws.lambda_function import (
+    LambdaFunction,
+    LambdaFunctionEnvironment,
+    LambdaFunctionLoggingConfig,
+)
+from cdktf_cdktf_provider_aws.scheduler_schedule import (
+    SchedulerSchedule,
+    SchedulerScheduleFlexibleTimeWindow,
+    SchedulerScheduleTarget,
+    SchedulerScheduleTargetRetryPolicy,
+)
+from constructs import Construct
+
+from infra import packaging
+from infra.config import KitConfig
+from infra.config_assurance import monitor_schedule_expression
+from jobs.ops import monitor as M
+from policies import assurance
+
+RUNTIME = "python3.12"
+LOG_RETENTION_DAYS = 30
+
+
+def _role(scope: Construct, id: str, *, name: str, description: str, trust: dict, policy: dict) -> IamRole:  # type: ignore[type-arg]
+    role = IamRole(scope, id, name=name, description=description, assume_role_policy=json.dumps(trust, indent=2))
+    IamRolePolicy(scope, f"{id}-permissions", name=name, role=role.name, policy=json.dumps(policy, indent=2))
+    return role
+
+
+class ReplicationMonitor(Construct):
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, alarm_topic_arn: str) -> None:
+        super().__init__(scope, id)
+        mon = cfg.assurance.monitor
+        fn_name = assurance.monitor_function_name(cfg)
+        role = _role(
+            self,
+            "role",
+            name=assurance.monitor_role_name(cfg),
+            description="Replication monitor: reads replication status, publishes the kit's metrics",
+            trust=assurance.monitor_role_trust(cfg),
+            policy=assurance.monitor_role_permissions(cfg),
+        )
+        logs = CloudwatchLogGroup(
+            self, "logs", name=assurance.monitor_log_group(cfg), retention_in_days=LOG_RETENTION_DAYS
+        )
+        # The package is built deterministically from the repository's jobs/ops and staged for the asset, which
+        # copies it into the synth output under a content hash (no path of this machine reaches the Terraform).
+        zip_bytes = packaging.monitor_zip()
+        staging = Path(tempfile.mkdtemp(prefix="kit-monitor-package-"))
+        atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
+        staged = packaging.write_monitor_zip(staging)
+        asset = TerraformAsset(
+            self,
+            "package",
+            path=str(staged),
+            type=AssetType.FILE,
+            asset_hash=packaging.sha256_base64(zip_bytes).replace("/", "_").replace("+", "-")[:32],
+        )
+        # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
+        self.function = LambdaFunction(
+            self,
+            "function",
+            function_name=fn_name,
+            description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
+            role=role.arn,
+            runtime=RUNTIME,
+            handler=packaging.HANDLER,
+            filename=asset.path,
+            source_code_hash=packaging.sha256_base64(zip_bytes),
+            timeout=mon.timeout_seconds,
+            memory_size=512,
+            reserved_concurrent_executions=1,  # runs never overlap
+            logging_config=LambdaFunctionLoggingConfig(log_format="Text", log_group=logs.name),
+            environment=LambdaFunctionEnvironment(
+                variables={
+                    "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
+                    M.ENV_KIT: cfg.kit.name,
+                    M.ENV_SOURCES: cfg.source.bucket_arn,
+                    M.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
+                    M.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
+                    M.ENV_CAP: str(mon.max_table_metrics),
+                    M.ENV_CONCURRENCY: str(mon.concurrency),
+                    M.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+                }
+            ),
+            depends_on=[logs],
+        )
+        sched_role = _role(
+            self,
+            "schedule-role",
+            name=assurance.monitor_scheduler_role_name(cfg),
+            description="EventBridge Scheduler: invokes the replication monitor",
+            trust=assurance.monitor_scheduler_role_trust(cfg),
+            policy=assurance.monitor_scheduler_role_permissions(cfg),
+        )
+        self.schedule = SchedulerSchedule(
+            self,
+            "schedule",
+            name=assurance.schedule_name(cfg, "replication-monitor"),
+            description="Runs the replication monitor",
+            schedule_expression=monitor_schedule_expression(mon),
+            flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
+            target=SchedulerScheduleTarget(
+                arn=self.function.arn,
+                role_arn=sched_role.arn,
+                # A missed run is not retried: the next one comes within the interval; a late one would only
+                # report stale numbers under a later timestamp.
+                retry_policy=SchedulerScheduleTargetRetryPolicy(
+                    maximum_retry_attempts=0, maximum_event_age_in_seconds=60
+                ),
+            ),
+        )
+        period = mon.interval_minutes * 60
+        actions = [alarm_topic_arn]
+        self.alarms: list[CloudwatchMetricAlarm] = []
+        for rep in cfg.replicas:
+            # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
+            dims = {"Kit": cfg.kit.name, "Destination": rep.bucket_arn}
+            self.alarms.append(
+                CloudwatchMetricAlarm(
+                    self,
+                    f"lag-{rep.bucket}",
+                    alarm_name=f"{cfg.kit.name}-replication-lag-{rep.bucket}",
+                    alarm_description=(
+                        f"Replication to {rep.bucket} ({rep.region}) lags more than {mon.max_lag_minutes} min: the "
+                        "oldest source commit the replica lacks is older than that. README: 'Assurance'."
+                    ),
+                    namespace=assurance.METRIC_NAMESPACE,
+                    metric_name=M.LAG,
+                    dimensions=dims,
+                    statistic="Maximum",
+                    period=period,
+                    evaluation_periods=1,
+                    threshold=mon.max_lag_minutes * 60,
+                    comparison_operator="GreaterThanThreshold",
+                    treat_missing_data="notBreaching",  # silence is the not-reporting alarm's job
+                    alarm_actions=actions,
+                    ok_actions=actions,
+                )
+            )
+            self.alarms.append(
+                CloudwatchMetricAlarm(
+                    self,
+                    f"failed-{rep.bucket}",
+                    alarm_name=f"{cfg.kit.name}-replication-failed-{rep.bucket}",
+                    alarm_description=(
+                        f"At least one table's replication to {rep.bucket} ({rep.region}) is FAILED. Run `make "
+                        "status ARGS=--problems-only` for the failure message. README: 'Assurance'."
+                    ),
+                    namespace=assurance.METRIC_NAMESPACE,
+                    metric_name=M.FAILED_METRIC,
+                    dimensions=dims,
+                    statistic="Maximum",
+                    period=period,
+                    evaluation_periods=1,
+                    threshold=1,
+                    comparison_operator="GreaterThanOrEqualToThreshold",
+                    treat_missing_data="notBreaching",
+                    alarm_actions=actions,
+                    ok_actions=actions,
+                )
+            )
+        self.alarms.append(
+            CloudwatchMetricAlarm(
+                self,
+                "not-reporting",
+                alarm_name=f"{cfg.kit.name}-replication-monitor-not-reporting",
+                alarm_description=(
+                    f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): "
+                    "the function fails, is not invoked, or cannot read some table's status, so lag and failures "
+                    "are unknown. README: 'Assurance'."
+                ),
+                namespace=assurance.METRIC_NAMESPACE,
+                metric_name=M.HEARTBEAT,
+                dimensions={"Kit": cfg.kit.name},
+                statistic="Sum",
+                period=period,
+                evaluation_periods=2,
+                datapoints_to_alarm=2,
+                threshold=1,
+                comparison_operator="LessThanThreshold",
+                treat_missing_data="breaching",
+                alarm_actions=actions,
+                ok_actions=actions,
+            )
+        )
+
+
+def source_assurance(scope: Construct, cfg: KitConfig) -> ReplicationMonitor | None:
+    """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line)."""
+    if not cfg.assurance.monitor.enabled:
+        return None
+    from infra.constructs.alerts import AlarmTopic
+
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.source_site(cfg))
+    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, alarm_topic_arn=topic.arn)

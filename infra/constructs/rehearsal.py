@@ -1,0 +1,171 @@
+"""Scheduled recovery rehearsal (issue 11): an EventBridge Scheduler schedule that starts an EMR Serverless job run
+of `jobs/rehearse_entry.py` with the recovery role through the universal target
+`arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`; the rehearsal namespace in the recovery bucket; the
+recovery role's permission to publish the rehearsal's metrics; and the alarm that fires when no rehearsal has
+succeeded in two rehearsal intervals.
+
+The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket (`rehearse_entry.py`, the
+`jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
+from cdktf_cdktf_provider_aws.scheduler_schedule import (
+    SchedulerSchedule,
+    SchedulerScheduleFlexibleTimeWindow,
+    SchedulerScheduleTarget,
+    SchedulerScheduleTargetRetryPolicy,
+)
+from constructs import Construct
+
+from infra.config import KitConfig
+from jobs import rehearse as R
+from policies import assurance
+
+UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
+
+
+def rehearsal_job_args(cfg: KitConfig) -> list[str]:
+    """The rehearsal's arguments on EMR Serverless: explicit catalogs (no outputs file on the remote side)."""
+    rep, reh = cfg.recovery_replica, cfg.assurance.rehearsal
+    args = [
+        "--kit", cfg.kit.name,
+        "--catalog-mode", "client",
+        "--replica-warehouse", rep.bucket_arn,
+        "--replica-region", rep.region,
+        "--target-warehouse", cfg.recovery_bucket_arn,
+        "--target-region", rep.region,
+        "--namespace", reh.namespace,
+        "--offset-hours", str(reh.offset_hours),
+        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{R.REPORT_PREFIX}",
+        "--metrics-region", rep.region,
+    ]  # fmt: skip
+    if reh.tables:
+        for t in reh.tables:
+            args += ["--table", t]
+    else:
+        for ns, t in cfg.replicated_tables():
+            args += ["--candidate", f"{ns}.{t}"]
+        args += ["--sample", str(reh.sample)]
+    return args
+
+
+def alarm_window(interval_hours: int) -> tuple[int, int]:
+    """(period seconds, evaluation periods) covering two rehearsal intervals within CloudWatch's limits (a period
+    of at most a day here, period x evaluation periods <= 7 days)."""
+    period_h = min(interval_hours, 24)
+    return period_h * 3600, math.ceil(2 * interval_hours / period_h)
+
+
+class RecoveryRehearsal(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: KitConfig,
+        recovery_bucket_arn: str,
+        application_id: str,
+        recovery_role_name: str,
+        alarm_topic_arn: str,
+    ) -> None:
+        super().__init__(scope, id)
+        reh = cfg.assurance.rehearsal
+        S3TablesNamespace(self, "namespace", namespace=reh.namespace, table_bucket_arn=recovery_bucket_arn)
+        IamRolePolicy(
+            self,
+            "recovery-role-metrics",
+            name="assurance-rehearsal-metrics",
+            role=recovery_role_name,
+            policy=json.dumps(assurance.rehearsal_metrics_permissions(cfg), indent=2),
+        )
+        name = assurance.rehearsal_scheduler_role_name(cfg)
+        role = IamRole(
+            self,
+            "schedule-role",
+            name=name,
+            description="EventBridge Scheduler: starts the recovery rehearsal job run",
+            assume_role_policy=json.dumps(assurance.rehearsal_scheduler_role_trust(cfg), indent=2),
+        )
+        IamRolePolicy(
+            self,
+            "schedule-role-permissions",
+            name=name,
+            role=role.name,
+            policy=json.dumps(assurance.rehearsal_scheduler_role_permissions(cfg), indent=2),
+        )
+        scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
+        request = R.start_job_run_input(
+            application_id=application_id,
+            execution_role_arn=cfg.recovery_role_arn,
+            scripts_uri=scripts,
+            logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
+            job_args=rehearsal_job_args(cfg),
+            jar_names=R.pinned_jar_names(),
+        )
+        self.schedule = SchedulerSchedule(
+            self,
+            "schedule",
+            name=assurance.schedule_name(cfg, "recovery-rehearsal"),
+            description="Recovery rehearsal: recover, verify, report, drop (jobs/rehearse.py)",
+            schedule_expression=reh.schedule_expression,
+            flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
+            target=SchedulerScheduleTarget(
+                arn=UNIVERSAL_TARGET,
+                role_arn=role.arn,
+                input=json.dumps(request, indent=None, sort_keys=True),
+                retry_policy=SchedulerScheduleTargetRetryPolicy(
+                    maximum_retry_attempts=2, maximum_event_age_in_seconds=3600
+                ),
+            ),
+        )
+        period, periods = alarm_window(reh.interval_hours)
+        actions = [alarm_topic_arn]
+        self.alarm = CloudwatchMetricAlarm(
+            self,
+            "no-success",
+            alarm_name=f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
+            alarm_description=(
+                f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
+                "recovery is failing, or the schedule/job does not run. README: 'Assurance'."
+            ),
+            namespace=assurance.METRIC_NAMESPACE,
+            metric_name=R.SUCCEEDED,
+            dimensions={"Kit": cfg.kit.name},
+            statistic="Sum",
+            period=period,
+            evaluation_periods=periods,
+            datapoints_to_alarm=periods,
+            threshold=1,
+            comparison_operator="LessThanThreshold",
+            treat_missing_data="breaching",
+            alarm_actions=actions,
+            ok_actions=actions,
+        )
+
+
+def recovery_assurance(
+    scope: Construct, cfg: KitConfig, *, recovery_bucket_arn: str, application_id: str, recovery_role_name: str
+) -> RecoveryRehearsal | None:
+    """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
+    if not cfg.assurance.rehearsal.enabled:
+        return None
+    from infra.constructs.alerts import AlarmTopic
+
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.recovery_site(cfg))
+    return RecoveryRehearsal(
+        scope,
+        "recovery-rehearsal",
+        cfg=cfg,
+        recovery_bucket_arn=recovery_bucket_arn,
+        application_id=application_id,
+        recovery_role_name=recovery_role_name,
+        alarm_topic_arn=topic.arn,
+    )

@@ -1,0 +1,267 @@
+"""Replication monitor: the kit's `status` logic as CloudWatch metrics (the Lambda function `cdktf deploy` creates).
+
+    handler(event, context)                   # Lambda entry: jobs.ops.monitor.handler, configured by environment
+    python -m jobs.ops.monitor --outputs outputs.json --endpoint-url http://127.0.0.1:4566 --dry-run
+
+AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationStatus`), so the monitor runs
+`status.collect_status` on every source table and publishes, in namespace `METRIC_NAMESPACE`:
+
+| metric | dimensions | statistic meaning |
+|---|---|---|
+| `ReplicationLagSeconds` | Kit, Destination / Kit, Destination, Table | worst lag (oldest unreplicated commit) |
+| `FailedReplications`    | Kit, Destination / Kit, Destination, Table | tables whose replication status is FAILED |
+| `ReplicasBehind`        | Kit, Destination / Kit, Destination, Table | tables not COMPLETED (pending or failed) |
+| `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
+| `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
+| `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
+
+Cardinality is bounded: per destination, the first `max_table_metrics` tables in name order (a stable set, so
+the number of metric series stays fixed while tables do not change) get `Table=<namespace.name>` series; every
+other table is folded into one `Table=_other` series (max lag, sum of failed and behind). The per-destination
+series always cover every table. Configured destinations without any table still get zeros, so their alarms
+see data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from jobs.ops.clients import Clients, resolve_endpoint
+from jobs.ops.common import BucketRef, call, dump_json, parse_duration
+from jobs.ops.status import COMPLETED, ERROR, FAILED, UNCONFIGURED, DestinationStatus, StatusReport, collect_status
+
+METRIC_NAMESPACE = "S3TablesReplicaKit"
+LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
+TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
+OTHER_TABLES = "_other"
+# PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
+BATCH = 500
+
+# Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
+ENV_KIT = "KIT_NAME"
+ENV_SOURCES = "KIT_SOURCE_BUCKET_ARNS"
+ENV_DESTINATIONS = "KIT_DESTINATION_BUCKET_ARNS"
+ENV_MAX_LAG = "KIT_MAX_LAG_SECONDS"
+ENV_CAP = "KIT_MAX_TABLE_METRICS"
+ENV_CONCURRENCY = "KIT_CONCURRENCY"
+ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    kit: str
+    source_bucket_arns: tuple[str, ...]
+    destination_bucket_arns: tuple[str, ...] = ()
+    max_lag: timedelta | None = None
+    max_table_metrics: int = 50
+    concurrency: int = 16
+    namespace: str = METRIC_NAMESPACE
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
+        def arns(key: str) -> tuple[str, ...]:
+            return tuple(a for a in env.get(key, "").split(",") if a)
+
+        max_lag = env.get(ENV_MAX_LAG)
+        return cls(
+            kit=env[ENV_KIT],
+            source_bucket_arns=arns(ENV_SOURCES),
+            destination_bucket_arns=arns(ENV_DESTINATIONS),
+            max_lag=timedelta(seconds=float(max_lag)) if max_lag else None,
+            max_table_metrics=int(env.get(ENV_CAP, "50")),
+            concurrency=int(env.get(ENV_CONCURRENCY, "16")),
+            namespace=env.get(ENV_NAMESPACE) or METRIC_NAMESPACE,
+        )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Report -> metric data (pure)
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Agg:
+    lag: float = 0.0
+    failed: int = 0
+    behind: int = 0
+    tables: int = 0
+
+    def add(self, row: DestinationStatus) -> None:
+        self.tables += 1
+        self.lag = max(self.lag, row.lag_seconds or 0.0)
+        self.failed += int(row.status == FAILED)
+        self.behind += int(row.status != COMPLETED)
+
+
+def tracked_tables(names: Iterable[str], cap: int) -> set[str]:
+    """The tables that get their own series: the first `cap` in name order (stable while tables do not change)."""
+    return set(sorted(set(names))[:cap])
+
+
+def _dims(kit: str, destination: str | None = None, table: str | None = None) -> list[dict[str, str]]:
+    out = [{"Name": "Kit", "Value": kit}]
+    if destination is not None:
+        out.append({"Name": "Destination", "Value": destination})
+    if table is not None:
+        out.append({"Name": "Table", "Value": table})
+    return out
+
+
+def _datum(name: str, value: float, unit: str, dims: list[dict[str, str]], ts: datetime) -> dict[str, Any]:
+    return {"MetricName": name, "Dimensions": dims, "Value": float(value), "Unit": unit, "Timestamp": ts}
+
+
+def _agg_data(agg: _Agg, dims: list[dict[str, str]], ts: datetime, with_tables: bool) -> list[dict[str, Any]]:
+    out = [
+        _datum(LAG, agg.lag, "Seconds", dims, ts),
+        _datum(FAILED_METRIC, agg.failed, "Count", dims, ts),
+        _datum(BEHIND, agg.behind, "Count", dims, ts),
+    ]
+    if with_tables:
+        out.append(_datum(TABLES, agg.tables, "Count", dims, ts))
+    return out
+
+
+def metric_data(
+    report: StatusReport, *, kit: str, max_table_metrics: int, destinations: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Every datum of one run, deterministic order (per destination, then per tracked table, then `_other`)."""
+    ts = datetime.fromisoformat(report.generated_at)
+    per_dest: dict[str, list[DestinationStatus]] = {d: [] for d in destinations}
+    errors = 0
+    for row in report.rows:
+        if row.status == ERROR:
+            errors += 1
+        elif row.status != UNCONFIGURED and row.destination_bucket_arn:
+            per_dest.setdefault(row.destination_bucket_arn, []).append(row)
+    tracked = tracked_tables((r.table for rows in per_dest.values() for r in rows), max_table_metrics)
+    data: list[dict[str, Any]] = []
+    for dest in sorted(per_dest):
+        rows = per_dest[dest]
+        total, other = _Agg(), _Agg()
+        by_table: dict[str, _Agg] = {}
+        for row in rows:
+            total.add(row)
+            if row.table in tracked:
+                by_table.setdefault(row.table, _Agg()).add(row)
+            else:
+                other.add(row)
+        data += _agg_data(total, _dims(kit, dest), ts, with_tables=True)
+        for table in sorted(by_table):
+            data += _agg_data(by_table[table], _dims(kit, dest, table), ts, with_tables=False)
+        if other.tables:
+            data += _agg_data(other, _dims(kit, dest, OTHER_TABLES), ts, with_tables=False)
+    data.append(_datum(ERRORS, errors, "Count", _dims(kit), ts))
+    if errors == 0:
+        data.append(_datum(HEARTBEAT, 1, "Count", _dims(kit), ts))
+    return data
+
+
+# ----------------------------------------------------------------------------------------------------
+# Publishing
+# ----------------------------------------------------------------------------------------------------
+
+
+def publish(cloudwatch: Any, namespace: str, data: Sequence[dict[str, Any]], batch: int = BATCH) -> int:
+    """PutMetricData in batches (throttling retried by `common.call`); returns the number of requests."""
+    requests = 0
+    for i in range(0, len(data), batch):
+        call(cloudwatch.put_metric_data, Namespace=namespace, MetricData=list(data[i : i + batch]))
+        requests += 1
+    return requests
+
+
+@dataclass
+class MonitorResult:
+    tables: int
+    data: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        series = {(d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"])) for d in self.data}
+        return {
+            "tables": self.tables,
+            "counts": self.counts,
+            "status_read_errors": self.errors,
+            "metrics": len(self.data),
+            "series": len(series),
+            "put_metric_data_requests": self.requests,
+        }
+
+
+def run_monitor(
+    clients: Clients,
+    settings: MonitorSettings,
+    *,
+    region: str,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> MonitorResult:
+    report = collect_status(
+        clients,
+        list(settings.source_bucket_arns),
+        now=now or datetime.now(UTC),
+        max_lag=settings.max_lag,
+        concurrency=settings.concurrency,
+        show_progress=False,
+    )
+    data = metric_data(
+        report,
+        kit=settings.kit,
+        max_table_metrics=settings.max_table_metrics,
+        destinations=settings.destination_bucket_arns,
+    )
+    result = MonitorResult(report.tables, data, counts=report.counts(), errors=len(report.errors))
+    if not dry_run:
+        result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
+    return result
+
+
+def handler(event: Any, context: Any) -> dict[str, Any]:
+    """Lambda entry point. Configuration comes from the environment the construct sets; the function's own
+    Region (AWS_REGION) receives the metrics."""
+    settings = MonitorSettings.from_env(os.environ)
+    region = os.environ.get("AWS_REGION") or BucketRef(settings.source_bucket_arns[0]).region
+    clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
+    result = run_monitor(clients, settings, region=region)
+    summary = result.to_json()
+    print(summary)  # one log line per run in the function's log group
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jobs.ops.monitor", description=__doc__.splitlines()[0])
+    p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
+    p.add_argument("--endpoint-url", help="local endpoint (moto); default $AWS_ENDPOINT_URL")
+    p.add_argument("--max-lag", type=parse_duration, default=None)
+    p.add_argument("--max-table-metrics", type=int, default=50)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
+    args = p.parse_args(argv)
+    from jobs.outputs import load_outputs
+
+    outputs = load_outputs(args.outputs)
+    settings = MonitorSettings(
+        kit=outputs.source.kit,
+        source_bucket_arns=(outputs.source.table_bucket_arn,),
+        destination_bucket_arns=tuple(r.table_bucket_arn for r in outputs.replicas),
+        max_lag=args.max_lag,
+        max_table_metrics=args.max_table_metrics,
+        concurrency=args.concurrency,
+    )
+    clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
+    result = run_monitor(clients, settings, region=outputs.source.region, dry_run=args.dry_run)
+    dump_json(result.to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

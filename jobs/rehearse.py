@@ -1,0 +1,430 @@
+"""Recovery rehearsal: run the recovery job for real, measure it, report it, and leave nothing behind.
+
+    make rehearse                                   # on the local drill warehouses (demo-out/, built if missing)
+    spark-submit jobs/rehearse_entry.py ...         # on EMR Serverless, started by the rehearsal schedule
+
+One rehearsal = (1) choose the tables: the configured ones, or a rotating sample of the replicated tables (a
+different slice each day, so every table is rehearsed in turn); (2) drop leftovers of an earlier, interrupted
+rehearsal in the rehearsal namespace; (3) recover them with the recovery job's own `run` (plan, copy, verify) as of
+`offset` before now into the rehearsal namespace; (4) measure the wall-clock time of (3): the rehearsed recovery
+time objective (RTO); (5) drop every table the rehearsal created and check the namespace is empty; (6) write the
+rehearsal report (and the recovery job's per-table reports) next to each other — on AWS under
+`s3://<scripts bucket>/reports/rehearsals/`; (7) publish `RehearsalSucceeded` (1/0), `RehearsedRecoverySeconds`
+and `RehearsalTables` (dimension `Kit`) to CloudWatch (namespace `S3TablesReplicaKit`).
+
+The recovery job is used only through its public API (`RecoveryRequest`, `run`, `CatalogSpec`); nothing in
+`jobs/recover` is specific to rehearsals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.recover.catalogs import CatalogSpec
+from jobs.recover.job import RecoveryRequest, run
+from jobs.recover.model import Ident
+from jobs.recover.planning import Selector, to_ms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+REPO = Path(__file__).resolve().parent.parent
+METRIC_NAMESPACE = "S3TablesReplicaKit"
+SUCCEEDED, RTO, TABLES = "RehearsalSucceeded", "RehearsedRecoverySeconds", "RehearsalTables"
+ENTRY = "rehearse_entry.py"
+REPORT_PREFIX = "reports/rehearsals"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pure parts
+# ----------------------------------------------------------------------------------------------------
+
+
+def choose_tables(candidates: Sequence[str], sample: int, day: int) -> list[str]:
+    """A rotating, deterministic slice of `sample` tables: day d takes the slice starting at d * sample (mod n),
+    so over ceil(n / sample) days every candidate is rehearsed."""
+    names = sorted(dict.fromkeys(candidates))
+    if sample >= len(names):
+        return names
+    start = (day * sample) % len(names)
+    return [names[(start + i) % len(names)] for i in range(sample)]
+
+
+def metric_data(kit: str, *, succeeded: bool, seconds: float, tables: int, at: datetime) -> list[dict[str, Any]]:
+    dims = [{"Name": "Kit", "Value": kit}]
+
+    def datum(name: str, value: float, unit: str) -> dict[str, Any]:
+        return {"MetricName": name, "Dimensions": dims, "Value": value, "Unit": unit, "Timestamp": at}
+
+    return [
+        datum(SUCCEEDED, 1.0 if succeeded else 0.0, "Count"),
+        datum(RTO, round(seconds, 3), "Seconds"),
+        datum(TABLES, float(tables), "Count"),
+    ]
+
+
+def pinned_jar_names(pom: Path = REPO / "jars" / "pom.xml") -> list[str]:
+    """`<artifactId>-<version>.jar` of every dependency of jars/pom.xml (what `make setup` puts in .jars/ and what
+    `--upload` copies to the scripts bucket), sorted; known at synth without the jars themselves."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(pom).getroot()
+    props = {el.tag.split("}", 1)[-1]: (el.text or "").strip() for el in root.findall("m:properties/*", ns)}
+    names = []
+    for dep in root.findall("m:dependencies/m:dependency", ns):
+        artifact = dep.findtext("m:artifactId", default="", namespaces=ns).strip()
+        version = dep.findtext("m:version", default="", namespaces=ns).strip()
+        for key, value in props.items():
+            version = version.replace("${" + key + "}", value)
+        names.append(f"{artifact}-{version}.jar")
+    return sorted(names)
+
+
+def start_job_run_input(
+    *,
+    application_id: str,
+    execution_role_arn: str,
+    scripts_uri: str,
+    logs_uri: str,
+    job_args: Sequence[str],
+    jar_names: Sequence[str],
+    client_token: str = "<aws.scheduler.execution-id>",
+) -> dict[str, Any]:
+    """The EMR Serverless StartJobRun request (API member names) the rehearsal schedule sends through the universal
+    target `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`. The client token is the scheduler's execution id
+    (a context attribute replaced per invocation), so a retried invocation never starts a second run."""
+    base = scripts_uri.rstrip("/")
+    conf = {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    params = [f"--jars {','.join(f'{base}/jars/{j}' for j in jar_names)}", f"--py-files {base}/jobs.zip"]
+    params += [f"--conf {k}={v}" for k, v in conf.items()]
+    return {
+        "applicationId": application_id,
+        "clientToken": client_token,
+        "executionRoleArn": execution_role_arn,
+        "name": "kit-recovery-rehearsal",
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": f"{base}/{ENTRY}",
+                "entryPointArguments": list(job_args),
+                "sparkSubmitParameters": " ".join(params),
+            }
+        },
+        "configurationOverrides": {
+            "monitoringConfiguration": {"s3MonitoringConfiguration": {"logUri": logs_uri.rstrip("/") + "/"}}
+        },
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# The rehearsal
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RehearsalResult:
+    kit: str
+    run_id: str
+    started_at: str
+    as_of: str
+    namespace: str
+    tables: list[str]
+    succeeded: bool = False
+    rto_seconds: float = 0.0
+    recovery_exit_code: int | None = None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    recovery_report: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _tables_in(spark: SparkSession, catalog: str, namespace: str) -> list[str]:
+    try:
+        rows = spark.sql(f"SHOW TABLES IN {catalog}.`{namespace}`").collect()
+    except Exception:  # no such namespace yet: nothing in it
+        return []
+    return sorted(str(r["tableName"]) for r in rows)
+
+
+def _drop_all(spark: SparkSession, catalog: str, namespace: str) -> list[str]:
+    dropped = []
+    for name in _tables_in(spark, catalog, namespace):
+        spark.sql(f"DROP TABLE IF EXISTS {catalog}.`{namespace}`.`{name}` PURGE")
+        dropped.append(f"{namespace}.{name}")
+    return dropped
+
+
+def rehearse(
+    *,
+    kit: str,
+    replica: CatalogSpec,
+    target: CatalogSpec,
+    tables: Sequence[str],
+    namespace: str,
+    offset: timedelta,
+    spark: SparkSession,
+    report_dir: Path,
+    now: datetime | None = None,
+) -> RehearsalResult:
+    """One rehearsal on an existing SparkSession whose conf registers both catalogs. Never raises for a failed
+    recovery: the result says what happened (and the tables are dropped in any case)."""
+    started = now or datetime.now(UTC)
+    as_of = started - offset
+    run_id = uuid.uuid4().hex[:12]
+    res = RehearsalResult(
+        kit, run_id, started.isoformat(timespec="seconds"), as_of.isoformat(), namespace, list(tables)
+    )
+    if namespace == "":
+        raise ValueError("the rehearsal namespace must not be empty")
+    try:
+        leftovers = _drop_all(spark, target.name, namespace)
+        if leftovers:
+            print(f"rehearsal: dropped leftovers of an interrupted rehearsal: {leftovers}", file=sys.stderr)
+        req = RecoveryRequest(
+            replica=replica,
+            target=target,
+            tables=[Ident.parse(t) for t in tables],
+            selector=Selector(as_of_ms=to_ms(as_of)),
+            target_namespace=namespace,
+            report_dir=report_dir,
+        )
+        t0 = time.monotonic()
+        outcome = run(req, lambda conf: spark)
+        res.rto_seconds = time.monotonic() - t0
+        res.recovery_exit_code = outcome.exit_code
+        res.verdicts = {r.replica_table: r.verdict for r in outcome.results}
+        res.recovery_report = str(outcome.report) if outcome.report else None
+        all_verified = all(v == "verified" for v in res.verdicts.values())
+        res.succeeded = outcome.exit_code == 0 and len(outcome.results) == len(tables) and all_verified
+    except Exception as exc:  # a rehearsal reports every failure as a failed rehearsal
+        res.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}"
+    finally:
+        res.dropped = _drop_all(spark, target.name, namespace)
+        res.leftovers = [f"{namespace}.{t}" for t in _tables_in(spark, target.name, namespace)]
+        if res.leftovers:
+            res.succeeded = False
+            res.error = (res.error or "") + f" tables left behind: {res.leftovers}"
+    return res
+
+
+def render(res: RehearsalResult) -> str:
+    verdicts = ", ".join(f"{t}: {v}" for t, v in res.verdicts.items()) or "-"
+    lines = [
+        f"Recovery rehearsal {res.run_id} ({res.kit}): {'SUCCEEDED' if res.succeeded else 'FAILED'}",
+        f"  tables:             {', '.join(res.tables)} as of {res.as_of}",
+        f"  verdicts:           {verdicts}",
+        f"  rehearsed RTO:      {res.rto_seconds:.1f} s (plan + copy + verify, end to end)",
+        f"  dropped afterwards: {', '.join(res.dropped) or '-'}; left behind: {', '.join(res.leftovers) or 'none'}",
+    ]
+    if res.error:
+        lines.append(f"  error:              {res.error}")
+    return "\n".join(lines)
+
+
+def write_report(res: RehearsalResult, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "rehearsal.json"
+    path.write_text(json.dumps(res.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------
+# AWS side (EMR Serverless): upload of the report, metrics
+# ----------------------------------------------------------------------------------------------------
+
+
+def upload_reports(s3: Any, local_dir: Path, bucket: str, prefix: str) -> list[str]:
+    keys = []
+    for p in sorted(local_dir.rglob("*")):
+        if p.is_file():
+            key = f"{prefix.rstrip('/')}/{p.relative_to(local_dir).as_posix()}"
+            s3.put_object(Bucket=bucket, Key=key, Body=p.read_bytes())
+            keys.append(key)
+    return keys
+
+
+def publish(cloudwatch: Any, data: list[dict[str, Any]], namespace: str = METRIC_NAMESPACE) -> None:
+    """One PutMetricData (three metrics); botocore's standard retry mode handles throttling."""
+    cloudwatch.put_metric_data(Namespace=namespace, MetricData=data)
+
+
+def _split_s3(uri: str) -> tuple[str, str]:
+    rest = uri.removeprefix("s3://")
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+# ----------------------------------------------------------------------------------------------------
+# CLI
+# ----------------------------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs.rehearse", description=__doc__.splitlines()[0] if __doc__ else "")
+    p.add_argument("--local", action="store_true", help="rehearse on the local drill warehouses (make rehearse)")
+    p.add_argument("--upload", metavar="OUTPUTS", help="upload the scheduled job's artifacts (make rehearse-upload)")
+    p.add_argument("--out", default=str(REPO / "demo-out"), help="local: the drill's output directory")
+    p.add_argument("--kit", default="seed")
+    p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="tables to rehearse (repeatable)")
+    p.add_argument("--candidate", action="append", default=[], metavar="NS.NAME", help="sample from these")
+    p.add_argument("--sample", type=int, default=1, help="with --candidate: tables per rehearsal (default 1)")
+    p.add_argument("--namespace", default="rehearsal", help="the rehearsal namespace in the recovery catalog")
+    p.add_argument("--offset-hours", type=float, default=0.0, help="recover the state this long before now")
+    p.add_argument("--replica-warehouse")
+    p.add_argument("--replica-region")
+    p.add_argument("--target-warehouse")
+    p.add_argument("--target-region")
+    p.add_argument("--catalog-mode", default="client", choices=("client", "rest", "glue"))
+    p.add_argument("--report-uri", help="s3://bucket/prefix for the reports (AWS)")
+    p.add_argument("--metrics-region", help="publish the metrics to CloudWatch in this Region (AWS)")
+    p.add_argument("--endpoint-url", help="local endpoint for S3/CloudWatch (moto)")
+    return p
+
+
+def _local(ns: argparse.Namespace) -> int:
+    from jobs.recover.catalogs import catalog_conf
+    from jobs.recover.localreplica import file_uri
+    from jobs.spark import build_session
+
+    out = Path(ns.out).resolve()
+    wh = {k: out / "warehouses" / k for k in ("replica", "recovered")}
+    if not (wh["replica"] / "analytics" / "orders").is_dir():
+        print(f"rehearsal: no drill replica under {wh['replica']}; running the drill first (make demo)", flush=True)
+        from jobs.drill import main as drill
+
+        if drill(["--out", str(out)]) != 0:
+            print("rehearsal: the drill failed; nothing to rehearse on", file=sys.stderr)
+            return 1
+    replica = CatalogSpec("replica", "hadoop", file_uri(wh["replica"]))
+    target = CatalogSpec("recovery", "hadoop", file_uri(wh["recovered"]))
+    tables = ns.table or ["analytics.orders"]
+    spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    try:
+        res = _rehearse_and_report(ns, replica, target, tables, spark, out / "rehearsals")
+        res_dir = out / "rehearsals"
+    finally:
+        spark.stop()
+    print(render(res))
+    print(f"  report:             {res_dir}")
+    return 0 if res.succeeded else 1
+
+
+def _rehearse_and_report(
+    ns: argparse.Namespace,
+    replica: CatalogSpec,
+    target: CatalogSpec,
+    tables: list[str],
+    spark: SparkSession,
+    report_root: Path,
+) -> RehearsalResult:
+    started = datetime.now(UTC)
+    report_dir = report_root / f"{started:%Y%m%dT%H%M%SZ}"
+    res = rehearse(
+        kit=ns.kit,
+        replica=replica,
+        target=target,
+        tables=tables,
+        namespace=ns.namespace,
+        offset=timedelta(hours=ns.offset_hours),
+        spark=spark,
+        report_dir=report_dir,
+        now=started,
+    )
+    write_report(res, report_dir)
+    data = metric_data(ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started)
+    if ns.report_uri:
+        bucket, prefix = _split_s3(ns.report_uri)
+        s3 = _client(ns, "s3", ns.target_region or ns.replica_region)
+        upload_reports(s3, report_dir, bucket, f"{prefix}/{report_dir.name}")
+    if ns.metrics_region:
+        publish(_client(ns, "cloudwatch", ns.metrics_region), data)
+    else:
+        print("rehearsal metrics (not published: no --metrics-region): " + ", ".join(
+            f"{d['MetricName']}={d['Value']}" for d in data
+        ))  # fmt: skip
+    return res
+
+
+def upload_artifacts(outputs_path: str) -> int:
+    """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
+    (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
+    import boto3
+
+    from jobs.emr_submit import join_s3, split_s3, upload
+    from jobs.outputs import load_outputs
+    from jobs.spark import kit_jars
+
+    outputs = load_outputs(outputs_path)
+    jars = kit_jars()
+    missing = sorted(set(pinned_jar_names()) - {j.name for j in jars})
+    if missing:
+        print(
+            f"error: .jars/ lacks {missing} (the schedule names the jars of jars/pom.xml); run make setup",
+            file=sys.stderr,
+        )
+        return 2
+    s3 = boto3.client("s3", region_name=outputs.recovery.region)
+    upload(s3, outputs, jars)
+    bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, ENTRY))
+    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    print(f"uploaded {ENTRY}, jobs.zip and {len(jars)} jars under {outputs.recovery.scripts_uri}")
+    return 0
+
+
+def _client(ns: argparse.Namespace, service: str, region: str) -> Any:
+    """A plain boto3 client (the job's zip on EMR carries no jobs/ops); standard retries cover throttling."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "total_max_attempts": 8})
+    session = boto3.session.Session(region_name=region)
+    return session.client(service, endpoint_url=ns.endpoint_url or None, config=config)  # type: ignore[call-overload]
+
+
+def main(
+    argv: Sequence[str] | None = None, spark_factory: Callable[[dict[str, str]], SparkSession] | None = None
+) -> int:
+    ns = parser().parse_args(argv)
+    if ns.upload:
+        return upload_artifacts(ns.upload)
+    if ns.local:
+        return _local(ns)
+    if not (ns.replica_warehouse and ns.target_warehouse and ns.replica_region):
+        print("error: pass --local, or --replica-warehouse/--replica-region/--target-warehouse", file=sys.stderr)
+        return 2
+    tables = list(ns.table) or choose_tables(ns.candidate, ns.sample, datetime.now(UTC).toordinal())
+    if not tables:
+        print("error: nothing to rehearse: pass --table or --candidate", file=sys.stderr)
+        return 2
+    replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
+    target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
+    from jobs.recover.catalogs import catalog_conf
+    from jobs.recover.job import COPY_CONF
+
+    if spark_factory is None:
+        from jobs.recover.cli import submitted_spark_factory
+
+        spark_factory = submitted_spark_factory
+    spark = spark_factory({**catalog_conf(replica), **catalog_conf(target), **COPY_CONF})
+    res = _rehearse_and_report(ns, replica, target, tables, spark, Path("/tmp/kit-rehearsal"))
+    print(render(res))
+    return 0 if res.succeeded else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,393 @@
+"""Policies of continuous assurance (issue 11): the replication monitor, the schedules that run it and the recovery
+rehearsal, the rehearsal's metrics, and the KMS key of the encrypted alarm topics.
+
+Small named statement builders (reusing `policies.statements.statement`) and the documents built from them.
+`policies.documents.build_documents` appends `documents(cfg)`, so they are rendered to `policies/rendered/`,
+summarised in SUMMARY.md, linted at synth and proven with the IAM simulator like every other document. Every ARN
+is derived from the configuration (names are deterministic), so what is rendered is what the stacks deploy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from infra.config import KitConfig
+from policies import actions as A
+from policies import statements as S
+
+if TYPE_CHECKING:  # pragma: no cover
+    from policies.documents import Document, PolicyDoc
+
+LAMBDA_SERVICE = "lambda.amazonaws.com"
+SCHEDULER_SERVICE = "scheduler.amazonaws.com"
+CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
+TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
+
+METRIC_NAMESPACE = "S3TablesReplicaKit"  # = jobs.ops.monitor.METRIC_NAMESPACE (a test keeps them equal)
+MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
+MONITOR_STATUS_BUCKET_READ = ("ListTables",)
+
+
+# ---------------------------------------------------------------- names (deployed contract) ----
+
+
+@dataclass(frozen=True)
+class Site:
+    partition: str
+    account_id: str
+    region: str
+
+    def arn(self, service: str, resource: str) -> str:
+        return f"arn:{self.partition}:{service}:{self.region}:{self.account_id}:{resource}"
+
+    def role_arn(self, name: str) -> str:
+        return f"arn:{self.partition}:iam::{self.account_id}:role/{name}"
+
+
+def source_site(cfg: KitConfig) -> Site:
+    return Site(cfg.source.partition, cfg.source.account_id, cfg.source.region)
+
+
+def recovery_site(cfg: KitConfig) -> Site:
+    rep = cfg.recovery_replica
+    return Site(rep.partition, rep.account_id, rep.region)
+
+
+def monitor_function_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-replication-monitor"
+
+
+def monitor_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-replication-monitor"
+
+
+def monitor_scheduler_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-replication-monitor-schedule"
+
+
+def rehearsal_scheduler_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-recovery-rehearsal-schedule"
+
+
+def monitor_log_group(cfg: KitConfig) -> str:
+    # No "/" in the name: log group ARNs stay one segment, like every other resource the kit names.
+    return f"{cfg.kit.name}-replication-monitor"
+
+
+def monitor_function_arn(cfg: KitConfig) -> str:
+    return source_site(cfg).arn("lambda", f"function:{monitor_function_name(cfg)}")
+
+
+def schedule_name(cfg: KitConfig, what: str) -> str:
+    return f"{cfg.kit.name}-{what}"
+
+
+def schedule_arns(site: Site, name: str) -> list[str]:
+    """What a schedule's target invocation carries as aws:SourceArn: the schedule group (documented) or the
+    schedule itself; both are listed so either form matches, and neither matches another group's schedules."""
+    return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
+
+
+def alarm_topic_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-assurance-alarms"
+
+
+def alarm_key_alias(cfg: KitConfig) -> str:
+    return f"alias/{cfg.kit.name}-assurance-alarms"
+
+
+# ---------------------------------------------------------------- statement builders ----
+
+
+def allow_lambda_assume_role(site: Site, function_name: str) -> S.Statement:
+    """Lambda assumes the function's role; confused-deputy conditions name the one function."""
+    return S.allow_service_assume_role(
+        "AllowLambdaServiceForTheMonitorFunction",
+        LAMBDA_SERVICE,
+        source_account=site.account_id,
+        source_arns=[site.arn("lambda", f"function:{function_name}")],
+    )
+
+
+def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> S.Statement:
+    """EventBridge Scheduler assumes the role to invoke one schedule's target."""
+    return S.allow_service_assume_role(
+        sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule)
+    )
+
+
+def allow_read_replication_status(bucket_arn: str) -> S.Statement:
+    """What `status` reads per source table: replication status, and the metadata (location + object, which S3
+    Tables authorises as GetTableData) for the commit times behind the lag."""
+    return S.allow_actions("ReadSourceReplicationStatus", MONITOR_STATUS_TABLE_READ, [S.table_arns(bucket_arn)])
+
+
+def allow_list_source_tables(bucket_arn: str) -> S.Statement:
+    return S.allow_actions("ListSourceTablesToMonitor", MONITOR_STATUS_BUCKET_READ, [bucket_arn])
+
+
+def allow_put_metric_data(sid: str, namespace: str) -> S.Statement:
+    """PutMetricData authorises only Resource "*"; the cloudwatch:namespace condition keeps the role to the kit's
+    own namespace."""
+    return S.statement(
+        sid,
+        "Allow",
+        ["cloudwatch:PutMetricData"],
+        ["*"],
+        condition={"StringEquals": {"cloudwatch:namespace": namespace}},
+    )
+
+
+def allow_write_function_logs(site: Site, log_group: str) -> S.Statement:
+    return S.statement(
+        "WriteMonitorFunctionLogs",
+        "Allow",
+        ["logs:CreateLogStream", "logs:PutLogEvents"],
+        [site.arn("logs", f"log-group:{log_group}:log-stream:*")],
+    )
+
+
+def allow_invoke_function(function_arn: str) -> S.Statement:
+    return S.statement("InvokeTheMonitorFunction", "Allow", ["lambda:InvokeFunction"], [function_arn])
+
+
+def allow_start_rehearsal_job_run(site: Site, kit: str) -> S.Statement:
+    """StartJobRun on the kit's EMR Serverless application only. Its id is known only after apply, so the
+    application is matched by the `kit` tag every kit resource carries (provider default_tags)."""
+    return S.statement(
+        "StartRehearsalJobRunOnTheKitApplication",
+        "Allow",
+        ["emr-serverless:StartJobRun"],
+        [site.arn("emr-serverless", "/applications/*")],
+        condition={"StringEquals": {"aws:ResourceTag/kit": kit}},
+    )
+
+
+def allow_pass_role_to_service(sid: str, role_arn: str, service: str) -> S.Statement:
+    return S.statement(
+        sid, "Allow", ["iam:PassRole"], [role_arn], condition={"StringEquals": {"iam:PassedToService": service}}
+    )
+
+
+def kms_allow_service_use_for_topic(service: str, account_id: str) -> S.Statement:
+    """CloudWatch alarms publish to a KMS-encrypted topic only if the key lets the cloudwatch service principal
+    generate data keys and decrypt (an AWS managed key cannot grant this)."""
+    return S.statement(
+        "AllowCloudWatchAlarmsToPublishToTheEncryptedTopic",
+        "Allow",
+        ["kms:Decrypt", "kms:GenerateDataKey"],
+        ["*"],
+        principal={"Service": service},
+        condition={"StringEquals": {"aws:SourceAccount": account_id}},
+    )
+
+
+def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.Statement:
+    """Principals of the account may use the key only through SNS (publishing test messages, subscriptions)."""
+    return S.statement(
+        "AllowAccountUseOfTheKeyThroughSns",
+        "Allow",
+        ["kms:Decrypt", "kms:GenerateDataKey"],
+        ["*"],
+        principal={"AWS": f"arn:{partition}:iam::{account_id}:root"},
+        condition={"StringEquals": {"kms:ViaService": f"sns.{region}.amazonaws.com"}},
+    )
+
+
+def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
+    """Statements for the kit-created key of a table bucket (`policies.documents.kms_key_policy`): KMS honours an
+    identity policy only where the key policy allows it, and the kit's key policies name each key user."""
+    if role == "source" and cfg.assurance.monitor.enabled:
+        role_arn = source_site(cfg).role_arn(monitor_role_name(cfg))
+        return [S.kms_allow_key_use("AllowReplicationMonitorReadSourceMetadata", [role_arn], ["Decrypt"])]
+    return []
+
+
+# ---------------------------------------------------------------- documents ----
+
+
+def _doc(*statements: S.Statement | None) -> Document:
+    from policies.documents import doc
+
+    return doc(*statements)
+
+
+def monitor_role_trust(cfg: KitConfig) -> Document:
+    return _doc(allow_lambda_assume_role(source_site(cfg), monitor_function_name(cfg)))
+
+
+def monitor_role_permissions(cfg: KitConfig) -> Document:
+    from policies.documents import kms_resource
+
+    src = cfg.source
+    site = source_site(cfg)
+    stmts: list[S.Statement | None] = [
+        allow_list_source_tables(src.bucket_arn),
+        allow_read_replication_status(src.bucket_arn),
+        allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
+        allow_write_function_logs(site, monitor_log_group(cfg)),
+    ]
+    if src.encryption.type == "kms":
+        res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
+        stmts.append(S.allow_kms("DecryptSourceTableMetadata", ["Decrypt"], [res], cond))
+    return _doc(*stmts)
+
+
+def monitor_scheduler_role_trust(cfg: KitConfig) -> Document:
+    return _doc(
+        allow_scheduler_assume_role(
+            "AllowSchedulerForTheMonitorSchedule", source_site(cfg), schedule_name(cfg, "replication-monitor")
+        )
+    )
+
+
+def monitor_scheduler_role_permissions(cfg: KitConfig) -> Document:
+    return _doc(allow_invoke_function(monitor_function_arn(cfg)))
+
+
+def rehearsal_scheduler_role_trust(cfg: KitConfig) -> Document:
+    return _doc(
+        allow_scheduler_assume_role(
+            "AllowSchedulerForTheRehearsalSchedule", recovery_site(cfg), schedule_name(cfg, "recovery-rehearsal")
+        )
+    )
+
+
+def rehearsal_scheduler_role_permissions(cfg: KitConfig) -> Document:
+    return _doc(
+        allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name),
+        allow_pass_role_to_service(
+            "PassTheRecoveryRoleToEmrServerless", cfg.recovery_role_arn, A.EMR_SERVERLESS_SERVICE
+        ),
+    )
+
+
+def rehearsal_metrics_permissions(cfg: KitConfig) -> Document:
+    """A second inline policy on the recovery role: the rehearsal publishes its outcome and measured RTO."""
+    return _doc(allow_put_metric_data("PublishRehearsalMetrics", METRIC_NAMESPACE))
+
+
+def alarm_topic_key_policy(site: Site) -> Document:
+    return _doc(
+        S.kms_root_administration(site.account_id, site.partition),
+        kms_allow_service_use_for_topic(CLOUDWATCH_SERVICE, site.account_id),
+        kms_allow_sns_delivery(site.account_id, site.region, site.partition),
+    )
+
+
+def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
+    """(stack, site) of every stack with assurance alarms, hence with an alarm topic and its key."""
+    out: list[tuple[str, Site]] = []
+    if cfg.assurance.monitor.enabled:
+        out.append(("source", source_site(cfg)))
+    if cfg.assurance.rehearsal.enabled:
+        out.append(("recovery", recovery_site(cfg)))
+    return out
+
+
+def documents(cfg: KitConfig) -> list[PolicyDoc]:
+    from policies.documents import PolicyDoc
+
+    a = cfg.assurance
+    src, rec = source_site(cfg), recovery_site(cfg)
+    out: list[PolicyDoc] = []
+    if a.monitor.enabled:
+        role, sched = monitor_role_name(cfg), monitor_scheduler_role_name(cfg)
+        out += [
+            PolicyDoc(
+                "monitor-role-trust", "trust", src.account_id, f"IAM role {role} (trust)", monitor_role_trust(cfg)
+            ),
+            PolicyDoc(
+                "monitor-role-permissions",
+                "identity",
+                src.account_id,
+                f"IAM role {role}",
+                monitor_role_permissions(cfg),
+            ),
+            PolicyDoc(
+                "monitor-schedule-role-trust",
+                "trust",
+                src.account_id,
+                f"IAM role {sched} (trust)",
+                monitor_scheduler_role_trust(cfg),
+            ),
+            PolicyDoc(
+                "monitor-schedule-role-permissions",
+                "identity",
+                src.account_id,
+                f"IAM role {sched}",
+                monitor_scheduler_role_permissions(cfg),
+            ),
+        ]
+    if a.rehearsal.enabled:
+        sched = rehearsal_scheduler_role_name(cfg)
+        out += [
+            PolicyDoc(
+                "rehearsal-schedule-role-trust",
+                "trust",
+                rec.account_id,
+                f"IAM role {sched} (trust)",
+                rehearsal_scheduler_role_trust(cfg),
+            ),
+            PolicyDoc(
+                "rehearsal-schedule-role-permissions",
+                "identity",
+                rec.account_id,
+                f"IAM role {sched}",
+                rehearsal_scheduler_role_permissions(cfg),
+            ),
+            PolicyDoc(
+                "recovery-role-rehearsal-metrics",
+                "identity",
+                rec.account_id,
+                f"IAM role {cfg.recovery_role_name} (second inline policy)",
+                rehearsal_metrics_permissions(cfg),
+            ),
+        ]
+    for stack, site in alarm_sites(cfg):
+        out.append(
+            PolicyDoc(
+                f"kms-key-policy--alarm-topic-{stack}",
+                "kms-key-policy",
+                site.account_id,
+                f"KMS key {alarm_key_alias(cfg)} ({stack} stack)",
+                alarm_topic_key_policy(site),
+            )
+        )
+    return out
+
+
+def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
+    """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what"."""
+    src, rec = source_site(cfg), recovery_site(cfg)
+    out: list[tuple[str, list[str], str, list[str]]] = []
+    if cfg.assurance.monitor.enabled:
+        out.append(
+            (
+                "Replication monitor function role",
+                [src.role_arn(monitor_role_name(cfg))],
+                f"Assumed only by Lambda for the function `{monitor_function_name(cfg)}` (`monitor-role-trust`). "
+                "Reads replication status and source metadata, publishes metrics to its own namespace.",
+                ["monitor-role-permissions"],
+            )
+        )
+        out.append(
+            (
+                "Replication monitor schedule role",
+                [src.role_arn(monitor_scheduler_role_name(cfg))],
+                "Assumed only by EventBridge Scheduler for the monitor's schedule. Invokes the monitor function.",
+                ["monitor-schedule-role-permissions"],
+            )
+        )
+    if cfg.assurance.rehearsal.enabled:
+        out.append(
+            (
+                "Recovery rehearsal schedule role",
+                [rec.role_arn(rehearsal_scheduler_role_name(cfg))],
+                "Assumed only by EventBridge Scheduler for the rehearsal schedule. Starts job runs on the kit's EMR "
+                "Serverless application and passes it the recovery role, nothing else.",
+                ["rehearsal-schedule-role-permissions"],
+            )
+        )
+    return out

@@ -1,0 +1,202 @@
+"""Synthesised Terraform of issue 11 (both examples): the monitor function and its schedule, the rehearsal
+schedule, the alarms, the encrypted alarm topic and the roles."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra import packaging
+from infra.config import load_config
+from jobs.ops import monitor as M
+from jobs.rehearse import SUCCEEDED
+from policies import assurance
+
+pytestmark = pytest.mark.synth
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ("seed", "multi-account")
+Stacks = dict[str, dict[str, Any]]
+
+
+def res(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
+    return {k: v for k, v in stack.get("resource", {}).get(rtype, {}).items()}
+
+
+def by_name(stack: dict[str, Any], rtype: str, key: str) -> dict[str, dict[str, Any]]:
+    return {v[key]: v for v in res(stack, rtype).values()}
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Stacks], example: str) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    src = synthesized[example]["source"]
+    (fn,) = res(src, "aws_lambda_function").values()
+    assert fn["function_name"] == f"{cfg.kit.name}-replication-monitor"
+    assert fn["runtime"] == "python3.12" and fn["handler"] == "jobs.ops.monitor.handler"
+    assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip())
+    assert re.fullmatch(r"assets/[\w-]+/[\w-]+/replication-monitor\.zip", fn["filename"]), fn["filename"]
+    assert fn["reserved_concurrent_executions"] == 1
+    env = fn["environment"]["variables"]
+    assert env[M.ENV_SOURCES] == cfg.source.bucket_arn
+    assert env[M.ENV_DESTINATIONS].split(",") == [r.bucket_arn for r in cfg.replicas]
+    assert env[M.ENV_MAX_LAG] == str(cfg.assurance.monitor.max_lag_minutes * 60)
+    assert env[M.ENV_CAP] == str(cfg.assurance.monitor.max_table_metrics)
+    assert env["AWS_DATA_PATH"] == "/var/task/botocore_data"
+    (logs,) = res(src, "aws_cloudwatch_log_group").values()
+    assert fn["logging_config"]["log_group"].startswith("${aws_cloudwatch_log_group.")
+    assert logs["name"] == assurance.monitor_log_group(cfg) and logs["retention_in_days"] == 30
+
+
+def test_no_machine_path_in_any_stack(synthesized: dict[str, Stacks]) -> None:
+    for example in EXAMPLES:
+        for name, stack in synthesized[example].items():
+            # resources and outputs (backends and remote state carry the working directory by the existing design)
+            body = {k: stack.get(k, {}) for k in ("resource", "output", "provider")}
+            text = json.dumps(body)
+            assert "/tmp/" not in text and str(ROOT) not in text, (example, name)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_monitor_schedule_invokes_the_function_with_its_own_role(synthesized: dict[str, Stacks], example: str) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    src = synthesized[example]["source"]
+    sched = by_name(src, "aws_scheduler_schedule", "name")[f"{cfg.kit.name}-replication-monitor"]
+    assert sched["schedule_expression"] == f"rate({cfg.assurance.monitor.interval_minutes} minutes)"
+    assert sched["flexible_time_window"] == {"mode": "OFF"}
+    assert sched["target"]["arn"].startswith("${aws_lambda_function.")
+    roles = by_name(src, "aws_iam_role", "name")
+    sched_role = roles[assurance.monitor_scheduler_role_name(cfg)]
+    assert json.loads(sched_role["assume_role_policy"]) == assurance.monitor_scheduler_role_trust(cfg)
+    fn_role = roles[assurance.monitor_role_name(cfg)]
+    assert json.loads(fn_role["assume_role_policy"]) == assurance.monitor_role_trust(cfg)
+    policies = by_name(src, "aws_iam_role_policy", "name")
+    assert json.loads(policies[assurance.monitor_role_name(cfg)]["policy"]) == assurance.monitor_role_permissions(cfg)
+    assert json.loads(policies[assurance.monitor_scheduler_role_name(cfg)]["policy"]) == (
+        assurance.monitor_scheduler_role_permissions(cfg)
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
+    kit, mon = cfg.kit.name, cfg.assurance.monitor
+    assert len(alarms) == 2 * len(cfg.replicas) + 1
+    for rep in cfg.replicas:
+        lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
+        assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
+            M.LAG, "Maximum", "GreaterThanThreshold"
+        )  # fmt: skip
+        assert lag["threshold"] == mon.max_lag_minutes * 60
+        assert lag["dimensions"] == {"Kit": kit, "Destination": rep.bucket_arn}
+        failed = alarms[f"{kit}-replication-failed-{rep.bucket}"]
+        assert (failed["metric_name"], failed["threshold"], failed["comparison_operator"]) == (
+            M.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold"
+        )  # fmt: skip
+        assert failed["dimensions"] == lag["dimensions"]
+        for a in (lag, failed):
+            assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
+            assert a["treat_missing_data"] == "notBreaching"
+    silent = alarms[f"{kit}-replication-monitor-not-reporting"]
+    assert silent["metric_name"] == M.HEARTBEAT and silent["dimensions"] == {"Kit": kit}
+    assert silent["treat_missing_data"] == "breaching"  # missing data breaches
+    assert silent["evaluation_periods"] == 2 and silent["comparison_operator"] == "LessThanThreshold"
+    (topic,) = res(synthesized[example]["source"], "aws_sns_topic")
+    for a in alarms.values():
+        assert a["alarm_actions"] == a["ok_actions"] == [f"${{aws_sns_topic.{topic}.arn}}"]
+
+
+@pytest.mark.parametrize(("example", "stack"), [(e, s) for e in EXAMPLES for s in ("source", "recovery")])
+def test_alarm_topic_is_kms_encrypted_with_the_configured_subscriptions(
+    synthesized: dict[str, Stacks], example: str, stack: str
+) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    st = synthesized[example][stack]
+    (topic,) = res(st, "aws_sns_topic").values()
+    assert topic["name"] == f"{cfg.kit.name}-assurance-alarms"
+    assert topic["kms_master_key_id"].startswith("${aws_kms_key.alarm-topic_key_")
+    keys = [k for name, k in res(st, "aws_kms_key").items() if name.startswith("alarm-topic_key_")]
+    (key,) = keys
+    assert key["enable_key_rotation"] is True
+    site = assurance.source_site(cfg) if stack == "source" else assurance.recovery_site(cfg)
+    assert json.loads(key["policy"]) == assurance.alarm_topic_key_policy(site)
+    subs = sorted((s["protocol"], s["endpoint"]) for s in res(st, "aws_sns_topic_subscription").values())
+    assert subs == sorted((s.protocol, s.endpoint) for s in cfg.assurance.alarm_subscriptions)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_rehearsal_schedule_starts_the_recovery_job_on_emr_serverless(
+    synthesized: dict[str, Stacks], example: str
+) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    rec = synthesized[example]["recovery"]
+    reh = cfg.assurance.rehearsal
+    sched = by_name(rec, "aws_scheduler_schedule", "name")[f"{cfg.kit.name}-recovery-rehearsal"]
+    assert sched["schedule_expression"] == f"rate({reh.interval_hours} hours)"
+    target = sched["target"]
+    assert target["arn"] == "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
+    request = json.loads(target["input"])
+    assert request["applicationId"].startswith("${aws_emrserverless_application.spark_application_")
+    assert request["executionRoleArn"] == cfg.recovery_role_arn
+    assert request["clientToken"] == "<aws.scheduler.execution-id>"
+    driver = request["jobDriver"]["sparkSubmit"]
+    assert driver["entryPoint"] == f"s3://{cfg.recovery_scripts_bucket}/scripts/rehearse_entry.py"
+    args = driver["entryPointArguments"]
+    assert args[args.index("--namespace") + 1] == reh.namespace
+    assert args[args.index("--offset-hours") + 1] == str(reh.offset_hours)
+    assert args[args.index("--target-warehouse") + 1] == cfg.recovery_bucket_arn
+    assert args[args.index("--replica-warehouse") + 1] == cfg.recovery_replica.bucket_arn
+    assert args[args.index("--report-uri") + 1] == f"s3://{cfg.recovery_scripts_bucket}/reports/rehearsals"
+    if reh.tables:
+        assert [args[i + 1] for i, a in enumerate(args) if a == "--table"] == list(reh.tables)
+    else:
+        assert [args[i + 1] for i, a in enumerate(args) if a == "--candidate"] == [
+            f"{n}.{t}" for n, t in cfg.replicated_tables()
+        ]
+        assert args[args.index("--sample") + 1] == str(reh.sample)
+    roles = by_name(rec, "aws_iam_role", "name")
+    role = roles[assurance.rehearsal_scheduler_role_name(cfg)]
+    assert json.loads(role["assume_role_policy"]) == assurance.rehearsal_scheduler_role_trust(cfg)
+    assert target["role_arn"].startswith("${aws_iam_role.recovery-rehearsal_schedule-role_")
+    policies = by_name(rec, "aws_iam_role_policy", "name")
+    assert json.loads(policies[assurance.rehearsal_scheduler_role_name(cfg)]["policy"]) == (
+        assurance.rehearsal_scheduler_role_permissions(cfg)
+    )
+    metrics = policies["assurance-rehearsal-metrics"]
+    assert metrics["role"].startswith("${aws_iam_role.recovery-role_")
+    assert json.loads(metrics["policy"]) == assurance.rehearsal_metrics_permissions(cfg)
+    namespaces = [n["namespace"] for n in res(rec, "aws_s3tables_namespace").values()]
+    assert sorted(namespaces) == sorted([cfg.recovery.namespace, reh.namespace])
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_rehearsal_alarm_spans_two_intervals_and_missing_data_breaches(
+    synthesized: dict[str, Stacks], example: str
+) -> None:
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    alarms = by_name(synthesized[example]["recovery"], "aws_cloudwatch_metric_alarm", "alarm_name")
+    a = alarms[f"{cfg.kit.name}-recovery-rehearsal-not-succeeding"]
+    assert a["metric_name"] == SUCCEEDED and a["dimensions"] == {"Kit": cfg.kit.name}
+    assert a["period"] * a["evaluation_periods"] == 2 * cfg.assurance.rehearsal.interval_hours * 3600
+    assert a["period"] * a["evaluation_periods"] <= 7 * 86400  # CloudWatch's limit
+    assert a["treat_missing_data"] == "breaching" and a["comparison_operator"] == "LessThanThreshold"
+
+
+def test_assurance_can_be_switched_off(tmp_path: Path) -> None:
+    import tomllib
+
+    from infra.app import build_app
+    from infra.config import parse_config
+
+    doc = tomllib.loads((ROOT / "examples" / "seed.toml").read_text())
+    doc["assurance"]["monitor"]["enabled"] = False
+    doc["assurance"]["rehearsal"]["enabled"] = False
+    build_app(parse_config(doc), outdir=str(tmp_path)).synth()
+    for name in ("source", "recovery"):
+        stack = json.loads((tmp_path / "stacks" / name / "cdk.tf.json").read_text())
+        for rtype in ("aws_lambda_function", "aws_scheduler_schedule", "aws_cloudwatch_metric_alarm", "aws_sns_topic"):
+            assert not res(stack, rtype), (name, rtype)

@@ -33,15 +33,18 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("replica-demo-dest-tablebucket", "awscc_s3tables_table_bucket"): 1,
         ("replica-demo-dest-tablebucket", "aws_s3tables_table_bucket_policy"): 1,
         ("replica-demo-dest-tablebucket", "aws_iam_policy"): 1,  # guardrail (the seed attaches it to no role)
+        ("source", "aws_kms_key"): 1,  # the alarm topic's key (issue 11)
         ("recovery", "awscc_s3tables_table_bucket"): 1,
-        ("recovery", "aws_s3tables_namespace"): 1,
+        ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
+        ("recovery", "aws_kms_key"): 1,  # the rehearsal alarm topic's key
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
-        ("organization", "aws_organizations_policy"): 1,
-        ("organization", "aws_organizations_policy_attachment"): 1,
+        # two SCPs (replica protection + guards), each attached to the one OU
+        ("organization", "aws_organizations_policy"): 2,
+        ("organization", "aws_organizations_policy_attachment"): 2,
     },
     "multi-account": {
         ("source", "awscc_s3tables_table_bucket"): 1,
-        ("source", "aws_kms_key"): 1,
+        ("source", "aws_kms_key"): 2,  # source bucket key + alarm topic key
         ("source", "aws_s3tables_namespace"): 2,
         ("source", "aws_s3tables_table"): 3,
         ("source", "aws_s3tables_table_bucket_replication"): 1,
@@ -50,17 +53,19 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
             for r in ("euc1", "use1", "apse2")
             for t in ("awscc_s3tables_table_bucket", "aws_kms_key", "aws_s3tables_table_bucket_policy")
         },
-        # one guardrail per replica account (euc1 owns 222222222222's, apse2 333333333333's), two roles each
+        # one guardrail per replica account (euc1 owns 222222222222's, apse2 333333333333's): two configured roles
+        # plus the account's deploy role each
         ("replica-lakehouse-replica-euc1", "aws_iam_policy"): 1,
-        ("replica-lakehouse-replica-euc1", "aws_iam_role_policy_attachment"): 2,
+        ("replica-lakehouse-replica-euc1", "aws_iam_role_policy_attachment"): 3,
         ("replica-lakehouse-replica-apse2", "aws_iam_policy"): 1,
-        ("replica-lakehouse-replica-apse2", "aws_iam_role_policy_attachment"): 2,
+        ("replica-lakehouse-replica-apse2", "aws_iam_role_policy_attachment"): 3,
         ("recovery", "awscc_s3tables_table_bucket"): 1,
-        ("recovery", "aws_kms_key"): 1,
-        ("recovery", "aws_s3tables_namespace"): 1,
+        ("recovery", "aws_kms_key"): 2,  # recovery bucket key + rehearsal alarm topic key
+        ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
-        ("organization", "aws_organizations_policy"): 1,
-        ("organization", "aws_organizations_policy_attachment"): 2,
+        # two SCPs, each attached to the three targets
+        ("organization", "aws_organizations_policy"): 2,
+        ("organization", "aws_organizations_policy_attachment"): 6,
     },
 }
 

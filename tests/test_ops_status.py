@@ -255,9 +255,12 @@ def test_empty_replica_promises_nothing() -> None:
 
 
 def test_status_json_carries_the_recovery_windows(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    # The CLI measures against the wall clock: anchor the commits to this test's start, not the module's import
+    # (a long session made a module-level NOW minutes stale).
+    now = dt.datetime.now(dt.UTC)
     world = deploy(ops_env, replicate=False)
-    world.commit("analytics.orders", NOW - timedelta(hours=6))
-    world.commit("analytics.orders", NOW - timedelta(hours=1))
+    world.commit("analytics.orders", now - timedelta(hours=6))
+    world.commit("analytics.orders", now - timedelta(hours=1))
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
     code, out = _run_cli(world, tmp_path, capsys, "--json")
     assert code == 0
@@ -265,7 +268,7 @@ def test_status_json_carries_the_recovery_windows(ops_env: OpsEnv, tmp_path, cap
     (orders,) = [d for d in doc["destinations"] if d["table"] == "analytics.orders"]
     w = orders["window"]
     assert w["snapshots"] == 2
-    assert abs((dt.datetime.fromisoformat(w["start"]) - (NOW - timedelta(hours=6))).total_seconds()) < 0.01
+    assert abs((dt.datetime.fromisoformat(w["start"]) - (now - timedelta(hours=6))).total_seconds()) < 0.01
     assert w["promised_seconds"] == 2160 * 3600  # the replica's retention from the outputs
     assert w["reaches_back_seconds"] == pytest.approx(6 * 3600, abs=120) and not w["short"]
     assert doc["short_windows"] == 0

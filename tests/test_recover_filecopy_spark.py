@@ -93,6 +93,7 @@ def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     sql(f"CREATE TABLE {W}.sales.dropped (a int, b string, c int) USING iceberg")
     sql(f"INSERT INTO {W}.sales.dropped VALUES (1, 'x', 10), (2, 'y', 20)")
     sql(f"ALTER TABLE {W}.sales.dropped DROP COLUMN b")
+    sql(f"INSERT INTO {W}.sales.dropped VALUES (3, 30)")  # a snapshot with the gap in its schema
 
     # plain: unpartitioned, two commits, no deletes; its copy is broken on purpose in one test
     sql(f"CREATE TABLE {W}.sales.plain (id bigint, v string) USING iceberg")

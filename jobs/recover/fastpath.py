@@ -74,6 +74,7 @@ class FilesOutcome:
     reused: int = 0
     copy_seconds: float = 0.0
     commit_seconds: float = 0.0
+    check_seconds: float = 0.0  # per-file check of the written objects: part of the verification, not the copy
     check_methods: dict[str, int] = field(default_factory=dict)
     committed: bool = False
 
@@ -414,7 +415,7 @@ def recover_files(
         r = by_src[f.path]
         if r.get("records") is not None and int(r["records"]) != f.records:
             raise RecoveryError(f"{f.path}: rewrote {r['records']} position deletes, the manifest says {f.records}")
-    check_seconds = time.monotonic() - t1
+    outcome.check_seconds = time.monotonic() - t1
     # commit: one snapshot with every file, in the staged (invisible) table, then the catalog commit
     t2 = time.monotonic()
     t = txn.table()
@@ -459,7 +460,6 @@ def recover_files(
     outcome.committed = True
     outcome.commit_seconds = time.monotonic() - t2
     say(f"committed {len(data)} data + {len(deletes)} delete file(s) in one snapshot ({outcome.commit_seconds:.1f}s)")
-    outcome.check_seconds = check_seconds  # type: ignore[attr-defined]
     return rcat, jtable
 
 

@@ -47,7 +47,7 @@ def _results() -> Results:
     res.measurements = [
         Measurement(
             "1", "round 1: (B) plain Spark CTAS, default settings", 30.0, 20_000_000, 200_000_000, load=(1.0, 2.0)
-        ),  # fmt: skip
+        ),
         Measurement("1", "(b) kit recovery, --copy-mode ctas: copy only", 20.0, 20_000_000),
         Measurement("1", "(d) raw file copy of the data files (cp -r, floor)", 0.2, 20_000_000),
         Measurement("2", "kit row fingerprint verification (both sides, one pass each)", 15.0, 20_000_000),

@@ -4,6 +4,8 @@ recovery point, the streamed copy and its checks on local files and on an S3 API
 from __future__ import annotations
 
 import base64
+import io
+import json
 import zlib
 from pathlib import Path
 from typing import Any
@@ -260,8 +262,8 @@ def test_position_deletes_are_rewritten_for_the_new_location(tmp_path: Path) -> 
     paths = [f"{rep}/data/a.parquet"] * 3 + [f"{rep}/data/b.parquet"] * 2
     _deletes_file(src, paths)
     dst = relocate("file:" + str(src), rep, tgt)
-    r = copy_one(CopyItem("file:" + str(src), dst, alt_name(dst, "r"), src.stat().st_size, "position-deletes", rep, tgt),
-                 StoreConfig())  # fmt: skip
+    item = CopyItem("file:" + str(src), dst, alt_name(dst, "r"), src.stat().st_size, "position-deletes", rep, tgt)
+    r = copy_one(item, StoreConfig())
     assert r.error is None and r.records == 5
     out = pq.read_table(dst[5:])
     assert out.column("file_path").to_pylist() == [p.replace(rep, tgt) for p in paths]
@@ -348,3 +350,38 @@ def test_report_shows_mode_verification_and_leftovers() -> None:
     assert "| copy mode | files" in md and "s3://t/data/x.parquet" in md and "3 + 10 days" in md
     assert " files " in summary_table([r])
     _ = PartitionField  # re-exported type used by the planner
+
+
+def _hadoop_table(wh: Path, ns: str, name: str, doc: dict[str, Any]) -> None:
+    meta = wh / ns / name / "metadata"
+    meta.mkdir(parents=True)
+    (meta / "v1.metadata.json").write_text(json.dumps(doc))
+    (meta / "version-hint.text").write_text("1")
+
+
+def test_plan_time_refusal_exits_2_before_a_jvm_starts(tmp_path: Path) -> None:
+    """An existing target without --replace is a plan error: exit 2, no Spark session asked for, no result rows."""
+    from jobs.recover.catalogs import CatalogSpec
+    from jobs.recover.job import RecoveryRequest, run
+
+    _hadoop_table(tmp_path / "rep", "analytics", "orders", metadata())
+    taken = {**metadata(), "properties": {"someone": "else"}, "location": str(tmp_path / "tgt" / "rec" / "orders")}
+    _hadoop_table(tmp_path / "tgt", "rec", "orders", taken)
+
+    def no_jvm(conf: dict[str, str]) -> Any:
+        raise AssertionError("a SparkSession was requested")
+
+    out = io.StringIO()
+    req = RecoveryRequest(
+        replica=CatalogSpec("r", "hadoop", str(tmp_path / "rep")),
+        target=CatalogSpec("t", "hadoop", str(tmp_path / "tgt")),
+        tables=[Ident("analytics", "orders")],
+        target_namespace="rec",
+        report_dir=tmp_path / "reports",
+        now_ms=NOW,
+    )
+    res = run(req, no_jvm, out=out, err=io.StringIO())
+    assert res.exit_code == 2 and res.results == [] and res.report is None
+    assert "pass --replace to overwrite it" in out.getvalue() and "Nothing was written" in out.getvalue()
+    # the plan still says which mode the table would get, and why
+    assert "mode: ctas" in out.getvalue() and "manifest list" in out.getvalue()

@@ -386,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             lambda: R.measure_rounds(spark, work, d["orders"], int(os.environ.get("BENCH_ROUNDS", sc.rounds))),
         )
         res.extra["copy"] = step(
-            "1+2 CTAS-mode kit, fingerprint, EXCEPT ALL", lambda: R.measure_copy(spark, work, d["orders"])
+            "1+2 CTAS-mode kit, fingerprint, EXCEPT ALL",
+            lambda: R.measure_copy(spark, work, d["orders"], except_all=os.environ.get("BENCH_EXCEPT_ALL", "1") != "0"),
         )
     if spark is not None:
         spark.stop()

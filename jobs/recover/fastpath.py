@@ -371,7 +371,8 @@ def recover_files(
     outcome.data_files, outcome.delete_files = len(data), len(deletes)
     total = sum(i.size for i in items)
     sc = spark.sparkContext
-    n_tasks = max(1, sc.defaultParallelism * 2)
+    # one task per executor core, files balanced by size (largest first): one wave, no scheduling tail
+    n_tasks = max(1, sc.defaultParallelism)
     groups = bins(items, n_tasks, lambda i: i.size)
     say(
         f"file copy: {len(data)} data + {len(deletes)} position-delete file(s), {total / 1e6:,.1f} MB, "

@@ -173,9 +173,10 @@ def _mode_decider(
     def decide_for(snap: Snapshot, schema: tuple[Column, ...], spec: tuple[PartitionField, ...]) -> ModeDecision:
         layout: Layout | None = None
         error: str | None = None
-        # The manifest list (one small Avro file) says which specs the live files use; needed for a file copy and for
-        # a CTAS of a table with several specs (write distribution). Read without a JVM.
-        if snap.manifest_list and (req.copy_mode is not CopyMode.CTAS or len(info.specs) > 1):
+        # The manifest list (one small Avro file, read without a JVM) says which specs the live files use. Only a table
+        # that has had several specs needs it (file copy: which specs to create; CTAS: write distribution): with one
+        # spec every file uses it, and the plan of a 100-table namespace stays metadata-file reads only.
+        if snap.manifest_list and len(info.specs) > 1:
             try:
                 layout = parse_layout(read_manifest_list(snap.manifest_list, getattr(src, "io_props", None)))
             except Exception as e:

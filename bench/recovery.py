@@ -77,11 +77,12 @@ class Scale:
     synth_destinations: int
     synth_tables: int
     submit_sample: int | None = None  # None: one spark-submit per table for every table
+    rounds: int = 3  # interleaved rounds of the copy comparison (after a warm-up)
 
 
 SCALES = {
     "small": Scale("small", 1_000_000, 2, 6, 50_000, 100, 5, 1000),
-    "full": Scale("full", 20_000_000, 4, 50, 200_000, 100, 5, 1000, submit_sample=8),
+    "full": Scale("full", 20_000_000, 4, 50, 200_000, 100, 5, 1000, submit_sample=8, rounds=4),
 }
 
 
@@ -405,7 +406,7 @@ def kit_request(work: Work, target: str, tables: list[str], report: Path, **kw: 
     )
 
 
-def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Path) -> Any:
+def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Path, **kw: Any) -> Any:
     from jobs.recover.job import run
     from jobs.spark import add_catalogs
 
@@ -413,55 +414,129 @@ def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Pat
         add_catalogs(spark, conf)
         return spark
 
-    req = kit_request(work, target, ["bench.orders"], report, parallelism=1)
-    with (work.root / f"kit-{target}.log").open("w") as out:
-        outcome = run(req, factory, out=out)
+    req = kit_request(work, target, ["bench.orders"], report, parallelism=1, **kw)
+    with (work.root / f"kit-{target}-{report.name}.log").open("w") as out:
+        outcome = run(req, factory, out=out, err=out)
     if outcome.exit_code != 0 or not outcome.results or outcome.results[0].verdict != "verified":
         raise RuntimeError(f"kit recovery into {target} failed: {[r.as_dict() for r in outcome.results]}")
     return outcome.results[0]
 
 
-def measure_copy(spark: SparkSession, work: Work, orders: dict[str, Any], except_all: bool = True) -> dict[str, Any]:
-    rows, nbytes, sid = int(orders["rows"]), int(orders["bytes"]), int(orders["snapshot_id"])
-    out: dict[str, Any] = {}
-    # Warm-up: JIT, catalog and file-system code paths, on a small slice (not measured).
+def _ctas(spark: SparkSession, name: str) -> None:
+    spark.sql(
+        f"CREATE TABLE base.bench.{name} USING iceberg PARTITIONED BY (months(order_date)) "
+        "AS SELECT * FROM replica.bench.orders"
+    )
+
+
+def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], rounds: int) -> dict[str, Any]:
+    """Interleaved rounds after a warm-up: kit file copy (A), default Spark CTAS (B), pyiceberg Arrow copy (C),
+    A B C A B C ... Each round's ratios compare neighbours in time (the machine is shared: 2 cores, other work)."""
+    from jobs.recover.modes import CopyMode
+
+    rows, nbytes = int(orders["rows"]), int(orders["bytes"])
+    reports = work.root / "reports"
+    out: dict[str, Any] = {"rounds": []}
+    # warm-up (not measured): every code path once (JIT, Python workers, catalogs, page cache)
     spark.sql(
         "CREATE TABLE base.warm.w USING iceberg PARTITIONED BY (months(order_date)) AS "
         "SELECT * FROM replica.bench.orders LIMIT 50000"
     )
     spark.sql("SELECT count(*), sum(xxhash64(*)) FROM replica.bench.orders").collect()
-
-    with work.timed("1", "(a) plain Spark CTAS, default settings", rows, nbytes):
-        spark.sql(
-            "CREATE TABLE base.bench.orders_ctas USING iceberg PARTITIONED BY (months(order_date)) "
-            "AS SELECT * FROM replica.bench.orders"
+    run_kit_in_session(spark, work, "recovery", reports / "warm", copy_mode=CopyMode.FILES, target_namespace="warm")
+    pyiceberg_copy(str(orders["metadata_location"]), int(orders["snapshot_id"]), work.wh("pyiceberg-warm"))
+    for i in range(1, rounds + 1):
+        rnd: dict[str, Any] = {"round": i}
+        box_kit: dict[str, Any] = {}
+        with work.timed("1", f"round {i}: (A) kit file copy, whole run", rows, nbytes) as box:
+            r = run_kit_in_session(
+                spark, work, "recovery", reports / f"files-{i}", copy_mode=CopyMode.FILES, target_namespace=f"r{i}"
+            )
+            box_kit["r"] = r
+            box["note"] = (
+                f"plan {r.plan_seconds:.2f} s + copy and commit {r.copy_seconds:.2f} s + verification "
+                f"{r.verify_seconds:.2f} s; {r.files} files; {r.verification_method.split(';')[0][:60]}"
+            )
+        r = box_kit["r"]
+        rnd["kit"] = r.as_dict()
+        rnd["kit_copy_s"] = r.plan_seconds + r.copy_seconds
+        rnd["kit_verify_s"] = r.verify_seconds
+        rnd["kit_copy_mb_per_s"] = r.copy_mb_per_s
+        work.measurements.append(
+            Measurement(
+                "1",
+                f"round {i}: (A) kit file copy: plan + copy + commit",
+                rnd["kit_copy_s"],
+                rows,
+                nbytes,
+                "TableResult.plan_seconds + copy_seconds",
+            )
         )
-    row = spark.sql("SELECT count(*) AS n FROM base.bench.orders_ctas.data_files").first()
-    out["ctas_files"] = int(row["n"]) if row else None
+        work.measurements.append(
+            Measurement(
+                "2",
+                f"round {i}: (A) kit file-copy verification",
+                r.verify_seconds,
+                rows,
+                nbytes,
+                "size + CRC32 per file, record counts per partition (TableResult.verify_seconds)",
+            )
+        )
+        with work.timed("1", f"round {i}: (B) plain Spark CTAS, default settings", rows, nbytes) as box:
+            t0 = time.perf_counter()
+            _ctas(spark, f"orders_ctas_{i}")
+            rnd["ctas_s"] = time.perf_counter() - t0
+        with (
+            work.attempt(f"round {i} (C) pyiceberg copy"),
+            work.timed("1", f"round {i}: (C) pyiceberg Arrow copy", rows, nbytes) as box,
+        ):
+            t0 = time.perf_counter()
+            pc = pyiceberg_copy(str(orders["metadata_location"]), int(orders["snapshot_id"]), work.wh(f"pyiceberg-{i}"))
+            rnd["arrow_s"] = time.perf_counter() - t0
+            box["note"] = f"read {pc['read_s']:.1f} s + write {pc['write_s']:.1f} s"
+        out["rounds"].append(rnd)
+        # free the disk (each copy is the table's size)
+        spark.sql(f"DROP TABLE IF EXISTS base.bench.orders_ctas_{i} PURGE")
+        shutil.rmtree(work.wh(f"pyiceberg-{i}"), ignore_errors=True)
+        if i > 1:
+            spark.sql(f"DROP TABLE IF EXISTS recovery.r{i}.orders PURGE")
+    return out
 
+
+def measure_copy(spark: SparkSession, work: Work, orders: dict[str, Any], except_all: bool = True) -> dict[str, Any]:
+    """The CTAS-mode kit once (the row fingerprint's figures, kept), a raw copy, the fingerprint profile, EXCEPT ALL."""
+    from jobs.recover.modes import CopyMode
+
+    rows, nbytes, sid = int(orders["rows"]), int(orders["bytes"]), int(orders["snapshot_id"])
+    out: dict[str, Any] = {}
     reports = work.root / "reports"
     box_kit: dict[str, Any] = {}
-    with work.timed("1", "(b) kit recovery: copy + verification (whole run)", rows, nbytes) as box:
-        r = run_kit_in_session(spark, work, "recovery", reports / "kit")
+    with work.timed("1", "(b) kit recovery, --copy-mode ctas: copy + fingerprint verification", rows, nbytes) as box:
+        r = run_kit_in_session(spark, work, "recovery", reports / "kit", copy_mode=CopyMode.CTAS)
         box["note"] = f"plan+copy+verify+report; {r.files} files written"
         box_kit["r"] = r
     r = box_kit["r"]
-    # The kit times its own copy and verification; recorded as measurements of their own.
     work.measurements.append(
-        Measurement("1", "(b) kit recovery: copy only", r.copy_seconds, rows, nbytes, "TableResult.copy_seconds")
+        Measurement(
+            "1",
+            "(b) kit recovery, --copy-mode ctas: copy only",
+            r.copy_seconds,
+            rows,
+            nbytes,
+            "TableResult.copy_seconds",
+        )
     )
     work.measurements.append(
         Measurement(
-            "2", "kit verification (both sides, one pass each)", r.verify_seconds, rows, nbytes,
-            "TableResult.verify_seconds",
+            "2", "kit row fingerprint verification (both sides, one pass each)", r.verify_seconds, rows, nbytes,
+            "TableResult.verify_seconds of the CTAS-mode run",
         )
     )  # fmt: skip
     out["kit"] = r.as_dict()
-
-    with work.attempt("1 (c) pyiceberg copy"):
-        out["pyiceberg"] = _arrow_copy(work, orders)
     with work.attempt("1 (d) raw copy"):
         _raw_copy(work, rows)
+    with work.attempt("1 (c) pyiceberg profile"):
+        out["pyiceberg"] = _arrow_copy(work, orders)
     with work.attempt("2 verification profile"):
         out["verification_profile"] = verification_profile(spark, work, rows)
     if except_all:
@@ -504,7 +579,7 @@ def verification_profile(spark: SparkSession, work: Work, rows: int) -> dict[str
 def _arrow_copy(work: Work, orders: dict[str, Any]) -> dict[str, Any]:
     rows, nbytes, sid = int(orders["rows"]), int(orders["bytes"]), int(orders["snapshot_id"])
     prof = cProfile.Profile()
-    with work.timed("1", "(c) pyiceberg Arrow copy (scan to Arrow + append)", rows, nbytes) as box:
+    with work.timed("1", "(c) pyiceberg Arrow copy, profiled (cProfile on)", rows, nbytes) as box:
         prof.enable()
         pc = pyiceberg_copy(str(orders["metadata_location"]), sid, work.wh("pyiceberg"))
         prof.disable()

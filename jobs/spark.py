@@ -10,6 +10,7 @@ command line: `build_session(local=False)` then only adds the catalogs and the S
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +62,10 @@ def session_conf(
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.default.parallelism"] = str(cores)
+        # Python tasks (the file copy) import the kit from the repository.
+        conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        )
         conf["spark.sql.warehouse.dir"] = os.environ.get("KIT_SPARK_WAREHOUSE", "/tmp/kit-spark-warehouse")
     conf.update(catalogs or {})
     conf.update(extra or {})
@@ -89,6 +94,8 @@ def build_session(
         jars_dir=jars_dir,
         extra=extra,
     )
+    if local:  # PySpark's Python tasks (the file copy) run this interpreter, with its packages (boto3, pyarrow)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     for k, v in conf.items():
         builder = builder.config(k, v)

@@ -35,5 +35,7 @@ def test_drill_prints_the_walkthrough(tmp_path: Path) -> None:
     for verb in ("INSERT", "UPDATE", "DELETE"):
         assert f"{verb} on recovery.recovered.orders: ok" in out
         assert f"{verb} on replica.analytics.orders: refused" in out
+    assert out.count("recovery mode used: FILES") == 2  # the drill shows which mode each recovery used
+    assert out.count("row fingerprint") >= 2  # and runs the full fingerprint (--verify full) after the file copy
     assert "SUCCESS" in out
     assert list((tmp_path / "demo-out" / "report").glob("*/*/report.md"))

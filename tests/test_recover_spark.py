@@ -387,10 +387,11 @@ def test_existing_target_refused_then_replace(spark: Any, world: World) -> None:
     spark.sql(f"CREATE TABLE {TGT}.taken.orders (x int) USING iceberg TBLPROPERTIES ('someone'='else')")
     spark.sql(f"INSERT INTO {TGT}.taken.orders VALUES (1)")
     out = _run(spark, world, ["sales.orders", "sales.mor"], target_namespace="taken", parallelism=2)
-    assert out.exit_code == 1  # one refused, the other completed
-    verdicts = {r.replica_table: r.verdict for r in out.results}
-    assert verdicts == {"sales.orders": "refused", "sales.mor": "verified"}
+    # refused at plan time (exit 2, no JVM needed): nothing is written, not even the other table; no result rows
+    assert out.exit_code == 2 and not out.results
+    assert any("sales.orders: target" in e and "pass --replace" in e for e in out.plan.errors)
     assert spark.sql(f"SELECT * FROM {TGT}.taken.orders").collect()[0][0] == 1  # untouched
+    assert not spark.catalog.tableExists(f"{TGT}.taken.mor")
 
     out2 = _run(spark, world, ["sales.orders"], target_namespace="taken", replace=True)
     assert out2.exit_code == 0, out2.results[0].message
@@ -440,7 +441,8 @@ def test_guard_refuses_every_write_to_the_replica(spark: Any, world: World) -> N
 
 
 def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> None:
-    """SIGKILL the whole job (python driver + JVM, its process group) while the CTAS writes data files; rerun."""
+    """SIGKILL the whole job (python driver + JVM, its process group) while the CTAS writes data files; rerun (auto:
+    a file copy) over the leftovers."""
     data_dir = world.target_wh / "kill" / "events" / "data"
     log = world.root / "killed-job.log"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
@@ -458,6 +460,8 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
                 "big.events",
                 "--target-namespace",
                 "kill",
+                "--copy-mode",
+                "ctas",
                 "--report",
                 str(world.root / "reports" / "killed"),
             ],
@@ -484,6 +488,7 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
     out = _run(spark, world, ["big.events"], target_namespace="kill")
     assert out.exit_code == 0, out.results[0].message
     assert out.results[0].verdict == "verified" and out.results[0].rows == 1_000_000
+    assert out.results[0].copy_mode == "files"
     referenced = {
         r[0].removeprefix("file:")
         for r in spark.sql(f"SELECT file_path FROM {TGT}.kill.events.all_data_files").collect()

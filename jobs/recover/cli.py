@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from jobs.recover.catalogs import MODES, CatalogSpec
 from jobs.recover.job import RecoveryRequest, run
 from jobs.recover.model import ArgError, Ident, RecoveryError
+from jobs.recover.modes import COPY_MODES, CopyMode
 from jobs.recover.planning import Selector, parse_as_of, to_ms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +59,24 @@ def parser() -> argparse.ArgumentParser:
     run_.add_argument("--dry-run", action="store_true", help="print the plan only; no writes")
     run_.add_argument("--replace", action="store_true", help="overwrite existing targets (otherwise refused)")
     run_.add_argument("--parallelism", type=int, default=2, metavar="N", help="tables copied at once (default 2)")
+    run_.add_argument(
+        "--copy-mode",
+        choices=COPY_MODES,
+        default="auto",
+        help="files: copy the snapshot's files byte for byte (refused at plan time where it cannot be proven "
+        "correct); ctas: Spark CREATE TABLE AS SELECT; auto (default): files where the snapshot qualifies, else "
+        "ctas. The plan shows each table's mode and why",
+    )
+    run_.add_argument(
+        "--verify",
+        choices=("auto", "full"),
+        default="auto",
+        help="auto: size + CRC32 per copied file and record counts per partition for file copies, the row "
+        "fingerprint for CTAS; full: the row fingerprint as well (reads every row of both sides)",
+    )
+    run_.add_argument(
+        "--part-size-mb", type=int, default=64, metavar="MB", help="file copy: multipart above this size (>= 5)"
+    )
     run_.add_argument(
         "--report", metavar="DIR", help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/)"
     )
@@ -128,6 +147,9 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
             replace=ns.replace,
             parallelism=ns.parallelism,
             report_dir=report,
+            copy_mode=CopyMode(ns.copy_mode),
+            verify=ns.verify,
+            part_size=ns.part_size_mb * 1024 * 1024,
         )
     except RecoveryError as e:
         raise ArgError(str(e)) from None

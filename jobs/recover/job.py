@@ -21,15 +21,28 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from jobs.recover import sql as S
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from jobs.recover.guard import GuardedSql
 from jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
     local_path,
     metadata_source,
+    read_manifest_list,
     table_properties,
 )
-from jobs.recover.model import PROP_VERIFIED, Ident, PlanError, RecoveryError, table_info_from_metadata
+from jobs.recover.model import (
+    PROP_VERIFIED,
+    Column,
+    Ident,
+    PartitionField,
+    PlanError,
+    RecoveryError,
+    Snapshot,
+    TableInfo,
+    table_info_from_metadata,
+)
+from jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_layout
 from jobs.recover.planning import (
     Action,
     Plan,
@@ -37,6 +50,8 @@ from jobs.recover.planning import (
     TablePlan,
     check_distinct_targets,
     plan_table,
+    properties_point,
+    property_changes,
     target_ident,
 )
 from jobs.recover.report import TableResult, summary_table, write_reports
@@ -62,6 +77,11 @@ class RecoveryRequest:
     parallelism: int = 2
     report_dir: Path | None = None
     now_ms: int | None = None
+    copy_mode: CopyMode = CopyMode.AUTO
+    verify: str = (
+        "auto"  # auto: checksums + metadata counts for file copies, row fingerprint for CTAS; full: + fingerprint
+    )
+    part_size: int = DEFAULT_PART_SIZE
 
     def __post_init__(self) -> None:
         if self.replica.name == self.target.name:
@@ -70,16 +90,26 @@ class RecoveryRequest:
             raise RecoveryError("nothing to recover: pass --table ns.name (repeatable) or --namespace ns")
         if self.parallelism < 1:
             raise RecoveryError("--parallelism must be >= 1")
+        if self.verify not in ("auto", "full"):
+            raise RecoveryError("--verify must be auto or full")
+        if self.part_size < 5 * 1024 * 1024:
+            raise RecoveryError("the multipart part size must be at least 5 MiB (S3's minimum)")
 
     def spark_conf(self) -> dict[str, str]:
-        return {**catalog_conf(self.replica), **catalog_conf(self.target), **COPY_CONF}
+        return {**catalog_conf(self.replica), **catalog_conf(self.target)}
+
+    def store_config(self) -> StoreConfig:
+        return StoreConfig(region=self.target.region or self.replica.region, endpoint=self.target.endpoint,
+                           part_size=self.part_size)  # fmt: skip
 
 
-# Recovery writes skip Iceberg's default hash distribution: a replica snapshot's data files already hold one partition
-# each, so tasks (one per file split) write few files through the fanout writer, and the ~1 GB shuffle of a 20 M-row
-# copy disappears (BENCHMARKS.md: the copy's only stage besides that shuffle). The session setting wins over the table's
-# `write.distribution-mode`, which is still copied to the target for its future writers.
-COPY_CONF = {"spark.sql.iceberg.distribution-mode": "none"}
+# A CTAS skips Iceberg's default hash distribution only when every data file of the snapshot was written with the
+# target's spec: each file then holds one target partition, tasks (one per file split) write few files through the
+# fanout writer, and the ~1 GB shuffle of a 20 M-row copy disappears (BENCHMARKS.md). After partition evolution the
+# files mix target partitions and `none` scatters them (137-141 files for 12 partitions, varying between runs): the
+# default distribution is kept. Set per table on the table's own Spark session (`table_session`); the session setting
+# wins over the table's `write.distribution-mode`, which is still copied to the target for its future writers.
+DISTRIBUTION_NONE = {"spark.sql.iceberg.distribution-mode": "none"}
 
 
 class Progress:
@@ -112,14 +142,74 @@ def build_plan(req: RecoveryRequest, replica_src: MetadataSource, target_src: Me
                 plan.errors.append(f"{ident}: no such table in the replica catalog {req.replica.name}")
                 continue
             tgt = target_ident(ident, req.target_namespace, req.suffix)
-            plan.tables.append(
-                plan_table(info, req.selector, now_ms, tgt, table_properties(target_src, tgt), req.replace)
+            tp = plan_table(
+                info,
+                req.selector,
+                now_ms,
+                tgt,
+                table_properties(target_src, tgt),
+                req.replace,
+                decide_mode=_mode_decider(req, info, replica_src),
+                properties_at=_properties_reader(req, info, replica_src),
             )
+            if tp.action is Action.REFUSE:
+                plan.errors.append(
+                    f"{ident}: target {req.target.name}.{tgt} {tp.state.value}; pass --replace to overwrite it"
+                )
+            elif req.copy_mode is CopyMode.FILES and tp.copy_mode is not CopyMode.FILES:
+                reason = tp.mode.reason if tp.mode else "?"
+                plan.errors.append(f"{ident}: --copy-mode files is not possible: {reason} (use auto or ctas)")
+            plan.tables.append(tp)
         except PlanError as e:
             plan.errors.append(str(e))
     same = req.replica.mode == req.target.mode and req.replica.warehouse == req.target.warehouse
     plan.errors.extend(check_distinct_targets(plan.tables, same))
     return plan
+
+
+def _mode_decider(
+    req: RecoveryRequest, info: TableInfo, src: MetadataSource
+) -> Callable[[Snapshot, tuple[Column, ...], tuple[PartitionField, ...]], ModeDecision]:
+    def decide_for(snap: Snapshot, schema: tuple[Column, ...], spec: tuple[PartitionField, ...]) -> ModeDecision:
+        layout: Layout | None = None
+        error: str | None = None
+        # The manifest list (one small Avro file, read without a JVM) says which specs the live files use. Only a table
+        # that has had several specs needs it (file copy: which specs to create; CTAS: write distribution): with one
+        # spec every file uses it, and the plan of a 100-table namespace stays metadata-file reads only.
+        if snap.manifest_list and len(info.specs) > 1:
+            try:
+                layout = parse_layout(read_manifest_list(snap.manifest_list, getattr(src, "io_props", None)))
+            except Exception as e:
+                error = f"{type(e).__name__}: {str(e)[:200]}"
+        return decide(req.copy_mode, info, snap, schema, spec, layout, req.target.staged_ctas, error)
+
+    return decide_for
+
+
+def _properties_reader(
+    req: RecoveryRequest, info: TableInfo, src: MetadataSource
+) -> Callable[[Snapshot], tuple[dict[str, str] | None, str, list[str]]]:
+    def at(snap: Snapshot) -> tuple[dict[str, str] | None, str, list[str]]:
+        loc, note = properties_point(info, snap, req.selector)
+        if loc is None:
+            return None, note, []
+        try:
+            props = {str(k): str(v) for k, v in (src.read_json(loc).get("properties") or {}).items()}
+        except Exception as e:
+            return (
+                None,
+                "current properties",
+                [
+                    f"the metadata file of the recovery point ({loc}) is not readable ({type(e).__name__}); "
+                    "the current properties are used"
+                ],
+            )
+        changed = property_changes(props, info.properties)
+        if changed:
+            note += f"; differs from the current properties in: {', '.join(changed)}"
+        return props, note, []
+
+    return at
 
 
 # --- execution ----------------------------------------------------------------------------------------------
@@ -159,37 +249,79 @@ def _remove_marker(loc: str | None) -> None:
         (local_path(loc or "") / ATTEMPT_MARKER).unlink(missing_ok=True)
 
 
+def table_session(spark: SparkSession, req: RecoveryRequest, tp: TablePlan) -> SparkSession:
+    """A session of its own per table (same SparkContext and executors): the CTAS write distribution is a session
+    setting and tables run in parallel."""
+    s = spark.newSession()
+    conf = req.spark_conf()
+    if tp.mode is not None and tp.mode.ctas_distribution_none:
+        conf = {**conf, **DISTRIBUTION_NONE}
+    for k, v in conf.items():
+        s.conf.set(k, v)
+    return s
+
+
+def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
+    """(unreferencedDays, nonCurrentDays, where from) of the target table bucket's unreferenced-file removal."""
+    if not spec.is_aws:
+        return 3, 10, "AWS defaults (local warehouse)"
+    try:
+        import boto3
+
+        c = boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+        conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
+        s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
+        return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"
+    except Exception:
+        return 3, 10, "AWS defaults (the bucket's configuration could not be read)"
+
+
+# Streaming rate assumed for the plan's copy-time estimate (per executor core; BENCHMARKS.md measures it locally,
+# S3 to S3 is network-bound): the estimate is only used to warn about the unreferenced-file window.
+ASSUMED_MB_PER_S_PER_CORE = 50.0
+
+
+def copy_time_warning(nbytes: int | None, cores: int, unreferenced_days: int) -> str | None:
+    """Objects of a running copy are unreferenced until its commit; S3 Tables marks unreferenced objects after
+    `unreferencedDays` and deletes them `nonCurrentDays` later. Warn at half the first window (pure)."""
+    if not nbytes:
+        return None
+    est_s = nbytes / 1e6 / (ASSUMED_MB_PER_S_PER_CORE * max(1, cores))
+    window_s = unreferenced_days * 86400
+    if est_s >= 0.5 * window_s:
+        return (
+            f"estimated copy time {est_s / 3600:.1f} h ({nbytes / 1e9:,.1f} GB at {ASSUMED_MB_PER_S_PER_CORE:.0f} MB/s "
+            f"x {cores} core(s)) approaches the target's unreferenced-file window ({unreferenced_days} days): "
+            "copied objects could be marked unreferenced before the commit; add executors or raise unreferencedDays"
+        )
+    return None
+
+
 def recover_table(
-    gsql: GuardedSql,
+    spark: SparkSession,
     req: RecoveryRequest,
     tp: TablePlan,
     target_src: MetadataSource,
     run_id: str,
     say: Callable[[str], None],
-    plan_seconds: float,
-) -> TableResult:
+    res: TableResult,
+) -> None:
+    """Copy + verify one table, filling `res` as it goes (the caller reports it as failed on an exception)."""
+    from jobs.recover.fastpath import FastPathUnavailable, FilesOutcome, recover_files, verify_counts
+
     rep, tgt = req.replica.name, req.target.name
     s = tp.snapshot
-    res = TableResult(
-        replica_table=str(tp.replica),
-        target_table=f"{tgt}.{tp.target}",
-        verdict="failed",
-        snapshot_id=s.snapshot_id,
-        snapshot_committed_at=s.committed_at,
-        rows=tp.rows,
-        action=tp.action.value,
-        plan_seconds=plan_seconds,
-        warnings=list(tp.warnings),
-    )
     if tp.action is Action.SKIP:
         res.verdict, res.message = "skipped", "already recovered and verified from this snapshot"
         say(res.message)
-        return res
-    if tp.action is Action.REFUSE:
+        return
+    if tp.action is Action.REFUSE:  # refused at plan time (exit 2); kept for callers that build plans themselves
         res.verdict = "refused"
         res.message = f"target {tgt}.{tp.target} {tp.state.value}; pass --replace to overwrite it"
         say(res.message)
-        return res
+        return
+    tspark = table_session(spark, req, tp)
+    gsql = GuardedSql(tspark, [rep])
     loc = target_src.table_location(tp.target)
     t0 = time.monotonic()
     if tp.action is Action.REDO:
@@ -199,50 +331,152 @@ def recover_table(
         _clean_attempt_dir(loc, req.replace, say)
     gsql.sql(S.create_namespace(tgt, tp.target.namespace))
     replacing = tp.action is Action.REPLACE
-    say(f"copying snapshot {s.describe()} ({tp.rows} rows expected) -> {tgt}.{tp.target}")
-    if req.target.staged_ctas:
+    mode = tp.copy_mode
+    files: FilesOutcome | None = None
+    if mode is CopyMode.FILES:
+        say(f"file copy of snapshot {s.describe()} ({tp.rows} rows expected) -> {tgt}.{tp.target}")
+        files = FilesOutcome()
+        cfg = req.store_config()
+        cores = tspark.sparkContext.defaultParallelism
+        warn = copy_time_warning(s.total_bytes, cores, unreferenced_window(req.target)[0])
+        if warn:
+            res.warnings.append(warn)
+            say("WARNING: " + warn)
         if not replacing:
             _write_marker(loc, tp, run_id)
         try:
-            gsql.sql(S.ctas(tgt, rep, tp, run_id, replace=replacing))
-        except Exception:
+            _, jreplica = recover_files(tspark, rep, tgt, tp, run_id, cfg, say, replacing, files)
+        except FastPathUnavailable as e:
+            if req.copy_mode is not CopyMode.AUTO or files.results:
+                raise
+            say(f"file copy not possible ({e}); falling back to CTAS")
+            res.copy_mode_reason = f"fallback from files: {e}"
+            mode, files = CopyMode.CTAS, None
+            tspark = table_session(spark, req, tp)
+            gsql = GuardedSql(tspark, [rep])
+        except BaseException:
+            _record_leftovers(res, files, req, cfg, loc)
+            raise
+    if mode is CopyMode.CTAS:
+        res.copy_mode = "ctas"
+        say(f"copying snapshot {s.describe()} ({tp.rows} rows expected) -> {tgt}.{tp.target} (CTAS)")
+        if req.target.staged_ctas:
             if not replacing:
-                _clean_attempt_dir(loc, False, say)  # atomic CTAS left no table, only orphan data files
-            raise
-    else:
-        if replacing:
-            gsql.sql(S.drop_table(tgt, tp.target))
-        gsql.sql(S.create_table(tgt, tp, run_id))
-        try:
-            gsql.sql(S.insert_select(tgt, rep, tp))
-        except Exception:
-            say("insert failed: dropping the half-made target")
-            gsql.sql(S.drop_table(tgt, tp.target))
-            raise
-    order = S.write_ordered_by(tgt, tp)
-    if order:
-        gsql.sql(order)
+                _write_marker(loc, tp, run_id)
+            try:
+                gsql.sql(S.ctas(tgt, rep, tp, run_id, replace=replacing))
+            except Exception:
+                if not replacing:
+                    _clean_attempt_dir(loc, False, say)  # atomic CTAS left no table, only orphan data files
+                raise
+        else:
+            if replacing:
+                gsql.sql(S.drop_table(tgt, tp.target))
+            gsql.sql(S.create_table(tgt, tp, run_id))
+            try:
+                gsql.sql(S.insert_select(tgt, rep, tp))
+            except Exception:
+                say("insert failed: dropping the half-made target")
+                gsql.sql(S.drop_table(tgt, tp.target))
+                raise
+        order = S.write_ordered_by(tgt, tp)
+        if order:
+            gsql.sql(order)
     if replacing:
         _unset_stale_properties(gsql, req, tp, target_src, run_id)
-    res.copy_seconds = time.monotonic() - t0
+    checked = files.check_seconds if files is not None else 0.0
+    res.copy_seconds = time.monotonic() - t0 - checked  # the per-file checks are verification
     say(f"copied in {res.copy_seconds:.1f}s; verifying")
-    t1 = time.monotonic()
+    t1 = time.monotonic() - checked
     tinfo = _target_info(target_src, tp.target)
-    v = verify(gsql, tp, rep, tgt, tinfo.schemas[tinfo.current_schema_id] if tinfo else None)
+    target_schema = tinfo.schemas[tinfo.current_schema_id] if tinfo else None
+    problems: list[str] = []
+    methods: list[str] = []
+    verification: dict[str, Any] = {}
+    if files is not None:
+        res.copy_mb_per_s = files.bytes_copied / 1e6 / max(files.copy_seconds, 1e-9)
+        per_file = ", ".join(f"{n} by {m}" for m, n in sorted(files.check_methods.items()))
+        methods.append(f"size + CRC32 of every copied file, streamed vs written object ({per_file})")
+        count_problems, partitions, data_records = verify_counts(tspark, tgt, tp, jreplica)
+        methods.append("record counts per partition and in total, target metadata vs replica manifests")
+        problems.extend(count_problems)
+        if target_schema is not None:
+            from jobs.recover.verify import schema_problems
+
+            problems.extend(schema_problems(tp.schema, target_schema))
+        src_rows = tgt_rows = None
+        if files.delete_files:
+            # Deletes must still apply to the copied data under the new paths: live rows, both sides.
+            src_rows = _count(gsql, f"{S.table_ref(rep, tp.replica)} VERSION AS OF {s.snapshot_id}")
+            tgt_rows = _count(gsql, S.table_ref(tgt, tp.target))
+            methods.append("live row count (deletes applied), both sides")
+            if src_rows != tgt_rows:
+                problems.append(f"live rows: replica {src_rows}, target {tgt_rows}")
+        else:
+            src_rows = tgt_rows = data_records  # no deletes: the rows are the data files' records
+        verification = {
+            "ok": not problems,
+            "source_rows": src_rows,
+            "target_rows": tgt_rows,
+            "partitions": partitions,
+            "problems": list(problems),
+            "files_checked": len(files.checks),
+            "bytes_copied": files.bytes_copied,
+            "objects_reused": files.reused,
+            "missing_sample": [],
+            "extra_sample": [],
+        }
+        res.rows = tgt_rows
+    if files is None or req.verify == "full":
+        v = verify(gsql, tp, rep, tgt, target_schema)
+        methods.append("row fingerprint: per-partition count + sum(xxhash64(row)) + sum(hash(row)), both sides")
+        problems.extend(p for p in v.problems if p not in problems)
+        fp = v.as_dict()
+        verification = {**fp, **{k: v_ for k, v_ in verification.items() if k not in fp}, "problems": list(problems)}
+        verification["ok"] = not problems
+        res.rows = v.target_rows
     res.verify_seconds = time.monotonic() - t1
-    res.verification = v.as_dict()
-    res.rows = v.target_rows
-    files, nbytes = _target_files(gsql, tgt, tp.target)
-    res.files, res.bytes = files, nbytes
-    if v.ok:
+    res.verification = verification
+    res.verification_method = "; ".join(methods)
+    nfiles, nbytes = _target_files(gsql, tgt, tp.target)
+    res.files, res.bytes = nfiles, nbytes
+    if not problems:
         gsql.sql(S.set_properties(tgt, tp.target, {PROP_VERIFIED: datetime.now(UTC).isoformat(timespec="seconds")}))
         _remove_marker(loc)
         res.verdict = "verified"
-        say(f"VERIFIED: {v.target_rows} rows, {v.partitions} partition(s), {files} file(s)")
+        say(f"VERIFIED ({res.copy_mode}): {res.rows} rows, {nfiles} file(s); {res.verification_method}")
     else:
-        res.message = "verification failed: " + "; ".join(v.problems[:5])
+        res.rows = None
+        res.message = "verification failed: " + "; ".join(problems[:5])
         say(res.message)
-    return res
+
+
+def _count(gsql: GuardedSql, relation: str) -> int:
+    row = gsql.sql(f"SELECT count(*) AS n FROM {relation}").first()
+    return int(row["n"]) if row else 0
+
+
+def _record_leftovers(res: TableResult, files: Any, req: RecoveryRequest, cfg: StoreConfig, loc: str | None) -> None:
+    """After a failed file copy: which objects it left in the target location, and who collects them."""
+    from jobs.recover.fastpath import leftovers
+
+    try:
+        res.leftovers = leftovers(files, cfg) if files is not None else []
+    except Exception as e:
+        res.leftover_note = f"could not check for leftovers: {type(e).__name__}: {e}"
+        return
+    if not res.leftovers:
+        return
+    if _is_local(loc):
+        res.leftover_note = f"{len(res.leftovers)} object(s) under {loc}; the next run removes them (attempt marker)"
+    else:
+        unref, noncurrent, src = unreferenced_window(req.target)
+        res.leftover_note = (
+            f"{len(res.leftovers)} object(s) under {files.location} that the kit cannot delete (table storage has no "
+            f"DeleteObject). No table references them: the target bucket's unreferenced-file removal collects them "
+            f"after unreferencedDays + nonCurrentDays = {unref} + {noncurrent} days ({src}). A rerun into the same "
+            "name re-uses the identical ones."
+        )
 
 
 def _target_info(src: MetadataSource, ident: Ident) -> Any:
@@ -272,7 +506,6 @@ def _unset_stale_properties(
 def execute(
     spark: SparkSession, req: RecoveryRequest, plan: Plan, progress: Progress, plan_seconds: float, run_id: str
 ) -> list[TableResult]:
-    gsql = GuardedSql(spark, [req.replica.name])
     target_src = metadata_source(req.target, spark)
     per_table_plan = plan_seconds / max(1, len(plan.tables))
 
@@ -280,23 +513,38 @@ def execute(
         label = f"{tp.replica} -> {req.target.name}.{tp.target}"
         spark.sparkContext.setLocalProperty("spark.job.description", f"recover {label}")
         say: Callable[[str], None] = lambda msg: progress(label, msg)  # noqa: E731
+        res = planned_result(req, tp, per_table_plan)
+        res.verdict = "failed"
         try:
-            return recover_table(gsql, req, tp, target_src, run_id, say, per_table_plan)
+            recover_table(spark, req, tp, target_src, run_id, say, res)
         except Exception as e:  # one table's failure must not stop the others
-            say(f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
-            return TableResult(
-                replica_table=str(tp.replica),
-                target_table=f"{req.target.name}.{tp.target}",
-                verdict="failed",
-                snapshot_id=tp.snapshot.snapshot_id,
-                snapshot_committed_at=tp.snapshot.committed_at,
-                action=tp.action.value,
-                message=f"{type(e).__name__}: {str(e).splitlines()[0][:500]}",
-                plan_seconds=per_table_plan,
-            )
+            say(f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+            res.verdict = "failed"
+            res.rows = None
+            res.message = f"{type(e).__name__}: {str(e).splitlines()[0][:500] if str(e) else ''}"
+            if res.leftover_note:
+                say(res.leftover_note)
+        return res
 
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
         return list(pool.map(one, plan.tables))
+
+
+def planned_result(req: RecoveryRequest, t: TablePlan, plan_seconds: float) -> TableResult:
+    return TableResult(
+        replica_table=str(t.replica),
+        target_table=f"{req.target.name}.{t.target}",
+        verdict="planned",
+        snapshot_id=t.snapshot.snapshot_id,
+        snapshot_committed_at=t.snapshot.committed_at,
+        action=t.action.value,
+        plan_seconds=plan_seconds,
+        warnings=list(t.warnings),
+        copy_mode=t.copy_mode.value,
+        copy_mode_reason=t.mode.describe() if t.mode else "",
+        expected_rows=t.rows,
+        properties_as_of=t.properties_note,
+    )
 
 
 @dataclass
@@ -334,6 +582,8 @@ def run(
         "replica_catalog": f"{req.replica.name} ({req.replica.mode} {req.replica.warehouse})",
         "target_catalog": f"{req.target.name} ({req.target.mode} {req.target.warehouse})",
         "dry_run": req.dry_run,
+        "copy_mode": req.copy_mode.value,
+        "verify": req.verify,
         "run_id": run_id,
         "started_at": started.isoformat(timespec="seconds"),
     }
@@ -341,22 +591,11 @@ def run(
         print("\nNothing was written: fix the errors above.", file=out)
         return Outcome(plan, [], None, 2)
     if req.dry_run:
-        results = [
-            TableResult(
-                replica_table=str(t.replica),
-                target_table=f"{req.target.name}.{t.target}",
-                verdict="planned",
-                snapshot_id=t.snapshot.snapshot_id,
-                snapshot_committed_at=t.snapshot.committed_at,
-                rows=t.rows,
-                files=t.snapshot.data_files,
-                bytes=t.snapshot.total_bytes,
-                action=t.action.value,
-                plan_seconds=plan_seconds,
-                warnings=list(t.warnings),
-            )
-            for t in plan.tables
-        ]
+        results = []
+        for t in plan.tables:
+            r = planned_result(req, t, plan_seconds)
+            r.rows, r.files, r.bytes = t.rows, t.snapshot.data_files, t.snapshot.total_bytes
+            results.append(r)
         report = write_reports(run_dir, results, header) if run_dir else None
         print("\nDry run: nothing was written." + (f" Plan report: {report}" if report else ""), file=out)
         return Outcome(plan, results, report, 0)

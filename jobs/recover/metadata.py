@@ -50,6 +50,24 @@ def table_properties(src: MetadataSource, ident: Ident) -> dict[str, str] | None
     return {str(k): str(v) for k, v in (src.read_json(loc).get("properties") or {}).items()}
 
 
+def read_manifest_list(location: str, props: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The entries of a snapshot's manifest list (Avro), read with pyiceberg (no JVM): content, spec id, counts."""
+    from pyiceberg.io import load_file_io
+    from pyiceberg.manifest import read_manifest_list as _read
+
+    io = load_file_io(props or {}, location)
+    return [
+        {
+            "path": m.manifest_path,
+            "content": int(m.content),
+            "partition_spec_id": m.partition_spec_id,
+            "added_files_count": m.added_files_count,
+            "existing_files_count": m.existing_files_count,
+        }
+        for m in _read(io.new_input(location))
+    ]
+
+
 def _decode(raw: bytes, location: str) -> dict[str, Any]:
     if location.endswith(".gz.metadata.json") or raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
@@ -133,13 +151,17 @@ class S3TablesMetadataSource:
         loc = r.get("metadataLocation")
         return str(loc) if loc else None
 
-    def read_json(self, location: str) -> dict[str, Any]:
-        from pyiceberg.io import load_file_io
-
+    @property
+    def io_props(self) -> dict[str, str]:
         props = {"s3.region": self.spec.region or ""}
         if self.spec.endpoint:
             props["s3.endpoint"] = self.spec.endpoint
-        io = load_file_io(props, location)
+        return props
+
+    def read_json(self, location: str) -> dict[str, Any]:
+        from pyiceberg.io import load_file_io
+
+        io = load_file_io(self.io_props, location)
         with io.new_input(location).open() as f:
             return _decode(f.read(), location)
 

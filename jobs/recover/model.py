@@ -61,6 +61,7 @@ class Snapshot:
     schema_id: int | None = None
     parent_id: int | None = None
     summary: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    manifest_list: str | None = field(default=None, compare=False)
 
     @property
     def committed_at(self) -> str:
@@ -135,6 +136,13 @@ class TableInfo:
     properties: dict[str, str] = field(hash=False)
     metadata_location: str | None = None
     source_table_arn: str | None = None
+    # Every partition spec by id, void fields included (a byte copy needs the specs the files were written with).
+    specs: dict[int, tuple[PartitionField, ...]] = field(default_factory=dict, hash=False)
+    default_spec_id: int = 0
+    statistics_snapshots: frozenset[int] = frozenset()  # snapshots with a table statistics (Puffin) file
+    partition_statistics_snapshots: frozenset[int] = frozenset()
+    metadata_log: tuple[tuple[int, str], ...] = ()  # (timestamp_ms, metadata file), oldest first
+    last_updated_ms: int | None = None
 
     def snapshot(self, snapshot_id: int) -> Snapshot | None:
         for s in self.snapshots:
@@ -186,6 +194,19 @@ def table_info_from_metadata(
         for f in spec_fields
         if str(f["transform"]) != "void"
     )
+    if "partition-specs" in doc:
+        specs = {
+            int(s["spec-id"]): tuple(
+                PartitionField(int(f["source-id"]), str(f["transform"]), str(f["name"])) for f in s["fields"]
+            )
+            for s in doc["partition-specs"]
+        }
+        default_spec_id = int(doc.get("default-spec-id", 0))
+    else:
+        specs = {
+            0: tuple(PartitionField(int(f["source-id"]), str(f["transform"]), str(f["name"])) for f in spec_fields)
+        }
+        default_spec_id = 0
     order_id = int(doc.get("default-sort-order-id", 0))
     sort_fields: list[dict[str, Any]] = next(
         (o["fields"] for o in doc.get("sort-orders", []) if int(o["order-id"]) == order_id), []
@@ -203,6 +224,7 @@ def table_info_from_metadata(
                     schema_id=int(s["schema-id"]) if s.get("schema-id") is not None else None,
                     parent_id=int(s["parent-snapshot-id"]) if s.get("parent-snapshot-id") is not None else None,
                     summary={str(k): str(v) for k, v in (s.get("summary") or {}).items()},
+                    manifest_list=str(s["manifest-list"]) if s.get("manifest-list") else None,
                 )
                 for s in doc.get("snapshots", [])
             ),
@@ -226,4 +248,10 @@ def table_info_from_metadata(
         properties={str(k): str(v) for k, v in (doc.get("properties") or {}).items()},
         metadata_location=metadata_location,
         source_table_arn=source_table_arn,
+        specs=specs,
+        default_spec_id=default_spec_id,
+        statistics_snapshots=frozenset(int(x["snapshot-id"]) for x in doc.get("statistics") or []),
+        partition_statistics_snapshots=frozenset(int(x["snapshot-id"]) for x in doc.get("partition-statistics") or []),
+        metadata_log=tuple((int(e["timestamp-ms"]), str(e["metadata-file"])) for e in doc.get("metadata-log") or []),
+        last_updated_ms=int(doc["last-updated-ms"]) if doc.get("last-updated-ms") is not None else None,
     )

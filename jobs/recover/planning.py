@@ -7,11 +7,13 @@ several tables gives each table's state at that moment: a consistent cut.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
 from jobs.recover.model import (
+    PROP_PREFIX,
     PROP_REPLICA_TABLE,
     PROP_SNAPSHOT_ID,
     PROP_VERIFIED,
@@ -25,6 +27,7 @@ from jobs.recover.model import (
     TableInfo,
     iso_ms,
 )
+from jobs.recover.modes import CopyMode, ModeDecision
 
 
 def parse_as_of(text: str) -> datetime:
@@ -197,6 +200,17 @@ class TablePlan:
     state: TargetState
     action: Action
     warnings: tuple[str, ...] = ()
+    mode: ModeDecision | None = None  # None: CTAS, decided before copy modes existed (tests of the SQL layer)
+    properties: dict[str, str] | None = field(default=None, hash=False)  # as of the recovery point; None: current
+    properties_note: str = "current properties"
+
+    @property
+    def copy_mode(self) -> CopyMode:
+        return self.mode.mode if self.mode else CopyMode.CTAS
+
+    @property
+    def source_properties(self) -> dict[str, str]:
+        return self.info.properties if self.properties is None else self.properties
 
     @property
     def rows(self) -> int | None:
@@ -218,6 +232,9 @@ class TablePlan:
             "columns": [c.name for c in self.schema],
             "target_state": self.state.value,
             "action": self.action.value,
+            "copy_mode": self.copy_mode.value,
+            "copy_mode_reason": self.mode.describe() if self.mode else "ctas",
+            "properties_as_of": self.properties_note,
             "warnings": list(self.warnings),
         }
 
@@ -252,7 +269,11 @@ def plan_table(
     target: Ident,
     target_props: dict[str, str] | None,
     replace: bool,
+    decide_mode: Callable[[Snapshot, tuple[Column, ...], tuple[PartitionField, ...]], ModeDecision] | None = None,
+    properties_at: Callable[[Snapshot], tuple[dict[str, str] | None, str, list[str]]] | None = None,
 ) -> TablePlan:
+    """`decide_mode` and `properties_at` are the I/O-backed steps (manifest list, earlier metadata files); without
+    them the plan is a CTAS with the current properties."""
     snap = resolve_snapshot(info, sel, now_ms)
     schema = info.schema_at(snap)
     names = _names_by_id(schema)
@@ -273,6 +294,12 @@ def plan_table(
         else:
             warnings.append(f"sort field on column id {sf.source_id} did not exist at the snapshot; left out")
     state = target_state(target_props, info.ident, snap)
+    props: dict[str, str] | None = None
+    props_note = "current properties"
+    if properties_at is not None:
+        props, props_note, prop_warnings = properties_at(snap)
+        warnings.extend(prop_warnings)
+    mode = decide_mode(snap, schema, tuple(spec)) if decide_mode is not None else None
     return TablePlan(
         replica=info.ident,
         target=target,
@@ -284,7 +311,54 @@ def plan_table(
         state=state,
         action=choose_action(state, replace),
         warnings=tuple(warnings),
+        mode=mode,
+        properties=props,
+        properties_note=props_note,
     )
+
+
+# --- properties as of the recovery point ----------------------------------------------------------------------
+
+
+def properties_point(info: TableInfo, snap: Snapshot, sel: Selector) -> tuple[str | None, str]:
+    """Which metadata file holds the table properties in effect at the recovery point (pure).
+
+    Iceberg keeps properties only in metadata files, not per snapshot; the metadata log lists the earlier files.
+    - latest: the current metadata file;
+    - `--as-of T`: the newest metadata file written at or before T (what a reader saw at T, including property
+      changes made after the snapshot's commit and before T);
+    - `--snapshot-id S`: the newest metadata file written before the next snapshot after S was committed (the
+      table's properties while S was its current state); the current file when S is current.
+    Returns (metadata file location or None for the current file, description).
+    """
+    log = list(info.metadata_log)
+    current_ts = info.last_updated_ms
+    if sel.as_of_ms is not None:
+        point = sel.as_of_ms
+        how = f"as of {iso_ms(point)}"
+    elif sel.snapshot_id is not None and snap.snapshot_id != info.current_snapshot_id:
+        later = [ts for ts, _ in (info.snapshot_log or ()) if ts > snap.timestamp_ms]
+        if not later:
+            later = [s.timestamp_ms for s in info.snapshots if s.timestamp_ms > snap.timestamp_ms]
+        if not later:
+            return None, "current properties (no later snapshot)"
+        point = min(later) - 1
+        how = f"while snapshot {snap.snapshot_id} was current"
+    else:
+        return None, "current properties (latest state)"
+    if current_ts is None or current_ts <= point:
+        return None, f"current properties ({how}: no later metadata change)"
+    earlier = [(ts, loc) for ts, loc in log if ts <= point]
+    if not earlier:
+        return None, f"current properties ({how}: the metadata log has no earlier file)"
+    ts, loc = earlier[-1]
+    return loc, f"{how}: metadata file {loc.rsplit('/', 1)[-1]} written {iso_ms(ts)}"
+
+
+def property_changes(at: dict[str, str], current: dict[str, str]) -> list[str]:
+    """User-visible keys whose value differs between the recovery point and now (kit lineage keys ignored)."""
+    keys = sorted(k for k in set(at) | set(current) if not k.startswith(PROP_PREFIX) and at.get(k) != current.get(k))
+    return keys
 
 
 @dataclass
@@ -306,14 +380,17 @@ class Plan:
         if self.selector.as_of_ms is not None and len(self.tables) > 1:
             lines.append(f"  consistent cut: every table as of {iso_ms(self.selector.as_of_ms)}")
         hdr = f"  {'replica table':<28} {'snapshot':<20} {'committed at':<25} {'rows':>10} {'files':>6} "
-        hdr += f"{'bytes':>12}  {'target':<30} action"
+        hdr += f"{'bytes':>12}  {'target':<30} {'mode':<5} action"
         lines.append(hdr)
         for t in self.tables:
             s = t.snapshot
             lines.append(
                 f"  {t.replica!s:<28} {s.snapshot_id:<20} {s.committed_at:<25} {_n(t.rows):>10} "
-                f"{_n(s.data_files):>6} {_n(s.total_bytes):>12}  {t.target!s:<30} {t.action.value}"
+                f"{_n(s.data_files):>6} {_n(s.total_bytes):>12}  {t.target!s:<30} {t.copy_mode.value:<5} "
+                f"{t.action.value}"
             )
+            lines.append(f"      mode: {t.mode.describe() if t.mode else 'ctas'}")
+            lines.append(f"      properties: {t.properties_note}")
             lines.extend(f"      warning: {w}" for w in t.warnings)
         lines.extend(f"  ERROR: {e}" for e in self.errors)
         return "\n".join(lines)

@@ -25,6 +25,14 @@ class TableResult:
     message: str = ""
     verification: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    copy_mode: str = "ctas"  # files | ctas: what this run did (or planned)
+    copy_mode_reason: str = ""
+    verification_method: str = ""
+    expected_rows: int | None = None  # from the plan; `rows` is only set for a table that was copied and counted
+    properties_as_of: str = ""
+    leftovers: list[str] = field(default_factory=list)  # objects a failed attempt left in the target location
+    leftover_note: str = ""
+    copy_mb_per_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -45,6 +53,9 @@ def table_markdown(r: TableResult) -> str:
         f"| replica snapshot | {r.snapshot_id} |",
         f"| snapshot committed at | {r.snapshot_committed_at} |",
         f"| action | {r.action} |",
+        f"| copy mode | {r.copy_mode} ({r.copy_mode_reason}) |",
+        f"| properties | {r.properties_as_of} |",
+        f"| verification | {r.verification_method or '-'} |",
         f"| rows | {r.rows} |",
         f"| data files (target) | {r.files} |",
         f"| bytes (target) | {r.bytes} |",
@@ -54,6 +65,11 @@ def table_markdown(r: TableResult) -> str:
     ]
     if r.warnings:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in r.warnings]]
+    if r.leftovers or r.leftover_note:
+        lines += ["", "## Left behind by this attempt", "", r.leftover_note or "", ""]
+        lines += [f"- `{u}`" for u in r.leftovers[:50]]
+        if len(r.leftovers) > 50:
+            lines.append(f"- ... {len(r.leftovers) - 50} more (all of them in the JSON report)")
     v = r.verification
     if v:
         lines += [
@@ -61,10 +77,10 @@ def table_markdown(r: TableResult) -> str:
             "## Verification",
             "",
             f"- rows: replica {v['source_rows']}, target {v['target_rows']}; partitions compared: {v['partitions']}",
-            "- method: per-partition count + sum(xxhash64(row)) + sum(hash(row)), one pass per side",
+            f"- method: {r.verification_method or 'per-partition count + sum(xxhash64(row)) + sum(hash(row))'}",
         ]
         lines += [f"- problem: {p}" for p in v["problems"]]
-        if v["missing_sample"] or v["extra_sample"]:
+        if v.get("missing_sample") or v.get("extra_sample"):
             lines += ["", "Sample (EXCEPT ALL):", "", "```"]
             lines += [f"- in replica only: {json.dumps(x, default=str)}" for x in v["missing_sample"]]
             lines += [f"+ in target only:  {json.dumps(x, default=str)}" for x in v["extra_sample"]]
@@ -74,13 +90,13 @@ def table_markdown(r: TableResult) -> str:
 
 def summary_table(results: list[TableResult]) -> str:
     hdr = (
-        f"{'replica table':<28} {'target':<30} {'verdict':<9} {'snapshot':<20} {'rows':>9} {'files':>5} "
+        f"{'replica table':<28} {'target':<30} {'verdict':<9} {'mode':<5} {'snapshot':<20} {'rows':>9} {'files':>5} "
         f"{'plan s':>6} {'copy s':>6} {'verif s':>7}"
     )
     lines = [hdr, "-" * len(hdr)]
     for r in results:
         lines.append(
-            f"{r.replica_table:<28} {r.target_table:<30} {r.verdict:<9} {r.snapshot_id or '-'!s:<20} "
+            f"{r.replica_table:<28} {r.target_table:<30} {r.verdict:<9} {r.copy_mode:<5} {r.snapshot_id or '-'!s:<20} "
             f"{_n(r.rows):>9} {_n(r.files):>5} {r.plan_seconds:>6.1f} {r.copy_seconds:>6.1f} {r.verify_seconds:>7.1f}"
         )
     failed = [r for r in results if not r.ok]
@@ -93,15 +109,15 @@ def summary_markdown(results: list[TableResult], header: dict[str, Any]) -> str:
     lines += [f"- {k}: {v}" for k, v in header.items()]
     lines += [
         "",
-        "| replica table | target | verdict | snapshot | committed at | rows | files | bytes "
-        "| plan s | copy s | verify s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| replica table | target | verdict | mode | snapshot | committed at | rows | files | bytes "
+        "| plan s | copy s | verify s | verification |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
-            f"| {r.replica_table} | {r.target_table} | {r.verdict} | {r.snapshot_id} | {r.snapshot_committed_at} | "
-            f"{_n(r.rows)} | {_n(r.files)} | {_n(r.bytes)} | {r.plan_seconds:.2f} | {r.copy_seconds:.2f} | "
-            f"{r.verify_seconds:.2f} |"
+            f"| {r.replica_table} | {r.target_table} | {r.verdict} | {r.copy_mode} | {r.snapshot_id} | "
+            f"{r.snapshot_committed_at} | {_n(r.rows)} | {_n(r.files)} | {_n(r.bytes)} | {r.plan_seconds:.2f} | "
+            f"{r.copy_seconds:.2f} | {r.verify_seconds:.2f} | {r.verification_method or '-'} |"
         )
     return "\n".join(lines) + "\n"
 

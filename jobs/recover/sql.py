@@ -143,7 +143,7 @@ def lineage_properties(plan: TablePlan, run_id: str) -> dict[str, str]:
 
 def target_properties(plan: TablePlan, run_id: str) -> dict[str, str]:
     props = {"format-version": str(plan.info.format_version)}
-    props.update(user_properties(plan.info.properties))
+    props.update(user_properties(plan.source_properties))
     props.update(lineage_properties(plan, run_id))
     return props
 

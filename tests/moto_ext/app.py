@@ -116,6 +116,21 @@ def patch_moto() -> None:
 
     models.Table.__init__ = __init__  # type: ignore[method-assign]
     models.Table.arn = property(lambda self: f"{self.table_bucket_arn}/table/{self.table_id}")  # type: ignore[method-assign,assignment]
+
+    # moto answers UpdateTableMetadataLocation with `"namespace": "<name>"`; the API has a list of strings, and the
+    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail; NOTES.md).
+    from moto.s3tables import responses
+
+    original = responses.S3TablesResponse.update_table_metadata_location
+
+    def update_table_metadata_location(self: Any) -> Any:
+        status, headers, body = original(self)
+        doc = json.loads(body)
+        if isinstance(doc.get("namespace"), str):
+            doc["namespace"] = [doc["namespace"]]
+        return status, headers, json.dumps(doc)
+
+    responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
     _PATCHED = True
 
 
@@ -198,6 +213,8 @@ class State:
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
     faults: list[Fault] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
+    s3_calls: dict[str, int] = field(default_factory=dict)  # "<bucket> <S3 operation>" -> count (table storage)
+    s3_refused: list[str] = field(default_factory=list)  # "<bucket> <operation> <key>" refused as S3 Tables does
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -686,6 +703,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
     if path == "stats":
         return {
             "calls": dict(STATE.calls),
+            "s3_calls": dict(STATE.s3_calls),
+            "s3_refused": list(STATE.s3_refused),
             "max_in_flight": STATE.max_in_flight,
             "faults": [f.__dict__ for f in STATE.faults],
         }
@@ -819,6 +838,86 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
     )
 
 
+# ----------------------------------------------------------------------------------------------------
+# Table storage: the S3 object operations S3 Tables supports (REFERENCE §7)
+# ----------------------------------------------------------------------------------------------------
+
+TABLE_STORAGE_SUFFIX = "--table-s3"  # moto's table warehouses: s3://<uuid>--table-s3 (as on AWS)
+
+
+def s3_operation(environ: dict[str, Any], method: str, key: str, query: dict[str, list[str]]) -> str:
+    """The S3 REST operation of a path-style request."""
+    copy = bool(environ.get("HTTP_X_AMZ_COPY_SOURCE"))
+    if not key:
+        if method == "GET":
+            if "uploads" in query:
+                return "ListMultipartUploads"
+            if "versions" in query:
+                return "ListObjectVersions"
+            if "location" in query:
+                return "GetBucketLocation"
+            return "ListObjectsV2" if query.get("list-type") == ["2"] else "ListObjects"
+        if method == "POST" and "delete" in query:
+            return "DeleteObjects"
+        return {"HEAD": "HeadBucket", "PUT": "CreateBucket", "DELETE": "DeleteBucket"}.get(method, method + "Bucket")
+    if method == "PUT":
+        if "partNumber" in query:
+            return "UploadPartCopy" if copy else "UploadPart"
+        return "CopyObject" if copy else "PutObject"
+    if method == "POST":
+        if "uploads" in query:
+            return "CreateMultipartUpload"
+        if "uploadId" in query:
+            return "CompleteMultipartUpload"
+        return "PostObject"
+    if method == "DELETE":
+        return "AbortMultipartUpload" if "uploadId" in query else "DeleteObject"
+    if method == "GET":
+        return "ListParts" if "uploadId" in query else "GetObject"
+    return {"HEAD": "HeadObject"}.get(method, method + "Object")
+
+
+TABLE_STORAGE_OPERATIONS = frozenset(
+    {
+        "GetObject",
+        "HeadObject",
+        "PutObject",
+        "CreateMultipartUpload",
+        "UploadPart",
+        "CompleteMultipartUpload",
+        "AbortMultipartUpload",
+        "ListParts",
+        "HeadBucket",  # the SDKs' bucket probe; carries no data
+    }
+)
+
+
+def _table_storage(environ: dict[str, Any], method: str, raw_path: str, raw_query: str) -> str | None:
+    """Count S3 calls on table storage; refuse (message) the operations S3 Tables table storage does not support:
+    CopyObject, UploadPartCopy, ListObjects(V2), DeleteObject(s), ... Other buckets are plain moto."""
+    bucket, _, key = unquote(raw_path).lstrip("/").partition("/")
+    if not bucket.endswith(TABLE_STORAGE_SUFFIX):
+        return None
+    query = parse_qs(raw_query, keep_blank_values=True)
+    op = s3_operation(environ, method, key, query)
+    with LOCK:
+        STATE.s3_calls[f"{bucket} {op}"] = STATE.s3_calls.get(f"{bucket} {op}", 0) + 1
+        if op in TABLE_STORAGE_OPERATIONS:
+            return None
+        STATE.s3_refused.append(f"{bucket} {op} {key}")
+    return f"{op} is not supported on table storage."  # our wording; AWS lists only the supported operations
+
+
+def _s3_error(start_response: Any, status: int, code: str, message: str) -> list[bytes]:
+    body = (
+        f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{message}</Message></Error>'
+    ).encode()
+    start_response(
+        f"{status} Method Not Allowed", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))]
+    )
+    return [body]
+
+
 class KitMotoApp:
     """WSGI application: control endpoint, fault injection, extended S3 Tables operations, then moto."""
 
@@ -853,6 +952,10 @@ class KitMotoApp:
                 return _error(start_response, err)
 
         service = _service_of(environ)
+        if service == "s3":
+            refused = _table_storage(environ, method, raw_path, raw_query)
+            if refused is not None:
+                return _s3_error(start_response, 405, "MethodNotAllowed", refused)
         op: str | None = None
         params: dict[str, str] = {}
         if service == "s3tables":

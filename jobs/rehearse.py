@@ -414,13 +414,13 @@ def main(
     replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
     target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
     from jobs.recover.catalogs import catalog_conf
-    from jobs.recover.job import COPY_CONF
 
     if spark_factory is None:
         from jobs.recover.cli import submitted_spark_factory
 
         spark_factory = submitted_spark_factory
-    spark = spark_factory({**catalog_conf(replica), **catalog_conf(target), **COPY_CONF})
+    # Distribution and copy settings are per table inside the recovery job (CTAS or file copy), not per session.
+    spark = spark_factory({**catalog_conf(replica), **catalog_conf(target)})
     res = _rehearse_and_report(ns, replica, target, tables, spark, Path("/tmp/kit-rehearsal"))
     print(render(res))
     return 0 if res.succeeded else 1

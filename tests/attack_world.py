@@ -30,15 +30,13 @@ from typing import Any
 from infra.config import KitConfig, load_config
 from policies import documents as D
 from policies.simulate import ScpLevel
+from tests.policy_fixtures import ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS, WORLD_POLICIES
 
 ROOT = Path(__file__).resolve().parent.parent
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"
 REPLICATION_SERVICE = "replication.s3tables.amazonaws.com"
 KEY_TAG = "s3tables-kit-replica-key"  # the tag the intent says replica keys carry (README, SUMMARY.md)
 
-ADMIN_ACCESS = "world:AdministratorAccess"
-ENGINEER_ACCESS = "world:DataEngineerAccess"
-FULL_AWS_ACCESS = "world:FullAWSAccess"
 
 # ---------------------------------------------------------------- protected actions, from the intent ----
 
@@ -151,18 +149,8 @@ class World:
         for site in self.replicas:
             every_bucket += [site.bucket_arn, site.bucket_arn + "/*"]
         return {
-            ADMIN_ACCESS: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
-            ENGINEER_ACCESS: {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {"Sid": "Tables", "Effect": "Allow", "Action": "s3tables:*", "Resource": "*"},
-                    {"Sid": "Decrypt", "Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*"},
-                ],
-            },
-            FULL_AWS_ACCESS: {
-                "Version": "2012-10-17",
-                "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
-            },
+            # The same AdministratorAccess / data-engineer / FullAWSAccess documents as the matrix proofs' world.
+            **{k: v for k, v in WORLD_POLICIES.items() if k in (ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS)},
             # Stand-in for AWS authorising its own maintenance service on the kit's buckets: only the kit's denies
             # confine it.
             "world:MaintenanceServiceBaseline": {

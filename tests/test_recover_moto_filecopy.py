@@ -5,66 +5,17 @@ catalog jar + boto3) recovers a table with schema and partition evolution and po
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from jobs.spark import REPO_ROOT
+from tests.moto_scenario import run_scenario
 
 pytestmark = pytest.mark.spark
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_file_copy_uses_only_the_object_operations_of_table_storage(tmp_path: Path) -> None:
-    port = _free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO_ROOT),
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "MOTO_ALLOW_NONEXISTENT_REGION": "true",
-    }
-    env.pop("AWS_ENDPOINT_URL", None)
-    with (tmp_path / "moto.log").open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        r = subprocess.run(
-            [sys.executable, "-m", "tests.recover_moto_filecopy_scenario", endpoint, str(tmp_path / "reports")],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    r = run_scenario("tests.recover_moto_filecopy_scenario", tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
     # the stand-in refuses what S3 Tables refuses ...

@@ -124,13 +124,20 @@ def _exempt_union(stmts: Sequence[dict[str, Any]]) -> set[str]:
     return out
 
 
+def _change_exempt(docs: Sequence[D.PolicyDoc], layer: str) -> set[str] | None:
+    """Principals exempt from the deny on changing `layer` (None: no deny covers that change)."""
+    action, where = _LAYER_CHANGE[layer]
+    stmts = _denies_of(docs, where, action)
+    return _exempt_union(stmts) if stmts else None
+
+
 def layer_changers(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> dict[str, str]:
     """Who besides break-glass can change or remove each layer, read from the deployed denies."""
     bg = set(cfg.protection.break_glass_principals)
     out: dict[str, str] = {}
-    for layer, (action, where) in _LAYER_CHANGE.items():
-        stmts = _denies_of(docs, where, action)
-        who = sorted(_exempt_union(stmts) - bg) if stmts else ["anyone with the IAM permission (no deny)"]
+    for layer in _LAYER_CHANGE:
+        exempt = _change_exempt(docs, layer)
+        who = sorted(exempt - bg) if exempt is not None else ["anyone with the IAM permission (no deny)"]
         out[layer] = _code(who) if who else "nobody"
     org = cfg.protection.organization
     out["scp"] = (
@@ -157,6 +164,8 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
     bg = set(cfg.protection.break_glass_principals)
     # Actors that can change some layer, besides break-glass; everyone else changes none.
     actors = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn} - bg)
+    # Who besides break-glass may change each layer: the same for every action, so computed once.
+    changeable = {layer: (_change_exempt(docs, layer) or set()) - bg for layer in _LAYER_CHANGE}
     out = [
         "## Layers per protected action",
         "",
@@ -184,11 +193,6 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
             per_layer[layer] = exempt
             names = ", ".join(sorted(x.split("::", 1)[-1] for x in exempt))
             cells.append(title + (f" ({names})" if names else ""))
-        changeable = {
-            layer: set(_exempt_union(_denies_of(docs, _LAYER_CHANGE[layer][1], _LAYER_CHANGE[layer][0]))) - bg
-            for layer in per_layer
-            if layer in _LAYER_CHANGE
-        }
         left = []
         for actor in [*actors, "anyone else"]:
             standing = [

@@ -30,7 +30,13 @@ from typing import Any
 from infra.config import KitConfig, load_config
 from policies import documents as D
 from policies.simulate import ScpLevel
-from tests.policy_fixtures import ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS, WORLD_POLICIES
+from tests.policy_fixtures import (
+    ADMIN_ACCESS,
+    ENGINEER_ACCESS,
+    FULL_AWS_ACCESS,
+    WORLD_POLICIES,
+    maintenance_baseline,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"
@@ -145,26 +151,10 @@ class World:
         return docs
 
     def world_policies(self) -> dict[str, Any]:
-        every_bucket: list[str] = []
-        for site in self.replicas:
-            every_bucket += [site.bucket_arn, site.bucket_arn + "/*"]
         return {
             # The same AdministratorAccess / data-engineer / FullAWSAccess documents as the matrix proofs' world.
             **{k: v for k, v in WORLD_POLICIES.items() if k in (ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS)},
-            # Stand-in for AWS authorising its own maintenance service on the kit's buckets: only the kit's denies
-            # confine it.
-            "world:MaintenanceServiceBaseline": {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "HarnessAwsAuthorisesItsMaintenanceService",
-                        "Effect": "Allow",
-                        "Principal": {"Service": MAINTENANCE},
-                        "Action": "s3tables:*",
-                        "Resource": every_bucket,
-                    }
-                ],
-            },
+            "world:MaintenanceServiceBaseline": maintenance_baseline([site.bucket_arn for site in self.replicas]),
             **self.extra_world_policies,
         }
 

@@ -90,6 +90,24 @@ ENGINEER_ACCESS = "world:DataEngineerAccess"
 FULL_AWS_ACCESS = "world:FullAWSAccess"
 MAINTENANCE_BASELINE = "world:MaintenanceServiceBaseline"
 
+
+def maintenance_baseline(bucket_arns: list[str]) -> dict[str, Any]:
+    """Stand-in for AWS authorising its own maintenance service on the given buckets and their tables: only the
+    kit's denies confine it."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "HarnessAwsAuthorisesItsMaintenanceService",
+                "Effect": "Allow",
+                "Principal": {"Service": MAINTENANCE},
+                "Action": "s3tables:*",
+                "Resource": [r for arn in bucket_arns for r in (arn, arn + "/*")],
+            }
+        ],
+    }
+
+
 WORLD_POLICIES: dict[str, Any] = {
     ADMIN_ACCESS: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
     ENGINEER_ACCESS: {
@@ -100,18 +118,7 @@ WORLD_POLICIES: dict[str, Any] = {
         ],
     },
     FULL_AWS_ACCESS: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
-    MAINTENANCE_BASELINE: {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "HarnessAwsAuthorisesItsMaintenanceService",
-                "Effect": "Allow",
-                "Principal": {"Service": MAINTENANCE},
-                "Action": "s3tables:*",
-                "Resource": [REPLICA_BUCKET, REPLICA_BUCKET + "/*", RECOVERY_BUCKET, RECOVERY_BUCKET + "/*"],
-            }
-        ],
-    },
+    MAINTENANCE_BASELINE: maintenance_baseline([REPLICA_BUCKET, RECOVERY_BUCKET]),
 }
 
 

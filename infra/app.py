@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from cdktf import App, TerraformStack
 
-from infra.config import KitConfig
 from infra.constructs.backend import configure_state
 from infra.lifecycle import protect_from_destroy
 from infra.nag import apply_nag
@@ -13,6 +12,7 @@ from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
 from infra.stacks.replica import ReplicaStack
 from infra.stacks.source import SourceStack
+from topology.config import KitConfig
 
 
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:

@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from jobs.outputs import KitOutputs
+from topology.outputs import KitOutputs
 
 REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("job_args", nargs=argparse.REMAINDER, help="after --: arguments of the recovery job")
     ns = ap.parse_args(argv)
     job_args = ns.job_args[1:] if ns.job_args[:1] == ["--"] else ns.job_args
-    from jobs.outputs import load_outputs
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(ns.outputs)
     from jobs.spark import kit_jars

@@ -366,8 +366,8 @@ def upload_artifacts(outputs_path: str) -> int:
     import boto3
 
     from jobs.emr_submit import join_s3, split_s3, upload
-    from jobs.outputs import load_outputs
     from jobs.spark import kit_jars
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(outputs_path)
     jars = kit_jars()

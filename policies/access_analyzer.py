@@ -131,8 +131,8 @@ def git_baseline(ref: str, example: str) -> Callable[[str], str | None]:
 
 
 def all_requests(examples_dir: Path, baseline_ref: str) -> tuple[list[AnalyzerRequest], list[str]]:
-    from infra.config import load_config
     from policies.documents import build_documents
+    from topology.config import load_config
 
     requests: list[AnalyzerRequest] = []
     notes: list[str] = []

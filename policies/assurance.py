@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from infra.config import KitConfig
 from policies import actions as A
 from policies import statements as S
+from topology.config import KitConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from policies.documents import Document, PolicyDoc

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config import Encryption, KitConfig, Replica, partition_of_arn
 from policies import actions as A
 from policies import statements as S
+from topology.config import Encryption, KitConfig, Replica, partition_of_arn
 
 Document = dict[str, Any]
 VERSION = "2012-10-17"

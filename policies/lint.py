@@ -377,8 +377,8 @@ def lint_kit() -> list[Finding]:
 
 
 def lint_examples(examples: Sequence[Path]) -> list[Finding]:
-    from infra.config import load_config
     from policies.documents import build_documents
+    from topology.config import load_config
 
     out = lint_kit()
     for path in examples:

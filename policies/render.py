@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from infra.config import KitConfig, load_config
 from policies import actions as A
 from policies import documents as D
+from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"

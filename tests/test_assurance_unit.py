@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from infra import packaging
-from infra.config import ConfigError, parse_config
-from infra.config_assurance import monitor_schedule_expression
 from jobs import rehearse as R
 from tests.ops_fixtures import config_dict
+from topology.assurance import monitor_schedule_expression
+from topology.config import ConfigError, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
-from jobs.outputs import parse_outputs
 from jobs.recover import sql as S
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.cli import parser, request_from_args
@@ -38,6 +37,7 @@ from jobs.recover.planning import (
 )
 from jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
 from jobs.recover.verify import compare_fingerprints, schema_problems
+from topology.outputs import parse_outputs
 
 T0 = 1_764_770_000_000  # 2025-12-03T13:53:20Z
 

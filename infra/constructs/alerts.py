@@ -12,8 +12,8 @@ from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
 from cdktf_cdktf_provider_aws.sns_topic_subscription import SnsTopicSubscription
 from constructs import Construct
 
-from infra.config import KitConfig
 from policies import assurance
+from topology.config import KitConfig
 
 
 class AlarmTopic(Construct):

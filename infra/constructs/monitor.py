@@ -35,10 +35,10 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
-from infra.config import KitConfig
-from infra.config_assurance import monitor_schedule_expression
 from jobs.ops import monitor as M
 from policies import assurance
+from topology.assurance import monitor_schedule_expression
+from topology.config import KitConfig
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30

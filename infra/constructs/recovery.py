@@ -41,8 +41,8 @@ from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
-from infra.config import KitConfig
 from policies import documents
+from topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
 ABORT_INCOMPLETE_UPLOAD_DAYS = 7

@@ -25,9 +25,9 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
-from infra.config import KitConfig
 from jobs import rehearse as R
 from policies import assurance
+from topology.config import KitConfig
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 

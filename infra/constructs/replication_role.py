@@ -9,8 +9,8 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
-from infra.config import KitConfig
 from policies import documents
+from topology.config import KitConfig
 
 
 class ReplicationRole(Construct):

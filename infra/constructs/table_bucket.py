@@ -11,9 +11,9 @@ from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
-from infra.config import Encryption, KitConfig, UnreferencedFileRemoval
 from policies import documents
 from policies.documents import Document
+from topology.config import Encryption, KitConfig, UnreferencedFileRemoval
 
 
 class TableBucket(Construct):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig, Organization
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.providers import aws_provider
-from jobs.outputs import OUTPUT_ORGANIZATION
 from policies import documents
+from topology.config import KitConfig, Organization
+from topology.outputs import OUTPUT_ORGANIZATION
 
 STACK_ID = "organization"
 

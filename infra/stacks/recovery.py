@@ -6,12 +6,12 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig
 from infra.constructs.providers import site_providers
 from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
 from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_RECOVERY
+from topology.config import KitConfig
+from topology.outputs import OUTPUT_RECOVERY
 
 STACK_ID = "recovery"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig, Replica
 from infra.constructs.providers import site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_REPLICA
 from policies import documents
+from topology.config import KitConfig, Replica
+from topology.outputs import OUTPUT_REPLICA
 
 
 class ReplicaStack(TerraformStack):

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig
 from infra.constructs.catalog import SourceCatalog
 from infra.constructs.monitor import source_assurance
 from infra.constructs.providers import site_providers
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_SOURCE
+from topology.config import KitConfig
+from topology.outputs import OUTPUT_SOURCE
 
 STACK_ID = "source"
 

@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
     args = p.parse_args(argv)
-    from jobs.outputs import load_outputs
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(args.outputs)
     settings = MonitorSettings(

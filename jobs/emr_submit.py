@@ -116,10 +116,11 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 
 def jobs_zip() -> bytes:
-    """The `jobs` package (recovery modules only + the outputs contract), importable from --py-files."""
+    """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
+    jobs import), importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted((REPO / "jobs").rglob("*.py")):
+        for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
             rel = p.relative_to(REPO)
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue

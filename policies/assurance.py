@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from policies import actions as A
 from policies import statements as S
 from topology.config import KitConfig
+from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
 if TYPE_CHECKING:  # pragma: no cover
     from policies.documents import Document, PolicyDoc
@@ -24,7 +25,6 @@ SCHEDULER_SERVICE = "scheduler.amazonaws.com"
 CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
 TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
 
-METRIC_NAMESPACE = "S3TablesReplicaKit"  # = jobs.ops.monitor.METRIC_NAMESPACE (a test keeps them equal)
 MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
 MONITOR_STATUS_BUCKET_READ = ("ListTables",)
 

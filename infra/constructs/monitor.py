@@ -35,8 +35,8 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
-from jobs.ops import monitor as M
 from policies import assurance
+from topology import contract as C
 from topology.assurance import monitor_schedule_expression
 from topology.config import KitConfig
 
@@ -97,13 +97,13 @@ class ReplicationMonitor(Construct):
             environment=LambdaFunctionEnvironment(
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    M.ENV_KIT: cfg.kit.name,
-                    M.ENV_SOURCES: cfg.source.bucket_arn,
-                    M.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
-                    M.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
-                    M.ENV_CAP: str(mon.max_table_metrics),
-                    M.ENV_CONCURRENCY: str(mon.concurrency),
-                    M.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+                    C.ENV_KIT: cfg.kit.name,
+                    C.ENV_SOURCES: cfg.source.bucket_arn,
+                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
+                    C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
+                    C.ENV_CAP: str(mon.max_table_metrics),
+                    C.ENV_CONCURRENCY: str(mon.concurrency),
+                    C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
                 }
             ),
             depends_on=[logs],
@@ -149,7 +149,7 @@ class ReplicationMonitor(Construct):
                         "oldest source commit the replica lacks is older than that. README: 'Assurance'."
                     ),
                     namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=M.LAG,
+                    metric_name=C.LAG,
                     dimensions=dims,
                     statistic="Maximum",
                     period=period,
@@ -171,7 +171,7 @@ class ReplicationMonitor(Construct):
                         "status ARGS=--problems-only` for the failure message. README: 'Assurance'."
                     ),
                     namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=M.FAILED_METRIC,
+                    metric_name=C.FAILED_METRIC,
                     dimensions=dims,
                     statistic="Maximum",
                     period=period,
@@ -194,7 +194,7 @@ class ReplicationMonitor(Construct):
                     "are unknown. README: 'Assurance'."
                 ),
                 namespace=assurance.METRIC_NAMESPACE,
-                metric_name=M.HEARTBEAT,
+                metric_name=C.HEARTBEAT,
                 dimensions={"Kit": cfg.kit.name},
                 statistic="Sum",
                 period=period,

@@ -25,8 +25,9 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
-from jobs import rehearse as R
+from infra import packaging
 from policies import assurance
+from topology import contract as C
 from topology.config import KitConfig
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
@@ -44,7 +45,7 @@ def rehearsal_job_args(cfg: KitConfig) -> list[str]:
         "--target-region", rep.region,
         "--namespace", reh.namespace,
         "--offset-hours", str(reh.offset_hours),
-        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{R.REPORT_PREFIX}",
+        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{C.REHEARSAL_REPORT_PREFIX}",
         "--metrics-region", rep.region,
     ]  # fmt: skip
     if reh.tables:
@@ -102,13 +103,13 @@ class RecoveryRehearsal(Construct):
             policy=json.dumps(assurance.rehearsal_scheduler_role_permissions(cfg), indent=2),
         )
         scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
-        request = R.start_job_run_input(
+        request = packaging.start_job_run_input(
             application_id=application_id,
             execution_role_arn=cfg.recovery_role_arn,
             scripts_uri=scripts,
             logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
             job_args=rehearsal_job_args(cfg),
-            jar_names=R.pinned_jar_names(),
+            jar_names=C.pinned_jar_names(),
         )
         self.schedule = SchedulerSchedule(
             self,
@@ -137,7 +138,7 @@ class RecoveryRehearsal(Construct):
                 "recovery is failing, or the schedule/job does not run. README: 'Assurance'."
             ),
             namespace=assurance.METRIC_NAMESPACE,
-            metric_name=R.SUCCEEDED,
+            metric_name=C.REHEARSAL_SUCCEEDED,
             dimensions={"Kit": cfg.kit.name},
             statistic="Sum",
             period=period,

@@ -10,15 +10,12 @@ is derived from the configuration (names are deterministic), so what is rendered
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from policies import actions as A
 from policies import statements as S
+from policies.model import Document, PolicyDoc, doc, kms_resource
 from topology.config import KitConfig
 from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
-
-if TYPE_CHECKING:  # pragma: no cover
-    from policies.documents import Document, PolicyDoc
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
 SCHEDULER_SERVICE = "scheduler.amazonaws.com"
@@ -208,8 +205,6 @@ def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
 
 
 def _doc(*statements: S.Statement | None) -> Document:
-    from policies.documents import doc
-
     return doc(*statements)
 
 
@@ -218,8 +213,6 @@ def monitor_role_trust(cfg: KitConfig) -> Document:
 
 
 def monitor_role_permissions(cfg: KitConfig) -> Document:
-    from policies.documents import kms_resource
-
     src = cfg.source
     site = source_site(cfg)
     stmts: list[S.Statement | None] = [
@@ -287,8 +280,6 @@ def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
 
 
 def documents(cfg: KitConfig) -> list[PolicyDoc]:
-    from policies.documents import PolicyDoc
-
     a = cfg.assurance
     src, rec = source_site(cfg), recovery_site(cfg)
     out: list[PolicyDoc] = []

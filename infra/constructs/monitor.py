@@ -36,6 +36,7 @@ from constructs import Construct
 
 from infra import packaging
 from policies import assurance
+from policies.docset import DocumentSet
 from topology import contract as C
 from topology.assurance import monitor_schedule_expression
 from topology.config import KitConfig
@@ -51,7 +52,7 @@ def _role(scope: Construct, id: str, *, name: str, description: str, trust: dict
 
 
 class ReplicationMonitor(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, alarm_topic_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, alarm_topic_arn: str) -> None:
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg)
@@ -60,8 +61,8 @@ class ReplicationMonitor(Construct):
             "role",
             name=assurance.monitor_role_name(cfg),
             description="Replication monitor: reads replication status, publishes the kit's metrics",
-            trust=assurance.monitor_role_trust(cfg),
-            policy=assurance.monitor_role_permissions(cfg),
+            trust=docs.document("monitor-role-trust"),
+            policy=docs.document("monitor-role-permissions"),
         )
         logs = CloudwatchLogGroup(
             self, "logs", name=assurance.monitor_log_group(cfg), retention_in_days=LOG_RETENTION_DAYS
@@ -113,8 +114,8 @@ class ReplicationMonitor(Construct):
             "schedule-role",
             name=assurance.monitor_scheduler_role_name(cfg),
             description="EventBridge Scheduler: invokes the replication monitor",
-            trust=assurance.monitor_scheduler_role_trust(cfg),
-            policy=assurance.monitor_scheduler_role_permissions(cfg),
+            trust=docs.document("monitor-schedule-role-trust"),
+            policy=docs.document("monitor-schedule-role-permissions"),
         )
         self.schedule = SchedulerSchedule(
             self,
@@ -209,11 +210,11 @@ class ReplicationMonitor(Construct):
         )
 
 
-def source_assurance(scope: Construct, cfg: KitConfig) -> ReplicationMonitor | None:
+def source_assurance(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> ReplicationMonitor | None:
     """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line)."""
     if not cfg.assurance.monitor.enabled:
         return None
     from infra.constructs.alerts import AlarmTopic
 
-    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.source_site(cfg))
-    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, alarm_topic_arn=topic.arn)
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
+    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn)

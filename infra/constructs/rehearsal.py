@@ -27,6 +27,7 @@ from constructs import Construct
 
 from infra import packaging
 from policies import assurance
+from policies.docset import DocumentSet
 from topology import contract as C
 from topology.config import KitConfig
 
@@ -72,6 +73,7 @@ class RecoveryRehearsal(Construct):
         id: str,
         *,
         cfg: KitConfig,
+        docs: DocumentSet,
         recovery_bucket_arn: str,
         application_id: str,
         recovery_role_name: str,
@@ -85,7 +87,7 @@ class RecoveryRehearsal(Construct):
             "recovery-role-metrics",
             name="assurance-rehearsal-metrics",
             role=recovery_role_name,
-            policy=json.dumps(assurance.rehearsal_metrics_permissions(cfg), indent=2),
+            policy=json.dumps(docs.document("recovery-role-rehearsal-metrics"), indent=2),
         )
         name = assurance.rehearsal_scheduler_role_name(cfg)
         role = IamRole(
@@ -93,14 +95,14 @@ class RecoveryRehearsal(Construct):
             "schedule-role",
             name=name,
             description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            assume_role_policy=json.dumps(assurance.rehearsal_scheduler_role_trust(cfg), indent=2),
+            assume_role_policy=json.dumps(docs.document("rehearsal-schedule-role-trust"), indent=2),
         )
         IamRolePolicy(
             self,
             "schedule-role-permissions",
             name=name,
             role=role.name,
-            policy=json.dumps(assurance.rehearsal_scheduler_role_permissions(cfg), indent=2),
+            policy=json.dumps(docs.document("rehearsal-schedule-role-permissions"), indent=2),
         )
         scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
         request = packaging.start_job_run_input(
@@ -153,18 +155,25 @@ class RecoveryRehearsal(Construct):
 
 
 def recovery_assurance(
-    scope: Construct, cfg: KitConfig, *, recovery_bucket_arn: str, application_id: str, recovery_role_name: str
+    scope: Construct,
+    cfg: KitConfig,
+    docs: DocumentSet,
+    *,
+    recovery_bucket_arn: str,
+    application_id: str,
+    recovery_role_name: str,
 ) -> RecoveryRehearsal | None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
     if not cfg.assurance.rehearsal.enabled:
         return None
     from infra.constructs.alerts import AlarmTopic
 
-    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.recovery_site(cfg))
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
     return RecoveryRehearsal(
         scope,
         "recovery-rehearsal",
         cfg=cfg,
+        docs=docs,
         recovery_bucket_arn=recovery_bucket_arn,
         application_id=application_id,
         recovery_role_name=recovery_role_name,

@@ -196,8 +196,8 @@ def test_checker_flags_a_climb_in_any_form() -> None:
         policies__init="",
         policies__documents="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import jobs.ops\n",
         jobs__init="",
-        jobs__ops__init="from .. import outputs\n",  # relative: jobs.outputs (same package: allowed)
-        jobs__outputs="",
+        jobs__ops__init="from .. import common\n",  # relative: jobs.common (same package: allowed)
+        jobs__common="",
         infra__init="",
         infra__app="from jobs import ops\nfrom bench import run\n",
         bench__init="",
@@ -211,6 +211,7 @@ def test_checker_flags_a_climb_in_any_form() -> None:
         "topology.config:2",
     ], found
     assert "infra.app:2 imports bench.run: infra may import only ['policies', 'topology']" in found
+    assert Edge("jobs.ops", "jobs.common", 1) in edges(tree)  # the relative import resolved
 
 
 def test_checker_finds_circles_including_type_only_and_lazy_imports() -> None:

@@ -1,6 +1,6 @@
 """Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables.
 
-`scale_config` generates the configuration dict (pure; validated by `infra.config.parse_config`). The synth runs in a
+`scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
 fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
 provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the whole
 process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
@@ -158,7 +158,7 @@ def child(config_json: Path, outdir: Path, result_json: Path) -> int:
     import cdktf_cdktf_provider_aws  # noqa: F401
 
     from infra.app import build_app
-    from infra.config import parse_config
+    from topology.config import parse_config
 
     t2 = time.perf_counter()
     cfg = parse_config(json.loads(config_json.read_text()), str(config_json))
@@ -265,7 +265,7 @@ def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval
     """Generate the topology, synthesise it in a fresh interpreter, measure wall time and peak memory."""
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = scale_config(destinations, tables)
-    from infra.config import parse_config
+    from topology.config import parse_config
 
     parse_config(cfg)  # fail here, not in the timed child, if the generator is wrong
     config_json = workdir / "scale-config.json"

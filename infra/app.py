@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from cdktf import App, TerraformStack
 
-from infra.config import KitConfig
 from infra.constructs.backend import configure_state
 from infra.lifecycle import protect_from_destroy
 from infra.nag import apply_nag
@@ -13,26 +12,37 @@ from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
 from infra.stacks.replica import ReplicaStack
 from infra.stacks.source import SourceStack
+from policies import docset
+from topology.config import KitConfig
 
 
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
     app = App(outdir=outdir, stack_traces=False)
+    # Every policy document of the topology, built once; each construct deploys its document from this set.
+    docs = docset.build(cfg)
     replica_stacks: list[ReplicaStack] = []
     seen_accounts: set[str] = set()
     for replica in cfg.replicas:
         replica_stacks.append(
             ReplicaStack(
-                app, cfg, replica, owns_guardrail=replica.account_id not in seen_accounts, allow_destroy=allow_destroy
+                app,
+                cfg,
+                docs,
+                replica,
+                owns_guardrail=replica.account_id not in seen_accounts,
+                allow_destroy=allow_destroy,
             )
         )
         seen_accounts.add(replica.account_id)
-    SourceStack(app, cfg, destination_bucket_arns=[s.bucket.arn for s in replica_stacks], allow_destroy=allow_destroy)
+    SourceStack(
+        app, cfg, docs, destination_bucket_arns=[s.bucket.arn for s in replica_stacks], allow_destroy=allow_destroy
+    )
     recovery_from = next(
         s for s, r in zip(replica_stacks, cfg.replicas, strict=True) if r.bucket == cfg.recovery.replica
     )
-    RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
+    RecoveryStack(app, cfg, docs, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
-        OrganizationStack(app, cfg, cfg.protection.organization)
+        OrganizationStack(app, cfg, docs, cfg.protection.organization)
     # One state per stack, in the configured backend (cross-stack references read the same backend).
     for stack in app.node.children:
         if isinstance(stack, TerraformStack):

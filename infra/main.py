@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from infra.config import ConfigError, load_config
 from infra.env import read_env
+from topology.config import ConfigError, load_config
 
 
 def main() -> int:

@@ -1,15 +1,21 @@
-"""The replication monitor's Lambda package, built at synth from the kit's own `jobs/ops` code (no second copy).
+"""What the provisioned topology runs, packaged by path: the kit's code is read as files and never imported here.
 
+The replication monitor's Lambda package is built at synth from the kit's own `jobs/ops` files (no second copy).
 `monitor_zip()` returns the bytes of a deterministic zip (sorted entries, fixed timestamps and permissions), so the
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
     jobs/__init__.py, jobs/ops/{__init__,clients,common,status,monitor}.py   the status logic and the handler
+    topology/__init__.py, topology/contract.py                               the names infra and the handler share
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
 (boto3 >= 1.42.1, REFERENCE §1). botocore reads extra service models from the directories named by the
 `AWS_DATA_PATH` environment variable before its own, so the function sets `AWS_DATA_PATH=/var/task/botocore_data`
-and gets the model of the kit's pinned botocore without shipping the whole SDK. This module imports no CDKTF code.
+and gets the model of the kit's pinned botocore without shipping the whole SDK.
+
+The recovery rehearsal runs `jobs/<REHEARSAL_ENTRY>` with the jobs zip and the pinned jars that `make rehearse-upload`
+puts under the scripts bucket; `start_job_run_input` is the request its schedule sends. This module imports no CDKTF
+code and nothing of `jobs/`.
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import botocore
 
+from topology.contract import MONITOR_MODULE, REHEARSAL_ENTRY
+
 REPO = Path(__file__).resolve().parent.parent
-HANDLER = "jobs.ops.monitor.handler"
+HANDLER = MONITOR_MODULE.removesuffix(".py").replace("/", ".") + ".handler"  # jobs/ops/monitor.py -> jobs.ops.monitor
 DATA_DIR = "botocore_data"
 LAMBDA_TASK_ROOT = "/var/task"
 MODULES = (
@@ -31,7 +41,9 @@ MODULES = (
     "jobs/ops/clients.py",
     "jobs/ops/common.py",
     "jobs/ops/status.py",
-    "jobs/ops/monitor.py",
+    MONITOR_MODULE,
+    "topology/__init__.py",
+    "topology/contract.py",
 )
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -71,3 +83,41 @@ def write_monitor_zip(directory: Path) -> Path:
     path = directory / "replication-monitor.zip"
     path.write_bytes(monitor_zip())
     return path
+
+
+def start_job_run_input(
+    *,
+    application_id: str,
+    execution_role_arn: str,
+    scripts_uri: str,
+    logs_uri: str,
+    job_args: Sequence[str],
+    jar_names: Sequence[str],
+    client_token: str = "<aws.scheduler.execution-id>",
+) -> dict[str, Any]:
+    """The EMR Serverless StartJobRun request (API member names) the rehearsal schedule sends through the universal
+    target `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`. The client token is the scheduler's execution id
+    (a context attribute replaced per invocation), so a retried invocation never starts a second run."""
+    base = scripts_uri.rstrip("/")
+    conf = {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    params = [f"--jars {','.join(f'{base}/jars/{j}' for j in jar_names)}", f"--py-files {base}/jobs.zip"]
+    params += [f"--conf {k}={v}" for k, v in conf.items()]
+    return {
+        "applicationId": application_id,
+        "clientToken": client_token,
+        "executionRoleArn": execution_role_arn,
+        "name": "kit-recovery-rehearsal",
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": f"{base}/{REHEARSAL_ENTRY}",
+                "entryPointArguments": list(job_args),
+                "sparkSubmitParameters": " ".join(params),
+            }
+        },
+        "configurationOverrides": {
+            "monitoringConfiguration": {"s3MonitoringConfiguration": {"logUri": logs_uri.rstrip("/") + "/"}}
+        },
+    }

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from infra.config import ConfigError, load_config
 from infra.env import read_env
+from topology.config import ConfigError, load_config
 
 
 def summarize(stacks: dict[str, dict[str, Any]]) -> str:

@@ -46,7 +46,7 @@ def _step(n: int | str, text: str) -> None:
 
 def _seed_table() -> tuple[Ident, list[tuple[str, str, bool, str | None]], list[str], str]:
     """analytics.orders from examples/seed.toml: columns and partition transforms, plus the recovery namespace."""
-    from infra.config import load_config
+    from topology.config import load_config
 
     cfg = load_config(SEED)
     ns = cfg.source.namespaces[0]

@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from jobs.outputs import KitOutputs
+from topology.outputs import KitOutputs
 
 REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
@@ -116,10 +116,11 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 
 def jobs_zip() -> bytes:
-    """The `jobs` package (recovery modules only + the outputs contract), importable from --py-files."""
+    """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
+    jobs import), importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted((REPO / "jobs").rglob("*.py")):
+        for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
             rel = p.relative_to(REPO)
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("job_args", nargs=argparse.REMAINDER, help="after --: arguments of the recovery job")
     ns = ap.parse_args(argv)
     job_args = ns.job_args[1:] if ns.job_args[:1] == ["--"] else ns.job_args
-    from jobs.outputs import load_outputs
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(ns.outputs)
     from jobs.spark import kit_jars

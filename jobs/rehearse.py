@@ -23,7 +23,6 @@ import json
 import sys
 import time
 import uuid
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,15 +33,21 @@ from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.job import RecoveryRequest, run
 from jobs.recover.model import Ident
 from jobs.recover.planning import Selector, to_ms
+from topology.contract import (  # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
+    METRIC_NAMESPACE,
+    REHEARSAL_ENTRY,
+    REHEARSAL_RTO,
+    REHEARSAL_SUCCEEDED,
+    REHEARSAL_TABLES,
+    pinned_jar_names,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 REPO = Path(__file__).resolve().parent.parent
-METRIC_NAMESPACE = "S3TablesReplicaKit"
-SUCCEEDED, RTO, TABLES = "RehearsalSucceeded", "RehearsedRecoverySeconds", "RehearsalTables"
-ENTRY = "rehearse_entry.py"
-REPORT_PREFIX = "reports/rehearsals"
+SUCCEEDED, RTO, TABLES = REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES
+ENTRY = REHEARSAL_ENTRY
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -71,60 +76,6 @@ def metric_data(kit: str, *, succeeded: bool, seconds: float, tables: int, at: d
         datum(RTO, round(seconds, 3), "Seconds"),
         datum(TABLES, float(tables), "Count"),
     ]
-
-
-def pinned_jar_names(pom: Path = REPO / "jars" / "pom.xml") -> list[str]:
-    """`<artifactId>-<version>.jar` of every dependency of jars/pom.xml (what `make setup` puts in .jars/ and what
-    `--upload` copies to the scripts bucket), sorted; known at synth without the jars themselves."""
-    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    root = ET.parse(pom).getroot()
-    props = {el.tag.split("}", 1)[-1]: (el.text or "").strip() for el in root.findall("m:properties/*", ns)}
-    names = []
-    for dep in root.findall("m:dependencies/m:dependency", ns):
-        artifact = dep.findtext("m:artifactId", default="", namespaces=ns).strip()
-        version = dep.findtext("m:version", default="", namespaces=ns).strip()
-        for key, value in props.items():
-            version = version.replace("${" + key + "}", value)
-        names.append(f"{artifact}-{version}.jar")
-    return sorted(names)
-
-
-def start_job_run_input(
-    *,
-    application_id: str,
-    execution_role_arn: str,
-    scripts_uri: str,
-    logs_uri: str,
-    job_args: Sequence[str],
-    jar_names: Sequence[str],
-    client_token: str = "<aws.scheduler.execution-id>",
-) -> dict[str, Any]:
-    """The EMR Serverless StartJobRun request (API member names) the rehearsal schedule sends through the universal
-    target `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`. The client token is the scheduler's execution id
-    (a context attribute replaced per invocation), so a retried invocation never starts a second run."""
-    base = scripts_uri.rstrip("/")
-    conf = {
-        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-        "spark.sql.session.timeZone": "UTC",
-    }
-    params = [f"--jars {','.join(f'{base}/jars/{j}' for j in jar_names)}", f"--py-files {base}/jobs.zip"]
-    params += [f"--conf {k}={v}" for k, v in conf.items()]
-    return {
-        "applicationId": application_id,
-        "clientToken": client_token,
-        "executionRoleArn": execution_role_arn,
-        "name": "kit-recovery-rehearsal",
-        "jobDriver": {
-            "sparkSubmit": {
-                "entryPoint": f"{base}/{ENTRY}",
-                "entryPointArguments": list(job_args),
-                "sparkSubmitParameters": " ".join(params),
-            }
-        },
-        "configurationOverrides": {
-            "monitoringConfiguration": {"s3MonitoringConfiguration": {"logUri": logs_uri.rstrip("/") + "/"}}
-        },
-    }
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -366,8 +317,8 @@ def upload_artifacts(outputs_path: str) -> int:
     import boto3
 
     from jobs.emr_submit import join_s3, split_s3, upload
-    from jobs.outputs import load_outputs
     from jobs.spark import kit_jars
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(outputs_path)
     jars = kit_jars()

@@ -131,15 +131,15 @@ def git_baseline(ref: str, example: str) -> Callable[[str], str | None]:
 
 
 def all_requests(examples_dir: Path, baseline_ref: str) -> tuple[list[AnalyzerRequest], list[str]]:
-    from infra.config import load_config
-    from policies.documents import build_documents
+    from policies.docset import build
+    from topology.config import load_config
 
     requests: list[AnalyzerRequest] = []
     notes: list[str] = []
     for path in sorted(examples_dir.glob("*.toml")):
         cfg = load_config(path)
         r, n = build_requests(
-            path.stem, build_documents(cfg), [r.bucket_arn for r in cfg.replicas], git_baseline(baseline_ref, path.stem)
+            path.stem, list(build(cfg)), [r.bucket_arn for r in cfg.replicas], git_baseline(baseline_ref, path.stem)
         )
         requests += r
         notes += n

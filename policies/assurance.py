@@ -10,21 +10,18 @@ is derived from the configuration (names are deterministic), so what is rendered
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from infra.config import KitConfig
 from policies import actions as A
 from policies import statements as S
-
-if TYPE_CHECKING:  # pragma: no cover
-    from policies.documents import Document, PolicyDoc
+from policies.model import Document, PolicyDoc, doc, kms_resource
+from topology.config import KitConfig
+from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
 SCHEDULER_SERVICE = "scheduler.amazonaws.com"
 CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
 TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
 
-METRIC_NAMESPACE = "S3TablesReplicaKit"  # = jobs.ops.monitor.METRIC_NAMESPACE (a test keeps them equal)
 MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
 MONITOR_STATUS_BUCKET_READ = ("ListTables",)
 
@@ -208,8 +205,6 @@ def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
 
 
 def _doc(*statements: S.Statement | None) -> Document:
-    from policies.documents import doc
-
     return doc(*statements)
 
 
@@ -218,8 +213,6 @@ def monitor_role_trust(cfg: KitConfig) -> Document:
 
 
 def monitor_role_permissions(cfg: KitConfig) -> Document:
-    from policies.documents import kms_resource
-
     src = cfg.source
     site = source_site(cfg)
     stmts: list[S.Statement | None] = [
@@ -287,8 +280,6 @@ def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
 
 
 def documents(cfg: KitConfig) -> list[PolicyDoc]:
-    from policies.documents import PolicyDoc
-
     a = cfg.assurance
     src, rec = source_site(cfg), recovery_site(cfg)
     out: list[PolicyDoc] = []

@@ -10,44 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from infra.config import Encryption, KitConfig, Replica, partition_of_arn
 from policies import actions as A
+from policies import assurance
 from policies import statements as S
+from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
+from topology.config import KitConfig, Replica, partition_of_arn
 
-Document = dict[str, Any]
-VERSION = "2012-10-17"
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
-
-
-def doc(*statements: S.Statement | None) -> Document:
-    stmts = [s for s in statements if s is not None]
-    sids = [s["Sid"] for s in stmts]
-    dupes = {x for x in sids if sids.count(x) > 1}
-    if dupes:
-        raise ValueError(f"duplicate Sids in one document: {sorted(dupes)}")
-    return {"Version": VERSION, "Statement": stmts}
-
-
-# ---------------------------------------------------------------- KMS helpers ----
-
-
-def kms_alias(cfg: KitConfig, bucket: str) -> str:
-    return f"alias/{cfg.kit.name}-{bucket}"
-
-
-def kms_resource(
-    cfg: KitConfig, enc: Encryption, *, account_id: str, region: str, bucket: str
-) -> tuple[str, dict[str, dict[str, Any]] | None]:
-    """(resource, condition) that names a bucket's key in an IAM policy. A created key's ARN is unknown until apply,
-    so it is matched by its alias (kms:ResourceAliases) within the account and Region."""
-    if enc.kms_key and enc.kms_key != "create":
-        return enc.kms_key, None
-    return (
-        f"arn:{partition_of_arn(region)}:kms:{region}:{account_id}:key/*",
-        {"ForAnyValue:StringEquals": {"kms:ResourceAliases": kms_alias(cfg, bucket)}},
-    )
 
 
 # ---------------------------------------------------------------- replication role ----
@@ -507,22 +477,12 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
                 "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
             )
         )
-    from policies import assurance  # issue 11: the monitor reads the source's encrypted metadata
-
+    # issue 11: the monitor reads the source's encrypted metadata
     stmts += assurance.key_policy_statements(cfg, site.role)
     return doc(*stmts)
 
 
 # ---------------------------------------------------------------- all documents ----
-
-
-@dataclass(frozen=True)
-class PolicyDoc:
-    name: str  # file stem under policies/rendered/<example>/
-    kind: str  # trust | identity | bucket-policy | table-policy | scp | kms-key-policy
-    account_id: str
-    attached_to: str
-    document: Document
 
 
 def example_table_arn(replica: Replica) -> str:
@@ -629,7 +589,6 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 kms_key_policy(cfg, site),
             )
         )
-    from policies import assurance  # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
-
+    # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
     docs += assurance.documents(cfg)
     return docs

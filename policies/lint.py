@@ -377,12 +377,12 @@ def lint_kit() -> list[Finding]:
 
 
 def lint_examples(examples: Sequence[Path]) -> list[Finding]:
-    from infra.config import load_config
-    from policies.documents import build_documents
+    from policies.docset import build
+    from topology.config import load_config
 
     out = lint_kit()
     for path in examples:
-        for f in lint_documents(build_documents(load_config(path))):
+        for f in lint_documents(build(load_config(path))):
             out.append(Finding(f.rule_id, f.rule_name, f"{path.stem}/{f.document}", f.message))
     return out
 

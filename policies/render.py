@@ -3,10 +3,10 @@
     python -m policies.render            # = make policies: write policies/rendered/<example>/*.json + SUMMARY.md
     python -m policies.render --check    # = make policies-check: fail with a unified diff when the files are stale
 
-One directory per `examples/<stem>.toml`; one `<document name>.json` per `policies.documents.build_documents`
-entry (2-space indent, statement keys in builder order, trailing newline) and a `SUMMARY.md` that says, per
-principal, what it may and may not do on which resource, the break-glass path, the risk each deny closes and where
-each document is attached. Reviewers read these files in pull requests; CI fails when they are stale.
+One directory per `examples/<stem>.toml`; one `<document name>.json` per document of `policies.docset.build(cfg)`,
+the set the stacks deploy (2-space indent, statement keys in builder order, trailing newline) and a `SUMMARY.md` that
+says, per principal, what it may and may not do on which resource, the break-glass path, the risk each deny closes
+and where each document is attached. Reviewers read these files in pull requests; CI fails when they are stale.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from infra.config import KitConfig, load_config
 from policies import actions as A
+from policies import docset
 from policies import documents as D
+from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -485,7 +486,7 @@ def _other_risk(sid: str) -> str:
 def render_example(config_path: Path) -> dict[str, str]:
     """{relative file name: content} for one example configuration."""
     cfg = load_config(config_path)
-    docs = D.build_documents(cfg)
+    docs = docset.build(cfg).docs  # the same set `infra.app.build_app` hands to the stacks
     files = {f"{d.name}.json": render_json(d.document) for d in docs}
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, docs)
     return files

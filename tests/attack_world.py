@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.config import KitConfig, load_config
 from policies import documents as D
 from policies.simulate import ScpLevel
 from tests.policy_fixtures import (
@@ -37,6 +36,7 @@ from tests.policy_fixtures import (
     WORLD_POLICIES,
     maintenance_baseline,
 )
+from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"

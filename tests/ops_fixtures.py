@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from infra.config import KitConfig, parse_config
 from jobs.ops.clients import Clients
-from jobs.outputs import KitOutputs, parse_outputs
 from tests.moto_ext.control import Control
+from topology.config import KitConfig, parse_config
+from topology.outputs import KitOutputs, parse_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials

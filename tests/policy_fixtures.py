@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config import KitConfig, load_config
 from policies import documents as D
 from policies.simulate import ScpLevel, SimRequest, principal_context
+from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_PATH = ROOT / "examples" / "multi-account.toml"

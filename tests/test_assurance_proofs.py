@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_config
 from policies import assurance as AS
 from policies.documents import build_documents
 from policies.simulate import ALLOWED, IMPLICIT_DENY, SimRequest, evaluate, principal_context
+from topology.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = load_config(ROOT / "examples" / "multi-account.toml")

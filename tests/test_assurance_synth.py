@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from infra import packaging
-from infra.config import load_config
 from jobs.ops import monitor as M
 from jobs.rehearse import SUCCEEDED
 from policies import assurance
+from topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,7 +190,7 @@ def test_assurance_can_be_switched_off(tmp_path: Path) -> None:
     import tomllib
 
     from infra.app import build_app
-    from infra.config import parse_config
+    from topology.config import parse_config
 
     doc = tomllib.loads((ROOT / "examples" / "seed.toml").read_text())
     doc["assurance"]["monitor"]["enabled"] = False

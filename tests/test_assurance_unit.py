@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from infra import packaging
-from infra.config import ConfigError, parse_config
-from infra.config_assurance import monitor_schedule_expression
 from jobs import rehearse as R
 from tests.ops_fixtures import config_dict
+from topology import contract as C
+from topology.assurance import monitor_schedule_expression
+from topology.config import ConfigError, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -147,11 +148,11 @@ def test_rotating_sample_covers_every_table() -> None:
 
 def test_pinned_jar_names_are_what_setup_installs() -> None:
     installed = sorted(p.name for p in (ROOT / ".jars").glob("*.jar"))
-    assert R.pinned_jar_names() == installed
+    assert C.pinned_jar_names() == installed
 
 
 def test_start_job_run_input_is_the_api_request() -> None:
-    req = R.start_job_run_input(
+    req = packaging.start_job_run_input(
         application_id="00abc",
         execution_role_arn="arn:aws:iam::111122223333:role/kit-s3tables-recovery",
         scripts_uri="s3://b/scripts/",

@@ -123,7 +123,7 @@ def test_comparison_without_goal_has_no_verdict() -> None:
 
 
 def test_scale_config_is_valid_and_has_the_requested_size() -> None:
-    from infra.config import parse_config
+    from topology.config import parse_config
 
     data = scale_config(destinations=5, tables=1000)
     assert count_tables(data) == 1000

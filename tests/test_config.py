@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import ConfigError, load_config, parse_config
+from topology.config import ConfigError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = tomllib.loads((ROOT / "examples/seed.toml").read_text())

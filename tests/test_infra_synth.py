@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_config
 from infra.golden import GOLDEN, normalize, render
-from jobs.outputs import parse_outputs
 from policies import documents
+from topology.config import load_config
+from topology.outputs import parse_outputs
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_config
+from topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]

@@ -458,8 +458,8 @@ def test_one_rule_per_file() -> None:
 @pytest.mark.parametrize("example", ["seed", "multi-account"])
 def test_the_kit_app_passes_every_rule(aws: SimpleNamespace, example: str) -> None:
     from infra.app import build_app
-    from infra.config import load_config
     from infra.nag import apply_nag
+    from topology.config import load_config
 
     with tempfile.TemporaryDirectory() as out:
         app = build_app(load_config(ROOT / "examples" / f"{example}.toml"), outdir=out)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import load_config
+from topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
-from jobs.outputs import parse_outputs
 from jobs.recover import sql as S
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.cli import parser, request_from_args
@@ -38,6 +37,7 @@ from jobs.recover.planning import (
 )
 from jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
 from jobs.recover.verify import compare_fingerprints, schema_problems
+from topology.outputs import parse_outputs
 
 T0 = 1_764_770_000_000  # 2025-12-03T13:53:20Z
 
@@ -566,3 +566,26 @@ def test_jobs_zip_has_the_recovery_package() -> None:
     names = zipfile.ZipFile(io.BytesIO(jobs_zip())).namelist()
     assert "jobs/recover/cli.py" in names and "jobs/spark.py" in names and "jobs/recover_entry.py" in names
     assert not any(n.startswith("jobs/ops/") for n in names)
+    # the contracts the jobs import (jobs.rehearse imports topology.contract at module level)
+    assert {"topology/__init__.py", "topology/outputs.py", "topology/contract.py"} <= set(names)
+
+
+def test_jobs_zip_imports_alone(tmp_path: Path) -> None:
+    """Unzipped as --py-files puts it on the driver: the entry points' modules import from the zip alone (no
+    repository on the path), so nothing they import at module level was left out of the package."""
+    import io
+    import subprocess
+    import sys
+    import zipfile
+
+    zipfile.ZipFile(io.BytesIO(jobs_zip())).extractall(tmp_path)
+    probe = (
+        "import sys, os; here = os.getcwd(); "
+        "sys.path[:] = [here] + [p for p in sys.path if p and not os.path.isdir(os.path.join(p, 'jobs'))]; "
+        "import jobs.rehearse, jobs.recover.cli; "
+        "kit = [m.__file__ for n, m in sys.modules.items() if n.split('.')[0] in ('jobs', 'topology')]; "
+        "outside = [f for f in kit if f and not f.startswith(here)]; assert not outside, outside; "
+        "assert 'infra' not in sys.modules and 'policies' not in sys.modules"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]

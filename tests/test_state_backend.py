@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_config
+from topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ SYNTH_IN_CWD = """
 import sys
 from pathlib import Path
 from infra.app import build_app
-from infra.config import load_config
+from topology.config import load_config
 Path("cdktf.out").mkdir()
 for p in sys.argv[1:]:
     build_app(load_config(p), outdir="cdktf.out/" + Path(p).stem).synth()

@@ -12,12 +12,13 @@ from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
 from cdktf_cdktf_provider_aws.sns_topic_subscription import SnsTopicSubscription
 from constructs import Construct
 
-from infra.config import KitConfig
 from policies import assurance
+from policies.docset import DocumentSet
+from topology.config import KitConfig
 
 
 class AlarmTopic(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, site: assurance.Site) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, stack: str) -> None:
         super().__init__(scope, id)
         self.key = KmsKey(
             self,
@@ -25,7 +26,7 @@ class AlarmTopic(Construct):
             description=f"{cfg.kit.name}: encrypts the assurance alarm topic",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=json.dumps(assurance.alarm_topic_key_policy(site), indent=2),
+            policy=json.dumps(docs.document("kms-key-policy", f"alarm-topic-{stack}"), indent=2),
         )
         KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg), target_key_id=self.key.key_id)
         self.topic = SnsTopic(self, "topic", name=assurance.alarm_topic_name(cfg), kms_master_key_id=self.key.arn)

@@ -25,7 +25,7 @@ from cdktf_cdktf_provider_aws.s3_tables_table import (
 )
 from constructs import Construct
 
-from infra.config import Source
+from topology.config import Source
 
 COMPACTION_TARGET_MB = 512
 

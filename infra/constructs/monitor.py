@@ -35,10 +35,11 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
-from infra.config import KitConfig
-from infra.config_assurance import monitor_schedule_expression
-from jobs.ops import monitor as M
 from policies import assurance
+from policies.docset import DocumentSet
+from topology import contract as C
+from topology.assurance import monitor_schedule_expression
+from topology.config import KitConfig
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
@@ -51,7 +52,7 @@ def _role(scope: Construct, id: str, *, name: str, description: str, trust: dict
 
 
 class ReplicationMonitor(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, alarm_topic_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, alarm_topic_arn: str) -> None:
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg)
@@ -60,8 +61,8 @@ class ReplicationMonitor(Construct):
             "role",
             name=assurance.monitor_role_name(cfg),
             description="Replication monitor: reads replication status, publishes the kit's metrics",
-            trust=assurance.monitor_role_trust(cfg),
-            policy=assurance.monitor_role_permissions(cfg),
+            trust=docs.document("monitor-role-trust"),
+            policy=docs.document("monitor-role-permissions"),
         )
         logs = CloudwatchLogGroup(
             self, "logs", name=assurance.monitor_log_group(cfg), retention_in_days=LOG_RETENTION_DAYS
@@ -97,13 +98,13 @@ class ReplicationMonitor(Construct):
             environment=LambdaFunctionEnvironment(
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    M.ENV_KIT: cfg.kit.name,
-                    M.ENV_SOURCES: cfg.source.bucket_arn,
-                    M.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
-                    M.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
-                    M.ENV_CAP: str(mon.max_table_metrics),
-                    M.ENV_CONCURRENCY: str(mon.concurrency),
-                    M.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+                    C.ENV_KIT: cfg.kit.name,
+                    C.ENV_SOURCES: cfg.source.bucket_arn,
+                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
+                    C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
+                    C.ENV_CAP: str(mon.max_table_metrics),
+                    C.ENV_CONCURRENCY: str(mon.concurrency),
+                    C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
                 }
             ),
             depends_on=[logs],
@@ -113,8 +114,8 @@ class ReplicationMonitor(Construct):
             "schedule-role",
             name=assurance.monitor_scheduler_role_name(cfg),
             description="EventBridge Scheduler: invokes the replication monitor",
-            trust=assurance.monitor_scheduler_role_trust(cfg),
-            policy=assurance.monitor_scheduler_role_permissions(cfg),
+            trust=docs.document("monitor-schedule-role-trust"),
+            policy=docs.document("monitor-schedule-role-permissions"),
         )
         self.schedule = SchedulerSchedule(
             self,
@@ -149,7 +150,7 @@ class ReplicationMonitor(Construct):
                         "oldest source commit the replica lacks is older than that. README: 'Assurance'."
                     ),
                     namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=M.LAG,
+                    metric_name=C.LAG,
                     dimensions=dims,
                     statistic="Maximum",
                     period=period,
@@ -171,7 +172,7 @@ class ReplicationMonitor(Construct):
                         "status ARGS=--problems-only` for the failure message. README: 'Assurance'."
                     ),
                     namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=M.FAILED_METRIC,
+                    metric_name=C.FAILED_METRIC,
                     dimensions=dims,
                     statistic="Maximum",
                     period=period,
@@ -194,7 +195,7 @@ class ReplicationMonitor(Construct):
                     "are unknown. README: 'Assurance'."
                 ),
                 namespace=assurance.METRIC_NAMESPACE,
-                metric_name=M.HEARTBEAT,
+                metric_name=C.HEARTBEAT,
                 dimensions={"Kit": cfg.kit.name},
                 statistic="Sum",
                 period=period,
@@ -209,11 +210,11 @@ class ReplicationMonitor(Construct):
         )
 
 
-def source_assurance(scope: Construct, cfg: KitConfig) -> ReplicationMonitor | None:
+def source_assurance(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> ReplicationMonitor | None:
     """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line)."""
     if not cfg.assurance.monitor.enabled:
         return None
     from infra.constructs.alerts import AlarmTopic
 
-    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.source_site(cfg))
-    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, alarm_topic_arn=topic.arn)
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
+    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn)

@@ -41,8 +41,8 @@ from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
-from infra.config import KitConfig
-from policies import documents
+from policies.docset import DocumentSet
+from topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
 ABORT_INCOMPLETE_UPLOAD_DAYS = 7
@@ -51,21 +51,23 @@ ABORT_INCOMPLETE_UPLOAD_DAYS = 7
 class RecoveryRole(Construct):
     """`application_arn`: the provisioned EMR Serverless application, the only one whose job runs may assume it."""
 
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, application_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, application_arn: str) -> None:
         super().__init__(scope, id)
         self.role = IamRole(
             self,
             "role",
             name=cfg.recovery_role_name,
             description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
-            assume_role_policy=json.dumps(documents.recovery_role_trust(cfg, application_arn), indent=2),
+            assume_role_policy=json.dumps(
+                docs.document("recovery-role-trust", emr_application_arn=application_arn), indent=2
+            ),
         )
         IamRolePolicy(
             self,
             "permissions",
             name="s3tables-recovery",
             role=self.role.name,
-            policy=json.dumps(documents.recovery_role_permissions(cfg), indent=2),
+            policy=json.dumps(docs.document("recovery-role-permissions"), indent=2),
         )
 
 
@@ -78,7 +80,7 @@ class RecoveryNamespace(Construct):
 class ScriptsBucket(Construct):
     """Private, versioned, encrypted, TLS-only; logs and reports expire, old versions and incomplete uploads go."""
 
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, allow_destroy: bool) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, allow_destroy: bool) -> None:
         super().__init__(scope, id)
         name = cfg.recovery_scripts_bucket
         self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=allow_destroy)
@@ -116,7 +118,7 @@ class ScriptsBucket(Construct):
             ],
         )
         S3BucketPolicy(
-            self, "policy", bucket=self.bucket.id, policy=json.dumps(documents.scripts_bucket_policy(cfg), indent=2)
+            self, "policy", bucket=self.bucket.id, policy=json.dumps(docs.document("scripts-bucket-policy"), indent=2)
         )
         rec = cfg.recovery
 

@@ -25,9 +25,11 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
-from infra.config import KitConfig
-from jobs import rehearse as R
+from infra import packaging
 from policies import assurance
+from policies.docset import DocumentSet
+from topology import contract as C
+from topology.config import KitConfig
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
@@ -44,7 +46,7 @@ def rehearsal_job_args(cfg: KitConfig) -> list[str]:
         "--target-region", rep.region,
         "--namespace", reh.namespace,
         "--offset-hours", str(reh.offset_hours),
-        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{R.REPORT_PREFIX}",
+        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{C.REHEARSAL_REPORT_PREFIX}",
         "--metrics-region", rep.region,
     ]  # fmt: skip
     if reh.tables:
@@ -71,6 +73,7 @@ class RecoveryRehearsal(Construct):
         id: str,
         *,
         cfg: KitConfig,
+        docs: DocumentSet,
         recovery_bucket_arn: str,
         application_id: str,
         recovery_role_name: str,
@@ -84,7 +87,7 @@ class RecoveryRehearsal(Construct):
             "recovery-role-metrics",
             name="assurance-rehearsal-metrics",
             role=recovery_role_name,
-            policy=json.dumps(assurance.rehearsal_metrics_permissions(cfg), indent=2),
+            policy=json.dumps(docs.document("recovery-role-rehearsal-metrics"), indent=2),
         )
         name = assurance.rehearsal_scheduler_role_name(cfg)
         role = IamRole(
@@ -92,23 +95,23 @@ class RecoveryRehearsal(Construct):
             "schedule-role",
             name=name,
             description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            assume_role_policy=json.dumps(assurance.rehearsal_scheduler_role_trust(cfg), indent=2),
+            assume_role_policy=json.dumps(docs.document("rehearsal-schedule-role-trust"), indent=2),
         )
         IamRolePolicy(
             self,
             "schedule-role-permissions",
             name=name,
             role=role.name,
-            policy=json.dumps(assurance.rehearsal_scheduler_role_permissions(cfg), indent=2),
+            policy=json.dumps(docs.document("rehearsal-schedule-role-permissions"), indent=2),
         )
         scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
-        request = R.start_job_run_input(
+        request = packaging.start_job_run_input(
             application_id=application_id,
             execution_role_arn=cfg.recovery_role_arn,
             scripts_uri=scripts,
             logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
             job_args=rehearsal_job_args(cfg),
-            jar_names=R.pinned_jar_names(),
+            jar_names=C.pinned_jar_names(),
         )
         self.schedule = SchedulerSchedule(
             self,
@@ -137,7 +140,7 @@ class RecoveryRehearsal(Construct):
                 "recovery is failing, or the schedule/job does not run. README: 'Assurance'."
             ),
             namespace=assurance.METRIC_NAMESPACE,
-            metric_name=R.SUCCEEDED,
+            metric_name=C.REHEARSAL_SUCCEEDED,
             dimensions={"Kit": cfg.kit.name},
             statistic="Sum",
             period=period,
@@ -152,18 +155,25 @@ class RecoveryRehearsal(Construct):
 
 
 def recovery_assurance(
-    scope: Construct, cfg: KitConfig, *, recovery_bucket_arn: str, application_id: str, recovery_role_name: str
+    scope: Construct,
+    cfg: KitConfig,
+    docs: DocumentSet,
+    *,
+    recovery_bucket_arn: str,
+    application_id: str,
+    recovery_role_name: str,
 ) -> RecoveryRehearsal | None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
     if not cfg.assurance.rehearsal.enabled:
         return None
     from infra.constructs.alerts import AlarmTopic
 
-    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, site=assurance.recovery_site(cfg))
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
     return RecoveryRehearsal(
         scope,
         "recovery-rehearsal",
         cfg=cfg,
+        docs=docs,
         recovery_bucket_arn=recovery_bucket_arn,
         application_id=application_id,
         recovery_role_name=recovery_role_name,

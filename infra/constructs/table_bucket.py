@@ -11,9 +11,10 @@ from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
-from infra.config import Encryption, KitConfig, UnreferencedFileRemoval
 from policies import documents
+from policies.docset import DocumentSet
 from policies.documents import Document
+from topology.config import Encryption, KitConfig, UnreferencedFileRemoval
 
 
 class TableBucket(Construct):
@@ -101,6 +102,7 @@ class TableBucket(Construct):
 def kit_table_bucket(
     scope: Construct,
     cfg: KitConfig,
+    docs: DocumentSet,
     *,
     role: str,
     name: str,
@@ -111,8 +113,7 @@ def kit_table_bucket(
     allow_destroy: bool,
 ) -> TableBucket:
     """The `table-bucket` construct of a kit stack (`role`: source, replica or recovery), with the key policy of
-    `policies.documents` when the kit creates the bucket's KMS key."""
-    site = next((s for s in documents.key_sites(cfg) if s.role == role and s.bucket == name), None)
+    the topology's document set when the kit creates the bucket's KMS key."""
     return TableBucket(
         scope,
         "table-bucket",
@@ -122,7 +123,7 @@ def kit_table_bucket(
         unreferenced_file_removal=unreferenced_file_removal,
         awscc=awscc,
         kms_alias=documents.kms_alias(cfg, name),
-        kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+        kms_key_policy=docs.optional("kms-key-policy", name),
         allow_destroy=allow_destroy,
         tags=cfg.resource_tags,
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,

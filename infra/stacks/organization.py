@@ -5,17 +5,17 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig, Organization
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.providers import aws_provider
-from jobs.outputs import OUTPUT_ORGANIZATION
-from policies import documents
+from policies.docset import DocumentSet
+from topology.config import KitConfig, Organization
+from topology.outputs import OUTPUT_ORGANIZATION
 
 STACK_ID = "organization"
 
 
 class OrganizationStack(TerraformStack):
-    def __init__(self, scope: Construct, cfg: KitConfig, org: Organization) -> None:
+    def __init__(self, scope: Construct, cfg: KitConfig, docs: DocumentSet, org: Organization) -> None:
         super().__init__(scope, STACK_ID)
         # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
         home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
@@ -28,13 +28,13 @@ class OrganizationStack(TerraformStack):
             tags=cfg.resource_tags,
         )
         scp = ReplicaScp(
-            self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets
+            self, "replica-scp", name=cfg.scp_name, policy=docs.document("scp-protect-replicas"), targets=org.targets
         )
         guards = ReplicaScp(
             self,
             "replica-guards-scp",
             name=cfg.scp_guards_name,
-            policy=documents.service_control_policy_guards(cfg),
+            policy=docs.document("scp-protect-replica-guards"),
             targets=org.targets,
             description="Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail",
         )

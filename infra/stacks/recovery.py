@@ -6,18 +6,21 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig
 from infra.constructs.providers import site_providers
 from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
 from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_RECOVERY
+from policies.docset import DocumentSet
+from topology.config import KitConfig
+from topology.outputs import OUTPUT_RECOVERY
 
 STACK_ID = "recovery"
 
 
 class RecoveryStack(TerraformStack):
-    def __init__(self, scope: Construct, cfg: KitConfig, *, replica_bucket_arn: str, allow_destroy: bool) -> None:
+    def __init__(
+        self, scope: Construct, cfg: KitConfig, docs: DocumentSet, *, replica_bucket_arn: str, allow_destroy: bool
+    ) -> None:
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
@@ -32,6 +35,7 @@ class RecoveryStack(TerraformStack):
         bucket = kit_table_bucket(
             self,
             cfg,
+            docs,
             role="recovery",
             name=rec.bucket,
             encryption=rec.encryption,
@@ -42,11 +46,12 @@ class RecoveryStack(TerraformStack):
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
-        role = RecoveryRole(self, "recovery-role", cfg=cfg, application_arn=app.application.arn)
-        ScriptsBucket(self, "scripts", cfg=cfg, allow_destroy=allow_destroy)
+        role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
+        ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         recovery_assurance(  # issue 11: scheduled recovery rehearsal, its alarm and alarm topic
             self,
             cfg,
+            docs,
             recovery_bucket_arn=bucket.arn,
             application_id=app.application.id,
             recovery_role_name=role.role.name,

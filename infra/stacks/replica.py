@@ -6,17 +6,25 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig, Replica
 from infra.constructs.providers import site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_REPLICA
 from policies import documents
+from policies.docset import DocumentSet
+from topology.config import KitConfig, Replica
+from topology.outputs import OUTPUT_REPLICA
 
 
 class ReplicaStack(TerraformStack):
     def __init__(
-        self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool
+        self,
+        scope: Construct,
+        cfg: KitConfig,
+        docs: DocumentSet,
+        replica: Replica,
+        *,
+        owns_guardrail: bool,
+        allow_destroy: bool,
     ) -> None:
         super().__init__(scope, replica.stack_id)
         awscc = site_providers(
@@ -30,6 +38,7 @@ class ReplicaStack(TerraformStack):
         self.bucket = kit_table_bucket(
             self,
             cfg,
+            docs,
             role="replica",
             name=replica.bucket,
             encryption=replica.encryption,
@@ -39,7 +48,10 @@ class ReplicaStack(TerraformStack):
             allow_destroy=allow_destroy,
         )
         ReplicaBucketPolicy(
-            self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica)
+            self,
+            "bucket-policy",
+            bucket_arn=self.bucket.arn,
+            policy=docs.document("replica-bucket-policy", replica.bucket),
         )
         guardrail_arn = documents.guardrail_policy_arn(cfg, replica.account_id)
         if owns_guardrail:
@@ -47,7 +59,7 @@ class ReplicaStack(TerraformStack):
                 self,
                 "guardrail",
                 name=cfg.guardrail_policy_name,
-                policy=documents.replica_guardrail(cfg, replica.account_id),
+                policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         TerraformOutput(

@@ -8,21 +8,28 @@ from collections.abc import Sequence
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.config import KitConfig
 from infra.constructs.catalog import SourceCatalog
 from infra.constructs.monitor import source_assurance
 from infra.constructs.providers import site_providers
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import kit_table_bucket
-from jobs.outputs import OUTPUT_SOURCE
+from policies.docset import DocumentSet
+from topology.config import KitConfig
+from topology.outputs import OUTPUT_SOURCE
 
 STACK_ID = "source"
 
 
 class SourceStack(TerraformStack):
     def __init__(
-        self, scope: Construct, cfg: KitConfig, *, destination_bucket_arns: Sequence[str], allow_destroy: bool
+        self,
+        scope: Construct,
+        cfg: KitConfig,
+        docs: DocumentSet,
+        *,
+        destination_bucket_arns: Sequence[str],
+        allow_destroy: bool,
     ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
@@ -37,6 +44,7 @@ class SourceStack(TerraformStack):
         bucket = kit_table_bucket(
             self,
             cfg,
+            docs,
             role="source",
             name=src.bucket,
             encryption=src.encryption,
@@ -46,7 +54,7 @@ class SourceStack(TerraformStack):
             allow_destroy=allow_destroy,
         )
         catalog = SourceCatalog(self, "catalog", source=src, bucket_arn=bucket.arn, kms_key_arn=bucket.kms_key_arn)
-        role = ReplicationRole(self, "replication-role", cfg=cfg)
+        role = ReplicationRole(self, "replication-role", cfg=cfg, docs=docs)
         replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}
         ReplicationConfiguration(
             self,
@@ -58,7 +66,7 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
-        source_assurance(self, cfg)  # issue 11: replication monitor, its alarms and alarm topic
+        source_assurance(self, cfg, docs)  # issue 11: replication monitor, its alarms and alarm topic
         TerraformOutput(
             self,
             OUTPUT_SOURCE,

@@ -29,7 +29,6 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from infra.config import KitConfig, Replica
 from jobs.ops.clients import Clients
 from jobs.ops.common import (
     BucketRef,
@@ -48,7 +47,8 @@ from jobs.ops.common import (
     render_table,
     run_concurrently,
 )
-from jobs.outputs import KitOutputs
+from topology.config import KitConfig, Replica
+from topology.outputs import KitOutputs
 
 BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
@@ -405,8 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
     args = p.parse_args(argv)
-    from infra.config import load_config
-    from jobs.outputs import load_outputs
+    from topology.config import load_config
+    from topology.outputs import load_outputs
 
     report = audit(
         clients_from_args(args),

@@ -45,7 +45,7 @@ from jobs.ops.common import (
     render_table,
     run_concurrently,
 )
-from jobs.outputs import KitOutputs, ReplicaOut
+from topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     args = p.parse_args(argv)
-    from jobs.outputs import load_outputs
+    from topology.outputs import load_outputs
 
     report = harden(
         clients_from_args(args),

@@ -35,22 +35,26 @@ from typing import Any
 from jobs.ops.clients import Clients, resolve_endpoint
 from jobs.ops.common import BucketRef, call, dump_json, parse_duration
 from jobs.ops.status import COMPLETED, ERROR, FAILED, UNCONFIGURED, DestinationStatus, StatusReport, collect_status
+from topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
+    BEHIND,
+    ENV_CAP,
+    ENV_CONCURRENCY,
+    ENV_DESTINATIONS,
+    ENV_KIT,
+    ENV_MAX_LAG,
+    ENV_NAMESPACE,
+    ENV_SOURCES,
+    ERRORS,
+    FAILED_METRIC,
+    HEARTBEAT,
+    LAG,
+    METRIC_NAMESPACE,
+    TABLES,
+)
 
-METRIC_NAMESPACE = "S3TablesReplicaKit"
-LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
-TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
 OTHER_TABLES = "_other"
 # PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
 BATCH = 500
-
-# Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
-ENV_KIT = "KIT_NAME"
-ENV_SOURCES = "KIT_SOURCE_BUCKET_ARNS"
-ENV_DESTINATIONS = "KIT_DESTINATION_BUCKET_ARNS"
-ENV_MAX_LAG = "KIT_MAX_LAG_SECONDS"
-ENV_CAP = "KIT_MAX_TABLE_METRICS"
-ENV_CONCURRENCY = "KIT_CONCURRENCY"
-ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
 
 
 @dataclass(frozen=True)
@@ -246,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
     args = p.parse_args(argv)
-    from jobs.outputs import load_outputs
+    from topology.outputs import load_outputs
 
     outputs = load_outputs(args.outputs)
     settings = MonitorSettings(

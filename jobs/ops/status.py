@@ -458,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     if not buckets or Path(args.outputs).is_file():
-        from jobs.outputs import OutputsError, load_outputs
+        from topology.outputs import OutputsError, load_outputs
 
         try:
             outputs = load_outputs(args.outputs)

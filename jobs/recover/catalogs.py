@@ -114,8 +114,8 @@ def catalog_conf(spec: CatalogSpec) -> dict[str, str]:
 
 
 def specs_from_outputs(outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"):
-    """(replica, target) catalog specs from a `jobs.outputs.KitOutputs`."""
-    from jobs.outputs import KitOutputs
+    """(replica, target) catalog specs from a `topology.outputs.KitOutputs`."""
+    from topology.outputs import KitOutputs
 
     assert isinstance(outputs, KitOutputs)
     rep = outputs.recovery_replica

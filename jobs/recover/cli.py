@@ -98,7 +98,7 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
     if ns.outputs:
         if ns.replica_warehouse or ns.target_warehouse:
             raise ArgError("use either --outputs or --replica-warehouse/--target-warehouse, not both")
-        from jobs.outputs import OutputsError, load_outputs
+        from topology.outputs import OutputsError, load_outputs
 
         try:
             outputs = load_outputs(ns.outputs)

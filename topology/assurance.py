@@ -16,18 +16,16 @@
 
 Every key has a default, so a configuration without the section gets the monitor and a daily rehearsal with
 notifications to nobody (the alarms still change state and show in the console). This module is imported by
-`infra/config.py` (the root `KitConfig.assurance` field and one cross-check hook) and imports no CDKTF code.
+`topology/config.py` (the root `KitConfig.assurance` field; the section's cross-field rules, which read the whole
+topology, live there as `assurance_checks`) and imports nothing of the kit, so there is no import circle.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-
-if TYPE_CHECKING:  # pragma: no cover
-    from infra.config import Issue, KitConfig
 
 # CloudWatch (PutMetricAlarm): Period x EvaluationPeriods <= 7 days, and <= 1 day when the period is under an
 # hour. The monitor's silence alarm spans two intervals, the rehearsal alarm two rehearsal intervals.
@@ -110,37 +108,3 @@ class Assurance(_Frozen):
 def monitor_schedule_expression(monitor: Monitor) -> str:
     n = monitor.interval_minutes
     return f"rate({n} {'minute' if n == 1 else 'minutes'})"
-
-
-def assurance_checks(cfg: KitConfig) -> list[Issue]:
-    """Cross-field rules of the section (run by `infra.config.parse_config` after the model validates)."""
-    from infra.config import Issue
-
-    out: list[Issue] = []
-    a = cfg.assurance
-    replicated = {f"{ns}.{t}" for ns, t in cfg.replicated_tables()}
-    for k, name in enumerate(a.rehearsal.tables):
-        if name not in replicated:
-            out.append(
-                Issue(
-                    f"assurance.rehearsal.tables[{k}]",
-                    f"{name!r} is not a replicated table (replicated: {sorted(replicated)})",
-                )
-            )
-    if a.rehearsal.namespace == cfg.recovery.namespace:
-        out.append(
-            Issue(
-                "assurance.rehearsal.namespace",
-                "must differ from recovery.namespace: the rehearsal drops every table it creates there",
-            )
-        )
-    rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
-    if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
-        out.append(
-            Issue(
-                "assurance.rehearsal.offset_hours",
-                f"{a.rehearsal.offset_hours} h reaches back as far as the recovery replica's retention "
-                f"({rep.snapshot_retention.max_snapshot_age_hours} h): the rehearsal would fail once snapshots expire",
-            )
-        )
-    return out

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from infra.config_assurance import Assurance, assurance_checks
+from topology.assurance import Assurance
 
 # --------------------------------------------------------------------------------------------------------------
 # Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
@@ -534,7 +534,7 @@ class KitConfig(_Frozen):
     replication: Replication
     protection: Protection
     recovery: Recovery
-    assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (config_assurance.py)
+    assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (topology/assurance.py)
     state: State = State()
     # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
     tags: dict[str, str] = Field(default_factory=dict)
@@ -941,6 +941,38 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
                 )
             )
     out += assurance_checks(cfg)
+    return out
+
+
+def assurance_checks(cfg: KitConfig) -> list[Issue]:
+    """Cross-field rules of `[assurance]` (topology/assurance.py), run by `parse_config` after the model validates."""
+    out: list[Issue] = []
+    a = cfg.assurance
+    replicated = {f"{ns}.{t}" for ns, t in cfg.replicated_tables()}
+    for k, name in enumerate(a.rehearsal.tables):
+        if name not in replicated:
+            out.append(
+                Issue(
+                    f"assurance.rehearsal.tables[{k}]",
+                    f"{name!r} is not a replicated table (replicated: {sorted(replicated)})",
+                )
+            )
+    if a.rehearsal.namespace == cfg.recovery.namespace:
+        out.append(
+            Issue(
+                "assurance.rehearsal.namespace",
+                "must differ from recovery.namespace: the rehearsal drops every table it creates there",
+            )
+        )
+    rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
+        out.append(
+            Issue(
+                "assurance.rehearsal.offset_hours",
+                f"{a.rehearsal.offset_hours} h reaches back as far as the recovery replica's retention "
+                f"({rep.snapshot_retention.max_snapshot_age_hours} h): the rehearsal would fail once snapshots expire",
+            )
+        )
     return out
 
 

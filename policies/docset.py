@@ -1,0 +1,105 @@
+"""Every policy document of one topology, built in one call: `build(cfg) -> DocumentSet`.
+
+`python -m policies.render` writes this set to `policies/rendered/<example>/`, and `infra.app.build_app` builds it
+once and hands it to the stacks, whose constructs take the document they deploy from it. What reviewers read and
+what `cdktf deploy` puts in place are therefore the same object by construction; the knowledge of which documents a
+topology has lives in one place (`policies.documents.build_documents`, which appends `policies.assurance.documents`).
+
+Documents are looked up by purpose and site, the two halves of their rendered name `<purpose>--<site>` (e.g.
+`replica-bucket-policy--<bucket>`, `replica-guardrail--<account>`, `kms-key-policy--<bucket>`,
+`kms-key-policy--alarm-topic-<stack>`), or by purpose alone for the topology's single documents
+(`replication-role-trust`, `recovery-role-permissions`, ...). A document that names a resource known only after
+apply carries a placeholder in the rendered form; the deploying construct binds it (`emr_application_arn=`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from policies.documents import build_documents, emr_application_arn
+from policies.model import Document, PolicyDoc
+from topology.config import KitConfig
+
+SITE_SEPARATOR = "--"
+
+
+def _substitute(node: Any, values: dict[str, str]) -> Any:
+    if isinstance(node, dict):
+        return {k: _substitute(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(v, values) for v in node]
+    if isinstance(node, str):
+        return values.get(node, node)
+    return node
+
+
+def _contains(node: Any, value: str) -> bool:
+    if isinstance(node, dict):
+        return any(_contains(v, value) for v in node.values())
+    if isinstance(node, list):
+        return any(_contains(v, value) for v in node)
+    return node == value
+
+
+@dataclass(frozen=True)
+class DocumentSet:
+    """The documents of one topology (immutable: lookups return copies) and the placeholders they may carry."""
+
+    docs: tuple[PolicyDoc, ...]
+    placeholders: tuple[tuple[str, str], ...] = ()  # (binding name, the placeholder string in the rendered form)
+
+    def __post_init__(self) -> None:
+        names = [d.name for d in self.docs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"two policy documents of this topology share a name: {dupes}")
+
+    def __iter__(self) -> Iterator[PolicyDoc]:
+        return iter(self.docs)
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def names(self) -> list[str]:
+        return [d.name for d in self.docs]
+
+    def entry(self, purpose: str, site: str | None = None) -> PolicyDoc:
+        """The named document (with kind, account and what it is attached to); KeyError names what exists."""
+        name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
+        for d in self.docs:
+            if d.name == name:
+                return d
+        raise KeyError(f"this topology has no policy document {name!r} (it has: {', '.join(self.names())})")
+
+    def has(self, purpose: str, site: str | None = None) -> bool:
+        name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
+        return any(d.name == name for d in self.docs)
+
+    def document(self, purpose: str, site: str | None = None, **bindings: str) -> Document:
+        """A copy of the document, with each named placeholder replaced by its deployed value (e.g. a Terraform
+        reference). Binding a placeholder the document does not carry is an error, so a binding never silently
+        stops applying."""
+        doc = copy.deepcopy(self.entry(purpose, site).document)
+        if not bindings:
+            return doc
+        known = dict(self.placeholders)
+        values: dict[str, str] = {}
+        for key, value in bindings.items():
+            if key not in known:
+                raise KeyError(f"unknown placeholder binding {key!r} (known: {sorted(known)})")
+            if not _contains(doc, known[key]):
+                raise ValueError(f"{purpose}: the document does not carry the placeholder {known[key]!r} ({key})")
+            values[known[key]] = value
+        return _substitute(doc, values)  # type: ignore[no-any-return]
+
+    def optional(self, purpose: str, site: str | None = None) -> Document | None:
+        """The document if the topology has it (e.g. a key policy only where the kit creates the key)."""
+        return self.document(purpose, site) if self.has(purpose, site) else None
+
+
+def build(cfg: KitConfig) -> DocumentSet:
+    """Every document of the topology `cfg`, once. Names are unique (they are file names under rendered/)."""
+    return DocumentSet(tuple(build_documents(cfg)), placeholders=(("emr_application_arn", emr_application_arn(cfg)),))

@@ -1,0 +1,61 @@
+"""The runtime contract between what `infra/` deploys and the `jobs/` code that runs there (besides `outputs.json`,
+`topology.outputs`): names both sides must agree on, defined once here so neither imports the other.
+
+- the replication monitor Lambda: its environment variables (set by `infra/constructs/monitor.py`, read by
+  `jobs/ops/monitor.py`) and the metrics it publishes (alarmed on by the monitor construct);
+- the recovery rehearsal job run: its entry file under `jobs/`, where it writes reports, the metric its alarm
+  watches, and the jars it runs with (those of `jars/pom.xml`, derived from that file's path).
+
+Standard library only: the monitor's Lambda package ships this module (`infra/packaging.py`), and the Lambda runtime
+has no pydantic.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+METRIC_NAMESPACE = "S3TablesReplicaKit"
+
+# ---------------------------------------------------------------- replication monitor (jobs/ops/monitor.py) ----
+
+MONITOR_MODULE = "jobs/ops/monitor.py"  # the Lambda handler's file; the handler is its function `handler`
+LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
+TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
+
+# Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
+ENV_KIT = "KIT_NAME"
+ENV_SOURCES = "KIT_SOURCE_BUCKET_ARNS"
+ENV_DESTINATIONS = "KIT_DESTINATION_BUCKET_ARNS"
+ENV_MAX_LAG = "KIT_MAX_LAG_SECONDS"
+ENV_CAP = "KIT_MAX_TABLE_METRICS"
+ENV_CONCURRENCY = "KIT_CONCURRENCY"
+ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
+
+# ---------------------------------------------------------------- recovery rehearsal (jobs/rehearse.py) ----
+
+REHEARSAL_ENTRY = "rehearse_entry.py"  # under jobs/; uploaded next to the jobs zip by `make rehearse-upload`
+REHEARSAL_REPORT_PREFIX = "reports/rehearsals"
+REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES = (
+    "RehearsalSucceeded",
+    "RehearsedRecoverySeconds",
+    "RehearsalTables",
+)
+
+
+def pinned_jar_names(pom: Path = REPO / "jars" / "pom.xml") -> list[str]:
+    """`<artifactId>-<version>.jar` of every dependency of jars/pom.xml (what `make setup` puts in .jars/ and what
+    `--upload` copies to the scripts bucket), sorted; known at synth without the jars themselves."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(pom).getroot()
+    props = {el.tag.split("}", 1)[-1]: (el.text or "").strip() for el in root.findall("m:properties/*", ns)}
+    names = []
+    for dep in root.findall("m:dependencies/m:dependency", ns):
+        artifact = dep.findtext("m:artifactId", default="", namespaces=ns).strip()
+        version = dep.findtext("m:version", default="", namespaces=ns).strip()
+        for key, value in props.items():
+            version = version.replace("${" + key + "}", value)
+        names.append(f"{artifact}-{version}.jar")
+    return sorted(names)

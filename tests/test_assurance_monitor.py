@@ -147,13 +147,13 @@ def test_publishes_documented_metrics_and_a_failed_replication_drives_the_failur
 
     series = _series(world)
     dest = (("Destination", world.replica_arn), ("Kit", KIT))
-    for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.TABLES):
+    for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC, mon.TABLES):
         assert (metric, dest) in series
     for t in ("analytics.orders", "analytics.customers", "analytics.events"):
-        for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND):
+        for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC):
             assert (metric, (("Destination", world.replica_arn), ("Kit", KIT), ("Table", t))) in series
     assert (mon.HEARTBEAT, (("Kit", KIT),)) in series and (mon.ERRORS, (("Kit", KIT),)) in series
-    assert len(series) == 4 + 3 * 3 + 2  # nothing else: the documented set
+    assert len(series) == 5 + 3 * 4 + 2  # nothing else: the documented set
 
 
 def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv) -> None:
@@ -179,7 +179,7 @@ def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
     tables = {dict(dims).get("Table") for _, dims in series} - {None}
     assert len(tables) == cap + 1 and mon.OTHER_TABLES in tables
     assert tables - {mon.OTHER_TABLES} == {"analytics.orders", *(f"bulk.t{i:03d}" for i in range(cap - 1))}
-    assert len(series) == 4 + (cap + 1) * 3 + 2
+    assert len(series) == 5 + (cap + 1) * 4 + 2
     # The per-destination series still count every table.
     got = _cw(world).get_metric_statistics(
         Namespace=mon.METRIC_NAMESPACE,
@@ -213,8 +213,8 @@ def test_thousands_of_tables_with_throttling(ops_env: OpsEnv) -> None:
     )
     assert result.tables == 2500 and result.errors == 0
     assert result.counts == {"completed": 2499, "failed": 1}
-    # 4 per destination + 101 table series x 3 + errors + heartbeat, in batches of 500
-    assert len(result.data) == 4 + 101 * 3 + 2 and result.requests == 1
+    # 5 per destination + 101 table series x 4 + errors + heartbeat, in batches of 500
+    assert len(result.data) == 5 + 101 * 4 + 2 and result.requests == 1
     served = {f["operation"]: f["served"] for f in ops_env.control.stats()["faults"]}
     assert served == {"GetTableReplicationStatus": 20, "PutMetricData": 3}
     assert _max(world, mon.FAILED_METRIC, Kit=KIT, Destination=world.replica_arn) == 1
@@ -258,7 +258,7 @@ def test_lambda_handler_reads_its_environment(ops_env: OpsEnv, monkeypatch: pyte
     monkeypatch.setenv(mon.ENV_CAP, "2")
     summary = mon.handler({}, None)
     assert summary["tables"] == 3 and summary["put_metric_data_requests"] == 1
-    assert summary["series"] == 4 + 3 * 3 + 2  # two tables + `_other`
+    assert summary["series"] == 5 + 3 * 4 + 2  # two tables + `_other`
     assert _max(world, mon.HEARTBEAT, Kit=KIT) == 1
 
 
@@ -269,5 +269,5 @@ def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> Non
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 4 + 3 * 3 + 2
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 5 + 3 * 4 + 2
     assert _series(world) == set()

@@ -85,7 +85,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 2 * len(cfg.replicas) + 1
+    assert len(alarms) == 3 * len(cfg.replicas) + 1
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
@@ -98,7 +98,13 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
             M.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold"
         )  # fmt: skip
         assert failed["dimensions"] == lag["dimensions"]
-        for a in (lag, failed):
+        detached = alarms[f"{kit}-replication-detached-{rep.bucket}"]  # issue 15: any detached replica
+        assert (detached["metric_name"], detached["statistic"], detached["threshold"]) == (
+            M.DETACHED_METRIC, "Maximum", 1
+        )  # fmt: skip
+        assert detached["comparison_operator"] == "GreaterThanOrEqualToThreshold"
+        assert detached["dimensions"] == lag["dimensions"]
+        for a in (lag, failed, detached):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]

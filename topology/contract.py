@@ -24,6 +24,7 @@ METRIC_NAMESPACE = "S3TablesReplicaKit"
 MONITOR_MODULE = "jobs/ops/monitor.py"  # the Lambda handler's file; the handler is its function `handler`
 LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
 TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
+DETACHED_METRIC = "DetachedReplicas"  # replicas whose table was disassociated: replication stopped for good
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
 ENV_KIT = "KIT_NAME"

@@ -4,6 +4,8 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 
 - `<kit>-replication-lag-<replica>`: worst lag to that replica above `max_lag_minutes`;
 - `<kit>-replication-failed-<replica>`: any table's replication to that replica FAILED;
+- `<kit>-replication-detached-<replica>`: a replica table in that bucket was disassociated from replication
+  (DETACHED: replication to it has stopped for good; README 'Detached replicas' has the on-call steps);
 - `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
   function failed, was not invoked, or could not read some table's status.
 """
@@ -180,6 +182,29 @@ class ReplicationMonitor(Construct):
                     threshold=1,
                     comparison_operator="GreaterThanOrEqualToThreshold",
                     treat_missing_data="notBreaching",
+                    alarm_actions=actions,
+                    ok_actions=actions,
+                )
+            )
+            self.alarms.append(
+                CloudwatchMetricAlarm(
+                    self,
+                    f"detached-{rep.bucket}",
+                    alarm_name=f"{cfg.kit.name}-replication-detached-{rep.bucket}",
+                    alarm_description=(
+                        f"A replica table in {rep.bucket} ({rep.region}) was disassociated from replication "
+                        "(DisassociateTableReplication): replication to it has stopped for good. Run `make status "
+                        "ARGS=--problems-only` for the table. README: 'Detached replicas'."
+                    ),
+                    namespace=assurance.METRIC_NAMESPACE,
+                    metric_name=C.DETACHED_METRIC,
+                    dimensions=dims,
+                    statistic="Maximum",
+                    period=period,
+                    evaluation_periods=1,
+                    threshold=1,
+                    comparison_operator="GreaterThanOrEqualToThreshold",
+                    treat_missing_data="notBreaching",  # silence is the not-reporting alarm's job
                     alarm_actions=actions,
                     ok_actions=actions,
                 )

@@ -7,6 +7,9 @@ Checks (each drift has a kind, the resource and a detail):
 * ``replication-*``: the replication configuration on the source bucket (bucket mode) or on each listed table
   (tables mode) exists, uses the kit's replication role and exactly the configured destinations;
 * ``replica-missing``: every replicated source table has a replica in every destination (a deleted replica);
+* ``replica-detached``: a table in a replica bucket that the configuration replicates but that is no longer managed
+  by S3 Tables replication (disassociated with ``DisassociateTableReplication``: permanent; README 'Detached
+  replicas');
 * ``bucket-policy-*``: each replica bucket policy contains every statement of
   ``policies.documents.replica_bucket_policy(cfg, replica)``, matched by ``Sid`` and compared in canonical
   form;
@@ -320,6 +323,29 @@ def _replica_check(clients: Clients, table: TableRef) -> tuple[TableRef, str | N
         return table, None, drifts
 
 
+def check_detached(
+    results: Sequence[tuple[TableRef, str | None, list[Drift]]], scoped: Sequence[TableRef], report: AuditReport
+) -> set[tuple[str, str]]:
+    """`replica-detached` for every table of a replica bucket that should be a replica (a replicated source table
+    of that name) but whose GetTable names no source (no longer managed by the service). Returns the (source table
+    ARN, destination bucket ARN) pairs so reported, which are then not also reported missing."""
+    expected = {t.qualified: t for t in scoped}
+    out: set[tuple[str, str]] = set()
+    for table, source, drifts in results:
+        src = expected.get(table.qualified)
+        if source or src is None or any(d.kind == "unverifiable" for d in drifts):
+            continue
+        report.add(
+            "replica-detached",
+            f"{table.qualified} ({table.arn}) in {BucketRef(table.bucket_arn).name}",
+            f"should be a replica of {src.arn} but is no longer managed by S3 Tables replication (disassociated: "
+            "replication to it has stopped for good and it is writable; a new destination bucket and a backfill "
+            "are needed unless this was a deliberate failover)",
+        )
+        out.add((src.arn, table.bucket_arn))
+    return out
+
+
 def check_replicas(
     clients: Clients,
     cfg: KitConfig,
@@ -343,6 +369,7 @@ def check_replicas(
         report.drifts.extend(drifts)
         if source:
             covered.add((source, table.bucket_arn))
+    covered |= check_detached(results, scoped, report)
     for st in scoped:
         for r in cfg.replicas:
             if (st.arn, r.bucket_arn) not in covered:

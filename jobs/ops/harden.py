@@ -11,6 +11,10 @@ For each destination bucket in the outputs, every table whose ``get_table`` show
    principals, so a run by any other principal still leaves the retention right before it locks the table);
 2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN.
 
+A table without that information is not a replica and is never hardened as one; a table the outputs list as
+replicated (``replicated_tables``) that has none is reported as ``detached``: it was disassociated from replication
+(``DisassociateTableReplication``, permanent; README 'Detached replicas'), so it is a standalone writable table now.
+
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a
 second
 run changes nothing. ``--dry-run`` prints the diff and writes nothing. Exit 1 when any replica could not be
@@ -74,7 +78,7 @@ class TableResult:
     table: str
     table_arn: str
     source_table_arn: str | None
-    outcome: str  # hardened | would-change | unchanged | failed | skipped
+    outcome: str  # hardened | would-change | unchanged | failed | skipped | detached
     changes: list[Change] = field(default_factory=list)
     reason: str | None = None
 
@@ -95,11 +99,18 @@ class HardenReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
-            "counts": {k: len(self.by(k)) for k in ("hardened", "would-change", "unchanged", "failed", "skipped")},
+            "counts": {k: len(self.by(k)) for k in OUTCOMES},
             "bucket_errors": self.bucket_errors,
             "exit_code": self.exit_code,
             "tables": [asdict(r) for r in self.results],
         }
+
+
+OUTCOMES = ("hardened", "would-change", "unchanged", "failed", "skipped", "detached")
+DETACHED_REASON = (
+    "DETACHED: replicated by the configuration but no longer managed by S3 Tables replication (disassociated, "
+    "permanent): not a replica any more, so not hardened as one; see `status` and `audit`"
+)
 
 
 def desired_retention(replica: ReplicaOut) -> dict[str, Any]:
@@ -152,10 +163,13 @@ def harden_table(
         result.table_arn = got["tableARN"]
         source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get("sourceTableARN")
         if not source:
-            result.outcome, result.reason = (
-                "skipped",
-                "not a replica (no managedTableInformation.replicationInformation)",
-            )
+            if table.qualified in outputs.source.replicated_tables:
+                result.outcome, result.reason = "detached", DETACHED_REASON
+            else:
+                result.outcome, result.reason = (
+                    "skipped",
+                    "not a replica (no managedTableInformation.replicationInformation)",
+                )
             return result
         result.source_table_arn = source
 
@@ -257,9 +271,7 @@ def render(report: HardenReport) -> str:
         lines.append(render_table(["TABLE", "BUCKET", "OUTCOME", "CHANGES", "REASON"], rows, max_width=100))
     for e in report.bucket_errors:
         lines.append(f"could not list {e['bucket_arn']}: {e['reason']}")
-    counts = ", ".join(
-        f"{len(report.by(k))} {k}" for k in ("hardened", "would-change", "unchanged", "failed", "skipped")
-    )
+    counts = ", ".join(f"{len(report.by(k))} {k}" for k in OUTCOMES)
     lines.append(
         f"{len(report.results)} tables in destination buckets: {counts}"
         + (" (dry run: nothing written)" if report.dry_run else "")

@@ -10,7 +10,8 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 |---|---|---|
 | `ReplicationLagSeconds` | Kit, Destination / Kit, Destination, Table | worst lag (oldest unreplicated commit) |
 | `FailedReplications`    | Kit, Destination / Kit, Destination, Table | tables whose replication status is FAILED |
-| `ReplicasBehind`        | Kit, Destination / Kit, Destination, Table | tables not COMPLETED (pending or failed) |
+| `ReplicasBehind`        | Kit, Destination / Kit, Destination, Table | tables not COMPLETED (pending, failed, ...) |
+| `DetachedReplicas`      | Kit, Destination / Kit, Destination, Table | tables DETACHED (replica disassociated) |
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
 | `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
 | `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
@@ -20,6 +21,10 @@ the number of metric series stays fixed while tables do not change) get `Table=<
 other table is folded into one `Table=_other` series (max lag, sum of failed and behind). The per-destination
 series always cover every table. Configured destinations without any table still get zeros, so their alarms
 see data.
+
+`DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
+function's role reads the source account only, so it sees a detachment once the source reports it (the documented
+FAILED message, at the next replication attempt); `status` run with access to the replica buckets sees it earlier.
 """
 
 from __future__ import annotations
@@ -34,9 +39,19 @@ from typing import Any
 
 from jobs.ops.clients import Clients, resolve_endpoint
 from jobs.ops.common import BucketRef, call, dump_json, parse_duration
-from jobs.ops.status import COMPLETED, ERROR, FAILED, UNCONFIGURED, DestinationStatus, StatusReport, collect_status
+from jobs.ops.status import (
+    COMPLETED,
+    DETACHED,
+    ERROR,
+    FAILED,
+    UNCONFIGURED,
+    DestinationStatus,
+    StatusReport,
+    collect_status,
+)
 from topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
     BEHIND,
+    DETACHED_METRIC,
     ENV_CAP,
     ENV_CONCURRENCY,
     ENV_DESTINATIONS,
@@ -95,12 +110,14 @@ class _Agg:
     failed: int = 0
     behind: int = 0
     tables: int = 0
+    detached: int = 0
 
     def add(self, row: DestinationStatus) -> None:
         self.tables += 1
         self.lag = max(self.lag, row.lag_seconds or 0.0)
         self.failed += int(row.status == FAILED)
         self.behind += int(row.status != COMPLETED)
+        self.detached += int(row.status == DETACHED)
 
 
 def tracked_tables(names: Iterable[str], cap: int) -> set[str]:
@@ -126,6 +143,7 @@ def _agg_data(agg: _Agg, dims: list[dict[str, str]], ts: datetime, with_tables: 
         _datum(LAG, agg.lag, "Seconds", dims, ts),
         _datum(FAILED_METRIC, agg.failed, "Count", dims, ts),
         _datum(BEHIND, agg.behind, "Count", dims, ts),
+        _datum(DETACHED_METRIC, agg.detached, "Count", dims, ts),
     ]
     if with_tables:
         out.append(_datum(TABLES, agg.tables, "Count", dims, ts))
@@ -216,6 +234,7 @@ def run_monitor(
         max_lag=settings.max_lag,
         concurrency=settings.concurrency,
         show_progress=False,
+        list_destinations=False,  # the function's role reads the source account only (module docstring)
     )
     data = metric_data(
         report,

@@ -2,8 +2,18 @@
 
     python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
 
-Exit codes: 0 healthy; 1 a destination is FAILED or (with ``--max-lag``) lags beyond it; 2 the status of some
-table could not be read (permissions, persistent throttling, ...), so health is unknown.
+Exit codes: 0 healthy; 1 a destination is FAILED, DETACHED or (with ``--max-lag``) lags beyond it; 2 the status of
+some table could not be read (permissions, persistent throttling, ...), so health is unknown.
+
+Detached replicas
+-----------------
+``DisassociateTableReplication`` turns a replica into a standalone table for good (REFERENCE §8). Such a destination
+is shown as ``DETACHED`` (not FAILED: it is a permanent loss of replication for that table on that destination, not
+a transient failure) with the table and the time replication last succeeded. It is recognised by either sign
+(`is_detached`): the source's status for the destination is a failure whose message begins with AWS's documented
+prefix "The destination table has been det…" (from the next replication attempt on), or, before that, the
+destination bucket's ``ListTables`` (one call per 1,000 tables and destination) lists the table without
+``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a warning.
 
 How lag is computed
 -------------------
@@ -65,6 +75,7 @@ from jobs.ops.common import (
     error_code,
     format_duration,
     list_tables,
+    paginate,
     parse_duration,
     render_table,
     run_concurrently,
@@ -72,6 +83,14 @@ from jobs.ops.common import (
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
 UNCONFIGURED, ERROR = "unconfigured", "error"
+DETACHED = "detached"  # ours, not an AWS status: the destination table was disassociated from replication
+# Documented (AWS user guide, "Disassociating a replica table"): the source's GetTableReplicationStatus reports FAILED
+# for a disassociated destination with a failure message that begins so.
+DETACHED_MESSAGE_PREFIX = "The destination table has been det"
+DETACHED_NOTE = (
+    "the destination table is no longer managed by S3 Tables replication (disassociated): replication of this "
+    "table to this destination has stopped for good"
+)
 
 
 @dataclass
@@ -92,7 +111,7 @@ class DestinationStatus:
 
     @property
     def problem(self) -> bool:
-        return self.status in (FAILED, ERROR) or self.lagging or bool(self.window and self.window.short)
+        return self.status in (FAILED, DETACHED, ERROR) or self.lagging or bool(self.window and self.window.short)
 
 
 @dataclass
@@ -101,10 +120,15 @@ class StatusReport:
     max_lag_seconds: float | None
     tables: int
     rows: list[DestinationStatus] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[DestinationStatus]:
         return [r for r in self.rows if r.status == FAILED]
+
+    @property
+    def detached(self) -> list[DestinationStatus]:
+        return [r for r in self.rows if r.status == DETACHED]
 
     @property
     def lagging(self) -> list[DestinationStatus]:
@@ -126,7 +150,7 @@ class StatusReport:
 
     @property
     def exit_code(self) -> int:
-        if self.failed or self.lagging:
+        if self.failed or self.detached or self.lagging:
             return 1
         return 2 if self.errors else 0
 
@@ -137,11 +161,13 @@ class StatusReport:
             "tables": self.tables,
             "counts": self.counts(),
             "failed": len(self.failed),
+            "detached": len(self.detached),
             "lagging": len(self.lagging),
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
             "exit_code": self.exit_code,
             "destinations": [asdict(r) for r in self.rows],
+            "warnings": list(self.warnings),
         }
 
 
@@ -298,6 +324,54 @@ def replica_window(
 
 
 # ----------------------------------------------------------------------------------------------------
+# Detached replicas (issue 15)
+# ----------------------------------------------------------------------------------------------------
+
+
+def is_detached(failure_message: str | None, managed: bool | None) -> bool:
+    """A destination whose table was disassociated from replication: the source reports AWS's documented failure
+    message for it, or the destination table exists but is not managed by the service (`managed` False; None when
+    unknown or absent)."""
+    return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False
+
+
+def replica_management(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, bool]:
+    """{namespace.name: managed by a service (ListTables' `managedByService`)} for every table of a bucket."""
+    b = BucketRef(bucket_arn)
+    client = clients.s3tables(b.region, b.account)
+    return {
+        f"{t['namespace'][0]}.{t['name']}": bool(t.get("managedByService"))
+        for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
+    }
+
+
+def mark_detached(
+    clients: Clients, report: StatusReport, *, list_destinations: bool = True, page_size: int | None = None
+) -> None:
+    """Re-classify the report's rows of disassociated destinations as DETACHED (in place). With
+    `list_destinations`, each destination bucket is listed once so a detachment is seen before the source's next
+    replication attempt; a bucket that cannot be listed is a warning, not an error."""
+    managed: dict[str, dict[str, bool]] = {}
+    if list_destinations:
+        dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn})
+        for dest in dests:
+            try:
+                managed[dest] = replica_management(clients, dest, page_size)
+            except ClientError as exc:
+                report.warnings.append(
+                    f"{dest}: cannot list its tables ({describe_error(exc)}); detached replicas are seen only once "
+                    "the source reports them"
+                )
+    for r in report.rows:
+        if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
+            continue
+        if is_detached(r.failure_message, managed.get(r.destination_bucket_arn, {}).get(r.table)):
+            r.status = DETACHED
+            r.lagging = False  # permanent, not a delay: its own status and alarm
+            r.failure_message = r.failure_message or DETACHED_NOTE
+
+
+# ----------------------------------------------------------------------------------------------------
 # Collection
 # ----------------------------------------------------------------------------------------------------
 
@@ -379,9 +453,11 @@ def collect_status(
     page_size: int | None = None,
     show_progress: bool = True,
     windows: dict[str, timedelta | None] | None = None,
+    list_destinations: bool = True,
 ) -> StatusReport:
     """`windows`: {destination bucket ARN: promised retention (or None)} to also read every replica's recovery
-    window (destinations not in the mapping get a window without a promise); None skips them."""
+    window (destinations not in the mapping get a window without a promise); None skips them.
+    `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`)."""
     now = now or datetime.now(UTC)
     tables: list[TableRef] = []
     for arn in source_bucket_arns:
@@ -397,6 +473,7 @@ def collect_status(
     )
     for rows in per_table:
         report.rows.extend(rows)
+    mark_detached(clients, report, list_destinations=list_destinations, page_size=page_size)
     return report
 
 
@@ -437,7 +514,15 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     short = f"; {len(report.short_windows)} recovery window(s) shorter than promised" if report.short_windows else ""
-    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}"
+    detached = (
+        f"\n{len(report.detached)} DETACHED replica(s): replication to them has stopped for good (README: 'Detached "
+        "replicas')"
+        if report.detached
+        else ""
+    )
+    warnings = "".join(f"\nwarning: {w}" for w in report.warnings)
+    summary = f"{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}"
+    return f"{body}\n\n{summary}{detached}{warnings}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

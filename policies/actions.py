@@ -134,6 +134,9 @@ class ProtectionRule:
     exempt_replication_role: bool = False  # the service path writes replicas through this role
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
+    # Actions also authorised on buckets that must stay allowed there (tagging): the SCP and the guardrail never
+    # merge this rule with a bucket-level one, whose statement also lists the bucket ARNs.
+    tables_only: bool = False
 
 
 PROTECTION_RULES: tuple[ProtectionRule, ...] = (
@@ -203,9 +206,9 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         sid="DenyReplicaTagChange",
         actions=("TagResource", "UntagResource"),
         risk="Replication does not support tables with tags; whether AWS resource tags count is undocumented, so a "
-        "tag put on a replica table might stop its replication. Replica tables carry no tags; only the reviewed "
-        "deployment changes them (on replica buckets the deploy role keeps managing the kit's tags).",
-        exempt_deploy_roles=True,
+        "tag put on a replica table might stop its replication. Replica tables carry no tags (the replication "
+        "service creates them; nothing of the kit tags them); tags on replica buckets stay as deployed.",
+        tables_only=True,
     ),
     ProtectionRule(
         sid="DenyReplicaNameSquatting",

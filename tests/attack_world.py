@@ -79,7 +79,7 @@ PROTECTED_TABLE = (
 LEGIT: dict[str, frozenset[str]] = {
     "replication": frozenset(TABLE_WRITE + TABLE_RETENTION + BUCKET_NAMES),
     "maintenance": frozenset(TABLE_WRITE),
-    "deploy": frozenset(BUCKET_POLICY_CHANGE + TABLE_POLICY_CHANGE + BUCKET_SETTINGS + TABLE_SETTINGS + TABLE_TAGS),
+    "deploy": frozenset(BUCKET_POLICY_CHANGE + TABLE_POLICY_CHANGE + BUCKET_SETTINGS + TABLE_SETTINGS),
 }
 
 # A table-migration role in a replica account (user guide "Setting up table migration": the role that

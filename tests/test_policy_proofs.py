@@ -285,6 +285,13 @@ def _mut_drop_stmt(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
     return lambda kit: F.drop_statement(kit[doc], sid)
 
 
+def _mut_drop_actions(doc: str, sid: str, *actions: str) -> Callable[[dict[str, Any]], None]:
+    return lambda kit: F.drop_actions(kit[doc], sid, set(actions))
+
+
+DISASSOCIATE = "s3tables:DisassociateTableReplication"
+
+
 def _mut_drop_maintenance_exemption(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
     def mutate(kit: dict[str, Any]) -> None:
         del F.find(kit[doc], sid)["Condition"]["StringNotEqualsIfExists"]
@@ -506,24 +513,19 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # that each removal leaves some principal with one layer fewer than the design.
     "DisassociateTableReplication removed from the bucket and table policies": (
         _both(
-            lambda kit: F.drop_actions(kit[F.BUCKET_POLICY], "DenyReplicaReplicationChange",
-                                       {"s3tables:DisassociateTableReplication"}),
-            lambda kit: F.drop_actions(kit[F.TABLE_POLICY], "DenyReplicaReplicationChange",
-                                       {"s3tables:DisassociateTableReplication"}),
+            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
         ),
         {
             "maint:replica-table:DisassociateTableReplication": ALLOWED,
             "other:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
         },
-    ),  # fmt: skip
+    ),
     "DisassociateTableReplication removed from the resource policies and the SCP": (
         _both(
-            lambda kit: F.drop_actions(kit[F.BUCKET_POLICY], "DenyReplicaReplicationChange",
-                                       {"s3tables:DisassociateTableReplication"}),
-            lambda kit: F.drop_actions(kit[F.TABLE_POLICY], "DenyReplicaReplicationChange",
-                                       {"s3tables:DisassociateTableReplication"}),
-            lambda kit: F.drop_actions(kit[F.SCP], "DenyReplicaDeletionAndReplicationChange",
-                                       {"s3tables:DisassociateTableReplication"}),
+            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.SCP, "DenyReplicaDeletionAndReplicationChange", DISASSOCIATE),
         ),
         {
             # only the guardrail is left: whoever does not carry it (the administrator) and whose IAM allows it
@@ -534,7 +536,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "other:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
             "repl:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
         },
-    ),  # fmt: skip
+    ),
     # The key's own denies are backed by the guards SCP (and the guardrail) for every principal in a covered account:
     # removing one changes nothing for them; only the service principal and the outside account go from an explicit
     # to an implicit deny. Before the guards SCP, removing them let the administrator rewrite and disable the key.

@@ -108,7 +108,7 @@ def test_opt_in_puts_the_tags_back_on_replicated_source_tables(tmp_path: Path) -
 def test_opt_in_must_be_a_boolean(value: Any) -> None:
     raw = tomllib.loads((ROOT / "examples" / "seed.toml").read_text(encoding="utf-8"))
     raw.setdefault("tags", {})["on_replicated_source_tables"] = value
-    with pytest.raises(ConfigError, match="tags.on_replicated_source_tables must be true or false"):
+    with pytest.raises(ConfigError, match=r"tags\.on_replicated_source_tables must be true or false"):
         parse_config(raw)
 
 

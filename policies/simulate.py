@@ -119,10 +119,13 @@ def evaluate(
     *,
     processes: int = 1,
     timeout: float = 300.0,
+    iam_data_overlay: bool | Mapping[str, Any] = True,
 ) -> dict[str, SimResult]:
     """Evaluate every request; returns results by request id. One node process per batch; with `processes` > 1
     the batch is split into that many slices evaluated by concurrent node processes (for very large batches such
-    as a matrix times many mutations)."""
+    as a matrix times many mutations). `iam_data_overlay=False` evaluates against upstream iam-data alone, without
+    the reviewed `simulator/iam-data-overlay.json` (only to show what the overlay adds); a mapping replaces the
+    file (only to test the guard that refuses an overlay of actions upstream already knows)."""
     reqs = list(requests)
     ids = [r.id for r in reqs]
     if len(set(ids)) != len(ids):
@@ -140,7 +143,16 @@ def evaluate(
     try:
         outputs = [
             proc.communicate(
-                json.dumps({"policies": dict(policies), "requests": [r.to_json() for r in part]}), timeout=timeout
+                json.dumps(
+                    {
+                        "policies": dict(policies),
+                        "requests": [r.to_json() for r in part],
+                        "iamDataOverlay": iam_data_overlay
+                        if isinstance(iam_data_overlay, bool)
+                        else dict(iam_data_overlay),
+                    }
+                ),
+                timeout=timeout,
             )
             for proc, part in zip(procs, slices, strict=True)
         ]

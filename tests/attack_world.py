@@ -54,19 +54,29 @@ BUCKET_SETTINGS = (
     "DeleteTableBucketEncryption",
     "PutTableBucketMaintenanceConfiguration",
     "PutTableBucketStorageClass",
+    "PutTableBucketLogging",  # issue 15: switching access logging off hides who touched the replica
 )
 BUCKET_NAMES = ("CreateNamespace", "CreateTable")
 TABLE_DESTRUCTIVE = ("DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration")
 TABLE_RETENTION = ("PutTableMaintenanceConfiguration",)
 TABLE_WRITE = ("PutTableData", "UpdateTableMetadataLocation")
-TABLE_REPLICATION = ("PutTableReplication", "DeleteTableReplication")
+# issue 15: disassociation turns a replica into a writable standalone table, permanently
+TABLE_REPLICATION = ("PutTableReplication", "DeleteTableReplication", "DisassociateTableReplication")
 TABLE_POLICY_CHANGE = ("PutTablePolicy", "DeleteTablePolicy")
 TABLE_SETTINGS = ("PutTableEncryption", "PutTableStorageClass")
+# issue 15: replication does not support tables with tags (AWS resource tags might count): replica tables stay untagged
+TABLE_TAGS = ("TagResource", "UntagResource")
 KEY_DESTRUCTIVE = ("kms:ScheduleKeyDeletion", "kms:DisableKey", "kms:PutKeyPolicy")
 
 PROTECTED_BUCKET = BUCKET_DESTRUCTIVE + BUCKET_REPLICATION + BUCKET_POLICY_CHANGE + BUCKET_SETTINGS + BUCKET_NAMES
 PROTECTED_TABLE = (
-    TABLE_DESTRUCTIVE + TABLE_RETENTION + TABLE_WRITE + TABLE_REPLICATION + TABLE_POLICY_CHANGE + TABLE_SETTINGS
+    TABLE_DESTRUCTIVE
+    + TABLE_RETENTION
+    + TABLE_WRITE
+    + TABLE_REPLICATION
+    + TABLE_POLICY_CHANGE
+    + TABLE_SETTINGS
+    + TABLE_TAGS
 )
 
 # Legitimate exemptions by role (break-glass: everything). Service-only roles are exempt where the service path
@@ -76,6 +86,23 @@ LEGIT: dict[str, frozenset[str]] = {
     "maintenance": frozenset(TABLE_WRITE),
     "deploy": frozenset(BUCKET_POLICY_CHANGE + TABLE_POLICY_CHANGE + BUCKET_SETTINGS + TABLE_SETTINGS),
 }
+
+# A table-migration role in a replica account (user guide "Setting up table migration": the role that
+# migration.s3tables.amazonaws.com assumes needs these on the destination). Migration creates its target with the
+# role's CreateTable and fills it with UpdateTableMetadataLocation/PutTableData, so in a replica bucket it must meet
+# the same denies as name squatting and data writes.
+MIGRATION_ROLE_ACCESS = "world:MigrationRoleAccess"
+MIGRATION_DESTINATION = (
+    "CreateTable", "GetTable", "GetTableMetadataLocation", "UpdateTableMetadataLocation", "GetTableData",
+    "PutTableData",
+)  # fmt: skip
+MIGRATION_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {"Sid": "MigrationDestination", "Effect": "Allow", "Action": [f"s3tables:{a}" for a in MIGRATION_DESTINATION],
+         "Resource": "*"}
+    ],
+}  # fmt: skip
 
 # What `make harden` and `make audit` call on a replica (jobs/ops/harden.py, jobs/ops/audit.py).
 HARDEN_AUDIT_BUCKET = (
@@ -103,7 +130,7 @@ class Principal:
     account: str
     identity: tuple[str, ...] = ()  # world policy names or kit document names
     scp: bool = True  # is its account under the kit's SCP
-    kind: str = "human"  # human | deploy | breakglass | replication | maintenance | recovery
+    kind: str = "human"  # human | deploy | breakglass | replication | maintenance | recovery | migration
     guardrail: str | None = None  # the guardrail document attached to it, if any
 
     @property
@@ -193,6 +220,7 @@ def _multi() -> World:
           kind="recovery"),
         Principal("maint", MAINTENANCE, "", scp=False, kind="maintenance"),
         p("other555", "555555555555", "Administrator", identity=(ADMIN_ACCESS,), scp=False),
+        p("migration222", "222222222222", "s3tables-migration", identity=(MIGRATION_ROLE_ACCESS,), kind="migration"),
     ]  # fmt: skip
 
     def site(key: str, account: str, region: str, bucket: str, table_id: str, key_id: str) -> ReplicaSite:
@@ -250,6 +278,7 @@ def _multi() -> World:
         },
         replication_role="repl",
         replication_trust="replication-role-trust",
+        extra_world_policies={MIGRATION_ROLE_ACCESS: MIGRATION_POLICY},
     )
 
 

@@ -45,6 +45,7 @@ replica-bucket    PutTableBucketEncryption                D   D   D   D   D   A 
 replica-bucket    DeleteTableBucketEncryption             D   D   D   D   D   A   A   D   D
 replica-bucket    PutTableBucketMaintenanceConfiguration  D   D   D   D   D   A   A   D   D
 replica-bucket    PutTableBucketStorageClass              D   D   D   D   D   A   A   D   D
+replica-bucket    PutTableBucketLogging                   D   D   D   D   D   A   A   D   D
 # ---- replica bucket: reads ----
 replica-bucket    GetTableBucket                          A   A   -   A   A   A   A   -   -
 replica-bucket    GetNamespace                            A   A   -   A   A   A   A   -   -
@@ -66,8 +67,11 @@ replica-table     PutTablePolicy                          D   D   D   D   D   A 
 replica-table     DeleteTablePolicy                       D   D   D   D   D   A   A   D   D
 replica-table     PutTableReplication                     D   D   D   D   D   A   D   D   D
 replica-table     DeleteTableReplication                  D   D   D   D   D   A   D   D   D
+replica-table     DisassociateTableReplication            D   D   D   D   D   A   D   D   D
 replica-table     PutTableEncryption                      D   D   D   D   D   A   A   D   D
 replica-table     PutTableStorageClass                    D   D   D   D   D   A   A   D   D
+replica-table     TagResource                             D   D   D   D   D   A   D   D   D
+replica-table     UntagResource                           D   D   D   D   D   A   D   D   D
 # ---- replica tables: reads ----
 replica-table     GetTable                                A   A   -   A   A   A   A   -   -
 replica-table     GetTableMetadataLocation                A   A   -   A   A   A   A   -   -
@@ -281,6 +285,13 @@ def _mut_drop_stmt(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
     return lambda kit: F.drop_statement(kit[doc], sid)
 
 
+def _mut_drop_actions(doc: str, sid: str, *actions: str) -> Callable[[dict[str, Any]], None]:
+    return lambda kit: F.drop_actions(kit[doc], sid, set(actions))
+
+
+DISASSOCIATE = "s3tables:DisassociateTableReplication"
+
+
 def _mut_drop_maintenance_exemption(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
     def mutate(kit: dict[str, Any]) -> None:
         del F.find(kit[doc], sid)["Condition"]["StringNotEqualsIfExists"]
@@ -351,6 +362,7 @@ BREAK_GLASS_PROTECTED = {
         "DeleteTableBucketEncryption",
         "PutTableBucketMaintenanceConfiguration",
         "PutTableBucketStorageClass",
+        "PutTableBucketLogging",
         "CreateNamespace",
         "CreateTable",
     ),
@@ -365,8 +377,11 @@ BREAK_GLASS_PROTECTED = {
         "DeleteTablePolicy",
         "PutTableReplication",
         "DeleteTableReplication",
+        "DisassociateTableReplication",
         "PutTableEncryption",
         "PutTableStorageClass",
+        "TagResource",
+        "UntagResource",
     ),
 }
 
@@ -435,6 +450,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
                     "DenyReplicaDeletionAndReplicationChange",
                     "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
                     "DenyReplicaProtectionChangeAndBucketSettingsChange",
+                    "DenyReplicaTagChange",
                 )
             )
         ),
@@ -488,6 +504,37 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         {
             "maint:replica-table:PutTableMaintenanceConfiguration": ALLOWED,
             "other:replica-table:PutTableMaintenanceConfiguration": IMPLICIT_DENY,
+        },
+    ),
+    # Disassociation (issue 15): every layer carries it. Removed from the bucket policy alone, the table policy still
+    # denies everyone; removed from both resource policies, the maintenance service (held by them alone) is no longer
+    # denied and the outside account falls back to the account boundary; removed from the SCP, the engineer and the
+    # deploy role still meet the guardrail and everyone the resource policies. tests/test_policy_attacks.py shows
+    # that each removal leaves some principal with one layer fewer than the design.
+    "DisassociateTableReplication removed from the bucket and table policies": (
+        _both(
+            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+        ),
+        {
+            "maint:replica-table:DisassociateTableReplication": ALLOWED,
+            "other:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
+        },
+    ),
+    "DisassociateTableReplication removed from the resource policies and the SCP": (
+        _both(
+            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(F.SCP, "DenyReplicaDeletionAndReplicationChange", DISASSOCIATE),
+        ),
+        {
+            # only the guardrail is left: whoever does not carry it (the administrator) and whose IAM allows it
+            # gets through; that is why every layer carries the deny
+            "admin:replica-table:DisassociateTableReplication": ALLOWED,
+            "maint:replica-table:DisassociateTableReplication": ALLOWED,
+            "source:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
+            "other:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
+            "repl:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
         },
     ),
     # The key's own denies are backed by the guards SCP (and the guardrail) for every principal in a covered account:

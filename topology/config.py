@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from topology.assurance import Assurance
 
@@ -57,6 +57,9 @@ _EMR_RELEASE_RE = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
 _TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
 _TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
 KIT_TAG_KEYS = ("kit", "managed-by")
+# `[tags] on_replicated_source_tables = true`: the opt-in that puts the tags on replicated source tables too (a
+# boolean, not a tag). Off by default: replication does not support "tables with tags" (README "Tags").
+SOURCE_TABLE_TAGS_KEY = "on_replicated_source_tables"
 MAX_TAGS = 50
 
 UPPERCASE_REASON = (
@@ -538,6 +541,24 @@ class KitConfig(_Frozen):
     state: State = State()
     # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
     tags: dict[str, str] = Field(default_factory=dict)
+    # Set only through `[tags] on_replicated_source_tables` (see _source_table_tags_opt_in).
+    tags_on_source_tables: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _source_table_tags_opt_in(cls, data: Any) -> Any:
+        """`[tags] on_replicated_source_tables = true|false` is the opt-in, not a tag: taken out of the tag map."""
+        tags = data.get("tags") if isinstance(data, dict) else None
+        if isinstance(tags, dict) and SOURCE_TABLE_TAGS_KEY in tags:
+            tags = dict(tags)
+            value = tags.pop(SOURCE_TABLE_TAGS_KEY)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"tags.{SOURCE_TABLE_TAGS_KEY} must be true or false (the opt-in that tags replicated source "
+                    f"tables, not a tag), got {value!r}"
+                )
+            data = {**data, "tags": tags, "tags_on_source_tables": value}
+        return data
 
     @field_validator("tags")
     @classmethod

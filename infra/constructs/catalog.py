@@ -8,7 +8,9 @@ outputs and applied by the first writer (and by recovery, which reads it from th
 
 from __future__ import annotations
 
-from cdktf import TerraformResourceLifecycle, Token
+from collections.abc import Collection
+
+from cdktf import TerraformProvider, TerraformResourceLifecycle, Token
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.s3_tables_table import (
     S3TablesTable,
@@ -31,8 +33,22 @@ COMPACTION_TARGET_MB = 512
 
 
 class SourceCatalog(Construct):
-    def __init__(self, scope: Construct, id: str, *, source: Source, bucket_arn: str, kms_key_arn: str | None) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        source: Source,
+        bucket_arn: str,
+        kms_key_arn: str | None,
+        untagged: Collection[str] = (),
+        untagged_provider: TerraformProvider | None = None,
+    ) -> None:
+        """`untagged`: "namespace.table" names created through `untagged_provider` (an aws provider without default
+        tags), so they carry no AWS resource tags (replicated source tables unless `[tags]` opts them in)."""
         super().__init__(scope, id)
+        if untagged and untagged_provider is None:
+            raise ValueError("untagged tables need the untagged provider")
         self.tables: dict[str, S3TablesTable] = {}
         for ns in source.namespaces:
             namespace = S3TablesNamespace(self, f"namespace-{ns.name}", namespace=ns.name, table_bucket_arn=bucket_arn)
@@ -45,6 +61,7 @@ class SourceCatalog(Construct):
                     namespace=namespace.namespace,
                     table_bucket_arn=bucket_arn,
                     format="ICEBERG",
+                    provider=untagged_provider if f"{ns.name}.{t.name}" in untagged else None,
                     # The schema is the CREATION schema. Every level of `metadata` forces replacement (DeleteTable +
                     # CreateTable), and the provider never reads the live schema back (GetTable has none), so after
                     # creation the table's schema belongs to its writers (Iceberg schema evolution, e.g. Spark ALTER

@@ -43,6 +43,27 @@ def aws_provider(
     )
 
 
+UNTAGGED_ALIAS = "untagged"
+
+
+def untagged_aws_provider(
+    scope: Construct, *, account_id: str, region: str, deploy_role_arn: str | None, kit: str
+) -> AwsProvider:
+    """A second aws provider of the stack (alias `untagged`) WITHOUT default tags, for resources that must carry no
+    AWS resource tags: replicated source tables (the replication limits say "Tables with tags or branches are not
+    supported"; whether AWS resource tags count is undocumented, README "Tags"). Same account guard and role."""
+    return AwsProvider(
+        scope,
+        "aws-untagged",
+        alias=UNTAGGED_ALIAS,
+        region=region,
+        allowed_account_ids=[account_id],
+        assume_role=[AwsProviderAssumeRole(role_arn=deploy_role_arn, session_name=f"{kit}-cdktf")]
+        if deploy_role_arn
+        else None,
+    )
+
+
 def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: str | None) -> TerraformProvider:
     provider = TerraformProvider(
         scope,

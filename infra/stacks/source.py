@@ -10,7 +10,7 @@ from constructs import Construct
 
 from infra.constructs.catalog import SourceCatalog
 from infra.constructs.monitor import source_assurance
-from infra.constructs.providers import site_providers
+from infra.constructs.providers import site_providers, untagged_aws_provider
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import kit_table_bucket
@@ -53,7 +53,26 @@ class SourceStack(TerraformStack):
             awscc=awscc,
             allow_destroy=allow_destroy,
         )
-        catalog = SourceCatalog(self, "catalog", source=src, bucket_arn=bucket.arn, kms_key_arn=bucket.kms_key_arn)
+        # Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`
+        # (README "Tags"): the provider's default_tags would otherwise put them on every table.
+        untagged = set() if cfg.tags_on_source_tables else {f"{n}.{t}" for n, t in cfg.replicated_tables()}
+        catalog = SourceCatalog(
+            self,
+            "catalog",
+            source=src,
+            bucket_arn=bucket.arn,
+            kms_key_arn=bucket.kms_key_arn,
+            untagged=untagged,
+            untagged_provider=untagged_aws_provider(
+                self,
+                kit=cfg.kit.name,
+                account_id=src.account_id,
+                region=src.region,
+                deploy_role_arn=src.deploy_role_arn,
+            )
+            if untagged
+            else None,
+        )
         role = ReplicationRole(self, "replication-role", cfg=cfg, docs=docs)
         replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}
         ReplicationConfiguration(

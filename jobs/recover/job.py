@@ -389,9 +389,9 @@ def recover_table(
     t0 = time.monotonic()
 
     def before_commit() -> None:
+        faults.at("before-commit", str(tp.target))
         if lease is not None:
             lease.ensure_held()
-        faults.at("before-commit", str(tp.target))
 
     if tp.action is Action.VERIFY:
         say("the target was committed by an earlier attempt from this snapshot: verifying it (nothing is copied)")

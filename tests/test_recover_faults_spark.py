@@ -25,6 +25,7 @@ import pytest
 
 from jobs.recover import faults
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.fastpath import _iter, iceberg_catalog
 from jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
 from jobs.recover.leases import LEASE_SUFFIX, Holder
 from jobs.recover.localreplica import file_uri
@@ -80,8 +81,26 @@ def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     )
     sql(f"INSERT INTO {W}.sales.deletes_only SELECT id, 'y' FROM range(0, 100, 1, 2)")
     sql(f"DELETE FROM {W}.sales.deletes_only WHERE id % 3 = 0")
-    sql(f"DELETE FROM {W}.sales.deletes_only")
+    jt = _writer_table(spark, "sales.deletes_only")
+    io_, specs = jt.io(), jt.specs()
+    ice = spark._jvm.org.apache.iceberg
+    kept = [
+        d.copy()
+        for mf in _iter(jt.currentSnapshot().deleteManifests(io_))
+        for d in _iter(ice.ManifestFiles.readDeleteManifest(mf, io_, specs))
+    ]
+    sql(f"DELETE FROM {W}.sales.deletes_only")  # Iceberg drops the delete files together with the data files ...
+    jt.refresh()
+    delta = jt.newRowDelta()
+    for d in kept:  # ... so a writer that still had them adds them back: live delete files, no data file
+        delta.addDeletes(d)
+    delta.commit()
     return w
+
+
+def _writer_table(spark: Any, name: str) -> Any:
+    cat = iceberg_catalog(spark, W)
+    return cat.loadTable(spark._jvm.org.apache.iceberg.catalog.TableIdentifier.parse(name))
 
 
 @pytest.fixture(autouse=True)

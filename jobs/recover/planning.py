@@ -219,7 +219,7 @@ class TablePlan:
     @property
     def rows(self) -> int | None:
         r = self.snapshot.total_records
-        return None if r is None else r - self.snapshot.deleted_records
+        return None if r is None else max(0, r - self.snapshot.deleted_records)  # deletes without data: 0 rows
 
     def as_dict(self) -> dict[str, object]:
         s = self.snapshot

@@ -635,9 +635,14 @@ def execute(
                 res.message = f"{line} ({message})"
                 kept = [u for u in res.leftovers if u not in referenced and _norm(u) not in referenced]
                 if len(kept) != len(res.leftovers) or not kept:
+                    collector = (
+                        "the table's remove_orphan_files collects them"
+                        if _is_local(req.target.warehouse)
+                        else "the target bucket's unreferenced-file removal collects them"
+                    )
                     res.leftover_note = (
                         f"{len(kept)} object(s) written under this run's own names, referenced by no table; "
-                        "the target's orphan-file removal collects them (the committed table is never touched)"
+                        f"{collector} (the committed table's files are never listed or touched)"
                         if kept
                         else ""
                     )
@@ -748,6 +753,14 @@ def run(
         print("\nDry run: nothing was written." + (f" Plan report: {report}" if report else ""), file=out)
         return Outcome(plan, results, report, 0)
     leases = run_leases(req, plan, target_src, run_id, started.isoformat(timespec="seconds"))
+    unleased = [str(t.target) for t in plan.tables if t.action not in (Action.SKIP, Action.REFUSE)]
+    unleased = [t for t in unleased if t not in leases.by_target]
+    if unleased:
+        print(
+            f"note: no lease store for {', '.join(unleased)} (pass --lease-dir s3://bucket/prefix): a concurrent "
+            "run into the same target is not excluded up front; the catalog commit decides, and the loser says so",
+            file=out,
+        )
     try:
         leases.acquire_all(req.wait, lambda msg: progress("lease", msg))
     except LeaseHeld as e:

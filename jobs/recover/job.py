@@ -25,7 +25,16 @@ from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.errors import describe as describe_failure
 from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from jobs.recover.guard import GuardedSql
-from jobs.recover.leases import DEFAULT_TTL_S, Lease, LeaseHeld, Leases, lease_key, local_table_lease_key, store_for
+from jobs.recover.leases import (
+    DEFAULT_TTL_S,
+    Lease,
+    LeaseHeld,
+    LeaseLost,
+    Leases,
+    lease_key,
+    local_table_lease_key,
+    store_for,
+)
 from jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
@@ -651,6 +660,11 @@ def execute(
                 say(f"cause: {message}")
             else:
                 say(f"FAILED: {message}")
+                if isinstance(e, LeaseLost) and res.leftovers:  # the new holder writes the same location now
+                    res.leftovers = []
+                    res.leftover_note = (
+                        "nothing listed: the target's location belongs to the run that took over the lease"
+                    )
             if res.leftover_note:
                 say(res.leftover_note)
         return res

@@ -208,7 +208,8 @@ class S3LeaseStore:
         b, k = self._split(key)
         try:
             if body is None:
-                # UNVERIFIED on AWS: DeleteObject with If-Match (conditional delete) in general purpose buckets.
+                # conditional delete (general purpose buckets; needs s3:DeleteObject and s3:GetObject):
+                # https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html
                 self.client.delete_object(Bucket=b, Key=k, IfMatch=token)
             else:
                 self.client.put_object(Bucket=b, Key=k, Body=body, IfMatch=token)

@@ -38,4 +38,7 @@ def test_drill_prints_the_walkthrough(tmp_path: Path) -> None:
     assert out.count("recovery mode used: FILES") == 2  # the drill shows which mode each recovery used
     assert out.count("row fingerprint") >= 2  # and runs the full fingerprint (--verify full) after the file copy
     assert "SUCCESS" in out
+    # the stand-in replica keeps its metadata history: the as-of properties come from the recovery point's file
+    assert "warning" not in out.lower(), [ln for ln in out.splitlines() if "warning" in ln.lower()]
+    assert "properties: as of" in out and "metadata file v6.metadata.json" in out
     assert list((tmp_path / "demo-out" / "report").glob("*/*/report.md"))

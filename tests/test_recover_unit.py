@@ -242,7 +242,8 @@ def test_properties_user_only_plus_lineage_and_format_version() -> None:
     [
         (None, TargetState.ABSENT, Action.CREATE, Action.CREATE),
         ({"x": "1"}, TargetState.FOREIGN, Action.REFUSE, Action.REPLACE),
-        ({PROP_SNAPSHOT_ID: "30"}, TargetState.OWN_UNVERIFIED, Action.REDO, Action.REDO),
+        ({PROP_SNAPSHOT_ID: "20"}, TargetState.OWN_UNVERIFIED, Action.REDO, Action.REDO),
+        ({PROP_SNAPSHOT_ID: "30"}, TargetState.UNVERIFIED_SAME, Action.VERIFY, Action.REDO),
         ({PROP_SNAPSHOT_ID: "30", PROP_VERIFIED: "t"}, TargetState.VERIFIED_SAME, Action.SKIP, Action.SKIP),
         ({PROP_SNAPSHOT_ID: "20", PROP_VERIFIED: "t"}, TargetState.OWN_OTHER, Action.REFUSE, Action.REPLACE),
     ],

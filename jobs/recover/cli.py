@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jobs.recover.catalogs import MODES, CatalogSpec
+from jobs.recover.errors import describe as describe_failure
 from jobs.recover.job import RecoveryRequest, run
 from jobs.recover.model import ArgError, Ident, RecoveryError
 from jobs.recover.modes import COPY_MODES, CopyMode
@@ -76,6 +77,19 @@ def parser() -> argparse.ArgumentParser:
     )
     run_.add_argument(
         "--part-size-mb", type=int, default=64, metavar="MB", help="file copy: multipart above this size (>= 5)"
+    )
+    run_.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another live recovery holds a target's lease, wait for it to end (default: refuse at plan time, "
+        "naming that run's id, host, pid and start time; nothing written)",
+    )
+    run_.add_argument(
+        "--lease-dir",
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="where the per-target leases live (one place shared by everyone recovering into the target; S3: a "
+        "general purpose bucket, conditional writes). Default: next to the table directory for a local target; "
+        "none for AWS targets (the plan says so)",
     )
     run_.add_argument(
         "--report", metavar="DIR", help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/)"
@@ -150,6 +164,8 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
             copy_mode=CopyMode(ns.copy_mode),
             verify=ns.verify,
             part_size=ns.part_size_mb * 1024 * 1024,
+            wait=ns.wait,
+            lease_dir=ns.lease_dir,
         )
     except RecoveryError as e:
         raise ArgError(str(e)) from None
@@ -179,3 +195,9 @@ def main(
     except RecoveryError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except Exception as e:  # a JVM failure outside a table (session, catalog): keep its Java cause in one line
+        message, cause = describe_failure(e)
+        if cause is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1

@@ -77,6 +77,7 @@ class FilesOutcome:
     check_seconds: float = 0.0  # per-file check of the written objects: part of the verification, not the copy
     check_methods: dict[str, int] = field(default_factory=dict)
     committed: bool = False
+    before_commit: Callable[[], None] | None = None  # e.g. "is the lease still ours"; raises to abort the commit
 
 
 def _iter(iterable: Any) -> Iterator[Any]:
@@ -320,6 +321,8 @@ def metadata_counts(spark: SparkSession, jtable: Any, snapshot_id: int | None) -
 def compare_counts(src: dict[Key, list[int]], dst: dict[Key, list[int]]) -> list[str]:
     """Record counts per partition and in total, target metadata vs replica manifests (pure)."""
     problems = []
+    if not any(k[0] == "data" for k in src):  # deletes without data files delete nothing and are not copied
+        src = {k: v for k, v in src.items() if k[0] != "deletes"}
     for kind in ("data", "deletes"):
         a = sum(v[1] for k, v in src.items() if k[0] == kind)
         b = sum(v[1] for k, v in dst.items() if k[0] == kind)
@@ -357,6 +360,8 @@ def recover_files(
     jtable = rcat.loadTable(ice.catalog.TableIdentifier.parse(str(tp.replica)))
     src_loc = str(jtable.location()).rstrip("/")
     data, deletes = enumerate_files(spark, jtable, tp.snapshot.snapshot_id)
+    if not data:
+        deletes = []  # no data file for them to apply to: the snapshot's table is empty (`compare_counts` agrees)
     used = {f.spec_id for f in data + deletes}
     assert tp.mode is not None
     if not used <= set(tp.mode.spec_ids or (0,)):
@@ -381,7 +386,11 @@ def recover_files(
     group = f"kit-copy-{run_id}-{tp.target}"
     t0 = time.monotonic()
     with _TaskProgress(spark, group, say, "copy"):
-        results = _run_on_executors(spark, group, f"copy {tp.replica} -> {tp.target}", groups, copy_partition, cfg)
+        results = (
+            _run_on_executors(spark, group, f"copy {tp.replica} -> {tp.target}", groups, copy_partition, cfg)
+            if groups
+            else []  # a snapshot without data files: an empty table, no Spark job (0 partitions)
+        )
     outcome.copy_seconds = time.monotonic() - t0
     outcome.results = results
     errors = [r for r in results if r.get("error")]
@@ -399,10 +408,10 @@ def recover_files(
     expected = {f.path: (f.size if f.kind == "data" else None) for f in data + deletes}
     pairs = [(by_src[i.src], expected[i.src]) for i in items]
     t1 = time.monotonic()
+    check_groups = bins(pairs, n_tasks, lambda p: int(p[0]["size"]))
     checks = _run_on_executors(
-        spark, group + "-check", f"check {tp.target}", bins(pairs, n_tasks, lambda p: int(p[0]["size"])),
-        check_partition, cfg,
-    )  # fmt: skip
+        spark, group + "-check", f"check {tp.target}", check_groups, check_partition, cfg,
+    ) if check_groups else []  # fmt: skip
     outcome.checks = checks
     outcome.check_methods = {}
     for c in checks:
@@ -456,6 +465,8 @@ def recover_files(
         op.addDeletes(b.build())
     op.set("kit.recovery.copy-mode", "files")
     op.set("kit.recovery.replica-snapshot-id", str(tp.snapshot.snapshot_id))
+    if outcome.before_commit is not None:
+        outcome.before_commit()
     op.commit()
     txn.commitTransaction()
     outcome.committed = True

@@ -19,19 +19,33 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from jobs.recover import faults
 from jobs.recover import sql as S
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.errors import describe as describe_failure
 from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from jobs.recover.guard import GuardedSql
+from jobs.recover.leases import (
+    DEFAULT_TTL_S,
+    Lease,
+    LeaseHeld,
+    LeaseLost,
+    Leases,
+    lease_key,
+    local_table_lease_key,
+    store_for,
+)
 from jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
     local_path,
     metadata_source,
+    missing_warehouse,
     read_manifest_list,
     table_properties,
 )
 from jobs.recover.model import (
+    PROP_RUN_ID,
     PROP_VERIFIED,
     Column,
     Ident,
@@ -82,6 +96,9 @@ class RecoveryRequest:
         "auto"  # auto: checksums + metadata counts for file copies, row fingerprint for CTAS; full: + fingerprint
     )
     part_size: int = DEFAULT_PART_SIZE
+    wait: bool = False  # another live attempt on a target: wait for it (True) or refuse at plan time (False)
+    lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
+    lease_ttl_s: float = DEFAULT_TTL_S
 
     def __post_init__(self) -> None:
         if self.replica.name == self.target.name:
@@ -129,6 +146,9 @@ def build_plan(req: RecoveryRequest, replica_src: MetadataSource, target_src: Me
     """Resolve every table (read-only metadata). Any error is collected; a plan with errors writes nothing."""
     now_ms = req.now_ms if req.now_ms is not None else int(time.time() * 1000)
     plan = Plan(selector=req.selector)
+    if req.replica.mode == "hadoop" and (missing := missing_warehouse(req.replica.warehouse)):
+        plan.errors.append(f"replica catalog {req.replica.name}: {missing}")
+        return plan
     idents = list(dict.fromkeys(req.tables))
     for ns in req.namespaces:
         names = replica_src.list_tables(ns)
@@ -139,7 +159,9 @@ def build_plan(req: RecoveryRequest, replica_src: MetadataSource, target_src: Me
         try:
             info = load_table_info(replica_src, ident)
             if info is None:
-                plan.errors.append(f"{ident}: no such table in the replica catalog {req.replica.name}")
+                plan.errors.append(
+                    f"{ident}: no such table in the replica catalog {req.replica.name} ({req.replica.warehouse})"
+                )
                 continue
             tgt = target_ident(ident, req.target_namespace, req.suffix)
             tp = plan_table(
@@ -219,19 +241,68 @@ def _is_local(loc: str | None) -> bool:
     return bool(loc) and (loc.startswith("file:") or loc.startswith("/"))  # type: ignore[union-attr]
 
 
-def _clean_attempt_dir(loc: str | None, replace: bool, say: Callable[[str], None]) -> None:
-    """Remove leftovers at a new table's location: ours (marker present) always, anything else only with --replace."""
+def _clean_attempt_dir(
+    loc: str | None, replace: bool, say: Callable[[str], None], table_exists: Callable[[], bool] | None = None
+) -> None:
+    """Remove leftovers at a new table's location: ours (marker present) always, anything else only with --replace.
+
+    Called with this run's lease on the target held (no other live attempt writes there). Whether a table lives
+    there is asked of the Iceberg catalog (`table_exists`), never read from catalog-internal files: a committed
+    table is never removed here."""
     if not _is_local(loc):
         return
     d = local_path(loc or "")
     if not d.exists() or not any(d.iterdir()):
         return
+    if table_exists is not None and table_exists():
+        raise RecoveryError(
+            f"{loc}: the target catalog has a table there now; nothing was removed (rerun to plan again)"
+        )
     if (d / ATTEMPT_MARKER).exists() or replace:
         n = sum(1 for p in d.rglob("*") if p.is_file())
         shutil.rmtree(d)
         say(f"removed {n} leftover file(s) of an unfinished attempt at {loc}")
         return
     raise RecoveryError(f"{loc} holds files that are not a table and not ours; pass --replace to delete them")
+
+
+def _catalog_has_table(spark: SparkSession, catalog: str, ident: Ident) -> bool:
+    """The Iceberg catalog's own answer (e.g. a Hadoop catalog finds v1.metadata.json without a version hint)."""
+    from jobs.recover.fastpath import _jvm, iceberg_catalog
+
+    jvm = _jvm(spark)
+    cat = iceberg_catalog(spark, catalog)
+    tid = jvm.org.apache.iceberg.catalog.TableIdentifier.parse(str(ident))
+    cat.invalidateTable(tid)
+    return bool(cat.tableExists(tid))
+
+
+def committed_by_other(spark: SparkSession, catalog: str, ident: Ident, run_id: str) -> tuple[str, set[str]] | None:
+    """After a failure: is the target now a committed table of ANOTHER run (a lost race)? Returns the one line that
+    says so and every file that table references (never to be listed as leftovers), else None. Asked of the Iceberg
+    catalog and the table's own metadata."""
+    from jobs.recover.fastpath import _jvm, iceberg_catalog
+
+    try:
+        if not _catalog_has_table(spark, catalog, ident):
+            return None
+        jvm = _jvm(spark)
+        t = iceberg_catalog(spark, catalog).loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(str(ident)))
+        props = t.properties()
+        other = props.get(PROP_RUN_ID)
+        if other is not None and str(other) == run_id:
+            return None
+        created = int(t.operations().current().lastUpdatedMillis())
+        first = t.history()
+        if first is not None and first.size() > 0:
+            created = int(first.get(0).timestampMillis())
+        rows = spark.sql(f"SELECT file_path FROM {S.table_ref(catalog, ident)}.all_files").collect()
+    except Exception:
+        return None
+    when = datetime.fromtimestamp(created / 1000, tz=UTC).isoformat(timespec="seconds")
+    by = f"run {other}" if other is not None else "something other than this kit"
+    line = f"target {catalog}.{ident} was created by {by} at {when}; nothing of this run remains referenced"
+    return line, {str(r[0]) for r in rows}
 
 
 def _write_marker(loc: str | None, plan: TablePlan, run_id: str) -> None:
@@ -305,9 +376,10 @@ def recover_table(
     run_id: str,
     say: Callable[[str], None],
     res: TableResult,
+    lease: Lease | None = None,
 ) -> None:
     """Copy + verify one table, filling `res` as it goes (the caller reports it as failed on an exception)."""
-    from jobs.recover.fastpath import FastPathUnavailable, FilesOutcome, recover_files, verify_counts
+    from jobs.recover.fastpath import FastPathUnavailable, FilesOutcome, recover_files
 
     rep, tgt = req.replica.name, req.target.name
     s = tp.snapshot
@@ -324,18 +396,30 @@ def recover_table(
     gsql = GuardedSql(tspark, [rep])
     loc = target_src.table_location(tp.target)
     t0 = time.monotonic()
+
+    def before_commit() -> None:
+        faults.at("before-commit", str(tp.target))
+        if lease is not None:
+            lease.ensure_held()
+
+    if tp.action is Action.VERIFY:
+        say("the target was committed by an earlier attempt from this snapshot: verifying it (nothing is copied)")
+        _verify_and_mark(tspark, gsql, req, tp, target_src, None, None, t0, say, res)
+        return
     if tp.action is Action.REDO:
         say("dropping the unfinished earlier attempt")
         gsql.sql(S.drop_table(tgt, tp.target))
     if tp.action in (Action.CREATE, Action.REDO):
-        _clean_attempt_dir(loc, req.replace, say)
+        _clean_attempt_dir(loc, req.replace, say, lambda: _catalog_has_table(tspark, tgt, tp.target))
     gsql.sql(S.create_namespace(tgt, tp.target.namespace))
     replacing = tp.action is Action.REPLACE
     mode = tp.copy_mode
     files: FilesOutcome | None = None
+    jreplica: Any = None
     if mode is CopyMode.FILES:
         say(f"file copy of snapshot {s.describe()} ({tp.rows} rows expected) -> {tgt}.{tp.target}")
         files = FilesOutcome()
+        files.before_commit = before_commit
         cfg = req.store_config()
         cores = tspark.sparkContext.defaultParallelism
         warn = copy_time_warning(s.total_bytes, cores, unreferenced_window(req.target)[0])
@@ -363,13 +447,15 @@ def recover_table(
         if req.target.staged_ctas:
             if not replacing:
                 _write_marker(loc, tp, run_id)
+            before_commit()
             try:
                 gsql.sql(S.ctas(tgt, rep, tp, run_id, replace=replacing))
             except Exception:
-                if not replacing:
-                    _clean_attempt_dir(loc, False, say)  # atomic CTAS left no table, only orphan data files
+                if not replacing:  # atomic CTAS left no table, only orphan data files (unless another run's table)
+                    _clean_attempt_dir(loc, False, say, lambda: _catalog_has_table(tspark, tgt, tp.target))
                 raise
         else:
+            before_commit()
             if replacing:
                 gsql.sql(S.drop_table(tgt, tp.target))
             gsql.sql(S.create_table(tgt, tp, run_id))
@@ -382,8 +468,30 @@ def recover_table(
         order = S.write_ordered_by(tgt, tp)
         if order:
             gsql.sql(order)
+    faults.at("after-commit", str(tp.target))
     if replacing:
         _unset_stale_properties(gsql, req, tp, target_src, run_id)
+    _verify_and_mark(tspark, gsql, req, tp, target_src, files, jreplica if files is not None else None, t0, say, res)
+
+
+def _verify_and_mark(
+    tspark: SparkSession,
+    gsql: GuardedSql,
+    req: RecoveryRequest,
+    tp: TablePlan,
+    target_src: MetadataSource,
+    files: Any,
+    jreplica: Any,
+    t0: float,
+    say: Callable[[str], None],
+    res: TableResult,
+) -> None:
+    """Verify the committed target and, when it agrees with the replica, set its verified-at property."""
+    from jobs.recover.fastpath import verify_counts
+
+    rep, tgt = req.replica.name, req.target.name
+    s = tp.snapshot
+    loc = target_src.table_location(tp.target)
     checked = files.check_seconds if files is not None else 0.0
     res.copy_seconds = time.monotonic() - t0 - checked  # the per-file checks are verification
     say(f"copied in {res.copy_seconds:.1f}s; verifying")
@@ -504,7 +612,13 @@ def _unset_stale_properties(
 
 
 def execute(
-    spark: SparkSession, req: RecoveryRequest, plan: Plan, progress: Progress, plan_seconds: float, run_id: str
+    spark: SparkSession,
+    req: RecoveryRequest,
+    plan: Plan,
+    progress: Progress,
+    plan_seconds: float,
+    run_id: str,
+    leases: Leases | None = None,
 ) -> list[TableResult]:
     target_src = metadata_source(req.target, spark)
     per_table_plan = plan_seconds / max(1, len(plan.tables))
@@ -516,18 +630,71 @@ def execute(
         res = planned_result(req, tp, per_table_plan)
         res.verdict = "failed"
         try:
-            recover_table(spark, req, tp, target_src, run_id, say, res)
+            lease = leases.get(str(tp.target)) if leases is not None else None
+            recover_table(spark, req, tp, target_src, run_id, say, res, lease)
         except Exception as e:  # one table's failure must not stop the others
-            say(f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+            message, cause = describe_failure(e)
             res.verdict = "failed"
             res.rows = None
-            res.message = f"{type(e).__name__}: {str(e).splitlines()[0][:500] if str(e) else ''}"
+            res.message = message
+            res.cause = cause.as_dict() if cause else None
+            lost = committed_by_other(spark, req.target.name, tp.target, run_id)
+            if lost is not None:  # a lost race: say so in one line, never list the winner's files
+                line, referenced = lost
+                res.message = f"{line} ({message})"
+                kept = [u for u in res.leftovers if u not in referenced and _norm(u) not in referenced]
+                if len(kept) != len(res.leftovers) or not kept:
+                    collector = (
+                        "the table's remove_orphan_files collects them"
+                        if _is_local(req.target.warehouse)
+                        else "the target bucket's unreferenced-file removal collects them"
+                    )
+                    res.leftover_note = (
+                        f"{len(kept)} object(s) written under this run's own names, referenced by no table; "
+                        f"{collector} (the committed table's files are never listed or touched)"
+                        if kept
+                        else ""
+                    )
+                res.leftovers = kept
+                say(f"FAILED: {line}")
+                say(f"cause: {message}")
+            else:
+                say(f"FAILED: {message}")
+                if isinstance(e, LeaseLost) and res.leftovers:  # the new holder writes the same location now
+                    res.leftovers = []
+                    res.leftover_note = (
+                        "nothing listed: the target's location belongs to the run that took over the lease"
+                    )
             if res.leftover_note:
                 say(res.leftover_note)
         return res
 
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
         return list(pool.map(one, plan.tables))
+
+
+def _norm(uri: str) -> str:
+    """`file:///x` and `file:/x` name the same local file (Iceberg writes the one-slash form)."""
+    return "file:" + uri[len("file://") :] if uri.startswith("file://") else uri
+
+
+def run_leases(req: RecoveryRequest, plan: Plan, target_src: MetadataSource, run_id: str, started: str) -> Leases:
+    """One lease per table this run will write (not for skips). Without a lease store (an AWS or JDBC target and
+    no --lease-dir) none: the plan says so and the catalog commit decides a race."""
+    out = []
+    for tp in plan.tables:
+        if tp.action in (Action.SKIP, Action.REFUSE):
+            continue
+        target = str(tp.target)
+        if req.lease_dir:
+            key = lease_key(req.lease_dir, req.target.warehouse, target)
+        else:
+            loc = target_src.table_location(tp.target)
+            if not _is_local(loc):
+                continue
+            key = local_table_lease_key(loc or "")
+        out.append(Lease(store_for(key), key, target, run_id, started, req.lease_ttl_s))
+    return Leases(out)
 
 
 def planned_result(req: RecoveryRequest, t: TablePlan, plan_seconds: float) -> TableResult:
@@ -599,9 +766,33 @@ def run(
         report = write_reports(run_dir, results, header) if run_dir else None
         print("\nDry run: nothing was written." + (f" Plan report: {report}" if report else ""), file=out)
         return Outcome(plan, results, report, 0)
-    if spark is None:
-        spark = spark_factory(req.spark_conf())
-    results = execute(spark, req, plan, progress, plan_seconds, run_id)
+    leases = run_leases(req, plan, target_src, run_id, started.isoformat(timespec="seconds"))
+    unleased = [str(t.target) for t in plan.tables if t.action not in (Action.SKIP, Action.REFUSE)]
+    unleased = [t for t in unleased if t not in leases.by_target]
+    if unleased:
+        print(
+            f"note: no lease store for {', '.join(unleased)} (pass --lease-dir s3://bucket/prefix): a concurrent "
+            "run into the same target is not excluded up front; the catalog commit decides, and the loser says so",
+            file=out,
+        )
+    try:
+        leases.acquire_all(req.wait, lambda msg: progress("lease", msg))
+    except LeaseHeld as e:
+        print(f"\nREFUSED: {e}", file=out, flush=True)
+        print(f"refused: {e}", file=progress.out, flush=True)
+        return Outcome(plan, [], None, 2)
+    try:
+        if leases.by_target:  # re-plan under the leases: the targets' state as of now (another run may have ended)
+            plan = build_plan(req, replica_src, target_src)
+            if plan.errors:
+                print(plan.render(), file=out, flush=True)
+                print("\nNothing was written: fix the errors above.", file=out)
+                return Outcome(plan, [], None, 2)
+        if spark is None:
+            spark = spark_factory(req.spark_conf())
+        results = execute(spark, req, plan, progress, plan_seconds, run_id, leases)
+    finally:
+        leases.release_all()
     header["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     print("\n" + summary_table(results), file=out)
     report = write_reports(run_dir, results, header) if run_dir else None

@@ -1,7 +1,11 @@
 """A local stand-in for S3 Tables replication: a relocated, read-only copy of a table with its full history.
 
 `CALL <source>.system.rewrite_table_path` rewrites every metadata file for the replica's location and lists the files
-to copy; we copy them and register the latest metadata file in the replica catalog (`register_table`). This is the
+to copy; we copy all of them, metadata files included, so the replica keeps its whole metadata history in its own
+location like a real replica (every metadata-log entry points at a file that exists: `--as-of` reads the properties
+of the recovery point from there). The replica catalog is a Hadoop catalog: the copied `v<N>.metadata.json` files
+are the table, and `version-hint.text` names the newest. A source whose metadata files are not named `v<N>` is
+registered instead (`register_table`; its metadata log then points at files that were not copied). This is the
 "replication service" of the drill and the tests: it is the only code that writes into a replica warehouse and it
 does not go through the kit's guarded SQL runner on purpose.
 """
@@ -9,6 +13,7 @@ does not go through the kit's guarded SQL runner on purpose.
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,26 +50,45 @@ def replicate_table(
     list_path = local_path(file_list)
     staging = list_path.parent
     files = list(list_path.glob("*.csv")) if list_path.is_dir() else [list_path]
-    staged_metadata: dict[str, str] = {}
+    staged_metadata: dict[str, str] = {}  # file name -> staged (rewritten) copy
+    metadata_dst: dict[str, str] = {}  # file name -> its place in the replica
     for f in files:
         with f.open(newline="") as fh:
             for rec in csv.reader(fh):
                 if len(rec) != 2:
                     continue
                 if rec[1].endswith(".metadata.json"):
-                    # Table metadata files are not copied: register_table commits the latest one into the replica
-                    # catalog (a Hadoop catalog would otherwise discover copied metadata files as a table already).
                     staged_metadata[rec[1].rsplit("/", 1)[-1]] = rec[0]
+                    metadata_dst[rec[1].rsplit("/", 1)[-1]] = rec[1]
                     continue
-                src, dst = local_path(rec[0]), local_path(rec[1])
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
+                _copy(rec[0], rec[1])
                 copied += 1
-    metadata_file = staged_metadata[latest]
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS `{replica_catalog}`.`{ident.namespace}`")
-    spark.sql(
-        f"CALL `{replica_catalog}`.system.register_table(table => '{ident}', metadata_file => '{metadata_file}')"
-    ).collect()
+    versions = {name: _VERSION.match(name) for name in staged_metadata}
+    if all(versions.values()):
+        # A Hadoop table's whole metadata history, in the replica's own location; the newest file is the table.
+        for name, src in staged_metadata.items():
+            _copy(src, metadata_dst[name])
+            copied += 1
+        newest = max(int(m.group(1)) for m in versions.values() if m)
+        hint = local_path(metadata_dst[latest]).parent / "version-hint.text"
+        hint.write_text(f"{newest}\n")
+        metadata_file = metadata_dst[latest]
+        spark.sql(f"REFRESH TABLE `{replica_catalog}`.`{ident.namespace}`.`{ident.name}`")
+    else:
+        metadata_file = staged_metadata[latest]
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS `{replica_catalog}`.`{ident.namespace}`")
+        spark.sql(
+            f"CALL `{replica_catalog}`.system.register_table(table => '{ident}', metadata_file => '{metadata_file}')"
+        ).collect()
     if staging.name.startswith("copy-table-staging-"):
         shutil.rmtree(staging, ignore_errors=True)
     return {"files_copied": copied, "metadata_file": metadata_file, "latest_version": latest}
+
+
+_VERSION = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
+
+
+def _copy(src: str, dst: str) -> None:
+    s, d = local_path(src), local_path(dst)
+    d.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(s, d)

@@ -1,7 +1,10 @@
 """Reading table metadata without Spark where possible (so `--dry-run` starts no JVM).
 
 A `MetadataSource` finds a table's current metadata file and reads it:
-  - `HadoopMetadataSource`: local Hadoop-catalog warehouse (`version-hint.text`), pure file reads.
+  - `HadoopMetadataSource`: local Hadoop-catalog warehouse, pure file reads: the table's newest
+    `v<N>.metadata.json`, the rule Iceberg's `HadoopTableOperations` ends with (never the `version-hint.text`, which
+    is only Iceberg's shortcut and is written after the metadata file: a process killed in between left a committed
+    table without a hint).
   - `S3TablesMetadataSource`: boto3 `s3tables` (GetTableMetadataLocation, ListTables, GetTable for the replica's
     source table ARN) + pyiceberg's FileIO for the JSON; works for the client, REST and Glue modes alike.
   - `SparkMetadataSource`: fallback for any other catalog (JDBC): the `metadata_log_entries` metadata table.
@@ -12,11 +15,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.model import Ident, TableInfo, table_info_from_metadata
+from jobs.recover.model import Ident, PlanError, TableInfo, table_info_from_metadata
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -87,6 +91,29 @@ def local_path(uri: str) -> Path:
     return Path(uri)
 
 
+_VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json$")
+
+
+def newest_version_file(meta_dir: Path) -> str | None:
+    """The highest `v<N>[.gz].metadata.json` in a Hadoop table's metadata directory (what Iceberg's Hadoop catalog
+    loads: it starts from the hint and then moves on while `v<N+1>` exists, or lists when the hint is missing)."""
+    try:
+        names = [p.name for p in meta_dir.iterdir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    found = [(int(m.group(1)), n) for n in names if (m := _VERSION_FILE.match(n))]
+    return max(found)[1] if found else None
+
+
+def missing_warehouse(warehouse: str) -> str | None:
+    """A local warehouse path that does not exist, named (None when it exists or is not local)."""
+    try:
+        root = local_path(warehouse)
+    except ValueError:
+        return None
+    return None if root.is_dir() else f"the warehouse path {root} does not exist (from {warehouse!r})"
+
+
 class HadoopMetadataSource:
     def __init__(self, warehouse: str) -> None:
         self.warehouse = warehouse.rstrip("/")
@@ -99,21 +126,18 @@ class HadoopMetadataSource:
         d = self.root / namespace
         if not d.is_dir():
             return []
-        return sorted(p.name for p in d.iterdir() if (p / "metadata" / "version-hint.text").is_file())
+        return sorted(p.name for p in d.iterdir() if p.is_dir() and newest_version_file(p / "metadata"))
 
     def metadata_location(self, ident: Ident) -> str | None:
-        meta = self._table_dir(ident) / "metadata"
-        hint = meta / "version-hint.text"
-        if not hint.is_file():
-            return None
-        version = hint.read_text().strip()
-        for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json"):
-            if (meta / name).is_file():
-                return f"{self.warehouse}/{ident.namespace}/{ident.name}/metadata/{name}"
-        return None
+        name = newest_version_file(self._table_dir(ident) / "metadata")
+        return f"{self.warehouse}/{ident.namespace}/{ident.name}/metadata/{name}" if name else None
 
     def read_json(self, location: str) -> dict[str, Any]:
-        return _decode(local_path(location).read_bytes(), location)
+        try:
+            raw = local_path(location).read_bytes()
+        except OSError as e:
+            raise PlanError(f"cannot read the metadata file {location}: {e.strerror or type(e).__name__}") from None
+        return _decode(raw, location)
 
     def source_table_arn(self, ident: Ident) -> str | None:
         return None
@@ -135,7 +159,12 @@ class S3TablesMetadataSource:
         names: list[str] = []
         kwargs: dict[str, Any] = {"tableBucketARN": self.spec.warehouse, "namespace": namespace}
         while True:
-            page = self.client.list_tables(**kwargs)
+            try:
+                page = self.client.list_tables(**kwargs)
+            except Exception as e:
+                raise PlanError(
+                    f"cannot list namespace {namespace} of table bucket {self.spec.warehouse}: {e}"
+                ) from None
             names.extend(t["name"] for t in page.get("tables", []))
             if not page.get("continuationToken"):
                 return sorted(names)
@@ -148,6 +177,8 @@ class S3TablesMetadataSource:
             )
         except self.client.exceptions.NotFoundException:
             return None
+        except Exception as e:
+            raise PlanError(f"cannot read table {ident} of table bucket {self.spec.warehouse}: {e}") from None
         loc = r.get("metadataLocation")
         return str(loc) if loc else None
 
@@ -162,8 +193,12 @@ class S3TablesMetadataSource:
         from pyiceberg.io import load_file_io
 
         io = load_file_io(self.io_props, location)
-        with io.new_input(location).open() as f:
-            return _decode(f.read(), location)
+        try:
+            with io.new_input(location).open() as f:
+                raw = f.read()
+        except Exception as e:
+            raise PlanError(f"cannot read the metadata file {location}: {type(e).__name__}: {e}") from None
+        return _decode(raw, location)
 
     def source_table_arn(self, ident: Ident) -> str | None:
         try:

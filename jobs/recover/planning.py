@@ -149,6 +149,7 @@ class TargetState(Enum):
     ABSENT = "absent"
     VERIFIED_SAME = "recovered and verified from the same snapshot"
     OWN_UNVERIFIED = "left over by an unfinished recovery of this kit"
+    UNVERIFIED_SAME = "committed by an earlier attempt from the same snapshot, not verified yet"
     OWN_OTHER = "recovered earlier from another snapshot"
     FOREIGN = "exists and was not created by the recovery"
 
@@ -157,6 +158,7 @@ class Action(Enum):
     CREATE = "create"
     REPLACE = "replace"  # --replace over an existing table
     REDO = "drop the unfinished attempt, then create"
+    VERIFY = "verify the committed earlier attempt (nothing copied, nothing deleted)"
     SKIP = "skip (already recovered and verified)"
     REFUSE = "refuse (target exists; pass --replace to overwrite)"
 
@@ -171,7 +173,7 @@ def target_state(props: dict[str, str] | None, replica: Ident, snap: Snapshot) -
         str(replica),
     )
     if PROP_VERIFIED not in props:
-        return TargetState.OWN_UNVERIFIED
+        return TargetState.UNVERIFIED_SAME if same else TargetState.OWN_UNVERIFIED
     return TargetState.VERIFIED_SAME if same else TargetState.OWN_OTHER
 
 
@@ -182,6 +184,8 @@ def choose_action(state: TargetState, replace: bool) -> Action:
         return Action.SKIP
     if state is TargetState.OWN_UNVERIFIED:
         return Action.REDO
+    if state is TargetState.UNVERIFIED_SAME:  # e.g. killed between the commit and the verified-at property
+        return Action.REDO if replace else Action.VERIFY
     return Action.REPLACE if replace else Action.REFUSE
 
 
@@ -215,7 +219,7 @@ class TablePlan:
     @property
     def rows(self) -> int | None:
         r = self.snapshot.total_records
-        return None if r is None else r - self.snapshot.deleted_records
+        return None if r is None else max(0, r - self.snapshot.deleted_records)  # deletes without data: 0 rows
 
     def as_dict(self) -> dict[str, object]:
         s = self.snapshot

@@ -33,6 +33,7 @@ class TableResult:
     leftovers: list[str] = field(default_factory=list)  # objects a failed attempt left in the target location
     leftover_note: str = ""
     copy_mb_per_s: float | None = None
+    cause: dict[str, Any] | None = None  # a JVM failure's deepest Java cause: class, message, first frames
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,9 @@ def table_markdown(r: TableResult) -> str:
     ]
     if r.warnings:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in r.warnings]]
+    if r.cause:
+        lines += ["", "## Cause (deepest Java exception)", "", f"`{r.cause['class']}`: {r.cause['message']}", ""]
+        lines += ["```", *r.cause.get("frames", []), "```"]
     if r.leftovers or r.leftover_note:
         lines += ["", "## Left behind by this attempt", "", r.leftover_note or "", ""]
         lines += [f"- `{u}`" for u in r.leftovers[:50]]
@@ -101,6 +105,7 @@ def summary_table(results: list[TableResult]) -> str:
         )
     failed = [r for r in results if not r.ok]
     lines.append(f"{len(results) - len(failed)} ok, {len(failed)} failed")
+    lines.extend(f"  {r.replica_table} -> {r.target_table}: {r.message}" for r in failed if r.message)
     return "\n".join(lines)
 
 
@@ -119,6 +124,9 @@ def summary_markdown(results: list[TableResult], header: dict[str, Any]) -> str:
             f"{r.snapshot_committed_at} | {_n(r.rows)} | {_n(r.files)} | {_n(r.bytes)} | {r.plan_seconds:.2f} | "
             f"{r.copy_seconds:.2f} | {r.verify_seconds:.2f} | {r.verification_method or '-'} |"
         )
+    failed = [r for r in results if not r.ok and r.message]
+    if failed:
+        lines += ["", "Failures:", ""] + [f"- `{r.target_table}`: {r.message}" for r in failed]
     return "\n".join(lines) + "\n"
 
 

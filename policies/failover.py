@@ -20,6 +20,7 @@ tool never fight. Documents are assembled only from `policies.statements` builde
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -203,6 +204,16 @@ class FailoverDocuments:
     def table_policy(self, table_arn: str) -> Document:
         """Replaces each promoted table's replica table policy."""
         return promoted_table_policy(self._cfg, self.topology, table_arn)
+
+    def bucket_policy_json(self) -> str:
+        """The bucket policy exactly as the replica stack deploys it (`ReplicaBucketPolicy`: indent=2): what the
+        tool puts, so `terraform plan` afterwards shows no change."""
+        return json.dumps(self.bucket_policy, indent=2)
+
+    def table_policy_json(self, table_arn: str) -> str:
+        """The table policy in the form `make harden` applies replica table policies (`json.dumps`, no indent);
+        table policies are not Terraform's (a table's ARN exists only once the table does)."""
+        return json.dumps(self.table_policy(table_arn))
 
     @property
     def writers(self) -> tuple[str, ...]:

@@ -586,3 +586,57 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             )
         )  # fmt: skip
     return out
+
+
+def _short(arns: Sequence[str]) -> str:
+    """`<account>:role/<name>` for IAM ARNs (two accounts may hold a role of the same name), names otherwise."""
+    out = [f"`{a.split(':')[4]}:{a.rsplit(':', 1)[-1]}`" if a.startswith("arn:") else f"`{a}`" for a in arns]
+    return ", ".join(out) or "nobody"
+
+
+def summary_section(cfg: KitConfig) -> str:
+    """The SUMMARY.md section on failover: per replica that could be promoted, who may do what on its promoted
+    tables (read from the promoted bucket policy itself), and what the failover topology changes and keeps."""
+    lines = [
+        "",
+        "## Failover: a promoted replica (issue 17)",
+        "",
+        "Reviewed before any incident. When `python -m jobs.failover` promotes the tables of a replica bucket",
+        "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
+        "bucket policy and one table policy per promoted table, and `cdktf deploy` of the failover topology",
+        "(`[failover] promoted_bucket`, with break-glass credentials) deploys the same bucket policy and the rest.",
+        "Writers write; deletion, retention, policy and setting changes stay as guarded as on a replica.",
+        "Files: `failover--<bucket>--*.json`.",
+    ]
+    for r in cfg.replicas:
+        topo = failover_topology(cfg, r.bucket)
+        policy = promoted_bucket_policy(cfg, topo)
+        lines += [
+            "",
+            f"### Promoting `{r.bucket}` ({r.region}, account {r.account_id})",
+            "",
+            f"- Writers: {_short(topo.writer_roles)} (`failover.writer_roles` of account {r.account_id}).",
+            f"- Replicates to: {_short([d.bucket for d in topo.destinations])}"
+            + (" (the configured `replicate_to`)" if topo.new_buckets or (cfg.failover and cfg.failover.promoted_bucket)
+               else " (the remaining replicas, unless `failover.replicate_to` says otherwise)")
+            + f", with the role `{topo.replication_role_name}`; the failed source's role can no longer write them.",
+            f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",
+            "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
+            f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",
+            "",
+            "| Actions on the promoted bucket and tables | Denied to everyone except |",
+            "|---|---|",
+        ]  # fmt: skip
+        for stmt in policy["Statement"]:
+            if stmt["Effect"] != "Deny":
+                continue
+            acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+            cond = stmt.get("Condition", {})
+            exempt = cond.get("ArnNotLike", {}).get("aws:PrincipalArn", [])
+            exempt = [exempt] if isinstance(exempt, str) else list(exempt)
+            who = _short(exempt)
+            if "StringNotEqualsIfExists" in cond:
+                who += ", S3 Tables maintenance"
+            short = ", ".join(a.removeprefix("s3tables:") for a in acts)
+            lines.append(f"| `{stmt['Sid']}`: {short} | {who} |")
+    return "\n".join(lines) + "\n"

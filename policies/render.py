@@ -488,6 +488,14 @@ def render_example(config_path: Path) -> dict[str, str]:
     docs = D.build_documents(cfg)
     files = {f"{d.name}.json": render_json(d.document) for d in docs}
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, docs)
+    if cfg.failover is not None:  # issue 17: what promoting each replica would deploy, reviewed in advance
+        from policies import failover
+
+        for r in cfg.replicas:
+            files.update(
+                {f"{d.name}.json": render_json(d.document) for d in failover.failover_policy_docs(cfg, r.bucket)}
+            )
+        files[SUMMARY] += failover.summary_section(cfg)
     return files
 
 

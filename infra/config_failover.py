@@ -170,7 +170,7 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue(where, "a break-glass principal is exempt already; writers are ordinary workload roles"))
         elif arn == cfg.replication_role_arn:
             out.append(Issue(where, "the replication role must never write a table (it is the service's path)"))
-        elif arn == cfg.recovery_role_arn and cfg.recovery.replica in replicas:
+        elif cfg.recovery.replica in replicas and arn == cfg.recovery_role_arn:
             out.append(Issue(where, "the recovery role never writes a replica, promoted or not"))
         elif arn in deploy_roles:
             out.append(Issue(where, "a deploy role must not be a data writer (keep deployment and data apart)"))

@@ -158,3 +158,31 @@ def test_the_promoted_key_keeps_its_replica_protection() -> None:
     sids = {s["Sid"] for s in F.key_policy(cfg, topo, site)["Statement"]}
     assert {"DenyKeyDeletionExceptBreakGlass", "DenyKeyPolicyChangeExceptBreakGlass"} <= sids
     assert {"AllowFailoverReplicationRoleReadSource", "AllowFailoverWritersUseKey"} <= sids
+
+
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_the_reviewers_plan_shows_no_replacement(name: str, synths: dict[str, Any]) -> None:
+    from infra.failover_plan import compare
+
+    plans, not_planned = compare(synths[name], synths[f"failover/{name}"])
+    assert not_planned == ["source"]
+    assert not any(p.replaced or p.dropped for p in plans)
+    promoted = next(p for p in plans if p.stack == f"replica-{PAIRS[name]}")
+    assert any(a.startswith("aws_s3tables_table_bucket_policy.") for a in promoted.updated)
+    assert any(a.startswith("aws_s3tables_table_bucket_replication.") for a in promoted.added)
+
+
+def test_the_plan_refuses_a_replaced_protected_resource(synths: dict[str, Any]) -> None:
+    """The comparison can fail: a renamed promoted bucket (a replacement) and a lost bucket are both REPLACED."""
+    import copy as _copy
+
+    from infra.failover_plan import compare
+
+    fo = _copy.deepcopy(synths["failover/seed"])
+    buckets = fo["replica-demo-dest-tablebucket"]["resource"]["awscc_s3tables_table_bucket"]
+    (body,) = buckets.values()
+    body["table_bucket_name"] = "demo-dest-tablebucket-2"
+    del fo["recovery"]["resource"]["awscc_s3tables_table_bucket"]
+    plans, _ = compare(synths["seed"], fo)
+    replaced = {p.stack: p.replaced for p in plans if p.replaced}
+    assert set(replaced) == {"replica-demo-dest-tablebucket", "recovery"}

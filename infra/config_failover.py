@@ -213,6 +213,16 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
                 f"{MAX_FAILOVER_DESTINATIONS}), got {len(fo.replicate_to)}: an unreplicated primary has no copy",
             )
         )
+    kept = {r.bucket for r in cfg.replicas if r.bucket != promoted.bucket} | set(fo.replicate_to)
+    if len(kept) > MAX_FAILOVER_DESTINATIONS:
+        out.append(
+            Issue(
+                "failover.replicate_to",
+                f"{len(kept)} protected buckets besides the promoted one (the remaining replicas and the new "
+                f"buckets): at most {MAX_FAILOVER_DESTINATIONS}, so that the SCP stays within 5,120 characters; "
+                "replicate to the remaining replicas rather than to new buckets",
+            )
+        )
     for name, n in Counter(fo.replicate_to).items():
         if n > 1:
             out.append(Issue("failover.replicate_to", f"{name!r} is listed twice"))

@@ -100,6 +100,9 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
      "must be an IAM role ARN"),
     ("replicate_to without promotion", {"promoted_bucket": ...}, "failover.replicate_to",
      "only valid with failover.promoted_bucket"),
+    ("too many protected buckets", {"new_buckets": [{**NEW, "bucket": f"lakehouse-failover-{i}"} for i in range(4)],
+                                    "replicate_to": [f"lakehouse-failover-{i}" for i in range(4)]},
+     "failover.replicate_to", "at most 5"),
     ("unknown key", {"promote": "x"}, "failover.promote", "unknown key"),
 ]  # fmt: skip
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.documents import build_documents, emr_application_arn
+from policies.failover import failover_policy_docs
 from policies.model import Document, PolicyDoc
 from topology.config import KitConfig
 
@@ -50,9 +51,13 @@ class DocumentSet:
 
     docs: tuple[PolicyDoc, ...]
     placeholders: tuple[tuple[str, str], ...] = ()  # (binding name, the placeholder string in the rendered form)
+    # Reviewed in advance, deployed only by a later topology: what promoting each replica would deploy (issue 17,
+    # `failover--<replica>--<document>`, from `policies.failover`). Rendered and looked up like the others; never
+    # iterated with the deployed documents (the summary's layer tables describe what this topology deploys).
+    candidates: tuple[PolicyDoc, ...] = ()
 
     def __post_init__(self) -> None:
-        names = [d.name for d in self.docs]
+        names = [d.name for d in self.all()]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"two policy documents of this topology share a name: {dupes}")
@@ -63,20 +68,24 @@ class DocumentSet:
     def __len__(self) -> int:
         return len(self.docs)
 
+    def all(self) -> tuple[PolicyDoc, ...]:
+        """The deployed documents and the candidates: everything `policies.render` writes."""
+        return self.docs + self.candidates
+
     def names(self) -> list[str]:
-        return [d.name for d in self.docs]
+        return [d.name for d in self.all()]
 
     def entry(self, purpose: str, site: str | None = None) -> PolicyDoc:
         """The named document (with kind, account and what it is attached to); KeyError names what exists."""
         name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
-        for d in self.docs:
+        for d in self.all():
             if d.name == name:
                 return d
         raise KeyError(f"this topology has no policy document {name!r} (it has: {', '.join(self.names())})")
 
     def has(self, purpose: str, site: str | None = None) -> bool:
         name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
-        return any(d.name == name for d in self.docs)
+        return any(d.name == name for d in self.all())
 
     def document(self, purpose: str, site: str | None = None, **bindings: str) -> Document:
         """A copy of the document, with each named placeholder replaced by its deployed value (e.g. a Terraform
@@ -102,4 +111,12 @@ class DocumentSet:
 
 def build(cfg: KitConfig) -> DocumentSet:
     """Every document of the topology `cfg`, once. Names are unique (they are file names under rendered/)."""
-    return DocumentSet(tuple(build_documents(cfg)), placeholders=(("emr_application_arn", emr_application_arn(cfg)),))
+    candidates: list[PolicyDoc] = []
+    if cfg.failover is not None:  # issue 17: what promoting each replica would deploy, reviewed in advance
+        for r in cfg.replicas:
+            candidates += failover_policy_docs(cfg, r.bucket)
+    return DocumentSet(
+        tuple(build_documents(cfg)),
+        placeholders=(("emr_application_arn", emr_application_arn(cfg)),),
+        candidates=tuple(candidates),
+    )

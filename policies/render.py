@@ -486,9 +486,13 @@ def _other_risk(sid: str) -> str:
 def render_example(config_path: Path) -> dict[str, str]:
     """{relative file name: content} for one example configuration."""
     cfg = load_config(config_path)
-    docs = docset.build(cfg).docs  # the same set `infra.app.build_app` hands to the stacks
-    files = {f"{d.name}.json": render_json(d.document) for d in docs}
-    files[SUMMARY] = summary_markdown(config_path.stem, cfg, docs)
+    ds = docset.build(cfg)  # the same set `infra.app.build_app` hands to the stacks
+    files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
+    files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
+    if ds.candidates:  # issue 17: what promoting each replica would deploy, reviewed in advance
+        from policies import failover
+
+        files[SUMMARY] += failover.summary_section(cfg)
     return files
 
 

@@ -530,6 +530,35 @@ class Kit(_Frozen):
         return v
 
 
+# ---------------------------------------------------------------- [failover] (issue 17; topology/failover.py) ----
+
+MAX_FAILOVER_DESTINATIONS = 5  # = topology.config.MAX_DESTINATIONS (one replication rule, 1 to 5 destinations)
+_ROLE_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):role/[\w+=,.@/-]{1,512}$")
+# Names of what the failover topology adds get this suffix after the kit name: IAM is global, so a role of the
+# promoted account must never take the name of one the failed source's stacks still hold (same-account kits).
+FAILOVER_NAME_SUFFIX = "-fo"
+
+
+class Failover(_Frozen):
+    """`writer_roles`: IAM role ARNs allowed to write (data and metadata pointer, new namespaces and tables) the
+    tables of a promoted replica bucket in their own account; nothing else changes for them (deletion, retention,
+    policies, replication and settings stay as protected as on a replica). `promoted_bucket`: set once promoted;
+    then `replicate_to` (1-5 bucket names: remaining replicas and/or `new_buckets`) is required."""
+
+    writer_roles: tuple[str, ...] = ()
+    promoted_bucket: str | None = None
+    replicate_to: tuple[str, ...] = ()
+    new_buckets: tuple[Replica, ...] = ()
+
+    @field_validator("writer_roles")
+    @classmethod
+    def _writers(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in v:
+            if not _ROLE_ARN_RE.match(arn):
+                raise ValueError(f"writer role {arn!r} must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)")
+        return v
+
+
 class KitConfig(_Frozen):
     kit: Kit
     source: Source
@@ -538,6 +567,7 @@ class KitConfig(_Frozen):
     protection: Protection
     recovery: Recovery
     assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (topology/assurance.py)
+    failover: Failover | None = None  # [failover]: writers of a promoted replica, the promoted topology
     state: State = State()
     # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
     tags: dict[str, str] = Field(default_factory=dict)
@@ -879,6 +909,7 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
 
     # Protection
     out += _protection_checks(cfg)
+    out += failover_checks(cfg)
     return out
 
 
@@ -1017,3 +1048,162 @@ def load_config(path: str | Path) -> KitConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(p), [Issue("(file)", f"not valid TOML: {exc}")]) from None
     return parse_config(data, str(p))
+
+
+def failover_checks(cfg: KitConfig) -> list[Issue]:
+    """Cross-field rules of the section (run by `topology.config.parse_config` after the model validates)."""
+
+    fo = cfg.failover
+    if fo is None:
+        return []
+    out: list[Issue] = []
+    replicas = {r.bucket: r for r in cfg.replicas}
+    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas, *fo.new_buckets) if r.deploy_role_arn}
+    for k, arn in enumerate(fo.writer_roles):
+        where = f"failover.writer_roles[{k}]"
+        if arn in cfg.protection.break_glass_principals:
+            out.append(Issue(where, "a break-glass principal is exempt already; writers are ordinary workload roles"))
+        elif arn == cfg.replication_role_arn:
+            out.append(Issue(where, "the replication role must never write a table (it is the service's path)"))
+        elif cfg.recovery.replica in replicas and arn == cfg.recovery_role_arn:
+            out.append(Issue(where, "the recovery role never writes a replica, promoted or not"))
+        elif arn in deploy_roles:
+            out.append(Issue(where, "a deploy role must not be a data writer (keep deployment and data apart)"))
+        elif arn.split(":")[4] not in {r.account_id for r in cfg.replicas}:
+            out.append(
+                Issue(where, "not in the account of any replica: a writer writes a promoted bucket of its own account")
+            )
+    for a, n in Counter(fo.writer_roles).items():
+        if n > 1:
+            out.append(Issue("failover.writer_roles", f"{a!r} is listed twice"))
+
+    if fo.promoted_bucket is None:
+        for fld in ("replicate_to", "new_buckets"):
+            if getattr(fo, fld):
+                out.append(Issue(f"failover.{fld}", "only valid with failover.promoted_bucket (set once promoted)"))
+        return out
+
+    promoted = replicas.get(fo.promoted_bucket)
+    if promoted is None:
+        out.append(
+            Issue(
+                "failover.promoted_bucket",
+                f"{fo.promoted_bucket!r} is not the bucket of any entry in replicas (only a replica is promoted)",
+            )
+        )
+        return out
+    if not any(a.split(":")[4] == promoted.account_id for a in fo.writer_roles):
+        out.append(
+            Issue(
+                "failover.writer_roles",
+                f"no writer role in the promoted bucket's account {promoted.account_id}: nobody but break-glass "
+                "could write the promoted tables",
+            )
+        )
+    if not 1 <= len(fo.replicate_to) <= MAX_FAILOVER_DESTINATIONS:
+        out.append(
+            Issue(
+                "failover.replicate_to",
+                f"needs 1 to {MAX_FAILOVER_DESTINATIONS} destination buckets (S3 Tables replicates to 1 to "
+                f"{MAX_FAILOVER_DESTINATIONS}), got {len(fo.replicate_to)}: an unreplicated primary has no copy",
+            )
+        )
+    kept = {r.bucket for r in cfg.replicas if r.bucket != promoted.bucket} | set(fo.replicate_to)
+    if len(kept) > MAX_FAILOVER_DESTINATIONS:
+        out.append(
+            Issue(
+                "failover.replicate_to",
+                f"{len(kept)} protected buckets besides the promoted one (the remaining replicas and the new "
+                f"buckets): at most {MAX_FAILOVER_DESTINATIONS}, so that the SCP stays within 5,120 characters; "
+                "replicate to the remaining replicas rather than to new buckets",
+            )
+        )
+    for name, n in Counter(fo.replicate_to).items():
+        if n > 1:
+            out.append(Issue("failover.replicate_to", f"{name!r} is listed twice"))
+    new_names = [b.bucket for b in fo.new_buckets]
+    taken = {cfg.source.bucket, cfg.recovery.bucket, *replicas}
+    for i, nb in enumerate(fo.new_buckets):
+        where = f"failover.new_buckets[{i}]"
+        if nb.bucket in taken:
+            out.append(Issue(f"{where}.bucket", f"{nb.bucket!r} is already a bucket of the configuration"))
+        if new_names.count(nb.bucket) > 1 and new_names.index(nb.bucket) != i:
+            out.append(Issue(f"{where}.bucket", f"duplicate new bucket {nb.bucket!r}"))
+        if nb.bucket not in fo.replicate_to:
+            out.append(Issue(f"{where}.bucket", "a new bucket must be listed in failover.replicate_to"))
+        if nb.encryption.type == "kms" and not nb.encryption.kms_key:
+            out.append(
+                Issue(
+                    f"{where}.encryption.kms_key",
+                    'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key',
+                )
+            )
+        key = nb.encryption.kms_key
+        if key and key.startswith("arn:") and key.split(":")[3] != nb.region:
+            out.append(
+                Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({nb.region})")
+            )
+        if nb.deploy_role_arn and nb.deploy_role_arn.split(":")[4] != nb.account_id:
+            out.append(Issue(f"{where}.account_id", "deploy_role_arn must be a role of the bucket's own account"))
+    by_name = {**replicas, **{b.bucket: b for b in fo.new_buckets}}
+    for k, name in enumerate(fo.replicate_to):
+        where = f"failover.replicate_to[{k}]"
+        if name == promoted.bucket:
+            out.append(Issue(where, "the promoted bucket is the new source; it cannot replicate to itself"))
+            continue
+        dest = by_name.get(name)
+        if dest is None:
+            out.append(Issue(where, f"{name!r} is neither a bucket of replicas nor of failover.new_buckets"))
+            continue
+        if dest.account_id == promoted.account_id and dest.region == promoted.region:
+            out.append(
+                Issue(
+                    where,
+                    "a destination in the promoted bucket's own account and Region protects nothing against a "
+                    "Regional outage or account compromise; use another Region or account",
+                )
+            )
+        if dest.region == cfg.source.region and dest.account_id == cfg.source.account_id:
+            out.append(Issue(where, "a destination in the failed source's account and Region: use another Region"))
+        ret = promoted.snapshot_retention
+        if dest.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
+            out.append(
+                Issue(
+                    where,
+                    f"{name}'s retention ({dest.snapshot_retention.max_snapshot_age_hours} h) is shorter than the "
+                    f"promoted bucket's ({ret.max_snapshot_age_hours} h); replicas keep snapshots at least as long "
+                    "as their source",
+                )
+            )
+        if dest.snapshot_retention.min_snapshots_to_keep < ret.min_snapshots_to_keep:
+            out.append(
+                Issue(where, f"{name} keeps fewer snapshots than the promoted bucket; replicas keep at least as many")
+            )
+    # Accounts: the SCP must reach every new bucket's account; never the management account.
+    org = cfg.protection.organization
+    if org is not None:
+        for i, nb in enumerate(fo.new_buckets):
+            where = f"failover.new_buckets[{i}].account_id"
+            if nb.account_id == org.management_account_id:
+                out.append(Issue(where, "the organization's management account, where SCPs do not apply"))
+            elif nb.account_id not in org.covered_accounts:
+                out.append(
+                    Issue(
+                        "protection.organization.targets",
+                        f"account {nb.account_id} (failover bucket {nb.bucket}) is not covered by the SCP: add it to "
+                        "targets, or list it under protection.organization.ou_accounts",
+                    )
+                )
+    sites = [(r.account_id, r.region) for r in (cfg.source, *cfg.replicas, *fo.new_buckets)]
+    if cfg.recovery.replica in replicas:
+        sites.append((cfg.recovery_replica.account_id, cfg.recovery_replica.region))
+    per_site = Counter(sites)
+    for (acct, region), n in per_site.items():
+        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION:
+            out.append(
+                Issue(
+                    "failover.new_buckets",
+                    f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}",
+                )
+            )
+    return out

@@ -1,0 +1,137 @@
+"""The `[failover]` section of `kit.toml` (issue 17): who writes a promoted replica, and the promoted topology.
+
+Before any incident the section names only the writers, so that the protected-primary documents of every replica
+that could be promoted are rendered and reviewed in advance (`policies/rendered/<example>/failover--...`):
+
+    [failover]
+    writer_roles = ["arn:aws:iam::222222222222:role/lakehouse-writer"]   # in the account of the replica(s)
+
+During an incident, once `python -m jobs.failover` has promoted the tables of one replica bucket, the section also
+names the promoted bucket and where it replicates to, and `cdktf deploy` (with break-glass credentials, like every
+protection change) makes the promoted bucket the source:
+
+    promoted_bucket = "lakehouse-replica-euc1"          # a bucket of [[replicas]]
+    replicate_to = ["lakehouse-replica-use1", "lakehouse-dr-apse2"]   # remaining replicas and/or new buckets
+    [[failover.new_buckets]]                            # same keys as [[replicas]]
+    account_id = "333333333333"
+    ...
+
+`failover_topology(cfg)` derives the promoted topology (pure, no CDKTF): the stacks synthesize it and the policies
+are built from it. Nothing here needs the failed source's stacks, and nothing is re-created: the promoted bucket
+keeps its replica stack and Terraform address (`replica-<bucket>`); only documents and configuration change on it.
+
+The section's model (`Failover`) and its cross-field rules (`failover_checks`) live in `topology/config.py` next to
+`KitConfig` (as `assurance_checks` does), so this module imports the configuration and nothing imports it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topology.config import (  # the section's model and rules live with KitConfig (no import circle)
+    FAILOVER_NAME_SUFFIX,
+    MAX_FAILOVER_DESTINATIONS,
+    Failover,
+    KitConfig,
+    Replica,
+    Source,
+    failover_checks,
+)
+
+__all__ = [
+    "FAILOVER_NAME_SUFFIX",
+    "MAX_FAILOVER_DESTINATIONS",
+    "Failover",
+    "FailoverTopology",
+    "failover_checks",
+    "failover_topology",
+    "writers_of",
+]
+
+
+@dataclass(frozen=True)
+class FailoverTopology:
+    """The promoted topology. `promoted` becomes the source of bucket-level replication to `destinations`
+    (existing replicas first, in `replicate_to` order, then new buckets); `retained` are the other replicas of the
+    failed source, left as they are (still protected, still replicas of the failed source)."""
+
+    kit: str
+    failed_source: Source
+    promoted: Replica
+    destinations: tuple[Replica, ...]
+    new_buckets: tuple[Replica, ...]
+    retained: tuple[Replica, ...]
+    writer_roles: tuple[str, ...]
+    failed_replication_role_arn: str
+
+    @property
+    def name_prefix(self) -> str:
+        return f"{self.kit}{FAILOVER_NAME_SUFFIX}"
+
+    @property
+    def replication_role_name(self) -> str:
+        return f"{self.name_prefix}-s3tables-replication"
+
+    @property
+    def replication_role_arn(self) -> str:
+        p = self.promoted
+        return f"arn:{p.partition}:iam::{p.account_id}:role/{self.replication_role_name}"
+
+    @property
+    def protected(self) -> tuple[Replica, ...]:
+        """Every bucket that stays (or becomes) a protected replica: destinations and retained replicas."""
+        return self.destinations + self.retained
+
+    @property
+    def existing_destinations(self) -> tuple[Replica, ...]:
+        return tuple(d for d in self.destinations if d not in self.new_buckets)
+
+    def replication_roles_for(self, replica: Replica) -> tuple[str, ...]:
+        """Replication roles that write `replica`: the failover role for destinations, the failed source's role
+        for retained replicas (it stays exempt there, so a source that comes back keeps replicating to them)."""
+        if replica.bucket == self.promoted.bucket:
+            return (self.failed_replication_role_arn,)  # its tables not yet promoted are still its replicas
+        if any(d.bucket == replica.bucket for d in self.destinations):
+            return (self.replication_role_arn,)
+        return (self.failed_replication_role_arn,)
+
+
+def writers_of(cfg: KitConfig, replica: Replica) -> tuple[str, ...]:
+    """The configured writer roles of `replica`'s account (writers of other accounts would need a grant in the
+    resource policies; the configuration refuses them for the promoted bucket)."""
+    fo = cfg.failover
+    if fo is None:
+        return ()
+    return tuple(sorted(a for a in fo.writer_roles if a.split(":")[4] == replica.account_id))
+
+
+def failover_topology(cfg: KitConfig, promoted_bucket: str | None = None) -> FailoverTopology:
+    """The configured promotion, or (`promoted_bucket` given) the promotion of that replica: for a promotion the
+    configuration does not describe, the remaining replicas are the destinations (the plan rendered for review)."""
+    fo = cfg.failover
+    configured = fo is not None and fo.promoted_bucket is not None and promoted_bucket in (None, fo.promoted_bucket)
+    name = fo.promoted_bucket if configured and fo is not None else promoted_bucket
+    if name is None:
+        raise ValueError("no promoted bucket: set failover.promoted_bucket or name the replica to promote")
+    promoted = next((r for r in cfg.replicas if r.bucket == name), None)
+    if promoted is None:
+        raise ValueError(f"{name!r} is not the bucket of any entry in replicas")
+    if configured and fo is not None:
+        by_name = {r.bucket: r for r in (*cfg.replicas, *fo.new_buckets)}
+        destinations = tuple(by_name[b] for b in fo.replicate_to)
+        new = tuple(fo.new_buckets)
+    else:
+        destinations = tuple(r for r in cfg.replicas if r.bucket != name)
+        new = ()
+    dest_names = {d.bucket for d in destinations}
+    retained = tuple(r for r in cfg.replicas if r.bucket != name and r.bucket not in dest_names)
+    return FailoverTopology(
+        kit=cfg.kit.name,
+        failed_source=cfg.source,
+        promoted=promoted,
+        destinations=destinations,
+        new_buckets=new,
+        retained=retained,
+        writer_roles=writers_of(cfg, promoted),
+        failed_replication_role_arn=cfg.replication_role_arn,
+    )

@@ -39,8 +39,8 @@ class S3TablesCommitter:
 
     def load(self, ident: Ident) -> Table:
         from pyiceberg.io import load_file_io
-        from pyiceberg.serializers import FromInputFile
         from pyiceberg.table import Table
+        from pyiceberg.table.metadata import TableMetadataUtil
 
         r = call(
             self.client.get_table_metadata_location,
@@ -54,7 +54,8 @@ class S3TablesCommitter:
         with self._lock:
             self._tokens[(ident.namespace, ident.name)] = r["versionToken"]
         io = load_file_io(self.io_props, loc)
-        metadata = FromInputFile.table_metadata(io.new_input(loc))
+        with io.new_input(loc).open() as f:  # seekable read: moto's non-seekable stream comes back empty
+            metadata = TableMetadataUtil.parse_raw(f.read())
         return Table((ident.namespace, ident.name), metadata, loc, io, cast(Any, self))
 
     def commit_table(
@@ -74,7 +75,7 @@ class S3TablesCommitter:
         )
         version = _metadata_version(table.metadata_location) + 1
         location = load_location_provider(new.location, new.properties).new_table_metadata_file_location(version)
-        ToOutputFile.table_metadata(new, table.io.new_output(location))
+        ToOutputFile.table_metadata(new, table.io.new_output(location), overwrite=True)  # uuid name; no ListObjects
         with self._lock:
             token = self._tokens.get((ns, name))
         try:
@@ -137,7 +138,7 @@ class S3TablesCommitter:
         )
         location = f"{warehouse}/metadata/00000-{metadata.table_uuid}.metadata.json"
         io = load_file_io(self.io_props, location)
-        ToOutputFile.table_metadata(metadata, io.new_output(location))
+        ToOutputFile.table_metadata(metadata, io.new_output(location), overwrite=True)
         u = call(
             self.client.update_table_metadata_location,
             tableBucketARN=self.bucket_arn,

@@ -215,7 +215,8 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     outputs = load_outputs(outputs_path)
     src, rep = outputs.source, outputs.replicas[0]
     print(
-        f"  emulator {emu.url}; source {src.table_bucket_name}@{src.region}, replica {rep.table_bucket_name}@{rep.region}"
+        f"  emulator {emu.url}; source {src.table_bucket_name}@{src.region}, "
+        f"replica {rep.table_bucket_name}@{rep.region}"
     )
 
     _step(2, "Spark (S3 Tables client catalog) writes the source; a bad commit; replication; one more commit")

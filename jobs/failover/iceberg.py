@@ -55,7 +55,7 @@ class S3TablesCommitter:
             self._tokens[(ident.namespace, ident.name)] = r["versionToken"]
         io = load_file_io(self.io_props, loc)
         with io.new_input(loc).open() as f:  # seekable read: moto's non-seekable stream comes back empty
-            metadata = TableMetadataUtil.parse_raw(f.read())
+            metadata = TableMetadataUtil.parse_raw(f.read().decode())
         return Table((ident.namespace, ident.name), metadata, loc, io, cast(Any, self))
 
     def commit_table(

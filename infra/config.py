@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infra.config_assurance import Assurance, assurance_checks
+from infra.config_failover import Failover, failover_checks
 
 # --------------------------------------------------------------------------------------------------------------
 # Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
@@ -527,6 +528,9 @@ class Kit(_Frozen):
         return v
 
 
+Failover.model_rebuild(_types_namespace={"Replica": Replica})  # [failover].new_buckets are replica sites
+
+
 class KitConfig(_Frozen):
     kit: Kit
     source: Source
@@ -535,6 +539,7 @@ class KitConfig(_Frozen):
     protection: Protection
     recovery: Recovery
     assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (config_assurance.py)
+    failover: Failover | None = None  # [failover]: writers of a promoted replica, the promoted topology
     state: State = State()
     # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
     tags: dict[str, str] = Field(default_factory=dict)
@@ -858,6 +863,7 @@ def _cross_checks(cfg: KitConfig) -> list[Issue]:
 
     # Protection
     out += _protection_checks(cfg)
+    out += failover_checks(cfg)
     return out
 
 

@@ -1,0 +1,567 @@
+"""The documents of a promoted replica (issue 17): a protected *primary*, and the topology around it.
+
+After `DisassociateTableReplication` a replica table is a standalone writable table, but the kit's replica documents
+still deny every data write to all but break-glass, the replication role and maintenance. A promoted bucket gets:
+
+- **writers allowed**: the configured `failover.writer_roles` of its account may write data and move the metadata
+  pointer (`PutTableData`, `UpdateTableMetadataLocation`) and create namespaces and tables (a primary grows);
+- **deletion and retention still guarded**: deleting, renaming, record expiration and maintenance (snapshot
+  retention) changes stay break-glass only, exactly as on a replica; policy and bucket-setting changes stay with
+  break-glass and the deploy role; replication changes on it are now also the deploy role's (Terraform configures
+  replication *from* the promoted bucket);
+- **break-glass kept** everywhere, with the same cross-account grants.
+
+The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
+table), the account's IAM guardrail and the organization SCP (both deployed by Terraform through the replica and
+organization stacks of the failover topology). One builder serves both paths: the stacks deploy and
+`python -m jobs.failover` applies `compact_json`/`json.dumps(..., indent=2)` of these same dicts, so Terraform and the
+tool never fight. Documents are assembled only from `policies.statements` builders; Sids say what each deny is for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from infra.config import KitConfig, Replica
+from infra.config_failover import FailoverTopology, failover_topology
+from policies import actions as A
+from policies import statements as S
+from policies.documents import (
+    Document,
+    KeySite,
+    PolicyDoc,
+    break_glass_grants,
+    doc,
+    example_table_arn,
+    kms_key_policy,
+    kms_resource,
+)
+
+# Protection rules a promoted bucket relaxes, and for whom. Every other rule applies unchanged (same actions, same
+# exemptions), so a rule added to `policies.actions.PROTECTION_RULES` protects promoted buckets too.
+WRITER_RULES = frozenset({"DenyReplicaDataWrite", "DenyReplicaNameSquatting"})
+DEPLOY_RULES = frozenset({"DenyReplicaReplicationChange"})
+PROMOTED_SID_PREFIX = "DenyPromoted"
+FAILOVER_DEST_SID_PREFIX = "DenyFailoverReplica"
+
+
+def promoted_sid(rule_sid: str) -> str:
+    return PROMOTED_SID_PREFIX + rule_sid.removeprefix("DenyReplica")
+
+
+@dataclass(frozen=True)
+class Exemptions:
+    """Who a rule exempts at one site: break-glass always; the others where the rule allows it."""
+
+    break_glass: tuple[str, ...]
+    replication_roles: tuple[str, ...] = ()
+    deploy_roles: tuple[str, ...] = ()
+    writers: tuple[str, ...] = ()
+    promoted: bool = False  # apply the promoted bucket's relaxations (WRITER_RULES, DEPLOY_RULES)
+
+    def for_rule(self, rule: A.ProtectionRule) -> list[str]:
+        out = list(self.break_glass)
+        if rule.exempt_replication_role:
+            out += self.replication_roles
+        if rule.exempt_deploy_roles or (self.promoted and rule.sid in DEPLOY_RULES):
+            out += self.deploy_roles
+        if self.promoted and rule.sid in WRITER_RULES:
+            out += self.writers
+        return sorted(set(out))
+
+
+def _rule_key(ex: Exemptions) -> Callable[[A.ProtectionRule], tuple[str, ...]]:
+    return lambda rule: tuple(ex.for_rule(rule))
+
+
+def _merged(rules: Sequence[A.ProtectionRule], ex: Exemptions, sid_prefix: str) -> list[A.ProtectionRule]:
+    """Rules merged by identical exemption lists (one statement each: the SCP has 5,120 characters, a managed
+    policy 6,144). Sids concatenate the merged rules' names after `sid_prefix`."""
+    groups: dict[tuple[str, ...], list[A.ProtectionRule]] = {}
+    for rule in rules:
+        groups.setdefault(_rule_key(ex)(rule), []).append(rule)
+    out = []
+    for members in groups.values():
+        out.append(
+            A.ProtectionRule(
+                sid=sid_prefix + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
+                actions=tuple(a for r in members for a in r.actions),
+                risk=" ".join(r.risk for r in members),
+                exempt_replication_role=members[0].exempt_replication_role,
+                exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
+                exempt_deploy_roles=members[0].exempt_deploy_roles,
+            )
+        )
+    return out
+
+
+def _statements(
+    kind: str,
+    *,
+    bucket_arns: Sequence[str],
+    table_resources: Sequence[str],
+    ex: Exemptions,
+    sid: Callable[[str], str],
+    merge: bool = False,
+) -> list[S.Statement | None]:
+    """Protective denies of every rule at one site (kind: bucket-policy, table-policy, identity, scp)."""
+    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES
+    if merge:
+        rules = _merged(rules, ex, "")
+    out: list[S.Statement | None] = []
+    for rule in rules:
+        exempt = ex.for_rule(_original(rule))
+        named = A.ProtectionRule(
+            sid=sid(rule.sid if rule.sid.startswith("DenyReplica") else "DenyReplica" + rule.sid),
+            actions=rule.actions,
+            risk=rule.risk,
+            exempt_maintenance_service=rule.exempt_maintenance_service,
+        )
+        out.append(
+            S.protection_statement(
+                named, bucket_arns=bucket_arns, table_resources=table_resources, exempt_arns=exempt, kind=kind
+            )
+        )
+    return out
+
+
+def _original(rule: A.ProtectionRule) -> A.ProtectionRule:
+    """The first PROTECTION_RULES member a (possibly merged) rule stands for: merged rules share exemptions."""
+    first = rule.actions[0]
+    return next(r for r in A.PROTECTION_RULES if first in r.actions)
+
+
+# ---------------------------------------------------------------- the promoted bucket ----
+
+
+def _deploy_roles(*replicas: Replica) -> tuple[str, ...]:
+    return tuple(sorted({r.deploy_role_arn for r in replicas if r.deploy_role_arn}))
+
+
+def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
+    return Exemptions(
+        break_glass=tuple(cfg.protection.break_glass_principals),
+        replication_roles=(topo.failed_replication_role_arn,),
+        deploy_roles=_deploy_roles(topo.promoted),
+        writers=topo.writer_roles,
+        promoted=True,
+    )
+
+
+def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """Replaces the replica-protection bucket policy of the promoted bucket. The failed source's replication role
+    keeps its grant and exemptions at the bucket level: tables of the bucket that were not promoted are still its
+    replicas. The promoted tables' own table policies exempt no replication role."""
+    p = topo.promoted
+    grant: list[S.Statement | None] = []
+    if cfg.is_cross_account(p):
+        grant = [
+            S.allow_principal_actions(
+                "AllowSourceReplicationRoleCreateReplicas",
+                topo.failed_replication_role_arn,
+                A.REPLICATION_DEST_BUCKET_CREATE,
+                [p.bucket_arn],
+            ),
+            S.allow_principal_actions(
+                "AllowSourceReplicationRoleWriteReplicas",
+                topo.failed_replication_role_arn,
+                A.REPLICATION_DEST_TABLE_WRITE,
+                [S.table_arns(p.bucket_arn)],
+            ),
+        ]
+    return doc(
+        *grant,
+        *break_glass_grants(cfg, p),
+        *_statements(
+            "bucket-policy",
+            bucket_arns=[p.bucket_arn],
+            table_resources=[S.table_arns(p.bucket_arn)],
+            ex=promoted_exemptions(cfg, topo),
+            sid=promoted_sid,
+        ),
+    )
+
+
+def promoted_table_policy(cfg: KitConfig, topo: FailoverTopology, table_arn: str) -> Document:
+    """Replaces the replica table policy of one promoted table: writers write, break-glass alone deletes it or
+    changes its retention; no replication role is exempt (nothing replicates into a promoted table)."""
+    ex = promoted_exemptions(cfg, topo)
+    ex = Exemptions(break_glass=ex.break_glass, deploy_roles=ex.deploy_roles, writers=ex.writers, promoted=True)
+    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=promoted_sid))
+
+
+@dataclass(frozen=True)
+class FailoverDocuments:
+    """What the failover tool applies to a promoted bucket (the interface with `jobs.failover`)."""
+
+    replica: Replica
+    topology: FailoverTopology
+    bucket_policy: Document  # replaces the replica-protection bucket policy of the promoted bucket
+    _cfg: KitConfig
+
+    def table_policy(self, table_arn: str) -> Document:
+        """Replaces each promoted table's replica table policy."""
+        return promoted_table_policy(self._cfg, self.topology, table_arn)
+
+    @property
+    def writers(self) -> tuple[str, ...]:
+        return self.topology.writer_roles
+
+    @property
+    def break_glass(self) -> tuple[str, ...]:
+        return tuple(self._cfg.protection.break_glass_principals)
+
+
+def failover_documents(cfg: KitConfig, replica_bucket: str) -> FailoverDocuments:
+    """The documents of promoting `replica_bucket` (the configured promotion when it names that bucket)."""
+    topo = failover_topology(cfg, replica_bucket)
+    return FailoverDocuments(
+        replica=topo.promoted, topology=topo, bucket_policy=promoted_bucket_policy(cfg, topo), _cfg=cfg
+    )
+
+
+# ---------------------------------------------------------------- destinations of the promoted source ----
+
+
+def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> Exemptions:
+    return Exemptions(
+        break_glass=tuple(cfg.protection.break_glass_principals),
+        replication_roles=topo.replication_roles_for(replica),
+        deploy_roles=_deploy_roles(replica),
+    )
+
+
+def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Replica) -> Document:
+    """A destination of the promoted source (a remaining replica or a new bucket): the replica protection, with the
+    failover replication role in place of the failed source's (which can no longer write here: when the failed
+    Region comes back, its stale replication cannot overwrite what the promoted source replicates)."""
+    arn = dest.bucket_arn
+    grant: list[S.Statement | None] = []
+    if dest.account_id != topo.promoted.account_id:
+        grant = [
+            S.allow_principal_actions(
+                "AllowFailoverReplicationRoleCreateReplicas",
+                topo.replication_role_arn,
+                A.REPLICATION_DEST_BUCKET_CREATE,
+                [arn],
+            ),
+            S.allow_principal_actions(
+                "AllowFailoverReplicationRoleWriteReplicas",
+                topo.replication_role_arn,
+                A.REPLICATION_DEST_TABLE_WRITE,
+                [S.table_arns(arn)],
+            ),
+        ]
+    return doc(
+        *grant,
+        *break_glass_grants(cfg, dest),
+        *_statements(
+            "bucket-policy",
+            bucket_arns=[arn],
+            table_resources=[S.table_arns(arn)],
+            ex=destination_exemptions(cfg, topo, dest),
+            sid=lambda s: s,
+        ),
+    )
+
+
+def destination_table_policy(cfg: KitConfig, topo: FailoverTopology, dest: Replica, table_arn: str) -> Document:
+    return doc(
+        *_statements(
+            "table-policy",
+            bucket_arns=[],
+            table_resources=[table_arn],
+            ex=destination_exemptions(cfg, topo, dest),
+            sid=lambda s: s,
+        )
+    )
+
+
+# ---------------------------------------------------------------- the failover replication role ----
+
+
+def replication_role_trust(topo: FailoverTopology) -> Document:
+    p = topo.promoted
+    return doc(
+        S.allow_service_assume_role(
+            "AllowS3TablesReplicationService",
+            A.REPLICATION_SERVICE,
+            source_account=p.account_id,
+            source_arns=[p.bucket_arn, S.table_arns(p.bucket_arn)],
+        )
+    )
+
+
+def replication_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """The user guide's replication permissions, from the promoted bucket to the destinations, plus KMS."""
+    p = topo.promoted
+    dests = [d.bucket_arn for d in topo.destinations]
+    stmts: list[S.Statement | None] = [
+        S.allow_actions("ReadSourceTables", A.REPLICATION_SOURCE_TABLE_READ, [S.table_arns(p.bucket_arn)]),
+        S.allow_actions("ListSourceTables", A.REPLICATION_SOURCE_BUCKET_LIST, [p.bucket_arn]),
+        S.allow_actions("CreateReplicaNamespacesAndTables", A.REPLICATION_DEST_BUCKET_CREATE, dests),
+        S.allow_actions("WriteReplicaTables", A.REPLICATION_DEST_TABLE_WRITE, [S.table_arns(d) for d in dests]),
+    ]
+    if p.encryption.type == "kms":
+        res, cond = kms_resource(cfg, p.encryption, account_id=p.account_id, region=p.region, bucket=p.bucket)
+        stmts.append(S.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
+    for i, d in enumerate(x for x in topo.destinations if x.encryption.type == "kms"):
+        res, cond = kms_resource(cfg, d.encryption, account_id=d.account_id, region=d.region, bucket=d.bucket)
+        stmts.append(
+            S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
+        )
+    return doc(*stmts)
+
+
+# ---------------------------------------------------------------- KMS key policies ----
+
+
+def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Document:
+    """A kit-created key of the failover topology: the replica key policy (deletion, policy change and untagging
+    stay break-glass only), plus key use for the failover replication role (read on the promoted key, write on a
+    destination's) and, on the promoted key, for the writers. Changing a replica key's policy is break-glass only:
+    the failover topology is deployed with break-glass credentials, like every protection change."""
+    base = kms_key_policy(cfg, site)
+    extra: list[S.Statement | None] = []
+    if site.bucket == topo.promoted.bucket:
+        extra.append(
+            S.kms_allow_key_use(
+                "AllowFailoverReplicationRoleReadSource", [topo.replication_role_arn], ["Decrypt", "GenerateDataKey"]
+            )
+        )
+        if topo.writer_roles:
+            extra.append(
+                S.kms_allow_key_use(
+                    "AllowFailoverWritersUseKey", list(topo.writer_roles), ["Decrypt", "Encrypt", "GenerateDataKey"]
+                )
+            )
+    elif any(d.bucket == site.bucket for d in topo.destinations):
+        extra.append(
+            S.kms_allow_key_use(
+                "AllowFailoverReplicationRoleWriteReplica",
+                [topo.replication_role_arn],
+                ["Decrypt", "Encrypt", "GenerateDataKey"],
+            )
+        )
+    return doc(*base["Statement"], *extra)
+
+
+def key_sites(cfg: KitConfig, topo: FailoverTopology) -> list[KeySite]:
+    """Kit-created keys of the promoted bucket, the destinations and the retained replicas."""
+    out = []
+    for r in (topo.promoted, *topo.destinations, *topo.retained):
+        if r.encryption.creates_key:
+            out.append(KeySite("replica", r.account_id, r.region, r.bucket, r.bucket_arn))
+    return out
+
+
+# ---------------------------------------------------------------- guardrail and SCPs ----
+
+
+def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
+    site = next(
+        r for r in (*cfg.replicas, *(cfg.failover.new_buckets if cfg.failover else ())) if r.account_id == account_id
+    )
+    return f"arn:{site.partition}:iam::{account_id}:policy/{cfg.guardrail_policy_name}"
+
+
+def accounts(topo: FailoverTopology) -> list[str]:
+    return sorted({r.account_id for r in (topo.promoted, *topo.protected)})
+
+
+def _key_guards(cfg: KitConfig, replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
+    out: list[S.Statement | None] = []
+    if any(r.encryption.creates_key for r in replicas):
+        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
+        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
+    byo = sorted(
+        r.encryption.kms_key
+        for r in replicas
+        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
+    )
+    if byo:
+        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
+    return out
+
+
+def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
+    roles = [p for p in cfg.protection.break_glass_principals if ":role/" in p]
+    roles += _deploy_roles(topo.promoted, *topo.protected)
+    roles += [topo.failed_replication_role_arn, topo.replication_role_arn]
+    return sorted(set(roles))
+
+
+def _site_groups(
+    cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica]
+) -> list[tuple[str, Exemptions, list[Replica]]]:
+    """Sites grouped by exemptions: (Sid prefix, exemptions, buckets)."""
+    bg = tuple(cfg.protection.break_glass_principals)
+    retained = [r for r in replicas if r in topo.retained]
+    dests = [r for r in replicas if r in topo.destinations]
+    out: list[tuple[str, Exemptions, list[Replica]]] = []
+    if retained:
+        out.append(
+            ("DenyReplica", Exemptions(bg, (topo.failed_replication_role_arn,), _deploy_roles(*retained)), retained)
+        )
+    if dests:
+        out.append(
+            (FAILOVER_DEST_SID_PREFIX, Exemptions(bg, (topo.replication_role_arn,), _deploy_roles(*dests)), dests)
+        )
+    if topo.promoted in replicas:
+        out.append((PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), [topo.promoted]))
+    return out
+
+
+def _prefixed(prefix: str) -> Callable[[str], str]:
+    return lambda sid: prefix + sid.removeprefix("DenyReplica")
+
+
+def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
+    out: list[S.Statement | None] = []
+    for prefix, ex, group in _site_groups(cfg, topo, replicas):
+        if kind == "identity":  # the guardrail is attached to neither break-glass nor a replication role
+            ex = Exemptions((), (), ex.deploy_roles, ex.writers, ex.promoted)
+        out += _statements(
+            kind,
+            bucket_arns=[r.bucket_arn for r in group],
+            table_resources=[S.table_arns(r.bucket_arn) for r in group],
+            ex=ex,
+            sid=_prefixed(prefix),
+            merge=True,
+        )
+    return out
+
+
+def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
+    """The account's IAM guardrail in the failover topology: the replica guardrail's denies for the account's
+    protected replicas, and the promoted bucket's relaxed ones for writers that carry it."""
+    reps = [r for r in (topo.promoted, *topo.protected) if r.account_id == account_id]
+    me = [guardrail_policy_arn(cfg, account_id)]
+    roles = [a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id]
+    return doc(
+        *_layer(cfg, topo, reps, "identity"),
+        *_key_guards(cfg, reps, exempt=()),
+        S.deny_privileged_role_tampering(roles, ()) if roles else None,
+        S.deny_guardrail_change(me, ()),
+        S.deny_guardrail_detach(me, ()),
+    )
+
+
+def scp_promoted_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-protect-s3tables-promoted"
+
+
+def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """The first SCP of the failover topology: the replica denies on every protected replica (retained and
+    destinations), break-glass exempt. The SCP is the coarse organisation-wide layer: it exempts whichever
+    replication role writes any of them (both after a failover to remaining replicas); the bucket and table
+    policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
+    bg = tuple(cfg.protection.break_glass_principals)
+    reps = list(topo.protected)
+    roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
+    return doc(
+        *_statements(
+            "scp",
+            bucket_arns=[r.bucket_arn for r in reps],
+            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+            ex=Exemptions(bg, roles, _deploy_roles(*reps)),
+            sid=lambda s: s,
+            merge=True,
+        )
+    )
+
+
+def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """A third SCP (an account or OU takes up to five), for the promoted bucket alone: its relaxed denies do not
+    fit next to the replicas' within one SCP's 5,120 characters."""
+    return doc(*_layer(cfg, topo, [topo.promoted], "scp"))
+
+
+def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
+    replication role, and the guardrails of every account of the topology."""
+    bg = cfg.protection.break_glass_principals
+    guardrails = [guardrail_policy_arn(cfg, a) for a in accounts(topo)]
+    return doc(
+        *_key_guards(cfg, [topo.promoted, *topo.protected], exempt=bg),
+        S.deny_privileged_role_tampering(privileged_roles(cfg, topo), bg),
+        S.deny_assume_service_role("DenyAssumeReplicationRole", topo.failed_replication_role_arn, bg),
+        S.deny_assume_service_role("DenyAssumeFailoverReplicationRole", topo.replication_role_arn, bg),
+        S.deny_guardrail_change(guardrails, bg),
+        S.deny_guardrail_detach(guardrails, bg),
+    )
+
+
+# ---------------------------------------------------------------- rendering ----
+
+
+def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
+    """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review."""
+    topo = failover_topology(cfg, replica_bucket)
+    p = topo.promoted
+    stem = f"failover--{p.bucket}--"
+    out = [
+        PolicyDoc(
+            f"{stem}bucket-policy", "bucket-policy", p.account_id, f"table bucket {p.bucket} (promoted)",
+            promoted_bucket_policy(cfg, topo),
+        ),
+        PolicyDoc(
+            f"{stem}table-policy", "table-policy", p.account_id,
+            f"every promoted table in {p.bucket} (applied by `python -m jobs.failover`)",
+            promoted_table_policy(cfg, topo, example_table_arn(p)),
+        ),
+    ]  # fmt: skip
+    if topo.destinations:
+        out += [
+            PolicyDoc(
+                f"{stem}replication-role-trust", "trust", p.account_id,
+                f"IAM role {topo.replication_role_name} (trust)", replication_role_trust(topo),
+            ),
+            PolicyDoc(
+                f"{stem}replication-role-permissions", "identity", p.account_id,
+                f"IAM role {topo.replication_role_name}", replication_role_permissions(cfg, topo),
+            ),
+        ]  # fmt: skip
+    for d in topo.destinations:
+        out.append(
+            PolicyDoc(
+                f"{stem}replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
+                f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
+            )
+        )  # fmt: skip
+    for acct in accounts(topo):
+        out.append(
+            PolicyDoc(
+                f"{stem}replica-guardrail--{acct}", "identity", acct,
+                f"IAM managed policy {cfg.guardrail_policy_name}", guardrail(cfg, topo, acct),
+            )
+        )  # fmt: skip
+    org = cfg.protection.organization
+    if org is not None and topo.protected:
+        out.append(
+            PolicyDoc(
+                f"{stem}scp-protect-replicas", "scp", org.management_account_id,
+                f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
+            )
+        )  # fmt: skip
+    if org is not None:
+        out += [
+            PolicyDoc(
+                f"{stem}scp-protect-promoted", "scp", org.management_account_id,
+                f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
+                service_control_policy_promoted(cfg, topo),
+            ),
+            PolicyDoc(
+                f"{stem}scp-protect-replica-guards", "scp", org.management_account_id,
+                f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}", service_control_policy_guards(cfg, topo),
+            ),
+        ]  # fmt: skip
+    for site in key_sites(cfg, topo):
+        out.append(
+            PolicyDoc(
+                f"{stem}kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id,
+                f"KMS key of {site.bucket}", key_policy(cfg, topo, site),
+            )
+        )  # fmt: skip
+    return out

@@ -134,14 +134,19 @@ def test_failback_counts_commits_since_the_failover_and_names_unverified_steps()
 # Against the emulator
 # ----------------------------------------------------------------------------------------------------
 
-WRITER_POLICY = json.dumps(
-    {"Version": "2012-10-17", "Statement": [{"Sid": "Writers", "Effect": "Allow", "Principal": {"AWS": "*"}}]},
-    separators=(",", ":"),
-)
+
+def documents(fw: FailoverWorld) -> aws.Documents:
+    """The failover documents of the world's configuration, as the tool builds them (`policies.failover`)."""
+    return aws.documents_from_config(fw.world.cfg, DST_BUCKET)
 
 
-def stand_in_documents() -> aws.Documents:
-    return aws.Documents(WRITER_POLICY, lambda arn: WRITER_POLICY.replace("Writers", "WritersTable"))
+def expected_json(fw: FailoverWorld, table_arn: str | None = None) -> str:
+    """What the failover topology deploys: `compact_json` of the one builder (infra's stacks use the same)."""
+    from policies.documents import compact_json
+    from policies.failover import failover_documents
+
+    docs = failover_documents(fw.world.cfg, DST_BUCKET)
+    return compact_json(docs.bucket_policy if table_arn is None else docs.table_policy(table_arn))
 
 
 @pytest.fixture
@@ -162,7 +167,7 @@ def _writes(stats: dict[str, Any]) -> dict[str, int]:
 
 def test_dry_run_plans_and_writes_nothing(fw: FailoverWorld, tmp_path: Path) -> None:
     before = fw.env.control.stats()
-    result = aws.run(fw.clients(), _req(report_dir=tmp_path), fw.world.outputs, stand_in_documents())
+    result = aws.run(fw.clients(), _req(report_dir=tmp_path), fw.world.outputs, documents(fw))
     after = fw.env.control.stats()
     assert result.exit_code == 0 and result.plan is not None
     assert _writes(after) == _writes(before)  # not one state-changing call, data plane included
@@ -176,14 +181,14 @@ def test_dry_run_plans_and_writes_nothing(fw: FailoverWorld, tmp_path: Path) -> 
 
 def test_not_break_glass_is_refused_before_any_change(fw: FailoverWorld) -> None:
     before = fw.env.control.stats()
-    result = aws.run(fw.clients(break_glass=False), _req(confirm=DST_BUCKET), fw.world.outputs, stand_in_documents())
+    result = aws.run(fw.clients(break_glass=False), _req(confirm=DST_BUCKET), fw.world.outputs, documents(fw))
     assert result.exit_code == M.EXIT_REFUSED
     assert result.plan is not None and any("not a break-glass principal" in r for r in result.plan.refusals)
     assert _writes(fw.env.control.stats()) == _writes(before)
 
 
 def test_wrong_confirmation_is_refused(fw: FailoverWorld) -> None:
-    result = aws.run(fw.clients(), _req(confirm="demo-source-tablebucket"), fw.world.outputs, stand_in_documents())
+    result = aws.run(fw.clients(), _req(confirm="demo-source-tablebucket"), fw.world.outputs, documents(fw))
     assert result.exit_code == M.EXIT_REFUSED
     assert fw.world.replica_table("analytics.orders").get("managedTableInformation")
 
@@ -191,7 +196,7 @@ def test_wrong_confirmation_is_refused(fw: FailoverWorld) -> None:
 def test_source_region_lost_gives_rpo_at_least_since(fw: FailoverWorld) -> None:
     lose_source_region(fw.env)
     fast = Clients(endpoint_url=fw.env.endpoint, role_arns={ACCOUNT: BREAK_GLASS}, max_attempts=1)
-    result = aws.run(fast, _req(), fw.world.outputs, stand_in_documents())
+    result = aws.run(fast, _req(), fw.world.outputs, documents(fw))
     assert result.plan is not None
     for t in result.plan.tables:
         assert t.rpo.lacking_commits is None and t.rpo.at_least_since
@@ -199,9 +204,7 @@ def test_source_region_lost_gives_rpo_at_least_since(fw: FailoverWorld) -> None:
 
 
 def _promote(fw: FailoverWorld, tmp_path: Path, **kw: Any) -> aws.RunResult:
-    return aws.run(
-        fw.clients(), _req(confirm=DST_BUCKET, report_dir=tmp_path, **kw), fw.world.outputs, stand_in_documents()
-    )
+    return aws.run(fw.clients(), _req(confirm=DST_BUCKET, report_dir=tmp_path, **kw), fw.world.outputs, documents(fw))
 
 
 def test_promote_opens_verifies_reports_and_a_second_run_converges(fw: FailoverWorld, tmp_path: Path) -> None:
@@ -212,8 +215,9 @@ def test_promote_opens_verifies_reports_and_a_second_run_converges(fw: FailoverW
     for o in first.outcomes:
         ns, name = o.table.split(".")
         assert not fw.world.replica_table(o.table).get("managedTableInformation")
-        assert dst.get_table_policy(tableBucketARN=fw.world.replica_arn, namespace=ns, name=name)["resourcePolicy"]
-    assert dst.get_table_bucket_policy(tableBucketARN=fw.world.replica_arn)["resourcePolicy"] == WRITER_POLICY
+        live = dst.get_table_policy(tableBucketARN=fw.world.replica_arn, namespace=ns, name=name)["resourcePolicy"]
+        assert live == expected_json(fw, o.table_arn)  # byte-identical to the builder's output
+    assert dst.get_table_bucket_policy(tableBucketARN=fw.world.replica_arn)["resourcePolicy"] == expected_json(fw)
     table = fw.replica_committer().load(Ident("analytics", "orders"))
     props = table.metadata.properties
     assert props[M.PROP_SNAPSHOT_ID] == str(fw.snapshots["analytics.orders"][1])
@@ -241,7 +245,7 @@ def test_a_failure_on_one_table_does_not_stop_the_others(fw: FailoverWorld, tmp_
         Clients(endpoint_url=fw.env.endpoint, role_arns={ACCOUNT: BREAK_GLASS}, max_attempts=1),
         _req(confirm=DST_BUCKET, report_dir=tmp_path),
         fw.world.outputs,
-        stand_in_documents(),
+        documents(fw),
     )
     verdicts = {o.table: o.verdict for o in result.outcomes}
     assert result.exit_code == M.EXIT_FAILED

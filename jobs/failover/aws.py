@@ -50,9 +50,8 @@ class Documents:
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
     """`policies.failover.failover_documents` (17-infra), serialised by `policies.documents.compact_json` as the
     stacks do; imported lazily so the rest of the tool works without `policies/`."""
-    from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
-
     from policies.documents import compact_json  # type: ignore[import-not-found,unused-ignore]
+    from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
     docs = failover_documents(cfg, replica_bucket)
     return Documents(compact_json(docs.bucket_policy), lambda arn: str(compact_json(docs.table_policy(arn))))
@@ -468,7 +467,7 @@ def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_i
     snap = table.metadata.snapshot_by_id(chosen) if chosen is not None else None
     o.snapshot_committed_at = iso_ms(snap.timestamp_ms) if snap else None
     if recorded is None:
-        set_properties(
+        table = set_properties(
             committer,
             tp.ident,
             {
@@ -479,13 +478,13 @@ def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_i
                 M.PROP_PIT: "true" if o.point_in_time else "false",
             },
         )
-        table = committer.load(tp.ident)
         if table.metadata.properties.get(M.PROP_RUN_ID) != run_id:
             raise ValueError("the lineage commit is not visible after it succeeded")
     else:
         o.message = f"verified earlier by run {table.metadata.properties.get(M.PROP_RUN_ID)}"
-    promoted = partition_counts(table, table.metadata.current_snapshot_id if tp.step is M.Step.PROMOTE else chosen)
     expected = partition_counts(table, chosen)
+    current = table.metadata.current_snapshot_id
+    promoted = expected if current == chosen or tp.step is not M.Step.PROMOTE else partition_counts(table, current)
     if promoted != expected:
         raise ValueError(f"record counts per partition differ from snapshot {chosen}: {promoted} != {expected}")
     o.partitions, o.rows = len(expected), sum(expected.values())

@@ -181,7 +181,7 @@ def commit_with_retry(committer: S3TablesCommitter, ident: Ident, change: Any, a
         table = committer.load(ident)
         try:
             change(table)
-            return committer.load(ident)
+            return table  # pyiceberg refreshes the table's metadata from the commit response
         except CommitFailedException:
             if attempt == attempts - 1:
                 raise

@@ -4,12 +4,15 @@
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
     jobs/__init__.py, jobs/ops/{__init__,clients,common,status,monitor}.py   the status logic and the handler
+    jobs/aws_overlay/__init__.py, jobs/aws_overlay/models/**/*.json           the kit's botocore model overlay
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
 (boto3 >= 1.42.1, REFERENCE §1). botocore reads extra service models from the directories named by the
 `AWS_DATA_PATH` environment variable before its own, so the function sets `AWS_DATA_PATH=/var/task/botocore_data`
-and gets the model of the kit's pinned botocore without shipping the whole SDK. This module imports no CDKTF code.
+and gets the model of the kit's pinned botocore without shipping the whole SDK; the kit's clients add the overlay
+(`jobs/aws_overlay`, operations newer than the pinned botocore) on top, as everywhere else. This module imports no
+CDKTF code.
 """
 
 from __future__ import annotations
@@ -32,13 +35,17 @@ MODULES = (
     "jobs/ops/common.py",
     "jobs/ops/status.py",
     "jobs/ops/monitor.py",
+    "jobs/aws_overlay/__init__.py",
 )
+OVERLAY_MODELS = "jobs/aws_overlay/models"
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _entries() -> list[tuple[str, bytes]]:
     out = [(rel, (REPO / rel).read_bytes()) for rel in MODULES]
+    for f in sorted((REPO / OVERLAY_MODELS).rglob("*.json")):
+        out.append((f.relative_to(REPO).as_posix(), f.read_bytes()))
     data = Path(botocore.__file__).resolve().parent / "data"
     for service in BUNDLED_MODELS:
         for f in sorted((data / service).rglob("*")):

@@ -116,7 +116,8 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 
 def jobs_zip() -> bytes:
-    """The `jobs` package (recovery modules only + the outputs contract), importable from --py-files."""
+    """The `jobs` package (recovery modules only + the outputs contract + the botocore model overlay's files),
+    importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted((REPO / "jobs").rglob("*.py")):
@@ -124,6 +125,8 @@ def jobs_zip() -> bytes:
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
             z.write(p, str(rel))
+        for p in sorted((REPO / "jobs" / "aws_overlay").rglob("*.json")):
+            z.write(p, str(p.relative_to(REPO)))
     return buf.getvalue()
 
 

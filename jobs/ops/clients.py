@@ -1,12 +1,12 @@
 """boto3 clients for the ops jobs.
 
-With an endpoint (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in
-`resolve_endpoint`) clients are built through `localstack_client.session.Session`, so every request goes
-through
-botocore's real serialisation to the local endpoint (moto in tests). Without one, normal boto3 sessions are
-used,
-optionally assuming a role per account (``--role-name`` for the same role name in every account, ``--role-arn
-ACCOUNT=ARN`` to override one account).
+Every session is a boto3 session with the kit's botocore model overlay (`jobs.aws_overlay`: operations AWS
+documents that the pinned botocore lacks, e.g. ``disassociate_table_replication``). With an endpoint
+(``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
+service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
+request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
+default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
+in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
 
 Retries: botocore's ``standard`` retry mode (exponential backoff with jitter, throttling codes such as
 ``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count;
@@ -23,11 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-import boto3
 from botocore.config import Config
+
+from jobs import aws_overlay
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 SESSION_NAME = "s3tables-replica-kit-ops"
+# localstack-client's default credentials (moto maps them to its default account 123456789012).
+LOCAL_CREDENTIALS = {
+    "aws_access_key_id": "accesskey",
+    "aws_secret_access_key": "secretkey",
+    "aws_session_token": "token",
+}
 
 
 def resolve_endpoint(flag: str | None) -> str | None:
@@ -80,34 +87,33 @@ class Clients:
         return None
 
     def _session(self, region: str, creds: Mapping[str, str] | None) -> Any:
-        if self.endpoint_url:
-            from localstack_client.session import Session as LocalSession
-
-            parsed = urlparse(self.endpoint_url)
-            host = parsed.netloc or parsed.path
-            kwargs: dict[str, Any] = {"region_name": region, "localstack_host": host}
-            if creds:
-                kwargs.update(
-                    aws_access_key_id=creds["AccessKeyId"],
-                    aws_secret_access_key=creds["SecretAccessKey"],
-                    aws_session_token=creds["SessionToken"],
-                )
-            return LocalSession(**kwargs)
+        kwargs: dict[str, Any] = {"region_name": region}
         if creds:
-            return boto3.session.Session(
+            kwargs.update(
                 aws_access_key_id=creds["AccessKeyId"],
                 aws_secret_access_key=creds["SecretAccessKey"],
                 aws_session_token=creds["SessionToken"],
-                region_name=region,
             )
-        return boto3.session.Session(region_name=region)
+        elif self.endpoint_url:
+            kwargs.update(LOCAL_CREDENTIALS)
+        return aws_overlay.boto3_session(**kwargs)
+
+    def _endpoint_for(self, service: str) -> str | None:
+        if not self.endpoint_url:
+            return None
+        from localstack_client.config import get_service_endpoints
+
+        parsed = urlparse(self.endpoint_url)
+        return str(get_service_endpoints(parsed.netloc or parsed.path)[service])
 
     def _credentials(self, account: str | None, region: str) -> dict[str, str] | None:
         role = self.role_for(account)
         if role is None or account is None:
             return None
         if account not in self._creds:
-            sts = self._session(region, None).client("sts", config=self._config("sts"))
+            sts = self._session(region, None).client(
+                "sts", config=self._config("sts"), endpoint_url=self._endpoint_for("sts")
+            )
             self._creds[account] = sts.assume_role(RoleArn=role, RoleSessionName=SESSION_NAME)["Credentials"]
         return self._creds[account]
 
@@ -116,7 +122,9 @@ class Clients:
         with self._lock:
             if key not in self._cache:
                 session = self._session(region, self._credentials(account, region))
-                self._cache[key] = session.client(service, config=self._config(service))
+                self._cache[key] = session.client(
+                    service, config=self._config(service), endpoint_url=self._endpoint_for(service)
+                )
             return self._cache[key]
 
     def s3tables(self, region: str, account: str | None = None) -> Any:

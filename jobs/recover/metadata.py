@@ -126,10 +126,10 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        import boto3
+        from jobs.aws_overlay import boto3_session
 
         self.spec = spec
-        self.client = client or boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+        self.client = client or boto3_session(region_name=spec.region).client("s3tables", endpoint_url=spec.endpoint)
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []

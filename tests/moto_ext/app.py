@@ -11,6 +11,10 @@ Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide 
   overrides bucket level); the per-destination status is computed by AWS, so tests set it through
   `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate`;
 * unset maintenance reads back AWS's defaults; unset bucket encryption reads back SSE-S3 (AES256);
+* replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication` (REFERENCE §8,
+  an operation botocore 1.44.5 lacks: routed through the kit's model overlay `jobs.aws_overlay`) turns one into a
+  standalone writable table for good: `GetTable`/`ListTables` stop reporting it as managed, the replication
+  simulation stops updating it and reports the destination FAILED the next time it runs;
 * errors are rest-json errors: HTTP status + `x-amzn-ErrorType` + `{"__type", "message"}`.
 
 Where the exact AWS wording of an error message is not documented the message is ours and says so in a
@@ -31,6 +35,8 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import botocore.session
+
+from jobs.aws_overlay import install as install_overlay
 
 # ----------------------------------------------------------------------------------------------------
 # Errors
@@ -64,6 +70,16 @@ TOKEN_MISMATCH = "Provided version token does not match the table version token.
 # Not documented by AWS; our wording:
 NO_REPLICATION = "The specified replication configuration does not exist."
 NO_POLICY = "The specified resource policy does not exist."
+# Documented: DisassociateTableReplication fails on a table that is not a replica (including one already
+# disassociated); the error code and message are not shown on the pages we could read: our choice and wording.
+NOT_A_REPLICA = "The specified table is not a replica table."
+# Documented: replicas are read-only; the error a write gets is not documented: our choice and wording.
+REPLICA_READ_ONLY = "The specified table is a replica table managed by S3 Tables replication and is read-only."
+# Documented (REFERENCE §8): after a disassociation the source reports FAILED for that destination "with a message
+# that begins 'The destination table has been det'". The rest of the sentence is OURS (only the prefix is AWS's).
+DETACHED_FAILURE = "The destination table has been detached from replication and no longer receives updates."
+# GetTable/ListTables report `managedByService` for replicas; the value is not documented: ours (UNVERIFIED).
+MANAGED_BY_REPLICATION = "replication.s3tables.amazonaws.com"
 
 _BUCKET_ARN_RE = re.compile(r"^arn:(aws[-a-z0-9]*):s3tables:([-a-z0-9]*):([0-9]{12}):bucket/([a-z0-9_-]{3,63})$")
 _TABLE_ARN_RE = re.compile(
@@ -210,6 +226,7 @@ class State:
     bucket_replication: dict[str, dict[str, Any]] = field(default_factory=dict)
     repl_status: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (source table, dest bucket)
     replica_source: dict[str, str] = field(default_factory=dict)  # replica table ARN -> source table ARN
+    detached: dict[str, str] = field(default_factory=dict)  # disassociated replica ARN -> its former source ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
     faults: list[Fault] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
@@ -243,7 +260,8 @@ class Route:
 
 
 def _routes() -> list[Route]:
-    model = botocore.session.get_session().get_service_model("s3tables")
+    # The kit's overlay adds the operations the pinned botocore lacks (DisassociateTableReplication).
+    model = install_overlay(botocore.session.get_session()).get_service_model("s3tables")
     routes = []
     for op in model.operation_names:
         http = model.operation_model(op).http
@@ -308,7 +326,22 @@ def _table_view(t: Any) -> dict[str, Any]:
         out["metadataLocation"] = t.metadata_location
     src = STATE.replica_source.get(t.arn)
     if src:
+        out["managedByService"] = MANAGED_BY_REPLICATION
         out["managedTableInformation"] = {"replicationInformation": {"sourceTableARN": src}}
+    return out
+
+
+def _summary_view(t: Any) -> dict[str, Any]:
+    out = {
+        "namespace": [t.namespace],
+        "name": t.name,
+        "type": t.type,
+        "tableARN": t.arn,
+        "createdAt": _iso(t.creation_date),
+        "modifiedAt": _iso(t.last_modified),
+    }
+    if t.arn in STATE.replica_source:
+        out["managedByService"] = MANAGED_BY_REPLICATION
     return out
 
 
@@ -339,19 +372,7 @@ def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tupl
         continuation_token=q.get("continuationToken"),
         max_tables=max_tables,
     )
-    out: dict[str, Any] = {
-        "tables": [
-            {
-                "namespace": [t.namespace],
-                "name": t.name,
-                "type": t.type,
-                "tableARN": t.arn,
-                "createdAt": _iso(t.creation_date),
-                "modifiedAt": _iso(t.last_modified),
-            }
-            for t in tables
-        ]
-    }
+    out: dict[str, Any] = {"tables": [_summary_view(t) for t in tables]}
     if token:
         out["continuationToken"] = token
     return 200, out
@@ -617,6 +638,20 @@ def delete_bucket_replication(
     return 204, None
 
 
+@handles("DisassociateTableReplication")
+def disassociate_table_replication(
+    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
+) -> tuple[int, dict[str, Any] | None]:
+    """Turn a replica into a standalone writable table in place, for good (REFERENCE §8). Maintenance settings
+    are unchanged; the source's replication configuration is untouched (it still names the destination bucket)."""
+    t = get_table_by_arn(q.get("tableArn", ""))
+    source = STATE.replica_source.pop(t.arn, None)
+    if source is None:
+        raise bad_request(NOT_A_REPLICA)
+    STATE.detached[t.arn] = source
+    return 200, {}
+
+
 def effective_destinations(table: Any) -> list[str] | None:
     """Table-level configuration overrides bucket-level for that table (REFERENCE §1)."""
     conf = STATE.table_replication.get(table.arn) or STATE.bucket_replication.get(table.table_bucket_arn)
@@ -648,6 +683,24 @@ def get_replication_status(
             }
         out.append(item)
     return 200, {"sourceTableArn": t.arn, "destinations": out}
+
+
+# ---- writes refused on replicas (checked before the request reaches moto) ----
+
+Guard = Callable[[dict[str, str], dict[str, str]], None]
+GUARDS: dict[str, Guard] = {}
+
+
+def _replica_read_only(p: dict[str, str], q: dict[str, str]) -> None:
+    try:
+        t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    except ApiError:
+        return  # moto answers for a table that does not exist
+    if t.arn in STATE.replica_source:
+        raise ApiError("ForbiddenException", REPLICA_READ_ONLY, 403)
+
+
+GUARDS["UpdateTableMetadataLocation"] = _replica_read_only
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -751,6 +804,16 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
                 backend.create_namespace(table_bucket_arn=d, namespace=t.namespace)
             ns = dbucket.namespaces[t.namespace]
             replica = ns.tables.get(t.name)
+            if replica is not None and replica.arn in STATE.detached:
+                # Disassociated: never updated again; the source reports the destination FAILED from now on.
+                previous = STATE.repl_status.get((t.arn, d), {})
+                STATE.repl_status[(t.arn, d)] = {
+                    **previous,
+                    "replicationStatus": "failed",
+                    "destinationTableArn": replica.arn,
+                    "failureMessage": DETACHED_FAILURE,
+                }
+                continue
             if replica is None:
                 replica = backend.create_table(table_bucket_arn=d, namespace=t.namespace, name=t.name, format="ICEBERG")
             STATE.replica_source[replica.arn] = t.arn
@@ -818,6 +881,7 @@ def _json_response(
         200: "OK",
         204: "No Content",
         400: "Bad Request",
+        403: "Forbidden",
         404: "Not Found",
         409: "Conflict",
         429: "Too Many Requests",
@@ -976,6 +1040,14 @@ class KitMotoApp:
                         f.remaining -= 1
                         f.served += 1
                         return _error(start_response, ApiError(f.code, f.message, f.status))
+
+        if service == "s3tables" and op in GUARDS:
+            query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+            try:
+                with LOCK:
+                    GUARDS[op](params, query)
+            except ApiError as err:
+                return _error(start_response, err)
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}

@@ -12,6 +12,7 @@ metadata only: its time must not grow with the table's size.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -47,10 +48,8 @@ def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
 def _clone(clients: Any, bucket_arn: str, region: str, namespace: str, names: list[str], doc: dict[str, Any]) -> None:
     """Create tables whose metadata is a copy of `doc` (location rewritten): what a writer engine leaves, fast."""
     s3t, s3 = clients.s3tables(region), clients.s3(region)
-    try:
+    with contextlib.suppress(s3t.exceptions.ConflictException):
         s3t.create_namespace(tableBucketARN=bucket_arn, namespace=[namespace])
-    except s3t.exceptions.ConflictException:
-        pass
 
     def one(name: str) -> None:
         s3t.create_table(tableBucketARN=bucket_arn, namespace=namespace, name=name, format="ICEBERG")

@@ -76,7 +76,7 @@ class FailoverWorld:
         return sid
 
 
-def build(env: OpsEnv, tables: tuple[str, ...] = ("orders", "customers", "events")) -> FailoverWorld:
+def build(env: OpsEnv, tables: tuple[str, ...] = ("orders", "customers")) -> FailoverWorld:
     """Two commits per source table (eu: 3 rows, then us: 2 rows), replicated; then orders gets a third commit
     (eu: 1 row) that the replica lacks."""
     emulator_env()

@@ -444,8 +444,7 @@ def failback_table(
     promoted_at_ms = _parse_iso_ms(props.get(PROP_PROMOTED_AT))
     since: int | None = None
     if promoted and sid is not None:
-        base = promoted.snapshot(sid)
-        since = len([s for s in promoted.snapshots if base is None or s.timestamp_ms > base.timestamp_ms])
+        since = commits_since(promoted, sid)
     orig_after: int | None = None
     if original is not None and promoted_at_ms is not None:
         orig_after = len([s for s in original.snapshots if s.timestamp_ms > promoted_at_ms])
@@ -459,6 +458,19 @@ def failback_table(
         original_last_commit=iso_ms(original.last_updated_ms) if original and original.last_updated_ms else None,
         original_commits_after_failover=orig_after,
     )
+
+
+def commits_since(info: TableInfo, snapshot_id: int) -> int | None:
+    """Snapshots on the current branch after `snapshot_id` (parent chain from the current snapshot; snapshots a
+    point in time set aside are not counted). None when `snapshot_id` is not an ancestor (expired, or replaced)."""
+    by_id = {s.snapshot_id: s for s in info.snapshots}
+    n, cur = 0, info.current_snapshot_id
+    while cur is not None and cur != snapshot_id:
+        snap = by_id.get(cur)
+        if snap is None:
+            return None
+        n, cur = n + 1, snap.parent_id
+    return n if cur == snapshot_id else None
 
 
 def _parse_iso_ms(text: str | None) -> int | None:

@@ -17,6 +17,11 @@ from infra.stacks.source import SourceStack
 
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
     app = App(outdir=outdir, stack_traces=False)
+    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
+        from infra.stacks.failover import build_failover_stacks  # issue 17: the promoted bucket is the source
+
+        build_failover_stacks(app, cfg, allow_destroy=allow_destroy)
+        return _finish(app, cfg, allow_destroy=allow_destroy)
     replica_stacks: list[ReplicaStack] = []
     seen_accounts: set[str] = set()
     for replica in cfg.replicas:
@@ -33,6 +38,10 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     RecoveryStack(app, cfg, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, cfg.protection.organization)
+    return _finish(app, cfg, allow_destroy=allow_destroy)
+
+
+def _finish(app: App, cfg: KitConfig, *, allow_destroy: bool) -> App:
     # One state per stack, in the configured backend (cross-stack references read the same backend).
     for stack in app.node.children:
         if isinstance(stack, TerraformStack):

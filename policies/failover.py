@@ -330,6 +330,10 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
                 "AllowFailoverReplicationRoleReadSource", [topo.replication_role_arn], ["Decrypt", "GenerateDataKey"]
             )
         )
+        if cfg.assurance.monitor.enabled:  # the failover topology's monitor reads the new source's metadata
+            extra.append(
+                S.kms_allow_key_use("AllowFailoverMonitorReadSourceMetadata", [monitor_role_arn(topo)], ["Decrypt"])
+            )
         if topo.writer_roles:
             extra.append(
                 S.kms_allow_key_use(
@@ -345,6 +349,12 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
             )
         )
     return doc(*base["Statement"], *extra)
+
+
+def monitor_role_arn(topo: FailoverTopology) -> str:
+    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` view)."""
+    p = topo.promoted
+    return f"arn:{p.partition}:iam::{p.account_id}:role/{topo.name_prefix}-replication-monitor"
 
 
 def key_sites(cfg: KitConfig, topo: FailoverTopology) -> list[KeySite]:

@@ -109,10 +109,13 @@ def kit_table_bucket(
     unreferenced_file_removal: UnreferencedFileRemoval,
     awscc: TerraformProvider,
     allow_destroy: bool,
+    key_policy: Document | None = None,
 ) -> TableBucket:
     """The `table-bucket` construct of a kit stack (`role`: source, replica or recovery), with the key policy of
-    `policies.documents` when the kit creates the bucket's KMS key."""
+    `policies.documents` when the kit creates the bucket's KMS key (`key_policy`: the failover topology's)."""
     site = next((s for s in documents.key_sites(cfg) if s.role == role and s.bucket == name), None)
+    if key_policy is None and site is not None:
+        key_policy = documents.kms_key_policy(cfg, site)
     return TableBucket(
         scope,
         "table-bucket",
@@ -122,7 +125,7 @@ def kit_table_bucket(
         unreferenced_file_removal=unreferenced_file_removal,
         awscc=awscc,
         kms_alias=documents.kms_alias(cfg, name),
-        kms_key_policy=documents.kms_key_policy(cfg, site) if site else None,
+        kms_key_policy=key_policy,
         allow_destroy=allow_destroy,
         tags=cfg.resource_tags,
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,

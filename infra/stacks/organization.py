@@ -10,12 +10,22 @@ from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.providers import aws_provider
 from jobs.outputs import OUTPUT_ORGANIZATION
 from policies import documents
+from policies.documents import Document
 
 STACK_ID = "organization"
 
 
 class OrganizationStack(TerraformStack):
-    def __init__(self, scope: Construct, cfg: KitConfig, org: Organization) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        cfg: KitConfig,
+        org: Organization,
+        *,
+        scp_policy: Document | None = None,
+        guards_policy: Document | None = None,
+    ) -> None:
+        """`scp_policy`/`guards_policy`: the failover topology's SCPs (same resources, other content)."""
         super().__init__(scope, STACK_ID)
         # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
         home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
@@ -28,13 +38,17 @@ class OrganizationStack(TerraformStack):
             tags=cfg.resource_tags,
         )
         scp = ReplicaScp(
-            self, "replica-scp", name=cfg.scp_name, policy=documents.service_control_policy(cfg), targets=org.targets
+            self,
+            "replica-scp",
+            name=cfg.scp_name,
+            policy=scp_policy or documents.service_control_policy(cfg),
+            targets=org.targets,
         )
         guards = ReplicaScp(
             self,
             "replica-guards-scp",
             name=cfg.scp_guards_name,
-            policy=documents.service_control_policy_guards(cfg),
+            policy=guards_policy or documents.service_control_policy_guards(cfg),
             targets=org.targets,
             description="Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail",
         )

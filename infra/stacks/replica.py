@@ -3,6 +3,8 @@ for the first replica of an account, the account's IAM guardrail."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
@@ -12,11 +14,28 @@ from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuar
 from infra.constructs.table_bucket import kit_table_bucket
 from jobs.outputs import OUTPUT_REPLICA
 from policies import documents
+from policies.documents import Document
+
+
+@dataclass(frozen=True)
+class ReplicaStackDocuments:
+    """The failover topology's documents for a replica stack (issue 17): same resources, other documents."""
+
+    bucket_policy: Document
+    guardrail: Document | None = None
+    key_policy: Document | None = None
 
 
 class ReplicaStack(TerraformStack):
     def __init__(
-        self, scope: Construct, cfg: KitConfig, replica: Replica, *, owns_guardrail: bool, allow_destroy: bool
+        self,
+        scope: Construct,
+        cfg: KitConfig,
+        replica: Replica,
+        *,
+        owns_guardrail: bool,
+        allow_destroy: bool,
+        docs: ReplicaStackDocuments | None = None,
     ) -> None:
         super().__init__(scope, replica.stack_id)
         awscc = site_providers(
@@ -37,17 +56,23 @@ class ReplicaStack(TerraformStack):
             unreferenced_file_removal=replica.unreferenced_file_removal,
             awscc=awscc,
             allow_destroy=allow_destroy,
+            key_policy=docs.key_policy if docs else None,
         )
-        ReplicaBucketPolicy(
-            self, "bucket-policy", bucket_arn=self.bucket.arn, policy=documents.replica_bucket_policy(cfg, replica)
+        self.bucket_policy = ReplicaBucketPolicy(
+            self,
+            "bucket-policy",
+            bucket_arn=self.bucket.arn,
+            policy=docs.bucket_policy if docs else documents.replica_bucket_policy(cfg, replica),
         )
-        guardrail_arn = documents.guardrail_policy_arn(cfg, replica.account_id)
+        guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
         if owns_guardrail:
             ReplicaGuardrail(
                 self,
                 "guardrail",
                 name=cfg.guardrail_policy_name,
-                policy=documents.replica_guardrail(cfg, replica.account_id),
+                policy=docs.guardrail
+                if docs and docs.guardrail
+                else documents.replica_guardrail(cfg, replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         TerraformOutput(

@@ -1,0 +1,190 @@
+"""The failover topology (issue 17): `[failover] promoted_bucket` makes a promoted replica bucket the source.
+
+What `cdktf deploy` of this topology changes, and what it does not:
+
+- **No stack of the failed Region.** The source stack is not synthesized: planning and deploying need only the
+  replica, recovery and organization stacks (their states and providers are elsewhere). Its state is left as it
+  is: nothing here destroys it, and a failback deploys it again.
+- **Nothing is replaced.** Every stack keeps its id and every resource its construct path, hence its Terraform
+  address and state: the promoted bucket stays `replica-<bucket>`'s `table-bucket`, and its bucket policy, key,
+  guardrail and the SCPs change in place (documents only). `tests/test_failover_synth.py` proves it against the
+  normal topology's synth.
+- **Added**: in the promoted bucket's stack, the failover replication role and bucket-level replication from the
+  promoted bucket to `replicate_to`, and the replication monitor (alarm topic, function, schedule, alarms) watching
+  the new source; a replica stack per new bucket; the third SCP (`<kit>-protect-s3tables-promoted`).
+- The recovery stack and its rehearsal stay where they are (the recovery replica's account and Region).
+
+Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
+lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
+document, so the plan shows no change for it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from cdktf import App
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
+from constructs import Construct
+
+from infra.config import Kit, KitConfig, Replica, Replication, Source
+from infra.config_failover import FailoverTopology, failover_topology
+from infra.constructs.monitor import source_assurance
+from infra.constructs.organization_guardrail import ReplicaScp
+from infra.constructs.replication import ReplicationConfiguration
+from infra.stacks.organization import OrganizationStack
+from infra.stacks.recovery import RecoveryStack
+from infra.stacks.replica import ReplicaStack, ReplicaStackDocuments
+from policies import failover as F
+from policies.documents import Document, KeySite, kms_alias
+
+
+def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
+    """The configuration the replication monitor of the failover topology is built from: the promoted bucket as
+    the source, the destinations as replicas, and `<kit>-fo` as the kit name, so its roles, function, topic and
+    alarms never take a name the failed source's stacks still hold (IAM is global; same-account kits collide).
+    The monitor publishes under `Kit=<kit>-fo`: its alarms are new ones, not the failed source's."""
+    p = topo.promoted
+    source = Source(
+        account_id=p.account_id,
+        region=p.region,
+        bucket=p.bucket,
+        encryption=p.encryption,
+        storage_class=p.storage_class,
+        deploy_role_arn=p.deploy_role_arn,
+        snapshot_retention=p.snapshot_retention,
+        unreferenced_file_removal=p.unreferenced_file_removal,
+        namespaces=cfg.source.namespaces,
+    )
+    return cfg.model_copy(
+        update={
+            "kit": Kit.model_construct(name=topo.name_prefix),
+            "source": source,
+            "replicas": topo.destinations,
+            "replication": Replication(mode="bucket"),
+        }
+    )
+
+
+class FailoverReplication(Construct):
+    """Bucket-level replication from the promoted bucket (every table, present and future) to the destinations,
+    with its own role in the promoted bucket's account (`<kit>-fo-s3tables-replication`)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: KitConfig,
+        topo: FailoverTopology,
+        source_bucket_arn: str,
+        destination_bucket_arns: Sequence[str],
+    ) -> None:
+        super().__init__(scope, id)
+        self.role = IamRole(
+            self,
+            "role",
+            name=topo.replication_role_name,
+            description="Assumed by S3 Tables replication to copy the promoted tables to the failover destinations",
+            assume_role_policy=json.dumps(F.replication_role_trust(topo), indent=2),
+        )
+        self.policy = IamRolePolicy(
+            self,
+            "permissions",
+            name="s3tables-replication",
+            role=self.role.name,
+            policy=json.dumps(F.replication_role_permissions(cfg, topo), indent=2),
+        )
+        ReplicationConfiguration(
+            self,
+            "replication",
+            mode="bucket",
+            role_arn=self.role.arn,
+            source_bucket_arn=source_bucket_arn,
+            tables={},
+            destination_bucket_arns=destination_bucket_arns,
+            depends_on=[self.policy],
+        )
+
+
+def _key_policy(cfg: KitConfig, topo: FailoverTopology, r: Replica) -> Document | None:
+    if not r.encryption.creates_key:
+        return None
+    return F.key_policy(cfg, topo, KeySite("replica", r.account_id, r.region, r.bucket, r.bucket_arn))
+
+
+def stack_documents(
+    cfg: KitConfig, topo: FailoverTopology, r: Replica, *, owns_guardrail: bool
+) -> ReplicaStackDocuments:
+    """The documents a replica stack of the failover topology deploys (retained replicas: their own, unchanged)."""
+    if r.bucket == topo.promoted.bucket:
+        policy = F.promoted_bucket_policy(cfg, topo)
+    elif r in topo.destinations:
+        policy = F.destination_bucket_policy(cfg, topo, r)
+    else:
+        from policies.documents import replica_bucket_policy
+
+        policy = replica_bucket_policy(cfg, r)
+    return ReplicaStackDocuments(
+        bucket_policy=policy,
+        guardrail=F.guardrail(cfg, topo, r.account_id) if owns_guardrail else None,
+        key_policy=_key_policy(cfg, topo, r),
+    )
+
+
+def build_failover_stacks(app: App, cfg: KitConfig, *, allow_destroy: bool) -> None:
+    topo = failover_topology(cfg)
+    stacks: dict[str, ReplicaStack] = {}
+    seen_accounts: set[str] = set()
+    for r in (*cfg.replicas, *topo.new_buckets):
+        owns = r.account_id not in seen_accounts
+        stacks[r.bucket] = ReplicaStack(
+            app,
+            cfg,
+            r,
+            owns_guardrail=owns,
+            allow_destroy=allow_destroy,
+            docs=stack_documents(cfg, topo, r, owns_guardrail=owns),
+        )
+        seen_accounts.add(r.account_id)
+    promoted = stacks[topo.promoted.bucket]
+    FailoverReplication(
+        promoted,
+        "failover-replication",
+        cfg=cfg,
+        topo=topo,
+        source_bucket_arn=promoted.bucket.arn,
+        destination_bucket_arns=[stacks[d.bucket].bucket.arn for d in topo.destinations],
+    )
+    view = monitor_view(cfg, topo)
+    if topo.promoted.encryption.creates_key and promoted.bucket.kms_key_arn:
+        # The monitor's KMS permission names the key by the view's alias: a second alias of the same key.
+        KmsAlias(
+            promoted,
+            "failover-kms-alias",
+            name=kms_alias(view, topo.promoted.bucket),
+            target_key_id=promoted.bucket.kms_key_arn,
+        )
+    source_assurance(promoted, view)  # the monitor follows the new source
+    RecoveryStack(app, cfg, replica_bucket_arn=stacks[cfg.recovery.replica].bucket.arn, allow_destroy=allow_destroy)
+    org = cfg.protection.organization
+    if org:
+        org_stack = OrganizationStack(
+            app,
+            cfg,
+            org,
+            scp_policy=F.service_control_policy(cfg, topo),
+            guards_policy=F.service_control_policy_guards(cfg, topo),
+        )
+        ReplicaScp(
+            org_stack,
+            "promoted-scp",
+            name=F.scp_promoted_name(cfg),
+            policy=F.service_control_policy_promoted(cfg, topo),
+            targets=org.targets,
+            description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "
+            "break-glass only",
+        )

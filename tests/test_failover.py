@@ -146,12 +146,11 @@ def documents(fw: FailoverWorld) -> aws.Documents:
 
 
 def expected_json(fw: FailoverWorld, table_arn: str | None = None) -> str:
-    """What the failover topology deploys: `compact_json` of the one builder (infra's stacks use the same)."""
-    from policies.documents import compact_json
+    """The builder's document as the stacks render it (`test_failover_synth` shows the stacks deploy these bytes)."""
     from policies.failover import failover_documents
 
     docs = failover_documents(fw.world.cfg, DST_BUCKET)
-    return compact_json(docs.bucket_policy if table_arn is None else docs.table_policy(table_arn))
+    return json.dumps(docs.bucket_policy if table_arn is None else docs.table_policy(table_arn), indent=2)
 
 
 @pytest.fixture

@@ -47,14 +47,19 @@ class Documents:
     table_policy: Callable[[str], str]
 
 
+def render_policy(document: Any) -> str:
+    """The JSON text a policy document is deployed as: the stacks' `json.dumps(document, indent=2)`
+    (`infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same bytes."""
+    return json.dumps(document, indent=2)
+
+
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
-    """`policies.failover.failover_documents` (17-infra), serialised by `policies.documents.compact_json` as the
-    stacks do; imported lazily so the rest of the tool works without `policies/`."""
-    from policies.documents import compact_json  # type: ignore[import-not-found,unused-ignore]
+    """`policies.failover.failover_documents` (the one builder the failover topology's stacks use too), rendered as
+    the stacks render them; imported lazily so the rest of the tool works without `policies/`."""
     from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
     docs = failover_documents(cfg, replica_bucket)
-    return Documents(compact_json(docs.bucket_policy), lambda arn: str(compact_json(docs.table_policy(arn))))
+    return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,12 @@ def _template(clients: Any, bucket_arn: str, region: str, endpoint: str) -> dict
     return doc
 
 
+def lose_region(emu: Any, bucket_name: str) -> None:
+    for op in ("ListTables", "GetTable", "GetTableMetadataLocation", "GetTableReplicationStatus"):
+        fault = {"operation": op, "remaining": 10**9, "code": "ServiceUnavailableException", "status": 503}
+        emu.control("faults", {"faults": [{**fault, "message": "Region unavailable (bench)", "match": bucket_name}]})
+
+
 def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int) -> tuple[float, Any]:
     from jobs.failover import aws
 
@@ -126,6 +132,7 @@ def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: in
             result["big_rows"] = int(snap["summary"]["total-records"])
         emu.control("replicate", {"sourceBucketArn": src.table_bucket_arn})
         result["setup_s"] = round(time.perf_counter() - t0, 1)
+        lose_region(emu, src.table_bucket_name)  # the failover scenario: the source Region does not answer
         for ns, key in (("small1", "one_small"), ("big", "one_big"), ("fleet", "fleet")):
             if ns == "big" and not orders_metadata:
                 continue
@@ -136,6 +143,7 @@ def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: in
                 result[key]["rows"] = sum(o.rows or 0 for o in res.outcomes)
             print(f"  failover {ns}: {len(res.outcomes)} table(s) in {secs:.2f} s ({ok} ok)", flush=True)
         result["calls"] = emu.control("stats")["calls"]
+        result["load_average"] = os.getloadavg()
     finally:
         emu.stop()
     return result

@@ -34,11 +34,20 @@ class S3TablesCommitter:
         self.io_props = io_props
         self._tokens: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
+        self._io: Any = None
+
+    def file_io(self, location: str) -> Any:
+        """One FileIO for the committer (its S3 filesystem is built once, not per table)."""
+        from pyiceberg.io import load_file_io
+
+        with self._lock:
+            if self._io is None:
+                self._io = load_file_io(self.io_props, location)
+            return self._io
 
     # -- pyiceberg's Catalog surface used by Table -----------------------------------------------------------
 
     def load(self, ident: Ident) -> Table:
-        from pyiceberg.io import load_file_io
         from pyiceberg.table import Table
         from pyiceberg.table.metadata import TableMetadataUtil
 
@@ -53,7 +62,7 @@ class S3TablesCommitter:
             raise ValueError(f"{ident}: the table has no metadata yet")
         with self._lock:
             self._tokens[(ident.namespace, ident.name)] = r["versionToken"]
-        io = load_file_io(self.io_props, loc)
+        io = self.file_io(loc)
         with io.new_input(loc).open() as f:  # seekable read: moto's non-seekable stream comes back empty
             metadata = TableMetadataUtil.parse_raw(f.read().decode())
         return Table((ident.namespace, ident.name), metadata, loc, io, cast(Any, self))
@@ -103,7 +112,6 @@ class S3TablesCommitter:
     def create(
         self, ident: Ident, schema: Any, partition_spec: Any = None, properties: dict[str, str] | None = None
     ) -> Table:
-        from pyiceberg.io import load_file_io
         from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
         from pyiceberg.serializers import ToOutputFile
         from pyiceberg.table import Table
@@ -137,7 +145,7 @@ class S3TablesCommitter:
             schema, partition_spec or UNPARTITIONED_PARTITION_SPEC, UNSORTED_SORT_ORDER, warehouse, properties or {}
         )
         location = f"{warehouse}/metadata/00000-{metadata.table_uuid}.metadata.json"
-        io = load_file_io(self.io_props, location)
+        io = self.file_io(location)
         ToOutputFile.table_metadata(metadata, io.new_output(location), overwrite=True)
         u = call(
             self.client.update_table_metadata_location,
@@ -173,12 +181,16 @@ def io_props(client: Any, bucket_arn: str, endpoint: str | None) -> dict[str, st
     return props
 
 
-def commit_with_retry(committer: S3TablesCommitter, ident: Ident, change: Any, attempts: int = 5) -> Table:
-    """Load, apply `change(table)` (which commits), retry on a concurrent commit; returns the committed table."""
+def commit_with_retry(
+    committer: S3TablesCommitter, ident: Ident, change: Any, attempts: int = 5, table: Table | None = None
+) -> Table:
+    """Apply `change(table)` (which commits) to `table` (loaded if not given), reload and retry on a concurrent
+    commit; returns the committed table."""
     from pyiceberg.exceptions import CommitFailedException
 
     for attempt in range(attempts):
-        table = committer.load(ident)
+        if table is None or attempt > 0:
+            table = committer.load(ident)
         try:
             change(table)
             return table  # pyiceberg refreshes the table's metadata from the commit response
@@ -198,12 +210,14 @@ def set_current_snapshot(committer: S3TablesCommitter, ident: Ident, snapshot_id
     return commit_with_retry(committer, ident, change)
 
 
-def set_properties(committer: S3TablesCommitter, ident: Ident, props: dict[str, str]) -> Table:
+def set_properties(
+    committer: S3TablesCommitter, ident: Ident, props: dict[str, str], table: Table | None = None
+) -> Table:
     def change(t: Table) -> None:
         with t.transaction() as tx:
             tx.set_properties(props)
 
-    return commit_with_retry(committer, ident, change)
+    return commit_with_retry(committer, ident, change, table=table)
 
 
 def partition_counts(table: Table, snapshot_id: int | None) -> dict[str, int]:

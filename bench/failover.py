@@ -164,3 +164,45 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Hook for bench/run.py (`make bench`): same run as the file copy and CTAS it is compared with
+# ----------------------------------------------------------------------------------------------------
+
+
+def measure_in_run(work: Any, out: Path, orders: dict[str, Any] | None, tables: int) -> dict[str, Any]:
+    """Run `measure` and record its figures as section-6 measurements of the run."""
+    r = measure(out, tables, (orders or {}).get("metadata_location"))
+    labels = {
+        "one_small": "failover (plan+promote+open+verify): 1 small table",
+        "one_big": f"failover (plan+promote+open+verify): 1 table of {r.get('big_rows')} rows",
+        "fleet": f"failover (plan+promote+open+verify): {tables} small tables",
+    }
+    for key, label in labels.items():
+        if key in r:
+            with work.timed("6", label, r[key]["rows"]) as box:
+                box["seconds"] = r[key]["seconds"]
+                box["note"] = f"{r[key]['ok']} ok, {r[key]['failed']} failed; emulator control plane"
+    return r
+
+
+def comparisons(res: Any, ctas_s: float | None, kit_files_s: float | None) -> list[Any]:
+    """Section 6 of the report: failover vs the kit's file copy and the default CTAS of the same run."""
+    from bench.report import Comparison, Goal, ratio, speedup
+
+    fo: dict[str, Any] = res.extra.get("failover") or {}
+    big = (fo.get("one_big") or {}).get("seconds")
+    small = (fo.get("one_small") or {}).get("seconds")
+    fleet = (fo.get("fleet") or {}).get("seconds")
+    n = fo.get("tables", 1000)
+    return [
+        Comparison("6", f"failover of {n} small tables: time to writable", fleet, "s",
+                   "plan + promote + open + verify, emulator control plane", Goal("<", 60)),
+        Comparison("6", "failover vs kit file copy, the large table", speedup(kit_files_s, big), "x",
+                   "median kit file copy s / failover s"),
+        Comparison("6", "failover vs default Spark CTAS, the large table", speedup(ctas_s, big), "x",
+                   "median CTAS s / failover s"),
+        Comparison("6", "failover time: large / small table (independent of size)", ratio(big, small), "x",
+                   "failover s of the large table / of a 5-row table", Goal("<=", 2.0)),
+    ]  # fmt: skip

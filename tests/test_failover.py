@@ -17,7 +17,7 @@ from jobs.failover.iceberg import partition_counts
 from jobs.ops.clients import Clients
 from jobs.recover.model import Ident, Snapshot, TableInfo
 from jobs.recover.planning import Selector
-from tests.failover_world import FailoverWorld, build, lose_source_region
+from tests.failover_world import FailoverWorld, batch, build, lose_source_region
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, OpsEnv
 
 NOW = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)
@@ -270,3 +270,38 @@ def test_point_in_time_sets_the_chosen_snapshot(fw: FailoverWorld, tmp_path: Pat
     assert table.metadata.current_snapshot_id == first_snapshot
     assert partition_counts(table, first_snapshot) == {"[('region', 'eu')]": 3}
     assert table.metadata.properties[M.PROP_PIT] == "true"
+
+
+def test_bench_failover_comparisons() -> None:
+    from bench.failover import comparisons
+    from bench.report import Results
+
+    res = Results("small", machine={})
+    res.extra["failover"] = {
+        "tables": 1000,
+        "one_small": {"seconds": 2.0},
+        "one_big": {"seconds": 2.5},
+        "fleet": {"seconds": 50.0},
+    }
+    by = {c.name: c for c in comparisons(res, 100.0, 10.0)}
+    assert by["failover of 1000 small tables: time to writable"].met is True
+    assert by["failover vs kit file copy, the large table"].value == 4.0
+    assert by["failover vs default Spark CTAS, the large table"].value == 40.0
+    assert by["failover time: large / small table (independent of size)"].value == 1.25
+    res.extra["failover"] = None  # the section did not run: n/a, not a crash
+    assert all(c.value is None for c in comparisons(res, 100.0, 10.0))
+
+
+def test_failback_plan_after_a_failover(fw: FailoverWorld, tmp_path: Path) -> None:
+    assert _promote(fw, tmp_path).exit_code == 0
+    promoted = fw.replica_committer().load(Ident("analytics", "orders"))
+    promoted.append(batch(range(100, 102), "us"))  # a writer commits to the promoted table
+    before = _writes(fw.env.control.stats())
+    text, doc = aws.failback(fw.clients(), _req(), fw.world.outputs)
+    assert _writes(fw.env.control.stats()) == before  # a plan only
+    by = {t["ident"]: t for t in doc["tables"]}
+    assert by["analytics.orders"]["commits_since_failover"] == 1
+    assert by["analytics.customers"]["commits_since_failover"] == 0
+    assert by["analytics.orders"]["original_table_arn"] == fw.world.tables["analytics.orders"]
+    assert by["analytics.orders"]["original_commits_after_failover"] == 0
+    assert "UNVERIFIED" in text and "stale" in text

@@ -29,6 +29,7 @@ PROP_RUN_ID = PROP_PREFIX + "run-id"
 PROP_PIT = PROP_PREFIX + "point-in-time"
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / some failed / plan-time refusal
+SHOWN_TABLE_DOCUMENTS = 3  # the rendered plan shows this many table policies in full (the JSON plan has all)
 
 
 class FailoverError(Exception):
@@ -335,11 +336,17 @@ class FailoverPlan:
             lines += ["", "Policy changes:", f"  bucket policy of {self.bucket_name}: " + _change(self.bucket_policy)]
             if show_documents:
                 lines += [f"    before: {self.bucket_policy.before}", f"    after:  {self.bucket_policy.after}"]
+        shown = 0
         for t in self.tables:
             if t.table_policy is not None:
                 lines.append(f"  table policy of {t.ident}: " + _change(t.table_policy))
-                if show_documents and t.table_policy.changed:
+                if show_documents and t.table_policy.changed and shown < SHOWN_TABLE_DOCUMENTS:
                     lines += [f"    before: {t.table_policy.before}", f"    after:  {t.table_policy.after}"]
+                    shown += 1
+        if shown == SHOWN_TABLE_DOCUMENTS and len(self.tables) > shown:
+            lines.append(
+                f"  (documents shown for the first {shown} table(s); every table's are in the JSON plan: --json)"
+            )
         if any(t.pit for t in self.tables):
             lines += ["", PIT_WARNING]
         for r in self.refusals:

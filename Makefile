@@ -86,6 +86,13 @@ harden: setup ## Apply table policies + replica retention to service-created rep
 audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
 	$(PY) -m jobs.ops.audit $(ARGS)
 
+.PHONY: failover failover-drill
+failover: setup ## Fail over to a replica in place (plan by default): ARGS="--config kit.toml --outputs outputs.json --replica-bucket B [--confirm B]"
+	$(PY) -m jobs.failover $(ARGS)
+
+failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
+	$(PY) -m jobs.failover.drill $(ARGS)
+
 .PHONY: rehearse rehearse-upload
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
 	$(PY) -m jobs.rehearse --local $(ARGS)
@@ -97,4 +104,4 @@ bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out
 	$(PY) -m bench.run
 
 clean: ## Remove build output (keeps .venv, node_modules, .jars)
-	rm -rf cdktf.out .build/validate demo-out bench-out reports .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdktf.out .build/validate demo-out failover-out bench-out reports .pytest_cache .mypy_cache .ruff_cache

@@ -92,6 +92,9 @@ def comparisons(res: Results) -> list[Comparison]:
         Comparison("5", "planning: dry run of 100 tables, no JVM", plan, "s",
                    "fresh interpreter, start to exit", Goal("<", 3)),
     ]  # fmt: skip
+    from bench import failover as F
+
+    out += F.comparisons(res, ctas, kit_files)
     return out
 
 
@@ -418,6 +421,16 @@ def main(argv: list[str] | None = None) -> int:
         from bench import recovery as R
 
         res.extra["planning"] = step("5 planning", lambda: R.measure_planning(work, d["planning"]))
+
+    if os.environ.get("BENCH_FAILOVER", "1") != "0":
+        from bench import failover as F
+
+        res.extra["failover"] = step(
+            "6 failover: time to a writable table",
+            lambda: F.measure_in_run(
+                work, root / "failover", d.get("orders"), int(os.environ.get("BENCH_FAILOVER_TABLES", "1000"))
+            ),
+        )
 
     def synth() -> dict[str, Any]:
         from bench.synthscale import run_synth

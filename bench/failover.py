@@ -1,0 +1,208 @@
+"""Benchmark (issue 17): time to a writable table by failover (plan + promote + open + verify) on the S3 Tables
+emulator, for one large table (the 20 M-row orders of `bench/recovery.py`, its real metadata) and for 1,000 small
+tables; compared in `bench/run.py` with the kit's file copy and the default CTAS measured in the same run.
+
+The control plane is the kit's emulator (`tests/moto_ext` in a subprocess, as in the drill); the large table's
+manifests stay on local disk (its metadata points at them), so the verification reads real manifests. Failover is
+metadata only: its time must not grow with the table's size.
+
+    python -m bench.failover [--tables 1000] [--orders-metadata /path/to/vN.metadata.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
+    """(emulator, clients, cfg, outputs, break-glass clients) for the seed topology in a fresh emulator."""
+    from jobs.failover.drill import EMULATOR_ENV, SEED, Emulator, deploy
+    from jobs.ops.clients import Clients
+    from topology.config import load_config
+    from topology.outputs import load_outputs
+
+    os.environ.update(EMULATOR_ENV)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    cfg = load_config(SEED)
+    account = cfg.replicas[0].account_id
+    emu = Emulator(account, out / "emulator.log")
+    clients = Clients(endpoint_url=emu.url, max_pool_connections=64)
+    outputs = load_outputs(deploy(cfg, clients, out))
+    bg = Clients(
+        endpoint_url=emu.url, role_arns={account: cfg.protection.break_glass_principals[0]}, max_pool_connections=64
+    )
+    return emu, clients, cfg, outputs, bg
+
+
+def _clone(clients: Any, bucket_arn: str, region: str, namespace: str, names: list[str], doc: dict[str, Any]) -> None:
+    """Create tables whose metadata is a copy of `doc` (location rewritten): what a writer engine leaves, fast."""
+    s3t, s3 = clients.s3tables(region), clients.s3(region)
+    with contextlib.suppress(s3t.exceptions.ConflictException):
+        s3t.create_namespace(tableBucketARN=bucket_arn, namespace=[namespace])
+
+    def one(name: str) -> None:
+        s3t.create_table(tableBucketARN=bucket_arn, namespace=namespace, name=name, format="ICEBERG")
+        r = s3t.get_table_metadata_location(tableBucketARN=bucket_arn, namespace=namespace, name=name)
+        wh = r["warehouseLocation"]
+        key = "metadata/00001-bench.metadata.json"
+        s3.put_object(Bucket=wh.removeprefix("s3://"), Key=key, Body=json.dumps({**doc, "location": wh}).encode())
+        s3t.update_table_metadata_location(
+            tableBucketARN=bucket_arn,
+            namespace=namespace,
+            name=name,
+            versionToken=r["versionToken"],
+            metadataLocation=f"{wh}/{key}",
+        )
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(one, names))
+
+
+def _template(clients: Any, bucket_arn: str, region: str, endpoint: str) -> dict[str, Any]:
+    """A small real Iceberg table (pyiceberg: 2 partitions, 5 rows) whose metadata the fleet copies."""
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    from jobs.failover.iceberg import S3TablesCommitter, io_props
+    from jobs.recover.model import Ident
+
+    s3t = clients.s3tables(region)
+    cm = S3TablesCommitter(s3t, bucket_arn, io_props(s3t, bucket_arn, endpoint))
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "region", StringType()))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region"))
+    t = cm.create(Ident("template", "t"), schema, spec)
+    t.append(pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "region": ["eu", "eu", "eu", "us", "us"]}))
+    loc = cm.load(Ident("template", "t")).metadata_location
+    bucket, _, key = loc.removeprefix("s3://").partition("/")
+    doc: dict[str, Any] = json.loads(clients.s3(region).get_object(Bucket=bucket, Key=key)["Body"].read())
+    return doc
+
+
+def lose_region(emu: Any, bucket_name: str) -> None:
+    for op in ("ListTables", "GetTable", "GetTableMetadataLocation", "GetTableReplicationStatus"):
+        fault = {"operation": op, "remaining": 10**9, "code": "ServiceUnavailableException", "status": 503}
+        emu.control("faults", {"faults": [{**fault, "message": "Region unavailable (bench)", "match": bucket_name}]})
+
+
+def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int) -> tuple[float, Any]:
+    from jobs.failover import aws
+
+    rep = outputs.replicas[0]
+    req = aws.Request(
+        replica_bucket=rep.table_bucket_name,
+        namespaces=(namespace,),
+        confirm=rep.table_bucket_name,
+        concurrency=concurrency,
+        show_progress=False,
+    )
+    t0 = time.perf_counter()
+    res = aws.run(bg, req, outputs, aws.documents_from_config(cfg, rep.table_bucket_name))
+    return time.perf_counter() - t0, res
+
+
+def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: int = 32) -> dict[str, Any]:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    emu, clients, cfg, outputs, bg = _world(out)
+    src = outputs.source
+    result: dict[str, Any] = {"tables": tables, "concurrency": concurrency}
+    try:
+        doc = _template(clients, src.table_bucket_arn, src.region, emu.url)
+        t0 = time.perf_counter()
+        _clone(clients, src.table_bucket_arn, src.region, "small1", ["t0"], doc)
+        _clone(clients, src.table_bucket_arn, src.region, "fleet", [f"t{i:04d}" for i in range(tables)], doc)
+        if orders_metadata:
+            big = json.loads(Path(orders_metadata.removeprefix("file:")).read_text())
+            _clone(clients, src.table_bucket_arn, src.region, "big", ["orders"], big)
+            snap = next(s for s in big["snapshots"] if s["snapshot-id"] == big["current-snapshot-id"])
+            result["big_rows"] = int(snap["summary"]["total-records"])
+        emu.control("replicate", {"sourceBucketArn": src.table_bucket_arn})
+        result["setup_s"] = round(time.perf_counter() - t0, 1)
+        lose_region(emu, src.table_bucket_name)  # the failover scenario: the source Region does not answer
+        for ns, key in (("small1", "one_small"), ("big", "one_big"), ("fleet", "fleet")):
+            if ns == "big" and not orders_metadata:
+                continue
+            secs, res = _failover(bg, outputs, cfg, ns, concurrency)
+            ok = sum(o.ok for o in res.outcomes)
+            result[key] = {"seconds": round(secs, 2), "ok": ok, "failed": len(res.outcomes) - ok, "rows": None}
+            if res.outcomes:
+                result[key]["rows"] = sum(o.rows or 0 for o in res.outcomes)
+            print(f"  failover {ns}: {len(res.outcomes)} table(s) in {secs:.2f} s ({ok} ok)", flush=True)
+        result["calls"] = emu.control("stats")["calls"]
+        result["load_average"] = os.getloadavg()
+    finally:
+        emu.stop()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.failover", description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", type=int, default=1000)
+    ap.add_argument("--orders-metadata", help="metadata.json of a large local Iceberg table (bench/recovery orders)")
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--out", default=str(REPO / "bench-out" / "failover"))
+    args = ap.parse_args(argv)
+    r = measure(Path(args.out), args.tables, args.orders_metadata, args.concurrency)
+    print(json.dumps({k: v for k, v in r.items() if k != "calls"}, indent=2))
+    fleet = r.get("fleet", {})
+    return 0 if fleet.get("failed", 1) == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Hook for bench/run.py (`make bench`): same run as the file copy and CTAS it is compared with
+# ----------------------------------------------------------------------------------------------------
+
+
+def measure_in_run(work: Any, out: Path, orders: dict[str, Any] | None, tables: int) -> dict[str, Any]:
+    """Run `measure` and record its figures as section-6 measurements of the run."""
+    r = measure(out, tables, (orders or {}).get("metadata_location"))
+    labels = {
+        "one_small": "failover (plan+promote+open+verify): 1 small table",
+        "one_big": f"failover (plan+promote+open+verify): 1 table of {r.get('big_rows')} rows",
+        "fleet": f"failover (plan+promote+open+verify): {tables} small tables",
+    }
+    for key, label in labels.items():
+        if key in r:
+            with work.timed("6", label, r[key]["rows"]) as box:
+                box["seconds"] = r[key]["seconds"]
+                box["note"] = f"{r[key]['ok']} ok, {r[key]['failed']} failed; emulator control plane"
+    return r
+
+
+def comparisons(res: Any, ctas_s: float | None, kit_files_s: float | None) -> list[Any]:
+    """Section 6 of the report: failover vs the kit's file copy and the default CTAS of the same run."""
+    from bench.report import Comparison, Goal, ratio, speedup
+
+    fo: dict[str, Any] = res.extra.get("failover") or {}
+    big = (fo.get("one_big") or {}).get("seconds")
+    small = (fo.get("one_small") or {}).get("seconds")
+    fleet = (fo.get("fleet") or {}).get("seconds")
+    n = fo.get("tables", 1000)
+    return [
+        Comparison("6", f"failover of {n} small tables: time to writable", fleet, "s",
+                   "plan + promote + open + verify, emulator control plane", Goal("<", 60)),
+        Comparison("6", "failover vs kit file copy, the large table", speedup(kit_files_s, big), "x",
+                   "median kit file copy s / failover s"),
+        Comparison("6", "failover vs default Spark CTAS, the large table", speedup(ctas_s, big), "x",
+                   "median CTAS s / failover s"),
+        Comparison("6", "failover time: large / small table (independent of size)", ratio(big, small), "x",
+                   "failover s of the large table / of a 5-row table", Goal("<=", 2.0)),
+    ]  # fmt: skip

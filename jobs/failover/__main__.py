@@ -1,0 +1,5 @@
+import sys
+
+from jobs.failover.cli import main
+
+sys.exit(main())

@@ -1,0 +1,664 @@
+"""The thin AWS layer of the failover: read the facts, then (confirmed) promote, set the point in time, open to
+writers, verify, report. Every decision is made by the pure `model` from the facts read here.
+
+State-changing calls, in the order they are made (nothing before the preflight passes):
+  DisassociateTableReplication (per table) -> UpdateTableMetadataLocation (point in time, per table) ->
+  PutTablePolicy (per table) -> PutTableBucketPolicy (once) -> UpdateTableMetadataLocation (lineage commit).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.failover import model as M
+from jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts, set_current_snapshot, set_properties
+from jobs.ops.clients import Clients
+from jobs.ops.common import (
+    BucketRef,
+    Progress,
+    TableRef,
+    call,
+    describe_error,
+    error_code,
+    list_tables,
+    run_concurrently,
+)
+from jobs.ops.status import source_commits
+from jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
+from jobs.recover.planning import Selector
+from topology.outputs import KitOutputs
+
+
+@dataclass(frozen=True)
+class Documents:
+    """The failover documents as the compact JSON the tool puts (byte-identical to the failover topology's)."""
+
+    bucket_policy: str
+    table_policy: Callable[[str], str]
+
+
+def render_policy(document: Any) -> str:
+    """The JSON text a policy document is deployed as: the stacks' `json.dumps(document, indent=2)`
+    (`infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same bytes."""
+    return json.dumps(document, indent=2)
+
+
+def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
+    """`policies.failover.failover_documents` (the one builder the failover topology's stacks use too), rendered as
+    the stacks render them; imported lazily so the rest of the tool works without `policies/`."""
+    from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
+
+    docs = failover_documents(cfg, replica_bucket)
+    return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))
+
+
+@dataclass(frozen=True)
+class Request:
+    replica_bucket: str  # name of the replica table bucket to promote
+    tables: tuple[Ident, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    selector: Selector = field(default_factory=Selector)
+    confirm: str | None = None  # the typed bucket name; None: plan only
+    concurrency: int = 16
+    report_dir: Path | None = None
+    show_progress: bool = True
+
+    def selects(self, ident: Ident) -> bool:
+        if not self.tables and not self.namespaces:
+            return True
+        return ident in self.tables or ident.namespace in self.namespaces
+
+
+def say(msg: str, enabled: bool = True) -> None:
+    if enabled:
+        print(f"[failover {datetime.now(UTC):%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Facts
+# ----------------------------------------------------------------------------------------------------
+
+
+def _read_json(clients: Clients, location: str, region: str, account: str | None) -> dict[str, Any]:
+    bucket, _, key = location.removeprefix("s3://").partition("/")
+    body = call(clients.s3(region, account).get_object, Bucket=bucket, Key=key)["Body"].read()
+    doc: dict[str, Any] = json.loads(body)
+    return doc
+
+
+def read_info(clients: Clients, bucket_arn: str, ident: Ident) -> tuple[dict[str, Any], TableInfo | None]:
+    """(GetTable response, the table's current Iceberg metadata or None)."""
+    b = BucketRef(bucket_arn)
+    got = call(
+        clients.s3tables(b.region, b.account).get_table,
+        tableBucketARN=bucket_arn,
+        namespace=ident.namespace,
+        name=ident.name,
+    )
+    loc = got.get("metadataLocation")
+    if not loc:
+        return dict(got), None
+    return dict(got), table_info_from_metadata(ident, _read_json(clients, loc, b.region, b.account), loc)
+
+
+def source_reachable(clients: Clients, source_bucket_arn: str) -> str | None:
+    """None when the source Region answers (one cheap ListTables), else the error."""
+    b = BucketRef(source_bucket_arn)
+    probe = replace(clients, max_attempts=2)  # a Region that does not answer must not hold the plan up
+    try:
+        call(probe.s3tables(b.region, b.account).list_tables, tableBucketARN=source_bucket_arn, maxTables=1)
+        return None
+    except (ClientError, BotoCoreError) as exc:
+        return describe_error(exc)
+
+
+def source_facts(clients: Clients, source_bucket_arn: str, ident: Ident, source_arn: str | None) -> M.SourceFacts:
+    b = BucketRef(source_bucket_arn)
+    s3t = clients.s3tables(b.region, b.account)
+    try:
+        if source_arn is None:
+            got = call(s3t.get_table, tableBucketARN=source_bucket_arn, namespace=ident.namespace, name=ident.name)
+            source_arn = str(got["tableARN"])
+        ref = TableRef(source_bucket_arn, ident.namespace, ident.name, source_arn)
+        commits, where = source_commits(clients, ref)
+        dests: tuple[M.SourceDestination, ...] = ()
+        try:
+            st = call(s3t.get_table_replication_status, tableArn=source_arn)
+            dests = tuple(
+                M.SourceDestination(
+                    bucket_arn=str(d.get("destinationTableBucketArn")),
+                    status=str(d.get("replicationStatus", "")).lower(),
+                    table_arn=d.get("destinationTableArn"),
+                    last_replicated_at=((d.get("lastSuccessfulReplicatedUpdate") or {}).get("timestamp") or None)
+                    and d["lastSuccessfulReplicatedUpdate"]["timestamp"].astimezone(UTC).isoformat(),
+                    failure_message=d.get("failureMessage"),
+                )
+                for d in st.get("destinations", [])
+            )
+        except ClientError as exc:
+            if error_code(exc) != "NotFoundException":
+                raise
+        return M.SourceFacts(commits=tuple(commits), commits_from=where, destinations=dests)
+    except (ClientError, BotoCoreError) as exc:
+        return M.SourceFacts(error=describe_error(exc))
+
+
+def table_facts(
+    clients: Clients,
+    ref: TableRef,
+    outputs: KitOutputs,
+    source_error: str | None,
+) -> M.TableFacts:
+    ident = Ident(ref.namespace, ref.name)
+    got, info = read_info(clients, ref.bucket_arn, ident)
+    managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
+    props = info.properties if info else {}
+    source_arn = managed_info.get("sourceTableARN") or props.get(M.PROP_SOURCE_TABLE_ARN)
+    src = (
+        M.SourceFacts(error=source_error)
+        if source_error
+        else source_facts(clients, outputs.source.table_bucket_arn, ident, source_arn)
+    )
+    return M.TableFacts(
+        ident=ident,
+        table_arn=ref.arn,
+        managed=bool(managed_info),
+        source_table_arn=source_arn,
+        info=info,
+        source=src,
+        expected_replica=str(ident) in set(outputs.source.replicated_tables),
+        promoted_by_run=props.get(M.PROP_RUN_ID),
+    )
+
+
+def caller_identity(clients: Clients, region: str, account: str) -> M.Caller:
+    ident = call(clients.client("sts", region, account).get_caller_identity)
+    return M.Caller(arn=str(ident["Arn"]), account=str(ident["Account"]))
+
+
+def live_bucket_policy(clients: Clients, bucket_arn: str) -> str | None:
+    b = BucketRef(bucket_arn)
+    try:
+        r = call(clients.s3tables(b.region, b.account).get_table_bucket_policy, tableBucketARN=bucket_arn)
+        return str(r["resourcePolicy"])
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            return None
+        raise
+
+
+def live_table_policy(clients: Clients, bucket_arn: str, ident: Ident) -> str | None:
+    b = BucketRef(bucket_arn)
+    try:
+        r = call(
+            clients.s3tables(b.region, b.account).get_table_policy,
+            tableBucketARN=bucket_arn,
+            namespace=ident.namespace,
+            name=ident.name,
+        )
+        return str(r["resourcePolicy"])
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            return None
+        raise
+
+
+def build_plan(
+    clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, now: datetime | None = None
+) -> M.FailoverPlan:
+    """Read-only: every call here is a Get/List (the dry run's guarantee, tested against the emulator)."""
+    now = now or datetime.now(UTC)
+    replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
+    if replica is None:
+        names = ", ".join(r.table_bucket_name for r in outputs.replicas)
+        raise M.FailoverError(
+            f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs ({names})"
+        )
+    arn = replica.table_bucket_arn
+    caller = caller_identity(clients, replica.region, replica.account_id)
+    plan = M.FailoverPlan(
+        replica_bucket_arn=arn,
+        selector=req.selector,
+        caller=caller,
+        break_glass=M.is_break_glass(caller, replica.break_glass_principals),
+        break_glass_principals=tuple(replica.break_glass_principals),
+        generated_at=now.isoformat(),
+    )
+    refs = [t for t in list_tables(clients, arn) if req.selects(Ident(t.namespace, t.name))]
+    missing = [i for i in req.tables if all(Ident(t.namespace, t.name) != i for t in refs)]
+    plan.errors.extend(f"{i}: no such table in {req.replica_bucket}" for i in missing)
+    if not refs and not missing:
+        plan.errors.append(f"no table of {req.replica_bucket} matches the selection")
+    source_error = source_reachable(clients, outputs.source.table_bucket_arn)
+    if source_error:
+        say(f"the source Region does not answer ({source_error}): RPO is a lower bound", req.show_progress)
+    progress = Progress("plan", len(refs), enabled=req.show_progress and len(refs) > 50)
+    facts = run_concurrently(
+        lambda r: _facts_or_error(clients, r, outputs, source_error), refs, req.concurrency, progress
+    )
+    kit_buckets = [r.table_bucket_arn for r in outputs.replicas]
+    if documents is not None:
+        plan.bucket_policy = M.PolicyChange(
+            arn, "bucket-policy", live_bucket_policy(clients, arn), documents.bucket_policy
+        )
+    for f in facts:
+        if isinstance(f, str):
+            plan.errors.append(f)
+            continue
+        tp_change = None
+        if documents is not None and f.state is not M.ReplicaState.NOT_REPLICA:
+            tp_change = M.PolicyChange(
+                f.table_arn,
+                "table-policy",
+                live_table_policy(clients, arn, f.ident),
+                documents.table_policy(f.table_arn),
+            )
+        tp = M.plan_table(
+            f, req.selector, now, replica_bucket_arn=arn, kit_replica_buckets=kit_buckets, table_policy=tp_change
+        )
+        plan.tables.append(_guard_rerun(tp))
+    if documents is None:
+        plan.errors.append("no failover documents (pass --config with the kit configuration): cannot open to writers")
+    return plan
+
+
+def _facts_or_error(
+    clients: Clients, ref: TableRef, outputs: KitOutputs, source_error: str | None
+) -> M.TableFacts | str:
+    try:
+        return table_facts(clients, ref, outputs, source_error)
+    except (ClientError, BotoCoreError, ValueError) as exc:
+        return f"{ref.qualified}: facts unreadable: {describe_error(exc)}"
+
+
+def _guard_rerun(tp: M.TablePlan) -> M.TablePlan:
+    """A second run converges; it never sets back a table that writers have committed to since the failover."""
+    info, snap = tp.facts.info, tp.snapshot
+    if tp.step is not M.Step.ALREADY or info is None or snap is None:
+        return tp
+    recorded = info.properties.get(M.PROP_SNAPSHOT_ID)
+    if recorded == str(snap.snapshot_id) or not tp.pit:
+        return replace(tp, pit=False)
+    if recorded is not None:
+        return replace(
+            tp,
+            problems=(
+                *tp.problems,
+                f"already promoted (run {info.properties.get(M.PROP_RUN_ID)}) at snapshot {recorded}; setting it "
+                f"to {snap.snapshot_id} now would discard commits made since: refused (use Iceberg's "
+                "set_current_snapshot by hand if that is what you want)",
+            ),
+        )
+    return tp
+
+
+# ----------------------------------------------------------------------------------------------------
+# Promotion
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TableOutcome:
+    table: str
+    table_arn: str
+    verdict: str  # promoted | converged | skipped | failed
+    source_table_arn: str | None = None
+    snapshot_id: int | None = None
+    snapshot_committed_at: str | None = None
+    rpo: str = ""
+    rpo_seconds: float | None = None
+    point_in_time: bool = False
+    rto_seconds: float | None = None  # from the run's start to this table writable and verified
+    steps: dict[str, float] = field(default_factory=dict)  # step -> seconds
+    partitions: int | None = None
+    rows: int | None = None
+    protection: str = ""
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in ("promoted", "converged", "skipped")
+
+
+def disassociate(clients: Clients, bucket_arn: str, tp: M.TablePlan) -> str:
+    """'disassociated' or 'already detached' (recognised, also when a concurrent run won the race)."""
+    b = BucketRef(bucket_arn)
+    s3t = clients.s3tables(b.region, b.account)
+    if tp.step is M.Step.ALREADY:
+        return "already detached"
+    try:
+        call(s3t.disassociate_table_replication, tableArn=tp.facts.table_arn)
+        return "disassociated"
+    except ClientError as exc:
+        got = call(s3t.get_table, tableBucketARN=bucket_arn, namespace=tp.ident.namespace, name=tp.ident.name)
+        if not got.get("managedTableInformation"):
+            return "already detached"
+        raise exc
+
+
+def promote(
+    clients: Clients,
+    req: Request,
+    plan: M.FailoverPlan,
+    documents: Documents,
+    run_id: str,
+    t0: float,
+) -> list[TableOutcome]:
+    arn = plan.replica_bucket_arn
+    b = BucketRef(arn)
+    s3t = clients.s3tables(b.region, b.account)
+    committer = S3TablesCommitter(s3t, arn, io_props(s3t, arn, clients.endpoint_url))
+    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    outcomes = {str(t.ident): _outcome(t) for t in plan.tables}
+    progress = Progress("promote", len(active), enabled=req.show_progress)
+
+    def step(o: TableOutcome, name: str, fn: Callable[[], Any]) -> Any:
+        s = time.monotonic()
+        try:
+            return fn()
+        finally:
+            o.steps[name] = round(time.monotonic() - s, 3)
+
+    def first(tp: M.TablePlan) -> None:
+        o = outcomes[str(tp.ident)]
+        try:
+            how = step(o, "disassociate", lambda: disassociate(clients, arn, tp))
+            o.verdict = "promoted" if how == "disassociated" else "converged"
+            snap_id = tp.snapshot.snapshot_id if tp.snapshot else None
+            if tp.pit and snap_id is not None:
+                step(o, "point_in_time", lambda: set_current_snapshot(committer, tp.ident, snap_id))
+                o.point_in_time = True
+            if tp.table_policy is not None and tp.table_policy.changed:
+                after = tp.table_policy.after
+                step(
+                    o,
+                    "table_policy",
+                    lambda: call(
+                        s3t.put_table_policy,
+                        tableBucketARN=arn,
+                        namespace=tp.ident.namespace,
+                        name=tp.ident.name,
+                        resourcePolicy=after,
+                    ),
+                )
+            say(
+                f"{tp.ident}: {how}" + (f", current snapshot set to {snap_id}" if o.point_in_time else ""),
+                req.show_progress,
+            )
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            o.verdict, o.message = "failed", describe_error(exc)
+            say(f"{tp.ident}: FAILED: {o.message}", req.show_progress)
+        except Exception as exc:  # pyiceberg's commit errors: reported per table, the others go on
+            o.verdict, o.message = "failed", f"{type(exc).__name__}: {exc}"
+            say(f"{tp.ident}: FAILED: {o.message}", req.show_progress)
+
+    run_concurrently(first, active, req.concurrency, progress)
+    if plan.bucket_policy is not None and plan.bucket_policy.changed and any(outcomes[str(t.ident)].ok for t in active):
+        try:
+            call(s3t.put_table_bucket_policy, tableBucketARN=arn, resourcePolicy=plan.bucket_policy.after)
+            say(f"bucket policy of {plan.bucket_name}: failover document applied", req.show_progress)
+        except ClientError as exc:
+            for t in active:
+                o = outcomes[str(t.ident)]
+                if o.ok:
+                    o.verdict, o.message = "failed", f"bucket policy not applied: {describe_error(exc)}"
+
+    def second(tp: M.TablePlan) -> None:
+        o = outcomes[str(tp.ident)]
+        if not o.ok:
+            return
+        try:
+            step(o, "verify", lambda: verify(committer, tp, o, run_id))
+            o.rto_seconds = round(time.monotonic() - t0, 3)
+        except Exception as exc:
+            o.verdict, o.message = "failed", f"verification: {type(exc).__name__}: {exc}"
+
+    run_concurrently(second, active, req.concurrency, None)
+    return [outcomes[str(t.ident)] for t in plan.tables]
+
+
+def _outcome(tp: M.TablePlan) -> TableOutcome:
+    s = tp.snapshot
+    return TableOutcome(
+        table=str(tp.ident),
+        table_arn=tp.facts.table_arn,
+        verdict="skipped" if tp.step is M.Step.SKIP else "planned",
+        source_table_arn=tp.facts.source_table_arn,
+        snapshot_id=s.snapshot_id if s else None,
+        snapshot_committed_at=s.committed_at if s else None,
+        rpo=tp.rpo.describe(),
+        rpo_seconds=tp.rpo.seconds,
+        protection=protection_text(tp),
+        message="not a replica: left alone" if tp.step is M.Step.SKIP else "",
+    )
+
+
+def protection_text(tp: M.TablePlan) -> str:
+    others = ", ".join(a.rsplit("/", 1)[1] for a in tp.other_replicas)
+    text = (
+        "failover table + bucket policies (writers allowed; deletion, retention and policy changes: break-glass "
+        "only); NOT replicated until the failover topology's replication is deployed ([failover] replicate_to)"
+    )
+    return text + (f"; stale copies remain in {others}" if others else "; no other replica holds it")
+
+
+def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_id: str) -> None:
+    """The table accepts a commit (lineage properties), its current snapshot is the chosen one, and its record counts
+    per partition, read from the manifests, add up to the chosen snapshot's record count in the replica's metadata
+    as read at plan time."""
+    t = time.monotonic()
+    table = committer.load(tp.ident)
+    current = table.metadata.current_snapshot_id
+    chosen = tp.snapshot.snapshot_id if tp.snapshot else None
+    if chosen is None or (not tp.pit and tp.step is M.Step.PROMOTE):
+        chosen = current  # latest: whatever the replica had when it was detached (an in-flight commit may land)
+    recorded = table.metadata.properties.get(M.PROP_SNAPSHOT_ID)
+    if recorded is not None and recorded != str(chosen) and tp.step is M.Step.ALREADY:
+        chosen = int(recorded)  # converged run: the failover point is the first run's
+    if current != chosen and tp.step is M.Step.PROMOTE:
+        raise ValueError(f"current snapshot {current} is not the chosen snapshot {chosen}")
+    o.snapshot_id = chosen
+    snap = table.metadata.snapshot_by_id(chosen) if chosen is not None else None
+    o.snapshot_committed_at = iso_ms(snap.timestamp_ms) if snap else None
+    o.steps["verify_load"] = round(time.monotonic() - t, 3)
+    t = time.monotonic()
+    if recorded is None:
+        table = set_properties(
+            committer,
+            tp.ident,
+            {
+                M.PROP_PROMOTED_AT: datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                M.PROP_SOURCE_TABLE_ARN: tp.facts.source_table_arn or "unknown",
+                M.PROP_SNAPSHOT_ID: str(chosen),
+                M.PROP_RUN_ID: run_id,
+                M.PROP_PIT: "true" if o.point_in_time else "false",
+            },
+            table=table,
+        )
+        if table.metadata.properties.get(M.PROP_RUN_ID) != run_id:
+            raise ValueError("the lineage commit is not visible after it succeeded")
+    else:
+        o.message = f"verified earlier by run {table.metadata.properties.get(M.PROP_RUN_ID)}"
+    o.steps["verify_commit"] = round(time.monotonic() - t, 3)
+    t = time.monotonic()
+    counts = partition_counts(table, chosen)
+    o.steps["verify_counts"] = round(time.monotonic() - t, 3)
+    planned = tp.facts.info.snapshot(chosen) if tp.facts.info and chosen is not None else None
+    expected = None if planned is None or planned.total_records is None else planned.total_records
+    if expected is not None and sum(counts.values()) != expected:
+        raise ValueError(
+            f"the manifests of snapshot {chosen} count {sum(counts.values())} records, the replica's metadata "
+            f"{expected}"
+        )
+    o.partitions, o.rows = len(counts), sum(counts.values())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Failback plan
+# ----------------------------------------------------------------------------------------------------
+
+
+def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, dict[str, Any]]:
+    replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
+    if replica is None:
+        raise M.FailoverError(f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs")
+    promoted_arn, original_arn = replica.table_bucket_arn, outputs.source.table_bucket_arn
+    original_error = source_reachable(clients, original_arn)
+    out = []
+    for ref in list_tables(clients, promoted_arn):
+        ident = Ident(ref.namespace, ref.name)
+        if not req.selects(ident):
+            continue
+        got, info = read_info(clients, promoted_arn, ident)
+        if got.get("managedTableInformation") or info is None or M.PROP_RUN_ID not in info.properties:
+            continue  # still a replica, or not promoted by the kit
+        orig_arn: str | None = info.properties.get(M.PROP_SOURCE_TABLE_ARN)
+        original: TableInfo | None = None
+        err = original_error
+        if err is None:
+            try:
+                got_o, original = read_info(clients, original_arn, ident)
+                orig_arn = str(got_o.get("tableARN") or orig_arn)
+            except ClientError as exc:
+                if error_code(exc) == "NotFoundException":
+                    orig_arn = None
+                else:
+                    err = describe_error(exc)
+        out.append(M.failback_table(ident, ref.arn, info, orig_arn, original, err))
+    return M.render_failback(promoted_arn, original_arn, out), M.failback_dict(promoted_arn, original_arn, out)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The run
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    plan: M.FailoverPlan | None = None
+    outcomes: list[TableOutcome] = field(default_factory=list)
+    report: Path | None = None
+    rto_seconds: float | None = None
+
+
+def run(
+    clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, *, as_json: bool = False
+) -> RunResult:
+    t0 = time.monotonic()
+    started = datetime.now(UTC)
+    run_id = uuid.uuid4().hex[:12]
+    plan = build_plan(clients, req, outputs, documents, started)
+    plan_seconds = time.monotonic() - t0
+    if req.confirm is None:
+        print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render())
+        if not as_json:
+            print("\nDry run: nothing was changed. To promote: --confirm " + plan.bucket_name)
+        return RunResult(M.EXIT_REFUSED if plan.refusals else M.EXIT_OK, plan)
+    if req.confirm != plan.bucket_name:
+        plan.errors.append(f"--confirm {req.confirm!r} does not equal the replica bucket name {plan.bucket_name!r}")
+    if plan.refusals or documents is None:
+        print(plan.render(show_documents=False))
+        print("\nNothing was changed.", file=sys.stderr)
+        return RunResult(M.EXIT_REFUSED, plan)
+    say(
+        f"promoting {sum(t.step is not M.Step.SKIP for t in plan.tables)} table(s) of {plan.bucket_name}",
+        req.show_progress,
+    )
+    outcomes = promote(clients, req, plan, documents, run_id, t0)
+    rto = round(time.monotonic() - t0, 3)
+    header = {
+        "run_id": run_id,
+        "started_at": started.isoformat(),
+        "replica_bucket_arn": plan.replica_bucket_arn,
+        "selector": req.selector.describe(),
+        "caller": plan.caller.arn,
+        "plan_seconds": round(plan_seconds, 3),
+        "rto_seconds": rto,
+        "rpo": worst_rpo(plan),
+    }
+    report = write_report(req.report_dir, started, run_id, header, plan, outcomes) if req.report_dir else None
+    print(summary(outcomes, header))
+    code = M.EXIT_OK if all(o.ok for o in outcomes) else M.EXIT_FAILED
+    return RunResult(code, plan, outcomes, report, rto)
+
+
+def worst_rpo(plan: M.FailoverPlan) -> str:
+    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    unknown = [t.rpo.at_least_since for t in active if t.rpo.lacking_commits is None and t.rpo.at_least_since]
+    if unknown:
+        return f"at least since {min(unknown)} (source unreachable)"
+    secs = [t.rpo.seconds or 0.0 for t in active]
+    n = sum(t.rpo.lacking_commits or 0 for t in active)
+    return f"{n} commit(s) lacking, worst {M.format_seconds(max(secs, default=0.0))}"
+
+
+def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
+    from jobs.ops.common import render_table
+
+    body = render_table(
+        ["TABLE", "VERDICT", "SNAPSHOT", "PIT", "RPO", "RTO", "ROWS", "MESSAGE"],
+        [
+            (
+                o.table,
+                o.verdict,
+                o.snapshot_id or "-",
+                "yes" if o.point_in_time else "-",
+                o.rpo,
+                M.format_seconds(o.rto_seconds),
+                "-" if o.rows is None else o.rows,
+                o.message,
+            )
+            for o in outcomes
+        ],
+    )
+    ok = sum(o.ok for o in outcomes)
+    return f"{body}\n\n{ok} ok, {len(outcomes) - ok} failed. RPO: {header['rpo']}. RTO: {header['rto_seconds']:.1f}s"
+
+
+def write_report(
+    report_dir: Path | None,
+    started: datetime,
+    run_id: str,
+    header: dict[str, Any],
+    plan: M.FailoverPlan,
+    outcomes: Sequence[TableOutcome],
+) -> Path:
+    """`<dir>/<UTC time>-<run id>/report.{json,md}`, the layout of the recovery job's reports."""
+    assert report_dir is not None
+    d = report_dir / f"{started:%Y%m%dT%H%M%SZ}-{run_id}"
+    d.mkdir(parents=True, exist_ok=True)
+    doc = {**header, "plan": plan.as_dict(), "tables": [o.__dict__ for o in outcomes]}
+    (d / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    lines = ["# Failover report", "", *[f"- {k}: {v}" for k, v in header.items()], "", "## Steps", ""]
+    lines += [f"- {s}" for s in plan.steps()]
+    lines += [
+        "",
+        "## Tables",
+        "",
+        "| table | verdict | snapshot | committed at | point in time | RPO | RTO s | partitions | rows "
+        "| protected by now |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {o.table} | {o.verdict} | {o.snapshot_id} | {o.snapshot_committed_at} | {o.point_in_time} | {o.rpo} | "
+        f"{o.rto_seconds} | {o.partitions} | {o.rows} | {o.protection} |"
+        for o in outcomes
+    ]
+    problems = [o for o in outcomes if not o.ok or o.message]
+    if problems:
+        lines += ["", "## Messages", "", *[f"- `{o.table}`: {o.message}" for o in problems]]
+    if any(o.point_in_time for o in outcomes):
+        lines += ["", M.PIT_WARNING]
+    (d / "report.md").write_text("\n".join(lines) + "\n")
+    return d / "report.md"

@@ -1,0 +1,110 @@
+"""Command line of the failover tool (`python -m jobs.failover`, `make failover ARGS=...`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EPILOG = """what it does (in this order; nothing before the preflight passes):
+  plan (default, --dry-run)  per table: replica state, last replicated commit, RPO, the snapshot it will have, which
+                             other replicas still hold it; whether you are break-glass; the policy changes; the steps
+  --confirm <bucket name>    promote: DisassociateTableReplication per table (PERMANENT: the table is never again a
+                             replica), point in time if asked, the failover table and bucket policies (writers in;
+                             deletion, retention and policy changes still break-glass only), a verification commit
+                             (kit.failover.* properties) and per-partition counts; report (Markdown + JSON)
+  --failback --dry-run       the way back once the original Region answers (plan only)
+
+point in time without a copy (--as-of / --snapshot-id):
+  sets each promoted table's current snapshot to the one the consistent cut chose (metadata only, seconds). It
+  CONSUMES the replica as a protected copy. Prefer the file copy into the recovery bucket (python -m jobs.recover)
+  when the source Region still works and you only need an old state, when the replica must stay protected, or when
+  you are not sure of the point in time.
+
+examples:
+  python -m jobs.failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1
+  python -m jobs.failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1 \\
+      --namespace analytics --as-of 2026-11-24T03:10:00Z --confirm acme-replica-euw1 --report reports/
+  python -m jobs.failover --outputs outputs.json --replica-bucket acme-replica-euw1 --failback --dry-run
+
+exit codes: 0 every table promoted (or already promoted) and verified; 1 some table failed (the others went on);
+2 refused at plan time (not break-glass, wrong confirmation, unresolvable point in time, bad arguments): nothing
+changed."""
+
+
+def parser() -> argparse.ArgumentParser:
+    from jobs.ops.common import add_common_args
+
+    p = argparse.ArgumentParser(
+        prog="python -m jobs.failover",
+        description="Fail over to a kit-protected S3 Tables replica in place, safely.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_common_args(p)
+    p.add_argument("--config", help="the kit configuration (kit.toml): builds the failover documents")
+    p.add_argument("--replica-bucket", help="the replica table bucket to promote (default: [failover] promoted_bucket)")
+    p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable (default: all)")
+    p.add_argument("--namespace", action="append", default=[], metavar="NS", help="repeatable (default: all)")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="ISO8601", help="point in time WITH zone (consistent cut over the tables)")
+    when.add_argument("--snapshot-id", type=int, metavar="ID", help="a snapshot id (exactly one --table)")
+    act = p.add_mutually_exclusive_group()
+    act.add_argument("--dry-run", action="store_true", help="plan only (the default without --confirm)")
+    act.add_argument("--confirm", metavar="BUCKET", help="promote: type the replica bucket's name (irreversible)")
+    p.add_argument("--failback", action="store_true", help="with --dry-run: the failback plan")
+    p.add_argument("--report", metavar="DIR", help="report directory (default reports/failover)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from jobs.failover import aws
+    from jobs.failover.model import EXIT_REFUSED, FailoverError
+    from jobs.ops.common import clients_from_args
+    from jobs.recover.model import ArgError, Ident
+    from jobs.recover.planning import Selector, parse_as_of, to_ms
+    from topology.outputs import OutputsError, load_outputs
+
+    ns = parser().parse_args(argv)
+    try:
+        tables = tuple(Ident.parse(t) for t in ns.table)
+        if ns.snapshot_id is not None and len(tables) != 1:
+            raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
+        if ns.failback and ns.confirm:
+            raise ArgError("--failback is a plan only (--dry-run); it never changes anything")
+        selector = Selector(as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of else None, snapshot_id=ns.snapshot_id)
+        outputs = load_outputs(ns.outputs)
+        cfg = None
+        if ns.config:
+            from topology.config import load_config
+
+            cfg = load_config(ns.config)
+        bucket = ns.replica_bucket or getattr(getattr(cfg, "failover", None), "promoted_bucket", None)
+        if not bucket:
+            raise ArgError("--replica-bucket is required (or [failover] promoted_bucket in --config)")
+        req = aws.Request(
+            replica_bucket=bucket,
+            tables=tables,
+            namespaces=tuple(ns.namespace),
+            selector=selector,
+            confirm=ns.confirm,
+            concurrency=ns.concurrency,
+            report_dir=Path(ns.report or "reports/failover"),
+            show_progress=not ns.quiet,
+        )
+        clients = clients_from_args(ns)
+        if ns.failback:
+            text, doc = aws.failback(clients, req, outputs)
+            print(json.dumps(doc, indent=2, default=str) if ns.json else text)
+            return 0
+        documents = aws.documents_from_config(cfg, bucket) if cfg is not None else None
+        return aws.run(clients, req, outputs, documents, as_json=ns.json).exit_code
+    except (ArgError, FailoverError, OutputsError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

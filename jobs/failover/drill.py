@@ -1,0 +1,323 @@
+"""Local failover drill (`make failover-drill`): the seed topology on the S3 Tables emulator, no AWS.
+
+  1. start the kit's S3 Tables emulator (`tests/moto_ext`, a moto server on a free loopback port) and "deploy" the
+     seed topology into it: source and replica table buckets, bucket-level replication, the replica bucket policy
+  2. Spark with the S3 Tables client catalog writes analytics.orders and analytics.customers in the source; one bad
+     commit (a DELETE) hits orders; the replication service replicates everything (simulated); `harden` puts the
+     replica table policies; then the source gets one more commit that is never replicated
+  3. the source Region is lost (every S3 Tables call on the source bucket fails)
+  4. plan (dry run): RPO "at least since", the caller, the policy changes, the steps
+  5. promote analytics.customers (latest state): disassociate, open to writers, verify
+  6. promote analytics.orders AS OF an instant before the bad commit: point in time without a copy
+  7. Spark writes to the promoted orders table; the report; RPO and RTO
+
+Everything is written under `failover-out/` (gitignored with the other drill output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SEED = REPO / "examples" / "seed.toml"
+# moto 5.2.5 stores an EMPTY object for pyarrow's streaming uploads with trailing checksums: against the emulator,
+# checksums only when required (plain PutObject). Not needed on AWS.
+EMULATOR_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
+    "MOTO_ALLOW_NONEXISTENT_REGION": "true",
+}
+
+
+def _step(n: int | str, text: str) -> None:
+    print(f"\n== {n}. {text}", flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Emulator:
+    """The kit's S3 Tables emulator in a subprocess, and its test-only control endpoint (`/_kit_test/...`)."""
+
+    def __init__(self, account: str, log: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, **EMULATOR_ENV, "MOTO_ACCOUNT_ID": account, "PYTHONPATH": str(REPO)}
+        env.pop("AWS_ENDPOINT_URL", None)
+        with log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(self.port)],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.control("health").get("ok"):
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the emulator did not start; see {log}")
+            time.sleep(0.2)
+
+    def control(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        req = urllib.request.Request(
+            f"{self.url}/_kit_test/{path}",
+            data=json.dumps(body or {}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            out: dict[str, Any] = json.loads(resp.read() or b"{}")
+            return out
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def deploy(cfg: Any, clients: Any, out: Path) -> Path:
+    """What `cdktf deploy` of the seed leaves (the parts the failover touches) + its outputs file."""
+    from policies.documents import compact_json, replica_bucket_policy
+
+    src_cfg, rep_cfg = cfg.source, cfg.replicas[0]
+    src = clients.s3tables(src_cfg.region)
+    dst = clients.s3tables(rep_cfg.region)
+    source_arn = src.create_table_bucket(name=src_cfg.bucket)["arn"]
+    replica_arn = dst.create_table_bucket(name=rep_cfg.bucket)["arn"]
+    dst.put_table_bucket_policy(
+        tableBucketARN=replica_arn, resourcePolicy=compact_json(replica_bucket_policy(cfg, rep_cfg))
+    )
+    src.put_table_bucket_replication(
+        tableBucketARN=source_arn,
+        configuration={
+            "role": cfg.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": replica_arn}]}],
+        },
+    )
+    retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
+    rep_ret = {
+        "max_snapshot_age_hours": rep_cfg.snapshot_retention.max_snapshot_age_hours,
+        "min_snapshots_to_keep": rep_cfg.snapshot_retention.min_snapshots_to_keep,
+    }
+    doc = {
+        "source": {
+            "kit_source": {
+                "kit": cfg.kit.name,
+                "account_id": src_cfg.account_id,
+                "region": src_cfg.region,
+                "table_bucket_arn": source_arn,
+                "table_bucket_name": src_cfg.bucket,
+                "replication_mode": "bucket",
+                "replication_role_arn": cfg.replication_role_arn,
+                "namespaces": {"analytics": ["orders", "customers"]},
+                "replicated_tables": ["analytics.orders", "analytics.customers"],
+                "snapshot_retention": retention,
+                "destinations": [replica_arn],
+                "encryption": {"sse_algorithm": "AES256"},
+            }
+        },
+        f"replica-{rep_cfg.bucket}": {
+            "kit_replica": {
+                "account_id": rep_cfg.account_id,
+                "region": rep_cfg.region,
+                "table_bucket_arn": replica_arn,
+                "table_bucket_name": rep_cfg.bucket,
+                "storage_class": "INTELLIGENT_TIERING",
+                "encryption": {"sse_algorithm": "AES256"},
+                "snapshot_retention": rep_ret,
+                "source_table_bucket_arn": source_arn,
+                "break_glass_principals": list(cfg.protection.break_glass_principals),
+                "deploy_role_arns": [],
+                "guardrail_policy_arn": f"arn:aws:iam::{rep_cfg.account_id}:policy/{cfg.guardrail_policy_name}",
+            }
+        },
+        "recovery": {
+            "kit_recovery": {
+                "account_id": rep_cfg.account_id,
+                "region": rep_cfg.region,
+                "table_bucket_arn": cfg.recovery_bucket_arn,
+                "table_bucket_name": cfg.recovery.bucket,
+                "namespace": cfg.recovery.namespace,
+                "role_arn": cfg.recovery_role_arn,
+                "emr_application_id": "00drill",
+                "emr_release": "emr-7.12.0",
+                "scripts_uri": "s3://scripts/",
+                "logs_uri": "s3://logs/",
+                "replica_table_bucket_arn": replica_arn,
+            }
+        },
+    }
+    path = out / "outputs.json"
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m jobs.failover.drill", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(REPO / "failover-out"), help="output directory (wiped first)")
+    args = ap.parse_args(argv)
+    t_start = time.monotonic()
+    out = Path(args.out).resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    os.environ.update(EMULATOR_ENV)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+
+    from topology.config import load_config
+
+    cfg = load_config(SEED)
+    account = cfg.replicas[0].account_id
+    break_glass = cfg.protection.break_glass_principals[0]
+
+    _step(1, "the S3 Tables emulator, and the seed topology deployed into it")
+    emu = Emulator(account, out / "emulator.log")
+    try:
+        return _drill(cfg, emu, out, account, break_glass, t_start)
+    finally:
+        emu.stop()
+
+
+def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
+    from jobs.failover.cli import main as failover_main
+    from jobs.ops.clients import Clients
+    from jobs.ops.harden import main as harden_main
+    from jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from jobs.spark import build_session
+    from topology.outputs import load_outputs
+
+    clients = Clients(endpoint_url=emu.url)
+    outputs_path = deploy(cfg, clients, out)
+    outputs = load_outputs(outputs_path)
+    src, rep = outputs.source, outputs.replicas[0]
+    print(
+        f"  emulator {emu.url}; source {src.table_bucket_name}@{src.region}, "
+        f"replica {rep.table_bucket_name}@{rep.region}"
+    )
+
+    _step(2, "Spark (S3 Tables client catalog) writes the source; a bad commit; replication; one more commit")
+    writer = CatalogSpec("source", "client", src.table_bucket_arn, region=src.region, endpoint=emu.url)
+    replica = CatalogSpec("promoted", "client", rep.table_bucket_arn, region=rep.region, endpoint=emu.url)
+    spark = build_session({**catalog_conf(writer), **catalog_conf(replica)}, app_name="kit-failover-drill")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS source.analytics")
+    spark.sql(
+        "CREATE TABLE source.analytics.orders (order_id string NOT NULL, order_date date, amount double, "
+        "status string) USING iceberg PARTITIONED BY (months(order_date))"
+    )
+    spark.sql("CREATE TABLE source.analytics.customers (customer_id string NOT NULL, name string) USING iceberg")
+    for i, (d, s) in enumerate([("2025-10-03", "shipped"), ("2025-10-17", "shipped"), ("2025-11-02", "delivered")]):
+        spark.sql(f"INSERT INTO source.analytics.orders VALUES ('o-{i + 1}', DATE '{d}', {10.0 * (i + 1)}, '{s}')")
+    spark.sql("INSERT INTO source.analytics.customers VALUES ('c-1', 'Ada'), ('c-2', 'Grace')")
+    time.sleep(1.0)
+    before_bad = datetime.now(UTC)
+    time.sleep(1.0)
+    spark.sql("DELETE FROM source.analytics.orders WHERE status = 'shipped'")
+    print(
+        f"  3 orders and 2 customers committed; then the bad commit (DELETE of 2 orders) after {before_bad.isoformat()}"
+    )
+    emu.control("replicate", {"sourceBucketArn": src.table_bucket_arn})
+    harden_main(["--outputs", str(outputs_path), "--endpoint-url", emu.url, "--quiet"])
+    spark.sql("INSERT INTO source.analytics.customers VALUES ('c-3', 'Edsger')")
+    print("  replicated (simulated service), replica table policies put by `harden`; then customers got one more")
+    print("  commit that was never replicated")
+
+    _step(3, "the source Region is lost")
+    for op in ("ListTables", "GetTable", "GetTableMetadataLocation", "GetTableReplicationStatus"):
+        emu.control(
+            "faults",
+            {
+                "faults": [
+                    {
+                        "operation": op,
+                        "remaining": 10**6,
+                        "code": "ServiceUnavailableException",
+                        "status": 503,
+                        "message": "Region unavailable (drill)",
+                        "match": src.table_bucket_name,
+                    }
+                ]
+            },
+        )
+    print(f"  every S3 Tables call naming {src.table_bucket_name} now fails with 503")
+
+    common = ["--config", str(SEED), "--outputs", str(outputs_path), "--endpoint-url", emu.url]
+    common += [
+        "--replica-bucket",
+        rep.table_bucket_name,
+        "--role-arn",
+        f"{account}={break_glass}",
+        "--max-attempts",
+        "2",
+    ]
+    common += ["--report", str(out / "reports")]
+    _step(4, "plan (dry run): nothing is changed")
+    plan_code = failover_main([*common, "--dry-run"])
+
+    _step(5, "promote analytics.customers (latest replicated state)")
+    t0 = time.monotonic()
+    code_c = failover_main([*common, "--table", "analytics.customers", "--confirm", rep.table_bucket_name])
+    rto_c = time.monotonic() - t0
+
+    _step(6, f"promote analytics.orders AS OF {before_bad.isoformat()} (before the bad commit): no copy")
+    t0 = time.monotonic()
+    as_of = before_bad.isoformat().replace("+00:00", "Z")
+    code_o = failover_main(
+        [*common, "--table", "analytics.orders", "--as-of", as_of, "--confirm", rep.table_bucket_name]
+    )
+    rto_o = time.monotonic() - t0
+
+    _step(7, "writers: Spark writes to the promoted tables")
+    spark.sql("INSERT INTO promoted.analytics.orders VALUES ('o-9', DATE '2025-12-01', 99.0, 'pending')")
+    spark.sql("INSERT INTO promoted.analytics.customers VALUES ('c-9', 'Barbara')")
+    n_orders = spark.sql("SELECT count(*) FROM promoted.analytics.orders").first()[0]  # type: ignore[index]
+    n_customers = spark.sql("SELECT count(*) FROM promoted.analytics.customers").first()[0]  # type: ignore[index]
+    print(f"  promoted.analytics.orders: {n_orders} rows (3 before the bad commit + 1 new)")
+    print(f"  promoted.analytics.customers: {n_customers} rows (2 replicated + 1 new; c-3 was lost: the RPO)")
+    props = {r["key"]: r["value"] for r in spark.sql("SHOW TBLPROPERTIES promoted.analytics.orders").collect()}
+    for k in sorted(k for k in props if k.startswith("kit.failover.")):
+        print(f"    {k} = {props[k]}")
+    spark.stop()
+
+    _step("8", "failback plan (dry run), as soon as the original Region answers again")
+    print("  (the original Region is still down in this drill: the plan says so)")
+    failover_main([*common[:-2], "--failback", "--dry-run"])
+
+    ok = plan_code == 0 and code_c == 0 and code_o == 0 and n_orders == 4 and n_customers == 3
+    reports = sorted((out / "reports").glob("*/report.md"))
+    _step("done", f"{'SUCCESS' if ok else 'FAILED'} in {time.monotonic() - t_start:.0f}s")
+    rpo = json.loads(reports[0].with_suffix(".json").read_text())["rpo"] if reports else "unknown"
+    print(f"  RPO: {rpo}")
+    print(
+        f"  RTO: {rto_c:.1f}s (customers, latest), {rto_o:.1f}s (orders, point in time) to a writable, verified table"
+    )
+    for r in reports:
+        print(f"  report: {r}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,6 +18,7 @@ from typing import Any, TextIO, TypeVar
 
 from botocore.exceptions import ClientError
 
+from jobs.aws_retry import MAX_ATTEMPTS
 from jobs.ops.clients import Clients, parse_role_arns, resolve_endpoint
 
 T = TypeVar("T")
@@ -340,7 +341,9 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role-name", help="assume this role name in every account")
     p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
     p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
-    p.add_argument("--max-attempts", type=int, default=8, help="botocore attempts per call (default 8)")
+    p.add_argument(
+        "--max-attempts", type=int, default=MAX_ATTEMPTS, help=f"botocore attempts per call (default {MAX_ATTEMPTS})"
+    )
     p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

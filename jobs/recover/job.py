@@ -266,9 +266,9 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
     if not spec.is_aws:
         return 3, 10, "AWS defaults (local warehouse)"
     try:
-        import boto3
+        from jobs import aws_retry
 
-        c = boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+        c = aws_retry.client("s3tables", spec.region, spec.endpoint)
         conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
         s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
         return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"

@@ -396,6 +396,7 @@ def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tupl
                 "tableARN": t.arn,
                 "createdAt": _iso(t.creation_date),
                 "modifiedAt": _iso(t.last_modified),
+                **({"managedByService": True} if t.arn in STATE.replica_source else {}),  # REFERENCE §8
             }
             for t in tables
         ]

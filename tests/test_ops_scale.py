@@ -119,3 +119,44 @@ def test_stream_concurrently_is_bounded_and_complete(concurrency: int) -> None:
     out = sorted(stream_concurrently(fn, items(), concurrency))
     assert out == [i * 2 for i in range(1000)]
     assert max(seen_ahead) <= max(1, concurrency * 2)
+
+
+def _calls(env: OpsEnv) -> dict[str, int]:
+    return dict(env.control.stats()["calls"])
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:
+    from jobs.ops import harden as hd
+
+    world, _ = _lake(ops_env, destinations=1)
+    first = hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16)
+    assert first.count("hardened") == TABLES and first.exit_code == 0
+    before = _calls(ops_env)
+    seen: list[str] = []
+    again = hd.harden(
+        world.clients, world.outputs, show_progress=False, concurrency=16, on_result=lambda r: seen.append(r.table)
+    )
+    assert again.count("unchanged") == TABLES and again.results == []  # only the summary is kept
+    assert len(seen) == TABLES  # every result was streamed to the caller
+    # one ListTables page and one GetTablePolicy per replica; no GetTable, no maintenance read
+    assert _delta(before, _calls(ops_env)) == {"ListTables": 1, "GetTablePolicy": TABLES}
+
+
+def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
+    from jobs.ops import audit as au
+
+    world, _ = _lake(ops_env, destinations=1)
+    from jobs.ops import harden as hd
+
+    assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
+    before = _calls(ops_env)
+    report = au.audit(world.clients, world.cfg, world.outputs, concurrency=16, show_progress=False)
+    assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
+    assert "retention-below-source" not in report.kinds() and "replica-missing" not in report.kinds()
+    calls = _delta(before, _calls(ops_env))
+    assert calls["GetTable"] == TABLES  # the replicas only: no source table is read by ARN
+    assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES  # each source once, each replica once

@@ -218,6 +218,7 @@ def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now
 
 WINDOW_GRACE = timedelta(hours=1)
 SECOND_PASS_PAUSE = 5.0  # seconds between the first pass and the second pass over tables unread after retries
+SECOND_PASSES = 3  # at most this many passes after the first, while each still recovers tables
 
 
 @dataclass
@@ -404,20 +405,28 @@ def collect_status(
         tables=len(tables),
     )
     # The second pass: a burst of throttling (or a server error) can outlast every retry of some calls; read those
-    # tables again once the burst had `second_pass_pause` seconds to pass, before reporting them as unknown.
+    # tables again once the burst had `second_pass_pause` seconds to pass, before reporting them as unknown. While a
+    # pass still recovers tables, up to `SECOND_PASSES` passes run, each after a pause twice the previous one.
     again = [i for i, rows in enumerate(per_table) if needs_second_pass(rows)]
-    if again:
-        report.second_pass = len(again)
+    report.second_pass = len(again)
+    pause = second_pass_pause
+    for _ in range(SECOND_PASSES):
+        if not again:
+            break
         if show_progress:
             print(
-                f"status: {len(again)} table(s) unreadable after retries; second pass in {second_pass_pause:g}s",
+                f"status: {len(again)} table(s) unreadable after retries; reading them again in {pause:g}s",
                 file=sys.stderr,
             )
-        time.sleep(second_pass_pause)
+        time.sleep(pause)
         redone = run_concurrently(lambda i: table_status(clients, tables[i], now, max_lag, windows), again, concurrency)
         for i, rows in zip(again, redone, strict=True):
             per_table[i] = rows
-        report.second_pass_unresolved = sum(1 for rows in redone if needs_second_pass(rows))
+        still = [i for i, rows in zip(again, redone, strict=True) if needs_second_pass(rows)]
+        if len(still) == len(again):
+            break  # no progress: what is left is not a passing burst
+        again, pause = still, pause * 2
+    report.second_pass_unresolved = len(again)
     for rows in per_table:
         report.rows.extend(rows)
     return report

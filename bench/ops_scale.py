@@ -40,6 +40,7 @@ class OpsScale:
     sample: int  # tables in the hand-scripted baseline's sample
     concurrency: int
     burst: int = 1000  # throttled GetTableReplicationStatus calls in a row
+    second_pass_pause: float = 5.0  # the monitor's default
 
     @property
     def tables(self) -> int:
@@ -49,6 +50,9 @@ class OpsScale:
 SCALES = {
     "full": OpsScale(namespaces=100, tables_per_namespace=100, destinations=3, sample=40, concurrency=64),
     "small": OpsScale(namespaces=3, tables_per_namespace=40, destinations=3, sample=10, concurrency=32, burst=300),
+    "tiny": OpsScale(
+        namespaces=2, tables_per_namespace=10, destinations=2, sample=4, concurrency=8, burst=40, second_pass_pause=0.5
+    ),
 }
 
 
@@ -282,7 +286,7 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------
 
 
-def child(tool: str, endpoint: str, workdir: str, concurrency: int) -> dict[str, Any]:
+def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
     """Run one tool as its CLI would, return a summary (runs in the child process)."""
     from datetime import timedelta
 
@@ -318,6 +322,7 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int) -> dict[str,
             source_bucket_arns=(outputs.source.table_bucket_arn,),
             destination_bucket_arns=tuple(r.table_bucket_arn for r in outputs.replicas),
             concurrency=concurrency,
+            second_pass_pause=pause,
         )
         res = monitor.run_monitor(clients, settings, region=SRC_REGION)
         out = res.to_json() | {"unknown": res.errors}
@@ -336,11 +341,11 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int) -> dict[str,
     return out
 
 
-def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int) -> dict[str, Any]:
+def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
     """The tool in a fresh interpreter; wall time, its peak RSS (wait4), the emulator's CPU seconds meanwhile."""
     code = (
         "import json, sys; from bench.ops_scale import child; "
-        f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency})))"
+        f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause})))"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("AWS_ENDPOINT_URL", None)
@@ -447,7 +452,7 @@ def run_ops_bench(scale_name: str | None = None, workdir: Path | None = None) ->
         # the small scale's 120 tables get 300, or the burst would outnumber every attempt the tables make).
         emu.control.throttle("*", 0.2, seed=18, service="s3tables")
         emu.control.inject_faults("GetTableReplicationStatus", sc.burst)
-        doc["kit"]["monitor-throttled"] = run_child("monitor-throttled", emu, wd, sc.concurrency)
+        doc["kit"]["monitor-throttled"] = run_child("monitor-throttled", emu, wd, sc.concurrency, sc.second_pass_pause)
         doc["throttle_stats"] = [
             {k: f[k] for k in ("operation", "share", "served", "seen")} for f in emu.control.stats()["faults"]
         ]

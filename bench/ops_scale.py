@@ -270,6 +270,7 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     outputs = parse_outputs(outputs_doc(cfg, organization))
     hardened = harden(clients, outputs, concurrency=sc.concurrency, show_progress=False)
     assert hardened.exit_code == 0 and hardened.count("hardened") == sc.tables * sc.destinations, hardened.counts
+    del hardened  # 30,000 results with their diffs: not to be copied into the tools' forked children
     (workdir / "config.json").write_text(json.dumps(cfg_doc))
     (workdir / "outputs.json").write_text(json.dumps(outputs_doc(cfg, organization)))
     return {
@@ -302,7 +303,7 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
     t0 = time.perf_counter()
     out: dict[str, Any]
     if tool == "status":
-        promised = {
+        promised: dict[str, timedelta | None] = {
             r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours) for r in outputs.replicas
         }
         rep = status.collect_status(
@@ -338,7 +339,17 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
     else:
         raise ValueError(tool)
     out["seconds"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = _vm_hwm_mb()
     return out
+
+
+def _vm_hwm_mb() -> float:
+    """This process's peak RSS (VmHWM; exec starts a fresh count, unlike wait4's ru_maxrss, which also covers the
+    forked parent's image before exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
@@ -365,7 +376,6 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
         "tool": tool,
         "crashed": False,
         "wall_s": wall,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
         "client_cpu_s": usage.ru_utime + usage.ru_stime,
         "emulator_cpu_s": emu.cpu_seconds() - cpu0,
     }
@@ -398,8 +408,8 @@ def baseline(tool: str, emu: Emulator, sc: OpsScale) -> dict[str, Any]:
         if tool in ("status", "monitor"):
             st = s3t.get_table_replication_status(tableArn=t["tableARN"])
             if tool == "status":
-                for d in st["destinations"]:
-                    got = dst.get_table(tableBucketARN=d["destinationTableBucketArn"], namespace=ns, name=name)
+                for dest in st["destinations"]:
+                    got = dst.get_table(tableBucketARN=dest["destinationTableBucketArn"], namespace=ns, name=name)
                     bucket, key = got["metadataLocation"].removeprefix("s3://").split("/", 1)
                     s3.get_object(Bucket=bucket, Key=key)["Body"].read()
             else:

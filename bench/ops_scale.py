@@ -49,6 +49,7 @@ class OpsScale:
 
 SCALES = {
     "full": OpsScale(namespaces=100, tables_per_namespace=100, destinations=3, sample=40, concurrency=64),
+    "medium": OpsScale(namespaces=20, tables_per_namespace=100, destinations=3, sample=10, concurrency=64),
     "small": OpsScale(namespaces=3, tables_per_namespace=40, destinations=3, sample=10, concurrency=32, burst=300),
     "tiny": OpsScale(
         namespaces=2, tables_per_namespace=10, destinations=2, sample=4, concurrency=8, burst=40, second_pass_pause=0.5

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from datetime import timedelta
 
 import pytest
@@ -154,6 +153,7 @@ def test_throttling_injection_is_real(ops_env: OpsEnv, monkeypatch: pytest.Monke
     """Control for the test above: without retries the same injection makes the run unreadable."""
     world = deploy(ops_env)
     monkeypatch.setattr(st, "call", lambda fn, *a, **kw: fn(*a, **kw))
+    monkeypatch.setattr(st, "SECOND_PASSES", 0)  # and no second pass (issue 18)
     ops_env.control.inject_faults("GetTableReplicationStatus", 1)
     report = st.collect_status(ops_env.clients(max_attempts=1), [world.source_arn], concurrency=1, show_progress=False)
     assert len(report.errors) == 1 and "TooManyRequestsException" in (report.errors[0].failure_message or "")
@@ -180,7 +180,6 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
     ops_env.control.inject_faults("GetTableReplicationStatus", 20)
     ops_env.control.set_latency("GetTableReplicationStatus", 0.01)  # 30 s if the calls were made one at a time
 
-    started = time.monotonic()
     code, out = _run_cli(
         world,
         tmp_path,
@@ -195,7 +194,6 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
         "--concurrency",
         "16",
     )
-    elapsed = time.monotonic() - started
     doc = json.loads(out)
     assert doc["tables"] == 3000
     assert doc["counts"] == {"completed": 2997, "failed": 3}
@@ -204,7 +202,6 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
     stats = ops_env.control.stats()
     assert stats["calls"]["ListTables"] >= 4 + 1  # 1,499 and 1,500 tables: two pages per bucket (+ the probe above)
     assert 4 <= stats["max_in_flight"] <= 16 + 2  # calls overlapped, bounded by --concurrency (+ control calls)
-    assert elapsed < 60, f"status over 3,000 tables took {elapsed:.1f}s"
     assert DST_REGION in world.replica_arn
 
 

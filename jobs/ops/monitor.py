@@ -44,6 +44,7 @@ from jobs.ops.status import (
     DETACHED,
     ERROR,
     FAILED,
+    SECOND_PASS_PAUSE,
     UNCONFIGURED,
     DestinationStatus,
     StatusReport,
@@ -81,6 +82,7 @@ class MonitorSettings:
     max_table_metrics: int = 50
     concurrency: int = 16
     namespace: str = METRIC_NAMESPACE
+    second_pass_pause: float = SECOND_PASS_PAUSE  # seconds before tables unread after retries are read again
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
@@ -206,6 +208,11 @@ class MonitorResult:
     requests: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     errors: int = 0
+    second_pass: int = 0  # tables read again after a pause (unreadable after the first pass's retries)
+
+    @property
+    def heartbeat(self) -> bool:
+        return any(d["MetricName"] == HEARTBEAT for d in self.data)
 
     def to_json(self) -> dict[str, Any]:
         series = {(d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"])) for d in self.data}
@@ -213,6 +220,8 @@ class MonitorResult:
             "tables": self.tables,
             "counts": self.counts,
             "status_read_errors": self.errors,
+            "second_pass_tables": self.second_pass,
+            "heartbeat": self.heartbeat,
             "metrics": len(self.data),
             "series": len(series),
             "put_metric_data_requests": self.requests,
@@ -235,6 +244,7 @@ def run_monitor(
         concurrency=settings.concurrency,
         show_progress=False,
         list_destinations=False,  # the function's role reads the source account only (module docstring)
+        second_pass_pause=settings.second_pass_pause,
     )
     data = metric_data(
         report,
@@ -242,7 +252,9 @@ def run_monitor(
         max_table_metrics=settings.max_table_metrics,
         destinations=settings.destination_bucket_arns,
     )
-    result = MonitorResult(report.tables, data, counts=report.counts(), errors=len(report.errors))
+    result = MonitorResult(
+        report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
+    )
     if not dry_run:
         result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
     return result

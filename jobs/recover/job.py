@@ -337,9 +337,9 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
     if not spec.is_aws:
         return 3, 10, "AWS defaults (local warehouse)"
     try:
-        from jobs.aws_overlay import boto3_session
+        from jobs import aws_retry
 
-        c = boto3_session(region_name=spec.region).client("s3tables", endpoint_url=spec.endpoint)
+        c = aws_retry.client("s3tables", spec.region, spec.endpoint)
         conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
         s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
         return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"

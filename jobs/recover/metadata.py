@@ -150,10 +150,10 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        from jobs.aws_overlay import boto3_session
+        from jobs import aws_retry  # the kit's one retry policy
 
         self.spec = spec
-        self.client = client or boto3_session(region_name=spec.region).client("s3tables", endpoint_url=spec.endpoint)
+        self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint)
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []
@@ -184,10 +184,12 @@ class S3TablesMetadataSource:
 
     @property
     def io_props(self) -> dict[str, str]:
+        from jobs.aws_retry import fileio_properties
+
         props = {"s3.region": self.spec.region or ""}
         if self.spec.endpoint:
             props["s3.endpoint"] = self.spec.endpoint
-        return props
+        return fileio_properties(props)  # pyarrow's S3 retries: the kit's attempt count
 
     def read_json(self, location: str) -> dict[str, Any]:
         from pyiceberg.io import load_file_io

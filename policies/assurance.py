@@ -281,7 +281,7 @@ def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
 
 def documents(cfg: KitConfig) -> list[PolicyDoc]:
     a = cfg.assurance
-    src, rec = source_site(cfg), recovery_site(cfg)
+    src = source_site(cfg)
     out: list[PolicyDoc] = []
     if a.monitor.enabled:
         role, sched = monitor_role_name(cfg), monitor_scheduler_role_name(cfg)
@@ -312,6 +312,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
             ),
         ]
     if a.rehearsal.enabled:
+        rec = recovery_site(cfg)
         sched = rehearsal_scheduler_role_name(cfg)
         out += [
             PolicyDoc(

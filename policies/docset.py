@@ -120,3 +120,19 @@ def build(cfg: KitConfig) -> DocumentSet:
         placeholders=(("emr_application_arn", emr_application_arn(cfg)),),
         candidates=tuple(candidates),
     )
+
+
+def build_monitor(cfg: KitConfig) -> DocumentSet:
+    """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from a view of
+    the promoted source and its destinations (`infra.stacks.failover.monitor_view`), which has no recovery site of
+    its own (its rehearsal stays in the recovery stack), so the whole set of that view is not a topology to build."""
+    from policies import assurance
+
+    view = cfg.model_copy(
+        update={
+            "assurance": cfg.assurance.model_copy(
+                update={"rehearsal": cfg.assurance.rehearsal.model_copy(update={"enabled": False})}
+            )
+        }
+    )
+    return DocumentSet(tuple(assurance.documents(view)))

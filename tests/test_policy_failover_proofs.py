@@ -134,6 +134,8 @@ promoted-table      PutTablePolicy                          D   D   D   D   D   
 promoted-table      DeleteTablePolicy                       D   D   D   D   D   D   A   A   D
 promoted-table      PutTableReplication                     D   D   D   D   D   D   A   A   D
 promoted-table      PutTableEncryption                      D   D   D   D   D   D   A   A   D
+promoted-table      TagResource                             D   D   D   D   D   D   A   D   D
+promoted-table      UntagResource                           D   D   D   D   D   D   A   D   D
 promoted-table      GetTableData                            A   A   A   A   A   A   A   A   -
 promoted-table      GetTable                                A   A   A   A   -   A   A   A   -
 # ---- promoted bucket: writers create tables; replication from it is the deploy role's; deletion break-glass ----
@@ -145,12 +147,14 @@ promoted-bucket     DeleteTableBucket                       D   D   D   D   D   
 promoted-bucket     DeleteNamespace                         D   D   D   D   D   D   A   D   D
 promoted-bucket     PutTableBucketPolicy                    D   D   D   D   D   D   A   A   D
 promoted-bucket     PutTableBucketMaintenanceConfiguration  D   D   D   D   D   D   A   A   D
+promoted-bucket     PutTableBucketLogging                   D   D   D   D   D   D   A   A   D
 promoted-bucket     ListTables                              A   A   A   A   -   A   A   A   -
 # ---- a table of the promoted bucket that was not promoted: still a protected replica ----
 unpromoted-table    PutTableData                            D   D   D   D   A   A   A   D   D
 unpromoted-table    UpdateTableMetadataLocation             D   D   D   D   A   A   A   D   D
 unpromoted-table    DeleteTable                             D   D   D   D   D   D   A   D   D
 unpromoted-table    PutTableMaintenanceConfiguration        D   D   D   D   A   D   A   D   D
+unpromoted-table    DisassociateTableReplication            D   D   D   D   D   D   A   D   D
 # ---- destination of the promoted source: written by the failover replication role only ----
 dest-table          PutTableData                            D   D   D   A   D   A   A   D   D
 dest-table          UpdateTableMetadataLocation             D   D   D   A   D   A   A   D   D
@@ -158,6 +162,8 @@ dest-table          PutTableMaintenanceConfiguration        D   D   D   A   D   
 dest-table          DeleteTable                             D   D   D   D   D   D   A   D   D
 dest-table          RenameTable                             D   D   D   D   D   D   A   D   D
 dest-table          PutTablePolicy                          D   D   D   D   D   D   A   A   D
+dest-table          DisassociateTableReplication            D   D   D   D   D   D   A   D   D
+dest-table          TagResource                             D   D   D   D   D   D   A   D   D
 dest-table          GetTableData                            A   A   A   A   -   A   A   A   -
 dest-bucket         CreateTable                             D   D   D   A   D   D   A   D   D
 dest-bucket         CreateNamespace                         D   D   D   A   D   D   A   D   D

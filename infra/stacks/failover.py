@@ -174,7 +174,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             name=kms_alias(view, topo.promoted.bucket),
             target_key_id=promoted.bucket.kms_key_arn,
         )
-    source_assurance(promoted, view, docset.build(view))  # the monitor follows the new source
+    source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
     RecoveryStack(
         app, cfg, docs, replica_bucket_arn=stacks[cfg.recovery.replica].bucket.arn, allow_destroy=allow_destroy
     )

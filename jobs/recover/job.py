@@ -23,6 +23,7 @@ from jobs.recover import sql as S
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from jobs.recover.guard import GuardedSql
+from jobs.recover.lakeplan import build_plan_at_scale
 from jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
@@ -130,41 +131,53 @@ def build_plan(req: RecoveryRequest, replica_src: MetadataSource, target_src: Me
     now_ms = req.now_ms if req.now_ms is not None else int(time.time() * 1000)
     plan = Plan(selector=req.selector)
     idents = list(dict.fromkeys(req.tables))
+    seen = set(idents)  # O(1) membership: a 10,000-table namespace de-duplicates in milliseconds
     for ns in req.namespaces:
         names = replica_src.list_tables(ns)
         if not names:
             plan.errors.append(f"namespace {ns}: no tables in the replica catalog")
-        idents.extend(Ident(ns, n) for n in names if Ident(ns, n) not in idents)
+        for n in names:
+            if Ident(ns, n) not in seen:
+                seen.add(Ident(ns, n))
+                idents.append(Ident(ns, n))
     for ident in idents:
-        try:
-            info = load_table_info(replica_src, ident)
-            if info is None:
-                plan.errors.append(f"{ident}: no such table in the replica catalog {req.replica.name}")
-                continue
-            tgt = target_ident(ident, req.target_namespace, req.suffix)
-            tp = plan_table(
-                info,
-                req.selector,
-                now_ms,
-                tgt,
-                table_properties(target_src, tgt),
-                req.replace,
-                decide_mode=_mode_decider(req, info, replica_src),
-                properties_at=_properties_reader(req, info, replica_src),
-            )
-            if tp.action is Action.REFUSE:
-                plan.errors.append(
-                    f"{ident}: target {req.target.name}.{tgt} {tp.state.value}; pass --replace to overwrite it"
-                )
-            elif req.copy_mode is CopyMode.FILES and tp.copy_mode is not CopyMode.FILES:
-                reason = tp.mode.reason if tp.mode else "?"
-                plan.errors.append(f"{ident}: --copy-mode files is not possible: {reason} (use auto or ctas)")
+        tp, errors = plan_one(req, replica_src, target_src, ident, now_ms)
+        plan.errors.extend(errors)
+        if tp is not None:
             plan.tables.append(tp)
-        except PlanError as e:
-            plan.errors.append(str(e))
     same = req.replica.mode == req.target.mode and req.replica.warehouse == req.target.warehouse
     plan.errors.extend(check_distinct_targets(plan.tables, same))
     return plan
+
+
+def plan_one(
+    req: RecoveryRequest, replica_src: MetadataSource, target_src: MetadataSource, ident: Ident, now_ms: int
+) -> tuple[TablePlan | None, list[str]]:
+    """One table's plan and its plan errors (metadata reads only; safe to call from several threads)."""
+    errors: list[str] = []
+    try:
+        info = load_table_info(replica_src, ident)
+        if info is None:
+            return None, [f"{ident}: no such table in the replica catalog {req.replica.name}"]
+        tgt = target_ident(ident, req.target_namespace, req.suffix)
+        tp = plan_table(
+            info,
+            req.selector,
+            now_ms,
+            tgt,
+            table_properties(target_src, tgt),
+            req.replace,
+            decide_mode=_mode_decider(req, info, replica_src),
+            properties_at=_properties_reader(req, info, replica_src),
+        )
+        if tp.action is Action.REFUSE:
+            errors.append(f"{ident}: target {req.target.name}.{tgt} {tp.state.value}; pass --replace to overwrite it")
+        elif req.copy_mode is CopyMode.FILES and tp.copy_mode is not CopyMode.FILES:
+            reason = tp.mode.reason if tp.mode else "?"
+            errors.append(f"{ident}: --copy-mode files is not possible: {reason} (use auto or ctas)")
+        return tp, errors
+    except PlanError as e:
+        return None, [str(e)]
 
 
 def _mode_decider(
@@ -266,9 +279,9 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
     if not spec.is_aws:
         return 3, 10, "AWS defaults (local warehouse)"
     try:
-        import boto3
+        from jobs.recover.retry import s3tables_client
 
-        c = boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+        c = s3tables_client(spec.region, spec.endpoint)
         conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
         s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
         return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"
@@ -574,7 +587,7 @@ def run(
         spark = spark_factory(req.spark_conf())
     replica_src = metadata_source(req.replica, spark)
     target_src = metadata_source(req.target, spark)
-    plan = build_plan(req, replica_src, target_src)
+    plan = build_plan_at_scale(req, replica_src, target_src, progress_out=err)
     plan_seconds = time.monotonic() - t0
     print(plan.render(), file=out, flush=True)
     header: dict[str, Any] = {

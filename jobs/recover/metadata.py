@@ -126,10 +126,10 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        import boto3
+        from jobs.recover.retry import s3tables_client
 
         self.spec = spec
-        self.client = client or boto3.client("s3tables", region_name=spec.region, endpoint_url=spec.endpoint)
+        self.client = client or s3tables_client(spec.region, spec.endpoint)
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []
@@ -153,10 +153,9 @@ class S3TablesMetadataSource:
 
     @property
     def io_props(self) -> dict[str, str]:
-        props = {"s3.region": self.spec.region or ""}
-        if self.spec.endpoint:
-            props["s3.endpoint"] = self.spec.endpoint
-        return props
+        from jobs.recover.retry import fileio_props
+
+        return fileio_props(self.spec.region, self.spec.endpoint)
 
     def read_json(self, location: str) -> dict[str, Any]:
         from pyiceberg.io import load_file_io

@@ -83,6 +83,7 @@ class RecoveryRequest:
         "auto"  # auto: checksums + metadata counts for file copies, row fingerprint for CTAS; full: + fingerprint
     )
     part_size: int = DEFAULT_PART_SIZE
+    batch: bool = True  # plain file copies of many tables in shared Spark jobs (jobs.recover.batch)
 
     def __post_init__(self) -> None:
         if self.replica.name == self.target.name:
@@ -539,8 +540,18 @@ def execute(
                 say(res.leftover_note)
         return res
 
+    done: dict[str, TableResult] = {}
+    if req.batch:
+        from jobs.recover.batch import batchable, recover_many
+
+        many = [tp for tp in plan.tables if batchable(req, tp)]
+        if many:
+            results, _ = recover_many(spark, req, many, target_src, run_id, progress, plan_seconds)
+            done = {r.replica_table: r for r in results}
+    rest = [tp for tp in plan.tables if str(tp.replica) not in done]
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
-        return list(pool.map(one, plan.tables))
+        done.update((str(tp.replica), r) for tp, r in zip(rest, pool.map(one, rest), strict=True))
+    return [done[str(tp.replica)] for tp in plan.tables]
 
 
 def planned_result(req: RecoveryRequest, t: TablePlan, plan_seconds: float) -> TableResult:

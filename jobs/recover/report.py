@@ -33,6 +33,7 @@ class TableResult:
     leftovers: list[str] = field(default_factory=list)  # objects a failed attempt left in the target location
     leftover_note: str = ""
     copy_mb_per_s: float | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (batched file copy)
 
     @property
     def ok(self) -> bool:
@@ -63,6 +64,8 @@ def table_markdown(r: TableResult) -> str:
         f"| copy seconds | {r.copy_seconds:.2f} |",
         f"| verify seconds | {r.verify_seconds:.2f} |",
     ]
+    if r.phases:
+        lines.append("| phases (s) | " + ", ".join(f"{k} {v:.3f}" for k, v in r.phases.items()) + " |")
     if r.warnings:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in r.warnings]]
     if r.leftovers or r.leftover_note:

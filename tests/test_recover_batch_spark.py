@@ -76,7 +76,7 @@ def test_many_tables_one_copy_job_one_commit_each(spark: Any, lake: Path) -> Non
     assert not by["fleet.t00"].phases and by["fleet.t00"].copy_mode == "files"
     for i in range(1, N):
         r, name = by[f"fleet.t{i:02d}"], f"t{i:02d}"
-        assert set(r.phases) == {"stage", "copy", "check", "verify", "commit"}
+        assert set(r.phases) == {"stage", "copy", "check", "append", "verify", "commit"}
         assert r.rows == 100 + i + 1 and r.verification and r.verification["verified_in_commit"]
         # data, lineage and verified in ONE catalog commit: the table's only metadata file has all of them
         assert _metadata_files(lake, "one", name) == ["v1.metadata.json"]

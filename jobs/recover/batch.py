@@ -302,7 +302,9 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
             )
         op.set("kit.recovery.copy-mode", "files")
         op.set("kit.recovery.replica-snapshot-id", str(tp.snapshot.snapshot_id))
-        op.commit()  # into the transaction: nothing is visible in the catalog yet
+        op.commit()  # into the transaction (manifest + manifest list written): nothing is visible in the catalog yet
+        st.phases["append"] = time.monotonic() - t
+        t = time.monotonic()
         src = source_counts(st.data)
         dst = metadata_counts(spark, txn.table(), None)
         problems = compare_counts(src, dst)
@@ -326,7 +328,7 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
     res.rows = records
     res.files = len(st.data)
     res.bytes = st.files.bytes_copied
-    res.copy_seconds = st.phases.get("stage", 0.0) + st.phases.get("copy", 0.0) + st.phases.get("commit", 0.0)
+    res.copy_seconds = sum(st.phases.get(k, 0.0) for k in ("stage", "copy", "append", "commit"))
     res.verify_seconds = st.phases.get("check", 0.0) + st.phases.get("verify", 0.0)
     res.copy_mb_per_s = st.files.bytes_copied / 1e6 / max(st.files.copy_seconds, 1e-9)
     res.verification_method = (

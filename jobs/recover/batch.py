@@ -349,4 +349,4 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
         "extra_sample": [],
     }
     res.phases = {k: round(v, 4) for k, v in st.phases.items()}
-    st.say(f"VERIFIED (files, batched): {records} rows, {len(st.data)} file(s); one commit with data + verified")
+    st.say(f"VERIFIED (files): {records} rows, {len(st.data)} file(s); batched, one commit with data + verified")

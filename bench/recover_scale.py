@@ -67,14 +67,19 @@ def emulator() -> tuple[subprocess.Popen[bytes], str]:
 
 
 def measure_plan(
-    tables: int = 10_000, namespaces: int = 100, destinations: int = 3, sample: int = 200, latency_s: float = 0.03
+    tables: int = 10_000,
+    namespaces: int = 100,
+    destinations: int = 3,
+    sample: int = 200,
+    latency_s: float = 0.03,
+    s3_latency_s: float = 0.02,
 ) -> dict[str, Any]:
+    from jobs import aws_retry
     from jobs.recover.catalogs import CatalogSpec
     from jobs.recover.job import RecoveryRequest, build_plan
     from jobs.recover.lakeplan import build_plan_at_scale
     from jobs.recover.metadata import metadata_source
     from jobs.recover.model import Ident
-    from jobs.recover.retry import s3tables_client
     from tests.moto_ext.control import Control
 
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
@@ -83,7 +88,7 @@ def measure_plan(
     proc, url = emulator()
     try:
         ctl = Control(url)
-        st = s3tables_client(region, url)
+        st = aws_retry.client("s3tables", region, url)
         per_ns = tables // namespaces
         layout = {f"ns{j:03d}": [f"t{i:04d}" for i in range(per_ns)] for j in range(namespaces)}
         t0 = time.monotonic()
@@ -94,8 +99,8 @@ def measure_plan(
             for j in range(0, namespaces, 10):  # 10 namespaces per seeding call
                 ctl.seed(arn, {ns: layout[ns] for ns in list(layout)[j : j + 10]}, commit_ms=commit_ms)
         seed_s = time.monotonic() - t0
-        for op in ("ListNamespaces", "ListTables", "GetTable", "GetTableMetadataLocation"):
-            ctl.set_latency(op, latency_s)
+        ctl.set_latency(service="s3tables", seconds=latency_s)
+        ctl.set_latency(service="s3", seconds=s3_latency_s)
 
         def request(**kw: Any) -> RecoveryRequest:
             return RecoveryRequest(
@@ -125,7 +130,7 @@ def measure_plan(
             "namespaces": namespaces,
             "destinations": destinations,
             "latency_ms": latency_s * 1000,
-            "s3_latency": "not applied (the emulator adds latency to S3 Tables operations only until 18-ops' layer)",
+            "s3_latency_ms": s3_latency_s * 1000,
             "seed_s": round(seed_s, 1),
             "sample": len(picked),
             "serial_sample_s": round(serial_s, 2),

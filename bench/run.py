@@ -429,12 +429,16 @@ def main(argv: list[str] | None = None) -> int:
         return s
 
     res.extra["synth"] = step("4 synth scale", synth) or {}
+    if os.environ.get("BENCH_OPS", "1") != "0":  # issue 18: ops tools at lake scale (own module, own section)
+        from bench.ops_scale import run_ops_bench
+
+        res.extra["ops_scale"] = step("6 ops tools at lake scale", lambda: run_ops_bench(scale_name))
     if os.environ.get("BENCH_RECOVER_SCALE", "1") != "0":  # issue 18: plan of 10,000 tables, many small tables
         from bench.recover_scale import run_all
 
         full = scale_name == "full"
         res.extra["recover_scale"] = step(
-            "6 recovery at lake scale",
+            "7 recovery at lake scale",
             lambda: run_all(root / "recover-scale", 10_000 if full else 500, 200 if full else 20, 2 if full else 1),
         )
     res.measurements = work.measurements
@@ -449,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     res.machine["bench wall time"] = f"{time.perf_counter() - t_start:.0f} s"
 
     (OUT / "results.json").write_text(json.dumps(res.as_dict(), indent=2, default=str) + "\n")
-    md.write_text(render_markdown(res))
+    from bench.ops_scale import markdown as ops_markdown
+
+    md.write_text(render_markdown(res) + ops_markdown(res.extra.get("ops_scale")))
     print("\n" + console_table(res))
     print(f"\nwrote {md} and {OUT / 'results.json'} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return 1 if res.errors else 0

@@ -176,11 +176,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    import boto3
+    from jobs import aws_retry
 
     region = outputs.recovery.region
-    upload(boto3.client("s3", region_name=region), outputs, jars)
-    emr = boto3.client("emr-serverless", region_name=region)
+    upload(aws_retry.client("s3", region), outputs, jars)
+    emr = aws_retry.client("emr-serverless", region)
     job_run_id = emr.start_job_run(**request)["jobRunId"]
     print(f"started job run {job_run_id} on application {outputs.recovery.emr_application_id}")
     if ns.no_wait:

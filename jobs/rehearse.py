@@ -363,8 +363,6 @@ def _rehearse_and_report(
 def upload_artifacts(outputs_path: str) -> int:
     """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
     (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
-    import boto3
-
     from jobs.emr_submit import join_s3, split_s3, upload
     from jobs.outputs import load_outputs
     from jobs.spark import kit_jars
@@ -378,7 +376,9 @@ def upload_artifacts(outputs_path: str) -> int:
             file=sys.stderr,
         )
         return 2
-    s3 = boto3.client("s3", region_name=outputs.recovery.region)
+    from jobs import aws_retry
+
+    s3 = aws_retry.client("s3", outputs.recovery.region)
     upload(s3, outputs, jars)
     bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, ENTRY))
     s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
@@ -387,11 +387,12 @@ def upload_artifacts(outputs_path: str) -> int:
 
 
 def _client(ns: argparse.Namespace, service: str, region: str) -> Any:
-    """A plain boto3 client (the job's zip on EMR carries no jobs/ops); standard retries cover throttling."""
+    """A plain boto3 client (the job's zip on EMR carries no jobs/ops) with the kit's retry policy."""
     import boto3
-    from botocore.config import Config
 
-    config = Config(retries={"mode": "standard", "total_max_attempts": 8})
+    from jobs.aws_retry import retry_config
+
+    config = retry_config()
     session = boto3.session.Session(region_name=region)
     return session.client(service, endpoint_url=ns.endpoint_url or None, config=config)  # type: ignore[call-overload]
 

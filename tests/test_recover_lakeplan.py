@@ -7,15 +7,16 @@ import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from jobs import aws_retry
 from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.job import RecoveryRequest, build_plan, run
 from jobs.recover.lakeplan import Listing, bounded_map, build_plan_at_scale, describe_error
 from jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, metadata_source
 from jobs.recover.model import Ident
-from jobs.recover.retry import s3tables_client
 from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
@@ -101,7 +102,12 @@ def _request(env: OpsEnv, replica: str, recovery: str, **kw: object) -> Recovery
 def _plan(req: RecoveryRequest, concurrency: int = 16, attempts: int | None = None) -> tuple[list[str], list[str]]:
     rep: MetadataSource = metadata_source(req.replica)
     if attempts is not None:  # fewer attempts than the kit's (10) keep a table that is always throttled quick to test
-        client = s3tables_client(DST_REGION, req.replica.endpoint, {"mode": "standard", "total_max_attempts": attempts})
+        client = boto3.client(
+            "s3tables",
+            region_name=DST_REGION,
+            endpoint_url=req.replica.endpoint,
+            config=aws_retry.retry_config(attempts),
+        )
         rep = S3TablesMetadataSource(req.replica, client)
     p = build_plan_at_scale(req, rep, metadata_source(req.target), concurrency, io.StringIO())
     return sorted(str(t.replica) for t in p.tables), p.errors
@@ -144,6 +150,19 @@ def test_throttling_is_absorbed_by_the_retry_policy(lake: tuple[OpsEnv, str, str
     assert len(tables) == 3 * PER_NS
     served = {f["operation"]: f["served"] for f in env.control.stats()["faults"]}
     assert served["ListTables"] == 4 and served["GetTable"] == 90, (before, served)
+
+
+def test_twenty_percent_throttling_of_listing_tables_and_metadata_reads(lake: tuple[OpsEnv, str, str]) -> None:
+    env, replica, recovery = lake
+    # a seeded 20% of every ListTables / ListNamespaces / GetTable call and of every S3 GetObject (pyarrow, SlowDown)
+    for op in ("ListTables", "ListNamespaces", "GetTable"):
+        env.control.throttle(op, 0.2)
+    env.control.throttle("GetObject", 0.2, service="s3")
+    tables, errors = _plan(_request(env, replica, recovery))
+    assert errors == []
+    assert len(tables) == 3 * PER_NS
+    served = {f["operation"]: f["served"] for f in env.control.stats()["faults"]}
+    assert served["GetTable"] > 20 and served["GetObject"] > 20, served  # the throttling happened, and was absorbed
 
 
 def test_a_table_that_keeps_failing_is_a_plan_error_and_the_others_are_planned(

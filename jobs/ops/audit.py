@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from infra.config import KitConfig, Replica
 from jobs.ops.clients import Clients
@@ -46,7 +46,7 @@ from jobs.ops.common import (
     list_tables,
     paginate,
     render_table,
-    run_concurrently,
+    stream_concurrently,
 )
 from jobs.outputs import KitOutputs
 
@@ -296,7 +296,19 @@ def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
     return "; ".join(problems) or None
 
 
-def _replica_check(clients: Clients, table: TableRef) -> tuple[TableRef, str | None, list[Drift]]:
+def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str]:
+    """(source table ARN, its retention) or (ARN, the error text): read once per source table."""
+    try:
+        return table.arn, _retention(clients, table.bucket_arn, table.namespace, table.name)
+    except (ClientError, BotoCoreError) as exc:
+        return table.arn, describe_error(exc)
+
+
+def _replica_check(
+    clients: Clients, table: TableRef, sources: dict[str, dict[str, Any] | str]
+) -> tuple[TableRef, str | None, list[Drift]]:
+    """One replica: GetTable (its source) and its retention, compared with the source's read once beforehand
+    (`sources`; a source outside it, e.g. in another bucket, is read here)."""
     drifts: list[Drift] = []
     try:
         got = call(
@@ -309,13 +321,18 @@ def _replica_check(clients: Clients, table: TableRef) -> tuple[TableRef, str | N
         if not source:
             return table, None, drifts
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
-        src_table = call(_client(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
-        src = _retention(clients, bucket_of_table_arn(source), src_table["namespace"][0], src_table["name"])
+        src = sources.get(source)
+        if src is None:
+            src_table = call(_client(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
+            src = _retention(clients, bucket_of_table_arn(source), src_table["namespace"][0], src_table["name"])
+        if isinstance(src, str):
+            drifts.append(Drift("unverifiable", f"{table.qualified} ({got['tableARN']})", f"source retention: {src}"))
+            return table, source, drifts
         why = _shorter(rep, src)
         if why:
             drifts.append(Drift("retention-below-source", f"{table.qualified} ({got['tableARN']})", why))
         return table, source, drifts
-    except ClientError as exc:
+    except (ClientError, BotoCoreError) as exc:
         drifts.append(Drift("unverifiable", f"{table.qualified} in {table.bucket_arn}", describe_error(exc)))
         return table, None, drifts
 
@@ -329,20 +346,27 @@ def check_replicas(
     page_size: int | None,
     show_progress: bool,
 ) -> None:
-    replica_tables: list[TableRef] = []
+    # Each source table's retention is read once, not once per destination.
+    progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
+    sources = dict(stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress))
+    report.count("source tables", len(scoped))
+    covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
     for r in cfg.replicas:
         try:
-            replica_tables.extend(list_tables(clients, r.bucket_arn, page_size))
+            replica_tables = list_tables(clients, r.bucket_arn, page_size)
         except ClientError as exc:
             report.add("unverifiable", r.bucket_arn, describe_error(exc))
-    progress = Progress("audit replicas", len(replica_tables), enabled=show_progress and len(replica_tables) > 50)
-    results = run_concurrently(lambda t: _replica_check(clients, t), replica_tables, concurrency, progress)
-    report.count("replica tables", len(replica_tables))
-    covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
-    for table, source, drifts in results:
-        report.drifts.extend(drifts)
-        if source:
-            covered.add((source, table.bucket_arn))
+            continue
+        progress = Progress(
+            f"audit replicas in {r.bucket}", len(replica_tables), enabled=show_progress and len(replica_tables) > 50
+        )
+        report.count("replica tables", len(replica_tables))
+        for table, source, drifts in stream_concurrently(
+            lambda t: _replica_check(clients, t, sources), replica_tables, concurrency, progress
+        ):
+            report.drifts.extend(drifts)
+            if source:
+                covered.add((source, table.bucket_arn))
     for st in scoped:
         for r in cfg.replicas:
             if (st.arn, r.bucket_arn) not in covered:
@@ -351,6 +375,7 @@ def check_replicas(
                     f"{st.qualified} -> {r.bucket_arn}",
                     f"no replica of {st.arn} in {r.bucket}",
                 )
+    report.drifts.sort(key=lambda d: (d.kind, d.resource))
 
 
 # ----------------------------------------------------------------------------------------------------

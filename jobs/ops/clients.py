@@ -8,10 +8,11 @@ used,
 optionally assuming a role per account (``--role-name`` for the same role name in every account, ``--role-arn
 ACCOUNT=ARN`` to override one account).
 
-Retries: botocore's ``standard`` retry mode (exponential backoff with jitter, throttling codes such as
-``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count;
-`common.call`
-adds an outer backoff for throttling that outlives botocore's attempts.
+Retries: the kit's one policy, `jobs.aws_retry` (control-plane calls: botocore's ``standard`` mode with its
+client-side retry quota, exponential backoff with jitter, throttling codes such as
+``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count; `common.call`
+adds an outer backoff for throttling that outlives botocore's attempts, and the tools give what still failed a
+second pass (`common.second_pass`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from urllib.parse import urlparse
 
 import boto3
 from botocore.config import Config
+
+from jobs.aws_retry import MAX_ATTEMPTS, retry_config
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 SESSION_NAME = "s3tables-replica-kit-ops"
@@ -53,7 +56,7 @@ class Clients:
     endpoint_url: str | None = None
     role_arns: Mapping[str, str] = field(default_factory=dict)
     role_name: str | None = None
-    max_attempts: int = 8
+    max_attempts: int = MAX_ATTEMPTS
     max_pool_connections: int = 32
     _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict, init=False, repr=False)
     _creds: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
@@ -61,14 +64,13 @@ class Clients:
 
     def _config(self, service: str) -> Config:
         kwargs: dict[str, Any] = {
-            "retries": {"mode": "standard", "total_max_attempts": self.max_attempts},
             "max_pool_connections": self.max_pool_connections,
             "connect_timeout": 10,
             "read_timeout": 60,
         }
         if service == "s3" and self.endpoint_url:
             kwargs["s3"] = {"addressing_style": "path"}
-        return Config(**kwargs)
+        return retry_config(self.max_attempts, **kwargs)  # type: ignore[no-any-return]
 
     def role_for(self, account: str | None) -> str | None:
         if account is None:

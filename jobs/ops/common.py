@@ -4,6 +4,7 @@ tables, CLI."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import re
@@ -11,13 +12,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TextIO, TypeVar
 
 from botocore.exceptions import ClientError
 
+from jobs.aws_retry import MAX_ATTEMPTS
 from jobs.ops.clients import Clients, parse_role_arns, resolve_endpoint
 
 T = TypeVar("T")
@@ -107,6 +109,35 @@ THROTTLING_CODES = frozenset(
 )
 
 
+# Worth another try later (the second pass): throttling, server-side and connection errors. Anything else
+# (AccessDenied, NotFound, validation) would fail the same way again.
+TRANSIENT_CODES = THROTTLING_CODES | frozenset(
+    {
+        "InternalError",
+        "InternalServerError",
+        "InternalFailure",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
+TRANSIENT_ERRORS = frozenset(
+    {"EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "ConnectTimeoutError", "ConnectionError"}
+)
+
+
+def is_transient(message: str | None) -> bool:
+    """Whether a `describe_error` text ("Operation: Code: message" or "ErrorType: message") names a transient
+    error."""
+    if not message:
+        return False
+    for part in message.split(": ")[:2]:
+        if part.strip() in TRANSIENT_CODES or part.strip() in TRANSIENT_ERRORS:
+            return True
+    return any(f" {c}: " in f" {message}" for c in TRANSIENT_CODES | TRANSIENT_ERRORS)
+
+
 def error_code(exc: BaseException) -> str:
     if isinstance(exc, ClientError):
         return str(exc.response.get("Error", {}).get("Code", ""))
@@ -183,6 +214,7 @@ class TableRef:
     namespace: str
     name: str
     arn: str
+    managed_by_service: bool = False  # ListTables' `managedByService` (a replica the service maintains)
 
     @property
     def qualified(self) -> str:
@@ -193,7 +225,7 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
     b = BucketRef(bucket_arn)
     client = clients.s3tables(b.region, b.account)
     return [
-        TableRef(bucket_arn, t["namespace"][0], t["name"], t["tableARN"])
+        TableRef(bucket_arn, t["namespace"][0], t["name"], t["tableARN"], bool(t.get("managedByService")))
         for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
     ]
 
@@ -238,6 +270,30 @@ class Progress:
                     file=self.stream or sys.stderr,
                     flush=True,
                 )
+
+
+def stream_concurrently(
+    fn: Callable[[T], R], items: Iterable[T], concurrency: int, progress: Progress | None = None
+) -> Iterator[R]:
+    """fn over items, results as they complete (any order), with at most `concurrency` calls in flight and at most
+    twice that many items taken from `items` at a time: memory does not grow with the number of items. Same error
+    contract as `run_concurrently`."""
+    it = iter(items)
+    if concurrency <= 1:
+        for item in it:
+            yield fn(item)
+            if progress:
+                progress.tick()
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="ops") as pool:
+        pending = {pool.submit(fn, item) for item in itertools.islice(it, concurrency * 2)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                yield fut.result()
+                if progress:
+                    progress.tick()
+            pending |= {pool.submit(fn, item) for item in itertools.islice(it, len(done))}
 
 
 def run_concurrently(
@@ -340,7 +396,9 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role-name", help="assume this role name in every account")
     p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
     p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
-    p.add_argument("--max-attempts", type=int, default=8, help="botocore attempts per call (default 8)")
+    p.add_argument(
+        "--max-attempts", type=int, default=MAX_ATTEMPTS, help=f"botocore attempts per call (default {MAX_ATTEMPTS})"
+    )
     p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -1,20 +1,23 @@
 """Harden the replica tables the S3 Tables service created: table policy + replica snapshot retention.
 
-    python -m jobs.ops.harden --outputs outputs.json [--dry-run] [--json]
+    python -m jobs.ops.harden --outputs outputs.json [--dry-run] [--check-retention] [--json]
 
-For each destination bucket in the outputs, every table whose ``get_table`` shows
-``managedTableInformation.replicationInformation.sourceTableARN`` is a replica. For each replica:
+For each destination bucket in the outputs, every replica (``ListTables`` marks it ``managedByService``; a table
+without the mark is asked with ``GetTable``: a replica has
+``managedTableInformation.replicationInformation.sourceTableARN``) gets:
 
 1. snapshot retention: ``icebergSnapshotManagement`` = the replica's ``snapshot_retention`` from the outputs
-   (written first: the table policy denies ``PutTableMaintenanceConfiguration`` to everyone but the
-   break-glass
+   (written first: the table policy denies ``PutTableMaintenanceConfiguration`` to everyone but the break-glass
    principals, so a run by any other principal still leaves the retention right before it locks the table);
 2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN.
 
-Both are compared with the live state (policies in canonical form) and written only when they differ, so a
-second
-run changes nothing. ``--dry-run`` prints the diff and writes nothing. Exit 1 when any replica could not be
-hardened (each is reported with the failing call and its error).
+Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
+run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):
+the retention was written before that policy locked it, and since then only a break-glass principal can change it
+(``audit`` reports a replica retention below the source's). ``--check-retention`` reads the retention of every
+replica as well (two reads each). ``--dry-run`` prints each diff as it is found and writes nothing. Output streams:
+the report keeps counts and the tables that are not unchanged, never a list of every replica. Exit 1 when any
+replica could not be hardened (each is reported with the failing call and its error).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from jobs.ops.common import (
     error_code,
     list_tables,
     render_table,
-    run_concurrently,
+    stream_concurrently,
 )
 from jobs.outputs import KitOutputs, ReplicaOut
 
@@ -79,26 +82,46 @@ class TableResult:
     reason: str | None = None
 
 
+OUTCOMES = ("hardened", "would-change", "unchanged", "failed", "skipped")
+
+
 @dataclass
 class HardenReport:
+    """Counts of every outcome and the results that are not "unchanged" (a 10,000-replica run keeps the summary,
+    not 10,000 results)."""
+
     dry_run: bool
     results: list[TableResult] = field(default_factory=list)
     bucket_errors: list[dict[str, str]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+
+    def add(self, result: TableResult) -> None:
+        self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
+        if result.outcome != "unchanged":
+            self.results.append(result)
+
+    def count(self, outcome: str) -> int:
+        return self.counts.get(outcome, 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
 
     def by(self, outcome: str) -> list[TableResult]:
+        """The results of one outcome ("unchanged" ones are only counted)."""
         return [r for r in self.results if r.outcome == outcome]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.by("failed") or self.bucket_errors else 0
+        return 1 if self.count("failed") or self.bucket_errors else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
-            "counts": {k: len(self.by(k)) for k in ("hardened", "would-change", "unchanged", "failed", "skipped")},
+            "counts": {k: self.count(k) for k in OUTCOMES},
             "bucket_errors": self.bucket_errors,
             "exit_code": self.exit_code,
-            "tables": [asdict(r) for r in self.results],
+            "tables": [asdict(r) for r in self.results],  # every table that is not unchanged
         }
 
 
@@ -137,7 +160,10 @@ def harden_table(
     outputs: KitOutputs,
     builder: TablePolicyBuilder,
     dry_run: bool,
+    check_retention: bool = False,
 ) -> TableResult:
+    """One replica: one read (its table policy) when it is hardened already; the retention is read when the policy
+    differs or with `check_retention` (see the module docstring)."""
     b = BucketRef(table.bucket_arn)
     s3t = clients.s3tables(b.region, b.account)
     ident: dict[str, Any] = {
@@ -148,25 +174,17 @@ def harden_table(
     result = TableResult(table.bucket_arn, table.qualified, table.arn, None, "unchanged")
     step = "GetTable"
     try:
-        got = call(s3t.get_table, **ident)
-        result.table_arn = got["tableARN"]
-        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get("sourceTableARN")
-        if not source:
-            result.outcome, result.reason = (
-                "skipped",
-                "not a replica (no managedTableInformation.replicationInformation)",
-            )
-            return result
-        result.source_table_arn = source
-
-        step = "GetTableMaintenanceConfiguration"
-        live_conf = call(s3t.get_table_maintenance_configuration, **ident).get("configuration", {})
-        live_ret = _retention_view(live_conf.get(SNAPSHOT))
-        want_ret = desired_retention(replica)
-        if live_ret != want_ret:
-            result.changes.append(
-                Change("snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret))
-            )
+        if not table.managed_by_service:  # ListTables did not say it is a replica: ask the table itself
+            got = call(s3t.get_table, **ident)
+            result.table_arn = got["tableARN"]
+            info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
+            if not info.get("sourceTableARN"):
+                result.outcome, result.reason = (
+                    "skipped",
+                    "not a replica (no managedTableInformation.replicationInformation)",
+                )
+                return result
+            result.source_table_arn = info["sourceTableARN"]
 
         step = "build table policy"
         want_policy = builder(
@@ -182,10 +200,24 @@ def harden_table(
             if error_code(exc) != "NotFoundException":
                 raise
             live_policy = None
+        policy_change = None
         if live_policy is None or canonical_policy(live_policy) != canonical_policy(want_policy):
-            result.changes.append(
-                Change("table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy))
+            policy_change = Change(
+                "table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy)
             )
+        if policy_change is None and not check_retention:
+            return result  # hardened already: the policy locks the retention written before it
+
+        step = "GetTableMaintenanceConfiguration"
+        live_conf = call(s3t.get_table_maintenance_configuration, **ident).get("configuration", {})
+        live_ret = _retention_view(live_conf.get(SNAPSHOT))
+        want_ret = desired_retention(replica)
+        if live_ret != want_ret:
+            result.changes.append(
+                Change("snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret))
+            )
+        if policy_change is not None:
+            result.changes.append(policy_change)
 
         if not result.changes:
             return result
@@ -217,31 +249,48 @@ def harden(
     concurrency: int = 16,
     page_size: int | None = None,
     show_progress: bool = True,
+    check_retention: bool = False,
+    on_result: Callable[[TableResult], None] | None = None,
 ) -> HardenReport:
+    """Harden every replica. Results stream: `on_result` sees each one as it completes (the CLI prints dry-run diffs
+    there); the report keeps the counts and only the results that are not "unchanged" (memory: the summary)."""
     builder = builder or default_table_policy_builder()
     report = HardenReport(dry_run=dry_run)
-    work: list[tuple[TableRef, ReplicaOut]] = []
     for replica in outputs.replicas:
         try:
-            work.extend((t, replica) for t in list_tables(clients, replica.table_bucket_arn, page_size))
+            tables = list_tables(clients, replica.table_bucket_arn, page_size)
         except ClientError as exc:
             report.bucket_errors.append({"bucket_arn": replica.table_bucket_arn, "reason": describe_error(exc)})
-    progress = Progress("harden", len(work), enabled=show_progress and len(work) > 50)
-    report.results = run_concurrently(
-        lambda item: harden_table(clients, item[0], item[1], outputs, builder, dry_run),
-        work,
-        concurrency,
-        progress,
-    )
+            continue
+        progress = Progress(
+            f"harden {BucketRef(replica.table_bucket_arn).name}",
+            len(tables),
+            enabled=show_progress and len(tables) > 50,
+        )
+        for result in stream_concurrently(
+            lambda t, r=replica: harden_table(clients, t, r, outputs, builder, dry_run, check_retention),  # type: ignore[misc]
+            tables,
+            concurrency,
+            progress,
+        ):
+            report.add(result)
+            if on_result is not None:
+                on_result(result)
+    report.results.sort(key=lambda r: (r.bucket_arn, r.table))
     return report
 
 
-def render(report: HardenReport) -> str:
+def render_diffs(result: TableResult) -> str:
+    return "\n".join(
+        f"# {result.table} in {BucketRef(result.bucket_arn).name}: {c.kind}\n{c.diff}" for c in result.changes
+    )
+
+
+def render(report: HardenReport, diffs: bool | None = None) -> str:
+    """The summary; with `diffs` (default: in a dry run) every change's diff first (the CLI streams them instead)."""
     lines = []
-    if report.dry_run:
-        for r in report.results:
-            for c in r.changes:
-                lines.append(f"# {r.table} in {BucketRef(r.bucket_arn).name}: {c.kind}\n{c.diff}")
+    if report.dry_run if diffs is None else diffs:
+        lines += [render_diffs(r) for r in report.results if r.changes]
     rows = [
         (
             r.table,
@@ -257,11 +306,9 @@ def render(report: HardenReport) -> str:
         lines.append(render_table(["TABLE", "BUCKET", "OUTCOME", "CHANGES", "REASON"], rows, max_width=100))
     for e in report.bucket_errors:
         lines.append(f"could not list {e['bucket_arn']}: {e['reason']}")
-    counts = ", ".join(
-        f"{len(report.by(k))} {k}" for k in ("hardened", "would-change", "unchanged", "failed", "skipped")
-    )
+    counts = ", ".join(f"{report.count(k)} {k}" for k in OUTCOMES)
     lines.append(
-        f"{len(report.results)} tables in destination buckets: {counts}"
+        f"{report.total} tables in destination buckets: {counts}"
         + (" (dry run: nothing written)" if report.dry_run else "")
     )
     return "\n\n".join(lines)
@@ -271,8 +318,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.ops.harden", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    p.add_argument(
+        "--check-retention",
+        action="store_true",
+        help="also read the retention of replicas whose table policy is right (two reads per replica, not one)",
+    )
     args = p.parse_args(argv)
     from jobs.outputs import load_outputs
+
+    def stream(result: TableResult) -> None:  # dry-run diffs as they come, not kept for the end
+        if args.dry_run and not args.json and result.changes:
+            print(render_diffs(result) + "\n", flush=True)
 
     report = harden(
         clients_from_args(args),
@@ -281,8 +337,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         concurrency=args.concurrency,
         page_size=args.page_size,
         show_progress=not args.quiet,
+        check_retention=args.check_retention,
+        on_result=stream,
     )
-    return emit(report, as_json=args.json, render=lambda: render(report))
+    return emit(report, as_json=args.json, render=lambda: render(report, diffs=False))
 
 
 if __name__ == "__main__":

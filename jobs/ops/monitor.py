@@ -34,7 +34,16 @@ from typing import Any
 
 from jobs.ops.clients import Clients, resolve_endpoint
 from jobs.ops.common import BucketRef, call, dump_json, parse_duration
-from jobs.ops.status import COMPLETED, ERROR, FAILED, UNCONFIGURED, DestinationStatus, StatusReport, collect_status
+from jobs.ops.status import (
+    COMPLETED,
+    ERROR,
+    FAILED,
+    SECOND_PASS_PAUSE,
+    UNCONFIGURED,
+    DestinationStatus,
+    StatusReport,
+    collect_status,
+)
 
 METRIC_NAMESPACE = "S3TablesReplicaKit"
 LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
@@ -62,6 +71,7 @@ class MonitorSettings:
     max_table_metrics: int = 50
     concurrency: int = 16
     namespace: str = METRIC_NAMESPACE
+    second_pass_pause: float = SECOND_PASS_PAUSE  # seconds before tables unread after retries are read again
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
@@ -184,6 +194,11 @@ class MonitorResult:
     requests: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     errors: int = 0
+    second_pass: int = 0  # tables read again after a pause (unreadable after the first pass's retries)
+
+    @property
+    def heartbeat(self) -> bool:
+        return any(d["MetricName"] == HEARTBEAT for d in self.data)
 
     def to_json(self) -> dict[str, Any]:
         series = {(d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"])) for d in self.data}
@@ -191,6 +206,8 @@ class MonitorResult:
             "tables": self.tables,
             "counts": self.counts,
             "status_read_errors": self.errors,
+            "second_pass_tables": self.second_pass,
+            "heartbeat": self.heartbeat,
             "metrics": len(self.data),
             "series": len(series),
             "put_metric_data_requests": self.requests,
@@ -212,6 +229,7 @@ def run_monitor(
         max_lag=settings.max_lag,
         concurrency=settings.concurrency,
         show_progress=False,
+        second_pass_pause=settings.second_pass_pause,
     )
     data = metric_data(
         report,
@@ -219,7 +237,9 @@ def run_monitor(
         max_table_metrics=settings.max_table_metrics,
         destinations=settings.destination_bucket_arns,
     )
-    result = MonitorResult(report.tables, data, counts=report.counts(), errors=len(report.errors))
+    result = MonitorResult(
+        report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
+    )
     if not dry_run:
         result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
     return result

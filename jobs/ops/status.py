@@ -44,13 +44,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.ops.clients import Clients
 from jobs.ops.common import (
@@ -64,6 +65,7 @@ from jobs.ops.common import (
     emit,
     error_code,
     format_duration,
+    is_transient,
     list_tables,
     parse_duration,
     render_table,
@@ -101,6 +103,8 @@ class StatusReport:
     max_lag_seconds: float | None
     tables: int
     rows: list[DestinationStatus] = field(default_factory=list)
+    second_pass: int = 0  # tables read again after a pause (a transient error survived the retries)
+    second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
 
     @property
     def failed(self) -> list[DestinationStatus]:
@@ -140,6 +144,8 @@ class StatusReport:
             "lagging": len(self.lagging),
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
+            "second_pass": self.second_pass,
+            "second_pass_unresolved": self.second_pass_unresolved,
             "exit_code": self.exit_code,
             "destinations": [asdict(r) for r in self.rows],
         }
@@ -211,6 +217,8 @@ def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now
 # ----------------------------------------------------------------------------------------------------
 
 WINDOW_GRACE = timedelta(hours=1)
+SECOND_PASS_PAUSE = 5.0  # seconds between the first pass and the second pass over tables unread after retries
+SECOND_PASSES = 3  # at most this many passes after the first, while each still recovers tables
 
 
 @dataclass
@@ -290,7 +298,7 @@ def replica_window(
         bucket, key = _split_s3(location)
         body = call(clients.s3(b.region, b.account).get_object, Bucket=bucket, Key=key)["Body"].read()
         return recovery_window(json.loads(body), now, promised=promised, created_at=created_at)
-    except (ClientError, ValueError) as exc:
+    except (ClientError, BotoCoreError, ValueError) as exc:
         return RecoveryWindow(
             promised_seconds=promised.total_seconds() if promised else None,
             note=f"window unknown: {describe_error(exc)}",
@@ -320,7 +328,7 @@ def table_status(
 
     try:
         resp = call(clients.s3tables(b.region, b.account).get_table_replication_status, tableArn=table.arn)
-    except ClientError as exc:
+    except (ClientError, BotoCoreError) as exc:
         if error_code(exc) == "NotFoundException":
             return [
                 row(
@@ -351,7 +359,7 @@ def table_status(
             if commits is None:
                 try:
                     commits, lag_source = source_commits(clients, table)
-                except ClientError as exc:
+                except (ClientError, BotoCoreError) as exc:
                     r.failure_message = "; ".join(
                         x for x in (r.failure_message, f"lag unknown: {describe_error(exc)}") if x
                     )
@@ -379,6 +387,7 @@ def collect_status(
     page_size: int | None = None,
     show_progress: bool = True,
     windows: dict[str, timedelta | None] | None = None,
+    second_pass_pause: float = SECOND_PASS_PAUSE,
 ) -> StatusReport:
     """`windows`: {destination bucket ARN: promised retention (or None)} to also read every replica's recovery
     window (destinations not in the mapping get a window without a promise); None skips them."""
@@ -395,9 +404,48 @@ def collect_status(
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
         tables=len(tables),
     )
+    # The second pass: a burst of throttling (or a server error) can outlast every retry of some calls; read those
+    # tables again once the burst had `second_pass_pause` seconds to pass, before reporting them as unknown. While a
+    # pass still recovers tables, up to `SECOND_PASSES` passes run, each after a pause twice the previous one.
+    again = [i for i, rows in enumerate(per_table) if needs_second_pass(rows)]
+    report.second_pass = len(again)
+    pause = second_pass_pause
+    for _ in range(SECOND_PASSES):
+        if not again:
+            break
+        if show_progress:
+            print(
+                f"status: {len(again)} table(s) unreadable after retries; reading them again in {pause:g}s",
+                file=sys.stderr,
+            )
+        time.sleep(pause)
+        redone = run_concurrently(lambda i: table_status(clients, tables[i], now, max_lag, windows), again, concurrency)
+        for i, rows in zip(again, redone, strict=True):
+            per_table[i] = rows
+        still = [i for i, rows in zip(again, redone, strict=True) if needs_second_pass(rows)]
+        if len(still) == len(again):
+            break  # no progress: what is left is not a passing burst
+        again, pause = still, pause * 2
+    report.second_pass_unresolved = len(again)
     for rows in per_table:
         report.rows.extend(rows)
     return report
+
+
+def needs_second_pass(rows: Sequence[DestinationStatus]) -> bool:
+    """Whether a table's status, lag or window could not be read for a transient reason (throttling, 5xx,
+    connection)."""
+
+    def unread(r: DestinationStatus) -> bool:
+        msg = r.failure_message or ""
+        if r.status == ERROR and is_transient(msg):
+            return True
+        if "lag unknown: " in msg and is_transient(msg.split("lag unknown: ", 1)[1]):
+            return True
+        note = r.window.note if r.window else None
+        return bool(note and note.startswith("window unknown: ") and is_transient(note))
+
+    return any(unread(r) for r in rows)
 
 
 def _render_window(w: RecoveryWindow | None) -> str:
@@ -437,7 +485,12 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     short = f"; {len(report.short_windows)} recovery window(s) shorter than promised" if report.short_windows else ""
-    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}"
+    second = (
+        f"; {report.second_pass} table(s) read in a second pass ({report.second_pass_unresolved} still unreadable)"
+        if report.second_pass
+        else ""
+    )
+    return f"{body}\n\n{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}{second}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -452,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument(
         "--no-windows", action="store_true", help="skip the recovery windows (two reads per replica table fewer)"
+    )
+    p.add_argument(
+        "--second-pass-pause",
+        type=float,
+        default=SECOND_PASS_PAUSE,
+        help=f"seconds before tables unread after retries are read again (default {SECOND_PASS_PAUSE:g})",
     )
     args = p.parse_args(argv)
 
@@ -480,6 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         page_size=args.page_size,
         show_progress=not args.quiet,
         windows=None if args.no_windows else promised,
+        second_pass_pause=args.second_pass_pause,
     )
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 

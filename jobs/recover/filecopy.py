@@ -127,16 +127,17 @@ _CLIENTS: dict[tuple[str | None, str | None], Any] = {}
 def s3_client(cfg: StoreConfig) -> Any:
     key = (cfg.region, cfg.endpoint)
     if key not in _CLIENTS:
-        import boto3
-        from botocore.config import Config
+        from jobs import aws_retry  # the kit's one retry policy (bulk S3 traffic: adaptive mode)
 
-        conf = Config(
-            retries={"max_attempts": 8, "mode": "adaptive"},
+        _CLIENTS[key] = aws_retry.client(
+            "s3",
+            cfg.region,
+            cfg.endpoint,
+            data_plane=True,
             s3={"addressing_style": "path"} if cfg.endpoint else {},
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
         )
-        _CLIENTS[key] = boto3.client("s3", region_name=cfg.region, endpoint_url=cfg.endpoint, config=conf)
     return _CLIENTS[key]
 
 

@@ -5,9 +5,10 @@
 - Resolution: `job.plan_one` per table on a bounded thread pool, in batches (bounded memory for futures); the
   replica's `GetTable` answers both the metadata location and the source table ARN (one round trip instead of two);
   the metadata JSON is read through ONE pyiceberg FileIO per catalog (one pyarrow S3 filesystem, connection reuse).
-- Faults: every client carries the one retry policy (`jobs.recover.retry`: botocore adaptive mode, pyarrow retry
-  strategy). Whatever still fails for one table (any botocore error, throttling after the retries, a pyiceberg or
-  pyarrow read error, a malformed document) becomes that table's plan error; the other tables are still planned.
+- Faults: every client carries the kit's one retry policy (`jobs.aws_retry`: botocore standard mode, 10 attempts;
+  pyarrow's retry strategy for pyiceberg's S3 reads). Whatever still fails for one table (any botocore error,
+  throttling after the retries, a pyiceberg or pyarrow read error, a malformed document) becomes that table's plan
+  error; the other tables are still planned.
 - De-duplication is a set (O(n)).
 """
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jobs.recover.job import RecoveryRequest
 
 # Threads resolving tables at once: each waits on round trips (30 ms S3 Tables, 20 ms S3); 32 in flight keep a Region
-# endpoint busy without tripping its throttling often (the adaptive retry slows the client down if it does).
+# endpoint busy; the pool, not a client-side rate limiter, caps the request rate (jobs.aws_retry: standard mode).
 DEFAULT_CONCURRENCY = 32
 BATCH = 1000  # tables submitted to the pool at once (futures and partial results stay bounded)
 PAGE = 1000  # ListTables maxTables (the API's maximum)
@@ -161,12 +162,7 @@ class ListedSource:
         self._tables: dict[Ident, dict[str, Any] | None] = {}
         self._lock = threading.Lock()
         self._io: Any = None
-        if isinstance(inner, S3TablesMetadataSource):
-            from jobs.recover.retry import fileio_props
-
-            self.io_props: dict[str, str] | None = fileio_props(inner.spec.region, inner.spec.endpoint)
-        else:
-            self.io_props = getattr(inner, "io_props", None)
+        self.io_props: dict[str, str] | None = getattr(inner, "io_props", None)  # S3: with the kit's retry strategy
 
     def _listed_absent(self, ident: Ident) -> bool:
         lst = self.listing

@@ -126,10 +126,11 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        from jobs.recover.retry import s3tables_client
+        from jobs import aws_retry  # the kit's one retry policy
 
         self.spec = spec
-        self.client = client or s3tables_client(spec.region, spec.endpoint)
+        # the lake planner's threads share this client: one pooled connection each
+        self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint, max_pool_connections=64)
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []
@@ -153,9 +154,12 @@ class S3TablesMetadataSource:
 
     @property
     def io_props(self) -> dict[str, str]:
-        from jobs.recover.retry import fileio_props
+        from jobs.aws_retry import fileio_properties
 
-        return fileio_props(self.spec.region, self.spec.endpoint)
+        props = {"s3.region": self.spec.region or ""}
+        if self.spec.endpoint:
+            props["s3.endpoint"] = self.spec.endpoint
+        return fileio_properties(props)  # pyarrow's S3 retries: the kit's attempt count
 
     def read_json(self, location: str) -> dict[str, Any]:
         from pyiceberg.io import load_file_io

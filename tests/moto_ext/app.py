@@ -20,6 +20,7 @@ comment.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 import threading
@@ -164,6 +165,9 @@ def get_table_by_name(bucket_arn: str, namespace: str, name: str) -> Any:
     return ns.tables[name]
 
 
+_ARN_INDEX: dict[str, Any] = {}  # table ARN -> table; a cache, checked against the bucket on every hit
+
+
 def get_table_by_arn(table_arn: str) -> Any:
     m = _TABLE_ARN_RE.match(table_arn or "")
     if not m:
@@ -173,11 +177,20 @@ def get_table_by_arn(table_arn: str) -> Any:
         bucket = get_bucket(bucket_arn)
     except ApiError:
         raise not_found(TABLE_NOT_FOUND) from None
-    for ns in bucket.namespaces.values():
+    hit = _ARN_INDEX.get(table_arn)
+    if hit is not None:
+        ns = bucket.namespaces.get(hit.namespace)
+        if ns is not None and ns.tables.get(hit.name) is hit and hit.arn == table_arn:
+            return hit  # still the same table in the same bucket (not deleted, renamed or reset since)
+    found = None
+    for ns in bucket.namespaces.values():  # a miss re-indexes the whole bucket: O(1) per lookup at 10,000 tables
         for t in ns.tables.values():
+            _ARN_INDEX[t.arn] = t
             if t.arn == table_arn:
-                return t
-    raise not_found(TABLE_NOT_FOUND)
+                found = t
+    if found is None:
+        raise not_found(TABLE_NOT_FOUND)
+    return found
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -187,13 +200,46 @@ def get_table_by_arn(table_arn: str) -> Any:
 
 @dataclass
 class Fault:
-    operation: str  # botocore operation name, e.g. GetTableReplicationStatus or ListTargetsForPolicy
-    remaining: int
+    """Fail matching requests with an error: the first `remaining` of them (a burst), or, with `share` < 1, a
+    deterministic share of them (throttling). Each request is decided by a hash of (`seed`, the request, how many
+    times this same request was seen before), so the outcome does not depend on thread interleaving and a retry of
+    a throttled request gets a fresh, equally deterministic draw."""
+
+    operation: str  # botocore/S3 operation name (GetTableReplicationStatus, GetObject, ...) or "*" (any)
+    remaining: int  # requests still to fail; -1: no limit (use with `share`)
     code: str = "TooManyRequestsException"  # the s3tables/organizations model's throttling error
     status: int = 429
     message: str = "Rate exceeded"
     match: str | None = None  # substring of the decoded request URI/body that must occur
+    share: float = 1.0  # fraction of matching requests that fail
+    seed: int = 0
+    service: str | None = None  # SigV4 signing name (s3tables, s3, monitoring, ...); None: any service
     served: int = 0
+    seen: int = 0  # matching requests considered (failed or not)
+    repeats: dict[str, int] = field(default_factory=dict, repr=False)  # request digest -> times seen
+
+    def applies(self, service: str | None, op: str, haystack: str) -> bool:
+        if self.operation not in ("*", op) or self.remaining == 0:
+            return False
+        if self.service is not None and self.service != service:
+            return False
+        if self.match is not None and self.match not in haystack:
+            return False
+        self.seen += 1
+        if self.share < 1.0:
+            digest = hashlib.sha256(f"{op}\n{haystack}".encode()).hexdigest()
+            n = self.repeats.get(digest, 0)
+            self.repeats[digest] = n + 1
+            draw = int(hashlib.sha256(f"{self.seed}:{digest}:{n}".encode()).hexdigest()[:15], 16) / 16**15
+            if draw >= self.share:
+                return False
+        if self.remaining > 0:
+            self.remaining -= 1
+        self.served += 1
+        return True
+
+    def view(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "repeats"}
 
 
 @dataclass
@@ -211,6 +257,7 @@ class State:
     repl_status: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (source table, dest bucket)
     replica_source: dict[str, str] = field(default_factory=dict)  # replica table ARN -> source table ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
+    service_latency: dict[str, float] = field(default_factory=dict)  # signing name -> seconds (unless per op)
     faults: list[Fault] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     s3_calls: dict[str, int] = field(default_factory=dict)  # "<bucket> <S3 operation>" -> count (table storage)
@@ -227,6 +274,7 @@ def reset_state() -> None:
     global STATE
     with LOCK:
         STATE = State()
+        _ARN_INDEX.clear()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -348,6 +396,7 @@ def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tupl
                 "tableARN": t.arn,
                 "createdAt": _iso(t.creation_date),
                 "modifiedAt": _iso(t.last_modified),
+                **({"managedByService": True} if t.arn in STATE.replica_source else {}),  # REFERENCE §8
             }
             for t in tables
         ]
@@ -708,7 +757,10 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
             STATE.faults.append(Fault(**f))
         return {"ok": True}
     if path == "latency":
-        STATE.latency[body["operation"]] = float(body["seconds"])
+        if body.get("operation"):
+            STATE.latency[body["operation"]] = float(body["seconds"])
+        if body.get("service"):
+            STATE.service_latency[body["service"]] = float(body["seconds"])
         return {"ok": True}
     if path == "stats":
         return {
@@ -716,7 +768,7 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
             "s3_calls": dict(STATE.s3_calls),
             "s3_refused": list(STATE.s3_refused),
             "max_in_flight": STATE.max_in_flight,
-            "faults": [f.__dict__ for f in STATE.faults],
+            "faults": [f.view() for f in STATE.faults],
         }
     if path == "replication-status":
         for item in body.get("items", [body]):
@@ -922,10 +974,25 @@ def _s3_error(start_response: Any, status: int, code: str, message: str) -> list
     body = (
         f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{message}</Message></Error>'
     ).encode()
-    start_response(
-        f"{status} Method Not Allowed", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))]
-    )
+    reason = {405: "Method Not Allowed", 503: "Slow Down", 500: "Internal Server Error"}.get(status, "Error")
+    start_response(f"{status} {reason}", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
     return [body]
+
+
+def _delay(service: str | None, op: str) -> None:
+    """The configured latency of one request: per operation if set, else per service (a Region round trip)."""
+    seconds = STATE.latency.get(op) or STATE.service_latency.get(service or "", 0.0)
+    if seconds:
+        time.sleep(seconds)
+
+
+def _fault(service: str | None, op: str, haystack: Callable[[], str]) -> Fault | None:
+    """The fault that fails this request, if any (call with LOCK held)."""
+    candidates = [f for f in STATE.faults if f.operation in ("*", op) and f.remaining != 0]
+    if not candidates:
+        return None
+    text = haystack()
+    return next((f for f in candidates if f.applies(service, op, text)), None)
 
 
 class KitMotoApp:
@@ -966,6 +1033,17 @@ class KitMotoApp:
             refused = _table_storage(environ, method, raw_path, raw_query)
             if refused is not None:
                 return _s3_error(start_response, 405, "MethodNotAllowed", refused)
+            s3_op = s3_operation(
+                environ,
+                method,
+                unquote(raw_path).lstrip("/").partition("/")[2],
+                parse_qs(raw_query, keep_blank_values=True),
+            )
+            _delay(service, s3_op)
+            with LOCK:
+                s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
+            if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503
+                return _s3_error(start_response, s3_fault.status, s3_fault.code, s3_fault.message)
         op: str | None = None
         params: dict[str, str] = {}
         if service == "s3tables":
@@ -976,16 +1054,12 @@ class KitMotoApp:
             op = environ["HTTP_X_AMZ_TARGET"].rsplit(".", 1)[-1]
 
         if op:
-            if STATE.latency.get(op):
-                time.sleep(STATE.latency[op])
+            _delay(service, op)
             with LOCK:
                 STATE.calls[op] = STATE.calls.get(op, 0) + 1
-                haystack = unquote(raw_uri) + body_bytes.decode("utf-8", "replace")
-                for f in STATE.faults:
-                    if f.operation == op and f.remaining > 0 and (f.match is None or f.match in haystack):
-                        f.remaining -= 1
-                        f.served += 1
-                        return _error(start_response, ApiError(f.code, f.message, f.status))
+                fault = _fault(service, op, lambda: unquote(raw_uri) + body_bytes.decode("utf-8", "replace"))
+            if fault is not None:
+                return _error(start_response, ApiError(fault.code, fault.message, fault.status))
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}

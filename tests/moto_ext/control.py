@@ -39,7 +39,13 @@ class Control:
         status: int = 429,
         message: str = "Rate exceeded",
         match: str | None = None,
+        *,
+        share: float = 1.0,
+        seed: int = 0,
+        service: str | None = None,
     ) -> None:
+        """Fail the next `count` matching calls of `operation` ("*": any operation of `service`) with the error;
+        `count=-1` has no limit. With `share` < 1 only that deterministic (seeded) share of the calls fails."""
         self._post(
             "faults",
             {
@@ -51,14 +57,28 @@ class Control:
                         "status": status,
                         "message": message,
                         "match": match,
+                        "share": share,
+                        "seed": seed,
+                        "service": service,
                     }
                 ]
             },
         )
 
-    def set_latency(self, operation: str, seconds: float) -> None:
-        """Every call of `operation` takes `seconds` longer (makes overlapping calls observable)."""
-        self._post("latency", {"operation": operation, "seconds": seconds})
+    def throttle(self, operation: str, share: float, *, seed: int = 0, service: str | None = None) -> None:
+        """Throttle `share` of the calls of `operation` ("*" with `service`: every operation), with the service's
+        own throttling error: S3 `SlowDown` (HTTP 503), otherwise `TooManyRequestsException` (HTTP 429)."""
+        if service == "s3":
+            self.inject_faults(
+                operation, -1, "SlowDown", 503, "Please reduce your request rate.", share=share, seed=seed, service="s3"
+            )
+        else:
+            self.inject_faults(operation, -1, share=share, seed=seed, service=service)
+
+    def set_latency(self, operation: str | None = None, seconds: float = 0.0, *, service: str | None = None) -> None:
+        """Every call of `operation` (or, with `service`, of every operation of that SigV4 signing name, e.g.
+        "s3tables" or "s3", unless the operation has its own) takes `seconds` longer."""
+        self._post("latency", {"operation": operation, "service": service, "seconds": seconds})
 
     def set_status(
         self,

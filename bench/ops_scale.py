@@ -1,0 +1,581 @@
+"""Ops tools at lake scale (issue 18): status with windows, monitor, harden (nothing to change) and audit over
+10,000 tables in 100 namespaces x 3 destinations on the emulator (tests/moto_ext) with 30 ms latency per S3 Tables
+call and 20 ms per S3 call, against the baseline a user would script by hand (the same calls, one table after the
+other, measured on a sample in the same run and scaled); each tool runs in a child process whose peak RSS is
+measured; then the monitor under 20% throttling of every S3 Tables call plus a burst of 1,000 throttled
+`GetTableReplicationStatus` calls.
+
+    python -m bench.ops_scale [full|small]        # writes bench-out/ops_scale.json, prints the Markdown section
+
+`bench.run` calls `run_ops_bench` (scale from BENCH_SCALE) and appends `markdown(...)` to BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+ACCOUNT = "123456789012"
+SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
+BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
+DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
+S3TABLES_LATENCY, S3_LATENCY = 0.030, 0.020
+GOAL_SECONDS, GOAL_SPEEDUP, GOAL_RSS_MB = 60.0, 20.0, 500.0
+
+
+@dataclass(frozen=True)
+class OpsScale:
+    namespaces: int
+    tables_per_namespace: int
+    destinations: int
+    sample: int  # tables in the hand-scripted baseline's sample
+    concurrency: int
+    burst: int = 1000  # throttled GetTableReplicationStatus calls in a row
+    second_pass_pause: float = 5.0  # the monitor's default
+
+    @property
+    def tables(self) -> int:
+        return self.namespaces * self.tables_per_namespace
+
+
+SCALES = {
+    "full": OpsScale(namespaces=100, tables_per_namespace=100, destinations=3, sample=40, concurrency=64),
+    "medium": OpsScale(namespaces=20, tables_per_namespace=100, destinations=3, sample=10, concurrency=64),
+    "small": OpsScale(namespaces=3, tables_per_namespace=40, destinations=3, sample=10, concurrency=32, burst=300),
+    "tiny": OpsScale(
+        namespaces=2, tables_per_namespace=10, destinations=2, sample=4, concurrency=8, burst=40, second_pass_pause=0.5
+    ),
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# The world: config, outputs, emulator
+# ----------------------------------------------------------------------------------------------------
+
+
+def _dest_bucket(i: int) -> str:
+    return f"lake-replica-{i}"
+
+
+def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dict[str, Any]:
+    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
+    return {
+        "kit": {"name": "lake"},
+        "source": {
+            "account_id": ACCOUNT,
+            "region": SRC_REGION,
+            "bucket": "lake-source",
+            "encryption": {"type": "sse-s3"},
+            "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
+            "namespaces": [
+                {"name": "ns000", "tables": [{"name": "t000", "columns": [{"name": "id", "type": "string"}]}]}
+            ],
+        },
+        "replicas": [
+            {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "bucket": _dest_bucket(i),
+                "storage_class": "STANDARD",
+                "encryption": {"type": "sse-s3"},
+                "snapshot_retention": retention,
+                "deploy_role_arn": DEPLOY_ROLE,
+            }
+            for i in range(destinations)
+        ],
+        "replication": {"mode": "bucket"},
+        "protection": {
+            "break_glass_principals": [BREAK_GLASS],
+            "organization": {
+                "management_account_id": "999988887777",
+                "targets": [ou_id],
+                "ou_accounts": {ou_id: [ACCOUNT]},
+            },
+        },
+        "recovery": {"replica": _dest_bucket(0), "bucket": "lake-recovery", "namespace": "recovered"},
+    }
+
+
+def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
+    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
+    doc: dict[str, Any] = {
+        "source": {
+            "kit_source": {
+                "kit": "lake",
+                "account_id": ACCOUNT,
+                "region": SRC_REGION,
+                "table_bucket_arn": cfg.source.bucket_arn,
+                "table_bucket_name": "lake-source",
+                "replication_mode": "bucket",
+                "replication_role_arn": cfg.replication_role_arn,
+                "namespaces": {"ns000": ["t000"]},
+                "replicated_tables": ["ns000.t000"],
+                "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
+                "destinations": [r.bucket_arn for r in cfg.replicas],
+                "encryption": {"sse_algorithm": "AES256"},
+            }
+        },
+        "recovery": {
+            "kit_recovery": {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "table_bucket_arn": cfg.recovery_bucket_arn,
+                "table_bucket_name": "lake-recovery",
+                "namespace": "recovered",
+                "role_arn": cfg.recovery_role_arn,
+                "emr_application_id": "00abc",
+                "emr_release": "emr-7.12.0",
+                "scripts_uri": "s3://scripts/",
+                "logs_uri": "s3://logs/",
+                "replica_table_bucket_arn": cfg.replicas[0].bucket_arn,
+            }
+        },
+    }
+    doc["organization"] = {"kit_organization": organization}
+    for r in cfg.replicas:
+        doc[f"replica-{r.bucket}"] = {
+            "kit_replica": {
+                "account_id": ACCOUNT,
+                "region": DST_REGION,
+                "table_bucket_arn": r.bucket_arn,
+                "table_bucket_name": r.bucket,
+                "storage_class": "STANDARD",
+                "encryption": {"sse_algorithm": "AES256"},
+                "snapshot_retention": retention,
+                "source_table_bucket_arn": cfg.source.bucket_arn,
+                "break_glass_principals": [BREAK_GLASS],
+                "deploy_role_arns": [DEPLOY_ROLE],
+                "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/lake-s3tables-replica-guardrail",
+            }
+        }
+    return doc
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Emulator:
+    """`python -m tests.moto_ext.server` on a free loopback port, stopped on exit."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(REPO))
+        env.pop("AWS_ENDPOINT_URL", None)
+        self.log = tempfile.NamedTemporaryFile(prefix="ops-bench-moto-", suffix=".log", delete=False)  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.moto_ext.server", "--port", str(self.port)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
+        from tests.moto_ext.control import Control
+
+        self.control = Control(self.url)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.control.health():
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"emulator did not start: {Path(self.log.name).read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def cpu_seconds(self) -> float:
+        """The emulator process's CPU time so far (user + system), from /proc."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
+    """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
+    bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
+    from infra.config import parse_config
+    from jobs.ops.clients import Clients
+    from jobs.ops.harden import harden
+    from jobs.outputs import parse_outputs
+    from policies import documents  # type: ignore[import-not-found,unused-ignore]
+
+    t0 = time.perf_counter()
+    emu.control.reset()
+    clients = Clients(endpoint_url=emu.url, max_pool_connections=sc.concurrency * 2)
+    org = clients.organizations()
+    org.create_organization(FeatureSet="ALL")
+    root = org.list_roots()["Roots"][0]["Id"]
+    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
+    cfg_doc = config_doc(sc.destinations, ou_id)
+    cfg = parse_config(cfg_doc)
+    ids = []
+    for name, doc in (
+        (cfg.scp_name, documents.service_control_policy(cfg)),
+        (cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
+    ):
+        pid = org.create_policy(
+            Content=documents.compact_json(doc), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
+        )["Policy"]["PolicySummary"]["Id"]
+        org.attach_policy(PolicyId=pid, TargetId=ou_id)
+        ids.append(pid)
+    organization = {
+        "policy_id": ids[0],
+        "policy_name": cfg.scp_name,
+        "guards_policy_id": ids[1],
+        "guards_policy_name": cfg.scp_guards_name,
+        "targets": [ou_id],
+    }
+    src, dst = clients.s3tables(SRC_REGION), clients.s3tables(DST_REGION)
+    src_arn = src.create_table_bucket(name="lake-source")["arn"]
+    assert src_arn == cfg.source.bucket_arn
+    for r in cfg.replicas:
+        assert dst.create_table_bucket(name=r.bucket)["arn"] == r.bucket_arn
+        dst.put_table_bucket_policy(
+            tableBucketARN=r.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, r))
+        )
+    src.put_table_bucket_replication(
+        tableBucketARN=src_arn,
+        configuration={
+            "role": cfg.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in cfg.replicas]}],
+        },
+    )
+    commit_ms = int((time.time() - 3600) * 1000)
+    for n in range(sc.namespaces):  # a namespace per request keeps each control call short
+        names = [f"t{j:03d}" for j in range(sc.tables_per_namespace)]
+        emu.control.seed(src_arn, {f"ns{n:03d}": names}, commit_ms=commit_ms)
+    seeded = time.perf_counter() - t0
+    emu.control.replicate(source_bucket_arn=src_arn)
+    replicated = time.perf_counter() - t0
+    outputs = parse_outputs(outputs_doc(cfg, organization))
+    hardened = harden(clients, outputs, concurrency=sc.concurrency, show_progress=False)
+    assert hardened.exit_code == 0 and hardened.count("hardened") == sc.tables * sc.destinations, hardened.counts
+    del hardened  # 30,000 results with their diffs: not to be copied into the tools' forked children
+    (workdir / "config.json").write_text(json.dumps(cfg_doc))
+    (workdir / "outputs.json").write_text(json.dumps(outputs_doc(cfg, organization)))
+    return {
+        "tables": sc.tables,
+        "replicas": sc.tables * sc.destinations,
+        "seed_s": round(seeded, 1),
+        "replicate_s": round(replicated - seeded, 1),
+        "harden_apply_s": round(time.perf_counter() - t0 - replicated, 1),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# The tools, each in a child process (peak RSS of that process)
+# ----------------------------------------------------------------------------------------------------
+
+
+def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
+    """Run one tool as its CLI would, return a summary (runs in the child process)."""
+    from datetime import timedelta
+
+    from infra.config import parse_config
+    from jobs.ops import audit, harden, monitor, status
+    from jobs.ops.clients import Clients
+    from jobs.outputs import parse_outputs
+
+    wd = Path(workdir)
+    cfg = parse_config(json.loads((wd / "config.json").read_text()))
+    outputs = parse_outputs(json.loads((wd / "outputs.json").read_text()))
+    clients = Clients(endpoint_url=endpoint, max_pool_connections=concurrency * 2)
+    t0 = time.perf_counter()
+    out: dict[str, Any]
+    if tool == "status":
+        promised: dict[str, timedelta | None] = {
+            r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours) for r in outputs.replicas
+        }
+        rep = status.collect_status(
+            clients, [outputs.source.table_bucket_arn], concurrency=concurrency, show_progress=False, windows=promised
+        )
+        out = {
+            "tables": rep.tables,
+            "rows": len(rep.rows),
+            "counts": rep.counts(),
+            "unknown": len(rep.errors),
+            "windows": sum(1 for r in rep.rows if r.window and r.window.start),
+            "second_pass": rep.second_pass,
+        }
+    elif tool in ("monitor", "monitor-throttled"):
+        settings = monitor.MonitorSettings(
+            kit="lake",
+            source_bucket_arns=(outputs.source.table_bucket_arn,),
+            destination_bucket_arns=tuple(r.table_bucket_arn for r in outputs.replicas),
+            concurrency=concurrency,
+            second_pass_pause=pause,
+        )
+        res = monitor.run_monitor(clients, settings, region=SRC_REGION)
+        out = res.to_json() | {"unknown": res.errors}
+    elif tool == "harden":
+        hrep = harden.harden(clients, outputs, concurrency=concurrency, show_progress=False)
+        out = {"counts": hrep.counts, "exit_code": hrep.exit_code}
+    elif tool == "audit":
+        arep = audit.audit(clients, cfg, outputs, concurrency=concurrency, show_progress=False)
+        kinds: dict[str, int] = {}
+        for d in arep.drifts:
+            kinds[d.kind] = kinds.get(d.kind, 0) + 1
+        out = {"checked": arep.checked, "drifts": kinds}
+    else:
+        raise ValueError(tool)
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = _vm_hwm_mb()
+    return out
+
+
+def _vm_hwm_mb() -> float:
+    """This process's peak RSS (VmHWM; exec starts a fresh count, unlike wait4's ru_maxrss, which also covers the
+    forked parent's image before exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
+    """The tool in a fresh interpreter; wall time, its peak RSS (wait4), the emulator's CPU seconds meanwhile."""
+    code = (
+        "import json, sys; from bench.ops_scale import child; "
+        f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause})))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("AWS_ENDPOINT_URL", None)
+    cpu0, t0 = emu.cpu_seconds(), time.perf_counter()
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=so, stderr=se)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        so.seek(0)
+        se.seek(0)
+        stdout, stderr = so.read().decode(), se.read().decode()
+    if proc.returncode != 0:
+        return {"tool": tool, "crashed": True, "exit_code": proc.returncode, "stderr": stderr[-3000:], "wall_s": wall}
+    doc = json.loads(stdout.strip().splitlines()[-1])
+    return doc | {
+        "tool": tool,
+        "crashed": False,
+        "wall_s": wall,
+        "client_cpu_s": usage.ru_utime + usage.ru_stime,
+        "emulator_cpu_s": emu.cpu_seconds() - cpu0,
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# The hand-scripted baseline: the CLI call sequence per table, serial
+# ----------------------------------------------------------------------------------------------------
+
+
+def baseline(tool: str, emu: Emulator, sc: OpsScale) -> dict[str, Any]:
+    """Seconds per source table of the calls `aws s3tables ...` / `aws s3api ...` a user would script, one table and
+    one call after the other (a boto3 client per run, no process start per call: a lower bound for the CLI), on a
+    sample of `sc.sample` tables, scaled to the lake."""
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.session.Session(region_name=SRC_REGION, aws_access_key_id="x", aws_secret_access_key="x")
+    conf = Config(retries={"mode": "standard", "total_max_attempts": 3}, s3={"addressing_style": "path"})
+    s3t = session.client("s3tables", endpoint_url=emu.url, config=conf)
+    dst = session.client("s3tables", endpoint_url=emu.url, config=conf, region_name=DST_REGION)
+    s3 = session.client("s3", endpoint_url=emu.url, config=conf, region_name=DST_REGION)
+    cw = session.client("cloudwatch", endpoint_url=emu.url, config=conf)
+    src_arn = f"arn:aws:s3tables:{SRC_REGION}:{ACCOUNT}:bucket/lake-source"
+    dests = [f"arn:aws:s3tables:{DST_REGION}:{ACCOUNT}:bucket/{_dest_bucket(i)}" for i in range(sc.destinations)]
+    tables = s3t.list_tables(tableBucketARN=src_arn, maxTables=sc.sample)["tables"]  # one page: part of the sample
+    t0 = time.perf_counter()
+    for t in tables:
+        ns, name = t["namespace"][0], t["name"]
+        if tool in ("status", "monitor"):
+            st = s3t.get_table_replication_status(tableArn=t["tableARN"])
+            if tool == "status":
+                for dest in st["destinations"]:
+                    got = dst.get_table(tableBucketARN=dest["destinationTableBucketArn"], namespace=ns, name=name)
+                    bucket, key = got["metadataLocation"].removeprefix("s3://").split("/", 1)
+                    s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            else:
+                cw.put_metric_data(
+                    Namespace="HandScripted",
+                    MetricData=[{"MetricName": "Lag", "Value": 0.0, "Dimensions": [{"Name": "Table", "Value": name}]}],
+                )
+        elif tool == "harden":
+            for d in dests:
+                dst.get_table(tableBucketARN=d, namespace=ns, name=name)
+                dst.get_table_maintenance_configuration(tableBucketARN=d, namespace=ns, name=name)
+                dst.get_table_policy(tableBucketARN=d, namespace=ns, name=name)
+        elif tool == "audit":
+            for d in dests:
+                got = dst.get_table(tableBucketARN=d, namespace=ns, name=name)
+                dst.get_table_maintenance_configuration(tableBucketARN=d, namespace=ns, name=name)
+                src = got["managedTableInformation"]["replicationInformation"]["sourceTableARN"]
+                s3t.get_table(tableArn=src)
+                s3t.get_table_maintenance_configuration(tableBucketARN=src_arn, namespace=ns, name=name)
+    per_table = (time.perf_counter() - t0) / len(tables)
+    return {"tool": tool, "sample_tables": len(tables), "per_table_s": per_table, "scaled_s": per_table * sc.tables}
+
+
+# ----------------------------------------------------------------------------------------------------
+
+
+def run_ops_bench(scale_name: str | None = None, workdir: Path | None = None) -> dict[str, Any]:
+    scale_name = scale_name or os.environ.get("BENCH_SCALE", "small")
+    sc = SCALES[scale_name if scale_name in SCALES else "small"]
+    wd = workdir or Path(tempfile.mkdtemp(prefix="ops-bench-"))
+    wd.mkdir(parents=True, exist_ok=True)
+    emu = Emulator()
+    doc: dict[str, Any] = {"scale": scale_name, "config": sc.__dict__ | {"tables": sc.tables}}
+    try:
+        print(f"    ops: building {sc.tables} tables x {sc.destinations} destinations", flush=True)
+        doc["setup"] = build_lake(emu, sc, wd)
+        print(f"    ops: set-up {doc['setup']}", flush=True)
+        emu.control.set_latency(service="s3tables", seconds=S3TABLES_LATENCY)
+        emu.control.set_latency(service="s3", seconds=S3_LATENCY)
+        emu.control.set_latency(service="monitoring", seconds=S3_LATENCY)
+        doc["kit"], doc["baseline"] = {}, {}
+        for tool in ("status", "monitor", "harden", "audit"):
+            doc["baseline"][tool] = baseline(tool, emu, sc)
+            doc["kit"][tool] = run_child(tool, emu, wd, sc.concurrency)
+            print(
+                f"    ops: {tool}: kit {_brief(doc['kit'][tool])}; baseline {doc['baseline'][tool]['scaled_s']:.0f} s",
+                flush=True,
+            )
+        # Throttling: 20% of every S3 Tables call (seeded) plus a burst of throttled status reads (1,000 at full scale;
+        # the small scale's 120 tables get 300, or the burst would outnumber every attempt the tables make).
+        emu.control.throttle("*", 0.2, seed=18, service="s3tables")
+        emu.control.inject_faults("GetTableReplicationStatus", sc.burst)
+        doc["kit"]["monitor-throttled"] = run_child("monitor-throttled", emu, wd, sc.concurrency, sc.second_pass_pause)
+        doc["throttle_stats"] = [
+            {k: f[k] for k in ("operation", "share", "served", "seen")} for f in emu.control.stats()["faults"]
+        ]
+        print(f"    ops: monitor under throttling: {_brief(doc['kit']['monitor-throttled'])}", flush=True)
+    finally:
+        emu.stop()
+    doc["goals"] = goals(doc)
+    (REPO / "bench-out").mkdir(exist_ok=True)
+    (REPO / "bench-out" / "ops_scale.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    return doc
+
+
+def _brief(k: dict[str, Any]) -> str:
+    if k.get("crashed"):
+        return f"CRASHED ({k.get('stderr', '')[-300:]})"
+    return f"{k['wall_s']:.1f} s, {k['peak_rss_mb']:.0f} MB, unknown {k.get('unknown', '-')}"
+
+
+def goals(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each goal of the issue with the measured value and whether it is met (pure)."""
+    out: list[dict[str, Any]] = []
+    for tool in ("status", "monitor", "harden", "audit"):
+        k, b = doc["kit"].get(tool) or {}, doc["baseline"].get(tool) or {}
+        if k.get("crashed") or not k:
+            out.append({"goal": f"{tool}: runs", "value": "crashed", "met": False})
+            continue
+        speed = b["scaled_s"] / k["wall_s"] if k.get("wall_s") else None
+        out.append(
+            {
+                "goal": f"{tool}: <= {GOAL_SECONDS:.0f} s",
+                "value": round(k["wall_s"], 1),
+                "met": k["wall_s"] <= GOAL_SECONDS,
+            }
+        )
+        out.append(
+            {
+                "goal": f"{tool}: >= {GOAL_SPEEDUP:.0f}x hand-scripted",
+                "value": round(speed or 0, 1),
+                "met": (speed or 0) >= GOAL_SPEEDUP,
+            }
+        )
+        out.append(
+            {
+                "goal": f"{tool}: peak RSS <= {GOAL_RSS_MB:.0f} MB",
+                "value": round(k["peak_rss_mb"]),
+                "met": k["peak_rss_mb"] <= GOAL_RSS_MB,
+            }
+        )
+    t = doc["kit"].get("monitor-throttled") or {}
+    ok = bool(t) and not t.get("crashed") and t.get("unknown") == 0 and bool(t.get("heartbeat"))
+    out.append(
+        {"goal": "throttled monitor: 0 unknown, 0 crashes, heartbeat", "value": _brief(t) if t else "-", "met": ok}
+    )
+    return out  # fmt: skip
+
+
+def _result_text(tool: str, x: dict[str, Any]) -> str:
+    if tool == "status":
+        return f"{x['rows']} rows, {x['windows']} windows, unknown {x['unknown']}"
+    if tool == "monitor":
+        return f"unknown {x['unknown']}, heartbeat {x['heartbeat']}"
+    if tool == "monitor-throttled":
+        return f"unknown {x['unknown']}, heartbeat {x['heartbeat']}, second pass {x['second_pass_tables']}"
+    if tool == "harden":
+        return str(x["counts"])
+    return f"checked {x['checked']}, drifts {x['drifts'] or 0}"
+
+
+def markdown(doc: dict[str, Any] | None) -> str:
+    """The BENCHMARKS.md section of one run (pure)."""
+    if not doc:
+        return ""
+    sc, k, b = doc["config"], doc["kit"], doc["baseline"]
+    lines = [
+        "",
+        f"## Ops tools at lake scale (issue 18, scale {doc['scale']})",
+        "",
+        f"{sc['tables']:,} tables in {sc['namespaces']} namespaces x {sc['destinations']} destinations on the emulator "
+        f"(tests/moto_ext) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
+        f"S3/CloudWatch call; concurrency {sc['concurrency']}; each tool in a child process (peak RSS = that process). "
+        f"Baseline: the same calls a user would script per table (`aws s3tables ...`), serial, measured on "
+        f"{sc['sample']} tables in the same run and scaled. Set-up (not measured): {doc.get('setup')}.",
+        "",
+        "| tool | kit | hand-scripted (scaled) | speed-up | peak RSS | client CPU | emulator CPU | result |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for tool in ("status", "monitor", "harden", "audit", "monitor-throttled"):
+        x = k.get(tool) or {}
+        base = b.get(tool)
+        if x.get("crashed") or not x:
+            lines.append(f"| {tool} | crashed | | | | | | {x.get('stderr', '')[-120:]} |")
+            continue
+        result = _result_text(tool, x)
+        speed = f"{base['scaled_s'] / x['wall_s']:.1f}x" if base else "-"
+        base_s = f"{base['scaled_s']:.0f} s" if base else "-"
+        lines.append(
+            f"| {tool} | {x['wall_s']:.1f} s | {base_s} | {speed} | "
+            f"{x['peak_rss_mb']:.0f} MB | {x['client_cpu_s']:.0f} s | {x['emulator_cpu_s']:.0f} s | {result} |"
+        )
+    lines += ["", "| goal | value | met |", "|---|---|---|"]
+    lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |" for g in doc.get("goals", [])]
+    if doc.get("throttle_stats"):
+        lines += ["", f"Throttling served by the emulator: {doc['throttle_stats']}."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    doc = run_ops_bench(args[0] if args else None)
+    print(markdown(doc))
+    return 0 if all(g["met"] for g in doc["goals"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

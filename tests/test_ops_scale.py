@@ -1,0 +1,162 @@
+"""Ops tools that finish what they start (issue 18): under 20% throttling plus a burst of 1,000 throttled
+`GetTableReplicationStatus` calls every table is read in the end (a second pass after a pause), the monitor publishes
+its heartbeat and says how many tables needed the second pass; harden reads each replica once when nothing changes;
+audit reads each source table once. Real HTTP against the emulator (tests/moto_ext), 200 tables x 3 destinations."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from jobs.ops import monitor as mon
+from jobs.ops import status as st
+from tests.ops_fixtures import DST_REGION, SRC_REGION, OpsEnv, World, deploy
+
+NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+TABLES = 200
+
+
+def _lake(ops_env: OpsEnv, destinations: int = 3) -> tuple[World, list[str]]:
+    """`TABLES` tables in 4 namespaces replicated to `destinations` buckets."""
+    world = deploy(ops_env, tables=("orders",))
+    dst = world.dst()
+    extra = [dst.create_table_bucket(name=f"scale-dest-{i}")["arn"] for i in range(destinations - 1)]
+    dests = [world.replica_arn, *extra]
+    world.src().put_table_bucket_replication(
+        tableBucketARN=world.source_arn,
+        configuration={
+            "role": world.cfg.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": d} for d in dests]}],
+        },
+        versionToken=world.src().get_table_bucket_replication(tableBucketARN=world.source_arn)["versionToken"],
+    )
+    commit_ms = int((NOW - dt.timedelta(hours=1)).timestamp() * 1000)
+    per_ns = (TABLES - 1) // 4
+    namespaces = {f"ns{i}": [f"t{j:03d}" for j in range(per_ns + (1 if i < (TABLES - 1) % 4 else 0))] for i in range(4)}
+    ops_env.control.seed(world.source_arn, namespaces, commit_ms=commit_ms)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn)
+    return world, dests
+
+
+def _throttle(ops_env: OpsEnv) -> None:
+    ops_env.control.throttle("GetTableReplicationStatus", 0.2, seed=18)
+    ops_env.control.inject_faults("GetTableReplicationStatus", 1000)  # a burst of 1,000 throttled calls
+
+
+def test_status_reads_every_table_under_throttling_and_a_burst(ops_env: OpsEnv) -> None:
+    world, dests = _lake(ops_env)
+    _throttle(ops_env)
+    report = st.collect_status(
+        ops_env.clients(max_attempts=3),  # few attempts: the burst outlasts the retries of many calls
+        [world.source_arn],
+        now=NOW,
+        concurrency=64,
+        show_progress=False,
+        second_pass_pause=0.5,
+    )
+    assert report.tables == TABLES and report.errors == []
+    assert report.counts() == {"completed": TABLES * 3}
+    # tables unread after the first pass's retries (the control: without the second pass they were unknown)
+    assert report.second_pass > 0 and report.second_pass_unresolved == 0
+    faults = {(f["share"], f["operation"]): f for f in ops_env.control.stats()["faults"]}
+    assert faults[(1.0, "GetTableReplicationStatus")]["served"] == 1000  # the whole burst was served
+    assert faults[(0.2, "GetTableReplicationStatus")]["served"] > 0
+    assert {r.destination_bucket_arn for r in report.rows} == set(dests)
+
+
+def test_monitor_publishes_heartbeat_under_throttling_and_a_burst(ops_env: OpsEnv) -> None:
+    world, dests = _lake(ops_env)
+    _throttle(ops_env)
+    settings = mon.MonitorSettings(
+        kit="seed",
+        source_bucket_arns=(world.source_arn,),
+        destination_bucket_arns=tuple(dests),
+        concurrency=64,
+        second_pass_pause=0.5,
+    )
+    result = mon.run_monitor(ops_env.clients(max_attempts=3), settings, region=SRC_REGION, now=NOW)
+    assert result.tables == TABLES and result.errors == 0
+    assert result.heartbeat and result.second_pass > 0
+    assert result.to_json()["second_pass_tables"] == result.second_pass
+    cw = ops_env.clients().client("cloudwatch", SRC_REGION)
+    stats = cw.get_metric_statistics(
+        Namespace=mon.METRIC_NAMESPACE,
+        MetricName=mon.HEARTBEAT,
+        Dimensions=[{"Name": "Kit", "Value": "seed"}],
+        StartTime=NOW - dt.timedelta(hours=1),
+        EndTime=NOW + dt.timedelta(hours=1),
+        Period=3600,
+        Statistics=["Maximum"],
+    )["Datapoints"]
+    assert [d["Maximum"] for d in stats] == [1.0]
+    assert DST_REGION in dests[0]
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_stream_concurrently_is_bounded_and_complete(concurrency: int) -> None:
+    import threading
+
+    from jobs.ops.common import stream_concurrently
+
+    taken = 0
+    lock = threading.Lock()
+
+    def items():  # type: ignore[no-untyped-def]
+        nonlocal taken
+        for i in range(1000):
+            with lock:
+                taken += 1
+            yield i
+
+    seen_ahead = []
+
+    def fn(i: int) -> int:
+        with lock:
+            seen_ahead.append(taken - i)  # how far the producer ran ahead of this item
+        return i * 2
+
+    out = sorted(stream_concurrently(fn, items(), concurrency))
+    assert out == [i * 2 for i in range(1000)]
+    assert max(seen_ahead) <= max(1, concurrency * 2)
+
+
+def _calls(env: OpsEnv) -> dict[str, int]:
+    return dict(env.control.stats()["calls"])
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:
+    from jobs.ops import harden as hd
+
+    world, _ = _lake(ops_env, destinations=1)
+    first = hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16)
+    assert first.count("hardened") == TABLES and first.exit_code == 0
+    before = _calls(ops_env)
+    seen: list[str] = []
+    again = hd.harden(
+        world.clients, world.outputs, show_progress=False, concurrency=16, on_result=lambda r: seen.append(r.table)
+    )
+    assert again.count("unchanged") == TABLES and again.results == []  # only the summary is kept
+    assert len(seen) == TABLES  # every result was streamed to the caller
+    # one ListTables page and one GetTablePolicy per replica; no GetTable, no maintenance read
+    assert _delta(before, _calls(ops_env)) == {"ListTables": 1, "GetTablePolicy": TABLES}
+
+
+def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
+    from jobs.ops import audit as au
+
+    world, _ = _lake(ops_env, destinations=1)
+    from jobs.ops import harden as hd
+
+    assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
+    before = _calls(ops_env)
+    report = au.audit(world.clients, world.cfg, world.outputs, concurrency=16, show_progress=False)
+    assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
+    assert "retention-below-source" not in report.kinds() and "replica-missing" not in report.kinds()
+    calls = _delta(before, _calls(ops_env))
+    assert calls["GetTable"] == TABLES  # the replicas only: no source table is read by ARN
+    assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES  # each source once, each replica once

@@ -446,6 +446,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.ops_scale import run_ops_bench
 
         res.extra["ops_scale"] = step("6 ops tools at lake scale", lambda: run_ops_bench(scale_name))
+    if os.environ.get("BENCH_RECOVER_SCALE", "1") != "0":  # issue 18: plan of 10,000 tables, many small tables
+        from bench.recover_scale import run_all
+
+        full = scale_name == "full"
+        res.extra["recover_scale"] = step(
+            "7 recovery at lake scale",
+            lambda: run_all(root / "recover-scale", 10_000 if full else 500, 200 if full else 20, 2 if full else 1),
+        )
     res.measurements = work.measurements
     res.errors.extend(work.errors)
     res.profiles.update(work.profiles)

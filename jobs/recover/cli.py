@@ -76,6 +76,12 @@ def parser() -> argparse.ArgumentParser:
         "fingerprint for CTAS; full: the row fingerprint as well (reads every row of both sides)",
     )
     run_.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="copy every table on its own (one copy and one check job per table, verified in a second commit) "
+        "instead of batching the plain file copies of many tables into shared Spark jobs (one commit per table)",
+    )
+    run_.add_argument(
         "--part-size-mb", type=int, default=64, metavar="MB", help="file copy: multipart above this size (>= 5)"
     )
     run_.add_argument(
@@ -166,6 +172,7 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
             part_size=ns.part_size_mb * 1024 * 1024,
             wait=ns.wait,
             lease_dir=ns.lease_dir,
+            batch=not ns.no_batch,
         )
     except RecoveryError as e:
         raise ArgError(str(e)) from None

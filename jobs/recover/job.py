@@ -14,19 +14,19 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from jobs.recover import faults
 from jobs.recover import sql as S
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.errors import describe as describe_failure
-from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
+from jobs.recover.filecopy import StoreConfig
 from jobs.recover.guard import GuardedSql
+from jobs.recover.lakeplan import build_plan_at_scale
 from jobs.recover.leases import (
-    DEFAULT_TTL_S,
     Lease,
     LeaseHeld,
     LeaseLost,
@@ -60,7 +60,6 @@ from jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_lay
 from jobs.recover.planning import (
     Action,
     Plan,
-    Selector,
     TablePlan,
     check_distinct_targets,
     plan_table,
@@ -69,55 +68,13 @@ from jobs.recover.planning import (
     target_ident,
 )
 from jobs.recover.report import TableResult, summary_table, write_reports
+from jobs.recover.request import RecoveryRequest
 from jobs.recover.verify import verify
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 ATTEMPT_MARKER = "_kit_recovery_attempt.json"
-
-
-@dataclass
-class RecoveryRequest:
-    replica: CatalogSpec
-    target: CatalogSpec
-    tables: list[Ident] = field(default_factory=list)
-    namespaces: list[str] = field(default_factory=list)
-    selector: Selector = field(default_factory=Selector)
-    target_namespace: str | None = None
-    suffix: str = ""
-    dry_run: bool = False
-    replace: bool = False
-    parallelism: int = 2
-    report_dir: Path | None = None
-    now_ms: int | None = None
-    copy_mode: CopyMode = CopyMode.AUTO
-    verify: str = (
-        "auto"  # auto: checksums + metadata counts for file copies, row fingerprint for CTAS; full: + fingerprint
-    )
-    part_size: int = DEFAULT_PART_SIZE
-    wait: bool = False  # another live attempt on a target: wait for it (True) or refuse at plan time (False)
-    lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
-    lease_ttl_s: float = DEFAULT_TTL_S
-
-    def __post_init__(self) -> None:
-        if self.replica.name == self.target.name:
-            raise RecoveryError("the replica and the target must be different Spark catalogs")
-        if not self.tables and not self.namespaces:
-            raise RecoveryError("nothing to recover: pass --table ns.name (repeatable) or --namespace ns")
-        if self.parallelism < 1:
-            raise RecoveryError("--parallelism must be >= 1")
-        if self.verify not in ("auto", "full"):
-            raise RecoveryError("--verify must be auto or full")
-        if self.part_size < 5 * 1024 * 1024:
-            raise RecoveryError("the multipart part size must be at least 5 MiB (S3's minimum)")
-
-    def spark_conf(self) -> dict[str, str]:
-        return {**catalog_conf(self.replica), **catalog_conf(self.target)}
-
-    def store_config(self) -> StoreConfig:
-        return StoreConfig(region=self.target.region or self.replica.region, endpoint=self.target.endpoint,
-                           part_size=self.part_size)  # fmt: skip
 
 
 # A CTAS skips Iceberg's default hash distribution only when every data file of the snapshot was written with the
@@ -150,43 +107,53 @@ def build_plan(req: RecoveryRequest, replica_src: MetadataSource, target_src: Me
         plan.errors.append(f"replica catalog {req.replica.name}: {missing}")
         return plan
     idents = list(dict.fromkeys(req.tables))
+    seen = set(idents)  # O(1) membership: a 10,000-table namespace de-duplicates in milliseconds
     for ns in req.namespaces:
         names = replica_src.list_tables(ns)
         if not names:
             plan.errors.append(f"namespace {ns}: no tables in the replica catalog")
-        idents.extend(Ident(ns, n) for n in names if Ident(ns, n) not in idents)
+        for n in names:
+            if Ident(ns, n) not in seen:
+                seen.add(Ident(ns, n))
+                idents.append(Ident(ns, n))
     for ident in idents:
-        try:
-            info = load_table_info(replica_src, ident)
-            if info is None:
-                plan.errors.append(
-                    f"{ident}: no such table in the replica catalog {req.replica.name} ({req.replica.warehouse})"
-                )
-                continue
-            tgt = target_ident(ident, req.target_namespace, req.suffix)
-            tp = plan_table(
-                info,
-                req.selector,
-                now_ms,
-                tgt,
-                table_properties(target_src, tgt),
-                req.replace,
-                decide_mode=_mode_decider(req, info, replica_src),
-                properties_at=_properties_reader(req, info, replica_src),
-            )
-            if tp.action is Action.REFUSE:
-                plan.errors.append(
-                    f"{ident}: target {req.target.name}.{tgt} {tp.state.value}; pass --replace to overwrite it"
-                )
-            elif req.copy_mode is CopyMode.FILES and tp.copy_mode is not CopyMode.FILES:
-                reason = tp.mode.reason if tp.mode else "?"
-                plan.errors.append(f"{ident}: --copy-mode files is not possible: {reason} (use auto or ctas)")
+        tp, errors = plan_one(req, replica_src, target_src, ident, now_ms)
+        plan.errors.extend(errors)
+        if tp is not None:
             plan.tables.append(tp)
-        except PlanError as e:
-            plan.errors.append(str(e))
     same = req.replica.mode == req.target.mode and req.replica.warehouse == req.target.warehouse
     plan.errors.extend(check_distinct_targets(plan.tables, same))
     return plan
+
+
+def plan_one(
+    req: RecoveryRequest, replica_src: MetadataSource, target_src: MetadataSource, ident: Ident, now_ms: int
+) -> tuple[TablePlan | None, list[str]]:
+    """One table's plan and its plan errors (metadata reads only; safe to call from several threads)."""
+    errors: list[str] = []
+    try:
+        info = load_table_info(replica_src, ident)
+        if info is None:
+            return None, [f"{ident}: no such table in the replica catalog {req.replica.name} ({req.replica.warehouse})"]
+        tgt = target_ident(ident, req.target_namespace, req.suffix)
+        tp = plan_table(
+            info,
+            req.selector,
+            now_ms,
+            tgt,
+            table_properties(target_src, tgt),
+            req.replace,
+            decide_mode=_mode_decider(req, info, replica_src),
+            properties_at=_properties_reader(req, info, replica_src),
+        )
+        if tp.action is Action.REFUSE:
+            errors.append(f"{ident}: target {req.target.name}.{tgt} {tp.state.value}; pass --replace to overwrite it")
+        elif req.copy_mode is CopyMode.FILES and tp.copy_mode is not CopyMode.FILES:
+            reason = tp.mode.reason if tp.mode else "?"
+            errors.append(f"{ident}: --copy-mode files is not possible: {reason} (use auto or ctas)")
+        return tp, errors
+    except PlanError as e:
+        return None, [str(e)]
 
 
 def _mode_decider(
@@ -669,8 +636,18 @@ def execute(
                 say(res.leftover_note)
         return res
 
+    done: dict[str, TableResult] = {}
+    if req.batch:
+        from jobs.recover.batch import batchable, recover_many
+
+        many = [tp for tp in plan.tables if batchable(req, tp)]
+        if many:
+            results, _ = recover_many(spark, req, many, target_src, run_id, progress, plan_seconds)
+            done = {r.replica_table: r for r in results}
+    rest = [tp for tp in plan.tables if str(tp.replica) not in done]
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
-        return list(pool.map(one, plan.tables))
+        done.update((str(tp.replica), r) for tp, r in zip(rest, pool.map(one, rest), strict=True))
+    return [done[str(tp.replica)] for tp in plan.tables]
 
 
 def _norm(uri: str) -> str:
@@ -741,7 +718,7 @@ def run(
         spark = spark_factory(req.spark_conf())
     replica_src = metadata_source(req.replica, spark)
     target_src = metadata_source(req.target, spark)
-    plan = build_plan(req, replica_src, target_src)
+    plan = build_plan_at_scale(req, replica_src, target_src, plan_one, progress_out=err)
     plan_seconds = time.monotonic() - t0
     print(plan.render(), file=out, flush=True)
     header: dict[str, Any] = {

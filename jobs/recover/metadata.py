@@ -153,7 +153,8 @@ class S3TablesMetadataSource:
         from jobs import aws_retry  # the kit's one retry policy
 
         self.spec = spec
-        self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint)
+        # the lake planner's threads share this client: one pooled connection each
+        self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint, max_pool_connections=64)
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []

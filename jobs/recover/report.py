@@ -34,6 +34,7 @@ class TableResult:
     leftover_note: str = ""
     copy_mb_per_s: float | None = None
     cause: dict[str, Any] | None = None  # a JVM failure's deepest Java cause: class, message, first frames
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (batched file copy)
 
     @property
     def ok(self) -> bool:
@@ -64,6 +65,8 @@ def table_markdown(r: TableResult) -> str:
         f"| copy seconds | {r.copy_seconds:.2f} |",
         f"| verify seconds | {r.verify_seconds:.2f} |",
     ]
+    if r.phases:
+        lines.append("| phases (s) | " + ", ".join(f"{k} {v:.3f}" for k, v in r.phases.items()) + " |")
     if r.warnings:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in r.warnings]]
     if r.cause:

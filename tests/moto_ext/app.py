@@ -782,6 +782,16 @@ def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
         "snapshots": snaps,
         "snapshot-log": [{"snapshot-id": s["snapshot-id"], "timestamp-ms": s["timestamp-ms"]} for s in snaps],
         "metadata-log": [],
+        # a one-column schema, unpartitioned: enough for readers that parse the table (the recovery planner)
+        "schemas": [
+            {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+        ],
+        "current-schema-id": 0,
+        "partition-specs": [{"spec-id": 0, "fields": []}],
+        "default-spec-id": 0,
+        "sort-orders": [{"order-id": 0, "fields": []}],
+        "default-sort-order-id": 0,
+        "properties": {},
     }
 
 

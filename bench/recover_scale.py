@@ -1,0 +1,257 @@
+"""Recovery at lake scale (issue 18): the dry-run plan of 10,000 tables on the emulator, and many small tables.
+
+(a) plan: `tests.moto_ext` server on a free loopback port, `destinations` replica table buckets of `tables` tables each
+    (`namespaces` namespaces), per-request latency on the S3 Tables operations; the kit's concurrent plan of every
+    table of one replica bucket vs the serial per-table plan (`job.build_plan`, the call sequence a user scripts by
+    hand) on a sample of the same run, scaled to the table count.
+(b) many small tables: `tables` tables of ~20 KB in a local replica warehouse; the kit's batched file copy vs the
+    per-table path (`--no-batch`) in the same Spark session, interleaved rounds, each into a fresh target warehouse;
+    tables per minute after start-up (the session is up before the first round) and the per-phase breakdown.
+
+`python -m bench.recover_scale plan|many [--tables N] [--rounds R]` prints one JSON document; `bench/run.py` calls
+`run_all` at its scale.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def emulator() -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(REPO))
+    env.pop("AWS_ENDPOINT_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    from tests.moto_ext.control import Control
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if Control(url).health():
+                return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"the emulator did not start on {url}")
+        time.sleep(0.2)
+
+
+def measure_plan(
+    tables: int = 10_000,
+    namespaces: int = 100,
+    destinations: int = 3,
+    sample: int = 200,
+    latency_s: float = 0.03,
+    s3_latency_s: float = 0.02,
+) -> dict[str, Any]:
+    from jobs import aws_retry
+    from jobs.recover.catalogs import CatalogSpec
+    from jobs.recover.job import RecoveryRequest, build_plan, plan_one
+    from jobs.recover.lakeplan import build_plan_at_scale
+    from jobs.recover.metadata import metadata_source
+    from jobs.recover.model import Ident
+    from tests.moto_ext.control import Control
+
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        os.environ.setdefault(k, v)
+    region = "us-west-2"
+    proc, url = emulator()
+    try:
+        ctl = Control(url)
+        st = aws_retry.client("s3tables", region, url)
+        per_ns = tables // namespaces
+        layout = {f"ns{j:03d}": [f"t{i:04d}" for i in range(per_ns)] for j in range(namespaces)}
+        t0 = time.monotonic()
+        replicas = [st.create_table_bucket(name=f"replica-{d}")["arn"] for d in range(destinations)]
+        recovery = st.create_table_bucket(name="recovery")["arn"]
+        commit_ms = int(time.time() * 1000) - 3_600_000
+        for arn in replicas:
+            for j in range(0, namespaces, 10):  # 10 namespaces per seeding call
+                ctl.seed(arn, {ns: layout[ns] for ns in list(layout)[j : j + 10]}, commit_ms=commit_ms)
+        seed_s = time.monotonic() - t0
+        ctl.set_latency(service="s3tables", seconds=latency_s)
+        ctl.set_latency(service="s3", seconds=s3_latency_s)
+
+        def request(**kw: Any) -> RecoveryRequest:
+            return RecoveryRequest(
+                CatalogSpec("replica", "client", replicas[0], region=region, endpoint=url),
+                CatalogSpec("recovery", "client", recovery, region=region, endpoint=url),
+                dry_run=True,
+                **kw,
+            )
+
+        idents = [Ident(ns, n) for ns, names in layout.items() for n in names]
+        step = max(1, len(idents) // sample)
+        picked = idents[::step][:sample]
+        req = request(tables=picked)
+        t = time.monotonic()
+        serial = build_plan(req, metadata_source(req.replica), metadata_source(req.target))
+        serial_s = time.monotonic() - t
+        per_table = serial_s / len(picked)
+        req = request(namespaces=list(layout))
+        t = time.monotonic()
+        plan = build_plan_at_scale(
+            req, metadata_source(req.replica), metadata_source(req.target), plan_one, progress_out=sys.stderr
+        )
+        plan_s = time.monotonic() - t
+        baseline_s = per_table * len(idents)
+        return {
+            "tables": len(idents),
+            "namespaces": namespaces,
+            "destinations": destinations,
+            "latency_ms": latency_s * 1000,
+            "s3_latency_ms": s3_latency_s * 1000,
+            "seed_s": round(seed_s, 1),
+            "sample": len(picked),
+            "serial_sample_s": round(serial_s, 2),
+            "serial_errors": len(serial.errors),
+            "serial_per_table_ms": round(per_table * 1000, 1),
+            "baseline_scaled_s": round(baseline_s, 1),
+            "plan_s": round(plan_s, 1),
+            "planned": len(plan.tables),
+            "plan_errors": len(plan.errors),
+            "plan_error_sample": plan.errors[:3],
+            "speedup": round(baseline_s / plan_s, 1) if plan_s else None,
+            "goal_60s": plan_s <= 60,
+            "goal_20x": plan_s > 0 and baseline_s / plan_s >= 20,
+            "calls": ctl.stats()["calls"],
+            "peak_rss_mb": round(_rss_mb(), 0),
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# --- (b) many small tables -----------------------------------------------------------------------------------------
+
+
+def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, Any]:
+    from bench.recovery import orders_select
+    from jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from jobs.recover.job import RecoveryRequest, run
+    from jobs.recover.localreplica import file_uri
+    from jobs.spark import add_catalogs, build_session
+
+    root.mkdir(parents=True, exist_ok=True)
+    rep = CatalogSpec("sc_replica", "hadoop", file_uri(root / "replica"))
+    (root / "replica").mkdir(exist_ok=True)
+    t0 = time.monotonic()
+    spark = build_session(catalog_conf(rep), app_name="kit-bench-scale")
+    startup_s = time.monotonic() - t0
+    try:
+        t = time.monotonic()
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS sc_replica.small")
+        for i in range(tables):
+            spark.sql(
+                f"CREATE TABLE sc_replica.small.t{i:04d} USING iceberg AS {orders_select(i * 600, i * 600 + 600, 1)}"
+            )
+        build_s = time.monotonic() - t
+        sizes = [p.stat().st_size for p in (root / "replica" / "small").rglob("*.parquet")]
+        out: dict[str, Any] = {
+            "tables": tables,
+            "avg_file_kb": round(sum(sizes) / max(1, len(sizes)) / 1024, 1),
+            "startup_s": round(startup_s, 1),
+            "build_s": round(build_s, 1),
+            "cores": spark.sparkContext.defaultParallelism,
+            "rounds": [],
+        }
+        for r in range(rounds):
+            order = ("batch", "per-table") if r % 2 == 0 else ("per-table", "batch")
+            row: dict[str, Any] = {"round": r + 1, "order": list(order)}
+            for how in order:
+                name = f"r{r}{'b' if how == 'batch' else 'p'}"
+                tgt = CatalogSpec(f"sc_{name}", "hadoop", file_uri(root / name))
+                (root / name).mkdir(exist_ok=True)
+                add_catalogs(spark, catalog_conf(tgt))
+                req = RecoveryRequest(rep, tgt, namespaces=["small"], parallelism=2, batch=how == "batch")
+                t = time.monotonic()
+                outcome = run(req, lambda conf: spark, io.StringIO(), io.StringIO())
+                wall = time.monotonic() - t
+                ok = sum(1 for x in outcome.results if x.verdict == "verified")
+                phases: dict[str, float] = {}
+                for x in outcome.results:
+                    for k, v in x.phases.items():
+                        phases[k] = phases.get(k, 0.0) + v
+                row[how] = {
+                    "wall_s": round(wall, 1),
+                    "verified": ok,
+                    "tables_per_min": round(ok / wall * 60, 0) if wall else None,
+                    "reported_s_sum": round(
+                        sum(x.plan_seconds + x.copy_seconds + x.verify_seconds for x in outcome.results), 1
+                    ),
+                    "phases_s_sum": {k: round(v, 2) for k, v in phases.items()},
+                }
+                print(f"    round {r + 1} {how}: {row[how]}", file=sys.stderr, flush=True)
+            row["speedup"] = round(row["per-table"]["wall_s"] / max(row["batch"]["wall_s"], 1e-9), 1)
+            out["rounds"].append(row)
+        worst = min(x["batch"]["tables_per_min"] or 0 for x in out["rounds"])
+        out["worst_batch_tables_per_min"] = worst
+        out["worst_per_table_tables_per_min"] = min(x["per-table"]["tables_per_min"] or 0 for x in out["rounds"])
+        out["goal_600_per_min"] = worst >= 600
+        return out
+    finally:
+        spark.stop()
+
+
+def run_all(root: Path, plan_tables: int = 10_000, many_tables: int = 200, rounds: int = 2) -> dict[str, Any]:
+    """Both measurements; each failure is reported in the result, not raised (bench/run.py keeps going)."""
+    out: dict[str, Any] = {}
+    for key, fn in (
+        ("plan", lambda: measure_plan(tables=plan_tables)),
+        ("many", lambda: measure_many(root / "many", tables=many_tables, rounds=rounds)),
+    ):
+        try:
+            out[key] = fn()
+        except Exception as e:
+            out[key] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    what = args[0] if args else "plan"
+    n = int(args[args.index("--tables") + 1]) if "--tables" in args else None
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 2
+    if what == "plan":
+        res = measure_plan(tables=n or 10_000)
+    elif what == "many":
+        res = measure_many(Path(tempfile.mkdtemp(prefix="kit-scale-")), tables=n or 200, rounds=rounds)
+    else:
+        print("usage: python -m bench.recover_scale plan|many [--tables N] [--rounds R]", file=sys.stderr)
+        return 2
+    print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

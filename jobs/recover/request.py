@@ -1,0 +1,59 @@
+"""What one recovery run is asked to do (`python -m jobs.recover` builds it from its flags): catalogs, tables,
+the recovery point, the copy mode, verification, leases and batching. A module of its own so that the planners
+(`job`, `lakeplan`) and the batched copy (`batch`) share it without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
+from jobs.recover.leases import DEFAULT_TTL_S
+from jobs.recover.model import Ident, RecoveryError
+from jobs.recover.modes import CopyMode
+from jobs.recover.planning import Selector
+
+
+@dataclass
+class RecoveryRequest:
+    replica: CatalogSpec
+    target: CatalogSpec
+    tables: list[Ident] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+    selector: Selector = field(default_factory=Selector)
+    target_namespace: str | None = None
+    suffix: str = ""
+    dry_run: bool = False
+    replace: bool = False
+    parallelism: int = 2
+    report_dir: Path | None = None
+    now_ms: int | None = None
+    copy_mode: CopyMode = CopyMode.AUTO
+    verify: str = (
+        "auto"  # auto: checksums + metadata counts for file copies, row fingerprint for CTAS; full: + fingerprint
+    )
+    part_size: int = DEFAULT_PART_SIZE
+    wait: bool = False  # another live attempt on a target: wait for it (True) or refuse at plan time (False)
+    lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
+    lease_ttl_s: float = DEFAULT_TTL_S
+    batch: bool = True  # plain file copies of many tables in shared Spark jobs (jobs.recover.batch)
+
+    def __post_init__(self) -> None:
+        if self.replica.name == self.target.name:
+            raise RecoveryError("the replica and the target must be different Spark catalogs")
+        if not self.tables and not self.namespaces:
+            raise RecoveryError("nothing to recover: pass --table ns.name (repeatable) or --namespace ns")
+        if self.parallelism < 1:
+            raise RecoveryError("--parallelism must be >= 1")
+        if self.verify not in ("auto", "full"):
+            raise RecoveryError("--verify must be auto or full")
+        if self.part_size < 5 * 1024 * 1024:
+            raise RecoveryError("the multipart part size must be at least 5 MiB (S3's minimum)")
+
+    def spark_conf(self) -> dict[str, str]:
+        return {**catalog_conf(self.replica), **catalog_conf(self.target)}
+
+    def store_config(self) -> StoreConfig:
+        return StoreConfig(region=self.target.region or self.replica.region, endpoint=self.target.endpoint,
+                           part_size=self.part_size)  # fmt: skip

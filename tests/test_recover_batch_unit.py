@@ -1,0 +1,44 @@
+"""Pure parts of the batched many-table recovery (issue 18): which tables take it, counts from the files already
+read, a batch-wide duration shared by bytes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jobs.recover.batch import batchable, share, source_counts
+from jobs.recover.catalogs import CatalogSpec
+from jobs.recover.fastpath import SourceFile
+from jobs.recover.job import RecoveryRequest
+from jobs.recover.model import Ident
+from jobs.recover.modes import CopyMode, ModeDecision
+from jobs.recover.planning import Action
+from tests.test_recover_filecopy_unit import plan
+
+
+def _req(**kw: object) -> RecoveryRequest:
+    return RecoveryRequest(
+        CatalogSpec("r", "hadoop", "/tmp/r"), CatalogSpec("t", "hadoop", "/tmp/t"), tables=[Ident("a", "b")], **kw
+    )  # type: ignore[arg-type]
+
+
+def test_only_plain_new_file_copies_are_batched() -> None:
+    tp = plan(CopyMode.AUTO, None)
+    files = dataclasses.replace(tp, mode=ModeDecision(CopyMode.FILES, "provable", (0,), 0), action=Action.CREATE)
+    assert batchable(_req(), files)
+    assert batchable(_req(), dataclasses.replace(files, action=Action.REDO))
+    assert not batchable(_req(), dataclasses.replace(files, action=Action.REPLACE))  # --replace: per-table path
+    assert not batchable(_req(verify="full"), files)
+    assert not batchable(_req(), dataclasses.replace(files, mode=ModeDecision(CopyMode.CTAS, "x")))
+
+
+def test_source_counts_per_spec_and_partition() -> None:
+    def f(spec: int, part: str, records: int) -> SourceFile:
+        return SourceFile(None, f"/x/{part}/{records}", 10, records, spec, part, "data")
+
+    counts = source_counts([f(0, "cat=a", 3), f(0, "cat=a", 4), f(1, "cat=a", 5), f(0, "cat=b", 1)])
+    assert counts == {("data", 0, "cat=a"): [2, 7], ("data", 1, "cat=a"): [1, 5], ("data", 0, "cat=b"): [1, 1]}
+
+
+def test_share_by_bytes() -> None:
+    assert share(10.0, 25, 100) == 2.5
+    assert share(10.0, 0, 0) == 0.0

@@ -152,12 +152,12 @@ def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, 
         "emulator_cpu_s": round(_cpu_seconds(emu.proc.pid) - emu0, 2),
     }
     after = emu.control("stats")
-    cpu["requests"] = {
-        k: n - before[kind].get(k, 0)
-        for kind in ("calls", "s3_calls")
-        for k, n in after[kind].items()
-        if n != before[kind].get(k, 0)
-    }
+    requests: dict[str, int] = {}
+    for kind in ("calls", "s3_calls"):
+        for k, n in after[kind].items():
+            op = k.rsplit(" ", 1)[-1]  # S3 calls are keyed "<bucket> <operation>": summed over buckets
+            requests[op] = requests.get(op, 0) + n - before[kind].get(k, 0)
+    cpu["requests"] = {op: n for op, n in sorted(requests.items()) if n}
     if prof_out:
         with prof_out.open("w") as f:
             print(json.dumps(cpu, indent=2), file=f)

@@ -390,7 +390,9 @@ def promote(
             o.verdict = "promoted" if how == "disassociated" else "converged"
             snap_id = tp.snapshot.snapshot_id if tp.snapshot else None
             if tp.pit and snap_id is not None:
-                step(o, "point_in_time", lambda: set_current_snapshot(committer, tp.ident, snap_id, _known_metadata(tp)))
+                step(
+                    o, "point_in_time", lambda: set_current_snapshot(committer, tp.ident, snap_id, _known_metadata(tp))
+                )
                 o.point_in_time = True
             if tp.table_policy is not None and tp.table_policy.changed:
                 after = tp.table_policy.after

@@ -190,12 +190,24 @@ def _shared_s3_file_io_class() -> type:
                 key = (scheme, None) if scheme in ("s3", "s3a", "s3n") else (scheme, netloc)
                 with lock:  # also: 32 threads missing the cache at once must not build 32 filesystems
                     if key not in cache:
-                        cache[key] = per_bucket(scheme, netloc)
+                        cache[key] = _delayed_open(per_bucket(scheme, netloc))
                     return cache[key]
 
             self.fs_by_scheme = fs_by_scheme
 
     return SharedS3FileIO
+
+
+def _delayed_open(fs: Any) -> Any:
+    """The same pyarrow S3FileSystem with `allow_delayed_open`: a small file (a metadata.json) is then written with
+    one PutObject instead of CreateMultipartUpload + UploadPart + CompleteMultipartUpload (pyiceberg does not expose
+    the option). Errors such as a missing bucket surface at close instead of open, which the commit awaits anyway."""
+    from pyarrow.fs import S3FileSystem
+
+    if not isinstance(fs, S3FileSystem):
+        return fs
+    kwargs = fs.__reduce__()[1][0]  # the filesystem's own constructor arguments (what pickling uses)
+    return S3FileSystem(**{**kwargs, "allow_delayed_open": True})
 
 
 def shared_s3_file_io(props: dict[str, str]) -> Any:

@@ -6,7 +6,10 @@ The control plane is the kit's emulator (`tests/moto_ext` in a subprocess, as in
 manifests stay on local disk (its metadata points at them), so the verification reads real manifests. Failover is
 metadata only: its time must not grow with the table's size.
 
-    python -m bench.failover [--tables 1000] [--orders-metadata /path/to/vN.metadata.json]
+    python -m bench.failover [--tables 1000] [--orders-metadata /path/to/vN.metadata.json] [--profile]
+
+Each failover records its wall time, the client's and the emulator's CPU seconds (the emulator is its own process)
+and the requests it made per operation; `--profile` writes a cProfile of the fleet's run (all worker threads).
 """
 
 from __future__ import annotations
@@ -146,7 +149,7 @@ def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, 
         if prof_out:
             profiles[0].disable()
             threading.setprofile(None)  # type: ignore[arg-type]
-    cpu = {
+    cpu: dict[str, Any] = {
         "wall_s": round(time.perf_counter() - w0, 2),
         "client_cpu_s": round(time.process_time() - me0, 2),
         "emulator_cpu_s": round(_cpu_seconds(emu.proc.pid) - emu0, 2),

@@ -6,7 +6,10 @@ The control plane is the kit's emulator (`tests/moto_ext` in a subprocess, as in
 manifests stay on local disk (its metadata points at them), so the verification reads real manifests. Failover is
 metadata only: its time must not grow with the table's size.
 
-    python -m bench.failover [--tables 1000] [--orders-metadata /path/to/vN.metadata.json]
+    python -m bench.failover [--tables 1000] [--orders-metadata /path/to/vN.metadata.json] [--profile]
+
+Each failover records its wall time, the client's and the emulator's CPU seconds (the emulator is its own process)
+and the requests it made per operation; `--profile` writes a cProfile of the fleet's run (all worker threads).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -114,7 +118,63 @@ def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int)
     return time.perf_counter() - t0, res
 
 
-def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: int = 32) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc; the emulator runs in its own process)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, Any]]:
+    """Run `fn()`; the client's and the emulator's CPU seconds separately, and a cProfile of the client when asked."""
+    import cProfile
+    import pstats
+
+    profiles: list[cProfile.Profile] = []
+
+    def per_thread(*_: Any) -> None:  # cProfile sees one thread: give every worker thread its own profiler
+        p = cProfile.Profile()
+        profiles.append(p)
+        sys.setprofile(None)
+        p.enable()
+
+    before = emu.control("stats")
+    emu0, me0, w0 = _cpu_seconds(emu.proc.pid), time.process_time(), time.perf_counter()
+    if prof_out:
+        profiles.append(cProfile.Profile())
+        threading.setprofile(per_thread)
+        profiles[0].enable()
+    try:
+        value = fn()
+    finally:
+        if prof_out:
+            profiles[0].disable()
+            threading.setprofile(None)  # type: ignore[arg-type]
+    cpu: dict[str, Any] = {
+        "wall_s": round(time.perf_counter() - w0, 2),
+        "client_cpu_s": round(time.process_time() - me0, 2),
+        "emulator_cpu_s": round(_cpu_seconds(emu.proc.pid) - emu0, 2),
+    }
+    after = emu.control("stats")
+    requests: dict[str, int] = {}
+    for kind in ("calls", "s3_calls"):
+        for k, n in after[kind].items():
+            op = k.rsplit(" ", 1)[-1]  # S3 calls are keyed "<bucket> <operation>": summed over buckets
+            requests[op] = requests.get(op, 0) + n - before[kind].get(k, 0)
+    cpu["requests"] = {op: n for op, n in sorted(requests.items()) if n}
+    if prof_out:
+        with prof_out.open("w") as f:
+            print(json.dumps(cpu, indent=2), file=f)
+            for key in ("tottime", "cumulative"):
+                stats = pstats.Stats(profiles[0], stream=f)
+                for p in profiles[1:]:
+                    stats.add(p)
+                stats.sort_stats(key).print_stats(60)
+    return value, cpu
+
+
+def measure(
+    out: Path, tables: int, orders_metadata: str | None, concurrency: int = 32, profile: bool = False
+) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     emu, clients, cfg, outputs, bg = _world(out)
@@ -136,11 +196,13 @@ def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: in
         for ns, key in (("small1", "one_small"), ("big", "one_big"), ("fleet", "fleet")):
             if ns == "big" and not orders_metadata:
                 continue
-            secs, res = _failover(bg, outputs, cfg, ns, concurrency)
+            prof = out / f"profile-{ns}.txt" if profile and ns == "fleet" else None
+            (secs, res), cpu = _profiled(prof, emu, lambda ns=ns: _failover(bg, outputs, cfg, ns, concurrency))
             ok = sum(o.ok for o in res.outcomes)
             result[key] = {"seconds": round(secs, 2), "ok": ok, "failed": len(res.outcomes) - ok, "rows": None}
             if res.outcomes:
                 result[key]["rows"] = sum(o.rows or 0 for o in res.outcomes)
+            result[key].update(cpu, plan_s=res.plan_seconds, steps_s=_step_totals(res.outcomes))
             print(f"  failover {ns}: {len(res.outcomes)} table(s) in {secs:.2f} s ({ok} ok)", flush=True)
         result["calls"] = emu.control("stats")["calls"]
         result["load_average"] = os.getloadavg()
@@ -149,14 +211,24 @@ def measure(out: Path, tables: int, orders_metadata: str | None, concurrency: in
     return result
 
 
+def _step_totals(outcomes: Any) -> dict[str, float]:
+    """Seconds per step summed over the tables (threads overlap: a sum, not wall time)."""
+    out: dict[str, float] = {}
+    for o in outcomes:
+        for k, v in o.steps.items():
+            out[k] = round(out.get(k, 0.0) + v, 2)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.failover", description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--orders-metadata", help="metadata.json of a large local Iceberg table (bench/recovery orders)")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--out", default=str(REPO / "bench-out" / "failover"))
+    ap.add_argument("--profile", action="store_true", help="cProfile the fleet's failover into <out>/profile-fleet.txt")
     args = ap.parse_args(argv)
-    r = measure(Path(args.out), args.tables, args.orders_metadata, args.concurrency)
+    r = measure(Path(args.out), args.tables, args.orders_metadata, args.concurrency, args.profile)
     print(json.dumps({k: v for k, v in r.items() if k != "calls"}, indent=2))
     fleet = r.get("fleet", {})
     return 0 if fleet.get("failed", 1) == 0 else 1

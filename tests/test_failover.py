@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyiceberg.exceptions import ValidationError
 
 from jobs.failover import aws
 from jobs.failover import model as M
@@ -305,3 +306,73 @@ def test_failback_plan_after_a_failover(fw: FailoverWorld, tmp_path: Path) -> No
     assert by["analytics.orders"]["original_table_arn"] == fw.world.tables["analytics.orders"]
     assert by["analytics.orders"]["original_commits_after_failover"] == 0
     assert "UNVERIFIED" in text and "stale" in text
+
+
+# ----------------------------------------------------------------------------------------------------
+# Concurrency (issue 17 follow-up: tables promoted and verified in parallel)
+# ----------------------------------------------------------------------------------------------------
+
+MANY = ("orders", "customers", "events", "items", "users", "stores")
+
+
+def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(ops_env: OpsEnv, tmp_path: Path) -> None:
+    """Six tables, four at a time: one table's table policy cannot be put, another's verification commit fails; each
+    outcome stays with its own table, the others are promoted and verified with their own counts, and a second run
+    finishes the two failed ones while converging (no write) on the others. (The faults hit the first matching call
+    only; the clients make one attempt, so each failure is exactly one call.)"""
+    fw = build(ops_env, tables=MANY)
+    fw.env.control.inject_faults("PutTablePolicy", 1, code="InternalServerErrorException", status=500, match="users")
+    fw.env.control.inject_faults(
+        "UpdateTableMetadataLocation", 1, code="InternalServerErrorException", status=500, match="stores"
+    )
+    fast = Clients(endpoint_url=fw.env.endpoint, role_arns={ACCOUNT: BREAK_GLASS}, max_attempts=1)
+    docs = documents(fw)
+    first = aws.run(fast, _req(confirm=DST_BUCKET, report_dir=tmp_path, concurrency=4), fw.world.outputs, docs)
+    by = {o.table: o for o in first.outcomes}
+    assert first.exit_code == M.EXIT_FAILED
+    assert [o.table for o in first.outcomes] == [str(t.ident) for t in first.plan.tables]  # type: ignore[union-attr]
+    assert by["analytics.users"].verdict == "failed" and "InternalServerError" in by["analytics.users"].message
+    assert by["analytics.stores"].verdict == "failed" and by["analytics.stores"].message.startswith("verification")
+    ok = [t for t in by if t not in ("analytics.users", "analytics.stores")]
+    assert {by[t].verdict for t in ok} == {"promoted"}
+    for t in ok:  # each table's own snapshot and counts (orders' replica lacks the source's third commit)
+        assert by[t].snapshot_id == fw.snapshots[t][1] and (by[t].rows, by[t].partitions) == (5, 2)
+        assert fw.replica_committer().load(Ident.parse(t)).metadata.properties[M.PROP_RUN_ID]
+    report = json.loads(first.report.with_suffix(".json").read_text())  # type: ignore[union-attr]
+    assert {t["table"]: t["verdict"] for t in report["tables"]} == {t: o.verdict for t, o in by.items()}
+
+    calls_before = fw.env.control.stats()["calls"]
+    second = aws.run(fast, _req(confirm=DST_BUCKET, report_dir=tmp_path, concurrency=4), fw.world.outputs, docs)
+    by2 = {o.table: o for o in second.outcomes}
+    assert second.exit_code == 0, [o.message for o in second.outcomes]
+    assert {by2[t].verdict for t in ok} == {"converged"}
+    assert by2["analytics.users"].rows == 5 and by2["analytics.stores"].rows == 5
+    calls = {op: n - calls_before.get(op, 0) for op, n in fw.env.control.stats()["calls"].items()}
+    assert calls.get("PutTablePolicy", 0) == 1  # users only: the others already have the document
+    assert calls.get("UpdateTableMetadataLocation", 0) == 2  # the lineage commits of users and stores only
+    assert calls.get("DisassociateTableReplication", 0) == 0  # all six were detached by the first run
+
+
+def test_committer_reuses_known_metadata_only_while_the_table_points_at_it(fw: FailoverWorld) -> None:
+    """The verification's load reuses the metadata file read at plan time, never a stale one."""
+    cm = fw.source_committer()  # the same committer class; a replica is read-only until it is promoted
+    ident = Ident("analytics", "orders")
+    t = cm.load(ident)
+    loc = t.metadata_location
+    bucket, _, key = loc.removeprefix("s3://").partition("/")
+    raw = fw.env.clients().s3(fw.world.source_arn.split(":")[3]).get_object(Bucket=bucket, Key=key)["Body"].read()
+    assert cm.load(ident, known=(loc, raw)).metadata == t.metadata
+    with pytest.raises(ValidationError):  # proof that the known bytes are what is parsed for that location
+        cm.load(ident, known=(loc, b"{}"))
+    t.append(batch(range(10, 11), "eu"))  # the table moves on: the known file is stale and must not be used
+    again = cm.load(ident, known=(loc, raw))
+    assert again.metadata_location != loc and again.metadata.current_snapshot_id == t.metadata.current_snapshot_id
+
+
+def test_partition_counts_agree_with_pyiceberg_inspect(fw: FailoverWorld) -> None:
+    t = fw.source_committer().load(Ident("analytics", "orders"))
+    for snap in t.metadata.snapshots:
+        rows = t.inspect.partitions(snapshot_id=snap.snapshot_id).to_pylist()
+        counts = partition_counts(t, snap.snapshot_id)
+        assert len(counts) == len(rows) and sum(counts.values()) == sum(r["record_count"] for r in rows)
+    assert partition_counts(t, t.metadata.current_snapshot_id) == {"[('region', 'eu')]": 4, "[('region', 'us')]": 2}

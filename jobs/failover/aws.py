@@ -89,15 +89,22 @@ def say(msg: str, enabled: bool = True) -> None:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _read_json(clients: Clients, location: str, region: str, account: str | None) -> dict[str, Any]:
+def _read_bytes(clients: Clients, location: str, region: str, account: str | None) -> bytes:
     bucket, _, key = location.removeprefix("s3://").partition("/")
-    body = call(clients.s3(region, account).get_object, Bucket=bucket, Key=key)["Body"].read()
-    doc: dict[str, Any] = json.loads(body)
-    return doc
+    body: bytes = call(clients.s3(region, account).get_object, Bucket=bucket, Key=key)["Body"].read()
+    return body
 
 
 def read_info(clients: Clients, bucket_arn: str, ident: Ident) -> tuple[dict[str, Any], TableInfo | None]:
     """(GetTable response, the table's current Iceberg metadata or None)."""
+    got, info, _ = read_info_raw(clients, bucket_arn, ident)
+    return got, info
+
+
+def read_info_raw(
+    clients: Clients, bucket_arn: str, ident: Ident
+) -> tuple[dict[str, Any], TableInfo | None, bytes | None]:
+    """`read_info` and the metadata file's bytes (kept for the verification)."""
     b = BucketRef(bucket_arn)
     got = call(
         clients.s3tables(b.region, b.account).get_table,
@@ -107,8 +114,9 @@ def read_info(clients: Clients, bucket_arn: str, ident: Ident) -> tuple[dict[str
     )
     loc = got.get("metadataLocation")
     if not loc:
-        return dict(got), None
-    return dict(got), table_info_from_metadata(ident, _read_json(clients, loc, b.region, b.account), loc)
+        return dict(got), None, None
+    raw = _read_bytes(clients, loc, b.region, b.account)
+    return dict(got), table_info_from_metadata(ident, json.loads(raw), loc), raw
 
 
 def source_reachable(clients: Clients, source_bucket_arn: str) -> str | None:
@@ -160,7 +168,7 @@ def table_facts(
     source_error: str | None,
 ) -> M.TableFacts:
     ident = Ident(ref.namespace, ref.name)
-    got, info = read_info(clients, ref.bucket_arn, ident)
+    got, info, raw = read_info_raw(clients, ref.bucket_arn, ident)
     managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
     props = info.properties if info else {}
     source_arn = managed_info.get("sourceTableARN") or props.get(M.PROP_SOURCE_TABLE_ARN)
@@ -178,6 +186,7 @@ def table_facts(
         source=src,
         expected_replica=str(ident) in set(outputs.source.replicated_tables),
         promoted_by_run=props.get(M.PROP_RUN_ID),
+        metadata_json=raw,
     )
 
 
@@ -244,25 +253,24 @@ def build_plan(
         say(f"the source Region does not answer ({source_error}): RPO is a lower bound", req.show_progress)
     progress = Progress("plan", len(refs), enabled=req.show_progress and len(refs) > 50)
     facts = run_concurrently(
-        lambda r: _facts_or_error(clients, r, outputs, source_error), refs, req.concurrency, progress
+        lambda r: _facts_or_error(clients, r, outputs, source_error, documents is not None),
+        refs,
+        req.concurrency,
+        progress,
     )
     kit_buckets = [r.table_bucket_arn for r in outputs.replicas]
     if documents is not None:
         plan.bucket_policy = M.PolicyChange(
             arn, "bucket-policy", live_bucket_policy(clients, arn), documents.bucket_policy
         )
-    for f in facts:
-        if isinstance(f, str):
-            plan.errors.append(f)
+    for item in facts:
+        if isinstance(item, str):
+            plan.errors.append(item)
             continue
+        f, live = item
         tp_change = None
         if documents is not None and f.state is not M.ReplicaState.NOT_REPLICA:
-            tp_change = M.PolicyChange(
-                f.table_arn,
-                "table-policy",
-                live_table_policy(clients, arn, f.ident),
-                documents.table_policy(f.table_arn),
-            )
+            tp_change = M.PolicyChange(f.table_arn, "table-policy", live, documents.table_policy(f.table_arn))
         tp = M.plan_table(
             f, req.selector, now, replica_bucket_arn=arn, kit_replica_buckets=kit_buckets, table_policy=tp_change
         )
@@ -273,10 +281,16 @@ def build_plan(
 
 
 def _facts_or_error(
-    clients: Clients, ref: TableRef, outputs: KitOutputs, source_error: str | None
-) -> M.TableFacts | str:
+    clients: Clients, ref: TableRef, outputs: KitOutputs, source_error: str | None, with_policy: bool
+) -> tuple[M.TableFacts, str | None] | str:
+    """A table's facts and its live table policy (read in the same worker: one table's reads run concurrently
+    with the other tables'), or why they could not be read."""
     try:
-        return table_facts(clients, ref, outputs, source_error)
+        f = table_facts(clients, ref, outputs, source_error)
+        live = None
+        if with_policy and f.state is not M.ReplicaState.NOT_REPLICA:
+            live = live_table_policy(clients, ref.bucket_arn, f.ident)
+        return f, live
     except (ClientError, BotoCoreError, ValueError) as exc:
         return f"{ref.qualified}: facts unreadable: {describe_error(exc)}"
 
@@ -376,7 +390,9 @@ def promote(
             o.verdict = "promoted" if how == "disassociated" else "converged"
             snap_id = tp.snapshot.snapshot_id if tp.snapshot else None
             if tp.pit and snap_id is not None:
-                step(o, "point_in_time", lambda: set_current_snapshot(committer, tp.ident, snap_id))
+                step(
+                    o, "point_in_time", lambda: set_current_snapshot(committer, tp.ident, snap_id, _known_metadata(tp))
+                )
                 o.point_in_time = True
             if tp.table_policy is not None and tp.table_policy.changed:
                 after = tp.table_policy.after
@@ -452,12 +468,20 @@ def protection_text(tp: M.TablePlan) -> str:
     return text + (f"; stale copies remain in {others}" if others else "; no other replica holds it")
 
 
+def _known_metadata(tp: M.TablePlan) -> tuple[str, bytes] | None:
+    """The metadata file read at plan time, by location (the committer reuses it when the table still points there)."""
+    f = tp.facts
+    if f.info is None or f.info.metadata_location is None or f.metadata_json is None:
+        return None
+    return f.info.metadata_location, f.metadata_json
+
+
 def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_id: str) -> None:
     """The table accepts a commit (lineage properties), its current snapshot is the chosen one, and its record counts
     per partition, read from the manifests, add up to the chosen snapshot's record count in the replica's metadata
     as read at plan time."""
     t = time.monotonic()
-    table = committer.load(tp.ident)
+    table = committer.load(tp.ident, known=_known_metadata(tp))
     current = table.metadata.current_snapshot_id
     chosen = tp.snapshot.snapshot_id if tp.snapshot else None
     if chosen is None or (not tp.pit and tp.step is M.Step.PROMOTE):
@@ -550,6 +574,7 @@ class RunResult:
     outcomes: list[TableOutcome] = field(default_factory=list)
     report: Path | None = None
     rto_seconds: float | None = None
+    plan_seconds: float | None = None
 
 
 def run(
@@ -590,7 +615,7 @@ def run(
     report = write_report(req.report_dir, started, run_id, header, plan, outcomes) if req.report_dir else None
     print(summary(outcomes, header))
     code = M.EXIT_OK if all(o.ok for o in outcomes) else M.EXIT_FAILED
-    return RunResult(code, plan, outcomes, report, rto)
+    return RunResult(code, plan, outcomes, report, rto, round(plan_seconds, 3))
 
 
 def worst_rpo(plan: M.FailoverPlan) -> str:

@@ -12,6 +12,7 @@ per-partition record counts (manifests only). When pyiceberg ships an S3 Tables 
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,17 +38,18 @@ class S3TablesCommitter:
         self._io: Any = None
 
     def file_io(self, location: str) -> Any:
-        """One FileIO for the committer (its S3 filesystem is built once, not per table)."""
-        from pyiceberg.io import load_file_io
-
+        """One FileIO for the committer, with one S3 filesystem for all the bucket's tables (`shared_s3_file_io`)."""
         with self._lock:
             if self._io is None:
-                self._io = load_file_io(self.io_props, location)
+                self._io = shared_s3_file_io(self.io_props)
             return self._io
 
     # -- pyiceberg's Catalog surface used by Table -----------------------------------------------------------
 
-    def load(self, ident: Ident) -> Table:
+    def load(self, ident: Ident, known: tuple[str, bytes] | None = None) -> Table:
+        """The table as it is now. `known` = (metadata location, that file's bytes) already read by the caller: used
+        instead of reading the file again when the table still points at that location (a metadata file is never
+        rewritten: its name is unique), so only the version token is fetched."""
         from pyiceberg.table import Table
         from pyiceberg.table.metadata import TableMetadataUtil
 
@@ -63,8 +65,12 @@ class S3TablesCommitter:
         with self._lock:
             self._tokens[(ident.namespace, ident.name)] = r["versionToken"]
         io = self.file_io(loc)
-        with io.new_input(loc).open() as f:  # seekable read: moto's non-seekable stream comes back empty
-            metadata = TableMetadataUtil.parse_raw(f.read().decode())
+        if known is not None and known[0] == loc:
+            raw = known[1]
+        else:
+            with io.new_input(loc).open() as f:  # seekable read: moto's non-seekable stream comes back empty
+                raw = f.read()
+        metadata = TableMetadataUtil.parse_raw(raw.decode())
         return Table((ident.namespace, ident.name), metadata, loc, io, cast(Any, self))
 
     def commit_table(
@@ -160,6 +166,57 @@ class S3TablesCommitter:
         return Table((ident.namespace, ident.name), metadata, location, io, cast(Any, self))
 
 
+@functools.cache
+def _shared_s3_file_io_class() -> type:
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    class SharedS3FileIO(PyArrowFileIO):
+        """pyiceberg's PyArrowFileIO with ONE pyarrow S3FileSystem for every S3 bucket.
+
+        PyArrowFileIO caches a filesystem per (scheme, bucket) and building one (an AWS SDK C++ S3 client) is
+        costly; on S3 Tables every table has its own storage bucket, so a run over 1,000 tables built 1,000 of
+        them (the largest cost of the client in the profile, see BENCHMARKS.md issue 17). The committer's
+        properties (Region, endpoint, credentials) are the same for all tables of its table bucket and the bucket
+        is part of every pyarrow path, so one filesystem serves them all. Bucket-region resolution is not used (the
+        Region is always given, `io_props`)."""
+
+        def __init__(self, properties: Any) -> None:
+            super().__init__(properties)
+            per_bucket = self.fs_by_scheme
+            cache: dict[tuple[str, str | None], Any] = {}
+            lock = threading.Lock()
+
+            def fs_by_scheme(scheme: str, netloc: str | None) -> Any:
+                key = (scheme, None) if scheme in ("s3", "s3a", "s3n") else (scheme, netloc)
+                with lock:  # also: 32 threads missing the cache at once must not build 32 filesystems
+                    if key not in cache:
+                        cache[key] = _delayed_open(per_bucket(scheme, netloc))
+                    return cache[key]
+
+            self.fs_by_scheme = fs_by_scheme
+
+    return SharedS3FileIO
+
+
+def _delayed_open(fs: Any) -> Any:
+    """The same pyarrow S3FileSystem with `allow_delayed_open`: a small file (a metadata.json) is then written with
+    one PutObject instead of CreateMultipartUpload + UploadPart + CompleteMultipartUpload (pyiceberg does not expose
+    the option). Errors such as a missing bucket surface at close instead of open, which the commit awaits anyway."""
+    from pyarrow.fs import S3FileSystem
+
+    if not isinstance(fs, S3FileSystem):
+        return fs
+    kwargs = fs.__reduce__()[1][0]  # the filesystem's own constructor arguments (what pickling uses)
+    return S3FileSystem(**{**kwargs, "allow_delayed_open": True})
+
+
+def shared_s3_file_io(props: dict[str, str]) -> Any:
+    """A pyiceberg FileIO whose S3 filesystem is shared by all buckets (see `SharedS3FileIO`)."""
+    if "s3.region" not in props:
+        raise ValueError("shared_s3_file_io needs s3.region (no per-bucket Region resolution)")
+    return _shared_s3_file_io_class()(props)
+
+
 def _metadata_version(location: str) -> int:
     head = location.rsplit("/", 1)[-1].split("-", 1)[0]
     return int(head) if head.isdigit() else -1
@@ -182,15 +239,20 @@ def io_props(client: Any, bucket_arn: str, endpoint: str | None) -> dict[str, st
 
 
 def commit_with_retry(
-    committer: S3TablesCommitter, ident: Ident, change: Any, attempts: int = 5, table: Table | None = None
+    committer: S3TablesCommitter,
+    ident: Ident,
+    change: Any,
+    attempts: int = 5,
+    table: Table | None = None,
+    known: tuple[str, bytes] | None = None,
 ) -> Table:
-    """Apply `change(table)` (which commits) to `table` (loaded if not given), reload and retry on a concurrent
-    commit; returns the committed table."""
+    """Apply `change(table)` (which commits) to `table` (loaded if not given, with `known` metadata for the first
+    load), reload and retry on a concurrent commit; returns the committed table."""
     from pyiceberg.exceptions import CommitFailedException
 
     for attempt in range(attempts):
         if table is None or attempt > 0:
-            table = committer.load(ident)
+            table = committer.load(ident, known=known if attempt == 0 else None)
         try:
             change(table)
             return table  # pyiceberg refreshes the table's metadata from the commit response
@@ -200,14 +262,16 @@ def commit_with_retry(
     raise AssertionError("unreachable")
 
 
-def set_current_snapshot(committer: S3TablesCommitter, ident: Ident, snapshot_id: int) -> Table:
+def set_current_snapshot(
+    committer: S3TablesCommitter, ident: Ident, snapshot_id: int, known: tuple[str, bytes] | None = None
+) -> Table:
     """Iceberg's set_current_snapshot (metadata only): the table's main branch points at `snapshot_id`."""
 
     def change(t: Table) -> None:
         if t.metadata.current_snapshot_id != snapshot_id:
             t.manage_snapshots().set_current_snapshot(snapshot_id=snapshot_id).commit()
 
-    return commit_with_retry(committer, ident, change)
+    return commit_with_retry(committer, ident, change, known=known)
 
 
 def set_properties(
@@ -221,12 +285,24 @@ def set_properties(
 
 
 def partition_counts(table: Table, snapshot_id: int | None) -> dict[str, int]:
-    """Live record count per partition at a snapshot, from its manifests (no data file is read)."""
+    """Live record count per partition at a snapshot, from its manifests (no data file is read).
+
+    The grouping of pyiceberg's `inspect.partitions` (per partition tuple of each entry's own spec, delete-only
+    partitions included with 0 records, data files' `record_count` only) without building its Arrow table and with
+    one read of the manifest list (it reads it twice): pyiceberg's manifest readers over the snapshot's manifests."""
+    from pyiceberg.manifest import DataFileContent
+
     if snapshot_id is None:
         return {}
-    rows = table.inspect.partitions(snapshot_id=snapshot_id).to_pylist()
+    snapshot = table.metadata.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        raise ValueError(f"snapshot {snapshot_id} is not in the table's metadata")
+    specs = table.metadata.specs()
     out: dict[str, int] = {}
-    for r in rows:
-        key = repr(sorted((r.get("partition") or {}).items())) if "partition" in r else "()"
-        out[key] = out.get(key, 0) + int(r.get("record_count") or 0)
+    for manifest in snapshot.manifests(table.io):
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            f = entry.data_file
+            fields = specs[f.spec_id].fields
+            key = repr(sorted((field.name, f.partition[pos]) for pos, field in enumerate(fields))) if fields else "()"
+            out[key] = out.get(key, 0) + (f.record_count if f.content == DataFileContent.DATA else 0)
     return out

@@ -79,6 +79,9 @@ class TableFacts:
     source: SourceFacts
     expected_replica: bool = True  # the outputs say this table is replicated (kit-managed)
     promoted_by_run: str | None = None  # kit.failover.run-id found in its properties
+    # the metadata file as read at plan time (immutable: a metadata location names one content), so the
+    # verification does not read and parse it again when the table still points at it
+    metadata_json: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def state(self) -> ReplicaState:

@@ -12,7 +12,9 @@ What `cdktf deploy` of this topology changes, and what it does not:
 - **Added**: in the promoted bucket's stack, the failover replication role and bucket-level replication from the
   promoted bucket to `replicate_to`, and the replication monitor (alarm topic, function, schedule, alarms) watching
   the new source; a replica stack per new bucket; the third SCP (`<kit>-protect-s3tables-promoted`).
-- The recovery stack and its rehearsal stay where they are (the recovery replica's account and Region).
+- The recovery stack stays where it is (`recovery.replica`'s account and Region, same id and addresses), but recovery
+  and its scheduled rehearsal read a replica of the new source (`FailoverTopology.recovery_replica`): the recovery
+  role's permissions, the rehearsal's job arguments, the replica key policies and the stack's output change in place.
 
 Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
 lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
@@ -175,8 +177,19 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             target_key_id=promoted.bucket.kms_key_arn,
         )
     source_assurance(promoted, view, docset.build(view))  # the monitor follows the new source
+    # Recovery and its rehearsal read a replica of the new source (topology/failover.py decides which; config
+    # load refuses a failover without one); the recovery stack keeps its account, Region, id and addresses.
+    reads = topo.recovery_replica
+    if reads is None:
+        raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
     RecoveryStack(
-        app, cfg, docs, replica_bucket_arn=stacks[cfg.recovery.replica].bucket.arn, allow_destroy=allow_destroy
+        app,
+        cfg,
+        docs,
+        replica_bucket_arn=stacks[reads.bucket].bucket.arn,
+        allow_destroy=allow_destroy,
+        reads=reads,
+        permissions=F.recovery_role_permissions(cfg, topo),
     )
     org = cfg.protection.organization
     if org:

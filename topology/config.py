@@ -1070,7 +1070,8 @@ def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Seque
         return None
     same_account = [d for d in destinations if d.account_id == site.account_id]
     same_region = [d for d in same_account if d.region == site.region]
-    return (same_region or same_account or [None])[0]
+    found = same_region or same_account
+    return found[0] if found else None
 
 
 def failover_checks(cfg: KitConfig) -> list[Issue]:

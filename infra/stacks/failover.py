@@ -70,6 +70,12 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
             "source": source,
             "replicas": topo.destinations,
             "replication": Replication(mode="bucket"),
+            # The view's own document set must build: its recovery reads a replica it has (the topology's choice,
+            # a destination), and it describes no further failover.
+            "recovery": cfg.recovery.model_copy(
+                update={"replica": (topo.recovery_replica or topo.destinations[0]).bucket}
+            ),
+            "failover": None,
         }
     )
 

@@ -336,9 +336,12 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     the failover topology is deployed with break-glass credentials, like every protection change."""
     base = kms_key_policy(cfg, site)
     # Recovery reads a replica of the new source (`topo.recovery_replica`), no longer `recovery.replica`.
-    statements = [s for s in base["Statement"] if s.get("Sid") != RECOVERY_KEY_SID or topo.recovery_replica is None]
+    reads = topo.recovery_replica
+    statements = [
+        s for s in base["Statement"] if s.get("Sid") != RECOVERY_KEY_SID or reads is None or site.bucket == reads.bucket
+    ]
     extra: list[S.Statement | None] = []
-    if topo.recovery_replica is not None and site.bucket == topo.recovery_replica.bucket:
+    if reads is not None and site.bucket == reads.bucket and site.bucket != cfg.recovery.replica:
         extra.append(S.kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
     if site.bucket == topo.promoted.bucket:
         extra.append(
@@ -650,6 +653,11 @@ def summary_section(cfg: KitConfig) -> str:
                else " (the remaining replicas, unless `failover.replicate_to` says otherwise)")
             + f", with the role `{topo.replication_role_name}`; the failed source's role can no longer write them.",
             f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",
+            "- Recovery and its rehearsal read: "
+            + (f"`{topo.recovery_replica.bucket}` (`failover--{r.bucket}--recovery-role-permissions`)"
+               if topo.recovery_replica else "none yet: `failover.replicate_to` must name a bucket of the recovery account "
+               "(the configuration is refused otherwise)")
+            + f"; the recovery bucket `{cfg.recovery.bucket}` stays where it is.",
             "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
             f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",
             "",

@@ -655,8 +655,8 @@ def summary_section(cfg: KitConfig) -> str:
             f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",
             "- Recovery and its rehearsal read: "
             + (f"`{topo.recovery_replica.bucket}` (`failover--{r.bucket}--recovery-role-permissions`)"
-               if topo.recovery_replica else "none yet: `failover.replicate_to` must name a bucket of the recovery account "
-               "(the configuration is refused otherwise)")
+               if topo.recovery_replica else "none yet: `failover.replicate_to` must name a bucket of the "
+               "recovery account (the configuration is refused otherwise)")
             + f"; the recovery bucket `{cfg.recovery.bucket}` stays where it is.",
             "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
             f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",

@@ -146,6 +146,15 @@ def stack_documents(
     )
 
 
+def recovery_reads(topo: FailoverTopology) -> Replica:
+    """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
+    decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
+    and addresses."""
+    if topo.recovery_replica is None:
+        raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
+    return topo.recovery_replica
+
+
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
     """`docs`: the normal topology's document set; the documents the failover changes are handed to the stacks as
     overrides, all built by `policies.failover` (the same builders `policies.render` writes `failover--*` from)."""
@@ -183,18 +192,13 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             target_key_id=promoted.bucket.kms_key_arn,
         )
     source_assurance(promoted, view, docset.build(view))  # the monitor follows the new source
-    # Recovery and its rehearsal read a replica of the new source (topology/failover.py decides which; config
-    # load refuses a failover without one); the recovery stack keeps its account, Region, id and addresses.
-    reads = topo.recovery_replica
-    if reads is None:
-        raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
     RecoveryStack(
         app,
         cfg,
         docs,
-        replica_bucket_arn=stacks[reads.bucket].bucket.arn,
+        replica_bucket_arn=stacks[recovery_reads(topo).bucket].bucket.arn,
         allow_destroy=allow_destroy,
-        reads=reads,
+        reads=recovery_reads(topo),
         permissions=F.recovery_role_permissions(cfg, topo),
     )
     org = cfg.protection.organization

@@ -381,10 +381,16 @@ def scripts_bucket_policy(cfg: KitConfig) -> Document:
     return doc(S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"))
 
 
-def recovery_role_permissions(cfg: KitConfig) -> Document:
-    rep = cfg.recovery_replica
+def recovery_role_permissions(
+    cfg: KitConfig, *, reads: Replica | None = None, never_writes: Sequence[Replica] | None = None
+) -> Document:
+    """`reads`: the replica recovery reads (default `recovery.replica`; the failover topology passes a replica of the
+    new source, in the recovery account); `never_writes`: every protected bucket (default the replicas)."""
+    rep = reads or cfg.recovery_replica
+    site = cfg.recovery_replica  # the recovery bucket, scripts bucket and its key never move
+    guarded = list(cfg.replicas if never_writes is None else never_writes)
     rec = cfg.recovery_bucket_arn
-    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
+    scripts = f"arn:{site.partition}:s3:::{cfg.recovery_scripts_bucket}"
     stmts: list[S.Statement | None] = [
         S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
         S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
@@ -393,7 +399,7 @@ def recovery_role_permissions(cfg: KitConfig) -> Document:
         S.deny_actions(
             "DenyAllWritesToReplicas",
             A.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+            [r.bucket_arn for r in guarded] + [S.table_arns(r.bucket_arn) for r in guarded],
         ),
         S.allow_s3("ReadRecoveryScripts", ["GetObject"], [f"{scripts}/scripts/*"]),
         S.allow_s3("ListRecoveryScriptsBucket", ["ListBucket"], [scripts]),
@@ -404,7 +410,7 @@ def recovery_role_permissions(cfg: KitConfig) -> Document:
         stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     if cfg.recovery.encryption.type == "kms":
         res, cond = kms_resource(
-            cfg, cfg.recovery.encryption, account_id=rep.account_id, region=rep.region, bucket=cfg.recovery.bucket
+            cfg, cfg.recovery.encryption, account_id=site.account_id, region=site.region, bucket=cfg.recovery.bucket
         )
         stmts.append(S.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     return doc(*stmts)

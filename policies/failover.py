@@ -36,6 +36,7 @@ from policies.documents import (
     kms_key_policy,
     kms_resource,
 )
+from policies.documents import recovery_role_permissions as _recovery_role_permissions
 from topology.config import KitConfig, Replica
 from topology.failover import FailoverTopology, failover_topology
 
@@ -334,7 +335,14 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     destination's) and, on the promoted key, for the writers. Changing a replica key's policy is break-glass only:
     the failover topology is deployed with break-glass credentials, like every protection change."""
     base = kms_key_policy(cfg, site)
+    # Recovery reads a replica of the new source (`topo.recovery_replica`), no longer `recovery.replica`.
+    reads = topo.recovery_replica
+    statements = [
+        s for s in base["Statement"] if s.get("Sid") != RECOVERY_KEY_SID or reads is None or site.bucket == reads.bucket
+    ]
     extra: list[S.Statement | None] = []
+    if reads is not None and site.bucket == reads.bucket and site.bucket != cfg.recovery.replica:
+        extra.append(S.kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
     if site.bucket == topo.promoted.bucket:
         extra.append(
             S.kms_allow_key_use(
@@ -359,7 +367,22 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
             )
         )
-    return doc(*base["Statement"], *extra)
+    return doc(*statements, *extra)
+
+
+RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # policies.documents.kms_key_policy's statement
+
+
+# ---------------------------------------------------------------- recovery ----
+
+
+def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """The recovery role of the failover topology: the same role, bucket and grants, but it reads the replica of the
+    new source (`topo.recovery_replica`) and is denied writes to every bucket of the topology, the promoted one
+    included (recovery never writes a replica, promoted or not; writers are `failover.writer_roles`)."""
+    if topo.recovery_replica is None:
+        raise ValueError(f"promoting {topo.promoted.bucket}: no replica of the new source in the recovery account")
+    return _recovery_role_permissions(cfg, reads=topo.recovery_replica, never_writes=(topo.promoted, *topo.protected))
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
@@ -578,6 +601,15 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
                 f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}", service_control_policy_guards(cfg, topo),
             ),
         ]  # fmt: skip
+    if topo.recovery_replica is not None:
+        rep = cfg.recovery_replica
+        out.append(
+            PolicyDoc(
+                f"{stem}recovery-role-permissions", "identity", rep.account_id,
+                f"IAM role {cfg.recovery_role_name} (reads {topo.recovery_replica.bucket})",
+                recovery_role_permissions(cfg, topo),
+            )
+        )  # fmt: skip
     for site in key_sites(cfg, topo):
         out.append(
             PolicyDoc(
@@ -621,6 +653,11 @@ def summary_section(cfg: KitConfig) -> str:
                else " (the remaining replicas, unless `failover.replicate_to` says otherwise)")
             + f", with the role `{topo.replication_role_name}`; the failed source's role can no longer write them.",
             f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",
+            "- Recovery and its rehearsal read: "
+            + (f"`{topo.recovery_replica.bucket}` (`failover--{r.bucket}--recovery-role-permissions`)"
+               if topo.recovery_replica else "none yet: `failover.replicate_to` must name a bucket of the "
+               "recovery account (the configuration is refused otherwise)")
+            + f"; the recovery bucket `{cfg.recovery.bucket}` stays where it is.",
             "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
             f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",
             "",

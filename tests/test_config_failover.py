@@ -126,3 +126,74 @@ def test_valid_variants_load() -> None:
     parse_config(doc)
     doc["failover"]["replicate_to"] = ["demo-failover-use2-tablebucket"]
     parse_config(doc)
+
+
+def _with(doc: dict[str, Any], *, recovery_replica: str | None = None, **failover: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    if recovery_replica is not None:
+        out["recovery"]["replica"] = recovery_replica
+    out["failover"].update(failover)
+    return out
+
+
+def test_recovery_follows_the_new_source() -> None:
+    """The replica recovery and its rehearsal read after a failover: a destination of the promoted bucket in the
+    recovery account, preferably in its Region; a recovery replica that is already a destination stays."""
+    # The promoted bucket was the recovery replica: the first destination of the recovery account (another Region).
+    topo = failover_topology(parse_config(copy.deepcopy(FO_MULTI)))
+    assert topo.recovery_replica is not None and topo.recovery_replica.bucket == "lakehouse-replica-use1"
+    seed = failover_topology(parse_config(copy.deepcopy(FO_SEED)))
+    assert seed.recovery_replica is not None and seed.recovery_replica.bucket == "demo-failover-use2-tablebucket"
+    # Order of replicate_to decides between two candidates of the recovery account.
+    order = ["lakehouse-failover-usw2", "lakehouse-replica-use1", "lakehouse-failover-apse2"]
+    two = _with(FO_MULTI, new_buckets=[NEW, *FO_MULTI["failover"]["new_buckets"]], replicate_to=order)
+    reads = failover_topology(parse_config(two)).recovery_replica
+    assert reads is not None and reads.bucket == "lakehouse-failover-usw2"
+    # A retained recovery replica (the failed source no longer feeds it) moves to the destination of its own account
+    # and Region rather than the first destination listed.
+    retained = _with(FO_MULTI, recovery_replica="lakehouse-replica-apse2")
+    topo = failover_topology(parse_config(retained))
+    assert [r.bucket for r in topo.retained] == ["lakehouse-replica-apse2"]
+    assert topo.recovery_replica is not None and topo.recovery_replica.bucket == "lakehouse-failover-apse2"
+    # A recovery replica that is a destination stays.
+    dest = _with(FO_MULTI, recovery_replica="lakehouse-replica-use1")
+    reads = failover_topology(parse_config(dest)).recovery_replica
+    assert reads is not None and reads.bucket == "lakehouse-replica-use1"
+
+
+RECOVERY_CASES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("the promoted recovery replica has no successor in its account",
+     {"replicate_to": ["lakehouse-failover-apse2"]}, "failover.replicate_to",
+     "recovery.replica 'lakehouse-replica-euc1' is the promoted bucket (now the writable source): recovery and its "
+     "rehearsal must read a replica of the new source, a bucket of failover.replicate_to in the recovery account "
+     "222222222222"),
+    ("a retained recovery replica has no successor in its account",
+     {"recovery_replica": "lakehouse-replica-apse2", "replicate_to": ["lakehouse-replica-use1"], "new_buckets": []},
+     "failover.replicate_to",
+     "recovery.replica 'lakehouse-replica-apse2' is no longer replicated to (a replica of the failed source only)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "rule"), [c[1:] for c in RECOVERY_CASES], ids=[c[0] for c in RECOVERY_CASES]
+)
+def test_a_failover_without_a_replica_to_recover_from_is_refused(
+    changes: dict[str, Any], field: str, rule: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(_with(FO_MULTI, **changes), "failover.toml")
+    found = [str(i) for i in info.value.issues]
+    assert any(i.startswith(f"{field}:") and rule in i for i in found), found
+
+
+def test_the_rehearsal_offset_must_fit_the_retention_of_the_replica_it_reads_after_failover() -> None:
+    doc = _with(FO_MULTI, recovery_replica="lakehouse-replica-apse2")  # 4,320 h; its successor keeps 2,160 h
+    doc["assurance"]["rehearsal"]["offset_hours"] = 3000
+    with pytest.raises(ConfigError) as info:
+        parse_config(doc, "failover.toml")
+    assert [str(i) for i in info.value.issues] == [
+        "assurance.rehearsal.offset_hours: 3000 h reaches back as far as the retention of lakehouse-failover-apse2 "
+        "(2160 h), the replica the rehearsal reads after the failover"
+    ]
+    doc["assurance"]["rehearsal"]["offset_hours"] = 2000
+    parse_config(doc, "failover.toml")

@@ -93,8 +93,19 @@ def test_nothing_protected_is_replaced(name: str, synths: dict[str, Any]) -> Non
             assert after[address]["lifecycle"]["prevent_destroy"] is True
             checked += 1
     assert checked >= 5
-    # The recovery stack does not change at all.
-    assert fo["recovery"]["resource"] == normal["recovery"]["resource"]
+    # The recovery stack keeps every resource at its address; only what it reads changes, in place: the recovery
+    # role's permissions and the rehearsal schedule's job arguments (a replica of the new source).
+    before, after = resources(normal["recovery"]), resources(fo["recovery"])
+    assert set(after) == set(before)
+    changed = {a: sorted(k for k in before[a] if before[a][k] != after[a].get(k)) for a in before}
+    changed = {a: keys for a, keys in changed.items() if keys}
+    assert {a.split(".", 1)[0]: keys for a, keys in changed.items()} == {
+        "aws_iam_role_policy": ["policy"],
+        "aws_scheduler_schedule": ["target"],
+    }
+    (schedule,) = [a for a in changed if a.startswith("aws_scheduler_schedule.")]
+    old_target, new_target = before[schedule]["target"], after[schedule]["target"]
+    assert {k for k in old_target if old_target[k] != new_target[k]} == {"input"}
 
 
 @pytest.mark.parametrize("name", list(PAIRS))
@@ -186,3 +197,72 @@ def test_the_plan_refuses_a_replaced_protected_resource(synths: dict[str, Any]) 
     plans, _ = compare(synths["seed"], fo)
     replaced = {p.stack: p.replaced for p in plans if p.replaced}
     assert set(replaced) == {"replica-demo-dest-tablebucket", "recovery"}
+
+
+def _args(stack: dict[str, Any]) -> list[str]:
+    (schedule,) = only_of(stack, "aws_scheduler_schedule")
+    args: list[str] = json.loads(schedule["target"]["input"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    return args
+
+
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_recovery_and_its_rehearsal_follow_the_new_source(name: str, synths: dict[str, Any]) -> None:
+    """In the failover topology the rehearsal and the recovery role read a replica OF THE NEW SOURCE (a destination
+    of the promoted bucket, in the recovery account), not the promoted bucket, which is now the writable source."""
+    cfg = cfg_of(name)
+    topo = failover_topology(cfg)
+    reads = topo.recovery_replica
+    assert reads is not None and reads in topo.destinations
+    assert cfg.recovery.replica == topo.promoted.bucket != reads.bucket  # both examples recover from the promoted one
+    assert reads.account_id == cfg.recovery_replica.account_id
+    normal, fo = synths[name]["recovery"], synths[f"failover/{name}"]["recovery"]
+    # The rehearsal: reads the new replica (its Region), writes the recovery bucket (which has not moved).
+    before, args = _args(normal), _args(fo)
+    assert before[before.index("--replica-warehouse") + 1] == topo.promoted.bucket_arn
+    assert args[args.index("--replica-warehouse") + 1] == reads.bucket_arn
+    assert args[args.index("--replica-region") + 1] == reads.region != topo.promoted.region
+    assert args[args.index("--target-warehouse") + 1] == cfg.recovery_bucket_arn
+    assert args[args.index("--target-region") + 1] == args[args.index("--metrics-region") + 1] == topo.promoted.region
+    assert topo.promoted.bucket_arn not in args
+    # The recovery role: the builder's document, deployed as is; reads only the new replica.
+    policies = {b["name"]: json.loads(b["policy"]) for b in only_of(fo, "aws_iam_role_policy")}
+    perms = policies["s3tables-recovery"]
+    assert perms == F.recovery_role_permissions(cfg, topo)
+    stmts = {st["Sid"]: st for st in perms["Statement"]}
+    assert stmts["ReadReplicaCatalog"]["Resource"] == reads.bucket_arn
+    assert stmts["ReadReplicaTables"]["Resource"] == f"{reads.bucket_arn}/table/*"
+    allowed = json.dumps([st for st in perms["Statement"] if st["Effect"] == "Allow"])
+    assert topo.promoted.bucket_arn not in allowed
+    denied = stmts["DenyAllWritesToReplicas"]["Resource"]
+    for b in (topo.promoted, *topo.destinations, *topo.retained):  # never writes any bucket, promoted or new
+        assert b.bucket_arn in denied
+    if reads.encryption.type == "kms":
+        (kms,) = [st for st in perms["Statement"] if st["Sid"] == "DecryptReplicaTableData"]
+        assert kms["Resource"] == f"arn:aws:kms:{reads.region}:{reads.account_id}:key/*"
+    # The stack's output names the new replica's bucket (the jobs' `--outputs` recover from it).
+    output = fo["output"]["kit_recovery"]["value"]["replica_table_bucket_arn"]
+    assert f"replica-{reads.bucket}" in output and f"replica-{topo.promoted.bucket}" not in output
+
+
+def test_replica_key_policies_follow_the_recovery_replica(synths: dict[str, Any]) -> None:
+    """Only the key of the replica recovery reads lets the recovery role decrypt: the new replica's key gains the
+    grant, the promoted key (now the source's) loses it; both are the builder's documents as deployed."""
+    cfg = cfg_of("multi-account")
+    topo = failover_topology(cfg)
+    assert topo.recovery_replica is not None
+    fo = synths["failover/multi-account"]
+    grants = {}
+    for r in (topo.promoted, *topo.destinations):
+        keys = only_of(fo[f"replica-{r.bucket}"], "aws_kms_key")
+        (key,) = [k for k in keys if k["description"] == f"S3 Tables bucket {r.bucket}"]
+        policy = json.loads(key["policy"])
+        site = next(s for s in F.key_sites(cfg, topo) if s.bucket == r.bucket)
+        assert policy == F.key_policy(cfg, topo, site)
+        grants[r.bucket] = [
+            st["Principal"]["AWS"] for st in policy["Statement"] if st["Sid"] == "AllowRecoveryRoleReadReplica"
+        ]
+    assert grants == {
+        topo.promoted.bucket: [],
+        topo.recovery_replica.bucket: [cfg.recovery_role_arn],
+        **{d.bucket: [] for d in topo.destinations if d != topo.recovery_replica},
+    }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -1050,6 +1050,30 @@ def load_config(path: str | Path) -> KitConfig:
     return parse_config(data, str(p))
 
 
+def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Sequence[Replica]) -> Replica | None:
+    """The replica recovery and its rehearsal read in the failover topology: a replica OF THE NEW SOURCE.
+
+    The recovery stack never moves (its bucket, role, EMR application and scripts bucket stay in the account and
+    Region of `recovery.replica`, at the same Terraform addresses), but what it reads follows the promoted source:
+
+    - `recovery.replica` is a destination of the promoted bucket (`failover.replicate_to`): it stays;
+    - otherwise (it is the promoted bucket, now the writable source, or a retained replica the failed source no longer
+      feeds): the first destination, in `replicate_to` order, in the recovery account and Region, else the first in
+      the recovery account (another Region: the rehearsal reads across Regions, `--replica-region`);
+    - none in the recovery account: None (a replica of another account would need a grant to the recovery role in
+      its resource and key policies, which a protected replica gives nobody): `failover_checks` refuses it.
+    """
+    if any(d.bucket == cfg.recovery.replica for d in destinations):
+        return next(d for d in destinations if d.bucket == cfg.recovery.replica)
+    site = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if site is None:
+        return None
+    same_account = [d for d in destinations if d.account_id == site.account_id]
+    same_region = [d for d in same_account if d.region == site.region]
+    found = same_region or same_account
+    return found[0] if found else None
+
+
 def failover_checks(cfg: KitConfig) -> list[Issue]:
     """Cross-field rules of the section (run by `topology.config.parse_config` after the model validates)."""
 
@@ -1178,6 +1202,37 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
         if dest.snapshot_retention.min_snapshots_to_keep < ret.min_snapshots_to_keep:
             out.append(
                 Issue(where, f"{name} keeps fewer snapshots than the promoted bucket; replicas keep at least as many")
+            )
+    # Recovery and its rehearsal follow the new source (failover_recovery_replica); the recovery stack stays put.
+    dests = [by_name[n] for n in fo.replicate_to if n in by_name and n != promoted.bucket]
+    rec_site = replicas.get(cfg.recovery.replica)
+    if dests and rec_site is not None:
+        reads = failover_recovery_replica(cfg, promoted.bucket, dests)
+        if reads is None:
+            was = (
+                "is the promoted bucket (now the writable source)"
+                if rec_site.bucket == promoted.bucket
+                else "is no longer replicated to (a replica of the failed source only)"
+            )
+            out.append(
+                Issue(
+                    "failover.replicate_to",
+                    f"recovery.replica {rec_site.bucket!r} {was}: recovery and its rehearsal must read a replica of "
+                    f"the new source, a bucket of failover.replicate_to in the recovery account {rec_site.account_id} "
+                    f"(preferably in {rec_site.region}); none is (the recovery stack keeps its account and Region, "
+                    "and a protected replica of another account grants the recovery role nothing)",
+                )
+            )
+        elif cfg.assurance.rehearsal.enabled and (
+            cfg.assurance.rehearsal.offset_hours >= reads.snapshot_retention.max_snapshot_age_hours
+        ):
+            out.append(
+                Issue(
+                    "assurance.rehearsal.offset_hours",
+                    f"{cfg.assurance.rehearsal.offset_hours} h reaches back as far as the retention of {reads.bucket} "
+                    f"({reads.snapshot_retention.max_snapshot_age_hours} h), the replica the rehearsal reads after "
+                    "the failover",
+                )
             )
     # Accounts: the SCP must reach every new bucket's account; never the management account.
     org = cfg.protection.organization

@@ -36,6 +36,7 @@ from topology.config import (  # the section's model and rules live with KitConf
     Replica,
     Source,
     failover_checks,
+    failover_recovery_replica,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Failover",
     "FailoverTopology",
     "failover_checks",
+    "failover_recovery_replica",
     "failover_topology",
     "writers_of",
 ]
@@ -63,6 +65,10 @@ class FailoverTopology:
     retained: tuple[Replica, ...]
     writer_roles: tuple[str, ...]
     failed_replication_role_arn: str
+    # What recovery and its rehearsal read in this topology: a replica of the new source (a destination in the
+    # recovery account), never the promoted bucket; None when no destination qualifies (a configured failover is
+    # refused at load then; a promotion rendered for review only has no recovery documents).
+    recovery_replica: Replica | None = None
 
     @property
     def name_prefix(self) -> str:
@@ -134,4 +140,5 @@ def failover_topology(cfg: KitConfig, promoted_bucket: str | None = None) -> Fai
         retained=retained,
         writer_roles=writers_of(cfg, promoted),
         failed_replication_role_arn=cfg.replication_role_arn,
+        recovery_replica=failover_recovery_replica(cfg, promoted.bucket, destinations),
     )

@@ -42,6 +42,7 @@ from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
 from policies.docset import DocumentSet
+from policies.model import Document
 from topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
@@ -51,7 +52,16 @@ ABORT_INCOMPLETE_UPLOAD_DAYS = 7
 class RecoveryRole(Construct):
     """`application_arn`: the provisioned EMR Serverless application, the only one whose job runs may assume it."""
 
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, application_arn: str) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: KitConfig,
+        docs: DocumentSet,
+        application_arn: str,
+        permissions: Document | None = None,
+    ) -> None:
         super().__init__(scope, id)
         self.role = IamRole(
             self,
@@ -67,7 +77,7 @@ class RecoveryRole(Construct):
             "permissions",
             name="s3tables-recovery",
             role=self.role.name,
-            policy=json.dumps(docs.document("recovery-role-permissions"), indent=2),
+            policy=json.dumps(permissions or docs.document("recovery-role-permissions"), indent=2),
         )
 
 

@@ -29,25 +29,28 @@ from infra import packaging
 from policies import assurance
 from policies.docset import DocumentSet
 from topology import contract as C
-from topology.config import KitConfig
+from topology.config import KitConfig, Replica
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
 
-def rehearsal_job_args(cfg: KitConfig) -> list[str]:
-    """The rehearsal's arguments on EMR Serverless: explicit catalogs (no outputs file on the remote side)."""
-    rep, reh = cfg.recovery_replica, cfg.assurance.rehearsal
+def rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[str]:
+    """The rehearsal's arguments on EMR Serverless: explicit catalogs (no outputs file on the remote side).
+    `replica`: what it reads (default `recovery.replica`; in the failover topology a replica of the new source,
+    possibly in another Region than the recovery bucket, which stays where `recovery.replica` is)."""
+    site, reh = cfg.recovery_replica, cfg.assurance.rehearsal
+    rep = replica or site
     args = [
         "--kit", cfg.kit.name,
         "--catalog-mode", "client",
         "--replica-warehouse", rep.bucket_arn,
         "--replica-region", rep.region,
         "--target-warehouse", cfg.recovery_bucket_arn,
-        "--target-region", rep.region,
+        "--target-region", site.region,
         "--namespace", reh.namespace,
         "--offset-hours", str(reh.offset_hours),
         "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{C.REHEARSAL_REPORT_PREFIX}",
-        "--metrics-region", rep.region,
+        "--metrics-region", site.region,
     ]  # fmt: skip
     if reh.tables:
         for t in reh.tables:
@@ -78,6 +81,7 @@ class RecoveryRehearsal(Construct):
         application_id: str,
         recovery_role_name: str,
         alarm_topic_arn: str,
+        replica: Replica | None = None,
     ) -> None:
         super().__init__(scope, id)
         reh = cfg.assurance.rehearsal
@@ -110,7 +114,7 @@ class RecoveryRehearsal(Construct):
             execution_role_arn=cfg.recovery_role_arn,
             scripts_uri=scripts,
             logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
-            job_args=rehearsal_job_args(cfg),
+            job_args=rehearsal_job_args(cfg, replica),
             jar_names=C.pinned_jar_names(),
         )
         self.schedule = SchedulerSchedule(
@@ -162,6 +166,7 @@ def recovery_assurance(
     recovery_bucket_arn: str,
     application_id: str,
     recovery_role_name: str,
+    replica: Replica | None = None,
 ) -> RecoveryRehearsal | None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
     if not cfg.assurance.rehearsal.enabled:
@@ -178,4 +183,5 @@ def recovery_assurance(
         application_id=application_id,
         recovery_role_name=recovery_role_name,
         alarm_topic_arn=topic.arn,
+        replica=replica,
     )

@@ -12,7 +12,9 @@ What `cdktf deploy` of this topology changes, and what it does not:
 - **Added**: in the promoted bucket's stack, the failover replication role and bucket-level replication from the
   promoted bucket to `replicate_to`, and the replication monitor (alarm topic, function, schedule, alarms) watching
   the new source; a replica stack per new bucket; the third SCP (`<kit>-protect-s3tables-promoted`).
-- The recovery stack and its rehearsal stay where they are (the recovery replica's account and Region).
+- The recovery stack stays where it is (`recovery.replica`'s account and Region, same id and addresses), but recovery
+  and its scheduled rehearsal read a replica of the new source (`FailoverTopology.recovery_replica`): the recovery
+  role's permissions, the rehearsal's job arguments, the replica key policies and the stack's output change in place.
 
 Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
 lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
@@ -68,6 +70,12 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
             "source": source,
             "replicas": topo.destinations,
             "replication": Replication(mode="bucket"),
+            # The view's own document set must build: its recovery reads a replica it has (the topology's choice,
+            # a destination), and it describes no further failover.
+            "recovery": cfg.recovery.model_copy(
+                update={"replica": (topo.recovery_replica or topo.destinations[0]).bucket}
+            ),
+            "failover": None,
         }
     )
 
@@ -138,6 +146,15 @@ def stack_documents(
     )
 
 
+def recovery_reads(topo: FailoverTopology) -> Replica:
+    """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
+    decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
+    and addresses."""
+    if topo.recovery_replica is None:
+        raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
+    return topo.recovery_replica
+
+
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
     """`docs`: the normal topology's document set; the documents the failover changes are handed to the stacks as
     overrides, all built by `policies.failover` (the same builders `policies.render` writes `failover--*` from)."""
@@ -176,7 +193,13 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         )
     source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
     RecoveryStack(
-        app, cfg, docs, replica_bucket_arn=stacks[cfg.recovery.replica].bucket.arn, allow_destroy=allow_destroy
+        app,
+        cfg,
+        docs,
+        replica_bucket_arn=stacks[recovery_reads(topo).bucket].bucket.arn,
+        allow_destroy=allow_destroy,
+        reads=recovery_reads(topo),
+        permissions=F.recovery_role_permissions(cfg, topo),
     )
     org = cfg.protection.organization
     if org:

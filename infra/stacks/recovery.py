@@ -11,7 +11,8 @@ from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoveryS
 from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
 from policies.docset import DocumentSet
-from topology.config import KitConfig
+from policies.model import Document
+from topology.config import KitConfig, Replica
 from topology.outputs import OUTPUT_RECOVERY
 
 STACK_ID = "recovery"
@@ -19,8 +20,18 @@ STACK_ID = "recovery"
 
 class RecoveryStack(TerraformStack):
     def __init__(
-        self, scope: Construct, cfg: KitConfig, docs: DocumentSet, *, replica_bucket_arn: str, allow_destroy: bool
+        self,
+        scope: Construct,
+        cfg: KitConfig,
+        docs: DocumentSet,
+        *,
+        replica_bucket_arn: str,
+        allow_destroy: bool,
+        reads: Replica | None = None,
+        permissions: Document | None = None,
     ) -> None:
+        """`reads`/`permissions`: the failover topology's replica of the new source and the recovery role's
+        permissions to read it (issue 17); the stack itself stays in `recovery.replica`'s account and Region."""
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
@@ -46,7 +57,9 @@ class RecoveryStack(TerraformStack):
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
-        role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
+        role = RecoveryRole(
+            self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn, permissions=permissions
+        )
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         recovery_assurance(  # issue 11: scheduled recovery rehearsal, its alarm and alarm topic
             self,
@@ -55,6 +68,7 @@ class RecoveryStack(TerraformStack):
             recovery_bucket_arn=bucket.arn,
             application_id=app.application.id,
             recovery_role_name=role.role.name,
+            replica=reads,
         )
         TerraformOutput(
             self,

@@ -192,8 +192,9 @@ def recover_many(
                 if isinstance(out, BaseException):
                     res = planned_result(req, tp, per_plan)
                     res.copy_mode = "files"
-                    label = f"{tp.replica} -> {tgt}.{tp.target}"
-                    record_failure(spark, req, tp, run_id, res, out, lambda m, lb=label: progress(lb, m))
+                    record_failure(
+                        spark, req, tp, run_id, res, out, _say(progress, f"{tp.replica} -> {tgt}.{tp.target}")
+                    )
                     results.append(res)
                 elif isinstance(out, Staged):
                     staged.append(out)
@@ -215,6 +216,10 @@ def _run_session(spark: SparkSession, req: RecoveryRequest) -> SparkSession:
     for k, v in req.spark_conf().items():
         s.conf.set(k, v)
     return s
+
+
+def _say(progress: Callable[[str, str], None], label: str) -> Callable[[str], None]:
+    return lambda msg: progress(label, msg)
 
 
 def _safe(fn: Callable[[TablePlan], Any], tp: TablePlan) -> Any:

@@ -308,6 +308,33 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     assert spark.sql(f"SELECT count(*) FROM {TGT}.kill.plain").first()[0] == 3000
 
 
+def test_kill_before_the_batched_commit_then_rerun_converges(spark: Any, world: World) -> None:
+    """kill -9 (driver + JVM) on the batched path after the copy and the checks, right before the one catalog
+    commit: no table, only this attempt's files under its marker. The rerun asks the catalog (no table), removes
+    them, copies again and commits one verified table."""
+    log = world.root / "kill-batch.log"
+    cmd = [sys.executable, "-m", "jobs.recover", "--replica-warehouse", world.replica.warehouse]
+    cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "killb"]
+    cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed-batch")]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:before-commit"}
+    with log.open("w") as fh:
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                              start_new_session=True, timeout=300)  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, log.read_text()[-2000:]
+    assert "file copy of 1 table(s)" in log.read_text()  # it was the batched copy that was killed
+    tdir = world.target_wh / "killb" / "plain"
+    assert (tdir / ATTEMPT_MARKER).exists()
+    assert HadoopMetadataSource(world.target.warehouse).metadata_location(Ident("killb", "plain")) is None
+    out, text, err = _run(spark, _request(world, "sales.plain", "killb", copy_mode=CopyMode.FILES))
+    r = out.results[0]
+    assert out.exit_code == 0 and r.verdict == "verified" and _batched(r), text[-2000:]
+    assert "leftover file(s) of an unfinished attempt" in err
+    assert not (tdir / ATTEMPT_MARKER).exists()
+    data = {str(p) for p in tdir.rglob("*") if p.is_file() and "/data/" in str(p) and not p.name.endswith(".crc")}
+    assert {f.removeprefix("file:") for f in _referenced(spark, f"{TGT}.killb.plain")} == data
+    assert spark.sql(f"SELECT count(*) FROM {TGT}.killb.plain").first()[0] == 3000
+
+
 @pytest.mark.parametrize("mode", [CopyMode.FILES, CopyMode.AUTO])
 @pytest.mark.parametrize("table", ["emptied", "deletes_only"])
 def test_a_snapshot_without_data_files_recovers_as_a_verified_empty_table(

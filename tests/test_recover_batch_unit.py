@@ -29,6 +29,12 @@ def test_only_plain_new_file_copies_are_batched() -> None:
     assert not batchable(_req(), dataclasses.replace(files, action=Action.REPLACE))  # --replace: per-table path
     assert not batchable(_req(verify="full"), files)
     assert not batchable(_req(), dataclasses.replace(files, mode=ModeDecision(CopyMode.CTAS, "x")))
+    # a snapshot without data files (issue 19) takes the per-table path (verified empty table); unknown counts stay
+    snap = files.snapshot
+    empty = dataclasses.replace(snap, summary={**snap.summary, "total-data-files": "0"})
+    assert not batchable(_req(), dataclasses.replace(files, snapshot=empty))
+    unknown = dataclasses.replace(snap, summary={k: v for k, v in snap.summary.items() if k != "total-data-files"})
+    assert batchable(_req(), dataclasses.replace(files, snapshot=unknown))  # `prepare` routes it if it has none
 
 
 def test_source_counts_per_spec_and_partition() -> None:

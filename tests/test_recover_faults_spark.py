@@ -138,11 +138,18 @@ def _referenced(spark: Any, table: str) -> set[str]:
     return {str(r[0]) for r in spark.sql(f"SELECT file_path FROM {table}.all_files").collect()}
 
 
+def _batched(r: Any) -> bool:
+    """Whether a table went through the batched copy (one commit with data + verified) or the per-table path."""
+    return bool(r.verification and r.verification.get("verified_in_commit"))
+
+
 def _listed(outcome: Outcome) -> set[str]:
     return {u for r in outcome.results for u in r.leftovers}
 
 
-def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: World) -> None:
+@pytest.mark.parametrize("batch", [True, False], ids=["batched", "per-table"])
+def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: World, batch: bool) -> None:
+    ns = "race" if batch else "race_pt"
     start = threading.Barrier(2)
     loser_done = threading.Event()
     results: dict[str, tuple[Outcome, str, str]] = {}
@@ -154,7 +161,7 @@ def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: Worl
     faults.hook = hold_the_commit
 
     def engineer(name: str) -> None:
-        req = _request(world, "sales.plain", "race", copy_mode=CopyMode.FILES)
+        req = _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch)
         start.wait()
         try:
             results[name] = _run(spark.newSession(), req)
@@ -172,29 +179,34 @@ def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: Worl
     (winner,) = [v for v in results.values() if v[0].exit_code == 0]
     (loser,) = [v for v in results.values() if v[0].exit_code == 2]
     assert winner[0].results[0].verdict == "verified"
+    assert _batched(winner[0].results[0]) is batch
     refusal = [ln for ln in loser[1].splitlines() if ln.startswith("REFUSED:")]
     assert len(refusal) == 1 and "is being recovered by run" in refusal[0] and "pid" in refusal[0]
     assert loser[0].results == []  # refused before anything was written
-    tables = spark.sql(f"SHOW TABLES IN {TGT}.race").collect()
+    tables = spark.sql(f"SHOW TABLES IN {TGT}.{ns}").collect()
     assert len(tables) == 1
-    files = _referenced(spark, f"{TGT}.race.plain")
-    tdir = world.target_wh / "race" / "plain"
+    files = _referenced(spark, f"{TGT}.{ns}.plain")
+    tdir = world.target_wh / ns / "plain"
     before = _digest(tdir)
     # reruns of either engineer: skipped, nothing named as leftover, nothing removed
     for _ in range(2):
-        again, text, _ = _run(spark, _request(world, "sales.plain", "race", copy_mode=CopyMode.FILES))
+        again, text, _ = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
         assert again.exit_code == 0 and again.results[0].verdict == "skipped", text[-1500:]
         assert not _listed(again) & files
     assert _digest(tdir) == before
-    assert not list((world.target_wh / "race").glob("*" + LEASE_SUFFIX))  # leases released
+    assert not list((world.target_wh / ns).glob("*" + LEASE_SUFFIX))  # leases released
 
 
-def test_a_run_that_loses_its_lease_says_who_won_and_lists_none_of_its_files(spark: Any, world: World) -> None:
+@pytest.mark.parametrize("batch", [True, False], ids=["batched", "per-table"])
+def test_a_run_that_loses_its_lease_says_who_won_and_lists_none_of_its_files(
+    spark: Any, world: World, batch: bool
+) -> None:
     """B's lease expires during its copy (a stalled process); A takes it over and commits. B must not commit, must
     say in one line who created the target, and must not list A's files as its leftovers."""
     outcomes: list[tuple[Outcome, str, str]] = []
     fired: list[str] = []
-    lease_file = world.target_wh / "stall" / ("plain" + LEASE_SUFFIX)
+    ns = "stall" if batch else "stall_pt"
+    lease_file = world.target_wh / ns / ("plain" + LEASE_SUFFIX)
 
     def stall_then_lose(point: str, target: str) -> None:
         if point != "before-commit" or fired:
@@ -204,42 +216,46 @@ def test_a_run_that_loses_its_lease_says_who_won_and_lists_none_of_its_files(spa
         assert h is not None
         stale = Holder(h.run_id, "elsewhere", h.pid, h.started_at, h.target, time.time() - 3600, h.ttl_s)
         lease_file.write_bytes(stale.body())  # B's heartbeat is an hour old: its lease has expired
-        outcomes.append(_run(spark, _request(world, "sales.plain", "stall", copy_mode=CopyMode.FILES)))
+        outcomes.append(_run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch)))
 
     faults.hook = stall_then_lose
-    b, b_out, b_err = _run(spark, _request(world, "sales.plain", "stall", copy_mode=CopyMode.FILES))
+    b, b_out, b_err = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
     faults.hook = None
     (a,) = outcomes
     assert a[0].exit_code == 0 and a[0].results[0].verdict == "verified"
+    assert _batched(a[0].results[0]) is batch
     a_run = a[0].results[0]
     assert b.exit_code == 1
     r = b.results[0]
-    props = {x["key"]: x["value"] for x in spark.sql(f"SHOW TBLPROPERTIES {TGT}.stall.plain").collect()}
+    props = {x["key"]: x["value"] for x in spark.sql(f"SHOW TBLPROPERTIES {TGT}.{ns}.plain").collect()}
     winner = props[PROP_RUN_ID]
-    line = f"target {TGT}.stall.plain was created by run {winner} at "
+    line = f"target {TGT}.{ns}.plain was created by run {winner} at "
     assert r.message.startswith(line) and "nothing of this run remains referenced" in r.message
     assert [ln for ln in b_err.splitlines() if line in ln], b_err[-1500:]
     assert line in b_out  # the summary names it too
-    files = _referenced(spark, f"{TGT}.stall.plain")
+    files = _referenced(spark, f"{TGT}.{ns}.plain")
     assert not set(r.leftovers) & files and not r.leftovers  # every object B wrote is the winner's now
     assert a_run.verdict == "verified"
-    again, _, _ = _run(spark, _request(world, "sales.plain", "stall", copy_mode=CopyMode.FILES))
+    again, _, _ = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
     assert again.exit_code == 0 and again.results[0].verdict == "skipped"
-    assert _referenced(spark, f"{TGT}.stall.plain") == files
+    assert _referenced(spark, f"{TGT}.{ns}.plain") == files
     assert all(Path(f.removeprefix("file:")).is_file() for f in files)
 
 
-def test_a_failing_java_commit_keeps_its_root_cause(spark: Any, world: World) -> None:
+@pytest.mark.parametrize("batch", [True, False], ids=["batched", "per-table"])
+def test_a_failing_java_commit_keeps_its_root_cause(spark: Any, world: World, batch: bool) -> None:
     """Someone creates the target table by hand while the kit copies: the kit's catalog commit fails in Java. The
     root cause's class and message reach stderr, the summary and report.json; the foreign table is untouched."""
 
+    ns = "foreign" if batch else "foreign_pt"
+
     def someone_creates_the_table(point: str, target: str) -> None:
         if point == "before-commit":
-            spark.sql(f"CREATE TABLE {TGT}.foreign.plain (id bigint, v string) USING iceberg")
-            spark.sql(f"INSERT INTO {TGT}.foreign.plain VALUES (1, 'theirs')")
+            spark.sql(f"CREATE TABLE {TGT}.{ns}.plain (id bigint, v string) USING iceberg")
+            spark.sql(f"INSERT INTO {TGT}.{ns}.plain VALUES (1, 'theirs')")
 
     faults.hook = someone_creates_the_table
-    out, text, err = _run(spark, _request(world, "sales.plain", "foreign", copy_mode=CopyMode.FILES))
+    out, text, err = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
     faults.hook = None
     assert out.exit_code == 1
     r = out.results[0]
@@ -252,9 +268,9 @@ def test_a_failing_java_commit_keeps_its_root_cause(spark: Any, world: World) ->
     report = json.loads((out.report.parent / "report.json").read_text())
     assert report["tables"][0]["cause"]["class"] == cls and report["tables"][0]["cause"]["message"] == msg
     assert "created by something other than this kit" in r.message
-    theirs = _referenced(spark, f"{TGT}.foreign.plain")
+    theirs = _referenced(spark, f"{TGT}.{ns}.plain")
     assert not set(r.leftovers) & theirs
-    assert spark.sql(f"SELECT v FROM {TGT}.foreign.plain").collect()[0][0] == "theirs"
+    assert spark.sql(f"SELECT v FROM {TGT}.{ns}.plain").collect()[0][0] == "theirs"
     assert all(Path(f.removeprefix("file:")).is_file() for f in theirs)
 
 
@@ -266,6 +282,7 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     cmd = [sys.executable, "-m", "jobs.recover", "--replica-warehouse", world.replica.warehouse]
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "kill"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed")]
+    cmd += ["--no-batch"]  # the batched copy commits data + verified at once: no unverified state to kill into
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:after-commit"}
     with log.open("w") as fh:
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
@@ -289,6 +306,33 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     assert {f.removeprefix("file:") for f in _referenced(spark, f"{TGT}.kill.plain")} == {str(p) for p in data}
     assert not (tdir / ATTEMPT_MARKER).exists()
     assert spark.sql(f"SELECT count(*) FROM {TGT}.kill.plain").first()[0] == 3000
+
+
+def test_kill_before_the_batched_commit_then_rerun_converges(spark: Any, world: World) -> None:
+    """kill -9 (driver + JVM) on the batched path after the copy and the checks, right before the one catalog
+    commit: no table, only this attempt's files under its marker. The rerun asks the catalog (no table), removes
+    them, copies again and commits one verified table."""
+    log = world.root / "kill-batch.log"
+    cmd = [sys.executable, "-m", "jobs.recover", "--replica-warehouse", world.replica.warehouse]
+    cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "killb"]
+    cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed-batch")]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:before-commit"}
+    with log.open("w") as fh:
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                              start_new_session=True, timeout=300)  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, log.read_text()[-2000:]
+    assert "file copy of 1 table(s)" in log.read_text()  # it was the batched copy that was killed
+    tdir = world.target_wh / "killb" / "plain"
+    assert (tdir / ATTEMPT_MARKER).exists()
+    assert HadoopMetadataSource(world.target.warehouse).metadata_location(Ident("killb", "plain")) is None
+    out, text, err = _run(spark, _request(world, "sales.plain", "killb", copy_mode=CopyMode.FILES))
+    r = out.results[0]
+    assert out.exit_code == 0 and r.verdict == "verified" and _batched(r), text[-2000:]
+    assert "leftover file(s) of an unfinished attempt" in err
+    assert not (tdir / ATTEMPT_MARKER).exists()
+    data = {str(p) for p in tdir.rglob("*") if p.is_file() and "/data/" in str(p) and not p.name.endswith(".crc")}
+    assert {f.removeprefix("file:") for f in _referenced(spark, f"{TGT}.killb.plain")} == data
+    assert spark.sql(f"SELECT count(*) FROM {TGT}.killb.plain").first()[0] == 3000
 
 
 @pytest.mark.parametrize("mode", [CopyMode.FILES, CopyMode.AUTO])
@@ -319,6 +363,30 @@ def test_a_snapshot_without_data_files_recovers_as_a_verified_empty_table(
     ]
     assert t_meta["properties"]["team"] == "ops"
     assert spark.sql(f"SELECT count(*) FROM {TGT}.{ns}.{table}").first()[0] == 0
+    assert not _batched(r)  # an empty snapshot takes the per-table path, also when batching is on (the default)
+
+
+def test_an_empty_snapshot_in_a_batched_run_is_routed_to_the_per_table_path(spark: Any, world: World) -> None:
+    """One run, batching on: the table with data files goes through the batched copy (one commit), the snapshots
+    without data files through the per-table path; all verified, nothing crashes."""
+    req = RecoveryRequest(
+        replica=world.replica,
+        target=world.target,
+        tables=[Ident.parse(t) for t in ("sales.plain", "sales.emptied", "sales.deletes_only")],
+        target_namespace="mixed",
+        copy_mode=CopyMode.FILES,
+        report_dir=world.root / "reports" / "mixed",
+    )
+    assert req.batch
+    out, text, err = _run(spark, req)
+    assert out.exit_code == 0, text[-2000:] + err[-2000:]
+    by = {r.replica_table: r for r in out.results}
+    assert all(r.verdict == "verified" and r.copy_mode == "files" for r in by.values()), text[-2000:]
+    assert _batched(by["sales.plain"]) and by["sales.plain"].rows == 3000
+    for t in ("sales.emptied", "sales.deletes_only"):
+        assert not _batched(by[t]) and by[t].rows == 0
+        assert spark.sql(f"SELECT count(*) FROM {TGT}.mixed.{t.split('.')[1]}").first()[0] == 0
+    assert spark.sql(f"SELECT count(*) FROM {TGT}.mixed.plain").first()[0] == 3000
 
 
 def test_a_replica_path_that_does_not_exist_is_named(world: World) -> None:

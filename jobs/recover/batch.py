@@ -29,7 +29,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from jobs.recover import faults
 from jobs.recover import sql as S
+from jobs.recover.attempts import (
+    _catalog_has_table,
+    _clean_attempt_dir,
+    _record_leftovers,
+    _remove_marker,
+    _write_marker,
+    planned_result,
+    record_failure,
+)
 from jobs.recover.fastpath import (
     FastPathUnavailable,
     FilesOutcome,
@@ -53,6 +63,7 @@ from jobs.recover.report import TableResult
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
+    from jobs.recover.leases import Leases
     from jobs.recover.metadata import MetadataSource
     from jobs.recover.request import RecoveryRequest
 
@@ -62,12 +73,16 @@ Key = tuple[str, int, str]
 
 
 def batchable(req: RecoveryRequest, tp: TablePlan) -> bool:
-    """Whether the table can take the batched file copy (pure)."""
+    """Whether the table can take the batched file copy (pure). A snapshot with no data files (a metadata-only
+    `DELETE FROM`, or only delete files left) takes the per-table path, which commits it as a verified empty table
+    with the replica's schema, specs, sort order and properties (issue 19); `prepare` routes one there too when the
+    snapshot summary did not say."""
     return (
         tp.copy_mode is CopyMode.FILES
         and tp.action in (Action.CREATE, Action.REDO)
         and req.verify == "auto"
         and not tp.snapshot.delete_files
+        and tp.snapshot.data_files != 0
     )
 
 
@@ -82,6 +97,7 @@ class Staged:
     data: list[SourceFile] = field(default_factory=list)
     files: FilesOutcome = field(default_factory=FilesOutcome)
     phases: dict[str, float] = field(default_factory=dict)
+    lease: Any = None  # this run's lease on the target (taken by `job.run`), checked right before the commit
 
 
 def source_counts(data: list[SourceFile]) -> dict[Key, list[int]]:
@@ -108,12 +124,13 @@ def recover_many(
     run_id: str,
     progress: Callable[[str, str], None],
     plan_seconds: float,
+    leases: Leases | None = None,
 ) -> tuple[list[TableResult], list[TablePlan]]:
     """Recover `plans` (all `batchable`) in batches. Returns the results, and the plans that turned out to need the
-    per-table path (delete files found, or the staged table could not be proven identical): the caller runs those."""
-    from jobs.recover.job import _clean_attempt_dir, _write_marker, planned_result
-
+    per-table path (no data files or delete files found, or the staged table could not be proven identical): the
+    caller runs those. Each table's lease (from `leases`) is checked right before its catalog commit."""
     rep, tgt = req.replica.name, req.target.name
+    spark = _run_session(spark, req)
     gsql = GuardedSql(spark, [rep])
     t0 = time.monotonic()
     for ns in sorted({tp.target.namespace for tp in plans}):
@@ -134,19 +151,20 @@ def recover_many(
         )
         st.res.verdict = "failed"
         st.res.copy_mode = "files"
+        st.lease = leases.get(str(tp.target)) if leases is not None else None
         t = time.monotonic()
         iceberg_catalog(spark, rep)  # the thread's active session (Spark reads the catalog conf from it)
         jtable = rcat.loadTable(ice.catalog.TableIdentifier.parse(str(tp.replica)))
         st.src_loc = str(jtable.location()).rstrip("/")
         data, deletes = enumerate_files(spark, jtable, tp.snapshot.snapshot_id)
         assert tp.mode is not None
-        if deletes or not {f.spec_id for f in data} <= set(tp.mode.spec_ids or (0,)):
-            return tp  # the per-table path handles delete files and unexpected specs (read-only so far)
+        if not data or deletes or not {f.spec_id for f in data} <= set(tp.mode.spec_ids or (0,)):
+            return tp  # the per-table path handles empty snapshots, delete files, unexpected specs (read-only so far)
         st.data = data
         if tp.action is Action.REDO:
             st.say("dropping the unfinished earlier attempt")
             GuardedSql(spark, [rep]).sql(S.drop_table(tgt, tp.target))
-        _clean_attempt_dir(st.loc, req.replace, st.say)
+        _clean_attempt_dir(st.loc, req.replace, st.say, lambda: _catalog_has_table(spark, tgt, tp.target))
         _write_marker(st.loc, tp, run_id)
         try:
             st.txn = stage(spark, tgt, tp, run_id, jtable, False)
@@ -162,15 +180,9 @@ def recover_many(
         return st
 
     def fail(st: Staged, e: BaseException) -> None:
-        from jobs.recover.job import _record_leftovers
-
-        st.res.verdict = "failed"
-        st.res.rows = None
-        st.res.message = f"{type(e).__name__}: {str(e).splitlines()[0][:500] if str(e) else ''}"
-        st.say(f"FAILED: {st.res.message}")
+        # as on the per-table path: leftovers first, then the cause kept and a lost race said in one line
         _record_leftovers(st.res, st.files, req, cfg, st.loc)
-        if st.res.leftover_note:
-            st.say(st.res.leftover_note)
+        record_failure(spark, req, st.tp, run_id, st.res, e, st.say)
 
     for start in range(0, len(plans), BATCH_TABLES):
         chunk = plans[start : start + BATCH_TABLES]
@@ -179,9 +191,10 @@ def recover_many(
             for tp, out in zip(chunk, pool.map(lambda p: _safe(prepare, p), chunk), strict=True):
                 if isinstance(out, BaseException):
                     res = planned_result(req, tp, per_plan)
-                    res.verdict, res.copy_mode = "failed", "files"
-                    res.message = f"{type(out).__name__}: {str(out).splitlines()[0][:500] if str(out) else ''}"
-                    progress(f"{tp.replica} -> {tgt}.{tp.target}", f"FAILED: {res.message}")
+                    res.copy_mode = "files"
+                    record_failure(
+                        spark, req, tp, run_id, res, out, _say(progress, f"{tp.replica} -> {tgt}.{tp.target}")
+                    )
                     results.append(res)
                 elif isinstance(out, Staged):
                     staged.append(out)
@@ -194,6 +207,19 @@ def recover_many(
             list(pool.map(lambda st: _finish(spark, st, fail, ice), staged))
         results.extend(st.res for st in staged)
     return results, fallback
+
+
+def _run_session(spark: SparkSession, req: RecoveryRequest) -> SparkSession:
+    """The batch's one session (same SparkContext), with the request's catalogs set on it as the per-table path's
+    `job.table_session` does: the caller's session need not carry them (e.g. a second run in the same process)."""
+    s = spark.newSession()
+    for k, v in req.spark_conf().items():
+        s.conf.set(k, v)
+    return s
+
+
+def _say(progress: Callable[[str, str], None], label: str) -> Callable[[str], None]:
+    return lambda msg: progress(label, msg)
 
 
 def _safe(fn: Callable[[TablePlan], Any], tp: TablePlan) -> Any:
@@ -278,8 +304,6 @@ def _copy_and_check(
 def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseException], None], ice: Any) -> None:
     """Append the files inside the staged transaction, verify the staged snapshot's counts, then ONE commit with
     data, lineage and `verified` -- or no commit at all."""
-    from jobs.recover.job import _remove_marker
-
     if st.txn is None:
         return
     tp, res = st.tp, st.res
@@ -313,6 +337,9 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
             raise RecoveryError("verification failed before the commit (nothing committed): " + "; ".join(problems[:5]))
         verified_at = datetime.now(UTC).isoformat(timespec="seconds")
         txn.updateProperties().set(PROP_VERIFIED, verified_at).commit()
+        faults.at("before-commit", str(tp.target))
+        if st.lease is not None:  # still ours? (a stalled run whose lease was taken over must not commit)
+            st.lease.ensure_held()
         t = time.monotonic()
         txn.commitTransaction()
         st.files.committed = True

@@ -6,8 +6,6 @@ One code path for every catalog mode; the only branch is whether the target cata
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import threading
 import time
@@ -21,15 +19,26 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from jobs.recover import faults
 from jobs.recover import sql as S
+from jobs.recover.attempts import (  # noqa: F401  (re-exported: tests and callers import them from here)
+    ATTEMPT_MARKER,
+    _catalog_has_table,
+    _clean_attempt_dir,
+    _is_local,
+    _norm,
+    _record_leftovers,
+    _remove_marker,
+    _write_marker,
+    committed_by_other,
+    planned_result,
+    record_failure,
+    unreferenced_window,
+)
 from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.errors import describe as describe_failure
-from jobs.recover.filecopy import StoreConfig
 from jobs.recover.guard import GuardedSql
 from jobs.recover.lakeplan import build_plan_at_scale
 from jobs.recover.leases import (
     Lease,
     LeaseHeld,
-    LeaseLost,
     Leases,
     lease_key,
     local_table_lease_key,
@@ -38,20 +47,17 @@ from jobs.recover.leases import (
 from jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
-    local_path,
     metadata_source,
     missing_warehouse,
     read_manifest_list,
     table_properties,
 )
 from jobs.recover.model import (
-    PROP_RUN_ID,
     PROP_VERIFIED,
     Column,
     Ident,
     PartitionField,
     PlanError,
-    RecoveryError,
     Snapshot,
     TableInfo,
     table_info_from_metadata,
@@ -73,8 +79,6 @@ from jobs.recover.verify import verify
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
-
-ATTEMPT_MARKER = "_kit_recovery_attempt.json"
 
 
 # A CTAS skips Iceberg's default hash distribution only when every data file of the snapshot was written with the
@@ -204,89 +208,6 @@ def _properties_reader(
 # --- execution ----------------------------------------------------------------------------------------------
 
 
-def _is_local(loc: str | None) -> bool:
-    return bool(loc) and (loc.startswith("file:") or loc.startswith("/"))  # type: ignore[union-attr]
-
-
-def _clean_attempt_dir(
-    loc: str | None, replace: bool, say: Callable[[str], None], table_exists: Callable[[], bool] | None = None
-) -> None:
-    """Remove leftovers at a new table's location: ours (marker present) always, anything else only with --replace.
-
-    Called with this run's lease on the target held (no other live attempt writes there). Whether a table lives
-    there is asked of the Iceberg catalog (`table_exists`), never read from catalog-internal files: a committed
-    table is never removed here."""
-    if not _is_local(loc):
-        return
-    d = local_path(loc or "")
-    if not d.exists() or not any(d.iterdir()):
-        return
-    if table_exists is not None and table_exists():
-        raise RecoveryError(
-            f"{loc}: the target catalog has a table there now; nothing was removed (rerun to plan again)"
-        )
-    if (d / ATTEMPT_MARKER).exists() or replace:
-        n = sum(1 for p in d.rglob("*") if p.is_file())
-        shutil.rmtree(d)
-        say(f"removed {n} leftover file(s) of an unfinished attempt at {loc}")
-        return
-    raise RecoveryError(f"{loc} holds files that are not a table and not ours; pass --replace to delete them")
-
-
-def _catalog_has_table(spark: SparkSession, catalog: str, ident: Ident) -> bool:
-    """The Iceberg catalog's own answer (e.g. a Hadoop catalog finds v1.metadata.json without a version hint)."""
-    from jobs.recover.fastpath import _jvm, iceberg_catalog
-
-    jvm = _jvm(spark)
-    cat = iceberg_catalog(spark, catalog)
-    tid = jvm.org.apache.iceberg.catalog.TableIdentifier.parse(str(ident))
-    cat.invalidateTable(tid)
-    return bool(cat.tableExists(tid))
-
-
-def committed_by_other(spark: SparkSession, catalog: str, ident: Ident, run_id: str) -> tuple[str, set[str]] | None:
-    """After a failure: is the target now a committed table of ANOTHER run (a lost race)? Returns the one line that
-    says so and every file that table references (never to be listed as leftovers), else None. Asked of the Iceberg
-    catalog and the table's own metadata."""
-    from jobs.recover.fastpath import _jvm, iceberg_catalog
-
-    try:
-        if not _catalog_has_table(spark, catalog, ident):
-            return None
-        jvm = _jvm(spark)
-        t = iceberg_catalog(spark, catalog).loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(str(ident)))
-        props = t.properties()
-        other = props.get(PROP_RUN_ID)
-        if other is not None and str(other) == run_id:
-            return None
-        created = int(t.operations().current().lastUpdatedMillis())
-        first = t.history()
-        if first is not None and first.size() > 0:
-            created = int(first.get(0).timestampMillis())
-        rows = spark.sql(f"SELECT file_path FROM {S.table_ref(catalog, ident)}.all_files").collect()
-    except Exception:
-        return None
-    when = datetime.fromtimestamp(created / 1000, tz=UTC).isoformat(timespec="seconds")
-    by = f"run {other}" if other is not None else "something other than this kit"
-    line = f"target {catalog}.{ident} was created by {by} at {when}; nothing of this run remains referenced"
-    return line, {str(r[0]) for r in rows}
-
-
-def _write_marker(loc: str | None, plan: TablePlan, run_id: str) -> None:
-    if not _is_local(loc):
-        return
-    d = local_path(loc or "")
-    d.mkdir(parents=True, exist_ok=True)
-    (d / ATTEMPT_MARKER).write_text(
-        json.dumps({"run_id": run_id, "replica": str(plan.replica), "snapshot": plan.snapshot.snapshot_id}) + "\n"
-    )
-
-
-def _remove_marker(loc: str | None) -> None:
-    if _is_local(loc):
-        (local_path(loc or "") / ATTEMPT_MARKER).unlink(missing_ok=True)
-
-
 def table_session(spark: SparkSession, req: RecoveryRequest, tp: TablePlan) -> SparkSession:
     """A session of its own per table (same SparkContext and executors): the CTAS write distribution is a session
     setting and tables run in parallel."""
@@ -297,21 +218,6 @@ def table_session(spark: SparkSession, req: RecoveryRequest, tp: TablePlan) -> S
     for k, v in conf.items():
         s.conf.set(k, v)
     return s
-
-
-def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
-    """(unreferencedDays, nonCurrentDays, where from) of the target table bucket's unreferenced-file removal."""
-    if not spec.is_aws:
-        return 3, 10, "AWS defaults (local warehouse)"
-    try:
-        from jobs import aws_retry
-
-        c = aws_retry.client("s3tables", spec.region, spec.endpoint)
-        conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
-        s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
-        return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"
-    except Exception:
-        return 3, 10, "AWS defaults (the bucket's configuration could not be read)"
 
 
 # Streaming rate assumed for the plan's copy-time estimate (per executor core; BENCHMARKS.md measures it locally,
@@ -531,29 +437,6 @@ def _count(gsql: GuardedSql, relation: str) -> int:
     return int(row["n"]) if row else 0
 
 
-def _record_leftovers(res: TableResult, files: Any, req: RecoveryRequest, cfg: StoreConfig, loc: str | None) -> None:
-    """After a failed file copy: which objects it left in the target location, and who collects them."""
-    from jobs.recover.fastpath import leftovers
-
-    try:
-        res.leftovers = leftovers(files, cfg) if files is not None else []
-    except Exception as e:
-        res.leftover_note = f"could not check for leftovers: {type(e).__name__}: {e}"
-        return
-    if not res.leftovers:
-        return
-    if _is_local(loc):
-        res.leftover_note = f"{len(res.leftovers)} object(s) under {loc}; the next run removes them (attempt marker)"
-    else:
-        unref, noncurrent, src = unreferenced_window(req.target)
-        res.leftover_note = (
-            f"{len(res.leftovers)} object(s) under {files.location} that the kit cannot delete (table storage has no "
-            f"DeleteObject). No table references them: the target bucket's unreferenced-file removal collects them "
-            f"after unreferencedDays + nonCurrentDays = {unref} + {noncurrent} days ({src}). A rerun into the same "
-            "name re-uses the identical ones."
-        )
-
-
 def _target_info(src: MetadataSource, ident: Ident) -> Any:
     loc = src.metadata_location(ident)
     return table_info_from_metadata(ident, src.read_json(loc), loc) if loc else None
@@ -600,40 +483,7 @@ def execute(
             lease = leases.get(str(tp.target)) if leases is not None else None
             recover_table(spark, req, tp, target_src, run_id, say, res, lease)
         except Exception as e:  # one table's failure must not stop the others
-            message, cause = describe_failure(e)
-            res.verdict = "failed"
-            res.rows = None
-            res.message = message
-            res.cause = cause.as_dict() if cause else None
-            lost = committed_by_other(spark, req.target.name, tp.target, run_id)
-            if lost is not None:  # a lost race: say so in one line, never list the winner's files
-                line, referenced = lost
-                res.message = f"{line} ({message})"
-                kept = [u for u in res.leftovers if u not in referenced and _norm(u) not in referenced]
-                if len(kept) != len(res.leftovers) or not kept:
-                    collector = (
-                        "the table's remove_orphan_files collects them"
-                        if _is_local(req.target.warehouse)
-                        else "the target bucket's unreferenced-file removal collects them"
-                    )
-                    res.leftover_note = (
-                        f"{len(kept)} object(s) written under this run's own names, referenced by no table; "
-                        f"{collector} (the committed table's files are never listed or touched)"
-                        if kept
-                        else ""
-                    )
-                res.leftovers = kept
-                say(f"FAILED: {line}")
-                say(f"cause: {message}")
-            else:
-                say(f"FAILED: {message}")
-                if isinstance(e, LeaseLost) and res.leftovers:  # the new holder writes the same location now
-                    res.leftovers = []
-                    res.leftover_note = (
-                        "nothing listed: the target's location belongs to the run that took over the lease"
-                    )
-            if res.leftover_note:
-                say(res.leftover_note)
+            record_failure(spark, req, tp, run_id, res, e, say)
         return res
 
     done: dict[str, TableResult] = {}
@@ -642,17 +492,12 @@ def execute(
 
         many = [tp for tp in plan.tables if batchable(req, tp)]
         if many:
-            results, _ = recover_many(spark, req, many, target_src, run_id, progress, plan_seconds)
+            results, _ = recover_many(spark, req, many, target_src, run_id, progress, plan_seconds, leases)
             done = {r.replica_table: r for r in results}
     rest = [tp for tp in plan.tables if str(tp.replica) not in done]
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
         done.update((str(tp.replica), r) for tp, r in zip(rest, pool.map(one, rest), strict=True))
     return [done[str(tp.replica)] for tp in plan.tables]
-
-
-def _norm(uri: str) -> str:
-    """`file:///x` and `file:/x` name the same local file (Iceberg writes the one-slash form)."""
-    return "file:" + uri[len("file://") :] if uri.startswith("file://") else uri
 
 
 def run_leases(req: RecoveryRequest, plan: Plan, target_src: MetadataSource, run_id: str, started: str) -> Leases:
@@ -672,23 +517,6 @@ def run_leases(req: RecoveryRequest, plan: Plan, target_src: MetadataSource, run
             key = local_table_lease_key(loc or "")
         out.append(Lease(store_for(key), key, target, run_id, started, req.lease_ttl_s))
     return Leases(out)
-
-
-def planned_result(req: RecoveryRequest, t: TablePlan, plan_seconds: float) -> TableResult:
-    return TableResult(
-        replica_table=str(t.replica),
-        target_table=f"{req.target.name}.{t.target}",
-        verdict="planned",
-        snapshot_id=t.snapshot.snapshot_id,
-        snapshot_committed_at=t.snapshot.committed_at,
-        action=t.action.value,
-        plan_seconds=plan_seconds,
-        warnings=list(t.warnings),
-        copy_mode=t.copy_mode.value,
-        copy_mode_reason=t.mode.describe() if t.mode else "",
-        expected_rows=t.rows,
-        properties_as_of=t.properties_note,
-    )
 
 
 @dataclass

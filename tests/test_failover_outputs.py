@@ -39,6 +39,12 @@ def synths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict
     return out
 
 
+def recovery_reads(cfg: KitConfig) -> Any:
+    """The replica the recovery stack reads: a replica of the new source once issue 17's rehearse follow-up is in
+    (`FailoverTopology.recovery_replica`), `recovery.replica` before it."""
+    return getattr(failover_topology(cfg), "recovery_replica", None) or cfg.recovery_replica
+
+
 def outputs_json(cfg: KitConfig, stacks: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What `cdktf output '*'` writes after apply: each stack's `kit_*` outputs, Terraform references resolved.
     A bucket ARN resolves to the ARN its configured name gives (what S3 Tables returns); any other reference
@@ -56,7 +62,7 @@ def outputs_json(cfg: KitConfig, stacks: dict[str, dict[str, Any]]) -> dict[str,
             if key == "table_bucket_arn":
                 return arn_of_stack[stack]
             if key == "replica_table_bucket_arn":
-                return cfg.recovery_replica.bucket_arn
+                return recovery_reads(cfg).bucket_arn
             return f"resolved:{key}"
         return node
 
@@ -95,7 +101,7 @@ def test_outputs_parse_with_the_promoted_bucket_as_source(name: str, synths: dic
     # every bucket still exports kit_replica; the destinations are the source's replicas
     assert {r.table_bucket_arn for r in out.replicas} == {r.bucket_arn for r in (*cfg.replicas, *topo.new_buckets)}
     assert sorted(r.table_bucket_arn for r in out.destination_replicas) == sorted(src.destinations)
-    assert out.recovery_replica.table_bucket_name == cfg.recovery.replica
+    assert out.recovery_replica.table_bucket_arn == recovery_reads(cfg).bucket_arn  # found among the replicas
     for r in out.replicas:
         want = topo.replication_role_arn if r.table_bucket_arn in src.destinations else cfg.replication_role_arn
         assert out.replication_role_for(r) == want

@@ -279,15 +279,30 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
 
 
 def destination_table_policy(cfg: KitConfig, topo: FailoverTopology, dest: Replica, table_arn: str) -> Document:
-    return doc(
-        *_statements(
-            "table-policy",
-            bucket_arns=[],
-            table_resources=[table_arn],
-            ex=destination_exemptions(cfg, topo, dest),
-            sid=lambda s: s,
-        )
+    ex = destination_exemptions(cfg, topo, dest)
+    return destination_table_policy_of(
+        table_arn=table_arn,
+        break_glass_principals=ex.break_glass,
+        replication_role_arns=ex.replication_roles,
+        deploy_role_arns=ex.deploy_roles,
     )
+
+
+def destination_table_policy_of(
+    *,
+    table_arn: str,
+    break_glass_principals: Sequence[str],
+    replication_role_arns: Sequence[str],
+    deploy_role_arns: Sequence[str] = (),
+) -> Document:
+    """`destination_table_policy` from what the deployment outputs carry (`make harden` has no configuration):
+    the same document for the same principals."""
+    ex = Exemptions(
+        break_glass=tuple(break_glass_principals),
+        replication_roles=tuple(replication_role_arns),
+        deploy_roles=tuple(sorted(set(deploy_role_arns))),
+    )
+    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=lambda s: s))
 
 
 # ---------------------------------------------------------------- the failover replication role ----
@@ -572,6 +587,13 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
                 f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
+            )
+        )  # fmt: skip
+        out.append(
+            PolicyDoc(
+                f"{stem}replica-table-policy--{d.bucket}", "table-policy", d.account_id,
+                f"every replica table in {d.bucket} (applied by `make harden` on the failover outputs)",
+                destination_table_policy(cfg, topo, d, example_table_arn(d)),
             )
         )  # fmt: skip
     for acct in accounts(topo):

@@ -8,6 +8,10 @@ output's construct id. Every kit stack exports exactly one structured output:
      "recovery":                      {"kit_recovery":     {...}},
      "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
 
+In a failover topology (issue 17: `[failover] promoted_bucket`) there is no source stack: the promoted bucket's
+replica stack exports `kit_source` too (the promoted bucket as the source, the failover replication role, the
+destinations, and a `failover` section naming the failed source), so the ops tools read either topology.
+
 `load_outputs` finds them wherever they are (stack names do not matter) and returns a frozen `KitOutputs`.
 The field names below are the contract: add fields freely, never rename or remove one without a migration note.
 """
@@ -41,6 +45,18 @@ class EncryptionOut(_Out):
     kms_key_arn: str | None = None
 
 
+class FailoverOut(_Out):
+    """Present when the source is a promoted replica (`[failover] promoted_bucket`, issue 17): the topology's
+    documents differ per bucket (destinations exempt the failover replication role, not the failed source's)."""
+
+    kit: str  # the kit's own name (the source's `kit` is the failover view's, `<kit>-fo`)
+    failed_source_table_bucket_arn: str
+    failed_source_region: str
+    failed_replication_role_arn: str
+    # Replicas of the failed source left as they are (still its replicas, its replication role still exempt).
+    retained: list[str] = []
+
+
 class SourceOut(_Out):
     kit: str
     account_id: str
@@ -54,6 +70,8 @@ class SourceOut(_Out):
     snapshot_retention: RetentionOut
     destinations: list[str]
     encryption: EncryptionOut
+    # Only in a failover topology, whose source is the promoted bucket; absent (None) in a normal one.
+    failover: FailoverOut | None = None
 
 
 class ReplicaOut(_Out):
@@ -123,6 +141,25 @@ class KitOutputs(_Out):
     @property
     def recovery_replica(self) -> ReplicaOut:
         return self.replica_by_arn(self.recovery.replica_table_bucket_arn)
+
+    @property
+    def destination_replicas(self) -> list[ReplicaOut]:
+        """The replicas the source replicates to. In a normal topology every replica; in a failover one the
+        promoted bucket and the retained replicas of the failed source also export `kit_replica`, but are not."""
+        dest = set(self.source.destinations)
+        return [r for r in self.replicas if r.table_bucket_arn in dest] or list(self.replicas)
+
+    def is_failover_destination(self, replica: ReplicaOut) -> bool:
+        """A destination of a promoted source: its replica tables get the failover documents."""
+        return self.source.failover is not None and replica.table_bucket_arn in self.source.destinations
+
+    def replication_role_for(self, replica: ReplicaOut) -> str:
+        """The replication role that writes `replica`'s tables: the source's, except in a failover topology for the
+        buckets that are not its destinations (promoted, retained), still written by the failed source's role."""
+        fo = self.source.failover
+        if fo is None or self.is_failover_destination(replica):
+            return self.source.replication_role_arn
+        return fo.failed_replication_role_arn
 
 
 class OutputsError(ValueError):

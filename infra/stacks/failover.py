@@ -35,6 +35,7 @@ from constructs import Construct
 from infra.constructs.monitor import source_assurance
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.replication import ReplicationConfiguration
+from infra.stacks.failover_outputs import add_failover_source_output
 from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
 from infra.stacks.replica import ReplicaStack, ReplicaStackDocuments
@@ -192,6 +193,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             target_key_id=promoted.bucket.kms_key_arn,
         )
     source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
+    add_failover_source_output(promoted, cfg, topo)  # the ops tools' outputs contract: promoted bucket as source
     RecoveryStack(
         app,
         cfg,

@@ -9,7 +9,10 @@ without the mark is asked with ``GetTable``: a replica has
 1. snapshot retention: ``icebergSnapshotManagement`` = the replica's ``snapshot_retention`` from the outputs
    (written first: the table policy denies ``PutTableMaintenanceConfiguration`` to everyone but the break-glass
    principals, so a run by any other principal still leaves the retention right before it locks the table);
-2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN.
+2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN; in a failover
+   topology (issue 17: the outputs' source is a promoted bucket, with a ``failover`` section), the destinations of
+   the promoted source get ``policies.failover.destination_table_policy_of`` instead (the failover replication role
+   exempt), and the other buckets' replicas keep the replica document with the failed source's role.
 
 A table without that information is not a replica and is never hardened as one; a table the outputs list as
 replicated (``replicated_tables``) that has none is reported as ``detached``: it was disassociated from replication
@@ -65,6 +68,41 @@ def default_table_policy_builder() -> TablePolicyBuilder:
     from policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
 
     return replica_table_policy  # type: ignore[no-any-return,unused-ignore]
+
+
+def default_failover_table_policy_builder() -> TablePolicyBuilder:
+    """`policies.failover.destination_table_policy_of(*, table_arn, break_glass_principals, replication_role_arns,
+    deploy_role_arns)`: the table policy of a destination of a promoted source (issue 17), imported lazily."""
+    from policies.failover import destination_table_policy_of  # type: ignore[import-not-found,unused-ignore]
+
+    return destination_table_policy_of  # type: ignore[no-any-return,unused-ignore]
+
+
+def desired_table_policy(
+    outputs: KitOutputs,
+    replica: ReplicaOut,
+    table_arn: str,
+    builder: TablePolicyBuilder,
+    failover_builder: TablePolicyBuilder | None = None,
+) -> dict[str, Any]:
+    """The table policy a replica table of `replica` must carry. In a failover topology (the outputs' source has a
+    `failover` section) a destination of the promoted source gets the failover document (the failover replication
+    role exempt, not the failed source's); the promoted bucket's tables still replicated from the failed source and
+    the retained replicas keep the replica document with the failed source's role. Promoted tables are detached and
+    never get here (`harden_table` reports them `detached`)."""
+    if outputs.is_failover_destination(replica):
+        return (failover_builder or default_failover_table_policy_builder())(
+            table_arn=table_arn,
+            break_glass_principals=list(replica.break_glass_principals),
+            replication_role_arns=[outputs.source.replication_role_arn],
+            deploy_role_arns=list(replica.deploy_role_arns),
+        )
+    return builder(
+        table_arn=table_arn,
+        break_glass_principals=list(replica.break_glass_principals),
+        replication_role_arn=outputs.replication_role_for(replica),
+        deploy_role_arns=list(replica.deploy_role_arns),
+    )
 
 
 @dataclass
@@ -169,6 +207,7 @@ def harden_table(
     builder: TablePolicyBuilder,
     dry_run: bool,
     check_retention: bool = False,
+    failover_builder: TablePolicyBuilder | None = None,
 ) -> TableResult:
     """One replica: one read (its table policy) when it is hardened already; the retention is read when the policy
     differs or with `check_retention` (see the module docstring)."""
@@ -198,12 +237,7 @@ def harden_table(
             result.source_table_arn = info["sourceTableARN"]
 
         step = "build table policy"
-        want_policy = builder(
-            table_arn=result.table_arn,
-            break_glass_principals=list(replica.break_glass_principals),
-            replication_role_arn=outputs.source.replication_role_arn,
-            deploy_role_arns=list(replica.deploy_role_arns),
-        )
+        want_policy = desired_table_policy(outputs, replica, result.table_arn, builder, failover_builder)
         step = "GetTablePolicy"
         try:
             live_policy: Any = json.loads(call(s3t.get_table_policy, **ident)["resourcePolicy"])
@@ -266,6 +300,7 @@ def harden(
     """Harden every replica. Results stream: `on_result` sees each one as it completes (the CLI prints dry-run diffs
     there); the report keeps the counts and only the results that are not "unchanged" (memory: the summary)."""
     builder = builder or default_table_policy_builder()
+    failover_builder = default_failover_table_policy_builder() if outputs.source.failover is not None else None
     report = HardenReport(dry_run=dry_run)
     for replica in outputs.replicas:
         try:
@@ -279,7 +314,9 @@ def harden(
             enabled=show_progress and len(tables) > 50,
         )
         for result in stream_concurrently(
-            lambda t, r=replica: harden_table(clients, t, r, outputs, builder, dry_run, check_retention),  # type: ignore[misc]
+            lambda t, r=replica: harden_table(  # type: ignore[misc]
+                clients, t, r, outputs, builder, dry_run, check_retention, failover_builder
+            ),
             tables,
             concurrency,
             progress,

@@ -1,0 +1,164 @@
+"""The operations tools on the failover topology (issue 17, item 6), on the S3 Tables emulator: after the failover
+tool promoted the replica bucket and `cdktf deploy` of the failover topology made it the source (replication to a
+new bucket), the outputs of that topology (no source stack: the promoted stack exports `kit_source`) parse, and
+`harden` puts the failover destination table policy on the new replicas (the failover replication role exempt, not
+the failed source's) and leaves the promoted tables alone."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.stacks.failover_outputs import failover_source_output
+from jobs.failover import aws
+from jobs.ops import harden as hd
+from jobs.ops import status as st
+from policies import failover as F
+from policies.documents import replica_table_policy_for
+from tests.failover_world import FailoverWorld, build
+from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DEPLOY_ROLE, DST_BUCKET, DST_REGION, OpsEnv
+from topology.config import KitConfig, parse_config
+from topology.failover import FailoverTopology, failover_topology
+from topology.outputs import KitOutputs, parse_outputs
+
+NEW_BUCKET = "demo-failover-euw1-tablebucket"
+NEW_REGION = "eu-west-1"
+WRITER = f"arn:aws:iam::{ACCOUNT}:role/demo-writer"
+TABLES = ("analytics.customers", "analytics.orders")
+
+
+def failover_config(fw: FailoverWorld) -> KitConfig:
+    """The world's `kit.toml` with the `[failover]` section of an incident: the replica promoted, a new bucket."""
+    doc = copy.deepcopy(fw.world.cfg_doc)
+    doc["failover"] = {
+        "writer_roles": [WRITER],
+        "promoted_bucket": DST_BUCKET,
+        "replicate_to": [NEW_BUCKET],
+        "new_buckets": [
+            {
+                "account_id": ACCOUNT,
+                "region": NEW_REGION,
+                "bucket": NEW_BUCKET,
+                "storage_class": "INTELLIGENT_TIERING",
+                "encryption": {"type": "sse-s3"},
+                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+                "deploy_role_arn": DEPLOY_ROLE,
+            }
+        ],
+    }
+    return parse_config(doc)
+
+
+def deploy_failover_topology(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopology) -> str:
+    """What `cdktf deploy` of the failover topology leaves on the emulator (break-glass credentials): the new
+    bucket with its destination bucket policy, and bucket-level replication from the promoted bucket to it."""
+    clients = fw.clients()
+    new = topo.new_buckets[0]
+    s3t_new = clients.s3tables(NEW_REGION, ACCOUNT)
+    arn = s3t_new.create_table_bucket(name=NEW_BUCKET)["arn"]
+    assert arn == new.bucket_arn
+    s3t_new.put_table_bucket_encryption(tableBucketARN=arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
+    s3t_new.put_table_bucket_policy(
+        tableBucketARN=arn, resourcePolicy=json.dumps(F.destination_bucket_policy(cfg, topo, new), indent=2)
+    )
+    fw.world.dst().put_table_bucket_replication(
+        tableBucketARN=fw.world.replica_arn,
+        configuration={
+            "role": topo.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": arn}]}],
+        },
+    )
+    return arn
+
+
+def failover_outputs_doc(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopology) -> dict[str, Any]:
+    """`outputs.json` of the failover topology: no `source` stack; the promoted stack's `kit_source` is the value
+    `infra.stacks.failover_outputs` exports (`tests/test_failover_outputs.py` parses the synthesized one)."""
+    doc = copy.deepcopy(fw.world.outputs_doc)
+    del doc["source"]
+    doc[f"replica-{DST_BUCKET}"]["kit_source"] = {
+        **failover_source_output(cfg, topo),
+        "encryption": {"sse_algorithm": "AES256"},
+    }
+    new = topo.new_buckets[0]
+    doc[new.stack_id] = {
+        "kit_replica": {
+            **doc[f"replica-{DST_BUCKET}"]["kit_replica"],
+            "region": NEW_REGION,
+            "table_bucket_arn": new.bucket_arn,
+            "table_bucket_name": NEW_BUCKET,
+        }
+    }
+    return doc
+
+
+@pytest.fixture
+def promoted(ops_env: OpsEnv, tmp_path: Path) -> tuple[FailoverWorld, KitConfig, FailoverTopology, KitOutputs]:
+    fw = build(ops_env)
+    normal = hd.harden(fw.clients(), fw.world.outputs, show_progress=False)  # the replicas as protected before
+    assert normal.exit_code == 0 and normal.count("hardened") == len(TABLES)
+    req = aws.Request(replica_bucket=DST_BUCKET, confirm=DST_BUCKET, report_dir=tmp_path, show_progress=False)
+    result = aws.run(fw.clients(), req, fw.world.outputs, aws.documents_from_config(fw.world.cfg, DST_BUCKET))
+    assert result.exit_code == 0 and {o.verdict for o in result.outcomes} == {"promoted"}
+    cfg = failover_config(fw)
+    topo = failover_topology(cfg)
+    deploy_failover_topology(fw, cfg, topo)
+    replicated = ops_env.control.replicate(source_bucket_arn=fw.world.replica_arn)  # the service, from the new source
+    assert len(replicated) == len(TABLES)
+    return fw, cfg, topo, parse_outputs(failover_outputs_doc(fw, cfg, topo), "failover outputs.json")
+
+
+def _table_policy(fw: FailoverWorld, region: str, bucket_arn: str, qualified: str) -> str:
+    ns, name = qualified.split(".")
+    s3t = fw.clients().s3tables(region, ACCOUNT)
+    return str(s3t.get_table_policy(tableBucketARN=bucket_arn, namespace=ns, name=name)["resourcePolicy"])
+
+
+def test_harden_on_the_failover_topology(promoted: Any) -> None:
+    fw, cfg, topo, outputs = promoted
+    new = topo.new_buckets[0]
+    assert outputs.source.table_bucket_arn == fw.world.replica_arn and outputs.source.failover is not None
+    promoted_before = {q: _table_policy(fw, DST_REGION, fw.world.replica_arn, q) for q in TABLES}
+
+    report = hd.harden(fw.clients(), outputs, show_progress=False)
+
+    assert report.exit_code == 0, report.to_json()
+    by = {(r.bucket_arn, r.table): r for r in report.results}
+    for q in TABLES:
+        # the destination's replicas: the failover document, byte for byte as harden serialises every table policy
+        assert by[(new.bucket_arn, q)].outcome == "hardened"
+        new_table = by[(new.bucket_arn, q)].table_arn
+        live = _table_policy(fw, NEW_REGION, new.bucket_arn, q)
+        assert live == json.dumps(F.destination_table_policy(cfg, topo, new, new_table))
+        assert topo.replication_role_arn in live and cfg.replication_role_arn not in live
+        assert json.loads(live) != replica_table_policy_for(cfg, new, new_table)  # what harden did before
+        # the promoted tables: detached, never given a replica table policy; the tool's primary policy stays
+        assert by[(fw.world.replica_arn, q)].outcome == "detached"
+        assert _table_policy(fw, DST_REGION, fw.world.replica_arn, q) == promoted_before[q]
+    assert report.count("detached") == len(TABLES) and report.count("hardened") == len(TABLES)
+
+    again = hd.harden(fw.clients(), outputs, show_progress=False)  # converges
+    assert again.count("unchanged") == len(TABLES) and again.count("hardened") == 0
+    assert again.count("detached") == len(TABLES)
+
+
+def test_status_and_harden_cli_read_the_failover_outputs(promoted: Any, tmp_path: Path, capsys: Any) -> None:
+    fw, _cfg, topo, outputs = promoted
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(failover_outputs_doc(fw, _cfg, topo)), encoding="utf-8")
+    common = ["--outputs", str(path), "--endpoint-url", fw.env.endpoint, "--json", "--quiet"]
+    assert hd.main([*common, "--dry-run"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert dry["counts"]["would-change"] == len(TABLES) and dry["counts"]["detached"] == len(TABLES)
+    code = st.main(common)  # the promoted bucket is the source: its tables replicate to the new bucket
+    status = json.loads(capsys.readouterr().out)
+    assert code == 0 and status["exit_code"] == 0
+    rows = status["destinations"]
+    assert {(r["table"], r["destination_bucket_arn"], r["status"]) for r in rows} == {
+        (q, topo.new_buckets[0].bucket_arn, st.COMPLETED) for q in TABLES
+    }
+    assert BREAK_GLASS in outputs.replicas[0].break_glass_principals

@@ -214,12 +214,11 @@ class Emulator:
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
     bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
-    from infra.config import parse_config
-    from jobs.outputs import parse_outputs
-
     from jobs.ops.clients import Clients
     from jobs.ops.harden import harden
     from policies import documents  # type: ignore[import-not-found,unused-ignore]
+    from topology.config import parse_config
+    from topology.outputs import parse_outputs
 
     t0 = time.perf_counter()
     emu.control.reset()
@@ -293,11 +292,10 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
     """Run one tool as its CLI would, return a summary (runs in the child process)."""
     from datetime import timedelta
 
-    from infra.config import parse_config
-    from jobs.outputs import parse_outputs
-
     from jobs.ops import audit, harden, monitor, status
     from jobs.ops.clients import Clients
+    from topology.config import parse_config
+    from topology.outputs import parse_outputs
 
     wd = Path(workdir)
     cfg = parse_config(json.loads((wd / "config.json").read_text()))

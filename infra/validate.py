@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 BUILD = ROOT / ".build" / "validate"
 DEFAULT_HOST = "registry.terraform.io"
 DEFAULT_NAMESPACE = "hashicorp"
@@ -496,11 +497,23 @@ def synth_examples(configs: Iterable[Path], outdir: Path) -> dict[str, dict[str,
 
     out = {}
     for cfg in configs:
-        target = outdir / cfg.stem
+        name = example_name(cfg)
+        target = outdir / name
         shutil.rmtree(target, ignore_errors=True)
         target.parent.mkdir(parents=True, exist_ok=True)
-        out[cfg.stem] = synth_example(cfg, target)
+        out[name] = synth_example(cfg, target)
     return out
+
+
+def example_name(cfg: Path) -> str:
+    """`seed` for examples/seed.toml, `failover-seed` for examples/failover/seed.toml (the failover topology of the
+    same example: names must not collide in one validation run)."""
+    return cfg.stem if cfg.resolve().parent == EXAMPLES else f"{cfg.resolve().parent.name}-{cfg.stem}"
+
+
+def default_configs() -> list[Path]:
+    """Every example and, from issue 17, the failover topology of each (`examples/failover/*.toml`)."""
+    return sorted(EXAMPLES.glob("*.toml")) + sorted((EXAMPLES / "failover").glob("*.toml"))
 
 
 def _where(stacks: list[str]) -> str:
@@ -527,11 +540,13 @@ def gap_report(gaps: dict[Gap, list[str]], headers: dict[str, str]) -> list[str]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("configs", nargs="*", type=Path, help="configurations (default: examples/*.toml)")
+    parser.add_argument(
+        "configs", nargs="*", type=Path, help="configurations (default: examples/*.toml and examples/failover/*.toml)"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="stacks validated in parallel (default 2)")
     parser.add_argument("--workdir", type=Path, default=BUILD, help=f"scratch directory (default {BUILD})")
     args = parser.parse_args(argv)
-    configs = args.configs or sorted((ROOT / "examples").glob("*.toml"))
+    configs = args.configs or default_configs()
     in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
     terraform, mirror = find_terraform(), find_mirror()

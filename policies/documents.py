@@ -15,7 +15,7 @@ from policies import actions as A
 from policies import assurance
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
-from topology.config import KitConfig, Replica, partition_of_arn
+from topology.config import KitConfig, Replica, Source, partition_of_arn
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
 
@@ -36,8 +36,13 @@ def replication_role_trust(cfg: KitConfig) -> Document:
 
 
 def replication_role_permissions(cfg: KitConfig) -> Document:
-    src = cfg.source
-    dests = [r.bucket_arn for r in cfg.replicas]
+    return replication_permissions(cfg, cfg.source, cfg.replicas)
+
+
+def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations: Sequence[Replica]) -> Document:
+    """The user guide's replication permissions from `src` to `destinations`, plus KMS (also the failover
+    topology's, whose source is a promoted replica: `policies.failover.replication_role_permissions`)."""
+    dests = [r.bucket_arn for r in destinations]
     stmts: list[S.Statement | None] = [
         S.allow_actions("ReadSourceTables", A.REPLICATION_SOURCE_TABLE_READ, [S.table_arns(src.bucket_arn)]),
         S.allow_actions("ListSourceTables", A.REPLICATION_SOURCE_BUCKET_LIST, [src.bucket_arn]),
@@ -47,7 +52,7 @@ def replication_role_permissions(cfg: KitConfig) -> Document:
     if src.encryption.type == "kms":
         res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
         stmts.append(S.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
-    for i, rep in enumerate(r for r in cfg.replicas if r.encryption.type == "kms"):
+    for i, rep in enumerate(r for r in destinations if r.encryption.type == "kms"):
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
         stmts.append(
             S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)

@@ -34,7 +34,7 @@ from policies.documents import (
     doc,
     example_table_arn,
     kms_key_policy,
-    kms_resource,
+    replication_permissions,
 )
 from policies.documents import recovery_role_permissions as _recovery_role_permissions
 from topology.config import KitConfig, Replica
@@ -322,23 +322,7 @@ def replication_role_trust(topo: FailoverTopology) -> Document:
 
 def replication_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """The user guide's replication permissions, from the promoted bucket to the destinations, plus KMS."""
-    p = topo.promoted
-    dests = [d.bucket_arn for d in topo.destinations]
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadSourceTables", A.REPLICATION_SOURCE_TABLE_READ, [S.table_arns(p.bucket_arn)]),
-        S.allow_actions("ListSourceTables", A.REPLICATION_SOURCE_BUCKET_LIST, [p.bucket_arn]),
-        S.allow_actions("CreateReplicaNamespacesAndTables", A.REPLICATION_DEST_BUCKET_CREATE, dests),
-        S.allow_actions("WriteReplicaTables", A.REPLICATION_DEST_TABLE_WRITE, [S.table_arns(d) for d in dests]),
-    ]
-    if p.encryption.type == "kms":
-        res, cond = kms_resource(cfg, p.encryption, account_id=p.account_id, region=p.region, bucket=p.bucket)
-        stmts.append(S.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
-    for i, d in enumerate(x for x in topo.destinations if x.encryption.type == "kms"):
-        res, cond = kms_resource(cfg, d.encryption, account_id=d.account_id, region=d.region, bucket=d.bucket)
-        stmts.append(
-            S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
-        )
-    return doc(*stmts)
+    return replication_permissions(cfg, topo.promoted, topo.destinations)
 
 
 # ---------------------------------------------------------------- KMS key policies ----

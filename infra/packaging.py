@@ -7,6 +7,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     jobs/__init__.py, jobs/ops/{__init__,clients,common,status,monitor}.py   the status logic and the handler
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
     jobs/aws_overlay/__init__.py, jobs/aws_overlay/models/**/*.json           the kit's botocore model overlay
+    jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
@@ -45,6 +46,7 @@ MODULES = (
     "jobs/ops/status.py",
     MONITOR_MODULE,
     "jobs/aws_overlay/__init__.py",
+    "jobs/aws_timestamps.py",
     "topology/__init__.py",
     "topology/contract.py",
 )

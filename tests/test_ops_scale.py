@@ -158,5 +158,24 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
     assert "retention-below-source" not in report.kinds() and "replica-missing" not in report.kinds()
     calls = _delta(before, _calls(ops_env))
-    assert calls["GetTable"] == TABLES  # the replicas only: no source table is read by ARN
-    assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES  # each source once, each replica once
+    # Each source table's replication status names its replica tables: no GetTable at all (a GetTable per replica
+    # before), each source's retention once, each replica's once.
+    assert "GetTable" not in calls
+    assert calls["GetTableReplicationStatus"] == TABLES
+    assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES
+
+
+def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> None:
+    """When the sources' replication status cannot be read (here: the caller may not call it), each replica's
+    GetTable names its source: same verdicts, one more call per replica."""
+    from jobs.ops import audit as au
+    from jobs.ops import harden as hd
+
+    world, _ = _lake(ops_env, destinations=1)
+    assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
+    ops_env.control.inject_faults("GetTableReplicationStatus", -1, "AccessDeniedException", 403, "not authorized")
+    before = _calls(ops_env)
+    report = au.audit(world.clients, world.cfg, world.outputs, concurrency=16, show_progress=False)
+    assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
+    assert not report.kinds() & {"retention-below-source", "replica-missing", "replica-detached", "unverifiable"}
+    assert _delta(before, _calls(ops_env))["GetTable"] == TABLES

@@ -62,8 +62,12 @@ def install(botocore_session: Any) -> Any:
 
 
 def boto3_session(**kwargs: Any) -> Any:
-    """A `boto3.session.Session(**kwargs)` whose clients know the overlay's operations."""
+    """A `boto3.session.Session(**kwargs)` whose clients know the overlay's operations (and parse timestamps with
+    `jobs.aws_timestamps`, which outlives this overlay: keep that call when the overlay goes)."""
     import boto3
     import botocore.session
 
-    return boto3.session.Session(botocore_session=install(botocore.session.get_session()), **kwargs)
+    from jobs import aws_timestamps
+
+    session = aws_timestamps.install(install(botocore.session.get_session()))
+    return boto3.session.Session(botocore_session=session, **kwargs)

@@ -12,12 +12,12 @@ per-partition record counts (manifests only). When pyiceberg ships an S3 Tables 
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
+from jobs.iceberg_io import shared_s3_file_io
 from jobs.ops.common import BucketRef, call, error_code
 from jobs.recover.model import Ident
 
@@ -164,57 +164,6 @@ class S3TablesCommitter:
         with self._lock:
             self._tokens[(ident.namespace, ident.name)] = u["versionToken"]
         return Table((ident.namespace, ident.name), metadata, location, io, cast(Any, self))
-
-
-@functools.cache
-def _shared_s3_file_io_class() -> type:
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-
-    class SharedS3FileIO(PyArrowFileIO):
-        """pyiceberg's PyArrowFileIO with ONE pyarrow S3FileSystem for every S3 bucket.
-
-        PyArrowFileIO caches a filesystem per (scheme, bucket) and building one (an AWS SDK C++ S3 client) is
-        costly; on S3 Tables every table has its own storage bucket, so a run over 1,000 tables built 1,000 of
-        them (the largest cost of the client in the profile, see BENCHMARKS.md issue 17). The committer's
-        properties (Region, endpoint, credentials) are the same for all tables of its table bucket and the bucket
-        is part of every pyarrow path, so one filesystem serves them all. Bucket-region resolution is not used (the
-        Region is always given, `io_props`)."""
-
-        def __init__(self, properties: Any) -> None:
-            super().__init__(properties)
-            per_bucket = self.fs_by_scheme
-            cache: dict[tuple[str, str | None], Any] = {}
-            lock = threading.Lock()
-
-            def fs_by_scheme(scheme: str, netloc: str | None) -> Any:
-                key = (scheme, None) if scheme in ("s3", "s3a", "s3n") else (scheme, netloc)
-                with lock:  # also: 32 threads missing the cache at once must not build 32 filesystems
-                    if key not in cache:
-                        cache[key] = _delayed_open(per_bucket(scheme, netloc))
-                    return cache[key]
-
-            self.fs_by_scheme = fs_by_scheme
-
-    return SharedS3FileIO
-
-
-def _delayed_open(fs: Any) -> Any:
-    """The same pyarrow S3FileSystem with `allow_delayed_open`: a small file (a metadata.json) is then written with
-    one PutObject instead of CreateMultipartUpload + UploadPart + CompleteMultipartUpload (pyiceberg does not expose
-    the option). Errors such as a missing bucket surface at close instead of open, which the commit awaits anyway."""
-    from pyarrow.fs import S3FileSystem
-
-    if not isinstance(fs, S3FileSystem):
-        return fs
-    kwargs = fs.__reduce__()[1][0]  # the filesystem's own constructor arguments (what pickling uses)
-    return S3FileSystem(**{**kwargs, "allow_delayed_open": True})
-
-
-def shared_s3_file_io(props: dict[str, str]) -> Any:
-    """A pyiceberg FileIO whose S3 filesystem is shared by all buckets (see `SharedS3FileIO`)."""
-    if "s3.region" not in props:
-        raise ValueError("shared_s3_file_io needs s3.region (no per-bucket Region resolution)")
-    return _shared_s3_file_io_class()(props)
 
 
 def _metadata_version(location: str) -> int:

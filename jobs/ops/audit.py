@@ -299,28 +299,50 @@ def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
     return "; ".join(problems) or None
 
 
-def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str]:
-    """(source table ARN, its retention) or (ARN, the error text): read once per source table."""
+def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str, list[str]]:
+    """(source table ARN, its retention or the error text, the ARNs of its replica tables): read once per source
+    table. The replica ARNs come from `GetTableReplicationStatus` (one call names the replica table of every
+    destination, where a `GetTable` per replica would take one call each); when that call fails the list is empty
+    and each replica's `GetTable` names its source instead (`_replica_check`)."""
     try:
-        return table.arn, _retention(clients, table.bucket_arn, table.namespace, table.name)
+        retention: dict[str, Any] | str = _retention(clients, table.bucket_arn, table.namespace, table.name)
     except (ClientError, BotoCoreError) as exc:
-        return table.arn, describe_error(exc)
+        retention = describe_error(exc)
+    try:
+        b = BucketRef(table.bucket_arn)
+        status = call(clients.s3tables(b.region, b.account).get_table_replication_status, tableArn=table.arn)
+        replicas = [d["destinationTableArn"] for d in status.get("destinations", []) if d.get("destinationTableArn")]
+    except (ClientError, BotoCoreError):
+        replicas = []
+    return table.arn, retention, replicas
 
 
 def _replica_check(
-    clients: Clients, table: TableRef, sources: dict[str, dict[str, Any] | str]
+    clients: Clients,
+    table: TableRef,
+    sources: dict[str, dict[str, Any] | str],
+    paired: Mapping[str, str] | None = None,
 ) -> tuple[TableRef, str | None, list[Drift]]:
-    """One replica: GetTable (its source) and its retention, compared with the source's read once beforehand
-    (`sources`; a source outside it, e.g. in another bucket, is read here)."""
+    """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
+    source outside it, e.g. in another bucket, is read here). The source is known without a call when both sides say
+    so: the source's replication status names this table (`paired`: {replica table ARN: source table ARN}) and
+    ListTables reports it managed by the service. Otherwise (a detached or foreign table, a status that could not be
+    read) `GetTable` names it."""
     drifts: list[Drift] = []
     try:
-        got = call(
-            _client(clients, table.bucket_arn).get_table,
-            tableBucketARN=table.bucket_arn,
-            namespace=table.namespace,
-            name=table.name,
-        )
-        source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get("sourceTableARN")
+        source = (paired or {}).get(table.arn) if table.managed_by_service else None
+        table_arn = table.arn
+        if source is None:
+            got = call(
+                _client(clients, table.bucket_arn).get_table,
+                tableBucketARN=table.bucket_arn,
+                namespace=table.namespace,
+                name=table.name,
+            )
+            table_arn = got["tableARN"]
+            source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
+                "sourceTableARN"
+            )
         if not source:
             return table, None, drifts
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
@@ -329,11 +351,11 @@ def _replica_check(
             src_table = call(_client(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
             src = _retention(clients, bucket_of_table_arn(source), src_table["namespace"][0], src_table["name"])
         if isinstance(src, str):
-            drifts.append(Drift("unverifiable", f"{table.qualified} ({got['tableARN']})", f"source retention: {src}"))
+            drifts.append(Drift("unverifiable", f"{table.qualified} ({table_arn})", f"source retention: {src}"))
             return table, source, drifts
         why = _shorter(rep, src)
         if why:
-            drifts.append(Drift("retention-below-source", f"{table.qualified} ({got['tableARN']})", why))
+            drifts.append(Drift("retention-below-source", f"{table.qualified} ({table_arn})", why))
         return table, source, drifts
     except (ClientError, BotoCoreError) as exc:
         drifts.append(Drift("unverifiable", f"{table.qualified} in {table.bucket_arn}", describe_error(exc)))
@@ -374,7 +396,13 @@ def check_replicas(
 ) -> None:
     # Each source table's retention is read once, not once per destination.
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
-    sources = dict(stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress))
+    sources: dict[str, dict[str, Any] | str] = {}
+    paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
+    for arn, retention, replicas in stream_concurrently(
+        lambda t: _source_retention(clients, t), scoped, concurrency, progress
+    ):
+        sources[arn] = retention
+        paired.update(dict.fromkeys(replicas, arn))
     report.count("source tables", len(scoped))
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
     expected = {t.qualified: t for t in scoped}  # what each replica bucket should hold (detached check)
@@ -389,7 +417,7 @@ def check_replicas(
         )
         report.count("replica tables", len(replica_tables))
         for table, source, drifts in stream_concurrently(
-            lambda t: _replica_check(clients, t, sources), replica_tables, concurrency, progress
+            lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
         ):
             report.drifts.extend(drifts)
             if source:

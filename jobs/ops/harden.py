@@ -246,7 +246,11 @@ def harden_table(
                 raise
             live_policy = None
         policy_change = None
-        if live_policy is None or canonical_policy(live_policy) != canonical_policy(want_policy):
+        # The document read back as written (what harden puts) needs no canonical form: equal documents are equal
+        # policies; only a document written otherwise (order, single statements) is compared canonically.
+        if live_policy is None or (
+            live_policy != want_policy and canonical_policy(live_policy) != canonical_policy(want_policy)
+        ):
             policy_change = Change(
                 "table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy)
             )

@@ -152,7 +152,7 @@ class ListedSource:
 
     - A table absent from the listing of its (listed) namespace has no metadata: answered without a call.
     - S3 Tables: one `GetTable` gives the metadata location and the replica's source table ARN; one pyiceberg FileIO
-      (with the kit's retry policy) reads every metadata file.
+      (with the kit's retry policy and one S3 filesystem for all buckets) reads every metadata file.
     Everything else is delegated to the wrapped source. Read-only, like every source.
     """
 
@@ -161,7 +161,6 @@ class ListedSource:
         self.listing = listing
         self._tables: dict[Ident, dict[str, Any] | None] = {}
         self._lock = threading.Lock()
-        self._io: Any = None
         self.io_props: dict[str, str] | None = getattr(inner, "io_props", None)  # S3: with the kit's retry strategy
 
     def _listed_absent(self, ident: Ident) -> bool:
@@ -211,13 +210,7 @@ class ListedSource:
     def read_json(self, location: str) -> dict[str, Any]:
         if not isinstance(self.inner, S3TablesMetadataSource):
             return self.inner.read_json(location)
-        with self._lock:
-            if self._io is None:
-                from pyiceberg.io import load_file_io
-
-                self._io = load_file_io(self.io_props or {}, location)
-            io = self._io
-        with io.new_input(location).open() as f:
+        with self.inner.file_io().new_input(location).open() as f:  # one S3 filesystem for every table's bucket
             return _decode(f.read(), location)
 
     def table_location(self, ident: Ident) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -155,6 +156,8 @@ class S3TablesMetadataSource:
         self.spec = spec
         # the lake planner's threads share this client: one pooled connection each
         self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint, max_pool_connections=64)
+        self._io: Any = None
+        self._io_lock = threading.Lock()
 
     def list_tables(self, namespace: str) -> list[str]:
         names: list[str] = []
@@ -192,12 +195,18 @@ class S3TablesMetadataSource:
             props["s3.endpoint"] = self.spec.endpoint
         return fileio_properties(props)  # pyarrow's S3 retries: the kit's attempt count
 
-    def read_json(self, location: str) -> dict[str, Any]:
-        from pyiceberg.io import load_file_io
+    def file_io(self) -> Any:
+        """One FileIO, one S3 filesystem, for the metadata of every table of the bucket (`jobs.iceberg_io`)."""
+        with self._io_lock:
+            if self._io is None:
+                from jobs.iceberg_io import shared_s3_file_io
 
-        io = load_file_io(self.io_props, location)
+                self._io = shared_s3_file_io(self.io_props)
+            return self._io
+
+    def read_json(self, location: str) -> dict[str, Any]:
         try:
-            with io.new_input(location).open() as f:
+            with self.file_io().new_input(location).open() as f:
                 raw = f.read()
         except Exception as e:
             raise PlanError(f"cannot read the metadata file {location}: {type(e).__name__}: {e}") from None

@@ -148,6 +148,14 @@ def patch_moto() -> None:
         return status, headers, json.dumps(doc)
 
     responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
+
+    # moto's server lists its own package directory (one stat per service, ~180) on EVERY request to route it
+    # (`werkzeug_app.get_backend_for_host`); the package does not change while the server runs, so list it once.
+    # Pure speed (half of moto's CPU per request on a simple operation): the same answer, computed once.
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
     _PATCHED = True
 
 

@@ -361,6 +361,7 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
     )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("AWS_ENDPOINT_URL", None)
+    stats0 = emu.control.stats()
     cpu0, t0 = emu.cpu_seconds(), time.perf_counter()
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
         proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=so, stderr=se)
@@ -372,14 +373,27 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
         stdout, stderr = so.read().decode(), se.read().decode()
     if proc.returncode != 0:
         return {"tool": tool, "crashed": True, "exit_code": proc.returncode, "stderr": stderr[-3000:], "wall_s": wall}
+    emulator_cpu = emu.cpu_seconds() - cpu0
     doc = json.loads(stdout.strip().splitlines()[-1])
     return doc | {
         "tool": tool,
         "crashed": False,
         "wall_s": wall,
         "client_cpu_s": usage.ru_utime + usage.ru_stime,
-        "emulator_cpu_s": emu.cpu_seconds() - cpu0,
+        "emulator_cpu_s": emulator_cpu,
+        "requests": requests_between(stats0, emu.control.stats()),
     }
+
+
+def requests_between(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
+    """Requests the emulator served between two `stats()` snapshots, per operation (S3 Tables and other JSON
+    operations by name, S3 object operations summed over buckets); pure."""
+    out: dict[str, int] = {}
+    for kind in ("calls", "s3_calls"):
+        for key, n in (after.get(kind) or {}).items():
+            op = key.rsplit(" ", 1)[-1]  # S3 calls are keyed "<bucket> <operation>"
+            out[op] = out.get(op, 0) + n - (before.get(kind) or {}).get(key, 0)
+    return {op: n for op, n in sorted(out.items()) if n}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -443,7 +457,7 @@ def run_ops_bench(scale_name: str | None = None, workdir: Path | None = None) ->
     wd = workdir or Path(tempfile.mkdtemp(prefix="ops-bench-"))
     wd.mkdir(parents=True, exist_ok=True)
     emu = Emulator()
-    doc: dict[str, Any] = {"scale": scale_name, "config": sc.__dict__ | {"tables": sc.tables}}
+    doc: dict[str, Any] = {"scale": scale_name, "config": sc.__dict__ | {"tables": sc.tables}, "cores": os.cpu_count()}
     try:
         print(f"    ops: building {sc.tables} tables x {sc.destinations} destinations", flush=True)
         doc["setup"] = build_lake(emu, sc, wd)
@@ -567,7 +581,65 @@ def markdown(doc: dict[str, Any] | None) -> str:
     lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |" for g in doc.get("goals", [])]
     if doc.get("throttle_stats"):
         lines += ["", f"Throttling served by the emulator: {doc['throttle_stats']}."]
+    lines += limits_markdown(doc)
     return "\n".join(lines) + "\n"
+
+
+def limits(x: dict[str, Any], concurrency: int, cores: int) -> dict[str, Any] | None:
+    """What bounds one tool's wall time, from the run's own figures (pure): the requests it made, the client's and
+    the emulator's CPU per request, the latency floor (requests x latency / concurrency) and the CPU floor on this
+    machine ((client CPU + emulator CPU) / cores; the two processes share the cores)."""
+    reqs = x.get("requests") or {}
+    n = sum(reqs.values())
+    if not n or x.get("crashed"):
+        return None
+    latency = sum(c * (S3_LATENCY if op in S3_OPERATIONS else S3TABLES_LATENCY) for op, c in reqs.items())
+    cpu_floor = (x["client_cpu_s"] + x["emulator_cpu_s"]) / max(cores, 1)
+    return {
+        "requests": n,
+        "by_operation": reqs,
+        "client_ms_per_request": 1000 * x["client_cpu_s"] / n,
+        "emulator_ms_per_request": 1000 * x["emulator_cpu_s"] / n,
+        "latency_floor_s": latency / max(concurrency, 1),
+        "cpu_floor_s": cpu_floor,
+        "client_cpu_floor_s": x["client_cpu_s"],
+        "bound": "CPU" if cpu_floor >= latency / max(concurrency, 1) else "latency",
+    }
+
+
+S3_OPERATIONS = ("GetObject", "HeadObject", "PutObject", "ListObjectsV2", "PutMetricData")  # 20 ms, the rest 30 ms
+
+
+def limits_markdown(doc: dict[str, Any]) -> list[str]:
+    """The 'what limits it' profile of every tool of the run (pure)."""
+    cores = int(doc.get("cores") or os.cpu_count() or 1)
+    conc = int(doc["config"]["concurrency"])
+    rows = []
+    for tool in ("status", "monitor", "harden", "audit"):
+        lim = limits(doc["kit"].get(tool) or {}, conc, cores)
+        if lim is None:
+            continue
+        top = ", ".join(f"{op} {c:,}" for op, c in sorted(lim["by_operation"].items(), key=lambda kv: -kv[1])[:4])
+        rows.append(
+            f"| {tool} | {lim['requests']:,} ({top}) | {lim['client_ms_per_request']:.2f} ms | "
+            f"{lim['emulator_ms_per_request']:.2f} ms | {lim['latency_floor_s']:.0f} s | {lim['cpu_floor_s']:.0f} s | "
+            f"{lim['bound']} |"
+        )
+    if not rows:
+        return []
+    return [
+        "",
+        f"What limits each tool, from this run's figures ({cores} cores; the tool and the emulator are two processes "
+        "on the same cores): the requests the emulator served during the tool, the CPU each process spent per "
+        "request, the latency floor (requests x the injected latency / concurrency) and the CPU floor on this "
+        "machine ((tool CPU + emulator CPU) / cores). A tool whose CPU floor is above the goal cannot meet it on this "
+        "machine however its requests are scheduled; on AWS the emulator's share of the CPU is the service's, and "
+        "the tool's own CPU is the floor.",
+        "",
+        "| tool | requests | tool CPU / request | emulator CPU / request | latency floor | CPU floor here | bound |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -223,11 +223,33 @@ def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, An
         spark.stop()
 
 
+def plan_in_child(tables: int) -> dict[str, Any]:
+    """`measure_plan` in a fresh interpreter, as an engineer runs the dry run: its peak RSS is the planner's own,
+    not the bench process's (which has held whole tables as Arrow by then)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("AWS_ENDPOINT_URL", None)
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.recover_scale", "plan", "--tables", str(tables)],
+            cwd=REPO,
+            env=env,
+            stdout=so,
+            stderr=se,
+            check=False,
+        )
+        so.seek(0)
+        se.seek(0)
+        out, err = so.read().decode(), se.read().decode()
+    if proc.returncode != 0:
+        raise RuntimeError(f"plan benchmark exited {proc.returncode}: {err[-1500:]}")
+    return dict(json.loads(out))
+
+
 def run_all(root: Path, plan_tables: int = 10_000, many_tables: int = 200, rounds: int = 2) -> dict[str, Any]:
     """Both measurements; each failure is reported in the result, not raised (bench/run.py keeps going)."""
     out: dict[str, Any] = {}
     for key, fn in (
-        ("plan", lambda: measure_plan(tables=plan_tables)),
+        ("plan", lambda: plan_in_child(plan_tables)),
         ("many", lambda: measure_many(root / "many", tables=many_tables, rounds=rounds)),
     ):
         try:
@@ -235,6 +257,101 @@ def run_all(root: Path, plan_tables: int = 10_000, many_tables: int = 200, round
         except Exception as e:
             out[key] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     return out
+
+
+PLAN_GOAL_S, PLAN_GOAL_SPEEDUP, RSS_GOAL_MB, MANY_GOAL_PER_MIN = 60.0, 20.0, 500.0, 600.0
+
+
+def goals(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's goals for the plan and the many small tables with this run's values (pure)."""
+    out: list[dict[str, Any]] = []
+    plan = doc.get("plan") or {}
+    if "error" in plan or not plan:
+        out.append({"goal": "dry-run plan: runs", "value": plan.get("error", "not run"), "met": False})
+    else:
+        n = plan["tables"]
+        out += [
+            {
+                "goal": f"dry-run plan of {n:,} tables: <= {PLAN_GOAL_S:.0f} s",
+                "value": plan["plan_s"],
+                "met": plan["plan_s"] <= PLAN_GOAL_S,
+            },
+            {
+                "goal": f"dry-run plan: >= {PLAN_GOAL_SPEEDUP:.0f}x the serial per-table plan",
+                "value": plan["speedup"],
+                "met": (plan["speedup"] or 0) >= PLAN_GOAL_SPEEDUP,
+            },
+            {
+                "goal": f"dry-run plan: peak RSS <= {RSS_GOAL_MB:.0f} MB",
+                "value": plan["peak_rss_mb"],
+                "met": plan["peak_rss_mb"] <= RSS_GOAL_MB,
+            },
+            {"goal": "dry-run plan: 0 plan errors", "value": plan["plan_errors"], "met": plan["plan_errors"] == 0},
+        ]
+    many = doc.get("many") or {}
+    if "error" in many or not many:
+        out.append({"goal": "many small tables: runs", "value": many.get("error", "not run"), "met": False})
+    else:
+        worst = many["worst_batch_tables_per_min"]
+        out.append(
+            {
+                "goal": f"many small tables ({many['tables']}, file copy): worst round >= {MANY_GOAL_PER_MIN:.0f} "
+                "tables/min",
+                "value": worst,
+                "met": worst >= MANY_GOAL_PER_MIN,
+            }
+        )
+    return out  # fmt: skip
+
+
+def markdown(doc: dict[str, Any] | None) -> str:
+    """The BENCHMARKS.md section of one run (pure)."""
+    if not doc:
+        return ""
+    lines = ["", "## Recovery at lake scale (issue 18, `bench/recover_scale.py`)", ""]
+    plan = doc.get("plan") or {}
+    if plan and "error" not in plan:
+        calls = ", ".join(f"{k} {v:,}" for k, v in sorted((plan.get("calls") or {}).items()))
+        lines += [
+            f"Dry-run plan of every table of one replica bucket: {plan['tables']:,} tables in {plan['namespaces']} "
+            f"namespaces ({plan['destinations']} replica buckets seeded), the emulator with "
+            f"{plan['latency_ms']:.0f} ms per S3 Tables call and {plan['s3_latency_ms']:.0f} ms per S3 call, in a "
+            "fresh interpreter. Baseline: the serial per-table plan (`job.build_plan`, the call sequence a user "
+            "scripts by hand) on "
+            f"{plan['sample']} tables of the same run, {plan['serial_per_table_ms']:.1f} ms per table, scaled: "
+            f"{plan['baseline_scaled_s']:,.0f} s. Kit: **{plan['plan_s']} s** ({plan['speedup']}x), "
+            f"{plan['planned']:,} tables planned, {plan['plan_errors']} plan errors, peak RSS "
+            f"{plan['peak_rss_mb']:.0f} MB. Control-plane requests of the whole measurement (both plans): {calls}.",
+            "",
+        ]
+    many = doc.get("many") or {}
+    if many and "error" not in many:
+        lines += [
+            f"Many small tables: {many['tables']} tables of one ~{many['avg_file_kb']} KB file each in a local replica "
+            f"warehouse, file copy into a fresh local warehouse per run, {many['cores']} cores; the kit's batched "
+            "path (one copy job and one session for all tables) against its per-table path (`--no-batch`), "
+            f"interleaved rounds in one Spark session started before the first round (start-up "
+            f"{many['startup_s']} s, not counted).",
+            "",
+            "| round | order | batched | tables/min | per-table path | tables/min | speed-up "
+            "| batched phases (s, summed over tables) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in many["rounds"]:
+            b, p = r["batch"], r["per-table"]
+            phases = ", ".join(f"{k} {v}" for k, v in b["phases_s_sum"].items())
+            order = " first, ".join(r["order"]) + " second"
+            lines.append(
+                f"| {r['round']} | {order} | {b['wall_s']} s | {b['tables_per_min']:.0f} | "
+                f"{p['wall_s']} s | {p['tables_per_min']:.0f} | {r['speedup']}x | {phases} |"
+            )
+        lines.append("")
+    for key in ("plan", "many"):
+        if (doc.get(key) or {}).get("error"):
+            lines += [f"- {key}: ERROR {doc[key]['error']}", ""]
+    lines += ["| goal | value | met |", "|---|---|---|"]
+    lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |" for g in goals(doc)]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -337,13 +337,25 @@ def spark_profile(res: Results, evdir: Path) -> None:
         res.errors.append(f"event log profile: {type(e).__name__}: {e}")
 
 
+def lake_scale_markdown(res: Results) -> str:
+    """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections of issue 18 from the same run."""
+    from bench.ops_scale import markdown as ops_markdown
+    from bench.recover_scale import markdown as recover_markdown
+
+    return (
+        render_markdown(res)
+        + ops_markdown(res.extra.get("ops_scale"))
+        + recover_markdown(res.extra.get("recover_scale"))
+    )
+
+
 def render_from_json(path: Path, md: Path) -> Results:
     """Recompute ratios, goals and notes from a results.json and write the Markdown (no measuring)."""
     res = Results.from_dict(json.loads(path.read_text()))
     spark_profile(res, OUT / "work" / "eventlog")
     res.comparisons = comparisons(res)
     res.notes = notes(res, res.extra.get("spark_profile", {}))
-    md.write_text(render_markdown(res))
+    md.write_text(lake_scale_markdown(res))
     path.write_text(json.dumps(res.as_dict(), indent=2, default=str) + "\n")
     return res
 
@@ -466,9 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     res.machine["bench wall time"] = f"{time.perf_counter() - t_start:.0f} s"
 
     (OUT / "results.json").write_text(json.dumps(res.as_dict(), indent=2, default=str) + "\n")
-    from bench.ops_scale import markdown as ops_markdown
-
-    md.write_text(render_markdown(res) + ops_markdown(res.extra.get("ops_scale")))
+    md.write_text(lake_scale_markdown(res))
     print("\n" + console_table(res))
     print(f"\nwrote {md} and {OUT / 'results.json'} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return 1 if res.errors else 0

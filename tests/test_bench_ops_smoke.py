@@ -54,3 +54,47 @@ def test_tiny_run_end_to_end(tmp_path) -> None:
     assert doc["kit"]["audit"]["drifts"] == {}
     throttled = doc["kit"]["monitor-throttled"]
     assert throttled["unknown"] == 0 and throttled["heartbeat"] is True
+
+
+def test_limits_name_the_floor_from_the_runs_own_figures() -> None:
+    """70,000 requests, 140 s of tool CPU and 80 s of emulator CPU on 2 cores: the CPU floor (110 s) is above the
+    latency floor (about 30 s at concurrency 64), so the tool is CPU-bound here."""
+    x = {"client_cpu_s": 140.0, "emulator_cpu_s": 80.0,
+         "requests": {"GetTableReplicationStatus": 10_000, "GetTable": 30_000, "GetObject": 30_000}}  # fmt: skip
+    lim = ob.limits(x, concurrency=64, cores=2)
+    assert lim is not None
+    assert lim["requests"] == 70_000 and lim["bound"] == "CPU"
+    assert lim["cpu_floor_s"] == 110.0
+    assert abs(lim["latency_floor_s"] - (40_000 * 0.030 + 30_000 * 0.020) / 64) < 1e-9
+    assert abs(lim["client_ms_per_request"] - 2.0) < 1e-9
+    fast = ob.limits({"client_cpu_s": 1.0, "emulator_cpu_s": 1.0, "requests": {"GetTable": 10_000}}, 8, 2)
+    assert fast is not None and fast["bound"] == "latency"
+    assert ob.limits({"client_cpu_s": 1.0, "emulator_cpu_s": 1.0, "requests": {}}, 8, 2) is None
+
+
+def test_requests_between_sums_s3_buckets() -> None:
+    before = {"calls": {"GetTable": 5}, "s3_calls": {"b1 GetObject": 1}}
+    after = {"calls": {"GetTable": 8, "ListTables": 1}, "s3_calls": {"b1 GetObject": 2, "b2 GetObject": 4}}
+    assert ob.requests_between(before, after) == {"GetObject": 5, "GetTable": 3, "ListTables": 1}
+
+
+def test_recover_scale_goals_and_markdown() -> None:
+    from bench import recover_scale as rs
+
+    plan = {"tables": 10_000, "namespaces": 100, "destinations": 3, "latency_ms": 30.0, "s3_latency_ms": 20.0,
+            "sample": 200, "serial_per_table_ms": 150.0, "baseline_scaled_s": 1500.0, "plan_s": 50.0, "speedup": 30.0,
+            "planned": 10_000, "plan_errors": 0, "peak_rss_mb": 240.0, "calls": {"GetTable": 10_200}}  # fmt: skip
+    row = {"wall_s": 15.0, "tables_per_min": 800.0, "phases_s_sum": {"copy": 1.0}}
+    many = {"tables": 200, "avg_file_kb": 15.0, "cores": 2, "startup_s": 5.0, "worst_batch_tables_per_min": 550.0,
+            "rounds": [{"round": 1, "order": ["batch", "per-table"], "batch": row, "per-table": row,
+                        "speedup": 1.0}]}  # fmt: skip
+    verdicts = {g["goal"]: g["met"] for g in rs.goals({"plan": plan, "many": many})}
+    assert verdicts["dry-run plan of 10,000 tables: <= 60 s"] is True
+    assert verdicts["dry-run plan: >= 20x the serial per-table plan"] is True
+    assert verdicts["many small tables (200, file copy): worst round >= 600 tables/min"] is False  # 550 < 600
+    failed = rs.goals({"plan": {"error": "RuntimeError: boom"}, "many": many})
+    assert {"goal": "dry-run plan: runs", "value": "RuntimeError: boom", "met": False} in failed
+    md = rs.markdown({"plan": plan, "many": many})
+    assert "**50.0 s** (30.0x)" in md and "| 1 | batch first, per-table second | 15.0 s | 800 |" in md
+    assert "| many small tables (200, file copy): worst round >= 600 tables/min | 550.0 | NO |" in md
+    assert rs.markdown(None) == ""

@@ -308,7 +308,12 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
             r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours) for r in outputs.replicas
         }
         rep = status.collect_status(
-            clients, [outputs.source.table_bucket_arn], concurrency=concurrency, show_progress=False, windows=promised
+            clients,
+            [outputs.source.table_bucket_arn],
+            concurrency=concurrency,
+            show_progress=False,
+            windows=promised,
+            processes=None,  # as the CLI: worker processes by the table count (`common.processes_for`)
         )
         out = {
             "tables": rep.tables,
@@ -329,10 +334,10 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
         res = monitor.run_monitor(clients, settings, region=SRC_REGION)
         out = res.to_json() | {"unknown": res.errors}
     elif tool == "harden":
-        hrep = harden.harden(clients, outputs, concurrency=concurrency, show_progress=False)
+        hrep = harden.harden(clients, outputs, concurrency=concurrency, show_progress=False, processes=None)
         out = {"counts": hrep.counts, "exit_code": hrep.exit_code}
     elif tool == "audit":
-        arep = audit.audit(clients, cfg, outputs, concurrency=concurrency, show_progress=False)
+        arep = audit.audit(clients, cfg, outputs, concurrency=concurrency, show_progress=False, processes=None)
         kinds: dict[str, int] = {}
         for d in arep.drifts:
             kinds[d.kind] = kinds.get(d.kind, 0) + 1

@@ -179,3 +179,51 @@ def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> 
     assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
     assert not report.kinds() & {"retention-below-source", "replica-missing", "replica-detached", "unverifiable"}
     assert _delta(before, _calls(ops_env))["GetTable"] == TABLES
+
+
+def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
+    """status, harden and audit in 2 worker processes (the large-lake path, `common.run_in_processes`) report exactly
+    what one process does; small jobs so every process gets several."""
+    import jobs.ops.audit as au
+    import jobs.ops.harden as hd
+
+    world, _ = _lake(ops_env, destinations=2)
+    clients = world.clients
+    first = hd.harden(clients, world.outputs, show_progress=False, concurrency=8, processes=1)
+    assert first.count("hardened") == TABLES  # the outputs name one of the two destinations
+    for mod in (st, hd, au):
+        mod.CHUNK = 37  # type: ignore[attr-defined]
+    try:
+        one = st.collect_status(clients, [world.source_arn], now=NOW, concurrency=8, show_progress=False, processes=1)
+        two = st.collect_status(clients, [world.source_arn], now=NOW, concurrency=8, show_progress=False, processes=2)
+        assert [r.__dict__ for r in two.rows] == [r.__dict__ for r in one.rows]
+        assert len(two.rows) == 2 * TABLES and not two.errors
+
+        seen: list[str] = []
+        again = hd.harden(
+            clients,
+            world.outputs,
+            show_progress=False,
+            concurrency=8,
+            processes=2,
+            on_result=lambda r: seen.append(r.table),
+        )
+        assert again.count("unchanged") == TABLES and len(seen) == TABLES and again.exit_code == 0
+
+        a1 = au.audit(clients, world.cfg, world.outputs, concurrency=8, show_progress=False, processes=1)
+        a2 = au.audit(clients, world.cfg, world.outputs, concurrency=8, show_progress=False, processes=2)
+        assert a2.checked == a1.checked and [d.__dict__ for d in a2.drifts] == [d.__dict__ for d in a1.drifts]
+        assert a2.checked["replica tables"] == TABLES  # the configuration names one of the two destinations
+    finally:
+        for mod in (st, hd, au):
+            mod.CHUNK = {st: 250, hd: 500, au: 500}[mod]  # type: ignore[attr-defined,index]
+
+
+def test_processes_for() -> None:
+    from jobs.ops.common import PROCESSES_FROM, processes_for
+
+    assert processes_for(None, PROCESSES_FROM - 1) == 1
+    assert processes_for(None, PROCESSES_FROM) >= 1
+    assert processes_for(3, 10) == 3
+    with pytest.raises(ValueError, match="at least 1"):
+        processes_for(0, 10)

@@ -14,7 +14,9 @@ Checks (each drift has a kind, the resource and a detail):
   ``policies.documents.replica_bucket_policy(cfg, replica)``, matched by ``Sid`` and compared in canonical
   form;
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
-* ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live);
+* ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
+  source table is read once: its retention and its replication status, which names its replica tables, so a replica
+  costs one read, its retention);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
@@ -24,9 +26,10 @@ Exit 0 without drift, 1 with drift.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,13 +44,17 @@ from jobs.ops.common import (
     bucket_of_table_arn,
     call,
     canonical,
+    chunks,
     clients_from_args,
     describe_error,
     emit,
     error_code,
     list_tables,
     paginate,
+    processes_for,
     render_table,
+    run_concurrently,
+    run_in_processes,
     stream_concurrently,
 )
 from topology.config import KitConfig, Replica
@@ -385,6 +392,25 @@ def check_detached(
     return out
 
 
+def _sources_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[tuple[str, Any, list[str]]]:
+    """One worker-process job of the source pass: `_source_retention` of each source table."""
+    return run_concurrently(lambda t: _source_retention(clients, t), tables, concurrency)
+
+
+def _replicas_chunk(
+    tables: list[TableRef],
+    sources: dict[str, dict[str, Any] | str],
+    paired: dict[str, str],
+    concurrency: int,
+    clients: Clients,
+) -> list[tuple[TableRef, str | None, list[Drift]]]:
+    """One worker-process job of the replica pass: `_replica_check` of each replica table."""
+    return run_concurrently(lambda t: _replica_check(clients, t, sources, paired), tables, concurrency)
+
+
+CHUNK = 500  # tables per worker-process job
+
+
 def check_replicas(
     clients: Clients,
     cfg: KitConfig,
@@ -393,14 +419,21 @@ def check_replicas(
     concurrency: int,
     page_size: int | None,
     show_progress: bool,
+    processes: int | None = 1,
 ) -> None:
     # Each source table's retention is read once, not once per destination.
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
     sources: dict[str, dict[str, Any] | str] = {}
     paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
-    for arn, retention, replicas in stream_concurrently(
-        lambda t: _source_retention(clients, t), scoped, concurrency, progress
-    ):
+    procs = processes_for(processes, len(scoped))
+    threads = max(1, concurrency // procs)
+    source_results: Iterable[tuple[str, Any, list[str]]]
+    if procs > 1:
+        jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
+        source_results = (x for out in run_in_processes(clients, jobs, procs, progress) for x in out)
+    else:
+        source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
+    for arn, retention, replicas in source_results:
         sources[arn] = retention
         paired.update(dict.fromkeys(replicas, arn))
     report.count("source tables", len(scoped))
@@ -416,9 +449,24 @@ def check_replicas(
             f"audit replicas in {r.bucket}", len(replica_tables), enabled=show_progress and len(replica_tables) > 50
         )
         report.count("replica tables", len(replica_tables))
-        for table, source, drifts in stream_concurrently(
-            lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
-        ):
+        procs = processes_for(processes, len(replica_tables))
+        results: Iterable[tuple[TableRef, str | None, list[Drift]]]
+        if procs > 1:
+            threads = max(1, concurrency // procs)
+            replica_jobs = []
+            for part in chunks(replica_tables, CHUNK):
+                # what the chunk's tables need of the source pass: the paired source, or the same-name source
+                part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
+                same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
+                wanted = set(part_paired.values()) | same_name
+                part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
+                replica_jobs.append(functools.partial(_replicas_chunk, part, part_sources, part_paired, threads))
+            results = (x for out in run_in_processes(clients, replica_jobs, procs, progress) for x in out)
+        else:
+            results = stream_concurrently(
+                lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
+            )
+        for table, source, drifts in results:
             report.drifts.extend(drifts)
             if source:
                 covered.add((source, table.bucket_arn))
@@ -446,7 +494,9 @@ def audit(
     concurrency: int = 16,
     page_size: int | None = None,
     show_progress: bool = True,
+    processes: int | None = 1,
 ) -> AuditReport:
+    """`processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count)."""
     builder = builder or default_bucket_policy_builder()
     report = AuditReport()
     if outputs.source.table_bucket_arn != cfg.source.bucket_arn:
@@ -465,7 +515,7 @@ def audit(
         check_bucket_policy(clients, cfg, replica, builder, report)
     check_scp(clients, cfg, outputs, report)
     check_bucket_settings(clients, cfg, outputs, report)
-    check_replicas(clients, cfg, scoped, report, concurrency, page_size, show_progress)
+    check_replicas(clients, cfg, scoped, report, concurrency, page_size, show_progress, processes)
     return report
 
 
@@ -496,6 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         concurrency=args.concurrency,
         page_size=args.page_size,
         show_progress=not args.quiet,
+        processes=args.processes,
     )
     return emit(report, as_json=args.json, render=lambda: render(report))
 

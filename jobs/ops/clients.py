@@ -68,6 +68,23 @@ class Clients:
     _creds: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a worker process needs to build the same clients (`common.run_in_processes`): the settings and the
+        credentials already assumed; not the clients, caches or lock of this process."""
+        return {
+            "endpoint_url": self.endpoint_url,
+            "role_arns": dict(self.role_arns),
+            "role_name": self.role_name,
+            "max_attempts": self.max_attempts,
+            "max_pool_connections": self.max_pool_connections,
+            "_creds": dict(self._creds),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        creds = state.pop("_creds", {})
+        self.__init__(**state)  # type: ignore[misc]
+        self._creds.update(creds)
+
     def _config(self, service: str) -> Config:
         kwargs: dict[str, Any] = {
             "max_pool_connections": self.max_pool_connections,

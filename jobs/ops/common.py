@@ -318,6 +318,70 @@ def run_concurrently(
 
 
 # ----------------------------------------------------------------------------------------------------
+# Worker processes
+# ----------------------------------------------------------------------------------------------------
+
+# botocore spends 1-2 ms of CPU per request (serialise, sign, parse) under one interpreter lock, so one process tops
+# out at a few hundred requests per second whatever the thread count; at 10,000 tables x 3 destinations that is
+# the wall time (BENCHMARKS.md, issue 18). A many-table loop therefore runs in worker processes when it is large:
+# each process has its own clients and `concurrency // processes` threads.
+PROCESSES_FROM = 2000  # items; below that, starting processes (imports, clients) costs more than it saves
+MAX_PROCESSES = 4
+
+_WORKER_CLIENTS: Clients | None = None
+
+
+def processes_for(requested: int | None, items: int) -> int:
+    """Worker processes for a loop over `items`: `requested` if given (>= 1), else 1 below `PROCESSES_FROM` items
+    and one per core up to `MAX_PROCESSES` from there."""
+    import os
+
+    if requested is not None:
+        if requested < 1:
+            raise ValueError(f"processes must be at least 1, got {requested}")
+        return requested
+    if items < PROCESSES_FROM:
+        return 1
+    return max(1, min(os.cpu_count() or 1, MAX_PROCESSES))
+
+
+def _init_worker(clients: Clients) -> None:
+    global _WORKER_CLIENTS
+    _WORKER_CLIENTS = clients
+
+
+def _run_job(job: Callable[[Clients], list[R]]) -> list[R]:
+    assert _WORKER_CLIENTS is not None
+    return job(_WORKER_CLIENTS)
+
+
+def chunks(items: Sequence[T], size: int) -> list[list[T]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
+
+
+def run_in_processes(
+    clients: Clients,
+    jobs: Sequence[Callable[[Clients], list[R]]],
+    processes: int,
+    progress: Progress | None = None,
+    sizes: Sequence[int] | None = None,
+) -> Iterator[list[R]]:
+    """Each job (a picklable callable: a module-level function with its arguments bound, e.g. one chunk of tables)
+    in one of `processes` spawned worker processes, each with its own clients built from `clients`' settings;
+    the jobs' results in job order, as they are ready. `sizes`: items per job, for the progress. A job must not
+    raise for per-item failures (as `run_concurrently`); a worker that dies raises here (`BrokenProcessPool`)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")  # never fork a process whose threads hold botocore's locks
+    with ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker, initargs=(clients,)) as pool:
+        for i, out in enumerate(pool.map(_run_job, jobs)):
+            if progress:
+                progress.tick(sizes[i] if sizes else len(out))
+            yield out
+
+
+# ----------------------------------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------------------------------
 
@@ -396,6 +460,13 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role-name", help="assume this role name in every account")
     p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
     p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help=f"worker processes sharing the calls (default: 1 below {PROCESSES_FROM} tables, else one per core up "
+        f"to {MAX_PROCESSES})",
+    )
     p.add_argument(
         "--max-attempts", type=int, default=MAX_ATTEMPTS, help=f"botocore attempts per call (default {MAX_ATTEMPTS})"
     )

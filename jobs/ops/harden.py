@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -47,12 +48,16 @@ from jobs.ops.common import (
     add_common_args,
     call,
     canonical_policy,
+    chunks,
     clients_from_args,
     describe_error,
     emit,
     error_code,
     list_tables,
+    processes_for,
     render_table,
+    run_concurrently,
+    run_in_processes,
     stream_concurrently,
 )
 from topology.outputs import KitOutputs, ReplicaOut
@@ -289,6 +294,28 @@ def harden_table(
     return result
 
 
+CHUNK = 500  # replica tables per worker-process job
+
+
+def _harden_chunk(
+    tables: list[TableRef],
+    replica: ReplicaOut,
+    outputs: KitOutputs,
+    builder: TablePolicyBuilder,
+    dry_run: bool,
+    check_retention: bool,
+    failover_builder: TablePolicyBuilder | None,
+    concurrency: int,
+    clients: Clients,
+) -> list[TableResult]:
+    """One worker-process job: `harden_table` of each replica table, in order."""
+    return run_concurrently(
+        lambda t: harden_table(clients, t, replica, outputs, builder, dry_run, check_retention, failover_builder),
+        tables,
+        concurrency,
+    )
+
+
 def harden(
     clients: Clients,
     outputs: KitOutputs,
@@ -300,9 +327,12 @@ def harden(
     show_progress: bool = True,
     check_retention: bool = False,
     on_result: Callable[[TableResult], None] | None = None,
+    processes: int | None = 1,
 ) -> HardenReport:
     """Harden every replica. Results stream: `on_result` sees each one as it completes (the CLI prints dry-run diffs
-    there); the report keeps the counts and only the results that are not "unchanged" (memory: the summary)."""
+    there); the report keeps the counts and only the results that are not "unchanged" (memory: the summary).
+    `processes`: worker processes per replica bucket (None: `processes_for` decides by the table count; the
+    builders must then be module-level functions, as the defaults are)."""
     builder = builder or default_table_policy_builder()
     failover_builder = default_failover_table_policy_builder() if outputs.source.failover is not None else None
     report = HardenReport(dry_run=dry_run)
@@ -317,14 +347,27 @@ def harden(
             len(tables),
             enabled=show_progress and len(tables) > 50,
         )
-        for result in stream_concurrently(
-            lambda t, r=replica: harden_table(  # type: ignore[misc]
-                clients, t, r, outputs, builder, dry_run, check_retention, failover_builder
-            ),
-            tables,
-            concurrency,
-            progress,
-        ):
+        procs = processes_for(processes, len(tables))
+        results: Iterable[TableResult]
+        if procs > 1:
+            threads = max(1, concurrency // procs)
+            jobs = [
+                functools.partial(
+                    _harden_chunk, part, replica, outputs, builder, dry_run, check_retention, failover_builder, threads
+                )
+                for part in chunks(tables, CHUNK)
+            ]
+            results = (r for out in run_in_processes(clients, jobs, procs, progress) for r in out)
+        else:
+            results = stream_concurrently(
+                lambda t, r=replica: harden_table(  # type: ignore[misc]
+                    clients, t, r, outputs, builder, dry_run, check_retention, failover_builder
+                ),
+                tables,
+                concurrency,
+                progress,
+            )
+        for result in results:
             report.add(result)
             if on_result is not None:
                 on_result(result)
@@ -391,6 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show_progress=not args.quiet,
         check_retention=args.check_retention,
         on_result=stream,
+        processes=args.processes,
     )
     return emit(report, as_json=args.json, render=lambda: render(report, diffs=False))
 

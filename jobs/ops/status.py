@@ -52,6 +52,7 @@ recoverable). ``--no-windows`` skips the reads.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -70,6 +71,7 @@ from jobs.ops.common import (
     TableRef,
     add_common_args,
     call,
+    chunks,
     clients_from_args,
     describe_error,
     emit,
@@ -79,8 +81,10 @@ from jobs.ops.common import (
     list_tables,
     paginate,
     parse_duration,
+    processes_for,
     render_table,
     run_concurrently,
+    run_in_processes,
 )
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
@@ -463,18 +467,27 @@ def collect_status(
     windows: dict[str, timedelta | None] | None = None,
     list_destinations: bool = True,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    processes: int | None = 1,
 ) -> StatusReport:
     """`windows`: {destination bucket ARN: promised retention (or None)} to also read every replica's recovery
     window (destinations not in the mapping get a window without a promise); None skips them.
-    `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`)."""
+    `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`).
+    `processes`: worker processes for the first pass (None: `processes_for` decides by the table count)."""
     now = now or datetime.now(UTC)
     tables: list[TableRef] = []
     for arn in source_bucket_arns:
         tables.extend(list_tables(clients, arn, page_size))
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
-    per_table = run_concurrently(
-        lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency, progress
-    )
+    procs = processes_for(processes, len(tables))
+    if procs > 1:
+        parts = chunks(tables, CHUNK)
+        threads = max(1, concurrency // procs)
+        jobs = [functools.partial(_status_chunk, part, now, max_lag, windows, threads) for part in parts]
+        per_table = [rows for out in run_in_processes(clients, jobs, procs, progress) for rows in out]
+    else:
+        per_table = run_concurrently(
+            lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency, progress
+        )
     report = StatusReport(
         generated_at=now.isoformat(),
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
@@ -507,6 +520,21 @@ def collect_status(
         report.rows.extend(rows)
     mark_detached(clients, report, list_destinations=list_destinations, page_size=page_size)
     return report
+
+
+CHUNK = 250  # tables per worker-process job
+
+
+def _status_chunk(
+    tables: list[TableRef],
+    now: datetime,
+    max_lag: timedelta | None,
+    windows: dict[str, timedelta | None] | None,
+    concurrency: int,
+    clients: Clients,
+) -> list[list[DestinationStatus]]:
+    """One worker-process job of the first pass: `table_status` of each table, in order."""
+    return run_concurrently(lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency)
 
 
 def needs_second_pass(rows: Sequence[DestinationStatus]) -> bool:
@@ -625,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show_progress=not args.quiet,
         windows=None if args.no_windows else promised,
         second_pass_pause=args.second_pass_pause,
+        processes=args.processes,
     )
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 

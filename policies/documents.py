@@ -297,37 +297,45 @@ def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> 
     return merged
 
 
-def service_control_policy(cfg: KitConfig) -> Document:
-    """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
-    SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables."""
+def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Statement | None]:
+    """The protective denies of the SCP rules whose `tables_only` is as given (the SCP holds the others, the guards
+    SCP the table-only ones: one SCP has 5,120 characters and five destinations in three accounts overflowed it)."""
     bucket_arns = [r.bucket_arn for r in cfg.replicas]
     table_resources = [S.table_arns(r.bucket_arn) for r in cfg.replicas]
     deploy = _deploy_roles(cfg.replicas)
     bg = cfg.protection.break_glass_principals
-    return doc(
-        *(
-            S.protection_statement(
-                rule,
-                bucket_arns=bucket_arns,
-                table_resources=table_resources,
-                exempt_arns=_exempt(
-                    rule, break_glass=bg, replication_role_arn=cfg.replication_role_arn, deploy_roles=deploy
-                ),
-                kind="scp",
-            )
-            for rule in scp_rules()
+    return [
+        S.protection_statement(
+            rule,
+            bucket_arns=bucket_arns,
+            table_resources=table_resources,
+            exempt_arns=_exempt(
+                rule, break_glass=bg, replication_role_arn=cfg.replication_role_arn, deploy_roles=deploy
+            ),
+            kind="scp",
         )
-    )
+        for rule in scp_rules()
+        if rule.tables_only == tables_only
+    ]
+
+
+def service_control_policy(cfg: KitConfig) -> Document:
+    """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
+    SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
+    denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets."""
+    return doc(*_scp_protection_statements(cfg, tables_only=False))
 
 
 def service_control_policy_guards(cfg: KitConfig) -> Document:
     """The second SCP: it guards what the other layers rest on, so that no role in a covered account can remove
     them. Replica keys (by tag or ARN), the roles whose ARN carries an exemption (trust changes and delete +
-    re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach).
-    A separate document because one SCP is limited to 5,120 characters (an account or OU takes up to five)."""
+    re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
+    and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
+    to 5,120 characters (an account or OU takes up to five)."""
     bg = cfg.protection.break_glass_principals
     guardrails = [guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)]
     return doc(
+        *_scp_protection_statements(cfg, tables_only=True),
         *_key_guards(cfg, cfg.replicas, exempt=bg),
         _role_guard(privileged_roles(cfg), bg),
         S.deny_assume_service_role("DenyAssumeReplicationRole", cfg.replication_role_arn, bg),

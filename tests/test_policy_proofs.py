@@ -450,9 +450,9 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
                     "DenyReplicaDeletionAndReplicationChange",
                     "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
                     "DenyReplicaProtectionChangeAndBucketSettingsChange",
-                    "DenyReplicaTagChange",
                 )
-            )
+            ),
+            _mut_drop_exempt(F.SCP_GUARDS, "DenyReplicaTagChange", "breakglass"),  # the table-only denies' SCP
         ),
         {f"breakglass:{res}:{a}": EXPLICIT_DENY for res, acts in BREAK_GLASS_PROTECTED.items() for a in acts},
     ),

@@ -359,7 +359,8 @@ def _vm_hwm_mb() -> float:
 
 
 def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
-    """The tool in a fresh interpreter; wall time, its peak RSS (wait4), the emulator's CPU seconds meanwhile."""
+    """The tool in a fresh interpreter; wall time, its peak RSS with its worker processes', its CPU with theirs
+    (wait4: the waited-for workers count), the emulator's CPU seconds meanwhile."""
     code = (
         "import json, sys; from bench.ops_scale import child; "
         f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause})))"
@@ -368,9 +369,17 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
     env.pop("AWS_ENDPOINT_URL", None)
     stats0 = emu.control.stats()
     cpu0, t0 = emu.cpu_seconds(), time.perf_counter()
+    from bench.synthscale import TreeMemory
+
+    mem = TreeMemory()  # the tool and its worker processes (`--processes`): each one's VmHWM, sampled
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
         proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=so, stderr=se)
-        _, status, usage = os.wait4(proc.pid, 0)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            mem.sample(proc.pid)
+            time.sleep(0.25)
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
         so.seek(0)
@@ -380,9 +389,14 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
         return {"tool": tool, "crashed": True, "exit_code": proc.returncode, "stderr": stderr[-3000:], "wall_s": wall}
     emulator_cpu = emu.cpu_seconds() - cpu0
     doc = json.loads(stdout.strip().splitlines()[-1])
+    workers_hwm_kb = sum(hwm for p, (_, hwm) in mem.hwm_by_pid.items() if p != proc.pid)
     return doc | {
         "tool": tool,
         "crashed": False,
+        # peak RSS of the tool: its own VmHWM plus each worker process's (an upper bound of what they held at once)
+        "tool_rss_mb": doc["peak_rss_mb"],
+        "peak_rss_mb": doc["peak_rss_mb"] + workers_hwm_kb / 1024,
+        "processes": 1 + sum(1 for p in mem.hwm_by_pid if p != proc.pid),
         "wall_s": wall,
         "client_cpu_s": usage.ru_utime + usage.ru_stime,
         "emulator_cpu_s": emulator_cpu,
@@ -562,24 +576,26 @@ def markdown(doc: dict[str, Any] | None) -> str:
         "",
         f"{sc['tables']:,} tables in {sc['namespaces']} namespaces x {sc['destinations']} destinations on the emulator "
         f"(tests/moto_ext) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
-        f"S3/CloudWatch call; concurrency {sc['concurrency']}; each tool in a child process (peak RSS = that process). "
+        f"S3/CloudWatch call; concurrency {sc['concurrency']}; each tool in a child process as its CLI runs (worker "
+        f"processes by the table count, `--processes`; peak RSS = the tool's VmHWM plus each worker's). "
         f"Baseline: the same calls a user would script per table (`aws s3tables ...`), serial, measured on "
         f"{sc['sample']} tables in the same run and scaled. Set-up (not measured): {doc.get('setup')}.",
         "",
-        "| tool | kit | hand-scripted (scaled) | speed-up | peak RSS | client CPU | emulator CPU | result |",
-        "|---|---|---|---|---|---|---|---|",
+        "| tool | kit | hand-scripted (scaled) | speed-up | processes | peak RSS | client CPU | emulator CPU "
+        "| result |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for tool in ("status", "monitor", "harden", "audit", "monitor-throttled"):
         x = k.get(tool) or {}
         base = b.get(tool)
         if x.get("crashed") or not x:
-            lines.append(f"| {tool} | crashed | | | | | | {x.get('stderr', '')[-120:]} |")
+            lines.append(f"| {tool} | crashed | | | | | | | {x.get('stderr', '')[-120:]} |")
             continue
         result = _result_text(tool, x)
         speed = f"{base['scaled_s'] / x['wall_s']:.1f}x" if base else "-"
         base_s = f"{base['scaled_s']:.0f} s" if base else "-"
         lines.append(
-            f"| {tool} | {x['wall_s']:.1f} s | {base_s} | {speed} | "
+            f"| {tool} | {x['wall_s']:.1f} s | {base_s} | {speed} | {x.get('processes', 1)} | "
             f"{x['peak_rss_mb']:.0f} MB | {x['client_cpu_s']:.0f} s | {x['emulator_cpu_s']:.0f} s | {result} |"
         )
     lines += ["", "| goal | value | met |", "|---|---|---|"]

@@ -389,14 +389,16 @@ def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: 
         return {"tool": tool, "crashed": True, "exit_code": proc.returncode, "stderr": stderr[-3000:], "wall_s": wall}
     emulator_cpu = emu.cpu_seconds() - cpu0
     doc = json.loads(stdout.strip().splitlines()[-1])
-    workers_hwm_kb = sum(hwm for p, (_, hwm) in mem.hwm_by_pid.items() if p != proc.pid)
+    hwm_sum_kb = sum(hwm for p, (_, hwm) in mem.hwm_by_pid.items() if p != proc.pid)
     return doc | {
         "tool": tool,
         "crashed": False,
-        # peak RSS of the tool: its own VmHWM plus each worker process's (an upper bound of what they held at once)
+        # peak RSS of the tool with its worker processes: the largest sum of their resident sets seen (sampled every
+        # 0.25 s), or the tool's own VmHWM if larger; `rss_hwm_sum_mb` adds every process's own peak (an upper bound)
         "tool_rss_mb": doc["peak_rss_mb"],
-        "peak_rss_mb": doc["peak_rss_mb"] + workers_hwm_kb / 1024,
-        "processes": 1 + sum(1 for p in mem.hwm_by_pid if p != proc.pid),
+        "peak_rss_mb": max(doc["peak_rss_mb"], mem.peak_tree_rss_kb / 1024),
+        "rss_hwm_sum_mb": doc["peak_rss_mb"] + hwm_sum_kb / 1024,
+        "processes": len(mem.hwm_by_pid) or 1,  # the tool, its workers and multiprocessing's resource tracker
         "wall_s": wall,
         "client_cpu_s": usage.ru_utime + usage.ru_stime,
         "emulator_cpu_s": emulator_cpu,
@@ -577,7 +579,8 @@ def markdown(doc: dict[str, Any] | None) -> str:
         f"{sc['tables']:,} tables in {sc['namespaces']} namespaces x {sc['destinations']} destinations on the emulator "
         f"(tests/moto_ext) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
         f"S3/CloudWatch call; concurrency {sc['concurrency']}; each tool in a child process as its CLI runs (worker "
-        f"processes by the table count, `--processes`; peak RSS = the tool's VmHWM plus each worker's). "
+        f"processes by the table count, `--processes`; processes = the tool, its workers and multiprocessing's "
+        f"resource tracker; peak RSS = the largest sum of their resident sets, sampled every 0.25 s). "
         f"Baseline: the same calls a user would script per table (`aws s3tables ...`), serial, measured on "
         f"{sc['sample']} tables in the same run and scaled. Set-up (not measured): {doc.get('setup')}.",
         "",

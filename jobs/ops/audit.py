@@ -54,8 +54,8 @@ from jobs.ops.common import (
     processes_for,
     render_table,
     run_concurrently,
-    run_in_processes,
     stream_concurrently,
+    worker_pool,
 )
 from topology.config import KitConfig, Replica
 from topology.outputs import KitOutputs
@@ -425,52 +425,54 @@ def check_replicas(
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
     sources: dict[str, dict[str, Any] | str] = {}
     paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
-    procs = processes_for(processes, len(scoped))
+    # one pool for both passes, sized by the work: each source table and its replica in every destination
+    procs = processes_for(processes, len(scoped) * (1 + len(cfg.replicas)))
     threads = max(1, concurrency // procs)
-    source_results: Iterable[tuple[str, Any, list[str]]]
-    if procs > 1:
-        jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
-        source_results = (x for out in run_in_processes(clients, jobs, procs, progress) for x in out)
-    else:
-        source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
-    for arn, retention, replicas in source_results:
-        sources[arn] = retention
-        paired.update(dict.fromkeys(replicas, arn))
-    report.count("source tables", len(scoped))
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
     expected = {t.qualified: t for t in scoped}  # what each replica bucket should hold (detached check)
-    for r in cfg.replicas:
-        try:
-            replica_tables = list_tables(clients, r.bucket_arn, page_size)
-        except ClientError as exc:
-            report.add("unverifiable", r.bucket_arn, describe_error(exc))
-            continue
-        progress = Progress(
-            f"audit replicas in {r.bucket}", len(replica_tables), enabled=show_progress and len(replica_tables) > 50
-        )
-        report.count("replica tables", len(replica_tables))
-        procs = processes_for(processes, len(replica_tables))
-        results: Iterable[tuple[TableRef, str | None, list[Drift]]]
-        if procs > 1:
-            threads = max(1, concurrency // procs)
-            replica_jobs = []
-            for part in chunks(replica_tables, CHUNK):
-                # what the chunk's tables need of the source pass: the paired source, or the same-name source
-                part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
-                same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
-                wanted = set(part_paired.values()) | same_name
-                part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
-                replica_jobs.append(functools.partial(_replicas_chunk, part, part_sources, part_paired, threads))
-            results = (x for out in run_in_processes(clients, replica_jobs, procs, progress) for x in out)
+    with worker_pool(clients, procs) as pool:
+        source_results: Iterable[tuple[str, Any, list[str]]]
+        if pool is not None:
+            jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
+            source_results = (x for out in pool.map(jobs, progress) for x in out)
         else:
-            results = stream_concurrently(
-                lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
+            source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
+        for arn, retention, replicas in source_results:
+            sources[arn] = retention
+            paired.update(dict.fromkeys(replicas, arn))
+        report.count("source tables", len(scoped))
+        for r in cfg.replicas:
+            try:
+                replica_tables = list_tables(clients, r.bucket_arn, page_size)
+            except ClientError as exc:
+                report.add("unverifiable", r.bucket_arn, describe_error(exc))
+                continue
+            progress = Progress(
+                f"audit replicas in {r.bucket}",
+                len(replica_tables),
+                enabled=show_progress and len(replica_tables) > 50,
             )
-        for table, source, drifts in results:
-            report.drifts.extend(drifts)
-            if source:
-                covered.add((source, table.bucket_arn))
-            covered |= check_detached([(table, source, drifts)], expected, report)
+            report.count("replica tables", len(replica_tables))
+            results: Iterable[tuple[TableRef, str | None, list[Drift]]]
+            if pool is not None:
+                replica_jobs = []
+                for part in chunks(replica_tables, CHUNK):
+                    # what the chunk's tables need of the source pass: the paired source, or the same-name source
+                    part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
+                    same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
+                    wanted = set(part_paired.values()) | same_name
+                    part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
+                    replica_jobs.append(functools.partial(_replicas_chunk, part, part_sources, part_paired, threads))
+                results = (x for out in pool.map(replica_jobs, progress) for x in out)
+            else:
+                results = stream_concurrently(
+                    lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
+                )
+            for table, source, drifts in results:
+                report.drifts.extend(drifts)
+                if source:
+                    covered.add((source, table.bucket_arn))
+                covered |= check_detached([(table, source, drifts)], expected, report)
     for st in scoped:
         for r in cfg.replicas:
             if (st.arn, r.bucket_arn) not in covered:

@@ -69,7 +69,7 @@ class Clients:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a worker process needs to build the same clients (`common.run_in_processes`): the settings and the
+        """What a worker process needs to build the same clients (`common.WorkerPool`): the settings and the
         credentials already assumed; not the clients, caches or lock of this process."""
         return {
             "endpoint_url": self.endpoint_url,

@@ -4,6 +4,7 @@ tables, CLI."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import random
@@ -359,26 +360,38 @@ def chunks(items: Sequence[T], size: int) -> list[list[T]]:
     return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
 
 
-def run_in_processes(
-    clients: Clients,
-    jobs: Sequence[Callable[[Clients], list[R]]],
-    processes: int,
-    progress: Progress | None = None,
-    sizes: Sequence[int] | None = None,
-) -> Iterator[list[R]]:
-    """Each job (a picklable callable: a module-level function with its arguments bound, e.g. one chunk of tables)
-    in one of `processes` spawned worker processes, each with its own clients built from `clients`' settings;
-    the jobs' results in job order, as they are ready. `sizes`: items per job, for the progress. A job must not
-    raise for per-item failures (as `run_concurrently`); a worker that dies raises here (`BrokenProcessPool`)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+class WorkerPool:
+    """`processes` spawned worker processes, each with its own clients built from `clients`' settings, for the
+    whole run of a tool (starting a worker costs its imports and clients: one pool serves every pass and bucket).
+    Use as a context manager; `map` runs jobs."""
 
-    ctx = multiprocessing.get_context("spawn")  # never fork a process whose threads hold botocore's locks
-    with ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker, initargs=(clients,)) as pool:
-        for i, out in enumerate(pool.map(_run_job, jobs)):
+    def __init__(self, clients: Clients, processes: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")  # never fork a process whose threads hold botocore's locks
+        self.processes = processes
+        self._pool = ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker, initargs=(clients,))
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def map(self, jobs: Sequence[Callable[[Clients], list[R]]], progress: Progress | None = None) -> Iterator[list[R]]:
+        """Each job (a picklable callable: a module-level function with its arguments bound, e.g. one chunk of
+        tables) in a worker; the jobs' results in job order, as they are ready. A job must not raise for per-item
+        failures (as `run_concurrently`); a worker that dies raises here (`BrokenProcessPool`)."""
+        for out in self._pool.map(_run_job, jobs):
             if progress:
-                progress.tick(sizes[i] if sizes else len(out))
+                progress.tick(len(out))
             yield out
+
+
+def worker_pool(clients: Clients, processes: int) -> contextlib.AbstractContextManager[WorkerPool | None]:
+    """A `WorkerPool` when `processes` > 1, else None (the caller runs in its own process)."""
+    return WorkerPool(clients, processes) if processes > 1 else contextlib.nullcontext()
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -57,8 +57,8 @@ from jobs.ops.common import (
     processes_for,
     render_table,
     run_concurrently,
-    run_in_processes,
     stream_concurrently,
+    worker_pool,
 )
 from topology.outputs import KitOutputs, ReplicaOut
 
@@ -331,46 +331,49 @@ def harden(
 ) -> HardenReport:
     """Harden every replica. Results stream: `on_result` sees each one as it completes (the CLI prints dry-run diffs
     there); the report keeps the counts and only the results that are not "unchanged" (memory: the summary).
-    `processes`: worker processes per replica bucket (None: `processes_for` decides by the table count; the
+    `processes`: worker processes for the run (None: `processes_for` decides by the number of replica tables; the
     builders must then be module-level functions, as the defaults are)."""
     builder = builder or default_table_policy_builder()
     failover_builder = default_failover_table_policy_builder() if outputs.source.failover is not None else None
     report = HardenReport(dry_run=dry_run)
+    listed: list[tuple[ReplicaOut, list[TableRef]]] = []
     for replica in outputs.replicas:
         try:
-            tables = list_tables(clients, replica.table_bucket_arn, page_size)
+            listed.append((replica, list_tables(clients, replica.table_bucket_arn, page_size)))
         except ClientError as exc:
             report.bucket_errors.append({"bucket_arn": replica.table_bucket_arn, "reason": describe_error(exc)})
-            continue
-        progress = Progress(
-            f"harden {BucketRef(replica.table_bucket_arn).name}",
-            len(tables),
-            enabled=show_progress and len(tables) > 50,
-        )
-        procs = processes_for(processes, len(tables))
-        results: Iterable[TableResult]
-        if procs > 1:
-            threads = max(1, concurrency // procs)
-            jobs = [
-                functools.partial(
-                    _harden_chunk, part, replica, outputs, builder, dry_run, check_retention, failover_builder, threads
-                )
-                for part in chunks(tables, CHUNK)
-            ]
-            results = (r for out in run_in_processes(clients, jobs, procs, progress) for r in out)
-        else:
-            results = stream_concurrently(
-                lambda t, r=replica: harden_table(  # type: ignore[misc]
-                    clients, t, r, outputs, builder, dry_run, check_retention, failover_builder
-                ),
-                tables,
-                concurrency,
-                progress,
+    procs = processes_for(processes, sum(len(tables) for _, tables in listed))
+    threads = max(1, concurrency // procs)
+    with worker_pool(clients, procs) as pool:
+        for replica, tables in listed:
+            progress = Progress(
+                f"harden {BucketRef(replica.table_bucket_arn).name}",
+                len(tables),
+                enabled=show_progress and len(tables) > 50,
             )
-        for result in results:
-            report.add(result)
-            if on_result is not None:
-                on_result(result)
+            results: Iterable[TableResult]
+            if pool is not None:
+                jobs = [
+                    functools.partial(
+                        _harden_chunk, part, replica, outputs, builder, dry_run, check_retention, failover_builder,
+                        threads,
+                    )
+                    for part in chunks(tables, CHUNK)
+                ]  # fmt: skip
+                results = (r for out in pool.map(jobs, progress) for r in out)
+            else:
+                results = stream_concurrently(
+                    lambda t, r=replica: harden_table(  # type: ignore[misc]
+                        clients, t, r, outputs, builder, dry_run, check_retention, failover_builder
+                    ),
+                    tables,
+                    concurrency,
+                    progress,
+                )
+            for result in results:
+                report.add(result)
+                if on_result is not None:
+                    on_result(result)
     report.results.sort(key=lambda r: (r.bucket_arn, r.table))
     return report
 

@@ -69,6 +69,7 @@ from jobs.ops.common import (
     BucketRef,
     Progress,
     TableRef,
+    WorkerPool,
     add_common_args,
     call,
     chunks,
@@ -84,7 +85,6 @@ from jobs.ops.common import (
     processes_for,
     render_table,
     run_concurrently,
-    run_in_processes,
 )
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
@@ -483,7 +483,8 @@ def collect_status(
         parts = chunks(tables, CHUNK)
         threads = max(1, concurrency // procs)
         jobs = [functools.partial(_status_chunk, part, now, max_lag, windows, threads) for part in parts]
-        per_table = [rows for out in run_in_processes(clients, jobs, procs, progress) for rows in out]
+        with WorkerPool(clients, procs) as pool:
+            per_table = [rows for out in pool.map(jobs, progress) for rows in out]
     else:
         per_table = run_concurrently(
             lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency, progress

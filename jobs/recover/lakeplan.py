@@ -152,7 +152,7 @@ class ListedSource:
 
     - A table absent from the listing of its (listed) namespace has no metadata: answered without a call.
     - S3 Tables: one `GetTable` gives the metadata location and the replica's source table ARN; one pyiceberg FileIO
-      (with the kit's retry policy and one S3 filesystem for all buckets) reads every metadata file.
+      (with the kit's retry policy) reads every metadata file.
     Everything else is delegated to the wrapped source. Read-only, like every source.
     """
 
@@ -210,8 +210,7 @@ class ListedSource:
     def read_json(self, location: str) -> dict[str, Any]:
         if not isinstance(self.inner, S3TablesMetadataSource):
             return self.inner.read_json(location)
-        with self.inner.file_io().new_input(location).open() as f:  # one S3 filesystem for every table's bucket
-            return _decode(f.read(), location)
+        return _decode(self.inner.read_bytes(location), location)  # one GetObject (see `read_bytes`)
 
     def table_location(self, ident: Ident) -> str | None:
         return self.inner.table_location(ident)

@@ -299,8 +299,9 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
         )
         out.append(
             f"Load: executor CPU time was {100 * share:.0f}% of executor run time over all Spark phases; {busy}. The "
-            f"1-minute load average reached {hi:.1f} on {res.machine.get('cores')} cores (other work shares the "
-            "machine; each measurement lists its load). The copy comparisons ran interleaved (Method below); the "
+            f"1-minute load average reached {hi:.1f} on {res.machine.get('cores')} cores (the benchmark's own "
+            "processes count, and any other work on the machine; each measurement lists its load). The copy "
+            "comparisons ran interleaved (Method below); the "
             "other sections compare runs minutes apart."
         )
     out.append(
@@ -308,8 +309,8 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
         "After an unmeasured warm-up of every approach, the compared approaches run interleaved (kit file copy, "
         "Spark CTAS, pyiceberg Arrow copy; again; again ...), so each round's ratios compare neighbours in time; the "
         "value is the median of the rounds with their range, and a goal counts as met only when the WORST round meets "
-        "it. This machine has 2 cores shared with other work (three other agents ran builds and tests during this "
-        "run; see the load averages), so absolute timings are noisy, which is what the interleaving is for. Data warm "
+        "it. Absolute timings move with whatever else runs on the machine (see the load averages), which is what the "
+        "interleaving is for. Data warm "
         "in the page cache for every approach alike. The CTAS baseline is `CREATE TABLE ... PARTITIONED BY "
         "(months(order_date)) AS SELECT * FROM replica...` (same layout as the kit's target). The kit's times are its "
         "own (`TableResult.plan_seconds`, `copy_seconds`, `verify_seconds`). Sections 3-5 run as fresh processes, "

@@ -426,7 +426,10 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         + "; ".join(f"`{r.sid}`" for r in D.scp_rules())
         + "; guardrail: "
         + "; ".join(f"`{r.sid}`" for r in D.guardrail_rules())
-        + ".",
+        + ". The table-only "
+        + ", ".join(f"`{r.sid}`" for r in D.scp_rules() if r.tables_only)
+        + " is in the second SCP (`scp-protect-replica-guards`, attached to the same targets), the others in the "
+        "first: one SCP holds 5,120 characters.",
         "",
     ]
     other_denies = [(d, s) for d, s in _deny_rows(docs) if s["Sid"] not in {r.sid for r in A.PROTECTION_RULES}]

@@ -86,6 +86,7 @@ def _protection(
     break_glass: Sequence[str],
     replication_role_arn: str | None,
     deploy_roles: Sequence[str],
+    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
 ) -> list[S.Statement | None]:
     return [
         S.protection_statement(
@@ -97,7 +98,7 @@ def _protection(
             ),
             kind=kind,
         )
-        for rule in A.PROTECTION_RULES
+        for rule in rules
     ]
 
 
@@ -300,23 +301,15 @@ def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> 
 def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Statement | None]:
     """The protective denies of the SCP rules whose `tables_only` is as given (the SCP holds the others, the guards
     SCP the table-only ones: one SCP has 5,120 characters and five destinations in three accounts overflowed it)."""
-    bucket_arns = [r.bucket_arn for r in cfg.replicas]
-    table_resources = [S.table_arns(r.bucket_arn) for r in cfg.replicas]
-    deploy = _deploy_roles(cfg.replicas)
-    bg = cfg.protection.break_glass_principals
-    return [
-        S.protection_statement(
-            rule,
-            bucket_arns=bucket_arns,
-            table_resources=table_resources,
-            exempt_arns=_exempt(
-                rule, break_glass=bg, replication_role_arn=cfg.replication_role_arn, deploy_roles=deploy
-            ),
-            kind="scp",
-        )
-        for rule in scp_rules()
-        if rule.tables_only == tables_only
-    ]
+    return _protection(
+        "scp",
+        bucket_arns=[r.bucket_arn for r in cfg.replicas],
+        table_resources=[S.table_arns(r.bucket_arn) for r in cfg.replicas],
+        break_glass=cfg.protection.break_glass_principals,
+        replication_role_arn=cfg.replication_role_arn,
+        deploy_roles=_deploy_roles(cfg.replicas),
+        rules=[r for r in scp_rules() if r.tables_only == tables_only],
+    )
 
 
 def service_control_policy(cfg: KitConfig) -> Document:

@@ -35,7 +35,7 @@ lint: setup ## ruff check + format check
 	$(PY) -m ruff format --check .
 
 typecheck: setup ## mypy
-	$(PY) -m mypy infra jobs policies topology bench
+	$(PY) -m mypy emulator infra jobs policies topology bench
 
 check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
 

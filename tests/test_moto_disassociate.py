@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.moto_ext.app import DETACHED_FAILURE
+from emulator.app import DETACHED_FAILURE
 from tests.ops_fixtures import OpsEnv, World, deploy
 
 NOW = dt.datetime.now(dt.UTC)

@@ -1143,10 +1143,10 @@ class KitMotoApp:
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
             try:
-                body = json.loads(body_bytes) if body_bytes else {}
+                request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:
-                    status, out = HANDLERS[op](params, query, body)
-                return _json_response(start_response, status, out)
+                    status, answer = HANDLERS[op](params, query, request)
+                return _json_response(start_response, status, answer)
             except ApiError as err:
                 return _error(start_response, err)
 

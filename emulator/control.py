@@ -22,6 +22,10 @@ class Control:
         with urllib.request.urlopen(req, timeout=120) as resp:
             return json.loads(resp.read() or b"{}")
 
+    def call(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """POST `body` to `/_kit_test/<path>`; the decoded JSON answer."""
+        return self._post(path, body)
+
     def health(self) -> bool:
         return bool(self._post("health").get("ok"))
 

@@ -156,6 +156,20 @@ def patch_moto() -> None:
 
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
+
+    # EMR Serverless takes the application type in any case (the provider's examples and the kit write "spark"; AWS
+    # answers "Spark"); moto 5.2.5 refuses anything but upper case ("Unsupported engine spark"). It stores the
+    # type capitalized, as AWS reports it, so only the check's input is normalised.
+    from moto.emrserverless import models as emr
+
+    create_application = emr.EMRServerlessBackend.create_application
+
+    def create_application_any_case(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(kwargs.get("application_type"), str):
+            kwargs["application_type"] = kwargs["application_type"].upper()
+        return create_application(self, *args, **kwargs)
+
+    emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
     _PATCHED = True
 
 
@@ -274,6 +288,7 @@ class State:
     bucket_maintenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     bucket_encryption: dict[str, dict[str, Any]] = field(default_factory=dict)
     storage_class: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)  # table bucket or table ARN -> AWS resource tags
     table_replication: dict[str, dict[str, Any]] = field(
         default_factory=dict
     )  # table ARN -> {configuration, versionToken}
@@ -346,6 +361,7 @@ def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None
 # Handlers (operation -> function(params, query, body) -> (status, body dict | None))
 # ----------------------------------------------------------------------------------------------------
 
+RAW_QUERY = "__raw_query__"  # the whole query string, beside the first value of each parameter
 Handler = Callable[[dict[str, str], dict[str, str], dict[str, Any]], tuple[int, dict[str, Any] | None]]
 HANDLERS: dict[str, Handler] = {}
 
@@ -594,6 +610,52 @@ def put_storage_class(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -
     bucket = get_bucket(p["tableBucketARN"])
     STATE.storage_class[bucket.arn] = b["storageClassConfiguration"]["storageClass"]
     return 200, {}
+
+
+@handles("GetTableEncryption")
+def get_table_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    """A table's encryption: the bucket's (what a table created without its own encryption gets; the emulator does not
+    keep a per-table setting)."""
+    get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    bucket = get_bucket(p["tableBucketARN"])
+    return 200, {"encryptionConfiguration": STATE.bucket_encryption.get(bucket.arn, {"sseAlgorithm": "AES256"})}
+
+
+@handles("GetTableStorageClass")
+def get_table_storage_class(
+    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
+) -> tuple[int, dict[str, Any] | None]:
+    """A table's storage class: the bucket's (a table takes the bucket's class when it is created)."""
+    get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    bucket = get_bucket(p["tableBucketARN"])
+    return 200, {"storageClassConfiguration": {"storageClass": STATE.storage_class.get(bucket.arn, "STANDARD")}}
+
+
+def _tagged_resource(arn: str) -> str:
+    """The ARN of an existing table bucket or table (NotFound otherwise)."""
+    if _TABLE_ARN_RE.match(arn):
+        return str(get_table_by_arn(arn).arn)
+    return str(get_bucket(arn).arn)
+
+
+@handles("TagResource")
+def tag_resource(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    arn = _tagged_resource(p["resourceArn"])
+    STATE.tags.setdefault(arn, {}).update(b.get("tags") or {})
+    return 200, {}
+
+
+@handles("UntagResource")
+def untag_resource(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    arn = _tagged_resource(p["resourceArn"])
+    for key in parse_qs(q.get(RAW_QUERY, "")).get("tagKeys", []):
+        STATE.tags.get(arn, {}).pop(key, None)
+    return 204, None
+
+
+@handles("ListTagsForResource")
+def list_tags(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    return 200, {"tags": dict(STATE.tags.get(_tagged_resource(p["resourceArn"]), {}))}
 
 
 # ---- replication configuration ----
@@ -845,7 +907,66 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"replicated": _replicate(body)}
     if path == "seed":
         return {"tables": _seed(body)}
+    if path == "accounts":
+        return {"accounts": _seed_accounts(body["accounts"])}
+    if path == "organization":
+        return _seed_organization(body)
     raise not_found(f"unknown control path {path}")
+
+
+E2E_USER = "kit-e2e"
+
+
+def _seed_accounts(accounts: list[str]) -> dict[str, dict[str, str]]:
+    """One IAM user with an access key in each account (idempotent). moto serves a request as the account that holds
+    its access key, so a client with the key of account A creates and reads A's resources: the configuration's own
+    account ids, not moto's default account."""
+    from moto.iam.models import iam_backends
+
+    out = {}
+    for account in accounts:
+        iam = iam_backends[account]["aws"]
+        if E2E_USER not in iam.users:
+            iam.create_user(region_name="us-east-1", user_name=E2E_USER)
+        keys = iam.list_access_keys(E2E_USER) or [iam.create_access_key(E2E_USER)]
+        out[account] = {"accessKeyId": keys[0].access_key_id, "secretAccessKey": keys[0].secret_access_key}
+    return out
+
+
+def _seed_organization(body: dict[str, Any]) -> dict[str, Any]:
+    """An organization whose management account is `managementAccountId`, with the organizational units of the
+    configuration under their own ids (`ous`: {ou id: [member account ids]}) and `accounts` (direct members).
+    Idempotent. moto creates OUs and accounts only with random ids, so they are placed in its backend here."""
+    from moto.organizations.models import FakeAccount, FakeOrganizationalUnit, organizations_backends
+
+    management = body["managementAccountId"]
+    org_backend = organizations_backends[management]["aws"]
+    if org_backend.org is None:
+        org_backend.create_organization(region="us-east-1", FeatureSet="ALL")
+    org = org_backend.org
+    assert org is not None
+    known_accounts = {a.id for a in org_backend.accounts}
+
+    def member(account: str, parent: str) -> None:
+        if account in known_accounts or account == management:
+            return
+        acct = FakeAccount(org, AccountName=f"kit-{account}", Email=f"{account}@example.invalid")
+        acct.id = account
+        acct.parent_id = parent
+        org_backend.accounts.append(acct)
+        organizations_backends.master_accounts[account] = (management, "aws")
+        known_accounts.add(account)
+
+    for ou_id, accounts in sorted(body.get("ous", {}).items()):
+        if not any(o.id == ou_id for o in org_backend.ou):
+            ou = FakeOrganizationalUnit(org, Name=ou_id, ParentId=org.root_id)
+            ou.id = ou_id
+            org_backend.ou.append(ou)
+        for account in accounts:
+            member(account, ou_id)
+    for account in body.get("accounts", []):
+        member(account, org.root_id)
+    return {"organizationId": org.id, "rootId": org.root_id}
 
 
 def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
@@ -1142,6 +1263,7 @@ class KitMotoApp:
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+            query[RAW_QUERY] = raw_query  # a repeated parameter (UntagResource's tagKeys) needs every value
             try:
                 request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:

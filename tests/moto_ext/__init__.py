@@ -1,4 +1,4 @@
-"""Test-side extension of moto 5.2.5 for the S3 Tables operations moto lacks (REFERENCE §6).
+"""Test-side extension of moto 5.2.5 for the S3 Tables operations moto lacks (docs/aws-facts.md#local-stand-ins).
 
 `app.build_app()` wraps moto's own WSGI application. Requests for the S3 Tables operations moto does not
 implement

@@ -1,7 +1,8 @@
 """WSGI middleware in front of moto's server application: the S3 Tables operations moto lacks, plus test
 hooks.
 
-Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide (REFERENCE §1-§3):
+Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide (docs/aws-facts.md#replication,
+docs/aws-facts.md#iam-for-s3-tables, docs/aws-facts.md#names-and-quotas):
 
 * table ARNs end in the table's UUID (`bucket/<name>/table/<uuid>`), not its name (moto uses the name);
 * replication configurations carry a `versionToken`; replacing one needs the current token
@@ -11,10 +12,11 @@ Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide 
   overrides bucket level); the per-destination status is computed by AWS, so tests set it through
   `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate`;
 * unset maintenance reads back AWS's defaults; unset bucket encryption reads back SSE-S3 (AES256);
-* replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication` (REFERENCE §8,
-  an operation botocore 1.44.5 lacks: routed through the kit's model overlay `jobs.aws_overlay`) turns one into a
-  standalone writable table for good: `GetTable`/`ListTables` stop reporting it as managed, the replication
-  simulation stops updating it and reports the destination FAILED the next time it runs;
+* replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication`
+  (docs/aws-facts.md#disassociating-a-replica, an operation botocore 1.44.5 lacks: routed through the kit's model
+  overlay `jobs.aws_overlay`) turns one into a standalone writable table for good: `GetTable`/`ListTables` stop
+  reporting it as managed, the replication simulation stops updating it and reports the destination FAILED the next time
+  it runs;
 * errors are rest-json errors: HTTP status + `x-amzn-ErrorType` + `{"__type", "message"}`.
 
 Where the exact AWS wording of an error message is not documented the message is ours and says so in a
@@ -66,7 +68,7 @@ def conflict(msg: str) -> ApiError:
 
 TABLE_NOT_FOUND = "The specified table does not exist."
 BUCKET_NOT_FOUND = "The specified bucket does not exist."
-NO_VERSION_TOKEN = "A version token is not specified."  # REFERENCE §1 (measured on AWS)
+NO_VERSION_TOKEN = "A version token is not specified."  # docs/aws-facts.md#replication (measured on AWS)
 TOKEN_MISMATCH = "Provided version token does not match the table version token."  # moto's wording, same op family
 # Not documented by AWS; our wording:
 NO_REPLICATION = "The specified replication configuration does not exist."
@@ -76,8 +78,9 @@ NO_POLICY = "The specified resource policy does not exist."
 NOT_A_REPLICA = "The specified table is not a replica table."
 # Documented: replicas are read-only; the error a write gets is not documented: our choice and wording.
 REPLICA_READ_ONLY = "The specified table is a replica table managed by S3 Tables replication and is read-only."
-# Documented (REFERENCE §8): after a disassociation the source reports FAILED for that destination "with a message
-# that begins 'The destination table has been det'". The rest of the sentence is OURS (only the prefix is AWS's).
+# Documented (docs/aws-facts.md#disassociating-a-replica): after a disassociation the source reports FAILED for
+# that destination "with a message that begins 'The destination table has been det'". The rest of the sentence is
+# OURS (only the prefix is AWS's).
 DETACHED_FAILURE = "The destination table has been detached from replication and no longer receives updates."
 # GetTable/ListTables report `managedByService` for replicas; the value is not documented: ours (UNVERIFIED).
 MANAGED_BY_REPLICATION = "replication.s3tables.amazonaws.com"
@@ -118,8 +121,8 @@ _PATCHED = False
 
 
 def patch_moto() -> None:
-    """Table ARNs end in a UUID as on AWS (REFERENCE §2), so name-based shortcuts in the kit would fail
-    here."""
+    """Table ARNs end in a UUID as on AWS (docs/aws-facts.md#iam-for-s3-tables), so name-based shortcuts in the kit
+    would fail here."""
     global _PATCHED
     if _PATCHED:
         return
@@ -135,7 +138,8 @@ def patch_moto() -> None:
     models.Table.arn = property(lambda self: f"{self.table_bucket_arn}/table/{self.table_id}")  # type: ignore[method-assign,assignment]
 
     # moto answers UpdateTableMetadataLocation with `"namespace": "<name>"`; the API has a list of strings, and the
-    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail; NOTES.md).
+    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail;
+    # docs/aws-facts.md#local-stand-ins).
     from moto.s3tables import responses
 
     original = responses.S3TablesResponse.update_table_metadata_location
@@ -528,7 +532,8 @@ def put_table_maintenance(p: dict[str, str], q: dict[str, str], b: dict[str, Any
     kind = p["type"]
     _check_maintenance(kind, b["value"], ("icebergCompaction", "icebergSnapshotManagement"))
     if kind == "icebergCompaction" and t.arn in STATE.replica_source:
-        raise bad_request("Compaction is not supported on replica tables.")  # REFERENCE §1; our wording
+        # docs/aws-facts.md#replication; our wording
+        raise bad_request("Compaction is not supported on replica tables.")
     current = STATE.table_maintenance.setdefault(t.arn, {})
     merged = json.loads(json.dumps(DEFAULT_MAINTENANCE[kind]))
     merged["status"] = b["value"].get("status", merged["status"])
@@ -699,7 +704,7 @@ def _delete_versioned(store: dict[str, dict[str, Any]], key: str, token: str | N
         raise bad_request(NO_VERSION_TOKEN)
     if token != existing["versionToken"]:
         raise conflict(TOKEN_MISMATCH)
-    del store[key]  # existing replicas stay (REFERENCE §1)
+    del store[key]  # existing replicas stay (docs/aws-facts.md#replication)
 
 
 @handles("PutTableReplication")
@@ -760,8 +765,9 @@ def delete_bucket_replication(
 def disassociate_table_replication(
     p: dict[str, str], q: dict[str, str], b: dict[str, Any]
 ) -> tuple[int, dict[str, Any] | None]:
-    """Turn a replica into a standalone writable table in place, for good (REFERENCE §8). Maintenance settings
-    are unchanged; the source's replication configuration is untouched (it still names the destination bucket)."""
+    """Turn a replica into a standalone writable table in place, for good (docs/aws-facts.md#disassociating-a-replica).
+    Maintenance settings are unchanged; the source's replication configuration is untouched (it still names the
+    destination bucket)."""
     t = get_table_by_arn(q.get("tableArn", ""))
     source = STATE.replica_source.pop(t.arn, None)
     if source is None:
@@ -771,7 +777,7 @@ def disassociate_table_replication(
 
 
 def effective_destinations(table: Any) -> list[str] | None:
-    """Table-level configuration overrides bucket-level for that table (REFERENCE §1)."""
+    """Table-level configuration overrides bucket-level for that table (docs/aws-facts.md#replication)."""
     conf = STATE.table_replication.get(table.arn) or STATE.bucket_replication.get(table.table_bucket_arn)
     if conf is None:
         return None
@@ -1093,7 +1099,7 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Table storage: the S3 object operations S3 Tables supports (REFERENCE §7)
+# Table storage: the S3 object operations S3 Tables supports (docs/aws-facts.md#table-storage-object-operations)
 # ----------------------------------------------------------------------------------------------------
 
 TABLE_STORAGE_SUFFIX = "--table-s3"  # moto's table warehouses: s3://<uuid>--table-s3 (as on AWS)

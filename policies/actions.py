@@ -47,7 +47,8 @@ TABLE_OR_BUCKET_LEVEL = frozenset({"TagResource", "UntagResource", "ListTagsForR
 _API = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3Buckets_"
 _SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3tables.html"
 # Source of every action added to the S3 Tables API after the kit's protection model was first written, with the
-# resource level the kit relies on (checked 2026-11-24 with the docs search; see NOTES.round3.issue-15-policies.md).
+# resource level the kit relies on (checked 2026-11-24 with the docs search; see
+# docs/decisions/0008-new-s3tables-actions.md).
 # Resource level from the API reference's request URI (tableArn / tableBucketARN) where the Service Authorization
 # Reference lists no entry yet; iam-data 0.21.202609261 knows only the metrics and tagging actions.
 NEW_ACTION_SOURCES: dict[str, tuple[str, str]] = {
@@ -101,7 +102,7 @@ def level_split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
     )
 
 
-# ---- Replication role (REFERENCE §1, S3 user guide "setting up replication") ----
+# ---- Replication role (docs/aws-facts.md#replication, S3 user guide "setting up replication") ----
 REPLICATION_SOURCE_TABLE_READ = (
     "GetTable",
     "GetTableMetadataLocation",

@@ -1,4 +1,4 @@
-"""The import rule of the kit's packages (README, "Architecture"), checked on the source with the standard library's
+"""The import rule of the kit's packages (docs/architecture.md), checked on the source with the standard library's
 `ast`: imports only point down, and no two modules import each other, directly or around a circle.
 
     bench ──► infra ──► policies ──► topology

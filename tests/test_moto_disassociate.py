@@ -1,5 +1,5 @@
-"""The emulator's `DisassociateTableReplication` (issue 15; REFERENCE §8), called through the kit's own clients
-(boto3 + the botocore model overlay) over real HTTP."""
+"""The emulator's `DisassociateTableReplication` (issue 15; docs/aws-facts.md#disassociating-a-replica), called
+through the kit's own clients (boto3 + the botocore model overlay) over real HTTP."""
 
 from __future__ import annotations
 

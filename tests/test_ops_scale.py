@@ -182,7 +182,7 @@ def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> 
 
 
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
-    """status, harden and audit in 2 worker processes (the large-lake path, `common.run_in_processes`) report exactly
+    """status, harden and audit in 2 worker processes (the large-lake path, `common.WorkerPool`) report exactly
     what one process does; small jobs so every process gets several."""
     import jobs.ops.audit as au
     import jobs.ops.harden as hd

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from topology.assurance import Assurance
 
 # --------------------------------------------------------------------------------------------------------------
-# Rules (S3 user guide: naming rules and quotas; see REFERENCE §3)
+# Rules (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas)
 # --------------------------------------------------------------------------------------------------------------
 
 MAX_DESTINATIONS = 5
@@ -58,7 +58,8 @@ _TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
 _TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
 KIT_TAG_KEYS = ("kit", "managed-by")
 # `[tags] on_replicated_source_tables = true`: the opt-in that puts the tags on replicated source tables too (a
-# boolean, not a tag). Off by default: replication does not support "tables with tags" (README "Tags").
+# boolean, not a tag). Off by default: replication does not support "tables with tags"
+# (docs/provisioning.md#tags-and-replicated-tables).
 SOURCE_TABLE_TAGS_KEY = "on_replicated_source_tables"
 MAX_TAGS = 50
 

@@ -62,6 +62,7 @@ ALL_CONFIGS = (
 )
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
+TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
 PROTECTED_ERROR = re.compile(r"Resource (\S+) has\s+lifecycle\.prevent_destroy\s+set")
 
 
@@ -241,6 +242,15 @@ def protected_addresses(doc: Json) -> set[str]:
     return out
 
 
+def lift_protection(doc: Json, addresses: set[str]) -> Json:
+    """A copy of `doc` with `prevent_destroy = false` on these resources."""
+    out = json.loads(json.dumps(doc))
+    for address in addresses:
+        rtype, name = address.split(".", 1)
+        out["resource"][rtype][name].setdefault("lifecycle", {})["prevent_destroy"] = False
+    return out
+
+
 def example_name(config: Path) -> str:
     return config.stem if config.resolve().parent == EXAMPLES else f"{config.resolve().parent.name}-{config.stem}"
 
@@ -255,6 +265,7 @@ class ExampleRun:
         self.toolchain = toolchain
         self.stacks: list[StackResult] = []
         self.tools: list[ToolResult] = []
+        self.creds: dict[str, Credentials] = {}
 
     def localized(self, docs: dict[str, Json], creds: dict[str, Credentials]) -> dict[str, Localized]:
         target = Target(self.emu.url, creds, sys.executable, str(ROOT))
@@ -272,7 +283,7 @@ class ExampleRun:
         _say(f"\n== {self.name}: synth ({self.config.relative_to(ROOT)})")
         docs, manifest = synth(self.config, self.dir / "synth", allow_destroy=False)
         loose, _ = synth(self.config, self.dir / "synth-allow-destroy", allow_destroy=True)
-        creds = seed_world(self.emu, cfg, accounts_of(cfg, docs.values()))
+        creds = self.creds = seed_world(self.emu, cfg, accounts_of(cfg, docs.values()))
         create_state_bucket(self.emu, docs.values(), creds)
         applied = self.localized(docs, creds)
         unprotected = self.localized(loose, creds)
@@ -313,27 +324,40 @@ class ExampleRun:
             raise RuntimeError(f"plan after apply is not empty (exit {proc.returncode}):\n{_plan_summary(proc.stdout)}")
 
     def destroy_check(self, stack: str, stack_dir: Path, loc: Localized, loose: Localized, result: StackResult) -> None:
+        """`plan -destroy` must fail on `prevent_destroy` for every protected resource, and pass with the
+        KIT_ALLOW_DESTROY=1 synth of the same stack.
+
+        Terraform stops walking a branch of the destroy graph at the first refused resource, so one plan names only
+        the protected resources nothing protected depends on. Rounds: the refused ones are lifted (in a scratch copy)
+        and the plan is made again, until it passes; each resource is counted only when its own prevent_destroy
+        refused it."""
         want = protected_addresses(loc.document)
-        proc = self.tf.run(["plan", "-destroy", "-input=false", "-no-color", "-lock=false"], stack_dir)
-        refused = set(PROTECTED_ERROR.findall(proc.stdout + proc.stderr))
-        result.destroy_refused = sorted(refused)
-        problems = []
-        if proc.returncode == 0:
-            problems.append("plan -destroy passed")
-        if refused != want:
-            missing, extra = sorted(want - refused), sorted(refused - want)
-            problems.append(f"refused {len(refused)} of {len(want)} protected (missing {missing}, unexpected {extra})")
-        # The KIT_ALLOW_DESTROY=1 synth of the same stack, against the same state: the destroy plan goes through.
-        # (Same providers and backend: the initialised directory serves; the applied copy is put back after.)
-        write_stack(stack_dir, loose.document)
+        refused: set[str] = set()
+        problems: list[str] = []
         try:
+            for _ in range(len(want) + 1):
+                write_stack(stack_dir, lift_protection(loc.document, refused))
+                proc = self.tf.run(["plan", "-destroy", "-input=false", "-no-color", "-lock=false"], stack_dir)
+                found = set(PROTECTED_ERROR.findall(proc.stdout + proc.stderr))
+                if proc.returncode == 0 or not found - refused:
+                    if proc.returncode != 0:
+                        problems.append(f"plan -destroy failed otherwise: {_tail(proc.stdout + proc.stderr, 8)}")
+                    break
+                refused |= found
+            # The KIT_ALLOW_DESTROY=1 synth of the same stack, against the same state (same providers and backend:
+            # the initialised directory serves): the destroy plan goes through.
+            write_stack(stack_dir, loose.document)
             allowed = self.tf.run(["plan", "-destroy", "-input=false", "-no-color", "-lock=false"], stack_dir)
         finally:
             write_stack(stack_dir, loc.document)
+        result.destroy_refused = sorted(refused)
+        if refused != want:
+            missing, extra = sorted(want - refused), sorted(refused - want)
+            problems.append(f"refused {len(refused)} of {len(want)} protected (missing {missing}, unexpected {extra})")
         if allowed.returncode != 0:
             problems.append(f"KIT_ALLOW_DESTROY=1 plan -destroy failed: {_tail(allowed.stdout + allowed.stderr, 8)}")
         result.destroy_check = "ok" if not problems else "FAILED: " + "; ".join(problems)
-        _say(f"   plan -destroy: {len(refused)} protected resources refused; with KIT_ALLOW_DESTROY=1: "
+        _say(f"   plan -destroy: {len(refused)} of {len(want)} protected resources refused; with KIT_ALLOW_DESTROY=1: "
              f"{'planned' if allowed.returncode == 0 else 'FAILED'}")  # fmt: skip
         if problems:
             raise RuntimeError(result.destroy_check)
@@ -362,16 +386,50 @@ class ExampleRun:
         self.tool("harden", ["-m", "jobs.ops.harden", *common, *roles])
         self.tool("status", ["-m", "jobs.ops.status", *common, *roles])
         self.tool("audit", ["-m", "jobs.ops.audit", "--config", str(self.config), *common, *roles])
+        # Recovery reads the replica as the recovery account (the job's own credentials, as on EMR).
+        rec = outs.recovery
+        table = next(iter(self.replica_tables(outs.recovery_replica.table_bucket_arn, rec.account_id)), None)
+        if table is None:
+            self.tools.append(ToolResult(self.name, "recover --dry-run", 1, 0.0, "no replica table to plan"))
+        else:
+            self.tool(
+                "recover --dry-run",
+                ["-m", "jobs.recover", "--outputs", str(outputs_path), "--endpoint", self.emu.url,
+                 "--table", table, "--dry-run"],
+                account=rec.account_id, region=rec.region,
+            )  # fmt: skip
+        # The failover plan of the replica recovery reads (a dry run: nothing is promoted).
+        self.tool(
+            "failover --dry-run",
+            ["-m", "jobs.failover", "--config", str(self.config), *common, *roles,
+             "--replica-bucket", outs.recovery_replica.table_bucket_name, "--dry-run"],
+        )  # fmt: skip
+
+    def replica_tables(self, bucket_arn: str, account: str) -> list[str]:
+        import boto3
+
+        key = self.creds[account]
+        region = bucket_arn.split(":")[3]
+        st = boto3.session.Session(
+            aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
+        ).client("s3tables", endpoint_url=self.emu.url)
+        tables = st.list_tables(tableBucketARN=bucket_arn)["tables"]
+        return sorted(f"{t['namespace'][0]}.{t['name']}" for t in tables)
 
     @staticmethod
     def operator_role(account: str) -> str:
         # The emulator evaluates no IAM: any role of the account serves as the operator's (AssumeRole -> that account).
         return f"arn:aws:iam::{account}:role/kit-e2e-operator"
 
-    def tool(self, name: str, args: list[str]) -> None:
+    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> None:
+        """`python <args>` as an operator runs it; with `account`, that account's key in the environment."""
         t0 = time.monotonic()
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
         env.update(PYTHONPATH=str(ROOT), MOTO_ALLOW_NONEXISTENT_REGION="true")
+        if account is not None:
+            key = self.creds[account]
+            env.update(AWS_ACCESS_KEY_ID=key.access_key_id, AWS_SECRET_ACCESS_KEY=key.secret_access_key)
+            env.update(AWS_REGION=region or "us-east-1", AWS_DEFAULT_REGION=region or "us-east-1")
         proc = subprocess.run(
             [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False
         )
@@ -455,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     stacks = [s for r in runs for s in r.stacks]
     tools = [t for r in runs for t in r.tools]
     ok = bool(stacks) and all(s.ok for s in stacks) and all(t.ok for t in tools)
-    ok = ok and all(len(r.tools) == 3 for r in runs)
+    ok = ok and all(len(r.tools) == len(TOOLS) for r in runs)
     _say("\n" + "\n".join(table(stacks, tools)))
     report = {
         "ok": ok,

@@ -296,6 +296,9 @@ class ExampleRun:
             # Same depth as cdktf.out/stacks/<stack>: the synthesized relative state paths resolve inside self.dir.
             stack_dir = self.dir / "apply" / "stacks" / stack
             write_stack(stack_dir, loc.document)
+            assets = self.dir / "synth" / "stacks" / stack / "assets"  # the Lambda and job packages, by relative path
+            if assets.is_dir():
+                shutil.copytree(assets, stack_dir / "assets", dirs_exist_ok=True)
             try:
                 self.apply(stack, stack_dir, result)
                 self.plan_again(stack_dir, result)

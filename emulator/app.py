@@ -174,6 +174,36 @@ def patch_moto() -> None:
         return create_application(self, *args, **kwargs)
 
     emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
+
+    # Lambda: moto 5.2.5 drops a function's LoggingConfig (CreateFunction, UpdateFunctionConfiguration) and never
+    # reports it in GetFunction; AWS keeps it and reports it, with the defaults (Text, /aws/lambda/<name>) when unset.
+    # The provider reads it back after apply: without it every plan wants to set it again.
+    from moto.awslambda import models as awslambda
+
+    fn_init = awslambda.LambdaFunction.__init__
+    fn_config = awslambda.LambdaFunction.get_configuration
+    fn_update = awslambda.LambdaFunction.update_configuration
+
+    def _logging(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
+        return {"LogFormat": "Text", "LogGroup": f"/aws/lambda/{name}", **(given or {})}
+
+    def init_with_logging(self: Any, account_id: str, spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        fn_init(self, account_id, spec, *args, **kwargs)
+        self.kit_logging_config = _logging(self.function_name, spec.get("LoggingConfig"))
+
+    def config_with_logging(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        out: dict[str, Any] = fn_config(self, *args, **kwargs)
+        out["LoggingConfig"] = getattr(self, "kit_logging_config", _logging(self.function_name, None))
+        return out
+
+    def update_with_logging(self: Any, config_updates: dict[str, Any]) -> dict[str, Any]:
+        if "LoggingConfig" in config_updates:
+            self.kit_logging_config = _logging(self.function_name, config_updates["LoggingConfig"])
+        return fn_update(self, config_updates)  # type: ignore[no-any-return]
+
+    awslambda.LambdaFunction.__init__ = init_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.update_configuration = update_with_logging  # type: ignore[method-assign]
     _PATCHED = True
 
 

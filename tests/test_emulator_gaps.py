@@ -92,3 +92,23 @@ def test_emr_serverless_takes_the_application_type_in_any_case(
     emr = _client(ops_env, keys, REPLICA, "emr-serverless", "us-west-2")
     app_id = emr.create_application(name="recovery", releaseLabel="emr-7.12.0", type="spark")["applicationId"]
     assert emr.get_application(applicationId=app_id)["application"]["type"] == "Spark"
+
+
+def test_lambda_keeps_and_reports_its_logging_config(ops_env: OpsEnv, keys: dict[str, dict[str, str]]) -> None:
+    import io
+    import zipfile
+
+    iam = _client(ops_env, keys, SOURCE, "iam")
+    role = iam.create_role(RoleName="fn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("handler.py", "def handler(event, context):\n    return {}\n")
+    lam = _client(ops_env, keys, SOURCE, "lambda")
+    lam.create_function(
+        FunctionName="monitor", Runtime="python3.12", Role=role, Handler="handler.handler",
+        Code={"ZipFile": buf.getvalue()}, LoggingConfig={"LogFormat": "Text", "LogGroup": "seed-replication-monitor"},
+    )  # fmt: skip
+    conf = lam.get_function(FunctionName="monitor")["Configuration"]
+    assert conf["LoggingConfig"] == {"LogFormat": "Text", "LogGroup": "seed-replication-monitor"}
+    lam.update_function_configuration(FunctionName="monitor", LoggingConfig={"LogFormat": "JSON"})
+    assert lam.get_function(FunctionName="monitor")["Configuration"]["LoggingConfig"]["LogFormat"] == "JSON"

@@ -222,6 +222,7 @@ def synth(config: Path, outdir: Path, *, allow_destroy: bool) -> tuple[dict[str,
     from infra.app import build_app
 
     shutil.rmtree(outdir, ignore_errors=True)
+    outdir.parent.mkdir(parents=True, exist_ok=True)
     build_app(load_config(config), outdir=str(outdir), allow_destroy=allow_destroy).synth()
     docs = {d.name: json.loads((d / "cdk.tf.json").read_text()) for d in sorted((outdir / "stacks").iterdir())}
     return docs, json.loads((outdir / "manifest.json").read_text())

@@ -5,10 +5,12 @@ still deny every data write to all but break-glass, the replication role and mai
 
 - **writers allowed**: the configured `failover.writer_roles` of its account may write data and move the metadata
   pointer (`PutTableData`, `UpdateTableMetadataLocation`) and create namespaces and tables (a primary grows);
-- **deletion and retention still guarded**: deleting, renaming, record expiration and maintenance (snapshot
-  retention) changes stay break-glass only, exactly as on a replica; policy and bucket-setting changes stay with
-  break-glass and the deploy role; replication changes on it are now also the deploy role's (Terraform configures
-  replication *from* the promoted bucket);
+- **everything else break-glass only** (issue 26): after a failover the promoted bucket holds the only writable
+  copy of the data, so deleting, renaming, record expiration, retention (`Put*MaintenanceConfiguration`),
+  encryption, replication changes, `DisassociateTableReplication`, tags and policy rewrites are denied to all but
+  break-glass in every layer. The deploy role keeps only `policies.actions.PROMOTED_DEPLOY_ACTIONS` (creating the
+  bucket-level replication from the promoted bucket, what `cdktf deploy` of the failover topology does there); the
+  failed source's replication role keeps nothing;
 - **break-glass kept** everywhere, with the same cross-account grants.
 
 The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
@@ -40,10 +42,6 @@ from policies.documents import recovery_role_permissions as _recovery_role_permi
 from topology.config import KitConfig, Replica
 from topology.failover import FailoverTopology, failover_topology
 
-# Protection rules a promoted bucket relaxes, and for whom. Every other rule applies unchanged (same actions, same
-# exemptions), so a rule added to `policies.actions.PROTECTION_RULES` protects promoted buckets too.
-WRITER_RULES = frozenset({"DenyReplicaDataWrite", "DenyReplicaNameSquatting"})
-DEPLOY_RULES = frozenset({"DenyReplicaReplicationChange"})
 PROMOTED_SID_PREFIX = "DenyPromoted"
 FAILOVER_DEST_SID_PREFIX = "DenyFailoverReplica"
 
@@ -54,47 +52,41 @@ def promoted_sid(rule_sid: str) -> str:
 
 @dataclass(frozen=True)
 class Exemptions:
-    """Who a rule exempts at one site: break-glass always; the others where the rule allows it."""
+    """Who a rule exempts at one site: break-glass always; the others where the rule says so (its `exempt_*`)."""
 
     break_glass: tuple[str, ...]
     replication_roles: tuple[str, ...] = ()
     deploy_roles: tuple[str, ...] = ()
     writers: tuple[str, ...] = ()
-    promoted: bool = False  # apply the promoted bucket's relaxations (WRITER_RULES, DEPLOY_RULES)
 
     def for_rule(self, rule: A.ProtectionRule) -> list[str]:
         out = list(self.break_glass)
         if rule.exempt_replication_role:
             out += self.replication_roles
-        if rule.exempt_deploy_roles or (self.promoted and rule.sid in DEPLOY_RULES):
+        if rule.exempt_deploy_roles:
             out += self.deploy_roles
-        if self.promoted and rule.sid in WRITER_RULES:
+        if rule.exempt_writers:
             out += self.writers
         return sorted(set(out))
 
 
-def _rule_key(ex: Exemptions) -> Callable[[A.ProtectionRule], tuple[str, ...]]:
-    return lambda rule: tuple(ex.for_rule(rule))
-
-
-def _merged(rules: Sequence[A.ProtectionRule], ex: Exemptions, sid_prefix: str) -> list[A.ProtectionRule]:
-    """Rules merged by identical exemption lists (one statement each: the SCP has 5,120 characters, a managed
-    policy 6,144). Sids concatenate the merged rules' names after `sid_prefix`."""
-    groups: dict[tuple[str, ...], list[A.ProtectionRule]] = {}
+def _grouped(
+    rules: Sequence[A.ProtectionRule], ex: Exemptions, sid_prefix: str
+) -> list[tuple[A.ProtectionRule, list[str]]]:
+    """Rules merged by identical exemption lists, never a table-only rule with another (one statement each: the SCP
+    has 5,120 characters, a managed policy 6,144). Sids concatenate the merged rules' names after `sid_prefix`."""
+    groups: dict[tuple[bool, tuple[str, ...]], list[A.ProtectionRule]] = {}
     for rule in rules:
-        groups.setdefault(_rule_key(ex)(rule), []).append(rule)
+        groups.setdefault((rule.tables_only, tuple(ex.for_rule(rule))), []).append(rule)
     out = []
-    for members in groups.values():
-        out.append(
-            A.ProtectionRule(
-                sid=sid_prefix + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
-                actions=tuple(a for r in members for a in r.actions),
-                risk=" ".join(r.risk for r in members),
-                exempt_replication_role=members[0].exempt_replication_role,
-                exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
-                exempt_deploy_roles=members[0].exempt_deploy_roles,
-            )
+    for (_tables_only, exempt), members in groups.items():
+        merged = A.ProtectionRule(
+            sid=sid_prefix + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
+            actions=tuple(a for r in members for a in r.actions),
+            risk=" ".join(r.risk for r in members),
+            exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
         )
+        out.append((merged, list(exempt)))
     return out
 
 
@@ -105,17 +97,15 @@ def _statements(
     table_resources: Sequence[str],
     ex: Exemptions,
     sid: Callable[[str], str],
+    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
     merge: bool = False,
 ) -> list[S.Statement | None]:
     """Protective denies of every rule at one site (kind: bucket-policy, table-policy, identity, scp)."""
-    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES
-    if merge:
-        rules = _merged(rules, ex, "")
+    pairs = _grouped(rules, ex, "DenyReplica") if merge else [(r, ex.for_rule(r)) for r in rules]
     out: list[S.Statement | None] = []
-    for rule in rules:
-        exempt = ex.for_rule(_original(rule))
+    for rule, exempt in pairs:
         named = A.ProtectionRule(
-            sid=sid(rule.sid if rule.sid.startswith("DenyReplica") else "DenyReplica" + rule.sid),
+            sid=sid(rule.sid),
             actions=rule.actions,
             risk=rule.risk,
             exempt_maintenance_service=rule.exempt_maintenance_service,
@@ -128,12 +118,6 @@ def _statements(
     return out
 
 
-def _original(rule: A.ProtectionRule) -> A.ProtectionRule:
-    """The first PROTECTION_RULES member a (possibly merged) rule stands for: merged rules share exemptions."""
-    first = rule.actions[0]
-    return next(r for r in A.PROTECTION_RULES if first in r.actions)
-
-
 # ---------------------------------------------------------------- the promoted bucket ----
 
 
@@ -142,55 +126,47 @@ def _deploy_roles(*replicas: Replica) -> tuple[str, ...]:
 
 
 def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
+    """Break-glass, the writers and the promoted account's deploy role; no replication role (issue 26: the failed
+    source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
     return Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        replication_roles=(topo.failed_replication_role_arn,),
         deploy_roles=_deploy_roles(topo.promoted),
         writers=topo.writer_roles,
-        promoted=True,
+    )
+
+
+def _promoted_statements(
+    cfg: KitConfig, topo: FailoverTopology, kind: str, *, bucket_arns: Sequence[str], table_resources: Sequence[str]
+) -> list[S.Statement | None]:
+    return _statements(
+        kind,
+        bucket_arns=bucket_arns,
+        table_resources=table_resources,
+        ex=promoted_exemptions(cfg, topo),
+        sid=promoted_sid,
+        rules=A.promoted_rules(),
     )
 
 
 def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """Replaces the replica-protection bucket policy of the promoted bucket. The failed source's replication role
-    keeps its grant and exemptions at the bucket level: tables of the bucket that were not promoted are still its
-    replicas. The promoted tables' own table policies exempt no replication role."""
+    """Replaces the replica-protection bucket policy of the promoted bucket: writers write and create namespaces and
+    tables; everything else the replica rules deny stays break-glass only, but for the one action the deploy role
+    keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
+    role any more (issue 26): it can neither write nor create anything here."""
     p = topo.promoted
-    grant: list[S.Statement | None] = []
-    if cfg.is_cross_account(p):
-        grant = [
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleCreateReplicas",
-                topo.failed_replication_role_arn,
-                A.REPLICATION_DEST_BUCKET_CREATE,
-                [p.bucket_arn],
-            ),
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleWriteReplicas",
-                topo.failed_replication_role_arn,
-                A.REPLICATION_DEST_TABLE_WRITE,
-                [S.table_arns(p.bucket_arn)],
-            ),
-        ]
     return doc(
-        *grant,
         *break_glass_grants(cfg, p),
-        *_statements(
-            "bucket-policy",
-            bucket_arns=[p.bucket_arn],
-            table_resources=[S.table_arns(p.bucket_arn)],
-            ex=promoted_exemptions(cfg, topo),
-            sid=promoted_sid,
+        *_promoted_statements(
+            cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[S.table_arns(p.bucket_arn)]
         ),
     )
 
 
 def promoted_table_policy(cfg: KitConfig, topo: FailoverTopology, table_arn: str) -> Document:
-    """Replaces the replica table policy of one promoted table: writers write, break-glass alone deletes it or
-    changes its retention; no replication role is exempt (nothing replicates into a promoted table)."""
-    ex = promoted_exemptions(cfg, topo)
-    ex = Exemptions(break_glass=ex.break_glass, deploy_roles=ex.deploy_roles, writers=ex.writers, promoted=True)
-    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=promoted_sid))
+    """Replaces the replica table policy of one promoted table: the bucket policy's table-level denies, for this
+    table (writers write, break-glass alone deletes it or changes its retention, encryption, replication or
+    policy)."""
+    return doc(*_promoted_statements(cfg, topo, "table-policy", bucket_arns=[], table_resources=[table_arn]))
 
 
 @dataclass(frozen=True)
@@ -435,24 +411,30 @@ def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     return sorted(set(roles))
 
 
-def _site_groups(
-    cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica]
-) -> list[tuple[str, Exemptions, list[Replica]]]:
-    """Sites grouped by exemptions: (Sid prefix, exemptions, buckets)."""
+@dataclass(frozen=True)
+class _SiteGroup:
+    sid_prefix: str
+    exemptions: Exemptions
+    rules: tuple[A.ProtectionRule, ...]
+    replicas: tuple[Replica, ...]
+
+
+def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica]) -> list[_SiteGroup]:
+    """Sites grouped by exemptions and rules: retained replicas, destinations, the promoted bucket."""
     bg = tuple(cfg.protection.break_glass_principals)
-    retained = [r for r in replicas if r in topo.retained]
-    dests = [r for r in replicas if r in topo.destinations]
-    out: list[tuple[str, Exemptions, list[Replica]]] = []
+    retained = tuple(r for r in replicas if r in topo.retained)
+    dests = tuple(r for r in replicas if r in topo.destinations)
+    out: list[_SiteGroup] = []
     if retained:
-        out.append(
-            ("DenyReplica", Exemptions(bg, (topo.failed_replication_role_arn,), _deploy_roles(*retained)), retained)
-        )
+        ex = Exemptions(bg, (topo.failed_replication_role_arn,), _deploy_roles(*retained))
+        out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
     if dests:
-        out.append(
-            (FAILOVER_DEST_SID_PREFIX, Exemptions(bg, (topo.replication_role_arn,), _deploy_roles(*dests)), dests)
-        )
+        ex = Exemptions(bg, (topo.replication_role_arn,), _deploy_roles(*dests))
+        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
-        out.append((PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), [topo.promoted]))
+        out.append(
+            _SiteGroup(PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), A.promoted_rules(), (topo.promoted,))
+        )
     return out
 
 
@@ -462,15 +444,17 @@ def _prefixed(prefix: str) -> Callable[[str], str]:
 
 def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
     out: list[S.Statement | None] = []
-    for prefix, ex, group in _site_groups(cfg, topo, replicas):
+    for g in _site_groups(cfg, topo, replicas):
+        ex = g.exemptions
         if kind == "identity":  # the guardrail is attached to neither break-glass nor a replication role
-            ex = Exemptions((), (), ex.deploy_roles, ex.writers, ex.promoted)
+            ex = Exemptions((), (), ex.deploy_roles, ex.writers)
         out += _statements(
             kind,
-            bucket_arns=[r.bucket_arn for r in group],
-            table_resources=[S.table_arns(r.bucket_arn) for r in group],
+            bucket_arns=[r.bucket_arn for r in g.replicas],
+            table_resources=[S.table_arns(r.bucket_arn) for r in g.replicas],
             ex=ex,
-            sid=_prefixed(prefix),
+            sid=_prefixed(g.sid_prefix),
+            rules=g.rules,
             merge=True,
         )
     return out
@@ -632,6 +616,20 @@ def _short(arns: Sequence[str]) -> str:
     return ", ".join(out) or "nobody"
 
 
+def deploy_role_section() -> list[str]:
+    """What the promoted account's deploy role may still do on the promoted bucket, with the reason per action."""
+    lines = [
+        "The promoted account's deploy role keeps only what `cdktf deploy` of the failover topology does on the",
+        "promoted bucket; it may not rewrite the promoted bucket's or tables' policies (denied at the first step:",
+        "`python -m jobs.failover` applies them as break-glass, the deploy then finds them unchanged):",
+        "",
+        "| Deploy role action on the promoted bucket | Why `cdktf deploy` needs it |",
+        "|---|---|",
+    ]
+    lines += [f"| `{action}` | {why} |" for action, why in A.PROMOTED_DEPLOY_ACTIONS.items()]
+    return lines
+
+
 def summary_section(cfg: KitConfig) -> str:
     """The SUMMARY.md section on failover: per replica that could be promoted, who may do what on its promoted
     tables (read from the promoted bucket policy itself), and what the failover topology changes and keeps."""
@@ -643,8 +641,13 @@ def summary_section(cfg: KitConfig) -> str:
         "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
         "bucket policy and one table policy per promoted table, and `cdktf deploy` of the failover topology",
         "(`[failover] promoted_bucket`, with break-glass credentials) deploys the same bucket policy and the rest.",
-        "Writers write; deletion, retention, policy and setting changes stay as guarded as on a replica.",
+        "Writers write; deletion, retention, encryption, replication, policy and setting changes are break-glass",
+        "only in every layer (bucket and table policies, guardrail, SCP): after a failover the promoted bucket holds",
+        "the only writable copy of the data, so one deploy with a wrong plan must not shorten its retention or cut",
+        "its replication (issue 26). The failed source's replication role is exempt from nothing there.",
         "Files: `failover--<bucket>--*.json`.",
+        "",
+        *deploy_role_section(),
     ]
     for r in cfg.replicas:
         topo = failover_topology(cfg, r.bucket)

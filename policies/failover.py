@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from policies import actions as A
+from policies import protection as P
 from policies import statements as S
 from policies.documents import (
     Document,
@@ -35,8 +36,10 @@ from policies.documents import (
     break_glass_grants,
     doc,
     example_table_arn,
+    guardrail_policy_arn,
     kms_key_policy,
     replication_permissions,
+    replication_trust,
 )
 from policies.documents import recovery_role_permissions as _recovery_role_permissions
 from topology.config import KitConfig, Replica
@@ -50,87 +53,15 @@ def promoted_sid(rule_sid: str) -> str:
     return PROMOTED_SID_PREFIX + rule_sid.removeprefix("DenyReplica")
 
 
-@dataclass(frozen=True)
-class Exemptions:
-    """Who a rule exempts at one site: break-glass always; the others where the rule says so (its `exempt_*`)."""
-
-    break_glass: tuple[str, ...]
-    replication_roles: tuple[str, ...] = ()
-    deploy_roles: tuple[str, ...] = ()
-    writers: tuple[str, ...] = ()
-
-    def for_rule(self, rule: A.ProtectionRule) -> list[str]:
-        out = list(self.break_glass)
-        if rule.exempt_replication_role:
-            out += self.replication_roles
-        if rule.exempt_deploy_roles:
-            out += self.deploy_roles
-        if rule.exempt_writers:
-            out += self.writers
-        return sorted(set(out))
-
-
-def _grouped(
-    rules: Sequence[A.ProtectionRule], ex: Exemptions, sid_prefix: str
-) -> list[tuple[A.ProtectionRule, list[str]]]:
-    """Rules merged by identical exemption lists, never a table-only rule with another (one statement each: the SCP
-    has 5,120 characters, a managed policy 6,144). Sids concatenate the merged rules' names after `sid_prefix`."""
-    groups: dict[tuple[bool, tuple[str, ...]], list[A.ProtectionRule]] = {}
-    for rule in rules:
-        groups.setdefault((rule.tables_only, tuple(ex.for_rule(rule))), []).append(rule)
-    out = []
-    for (_tables_only, exempt), members in groups.items():
-        merged = A.ProtectionRule(
-            sid=sid_prefix + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
-            actions=tuple(a for r in members for a in r.actions),
-            risk=" ".join(r.risk for r in members),
-            exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
-        )
-        out.append((merged, list(exempt)))
-    return out
-
-
-def _statements(
-    kind: str,
-    *,
-    bucket_arns: Sequence[str],
-    table_resources: Sequence[str],
-    ex: Exemptions,
-    sid: Callable[[str], str],
-    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
-    merge: bool = False,
-) -> list[S.Statement | None]:
-    """Protective denies of every rule at one site (kind: bucket-policy, table-policy, identity, scp)."""
-    pairs = _grouped(rules, ex, "DenyReplica") if merge else [(r, ex.for_rule(r)) for r in rules]
-    out: list[S.Statement | None] = []
-    for rule, exempt in pairs:
-        named = A.ProtectionRule(
-            sid=sid(rule.sid),
-            actions=rule.actions,
-            risk=rule.risk,
-            exempt_maintenance_service=rule.exempt_maintenance_service,
-        )
-        out.append(
-            S.protection_statement(
-                named, bucket_arns=bucket_arns, table_resources=table_resources, exempt_arns=exempt, kind=kind
-            )
-        )
-    return out
-
-
 # ---------------------------------------------------------------- the promoted bucket ----
 
 
-def _deploy_roles(*replicas: Replica) -> tuple[str, ...]:
-    return tuple(sorted({r.deploy_role_arn for r in replicas if r.deploy_role_arn}))
-
-
-def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
+def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
     """Break-glass, the writers and the promoted account's deploy role; no replication role (issue 26: the failed
     source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
-    return Exemptions(
+    return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        deploy_roles=_deploy_roles(topo.promoted),
+        deploy_roles=P.deploy_roles([topo.promoted]),
         writers=topo.writer_roles,
     )
 
@@ -138,13 +69,13 @@ def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
 def _promoted_statements(
     cfg: KitConfig, topo: FailoverTopology, kind: str, *, bucket_arns: Sequence[str], table_resources: Sequence[str]
 ) -> list[S.Statement | None]:
-    return _statements(
+    return P.protection_statements(
         kind,
         bucket_arns=bucket_arns,
         table_resources=table_resources,
-        ex=promoted_exemptions(cfg, topo),
-        sid=promoted_sid,
+        exemptions=promoted_exemptions(cfg, topo),
         rules=A.promoted_rules(),
+        sid=promoted_sid,
     )
 
 
@@ -212,11 +143,11 @@ def failover_documents(cfg: KitConfig, replica_bucket: str) -> FailoverDocuments
 # ---------------------------------------------------------------- destinations of the promoted source ----
 
 
-def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> Exemptions:
-    return Exemptions(
+def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> P.Exemptions:
+    return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=topo.replication_roles_for(replica),
-        deploy_roles=_deploy_roles(replica),
+        deploy_roles=P.deploy_roles([replica]),
     )
 
 
@@ -225,31 +156,15 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
     failover replication role in place of the failed source's (which can no longer write here: when the failed
     Region comes back, its stale replication cannot overwrite what the promoted source replicates)."""
     arn = dest.bucket_arn
-    grant: list[S.Statement | None] = []
-    if dest.account_id != topo.promoted.account_id:
-        grant = [
-            S.allow_principal_actions(
-                "AllowFailoverReplicationRoleCreateReplicas",
-                topo.replication_role_arn,
-                A.REPLICATION_DEST_BUCKET_CREATE,
-                [arn],
-            ),
-            S.allow_principal_actions(
-                "AllowFailoverReplicationRoleWriteReplicas",
-                topo.replication_role_arn,
-                A.REPLICATION_DEST_TABLE_WRITE,
-                [S.table_arns(arn)],
-            ),
-        ]
+    cross_account = dest.account_id != topo.promoted.account_id
     return doc(
-        *grant,
+        *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
-        *_statements(
+        *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
             table_resources=[S.table_arns(arn)],
-            ex=destination_exemptions(cfg, topo, dest),
-            sid=lambda s: s,
+            exemptions=destination_exemptions(cfg, topo, dest),
         ),
     )
 
@@ -273,27 +188,19 @@ def destination_table_policy_of(
 ) -> Document:
     """`destination_table_policy` from what the deployment outputs carry (`make harden` has no configuration):
     the same document for the same principals."""
-    ex = Exemptions(
+    ex = P.Exemptions(
         break_glass=tuple(break_glass_principals),
         replication_roles=tuple(replication_role_arns),
         deploy_roles=tuple(sorted(set(deploy_role_arns))),
     )
-    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=lambda s: s))
+    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
 
 
 # ---------------------------------------------------------------- the failover replication role ----
 
 
 def replication_role_trust(topo: FailoverTopology) -> Document:
-    p = topo.promoted
-    return doc(
-        S.allow_service_assume_role(
-            "AllowS3TablesReplicationService",
-            A.REPLICATION_SERVICE,
-            source_account=p.account_id,
-            source_arns=[p.bucket_arn, S.table_arns(p.bucket_arn)],
-        )
-    )
+    return replication_trust(topo.promoted)
 
 
 def replication_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Document:
@@ -378,43 +285,22 @@ def key_sites(cfg: KitConfig, topo: FailoverTopology) -> list[KeySite]:
 # ---------------------------------------------------------------- guardrail and SCPs ----
 
 
-def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
-    site = next(
-        r for r in (*cfg.replicas, *(cfg.failover.new_buckets if cfg.failover else ())) if r.account_id == account_id
-    )
-    return f"arn:{site.partition}:iam::{account_id}:policy/{cfg.guardrail_policy_name}"
-
-
 def accounts(topo: FailoverTopology) -> list[str]:
     return sorted({r.account_id for r in (topo.promoted, *topo.protected)})
 
 
-def _key_guards(cfg: KitConfig, replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
-    out: list[S.Statement | None] = []
-    if any(r.encryption.creates_key for r in replicas):
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
-    byo = sorted(
-        r.encryption.kms_key
-        for r in replicas
-        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
-    )
-    if byo:
-        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
-    return out
-
-
 def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
-    roles = [p for p in cfg.protection.break_glass_principals if ":role/" in p]
-    roles += _deploy_roles(topo.promoted, *topo.protected)
-    roles += [topo.failed_replication_role_arn, topo.replication_role_arn]
-    return sorted(set(roles))
+    return P.privileged_roles(
+        cfg.protection.break_glass_principals,
+        (topo.promoted, *topo.protected),
+        [topo.failed_replication_role_arn, topo.replication_role_arn],
+    )
 
 
 @dataclass(frozen=True)
 class _SiteGroup:
     sid_prefix: str
-    exemptions: Exemptions
+    exemptions: P.Exemptions
     rules: tuple[A.ProtectionRule, ...]
     replicas: tuple[Replica, ...]
 
@@ -426,10 +312,10 @@ def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Repl
     dests = tuple(r for r in replicas if r in topo.destinations)
     out: list[_SiteGroup] = []
     if retained:
-        ex = Exemptions(bg, (topo.failed_replication_role_arn,), _deploy_roles(*retained))
+        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained))
         out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
     if dests:
-        ex = Exemptions(bg, (topo.replication_role_arn,), _deploy_roles(*dests))
+        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests))
         out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
         out.append(
@@ -445,33 +331,29 @@ def _prefixed(prefix: str) -> Callable[[str], str]:
 def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
     out: list[S.Statement | None] = []
     for g in _site_groups(cfg, topo, replicas):
-        ex = g.exemptions
-        if kind == "identity":  # the guardrail is attached to neither break-glass nor a replication role
-            ex = Exemptions((), (), ex.deploy_roles, ex.writers)
-        out += _statements(
+        ex = g.exemptions.for_guardrail() if kind == "identity" else g.exemptions
+        out += P.protection_statements(
             kind,
             bucket_arns=[r.bucket_arn for r in g.replicas],
             table_resources=[S.table_arns(r.bucket_arn) for r in g.replicas],
-            ex=ex,
+            exemptions=ex,
+            rules=P.merged_rules(g.rules, P.by_exemptions(ex)),
             sid=_prefixed(g.sid_prefix),
-            rules=g.rules,
-            merge=True,
         )
     return out
 
 
 def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
     """The account's IAM guardrail in the failover topology: the replica guardrail's denies for the account's
-    protected replicas, and the promoted bucket's relaxed ones for writers that carry it."""
+    protected replicas, and the promoted bucket's for writers and the deploy role that carry it."""
     reps = [r for r in (topo.promoted, *topo.protected) if r.account_id == account_id]
-    me = [guardrail_policy_arn(cfg, account_id)]
-    roles = [a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id]
     return doc(
         *_layer(cfg, topo, reps, "identity"),
-        *_key_guards(cfg, reps, exempt=()),
-        S.deny_privileged_role_tampering(roles, ()) if roles else None,
-        S.deny_guardrail_change(me, ()),
-        S.deny_guardrail_detach(me, ()),
+        *P.guardrail_guards(
+            reps,
+            privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
+            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+        ),
     )
 
 
@@ -484,17 +366,16 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     destinations), break-glass exempt. The SCP is the coarse organisation-wide layer: it exempts whichever
     replication role writes any of them (both after a failover to remaining replicas); the bucket and table
     policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
-    bg = tuple(cfg.protection.break_glass_principals)
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
+    ex = P.Exemptions(tuple(cfg.protection.break_glass_principals), roles, P.deploy_roles(reps))
     return doc(
-        *_statements(
+        *P.protection_statements(
             "scp",
             bucket_arns=[r.bucket_arn for r in reps],
             table_resources=[S.table_arns(r.bucket_arn) for r in reps],
-            ex=Exemptions(bg, roles, _deploy_roles(*reps)),
-            sid=lambda s: s,
-            merge=True,
+            exemptions=ex,
+            rules=P.merged_rules(A.PROTECTION_RULES, P.by_exemptions(ex)),
         )
     )
 
@@ -508,15 +389,17 @@ def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> D
 def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
     replication role, and the guardrails of every account of the topology."""
-    bg = cfg.protection.break_glass_principals
-    guardrails = [guardrail_policy_arn(cfg, a) for a in accounts(topo)]
     return doc(
-        *_key_guards(cfg, [topo.promoted, *topo.protected], exempt=bg),
-        S.deny_privileged_role_tampering(privileged_roles(cfg, topo), bg),
-        S.deny_assume_service_role("DenyAssumeReplicationRole", topo.failed_replication_role_arn, bg),
-        S.deny_assume_service_role("DenyAssumeFailoverReplicationRole", topo.replication_role_arn, bg),
-        S.deny_guardrail_change(guardrails, bg),
-        S.deny_guardrail_detach(guardrails, bg),
+        *P.scp_guards(
+            [topo.promoted, *topo.protected],
+            privileged=privileged_roles(cfg, topo),
+            replication_roles=[
+                ("DenyAssumeReplicationRole", topo.failed_replication_role_arn),
+                ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
+            ],
+            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in accounts(topo)],
+            break_glass=cfg.protection.break_glass_principals,
+        )
     )
 
 
@@ -524,14 +407,15 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
 
 
 def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
-    """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review."""
+    """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review, each with
+    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`)."""
     topo = failover_topology(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
     out = [
         PolicyDoc(
             f"{stem}bucket-policy", "bucket-policy", p.account_id, f"table bucket {p.bucket} (promoted)",
-            promoted_bucket_policy(cfg, topo),
+            promoted_bucket_policy(cfg, topo), deploys_as=f"replica-bucket-policy--{p.bucket}",
         ),
         PolicyDoc(
             f"{stem}table-policy", "table-policy", p.account_id,
@@ -544,10 +428,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replication-role-trust", "trust", p.account_id,
                 f"IAM role {topo.replication_role_name} (trust)", replication_role_trust(topo),
+                deploys_as="replication-role-trust",
             ),
             PolicyDoc(
                 f"{stem}replication-role-permissions", "identity", p.account_id,
                 f"IAM role {topo.replication_role_name}", replication_role_permissions(cfg, topo),
+                deploys_as="replication-role-permissions",
             ),
         ]  # fmt: skip
     for d in topo.destinations:
@@ -555,6 +441,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
                 f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
+                deploys_as=f"replica-bucket-policy--{d.bucket}",
             )
         )  # fmt: skip
         out.append(
@@ -569,6 +456,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replica-guardrail--{acct}", "identity", acct,
                 f"IAM managed policy {cfg.guardrail_policy_name}", guardrail(cfg, topo, acct),
+                deploys_as=f"replica-guardrail--{acct}",
             )
         )  # fmt: skip
     org = cfg.protection.organization
@@ -577,6 +465,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}scp-protect-replicas", "scp", org.management_account_id,
                 f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
+                deploys_as="scp-protect-replicas",
             )
         )  # fmt: skip
     if org is not None:
@@ -584,11 +473,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}scp-protect-promoted", "scp", org.management_account_id,
                 f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
-                service_control_policy_promoted(cfg, topo),
+                service_control_policy_promoted(cfg, topo), deploys_as="scp-protect-promoted",
             ),
             PolicyDoc(
                 f"{stem}scp-protect-replica-guards", "scp", org.management_account_id,
                 f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}", service_control_policy_guards(cfg, topo),
+                deploys_as="scp-protect-replica-guards",
             ),
         ]  # fmt: skip
     if topo.recovery_replica is not None:
@@ -597,7 +487,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}recovery-role-permissions", "identity", rep.account_id,
                 f"IAM role {cfg.recovery_role_name} (reads {topo.recovery_replica.bucket})",
-                recovery_role_permissions(cfg, topo),
+                recovery_role_permissions(cfg, topo), deploys_as="recovery-role-permissions",
             )
         )  # fmt: skip
     for site in key_sites(cfg, topo):
@@ -605,6 +495,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id,
                 f"KMS key of {site.bucket}", key_policy(cfg, topo, site),
+                deploys_as=f"kms-key-policy--{site.bucket}",
             )
         )  # fmt: skip
     return out

@@ -18,7 +18,9 @@ What `cdktf deploy` of this topology changes, and what it does not:
 
 Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
 lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
-document, so the plan shows no change for it).
+document, so the plan shows no change for it). On the promoted bucket the deploy role may only create the
+replication from it (`PutTableBucketReplication`, issue 26): its policies, retention, encryption and replication
+otherwise change with break-glass alone.
 """
 
 from __future__ import annotations

@@ -42,7 +42,6 @@ from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
@@ -60,7 +59,6 @@ class RecoveryRole(Construct):
         cfg: KitConfig,
         docs: DocumentSet,
         application_arn: str,
-        permissions: Document | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.role = IamRole(
@@ -77,7 +75,7 @@ class RecoveryRole(Construct):
             "permissions",
             name="s3tables-recovery",
             role=self.role.name,
-            policy=json.dumps(permissions or docs.document("recovery-role-permissions"), indent=2),
+            policy=json.dumps(docs.document("recovery-role-permissions"), indent=2),
         )
 
 

@@ -13,20 +13,34 @@ from policies.docset import DocumentSet
 from topology.config import KitConfig
 
 
+def add_replication_role(
+    scope: Construct, *, name: str, description: str, docs: DocumentSet
+) -> tuple[IamRole, IamRolePolicy]:
+    """The role (`role`) and its inline policy (`permissions`) in `scope`, from the topology's replication role
+    documents: the source's, or in the failover topology the promoted bucket's (`docs` resolves them)."""
+    role = IamRole(
+        scope,
+        "role",
+        name=name,
+        description=description,
+        assume_role_policy=json.dumps(docs.document("replication-role-trust"), indent=2),
+    )
+    policy = IamRolePolicy(
+        scope,
+        "permissions",
+        name="s3tables-replication",
+        role=role.name,
+        policy=json.dumps(docs.document("replication-role-permissions"), indent=2),
+    )
+    return role, policy
+
+
 class ReplicationRole(Construct):
     def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
         super().__init__(scope, id)
-        self.role = IamRole(
+        self.role, self.policy = add_replication_role(
             self,
-            "role",
             name=cfg.replication_role_name,
             description="Assumed by S3 Tables replication to copy source tables to the replica buckets",
-            assume_role_policy=json.dumps(docs.document("replication-role-trust"), indent=2),
-        )
-        self.policy = IamRolePolicy(
-            self,
-            "permissions",
-            name="s3tables-replication",
-            role=self.role.name,
-            policy=json.dumps(docs.document("replication-role-permissions"), indent=2),
+            docs=docs,
         )

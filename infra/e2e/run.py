@@ -63,7 +63,7 @@ ALL_CONFIGS = (
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
 TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
-PROTECTED_ERROR = re.compile(r"Resource (\S+) has\s+lifecycle\.prevent_destroy\s+set")
+PROTECTED_ERROR = re.compile(r"Resource\s+(\S+)\s+has\s+lifecycle\.prevent_destroy\s+set")
 
 
 def _say(text: str) -> None:

@@ -163,7 +163,9 @@ def patch_moto() -> None:
 
     # EMR Serverless takes the application type in any case (the provider's examples and the kit write "spark"; AWS
     # answers "Spark"); moto 5.2.5 refuses anything but upper case ("Unsupported engine spark"). It stores the
-    # type capitalized, as AWS reports it, so only the check's input is normalised.
+    # type capitalized, as AWS reports it, so only the check's input is normalised. A new application is CREATED on
+    # AWS (it starts with its first job when auto-start is on); moto makes it STARTED, and the provider waits for
+    # CREATED until it fails.
     from moto.emrserverless import models as emr
 
     create_application = emr.EMRServerlessBackend.create_application
@@ -171,7 +173,9 @@ def patch_moto() -> None:
     def create_application_any_case(self: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(kwargs.get("application_type"), str):
             kwargs["application_type"] = kwargs["application_type"].upper()
-        return create_application(self, *args, **kwargs)
+        application = create_application(self, *args, **kwargs)
+        application.state = "CREATED"
+        return application
 
     emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
 

@@ -91,7 +91,9 @@ def test_emr_serverless_takes_the_application_type_in_any_case(
 ) -> None:
     emr = _client(ops_env, keys, REPLICA, "emr-serverless", "us-west-2")
     app_id = emr.create_application(name="recovery", releaseLabel="emr-7.12.0", type="spark")["applicationId"]
-    assert emr.get_application(applicationId=app_id)["application"]["type"] == "Spark"
+    app = emr.get_application(applicationId=app_id)["application"]
+    assert app["type"] == "Spark"
+    assert app["state"] == "CREATED"  # as on AWS: the provider waits for CREATED
 
 
 def test_lambda_keeps_and_reports_its_logging_config(ops_env: OpsEnv, keys: dict[str, dict[str, str]]) -> None:

@@ -19,7 +19,10 @@ import jsii
 from cdktf import Annotations, Aspects, IAspect, TerraformResource, TerraformStack, Token
 from constructs import IConstruct
 
-from infra.nag.rules import ALL_RULES, NagRule
+from policies.lint import RULES, Rule
+
+NagRule = Rule  # the one rule shape (policies/lint.py); the aspect runs the very same rule objects
+ALL_RULES: tuple[NagRule, ...] = RULES
 
 SUPPRESSIONS_METADATA = "kit-nag/suppressions"
 
@@ -121,7 +124,7 @@ def check_construct(node: IConstruct, rules: Sequence[NagRule] = ALL_RULES) -> l
     return [v for v in violations if v.rule.id not in suppressed]
 
 
-_PARSE_RULE = NagRule(
+_PARSE_RULE = NagRule(  # synth-only: a construct attribute that is not literal JSON (no document to give RULES)
     id="KIT-IAM0",
     name="PolicyIsJson",
     explanation="Policy attributes hold literal JSON built by policies/ so the rules (and reviewers) can read them.",

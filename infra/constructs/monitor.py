@@ -17,6 +17,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from cdktf import AssetType, TerraformAsset
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
@@ -47,7 +48,9 @@ RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
 
 
-def _role(scope: Construct, id: str, *, name: str, description: str, trust: dict, policy: dict) -> IamRole:  # type: ignore[type-arg]
+def _role(
+    scope: Construct, id: str, *, name: str, description: str, trust: dict[str, Any], policy: dict[str, Any]
+) -> IamRole:
     role = IamRole(scope, id, name=name, description=description, assume_role_policy=json.dumps(trust, indent=2))
     IamRolePolicy(scope, f"{id}-permissions", name=name, role=role.name, policy=json.dumps(policy, indent=2))
     return role

@@ -183,19 +183,8 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
             )
 
     # Quota: table buckets per account and Region
-    per_site = Counter(
-        [(src.account_id, src.region)]
-        + [(r.account_id, r.region) for r in cfg.replicas]
-        + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else [])
-    )
-    for (acct, region), n in per_site.items():
-        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION:
-            out.append(
-                Issue(
-                    "replicas",
-                    f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}",
-                )
-            )
+    buckets = [(r.account_id, r.region) for r in (src, *cfg.replicas)]
+    out += _bucket_quota_issues("replicas", buckets + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else []))
 
     # State
     st = cfg.state
@@ -533,13 +522,14 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
     sites = [(r.account_id, r.region) for r in (cfg.source, *cfg.replicas, *fo.new_buckets)]
     if cfg.recovery.replica in replicas:
         sites.append((cfg.recovery_replica.account_id, cfg.recovery_replica.region))
-    per_site = Counter(sites)
-    for (acct, region), n in per_site.items():
-        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION:
-            out.append(
-                Issue(
-                    "failover.new_buckets",
-                    f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}",
-                )
-            )
+    out += _bucket_quota_issues("failover.new_buckets", sites)
     return out
+
+
+def _bucket_quota_issues(where: str, sites: list[tuple[str, str]]) -> list[Issue]:
+    """One issue per (account, Region) holding more table buckets than the quota allows."""
+    return [
+        Issue(where, f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}")
+        for (acct, region), n in Counter(sites).items()
+        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+    ]

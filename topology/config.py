@@ -4,8 +4,8 @@ Loaded from TOML (`load_config`), validated completely before anything is built 
 field (``replicas[0].bucket``) and the rule it breaks. This module imports no CDKTF code: `policies/` and `jobs/`
 use it too.
 
-It is the package's front door: the names live in four modules, one concern each, and are re-exported here so that
-`from topology.config import ...` is the one import callers need:
+It is the package's front door: the names live in four modules, one concern each, and the public ones are
+re-exported here so that `from topology.config import ...` is the one import callers need:
 
 - `topology.rules`   the rules of AWS and Iceberg (quotas, name and ARN shapes, column types);
 - `topology.model`   the frozen model of each section and the root `KitConfig` with its derived names;
@@ -18,7 +18,6 @@ from __future__ import annotations
 from topology.checks import (
     Issue,
     assurance_checks,
-    cross_checks,
     failover_checks,
     failover_recovery_replica,
 )
@@ -50,33 +49,17 @@ from topology.model import (
     parse_partition,
 )
 from topology.rules import (
-    ACCOUNT_RE,
     BUCKET_FORBIDDEN_PREFIXES,
     BUCKET_FORBIDDEN_SUFFIXES,
-    BUCKET_RE,
-    DECIMAL_RE,
-    EMR_RELEASE_RE,
-    FIXED_RE,
-    IAM_PRINCIPAL_RE,
-    ICEBERG_NAME_RE,
-    KIT_NAME_RE,
     KIT_TAG_KEYS,
-    KMS_KEY_ARN_RE,
     KNOWN_REGIONS,
     MAX_DESTINATIONS,
     MAX_FAILOVER_DESTINATIONS,
     MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
     MAX_TABLES_PER_BUCKET,
     MAX_TAGS,
-    ORG_TARGET_RE,
-    PARTITION_RE,
     PRIMITIVE_TYPES,
-    ROLE_ARN_RE,
     SOURCE_TABLE_TAGS_KEY,
-    TAG_KEY_RE,
-    TAG_VALUE_RE,
-    TEMPORAL_TRANSFORM_TYPES,
-    TRANSFORM_CANON,
     UPPERCASE_REASON,
     check_account,
     check_bucket_name,
@@ -87,34 +70,18 @@ from topology.rules import (
 )
 
 __all__ = [
-    "ACCOUNT_RE",
     "BUCKET_FORBIDDEN_PREFIXES",
     "BUCKET_FORBIDDEN_SUFFIXES",
-    "BUCKET_RE",
-    "DECIMAL_RE",
-    "EMR_RELEASE_RE",
     "FAILOVER_NAME_SUFFIX",
-    "FIXED_RE",
-    "IAM_PRINCIPAL_RE",
-    "ICEBERG_NAME_RE",
-    "KIT_NAME_RE",
     "KIT_TAG_KEYS",
-    "KMS_KEY_ARN_RE",
     "KNOWN_REGIONS",
     "MAX_DESTINATIONS",
     "MAX_FAILOVER_DESTINATIONS",
     "MAX_TABLES_PER_BUCKET",
     "MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION",
     "MAX_TAGS",
-    "ORG_TARGET_RE",
-    "PARTITION_RE",
     "PRIMITIVE_TYPES",
-    "ROLE_ARN_RE",
     "SOURCE_TABLE_TAGS_KEY",
-    "TAG_KEY_RE",
-    "TAG_VALUE_RE",
-    "TEMPORAL_TRANSFORM_TYPES",
-    "TRANSFORM_CANON",
     "UPPERCASE_REASON",
     "AccountId",
     "Column",
@@ -142,7 +109,6 @@ __all__ = [
     "check_column_type",
     "check_iceberg_name",
     "check_region",
-    "cross_checks",
     "failover_checks",
     "failover_recovery_replica",
     "load_config",

@@ -28,10 +28,10 @@ def parse_timestamp(value: Any) -> datetime:
             try:
                 parsed = parsedate_to_datetime(value)
             except (TypeError, ValueError, IndexError):
-                return botocore_parse(value)
+                return botocore_parse(value)  # type: ignore[no-any-return]
         if parsed.tzinfo is not None:
             return parsed
-    return botocore_parse(value)
+    return botocore_parse(value)  # type: ignore[no-any-return]
 
 
 def install(botocore_session: Any) -> Any:

@@ -1,11 +1,14 @@
 """The encrypted SNS topic assurance alarms notify: a customer managed KMS key (CloudWatch can publish to a topic
 encrypted with an AWS managed key only if that key's policy lets it, which an AWS managed key's cannot), the topic,
-and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms."""
+and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms.
+
+`kit_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM and on OK."""
 
 from __future__ import annotations
 
 import json
 
+from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
@@ -38,3 +41,73 @@ class AlarmTopic(Construct):
     @property
     def arn(self) -> str:
         return str(self.topic.arn)
+
+
+def kit_alarm(
+    scope: Construct,
+    id: str,
+    *,
+    name: str,
+    description: str,
+    metric: str,
+    dimensions: dict[str, str],
+    statistic: str,
+    period: int,
+    threshold: float,
+    comparison: str,
+    actions: list[str],
+    evaluation_periods: int = 1,
+    datapoints_to_alarm: int | None = None,
+    treat_missing_data: str = "notBreaching",  # silence is a not-reporting/not-succeeding alarm's job
+) -> CloudwatchMetricAlarm:
+    """An alarm on one of the kit's metrics (namespace `S3TablesReplicaKit`) that notifies `actions` on ALARM and OK."""
+    return CloudwatchMetricAlarm(
+        scope,
+        id,
+        alarm_name=name,
+        alarm_description=description,
+        namespace=assurance.METRIC_NAMESPACE,
+        metric_name=metric,
+        dimensions=dimensions,
+        statistic=statistic,
+        period=period,
+        evaluation_periods=evaluation_periods,
+        datapoints_to_alarm=datapoints_to_alarm,
+        threshold=threshold,
+        comparison_operator=comparison,
+        treat_missing_data=treat_missing_data,
+        alarm_actions=actions,
+        ok_actions=actions,
+    )
+
+
+def not_succeeding_alarm(
+    scope: Construct,
+    id: str,
+    *,
+    name: str,
+    description: str,
+    metric: str,
+    dimensions: dict[str, str],
+    period: int,
+    periods: int,
+    actions: list[str],
+) -> CloudwatchMetricAlarm:
+    """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
+    less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
+    return kit_alarm(
+        scope,
+        id,
+        name=name,
+        description=description,
+        metric=metric,
+        dimensions=dimensions,
+        statistic="Sum",
+        period=period,
+        evaluation_periods=periods,
+        datapoints_to_alarm=periods,
+        threshold=1,
+        comparison="LessThanThreshold",
+        treat_missing_data="breaching",
+        actions=actions,
+    )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.providers import site_providers
+from infra.constructs.providers import kit_site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from infra.constructs.table_bucket import kit_table_bucket
 from policies import documents
@@ -40,14 +40,7 @@ class ReplicaStack(TerraformStack):
         overrides: ReplicaStackDocuments | None = None,
     ) -> None:
         super().__init__(scope, replica.stack_id)
-        awscc = site_providers(
-            self,
-            kit=cfg.kit.name,
-            account_id=replica.account_id,
-            region=replica.region,
-            deploy_role_arn=replica.deploy_role_arn,
-            tags=cfg.resource_tags,
-        )
+        awscc = kit_site_providers(self, cfg, replica)
         self.bucket = kit_table_bucket(
             self,
             cfg,
@@ -89,10 +82,7 @@ class ReplicaStack(TerraformStack):
                 "table_bucket_name": replica.bucket,
                 "storage_class": replica.storage_class,
                 "encryption": self.bucket.encryption_output,
-                "snapshot_retention": {
-                    "max_snapshot_age_hours": replica.snapshot_retention.max_snapshot_age_hours,
-                    "min_snapshots_to_keep": replica.snapshot_retention.min_snapshots_to_keep,
-                },
+                "snapshot_retention": replica.snapshot_retention.model_dump(),
                 "source_table_bucket_arn": cfg.source.bucket_arn,
                 "break_glass_principals": list(cfg.protection.break_glass_principals),
                 "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],

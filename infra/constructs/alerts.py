@@ -2,11 +2,13 @@
 encrypted with an AWS managed key only if that key's policy lets it, which an AWS managed key's cannot), the topic,
 and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms.
 
-`kit_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM and on OK."""
+`above_threshold_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM
+and on OK."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
@@ -43,32 +45,55 @@ class AlarmTopic(Construct):
         return str(self.topic.arn)
 
 
-def kit_alarm(
+@dataclass(frozen=True)
+class KitMetricAlarm:
+    """What an alarm on one of the kit's metrics (namespace `S3TablesReplicaKit`) is about: its construct id, alarm
+    name and description, and the metric with its dimensions."""
+
+    id: str
+    name: str
+    description: str
+    metric: str
+    dimensions: dict[str, str]
+
+
+def above_threshold_alarm(
+    scope: Construct, alarm: KitMetricAlarm, *, period: int, threshold: float, comparison: str, actions: list[str]
+) -> CloudwatchMetricAlarm:
+    """Fires when the metric's maximum over one period crosses the threshold. No data is not a breach: silence is the
+    not-reporting alarm's job."""
+    return _metric_alarm(scope, alarm, actions, "Maximum", period, 1, threshold, comparison, "notBreaching")
+
+
+def not_succeeding_alarm(
+    scope: Construct, alarm: KitMetricAlarm, *, period: int, periods: int, actions: list[str]
+) -> CloudwatchMetricAlarm:
+    """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
+    less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
+    return _metric_alarm(scope, alarm, actions, "Sum", period, periods, 1, "LessThanThreshold", "breaching", periods)
+
+
+def _metric_alarm(
     scope: Construct,
-    id: str,
-    *,
-    name: str,
-    description: str,
-    metric: str,
-    dimensions: dict[str, str],
+    alarm: KitMetricAlarm,
+    actions: list[str],
     statistic: str,
     period: int,
+    evaluation_periods: int,
     threshold: float,
     comparison: str,
-    actions: list[str],
-    evaluation_periods: int = 1,
+    treat_missing_data: str,
     datapoints_to_alarm: int | None = None,
-    treat_missing_data: str = "notBreaching",  # silence is a not-reporting/not-succeeding alarm's job
 ) -> CloudwatchMetricAlarm:
-    """An alarm on one of the kit's metrics (namespace `S3TablesReplicaKit`) that notifies `actions` on ALARM and OK."""
+    """The alarm, notifying `actions` on ALARM and on OK."""
     return CloudwatchMetricAlarm(
         scope,
-        id,
-        alarm_name=name,
-        alarm_description=description,
+        alarm.id,
+        alarm_name=alarm.name,
+        alarm_description=alarm.description,
         namespace=assurance.METRIC_NAMESPACE,
-        metric_name=metric,
-        dimensions=dimensions,
+        metric_name=alarm.metric,
+        dimensions=alarm.dimensions,
         statistic=statistic,
         period=period,
         evaluation_periods=evaluation_periods,
@@ -78,36 +103,4 @@ def kit_alarm(
         treat_missing_data=treat_missing_data,
         alarm_actions=actions,
         ok_actions=actions,
-    )
-
-
-def not_succeeding_alarm(
-    scope: Construct,
-    id: str,
-    *,
-    name: str,
-    description: str,
-    metric: str,
-    dimensions: dict[str, str],
-    period: int,
-    periods: int,
-    actions: list[str],
-) -> CloudwatchMetricAlarm:
-    """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
-    less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
-    return kit_alarm(
-        scope,
-        id,
-        name=name,
-        description=description,
-        metric=metric,
-        dimensions=dimensions,
-        statistic="Sum",
-        period=period,
-        evaluation_periods=periods,
-        datapoints_to_alarm=periods,
-        threshold=1,
-        comparison="LessThanThreshold",
-        treat_missing_data="breaching",
-        actions=actions,
     )

@@ -35,7 +35,7 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
-from infra.constructs.alerts import AlarmTopic, kit_alarm, not_succeeding_alarm
+from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
 from infra.constructs.iam import role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
@@ -149,23 +149,16 @@ class ReplicationMonitor(Construct):
         period = mon.interval_minutes * 60
         actions = [alarm_topic_arn]
         self.alarms = [a for rep in cfg.replicas for a in self._replica_alarms(cfg, rep, period, actions)]
-        self.alarms.append(
-            not_succeeding_alarm(
-                self,
-                "not-reporting",
-                name=f"{cfg.kit.name}-replication-monitor-not-reporting",
-                description=(
-                    f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): "
-                    "the function fails, is not invoked, or cannot read some table's status, so lag and failures "
-                    "are unknown. README: 'Assurance'."
-                ),
-                metric=C.HEARTBEAT,
-                dimensions={"Kit": cfg.kit.name},
-                period=period,
-                periods=2,
-                actions=actions,
-            )
+        not_reporting = KitMetricAlarm(
+            "not-reporting",
+            f"{cfg.kit.name}-replication-monitor-not-reporting",
+            f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): the function "
+            "fails, is not invoked, or cannot read some table's status, so lag and failures are unknown. README: "
+            "'Assurance'.",
+            C.HEARTBEAT,
+            {"Kit": cfg.kit.name},
         )
+        self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
 
     def _replica_alarms(
         self, cfg: KitConfig, rep: Replica, period: int, actions: list[str]
@@ -188,20 +181,17 @@ class ReplicationMonitor(Construct):
         # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
         dims = {"Kit": cfg.kit.name, "Destination": rep.bucket_arn}
         return [
-            kit_alarm(
+            above_threshold_alarm(
                 self,
-                f"{kind}-{rep.bucket}",
-                name=f"{cfg.kit.name}-replication-{kind}-{rep.bucket}",
-                description=description,
-                metric=metric,
-                dimensions=dims,
-                statistic="Maximum",
+                KitMetricAlarm(
+                    f"{kind}-{rep.bucket}", f"{cfg.kit.name}-replication-{kind}-{rep.bucket}", text, metric, dims
+                ),
                 period=period,
                 threshold=threshold,
                 comparison=comparison,
                 actions=actions,
             )
-            for kind, metric, threshold, comparison, description in alarms
+            for kind, metric, threshold, comparison, text in alarms
         ]
 
 

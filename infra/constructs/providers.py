@@ -89,29 +89,13 @@ def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: 
     return provider
 
 
-def site_providers(
-    scope: Construct,
-    *,
-    kit: str,
-    account_id: str,
-    region: str,
-    deploy_role_arn: str | None,
-    tags: Mapping[str, str] | None = None,
-) -> TerraformProvider:
-    """The aws and awscc providers of a stack that holds a table bucket; returns the awscc provider. awscc has no
-    default tags: table buckets carry `tags` themselves (infra/constructs/table_bucket.py)."""
-    aws_provider(scope, kit=kit, account_id=account_id, region=region, deploy_role_arn=deploy_role_arn, tags=tags)
-    return awscc_provider(scope, kit=kit, region=region, deploy_role_arn=deploy_role_arn)
-
-
-def kit_site_providers(scope: Construct, cfg: KitConfig, site: Source | Replica) -> TerraformProvider:
-    """`site_providers` of a stack at one site of the configuration (the source, a replica, the recovery replica's
-    account and Region): the site's account guard and deploy role, the configuration's tags."""
-    return site_providers(
-        scope,
-        kit=cfg.kit.name,
-        account_id=site.account_id,
-        region=site.region,
-        deploy_role_arn=site.deploy_role_arn,
-        tags=cfg.resource_tags,
+def site_providers(scope: Construct, cfg: KitConfig, site: Source | Replica) -> TerraformProvider:
+    """The aws and awscc providers of a stack at one site of the configuration (the source, a replica, the recovery
+    replica's account and Region): the site's account guard and deploy role, the configuration's tags. Returns the
+    awscc provider. awscc has no default tags: table buckets carry `tags` themselves (infra/constructs/table_bucket.py).
+    """
+    kit, role = cfg.kit.name, site.deploy_role_arn
+    aws_provider(
+        scope, kit=kit, account_id=site.account_id, region=site.region, deploy_role_arn=role, tags=cfg.resource_tags
     )
+    return awscc_provider(scope, kit=kit, region=site.region, deploy_role_arn=role)

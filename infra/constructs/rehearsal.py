@@ -23,7 +23,7 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
-from infra.constructs.alerts import AlarmTopic, not_succeeding_alarm
+from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
 from infra.constructs.iam import role_policy, role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
@@ -129,20 +129,15 @@ class RecoveryRehearsal(Construct):
             ),
         )
         period, periods = alarm_window(reh.interval_hours)
-        self.alarm = not_succeeding_alarm(
-            self,
+        no_success = KitMetricAlarm(
             "no-success",
-            name=f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
-            description=(
-                f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
-                "recovery is failing, or the schedule/job does not run. README: 'Assurance'."
-            ),
-            metric=C.REHEARSAL_SUCCEEDED,
-            dimensions={"Kit": cfg.kit.name},
-            period=period,
-            periods=periods,
-            actions=[alarm_topic_arn],
+            f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
+            f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
+            "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
+            C.REHEARSAL_SUCCEEDED,
+            {"Kit": cfg.kit.name},
         )
+        self.alarm = not_succeeding_alarm(self, no_success, period=period, periods=periods, actions=[alarm_topic_arn])
 
 
 def recovery_assurance(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.providers import kit_site_providers
+from infra.constructs.providers import site_providers
 from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
 from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
@@ -35,7 +35,7 @@ class RecoveryStack(TerraformStack):
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
-        awscc = kit_site_providers(self, cfg, rep)
+        awscc = site_providers(self, cfg, rep)
         bucket = kit_table_bucket(
             self,
             cfg,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.providers import kit_site_providers
+from infra.constructs.providers import site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from infra.constructs.table_bucket import kit_table_bucket
 from policies import documents
@@ -40,7 +40,7 @@ class ReplicaStack(TerraformStack):
         overrides: ReplicaStackDocuments | None = None,
     ) -> None:
         super().__init__(scope, replica.stack_id)
-        awscc = kit_site_providers(self, cfg, replica)
+        awscc = site_providers(self, cfg, replica)
         self.bucket = kit_table_bucket(
             self,
             cfg,

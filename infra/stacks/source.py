@@ -10,7 +10,7 @@ from constructs import Construct
 
 from infra.constructs.catalog import SourceCatalog
 from infra.constructs.monitor import source_assurance
-from infra.constructs.providers import kit_site_providers, untagged_aws_provider
+from infra.constructs.providers import site_providers, untagged_aws_provider
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import kit_table_bucket
@@ -33,7 +33,7 @@ class SourceStack(TerraformStack):
     ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
-        awscc = kit_site_providers(self, cfg, src)
+        awscc = site_providers(self, cfg, src)
         bucket = kit_table_bucket(
             self,
             cfg,

@@ -16,7 +16,7 @@ node_modules/.stamp: package.json package-lock.json
 .jars/.stamp: jars/pom.xml
 	@bash scripts/setup.sh jars
 
-.PHONY: help setup test test-fast lint typecheck check validate synth golden policies policies-check policy-check \
+.PHONY: help setup test test-fast lint typecheck check validate e2e e2e-all synth golden policies policies-check policy-check \
         demo summary proofs recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
@@ -35,9 +35,15 @@ lint: setup ## ruff check + format check
 	$(PY) -m ruff format --check .
 
 typecheck: setup ## mypy
-	$(PY) -m mypy infra jobs policies topology bench
+	$(PY) -m mypy emulator infra jobs policies topology bench
 
 check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
+
+e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
+	$(PY) -m infra.e2e $(ARGS)
+
+e2e-all: setup ## make e2e for both examples and both failover topologies
+	$(PY) -m infra.e2e --all $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
 	$(PY) -m infra.validate $(ARGS)
@@ -104,4 +110,4 @@ bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out
 	$(PY) -m bench.run
 
 clean: ## Remove build output (keeps .venv, node_modules, .jars)
-	rm -rf cdktf.out .build/validate demo-out failover-out bench-out reports .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdktf.out .build/validate .build/e2e demo-out failover-out bench-out reports .pytest_cache .mypy_cache .ruff_cache

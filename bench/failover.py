@@ -2,7 +2,7 @@
 emulator, for one large table (the 20 M-row orders of `bench/recovery.py`, its real metadata) and for 1,000 small
 tables; compared in `bench/run.py` with the kit's file copy and the default CTAS measured in the same run.
 
-The control plane is the kit's emulator (`tests/moto_ext` in a subprocess, as in the drill); the large table's
+The control plane is the kit's emulator (`emulator/` in a subprocess, as in the drill); the large table's
 manifests stay on local disk (its metadata points at them), so the verification reads real manifests. Failover is
 metadata only: its time must not grow with the table's size.
 
@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
     """(emulator, clients, cfg, outputs, break-glass clients) for the seed topology in a fresh emulator."""
-    from jobs.failover.drill import EMULATOR_ENV, SEED, Emulator, deploy
+    from emulator.process import Emulator
+    from jobs.failover.drill import EMULATOR_ENV, SEED, deploy
     from jobs.ops.clients import Clients
     from topology.config import load_config
     from topology.outputs import load_outputs
@@ -40,7 +41,7 @@ def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
     os.environ.pop("AWS_ENDPOINT_URL", None)
     cfg = load_config(SEED)
     account = cfg.replicas[0].account_id
-    emu = Emulator(account, out / "emulator.log")
+    emu = Emulator(log=out / "emulator.log", env={**EMULATOR_ENV, "MOTO_ACCOUNT_ID": account}).start()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=64)
     outputs = load_outputs(deploy(cfg, clients, out))
     bg = Clients(
@@ -99,7 +100,8 @@ def _template(clients: Any, bucket_arn: str, region: str, endpoint: str) -> dict
 def lose_region(emu: Any, bucket_name: str) -> None:
     for op in ("ListTables", "GetTable", "GetTableMetadataLocation", "GetTableReplicationStatus"):
         fault = {"operation": op, "remaining": 10**9, "code": "ServiceUnavailableException", "status": 503}
-        emu.control("faults", {"faults": [{**fault, "message": "Region unavailable (bench)", "match": bucket_name}]})
+        down = {**fault, "message": "Region unavailable (bench)", "match": bucket_name}
+        emu.control.call("faults", {"faults": [down]})
 
 
 def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int) -> tuple[float, Any]:
@@ -118,12 +120,6 @@ def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int)
     return time.perf_counter() - t0, res
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc; the emulator runs in its own process)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, Any]]:
     """Run `fn()`; the client's and the emulator's CPU seconds separately, and a cProfile of the client when asked."""
     import cProfile
@@ -137,8 +133,8 @@ def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, 
         sys.setprofile(None)
         p.enable()
 
-    before = emu.control("stats")
-    emu0, me0, w0 = _cpu_seconds(emu.proc.pid), time.process_time(), time.perf_counter()
+    before = emu.control.call("stats")
+    emu0, me0, w0 = emu.cpu_seconds(), time.process_time(), time.perf_counter()
     if prof_out:
         profiles.append(cProfile.Profile())
         threading.setprofile(per_thread)
@@ -152,9 +148,9 @@ def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, 
     cpu: dict[str, Any] = {
         "wall_s": round(time.perf_counter() - w0, 2),
         "client_cpu_s": round(time.process_time() - me0, 2),
-        "emulator_cpu_s": round(_cpu_seconds(emu.proc.pid) - emu0, 2),
+        "emulator_cpu_s": round(emu.cpu_seconds() - emu0, 2),
     }
-    after = emu.control("stats")
+    after = emu.control.call("stats")
     requests: dict[str, int] = {}
     for kind in ("calls", "s3_calls"):
         for k, n in after[kind].items():
@@ -190,7 +186,7 @@ def measure(
             _clone(clients, src.table_bucket_arn, src.region, "big", ["orders"], big)
             snap = next(s for s in big["snapshots"] if s["snapshot-id"] == big["current-snapshot-id"])
             result["big_rows"] = int(snap["summary"]["total-records"])
-        emu.control("replicate", {"sourceBucketArn": src.table_bucket_arn})
+        emu.control.call("replicate", {"sourceBucketArn": src.table_bucket_arn})
         result["setup_s"] = round(time.perf_counter() - t0, 1)
         lose_region(emu, src.table_bucket_name)  # the failover scenario: the source Region does not answer
         for ns, key in (("small1", "one_small"), ("big", "one_big"), ("fleet", "fleet")):
@@ -204,7 +200,7 @@ def measure(
                 result[key]["rows"] = sum(o.rows or 0 for o in res.outcomes)
             result[key].update(cpu, plan_s=res.plan_seconds, steps_s=_step_totals(res.outcomes))
             print(f"  failover {ns}: {len(res.outcomes)} table(s) in {secs:.2f} s ({ok} ok)", flush=True)
-        result["calls"] = emu.control("stats")["calls"]
+        result["calls"] = emu.control.call("stats")["calls"]
         result["load_average"] = os.getloadavg()
     finally:
         emu.stop()

@@ -1,5 +1,5 @@
 """Ops tools at lake scale (issue 18): status with windows, monitor, harden (nothing to change) and audit over
-10,000 tables in 100 namespaces x 3 destinations on the emulator (tests/moto_ext) with 30 ms latency per S3 Tables
+10,000 tables in 100 namespaces x 3 destinations on the emulator (emulator/) with 30 ms latency per S3 Tables
 call and 20 ms per S3 call, against the baseline a user would script by hand (the same calls, one table after the
 other, measured on a sample in the same run and scaled); each tool runs in a child process whose peak RSS is
 measured; then the monitor under 20% throttling of every S3 Tables call plus a burst of 1,000 throttled
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from emulator.process import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
@@ -158,57 +159,6 @@ def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
             }
         }
     return doc
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Emulator:
-    """`python -m tests.moto_ext.server` on a free loopback port, stopped on exit."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(REPO))
-        env.pop("AWS_ENDPOINT_URL", None)
-        self.log = tempfile.NamedTemporaryFile(prefix="ops-bench-moto-", suffix=".log", delete=False)  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.moto_ext.server", "--port", str(self.port)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-        )
-        from tests.moto_ext.control import Control
-
-        self.control = Control(self.url)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if self.control.health():
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"emulator did not start: {Path(self.log.name).read_text()[-2000:]}")
-            time.sleep(0.2)
-
-    def cpu_seconds(self) -> float:
-        """The emulator process's CPU time so far (user + system), from /proc."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
 
 
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
@@ -477,7 +427,7 @@ def run_ops_bench(scale_name: str | None = None, workdir: Path | None = None) ->
     sc = SCALES[scale_name if scale_name in SCALES else "small"]
     wd = workdir or Path(tempfile.mkdtemp(prefix="ops-bench-"))
     wd.mkdir(parents=True, exist_ok=True)
-    emu = Emulator()
+    emu = Emulator().start()
     doc: dict[str, Any] = {"scale": scale_name, "config": sc.__dict__ | {"tables": sc.tables}, "cores": os.cpu_count()}
     try:
         print(f"    ops: building {sc.tables} tables x {sc.destinations} destinations", flush=True)
@@ -577,7 +527,7 @@ def markdown(doc: dict[str, Any] | None) -> str:
         f"## Ops tools at lake scale (issue 18, scale {doc['scale']})",
         "",
         f"{sc['tables']:,} tables in {sc['namespaces']} namespaces x {sc['destinations']} destinations on the emulator "
-        f"(tests/moto_ext) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
+        f"(emulator/) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
         f"S3/CloudWatch call; concurrency {sc['concurrency']}; each tool in a child process as its CLI runs (worker "
         f"processes by the table count, `--processes`; processes = the tool, its workers and multiprocessing's "
         f"resource tracker; peak RSS = the largest sum of their resident sets, sampled every 0.25 s). "

@@ -1,6 +1,6 @@
 """Recovery at lake scale (issue 18): the dry-run plan of 10,000 tables on the emulator, and many small tables.
 
-(a) plan: `tests.moto_ext` server on a free loopback port, `destinations` replica table buckets of `tables` tables each
+(a) plan: emulator (`emulator/`) on a free loopback port, `destinations` replica table buckets of `tables` tables each
     (`namespaces` namespaces), per-request latency on the S3 Tables operations; the kit's concurrent plan of every
     table of one replica bucket vs the serial per-table plan (`job.build_plan`, the call sequence a user scripts by
     hand) on a sample of the same run, scaled to the table count.
@@ -44,33 +44,6 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def emulator() -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(REPO))
-    env.pop("AWS_ENDPOINT_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    from tests.moto_ext.control import Control
-
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if Control(url).health():
-                return proc, url
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"the emulator did not start on {url}")
-        time.sleep(0.2)
-
-
 def measure_plan(
     tables: int = 10_000,
     namespaces: int = 100,
@@ -79,20 +52,21 @@ def measure_plan(
     latency_s: float = 0.03,
     s3_latency_s: float = 0.02,
 ) -> dict[str, Any]:
+    from emulator.process import Emulator
     from jobs import aws_retry
     from jobs.recover.catalogs import CatalogSpec
     from jobs.recover.job import RecoveryRequest, build_plan, plan_one
     from jobs.recover.lakeplan import build_plan_at_scale
     from jobs.recover.metadata import metadata_source
     from jobs.recover.model import Ident
-    from tests.moto_ext.control import Control
 
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         os.environ.setdefault(k, v)
     region = "us-west-2"
-    proc, url = emulator()
+    emu = Emulator().start()
+    url = emu.url
     try:
-        ctl = Control(url)
+        ctl = emu.control
         st = aws_retry.client("s3tables", region, url)
         per_ns = tables // namespaces
         layout = {f"ns{j:03d}": [f"t{i:04d}" for i in range(per_ns)] for j in range(namespaces)}
@@ -153,8 +127,7 @@ def measure_plan(
             "peak_rss_mb": round(_rss_mb(), 0),
         }
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        emu.stop()
 
 
 # --- (b) many small tables -----------------------------------------------------------------------------------------

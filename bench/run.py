@@ -273,7 +273,8 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
         other = syn["wall_s"] - syn["import_s"] - syn["build_synth_s"]
         out.append(
             f"Synth ({syn['wall_s']:.1f} s, goal <= 60 s {verdict(sy.met)}): {syn['import_s']:.1f} s is importing the "
-            f"provider bindings (`cdktf_cdktf_provider_aws` loads all of its submodules through jsii; REFERENCE §4: "
+            f"provider bindings (`cdktf_cdktf_provider_aws` loads all of its submodules through jsii; "
+            "docs/aws-facts.md#terraform-providers-and-cdktf: "
             f"15-25 s on an idle machine), build {syn['build_s']:.1f} s and synth {syn['synth_s']:.1f} s for "
             f"{syn['resources']} resources in {len(syn['stacks'])} stacks, {other:.1f} s interpreter start and jsii "
             "shutdown. Peak memory per process (VmHWM): "
@@ -295,7 +296,8 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
         busy = (
             "the Spark work was CPU-bound: the limits above are computation, not I/O"
             if share >= 0.75
-            else "tasks spent much of their time waiting for a CPU, so absolute rates are below REFERENCE §5's"
+            else "tasks spent much of their time waiting for a CPU, so absolute rates are below the reference rates "
+            "of docs/aws-facts.md#spark-and-iceberg"
         )
         out.append(
             f"Load: executor CPU time was {100 * share:.0f}% of executor run time over all Spark phases; {busy}. The "

@@ -11,7 +11,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
-(boto3 >= 1.42.1, REFERENCE §1). botocore reads extra service models from the directories named by the
+(boto3 >= 1.42.1, docs/aws-facts.md#replication). botocore reads extra service models from the directories named by the
 `AWS_DATA_PATH` environment variable before its own, so the function sets `AWS_DATA_PATH=/var/task/botocore_data`
 and gets the model of the kit's pinned botocore without shipping the whole SDK; the kit's clients add the overlay
 (`jobs/aws_overlay`, operations newer than the pinned botocore) on top, as everywhere else.

@@ -351,8 +351,11 @@ def _rewrite_refs(node: Any, removed: set[tuple[str, str]]) -> Any:
     return node
 
 
-def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]]) -> Prepared:
-    """The copy of a synthesized stack that the local binaries can validate, and what it leaves out."""
+def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]], *, check_backend: bool = True) -> Prepared:
+    """The copy of a synthesized stack that the local binaries can validate, and what it leaves out.
+
+    `check_backend`: add a `terraform_remote_state` with the stack's backend configuration, so that `terraform
+    validate` checks it against the backend schema (`make e2e` initialises the real backend instead)."""
     out = Prepared(copy.deepcopy(doc))
     d = out.document
     statuses = provider_statuses(d, local)
@@ -433,7 +436,7 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]]) -> Prep
             stubs[_stub_name(rtype, name)] = {"input": {}}
 
     # The backend block, checked against Terraform's backend schema (init -backend=false does not read it).
-    for btype, bconf in d.get("terraform", {}).get("backend", {}).items():
+    for btype, bconf in d.get("terraform", {}).get("backend", {}).items() if check_backend else ():
         d.setdefault("data", {}).setdefault("terraform_remote_state", {})[f"kit_validate_backend_{btype}"] = {
             "backend": btype,
             "config": bconf,

@@ -15,7 +15,7 @@ file copy executors, EMR submission) and pyiceberg's/pyarrow's S3 access.
     independently of the rate (the issue's measuring layer): 200 tables x 3 destinations took 73 s in adaptive
     mode against 1 s unthrottled (every throttle cuts the send rate by 30%, down to 0.5 requests/s, so a
     10,000-table run would need about an hour and the monitor Lambda, 15 minutes at most, would never publish its
-    heartbeat); standard mode plus the tools' second pass read every table. See NOTES.round3.issue-18-ops.md.
+    heartbeat); standard mode plus the tools' second pass read every table. See docs/decisions/0016-one-retry-policy.md.
 
 * pyarrow's ``S3FileSystem`` (pyiceberg's ``PyArrowFileIO`` for ``s3://``): the AWS SDK for C++'s standard strategy
   with the same attempt count, set through pyiceberg 0.12's FileIO property ``s3.retry-strategy-impl`` (a class path

@@ -2,12 +2,13 @@
 
 botocore parses every timestamp of a response with ``dateutil.parser.parse`` (``botocore.utils.parse_timestamp``):
 about 0.1 ms each. The ops tools' many-table loops parse two per ``GetTable``, one per object read and two per table
-of every ``ListTables`` page, about 15% of the client CPU per call (profile in NOTES.md, round 4). The formats AWS
-sends are fixed: ISO 8601 with an offset (JSON protocols: ``2026-11-24T05:30:00.123Z``) and RFC 7231 dates in headers
-(``Tue, 24 Nov 2026 05:30:00 GMT``); `parse_timestamp` reads those with the standard library and hands everything
-else (epoch numbers, naive or odd strings) to botocore's parser, so what it returns is what botocore would return
-(a test compares both on every shape). Installed per session through botocore's documented parser-factory
-component (what the AWS CLI does for ``--cli-timestamp-format``); nothing happens on import.
+of every ``ListTables`` page, about 15% of the client CPU per call (profile:
+docs/decisions/0017-ops-tools-at-lake-scale.md). The formats AWS sends are fixed: ISO 8601 with an offset (JSON
+protocols: ``2026-11-24T05:30:00.123Z``) and RFC 7231 dates in headers (``Tue, 24 Nov 2026 05:30:00 GMT``);
+`parse_timestamp` reads those with the standard library and hands everything else (epoch numbers, naive or odd strings)
+to botocore's parser, so what it returns is what botocore would return (a test compares both on every shape). Installed
+per session through botocore's documented parser-factory component (what the AWS CLI does for
+``--cli-timestamp-format``); nothing happens on import.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ iam-data (`NEW_ACTION_SOURCES`) are known to the lint and the simulator through 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 S3T = "s3tables:"
 MAINTENANCE_SERVICE = "maintenance.s3tables.amazonaws.com"
@@ -47,7 +47,8 @@ TABLE_OR_BUCKET_LEVEL = frozenset({"TagResource", "UntagResource", "ListTagsForR
 _API = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3Buckets_"
 _SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3tables.html"
 # Source of every action added to the S3 Tables API after the kit's protection model was first written, with the
-# resource level the kit relies on (checked 2026-11-24 with the docs search; see NOTES.round3.issue-15-policies.md).
+# resource level the kit relies on (checked 2026-11-24 with the docs search; see
+# docs/decisions/0008-new-s3tables-actions.md).
 # Resource level from the API reference's request URI (tableArn / tableBucketARN) where the Service Authorization
 # Reference lists no entry yet; iam-data 0.21.202609261 knows only the metrics and tagging actions.
 NEW_ACTION_SOURCES: dict[str, tuple[str, str]] = {
@@ -101,7 +102,7 @@ def level_split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
     )
 
 
-# ---- Replication role (REFERENCE §1, S3 user guide "setting up replication") ----
+# ---- Replication role (docs/aws-facts.md#replication, S3 user guide "setting up replication") ----
 REPLICATION_SOURCE_TABLE_READ = (
     "GetTable",
     "GetTableMetadataLocation",
@@ -134,6 +135,7 @@ class ProtectionRule:
     exempt_replication_role: bool = False  # the service path writes replicas through this role
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
+    exempt_writers: bool = False  # a promoted bucket's `failover.writer_roles` (issue 17)
     # Actions also authorised on buckets that must stay allowed there (tagging): the SCP and the guardrail never
     # merge this rule with a bucket-level one, whose statement also lists the bucket ARNs.
     tables_only: bool = False
@@ -220,6 +222,55 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
 )
 
 PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
+
+# ---- A promoted replica (issue 17; issue 26: its deploy role keeps one action) ----
+# After a failover the promoted bucket holds the only writable copy of the data: one deploy with a wrong plan must not
+# be able to shorten its retention, change its encryption or cut its replication. So every rule there exempts
+# break-glass and, besides it, only the writers (data writes and new namespaces and tables: a primary grows; the
+# maintenance service where the replica rule exempts it). The failed source's replication role is exempt from
+# nothing (it no longer writes the promoted bucket). The deploy role keeps exactly what `cdktf deploy` of the
+# failover topology does on the promoted bucket, each action with its reason (rendered in SUMMARY.md); its bucket
+# and table policies are applied by the failover tool as break-glass (`python -m jobs.failover`), so the deploy
+# role is denied a policy rewrite there at the first step.
+PROMOTED_WRITER_RULES = frozenset({"DenyReplicaDataWrite", "DenyReplicaNameSquatting"})
+PROMOTED_DEPLOY_ACTIONS: dict[str, str] = {
+    "PutTableBucketReplication": "`cdktf deploy` of the failover topology creates (and updates in place) the "
+    "bucket-level replication from the promoted bucket to `failover.replicate_to` "
+    "(`aws_s3tables_table_bucket_replication` of `FailoverReplication`); it never deletes it",
+}
+PROMOTED_DEPLOY_SID = "DenyReplicaReplicationSetup"
+
+
+def promoted_rules() -> tuple[ProtectionRule, ...]:
+    """The protection rules of a promoted bucket: PROTECTION_RULES with the exemptions above, and the deploy role's
+    actions split off into a rule of their own (`PROMOTED_DEPLOY_SID`) right after the rule they come from. A rule
+    added to PROTECTION_RULES protects promoted buckets too, break-glass only unless listed here."""
+    out: list[ProtectionRule] = []
+    for rule in PROTECTION_RULES:
+        kept = tuple(a for a in rule.actions if a not in PROMOTED_DEPLOY_ACTIONS)
+        deploy = tuple(a for a in rule.actions if a in PROMOTED_DEPLOY_ACTIONS)
+        out.append(
+            replace(
+                rule,
+                actions=kept,
+                exempt_replication_role=False,
+                exempt_deploy_roles=False,
+                exempt_writers=rule.sid in PROMOTED_WRITER_RULES,
+            )
+        )
+        if deploy:
+            out.append(
+                ProtectionRule(
+                    sid=PROMOTED_DEPLOY_SID,
+                    actions=deploy,
+                    risk="Replacing the bucket-level replication configuration can drop destinations; the failover "
+                    "topology's deploy creates it, so the deploy role keeps this action (and no other) on the "
+                    "promoted bucket.",
+                    exempt_deploy_roles=True,
+                )
+            )
+    return tuple(out)
+
 
 # Writes of any kind that the recovery role must never make on a replica (defence in depth on top of the
 # replica's own policies).

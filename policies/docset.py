@@ -10,6 +10,11 @@ Documents are looked up by purpose and site, the two halves of their rendered na
 `kms-key-policy--alarm-topic-<stack>`), or by purpose alone for the topology's single documents
 (`replication-role-trust`, `recovery-role-permissions`, ...). A document that names a resource known only after
 apply carries a placeholder in the rendered form; the deploying construct binds it (`emr_application_arn=`).
+
+The failover topology (issue 17, `[failover] promoted_bucket`) is built from the same set: its stacks look documents
+up by the same names, and the set resolves each name the promotion changes (`DocumentSet.deploys`, from
+`PolicyDoc.deploys_as`) to the reviewed `failover--<promoted>--<document>` candidate. No stack takes a document
+through a parameter of its own, so "deployed = reviewed" holds for that topology by construction too (issue 25).
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ class DocumentSet:
     # `failover--<replica>--<document>`, from `policies.failover`). Rendered and looked up like the others; never
     # iterated with the deployed documents (the summary's layer tables describe what this topology deploys).
     candidates: tuple[PolicyDoc, ...] = ()
+    # The failover topology (issue 17, `[failover] promoted_bucket`) deploys the configured promotion's candidates:
+    # (name the stacks look up, candidate deployed under it). Lookups resolve through it, so the stacks of both
+    # topologies read the one set by the same names. Empty for the normal topology.
+    deploys: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         names = [d.name for d in self.all()]
@@ -75,16 +84,21 @@ class DocumentSet:
     def names(self) -> list[str]:
         return [d.name for d in self.all()]
 
-    def entry(self, purpose: str, site: str | None = None) -> PolicyDoc:
-        """The named document (with kind, account and what it is attached to); KeyError names what exists."""
+    def _deployed_name(self, purpose: str, site: str | None) -> str:
         name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
+        return dict(self.deploys).get(name, name)
+
+    def entry(self, purpose: str, site: str | None = None) -> PolicyDoc:
+        """The document this topology deploys under that name (with kind, account and what it is attached to);
+        KeyError names what exists."""
+        name = self._deployed_name(purpose, site)
         for d in self.all():
             if d.name == name:
                 return d
         raise KeyError(f"this topology has no policy document {name!r} (it has: {', '.join(self.names())})")
 
     def has(self, purpose: str, site: str | None = None) -> bool:
-        name = purpose if site is None else f"{purpose}{SITE_SEPARATOR}{site}"
+        name = self._deployed_name(purpose, site)
         return any(d.name == name for d in self.all())
 
     def document(self, purpose: str, site: str | None = None, **bindings: str) -> Document:
@@ -112,13 +126,19 @@ class DocumentSet:
 def build(cfg: KitConfig) -> DocumentSet:
     """Every document of the topology `cfg`, once. Names are unique (they are file names under rendered/)."""
     candidates: list[PolicyDoc] = []
+    deploys: list[tuple[str, str]] = []
+    promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
     if cfg.failover is not None:  # issue 17: what promoting each replica would deploy, reviewed in advance
         for r in cfg.replicas:
-            candidates += failover_policy_docs(cfg, r.bucket)
+            docs = failover_policy_docs(cfg, r.bucket)
+            candidates += docs
+            if r.bucket == promoted:  # the failover topology: its stacks deploy these
+                deploys += [(d.deploys_as, d.name) for d in docs if d.deploys_as]
     return DocumentSet(
         tuple(build_documents(cfg)),
         placeholders=(("emr_application_arn", emr_application_arn(cfg)),),
         candidates=tuple(candidates),
+        deploys=tuple(deploys),
     )
 
 

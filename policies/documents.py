@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from policies import actions as A
 from policies import assurance
+from policies import protection as P
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
 from topology.config import KitConfig, Replica, Source, partition_of_arn
@@ -24,7 +25,12 @@ TABLE_ID_PLACEHOLDER = "<table-uuid>"
 
 
 def replication_role_trust(cfg: KitConfig) -> Document:
-    src = cfg.source
+    return replication_trust(cfg.source)
+
+
+def replication_trust(src: Source | Replica) -> Document:
+    """The replication service assumes the role for replication from `src` only (also the failover topology's,
+    whose source is a promoted replica)."""
     return doc(
         S.allow_service_assume_role(
             "AllowS3TablesReplicationService",
@@ -63,79 +69,28 @@ def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations:
 # ---------------------------------------------------------------- replica protection ----
 
 
-def _exempt(
-    rule: A.ProtectionRule,
-    *,
-    break_glass: Sequence[str],
-    replication_role_arn: str | None,
-    deploy_roles: Sequence[str],
-) -> list[str]:
-    out = list(break_glass)
-    if rule.exempt_replication_role and replication_role_arn:
-        out.append(replication_role_arn)
-    if rule.exempt_deploy_roles:
-        out += list(deploy_roles)
-    return out
-
-
-def _protection(
-    kind: str,
-    *,
-    bucket_arns: Sequence[str],
-    table_resources: Sequence[str],
-    break_glass: Sequence[str],
-    replication_role_arn: str | None,
-    deploy_roles: Sequence[str],
-    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
-) -> list[S.Statement | None]:
-    return [
-        S.protection_statement(
-            rule,
-            bucket_arns=bucket_arns,
-            table_resources=table_resources,
-            exempt_arns=_exempt(
-                rule, break_glass=break_glass, replication_role_arn=replication_role_arn, deploy_roles=deploy_roles
-            ),
-            kind=kind,
-        )
-        for rule in rules
-    ]
-
-
-def _deploy_roles(replicas: Sequence[Replica]) -> list[str]:
-    return sorted({r.deploy_role_arn for r in replicas if r.deploy_role_arn})
+def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exemptions:
+    """Break-glass, the source's replication role and the replicas' deploy roles (each where a rule allows it)."""
+    return P.Exemptions(
+        break_glass=tuple(cfg.protection.break_glass_principals),
+        replication_roles=(cfg.replication_role_arn,),
+        deploy_roles=P.deploy_roles(replicas),
+    )
 
 
 def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     """Destination table bucket policy: the cross-account grant for the source's replication role (only when the
     accounts differ) plus the protective denies."""
     arn = replica.bucket_arn
-    grant: list[S.Statement | None] = []
-    if cfg.is_cross_account(replica):
-        grant = [
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleCreateReplicas",
-                cfg.replication_role_arn,
-                A.REPLICATION_DEST_BUCKET_CREATE,
-                [arn],
-            ),
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleWriteReplicas",
-                cfg.replication_role_arn,
-                A.REPLICATION_DEST_TABLE_WRITE,
-                [S.table_arns(arn)],
-            ),
-        ]
+    grant = P.replication_grants("Source", cfg.replication_role_arn, arn) if cfg.is_cross_account(replica) else []
     return doc(
         *grant,
         *break_glass_grants(cfg, replica),
-        *_protection(
+        *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
             table_resources=[S.table_arns(arn)],
-            break_glass=cfg.protection.break_glass_principals,
-            replication_role_arn=cfg.replication_role_arn,
-            deploy_roles=_deploy_roles([replica]),
+            exemptions=replica_exemptions(cfg, [replica]),
         ),
     )
 
@@ -178,16 +133,8 @@ def replica_table_policy(
 ) -> Document:
     """Table policy for one service-created replica table. Its ARN carries the table's UUID, so it is applied after
     the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened."""
-    return doc(
-        *_protection(
-            "table-policy",
-            bucket_arns=[],
-            table_resources=[table_arn],
-            break_glass=break_glass_principals,
-            replication_role_arn=replication_role_arn,
-            deploy_roles=deploy_role_arns,
-        )
-    )
+    ex = P.Exemptions(tuple(break_glass_principals), (replication_role_arn,), tuple(deploy_role_arns))
+    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
 
 
 def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -> Document:
@@ -195,7 +142,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
         table_arn=table_arn,
         break_glass_principals=cfg.protection.break_glass_principals,
         replication_role_arn=cfg.replication_role_arn,
-        deploy_role_arns=_deploy_roles([replica]),
+        deploy_role_arns=P.deploy_roles([replica]),
     )
 
 
@@ -204,7 +151,9 @@ def replica_accounts(cfg: KitConfig) -> list[str]:
 
 
 def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
-    rep = next(r for r in cfg.replicas if r.account_id == account_id)
+    """The guardrail of a replica account (or of a failover topology's new bucket's account)."""
+    sites = (*cfg.replicas, *(cfg.failover.new_buckets if cfg.failover else ()))
+    rep = next(r for r in sites if r.account_id == account_id)
     return f"arn:{rep.partition}:iam::{account_id}:policy/{cfg.guardrail_policy_name}"
 
 
@@ -213,27 +162,11 @@ def guardrail_attachments(cfg: KitConfig, account_id: str) -> list[str]:
     role, which may rewrite the replica's resource policies and so must meet the identity layer it cannot remove
     (the SCP denies detaching or rewriting the guardrail)."""
     names = list(cfg.protection.guardrail_attach_roles)
-    for arn in _deploy_roles([r for r in cfg.replicas if r.account_id == account_id]):
+    for arn in P.deploy_roles(r for r in cfg.replicas if r.account_id == account_id):
         name = arn.rsplit("/", 1)[1]
         if name not in names:
             names.append(name)
     return names
-
-
-def _key_guards(cfg: KitConfig, replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
-    """Identity-side/SCP denies on replica keys: kit-created keys by tag, bring-your-own keys by ARN."""
-    out: list[S.Statement | None] = []
-    if any(r.encryption.creates_key for r in replicas):
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
-    byo = sorted(
-        r.encryption.kms_key
-        for r in replicas
-        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
-    )
-    if byo:
-        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
-    return out
 
 
 def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
@@ -243,23 +176,19 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
     denies as the bucket policy plus the replica keys, and it protects itself: a role that carries it cannot detach
     or rewrite it, nor take over the account's privileged roles (the SCP denies the same to everyone)."""
     reps = [r for r in cfg.replicas if r.account_id == account_id]
-    me = [guardrail_policy_arn(cfg, account_id)]
-    deploy = _deploy_roles(reps)
     return doc(
-        *(
-            S.protection_statement(
-                rule,
-                bucket_arns=[r.bucket_arn for r in reps],
-                table_resources=[S.table_arns(r.bucket_arn) for r in reps],
-                exempt_arns=deploy if rule.exempt_deploy_roles else (),
-                kind="identity",
-            )
-            for rule in guardrail_rules()
+        *P.protection_statements(
+            "identity",
+            bucket_arns=[r.bucket_arn for r in reps],
+            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+            exemptions=replica_exemptions(cfg, reps).for_guardrail(),
+            rules=guardrail_rules(),
         ),
-        *_key_guards(cfg, reps, exempt=()),
-        _role_guard([a for a in privileged_roles(cfg) if a.split(":")[4] == account_id], ()),
-        S.deny_guardrail_change(me, ()),
-        S.deny_guardrail_detach(me, ()),
+        *P.guardrail_guards(
+            reps,
+            privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
+            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+        ),
     )
 
 
@@ -277,37 +206,19 @@ def guardrail_rules() -> list[A.ProtectionRule]:
 
 
 def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> list[A.ProtectionRule]:
-    """Rules merged by (replication-role exemption, deploy-role exemption, tables only): the key of a group."""
-    groups: dict[tuple[bool, bool, bool], list[A.ProtectionRule]] = {}
-    for rule in A.PROTECTION_RULES:
-        groups.setdefault(key(rule), []).append(rule)
-    merged = []
-    for (repl, deploy, tables_only), rules in groups.items():
-        sid = "DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in rules)
-        actions = tuple(a for r in rules for a in r.actions)
-        merged.append(
-            A.ProtectionRule(
-                sid=sid,
-                actions=actions,
-                risk=" ".join(r.risk for r in rules),
-                exempt_replication_role=repl,
-                exempt_deploy_roles=deploy,
-                tables_only=tables_only,
-            )
-        )
-    return merged
+    """PROTECTION_RULES merged by (replication-role exemption, deploy-role exemption, tables only): the key of a
+    group (`policies.protection.merged_rules`)."""
+    return P.merged_rules(A.PROTECTION_RULES, key)
 
 
 def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Statement | None]:
     """The protective denies of the SCP rules whose `tables_only` is as given (the SCP holds the others, the guards
     SCP the table-only ones: one SCP has 5,120 characters and five destinations in three accounts overflowed it)."""
-    return _protection(
+    return P.protection_statements(
         "scp",
         bucket_arns=[r.bucket_arn for r in cfg.replicas],
         table_resources=[S.table_arns(r.bucket_arn) for r in cfg.replicas],
-        break_glass=cfg.protection.break_glass_principals,
-        replication_role_arn=cfg.replication_role_arn,
-        deploy_roles=_deploy_roles(cfg.replicas),
+        exemptions=replica_exemptions(cfg, cfg.replicas),
         rules=[r for r in scp_rules() if r.tables_only == tables_only],
     )
 
@@ -325,28 +236,21 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five)."""
-    bg = cfg.protection.break_glass_principals
-    guardrails = [guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)]
     return doc(
         *_scp_protection_statements(cfg, tables_only=True),
-        *_key_guards(cfg, cfg.replicas, exempt=bg),
-        _role_guard(privileged_roles(cfg), bg),
-        S.deny_assume_service_role("DenyAssumeReplicationRole", cfg.replication_role_arn, bg),
-        S.deny_guardrail_change(guardrails, bg),
-        S.deny_guardrail_detach(guardrails, bg),
+        *P.scp_guards(
+            cfg.replicas,
+            privileged=privileged_roles(cfg),
+            replication_roles=[("DenyAssumeReplicationRole", cfg.replication_role_arn)],
+            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)],
+            break_glass=cfg.protection.break_glass_principals,
+        ),
     )
-
-
-def _role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> S.Statement | None:
-    return S.deny_privileged_role_tampering(role_arns, exempt) if role_arns else None
 
 
 def privileged_roles(cfg: KitConfig) -> list[str]:
     """Roles whose ARN carries an exemption: break-glass roles, the replica deploy roles, the replication role."""
-    roles = [p for p in cfg.protection.break_glass_principals if ":role/" in p]
-    roles += _deploy_roles(cfg.replicas)
-    roles.append(cfg.replication_role_arn)
-    return sorted(set(roles))
+    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, [cfg.replication_role_arn])
 
 
 def compact_json(document: Document) -> str:

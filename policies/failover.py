@@ -5,10 +5,12 @@ still deny every data write to all but break-glass, the replication role and mai
 
 - **writers allowed**: the configured `failover.writer_roles` of its account may write data and move the metadata
   pointer (`PutTableData`, `UpdateTableMetadataLocation`) and create namespaces and tables (a primary grows);
-- **deletion and retention still guarded**: deleting, renaming, record expiration and maintenance (snapshot
-  retention) changes stay break-glass only, exactly as on a replica; policy and bucket-setting changes stay with
-  break-glass and the deploy role; replication changes on it are now also the deploy role's (Terraform configures
-  replication *from* the promoted bucket);
+- **everything else break-glass only** (issue 26): after a failover the promoted bucket holds the only writable
+  copy of the data, so deleting, renaming, record expiration, retention (`Put*MaintenanceConfiguration`),
+  encryption, replication changes, `DisassociateTableReplication`, tags and policy rewrites are denied to all but
+  break-glass in every layer. The deploy role keeps only `policies.actions.PROMOTED_DEPLOY_ACTIONS` (creating the
+  bucket-level replication from the promoted bucket, what `cdktf deploy` of the failover topology does there); the
+  failed source's replication role keeps nothing;
 - **break-glass kept** everywhere, with the same cross-account grants.
 
 The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
@@ -25,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from policies import actions as A
+from policies import protection as P
 from policies import statements as S
 from policies.documents import (
     Document,
@@ -33,17 +36,15 @@ from policies.documents import (
     break_glass_grants,
     doc,
     example_table_arn,
+    guardrail_policy_arn,
     kms_key_policy,
     replication_permissions,
+    replication_trust,
 )
 from policies.documents import recovery_role_permissions as _recovery_role_permissions
 from topology.config import KitConfig, Replica
 from topology.failover import FailoverTopology, failover_topology
 
-# Protection rules a promoted bucket relaxes, and for whom. Every other rule applies unchanged (same actions, same
-# exemptions), so a rule added to `policies.actions.PROTECTION_RULES` protects promoted buckets too.
-WRITER_RULES = frozenset({"DenyReplicaDataWrite", "DenyReplicaNameSquatting"})
-DEPLOY_RULES = frozenset({"DenyReplicaReplicationChange"})
 PROMOTED_SID_PREFIX = "DenyPromoted"
 FAILOVER_DEST_SID_PREFIX = "DenyFailoverReplica"
 
@@ -52,145 +53,51 @@ def promoted_sid(rule_sid: str) -> str:
     return PROMOTED_SID_PREFIX + rule_sid.removeprefix("DenyReplica")
 
 
-@dataclass(frozen=True)
-class Exemptions:
-    """Who a rule exempts at one site: break-glass always; the others where the rule allows it."""
-
-    break_glass: tuple[str, ...]
-    replication_roles: tuple[str, ...] = ()
-    deploy_roles: tuple[str, ...] = ()
-    writers: tuple[str, ...] = ()
-    promoted: bool = False  # apply the promoted bucket's relaxations (WRITER_RULES, DEPLOY_RULES)
-
-    def for_rule(self, rule: A.ProtectionRule) -> list[str]:
-        out = list(self.break_glass)
-        if rule.exempt_replication_role:
-            out += self.replication_roles
-        if rule.exempt_deploy_roles or (self.promoted and rule.sid in DEPLOY_RULES):
-            out += self.deploy_roles
-        if self.promoted and rule.sid in WRITER_RULES:
-            out += self.writers
-        return sorted(set(out))
-
-
-def _rule_key(ex: Exemptions) -> Callable[[A.ProtectionRule], tuple[str, ...]]:
-    return lambda rule: tuple(ex.for_rule(rule))
-
-
-def _merged(rules: Sequence[A.ProtectionRule], ex: Exemptions, sid_prefix: str) -> list[A.ProtectionRule]:
-    """Rules merged by identical exemption lists (one statement each: the SCP has 5,120 characters, a managed
-    policy 6,144). Sids concatenate the merged rules' names after `sid_prefix`."""
-    groups: dict[tuple[str, ...], list[A.ProtectionRule]] = {}
-    for rule in rules:
-        groups.setdefault(_rule_key(ex)(rule), []).append(rule)
-    out = []
-    for members in groups.values():
-        out.append(
-            A.ProtectionRule(
-                sid=sid_prefix + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
-                actions=tuple(a for r in members for a in r.actions),
-                risk=" ".join(r.risk for r in members),
-                exempt_replication_role=members[0].exempt_replication_role,
-                exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
-                exempt_deploy_roles=members[0].exempt_deploy_roles,
-            )
-        )
-    return out
-
-
-def _statements(
-    kind: str,
-    *,
-    bucket_arns: Sequence[str],
-    table_resources: Sequence[str],
-    ex: Exemptions,
-    sid: Callable[[str], str],
-    merge: bool = False,
-) -> list[S.Statement | None]:
-    """Protective denies of every rule at one site (kind: bucket-policy, table-policy, identity, scp)."""
-    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES
-    if merge:
-        rules = _merged(rules, ex, "")
-    out: list[S.Statement | None] = []
-    for rule in rules:
-        exempt = ex.for_rule(_original(rule))
-        named = A.ProtectionRule(
-            sid=sid(rule.sid if rule.sid.startswith("DenyReplica") else "DenyReplica" + rule.sid),
-            actions=rule.actions,
-            risk=rule.risk,
-            exempt_maintenance_service=rule.exempt_maintenance_service,
-        )
-        out.append(
-            S.protection_statement(
-                named, bucket_arns=bucket_arns, table_resources=table_resources, exempt_arns=exempt, kind=kind
-            )
-        )
-    return out
-
-
-def _original(rule: A.ProtectionRule) -> A.ProtectionRule:
-    """The first PROTECTION_RULES member a (possibly merged) rule stands for: merged rules share exemptions."""
-    first = rule.actions[0]
-    return next(r for r in A.PROTECTION_RULES if first in r.actions)
-
-
 # ---------------------------------------------------------------- the promoted bucket ----
 
 
-def _deploy_roles(*replicas: Replica) -> tuple[str, ...]:
-    return tuple(sorted({r.deploy_role_arn for r in replicas if r.deploy_role_arn}))
-
-
-def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
-    return Exemptions(
+def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
+    """Break-glass, the writers and the promoted account's deploy role; no replication role (issue 26: the failed
+    source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
+    return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        replication_roles=(topo.failed_replication_role_arn,),
-        deploy_roles=_deploy_roles(topo.promoted),
+        deploy_roles=P.deploy_roles([topo.promoted]),
         writers=topo.writer_roles,
-        promoted=True,
+    )
+
+
+def _promoted_statements(
+    cfg: KitConfig, topo: FailoverTopology, kind: str, *, bucket_arns: Sequence[str], table_resources: Sequence[str]
+) -> list[S.Statement | None]:
+    return P.protection_statements(
+        kind,
+        bucket_arns=bucket_arns,
+        table_resources=table_resources,
+        exemptions=promoted_exemptions(cfg, topo),
+        rules=A.promoted_rules(),
+        sid=promoted_sid,
     )
 
 
 def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """Replaces the replica-protection bucket policy of the promoted bucket. The failed source's replication role
-    keeps its grant and exemptions at the bucket level: tables of the bucket that were not promoted are still its
-    replicas. The promoted tables' own table policies exempt no replication role."""
+    """Replaces the replica-protection bucket policy of the promoted bucket: writers write and create namespaces and
+    tables; everything else the replica rules deny stays break-glass only, but for the one action the deploy role
+    keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
+    role any more (issue 26): it can neither write nor create anything here."""
     p = topo.promoted
-    grant: list[S.Statement | None] = []
-    if cfg.is_cross_account(p):
-        grant = [
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleCreateReplicas",
-                topo.failed_replication_role_arn,
-                A.REPLICATION_DEST_BUCKET_CREATE,
-                [p.bucket_arn],
-            ),
-            S.allow_principal_actions(
-                "AllowSourceReplicationRoleWriteReplicas",
-                topo.failed_replication_role_arn,
-                A.REPLICATION_DEST_TABLE_WRITE,
-                [S.table_arns(p.bucket_arn)],
-            ),
-        ]
     return doc(
-        *grant,
         *break_glass_grants(cfg, p),
-        *_statements(
-            "bucket-policy",
-            bucket_arns=[p.bucket_arn],
-            table_resources=[S.table_arns(p.bucket_arn)],
-            ex=promoted_exemptions(cfg, topo),
-            sid=promoted_sid,
+        *_promoted_statements(
+            cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[S.table_arns(p.bucket_arn)]
         ),
     )
 
 
 def promoted_table_policy(cfg: KitConfig, topo: FailoverTopology, table_arn: str) -> Document:
-    """Replaces the replica table policy of one promoted table: writers write, break-glass alone deletes it or
-    changes its retention; no replication role is exempt (nothing replicates into a promoted table)."""
-    ex = promoted_exemptions(cfg, topo)
-    ex = Exemptions(break_glass=ex.break_glass, deploy_roles=ex.deploy_roles, writers=ex.writers, promoted=True)
-    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=promoted_sid))
+    """Replaces the replica table policy of one promoted table: the bucket policy's table-level denies, for this
+    table (writers write, break-glass alone deletes it or changes its retention, encryption, replication or
+    policy)."""
+    return doc(*_promoted_statements(cfg, topo, "table-policy", bucket_arns=[], table_resources=[table_arn]))
 
 
 @dataclass(frozen=True)
@@ -236,11 +143,11 @@ def failover_documents(cfg: KitConfig, replica_bucket: str) -> FailoverDocuments
 # ---------------------------------------------------------------- destinations of the promoted source ----
 
 
-def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> Exemptions:
-    return Exemptions(
+def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> P.Exemptions:
+    return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=topo.replication_roles_for(replica),
-        deploy_roles=_deploy_roles(replica),
+        deploy_roles=P.deploy_roles([replica]),
     )
 
 
@@ -249,31 +156,15 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
     failover replication role in place of the failed source's (which can no longer write here: when the failed
     Region comes back, its stale replication cannot overwrite what the promoted source replicates)."""
     arn = dest.bucket_arn
-    grant: list[S.Statement | None] = []
-    if dest.account_id != topo.promoted.account_id:
-        grant = [
-            S.allow_principal_actions(
-                "AllowFailoverReplicationRoleCreateReplicas",
-                topo.replication_role_arn,
-                A.REPLICATION_DEST_BUCKET_CREATE,
-                [arn],
-            ),
-            S.allow_principal_actions(
-                "AllowFailoverReplicationRoleWriteReplicas",
-                topo.replication_role_arn,
-                A.REPLICATION_DEST_TABLE_WRITE,
-                [S.table_arns(arn)],
-            ),
-        ]
+    cross_account = dest.account_id != topo.promoted.account_id
     return doc(
-        *grant,
+        *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
-        *_statements(
+        *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
             table_resources=[S.table_arns(arn)],
-            ex=destination_exemptions(cfg, topo, dest),
-            sid=lambda s: s,
+            exemptions=destination_exemptions(cfg, topo, dest),
         ),
     )
 
@@ -297,27 +188,19 @@ def destination_table_policy_of(
 ) -> Document:
     """`destination_table_policy` from what the deployment outputs carry (`make harden` has no configuration):
     the same document for the same principals."""
-    ex = Exemptions(
+    ex = P.Exemptions(
         break_glass=tuple(break_glass_principals),
         replication_roles=tuple(replication_role_arns),
         deploy_roles=tuple(sorted(set(deploy_role_arns))),
     )
-    return doc(*_statements("table-policy", bucket_arns=[], table_resources=[table_arn], ex=ex, sid=lambda s: s))
+    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
 
 
 # ---------------------------------------------------------------- the failover replication role ----
 
 
 def replication_role_trust(topo: FailoverTopology) -> Document:
-    p = topo.promoted
-    return doc(
-        S.allow_service_assume_role(
-            "AllowS3TablesReplicationService",
-            A.REPLICATION_SERVICE,
-            source_account=p.account_id,
-            source_arns=[p.bucket_arn, S.table_arns(p.bucket_arn)],
-        )
-    )
+    return replication_trust(topo.promoted)
 
 
 def replication_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Document:
@@ -402,57 +285,42 @@ def key_sites(cfg: KitConfig, topo: FailoverTopology) -> list[KeySite]:
 # ---------------------------------------------------------------- guardrail and SCPs ----
 
 
-def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
-    site = next(
-        r for r in (*cfg.replicas, *(cfg.failover.new_buckets if cfg.failover else ())) if r.account_id == account_id
-    )
-    return f"arn:{site.partition}:iam::{account_id}:policy/{cfg.guardrail_policy_name}"
-
-
 def accounts(topo: FailoverTopology) -> list[str]:
     return sorted({r.account_id for r in (topo.promoted, *topo.protected)})
 
 
-def _key_guards(cfg: KitConfig, replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
-    out: list[S.Statement | None] = []
-    if any(r.encryption.creates_key for r in replicas):
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
-    byo = sorted(
-        r.encryption.kms_key
-        for r in replicas
-        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
-    )
-    if byo:
-        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
-    return out
-
-
 def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
-    roles = [p for p in cfg.protection.break_glass_principals if ":role/" in p]
-    roles += _deploy_roles(topo.promoted, *topo.protected)
-    roles += [topo.failed_replication_role_arn, topo.replication_role_arn]
-    return sorted(set(roles))
+    return P.privileged_roles(
+        cfg.protection.break_glass_principals,
+        (topo.promoted, *topo.protected),
+        [topo.failed_replication_role_arn, topo.replication_role_arn],
+    )
 
 
-def _site_groups(
-    cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica]
-) -> list[tuple[str, Exemptions, list[Replica]]]:
-    """Sites grouped by exemptions: (Sid prefix, exemptions, buckets)."""
+@dataclass(frozen=True)
+class _SiteGroup:
+    sid_prefix: str
+    exemptions: P.Exemptions
+    rules: tuple[A.ProtectionRule, ...]
+    replicas: tuple[Replica, ...]
+
+
+def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica]) -> list[_SiteGroup]:
+    """Sites grouped by exemptions and rules: retained replicas, destinations, the promoted bucket."""
     bg = tuple(cfg.protection.break_glass_principals)
-    retained = [r for r in replicas if r in topo.retained]
-    dests = [r for r in replicas if r in topo.destinations]
-    out: list[tuple[str, Exemptions, list[Replica]]] = []
+    retained = tuple(r for r in replicas if r in topo.retained)
+    dests = tuple(r for r in replicas if r in topo.destinations)
+    out: list[_SiteGroup] = []
     if retained:
-        out.append(
-            ("DenyReplica", Exemptions(bg, (topo.failed_replication_role_arn,), _deploy_roles(*retained)), retained)
-        )
+        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained))
+        out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
     if dests:
-        out.append(
-            (FAILOVER_DEST_SID_PREFIX, Exemptions(bg, (topo.replication_role_arn,), _deploy_roles(*dests)), dests)
-        )
+        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests))
+        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
-        out.append((PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), [topo.promoted]))
+        out.append(
+            _SiteGroup(PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), A.promoted_rules(), (topo.promoted,))
+        )
     return out
 
 
@@ -462,32 +330,30 @@ def _prefixed(prefix: str) -> Callable[[str], str]:
 
 def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
     out: list[S.Statement | None] = []
-    for prefix, ex, group in _site_groups(cfg, topo, replicas):
-        if kind == "identity":  # the guardrail is attached to neither break-glass nor a replication role
-            ex = Exemptions((), (), ex.deploy_roles, ex.writers, ex.promoted)
-        out += _statements(
+    for g in _site_groups(cfg, topo, replicas):
+        ex = g.exemptions.for_guardrail() if kind == "identity" else g.exemptions
+        out += P.protection_statements(
             kind,
-            bucket_arns=[r.bucket_arn for r in group],
-            table_resources=[S.table_arns(r.bucket_arn) for r in group],
-            ex=ex,
-            sid=_prefixed(prefix),
-            merge=True,
+            bucket_arns=[r.bucket_arn for r in g.replicas],
+            table_resources=[S.table_arns(r.bucket_arn) for r in g.replicas],
+            exemptions=ex,
+            rules=P.merged_rules(g.rules, P.by_exemptions(ex)),
+            sid=_prefixed(g.sid_prefix),
         )
     return out
 
 
 def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
     """The account's IAM guardrail in the failover topology: the replica guardrail's denies for the account's
-    protected replicas, and the promoted bucket's relaxed ones for writers that carry it."""
+    protected replicas, and the promoted bucket's for writers and the deploy role that carry it."""
     reps = [r for r in (topo.promoted, *topo.protected) if r.account_id == account_id]
-    me = [guardrail_policy_arn(cfg, account_id)]
-    roles = [a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id]
     return doc(
         *_layer(cfg, topo, reps, "identity"),
-        *_key_guards(cfg, reps, exempt=()),
-        S.deny_privileged_role_tampering(roles, ()) if roles else None,
-        S.deny_guardrail_change(me, ()),
-        S.deny_guardrail_detach(me, ()),
+        *P.guardrail_guards(
+            reps,
+            privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
+            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+        ),
     )
 
 
@@ -500,17 +366,16 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     destinations), break-glass exempt. The SCP is the coarse organisation-wide layer: it exempts whichever
     replication role writes any of them (both after a failover to remaining replicas); the bucket and table
     policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
-    bg = tuple(cfg.protection.break_glass_principals)
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
+    ex = P.Exemptions(tuple(cfg.protection.break_glass_principals), roles, P.deploy_roles(reps))
     return doc(
-        *_statements(
+        *P.protection_statements(
             "scp",
             bucket_arns=[r.bucket_arn for r in reps],
             table_resources=[S.table_arns(r.bucket_arn) for r in reps],
-            ex=Exemptions(bg, roles, _deploy_roles(*reps)),
-            sid=lambda s: s,
-            merge=True,
+            exemptions=ex,
+            rules=P.merged_rules(A.PROTECTION_RULES, P.by_exemptions(ex)),
         )
     )
 
@@ -524,15 +389,17 @@ def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> D
 def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
     replication role, and the guardrails of every account of the topology."""
-    bg = cfg.protection.break_glass_principals
-    guardrails = [guardrail_policy_arn(cfg, a) for a in accounts(topo)]
     return doc(
-        *_key_guards(cfg, [topo.promoted, *topo.protected], exempt=bg),
-        S.deny_privileged_role_tampering(privileged_roles(cfg, topo), bg),
-        S.deny_assume_service_role("DenyAssumeReplicationRole", topo.failed_replication_role_arn, bg),
-        S.deny_assume_service_role("DenyAssumeFailoverReplicationRole", topo.replication_role_arn, bg),
-        S.deny_guardrail_change(guardrails, bg),
-        S.deny_guardrail_detach(guardrails, bg),
+        *P.scp_guards(
+            [topo.promoted, *topo.protected],
+            privileged=privileged_roles(cfg, topo),
+            replication_roles=[
+                ("DenyAssumeReplicationRole", topo.failed_replication_role_arn),
+                ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
+            ],
+            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in accounts(topo)],
+            break_glass=cfg.protection.break_glass_principals,
+        )
     )
 
 
@@ -540,14 +407,15 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
 
 
 def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
-    """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review."""
+    """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review, each with
+    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`)."""
     topo = failover_topology(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
     out = [
         PolicyDoc(
             f"{stem}bucket-policy", "bucket-policy", p.account_id, f"table bucket {p.bucket} (promoted)",
-            promoted_bucket_policy(cfg, topo),
+            promoted_bucket_policy(cfg, topo), deploys_as=f"replica-bucket-policy--{p.bucket}",
         ),
         PolicyDoc(
             f"{stem}table-policy", "table-policy", p.account_id,
@@ -560,10 +428,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replication-role-trust", "trust", p.account_id,
                 f"IAM role {topo.replication_role_name} (trust)", replication_role_trust(topo),
+                deploys_as="replication-role-trust",
             ),
             PolicyDoc(
                 f"{stem}replication-role-permissions", "identity", p.account_id,
                 f"IAM role {topo.replication_role_name}", replication_role_permissions(cfg, topo),
+                deploys_as="replication-role-permissions",
             ),
         ]  # fmt: skip
     for d in topo.destinations:
@@ -571,6 +441,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
                 f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
+                deploys_as=f"replica-bucket-policy--{d.bucket}",
             )
         )  # fmt: skip
         out.append(
@@ -585,6 +456,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}replica-guardrail--{acct}", "identity", acct,
                 f"IAM managed policy {cfg.guardrail_policy_name}", guardrail(cfg, topo, acct),
+                deploys_as=f"replica-guardrail--{acct}",
             )
         )  # fmt: skip
     org = cfg.protection.organization
@@ -593,6 +465,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}scp-protect-replicas", "scp", org.management_account_id,
                 f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
+                deploys_as="scp-protect-replicas",
             )
         )  # fmt: skip
     if org is not None:
@@ -600,11 +473,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}scp-protect-promoted", "scp", org.management_account_id,
                 f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
-                service_control_policy_promoted(cfg, topo),
+                service_control_policy_promoted(cfg, topo), deploys_as="scp-protect-promoted",
             ),
             PolicyDoc(
                 f"{stem}scp-protect-replica-guards", "scp", org.management_account_id,
                 f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}", service_control_policy_guards(cfg, topo),
+                deploys_as="scp-protect-replica-guards",
             ),
         ]  # fmt: skip
     if topo.recovery_replica is not None:
@@ -613,7 +487,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}recovery-role-permissions", "identity", rep.account_id,
                 f"IAM role {cfg.recovery_role_name} (reads {topo.recovery_replica.bucket})",
-                recovery_role_permissions(cfg, topo),
+                recovery_role_permissions(cfg, topo), deploys_as="recovery-role-permissions",
             )
         )  # fmt: skip
     for site in key_sites(cfg, topo):
@@ -621,6 +495,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             PolicyDoc(
                 f"{stem}kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id,
                 f"KMS key of {site.bucket}", key_policy(cfg, topo, site),
+                deploys_as=f"kms-key-policy--{site.bucket}",
             )
         )  # fmt: skip
     return out
@@ -630,6 +505,20 @@ def _short(arns: Sequence[str]) -> str:
     """`<account>:role/<name>` for IAM ARNs (two accounts may hold a role of the same name), names otherwise."""
     out = [f"`{a.split(':')[4]}:{a.rsplit(':', 1)[-1]}`" if a.startswith("arn:") else f"`{a}`" for a in arns]
     return ", ".join(out) or "nobody"
+
+
+def deploy_role_section() -> list[str]:
+    """What the promoted account's deploy role may still do on the promoted bucket, with the reason per action."""
+    lines = [
+        "The promoted account's deploy role keeps only what `cdktf deploy` of the failover topology does on the",
+        "promoted bucket; it may not rewrite the promoted bucket's or tables' policies (denied at the first step:",
+        "`python -m jobs.failover` applies them as break-glass, the deploy then finds them unchanged):",
+        "",
+        "| Deploy role action on the promoted bucket | Why `cdktf deploy` needs it |",
+        "|---|---|",
+    ]
+    lines += [f"| `{action}` | {why} |" for action, why in A.PROMOTED_DEPLOY_ACTIONS.items()]
+    return lines
 
 
 def summary_section(cfg: KitConfig) -> str:
@@ -643,8 +532,13 @@ def summary_section(cfg: KitConfig) -> str:
         "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
         "bucket policy and one table policy per promoted table, and `cdktf deploy` of the failover topology",
         "(`[failover] promoted_bucket`, with break-glass credentials) deploys the same bucket policy and the rest.",
-        "Writers write; deletion, retention, policy and setting changes stay as guarded as on a replica.",
+        "Writers write; deletion, retention, encryption, replication, policy and setting changes are break-glass",
+        "only in every layer (bucket and table policies, guardrail, SCP): after a failover the promoted bucket holds",
+        "the only writable copy of the data, so one deploy with a wrong plan must not shorten its retention or cut",
+        "its replication (issue 26). The failed source's replication role is exempt from nothing there.",
         "Files: `failover--<bucket>--*.json`.",
+        "",
+        *deploy_role_section(),
     ]
     for r in cfg.replicas:
         topo = failover_topology(cfg, r.bucket)

@@ -55,3 +55,7 @@ class PolicyDoc:
     account_id: str
     attached_to: str
     document: Document
+    # A failover candidate's name in the topology that deploys it (`[failover] promoted_bucket`): the normal
+    # document it replaces (`replica-bucket-policy--<promoted>`, ...) or one only that topology has
+    # (`scp-protect-promoted`). None: nothing deploys it under another name (table policies: `make harden`).
+    deploys_as: str | None = None

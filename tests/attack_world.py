@@ -41,7 +41,7 @@ from topology.config import KitConfig, load_config
 ROOT = Path(__file__).resolve().parent.parent
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"
 REPLICATION_SERVICE = "replication.s3tables.amazonaws.com"
-KEY_TAG = "s3tables-kit-replica-key"  # the tag the intent says replica keys carry (README, SUMMARY.md)
+KEY_TAG = "s3tables-kit-replica-key"  # the tag the intent says replica keys carry (docs/policy-review.md, SUMMARY.md)
 
 
 # ---------------------------------------------------------------- protected actions, from the intent ----

@@ -1,7 +1,7 @@
 import pytest
 
 # ====================================================================================================
-# BEGIN ops fixtures (issue 5: status / harden / audit over real HTTP against moto + tests/moto_ext)
+# BEGIN ops fixtures (issue 5: status / harden / audit over real HTTP against moto + emulator/)
 # Owned by the ops work; other sections of this file belong to their own issues.
 # ====================================================================================================
 from tests.ops_fixtures import moto_endpoint, ops_env  # noqa: F401

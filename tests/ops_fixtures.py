@@ -1,7 +1,7 @@
 """Fixtures for the ops tests (issue 5): a moto server + the kit's extension over real HTTP, and a deployed
 world.
 
-`moto_endpoint` (session) starts `python -m tests.moto_ext.server` on 127.0.0.1:4566 (another free port if
+`moto_endpoint` (session) starts the emulator (`emulator.process.Emulator`) on 127.0.0.1:4566 (another free port if
 4566 is
 taken; `KIT_MOTO_PORT` overrides) and stops it at the end. `ops_env` resets every backend and the
 extension's state
@@ -15,11 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,8 +23,9 @@ from typing import Any
 
 import pytest
 
+from emulator.control import Control
+from emulator.process import Emulator, port_free
 from jobs.ops.clients import Clients
-from tests.moto_ext.control import Control
 from topology.config import KitConfig, parse_config
 from topology.outputs import KitOutputs, parse_outputs
 
@@ -44,55 +40,12 @@ BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
 DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
+    """The emulator for the whole session, on 127.0.0.1:4566 (another free port if taken; KIT_MOTO_PORT overrides)."""
     port = int(os.environ.get("KIT_MOTO_PORT", "4566"))
-    if not _port_free(port):
-        port = _free_port()
-    env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true", PYTHONPATH=str(ROOT))
-    env.pop("AWS_ENDPOINT_URL", None)
-    log = tempfile.NamedTemporaryFile(prefix="kit-moto-", suffix=".log", delete=False)  # noqa: SIM115 (outlives the block)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    url = f"http://127.0.0.1:{port}"
-    control = Control(url)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if control.health():
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            err = Path(log.name).read_text(errors="replace")
-            proc.kill()
-            raise RuntimeError(f"moto extension server did not start on {url}:\n{err[-3000:]}")
-        time.sleep(0.2)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with Emulator(port=port if port_free(port) else None) as emu:
+        yield emu.url
 
 
 @dataclass

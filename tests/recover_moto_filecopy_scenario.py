@@ -1,5 +1,5 @@
 """File copy over an S3 API whose table storage refuses what S3 Tables refuses (run in its own interpreter and JVM,
-AWS environment pointing at a local `tests.moto_ext` server). Prints one JSON line with what the test asserts.
+AWS environment pointing at a local emulator (`emulator/`)). Prints one JSON line with what the test asserts.
 
 A writer catalog (the S3 Tables client catalog jar) builds `analytics.events` in the replica table bucket: schema
 evolution, partition evolution, merge-on-read deletes over both specs (many position-delete files) and one data file
@@ -20,7 +20,7 @@ def main(endpoint: str, report_dir: str) -> None:
     from jobs.recover.catalogs import CatalogSpec, catalog_conf
     from jobs.recover.cli import main as cli_main
     from jobs.spark import build_session
-    from tests.moto_ext.control import Control
+    from emulator.control import Control
 
     ctl = Control(endpoint)
     st = boto3.client("s3tables", endpoint_url=endpoint)

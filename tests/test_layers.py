@@ -1,9 +1,10 @@
-"""The import rule of the kit's packages (README, "Architecture"), checked on the source with the standard library's
+"""The import rule of the kit's packages (docs/architecture.md), checked on the source with the standard library's
 `ast`: imports only point down, and no two modules import each other, directly or around a circle.
 
     bench ──► infra ──► policies ──► topology
       └─────► jobs ───────┘  └──────────┘▲
                 └────────────────────────┘
+    infra, jobs (the local drills), bench ──► emulator (the local AWS stand-in; imports nothing of the kit)
 
 Every import counts wherever it is written (module level, inside a function, under `if TYPE_CHECKING:`): a lazy or
 type-only import still ties the two modules together for a reader, and would hide a circle. `infra` packages the
@@ -21,13 +22,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# What each package may import besides itself. Order: topology < policies < jobs, infra < bench.
+# What each package may import besides itself. Order: topology, emulator < policies < jobs, infra < bench.
 MAY_IMPORT: Mapping[str, frozenset[str]] = {
     "topology": frozenset(),
+    "emulator": frozenset(),  # the local AWS stand-in: moto + the S3 Tables extension, nothing of the kit
     "policies": frozenset({"topology"}),
-    "jobs": frozenset({"policies", "topology"}),
-    "infra": frozenset({"policies", "topology"}),
-    "bench": frozenset({"infra", "jobs", "policies", "topology"}),
+    "jobs": frozenset({"emulator", "policies", "topology"}),  # the local drills start the emulator
+    "infra": frozenset({"emulator", "policies", "topology"}),  # `make e2e` deploys onto the emulator
+    "bench": frozenset({"emulator", "infra", "jobs", "policies", "topology"}),
 }
 KIT = frozenset(MAY_IMPORT)
 

@@ -1,5 +1,5 @@
-"""The emulator's `DisassociateTableReplication` (issue 15; REFERENCE §8), called through the kit's own clients
-(boto3 + the botocore model overlay) over real HTTP."""
+"""The emulator's `DisassociateTableReplication` (issue 15; docs/aws-facts.md#disassociating-a-replica), called
+through the kit's own clients (boto3 + the botocore model overlay) over real HTTP."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.moto_ext.app import DETACHED_FAILURE
+from emulator.app import DETACHED_FAILURE
 from tests.ops_fixtures import OpsEnv, World, deploy
 
 NOW = dt.datetime.now(dt.UTC)

@@ -1,7 +1,7 @@
 """Ops tools that finish what they start (issue 18): under 20% throttling plus a burst of 1,000 throttled
 `GetTableReplicationStatus` calls every table is read in the end (a second pass after a pause), the monitor publishes
 its heartbeat and says how many tables needed the second pass; harden reads each replica once when nothing changes;
-audit reads each source table once. Real HTTP against the emulator (tests/moto_ext), 200 tables x 3 destinations."""
+audit reads each source table once. Real HTTP against the emulator (emulator/), 200 tables x 3 destinations."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> 
 
 
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
-    """status, harden and audit in 2 worker processes (the large-lake path, `common.run_in_processes`) report exactly
+    """status, harden and audit in 2 worker processes (the large-lake path, `common.WorkerPool`) report exactly
     what one process does; small jobs so every process gets several."""
     import jobs.ops.audit as au
     import jobs.ops.harden as hd

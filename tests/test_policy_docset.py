@@ -77,3 +77,44 @@ def test_names_are_unique() -> None:
     d = PolicyDoc("x--a", "identity", "111122223333", "somewhere", {"Version": "2012-10-17", "Statement": []})
     with pytest.raises(ValueError, match=r"share a name: \['x--a'\]"):
         docset.DocumentSet((d, d))
+
+
+FAILOVER_EXAMPLES = sorted((ROOT / "examples" / "failover").glob("*.toml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_the_normal_topology_deploys_its_own_documents(example: Path) -> None:
+    """Before a failover nothing resolves elsewhere: the candidates are reviewed, not deployed."""
+    assert docset.build(load_config(example)).deploys == ()
+
+
+@pytest.mark.parametrize("example", FAILOVER_EXAMPLES, ids=lambda p: p.stem)
+def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> None:
+    """Issue 25: the stacks of the failover topology read the one document set by the normal names, and the set
+    resolves each to the configured promotion's reviewed `failover--<promoted>--*` document, built by the same
+    builders (`policies.failover`)."""
+    from policies import failover as F
+    from topology.failover import failover_topology
+
+    cfg = load_config(example)
+    topo = failover_topology(cfg)
+    ds = docset.build(cfg)
+    stem = f"failover--{topo.promoted.bucket}--"
+    assert ds.deploys and all(name.startswith(stem) and name in ds.names() for _, name in ds.deploys)
+    assert ds.document("replica-bucket-policy", topo.promoted.bucket) == F.promoted_bucket_policy(cfg, topo)
+    for d in topo.destinations:  # new buckets too: the normal topology has no document for them
+        assert ds.document("replica-bucket-policy", d.bucket) == F.destination_bucket_policy(cfg, topo, d)
+    for r in topo.retained:  # a retained replica keeps its own
+        assert ds.document("replica-bucket-policy", r.bucket) == documents.replica_bucket_policy(cfg, r)
+    for acct in F.accounts(topo):
+        assert ds.document("replica-guardrail", acct) == F.guardrail(cfg, topo, acct)
+    for site in F.key_sites(cfg, topo):
+        assert ds.document("kms-key-policy", site.bucket) == F.key_policy(cfg, topo, site)
+    assert ds.document("replication-role-trust") == F.replication_role_trust(topo)
+    assert ds.document("replication-role-permissions") == F.replication_role_permissions(cfg, topo)
+    assert ds.document("recovery-role-permissions") == F.recovery_role_permissions(cfg, topo)
+    assert ds.document("scp-protect-replicas") == F.service_control_policy(cfg, topo)
+    assert ds.document("scp-protect-replica-guards") == F.service_control_policy_guards(cfg, topo)
+    assert ds.document("scp-protect-promoted") == F.service_control_policy_promoted(cfg, topo)
+    # what only the normal topology deploys stays as it is (the recovery bucket's key, the recovery trust)
+    assert ds.document("recovery-role-trust") == documents.recovery_role_trust(cfg)

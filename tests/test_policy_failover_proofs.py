@@ -5,9 +5,13 @@ eu-central-1): it replicates to the remaining replica `lakehouse-replica-use1` (
 bucket; `lakehouse-replica-apse2` (333333333333) stays a replica of the failed source. Every row of MATRIX is written
 by hand from the intent, never computed from `policies/`:
 
-- writers (`lakehouse-writer`) write the promoted tables; nobody but break-glass deletes them or changes their
-  retention; the deploy role keeps policy/settings changes and now configures replication from the promoted bucket;
-- a table of the promoted bucket that was NOT promoted is still a protected replica (writers cannot write it);
+- writers (`lakehouse-writer`) write the promoted tables and create namespaces and tables; everything else the
+  replica rules deny (deletion, retention, encryption, replication changes, disassociation, tags, policy rewrites)
+  is break-glass only on the promoted bucket, in every layer (issue 26): it holds the only writable copy of the data.
+  The deploy role keeps one action there, creating the replication from it (`PutTableBucketReplication`), and the
+  failed source's replication role keeps nothing (no exemption, no grant);
+- a table of the promoted bucket that was NOT promoted is still a protected replica (writers cannot write it, and
+  nor can the failed source's replication role any more);
 - the destinations are protected replicas written only by the failover replication role (the failed source's role
   can no longer write them); the retained replica keeps its protection and its (old) replication role.
 
@@ -52,6 +56,8 @@ PROMOTED_TABLE = PROMOTED_BUCKET + "/table/6f1b2c3d-4e5f-4a6b-9c8d-112233445566"
 UNPROMOTED_TABLE = PROMOTED_BUCKET + "/table/7a2b3c4d-5e6f-4a7b-8c9d-223344556677"
 DEST_BUCKET = "arn:aws:s3tables:us-east-1:222222222222:bucket/lakehouse-replica-use1"
 DEST_TABLE = DEST_BUCKET + "/table/8b3c4d5e-6f7a-4b8c-9d0e-334455667788"
+NEW_BUCKET = "arn:aws:s3tables:ap-southeast-2:333333333333:bucket/lakehouse-failover-apse2"
+NEW_TABLE = NEW_BUCKET + "/table/0d5e6f7a-8b9c-4d0e-9f2a-556677889900"
 RETAINED_BUCKET = "arn:aws:s3tables:ap-southeast-2:333333333333:bucket/lakehouse-replica-apse2"
 RETAINED_TABLE = RETAINED_BUCKET + "/table/9c4d5e6f-7a8b-4c9d-8e1f-445566778899"
 
@@ -65,8 +71,10 @@ PRINCIPALS: dict[str, str] = {
     "breakglass": "arn:aws:iam::222222222222:role/s3tables-break-glass",
     "deploy": "arn:aws:iam::222222222222:role/terraform-deploy",
     "other": "arn:aws:iam::555555555555:role/Administrator",
+    # not a matrix column: the deploy role of the new bucket's account (multi-step proofs below)
+    "deploy3": "arn:aws:iam::333333333333:role/terraform-deploy",
 }
-ORDER = tuple(PRINCIPALS)
+ORDER = ("admin", "engineer", "writer", "frepl", "repl", "maint", "breakglass", "deploy", "other")
 
 # Document names: literals (policies/rendered/multi-account/failover--lakehouse-replica-euc1--*.json).
 P = "failover--lakehouse-replica-euc1--"
@@ -75,9 +83,12 @@ PROMOTED_TABLE_POLICY = P + "table-policy"
 UNPROMOTED_TABLE_POLICY = "replica-table-policy--lakehouse-replica-euc1"
 DEST_POLICY = P + "replica-bucket-policy--lakehouse-replica-use1"
 DEST_TABLE_POLICY = P + "replica-table-policy--lakehouse-replica-use1"
+NEW_POLICY = P + "replica-bucket-policy--lakehouse-failover-apse2"
+NEW_TABLE_POLICY = P + "replica-table-policy--lakehouse-failover-apse2"
 RETAINED_POLICY = "replica-bucket-policy--lakehouse-replica-apse2"
 RETAINED_TABLE_POLICY = "replica-table-policy--lakehouse-replica-apse2"
 GUARDRAIL = P + "replica-guardrail--222222222222"
+GUARDRAIL3 = P + "replica-guardrail--333333333333"
 SCP = P + "scp-protect-replicas"
 SCP_PROMOTED = P + "scp-protect-promoted"
 SCP_GUARDS = P + "scp-protect-replica-guards"
@@ -89,7 +100,7 @@ ADMIN = W.ADMIN_ACCESS
 MAINT_BASELINE = "world:FailoverMaintenanceBaseline"
 WORLD = {
     **W.WORLD_POLICIES,
-    MAINT_BASELINE: W.maintenance_baseline([PROMOTED_BUCKET, DEST_BUCKET, RETAINED_BUCKET]),
+    MAINT_BASELINE: W.maintenance_baseline([PROMOTED_BUCKET, DEST_BUCKET, NEW_BUCKET, RETAINED_BUCKET]),
 }
 IDENTITY: dict[str, tuple[str, ...]] = {
     "admin": (ADMIN,),
@@ -101,6 +112,7 @@ IDENTITY: dict[str, tuple[str, ...]] = {
     "breakglass": (ADMIN,),
     "deploy": (ADMIN, GUARDRAIL),
     "other": (ADMIN,),
+    "deploy3": (ADMIN, GUARDRAIL3),
 }
 RESOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {  # name -> (ARN, account, resource policies)
     "promoted-bucket": (PROMOTED_BUCKET, PROMOTED_ACCOUNT, (PROMOTED_POLICY, MAINT_BASELINE)),
@@ -112,6 +124,8 @@ RESOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {  # name -> (ARN, acco
     ),
     "dest-bucket": (DEST_BUCKET, PROMOTED_ACCOUNT, (DEST_POLICY, MAINT_BASELINE)),
     "dest-table": (DEST_TABLE, PROMOTED_ACCOUNT, (DEST_POLICY, DEST_TABLE_POLICY, MAINT_BASELINE)),
+    "new-bucket": (NEW_BUCKET, RETAINED_ACCOUNT, (NEW_POLICY, MAINT_BASELINE)),
+    "new-table": (NEW_TABLE, RETAINED_ACCOUNT, (NEW_POLICY, NEW_TABLE_POLICY, MAINT_BASELINE)),
     "retained-table": (
         RETAINED_TABLE,
         RETAINED_ACCOUNT,
@@ -123,37 +137,45 @@ CELL = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
 # fmt: off
 MATRIX = """
 # resource          action                                  adm eng wri frp rep mnt bgl dep oth
-# ---- promoted tables: writers write; deletion and retention stay break-glass only ----
+# ---- promoted tables: writers write; everything else break-glass only (issue 26: the deploy role too) ----
 promoted-table      PutTableData                            D   D   A   D   D   A   A   D   D
 promoted-table      UpdateTableMetadataLocation             D   D   A   D   D   A   A   D   D
 promoted-table      DeleteTable                             D   D   D   D   D   D   A   D   D
 promoted-table      RenameTable                             D   D   D   D   D   D   A   D   D
 promoted-table      PutTableRecordExpirationConfiguration   D   D   D   D   D   D   A   D   D
 promoted-table      PutTableMaintenanceConfiguration        D   D   D   D   D   D   A   D   D
-promoted-table      PutTablePolicy                          D   D   D   D   D   D   A   A   D
-promoted-table      DeleteTablePolicy                       D   D   D   D   D   D   A   A   D
-promoted-table      PutTableReplication                     D   D   D   D   D   D   A   A   D
-promoted-table      PutTableEncryption                      D   D   D   D   D   D   A   A   D
+promoted-table      PutTablePolicy                          D   D   D   D   D   D   A   D   D
+promoted-table      DeleteTablePolicy                       D   D   D   D   D   D   A   D   D
+promoted-table      PutTableReplication                     D   D   D   D   D   D   A   D   D
+promoted-table      DeleteTableReplication                  D   D   D   D   D   D   A   D   D
+promoted-table      DisassociateTableReplication            D   D   D   D   D   D   A   D   D
+promoted-table      PutTableEncryption                      D   D   D   D   D   D   A   D   D
+promoted-table      PutTableStorageClass                    D   D   D   D   D   D   A   D   D
 promoted-table      TagResource                             D   D   D   D   D   D   A   D   D
 promoted-table      UntagResource                           D   D   D   D   D   D   A   D   D
-promoted-table      GetTableData                            A   A   A   A   A   A   A   A   -
+promoted-table      GetTableData                            A   A   A   A   -   A   A   A   -
 promoted-table      GetTable                                A   A   A   A   -   A   A   A   -
-# ---- promoted bucket: writers create tables; replication from it is the deploy role's; deletion break-glass ----
-promoted-bucket     CreateTable                             D   D   A   D   A   D   A   D   D
-promoted-bucket     CreateNamespace                         D   D   A   D   A   D   A   D   D
+# ---- promoted bucket: writers create; the deploy role only creates the replication from it; rest break-glass ----
+promoted-bucket     CreateTable                             D   D   A   D   D   D   A   D   D
+promoted-bucket     CreateNamespace                         D   D   A   D   D   D   A   D   D
 promoted-bucket     PutTableBucketReplication               D   D   D   D   D   D   A   A   D
-promoted-bucket     DeleteTableBucketReplication            D   D   D   D   D   D   A   A   D
+promoted-bucket     DeleteTableBucketReplication            D   D   D   D   D   D   A   D   D
 promoted-bucket     DeleteTableBucket                       D   D   D   D   D   D   A   D   D
 promoted-bucket     DeleteNamespace                         D   D   D   D   D   D   A   D   D
-promoted-bucket     PutTableBucketPolicy                    D   D   D   D   D   D   A   A   D
-promoted-bucket     PutTableBucketMaintenanceConfiguration  D   D   D   D   D   D   A   A   D
-promoted-bucket     PutTableBucketLogging                   D   D   D   D   D   D   A   A   D
+promoted-bucket     PutTableBucketPolicy                    D   D   D   D   D   D   A   D   D
+promoted-bucket     DeleteTableBucketPolicy                 D   D   D   D   D   D   A   D   D
+promoted-bucket     PutTableBucketMaintenanceConfiguration  D   D   D   D   D   D   A   D   D
+promoted-bucket     PutTableBucketEncryption                D   D   D   D   D   D   A   D   D
+promoted-bucket     DeleteTableBucketEncryption             D   D   D   D   D   D   A   D   D
+promoted-bucket     PutTableBucketStorageClass              D   D   D   D   D   D   A   D   D
+promoted-bucket     PutTableBucketLogging                   D   D   D   D   D   D   A   D   D
+promoted-bucket     TagResource                             A   A   A   -   -   A   A   A   -
 promoted-bucket     ListTables                              A   A   A   A   -   A   A   A   -
-# ---- a table of the promoted bucket that was not promoted: still a protected replica ----
-unpromoted-table    PutTableData                            D   D   D   D   A   A   A   D   D
-unpromoted-table    UpdateTableMetadataLocation             D   D   D   D   A   A   A   D   D
+# ---- a table of the promoted bucket that was not promoted: still a protected replica, no longer written ----
+unpromoted-table    PutTableData                            D   D   D   D   D   A   A   D   D
+unpromoted-table    UpdateTableMetadataLocation             D   D   D   D   D   A   A   D   D
 unpromoted-table    DeleteTable                             D   D   D   D   D   D   A   D   D
-unpromoted-table    PutTableMaintenanceConfiguration        D   D   D   D   A   D   A   D   D
+unpromoted-table    PutTableMaintenanceConfiguration        D   D   D   D   D   D   A   D   D
 unpromoted-table    DisassociateTableReplication            D   D   D   D   D   D   A   D   D
 # ---- destination of the promoted source: written by the failover replication role only ----
 dest-table          PutTableData                            D   D   D   A   D   A   A   D   D
@@ -169,6 +191,7 @@ dest-bucket         CreateTable                             D   D   D   A   D   
 dest-bucket         CreateNamespace                         D   D   D   A   D   D   A   D   D
 dest-bucket         DeleteTableBucket                       D   D   D   D   D   D   A   D   D
 dest-bucket         PutTableBucketReplication               D   D   D   D   D   D   A   D   D
+dest-bucket         TagResource                             A   A   A   -   -   A   A   A   -
 # ---- the retained replica (another account): unchanged protection, still written by the failed source's role ----
 retained-table      PutTableData                            D   D   D   D   A   A   A   D   D
 retained-table      DeleteTable                             D   D   D   D   D   D   A   D   D
@@ -210,6 +233,7 @@ def documents(cfg: KitConfig) -> dict[str, Any]:
     docs[PROMOTED_TABLE_POLICY] = fo.table_policy(PROMOTED_TABLE)
     docs[UNPROMOTED_TABLE_POLICY] = D.replica_table_policy_for(cfg, by["lakehouse-replica-euc1"], UNPROMOTED_TABLE)
     docs[DEST_TABLE_POLICY] = FO.destination_table_policy(cfg, topo, by["lakehouse-replica-use1"], DEST_TABLE)
+    docs[NEW_TABLE_POLICY] = FO.destination_table_policy(cfg, topo, by["lakehouse-failover-apse2"], NEW_TABLE)
     docs[RETAINED_TABLE_POLICY] = D.replica_table_policy_for(cfg, by["lakehouse-replica-apse2"], RETAINED_TABLE)
     return docs
 
@@ -385,3 +409,238 @@ def test_mutation_flips_exactly_the_expected_cases(
     got = {c: r.decision for c, r in mutated[f"m{i}"].items()}
     diff = {c: (want[c], got[c]) for c in EXPECTED if got[c] != want[c]}
     assert not diff, f"{name}: (expected, actual) {diff}"
+
+
+# ---------------------------------------------------------------- issue 26: every layer, every step ----
+# After a failover the promoted bucket holds the only writable copy: its retention, encryption, replication and
+# policies change with break-glass only, in EVERY layer that applies to a principal; the deploy role keeps nothing
+# there but creating the replication from it. Written from that intent, not from the documents.
+
+ISSUE26_TABLE = (
+    "PutTableMaintenanceConfiguration", "PutTableEncryption", "PutTableReplication", "DeleteTableReplication",
+    "DisassociateTableReplication", "PutTablePolicy", "DeleteTablePolicy",
+)  # fmt: skip
+ISSUE26_BUCKET = (
+    "PutTableBucketMaintenanceConfiguration", "PutTableBucketEncryption", "DeleteTableBucketEncryption",
+    "PutTableBucketReplication", "DeleteTableBucketReplication", "PutTableBucketPolicy", "DeleteTableBucketPolicy",
+)  # fmt: skip
+DEPLOY_KEEPS = {("deploy", "promoted-bucket", "PutTableBucketReplication")}  # `cdktf deploy` creates the replication
+IN_ORG = ("admin", "engineer", "writer", "frepl", "repl", "deploy")  # every principal the SCP binds
+GUARDRAIL_CARRIERS = {"engineer": GUARDRAIL, "deploy": GUARDRAIL, "deploy3": GUARDRAIL3}
+LAYER_OF_DOCUMENT = {  # layer -> the document holding it for the promoted bucket
+    "bucket policy": PROMOTED_POLICY,
+    "table policy": PROMOTED_TABLE_POLICY,
+    "guardrail": GUARDRAIL,
+    "scp": SCP_PROMOTED,
+}
+
+
+def _flat(name: str) -> str:
+    return "".join(ch for ch in name if ch.isalnum())
+
+
+def layers_of(result: SimResult) -> set[str]:
+    """The layers that explicitly denied a request, named from the deciding statements (`<type>:<policy>#<Sid>`;
+    the simulator flattens resource-policy names)."""
+    out: set[str] = set()
+    for entry in result.denied_by:
+        kind, _, rest = entry.partition(":")
+        if kind == "scp":
+            out.add("scp")
+        elif kind == "identity":
+            out.add("guardrail" if "replica-guardrail--" in rest else "own policy")
+        elif _flat(PROMOTED_TABLE_POLICY) in _flat(rest):
+            out.add("table policy")
+        elif _flat(PROMOTED_POLICY) in _flat(rest):
+            out.add("bucket policy")
+        else:
+            out.add(entry)
+    return out
+
+
+def promised_layers(who: str, resource: str) -> set[str]:
+    out = {"bucket policy", "scp"} | ({"table policy"} if resource.endswith("-table") else set())
+    return out | ({"guardrail"} if who in GUARDRAIL_CARRIERS else set())
+
+
+def issue26_cases() -> list[tuple[str, str, str]]:
+    cases = [(who, "promoted-table", a) for who in IN_ORG for a in ISSUE26_TABLE]
+    cases += [(who, "promoted-bucket", a) for who in IN_ORG for a in ISSUE26_BUCKET]
+    return [c for c in cases if c not in DEPLOY_KEEPS]
+
+
+def evaluate_cases(variants: dict[str, dict[str, Any]], cases: list[tuple[str, str, str]]) -> dict[str, SimResult]:
+    """{"<variant>|<who>:<resource>:<action>": result} for the same cases under each variant of the documents."""
+    policies: dict[str, Any] = dict(WORLD)
+    for label, docs in variants.items():
+        policies.update({f"{label}|{name}": copy.deepcopy(d) for name, d in docs.items()})
+    results = evaluate(policies, [request(c[0], c[1], c[2], variant=label) for label in variants for c in cases])
+    errors = errors_of(results)
+    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
+    return results
+
+
+def missing_layers(results: dict[str, SimResult], label: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for who, resource, action in issue26_cases():
+        res = results[f"{label}|{who}:{resource}:{action}"]
+        gap = promised_layers(who, resource) - layers_of(res)
+        if gap or res.decision != EXPLICIT_DENY:
+            out[f"{who}:{resource}:{action}"] = sorted(gap) or [res.decision]
+    return out
+
+
+def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
+    """The documents with the issue 26 actions dropped from every statement of one layer's promoted document (a
+    statement left without actions goes)."""
+    cut = copy.deepcopy(docs)
+    doc = cut[LAYER_OF_DOCUMENT[layer]]
+    names = {f"s3tables:{a}" for a in ISSUE26_TABLE + ISSUE26_BUCKET}
+    kept, removed = [], 0
+    for stmt in doc["Statement"]:
+        acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+        if stmt["Effect"] == "Deny" and names & set(acts):
+            stmt["Action"] = [a for a in acts if a not in names]
+            removed += len(acts) - len(stmt["Action"])
+            if not stmt["Action"]:
+                continue
+        kept.append(stmt)
+    assert removed, f"{layer}: nothing of issue 26 to remove"
+    doc["Statement"] = kept
+    return cut
+
+
+@pytest.fixture(scope="module")
+def layered(docs: dict[str, Any]) -> dict[str, SimResult]:
+    variants = {"base": docs} | {
+        layer.replace(" ", "-"): without_issue26_actions(docs, layer) for layer in LAYER_OF_DOCUMENT
+    }
+    return evaluate_cases(variants, issue26_cases())
+
+
+def test_promoted_retention_encryption_replication_and_policies_are_denied_by_every_layer(
+    layered: dict[str, SimResult],
+) -> None:
+    """Issue 26: every principal of the organisation but break-glass, the deploy role included, meets an explicit
+    deny from every layer that applies to it for each of these actions on the promoted bucket and its tables."""
+    assert len(issue26_cases()) == len(IN_ORG) * (len(ISSUE26_TABLE) + len(ISSUE26_BUCKET)) - len(DEPLOY_KEEPS)
+    assert missing_layers(layered, "base") == {}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYER_OF_DOCUMENT))
+def test_removing_the_promoted_deny_from_one_layer_fails_the_proof(layered: dict[str, SimResult], layer: str) -> None:
+    """The proof above is not vacuous: without these actions in ONE layer's promoted document, it names exactly that
+    layer as missing, for every principal that layer binds (and every action it carried)."""
+    gaps = missing_layers(layered, layer.replace(" ", "-"))
+    assert gaps, f"removing issue 26's denies from the {layer} went unnoticed"
+    assert {g for gap in gaps.values() for g in gap} == {layer}
+    bound = {who for who in IN_ORG if layer in promised_layers(who, "promoted-table")}
+    assert {c.split(":")[0] for c in gaps} == bound
+    if layer != "table policy":  # the table policy holds table actions only
+        assert {c.split(":")[1] for c in gaps} == {"promoted-bucket", "promoted-table"}
+
+
+# ---- multi-step: rewrite a policy (step 1), then a destructive call (step 2) ----
+
+REWRITES = {  # document -> (resource, the request that replaces it)
+    PROMOTED_POLICY: ("promoted-bucket", "PutTableBucketPolicy"),
+    PROMOTED_TABLE_POLICY: ("promoted-table", "PutTablePolicy"),
+    DEST_POLICY: ("dest-bucket", "PutTableBucketPolicy"),
+    DEST_TABLE_POLICY: ("dest-table", "PutTablePolicy"),
+    NEW_POLICY: ("new-bucket", "PutTableBucketPolicy"),
+    NEW_TABLE_POLICY: ("new-table", "PutTablePolicy"),
+}
+# From the intent: a replica's policies are its account's deploy role's to manage (the failover deploy writes the
+# destinations' new ones), never the promoted bucket's (the failover tool applies those as break-glass).
+REWRITERS = {DEST_POLICY: "deploy", DEST_TABLE_POLICY: "deploy", NEW_POLICY: "deploy3", NEW_TABLE_POLICY: "deploy3"}
+ATTACKERS = ("admin", "engineer", "writer", "deploy", "deploy3")
+DESTRUCTIVE_TABLE = (
+    "DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration", "PutTableMaintenanceConfiguration",
+    "PutTableData", "UpdateTableMetadataLocation", "PutTableReplication", "DeleteTableReplication",
+    "DisassociateTableReplication", "TagResource",
+)  # fmt: skip
+DESTRUCTIVE_BUCKET = ("DeleteTableBucket", "DeleteNamespace", "DeleteTableBucketReplication", "CreateTable")
+PROMOTED_ONLY = {  # destructive on the promoted bucket (issue 26), deploy-managed settings on a replica
+    "promoted-table": ("PutTableEncryption",),
+    "promoted-bucket": ("PutTableBucketMaintenanceConfiguration", "PutTableBucketEncryption",
+                        "DeleteTableBucketEncryption", "PutTableBucketReplication"),
+}  # fmt: skip
+LEGIT = {  # what an attacker may do anyway: writers write and grow the promoted bucket; the deploy keeps its one
+    ("writer", "promoted-table", "PutTableData"),
+    ("writer", "promoted-table", "UpdateTableMetadataLocation"),
+    ("writer", "promoted-bucket", "CreateTable"),
+    *DEPLOY_KEEPS,
+}
+
+
+def destructive_cases(who: str) -> list[tuple[str, str, str]]:
+    out = []
+    for resource in ("promoted-table", "dest-table", "new-table"):
+        out += [(who, resource, a) for a in DESTRUCTIVE_TABLE + PROMOTED_ONLY.get(resource, ())]
+    for resource in ("promoted-bucket", "dest-bucket", "new-bucket"):
+        out += [(who, resource, a) for a in DESTRUCTIVE_BUCKET + PROMOTED_ONLY.get(resource, ())]
+    return [c for c in out if c not in LEGIT]
+
+
+def allow_all_for(who: str, resource: str) -> dict[str, Any]:
+    arn = RESOURCES[resource][0]
+    bucket = arn.split("/table/")[0]
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{"Sid": "AttackerAllowsItself", "Effect": "Allow", "Principal": {"AWS": PRINCIPALS[who]},
+                       "Action": "s3tables:*", "Resource": [bucket, bucket + "/*"]}],
+    }  # fmt: skip
+
+
+def test_step_one_only_the_deploy_role_of_a_replica_rewrites_its_policies(docs: dict[str, Any]) -> None:
+    """Nobody but break-glass rewrites the promoted bucket's or tables' policies: the deploy role is denied at the
+    first step, explicitly. A destination's (existing or new) are its account's deploy role's."""
+    cases = [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES]
+    results = evaluate_cases({"s1": docs}, cases)
+    got = {(who, r, a): results[f"s1|{who}:{r}:{a}"].decision for who, r, a in cases}
+    want = {
+        (who, *REWRITES[name]): ALLOWED if REWRITERS.get(name) == who else EXPLICIT_DENY
+        for who in ATTACKERS
+        for name in REWRITES
+    }
+    assert got == want
+    for who in ATTACKERS:
+        for name in (PROMOTED_POLICY, PROMOTED_TABLE_POLICY):
+            res = results[f"s1|{who}:{REWRITES[name][0]}:{REWRITES[name][1]}"]
+            assert {"bucket policy", "scp"} <= layers_of(res), (who, name, res.denied_by)
+
+
+def test_no_rewrite_an_actor_can_make_enables_a_destructive_step_two(docs: dict[str, Any]) -> None:
+    """Each actor replaces every policy step 1 lets it replace with one granting itself everything; then every
+    destructive call on the promoted bucket, the destination and the new bucket is still denied."""
+    step1 = evaluate_cases({"s1": docs}, [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES])
+    variants: dict[str, dict[str, Any]] = {}
+    for who in ATTACKERS:
+        mine = copy.deepcopy(docs)
+        for name, (resource, action) in REWRITES.items():
+            if step1[f"s1|{who}:{resource}:{action}"].allowed:
+                mine[name] = allow_all_for(who, resource)
+        variants[who] = mine
+    assert variants["deploy"][DEST_POLICY] != docs[DEST_POLICY]  # the attack model is exercised
+    assert variants["deploy3"][NEW_TABLE_POLICY] != docs[NEW_TABLE_POLICY]
+    policies: dict[str, Any] = dict(WORLD)
+    for label, d in variants.items():
+        policies.update({f"{label}|{name}": doc for name, doc in d.items()})
+    reqs = [request(c[0], c[1], c[2], variant=who) for who in ATTACKERS for c in destructive_cases(who)]
+    results = evaluate(policies, reqs)
+    assert not errors_of(results)
+    through = sorted(rid for rid, r in results.items() if r.allowed)
+    assert not through, f"destructive calls allowed after a rewrite: {through}"
+
+
+def test_even_a_rewritten_promoted_policy_leaves_the_deploy_role_two_layers() -> None:
+    """Drift or a mistake: had the deploy role's rewrite of the promoted policies gone through, its guardrail and the
+    promoted SCP still deny every destructive call of issue 26 on the promoted bucket."""
+    docs = documents(load())
+    docs[PROMOTED_POLICY] = allow_all_for("deploy", "promoted-bucket")
+    docs[PROMOTED_TABLE_POLICY] = allow_all_for("deploy", "promoted-table")
+    cases = [c for c in destructive_cases("deploy") if c[1].startswith("promoted-")]
+    results = evaluate_cases({"drift": docs}, cases)
+    for who, resource, action in cases:
+        res = results[f"drift|{who}:{resource}:{action}"]
+        assert res.decision == EXPLICIT_DENY and {"guardrail", "scp"} <= layers_of(res), (resource, action, res)

@@ -1,8 +1,9 @@
 """The file copy mode on local Spark with real Iceberg tables on disk (issue 12).
 
 The "replica" tables are written directly into their own warehouse by a writer catalog (a replica is a read-only
-table in another warehouse; `rewrite_table_path` cannot relocate several position-delete files per commit, NOTES.md),
-then only read by the kit. Every test checks that the replica warehouse is byte-identical before and after it.
+table in another warehouse; `rewrite_table_path` cannot relocate several position-delete files per commit,
+docs/aws-facts.md#spark-and-iceberg), then only read by the kit. Every test checks that the replica warehouse is
+byte-identical before and after it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Stretch (issue 4, item 10): the production catalog path — S3 Tables client catalog jar + boto3 metadata — against
-its own `tests.moto_ext` server on a free loopback port (`tests/moto_scenario.py`). Runs in a subprocess: its JVM
+its own emulator (`emulator/`) on a free loopback port (`tests/moto_scenario.py`). Runs in a subprocess: its JVM
 must see the AWS environment of the moto endpoint."""
 
 from __future__ import annotations

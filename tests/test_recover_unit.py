@@ -344,7 +344,7 @@ def test_catalog_confs() -> None:
     assert CatalogSpec("x", "rest", ARN, region="r").staged_ctas is False
     assert CatalogSpec("x", "client", ARN).staged_ctas is True
     hadoop = CatalogSpec("h", "hadoop", "file:///tmp/wh")
-    assert hadoop.warehouse == "file:/tmp/wh"  # REFERENCE §5 gotcha
+    assert hadoop.warehouse == "file:/tmp/wh"  # docs/aws-facts.md#spark-and-iceberg
     assert CatalogSpec("h", "hadoop", "/tmp/wh").warehouse == "file:/tmp/wh"
     jdbc = catalog_conf(CatalogSpec("j", "jdbc", "file:/tmp/wh", uri="jdbc:sqlite:/tmp/c.db"))
     assert jdbc["spark.sql.catalog.j.type"] == "jdbc" and jdbc["spark.sql.catalog.j.uri"] == "jdbc:sqlite:/tmp/c.db"

@@ -88,9 +88,10 @@ class FailoverTopology:
 
     def replication_roles_for(self, replica: Replica) -> tuple[str, ...]:
         """Replication roles that write `replica`: the failover role for destinations, the failed source's role
-        for retained replicas (it stays exempt there, so a source that comes back keeps replicating to them)."""
+        for retained replicas (it stays exempt there, so a source that comes back keeps replicating to them); none
+        for the promoted bucket (issue 26: it holds the only writable copy, nothing replicates into it)."""
         if replica.bucket == self.promoted.bucket:
-            return (self.failed_replication_role_arn,)  # its tables not yet promoted are still its replicas
+            return ()
         if any(d.bucket == replica.bucket for d in self.destinations):
             return (self.replication_role_arn,)
         return (self.failed_replication_role_arn,)

@@ -1,6 +1,7 @@
 """The rules of AWS and of Iceberg that the configuration is checked against: quotas, name and ARN shapes, column
-types and partition transforms (S3 user guide: naming rules and quotas; see REFERENCE §3). Pure functions and
-constants, used by the model's field validators (`topology.model`) and the cross-field checks (`topology.checks`).
+types and partition transforms (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas).
+Pure functions and constants, used by the model's field validators (`topology.model`) and the cross-field checks
+(`topology.checks`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
 TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
 KIT_TAG_KEYS = ("kit", "managed-by")
 # `[tags] on_replicated_source_tables = true`: the opt-in that puts the tags on replicated source tables too (a
-# boolean, not a tag). Off by default: replication does not support "tables with tags" (README "Tags").
+# boolean, not a tag). Off by default: replication does not support "tables with tags"
+# (docs/provisioning.md#tags-and-replicated-tables).
 SOURCE_TABLE_TAGS_KEY = "on_replicated_source_tables"
 MAX_TAGS = 50
 

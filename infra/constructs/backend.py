@@ -15,7 +15,7 @@ from topology.config import KitConfig
 # relative path is <working directory>/terraform.<stack>.tfstate (where cdktf's default put it, as an absolute path).
 LOCAL_STATE_PATH = "../../../terraform.{stack}.tfstate"
 # Terraform >= 1.10: native S3 state locking (`use_lockfile`); the local backend needs nothing newer than the
-# README's documented minimum.
+# documented minimum (docs/provisioning.md#prerequisites-for-a-real-deploy).
 REQUIRED_TERRAFORM = {"local": ">= 1.5.0", "s3": ">= 1.10.0"}
 
 

@@ -1,7 +1,7 @@
 """Namespaces and tables of the source bucket: Iceberg schema and table-level snapshot management (source retention).
 
 The Iceberg schema is applied at creation only (`ignore_changes = [metadata]`); schema changes after that are made
-by writers through Iceberg (README: "Changing a table safely").
+by writers through Iceberg (docs/provisioning.md#changing-a-table-safely).
 
 The aws provider (6.25) takes the Iceberg schema only; the partition spec in the configuration is carried in the
 outputs and applied by the first writer (and by recovery, which reads it from the replica's metadata)."""

@@ -5,7 +5,8 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 - `<kit>-replication-lag-<replica>`: worst lag to that replica above `max_lag_minutes`;
 - `<kit>-replication-failed-<replica>`: any table's replication to that replica FAILED;
 - `<kit>-replication-detached-<replica>`: a replica table in that bucket was disassociated from replication
-  (DETACHED: replication to it has stopped for good; README 'Detached replicas' has the on-call steps);
+  (DETACHED: replication to it has stopped for good; docs/assurance.md#detached-replicas has the
+  on-call steps);
 - `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
   function failed, was not invoked, or could not read some table's status.
 """

@@ -62,7 +62,8 @@ def untagged_aws_provider(
 ) -> AwsProvider:
     """A second aws provider of the stack (alias `untagged`) WITHOUT default tags, for resources that must carry no
     AWS resource tags: replicated source tables (the replication limits say "Tables with tags or branches are not
-    supported"; whether AWS resource tags count is undocumented, README "Tags"). Same account guard and role."""
+    supported"; whether AWS resource tags count is undocumented, docs/provisioning.md#tags-and-replicated-tables).
+    Same account guard and role."""
     return AwsProvider(
         scope,
         "aws-untagged",

@@ -41,7 +41,6 @@ from constructs import Construct
 
 from infra.constructs.iam import role_with_policy
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
@@ -59,7 +58,6 @@ class RecoveryRole(Construct):
         cfg: KitConfig,
         docs: DocumentSet,
         application_arn: str,
-        permissions: Document | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.role, _ = role_with_policy(
@@ -68,7 +66,7 @@ class RecoveryRole(Construct):
             name=cfg.recovery_role_name,
             description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
             trust=docs.document("recovery-role-trust", emr_application_arn=application_arn),
-            policy=permissions or docs.document("recovery-role-permissions"),
+            policy=docs.document("recovery-role-permissions"),
             policy_id="permissions",
             policy_name="s3tables-recovery",
         )

@@ -3,6 +3,8 @@ conditions), with exactly the permissions of the S3 user guide, plus KMS where u
 
 from __future__ import annotations
 
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
 from infra.constructs.iam import role_with_policy
@@ -10,16 +12,29 @@ from policies.docset import DocumentSet
 from topology.config import KitConfig
 
 
+def add_replication_role(
+    scope: Construct, *, name: str, description: str, docs: DocumentSet
+) -> tuple[IamRole, IamRolePolicy]:
+    """The role (`role`) and its inline policy (`permissions`) in `scope`, from the topology's replication role
+    documents: the source's, or in the failover topology the promoted bucket's (`docs` resolves them)."""
+    return role_with_policy(
+        scope,
+        "role",
+        name=name,
+        description=description,
+        trust=docs.document("replication-role-trust"),
+        policy=docs.document("replication-role-permissions"),
+        policy_id="permissions",
+        policy_name="s3tables-replication",
+    )
+
+
 class ReplicationRole(Construct):
     def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
         super().__init__(scope, id)
-        self.role, self.policy = role_with_policy(
+        self.role, self.policy = add_replication_role(
             self,
-            "role",
             name=cfg.replication_role_name,
             description="Assumed by S3 Tables replication to copy source tables to the replica buckets",
-            trust=docs.document("replication-role-trust"),
-            policy=docs.document("replication-role-permissions"),
-            policy_id="permissions",
-            policy_name="s3tables-replication",
+            docs=docs,
         )

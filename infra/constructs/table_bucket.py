@@ -111,11 +111,9 @@ def kit_table_bucket(
     unreferenced_file_removal: UnreferencedFileRemoval,
     awscc: TerraformProvider,
     allow_destroy: bool,
-    key_policy: Document | None = None,
 ) -> TableBucket:
     """The `table-bucket` construct of a kit stack (`role`: source, replica or recovery), with the key policy of
-    the topology's document set when the kit creates the bucket's KMS key (`key_policy`: the failover topology's
-    override, built by `policies.failover`)."""
+    the topology's document set when the kit creates the bucket's KMS key."""
     return TableBucket(
         scope,
         "table-bucket",
@@ -125,7 +123,7 @@ def kit_table_bucket(
         unreferenced_file_removal=unreferenced_file_removal,
         awscc=awscc,
         kms_alias=documents.kms_alias(cfg, name),
-        kms_key_policy=key_policy if key_policy is not None else docs.optional("kms-key-policy", name),
+        kms_key_policy=docs.optional("kms-key-policy", name),
         allow_destroy=allow_destroy,
         tags=cfg.resource_tags,
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,

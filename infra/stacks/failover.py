@@ -18,32 +18,31 @@ What `cdktf deploy` of this topology changes, and what it does not:
 
 Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
 lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
-document, so the plan shows no change for it).
+document, so the plan shows no change for it). On the promoted bucket the deploy role may only create the
+replication from it (`PutTableBucketReplication`, issue 26): its policies, retention, encryption and replication
+otherwise change with break-glass alone.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from cdktf import App
-from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from constructs import Construct
 
 from infra.constructs.monitor import source_assurance
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.replication import ReplicationConfiguration
+from infra.constructs.replication_role import add_replication_role
 from infra.stacks.failover_outputs import add_failover_source_output
 from infra.stacks.organization import OrganizationStack
 from infra.stacks.recovery import RecoveryStack
-from infra.stacks.replica import ReplicaStack, ReplicaStackDocuments
+from infra.stacks.replica import ReplicaStack
 from policies import docset
 from policies import failover as F
 from policies.docset import DocumentSet
-from policies.documents import KeySite, kms_alias
-from policies.model import Document
+from policies.documents import kms_alias
 from topology.config import Kit, KitConfig, Replica, Replication, Source
 from topology.failover import FailoverTopology, failover_topology
 
@@ -83,32 +82,25 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
 
 class FailoverReplication(Construct):
     """Bucket-level replication from the promoted bucket (every table, present and future) to the destinations,
-    with its own role in the promoted bucket's account (`<kit>-fo-s3tables-replication`)."""
+    with its own role in the promoted bucket's account (`<kit>-fo-s3tables-replication`), whose documents are the
+    topology's replication role documents (`docs`)."""
 
     def __init__(
         self,
         scope: Construct,
         id: str,
         *,
-        cfg: KitConfig,
+        docs: DocumentSet,
         topo: FailoverTopology,
         source_bucket_arn: str,
         destination_bucket_arns: Sequence[str],
     ) -> None:
         super().__init__(scope, id)
-        self.role = IamRole(
+        self.role, self.policy = add_replication_role(
             self,
-            "role",
             name=topo.replication_role_name,
             description="Assumed by S3 Tables replication to copy the promoted tables to the failover destinations",
-            assume_role_policy=json.dumps(F.replication_role_trust(topo), indent=2),
-        )
-        self.policy = IamRolePolicy(
-            self,
-            "permissions",
-            name="s3tables-replication",
-            role=self.role.name,
-            policy=json.dumps(F.replication_role_permissions(cfg, topo), indent=2),
+            docs=docs,
         )
         ReplicationConfiguration(
             self,
@@ -122,31 +114,6 @@ class FailoverReplication(Construct):
         )
 
 
-def _key_policy(cfg: KitConfig, topo: FailoverTopology, r: Replica) -> Document | None:
-    if not r.encryption.creates_key:
-        return None
-    return F.key_policy(cfg, topo, KeySite("replica", r.account_id, r.region, r.bucket, r.bucket_arn))
-
-
-def stack_documents(
-    cfg: KitConfig, topo: FailoverTopology, r: Replica, *, owns_guardrail: bool
-) -> ReplicaStackDocuments:
-    """The documents a replica stack of the failover topology deploys (retained replicas: their own, unchanged)."""
-    if r.bucket == topo.promoted.bucket:
-        policy = F.promoted_bucket_policy(cfg, topo)
-    elif r in topo.destinations:
-        policy = F.destination_bucket_policy(cfg, topo, r)
-    else:
-        from policies.documents import replica_bucket_policy
-
-        policy = replica_bucket_policy(cfg, r)
-    return ReplicaStackDocuments(
-        bucket_policy=policy,
-        guardrail=F.guardrail(cfg, topo, r.account_id) if owns_guardrail else None,
-        key_policy=_key_policy(cfg, topo, r),
-    )
-
-
 def recovery_reads(topo: FailoverTopology) -> Replica:
     """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
     decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
@@ -157,28 +124,22 @@ def recovery_reads(topo: FailoverTopology) -> Replica:
 
 
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
-    """`docs`: the normal topology's document set; the documents the failover changes are handed to the stacks as
-    overrides, all built by `policies.failover` (the same builders `policies.render` writes `failover--*` from)."""
+    """`docs`: the topology's document set (`policies.docset.build(cfg)`), which resolves every document these
+    stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents `policies.render` writes
+    for review): the stacks look them up by the same names as the normal topology's, with no override."""
     topo = failover_topology(cfg)
     stacks: dict[str, ReplicaStack] = {}
     seen_accounts: set[str] = set()
     for r in (*cfg.replicas, *topo.new_buckets):
-        owns = r.account_id not in seen_accounts
         stacks[r.bucket] = ReplicaStack(
-            app,
-            cfg,
-            docs,
-            r,
-            owns_guardrail=owns,
-            allow_destroy=allow_destroy,
-            overrides=stack_documents(cfg, topo, r, owns_guardrail=owns),
+            app, cfg, docs, r, owns_guardrail=r.account_id not in seen_accounts, allow_destroy=allow_destroy
         )
         seen_accounts.add(r.account_id)
     promoted = stacks[topo.promoted.bucket]
     FailoverReplication(
         promoted,
         "failover-replication",
-        cfg=cfg,
+        docs=docs,
         topo=topo,
         source_bucket_arn=promoted.bucket.arn,
         destination_bucket_arns=[stacks[d.bucket].bucket.arn for d in topo.destinations],
@@ -201,23 +162,15 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         replica_bucket_arn=stacks[recovery_reads(topo).bucket].bucket.arn,
         allow_destroy=allow_destroy,
         reads=recovery_reads(topo),
-        permissions=F.recovery_role_permissions(cfg, topo),
     )
     org = cfg.protection.organization
     if org:
-        org_stack = OrganizationStack(
-            app,
-            cfg,
-            docs,
-            org,
-            scp_policy=F.service_control_policy(cfg, topo),
-            guards_policy=F.service_control_policy_guards(cfg, topo),
-        )
+        org_stack = OrganizationStack(app, cfg, docs, org)
         ReplicaScp(
             org_stack,
             "promoted-scp",
             name=F.scp_promoted_name(cfg),
-            policy=F.service_control_policy_promoted(cfg, topo),
+            policy=docs.document("scp-protect-promoted"),
             targets=org.targets,
             description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "
             "break-glass only",

@@ -8,7 +8,6 @@ from constructs import Construct
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.providers import aws_provider
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology.config import KitConfig, Organization
 from topology.outputs import OUTPUT_ORGANIZATION
 
@@ -22,11 +21,9 @@ class OrganizationStack(TerraformStack):
         cfg: KitConfig,
         docs: DocumentSet,
         org: Organization,
-        *,
-        scp_policy: Document | None = None,
-        guards_policy: Document | None = None,
     ) -> None:
-        """`scp_policy`/`guards_policy`: the failover topology's SCPs (same resources, other content)."""
+        """The SCPs come from `docs` (in the failover topology the set resolves them to the promotion's: same
+        resources, other content)."""
         super().__init__(scope, STACK_ID)
         # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
         home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
@@ -42,14 +39,14 @@ class OrganizationStack(TerraformStack):
             self,
             "replica-scp",
             name=cfg.scp_name,
-            policy=scp_policy or docs.document("scp-protect-replicas"),
+            policy=docs.document("scp-protect-replicas"),
             targets=org.targets,
         )
         guards = ReplicaScp(
             self,
             "replica-guards-scp",
             name=cfg.scp_guards_name,
-            policy=guards_policy or docs.document("scp-protect-replica-guards"),
+            policy=docs.document("scp-protect-replica-guards"),
             targets=org.targets,
             description="Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail",
         )

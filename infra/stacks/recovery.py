@@ -11,7 +11,6 @@ from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoveryS
 from infra.constructs.rehearsal import recovery_assurance
 from infra.constructs.table_bucket import kit_table_bucket
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology.config import KitConfig, Replica
 from topology.outputs import OUTPUT_RECOVERY
 
@@ -28,10 +27,9 @@ class RecoveryStack(TerraformStack):
         replica_bucket_arn: str,
         allow_destroy: bool,
         reads: Replica | None = None,
-        permissions: Document | None = None,
     ) -> None:
-        """`reads`/`permissions`: the failover topology's replica of the new source and the recovery role's
-        permissions to read it (issue 17); the stack itself stays in `recovery.replica`'s account and Region."""
+        """`reads`: the failover topology's replica of the new source (issue 17; the recovery role's permissions to
+        read it come from `docs`); the stack itself stays in `recovery.replica`'s account and Region."""
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
@@ -50,9 +48,7 @@ class RecoveryStack(TerraformStack):
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
-        role = RecoveryRole(
-            self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn, permissions=permissions
-        )
+        role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         recovery_assurance(  # issue 11: scheduled recovery rehearsal, its alarm and alarm topic
             self,

@@ -3,8 +3,6 @@ for the first replica of an account, the account's IAM guardrail."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
@@ -13,18 +11,8 @@ from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuar
 from infra.constructs.table_bucket import kit_table_bucket
 from policies import documents
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology.config import KitConfig, Replica
 from topology.outputs import OUTPUT_REPLICA
-
-
-@dataclass(frozen=True)
-class ReplicaStackDocuments:
-    """The failover topology's documents for a replica stack (issue 17): same resources, other documents."""
-
-    bucket_policy: Document
-    guardrail: Document | None = None
-    key_policy: Document | None = None
 
 
 class ReplicaStack(TerraformStack):
@@ -37,8 +25,9 @@ class ReplicaStack(TerraformStack):
         *,
         owns_guardrail: bool,
         allow_destroy: bool,
-        overrides: ReplicaStackDocuments | None = None,
     ) -> None:
+        """The documents come from `docs` by their deployed names: in the failover topology (issue 17) the set
+        resolves them to the configured promotion's (promoted bucket, destinations, guardrails, key policies)."""
         super().__init__(scope, replica.stack_id)
         awscc = site_providers(self, cfg, replica)
         self.bucket = kit_table_bucket(
@@ -52,13 +41,12 @@ class ReplicaStack(TerraformStack):
             unreferenced_file_removal=replica.unreferenced_file_removal,
             awscc=awscc,
             allow_destroy=allow_destroy,
-            key_policy=overrides.key_policy if overrides else None,
         )
         self.bucket_policy = ReplicaBucketPolicy(
             self,
             "bucket-policy",
             bucket_arn=self.bucket.arn,
-            policy=overrides.bucket_policy if overrides else docs.document("replica-bucket-policy", replica.bucket),
+            policy=docs.document("replica-bucket-policy", replica.bucket),
         )
         guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
         if owns_guardrail:
@@ -66,9 +54,7 @@ class ReplicaStack(TerraformStack):
                 self,
                 "guardrail",
                 name=cfg.guardrail_policy_name,
-                policy=overrides.guardrail
-                if overrides and overrides.guardrail
-                else docs.document("replica-guardrail", replica.account_id),
+                policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         TerraformOutput(

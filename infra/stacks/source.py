@@ -47,7 +47,8 @@ class SourceStack(TerraformStack):
             allow_destroy=allow_destroy,
         )
         # Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`
-        # (README "Tags"): the provider's default_tags would otherwise put them on every table.
+        # (docs/provisioning.md#tags-and-replicated-tables): the provider's default_tags would otherwise put them on
+        # every table.
         untagged = set() if cfg.tags_on_source_tables else {f"{n}.{t}" for n, t in cfg.replicated_tables()}
         catalog = SourceCatalog(
             self,

@@ -1,6 +1,6 @@
 """Local failover drill (`make failover-drill`): the seed topology on the S3 Tables emulator, no AWS.
 
-  1. start the kit's S3 Tables emulator (`tests/moto_ext`, a moto server on a free loopback port) and "deploy" the
+  1. start the kit's S3 Tables emulator (`emulator/`, a moto server on a free loopback port) and "deploy" the
      seed topology into it: source and replica table buckets, bucket-level replication, the replica bucket policy
   2. Spark with the S3 Tables client catalog writes analytics.orders and analytics.customers in the source; one bad
      commit (a DELETE) hits orders; the replication service replicates everything (simulated); `harden` puts the
@@ -20,14 +20,13 @@ import argparse
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from emulator.process import Emulator
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "examples" / "seed.toml"
@@ -45,59 +44,6 @@ EMULATOR_ENV = {
 
 def _step(n: int | str, text: str) -> None:
     print(f"\n== {n}. {text}", flush=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Emulator:
-    """The kit's S3 Tables emulator in a subprocess, and its test-only control endpoint (`/_kit_test/...`)."""
-
-    def __init__(self, account: str, log: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, **EMULATOR_ENV, "MOTO_ACCOUNT_ID": account, "PYTHONPATH": str(REPO)}
-        env.pop("AWS_ENDPOINT_URL", None)
-        with log.open("w") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.moto_ext.server", "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if self.control("health").get("ok"):
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the emulator did not start; see {log}")
-            time.sleep(0.2)
-
-    def control(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        req = urllib.request.Request(
-            f"{self.url}/_kit_test/{path}",
-            data=json.dumps(body or {}).encode(),
-            method="POST",
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(req, timeout=120) as resp:
-            out: dict[str, Any] = json.loads(resp.read() or b"{}")
-            return out
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def deploy(cfg: Any, clients: Any, out: Path) -> Path:
@@ -195,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     break_glass = cfg.protection.break_glass_principals[0]
 
     _step(1, "the S3 Tables emulator, and the seed topology deployed into it")
-    emu = Emulator(account, out / "emulator.log")
+    emu = Emulator(log=out / "emulator.log", env={"MOTO_ACCOUNT_ID": account}).start()
     try:
         return _drill(cfg, emu, out, account, break_glass, t_start)
     finally:
@@ -239,7 +185,7 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     print(
         f"  3 orders and 2 customers committed; then the bad commit (DELETE of 2 orders) after {before_bad.isoformat()}"
     )
-    emu.control("replicate", {"sourceBucketArn": src.table_bucket_arn})
+    emu.control.call("replicate", {"sourceBucketArn": src.table_bucket_arn})
     harden_main(["--outputs", str(outputs_path), "--endpoint-url", emu.url, "--quiet"])
     spark.sql("INSERT INTO source.analytics.customers VALUES ('c-3', 'Edsger')")
     print("  replicated (simulated service), replica table policies put by `harden`; then customers got one more")

@@ -8,8 +8,8 @@ Checks (each drift has a kind, the resource and a detail):
   (tables mode) exists, uses the kit's replication role and exactly the configured destinations;
 * ``replica-missing``: every replicated source table has a replica in every destination (a deleted replica);
 * ``replica-detached``: a table in a replica bucket that the configuration replicates but that is no longer managed
-  by S3 Tables replication (disassociated with ``DisassociateTableReplication``: permanent; README 'Detached
-  replicas');
+  by S3 Tables replication (disassociated with ``DisassociateTableReplication``: permanent;
+  docs/assurance.md#detached-replicas);
 * ``bucket-policy-*``: each replica bucket policy contains every statement of
   ``policies.documents.replica_bucket_policy(cfg, replica)``, matched by ``Sid`` and compared in canonical
   form;

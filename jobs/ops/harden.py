@@ -16,7 +16,8 @@ without the mark is asked with ``GetTable``: a replica has
 
 A table without that information is not a replica and is never hardened as one; a table the outputs list as
 replicated (``replicated_tables``) that has none is reported as ``detached``: it was disassociated from replication
-(``DisassociateTableReplication``, permanent; README 'Detached replicas'), so it is a standalone writable table now.
+(``DisassociateTableReplication``, permanent; docs/assurance.md#detached-replicas), so it is a standalone writable table
+now.
 
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
 run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):

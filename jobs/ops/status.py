@@ -7,21 +7,22 @@ some table could not be read (permissions, persistent throttling, ...), so healt
 
 Detached replicas
 -----------------
-``DisassociateTableReplication`` turns a replica into a standalone table for good (REFERENCE §8). Such a destination
-is shown as ``DETACHED`` (not FAILED: it is a permanent loss of replication for that table on that destination, not
-a transient failure) with the table and the time replication last succeeded. It is recognised by either sign
-(`is_detached`): the source's status for the destination is a failure whose message begins with AWS's documented
-prefix "The destination table has been det…" (from the next replication attempt on), or, before that, the
-destination bucket's ``ListTables`` (one call per 1,000 tables and destination) lists the table without
-``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a warning.
+``DisassociateTableReplication`` turns a replica into a standalone table for good
+(docs/aws-facts.md#disassociating-a-replica). Such a destination is shown as ``DETACHED`` (not FAILED: it is a permanent
+loss of replication for that table on that destination, not a transient failure) with the table and the time replication
+last succeeded. It is recognised by either sign (`is_detached`): the source's status for the destination is a failure
+whose message begins with AWS's documented prefix "The destination table has been det…" (from the next replication
+attempt on), or, before that, the destination bucket's ``ListTables`` (one call per 1,000 tables and destination) lists
+the table without ``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a
+warning.
 
 How lag is computed
 -------------------
 ``GetTableReplicationStatus`` gives, per destination, the status and
 ``lastSuccessfulReplicatedUpdate.timestamp``.
-COMPLETED means the replica's last replicated metadata equals the source's *current* metadata (REFERENCE
-§1), so
-its lag is 0 and no further call is made; this keeps a healthy run at one call per table.
+COMPLETED means the replica's last replicated metadata equals the source's *current* metadata
+(docs/aws-facts.md#replication), so its lag is 0 and no further call is made; this keeps a healthy run at one call
+per table.
 
 For any other status the lag is **the age of the oldest source commit the replica does not have yet**:
 ``now - min(commit times after the last replicated update)`` (0 if there is none). It grows while

@@ -1,6 +1,6 @@
 """Spark catalog configuration for the replica (read) and the recovery target (write), per access mode (pure).
 
-Modes (REFERENCE §5):
+Modes (docs/aws-facts.md#spark-and-iceberg):
   client  S3 Tables client catalog jar (`S3TablesCatalog`), the default on AWS; staged (atomic) CTAS.
   rest    S3 Tables Iceberg REST endpoint with SigV4; NO staged create: the job creates, then inserts, and drops the
           half-made target on failure.
@@ -41,7 +41,8 @@ class CatalogSpec:
         if self.mode not in MODES:
             raise ValueError(f"catalog mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if self.mode == "hadoop" and self.warehouse.startswith("file://"):
-            # REFERENCE §5: `file:///abs` makes table locations and file paths disagree on the prefix.
+            # `file:///abs` makes table locations and file paths disagree on the prefix
+            # (docs/aws-facts.md#spark-and-iceberg).
             object.__setattr__(self, "warehouse", "file:" + self.warehouse[len("file://") :].replace("//", "/"))
         if self.mode == "hadoop" and self.warehouse.startswith("/"):
             object.__setattr__(self, "warehouse", "file:" + self.warehouse)

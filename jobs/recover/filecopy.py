@@ -1,9 +1,10 @@
 """Byte-for-byte object copy with bounded memory, for the file copy mode (runs inside Spark executors; no Spark here).
 
-Only the object operations S3 Tables table storage supports are used (REFERENCE §7): GetObject, HeadObject,
-PutObject (`If-None-Match: *`, `x-amz-checksum-crc32`), CreateMultipartUpload / UploadPart / CompleteMultipartUpload
-(`If-None-Match: *`) / AbortMultipartUpload. Never CopyObject, UploadPartCopy, ListObjects or DeleteObject: the data
-is streamed through the task, which also computes the CRC32 of the bytes it read.
+Only the object operations S3 Tables table storage supports are used
+(docs/aws-facts.md#table-storage-object-operations): GetObject, HeadObject, PutObject (`If-None-Match: *`,
+`x-amz-checksum-crc32`), CreateMultipartUpload / UploadPart / CompleteMultipartUpload (`If-None-Match: *`) /
+AbortMultipartUpload. Never CopyObject, UploadPartCopy, ListObjects or DeleteObject: the data is streamed through the
+task, which also computes the CRC32 of the bytes it read.
 
 Memory per task: one part (`part_size`, multipart above it) plus one read chunk. Position-delete files are the
 exception: they are rewritten (their `file_path` column names data files by absolute path) and are read whole; they are

@@ -1,7 +1,8 @@
 """Planning at lake scale: list and resolve thousands of tables concurrently, under throttling, without a traceback.
 
-- Listing: each namespace is listed with paged `ListTables` (1,000 per page, REFERENCE §8), namespaces concurrently;
-  the target bucket's namespaces too, so a target that does not exist (the common case) costs no call at all.
+- Listing: each namespace is listed with paged `ListTables` (1,000 per page,
+  docs/aws-facts.md#throttling-and-paging), namespaces concurrently; the target bucket's namespaces too, so a target
+  that does not exist (the common case) costs no call at all.
 - Resolution: `job.plan_one` per table on a bounded thread pool, in batches (bounded memory for futures); the
   replica's `GetTable` answers both the metadata location and the source table ARN (one round trip instead of two);
   the metadata JSON is read through ONE pyiceberg FileIO per catalog (one pyarrow S3 filesystem, connection reuse).

@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def file_uri(path: Path) -> str:
-    """`file:/abs` (one slash): the form a Hadoop catalog uses for its table locations (REFERENCE §5)."""
+    """`file:/abs` (one slash): the form a Hadoop catalog uses for its table locations
+    (docs/aws-facts.md#spark-and-iceberg)."""
     return "file:" + str(path.resolve())
 
 

@@ -22,6 +22,22 @@ class Control:
         with urllib.request.urlopen(req, timeout=120) as resp:
             return json.loads(resp.read() or b"{}")
 
+    def call(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """POST `body` to `/_kit_test/<path>`; the decoded JSON answer."""
+        return self._post(path, body)
+
+    def seed_accounts(self, accounts: list[str]) -> dict[str, dict[str, str]]:
+        """An access key per account: {account: {"accessKeyId", "secretAccessKey"}}; requests signed with one are
+        served as that account."""
+        return dict(self._post("accounts", {"accounts": accounts})["accounts"])
+
+    def seed_organization(
+        self, management_account_id: str, ous: dict[str, list[str]], accounts: list[str] | None = None
+    ) -> dict[str, Any]:
+        """An organization of `management_account_id` with these OUs (by id) and member accounts."""
+        body = {"managementAccountId": management_account_id, "ous": ous, "accounts": accounts or []}
+        return dict(self._post("organization", body))
+
     def health(self) -> bool:
         return bool(self._post("health").get("ok"))
 

@@ -1,7 +1,8 @@
 """WSGI middleware in front of moto's server application: the S3 Tables operations moto lacks, plus test
 hooks.
 
-Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide (REFERENCE §1-§3):
+Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide (docs/aws-facts.md#replication,
+docs/aws-facts.md#iam-for-s3-tables, docs/aws-facts.md#names-and-quotas):
 
 * table ARNs end in the table's UUID (`bucket/<name>/table/<uuid>`), not its name (moto uses the name);
 * replication configurations carry a `versionToken`; replacing one needs the current token
@@ -11,10 +12,11 @@ Semantics follow the botocore model `s3tables/2018-05-10` and the S3 user guide 
   overrides bucket level); the per-destination status is computed by AWS, so tests set it through
   `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate`;
 * unset maintenance reads back AWS's defaults; unset bucket encryption reads back SSE-S3 (AES256);
-* replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication` (REFERENCE §8,
-  an operation botocore 1.44.5 lacks: routed through the kit's model overlay `jobs.aws_overlay`) turns one into a
-  standalone writable table for good: `GetTable`/`ListTables` stop reporting it as managed, the replication
-  simulation stops updating it and reports the destination FAILED the next time it runs;
+* replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication`
+  (docs/aws-facts.md#disassociating-a-replica, an operation botocore 1.44.5 lacks: routed through the kit's model
+  overlay `jobs.aws_overlay`) turns one into a standalone writable table for good: `GetTable`/`ListTables` stop
+  reporting it as managed, the replication simulation stops updating it and reports the destination FAILED the next time
+  it runs;
 * errors are rest-json errors: HTTP status + `x-amzn-ErrorType` + `{"__type", "message"}`.
 
 Where the exact AWS wording of an error message is not documented the message is ours and says so in a
@@ -66,7 +68,7 @@ def conflict(msg: str) -> ApiError:
 
 TABLE_NOT_FOUND = "The specified table does not exist."
 BUCKET_NOT_FOUND = "The specified bucket does not exist."
-NO_VERSION_TOKEN = "A version token is not specified."  # REFERENCE §1 (measured on AWS)
+NO_VERSION_TOKEN = "A version token is not specified."  # docs/aws-facts.md#replication (measured on AWS)
 TOKEN_MISMATCH = "Provided version token does not match the table version token."  # moto's wording, same op family
 # Not documented by AWS; our wording:
 NO_REPLICATION = "The specified replication configuration does not exist."
@@ -76,8 +78,9 @@ NO_POLICY = "The specified resource policy does not exist."
 NOT_A_REPLICA = "The specified table is not a replica table."
 # Documented: replicas are read-only; the error a write gets is not documented: our choice and wording.
 REPLICA_READ_ONLY = "The specified table is a replica table managed by S3 Tables replication and is read-only."
-# Documented (REFERENCE §8): after a disassociation the source reports FAILED for that destination "with a message
-# that begins 'The destination table has been det'". The rest of the sentence is OURS (only the prefix is AWS's).
+# Documented (docs/aws-facts.md#disassociating-a-replica): after a disassociation the source reports FAILED for
+# that destination "with a message that begins 'The destination table has been det'". The rest of the sentence is
+# OURS (only the prefix is AWS's).
 DETACHED_FAILURE = "The destination table has been detached from replication and no longer receives updates."
 # GetTable/ListTables report `managedByService` for replicas; the value is not documented: ours (UNVERIFIED).
 MANAGED_BY_REPLICATION = "replication.s3tables.amazonaws.com"
@@ -118,8 +121,8 @@ _PATCHED = False
 
 
 def patch_moto() -> None:
-    """Table ARNs end in a UUID as on AWS (REFERENCE §2), so name-based shortcuts in the kit would fail
-    here."""
+    """Table ARNs end in a UUID as on AWS (docs/aws-facts.md#iam-for-s3-tables), so name-based shortcuts in the kit
+    would fail here."""
     global _PATCHED
     if _PATCHED:
         return
@@ -135,7 +138,8 @@ def patch_moto() -> None:
     models.Table.arn = property(lambda self: f"{self.table_bucket_arn}/table/{self.table_id}")  # type: ignore[method-assign,assignment]
 
     # moto answers UpdateTableMetadataLocation with `"namespace": "<name>"`; the API has a list of strings, and the
-    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail; NOTES.md).
+    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail;
+    # docs/aws-facts.md#local-stand-ins).
     from moto.s3tables import responses
 
     original = responses.S3TablesResponse.update_table_metadata_location
@@ -156,6 +160,50 @@ def patch_moto() -> None:
 
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
+
+    # EMR Serverless takes the application type in any case (the provider's examples and the kit write "spark"; AWS
+    # answers "Spark"); moto 5.2.5 refuses anything but upper case ("Unsupported engine spark"). It stores the
+    # type capitalized, as AWS reports it, so only the check's input is normalised.
+    from moto.emrserverless import models as emr
+
+    create_application = emr.EMRServerlessBackend.create_application
+
+    def create_application_any_case(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(kwargs.get("application_type"), str):
+            kwargs["application_type"] = kwargs["application_type"].upper()
+        return create_application(self, *args, **kwargs)
+
+    emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
+
+    # Lambda: moto 5.2.5 drops a function's LoggingConfig (CreateFunction, UpdateFunctionConfiguration) and never
+    # reports it in GetFunction; AWS keeps it and reports it, with the defaults (Text, /aws/lambda/<name>) when unset.
+    # The provider reads it back after apply: without it every plan wants to set it again.
+    from moto.awslambda import models as awslambda
+
+    fn_init = awslambda.LambdaFunction.__init__
+    fn_config = awslambda.LambdaFunction.get_configuration
+    fn_update = awslambda.LambdaFunction.update_configuration
+
+    def _logging(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
+        return {"LogFormat": "Text", "LogGroup": f"/aws/lambda/{name}", **(given or {})}
+
+    def init_with_logging(self: Any, account_id: str, spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        fn_init(self, account_id, spec, *args, **kwargs)
+        self.kit_logging_config = _logging(self.function_name, spec.get("LoggingConfig"))
+
+    def config_with_logging(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        out: dict[str, Any] = fn_config(self, *args, **kwargs)
+        out["LoggingConfig"] = getattr(self, "kit_logging_config", _logging(self.function_name, None))
+        return out
+
+    def update_with_logging(self: Any, config_updates: dict[str, Any]) -> dict[str, Any]:
+        if "LoggingConfig" in config_updates:
+            self.kit_logging_config = _logging(self.function_name, config_updates["LoggingConfig"])
+        return fn_update(self, config_updates)  # type: ignore[no-any-return]
+
+    awslambda.LambdaFunction.__init__ = init_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.update_configuration = update_with_logging  # type: ignore[method-assign]
     _PATCHED = True
 
 
@@ -274,6 +322,7 @@ class State:
     bucket_maintenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     bucket_encryption: dict[str, dict[str, Any]] = field(default_factory=dict)
     storage_class: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)  # table bucket or table ARN -> AWS resource tags
     table_replication: dict[str, dict[str, Any]] = field(
         default_factory=dict
     )  # table ARN -> {configuration, versionToken}
@@ -346,6 +395,7 @@ def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None
 # Handlers (operation -> function(params, query, body) -> (status, body dict | None))
 # ----------------------------------------------------------------------------------------------------
 
+RAW_QUERY = "__raw_query__"  # the whole query string, beside the first value of each parameter
 Handler = Callable[[dict[str, str], dict[str, str], dict[str, Any]], tuple[int, dict[str, Any] | None]]
 HANDLERS: dict[str, Handler] = {}
 
@@ -512,7 +562,8 @@ def put_table_maintenance(p: dict[str, str], q: dict[str, str], b: dict[str, Any
     kind = p["type"]
     _check_maintenance(kind, b["value"], ("icebergCompaction", "icebergSnapshotManagement"))
     if kind == "icebergCompaction" and t.arn in STATE.replica_source:
-        raise bad_request("Compaction is not supported on replica tables.")  # REFERENCE §1; our wording
+        # docs/aws-facts.md#replication; our wording
+        raise bad_request("Compaction is not supported on replica tables.")
     current = STATE.table_maintenance.setdefault(t.arn, {})
     merged = json.loads(json.dumps(DEFAULT_MAINTENANCE[kind]))
     merged["status"] = b["value"].get("status", merged["status"])
@@ -596,6 +647,52 @@ def put_storage_class(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -
     return 200, {}
 
 
+@handles("GetTableEncryption")
+def get_table_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    """A table's encryption: the bucket's (what a table created without its own encryption gets; the emulator does not
+    keep a per-table setting)."""
+    get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    bucket = get_bucket(p["tableBucketARN"])
+    return 200, {"encryptionConfiguration": STATE.bucket_encryption.get(bucket.arn, {"sseAlgorithm": "AES256"})}
+
+
+@handles("GetTableStorageClass")
+def get_table_storage_class(
+    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
+) -> tuple[int, dict[str, Any] | None]:
+    """A table's storage class: the bucket's (a table takes the bucket's class when it is created)."""
+    get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    bucket = get_bucket(p["tableBucketARN"])
+    return 200, {"storageClassConfiguration": {"storageClass": STATE.storage_class.get(bucket.arn, "STANDARD")}}
+
+
+def _tagged_resource(arn: str) -> str:
+    """The ARN of an existing table bucket or table (NotFound otherwise)."""
+    if _TABLE_ARN_RE.match(arn):
+        return str(get_table_by_arn(arn).arn)
+    return str(get_bucket(arn).arn)
+
+
+@handles("TagResource")
+def tag_resource(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    arn = _tagged_resource(p["resourceArn"])
+    STATE.tags.setdefault(arn, {}).update(b.get("tags") or {})
+    return 200, {}
+
+
+@handles("UntagResource")
+def untag_resource(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    arn = _tagged_resource(p["resourceArn"])
+    for key in parse_qs(q.get(RAW_QUERY, "")).get("tagKeys", []):
+        STATE.tags.get(arn, {}).pop(key, None)
+    return 204, None
+
+
+@handles("ListTagsForResource")
+def list_tags(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    return 200, {"tags": dict(STATE.tags.get(_tagged_resource(p["resourceArn"]), {}))}
+
+
 # ---- replication configuration ----
 
 
@@ -637,7 +734,7 @@ def _delete_versioned(store: dict[str, dict[str, Any]], key: str, token: str | N
         raise bad_request(NO_VERSION_TOKEN)
     if token != existing["versionToken"]:
         raise conflict(TOKEN_MISMATCH)
-    del store[key]  # existing replicas stay (REFERENCE §1)
+    del store[key]  # existing replicas stay (docs/aws-facts.md#replication)
 
 
 @handles("PutTableReplication")
@@ -698,8 +795,9 @@ def delete_bucket_replication(
 def disassociate_table_replication(
     p: dict[str, str], q: dict[str, str], b: dict[str, Any]
 ) -> tuple[int, dict[str, Any] | None]:
-    """Turn a replica into a standalone writable table in place, for good (REFERENCE §8). Maintenance settings
-    are unchanged; the source's replication configuration is untouched (it still names the destination bucket)."""
+    """Turn a replica into a standalone writable table in place, for good (docs/aws-facts.md#disassociating-a-replica).
+    Maintenance settings are unchanged; the source's replication configuration is untouched (it still names the
+    destination bucket)."""
     t = get_table_by_arn(q.get("tableArn", ""))
     source = STATE.replica_source.pop(t.arn, None)
     if source is None:
@@ -709,7 +807,7 @@ def disassociate_table_replication(
 
 
 def effective_destinations(table: Any) -> list[str] | None:
-    """Table-level configuration overrides bucket-level for that table (REFERENCE §1)."""
+    """Table-level configuration overrides bucket-level for that table (docs/aws-facts.md#replication)."""
     conf = STATE.table_replication.get(table.arn) or STATE.bucket_replication.get(table.table_bucket_arn)
     if conf is None:
         return None
@@ -845,7 +943,66 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"replicated": _replicate(body)}
     if path == "seed":
         return {"tables": _seed(body)}
+    if path == "accounts":
+        return {"accounts": _seed_accounts(body["accounts"])}
+    if path == "organization":
+        return _seed_organization(body)
     raise not_found(f"unknown control path {path}")
+
+
+E2E_USER = "kit-e2e"
+
+
+def _seed_accounts(accounts: list[str]) -> dict[str, dict[str, str]]:
+    """One IAM user with an access key in each account (idempotent). moto serves a request as the account that holds
+    its access key, so a client with the key of account A creates and reads A's resources: the configuration's own
+    account ids, not moto's default account."""
+    from moto.iam.models import iam_backends
+
+    out = {}
+    for account in accounts:
+        iam = iam_backends[account]["aws"]
+        if E2E_USER not in iam.users:
+            iam.create_user(region_name="us-east-1", user_name=E2E_USER)
+        keys = iam.list_access_keys(E2E_USER) or [iam.create_access_key(E2E_USER)]
+        out[account] = {"accessKeyId": keys[0].access_key_id, "secretAccessKey": keys[0].secret_access_key}
+    return out
+
+
+def _seed_organization(body: dict[str, Any]) -> dict[str, Any]:
+    """An organization whose management account is `managementAccountId`, with the organizational units of the
+    configuration under their own ids (`ous`: {ou id: [member account ids]}) and `accounts` (direct members).
+    Idempotent. moto creates OUs and accounts only with random ids, so they are placed in its backend here."""
+    from moto.organizations.models import FakeAccount, FakeOrganizationalUnit, organizations_backends
+
+    management = body["managementAccountId"]
+    org_backend = organizations_backends[management]["aws"]
+    if org_backend.org is None:
+        org_backend.create_organization(region="us-east-1", FeatureSet="ALL")
+    org = org_backend.org
+    assert org is not None
+    known_accounts = {a.id for a in org_backend.accounts}
+
+    def member(account: str, parent: str) -> None:
+        if account in known_accounts or account == management:
+            return
+        acct = FakeAccount(org, AccountName=f"kit-{account}", Email=f"{account}@example.invalid")
+        acct.id = account
+        acct.parent_id = parent
+        org_backend.accounts.append(acct)
+        organizations_backends.master_accounts[account] = (management, "aws")
+        known_accounts.add(account)
+
+    for ou_id, accounts in sorted(body.get("ous", {}).items()):
+        if not any(o.id == ou_id for o in org_backend.ou):
+            ou = FakeOrganizationalUnit(org, Name=ou_id, ParentId=org.root_id)
+            ou.id = ou_id
+            org_backend.ou.append(ou)
+        for account in accounts:
+            member(account, ou_id)
+    for account in body.get("accounts", []):
+        member(account, org.root_id)
+    return {"organizationId": org.id, "rootId": org.root_id}
 
 
 def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
@@ -972,7 +1129,7 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Table storage: the S3 object operations S3 Tables supports (REFERENCE §7)
+# Table storage: the S3 object operations S3 Tables supports (docs/aws-facts.md#table-storage-object-operations)
 # ----------------------------------------------------------------------------------------------------
 
 TABLE_STORAGE_SUFFIX = "--table-s3"  # moto's table warehouses: s3://<uuid>--table-s3 (as on AWS)
@@ -1142,11 +1299,12 @@ class KitMotoApp:
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+            query[RAW_QUERY] = raw_query  # a repeated parameter (UntagResource's tagKeys) needs every value
             try:
-                body = json.loads(body_bytes) if body_bytes else {}
+                request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:
-                    status, out = HANDLERS[op](params, query, body)
-                return _json_response(start_response, status, out)
+                    status, answer = HANDLERS[op](params, query, request)
+                return _json_response(start_response, status, answer)
             except ApiError as err:
                 return _error(start_response, err)
 

@@ -1,5 +1,6 @@
-"""Serve moto + the kit's extension: `python -m tests.moto_ext.server --port 4566` (used by the pytest
-fixture)."""
+"""Serve moto + the kit's extension: `python -m emulator.server --port 4566`.
+
+Started by `emulator.process.Emulator`."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def main() -> None:
     os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
     os.environ.setdefault("MOTO_PORT", str(args.port))
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    from tests.moto_ext.app import build_app
+    from emulator.app import build_app
 
     run_simple(args.host, args.port, build_app(), threaded=True, request_handler=_QuietHandler)
 

@@ -1,0 +1,7 @@
+"""`python -m infra.e2e [--all] [CONFIG ...]`: see infra/e2e/run.py."""
+
+import sys
+
+from infra.e2e.run import main
+
+sys.exit(main())

@@ -1,0 +1,190 @@
+"""The one protection engine of both topologies (issue 25): who each protection rule exempts at a site, the
+protective denies of a site in one layer (merged where a size limit applies), the grant a replication role of
+another account needs in a destination's bucket policy, and the denies that guard the guards (replica keys,
+privileged roles, the guardrail).
+
+`policies.documents` (the normal topology) and `policies.failover` (a promoted replica and its destinations) build
+their protection from these functions only; the rules themselves (`policies.actions.PROTECTION_RULES`, and
+`promoted_rules()` for a promoted bucket) say which exemption each rule allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from policies import actions as A
+from policies import statements as S
+from topology.config import Replica
+
+
+@dataclass(frozen=True)
+class Exemptions:
+    """Who a rule exempts at one site: break-glass always; the others where the rule says so (its `exempt_*`)."""
+
+    break_glass: tuple[str, ...] = ()
+    replication_roles: tuple[str, ...] = ()
+    deploy_roles: tuple[str, ...] = ()
+    writers: tuple[str, ...] = ()
+
+    def for_rule(self, rule: A.ProtectionRule) -> list[str]:
+        out = list(self.break_glass)
+        if rule.exempt_replication_role:
+            out += self.replication_roles
+        if rule.exempt_deploy_roles:
+            out += self.deploy_roles
+        if rule.exempt_writers:
+            out += self.writers
+        return sorted(set(out))
+
+    def for_guardrail(self) -> Exemptions:
+        """The guardrail is attached to neither break-glass nor a replication role: their exemptions are moot."""
+        return replace(self, break_glass=(), replication_roles=())
+
+
+def deploy_roles(replicas: Iterable[Replica]) -> tuple[str, ...]:
+    return tuple(sorted({r.deploy_role_arn for r in replicas if r.deploy_role_arn}))
+
+
+# ---------------------------------------------------------------- protective denies ----
+
+RuleKey = Callable[[A.ProtectionRule], Hashable]
+
+
+def merged_rules(rules: Sequence[A.ProtectionRule], key: RuleKey) -> list[A.ProtectionRule]:
+    """Rules merged by `key` (rules of one key become one statement: the SCP has 5,120 characters, a managed policy
+    6,144). A merged rule keeps its first member's exemptions, so a key must tell apart rules whose exemptions differ
+    at the site; its Sid concatenates the members' names (DenyReplicaDeletionAndReplicationChange, ...)."""
+    groups: dict[Hashable, list[A.ProtectionRule]] = {}
+    for rule in rules:
+        groups.setdefault(key(rule), []).append(rule)
+    return [_merge(members) for members in groups.values()]
+
+
+def _merge(members: Sequence[A.ProtectionRule]) -> A.ProtectionRule:
+    return replace(
+        members[0],
+        sid="DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
+        actions=tuple(a for r in members for a in r.actions),
+        risk=" ".join(r.risk for r in members),
+        exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
+    )
+
+
+def by_exemptions(ex: Exemptions) -> RuleKey:
+    """Merge key: the rule's exemption list at the site, never a table-only rule with another (its statement must
+    not name the buckets, where tagging stays allowed)."""
+    return lambda rule: (rule.tables_only, tuple(ex.for_rule(rule)))
+
+
+def _same(sid: str) -> str:
+    return sid
+
+
+def protection_statements(
+    kind: str,
+    *,
+    bucket_arns: Sequence[str],
+    table_resources: Sequence[str],
+    exemptions: Exemptions,
+    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
+    sid: Callable[[str], str] = _same,
+) -> list[S.Statement | None]:
+    """The protective Deny of each rule at one site (kind: bucket-policy, table-policy, identity, scp), each
+    exempting whom `exemptions` and the rule say; `sid` renames (DenyReplicaX -> DenyPromotedX, ...)."""
+    return [
+        S.protection_statement(
+            replace(rule, sid=sid(rule.sid)),
+            bucket_arns=bucket_arns,
+            table_resources=table_resources,
+            exempt_arns=exemptions.for_rule(rule),
+            kind=kind,
+        )
+        for rule in rules
+    ]
+
+
+# ---------------------------------------------------------------- grants ----
+
+
+def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[S.Statement | None]:
+    """What a replication role of another account needs in a destination's bucket policy (a cross-account request
+    needs an Allow on both sides). `role` names it in the Sids (Source, Failover)."""
+    return [
+        S.allow_principal_actions(
+            f"Allow{role}ReplicationRoleCreateReplicas", role_arn, A.REPLICATION_DEST_BUCKET_CREATE, [bucket_arn]
+        ),
+        S.allow_principal_actions(
+            f"Allow{role}ReplicationRoleWriteReplicas",
+            role_arn,
+            A.REPLICATION_DEST_TABLE_WRITE,
+            [S.table_arns(bucket_arn)],
+        ),
+    ]
+
+
+# ---------------------------------------------------------------- guarding the guards ----
+
+
+def key_guards(replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
+    """Identity-side/SCP denies on replica keys: kit-created keys by tag, bring-your-own keys by ARN."""
+    out: list[S.Statement | None] = []
+    if any(r.encryption.creates_key for r in replicas):
+        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
+        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
+    byo = sorted(
+        r.encryption.kms_key
+        for r in replicas
+        if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
+    )
+    if byo:
+        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
+    return out
+
+
+def role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> S.Statement | None:
+    return S.deny_privileged_role_tampering(role_arns, exempt) if role_arns else None
+
+
+def guardrail_guards(
+    replicas: Sequence[Replica], *, privileged: Sequence[str], guardrail_arn: str
+) -> list[S.Statement | None]:
+    """The guardrail's own denies after its protection statements: the account's replica keys, its privileged roles,
+    and itself (a role that carries it cannot detach or rewrite it). No exemption: it is attached to neither
+    break-glass nor a replication role."""
+    return [
+        *key_guards(replicas, exempt=()),
+        role_guard(privileged, ()),
+        S.deny_guardrail_change([guardrail_arn], ()),
+        S.deny_guardrail_detach([guardrail_arn], ()),
+    ]
+
+
+def scp_guards(
+    replicas: Sequence[Replica],
+    *,
+    privileged: Sequence[str],
+    replication_roles: Sequence[tuple[str, str]],
+    guardrail_arns: Sequence[str],
+    break_glass: Sequence[str],
+) -> list[S.Statement | None]:
+    """The guards SCP's denies for every principal of the covered accounts, break-glass exempt: replica keys, the
+    privileged roles, assuming a replication role (`(Sid, role ARN)`; SCPs never restrict the service principal),
+    and the guardrails (rewrite, delete, detach)."""
+    return [
+        *key_guards(replicas, exempt=break_glass),
+        role_guard(privileged, break_glass),
+        *(S.deny_assume_service_role(sid, arn, break_glass) for sid, arn in replication_roles),
+        S.deny_guardrail_change(guardrail_arns, break_glass),
+        S.deny_guardrail_detach(guardrail_arns, break_glass),
+    ]
+
+
+def privileged_roles(
+    break_glass: Sequence[str], replicas: Sequence[Replica], replication_roles: Sequence[str]
+) -> list[str]:
+    """Roles whose ARN carries an exemption: break-glass roles, the replicas' deploy roles, the replication roles."""
+    roles = [p for p in break_glass if ":role/" in p]
+    roles += deploy_roles(replicas)
+    roles += list(replication_roles)
+    return sorted(set(roles))

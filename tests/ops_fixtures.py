@@ -70,6 +70,35 @@ def ops_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> OpsEnv:
 # ----------------------------------------------------------------------------------------------------
 
 
+def put_retention(
+    s3tables: Any, bucket_arn: str, table: str, max_age_hours: int, min_snapshots: int | None = 1
+) -> None:
+    """Set the snapshot retention of `analytics.<table>` (icebergSnapshotManagement), as a deploy or a person would."""
+    settings = {"maxSnapshotAgeHours": max_age_hours}
+    if min_snapshots is not None:
+        settings = {"minSnapshotsToKeep": min_snapshots, **settings}
+    s3tables.put_table_maintenance_configuration(
+        tableBucketARN=bucket_arn,
+        namespace="analytics",
+        name=table,
+        type="icebergSnapshotManagement",
+        value={"status": "enabled", "settings": {"icebergSnapshotManagement": settings}},
+    )
+
+
+def replica_site(bucket: str, region: str) -> dict[str, Any]:
+    """A `[[replicas]]` entry in the fixtures' account (the same keys make a `[[failover.new_buckets]]` entry)."""
+    return {
+        "account_id": ACCOUNT,
+        "region": region,
+        "bucket": bucket,
+        "storage_class": "INTELLIGENT_TIERING",
+        "encryption": {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+        "deploy_role_arn": DEPLOY_ROLE,
+    }
+
+
 def config_dict(mode: str = "bucket", tables: tuple[str, ...] = ("orders", "customers", "events")) -> dict[str, Any]:
     return {
         "kit": {"name": "seed"},
@@ -86,17 +115,7 @@ def config_dict(mode: str = "bucket", tables: tuple[str, ...] = ("orders", "cust
                 }
             ],
         },
-        "replicas": [
-            {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "bucket": DST_BUCKET,
-                "storage_class": "INTELLIGENT_TIERING",
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
-                "deploy_role_arn": DEPLOY_ROLE,
-            }
-        ],
+        "replicas": [replica_site(DST_BUCKET, DST_REGION)],
         "replication": {"mode": mode, **({"tables": ["analytics.orders"]} if mode == "tables" else {})},
         "protection": {
             "break_glass_principals": [BREAK_GLASS],
@@ -148,6 +167,11 @@ class World:
         p = tmp_path / "kit.toml"
         p.write_text(_toml(self.cfg_doc), encoding="utf-8")
         return p
+
+    def tool_args(self, tmp_path: Path, *extra: str) -> list[str]:
+        """Command line of an ops tool on this world: its config and outputs files, the emulator's endpoint."""
+        config, outputs = self.write_config(tmp_path), self.write_outputs(tmp_path)
+        return ["--config", str(config), "--outputs", str(outputs), "--endpoint-url", self.env.endpoint, *extra]
 
     outputs_doc: dict[str, Any] = field(default_factory=dict)
     cfg_doc: dict[str, Any] = field(default_factory=dict)
@@ -256,16 +280,7 @@ def deploy(
     for t in tables:
         arn = src.create_table(tableBucketARN=source_arn, namespace="analytics", name=t, format="ICEBERG")["tableARN"]
         world_tables[f"analytics.{t}"] = arn
-        src.put_table_maintenance_configuration(
-            tableBucketARN=source_arn,
-            namespace="analytics",
-            name=t,
-            type="icebergSnapshotManagement",
-            value={
-                "status": "enabled",
-                "settings": {"icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}},
-            },
-        )
+        put_retention(src, source_arn, t, 720)
     conf = {
         "role": cfg.replication_role_arn,
         "rules": [{"destinations": [{"destinationTableBucketARN": replica_arn}]}],

@@ -104,6 +104,9 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("too many protected buckets", {"new_buckets": [{**NEW, "bucket": f"lakehouse-failover-{i}"} for i in range(4)],
                                     "replicate_to": [f"lakehouse-failover-{i}" for i in range(4)]},
      "failover.replicate_to", "at most 5"),
+    ("table bucket quota of a site", {"new_buckets": [{**NEW, "bucket": f"lakehouse-failover-{i}"} for i in range(11)],
+                                      "replicate_to": [f"lakehouse-failover-{i}" for i in range(11)]},
+     "failover.new_buckets", "11 table buckets in 222222222222/us-west-2 exceed the quota of 10"),
     ("unknown key", {"promote": "x"}, "failover.promote", "unknown key"),
 ]  # fmt: skip
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -36,16 +37,17 @@ def aws() -> SimpleNamespace:
     from cdktf_cdktf_provider_aws.s3_tables_table_bucket_policy import S3TablesTableBucketPolicy
     from cdktf_cdktf_provider_aws.s3_tables_table_policy import S3TablesTablePolicy
 
-    return SimpleNamespace(
-        IamPolicy=IamPolicy,
-        IamRole=IamRole,
-        IamRolePolicy=IamRolePolicy,
-        KmsKey=KmsKey,
-        OrganizationsPolicy=OrganizationsPolicy,
-        AwsProvider=AwsProvider,
-        S3TablesTableBucketPolicy=S3TablesTableBucketPolicy,
-        S3TablesTablePolicy=S3TablesTablePolicy,
+    classes = (
+        IamPolicy,
+        IamRole,
+        IamRolePolicy,
+        KmsKey,
+        OrganizationsPolicy,
+        AwsProvider,
+        S3TablesTableBucketPolicy,
+        S3TablesTablePolicy,
     )
+    return SimpleNamespace(**{c.__name__: c for c in classes})
 
 
 def doc(*statements: dict[str, Any]) -> str:
@@ -77,283 +79,113 @@ def fails(aws: SimpleNamespace, build: Callable[[Any], Any], rule: str, path: st
 # ---------------------------------------------------------------- one compliant + one non-compliant per rule ----
 
 
-def test_kit_iam1_actions_exist_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.IamPolicy(
-            s,
-            "p",
-            name="p",
-            policy=doc({"Sid": "Read", "Effect": "Allow", "Action": "s3tables:GetTable", "Resource": TABLES}),
-        ),
-    )
+def _statement(sid: str, action: str, resource: Any = TABLES, effect: str = "Allow", **extra: Any) -> dict[str, Any]:
+    return {"Sid": sid, "Effect": effect, "Action": action, "Resource": resource, **extra}
 
 
-def test_kit_iam1_actions_exist_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.IamPolicy(
-            s,
-            "p",
-            name="p",
-            policy=doc({"Sid": "Read", "Effect": "Allow", "Action": "s3tables:GetTables", "Resource": TABLES}),
-        ),
-        "KIT-IAM1 ActionsExist",
-        "t/p",
-    )
+def _deny_all(sid: str, action: str, resource: Any = TABLES) -> dict[str, Any]:
+    return _statement(sid, action, resource, effect="Deny", Principal="*")
 
 
-def test_kit_iam2_resource_levels_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.S3TablesTableBucketPolicy(
-            s,
-            "bp",
-            table_bucket_arn=BUCKET,
-            resource_policy=doc(
-                {
-                    "Sid": "DenyDelete",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:DeleteTable",
-                    "Resource": TABLES,
-                }
-            ),
-        ),
-    )
-
-
-def test_kit_iam2_resource_levels_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.S3TablesTableBucketPolicy(
-            s,
-            "bp",
-            table_bucket_arn=BUCKET,
-            resource_policy=doc(
-                {
-                    "Sid": "DenyDelete",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:DeleteTable",
-                    "Resource": BUCKET,
-                }
-            ),
-        ),
-        "KIT-IAM2 ResourceLevels",
-        "t/bp",
-    )
-
-
-def test_kit_iam3_no_wildcard_actions_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.IamRolePolicy(
-            s,
-            "rp",
-            role="r",
-            policy=doc({"Sid": "Write", "Effect": "Allow", "Action": "s3tables:PutTableData", "Resource": TABLES}),
-        ),
-    )
-
-
-def test_kit_iam3_no_wildcard_actions_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.IamRolePolicy(
-            s,
-            "rp",
-            role="r",
-            policy=doc({"Sid": "Write", "Effect": "Allow", "Action": "s3tables:*", "Resource": TABLES}),
-        ),
-        "KIT-IAM3 NoWildcardActions",
-        "t/rp",
-    )
-
-
-def test_kit_iam4_no_wildcard_resources_compliant(aws: SimpleNamespace) -> None:
-    # A KMS key policy's "*" is the key itself.
-    synth(
-        aws,
-        lambda s: aws.KmsKey(
-            s,
-            "key",
-            policy=doc(
-                {
-                    "Sid": "Use",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": "arn:aws:iam::111122223333:role/r"},
-                    "Action": "kms:Decrypt",
-                    "Resource": "*",
-                }
-            ),
-        ),
-    )
-
-
-def test_kit_iam4_no_wildcard_resources_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.IamPolicy(
-            s,
-            "p",
-            name="p",
-            policy=doc({"Sid": "Read", "Effect": "Allow", "Action": "s3tables:GetTable", "Resource": "*"}),
-        ),
-        "KIT-IAM4 NoWildcardResources",
-        "t/p",
-    )
+def _replicas(n: int) -> list[str]:
+    return [f"arn:aws:s3tables:us-west-2:111122223333:bucket/replica-{i:03d}/table/*" for i in range(n)]
 
 
 def _scp_content(n: int) -> str:
-    resources = [f"arn:aws:s3tables:us-west-2:111122223333:bucket/replica-{i:03d}/table/*" for i in range(n)]
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Sid": "DenyDelete", "Effect": "Deny", "Action": "s3tables:DeleteTable", "Resource": resources}
-            ],
-        },
-        separators=(",", ":"),
-    )
+    statement = {"Sid": "DenyDelete", "Effect": "Deny", "Action": "s3tables:DeleteTable", "Resource": _replicas(n)}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, separators=(",", ":"))
 
 
-def test_kit_iam5_scp_size_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.OrganizationsPolicy(s, "scp", name="scp", type="SERVICE_CONTROL_POLICY", content=_scp_content(5)),
-    )
+def _trust(**condition: Any) -> str:
+    principal = {"Service": "replication.s3tables.amazonaws.com"}
+    return doc({"Sid": "Trust", "Effect": "Allow", "Principal": principal, "Action": "sts:AssumeRole", **condition})
 
 
-def test_kit_iam5_scp_size_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.OrganizationsPolicy(
-            s, "scp", name="scp", type="SERVICE_CONTROL_POLICY", content=_scp_content(90)
-        ),
-        "KIT-IAM5 ScpSize",
-        "t/scp",
-    )
+# Each construct type that carries a policy: (construct id, build(aws, stack, policy JSON)).
+Builder = Callable[[SimpleNamespace, Any, str], Any]
+IAM_POLICY: Builder = lambda aws, s, p: aws.IamPolicy(s, "p", name="p", policy=p)  # noqa: E731
+ROLE_POLICY: Builder = lambda aws, s, p: aws.IamRolePolicy(s, "p", role="r", policy=p)  # noqa: E731
+BUCKET_POLICY: Builder = lambda aws, s, p: aws.S3TablesTableBucketPolicy(  # noqa: E731
+    s, "p", table_bucket_arn=BUCKET, resource_policy=p
+)
+TABLE_POLICY: Builder = lambda aws, s, p: aws.S3TablesTablePolicy(  # noqa: E731
+    s, "p", table_bucket_arn=BUCKET, namespace="ns", name="t", resource_policy=p
+)
+KMS_KEY: Builder = lambda aws, s, p: aws.KmsKey(s, "p", policy=p)  # noqa: E731
+SCP: Builder = lambda aws, s, p: aws.OrganizationsPolicy(  # noqa: E731
+    s, "p", name="scp", type="SERVICE_CONTROL_POLICY", content=p
+)
+ROLE: Builder = lambda aws, s, p: aws.IamRole(s, "p", name="r", assume_role_policy=p)  # noqa: E731
 
 
-def _identity_content(n_buckets: int) -> str:
-    resources = [f"arn:aws:s3tables:us-west-2:111122223333:bucket/replica-{i:03d}/table/*" for i in range(n_buckets)]
-    return doc({"Sid": "DenyDelete", "Effect": "Deny", "Action": "s3tables:DeleteTable", "Resource": resources})
+@dataclass(frozen=True)
+class RuleCase:
+    """A rule's compliant and non-compliant policy on the construct type it is typical of; `compliant_on` when the
+    compliant one passes only on another construct type (KIT-IAM4: Resource "*" is the key itself in a key policy)."""
+
+    build: Builder
+    compliant: str
+    non_compliant: str
+    compliant_on: Builder | None = None
+    message: tuple[str, ...] = ()  # what the failure message must also say
 
 
-def test_kit_iam8_identity_policy_size_compliant(aws: SimpleNamespace) -> None:
-    synth(aws, lambda s: aws.IamPolicy(s, "guardrail", name="guardrail", policy=_identity_content(5)))
+RULE_CASES: dict[str, RuleCase] = {
+    "KIT-IAM1": RuleCase(
+        IAM_POLICY, doc(_statement("Read", "s3tables:GetTable")), doc(_statement("Read", "s3tables:GetTables"))
+    ),
+    "KIT-IAM2": RuleCase(
+        BUCKET_POLICY,
+        doc(_deny_all("DenyDelete", "s3tables:DeleteTable")),
+        doc(_deny_all("DenyDelete", "s3tables:DeleteTable", BUCKET)),
+    ),
+    "KIT-IAM3": RuleCase(
+        ROLE_POLICY, doc(_statement("Write", "s3tables:PutTableData")), doc(_statement("Write", "s3tables:*"))
+    ),
+    "KIT-IAM4": RuleCase(
+        IAM_POLICY,
+        doc(_statement("Use", "kms:Decrypt", "*", Principal={"AWS": "arn:aws:iam::111122223333:role/r"})),
+        doc(_statement("Read", "s3tables:GetTable", "*")),
+        compliant_on=KMS_KEY,
+    ),
+    "KIT-IAM5": RuleCase(SCP, _scp_content(5), _scp_content(90)),
+    "KIT-IAM6": RuleCase(
+        TABLE_POLICY,
+        doc(_deny_all("DenyDelete", "s3tables:DeleteTable"), _deny_all("DenyRename", "s3tables:RenameTable")),
+        doc(_deny_all("DenyDelete", "s3tables:DeleteTable"), _deny_all("DenyDelete", "s3tables:RenameTable")),
+    ),
+    "KIT-IAM7": RuleCase(ROLE, _trust(Condition=TRUST_OK), _trust(), message=("aws:SourceAccount", "aws:SourceArn")),
+    "KIT-IAM8": RuleCase(
+        IAM_POLICY,
+        doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(5), effect="Deny")),
+        doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(100), effect="Deny")),
+    ),
+}
 
 
-def test_kit_iam8_identity_policy_size_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.IamPolicy(s, "guardrail", name="guardrail", policy=_identity_content(100)),
-        "KIT-IAM8 IdentityPolicySize",
-        "t/guardrail",
-    )
+def test_every_rule_has_a_compliant_and_a_non_compliant_case() -> None:
+    from infra.nag import ALL_RULES
+
+    assert sorted(RULE_CASES) == sorted(r.id for r in ALL_RULES)
 
 
-def test_kit_iam6_unique_sids_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.S3TablesTablePolicy(
-            s,
-            "tp",
-            table_bucket_arn=BUCKET,
-            namespace="ns",
-            name="t",
-            resource_policy=doc(
-                {
-                    "Sid": "DenyDelete",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:DeleteTable",
-                    "Resource": TABLES,
-                },
-                {
-                    "Sid": "DenyRename",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:RenameTable",
-                    "Resource": TABLES,
-                },
-            ),
-        ),
-    )
+@pytest.mark.parametrize("rule_id", sorted(RULE_CASES))
+def test_rule_compliant(aws: SimpleNamespace, rule_id: str) -> None:
+    case = RULE_CASES[rule_id]
+    build = case.compliant_on or case.build
+    out = synth(aws, lambda s: build(aws, s, case.compliant))
+    assert '"p"' in out  # the construct was synthesised
 
 
-def test_kit_iam6_unique_sids_non_compliant(aws: SimpleNamespace) -> None:
-    fails(
-        aws,
-        lambda s: aws.S3TablesTablePolicy(
-            s,
-            "tp",
-            table_bucket_arn=BUCKET,
-            namespace="ns",
-            name="t",
-            resource_policy=doc(
-                {
-                    "Sid": "DenyDelete",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:DeleteTable",
-                    "Resource": TABLES,
-                },
-                {
-                    "Sid": "DenyDelete",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": "s3tables:RenameTable",
-                    "Resource": TABLES,
-                },
-            ),
-        ),
-        "KIT-IAM6 UniqueSids",
-        "t/tp",
-    )
+@pytest.mark.parametrize("rule_id", sorted(RULE_CASES))
+def test_rule_non_compliant(aws: SimpleNamespace, rule_id: str) -> None:
+    from infra.nag import ALL_RULES
 
-
-def test_kit_iam7_trust_policy_compliant(aws: SimpleNamespace) -> None:
-    synth(
-        aws,
-        lambda s: aws.IamRole(
-            s,
-            "role",
-            name="r",
-            assume_role_policy=doc(
-                {
-                    "Sid": "Trust",
-                    "Effect": "Allow",
-                    "Principal": {"Service": "replication.s3tables.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                    "Condition": TRUST_OK,
-                }
-            ),
-        ),
-    )
-
-
-def test_kit_iam7_trust_policy_non_compliant(aws: SimpleNamespace) -> None:
-    message = fails(
-        aws,
-        lambda s: aws.IamRole(
-            s,
-            "role",
-            name="r",
-            assume_role_policy=doc(
-                {
-                    "Sid": "Trust",
-                    "Effect": "Allow",
-                    "Principal": {"Service": "replication.s3tables.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                }
-            ),
-        ),
-        "KIT-IAM7 TrustPolicy",
-        "t/role",
-    )
-    assert "aws:SourceAccount" in message and "aws:SourceArn" in message
+    case = RULE_CASES[rule_id]
+    rule = next(r for r in ALL_RULES if r.id == rule_id)
+    message = fails(aws, lambda s: case.build(aws, s, case.non_compliant), rule.title, "t/p")
+    for text in case.message:
+        assert text in message, message
 
 
 # ---------------------------------------------------------------- aspect behaviour ----
@@ -445,14 +277,6 @@ def test_non_scp_organizations_policies_are_not_iam_documents(aws: SimpleNamespa
 
 def test_unparseable_policy_fails(aws: SimpleNamespace) -> None:
     fails(aws, lambda s: aws.IamPolicy(s, "p", name="p", policy="{not json"), "KIT-IAM0 PolicyIsJson", "t/p")
-
-
-def test_one_rule_per_file() -> None:
-    from infra.nag import ALL_RULES
-
-    files = sorted(p.stem for p in (ROOT / "infra" / "nag" / "rules").glob("kit_iam*.py"))
-    assert len(files) == len(ALL_RULES) == 8
-    assert [r.id for r in ALL_RULES] == [f"KIT-IAM{i}" for i in range(1, 9)]
 
 
 @pytest.mark.parametrize("example", ["seed", "multi-account"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from jobs.ops import audit as au
-from tests.ops_fixtures import OpsEnv, World, deploy
+from tests.ops_fixtures import OpsEnv, World, deploy, put_retention
 
 
 def _audit(world: World) -> au.AuditReport:
@@ -21,17 +21,7 @@ def test_clean_deployment_has_no_drift(ops_env: OpsEnv, tmp_path, capsys) -> Non
     report = _audit(world)
     assert report.drifts == [], report.to_json()
     assert report.checked["replica tables"] == 3 and report.exit_code == 0
-    code = au.main(
-        [
-            "--config",
-            str(world.write_config(tmp_path)),
-            "--outputs",
-            str(world.write_outputs(tmp_path)),
-            "--endpoint-url",
-            world.env.endpoint,
-            "--quiet",
-        ]
-    )
+    code = au.main(world.tool_args(tmp_path, "--quiet"))
     assert code == 0 and "no drift" in capsys.readouterr().out
 
 
@@ -42,18 +32,7 @@ def test_replica_deleted(ops_env: OpsEnv, tmp_path, capsys) -> None:
     assert [(d.kind, d.resource) for d in report.drifts] == [
         ("replica-missing", f"analytics.customers -> {world.replica_arn}")
     ]
-    code = au.main(
-        [
-            "--config",
-            str(world.write_config(tmp_path)),
-            "--outputs",
-            str(world.write_outputs(tmp_path)),
-            "--endpoint-url",
-            world.env.endpoint,
-            "--quiet",
-            "--json",
-        ]
-    )
+    code = au.main(world.tool_args(tmp_path, "--quiet", "--json"))
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["drifts"][0]["kind"] == "replica-missing"
 
@@ -86,16 +65,7 @@ def test_bucket_policy_statement_removed_or_loosened(ops_env: OpsEnv) -> None:
 
 def test_retention_shortened_on_one_replica(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, harden_now=True)
-    world.dst().put_table_maintenance_configuration(
-        tableBucketARN=world.replica_arn,
-        namespace="analytics",
-        name="orders",
-        type="icebergSnapshotManagement",
-        value={
-            "status": "enabled",
-            "settings": {"icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 48}},
-        },
-    )
+    put_retention(world.dst(), world.replica_arn, "orders", 48)
     report = _audit(world)
     (drift,) = report.drifts
     assert drift.kind == "retention-below-source" and drift.resource.startswith("analytics.orders ")
@@ -151,17 +121,7 @@ def test_every_drift_named_at_once(ops_env: OpsEnv, tmp_path, capsys) -> None:
     world.dst().delete_table(tableBucketARN=world.replica_arn, namespace="analytics", name="events")
     world.dst().delete_table_bucket_policy(tableBucketARN=world.replica_arn)
     world.org().detach_policy(PolicyId=world.policy_id, TargetId=world.ou_id)
-    code = au.main(
-        [
-            "--config",
-            str(world.write_config(tmp_path)),
-            "--outputs",
-            str(world.write_outputs(tmp_path)),
-            "--endpoint-url",
-            world.env.endpoint,
-            "--quiet",
-        ]
-    )
+    code = au.main(world.tool_args(tmp_path, "--quiet"))
     out = capsys.readouterr().out
     assert code == 1
     for needle in (

@@ -13,7 +13,7 @@ from jobs.ops import audit as au
 from jobs.ops import harden as hd
 from jobs.ops import monitor as mon
 from jobs.ops import status as st
-from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy
+from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
 DETACHED_TABLE = "analytics.orders"
@@ -151,17 +151,7 @@ def test_audit_names_the_detached_table(ops_env: OpsEnv, tmp_path, capsys) -> No
     assert not [x for x in report.drifts if x.kind == "replica-missing"]  # reported once, as what it is
     assert report.exit_code == 1
 
-    code = au.main(
-        [
-            "--config",
-            str(world.write_config(tmp_path)),
-            "--outputs",
-            str(world.write_outputs(tmp_path)),
-            "--endpoint-url",
-            world.env.endpoint,
-            "--quiet",
-        ]
-    )
+    code = au.main(world.tool_args(tmp_path, "--quiet"))
     assert code == 1 and "replica-detached" in capsys.readouterr().out
 
 
@@ -170,13 +160,7 @@ def test_harden_never_treats_a_detached_table_as_a_replica(ops_env: OpsEnv) -> N
     _detach(world)
     dst = world.dst()
     # someone rewrites its retention now that it is writable: harden must not "restore" it as a replica's
-    dst.put_table_maintenance_configuration(
-        tableBucketARN=world.replica_arn,
-        namespace="analytics",
-        name="orders",
-        type="icebergSnapshotManagement",
-        value={"status": "enabled", "settings": {"icebergSnapshotManagement": {"maxSnapshotAgeHours": 24}}},
-    )
+    put_retention(dst, world.replica_arn, "orders", 24, min_snapshots=None)
     report = hd.harden(world.clients, world.outputs, show_progress=False)
     [r] = [r for r in report.results if r.table == DETACHED_TABLE]
     assert r.outcome == "detached" and not r.changes and r.source_table_arn is None

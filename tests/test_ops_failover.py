@@ -20,7 +20,7 @@ from jobs.ops import status as st
 from policies import failover as F
 from policies.documents import replica_table_policy_for
 from tests.failover_world import FailoverWorld, build
-from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DEPLOY_ROLE, DST_BUCKET, DST_REGION, OpsEnv
+from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, DST_REGION, OpsEnv, replica_site
 from topology.config import KitConfig, parse_config
 from topology.failover import FailoverTopology, failover_topology
 from topology.outputs import KitOutputs, parse_outputs
@@ -38,17 +38,7 @@ def failover_config(fw: FailoverWorld) -> KitConfig:
         "writer_roles": [WRITER],
         "promoted_bucket": DST_BUCKET,
         "replicate_to": [NEW_BUCKET],
-        "new_buckets": [
-            {
-                "account_id": ACCOUNT,
-                "region": NEW_REGION,
-                "bucket": NEW_BUCKET,
-                "storage_class": "INTELLIGENT_TIERING",
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
-                "deploy_role_arn": DEPLOY_ROLE,
-            }
-        ],
+        "new_buckets": [replica_site(NEW_BUCKET, NEW_REGION)],
     }
     return parse_config(doc)
 

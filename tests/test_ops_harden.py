@@ -8,7 +8,7 @@ import json
 from jobs.ops import harden as hd
 from jobs.ops.common import canonical_policy
 from policies.documents import replica_table_policy_for
-from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy
+from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy, put_retention
 
 PUTS = ("PutTablePolicy", "PutTableMaintenanceConfiguration")
 
@@ -76,16 +76,7 @@ def test_dry_run_shows_diff_and_writes_nothing(ops_env: OpsEnv, tmp_path, capsys
 
 def test_repairs_shortened_retention_only(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, harden_now=True)
-    world.dst().put_table_maintenance_configuration(
-        tableBucketARN=world.replica_arn,
-        namespace="analytics",
-        name="events",
-        type="icebergSnapshotManagement",
-        value={
-            "status": "enabled",
-            "settings": {"icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 24}},
-        },
-    )
+    put_retention(world.dst(), world.replica_arn, "events", 24)
     # The default run trusts the table policy that locks the retention (one read per replica): nothing to do.
     assert hd.harden(world.clients, world.outputs, show_progress=False).count("unchanged") == 3
     report = hd.harden(world.clients, world.outputs, show_progress=False, check_retention=True)

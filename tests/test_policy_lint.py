@@ -321,3 +321,11 @@ def test_unknown_kind_is_an_error() -> None:
 
 def test_cli_exit_code() -> None:
     assert L.main([]) == 0
+
+
+def test_every_rule_has_a_compliant_and_a_non_compliant_test() -> None:
+    tests = {name for name, value in globals().items() if name.startswith("test_iam") and callable(value)}
+    for rule in L.RULES:
+        n = rule.id.removeprefix("KIT-IAM")
+        assert f"test_iam{n}_compliant" in tests, rule.title
+        assert any(t.startswith(f"test_iam{n}_non_compliant") for t in tests), rule.title

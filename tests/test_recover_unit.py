@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -42,49 +43,35 @@ from topology.outputs import parse_outputs
 T0 = 1_764_770_000_000  # 2025-12-03T13:53:20Z
 
 
+ORDER_ID = {"id": 1, "name": "order_id", "required": True, "type": "string", "doc": "key"}
+DAY = {"id": 2, "name": "day", "required": False, "type": "date"}
+AMOUNT = {"id": 3, "name": "amount", "required": False, "type": "decimal(12, 2)"}
+ZIP = {"id": 6, "name": "zip", "required": False, "type": "int"}
+ADDR = {"id": 4, "name": "addr", "required": False, "type": {"type": "struct", "fields": [ZIP]}}
+
+
 def metadata(**over: Any) -> dict[str, Any]:
     """A v2 metadata document: 3 snapshots 1 min apart, a schema change at the 3rd, spec month + bucket, sort."""
     doc: dict[str, Any] = {
         "format-version": 2,
         "location": "s3://replica-bucket/analytics/orders",
         "current-schema-id": 1,
-        "schemas": [
-            {
-                "schema-id": 0,
-                "fields": [
-                    {"id": 1, "name": "order_id", "required": True, "type": "string", "doc": "key"},
-                    {"id": 2, "name": "order_date", "required": False, "type": "date"},
-                    {"id": 3, "name": "amount", "required": False, "type": "decimal(12, 2)"},
-                    {
-                        "id": 4,
-                        "name": "addr",
-                        "required": False,
-                        "type": {
-                            "type": "struct",
-                            "fields": [{"id": 6, "name": "zip", "required": False, "type": "int"}],
-                        },
-                    },
-                ],
-            },
-            {
-                "schema-id": 1,
-                "fields": [
-                    {"id": 1, "name": "order_id", "required": True, "type": "string", "doc": "key"},
-                    {"id": 2, "name": "day", "required": False, "type": "date"},
-                    {"id": 3, "name": "amount", "required": False, "type": "decimal(12, 2)"},
-                    {
-                        "id": 4,
-                        "name": "addr",
-                        "required": False,
-                        "type": {
-                            "type": "struct",
-                            "fields": [{"id": 6, "name": "zip", "required": False, "type": "int"}],
-                        },
-                    },
-                    {"id": 5, "name": "region", "required": False, "type": "string"},
-                ],
-            },
-        ],
+        "schemas": copy.deepcopy(  # the field dicts are shared module constants
+            [
+                {"schema-id": 0, "fields": [ORDER_ID, {**DAY, "name": "order_date"}, AMOUNT, ADDR]},
+                # the schema change: order_date renamed to day, region added
+                {
+                    "schema-id": 1,
+                    "fields": [
+                        ORDER_ID,
+                        DAY,
+                        AMOUNT,
+                        ADDR,
+                        {"id": 5, "name": "region", "required": False, "type": "string"},
+                    ],
+                },
+            ]
+        ),
         "default-spec-id": 1,
         "partition-specs": [
             {"spec-id": 0, "fields": [{"name": "d", "transform": "day", "source-id": 2, "field-id": 1000}]},

@@ -16,8 +16,9 @@
 
 Every key has a default, so a configuration without the section gets the monitor and a daily rehearsal with
 notifications to nobody (the alarms still change state and show in the console). This module is imported by
-`topology/config.py` (the root `KitConfig.assurance` field; the section's cross-field rules, which read the whole
-topology, live there as `assurance_checks`) and imports nothing of the kit, so there is no import circle.
+`topology/model.py` (the root `KitConfig.assurance` field; the section's cross-field rules, which read the whole
+topology, live in `topology/checks.py` as `assurance_checks`) and imports nothing of the kit, so there is no import
+circle.
 """
 
 from __future__ import annotations

@@ -20,24 +20,18 @@ protection change) makes the promoted bucket the source:
 are built from it. Nothing here needs the failed source's stacks, and nothing is re-created: the promoted bucket
 keeps its replica stack and Terraform address (`replica-<bucket>`); only documents and configuration change on it.
 
-The section's model (`Failover`) and its cross-field rules (`failover_checks`) live in `topology/config.py` next to
-`KitConfig` (as `assurance_checks` does), so this module imports the configuration and nothing imports it back.
+The section's model (`Failover`) lives in `topology/model.py` next to `KitConfig`, its cross-field rules
+(`failover_checks`) in `topology/checks.py` (as `assurance_checks` does), so this module imports the configuration
+and nothing imports it back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.config import (  # the section's model and rules live with KitConfig (no import circle)
-    FAILOVER_NAME_SUFFIX,
-    MAX_FAILOVER_DESTINATIONS,
-    Failover,
-    KitConfig,
-    Replica,
-    Source,
-    failover_checks,
-    failover_recovery_replica,
-)
+from topology.checks import failover_checks, failover_recovery_replica
+from topology.model import FAILOVER_NAME_SUFFIX, Failover, KitConfig, Replica, Source
+from topology.rules import MAX_FAILOVER_DESTINATIONS
 
 __all__ = [
     "FAILOVER_NAME_SUFFIX",

@@ -1,11 +1,16 @@
 """The encrypted SNS topic assurance alarms notify: a customer managed KMS key (CloudWatch can publish to a topic
 encrypted with an AWS managed key only if that key's policy lets it, which an AWS managed key's cannot), the topic,
-and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms."""
+and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms.
+
+`above_threshold_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM
+and on OK."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
@@ -38,3 +43,64 @@ class AlarmTopic(Construct):
     @property
     def arn(self) -> str:
         return str(self.topic.arn)
+
+
+@dataclass(frozen=True)
+class KitMetricAlarm:
+    """What an alarm on one of the kit's metrics (namespace `S3TablesReplicaKit`) is about: its construct id, alarm
+    name and description, and the metric with its dimensions."""
+
+    id: str
+    name: str
+    description: str
+    metric: str
+    dimensions: dict[str, str]
+
+
+def above_threshold_alarm(
+    scope: Construct, alarm: KitMetricAlarm, *, period: int, threshold: float, comparison: str, actions: list[str]
+) -> CloudwatchMetricAlarm:
+    """Fires when the metric's maximum over one period crosses the threshold. No data is not a breach: silence is the
+    not-reporting alarm's job."""
+    return _metric_alarm(scope, alarm, actions, "Maximum", period, 1, threshold, comparison, "notBreaching")
+
+
+def not_succeeding_alarm(
+    scope: Construct, alarm: KitMetricAlarm, *, period: int, periods: int, actions: list[str]
+) -> CloudwatchMetricAlarm:
+    """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
+    less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
+    return _metric_alarm(scope, alarm, actions, "Sum", period, periods, 1, "LessThanThreshold", "breaching", periods)
+
+
+def _metric_alarm(
+    scope: Construct,
+    alarm: KitMetricAlarm,
+    actions: list[str],
+    statistic: str,
+    period: int,
+    evaluation_periods: int,
+    threshold: float,
+    comparison: str,
+    treat_missing_data: str,
+    datapoints_to_alarm: int | None = None,
+) -> CloudwatchMetricAlarm:
+    """The alarm, notifying `actions` on ALARM and on OK."""
+    return CloudwatchMetricAlarm(
+        scope,
+        alarm.id,
+        alarm_name=alarm.name,
+        alarm_description=alarm.description,
+        namespace=assurance.METRIC_NAMESPACE,
+        metric_name=alarm.metric,
+        dimensions=alarm.dimensions,
+        statistic=statistic,
+        period=period,
+        evaluation_periods=evaluation_periods,
+        datapoints_to_alarm=datapoints_to_alarm,
+        threshold=threshold,
+        comparison_operator=comparison,
+        treat_missing_data=treat_missing_data,
+        alarm_actions=actions,
+        ok_actions=actions,
+    )

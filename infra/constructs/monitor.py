@@ -14,7 +14,6 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 from __future__ import annotations
 
 import atexit
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,7 +22,6 @@ from cdktf import AssetType, TerraformAsset
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
 from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from cdktf_cdktf_provider_aws.lambda_function import (
     LambdaFunction,
     LambdaFunctionEnvironment,
@@ -38,19 +36,31 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
+from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
+from infra.constructs.iam import role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
+from policies.model import Document
 from topology import contract as C
 from topology.assurance import monitor_schedule_expression
-from topology.config import KitConfig
+from topology.config import KitConfig, Replica
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
 
 
-def _role(scope: Construct, id: str, *, name: str, description: str, trust: dict, policy: dict) -> IamRole:  # type: ignore[type-arg]
-    role = IamRole(scope, id, name=name, description=description, assume_role_policy=json.dumps(trust, indent=2))
-    IamRolePolicy(scope, f"{id}-permissions", name=name, role=role.name, policy=json.dumps(policy, indent=2))
+def _role(scope: Construct, id: str, *, name: str, description: str, trust: Document, policy: Document) -> IamRole:
+    """A role with one inline policy of the same name (construct `<id>-permissions`)."""
+    role, _ = role_with_policy(
+        scope,
+        id,
+        name=name,
+        description=description,
+        trust=trust,
+        policy=policy,
+        policy_id=f"{id}-permissions",
+        policy_name=name,
+    )
     return role
 
 
@@ -139,108 +149,57 @@ class ReplicationMonitor(Construct):
         )
         period = mon.interval_minutes * 60
         actions = [alarm_topic_arn]
-        self.alarms: list[CloudwatchMetricAlarm] = []
-        for rep in cfg.replicas:
-            # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
-            dims = {"Kit": cfg.kit.name, "Destination": rep.bucket_arn}
-            self.alarms.append(
-                CloudwatchMetricAlarm(
-                    self,
-                    f"lag-{rep.bucket}",
-                    alarm_name=f"{cfg.kit.name}-replication-lag-{rep.bucket}",
-                    alarm_description=(
-                        f"Replication to {rep.bucket} ({rep.region}) lags more than {mon.max_lag_minutes} min: the "
-                        "oldest source commit the replica lacks is older than that. README: 'Assurance'."
-                    ),
-                    namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=C.LAG,
-                    dimensions=dims,
-                    statistic="Maximum",
-                    period=period,
-                    evaluation_periods=1,
-                    threshold=mon.max_lag_minutes * 60,
-                    comparison_operator="GreaterThanThreshold",
-                    treat_missing_data="notBreaching",  # silence is the not-reporting alarm's job
-                    alarm_actions=actions,
-                    ok_actions=actions,
-                )
-            )
-            self.alarms.append(
-                CloudwatchMetricAlarm(
-                    self,
-                    f"failed-{rep.bucket}",
-                    alarm_name=f"{cfg.kit.name}-replication-failed-{rep.bucket}",
-                    alarm_description=(
-                        f"At least one table's replication to {rep.bucket} ({rep.region}) is FAILED. Run `make "
-                        "status ARGS=--problems-only` for the failure message. README: 'Assurance'."
-                    ),
-                    namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=C.FAILED_METRIC,
-                    dimensions=dims,
-                    statistic="Maximum",
-                    period=period,
-                    evaluation_periods=1,
-                    threshold=1,
-                    comparison_operator="GreaterThanOrEqualToThreshold",
-                    treat_missing_data="notBreaching",
-                    alarm_actions=actions,
-                    ok_actions=actions,
-                )
-            )
-            self.alarms.append(
-                CloudwatchMetricAlarm(
-                    self,
-                    f"detached-{rep.bucket}",
-                    alarm_name=f"{cfg.kit.name}-replication-detached-{rep.bucket}",
-                    alarm_description=(
-                        f"A replica table in {rep.bucket} ({rep.region}) was disassociated from replication "
-                        "(DisassociateTableReplication): replication to it has stopped for good. Run `make status "
-                        "ARGS=--problems-only` for the table. README: 'Detached replicas'."
-                    ),
-                    namespace=assurance.METRIC_NAMESPACE,
-                    metric_name=C.DETACHED_METRIC,
-                    dimensions=dims,
-                    statistic="Maximum",
-                    period=period,
-                    evaluation_periods=1,
-                    threshold=1,
-                    comparison_operator="GreaterThanOrEqualToThreshold",
-                    treat_missing_data="notBreaching",  # silence is the not-reporting alarm's job
-                    alarm_actions=actions,
-                    ok_actions=actions,
-                )
-            )
-        self.alarms.append(
-            CloudwatchMetricAlarm(
-                self,
-                "not-reporting",
-                alarm_name=f"{cfg.kit.name}-replication-monitor-not-reporting",
-                alarm_description=(
-                    f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): "
-                    "the function fails, is not invoked, or cannot read some table's status, so lag and failures "
-                    "are unknown. README: 'Assurance'."
-                ),
-                namespace=assurance.METRIC_NAMESPACE,
-                metric_name=C.HEARTBEAT,
-                dimensions={"Kit": cfg.kit.name},
-                statistic="Sum",
-                period=period,
-                evaluation_periods=2,
-                datapoints_to_alarm=2,
-                threshold=1,
-                comparison_operator="LessThanThreshold",
-                treat_missing_data="breaching",
-                alarm_actions=actions,
-                ok_actions=actions,
-            )
+        self.alarms = [a for rep in cfg.replicas for a in self._replica_alarms(cfg, rep, period, actions)]
+        not_reporting = KitMetricAlarm(
+            "not-reporting",
+            f"{cfg.kit.name}-replication-monitor-not-reporting",
+            f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): the function "
+            "fails, is not invoked, or cannot read some table's status, so lag and failures are unknown. README: "
+            "'Assurance'.",
+            C.HEARTBEAT,
+            {"Kit": cfg.kit.name},
         )
+        self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
+
+    def _replica_alarms(
+        self, cfg: KitConfig, rep: Replica, period: int, actions: list[str]
+    ) -> list[CloudwatchMetricAlarm]:
+        """Lag, FAILED and detached alarms of one destination: the maximum over its tables, one run at a time."""
+        max_lag = cfg.assurance.monitor.max_lag_minutes
+        where = f"{rep.bucket} ({rep.region})"
+        problems_only = "Run `make status ARGS=--problems-only` for"
+        alarms = (  # (kind, metric, threshold, comparison, description)
+            ("lag", C.LAG, max_lag * 60, "GreaterThanThreshold",
+             f"Replication to {where} lags more than {max_lag} min: the oldest source commit the replica lacks is "
+             "older than that. README: 'Assurance'."),
+            ("failed", C.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold",
+             f"At least one table's replication to {where} is FAILED. {problems_only} the failure message. "
+             "README: 'Assurance'."),
+            ("detached", C.DETACHED_METRIC, 1, "GreaterThanOrEqualToThreshold",
+             f"A replica table in {where} was disassociated from replication (DisassociateTableReplication): "
+             f"replication to it has stopped for good. {problems_only} the table. README: 'Detached replicas'."),
+        )  # fmt: skip
+        # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
+        dims = {"Kit": cfg.kit.name, "Destination": rep.bucket_arn}
+        return [
+            above_threshold_alarm(
+                self,
+                KitMetricAlarm(
+                    f"{kind}-{rep.bucket}", f"{cfg.kit.name}-replication-{kind}-{rep.bucket}", text, metric, dims
+                ),
+                period=period,
+                threshold=threshold,
+                comparison=comparison,
+                actions=actions,
+            )
+            for kind, metric, threshold, comparison, text in alarms
+        ]
 
 
 def source_assurance(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> ReplicationMonitor | None:
     """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line)."""
     if not cfg.assurance.monitor.enabled:
         return None
-    from infra.constructs.alerts import AlarmTopic
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
     return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn)

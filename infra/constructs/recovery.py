@@ -12,8 +12,6 @@ from cdktf_cdktf_provider_aws.emrserverless_application import (
     EmrserverlessApplicationAutoStopConfiguration,
     EmrserverlessApplicationMaximumCapacity,
 )
-from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -41,6 +39,7 @@ from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
+from infra.constructs.iam import role_with_policy
 from policies.docset import DocumentSet
 from topology.config import KitConfig
 
@@ -61,21 +60,15 @@ class RecoveryRole(Construct):
         application_arn: str,
     ) -> None:
         super().__init__(scope, id)
-        self.role = IamRole(
+        self.role, _ = role_with_policy(
             self,
             "role",
             name=cfg.recovery_role_name,
             description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
-            assume_role_policy=json.dumps(
-                docs.document("recovery-role-trust", emr_application_arn=application_arn), indent=2
-            ),
-        )
-        IamRolePolicy(
-            self,
-            "permissions",
-            name="s3tables-recovery",
-            role=self.role.name,
-            policy=json.dumps(docs.document("recovery-role-permissions"), indent=2),
+            trust=docs.document("recovery-role-trust", emr_application_arn=application_arn),
+            policy=docs.document("recovery-role-permissions"),
+            policy_id="permissions",
+            policy_name="s3tables-recovery",
         )
 
 

@@ -13,9 +13,6 @@ from __future__ import annotations
 import json
 import math
 
-from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
-from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.scheduler_schedule import (
     SchedulerSchedule,
@@ -26,6 +23,8 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 from constructs import Construct
 
 from infra import packaging
+from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
+from infra.constructs.iam import role_policy, role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
 from topology import contract as C
@@ -86,27 +85,23 @@ class RecoveryRehearsal(Construct):
         super().__init__(scope, id)
         reh = cfg.assurance.rehearsal
         S3TablesNamespace(self, "namespace", namespace=reh.namespace, table_bucket_arn=recovery_bucket_arn)
-        IamRolePolicy(
+        role_policy(
             self,
             "recovery-role-metrics",
             name="assurance-rehearsal-metrics",
             role=recovery_role_name,
-            policy=json.dumps(docs.document("recovery-role-rehearsal-metrics"), indent=2),
+            policy=docs.document("recovery-role-rehearsal-metrics"),
         )
         name = assurance.rehearsal_scheduler_role_name(cfg)
-        role = IamRole(
+        role, _ = role_with_policy(
             self,
             "schedule-role",
             name=name,
             description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            assume_role_policy=json.dumps(docs.document("rehearsal-schedule-role-trust"), indent=2),
-        )
-        IamRolePolicy(
-            self,
-            "schedule-role-permissions",
-            name=name,
-            role=role.name,
-            policy=json.dumps(docs.document("rehearsal-schedule-role-permissions"), indent=2),
+            trust=docs.document("rehearsal-schedule-role-trust"),
+            policy=docs.document("rehearsal-schedule-role-permissions"),
+            policy_id="schedule-role-permissions",
+            policy_name=name,
         )
         scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
         request = packaging.start_job_run_input(
@@ -134,28 +129,15 @@ class RecoveryRehearsal(Construct):
             ),
         )
         period, periods = alarm_window(reh.interval_hours)
-        actions = [alarm_topic_arn]
-        self.alarm = CloudwatchMetricAlarm(
-            self,
+        no_success = KitMetricAlarm(
             "no-success",
-            alarm_name=f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
-            alarm_description=(
-                f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
-                "recovery is failing, or the schedule/job does not run. README: 'Assurance'."
-            ),
-            namespace=assurance.METRIC_NAMESPACE,
-            metric_name=C.REHEARSAL_SUCCEEDED,
-            dimensions={"Kit": cfg.kit.name},
-            statistic="Sum",
-            period=period,
-            evaluation_periods=periods,
-            datapoints_to_alarm=periods,
-            threshold=1,
-            comparison_operator="LessThanThreshold",
-            treat_missing_data="breaching",
-            alarm_actions=actions,
-            ok_actions=actions,
+            f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
+            f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
+            "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
+            C.REHEARSAL_SUCCEEDED,
+            {"Kit": cfg.kit.name},
         )
+        self.alarm = not_succeeding_alarm(self, no_success, period=period, periods=periods, actions=[alarm_topic_arn])
 
 
 def recovery_assurance(
@@ -171,7 +153,6 @@ def recovery_assurance(
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
     if not cfg.assurance.rehearsal.enabled:
         return None
-    from infra.constructs.alerts import AlarmTopic
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
     return RecoveryRehearsal(

@@ -3,12 +3,11 @@ conditions), with exactly the permissions of the S3 user guide, plus KMS where u
 
 from __future__ import annotations
 
-import json
-
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
+from infra.constructs.iam import role_with_policy
 from policies.docset import DocumentSet
 from topology.config import KitConfig
 
@@ -18,21 +17,16 @@ def add_replication_role(
 ) -> tuple[IamRole, IamRolePolicy]:
     """The role (`role`) and its inline policy (`permissions`) in `scope`, from the topology's replication role
     documents: the source's, or in the failover topology the promoted bucket's (`docs` resolves them)."""
-    role = IamRole(
+    return role_with_policy(
         scope,
         "role",
         name=name,
         description=description,
-        assume_role_policy=json.dumps(docs.document("replication-role-trust"), indent=2),
+        trust=docs.document("replication-role-trust"),
+        policy=docs.document("replication-role-permissions"),
+        policy_id="permissions",
+        policy_name="s3tables-replication",
     )
-    policy = IamRolePolicy(
-        scope,
-        "permissions",
-        name="s3tables-replication",
-        role=role.name,
-        policy=json.dumps(docs.document("replication-role-permissions"), indent=2),
-    )
-    return role, policy
 
 
 class ReplicationRole(Construct):

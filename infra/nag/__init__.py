@@ -1,14 +1,17 @@
 """Synth-time policy rules for the kit's stacks (a CDKTF Aspect in cdk-nag's shape).
 
 `apply_nag(app_or_stack)` registers them; `suppress(construct, rule_id, reason)` records a reasoned exception.
-One rule per file under `infra/nag/rules/`; each is the synth-time twin of a rule in `policies/lint.py`.
+The rules themselves are defined once, in `policies/lint.py` (`RULES`): the same rule objects check the built and
+rendered documents and, through this aspect, every construct that carries policy JSON.
 """
 
 from __future__ import annotations
 
 from infra.nag.aspect import (
+    ALL_RULES,
     KitNagAspect,
     NagError,
+    NagRule,
     Suppression,
     Violation,
     apply_nag,
@@ -16,7 +19,6 @@ from infra.nag.aspect import (
     suppress,
     suppressions_of,
 )
-from infra.nag.rules import ALL_RULES, NagRule
 
 __all__ = [
     "ALL_RULES",

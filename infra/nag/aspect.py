@@ -19,7 +19,10 @@ import jsii
 from cdktf import Annotations, Aspects, IAspect, TerraformResource, TerraformStack, Token
 from constructs import IConstruct
 
-from infra.nag.rules import ALL_RULES, NagRule
+from policies.lint import RULES, Finding, Rule
+
+NagRule = Rule  # the one rule shape (policies/lint.py); the aspect runs the very same rule objects
+ALL_RULES: tuple[NagRule, ...] = RULES
 
 SUPPRESSIONS_METADATA = "kit-nag/suppressions"
 
@@ -41,15 +44,12 @@ class NagError(Exception):
     """A KIT rule failed at synth time."""
 
 
-@dataclass(frozen=True)
-class Violation:
-    rule: NagRule
-    path: str
-    attribute: str
-    message: str
+# A finding of a rule on a construct: its document is "<construct path> (<attribute>)".
+Violation = Finding
 
-    def __str__(self) -> str:
-        return f"[{self.rule.id} {self.rule.name}] {self.path} ({self.attribute}): {self.message}"
+
+def _violation(rule: NagRule, path: str, attribute: str, message: str) -> Violation:
+    return Violation(rule.id, rule.name, f"{path} ({attribute})", message)
 
 
 @dataclass(frozen=True)
@@ -105,23 +105,23 @@ def check_construct(node: IConstruct, rules: Sequence[NagRule] = ALL_RULES) -> l
     for attribute, kind, value in policy_documents(node):
         if not isinstance(value, str) or (Token.is_unresolved(value) and not value.lstrip().startswith("{")):
             violations.append(
-                Violation(_PARSE_RULE, path, attribute, "policy is not literal JSON (build it with policies/)")
+                _violation(_PARSE_RULE, path, attribute, "policy is not literal JSON (build it with policies/)")
             )
             continue
         try:
             document = json.loads(value)
         except json.JSONDecodeError as exc:
-            violations.append(Violation(_PARSE_RULE, path, attribute, f"policy is not valid JSON: {exc}"))
+            violations.append(_violation(_PARSE_RULE, path, attribute, f"policy is not valid JSON: {exc}"))
             continue
         for rule in rules:
             if rule.id in suppressed:
                 continue
             for message in rule.check(document, kind):
-                violations.append(Violation(rule, path, attribute, message))
-    return [v for v in violations if v.rule.id not in suppressed]
+                violations.append(_violation(rule, path, attribute, message))
+    return [v for v in violations if v.rule_id not in suppressed]
 
 
-_PARSE_RULE = NagRule(
+_PARSE_RULE = NagRule(  # synth-only: a construct attribute that is not literal JSON (no document to give RULES)
     id="KIT-IAM0",
     name="PolicyIsJson",
     explanation="Policy attributes hold literal JSON built by policies/ so the rules (and reviewers) can read them.",

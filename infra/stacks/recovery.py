@@ -33,14 +33,7 @@ class RecoveryStack(TerraformStack):
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
         rec = cfg.recovery
-        awscc = site_providers(
-            self,
-            kit=cfg.kit.name,
-            account_id=rep.account_id,
-            region=rep.region,
-            deploy_role_arn=rep.deploy_role_arn,
-            tags=cfg.resource_tags,
-        )
+        awscc = site_providers(self, cfg, rep)
         bucket = kit_table_bucket(
             self,
             cfg,

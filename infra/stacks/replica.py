@@ -29,14 +29,7 @@ class ReplicaStack(TerraformStack):
         """The documents come from `docs` by their deployed names: in the failover topology (issue 17) the set
         resolves them to the configured promotion's (promoted bucket, destinations, guardrails, key policies)."""
         super().__init__(scope, replica.stack_id)
-        awscc = site_providers(
-            self,
-            kit=cfg.kit.name,
-            account_id=replica.account_id,
-            region=replica.region,
-            deploy_role_arn=replica.deploy_role_arn,
-            tags=cfg.resource_tags,
-        )
+        awscc = site_providers(self, cfg, replica)
         self.bucket = kit_table_bucket(
             self,
             cfg,
@@ -75,10 +68,7 @@ class ReplicaStack(TerraformStack):
                 "table_bucket_name": replica.bucket,
                 "storage_class": replica.storage_class,
                 "encryption": self.bucket.encryption_output,
-                "snapshot_retention": {
-                    "max_snapshot_age_hours": replica.snapshot_retention.max_snapshot_age_hours,
-                    "min_snapshots_to_keep": replica.snapshot_retention.min_snapshots_to_keep,
-                },
+                "snapshot_retention": replica.snapshot_retention.model_dump(),
                 "source_table_bucket_arn": cfg.source.bucket_arn,
                 "break_glass_principals": list(cfg.protection.break_glass_principals),
                 "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],

@@ -33,14 +33,7 @@ class SourceStack(TerraformStack):
     ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
-        awscc = site_providers(
-            self,
-            kit=cfg.kit.name,
-            account_id=src.account_id,
-            region=src.region,
-            deploy_role_arn=src.deploy_role_arn,
-            tags=cfg.resource_tags,
-        )
+        awscc = site_providers(self, cfg, src)
         bucket = kit_table_bucket(
             self,
             cfg,
@@ -102,10 +95,7 @@ class SourceStack(TerraformStack):
                 "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
                 "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
                 "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
-                "snapshot_retention": {
-                    "max_snapshot_age_hours": src.snapshot_retention.max_snapshot_age_hours,
-                    "min_snapshots_to_keep": src.snapshot_retention.min_snapshots_to_keep,
-                },
+                "snapshot_retention": src.snapshot_retention.model_dump(),
                 "destinations": list(destination_bucket_arns),
                 "encryption": bucket.encryption_output,
             },

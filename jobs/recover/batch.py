@@ -44,6 +44,7 @@ from jobs.recover.fastpath import (
     FastPathUnavailable,
     FilesOutcome,
     SourceFile,
+    _jvm,
     _run_on_executors,
     bins,
     compare_counts,
@@ -139,7 +140,7 @@ def recover_many(
     cfg = req.store_config()
     n_tasks = max(1, spark.sparkContext.defaultParallelism)
     rcat = iceberg_catalog(spark, rep)
-    ice = spark._jvm.org.apache.iceberg  # type: ignore[attr-defined,union-attr]
+    ice = _jvm(spark).org.apache.iceberg
     results: list[TableResult] = []
     fallback: list[TablePlan] = []
     per_plan = plan_seconds / max(1, len(plans))

@@ -114,7 +114,9 @@ def catalog_conf(spec: CatalogSpec) -> dict[str, str]:
     return conf
 
 
-def specs_from_outputs(outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"):
+def specs_from_outputs(
+    outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"
+) -> tuple[CatalogSpec, CatalogSpec]:
     """(replica, target) catalog specs from a `topology.outputs.KitOutputs`."""
     from topology.outputs import KitOutputs
 

@@ -89,13 +89,13 @@ def _iter(iterable: Any) -> Iterator[Any]:
 def iceberg_catalog(spark: SparkSession, name: str) -> Any:
     """The Iceberg catalog behind a Spark catalog of this session. Spark's CatalogManager reads the catalog
     configuration from the thread's active session, so this session is made active first."""
-    jsession = spark._jsparkSession  # type: ignore[attr-defined]
+    jsession = spark._jsparkSession
     _jvm(spark).org.apache.spark.sql.SparkSession.setActiveSession(jsession)
     return jsession.sessionState().catalogManager().catalog(name).icebergCatalog()
 
 
 def _jvm(spark: SparkSession) -> Any:
-    jvm = spark._jvm  # type: ignore[attr-defined]
+    jvm = spark._jvm
     assert jvm is not None
     return jvm
 

@@ -41,10 +41,10 @@ class GuardedSql:
     def __init__(self, spark: SparkSession, protected: Iterable[str]) -> None:
         self.spark = spark
         self.protected = {p.lower() for p in protected}
-        jvm: Any = spark._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark._jvm
         assert jvm is not None, "the SparkSession has no JVM gateway"
         self._command = jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.Command")
-        self._parser = spark._jsparkSession.sessionState().sqlParser()  # type: ignore[attr-defined]
+        self._parser = spark._jsparkSession.sessionState().sqlParser()
         current = spark.catalog.currentCatalog().lower()
         if current in self.protected:
             raise ReadOnlyReplicaError(f"the session's current catalog {current!r} is a read-only replica")

@@ -1,0 +1,37 @@
+"""An IAM role with its inline policy, both documents built by `policies/` and synthesised as indented JSON (what
+the nag rules and reviewers read). The construct ids are the caller's: they are Terraform addresses."""
+
+from __future__ import annotations
+
+import json
+
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
+from constructs import Construct
+
+from policies.model import Document
+
+
+def policy_json(document: Document) -> str:
+    return json.dumps(document, indent=2)
+
+
+def role_policy(scope: Construct, id: str, *, name: str, role: str, policy: Document) -> IamRolePolicy:
+    """An inline policy `name` on the role named `role`."""
+    return IamRolePolicy(scope, id, name=name, role=role, policy=policy_json(policy))
+
+
+def role_with_policy(
+    scope: Construct,
+    id: str,
+    *,
+    name: str,
+    description: str,
+    trust: Document,
+    policy: Document,
+    policy_id: str,
+    policy_name: str,
+) -> tuple[IamRole, IamRolePolicy]:
+    """The role `name` trusted as `trust` says, with one inline policy (construct `policy_id`, name `policy_name`)."""
+    role = IamRole(scope, id, name=name, description=description, assume_role_policy=policy_json(trust))
+    return role, role_policy(scope, policy_id, name=policy_name, role=role.name, policy=policy)

@@ -1,0 +1,535 @@
+"""The configuration's cross-field rules: what no single field can decide (tables and partitions against quotas,
+Regions and accounts of the sites, encryption keys, state backend, protection layers, `[assurance]` and
+`[failover]`). `cross_checks(cfg)` runs them all on a model that validated; each problem is an `Issue` naming the
+field and the rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topology.model import (
+    Encryption,
+    KitConfig,
+    Replica,
+    parse_partition,
+)
+from topology.rules import (
+    MAX_FAILOVER_DESTINATIONS,
+    MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
+    MAX_TABLES_PER_BUCKET,
+    TEMPORAL_TRANSFORM_TYPES,
+)
+
+
+@dataclass(frozen=True)
+class Issue:
+    field: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.rule}"
+
+
+def cross_checks(cfg: KitConfig) -> list[Issue]:
+    out: list[Issue] = []
+    src = cfg.source
+
+    # Tables, columns, partitions
+    seen_ns: set[str] = set()
+    total_tables = 0
+    for i, ns in enumerate(src.namespaces):
+        if ns.name in seen_ns:
+            out.append(Issue(f"source.namespaces[{i}].name", f"duplicate namespace {ns.name!r}"))
+        seen_ns.add(ns.name)
+        seen_t: set[str] = set()
+        for j, t in enumerate(ns.tables):
+            total_tables += 1
+            where = f"source.namespaces[{i}].tables[{j}]"
+            if t.name in seen_t:
+                out.append(Issue(f"{where}.name", f"duplicate table {ns.name}.{t.name}"))
+            seen_t.add(t.name)
+            cols = Counter(c.name for c in t.columns)
+            for c, n in cols.items():
+                if n > 1:
+                    out.append(Issue(f"{where}.columns", f"duplicate column {c!r}"))
+            types = {c.name: c.type for c in t.columns}
+            for k, p in enumerate(t.partition_by):
+                try:
+                    pf = parse_partition(p)
+                except ValueError as exc:
+                    out.append(Issue(f"{where}.partition_by[{k}]", str(exc)))
+                    continue
+                if pf.source not in types:
+                    out.append(
+                        Issue(
+                            f"{where}.partition_by[{k}]",
+                            f"partition source column {pf.source!r} is not a column of the table",
+                        )
+                    )
+                    continue
+                allowed = TEMPORAL_TRANSFORM_TYPES.get(pf.transform)
+                if allowed and types[pf.source] not in allowed:
+                    out.append(
+                        Issue(
+                            f"{where}.partition_by[{k}]",
+                            f"transform {pf.transform} needs a date/timestamp column; "
+                            f"{pf.source!r} is {types[pf.source]}",
+                        )
+                    )
+            ret = src.retention_for(t)
+            for r_i, rep in enumerate(cfg.replicas):
+                if rep.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
+                    out.append(
+                        Issue(
+                            f"replicas[{r_i}].snapshot_retention.max_snapshot_age_hours",
+                            f"replica retention ({rep.snapshot_retention.max_snapshot_age_hours} h) is shorter "
+                            f"than table {ns.name}.{t.name}'s source retention ({ret.max_snapshot_age_hours} h); "
+                            "replicas must keep snapshots at least as long as the source",
+                        )
+                    )
+    if total_tables > MAX_TABLES_PER_BUCKET:
+        out.append(
+            Issue(
+                "source.namespaces",
+                f"{total_tables} tables exceed the quota of {MAX_TABLES_PER_BUCKET} tables per table bucket",
+            )
+        )
+
+    # Replicas vs source and each other
+    for r_i, rep in enumerate(cfg.replicas):
+        where = f"replicas[{r_i}]"
+        if rep.site_key == src.site_key or (rep.account_id == src.account_id and rep.region == src.region):
+            if rep.bucket == src.bucket:
+                out.append(Issue(f"{where}.bucket", "a destination must not be the source table bucket itself"))
+            else:
+                out.append(
+                    Issue(
+                        f"{where}.region",
+                        "a destination in the source's own account and Region protects nothing against a Regional "
+                        "outage or account compromise; use another Region or account",
+                    )
+                )
+        if rep.snapshot_retention.min_snapshots_to_keep < src.snapshot_retention.min_snapshots_to_keep:
+            out.append(
+                Issue(
+                    f"{where}.snapshot_retention.min_snapshots_to_keep",
+                    "replica keeps fewer snapshots than the source; replicas must keep at least as many",
+                )
+            )
+        for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
+            if arn and arn.startswith("arn:"):
+                acct = arn.split(":")[4]
+                if acct != rep.account_id:
+                    out.append(
+                        Issue(
+                            f"{where}.account_id",
+                            f"cross-account destination: {fld} is in account {acct}, so account_id must be {acct} "
+                            f"(it is {rep.account_id}); set the destination's own account",
+                        )
+                    )
+    for site_key, n in Counter(r.site_key for r in cfg.replicas).items():
+        if n > 1:
+            idx = [i for i, r in enumerate(cfg.replicas) if r.site_key == site_key]
+            acct, region, bucket = site_key
+            out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {bucket!r} in {region}/{acct}"))
+
+    # Encryption on every bucket site
+    sites: list[tuple[str, Encryption, str]] = [("source", src.encryption, src.region)]
+    sites += [(f"replicas[{i}]", r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
+    rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    sites.append(("recovery", cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
+    for where, enc, region in sites:
+        if enc.type == "kms" and not enc.kms_key:
+            out.append(
+                Issue(
+                    f"{where}.encryption.kms_key",
+                    'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key',
+                )
+            )
+        if enc.type == "sse-s3" and enc.kms_key:
+            out.append(Issue(f"{where}.encryption.kms_key", 'kms_key is only valid with type = "kms"'))
+        if enc.kms_key and enc.kms_key.startswith("arn:") and region and enc.kms_key.split(":")[3] != region:
+            out.append(Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({region})"))
+
+    # Replication mode
+    declared = {f"{ns.name}.{t.name}" for ns, t in src.tables()}
+    if cfg.replication.mode == "tables":
+        if not cfg.replication.tables:
+            out.append(Issue("replication.tables", 'mode = "tables" needs at least one "namespace.table"'))
+        for k, name in enumerate(cfg.replication.tables):
+            if name not in declared:
+                out.append(
+                    Issue(f"replication.tables[{k}]", f"{name!r} is not a table declared under source.namespaces")
+                )
+        for listed, n in Counter(cfg.replication.tables).items():
+            if n > 1:
+                out.append(Issue("replication.tables", f"{listed!r} is listed twice"))
+    elif cfg.replication.tables:
+        out.append(Issue("replication.tables", 'only valid with mode = "tables" (bucket mode covers every table)'))
+
+    # Recovery
+    if rec_rep is None:
+        out.append(Issue("recovery.replica", f"{cfg.recovery.replica!r} is not the bucket of any entry in replicas"))
+    else:
+        taken = {(src.account_id, src.region, src.bucket)} | {r.site_key for r in cfg.replicas}
+        if (rec_rep.account_id, rec_rep.region, cfg.recovery.bucket) in taken:
+            out.append(
+                Issue(
+                    "recovery.bucket", "the recovery target must be its own table bucket, not the source or a replica"
+                )
+            )
+
+    # Quota: table buckets per account and Region
+    buckets = [(r.account_id, r.region) for r in (src, *cfg.replicas)]
+    out += _bucket_quota_issues("replicas", buckets + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else []))
+
+    # State
+    st = cfg.state
+    if st.backend == "s3":
+        for fld in ("bucket", "region"):
+            if getattr(st, fld) is None:
+                out.append(Issue(f"state.{fld}", 'required with backend = "s3"'))
+        if st.kms_key_arn and st.region and st.kms_key_arn.split(":")[3] != st.region:
+            out.append(Issue("state.kms_key_arn", f"the KMS key must be in the state bucket's Region ({st.region})"))
+    else:
+        for fld in ("bucket", "key_prefix", "region", "kms_key_arn"):
+            if getattr(st, fld) is not None:
+                out.append(Issue(f"state.{fld}", 'only valid with backend = "s3"'))
+
+    # Protection
+    out += _protection_checks(cfg)
+    out += failover_checks(cfg)
+    return out
+
+
+def _protection_checks(cfg: KitConfig) -> list[Issue]:
+    """Configurations under which a protection layer would not be effective are refused, not deployed."""
+    out: list[Issue] = []
+    prot = cfg.protection
+    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas) if r.deploy_role_arn}
+    if prot.organization and prot.organization.deploy_role_arn:
+        deploy_roles.add(prot.organization.deploy_role_arn)
+    for k, arn in enumerate(prot.break_glass_principals):
+        where = f"protection.break_glass_principals[{k}]"
+        if arn == cfg.replication_role_arn:
+            out.append(Issue(where, "the replication role cannot be a break-glass principal"))
+        elif any(r.bucket == cfg.recovery.replica for r in cfg.replicas) and arn == cfg.recovery_role_arn:
+            out.append(
+                Issue(where, "the recovery role cannot be a break-glass principal (it must never write replicas)")
+            )
+        elif arn in deploy_roles:
+            out.append(
+                Issue(
+                    where,
+                    "a deploy role cannot be a break-glass principal: every `cdktf deploy` could then delete replicas; "
+                    "break-glass must be a separate, rarely used identity",
+                )
+            )
+    replica_accounts = {r.account_id for r in cfg.replicas}
+    carried = {
+        f"arn:{r.partition}:iam::{r.account_id}:role/{n}" for r in cfg.replicas for n in prot.guardrail_attach_roles
+    }
+    for k, name in enumerate(prot.guardrail_attach_roles):
+        arns = {a for a in carried if a.rsplit("/", 1)[1] == name}
+        if arns & set(prot.break_glass_principals) or any(
+            p.split(":")[4] in replica_accounts and p.rsplit("/", 1)[1] == name for p in prot.break_glass_principals
+        ):
+            out.append(
+                Issue(
+                    f"protection.guardrail_attach_roles[{k}]",
+                    f"{name!r} is a break-glass role: the guardrail exempts nobody but deploy roles, so it would lock "
+                    "break-glass out",
+                )
+            )
+        if cfg.replication_role_arn in arns:
+            out.append(
+                Issue(f"protection.guardrail_attach_roles[{k}]", "the replication role must not carry the guardrail")
+            )
+    org = prot.organization
+    if org is None:
+        out.append(
+            Issue(
+                "protection.organization",
+                "required: the SCP is the layer that no role in a replica or source account can remove (it keeps the "
+                "deploy role from detaching its guardrail and stops anyone from taking over the replication, deploy "
+                "or break-glass roles); without it a deploy role could strip every other layer",
+            )
+        )
+        return out
+    for t in org.ou_accounts:
+        if t not in org.targets:
+            out.append(Issue(f"protection.organization.ou_accounts.{t}", f"{t!r} is not one of the SCP targets"))
+    covered = org.covered_accounts
+    sites = [("source.account_id", cfg.source.account_id, "source")]
+    sites += [(f"replicas[{i}].account_id", r.account_id, f"replica {r.bucket}") for i, r in enumerate(cfg.replicas)]
+    reported: set[str] = set()
+    for where, acct, what in sites:
+        if acct == org.management_account_id:
+            out.append(
+                Issue(
+                    where,
+                    f"the {what} is in the organization's management account {acct}, where SCPs do not apply; "
+                    "put it in a member account",
+                )
+            )
+        elif acct not in covered and acct not in reported:
+            reported.add(acct)
+            out.append(
+                Issue(
+                    "protection.organization.targets",
+                    f"account {acct} ({what}) is not covered by the SCP: add it to targets, or list it under "
+                    "protection.organization.ou_accounts for the root or OU target it sits in",
+                )
+            )
+    out += assurance_checks(cfg)
+    return out
+
+
+def assurance_checks(cfg: KitConfig) -> list[Issue]:
+    """Cross-field rules of `[assurance]` (topology/assurance.py), run by `parse_config` after the model validates."""
+    out: list[Issue] = []
+    a = cfg.assurance
+    replicated = {f"{ns}.{t}" for ns, t in cfg.replicated_tables()}
+    for k, name in enumerate(a.rehearsal.tables):
+        if name not in replicated:
+            out.append(
+                Issue(
+                    f"assurance.rehearsal.tables[{k}]",
+                    f"{name!r} is not a replicated table (replicated: {sorted(replicated)})",
+                )
+            )
+    if a.rehearsal.namespace == cfg.recovery.namespace:
+        out.append(
+            Issue(
+                "assurance.rehearsal.namespace",
+                "must differ from recovery.namespace: the rehearsal drops every table it creates there",
+            )
+        )
+    rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
+        out.append(
+            Issue(
+                "assurance.rehearsal.offset_hours",
+                f"{a.rehearsal.offset_hours} h reaches back as far as the recovery replica's retention "
+                f"({rep.snapshot_retention.max_snapshot_age_hours} h): the rehearsal would fail once snapshots expire",
+            )
+        )
+    return out
+
+
+def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Sequence[Replica]) -> Replica | None:
+    """The replica recovery and its rehearsal read in the failover topology: a replica OF THE NEW SOURCE.
+
+    The recovery stack never moves (its bucket, role, EMR application and scripts bucket stay in the account and
+    Region of `recovery.replica`, at the same Terraform addresses), but what it reads follows the promoted source:
+
+    - `recovery.replica` is a destination of the promoted bucket (`failover.replicate_to`): it stays;
+    - otherwise (it is the promoted bucket, now the writable source, or a retained replica the failed source no longer
+      feeds): the first destination, in `replicate_to` order, in the recovery account and Region, else the first in
+      the recovery account (another Region: the rehearsal reads across Regions, `--replica-region`);
+    - none in the recovery account: None (a replica of another account would need a grant to the recovery role in
+      its resource and key policies, which a protected replica gives nobody): `failover_checks` refuses it.
+    """
+    if any(d.bucket == cfg.recovery.replica for d in destinations):
+        return next(d for d in destinations if d.bucket == cfg.recovery.replica)
+    site = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if site is None:
+        return None
+    same_account = [d for d in destinations if d.account_id == site.account_id]
+    same_region = [d for d in same_account if d.region == site.region]
+    found = same_region or same_account
+    return found[0] if found else None
+
+
+def failover_checks(cfg: KitConfig) -> list[Issue]:
+    """Cross-field rules of the section (run by `topology.loader.parse_config` after the model validates)."""
+
+    fo = cfg.failover
+    if fo is None:
+        return []
+    out: list[Issue] = []
+    replicas = {r.bucket: r for r in cfg.replicas}
+    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas, *fo.new_buckets) if r.deploy_role_arn}
+    for k, arn in enumerate(fo.writer_roles):
+        where = f"failover.writer_roles[{k}]"
+        if arn in cfg.protection.break_glass_principals:
+            out.append(Issue(where, "a break-glass principal is exempt already; writers are ordinary workload roles"))
+        elif arn == cfg.replication_role_arn:
+            out.append(Issue(where, "the replication role must never write a table (it is the service's path)"))
+        elif cfg.recovery.replica in replicas and arn == cfg.recovery_role_arn:
+            out.append(Issue(where, "the recovery role never writes a replica, promoted or not"))
+        elif arn in deploy_roles:
+            out.append(Issue(where, "a deploy role must not be a data writer (keep deployment and data apart)"))
+        elif arn.split(":")[4] not in {r.account_id for r in cfg.replicas}:
+            out.append(
+                Issue(where, "not in the account of any replica: a writer writes a promoted bucket of its own account")
+            )
+    for a, n in Counter(fo.writer_roles).items():
+        if n > 1:
+            out.append(Issue("failover.writer_roles", f"{a!r} is listed twice"))
+
+    if fo.promoted_bucket is None:
+        for fld in ("replicate_to", "new_buckets"):
+            if getattr(fo, fld):
+                out.append(Issue(f"failover.{fld}", "only valid with failover.promoted_bucket (set once promoted)"))
+        return out
+
+    promoted = replicas.get(fo.promoted_bucket)
+    if promoted is None:
+        out.append(
+            Issue(
+                "failover.promoted_bucket",
+                f"{fo.promoted_bucket!r} is not the bucket of any entry in replicas (only a replica is promoted)",
+            )
+        )
+        return out
+    if not any(a.split(":")[4] == promoted.account_id for a in fo.writer_roles):
+        out.append(
+            Issue(
+                "failover.writer_roles",
+                f"no writer role in the promoted bucket's account {promoted.account_id}: nobody but break-glass "
+                "could write the promoted tables",
+            )
+        )
+    if not 1 <= len(fo.replicate_to) <= MAX_FAILOVER_DESTINATIONS:
+        out.append(
+            Issue(
+                "failover.replicate_to",
+                f"needs 1 to {MAX_FAILOVER_DESTINATIONS} destination buckets (S3 Tables replicates to 1 to "
+                f"{MAX_FAILOVER_DESTINATIONS}), got {len(fo.replicate_to)}: an unreplicated primary has no copy",
+            )
+        )
+    kept = {r.bucket for r in cfg.replicas if r.bucket != promoted.bucket} | set(fo.replicate_to)
+    if len(kept) > MAX_FAILOVER_DESTINATIONS:
+        out.append(
+            Issue(
+                "failover.replicate_to",
+                f"{len(kept)} protected buckets besides the promoted one (the remaining replicas and the new "
+                f"buckets): at most {MAX_FAILOVER_DESTINATIONS}, so that the SCP stays within 5,120 characters; "
+                "replicate to the remaining replicas rather than to new buckets",
+            )
+        )
+    for name, n in Counter(fo.replicate_to).items():
+        if n > 1:
+            out.append(Issue("failover.replicate_to", f"{name!r} is listed twice"))
+    new_names = [b.bucket for b in fo.new_buckets]
+    taken = {cfg.source.bucket, cfg.recovery.bucket, *replicas}
+    for i, nb in enumerate(fo.new_buckets):
+        where = f"failover.new_buckets[{i}]"
+        if nb.bucket in taken:
+            out.append(Issue(f"{where}.bucket", f"{nb.bucket!r} is already a bucket of the configuration"))
+        if new_names.count(nb.bucket) > 1 and new_names.index(nb.bucket) != i:
+            out.append(Issue(f"{where}.bucket", f"duplicate new bucket {nb.bucket!r}"))
+        if nb.bucket not in fo.replicate_to:
+            out.append(Issue(f"{where}.bucket", "a new bucket must be listed in failover.replicate_to"))
+        if nb.encryption.type == "kms" and not nb.encryption.kms_key:
+            out.append(
+                Issue(
+                    f"{where}.encryption.kms_key",
+                    'KMS encryption needs a key: set kms_key = "create" or the ARN of an existing key',
+                )
+            )
+        key = nb.encryption.kms_key
+        if key and key.startswith("arn:") and key.split(":")[3] != nb.region:
+            out.append(
+                Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({nb.region})")
+            )
+        if nb.deploy_role_arn and nb.deploy_role_arn.split(":")[4] != nb.account_id:
+            out.append(Issue(f"{where}.account_id", "deploy_role_arn must be a role of the bucket's own account"))
+    by_name = {**replicas, **{b.bucket: b for b in fo.new_buckets}}
+    for k, name in enumerate(fo.replicate_to):
+        where = f"failover.replicate_to[{k}]"
+        if name == promoted.bucket:
+            out.append(Issue(where, "the promoted bucket is the new source; it cannot replicate to itself"))
+            continue
+        dest = by_name.get(name)
+        if dest is None:
+            out.append(Issue(where, f"{name!r} is neither a bucket of replicas nor of failover.new_buckets"))
+            continue
+        if dest.account_id == promoted.account_id and dest.region == promoted.region:
+            out.append(
+                Issue(
+                    where,
+                    "a destination in the promoted bucket's own account and Region protects nothing against a "
+                    "Regional outage or account compromise; use another Region or account",
+                )
+            )
+        if dest.region == cfg.source.region and dest.account_id == cfg.source.account_id:
+            out.append(Issue(where, "a destination in the failed source's account and Region: use another Region"))
+        ret = promoted.snapshot_retention
+        if dest.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
+            out.append(
+                Issue(
+                    where,
+                    f"{name}'s retention ({dest.snapshot_retention.max_snapshot_age_hours} h) is shorter than the "
+                    f"promoted bucket's ({ret.max_snapshot_age_hours} h); replicas keep snapshots at least as long "
+                    "as their source",
+                )
+            )
+        if dest.snapshot_retention.min_snapshots_to_keep < ret.min_snapshots_to_keep:
+            out.append(
+                Issue(where, f"{name} keeps fewer snapshots than the promoted bucket; replicas keep at least as many")
+            )
+    # Recovery and its rehearsal follow the new source (failover_recovery_replica); the recovery stack stays put.
+    dests = [by_name[n] for n in fo.replicate_to if n in by_name and n != promoted.bucket]
+    rec_site = replicas.get(cfg.recovery.replica)
+    if dests and rec_site is not None:
+        reads = failover_recovery_replica(cfg, promoted.bucket, dests)
+        if reads is None:
+            was = (
+                "is the promoted bucket (now the writable source)"
+                if rec_site.bucket == promoted.bucket
+                else "is no longer replicated to (a replica of the failed source only)"
+            )
+            out.append(
+                Issue(
+                    "failover.replicate_to",
+                    f"recovery.replica {rec_site.bucket!r} {was}: recovery and its rehearsal must read a replica of "
+                    f"the new source, a bucket of failover.replicate_to in the recovery account {rec_site.account_id} "
+                    f"(preferably in {rec_site.region}); none is (the recovery stack keeps its account and Region, "
+                    "and a protected replica of another account grants the recovery role nothing)",
+                )
+            )
+        elif cfg.assurance.rehearsal.enabled and (
+            cfg.assurance.rehearsal.offset_hours >= reads.snapshot_retention.max_snapshot_age_hours
+        ):
+            out.append(
+                Issue(
+                    "assurance.rehearsal.offset_hours",
+                    f"{cfg.assurance.rehearsal.offset_hours} h reaches back as far as the retention of {reads.bucket} "
+                    f"({reads.snapshot_retention.max_snapshot_age_hours} h), the replica the rehearsal reads after "
+                    "the failover",
+                )
+            )
+    # Accounts: the SCP must reach every new bucket's account; never the management account.
+    org = cfg.protection.organization
+    if org is not None:
+        for i, nb in enumerate(fo.new_buckets):
+            where = f"failover.new_buckets[{i}].account_id"
+            if nb.account_id == org.management_account_id:
+                out.append(Issue(where, "the organization's management account, where SCPs do not apply"))
+            elif nb.account_id not in org.covered_accounts:
+                out.append(
+                    Issue(
+                        "protection.organization.targets",
+                        f"account {nb.account_id} (failover bucket {nb.bucket}) is not covered by the SCP: add it to "
+                        "targets, or list it under protection.organization.ou_accounts",
+                    )
+                )
+    sites = [(r.account_id, r.region) for r in (cfg.source, *cfg.replicas, *fo.new_buckets)]
+    if cfg.recovery.replica in replicas:
+        sites.append((cfg.recovery_replica.account_id, cfg.recovery_replica.region))
+    out += _bucket_quota_issues("failover.new_buckets", sites)
+    return out
+
+
+def _bucket_quota_issues(where: str, sites: list[tuple[str, str]]) -> list[Issue]:
+    """One issue per (account, Region) holding more table buckets than the quota allows."""
+    return [
+        Issue(where, f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}")
+        for (acct, region), n in Counter(sites).items()
+        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+    ]

@@ -1,0 +1,149 @@
+"""The rules of AWS and of Iceberg that the configuration is checked against: quotas, name and ARN shapes, column
+types and partition transforms (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas).
+Pure functions and constants, used by the model's field validators (`topology.model`) and the cross-field checks
+(`topology.checks`).
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_DESTINATIONS = 5
+MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION = 10
+MAX_TABLES_PER_BUCKET = 10_000
+MAX_FAILOVER_DESTINATIONS = 5  # = MAX_DESTINATIONS (one replication rule, 1 to 5 destinations)
+
+KNOWN_REGIONS = frozenset(
+    {
+        "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+        "af-south-1",
+        "ap-east-1", "ap-east-2", "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2",
+        "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-7",
+        "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+        "ca-central-1", "ca-west-1",
+        "eu-central-1", "eu-central-2", "eu-west-1", "eu-west-2", "eu-west-3",
+        "eu-south-1", "eu-south-2", "eu-north-1",
+        "il-central-1", "me-south-1", "me-central-1", "mx-central-1", "sa-east-1",
+        "us-gov-east-1", "us-gov-west-1", "cn-north-1", "cn-northwest-1",
+    }
+)  # fmt: skip
+
+BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-", "aws")
+BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
+BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
+ACCOUNT_RE = re.compile(r"^\d{12}$")
+KIT_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+IAM_PRINCIPAL_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):(role|user)/[\w+=,.@/-]{1,512}$")
+ROLE_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):role/[\w+=,.@/-]{1,512}$")
+KMS_KEY_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/[0-9a-f-]{36}$")
+ORG_TARGET_RE = re.compile(r"^(r-[0-9a-z]{4,32}|ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}|\d{12})$")
+EMR_RELEASE_RE = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
+# Tag rules of S3 Tables (CloudFormation AWS::S3Tables::TableBucket Tag) that hold for every AWS service's tags too.
+TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
+TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
+KIT_TAG_KEYS = ("kit", "managed-by")
+# `[tags] on_replicated_source_tables = true`: the opt-in that puts the tags on replicated source tables too (a
+# boolean, not a tag). Off by default: replication does not support "tables with tags"
+# (docs/provisioning.md#tags-and-replicated-tables).
+SOURCE_TABLE_TAGS_KEY = "on_replicated_source_tables"
+MAX_TAGS = 50
+
+UPPERCASE_REASON = (
+    "must be lower case: AWS analytics services (Glue Data Catalog, Lake Formation, Athena) reach S3 Tables "
+    "through the Glue federation, which lower-cases names, so an upper-case name cannot be resolved there"
+)
+
+PRIMITIVE_TYPES = frozenset(
+    {"boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "string",
+     "uuid", "binary"}
+)  # fmt: skip
+DECIMAL_RE = re.compile(r"^decimal\((\d{1,2}),\s*(\d{1,2})\)$")
+FIXED_RE = re.compile(r"^fixed\[(\d+)\]$")
+PARTITION_RE = re.compile(
+    r"^(?:(?P<fn>identity|years?|months?|days?|hours?|bucket|truncate|void)\((?:(?P<arg>\d+),\s*)?(?P<col>[a-z0-9_]+)\)"
+    r"|(?P<bare>[a-z0-9_]+))$"
+)
+TRANSFORM_CANON = {
+    "identity": "identity", "year": "year", "years": "year", "month": "month", "months": "month",
+    "day": "day", "days": "day", "hour": "hour", "hours": "hour", "bucket": "bucket",
+    "truncate": "truncate", "void": "void",
+}  # fmt: skip
+TEMPORAL_TRANSFORM_TYPES = {
+    "year": {"date", "timestamp", "timestamptz"},
+    "month": {"date", "timestamp", "timestamptz"},
+    "day": {"date", "timestamp", "timestamptz"},
+    "hour": {"timestamp", "timestamptz"},
+}
+
+
+def partition_of_arn(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
+
+
+def check_bucket_name(name: str) -> str:
+    if name != name.lower():
+        raise ValueError(f"table bucket name {name!r} {UPPERCASE_REASON}")
+    if not 3 <= len(name) <= 63:
+        raise ValueError(f"table bucket name {name!r} must be 3-63 characters long (it has {len(name)})")
+    if not BUCKET_RE.match(name):
+        raise ValueError(
+            f"table bucket name {name!r} may contain only lowercase letters, digits and hyphens, and must start "
+            "and end with a letter or digit (no '_' or '.')"
+        )
+    for prefix in BUCKET_FORBIDDEN_PREFIXES:
+        if name.startswith(prefix):
+            raise ValueError(f"table bucket name {name!r} must not start with the reserved prefix {prefix!r}")
+    for suffix in BUCKET_FORBIDDEN_SUFFIXES:
+        if name.endswith(suffix):
+            raise ValueError(f"table bucket name {name!r} must not end with the reserved suffix {suffix!r}")
+    return name
+
+
+def check_iceberg_name(name: str, what: str) -> str:
+    if name != name.lower():
+        raise ValueError(f"{what} name {name!r} {UPPERCASE_REASON}")
+    if not 1 <= len(name) <= 255:
+        raise ValueError(f"{what} name {name!r} must be 1-255 characters long")
+    if not ICEBERG_NAME_RE.match(name):
+        raise ValueError(
+            f"{what} name {name!r} may contain only lowercase letters, digits and underscores and must start "
+            "with a letter or digit"
+        )
+    if what == "namespace" and name.startswith("aws"):
+        raise ValueError(f"namespace name {name!r} must not start with 'aws' (reserved)")
+    return name
+
+
+def check_account(value: str) -> str:
+    if not isinstance(value, str) or not ACCOUNT_RE.match(value):
+        raise ValueError(
+            f"account id {value!r} must be a string of exactly 12 digits (quote it in TOML so leading zeros survive)"
+        )
+    return value
+
+
+def check_region(value: str) -> str:
+    if value not in KNOWN_REGIONS:
+        raise ValueError(f"unknown AWS Region {value!r}; expected one of the Region names such as 'us-east-1'")
+    return value
+
+
+def check_column_type(value: str) -> str:
+    if value in PRIMITIVE_TYPES:
+        return value
+    m = DECIMAL_RE.match(value)
+    if m:
+        precision, scale = int(m.group(1)), int(m.group(2))
+        if not 1 <= precision <= 38 or scale > precision:
+            raise ValueError(f"decimal type {value!r} needs 1 <= precision <= 38 and scale <= precision")
+        return f"decimal({precision},{scale})"
+    if FIXED_RE.match(value):
+        return value
+    raise ValueError(
+        f"unknown Iceberg type {value!r}; expected one of {sorted(PRIMITIVE_TYPES)}, 'decimal(P,S)' or 'fixed[L]'"
+    )

@@ -47,13 +47,22 @@ def retry_config(max_attempts: int = MAX_ATTEMPTS, *, data_plane: bool = False, 
     return Config(retries={"mode": "standard", "total_max_attempts": max_attempts}, **config)
 
 
+def boto3_session(**kwargs: Any) -> Any:
+    """A `boto3.session.Session(**kwargs)` of the stock SDK whose clients parse timestamps with
+    `jobs.aws_timestamps` (every session the kit builds for AWS calls comes from here)."""
+    import boto3
+    import botocore.session
+
+    from jobs import aws_timestamps
+
+    session = aws_timestamps.install(botocore.session.get_session())
+    return boto3.session.Session(botocore_session=session, **kwargs)
+
+
 def client(
     service: str, region: str | None, endpoint_url: str | None = None, *, data_plane: bool = False, **config: Any
 ) -> Any:
-    """A boto3 client with the kit's retry policy and the kit's botocore model overlay (`jobs.aws_overlay`: operations
-    AWS documents that the pinned botocore lacks), default credentials chain."""
-    from jobs.aws_overlay import boto3_session
-
+    """A boto3 client with the kit's retry policy, default credentials chain."""
     conf = retry_config(data_plane=data_plane, **config)
     return boto3_session(region_name=region).client(service, endpoint_url=endpoint_url, config=conf)
 

@@ -117,7 +117,7 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 def jobs_zip() -> bytes:
     """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
-    jobs import) + the botocore model overlay's files, importable from --py-files."""
+    jobs import), importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
@@ -125,8 +125,6 @@ def jobs_zip() -> bytes:
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
             z.write(p, str(rel))
-        for p in sorted((REPO / "jobs" / "aws_overlay").rglob("*.json")):
-            z.write(p, str(p.relative_to(REPO)))
     return buf.getvalue()
 
 

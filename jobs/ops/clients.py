@@ -1,7 +1,7 @@
 """boto3 clients for the ops jobs.
 
-Every session is a boto3 session with the kit's botocore model overlay (`jobs.aws_overlay`: operations AWS
-documents that the pinned botocore lacks, e.g. ``disassociate_table_replication``). With an endpoint
+Every session is a stock boto3 session (`jobs.aws_retry.boto3_session`; botocore >= 1.44.7 knows every S3 Tables
+operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
 (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
 service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
 request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
@@ -26,8 +26,7 @@ from urllib.parse import urlparse
 
 from botocore.config import Config
 
-from jobs import aws_overlay
-from jobs.aws_retry import MAX_ATTEMPTS, retry_config
+from jobs.aws_retry import MAX_ATTEMPTS, boto3_session, retry_config
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 SESSION_NAME = "s3tables-replica-kit-ops"
@@ -114,7 +113,7 @@ class Clients:
             )
         elif self.endpoint_url:
             kwargs.update(LOCAL_CREDENTIALS)
-        return aws_overlay.boto3_session(**kwargs)
+        return boto3_session(**kwargs)
 
     def _endpoint_for(self, service: str) -> str | None:
         if not self.endpoint_url:

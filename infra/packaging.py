@@ -4,9 +4,9 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 `monitor_zip()` returns the bytes of a deterministic zip (sorted entries, fixed timestamps and permissions), so the
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
-    jobs/__init__.py, jobs/ops/{__init__,clients,common,status,monitor}.py   the status logic and the handler
+    jobs/__init__.py, jobs/ops/{__init__,cli,status,monitor}.py              the status logic and the handler
+    jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
-    jobs/aws_retry.py                                                         the kit's sessions and retry policy
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
@@ -41,11 +41,14 @@ LAMBDA_TASK_ROOT = "/var/task"
 MODULES = (
     "jobs/__init__.py",
     "jobs/ops/__init__.py",
-    "jobs/ops/clients.py",
-    "jobs/ops/common.py",
+    "jobs/ops/cli.py",
     "jobs/ops/status.py",
     MONITOR_MODULE,
-    "jobs/aws_retry.py",
+    "jobs/kernel/__init__.py",
+    "jobs/kernel/sdk.py",
+    "jobs/kernel/clients.py",
+    "jobs/kernel/concurrency.py",
+    "jobs/kernel/tables.py",
     "jobs/aws_timestamps.py",
     "topology/__init__.py",
     "topology/contract.py",

@@ -177,11 +177,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from jobs import aws_retry
+    from jobs.kernel import sdk
 
     region = outputs.recovery.region
-    upload(aws_retry.client("s3", region), outputs, jars)
-    emr = aws_retry.client("emr-serverless", region)
+    upload(sdk.client("s3", region), outputs, jars)
+    emr = sdk.client("emr-serverless", region)
     job_run_id = emr.start_job_run(**request)["jobRunId"]
     print(f"started job run {job_run_id} on application {outputs.recovery.emr_application_id}")
     if ns.no_wait:

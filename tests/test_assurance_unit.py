@@ -122,7 +122,7 @@ def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
         "import botocore.session as s; "
         "model = s.get_session().get_service_model('s3tables'); "
         "assert 'GetTableReplicationStatus' in model.operation_names; "
-        "from jobs.ops.clients import Clients; "
+        "from jobs.kernel.clients import Clients; "
         "c = Clients().s3tables('us-east-1'); "
         "assert 'DisassociateTableReplication' in c.meta.service_model.operation_names; "
         # every kit module comes from the package (the venv's editable install must not fill a gap)

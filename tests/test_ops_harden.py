@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from jobs.ops import harden as hd
-from jobs.ops.common import canonical_policy
+from jobs.ops.cli import canonical_policy
 from policies.documents import replica_table_policy_for
 from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy
 

@@ -193,7 +193,7 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
 
     _step(3, "the source Region is lost")
     for op in ("ListTables", "GetTable", "GetTableMetadataLocation", "GetTableReplicationStatus"):
-        emu.control(
+        emu.control.call(
             "faults",
             {
                 "faults": [

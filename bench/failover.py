@@ -33,7 +33,7 @@ def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
     """(emulator, clients, cfg, outputs, break-glass clients) for the seed topology in a fresh emulator."""
     from emulator.process import Emulator
     from jobs.failover.drill import EMULATOR_ENV, SEED, deploy
-    from jobs.ops.clients import Clients
+    from jobs.kernel.clients import Clients
     from topology.config import load_config
     from topology.outputs import load_outputs
 

@@ -164,7 +164,7 @@ def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
     bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
-    from jobs.ops.clients import Clients
+    from jobs.kernel.clients import Clients
     from jobs.ops.harden import harden
     from policies import documents  # type: ignore[import-not-found,unused-ignore]
     from topology.config import parse_config
@@ -242,8 +242,8 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
     """Run one tool as its CLI would, return a summary (runs in the child process)."""
     from datetime import timedelta
 
+    from jobs.kernel.clients import Clients
     from jobs.ops import audit, harden, monitor, status
-    from jobs.ops.clients import Clients
     from topology.config import parse_config
     from topology.outputs import parse_outputs
 
@@ -263,7 +263,7 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
             concurrency=concurrency,
             show_progress=False,
             windows=promised,
-            processes=None,  # as the CLI: worker processes by the table count (`common.processes_for`)
+            processes=None,  # as the CLI: worker processes by the table count (`jobs.kernel.concurrency.processes_for`)
         )
         out = {
             "tables": rep.tables,

@@ -53,7 +53,7 @@ def measure_plan(
     s3_latency_s: float = 0.02,
 ) -> dict[str, Any]:
     from emulator.process import Emulator
-    from jobs import aws_retry
+    from jobs.kernel import sdk
     from jobs.recover.catalogs import CatalogSpec
     from jobs.recover.job import RecoveryRequest, build_plan, plan_one
     from jobs.recover.lakeplan import build_plan_at_scale
@@ -67,7 +67,7 @@ def measure_plan(
     url = emu.url
     try:
         ctl = emu.control
-        st = aws_retry.client("s3tables", region, url)
+        st = sdk.client("s3tables", region, url)
         per_ns = tables // namespaces
         layout = {f"ns{j:03d}": [f"t{i:04d}" for i in range(per_ns)] for j in range(namespaces)}
         t0 = time.monotonic()

@@ -13,10 +13,9 @@ docs/aws-facts.md#iam-for-s3-tables, docs/aws-facts.md#names-and-quotas):
   `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate`;
 * unset maintenance reads back AWS's defaults; unset bucket encryption reads back SSE-S3 (AES256);
 * replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication`
-  (docs/aws-facts.md#disassociating-a-replica, an operation botocore 1.44.5 lacks: routed through the kit's model
-  overlay `jobs.aws_overlay`) turns one into a standalone writable table for good: `GetTable`/`ListTables` stop
-  reporting it as managed, the replication simulation stops updating it and reports the destination FAILED the next time
-  it runs;
+  (docs/aws-facts.md#disassociating-a-replica, botocore >= 1.44.7) turns one into a standalone writable table for
+  good: `GetTable`/`ListTables` stop reporting it as managed, the replication simulation stops updating it and
+  reports the destination FAILED the next time it runs;
 * errors are rest-json errors: HTTP status + `x-amzn-ErrorType` + `{"__type", "message"}`.
 
 Where the exact AWS wording of an error message is not documented the message is ours and says so in a
@@ -38,8 +37,6 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import botocore.session
-
-from jobs.aws_overlay import install as install_overlay
 
 # ----------------------------------------------------------------------------------------------------
 # Errors
@@ -175,6 +172,9 @@ def patch_moto() -> None:
             kwargs["application_type"] = kwargs["application_type"].upper()
         application = create_application(self, *args, **kwargs)
         application.state = "CREATED"
+        # AWS reports the architecture (default X86_64; the provider reads it back); moto keeps none. The kit never
+        # sets it, so the emulator reports AWS's default (an explicit ARM64 is not kept).
+        application.architecture = "X86_64"
         return application
 
     emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
@@ -369,8 +369,7 @@ class Route:
 
 
 def _routes() -> list[Route]:
-    # The kit's overlay adds the operations the pinned botocore lacks (DisassociateTableReplication).
-    model = install_overlay(botocore.session.get_session()).get_service_model("s3tables")
+    model = botocore.session.get_session().get_service_model("s3tables")
     routes = []
     for op in model.operation_names:
         http = model.operation_model(op).http

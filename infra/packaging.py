@@ -4,17 +4,17 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 `monitor_zip()` returns the bytes of a deterministic zip (sorted entries, fixed timestamps and permissions), so the
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
-    jobs/__init__.py, jobs/ops/{__init__,clients,common,status,monitor}.py   the status logic and the handler
+    jobs/__init__.py, jobs/ops/{__init__,cli,status,monitor}.py              the status logic and the handler
+    jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
-    jobs/aws_overlay/__init__.py, jobs/aws_overlay/models/**/*.json           the kit's botocore model overlay
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
 (boto3 >= 1.42.1, docs/aws-facts.md#replication). botocore reads extra service models from the directories named by the
 `AWS_DATA_PATH` environment variable before its own, so the function sets `AWS_DATA_PATH=/var/task/botocore_data`
-and gets the model of the kit's pinned botocore without shipping the whole SDK; the kit's clients add the overlay
-(`jobs/aws_overlay`, operations newer than the pinned botocore) on top, as everywhere else.
+and gets the model of the kit's pinned botocore (>= 1.44.7: every S3 Tables operation the kit calls) without
+shipping the whole SDK.
 
 The recovery rehearsal runs `jobs/<REHEARSAL_ENTRY>` with the jobs zip and the pinned jars that `make rehearse-upload`
 puts under the scripts bucket; `start_job_run_input` is the request its schedule sends. This module imports no CDKTF
@@ -41,24 +41,24 @@ LAMBDA_TASK_ROOT = "/var/task"
 MODULES = (
     "jobs/__init__.py",
     "jobs/ops/__init__.py",
-    "jobs/ops/clients.py",
-    "jobs/ops/common.py",
+    "jobs/ops/cli.py",
     "jobs/ops/status.py",
     MONITOR_MODULE,
-    "jobs/aws_overlay/__init__.py",
+    "jobs/kernel/__init__.py",
+    "jobs/kernel/sdk.py",
+    "jobs/kernel/clients.py",
+    "jobs/kernel/concurrency.py",
+    "jobs/kernel/tables.py",
     "jobs/aws_timestamps.py",
     "topology/__init__.py",
     "topology/contract.py",
 )
-OVERLAY_MODELS = "jobs/aws_overlay/models"
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _entries() -> list[tuple[str, bytes]]:
     out = [(rel, (REPO / rel).read_bytes()) for rel in MODULES]
-    for f in sorted((REPO / OVERLAY_MODELS).rglob("*.json")):
-        out.append((f.relative_to(REPO).as_posix(), f.read_bytes()))
     data = Path(botocore.__file__).resolve().parent / "data"
     for service in BUNDLED_MODELS:
         for f in sorted((data / service).rglob("*")):

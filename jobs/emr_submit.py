@@ -117,7 +117,7 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 def jobs_zip() -> bytes:
     """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
-    jobs import) + the botocore model overlay's files, importable from --py-files."""
+    jobs import), importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
@@ -125,8 +125,6 @@ def jobs_zip() -> bytes:
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
             z.write(p, str(rel))
-        for p in sorted((REPO / "jobs" / "aws_overlay").rglob("*.json")):
-            z.write(p, str(p.relative_to(REPO)))
     return buf.getvalue()
 
 
@@ -179,11 +177,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from jobs import aws_retry
+    from jobs.kernel import sdk
 
     region = outputs.recovery.region
-    upload(aws_retry.client("s3", region), outputs, jars)
-    emr = aws_retry.client("emr-serverless", region)
+    upload(sdk.client("s3", region), outputs, jars)
+    emr = sdk.client("emr-serverless", region)
     job_run_id = emr.start_job_run(**request)["jobRunId"]
     print(f"started job run {job_run_id} on application {outputs.recovery.emr_application_id}")
     if ns.no_wait:

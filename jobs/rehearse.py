@@ -214,12 +214,6 @@ def publish(cloudwatch: Any, data: list[dict[str, Any]], namespace: str = METRIC
     cloudwatch.put_metric_data(Namespace=namespace, MetricData=data)
 
 
-def _split_s3(uri: str) -> tuple[str, str]:
-    rest = uri.removeprefix("s3://")
-    bucket, _, key = rest.partition("/")
-    return bucket, key
-
-
 # ----------------------------------------------------------------------------------------------------
 # CLI
 # ----------------------------------------------------------------------------------------------------
@@ -299,7 +293,9 @@ def _rehearse_and_report(
     write_report(res, report_dir)
     data = metric_data(ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started)
     if ns.report_uri:
-        bucket, prefix = _split_s3(ns.report_uri)
+        from jobs.kernel.sdk import split_s3_uri
+
+        bucket, prefix = split_s3_uri(ns.report_uri)
         s3 = _client(ns, "s3", ns.target_region or ns.replica_region)
         upload_reports(s3, report_dir, bucket, f"{prefix}/{report_dir.name}")
     if ns.metrics_region:
@@ -327,9 +323,9 @@ def upload_artifacts(outputs_path: str) -> int:
             file=sys.stderr,
         )
         return 2
-    from jobs import aws_retry
+    from jobs.kernel import sdk
 
-    s3 = aws_retry.client("s3", outputs.recovery.region)
+    s3 = sdk.client("s3", outputs.recovery.region)
     upload(s3, outputs, jars)
     bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, ENTRY))
     s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
@@ -341,7 +337,7 @@ def _client(ns: argparse.Namespace, service: str, region: str) -> Any:
     """A plain boto3 client (the job's zip on EMR carries no jobs/ops) with the kit's retry policy."""
     import boto3
 
-    from jobs.aws_retry import retry_config
+    from jobs.kernel.sdk import retry_config
 
     config = retry_config()
     session = boto3.session.Session(region_name=region)

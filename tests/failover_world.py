@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobs.failover.iceberg import S3TablesCommitter, io_props
-from jobs.ops.clients import Clients
+from jobs.kernel.clients import Clients
 from jobs.recover.model import Ident
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, SRC_BUCKET, OpsEnv, World, deploy
 

@@ -25,7 +25,7 @@ import pytest
 
 from emulator.control import Control
 from emulator.process import Emulator, port_free
-from jobs.ops.clients import Clients
+from jobs.kernel.clients import Clients
 from topology.config import KitConfig, parse_config
 from topology.outputs import KitOutputs, parse_outputs
 

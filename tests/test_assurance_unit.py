@@ -101,8 +101,7 @@ def test_package_is_deterministic_and_holds_exactly_the_status_code() -> None:
     assert first == second
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
     code = [n for n in names if not n.startswith(packaging.DATA_DIR + "/")]
-    overlay = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / packaging.OVERLAY_MODELS).rglob("*.json"))
-    assert overlay and code == sorted([*packaging.MODULES, *overlay])
+    assert code == sorted(packaging.MODULES)
     assert any(n.startswith("botocore_data/s3tables/") and "service-2" in n for n in names)
     for info in zipfile.ZipFile(io.BytesIO(first)).infolist():
         assert info.date_time == (1980, 1, 1, 0, 0, 0)
@@ -113,7 +112,8 @@ def test_package_is_deterministic_and_holds_exactly_the_status_code() -> None:
 
 def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
     """Unzipped as Lambda does: the handler imports without pydantic, infra/, policies/ or Spark, botocore
-    finds the bundled S3 Tables model through AWS_DATA_PATH, and the kit's clients get the overlay on top."""
+    finds the bundled S3 Tables model (the pinned botocore's) through AWS_DATA_PATH, whose operations include
+    DisassociateTableReplication."""
     zipfile.ZipFile(io.BytesIO(packaging.monitor_zip())).extractall(tmp_path)
     probe = (
         "import sys, os; sys.path.insert(0, os.getcwd()); import jobs.ops.monitor as m; "
@@ -122,9 +122,13 @@ def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
         "import botocore.session as s; "
         "model = s.get_session().get_service_model('s3tables'); "
         "assert 'GetTableReplicationStatus' in model.operation_names; "
-        "from jobs.ops.clients import Clients; "
+        "from jobs.kernel.clients import Clients; "
         "c = Clients().s3tables('us-east-1'); "
         "assert 'DisassociateTableReplication' in c.meta.service_model.operation_names; "
+        # every kit module comes from the package (the venv's editable install must not fill a gap)
+        "outside = sorted(n for n, x in sys.modules.items() if n.split('.')[0] in ('jobs', 'topology') "
+        "and not (getattr(x, '__file__', None) or os.getcwd()).startswith(os.getcwd())); "
+        "assert not outside, outside; "
         "print(s.get_session().get_component('data_loader').search_paths[0])"
     )
     env = {"AWS_DATA_PATH": str(tmp_path / packaging.DATA_DIR), "PATH": "/usr/bin:/bin"}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jobs import aws_retry
+from jobs.kernel import sdk
 from tests.ops_fixtures import SRC_REGION, OpsEnv
 
 
@@ -41,7 +41,7 @@ def test_pyiceberg_fileio_retries_with_the_kit_strategy(ops_env: OpsEnv) -> None
         _read(loc, props)
     # ...the kit's (10 attempts, the same property pyiceberg documents) reads through the next one.
     ops_env.control.inject_faults("*", 4, "SlowDown", 503, "Please reduce your request rate.", service="s3")
-    assert _read(loc, aws_retry.fileio_properties(props))["format-version"] == 2
+    assert _read(loc, sdk.fileio_properties(props))["format-version"] == 2
     served = sum(f["served"] for f in ops_env.control.stats()["faults"])
     assert served == 3 + 4  # both bursts entirely served: the reads really were throttled
 
@@ -52,7 +52,7 @@ def test_boto3_client_absorbs_a_burst(ops_env: OpsEnv, monkeypatch: pytest.Monke
     loc, _ = _metadata_object(ops_env)
     bucket, key = loc.removeprefix("s3://").split("/", 1)
     ops_env.control.inject_faults("GetObject", 3, "SlowDown", 503, "Please reduce your request rate.", service="s3")
-    s3 = aws_retry.client(
+    s3 = sdk.client(
         "s3",
         SRC_REGION,
         ops_env.endpoint,
@@ -65,18 +65,18 @@ def test_boto3_client_absorbs_a_burst(ops_env: OpsEnv, monkeypatch: pytest.Monke
 
 
 def test_policy_modes_and_construction_sites() -> None:
-    assert aws_retry.retry_config().retries == {"mode": "standard", "total_max_attempts": aws_retry.MAX_ATTEMPTS}
-    assert aws_retry.retry_config(3, data_plane=True).retries == {"mode": "adaptive", "total_max_attempts": 3}
+    assert sdk.retry_config().retries == {"mode": "standard", "total_max_attempts": sdk.MAX_ATTEMPTS}
+    assert sdk.retry_config(3, data_plane=True).retries == {"mode": "adaptive", "total_max_attempts": 3}
     with pytest.raises(ValueError, match="at least 1"):
-        aws_retry.retry_config(0)
-    from jobs.ops.clients import Clients
+        sdk.retry_config(0)
+    from jobs.kernel.clients import Clients
 
     conf = Clients(endpoint_url="http://127.0.0.1:1")._config("s3tables")
-    assert conf.retries == {"mode": "standard", "total_max_attempts": aws_retry.MAX_ATTEMPTS}
+    assert conf.retries == {"mode": "standard", "total_max_attempts": sdk.MAX_ATTEMPTS}
     from jobs.recover.filecopy import StoreConfig, s3_client
 
     client = s3_client(StoreConfig(region="us-east-1", endpoint="http://127.0.0.1:1"))
     assert client.meta.config.retries["mode"] == "adaptive"  # bulk S3 object traffic
-    props = aws_retry.fileio_properties({"s3.region": "x"})
-    assert props["s3.retry-strategy-impl"] == "jobs.aws_retry.KitS3RetryStrategy" and props["s3.region"] == "x"
-    assert type(aws_retry.KitS3RetryStrategy()).__name__ == "AwsStandardS3RetryStrategy"
+    props = sdk.fileio_properties({"s3.region": "x"})
+    assert props["s3.retry-strategy-impl"] == "jobs.kernel.sdk.KitS3RetryStrategy" and props["s3.region"] == "x"
+    assert type(sdk.KitS3RetryStrategy()).__name__ == "AwsStandardS3RetryStrategy"

@@ -9,7 +9,7 @@ import pytest
 from botocore.utils import parse_timestamp as botocore_parse
 
 from jobs import aws_timestamps
-from jobs.aws_overlay import boto3_session
+from jobs.kernel.sdk import boto3_session
 
 SHAPES = [
     "2026-11-24T05:30:00Z",  # JSON protocols (S3 Tables createdAt, modifiedAt, replication timestamps)

@@ -94,6 +94,7 @@ def test_emr_serverless_takes_the_application_type_in_any_case(
     app = emr.get_application(applicationId=app_id)["application"]
     assert app["type"] == "Spark"
     assert app["state"] == "CREATED"  # as on AWS: the provider waits for CREATED
+    assert app["architecture"] == "X86_64"  # AWS's default, read back by the provider
 
 
 def test_lambda_keeps_and_reports_its_logging_config(ops_env: OpsEnv, keys: dict[str, dict[str, str]]) -> None:

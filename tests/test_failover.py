@@ -15,7 +15,7 @@ from pyiceberg.exceptions import ValidationError
 from jobs.failover import aws
 from jobs.failover import model as M
 from jobs.failover.iceberg import partition_counts
-from jobs.ops.clients import Clients
+from jobs.kernel.clients import Clients
 from jobs.recover.model import Ident, Snapshot, TableInfo
 from jobs.recover.planning import Selector
 from tests.failover_world import FailoverWorld, batch, build, lose_source_region

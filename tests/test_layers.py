@@ -162,6 +162,37 @@ def test_no_import_circles() -> None:
     assert import_cycles(discover()) == []
 
 
+# Inside jobs: the shared kernel (issue 25) sits below every job and imports none of them.
+KERNEL = "jobs.kernel"
+KERNEL_MAY_IMPORT = frozenset({"jobs.aws_timestamps"})
+
+
+def kernel_violations(modules: Mapping[str, Module]) -> list[str]:
+    """Imports of `jobs.kernel` modules that reach into jobs above the kernel (ops, failover, recover, ...)."""
+    out = []
+    for e in edges(modules):
+        inside = e.importer == KERNEL or e.importer.startswith(KERNEL + ".")
+        target = e.imported
+        if not inside or not target.startswith("jobs") or target == KERNEL or target.startswith(KERNEL + "."):
+            continue
+        if target not in KERNEL_MAY_IMPORT and target != "jobs":
+            allowed = sorted(KERNEL_MAY_IMPORT)
+            out.append(f"{e.importer}:{e.line} imports {target}: the kernel may import only {allowed}")
+    return sorted(out)
+
+
+def test_the_jobs_kernel_imports_no_job() -> None:
+    modules = discover()
+    assert {"jobs.kernel.sdk", "jobs.kernel.clients", "jobs.kernel.concurrency", "jobs.kernel.tables"} <= set(modules)
+    assert kernel_violations(modules) == []
+    # and the rule bites: a kernel module importing an ops tool is reported
+    mod = modules["jobs.kernel.tables"]
+    bad = dict(modules)
+    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom jobs.ops import status\n")
+    [found] = kernel_violations(bad)
+    assert found.startswith("jobs.kernel.tables:") and "imports jobs.ops.status" in found
+
+
 def test_a_climbing_import_added_to_the_real_tree_fails() -> None:
     """One climbing import put back where the issue found it (the topology reaching into the provisioning layer,
     and a construct importing the job it packages) is reported with module, line and rule."""
@@ -212,7 +243,7 @@ def test_checker_flags_a_climb_in_any_form() -> None:
         "policies.documents:3",
         "topology.config:2",
     ], found
-    assert "infra.app:2 imports bench.run: infra may import only ['policies', 'topology']" in found
+    assert "infra.app:2 imports bench.run: infra may import only ['emulator', 'policies', 'topology']" in found
     assert Edge("jobs.ops", "jobs.common", 1) in edges(tree)  # the relative import resolved
 
 

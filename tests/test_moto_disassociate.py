@@ -1,15 +1,19 @@
 """The emulator's `DisassociateTableReplication` (issue 15; docs/aws-facts.md#disassociating-a-replica), called
-through the kit's own clients (boto3 + the botocore model overlay) over real HTTP."""
+through the kit's own clients (the stock boto3/botocore >= 1.44.7, which ships the operation) over real HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from datetime import timedelta
+from typing import Any
 
+import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
 from emulator.app import DETACHED_FAILURE
+from jobs.kernel.clients import Clients
 from tests.ops_fixtures import OpsEnv, World, deploy
 
 NOW = dt.datetime.now(dt.UTC)
@@ -124,3 +128,36 @@ def test_disassociate_unknown_table_is_not_found(ops_env: OpsEnv) -> None:
     with pytest.raises(ClientError) as exc:
         world.dst().disassociate_table_replication(tableArn=missing)
     assert _code(exc) == "NotFoundException"
+
+
+TABLE_ARN = (
+    "arn:aws:s3tables:us-east-1:123456789012:bucket/demo-dest-tablebucket/table/0d9c1a7e-1111-2222-3333-444455556666"
+)
+
+
+def test_stock_botocore_ships_the_operation() -> None:
+    """The pinned botocore's own model (no overlay, a plain session): the documented binding, table ARN required."""
+    model = botocore.session.get_session().get_service_model("s3tables")
+    op = model.operation_model("DisassociateTableReplication")
+    assert op.http["method"] == "PUT" and op.http["requestUri"].split("?")[0] == "/table-replication/disassociate"
+    assert op.input_shape is not None and op.input_shape.required_members == ["tableArn"]
+    assert op.input_shape.members["tableArn"].serialization == {"location": "querystring", "name": "tableArn"}
+
+
+def test_kit_clients_serialise_the_documented_request(ops_env: OpsEnv) -> None:
+    """Through the ops tools' own client factory against the emulator: PUT /table-replication/disassociate with
+    the table ARN as the `tableArn` query parameter and no body (AWS API reference)."""
+    client = Clients(endpoint_url=ops_env.endpoint).s3tables("us-east-1")
+    sent: list[Any] = []
+    client.meta.events.register(
+        "before-send.s3tables.DisassociateTableReplication", lambda request, **_: sent.append(request)
+    )
+    # no such table in the emulator (NotFoundException): the request itself is what this test is about
+    with contextlib.suppress(client.exceptions.NotFoundException):
+        client.disassociate_table_replication(tableArn=TABLE_ARN)
+    [req] = sent
+    assert req.method == "PUT"
+    path, _, query = req.url.partition("?")
+    assert path == f"{ops_env.endpoint}/table-replication/disassociate"
+    assert query == "tableArn=" + TABLE_ARN.replace(":", "%3A").replace("/", "%2F")
+    assert not req.body

@@ -4,9 +4,11 @@ nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from jobs.ops import harden as hd
-from jobs.ops.common import canonical_policy
+from jobs.ops.cli import canonical_policy
 from policies.documents import replica_table_policy_for
 from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy, put_retention
 
@@ -111,3 +113,43 @@ def test_skips_non_replicas_and_reports_failures(ops_env: OpsEnv) -> None:
     # The retry hardens the remaining policy; then nothing is left to do.
     again = hd.harden(world.clients, world.outputs, show_progress=False)
     assert [r.table for r in again.by("hardened")] == ["analytics.orders"] and again.exit_code == 0
+
+
+def _harden_process(outputs: str, endpoint: str) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "jobs.ops.harden", "--outputs", outputs, "--endpoint-url", endpoint]
+    return subprocess.Popen([*cmd, "--json", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_harden_runs_at_once_converge_to_the_hardened_state(ops_env: OpsEnv, tmp_path) -> None:
+    """Two `harden` processes started together against the same replicas (issue 26): both exit 0, every table is
+    hardened by one of them or found hardened, and the end state is exactly the hardened state: each replica table
+    carries the one wanted policy document (byte for byte what harden writes) and the wanted retention."""
+    tables = tuple(f"t{i:02d}" for i in range(24))
+    world = deploy(ops_env, tables=tables)
+    outputs = str(world.write_outputs(tmp_path))
+    runs = [_harden_process(outputs, world.env.endpoint) for _ in range(2)]
+    done = [p.communicate(timeout=300) for p in runs]
+
+    assert [p.returncode for p in runs] == [0, 0], [err[-2000:] for _, err in done]
+    reports = [json.loads(out) for out, _ in done]
+    hardened: list[str] = []
+    for rep in reports:  # each run saw every table: hardened it or found it hardened (listed: only the changed)
+        assert rep["exit_code"] == 0 and rep["counts"]["hardened"] + rep["counts"]["unchanged"] == len(tables), rep
+        assert {r["outcome"] for r in rep["tables"]} <= {"hardened"}
+        hardened += [r["table"] for r in rep["tables"]]
+    assert sorted(set(hardened)) == [f"analytics.{t}" for t in tables]  # none left out
+    # every write was a whole document (PUT replaces): at most one per run and table, none lost
+    puts = _puts(ops_env)
+    assert len(tables) <= puts["PutTablePolicy"] <= 2 * len(tables)
+    dst = world.dst()
+    want_retention = {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 2160}
+    for t in tables:
+        ident = {"tableBucketARN": world.replica_arn, "namespace": "analytics", "name": t}
+        arn = world.replica_table(f"analytics.{t}")["tableARN"]
+        live = dst.get_table_policy(**ident)["resourcePolicy"]
+        assert live == json.dumps(replica_table_policy_for(world.cfg, world.cfg.replicas[0], arn))
+        conf = dst.get_table_maintenance_configuration(**ident)["configuration"]["icebergSnapshotManagement"]
+        assert conf["status"] == "enabled" and conf["settings"]["icebergSnapshotManagement"] == want_retention
+    # and a third run finds nothing to do
+    again = hd.harden(world.clients, world.outputs, show_progress=False)
+    assert again.count("unchanged") == len(tables) and again.count("hardened") == 0

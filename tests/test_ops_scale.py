@@ -97,7 +97,7 @@ def test_monitor_publishes_heartbeat_under_throttling_and_a_burst(ops_env: OpsEn
 def test_stream_concurrently_is_bounded_and_complete(concurrency: int) -> None:
     import threading
 
-    from jobs.ops.common import stream_concurrently
+    from jobs.kernel.concurrency import stream_concurrently
 
     taken = 0
     lock = threading.Lock()
@@ -182,8 +182,8 @@ def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> 
 
 
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
-    """status, harden and audit in 2 worker processes (the large-lake path, `common.WorkerPool`) report exactly
-    what one process does; small jobs so every process gets several."""
+    """status, harden and audit in 2 worker processes (the large-lake path, `jobs.kernel.concurrency.WorkerPool`)
+    report exactly what one process does; small jobs so every process gets several."""
     import jobs.ops.audit as au
     import jobs.ops.harden as hd
 
@@ -220,7 +220,7 @@ def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
 
 
 def test_processes_for() -> None:
-    from jobs.ops.common import PROCESSES_FROM, processes_for
+    from jobs.kernel.concurrency import PROCESSES_FROM, processes_for
 
     assert processes_for(None, PROCESSES_FROM - 1) == 1
     assert processes_for(None, PROCESSES_FROM) >= 1

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from jobs.ops import status as st
-from jobs.ops.common import parse_duration
+from jobs.ops.cli import parse_duration
 from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
 
 NOW = dt.datetime.now(dt.UTC)

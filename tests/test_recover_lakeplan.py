@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from jobs import aws_retry
+from jobs.kernel import sdk
 from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.job import RecoveryRequest, build_plan, plan_one, run
 from jobs.recover.lakeplan import Listing, bounded_map, build_plan_at_scale, describe_error
@@ -106,7 +106,7 @@ def _plan(req: RecoveryRequest, concurrency: int = 16, attempts: int | None = No
             "s3tables",
             region_name=DST_REGION,
             endpoint_url=req.replica.endpoint,
-            config=aws_retry.retry_config(attempts),
+            config=sdk.retry_config(attempts),
         )
         rep = S3TablesMetadataSource(req.replica, client)
     p = build_plan_at_scale(req, rep, metadata_source(req.target), plan_one, concurrency, io.StringIO())

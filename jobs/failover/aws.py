@@ -22,17 +22,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.failover import model as M
 from jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts, set_current_snapshot, set_properties
-from jobs.ops.clients import Clients
-from jobs.ops.common import (
-    BucketRef,
-    Progress,
-    TableRef,
-    call,
-    describe_error,
-    error_code,
-    list_tables,
-    run_concurrently,
-)
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import Progress, run_concurrently
+from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from jobs.kernel.tables import TableRef, list_tables, read_table_metadata
 from jobs.ops.status import source_commits
 from jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
 from jobs.recover.planning import Selector
@@ -89,12 +82,6 @@ def say(msg: str, enabled: bool = True) -> None:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _read_bytes(clients: Clients, location: str, region: str, account: str | None) -> bytes:
-    bucket, _, key = location.removeprefix("s3://").partition("/")
-    body: bytes = call(clients.s3(region, account).get_object, Bucket=bucket, Key=key)["Body"].read()
-    return body
-
-
 def read_info(clients: Clients, bucket_arn: str, ident: Ident) -> tuple[dict[str, Any], TableInfo | None]:
     """(GetTable response, the table's current Iceberg metadata or None)."""
     got, info, _ = read_info_raw(clients, bucket_arn, ident)
@@ -105,18 +92,10 @@ def read_info_raw(
     clients: Clients, bucket_arn: str, ident: Ident
 ) -> tuple[dict[str, Any], TableInfo | None, bytes | None]:
     """`read_info` and the metadata file's bytes (kept for the verification)."""
-    b = BucketRef(bucket_arn)
-    got = call(
-        clients.s3tables(b.region, b.account).get_table,
-        tableBucketARN=bucket_arn,
-        namespace=ident.namespace,
-        name=ident.name,
-    )
-    loc = got.get("metadataLocation")
-    if not loc:
-        return dict(got), None, None
-    raw = _read_bytes(clients, loc, b.region, b.account)
-    return dict(got), table_info_from_metadata(ident, json.loads(raw), loc), raw
+    m = read_table_metadata(clients, bucket_arn, ident.namespace, ident.name)
+    if m.location is None or m.raw is None:
+        return m.table, None, None
+    return m.table, table_info_from_metadata(ident, json.loads(m.raw), m.location), m.raw
 
 
 def source_reachable(clients: Clients, source_bucket_arn: str) -> str | None:
@@ -629,7 +608,7 @@ def worst_rpo(plan: M.FailoverPlan) -> str:
 
 
 def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
-    from jobs.ops.common import render_table
+    from jobs.ops.cli import render_table
 
     body = render_table(
         ["TABLE", "VERDICT", "SNAPSHOT", "PIT", "RPO", "RTO", "ROWS", "MESSAGE"],

@@ -35,7 +35,7 @@ changed."""
 
 
 def parser() -> argparse.ArgumentParser:
-    from jobs.ops.common import add_common_args
+    from jobs.ops.cli import add_common_args
 
     p = argparse.ArgumentParser(
         prog="python -m jobs.failover",
@@ -62,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from jobs.failover import aws
     from jobs.failover.model import EXIT_REFUSED, FailoverError
-    from jobs.ops.common import clients_from_args
+    from jobs.ops.cli import clients_from_args
     from jobs.recover.model import ArgError, Ident
     from jobs.recover.planning import Selector, parse_as_of, to_ms
     from topology.outputs import OutputsError, load_outputs

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
     from jobs.failover.cli import main as failover_main
-    from jobs.ops.clients import Clients
+    from jobs.kernel.clients import Clients
     from jobs.ops.harden import main as harden_main
     from jobs.recover.catalogs import CatalogSpec, catalog_conf
     from jobs.spark import build_session

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from jobs.iceberg_io import shared_s3_file_io
-from jobs.ops.common import BucketRef, call, error_code
+from jobs.kernel.sdk import BucketRef, call, error_code
+from jobs.kernel.tables import metadata_location
 from jobs.recover.model import Ident
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,7 +60,7 @@ class S3TablesCommitter:
             namespace=ident.namespace,
             name=ident.name,
         )
-        loc = r.get("metadataLocation")
+        loc = metadata_location(r)
         if not loc:
             raise ValueError(f"{ident}: the table has no metadata yet")
         with self._lock:

@@ -139,7 +139,7 @@ class Rpo:
 
 
 def format_seconds(s: float | None) -> str:
-    from jobs.ops.common import format_duration
+    from jobs.ops.cli import format_duration
 
     return format_duration(s)
 
@@ -306,7 +306,7 @@ class FailoverPlan:
         }
 
     def render(self, *, show_documents: bool = True) -> str:
-        from jobs.ops.common import render_table
+        from jobs.ops.cli import render_table
 
         lines = [
             f"Failover plan for table bucket {self.bucket_name} ({self.replica_bucket_arn}), "
@@ -531,7 +531,7 @@ def failback_dict(
 
 
 def render_failback(promoted_bucket_arn: str, original_bucket_arn: str, tables: Sequence[FailbackTable]) -> str:
-    from jobs.ops.common import render_table
+    from jobs.ops.cli import render_table
 
     body = render_table(
         ["TABLE", "COMMITS SINCE FAILOVER", "ORIGINAL", "ORIGINAL LAST COMMIT", "ORIGINAL COMMITS AFTER"],

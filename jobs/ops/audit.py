@@ -20,6 +20,19 @@ Checks (each drift has a kind, the resource and a detail):
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
+On a failover topology (``[failover] promoted_bucket`` set: issue 17, `topology.failover`) the same checks run on
+the promoted topology (`Scope`): the promoted bucket is the source (its bucket-level replication uses the failover
+replication role and the ``replicate_to`` destinations; its bucket policy is the promoted one, opened to the
+writers), the destinations are checked like replicas with the failover documents, and also:
+
+* ``table-policy-missing`` / ``table-policy-changed``: every replica table of a destination carries the failover
+  destination table policy (what `harden` puts on the failover outputs), every promoted table the promoted table
+  policy (what the failover tool puts);
+* ``promoted-table-still-replica``: a table of the promoted bucket still managed by S3 Tables replication (a replica
+  of the failed source, read-only: not promoted);
+* retained replicas of the failed source keep their own bucket policy and settings (their tables are not compared
+  with the failed source, which is gone).
+
 Exit 0 without drift, 1 with drift.
 """
 
@@ -35,32 +48,16 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.ops.clients import Clients
-from jobs.ops.common import (
-    BucketRef,
-    Progress,
-    TableRef,
-    add_common_args,
-    bucket_of_table_arn,
-    call,
-    canonical,
-    chunks,
-    clients_from_args,
-    describe_error,
-    emit,
-    error_code,
-    list_tables,
-    paginate,
-    processes_for,
-    render_table,
-    run_concurrently,
-    stream_concurrently,
-    worker_pool,
-)
-from topology.config import KitConfig, Replica
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
+from jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code, paginate
+from jobs.kernel.tables import TableRef, list_tables
+from jobs.ops.cli import add_common_args, canonical, canonical_policy, clients_from_args, emit, render_table
+from topology.config import KitConfig, Replica, Source
 from topology.outputs import KitOutputs
 
 BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
+TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one table, by table ARN
 SNAPSHOT = "icebergSnapshotManagement"
 
 
@@ -69,6 +66,69 @@ def default_bucket_policy_builder() -> BucketPolicyBuilder:
     from policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
 
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the audit compares the live state with: the configured topology (`normal_scope`) or, once
+    ``[failover] promoted_bucket`` is set, the failover topology whose source is the promoted bucket
+    (`failover_scope`)."""
+
+    source: Source | Replica
+    mode: str  # "bucket" or "tables"
+    tables: tuple[str, ...]  # replicated tables in "tables" mode
+    replication_role_arn: str
+    destinations: tuple[Replica, ...]  # the source's replicas: coverage, retention (and table policies)
+    bucket_policies: tuple[tuple[Replica, dict[str, Any]], ...]  # every bucket whose policy is checked, its document
+    replica_sites: tuple[Replica, ...]  # buckets whose encryption and storage class are checked besides the source
+    # Failover only: the wanted table policy of a destination's replica table (None: table policies not checked).
+    destination_table_policy: Callable[[Replica], TablePolicy] | None = None
+    promoted_table_policy: TablePolicy | None = None  # failover only: every promoted table's table policy
+
+
+def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+    return Scope(
+        source=cfg.source,
+        mode=cfg.replication.mode,
+        tables=tuple(cfg.replication.tables),
+        replication_role_arn=cfg.replication_role_arn,
+        destinations=tuple(cfg.replicas),
+        bucket_policies=tuple((r, builder(cfg, r)) for r in cfg.replicas),
+        replica_sites=tuple(cfg.replicas),
+    )
+
+
+def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+    """The promoted topology (`topology.failover.failover_topology`) with the documents of `policies.failover`."""
+    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from topology.failover import failover_topology
+
+    topo = failover_topology(cfg)
+    policies = [(topo.promoted, F.promoted_bucket_policy(cfg, topo))]
+    policies += [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
+    policies += [(r, builder(cfg, r)) for r in topo.retained]  # unchanged documents
+    return Scope(
+        source=topo.promoted,
+        mode="bucket",  # the failover topology replicates at bucket level (infra/stacks/failover_outputs.py)
+        tables=(),
+        replication_role_arn=topo.replication_role_arn,
+        destinations=topo.destinations,
+        bucket_policies=tuple(policies),
+        replica_sites=topo.destinations + topo.retained,
+        destination_table_policy=functools.partial(_destination_table_policy, cfg, topo),
+        promoted_table_policy=functools.partial(F.promoted_table_policy, cfg, topo),
+    )
+
+
+def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
+    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+
+    return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
+
+
+def scope_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
+    return failover_scope(cfg, builder) if promoted else normal_scope(cfg, builder)
 
 
 @dataclass(frozen=True)
@@ -115,16 +175,16 @@ def _client(clients: Clients, bucket_arn: str) -> Any:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _compare_replication(report: AuditReport, resource: str, conf: dict[str, Any], cfg: KitConfig) -> None:
-    if conf.get("role") != cfg.replication_role_arn:
+def _compare_replication(report: AuditReport, resource: str, conf: dict[str, Any], scope: Scope) -> None:
+    if conf.get("role") != scope.replication_role_arn:
         report.add(
             "replication-role",
             resource,
-            f"role is {conf.get('role')!r}, expected {cfg.replication_role_arn!r}",
+            f"role is {conf.get('role')!r}, expected {scope.replication_role_arn!r}",
         )
     rules = conf.get("rules") or []
     live = {d["destinationTableBucketARN"] for r in rules for d in r.get("destinations", [])}
-    want = {r.bucket_arn for r in cfg.replicas}
+    want = {r.bucket_arn for r in scope.destinations}
     for missing in sorted(want - live):
         report.add("replication-destination-missing", resource, f"destination {missing} is not configured")
     for extra in sorted(live - want):
@@ -132,16 +192,16 @@ def _compare_replication(report: AuditReport, resource: str, conf: dict[str, Any
 
 
 def check_replication(
-    clients: Clients, cfg: KitConfig, report: AuditReport, source_tables: dict[str, TableRef]
+    clients: Clients, scope: Scope, report: AuditReport, source_tables: dict[str, TableRef]
 ) -> list[TableRef]:
     """Returns the source tables in replication scope (for the replica coverage check)."""
-    src = cfg.source.bucket_arn
+    src = scope.source.bucket_arn
     s3t = _client(clients, src)
-    if cfg.replication.mode == "bucket":
+    if scope.mode == "bucket":
         report.count("replication configurations")
         try:
             conf = call(s3t.get_table_bucket_replication, tableBucketARN=src)["configuration"]
-            _compare_replication(report, src, conf, cfg)
+            _compare_replication(report, src, conf, scope)
         except ClientError as exc:
             if error_code(exc) == "NotFoundException":
                 report.add("replication-missing", src, "no bucket-level replication configuration")
@@ -149,7 +209,7 @@ def check_replication(
                 report.add("unverifiable", src, describe_error(exc))
         return list(source_tables.values())
     scoped = []
-    for name in cfg.replication.tables:
+    for name in scope.tables:
         report.count("replication configurations")
         table = source_tables.get(name)
         if table is None:
@@ -158,7 +218,7 @@ def check_replication(
         scoped.append(table)
         try:
             conf = call(s3t.get_table_replication, tableArn=table.arn)["configuration"]
-            _compare_replication(report, f"{name} ({table.arn})", conf, cfg)
+            _compare_replication(report, f"{name} ({table.arn})", conf, scope)
         except ClientError as exc:
             if error_code(exc) == "NotFoundException":
                 report.add("replication-missing", f"{name} ({table.arn})", "no table-level replication configuration")
@@ -179,22 +239,20 @@ def _statements(doc: Any) -> list[dict[str, Any]]:
     return [stmts] if isinstance(stmts, dict) else list(stmts)
 
 
-def check_bucket_policy(
-    clients: Clients, cfg: KitConfig, replica: Replica, builder: BucketPolicyBuilder, report: AuditReport
-) -> None:
-    arn = replica.bucket_arn
+def check_bucket_policy(clients: Clients, arn: str, wanted: dict[str, Any], report: AuditReport) -> None:
+    """The live bucket policy of `arn` holds every statement of `wanted` (by Sid, canonical form)."""
     report.count("bucket policies")
     try:
         live = _statements(call(_client(clients, arn).get_table_bucket_policy, tableBucketARN=arn)["resourcePolicy"])
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
-            report.add("bucket-policy-missing", arn, "the replica bucket has no bucket policy")
+            report.add("bucket-policy-missing", arn, "the bucket has no bucket policy")
         else:
             report.add("unverifiable", arn, describe_error(exc))
         return
     by_sid = {s.get("Sid"): s for s in live if s.get("Sid")}
     live_canon = [canonical(s) for s in live]
-    for stmt in _statements(builder(cfg, replica)):
+    for stmt in _statements(wanted):
         sid = stmt.get("Sid")
         if sid:
             if sid not in by_sid:
@@ -240,9 +298,9 @@ def check_scp(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: Aud
                 report.add("scp-detached", target, f"SCP {policy_id} ({name}) is not attached to {target}")
 
 
-def check_bucket_settings(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: AuditReport) -> None:
-    sites: list[tuple[str, Any, str | None]] = [("source", cfg.source, outputs.source.encryption.kms_key_arn)]
-    for r in cfg.replicas:
+def check_bucket_settings(clients: Clients, scope: Scope, outputs: KitOutputs, report: AuditReport) -> None:
+    sites: list[tuple[str, Any, str | None]] = [("source", scope.source, outputs.source.encryption.kms_key_arn)]
+    for r in scope.replica_sites:
         out = next((o for o in outputs.replicas if o.table_bucket_arn == r.bucket_arn), None)
         sites.append((f"replica {r.bucket}", r, out.encryption.kms_key_arn if out else None))
     for _label, site, out_key in sites:
@@ -324,11 +382,32 @@ def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str,
     return table.arn, retention, replicas
 
 
+def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: TablePolicy) -> Drift | None:
+    """`table-policy-missing` / `table-policy-changed` when the live table policy is not `want(table_arn)` (compared
+    in canonical form), else None."""
+    resource = f"{table.qualified} ({table_arn})"
+    try:
+        live = call(
+            _client(clients, table.bucket_arn).get_table_policy,
+            tableBucketARN=table.bucket_arn,
+            namespace=table.namespace,
+            name=table.name,
+        )["resourcePolicy"]
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            return Drift("table-policy-missing", resource, "the table has no table policy")
+        raise
+    if canonical_policy(live) != canonical_policy(want(table_arn)):
+        return Drift("table-policy-changed", resource, "the table policy differs from the configuration")
+    return None
+
+
 def _replica_check(
     clients: Clients,
     table: TableRef,
     sources: dict[str, dict[str, Any] | str],
     paired: Mapping[str, str] | None = None,
+    want_policy: TablePolicy | None = None,
 ) -> tuple[TableRef, str | None, list[Drift]]:
     """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
     source outside it, e.g. in another bucket, is read here). The source is known without a call when both sides say
@@ -352,6 +431,8 @@ def _replica_check(
             )
         if not source:
             return table, None, drifts
+        if want_policy is not None:
+            drifts.extend(d for d in [table_policy_drift(clients, table, table_arn, want_policy)] if d)
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
         src = sources.get(source)
         if src is None:
@@ -401,11 +482,12 @@ def _replicas_chunk(
     tables: list[TableRef],
     sources: dict[str, dict[str, Any] | str],
     paired: dict[str, str],
+    want_policy: TablePolicy | None,
     concurrency: int,
     clients: Clients,
 ) -> list[tuple[TableRef, str | None, list[Drift]]]:
     """One worker-process job of the replica pass: `_replica_check` of each replica table."""
-    return run_concurrently(lambda t: _replica_check(clients, t, sources, paired), tables, concurrency)
+    return run_concurrently(lambda t: _replica_check(clients, t, sources, paired, want_policy), tables, concurrency)
 
 
 CHUNK = 500  # tables per worker-process job
@@ -413,7 +495,7 @@ CHUNK = 500  # tables per worker-process job
 
 def check_replicas(
     clients: Clients,
-    cfg: KitConfig,
+    scope: Scope,
     scoped: list[TableRef],
     report: AuditReport,
     concurrency: int,
@@ -426,7 +508,7 @@ def check_replicas(
     sources: dict[str, dict[str, Any] | str] = {}
     paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
     # one pool for both passes, sized by the work: each source table and its replica in every destination
-    procs = processes_for(processes, len(scoped) * (1 + len(cfg.replicas)))
+    procs = processes_for(processes, len(scoped) * (1 + len(scope.destinations)))
     threads = max(1, concurrency // procs)
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
     expected = {t.qualified: t for t in scoped}  # what each replica bucket should hold (detached check)
@@ -441,7 +523,8 @@ def check_replicas(
             sources[arn] = retention
             paired.update(dict.fromkeys(replicas, arn))
         report.count("source tables", len(scoped))
-        for r in cfg.replicas:
+        for r in scope.destinations:
+            want_policy = scope.destination_table_policy(r) if scope.destination_table_policy else None
             try:
                 replica_tables = list_tables(clients, r.bucket_arn, page_size)
             except ClientError as exc:
@@ -462,11 +545,16 @@ def check_replicas(
                     same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
                     wanted = set(part_paired.values()) | same_name
                     part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
-                    replica_jobs.append(functools.partial(_replicas_chunk, part, part_sources, part_paired, threads))
+                    replica_jobs.append(
+                        functools.partial(_replicas_chunk, part, part_sources, part_paired, want_policy, threads)
+                    )
                 results = (x for out in pool.map(replica_jobs, progress) for x in out)
             else:
                 results = stream_concurrently(
-                    lambda t: _replica_check(clients, t, sources, paired), replica_tables, concurrency, progress
+                    functools.partial(_replica_check, clients, sources=sources, paired=paired, want_policy=want_policy),
+                    replica_tables,
+                    concurrency,
+                    progress,
                 )
             for table, source, drifts in results:
                 report.drifts.extend(drifts)
@@ -474,7 +562,7 @@ def check_replicas(
                     covered.add((source, table.bucket_arn))
                 covered |= check_detached([(table, source, drifts)], expected, report)
     for st in scoped:
-        for r in cfg.replicas:
+        for r in scope.destinations:
             if (st.arn, r.bucket_arn) not in covered:
                 report.add(
                     "replica-missing",
@@ -482,6 +570,35 @@ def check_replicas(
                     f"no replica of {st.arn} in {r.bucket}",
                 )
     report.drifts.sort(key=lambda d: (d.kind, d.resource))
+
+
+def _promoted_check(clients: Clients, table: TableRef, want: TablePolicy) -> list[Drift]:
+    if table.managed_by_service:
+        return [
+            Drift(
+                "promoted-table-still-replica",
+                f"{table.qualified} ({table.arn})",
+                "still managed by S3 Tables replication (a read-only replica of the failed source): not promoted",
+            )
+        ]
+    try:
+        return [d for d in [table_policy_drift(clients, table, table.arn, want)] if d]
+    except (ClientError, BotoCoreError) as exc:
+        return [Drift("unverifiable", f"{table.qualified} ({table.arn})", describe_error(exc))]
+
+
+def check_promoted_tables(
+    clients: Clients, scope: Scope, source_tables: Mapping[str, TableRef], report: AuditReport, concurrency: int
+) -> None:
+    """Failover only: every table of the promoted bucket (the source) is promoted (writable, not a replica) and
+    carries the promoted table policy."""
+    want = scope.promoted_table_policy
+    if want is None:
+        return
+    report.count("promoted tables", len(source_tables))
+    tables = sorted(source_tables.values(), key=lambda t: t.qualified)
+    for drifts in run_concurrently(lambda t: _promoted_check(clients, t, want), tables, concurrency):
+        report.drifts.extend(drifts)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -499,25 +616,24 @@ def audit(
     processes: int | None = 1,
 ) -> AuditReport:
     """`processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count)."""
-    builder = builder or default_bucket_policy_builder()
+    scope = scope_of(cfg, builder or default_bucket_policy_builder())
     report = AuditReport()
-    if outputs.source.table_bucket_arn != cfg.source.bucket_arn:
-        report.add(
-            "outputs-mismatch",
-            outputs.source.table_bucket_arn,
-            f"outputs are for another source bucket than {cfg.source.bucket_arn}",
-        )
+    source_arn = scope.source.bucket_arn
+    if outputs.source.table_bucket_arn != source_arn:
+        mismatch = f"outputs are for another source bucket than {source_arn}"
+        report.add("outputs-mismatch", outputs.source.table_bucket_arn, mismatch)
     try:
-        source_tables = {t.qualified: t for t in list_tables(clients, cfg.source.bucket_arn, page_size)}
+        source_tables = {t.qualified: t for t in list_tables(clients, source_arn, page_size)}
     except ClientError as exc:
-        report.add("unverifiable", cfg.source.bucket_arn, describe_error(exc))
+        report.add("unverifiable", source_arn, describe_error(exc))
         source_tables = {}
-    scoped = check_replication(clients, cfg, report, source_tables)
-    for replica in cfg.replicas:
-        check_bucket_policy(clients, cfg, replica, builder, report)
+    scoped = check_replication(clients, scope, report, source_tables)
+    for bucket, wanted in scope.bucket_policies:
+        check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
     check_scp(clients, cfg, outputs, report)
-    check_bucket_settings(clients, cfg, outputs, report)
-    check_replicas(clients, cfg, scoped, report, concurrency, page_size, show_progress, processes)
+    check_bucket_settings(clients, scope, outputs, report)
+    check_promoted_tables(clients, scope, source_tables, report, concurrency)
+    check_replicas(clients, scope, scoped, report, concurrency, page_size, show_progress, processes)
     return report
 
 

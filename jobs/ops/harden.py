@@ -41,26 +41,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from jobs.ops.clients import Clients
-from jobs.ops.common import (
-    BucketRef,
-    Progress,
-    TableRef,
-    add_common_args,
-    call,
-    canonical_policy,
-    chunks,
-    clients_from_args,
-    describe_error,
-    emit,
-    error_code,
-    list_tables,
-    processes_for,
-    render_table,
-    run_concurrently,
-    stream_concurrently,
-    worker_pool,
-)
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
+from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from jobs.kernel.tables import TableRef, list_tables
+from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, render_table
 from topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]

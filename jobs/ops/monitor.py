@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jobs.ops.clients import Clients, resolve_endpoint
-from jobs.ops.common import BucketRef, call, dump_json, parse_duration
+from jobs.kernel.clients import Clients, resolve_endpoint
+from jobs.kernel.sdk import BucketRef, call
+from jobs.ops.cli import dump_json, parse_duration
 from jobs.ops.status import (
     COMPLETED,
     DETACHED,
@@ -193,7 +194,7 @@ def metric_data(
 
 
 def publish(cloudwatch: Any, namespace: str, data: Sequence[dict[str, Any]], batch: int = BATCH) -> int:
-    """PutMetricData in batches (throttling retried by `common.call`); returns the number of requests."""
+    """PutMetricData in batches (throttling retried by `sdk.call`); returns the number of requests."""
     requests = 0
     for i in range(0, len(data), batch):
         call(cloudwatch.put_metric_data, Namespace=namespace, MetricData=list(data[i : i + batch]))

@@ -65,28 +65,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.ops.clients import Clients
-from jobs.ops.common import (
-    BucketRef,
-    Progress,
-    TableRef,
-    WorkerPool,
-    add_common_args,
-    call,
-    chunks,
-    clients_from_args,
-    describe_error,
-    emit,
-    error_code,
-    format_duration,
-    is_transient,
-    list_tables,
-    paginate,
-    parse_duration,
-    processes_for,
-    render_table,
-    run_concurrently,
-)
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import Progress, WorkerPool, chunks, processes_for, run_concurrently
+from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient, paginate
+from jobs.kernel.tables import TableRef, list_tables, metadata_location, read_object, read_table_metadata
+from jobs.ops.cli import add_common_args, clients_from_args, emit, format_duration, parse_duration, render_table
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
 UNCONFIGURED, ERROR = "unconfigured", "error"
@@ -202,12 +185,6 @@ def commit_times(metadata: dict[str, Any]) -> list[datetime]:
     return sorted(t for t in times if t is not None and t.timestamp() > 0)
 
 
-def _split_s3(uri: str) -> tuple[str, str]:
-    rest = uri.removeprefix("s3://")
-    bucket, _, key = rest.partition("/")
-    return bucket, key
-
-
 def source_commits(clients: Clients, table: TableRef) -> tuple[list[datetime], str]:
     """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
     b = BucketRef(table.bucket_arn)
@@ -218,13 +195,11 @@ def source_commits(clients: Clients, table: TableRef) -> tuple[list[datetime], s
         namespace=table.namespace,
         name=table.name,
     )
-    location = loc.get("metadataLocation")
+    location = metadata_location(loc)
     if not location:
         return [], "metadata"
     try:
-        bucket, key = _split_s3(location)
-        body = call(clients.s3(b.region, b.account).get_object, Bucket=bucket, Key=key)["Body"].read()
-        times = commit_times(json.loads(body))
+        times = commit_times(json.loads(read_object(clients, location, b.region, b.account)))
         if times:
             return times, "metadata"
     except (ClientError, ValueError):
@@ -311,24 +286,15 @@ def replica_window(
 ) -> RecoveryWindow:
     """Read one replica table's metadata (GetTable + the metadata object) and compute its window. Errors are
     reported in the window's note, never raised."""
-    b = BucketRef(bucket_arn)
     try:
-        got = call(
-            clients.s3tables(b.region, b.account).get_table,
-            tableBucketARN=bucket_arn,
-            namespace=table.namespace,
-            name=table.name,
-        )
-        created = got.get("createdAt")
+        m = read_table_metadata(clients, bucket_arn, table.namespace, table.name)
+        created = m.table.get("createdAt")
         created_at = created.astimezone(UTC) if isinstance(created, datetime) else None
-        location = got.get("metadataLocation")
-        if not location:
+        if m.raw is None:
             w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
             w.note = "replica has no metadata yet"
             return w
-        bucket, key = _split_s3(location)
-        body = call(clients.s3(b.region, b.account).get_object, Bucket=bucket, Key=key)["Body"].read()
-        return recovery_window(json.loads(body), now, promised=promised, created_at=created_at)
+        return recovery_window(json.loads(m.raw), now, promised=promised, created_at=created_at)
     except (ClientError, BotoCoreError, ValueError) as exc:
         return RecoveryWindow(
             promised_seconds=promised.total_seconds() if promised else None,

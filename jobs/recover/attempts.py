@@ -120,9 +120,9 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
     if not spec.is_aws:
         return 3, 10, "AWS defaults (local warehouse)"
     try:
-        from jobs import aws_retry
+        from jobs.kernel import sdk
 
-        c = aws_retry.client("s3tables", spec.region, spec.endpoint)
+        c = sdk.client("s3tables", spec.region, spec.endpoint)
         conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
         s = conf["icebergUnreferencedFileRemoval"]["settings"]["icebergUnreferencedFileRemoval"]
         return int(s["unreferencedDays"]), int(s["nonCurrentDays"]), "the target bucket's maintenance configuration"

@@ -128,9 +128,9 @@ _CLIENTS: dict[tuple[str | None, str | None], Any] = {}
 def s3_client(cfg: StoreConfig) -> Any:
     key = (cfg.region, cfg.endpoint)
     if key not in _CLIENTS:
-        from jobs import aws_retry  # the kit's one retry policy (bulk S3 traffic: adaptive mode)
+        from jobs.kernel import sdk
 
-        _CLIENTS[key] = aws_retry.client(
+        _CLIENTS[key] = sdk.client(
             "s3",
             cfg.region,
             cfg.endpoint,

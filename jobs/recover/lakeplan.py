@@ -6,7 +6,7 @@
 - Resolution: `job.plan_one` per table on a bounded thread pool, in batches (bounded memory for futures); the
   replica's `GetTable` answers both the metadata location and the source table ARN (one round trip instead of two);
   the metadata JSON is read through ONE pyiceberg FileIO per catalog (one pyarrow S3 filesystem, connection reuse).
-- Faults: every client carries the kit's one retry policy (`jobs.aws_retry`: botocore standard mode, 10 attempts;
+- Faults: every client carries the kit's one retry policy (`jobs.kernel.sdk`: botocore standard mode, 10 attempts;
   pyarrow's retry strategy for pyiceberg's S3 reads). Whatever still fails for one table (any botocore error,
   throttling after the retries, a pyiceberg or pyarrow read error, a malformed document) becomes that table's plan
   error; the other tables are still planned.
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jobs.recover.request import RecoveryRequest
 
 # Threads resolving tables at once: each waits on round trips (30 ms S3 Tables, 20 ms S3); 32 in flight keep a Region
-# endpoint busy; the pool, not a client-side rate limiter, caps the request rate (jobs.aws_retry: standard mode).
+# endpoint busy; the pool, not a client-side rate limiter, caps the request rate (jobs.kernel.sdk: standard mode).
 DEFAULT_CONCURRENCY = 32
 BATCH = 1000  # tables submitted to the pool at once (futures and partial results stay bounded)
 PAGE = 1000  # ListTables maxTables (the API's maximum)
@@ -196,9 +196,9 @@ class ListedSource:
             return None
         if not isinstance(self.inner, S3TablesMetadataSource):
             return self.inner.metadata_location(ident)
-        r = self._get_table(ident)
-        loc = (r or {}).get("metadataLocation")
-        return str(loc) if loc else None
+        from jobs.kernel.tables import metadata_location
+
+        return metadata_location(self._get_table(ident))
 
     def source_table_arn(self, ident: Ident) -> str | None:
         if not isinstance(self.inner, S3TablesMetadataSource):

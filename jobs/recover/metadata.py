@@ -151,11 +151,11 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        from jobs import aws_retry  # the kit's one retry policy
+        from jobs.kernel import sdk
 
         self.spec = spec
         # the lake planner's threads share this client: one pooled connection each
-        self.client = client or aws_retry.client("s3tables", spec.region, spec.endpoint, max_pool_connections=64)
+        self.client = client or sdk.client("s3tables", spec.region, spec.endpoint, max_pool_connections=64)
         self._io: Any = None
         self._s3: Any = None
         self._io_lock = threading.Lock()
@@ -184,12 +184,13 @@ class S3TablesMetadataSource:
             return None
         except Exception as e:
             raise PlanError(f"cannot read table {ident} of table bucket {self.spec.warehouse}: {e}") from None
-        loc = r.get("metadataLocation")
-        return str(loc) if loc else None
+        from jobs.kernel.tables import metadata_location
+
+        return metadata_location(r)
 
     @property
     def io_props(self) -> dict[str, str]:
-        from jobs.aws_retry import fileio_properties
+        from jobs.kernel.sdk import fileio_properties
 
         props = {"s3.region": self.spec.region or ""}
         if self.spec.endpoint:
@@ -208,12 +209,10 @@ class S3TablesMetadataSource:
     def _s3_client(self) -> Any:
         with self._io_lock:
             if self._s3 is None:
-                from jobs import aws_retry
+                from jobs.kernel import sdk
 
                 extra: dict[str, Any] = {"s3": {"addressing_style": "path"}} if self.spec.endpoint else {}
-                self._s3 = aws_retry.client(
-                    "s3", self.spec.region, self.spec.endpoint, max_pool_connections=64, **extra
-                )
+                self._s3 = sdk.client("s3", self.spec.region, self.spec.endpoint, max_pool_connections=64, **extra)
             return self._s3
 
     def read_bytes(self, location: str) -> bytes:
@@ -221,7 +220,9 @@ class S3TablesMetadataSource:
         HeadObject before every read, and its C++ client cost more CPU per file than botocore's request: at 10,000
         tables both doubled the plan's requests and CPU); other schemes through the FileIO."""
         if location.startswith("s3://"):
-            bucket, _, key = location.removeprefix("s3://").partition("/")
+            from jobs.kernel.sdk import split_s3_uri
+
+            bucket, key = split_s3_uri(location)
             return bytes(self._s3_client().get_object(Bucket=bucket, Key=key)["Body"].read())
         with self.file_io().new_input(location).open() as f:
             return bytes(f.read())

@@ -1,18 +1,18 @@
 """boto3 clients for the ops jobs.
 
-Every session is a boto3 session with the kit's botocore model overlay (`jobs.aws_overlay`: operations AWS
-documents that the pinned botocore lacks, e.g. ``disassociate_table_replication``). With an endpoint
+Every session is a stock boto3 session (`jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3 Tables
+operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
 (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
 service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
 request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
 default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
 in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
 
-Retries: the kit's one policy, `jobs.aws_retry` (control-plane calls: botocore's ``standard`` mode with its
+Retries: the kit's one policy, `jobs.kernel.sdk` (control-plane calls: botocore's ``standard`` mode with its
 client-side retry quota, exponential backoff with jitter, throttling codes such as
-``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count; `common.call`
+``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count; `sdk.call`
 adds an outer backoff for throttling that outlives botocore's attempts, and the tools give what still failed a
-second pass (`common.second_pass`).
+second pass.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from urllib.parse import urlparse
 
 from botocore.config import Config
 
-from jobs import aws_overlay
-from jobs.aws_retry import MAX_ATTEMPTS, retry_config
+from jobs.kernel.sdk import MAX_ATTEMPTS, boto3_session, retry_config
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 SESSION_NAME = "s3tables-replica-kit-ops"
@@ -69,8 +68,8 @@ class Clients:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a worker process needs to build the same clients (`common.WorkerPool`): the settings and the
-        credentials already assumed; not the clients, caches or lock of this process."""
+        """What a worker process needs to build the same clients (`jobs.kernel.concurrency.WorkerPool`): the settings
+        and the credentials already assumed; not the clients, caches or lock of this process."""
         return {
             "endpoint_url": self.endpoint_url,
             "role_arns": dict(self.role_arns),
@@ -114,7 +113,7 @@ class Clients:
             )
         elif self.endpoint_url:
             kwargs.update(LOCAL_CREDENTIALS)
-        return aws_overlay.boto3_session(**kwargs)
+        return boto3_session(**kwargs)
 
     def _endpoint_for(self, service: str) -> str | None:
         if not self.endpoint_url:

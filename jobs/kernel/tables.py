@@ -1,0 +1,65 @@
+"""S3 Tables tables as the jobs read them: `TableRef` from ListTables, and "GetTable, then read its current
+metadata file" once (`read_table_metadata`) for every tool that needs both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jobs.kernel.clients import Clients
+from jobs.kernel.sdk import BucketRef, call, paginate, split_s3_uri
+
+
+@dataclass(frozen=True)
+class TableRef:
+    bucket_arn: str
+    namespace: str
+    name: str
+    arn: str
+    managed_by_service: bool = False  # ListTables' `managedByService` (a replica the service maintains)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+
+def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None) -> list[TableRef]:
+    b = BucketRef(bucket_arn)
+    client = clients.s3tables(b.region, b.account)
+    return [
+        TableRef(bucket_arn, t["namespace"][0], t["name"], t["tableARN"], bool(t.get("managedByService")))
+        for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
+    ]
+
+
+def metadata_location(response: dict[str, Any] | None) -> str | None:
+    """The ``metadataLocation`` of a GetTable/GetTableMetadataLocation response; None when the table has none yet."""
+    loc = (response or {}).get("metadataLocation")
+    return str(loc) if loc else None
+
+
+def read_object(clients: Clients, location: str, region: str, account: str | None = None) -> bytes:
+    """One GetObject of an ``s3://`` location (a metadata file), with the throttling backoff."""
+    bucket, key = split_s3_uri(location)
+    body: bytes = call(clients.s3(region, account).get_object, Bucket=bucket, Key=key)["Body"].read()
+    return body
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """A GetTable response and the table's current metadata file (None when the table has no metadata yet)."""
+
+    table: dict[str, Any]
+    location: str | None
+    raw: bytes | None
+
+
+def read_table_metadata(clients: Clients, bucket_arn: str, namespace: str, name: str) -> TableMetadata:
+    """GetTable, then one GetObject of its ``metadataLocation`` (in the bucket's Region and account)."""
+    b = BucketRef(bucket_arn)
+    got = call(
+        clients.s3tables(b.region, b.account).get_table, tableBucketARN=bucket_arn, namespace=namespace, name=name
+    )
+    location = metadata_location(got)
+    raw = read_object(clients, location, b.region, b.account) if location else None
+    return TableMetadata(dict(got), location, raw)

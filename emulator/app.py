@@ -156,7 +156,7 @@ def patch_moto() -> None:
     from moto import backends
 
     modules = tuple(backends.list_of_moto_modules())
-    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
+    backends.list_of_moto_modules = lambda: modules
 
     # EMR Serverless takes the application type in any case (the provider's examples and the kit write "spark"; AWS
     # answers "Spark"); moto 5.2.5 refuses anything but upper case ("Unsupported engine spark"). It stores the
@@ -174,7 +174,7 @@ def patch_moto() -> None:
         application.state = "CREATED"
         # AWS reports the architecture (default X86_64; the provider reads it back); moto keeps none. The kit never
         # sets it, so the emulator reports AWS's default (an explicit ARM64 is not kept).
-        application.architecture = "X86_64"
+        application.architecture = "X86_64"  # type: ignore[attr-defined]
         return application
 
     emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
@@ -203,7 +203,7 @@ def patch_moto() -> None:
     def update_with_logging(self: Any, config_updates: dict[str, Any]) -> dict[str, Any]:
         if "LoggingConfig" in config_updates:
             self.kit_logging_config = _logging(self.function_name, config_updates["LoggingConfig"])
-        return fn_update(self, config_updates)  # type: ignore[no-any-return]
+        return fn_update(self, config_updates)
 
     awslambda.LambdaFunction.__init__ = init_with_logging  # type: ignore[method-assign]
     awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]

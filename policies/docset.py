@@ -116,7 +116,7 @@ class DocumentSet:
             if not _contains(doc, known[key]):
                 raise ValueError(f"{purpose}: the document does not carry the placeholder {known[key]!r} ({key})")
             values[known[key]] = value
-        return _substitute(doc, values)  # type: ignore[no-any-return]
+        return _substitute(doc, values)
 
     def optional(self, purpose: str, site: str | None = None) -> Document | None:
         """The document if the topology has it (e.g. a key policy only where the kit creates the key)."""

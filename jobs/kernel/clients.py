@@ -92,7 +92,7 @@ class Clients:
         }
         if service == "s3" and self.endpoint_url:
             kwargs["s3"] = {"addressing_style": "path"}
-        return retry_config(self.max_attempts, **kwargs)  # type: ignore[no-any-return]
+        return retry_config(self.max_attempts, **kwargs)
 
     def role_for(self, account: str | None) -> str | None:
         if account is None:

@@ -81,7 +81,7 @@ def client(
 def _strategy_base() -> type:
     from pyarrow.fs import AwsStandardS3RetryStrategy
 
-    return AwsStandardS3RetryStrategy  # type: ignore[no-any-return]
+    return AwsStandardS3RetryStrategy
 
 
 def pyarrow_retry_strategy(max_attempts: int = MAX_ATTEMPTS) -> Any:
@@ -94,7 +94,7 @@ class KitS3RetryStrategy:
     standard strategy with `MAX_ATTEMPTS` (``__new__`` returns the pyarrow object itself, so pyarrow gets the
     exact type it checks for)."""
 
-    def __new__(cls) -> Any:  # type: ignore[misc]
+    def __new__(cls) -> Any:
         return pyarrow_retry_strategy()
 
 

@@ -67,8 +67,11 @@ def test_limits_name_the_floor_from_the_runs_own_figures() -> None:
     assert lim["cpu_floor_s"] == 110.0
     assert abs(lim["latency_floor_s"] - (40_000 * 0.030 + 30_000 * 0.020) / 64) < 1e-9
     assert abs(lim["client_ms_per_request"] - 2.0) < 1e-9
+    # with the service's latency alone the emulator's 80 s go: the tool's 140 s over 2 cores, above the latency floor
+    assert lim["aws_estimate_s"] == 70.0
     fast = ob.limits({"client_cpu_s": 1.0, "emulator_cpu_s": 1.0, "requests": {"GetTable": 10_000}}, 8, 2)
     assert fast is not None and fast["bound"] == "latency"
+    assert fast["aws_estimate_s"] == fast["latency_floor_s"]
     assert ob.limits({"client_cpu_s": 1.0, "emulator_cpu_s": 1.0, "requests": {}}, 8, 2) is None
 
 

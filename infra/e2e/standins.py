@@ -221,36 +221,28 @@ def _where(doc: Json, body: Json, target: Target) -> tuple[str, str]:
     return str(block["region"]), _account_of(block, target)
 
 
-def _table_replication(doc: Json, name: str, body: Json, target: Target) -> tuple[Json, str]:
-    region, account = _where(doc, body, target)
-    call = {
-        "service": "s3tables",
-        "region": region,
-        "account": account,
-        "operation": "put_table_replication",
-        "arguments": {"tableArn": body["table_arn"], "configuration": _replication_configuration(body)},
-    }
-    return _api_standin(target, [call], body), "PutTableReplication with the synthesized role and destinations"
-
-
-def _bucket_replication(doc: Json, name: str, body: Json, target: Target) -> tuple[Json, str]:
-    region, account = _where(doc, body, target)
-    call = {
-        "service": "s3tables",
-        "region": region,
-        "account": account,
-        "operation": "put_table_bucket_replication",
-        "arguments": {"tableBucketARN": body["table_bucket_arn"], "configuration": _replication_configuration(body)},
-    }
-    return _api_standin(target, [call], body), "PutTableBucketReplication with the synthesized role and destinations"
-
-
 ApiStandin = Callable[[Json, str, Json, Target], tuple[Json, str]]
+
+
+def _replication(operation: str, target_key: str, target_arg: str) -> ApiStandin:
+    """The API stand-in of a replication resource: its Put*Replication call with the synthesized arguments."""
+    label = "".join(w.capitalize() for w in operation.split("_"))
+
+    def make(doc: Json, name: str, body: Json, target: Target) -> tuple[Json, str]:
+        region, account = _where(doc, body, target)
+        arguments = {target_key: body[target_arg], "configuration": _replication_configuration(body)}
+        call = _s3tables_call(region, account, operation, arguments)
+        return _api_standin(target, [call], body), f"{label} with the synthesized role and destinations"
+
+    return make
+
 
 # Resource type -> the API stand-in that makes its call (rule 3), for types the local aws provider lacks.
 API_STANDINS: dict[str, ApiStandin] = {
-    "aws_s3tables_table_replication": _table_replication,
-    "aws_s3tables_table_bucket_replication": _bucket_replication,
+    "aws_s3tables_table_replication": _replication("put_table_replication", "tableArn", "table_arn"),
+    "aws_s3tables_table_bucket_replication": _replication(
+        "put_table_bucket_replication", "tableBucketARN", "table_bucket_arn"
+    ),
 }
 
 AWSCC_BUCKET = "awscc_s3tables_table_bucket"

@@ -1071,7 +1071,8 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _seed(body: dict[str, Any]) -> list[str]:
-    """Bulk-create tables (each with a metadata document committed at `commitMs`) in one bucket."""
+    """Bulk-create tables (each with a metadata document committed at `commitMs`) in one bucket; a table that exists
+    already gets that commit (what a writer's first commit to a table Terraform created does)."""
     bucket = get_bucket(body["bucketArn"])
     m = _BUCKET_ARN_RE.match(bucket.arn)
     assert m
@@ -1081,7 +1082,9 @@ def _seed(body: dict[str, Any]) -> list[str]:
         if ns_name not in bucket.namespaces:
             backend.create_namespace(table_bucket_arn=bucket.arn, namespace=ns_name)
         for name in names:
-            t = backend.create_table(table_bucket_arn=bucket.arn, namespace=ns_name, name=name, format="ICEBERG")
+            t = bucket.namespaces[ns_name].tables.get(name) or backend.create_table(
+                table_bucket_arn=bucket.arn, namespace=ns_name, name=name, format="ICEBERG"
+            )  # an existing table (e.g. one Terraform created) gets the commit as its next metadata
             if body.get("commitMs"):
                 t.metadata_location = write_metadata(t, metadata_doc(t, [int(body["commitMs"])]), 1)
                 t.version_token = t._generate_version_token()

@@ -243,6 +243,14 @@ def protected_addresses(doc: Json) -> set[str]:
     return out
 
 
+def break_glass_of(cfg: KitConfig, account: str) -> str:
+    """A break-glass principal of `account` (the configuration names at least one per protected account)."""
+    for arn in cfg.protection.break_glass_principals:
+        if arn.split(":")[4] == account:
+            return arn
+    raise ValueError(f"no break-glass principal of account {account} in [protection]")
+
+
 def lift_protection(doc: Json, addresses: set[str]) -> Json:
     """A copy of `doc` with `prevent_destroy = false` on these resources."""
     out = json.loads(json.dumps(doc))
@@ -383,7 +391,14 @@ class ExampleRun:
 
         outputs_path = self.outputs()
         outs = load_outputs(outputs_path)
-        _say(f"-- {self.name}: outputs.json from terraform output; the replication service simulated")
+        _say(
+            f"-- {self.name}: outputs.json from terraform output; a commit to every source table; replication simulated"
+        )
+        # A writer's first commit to each table Terraform created (tables are created without snapshots), then the
+        # replication service (the emulator's replicate hook) copies them to every destination.
+        layout = self.source_tables(outs.source.table_bucket_arn, outs.source.account_id)
+        if layout:
+            self.emu.control.seed(outs.source.table_bucket_arn, layout, commit_ms=int(time.time() * 1000) - 60_000)
         self.emu.control.replicate(source_bucket_arn=outs.source.table_bucket_arn)
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, [])]
         common = ["--outputs", str(outputs_path), "--endpoint-url", self.emu.url]
@@ -402,14 +417,22 @@ class ExampleRun:
                  "--table", table, "--dry-run"],
                 account=rec.account_id, region=rec.region,
             )  # fmt: skip
-        # The failover plan of the replica recovery reads (a dry run: nothing is promoted).
+        # The failover plan of the replica recovery reads (a dry run: nothing is promoted), as the on-call engineer runs
+        # it: as break-glass in the replica's account (the plan refuses any other caller).
+        replica = outs.recovery_replica
+        glass = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, []) if a != replica.account_id]
+        glass.append(f"--role-arn={replica.account_id}={break_glass_of(cfg, replica.account_id)}")
         self.tool(
             "failover --dry-run",
-            ["-m", "jobs.failover", "--config", str(self.config), *common, *roles,
-             "--replica-bucket", outs.recovery_replica.table_bucket_name, "--dry-run"],
+            ["-m", "jobs.failover", "--config", str(self.config), *common, *glass,
+             "--replica-bucket", replica.table_bucket_name, "--dry-run"],
         )  # fmt: skip
 
     def replica_tables(self, bucket_arn: str, account: str) -> list[str]:
+        return sorted(f"{ns}.{name}" for ns, names in self.source_tables(bucket_arn, account).items() for name in names)
+
+    def source_tables(self, bucket_arn: str, account: str) -> dict[str, list[str]]:
+        """{namespace: [table names]} of a table bucket, read as `account`."""
         import boto3
 
         key = self.creds[account]
@@ -417,8 +440,10 @@ class ExampleRun:
         st = boto3.session.Session(
             aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
         ).client("s3tables", endpoint_url=self.emu.url)
-        tables = st.list_tables(tableBucketARN=bucket_arn)["tables"]
-        return sorted(f"{t['namespace'][0]}.{t['name']}" for t in tables)
+        out: dict[str, list[str]] = {}
+        for t in st.list_tables(tableBucketARN=bucket_arn)["tables"]:
+            out.setdefault(t["namespace"][0], []).append(t["name"])
+        return {ns: sorted(names) for ns, names in sorted(out.items())}
 
     @staticmethod
     def operator_role(account: str) -> str:

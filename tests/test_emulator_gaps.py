@@ -115,3 +115,15 @@ def test_lambda_keeps_and_reports_its_logging_config(ops_env: OpsEnv, keys: dict
     assert conf["LoggingConfig"] == {"LogFormat": "Text", "LogGroup": "seed-replication-monitor"}
     lam.update_function_configuration(FunctionName="monitor", LoggingConfig={"LogFormat": "JSON"})
     assert lam.get_function(FunctionName="monitor")["Configuration"]["LoggingConfig"]["LogFormat"] == "JSON"
+
+
+def test_seed_commits_to_a_table_that_exists_already(ops_env: OpsEnv, keys: dict[str, dict[str, str]]) -> None:
+    """`make e2e` gives the tables Terraform created (no snapshot) a first commit before replicating them."""
+    st = _client(ops_env, keys, SOURCE, "s3tables")
+    arn = st.create_table_bucket(name="seeded-bucket")["arn"]
+    st.create_namespace(tableBucketARN=arn, namespace=["analytics"])
+    table_arn = st.create_table(tableBucketARN=arn, namespace="analytics", name="orders", format="ICEBERG")["tableARN"]
+    assert ops_env.control.seed(arn, {"analytics": ["orders"]}, commit_ms=1_700_000_000_000) == [table_arn]
+    loc = st.get_table_metadata_location(tableBucketARN=arn, namespace="analytics", name="orders")
+    assert loc["metadataLocation"].endswith(".metadata.json")
+    assert len(st.list_tables(tableBucketARN=arn)["tables"]) == 1  # the same table, not a second one

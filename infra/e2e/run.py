@@ -62,6 +62,8 @@ ALL_CONFIGS = (
 )
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
+# The destroy check needs no refresh: prevent_destroy is decided on the configuration and the state.
+DESTROY_PLAN = ["plan", "-destroy", "-refresh=false", "-input=false", "-no-color", "-lock=false"]
 TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
 PROTECTED_ERROR = re.compile(r"Resource\s+(\S+)\s+has\s+lifecycle\.prevent_destroy\s+set")
 
@@ -349,7 +351,7 @@ class ExampleRun:
         try:
             for _ in range(len(want) + 1):
                 write_stack(stack_dir, lift_protection(loc.document, refused))
-                proc = self.tf.run(["plan", "-destroy", "-input=false", "-no-color", "-lock=false"], stack_dir)
+                proc = self.tf.run(DESTROY_PLAN, stack_dir)
                 found = set(PROTECTED_ERROR.findall(proc.stdout + proc.stderr))
                 if proc.returncode == 0 or not found - refused:
                     if proc.returncode != 0:
@@ -359,7 +361,7 @@ class ExampleRun:
             # The KIT_ALLOW_DESTROY=1 synth of the same stack, against the same state (same providers and backend:
             # the initialised directory serves): the destroy plan goes through.
             write_stack(stack_dir, loose.document)
-            allowed = self.tf.run(["plan", "-destroy", "-input=false", "-no-color", "-lock=false"], stack_dir)
+            allowed = self.tf.run(DESTROY_PLAN, stack_dir)
         finally:
             write_stack(stack_dir, loc.document)
         result.destroy_refused = sorted(refused)

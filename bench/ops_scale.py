@@ -106,6 +106,27 @@ def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dic
     }
 
 
+def recovery_outputs(cfg: Any) -> dict[str, Any]:
+    """The recovery stack's `kit_recovery` output for a configuration (its recovery replica's account and Region;
+    placeholder EMR application, release and scripts/logs locations: nothing here runs a job)."""
+    rep = cfg.recovery_replica
+    return {
+        "kit_recovery": {
+            "account_id": rep.account_id,
+            "region": rep.region,
+            "table_bucket_arn": cfg.recovery_bucket_arn,
+            "table_bucket_name": cfg.recovery.bucket,
+            "namespace": cfg.recovery.namespace,
+            "role_arn": cfg.recovery_role_arn,
+            "emr_application_id": "00abc",
+            "emr_release": "emr-7.12.0",
+            "scripts_uri": "s3://scripts/",
+            "logs_uri": "s3://logs/",
+            "replica_table_bucket_arn": rep.bucket_arn,
+        }
+    }
+
+
 def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
     retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
     doc: dict[str, Any] = {
@@ -125,21 +146,7 @@ def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
                 "encryption": {"sse_algorithm": "AES256"},
             }
         },
-        "recovery": {
-            "kit_recovery": {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "table_bucket_arn": cfg.recovery_bucket_arn,
-                "table_bucket_name": "lake-recovery",
-                "namespace": "recovered",
-                "role_arn": cfg.recovery_role_arn,
-                "emr_application_id": "00abc",
-                "emr_release": "emr-7.12.0",
-                "scripts_uri": "s3://scripts/",
-                "logs_uri": "s3://logs/",
-                "replica_table_bucket_arn": cfg.replicas[0].bucket_arn,
-            }
-        },
+        "recovery": recovery_outputs(cfg),
     }
     doc["organization"] = {"kit_organization": organization}
     for r in cfg.replicas:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
+
+from topology.config import ConfigError, KitConfig, load_config
 
 
 @dataclass(frozen=True)
@@ -20,3 +23,14 @@ def read_env() -> InfraEnv:
         # Table buckets carry `prevent_destroy`; only an explicit KIT_ALLOW_DESTROY=1 synthesises them without it.
         allow_destroy=os.environ.get("KIT_ALLOW_DESTROY", "") == "1",
     )
+
+
+def read_env_config() -> tuple[InfraEnv, KitConfig] | None:
+    """The environment and the configuration it names, validated; None (the error printed on stderr) when the
+    configuration is invalid, so the entry point can exit 2 before anything is built."""
+    env = read_env()
+    try:
+        return env, load_config(env.config_path)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return None

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import sys
 
-from infra.env import read_env
-from topology.config import ConfigError, load_config
+from infra.env import read_env_config
 
 
 def main() -> int:
-    env = read_env()
-    try:
-        cfg = load_config(env.config_path)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
+    loaded = read_env_config()
+    if loaded is None:
         return 2
+    env, cfg = loaded
     from infra.app import build_app  # imports the provider bindings (~20 s): only after the config is valid
 
     build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy).synth()

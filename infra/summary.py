@@ -10,8 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from infra.env import read_env
-from topology.config import ConfigError, load_config
+from infra.env import read_env_config
 
 
 def summarize(stacks: dict[str, dict[str, Any]]) -> str:
@@ -43,12 +42,10 @@ def summarize(stacks: dict[str, dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    env = read_env()
-    try:
-        cfg = load_config(env.config_path)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
+    loaded = read_env_config()
+    if loaded is None:
         return 2
+    env, cfg = loaded
     from infra.golden import synth_example
 
     print(f"== {env.config_path}: {len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}")

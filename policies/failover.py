@@ -412,6 +412,11 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
     topo = failover_topology(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
+
+    def deployed(name: str, kind: str, account_id: str, attached_to: str, document: Document) -> PolicyDoc:
+        """A document the failover topology deploys as `name` (rendered as `<stem><name>`)."""
+        return PolicyDoc(stem + name, kind, account_id, attached_to, document, deploys_as=name)
+
     out = [
         PolicyDoc(
             f"{stem}bucket-policy", "bucket-policy", p.account_id, f"table bucket {p.bucket} (promoted)",
@@ -425,25 +430,16 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
     ]  # fmt: skip
     if topo.destinations:
         out += [
-            PolicyDoc(
-                f"{stem}replication-role-trust", "trust", p.account_id,
-                f"IAM role {topo.replication_role_name} (trust)", replication_role_trust(topo),
-                deploys_as="replication-role-trust",
-            ),
-            PolicyDoc(
-                f"{stem}replication-role-permissions", "identity", p.account_id,
-                f"IAM role {topo.replication_role_name}", replication_role_permissions(cfg, topo),
-                deploys_as="replication-role-permissions",
-            ),
+            deployed("replication-role-trust", "trust", p.account_id, f"IAM role {topo.replication_role_name} (trust)",
+                     replication_role_trust(topo)),
+            deployed("replication-role-permissions", "identity", p.account_id,
+                     f"IAM role {topo.replication_role_name}", replication_role_permissions(cfg, topo)),
         ]  # fmt: skip
     for d in topo.destinations:
-        out.append(
-            PolicyDoc(
-                f"{stem}replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
-                f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
-                deploys_as=f"replica-bucket-policy--{d.bucket}",
-            )
-        )  # fmt: skip
+        out.append(deployed(
+            f"replica-bucket-policy--{d.bucket}", "bucket-policy", d.account_id,
+            f"table bucket {d.bucket} (destination of {p.bucket})", destination_bucket_policy(cfg, topo, d),
+        ))  # fmt: skip
         out.append(
             PolicyDoc(
                 f"{stem}replica-table-policy--{d.bucket}", "table-policy", d.account_id,
@@ -452,52 +448,37 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             )
         )  # fmt: skip
     for acct in accounts(topo):
-        out.append(
-            PolicyDoc(
-                f"{stem}replica-guardrail--{acct}", "identity", acct,
-                f"IAM managed policy {cfg.guardrail_policy_name}", guardrail(cfg, topo, acct),
-                deploys_as=f"replica-guardrail--{acct}",
-            )
-        )  # fmt: skip
+        out.append(deployed(
+            f"replica-guardrail--{acct}", "identity", acct, f"IAM managed policy {cfg.guardrail_policy_name}",
+            guardrail(cfg, topo, acct),
+        ))  # fmt: skip
     org = cfg.protection.organization
     if org is not None and topo.protected:
-        out.append(
-            PolicyDoc(
-                f"{stem}scp-protect-replicas", "scp", org.management_account_id,
-                f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
-                deploys_as="scp-protect-replicas",
-            )
-        )  # fmt: skip
+        out.append(deployed(
+            "scp-protect-replicas", "scp", org.management_account_id,
+            f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
+        ))  # fmt: skip
     if org is not None:
         out += [
-            PolicyDoc(
-                f"{stem}scp-protect-promoted", "scp", org.management_account_id,
-                f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
-                service_control_policy_promoted(cfg, topo), deploys_as="scp-protect-promoted",
-            ),
-            PolicyDoc(
-                f"{stem}scp-protect-replica-guards", "scp", org.management_account_id,
-                f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}", service_control_policy_guards(cfg, topo),
-                deploys_as="scp-protect-replica-guards",
-            ),
+            deployed("scp-protect-promoted", "scp", org.management_account_id,
+                     f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
+                     service_control_policy_promoted(cfg, topo)),
+            deployed("scp-protect-replica-guards", "scp", org.management_account_id,
+                     f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",
+                     service_control_policy_guards(cfg, topo)),
         ]  # fmt: skip
     if topo.recovery_replica is not None:
         rep = cfg.recovery_replica
-        out.append(
-            PolicyDoc(
-                f"{stem}recovery-role-permissions", "identity", rep.account_id,
-                f"IAM role {cfg.recovery_role_name} (reads {topo.recovery_replica.bucket})",
-                recovery_role_permissions(cfg, topo), deploys_as="recovery-role-permissions",
-            )
-        )  # fmt: skip
+        out.append(deployed(
+            "recovery-role-permissions", "identity", rep.account_id,
+            f"IAM role {cfg.recovery_role_name} (reads {topo.recovery_replica.bucket})",
+            recovery_role_permissions(cfg, topo),
+        ))  # fmt: skip
     for site in key_sites(cfg, topo):
-        out.append(
-            PolicyDoc(
-                f"{stem}kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id,
-                f"KMS key of {site.bucket}", key_policy(cfg, topo, site),
-                deploys_as=f"kms-key-policy--{site.bucket}",
-            )
-        )  # fmt: skip
+        out.append(deployed(
+            f"kms-key-policy--{site.bucket}", "kms-key-policy", site.account_id, f"KMS key of {site.bucket}",
+            key_policy(cfg, topo, site),
+        ))  # fmt: skip
     return out
 
 

@@ -195,6 +195,20 @@ SCPS = ("scp-protect-replicas", "scp-protect-replica-guards")
 # ---------------------------------------------------------------- examples/multi-account.toml ----
 
 
+def _site(key: str, account: str, region: str, bucket: str, table_id: str, key_id: str = "") -> ReplicaSite:
+    """A replica site with the kit's names for its documents and, given `key_id`, for its KMS key."""
+    arn = f"arn:aws:s3tables:{region}:{account}:bucket/{bucket}"
+    kms = (
+        (f"arn:aws:kms:{region}:{account}:key/{key_id}", f"kms-key-policy--{bucket}", f"alias/lakehouse-{bucket}")
+        if key_id
+        else (None, None, None)
+    )
+    return ReplicaSite(
+        key, account, arn, f"{arn}/table/{table_id}",
+        f"replica-bucket-policy--{bucket}", f"replica-table-policy--{bucket}", *kms,
+    )  # fmt: skip
+
+
 def _multi() -> World:
     def p(key: str, account: str, name: str, **kw: Any) -> Principal:
         return Principal(key, f"arn:aws:iam::{account}:role/{name}", account, **kw)
@@ -223,20 +237,12 @@ def _multi() -> World:
         p("migration222", "222222222222", "s3tables-migration", identity=(MIGRATION_ROLE_ACCESS,), kind="migration"),
     ]  # fmt: skip
 
-    def site(key: str, account: str, region: str, bucket: str, table_id: str, key_id: str) -> ReplicaSite:
-        arn = f"arn:aws:s3tables:{region}:{account}:bucket/{bucket}"
-        return ReplicaSite(
-            key, account, arn, f"{arn}/table/{table_id}",
-            f"replica-bucket-policy--{bucket}", f"replica-table-policy--{bucket}",
-            f"arn:aws:kms:{region}:{account}:key/{key_id}", f"kms-key-policy--{bucket}", f"alias/lakehouse-{bucket}",
-        )  # fmt: skip
-
     root = ("r-ab12", (FULL_AWS_ACCESS,))
     return World(
         example="multi-account",
         principals={x.key: x for x in principals},
         replicas=(
-            site(
+            _site(
                 "euc1",
                 "222222222222",
                 "eu-central-1",
@@ -244,7 +250,7 @@ def _multi() -> World:
                 "6f1b2c3d-4e5f-4a6b-9c8d-112233445566",
                 "1234abcd-12ab-34cd-56ef-1234567890ab",
             ),
-            site(
+            _site(
                 "use1",
                 "222222222222",
                 "us-east-1",
@@ -252,7 +258,7 @@ def _multi() -> World:
                 "7a1b2c3d-4e5f-4a6b-9c8d-112233445566",
                 "2234abcd-12ab-34cd-56ef-1234567890ab",
             ),
-            site(
+            _site(
                 "apse2",
                 "333333333333",
                 "ap-southeast-2",
@@ -301,20 +307,10 @@ def _seed() -> World:
         Principal("other", "arn:aws:iam::555555555555:role/Administrator", "555555555555", identity=(ADMIN_ACCESS,),
                   scp=False),
     ]  # fmt: skip
-    bucket = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
     return World(
         example="seed",
         principals={x.key: x for x in principals},
-        replicas=(
-            ReplicaSite(
-                "dest",
-                acct,
-                bucket,
-                bucket + "/table/0a0b0c0d-1e2f-4a6b-9c8d-112233445566",
-                "replica-bucket-policy--demo-dest-tablebucket",
-                "replica-table-policy--demo-dest-tablebucket",
-            ),
-        ),
+        replicas=(_site("dest", acct, "us-west-2", "demo-dest-tablebucket", "0a0b0c0d-1e2f-4a6b-9c8d-112233445566"),),
         scp_levels={
             acct: _levels(
                 ("r-ab12", (FULL_AWS_ACCESS,)),

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from bench.ops_scale import recovery_outputs
 from emulator.control import Control
 from emulator.process import Emulator, port_free
 from jobs.kernel.clients import Clients
@@ -338,21 +339,7 @@ def deploy(
                 "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/seed-s3tables-replica-guardrail",
             }
         },
-        "recovery": {
-            "kit_recovery": {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "table_bucket_arn": cfg.recovery_bucket_arn,
-                "table_bucket_name": "demo-recovery-tablebucket",
-                "namespace": "recovered",
-                "role_arn": cfg.recovery_role_arn,
-                "emr_application_id": "00abc",
-                "emr_release": "emr-7.12.0",
-                "scripts_uri": "s3://scripts/",
-                "logs_uri": "s3://logs/",
-                "replica_table_bucket_arn": replica_arn,
-            }
-        },
+        "recovery": recovery_outputs(cfg),
         "organization": {
             "kit_organization": {
                 "policy_id": policy_id,

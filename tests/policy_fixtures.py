@@ -28,12 +28,13 @@ Modelled world (the replica `lakehouse-replica-euc1` in account 222222222222, eu
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from policies import documents as D
+from policies import simulate as S
 from policies.simulate import ScpLevel, SimRequest, principal_context
 from topology.config import KitConfig, load_config
 
@@ -210,13 +211,56 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
     )
 
 
-def variant_policies(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """One policies map for several variants of the kit's documents (see `request(variant=...)`)."""
-    out: dict[str, Any] = dict(WORLD_POLICIES)
+def variant_policies(
+    variants: Mapping[str, Mapping[str, Any]], world: Mapping[str, Any] = WORLD_POLICIES
+) -> dict[str, Any]:
+    """One policies map for several variants of the kit's documents (see `request(variant=...)`) next to the
+    world's policies (shared by every variant)."""
+    out: dict[str, Any] = dict(world)
     for label, kit in variants.items():
         for name, doc in kit.items():
             out[f"{label}|{name}" if label else name] = copy.deepcopy(doc)
     return out
+
+
+def evaluate_variants(
+    variants: Mapping[str, Mapping[str, Any]],
+    requests: Sequence[SimRequest],
+    world: Mapping[str, Any] = WORLD_POLICIES,
+    processes: int = 1,
+) -> dict[str, dict[str, S.SimResult]]:
+    """Evaluate the requests of every variant of the documents in one batch (the simulator rejecting none):
+    {variant label: {case id: result}}."""
+    results = S.evaluate(variant_policies(variants, world), list(requests), processes=processes)
+    errors = S.errors_of(results)
+    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
+    out: dict[str, dict[str, S.SimResult]] = {label: {} for label in variants}
+    for rid, res in results.items():
+        label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
+        out[label][cid] = res
+    return out
+
+
+# ---------------------------------------------------------------- hand-written decision matrices ----
+
+CELL = {"A": S.ALLOWED, "D": S.EXPLICIT_DENY, "-": S.IMPLICIT_DENY}
+
+
+def parse_matrix(text: str, order: Sequence[str] = PRINCIPAL_ORDER) -> dict[str, str]:
+    """{case id: expected decision} of a hand-written matrix: a row per resource and action, a cell per principal of
+    `order` (A allowed, D explicitly denied, - implicitly denied); blank and `#` lines are skipped."""
+    expected: dict[str, str] = {}
+    for raw in text.strip().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        resource, action, *cells = line.split()
+        assert len(cells) == len(order), f"row {resource} {action}: {len(cells)} cells"
+        for principal, cell in zip(order, cells, strict=True):
+            cid = case_id(principal, resource, action)
+            assert cid not in expected, f"duplicate row {resource} {action}"
+            expected[cid] = CELL[cell]
+    return expected
 
 
 # ---------------------------------------------------------------- mutations of the built documents ----

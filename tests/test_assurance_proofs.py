@@ -120,52 +120,42 @@ KEY_CASES: list[tuple[str, str, str, dict[str, str], str]] = [
 ]  # fmt: skip
 
 
+def _request(
+    cid: str,
+    principal: str,
+    action: str,
+    resource: str,
+    account: str,
+    ctx: dict[str, Any],
+    identity_policies: tuple[str, ...],
+    resource_policies: tuple[str, ...],
+) -> SimRequest:
+    """One simulated request, its context the principal's own (`principal_context`) plus the case's keys."""
+    return SimRequest(
+        id=cid,
+        principal=principal,
+        action=action,
+        resource=resource,
+        resource_account=account,
+        context={**principal_context(principal), **ctx},
+        identity_policies=identity_policies,
+        resource_policies=resource_policies,
+    )
+
+
 @pytest.fixture(scope="module")
 def results() -> dict[str, Any]:
     docs: dict[str, Any] = {d.name: d.document for d in build_documents(CFG)}
     docs["world:other-key"] = OTHER_KEY_POLICY
+    # KMS: the key policy must allow the use too (the kit's key policies name each key user)
+    key_policies = {SOURCE_KEY: ("kms-key-policy--lakehouse-prod",), OTHER_KEY: ("world:other-key",)}
     reqs: list[SimRequest] = []
     for cid, principal, action, resource, account, ctx, policies, _ in IDENTITY_CASES:
-        reqs.append(
-            SimRequest(
-                id=cid,
-                principal=principal,
-                action=action,
-                resource=resource,
-                resource_account=account,
-                context={**principal_context(principal), **ctx},
-                identity_policies=policies,
-                # KMS: the key policy must allow the use too (the kit's key policies name each key user)
-                resource_policies={
-                    SOURCE_KEY: ("kms-key-policy--lakehouse-prod",),
-                    OTHER_KEY: ("world:other-key",),
-                }.get(resource, ()),
-            )
-        )
+        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, key_policies.get(resource, ())))
     for cid, doc, role, service, ctx, _ in TRUST_CASES:
-        reqs.append(
-            SimRequest(
-                id=cid,
-                principal=service,
-                action="sts:AssumeRole",
-                resource=role,
-                resource_account=role.split(":")[4],
-                context={**principal_context(service), **ctx},
-                resource_policies=(doc,),
-            )
-        )
+        reqs.append(_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], ctx, (), (doc,)))
     for cid, service, action, ctx, _ in KEY_CASES:
-        reqs.append(
-            SimRequest(
-                id=cid,
-                principal=service,
-                action=action,
-                resource=ALARM_KEY,
-                resource_account=SRC,
-                context={**principal_context(service), **ctx},
-                resource_policies=("kms-key-policy--alarm-topic-source",),
-            )
-        )
+        reqs.append(_request(cid, service, action, ALARM_KEY, SRC, ctx, (), ("kms-key-policy--alarm-topic-source",)))
     return evaluate(docs, reqs)
 
 

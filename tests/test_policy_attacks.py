@@ -299,6 +299,31 @@ def escalations(world: W.World, state: State, label: str) -> list[tuple[SimReque
     return out
 
 
+def _apply(world: W.World, state: State, req: SimRequest, effect: str, arg: Any) -> str | None:
+    """Apply one allowed state-changing escalation to `state`; the step it records, or None when it changes nothing
+    (the document already the attacker's, the tag already off, the guardrail already harmless, the policy detached)."""
+    if effect == "replace":
+        name, kind, site = arg
+        if state.docs.get(name, {}).get("Statement", [{}])[0].get("Sid") == "AttackerAllowsItself":
+            return None
+        held_arns = sorted(world.principals[k].arn for k in state.held)
+        if kind == "key":
+            state.docs[name] = _allow_all(held_arns, "kms:*", ["*"])
+        else:
+            arn = site.bucket_arn if kind == "bucket" else site.table_arn
+            state.docs[name] = _allow_all(held_arns, "s3tables:*", [arn, arn + "/*"])
+    elif effect == "untag" and arg not in state.untagged:
+        state.untagged.add(arg)
+    elif effect == "rewrite-guardrail" and state.docs[arg] != _harmless():
+        state.docs[arg] = _harmless()
+    elif effect == "detach" and arg not in state.detached:
+        state.detached.add(arg)
+        return f"{req.principal} {req.action} {arg[1]}"
+    else:
+        return None
+    return f"{req.principal} {req.action} {req.resource}"
+
+
 def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> State:
     state = base.copy()
     state.held = {actor}
@@ -312,34 +337,13 @@ def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> Stat
         for req, effect, arg in tries:
             if not results[req.id].allowed:
                 continue
-            held_arns = sorted(world.principals[k].arn for k in state.held)
-            if effect == "replace":
-                name, kind, site = arg
-                if state.docs.get(name, {}).get("Statement", [{}])[0].get("Sid") == "AttackerAllowsItself":
-                    continue
-                if kind == "key":
-                    state.docs[name] = _allow_all(held_arns, "kms:*", ["*"])
-                else:
-                    arn = site.bucket_arn if kind == "bucket" else site.table_arn
-                    state.docs[name] = _allow_all(held_arns, "s3tables:*", [arn, arn + "/*"])
-                state.steps.append(f"{req.principal} {req.action} {req.resource}")
-                changed = True
-            elif effect == "untag" and arg not in state.untagged:
-                state.untagged.add(arg)
-                state.steps.append(f"{req.principal} {req.action} {req.resource}")
-                changed = True
-            elif effect == "rewrite-guardrail" and state.docs[arg] != _harmless():
-                state.docs[arg] = _harmless()
-                state.steps.append(f"{req.principal} {req.action} {req.resource}")
-                changed = True
-            elif effect == "detach" and arg not in state.detached:
-                state.detached.add(arg)
-                state.steps.append(f"{req.principal} {req.action} {arg[1]}")
-                changed = True
-            elif effect == "takeover-step":
+            if effect == "takeover-step":
                 taken.add(arg)
             elif effect == "assume":
                 assumable.add(arg)
+            elif (step := _apply(world, state, req, effect, arg)) is not None:
+                state.steps.append(step)
+                changed = True
         for _holder, role in sorted(taken & assumable):
             state.held.add(role)
             state.steps.append(f"took over {world.principals[role].arn}")

@@ -132,8 +132,6 @@ RESOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {  # name -> (ARN, acco
         (RETAINED_POLICY, RETAINED_TABLE_POLICY, MAINT_BASELINE),
     ),
 }
-CELL = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
-
 # fmt: off
 MATRIX = """
 # resource          action                                  adm eng wri frp rep mnt bgl dep oth
@@ -200,22 +198,7 @@ retained-table      PutTableMaintenanceConfiguration        D   D   D   D   A   
 # fmt: on
 
 
-def parse(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        resource, action, *cells = line.split()
-        assert len(cells) == len(ORDER), f"row {resource} {action}"
-        for who, cell in zip(ORDER, cells, strict=True):
-            cid = f"{who}:{resource}:{action}"
-            assert cid not in out, cid
-            out[cid] = CELL[cell]
-    return out
-
-
-EXPECTED = parse(MATRIX)
+EXPECTED = W.parse_matrix(MATRIX, ORDER)
 
 
 def load() -> KitConfig:
@@ -263,19 +246,8 @@ def request(who: str, resource: str, action: str, variant: str = "") -> SimReque
 
 
 def run(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, SimResult]]:
-    policies: dict[str, Any] = dict(WORLD)
-    for label, docs in variants.items():
-        for name, d in docs.items():
-            policies[f"{label}|{name}" if label else name] = copy.deepcopy(d)
     reqs = [request(*cid.split(":", 2), variant=label) for label in variants for cid in EXPECTED]
-    results = evaluate(policies, reqs)
-    errors = errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
-    for rid, res in results.items():
-        label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
-        out[label][cid] = res
-    return out
+    return W.evaluate_variants(variants, reqs, world=WORLD)
 
 
 @pytest.fixture(scope="module")

@@ -24,12 +24,10 @@ from typing import Any
 
 import pytest
 
-from policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult, errors_of, evaluate
+from policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
 from tests import policy_fixtures as F
 
 pytestmark = pytest.mark.node
-
-CELL = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
 
 # fmt: off
 MATRIX = """
@@ -110,22 +108,7 @@ replica-key       kms:PutKeyPolicy                        D   D   D   D   D   A 
 # fmt: on
 
 
-def parse_matrix(text: str) -> dict[str, str]:
-    expected: dict[str, str] = {}
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        resource, action, *cells = line.split()
-        assert len(cells) == len(F.PRINCIPAL_ORDER), f"row {resource} {action}: {len(cells)} cells"
-        for principal, cell in zip(F.PRINCIPAL_ORDER, cells, strict=True):
-            cid = F.case_id(principal, resource, action)
-            assert cid not in expected, f"duplicate row {resource} {action}"
-            expected[cid] = CELL[cell]
-    return expected
-
-
-EXPECTED = parse_matrix(MATRIX)
+EXPECTED = F.parse_matrix(MATRIX)
 
 # Cases the simulator cannot decide, with the reason; each is proven another way below. The simulator only accepts
 # variable context keys of the form `prefix/<name>`, so `kms:EncryptionContext:aws:s3:arn` (the key the S3 Tables
@@ -144,14 +127,7 @@ def _split(cid: str) -> tuple[str, str, str]:
 def run_variants(variants: dict[str, dict[str, Any]], processes: int = 1) -> dict[str, dict[str, SimResult]]:
     """Evaluate the whole matrix against each variant of the documents in one batch."""
     requests = [F.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
-    results = evaluate(F.variant_policies(variants), requests, processes=processes)
-    errors = errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
-    for rid, res in results.items():
-        label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
-        out[label][cid] = res
-    return out
+    return F.evaluate_variants(variants, requests, processes=processes)
 
 
 def run(kit: dict[str, Any]) -> dict[str, SimResult]:

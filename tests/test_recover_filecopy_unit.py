@@ -38,7 +38,7 @@ from jobs.recover.modes import (
 )
 from jobs.recover.planning import Selector, plan_table, properties_point, property_changes
 from jobs.recover.report import TableResult, summary_table, table_markdown
-from tests.test_recover_unit import NOW, T0, metadata
+from tests.test_recover_unit import NOW, T0, metadata, run_refused_before_a_jvm
 
 # --- field ids ---------------------------------------------------------------------------------------------------
 
@@ -361,26 +361,12 @@ def _hadoop_table(wh: Path, ns: str, name: str, doc: dict[str, Any]) -> None:
 
 def test_plan_time_refusal_exits_2_before_a_jvm_starts(tmp_path: Path) -> None:
     """An existing target without --replace is a plan error: exit 2, no Spark session asked for, no result rows."""
-    from jobs.recover.catalogs import CatalogSpec
-    from jobs.recover.job import RecoveryRequest, run
-
     _hadoop_table(tmp_path / "rep", "analytics", "orders", metadata())
     taken = {**metadata(), "properties": {"someone": "else"}, "location": str(tmp_path / "tgt" / "rec" / "orders")}
     _hadoop_table(tmp_path / "tgt", "rec", "orders", taken)
 
-    def no_jvm(conf: dict[str, str]) -> Any:
-        raise AssertionError("a SparkSession was requested")
-
     out = io.StringIO()
-    req = RecoveryRequest(
-        replica=CatalogSpec("r", "hadoop", str(tmp_path / "rep")),
-        target=CatalogSpec("t", "hadoop", str(tmp_path / "tgt")),
-        tables=[Ident("analytics", "orders")],
-        target_namespace="rec",
-        report_dir=tmp_path / "reports",
-        now_ms=NOW,
-    )
-    res = run(req, no_jvm, out=out, err=io.StringIO())
+    res = run_refused_before_a_jvm(tmp_path, out, io.StringIO())
     assert res.exit_code == 2 and res.results == [] and res.report is None
     assert "pass --replace to overwrite it" in out.getvalue() and "Nothing was written" in out.getvalue()
     # the plan still says which mode the table would get, and why

@@ -27,8 +27,7 @@ from jobs.recover.leases import (
     lease_key,
     local_table_lease_key,
 )
-from jobs.recover.model import Ident
-from tests.test_recover_unit import NOW, metadata
+from tests.test_recover_unit import metadata, run_refused_before_a_jvm
 
 
 def _lease(store: Any, key: str, run_id: str, ttl: float = 60.0) -> Lease:
@@ -153,28 +152,14 @@ def test_s3_leases_use_conditional_writes(moto_endpoint: str) -> None:
 
 
 def test_plan_time_refusal_names_the_live_attempt_before_a_jvm_starts(tmp_path: Path) -> None:
-    from jobs.recover.catalogs import CatalogSpec
-    from jobs.recover.job import RecoveryRequest, run
-
     meta = tmp_path / "rep" / "analytics" / "orders" / "metadata"
     meta.mkdir(parents=True)
     (meta / "v1.metadata.json").write_text(json.dumps(metadata()))  # no version hint: found all the same
     held = Leases([_lease(LocalLeaseStore(), str(tmp_path / "tgt" / "rec" / "orders.kit-lease.json"), "theirs")])
     held.acquire_all(False, print)
 
-    def no_jvm(conf: dict[str, str]) -> Any:
-        raise AssertionError("a SparkSession was requested")
-
     out, err = io.StringIO(), io.StringIO()
-    req = RecoveryRequest(
-        replica=CatalogSpec("r", "hadoop", str(tmp_path / "rep")),
-        target=CatalogSpec("t", "hadoop", str(tmp_path / "tgt")),
-        tables=[Ident("analytics", "orders")],
-        target_namespace="rec",
-        report_dir=tmp_path / "reports",
-        now_ms=NOW,
-    )
-    res = run(req, no_jvm, out=out, err=err)
+    res = run_refused_before_a_jvm(tmp_path, out, err)
     held.release_all()
     assert res.exit_code == 2 and res.results == []
     (line,) = [ln for ln in out.getvalue().splitlines() if ln.startswith("REFUSED:")]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -39,6 +40,9 @@ from jobs.recover.planning import (
 from jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
 from jobs.recover.verify import compare_fingerprints, schema_problems
 from topology.outputs import parse_outputs
+
+if TYPE_CHECKING:
+    from jobs.recover.job import Outcome
 
 T0 = 1_764_770_000_000  # 2025-12-03T13:53:20Z
 
@@ -133,6 +137,25 @@ def metadata(**over: Any) -> dict[str, Any]:
 
 INFO = table_info_from_metadata(Ident("analytics", "orders"), metadata(), "s3://x/metadata/v3.metadata.json")
 NOW = T0 + 3_600_000
+
+
+def run_refused_before_a_jvm(tmp_path: Path, out: io.StringIO, err: io.StringIO) -> Outcome:
+    """Recover analytics.orders from the hadoop warehouse `tmp_path/rep` into namespace `rec` of `tmp_path/tgt`,
+    with a Spark factory that fails the test if a session is asked for (a plan-time refusal comes before any JVM)."""
+    from jobs.recover.job import RecoveryRequest, run
+
+    def no_jvm(conf: dict[str, str]) -> Any:
+        raise AssertionError("a SparkSession was requested")
+
+    req = RecoveryRequest(
+        replica=CatalogSpec("r", "hadoop", str(tmp_path / "rep")),
+        target=CatalogSpec("t", "hadoop", str(tmp_path / "tgt")),
+        tables=[Ident("analytics", "orders")],
+        target_namespace="rec",
+        report_dir=tmp_path / "reports",
+        now_ms=NOW,
+    )
+    return run(req, no_jvm, out=out, err=err)
 
 
 # --- timestamps and snapshot resolution ------------------------------------------------------------------------

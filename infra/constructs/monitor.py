@@ -40,24 +40,26 @@ from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_
 from infra.constructs.iam import role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
-from policies.model import Document
 from topology import contract as C
 from topology.assurance import monitor_schedule_expression
 from topology.config import KitConfig, Replica
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
+MONITOR_ROLE_ABOUT = "Replication monitor: reads replication status, publishes the kit's metrics"
+SCHEDULE_ROLE_ABOUT = "EventBridge Scheduler: invokes the replication monitor"
 
 
-def _role(scope: Construct, id: str, *, name: str, description: str, trust: Document, policy: Document) -> IamRole:
-    """A role with one inline policy of the same name (construct `<id>-permissions`)."""
+def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: str) -> IamRole:
+    """The monitor's role `id`: trusts as `monitor-<id>-trust` says, with one inline policy of the same name
+    (construct `<id>-permissions`) holding `monitor-<id>-permissions`."""
     role, _ = role_with_policy(
         scope,
         id,
         name=name,
         description=description,
-        trust=trust,
-        policy=policy,
+        trust=docs.document(f"monitor-{id}-trust"),
+        policy=docs.document(f"monitor-{id}-permissions"),
         policy_id=f"{id}-permissions",
         policy_name=name,
     )
@@ -69,14 +71,7 @@ class ReplicationMonitor(Construct):
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg)
-        role = _role(
-            self,
-            "role",
-            name=assurance.monitor_role_name(cfg),
-            description="Replication monitor: reads replication status, publishes the kit's metrics",
-            trust=docs.document("monitor-role-trust"),
-            policy=docs.document("monitor-role-permissions"),
-        )
+        role = _role(self, docs, "role", assurance.monitor_role_name(cfg), MONITOR_ROLE_ABOUT)
         logs = CloudwatchLogGroup(
             self, "logs", name=assurance.monitor_log_group(cfg), retention_in_days=LOG_RETENTION_DAYS
         )
@@ -122,14 +117,7 @@ class ReplicationMonitor(Construct):
             ),
             depends_on=[logs],
         )
-        sched_role = _role(
-            self,
-            "schedule-role",
-            name=assurance.monitor_scheduler_role_name(cfg),
-            description="EventBridge Scheduler: invokes the replication monitor",
-            trust=docs.document("monitor-schedule-role-trust"),
-            policy=docs.document("monitor-schedule-role-permissions"),
-        )
+        sched_role = _role(self, docs, "schedule-role", assurance.monitor_scheduler_role_name(cfg), SCHEDULE_ROLE_ABOUT)
         self.schedule = SchedulerSchedule(
             self,
             "schedule",

@@ -10,6 +10,10 @@ from constructs import Construct
 
 from policies.documents import Document, compact_json
 
+REPLICAS_SCP_DESCRIPTION = (
+    "Protects S3 Tables replicas: no deletion, retention or protection changes except break-glass"
+)
+
 
 class ReplicaScp(Construct):
     def __init__(
@@ -20,8 +24,7 @@ class ReplicaScp(Construct):
         name: str,
         policy: Document,
         targets: Sequence[str],
-        description: str = "Protects S3 Tables replicas: no deletion, retention or protection changes except "
-        "break-glass",
+        description: str = REPLICAS_SCP_DESCRIPTION,
     ) -> None:
         super().__init__(scope, id)
         self.policy = OrganizationsPolicy(

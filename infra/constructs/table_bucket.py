@@ -11,10 +11,11 @@ from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
+from infra.constructs.providers import site_providers
 from policies import documents
 from policies.docset import DocumentSet
 from policies.documents import Document
-from topology.config import Encryption, KitConfig, UnreferencedFileRemoval
+from topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
 
 
 class TableBucket(Construct):
@@ -127,4 +128,29 @@ def kit_table_bucket(
         allow_destroy=allow_destroy,
         tags=cfg.resource_tags,
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
+    )
+
+
+def site_table_bucket(
+    scope: Construct,
+    cfg: KitConfig,
+    docs: DocumentSet,
+    *,
+    role: str,
+    site: Source | Replica,
+    allow_destroy: bool,
+) -> TableBucket:
+    """The providers of a site's stack (`site_providers`) and the site's own table bucket, with the bucket settings
+    its configuration section names (the source's or a replica's)."""
+    return kit_table_bucket(
+        scope,
+        cfg,
+        docs,
+        role=role,
+        name=site.bucket,
+        encryption=site.encryption,
+        storage_class=site.storage_class,
+        unreferenced_file_removal=site.unreferenced_file_removal,
+        awscc=site_providers(scope, cfg, site),
+        allow_destroy=allow_destroy,
     )

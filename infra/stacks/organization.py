@@ -5,13 +5,14 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.organization_guardrail import ReplicaScp
+from infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
 from infra.constructs.providers import aws_provider
 from policies.docset import DocumentSet
 from topology.config import KitConfig, Organization
 from topology.outputs import OUTPUT_ORGANIZATION
 
 STACK_ID = "organization"
+GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail"
 
 
 class OrganizationStack(TerraformStack):
@@ -35,20 +36,14 @@ class OrganizationStack(TerraformStack):
             deploy_role_arn=org.deploy_role_arn,
             tags=cfg.resource_tags,
         )
-        scp = ReplicaScp(
-            self,
-            "replica-scp",
-            name=cfg.scp_name,
-            policy=docs.document("scp-protect-replicas"),
-            targets=org.targets,
-        )
-        guards = ReplicaScp(
-            self,
-            "replica-guards-scp",
-            name=cfg.scp_guards_name,
-            policy=docs.document("scp-protect-replica-guards"),
-            targets=org.targets,
-            description="Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail",
+        scp, guards = (
+            ReplicaScp(
+                self, construct_id, name=name, policy=docs.document(document), targets=org.targets, description=about
+            )
+            for construct_id, name, document, about in (
+                ("replica-scp", cfg.scp_name, "scp-protect-replicas", REPLICAS_SCP_DESCRIPTION),
+                ("replica-guards-scp", cfg.scp_guards_name, "scp-protect-replica-guards", GUARDS_SCP_DESCRIPTION),
+            )
         )
         TerraformOutput(
             self,

@@ -6,9 +6,8 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.providers import site_providers
 from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
-from infra.constructs.table_bucket import kit_table_bucket
+from infra.constructs.table_bucket import site_table_bucket
 from policies import documents
 from policies.docset import DocumentSet
 from topology.config import KitConfig, Replica
@@ -29,19 +28,7 @@ class ReplicaStack(TerraformStack):
         """The documents come from `docs` by their deployed names: in the failover topology (issue 17) the set
         resolves them to the configured promotion's (promoted bucket, destinations, guardrails, key policies)."""
         super().__init__(scope, replica.stack_id)
-        awscc = site_providers(self, cfg, replica)
-        self.bucket = kit_table_bucket(
-            self,
-            cfg,
-            docs,
-            role="replica",
-            name=replica.bucket,
-            encryption=replica.encryption,
-            storage_class=replica.storage_class,
-            unreferenced_file_removal=replica.unreferenced_file_removal,
-            awscc=awscc,
-            allow_destroy=allow_destroy,
-        )
+        self.bucket = site_table_bucket(self, cfg, docs, role="replica", site=replica, allow_destroy=allow_destroy)
         self.bucket_policy = ReplicaBucketPolicy(
             self,
             "bucket-policy",

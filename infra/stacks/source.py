@@ -10,10 +10,10 @@ from constructs import Construct
 
 from infra.constructs.catalog import SourceCatalog
 from infra.constructs.monitor import source_assurance
-from infra.constructs.providers import site_providers, untagged_aws_provider
+from infra.constructs.providers import untagged_aws_provider
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
-from infra.constructs.table_bucket import kit_table_bucket
+from infra.constructs.table_bucket import site_table_bucket
 from policies.docset import DocumentSet
 from topology.config import KitConfig
 from topology.outputs import OUTPUT_SOURCE
@@ -33,19 +33,7 @@ class SourceStack(TerraformStack):
     ) -> None:
         super().__init__(scope, STACK_ID)
         src = cfg.source
-        awscc = site_providers(self, cfg, src)
-        bucket = kit_table_bucket(
-            self,
-            cfg,
-            docs,
-            role="source",
-            name=src.bucket,
-            encryption=src.encryption,
-            storage_class=src.storage_class,
-            unreferenced_file_removal=src.unreferenced_file_removal,
-            awscc=awscc,
-            allow_destroy=allow_destroy,
-        )
+        bucket = site_table_bucket(self, cfg, docs, role="source", site=src, allow_destroy=allow_destroy)
         # Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`
         # (docs/provisioning.md#tags-and-replicated-tables): the provider's default_tags would otherwise put them on
         # every table.

@@ -48,11 +48,13 @@ from jobs.recover.fastpath import (
     _run_on_executors,
     bins,
     compare_counts,
+    copied_data_file,
     copy_items,
     enumerate_files,
     iceberg_catalog,
     metadata_counts,
     stage,
+    stamp_file_copy,
 )
 from jobs.recover.filecopy import check_partition, copy_partition
 from jobs.recover.guard import GuardedSql
@@ -316,17 +318,8 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
         unsorted = ice.SortOrder.unsorted()
         by_src = {r["src"]: r for r in st.files.results}
         for f in st.data:
-            r = by_src[f.path]
-            op.appendFile(
-                ice.DataFiles.builder(tspecs.get(f.spec_id))
-                .copy(f.jfile)
-                .withPath(r["dst"])
-                .withFileSizeInBytes(int(r["size"]))
-                .withSortOrder(unsorted)
-                .build()
-            )
-        op.set("kit.recovery.copy-mode", "files")
-        op.set("kit.recovery.replica-snapshot-id", str(tp.snapshot.snapshot_id))
+            op.appendFile(copied_data_file(ice, tspecs.get(f.spec_id), f, by_src[f.path], unsorted))
+        stamp_file_copy(op, tp.snapshot.snapshot_id)
         op.commit()  # into the transaction (manifest + manifest list written): nothing is visible in the catalog yet
         st.phases["append"] = time.monotonic() - t
         t = time.monotonic()

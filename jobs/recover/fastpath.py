@@ -433,15 +433,7 @@ def recover_files(
     op = txn.newRowDelta() if deletes else txn.newFastAppend()
     unsorted = ice.SortOrder.unsorted()
     for f in data:
-        r = by_src[f.path]
-        df = (
-            ice.DataFiles.builder(tspecs.get(f.spec_id))
-            .copy(f.jfile)
-            .withPath(r["dst"])
-            .withFileSizeInBytes(int(r["size"]))
-            .withSortOrder(unsorted)
-            .build()
-        )
+        df = copied_data_file(ice, tspecs.get(f.spec_id), f, by_src[f.path], unsorted)
         if deletes:
             op.addRows(df)
         else:
@@ -463,8 +455,7 @@ def recover_files(
         if f.referenced:
             b = b.withReferencedDataFile(relocate(f.referenced, src_loc, dst_loc))
         op.addDeletes(b.build())
-    op.set("kit.recovery.copy-mode", "files")
-    op.set("kit.recovery.replica-snapshot-id", str(tp.snapshot.snapshot_id))
+    stamp_file_copy(op, tp.snapshot.snapshot_id)
     if outcome.before_commit is not None:
         outcome.before_commit()
     op.commit()
@@ -473,6 +464,25 @@ def recover_files(
     outcome.commit_seconds = time.monotonic() - t2
     say(f"committed {len(data)} data + {len(deletes)} delete file(s) in one snapshot ({outcome.commit_seconds:.1f}s)")
     return rcat, jtable
+
+
+def copied_data_file(ice: Any, spec: Any, replica_file: SourceFile, copied: dict[str, Any], sort_order: Any) -> Any:
+    """The Iceberg DataFile of a copied replica data file: the replica's entry (`replica_file.jfile`: partition,
+    metrics) at the path and size the copy wrote (`copied`: its copy result), in the target's `sort_order`."""
+    return (
+        ice.DataFiles.builder(spec)
+        .copy(replica_file.jfile)
+        .withPath(copied["dst"])
+        .withFileSizeInBytes(int(copied["size"]))
+        .withSortOrder(sort_order)
+        .build()
+    )
+
+
+def stamp_file_copy(op: Any, replica_snapshot_id: int) -> None:
+    """The snapshot summary of a file-copy commit: the copy mode and the replica snapshot it copied."""
+    op.set("kit.recovery.copy-mode", "files")
+    op.set("kit.recovery.replica-snapshot-id", str(replica_snapshot_id))
 
 
 def verify_counts(spark: SparkSession, target_catalog: str, tp: TablePlan, jreplica: Any) -> tuple[list[str], int, int]:

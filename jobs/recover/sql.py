@@ -84,23 +84,19 @@ _TIME = {"year": "years", "month": "months", "day": "days", "hour": "hours"}
 
 def transform_sql(transform: str, column: str) -> str:
     """An Iceberg transform as a Spark DDL partition/sort expression."""
-    col = qpath(column)
-    if transform == "identity":
-        return col
-    if transform in _TIME:
-        return f"{_TIME[transform]}({col})"
-    m = _TRANSFORM.match(transform)
-    if m:
-        return f"{m.group(1)}({m.group(2)}, {col})"
-    raise ValueError(f"unsupported partition transform {transform!r}")
+    return _transform_call(transform, column, "")
 
 
 def transform_value_sql(transform: str, column: str, fn_catalog: str) -> str:
     """The partition value of a row, for grouping (Iceberg's Spark functions `<catalog>.system.*`)."""
+    return _transform_call(transform, column, f"{q(fn_catalog)}.system.")
+
+
+def _transform_call(transform: str, column: str, fn: str) -> str:
+    """The transform applied to the column, its function name prefixed by `fn` (identity: the column itself)."""
     col = qpath(column)
     if transform == "identity":
         return col
-    fn = f"{q(fn_catalog)}.system."
     if transform in _TIME:
         return f"{fn}{_TIME[transform]}({col})"
     m = _TRANSFORM.match(transform)

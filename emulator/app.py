@@ -1319,7 +1319,30 @@ class KitMotoApp:
 
         environ["wsgi.input"] = io.BytesIO(body_bytes)
         environ["CONTENT_LENGTH"] = str(len(body_bytes))
+        if service == "s3tables" and op == "CreateTableBucket":
+            return self._create_table_bucket(environ, start_response, body_bytes)
         return self.moto_app(environ, start_response)
+
+    def _create_table_bucket(self, environ: dict[str, Any], start_response: Any, body_bytes: bytes) -> list[bytes]:
+        """moto creates the bucket but drops its `encryptionConfiguration` and `storageClassConfiguration`; AWS keeps
+        them (GetTableBucketEncryption / GetTableBucketStorageClass read them back), so they are recorded here once
+        moto has answered with the new bucket's ARN."""
+        answer: dict[str, str] = {}
+
+        def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
+            answer["status"] = status
+            return start_response(status, headers, exc_info)
+
+        chunks = list(self.moto_app(environ, capture))
+        request = json.loads(body_bytes or b"{}")
+        if answer.get("status", "").startswith("200"):
+            arn = json.loads(b"".join(chunks))["arn"]
+            with LOCK:
+                if request.get("encryptionConfiguration"):
+                    STATE.bucket_encryption[arn] = request["encryptionConfiguration"]
+                if request.get("storageClassConfiguration"):
+                    STATE.storage_class[arn] = request["storageClassConfiguration"]["storageClass"]
+        return chunks
 
 
 def build_app() -> KitMotoApp:

@@ -127,3 +127,19 @@ def test_seed_commits_to_a_table_that_exists_already(ops_env: OpsEnv, keys: dict
     loc = st.get_table_metadata_location(tableBucketARN=arn, namespace="analytics", name="orders")
     assert loc["metadataLocation"].endswith(".metadata.json")
     assert len(st.list_tables(tableBucketARN=arn)["tables"]) == 1  # the same table, not a second one
+
+
+def test_create_table_bucket_keeps_its_encryption_and_storage_class(
+    ops_env: OpsEnv, keys: dict[str, dict[str, str]]
+) -> None:
+    st = _client(ops_env, keys, REPLICA, "s3tables", "ap-southeast-2")
+    key = f"arn:aws:kms:ap-southeast-2:{REPLICA}:key/91ad18b2-91ba-4c4c-9907-ba1e3d0c95f9"
+    arn = st.create_table_bucket(
+        name="kms-bucket",
+        encryptionConfiguration={"sseAlgorithm": "aws:kms", "kmsKeyArn": key},
+        storageClassConfiguration={"storageClass": "INTELLIGENT_TIERING"},
+    )["arn"]
+    enc = st.get_table_bucket_encryption(tableBucketARN=arn)["encryptionConfiguration"]
+    assert enc == {"sseAlgorithm": "aws:kms", "kmsKeyArn": key}
+    sc = st.get_table_bucket_storage_class(tableBucketARN=arn)["storageClassConfiguration"]
+    assert sc == {"storageClass": "INTELLIGENT_TIERING"}

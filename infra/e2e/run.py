@@ -26,6 +26,7 @@ Exit 0 when every check passes, 1 otherwise, 2 when the toolchain is missing (un
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -165,13 +166,29 @@ def accounts_of(cfg: KitConfig, docs: Iterable[Json]) -> list[str]:
 
 
 def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, Credentials]:
+    """Accounts, organization, and the roles a first deploy expects to exist already (README prerequisites): the
+    workload roles the guardrail is attached to, in every replica account."""
+    import boto3
+
     keys = emu.control.seed_accounts(accounts)
     org = cfg.protection.organization
     if org is not None:
         ous = {t: list(org.ou_accounts.get(t, ())) for t in org.targets if t.startswith(("ou-", "r-"))}
         direct = [t for t in org.targets if t.isdigit()]
         emu.control.seed_organization(org.management_account_id, ous, direct)
-    return {a: Credentials(k["accessKeyId"], k["secretAccessKey"]) for a, k in keys.items()}
+    creds = {a: Credentials(k["accessKeyId"], k["secretAccessKey"]) for a, k in keys.items()}
+    for account in sorted({r.account_id for r in cfg.replicas}):
+        key = creds[account]
+        iam = boto3.session.Session(
+            aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name="us-east-1"
+        ).client("iam", endpoint_url=emu.url)
+        trust = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "sts:AssumeRole"}
+        ]}  # fmt: skip
+        for name in cfg.protection.guardrail_attach_roles:
+            with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+                iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+    return creds
 
 
 def create_state_bucket(emu: Emulator, docs: Iterable[Json], creds: dict[str, Credentials]) -> None:

@@ -177,7 +177,9 @@ def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, 
         direct = [t for t in org.targets if t.isdigit()]
         emu.control.seed_organization(org.management_account_id, ous, direct)
     creds = {a: Credentials(k["accessKeyId"], k["secretAccessKey"]) for a, k in keys.items()}
-    for account in sorted({r.account_id for r in cfg.replicas}):
+    for account, name in sorted(prerequisite_roles(cfg)):
+        if account not in creds:
+            continue
         key = creds[account]
         iam = boto3.session.Session(
             aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name="us-east-1"
@@ -185,10 +187,25 @@ def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, 
         trust = {"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "sts:AssumeRole"}
         ]}  # fmt: skip
-        for name in cfg.protection.guardrail_attach_roles:
-            with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
-                iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+        with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+            iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
     return creds
+
+
+def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
+    """(account, role name) of the roles the configuration names and a first deploy expects to exist: deploy roles,
+    break-glass roles, failover writers, and the workload roles the guardrail is attached to in replica accounts."""
+    arns = [s.deploy_role_arn for s in (cfg.source, *cfg.replicas) if s.deploy_role_arn]
+    org = cfg.protection.organization
+    if org is not None and org.deploy_role_arn:
+        arns.append(org.deploy_role_arn)
+    arns += list(cfg.protection.break_glass_principals)
+    if cfg.failover is not None:
+        arns += list(cfg.failover.writer_roles)
+        arns += [b.deploy_role_arn for b in cfg.failover.new_buckets if b.deploy_role_arn]
+    out = {(a.split(":")[4], a.split(":role/", 1)[1].split("/")[-1]) for a in arns if ":role/" in a}
+    out |= {(r.account_id, name) for r in cfg.replicas for name in cfg.protection.guardrail_attach_roles}
+    return out
 
 
 def create_state_bucket(emu: Emulator, docs: Iterable[Json], creds: dict[str, Credentials]) -> None:

@@ -14,9 +14,12 @@ from topology.model import (
     Encryption,
     KitConfig,
     Replica,
+    Source,
     parse_partition,
 )
 from topology.rules import (
+    MAX_DESTINATIONS,
+    MAX_NAME_PREFIX,
     MAX_FAILOVER_DESTINATIONS,
     MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
     MAX_TABLES_PER_BUCKET,
@@ -33,21 +36,95 @@ class Issue:
         return f"{self.field}: {self.rule}"
 
 
-def cross_checks(cfg: KitConfig) -> list[Issue]:
-    out: list[Issue] = []
-    src = cfg.source
+def _where(cfg: KitConfig, src: Source) -> str:
+    """The field path of a source: `source` or `sources[i]`."""
+    return f"sources[{cfg.estate_sources.index(src)}]" if cfg.is_estate else "source"
 
-    # Tables, columns, partitions
+
+def _form_checks(cfg: KitConfig) -> list[Issue]:
+    """`[source]` + `[replication]`, or `[[sources]]` (an estate), never both; the estate keys only in an estate."""
+    out: list[Issue] = []
+    if cfg.source_section is not None and cfg.estate_sources:
+        return [Issue("sources", "use either [source] with [replication] or [[sources]] (an estate), not both")]
+    if cfg.source_section is None and not cfg.estate_sources:
+        return [Issue("source", "required field is missing (or [[sources]] for an estate of several buckets)")]
+    if not cfg.is_estate:
+        src = cfg.source
+        for fld in ("id", "replicate_to", "replication"):
+            if getattr(src, fld):
+                out.append(
+                    Issue(f"source.{fld}", "only valid in [[sources]] (an estate); [source] replicates to every replica")
+                )
+        if cfg.replication_section is None:
+            out.append(Issue("replication", "required field is missing"))
+        if len(cfg.replicas) > MAX_DESTINATIONS:
+            out.append(
+                Issue(
+                    "replicas",
+                    f"needs at most {MAX_DESTINATIONS} item(s), got {len(cfg.replicas)} (S3 Tables replicates to 1 to "
+                    f"{MAX_DESTINATIONS} destination table buckets)",
+                )
+            )
+        return out
+    if cfg.replication_section is not None:
+        out.append(Issue("replication", "only valid with [source]; each of [[sources]] has its own replication"))
+    names = {r.bucket for r in cfg.replicas}
+    ids = Counter(s.id for s in cfg.sources)
+    for i, src in enumerate(cfg.sources):
+        where = f"sources[{i}]"
+        if src.id is None:
+            out.append(Issue(f"{where}.id", "required in [[sources]]: it names the source's stack and roles"))
+        else:
+            if ids[src.id] > 1:
+                out.append(Issue(f"{where}.id", f"duplicate source id {src.id!r}"))
+            prefix = f"{cfg.kit.name}-{src.id}"
+            if len(prefix) > MAX_NAME_PREFIX:
+                out.append(
+                    Issue(
+                        f"{where}.id",
+                        f"{prefix!r} ({len(prefix)} characters) prefixes this source's IAM role names and must be at "
+                        f"most {MAX_NAME_PREFIX} characters: shorten the id or the kit name",
+                    )
+                )
+        if src.replication is None:
+            out.append(Issue(f"{where}.replication", "required in [[sources]] (mode = \"bucket\" or \"tables\")"))
+        if not 1 <= len(src.replicate_to) <= MAX_DESTINATIONS:
+            out.append(
+                Issue(
+                    f"{where}.replicate_to",
+                    f"needs 1 to {MAX_DESTINATIONS} bucket names of [[replicas]] (S3 Tables replicates to 1 to "
+                    f"{MAX_DESTINATIONS} destination table buckets), got {len(src.replicate_to)}",
+                )
+            )
+        for k, name in enumerate(src.replicate_to):
+            if name not in names:
+                out.append(Issue(f"{where}.replicate_to[{k}]", f"{name!r} is not the bucket of any entry in replicas"))
+        for name, n in Counter(src.replicate_to).items():
+            if n > 1:
+                out.append(Issue(f"{where}.replicate_to", f"{name!r} is listed twice"))
+    for i, rep in enumerate(cfg.replicas):
+        if not cfg.sources_into(rep):
+            out.append(Issue(f"replicas[{i}].bucket", f"no source replicates to {rep.bucket!r} (list it in replicate_to)"))
+    for site_key, n in Counter(s.site_key for s in cfg.sources).items():
+        if n > 1:
+            out.append(Issue("sources", f"duplicate source bucket {site_key[2]!r} in {site_key[1]}/{site_key[0]}"))
+    return out
+
+
+def _table_checks(cfg: KitConfig, src: Source) -> list[Issue]:
+    """Namespaces, tables, columns and partitions of one source; retention against each of its destinations."""
+    out: list[Issue] = []
+    base = _where(cfg, src)
     seen_ns: set[str] = set()
     total_tables = 0
     for i, ns in enumerate(src.namespaces):
         if ns.name in seen_ns:
-            out.append(Issue(f"source.namespaces[{i}].name", f"duplicate namespace {ns.name!r}"))
+            out.append(Issue(f"{base}.namespaces[{i}].name", f"duplicate namespace {ns.name!r}"))
         seen_ns.add(ns.name)
         seen_t: set[str] = set()
         for j, t in enumerate(ns.tables):
             total_tables += 1
-            where = f"source.namespaces[{i}].tables[{j}]"
+            where = f"{base}.namespaces[{i}].tables[{j}]"
             if t.name in seen_t:
                 out.append(Issue(f"{where}.name", f"duplicate table {ns.name}.{t.name}"))
             seen_t.add(t.name)
@@ -81,6 +158,8 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
                     )
             ret = src.retention_for(t)
             for r_i, rep in enumerate(cfg.replicas):
+                if rep not in cfg.destinations_of(src):
+                    continue
                 if rep.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
                     out.append(
                         Issue(
@@ -93,13 +172,19 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
     if total_tables > MAX_TABLES_PER_BUCKET:
         out.append(
             Issue(
-                "source.namespaces",
+                f"{base}.namespaces",
                 f"{total_tables} tables exceed the quota of {MAX_TABLES_PER_BUCKET} tables per table bucket",
             )
         )
+    return out
 
-    # Replicas vs source and each other
+
+def _destination_checks(cfg: KitConfig, src: Source) -> list[Issue]:
+    """Each destination of one source against that source (Region, account, snapshot counts, keys)."""
+    out: list[Issue] = []
     for r_i, rep in enumerate(cfg.replicas):
+        if rep not in cfg.destinations_of(src):
+            continue
         where = f"replicas[{r_i}]"
         if rep.site_key == src.site_key or (rep.account_id == src.account_id and rep.region == src.region):
             if rep.bucket == src.bucket:
@@ -119,6 +204,61 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
                     "replica keeps fewer snapshots than the source; replicas must keep at least as many",
                 )
             )
+    return out
+
+
+def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
+    """A replica receiving from several sources (fan-in) must not receive two same-named tables (AWS does not
+    document what replication does then), nor more tables than a bucket holds. Only declared tables can be checked:
+    a bucket-mode source replicates undeclared ones too (docs/decisions/0026)."""
+    out: list[Issue] = []
+    for r_i, rep in enumerate(cfg.replicas):
+        owner: dict[str, str] = {}
+        count = 0
+        for src in cfg.sources_into(rep):
+            listed = {f"{n}.{t}" for n, t in cfg.view(src).replicated_tables()}
+            count += len(listed)
+            base = _where(cfg, src)
+            for i, ns in enumerate(src.namespaces):
+                for j, t in enumerate(ns.tables):
+                    name = f"{ns.name}.{t.name}"
+                    if name not in listed:
+                        continue
+                    if name in owner:
+                        out.append(
+                            Issue(
+                                f"{base}.namespaces[{i}].tables[{j}].name",
+                                f"{name} is also replicated into {rep.bucket!r} by {owner[name]}: two sources' "
+                                "same-named tables in one bucket are refused (AWS does not document which wins); "
+                                "rename one, or replicate them to different buckets",
+                            )
+                        )
+                    else:
+                        owner[name] = f"source {src.id or src.bucket!r}"
+        if count > MAX_TABLES_PER_BUCKET:
+            out.append(
+                Issue(
+                    f"replicas[{r_i}]",
+                    f"{count} tables replicated into {rep.bucket!r} exceed the quota of {MAX_TABLES_PER_BUCKET} "
+                    "tables per table bucket",
+                )
+            )
+    return out
+
+
+def cross_checks(cfg: KitConfig) -> list[Issue]:
+    out = _form_checks(cfg)
+    if out and any(i.field in ("source", "sources") for i in out):
+        return out
+    for src in cfg.sources:
+        out += _table_checks(cfg, src)
+        out += _destination_checks(cfg, src)
+    if cfg.is_estate:
+        out += _fan_in_checks(cfg)
+
+    # Replicas: their own keys and deploy roles in their own account, never twice
+    for r_i, rep in enumerate(cfg.replicas):
+        where = f"replicas[{r_i}]"
         for fld, arn in (("deploy_role_arn", rep.deploy_role_arn), ("encryption.kms_key", rep.encryption.kms_key)):
             if arn and arn.startswith("arn:"):
                 acct = arn.split(":")[4]
@@ -137,7 +277,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {bucket!r} in {region}/{acct}"))
 
     # Encryption on every bucket site
-    sites: list[tuple[str, Encryption, str]] = [("source", src.encryption, src.region)]
+    sites: list[tuple[str, Encryption, str]] = [(_where(cfg, s), s.encryption, s.region) for s in cfg.sources]
     sites += [(f"replicas[{i}]", r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
     rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     sites.append(("recovery", cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
@@ -155,26 +295,14 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue(f"{where}.encryption.kms_key", f"the KMS key must be in the bucket's Region ({region})"))
 
     # Replication mode
-    declared = {f"{ns.name}.{t.name}" for ns, t in src.tables()}
-    if cfg.replication.mode == "tables":
-        if not cfg.replication.tables:
-            out.append(Issue("replication.tables", 'mode = "tables" needs at least one "namespace.table"'))
-        for k, name in enumerate(cfg.replication.tables):
-            if name not in declared:
-                out.append(
-                    Issue(f"replication.tables[{k}]", f"{name!r} is not a table declared under source.namespaces")
-                )
-        for listed, n in Counter(cfg.replication.tables).items():
-            if n > 1:
-                out.append(Issue("replication.tables", f"{listed!r} is listed twice"))
-    elif cfg.replication.tables:
-        out.append(Issue("replication.tables", 'only valid with mode = "tables" (bucket mode covers every table)'))
+    for src in cfg.sources:
+        out += _replication_checks(cfg, src)
 
     # Recovery
     if rec_rep is None:
         out.append(Issue("recovery.replica", f"{cfg.recovery.replica!r} is not the bucket of any entry in replicas"))
     else:
-        taken = {(src.account_id, src.region, src.bucket)} | {r.site_key for r in cfg.replicas}
+        taken = {s.site_key for s in cfg.sources} | {r.site_key for r in cfg.replicas}
         if (rec_rep.account_id, rec_rep.region, cfg.recovery.bucket) in taken:
             out.append(
                 Issue(
@@ -183,7 +311,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
             )
 
     # Quota: table buckets per account and Region
-    buckets = [(r.account_id, r.region) for r in (src, *cfg.replicas)]
+    buckets = [(r.account_id, r.region) for r in (*cfg.sources, *cfg.replicas)]
     out += _bucket_quota_issues("replicas", buckets + ([(rec_rep.account_id, rec_rep.region)] if rec_rep else []))
 
     # State
@@ -205,16 +333,39 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
     return out
 
 
+def _replication_checks(cfg: KitConfig, src: Source) -> list[Issue]:
+    rep = src.replication if cfg.is_estate else cfg.replication_section
+    if rep is None:
+        return []  # reported by _form_checks
+    base = f"{_where(cfg, src)}.replication" if cfg.is_estate else "replication"
+    out: list[Issue] = []
+    declared = {f"{ns.name}.{t.name}" for ns, t in src.tables()}
+    if rep.mode == "tables":
+        if not rep.tables:
+            out.append(Issue(f"{base}.tables", 'mode = "tables" needs at least one "namespace.table"'))
+        for k, name in enumerate(rep.tables):
+            if name not in declared:
+                out.append(
+                    Issue(f"{base}.tables[{k}]", f"{name!r} is not a table declared under {_where(cfg, src)}.namespaces")
+                )
+        for listed, n in Counter(rep.tables).items():
+            if n > 1:
+                out.append(Issue(f"{base}.tables", f"{listed!r} is listed twice"))
+    elif rep.tables:
+        out.append(Issue(f"{base}.tables", 'only valid with mode = "tables" (bucket mode covers every table)'))
+    return out
+
+
 def _protection_checks(cfg: KitConfig) -> list[Issue]:
     """Configurations under which a protection layer would not be effective are refused, not deployed."""
     out: list[Issue] = []
     prot = cfg.protection
-    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas) if r.deploy_role_arn}
+    deploy_roles = {r.deploy_role_arn for r in (*cfg.sources, *cfg.replicas) if r.deploy_role_arn}
     if prot.organization and prot.organization.deploy_role_arn:
         deploy_roles.add(prot.organization.deploy_role_arn)
     for k, arn in enumerate(prot.break_glass_principals):
         where = f"protection.break_glass_principals[{k}]"
-        if arn == cfg.replication_role_arn:
+        if arn in cfg.replication_role_arns:
             out.append(Issue(where, "the replication role cannot be a break-glass principal"))
         elif any(r.bucket == cfg.recovery.replica for r in cfg.replicas) and arn == cfg.recovery_role_arn:
             out.append(
@@ -244,7 +395,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
                     "break-glass out",
                 )
             )
-        if cfg.replication_role_arn in arns:
+        if arns & set(cfg.replication_role_arns):
             out.append(
                 Issue(f"protection.guardrail_attach_roles[{k}]", "the replication role must not carry the guardrail")
             )
@@ -263,7 +414,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
         if t not in org.targets:
             out.append(Issue(f"protection.organization.ou_accounts.{t}", f"{t!r} is not one of the SCP targets"))
     covered = org.covered_accounts
-    sites = [("source.account_id", cfg.source.account_id, "source")]
+    sites = [(f"{_where(cfg, s)}.account_id", s.account_id, "source") for s in cfg.sources]
     sites += [(f"replicas[{i}].account_id", r.account_id, f"replica {r.bucket}") for i, r in enumerate(cfg.replicas)]
     reported: set[str] = set()
     for where, acct, what in sites:
@@ -292,7 +443,8 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
     """Cross-field rules of `[assurance]` (topology/assurance.py), run by `parse_config` after the model validates."""
     out: list[Issue] = []
     a = cfg.assurance
-    replicated = {f"{ns}.{t}" for ns, t in cfg.replicated_tables()}
+    rec = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    replicated = {f"{ns}.{t}" for ns, t in (cfg.tables_into(rec) if rec else cfg.replicated_tables())}
     for k, name in enumerate(a.rehearsal.tables):
         if name not in replicated:
             out.append(
@@ -352,12 +504,12 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
         return []
     out: list[Issue] = []
     replicas = {r.bucket: r for r in cfg.replicas}
-    deploy_roles = {r.deploy_role_arn for r in (cfg.source, *cfg.replicas, *fo.new_buckets) if r.deploy_role_arn}
+    deploy_roles = {r.deploy_role_arn for r in (*cfg.sources, *cfg.replicas, *fo.new_buckets) if r.deploy_role_arn}
     for k, arn in enumerate(fo.writer_roles):
         where = f"failover.writer_roles[{k}]"
         if arn in cfg.protection.break_glass_principals:
             out.append(Issue(where, "a break-glass principal is exempt already; writers are ordinary workload roles"))
-        elif arn == cfg.replication_role_arn:
+        elif arn in cfg.replication_role_arns:
             out.append(Issue(where, "the replication role must never write a table (it is the service's path)"))
         elif cfg.recovery.replica in replicas and arn == cfg.recovery_role_arn:
             out.append(Issue(where, "the recovery role never writes a replica, promoted or not"))
@@ -386,6 +538,17 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
             )
         )
         return out
+    feeding = cfg.sources_into(promoted)
+    if len(feeding) != 1:
+        out.append(
+            Issue(
+                "failover.promoted_bucket",
+                f"{promoted.bucket!r} receives from {len(feeding)} sources (fan-in): a vault is restored from "
+                "(make recover), never promoted; promote a replica of exactly one source",
+            )
+        )
+        return out
+    failed = feeding[0]
     if not any(a.split(":")[4] == promoted.account_id for a in fo.writer_roles):
         out.append(
             Issue(
@@ -416,7 +579,7 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
         if n > 1:
             out.append(Issue("failover.replicate_to", f"{name!r} is listed twice"))
     new_names = [b.bucket for b in fo.new_buckets]
-    taken = {cfg.source.bucket, cfg.recovery.bucket, *replicas}
+    taken = {*(s.bucket for s in cfg.sources), cfg.recovery.bucket, *replicas}
     for i, nb in enumerate(fo.new_buckets):
         where = f"failover.new_buckets[{i}]"
         if nb.bucket in taken:
@@ -457,7 +620,7 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
                     "Regional outage or account compromise; use another Region or account",
                 )
             )
-        if dest.region == cfg.source.region and dest.account_id == cfg.source.account_id:
+        if dest.region == failed.region and dest.account_id == failed.account_id:
             out.append(Issue(where, "a destination in the failed source's account and Region: use another Region"))
         ret = promoted.snapshot_retention
         if dest.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:
@@ -519,7 +682,7 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
                         "targets, or list it under protection.organization.ou_accounts",
                     )
                 )
-    sites = [(r.account_id, r.region) for r in (cfg.source, *cfg.replicas, *fo.new_buckets)]
+    sites = [(r.account_id, r.region) for r in (*cfg.sources, *cfg.replicas, *fo.new_buckets)]
     if cfg.recovery.replica in replicas:
         sites.append((cfg.recovery_replica.account_id, cfg.recovery_replica.region))
     out += _bucket_quota_issues("failover.new_buckets", sites)

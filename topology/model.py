@@ -25,6 +25,7 @@ from topology.rules import (
     ORG_TARGET_RE,
     PARTITION_RE,
     ROLE_ARN_RE,
+    SOURCE_ID_RE,
     SOURCE_TABLE_TAGS_KEY,
     TAG_KEY_RE,
     TAG_VALUE_RE,
@@ -195,10 +196,42 @@ class _BucketSite(_Frozen):
         return (self.account_id, self.region, self.bucket)
 
 
+class Replication(_Frozen):
+    """`bucket`: one bucket-level configuration covering existing and future tables.
+    `tables`: one table-level configuration per listed `namespace.table` (must be declared in the source)."""
+
+    mode: Literal["bucket", "tables"]
+    tables: tuple[str, ...] = ()
+
+
 class Source(_BucketSite):
+    """A source table bucket: `[source]` (with `[replication]` beside it, replicating to every `[[replicas]]`), or one
+    entry of `[[sources]]` in an estate (issue 24), which also names itself (`id`), its destinations (`replicate_to`,
+    bucket names of `[[replicas]]`) and its own `replication`. `topology.checks` refuses the estate keys under
+    `[source]` and requires them under `[[sources]]`."""
+
     snapshot_retention: SnapshotRetention
     unreferenced_file_removal: UnreferencedFileRemoval = UnreferencedFileRemoval()
     namespaces: tuple[Namespace, ...] = ()
+    # estate only ([[sources]]): stack `source-<id>`, names `<kit>-<id>-...`
+    id: str | None = None
+    replicate_to: tuple[str, ...] = ()
+    replication: Replication | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str | None) -> str | None:
+        if v is not None and not SOURCE_ID_RE.match(v):
+            raise ValueError(
+                f"source id {v!r} must be 1-16 characters: lowercase letters, digits, hyphens, starting with a letter "
+                "and not ending with a hyphen (it names the source's stack and prefixes its IAM role names)"
+            )
+        return v
+
+    @property
+    def stack_id(self) -> str:
+        """`source` for `[source]`, `source-<id>` for an estate's source (part of the state contract)."""
+        return "source" if self.id is None else f"source-{self.id}"
 
     def tables(self) -> Iterable[tuple[Namespace, Table]]:
         for ns in self.namespaces:
@@ -216,14 +249,6 @@ class Replica(_BucketSite):
     @property
     def stack_id(self) -> str:
         return f"replica-{self.bucket}"
-
-
-class Replication(_Frozen):
-    """`bucket`: one bucket-level configuration covering existing and future tables.
-    `tables`: one table-level configuration per listed `namespace.table` (must be declared in the source)."""
-
-    mode: Literal["bucket", "tables"]
-    tables: tuple[str, ...] = ()
 
 
 class Organization(_Frozen):
@@ -426,11 +451,24 @@ class Failover(_Frozen):
         return v
 
 
+class EstateError(ValueError):
+    """A single-source name asked of an estate with several sources (use `sources`, `view(source)`)."""
+
+
 class KitConfig(_Frozen):
+    """The topology. `[source]` + `[replication]` describe one source bucket (every configuration before issue 24);
+    `[[sources]]` an estate of one or more, each with its own destinations and replication, fan-in allowed (several
+    sources naming one replica). Either form, never both (`topology.checks`). `sources` is the one list every layer
+    iterates; `source`/`replication` are the single source's (an error on a multi-source estate), and `view(src)` is
+    the configuration of one source with its own destinations, from which its stack, roles and monitor are built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False, populate_by_name=True)
+
     kit: Kit
-    source: Source
-    replicas: tuple[Replica, ...] = Field(min_length=1, max_length=MAX_DESTINATIONS)
-    replication: Replication
+    source_section: Source | None = Field(default=None, alias="source")
+    estate_sources: tuple[Source, ...] = Field(default=(), alias="sources")
+    replicas: tuple[Replica, ...] = Field(min_length=1)
+    replication_section: Replication | None = Field(default=None, alias="replication")
     protection: Protection
     recovery: Recovery
     assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (topology/assurance.py)
@@ -476,6 +514,79 @@ class KitConfig(_Frozen):
             raise ValueError(f"at most {MAX_TAGS - len(KIT_TAG_KEYS)} tags (AWS allows {MAX_TAGS} per resource)")
         return v
 
+    # ---- the source(s) ----
+    @property
+    def is_estate(self) -> bool:
+        """Declared with `[[sources]]` (issue 24): the estate's protection (tagged buckets, constant-size SCPs)."""
+        return bool(self.estate_sources)
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return self.estate_sources or ((self.source_section,) if self.source_section is not None else ())
+
+    @property
+    def source(self) -> Source:
+        """The configuration's one source (`[source]`, an estate of one, or a `view`)."""
+        if len(self.sources) != 1:
+            raise EstateError(
+                f"this estate has {len(self.sources)} sources: a single-source name does not apply "
+                "(iterate `sources`, or take `view(source)`)"
+            )
+        return self.sources[0]
+
+    @property
+    def replication(self) -> Replication:
+        src = self.source
+        rep = src.replication if self.is_estate else self.replication_section
+        if rep is None:  # refused at load (topology.checks); a model built in code may lack it
+            raise EstateError(f"source {src.bucket!r} has no replication section")
+        return rep
+
+    def replication_of(self, src: Source) -> Replication:
+        return self.view(src).replication
+
+    def destinations_of(self, src: Source) -> tuple[Replica, ...]:
+        """The replicas `src` replicates to: every replica for `[source]`, its `replicate_to` in an estate."""
+        if not self.is_estate:
+            return self.replicas
+        by_name = {r.bucket: r for r in self.replicas}
+        return tuple(by_name[b] for b in src.replicate_to if b in by_name)
+
+    def sources_into(self, replica: Replica) -> tuple[Source, ...]:
+        """The sources replicating into `replica` (several: fan-in)."""
+        return tuple(s for s in self.sources if replica in self.destinations_of(s))
+
+    def view(self, src: Source) -> KitConfig:
+        """The configuration of one source of the estate: that source, its destinations, its replication; names
+        derived from it carry the source's id (`name_prefix`). The configuration itself for `[source]`."""
+        if not self.is_estate:
+            return self
+        return self.model_copy(
+            update={
+                "estate_sources": (src,),
+                "replicas": self.destinations_of(src),
+                "replication_section": None,
+            }
+        )
+
+    @property
+    def name_prefix(self) -> str:
+        """Prefix of the names derived for one source (its replication role, its monitor): the kit name, or
+        `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name: `topology.checks`)."""
+        src = self.source
+        return self.kit.name if src.id is None else f"{self.kit.name}-{src.id}"
+
+    def replication_role_arn_of(self, src: Source) -> str:
+        return self.view(src).replication_role_arn
+
+    def replication_role_arns_into(self, replica: Replica) -> tuple[str, ...]:
+        """The replication roles that write `replica` (one per source replicating into it)."""
+        return tuple(self.replication_role_arn_of(s) for s in self.sources_into(replica))
+
+    @property
+    def replication_role_arns(self) -> tuple[str, ...]:
+        return tuple(self.replication_role_arn_of(s) for s in self.sources)
+
     @property
     def resource_tags(self) -> dict[str, str]:
         """The configured tags plus the kit's own (`kit`, `managed-by`), sorted by key."""
@@ -484,7 +595,7 @@ class KitConfig(_Frozen):
     # ---- derived names (part of the deployed contract: never rename casually) ----
     @property
     def replication_role_name(self) -> str:
-        return f"{self.kit.name}-s3tables-replication"
+        return f"{self.name_prefix}-s3tables-replication"
 
     @property
     def replication_role_arn(self) -> str:
@@ -535,5 +646,10 @@ class KitConfig(_Frozen):
             return [tuple(t.split(".", 1)) for t in self.replication.tables]  # type: ignore[misc]
         return [(ns.name, t.name) for ns, t in self.source.tables()]
 
+    def tables_into(self, replica: Replica) -> list[tuple[str, str]]:
+        """(namespace, table) of every declared table replicated into `replica`, from each source feeding it."""
+        return [t for s in self.sources_into(replica) for t in self.view(s).replicated_tables()]
+
     def is_cross_account(self, replica: Replica) -> bool:
+        """The single source's account differs from the replica's (`sources_into` for an estate)."""
         return replica.account_id != self.source.account_id

@@ -34,6 +34,8 @@ BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
 ACCOUNT_RE = re.compile(r"^\d{12}$")
 KIT_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
+SOURCE_ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,14}[a-z0-9])?$")
+MAX_NAME_PREFIX = 24  # `<kit>-<id>` prefixes IAM names like the kit name
 IAM_PRINCIPAL_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):(role|user)/[\w+=,.@/-]{1,512}$")
 ROLE_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}):role/[\w+=,.@/-]{1,512}$")
 KMS_KEY_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/[0-9a-f-]{36}$")

@@ -67,9 +67,10 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
     return cfg.model_copy(
         update={
             "kit": Kit.model_construct(name=topo.name_prefix),
-            "source": source,
+            "source_section": source,
+            "estate_sources": (),
             "replicas": topo.destinations,
-            "replication": Replication(mode="bucket"),
+            "replication_section": Replication(mode="bucket"),
             # The view's own document set must build: its recovery reads a replica it has (the topology's choice,
             # a destination), and it describes no further failover.
             "recovery": cfg.recovery.model_copy(

@@ -51,16 +51,20 @@ def recovery_site(cfg: KitConfig) -> Site:
     return Site(rep.partition, rep.account_id, rep.region)
 
 
+# The monitor is a source's (one per source stack: `cfg` has one source), named by `cfg.name_prefix` (`<kit>-<id>` for
+# a source of an estate); the rehearsal and the recovery stack's alarms are the estate's, named by the kit.
+
+
 def monitor_function_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-replication-monitor"
+    return f"{cfg.name_prefix}-replication-monitor"
 
 
 def monitor_role_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-replication-monitor"
+    return f"{cfg.name_prefix}-replication-monitor"
 
 
 def monitor_scheduler_role_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-replication-monitor-schedule"
+    return f"{cfg.name_prefix}-replication-monitor-schedule"
 
 
 def rehearsal_scheduler_role_name(cfg: KitConfig) -> str:
@@ -69,7 +73,7 @@ def rehearsal_scheduler_role_name(cfg: KitConfig) -> str:
 
 def monitor_log_group(cfg: KitConfig) -> str:
     # No "/" in the name: log group ARNs stay one segment, like every other resource the kit names.
-    return f"{cfg.kit.name}-replication-monitor"
+    return f"{cfg.name_prefix}-replication-monitor"
 
 
 def monitor_function_arn(cfg: KitConfig) -> str:
@@ -77,7 +81,8 @@ def monitor_function_arn(cfg: KitConfig) -> str:
 
 
 def schedule_name(cfg: KitConfig, what: str) -> str:
-    return f"{cfg.kit.name}-{what}"
+    """`<prefix>-replication-monitor` (a source's) or `<kit>-recovery-rehearsal` (the estate's)."""
+    return f"{cfg.name_prefix if what == 'replication-monitor' else cfg.kit.name}-{what}"
 
 
 def schedule_arns(site: Site, name: str) -> list[str]:
@@ -86,12 +91,17 @@ def schedule_arns(site: Site, name: str) -> list[str]:
     return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
 
 
-def alarm_topic_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-assurance-alarms"
+def _alarm_prefix(cfg: KitConfig, stack: str) -> str:
+    return cfg.kit.name if stack == "recovery" else cfg.name_prefix
 
 
-def alarm_key_alias(cfg: KitConfig) -> str:
-    return f"alias/{cfg.kit.name}-assurance-alarms"
+def alarm_topic_name(cfg: KitConfig, stack: str = "source") -> str:
+    """The alarm topic of a source stack (`<prefix>-...`, one per source) or of the recovery stack (`<kit>-...`)."""
+    return f"{_alarm_prefix(cfg, stack)}-assurance-alarms"
+
+
+def alarm_key_alias(cfg: KitConfig, stack: str = "source") -> str:
+    return f"alias/{_alarm_prefix(cfg, stack)}-assurance-alarms"
 
 
 # ---------------------------------------------------------------- statement builders ----
@@ -343,8 +353,58 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 f"kms-key-policy--alarm-topic-{stack}",
                 "kms-key-policy",
                 site.account_id,
-                f"KMS key {alarm_key_alias(cfg)} ({stack} stack)",
+                f"KMS key {alarm_key_alias(cfg, stack)} ({stack} stack)",
                 alarm_topic_key_policy(site),
+            )
+        )
+    return out
+
+
+def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """The documents of one source's stack (`cfg` has one source): its monitor and its alarm topic's key."""
+    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
+    view = cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
+    return documents(view)
+
+
+def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """An estate's own assurance documents: the rehearsal's and the recovery stack's alarm topic key (the monitors
+    are each source's: `source_documents` of its view)."""
+    a = cfg.assurance
+    out: list[PolicyDoc] = []
+    if a.rehearsal.enabled:
+        rec = recovery_site(cfg)
+        sched = rehearsal_scheduler_role_name(cfg)
+        out += [
+            PolicyDoc(
+                "rehearsal-schedule-role-trust",
+                "trust",
+                rec.account_id,
+                f"IAM role {sched} (trust)",
+                rehearsal_scheduler_role_trust(cfg),
+            ),
+            PolicyDoc(
+                "rehearsal-schedule-role-permissions",
+                "identity",
+                rec.account_id,
+                f"IAM role {sched}",
+                rehearsal_scheduler_role_permissions(cfg),
+            ),
+            PolicyDoc(
+                "recovery-role-rehearsal-metrics",
+                "identity",
+                rec.account_id,
+                f"IAM role {cfg.recovery_role_name} (second inline policy)",
+                rehearsal_metrics_permissions(cfg),
+            ),
+        ]
+        out.append(
+            PolicyDoc(
+                "kms-key-policy--alarm-topic-recovery",
+                "kms-key-policy",
+                rec.account_id,
+                f"KMS key {alarm_key_alias(cfg, 'recovery')} (recovery stack)",
+                alarm_topic_key_policy(rec),
             )
         )
     return out

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from policies.documents import build_documents, emr_application_arn
+from policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
 from policies.failover import failover_policy_docs
 from policies.model import Document, PolicyDoc
-from topology.config import KitConfig
+from topology.config import KitConfig, Source
 
 SITE_SEPARATOR = "--"
 
@@ -117,6 +117,20 @@ class DocumentSet:
                 raise ValueError(f"{purpose}: the document does not carry the placeholder {known[key]!r} ({key})")
             values[known[key]] = value
         return _substitute(doc, values)
+
+    def for_source(self, cfg: KitConfig, src: Source) -> DocumentSet:
+        """The set as one source's stack reads it: in an estate, each per-source document
+        (`<purpose>--<stack id>`, `policies.documents.estate_source_name`) under the name `[source]` uses, so the
+        source constructs look their documents up the same way in both forms. The set itself for `[source]`."""
+        if not cfg.is_estate:
+            return self
+        view = cfg.view(src)
+        renames = tuple(
+            (d.name, estate_source_name(d.name, src.stack_id))
+            for d in source_documents(view)
+            if estate_source_name(d.name, src.stack_id) != d.name
+        )
+        return replace(self, deploys=self.deploys + renames)
 
     def optional(self, purpose: str, site: str | None = None) -> Document | None:
         """The document if the topology has it (e.g. a key policy only where the kit creates the key)."""

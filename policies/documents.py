@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from policies import actions as A
 from policies import assurance
@@ -70,21 +70,26 @@ def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations:
 
 
 def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exemptions:
-    """Break-glass, the source's replication role and the replicas' deploy roles (each where a rule allows it)."""
+    """Break-glass, the replication roles writing these replicas (one per source feeding them: fan-in) and the
+    replicas' deploy roles (each where a rule allows it)."""
     return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        replication_roles=(cfg.replication_role_arn,),
+        replication_roles=replication_roles_into(cfg, replicas),
         deploy_roles=P.deploy_roles(replicas),
     )
 
 
+def replication_roles_into(cfg: KitConfig, replicas: Sequence[Replica]) -> tuple[str, ...]:
+    """The replication roles of the sources feeding any of `replicas`, in source order, each once."""
+    return tuple(dict.fromkeys(arn for r in replicas for arn in cfg.replication_role_arns_into(r)))
+
+
 def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
-    """Destination table bucket policy: the cross-account grant for the source's replication role (only when the
-    accounts differ) plus the protective denies."""
+    """Destination table bucket policy: the cross-account grant for each source's replication role (only where the
+    accounts differ; one per source of another account in a fan-in) plus the protective denies."""
     arn = replica.bucket_arn
-    grant = P.replication_grants("Source", cfg.replication_role_arn, arn) if cfg.is_cross_account(replica) else []
     return doc(
-        *grant,
+        *source_grants(cfg, replica),
         *break_glass_grants(cfg, replica),
         *P.protection_statements(
             "bucket-policy",
@@ -93,6 +98,18 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             exemptions=replica_exemptions(cfg, [replica]),
         ),
     )
+
+
+def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+    """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`,
+    `Source<Id>...` per source of an estate (the Id in CamelCase)."""
+    out: list[S.Statement | None] = []
+    for src in cfg.sources_into(replica):
+        if src.account_id == replica.account_id:
+            continue
+        role = "Source" + "".join(part.capitalize() for part in (src.id or "").split("-"))
+        out += P.replication_grants(role, cfg.replication_role_arn_of(src), replica.bucket_arn)
+    return out
 
 
 def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
@@ -128,12 +145,14 @@ def replica_table_policy(
     *,
     table_arn: str,
     break_glass_principals: Sequence[str],
-    replication_role_arn: str,
+    replication_role_arn: str | Sequence[str],
     deploy_role_arns: Sequence[str] = (),
 ) -> Document:
     """Table policy for one service-created replica table. Its ARN carries the table's UUID, so it is applied after
-    the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened."""
-    ex = P.Exemptions(tuple(break_glass_principals), (replication_role_arn,), tuple(deploy_role_arns))
+    the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened.
+    `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in)."""
+    roles = (replication_role_arn,) if isinstance(replication_role_arn, str) else tuple(replication_role_arn)
+    ex = P.Exemptions(tuple(break_glass_principals), roles, tuple(deploy_role_arns))
     return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
 
 
@@ -141,7 +160,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
     return replica_table_policy(
         table_arn=table_arn,
         break_glass_principals=cfg.protection.break_glass_principals,
-        replication_role_arn=cfg.replication_role_arn,
+        replication_role_arn=cfg.replication_role_arns_into(replica),
         deploy_role_arns=P.deploy_roles([replica]),
     )
 
@@ -241,7 +260,9 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
         *P.scp_guards(
             cfg.replicas,
             privileged=privileged_roles(cfg),
-            replication_roles=[("DenyAssumeReplicationRole", cfg.replication_role_arn)],
+            replication_roles=[
+                (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
+            ],
             guardrail_arns=[guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
@@ -250,7 +271,7 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
 
 def privileged_roles(cfg: KitConfig) -> list[str]:
     """Roles whose ARN carries an exemption: break-glass roles, the replica deploy roles, the replication role."""
-    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, [cfg.replication_role_arn])
+    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, cfg.replication_role_arns)
 
 
 def compact_json(document: Document) -> str:
@@ -341,9 +362,9 @@ class KeySite:
 def key_sites(cfg: KitConfig) -> list[KeySite]:
     """Buckets whose KMS key the kit creates (`kms_key = "create"`)."""
     out = []
-    src = cfg.source
-    if src.encryption.creates_key:
-        out.append(KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn))
+    for src in cfg.sources:
+        if src.encryption.creates_key:
+            out.append(KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn))
     for r in cfg.replicas:
         if r.encryption.creates_key:
             out.append(KeySite("replica", r.account_id, r.region, r.bucket, r.bucket_arn))
@@ -372,10 +393,11 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     elif site.role == "replica":
+        replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
         stmts.append(
             S.kms_allow_key_use(
                 "AllowReplicationRoleWriteReplica",
-                [cfg.replication_role_arn],
+                list(cfg.replication_role_arns_into(replica)),
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
             )
         )
@@ -407,9 +429,10 @@ def example_table_arn(replica: Replica) -> str:
     return f"{replica.bucket_arn}/table/{TABLE_ID_PLACEHOLDER}"
 
 
-def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
+def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """The documents of one source's stack (`cfg` has one source: `[source]`, or `view(src)` of an estate): its
+    replication role, its kit-created key, its replication monitor."""
     src = cfg.source
-    rep = cfg.recovery_replica
     docs = [
         PolicyDoc(
             "replication-role-trust",
@@ -426,6 +449,48 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
             replication_role_permissions(cfg),
         ),
     ]
+    if src.encryption.creates_key:
+        site = KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn)
+        docs.append(_key_doc(cfg, site))
+    return docs + assurance.source_documents(cfg)
+
+
+# Per-source documents of an estate are named `<purpose>--<stack id>` (`replication-role-trust--source-sales-euw1`);
+# a source's key policy keeps its bucket name. `policies.docset.DocumentSet.for_source` maps the purposes back, so
+# a source stack looks its documents up by the names `[source]` uses.
+def estate_source_name(name: str, stack_id: str) -> str:
+    if name.startswith("kms-key-policy--alarm-topic-"):
+        return f"kms-key-policy--alarm-topic-{stack_id}"
+    if "--" in name:
+        return name
+    return f"{name}--{stack_id}"
+
+
+def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
+    return PolicyDoc(
+        f"kms-key-policy--{site.bucket}",
+        "kms-key-policy",
+        site.account_id,
+        f"KMS key {kms_alias(cfg, site.bucket)}",
+        kms_key_policy(cfg, site),
+    )
+
+
+def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    if cfg.is_estate:
+        return estate_documents(cfg)
+    docs = [d for d in source_documents(cfg) if d.name.startswith("replication-role-")]
+    docs += protected_site_documents(cfg)
+    docs += recovery_documents(cfg)
+    docs += [_key_doc(cfg, site) for site in key_sites(cfg)]
+    # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
+    docs += assurance.documents(cfg)
+    return docs
+
+
+def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """Each replica's bucket and table policy, each replica account's guardrail, the organization's SCPs."""
+    docs: list[PolicyDoc] = []
     for r in cfg.replicas:
         docs.append(
             PolicyDoc(
@@ -474,6 +539,12 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 service_control_policy_guards(cfg),
             )
         )
+    return docs
+
+
+def recovery_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    rep = cfg.recovery_replica
+    docs: list[PolicyDoc] = []
     docs += [
         PolicyDoc(
             "recovery-role-trust",
@@ -497,16 +568,18 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
             scripts_bucket_policy(cfg),
         ),
     ]
-    for site in key_sites(cfg):
-        docs.append(
-            PolicyDoc(
-                f"kms-key-policy--{site.bucket}",
-                "kms-key-policy",
-                site.account_id,
-                f"KMS key {kms_alias(cfg, site.bucket)}",
-                kms_key_policy(cfg, site),
-            )
-        )
-    # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
-    docs += assurance.documents(cfg)
+    return docs
+
+
+def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """An estate's documents: each source's (renamed `<purpose>--<stack id>`), then the protected sites' (fan-in
+    replicas grant and exempt every source feeding them), the organization's, recovery's and assurance's."""
+    docs: list[PolicyDoc] = []
+    for src in cfg.sources:
+        view = cfg.view(src)
+        docs += [replace(d, name=estate_source_name(d.name, src.stack_id)) for d in source_documents(view)]
+    docs += protected_site_documents(cfg)
+    docs += recovery_documents(cfg)
+    docs += [_key_doc(cfg, site) for site in key_sites(cfg) if site.role != "source"]
+    docs += assurance.estate_documents(cfg)
     return docs

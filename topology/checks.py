@@ -19,8 +19,8 @@ from topology.model import (
 )
 from topology.rules import (
     MAX_DESTINATIONS,
-    MAX_NAME_PREFIX,
     MAX_FAILOVER_DESTINATIONS,
+    MAX_NAME_PREFIX,
     MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
     MAX_TABLES_PER_BUCKET,
     TEMPORAL_TRANSFORM_TYPES,
@@ -53,7 +53,9 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
         for fld in ("id", "replicate_to", "replication"):
             if getattr(src, fld):
                 out.append(
-                    Issue(f"source.{fld}", "only valid in [[sources]] (an estate); [source] replicates to every replica")
+                    Issue(
+                        f"source.{fld}", "only valid in [[sources]] (an estate); [source] replicates to every replica"
+                    )
                 )
         if cfg.replication_section is None:
             out.append(Issue("replication", "required field is missing"))
@@ -87,7 +89,7 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
                     )
                 )
         if src.replication is None:
-            out.append(Issue(f"{where}.replication", "required in [[sources]] (mode = \"bucket\" or \"tables\")"))
+            out.append(Issue(f"{where}.replication", 'required in [[sources]] (mode = "bucket" or "tables")'))
         if not 1 <= len(src.replicate_to) <= MAX_DESTINATIONS:
             out.append(
                 Issue(
@@ -104,7 +106,9 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
                 out.append(Issue(f"{where}.replicate_to", f"{name!r} is listed twice"))
     for i, rep in enumerate(cfg.replicas):
         if not cfg.sources_into(rep):
-            out.append(Issue(f"replicas[{i}].bucket", f"no source replicates to {rep.bucket!r} (list it in replicate_to)"))
+            out.append(
+                Issue(f"replicas[{i}].bucket", f"no source replicates to {rep.bucket!r} (list it in replicate_to)")
+            )
     for site_key, n in Counter(s.site_key for s in cfg.sources).items():
         if n > 1:
             out.append(Issue("sources", f"duplicate source bucket {site_key[2]!r} in {site_key[1]}/{site_key[0]}"))
@@ -346,7 +350,9 @@ def _replication_checks(cfg: KitConfig, src: Source) -> list[Issue]:
         for k, name in enumerate(rep.tables):
             if name not in declared:
                 out.append(
-                    Issue(f"{base}.tables[{k}]", f"{name!r} is not a table declared under {_where(cfg, src)}.namespaces")
+                    Issue(
+                        f"{base}.tables[{k}]", f"{name!r} is not a table declared under {_where(cfg, src)}.namespaces"
+                    )
                 )
         for listed, n in Counter(rep.tables).items():
             if n > 1:

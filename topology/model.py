@@ -20,10 +20,10 @@ from topology.rules import (
     KIT_NAME_RE,
     KIT_TAG_KEYS,
     KMS_KEY_ARN_RE,
-    MAX_DESTINATIONS,
     MAX_TAGS,
     ORG_TARGET_RE,
     PARTITION_RE,
+    PROTECTION_TAG_KEY,
     ROLE_ARN_RE,
     SOURCE_ID_RE,
     SOURCE_TABLE_TAGS_KEY,
@@ -508,6 +508,8 @@ class KitConfig(_Frozen):
                 raise ValueError(
                     f"tag {key!r}: value {value!r} must be 0-256 letters, digits, spaces or _ . : / = + - @"
                 )
+            if key == PROTECTION_TAG_KEY:
+                raise ValueError(f"tag key {key!r} is the kit's protection tag, set by the kit on protected buckets")
             if key in KIT_TAG_KEYS:
                 raise ValueError(f"tag key {key!r} is set by the kit itself ({', '.join(KIT_TAG_KEYS)})")
         if len(v) + len(KIT_TAG_KEYS) > MAX_TAGS:

@@ -252,7 +252,7 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
 
 def cross_checks(cfg: KitConfig) -> list[Issue]:
     out = _form_checks(cfg)
-    if out and any(i.field in ("source", "sources") for i in out):
+    if out:  # the rules below read every source's destinations and replication: the form first
         return out
     for src in cfg.sources:
         out += _table_checks(cfg, src)

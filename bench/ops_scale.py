@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
+from topology.outputs import recovery_outputs
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
@@ -103,27 +104,6 @@ def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dic
             },
         },
         "recovery": {"replica": _dest_bucket(0), "bucket": "lake-recovery", "namespace": "recovered"},
-    }
-
-
-def recovery_outputs(cfg: Any) -> dict[str, Any]:
-    """The recovery stack's `kit_recovery` output for a configuration (its recovery replica's account and Region;
-    placeholder EMR application, release and scripts/logs locations: nothing here runs a job)."""
-    rep = cfg.recovery_replica
-    return {
-        "kit_recovery": {
-            "account_id": rep.account_id,
-            "region": rep.region,
-            "table_bucket_arn": cfg.recovery_bucket_arn,
-            "table_bucket_name": cfg.recovery.bucket,
-            "namespace": cfg.recovery.namespace,
-            "role_arn": cfg.recovery_role_arn,
-            "emr_application_id": "00abc",
-            "emr_release": "emr-7.12.0",
-            "scripts_uri": "s3://scripts/",
-            "logs_uri": "s3://logs/",
-            "replica_table_bucket_arn": rep.bucket_arn,
-        }
     }
 
 

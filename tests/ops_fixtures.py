@@ -23,12 +23,11 @@ from typing import Any
 
 import pytest
 
-from bench.ops_scale import recovery_outputs
 from emulator.control import Control
 from emulator.process import Emulator, port_free
 from jobs.kernel.clients import Clients
 from topology.config import KitConfig, parse_config
-from topology.outputs import KitOutputs, parse_outputs
+from topology.outputs import KitOutputs, parse_outputs, recovery_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials

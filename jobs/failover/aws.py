@@ -251,9 +251,8 @@ def build_plan(
         progress,
     )
     # the other replicas of the same source (an estate's other buckets hold other sources' tables)
-    kit_buckets = [
-        r.table_bucket_arn for r in outputs.replicas if not outputs.is_estate or r.table_bucket_arn in source.destinations
-    ]
+    same_source = [r for r in outputs.replicas if not outputs.is_estate or r.table_bucket_arn in source.destinations]
+    kit_buckets = [r.table_bucket_arn for r in same_source]
     if documents is not None:
         plan.bucket_policy = M.PolicyChange(
             arn, "bucket-policy", live_bucket_policy(clients, arn), documents.bucket_policy

@@ -19,6 +19,11 @@ replicated (``replicated_tables``) that has none is reported as ``detached``: it
 (``DisassociateTableReplication``, permanent; docs/assurance.md#detached-replicas), so it is a standalone writable table
 now.
 
+On an estate (several `kit_source` outputs, issue 24) every replica bucket of every source is hardened; a replica
+fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role
+(`KitOutputs.replication_roles_for`, the same document as `policies.documents.replica_table_policy_for`), and the
+report counts each destination bucket.
+
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
 run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):
 the retention was written before that policy locked it, and since then only a break-glass principal can change it

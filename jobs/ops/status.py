@@ -16,6 +16,9 @@ attempt on), or, before that, the destination bucket's ``ListTables`` (one call 
 the table without ``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a
 warning.
 
+On an estate (several `kit_source` outputs, issue 24) every source bucket is read; a table is named
+``bucket/namespace.name`` where two source buckets hold that name, and the report counts each source bucket.
+
 How lag is computed
 -------------------
 ``GetTableReplicationStatus`` gives, per destination, the status and

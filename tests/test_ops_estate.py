@@ -43,19 +43,18 @@ def _bucket(estate: Estate, name: str) -> Any:
 
 def test_the_outputs_of_an_estate_hold_every_source(estate: Estate) -> None:
     out = estate.outputs
-    assert [s.stack for s in out.sources] == ["source-marketing", "source-ops", "source-sales"]
-    assert [s.id for s in out.sources] == ["marketing", "ops", "sales"]
+    assert [s.source_id for s in out.sources] == ["marketing", "ops", "sales"]  # stack-name order
     with pytest.raises(EstateOutputsError, match=r"3 sources .*iterate `sources`"):
         _ = out.source
     vault, regional = out.replica_by_name(VAULT), out.replica_by_name(SALES_REPLICA)
-    assert [s.id for s in out.sources_into(vault)] == ["marketing", "ops", "sales"]
-    assert vault.source_table_bucket_arns == [s.bucket_arn for s in estate.cfg.sources]
+    assert [s.source_id for s in out.sources_into(vault)] == ["marketing", "ops", "sales"]
+    assert vault.feeding_source_arns == [s.bucket_arn for s in estate.cfg.sources]
     # the roles harden exempts on the vault are the configuration's (every feeding source's)
     assert sorted(out.replication_roles_for(vault)) == sorted(
         estate.cfg.replication_role_arns_into(_bucket(estate, VAULT))
     )
     assert out.replication_roles_for(regional) == [estate.cfg.replication_role_arn_of(estate.cfg.sources[0])]
-    assert out.source_of(regional).id == "sales"
+    assert out.source_of(regional).source_id == "sales"
     with pytest.raises(EstateOutputsError, match="fan-in vault is restored from"):
         out.source_of(vault)
     assert sorted(out.replicated_tables_into(vault)) == [
@@ -71,7 +70,7 @@ def test_one_source_reads_as_before_and_two_stacks_of_one_bucket_are_refused() -
 
     cfg = parse_config(config_dict())
     out = parse_outputs(outputs_doc(cfg))
-    assert not out.is_estate and out.source.table_bucket_arn == cfg.source.bucket_arn and out.source.id is None
+    assert not out.is_estate and out.source.table_bucket_arn == cfg.source.bucket_arn and out.source.source_id is None
     doc = outputs_doc(cfg)
     doc["source-again"] = doc["source"]
     with pytest.raises(OutputsError, match=r"names the source bucket .* in more than one stack"):
@@ -211,7 +210,7 @@ def test_one_monitor_per_source_each_with_its_own_kit_dimension(
     assert all(d["heartbeat"] and d["status_read_errors"] == 0 for d in doc.values())
     # the vault's series of each source are its own: the Kit dimensions differ, the per-destination series count
     # only that source's tables
-    sales = next(s for s in estate.outputs.sources if s.id == "sales")
+    sales = next(s for s in estate.outputs.sources if s.source_id == "sales")
     settings = mon.settings_for(estate.outputs, sales, max_lag=None, cap=50, conc=4)
     assert set(settings.destination_bucket_arns) == set(sales.destinations)
     result = mon.run_monitor(estate.clients, settings, region=sales.region, now=NOW, dry_run=True)

@@ -9,10 +9,8 @@ output's construct id. Every kit stack exports exactly one structured output:
      "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
 
 An estate (issue 24, `[[sources]]`) has one source stack per source, `source-<id>`, each exporting its own
-`kit_source` of the same shape: `KitOutputs.sources` holds them all (in stack-name order), `KitOutputs.source` is
-the one source of a single-source topology and an `EstateOutputsError` on an estate of several (use `sources`,
-`sources_into(replica)` or `source_of(replica)`). A replica fed by several sources (fan-in) lists them in
-`source_table_bucket_arns`.
+`kit_source` (with `source_id`); each replica's `kit_replica` lists every source feeding it
+(`source_table_bucket_arns`).
 
 In a failover topology (issue 17: `[failover] promoted_bucket`) there is no source stack: the promoted bucket's
 replica stack exports `kit_source` too (the promoted bucket as the source, the failover replication role, the
@@ -80,14 +78,14 @@ class SourceOut(_Out):
     encryption: EncryptionOut
     # Only in a failover topology, whose source is the promoted bucket; absent (None) in a normal one.
     failover: FailoverOut | None = None
-    # The stack that exported it (its key in outputs.json: `source`, `source-<id>` in an estate), set by
-    # `parse_outputs`; not written by infra.
-    stack: str = ""
+    # An estate's source (issue 24): its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
+    source_id: str | None = None
 
     @property
-    def id(self) -> str | None:
-        """The estate source's id (`source-<id>` stacks), None for `[source]` and a failover topology's source."""
-        return self.stack.removeprefix("source-") if self.stack.startswith("source-") else None
+    def monitor_kit(self) -> str:
+        """The `Kit` dimension this source's replication monitor publishes under: `<kit>-<id>` for a source of an
+        estate (each source's monitor is its own), else `kit`."""
+        return self.kit if self.source_id is None else f"{self.kit}-{self.source_id}"
 
 
 class ReplicaOut(_Out):
@@ -98,14 +96,19 @@ class ReplicaOut(_Out):
     storage_class: str
     encryption: EncryptionOut
     snapshot_retention: RetentionOut
-    source_table_bucket_arn: str
-    # Every source replicating into this bucket (several: a fan-in vault of an estate, issue 24); empty in outputs
-    # of kit versions before estates, where `source_table_bucket_arn` is the one.
+    source_table_bucket_arn: str  # the first (in an estate's fan-in replica) or only source feeding it
+    # Every source bucket replicating into it (issue 24; a fan-in vault has several). Estates only: empty for a
+    # `[source]` configuration, whose one source is `source_table_bucket_arn` (`feeding_source_arns` covers both).
     source_table_bucket_arns: list[str] = []
     break_glass_principals: list[str]
     # The replica's Terraform deploy role, exempt from protection changes like in the rendered table policy.
     deploy_role_arns: list[str] = []
     guardrail_policy_arn: str
+
+    @property
+    def feeding_source_arns(self) -> list[str]:
+        """The source buckets replicating into this replica, in either form of the outputs."""
+        return list(self.source_table_bucket_arns) or [self.source_table_bucket_arn]
 
 
 class RecoveryOut(_Out):
@@ -140,6 +143,10 @@ class OrganizationOut(_Out):
 
 
 class KitOutputs(_Out):
+    """Every stack's output. `sources`: each source stack's `kit_source` (one per source of an estate, in stack-name
+    order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
+    several (use `sources`, `sources_into(replica)` or `source_of(replica)`)."""
+
     sources: list[SourceOut] = Field(min_length=1)
     replicas: list[ReplicaOut] = Field(min_length=1)
     recovery: RecoveryOut
@@ -163,7 +170,7 @@ class KitOutputs(_Out):
     def source(self) -> SourceOut:
         """The one source of a single-source topology (`[source]`, an estate of one, a failover topology)."""
         if len(self.sources) != 1:
-            stacks = ", ".join(s.stack or s.table_bucket_name for s in self.sources)
+            stacks = ", ".join(s.table_bucket_name for s in self.sources)
             raise EstateOutputsError(
                 f"the outputs hold {len(self.sources)} sources ({stacks}): a single-source name does not apply; "
                 "iterate `sources`, or take `sources_into(replica)` / `source_of(replica)`"
@@ -277,12 +284,10 @@ class EstateOutputsError(OutputsError, EstateError):
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
     found: dict[str, list[Any]] = {OUTPUT_SOURCE: [], OUTPUT_REPLICA: [], OUTPUT_RECOVERY: [], OUTPUT_ORGANIZATION: []}
-    for stack, outputs in sorted(doc.items()):
+    for _stack, outputs in sorted(doc.items()):
         if not isinstance(outputs, dict):
             continue
         for key, value in outputs.items():
-            if key == OUTPUT_SOURCE and isinstance(value, dict):
-                value = {"stack": stack, **value}  # which source stack (an estate has one per source)
             if key in found:
                 found[key].append(value)
     missing = [k for k in (OUTPUT_SOURCE, OUTPUT_REPLICA, OUTPUT_RECOVERY) if not found[k]]
@@ -374,6 +379,7 @@ def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
             "snapshot_retention": src.snapshot_retention.model_dump(),
             "destinations": [r.bucket_arn for r in view.replicas],
             "encryption": _encryption(src),
+            **({"source_id": src.id} if src.id is not None else {}),
         }
     }
 
@@ -391,7 +397,7 @@ def replica_outputs(cfg: KitConfig, replica: Replica) -> dict[str, Any]:
             "encryption": _encryption(replica),
             "snapshot_retention": replica.snapshot_retention.model_dump(),
             "source_table_bucket_arn": feeding[0],
-            "source_table_bucket_arns": feeding,
+            **({"source_table_bucket_arns": feeding} if cfg.is_estate else {}),
             "break_glass_principals": list(cfg.protection.break_glass_principals),
             "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
             "guardrail_policy_arn": (

@@ -300,22 +300,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def metric_kit(outputs: KitOutputs, src: SourceOut) -> str:
-    """The `Kit` dimension of a source's monitor: the source's `kit`, qualified by its id in an estate of several
-    sources (`<kit>-<id>`, the source's name prefix), so that two sources replicating into one vault never publish
-    the same series."""
-    if not outputs.is_estate or src.id is None or src.kit.endswith(f"-{src.id}"):
-        return src.kit
-    return f"{src.kit}-{src.id}"
-
-
 def settings_for(
     outputs: KitOutputs, src: SourceOut, *, max_lag: timedelta | None, cap: int, conc: int
 ) -> MonitorSettings:
-    """The settings of one source's monitor: its bucket, its destinations."""
+    """The settings of one source's monitor, as its Lambda function is deployed: its bucket, its destinations, the
+    `Kit` dimension of its alarms."""
     dests = [r.table_bucket_arn for r in outputs.destination_replicas if r.table_bucket_arn in src.destinations]
     return MonitorSettings(
-        kit=metric_kit(outputs, src),
+        kit=src.monitor_kit,  # `<kit>-<id>` for an estate's source: two sources into one vault never share a series
         source_bucket_arns=(src.table_bucket_arn,),
         destination_bucket_arns=tuple(dests or (r.table_bucket_arn for r in outputs.destination_replicas)),
         max_lag=max_lag,

@@ -234,6 +234,25 @@ def test_failover_refuses_the_fan_in_vault(estate: Estate, tmp_path: Path, capsy
     assert f"{VAULT} receives from 3 sources" in err and "restored from (python -m jobs.recover)" in err
 
 
+def test_failover_plans_a_replica_of_one_source_against_that_source(estate: Estate) -> None:
+    """The regional replica has one source (sales): the plan reads that source's tables (reachable, each an expected
+    replica); the other sources' same-named table (marketing's local sales.orders) plays no part."""
+    from jobs.failover import aws
+
+    req = aws.Request(replica_bucket=SALES_REPLICA, show_progress=False)
+    plan = aws.build_plan(estate.clients, req, estate.outputs, None, now=NOW)
+    assert sorted(str(t.facts.ident) for t in plan.tables) == ["sales.orders", "sales.refunds"]
+    sales = estate.cfg.sources[0].bucket_arn
+    for t in plan.tables:
+        assert t.facts.expected_replica and t.facts.source.error is None
+        assert t.facts.source_table_arn is not None and t.facts.source_table_arn.startswith(f"{sales}/table/")
+        # the other replica of that source is the vault: it holds the table too
+        assert {d.bucket_arn for d in t.facts.source.destinations} == {
+            _bucket(estate, VAULT).bucket_arn,
+            _bucket(estate, SALES_REPLICA).bucket_arn,
+        }
+
+
 def test_recovery_plans_tables_of_every_source_in_the_vault_at_one_cut(
     estate: Estate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

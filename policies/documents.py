@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from policies import actions as A
-from policies import assurance
+from policies import assurance, estate
 from policies import protection as P
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
@@ -97,6 +97,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             table_resources=[S.table_arns(arn)],
             exemptions=replica_exemptions(cfg, [replica]),
         ),
+        estate.bucket_protection_tag_guard(cfg, arn) if cfg.is_estate else None,
     )
 
 
@@ -245,7 +246,10 @@ def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Stat
 def service_control_policy(cfg: KitConfig) -> Document:
     """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
-    denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets."""
+    denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
+    protected buckets by tag (`policies.estate`)."""
+    if cfg.is_estate:
+        return doc(*estate.service_control_policy(cfg))
     return doc(*_scp_protection_statements(cfg, tables_only=False))
 
 
@@ -254,7 +258,10 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     them. Replica keys (by tag or ARN), the roles whose ARN carries an exemption (trust changes and delete +
     re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
-    to 5,120 characters (an account or OU takes up to five)."""
+    to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
+    (`policies.estate`)."""
+    if cfg.is_estate:
+        return doc(*estate.service_control_policy_guards(cfg))
     return doc(
         *_scp_protection_statements(cfg, tables_only=True),
         *P.scp_guards(

@@ -125,6 +125,8 @@ def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | N
     if not principals:
         return []
     bucket_names, table_names = A.level_split(A.PROTECTED_ACTIONS)
+    if cfg.is_estate:  # an estate's bucket carries the protection tag: break-glass re-tags it (the rescue path)
+        bucket_names += ("TagResource", "UntagResource")
     arn = replica.bucket_arn
     return [
         S.allow_principals_actions(

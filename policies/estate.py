@@ -79,7 +79,7 @@ def exemptions(cfg: KitConfig) -> P.Exemptions:
     )
 
 
-def tag_condition(cfg: KitConfig) -> dict[str, dict[str, str]]:
+def tag_condition(cfg: KitConfig) -> dict[str, dict[str, object]]:
     return {"StringEquals": {TAG_CONDITION_KEY: cfg.kit.name}}
 
 

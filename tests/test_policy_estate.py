@@ -83,3 +83,41 @@ def test_the_tag_condition_is_the_topologys_protection_tag() -> None:
         s["Condition"]["StringEquals"] == {f"s3tables:TableBucketTag/{PROTECTION_TAG_KEY}": cfg.kit.name}
         for s in tagged
     )
+
+
+# ---------------------------------------------------------------- failover candidates (issue 17 in an estate) ----
+
+
+def _estate_with_failover() -> KitConfig:
+    import tomllib
+
+    data = tomllib.loads((ROOT / "examples" / "estate.toml").read_text())
+    data["failover"] = {"writer_roles": ["arn:aws:iam::111111111111:role/sales-writer"]}
+    return parse_config(data)
+
+
+def test_an_estate_renders_promotions_of_single_source_replicas_only() -> None:
+    """The sales replica (fed by sales alone) gets its `failover--` candidates, built from the sales view; the
+    vault (fan-in: restored from, never promoted) gets none."""
+    from policies.failover import failover_policy_docs
+
+    cfg = _estate_with_failover()
+    ds = build(cfg)
+    names = [d.name for d in ds.candidates]
+    assert names and all(n.startswith("failover--estate-sales-replica-euc1--") for n in names)
+    sales = next(s for s in cfg.sources if s.id == "sales-euw1")
+    from_view = {d.name: d.document for d in failover_policy_docs(cfg.view(sales), "estate-sales-replica-euc1")}
+    assert all(d.document == from_view[d.name] for d in ds.candidates)
+    promoted = ds.entry("failover--estate-sales-replica-euc1--bucket-policy")
+    assert promoted.deploys_as == "replica-bucket-policy--estate-sales-replica-euc1"
+
+
+def test_an_estates_promotion_replaces_no_estate_wide_document() -> None:
+    """Seen from one source, a promotion must not redeploy what the whole estate shares: the tag-based SCPs, the
+    recovery role, the vault's documents (other sources feed it) and the guardrail of the vault's account."""
+    cfg = _estate_with_failover()
+    deployed_as = {d.deploys_as or d.name for d in build(cfg).candidates}
+    for name in ("scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"):
+        assert name not in deployed_as
+    assert not [n for n in deployed_as if n.endswith("--estate-vault-euc1") or n.endswith("--666666666666")]
+    assert "scp-protect-promoted" in deployed_as  # the promoted bucket's own SCP (ARN-based, one bucket)

@@ -402,11 +402,12 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     elif site.role == "replica":
-        replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
+        # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
+        replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
         stmts.append(
             S.kms_allow_key_use(
                 "AllowReplicationRoleWriteReplica",
-                list(cfg.replication_role_arns_into(replica)),
+                list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn],
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
             )
         )

@@ -25,6 +25,7 @@ from topology.config import KitConfig, parse_config
 
 SIZES = (1, 5, 20, 50)
 SCP_LIMIT = 5120
+BUCKET_POLICY_LIMIT = 20480  # PutTableBucketPolicy resourcePolicy (KIT-IAM9)
 SOURCES_PER_ACCOUNT = 10  # table buckets per account per Region
 SOURCES_PER_VAULT = 10
 VAULT_ACCOUNT = "666666666666"
@@ -110,8 +111,10 @@ def estate_config(n_sources: int, replica_accounts: int = 1) -> dict[str, Any]:
 def scp_row(cfg: KitConfig, label: str) -> dict[str, Any]:
     """SCPs per target and the largest compact SCP of one estate."""
     t0 = time.perf_counter()
-    scps = [d for d in build(cfg) if d.kind == "scp"]
+    ds = build(cfg)
+    scps = [d for d in ds if d.kind == "scp"]
     sizes = {d.name: len(compact_json(d.document)) for d in scps}
+    bucket_policies = [len(compact_json(d.document)) for d in ds if d.kind == "bucket-policy"]
     org = cfg.protection.organization
     assert org is not None
     return {
@@ -123,6 +126,7 @@ def scp_row(cfg: KitConfig, label: str) -> dict[str, Any]:
         "scps_per_target": len(scps),  # every kit SCP is attached to every target
         "largest_scp_chars": max(sizes.values()),
         "sizes": sizes,
+        "largest_bucket_policy_chars": max(bucket_policies),  # a fan-in vault's grows with its sources
         "build_s": time.perf_counter() - t0,
     }
 
@@ -150,15 +154,19 @@ def markdown(rows: list[dict[str, Any]] | None) -> str:
         "(docs/decisions/0026-estate.md).",
         "",
         "| Estate | Protected buckets | Replica accounts | SCPs per target | Largest SCP (chars) | Each SCP (chars) "
-        "| Within limits |",
-        "|---|---|---|---|---|---|---|",
+        "| Largest bucket policy (chars) | Within limits |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ok = r["scps_per_target"] <= 2 and r["largest_scp_chars"] <= SCP_LIMIT
+        ok = (
+            r["scps_per_target"] <= 2
+            and r["largest_scp_chars"] <= SCP_LIMIT
+            and r["largest_bucket_policy_chars"] <= BUCKET_POLICY_LIMIT
+        )
         each = ", ".join(f"{name} {size:,}" for name, size in r["sizes"].items())
         out.append(
             f"| {r['estate']} | {r['protected_buckets']} | {r['replica_accounts']} | {r['scps_per_target']} | "
-            f"{r['largest_scp_chars']:,} | {each} | {'yes' if ok else 'NO'} |"
+            f"{r['largest_scp_chars']:,} | {each} | {r['largest_bucket_policy_chars']:,} | {'yes' if ok else 'NO'} |"
         )
     out += ["", _per_account_note(rows[-2], rows[-1]), ""]
     return "\n".join(out)
@@ -175,7 +183,9 @@ def _per_account_note(base: dict[str, Any], spread: dict[str, Any]) -> str:
         f"exemptions and one ARN pattern to the disassociation deny ({per} characters per account), so about {room} "
         "more replica accounts fit. What an estate's SCPs still list are principals and accounts the configuration "
         "names (break-glass, replica deploy roles, replica accounts, bring-your-own replica keys), never buckets or "
-        "sources."
+        "sources. A fan-in bucket's own policy does grow with the sources that feed it (their roles are granted and "
+        f"exempt by exact ARN, about 350 characters per source of another account; limit {BUCKET_POLICY_LIMIT:,}, "
+        "KIT-IAM9): ten sources per vault here."
     )
 
 

@@ -102,15 +102,34 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
 
 
 def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
-    """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`,
-    `Source<Id>...` per source of an estate (the Id in CamelCase)."""
-    out: list[S.Statement | None] = []
-    for src in cfg.sources_into(replica):
-        if src.account_id == replica.account_id:
-            continue
-        role = "Source" + "".join(part.capitalize() for part in (src.id or "").split("-"))
-        out += P.replication_grants(role, cfg.replication_role_arn_of(src), replica.bucket_arn)
-    return out
+    """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`;
+    in an estate one pair of statements naming every such role of the sources feeding it
+    (`AllowSourceReplicationRoles...`): a table bucket policy holds at most 20,480 characters, and a pair per source
+    (about 900 characters) would stop a vault at about fourteen sources of other accounts."""
+    others = [s for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
+    if cfg.is_estate:
+        return estate_source_grants([cfg.replication_role_arn_of(s) for s in others], replica.bucket_arn)
+    return [
+        g
+        for src in others
+        for g in P.replication_grants("Source", cfg.replication_role_arn_of(src), replica.bucket_arn)
+    ]
+
+
+def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
+    if not role_arns:
+        return []
+    return [
+        S.allow_principals_actions(
+            "AllowSourceReplicationRolesCreateReplicas", role_arns, A.REPLICATION_DEST_BUCKET_CREATE, [bucket_arn]
+        ),
+        S.allow_principals_actions(
+            "AllowSourceReplicationRolesWriteReplicas",
+            role_arns,
+            A.REPLICATION_DEST_TABLE_WRITE,
+            [S.table_arns(bucket_arn)],
+        ),
+    ]
 
 
 def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:

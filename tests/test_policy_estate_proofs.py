@@ -305,3 +305,71 @@ def test_without_the_creation_guard_an_administrator_creates_a_replication_named
     flips = mutated["role-creation-guard"]
     assert flips[W.case_id("adm1", "imposter-role", "iam:CreateRole")] == ALLOWED
     assert {cid.split(":", 2)[1] for cid in flips} == {"imposter-role"}
+
+
+# ---------------------------------------------------------------- a chain through what a deploy role may change ----
+
+
+def _allow_all(principal: str, bucket_arn: str) -> dict[str, Any]:
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{"Sid": "AttackerAllowsItself", "Effect": "Allow", "Principal": {"AWS": principal},
+                       "Action": "s3tables:*", "Resource": [bucket_arn, bucket_arn + "/*"]}],
+    }  # fmt: skip
+
+
+CHAIN = (  # (who, the bucket policy it replaced at step 1, its steps 2 and 3 on the same site)
+    ("dep6", W.VAULT_BUCKET_POLICY, W.VAULT, "vault"),
+    ("dep1", W.SALES_REPLICA_BUCKET_POLICY, W.SALES_REPLICA, "salesrep"),
+)
+
+
+def test_a_deploy_role_that_rewrote_its_bucket_policy_still_cannot_untag_or_delete(kit: dict[str, Any]) -> None:
+    """The deploy role is the one actor that may replace a protected bucket's policy (the reviewed deployment). Step 1:
+    it replaces it with one allowing itself everything. Step 2, untag: the guards SCP still denies it. Step 3, delete:
+    denied by the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table
+    policy and the guardrail had the tag gone."""
+    step1 = [W.request(who, f"{site}-bucket", "PutTableBucketPolicy") for who, _, _, site in CHAIN]
+    first = S.evaluate(W.variant_policies({"": kit}), step1)
+    assert all(r.allowed for r in first.values()), first
+    variants: dict[str, dict[str, Any]] = {}
+    requests: list[Any] = []
+    for who, policy, bucket_arn, site in CHAIN:
+        docs = copy.deepcopy(kit)
+        docs[policy] = _allow_all(W.PRINCIPALS[who].arn, bucket_arn)
+        variants[who] = docs
+        requests += [
+            W.request(who, f"{site}-bucket", "UntagResource[kit-protection]", variant=who),
+            W.request(who, f"{site}-table", "DeleteTable", variant=who),
+            W.request(who, f"{site}-table-untagged", "DeleteTable", variant=who),
+            W.request(who, f"{site}-table-untagged", "DisassociateTableReplication", variant=who),
+        ]
+    results = S.evaluate(W.variant_policies(variants), requests)
+    for who, _, _, site in CHAIN:
+        untag = results[f"{who}|" + W.case_id(who, f"{site}-bucket", "UntagResource[kit-protection]")]
+        assert untag.decision == EXPLICIT_DENY and untag.denied_by == (
+            f"scp:{who}|{W.SCP_GUARDS}#DenyProtectionTagChange",
+        )
+        for resource, action, must in (
+            (f"{site}-table", "DeleteTable", {"scp", "table policy", "guardrail"}),
+            (f"{site}-table-untagged", "DeleteTable", {"table policy", "guardrail"}),
+            (f"{site}-table-untagged", "DisassociateTableReplication", {"scp", "table policy", "guardrail"}),
+        ):
+            res = results[f"{who}|" + W.case_id(who, resource, action)]
+            assert res.decision == EXPLICIT_DENY, (who, resource, action)
+            assert must <= _layers(res), (who, resource, action, res.denied_by)
+
+
+def _layers(result: SimResult) -> set[str]:
+    out = set()
+    for entry in result.denied_by:
+        kind, _, rest = entry.partition(":")
+        if kind == "scp":
+            out.add("scp")
+        elif kind == "identity" and "replica-guardrail--" in rest:
+            out.add("guardrail")
+        elif "replicatablepolicy" in rest.replace("-", "").replace("|", ""):
+            out.add("table policy")
+        elif "replicabucketpolicy" in rest.replace("-", "").replace("|", ""):
+            out.add("bucket policy")
+    return out

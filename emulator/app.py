@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import threading
 import time
@@ -905,8 +906,8 @@ def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
 
 
 def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
-    if path == "health":
-        return {"ok": True}
+    if path == "health":  # the pid tells a starting Emulator that the server answering is its own child
+        return {"ok": True, "pid": os.getpid()}
     if path == "reset":
         from moto.moto_api._internal.models import moto_api_backend
 

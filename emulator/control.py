@@ -41,6 +41,11 @@ class Control:
     def health(self) -> bool:
         return bool(self._post("health").get("ok"))
 
+    def server_pid(self) -> int | None:
+        """The pid of the server process answering (None from an emulator that does not report it)."""
+        pid = self._post("health").get("pid")
+        return int(pid) if pid is not None else None
+
     def reset(self) -> None:
         self._post("reset")
 

@@ -34,9 +34,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex((HOST, port)) != 0
+class _PortTaken(Exception):
+    """Another process holds the port the emulator was to bind."""
 
 
 class Emulator:
@@ -56,9 +55,8 @@ class Emulator:
         env: Mapping[str, str] | None = None,
         start_timeout_s: float = 60.0,
     ) -> None:
-        self.port = port if port is not None else free_port()
-        self.url = f"http://{HOST}:{self.port}"
-        self.control = Control(self.url)
+        self._picked_port = port is None
+        self._use_port(port if port is not None else free_port())
         self._log_path = log
         self._env = dict(env or {})
         self._start_timeout_s = start_timeout_s
@@ -70,8 +68,28 @@ class Emulator:
         return self._log_path
 
     def start(self) -> Emulator:
+        """Start the server and wait until it answers. A port picked free (`port=None`) can be taken by another
+        process between the pick and the bind (two test workers, an e2e run beside the tests): the child then exits,
+        or another server answers there; either way the start is retried on a new free port (a few times)."""
         if self.proc is not None:
             return self
+        for attempt in range(self._PORT_ATTEMPTS):
+            try:
+                return self._start_once()
+            except _PortTaken:
+                if not self._picked_port or attempt == self._PORT_ATTEMPTS - 1:
+                    raise RuntimeError(f"the emulator could not bind {self.url}: the port is taken") from None
+                self._use_port(free_port())
+        raise AssertionError("unreachable")
+
+    _PORT_ATTEMPTS = 5
+
+    def _use_port(self, port: int) -> None:
+        self.port = port
+        self.url = f"http://{HOST}:{self.port}"
+        self.control = Control(self.url)
+
+    def _start_once(self) -> Emulator:
         env = {**os.environ, **BASE_ENV, "PYTHONPATH": str(REPO), **self._env}
         env.pop("AWS_ENDPOINT_URL", None)  # the server itself must not talk to another endpoint
         if self._log_path is None:
@@ -90,13 +108,18 @@ class Emulator:
         deadline = time.monotonic() + self._start_timeout_s
         while True:
             try:
-                if self.control.health():
+                if self.control.server_pid() == self.proc.pid:
                     return self
+                if self.control.health():  # a server answers there, and it is not ours: the port was taken
+                    self.stop()
+                    raise _PortTaken
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 tail = self.log_tail()
                 self.stop()
+                if "address already in use" in tail.lower():
+                    raise _PortTaken
                 raise RuntimeError(f"the emulator did not start on {self.url}:\n{tail}")
             time.sleep(0.2)
 

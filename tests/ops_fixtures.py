@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from emulator.control import Control
-from emulator.process import Emulator, port_free
+from emulator.process import Emulator
 from jobs.kernel.clients import Clients
 from topology.config import KitConfig, parse_config
 from topology.outputs import KitOutputs, parse_outputs, recovery_outputs
@@ -42,9 +42,10 @@ DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
 
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
-    """The emulator for the whole session, on 127.0.0.1:4566 (another free port if taken; KIT_MOTO_PORT overrides)."""
-    port = int(os.environ.get("KIT_MOTO_PORT", "4566"))
-    with Emulator(port=port if port_free(port) else None) as emu:
+    """The emulator for the whole session, on a free loopback port (KIT_MOTO_PORT names one, e.g. to attach a
+    debugger); two sessions at once (test workers, an e2e run beside the tests) each get their own."""
+    port = os.environ.get("KIT_MOTO_PORT")
+    with Emulator(port=int(port) if port else None) as emu:
         yield emu.url
 
 

@@ -35,7 +35,9 @@ class AlarmTopic(Construct):
             policy=json.dumps(docs.document("kms-key-policy", f"alarm-topic-{stack}"), indent=2),
         )
         KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg, stack), target_key_id=self.key.key_id)
-        self.topic = SnsTopic(self, "topic", name=assurance.alarm_topic_name(cfg, stack), kms_master_key_id=self.key.arn)
+        self.topic = SnsTopic(
+            self, "topic", name=assurance.alarm_topic_name(cfg, stack), kms_master_key_id=self.key.arn
+        )
         for i, sub in enumerate(cfg.assurance.alarm_subscriptions):
             SnsTopicSubscription(
                 self, f"subscription-{i}", topic_arn=self.topic.arn, protocol=sub.protocol, endpoint=sub.endpoint

@@ -21,6 +21,7 @@ from policies.docset import DocumentSet
 from topology.config import KitConfig
 from topology.outputs import OUTPUT_SOURCE
 
+
 class SourceStack(TerraformStack):
     def __init__(
         self,

@@ -8,6 +8,10 @@ output's construct id. Every kit stack exports exactly one structured output:
      "recovery":                      {"kit_recovery":     {...}},
      "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
 
+An estate (issue 24, `[[sources]]`) has one source stack per source, `source-<id>`, each exporting its own
+`kit_source` (with `source_id`); each replica's `kit_replica` lists every source feeding it
+(`source_table_bucket_arns`).
+
 In a failover topology (issue 17: `[failover] promoted_bucket`) there is no source stack: the promoted bucket's
 replica stack exports `kit_source` too (the promoted bucket as the source, the failover replication role, the
 destinations, and a `failover` section naming the failed source), so the ops tools read either topology.
@@ -72,6 +76,14 @@ class SourceOut(_Out):
     encryption: EncryptionOut
     # Only in a failover topology, whose source is the promoted bucket; absent (None) in a normal one.
     failover: FailoverOut | None = None
+    # An estate's source (issue 24): its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
+    source_id: str | None = None
+
+    @property
+    def monitor_kit(self) -> str:
+        """The `Kit` dimension this source's replication monitor publishes under: `<kit>-<id>` for a source of an
+        estate (each source's monitor is its own), else `kit`."""
+        return self.kit if self.source_id is None else f"{self.kit}-{self.source_id}"
 
 
 class ReplicaOut(_Out):
@@ -82,11 +94,19 @@ class ReplicaOut(_Out):
     storage_class: str
     encryption: EncryptionOut
     snapshot_retention: RetentionOut
-    source_table_bucket_arn: str
+    source_table_bucket_arn: str  # the first (in an estate's fan-in replica) or only source feeding it
+    # Every source bucket replicating into it (issue 24; a fan-in vault has several). Estates only: empty for a
+    # `[source]` configuration, whose one source is `source_table_bucket_arn` (`feeding_source_arns` covers both).
+    source_table_bucket_arns: list[str] = []
     break_glass_principals: list[str]
     # The replica's Terraform deploy role, exempt from protection changes like in the rendered table policy.
     deploy_role_arns: list[str] = []
     guardrail_policy_arn: str
+
+    @property
+    def feeding_source_arns(self) -> list[str]:
+        """The source buckets replicating into this replica, in either form of the outputs."""
+        return list(self.source_table_bucket_arns) or [self.source_table_bucket_arn]
 
 
 class RecoveryOut(_Out):

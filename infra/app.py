@@ -28,9 +28,11 @@ class EstateFailoverError(ValueError):
 
 
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
+    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
+    if promoted:
+        refuse_estate_failover(cfg)  # before the App: a refused synth writes nothing
     app = App(outdir=outdir, stack_traces=False)
-    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
-        refuse_estate_failover(cfg)
+    if promoted:
         from infra.stacks.failover import build_failover_stacks  # issue 17: the promoted bucket is the source
 
         build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)

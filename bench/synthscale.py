@@ -1,4 +1,6 @@
-"""Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables.
+"""Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables; and an estate of 50
+source buckets (issue 24: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
+--estate 50`).
 
 `scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
 fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
@@ -144,7 +146,105 @@ def scale_config(
 
 
 def count_tables(cfg: dict[str, Any]) -> int:
-    return sum(len(ns.get("tables", [])) for ns in cfg["source"]["namespaces"])
+    sources = cfg["sources"] if "sources" in cfg else [cfg["source"]]
+    return sum(len(ns.get("tables", [])) for src in sources for ns in src["namespaces"])
+
+
+# An estate (issue 24): source buckets spread over these accounts x Regions (at most 10 table buckets per account
+# and Region), each replicating into its Region's vault in the vault account (fan-in), every ninth also into a
+# regional replica of its own account (at most two per account).
+ESTATE_SOURCE_ACCOUNTS = ("111111111111", "222222222222", "333333333333", "555555555555", "777777777777")
+ESTATE_REGIONS = (("eu-west-1", "euw1", "eu-central-1", "euc1"), ("us-east-1", "use1", "us-west-2", "usw2"))
+ESTATE_VAULT_ACCOUNT = "666666666666"
+
+
+def _estate_source(i: int, tables: int) -> dict[str, Any]:
+    """Source `i` of the generated estate: `tables` tables in two namespaces named after the source (a fan-in vault
+    refuses two sources' same-named tables); every third source replicates table by table."""
+    acct = ESTATE_SOURCE_ACCOUNTS[i % len(ESTATE_SOURCE_ACCOUNTS)]
+    region, short, _vault_region, vault_short = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
+    nss = [
+        {
+            "name": f"s{i:02d}_ns{n}",
+            "tables": [
+                {"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]}
+                for j in range(n, tables, 2)
+            ],
+        }
+        for n in range(2)
+    ]
+    replicate_to = [f"estate-vault-{vault_short}"] + ([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])
+    names = [f"{ns['name']}.{t['name']}" for ns in nss for t in ns["tables"]]
+    return {
+        "id": f"s{i:02d}-{short}",
+        "account_id": acct,
+        "region": region,
+        "bucket": f"estate-s{i:02d}-{short}",
+        "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
+        "encryption": {"type": "kms", "kms_key": "create"} if i % 2 == 0 else {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
+        "replicate_to": replicate_to,
+        "replication": {"mode": "tables", "tables": names} if i % 3 == 0 else {"mode": "bucket"},
+        "namespaces": nss,
+    }
+
+
+def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
+    """A valid estate configuration dict (`[[sources]]`) of `sources` source buckets in 5 accounts x 2 Regions,
+    fan-in into one vault per Region in the vault account, a regional replica for every ninth source, one
+    protection, recovery (from the first vault) and assurance section."""
+    if not 1 <= sources <= 10 * len(ESTATE_SOURCE_ACCOUNTS) * len(ESTATE_REGIONS):
+        raise ValueError("at most 10 source buckets per account and Region")
+    srcs = [_estate_source(i, tables_per_source) for i in range(sources)]
+    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10}
+    fed = {b for s in srcs for b in s["replicate_to"]}
+    vaults = [
+        {
+            "account_id": ESTATE_VAULT_ACCOUNT,
+            "region": vault_region,
+            "bucket": f"estate-vault-{vault_short}",
+            "deploy_role_arn": f"arn:aws:iam::{ESTATE_VAULT_ACCOUNT}:role/terraform-deploy",
+            "storage_class": "INTELLIGENT_TIERING",
+            "encryption": {"type": "kms", "kms_key": "create"},
+            "snapshot_retention": retention,
+        }
+        for _region, _short, vault_region, vault_short in ESTATE_REGIONS
+        if f"estate-vault-{vault_short}" in fed
+    ]
+    regional = [
+        {
+            "account_id": s["account_id"],
+            "region": next(v for r, _, v, _ in ESTATE_REGIONS if r == s["region"]),
+            "bucket": s["replicate_to"][1],
+            "deploy_role_arn": s["deploy_role_arn"],
+            "storage_class": "STANDARD",
+            "encryption": {"type": "sse-s3"},
+            "snapshot_retention": retention,
+        }
+        for s in srcs
+        if len(s["replicate_to"]) > 1
+    ]
+    accounts = sorted({ESTATE_VAULT_ACCOUNT, *(s["account_id"] for s in srcs)})
+    return {
+        "kit": {"name": "estate"},
+        "sources": srcs,
+        "replicas": vaults + regional,
+        "protection": {
+            "break_glass_principals": [f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in accounts],
+            "guardrail_attach_roles": ["data-engineer"],
+            "organization": {
+                "management_account_id": "444444444444",
+                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "targets": accounts,
+            },
+        },
+        "recovery": {
+            "replica": vaults[0]["bucket"],
+            "bucket": "estate-recovery",
+            "namespace": "recovered",
+            "encryption": {"type": "kms", "kms_key": "create"},
+        },
+    }
 
 
 # --- the child: runs in its own interpreter ----------------------------------------------------------------------
@@ -263,8 +363,20 @@ class TreeMemory:
 
 def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval: float = 0.05) -> dict[str, Any]:
     """Generate the topology, synthesise it in a fresh interpreter, measure wall time and peak memory."""
+    out = run_config_synth(workdir, scale_config(destinations, tables), interval)
+    return {"destinations": destinations, **out}
+
+
+def run_estate_synth(workdir: Path, sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
+    """The estate of issue 24 (`estate_config`: `sources` source buckets, one stack each, fan-in vaults),
+    synthesised in a fresh interpreter like `run_synth`."""
+    out = run_config_synth(workdir, estate_config(sources, tables_per_source))
+    return {"sources": sources, **out}
+
+
+def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05) -> dict[str, Any]:
+    """Synthesise the configuration dict `cfg` in a fresh interpreter (`--child`), sampling its process tree."""
     workdir.mkdir(parents=True, exist_ok=True)
-    cfg = scale_config(destinations, tables)
     from topology.config import parse_config
 
     parse_config(cfg)  # fail here, not in the timed child, if the generator is wrong
@@ -299,7 +411,6 @@ def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval
         raise RuntimeError(f"synth child failed (exit {proc.returncode}):\n{output[-3000:]}")
     child_res = json.loads(result_json.read_text())
     return {
-        "destinations": destinations,
         "tables": count_tables(cfg),
         "wall_s": wall,
         "import_s": child_res["import_cdktf_s"] + child_res["import_provider_s"],
@@ -318,9 +429,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=str(REPO / "bench-out" / "synth-scale"))
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--destinations", type=int, default=5)
+    ap.add_argument("--estate", type=int, metavar="SOURCES", help="synthesise a generated estate of SOURCES buckets")
     ns = ap.parse_args(argv)
     if ns.child:
         return child(Path(ns.child[0]), Path(ns.child[1]), Path(ns.child[2]))
+    if ns.estate:
+        print(json.dumps(run_estate_synth(Path(ns.workdir) / "estate", ns.estate), indent=2))
+        return 0
     print(json.dumps(run_synth(Path(ns.workdir), ns.destinations, ns.tables), indent=2))
     return 0
 

@@ -393,11 +393,13 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     elif site.role == "replica":
-        replica = next(r for r in cfg.replicas if r.bucket == site.bucket)
+        # A failover topology's new bucket (issue 17) is no configured replica: the source's role, as before.
+        replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
+        writers = cfg.replication_role_arns_into(replica) if replica is not None else (cfg.replication_role_arn,)
         stmts.append(
             S.kms_allow_key_use(
                 "AllowReplicationRoleWriteReplica",
-                list(cfg.replication_role_arns_into(replica)),
+                list(writers),
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
             )
         )

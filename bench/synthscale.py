@@ -163,18 +163,15 @@ def _estate_source(i: int, tables: int) -> dict[str, Any]:
     refuses two sources' same-named tables); every third source replicates table by table."""
     acct = ESTATE_SOURCE_ACCOUNTS[i % len(ESTATE_SOURCE_ACCOUNTS)]
     region, short, _vault_region, vault_short = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
-    nss = [
-        {
-            "name": f"s{i:02d}_ns{n}",
-            "tables": [
-                {"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]}
-                for j in range(n, tables, 2)
-            ],
-        }
-        for n in range(2)
-    ]
+    nss: list[dict[str, Any]] = []
+    names: list[str] = []
+    for n in range(2):
+        ns = f"s{i:02d}_ns{n}"
+        js = range(n, tables, 2)
+        ts = [{"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]} for j in js]
+        nss.append({"name": ns, "tables": ts})
+        names += [f"{ns}.t{j:03d}" for j in js]
     replicate_to = [f"estate-vault-{vault_short}"] + ([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])
-    names = [f"{ns['name']}.{t['name']}" for ns in nss for t in ns["tables"]]
     return {
         "id": f"s{i:02d}-{short}",
         "account_id": acct,

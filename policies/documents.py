@@ -393,13 +393,12 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     elif site.role == "replica":
-        # A failover topology's new bucket (issue 17) is no configured replica: the source's role, as before.
+        # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
-        writers = cfg.replication_role_arns_into(replica) if replica is not None else (cfg.replication_role_arn,)
         stmts.append(
             S.kms_allow_key_use(
                 "AllowReplicationRoleWriteReplica",
-                list(writers),
+                list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn],
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
             )
         )

@@ -227,7 +227,11 @@ def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, A
         "sources": srcs,
         "replicas": vaults + regional,
         "protection": {
-            "break_glass_principals": [f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in accounts],
+            # break-glass in the vault account and one central account, as in examples/estate.toml (each principal
+            # is listed in every deny of the SCPs: one per account would make them grow with the accounts)
+            "break_glass_principals": [
+                f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in (ESTATE_VAULT_ACCOUNT, ESTATE_SOURCE_ACCOUNTS[0])
+            ],
             "guardrail_attach_roles": ["data-engineer"],
             "organization": {
                 "management_account_id": "444444444444",

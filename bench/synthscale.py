@@ -151,18 +151,21 @@ def count_tables(cfg: dict[str, Any]) -> int:
 
 
 # An estate (issue 24): source buckets spread over these accounts x Regions (at most 10 table buckets per account
-# and Region), each replicating into its Region's vault in the vault account (fan-in), every ninth also into a
-# regional replica of its own account (at most two per account).
+# and Region), each ten replicating into one vault of the vault account (fan-in; a vault's bucket policy grants each
+# feeding source's role, and PutTableBucketPolicy takes at most 20,480 characters), every ninth source also into a
+# regional replica in its own account (at most two per account).
 ESTATE_SOURCE_ACCOUNTS = ("111111111111", "222222222222", "333333333333", "555555555555", "777777777777")
-ESTATE_REGIONS = (("eu-west-1", "euw1", "eu-central-1", "euc1"), ("us-east-1", "use1", "us-west-2", "usw2"))
+ESTATE_REGIONS = (("eu-west-1", "euw1", "eu-central-1"), ("us-east-1", "use1", "us-west-2"))
 ESTATE_VAULT_ACCOUNT = "666666666666"
+ESTATE_VAULT_REGION = "eu-central-1"
+ESTATE_SOURCES_PER_VAULT = 10
 
 
 def _estate_source(i: int, tables: int) -> dict[str, Any]:
     """Source `i` of the generated estate: `tables` tables in two namespaces named after the source (a fan-in vault
     refuses two sources' same-named tables); every third source replicates table by table."""
     acct = ESTATE_SOURCE_ACCOUNTS[i % len(ESTATE_SOURCE_ACCOUNTS)]
-    region, short, _vault_region, vault_short = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
+    region, short, _ = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
     nss: list[dict[str, Any]] = []
     names: list[str] = []
     for n in range(2):
@@ -171,7 +174,7 @@ def _estate_source(i: int, tables: int) -> dict[str, Any]:
         ts = [{"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]} for j in js]
         nss.append({"name": ns, "tables": ts})
         names += [f"{ns}.t{j:03d}" for j in js]
-    replicate_to = [f"estate-vault-{vault_short}"] + ([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])
+    vault = f"estate-vault{i // ESTATE_SOURCES_PER_VAULT:02d}"
     return {
         "id": f"s{i:02d}-{short}",
         "account_id": acct,
@@ -180,52 +183,43 @@ def _estate_source(i: int, tables: int) -> dict[str, Any]:
         "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
         "encryption": {"type": "kms", "kms_key": "create"} if i % 2 == 0 else {"type": "sse-s3"},
         "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
-        "replicate_to": replicate_to,
+        "replicate_to": [vault, *([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])],
         "replication": {"mode": "tables", "tables": names} if i % 3 == 0 else {"mode": "bucket"},
         "namespaces": nss,
     }
 
 
+def _estate_replica(account: str, region: str, bucket: str, storage_class: str) -> dict[str, Any]:
+    return {
+        "account_id": account,
+        "region": region,
+        "bucket": bucket,
+        "deploy_role_arn": f"arn:aws:iam::{account}:role/terraform-deploy",
+        "storage_class": storage_class,
+        "encryption": {"type": "kms", "kms_key": "create"} if account == ESTATE_VAULT_ACCOUNT else {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10},
+    }
+
+
 def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
     """A valid estate configuration dict (`[[sources]]`) of `sources` source buckets in 5 accounts x 2 Regions,
-    fan-in into one vault per Region in the vault account, a regional replica for every ninth source, one
+    fan-in of ten sources into each vault of the vault account, a regional replica for every ninth source, one
     protection, recovery (from the first vault) and assurance section."""
-    if not 1 <= sources <= 10 * len(ESTATE_SOURCE_ACCOUNTS) * len(ESTATE_REGIONS):
-        raise ValueError("at most 10 source buckets per account and Region")
+    if not 1 <= sources <= ESTATE_SOURCES_PER_VAULT * 9:  # the vault account's Region holds the recovery bucket too
+        raise ValueError(f"1 to {ESTATE_SOURCES_PER_VAULT * 9} sources")
     srcs = [_estate_source(i, tables_per_source) for i in range(sources)]
-    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10}
-    fed = {b for s in srcs for b in s["replicate_to"]}
-    vaults = [
-        {
-            "account_id": ESTATE_VAULT_ACCOUNT,
-            "region": vault_region,
-            "bucket": f"estate-vault-{vault_short}",
-            "deploy_role_arn": f"arn:aws:iam::{ESTATE_VAULT_ACCOUNT}:role/terraform-deploy",
-            "storage_class": "INTELLIGENT_TIERING",
-            "encryption": {"type": "kms", "kms_key": "create"},
-            "snapshot_retention": retention,
-        }
-        for _region, _short, vault_region, vault_short in ESTATE_REGIONS
-        if f"estate-vault-{vault_short}" in fed
-    ]
-    regional = [
-        {
-            "account_id": s["account_id"],
-            "region": next(v for r, _, v, _ in ESTATE_REGIONS if r == s["region"]),
-            "bucket": s["replicate_to"][1],
-            "deploy_role_arn": s["deploy_role_arn"],
-            "storage_class": "STANDARD",
-            "encryption": {"type": "sse-s3"},
-            "snapshot_retention": retention,
-        }
+    vaults = sorted({s["replicate_to"][0] for s in srcs})
+    replicas = [_estate_replica(ESTATE_VAULT_ACCOUNT, ESTATE_VAULT_REGION, v, "INTELLIGENT_TIERING") for v in vaults]
+    replicas += [
+        _estate_replica(s["account_id"], next(v for r, _, v in ESTATE_REGIONS if r == s["region"]), b, "STANDARD")
         for s in srcs
-        if len(s["replicate_to"]) > 1
+        for b in s["replicate_to"][1:]
     ]
     accounts = sorted({ESTATE_VAULT_ACCOUNT, *(s["account_id"] for s in srcs)})
     return {
         "kit": {"name": "estate"},
         "sources": srcs,
-        "replicas": vaults + regional,
+        "replicas": replicas,
         "protection": {
             # break-glass in the vault account and one central account, as in examples/estate.toml (each principal
             # is listed in every deny of the SCPs: one per account would make them grow with the accounts)
@@ -240,7 +234,7 @@ def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, A
             },
         },
         "recovery": {
-            "replica": vaults[0]["bucket"],
+            "replica": vaults[0],
             "bucket": "estate-recovery",
             "namespace": "recovered",
             "encryption": {"type": "kms", "kms_key": "create"},

@@ -9,7 +9,7 @@ import pytest
 from bench import eventlog
 from bench.report import Comparison, Goal, Measurement, Results, console_table, fmt_num, ratio, render_markdown, speedup
 from bench.run import comparisons, notes
-from bench.synthscale import count_tables, estate_config, scale_config
+from bench.synthscale import ESTATE_SOURCE_ACCOUNTS, count_tables, estate_config, scale_config
 
 
 def test_ratio_and_speedup() -> None:
@@ -144,8 +144,8 @@ def test_scale_config_is_valid_and_has_the_requested_size() -> None:
 
 
 def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
-    """The estate the synth benchmark builds (issue 24): 50 source buckets in 5 accounts x 2 Regions, each into its
-    Region's vault (fan-in of 25), a few regional replicas; valid as the loader checks it (quotas, fan-in names)."""
+    """The estate the synth benchmark builds (issue 24): 50 source buckets in 5 accounts x 2 Regions, ten into each
+    vault (fan-in), a few regional replicas; valid as the loader checks it (quotas, fan-in names)."""
     from collections import Counter
 
     from topology.config import parse_config
@@ -154,14 +154,15 @@ def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
     assert count_tables(data) == 500
     cfg = parse_config(data)
     assert cfg.is_estate and len(cfg.sources) == 50 and len({s.stack_id for s in cfg.sources}) == 50
-    vaults = [r for r in cfg.replicas if r.bucket.startswith("estate-vault-")]
-    assert [len(cfg.sources_into(v)) for v in vaults] == [25, 25]
+    vaults = [r for r in cfg.replicas if r.bucket.startswith("estate-vault")]
+    assert [len(cfg.sources_into(v)) for v in vaults] == [10] * 5
+    assert {r.account_id for r in cfg.replicas if r not in vaults} == set(ESTATE_SOURCE_ACCOUNTS)
     assert {cfg.replication_of(s).mode for s in cfg.sources} == {"bucket", "tables"}
     sites = Counter((b.account_id, b.region) for b in (*cfg.sources, *cfg.replicas))
     assert max(sites.values()) <= 10  # table buckets per account and Region
     assert len(parse_config(estate_config(3, tables_per_source=4)).sources) == 3
     with pytest.raises(ValueError):
-        estate_config(101)
+        estate_config(91)
 
 
 PLAN = (

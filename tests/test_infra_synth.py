@@ -587,3 +587,10 @@ def test_an_estate_promotion_is_refused_at_synth(tmp_path: Path) -> None:
     with pytest.raises(EstateFailoverError, match=r"promoted_bucket = 'estate-sales-replica-euc1'.*not for an estate"):
         build_app(cfg, outdir=str(tmp_path / "out"))
     assert not (tmp_path / "out" / "stacks").exists()
+
+
+def test_summary_headline_names_each_source_of_an_estate() -> None:
+    from infra.summary import headline
+
+    assert headline(SEED) == "1 replica(s), replication mode tables"
+    assert headline(ESTATE) == "3 source(s) (sales-euw1 bucket, marketing-euw1 tables, ops-use1 bucket), 2 replica(s)"

@@ -353,7 +353,9 @@ def spark_profile(res: Results, evdir: Path) -> None:
 
 
 def lake_scale_markdown(res: Results) -> str:
-    """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections of issue 18 from the same run."""
+    """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections of issue 18 and the estate section of
+    issue 24 from the same run."""
+    from bench.estate_scp import markdown as estate_markdown
     from bench.ops_scale import markdown as ops_markdown
     from bench.recover_scale import markdown as recover_markdown
 
@@ -361,6 +363,7 @@ def lake_scale_markdown(res: Results) -> str:
         render_markdown(res)
         + ops_markdown(res.extra.get("ops_scale"))
         + recover_markdown(res.extra.get("recover_scale"))
+        + estate_markdown(res.extra.get("estate_scp"))  # issue 24 (measured now if an older results.json lacks it)
     )
 
 
@@ -495,6 +498,12 @@ def main(argv: list[str] | None = None) -> int:
             "7 recovery at lake scale",
             lambda: run_all(root / "recover-scale", 10_000 if full else 500, 200 if full else 20, 2 if full else 1),
         )
+    if os.environ.get("BENCH_ESTATE", "1") != "0":  # issue 24: the estate's SCPs at 1-50 sources (seconds)
+        from bench.estate_scp import console, measure
+
+        res.extra["estate_scp"] = step("8 estate SCP sizes", measure)
+        if res.extra["estate_scp"]:
+            print(console(res.extra["estate_scp"]), flush=True)
     res.measurements = work.measurements
     res.errors.extend(work.errors)
     res.profiles.update(work.profiles)

@@ -412,9 +412,10 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
     """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what"."""
-    src, rec = source_site(cfg), recovery_site(cfg)
+    rec = recovery_site(cfg)
     out: list[tuple[str, list[str], str, list[str]]] = []
     if cfg.assurance.monitor.enabled:
+        src = source_site(cfg)
         out.append(
             (
                 "Replication monitor function role",

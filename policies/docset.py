@@ -27,7 +27,7 @@ from typing import Any
 from policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
 from policies.failover import failover_policy_docs
 from policies.model import Document, PolicyDoc
-from topology.config import KitConfig, Source
+from topology.config import KitConfig, Replica, Source
 
 SITE_SEPARATOR = "--"
 
@@ -144,7 +144,7 @@ def build(cfg: KitConfig) -> DocumentSet:
     promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
     if cfg.failover is not None:  # issue 17: what promoting each replica would deploy, reviewed in advance
         for r in cfg.replicas:
-            docs = failover_policy_docs(cfg, r.bucket)
+            docs = failover_candidates(cfg, r)
             candidates += docs
             if r.bucket == promoted:  # the failover topology: its stacks deploy these
                 deploys += [(d.deploys_as, d.name) for d in docs if d.deploys_as]
@@ -154,6 +154,33 @@ def build(cfg: KitConfig) -> DocumentSet:
         candidates=tuple(candidates),
         deploys=tuple(deploys),
     )
+
+
+# The estate-wide documents a promotion seen from one source's view must not replace (issue 24): the tag-based SCPs
+# (the failover replication role `<kit>-failover-s3tables-replication` matches their replication-role pattern) and
+# the recovery role, which serves the whole estate.
+ESTATE_WIDE = frozenset({"scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"})
+
+
+def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
+    """What promoting `replica` would deploy (`policies.failover`). In an estate, from the view of the one source
+    feeding it; a fan-in replica is restored from, never promoted (the configuration refuses it), so it has none;
+    and the candidates keep to that source's sites: no estate-wide document (`ESTATE_WIDE`), no document of a
+    replica another source also feeds, no guardrail of an account holding one (those stay the estate's)."""
+    if not cfg.is_estate:
+        return failover_policy_docs(cfg, replica.bucket)
+    feeding = cfg.sources_into(replica)
+    if len(feeding) != 1:
+        return []
+    view = cfg.view(feeding[0])
+    shared = [r for r in cfg.replicas if r not in view.replicas or len(cfg.sources_into(r)) > 1]
+    shared_sites = {r.bucket for r in shared} | {r.account_id for r in shared}
+
+    def own(d: PolicyDoc) -> bool:
+        name = d.deploys_as or d.name
+        return name not in ESTATE_WIDE and name.rsplit(SITE_SEPARATOR, 1)[-1] not in shared_sites
+
+    return [d for d in failover_policy_docs(view, replica.bucket) if own(d)]
 
 
 def build_monitor(cfg: KitConfig) -> DocumentSet:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from policies import actions as A
-from policies import assurance
+from policies import assurance, estate
 from policies import protection as P
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
@@ -97,19 +97,39 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             table_resources=[S.table_arns(arn)],
             exemptions=replica_exemptions(cfg, [replica]),
         ),
+        estate.bucket_protection_tag_guard(cfg, arn) if cfg.is_estate else None,
     )
 
 
 def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
-    """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`,
-    `Source<Id>...` per source of an estate (the Id in CamelCase)."""
-    out: list[S.Statement | None] = []
-    for src in cfg.sources_into(replica):
-        if src.account_id == replica.account_id:
-            continue
-        role = "Source" + "".join(part.capitalize() for part in (src.id or "").split("-"))
-        out += P.replication_grants(role, cfg.replication_role_arn_of(src), replica.bucket_arn)
-    return out
+    """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`;
+    in an estate one pair of statements naming every such role of the sources feeding it
+    (`AllowSourceReplicationRoles...`): a table bucket policy holds at most 20,480 characters, and a pair per source
+    (about 900 characters) would stop a vault at about fourteen sources of other accounts."""
+    others = [s for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
+    if cfg.is_estate:
+        return estate_source_grants([cfg.replication_role_arn_of(s) for s in others], replica.bucket_arn)
+    return [
+        g
+        for src in others
+        for g in P.replication_grants("Source", cfg.replication_role_arn_of(src), replica.bucket_arn)
+    ]
+
+
+def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
+    if not role_arns:
+        return []
+    return [
+        S.allow_principals_actions(
+            "AllowSourceReplicationRolesCreateReplicas", role_arns, A.REPLICATION_DEST_BUCKET_CREATE, [bucket_arn]
+        ),
+        S.allow_principals_actions(
+            "AllowSourceReplicationRolesWriteReplicas",
+            role_arns,
+            A.REPLICATION_DEST_TABLE_WRITE,
+            [S.table_arns(bucket_arn)],
+        ),
+    ]
 
 
 def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
@@ -124,6 +144,8 @@ def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | N
     if not principals:
         return []
     bucket_names, table_names = A.level_split(A.PROTECTED_ACTIONS)
+    if cfg.is_estate:  # an estate's bucket carries the protection tag: break-glass re-tags it (the rescue path)
+        bucket_names += ("TagResource", "UntagResource")
     arn = replica.bucket_arn
     return [
         S.allow_principals_actions(
@@ -245,7 +267,10 @@ def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Stat
 def service_control_policy(cfg: KitConfig) -> Document:
     """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
-    denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets."""
+    denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
+    protected buckets by tag (`policies.estate`)."""
+    if cfg.is_estate:
+        return doc(*estate.service_control_policy(cfg))
     return doc(*_scp_protection_statements(cfg, tables_only=False))
 
 
@@ -254,7 +279,10 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     them. Replica keys (by tag or ARN), the roles whose ARN carries an exemption (trust changes and delete +
     re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
-    to 5,120 characters (an account or OU takes up to five)."""
+    to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
+    (`policies.estate`)."""
+    if cfg.is_estate:
+        return doc(*estate.service_control_policy_guards(cfg))
     return doc(
         *_scp_protection_statements(cfg, tables_only=True),
         *P.scp_guards(

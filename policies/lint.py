@@ -32,6 +32,9 @@ SCP_MAX_CHARS = 5120
 # IAM managed policy: 6,144 characters, white space not counted. Inline role policies have a larger aggregate limit
 # (10,240), so applying this to every identity document is the conservative side.
 MANAGED_POLICY_MAX_CHARS = 6144
+# S3 Tables PutTableBucketPolicy / PutTablePolicy: `resourcePolicy` is 1-20,480 characters (API reference); Terraform
+# sends the compact JSON. A fan-in bucket grows with the sources that feed it (issue 24).
+TABLES_RESOURCE_POLICY_MAX_CHARS = 20480
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
 KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy", "s3-bucket-policy")
 
@@ -326,6 +329,16 @@ def check_identity_policy_size(doc: Document, kind: str) -> list[str]:
     return []
 
 
+def check_tables_resource_policy_size(doc: Document, kind: str) -> list[str]:
+    if kind not in ("bucket-policy", "table-policy"):
+        return []
+    size = len(json.dumps(doc, separators=(",", ":")))
+    if size > TABLES_RESOURCE_POLICY_MAX_CHARS:
+        limit = TABLES_RESOURCE_POLICY_MAX_CHARS
+        return [f"{kind} is {size} characters of compact JSON; the limit is {limit}"]
+    return []
+
+
 def check_unique_sids(doc: Document, kind: str) -> list[str]:
     problems = []
     seen: set[str] = set()
@@ -433,6 +446,13 @@ RULES: tuple[Rule, ...] = (
         "An identity policy is at most 6,144 characters (white space not counted), the IAM managed-policy limit, or "
         "IAM rejects it at apply time (the guardrail grows with the replicas of its account).",
         check_identity_policy_size,
+    ),
+    Rule(
+        "KIT-IAM9",
+        "TablesResourcePolicySize",
+        "A table bucket or table policy is at most 20,480 characters of compact JSON (the S3 Tables API limit), or "
+        "the apply fails (a fan-in bucket's policy grows with the sources that feed it).",
+        check_tables_resource_policy_size,
     ),
 )
 RULES_BY_ID = {r.id: r for r in RULES}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import fnmatch
 import json
 import sys
 import tempfile
@@ -73,6 +74,12 @@ def _exemptions(stmt: dict[str, Any]) -> tuple[list[str], bool]:
     arns = _as_list(cond.get("ArnNotLike", {}).get("aws:PrincipalArn"))
     service = _as_list(cond.get("StringNotEqualsIfExists", {}).get("aws:PrincipalServiceName"))
     return arns, A.MAINTENANCE_SERVICE in service
+
+
+def _any_matches(arns: Iterable[str], exempt: Iterable[str]) -> bool:
+    """Does an exemption (an ARN, or an ARN pattern such as an estate's `arn:aws:iam::*:role/<kit>-*-...`) match
+    one of `arns`? `ArnNotLike` wildcards: `*` and `?`."""
+    return any(fnmatch.fnmatchcase(arn, pattern) for arn in arns for pattern in exempt)
 
 
 def _deny_rows(docs: Sequence[D.PolicyDoc]) -> list[tuple[D.PolicyDoc, dict[str, Any]]]:
@@ -233,7 +240,7 @@ def _protection_cells(
                 if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
-                exempt = bool(set(arns) & set(exempt_arns)) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
+                exempt = _any_matches(arns, exempt_arns) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
                 verdicts.add("exempt" if exempt else "denied")
         cells.append("denied" if "denied" in verdicts else ("exempt" if verdicts else "—"))
     return cells
@@ -294,7 +301,7 @@ def _principal_section(
             for d in docs
             if d.kind == "kms-key-policy"
             for s in d.document["Statement"]
-            if s["Effect"] == "Deny" and not (set(arns) & set(_exemptions(s)[0]))
+            if s["Effect"] == "Deny" and not _any_matches(arns, _exemptions(s)[0])
         }
     )
     has_key_denies = any(
@@ -322,7 +329,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "when this file or any document next to it is stale). Every `*.json` here is deployed byte for byte after",
         "normalisation.",
         "",
-        f"- Source table bucket: `{cfg.source.bucket}` ({cfg.source.account_id}, {cfg.source.region})",
+        *_source_lines(cfg),
         f"- Replicas (protected): {replicas}",
         f"- Recovery target (writable): `{cfg.recovery.bucket}` next to `{cfg.recovery.replica}`",
         "",
@@ -338,14 +345,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "## Who may do what",
         "",
     ]
-    lines += _principal_section(
-        "Replication role",
-        [cfg.replication_role_arn],
-        docs,
-        intro=f"Assumed only by `{A.REPLICATION_SERVICE}` for the source account `{cfg.source.account_id}` "
-        "(`replication-role-trust`). Reads the source, creates and writes replicas.",
-        identity_docs=["replication-role-permissions"],
-    )
+    lines += _replication_role_sections(cfg, docs)
     lines += _principal_section(
         "S3 Tables maintenance service",
         [],
@@ -369,9 +369,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             docs,
             intro="Change policies and bucket settings after review; never delete, never change retention.",
         )
-    from policies import assurance  # issue 11: roles of the monitor and the schedules
-
-    for title, arns, intro, identity in assurance.summary_principals(cfg):
+    for title, arns, intro, identity in _assurance_principals(cfg):  # issue 11: the monitor and the schedules
         lines += _principal_section(title, arns, docs, intro=intro, identity_docs=identity)
     lines += _principal_section(
         "Break-glass principals",
@@ -443,6 +441,8 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         for sid, where in by_sid.items():
             lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
         lines.append("")
+    if cfg.is_estate:
+        lines += estate_section(cfg)
     lines += layer_table(cfg, docs)
     lines += [
         "## Documents and where they are attached",
@@ -454,9 +454,102 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         title = KIND_TITLES.get(d.kind, d.kind)
         lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
     scp = next((d for d in docs if d.kind == "scp"), None)
-    if scp is not None:
+    if scp is not None and not cfg.is_estate:
         lines += ["", f"SCP size (compact JSON): {len(D.compact_json(scp.document))} of 5,120 characters."]
+    elif scp is not None:
+        sizes = ", ".join(f"`{d.name}` {len(D.compact_json(d.document))}" for d in docs if d.kind == "scp")
+        lines += ["", f"SCP sizes (compact JSON, of 5,120 characters each): {sizes}."]
     return "\n".join(lines) + "\n"
+
+
+def _source_lines(cfg: KitConfig) -> list[str]:
+    if not cfg.is_estate:
+        src = cfg.source
+        return [f"- Source table bucket: `{src.bucket}` ({src.account_id}, {src.region})"]
+    out = ["- Source table buckets (an estate, issue 24):"]
+    for src in cfg.sources:
+        dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
+        out.append(
+            f"  - `{src.id}`: `{src.bucket}` ({src.account_id}, {src.region}), replication role "
+            f"`{cfg.replication_role_arn_of(src)}`, replicates to {dests}"
+        )
+    return out
+
+
+def _replication_role_sections(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
+    """One section per source's replication role (its documents `<purpose>--<stack id>` in an estate)."""
+    out: list[str] = []
+    for src in cfg.sources:
+        view = cfg.view(src)
+        suffix = f"--{src.stack_id}" if cfg.is_estate else ""
+        dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
+        intro = (
+            f"Assumed only by `{A.REPLICATION_SERVICE}` for the source account `{src.account_id}` "
+            f"(`replication-role-trust{suffix}`). Reads the source, creates and writes replicas."
+        )
+        if cfg.is_estate:
+            intro += f" Source `{src.bucket}`; writes {dests} only."
+        out += _principal_section(
+            "Replication role" + (f" of `{src.id}`" if cfg.is_estate else ""),
+            [view.replication_role_arn],
+            docs,
+            intro=intro,
+            identity_docs=[f"replication-role-permissions{suffix}"],
+        )
+    return out
+
+
+def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
+    """The assurance roles (issue 11): in an estate, each source's monitor roles (from its view, documents named
+    `<purpose>--<stack id>`) and the estate's rehearsal role."""
+    from policies import assurance
+
+    if not cfg.is_estate:
+        return assurance.summary_principals(cfg)
+    out: list[tuple[str, list[str], str, list[str]]] = []
+    for src in cfg.sources:
+        for title, arns, intro, identity in assurance.summary_principals(cfg.view(src)):
+            if title.startswith("Replication monitor"):
+                renamed = [D.estate_source_name(n, src.stack_id) for n in identity]
+                out.append((f"{title} of `{src.id}`", arns, intro, renamed))
+    no_monitor = cfg.model_copy(
+        update={
+            "assurance": cfg.assurance.model_copy(
+                update={"monitor": cfg.assurance.monitor.model_copy(update={"enabled": False})}
+            )
+        }
+    )
+    return out + assurance.summary_principals(no_monitor)
+
+
+def estate_section(cfg: KitConfig) -> list[str]:
+    """How an estate's organization layer is built (tag-based SCPs, docs/decisions/0026-estate.md)."""
+    from policies import estate
+
+    return [
+        "## The estate's organization layer: tag-based SCPs",
+        "",
+        "The two SCPs name no bucket and no source, so their size does not grow with the estate:",
+        "",
+        f"- Every protected table bucket carries the tag `{estate.TAG_CONDITION_KEY.split('/', 1)[1]}` = "
+        f"`{cfg.kit.name}` (never source buckets, never tables). The replica denies match it with "
+        f"`{estate.TAG_CONDITION_KEY}` on {_code([estate.any_bucket(cfg), estate.any_table(cfg)])}.",
+        "- `DisassociateTableReplication` is also denied by ARN pattern on every table of the replica accounts "
+        f"({_code(estate.replica_account_tables(cfg))}; `DenyReplicaDisassociationByAccount`), because whether AWS "
+        "evaluates the tag condition for it is unverified.",
+        "- Tagging or untagging the protection tag key on a bucket that carries it is break-glass only "
+        "(`DenyProtectionTagChange`, in the guards SCP and in each protected bucket's policy); tables of a protected "
+        "bucket take no tag changes at all (`DenyReplicaTagChange`).",
+        f"- The replication roles of every source are exempt by one pattern, `{estate.replication_role_pattern(cfg)}`"
+        ", where replication needs it. Creating a role of that name is denied to all but break-glass and the sources' "
+        f"deploy roles by name ({_code(estate.deploy_role_name_patterns(cfg))}: `cdktf deploy` creates the "
+        "replication roles; `DenyReplicationRoleCreation`); rewriting its trust, deleting or assuming one is "
+        "break-glass only (`DenyPrivilegedRoleTampering`, `DenyAssumeReplicationRole`).",
+        f"- The guardrails are matched by their one name in every account, `{estate.guardrail_pattern(cfg)}`.",
+        "- The bucket, table and key policies and the guardrails name exact ARNs, as for one source: a fan-in "
+        "bucket grants and exempts the replication role of each source that feeds it, and no other.",
+        "",
+    ]
 
 
 def _other_risk(sid: str) -> str:
@@ -480,6 +573,11 @@ def _other_risk(sid: str) -> str:
         "DenyGuardrailChange": "a new version of the guardrail, or its deletion, removes the identity layer.",
         "DenyGuardrailDetach": "detaching the guardrail (e.g. the deploy role from itself) removes the identity layer.",
         "DenyInsecureTransport": "recovery scripts, logs and reports are read and written over TLS only.",
+        "DenyReplicaDisassociationByAccount": "the ARN-pattern layer for disassociation in the replica accounts, "
+        "whatever a bucket's tags (whether the tag condition applies to it is unverified).",
+        "DenyProtectionTagChange": "without its protection tag a bucket falls out of every tag-matched SCP deny.",
+        "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
+        "replication-path denies; only the sources' deploy roles create them.",
     }.get(sid, "see the statement")
 
 

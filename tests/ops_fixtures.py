@@ -23,12 +23,11 @@ from typing import Any
 
 import pytest
 
-from bench.ops_scale import recovery_outputs
 from emulator.control import Control
 from emulator.process import Emulator, port_free
 from jobs.kernel.clients import Clients
 from topology.config import KitConfig, parse_config
-from topology.outputs import KitOutputs, parse_outputs
+from topology.outputs import KitOutputs, parse_outputs, recovery_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
@@ -370,3 +369,177 @@ def deploy(
         report = harden(clients, world.outputs, show_progress=False)
         assert report.exit_code == 0, report.to_json()
     return world
+
+
+# ----------------------------------------------------------------------------------------------------
+# A deployed estate (issue 24): three sources, a fan-in vault, a regional replica
+# ----------------------------------------------------------------------------------------------------
+
+VAULT_REGION = "us-east-2"
+SOURCE_RETENTION = {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
+VAULT, SALES_REPLICA = "estate-vault", "estate-sales-replica"
+
+
+def _estate_source(sid: str, region: str, namespaces: dict[str, list[str]], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": sid,
+        "account_id": ACCOUNT,
+        "region": region,
+        "bucket": f"estate-{sid}",
+        "encryption": {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
+        "namespaces": [
+            {"name": ns, "tables": [{"name": t, "columns": [{"name": "id", "type": "string"}]} for t in tables]}
+            for ns, tables in namespaces.items()
+        ],
+        **extra,
+    }
+
+
+def estate_config_dict(ou_id: str = "ou-placeholder-00000000") -> dict[str, Any]:
+    """sales (us-east-1, bucket mode) -> vault + its regional replica; marketing (us-east-1, tables mode: only
+    marketing.campaigns; it also holds a local `sales.orders`, a name the sales bucket has too) -> vault; ops
+    (us-west-2, bucket mode) -> vault. The vault (us-east-2) receives from all three (fan-in)."""
+    return {
+        "kit": {"name": "estate"},
+        "sources": [
+            _estate_source(
+                "sales",
+                SRC_REGION,
+                {"sales": ["orders", "refunds"]},
+                replicate_to=[VAULT, SALES_REPLICA],
+                replication={"mode": "bucket"},
+            ),
+            _estate_source(
+                "marketing",
+                SRC_REGION,
+                {"marketing": ["campaigns"], "sales": ["orders"]},
+                replicate_to=[VAULT],
+                replication={"mode": "tables", "tables": ["marketing.campaigns"]},
+            ),
+            _estate_source(
+                "ops", DST_REGION, {"ops": ["incidents"]}, replicate_to=[VAULT], replication={"mode": "bucket"}
+            ),
+        ],
+        "replicas": [replica_site(VAULT, VAULT_REGION), replica_site(SALES_REPLICA, DST_REGION)],
+        "protection": {
+            "break_glass_principals": [BREAK_GLASS],
+            "organization": {
+                "management_account_id": MANAGEMENT_ACCOUNT,
+                "targets": [ou_id],
+                "ou_accounts": {ou_id: [ACCOUNT]},
+            },
+        },
+        "recovery": {"replica": VAULT, "bucket": "estate-recovery", "namespace": "recovered"},
+    }
+
+
+@dataclass
+class Estate:
+    env: OpsEnv
+    cfg: KitConfig
+    outputs: KitOutputs
+    outputs_doc: dict[str, Any]
+    cfg_doc: dict[str, Any]
+
+    @property
+    def clients(self) -> Clients:
+        return self.env.clients()
+
+    def s3tables(self, region: str) -> Any:
+        return self.clients.s3tables(region)
+
+    def write_outputs(self, tmp_path: Path) -> Path:
+        p = tmp_path / "outputs.json"
+        p.write_text(json.dumps(self.outputs_doc), encoding="utf-8")
+        return p
+
+    def write_config(self, tmp_path: Path) -> Path:
+        p = tmp_path / "kit.toml"
+        p.write_text(_toml(self.cfg_doc), encoding="utf-8")
+        return p
+
+    def tool_args(self, tmp_path: Path, *extra: str) -> list[str]:
+        """Command line of an ops tool on the estate: its outputs file and the emulator's endpoint."""
+        return ["--outputs", str(self.write_outputs(tmp_path)), "--endpoint-url", self.env.endpoint, *extra]
+
+
+def deploy_estate(env: OpsEnv, *, commit_ms: int | None = None, replicate: bool = True) -> Estate:
+    """What `cdktf deploy` of every stack of the estate leaves behind (buckets, tables with their retention, bucket
+    settings, the replica bucket policies of the whole estate, each source's replication configuration with its own
+    role, the SCPs on an OU), the outputs of every stack (`topology.outputs.outputs_doc`), then a commit to every
+    source table (`commit_ms`) and the service's replication of each source."""
+    from policies import documents
+    from topology.outputs import outputs_doc
+
+    clients = env.clients()
+    org = clients.organizations()
+    org.create_organization(FeatureSet="ALL")
+    root = org.list_roots()["Roots"][0]["Id"]
+    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
+    doc = estate_config_dict(ou_id)
+    cfg = parse_config(doc)
+    for r in cfg.replicas:
+        s3t = clients.s3tables(r.region)
+        assert s3t.create_table_bucket(name=r.bucket)["arn"] == r.bucket_arn
+        s3t.put_table_bucket_encryption(tableBucketARN=r.bucket_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
+        s3t.put_table_bucket_storage_class(
+            tableBucketARN=r.bucket_arn, storageClassConfiguration={"storageClass": r.storage_class}
+        )
+        s3t.put_table_bucket_policy(
+            tableBucketARN=r.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, r))
+        )
+    for src in cfg.sources:
+        s3t = clients.s3tables(src.region)
+        assert s3t.create_table_bucket(name=src.bucket)["arn"] == src.bucket_arn
+        s3t.put_table_bucket_encryption(
+            tableBucketARN=src.bucket_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
+        )
+        arns = {}
+        for ns in src.namespaces:
+            s3t.create_namespace(tableBucketARN=src.bucket_arn, namespace=[ns.name])
+            for t in ns.tables:
+                arns[f"{ns.name}.{t.name}"] = s3t.create_table(
+                    tableBucketARN=src.bucket_arn, namespace=ns.name, name=t.name, format="ICEBERG"
+                )["tableARN"]
+                s3t.put_table_maintenance_configuration(
+                    tableBucketARN=src.bucket_arn,
+                    namespace=ns.name,
+                    name=t.name,
+                    type="icebergSnapshotManagement",
+                    value={
+                        "status": "enabled",
+                        "settings": {
+                            "icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
+                        },
+                    },
+                )
+        view = cfg.view(src)
+        conf = {
+            "role": view.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in view.replicas]}],
+        }
+        if view.replication.mode == "bucket":
+            s3t.put_table_bucket_replication(tableBucketARN=src.bucket_arn, configuration=conf)
+        else:
+            for name in view.replication.tables:
+                s3t.put_table_replication(tableArn=arns[name], configuration=conf)
+        if commit_ms is not None:
+            env.control.seed(
+                src.bucket_arn, {ns.name: [t.name for t in ns.tables] for ns in src.namespaces}, commit_ms=commit_ms
+            )
+    organization: dict[str, Any] = {"targets": [ou_id]}
+    for key, name, policy in (
+        ("policy", cfg.scp_name, documents.service_control_policy(cfg)),
+        ("guards_policy", cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
+    ):
+        pid = org.create_policy(
+            Content=documents.compact_json(policy), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
+        )["Policy"]["PolicySummary"]["Id"]
+        org.attach_policy(PolicyId=pid, TargetId=ou_id)
+        organization |= {f"{key}_id": pid, f"{key}_name": name}
+    out_doc = outputs_doc(cfg, organization)
+    if replicate:
+        for src in cfg.sources:
+            env.control.replicate(source_bucket_arn=src.bucket_arn)
+    return Estate(env, cfg, parse_outputs(out_doc), out_doc, doc)

@@ -160,6 +160,11 @@ RULE_CASES: dict[str, RuleCase] = {
         doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(5), effect="Deny")),
         doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(100), effect="Deny")),
     ),
+    "KIT-IAM9": RuleCase(
+        BUCKET_POLICY,
+        doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(5), effect="Deny", Principal="*")),
+        doc(_statement("DenyDelete", "s3tables:DeleteTable", _replicas(400), effect="Deny", Principal="*")),
+    ),
 }
 
 

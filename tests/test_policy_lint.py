@@ -243,6 +243,31 @@ def test_iam8_non_compliant() -> None:
     assert ids(d, "scp", "KIT-IAM8") == []  # SCPs have their own limit (KIT-IAM5)
 
 
+# ---------------------------------------------------------------- KIT-IAM9 TablesResourcePolicySize ----
+
+
+def _fan_in_grant(n_sources: int) -> dict[str, Any]:
+    roles = [
+        f"arn:aws:iam::{100000000000 + i:012d}:role/estate-s{i:03d}-s3tables-replication" for i in range(n_sources)
+    ]
+    grant = {"Sid": "AllowSourceReplicationRolesWriteReplicas", "Effect": "Allow", "Principal": {"AWS": roles},
+             "Action": "s3tables:PutTableData", "Resource": TABLES}  # fmt: skip
+    return doc(grant)
+
+
+def test_iam9_compliant() -> None:
+    d = _fan_in_grant(250)
+    assert 15_000 < len(json.dumps(d, separators=(",", ":"))) <= 20480
+    assert ids(d, "bucket-policy", "KIT-IAM9") == []
+
+
+def test_iam9_non_compliant() -> None:
+    d = _fan_in_grant(320)
+    assert "limit is 20480" in ids(d, "bucket-policy", "KIT-IAM9")[0]
+    assert "limit is 20480" in ids(d, "table-policy", "KIT-IAM9")[0]
+    assert ids(d, "identity", "KIT-IAM9") == []  # identity policies have their own limit (KIT-IAM8)
+
+
 # ---------------------------------------------------------------- KIT-IAM7 TrustPolicy ----
 
 

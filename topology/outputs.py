@@ -26,7 +26,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from topology.model import EstateError, KitConfig, Replica, Source
 
 OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"
@@ -141,11 +143,75 @@ class OrganizationOut(_Out):
 
 
 class KitOutputs(_Out):
-    source: SourceOut
+    """Every stack's output. `sources`: each source stack's `kit_source` (one per source of an estate, in stack-name
+    order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
+    several (use `sources`, `sources_into(replica)` or `source_of(replica)`)."""
+
+    sources: list[SourceOut] = Field(min_length=1)
     replicas: list[ReplicaOut] = Field(min_length=1)
     recovery: RecoveryOut
     organization: OrganizationOut | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_source(cls, data: Any) -> Any:
+        """`source=` (the single-source form, before estates) is `sources=[source]`."""
+        if isinstance(data, dict) and "source" in data and "sources" not in data:
+            data = {**{k: v for k, v in data.items() if k != "source"}, "sources": [data["source"]]}
+        return data
+
+    # ---- the source(s) ----
+    @property
+    def is_estate(self) -> bool:
+        """Several source stacks (`[[sources]]` with more than one source)."""
+        return len(self.sources) > 1
+
+    @property
+    def source(self) -> SourceOut:
+        """The one source of a single-source topology (`[source]`, an estate of one, a failover topology)."""
+        if len(self.sources) != 1:
+            stacks = ", ".join(s.table_bucket_name for s in self.sources)
+            raise EstateOutputsError(
+                f"the outputs hold {len(self.sources)} sources ({stacks}): a single-source name does not apply; "
+                "iterate `sources`, or take `sources_into(replica)` / `source_of(replica)`"
+            )
+        return self.sources[0]
+
+    def source_by_arn(self, arn: str) -> SourceOut:
+        for s in self.sources:
+            if s.table_bucket_arn == arn:
+                return s
+        raise KeyError(f"no source with table bucket ARN {arn!r}")
+
+    def sources_into(self, replica: ReplicaOut) -> list[SourceOut]:
+        """The sources replicating into `replica` (several: fan-in). A single source's outputs name every replica
+        as its destination; in a failover topology the promoted bucket and the retained replicas are not the
+        promoted source's destinations and have none."""
+        return [s for s in self.sources if replica.table_bucket_arn in s.destinations]
+
+    def source_of(self, replica: ReplicaOut) -> SourceOut:
+        """The one source feeding `replica`: a fan-in vault is refused (restored from, never promoted). A replica no
+        source lists is the single source's (before estates, and the buckets of a failover topology)."""
+        feeding = self.sources_into(replica)
+        if len(feeding) > 1:
+            names = ", ".join(s.table_bucket_name for s in feeding)
+            raise EstateOutputsError(
+                f"{replica.table_bucket_name} receives from {len(feeding)} sources ({names}): a fan-in vault is "
+                "restored from (python -m jobs.recover), never promoted"
+            )
+        if feeding:
+            return feeding[0]
+        if len(self.sources) == 1:
+            return self.sources[0]
+        raise EstateOutputsError(f"no source of the outputs replicates into {replica.table_bucket_name}")
+
+    def replicated_tables_into(self, replica: ReplicaOut) -> list[str]:
+        """`namespace.name` of every declared table replicated into `replica`, from each source feeding it."""
+        if not self.is_estate:
+            return list(self.source.replicated_tables)
+        return [t for s in self.sources_into(replica) for t in s.replicated_tables]
+
+    # ---- replicas ----
     def replica_by_region(self, region: str) -> ReplicaOut:
         for r in self.replicas:
             if r.region == region:
@@ -158,32 +224,62 @@ class KitOutputs(_Out):
                 return r
         raise KeyError(f"no replica with table bucket ARN {arn!r}")
 
+    def replica_by_name(self, name: str) -> ReplicaOut:
+        for r in self.replicas:
+            if r.table_bucket_name == name:
+                return r
+        names = ", ".join(r.table_bucket_name for r in self.replicas)
+        raise KeyError(f"no replica bucket {name!r} in the outputs ({names})")
+
     @property
     def recovery_replica(self) -> ReplicaOut:
         return self.replica_by_arn(self.recovery.replica_table_bucket_arn)
 
     @property
     def destination_replicas(self) -> list[ReplicaOut]:
-        """The replicas the source replicates to. In a normal topology every replica; in a failover one the
+        """The replicas the sources replicate to. In a normal topology every replica; in a failover one the
         promoted bucket and the retained replicas of the failed source also export `kit_replica`, but are not."""
-        dest = set(self.source.destinations)
+        dest = {d for s in self.sources for d in s.destinations}
         return [r for r in self.replicas if r.table_bucket_arn in dest] or list(self.replicas)
 
     def is_failover_destination(self, replica: ReplicaOut) -> bool:
         """A destination of a promoted source: its replica tables get the failover documents."""
-        return self.source.failover is not None and replica.table_bucket_arn in self.source.destinations
+        return any(s.failover is not None for s in self.sources_into(replica))
 
     def replication_role_for(self, replica: ReplicaOut) -> str:
         """The replication role that writes `replica`'s tables: the source's, except in a failover topology for the
-        buckets that are not its destinations (promoted, retained), still written by the failed source's role."""
-        fo = self.source.failover
-        if fo is None or self.is_failover_destination(replica):
-            return self.source.replication_role_arn
-        return fo.failed_replication_role_arn
+        buckets that are not its destinations (promoted, retained), still written by the failed source's role.
+        One role: an error for a fan-in vault (`replication_roles_for`)."""
+        roles = self.replication_roles_for(replica)
+        if len(roles) != 1:
+            raise EstateOutputsError(
+                f"{replica.table_bucket_name} is written by {len(roles)} replication roles: use replication_roles_for"
+            )
+        return roles[0]
+
+    def replication_roles_for(self, replica: ReplicaOut) -> list[str]:
+        """Every replication role that writes `replica`'s tables: one per source feeding it (fan-in: several);
+        in a failover topology the failed source's role for the promoted bucket and the retained replicas."""
+        arn = replica.table_bucket_arn
+        roles: list[str] = []
+        for s in self.sources:
+            fo = s.failover
+            if arn in s.destinations:
+                roles.append(s.replication_role_arn)
+            elif fo is not None and (arn == s.table_bucket_arn or arn in fo.retained):
+                roles.append(fo.failed_replication_role_arn)
+        if not roles and len(self.sources) == 1:  # a bucket the single source's outputs do not list
+            only = self.sources[0]
+            roles.append(only.failover.failed_replication_role_arn if only.failover else only.replication_role_arn)
+        return list(dict.fromkeys(roles))
 
 
 class OutputsError(ValueError):
     pass
+
+
+class EstateOutputsError(OutputsError, EstateError):
+    """A single-source name (`KitOutputs.source`, a replica's one source) asked of outputs with several sources."""
 
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
@@ -200,13 +296,13 @@ def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
             f"{source}: outputs {missing} not found; expected the JSON written by "
             "`npx cdktf output '*' --outputs-file FILE` after `cdktf deploy` of every kit stack"
         )
-    for k in (OUTPUT_SOURCE, OUTPUT_RECOVERY, OUTPUT_ORGANIZATION):
+    for k in (OUTPUT_RECOVERY, OUTPUT_ORGANIZATION):
         if len(found[k]) > 1:
             raise OutputsError(f"{source}: output {k!r} appears in more than one stack")
     try:
-        return KitOutputs.model_validate(
+        out = KitOutputs.model_validate(
             {
-                "source": found[OUTPUT_SOURCE][0],
+                "sources": found[OUTPUT_SOURCE],
                 "replicas": found[OUTPUT_REPLICA],
                 "recovery": found[OUTPUT_RECOVERY][0],
                 "organization": found[OUTPUT_ORGANIZATION][0] if found[OUTPUT_ORGANIZATION] else None,
@@ -215,6 +311,11 @@ def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
     except ValidationError as err:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
         raise OutputsError(f"{source}: outputs do not match the contract: {problems}") from None
+    arns = [s.table_bucket_arn for s in out.sources]
+    twice = sorted({a for a in arns if arns.count(a) > 1})
+    if twice:
+        raise OutputsError(f"{source}: output {OUTPUT_SOURCE!r} names the source bucket {twice} in more than one stack")
+    return out
 
 
 def load_outputs(path: str | Path) -> KitOutputs:
@@ -226,3 +327,92 @@ def load_outputs(path: str | Path) -> KitOutputs:
     except json.JSONDecodeError as exc:
         raise OutputsError(f"{p}: not JSON: {exc}") from None
     return parse_outputs(doc, str(p))
+
+
+# ---------------------------------------------------------------- the outputs of a local world ----
+# What `cdktf deploy` of `cfg` would export, with the values known only after apply (a kit-created key's ARN, the EMR
+# application) left out or as placeholders: for worlds built on the emulator by the tests and the benchmarks, whose
+# tools read outputs like after a real deploy. Infra writes the real ones (`infra/stacks/`).
+
+
+def recovery_outputs(cfg: KitConfig) -> dict[str, Any]:
+    """The recovery stack's `kit_recovery` output for a configuration (its recovery replica's account and Region;
+    placeholder EMR application, release and scripts/logs locations: nothing here runs a job)."""
+    rep = cfg.recovery_replica
+    return {
+        OUTPUT_RECOVERY: {
+            "account_id": rep.account_id,
+            "region": rep.region,
+            "table_bucket_arn": cfg.recovery_bucket_arn,
+            "table_bucket_name": cfg.recovery.bucket,
+            "namespace": cfg.recovery.namespace,
+            "role_arn": cfg.recovery_role_arn,
+            "emr_application_id": "00abc",
+            "emr_release": "emr-7.12.0",
+            "scripts_uri": "s3://scripts/",
+            "logs_uri": "s3://logs/",
+            "replica_table_bucket_arn": rep.bucket_arn,
+        }
+    }
+
+
+def _encryption(site: Source | Replica) -> dict[str, Any]:
+    key = site.encryption.kms_key
+    arn = key if (key or "").startswith("arn:") else None  # a kit-created key's ARN is known after apply only
+    return {"sse_algorithm": site.encryption.sse_algorithm, "kms_key_arn": arn}
+
+
+def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
+    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it, from the source's view)."""
+    view = cfg.view(src)
+    return {
+        OUTPUT_SOURCE: {
+            "kit": cfg.kit.name,
+            "account_id": src.account_id,
+            "region": src.region,
+            "table_bucket_arn": src.bucket_arn,
+            "table_bucket_name": src.bucket,
+            "replication_mode": view.replication.mode,
+            "replication_role_arn": view.replication_role_arn,
+            "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
+            "replicated_tables": [f"{n}.{t}" for n, t in view.replicated_tables()],
+            "snapshot_retention": src.snapshot_retention.model_dump(),
+            "destinations": [r.bucket_arn for r in view.replicas],
+            "encryption": _encryption(src),
+            **({"source_id": src.id} if src.id is not None else {}),
+        }
+    }
+
+
+def replica_outputs(cfg: KitConfig, replica: Replica) -> dict[str, Any]:
+    """One replica stack's `kit_replica` (as `infra/stacks/replica.py` writes it)."""
+    feeding = [s.bucket_arn for s in cfg.sources_into(replica)]
+    return {
+        OUTPUT_REPLICA: {
+            "account_id": replica.account_id,
+            "region": replica.region,
+            "table_bucket_arn": replica.bucket_arn,
+            "table_bucket_name": replica.bucket,
+            "storage_class": replica.storage_class,
+            "encryption": _encryption(replica),
+            "snapshot_retention": replica.snapshot_retention.model_dump(),
+            "source_table_bucket_arn": feeding[0],
+            **({"source_table_bucket_arns": feeding} if cfg.is_estate else {}),
+            "break_glass_principals": list(cfg.protection.break_glass_principals),
+            "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
+            "guardrail_policy_arn": (
+                f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
+            ),
+        }
+    }
+
+
+def outputs_doc(cfg: KitConfig, organization: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole `outputs.json` of a deploy of `cfg`, one entry per stack (`organization`: the `kit_organization`
+    value, whose policy ids only the deploy knows)."""
+    doc: dict[str, Any] = {src.stack_id: source_outputs(cfg, src) for src in cfg.sources}
+    doc |= {r.stack_id: replica_outputs(cfg, r) for r in cfg.replicas}
+    doc["recovery"] = recovery_outputs(cfg)
+    if organization is not None:
+        doc["organization"] = {OUTPUT_ORGANIZATION: organization}
+    return doc

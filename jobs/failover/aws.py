@@ -29,7 +29,7 @@ from jobs.kernel.tables import TableRef, list_tables, read_table_metadata
 from jobs.ops.status import source_commits
 from jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
 from jobs.recover.planning import Selector
-from topology.outputs import KitOutputs
+from topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,10 @@ def table_facts(
     ref: TableRef,
     outputs: KitOutputs,
     source_error: str | None,
+    source: SourceOut | None = None,
 ) -> M.TableFacts:
+    """`source`: the source the replica is of (`source_of`; default the outputs' single source)."""
+    source = source or outputs.source
     ident = Ident(ref.namespace, ref.name)
     got, info, raw = read_info_raw(clients, ref.bucket_arn, ident)
     managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
@@ -154,7 +157,7 @@ def table_facts(
     src = (
         M.SourceFacts(error=source_error)
         if source_error
-        else source_facts(clients, outputs.source.table_bucket_arn, ident, source_arn)
+        else source_facts(clients, source.table_bucket_arn, ident, source_arn)
     )
     return M.TableFacts(
         ident=ident,
@@ -163,7 +166,7 @@ def table_facts(
         source_table_arn=source_arn,
         info=info,
         source=src,
-        expected_replica=str(ident) in set(outputs.source.replicated_tables),
+        expected_replica=str(ident) in set(source.replicated_tables),
         promoted_by_run=props.get(M.PROP_RUN_ID),
         metadata_json=raw,
     )
@@ -201,6 +204,15 @@ def live_table_policy(clients: Clients, bucket_arn: str, ident: Ident) -> str | 
         raise
 
 
+def source_of(outputs: KitOutputs, replica: ReplicaOut) -> SourceOut:
+    """The one source `replica` is a replica of; a fan-in vault (several sources, issue 24) is refused: it is
+    restored from (python -m jobs.recover), never promoted."""
+    try:
+        return outputs.source_of(replica)
+    except EstateOutputsError as exc:
+        raise M.FailoverError(str(exc)) from None
+
+
 def build_plan(
     clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, now: datetime | None = None
 ) -> M.FailoverPlan:
@@ -213,6 +225,7 @@ def build_plan(
             f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs ({names})"
         )
     arn = replica.table_bucket_arn
+    source = source_of(outputs, replica)
     caller = caller_identity(clients, replica.region, replica.account_id)
     plan = M.FailoverPlan(
         replica_bucket_arn=arn,
@@ -227,17 +240,19 @@ def build_plan(
     plan.errors.extend(f"{i}: no such table in {req.replica_bucket}" for i in missing)
     if not refs and not missing:
         plan.errors.append(f"no table of {req.replica_bucket} matches the selection")
-    source_error = source_reachable(clients, outputs.source.table_bucket_arn)
+    source_error = source_reachable(clients, source.table_bucket_arn)
     if source_error:
         say(f"the source Region does not answer ({source_error}): RPO is a lower bound", req.show_progress)
     progress = Progress("plan", len(refs), enabled=req.show_progress and len(refs) > 50)
     facts = run_concurrently(
-        lambda r: _facts_or_error(clients, r, outputs, source_error, documents is not None),
+        lambda r: _facts_or_error(clients, r, outputs, source_error, documents is not None, source),
         refs,
         req.concurrency,
         progress,
     )
-    kit_buckets = [r.table_bucket_arn for r in outputs.replicas]
+    # the other replicas of the same source (an estate's other buckets hold other sources' tables)
+    same_source = [r for r in outputs.replicas if not outputs.is_estate or r.table_bucket_arn in source.destinations]
+    kit_buckets = [r.table_bucket_arn for r in same_source]
     if documents is not None:
         plan.bucket_policy = M.PolicyChange(
             arn, "bucket-policy", live_bucket_policy(clients, arn), documents.bucket_policy
@@ -260,12 +275,17 @@ def build_plan(
 
 
 def _facts_or_error(
-    clients: Clients, ref: TableRef, outputs: KitOutputs, source_error: str | None, with_policy: bool
+    clients: Clients,
+    ref: TableRef,
+    outputs: KitOutputs,
+    source_error: str | None,
+    with_policy: bool,
+    source: SourceOut | None = None,
 ) -> tuple[M.TableFacts, str | None] | str:
     """A table's facts and its live table policy (read in the same worker: one table's reads run concurrently
     with the other tables'), or why they could not be read."""
     try:
-        f = table_facts(clients, ref, outputs, source_error)
+        f = table_facts(clients, ref, outputs, source_error, source)
         live = None
         if with_policy and f.state is not M.ReplicaState.NOT_REPLICA:
             live = live_table_policy(clients, ref.bucket_arn, f.ident)
@@ -515,7 +535,7 @@ def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, 
     replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
     if replica is None:
         raise M.FailoverError(f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs")
-    promoted_arn, original_arn = replica.table_bucket_arn, outputs.source.table_bucket_arn
+    promoted_arn, original_arn = replica.table_bucket_arn, source_of(outputs, replica).table_bucket_arn
     original_error = source_reachable(clients, original_arn)
     out = []
     for ref in list_tables(clients, promoted_arn):

@@ -33,6 +33,12 @@ writers), the destinations are checked like replicas with the failover documents
 * retained replicas of the failed source keep their own bucket policy and settings (their tables are not compared
   with the failed source, which is gone).
 
+On an estate (`[[sources]]`, issue 24) every source is checked with its own replication (`cfg.view`: mode, role,
+destinations) and every replica bucket once, against the estate's documents (a fan-in vault's bucket policy grants
+and exempts every source feeding it); a table missing from a replica is named `bucket/namespace.name` where two
+sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are not the configured sources; the
+report names every bucket it audited.
+
 Exit 0 without drift, 1 with drift.
 """
 
@@ -52,7 +58,17 @@ from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
 from jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code, paginate
 from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.cli import add_common_args, canonical, canonical_policy, clients_from_args, emit, render_table
+from jobs.ops.cli import (
+    add_common_args,
+    ambiguous_tables,
+    canonical,
+    canonical_policy,
+    clients_from_args,
+    emit,
+    mentions_bucket,
+    render_table,
+    table_label,
+)
 from topology.config import KitConfig, Replica, Source
 from topology.outputs import KitOutputs
 
@@ -86,15 +102,18 @@ class Scope:
     promoted_table_policy: TablePolicy | None = None  # failover only: every promoted table's table policy
 
 
-def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | None = None) -> Scope:
+    """One source (`src`, default the single source) with its own replication and destinations (`cfg.view`); the
+    replica bucket policies are the whole configuration's (a fan-in vault grants and exempts every source)."""
+    view = cfg if src is None else cfg.view(src)
     return Scope(
-        source=cfg.source,
-        mode=cfg.replication.mode,
-        tables=tuple(cfg.replication.tables),
-        replication_role_arn=cfg.replication_role_arn,
-        destinations=tuple(cfg.replicas),
-        bucket_policies=tuple((r, builder(cfg, r)) for r in cfg.replicas),
-        replica_sites=tuple(cfg.replicas),
+        source=view.source,
+        mode=view.replication.mode,
+        tables=tuple(view.replication.tables),
+        replication_role_arn=view.replication_role_arn,
+        destinations=tuple(view.replicas),
+        bucket_policies=tuple((r, builder(cfg, r)) for r in view.replicas),
+        replica_sites=tuple(view.replicas),
     )
 
 
@@ -126,9 +145,12 @@ def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> Table
     return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
 
 
-def scope_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]:
+    """One scope per source of the estate (one for `[source]`); the failover topology's once promoted."""
     promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
-    return failover_scope(cfg, builder) if promoted else normal_scope(cfg, builder)
+    if promoted:
+        return (failover_scope(cfg, builder),)
+    return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
 
 
 @dataclass(frozen=True)
@@ -142,6 +164,9 @@ class Drift:
 class AuditReport:
     drifts: list[Drift] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
+    # An estate's audit (several sources, issue 24) names every bucket it audited: (role, bucket ARN).
+    estate: bool = False
+    buckets: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, kind: str, resource: str, detail: str) -> None:
         self.drifts.append(Drift(kind, resource, detail))
@@ -162,7 +187,7 @@ class AuditReport:
             "checked": self.checked,
             "drifts": [asdict(d) for d in self.drifts],
             "exit_code": self.exit_code,
-        }
+        } | ({"buckets": [{"role": role, "bucket_arn": arn} for role, arn in self.buckets]} if self.estate else {})
 
 
 def _client(clients: Clients, bucket_arn: str) -> Any:
@@ -298,11 +323,22 @@ def check_scp(clients: Clients, cfg: KitConfig, outputs: KitOutputs, report: Aud
                 report.add("scp-detached", target, f"SCP {policy_id} ({name}) is not attached to {target}")
 
 
-def check_bucket_settings(clients: Clients, scope: Scope, outputs: KitOutputs, report: AuditReport) -> None:
-    sites: list[tuple[str, Any, str | None]] = [("source", scope.source, outputs.source.encryption.kms_key_arn)]
-    for r in scope.replica_sites:
-        out = next((o for o in outputs.replicas if o.table_bucket_arn == r.bucket_arn), None)
-        sites.append((f"replica {r.bucket}", r, out.encryption.kms_key_arn if out else None))
+def check_bucket_settings(clients: Clients, scopes: Sequence[Scope], outputs: KitOutputs, report: AuditReport) -> None:
+    """Encryption of every source and replica bucket, storage class of every replica bucket (each bucket once)."""
+    out_sources = {o.table_bucket_arn: o for o in outputs.sources}
+    sites: list[tuple[str, Any, str | None]] = []
+    for scope in scopes:
+        out = out_sources.get(scope.source.bucket_arn)
+        if out is None and len(outputs.sources) == 1:
+            out = outputs.sources[0]  # the single source's outputs, even for another bucket (outputs-mismatch)
+        sites.append(("source", scope.source, out.encryption.kms_key_arn if out else None))
+    seen: set[str] = set()
+    for r in (r for scope in scopes for r in scope.replica_sites):
+        if r.bucket_arn in seen:
+            continue
+        seen.add(r.bucket_arn)
+        rout = next((o for o in outputs.replicas if o.table_bucket_arn == r.bucket_arn), None)
+        sites.append((f"replica {r.bucket}", r, rout.encryption.kms_key_arn if rout else None))
     for _label, site, out_key in sites:
         arn = site.bucket_arn
         client = _client(clients, arn)
@@ -495,23 +531,31 @@ CHUNK = 500  # tables per worker-process job
 
 def check_replicas(
     clients: Clients,
-    scope: Scope,
-    scoped: list[TableRef],
+    planned: Sequence[tuple[Scope, list[TableRef]]],
     report: AuditReport,
     concurrency: int,
     page_size: int | None,
     show_progress: bool,
     processes: int | None = 1,
 ) -> None:
+    """Every replica bucket of every scope (each bucket listed and read once, a fan-in vault too) against the source
+    tables in each scope's replication (`planned`: each scope with its scoped source tables)."""
+    scoped = [t for _, tables in planned for t in tables]
+    destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
+    expected_into: dict[str, dict[str, TableRef]] = {}  # what each replica bucket should hold (detached check)
+    for scope, tables in planned:
+        for r in scope.destinations:
+            want = scope.destination_table_policy(r) if scope.destination_table_policy else None
+            destinations.setdefault(r.bucket_arn, (r, want))
+            expected_into.setdefault(r.bucket_arn, {}).update({t.qualified: t for t in tables})
     # Each source table's retention is read once, not once per destination.
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
     sources: dict[str, dict[str, Any] | str] = {}
     paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
     # one pool for both passes, sized by the work: each source table and its replica in every destination
-    procs = processes_for(processes, len(scoped) * (1 + len(scope.destinations)))
+    procs = processes_for(processes, sum(len(tables) * (1 + len(scope.destinations)) for scope, tables in planned))
     threads = max(1, concurrency // procs)
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
-    expected = {t.qualified: t for t in scoped}  # what each replica bucket should hold (detached check)
     with worker_pool(clients, procs) as pool:
         source_results: Iterable[tuple[str, Any, list[str]]]
         if pool is not None:
@@ -523,8 +567,8 @@ def check_replicas(
             sources[arn] = retention
             paired.update(dict.fromkeys(replicas, arn))
         report.count("source tables", len(scoped))
-        for r in scope.destinations:
-            want_policy = scope.destination_table_policy(r) if scope.destination_table_policy else None
+        for r, want_policy in destinations.values():
+            expected = expected_into[r.bucket_arn]
             try:
                 replica_tables = list_tables(clients, r.bucket_arn, page_size)
             except ClientError as exc:
@@ -561,14 +605,16 @@ def check_replicas(
                 if source:
                     covered.add((source, table.bucket_arn))
                 covered |= check_detached([(table, source, drifts)], expected, report)
-    for st in scoped:
-        for r in scope.destinations:
-            if (st.arn, r.bucket_arn) not in covered:
-                report.add(
-                    "replica-missing",
-                    f"{st.qualified} -> {r.bucket_arn}",
-                    f"no replica of {st.arn} in {r.bucket}",
-                )
+    ambiguous = ambiguous_tables((t.bucket_arn, t.qualified) for t in scoped)
+    for scope, tables in planned:
+        for st in tables:
+            for r in scope.destinations:
+                if (st.arn, r.bucket_arn) not in covered:
+                    report.add(
+                        "replica-missing",
+                        f"{table_label(st.bucket_arn, st.qualified, ambiguous)} -> {r.bucket_arn}",
+                        f"no replica of {st.arn} in {r.bucket}",
+                    )
     report.drifts.sort(key=lambda d: (d.kind, d.resource))
 
 
@@ -615,38 +661,76 @@ def audit(
     show_progress: bool = True,
     processes: int | None = 1,
 ) -> AuditReport:
-    """`processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count)."""
-    scope = scope_of(cfg, builder or default_bucket_policy_builder())
-    report = AuditReport()
-    source_arn = scope.source.bucket_arn
-    if outputs.source.table_bucket_arn != source_arn:
-        mismatch = f"outputs are for another source bucket than {source_arn}"
-        report.add("outputs-mismatch", outputs.source.table_bucket_arn, mismatch)
-    try:
-        source_tables = {t.qualified: t for t in list_tables(clients, source_arn, page_size)}
-    except ClientError as exc:
-        report.add("unverifiable", source_arn, describe_error(exc))
-        source_tables = {}
-    scoped = check_replication(clients, scope, report, source_tables)
-    for bucket, wanted in scope.bucket_policies:
-        check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
+    """Every source of the configuration (an estate's too) and every replica bucket, each read once.
+    `processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count)."""
+    scopes = scopes_of(cfg, builder or default_bucket_policy_builder())
+    report = AuditReport(estate=len(scopes) > 1)
+    check_outputs_match(scopes, outputs, report)
+    planned: list[tuple[Scope, list[TableRef]]] = []
+    listed: list[dict[str, TableRef]] = []
+    for scope in scopes:
+        source_arn = scope.source.bucket_arn
+        try:
+            source_tables = {t.qualified: t for t in list_tables(clients, source_arn, page_size)}
+        except ClientError as exc:
+            report.add("unverifiable", source_arn, describe_error(exc))
+            source_tables = {}
+        planned.append((scope, check_replication(clients, scope, report, source_tables)))
+        listed.append(source_tables)
+    checked_policies: set[str] = set()
+    for bucket, wanted in (bp for scope in scopes for bp in scope.bucket_policies):
+        if bucket.bucket_arn not in checked_policies:  # a replica of several sources is checked once
+            checked_policies.add(bucket.bucket_arn)
+            check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
     check_scp(clients, cfg, outputs, report)
-    check_bucket_settings(clients, scope, outputs, report)
-    check_promoted_tables(clients, scope, source_tables, report, concurrency)
-    check_replicas(clients, scope, scoped, report, concurrency, page_size, show_progress, processes)
+    check_bucket_settings(clients, scopes, outputs, report)
+    for scope, source_tables in zip(scopes, listed, strict=True):
+        check_promoted_tables(clients, scope, source_tables, report, concurrency)
+    check_replicas(clients, planned, report, concurrency, page_size, show_progress, processes)
+    report.buckets = [("source", scope.source.bucket_arn) for scope in scopes]
+    replicas = dict.fromkeys(r.bucket_arn for scope in scopes for r in scope.replica_sites)
+    report.buckets += [("replica", arn) for arn in replicas]
     return report
+
+
+def check_outputs_match(scopes: Sequence[Scope], outputs: KitOutputs, report: AuditReport) -> None:
+    """`outputs-mismatch`: the outputs are for other source buckets than the configuration's."""
+    configured = [scope.source.bucket_arn for scope in scopes]
+    deployed = [o.table_bucket_arn for o in outputs.sources]
+    if len(configured) == 1 and len(deployed) == 1:
+        if deployed[0] != configured[0]:
+            report.add("outputs-mismatch", deployed[0], f"outputs are for another source bucket than {configured[0]}")
+        return
+    for arn in configured:
+        if arn not in deployed:
+            report.add("outputs-mismatch", arn, "the outputs have no source stack for this configured source bucket")
+    for arn in deployed:
+        if arn not in configured:
+            report.add("outputs-mismatch", arn, "the outputs name a source bucket the configuration does not")
 
 
 def render(report: AuditReport) -> str:
     checked = ", ".join(f"{n} {k}" for k, n in sorted(report.checked.items()))
     if not report.drifts:
-        return f"no drift ({checked})"
+        return f"no drift ({checked}){_render_buckets(report)}"
     table = render_table(
         ["DRIFT", "RESOURCE", "DETAIL"],
         [(d.kind, d.resource, d.detail) for d in report.drifts],
         max_width=110,
     )
-    return f"{table}\n\n{len(report.drifts)} drift(s) found ({checked})"
+    return f"{table}\n\n{len(report.drifts)} drift(s) found ({checked}){_render_buckets(report)}"
+
+
+def _render_buckets(report: AuditReport) -> str:
+    """An estate's audit names every bucket it audited, with its drifts (nothing for one source)."""
+    if not report.estate:
+        return ""
+    lines = []
+    for role, arn in report.buckets:
+        name = BucketRef(arn).name
+        n = sum(1 for d in report.drifts if mentions_bucket(d.resource, arn) or d.resource.endswith(f" in {name}"))
+        lines.append(f"\n  {role} {name}: {f'{n} drift(s)' if n else 'no drift'}")
+    return "".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

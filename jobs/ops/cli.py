@@ -7,7 +7,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any, TextIO
 
@@ -68,6 +68,25 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], max_widt
 def _clip(s: str, n: int) -> str:
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def ambiguous_tables(pairs: Iterable[tuple[str, str]]) -> set[str]:
+    """The `namespace.name`s that (bucket ARN, namespace.name) `pairs` show in more than one bucket (an estate's
+    sources may each hold a table of one name)."""
+    buckets: dict[str, set[str]] = {}
+    for bucket, table in pairs:
+        buckets.setdefault(table, set()).add(bucket)
+    return {t for t, b in buckets.items() if len(b) > 1}
+
+
+def table_label(bucket_arn: str, table: str, ambiguous: Collection[str]) -> str:
+    """`namespace.name`, or `bucket/namespace.name` where the report holds that name in two buckets."""
+    return f"{bucket_arn.rsplit('/', 1)[-1]}/{table}" if table in ambiguous else table
+
+
+def mentions_bucket(text: str, bucket_arn: str) -> bool:
+    """`text` names the bucket `bucket_arn` or one of its tables (not another bucket whose name it prefixes)."""
+    return re.search(re.escape(bucket_arn) + r"(?=$|[/\s),])", text) is not None
 
 
 def dump_json(doc: Any, stream: TextIO | None = None) -> None:

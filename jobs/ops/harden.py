@@ -19,6 +19,11 @@ replicated (``replicated_tables``) that has none is reported as ``detached``: it
 (``DisassociateTableReplication``, permanent; docs/assurance.md#detached-replicas), so it is a standalone writable table
 now.
 
+On an estate (several `kit_source` outputs, issue 24) every replica bucket of every source is hardened; a replica
+fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role
+(`KitOutputs.replication_roles_for`, the same document as `policies.documents.replica_table_policy_for`), and the
+report counts each destination bucket.
+
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
 run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):
 the retention was written before that policy locked it, and since then only a break-glass principal can change it
@@ -85,13 +90,14 @@ def desired_table_policy(
         return (failover_builder or default_failover_table_policy_builder())(
             table_arn=table_arn,
             break_glass_principals=list(replica.break_glass_principals),
-            replication_role_arns=[outputs.source.replication_role_arn],
+            replication_role_arns=[s.replication_role_arn for s in outputs.sources_into(replica)],
             deploy_role_arns=list(replica.deploy_role_arns),
         )
+    roles = outputs.replication_roles_for(replica)  # a fan-in vault: every feeding source's role is exempt
     return builder(
         table_arn=table_arn,
         break_glass_principals=list(replica.break_glass_principals),
-        replication_role_arn=outputs.replication_role_for(replica),
+        replication_role_arn=roles[0] if len(roles) == 1 else roles,
         deploy_role_arns=list(replica.deploy_role_arns),
     )
 
@@ -131,9 +137,14 @@ class HardenReport:
     results: list[TableResult] = field(default_factory=list)
     bucket_errors: list[dict[str, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    # An estate's run (several sources, issue 24) also counts per destination bucket and reports each.
+    estate: bool = False
+    per_bucket: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, result: TableResult) -> None:
         self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
+        bucket = self.per_bucket.setdefault(result.bucket_arn, {})
+        bucket[result.outcome] = bucket.get(result.outcome, 0) + 1
         if result.outcome != "unchanged":
             self.results.append(result)
 
@@ -159,7 +170,15 @@ class HardenReport:
             "bucket_errors": self.bucket_errors,
             "exit_code": self.exit_code,
             "tables": [asdict(r) for r in self.results],  # every table that is not unchanged
-        }
+        } | ({"buckets": self.by_bucket()} if self.estate else {})
+
+    def by_bucket(self) -> list[dict[str, Any]]:
+        """Per destination bucket (listed or not): the counts of its outcomes."""
+        unlisted = [e["bucket_arn"] for e in self.bucket_errors if e["bucket_arn"] not in self.per_bucket]
+        arns = [*self.per_bucket, *unlisted]
+        return [
+            {"bucket_arn": arn, "counts": {k: self.per_bucket.get(arn, {}).get(k, 0) for k in OUTCOMES}} for arn in arns
+        ]
 
 
 def desired_retention(replica: ReplicaOut) -> dict[str, Any]:
@@ -217,7 +236,7 @@ def harden_table(
             result.table_arn = got["tableARN"]
             info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
             if not info.get("sourceTableARN"):
-                if table.qualified in outputs.source.replicated_tables:
+                if table.qualified in outputs.replicated_tables_into(replica):
                     result.outcome, result.reason = "detached", DETACHED_REASON
                 else:
                     result.outcome, result.reason = (
@@ -320,12 +339,14 @@ def harden(
     `processes`: worker processes for the run (None: `processes_for` decides by the number of replica tables; the
     builders must then be module-level functions, as the defaults are)."""
     builder = builder or default_table_policy_builder()
-    failover_builder = default_failover_table_policy_builder() if outputs.source.failover is not None else None
-    report = HardenReport(dry_run=dry_run)
+    failover = any(s.failover is not None for s in outputs.sources)
+    failover_builder = default_failover_table_policy_builder() if failover else None
+    report = HardenReport(dry_run=dry_run, estate=outputs.is_estate)
     listed: list[tuple[ReplicaOut, list[TableRef]]] = []
     for replica in outputs.replicas:
         try:
             listed.append((replica, list_tables(clients, replica.table_bucket_arn, page_size)))
+            report.per_bucket.setdefault(replica.table_bucket_arn, {})  # an empty bucket is reported too
         except ClientError as exc:
             report.bucket_errors.append({"bucket_arn": replica.table_bucket_arn, "reason": describe_error(exc)})
     procs = processes_for(processes, sum(len(tables) for _, tables in listed))
@@ -394,8 +415,20 @@ def render(report: HardenReport, diffs: bool | None = None) -> str:
     lines.append(
         f"{report.total} tables in destination buckets: {counts}"
         + (" (dry run: nothing written)" if report.dry_run else "")
+        + _render_buckets(report)
     )
     return "\n\n".join(lines)
+
+
+def _render_buckets(report: HardenReport) -> str:
+    """An estate's run names every destination bucket and its counts (outcomes that occurred)."""
+    if not report.estate:
+        return ""
+    lines = []
+    for b in report.by_bucket():
+        counts = ", ".join(f"{n} {k}" for k, n in b["counts"].items() if n) or "no tables"
+        lines.append(f"\n  {BucketRef(b['bucket_arn']).name}: {sum(b['counts'].values())} tables: {counts}")
+    return "".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

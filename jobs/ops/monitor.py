@@ -35,7 +35,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
@@ -68,6 +68,9 @@ from topology.contract import (  # the names infra/constructs/monitor.py deploys
     METRIC_NAMESPACE,
     TABLES,
 )
+
+if TYPE_CHECKING:  # the Lambda package ships no pydantic: the outputs are read by the command line only
+    from topology.outputs import KitOutputs, SourceOut
 
 OTHER_TABLES = "_other"
 # PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
@@ -285,18 +288,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     from topology.outputs import load_outputs
 
     outputs = load_outputs(args.outputs)
-    settings = MonitorSettings(
-        kit=outputs.source.kit,
-        source_bucket_arns=(outputs.source.table_bucket_arn,),
-        destination_bucket_arns=tuple(r.table_bucket_arn for r in outputs.destination_replicas),
-        max_lag=args.max_lag,
-        max_table_metrics=args.max_table_metrics,
-        concurrency=args.concurrency,
-    )
     clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
-    result = run_monitor(clients, settings, region=outputs.source.region, dry_run=args.dry_run)
-    dump_json(result.to_json())
+    results: dict[str, Any] = {}
+    for src in outputs.sources:  # one monitor per source, as deployed (an estate's source stacks each have one)
+        settings = settings_for(outputs, src, max_lag=args.max_lag, cap=args.max_table_metrics, conc=args.concurrency)
+        result = run_monitor(clients, settings, region=src.region, dry_run=args.dry_run)
+        results[src.table_bucket_name] = result.to_json() | {"kit": settings.kit}
+    if not outputs.is_estate:
+        results = {name: {k: v for k, v in r.items() if k != "kit"} for name, r in results.items()}
+    dump_json(next(iter(results.values())) if len(results) == 1 else {"sources": results})
     return 0
+
+
+def settings_for(
+    outputs: KitOutputs, src: SourceOut, *, max_lag: timedelta | None, cap: int, conc: int
+) -> MonitorSettings:
+    """The settings of one source's monitor, as its Lambda function is deployed: its bucket, its destinations, the
+    `Kit` dimension of its alarms."""
+    dests = [r.table_bucket_arn for r in outputs.destination_replicas if r.table_bucket_arn in src.destinations]
+    return MonitorSettings(
+        kit=src.monitor_kit,  # `<kit>-<id>` for an estate's source: two sources into one vault never share a series
+        source_bucket_arns=(src.table_bucket_arn,),
+        destination_bucket_arns=tuple(dests or (r.table_bucket_arn for r in outputs.destination_replicas)),
+        max_lag=max_lag,
+        max_table_metrics=cap,
+        concurrency=conc,
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ attempt on), or, before that, the destination bucket's ``ListTables`` (one call 
 the table without ``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a
 warning.
 
+On an estate (several `kit_source` outputs, issue 24) every source bucket is read; a table is named
+``bucket/namespace.name`` where two source buckets hold that name, and the report counts each source bucket.
+
 How lag is computed
 -------------------
 ``GetTableReplicationStatus`` gives, per destination, the status and
@@ -69,7 +72,16 @@ from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, WorkerPool, chunks, processes_for, run_concurrently
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient, paginate
 from jobs.kernel.tables import TableRef, list_tables, metadata_location, read_object, read_table_metadata
-from jobs.ops.cli import add_common_args, clients_from_args, emit, format_duration, parse_duration, render_table
+from jobs.ops.cli import (
+    add_common_args,
+    ambiguous_tables,
+    clients_from_args,
+    emit,
+    format_duration,
+    parse_duration,
+    render_table,
+    table_label,
+)
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
 UNCONFIGURED, ERROR = "unconfigured", "error"
@@ -113,6 +125,12 @@ class StatusReport:
     warnings: list[str] = field(default_factory=list)
     second_pass: int = 0  # tables read again after a pause (a transient error survived the retries)
     second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
+    tables_by_source: dict[str, int] = field(default_factory=dict)  # source bucket ARN -> its tables, in order
+
+    @property
+    def estate(self) -> bool:
+        """Several source buckets (an estate, issue 24): the report then names each and its counts."""
+        return len(self.tables_by_source) > 1
 
     @property
     def failed(self) -> list[DestinationStatus]:
@@ -162,7 +180,18 @@ class StatusReport:
             "exit_code": self.exit_code,
             "destinations": [asdict(r) for r in self.rows],
             "warnings": list(self.warnings),
-        }
+        } | ({"sources": self.by_source()} if self.estate else {})
+
+    def by_source(self) -> list[dict[str, Any]]:
+        """Per source bucket: its tables and the counts of its destination rows (an estate's report)."""
+        out = []
+        for arn, tables in self.tables_by_source.items():
+            counts: dict[str, int] = {}
+            for r in self.rows:
+                if r.source_bucket_arn == arn:
+                    counts[r.status] = counts.get(r.status, 0) + 1
+            out.append({"source_bucket_arn": arn, "tables": tables, "counts": dict(sorted(counts.items()))})
+        return out
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -442,8 +471,11 @@ def collect_status(
     `processes`: worker processes for the first pass (None: `processes_for` decides by the table count)."""
     now = now or datetime.now(UTC)
     tables: list[TableRef] = []
+    by_source: dict[str, int] = {}
     for arn in source_bucket_arns:
-        tables.extend(list_tables(clients, arn, page_size))
+        listed = list_tables(clients, arn, page_size)
+        by_source[arn] = len(listed)
+        tables.extend(listed)
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
     procs = processes_for(processes, len(tables))
     if procs > 1:
@@ -460,6 +492,7 @@ def collect_status(
         generated_at=now.isoformat(),
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
         tables=len(tables),
+        tables_by_source=by_source,
     )
     # The second pass: a burst of throttling (or a server error) can outlast every retry of some calls; read those
     # tables again once the burst had `second_pass_pause` seconds to pass, before reporting them as unknown. While a
@@ -534,11 +567,12 @@ def _render_window(w: RecoveryWindow | None) -> str:
 
 def render(report: StatusReport, problems_only: bool = False) -> str:
     rows = [r for r in report.rows if r.problem] if problems_only else report.rows
+    ambiguous = ambiguous_tables((r.source_bucket_arn, r.table) for r in report.rows)
     body = render_table(
         ["TABLE", "DESTINATION", "STATUS", "LAST REPLICATED", "LAG", "RECOVERABLE (RETAINED)", "MESSAGE"],
         [
             (
-                r.table,
+                table_label(r.source_bucket_arn, r.table, ambiguous),
                 BucketRef(r.destination_bucket_arn).name + "@" + BucketRef(r.destination_bucket_arn).region
                 if r.destination_bucket_arn
                 else "-",
@@ -571,7 +605,18 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     summary = f"{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}{second}"
-    return f"{body}\n\n{summary}{detached}{warnings}"
+    return f"{body}\n\n{summary}{_render_sources(report)}{detached}{warnings}"
+
+
+def _render_sources(report: StatusReport) -> str:
+    """An estate's report names every source bucket and its counts (nothing for one source bucket)."""
+    if not report.estate:
+        return ""
+    lines = []
+    for s in report.by_source():
+        counts = ", ".join(f"{n} {k}" for k, n in s["counts"].items()) or "no destination rows"
+        lines.append(f"\n  source {BucketRef(s['source_bucket_arn']).name}: {s['tables']} tables: {counts}")
+    return "".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -579,7 +624,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)")
     p.add_argument(
-        "--source-bucket-arn", action="append", help="source table bucket (default: from outputs; repeatable)"
+        "--source-bucket-arn",
+        action="append",
+        help="source table bucket (default: every source of the outputs; repeatable)",
     )
     p.add_argument(
         "--problems-only", action="store_true", help="only failed, lagging, unreadable and short-window rows"
@@ -607,7 +654,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             outputs = None  # explicit buckets: the outputs only add the promised retention (windows not flagged)
         if outputs is not None:
-            buckets = buckets or [outputs.source.table_bucket_arn]
+            buckets = buckets or [s.table_bucket_arn for s in outputs.sources]  # every source of an estate
             promised = {
                 r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours)
                 for r in outputs.replicas

@@ -1,0 +1,197 @@
+"""The organization layer of an estate (issue 24, docs/decisions/0026-estate.md): two SCPs whose size does not grow
+with the number of buckets or sources.
+
+A `[source]` configuration names every replica bucket and every replication role in its SCPs (`policies.documents`);
+an estate of fifty buckets would not fit 5,120 characters that way. So an estate's SCPs name no bucket and no source:
+
+- protected buckets are matched by their tag, `s3tables:TableBucketTag/kit-protection = <kit>` (every protected
+  table bucket of an estate carries it: `topology.rules.PROTECTION_TAG_KEY`), on any S3 Tables ARN;
+- `DisassociateTableReplication` is also denied by ARN pattern, on every table of the replica accounts, because
+  whether AWS evaluates `s3tables:TableBucketTag` for it is unverified (docs/aws-facts.md);
+- the replication roles of every source are exempt by one name pattern (`<kit>-*-s3tables-replication`), and the
+  guards SCP stops anyone but break-glass and the sources' deploy roles (the `cdktf deploy` path that creates them)
+  from creating a role of that name, and anyone but break-glass from rewriting, deleting or assuming one;
+- changing or removing the protection tag of a protected bucket is denied to all but break-glass;
+- the guardrails are matched by their one name in every account.
+
+What the SCPs still list are principals and accounts the configuration names: break-glass, the replica accounts'
+deploy roles, the sources' deploy role names, the replica accounts (the ARN-pattern layer) and bring-your-own
+replica keys. None of them grows with the number of buckets or sources.
+"""
+
+from __future__ import annotations
+
+from policies import actions as A
+from policies import protection as P
+from policies import statements as S
+from topology.config import KitConfig
+from topology.rules import PROTECTION_TAG_KEY
+
+TAG_CONDITION_KEY = f"s3tables:TableBucketTag/{PROTECTION_TAG_KEY}"
+DISASSOCIATE = "DisassociateTableReplication"
+
+
+def partition(cfg: KitConfig) -> str:
+    """An organization lives in one partition; the estate's protected buckets are in it."""
+    return cfg.recovery_replica.partition
+
+
+def replication_role_pattern(cfg: KitConfig) -> str:
+    """Every source's replication role (`<kit>-<id>-s3tables-replication`, `KitConfig.replication_role_name` of a
+    source's view), in any account."""
+    return f"arn:{partition(cfg)}:iam::*:role/{cfg.kit.name}-*-s3tables-replication"
+
+
+def guardrail_pattern(cfg: KitConfig) -> str:
+    """The guardrail of every replica account (one name: `KitConfig.guardrail_policy_name`)."""
+    return f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}"
+
+
+def any_bucket(cfg: KitConfig) -> str:
+    """Every table bucket ARN (in IAM `bucket/*` matches table ARNs too; the kit names those separately, for
+    readers and for `policies.lint`): the tag decides which are protected."""
+    return f"arn:{partition(cfg)}:s3tables:*:*:bucket/*"
+
+
+def any_table(cfg: KitConfig) -> str:
+    return f"arn:{partition(cfg)}:s3tables:*:*:bucket/*/table/*"
+
+
+def replica_account_tables(cfg: KitConfig) -> list[str]:
+    """Every table of every replica account: the ARN-pattern layer where the tag condition may not apply."""
+    accounts = sorted({r.account_id for r in cfg.replicas})
+    return [f"arn:{partition(cfg)}:s3tables:*:{acct}:bucket/*/table/*" for acct in accounts]
+
+
+def deploy_role_name_patterns(cfg: KitConfig) -> list[str]:
+    """The sources' deploy roles by name in any account (the organization's pipeline role): they create the
+    replication roles in `cdktf deploy`. By name, not ARN, so the list does not grow with the source accounts."""
+    names = sorted({s.deploy_role_arn.split(":role/", 1)[1] for s in cfg.sources if s.deploy_role_arn})
+    return [f"arn:{partition(cfg)}:iam::*:role/{name}" for name in names]
+
+
+def exemptions(cfg: KitConfig) -> P.Exemptions:
+    """Break-glass; the replication roles by pattern; the replica deploy roles by ARN (each where a rule allows)."""
+    return P.Exemptions(
+        break_glass=tuple(cfg.protection.break_glass_principals),
+        replication_roles=(replication_role_pattern(cfg),),
+        deploy_roles=P.deploy_roles(cfg.replicas),
+    )
+
+
+def tag_condition(cfg: KitConfig) -> dict[str, dict[str, object]]:
+    return {"StringEquals": {TAG_CONDITION_KEY: cfg.kit.name}}
+
+
+def tagged_protection_statement(cfg: KitConfig, rule: A.ProtectionRule, exempt: list[str]) -> S.Statement:
+    """One protective Deny on every bucket and table that carries the kit's protection tag (bucket actions on
+    `bucket/*`, table actions on `bucket/*/table/*`)."""
+    bucket_names, table_names = A.level_split(rule.actions)
+    resources = ([any_bucket(cfg)] if bucket_names else []) + ([any_table(cfg)] if table_names else [])
+    condition: dict[str, dict[str, object]] = {**tag_condition(cfg)}
+    if exempt:
+        condition["ArnNotLike"] = {"aws:PrincipalArn": sorted(set(exempt))}
+    return S.statement(rule.sid, "Deny", A.s3t(*bucket_names, *table_names), resources, condition=condition)
+
+
+def _rules(tables_only: bool) -> list[A.ProtectionRule]:
+    """The protection rules merged by exemption set, as in the `[source]` SCP (`policies.documents.scp_rules`)."""
+    merged = P.merged_rules(
+        A.PROTECTION_RULES, lambda r: (r.exempt_replication_role, r.exempt_deploy_roles, r.tables_only)
+    )
+    return [r for r in merged if r.tables_only == tables_only]
+
+
+def protection_statements(cfg: KitConfig, *, tables_only: bool) -> list[S.Statement | None]:
+    ex = exemptions(cfg)
+    return [tagged_protection_statement(cfg, rule, ex.for_rule(rule)) for rule in _rules(tables_only)]
+
+
+def disassociation_by_account(cfg: KitConfig) -> S.Statement:
+    """The ARN-pattern layer for `DisassociateTableReplication`: break-glass only, on every table of the replica
+    accounts, whatever its bucket's tags (a disassociated replica can never be re-associated)."""
+    rule = A.ProtectionRule(sid="DenyReplicaDisassociationByAccount", actions=(DISASSOCIATE,), risk="")
+    ex = exemptions(cfg).for_rule(rule)
+    return S.statement(
+        rule.sid,
+        "Deny",
+        A.s3t(DISASSOCIATE),
+        replica_account_tables(cfg),
+        condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(ex))}},
+    )
+
+
+def protection_tag_guard(cfg: KitConfig) -> S.Statement:
+    """Tagging or untagging the protection tag key on a bucket that carries it: break-glass only (without its tag a
+    bucket falls out of every tag-matched Deny). Creating a bucket with the tag stays allowed (it carries none yet)."""
+    return S.statement(
+        "DenyProtectionTagChange",
+        "Deny",
+        A.s3t("TagResource", "UntagResource"),
+        [any_bucket(cfg)],
+        condition={
+            **tag_condition(cfg),
+            "ArnNotLike": {"aws:PrincipalArn": sorted(set(cfg.protection.break_glass_principals))},
+            "ForAnyValue:StringEquals": {"aws:TagKeys": [PROTECTION_TAG_KEY]},
+        },
+    )
+
+
+def bucket_protection_tag_guard(cfg: KitConfig, bucket_arn: str) -> S.Statement:
+    """The bucket policy's layer against changing the protection tag (the SCP's `DenyProtectionTagChange` is the
+    other): break-glass only, so untagging takes two layers, as deleting does."""
+    return S.statement(
+        "DenyProtectionTagChange",
+        "Deny",
+        A.s3t("TagResource", "UntagResource"),
+        [bucket_arn],
+        principal="*",
+        condition={
+            "ArnNotLike": {"aws:PrincipalArn": sorted(set(cfg.protection.break_glass_principals))},
+            "ForAnyValue:StringEquals": {"aws:TagKeys": [PROTECTION_TAG_KEY]},
+        },
+    )
+
+
+def replication_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
+    """A role named like a replication role is exempt from the SCP's replication-path denies, so nobody but
+    break-glass and the sources' deploy roles creates one, and nobody but break-glass assumes one (the replication
+    service is no principal of the organisation: SCPs do not restrict it)."""
+    bg = cfg.protection.break_glass_principals
+    pattern = replication_role_pattern(cfg)
+    return [
+        S.statement(
+            "DenyReplicationRoleCreation",
+            "Deny",
+            ["iam:CreateRole"],
+            [pattern],
+            condition={"ArnNotLike": {"aws:PrincipalArn": sorted({*bg, *deploy_role_name_patterns(cfg)})}},
+        ),
+        S.deny_assume_service_role("DenyAssumeReplicationRole", pattern, bg),
+    ]
+
+
+def privileged_roles(cfg: KitConfig) -> list[str]:
+    """Break-glass roles, the replica deploy roles and the replication roles (by pattern)."""
+    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, [replication_role_pattern(cfg)])
+
+
+def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
+    """The estate's first SCP: the replica denies (merged by exemption set) on tagged buckets, and the ARN-pattern
+    layer for disassociation."""
+    return [*protection_statements(cfg, tables_only=False), disassociation_by_account(cfg)]
+
+
+def service_control_policy_guards(cfg: KitConfig) -> list[S.Statement | None]:
+    """The estate's guards SCP: table tags and the protection tag, the replica keys, the privileged roles and the
+    replication roles by pattern, the guardrails by name."""
+    bg = cfg.protection.break_glass_principals
+    return [
+        *protection_statements(cfg, tables_only=True),
+        protection_tag_guard(cfg),
+        *P.key_guards(cfg.replicas, exempt=bg),
+        P.role_guard(privileged_roles(cfg), bg),
+        *replication_role_guards(cfg),
+        S.deny_guardrail_change([guardrail_pattern(cfg)], bg),
+        S.deny_guardrail_detach([guardrail_pattern(cfg)], bg),
+    ]

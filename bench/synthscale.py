@@ -1,4 +1,6 @@
-"""Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables.
+"""Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables; and an estate of 50
+source buckets (issue 24: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
+--estate 50`).
 
 `scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
 fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
@@ -144,7 +146,100 @@ def scale_config(
 
 
 def count_tables(cfg: dict[str, Any]) -> int:
-    return sum(len(ns.get("tables", [])) for ns in cfg["source"]["namespaces"])
+    sources = cfg["sources"] if "sources" in cfg else [cfg["source"]]
+    return sum(len(ns.get("tables", [])) for src in sources for ns in src["namespaces"])
+
+
+# An estate (issue 24): source buckets spread over these accounts x Regions (at most 10 table buckets per account
+# and Region), each ten replicating into one vault of the vault account (fan-in; a vault's bucket policy grants each
+# feeding source's role, and PutTableBucketPolicy takes at most 20,480 characters), every ninth source also into a
+# regional replica in its own account (at most two per account).
+ESTATE_SOURCE_ACCOUNTS = ("111111111111", "222222222222", "333333333333", "555555555555", "777777777777")
+ESTATE_REGIONS = (("eu-west-1", "euw1", "eu-central-1"), ("us-east-1", "use1", "us-west-2"))
+ESTATE_VAULT_ACCOUNT = "666666666666"
+ESTATE_VAULT_REGION = "eu-central-1"
+ESTATE_SOURCES_PER_VAULT = 10
+
+
+def _estate_source(i: int, tables: int) -> dict[str, Any]:
+    """Source `i` of the generated estate: `tables` tables in two namespaces named after the source (a fan-in vault
+    refuses two sources' same-named tables); every third source replicates table by table."""
+    acct = ESTATE_SOURCE_ACCOUNTS[i % len(ESTATE_SOURCE_ACCOUNTS)]
+    region, short, _ = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
+    nss: list[dict[str, Any]] = []
+    names: list[str] = []
+    for n in range(2):
+        ns = f"s{i:02d}_ns{n}"
+        js = range(n, tables, 2)
+        ts = [{"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]} for j in js]
+        nss.append({"name": ns, "tables": ts})
+        names += [f"{ns}.t{j:03d}" for j in js]
+    vault = f"estate-vault{i // ESTATE_SOURCES_PER_VAULT:02d}"
+    return {
+        "id": f"s{i:02d}-{short}",
+        "account_id": acct,
+        "region": region,
+        "bucket": f"estate-s{i:02d}-{short}",
+        "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
+        "encryption": {"type": "kms", "kms_key": "create"} if i % 2 == 0 else {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
+        "replicate_to": [vault, *([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])],
+        "replication": {"mode": "tables", "tables": names} if i % 3 == 0 else {"mode": "bucket"},
+        "namespaces": nss,
+    }
+
+
+def _estate_replica(account: str, region: str, bucket: str, storage_class: str) -> dict[str, Any]:
+    return {
+        "account_id": account,
+        "region": region,
+        "bucket": bucket,
+        "deploy_role_arn": f"arn:aws:iam::{account}:role/terraform-deploy",
+        "storage_class": storage_class,
+        "encryption": {"type": "kms", "kms_key": "create"} if account == ESTATE_VAULT_ACCOUNT else {"type": "sse-s3"},
+        "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10},
+    }
+
+
+def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
+    """A valid estate configuration dict (`[[sources]]`) of `sources` source buckets in 5 accounts x 2 Regions,
+    fan-in of ten sources into each vault of the vault account, a regional replica for every ninth source, one
+    protection, recovery (from the first vault) and assurance section."""
+    if not 1 <= sources <= ESTATE_SOURCES_PER_VAULT * 9:  # the vault account's Region holds the recovery bucket too
+        raise ValueError(f"1 to {ESTATE_SOURCES_PER_VAULT * 9} sources")
+    srcs = [_estate_source(i, tables_per_source) for i in range(sources)]
+    vaults = sorted({s["replicate_to"][0] for s in srcs})
+    replicas = [_estate_replica(ESTATE_VAULT_ACCOUNT, ESTATE_VAULT_REGION, v, "INTELLIGENT_TIERING") for v in vaults]
+    replicas += [
+        _estate_replica(s["account_id"], next(v for r, _, v in ESTATE_REGIONS if r == s["region"]), b, "STANDARD")
+        for s in srcs
+        for b in s["replicate_to"][1:]
+    ]
+    accounts = sorted({ESTATE_VAULT_ACCOUNT, *(s["account_id"] for s in srcs)})
+    return {
+        "kit": {"name": "estate"},
+        "sources": srcs,
+        "replicas": replicas,
+        "protection": {
+            # break-glass in the vault account and one central account, as in examples/estate.toml (each principal
+            # is listed in every deny of the SCPs: one per account would make them grow with the accounts)
+            "break_glass_principals": [
+                f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in (ESTATE_VAULT_ACCOUNT, ESTATE_SOURCE_ACCOUNTS[0])
+            ],
+            "guardrail_attach_roles": ["data-engineer"],
+            "organization": {
+                "management_account_id": "444444444444",
+                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "targets": accounts,
+            },
+        },
+        "recovery": {
+            "replica": vaults[0],
+            "bucket": "estate-recovery",
+            "namespace": "recovered",
+            "encryption": {"type": "kms", "kms_key": "create"},
+        },
+    }
 
 
 # --- the child: runs in its own interpreter ----------------------------------------------------------------------
@@ -263,8 +358,20 @@ class TreeMemory:
 
 def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval: float = 0.05) -> dict[str, Any]:
     """Generate the topology, synthesise it in a fresh interpreter, measure wall time and peak memory."""
+    out = run_config_synth(workdir, scale_config(destinations, tables), interval)
+    return {"destinations": destinations, **out}
+
+
+def run_estate_synth(workdir: Path, sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
+    """The estate of issue 24 (`estate_config`: `sources` source buckets, one stack each, fan-in vaults),
+    synthesised in a fresh interpreter like `run_synth`."""
+    out = run_config_synth(workdir, estate_config(sources, tables_per_source))
+    return {"sources": sources, **out}
+
+
+def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05) -> dict[str, Any]:
+    """Synthesise the configuration dict `cfg` in a fresh interpreter (`--child`), sampling its process tree."""
     workdir.mkdir(parents=True, exist_ok=True)
-    cfg = scale_config(destinations, tables)
     from topology.config import parse_config
 
     parse_config(cfg)  # fail here, not in the timed child, if the generator is wrong
@@ -299,7 +406,6 @@ def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval
         raise RuntimeError(f"synth child failed (exit {proc.returncode}):\n{output[-3000:]}")
     child_res = json.loads(result_json.read_text())
     return {
-        "destinations": destinations,
         "tables": count_tables(cfg),
         "wall_s": wall,
         "import_s": child_res["import_cdktf_s"] + child_res["import_provider_s"],
@@ -318,9 +424,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=str(REPO / "bench-out" / "synth-scale"))
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--destinations", type=int, default=5)
+    ap.add_argument("--estate", type=int, metavar="SOURCES", help="synthesise a generated estate of SOURCES buckets")
     ns = ap.parse_args(argv)
     if ns.child:
         return child(Path(ns.child[0]), Path(ns.child[1]), Path(ns.child[2]))
+    if ns.estate:
+        print(json.dumps(run_estate_synth(Path(ns.workdir) / "estate", ns.estate), indent=2))
+        return 0
     print(json.dumps(run_synth(Path(ns.workdir), ns.destinations, ns.tables), indent=2))
     return 0
 

@@ -1,5 +1,11 @@
 """Compose the stacks of one topology. Stacks only compose constructs; construct and stack ids are part of the
-Terraform state contract (stable, lowercase, never renamed casually)."""
+Terraform state contract (stable, lowercase, never renamed casually).
+
+A configuration builds one stack per source (`source` for `[source]`, `source-<id>` for each source of an estate,
+issue 24), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack and, with
+`[protection.organization]`, the organization stack. A source stack is built from the view of its source
+(`KitConfig.view`: its destinations, its replication, names prefixed `<kit>-<id>`) and reads the estate's one
+document set by the names `[source]` uses (`DocumentSet.for_source`)."""
 
 from __future__ import annotations
 
@@ -13,42 +19,79 @@ from infra.stacks.recovery import RecoveryStack
 from infra.stacks.replica import ReplicaStack
 from infra.stacks.source import SourceStack
 from policies import docset
+from policies.docset import DocumentSet
 from topology.config import KitConfig
 
 
+class EstateFailoverError(ValueError):
+    """`[failover] promoted_bucket` in an estate: the failover topology is built for `[source]` configurations."""
+
+
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
+    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
+    if promoted:
+        refuse_estate_failover(cfg)  # before the App: a refused synth writes nothing
     app = App(outdir=outdir, stack_traces=False)
-    # Every policy document of the topology, built once; each construct deploys its document from this set.
-    docs = docset.build(cfg)
-    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
+    if promoted:
         from infra.stacks.failover import build_failover_stacks  # issue 17: the promoted bucket is the source
 
-        build_failover_stacks(app, cfg, docs, allow_destroy=allow_destroy)
+        build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)
         return _finish(app, cfg, allow_destroy=allow_destroy)
-    replica_stacks: list[ReplicaStack] = []
-    seen_accounts: set[str] = set()
-    for replica in cfg.replicas:
-        replica_stacks.append(
-            ReplicaStack(
-                app,
-                cfg,
-                docs,
-                replica,
-                owns_guardrail=replica.account_id not in seen_accounts,
-                allow_destroy=allow_destroy,
-            )
+    # Every policy document of the topology, built once; each construct deploys its document from this set.
+    docs = docset.build(cfg)
+    replica_stacks = build_replica_stacks(app, cfg, docs, allow_destroy=allow_destroy)
+    for src in cfg.sources:
+        SourceStack(
+            app,
+            cfg.view(src),
+            docs.for_source(cfg, src),
+            destination_bucket_arns=[replica_stacks[r.bucket].bucket.arn for r in cfg.destinations_of(src)],
+            allow_destroy=allow_destroy,
         )
-        seen_accounts.add(replica.account_id)
-    SourceStack(
-        app, cfg, docs, destination_bucket_arns=[s.bucket.arn for s in replica_stacks], allow_destroy=allow_destroy
+    RecoveryStack(
+        app,
+        cfg,
+        docs,
+        replica_bucket_arn=replica_stacks[cfg.recovery.replica].bucket.arn,
+        allow_destroy=allow_destroy,
     )
-    recovery_from = next(
-        s for s, r in zip(replica_stacks, cfg.replicas, strict=True) if r.bucket == cfg.recovery.replica
-    )
-    RecoveryStack(app, cfg, docs, replica_bucket_arn=recovery_from.bucket.arn, allow_destroy=allow_destroy)
     if cfg.protection.organization:
         OrganizationStack(app, cfg, docs, cfg.protection.organization)
     return _finish(app, cfg, allow_destroy=allow_destroy)
+
+
+def build_replica_stacks(
+    app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool
+) -> dict[str, ReplicaStack]:
+    """One stack per replica, by bucket name; the first replica of each account owns the account's guardrail (IAM
+    is global: one per account for the whole estate)."""
+    stacks: dict[str, ReplicaStack] = {}
+    seen_accounts: set[str] = set()
+    for replica in cfg.replicas:
+        stacks[replica.bucket] = ReplicaStack(
+            app,
+            cfg,
+            docs,
+            replica,
+            owns_guardrail=replica.account_id not in seen_accounts,
+            allow_destroy=allow_destroy,
+        )
+        seen_accounts.add(replica.account_id)
+    return stacks
+
+
+def refuse_estate_failover(cfg: KitConfig) -> None:
+    """The failover topology (issue 17) is built for `[source]` configurations only. Built from the view of the
+    promoted bucket's source, it would deploy that view's documents to every replica of that source, a fan-in vault
+    included (granting and exempting that source's replication role alone, so the other sources' replication into
+    it would stop), and it would synthesize no stack of the other sources. Refused at synth, before anything is
+    built."""
+    if cfg.is_estate and cfg.failover is not None:
+        raise EstateFailoverError(
+            f"failover.promoted_bucket = {cfg.failover.promoted_bucket!r}: the failover topology (issue 17) is built "
+            "for a [source] configuration only, not for an estate ([[sources]]): its documents would cover one source "
+            "and drop the others' replication into shared replicas. Remove promoted_bucket to synthesize the estate"
+        )
 
 
 def _finish(app: App, cfg: KitConfig, *, allow_destroy: bool) -> App:

@@ -15,9 +15,14 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
-    from infra.app import build_app  # imports the provider bindings (~20 s): only after the config is valid
+    from infra.app import EstateFailoverError, build_app  # the provider bindings (~20 s): after the config is valid
 
-    build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy).synth()
+    try:
+        app = build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy)
+    except EstateFailoverError as err:  # a topology the kit does not build: refused before anything is written
+        print(f"{env.config_path}: {err}", file=sys.stderr)
+        return 2
+    app.synth()
     print(f"synthesised {env.config_path} -> {env.outdir or 'cdktf.out'}/stacks/", file=sys.stderr)
     return 0
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.env import read_env_config
+from topology.config import KitConfig
 
 
 def summarize(stacks: dict[str, dict[str, Any]]) -> str:
@@ -41,6 +42,14 @@ def summarize(stacks: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def headline(cfg: KitConfig) -> str:
+    """`1 replica(s), replication mode tables` for `[source]`; the sources and their modes for an estate."""
+    if not cfg.is_estate:
+        return f"{len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}"
+    modes = ", ".join(f"{s.id} {cfg.replication_of(s).mode}" for s in cfg.sources)
+    return f"{len(cfg.sources)} source(s) ({modes}), {len(cfg.replicas)} replica(s)"
+
+
 def main() -> int:
     loaded = read_env_config()
     if loaded is None:
@@ -48,7 +57,7 @@ def main() -> int:
     env, cfg = loaded
     from infra.golden import synth_example
 
-    print(f"== {env.config_path}: {len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}")
+    print(f"== {env.config_path}: {headline(cfg)}")
     with tempfile.TemporaryDirectory() as tmp:
         stacks = synth_example(Path(env.config_path), Path(tmp))
     print(summarize(stacks))

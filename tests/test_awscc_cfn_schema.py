@@ -36,7 +36,8 @@ def test_snake_case_mapping_of_cloudformation_names() -> None:
 
 def test_every_awscc_resource_matches_its_cloudformation_schema(synthesized: dict[str, Stacks]) -> None:
     found = awscc_resources(synthesized)
-    assert len(found) == 8  # a table bucket in every source, replica and recovery stack of both examples
+    # a table bucket in every source, replica and recovery stack: seed 3, multi-account 5, estate 6
+    assert len(found) == 14
     for where, rtype, name, body, region in found:
         assert region, f"{where}: no awscc provider Region"
         result = check_awscc_resource(rtype, body, region)
@@ -82,8 +83,12 @@ def test_table_buckets_carry_the_kit_and_configured_tags(synthesized: dict[str, 
             "cost-center": "data-platform", "kit": "lakehouse", "managed-by": "s3tables-replica-kit",
             "owner": "lakehouse-team",
         },
+        "estate": {"cost-center": "data-platform", "kit": "estate", "managed-by": "s3tables-replica-kit"},
     }  # fmt: skip
     for where, _rtype, _name, body, _region in awscc_resources(synthesized):
         example, stack = where.split("/")
-        assert {t["key"]: t["value"] for t in body["tags"]} == want[example], where
+        tags = {t["key"]: t["value"] for t in body["tags"]}
+        # issue 24: an estate's protected (replica) buckets also carry the protection tag, on the bucket only
+        protected = example == "estate" and stack.startswith("replica-")
+        assert tags == (want[example] | {"kit-protection": "estate"} if protected else want[example]), where
         assert synthesized[example][stack]["provider"]["aws"][0]["default_tags"] == [{"tags": want[example]}]

@@ -9,7 +9,7 @@ import pytest
 from bench import eventlog
 from bench.report import Comparison, Goal, Measurement, Results, console_table, fmt_num, ratio, render_markdown, speedup
 from bench.run import comparisons, notes
-from bench.synthscale import count_tables, scale_config
+from bench.synthscale import ESTATE_SOURCE_ACCOUNTS, count_tables, estate_config, scale_config
 
 
 def test_ratio_and_speedup() -> None:
@@ -69,6 +69,10 @@ def _results() -> Results:
         "peak_tree_rss_kb": 1_400_000, "hwm_by_process_kb": {"python": 600_000, "node": 760_000},
         "resources": 2061, "stacks": ["source", "recovery"],
     }  # fmt: skip
+    res.extra["synth_estate"] = {
+        "sources": 50, "wall_s": 48.0, "import_s": 20.0, "build_s": 12.0, "synth_s": 10.0, "tables": 500,
+        "resources": 1500, "stacks": ["source-s00-euw1", "recovery"],
+    }  # fmt: skip
     res.comparisons = comparisons(res)
     return res
 
@@ -87,6 +91,7 @@ def test_comparisons_from_measurements() -> None:
     assert by["row fingerprint (--verify full) / CTAS-mode copy"].value == 0.75
     assert by["many tables: kit (one app) vs one spark-submit per table"].value == 7.0
     assert by["synth: peak RSS (Python + jsii node)"].met is True
+    assert by["synth estate of 50 source buckets: wall time"].met is True  # 48 s <= 60 s
     assert by["planning: dry run of 100 tables, no JVM"].met is True
     # a measurement that did not run gives "n/a", not a crash
     res.measurements = [m for m in res.measurements if not m.name.startswith("(d)")]
@@ -136,6 +141,28 @@ def test_scale_config_is_valid_and_has_the_requested_size() -> None:
     assert small.replication.mode == "bucket"
     with pytest.raises(ValueError):
         scale_config(destinations=6)
+
+
+def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
+    """The estate the synth benchmark builds (issue 24): 50 source buckets in 5 accounts x 2 Regions, ten into each
+    vault (fan-in), a few regional replicas; valid as the loader checks it (quotas, fan-in names)."""
+    from collections import Counter
+
+    from topology.config import parse_config
+
+    data = estate_config(50)
+    assert count_tables(data) == 500
+    cfg = parse_config(data)
+    assert cfg.is_estate and len(cfg.sources) == 50 and len({s.stack_id for s in cfg.sources}) == 50
+    vaults = [r for r in cfg.replicas if r.bucket.startswith("estate-vault")]
+    assert [len(cfg.sources_into(v)) for v in vaults] == [10] * 5
+    assert {r.account_id for r in cfg.replicas if r not in vaults} == set(ESTATE_SOURCE_ACCOUNTS)
+    assert {cfg.replication_of(s).mode for s in cfg.sources} == {"bucket", "tables"}
+    sites = Counter((b.account_id, b.region) for b in (*cfg.sources, *cfg.replicas))
+    assert max(sites.values()) <= 10  # table buckets per account and Region
+    assert len(parse_config(estate_config(3, tables_per_source=4)).sources) == 3
+    with pytest.raises(ValueError):
+        estate_config(91)
 
 
 PLAN = (

@@ -290,6 +290,8 @@ def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(
 
 
 def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Stacks]) -> None:
+    # every example, the estate's per-source documents (`<purpose>--source-<id>`) included
+    assert {"seed", "multi-account", "estate"} <= set(synthesized)
     for example, stacks in synthesized.items():
         cfg = load_config(ROOT / "examples" / f"{example}.toml")
         deployed = []
@@ -361,3 +363,231 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
     assert "output kit_recovery: account_id, emr_application_id" in text
+
+
+# ---------------------------------------------------------------- the estate (issue 24) ----
+
+ESTATE = load_config(ROOT / "examples/estate.toml")
+VAULT = "replica-estate-vault-euc1"
+SALES_REPLICA = "replica-estate-sales-replica-euc1"
+
+
+@pytest.fixture(scope="module")
+def estate(synthesized: dict[str, Stacks]) -> Stacks:
+    return synthesized["estate"]
+
+
+def _destination_stacks(stacks: Stacks, source_stack: str) -> list[str]:
+    """The replica stacks whose bucket ARNs a source stack's replication rule names, in rule order (resolved through
+    the cross-stack references to the producing stack's state and output)."""
+    st = stacks[source_stack]
+    rules = [
+        *res(st, "aws_s3tables_table_bucket_replication").values(),
+        *res(st, "aws_s3tables_table_replication").values(),
+    ]
+    out: list[list[str]] = []
+    for rule_holder in rules:
+        (rule,) = rule_holder["rule"]
+        names = []
+        for dest in rule["destination"]:
+            ref = re.fullmatch(
+                r"\$\{data\.terraform_remote_state\.([^.]+)\.outputs\.([^}]+)\}", dest["destination_table_bucket_arn"]
+            )
+            assert ref, dest
+            remote = st["data"]["terraform_remote_state"][ref.group(1)]
+            producer = remote["config"]["key"].rsplit("/", 1)[1].removesuffix(".tfstate")
+            (bucket_id,) = res(stacks[producer], "awscc_s3tables_table_bucket")
+            produced = stacks[producer]["output"][ref.group(2)]["value"]
+            assert produced == f"${{awscc_s3tables_table_bucket.{bucket_id}.table_bucket_arn}}"
+            names.append(producer)
+        out.append(names)
+    assert out and all(o == out[0] for o in out), out  # every table-level configuration names the same buckets
+    return out[0]
+
+
+def test_estate_has_a_stack_per_source_and_per_replica(estate: Stacks) -> None:
+    assert set(estate) == {
+        "source-sales-euw1", "source-marketing-euw1", "source-ops-use1", VAULT, SALES_REPLICA, "recovery",
+        "organization",
+    }  # fmt: skip
+    where = {name: st["provider"]["aws"][0] for name, st in estate.items() if name.startswith("source-")}
+    assert {n: (p["allowed_account_ids"], p["region"]) for n, p in where.items()} == {
+        "source-sales-euw1": (["111111111111"], "eu-west-1"),
+        "source-marketing-euw1": (["111111111111"], "eu-west-1"),
+        "source-ops-use1": (["555555555555"], "us-east-1"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("stack", "mode", "destinations"),
+    [
+        ("source-sales-euw1", "bucket", [VAULT, SALES_REPLICA]),
+        ("source-marketing-euw1", "tables", [VAULT]),
+        ("source-ops-use1", "bucket", [VAULT]),
+    ],
+)
+def test_each_source_replicates_with_its_own_role_to_its_own_destinations(
+    estate: Stacks, stack: str, mode: str, destinations: list[str]
+) -> None:
+    src = next(s for s in ESTATE.sources if s.stack_id == stack)
+    st = estate[stack]
+    assert only(st, "awscc_s3tables_table_bucket")["table_bucket_name"] == src.bucket
+    role = only(st, "aws_iam_role")
+    assert role["name"] == f"estate-{src.id}-s3tables-replication"
+    (trust,) = json.loads(role["assume_role_policy"])["Statement"]
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": src.account_id}
+    perms = json.loads(only(st, "aws_iam_role_policy")["policy"])
+    written = {r for s in perms["Statement"] for r in _list(s["Resource"]) if "CreateTable" in str(s["Action"])}
+    assert written == {r.bucket_arn for r in ESTATE.destinations_of(src)}  # its destinations, no other replica
+    (role_id,) = (k for k, v in res(st, "aws_iam_role").items() if v["name"] == role["name"])
+    bucket_mode = res(st, "aws_s3tables_table_bucket_replication")
+    table_mode = res(st, "aws_s3tables_table_replication")
+    assert bool(bucket_mode) == (mode == "bucket") and bool(table_mode) == (mode == "tables")
+    tables = res(st, "aws_s3tables_table")
+    replicated = {tables[t["table_arn"].split(".")[1]]["name"] for t in table_mode.values()}
+    assert replicated == ({"campaigns"} if mode == "tables" else set())
+    for body in (*bucket_mode.values(), *table_mode.values()):
+        assert body["role"] == f"${{aws_iam_role.{role_id}.arn}}"
+    assert _destination_stacks(estate, stack) == destinations
+    out = st["output"]["kit_source"]["value"]
+    assert (out["kit"], out["source_id"], out["replication_mode"]) == ("estate", src.id, mode)
+
+
+def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate: Stacks) -> None:
+    pol = json.loads(only(estate[VAULT], "aws_s3tables_table_bucket_policy")["resource_policy"])
+    roles = {ESTATE.replication_role_arn_of(s) for s in ESTATE.sources}
+    assert roles == {
+        "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication",
+        "arn:aws:iam::111111111111:role/estate-marketing-euw1-s3tables-replication",
+        "arn:aws:iam::555555555555:role/estate-ops-use1-s3tables-replication",
+    }
+    grants = [
+        s for s in pol["Statement"] if s["Effect"] == "Allow" and s["Sid"].endswith(("CreateReplicas", "WriteReplicas"))
+    ]
+    assert len(grants) == 2  # one pair of statements for every feeding role (a policy holds 20,480 characters)
+    for grant in grants:  # the vault (666666666666) is cross-account to all three sources
+        assert set(_list(grant["Principal"]["AWS"])) == roles, grant["Sid"]
+    writes = next(s for s in pol["Statement"] if s["Sid"] == "DenyReplicaDataWrite")
+    assert roles <= set(writes["Condition"]["ArnNotLike"]["aws:PrincipalArn"])
+    # The sales replica shares the sales source's account: no grant, only sales' role exempt from its denies.
+    local = json.loads(only(estate[SALES_REPLICA], "aws_s3tables_table_bucket_policy")["resource_policy"])
+    assert not [s for s in local["Statement"] if "ReplicationRole" in s["Sid"] and s["Effect"] == "Allow"]
+    exempt = next(s for s in local["Statement"] if s["Sid"] == "DenyReplicaDataWrite")["Condition"]["ArnNotLike"]
+    assert {a for a in exempt["aws:PrincipalArn"] if "s3tables-replication" in a} == {
+        "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
+    }
+    # The vault key lets every feeding role write.
+    key = json.loads(only(estate[VAULT], "aws_kms_key")["policy"])
+    use = next(s for s in key["Statement"] if s["Sid"] == "AllowReplicationRoleWriteReplica")
+    assert set(_list(use["Principal"]["AWS"])) == roles
+
+
+def test_one_guardrail_per_replica_account(estate: Stacks) -> None:
+    for stack, account in ((VAULT, "666666666666"), (SALES_REPLICA, "111111111111")):
+        (policy,) = res(estate[stack], "aws_iam_policy").values()
+        assert policy["name"] == "estate-s3tables-replica-guardrail"
+        roles = sorted(a["role"] for a in res(estate[stack], "aws_iam_role_policy_attachment").values())
+        assert roles == ["data-engineer", "terraform-deploy"], account
+    assert not any(res(st, "aws_iam_policy") for name, st in estate.items() if not name.startswith("replica-"))
+
+
+def _tags(body: dict[str, Any]) -> dict[str, str]:
+    tags = body.get("tags", {})
+    return {t["key"]: t["value"] for t in tags} if isinstance(tags, list) else dict(tags)
+
+
+def test_the_protection_tag_is_on_every_replica_bucket_and_nowhere_else(synthesized: dict[str, Stacks]) -> None:
+    for example, stacks in synthesized.items():
+        for name, st in stacks.items():
+            for rtype, instances in st.get("resource", {}).items():
+                for rid, body in instances.items():
+                    tagged = _tags(body).get("kit-protection")
+                    on_replica_bucket = (
+                        example == "estate" and name.startswith("replica-") and rtype == "awscc_s3tables_table_bucket"
+                    )
+                    assert tagged == ("estate" if on_replica_bucket else None), f"{example}/{name} {rtype}.{rid}"
+            for provider in st.get("provider", {}).get("aws", []):
+                assert "kit-protection" not in json.dumps(provider.get("default_tags", [])), f"{example}/{name}"
+    assert "kit-protection" not in json.dumps(synthesized["seed"]) + json.dumps(synthesized["multi-account"])
+
+
+def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> None:
+    """Two sources share 111111111111/eu-west-1: names and the Kit dimension carry the source id, so no alarm name,
+    heartbeat or lag metric is shared; the fan-in vault gets one set of alarms per source."""
+    alarms: dict[str, tuple[str, dict[str, str]]] = {}
+    for src in ESTATE.sources:
+        st = estate[src.stack_id]
+        prefix = f"estate-{src.id}"
+        (fn,) = res(st, "aws_lambda_function").values()
+        assert fn["function_name"] == f"{prefix}-replication-monitor"
+        env = fn["environment"]["variables"]
+        assert env["KIT_NAME"] == prefix and env["KIT_SOURCE_BUCKET_ARNS"] == src.bucket_arn
+        assert env["KIT_DESTINATION_BUCKET_ARNS"] == ",".join(r.bucket_arn for r in ESTATE.destinations_of(src))
+        (topic,) = res(st, "aws_sns_topic").values()
+        assert topic["name"] == f"{prefix}-assurance-alarms"
+        for a in res(st, "aws_cloudwatch_metric_alarm").values():
+            assert a["alarm_name"].startswith(f"{prefix}-replication-") and a["dimensions"]["Kit"] == prefix
+            alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
+    vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
+    assert len(vault_lag) == 3
+    assert len(alarms) == 3 + 3 + 3 + 3 * 2  # 3 kinds per destination (sales 2, others 1) + one heartbeat each
+    (topic,) = res(estate["recovery"], "aws_sns_topic").values()
+    assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
+
+
+def test_the_rehearsal_samples_every_table_the_vault_receives(estate: Stacks) -> None:
+    (schedule,) = res(estate["recovery"], "aws_scheduler_schedule").values()
+    args = json.loads(schedule["target"]["input"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    candidates = [args[i + 1] for i, a in enumerate(args) if a == "--candidate"]
+    assert candidates == ["sales.orders", "marketing.campaigns", "ops.incidents"]
+    assert args[args.index("--replica-warehouse") + 1] == ESTATE.recovery_replica.bucket_arn
+
+
+def test_estate_outputs_parse_per_source_and_list_every_feeding_source(estate: Stacks) -> None:
+    from topology.outputs import ReplicaOut, SourceOut
+
+    def resolved(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: resolved(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolved(v) for v in node]
+        return "resolved" if isinstance(node, str) and node.startswith("${") else node
+
+    for src in ESTATE.sources:
+        out = SourceOut.model_validate(resolved(estate[src.stack_id]["output"]["kit_source"]["value"]))
+        assert out.source_id == src.id and out.monitor_kit == f"estate-{src.id}"
+        assert out.table_bucket_name == src.bucket and len(out.destinations) == len(ESTATE.destinations_of(src))
+    vault = ReplicaOut.model_validate(resolved(estate[VAULT]["output"]["kit_replica"]["value"]))
+    assert vault.feeding_source_arns == [s.bucket_arn for s in ESTATE.sources]
+    assert vault.source_table_bucket_arn == ESTATE.sources[0].bucket_arn  # the first, as the field always was
+    sales = ReplicaOut.model_validate(resolved(estate[SALES_REPLICA]["output"]["kit_replica"]["value"]))
+    assert sales.feeding_source_arns == [ESTATE.sources[0].bucket_arn]
+
+
+def test_source_configurations_keep_one_source_field_in_replica_outputs(synthesized: dict[str, Stacks]) -> None:
+    for example in ("seed", "multi-account"):
+        for name, st in synthesized[example].items():
+            if name.startswith("replica-"):
+                value = st["output"]["kit_replica"]["value"]
+                assert "source_table_bucket_arns" not in value and "source_id" not in json.dumps(st["output"])
+
+
+def test_an_estate_promotion_is_refused_at_synth(tmp_path: Path) -> None:
+    from infra.app import EstateFailoverError, build_app
+
+    text = (ROOT / "examples/estate.toml").read_text() + (
+        '\n[failover]\nwriter_roles = ["arn:aws:iam::111111111111:role/sales-writer"]\n'
+        'promoted_bucket = "estate-sales-replica-euc1"\nreplicate_to = ["estate-vault-euc1"]\n'
+    )
+    (tmp_path / "kit.toml").write_text(text)
+    cfg = load_config(tmp_path / "kit.toml")  # a valid configuration: the refusal is the synth's
+    with pytest.raises(EstateFailoverError, match=r"promoted_bucket = 'estate-sales-replica-euc1'.*not for an estate"):
+        build_app(cfg, outdir=str(tmp_path / "out"))
+    assert not (tmp_path / "out" / "stacks").exists()
+
+
+def test_summary_headline_names_each_source_of_an_estate() -> None:
+    from infra.summary import headline
+
+    assert headline(SEED) == "1 replica(s), replication mode tables"
+    assert headline(ESTATE) == "3 source(s) (sales-euw1 bucket, marketing-euw1 tables, ops-use1 bucket), 2 replica(s)"

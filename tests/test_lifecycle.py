@@ -67,6 +67,34 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("organization", "aws_organizations_policy"): 2,
         ("organization", "aws_organizations_policy_attachment"): 6,
     },
+    # issue 24: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
+    # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica
+    # account (each attached to data-engineer and the account's deploy role), one recovery, one pair of SCPs.
+    "estate": {
+        **{
+            (f"source-{s}", t): 1
+            for s in ("sales-euw1", "marketing-euw1", "ops-use1")
+            for t in ("awscc_s3tables_table_bucket", "aws_s3tables_namespace", "aws_s3tables_table", "aws_kms_key")
+        },
+        ("source-sales-euw1", "aws_kms_key"): 2,  # source bucket key + alarm topic key
+        ("source-sales-euw1", "aws_s3tables_table_bucket_replication"): 1,
+        ("source-marketing-euw1", "aws_s3tables_table_replication"): 1,  # replication mode "tables", one table
+        ("source-ops-use1", "aws_s3tables_table_bucket_replication"): 1,
+        **{
+            (f"replica-estate-{r}", t): 1
+            for r in ("vault-euc1", "sales-replica-euc1")
+            for t in ("awscc_s3tables_table_bucket", "aws_s3tables_table_bucket_policy", "aws_iam_policy")
+        },
+        ("replica-estate-vault-euc1", "aws_kms_key"): 1,
+        ("replica-estate-vault-euc1", "aws_iam_role_policy_attachment"): 2,
+        ("replica-estate-sales-replica-euc1", "aws_iam_role_policy_attachment"): 2,
+        ("recovery", "awscc_s3tables_table_bucket"): 1,
+        ("recovery", "aws_kms_key"): 2,  # recovery bucket key + rehearsal alarm topic key
+        ("recovery", "aws_s3tables_namespace"): 2,
+        **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
+        ("organization", "aws_organizations_policy"): 2,
+        ("organization", "aws_organizations_policy_attachment"): 4,  # two SCPs x two targets
+    },
 }
 
 
@@ -105,7 +133,9 @@ def test_only_the_destroy_flag_lifts_it(tmp_path: Path) -> None:
 
 
 def test_a_spark_schema_change_or_a_column_edit_never_replaces_a_source_table(synthesized: dict[str, Stacks]) -> None:
-    for stacks in synthesized.values():
-        for table in stacks["source"]["resource"]["aws_s3tables_table"].values():
+    sources = [st for stacks in synthesized.values() for name, st in stacks.items() if name.startswith("source")]
+    assert len(sources) == 5  # seed, multi-account and the estate's three
+    for stack in sources:
+        for table in stack["resource"]["aws_s3tables_table"].values():
             assert table["lifecycle"] == {"ignore_changes": ["metadata"], "prevent_destroy": True}
             assert table["metadata"][0]["iceberg"][0]["schema"][0]["field"]  # still created with the schema

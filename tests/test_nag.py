@@ -284,7 +284,7 @@ def test_unparseable_policy_fails(aws: SimpleNamespace) -> None:
     fails(aws, lambda s: aws.IamPolicy(s, "p", name="p", policy="{not json"), "KIT-IAM0 PolicyIsJson", "t/p")
 
 
-@pytest.mark.parametrize("example", ["seed", "multi-account"])
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
 def test_the_kit_app_passes_every_rule(aws: SimpleNamespace, example: str) -> None:
     from infra.app import build_app
     from infra.nag import apply_nag

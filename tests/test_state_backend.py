@@ -52,7 +52,7 @@ def test_every_stack_has_its_own_state_in_the_configured_backend(synthesized: di
     assert len(set(keys)) == len(multi)
 
 
-@pytest.mark.parametrize("example", ["seed", "multi-account"])
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
 def test_cross_stack_references_read_the_producing_stacks_backend(synthesized: dict[str, Stacks], example: str) -> None:
     stacks = synthesized[example]
     seen = 0
@@ -93,4 +93,4 @@ def test_same_configuration_synthesizes_byte_identically_in_two_directories(tmp_
             assert a.read_bytes() == b.read_bytes(), f"{cfg.stem}/{a.parent.name} differs between directories"
             assert str(ROOT) not in a.read_text() and str(tmp_path) not in a.read_text()
             compared += 1
-    assert compared == 10
+    assert compared == 17  # seed 4, multi-account 6, estate 7

@@ -142,3 +142,10 @@ def test_real_provider_rejects_a_partial_encryption_configuration(
     assert not ok
     assert any('Inappropriate value for attribute "encryption_configuration": attribute "kms_key_arn" is required' in d
                for d in diags), json.dumps(diags, indent=1)  # fmt: skip
+
+
+def test_make_validate_covers_every_example_the_estate_included() -> None:
+    """`make validate` with no arguments validates every example and each failover topology (issue 24: the estate)."""
+    names = [V.example_name(c) for c in V.default_configs()]
+    assert {"seed", "multi-account", "estate", "failover-seed", "failover-multi-account"} <= set(names)
+    assert len(names) == len(set(names))  # one work directory each

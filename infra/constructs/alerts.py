@@ -1,6 +1,7 @@
 """The encrypted SNS topic assurance alarms notify: a customer managed KMS key (CloudWatch can publish to a topic
 encrypted with an AWS managed key only if that key's policy lets it, which an AWS managed key's cannot), the topic,
-and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms.
+and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms: a source
+stack's is named by the source's prefix (`<kit>-<id>-...` in an estate), the recovery stack's by the kit.
 
 `above_threshold_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM
 and on OK."""
@@ -33,8 +34,10 @@ class AlarmTopic(Construct):
             deletion_window_in_days=30,
             policy=json.dumps(docs.document("kms-key-policy", f"alarm-topic-{stack}"), indent=2),
         )
-        KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg), target_key_id=self.key.key_id)
-        self.topic = SnsTopic(self, "topic", name=assurance.alarm_topic_name(cfg), kms_master_key_id=self.key.arn)
+        KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg, stack), target_key_id=self.key.key_id)
+        self.topic = SnsTopic(
+            self, "topic", name=assurance.alarm_topic_name(cfg, stack), kms_master_key_id=self.key.arn
+        )
         for i, sub in enumerate(cfg.assurance.alarm_subscriptions):
             SnsTopicSubscription(
                 self, f"subscription-{i}", topic_arn=self.topic.arn, protocol=sub.protocol, endpoint=sub.endpoint

@@ -9,6 +9,11 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
   on-call steps);
 - `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
   function failed, was not invoked, or could not read some table's status.
+
+`<kit>` is the configuration's name prefix (`KitConfig.name_prefix`): the kit name, or `<kit>-<id>` for a source of
+an estate (issue 24), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
+prefix, so two sources in one account and Region never share an alarm name, a heartbeat or a lag metric (a fan-in
+vault gets one set of alarms per source feeding it).
 """
 
 from __future__ import annotations
@@ -106,7 +111,7 @@ class ReplicationMonitor(Construct):
             environment=LambdaFunctionEnvironment(
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    C.ENV_KIT: cfg.kit.name,
+                    C.ENV_KIT: cfg.name_prefix,
                     C.ENV_SOURCES: cfg.source.bucket_arn,
                     C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
                     C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
@@ -140,12 +145,12 @@ class ReplicationMonitor(Construct):
         self.alarms = [a for rep in cfg.replicas for a in self._replica_alarms(cfg, rep, period, actions)]
         not_reporting = KitMetricAlarm(
             "not-reporting",
-            f"{cfg.kit.name}-replication-monitor-not-reporting",
+            f"{cfg.name_prefix}-replication-monitor-not-reporting",
             f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): the function "
             "fails, is not invoked, or cannot read some table's status, so lag and failures are unknown. README: "
             "'Assurance'.",
             C.HEARTBEAT,
-            {"Kit": cfg.kit.name},
+            {"Kit": cfg.name_prefix},
         )
         self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
 
@@ -168,12 +173,12 @@ class ReplicationMonitor(Construct):
              f"replication to it has stopped for good. {problems_only} the table. README: 'Detached replicas'."),
         )  # fmt: skip
         # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
-        dims = {"Kit": cfg.kit.name, "Destination": rep.bucket_arn}
+        dims = {"Kit": cfg.name_prefix, "Destination": rep.bucket_arn}
         return [
             above_threshold_alarm(
                 self,
                 KitMetricAlarm(
-                    f"{kind}-{rep.bucket}", f"{cfg.kit.name}-replication-{kind}-{rep.bucket}", text, metric, dims
+                    f"{kind}-{rep.bucket}", f"{cfg.name_prefix}-replication-{kind}-{rep.bucket}", text, metric, dims
                 ),
                 period=period,
                 threshold=threshold,

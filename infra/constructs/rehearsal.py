@@ -55,10 +55,17 @@ def rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[s
         for t in reh.tables:
             args += ["--table", t]
     else:
-        for ns, t in cfg.replicated_tables():
+        for ns, t in rehearsal_candidates(cfg, rep):
             args += ["--candidate", f"{ns}.{t}"]
         args += ["--sample", str(reh.sample)]
     return args
+
+
+def rehearsal_candidates(cfg: KitConfig, replica: Replica) -> list[tuple[str, str]]:
+    """The tables the rehearsal samples from: the replicated tables of the source (`[source]`; in its failover
+    topology the promoted bucket holds them all), or in an estate every table replicated into the replica read,
+    from each source feeding it (issue 24)."""
+    return cfg.tables_into(replica) if cfg.is_estate else cfg.replicated_tables()
 
 
 def alarm_window(interval_hours: int) -> tuple[int, int]:

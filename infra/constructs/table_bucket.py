@@ -1,6 +1,11 @@
 """A table bucket with every security-relevant setting explicit: encryption (SSE-S3 or KMS, with the key created here
 when asked), storage class (updatable: PutTableBucketStorageClass, applies to tables created afterwards),
-unreferenced-file removal, tags, and `prevent_destroy`."""
+unreferenced-file removal, tags, and `prevent_destroy`.
+
+In an estate (issue 24) every protected (replica) table bucket also carries the protection tag
+`kit-protection = <kit name>`, on the bucket resource itself (awscc has no provider default tags): the estate's SCPs
+match protected buckets by it. Never on source or recovery buckets, never on tables; `[source]` configurations set
+no protection tag."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from policies import documents
 from policies.docset import DocumentSet
 from policies.documents import Document
 from topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
+from topology.rules import PROTECTION_TAG_KEY
 
 
 class TableBucket(Construct):
@@ -100,6 +106,14 @@ class TableBucket(Construct):
         return out
 
 
+def bucket_tags(cfg: KitConfig, role: str) -> dict[str, str]:
+    """The tags of a kit table bucket (`role`: source, replica or recovery): the configured and kit tags, plus the
+    protection tag on an estate's replicas."""
+    if role == "replica" and cfg.is_estate:
+        return dict(sorted({**cfg.resource_tags, PROTECTION_TAG_KEY: cfg.kit.name}.items()))
+    return cfg.resource_tags
+
+
 def kit_table_bucket(
     scope: Construct,
     cfg: KitConfig,
@@ -126,7 +140,7 @@ def kit_table_bucket(
         kms_alias=documents.kms_alias(cfg, name),
         kms_key_policy=docs.optional("kms-key-policy", name),
         allow_destroy=allow_destroy,
-        tags=cfg.resource_tags,
+        tags=bucket_tags(cfg, role),
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
     )
 

@@ -1,4 +1,5 @@
-"""The Organizations management account: the replica-protection SCP and its attachments."""
+"""The Organizations management account: the replica-protection SCPs and their attachments (one pair for the
+whole configuration, an estate's included: whatever `scp-protect-replicas` and `scp-protect-replica-guards` hold)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ class OrganizationStack(TerraformStack):
         """The SCPs come from `docs` (in the failover topology the set resolves them to the promotion's: same
         resources, other content)."""
         super().__init__(scope, STACK_ID)
-        # Organizations is a global service served from us-east-1 (aws) / the partition's home Region.
-        home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.source.partition]
+        # Organizations is a global service served from us-east-1 (aws) / the partition's home Region (the first
+        # source's partition: an organization does not span partitions).
+        home = {"aws": "us-east-1", "aws-cn": "cn-northwest-1", "aws-us-gov": "us-gov-west-1"}[cfg.sources[0].partition]
         aws_provider(
             self,
             kit=cfg.kit.name,

@@ -1,5 +1,6 @@
 """One stack per destination (its own account and Region): replica table bucket, its protective bucket policy and,
-for the first replica of an account, the account's IAM guardrail."""
+for the first replica of an account, the account's IAM guardrail. In an estate (issue 24) the bucket carries the
+protection tag (`kit-protection = <kit>`), and a fan-in replica's output names every source feeding it."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ class ReplicaStack(TerraformStack):
             bucket_arn=self.bucket.arn,
             policy=docs.document("replica-bucket-policy", replica.bucket),
         )
+        # The sources replicating into it (several into a fan-in vault; in the failover topology a new bucket is
+        # fed by none of the configuration's: the failed source stays its `source_table_bucket_arn`, as before).
+        feeding = cfg.sources_into(replica) or cfg.sources
         guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
         if owns_guardrail:
             ReplicaGuardrail(
@@ -56,7 +60,8 @@ class ReplicaStack(TerraformStack):
                 "storage_class": replica.storage_class,
                 "encryption": self.bucket.encryption_output,
                 "snapshot_retention": replica.snapshot_retention.model_dump(),
-                "source_table_bucket_arn": cfg.source.bucket_arn,
+                "source_table_bucket_arn": feeding[0].bucket_arn,
+                **({"source_table_bucket_arns": [s.bucket_arn for s in feeding]} if cfg.is_estate else {}),
                 "break_glass_principals": list(cfg.protection.break_glass_principals),
                 "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
                 "guardrail_policy_arn": guardrail_arn,

@@ -1,5 +1,8 @@
 """The source account and Region: source table bucket, namespaces and tables with source retention, the replication
-role and the replication configuration pointing at the replica buckets (cross-stack references)."""
+role and the replication configuration pointing at the replica buckets (cross-stack references).
+
+Built from a configuration of one source: `[source]` itself, or `view(src)` of an estate's source (issue 24), whose
+stack is `source-<id>` and whose names (replication role, monitor) carry the prefix `<kit>-<id>`."""
 
 from __future__ import annotations
 
@@ -18,8 +21,6 @@ from policies.docset import DocumentSet
 from topology.config import KitConfig
 from topology.outputs import OUTPUT_SOURCE
 
-STACK_ID = "source"
-
 
 class SourceStack(TerraformStack):
     def __init__(
@@ -31,8 +32,10 @@ class SourceStack(TerraformStack):
         destination_bucket_arns: Sequence[str],
         allow_destroy: bool,
     ) -> None:
-        super().__init__(scope, STACK_ID)
+        """`cfg`: a configuration of one source (`KitConfig.view`); `docs`: the set as that source's stack reads it
+        (`DocumentSet.for_source`)."""
         src = cfg.source
+        super().__init__(scope, src.stack_id)
         bucket = site_table_bucket(self, cfg, docs, role="source", site=src, allow_destroy=allow_destroy)
         # Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`
         # (docs/provisioning.md#tags-and-replicated-tables): the provider's default_tags would otherwise put them on
@@ -86,5 +89,6 @@ class SourceStack(TerraformStack):
                 "snapshot_retention": src.snapshot_retention.model_dump(),
                 "destinations": list(destination_bucket_arns),
                 "encryption": bucket.encryption_output,
+                **({"source_id": src.id} if src.id is not None else {}),
             },
         )

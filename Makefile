@@ -24,8 +24,8 @@ help: ## List the targets
 
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
-test: setup ## Run the whole test suite (what CI runs)
-	$(PY) -m pytest -q
+test: setup ## Run the whole test suite (what CI runs): one worker per core (at most 4), each test file on one worker
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 test-fast: setup ## Run the tests that need neither Spark nor the provider bindings
 	$(PY) -m pytest -q -m "not spark and not synth"

@@ -223,3 +223,10 @@ def test_a_fan_in_vault_is_never_promoted() -> None:
 def test_the_protection_tag_is_the_kits_own() -> None:
     data = _estate(tags={"kit-protection": "mine"})
     assert any(i.startswith("tags:") and "protection tag" in i for i in _issues(data))
+
+
+def test_an_estate_leaves_room_for_the_protection_tag() -> None:
+    tags = {f"t{i}": "v" for i in range(47)}
+    assert parse_config(_estate(tags=tags)).is_estate  # 47 + kit, managed-by, kit-protection = 50
+    tags["t47"] = "v"
+    assert any(i.startswith("tags:") and "at most 47 tags in an estate" in i for i in _issues(_estate(tags=tags)))

@@ -18,11 +18,14 @@ from topology.model import (
     parse_partition,
 )
 from topology.rules import (
+    KIT_TAG_KEYS,
     MAX_DESTINATIONS,
     MAX_FAILOVER_DESTINATIONS,
     MAX_NAME_PREFIX,
     MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
     MAX_TABLES_PER_BUCKET,
+    MAX_TAGS,
+    PROTECTION_TAG_KEY,
     TEMPORAL_TRANSFORM_TYPES,
 )
 
@@ -259,6 +262,14 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
         out += _destination_checks(cfg, src)
     if cfg.is_estate:
         out += _fan_in_checks(cfg)
+        if len(cfg.tags) + len(KIT_TAG_KEYS) + 1 > MAX_TAGS:
+            out.append(
+                Issue(
+                    "tags",
+                    f"at most {MAX_TAGS - len(KIT_TAG_KEYS) - 1} tags in an estate: its protected buckets also carry "
+                    f"{PROTECTION_TAG_KEY} (AWS allows {MAX_TAGS} per resource)",
+                )
+            )
 
     # Replicas: their own keys and deploy roles in their own account, never twice
     for r_i, rep in enumerate(cfg.replicas):

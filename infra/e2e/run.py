@@ -81,6 +81,7 @@ ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
 DESTROY_PLAN = ["plan", "-destroy", "-refresh=false", "-input=false", "-no-color", "-lock=false"]
 TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
 PROMOTION = "failover --confirm"  # before a failover topology's stacks: the promotion its deploy follows
+WRITER = "writer commit"  # before the tools: a writer's commit to every source table (python -m jobs.failover.writer)
 # pyarrow's S3 uploads (pyiceberg writes) with trailing checksums are stored empty by moto 5.2.5: against the emulator
 # the SDK computes checksums only when required (tests/failover_world.py, jobs/failover/drill.py). Not needed on AWS.
 EMULATOR_WRITER_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
@@ -223,29 +224,6 @@ def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
         aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
     )
     return session.client(service, endpoint_url=emu.url)  # type: ignore[call-overload]
-
-
-def writer_schema() -> tuple[Any, Any]:
-    """The schema and partition spec of the tables a writer's first commit creates (pyiceberg)."""
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.schema import Schema
-    from pyiceberg.transforms import IdentityTransform
-    from pyiceberg.types import LongType, NestedField, StringType
-
-    schema = Schema(
-        NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False)
-    )
-    return schema, PartitionSpec(
-        PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")
-    )
-
-
-def writer_rows(n: int) -> Any:
-    """Three rows of a writer's commit (an Arrow table of `writer_schema`), in two partitions."""
-    import pyarrow as pa
-
-    ids = [3 * n, 3 * n + 1, 3 * n + 2]
-    return pa.table({"id": pa.array(ids, pa.int64()), "region": pa.array(["eu", "eu", "us"], pa.string())})
 
 
 def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
@@ -449,7 +427,7 @@ class ExampleRun:
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
-        return (PROMOTION, *TOOLS) if self.base is not None else TOOLS
+        return (PROMOTION, WRITER, *TOOLS) if self.base is not None else (WRITER, *TOOLS)
 
     @property
     def ok(self) -> bool:
@@ -613,15 +591,18 @@ class ExampleRun:
 
         outputs_path = self.outputs()
         outs = load_outputs(outputs_path)
-        # A writer's commit to each table of the source (Terraform creates tables without metadata: the first commit
-        # creates it; after a failover the writers commit to the promoted source), then the replication service (the
-        # emulator's replicate hook) copies them to every destination.
-        written = self.write_commits(outs.source.table_bucket_arn, outs.source.account_id)
-        self.emu.control.replicate(source_bucket_arn=outs.source.table_bucket_arn)
-        _say(
-            f"-- {self.name}: outputs.json from terraform output; a commit to {written} table(s) of "
-            f"{outs.source.table_bucket_name}; replication simulated"
-        )
+        # A writer's commit to each table of the source, real Iceberg data (Terraform creates tables without metadata:
+        # the first commit creates it; after a failover the writers commit to the promoted source), then the
+        # replication service (the emulator's replicate hook) copies them to every destination.
+        _say(f"-- {self.name}: outputs.json from terraform output; a writer's commit to every table of "
+             f"{outs.source.table_bucket_name}; replication simulated")  # fmt: skip
+        src = outs.source
+        self.tool(
+            WRITER,
+            ["-m", "jobs.failover.writer", "--bucket-arn", src.table_bucket_arn, "--endpoint-url", self.emu.url],
+            account=src.account_id, region=src.region,
+        )  # fmt: skip
+        self.emu.control.replicate(source_bucket_arn=src.table_bucket_arn)
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, [])]
         common = ["--outputs", str(outputs_path), "--endpoint-url", self.emu.url]
         self.tool("harden", ["-m", "jobs.ops.harden", *common, *roles])
@@ -655,27 +636,6 @@ class ExampleRun:
         """`--role-arn` of every account: the operator's, but break-glass in `account`."""
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, []) if a != account]
         return [*roles, f"--role-arn={account}={break_glass_of(cfg, account)}"]
-
-    def write_commits(self, bucket_arn: str, account: str) -> int:
-        """A writer's commit of a few rows to every table of the bucket: real Iceberg data and metadata (pyiceberg
-        through the S3 Tables API, as `account`); a table without metadata yet (as Terraform creates it) gets its
-        first. Returns the number of tables written."""
-        from jobs.failover.iceberg import S3TablesCommitter, io_props
-        from jobs.kernel.tables import metadata_location
-        from jobs.recover.model import Ident
-
-        st = self.s3tables(account, bucket_arn.split(":")[3])
-        committer = S3TablesCommitter(st, bucket_arn, io_props(st, bucket_arn, self.emu.url))
-        schema, spec = writer_schema()
-        n = 0
-        for namespace, names in self.source_tables(bucket_arn, account).items():
-            for name in names:
-                ident = Ident(namespace, name)
-                got = st.get_table_metadata_location(tableBucketARN=bucket_arn, namespace=namespace, name=name)
-                table = committer.load(ident) if metadata_location(got) else committer.create(ident, schema, spec)
-                table.append(writer_rows(n))
-                n += 1
-        return n
 
     def replica_tables(self, bucket_arn: str, account: str) -> list[str]:
         return sorted(f"{ns}.{name}" for ns, names in self.source_tables(bucket_arn, account).items() for name in names)
@@ -792,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("AWS_ENDPOINT_URL", None)
     for k in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         env.pop(k, None)  # each provider block carries its account's key: nothing may come from the environment
-    os.environ.update(EMULATOR_WRITER_ENV)  # this process writes Iceberg data (pyiceberg), and so do the tools
+    os.environ.update(EMULATOR_WRITER_ENV)  # the writer and the failover tool (children) write Iceberg data
     tf = Terraform(binary, env)
     chain = toolchain(tf, mirror, workdir)
     _say(f"e2e: terraform {binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain.local.items())}")

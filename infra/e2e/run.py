@@ -743,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
     if binary is None or mirror is None:
         print("e2e: needs `terraform` and a provider filesystem mirror (see `make validate`)", file=sys.stderr)
         return 1 if in_ci else 2
-    workdir: Path = args.workdir
+    workdir: Path = args.workdir.resolve()  # terraform runs in other directories: TF_CLI_CONFIG_FILE must be absolute
     workdir.mkdir(parents=True, exist_ok=True)
     cache = workdir / "plugin-cache"
     cache.mkdir(exist_ok=True)

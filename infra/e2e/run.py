@@ -2,23 +2,35 @@
 stand-in, prove the plan after apply is empty and the destroy protection holds, then run the kit's tools on what
 Terraform created.
 
-For each configuration (default: the seed example; `make e2e-all` adds the multi-account example and both failover
-topologies):
+For each configuration (default: the seed example; `make e2e-all` runs the seed, then its failover topology on top of
+it, then the multi-account example and its failover topology on top of that):
 
   1. the emulator (`emulator.process.Emulator`) on loopback, seeded as the configuration's organization: the
      management account, the OUs of `[protection.organization]` under their own ids, every account of the
      configuration with an access key of its own (cross-account ARNs are the configuration's, not moto's default);
   2. the production synth (the same `infra.app` the user's `cdktf synth` runs), then a localized copy of each stack
      (`infra/e2e/standins.py`: endpoints, provider version, stand-ins; each change listed);
-  3. `terraform init` + `apply` of each stack in dependency order (replica stacks, source, recovery, organization), the
-     stacks reading each other through the synthesized remote state (local files, or the s3 backend on the emulator);
+  3. `terraform init` + `plan -out` + `apply` of that plan, each stack in dependency order (replica stacks, source,
+     recovery, organization), the stacks reading each other through the synthesized remote state (local files, or the
+     s3 backend on the emulator); the saved plan (`terraform show -json`) must destroy or replace no resource that
+     `prevent_destroy` guards (before or after);
   4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark;
-  5. `terraform output -json` of every stack -> `outputs.json` in the format `npx cdktf output` writes; the replication
-     service is simulated (the emulator's replicate hook), then harden, status and audit run on those outputs, then the
-     recovery plan and the failover plan (dry runs);
+  5. `terraform output -json` of every stack -> `outputs.json` in the format `npx cdktf output` writes; a writer's
+     commit (real Iceberg data, pyiceberg) to every table of the source, the replication service simulated (the
+     emulator's replicate hook), then harden, status and audit run on those outputs, then the recovery plan and the
+     failover plan (dry runs);
   6. `terraform plan -destroy` of each stack must fail on `prevent_destroy` for exactly the protected resources
      (infra/lifecycle.py), and pass with the `KIT_ALLOW_DESTROY=1` synth of the same stack (nothing is destroyed);
   7. one table (stack, resources, stand-ins, seconds, plan after apply, destroy check) printed, and JSON written.
+
+A failover topology (`[failover] promoted_bucket`; examples/failover/<name>.toml) is tested the way it happens: on the
+emulator and in the working directories (Terraform state) of its normal topology (examples/<name>.toml), once that
+has passed, the replica is promoted by the real failover tool (`python -m jobs.failover --confirm`, as break-glass,
+as docs/failover.md says), then steps 2-7 run for the failover topology over the same state: its plan may add and
+update, and must destroy or replace nothing protected; the source stack (the failed Region) is left as it is. Its
+tools run on the failover outputs: the writers commit to the promoted source, which replicates to its destinations;
+recovery plans from the replica of the new source it reads, and the failover dry run plans the promotion of that
+replica (a failover of the promoted source).
 
 Exit 0 when every check passes, 1 otherwise, 2 when the toolchain is missing (under CI=true a missing toolchain fails).
 """
@@ -55,10 +67,12 @@ from topology.config import KitConfig, load_config
 EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
+# A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
+# multi-account.
 ALL_CONFIGS = (
     EXAMPLES / "seed.toml",
-    EXAMPLES / "multi-account.toml",
     EXAMPLES / "failover" / "seed.toml",
+    EXAMPLES / "multi-account.toml",
     EXAMPLES / "failover" / "multi-account.toml",
 )
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
@@ -66,6 +80,11 @@ ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
 # The destroy check needs no refresh: prevent_destroy is decided on the configuration and the state.
 DESTROY_PLAN = ["plan", "-destroy", "-refresh=false", "-input=false", "-no-color", "-lock=false"]
 TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
+PROMOTION = "failover --confirm"  # before a failover topology's stacks: the promotion its deploy follows
+WRITER = "writer commit"  # before the tools: a writer's commit to every source table (python -m jobs.failover.writer)
+# pyarrow's S3 uploads (pyiceberg writes) with trailing checksums are stored empty by moto 5.2.5: against the emulator
+# the SDK computes checksums only when required (tests/failover_world.py, jobs/failover/drill.py). Not needed on AWS.
+EMULATOR_WRITER_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
 PROTECTED_ERROR = re.compile(r"Resource\s+(\S+)\s+has\s+lifecycle\.prevent_destroy\s+set")
 
 
@@ -84,6 +103,8 @@ class StackResult:
     native: int = 0
     standins: list[str] = field(default_factory=list)  # "<address>: <how> (<detail>)"
     apply_s: float = 0.0
+    planned: str = ""  # the applied plan: "+<create> ~<update> -<delete> ±<replace>"
+    transition_check: str = "not run"  # "ok" | "FAILED: ..." (the applied plan destroys nothing protected)
     plan_after_apply: str = "not run"  # "empty" | "changes" | "error" | "not run"
     destroy_refused: list[str] = field(default_factory=list)  # addresses refused by prevent_destroy
     destroy_check: str = "not run"  # "ok" | "FAILED: ..." | "not run"
@@ -91,7 +112,12 @@ class StackResult:
 
     @property
     def ok(self) -> bool:
-        return not self.error and self.plan_after_apply == "empty" and self.destroy_check == "ok"
+        return (
+            not self.error
+            and self.transition_check == "ok"
+            and self.plan_after_apply == "empty"
+            and self.destroy_check == "ok"
+        )
 
 
 @dataclass
@@ -115,18 +141,21 @@ class Terraform:
     binary: Path
     env: dict[str, str]
 
-    def run(self, args: list[str], cwd: Path, *, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
-        """`terraform <args>` in cwd; its output is also kept in cwd/<command>.log for whoever reads a failure."""
+    def run(
+        self, args: list[str], cwd: Path, *, timeout: float = 1200, log: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`terraform <args>` in cwd; its output is also kept in cwd/<log or command>.log for whoever reads a
+        failure."""
         proc = subprocess.run(
             [str(self.binary), *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout,
             check=False,
         )  # fmt: skip
-        name = "-".join(a.lstrip("-") for a in args[:2] if a in ("init", "apply", "plan", "-destroy", "output"))
+        name = log or "-".join(a.lstrip("-") for a in args[:2] if a in ("init", "apply", "plan", "-destroy", "output"))
         (cwd / f"{name or args[0]}.log").write_text(f"$ terraform {' '.join(args)}\n{proc.stdout}{proc.stderr}")
         return proc
 
-    def checked(self, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        proc = self.run(args, cwd)
+    def checked(self, args: list[str], cwd: Path, *, log: str | None = None) -> subprocess.CompletedProcess[str]:
+        proc = self.run(args, cwd, log=log)
         if proc.returncode != 0:
             raise RuntimeError(f"terraform {' '.join(args)} failed in {cwd}:\n{_tail(proc.stdout + proc.stderr)}")
         return proc
@@ -167,9 +196,8 @@ def accounts_of(cfg: KitConfig, docs: Iterable[Json]) -> list[str]:
 
 def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, Credentials]:
     """Accounts, organization, and the roles a first deploy expects to exist already (README prerequisites): the
-    workload roles the guardrail is attached to, in every replica account."""
-    import boto3
-
+    workload roles the guardrail is attached to, in every replica account. Idempotent (the emulator keeps one key per
+    account): a failover topology seeds what it adds to its normal topology's world."""
     keys = emu.control.seed_accounts(accounts)
     org = cfg.protection.organization
     if org is not None:
@@ -177,19 +205,25 @@ def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, 
         direct = [t for t in org.targets if t.isdigit()]
         emu.control.seed_organization(org.management_account_id, ous, direct)
     creds = {a: Credentials(k["accessKeyId"], k["secretAccessKey"]) for a, k in keys.items()}
-    for account, name in sorted(prerequisite_roles(cfg)):
-        if account not in creds:
-            continue
-        key = creds[account]
-        iam = boto3.session.Session(
-            aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name="us-east-1"
-        ).client("iam", endpoint_url=emu.url)
+    roles = sorted((account, name) for account, name in prerequisite_roles(cfg) if account in creds)
+    iam = {account: client(emu, creds[account], "iam", "us-east-1") for account in sorted({a for a, _ in roles})}
+    for account, name in roles:
         trust = {"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "sts:AssumeRole"}
         ]}  # fmt: skip
-        with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
-            iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+        with contextlib.suppress(iam[account].exceptions.EntityAlreadyExistsException):
+            iam[account].create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
     return creds
+
+
+def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
+    """A boto3 client of the emulator, as the account that holds `key`."""
+    import boto3
+
+    session = boto3.session.Session(
+        aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
+    )
+    return session.client(service, endpoint_url=emu.url)  # type: ignore[call-overload]
 
 
 def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
@@ -210,18 +244,13 @@ def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
 
 def create_state_bucket(emu: Emulator, docs: Iterable[Json], creds: dict[str, Credentials]) -> None:
     """The s3 backend's bucket, which a team creates once before its first deploy (README, "First deploy")."""
-    import boto3
-
     for doc in docs:
         conf = doc.get("terraform", {}).get("backend", {}).get("s3")
         if not conf:
             continue
         bucket = conf["bucket"]
         account = next((a for a in creds if a in bucket), next(iter(creds)))
-        c = creds[account]
-        s3 = boto3.session.Session(
-            aws_access_key_id=c.access_key_id, aws_secret_access_key=c.secret_access_key, region_name=conf["region"]
-        ).client("s3", endpoint_url=emu.url)
+        s3 = client(emu, creds[account], "s3", conf["region"])
         try:
             if conf["region"] == "us-east-1":
                 s3.create_bucket(Bucket=bucket)
@@ -300,38 +329,143 @@ def example_name(config: Path) -> str:
     return config.stem if config.resolve().parent == EXAMPLES else f"{config.resolve().parent.name}-{config.stem}"
 
 
+# ---------------------------------------------------------------- the applied plan ----
+
+REPLACE = (["delete", "create"], ["create", "delete"])
+
+
+def plan_actions(plan: Json) -> dict[str, list[str]]:
+    """{address: actions} of the managed resources a `terraform show -json` plan changes (no-op and read left out)."""
+    out = {}
+    for rc in plan.get("resource_changes") or []:
+        actions = list(rc.get("change", {}).get("actions") or [])
+        if rc.get("mode") == "managed" and actions not in ([], ["no-op"], ["read"]):
+            out[str(rc["address"])] = actions
+    return out
+
+
+def planned_summary(actions: dict[str, list[str]]) -> str:
+    """ "+<created> ~<updated> -<destroyed> ±<replaced>" of a plan's actions."""
+    n = {k: 0 for k in "+~-±"}
+    for a in actions.values():
+        n["±" if a in REPLACE else "+" if a == ["create"] else "~" if a == ["update"] else "-"] += 1
+    return " ".join(f"{k}{v}" for k, v in n.items())
+
+
+def transition_problems(actions: dict[str, list[str]], protected: set[str]) -> list[str]:
+    """What a plan must not do: destroy or replace a resource `prevent_destroy` guards, in the configuration being
+    applied or in the one applied before (a resource left out of the new configuration loses its flag, and Terraform
+    plans its destroy without complaint)."""
+    return [f"{addr}: {'replaced' if a in REPLACE else 'destroyed'}" for addr, a in sorted(actions.items())
+            if "delete" in a and addr in protected]  # fmt: skip
+
+
+def managed_count(plan: Json) -> int:
+    """Managed resource instances in the state once the plan is applied (`planned_values`)."""
+    resources = plan.get("planned_values", {}).get("root_module", {}).get("resources") or []
+    return sum(1 for r in resources if r.get("mode") == "managed")
+
+
+# ---------------------------------------------------------------- which configurations run together ----
+
+
+def is_failover_topology(config: Path) -> bool:
+    fo = load_config(config).failover
+    return fo is not None and fo.promoted_bucket is not None
+
+
+def normal_of(config: Path) -> Path:
+    """The normal topology a failover topology promotes: examples/failover/<name>.toml -> examples/<name>.toml."""
+    base = config.resolve().parent.parent / config.name
+    if not base.is_file():
+        raise ValueError(f"{config}: a failover topology runs on top of its normal topology, expected at {base}")
+    return base
+
+
+def chains_of(configs: Iterable[Path]) -> list[list[Path]]:
+    """Configurations grouped by emulator and Terraform state: a normal topology, then the failover topologies that
+    run on top of it (the normal one is added when not given)."""
+    chains: list[list[Path]] = []
+    for config in configs:
+        if not is_failover_topology(config):
+            chains.append([config])
+            continue
+        base = normal_of(config)
+        chain = next((c for c in chains if c[0] == base), None)
+        if chain is None:
+            chains.append([base, config])
+        else:
+            chain.append(config)
+    return chains
+
+
+# ---------------------------------------------------------------- one example ----
+
+
 class ExampleRun:
-    def __init__(self, config: Path, workdir: Path, tf: Terraform, emu: Emulator, toolchain: dict[str, Any]) -> None:
+    """One configuration applied to the emulator. With `base` (a failover topology): after the promotion, over the
+    working directories, Terraform state and emulator of `base`, its normal topology."""
+
+    def __init__(
+        self, config: Path, workdir: Path, tf: Terraform, emu: Emulator, chain: Toolchain,
+        base: ExampleRun | None = None,
+    ) -> None:  # fmt: skip
         self.config = config
         self.name = example_name(config)
-        self.dir = workdir / self.name
+        self.base = base
+        self.dir: Path = base.dir if base is not None else workdir / self.name
+        self.synth_dir = self.dir / ("synth" if base is None else "synth-failover")
+        self.outputs_path = self.dir / ("outputs.json" if base is None else "outputs-failover.json")
         self.tf = tf
         self.emu = emu
-        self.toolchain = toolchain
+        self.toolchain = chain
         self.stacks: list[StackResult] = []
         self.tools: list[ToolResult] = []
         self.creds: dict[str, Credentials] = {}
+        self.applied: dict[str, Localized] = {}
+        self._s3tables: dict[tuple[str, str], Any] = {}
+
+    @property
+    def expected_tools(self) -> tuple[str, ...]:
+        return (PROMOTION, WRITER, *TOOLS) if self.base is not None else (WRITER, *TOOLS)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            bool(self.stacks)
+            and all(s.ok for s in self.stacks)
+            and [t.tool for t in self.tools] == list(self.expected_tools)
+            and all(t.ok for t in self.tools)
+        )
 
     def localized(self, docs: dict[str, Json], creds: dict[str, Credentials]) -> dict[str, Localized]:
         target = Target(self.emu.url, creds, sys.executable, str(ROOT))
+        chain = self.toolchain
         return {
-            name: localize(
-                doc, target, self.toolchain["local"], self.toolchain["schemas"], self.toolchain["local_types"]
-            )
+            name: localize(doc, target, chain.local, chain.schemas, set(chain.local_types))
             for name, doc in docs.items()
         }
 
     def run(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True)
+        if self.base is None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir.mkdir(parents=True)
         cfg = load_config(self.config)
-        _say(f"\n== {self.name}: synth ({self.config.relative_to(ROOT)})")
-        docs, manifest = synth(self.config, self.dir / "synth", allow_destroy=False)
-        loose, _ = synth(self.config, self.dir / "synth-allow-destroy", allow_destroy=True)
+        on = f", over the state of {self.base.name}" if self.base is not None else ""
+        _say(f"\n== {self.name}: synth ({self.config.relative_to(ROOT)}){on}")
+        docs, manifest = synth(self.config, self.synth_dir, allow_destroy=False)
+        loose, _ = synth(
+            self.config, self.synth_dir.with_name(f"{self.synth_dir.name}-allow-destroy"), allow_destroy=True
+        )
         creds = self.creds = seed_world(self.emu, cfg, accounts_of(cfg, docs.values()))
         create_state_bucket(self.emu, docs.values(), creds)
-        applied = self.localized(docs, creds)
+        applied = self.applied = self.localized(docs, creds)
         unprotected = self.localized(loose, creds)
+        if self.base is not None:
+            if not self.promote(cfg):
+                return
+            left = sorted(set(self.base.applied) - set(applied))
+            _say(f"   not planned (the failed Region's; state left as it is): {', '.join(left) or 'none'}")
         for stack in stack_order(manifest):
             result = StackResult(self.name, stack)
             self.stacks.append(result)
@@ -341,11 +475,12 @@ class ExampleRun:
             # Same depth as cdktf.out/stacks/<stack>: the synthesized relative state paths resolve inside self.dir.
             stack_dir = self.dir / "apply" / "stacks" / stack
             write_stack(stack_dir, loc.document)
-            assets = self.dir / "synth" / "stacks" / stack / "assets"  # the Lambda and job packages, by relative path
+            assets = self.synth_dir / "stacks" / stack / "assets"  # the Lambda and job packages, by relative path
             if assets.is_dir():
                 shutil.copytree(assets, stack_dir / "assets", dirs_exist_ok=True)
+            before = self.base.applied.get(stack) if self.base is not None else None
             try:
-                self.apply(stack, stack_dir, result)
+                self.apply(stack, stack_dir, loc.document, before.document if before else None, result)
                 self.plan_again(stack_dir, result)
                 self.destroy_check(stack, stack_dir, loc, unprotected[stack], result)
             except (RuntimeError, subprocess.TimeoutExpired) as err:
@@ -355,14 +490,26 @@ class ExampleRun:
         if all(r.ok for r in self.stacks):
             self.run_tools(cfg)
 
-    def apply(self, stack: str, stack_dir: Path, result: StackResult) -> None:
-        _say(f"-- {self.name}/{stack}: terraform init + apply")
+    def apply(self, stack: str, stack_dir: Path, doc: Json, before: Json | None, result: StackResult) -> None:
+        """init, plan to a file, check that plan, apply exactly it. `before`: the document applied last in this
+        directory (the normal topology's, under a failover topology)."""
+        over = " (over the applied state)" if before is not None else ""
+        _say(f"-- {self.name}/{stack}: terraform init + plan + apply{over}")
         t0 = time.monotonic()
         self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
-        applied = self.tf.checked(["apply", "-auto-approve", "-input=false", "-no-color"], stack_dir)
+        self.tf.checked(["plan", "-out=apply.tfplan", "-input=false", "-no-color"], stack_dir, log="plan-to-apply")
+        plan = json.loads(self.tf.checked(["show", "-json", "apply.tfplan"], stack_dir, log="show-plan").stdout)
+        actions = plan_actions(plan)
+        result.planned = planned_summary(actions)
+        problems = transition_problems(actions, protected_addresses(doc) | protected_addresses(before or {}))
+        result.transition_check = "ok" if not problems else "FAILED: " + "; ".join(problems)
+        _say(f"   plan: {result.planned}; " + ("nothing protected destroyed or replaced" if not problems else
+             result.transition_check))  # fmt: skip
+        if problems:
+            raise RuntimeError(result.transition_check)
+        self.tf.checked(["apply", "-input=false", "-no-color", "apply.tfplan"], stack_dir)
         result.apply_s = round(time.monotonic() - t0, 1)
-        m = re.search(r"Apply complete! Resources: (\d+) added", applied.stdout)
-        result.resources = int(m.group(1)) if m else 0
+        result.resources = managed_count(plan)
 
     def plan_again(self, stack_dir: Path, result: StackResult) -> None:
         proc = self.tf.run(["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false"], stack_dir)
@@ -418,30 +565,51 @@ class ExampleRun:
             stack_dir = self.dir / "apply" / "stacks" / r.stack
             raw = json.loads(self.tf.checked(["output", "-json"], stack_dir).stdout or "{}")
             doc[r.stack] = {k: v["value"] for k, v in raw.items() if not k.startswith("cross-stack-output-")}
-        path = self.dir / "outputs.json"
-        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        return path
+        self.outputs_path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        return self.outputs_path
+
+    def promote(self, cfg: KitConfig) -> bool:
+        """The promotion a failover topology's deploy follows, as the on-call engineer runs it (docs/failover.md):
+        the real failover tool, as break-glass of the promoted bucket's account, with the normal topology's
+        configuration and outputs. True when it promoted every table."""
+        from topology.outputs import load_outputs
+
+        assert self.base is not None and cfg.failover is not None and cfg.failover.promoted_bucket is not None
+        bucket = cfg.failover.promoted_bucket
+        replica = next(r for r in load_outputs(self.base.outputs_path).replicas if r.table_bucket_name == bucket)
+        _say(f"-- {self.name}: promote {bucket} (python -m jobs.failover --confirm, break-glass) on {self.base.name}")
+        self.tool(
+            PROMOTION,
+            ["-m", "jobs.failover", "--config", str(self.base.config), "--outputs", str(self.base.outputs_path),
+             "--endpoint-url", self.emu.url, *self.break_glass_roles(cfg, replica.account_id),
+             "--replica-bucket", bucket, "--confirm", bucket, "--report", str(self.dir / "reports" / "failover")],
+        )  # fmt: skip
+        return self.tools[-1].ok
 
     def run_tools(self, cfg: KitConfig) -> None:
         from topology.outputs import load_outputs
 
         outputs_path = self.outputs()
         outs = load_outputs(outputs_path)
-        _say(
-            f"-- {self.name}: outputs.json from terraform output; a commit to every source table; replication simulated"
-        )
-        # A writer's first commit to each table Terraform created (tables are created without snapshots), then the
+        # A writer's commit to each table of the source, real Iceberg data (Terraform creates tables without metadata:
+        # the first commit creates it; after a failover the writers commit to the promoted source), then the
         # replication service (the emulator's replicate hook) copies them to every destination.
-        layout = self.source_tables(outs.source.table_bucket_arn, outs.source.account_id)
-        if layout:
-            self.emu.control.seed(outs.source.table_bucket_arn, layout, commit_ms=int(time.time() * 1000) - 60_000)
-        self.emu.control.replicate(source_bucket_arn=outs.source.table_bucket_arn)
+        _say(f"-- {self.name}: outputs.json from terraform output; a writer's commit to every table of "
+             f"{outs.source.table_bucket_name}; replication simulated")  # fmt: skip
+        src = outs.source
+        self.tool(
+            WRITER,
+            ["-m", "jobs.failover.writer", "--bucket-arn", src.table_bucket_arn, "--endpoint-url", self.emu.url],
+            account=src.account_id, region=src.region,
+        )  # fmt: skip
+        self.emu.control.replicate(source_bucket_arn=src.table_bucket_arn)
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, [])]
         common = ["--outputs", str(outputs_path), "--endpoint-url", self.emu.url]
         self.tool("harden", ["-m", "jobs.ops.harden", *common, *roles])
         self.tool("status", ["-m", "jobs.ops.status", *common, *roles])
         self.tool("audit", ["-m", "jobs.ops.audit", "--config", str(self.config), *common, *roles])
-        # Recovery reads the replica as the recovery account (the job's own credentials, as on EMR).
+        # Recovery reads the replica as the recovery account (the job's own credentials, as on EMR). In a failover
+        # topology that replica is a replica of the promoted source.
         rec = outs.recovery
         table = next(iter(self.replica_tables(outs.recovery_replica.table_bucket_arn, rec.account_id)), None)
         if table is None:
@@ -454,32 +622,37 @@ class ExampleRun:
                 account=rec.account_id, region=rec.region,
             )  # fmt: skip
         # The failover plan of the replica recovery reads (a dry run: nothing is promoted), as the on-call engineer runs
-        # it: as break-glass in the replica's account (the plan refuses any other caller).
+        # it: as break-glass in the replica's account (the plan refuses any other caller). In a failover topology: the
+        # promotion of a replica of the promoted source (a new bucket of [failover], or a remaining replica).
         replica = outs.recovery_replica
-        glass = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, []) if a != replica.account_id]
-        glass.append(f"--role-arn={replica.account_id}={break_glass_of(cfg, replica.account_id)}")
         self.tool(
             "failover --dry-run",
-            ["-m", "jobs.failover", "--config", str(self.config), *common, *glass,
-             "--replica-bucket", replica.table_bucket_name, "--dry-run"],
+            ["-m", "jobs.failover", "--config", str(self.config), *common,
+             *self.break_glass_roles(cfg, replica.account_id), "--replica-bucket", replica.table_bucket_name,
+             "--dry-run"],
         )  # fmt: skip
+
+    def break_glass_roles(self, cfg: KitConfig, account: str) -> list[str]:
+        """`--role-arn` of every account: the operator's, but break-glass in `account`."""
+        roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, []) if a != account]
+        return [*roles, f"--role-arn={account}={break_glass_of(cfg, account)}"]
 
     def replica_tables(self, bucket_arn: str, account: str) -> list[str]:
         return sorted(f"{ns}.{name}" for ns, names in self.source_tables(bucket_arn, account).items() for name in names)
 
     def source_tables(self, bucket_arn: str, account: str) -> dict[str, list[str]]:
         """{namespace: [table names]} of a table bucket, read as `account`."""
-        import boto3
-
-        key = self.creds[account]
-        region = bucket_arn.split(":")[3]
-        st = boto3.session.Session(
-            aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
-        ).client("s3tables", endpoint_url=self.emu.url)
         out: dict[str, list[str]] = {}
-        for t in st.list_tables(tableBucketARN=bucket_arn)["tables"]:
+        for t in self.s3tables(account, bucket_arn.split(":")[3]).list_tables(tableBucketARN=bucket_arn)["tables"]:
             out.setdefault(t["namespace"][0], []).append(t["name"])
         return {ns: sorted(names) for ns, names in sorted(out.items())}
+
+    def s3tables(self, account: str, region: str) -> Any:
+        """The S3 Tables client of `account` in `region` (one per account and Region for the run)."""
+        key = (account, region)
+        if key not in self._s3tables:
+            self._s3tables[key] = client(self.emu, self.creds[account], "s3tables", region)
+        return self._s3tables[key]
 
     @staticmethod
     def operator_role(account: str) -> str:
@@ -518,7 +691,16 @@ def _plan_summary(stdout: str) -> str:
 # ---------------------------------------------------------------- main ----
 
 
-def toolchain(tf: Terraform, mirror: Path, workdir: Path, configs: list[Path]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Toolchain:
+    """What every localized copy needs from the local Terraform: the mirror's providers and their schemas."""
+
+    local: dict[str, list[str]]  # provider address -> versions in the mirror
+    schemas: Json  # `terraform providers schema -json` of the local aws provider
+    local_types: frozenset[str]  # the resource types the local aws provider has
+
+
+def toolchain(tf: Terraform, mirror: Path, workdir: Path) -> Toolchain:
     local = mirror_providers(mirror)
     needed = {}
     for addr in ("registry.terraform.io/hashicorp/aws",):
@@ -526,26 +708,32 @@ def toolchain(tf: Terraform, mirror: Path, workdir: Path, configs: list[Path]) -
             needed[addr] = local[addr][0]
     schemas = provider_schemas(tf.binary, tf.env, mirror, needed, workdir)
     aws = schemas.get("provider_schemas", {}).get("registry.terraform.io/hashicorp/aws", {})
-    return {"local": local, "schemas": schemas, "local_types": set(aws.get("resource_schemas", {}))}
+    return Toolchain(local, schemas, frozenset(aws.get("resource_schemas", {})))
 
 
 def table(stacks: list[StackResult], tools: list[ToolResult]) -> list[str]:
-    head = f"{'stack':<50} {'resources':>9} {'native':>6} {'stand-ins':>9} {'apply s':>7}  {'plan after apply':<16}"
+    head = (
+        f"{'stack':<52} {'resources':>9} {'native':>6} {'stand-ins':>9} {'apply s':>7}  {'applied plan':<18} "
+        f"{'plan after apply':<16}"
+    )
     lines = [f"{head} destroy"]
     for r in stacks:
         lines.append(
-            f"{r.example + '/' + r.stack:<50} {r.resources:>9} {r.native:>6} {len(r.standins):>9} {r.apply_s:>7}  "
-            f"{r.plan_after_apply:<16} {r.destroy_check if not r.error else 'error'}"
+            f"{r.example + '/' + r.stack:<52} {r.resources:>9} {r.native:>6} {len(r.standins):>9} {r.apply_s:>7}  "
+            f"{r.planned:<18} {r.plan_after_apply:<16} {r.destroy_check if not r.error else 'error'}"
         )
     for t in tools:
-        lines.append(f"{t.example + '/' + t.tool:<50} exit {t.exit_code} ({t.seconds} s)")
+        lines.append(f"{t.example + '/' + t.tool:<52} exit {t.exit_code} ({t.seconds} s)")
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("configs", nargs="*", type=Path, help="configurations (default: examples/seed.toml)")
-    parser.add_argument("--all", action="store_true", help="both examples and both failover topologies")
+    parser.add_argument(
+        "configs", nargs="*", type=Path,
+        help="configurations (default: examples/seed.toml); a failover topology runs on top of its normal one",
+    )  # fmt: skip
+    parser.add_argument("--all", action="store_true", help="both examples, each with its failover topology on top")
     parser.add_argument("--workdir", type=Path, default=WORKDIR)
     args = parser.parse_args(argv)
     configs = [c.resolve() for c in args.configs] or list(ALL_CONFIGS if args.all else SEED_CONFIGS)
@@ -555,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
     if binary is None or mirror is None:
         print("e2e: needs `terraform` and a provider filesystem mirror (see `make validate`)", file=sys.stderr)
         return 1 if in_ci else 2
-    workdir: Path = args.workdir
+    workdir: Path = args.workdir.resolve()  # terraform runs in other directories: TF_CLI_CONFIG_FILE must be absolute
     workdir.mkdir(parents=True, exist_ok=True)
     cache = workdir / "plugin-cache"
     cache.mkdir(exist_ok=True)
@@ -564,21 +752,28 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("AWS_ENDPOINT_URL", None)
     for k in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         env.pop(k, None)  # each provider block carries its account's key: nothing may come from the environment
+    os.environ.update(EMULATOR_WRITER_ENV)  # the writer and the failover tool (children) write Iceberg data
     tf = Terraform(binary, env)
-    chain = toolchain(tf, mirror, workdir, configs)
-    _say(f"e2e: terraform {binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain['local'].items())}")
+    chain = toolchain(tf, mirror, workdir)
+    _say(f"e2e: terraform {binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain.local.items())}")
 
     runs: list[ExampleRun] = []
     t0 = time.monotonic()
-    for config in configs:
-        with Emulator(log=workdir / f"{example_name(config)}-emulator.log") as emu:
-            run = ExampleRun(config, workdir, tf, emu, chain)
-            runs.append(run)
-            run.run()
+    chains = chains_of(configs)
+    for configs_on_one_state in chains:
+        first = configs_on_one_state[0]
+        with Emulator(log=workdir / f"{example_name(first)}-emulator.log") as emu:
+            base: ExampleRun | None = None
+            for config in configs_on_one_state:
+                run = ExampleRun(config, workdir, tf, emu, chain, base=base)
+                runs.append(run)
+                run.run()
+                if not run.ok:
+                    break  # a failover topology is applied on top of a normal topology that passed
+                base = base or run
     stacks = [s for r in runs for s in r.stacks]
     tools = [t for r in runs for t in r.tools]
-    ok = bool(stacks) and all(s.ok for s in stacks) and all(t.ok for t in tools)
-    ok = ok and all(len(r.tools) == len(TOOLS) for r in runs)
+    ok = len(runs) == sum(len(c) for c in chains) and all(r.ok for r in runs)
     _say("\n" + "\n".join(table(stacks, tools)))
     report = {
         "ok": ok,

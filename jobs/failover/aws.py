@@ -48,10 +48,13 @@ def render_policy(document: Any) -> str:
 
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
     """`policies.failover.failover_documents` (the one builder the failover topology's stacks use too), rendered as
-    the stacks render them; imported lazily so the rest of the tool works without `policies/`."""
+    the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
+    topology a destination of the promoted source (a new bucket included) is promoted like a replica
+    (`jobs.failover.promotion`)."""
+    from jobs.failover.promotion import promotion_config
     from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
-    docs = failover_documents(cfg, replica_bucket)
+    docs = failover_documents(promotion_config(cfg, replica_bucket), replica_bucket)
     return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))
 
 

@@ -1,0 +1,27 @@
+"""Which configuration the failover tool builds the documents of a promotion from (pure: no AWS, no Spark).
+
+Before any failover every bucket the tool may promote is an entry of `[[replicas]]`, and `--config` is that
+configuration, unchanged. Once a failover topology is deployed (`[failover] promoted_bucket` set), the replicas of
+the promoted source are its destinations (`replicate_to`): remaining `[[replicas]]`, and `[[failover.new_buckets]]`
+that no `[[replicas]]` entry names. Promoting one of those is a failover of the promoted source: its documents are
+those of a promoted primary (writers of its account, its deploy role, break-glass), built by the same
+`policies.failover.failover_documents` from the configuration in which the new buckets are replicas too. The outputs
+of the failover topology already describe that promotion: their source is the promoted bucket, so the plan's RPO,
+replication status and other replicas are read against the new source.
+"""
+
+from __future__ import annotations
+
+from topology.config import KitConfig
+
+
+def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:
+    """`cfg` itself when `bucket` is a `[[replicas]]` entry (or unknown: the documents builder names the error);
+    for a new bucket of the configured failover, `cfg` with the new buckets added to `replicas`, so the promotion of
+    that destination is planned like that of any replica (writers of its account, its deploy role, break-glass)."""
+    fo = cfg.failover
+    if fo is None or any(r.bucket == bucket for r in cfg.replicas):
+        return cfg
+    if not any(b.bucket == bucket for b in fo.new_buckets):
+        return cfg
+    return cfg.model_copy(update={"replicas": (*cfg.replicas, *fo.new_buckets)})

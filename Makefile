@@ -42,7 +42,7 @@ check: lint typecheck policies-check validate ## Everything a pull request must 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m infra.e2e $(ARGS)
 
-e2e-all: setup ## make e2e for both examples, then each failover topology over its normal one after the real promotion
+e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, and the estate
 	$(PY) -m infra.e2e --all $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries

@@ -68,12 +68,13 @@ EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
 # A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
-# multi-account.
+# multi-account; then the estate (issue 24: three sources, a fan-in vault).
 ALL_CONFIGS = (
     EXAMPLES / "seed.toml",
     EXAMPLES / "failover" / "seed.toml",
     EXAMPLES / "multi-account.toml",
     EXAMPLES / "failover" / "multi-account.toml",
+    EXAMPLES / "estate.toml",
 )
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
@@ -229,7 +230,7 @@ def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
 def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
     """(account, role name) of the roles the configuration names and a first deploy expects to exist: deploy roles,
     break-glass roles, failover writers, and the workload roles the guardrail is attached to in replica accounts."""
-    arns = [s.deploy_role_arn for s in (cfg.source, *cfg.replicas) if s.deploy_role_arn]
+    arns = [s.deploy_role_arn for s in (*cfg.sources, *cfg.replicas) if s.deploy_role_arn]
     org = cfg.protection.organization
     if org is not None and org.deploy_role_arn:
         arns.append(org.deploy_role_arn)
@@ -594,15 +595,16 @@ class ExampleRun:
         # A writer's commit to each table of the source, real Iceberg data (Terraform creates tables without metadata:
         # the first commit creates it; after a failover the writers commit to the promoted source), then the
         # replication service (the emulator's replicate hook) copies them to every destination.
+        names = ", ".join(s.table_bucket_name for s in outs.sources)
         _say(f"-- {self.name}: outputs.json from terraform output; a writer's commit to every table of "
-             f"{outs.source.table_bucket_name}; replication simulated")  # fmt: skip
-        src = outs.source
-        self.tool(
-            WRITER,
-            ["-m", "jobs.failover.writer", "--bucket-arn", src.table_bucket_arn, "--endpoint-url", self.emu.url],
-            account=src.account_id, region=src.region,
-        )  # fmt: skip
-        self.emu.control.replicate(source_bucket_arn=src.table_bucket_arn)
+             f"{names}; replication simulated")  # fmt: skip
+        for src in outs.sources:  # every source of an estate (issue 24)
+            self.tool(
+                WRITER,
+                ["-m", "jobs.failover.writer", "--bucket-arn", src.table_bucket_arn, "--endpoint-url", self.emu.url],
+                account=src.account_id, region=src.region,
+            )  # fmt: skip
+            self.emu.control.replicate(source_bucket_arn=src.table_bucket_arn)
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, [])]
         common = ["--outputs", str(outputs_path), "--endpoint-url", self.emu.url]
         self.tool("harden", ["-m", "jobs.ops.harden", *common, *roles])
@@ -624,7 +626,11 @@ class ExampleRun:
         # The failover plan of the replica recovery reads (a dry run: nothing is promoted), as the on-call engineer runs
         # it: as break-glass in the replica's account (the plan refuses any other caller). In a failover topology: the
         # promotion of a replica of the promoted source (a new bucket of [failover], or a remaining replica).
+        # An estate's recovery replica may be a fan-in vault, which is never promoted: then the first replica of one
+        # source is planned instead.
         replica = outs.recovery_replica
+        if len(outs.sources_into(replica)) > 1:
+            replica = next((r for r in outs.replicas if len(outs.sources_into(r)) == 1), replica)
         self.tool(
             "failover --dry-run",
             ["-m", "jobs.failover", "--config", str(self.config), *common,
@@ -733,7 +739,9 @@ def main(argv: list[str] | None = None) -> int:
         "configs", nargs="*", type=Path,
         help="configurations (default: examples/seed.toml); a failover topology runs on top of its normal one",
     )  # fmt: skip
-    parser.add_argument("--all", action="store_true", help="both examples, each with its failover topology on top")
+    parser.add_argument(
+        "--all", action="store_true", help="both examples, each with its failover topology on top, and the estate"
+    )
     parser.add_argument("--workdir", type=Path, default=WORKDIR)
     args = parser.parse_args(argv)
     configs = [c.resolve() for c in args.configs] or list(ALL_CONFIGS if args.all else SEED_CONFIGS)

@@ -22,10 +22,11 @@ from infra.e2e.run import (
 )
 
 
-def test_all_runs_each_failover_topology_on_top_of_its_normal_one() -> None:
+def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:
     assert chains_of(ALL_CONFIGS) == [
         [EXAMPLES / "seed.toml", EXAMPLES / "failover" / "seed.toml"],
         [EXAMPLES / "multi-account.toml", EXAMPLES / "failover" / "multi-account.toml"],
+        [EXAMPLES / "estate.toml"],  # no failover topology: an estate's promotion is refused at synth
     ]
     assert chains_of(SEED_CONFIGS) == [[EXAMPLES / "seed.toml"]]
 

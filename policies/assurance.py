@@ -291,9 +291,9 @@ def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
 
 def documents(cfg: KitConfig) -> list[PolicyDoc]:
     a = cfg.assurance
-    src = source_site(cfg)
     out: list[PolicyDoc] = []
     if a.monitor.enabled:
+        src = source_site(cfg)
         role, sched = monitor_role_name(cfg), monitor_scheduler_role_name(cfg)
         out += [
             PolicyDoc(
@@ -369,45 +369,9 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
     """An estate's own assurance documents: the rehearsal's and the recovery stack's alarm topic key (the monitors
-    are each source's: `source_documents` of its view)."""
-    a = cfg.assurance
-    out: list[PolicyDoc] = []
-    if a.rehearsal.enabled:
-        rec = recovery_site(cfg)
-        sched = rehearsal_scheduler_role_name(cfg)
-        out += [
-            PolicyDoc(
-                "rehearsal-schedule-role-trust",
-                "trust",
-                rec.account_id,
-                f"IAM role {sched} (trust)",
-                rehearsal_scheduler_role_trust(cfg),
-            ),
-            PolicyDoc(
-                "rehearsal-schedule-role-permissions",
-                "identity",
-                rec.account_id,
-                f"IAM role {sched}",
-                rehearsal_scheduler_role_permissions(cfg),
-            ),
-            PolicyDoc(
-                "recovery-role-rehearsal-metrics",
-                "identity",
-                rec.account_id,
-                f"IAM role {cfg.recovery_role_name} (second inline policy)",
-                rehearsal_metrics_permissions(cfg),
-            ),
-        ]
-        out.append(
-            PolicyDoc(
-                "kms-key-policy--alarm-topic-recovery",
-                "kms-key-policy",
-                rec.account_id,
-                f"KMS key {alarm_key_alias(cfg, 'recovery')} (recovery stack)",
-                alarm_topic_key_policy(rec),
-            )
-        )
-    return out
+    are each source's: `source_documents` of its view). `documents` of the estate with the monitor left out."""
+    monitor = cfg.assurance.monitor.model_copy(update={"enabled": False})
+    return documents(cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"monitor": monitor})}))
 
 
 def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:

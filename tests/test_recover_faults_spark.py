@@ -7,7 +7,6 @@ version hint was never written, and a replica path that does not exist.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -17,14 +16,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jobs.recover import faults
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.fastpath import _iter, iceberg_catalog
 from jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
 from jobs.recover.leases import LEASE_SUFFIX, Holder
@@ -32,36 +30,21 @@ from jobs.recover.localreplica import file_uri
 from jobs.recover.metadata import HadoopMetadataSource
 from jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED, Ident
 from jobs.recover.modes import CopyMode
-from jobs.spark import REPO_ROOT, add_catalogs
+from jobs.spark import REPO_ROOT
+from tests.recover_world import Warehouses, digest
 
 pytestmark = pytest.mark.spark
 
 W, REP, TGT = "ft_writer", "ft_replica", "ft_target"
 
 
-@dataclass
-class World:
-    root: Path
-    replica_wh: Path
-    target_wh: Path
-
-    @property
-    def replica(self) -> CatalogSpec:
-        return CatalogSpec(REP, "hadoop", file_uri(self.replica_wh))
-
-    @property
-    def target(self) -> CatalogSpec:
-        return CatalogSpec(TGT, "hadoop", file_uri(self.target_wh))
+World = Warehouses
 
 
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
-    root = tmp_path_factory.mktemp("faults")
-    w = World(root, root / "replica", root / "target")
-    w.replica_wh.mkdir()
-    w.target_wh.mkdir()
-    writer = CatalogSpec(W, "hadoop", file_uri(w.replica_wh))
-    add_catalogs(spark, {**catalog_conf(writer), **catalog_conf(w.replica), **catalog_conf(w.target)})
+    w = World(tmp_path_factory.mktemp("faults"), REP, TGT)
+    w.register(spark, {W: w.replica_wh})
     sql = spark.sql
     sql(f"CREATE NAMESPACE {W}.sales")
     sql(f"CREATE TABLE {W}.sales.plain (id bigint, v string) USING iceberg TBLPROPERTIES ('team'='sales')")
@@ -107,14 +90,6 @@ def _writer_table(spark: Any, name: str) -> Any:
 def no_hook() -> Iterator[None]:
     yield
     faults.hook = None
-
-
-def _digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.endswith(".crc")
-    }
 
 
 def _request(world: World, table: str, ns: str, **kw: Any) -> RecoveryRequest:
@@ -187,13 +162,13 @@ def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: Worl
     assert len(tables) == 1
     files = _referenced(spark, f"{TGT}.{ns}.plain")
     tdir = world.target_wh / ns / "plain"
-    before = _digest(tdir)
+    before = digest(tdir, with_crc=False)
     # reruns of either engineer: skipped, nothing named as leftover, nothing removed
     for _ in range(2):
         again, text, _ = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
         assert again.exit_code == 0 and again.results[0].verdict == "skipped", text[-1500:]
         assert not _listed(again) & files
-    assert _digest(tdir) == before
+    assert digest(tdir, with_crc=False) == before
     assert not list((world.target_wh / ns).glob("*" + LEASE_SUFFIX))  # leases released
 
 

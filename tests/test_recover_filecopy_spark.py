@@ -8,7 +8,6 @@ byte-identical before and after it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
@@ -20,14 +19,13 @@ from typing import Any
 
 import pytest
 
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.job import Outcome, RecoveryRequest, run
 from jobs.recover.localreplica import file_uri
 from jobs.recover.metadata import HadoopMetadataSource
 from jobs.recover.model import PROP_VERIFIED, Ident
 from jobs.recover.modes import CopyMode
 from jobs.recover.planning import Selector
-from jobs.spark import add_catalogs
+from tests.recover_world import Warehouses, digest
 
 pytestmark = pytest.mark.spark
 
@@ -35,31 +33,16 @@ W, REP, TGT = "fc_writer", "fc_replica", "fc_target"
 
 
 @dataclass
-class World:
-    root: Path
-    replica_wh: Path
-    target_wh: Path
+class World(Warehouses):
     evo_before_deletes: int = 0  # snapshot id
     evo_before_props_ms: int = 0
     info: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def replica(self) -> CatalogSpec:
-        return CatalogSpec(REP, "hadoop", file_uri(self.replica_wh))
-
-    @property
-    def target(self) -> CatalogSpec:
-        return CatalogSpec(TGT, "hadoop", file_uri(self.target_wh))
-
 
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
-    root = tmp_path_factory.mktemp("filecopy")
-    w = World(root, root / "replica", root / "target")
-    w.replica_wh.mkdir()
-    w.target_wh.mkdir()
-    writer = CatalogSpec(W, "hadoop", file_uri(w.replica_wh))
-    add_catalogs(spark, {**catalog_conf(writer), **catalog_conf(w.replica), **catalog_conf(w.target)})
+    w = World(tmp_path_factory.mktemp("filecopy"), REP, TGT)
+    w.register(spark, {W: w.replica_wh})
     sql = spark.sql
     sql(f"CREATE NAMESPACE {W}.sales")
 
@@ -119,19 +102,11 @@ def _current(spark: Any, table: str) -> int:
     return int(spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0])
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.endswith(".crc")
-    }
-
-
 @pytest.fixture(autouse=True)
 def replica_untouched(world: World) -> Iterator[None]:
-    before = _digest(world.replica_wh)
+    before = digest(world.replica_wh, with_crc=False)
     yield
-    assert _digest(world.replica_wh) == before, "the replica warehouse changed during the test"
+    assert digest(world.replica_wh, with_crc=False) == before, "the replica warehouse changed during the test"
 
 
 def _run(spark: Any, world: World, tables: list[str], **kw: Any) -> tuple[Outcome, str]:

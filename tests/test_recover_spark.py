@@ -7,7 +7,6 @@ checks that every file of the replica warehouse is byte-identical before and aft
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -23,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.cli import main as cli_main
 from jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
@@ -32,7 +31,8 @@ from jobs.recover.metadata import HadoopMetadataSource, load_table_info
 from jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED, Ident
 from jobs.recover.planning import Selector
 from jobs.recover.verify import verify
-from jobs.spark import REPO_ROOT, add_catalogs
+from jobs.spark import REPO_ROOT
+from tests.recover_world import Warehouses, digest
 
 pytestmark = pytest.mark.spark
 
@@ -40,23 +40,15 @@ SRC, REP, TGT = "rt_source", "rt_replica", "rt_target"
 
 
 @dataclass
-class World:
-    root: Path
-    source_wh: Path
-    replica_wh: Path
-    target_wh: Path
+class World(Warehouses):
     orders_commits: list[tuple[int, int]] = field(default_factory=list)  # (snapshot id, timestamp ms)
     evolving_snapshot: int = 0
     between_ms: int = 0
     after_all_ms: int = 0
 
     @property
-    def replica(self) -> CatalogSpec:
-        return CatalogSpec(REP, "hadoop", file_uri(self.replica_wh))
-
-    @property
-    def target(self) -> CatalogSpec:
-        return CatalogSpec(TGT, "hadoop", file_uri(self.target_wh))
+    def source_wh(self) -> Path:
+        return self.root / "source"
 
 
 def _snapshots(spark: Any, table: str) -> list[tuple[int, int]]:
@@ -66,12 +58,8 @@ def _snapshots(spark: Any, table: str) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
-    root = tmp_path_factory.mktemp("recover")
-    w = World(root, root / "source", root / "replica", root / "target")
-    for p in (w.source_wh, w.replica_wh, w.target_wh):
-        p.mkdir()
-    src = CatalogSpec(SRC, "hadoop", file_uri(w.source_wh))
-    add_catalogs(spark, {**catalog_conf(src), **catalog_conf(w.replica), **catalog_conf(w.target)})
+    w = World(tmp_path_factory.mktemp("recover"), REP, TGT)
+    w.register(spark, {SRC: w.source_wh})
     sql = spark.sql
     sql(f"CREATE NAMESPACE {SRC}.sales")
 
@@ -162,20 +150,12 @@ def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     return w
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture(autouse=True)
 def replica_untouched(world: World) -> Iterator[None]:
-    before = _digest(world.replica_wh)
+    before = digest(world.replica_wh)
     assert before, "replica warehouse is empty"
     yield
-    after = _digest(world.replica_wh)
+    after = digest(world.replica_wh)
     assert after == before, "the replica warehouse changed during the test"
 
 
@@ -236,10 +216,10 @@ def test_latest(spark: Any, world: World) -> None:
     assert list(out.report.parent.glob("*.md"))
 
     # a rerun converges: already recovered and verified for the same snapshot -> skipped, nothing rewritten
-    before = _digest(world.target_wh / "latest")
+    before = digest(world.target_wh / "latest")
     again = _run(spark, world, ["sales.orders"], target_namespace="latest")
     assert again.exit_code == 0 and again.results[0].verdict == "skipped"
-    assert _digest(world.target_wh / "latest") == before
+    assert digest(world.target_wh / "latest") == before
 
 
 def test_as_of_timestamp_between_commits(spark: Any, world: World) -> None:
@@ -276,7 +256,7 @@ def test_snapshot_id(spark: Any, world: World) -> None:
     ],
 )
 def test_bad_point_in_time_writes_nothing(spark: Any, world: World, label: str, selector: Any, expect: str) -> None:
-    before = _digest(world.target_wh)
+    before = digest(world.target_wh)
     out = _run(
         spark, world, ["sales.orders"], target_namespace=f"bad_{label.replace('-', '_')}", selector=selector(world)
     )
@@ -284,11 +264,11 @@ def test_bad_point_in_time_writes_nothing(spark: Any, world: World, label: str, 
     text = " ".join(out.plan.errors)
     assert expect in text and "Retained window: 6 snapshot(s) retained" in text
     assert str(world.orders_commits[0][0]) in text or str(world.orders_commits[-1][0]) in text  # nearest listed
-    assert _digest(world.target_wh) == before
+    assert digest(world.target_wh) == before
 
 
 def test_cli_timestamp_without_zone_is_refused(spark: Any, world: World, capsys: pytest.CaptureFixture[str]) -> None:
-    before = _digest(world.target_wh)
+    before = digest(world.target_wh)
     naive = datetime.now(UTC).replace(tzinfo=None) - timedelta(minutes=1)
     code = cli_main(
         [
@@ -305,7 +285,7 @@ def test_cli_timestamp_without_zone_is_refused(spark: Any, world: World, capsys:
     )
     assert code == 2
     assert "has no zone" in capsys.readouterr().err
-    assert _digest(world.target_wh) == before
+    assert digest(world.target_wh) == before
 
 
 # --- faithful copy -------------------------------------------------------------------------------------------------
@@ -522,7 +502,7 @@ def _dry_run(world: World, as_of_ms: int, *tables: str) -> subprocess.CompletedP
 
 
 def test_dry_run_consistent_cut_starts_no_jvm_and_writes_nothing(world: World) -> None:
-    before = _digest(world.target_wh)
+    before = digest(world.target_wh)
     t0 = time.monotonic()
     r = _dry_run(world, world.after_all_ms, "--namespace=sales")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -538,4 +518,4 @@ def test_dry_run_consistent_cut_starts_no_jvm_and_writes_nothing(world: World) -
     r2 = _dry_run(world, world.between_ms, "sales.orders", "sales.mor")
     assert r2.returncode == 2
     assert "sales.mor: no snapshot at or before" in r2.stdout and "Retained window" in r2.stdout
-    assert _digest(world.target_wh) == before
+    assert digest(world.target_wh) == before

@@ -85,7 +85,10 @@ class Sandbox:
         }
 
     def env_script(self) -> str:
-        lines = ["# written by `make sandbox`: source it in the shell you practise in", "unset AWS_SESSION_TOKEN AWS_PROFILE"]
+        lines = [
+            "# written by `make sandbox`: source it in the shell you practise in",
+            "unset AWS_SESSION_TOKEN AWS_PROFILE",
+        ]
         return "\n".join([*lines, *(f"export {k}={shlex.quote(v)}" for k, v in self.env().items())]) + "\n"
 
     def stop(self) -> None:
@@ -300,21 +303,22 @@ def instructions(sb: Sandbox, config_arg: str, out_arg: str) -> str:
     o = f"{out_arg}/outputs.json"
     exports = "\n".join(f"  export {k}={shlex.quote(v)}" for k, v in sb.env().items())
     bg = f"--role-arn {rep.account_id}={break_glass}"
+    rec = f"--outputs {o} --endpoint $AWS_ENDPOINT_URL --namespace {ns}"
+    fo = f"--config {config_arg} --outputs {o} --replica-bucket {rep.bucket} {bg}"
     commands = [
         ("replication status and lag", f'make status ARGS="--outputs {o} --max-lag 30m"'),
         ("what harden would change, then harden", f'make harden ARGS="--outputs {o} --dry-run"'),
         ("", f'make harden ARGS="--outputs {o}"'),
         ("drift against the configuration", f'make audit ARGS="--config {config_arg} --outputs {o}"'),
-        ("recovery plan, then a real recovery", f'make recover ARGS="--outputs {o} --endpoint $AWS_ENDPOINT_URL '
-         f'--namespace {ns} --dry-run"'),
-        ("", f'make recover ARGS="--outputs {o} --endpoint $AWS_ENDPOINT_URL --namespace {ns} --report {out_arg}/reports"'),
-        ("point in time (between the two commits)", f'make recover ARGS="--outputs {o} --endpoint $AWS_ENDPOINT_URL '
-         f'--namespace {ns} --as-of {sb.between_commits} --suffix _asof --dry-run"'),
-        ("failover plan, then the promotion (consumes the replica)",
-         f'make failover ARGS="--config {config_arg} --outputs {o} --replica-bucket {rep.bucket} {bg}"'),
-        ("", f'make failover ARGS="--config {config_arg} --outputs {o} --replica-bucket {rep.bucket} {bg} '
-         f'--confirm {rep.bucket} --report {out_arg}/reports/failover"'),
-    ]  # fmt: skip
+        ("recovery plan, then a real recovery", f'make recover ARGS="{rec} --dry-run"'),
+        ("", f'make recover ARGS="{rec} --report {out_arg}/reports"'),
+        (
+            "point in time (between the two commits)",
+            f'make recover ARGS="{rec} --as-of {sb.between_commits} --dry-run"',
+        ),
+        ("failover plan, then the promotion (consumes the replica)", f'make failover ARGS="{fo}"'),
+        ("", f'make failover ARGS="{fo} --confirm {rep.bucket} --report {out_arg}/reports/failover"'),
+    ]
     lines = [
         "",
         f"sandbox: up ({sb.mode}) at {sb.endpoint}: {sb.config} with real Iceberg tables ({', '.join(sb.tables)})",
@@ -361,7 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default=str(DEFAULT_CONFIG), help="the configuration to deploy (default %(default)s)")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="where outputs.json, env.sh and logs go (%(default)s)")
     ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="loopback port (default %(default)s; 0: any free)")
-    ap.add_argument("--apply", action="store_true", help="deploy by the Terraform apply of `make e2e` (needs a provider mirror)")
+    ap.add_argument(
+        "--apply", action="store_true", help="deploy by the Terraform apply of `make e2e` (needs a provider mirror)"
+    )
     ap.add_argument("--once", action="store_true", help="stop right after printing the commands (scripts, tests)")
     args = ap.parse_args(argv)
     try:

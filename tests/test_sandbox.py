@@ -128,7 +128,7 @@ class Runner:
         return recover_main(argv, spark_factory=self.session)
 
     def session(self, conf: dict[str, str]) -> Any:
-        """The test session's Spark with the recovery's catalogs (Spark caches a loaded catalog by name: forget them)."""
+        """The session's Spark with the recovery's catalogs (Spark caches a loaded catalog by name: forget them)."""
         from jobs.spark import add_catalogs
 
         assert self.spark is not None, "the recovery needs Spark"
@@ -235,7 +235,9 @@ def test_practise_failover(sandbox: tuple[Sandbox, Path]) -> None:
     results = Runner(workdir).run_page("failover.md")
     assert [(cmd, got) for cmd, want, got in results if want != got] == []
     replica = sb.cfg.recovery_replica
-    table = _s3tables(sb, replica.region).get_table(tableBucketARN=replica.bucket_arn, namespace="analytics", name="orders")
+    table = _s3tables(sb, replica.region).get_table(
+        tableBucketARN=replica.bucket_arn, namespace="analytics", name="orders"
+    )
     assert "replicationInformation" not in (table.get("managedTableInformation") or {})  # promoted: writable
 
 

@@ -237,11 +237,12 @@ def start(
     out.mkdir(parents=True, exist_ok=True)
     for stale in ("outputs.json", "env.sh", "writer.log"):
         (out / stale).unlink(missing_ok=True)
-    emu = Emulator(port=port, log=out / "emulator.log", env={"MOTO_ACCOUNT_ID": account})
+    emu = Emulator(port=port, log=out / "emulator.log", env={"MOTO_ACCOUNT_ID": account}, start_timeout_s=180)
     try:
         emu.start()
     except RuntimeError as e:
-        raise SandboxError(f"{e} (another sandbox running? pass --port N)") from None
+        hint = " (another sandbox running? pass --port N)" if "port is taken" in str(e) else ""
+        raise SandboxError(f"{e}{hint}") from None
     try:
         outputs = out / "outputs.json"
         if apply:

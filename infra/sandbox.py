@@ -187,7 +187,7 @@ def _seed_organization(emu: Emulator, cfg: KitConfig, account: str) -> dict[str,
     org = cfg.protection.organization
     if org is None:
         return None
-    ous = {t: [] for t in org.targets if t.startswith(("ou-", "r-"))}
+    ous: dict[str, list[str]] = {t: [] for t in org.targets if t.startswith(("ou-", "r-"))}
     emu.control.seed_organization(account, ous, [t for t in org.targets if t.isdigit() and t != account])
     client = _client(emu.url, "organizations", "us-east-1")
     out: dict[str, Any] = {"targets": list(org.targets)}

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-AVRO_CODEC = "deflate"
+AVRO_CODEC: Literal["deflate"] = "deflate"
 
 
 def _split(uri: str) -> tuple[str, str]:
@@ -106,7 +106,7 @@ class Rewriter:
         from pyiceberg.table.metadata import TableMetadataUtil
 
         raw = self._get(metadata_location)
-        metadata = TableMetadataUtil.parse_raw(raw)
+        metadata = TableMetadataUtil.parse_raw(raw.decode())
         doc = json.loads(raw)
         lists = {s.snapshot_id: self.manifest_list(s, metadata) for s in metadata.snapshots}
         for snap in doc.get("snapshots", []):

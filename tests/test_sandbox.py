@@ -85,11 +85,11 @@ def module_main(name: str) -> Callable[[list[str]], int]:
     """What `python -m name` runs: the module's `main`, or for a package the `main` its `__main__` imports."""
     mod = importlib.import_module(name)
     if hasattr(mod, "main"):
-        return mod.main  # type: ignore[no-any-return]
+        return mod.main
     source = (Path(mod.__file__ or "").parent / "__main__.py").read_text(encoding="utf-8")
     found = re.search(r"^from (\S+) import main$", source, flags=re.M)
     assert found, f"{name}/__main__.py"
-    return importlib.import_module(found.group(1)).main  # type: ignore[no-any-return]
+    return importlib.import_module(found.group(1)).main
 
 
 def apply_env_file(path: Path, mp: pytest.MonkeyPatch) -> None:
@@ -245,4 +245,4 @@ def _s3tables(sb: Sandbox, region: str) -> Any:
     import boto3
 
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region)
-    return session.client("s3tables", endpoint_url=sb.endpoint)  # type: ignore[call-overload]
+    return session.client("s3tables", endpoint_url=sb.endpoint)

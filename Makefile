@@ -99,6 +99,10 @@ failover: setup ## Fail over to a replica in place (plan by default): ARGS="--co
 failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
 	$(PY) -m jobs.failover.drill $(ARGS)
 
+.PHONY: sandbox
+sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply)
+	$(PY) -m infra.sandbox $(ARGS)
+
 .PHONY: rehearse rehearse-upload
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
 	$(PY) -m jobs.rehearse --local $(ARGS)

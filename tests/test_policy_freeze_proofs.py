@@ -29,7 +29,7 @@ PRINCIPALS = {
     "writer": f"arn:aws:iam::{ACCOUNT}:role/demo-writer",
     "admin": f"arn:aws:iam::{ACCOUNT}:role/Administrator",
     "breakglass": f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass",
-    "repl": f"arn:aws:iam::{ACCOUNT}:role/demo-s3tables-replication",
+    "repl": f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-replication",
     "maint": "maintenance.s3tables.amazonaws.com",
 }
 ALL_S3TABLES = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]}
@@ -71,6 +71,12 @@ RESOURCES = {
     "promoted": (PROMOTED, "planned-failover-freeze--demo-dest-tablebucket"),
     "promoted-table": (PROMOTED_TABLE, "planned-failover-freeze--demo-dest-tablebucket"),
 }
+
+
+def test_the_replication_role_is_the_seed_s() -> None:
+    from topology.config import load_config
+
+    assert load_config(RENDERED_DIR.parents[1] / "examples" / "seed.toml").replication_role_arn == PRINCIPALS["repl"]
 
 
 def _policies() -> dict[str, Any]:

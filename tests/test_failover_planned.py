@@ -51,6 +51,18 @@ def test_caught_up_needs_the_same_snapshot_and_the_source_s_last_update() -> Non
     assert "caught up 1/3" in PM.progress_line([*behind, PM.CatchUp("a.z", src, src)], 1.0)
 
 
+def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() -> None:
+    from jobs.failover import model as M
+
+    mine = {M.PROP_SNAPSHOT_ID: "7", M.PROP_TABLE_ARN: "arn:t/back", M.PROP_SOURCE_TABLE_ARN: "arn:t/src"}
+    assert M.own_lineage(mine, "arn:t/back", None)
+    assert not M.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
+    legacy = {M.PROP_SNAPSHOT_ID: "7", M.PROP_SOURCE_TABLE_ARN: "arn:t/src"}
+    assert M.own_lineage(legacy, "arn:t/x", None) and M.own_lineage(legacy, "arn:t/x", "arn:t/src")
+    assert not M.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
+    assert not M.own_lineage({}, "arn:t/x", None)
+
+
 # ----------------------------------------------------------------------------------------------------
 # Against the emulator
 # ----------------------------------------------------------------------------------------------------

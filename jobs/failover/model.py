@@ -27,6 +27,19 @@ PROP_SOURCE_TABLE_ARN = PROP_PREFIX + "source-table-arn"
 PROP_SNAPSHOT_ID = PROP_PREFIX + "replica-snapshot-id"
 PROP_RUN_ID = PROP_PREFIX + "run-id"
 PROP_PIT = PROP_PREFIX + "point-in-time"
+PROP_TABLE_ARN = PROP_PREFIX + "table-arn"  # the promoted table itself: lineage replicated onwards names another
+
+
+def own_lineage(props: dict[str, str], table_arn: str, managed_source_arn: str | None) -> bool:
+    """Were these kit.failover.* properties written on this table, not replicated from a promotion upstream (a
+    failback's replicas carry the first failover's)? Lineage without the table's ARN (written before it was
+    recorded) is this table's unless the table is still a replica of another source than the one it names."""
+    if PROP_SNAPSHOT_ID not in props:
+        return False
+    if PROP_TABLE_ARN in props:
+        return props[PROP_TABLE_ARN] == table_arn
+    return managed_source_arn is None or props.get(PROP_SOURCE_TABLE_ARN) == managed_source_arn
+
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / some failed / plan-time refusal
 SHOWN_TABLE_DOCUMENTS = 3  # the rendered plan shows this many table policies in full (the JSON plan has all)

@@ -105,7 +105,8 @@ def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.Cat
         src = source_head(clients, source_arn, ident)
         got, info, raw = aws.read_info_raw(clients, tp.facts.table_arn.split("/table/")[0], ident)
         detached = not got.get("managedTableInformation")
-        recorded = info.properties.get(M.PROP_SNAPSHOT_ID) if info and detached else None
+        own = info is not None and detached and M.own_lineage(info.properties, tp.facts.table_arn, None)
+        recorded = info.properties.get(M.PROP_SNAPSHOT_ID) if info is not None and own else None
         state = PM.CatchUp(str(ident), src, PM.Head.of_info(info, recorded), detached=detached)
         if info is None:
             return state, tp

@@ -521,8 +521,9 @@ def failback_steps(promoted_bucket_arn: str, original_bucket_arn: str, tables: S
         f"4. replicate the promoted tables back: a `[failover] replicate_to` entry naming the new bucket (bucket-"
         f"level replication from {pb}), `cdktf deploy` of the failover topology; wait for `make status` to show "
         f"COMPLETED with lag 0 for the {len(tables)} table(s) ({len(changed)} changed during the failover)",
-        "5. cut over: stop writers, wait for lag 0, then run this tool against the new bucket "
-        "(`python -m jobs.failover --replica-bucket <new bucket> --confirm <new bucket>`); that the promotion "
+        "5. cut over with RPO 0: `python -m jobs.failover --planned --replica-bucket <new bucket> --confirm <new "
+        "bucket>` freezes the writers of the promoted tables, waits until the new bucket has caught up, promotes it "
+        "and proves the snapshot ids equal (the failover topology's outputs and configuration); that the promotion "
         f"of a replica whose source is itself a promoted replica behaves like the first one is {UNVERIFIED}",
         "6. point writers at the new bucket; make it the kit's source (config), with replication to "
         f"{pb} (re-protected as a replica by a NEW bucket: a promoted table cannot be re-associated) and the "

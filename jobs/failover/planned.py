@@ -253,7 +253,7 @@ def run(
     def finish(code: int, outcome: str) -> PlannedResult:
         rep.outcome = outcome
         path = rep.write(report_dir) if req.confirm else None
-        print(json.dumps(rep.as_dict(), indent=2, default=str) if as_json else rep.render())
+        print(json.dumps(rep.as_dict(), indent=2, default=str) if as_json else rep.render(PM.SHOWN_ROWS))
         return PlannedResult(code, rep, path)
 
     if freeze is None:

@@ -19,6 +19,7 @@ from typing import Any
 from jobs.recover.model import TableInfo, iso_ms
 
 SLOWEST_SHOWN = 3
+SHOWN_ROWS = 50  # table rows printed at the end of a run (the report has every table)
 DEFAULT_TIMEOUT_S = 900.0
 DEFAULT_POLL_S = 5.0
 # Seconds between putting the freeze and the first catch-up check: a bucket policy takes effect within seconds on
@@ -182,7 +183,8 @@ class PlannedReport:
         tables = [asdict(t) | {"rpo_zero": t.rpo_zero} for t in self.tables]
         return {**asdict(self), "rpo_zero": self.rpo_zero, "tables": tables}
 
-    def render(self) -> str:
+    def render(self, max_rows: int | None = None) -> str:
+        """The report as text; `max_rows`: at most that many table rows (the rest are in the written report)."""
         from jobs.ops.cli import render_table
 
         body = render_table(
@@ -197,11 +199,14 @@ class PlannedReport:
                     "-" if t.caught_up_after_seconds is None else f"{t.caught_up_after_seconds:.1f}s",
                     t.message,
                 )
-                for t in self.tables
+                for t in self.tables[:max_rows]
             ],
             max_width=60,
         )
-        lines = [body, "", f"Planned failover: {self.outcome}."]
+        lines = [body]
+        if max_rows is not None and len(self.tables) > max_rows:
+            lines.append(f"({len(self.tables) - max_rows} more table(s) in the report)")
+        lines += ["", f"Planned failover: {self.outcome}."]
         if self.outcome == "promoted":
             lines.append(
                 "RPO: 0, proven (every table's promoted snapshot is the source's current snapshot)"

@@ -1311,9 +1311,16 @@ class KitMotoApp:
 
         if service == "s3tables" and op in resource_policy.CHECKED:
             with LOCK:
-                denied = resource_policy.refusal(op, params, environ)
+                denied = resource_policy.refusal(
+                    op,
+                    params,
+                    environ,
+                    STATE.bucket_policies,
+                    STATE.table_policies,
+                    lambda *a: str(get_table_by_name(*a).arn),
+                )
             if denied is not None:
-                return _error(start_response, denied)
+                return _error(start_response, ApiError(*denied))
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}

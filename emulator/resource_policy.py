@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 CHECKED = frozenset(
@@ -107,28 +108,33 @@ def denied_by(policy: dict[str, Any], action: str, resource: str, context: dict[
 TABLE_OPS = frozenset({"UpdateTableMetadataLocation", "DeleteTable", "RenameTable"})
 
 
-def refusal(op: str, params: dict[str, str], environ: dict[str, Any]) -> Any:
-    """The emulator's `ApiError` refusing `op` (AccessDeniedException, as AWS answers an explicit deny), or None.
+def refusal(
+    op: str,
+    params: dict[str, str],
+    environ: dict[str, Any],
+    bucket_policies: dict[str, str],
+    table_policies: dict[str, str],
+    table_arn: Callable[[str, str, str], str],
+) -> tuple[str, str, int] | None:
+    """(error code, message, HTTP status) refusing `op` (AccessDeniedException, as AWS answers an explicit deny), or
+    None. `table_arn(bucket ARN, namespace, name)` raises for a table that does not exist (moto then answers).
     Called under the emulator's lock, before the request reaches moto."""
     bucket_arn = params.get("tableBucketARN", "")
     if op not in CHECKED or bucket_arn not in ENFORCED:
         return None
-    from emulator import app
-
-    texts = [app.STATE.bucket_policies.get(bucket_arn)]
+    texts = [bucket_policies.get(bucket_arn)]
     resource = bucket_arn
     if op in TABLE_OPS:
         try:
-            table = app.get_table_by_name(bucket_arn, params["namespace"], params["name"])
-        except app.ApiError:
-            return None  # moto answers for a table that does not exist
-        resource = table.arn
-        texts.append(app.STATE.table_policies.get(table.arn))
+            resource = table_arn(bucket_arn, params["namespace"], params["name"])
+        except Exception:  # no such table: moto answers
+            return None
+        texts.append(table_policies.get(resource))
     try:
         why = check(op, resource, bucket_arn, [t for t in texts if t], environ)
     except ValueError as exc:
-        return app.ApiError("InternalServerErrorException", str(exc), 500)
-    return None if why is None else app.ApiError("AccessDeniedException", why, 403)
+        return "InternalServerErrorException", str(exc), 500
+    return None if why is None else ("AccessDeniedException", why, 403)
 
 
 def check(op: str, resource: str, bucket_arn: str, policies: list[str], environ: dict[str, Any]) -> str | None:

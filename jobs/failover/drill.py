@@ -259,10 +259,12 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     _step(9, "planned failover round trip (RPO 0): out to the replica, writes, back to the original Region")
     from jobs.failover.drill_planned import round_trip
 
-    planned = round_trip(emu, out / "planned", SEED, SEED.parent / "failover" / "seed.toml", account, break_glass)
+    planned = round_trip(
+        emu, out / "planned", SEED, SEED.parent / "failover" / "seed.toml", account, break_glass, deploy
+    )
 
     ok = plan_code == 0 and code_c == 0 and code_o == 0 and n_orders == 4 and n_customers == 3
-    ok = ok and all(d.code == 0 and d.rpo_zero and d.refused_write == "AccessDeniedException" for d in planned)
+    ok = ok and all(w.code == 0 and w.rpo_zero and w.refused_write == "AccessDeniedException" for w in planned)
     reports = sorted((out / "reports").glob("*/report.md"))
     _step("done", f"{'SUCCESS' if ok else 'FAILED'} in {time.monotonic() - t_start:.0f}s")
     rpo = json.loads(reports[0].with_suffix(".json").read_text())["rpo"] if reports else "unknown"
@@ -270,12 +272,12 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     print(
         f"  RTO: {rto_c:.1f}s (customers, latest), {rto_o:.1f}s (orders, point in time) to a writable, verified table"
     )
-    for d in planned:
-        rpo = "RPO 0" if d.rpo_zero else "RPO NOT ZERO"
+    for way in planned:
+        rpo = "RPO 0" if way.rpo_zero else "RPO NOT ZERO"
         print(
-            f"  planned {d.label}: {rpo} (snapshot ids equal for {d.equal}/{d.tables} tables), write outage "
-            + (f"{d.outage_s:.1f}s" if d.outage_s is not None else "unknown")
-            + f"; a writer's commit during the freeze: {d.refused_write}"
+            f"  planned {way.label}: {rpo} (snapshot ids equal for {way.equal}/{way.tables} tables), write outage "
+            + (f"{way.outage_s:.1f}s" if way.outage_s is not None else "unknown")
+            + f"; a writer's commit during the freeze: {way.refused_write}"
         )
     for r in reports:
         print(f"  report: {r}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,10 +140,18 @@ def failback_outputs(cfg: Any, promoted: Any, failback_arn: str, out: Path) -> P
     return path
 
 
-def round_trip(emu: Emulator, out: Path, seed: Path, seed_failover: Path, account: str, break_glass: str) -> list[Any]:
-    """Out and back; returns the two directions' results (and prints them as it goes)."""
+def round_trip(
+    emu: Emulator,
+    out: Path,
+    seed: Path,
+    seed_failover: Path,
+    account: str,
+    break_glass: str,
+    deploy: Callable[[Any, Any, Path], Path],
+) -> list[Direction]:
+    """Out and back; returns the two directions' results (and prints them as it goes). `deploy`: the drill's
+    `deploy` of the seed topology (what `cdktf deploy` leaves, and its outputs file)."""
     from jobs.failover.cli import main as failover_main
-    from jobs.failover.drill import deploy
     from jobs.failover.writer import writer_schema
     from jobs.kernel.clients import Clients
     from jobs.recover.model import Ident

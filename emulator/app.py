@@ -39,6 +39,8 @@ from urllib.parse import parse_qs, unquote
 
 import botocore.session
 
+from emulator import resource_policy
+
 # ----------------------------------------------------------------------------------------------------
 # Errors
 # ----------------------------------------------------------------------------------------------------
@@ -354,6 +356,7 @@ def reset_state() -> None:
     with LOCK:
         STATE = State()
         _ARN_INDEX.clear()
+        resource_policy.ENFORCED.clear()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -945,6 +948,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}
     if path == "replicate":
         return {"replicated": _replicate(body)}
+    if path == "enforce-policies":
+        return resource_policy.control(body)
     if path == "seed":
         return {"tables": _seed(body)}
     if path == "accounts":
@@ -1303,6 +1308,19 @@ class KitMotoApp:
                     GUARDS[op](params, query)
             except ApiError as err:
                 return _error(start_response, err)
+
+        if service == "s3tables" and op in resource_policy.CHECKED:
+            with LOCK:
+                denied = resource_policy.refusal(
+                    op,
+                    params,
+                    environ,
+                    STATE.bucket_policies,
+                    STATE.table_policies,
+                    lambda *a: str(get_table_by_name(*a).arn),
+                )
+            if denied is not None:
+                return _error(start_response, ApiError(*denied))
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}

@@ -139,6 +139,11 @@ class Control:
             body["timestamp"] = at.isoformat()
         return list(self._post("replicate", body)["replicated"])
 
+    def enforce_policies(self, bucket_arns: list[str], enabled: bool = True) -> list[str]:
+        """Evaluate the explicit Denies of these table buckets' (and their tables') policies on the write path
+        (`emulator.resource_policy`); the buckets enforced now."""
+        return list(self._post("enforce-policies", {"bucketArns": bucket_arns, "enabled": enabled})["enforced"])
+
     def seed(self, bucket_arn: str, namespaces: dict[str, list[str]], commit_ms: int | None = None) -> list[str]:
         return list(
             self._post("seed", {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms})["tables"]

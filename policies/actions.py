@@ -309,3 +309,14 @@ GUARDRAIL_POLICY_TAMPERING = (
     "iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion", "iam:SetDefaultPolicyVersion",
 )  # fmt: skip
 GUARDRAIL_DETACH = ("iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy")
+
+# ---- Planned failover: the writers' freeze on the bucket that is moved away from ----
+# While the replicas catch up, nothing may change a table's content or the set of tables of the source (a commit,
+# data written, a table created, renamed or deleted): each would be a write the promoted copy lacks. Reads, the
+# replication service's included, are untouched. Break-glass only; the maintenance service too is denied (its
+# compaction commits a new snapshot, which the replicas would then have to catch up with).
+FREEZE_SID = "DenyDataWritesDuringPlannedFailover"
+FREEZE_ACTIONS = (
+    "CreateNamespace", "CreateTable", "DeleteNamespace", "DeleteTable", "PutTableData", "RenameTable",
+    "UpdateTableMetadataLocation",
+)  # fmt: skip

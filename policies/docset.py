@@ -26,6 +26,7 @@ from typing import Any
 
 from policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
 from policies.failover import failover_policy_docs
+from policies.freeze import freeze_policy_docs
 from policies.model import Document, PolicyDoc
 from topology.config import KitConfig, Replica, Source
 
@@ -148,6 +149,7 @@ def build(cfg: KitConfig) -> DocumentSet:
             candidates += docs
             if r.bucket == promoted:  # the failover topology: its stacks deploy these
                 deploys += [(d.deploys_as, d.name) for d in docs if d.deploys_as]
+        candidates += freeze_policy_docs(cfg)  # the planned failover's freeze, put by the tool only
     return DocumentSet(
         tuple(build_documents(cfg)),
         placeholders=(("emr_application_arn", emr_application_arn(cfg)),),

@@ -591,9 +591,10 @@ def render_example(config_path: Path) -> dict[str, str]:
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # issue 17: what promoting each replica would deploy, reviewed in advance
-        from policies import failover
+        from policies import failover, freeze
 
         files[SUMMARY] += failover.summary_section(cfg)
+        files[SUMMARY] += freeze.summary_section(cfg)
     return files
 
 

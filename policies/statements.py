@@ -326,3 +326,18 @@ def deny_insecure_transport(bucket_arn: str) -> Statement:
         principal="*",
         condition={"Bool": {"aws:SecureTransport": "false"}},
     )
+
+
+# ---------------------------------------------------------------- planned failover ----
+
+
+def deny_writes_during_planned_failover(
+    sid: str, names: Sequence[str], bucket_arn: str, exempt_arns: Sequence[str]
+) -> Statement:
+    """The freeze of a planned failover, a resource-policy Deny on the bucket moved away from: while its replicas
+    catch up, nobody but `exempt_arns` (break-glass) writes it. Principal "*" covers writers, engines and service
+    principals alike (aws:PrincipalArn is absent for a service, so ArnNotLike holds and the Deny applies). Bucket-level
+    actions are denied on the bucket, table-level ones on its tables."""
+    bucket_names, table_names = level_split(tuple(names))
+    resources = ([bucket_arn] if bucket_names else []) + ([table_arns(bucket_arn)] if table_names else [])
+    return statement(sid, "Deny", s3t(*names), resources, principal="*", condition=_break_glass_only(exempt_arns))

@@ -283,9 +283,11 @@ def test_bench_failover_comparisons() -> None:
         "one_small": {"seconds": 2.0},
         "one_big": {"seconds": 2.5},
         "fleet": {"seconds": 50.0},
+        "planned_fleet": {"seconds": 70.0},
     }
     by = {c.name: c for c in comparisons(res, 100.0, 10.0)}
     assert by["failover of 1000 small tables: time to writable"].met is True
+    assert by["planned failover of 1000 tables: time to writable after the caught-up check"].met is False
     assert by["failover vs kit file copy, the large table"].value == 4.0
     assert by["failover vs default Spark CTAS, the large table"].value == 40.0
     assert by["failover time: large / small table (independent of size)"].value == 1.25

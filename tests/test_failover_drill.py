@@ -15,7 +15,7 @@ from jobs.spark import REPO_ROOT
 pytestmark = pytest.mark.spark
 
 
-def test_failover_drill_prints_rpo_and_rto(tmp_path: Path) -> None:
+def test_failover_drill_prints_rpo_and_rto_and_the_planned_round_trip(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("AWS_ENDPOINT_URL", None)
     r = subprocess.run(
@@ -32,4 +32,7 @@ def test_failover_drill_prints_rpo_and_rto(tmp_path: Path) -> None:
     assert "promoted.analytics.orders: 4 rows" in out  # point in time before the bad commit, then a Spark write
     assert "promoted.analytics.customers: 3 rows" in out
     assert "  RPO: at least since " in out and "  RTO: " in out
+    for direction in ("out", "back"):  # the planned round trip
+        assert f"  planned {direction}: RPO 0 (snapshot ids equal for 2/2 tables), write outage " in out
+    assert out.count("a writer's commit during the freeze: AccessDeniedException") == 2
     assert len(list((tmp_path / "out" / "reports").glob("*/report.json"))) == 2

@@ -637,7 +637,8 @@ def failover_checks(cfg: KitConfig) -> list[Issue]:
                     "Regional outage or account compromise; use another Region or account",
                 )
             )
-        if dest.region == failed.region and dest.account_id == failed.account_id:
+        is_new = any(b.bucket == name for b in fo.new_buckets)  # a new bucket there: the failback's destination
+        if dest.region == failed.region and dest.account_id == failed.account_id and not is_new:
             out.append(Issue(where, "a destination in the failed source's account and Region: use another Region"))
         ret = promoted.snapshot_retention
         if dest.snapshot_retention.max_snapshot_age_hours < ret.max_snapshot_age_hours:

@@ -488,7 +488,8 @@ def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_i
     chosen = tp.snapshot.snapshot_id if tp.snapshot else None
     if chosen is None or (not tp.pit and tp.step is M.Step.PROMOTE):
         chosen = current  # latest: whatever the replica had when it was detached (an in-flight commit may land)
-    recorded = table.metadata.properties.get(M.PROP_SNAPSHOT_ID)
+    props, managed = table.metadata.properties, tp.facts.source_table_arn if tp.facts.managed else None
+    recorded = props.get(M.PROP_SNAPSHOT_ID) if M.own_lineage(props, tp.facts.table_arn, managed) else None
     if recorded is not None and recorded != str(chosen) and tp.step is M.Step.ALREADY:
         chosen = int(recorded)  # converged run: the failover point is the first run's
     if current != chosen and tp.step is M.Step.PROMOTE:
@@ -507,6 +508,7 @@ def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_i
                 M.PROP_SOURCE_TABLE_ARN: tp.facts.source_table_arn or "unknown",
                 M.PROP_SNAPSHOT_ID: str(chosen),
                 M.PROP_RUN_ID: run_id,
+                M.PROP_TABLE_ARN: tp.facts.table_arn,
                 M.PROP_PIT: "true" if o.point_in_time else "false",
             },
             table=table,

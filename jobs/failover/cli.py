@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EPILOG = """what it does (in this order; nothing before the preflight passes):
   plan (default, --dry-run)  per table: replica state, last replicated commit, RPO, the snapshot it will have, which
@@ -16,6 +17,13 @@ EPILOG = """what it does (in this order; nothing before the preflight passes):
                              deletion, retention and policy changes still break-glass only), a verification commit
                              (kit.failover.* properties) and per-partition counts; report (Markdown + JSON)
   --failback --dry-run       the way back once the original Region answers (plan only)
+  --planned                  RPO 0, the source still answering: freeze the source's writers (a reviewed Deny merged
+                             into its bucket policy), wait until every replica has the source's current snapshot
+                             (--timeout), promote as above, prove the snapshot ids equal, put the policy back.
+                             On a timeout or an error before the promotion: writers back, nothing promoted (exit 1).
+                             A rerun continues a killed run; --unfreeze only lifts a freeze a killed run left.
+                             The failback is the same run on the failover topology's outputs, promoting the new
+                             bucket in the original Region.
 
 point in time without a copy (--as-of / --snapshot-id):
   sets each promoted table's current snapshot to the one the consistent cut chose (metadata only, seconds). It
@@ -29,7 +37,8 @@ examples:
       --namespace analytics --as-of 2026-11-24T03:10:00Z --confirm acme-replica-euw1 --report reports/
   python -m jobs.failover --outputs outputs.json --replica-bucket acme-replica-euw1 --failback --dry-run
 
-exit codes: 0 every table promoted (or already promoted) and verified; 1 some table failed (the others went on);
+exit codes: 0 every table promoted (or already promoted) and verified (--planned: and RPO 0 proven); 1 some table
+failed (the others went on), or --planned timed out or failed (writers back, the report names the tables behind);
 2 refused at plan time (not break-glass, wrong confirmation, unresolvable point in time, bad arguments): nothing
 changed."""
 
@@ -56,6 +65,11 @@ def parser() -> argparse.ArgumentParser:
     act.add_argument("--confirm", metavar="BUCKET", help="promote: type the replica bucket's name (irreversible)")
     p.add_argument("--failback", action="store_true", help="with --dry-run: the failback plan")
     p.add_argument("--report", metavar="DIR", help="report directory (default reports/failover)")
+    p.add_argument("--planned", action="store_true", help="planned failover: freeze, wait, promote, RPO 0 proven")
+    p.add_argument("--timeout", type=float, default=900.0, metavar="S", help="--planned: catch-up timeout (900)")
+    p.add_argument("--poll", type=float, default=5.0, metavar="S", help="--planned: seconds between checks (5)")
+    p.add_argument("--settle", type=float, default=5.0, metavar="S", help="--planned: wait after the freeze (5)")
+    p.add_argument("--unfreeze", action="store_true", help="--planned: only lift a freeze a killed run left")
     return p
 
 
@@ -100,10 +114,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(doc, indent=2, default=str) if ns.json else text)
             return 0
         documents = aws.documents_from_config(cfg, bucket) if cfg is not None else None
+        if ns.planned or ns.unfreeze:
+            return _planned(ns, clients, req, outputs, documents, cfg)
         return aws.run(clients, req, outputs, documents, as_json=ns.json).exit_code
     except (ArgError, FailoverError, OutputsError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED
+
+
+def _planned(ns: argparse.Namespace, clients: Any, req: Any, outputs: Any, documents: Any, cfg: Any) -> int:
+    from jobs.failover import aws, planned
+
+    replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
+    freeze = None
+    if cfg is not None and replica is not None:
+        freeze = planned.freeze_from_config(cfg, aws.source_of(outputs, replica).table_bucket_arn)
+    opts = planned.Options(timeout_s=ns.timeout, poll_s=ns.poll, settle_s=ns.settle, unfreeze=ns.unfreeze)
+    return planned.run(clients, req, outputs, documents, freeze, opts, as_json=ns.json).exit_code
 
 
 if __name__ == "__main__":

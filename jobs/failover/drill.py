@@ -10,6 +10,10 @@
   5. promote analytics.customers (latest state): disassociate, open to writers, verify
   6. promote analytics.orders AS OF an instant before the bad commit: point in time without a copy
   7. Spark writes to the promoted orders table; the report; RPO and RTO
+  8. the failback plan (dry run)
+  9. the planned round trip (`jobs.failover.drill_planned`): the seed again, a planned failover to the replica (RPO 0
+     proven, the write outage), writes to the promoted tables, the failback into a new bucket in the original Region
+     (RPO 0, the write outage), re-protected by replication to a new replica
 
 Everything is written under `failover-out/` (gitignored with the other drill output).
 """
@@ -252,7 +256,15 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     print("  (the original Region is still down in this drill: the plan says so)")
     failover_main([*common[:-2], "--failback", "--dry-run"])
 
+    _step(9, "planned failover round trip (RPO 0): out to the replica, writes, back to the original Region")
+    from jobs.failover.drill_planned import round_trip
+
+    planned = round_trip(
+        emu, out / "planned", SEED, SEED.parent / "failover" / "seed.toml", account, break_glass, deploy
+    )
+
     ok = plan_code == 0 and code_c == 0 and code_o == 0 and n_orders == 4 and n_customers == 3
+    ok = ok and all(w.code == 0 and w.rpo_zero and w.refused_write == "AccessDeniedException" for w in planned)
     reports = sorted((out / "reports").glob("*/report.md"))
     _step("done", f"{'SUCCESS' if ok else 'FAILED'} in {time.monotonic() - t_start:.0f}s")
     rpo = json.loads(reports[0].with_suffix(".json").read_text())["rpo"] if reports else "unknown"
@@ -260,6 +272,13 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     print(
         f"  RTO: {rto_c:.1f}s (customers, latest), {rto_o:.1f}s (orders, point in time) to a writable, verified table"
     )
+    for way in planned:
+        rpo = "RPO 0" if way.rpo_zero else "RPO NOT ZERO"
+        print(
+            f"  planned {way.label}: {rpo} (snapshot ids equal for {way.equal}/{way.tables} tables), write outage "
+            + (f"{way.outage_s:.1f}s" if way.outage_s is not None else "unknown")
+            + f"; a writer's commit during the freeze: {way.refused_write}"
+        )
     for r in reports:
         print(f"  report: {r}")
     return 0 if ok else 1

@@ -27,6 +27,19 @@ PROP_SOURCE_TABLE_ARN = PROP_PREFIX + "source-table-arn"
 PROP_SNAPSHOT_ID = PROP_PREFIX + "replica-snapshot-id"
 PROP_RUN_ID = PROP_PREFIX + "run-id"
 PROP_PIT = PROP_PREFIX + "point-in-time"
+PROP_TABLE_ARN = PROP_PREFIX + "table-arn"  # the promoted table itself: lineage replicated onwards names another
+
+
+def own_lineage(props: dict[str, str], table_arn: str, managed_source_arn: str | None) -> bool:
+    """Were these kit.failover.* properties written on this table, not replicated from a promotion upstream (a
+    failback's replicas carry the first failover's)? Lineage without the table's ARN (written before it was
+    recorded) is this table's unless the table is still a replica of another source than the one it names."""
+    if PROP_SNAPSHOT_ID not in props:
+        return False
+    if PROP_TABLE_ARN in props:
+        return props[PROP_TABLE_ARN] == table_arn
+    return managed_source_arn is None or props.get(PROP_SOURCE_TABLE_ARN) == managed_source_arn
+
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / some failed / plan-time refusal
 SHOWN_TABLE_DOCUMENTS = 3  # the rendered plan shows this many table policies in full (the JSON plan has all)
@@ -508,8 +521,9 @@ def failback_steps(promoted_bucket_arn: str, original_bucket_arn: str, tables: S
         f"4. replicate the promoted tables back: a `[failover] replicate_to` entry naming the new bucket (bucket-"
         f"level replication from {pb}), `cdktf deploy` of the failover topology; wait for `make status` to show "
         f"COMPLETED with lag 0 for the {len(tables)} table(s) ({len(changed)} changed during the failover)",
-        "5. cut over: stop writers, wait for lag 0, then run this tool against the new bucket "
-        "(`python -m jobs.failover --replica-bucket <new bucket> --confirm <new bucket>`); that the promotion "
+        "5. cut over with RPO 0: `python -m jobs.failover --planned --replica-bucket <new bucket> --confirm <new "
+        "bucket>` freezes the writers of the promoted tables, waits until the new bucket has caught up, promotes it "
+        "and proves the snapshot ids equal (the failover topology's outputs and configuration); that the promotion "
         f"of a replica whose source is itself a promoted replica behaves like the first one is {UNVERIFIED}",
         "6. point writers at the new bucket; make it the kit's source (config), with replication to "
         f"{pb} (re-protected as a replica by a NEW bucket: a promoted table cannot be re-associated) and the "

@@ -1,0 +1,270 @@
+"""The planned round trip of the failover drill (`make failover-drill`), on the S3 Tables emulator, no AWS:
+
+  out:  the seed topology again, writers on the source; the planned failover to the replica (freeze, the simulated
+        replication service catches up, promote, RPO 0 proven, freeze lifted); a writer's commit during the freeze
+        is refused (the emulator evaluates the freeze's Deny on the commit path)
+  in between: writers commit to the promoted tables
+  back: the failback, once the original Region answers: the failover topology replicates the promoted bucket into a
+        new bucket in the original Region; the same planned failover promotes it (freeze, wait, promote, RPO 0)
+  re-protect: the new primary replicates to a new replica, as the next topology would deploy it
+
+Writers are pyiceberg through the S3 Tables API (`jobs.failover.iceberg`, what a writer engine does).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from emulator.process import Emulator
+from jobs.failover import points
+
+FAILBACK_BUCKET = "demo-failback-use1-tablebucket"
+REPROTECT_BUCKET = "demo-reprotect-usw2-tablebucket"
+TABLES = ("analytics.orders", "analytics.customers")
+
+
+@dataclass
+class Direction:
+    label: str
+    code: int
+    rpo_zero: bool
+    tables: int
+    equal: int
+    outage_s: float | None
+    refused_write: str
+
+
+class ReplicationService:
+    """The simulated replication service: replicates every configured source bucket, every `period` seconds."""
+
+    def __init__(self, emu: Emulator, period: float = 0.2) -> None:
+        self.emu, self.period = emu, period
+        self.sources: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            for arn in list(self.sources):
+                self.emu.control.call("replicate", {"sourceBucketArn": arn})
+
+    def __enter__(self) -> ReplicationService:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _committer(clients: Any, bucket_arn: str, region: str, endpoint: str) -> Any:
+    from jobs.failover.iceberg import S3TablesCommitter, io_props
+
+    s3t = clients.s3tables(region)
+    return S3TablesCommitter(s3t, bucket_arn, io_props(s3t, bucket_arn, endpoint))
+
+
+def _write(committer: Any, first_id: int) -> None:
+    from jobs.failover.writer import rows
+    from jobs.recover.model import Ident
+
+    for i, q in enumerate(TABLES):
+        committer.load(Ident.parse(q)).append(rows(first_id + 10 * i))
+
+
+def _try_write(committer: Any) -> str:
+    from botocore.exceptions import ClientError
+
+    try:
+        _write(committer, 900)
+        return "ACCEPTED"
+    except ClientError as exc:
+        return str(exc.response["Error"]["Code"])
+
+
+def _direction(label: str, code: int, report_dir: Path, refused: str) -> Direction:
+    reports = sorted(report_dir.glob("*-planned/report.json"), key=lambda p: p.stat().st_mtime)
+    doc = json.loads(reports[-1].read_text()) if reports else {}
+    tables = doc.get("tables", [])
+    equal = sum(1 for t in tables if t.get("rpo_zero"))
+    return Direction(
+        label, code, bool(doc.get("rpo_zero")), len(tables), equal, doc.get("write_outage_seconds"), refused
+    )
+
+
+def failback_config(seed_failover: Path, out: Path) -> Path:
+    """examples/failover/seed.toml with its new bucket in the original Region (the failback's destination)."""
+    text = seed_failover.read_text(encoding="utf-8")
+    text = text.replace("demo-failover-use2-tablebucket", FAILBACK_BUCKET).replace('"us-east-2"', '"us-east-1"')
+    path = out / "kit-failback.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def failback_outputs(cfg: Any, promoted: Any, failback_arn: str, out: Path) -> Path:
+    """What `cdktf output` of the failback topology gives: the promoted bucket is the source, the new bucket in the
+    original Region its replica."""
+    from topology.failover import failover_topology
+
+    topo = failover_topology(cfg)
+    src = json.loads((out / "outputs.json").read_text())
+    kit_source = dict(src["source"]["kit_source"])
+    kit_source.update(
+        kit=f"{cfg.kit.name}-fo",
+        account_id=promoted.account_id,
+        region=promoted.region,
+        table_bucket_arn=promoted.table_bucket_arn,
+        table_bucket_name=promoted.table_bucket_name,
+        replication_role_arn=topo.replication_role_arn,
+        destinations=[failback_arn],
+    )
+    replica = dict(src[f"replica-{promoted.table_bucket_name}"]["kit_replica"])
+    replica.update(
+        region="us-east-1",
+        table_bucket_arn=failback_arn,
+        table_bucket_name=FAILBACK_BUCKET,
+        source_table_bucket_arn=promoted.table_bucket_arn,
+    )
+    doc = {
+        "source": {"kit_source": kit_source},
+        f"replica-{FAILBACK_BUCKET}": {"kit_replica": replica},
+        "recovery": src["recovery"],
+    }
+    path = out / "outputs-failback.json"
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path
+
+
+def round_trip(
+    emu: Emulator,
+    out: Path,
+    seed: Path,
+    seed_failover: Path,
+    account: str,
+    break_glass: str,
+    deploy: Callable[[Any, Any, Path], Path],
+) -> list[Direction]:
+    """Out and back; returns the two directions' results (and prints them as it goes). `deploy`: the drill's
+    `deploy` of the seed topology (what `cdktf deploy` leaves, and its outputs file)."""
+    from jobs.failover.cli import main as failover_main
+    from jobs.failover.writer import writer_schema
+    from jobs.kernel.clients import Clients
+    from jobs.recover.model import Ident
+    from topology.config import load_config
+    from topology.outputs import load_outputs
+
+    emu.control.call("reset")
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = load_config(seed)
+    clients = Clients(endpoint_url=emu.url)
+    assert cfg.failover is not None
+    writer = Clients(endpoint_url=emu.url, role_arns={account: cfg.failover.writer_roles[0]})  # the writers' role
+    outputs = load_outputs(deploy(cfg, clients, out))
+    src, rep = outputs.source, outputs.replicas[0]
+    source_w = _committer(writer, src.table_bucket_arn, src.region, emu.url)
+    schema, spec = writer_schema()
+    clients.s3tables(src.region).create_namespace(tableBucketARN=src.table_bucket_arn, namespace=["analytics"])
+    for q in TABLES:
+        source_w.create(Ident.parse(q), schema, spec)
+    _write(source_w, 0)
+    emu.control.call("replicate", {"sourceBucketArn": src.table_bucket_arn})
+    _write(source_w, 100)  # not replicated yet: the planned failover waits for it
+    print(f"  writers ({cfg.failover.writer_roles[0]}) committed twice to both tables; the replica lacks the second")
+
+    common = ["--endpoint-url", emu.url, "--role-arn", f"{account}={break_glass}", "--max-attempts", "2"]
+    common += ["--planned", "--poll", "0.2", "--settle", "0", "--timeout", "120", "--quiet"]
+    results = []
+    with ReplicationService(emu) as service:
+        refused: dict[str, str] = {}
+
+        def during_freeze(writer: Any, source_arn: str) -> Any:
+            def hook(point: str, _: str) -> None:
+                if point == "after-freeze" and "w" not in refused:
+                    refused["w"] = _try_write(writer)
+                    service.sources.append(source_arn)  # the service catches up once writers are frozen
+
+            return hook
+
+        emu.control.call("enforce-policies", {"bucketArns": [src.table_bucket_arn]})
+        print(f"\n  -- out: planned failover {src.table_bucket_name} -> {rep.table_bucket_name}")
+        points.hook = during_freeze(source_w, src.table_bucket_arn)
+        try:
+            code = failover_main(
+                [
+                    *common,
+                    *("--config", str(seed), "--outputs", str(out / "outputs.json")),
+                    *("--replica-bucket", rep.table_bucket_name, "--confirm", rep.table_bucket_name),
+                    *("--report", str(out / "reports-out")),
+                ]
+            )
+        finally:
+            points.hook = None
+        results.append(_direction("out", code, out / "reports-out", refused.get("w", "-")))
+        service.sources.clear()
+
+        promoted_w = _committer(writer, rep.table_bucket_arn, rep.region, emu.url)
+        _write(promoted_w, 200)
+        print(f"  in between: writers committed to the promoted tables in {rep.table_bucket_name}")
+
+        print(f"\n  -- back: the original Region answers; failback {rep.table_bucket_name} -> {FAILBACK_BUCKET}")
+        fb_config = failback_config(seed_failover, out)
+        fb_cfg = load_config(fb_config)
+        us_east = clients.s3tables("us-east-1")
+        failback_arn = us_east.create_table_bucket(name=FAILBACK_BUCKET)["arn"]
+        from policies.documents import compact_json
+        from policies.failover import destination_bucket_policy
+        from topology.failover import failover_topology
+
+        topo = failover_topology(fb_cfg)
+        dest = next(d for d in topo.destinations if d.bucket == FAILBACK_BUCKET)
+        us_east.put_table_bucket_policy(
+            tableBucketARN=failback_arn, resourcePolicy=compact_json(destination_bucket_policy(fb_cfg, topo, dest))
+        )
+        clients.s3tables(rep.region).put_table_bucket_replication(
+            tableBucketARN=rep.table_bucket_arn,
+            configuration={
+                "role": topo.replication_role_arn,
+                "rules": [{"destinations": [{"destinationTableBucketARN": failback_arn}]}],
+            },
+        )
+        emu.control.call("replicate", {"sourceBucketArn": rep.table_bucket_arn})  # the backfill
+        _write(promoted_w, 300)  # one more commit the failback bucket lacks
+        fb_outputs = failback_outputs(fb_cfg, rep, failback_arn, out)
+        print(f"  the failover topology replicates {rep.table_bucket_name} into {FAILBACK_BUCKET} (us-east-1)")
+        refused.clear()
+        emu.control.call("enforce-policies", {"bucketArns": [rep.table_bucket_arn]})
+        points.hook = during_freeze(promoted_w, rep.table_bucket_arn)
+        try:
+            code = failover_main(
+                [
+                    *common,
+                    *("--config", str(fb_config), "--outputs", str(fb_outputs)),
+                    *("--replica-bucket", FAILBACK_BUCKET, "--confirm", FAILBACK_BUCKET),
+                    *("--report", str(out / "reports-back")),
+                ]
+            )
+        finally:
+            points.hook = None
+        results.append(_direction("back", code, out / "reports-back", refused.get("w", "-")))
+
+    home_w = _committer(writer, failback_arn, "us-east-1", emu.url)
+    _write(home_w, 400)
+    reprotect_arn = clients.s3tables("us-west-2").create_table_bucket(name=REPROTECT_BUCKET)["arn"]
+    us_east.put_table_bucket_replication(
+        tableBucketARN=failback_arn,
+        configuration={
+            "role": cfg.replication_role_arn,
+            "rules": [{"destinations": [{"destinationTableBucketARN": reprotect_arn}]}],
+        },
+    )
+    done = emu.control.call("replicate", {"sourceBucketArn": failback_arn})["replicated"]
+    print(
+        f"\n  re-protected: writers commit to {FAILBACK_BUCKET} (us-east-1) again, replicated to {REPROTECT_BUCKET} "
+        f"({len(done)} table(s)); `make harden` and the next topology's deploy protect it"
+    )
+    return results

@@ -1,0 +1,220 @@
+"""Planned failover (`python -m jobs.failover --planned`): the pure catch-up rules, then the run against the S3 Tables
+emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
+Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
+exception no step of the tool catches, raised at a named point (`jobs.failover.points`): what SIGKILL leaves behind
+(the freeze in place, the journal, a half-done promotion)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from jobs.failover import aws, planned, points
+from jobs.failover import planned_model as PM
+from jobs.kernel.clients import Clients
+from jobs.recover.model import Ident
+from policies.actions import FREEZE_SID
+from tests.failover_world import FailoverWorld, batch, build
+from tests.ops_fixtures import DST_BUCKET, OpsEnv
+
+# The source's own bucket policy before the run, in a form no JSON library writes: put back byte for byte.
+ORIGINAL = (
+    '{"Version":"2012-10-17","Statement":[ {"Sid":"AllowAuditRead","Effect":"Allow",'
+    '"Principal":{"AWS":"arn:aws:iam::123456789012:role/auditor"},"Action":"s3tables:GetTable",'
+    '"Resource":"arn:aws:s3tables:us-east-1:123456789012:bucket/demo-source-tablebucket/table/*"}]}'
+)
+
+
+class Killed(BaseException):
+    """SIGKILL at a point: nothing of the tool runs after it (no `except Exception`, no lift)."""
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pure
+# ----------------------------------------------------------------------------------------------------
+
+
+def test_caught_up_needs_the_same_snapshot_and_the_source_s_last_update() -> None:
+    src = PM.Head(7, 2_000)
+    assert PM.CatchUp("a.t", src, PM.Head(7, 2_000)).caught_up
+    assert not PM.CatchUp("a.t", src, PM.Head(6, 1_000)).caught_up  # a commit lacking
+    assert not PM.CatchUp("a.t", src, PM.Head(7, 1_500)).caught_up  # a metadata-only update lacking
+    assert PM.CatchUp("a.t", src, PM.Head(7, 9_000), detached=True).caught_up  # its lineage commit moved it on
+    assert not PM.CatchUp("a.t", src, PM.Head(7, 2_000), error="503").caught_up
+    behind = [PM.CatchUp("a.x", src, PM.Head(6, 1_500)), PM.CatchUp("a.y", src, PM.Head(5, 500))]
+    assert [s.table for s in PM.slowest([*behind, PM.CatchUp("a.z", src, src)])] == ["a.y", "a.x"]
+    assert "caught up 1/3" in PM.progress_line([*behind, PM.CatchUp("a.z", src, src)], 1.0)
+
+
+def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() -> None:
+    from jobs.failover import model as M
+
+    mine = {M.PROP_SNAPSHOT_ID: "7", M.PROP_TABLE_ARN: "arn:t/back", M.PROP_SOURCE_TABLE_ARN: "arn:t/src"}
+    assert M.own_lineage(mine, "arn:t/back", None)
+    assert not M.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
+    legacy = {M.PROP_SNAPSHOT_ID: "7", M.PROP_SOURCE_TABLE_ARN: "arn:t/src"}
+    assert M.own_lineage(legacy, "arn:t/x", None) and M.own_lineage(legacy, "arn:t/x", "arn:t/src")
+    assert not M.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
+    assert not M.own_lineage({}, "arn:t/x", None)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Against the emulator
+# ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fw(ops_env: OpsEnv) -> FailoverWorld:
+    world = build(ops_env)
+    world.world.src().put_table_bucket_policy(tableBucketARN=world.world.source_arn, resourcePolicy=ORIGINAL)
+    ops_env.control.enforce_policies([world.world.source_arn])
+    return world
+
+
+@pytest.fixture
+def bg(fw: FailoverWorld) -> Clients:
+    """Break-glass clients, one set per test: creating botocore clients costs more than a run on the emulator."""
+    return fw.clients()
+
+
+def _source_policy(fw: FailoverWorld) -> str:
+    return str(fw.world.src().get_table_bucket_policy(tableBucketARN=fw.world.source_arn)["resourcePolicy"])
+
+
+def _run(
+    fw: FailoverWorld,
+    bg: Clients,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hook: Callable[[str, str], None] | None = None,
+    timeout: float = 30.0,
+) -> planned.PlannedResult:
+    monkeypatch.setattr(points, "hook", hook)
+    req = aws.Request(
+        replica_bucket=DST_BUCKET, confirm=DST_BUCKET, report_dir=tmp_path, show_progress=False, concurrency=1
+    )
+    docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
+    freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
+    opts = planned.Options(timeout_s=timeout, poll_s=0.02, settle_s=0.0)
+    try:
+        return planned.run(bg, req, fw.world.outputs, docs, freeze, opts)
+    finally:
+        monkeypatch.setattr(points, "hook", None)
+
+
+def _replicate_after_freeze(fw: FailoverWorld, seen: dict[str, Any]) -> Callable[[str, str], None]:
+    """The replication service catches up once writers are frozen; a writer tries to commit meanwhile."""
+
+    def hook(point: str, _: str) -> None:
+        if point != "after-freeze":
+            return
+        assert FREEZE_SID in _source_policy(fw)
+        try:
+            fw.append("analytics.customers", range(100, 101), "eu")
+            seen["write"] = "accepted"
+        except ClientError as exc:
+            seen["write"] = exc.response["Error"]["Code"]
+        fw.env.control.replicate(source_bucket_arn=fw.world.source_arn)
+
+    return hook
+
+
+def _current(committer: Any, qualified: str) -> int | None:
+    return committer.load(Ident.parse(qualified)).metadata.current_snapshot_id  # type: ignore[no-any-return]
+
+
+def test_planned_failover_freezes_waits_promotes_and_proves_rpo_zero(
+    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Any] = {}
+    result = _run(fw, bg, tmp_path, monkeypatch, _replicate_after_freeze(fw, seen))
+    rep = result.report
+    assert rep is not None and result.exit_code == 0, rep and rep.render()
+    assert seen["write"] == "AccessDeniedException"  # the writer's commit during the freeze was refused
+    assert rep.outcome == "promoted" and rep.rpo_zero
+    src, dst = fw.source_committer(), fw.replica_committer()
+    for t in rep.tables:
+        assert t.source_snapshot_id == t.promoted_snapshot_id == _current(src, t.table) == _current(dst, t.table)
+        assert not fw.world.replica_table(t.table).get("managedTableInformation")
+    assert _current(src, "analytics.orders") == fw.snapshots["analytics.orders"][-1]  # the unreplicated commit too
+    assert rep.write_outage_seconds is not None and rep.write_outage_seconds > 0
+    assert rep.writable_after_caught_up_seconds is not None and rep.rto_seconds
+    assert _source_policy(fw) == ORIGINAL  # put back byte for byte
+    assert not list(tmp_path.glob(".planned-freeze-*"))
+    doc = json.loads(result.report_path.with_suffix(".json").read_text())  # type: ignore[union-attr]
+    assert doc["rpo_zero"] and doc["write_outage_seconds"] > 0
+    # after the run, writers write the promoted side
+    before = _current(dst, "analytics.orders")
+    dst.load(Ident.parse("analytics.orders")).append(batch(range(200, 202), "us"))
+    assert _current(dst, "analytics.orders") != before
+
+
+def test_a_table_that_never_catches_up_times_out_lifts_the_freeze_and_promotes_nothing(
+    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    req = aws.Request(replica_bucket=DST_BUCKET, confirm=DST_BUCKET, report_dir=tmp_path, show_progress=False)
+    docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
+    freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
+    refused = planned.run(fw.clients(break_glass=False), req, fw.world.outputs, docs, freeze)
+    assert refused.exit_code == 2 and _source_policy(fw) == ORIGINAL  # not break-glass: nothing changes
+    result = _run(fw, bg, tmp_path, monkeypatch, None, timeout=0.2)  # nobody replicates orders' last commit
+    rep = result.report
+    assert result.exit_code == 1 and rep is not None
+    assert rep.outcome.startswith("timed out") and rep.behind == ["analytics.orders"]
+    assert "analytics.orders" in rep.render() and "nothing was promoted" in rep.render()
+    for t in ("analytics.orders", "analytics.customers"):
+        assert fw.world.replica_table(t).get("managedTableInformation")  # still replicas
+    assert _source_policy(fw) == ORIGINAL
+    fw.append("analytics.orders", range(300, 301), "eu")  # writers are back on the source
+
+
+KILL_POINTS = list(points.POINTS)
+
+
+def test_killed_at_every_step_each_rerun_continues_and_the_last_converges_and_lifts_the_freeze(
+    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """Run k is killed at the k-th point (in the order a run reaches them) and run k+1 continues it, so every step
+    is the last one done before a kill once; the last run converges. After the first kill, a dry run says writers
+    are frozen and `--unfreeze` lifts the freeze (nothing promoted); the next run freezes again."""
+    seen: dict[str, Any] = {}
+    replicate = _replicate_after_freeze(fw, seen)
+    for i, point in enumerate(KILL_POINTS):
+
+        def kill(at: str, what: str, point: str = point) -> None:
+            replicate(at, what)
+            if at == point:
+                raise Killed(at)
+
+        with pytest.raises(Killed):
+            _run(fw, bg, tmp_path, monkeypatch, kill)
+        assert FREEZE_SID in _source_policy(fw), point  # what a kill leaves: writers frozen ...
+        assert list(tmp_path.glob(".planned-freeze-*")), point  # ... and the journal that says what to put back
+        if i == 0:
+            freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
+            docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
+            req = aws.Request(replica_bucket=DST_BUCKET, report_dir=tmp_path, show_progress=False)
+            capsys.readouterr()
+            assert planned.run(bg, req, fw.world.outputs, docs, freeze).exit_code == 0
+            assert "WRITERS ARE FROZEN NOW" in capsys.readouterr().out
+            opts = planned.Options(unfreeze=True)
+            assert planned.run(bg, req, fw.world.outputs, None, freeze, opts).exit_code == 0
+            assert _source_policy(fw) == ORIGINAL and not list(tmp_path.glob(".planned-freeze-*"))
+            assert fw.world.replica_table("analytics.orders").get("managedTableInformation")  # nothing promoted
+    rerun = _run(fw, bg, tmp_path, monkeypatch, None)
+    rep = rerun.report
+    assert rerun.exit_code == 0 and rep is not None, rep and rep.render()
+    assert rep.rpo_zero and rep.continued_from is not None
+    assert _source_policy(fw) == ORIGINAL  # writers are not left frozen once the run ends
+    assert {t.verdict for t in rep.tables} == {"converged"}
+    assert seen["write"] == "AccessDeniedException"
+    src, dst = fw.source_committer(), fw.replica_committer()
+    for t in ("analytics.orders", "analytics.customers"):
+        assert _current(src, t) == _current(dst, t)
+        props = dst.load(Ident.parse(t)).metadata.properties
+        assert props["kit.failover.replica-snapshot-id"] == str(_current(src, t))

@@ -246,5 +246,5 @@ def test_the_promotion_of_one_sources_replica_is_built_from_that_source_and_reta
     assert topo.recovery_replica is None
     assert [s.id for s in promotion_view(cfg, "estate-sales-replica-euc1").sources] == ["sales-euw1"]
     for bucket in ("estate-vault-euc1", "estate-missing"):
-        with pytest.raises(ValueError, match="receives from 3 sources|not the bucket of any entry"):
+        with pytest.raises(ValueError, match=r"receives from 3 sources|not the bucket of any entry"):
             failover_topology(cfg, bucket)

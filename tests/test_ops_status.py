@@ -274,3 +274,31 @@ def test_status_json_carries_the_recovery_windows(ops_env: OpsEnv, tmp_path, cap
     # --no-windows skips the reads
     code, out = _run_cli(world, tmp_path, capsys, "--json", "--no-windows")
     assert all(d["window"] is None for d in json.loads(out)["destinations"])
+
+
+def test_replication_point_over_http_names_the_table_holding_it_back(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """The point of the replica: every table complete but `analytics.events`, which has not replicated since 3 h
+    ago (two commits since): the point is that last replicated update, and status names the table (text and JSON,
+    whole bucket and a configured group)."""
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.events", NOW - timedelta(hours=6))
+    replicated = NOW - timedelta(hours=3)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=replicated)
+    world.commit("analytics.events", NOW - timedelta(hours=2))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    report = st.collect_status(world.clients, [world.source_arn], now=NOW, show_progress=False)
+    [p] = [p for p in report.points if p.destination_bucket_arn == world.replica_arn]
+    assert p.held_back_by == "analytics.events" and p.reason == "PENDING: last replicated commit"
+    assert dt.datetime.fromisoformat(p.point.replace("Z", "+00:00")) == replicated.replace(  # type: ignore[union-attr]
+        microsecond=replicated.microsecond // 1000 * 1000
+    )
+    assert p.age_seconds == pytest.approx(3 * 3600, abs=1)
+    code, out = _run_cli(world, tmp_path, capsys, "--json", "--group", "orders=analytics.orders")
+    assert code == 0  # a point is information: no --max-lag, nothing failed
+    doc = json.loads(out)
+    points = {(x["destination_bucket_arn"], x["group"]): x for x in doc["replication_points"]}
+    assert points[(world.replica_arn, "*")]["held_back_by"] == "analytics.events"
+    assert points[(world.replica_arn, "orders")]["held_back_by"] is None  # the group's one table is complete
+    code, out = _run_cli(world, tmp_path, capsys)
+    assert code == 0 and "replication point" in out
+    assert "held back by analytics.events (PENDING: last replicated commit)" in out

@@ -1,0 +1,158 @@
+"""The replication point: per replica bucket and group of tables, the newest instant to which EVERY table of the
+group can be restored from that replica (pure: computed from the rows of a `status` report, no I/O).
+
+A table's own instant on a destination is how far its replica is complete:
+
+- COMPLETED (or no source commit lacking: lag 0): the replica has the source's current state, so the table is
+  complete up to the time of the status read (`generated_at`); an idle table never holds the point back;
+- otherwise (pending, failed, detached): its last replicated commit (`lastSuccessfulReplicatedUpdate`), the newest
+  instant the replica is known to hold every source commit of;
+- never replicated, or status unreadable: no instant, so the group has none (`point` None) and that table is named.
+
+The group's point is the minimum over its tables, and `held_back_by` names the table holding it (the first in
+name order on a tie). Its age (`now - point`) is what the monitor publishes (`REPLICATION_POINT_AGE`) and alarms
+on; `python -m jobs.recover --as-of replication-point` recovers to it.
+
+Groups: the whole bucket (`WHOLE_BUCKET`) always, plus named groups of table patterns (`namespace.name`,
+`namespace.*`; `status --group NAME=PATTERN[,PATTERN...]`). The whole bucket is the default and what the monitor
+publishes. On an estate, a fan-in bucket's point covers the tables of every source in the report (the monitor of
+each source publishes the point of that source's tables, under its own `Kit`).
+
+Standard library only: the monitor's Lambda package ships this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from fnmatch import fnmatchcase
+from typing import Any, Protocol
+
+from jobs.ops.cli import format_duration
+
+WHOLE_BUCKET = "*"
+COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `jobs.ops.status`'s statuses
+
+
+class Row(Protocol):
+    """What the point reads of a `jobs.ops.status.DestinationStatus`."""
+
+    @property
+    def source_bucket_arn(self) -> str: ...
+    @property
+    def table(self) -> str: ...
+    @property
+    def destination_bucket_arn(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def last_replicated_at(self) -> str | None: ...
+    @property
+    def lag_seconds(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class ReplicationPoint:
+    destination_bucket_arn: str
+    group: str  # WHOLE_BUCKET or a configured group's name
+    tables: int
+    point: str | None  # ISO 8601 UTC; None: some table of the group has no restorable instant
+    age_seconds: float | None
+    held_back_by: str | None  # the table holding the point (None: every table is up to date)
+    reason: str  # why that table holds it
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def table_instant(row: Row, now: datetime) -> tuple[datetime | None, str]:
+    """(the newest instant the replica of this row holds completely, why); None when there is none."""
+    if row.status == ERROR:
+        return None, "replication status unreadable"
+    if row.status == COMPLETED or row.lag_seconds == 0.0:
+        return now, "up to date"
+    if row.last_replicated_at:
+        at = datetime.fromisoformat(row.last_replicated_at.replace("Z", "+00:00")).astimezone(UTC)
+        return at, f"{row.status.upper()}: last replicated commit"
+    return None, f"{row.status.upper()}: never replicated"
+
+
+def parse_group(spec: str) -> dict[str, tuple[str, ...]]:
+    """`NAME=PATTERN[,PATTERN...]` (patterns `namespace.name` or `namespace.*`) -> {name: patterns}."""
+    name, sep, patterns = spec.partition("=")
+    pats = tuple(p.strip() for p in patterns.split(",") if p.strip())
+    if not sep or not name.strip() or not pats or name.strip() == WHOLE_BUCKET:
+        raise ValueError(f"group {spec!r}: expected NAME=PATTERN[,PATTERN...] (e.g. sales=sales.*,ops.incidents)")
+    return {name.strip(): pats}
+
+
+def _iso(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def replication_points(
+    rows: Sequence[Row],
+    now: datetime,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    label: Any = None,
+) -> list[ReplicationPoint]:
+    """The point of every destination bucket (whole bucket, then each group with at least one table), sorted by
+    bucket. A row unreadable for the whole table (no destination) counts in every destination of its source bucket.
+    `label(row)` names a table (default `namespace.name`)."""
+    name = label or (lambda r: r.table)
+    dests_of: dict[str, set[str]] = {}
+    for r in rows:
+        if r.destination_bucket_arn:
+            dests_of.setdefault(r.source_bucket_arn, set()).add(r.destination_bucket_arn)
+    per_dest: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.status == UNCONFIGURED:
+            continue  # not replicated at all: in no replica's point
+        own = r.destination_bucket_arn
+        dests = [own] if own else sorted(dests_of.get(r.source_bucket_arn, ()))
+        for dest in dests:
+            per_dest.setdefault(dest, []).append(r)
+    out: list[ReplicationPoint] = []
+    for dest in sorted(per_dest):
+        selections = [(WHOLE_BUCKET, per_dest[dest])]
+        for group, patterns in (groups or {}).items():
+            chosen = [r for r in per_dest[dest] if any(fnmatchcase(r.table, p) for p in patterns)]
+            if chosen:
+                selections.append((group, chosen))
+        for group, chosen in selections:
+            out.append(_point(dest, group, chosen, now, name))
+    return out
+
+
+def _point(dest: str, group: str, rows: Sequence[Row], now: datetime, name: Any) -> ReplicationPoint:
+    instants = sorted(((table_instant(r, now), str(name(r))) for r in rows), key=lambda x: x[1])
+    missing = [(why, t) for (at, why), t in instants if at is None]
+    tables = len({t for _, t in instants})
+    if missing:
+        why, table = missing[0]
+        return ReplicationPoint(dest, group, tables, None, None, table, why)
+    (at, why), table = min(instants, key=lambda x: x[0][0] or now)
+    assert at is not None
+    if at >= now:
+        return ReplicationPoint(dest, group, tables, _iso(now), 0.0, None, "every table up to date")
+    return ReplicationPoint(dest, group, tables, _iso(at), (now - at).total_seconds(), table, why)
+
+
+def render_points(points: Sequence[ReplicationPoint]) -> str:
+    """The text summary's lines (nothing without points)."""
+    if not points:
+        return ""
+    lines = ["", "replication point (the newest instant every table of the group can be restored to):"]
+    for p in points:
+        bucket = p.destination_bucket_arn.rsplit("/", 1)[-1] + "@" + p.destination_bucket_arn.split(":")[3]
+        where = f"  {bucket} [{'whole bucket' if p.group == WHOLE_BUCKET else 'group ' + p.group}, {p.tables} tables]"
+        if p.point is None:
+            lines.append(f"{where}: NONE, held back by {p.held_back_by} ({p.reason})")
+        elif p.held_back_by is None:
+            lines.append(f"{where}: {p.point} (every table up to date)")
+        else:
+            lines.append(
+                f"{where}: {p.point} (age {format_duration(p.age_seconds)}), held back by {p.held_back_by} ({p.reason})"
+            )
+    return "\n".join(lines)

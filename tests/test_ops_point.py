@@ -19,7 +19,7 @@ D2 = "arn:aws:s3tables:us-east-1:222222222222:bucket/replica-b"
 
 
 def row(table: str, status: str, dest: str | None = D1, *, ago: float | None = None, lag: float | None = None,
-        src: str = SRC) -> st.DestinationStatus:  # fmt: skip
+        src: str = SRC, exact: bool = False) -> st.DestinationStatus:  # fmt: skip
     return st.DestinationStatus(
         source_bucket_arn=src,
         table=table,
@@ -28,19 +28,27 @@ def row(table: str, status: str, dest: str | None = D1, *, ago: float | None = N
         status=status,
         last_replicated_at=(NOW - timedelta(minutes=ago)).isoformat() if ago is not None else None,
         lag_seconds=0.0 if status == st.COMPLETED else lag,
+        lag_source="metadata" if exact else "modifiedAt (lower bound)" if lag else None,
     )
 
 
-def test_the_point_is_the_oldest_last_replicated_commit_and_names_the_table_holding_it() -> None:
+def test_the_point_is_the_oldest_instant_a_replica_holds_completely_and_names_the_table_holding_it() -> None:
     rows = [
         row("sales.orders", st.COMPLETED, ago=600),  # idle and complete: never holds the point back
-        row("sales.refunds", st.PENDING, ago=20, lag=900),
+        row("sales.refunds", st.PENDING, ago=20, lag=900),  # lag a lower bound only: its last replicated update
         row("ops.incidents", st.FAILED, ago=45, lag=3000),
     ]
     [p] = replication_points(rows, NOW)
     assert (p.destination_bucket_arn, p.group, p.tables) == (D1, WHOLE_BUCKET, 3)
     assert p.point == "2026-11-24T11:15:00.000Z" and p.age_seconds == 45 * 60
     assert p.held_back_by == "ops.incidents" and p.reason == "FAILED: last replicated commit"
+    # with the source's commit times (metadata), the point is the millisecond before the oldest lacking commit:
+    # until then the source's state is the replica's, however long ago the last replicated update was
+    rows[2] = row("ops.incidents", st.FAILED, ago=300, lag=1800, exact=True)
+    [p] = replication_points(rows, NOW)
+    assert p.point == "2026-11-24T11:29:59.999Z" and p.held_back_by == "ops.incidents"
+    assert p.reason == "FAILED: lacks commits since"
+    assert "held back by ops.incidents (FAILED: lacks commits since then)" in render_points([p])
 
 
 def test_every_table_up_to_date_puts_the_point_at_the_read_and_each_destination_has_its_own() -> None:
@@ -61,9 +69,9 @@ def test_every_table_up_to_date_puts_the_point_at_the_read_and_each_destination_
 
 
 def test_a_table_without_an_instant_leaves_the_group_without_a_point() -> None:
-    never = [row("sales.orders", st.COMPLETED), row("sales.refunds", st.PENDING, lag=60)]
+    never = [row("sales.orders", st.COMPLETED), row("sales.refunds", st.PENDING, lag=60, exact=True)]
     [p] = replication_points(never, NOW)
-    assert p.point is None and p.age_seconds is None
+    assert p.point is None and p.age_seconds == 60  # no point; the age of its first commit for the alarm
     assert (p.held_back_by, p.reason) == ("sales.refunds", "PENDING: never replicated")
     # a table whose status is unreadable (no destination row) counts in every destination of its source bucket,
     # not in another source's; a table without replication is in no point

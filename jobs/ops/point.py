@@ -5,9 +5,12 @@ A table's own instant on a destination is how far its replica is complete:
 
 - COMPLETED (or no source commit lacking: lag 0): the replica has the source's current state, so the table is
   complete up to the time of the status read (`generated_at`); an idle table never holds the point back;
-- otherwise (pending, failed, detached): its last replicated commit (`lastSuccessfulReplicatedUpdate`), the newest
-  instant the replica is known to hold every source commit of;
+- otherwise (pending, failed, detached), with the source's commit times read from its metadata: the millisecond
+  before the oldest source commit the replica lacks (`now - lag`): until then the source's state is the replica's;
+- otherwise (the lag is only a lower bound, or unknown): its last replicated update
+  (`lastSuccessfulReplicatedUpdate`), the newest instant the replica is known to hold every source commit of;
 - never replicated, or status unreadable: no instant, so the group has none (`point` None) and that table is named.
+  For a table never replicated the age is still that of its oldest commit (its lag), so the alarm sees it.
 
 The group's point is the minimum over its tables, and `held_back_by` names the table holding it (the first in
 name order on a tie). Its age (`now - point`) is what the monitor publishes (`REPLICATION_POINT_AGE`) and alarms
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
@@ -50,6 +53,8 @@ class Row(Protocol):
     def last_replicated_at(self) -> str | None: ...
     @property
     def lag_seconds(self) -> float | None: ...
+    @property
+    def lag_source(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class ReplicationPoint:
     group: str  # WHOLE_BUCKET or a configured group's name
     tables: int
     point: str | None  # ISO 8601 UTC; None: some table of the group has no restorable instant
-    age_seconds: float | None
+    age_seconds: float | None  # now - point; without a point, the oldest lacking commit's age if known
     held_back_by: str | None  # the table holding the point (None: every table is up to date)
     reason: str  # why that table holds it
 
@@ -72,6 +77,8 @@ def table_instant(row: Row, now: datetime) -> tuple[datetime | None, str]:
         return None, "replication status unreadable"
     if row.status == COMPLETED or row.lag_seconds == 0.0:
         return now, "up to date"
+    if row.last_replicated_at and row.lag_seconds is not None and row.lag_source == "metadata":
+        return now - timedelta(seconds=row.lag_seconds, milliseconds=1), f"{row.status.upper()}: lacks commits since"
     if row.last_replicated_at:
         at = datetime.fromisoformat(row.last_replicated_at.replace("Z", "+00:00")).astimezone(UTC)
         return at, f"{row.status.upper()}: last replicated commit"
@@ -131,7 +138,9 @@ def _point(dest: str, group: str, rows: Sequence[Row], now: datetime, name: Any)
     tables = len({t for _, t in instants})
     if missing:
         why, table = missing[0]
-        return ReplicationPoint(dest, group, tables, None, None, table, why)
+        # never replicated: the age of its oldest commit (the lag) is a lower bound of the missing point's age
+        lags = [r.lag_seconds for r in rows if r.lag_seconds is not None and table_instant(r, now)[0] is None]
+        return ReplicationPoint(dest, group, tables, None, max(lags) if lags else None, table, why)
     (at, why), table = min(instants, key=lambda x: x[0][0] or now)
     assert at is not None
     if at >= now:
@@ -149,6 +158,11 @@ def render_points(points: Sequence[ReplicationPoint]) -> str:
         where = f"  {bucket} [{'whole bucket' if p.group == WHOLE_BUCKET else 'group ' + p.group}, {p.tables} tables]"
         if p.point is None:
             lines.append(f"{where}: NONE, held back by {p.held_back_by} ({p.reason})")
+        elif p.reason.endswith("since"):
+            lines.append(
+                f"{where}: {p.point} (age {format_duration(p.age_seconds)}), held back by {p.held_back_by} "
+                f"({p.reason} then)"
+            )
         elif p.held_back_by is None:
             lines.append(f"{where}: {p.point} (every table up to date)")
         else:

@@ -13,8 +13,8 @@ A table's own instant on a destination is how far its replica is complete:
   For a table never replicated the age is still that of its oldest commit (its lag), so the alarm sees it.
 
 The group's point is the minimum over its tables, and `held_back_by` names the table holding it (the first in
-name order on a tie). Its age (`now - point`) is what the monitor publishes (`REPLICATION_POINT_AGE`) and alarms
-on; `python -m jobs.recover --as-of replication-point` recovers to it.
+name order on a tie). Its age (`now - point`) is what the monitor publishes (`topology.contract.POINT_AGE`,
+`point_metric_data`) and alarms on; `python -m jobs.recover --as-of replication-point` recovers to it.
 
 Groups: the whole bucket (`WHOLE_BUCKET`) always, plus named groups of table patterns (`namespace.name`,
 `namespace.*`; `status --group NAME=PATTERN[,PATTERN...]`). The whole bucket is the default and what the monitor
@@ -33,6 +33,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
 from jobs.ops.cli import format_duration
+from topology.contract import POINT_AGE
 
 WHOLE_BUCKET = "*"
 COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `jobs.ops.status`'s statuses
@@ -170,3 +171,20 @@ def render_points(points: Sequence[ReplicationPoint]) -> str:
                 f"{where}: {p.point} (age {format_duration(p.age_seconds)}), held back by {p.held_back_by} ({p.reason})"
             )
     return "\n".join(lines)
+
+
+def point_metric_data(
+    rows: Sequence[Row], now: datetime, *, kit: str, destinations: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The monitor's `POINT_AGE` datum of every destination bucket (whole bucket; dimensions `Kit`, `Destination`):
+    a configured destination without tables has its point at the read (age 0); a point whose age is unknown (a
+    status unreadable) gets no datum (the heartbeat alarm covers that run)."""
+    ages = {p.destination_bucket_arn: p.age_seconds for p in replication_points(rows, now) if p.group == WHOLE_BUCKET}
+    out = []
+    for dest in sorted(set(destinations) | set(ages)):
+        age = ages.get(dest, 0.0)
+        if age is not None:
+            dims = [{"Name": "Kit", "Value": kit}, {"Name": "Destination", "Value": dest}]
+            out.append({"MetricName": POINT_AGE, "Dimensions": dims, "Value": float(age), "Unit": "Seconds",
+                        "Timestamp": now})  # fmt: skip
+    return out

@@ -112,3 +112,21 @@ def test_the_status_report_carries_the_points_in_its_json() -> None:
     [p] = report.to_json()["replication_points"]
     assert p["point"] == "2026-11-24T11:45:00.000Z" and p["held_back_by"] == "sales.refunds"
     assert "held back by sales.refunds (FAILED: last replicated commit)" in st.render(report)
+
+
+def test_as_of_replication_point_resolves_to_the_point_of_the_selection_or_says_why_not() -> None:
+    from jobs.ops.point import resolve_point, selection_patterns
+
+    rows = [
+        row("sales.orders", st.PENDING, ago=10, lag=60),  # last replicated 10 min ago
+        row("sales.refunds", st.COMPLETED),
+        row("ops.incidents", st.PENDING, lag=60, exact=True),  # never replicated
+    ]
+    sales = selection_patterns(namespaces=["sales"])
+    assert sales == ("sales.*",) and selection_patterns(["ops.incidents"], ["sales"]) == ("ops.incidents", "sales.*")
+    points = replication_points(rows, NOW, {"selection": sales})
+    assert resolve_point(points, D1, sales) == NOW - timedelta(minutes=10)
+    with pytest.raises(ValueError, match=r"replica-a has no replication point: ops\.incidents holds it back"):
+        resolve_point(points, D1)  # the whole bucket: a table never replicated has no instant to restore to
+    with pytest.raises(ValueError, match=r"no replicated table of replica-b"):
+        resolve_point(points, D2, sales)

@@ -301,3 +301,35 @@ def test_replication_point_over_http_names_the_table_holding_it_back(ops_env: Op
     code, out = _run_cli(world, tmp_path, capsys)
     assert code == 0 and "replication point" in out
     assert "held back by analytics.events (PENDING: lacks commits since then)" in out
+
+
+def test_recover_and_failover_take_as_of_replication_point_from_live_status(
+    ops_env: OpsEnv, tmp_path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--as-of replication-point` is the point `status` shows, resolved when the tool starts, over the selected
+    tables: the recovery's and the failover plan's instant (no Spark: the request and the plan only)."""
+    from jobs.failover.cli import main as failover
+    from jobs.recover.cli import parser, request_from_args
+    from jobs.recover.model import iso_ms
+
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials
+    world = deploy(ops_env, replicate=False)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    lacking = NOW - timedelta(hours=2)
+    world.commit("analytics.events", lacking)
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    outputs = str(world.write_outputs(tmp_path))
+    argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
+    req = request_from_args(parser().parse_args([*argv, "--namespace", "analytics"]))
+    point_ms = req.selector.as_of_ms
+    assert point_ms is not None and 0 < int(lacking.timestamp() * 1000) - point_ms <= 2  # the ms before it
+    # a selection without the lagging table: every table complete, the point is the time of the read
+    req = request_from_args(parser().parse_args([*argv, "--table", "analytics.orders"]))
+    assert req.selector.as_of_ms is not None and req.selector.as_of_ms >= int(NOW.timestamp() * 1000)
+    assert "--as-of replication-point: " in capsys.readouterr().err
+    bucket = world.replica_arn.rsplit("/", 1)[-1]
+    args = ["--outputs", outputs, "--endpoint-url", ops_env.endpoint, "--quiet", "--json", "--dry-run"]
+    code = failover([*args, "--replica-bucket", bucket, "--as-of", "replication-point"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 2 and plan["selector"] == f"as of {iso_ms(point_ms)}"  # the plan's cut (refused: not break-glass)

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EPILOG = """what it does (in this order; nothing before the preflight passes):
   plan (default, --dry-run)  per table: replica state, last replicated commit, RPO, the snapshot it will have, which
@@ -49,7 +50,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable (default: all)")
     p.add_argument("--namespace", action="append", default=[], metavar="NS", help="repeatable (default: all)")
     when = p.add_mutually_exclusive_group()
-    when.add_argument("--as-of", metavar="ISO8601", help="point in time WITH zone (consistent cut over the tables)")
+    when.add_argument(
+        "--as-of",
+        metavar="ISO8601",
+        help="point in time WITH zone (consistent cut over the tables), or replication-point: the newest instant "
+        "every selected table of the replica holds (read now from the source's replication status)",
+    )
     when.add_argument("--snapshot-id", type=int, metavar="ID", help="a snapshot id (exactly one --table)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--dry-run", action="store_true", help="plan only (the default without --confirm)")
@@ -65,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from jobs.ops.cli import clients_from_args
     from jobs.recover.model import ArgError, Ident
     from jobs.recover.planning import Selector, parse_as_of, to_ms
+    from topology.contract import AS_OF_REPLICATION_POINT
     from topology.outputs import OutputsError, load_outputs
 
     ns = parser().parse_args(argv)
@@ -74,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
         if ns.failback and ns.confirm:
             raise ArgError("--failback is a plan only (--dry-run); it never changes anything")
-        selector = Selector(as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of else None, snapshot_id=ns.snapshot_id)
+        live = ns.as_of == AS_OF_REPLICATION_POINT  # resolved below, once the replica bucket is known
+        as_of_ms = to_ms(parse_as_of(ns.as_of)) if ns.as_of and not live else None
+        selector = Selector(as_of_ms=as_of_ms, snapshot_id=ns.snapshot_id)
         outputs = load_outputs(ns.outputs)
         cfg = None
         if ns.config:
@@ -84,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bucket = ns.replica_bucket or getattr(getattr(cfg, "failover", None), "promoted_bucket", None)
         if not bucket:
             raise ArgError("--replica-bucket is required (or [failover] promoted_bucket in --config)")
+        clients = clients_from_args(ns)
+        if live:
+            selector = Selector(as_of_ms=replication_point_ms(clients, outputs, bucket, ns.table, ns.namespace))
         req = aws.Request(
             replica_bucket=bucket,
             tables=tables,
@@ -94,7 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             report_dir=Path(ns.report or "reports/failover"),
             show_progress=not ns.quiet,
         )
-        clients = clients_from_args(ns)
         if ns.failback:
             text, doc = aws.failback(clients, req, outputs)
             print(json.dumps(doc, indent=2, default=str) if ns.json else text)
@@ -104,6 +115,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ArgError, FailoverError, OutputsError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED
+
+
+def replication_point_ms(
+    clients: Any, outputs: Any, bucket: str, tables: Sequence[str], namespaces: Sequence[str]
+) -> int:
+    """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
+    (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
+    answer leaves the tables without a point: choose an instant with --as-of)."""
+    from jobs.ops.point import live_point, selection_patterns
+    from jobs.recover.planning import to_ms
+
+    replica = outputs.replica_by_name(bucket)
+    sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
+    at = live_point(clients, sources, replica.table_bucket_arn, selection_patterns(tables, namespaces))
+    print(f"--as-of replication-point: {at.isoformat(timespec='milliseconds')}", file=sys.stderr)
+    return to_ms(at)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
 from jobs.ops.cli import format_duration
-from topology.contract import POINT_AGE
+from topology.contract import AS_OF_REPLICATION_POINT, POINT_AGE
 
 WHOLE_BUCKET = "*"
 COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `jobs.ops.status`'s statuses
@@ -188,3 +188,53 @@ def point_metric_data(
             out.append({"MetricName": POINT_AGE, "Dimensions": dims, "Value": float(age), "Unit": "Seconds",
                         "Timestamp": now})  # fmt: skip
     return out
+
+
+# ---- `--as-of replication-point` (jobs.recover, jobs.failover) -------------------------------------------------
+
+AS_OF_KEYWORD = AS_OF_REPLICATION_POINT  # `--as-of replication-point`: the live replication point
+SELECTION = "selection"  # the group of the tables a recovery or failover selects
+
+
+def selection_patterns(tables: Sequence[str] = (), namespaces: Sequence[str] = ()) -> tuple[str, ...]:
+    """The group of a run's `--table ns.name` and `--namespace ns` selection (empty: the whole bucket)."""
+    return (*tables, *(f"{ns}.*" for ns in namespaces))
+
+
+def resolve_point(points: Sequence[ReplicationPoint], bucket_arn: str, patterns: Sequence[str] = ()) -> datetime:
+    """The instant `--as-of replication-point` stands for: the point of `bucket_arn` (over the selection when
+    `patterns`), or ValueError naming why there is none."""
+    group = SELECTION if patterns else WHOLE_BUCKET
+    bucket = bucket_arn.rsplit("/", 1)[-1]
+    found = next((p for p in points if p.destination_bucket_arn == bucket_arn and p.group == group), None)
+    if found is None:
+        raise ValueError(
+            f"--as-of {AS_OF_KEYWORD}: no replicated table of {bucket}"
+            + (f" matches the selection ({', '.join(patterns)})" if patterns else "")
+            + " in the sources' replication status"
+        )
+    if found.point is None:
+        raise ValueError(
+            f"--as-of {AS_OF_KEYWORD}: {bucket} has no replication point: {found.held_back_by} holds it back "
+            f"({found.reason}); choose an instant with --as-of, or leave that table out"
+        )
+    return datetime.fromisoformat(found.point.replace("Z", "+00:00"))
+
+
+def live_point(
+    clients: Any,
+    source_bucket_arns: Sequence[str],
+    bucket_arn: str,
+    patterns: Sequence[str] = (),
+    now: datetime | None = None,
+) -> datetime:
+    """`resolve_point` on the sources' replication status read now (`jobs.ops.status.collect_status`, the source
+    accounts' `GetTableReplicationStatus`, as `make status` reads it)."""
+    from jobs.ops.status import collect_status  # status imports this module
+
+    now = now or datetime.now(UTC)
+    report = collect_status(
+        clients, list(source_bucket_arns), now=now, show_progress=False, list_destinations=False, windows=None
+    )
+    points = replication_points(report.rows, now, {SELECTION: tuple(patterns)} if patterns else None)
+    return resolve_point(points, bucket_arn, patterns)

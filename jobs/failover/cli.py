@@ -123,7 +123,8 @@ def replication_point_ms(
     """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
     (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
     answer leaves the tables without a point: choose an instant with --as-of)."""
-    from jobs.ops.point import live_point, selection_patterns
+    from jobs.ops.point import selection_patterns
+    from jobs.ops.point_live import live_point
     from jobs.recover.planning import to_ms
 
     replica = outputs.replica_by_name(bucket)

@@ -219,22 +219,3 @@ def resolve_point(points: Sequence[ReplicationPoint], bucket_arn: str, patterns:
             f"({found.reason}); choose an instant with --as-of, or leave that table out"
         )
     return datetime.fromisoformat(found.point.replace("Z", "+00:00"))
-
-
-def live_point(
-    clients: Any,
-    source_bucket_arns: Sequence[str],
-    bucket_arn: str,
-    patterns: Sequence[str] = (),
-    now: datetime | None = None,
-) -> datetime:
-    """`resolve_point` on the sources' replication status read now (`jobs.ops.status.collect_status`, the source
-    accounts' `GetTableReplicationStatus`, as `make status` reads it)."""
-    from jobs.ops.status import collect_status  # status imports this module
-
-    now = now or datetime.now(UTC)
-    report = collect_status(
-        clients, list(source_bucket_arns), now=now, show_progress=False, list_destinations=False, windows=None
-    )
-    points = replication_points(report.rows, now, {SELECTION: tuple(patterns)} if patterns else None)
-    return resolve_point(points, bucket_arn, patterns)

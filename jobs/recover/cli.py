@@ -196,7 +196,8 @@ def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> 
     tables (`jobs.ops.point`), read from the replication status of the sources feeding it (default credentials, as
     `make status`); printed, so the run's instant is on record."""
     from jobs.kernel.clients import Clients
-    from jobs.ops.point import live_point, selection_patterns  # not in the EMR jobs zip: only when asked
+    from jobs.ops.point import selection_patterns
+    from jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
 
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
     patterns = selection_patterns(ns.table, ns.namespace)

@@ -4,7 +4,7 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 `monitor_zip()` returns the bytes of a deterministic zip (sorted entries, fixed timestamps and permissions), so the
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
-    jobs/__init__.py, jobs/ops/{__init__,cli,status,monitor}.py              the status logic and the handler
+    jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
@@ -43,6 +43,7 @@ MODULES = (
     "jobs/ops/__init__.py",
     "jobs/ops/cli.py",
     "jobs/ops/status.py",
+    "jobs/ops/point.py",
     MONITOR_MODULE,
     "jobs/kernel/__init__.py",
     "jobs/kernel/sdk.py",

@@ -16,6 +16,7 @@ import pytest
 from jobs.ops import monitor as mon
 from jobs.ops.status import DestinationStatus, StatusReport
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy
+from topology.contract import POINT_AGE
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
 KIT = "seed"
@@ -98,7 +99,9 @@ def test_metric_data_aggregates_beyond_the_cap() -> None:
     assert by[(mon.FAILED_METRIC, (KIT, "arn:dest", mon.OTHER_TABLES))] == 1
     assert by[(mon.BEHIND, (KIT, "arn:dest", mon.OTHER_TABLES))] == 3
     # a configured destination without tables still reports zeros (its alarms see data)
-    assert by[(mon.FAILED_METRIC, (KIT, "arn:idle"))] == 0
+    assert by[(mon.FAILED_METRIC, (KIT, "arn:idle"))] == 0 and by[(POINT_AGE, (KIT, "arn:idle"))] == 0
+    # no last replicated update on the pending and failed rows: no point, but its age is the oldest lag
+    assert by[(POINT_AGE, (KIT, "arn:dest"))] == 700.0
     assert by[(mon.HEARTBEAT, (KIT,))] == 1 and by[(mon.ERRORS, (KIT,))] == 0
 
 
@@ -107,6 +110,7 @@ def test_no_heartbeat_when_a_status_could_not_be_read() -> None:
     report.rows = [_row("ns.a", "completed", 0.0), _row("ns.b", "error", None, dest=None)]
     names = {d["MetricName"]: d["Value"] for d in mon.metric_data(report, kit=KIT, max_table_metrics=5)}
     assert names[mon.ERRORS] == 1 and mon.HEARTBEAT not in names
+    assert POINT_AGE not in names  # a point with an unreadable table has no known age: no datum
 
 
 def test_settings_from_the_lambda_environment() -> None:
@@ -153,7 +157,8 @@ def test_publishes_documented_metrics_and_a_failed_replication_drives_the_failur
         for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC):
             assert (metric, (("Destination", world.replica_arn), ("Kit", KIT), ("Table", t))) in series
     assert (mon.HEARTBEAT, (("Kit", KIT),)) in series and (mon.ERRORS, (("Kit", KIT),)) in series
-    assert len(series) == 5 + 3 * 4 + 2  # nothing else: the documented set
+    assert (POINT_AGE, dest) in series  # the replication point's age, per destination
+    assert len(series) == 6 + 3 * 4 + 2  # nothing else: the documented set
 
 
 def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv) -> None:
@@ -166,6 +171,8 @@ def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv
     lag = _max(world, mon.LAG, Kit=KIT, Destination=world.replica_arn)
     assert lag == pytest.approx(7200, abs=2)
     assert _max(world, mon.LAG, Kit=KIT, Destination=world.replica_arn, Table="analytics.orders") == 0
+    # the replication point is held back by that table: its age is the lacking commit's (metadata times)
+    assert _max(world, POINT_AGE, Kit=KIT, Destination=world.replica_arn) == pytest.approx(7200, abs=2)
 
 
 def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
@@ -179,7 +186,7 @@ def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
     tables = {dict(dims).get("Table") for _, dims in series} - {None}
     assert len(tables) == cap + 1 and mon.OTHER_TABLES in tables
     assert tables - {mon.OTHER_TABLES} == {"analytics.orders", *(f"bulk.t{i:03d}" for i in range(cap - 1))}
-    assert len(series) == 5 + (cap + 1) * 4 + 2
+    assert len(series) == 6 + (cap + 1) * 4 + 2
     # The per-destination series still count every table.
     got = _cw(world).get_metric_statistics(
         Namespace=mon.METRIC_NAMESPACE,
@@ -213,8 +220,8 @@ def test_thousands_of_tables_with_throttling(ops_env: OpsEnv) -> None:
     )
     assert result.tables == 2500 and result.errors == 0
     assert result.counts == {"completed": 2499, "failed": 1}
-    # 5 per destination + 101 table series x 4 + errors + heartbeat, in batches of 500
-    assert len(result.data) == 5 + 101 * 4 + 2 and result.requests == 1
+    # 6 per destination (5 + the point age) + 101 table series x 4 + errors + heartbeat, in batches of 500
+    assert len(result.data) == 6 + 101 * 4 + 2 and result.requests == 1
     served = {f["operation"]: f["served"] for f in ops_env.control.stats()["faults"]}
     assert served == {"GetTableReplicationStatus": 20, "PutMetricData": 3}
     assert _max(world, mon.FAILED_METRIC, Kit=KIT, Destination=world.replica_arn) == 1
@@ -258,7 +265,7 @@ def test_lambda_handler_reads_its_environment(ops_env: OpsEnv, monkeypatch: pyte
     monkeypatch.setenv(mon.ENV_CAP, "2")
     summary = mon.handler({}, None)
     assert summary["tables"] == 3 and summary["put_metric_data_requests"] == 1
-    assert summary["series"] == 5 + 3 * 4 + 2  # two tables + `_other`
+    assert summary["series"] == 6 + 3 * 4 + 2  # two tables + `_other`
     assert _max(world, mon.HEARTBEAT, Kit=KIT) == 1
 
 
@@ -269,5 +276,5 @@ def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> Non
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 5 + 3 * 4 + 2
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 6 + 3 * 4 + 2
     assert _series(world) == set()

@@ -15,6 +15,7 @@ from jobs.ops import monitor as M
 from jobs.rehearse import SUCCEEDED
 from policies import assurance
 from topology.config import load_config
+from topology.contract import POINT_AGE
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +86,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 3 * len(cfg.replicas) + 1
+    assert len(alarms) == 4 * len(cfg.replicas) + 1
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
@@ -104,7 +105,13 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         )  # fmt: skip
         assert detached["comparison_operator"] == "GreaterThanOrEqualToThreshold"
         assert detached["dimensions"] == lag["dimensions"]
-        for a in (lag, failed, detached):
+        point = alarms[f"{kit}-replication-point-{rep.bucket}"]  # the replication point is too old
+        assert (point["metric_name"], point["statistic"], point["comparison_operator"]) == (
+            POINT_AGE, "Maximum", "GreaterThanThreshold"
+        )  # fmt: skip
+        assert point["threshold"] == mon.max_replication_point_age_minutes * 60
+        assert point["dimensions"] == lag["dimensions"]
+        for a in (lag, failed, detached, point):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]

@@ -230,3 +230,21 @@ def test_an_estate_leaves_room_for_the_protection_tag() -> None:
     assert parse_config(_estate(tags=tags)).is_estate  # 47 + kit, managed-by, kit-protection = 50
     tags["t47"] = "v"
     assert any(i.startswith("tags:") and "at most 47 tags in an estate" in i for i in _issues(_estate(tags=tags)))
+
+
+def test_the_promotion_of_one_sources_replica_is_built_from_that_source_and_retains_the_vault() -> None:
+    """The failover tool's plan of an estate (no `[failover] promoted_bucket`): the regional replica of sales is
+    promoted from sales' view (its replication role is the failed source's); the fan-in vault is retained, never a
+    destination, so its documents (every feeding source's grants) are not the promotion's to replace."""
+    from topology.failover import failover_topology, promotion_view
+
+    cfg = parse_config(ESTATE)
+    topo = failover_topology(cfg, "estate-sales-replica-euc1")
+    assert topo.failed_source.id == "sales-euw1"
+    assert topo.failed_replication_role_arn == "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
+    assert topo.destinations == () and [r.bucket for r in topo.retained] == ["estate-vault-euc1"]
+    assert topo.recovery_replica is None
+    assert [s.id for s in promotion_view(cfg, "estate-sales-replica-euc1").sources] == ["sales-euw1"]
+    for bucket in ("estate-vault-euc1", "estate-missing"):
+        with pytest.raises(ValueError, match=r"receives from 3 sources|not the bucket of any entry"):
+            failover_topology(cfg, bucket)

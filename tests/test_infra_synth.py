@@ -530,7 +530,7 @@ def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> No
             alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
     vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
     assert len(vault_lag) == 3
-    assert len(alarms) == 3 + 3 + 3 + 3 * 2  # 3 kinds per destination (sales 2, others 1) + one heartbeat each
+    assert len(alarms) == 3 + 4 * 4  # 4 kinds per destination (sales 2, others 1) + one heartbeat each
     (topic,) = res(estate["recovery"], "aws_sns_topic").values()
     assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
 

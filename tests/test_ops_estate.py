@@ -318,3 +318,29 @@ def _complete_metadata(estate: Estate, replica: Any) -> None:
                 snap["schema-id"] = 0
                 snap["summary"].update({"total-records": "1", "total-data-files": "1", "total-files-size": "10"})
             s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc).encode())
+
+
+def test_failover_dry_run_with_the_estate_configuration_plans_one_source_and_leaves_the_vault(
+    estate: Estate, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`failover --config <estate> --dry-run` (the e2e estate chain's step): the documents are built from the view of
+    the one source feeding the regional replica; the vault (fan-in) is neither promoted nor a destination, and its
+    policy, with every feeding source's grants, is untouched."""
+    from jobs.failover.cli import main as failover
+
+    vault = _bucket(estate, VAULT)
+    s3t = estate.s3tables(vault.region)
+    before = s3t.get_table_bucket_policy(tableBucketARN=vault.bucket_arn)["resourcePolicy"]
+    args = [*estate.tool_args(tmp_path, "--quiet", "--json"), "--config", str(estate.write_config(tmp_path))]
+    args.append(f"--role-arn={vault.account_id}={estate.cfg.protection.break_glass_principals[0]}")
+    code = failover([*args, "--replica-bucket", SALES_REPLICA, "--dry-run"])
+    out = capsys.readouterr()
+    plan = json.loads(out.out)
+    assert code == 0 and plan["refusals"] == [] and plan["caller_is_break_glass"], out.err
+    assert plan["replica_bucket_arn"].endswith(f"bucket/{SALES_REPLICA}")
+    # the documents it would put name the sales replica alone: no other bucket, no replication role of any source
+    docs = json.dumps([plan["bucket_policy"]["after"], *(t["after"] for t in plan["table_policies"])])
+    assert SALES_REPLICA in docs and VAULT not in docs and "s3tables-replication" not in docs
+    assert s3t.get_table_bucket_policy(tableBucketARN=vault.bucket_arn)["resourcePolicy"] == before
+    code = failover([*args, "--replica-bucket", VAULT, "--dry-run"])
+    assert code == 2 and "receives from 3 sources" in capsys.readouterr().err

@@ -274,3 +274,62 @@ def test_status_json_carries_the_recovery_windows(ops_env: OpsEnv, tmp_path, cap
     # --no-windows skips the reads
     code, out = _run_cli(world, tmp_path, capsys, "--json", "--no-windows")
     assert all(d["window"] is None for d in json.loads(out)["destinations"])
+
+
+def test_replication_point_over_http_names_the_table_holding_it_back(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """The point of the replica: every table complete but `analytics.events`, which lacks the commit of 2 h ago
+    (replicated last 3 h ago): the point is the millisecond before that commit (the source's commit times read
+    from its metadata over HTTP), and status names the table (text and JSON, whole bucket and a group)."""
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.events", NOW - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    lacking = NOW - timedelta(hours=2)
+    world.commit("analytics.events", lacking)
+    world.commit("analytics.events", NOW - timedelta(minutes=1))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    report = st.collect_status(world.clients, [world.source_arn], now=NOW, show_progress=False)
+    [p] = [p for p in report.points if p.destination_bucket_arn == world.replica_arn]
+    assert p.held_back_by == "analytics.events" and p.reason == "PENDING: lacks commits since"
+    assert p.point is not None and p.age_seconds == pytest.approx(2 * 3600, abs=1)
+    point = dt.datetime.fromisoformat(p.point.replace("Z", "+00:00"))
+    assert timedelta(0) < lacking - point <= timedelta(milliseconds=2)
+    code, out = _run_cli(world, tmp_path, capsys, "--json", "--group", "orders=analytics.orders")
+    assert code == 0  # a point is information: no --max-lag, nothing failed
+    points = {(x["destination_bucket_arn"], x["group"]): x for x in json.loads(out)["replication_points"]}
+    assert points[(world.replica_arn, "*")]["held_back_by"] == "analytics.events"
+    assert points[(world.replica_arn, "orders")]["held_back_by"] is None  # the group's one table is complete
+    code, out = _run_cli(world, tmp_path, capsys)
+    assert code == 0 and "replication point" in out
+    assert "held back by analytics.events (PENDING: lacks commits since then)" in out
+
+
+def test_recover_and_failover_take_as_of_replication_point_from_live_status(
+    ops_env: OpsEnv, tmp_path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--as-of replication-point` is the point `status` shows, resolved when the tool starts, over the selected
+    tables: the recovery's and the failover plan's instant (no Spark: the request and the plan only)."""
+    from jobs.failover.cli import main as failover
+    from jobs.recover.cli import parser, request_from_args
+    from jobs.recover.model import iso_ms
+
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials
+    world = deploy(ops_env, replicate=False)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    lacking = NOW - timedelta(hours=2)
+    world.commit("analytics.events", lacking)
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    outputs = str(world.write_outputs(tmp_path))
+    argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
+    req = request_from_args(parser().parse_args([*argv, "--namespace", "analytics"]))
+    point_ms = req.selector.as_of_ms
+    assert point_ms is not None and 0 < int(lacking.timestamp() * 1000) - point_ms <= 2  # the ms before it
+    # a selection without the lagging table: every table complete, the point is the time of the read
+    req = request_from_args(parser().parse_args([*argv, "--table", "analytics.orders"]))
+    assert req.selector.as_of_ms is not None and req.selector.as_of_ms >= int(NOW.timestamp() * 1000)
+    assert "--as-of replication-point: " in capsys.readouterr().err
+    bucket = world.replica_arn.rsplit("/", 1)[-1]
+    args = ["--outputs", outputs, "--endpoint-url", ops_env.endpoint, "--quiet", "--json", "--dry-run"]
+    code = failover([*args, "--replica-bucket", bucket, "--as-of", "replication-point"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 2 and plan["selector"] == f"as of {iso_ms(point_ms)}"  # the plan's cut (refused: not break-glass)

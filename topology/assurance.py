@@ -6,6 +6,7 @@
     [assurance.monitor]             # replication monitor (Lambda on an EventBridge Scheduler schedule)
     interval_minutes = 5
     max_lag_minutes = 30
+    max_replication_point_age_minutes = 60   # replication point alarm (jobs/ops/point.py)
     max_table_metrics = 50          # per-table metric cap; tables beyond it are folded into `Table=_other`
 
     [assurance.rehearsal]           # scheduled recovery rehearsal (EMR Serverless job run of the recovery job)
@@ -69,6 +70,8 @@ class Monitor(_Frozen):
     enabled: bool = True
     interval_minutes: int = Field(default=5, ge=1, le=MAX_MONITOR_INTERVAL_MINUTES)
     max_lag_minutes: int = Field(default=30, ge=1)
+    # alarm when the replication point (the newest instant every table of a replica can be restored to) is older
+    max_replication_point_age_minutes: int = Field(default=60, ge=1)
     max_table_metrics: int = Field(default=50, ge=0, le=MAX_TABLE_METRICS)
     concurrency: int = Field(default=16, ge=1, le=64)
     timeout_seconds: int = Field(default=300, ge=30, le=900)  # Lambda's limit is 900 s

@@ -25,6 +25,8 @@ MONITOR_MODULE = "jobs/ops/monitor.py"  # the Lambda handler's file; the handler
 LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
 TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
 DETACHED_METRIC = "DetachedReplicas"  # replicas whose table was disassociated: replication stopped for good
+POINT_AGE = "ReplicationPointAgeSeconds"  # age of the replication point of a replica bucket (jobs/ops/point.py)
+AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of jobs.recover and jobs.failover
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
 ENV_KIT = "KIT_NAME"

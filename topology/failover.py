@@ -27,7 +27,7 @@ and nothing imports it back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from topology.checks import failover_checks, failover_recovery_replica
 from topology.model import FAILOVER_NAME_SUFFIX, Failover, KitConfig, Replica, Source
@@ -41,6 +41,7 @@ __all__ = [
     "failover_checks",
     "failover_recovery_replica",
     "failover_topology",
+    "promotion_view",
     "writers_of",
 ]
 
@@ -106,9 +107,44 @@ def writers_of(cfg: KitConfig, replica: Replica) -> tuple[str, ...]:
     return tuple(sorted(a for a in fo.writer_roles if a.split(":")[4] == replica.account_id))
 
 
+def promotion_view(cfg: KitConfig, bucket: str) -> KitConfig:
+    """The configuration a promotion of replica `bucket` is built from: `cfg` itself for `[source]` (or an estate of
+    one source), else the view of the ONE source of the estate feeding that replica (its replication role, its
+    destinations). A fan-in replica (several sources) is restored from, never promoted: refused with the reason."""
+    if len(cfg.sources) <= 1:
+        return cfg
+    replica = next((r for r in cfg.replicas if r.bucket == bucket), None)
+    if replica is None:
+        raise ValueError(f"{bucket!r} is not the bucket of any entry in replicas")
+    feeding = cfg.sources_into(replica)
+    if len(feeding) != 1:
+        raise ValueError(
+            f"{bucket!r} receives from {len(feeding)} sources of the estate (fan-in): a vault is restored from "
+            "(python -m jobs.recover), never promoted; promote a replica of exactly one source"
+        )
+    return cfg.view(feeding[0])
+
+
 def failover_topology(cfg: KitConfig, promoted_bucket: str | None = None) -> FailoverTopology:
     """The configured promotion, or (`promoted_bucket` given) the promotion of that replica: for a promotion the
-    configuration does not describe, the remaining replicas are the destinations (the plan rendered for review)."""
+    configuration does not describe, the remaining replicas are the destinations (the plan rendered for review).
+
+    In an estate of several sources, the promotion of a replica of one source, built from that source's view
+    (`promotion_view`); a replica other sources feed too (the fan-in vault) is retained, not a destination: its
+    documents stay the estate's, with every feeding source's grants (docs/decisions/0027)."""
+    if len(cfg.sources) > 1:
+        name = promoted_bucket or (cfg.failover.promoted_bucket if cfg.failover is not None else None)
+        if name is None:
+            raise ValueError("no promoted bucket: set failover.promoted_bucket or name the replica to promote")
+        topo = failover_topology(promotion_view(cfg, name), name)
+        shared = tuple(d for d in topo.destinations if len(cfg.sources_into(d)) > 1)
+        own = tuple(d for d in topo.destinations if d not in shared)
+        return replace(
+            topo,
+            destinations=own,
+            retained=topo.retained + shared,
+            recovery_replica=failover_recovery_replica(cfg, name, own) if own else None,
+        )
     fo = cfg.failover
     configured = fo is not None and fo.promoted_bucket is not None and promoted_bucket in (None, fo.promoted_bucket)
     name = fo.promoted_bucket if configured and fo is not None else promoted_bucket

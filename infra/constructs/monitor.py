@@ -4,6 +4,8 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 
 - `<kit>-replication-lag-<replica>`: worst lag to that replica above `max_lag_minutes`;
 - `<kit>-replication-failed-<replica>`: any table's replication to that replica FAILED;
+- `<kit>-replication-point-<replica>`: the replication point of that replica (the newest instant every table in it
+  can be restored to, `jobs/ops/point.py`) is older than `max_replication_point_age_minutes`;
 - `<kit>-replication-detached-<replica>`: a replica table in that bucket was disassociated from replication
   (DETACHED: replication to it has stopped for good; docs/assurance.md#detached-replicas has the
   on-call steps);
@@ -159,6 +161,7 @@ class ReplicationMonitor(Construct):
     ) -> list[CloudwatchMetricAlarm]:
         """Lag, FAILED and detached alarms of one destination: the maximum over its tables, one run at a time."""
         max_lag = cfg.assurance.monitor.max_lag_minutes
+        max_point = cfg.assurance.monitor.max_replication_point_age_minutes
         where = f"{rep.bucket} ({rep.region})"
         problems_only = "Run `make status ARGS=--problems-only` for"
         alarms = (  # (kind, metric, threshold, comparison, description)
@@ -171,6 +174,9 @@ class ReplicationMonitor(Construct):
             ("detached", C.DETACHED_METRIC, 1, "GreaterThanOrEqualToThreshold",
              f"A replica table in {where} was disassociated from replication (DisassociateTableReplication): "
              f"replication to it has stopped for good. {problems_only} the table. README: 'Detached replicas'."),
+            ("point", C.POINT_AGE, max_point * 60, "GreaterThanThreshold",
+             f"The replication point of {where} (the newest instant to which every table in it can be restored) is "
+             f"older than {max_point} min. `make status` names the table holding it back. README: 'Assurance'."),
         )  # fmt: skip
         # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
         dims = {"Kit": cfg.name_prefix, "Destination": rep.bucket_arn}

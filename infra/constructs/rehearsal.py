@@ -138,13 +138,18 @@ class RecoveryRehearsal(Construct):
         period, periods = alarm_window(reh.interval_hours)
         no_success = KitMetricAlarm(
             "no-success",
-            f"{cfg.kit.name}-recovery-rehearsal-not-succeeding",
+            not_succeeding_alarm_name(cfg.kit.name),
             f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
             "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
             C.REHEARSAL_SUCCEEDED,
             {"Kit": cfg.kit.name},
         )
         self.alarm = not_succeeding_alarm(self, no_success, period=period, periods=periods, actions=[alarm_topic_arn])
+
+
+def not_succeeding_alarm_name(kit: str) -> str:
+    """The rehearsal's alarm (also shown on the replication dashboard, `infra/constructs/dashboard.py`)."""
+    return f"{kit}-recovery-rehearsal-not-succeeding"
 
 
 def recovery_assurance(

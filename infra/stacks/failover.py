@@ -31,6 +31,7 @@ from cdktf import App
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from constructs import Construct
 
+from infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from infra.constructs.monitor import source_assurance
 from infra.constructs.organization_guardrail import ReplicaScp
 from infra.constructs.replication import ReplicationConfiguration
@@ -154,7 +155,8 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             name=kms_alias(view, topo.promoted.bucket),
             target_key_id=promoted.bucket.kms_key_arn,
         )
-    source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
+    monitor = source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
+    monitor_dashboard(promoted, view, monitor, rehearsal_site(cfg))  # the rehearsal stays the kit's
     add_failover_source_output(promoted, cfg, topo)  # the ops tools' outputs contract: promoted bucket as source
     RecoveryStack(
         app,

@@ -12,6 +12,7 @@ from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
 from infra.constructs.catalog import SourceCatalog
+from infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from infra.constructs.monitor import source_assurance
 from infra.constructs.providers import untagged_aws_provider
 from infra.constructs.replication import ReplicationConfiguration
@@ -70,7 +71,8 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
-        source_assurance(self, cfg, docs)  # issue 11: replication monitor, its alarms and alarm topic
+        monitor = source_assurance(self, cfg, docs)  # issue 11: replication monitor, its alarms and alarm topic
+        monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
         TerraformOutput(
             self,
             OUTPUT_SOURCE,

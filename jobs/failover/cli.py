@@ -58,7 +58,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable (default: all)")
     p.add_argument("--namespace", action="append", default=[], metavar="NS", help="repeatable (default: all)")
     when = p.add_mutually_exclusive_group()
-    when.add_argument("--as-of", metavar="ISO8601", help="point in time WITH zone (consistent cut over the tables)")
+    when.add_argument(
+        "--as-of",
+        metavar="ISO8601",
+        help="point in time WITH zone (consistent cut over the tables), or replication-point: the newest instant "
+        "every selected table of the replica holds (read now from the source's replication status)",
+    )
     when.add_argument("--snapshot-id", type=int, metavar="ID", help="a snapshot id (exactly one --table)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--dry-run", action="store_true", help="plan only (the default without --confirm)")
@@ -79,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from jobs.ops.cli import clients_from_args
     from jobs.recover.model import ArgError, Ident
     from jobs.recover.planning import Selector, parse_as_of, to_ms
+    from topology.contract import AS_OF_REPLICATION_POINT
     from topology.outputs import OutputsError, load_outputs
 
     ns = parser().parse_args(argv)
@@ -88,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
         if ns.failback and ns.confirm:
             raise ArgError("--failback is a plan only (--dry-run); it never changes anything")
-        selector = Selector(as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of else None, snapshot_id=ns.snapshot_id)
+        live = ns.as_of == AS_OF_REPLICATION_POINT  # resolved below, once the replica bucket is known
+        as_of_ms = to_ms(parse_as_of(ns.as_of)) if ns.as_of and not live else None
+        selector = Selector(as_of_ms=as_of_ms, snapshot_id=ns.snapshot_id)
         outputs = load_outputs(ns.outputs)
         cfg = None
         if ns.config:
@@ -98,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bucket = ns.replica_bucket or getattr(getattr(cfg, "failover", None), "promoted_bucket", None)
         if not bucket:
             raise ArgError("--replica-bucket is required (or [failover] promoted_bucket in --config)")
+        clients = clients_from_args(ns)
+        if live:
+            selector = Selector(as_of_ms=replication_point_ms(clients, outputs, bucket, ns.table, ns.namespace))
         req = aws.Request(
             replica_bucket=bucket,
             tables=tables,
@@ -108,7 +119,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             report_dir=Path(ns.report or "reports/failover"),
             show_progress=not ns.quiet,
         )
-        clients = clients_from_args(ns)
         if ns.failback:
             text, doc = aws.failback(clients, req, outputs)
             print(json.dumps(doc, indent=2, default=str) if ns.json else text)
@@ -131,6 +141,23 @@ def _planned(ns: argparse.Namespace, clients: Any, req: Any, outputs: Any, docum
         freeze = planned.freeze_from_config(cfg, aws.source_of(outputs, replica).table_bucket_arn)
     opts = planned.Options(timeout_s=ns.timeout, poll_s=ns.poll, settle_s=ns.settle, unfreeze=ns.unfreeze)
     return planned.run(clients, req, outputs, documents, freeze, opts, as_json=ns.json).exit_code
+
+
+def replication_point_ms(
+    clients: Any, outputs: Any, bucket: str, tables: Sequence[str], namespaces: Sequence[str]
+) -> int:
+    """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
+    (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
+    answer leaves the tables without a point: choose an instant with --as-of)."""
+    from jobs.ops.point import selection_patterns
+    from jobs.ops.point_live import live_point
+    from jobs.recover.planning import to_ms
+
+    replica = outputs.replica_by_name(bucket)
+    sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
+    at = live_point(clients, sources, replica.table_bucket_arn, selection_patterns(tables, namespaces))
+    print(f"--as-of replication-point: {at.isoformat(timespec='milliseconds')}", file=sys.stderr)
+    return to_ms(at)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,17 @@ replication status and other replicas are read against the new source.
 from __future__ import annotations
 
 from topology.config import KitConfig
+from topology.failover import promotion_view
 
 
 def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:
     """`cfg` itself when `bucket` is a `[[replicas]]` entry (or unknown: the documents builder names the error);
     for a new bucket of the configured failover, `cfg` with the new buckets added to `replicas`, so the promotion of
-    that destination is planned like that of any replica (writers of its account, its deploy role, break-glass)."""
+    that destination is planned like that of any replica (writers of its account, its deploy role, break-glass).
+    In an estate: the view of the one source feeding `bucket` (`topology.failover.promotion_view`; a fan-in replica
+    is refused), so the documents name that source alone and no other source's grants are touched."""
+    if cfg.is_estate and any(r.bucket == bucket for r in cfg.replicas):
+        return promotion_view(cfg, bucket)
     fo = cfg.failover
     if fo is None or any(r.bucket == bucket for r in cfg.replicas):
         return cfg

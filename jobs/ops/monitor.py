@@ -15,6 +15,7 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
 | `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
 | `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
+| `ReplicationPointAgeSeconds` | Kit, Destination                    | age of the replication point (point.py) |
 
 Cardinality is bounded: per destination, the first `max_table_metrics` tables in name order (a stable set, so
 the number of metric series stays fixed while tables do not change) get `Table=<namespace.name>` series; every
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
 from jobs.ops.cli import dump_json, parse_duration
+from jobs.ops.point import point_metric_data
 from jobs.ops.status import (
     COMPLETED,
     DETACHED,
@@ -185,6 +187,7 @@ def metric_data(
             data += _agg_data(by_table[table], _dims(kit, dest, table), ts, with_tables=False)
         if other.tables:
             data += _agg_data(other, _dims(kit, dest, OTHER_TABLES), ts, with_tables=False)
+    data += point_metric_data(report.rows, ts, kit=kit, destinations=destinations)  # the replication point's age
     data.append(_datum(ERRORS, errors, "Count", _dims(kit), ts))
     if errors == 0:
         data.append(_datum(HEARTBEAT, 1, "Count", _dims(kit), ts))

@@ -82,6 +82,7 @@ from jobs.ops.cli import (
     render_table,
     table_label,
 )
+from jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
 UNCONFIGURED, ERROR = "unconfigured", "error"
@@ -126,6 +127,14 @@ class StatusReport:
     second_pass: int = 0  # tables read again after a pause (a transient error survived the retries)
     second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
     tables_by_source: dict[str, int] = field(default_factory=dict)  # source bucket ARN -> its tables, in order
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`jobs.ops.point`)
+
+    @property
+    def points(self) -> list[ReplicationPoint]:
+        """The replication point of every destination bucket and group (`jobs.ops.point`)."""
+        amb = ambiguous_tables((r.source_bucket_arn, r.table) for r in self.rows)
+        label = lambda r: table_label(r.source_bucket_arn, r.table, amb)  # noqa: E731
+        return replication_points(self.rows, datetime.fromisoformat(self.generated_at), self.groups, label)
 
     @property
     def estate(self) -> bool:
@@ -179,6 +188,7 @@ class StatusReport:
             "second_pass_unresolved": self.second_pass_unresolved,
             "exit_code": self.exit_code,
             "destinations": [asdict(r) for r in self.rows],
+            "replication_points": [p.to_json() for p in self.points],
             "warnings": list(self.warnings),
         } | ({"sources": self.by_source()} if self.estate else {})
 
@@ -605,7 +615,8 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     summary = f"{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}{second}"
-    return f"{body}\n\n{summary}{_render_sources(report)}{detached}{warnings}"
+    points = render_points(report.points)
+    return f"{body}\n\n{summary}{_render_sources(report)}{points}{detached}{warnings}"
 
 
 def _render_sources(report: StatusReport) -> str:
@@ -640,6 +651,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=SECOND_PASS_PAUSE,
         help=f"seconds before tables unread after retries are read again (default {SECOND_PASS_PAUSE:g})",
     )
+    p.add_argument(
+        "--group", action="append", default=[], type=parse_group, metavar="NAME=NS.T,NS.*", help="a point group"
+    )
     args = p.parse_args(argv)
 
     buckets = args.source_bucket_arn
@@ -670,6 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         second_pass_pause=args.second_pass_pause,
         processes=args.processes,
     )
+    report.groups = {k: v for g in args.group for k, v in g.items()}
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.recover.catalogs import MODES, CatalogSpec
 from jobs.recover.errors import describe as describe_failure
@@ -14,6 +14,7 @@ from jobs.recover.job import RecoveryRequest, run
 from jobs.recover.model import ArgError, Ident, RecoveryError
 from jobs.recover.modes import COPY_MODES, CopyMode
 from jobs.recover.planning import Selector, parse_as_of, to_ms
+from topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -23,6 +24,8 @@ EPILOG = """examples:
   python -m jobs.recover --outputs outputs.json --namespace analytics --dry-run
   # point in time, consistent across tables, into the recovery bucket's namespace:
   make recover ARGS="--outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z"
+  # the most recent state every selected table holds completely (the replication point, as make status shows it):
+  make recover ARGS="--outputs outputs.json --namespace analytics --as-of replication-point"
   # local warehouses (Hadoop catalogs), as in the drill:
   python -m jobs.recover --catalog-mode hadoop --replica-warehouse /path/replica --target-warehouse /path/recovered \\
       --table analytics.orders --report reports/
@@ -51,7 +54,12 @@ def parser() -> argparse.ArgumentParser:
     sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
     sel.add_argument("--namespace", action="append", default=[], metavar="NS", help="every table of NS; repeatable")
     when = sel.add_mutually_exclusive_group()
-    when.add_argument("--as-of", metavar="ISO8601", help="instant WITH zone, e.g. 2025-12-03T14:05:00Z")
+    when.add_argument(
+        "--as-of",
+        metavar="ISO8601",
+        help="instant WITH zone, e.g. 2025-12-03T14:05:00Z; or replication-point: the newest instant every selected "
+        "table can be restored to (read now from the sources' replication status, as make status; needs --outputs)",
+    )
     when.add_argument("--snapshot-id", type=int, metavar="ID", help="a replica snapshot id (one table)")
     tgt = p.add_argument_group("target")
     tgt.add_argument("--target-namespace", help="default: the recovery namespace of the outputs, else the source's")
@@ -110,8 +118,9 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
     if ns.parallelism < 1:
         raise ArgError("--parallelism must be >= 1")
+    live = ns.as_of == AS_OF_KEYWORD  # resolved below from the sources' replication status (needs --outputs)
     selector = Selector(
-        as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of else None,
+        as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of and not live else None,
         snapshot_id=ns.snapshot_id,
     )
     target_namespace = ns.target_namespace
@@ -131,7 +140,11 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         replica = CatalogSpec("replica", mode, rep.table_bucket_arn, region=rep.region, endpoint=ns.endpoint)
         target = CatalogSpec("recovery", mode, rec.table_bucket_arn, region=rec.region, endpoint=ns.endpoint)
         target_namespace = target_namespace or rec.namespace
+        if live:
+            selector = Selector(as_of_ms=replication_point_ms(ns, outputs, rep))
     else:
+        if live:
+            raise ArgError(f"--as-of {AS_OF_KEYWORD} needs --outputs (the sources whose replication status sets it)")
         if not (ns.replica_warehouse and ns.target_warehouse):
             raise ArgError("pass --outputs FILE, or both --replica-warehouse and --target-warehouse")
         mode = ns.catalog_mode or ("client" if ns.replica_warehouse.startswith("arn:") else "hadoop")
@@ -176,6 +189,24 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         )
     except RecoveryError as e:
         raise ArgError(str(e)) from None
+
+
+def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> int:
+    """`--as-of replication-point`: the live replication point of the replica recovery reads, over the selected
+    tables (`jobs.ops.point`), read from the replication status of the sources feeding it (default credentials, as
+    `make status`); printed, so the run's instant is on record."""
+    from jobs.kernel.clients import Clients
+    from jobs.ops.point import selection_patterns
+    from jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
+
+    sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
+    patterns = selection_patterns(ns.table, ns.namespace)
+    try:
+        at = live_point(Clients(endpoint_url=ns.endpoint), sources, replica.table_bucket_arn, patterns)
+    except ValueError as e:
+        raise ArgError(str(e)) from None
+    print(f"--as-of {AS_OF_KEYWORD}: {at.isoformat(timespec='milliseconds')}", file=sys.stderr)
+    return to_ms(at)
 
 
 def local_spark_factory(conf: dict[str, str]) -> SparkSession:

@@ -1,0 +1,172 @@
+"""The replication dashboard: one CloudWatch dashboard per replication monitor (source stack, and the promoted
+source of a failover topology), in the monitor's account and Region, showing what a person looks at first:
+
+- the replication point's age per replica bucket (`ReplicationPointAgeSeconds`), with the alarm threshold;
+- lag (`ReplicationLagSeconds`) and failures (`FailedReplications`) per replica bucket;
+- detached replicas (`DetachedReplicas`) per replica bucket;
+- the recovery rehearsal's RTO (`RehearsedRecoverySeconds`) and outcome (`RehearsalSucceeded`), in the recovery
+  Region (and account: a recovery account other than the monitor's needs CloudWatch cross-account observability
+  for that widget to show data);
+- the states of the monitor's alarms (and of the rehearsal alarm when it is in the same account).
+
+Every metric is the monitor's (`jobs/ops/monitor.py`, names from `topology.contract`) or the rehearsal's
+(`jobs/rehearse.py`), with the dimensions they publish (`Kit`, `Destination`); tests/test_dashboard_synth.py checks
+the synthesized widgets against what that code publishes. `dashboard_body` is pure (no CDKTF).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cdktf_cdktf_provider_aws.cloudwatch_dashboard import CloudwatchDashboard
+from constructs import Construct
+
+from topology import contract as C
+from topology.config import KitConfig
+
+if TYPE_CHECKING:
+    from infra.constructs.monitor import ReplicationMonitor
+
+WIDTH, HEIGHT = 12, 6  # a 24-column grid: two widgets per row
+
+
+@dataclass(frozen=True)
+class RehearsalSite:
+    """Where the recovery rehearsal publishes: its `Kit` dimension, Region and account."""
+
+    kit: str
+    region: str
+    account_id: str
+
+
+def rehearsal_site(cfg: KitConfig, kit: str | None = None) -> RehearsalSite | None:
+    """The rehearsal of `cfg` (None when disabled, or when `cfg` is a view without the recovery replica)."""
+    if not cfg.assurance.rehearsal.enabled:
+        return None
+    site = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    return None if site is None else RehearsalSite(kit or cfg.kit.name, site.region, site.account_id)
+
+
+def dashboard_name(cfg: KitConfig) -> str:
+    return f"{cfg.name_prefix}-replication"
+
+
+def _metric_widget(
+    title: str, region: str, metrics: list[list[Any]], *, stat: str, period: int, threshold: float | None = None
+) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "title": title,
+        "region": region,
+        "view": "timeSeries",
+        "stacked": False,
+        "stat": stat,
+        "period": period,
+        "metrics": metrics,
+    }
+    if threshold is not None:
+        props["annotations"] = {"horizontal": [{"label": "alarm threshold", "value": threshold}]}
+    return {"type": "metric", "width": WIDTH, "height": HEIGHT, "properties": props}
+
+
+def dashboard_body(
+    cfg: KitConfig, *, alarm_arns: Sequence[str], rehearsal: RehearsalSite | None, namespace: str = C.METRIC_NAMESPACE
+) -> dict[str, Any]:
+    """The dashboard of the monitor of `cfg` (one source: `[source]`, an estate's `view(src)`, a failover view)."""
+    mon = cfg.assurance.monitor
+    kit, region, period = cfg.name_prefix, cfg.source.region, mon.interval_minutes * 60
+
+    each: dict[str, Any] = {"stat": "Maximum", "period": period}
+
+    def per_destination(metric: str) -> list[list[Any]]:
+        return [
+            [namespace, metric, "Kit", kit, "Destination", r.bucket_arn, {"label": f"{r.bucket} ({r.region})"}]
+            for r in cfg.replicas
+        ]
+
+    widgets = [
+        _metric_widget(
+            "Replication point age (s): newest instant every table of the replica can be restored to",
+            region,
+            per_destination(C.POINT_AGE),
+            stat="Maximum",
+            period=period,
+            threshold=mon.max_replication_point_age_minutes * 60,
+        ),
+        _metric_widget(
+            "Replication lag (s) per replica",
+            region,
+            per_destination(C.LAG),
+            stat="Maximum",
+            period=period,
+            threshold=mon.max_lag_minutes * 60,
+        ),
+        _metric_widget("Failed replications per replica", region, per_destination(C.FAILED_METRIC), **each),
+        _metric_widget("Detached replicas per replica", region, per_destination(C.DETACHED_METRIC), **each),
+    ]
+    if rehearsal is not None:
+        other, right = rehearsal.account_id != cfg.source.account_id, {"yAxis": "right"}
+        where: dict[str, Any] = {"accountId": rehearsal.account_id} if other else {}
+        hours = cfg.assurance.rehearsal.interval_hours
+        widgets.append(
+            _metric_widget(
+                "Recovery rehearsal: rehearsed RTO (s) and outcome (1 succeeded, 0 failed)",
+                rehearsal.region,
+                [
+                    [namespace, C.REHEARSAL_RTO, "Kit", rehearsal.kit, {"stat": "Maximum", **where}],
+                    [namespace, C.REHEARSAL_SUCCEEDED, "Kit", rehearsal.kit, {"stat": "Minimum", **right, **where}],
+                ],
+                stat="Maximum",
+                period=hours * 3600,
+            )
+        )
+    widgets.append(
+        {
+            "type": "alarm",
+            "width": WIDTH if rehearsal is not None else 2 * WIDTH,
+            "height": HEIGHT,
+            "properties": {"title": "Alarms", "alarms": sorted(alarm_arns)},
+        }
+    )
+    for i, w in enumerate(widgets):  # explicit positions: two per row, in order
+        w["x"], w["y"] = (i % 2) * WIDTH, (i // 2) * HEIGHT
+    return {"widgets": widgets}
+
+
+def alarm_arn(cfg: KitConfig, name: str, region: str | None = None, account_id: str | None = None) -> str:
+    src = cfg.source
+    return f"arn:{src.partition}:cloudwatch:{region or src.region}:{account_id or src.account_id}:alarm:{name}"
+
+
+def rehearsal_alarm_name(kit: str) -> str:
+    from infra.constructs.rehearsal import not_succeeding_alarm_name
+
+    return not_succeeding_alarm_name(kit)
+
+
+class ReplicationDashboard(Construct):
+    def __init__(
+        self, scope: Construct, id: str, *, cfg: KitConfig, alarm_names: Sequence[str], rehearsal: RehearsalSite | None
+    ) -> None:
+        super().__init__(scope, id)
+        arns = [alarm_arn(cfg, n) for n in alarm_names]
+        if rehearsal is not None and rehearsal.account_id == cfg.source.account_id:
+            arns.append(alarm_arn(cfg, rehearsal_alarm_name(rehearsal.kit), rehearsal.region, rehearsal.account_id))
+        self.dashboard = CloudwatchDashboard(
+            self,
+            "dashboard",
+            dashboard_name=dashboard_name(cfg),
+            dashboard_body=json.dumps(dashboard_body(cfg, alarm_arns=arns, rehearsal=rehearsal), indent=2),
+        )
+
+
+def monitor_dashboard(
+    scope: Construct, cfg: KitConfig, monitor: ReplicationMonitor | None, rehearsal: RehearsalSite | None
+) -> ReplicationDashboard | None:
+    """The dashboard of a stack that deploys `monitor` (one hook line in the stack; none without a monitor)."""
+    if monitor is None:
+        return None
+    names = [str(a.alarm_name_input) for a in monitor.alarms]
+    return ReplicationDashboard(scope, "dashboard", cfg=cfg, alarm_names=names, rehearsal=rehearsal)

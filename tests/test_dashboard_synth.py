@@ -1,0 +1,122 @@
+"""The replication dashboard (`infra/constructs/dashboard.py`) as synthesized for every example, the estate
+included (the shared session synth, tests/synth_fixtures.py): one dashboard per stack that deploys the monitor, and
+every metric its widgets show is one the monitor or the rehearsal really publishes. "Really publishes" is derived
+from the publishing code, fed the settings the synthesized stacks give it: `jobs.ops.monitor.metric_data` of a
+status report over every destination of the deployed function's environment (`MonitorSettings.from_env`), and
+`jobs.rehearse.metric_data` with the `--kit` and `--metrics-region` the deployed rehearsal schedule passes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from jobs import rehearse
+from jobs.ops import monitor as M
+from jobs.ops.status import COMPLETED, DestinationStatus, StatusReport
+from topology import contract as C
+
+pytestmark = pytest.mark.synth
+Stacks = dict[str, dict[str, Any]]
+Series = tuple[str, str, str, tuple[tuple[str, str], ...]]  # (region, namespace, metric, dimensions)
+NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+
+
+def _res(stack: dict[str, Any], rtype: str) -> list[dict[str, Any]]:
+    return list(stack.get("resource", {}).get(rtype, {}).values())
+
+
+def _region(stack: dict[str, Any]) -> str:
+    return str(stack["provider"]["aws"][0]["region"])
+
+
+def monitor_series(stack: dict[str, Any]) -> set[Series]:
+    """What the stack's monitor function publishes: `metric_data` run with its deployed environment over a report
+    holding a table for each of its destinations."""
+    (fn,) = _res(stack, "aws_lambda_function")
+    env = fn["environment"]["variables"]
+    settings = M.MonitorSettings.from_env(env)
+    report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=1)
+    src = settings.source_bucket_arns[0]
+    report.rows = [
+        DestinationStatus(src, "ns.t", f"{src}/table/t", dest, COMPLETED, lag_seconds=0.0)
+        for dest in settings.destination_bucket_arns
+    ]
+    data = M.metric_data(
+        report,
+        kit=settings.kit,
+        max_table_metrics=settings.max_table_metrics,
+        destinations=settings.destination_bucket_arns,
+    )
+    return {
+        (_region(stack), settings.namespace, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
+        for d in data
+    }
+
+
+def rehearsal_series(synth: Stacks) -> set[Series]:
+    out: set[Series] = set()
+    for stack in synth.values():
+        for sched in _res(stack, "aws_scheduler_schedule"):
+            if "rehearsal" not in sched["name"]:
+                continue
+            args = json.loads(sched["target"]["input"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+            kit, region = args[args.index("--kit") + 1], args[args.index("--metrics-region") + 1]
+            data = rehearse.metric_data(kit, succeeded=True, seconds=1.0, tables=1, at=NOW)
+            out |= {
+                (region, C.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
+                for d in data
+            }
+    return out
+
+
+def widget_series(widget: dict[str, Any]) -> list[Series]:
+    props = widget["properties"]
+    out = []
+    for line in props["metrics"]:
+        ns, name, *rest = line
+        dims = rest[:-1] if rest and isinstance(rest[-1], dict) else rest
+        out.append((props["region"], ns, name, tuple(zip(dims[::2], dims[1::2], strict=True))))
+    return out
+
+
+def dashboards(synth: Stacks) -> dict[str, dict[str, Any]]:
+    return {
+        name: json.loads(d["dashboard_body"])
+        for name, stack in synth.items()
+        for d in _res(stack, "aws_cloudwatch_dashboard")
+    }
+
+
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
+def test_every_widget_metric_is_one_the_monitor_or_the_rehearsal_publishes(
+    synthesized: dict[str, Stacks], example: str
+) -> None:
+    synth = synthesized[example]
+    with_monitor = {n for n, st in synth.items() if _res(st, "aws_lambda_function")}
+    boards = dashboards(synth)
+    assert set(boards) == with_monitor and with_monitor  # one dashboard per stack that deploys the monitor
+    rehearsal = rehearsal_series(synth)
+    for name, body in boards.items():
+        published = monitor_series(synth[name]) | rehearsal
+        metrics = [w for w in body["widgets"] if w["type"] == "metric"]
+        shown = [s for w in metrics for s in widget_series(w)]
+        assert shown and set(shown) <= published, set(shown) - published
+        # what a person looks at first: per destination the point's age, lag, failures and detached replicas;
+        # the rehearsal's RTO and outcome
+        dests = {dict(s[3]).get("Destination") for s in monitor_series(synth[name])} - {None}
+        for metric in (C.POINT_AGE, C.LAG, C.FAILED_METRIC, C.DETACHED_METRIC):
+            assert {dict(s[3]).get("Destination") for s in shown if s[2] == metric} == dests, metric
+        assert {s[2] for s in shown if s in rehearsal} == {C.REHEARSAL_RTO, C.REHEARSAL_SUCCEEDED}
+        # the alarm widget shows the state of every alarm of the stack (and the rehearsal's, same account)
+        (alarms,) = [w["properties"]["alarms"] for w in body["widgets"] if w["type"] == "alarm"]
+        stack_alarms = {a["alarm_name"]: a for a in _res(synth[name], "aws_cloudwatch_metric_alarm")}
+        shown_alarms = {a.rsplit(":alarm:", 1)[1] for a in alarms}
+        assert set(stack_alarms) <= shown_alarms
+        assert all(a.endswith("-recovery-rehearsal-not-succeeding") for a in shown_alarms - set(stack_alarms))
+        # the point's widget marks the threshold its alarms fire at
+        (point,) = [w for w in metrics if C.POINT_AGE in w["properties"]["metrics"][0]]
+        thresholds = {a["threshold"] for a in stack_alarms.values() if a["metric_name"] == C.POINT_AGE}
+        assert [h["value"] for h in point["properties"]["annotations"]["horizontal"]] == sorted(thresholds)

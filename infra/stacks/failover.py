@@ -154,7 +154,8 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             name=kms_alias(view, topo.promoted.bucket),
             target_key_id=promoted.bucket.kms_key_arn,
         )
-    source_assurance(promoted, view, docset.build_monitor(view))  # the monitor follows the new source
+    reviewed = {d.bucket_arn: docs.document("replica-bucket-policy", d.bucket) for d in topo.destinations}
+    source_assurance(promoted, view, docset.build_monitor(view), reviewed)  # the monitor follows the new source
     add_failover_source_output(promoted, cfg, topo)  # the ops tools' outputs contract: promoted bucket as source
     RecoveryStack(
         app,

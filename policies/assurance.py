@@ -160,10 +160,15 @@ def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement |
             if view.assurance.monitor.enabled and view.source.account_id != replica.account_id
         }
     )
-    if not roles:
+    return monitors_read_bucket_policy(roles, replica.bucket_arn)
+
+
+def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
+    """The grant of `monitor_policy_read_grant` (also a failover destination's, `policies.failover`)."""
+    if not role_arns:
         return None
     return S.allow_principals_actions(
-        "AllowReplicationMonitorsReadBucketPolicy", roles, MONITOR_DRIFT_REPLICA_READ, [replica.bucket_arn]
+        "AllowReplicationMonitorsReadBucketPolicy", role_arns, MONITOR_DRIFT_REPLICA_READ, [bucket_arn]
     )
 
 

@@ -18,6 +18,7 @@ from jobs.ops.monitor_drift import Declared
 from jobs.rehearse import SUCCEEDED
 from policies import assurance, docset
 from topology.config import load_config
+from topology.contract import CONFIG_DRIFT, POLICY_DRIFT
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +95,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     kit, mon = cfg.kit.name, cfg.assurance.monitor
     assert len(alarms) == 4 * len(cfg.replicas) + 2
     drift = alarms[f"{kit}-replication-configuration-drift"]  # issue 30: any finding, the source's configurations
-    assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (M.CONFIG_DRIFT, {"Kit": kit}, 1)
+    assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (CONFIG_DRIFT, {"Kit": kit}, 1)
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
@@ -114,7 +115,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         assert detached["comparison_operator"] == "GreaterThanOrEqualToThreshold"
         assert detached["dimensions"] == lag["dimensions"]
         policy = alarms[f"{kit}-replica-bucket-policy-drift-{rep.bucket}"]  # issue 30: not the reviewed document
-        assert (policy["metric_name"], policy["threshold"]) == (M.POLICY_DRIFT, 1)
+        assert (policy["metric_name"], policy["threshold"]) == (POLICY_DRIFT, 1)
         assert policy["dimensions"] == lag["dimensions"]
         for a in (lag, failed, detached, policy, drift):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60

@@ -5,10 +5,16 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
     jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
+    jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks (issue 30)
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
+    kit_declared.json (`DECLARED_FILE`)                                        what the drift checks compare with
+
+The code is the same for every stack; `kit_declared.json` is one source's: its declared replication and the reviewed
+bucket policy of each of its replicas, written at synth from the configuration and the policy documents (so a change
+of either is a change of the package, deployed like code: nothing at run time can swap what the monitor trusts).
 
 The Lambda Python runtime bundles its own boto3/botocore, which can predate the S3 Tables replication operations
 (boto3 >= 1.42.1, docs/aws-facts.md#replication). botocore reads extra service models from the directories named by the
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +39,7 @@ from typing import Any
 
 import botocore
 
-from topology.contract import MONITOR_MODULE, REHEARSAL_ENTRY
+from topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
 
 REPO = Path(__file__).resolve().parent.parent
 HANDLER = MONITOR_MODULE.removesuffix(".py").replace("/", ".") + ".handler"  # jobs/ops/monitor.py -> jobs.ops.monitor
@@ -44,6 +51,9 @@ MODULES = (
     "jobs/ops/cli.py",
     "jobs/ops/status.py",
     "jobs/ops/point.py",
+    "jobs/ops/drift.py",
+    "jobs/ops/drift_read.py",
+    "jobs/ops/monitor_drift.py",
     MONITOR_MODULE,
     "jobs/kernel/__init__.py",
     "jobs/kernel/sdk.py",
@@ -58,8 +68,15 @@ BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
-def _entries() -> list[tuple[str, bytes]]:
+def declared_bytes(declared: Any) -> bytes:
+    """`kit_declared.json` as the package holds it: deterministic JSON (sorted keys, compact)."""
+    return json.dumps(declared, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _entries(declared: bytes | None) -> list[tuple[str, bytes]]:
     out = [(rel, (REPO / rel).read_bytes()) for rel in MODULES]
+    if declared is not None:
+        out.append((DECLARED_FILE, declared))
     data = Path(botocore.__file__).resolve().parent / "data"
     for service in BUNDLED_MODELS:
         for f in sorted((data / service).rglob("*")):
@@ -68,10 +85,11 @@ def _entries() -> list[tuple[str, bytes]]:
     return sorted(out)
 
 
-def monitor_zip() -> bytes:
+def monitor_zip(declared: bytes | None = None) -> bytes:
+    """The package; `declared`: the `kit_declared.json` of one source (`declared_bytes`), none without it."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, content in _entries():
+        for name, content in _entries(declared):
             info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -86,11 +104,12 @@ def sha256_base64(data: bytes) -> str:
     return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
-def write_monitor_zip(directory: Path) -> Path:
-    """Write the package as `<directory>/replication-monitor.zip` (content-addressed by the asset that copies it)."""
+def write_monitor_zip(directory: Path, zip_bytes: bytes | None = None) -> Path:
+    """Write the package (default: without a declared file) as `<directory>/replication-monitor.zip`
+    (content-addressed by the asset that copies it)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "replication-monitor.zip"
-    path.write_bytes(monitor_zip())
+    path.write_bytes(monitor_zip() if zip_bytes is None else zip_bytes)
     return path
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from policies import actions as A
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_resource
-from topology.config import KitConfig
+from topology.config import KitConfig, Replica
 from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
@@ -24,6 +24,10 @@ TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
 
 MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
 MONITOR_STATUS_BUCKET_READ = ("ListTables",)
+# The drift checks (jobs/ops/drift.py): the source's replication configurations at both levels, each replica's policy.
+MONITOR_DRIFT_BUCKET_READ = ("GetTableBucketReplication",)
+MONITOR_DRIFT_TABLE_READ = ("GetTableReplication",)
+MONITOR_DRIFT_REPLICA_READ = ("GetTableBucketPolicy",)
 
 
 # ---------------------------------------------------------------- names (deployed contract) ----
@@ -130,6 +134,44 @@ def allow_read_replication_status(bucket_arn: str) -> S.Statement:
     return S.allow_actions("ReadSourceReplicationStatus", MONITOR_STATUS_TABLE_READ, [S.table_arns(bucket_arn)])
 
 
+def allow_read_replication_configuration(bucket_arn: str) -> list[S.Statement]:
+    """What the drift check reads on the source: the bucket-level configuration and every table's table-level one."""
+    tables = [S.table_arns(bucket_arn)]
+    return [
+        S.allow_actions("ReadSourceBucketReplicationConfiguration", MONITOR_DRIFT_BUCKET_READ, [bucket_arn]),
+        S.allow_actions("ReadSourceTableReplicationConfiguration", MONITOR_DRIFT_TABLE_READ, tables),
+    ]
+
+
+def allow_read_replica_bucket_policies(bucket_arns: list[str]) -> S.Statement:
+    """What the drift check reads on each replica: its bucket policy (a replica of another account must also grant
+    it in its bucket policy)."""
+    return S.allow_actions("ReadReplicaBucketPolicies", MONITOR_DRIFT_REPLICA_READ, bucket_arns)
+
+
+def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+    """In a replica's bucket policy: the replication monitors of the sources of other accounts feeding it may read
+    the policy (an identity policy alone does not reach another account), so their drift check can compare it with
+    the reviewed document. None when no such source has a monitor."""
+    roles = sorted(
+        {
+            source_site(view).role_arn(monitor_role_name(view))
+            for view in (cfg.view(s) for s in cfg.sources_into(replica))
+            if view.assurance.monitor.enabled and view.source.account_id != replica.account_id
+        }
+    )
+    return monitors_read_bucket_policy(roles, replica.bucket_arn)
+
+
+def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
+    """The grant of `monitor_policy_read_grant` (also a failover destination's, `policies.failover`)."""
+    if not role_arns:
+        return None
+    return S.allow_principals_actions(
+        "AllowReplicationMonitorsReadBucketPolicy", role_arns, MONITOR_DRIFT_REPLICA_READ, [bucket_arn]
+    )
+
+
 def allow_list_source_tables(bucket_arn: str) -> S.Statement:
     return S.allow_actions("ListSourceTablesToMonitor", MONITOR_STATUS_BUCKET_READ, [bucket_arn])
 
@@ -228,6 +270,8 @@ def monitor_role_permissions(cfg: KitConfig) -> Document:
     stmts: list[S.Statement | None] = [
         allow_list_source_tables(src.bucket_arn),
         allow_read_replication_status(src.bucket_arn),
+        *allow_read_replication_configuration(src.bucket_arn),
+        allow_read_replica_bucket_policies([r.bucket_arn for r in cfg.replicas]),
         allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
         allow_write_function_logs(site, monitor_log_group(cfg)),
     ]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from policies import actions as A
 from policies import protection as P
 from policies import statements as S
+from policies.assurance import Site, monitors_read_bucket_policy
 from policies.documents import (
     Document,
     KeySite,
@@ -160,6 +161,7 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
     return doc(
         *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
+        monitors_read_bucket_policy(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
         *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
@@ -167,6 +169,15 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
             exemptions=destination_exemptions(cfg, topo, dest),
         ),
     )
+
+
+def _promoted_monitor_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
+    """The role of the promoted source's replication monitor (`<kit>-fo-replication-monitor`, as
+    `infra.stacks.failover.monitor_view` names it), which compares each destination's bucket policy."""
+    if not cfg.assurance.monitor.enabled:
+        return []
+    p = topo.promoted
+    return [Site(p.partition, p.account_id, p.region).role_arn(f"{topo.name_prefix}-replication-monitor")]
 
 
 def destination_table_policy(cfg: KitConfig, topo: FailoverTopology, dest: Replica, table_arn: str) -> Document:

@@ -276,5 +276,7 @@ def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> Non
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 6 + 3 * 4 + 2
+    # + ReplicationConfigurationDrift, compared with the outputs' declared replication (no --config: no policies)
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 6 + 3 * 4 + 2 + 1
+    assert doc["drift"] == {"replication_configuration": [], "replica_bucket_policies": {}}
     assert _series(world) == set()

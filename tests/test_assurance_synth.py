@@ -11,11 +11,15 @@ from typing import Any
 import pytest
 
 from infra import packaging
+from infra.constructs.monitor import declared_document, reviewed_replica_policies
 from jobs.ops import monitor as M
+from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+from jobs.ops.monitor_drift import Declared
 from jobs.rehearse import SUCCEEDED
-from policies import assurance
+from policies import assurance, docset
 from topology.config import load_config
 from topology.contract import POINT_AGE
+from topology.contract import CONFIG_DRIFT, POLICY_DRIFT
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +42,11 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     (fn,) = res(src, "aws_lambda_function").values()
     assert fn["function_name"] == f"{cfg.kit.name}-replication-monitor"
     assert fn["runtime"] == "python3.12" and fn["handler"] == "jobs.ops.monitor.handler"
-    assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip())
+    # the package: the status code and this source's kit_declared.json (declared replication, reviewed documents)
+    declared = declared_document(cfg, reviewed_replica_policies(cfg, docset.build(cfg)))
+    assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip(packaging.declared_bytes(declared)))
+    (scope,) = scopes_of(cfg, default_bucket_policy_builder())  # what `audit` compares with, the monitor too
+    assert Declared.from_json(declared) == Declared(scope.declared, {r.bucket_arn: d for r, d in scope.bucket_policies})
     assert re.fullmatch(r"assets/[\w-]+/[\w-]+/replication-monitor\.zip", fn["filename"]), fn["filename"]
     assert fn["reserved_concurrent_executions"] == 1
     env = fn["environment"]["variables"]
@@ -86,7 +94,9 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 4 * len(cfg.replicas) + 1
+    assert len(alarms) == 5 * len(cfg.replicas) + 2
+    drift = alarms[f"{kit}-replication-configuration-drift"]  # issue 30: any finding, the source's configurations
+    assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (CONFIG_DRIFT, {"Kit": kit}, 1)
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
@@ -111,7 +121,10 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         )  # fmt: skip
         assert point["threshold"] == mon.max_replication_point_age_minutes * 60
         assert point["dimensions"] == lag["dimensions"]
-        for a in (lag, failed, detached, point):
+        policy = alarms[f"{kit}-replica-bucket-policy-drift-{rep.bucket}"]  # issue 30: not the reviewed document
+        assert (policy["metric_name"], policy["threshold"]) == (POLICY_DRIFT, 1)
+        assert policy["dimensions"] == lag["dimensions"]
+        for a in (lag, failed, detached, point, policy, drift):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]

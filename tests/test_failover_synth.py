@@ -160,6 +160,19 @@ def test_promoted_bucket_replicates_and_is_monitored(name: str, synths: dict[str
     assert env["KIT_NAME"] == f"{cfg.kit.name}-fo"
     names = {b.get("name") for b in resources(promoted).values()}
     assert f"{cfg.kit.name}-fo-replication-monitor" in names  # never the failed source's role name
+    # its package declares the failover topology's replication and destination documents, as `audit` compares them
+    from infra import packaging
+    from infra.constructs.monitor import declared_document
+    from infra.stacks.failover import monitor_view
+    from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+    from jobs.ops.monitor_drift import Declared
+
+    (scope,) = scopes_of(cfg, default_bucket_policy_builder())
+    dests = {d.bucket_arn for d in topo.destinations}
+    reviewed = {r.bucket_arn: doc for r, doc in scope.bucket_policies if r.bucket_arn in dests}
+    declared = declared_document(monitor_view(cfg, topo), reviewed)
+    assert Declared.from_json(declared) == Declared(scope.declared, reviewed)
+    assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip(packaging.declared_bytes(declared)))
 
 
 def test_the_promoted_key_keeps_its_replica_protection() -> None:

@@ -148,10 +148,10 @@ def test_audit_checks_the_whole_estate(estate: Estate, tmp_path: Path, capsys: p
     text = capsys.readouterr().out
     assert code == 0, text
     assert text.startswith("no drift (")
-    # three replication configurations (sales and ops: bucket level; marketing: its one table), two replica bucket
-    # policies (the vault's once, not once per source), five buckets' encryption, every source and replica table
-    assert "4 replication configurations" not in text and "2 replication configurations" not in text
-    assert "3 replication configurations" in text and "2 bucket policies" in text and "5 bucket encryption" in text
+    # eight replication configurations (each source's bucket level, and the table level of each of the five source
+    # tables, replicated or not: a table-level destination can be added to any), two replica bucket policies (the
+    # vault's once, not once per source), five buckets' encryption, every source and replica table
+    assert "8 replication configurations" in text and "2 bucket policies" in text and "5 bucket encryption" in text
     assert "4 source tables" in text and "6 replica tables" in text
     for line in (
         "source estate-sales: no drift",

@@ -27,6 +27,15 @@ TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeart
 DETACHED_METRIC = "DetachedReplicas"  # replicas whose table was disassociated: replication stopped for good
 POINT_AGE = "ReplicationPointAgeSeconds"  # age of the replication point of a replica bucket (jobs/ops/point.py)
 AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of jobs.recover and jobs.failover
+# Drift of what cannot be prevented (jobs/ops/drift.py): findings in the source's replication configurations (either
+# level, every table), and in each replica bucket policy against the reviewed document (Kit, Destination).
+CONFIG_DRIFT = "ReplicationConfigurationDrift"
+POLICY_DRIFT = "ReplicaBucketPolicyDrift"
+# What the monitor compares with, written into its package at synth (infra/constructs/monitor.py) as JSON:
+# {DECLARED_REPLICATION: the source's declared replication (topology.outputs.declared_replication),
+#  DECLARED_POLICIES: {replica bucket ARN: its reviewed bucket policy document}}.
+DECLARED_FILE = "kit_declared.json"
+DECLARED_REPLICATION, DECLARED_POLICIES = "replication", "replica_bucket_policies"
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
 ENV_KIT = "KIT_NAME"

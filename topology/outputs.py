@@ -384,6 +384,19 @@ def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
     }
 
 
+def declared_replication(cfg: KitConfig) -> dict[str, Any]:
+    """The declared replication of a one-source configuration (a source's view), as the drift checks compare it
+    (`jobs.ops.drift.DeclaredReplication.from_json`): what the replication construct deploys for that source."""
+    mode = cfg.replication.mode
+    return {
+        "source_bucket_arn": cfg.source.bucket_arn,
+        "mode": mode,
+        "role_arn": cfg.replication_role_arn,
+        "destinations": [r.bucket_arn for r in cfg.replicas],
+        "tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()] if mode == "tables" else [],
+    }
+
+
 def replica_outputs(cfg: KitConfig, replica: Replica) -> dict[str, Any]:
     """One replica stack's `kit_replica` (as `infra/stacks/replica.py` writes it)."""
     feeding = [s.bucket_arn for s in cfg.sources_into(replica)]

@@ -10,7 +10,13 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
   (DETACHED: replication to it has stopped for good; docs/assurance.md#detached-replicas has the
   on-call steps);
 - `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
-  function failed, was not invoked, or could not read some table's status.
+  function failed, was not invoked, or could not read some table's status;
+- `<kit>-replication-configuration-drift`: the source's live replication configurations (bucket level and every
+  table's table level) differ from the declared one (a new destination, a deleted configuration, another role);
+- `<kit>-replica-bucket-policy-drift-<replica>`: that replica's bucket policy is not the reviewed document.
+
+The drift alarms compare with the package's `kit_declared.json` (`declared_document`: the source's declared
+replication and each replica's reviewed bucket policy, from the same document set the replica stacks deploy).
 
 `<kit>` is the configuration's name prefix (`KitConfig.name_prefix`): the kit name, or `<kit>-<id>` for a source of
 an estate (issue 24), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
@@ -23,7 +29,9 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cdktf import AssetType, TerraformAsset
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
@@ -47,9 +55,11 @@ from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_
 from infra.constructs.iam import role_with_policy
 from policies import assurance
 from policies.docset import DocumentSet
+from policies.model import Document
 from topology import contract as C
 from topology.assurance import monitor_schedule_expression
 from topology.config import KitConfig, Replica
+from topology.outputs import declared_replication
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
@@ -73,8 +83,28 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
     return role
 
 
+def declared_document(cfg: KitConfig, reviewed: Mapping[str, Document]) -> dict[str, Any]:
+    """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication and
+    the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document})."""
+    return {C.DECLARED_REPLICATION: declared_replication(cfg), C.DECLARED_POLICIES: dict(reviewed)}
+
+
+def reviewed_replica_policies(cfg: KitConfig, docs: DocumentSet) -> dict[str, Document]:
+    """The bucket policy each replica stack deploys, by bucket ARN (the set resolves a failover topology's names)."""
+    return {r.bucket_arn: docs.document("replica-bucket-policy", r.bucket) for r in cfg.replicas}
+
+
 class ReplicationMonitor(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, alarm_topic_arn: str) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: KitConfig,
+        docs: DocumentSet,
+        alarm_topic_arn: str,
+        reviewed: Mapping[str, Document],
+    ) -> None:
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg)
@@ -84,10 +114,10 @@ class ReplicationMonitor(Construct):
         )
         # The package is built deterministically from the repository's jobs/ops and staged for the asset, which
         # copies it into the synth output under a content hash (no path of this machine reaches the Terraform).
-        zip_bytes = packaging.monitor_zip()
+        zip_bytes = packaging.monitor_zip(packaging.declared_bytes(declared_document(cfg, reviewed)))
         staging = Path(tempfile.mkdtemp(prefix="kit-monitor-package-"))
         atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
-        staged = packaging.write_monitor_zip(staging)
+        staged = packaging.write_monitor_zip(staging, zip_bytes)
         asset = TerraformAsset(
             self,
             "package",
@@ -155,6 +185,39 @@ class ReplicationMonitor(Construct):
             {"Kit": cfg.name_prefix},
         )
         self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
+        self.alarms += self._drift_alarms(cfg, period, actions)
+
+    def _drift_alarms(self, cfg: KitConfig, period: int, actions: list[str]) -> list[CloudwatchMetricAlarm]:
+        """Replication configuration drift (the source's) and bucket policy drift (one per replica): any finding."""
+        kit = cfg.name_prefix
+        drifts = [
+            KitMetricAlarm(
+                "configuration-drift",
+                f"{kit}-replication-configuration-drift",
+                f"The replication configuration of {cfg.source.bucket} differs from the declared one (a destination "
+                "added at either level, a deleted configuration, another role) or could not be read. README: "
+                "'Assurance' (docs/assurance.md#drift).",
+                C.CONFIG_DRIFT,
+                {"Kit": kit},
+            )
+        ]
+        drifts += [
+            KitMetricAlarm(
+                f"policy-drift-{rep.bucket}",
+                f"{kit}-replica-bucket-policy-drift-{rep.bucket}",
+                f"The bucket policy of {rep.bucket} ({rep.region}) is not the reviewed document, or could not be "
+                "read. README: 'Assurance' (docs/assurance.md#drift).",
+                C.POLICY_DRIFT,
+                {"Kit": kit, "Destination": rep.bucket_arn},
+            )
+            for rep in cfg.replicas
+        ]
+        return [
+            above_threshold_alarm(
+                self, a, period=period, threshold=1, comparison="GreaterThanOrEqualToThreshold", actions=actions
+            )
+            for a in drifts
+        ]
 
     def _replica_alarms(
         self, cfg: KitConfig, rep: Replica, period: int, actions: list[str]
@@ -195,10 +258,16 @@ class ReplicationMonitor(Construct):
         ]
 
 
-def source_assurance(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> ReplicationMonitor | None:
-    """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line)."""
+def source_assurance(
+    scope: Construct, cfg: KitConfig, docs: DocumentSet, reviewed: Mapping[str, Document] | None = None
+) -> ReplicationMonitor | None:
+    """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line).
+    `reviewed`: each replica's reviewed bucket policy by bucket ARN (default: `reviewed_replica_policies`)."""
     if not cfg.assurance.monitor.enabled:
         return None
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
-    return ReplicationMonitor(scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn)
+    reviewed = reviewed_replica_policies(cfg, docs) if reviewed is None else reviewed
+    return ReplicationMonitor(
+        scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn, reviewed=reviewed
+    )

@@ -116,9 +116,9 @@ def canonical(value: Any, key: str | None = None) -> Any:
     if isinstance(value, dict):
         return {k: canonical(v, k) for k, v in sorted(value.items())}
     if isinstance(value, list):
+        if all(isinstance(i, str | int | float | bool) for i in value):  # as a scalar below: ["a"] is "a"
+            return sorted({str(i).lower() if isinstance(i, bool) else str(i) for i in value})
         items = [canonical(v) for v in value]
-        if all(isinstance(i, str | int | float | bool) for i in items):
-            return sorted({str(i) for i in items})
         return sorted(items, key=lambda i: json.dumps(i, sort_keys=True))
     if isinstance(value, bool | int | float):
         return [str(value).lower() if isinstance(value, bool) else str(value)]

@@ -23,6 +23,11 @@ other table is folded into one `Table=_other` series (max lag, sum of failed and
 series always cover every table. Configured destinations without any table still get zeros, so their alarms
 see data.
 
+Drift (issue 30, `jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket
+level and every table's table level) with the declared one and each replica bucket policy with the reviewed document,
+publishing `ReplicationConfigurationDrift` (Kit) and `ReplicaBucketPolicyDrift` (Kit, Destination): the number of
+findings, each named in the run's summary. What they are compared with is the package's `kit_declared.json`.
+
 `DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
 FAILED message, at the next replication attempt); `status` run with access to the replica buckets sees it earlier.
@@ -36,12 +41,14 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
 from jobs.ops.cli import dump_json, parse_duration
 from jobs.ops.point import point_metric_data
+from jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
 from jobs.ops.status import (
     COMPLETED,
     DETACHED,
@@ -55,6 +62,7 @@ from jobs.ops.status import (
 )
 from topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
     BEHIND,
+    DECLARED_FILE,
     DETACHED_METRIC,
     ENV_CAP,
     ENV_CONCURRENCY,
@@ -216,6 +224,7 @@ class MonitorResult:
     counts: dict[str, int] = field(default_factory=dict)
     errors: int = 0
     second_pass: int = 0  # tables read again after a pause (unreadable after the first pass's retries)
+    drift: DriftCheck | None = None  # the drift checks' findings (None: nothing declared to compare with)
 
     @property
     def heartbeat(self) -> bool:
@@ -232,7 +241,7 @@ class MonitorResult:
             "metrics": len(self.data),
             "series": len(series),
             "put_metric_data_requests": self.requests,
-        }
+        } | ({"drift": self.drift.to_json()} if self.drift is not None else {})
 
 
 def run_monitor(
@@ -242,6 +251,7 @@ def run_monitor(
     region: str,
     now: datetime | None = None,
     dry_run: bool = False,
+    declared: Declared | None = None,
 ) -> MonitorResult:
     report = collect_status(
         clients,
@@ -259,9 +269,13 @@ def run_monitor(
         max_table_metrics=settings.max_table_metrics,
         destinations=settings.destination_bucket_arns,
     )
+    drift = check_drift(clients, declared, concurrency=settings.concurrency) if declared is not None else None
+    if drift is not None:
+        data += drift.data(settings.kit, datetime.fromisoformat(report.generated_at))
     result = MonitorResult(
         report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
     )
+    result.drift = drift
     if not dry_run:
         result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
     return result
@@ -273,7 +287,8 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     settings = MonitorSettings.from_env(os.environ)
     region = os.environ.get("AWS_REGION") or BucketRef(settings.source_bucket_arns[0]).region
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
-    result = run_monitor(clients, settings, region=region)
+    declared = load_declared(Path(__file__).resolve().parents[2] / DECLARED_FILE)  # the package's root
+    result = run_monitor(clients, settings, region=region, declared=declared)
     summary = result.to_json()
     print(summary)  # one log line per run in the function's log group
     return summary
@@ -287,15 +302,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--max-table-metrics", type=int, default=50)
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
+    p.add_argument("--config", help="the kit configuration: also compare each replica bucket policy (drift)")
     args = p.parse_args(argv)
     from topology.outputs import load_outputs
 
     outputs = load_outputs(args.outputs)
+    declared = declared_for(outputs, args.config)
     clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
     results: dict[str, Any] = {}
     for src in outputs.sources:  # one monitor per source, as deployed (an estate's source stacks each have one)
         settings = settings_for(outputs, src, max_lag=args.max_lag, cap=args.max_table_metrics, conc=args.concurrency)
-        result = run_monitor(clients, settings, region=src.region, dry_run=args.dry_run)
+        result = run_monitor(
+            clients, settings, region=src.region, dry_run=args.dry_run, declared=declared[src.table_bucket_arn]
+        )
         results[src.table_bucket_name] = result.to_json() | {"kit": settings.kit}
     if not outputs.is_estate:
         results = {name: {k: v for k, v in r.items() if k != "kit"} for name, r in results.items()}

@@ -1,0 +1,300 @@
+"""The replica half of `jobs.ops.audit`: every replica bucket's tables against the source tables in replication
+scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
+(``retention-below-source``), and, on a failover topology, the table policies (``table-policy-*``) and the promoted
+tables (``promoted-table-still-replica``). Each source table is read once, each replica table once; large buckets
+are split over worker processes (`jobs.kernel.concurrency`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
+from jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
+from jobs.kernel.tables import TableRef, list_tables
+from jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
+from jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
+from topology.config import Replica
+
+SNAPSHOT = "icebergSnapshotManagement"
+
+# ----------------------------------------------------------------------------------------------------
+# Replicas: coverage and retention
+# ----------------------------------------------------------------------------------------------------
+
+
+def _retention(clients: Clients, bucket_arn: str, namespace: str, name: str) -> dict[str, Any]:
+    conf = call(
+        s3tables_of(clients, bucket_arn).get_table_maintenance_configuration,
+        tableBucketARN=bucket_arn,
+        namespace=namespace,
+        name=name,
+    )["configuration"]
+    return dict(conf.get(SNAPSHOT) or {})
+
+
+def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
+    """Why the replica keeps snapshots for less than the source, or None. Disabled expiry keeps everything."""
+    if replica.get("status") == "disabled":
+        return None
+    if source.get("status") == "disabled":
+        return "snapshot expiry is enabled on the replica but disabled (keep everything) on the source"
+    r = (replica.get("settings") or {}).get(SNAPSHOT) or {}
+    s = (source.get("settings") or {}).get(SNAPSHOT) or {}
+    problems = [
+        f"{k} {r.get(k)} < source {s.get(k)}"
+        for k in ("maxSnapshotAgeHours", "minSnapshotsToKeep")
+        if r.get(k) is not None and s.get(k) is not None and r[k] < s[k]
+    ]
+    return "; ".join(problems) or None
+
+
+def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str, list[str]]:
+    """(source table ARN, its retention or the error text, the ARNs of its replica tables): read once per source
+    table. The replica ARNs come from `GetTableReplicationStatus` (one call names the replica table of every
+    destination, where a `GetTable` per replica would take one call each); when that call fails the list is empty
+    and each replica's `GetTable` names its source instead (`_replica_check`)."""
+    try:
+        retention: dict[str, Any] | str = _retention(clients, table.bucket_arn, table.namespace, table.name)
+    except (ClientError, BotoCoreError) as exc:
+        retention = describe_error(exc)
+    try:
+        b = BucketRef(table.bucket_arn)
+        status = call(clients.s3tables(b.region, b.account).get_table_replication_status, tableArn=table.arn)
+        replicas = [d["destinationTableArn"] for d in status.get("destinations", []) if d.get("destinationTableArn")]
+    except (ClientError, BotoCoreError):
+        replicas = []
+    return table.arn, retention, replicas
+
+
+def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: TablePolicy) -> Drift | None:
+    """`table-policy-missing` / `table-policy-changed` when the live table policy is not `want(table_arn)` (compared
+    in canonical form), else None."""
+    resource = f"{table.qualified} ({table_arn})"
+    try:
+        live = call(
+            s3tables_of(clients, table.bucket_arn).get_table_policy,
+            tableBucketARN=table.bucket_arn,
+            namespace=table.namespace,
+            name=table.name,
+        )["resourcePolicy"]
+    except ClientError as exc:
+        if error_code(exc) == "NotFoundException":
+            return Drift("table-policy-missing", resource, "the table has no table policy")
+        raise
+    if canonical_policy(live) != canonical_policy(want(table_arn)):
+        return Drift("table-policy-changed", resource, "the table policy differs from the configuration")
+    return None
+
+
+def _replica_check(
+    clients: Clients,
+    table: TableRef,
+    sources: dict[str, dict[str, Any] | str],
+    paired: Mapping[str, str] | None = None,
+    want_policy: TablePolicy | None = None,
+) -> tuple[TableRef, str | None, list[Drift]]:
+    """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
+    source outside it, e.g. in another bucket, is read here). The source is known without a call when both sides say
+    so: the source's replication status names this table (`paired`: {replica table ARN: source table ARN}) and
+    ListTables reports it managed by the service. Otherwise (a detached or foreign table, a status that could not be
+    read) `GetTable` names it."""
+    drifts: list[Drift] = []
+    try:
+        source = (paired or {}).get(table.arn) if table.managed_by_service else None
+        table_arn = table.arn
+        if source is None:
+            got = call(
+                s3tables_of(clients, table.bucket_arn).get_table,
+                tableBucketARN=table.bucket_arn,
+                namespace=table.namespace,
+                name=table.name,
+            )
+            table_arn = got["tableARN"]
+            source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
+                "sourceTableARN"
+            )
+        if not source:
+            return table, None, drifts
+        if want_policy is not None:
+            drifts.extend(d for d in [table_policy_drift(clients, table, table_arn, want_policy)] if d)
+        rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
+        src = sources.get(source)
+        if src is None:
+            src_table = call(s3tables_of(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
+            src = _retention(clients, bucket_of_table_arn(source), src_table["namespace"][0], src_table["name"])
+        if isinstance(src, str):
+            drifts.append(Drift("unverifiable", f"{table.qualified} ({table_arn})", f"source retention: {src}"))
+            return table, source, drifts
+        why = _shorter(rep, src)
+        if why:
+            drifts.append(Drift("retention-below-source", f"{table.qualified} ({table_arn})", why))
+        return table, source, drifts
+    except (ClientError, BotoCoreError) as exc:
+        drifts.append(Drift("unverifiable", f"{table.qualified} in {table.bucket_arn}", describe_error(exc)))
+        return table, None, drifts
+
+
+def check_detached(
+    results: Sequence[tuple[TableRef, str | None, list[Drift]]], expected: Mapping[str, TableRef], report: AuditReport
+) -> set[tuple[str, str]]:
+    """`replica-detached` for every table of a replica bucket that should be a replica (a replicated source table
+    of that name, `expected`: {namespace.name: source table}) but whose GetTable names no source (no longer managed
+    by the service). Returns the (source table ARN, destination bucket ARN) pairs so reported, which are then not
+    also reported missing."""
+    out: set[tuple[str, str]] = set()
+    for table, source, drifts in results:
+        src = expected.get(table.qualified)
+        if source or src is None or any(d.kind == "unverifiable" for d in drifts):
+            continue
+        report.add(
+            "replica-detached",
+            f"{table.qualified} ({table.arn}) in {BucketRef(table.bucket_arn).name}",
+            f"should be a replica of {src.arn} but is no longer managed by S3 Tables replication (disassociated: "
+            "replication to it has stopped for good and it is writable; a new destination bucket and a backfill "
+            "are needed unless this was a deliberate failover)",
+        )
+        out.add((src.arn, table.bucket_arn))
+    return out
+
+
+def _sources_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[tuple[str, Any, list[str]]]:
+    """One worker-process job of the source pass: `_source_retention` of each source table."""
+    return run_concurrently(lambda t: _source_retention(clients, t), tables, concurrency)
+
+
+def _replicas_chunk(
+    tables: list[TableRef],
+    sources: dict[str, dict[str, Any] | str],
+    paired: dict[str, str],
+    want_policy: TablePolicy | None,
+    concurrency: int,
+    clients: Clients,
+) -> list[tuple[TableRef, str | None, list[Drift]]]:
+    """One worker-process job of the replica pass: `_replica_check` of each replica table."""
+    return run_concurrently(lambda t: _replica_check(clients, t, sources, paired, want_policy), tables, concurrency)
+
+
+CHUNK = 500  # tables per worker-process job
+
+
+def check_replicas(
+    clients: Clients,
+    planned: Sequence[tuple[Scope, list[TableRef]]],
+    report: AuditReport,
+    concurrency: int,
+    page_size: int | None,
+    show_progress: bool,
+    processes: int | None = 1,
+) -> None:
+    """Every replica bucket of every scope (each bucket listed and read once, a fan-in vault too) against the source
+    tables in each scope's replication (`planned`: each scope with its scoped source tables)."""
+    scoped = [t for _, tables in planned for t in tables]
+    destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
+    expected_into: dict[str, dict[str, TableRef]] = {}  # what each replica bucket should hold (detached check)
+    for scope, tables in planned:
+        for r in scope.destinations:
+            want = scope.destination_table_policy(r) if scope.destination_table_policy else None
+            destinations.setdefault(r.bucket_arn, (r, want))
+            expected_into.setdefault(r.bucket_arn, {}).update({t.qualified: t for t in tables})
+    # Each source table's retention is read once, not once per destination.
+    progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
+    sources: dict[str, dict[str, Any] | str] = {}
+    paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
+    # one pool for both passes, sized by the work: each source table and its replica in every destination
+    procs = processes_for(processes, sum(len(tables) * (1 + len(scope.destinations)) for scope, tables in planned))
+    threads = max(1, concurrency // procs)
+    covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
+    with worker_pool(clients, procs) as pool:
+        source_results: Iterable[tuple[str, Any, list[str]]]
+        if pool is not None:
+            jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
+            source_results = (x for out in pool.map(jobs, progress) for x in out)
+        else:
+            source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
+        for arn, retention, replicas in source_results:
+            sources[arn] = retention
+            paired.update(dict.fromkeys(replicas, arn))
+        report.count("source tables", len(scoped))
+        for r, want_policy in destinations.values():
+            expected = expected_into[r.bucket_arn]
+            try:
+                replica_tables = list_tables(clients, r.bucket_arn, page_size)
+            except ClientError as exc:
+                report.add("unverifiable", r.bucket_arn, describe_error(exc))
+                continue
+            progress = Progress(
+                f"audit replicas in {r.bucket}",
+                len(replica_tables),
+                enabled=show_progress and len(replica_tables) > 50,
+            )
+            report.count("replica tables", len(replica_tables))
+            results: Iterable[tuple[TableRef, str | None, list[Drift]]]
+            if pool is not None:
+                replica_jobs = []
+                for part in chunks(replica_tables, CHUNK):
+                    # what the chunk's tables need of the source pass: the paired source, or the same-name source
+                    part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
+                    same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
+                    wanted = set(part_paired.values()) | same_name
+                    part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
+                    replica_jobs.append(
+                        functools.partial(_replicas_chunk, part, part_sources, part_paired, want_policy, threads)
+                    )
+                results = (x for out in pool.map(replica_jobs, progress) for x in out)
+            else:
+                results = stream_concurrently(
+                    functools.partial(_replica_check, clients, sources=sources, paired=paired, want_policy=want_policy),
+                    replica_tables,
+                    concurrency,
+                    progress,
+                )
+            for table, source, drifts in results:
+                report.drifts.extend(drifts)
+                if source:
+                    covered.add((source, table.bucket_arn))
+                covered |= check_detached([(table, source, drifts)], expected, report)
+    ambiguous = ambiguous_tables((t.bucket_arn, t.qualified) for t in scoped)
+    for scope, tables in planned:
+        for st in tables:
+            for r in scope.destinations:
+                if (st.arn, r.bucket_arn) not in covered:
+                    report.add(
+                        "replica-missing",
+                        f"{table_label(st.bucket_arn, st.qualified, ambiguous)} -> {r.bucket_arn}",
+                        f"no replica of {st.arn} in {r.bucket}",
+                    )
+    report.drifts.sort(key=lambda d: (d.kind, d.resource))
+
+
+def _promoted_check(clients: Clients, table: TableRef, want: TablePolicy) -> list[Drift]:
+    if table.managed_by_service:
+        return [
+            Drift(
+                "promoted-table-still-replica",
+                f"{table.qualified} ({table.arn})",
+                "still managed by S3 Tables replication (a read-only replica of the failed source): not promoted",
+            )
+        ]
+    try:
+        return [d for d in [table_policy_drift(clients, table, table.arn, want)] if d]
+    except (ClientError, BotoCoreError) as exc:
+        return [Drift("unverifiable", f"{table.qualified} ({table.arn})", describe_error(exc))]
+
+
+def check_promoted_tables(
+    clients: Clients, scope: Scope, source_tables: Mapping[str, TableRef], report: AuditReport, concurrency: int
+) -> None:
+    """Failover only: every table of the promoted bucket (the source) is promoted (writable, not a replica) and
+    carries the promoted table policy."""
+    want = scope.promoted_table_policy
+    if want is None:
+        return
+    report.count("promoted tables", len(source_tables))
+    tables = sorted(source_tables.values(), key=lambda t: t.qualified)
+    for drifts in run_concurrently(lambda t: _promoted_check(clients, t, want), tables, concurrency):
+        report.drifts.extend(drifts)

@@ -1,0 +1,142 @@
+"""What `jobs.ops.audit` compares the live state with (`Scope`: one per source of the configuration, or the
+failover topology once promoted) and what it reports (`AuditReport`, a list of `Drift`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jobs.kernel.clients import Clients
+from jobs.kernel.sdk import BucketRef
+from jobs.ops.drift import DeclaredReplication, Finding
+from topology.config import KitConfig, Replica, Source
+
+BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
+TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one table, by table ARN
+
+
+def default_bucket_policy_builder() -> BucketPolicyBuilder:
+    """`policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
+    from policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+
+    return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the audit compares the live state with: the configured topology (`normal_scope`) or, once
+    ``[failover] promoted_bucket`` is set, the failover topology whose source is the promoted bucket
+    (`failover_scope`)."""
+
+    source: Source | Replica
+    mode: str  # "bucket" or "tables"
+    tables: tuple[str, ...]  # replicated tables in "tables" mode
+    replication_role_arn: str
+    destinations: tuple[Replica, ...]  # the source's replicas: coverage, retention (and table policies)
+    bucket_policies: tuple[tuple[Replica, dict[str, Any]], ...]  # every bucket whose policy is checked, its document
+    replica_sites: tuple[Replica, ...]  # buckets whose encryption and storage class are checked besides the source
+    # Failover only: the wanted table policy of a destination's replica table (None: table policies not checked).
+    destination_table_policy: Callable[[Replica], TablePolicy] | None = None
+    promoted_table_policy: TablePolicy | None = None  # failover only: every promoted table's table policy
+
+    @property
+    def declared(self) -> DeclaredReplication:
+        """The source's declared replication, as `jobs.ops.drift` compares it."""
+        return DeclaredReplication(
+            source_bucket_arn=self.source.bucket_arn,
+            mode=self.mode,
+            role_arn=self.replication_role_arn,
+            destinations=tuple(r.bucket_arn for r in self.destinations),
+            tables=self.tables,
+        )
+
+
+def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | None = None) -> Scope:
+    """One source (`src`, default the single source) with its own replication and destinations (`cfg.view`); the
+    replica bucket policies are the whole configuration's (a fan-in vault grants and exempts every source)."""
+    view = cfg if src is None else cfg.view(src)
+    return Scope(
+        source=view.source,
+        mode=view.replication.mode,
+        tables=tuple(view.replication.tables),
+        replication_role_arn=view.replication_role_arn,
+        destinations=tuple(view.replicas),
+        bucket_policies=tuple((r, builder(cfg, r)) for r in view.replicas),
+        replica_sites=tuple(view.replicas),
+    )
+
+
+def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
+    """The promoted topology (`topology.failover.failover_topology`) with the documents of `policies.failover`."""
+    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from topology.failover import failover_topology
+
+    topo = failover_topology(cfg)
+    policies = [(topo.promoted, F.promoted_bucket_policy(cfg, topo))]
+    policies += [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
+    policies += [(r, builder(cfg, r)) for r in topo.retained]  # unchanged documents
+    return Scope(
+        source=topo.promoted,
+        mode="bucket",  # the failover topology replicates at bucket level (infra/stacks/failover_outputs.py)
+        tables=(),
+        replication_role_arn=topo.replication_role_arn,
+        destinations=topo.destinations,
+        bucket_policies=tuple(policies),
+        replica_sites=topo.destinations + topo.retained,
+        destination_table_policy=functools.partial(_destination_table_policy, cfg, topo),
+        promoted_table_policy=functools.partial(F.promoted_table_policy, cfg, topo),
+    )
+
+
+def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
+    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+
+    return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
+
+
+def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]:
+    """One scope per source of the estate (one for `[source]`); the failover topology's once promoted."""
+    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
+    if promoted:
+        return (failover_scope(cfg, builder),)
+    return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
+
+
+Drift = Finding  # one drift: its kind, the resource and a detail (`jobs.ops.drift`)
+
+
+@dataclass
+class AuditReport:
+    drifts: list[Drift] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+    # An estate's audit (several sources, issue 24) names every bucket it audited: (role, bucket ARN).
+    estate: bool = False
+    buckets: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, kind: str, resource: str, detail: str) -> None:
+        self.drifts.append(Drift(kind, resource, detail))
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.checked[what] = self.checked.get(what, 0) + n
+
+    def kinds(self) -> set[str]:
+        return {d.kind for d in self.drifts}
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.drifts else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "drift": bool(self.drifts),
+            "checked": self.checked,
+            "drifts": [asdict(d) for d in self.drifts],
+            "exit_code": self.exit_code,
+        } | ({"buckets": [{"role": role, "bucket_arn": arn} for role, arn in self.buckets]} if self.estate else {})
+
+
+def s3tables_of(clients: Clients, bucket_arn: str) -> Any:
+    b = BucketRef(bucket_arn)
+    return clients.s3tables(b.region, b.account)

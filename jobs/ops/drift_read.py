@@ -1,0 +1,70 @@
+"""The live side of `jobs.ops.drift`: a source's replication configurations (bucket level, and table level for every
+table of the bucket: one `GetTableReplication` per table) and a bucket's policy. A configuration or policy that does
+not exist is None; one that could not be read is `Unreadable` (never silently passed). Shipped in the monitor's
+Lambda package."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import run_concurrently
+from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from jobs.kernel.tables import TableRef, list_tables
+from jobs.ops.drift import Live, LiveReplication, Unreadable
+
+
+def _s3tables(clients: Clients, bucket_arn: str) -> Any:
+    b = BucketRef(bucket_arn)
+    return clients.s3tables(b.region, b.account)
+
+
+def _read(fn: Any, **kw: Any) -> Any:
+    """The response's configuration / policy, None on NotFound, `Unreadable` on any other error."""
+    try:
+        return call(fn, **kw)
+    except ClientError as exc:
+        return None if error_code(exc) == "NotFoundException" else Unreadable(describe_error(exc))
+    except BotoCoreError as exc:
+        return Unreadable(describe_error(exc))
+
+
+def _configuration(response: Any) -> Live:
+    if response is None or isinstance(response, Unreadable):
+        return response
+    return dict(response["configuration"])
+
+
+def read_replication(
+    clients: Clients,
+    bucket_arn: str,
+    tables: Sequence[TableRef] | Unreadable | None = None,
+    *,
+    concurrency: int = 16,
+) -> LiveReplication:
+    """The bucket-level configuration of `bucket_arn` and the table-level one of each of `tables` (default: every
+    table of the bucket, listed here; `Unreadable`: the caller could not list them)."""
+    s3t = _s3tables(clients, bucket_arn)
+    bucket = _configuration(_read(s3t.get_table_bucket_replication, tableBucketARN=bucket_arn))
+    if tables is None:
+        try:
+            tables = list_tables(clients, bucket_arn)
+        except (ClientError, BotoCoreError) as exc:
+            tables = Unreadable(describe_error(exc))
+    if isinstance(tables, Unreadable):
+        return LiveReplication(bucket, {}, listing=tables)
+    confs = run_concurrently(
+        lambda t: _configuration(_read(s3t.get_table_replication, tableArn=t.arn)), list(tables), concurrency
+    )
+    return LiveReplication(bucket, {t.qualified: (t.arn, c) for t, c in zip(tables, confs, strict=True)})
+
+
+def read_bucket_policy(clients: Clients, bucket_arn: str) -> Any:
+    """The bucket policy's JSON text, None when the bucket has none, `Unreadable` when it could not be read."""
+    got = _read(_s3tables(clients, bucket_arn).get_table_bucket_policy, tableBucketARN=bucket_arn)
+    if got is None or isinstance(got, Unreadable):
+        return got
+    return got["resourcePolicy"]

@@ -39,6 +39,8 @@ from urllib.parse import parse_qs, unquote
 
 import botocore.session
 
+from emulator import live
+
 # ----------------------------------------------------------------------------------------------------
 # Errors
 # ----------------------------------------------------------------------------------------------------
@@ -354,6 +356,7 @@ def reset_state() -> None:
     with LOCK:
         STATE = State()
         _ARN_INDEX.clear()
+        live.reset()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -914,6 +917,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         moto_api_backend.reset()
         reset_state()
         return {"ok": True}
+    if path.startswith("live/"):  # make live-verify's authorization, replication service and switches
+        return live.control(path.removeprefix("live/"), body)
     if path == "faults":
         for f in body.get("faults", []):
             STATE.faults.append(Fault(**f))
@@ -1296,13 +1301,19 @@ class KitMotoApp:
             if fault is not None:
                 return _error(start_response, ApiError(fault.code, fault.message, fault.status))
 
+        if service == "s3tables" and op:
+            with LOCK:
+                denied = live.authorize(environ, op, params, {k: v[0] for k, v in parse_qs(raw_query).items()})
+            if denied is not None:
+                return _error(start_response, denied)
+
         if service == "s3tables" and op in GUARDS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
             try:
                 with LOCK:
                     GUARDS[op](params, query)
             except ApiError as err:
-                return _error(start_response, err)
+                return _error(start_response, live.rewrite_error(op, err))
 
         if service == "s3tables" and op in HANDLERS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
@@ -1310,10 +1321,10 @@ class KitMotoApp:
             try:
                 request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:
-                    status, answer = HANDLERS[op](params, query, request)
+                    status, answer = live.rewrite_answer(op, *HANDLERS[op](params, query, request))
                 return _json_response(start_response, status, answer)
             except ApiError as err:
-                return _error(start_response, err)
+                return _error(start_response, live.rewrite_error(op, err))
 
         # Hand the (already consumed) body back to moto.
         import io

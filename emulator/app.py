@@ -477,6 +477,8 @@ def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tupl
     max_tables = int(q["maxTables"]) if q.get("maxTables") else None
     if max_tables is not None and not 1 <= max_tables <= 1000:
         raise bad_request("maxTables must be between 1 and 1000.")
+    if q.get("namespace") and q["namespace"] not in bucket.namespaces:  # moto answers 500
+        raise not_found("The specified namespace does not exist.")
     backend = _backend(m.group(3), m.group(2))
     tables, token = backend.list_tables(
         table_bucket_arn=bucket.arn,

@@ -49,15 +49,23 @@ class Target:
     def local(self) -> bool:
         return self.endpoint is not None
 
+    def __post_init__(self) -> None:
+        self._session = boto3.session.Session()  # one session: botocore loads each service model once
+        self._clients: dict[tuple[str, str, str], Any] = {}
+
     def client(self, service: str, region: str, account: str | None = None) -> Any:
-        kw: dict[str, Any] = {"region_name": region}
-        if self.endpoint:
-            kw["endpoint_url"] = self.endpoint
-            key = self.keys.get(account or "") or next(iter(self.keys.values()), None)
-            if key:
-                kw["aws_access_key_id"], kw["aws_secret_access_key"] = key["accessKeyId"], key["secretAccessKey"]
-        client: Any = boto3.session.Session().client  # a service name that is a str, not a literal
-        return client(service, **kw)
+        key = (service, region, account or "")
+        if key not in self._clients:
+            kw: dict[str, Any] = {"region_name": region}
+            if self.endpoint:
+                kw["endpoint_url"] = self.endpoint
+                creds = self.keys.get(account or "") or next(iter(self.keys.values()), None)
+                if creds:
+                    kw["aws_access_key_id"] = creds["accessKeyId"]
+                    kw["aws_secret_access_key"] = creds["secretAccessKey"]
+            make: Any = self._session.client  # a service name that is a str, not a literal
+            self._clients[key] = make(service, **kw)
+        return self._clients[key]
 
     def as_role(self, role_arn: str, service: str, region: str) -> Any:
         """A client of `service` with the credentials of an `sts:AssumeRole` of `role_arn` (the attacker's seat)."""
@@ -67,8 +75,8 @@ class Target:
         kw: dict[str, Any] = {"region_name": region}
         if self.endpoint:
             kw["endpoint_url"] = self.endpoint
-        client: Any = boto3.session.Session().client
-        return client(
+        make: Any = self._session.client
+        return make(
             service,
             aws_access_key_id=c["AccessKeyId"],
             aws_secret_access_key=c["SecretAccessKey"],

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -1364,3 +1365,6 @@ def build_app() -> KitMotoApp:
 
     patch_moto()
     return KitMotoApp(DomainDispatcherApplication(create_backend_app))
+
+
+live.bind(sys.modules[__name__])

@@ -58,6 +58,18 @@ class LiveState:
 
 
 LIVE = LiveState()
+_APP: Any = None  # emulator.app, handed over by bind() (an import of it here would make a circle)
+
+
+def bind(app_module: Any) -> None:
+    """Called once by emulator.app at import: the extension's state and helpers this module reads."""
+    global _APP
+    _APP = app_module
+
+
+def _app() -> Any:
+    assert _APP is not None, "emulator.live is used through emulator.app"
+    return _APP
 
 
 def reset() -> None:
@@ -76,9 +88,7 @@ def control(path: str, body: dict[str, Any]) -> dict[str, Any]:
     if path == "switch":
         name = str(body["name"])
         if name not in SWITCHES:
-            from emulator.app import bad_request
-
-            raise bad_request(f"unknown switch {name!r}; known: {sorted(SWITCHES)}")
+            raise _app().bad_request(f"unknown switch {name!r}; known: {sorted(SWITCHES)}")
         (LIVE.switches.add if body.get("on", True) else LIVE.switches.discard)(name)
         return {"ok": True, "switches": sorted(LIVE.switches)}
     if path == "replication-delay":
@@ -93,9 +103,7 @@ def control(path: str, body: dict[str, Any]) -> dict[str, Any]:
             "replicationDelaySeconds": LIVE.replication_delay_s,
             "decisions": list(LIVE.decisions),
         }
-    from emulator.app import not_found
-
-    raise not_found(f"unknown control path live/{path}")
+    raise _app().not_found(f"unknown control path live/{path}")
 
 
 # ---------------------------------------------------------------- the replication service ----
@@ -104,7 +112,7 @@ def control(path: str, body: dict[str, Any]) -> dict[str, Any]:
 def replicate(source_table_arn: str) -> list[dict[str, str]]:
     """One pass of the simulated replication service over one source table: each destination is updated and stamped
     `now + delay`, unless a switch makes the service fail for it (then FAILED with the service's message)."""
-    from emulator import app as A
+    A = _app()
 
     table = A.get_table_by_arn(source_table_arn)
     when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=LIVE.replication_delay_s)
@@ -125,7 +133,7 @@ def replicate(source_table_arn: str) -> list[dict[str, str]]:
 
 
 def _replication_blocked(table: Any, dest_bucket_arn: str) -> str | None:
-    from emulator import app as A
+    A = _app()
 
     if "tagged-bucket-blocks-replication" in LIVE.switches and A.STATE.tags.get(dest_bucket_arn):
         return "Replication is not supported for destination table buckets with tags."
@@ -152,7 +160,8 @@ def _replication_blocked(table: Any, dest_bucket_arn: str) -> str | None:
 
 def rewrite_error(op: str | None, err: Any) -> Any:
     """An ApiError as the switches would have AWS answer it."""
-    from emulator.app import NOT_A_REPLICA, REPLICA_READ_ONLY, ApiError
+    A = _app()
+    NOT_A_REPLICA, REPLICA_READ_ONLY, ApiError = A.NOT_A_REPLICA, A.REPLICA_READ_ONLY, A.ApiError
 
     on = LIVE.switches
     if op == "UpdateTableMetadataLocation" and "replica-write-error" in on and err.message == REPLICA_READ_ONLY:
@@ -183,7 +192,7 @@ def authorize(environ: dict[str, Any], op: str, params: dict[str, str], query: d
     role = _assumed_role(found.group(1)) if found else None
     if role is None:
         return None
-    from emulator.app import ApiError
+    ApiError = _app().ApiError
 
     role_arn, session_arn = role
     resource, ctx = _resource_and_context(params, query)
@@ -217,7 +226,7 @@ def _assumed_role(access_key_id: str) -> tuple[str, str] | None:
 
 
 def _resource_and_context(params: dict[str, str], query: dict[str, str]) -> tuple[str, dict[str, Any]]:
-    from emulator import app as A
+    A = _app()
 
     p = {k: unquote(v) for k, v in params.items()}
     ctx: dict[str, Any] = {"aws:SecureTransport": "true"}
@@ -247,7 +256,7 @@ def _resource_and_context(params: dict[str, str], query: dict[str, str]) -> tupl
 
 
 def _layers(role_arn: str, resource: str) -> dict[str, list[dict[str, Any]]]:
-    from emulator import app as A
+    A = _app()
 
     resource_docs = []
     bucket = resource.split("/table/")[0]

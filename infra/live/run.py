@@ -30,7 +30,7 @@ from infra.live.cleanup import cleanup, leftovers
 from infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
 from infra.live.probes import Observed, blank_facts, judge_replication, run_probes
 from infra.live.report import Report
-from infra.live.world import Target, deploy, harden_replica, kit_config
+from infra.live.world import Target, deploy, grant_roles, harden_replica, kit_config, kit_config_doc, world_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "examples" / "live-verify" / "live-verify.toml"
@@ -47,12 +47,13 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def prepare_standin(target: Target, control: Control, s: Settings) -> None:
-    """The stand-in as the sandbox: the accounts, the organization with the run's OU, authorization on, the
+def prepare_standin(target: Target, control: Control, s: Settings, *, authz: bool = True) -> None:
+    """The stand-in as the sandbox: the accounts, the organization with the run's OU, authorization on (for a
+    Terraform deploy: once the e2e tools have run, as they assume roles the run does not give permissions), the
     replication service's delay."""
     target.keys = control.seed_accounts(sorted({s.account_id, s.replica_account_id, s.management_account_id}))
     control.seed_organization(s.management_account_id, {s.organizational_unit: [s.account_id]})
-    control.call("live/authz", {"on": True})
+    control.call("live/authz", {"on": authz})
     control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
 
 
@@ -90,6 +91,29 @@ def _wait_replicated(
 
 
 Writer = Callable[[str], tuple[bool, str]]  # bucket ARN -> (every table committed, the error's last line)
+Deployer = Callable[[Target, RunPlan], dict[str, Any]]  # -> the world: source, replica, tables {namespace: ARN}
+
+
+def api_deploy(target: Target, plan: RunPlan) -> dict[str, Any]:
+    return deploy(target, plan, kit_config(plan))
+
+
+def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
+    """The e2e code path (infra/live/terraform.py); the stand-in only."""
+
+    def deploy_with_terraform(target: Target, plan: RunPlan) -> dict[str, Any]:
+        from infra.live import terraform
+
+        if control is None or target.endpoint is None:
+            raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
+        run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir / plan.run_id)
+        _say(f"terraform: {len(run.stacks)} stacks applied, plans after apply empty, destroy protection holds; "
+             f"tools: {', '.join(f'{t.tool} {t.exit_code}' for t in run.tools)}")  # fmt: skip
+        grant_roles(target, plan)
+        control.call("live/authz", {"on": True})
+        return {**world_of(target, plan), "terraform": run}
+
+    return deploy_with_terraform
 
 
 def execute(
@@ -99,6 +123,7 @@ def execute(
     control: Control | None = None,
     crash_after_apply: bool = False,
     writer: Writer | None = None,
+    deployer: Deployer = api_deploy,
 ) -> Report:
     """One run; `writer` commits to every table of the source (default: the writer subprocess `make e2e` runs; the
     tests pass the same writer function in-process to save a Python start per commit)."""
@@ -113,8 +138,9 @@ def execute(
             _say(f"  {x}")
     cfg = kit_config(plan)
     facts = blank_facts()
+    world: dict[str, Any] = {}
     try:
-        world = deploy(target, plan, cfg)
+        world = deployer(target, plan)
         _say(f"deployed: {world['source']} -> {world['replica']}")
         if crash_after_apply:
             raise Crash(f"injected crash after apply (run {plan.run_id})")
@@ -169,6 +195,11 @@ def execute(
     finally:
         report.facts = list(facts.values())
     try:
+        if world.get("terraform") is not None:
+            from infra.live import terraform
+
+            failed = terraform.destroy(world["terraform"])
+            _say("terraform destroy (KIT_ALLOW_DESTROY=1): " + (f"FAILED for {failed}" if failed else "every stack"))
         report.left_after_cleanup = cleanup(target, plan)
     except Refused as exc:
         report.error = f"refused: {exc}"
@@ -206,6 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--run", help="the run id (cleanup: required; run: default a new one)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation (CI)")
     p.add_argument("--out", type=Path, default=OUTDIR)
+    p.add_argument(
+        "--apply", choices=["api", "terraform"], default="api",
+        help="deploy through the public APIs (default) or, on the stand-in, through Terraform as make e2e does",
+    )  # fmt: skip
     p.add_argument("--crash-after-apply", action="store_true", help=argparse.SUPPRESS)
     ns = p.parse_args(argv)
     try:
@@ -234,7 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not confirm(plan, yes=ns.yes):
             print("not confirmed: nothing created", file=sys.stderr)
             return 2
-        report = execute(target, plan, control=control, crash_after_apply=ns.crash_after_apply)
+        deployer = terraform_deployer(control, ns.out / "terraform") if ns.apply == "terraform" else api_deploy
+        if ns.apply == "terraform" and control is not None:
+            control.call("live/authz", {"on": False})
+        report = execute(target, plan, control=control, crash_after_apply=ns.crash_after_apply, deployer=deployer)
         md, js = report.write(ns.out)
         _say(report.markdown())
         _say(f"report: {md} and {js}")

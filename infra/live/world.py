@@ -86,49 +86,53 @@ class Target:
 
 
 def kit_config(plan: RunPlan) -> KitConfig:
-    """The kit configuration of the run's topology (the one the stacks would be synthesized from)."""
+    """The kit configuration of the run's topology (the one the stacks are synthesized from)."""
+    return parse_config(kit_config_doc(plan))
+
+
+def kit_config_doc(plan: RunPlan) -> dict[str, Any]:
     s = plan.settings
     ns, table = plan.namespace, plan.table
     retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
-    return parse_config(
-        {
-            "kit": {"name": plan.name_prefix},
-            "source": {
-                "account_id": s.account_id,
-                "region": s.source_region,
-                "bucket": plan.source_bucket,
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": retention,
-                "namespaces": [
-                    {"name": ns, "tables": [{"name": table, "columns": [{"name": "id", "type": "long"}]}]},
-                    {
-                        "name": NAMESPACE_THROWAWAY,
-                        "tables": [{"name": table, "columns": [{"name": "id", "type": "long"}]}],
-                    },
-                ],
-            },
-            "replicas": [
+    return {
+        "kit": {"name": plan.name_prefix},
+        "source": {
+            "account_id": s.account_id,
+            "region": s.source_region,
+            "bucket": plan.source_bucket,
+            "encryption": {"type": "sse-s3"},
+            "snapshot_retention": retention,
+            "namespaces": [
+                {"name": ns, "tables": [{"name": table, "columns": [{"name": "id", "type": "long"}]}]},
                 {
-                    "account_id": s.replica_account_id,
-                    "region": s.replica_region,
-                    "bucket": plan.replica_bucket,
-                    "encryption": {"type": "sse-s3"},
-                    "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
-                    "deploy_role_arn": plan.role_arn("deploy", s.replica_account_id),
-                }
-            ],
-            "replication": {"mode": "bucket"},
-            "protection": {
-                "break_glass_principals": [plan.role_arn("break-glass", s.replica_account_id)],
-                "organization": {
-                    "management_account_id": s.management_account_id,
-                    "targets": [s.organizational_unit],
-                    "ou_accounts": {s.organizational_unit: sorted({s.account_id, s.replica_account_id})},
+                    "name": NAMESPACE_THROWAWAY,
+                    "tables": [{"name": table, "columns": [{"name": "id", "type": "long"}]}],
                 },
+            ],
+        },
+        "replicas": [
+            {
+                "account_id": s.replica_account_id,
+                "region": s.replica_region,
+                "bucket": plan.replica_bucket,
+                "encryption": {"type": "sse-s3"},
+                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
+                "deploy_role_arn": plan.role_arn("deploy", s.replica_account_id),
+            }
+        ],
+        "replication": {"mode": "bucket"},
+        "tags": plan.tags,
+        "protection": {
+            "break_glass_principals": [plan.role_arn("break-glass", s.replica_account_id)],
+            "guardrail_attach_roles": [plan.name("admin")],
+            "organization": {
+                "management_account_id": s.management_account_id,
+                "targets": [s.organizational_unit],
+                "ou_accounts": {s.organizational_unit: sorted({s.account_id, s.replica_account_id})},
             },
-            "recovery": {"replica": plan.replica_bucket, "bucket": plan.name("rec"), "namespace": "recovered"},
-        }
-    )
+        },
+        "recovery": {"replica": plan.replica_bucket, "bucket": plan.name("rec"), "namespace": "recovered"},
+    }
 
 
 def _role(iam: Any, name: str, account: str, tags: dict[str, str], inline: dict[str, Any] | None = None) -> None:
@@ -172,8 +176,9 @@ def deploy(target: Target, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
         PolicyDocument=json.dumps(documents.replica_guardrail(cfg, s.replica_account_id)),
         Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
     )["Policy"]["Arn"]
-    for who in ("deploy", "admin"):
-        iam.attach_role_policy(RoleName=plan.name(who), PolicyArn=guardrail)
+    iam.attach_role_policy(RoleName=plan.name("deploy"), PolicyArn=guardrail)  # the stacks: the deploy role's own
+    for name in cfg.protection.guardrail_attach_roles:
+        iam.attach_role_policy(RoleName=name, PolicyArn=guardrail)
     conf = {"role": cfg.replication_role_arn, "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}]}
     src.put_table_bucket_replication(tableBucketARN=src_arn, configuration=conf)
     org = target.client("organizations", "us-east-1", s.management_account_id)
@@ -203,3 +208,30 @@ def harden_replica(target: Target, plan: RunPlan, cfg: KitConfig, replica_table_
     dst.put_table_policy(
         tableBucketARN=bucket_arn, namespace=table["namespace"][0], name=table["name"], resourcePolicy=json.dumps(doc)
     )
+
+
+def grant_roles(target: Target, plan: RunPlan) -> None:
+    """After a Terraform deploy: the roles the run assumes exist (the e2e seeding creates the configuration's
+    prerequisite roles); give them their permissions and the run's tag."""
+    s = plan.settings
+    iam = target.client("iam", "us-east-1", s.replica_account_id)
+    for who, doc in (("deploy", ALLOW_S3TABLES), ("admin", ALLOW_ALL), ("break-glass", ALLOW_ALL)):
+        name = plan.name(who)
+        try:
+            iam.get_role(RoleName=name)
+        except iam.exceptions.NoSuchEntityException:
+            _role(iam, name, s.replica_account_id, plan.tags)
+        iam.tag_role(RoleName=name, Tags=[{"Key": k, "Value": v} for k, v in plan.tags.items()])
+        iam.put_role_policy(RoleName=name, PolicyName="permissions", PolicyDocument=json.dumps(doc))
+
+
+def world_of(target: Target, plan: RunPlan) -> dict[str, Any]:
+    """The ARNs `deploy` returns, read back from what Terraform created."""
+    s = plan.settings
+    src = target.client("s3tables", s.source_region, s.account_id)
+    tables = {
+        t["namespace"][0]: t["tableARN"]
+        for t in src.list_tables(tableBucketARN=plan.source_bucket_arn)["tables"]
+        if t["name"] == plan.table
+    }
+    return {"source": plan.source_bucket_arn, "replica": plan.replica_bucket_arn, "tables": tables}

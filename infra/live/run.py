@@ -106,7 +106,7 @@ def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
 
         if control is None or target.endpoint is None:
             raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
-        run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir / plan.run_id)
+        run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir)
         _say(f"terraform: {len(run.stacks)} stacks applied, plans after apply empty, destroy protection holds; "
              f"tools: {', '.join(f'{t.tool} {t.exit_code}' for t in run.tools)}")  # fmt: skip
         grant_roles(target, plan)
@@ -124,6 +124,7 @@ def execute(
     crash_after_apply: bool = False,
     writer: Writer | None = None,
     deployer: Deployer = api_deploy,
+    earlier: list[str] | None = None,
 ) -> Report:
     """One run; `writer` commits to every table of the source (default: the writer subprocess `make e2e` runs; the
     tests pass the same writer function in-process to save a Python start per commit)."""
@@ -131,11 +132,9 @@ def execute(
     s = plan.settings
     report = Report(plan.run_id, "aws" if not target.local else f"stand-in {target.endpoint}")
     report.estimated_usd = plan.estimate()[0]
-    report.earlier_leftovers = leftovers(target, plan, any_run=True)
-    if report.earlier_leftovers:
-        _say("LEFTOVERS OF AN EARLIER RUN (make live-verify-cleanup RUN=<id>):")
-        for x in report.earlier_leftovers:
-            _say(f"  {x}")
+    if earlier is None:  # main() lists them before it asks for confirmation
+        earlier = announce_leftovers(target, plan)
+    report.earlier_leftovers = earlier
     cfg = kit_config(plan)
     facts = blank_facts()
     world: dict[str, Any] = {}
@@ -207,6 +206,15 @@ def execute(
     return report
 
 
+def announce_leftovers(target: Target, plan: RunPlan) -> list[str]:
+    found = leftovers(target, plan, any_run=True)
+    if found:
+        _say("LEFTOVERS OF AN EARLIER RUN (make live-verify-cleanup RUN=<id> for each run id):")
+        for x in found:
+            _say(f"  {x}")
+    return found
+
+
 def _commit_time(target: Target, account: str, src: Any, table_arn: str) -> dt.datetime:
     """The commit's own time: `last-updated-ms` of the table's current Iceberg metadata (written by the writer)."""
     import json
@@ -266,13 +274,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             left = cleanup(target, plan)
             _say(f"cleanup of run {plan.run_id}: " + (f"LEFT {left}" if left else "nothing left"))
             return 1 if left else 0
+        earlier = announce_leftovers(target, plan)
         if not confirm(plan, yes=ns.yes):
             print("not confirmed: nothing created", file=sys.stderr)
             return 2
         deployer = terraform_deployer(control, ns.out / "terraform") if ns.apply == "terraform" else api_deploy
         if ns.apply == "terraform" and control is not None:
             control.call("live/authz", {"on": False})
-        report = execute(target, plan, control=control, crash_after_apply=ns.crash_after_apply, deployer=deployer)
+        report = execute(
+            target, plan, control=control, crash_after_apply=ns.crash_after_apply, deployer=deployer, earlier=earlier
+        )
         md, js = report.write(ns.out)
         _say(report.markdown())
         _say(f"report: {md} and {js}")

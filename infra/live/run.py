@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"cleanup of run {plan.run_id}: " + (f"LEFT {left}" if left else "nothing left"))
             return 1 if left else 0
         earlier = announce_leftovers(target, plan)
-        if not confirm(plan, yes=ns.yes):
+        if not confirm(plan, yes=ns.yes or not ns.aws):  # the stand-in costs nothing: shown, not asked
             print("not confirmed: nothing created", file=sys.stderr)
             return 2
         deployer = terraform_deployer(control, ns.out / "terraform") if ns.apply == "terraform" else api_deploy

@@ -30,7 +30,16 @@ from infra.live.cleanup import cleanup, leftovers
 from infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
 from infra.live.probes import Observed, blank_facts, judge_replication, run_probes
 from infra.live.report import Report
-from infra.live.world import Target, deploy, grant_roles, harden_replica, kit_config, kit_config_doc, world_of
+from infra.live.world import (
+    Target,
+    create_run_roles,
+    deploy,
+    grant_roles,
+    harden_replica,
+    kit_config,
+    kit_config_doc,
+    world_of,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "examples" / "live-verify" / "live-verify.toml"
@@ -106,6 +115,7 @@ def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
 
         if control is None or target.endpoint is None:
             raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
+        create_run_roles(target, plan)
         run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir)
         _say(f"terraform: {len(run.stacks)} stacks applied, plans after apply empty, destroy protection holds; "
              f"tools: {', '.join(f'{t.tool} {t.exit_code}' for t in run.tools)}")  # fmt: skip
@@ -200,8 +210,9 @@ def execute(
             failed = terraform.destroy(world["terraform"])
             _say("terraform destroy (KIT_ALLOW_DESTROY=1): " + (f"FAILED for {failed}" if failed else "every stack"))
         report.left_after_cleanup = cleanup(target, plan)
-    except Refused as exc:
-        report.error = f"refused: {exc}"
+    except Refused as exc:  # what the run may not delete stays, and is listed
+        report.error = f"refused: {exc}" + (f" (after: {report.error})" if report.error else "")
+        report.left_after_cleanup = leftovers(target, plan)
     report.seconds = time.monotonic() - t0
     return report
 

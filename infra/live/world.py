@@ -210,19 +210,23 @@ def harden_replica(target: Target, plan: RunPlan, cfg: KitConfig, replica_table_
     )
 
 
-def grant_roles(target: Target, plan: RunPlan) -> None:
-    """After a Terraform deploy: the roles the run assumes exist (the e2e seeding creates the configuration's
-    prerequisite roles); give them their permissions and the run's tag."""
+RUN_ROLES = (("deploy", ALLOW_S3TABLES), ("admin", ALLOW_ALL), ("break-glass", ALLOW_ALL))
+
+
+def create_run_roles(target: Target, plan: RunPlan) -> None:
+    """Before a Terraform deploy: the roles the configuration names as prerequisites (deploy, break-glass, the
+    guardrail's admin role), created with the run's tag so that cleanup may delete them whatever happens next."""
     s = plan.settings
     iam = target.client("iam", "us-east-1", s.replica_account_id)
-    for who, doc in (("deploy", ALLOW_S3TABLES), ("admin", ALLOW_ALL), ("break-glass", ALLOW_ALL)):
-        name = plan.name(who)
-        try:
-            iam.get_role(RoleName=name)
-        except iam.exceptions.NoSuchEntityException:
-            _role(iam, name, s.replica_account_id, plan.tags)
-        iam.tag_role(RoleName=name, Tags=[{"Key": k, "Value": v} for k, v in plan.tags.items()])
-        iam.put_role_policy(RoleName=name, PolicyName="permissions", PolicyDocument=json.dumps(doc))
+    for who, _ in RUN_ROLES:
+        _role(iam, plan.name(who), s.replica_account_id, plan.tags)
+
+
+def grant_roles(target: Target, plan: RunPlan) -> None:
+    """After a Terraform deploy: the run's roles get their permissions."""
+    iam = target.client("iam", "us-east-1", plan.settings.replica_account_id)
+    for who, doc in RUN_ROLES:
+        iam.put_role_policy(RoleName=plan.name(who), PolicyName="permissions", PolicyDocument=json.dumps(doc))
 
 
 def world_of(target: Target, plan: RunPlan) -> dict[str, Any]:

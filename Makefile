@@ -17,7 +17,8 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit bench clean
+        demo summary proofs recover recover-emr outputs status harden audit bench clean \
+        live-verify live-verify-cleanup
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,8 +43,15 @@ check: lint typecheck policies-check validate ## Everything a pull request must 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m infra.e2e $(ARGS)
 
-e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, and the estate
+e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, then make live-verify through Terraform
 	$(PY) -m infra.e2e --all $(ARGS)
+	$(PY) -m infra.live --stand-in --yes --apply terraform
+
+live-verify: setup ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
+	$(PY) -m infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
+
+live-verify-cleanup: setup ## Finish a live-verify run that did not clean up: RUN=<id> (AWS=1 on AWS); idempotent
+	$(PY) -m infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
 	$(PY) -m infra.validate $(ARGS)

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -39,7 +40,7 @@ from urllib.parse import parse_qs, unquote
 
 import botocore.session
 
-from emulator import resource_policy
+from emulator import live, resource_policy
 
 # ----------------------------------------------------------------------------------------------------
 # Errors
@@ -357,6 +358,7 @@ def reset_state() -> None:
         STATE = State()
         _ARN_INDEX.clear()
         resource_policy.ENFORCED.clear()
+        live.reset()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -477,6 +479,8 @@ def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tupl
     max_tables = int(q["maxTables"]) if q.get("maxTables") else None
     if max_tables is not None and not 1 <= max_tables <= 1000:
         raise bad_request("maxTables must be between 1 and 1000.")
+    if q.get("namespace") and q["namespace"] not in bucket.namespaces:  # moto answers 500
+        raise not_found("The specified namespace does not exist.")
     backend = _backend(m.group(3), m.group(2))
     tables, token = backend.list_tables(
         table_bucket_arn=bucket.arn,
@@ -917,6 +921,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         moto_api_backend.reset()
         reset_state()
         return {"ok": True}
+    if path.startswith("live/"):  # make live-verify's authorization, replication service and switches
+        return live.control(path.removeprefix("live/"), body)
     if path == "faults":
         for f in body.get("faults", []):
             STATE.faults.append(Fault(**f))
@@ -1301,13 +1307,19 @@ class KitMotoApp:
             if fault is not None:
                 return _error(start_response, ApiError(fault.code, fault.message, fault.status))
 
+        if service == "s3tables" and op:
+            with LOCK:
+                denied = live.authorize(environ, op, params, {k: v[0] for k, v in parse_qs(raw_query).items()})
+            if denied is not None:
+                return _error(start_response, denied)
+
         if service == "s3tables" and op in GUARDS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
             try:
                 with LOCK:
                     GUARDS[op](params, query)
             except ApiError as err:
-                return _error(start_response, err)
+                return _error(start_response, live.rewrite_error(op, err))
 
         if service == "s3tables" and op in resource_policy.CHECKED:
             with LOCK:
@@ -1328,10 +1340,10 @@ class KitMotoApp:
             try:
                 request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:
-                    status, answer = HANDLERS[op](params, query, request)
+                    status, answer = live.rewrite_answer(op, *HANDLERS[op](params, query, request))
                 return _json_response(start_response, status, answer)
             except ApiError as err:
-                return _error(start_response, err)
+                return _error(start_response, live.rewrite_error(op, err))
 
         # Hand the (already consumed) body back to moto.
         import io
@@ -1369,3 +1381,6 @@ def build_app() -> KitMotoApp:
 
     patch_moto()
     return KitMotoApp(DomainDispatcherApplication(create_backend_app))
+
+
+live.bind(sys.modules[__name__])

@@ -1,0 +1,1 @@
+"""`make live-verify` (docs/provisioning.md, "Verify on your own account before you rely on it")."""

@@ -1,0 +1,5 @@
+import sys
+
+from infra.live.run import main
+
+sys.exit(main())

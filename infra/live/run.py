@@ -1,0 +1,307 @@
+"""`make live-verify`: deploy a one-table kit named after the run, commit real Iceberg data, measure replication
+latency, probe the unverified facts, attack the replica from the attacker's seat, promote a throwaway replica, clean
+up, report. `make live-verify-cleanup RUN=<id>` finishes a run that did not clean up.
+
+    python -m infra.live [--aws | --stand-in | --endpoint URL] [--yes] [--settings FILE] [--out DIR]
+    python -m infra.live cleanup --run ID [--aws | --stand-in | --endpoint URL]
+
+Against AWS (`--aws`) the environment's credentials are used; against the stand-in (default: a fresh emulator; or
+`--endpoint` of a running one) the emulator is AWS, with its authorization and a simulated replication delay turned
+on. Exit 0 when every probed fact holds, every attack is denied, break-glass works and nothing is left; 1 otherwise
+(a contradicted fact that endangers protection or replication is printed first); 2 when refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from emulator.control import Control
+from emulator.process import Emulator
+from infra.live.attacks import attack_table
+from infra.live.cleanup import cleanup, leftovers
+from infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
+from infra.live.probes import Observed, blank_facts, judge_replication, run_probes
+from infra.live.report import Report
+from infra.live.world import (
+    Target,
+    create_run_roles,
+    deploy,
+    grant_roles,
+    harden_replica,
+    kit_config,
+    kit_config_doc,
+    world_of,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = ROOT / "examples" / "live-verify" / "live-verify.toml"
+OUTDIR = ROOT / ".build" / "live-verify"
+STANDIN_DELAY_S = 2.5  # the stand-in's simulated replication latency
+POLL_S, WAIT_S = 10.0, 600.0  # AWS: poll status every 10 s, give one commit up to 10 minutes
+
+
+class Crash(Exception):
+    """Injected after apply (a test of live-verify-cleanup): the run stops without cleaning up."""
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def prepare_standin(target: Target, control: Control, s: Settings, *, authz: bool = True) -> None:
+    """The stand-in as the sandbox: the accounts, the organization with the run's OU, authorization on (for a
+    Terraform deploy: once the e2e tools have run, as they assume roles the run does not give permissions), the
+    replication service's delay."""
+    target.keys = control.seed_accounts(sorted({s.account_id, s.replica_account_id, s.management_account_id}))
+    control.seed_organization(s.management_account_id, {s.organizational_unit: [s.account_id]})
+    control.call("live/authz", {"on": authz})
+    control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
+
+
+def _writer(target: Target, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
+    """A writer's commit of real Iceberg data to every table of the source (the same writer `make e2e` runs)."""
+    s = plan.settings
+    env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    env.update(PYTHONPATH=str(ROOT), AWS_REGION=s.source_region, AWS_DEFAULT_REGION=s.source_region)
+    args = [sys.executable, "-m", "jobs.failover.writer", "--bucket-arn", bucket_arn]
+    if target.endpoint:
+        key = target.keys[s.account_id]
+        env.update(AWS_ACCESS_KEY_ID=key["accessKeyId"], AWS_SECRET_ACCESS_KEY=key["secretAccessKey"])
+        env.update(MOTO_ALLOW_NONEXISTENT_REGION="true", AWS_REQUEST_CHECKSUM_CALCULATION="WHEN_REQUIRED")
+        args += ["--endpoint-url", target.endpoint]
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    return proc.returncode == 0, (proc.stdout + proc.stderr).strip().splitlines()[-1:][0] if proc.returncode else ""
+
+
+def _wait_replicated(
+    target: Target, control: Control | None, src: Any, table_arn: str, committed: dt.datetime
+) -> tuple[dict[str, Any], float | None]:
+    """Poll the source's replication status until the destination reports an update at or after `committed` (or
+    FAILED, or the wait ends); returns the destination entry and the latency in seconds."""
+    if control is not None:  # the stand-in's replication service takes its turn
+        control.call("live/replicate", {"sourceTableArn": table_arn})
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        dest = (src.get_table_replication_status(tableArn=table_arn).get("destinations") or [{}])[0]
+        stamp = dest.get("lastSuccessfulReplicatedUpdate", {}).get("timestamp")
+        if stamp is not None and stamp >= committed:
+            return dest, (stamp - committed).total_seconds()
+        if str(dest.get("replicationStatus", "")).lower() == "failed" or time.monotonic() > deadline:
+            return dest, None
+        time.sleep(0 if control is not None else POLL_S)
+
+
+Writer = Callable[[str], tuple[bool, str]]  # bucket ARN -> (every table committed, the error's last line)
+Deployer = Callable[[Target, RunPlan], dict[str, Any]]  # -> the world: source, replica, tables {namespace: ARN}
+
+
+def api_deploy(target: Target, plan: RunPlan) -> dict[str, Any]:
+    return deploy(target, plan, kit_config(plan))
+
+
+def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
+    """The e2e code path (infra/live/terraform.py); the stand-in only."""
+
+    def deploy_with_terraform(target: Target, plan: RunPlan) -> dict[str, Any]:
+        from infra.live import terraform
+
+        if control is None or target.endpoint is None:
+            raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
+        create_run_roles(target, plan)
+        run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir)
+        _say(f"terraform: {len(run.stacks)} stacks applied, plans after apply empty, destroy protection holds; "
+             f"tools: {', '.join(f'{t.tool} {t.exit_code}' for t in run.tools)}")  # fmt: skip
+        grant_roles(target, plan)
+        control.call("live/authz", {"on": True})
+        return {**world_of(target, plan), "terraform": run}
+
+    return deploy_with_terraform
+
+
+def execute(
+    target: Target,
+    plan: RunPlan,
+    *,
+    control: Control | None = None,
+    crash_after_apply: bool = False,
+    writer: Writer | None = None,
+    deployer: Deployer = api_deploy,
+    earlier: list[str] | None = None,
+) -> Report:
+    """One run; `writer` commits to every table of the source (default: the writer subprocess `make e2e` runs; the
+    tests pass the same writer function in-process to save a Python start per commit)."""
+    t0 = time.monotonic()
+    s = plan.settings
+    report = Report(plan.run_id, "aws" if not target.local else f"stand-in {target.endpoint}")
+    report.estimated_usd = plan.estimate()[0]
+    if earlier is None:  # main() lists them before it asks for confirmation
+        earlier = announce_leftovers(target, plan)
+    report.earlier_leftovers = earlier
+    cfg = kit_config(plan)
+    facts = blank_facts()
+    world: dict[str, Any] = {}
+    try:
+        world = deployer(target, plan)
+        _say(f"deployed: {world['source']} -> {world['replica']}")
+        if crash_after_apply:
+            raise Crash(f"injected crash after apply (run {plan.run_id})")
+        src = target.client("s3tables", s.source_region, s.account_id)
+        src.tag_resource(resourceArn=world["tables"]["throwaway"], tags=plan.tags)  # U1: a tagged source table
+        roles = {w: plan.role_arn(w, s.replica_account_id) for w in ("deploy", "admin", "break-glass")}
+        as_role = {w: target.as_role(arn, "s3tables", s.replica_region) for w, arn in roles.items()}
+        main, throwaway = world["tables"][plan.namespace], world["tables"]["throwaway"]
+        statuses: dict[str, dict[str, Any]] = {}
+        replicas: dict[str, str] = {}
+        writer_ok, tail, detach, detached, first_throwaway = True, "", None, {}, {}
+        for i in range(s.commits):
+            ok, out = (writer or (lambda arn: _writer(target, plan, arn)))(world["source"])
+            writer_ok, tail = writer_ok and ok, tail or out
+            committed = _commit_time(target, s.account_id, src, main)
+            for arn in (main, throwaway) if i == 0 or detach is not None else (main,):
+                statuses[arn], latency = _wait_replicated(target, control, src, arn, committed)
+                if arn == main and latency is not None:
+                    report.latencies_s.append(latency)
+                if i == 0 and statuses[arn].get("destinationTableArn"):
+                    replicas[arn] = statuses[arn]["destinationTableArn"]
+                if i == 0 and arn == throwaway:
+                    first_throwaway = dict(statuses[arn])
+            if i == 0 and main in replicas:
+                harden_replica(target, plan, cfg, replicas[main])
+            if i == 0 and throwaway in replicas:  # the real promotion of a throwaway replica, as break-glass
+                detach = _promote(as_role["break-glass"], replicas[throwaway])
+        if throwaway in replicas:
+            detached = src.get_table_replication_status(tableArn=throwaway)["destinations"][0]
+        obs = Observed(statuses, writer_ok, tail, detach, detached, first_throwaway)
+        if judge_replication(facts, obs, world, plan.namespace) and main in replicas:
+            s3 = target.client("s3", s.source_region, s.account_id)
+            run_probes(facts, obs, src, as_role["break-glass"], s3, world, replicas, plan.namespace)
+            replica = as_role["break-glass"].get_table(tableArn=replicas[main])
+            where = {"tableBucketARN": world["replica"], "namespace": replica["namespace"][0], "name": replica["name"]}
+            policy = as_role["break-glass"].get_table_policy(**where)["resourcePolicy"]
+            kept = as_role["break-glass"].get_table_maintenance_configuration(**where)["configuration"]
+            report.attacks = attack_table(
+                as_role, {**where, "tableARN": replicas[main]}, policy, kept["icebergSnapshotManagement"]
+            )
+        else:
+            report.error = "the table never replicated: no replica to probe or attack"
+    except Crash:
+        report.error = "crashed after apply (injected): run make live-verify-cleanup RUN=" + plan.run_id
+        report.facts = list(facts.values())
+        report.seconds = time.monotonic() - t0
+        return report
+    except Refused as exc:
+        report.error = f"refused: {exc}"
+    except Exception as exc:  # any failure is the run's verdict; cleanup still runs
+        report.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        report.facts = list(facts.values())
+    try:
+        if world.get("terraform") is not None:
+            from infra.live import terraform
+
+            failed = terraform.destroy(world["terraform"])
+            _say("terraform destroy (KIT_ALLOW_DESTROY=1): " + (f"FAILED for {failed}" if failed else "every stack"))
+        report.left_after_cleanup = cleanup(target, plan)
+    except Refused as exc:  # what the run may not delete stays, and is listed
+        report.error = f"refused: {exc}" + (f" (after: {report.error})" if report.error else "")
+        report.left_after_cleanup = leftovers(target, plan)
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def announce_leftovers(target: Target, plan: RunPlan) -> list[str]:
+    found = leftovers(target, plan, any_run=True)
+    if found:
+        _say("LEFTOVERS OF AN EARLIER RUN (make live-verify-cleanup RUN=<id> for each run id):")
+        for x in found:
+            _say(f"  {x}")
+    return found
+
+
+def _commit_time(target: Target, account: str, src: Any, table_arn: str) -> dt.datetime:
+    """The commit's own time: `last-updated-ms` of the table's current Iceberg metadata (written by the writer)."""
+    import json
+
+    loc = src.get_table(tableArn=table_arn)["metadataLocation"].removeprefix("s3://")
+    bucket, _, key = loc.partition("/")
+    body = target.client("s3", src.meta.region_name, account).get_object(Bucket=bucket, Key=key)["Body"].read()
+    return dt.datetime.fromtimestamp(json.loads(body)["last-updated-ms"] / 1000, dt.UTC)
+
+
+def _promote(breakglass: Any, replica_arn: str) -> Any:
+    from botocore.exceptions import ClientError
+
+    try:
+        return breakglass.disassociate_table_replication(tableArn=replica_arn)
+    except ClientError as exc:
+        return exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m infra.live", description=__doc__)
+    p.add_argument("command", nargs="?", default="run", choices=["run", "cleanup"])
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--aws", action="store_true", help="real AWS with the environment's credentials")
+    where.add_argument("--stand-in", action="store_true", help="a fresh local emulator (the default)")
+    where.add_argument("--endpoint", help="a running emulator's URL")
+    p.add_argument("--settings", type=Path, default=SETTINGS)
+    p.add_argument("--run", help="the run id (cleanup: required; run: default a new one)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation (CI)")
+    p.add_argument("--out", type=Path, default=OUTDIR)
+    p.add_argument(
+        "--apply", choices=["api", "terraform"], default="api",
+        help="deploy through the public APIs (default) or, on the stand-in, through Terraform as make e2e does",
+    )  # fmt: skip
+    p.add_argument("--crash-after-apply", action="store_true", help=argparse.SUPPRESS)
+    ns = p.parse_args(argv)
+    try:
+        settings = load_settings(ns.settings)
+    except Refused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    if ns.command == "cleanup" and not ns.run:
+        print("refused: cleanup needs --run <id>", file=sys.stderr)
+        return 2
+    plan = RunPlan(settings, ns.run or new_run_id())
+    emu = None
+    if ns.aws:
+        target, control = Target(), None
+    else:
+        if not ns.endpoint:
+            emu = Emulator().start()
+        target = Target(endpoint=ns.endpoint or (emu.url if emu else None))
+        control = Control(str(target.endpoint))
+        prepare_standin(target, control, settings)
+    try:
+        if ns.command == "cleanup":
+            left = cleanup(target, plan)
+            _say(f"cleanup of run {plan.run_id}: " + (f"LEFT {left}" if left else "nothing left"))
+            return 1 if left else 0
+        earlier = announce_leftovers(target, plan)
+        if not confirm(plan, yes=ns.yes or not ns.aws):  # the stand-in costs nothing: shown, not asked
+            print("not confirmed: nothing created", file=sys.stderr)
+            return 2
+        deployer = terraform_deployer(control, ns.out / "terraform") if ns.apply == "terraform" else api_deploy
+        if ns.apply == "terraform" and control is not None:
+            control.call("live/authz", {"on": False})
+        report = execute(
+            target, plan, control=control, crash_after_apply=ns.crash_after_apply, deployer=deployer, earlier=earlier
+        )
+        md, js = report.write(ns.out)
+        _say(report.markdown())
+        _say(f"report: {md} and {js}")
+        return report.exit_code
+    except Refused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if emu is not None:
+            emu.stop()

@@ -1,0 +1,182 @@
+"""`make live-verify` against the local stand-in (issue: live verification): the run end to end with the emulator as
+AWS (its authorization of assumed-role requests by the deployed documents, its simulated replication delay), each
+fault switch turning the matching fact to contradicted, the CreateTable switch failing the run, a crash after apply
+cleaned up by `live-verify-cleanup`, leftovers reported first, and the refusal to touch what the run did not create.
+
+The runs here deploy through the public APIs what the stacks leave behind (infra/live/world.py); the Terraform path
+of the same topology is `make e2e-all`'s. Each run commits real Iceberg data with the writer subprocess (a few
+seconds per commit), so the runs use one or two commits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.live.cleanup import cleanup, leftovers
+from infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, load_settings
+from infra.live.probes import CONFIRMED, CONTRADICTED
+from infra.live.report import Report
+from infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_standin
+from infra.live.world import Target
+from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
+
+PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22"}
+
+
+@pytest.fixture
+def live(ops_env: OpsEnv) -> Iterator[tuple[Target, OpsEnv]]:  # noqa: F811
+    target = Target(endpoint=ops_env.endpoint)
+    prepare_standin(target, ops_env.control, load_settings(SETTINGS))
+    yield target, ops_env
+    ops_env.control.reset()  # authorization and switches off for whoever uses the emulator next
+
+
+def plan_of(commits: int, run_id: str) -> RunPlan:
+    return RunPlan(dataclasses.replace(load_settings(SETTINGS), commits=commits), run_id)
+
+
+def run(target: Target, env: OpsEnv, plan: RunPlan, **kw: Any) -> Report:
+    """The run, with the writer `make live-verify` runs as a subprocess called in-process (one Python start less per
+    commit); `test_the_command_crashes_after_apply_and_cleans_up` runs the command itself."""
+    from jobs.failover.writer import commit_to_every_table
+    from tests.failover_world import emulator_env
+
+    emulator_env()
+
+    def write(bucket_arn: str) -> tuple[bool, str]:
+        s3tables = target.client("s3tables", plan.settings.source_region, plan.settings.account_id)
+        commit_to_every_table(s3tables, bucket_arn, target.endpoint)
+        return True, ""
+
+    return execute(target, plan, control=env.control, writer=write, **kw)
+
+
+def verdicts(report: Report) -> dict[str, str]:
+    return {f.id: f.verdict for f in report.facts}
+
+
+def test_run_end_to_end_on_the_stand_in(live: tuple[Target, OpsEnv]) -> None:
+    target, env = live
+    report = run(target, env, plan_of(2, "0000e2e0"))
+    assert report.error == "" and report.exit_code == 0, report.markdown()
+    got = verdicts(report)
+    assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
+    assert len(got) == 24 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
+    # latency: commit (the metadata's last-updated-ms) -> lastSuccessfulReplicatedUpdate, at least the simulated delay
+    assert len(report.latencies_s) == 2 and min(report.latencies_s) >= STANDIN_DELAY_S
+    # every protected action denied to the deploy and admin roles (the deploy role may replace policies, the kit's
+    # intent), each naming the denying layer from the error; break-glass allowed
+    denied = [a for a in report.attacks if a.expected == "denied"]
+    assert len(denied) == 9 and all(a.ok and a.layer.endswith("policy") for a in denied)
+    assert {a.action for a in report.attacks if a.principal == "break-glass" and a.ok} == {
+        "PutTableMaintenanceConfiguration", "PutTablePolicy", "UntagResource"
+    }  # fmt: skip
+    assert report.left_after_cleanup == [] and leftovers(target, plan_of(1, "0000e2e0"), any_run=True) == []
+    md = report.markdown()
+    assert md.index("## Facts") < md.index("## Replication latency") < md.index("## Attacks on the replica")
+
+
+def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[Target, OpsEnv]) -> None:
+    target, env = live
+    for name in ("replica-write-error", "managed-by-service", "disassociate-error"):
+        env.control.call("live/switch", {"name": name, "on": True})
+    report = run(target, env, plan_of(2, "0000ab01"))
+    got = verdicts(report)
+    assert {k for k, v in got.items() if v == CONTRADICTED} == {"U5", "U8", "U9"}, report.markdown()
+    facts = {f.id: f for f in report.facts}
+    assert facts["U8"].observed == "AccessDeniedException" and "AccessDeniedException" in facts["U8"].change
+    assert "ConflictException" in facts["U5"].observed and facts["U9"].change
+    assert report.exit_code == 0 and report.endangering() == []  # none of them endangers protection or replication
+
+
+def test_createtable_switch_fails_the_run_and_says_so_first_after_earlier_leftovers(
+    live: tuple[Target, OpsEnv],
+) -> None:
+    target, env = live
+    crashed = plan_of(1, "0000c001")
+    first = run(target, env, crashed, crash_after_apply=True)
+    assert "crashed after apply" in first.error and first.exit_code == 1
+    assert any(crashed.source_bucket in x for x in leftovers(target, crashed))
+
+    env.control.call("live/switch", {"name": "createtable-dependents", "on": True})
+    report = run(target, env, plan_of(1, "0000c002"))
+    assert any(crashed.source_bucket in x for x in report.earlier_leftovers)
+    assert report.exit_code == 1
+    facts = {f.id: f for f in report.facts}
+    assert facts["U2"].verdict == CONTRADICTED and "the CreateTable dependents flag" in facts["U2"].change
+    md = report.markdown()
+    assert md.index("FAILED: the kit's protection or replication is at risk") < md.index("Leftovers of an earlier run")
+    assert md.index("fact U2 contradicted") < md.index("## Facts")
+    assert report.left_after_cleanup == []
+
+    # live-verify-cleanup RUN=<id> finishes the crashed run, and is idempotent
+    assert cleanup(target, crashed) == [] and cleanup(target, crashed) == []
+    assert leftovers(target, crashed, any_run=True) == []
+
+
+def test_tagged_bucket_switch_contradicts_replication_into_tagged_buckets(live: tuple[Target, OpsEnv]) -> None:
+    target, env = live
+    env.control.call("live/switch", {"name": "tagged-bucket-blocks-replication", "on": True})
+    report = run(target, env, plan_of(1, "0000d001"))
+    facts = {f.id: f for f in report.facts}
+    assert facts["U22"].verdict == CONTRADICTED and facts["U22"].endangers == "replication"
+    assert facts["U2"].verdict == "not probed" and facts["U2"].observed.startswith("undecided")
+    assert report.exit_code == 1 and report.left_after_cleanup == []
+
+
+def test_refuses_to_touch_what_the_run_did_not_create(live: tuple[Target, OpsEnv]) -> None:
+    target, _ = live
+    plan = plan_of(1, "0000f001")
+    with pytest.raises(Refused, match="does not start with"):
+        plan.require_owned("demo-dest-tablebucket", {RUN_TAG: plan.run_id})
+    with pytest.raises(Refused, match="does not carry the tag"):
+        plan.require_owned(plan.replica_bucket, {RUN_TAG: "someother"})
+    plan.require_owned(f"arn:aws:iam::111122223333:role/{plan.name('deploy')}", {RUN_TAG: plan.run_id})
+
+    s = plan.settings
+    c = target.client("s3tables", s.replica_region, s.account_id)
+    foreign = c.create_table_bucket(name="someone-elses-bucket")["arn"]
+    squatter = c.create_table_bucket(name=plan.replica_bucket)["arn"]  # the run's name, not the run's tag
+    with pytest.raises(Refused, match="does not carry the tag"):
+        cleanup(target, plan)
+    names = {b["arn"] for b in c.list_table_buckets()["tableBuckets"]}
+    assert {foreign, squatter} <= names  # nothing deleted
+
+
+def test_nothing_is_created_without_confirmation(capsys: pytest.CaptureFixture[str]) -> None:
+    plan = plan_of(3, "0000aa01")
+    assert confirm(plan, yes=False, ask=lambda _prompt: "no") is False
+    assert confirm(plan, yes=False, ask=lambda _prompt: plan.run_id) is True
+    out = capsys.readouterr().out
+    for needle in (plan.source_bucket, plan.replica_bucket, "us-west-2", "estimated cost", "estimated time"):
+        assert needle in out
+
+
+def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[Target, OpsEnv], tmp_path: Path) -> None:
+    """`python -m infra.live` (what `make live-verify` runs) interrupted after apply, then `make live-verify-cleanup
+    RUN=<id>` (twice: idempotent) leaves the emulator empty of the run's resources."""
+    target, env = live
+    common = ["--endpoint", env.endpoint, "--out", str(tmp_path)]
+    assert main([*common, "--yes", "--run", "0000c0de", "--crash-after-apply"]) == 1
+    report = json.loads((tmp_path / "live-verify-0000c0de.json").read_text())
+    assert report["error"].startswith("crashed after apply") and report["left_after_cleanup"] == []
+    plan = plan_of(1, "0000c0de")
+    left = leftovers(target, plan)
+    assert any(plan.source_bucket in x for x in left) and any(plan.name("break-glass") in x for x in left)
+    assert any(x.startswith("scp:") for x in left)
+    assert main(["cleanup", *common, "--run", "0000c0de"]) == 0
+    assert main(["cleanup", *common, "--run", "0000c0de"]) == 0
+    assert leftovers(target, plan, any_run=True) == []
+    s = plan.settings
+    for region in (s.source_region, s.replica_region):
+        assert target.client("s3tables", region, s.account_id).list_table_buckets()["tableBuckets"] == []
+    iam = target.client("iam", "us-east-1", s.account_id)
+    assert [r for r in iam.list_roles()["Roles"] if r["RoleName"].startswith("kitlv-")] == []
+    assert [p for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith("kitlv-")] == []

@@ -3,8 +3,9 @@
 Every row of MATRIX was written by hand from the intent, never computed from `policies/`:
 
 - for EVERY protected bucket (the fan-in vault and the sales replica) and its tables, only break-glass deletes,
-  shortens retention, disassociates, changes replication, changes bucket or table policies and settings (those
-  also the bucket's own deploy role), or tags/untags the protection tag;
+  shortens retention, disassociates, changes replication, changes bucket or table policies and settings (locked
+  after the first deploy: not even the bucket's deploy role, decision 0027), or tags/untags the protection tag;
+- fan-in confinement: in the vault each source's role creates and writes only its own source's namespaces;
 - each source's replication role creates and writes replicas in its own destinations only: all three in the vault,
   only sales in the sales replica. A fan-in grant does not let marketing's role (same account as the sales replica)
   or ops' role (another account) write where only sales replicates (design: docs/decisions/0026-estate.md);
@@ -41,17 +42,19 @@ MATRIX = """
 # ---- the vault (666666666666, fan-in from all three sources, tagged) ----
 vault-bucket            DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketPolicy                    D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketPolicy                 D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketEncryption                D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketEncryption             D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketMaintenanceConfiguration  D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketStorageClass              D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketLogging                   D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketEncryption             D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketStorageClass              D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketLogging                   D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketMetricsConfiguration      D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketMetricsConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            CreateNamespace                         D    D    D    A   D    D    A   A  A  A  D   D   D
-vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-bucket            TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
 # other tags of a protected bucket stay the deployment's business (not protected)
@@ -61,29 +64,34 @@ vault-bucket            ListTables                              A    A    A    A
 vault-table             DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableRecordExpirationConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  A  D   D   D
-vault-table             PutTableData                            D    D    D    A   D    D    A   A  A  A  A   D   D
-vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  A  A  A   D   D
-vault-table             PutTablePolicy                          D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-table             DeleteTablePolicy                       D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
+vault-table             PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-table             DeleteTablePolicy                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableReplication                     D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableEncryption                      D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableStorageClass                    D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableEncryption                      D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableStorageClass                    D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             UntagResource                           D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             GetTable                                A    A    A    A   -    -    A   -  -  -  A   A   -
-vault-table             GetTableData                            A    A    A    A   -    -    A   A  A  A  A   A   -
+vault-table             GetTableData                            A    A    A    A   -    -    A   A  D  D  A   A   -
+# ---- fan-in confinement: a request for ops' namespace in the vault: only ops' role writes it ----
+vault-bucket-ops        CreateTable                             D    D    D    A   D    D    A   D  D  A  D   D   D
+vault-table-ops         PutTableData                            D    D    D    A   D    D    A   D  D  A  A   D   D
+vault-table-ops         UpdateTableMetadataLocation             D    D    D    A   D    D    A   D  D  A  A   D   D
+vault-table-ops         PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   D  D  A  D   D   D
 # ---- the sales replica (111111111111, fed by sales only, tagged) ----
 salesrep-bucket         DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketPolicy                    D    D    D    A   D    A    A   D  D  D  D   D   D
-salesrep-bucket         DeleteTableBucketPolicy                 D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+salesrep-bucket         DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketEncryption                D    D    D    A   D    A    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketMaintenanceConfiguration  D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         CreateNamespace                         D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-bucket         CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-bucket         TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
@@ -94,17 +102,17 @@ salesrep-table          RenameTable                             D    D    D    A
 salesrep-table          PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-table          PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
 salesrep-table          UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
-salesrep-table          PutTablePolicy                          D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-table          PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          GetTableData                            -    -    -    A   A    A    A   A  -  -  A   -   -
 # ---- step 2 of "untag, then delete": the same buckets without their tag ----
 vault-bucket-untagged   DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket-untagged   PutTableBucketPolicy                    D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-bucket-untagged   PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-table-untagged    DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-table-untagged    DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table-untagged DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table-untagged DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D

@@ -332,14 +332,16 @@ CHAIN = (  # (who, the bucket policy it replaced at step 1, its steps 2 and 3 on
 )
 
 
-def test_a_deploy_role_that_rewrote_its_bucket_policy_still_cannot_untag_or_delete(kit: dict[str, Any]) -> None:
-    """The deploy role is the one actor that may replace a protected bucket's policy (the reviewed deployment). Step 1:
-    it replaces it with one allowing itself everything. Step 2, untag: the guards SCP still denies it. Step 3, delete:
-    denied by the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table
-    policy and the guardrail had the tag gone."""
+def test_a_deploy_role_cannot_rewrite_its_bucket_policy_nor_untag_or_delete_had_it(kit: dict[str, Any]) -> None:
+    """Step 1, the deploy role replaces a protected bucket's policy with one allowing itself everything: denied by
+    the bucket policy itself (locked after the first deploy, decision 0027), so the chain stops there. Had it been
+    replaced anyway (a break-glass mistake): step 2, untag, the guards SCP still denies it; step 3, delete, denied by
+    the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table policy and
+    the guardrail had the tag gone."""
     step1 = [W.request(who, f"{site}-bucket", "PutTableBucketPolicy") for who, _, _, site in CHAIN]
     first = S.evaluate(W.variant_policies({"": kit}), step1)
-    assert all(r.allowed for r in first.values()), first
+    assert all(r.decision == EXPLICIT_DENY for r in first.values()), first
+    assert all(any(d.endswith("DenyReplicaProtectionChange") for d in r.denied_by) for r in first.values()), first
     variants: dict[str, dict[str, Any]] = {}
     requests: list[Any] = []
     for who, policy, bucket_arn, site in CHAIN:

@@ -337,11 +337,19 @@ def _mut_add_exempt(doc: str, sid: str, principal: str) -> Callable[[dict[str, A
 
 
 LOCKED_BUCKET_ACTIONS = (
-    "PutTableBucketPolicy", "DeleteTableBucketPolicy", "PutTableBucketEncryption", "DeleteTableBucketEncryption",
-    "PutTableBucketMaintenanceConfiguration", "PutTableBucketStorageClass", "PutTableBucketLogging",
-    "PutTableBucketMetricsConfiguration", "DeleteTableBucketMetricsConfiguration",
+    "PutTableBucketPolicy", "PutTableBucketEncryption", "PutTableBucketMaintenanceConfiguration",
+    "PutTableBucketStorageClass", "PutTableBucketLogging", "PutTableBucketMetricsConfiguration",
 )  # fmt: skip
-LOCKED_TABLE_ACTIONS = ("PutTablePolicy", "DeleteTablePolicy", "PutTableEncryption", "PutTableStorageClass")
+LOCKED_TABLE_ACTIONS = ("PutTablePolicy", "PutTableEncryption", "PutTableStorageClass")
+# removing a protective setting is a deletion (DenyReplicaDeletion): break-glass only in every layer
+SETTING_REMOVAL = {
+    "replica-bucket": (
+        "DeleteTableBucketPolicy",
+        "DeleteTableBucketEncryption",
+        "DeleteTableBucketMetricsConfiguration",
+    ),
+    "replica-table": ("DeleteTablePolicy",),
+}
 SOURCE_REPLICATION = (
     ("source-bucket", "PutTableBucketReplication"),
     ("source-bucket", "DeleteTableBucketReplication"),
@@ -527,6 +535,10 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
                 for a in acts
             },
             # recovery: still denied by its own DenyAllWritesToReplicas; break-glass: unchanged (allowed)
+            # the removals of protective settings stay in the SCP and the guardrail: only the resource-policy-held
+            # principals change
+            **{f"maint:{res}:{a}": ALLOWED for res, acts in SETTING_REMOVAL.items() for a in acts},
+            **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in SETTING_REMOVAL.items() for a in acts},
         },
     ),
     # Removing it from the bucket policy alone: the table policy still holds table deletes, the SCP still holds
@@ -538,6 +550,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "maint:replica-bucket:DeleteNamespace": ALLOWED,
             "other:replica-bucket:DeleteTableBucket": IMPLICIT_DENY,
             "other:replica-bucket:DeleteNamespace": IMPLICIT_DENY,
+            **{f"maint:replica-bucket:{a}": ALLOWED for a in SETTING_REMOVAL["replica-bucket"]},
+            **{f"other:replica-bucket:{a}": IMPLICIT_DENY for a in SETTING_REMOVAL["replica-bucket"]},
         },
     ),
     "DenyReplicaDeletion removed from the bucket policy and the table policy": (
@@ -548,6 +562,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         {
             **{f"maint:{res}:{a}": ALLOWED for res, acts in DELETION_ACTIONS.items() for a in acts},
             **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in DELETION_ACTIONS.items() for a in acts},
+            **{f"maint:{res}:{a}": ALLOWED for res, acts in SETTING_REMOVAL.items() for a in acts},
+            **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in SETTING_REMOVAL.items() for a in acts},
         },
     ),
     "DenyReplicaRetentionChange removed from the bucket and table policies": (

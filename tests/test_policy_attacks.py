@@ -207,8 +207,11 @@ def legit_paths(world: W.World) -> list[tuple[W.Principal, str, Target]]:
                 if "key" in t:
                     out += [(who, a, t["key"]) for a in (*W.KEY_DESTRUCTIVE, "kms:Decrypt")]
             if who.kind == "deploy" and who.account == site.account:
-                out += [(who, a, t["bucket"]) for a in W.BUCKET_POLICY_CHANGE + W.BUCKET_SETTINGS]
-                out += [(who, a, t["table"]) for a in W.TABLE_POLICY_CHANGE + W.TABLE_SETTINGS]
+                # a later deploy refreshes what it deployed (locked after the first deploy: it changes none of it)
+                out += [
+                    (who, a, t["bucket"])
+                    for a in ("GetTableBucket", "GetTableBucketPolicy", "GetTableBucketEncryption")
+                ]
         if "key" in t:
             out += [(repl, a, t["key"]) for a in ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")]
     recovery = p["recovery"]
@@ -588,10 +591,10 @@ def test_no_actor_gets_a_protected_action_through_in_any_order(world: W.World, b
     final = evaluate_protected(world, {a: s for a, s in outcomes.items()}, {a: s.held for a, s in outcomes.items()})
     through = {k: outcomes[k[0]].steps for k, (_w, _t, r) in final.items() if r.allowed}
     assert not through, f"{world.example}: protected actions allowed after the attacker's steps: {through}"
-    # What the deploy roles could legitimately replace, they did: the proof ran against the worst case.
+    # Locked after the first deploy (decision 0027): a deploy role replaces nothing, its chain stops at step 1.
     for actor, state in outcomes.items():
         if world.principals[actor].kind == "deploy":
-            assert state.steps, f"{actor} changed nothing: the attack model is not exercised"
+            assert not state.steps, f"{actor} replaced a document of a deployed replica: {state.steps}"
     standing = {
         k: sorted(layers(r, who, t)) for k, (who, t, r) in final.items() if not who.is_service and not layers(r, who, t)
     }

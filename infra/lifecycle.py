@@ -18,7 +18,8 @@ PROTECTED_TYPES: dict[str, str] = {
     "aws_kms_key": "encrypts a bucket's data: a deleted key makes every file unreadable",
     "aws_s3tables_table_replication": "the replication that makes the replicas",
     "aws_s3tables_table_bucket_replication": "the replication that makes the replicas",
-    "aws_s3tables_table_bucket_policy": "replica protection (deny deletion, retention and protection changes)",
+    "aws_s3tables_table_bucket_policy": "replica protection (deny deletion, retention and protection changes); "
+    "a source's replication guard",
     "aws_iam_policy": "the replica guardrail",
     "aws_iam_role_policy_attachment": "attaches the replica guardrail",
     "aws_organizations_policy": "the replica-protection SCP",

@@ -136,6 +136,11 @@ class ProtectionRule:
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
     exempt_writers: bool = False  # a promoted bucket's `failover.writer_roles` (issue 17)
+    # The deploy role's exemption holds for the first deploy only (docs/decisions/0028-lock-after-first-deploy.md):
+    # the SCP and the guardrail exempt it (they cannot tell a first deploy from a later one), the bucket and table
+    # policies do not. The bucket policy is applied last by the first deploy, so from then on it denies the deploy
+    # role these actions: such a change is a break-glass deploy.
+    locked_after_first_deploy: bool = False
     # Actions also authorised on buckets that must stay allowed there (tagging): the SCP and the guardrail never
     # merge this rule with a bucket-level one, whose statement also lists the bucket ARNs.
     tables_only: bool = False
@@ -150,9 +155,16 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
             "DeleteTable",
             "RenameTable",
             "PutTableRecordExpirationConfiguration",
+            # Removing a protective setting is never part of a deploy (not even the first): break-glass only in
+            # every layer, the deploy role included.
+            "DeleteTableBucketPolicy",
+            "DeleteTablePolicy",
+            "DeleteTableBucketEncryption",
+            "DeleteTableBucketMetricsConfiguration",
         ),
         risk="Deletes destroy the replica and its whole snapshot history; a rename detaches it from replication and "
-        "recovery; record expiration deletes rows.",
+        "recovery; record expiration deletes rows; deleting a policy, the encryption or the metrics configuration "
+        "removes protection or visibility (no deploy ever does).",
     ),
     ProtectionRule(
         sid="DenyReplicaRetentionChange",
@@ -171,9 +183,11 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
     ),
     ProtectionRule(
         sid="DenyReplicaProtectionChange",
-        actions=("PutTableBucketPolicy", "DeleteTableBucketPolicy", "PutTablePolicy", "DeleteTablePolicy"),
-        risk="Policy changes remove the protection itself (the first step of any deletion).",
+        actions=("PutTableBucketPolicy", "PutTablePolicy"),
+        risk="Policy changes remove the protection itself (the first step of any deletion, and of granting an account "
+        "outside the organization). Locked after the first deploy: this change is a break-glass deploy.",
         exempt_deploy_roles=True,
+        locked_after_first_deploy=True,
     ),
     ProtectionRule(
         sid="DenyReplicaReplicationChange",
@@ -192,17 +206,18 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         sid="DenyReplicaBucketSettingsChange",
         actions=(
             "PutTableBucketEncryption",
-            "DeleteTableBucketEncryption",
             "PutTableEncryption",
             "PutTableBucketMaintenanceConfiguration",
             "PutTableBucketStorageClass",
             "PutTableStorageClass",
             "PutTableBucketLogging",
+            "PutTableBucketMetricsConfiguration",
         ),
         risk="Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove "
-        "files early; switching server access logging off hides who touched the replica; they change only "
-        "through the reviewed deployment.",
+        "files early; switching server access logging or metrics off hides who touched the replica. Locked after "
+        "the first deploy: this change is a break-glass deploy.",
         exempt_deploy_roles=True,
+        locked_after_first_deploy=True,
     ),
     ProtectionRule(
         sid="DenyReplicaTagChange",
@@ -220,6 +235,13 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         exempt_replication_role=True,
     ),
 )
+
+# Actions the Service Authorization Reference lists as also authorised by `CreateTable` when the request carries
+# them. Whether the replication service's CreateTable of a replica does is undocumented: the configuration flag
+# `[protection] replication_role_createtable_dependents` decides whether the replication role is exempt from their
+# denies in a replica's bucket policy and the SCP (docs/aws-facts.md).
+CREATE_TABLE_DEPENDENTS = ("PutTableEncryption", "PutTableStorageClass", "TagResource")
+CREATE_TABLE_DEPENDENTS_SID_SUFFIX = "OnReplicaCreation"
 
 PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
 

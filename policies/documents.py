@@ -16,6 +16,7 @@ from policies import assurance, estate
 from policies import protection as P
 from policies import statements as S
 from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
+from policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
 from topology.config import KitConfig, Replica, Source, partition_of_arn
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
@@ -76,6 +77,7 @@ def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exempti
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=replication_roles_into(cfg, replicas),
         deploy_roles=P.deploy_roles(replicas),
+        createtable_dependents=P.createtable_dependents_allowed(cfg),
     )
 
 
@@ -99,7 +101,28 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             exemptions=replica_exemptions(cfg, [replica]),
         ),
         estate.bucket_protection_tag_guard(cfg, arn) if cfg.is_estate else None,
+        *fan_in_confinement(cfg, replica),
     )
+
+
+def fan_in_confinement(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+    """In a bucket fed by several sources, each source's replication role is denied creating tables in and
+    writing any namespace but its own source's (`DenyFanInRole<n>OutsideItsNamespaces`, n in source order)."""
+    feeding = cfg.sources_into(replica)
+    if len(feeding) < 2:
+        return []
+    names = ("CreateTable", *A.REPLICATION_DEST_TABLE_WRITE)
+    return [
+        S.deny_outside_namespaces(
+            f"DenyFanInRole{i}OutsideItsNamespaces",
+            cfg.replication_role_arn_of(src),
+            [ns.name for ns in src.namespaces],
+            replica.bucket_arn,
+            names,
+        )
+        for i, src in enumerate(feeding, start=1)
+        if src.namespaces
+    ]
 
 
 def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
@@ -231,6 +254,8 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
             guardrail_arn=guardrail_policy_arn(cfg, account_id),
         ),
+        # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
+        *source_guards(cfg, exempt=() if cfg.is_estate else source_deploy_roles(cfg), account_id=account_id),
     )
 
 
@@ -293,6 +318,11 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
                 (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
             ],
             guardrail_arns=[guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)],
+            break_glass=cfg.protection.break_glass_principals,
+        ),
+        *source_guards(
+            cfg,
+            exempt=[*cfg.protection.break_glass_principals, *source_deploy_roles(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
     )
@@ -465,6 +495,13 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
     src = cfg.source
     docs = [
         PolicyDoc(
+            "source-bucket-policy",
+            "bucket-policy",
+            src.account_id,
+            f"table bucket {src.bucket} (source)",
+            source_bucket_policy(cfg),
+        ),
+        PolicyDoc(
             "replication-role-trust",
             "trust",
             src.account_id,
@@ -509,7 +546,7 @@ def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
 def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
     if cfg.is_estate:
         return estate_documents(cfg)
-    docs = [d for d in source_documents(cfg) if d.name.startswith("replication-role-")]
+    docs = [d for d in source_documents(cfg) if d.name.startswith(("replication-role-", "source-bucket-policy"))]
     docs += protected_site_documents(cfg)
     docs += recovery_documents(cfg)
     docs += [_key_doc(cfg, site) for site in key_sites(cfg)]

@@ -21,6 +21,8 @@ replica keys. None of them grows with the number of buckets or sources.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from policies import actions as A
 from policies import protection as P
 from policies import statements as S
@@ -76,6 +78,7 @@ def exemptions(cfg: KitConfig) -> P.Exemptions:
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=(replication_role_pattern(cfg),),
         deploy_roles=P.deploy_roles(cfg.replicas),
+        createtable_dependents=P.createtable_dependents_allowed(cfg),
     )
 
 
@@ -104,7 +107,10 @@ def _rules(tables_only: bool) -> list[A.ProtectionRule]:
 
 def protection_statements(cfg: KitConfig, *, tables_only: bool) -> list[S.Statement | None]:
     ex = exemptions(cfg)
-    return [tagged_protection_statement(cfg, rule, ex.for_rule(rule)) for rule in _rules(tables_only)]
+    rules = _rules(tables_only)
+    if ex.createtable_dependents:  # `[protection] replication_role_createtable_dependents = "allow"`
+        rules = P.split_createtable_dependents(rules, "scp")
+    return [tagged_protection_statement(cfg, rule, ex.for_rule(rule)) for rule in rules]
 
 
 def disassociation_by_account(cfg: KitConfig) -> S.Statement:
@@ -194,4 +200,31 @@ def service_control_policy_guards(cfg: KitConfig) -> list[S.Statement | None]:
         *replication_role_guards(cfg),
         S.deny_guardrail_change([guardrail_pattern(cfg)], bg),
         S.deny_guardrail_detach([guardrail_pattern(cfg)], bg),
+        *source_guards(cfg, exempt=bg, break_glass=bg),
+    ]
+
+
+def source_guards(
+    cfg: KitConfig, *, exempt: Sequence[str], break_glass: Sequence[str], account_id: str | None = None
+) -> list[S.Statement | None]:
+    """Replication of every table bucket of the covered accounts (the SCP; a guardrail: of its account, when a
+    source is there) is changed only by the sources' deploy roles (by name) and `exempt`, and only roles named like
+    the kit's replication roles are passed to the replication service (their creation is guarded above). No
+    source is named: the documents keep their size."""
+    p = partition(cfg)
+    if account_id is None:
+        buckets = [any_bucket(cfg)]
+    elif any(s.account_id == account_id for s in cfg.sources):
+        buckets = [f"arn:{p}:s3tables:*:{account_id}:bucket/*"]
+    else:
+        buckets = []
+    return [
+        S.deny_source_replication_change(
+            "DenySourceReplicationChange", buckets, [*exempt, *deploy_role_name_patterns(cfg)]
+        )
+        if buckets
+        else None,
+        S.deny_pass_other_replication_role(
+            "DenyPassOtherReplicationRole", [replication_role_pattern(cfg)], break_glass
+        ),
     ]

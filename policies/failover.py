@@ -86,11 +86,13 @@ def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
     role any more (issue 26): it can neither write nor create anything here."""
     p = topo.promoted
+    ex = promoted_exemptions(cfg, topo)
     return doc(
         *break_glass_grants(cfg, p),
         *_promoted_statements(
             cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[S.table_arns(p.bucket_arn)]
         ),
+        S.deny_bucket_tag_change("DenyPromotedBucketTagChange", p.bucket_arn, [*ex.break_glass, *ex.deploy_roles]),
     )
 
 
@@ -149,6 +151,7 @@ def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Repl
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=topo.replication_roles_for(replica),
         deploy_roles=P.deploy_roles([replica]),
+        createtable_dependents=P.createtable_dependents_allowed(cfg),
     )
 
 
@@ -321,12 +324,13 @@ def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Repl
     bg = tuple(cfg.protection.break_glass_principals)
     retained = tuple(r for r in replicas if r in topo.retained)
     dests = tuple(r for r in replicas if r in topo.destinations)
+    ct = P.createtable_dependents_allowed(cfg)
     out: list[_SiteGroup] = []
     if retained:
-        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained))
+        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained), createtable_dependents=ct)
         out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
     if dests:
-        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests))
+        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests), createtable_dependents=ct)
         out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
         out.append(
@@ -365,7 +369,14 @@ def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Docume
             privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
             guardrail_arn=guardrail_policy_arn(cfg, account_id),
         ),
+        S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", kit_replication_roles(topo), ()),
     )
+
+
+def kit_replication_roles(topo: FailoverTopology) -> list[str]:
+    """The roles the kit passes to the replication service in the failover topology: the failed source's (its
+    configuration may still be read or removed by break-glass) and the failover role."""
+    return sorted({topo.failed_replication_role_arn, topo.replication_role_arn})
 
 
 def scp_promoted_name(cfg: KitConfig) -> str:
@@ -379,7 +390,12 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
-    ex = P.Exemptions(tuple(cfg.protection.break_glass_principals), roles, P.deploy_roles(reps))
+    ex = P.Exemptions(
+        tuple(cfg.protection.break_glass_principals),
+        roles,
+        P.deploy_roles(reps),
+        createtable_dependents=P.createtable_dependents_allowed(cfg),
+    )
     return doc(
         *P.protection_statements(
             "scp",
@@ -410,7 +426,10 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
             ],
             guardrail_arns=[guardrail_policy_arn(cfg, a) for a in accounts(topo)],
             break_glass=cfg.protection.break_glass_principals,
-        )
+        ),
+        S.deny_pass_other_replication_role(
+            "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
+        ),
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from policies import actions as A
 from policies import statements as S
-from topology.config import Replica
+from topology.config import KitConfig, Replica
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class Exemptions:
     replication_roles: tuple[str, ...] = ()
     deploy_roles: tuple[str, ...] = ()
     writers: tuple[str, ...] = ()
+    # `[protection] replication_role_createtable_dependents = "allow"`: the replication role is exempt from the
+    # denies of `CreateTable`'s dependent actions (`A.CREATE_TABLE_DEPENDENTS`) outside table policies.
+    createtable_dependents: bool = False
 
     def for_rule(self, rule: A.ProtectionRule) -> list[str]:
         out = list(self.break_glass)
@@ -68,6 +71,7 @@ def _merge(members: Sequence[A.ProtectionRule]) -> A.ProtectionRule:
         actions=tuple(a for r in members for a in r.actions),
         risk=" ".join(r.risk for r in members),
         exempt_maintenance_service=all(r.exempt_maintenance_service for r in members),
+        locked_after_first_deploy=all(r.locked_after_first_deploy for r in members),
     )
 
 
@@ -81,6 +85,53 @@ def _same(sid: str) -> str:
     return sid
 
 
+RESOURCE_POLICY_KINDS = ("bucket-policy", "table-policy")
+
+
+def exemptions_at(kind: str, rule: A.ProtectionRule, exemptions: Exemptions) -> list[str]:
+    """Who `rule` exempts in a layer of `kind`. A rule locked after the first deploy exempts the deploy roles in the
+    SCP and the guardrail only (which cannot tell the first deploy from a later one); the bucket and table policies
+    deny them, and the bucket policy, applied last by the first deploy, is itself such a rule's resource: from then
+    on only break-glass changes it (docs/decisions/0028-lock-after-first-deploy.md)."""
+    if kind in RESOURCE_POLICY_KINDS and rule.locked_after_first_deploy:
+        exemptions = replace(exemptions, deploy_roles=())
+    return exemptions.for_rule(rule)
+
+
+def createtable_dependents_allowed(cfg: KitConfig) -> bool:
+    return cfg.protection.replication_role_createtable_dependents == "allow"
+
+
+def split_createtable_dependents(rules: Sequence[A.ProtectionRule], kind: str = "") -> list[A.ProtectionRule]:
+    """Each rule that denies a dependent action of `CreateTable` to the replication role, split in two: the rule
+    without them, and `<Sid>OnReplicaCreation` with them, exempting the replication role (the service's
+    `CreateTable` of a replica may carry encryption, storage class or tags). Table policies never need it: a table
+    policy exists only once its table does."""
+    out: list[A.ProtectionRule] = []
+    for rule in rules:
+        dependents = tuple(a for a in rule.actions if a in A.CREATE_TABLE_DEPENDENTS)
+        if not dependents or rule.exempt_replication_role:
+            out.append(rule)
+            continue
+        if kind == "scp" and rule.tables_only:
+            # one SCP holds 5,120 characters: the table-tag rule exempts the replication role whole there (the
+            # bucket and table policies still deny it `UntagResource`)
+            out.append(replace(rule, exempt_replication_role=True))
+            continue
+        kept = tuple(a for a in rule.actions if a not in dependents)
+        if kept:
+            out.append(replace(rule, actions=kept))
+        out.append(
+            replace(
+                rule,
+                sid=rule.sid + A.CREATE_TABLE_DEPENDENTS_SID_SUFFIX,
+                actions=dependents,
+                exempt_replication_role=True,
+            )
+        )
+    return out
+
+
 def protection_statements(
     kind: str,
     *,
@@ -92,12 +143,14 @@ def protection_statements(
 ) -> list[S.Statement | None]:
     """The protective Deny of each rule at one site (kind: bucket-policy, table-policy, identity, scp), each
     exempting whom `exemptions` and the rule say; `sid` renames (DenyReplicaX -> DenyPromotedX, ...)."""
+    if exemptions.createtable_dependents and kind != "table-policy":
+        rules = split_createtable_dependents(rules, kind)
     return [
         S.protection_statement(
             replace(rule, sid=sid(rule.sid)),
             bucket_arns=bucket_arns,
             table_resources=table_resources,
-            exempt_arns=exemptions.for_rule(rule),
+            exempt_arns=exemptions_at(kind, rule, exemptions),
             kind=kind,
         )
         for rule in rules

@@ -412,7 +412,11 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             exempt.append("replication role")
         if rule.exempt_maintenance_service:
             exempt.append("maintenance service (resource policies)")
-        if rule.exempt_deploy_roles:
+        if rule.exempt_deploy_roles and rule.locked_after_first_deploy:
+            exempt.append(
+                "deploy roles for the first deploy only (SCP, guardrail; the bucket and table policies deny them)"
+            )
+        elif rule.exempt_deploy_roles:
             exempt.append("deploy roles")
         lines.append(
             f"| `{rule.sid}` | {_short_actions(rule.actions)} | {rule.risk} | {', '.join(exempt) or 'nobody'} |"

@@ -15,6 +15,7 @@ from policies.actions import (
     KMS_KEY_DESTRUCTION,
     MAINTENANCE_SERVICE,
     PRIVILEGED_ROLE_TAMPERING,
+    REPLICATION_SERVICE,
     ProtectionRule,
     level_split,
     s3t,
@@ -341,3 +342,80 @@ def deny_writes_during_planned_failover(
     bucket_names, table_names = level_split(tuple(names))
     resources = ([bucket_arn] if bucket_names else []) + ([table_arns(bucket_arn)] if table_names else [])
     return statement(sid, "Deny", s3t(*names), resources, principal="*", condition=_break_glass_only(exempt_arns))
+
+
+# ---------------------------------------------------------------- a source's replication ----
+
+SOURCE_REPLICATION_CHANGE = (
+    "PutTableBucketReplication", "DeleteTableBucketReplication", "PutTableReplication", "DeleteTableReplication",
+)  # fmt: skip
+
+
+def deny_source_replication_change(
+    sid: str, bucket_arns: Sequence[str], exempt_arns: Sequence[str], *, resource_policy: bool = False
+) -> Statement:
+    """Adding a destination (in an account the caller controls), replacing the role or deleting the configuration,
+    at either level (bucket, table: both can exist for one table): only the sources' deploy roles (the reviewed
+    `cdktf deploy`) and break-glass. No condition key names the destinations, so who may call is the only guard."""
+    resources = [*bucket_arns, *(table_arns(b) for b in bucket_arns)]
+    return statement(
+        sid,
+        "Deny",
+        s3t(*SOURCE_REPLICATION_CHANGE),
+        resources,
+        principal="*" if resource_policy else None,
+        condition=_break_glass_only(exempt_arns),
+    )
+
+
+def deny_source_policy_change(sid: str, bucket_arn: str, exempt_arns: Sequence[str]) -> Statement:
+    """The source bucket policy's own guard: nobody but the deploy role and break-glass removes it."""
+    return statement(
+        sid,
+        "Deny",
+        s3t("PutTableBucketPolicy", "DeleteTableBucketPolicy"),
+        [bucket_arn],
+        principal="*",
+        condition=_break_glass_only(exempt_arns),
+    )
+
+
+def deny_pass_other_replication_role(sid: str, kit_role_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    """`iam:PassRole` to the replication service for any role but the kit's replication roles: a role of the
+    caller's own could write to an account the caller controls. Break-glass only (the deploy role passes the kit's
+    roles)."""
+    cond = _break_glass_only(exempt_arns)
+    cond["StringEquals"] = {"iam:PassedToService": REPLICATION_SERVICE}
+    out: Statement = {"Sid": sid, "Effect": "Deny", "Action": "iam:PassRole"}
+    out["NotResource"] = _one_or_many(kit_role_arns)
+    out["Condition"] = {op: kv for op, kv in sorted(cond.items())}
+    return out
+
+
+def deny_bucket_tag_change(sid: str, bucket_arn: str, exempt_arns: Sequence[str]) -> Statement:
+    """Tagging or untagging a protected bucket (a resource-policy Deny): only the deploy role, whose `cdktf deploy`
+    manages the bucket's tags, and break-glass. Writers of a promoted bucket write data, never its tags."""
+    return statement(
+        sid,
+        "Deny",
+        s3t("TagResource", "UntagResource"),
+        [bucket_arn],
+        principal="*",
+        condition=_break_glass_only(exempt_arns),
+    )
+
+
+def deny_outside_namespaces(
+    sid: str, role_arn: str, namespaces: Sequence[str], bucket_arn: str, names: Sequence[str]
+) -> Statement:
+    """Fan-in: one source's replication role creates and writes only its own source's namespaces in a bucket that
+    several sources feed (`s3tables:namespace`; `CreateNamespace` has no such key, so a namespace it creates stays
+    empty of its tables). A compromised source cannot overwrite the copy of another source's tables."""
+    return statement(
+        sid,
+        "Deny",
+        s3t(*names),
+        [bucket_arn, table_arns(bucket_arn)],
+        principal={"AWS": role_arn},
+        condition={"StringNotEquals": {"s3tables:namespace": sorted(set(namespaces))}},
+    )

@@ -14,7 +14,8 @@ Intent, as the proofs read it:
   layers, in any order of requests, to get one through.
 - Legitimate paths keep working: the replication role (cross-account) creates and writes replicas and sets their
   maintenance; the maintenance service writes; the recovery role reads; a replica account's deploy role changes
-  policies and bucket settings (the reviewed deployment) but nothing destructive; break-glass of any account can do
+  policies and bucket settings only before the bucket policy exists (the first deploy applies it last: from then
+  on such a change is a break-glass deploy), and nothing destructive ever; break-glass of any account can do
   everything, including `make harden` / `make audit` from the automation account.
 - The organization's management account is trusted (SCPs do not apply there; whoever controls it controls the
   organization); it holds no replica and no source (the configuration refuses that).
@@ -55,6 +56,8 @@ BUCKET_SETTINGS = (
     "PutTableBucketMaintenanceConfiguration",
     "PutTableBucketStorageClass",
     "PutTableBucketLogging",  # issue 15: switching access logging off hides who touched the replica
+    "PutTableBucketMetricsConfiguration",
+    "DeleteTableBucketMetricsConfiguration",
 )
 BUCKET_NAMES = ("CreateNamespace", "CreateTable")
 TABLE_DESTRUCTIVE = ("DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration")
@@ -84,8 +87,33 @@ PROTECTED_TABLE = (
 LEGIT: dict[str, frozenset[str]] = {
     "replication": frozenset(TABLE_WRITE + TABLE_RETENTION + BUCKET_NAMES),
     "maintenance": frozenset(TABLE_WRITE),
-    "deploy": frozenset(BUCKET_POLICY_CHANGE + TABLE_POLICY_CHANGE + BUCKET_SETTINGS + TABLE_SETTINGS),
+    # Locked after the first deploy: once a replica's bucket policy exists, a policy or settings change is a
+    # break-glass deploy, so the deploy role has no exemption left on a deployed replica.
+    "deploy": frozenset(),
 }
+
+# Locked after the first deploy (docs/decisions/0028-lock-after-first-deploy.md): a deploy role's bucket-level
+# policy and settings changes are held by the replica's bucket policy alone, which denies its own replacement and
+# removal to the deploy role (removal is a deletion: every layer). The SCP and the guardrail exempt the deploy role
+# for the first deploy, which they cannot tell from a later one. The intent names these cases, one layer each.
+LOCKED_BY_BUCKET_POLICY = frozenset(
+    {
+        "PutTableBucketPolicy",
+        "PutTableBucketEncryption",
+        "PutTableBucketMaintenanceConfiguration",
+        "PutTableBucketStorageClass",
+        "PutTableBucketLogging",
+        "PutTableBucketMetricsConfiguration",
+    }
+)
+# Their table-level counterparts meet the bucket and the table policy.
+LOCKED_BY_RESOURCE_POLICIES = LOCKED_BY_BUCKET_POLICY | {"PutTablePolicy", "PutTableEncryption", "PutTableStorageClass"}
+
+
+def locked_by_resource_policies_only(principal: Principal, action: str) -> bool:
+    """A deploy role's locked change: the resource policies hold it, the SCP and the guardrail do not."""
+    return principal.kind == "deploy" and action in LOCKED_BY_RESOURCE_POLICIES
+
 
 # A table-migration role in a replica account (user guide "Setting up table migration": the role that
 # migration.s3tables.amazonaws.com assumes needs these on the destination). Migration creates its target with the

@@ -109,12 +109,36 @@ class Resource:
     account: str
     policies: tuple[str, ...]  # resource policies (an S3 Tables table request: bucket AND table policy)
     tagged: bool = False  # its bucket carries kit-protection = estate
+    namespace: str | None = None  # s3tables:namespace of the request (a table's, or the one CreateTable names)
 
+
+# Actions the replication role takes in a replica whose request carries `s3tables:namespace` (the fan-in
+# confinement's condition key; the simulator reports a context key an action does not support as ignored).
+NAMESPACE_KEYED = frozenset(
+    {"CreateTable", "PutTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration", "GetTableData"}
+)
 
 RESOURCES: dict[str, Resource] = {
-    "vault-bucket": Resource(VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True),
+    # the vault's requests name sales' namespace; `-ops` the same bucket and table policies for ops' namespace
+    "vault-bucket": Resource(
+        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="sales"
+    ),
     "vault-table": Resource(
-        VAULT_TABLE, "666666666666", (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE), tagged=True
+        VAULT_TABLE,
+        "666666666666",
+        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
+        tagged=True,
+        namespace="sales",
+    ),
+    "vault-bucket-ops": Resource(
+        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="ops"
+    ),
+    "vault-table-ops": Resource(
+        VAULT_TABLE,
+        "666666666666",
+        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
+        tagged=True,
+        namespace="ops",
     ),
     "salesrep-bucket": Resource(
         SALES_REPLICA, "111111111111", (SALES_REPLICA_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True
@@ -126,9 +150,11 @@ RESOURCES: dict[str, Resource] = {
         tagged=True,
     ),
     # the same buckets after their protection tag was removed (step 2 of "untag, then delete")
-    "vault-bucket-untagged": Resource(VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE)),
+    "vault-bucket-untagged": Resource(
+        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), namespace="sales"
+    ),
     "vault-table-untagged": Resource(
-        VAULT_TABLE, "666666666666", (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE)
+        VAULT_TABLE, "666666666666", (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE), namespace="sales"
     ),
     "salesrep-table-untagged": Resource(
         SALES_REPLICA_TABLE,
@@ -197,6 +223,8 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
         ctx.update(TAG_CONTEXT)
     if tag_keys:
         ctx["aws:TagKeys"] = tag_keys
+    if res.namespace and full_action.removeprefix("s3tables:") in NAMESPACE_KEYED:
+        ctx["s3tables:namespace"] = res.namespace
 
     def ns(name: str) -> str:
         return name if name.startswith("world:") or not variant else f"{variant}|{name}"

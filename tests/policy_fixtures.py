@@ -52,6 +52,12 @@ RECOVERY_TABLE = RECOVERY_BUCKET + "/table/0a1b2c3d-4e5f-4a6b-9c8d-aabbccddeeff"
 REPLICA_KEY = "arn:aws:kms:eu-central-1:222222222222:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 REPLICA_KEY_ALIAS = "alias/lakehouse-lakehouse-replica-euc1"
 REPLICA_KEY_TAG = "s3tables-kit-replica-key"
+SOURCE_BUCKET = "arn:aws:s3tables:eu-west-1:111111111111:bucket/lakehouse-prod"
+SOURCE_TABLE = SOURCE_BUCKET + "/table/7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+KIT_REPLICATION_ROLE = "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"
+# a role of the caller's own, passed to the replication service: it could write to an account the caller controls
+OWN_ROLE = "arn:aws:iam::111111111111:role/exfiltration-replication"
+REPLICATION_SERVICE = "replication.s3tables.amazonaws.com"
 
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"
 
@@ -65,6 +71,7 @@ PRINCIPALS: dict[str, str] = {
     "deploy": "arn:aws:iam::222222222222:role/terraform-deploy",
     "source": "arn:aws:iam::111111111111:role/platform-admin",
     "other": "arn:aws:iam::555555555555:role/Administrator",
+    "srcdeploy": "arn:aws:iam::111111111111:role/terraform-deploy",
 }
 PRINCIPAL_ORDER = tuple(PRINCIPALS)
 
@@ -74,7 +81,13 @@ RESOURCES: dict[str, tuple[str, str]] = {  # short name -> (ARN, service prefix)
     "recovery-bucket": (RECOVERY_BUCKET, "s3tables"),
     "recovery-table": (RECOVERY_TABLE, "s3tables"),
     "replica-key": (REPLICA_KEY, "kms"),
+    "source-bucket": (SOURCE_BUCKET, "s3tables"),
+    "source-table": (SOURCE_TABLE, "s3tables"),
+    "kit-role": (KIT_REPLICATION_ROLE, "iam"),
+    "own-role": (OWN_ROLE, "iam"),
 }
+RESOURCE_ACCOUNTS = {"source-bucket": SOURCE_ACCOUNT, "source-table": SOURCE_ACCOUNT, "kit-role": SOURCE_ACCOUNT,
+                     "own-role": SOURCE_ACCOUNT}  # fmt: skip
 
 # Document names (policies/rendered/multi-account/*.json) — literals, so a rename is a visible test change.
 BUCKET_POLICY = "replica-bucket-policy--lakehouse-replica-euc1"
@@ -85,6 +98,7 @@ SCP_GUARDS = "scp-protect-replica-guards"
 REPLICATION_PERMISSIONS = "replication-role-permissions"
 RECOVERY_PERMISSIONS = "recovery-role-permissions"
 REPLICA_KEY_POLICY = "kms-key-policy--lakehouse-replica-euc1"
+SOURCE_BUCKET_POLICY = "source-bucket-policy"
 
 ADMIN_ACCESS = "world:AdministratorAccess"
 ENGINEER_ACCESS = "world:DataEngineerAccess"
@@ -148,6 +162,7 @@ SUBJECTS: dict[str, Subject] = {
     "deploy": Subject((ADMIN_ACCESS, GUARDRAIL), scp=True),
     "source": Subject((ADMIN_ACCESS,), scp=True),
     "other": Subject((ADMIN_ACCESS,), scp=False),
+    "srcdeploy": Subject((ADMIN_ACCESS,), scp=True),  # the source account's deploy role (no guardrail there)
 }
 
 RESOURCE_POLICIES: dict[str, tuple[str, ...]] = {
@@ -157,6 +172,10 @@ RESOURCE_POLICIES: dict[str, tuple[str, ...]] = {
     "recovery-bucket": (MAINTENANCE_BASELINE,),  # the kit puts no resource policy on the recovery bucket
     "recovery-table": (MAINTENANCE_BASELINE,),
     "replica-key": (REPLICA_KEY_POLICY,),
+    "source-bucket": (SOURCE_BUCKET_POLICY,),
+    "source-table": (SOURCE_BUCKET_POLICY,),  # the kit puts no table policy on source tables
+    "kit-role": (),
+    "own-role": (),
 }
 
 
@@ -192,6 +211,8 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
         ctx[f"aws:ResourceTag/{REPLICA_KEY_TAG}"] = "lakehouse"  # the tag the kit puts on replica keys
         if principal == "maint" and action in ("kms:Decrypt", "kms:GenerateDataKey"):
             ctx["kms:EncryptionContext:aws:s3:arn"] = REPLICA_TABLE
+    if service == "iam":
+        ctx["iam:PassedToService"] = REPLICATION_SERVICE
     full_action = action if ":" in action else f"{service}:{action}"
 
     def ns(name: str) -> str:
@@ -203,7 +224,7 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
         principal=who,
         action=full_action,
         resource=arn,
-        resource_account=REPLICA_ACCOUNT,
+        resource_account=RESOURCE_ACCOUNTS.get(resource, REPLICA_ACCOUNT),
         context=ctx,
         identity_policies=tuple(ns(n) for n in subject.identity),
         scps=scps if subject.scp else (),
@@ -297,3 +318,10 @@ def drop_exempt_principal(doc: dict[str, Any], sid: str, arn: str) -> None:
     assert arn in arns, f"{arn} is not exempt in {sid}"
     arns.remove(arn)
     stmt["Condition"]["ArnNotLike"]["aws:PrincipalArn"] = arns
+
+
+def add_exempt_principal(doc: dict[str, Any], sid: str, arn: str) -> None:
+    """The mutation that undoes a lock: `arn` exempt from `sid` again."""
+    cond = find(doc, sid)["Condition"]["ArnNotLike"]
+    arns = cond["aws:PrincipalArn"]
+    cond["aws:PrincipalArn"] = sorted({*([arns] if isinstance(arns, str) else arns), arn})

@@ -18,8 +18,7 @@ from jobs.ops.monitor_drift import Declared
 from jobs.rehearse import SUCCEEDED
 from policies import assurance, docset
 from topology.config import load_config
-from topology.contract import POINT_AGE
-from topology.contract import CONFIG_DRIFT, POLICY_DRIFT
+from topology.contract import CONFIG_DRIFT, POINT_AGE, POLICY_DRIFT
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,6 +30,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source", "aws_s3tables_namespace"): 1,
         ("source", "aws_s3tables_table"): 1,
         ("source", "aws_s3tables_table_replication"): 1,
+        ("source", "aws_s3tables_table_bucket_policy"): 1,  # the source's replication guard (decision 0028)
         ("replica-demo-dest-tablebucket", "awscc_s3tables_table_bucket"): 1,
         ("replica-demo-dest-tablebucket", "aws_s3tables_table_bucket_policy"): 1,
         ("replica-demo-dest-tablebucket", "aws_iam_policy"): 1,  # guardrail (the seed attaches it to no role)
@@ -48,6 +49,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source", "aws_s3tables_namespace"): 2,
         ("source", "aws_s3tables_table"): 3,
         ("source", "aws_s3tables_table_bucket_replication"): 1,
+        ("source", "aws_s3tables_table_bucket_policy"): 1,
         **{
             (f"replica-lakehouse-replica-{r}", t): 1
             for r in ("euc1", "use1", "apse2")
@@ -74,7 +76,13 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         **{
             (f"source-{s}", t): 1
             for s in ("sales-euw1", "marketing-euw1", "ops-use1")
-            for t in ("awscc_s3tables_table_bucket", "aws_s3tables_namespace", "aws_s3tables_table", "aws_kms_key")
+            for t in (
+                "awscc_s3tables_table_bucket",
+                "aws_s3tables_namespace",
+                "aws_s3tables_table",
+                "aws_kms_key",
+                "aws_s3tables_table_bucket_policy",
+            )
         },
         ("source-sales-euw1", "aws_kms_key"): 2,  # source bucket key + alarm topic key
         ("source-sales-euw1", "aws_s3tables_table_bucket_replication"): 1,

@@ -35,9 +35,10 @@ def test_harden_applies_policy_and_retention_then_is_idempotent(ops_env: OpsEnv,
         policy = json.loads(
             dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)["resourcePolicy"]
         )
-        # exactly the reviewed document (policies/rendered/*/replica-table-policy--*.json), deploy role included
+        # exactly the reviewed document (policies/rendered/*/replica-table-policy--*.json); the deploy role is
+        # exempt from nothing there (locked after the first deploy: docs/decisions/0028-lock-after-first-deploy.md)
         want = replica_table_policy_for(world.cfg, world.cfg.replicas[0], got["tableARN"])
-        assert DEPLOY_ROLE in json.dumps(want)
+        assert DEPLOY_ROLE not in json.dumps(want)
         assert canonical_policy(policy) == canonical_policy(want)
         assert got["tableARN"] in json.dumps(policy)  # UUID-scoped ARN
         conf = dst.get_table_maintenance_configuration(

@@ -207,8 +207,11 @@ def legit_paths(world: W.World) -> list[tuple[W.Principal, str, Target]]:
                 if "key" in t:
                     out += [(who, a, t["key"]) for a in (*W.KEY_DESTRUCTIVE, "kms:Decrypt")]
             if who.kind == "deploy" and who.account == site.account:
-                out += [(who, a, t["bucket"]) for a in W.BUCKET_POLICY_CHANGE + W.BUCKET_SETTINGS]
-                out += [(who, a, t["table"]) for a in W.TABLE_POLICY_CHANGE + W.TABLE_SETTINGS]
+                # a later deploy refreshes what it deployed (locked after the first deploy: it changes none of it)
+                out += [
+                    (who, a, t["bucket"])
+                    for a in ("GetTableBucket", "GetTableBucketPolicy", "GetTableBucketEncryption")
+                ]
         if "key" in t:
             out += [(repl, a, t["key"]) for a in ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")]
     recovery = p["recovery"]
@@ -406,13 +409,17 @@ def test_every_protected_action_is_denied_by_two_layers(world: W.World, baseline
         for k, (who, t, r) in baseline.items()
         if not who.is_service and len(layers(r, who, t)) < 2
     }
+    # The deploy role's locked bucket-level changes: the self-protecting bucket policy alone (decision 0028).
+    locked = {k: v for k, v in thin.items() if k[3] in W.LOCKED_BY_BUCKET_POLICY and k[1].startswith("deploy")}
+    assert all("bucket policy" in v for v in locked.values()), locked
+    thin = {k: v for k, v in thin.items() if k not in locked}
     assert not thin, f"{world.example}: protected actions resting on fewer than two layers: {thin}"
     # A service principal acts only on AWS's own schedule, not at anyone's request: one layer, still denied.
     services = [k for k, (who, _t, r) in baseline.items() if who.is_service and r.allowed]
     assert not services
 
 
-def expected_layers(who: W.Principal, target: Target) -> set[str]:
+def expected_layers(who: W.Principal, target: Target, action: str = "") -> set[str]:
     """The layers the design puts in front of a non-exempt principal for a protected bucket or table action (from
     the intent: every layer carries every protected action): both resource policies (the table policy only for a
     table), the SCP if its account is under it, the guardrail if attached (a guardrail names the replicas of its
@@ -421,6 +428,8 @@ def expected_layers(who: W.Principal, target: Target) -> set[str]:
     policies and the boundary."""
     out = {"bucket policy"} | ({"table policy"} if target.kind == "table" else set())
     same_account = who.account == target.account
+    if W.locked_by_resource_policies_only(who, action):  # decision 0028: the resource policies are the lock
+        return out | (set() if same_account else {"account boundary"})
     if who.scp and (same_account or who.kind != "deploy"):
         out.add("scp")
     if who.guardrail and same_account:
@@ -438,7 +447,7 @@ def missing_layers(outcomes: Outcomes, actions: Iterable[str] | None = None) -> 
     for k, (who, t, r) in outcomes.items():
         if who.is_service or t.kind not in ("bucket", "table") or (wanted is not None and k[3] not in wanted):
             continue
-        gap = expected_layers(who, t) - layers(r, who, t)
+        gap = expected_layers(who, t, k[3]) - layers(r, who, t)
         if gap:
             out[k] = sorted(gap)
     return out
@@ -582,10 +591,10 @@ def test_no_actor_gets_a_protected_action_through_in_any_order(world: W.World, b
     final = evaluate_protected(world, {a: s for a, s in outcomes.items()}, {a: s.held for a, s in outcomes.items()})
     through = {k: outcomes[k[0]].steps for k, (_w, _t, r) in final.items() if r.allowed}
     assert not through, f"{world.example}: protected actions allowed after the attacker's steps: {through}"
-    # What the deploy roles could legitimately replace, they did: the proof ran against the worst case.
+    # Locked after the first deploy (decision 0028): a deploy role replaces nothing, its chain stops at step 1.
     for actor, state in outcomes.items():
         if world.principals[actor].kind == "deploy":
-            assert state.steps, f"{actor} changed nothing: the attack model is not exercised"
+            assert not state.steps, f"{actor} replaced a document of a deployed replica: {state.steps}"
     standing = {
         k: sorted(layers(r, who, t)) for k, (who, t, r) in final.items() if not who.is_service and not layers(r, who, t)
     }
@@ -593,26 +602,42 @@ def test_no_actor_gets_a_protected_action_through_in_any_order(world: W.World, b
 
 
 def test_deploy_role_cannot_crypto_shred_or_strip_and_delete() -> None:
-    """The two attacks of issue 10, by name: the deploy role rewrites what it may (bucket and table policies), then
-    tries the key and the delete. Both stay denied, by the layers it cannot touch."""
+    """The attacks of issues 10 and 30, by name: the deploy role tries to rewrite the bucket and table policies
+    (to grant an account outside the organization, which then deletes) and then the key and the delete. The chain
+    stops at its first step: the locked bucket policy (and the table policy) deny the deploy role every policy
+    rewrite, so the outsider meets the kit's own bucket policy; key and delete stay denied by the layers the deploy
+    role cannot touch."""
     world = W.WORLDS["multi-account"]
     state = attack(world, "deploy222", State(world.kit_documents()))
-    assert any("PutTableBucketPolicy" in s for s in state.steps)
-    assert any("PutTablePolicy" in s for s in state.steps)
-    assert not any("PutKeyPolicy" in s or "DetachRolePolicy" in s or "UntagResource" in s for s in state.steps)
+    assert state.steps == [], state.steps  # blocked at step 1: no policy of any kind was replaced
     who = world.principals["deploy222"]
+    outsider = world.principals["other555"]
     site = world.replicas[0]
     t = targets_of(site)
     reqs = {
+        "rewrite bucket policy": request(world, "x", state, who, "PutTableBucketPolicy", t["bucket"], rid="bp"),
+        "rewrite table policy": request(world, "x", state, who, "PutTablePolicy", t["table"], rid="tp"),
+        "change encryption": request(world, "x", state, who, "PutTableBucketEncryption", t["bucket"], rid="enc"),
+        "shorten retention": request(
+            world, "x", state, who, "PutTableBucketMaintenanceConfiguration", t["bucket"], rid="ret"
+        ),
         "delete": request(world, "x", state, who, "DeleteTable", t["table"], rid="delete"),
         "shred": request(world, "x", state, who, "kms:ScheduleKeyDeletion", t["key"], rid="shred"),
         "disable": request(world, "x", state, who, "kms:DisableKey", t["key"], rid="disable"),
+        "outsider deletes": request(world, "x", state, outsider, "DeleteTable", t["table"], rid="out-delete"),
+        "outsider drops the bucket": request(
+            world, "x", state, outsider, "DeleteTableBucket", t["bucket"], rid="out-bucket"
+        ),
     }
     results = run(world, {"x": state}, list(reqs.values()))
     for name, req in reqs.items():
-        res = results[req.id]
-        assert not res.allowed, name
+        assert not results[req.id].allowed, name
+    for name in ("rewrite bucket policy", "change encryption", "shorten retention"):
+        assert "bucket policy" in layers(results[reqs[name].id], who, t["bucket"]), (name, results[reqs[name].id])
+    for name in ("delete", "shred", "disable"):
+        res = results[reqs[name].id]
         assert {"guardrail", "scp"} <= layers(res, who, t["table"]), (name, res.denied_by)
+    assert "bucket policy" in layers(results[reqs["outsider deletes"].id], outsider, t["table"])
 
 
 def test_name_squatting_is_denied_to_replica_account_admins() -> None:
@@ -663,6 +688,11 @@ def test_removing_any_one_layer_keeps_every_protected_action_denied(world: W.Wor
     # bind a service principal; the harness grants it s3tables:* as a pessimistic stand-in for AWS's own
     # authorisation), so it is outside this count: it acts on AWS's schedule, not at anyone's request.
     allowed = sorted(k for k, (who, _t, r) in results.items() if r.allowed and not who.is_service)
+    # Decision 0028: with the bucket policy gone (drift), the deploy role's locked bucket-level changes are its
+    # first-deploy permissions again; nothing destructive (deleting a policy or the encryption is a deletion).
+    unlocked = [k for k in allowed if k[0] == "bucket-policy" and k[3] in W.LOCKED_BY_BUCKET_POLICY]
+    assert all(k[1].startswith("deploy") for k in unlocked), unlocked
+    allowed = [k for k in allowed if k not in unlocked]
     assert not allowed, f"{world.example}: one layer removed lets through: {allowed[:20]}"
     single = sorted(
         f"{k[0]} removed: {k[1]} {k[3]} on {k[2]} rests on {sorted(layers(r, who, t))}"

@@ -3,8 +3,9 @@
 Every row of MATRIX was written by hand from the intent, never computed from `policies/`:
 
 - for EVERY protected bucket (the fan-in vault and the sales replica) and its tables, only break-glass deletes,
-  shortens retention, disassociates, changes replication, changes bucket or table policies and settings (those
-  also the bucket's own deploy role), or tags/untags the protection tag;
+  shortens retention, disassociates, changes replication, changes bucket or table policies and settings (locked
+  after the first deploy: not even the bucket's deploy role, decision 0028), or tags/untags the protection tag;
+- fan-in confinement: in the vault each source's role creates and writes only its own source's namespaces;
 - each source's replication role creates and writes replicas in its own destinations only: all three in the vault,
   only sales in the sales replica. A fan-in grant does not let marketing's role (same account as the sales replica)
   or ops' role (another account) write where only sales replicates (design: docs/decisions/0026-estate.md);
@@ -41,17 +42,19 @@ MATRIX = """
 # ---- the vault (666666666666, fan-in from all three sources, tagged) ----
 vault-bucket            DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketPolicy                    D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketPolicy                 D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketEncryption                D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketEncryption             D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketMaintenanceConfiguration  D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketStorageClass              D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketLogging                   D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketEncryption             D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketStorageClass              D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketLogging                   D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            PutTableBucketMetricsConfiguration      D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket            DeleteTableBucketMetricsConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            CreateNamespace                         D    D    D    A   D    D    A   A  A  A  D   D   D
-vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-bucket            TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
 # other tags of a protected bucket stay the deployment's business (not protected)
@@ -61,29 +64,34 @@ vault-bucket            ListTables                              A    A    A    A
 vault-table             DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableRecordExpirationConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  A  D   D   D
-vault-table             PutTableData                            D    D    D    A   D    D    A   A  A  A  A   D   D
-vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  A  A  A   D   D
-vault-table             PutTablePolicy                          D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-table             DeleteTablePolicy                       D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
+vault-table             PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-table             DeleteTablePolicy                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableReplication                     D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableEncryption                      D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableStorageClass                    D    D    A    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableEncryption                      D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-table             PutTableStorageClass                    D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             UntagResource                           D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             GetTable                                A    A    A    A   -    -    A   -  -  -  A   A   -
-vault-table             GetTableData                            A    A    A    A   -    -    A   A  A  A  A   A   -
+vault-table             GetTableData                            A    A    A    A   -    -    A   A  D  D  A   A   -
+# ---- fan-in confinement: a request for ops' namespace in the vault: only ops' role writes it ----
+vault-bucket-ops        CreateTable                             D    D    D    A   D    D    A   D  D  A  D   D   D
+vault-table-ops         PutTableData                            D    D    D    A   D    D    A   D  D  A  A   D   D
+vault-table-ops         UpdateTableMetadataLocation             D    D    D    A   D    D    A   D  D  A  A   D   D
+vault-table-ops         PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   D  D  A  D   D   D
 # ---- the sales replica (111111111111, fed by sales only, tagged) ----
 salesrep-bucket         DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketPolicy                    D    D    D    A   D    A    A   D  D  D  D   D   D
-salesrep-bucket         DeleteTableBucketPolicy                 D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+salesrep-bucket         DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketEncryption                D    D    D    A   D    A    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketMaintenanceConfiguration  D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
+salesrep-bucket         PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         CreateNamespace                         D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-bucket         CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-bucket         TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
@@ -94,17 +102,17 @@ salesrep-table          RenameTable                             D    D    D    A
 salesrep-table          PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
 salesrep-table          PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
 salesrep-table          UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
-salesrep-table          PutTablePolicy                          D    D    D    A   D    A    A   D  D  D  D   D   D
+salesrep-table          PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          GetTableData                            -    -    -    A   A    A    A   A  -  -  A   -   -
 # ---- step 2 of "untag, then delete": the same buckets without their tag ----
 vault-bucket-untagged   DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket-untagged   PutTableBucketPolicy                    D    D    A    A   D    D    A   D  D  D  D   D   D
-vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-bucket-untagged   PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-table-untagged    DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  A  D   D   D
+vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
 vault-table-untagged    DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table-untagged DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table-untagged DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
@@ -324,14 +332,16 @@ CHAIN = (  # (who, the bucket policy it replaced at step 1, its steps 2 and 3 on
 )
 
 
-def test_a_deploy_role_that_rewrote_its_bucket_policy_still_cannot_untag_or_delete(kit: dict[str, Any]) -> None:
-    """The deploy role is the one actor that may replace a protected bucket's policy (the reviewed deployment). Step 1:
-    it replaces it with one allowing itself everything. Step 2, untag: the guards SCP still denies it. Step 3, delete:
-    denied by the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table
-    policy and the guardrail had the tag gone."""
+def test_a_deploy_role_cannot_rewrite_its_bucket_policy_nor_untag_or_delete_had_it(kit: dict[str, Any]) -> None:
+    """Step 1, the deploy role replaces a protected bucket's policy with one allowing itself everything: denied by
+    the bucket policy itself (locked after the first deploy, decision 0028), so the chain stops there. Had it been
+    replaced anyway (a break-glass mistake): step 2, untag, the guards SCP still denies it; step 3, delete, denied by
+    the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table policy and
+    the guardrail had the tag gone."""
     step1 = [W.request(who, f"{site}-bucket", "PutTableBucketPolicy") for who, _, _, site in CHAIN]
     first = S.evaluate(W.variant_policies({"": kit}), step1)
-    assert all(r.allowed for r in first.values()), first
+    assert all(r.decision == EXPLICIT_DENY for r in first.values()), first
+    assert all(any(d.endswith("DenyReplicaProtectionChange") for d in r.denied_by) for r in first.values()), first
     variants: dict[str, dict[str, Any]] = {}
     requests: list[Any] = []
     for who, policy, bucket_arn, site in CHAIN:

@@ -167,7 +167,8 @@ promoted-bucket     PutTableBucketEncryption                D   D   D   D   D   
 promoted-bucket     DeleteTableBucketEncryption             D   D   D   D   D   D   A   D   D
 promoted-bucket     PutTableBucketStorageClass              D   D   D   D   D   D   A   D   D
 promoted-bucket     PutTableBucketLogging                   D   D   D   D   D   D   A   D   D
-promoted-bucket     TagResource                             A   A   A   -   -   A   A   A   -
+# writers write data, never the promoted bucket's tags (the deploy role manages them)
+promoted-bucket     TagResource                             D   D   D   D   D   D   A   A   D
 promoted-bucket     ListTables                              A   A   A   A   -   A   A   A   -
 # ---- a table of the promoted bucket that was not promoted: still a protected replica, no longer written ----
 unpromoted-table    PutTableData                            D   D   D   D   D   A   A   D   D
@@ -181,7 +182,7 @@ dest-table          UpdateTableMetadataLocation             D   D   D   A   D   
 dest-table          PutTableMaintenanceConfiguration        D   D   D   A   D   D   A   D   D
 dest-table          DeleteTable                             D   D   D   D   D   D   A   D   D
 dest-table          RenameTable                             D   D   D   D   D   D   A   D   D
-dest-table          PutTablePolicy                          D   D   D   D   D   D   A   A   D
+dest-table          PutTablePolicy                          D   D   D   D   D   D   A   D   D
 dest-table          DisassociateTableReplication            D   D   D   D   D   D   A   D   D
 dest-table          TagResource                             D   D   D   D   D   D   A   D   D
 dest-table          GetTableData                            A   A   A   A   -   A   A   A   -
@@ -189,6 +190,10 @@ dest-bucket         CreateTable                             D   D   D   A   D   
 dest-bucket         CreateNamespace                         D   D   D   A   D   D   A   D   D
 dest-bucket         DeleteTableBucket                       D   D   D   D   D   D   A   D   D
 dest-bucket         PutTableBucketReplication               D   D   D   D   D   D   A   D   D
+# locked after the first deploy (decision 0028): a destination's policy and settings are break-glass only
+dest-bucket         PutTableBucketPolicy                    D   D   D   D   D   D   A   D   D
+dest-bucket         PutTableBucketEncryption                D   D   D   D   D   D   A   D   D
+dest-bucket         PutTableBucketMetricsConfiguration      D   D   D   D   D   D   A   D   D
 dest-bucket         TagResource                             A   A   A   -   -   A   A   A   -
 # ---- the retained replica (another account): unchanged protection, still written by the failed source's role ----
 retained-table      PutTableData                            D   D   D   D   A   A   A   D   D
@@ -348,6 +353,13 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "other:promoted-table:PutTableRecordExpirationConfiguration": IMPLICIT_DENY,
             "other:promoted-bucket:DeleteTableBucket": IMPLICIT_DENY,
             "other:promoted-bucket:DeleteNamespace": IMPLICIT_DENY,
+            # removing a protective setting is a deletion (decision 0028)
+            "maint:promoted-table:DeleteTablePolicy": ALLOWED,
+            "maint:promoted-bucket:DeleteTableBucketPolicy": ALLOWED,
+            "maint:promoted-bucket:DeleteTableBucketEncryption": ALLOWED,
+            "other:promoted-table:DeleteTablePolicy": IMPLICIT_DENY,
+            "other:promoted-bucket:DeleteTableBucketPolicy": IMPLICIT_DENY,
+            "other:promoted-bucket:DeleteTableBucketEncryption": IMPLICIT_DENY,
         },
     ),
     # The failover replication role needs the destination's exemptions.
@@ -522,9 +534,10 @@ REWRITES = {  # document -> (resource, the request that replaces it)
     NEW_POLICY: ("new-bucket", "PutTableBucketPolicy"),
     NEW_TABLE_POLICY: ("new-table", "PutTablePolicy"),
 }
-# From the intent: a replica's policies are its account's deploy role's to manage (the failover deploy writes the
-# destinations' new ones), never the promoted bucket's (the failover tool applies those as break-glass).
-REWRITERS = {DEST_POLICY: "deploy", DEST_TABLE_POLICY: "deploy", NEW_POLICY: "deploy3", NEW_TABLE_POLICY: "deploy3"}
+# From the intent: once deployed, no replica's policies are a deploy role's to rewrite (decision 0028: the bucket
+# policy locks after the first deploy; the failover topology's new destination policies are a break-glass deploy),
+# and never the promoted bucket's (the failover tool applies those as break-glass).
+REWRITERS: dict[str, str] = {}
 ATTACKERS = ("admin", "engineer", "writer", "deploy", "deploy3")
 DESTRUCTIVE_TABLE = (
     "DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration", "PutTableMaintenanceConfiguration",
@@ -566,7 +579,7 @@ def allow_all_for(who: str, resource: str) -> dict[str, Any]:
 
 def test_step_one_only_the_deploy_role_of_a_replica_rewrites_its_policies(docs: dict[str, Any]) -> None:
     """Nobody but break-glass rewrites the promoted bucket's or tables' policies: the deploy role is denied at the
-    first step, explicitly. A destination's (existing or new) are its account's deploy role's."""
+    first step, explicitly; a destination's (existing or new) are locked after its first deploy (decision 0028)."""
     cases = [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES]
     results = evaluate_cases({"s1": docs}, cases)
     got = {(who, r, a): results[f"s1|{who}:{r}:{a}"].decision for who, r, a in cases}
@@ -593,8 +606,8 @@ def test_no_rewrite_an_actor_can_make_enables_a_destructive_step_two(docs: dict[
             if step1[f"s1|{who}:{resource}:{action}"].allowed:
                 mine[name] = allow_all_for(who, resource)
         variants[who] = mine
-    assert variants["deploy"][DEST_POLICY] != docs[DEST_POLICY]  # the attack model is exercised
-    assert variants["deploy3"][NEW_TABLE_POLICY] != docs[NEW_TABLE_POLICY]
+    # blocked at step 1: no deploy role replaces any policy (the outsider chain never starts)
+    assert all(variants[who] == docs for who in ATTACKERS)
     policies: dict[str, Any] = dict(WORLD)
     for label, d in variants.items():
         policies.update({f"{label}|{name}": doc for name, doc in d.items()})

@@ -6,11 +6,15 @@ Every row of MATRIX below was written by hand from the security intent, never co
 - the replication role (source account) still creates and writes replicas;
 - the S3 Tables maintenance service still writes replicas;
 - the recovery role reads replicas and writes only the recovery bucket;
-- the Terraform deploy role may change policies and bucket settings, never delete.
+- the Terraform deploy role of a replica account may not change a replica's policies or settings once the bucket
+  policy exists (the first deploy applies it last; a later change is a break-glass deploy), never delete;
+- a source's replication (either level) is changed only by its deploy role and break-glass, and only the kit's
+  replication role is passed to the replication service.
 
 Cells: A = Allowed, D = explicitly denied, - = implicitly denied (nothing grants it). Columns: adm = administrator
 in the replica account, eng = data engineer, rep = replication role, mnt = maintenance service, rec = recovery role,
-bgl = break-glass role, dep = Terraform deploy role, src = a role in the source account, oth = an unrelated account.
+bgl = break-glass role, dep = Terraform deploy role, src = a role in the source account, oth = an unrelated account,
+sdp = the source account's deploy role.
 Who each column is and which policies apply to it: tests/policy_fixtures.py. The whole matrix is one batch (one node
 process).
 """
@@ -31,79 +35,91 @@ pytestmark = pytest.mark.node
 
 # fmt: off
 MATRIX = """
-# resource        action                                  adm eng rep mnt rec bgl dep src oth
+# resource        action                                  adm eng rep mnt rec bgl dep src oth sdp
 # ---- replica bucket: deletion, protection, replication and settings changes (bucket-level actions) ----
-replica-bucket    DeleteTableBucket                       D   D   D   D   D   A   D   D   D
-replica-bucket    DeleteNamespace                         D   D   D   D   D   A   D   D   D
-replica-bucket    PutTableBucketPolicy                    D   D   D   D   D   A   A   D   D
-replica-bucket    DeleteTableBucketPolicy                 D   D   D   D   D   A   A   D   D
-replica-bucket    PutTableBucketReplication               D   D   D   D   D   A   D   D   D
-replica-bucket    DeleteTableBucketReplication            D   D   D   D   D   A   D   D   D
-replica-bucket    PutTableBucketEncryption                D   D   D   D   D   A   A   D   D
-replica-bucket    DeleteTableBucketEncryption             D   D   D   D   D   A   A   D   D
-replica-bucket    PutTableBucketMaintenanceConfiguration  D   D   D   D   D   A   A   D   D
-replica-bucket    PutTableBucketStorageClass              D   D   D   D   D   A   A   D   D
-replica-bucket    PutTableBucketLogging                   D   D   D   D   D   A   A   D   D
+replica-bucket    DeleteTableBucket                       D   D   D   D   D   A   D   D   D   D
+replica-bucket    DeleteNamespace                         D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketPolicy                    D   D   D   D   D   A   D   D   D   D
+replica-bucket    DeleteTableBucketPolicy                 D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketReplication               D   D   D   D   D   A   D   D   D   D
+replica-bucket    DeleteTableBucketReplication            D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketEncryption                D   D   D   D   D   A   D   D   D   D
+replica-bucket    DeleteTableBucketEncryption             D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketMaintenanceConfiguration  D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketStorageClass              D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketLogging                   D   D   D   D   D   A   D   D   D   D
+replica-bucket    PutTableBucketMetricsConfiguration      D   D   D   D   D   A   D   D   D   D
+replica-bucket    DeleteTableBucketMetricsConfiguration   D   D   D   D   D   A   D   D   D   D
 # ---- replica bucket: reads ----
-replica-bucket    GetTableBucket                          A   A   -   A   A   A   A   -   -
-replica-bucket    GetNamespace                            A   A   -   A   A   A   A   -   -
-replica-bucket    ListNamespaces                          A   A   -   A   A   A   A   -   -
-replica-bucket    ListTables                              A   A   -   A   A   A   A   -   -
-replica-bucket    GetTableBucketPolicy                    A   A   -   A   -   A   A   -   -
-replica-bucket    GetTableBucketMaintenanceConfiguration  A   A   -   A   -   A   A   -   -
+replica-bucket    GetTableBucket                          A   A   -   A   A   A   A   -   -   -
+replica-bucket    GetNamespace                            A   A   -   A   A   A   A   -   -   -
+replica-bucket    ListNamespaces                          A   A   -   A   A   A   A   -   -   -
+replica-bucket    ListTables                              A   A   -   A   A   A   A   -   -   -
+replica-bucket    GetTableBucketPolicy                    A   A   -   A   -   A   A   -   -   -
+replica-bucket    GetTableBucketMaintenanceConfiguration  A   A   -   A   -   A   A   -   -   -
 # ---- replica bucket: only replication creates replicas (no name squatting; recovery never writes a replica) ----
-replica-bucket    CreateNamespace                         D   D   A   D   D   A   D   D   D
-replica-bucket    CreateTable                             D   D   A   D   D   A   D   D   D
+replica-bucket    CreateNamespace                         D   D   A   D   D   A   D   D   D   D
+replica-bucket    CreateTable                             D   D   A   D   D   A   D   D   D   D
 # ---- replica tables: deletion, retention, data writes, protection, replication, settings ----
-replica-table     DeleteTable                             D   D   D   D   D   A   D   D   D
-replica-table     RenameTable                             D   D   D   D   D   A   D   D   D
-replica-table     PutTableRecordExpirationConfiguration   D   D   D   D   D   A   D   D   D
-replica-table     PutTableMaintenanceConfiguration        D   D   A   D   D   A   D   D   D
-replica-table     PutTableData                            D   D   A   A   D   A   D   D   D
-replica-table     UpdateTableMetadataLocation             D   D   A   A   D   A   D   D   D
-replica-table     PutTablePolicy                          D   D   D   D   D   A   A   D   D
-replica-table     DeleteTablePolicy                       D   D   D   D   D   A   A   D   D
-replica-table     PutTableReplication                     D   D   D   D   D   A   D   D   D
-replica-table     DeleteTableReplication                  D   D   D   D   D   A   D   D   D
-replica-table     DisassociateTableReplication            D   D   D   D   D   A   D   D   D
-replica-table     PutTableEncryption                      D   D   D   D   D   A   A   D   D
-replica-table     PutTableStorageClass                    D   D   D   D   D   A   A   D   D
-replica-table     TagResource                             D   D   D   D   D   A   D   D   D
-replica-table     UntagResource                           D   D   D   D   D   A   D   D   D
+replica-table     DeleteTable                             D   D   D   D   D   A   D   D   D   D
+replica-table     RenameTable                             D   D   D   D   D   A   D   D   D   D
+replica-table     PutTableRecordExpirationConfiguration   D   D   D   D   D   A   D   D   D   D
+replica-table     PutTableMaintenanceConfiguration        D   D   A   D   D   A   D   D   D   D
+replica-table     PutTableData                            D   D   A   A   D   A   D   D   D   D
+replica-table     UpdateTableMetadataLocation             D   D   A   A   D   A   D   D   D   D
+replica-table     PutTablePolicy                          D   D   D   D   D   A   D   D   D   D
+replica-table     DeleteTablePolicy                       D   D   D   D   D   A   D   D   D   D
+replica-table     PutTableReplication                     D   D   D   D   D   A   D   D   D   D
+replica-table     DeleteTableReplication                  D   D   D   D   D   A   D   D   D   D
+replica-table     DisassociateTableReplication            D   D   D   D   D   A   D   D   D   D
+replica-table     PutTableEncryption                      D   D   D   D   D   A   D   D   D   D
+replica-table     PutTableStorageClass                    D   D   D   D   D   A   D   D   D   D
+replica-table     TagResource                             D   D   D   D   D   A   D   D   D   D
+replica-table     UntagResource                           D   D   D   D   D   A   D   D   D   D
 # ---- replica tables: reads ----
-replica-table     GetTable                                A   A   -   A   A   A   A   -   -
-replica-table     GetTableMetadataLocation                A   A   -   A   A   A   A   -   -
-replica-table     GetTableData                            A   A   A   A   A   A   A   -   -
-replica-table     GetTableMaintenanceConfiguration        A   A   -   A   -   A   A   -   -
-replica-table     GetTablePolicy                          A   A   -   A   -   A   A   -   -
-replica-table     GetTableReplicationStatus               A   A   -   A   -   A   A   -   -
+replica-table     GetTable                                A   A   -   A   A   A   A   -   -   -
+replica-table     GetTableMetadataLocation                A   A   -   A   A   A   A   -   -   -
+replica-table     GetTableData                            A   A   A   A   A   A   A   -   -   -
+replica-table     GetTableMaintenanceConfiguration        A   A   -   A   -   A   A   -   -   -
+replica-table     GetTablePolicy                          A   A   -   A   -   A   A   -   -   -
+replica-table     GetTableReplicationStatus               A   A   -   A   -   A   A   -   -   -
 # ---- recovery target bucket: writable, no kit resource policy; the recovery role creates and reads ----
-recovery-bucket   CreateNamespace                         A   A   -   A   A   A   A   -   -
-recovery-bucket   CreateTable                             A   A   -   A   A   A   A   -   -
-recovery-bucket   GetTableBucket                          A   A   -   A   A   A   A   -   -
-recovery-bucket   GetNamespace                            A   A   -   A   A   A   A   -   -
-recovery-bucket   ListNamespaces                          A   A   -   A   A   A   A   -   -
-recovery-bucket   ListTables                              A   A   -   A   A   A   A   -   -
-recovery-bucket   DeleteTableBucket                       A   A   -   A   -   A   A   -   -
-recovery-bucket   DeleteNamespace                         A   A   -   A   -   A   A   -   -
-recovery-bucket   PutTableBucketPolicy                    A   A   -   A   -   A   A   -   -
+recovery-bucket   CreateNamespace                         A   A   -   A   A   A   A   -   -   -
+recovery-bucket   CreateTable                             A   A   -   A   A   A   A   -   -   -
+recovery-bucket   GetTableBucket                          A   A   -   A   A   A   A   -   -   -
+recovery-bucket   GetNamespace                            A   A   -   A   A   A   A   -   -   -
+recovery-bucket   ListNamespaces                          A   A   -   A   A   A   A   -   -   -
+recovery-bucket   ListTables                              A   A   -   A   A   A   A   -   -   -
+recovery-bucket   DeleteTableBucket                       A   A   -   A   -   A   A   -   -   -
+recovery-bucket   DeleteNamespace                         A   A   -   A   -   A   A   -   -   -
+recovery-bucket   PutTableBucketPolicy                    A   A   -   A   -   A   A   -   -   -
 # ---- recovery target tables: the recovery role writes (and drops its own half-made target) ----
-recovery-table    PutTableData                            A   A   -   A   A   A   A   -   -
-recovery-table    UpdateTableMetadataLocation             A   A   -   A   A   A   A   -   -
-recovery-table    DeleteTable                             A   A   -   A   A   A   A   -   -
-recovery-table    GetTable                                A   A   -   A   A   A   A   -   -
-recovery-table    GetTableMetadataLocation                A   A   -   A   A   A   A   -   -
-recovery-table    GetTableData                            A   A   -   A   A   A   A   -   -
-recovery-table    PutTableMaintenanceConfiguration        A   A   -   A   -   A   A   -   -
-recovery-table    RenameTable                             A   A   -   A   -   A   A   -   -
-recovery-table    PutTablePolicy                          A   A   -   A   -   A   A   -   -
+recovery-table    PutTableData                            A   A   -   A   A   A   A   -   -   -
+recovery-table    UpdateTableMetadataLocation             A   A   -   A   A   A   A   -   -   -
+recovery-table    DeleteTable                             A   A   -   A   A   A   A   -   -   -
+recovery-table    GetTable                                A   A   -   A   A   A   A   -   -   -
+recovery-table    GetTableMetadataLocation                A   A   -   A   A   A   A   -   -   -
+recovery-table    GetTableData                            A   A   -   A   A   A   A   -   -   -
+recovery-table    PutTableMaintenanceConfiguration        A   A   -   A   -   A   A   -   -   -
+recovery-table    RenameTable                             A   A   -   A   -   A   A   -   -   -
+recovery-table    PutTablePolicy                          A   A   -   A   -   A   A   -   -   -
 # ---- the replica's KMS key: only named roles and break-glass use it; nobody but break-glass disables it, deletes it
 #      or rewrites its policy (not even the deploy role) ----
-replica-key       kms:Decrypt                             -   -   A   A   A   A   -   -   -
-replica-key       kms:GenerateDataKey                     -   -   A   A   -   -   -   -   -
-replica-key       kms:ScheduleKeyDeletion                 D   D   D   D   D   A   D   D   D
-replica-key       kms:DisableKey                          D   D   D   D   D   A   D   D   D
-replica-key       kms:PutKeyPolicy                        D   D   D   D   D   A   D   D   D
+replica-key       kms:Decrypt                             -   -   A   A   A   A   -   -   -   -
+replica-key       kms:GenerateDataKey                     -   -   A   A   -   -   -   -   -   -
+replica-key       kms:ScheduleKeyDeletion                 D   D   D   D   D   A   D   D   D   D
+replica-key       kms:DisableKey                          D   D   D   D   D   A   D   D   D   D
+replica-key       kms:PutKeyPolicy                        D   D   D   D   D   A   D   D   D   D
+# ---- the source's replication (either level) and its guard: the source deploy role and break-glass only ----
+source-bucket     PutTableBucketReplication               D   D   D   D   D   A   D   D   D   A
+source-bucket     DeleteTableBucketReplication            D   D   D   D   D   A   D   D   D   A
+source-table      PutTableReplication                     D   D   D   D   D   A   D   D   D   A
+source-table      DeleteTableReplication                  D   D   D   D   D   A   D   D   D   A
+source-bucket     PutTableBucketPolicy                    D   D   D   D   D   A   D   D   D   A
+source-bucket     DeleteTableBucketPolicy                 D   D   D   D   D   A   D   D   D   A
+# ---- passing a role to the replication service: only the kit's replication role ----
+kit-role          iam:PassRole                            -   -   -   -   -   -   -   A   -   A
+own-role          iam:PassRole                            D   D   D   -   D   -   D   D   -   D
 """
 # fmt: on
 
@@ -231,8 +247,9 @@ def test_maintenance_key_grant_matches_the_replica_tables(kit: dict[str, Any]) -
         "recovery:replica-key:kms:Decrypt",
         "breakglass:replica-table:DeleteTable",
         "breakglass:replica-bucket:DeleteTableBucket",
-        "deploy:replica-bucket:PutTableBucketPolicy",
-        "deploy:replica-bucket:PutTableBucketEncryption",
+        "srcdeploy:source-bucket:PutTableBucketReplication",
+        "srcdeploy:source-table:PutTableReplication",
+        "srcdeploy:kit-role:iam:PassRole",
     ],
 )
 def test_named_legitimate_path(baseline: dict[str, SimResult], case: str) -> None:
@@ -315,6 +332,31 @@ def _both(*mutations: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, A
     return mutate
 
 
+def _mut_add_exempt(doc: str, sid: str, principal: str) -> Callable[[dict[str, Any]], None]:
+    return lambda kit: F.add_exempt_principal(kit[doc], sid, F.PRINCIPALS[principal])
+
+
+LOCKED_BUCKET_ACTIONS = (
+    "PutTableBucketPolicy", "PutTableBucketEncryption", "PutTableBucketMaintenanceConfiguration",
+    "PutTableBucketStorageClass", "PutTableBucketLogging", "PutTableBucketMetricsConfiguration",
+)  # fmt: skip
+LOCKED_TABLE_ACTIONS = ("PutTablePolicy", "PutTableEncryption", "PutTableStorageClass")
+# removing a protective setting is a deletion (DenyReplicaDeletion): break-glass only in every layer
+SETTING_REMOVAL = {
+    "replica-bucket": (
+        "DeleteTableBucketPolicy",
+        "DeleteTableBucketEncryption",
+        "DeleteTableBucketMetricsConfiguration",
+    ),
+    "replica-table": ("DeleteTablePolicy",),
+}
+SOURCE_REPLICATION = (
+    ("source-bucket", "PutTableBucketReplication"),
+    ("source-bucket", "DeleteTableBucketReplication"),
+    ("source-table", "PutTableReplication"),
+    ("source-table", "DeleteTableReplication"),
+)
+
 REPL_WRITES_DENIED = {
     "repl:replica-table:PutTableData": EXPLICIT_DENY,
     "repl:replica-table:UpdateTableMetadataLocation": EXPLICIT_DENY,
@@ -339,6 +381,8 @@ BREAK_GLASS_PROTECTED = {
         "PutTableBucketMaintenanceConfiguration",
         "PutTableBucketStorageClass",
         "PutTableBucketLogging",
+        "PutTableBucketMetricsConfiguration",
+        "DeleteTableBucketMetricsConfiguration",
         "CreateNamespace",
         "CreateTable",
     ),
@@ -409,13 +453,55 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "maint:replica-table:UpdateTableMetadataLocation": EXPLICIT_DENY,
         },
     ),
-    "deploy role dropped from the bucket-policy protection-change exemption": (
-        _mut_drop_exempt(F.BUCKET_POLICY, "DenyReplicaProtectionChange", "deploy"),
+    # The lock after the first deploy: the bucket policy alone denies the deploy role a policy or settings change
+    # (the SCP and the guardrail exempt it for the first deploy); the table policy holds the table-level ones.
+    "lock removed: the deploy role exempt again in the bucket policy": (
+        _both(
+            _mut_add_exempt(F.BUCKET_POLICY, "DenyReplicaProtectionChange", "deploy"),
+            _mut_add_exempt(F.BUCKET_POLICY, "DenyReplicaBucketSettingsChange", "deploy"),
+        ),
+        {f"deploy:replica-bucket:{a}": ALLOWED for a in LOCKED_BUCKET_ACTIONS},
+    ),
+    "lock removed from the bucket and table policies": (
+        _both(
+            *(
+                _mut_add_exempt(doc, sid, "deploy")
+                for doc in (F.BUCKET_POLICY, F.TABLE_POLICY)
+                for sid in ("DenyReplicaProtectionChange", "DenyReplicaBucketSettingsChange")
+            )
+        ),
         {
-            "deploy:replica-bucket:PutTableBucketPolicy": EXPLICIT_DENY,
-            "deploy:replica-bucket:DeleteTableBucketPolicy": EXPLICIT_DENY,
-            "deploy:replica-table:PutTablePolicy": EXPLICIT_DENY,
-            "deploy:replica-table:DeleteTablePolicy": EXPLICIT_DENY,
+            **{f"deploy:replica-bucket:{a}": ALLOWED for a in LOCKED_BUCKET_ACTIONS},
+            **{f"deploy:replica-table:{a}": ALLOWED for a in LOCKED_TABLE_ACTIONS},
+        },
+    ),
+    # The source's replication: its bucket policy is the layer for principals no SCP reaches (the outside account,
+    # a service); the guards SCP and the bucket policy each hold the principals of the organization.
+    "source bucket policy's replication deny removed": (
+        _mut_drop_stmt(F.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
+        {f"{p}:{res}:{a}": IMPLICIT_DENY for p in ("maint", "other") for res, a in SOURCE_REPLICATION},
+    ),
+    "source replication denies removed from the source bucket policy and the guards SCP": (
+        _both(
+            _mut_drop_stmt(F.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
+            _mut_drop_stmt(F.SCP_GUARDS, "DenySourceReplicationChange"),
+        ),
+        {
+            **{f"source:{res}:{a}": ALLOWED for res, a in SOURCE_REPLICATION},
+            # no grant for another account, and the replication role has no such permission: implicit
+            **{
+                f"{p}:{res}:{a}": IMPLICIT_DENY
+                for p in ("admin", "engineer", "repl", "maint", "recovery", "deploy", "other")
+                for res, a in SOURCE_REPLICATION
+            },
+        },
+    ),
+    "pass-role deny removed from the guards SCP": (
+        _mut_drop_stmt(F.SCP_GUARDS, "DenyPassOtherReplicationRole"),
+        {
+            "source:own-role:iam:PassRole": ALLOWED,
+            "srcdeploy:own-role:iam:PassRole": ALLOWED,
+            **{f"{p}:own-role:iam:PassRole": IMPLICIT_DENY for p in ("admin", "repl", "recovery")},
         },
     ),
     "break-glass dropped from the SCP exemptions": (
@@ -444,11 +530,15 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             },
             **{
                 f"{p}:{res}:{a}": IMPLICIT_DENY
-                for p in ("repl", "source", "other")
+                for p in ("repl", "source", "other", "srcdeploy")
                 for res, acts in DELETION_ACTIONS.items()
                 for a in acts
             },
             # recovery: still denied by its own DenyAllWritesToReplicas; break-glass: unchanged (allowed)
+            # the removals of protective settings stay in the SCP and the guardrail: only the resource-policy-held
+            # principals change
+            **{f"maint:{res}:{a}": ALLOWED for res, acts in SETTING_REMOVAL.items() for a in acts},
+            **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in SETTING_REMOVAL.items() for a in acts},
         },
     ),
     # Removing it from the bucket policy alone: the table policy still holds table deletes, the SCP still holds
@@ -460,6 +550,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "maint:replica-bucket:DeleteNamespace": ALLOWED,
             "other:replica-bucket:DeleteTableBucket": IMPLICIT_DENY,
             "other:replica-bucket:DeleteNamespace": IMPLICIT_DENY,
+            **{f"maint:replica-bucket:{a}": ALLOWED for a in SETTING_REMOVAL["replica-bucket"]},
+            **{f"other:replica-bucket:{a}": IMPLICIT_DENY for a in SETTING_REMOVAL["replica-bucket"]},
         },
     ),
     "DenyReplicaDeletion removed from the bucket policy and the table policy": (
@@ -470,6 +562,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         {
             **{f"maint:{res}:{a}": ALLOWED for res, acts in DELETION_ACTIONS.items() for a in acts},
             **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in DELETION_ACTIONS.items() for a in acts},
+            **{f"maint:{res}:{a}": ALLOWED for res, acts in SETTING_REMOVAL.items() for a in acts},
+            **{f"other:{res}:{a}": IMPLICIT_DENY for res, acts in SETTING_REMOVAL.items() for a in acts},
         },
     ),
     "DenyReplicaRetentionChange removed from the bucket and table policies": (
@@ -510,6 +604,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "maint:replica-table:DisassociateTableReplication": ALLOWED,
             "source:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
             "other:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
+            "srcdeploy:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
             "repl:replica-table:DisassociateTableReplication": IMPLICIT_DENY,
         },
     ),
@@ -539,10 +634,14 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "admin:replica-key:kms:DisableKey": ALLOWED,
             **{
                 f"{p}:replica-key:kms:{a}": IMPLICIT_DENY
-                for p in ("maint", "other", "recovery", "repl", "source")
+                for p in ("maint", "other", "recovery", "repl", "source", "srcdeploy")
                 for a in ("DisableKey", "ScheduleKeyDeletion")
             },
             "admin:replica-key:kms:ScheduleKeyDeletion": IMPLICIT_DENY,
+            # the guards SCP also held passing a role of one's own (the guardrail still holds its roles)
+            "source:own-role:iam:PassRole": ALLOWED,
+            "srcdeploy:own-role:iam:PassRole": ALLOWED,
+            **{f"{p}:own-role:iam:PassRole": IMPLICIT_DENY for p in ("admin", "repl", "recovery")},
         },
     ),
 }

@@ -299,6 +299,10 @@ class Protection(_Frozen):
     break_glass_principals: tuple[str, ...] = Field(min_length=1)
     guardrail_attach_roles: tuple[str, ...] = ()  # IAM role names in replica accounts that get the guardrail
     organization: Organization | None = None
+    # Whether a replica bucket's policy and the SCP exempt the replication role from the encryption, storage-class
+    # and tag denies that `CreateTable` may also authorise (docs/aws-facts.md, "CreateTable and its dependent
+    # actions"): "deny" keeps them; "allow" if the live check shows the service's CreateTable of a replica needs them.
+    replication_role_createtable_dependents: Literal["deny", "allow"] = "deny"
 
     @field_validator("break_glass_principals")
     @classmethod

@@ -156,7 +156,9 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             target_key_id=promoted.bucket.kms_key_arn,
         )
     reviewed = {d.bucket_arn: docs.document("replica-bucket-policy", d.bucket) for d in topo.destinations}
-    monitor = source_assurance(promoted, view, docset.build_monitor(view), reviewed)  # the monitor follows the new source
+    monitor = source_assurance(
+        promoted, view, docset.build_monitor(view), reviewed
+    )  # the monitor follows the new source
     monitor_dashboard(promoted, view, monitor, rehearsal_site(cfg))  # the rehearsal stays the kit's
     add_failover_source_output(promoted, cfg, topo)  # the ops tools' outputs contract: promoted bucket as source
     RecoveryStack(

@@ -15,6 +15,7 @@ from infra.constructs.catalog import SourceCatalog
 from infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from infra.constructs.monitor import source_assurance
 from infra.constructs.providers import untagged_aws_provider
+from infra.constructs.replica_protection import ReplicaBucketPolicy
 from infra.constructs.replication import ReplicationConfiguration
 from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import site_table_bucket
@@ -58,6 +59,11 @@ class SourceStack(TerraformStack):
             )
             if untagged
             else None,
+        )
+        # The source bucket's layer against changing its replication (docs/decisions/0028): deploy role and
+        # break-glass only, like the guards SCP.
+        ReplicaBucketPolicy(
+            self, "source-bucket-policy", bucket_arn=bucket.arn, policy=docs.document("source-bucket-policy")
         )
         role = ReplicationRole(self, "replication-role", cfg=cfg, docs=docs)
         replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}

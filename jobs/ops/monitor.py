@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
 from jobs.ops.cli import dump_json, parse_duration
-from jobs.ops.point import point_metric_data
 from jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
+from jobs.ops.point import point_metric_data
 from jobs.ops.status import (
     COMPLETED,
     DETACHED,

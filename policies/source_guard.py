@@ -1,0 +1,68 @@
+"""A source's replication guard (docs/decisions/0028-lock-after-first-deploy.md): who may change a source's
+replication configuration (either level) and pass a role to the replication service, in the source bucket's policy,
+the guards SCP and the guardrail. `policies.documents` assembles them into those documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from policies import estate
+from policies import statements as S
+from policies.model import Document, doc
+from topology.config import KitConfig
+
+
+def source_deploy_roles(cfg: KitConfig) -> list[str]:
+    return sorted({s.deploy_role_arn for s in cfg.sources if s.deploy_role_arn})
+
+
+def source_guards(
+    cfg: KitConfig, *, exempt: Sequence[str], break_glass: Sequence[str] = (), account_id: str | None = None
+) -> list[S.Statement | None]:
+    """Who may change a source's replication (either level) and pass a role to the replication service: `exempt`
+    (the sources' deploy roles and break-glass) change it, and nobody but `break_glass` passes any role but the
+    kit's replication roles (docs/decisions/0028-lock-after-first-deploy.md). `account_id`: only that account's
+    sources (a guardrail, attached to neither break-glass nor a replication role)."""
+    if cfg.is_estate:  # by pattern, as the estate's SCP (`policies.estate.source_guards`): constant size
+        return estate.source_guards(cfg, exempt=exempt, break_glass=break_glass, account_id=account_id)
+    buckets = [s.bucket_arn for s in cfg.sources if account_id is None or s.account_id == account_id]
+    return [
+        S.deny_source_replication_change("DenySourceReplicationChange", buckets, exempt) if buckets else None,
+        S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", cfg.replication_role_arns, break_glass),
+    ]
+
+
+def source_bucket_policy(cfg: KitConfig) -> Document:
+    """The source bucket's own layer against changing its replication (the guards SCP and, where the source shares
+    an account with a replica, the guardrail are the others): break-glass and the source's deploy role only, and
+    the policy itself changes only through them."""
+    src = cfg.source
+    exempt = [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
+    others = sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != src.account_id})
+    return doc(
+        S.allow_principals_actions(
+            "AllowCrossAccountBreakGlassSourceReplication",
+            others,
+            (
+                "PutTableBucketReplication",
+                "DeleteTableBucketReplication",
+                "GetTableBucketReplication",
+                "PutTableBucketPolicy",
+                "DeleteTableBucketPolicy",
+                "GetTableBucketPolicy",
+            ),
+            [src.bucket_arn],
+        )
+        if others
+        else None,
+        S.allow_principals_actions(
+            "AllowCrossAccountBreakGlassSourceTableReplication",
+            others,
+            ("PutTableReplication", "DeleteTableReplication", "GetTableReplication"),
+            [S.table_arns(src.bucket_arn)],
+        )
+        if others
+        else None,
+        S.deny_source_replication_change("DenySourceReplicationChange", [src.bucket_arn], exempt, resource_policy=True),
+        S.deny_source_policy_change("DenySourceBucketPolicyChange", src.bucket_arn, exempt),
+    )

@@ -16,7 +16,7 @@ node_modules/.stamp: package.json package-lock.json
 .jars/.stamp: jars/pom.xml
 	@bash scripts/setup.sh jars
 
-.PHONY: help setup test test-fast lint typecheck check validate e2e e2e-all synth golden policies policies-check policy-check \
+.PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
         demo summary proofs recover recover-emr outputs status harden audit bench clean
 
 help: ## List the targets
@@ -44,6 +44,9 @@ e2e: setup ## Terraform + the real provider apply every stack of the seed to the
 
 e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, and the estate
 	$(PY) -m infra.e2e --all $(ARGS)
+
+provider: setup ## Optional, needs Go: build hashicorp/aws 6.x (the generation the stacks pin) limited to their services, into ~/.cache; validate/e2e prefer it
+	$(PY) -m infra.provider_build $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
 	$(PY) -m infra.validate $(ARGS)

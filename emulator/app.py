@@ -87,10 +87,26 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
     )
 
 
-def _delay(service: str | None, op: str) -> None:
-    """The configured latency of one request: per operation if set, else per service (a Region round trip)."""
-    seconds = STATE.latency.get(op) or STATE.service_latency.get(service or "", 0.0)
-    if seconds:
+DELAY_AFTER = "kit.delay_after"
+
+
+def _delay(service: str | None, op: str, environ: dict[str, Any] | None = None) -> None:
+    """The configured latency of one request: per operation if set, else per service (a Region round trip). An
+    operation set to be slow `after` its work has the delay recorded in the environ, for `KitMotoApp` to wait once
+    the answer is ready."""
+    with LOCK:
+        after = op in STATE.latency_after
+        seconds = STATE.latency.get(op) or STATE.service_latency.get(service or "", 0.0)
+        left = STATE.latency_left.get(op)
+        if left is not None and op in STATE.latency:
+            if left <= 1:
+                STATE.latency.pop(op, None)
+                STATE.latency_left.pop(op, None)
+            else:
+                STATE.latency_left[op] = left - 1
+    if seconds and after and environ is not None:
+        environ[DELAY_AFTER] = seconds
+    elif seconds:
         time.sleep(seconds)
 
 
@@ -114,7 +130,11 @@ class KitMotoApp:
             STATE.in_flight += 1
             STATE.max_in_flight = max(STATE.max_in_flight, STATE.in_flight)
         try:
-            return self._handle(environ, start_response)
+            answer = self._handle(environ, start_response)
+            if environ.get(DELAY_AFTER):  # the work is done; the answer (status line included) is late
+                answer = list(answer)
+                time.sleep(float(environ[DELAY_AFTER]))
+            return answer
         finally:
             with LOCK:
                 STATE.in_flight -= 1
@@ -169,7 +189,7 @@ class KitMotoApp:
             op = environ["HTTP_X_AMZ_TARGET"].rsplit(".", 1)[-1]
 
         if op:
-            _delay(service, op)
+            _delay(service, op, environ)
             with LOCK:
                 STATE.calls[op] = STATE.calls.get(op, 0) + 1
                 fault = _fault(service, op, lambda: unquote(raw_uri) + body_bytes.decode("utf-8", "replace"))

@@ -74,6 +74,10 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
     if path == "latency":
         if body.get("operation"):
             STATE.latency[body["operation"]] = float(body["seconds"])
+            if body.get("count"):  # only the next `count` calls (a slow first answer, then normal ones)
+                STATE.latency_left[body["operation"]] = int(body["count"])
+            if body.get("after"):  # the work is done at once, the answer is slow (what a client's timeout sees)
+                STATE.latency_after.add(body["operation"])
         if body.get("service"):
             STATE.service_latency[body["service"]] = float(body["seconds"])
         return {"ok": True}

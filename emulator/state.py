@@ -149,6 +149,8 @@ class State:
     detached: dict[str, str] = field(default_factory=dict)  # disassociated replica ARN -> its former source ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
     service_latency: dict[str, float] = field(default_factory=dict)  # signing name -> seconds (unless per op)
+    latency_left: dict[str, int] = field(default_factory=dict)  # operation -> calls still delayed (absent: all)
+    latency_after: set[str] = field(default_factory=set)  # operations whose delay comes after the work, not before
     faults: list[Fault] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     s3_calls: dict[str, int] = field(default_factory=dict)  # "<bucket> <S3 operation>" -> count (table storage)

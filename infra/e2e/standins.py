@@ -48,6 +48,7 @@ AWS_SERVICES = (
     "logs",
     "organizations",
     "s3",
+    "s3control",  # hashicorp/aws 6.x reads and writes a general purpose bucket's tags through S3 Control
     "s3tables",
     "scheduler",
     "sns",

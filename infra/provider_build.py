@@ -67,6 +67,15 @@ def current_mirror(root: Path | None = None) -> Path | None:
     return link.resolve() if (link / "registry.terraform.io").is_dir() else None
 
 
+VERIFIED_MARK = "e2e-passed"  # written into a built mirror by a `make e2e` that passed with it
+
+
+def verified_mirror(root: Path | None = None) -> Path | None:
+    """The built mirror, if a `make e2e` has passed with it on this machine (what CI requires before using it)."""
+    mirror = current_mirror(root)
+    return mirror if mirror is not None and (mirror / VERIFIED_MARK).is_file() else None
+
+
 def os_arch() -> str:
     machine = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower(), "amd64")
     return f"{platform.system().lower()}_{machine}"

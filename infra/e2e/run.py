@@ -65,6 +65,7 @@ from infra.e2e.terraform import (
     table,
     toolchain,
 )
+from infra.provider_build import VERIFIED_MARK, current_mirror
 from infra.validate import (
     ROOT,
     Json,
@@ -610,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
         "tools": [asdict(t) | {"ok": t.ok} for t in tools],
     }
     (workdir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    if ok and mirror.resolve() == current_mirror():
+        (mirror / VERIFIED_MARK).write_text(f"make e2e passed with this provider: {', '.join(map(str, configs))}\n")
     _say(f"\ne2e: {'PASSED' if ok else 'FAILED'} in {report['seconds']} s; {workdir / 'results.json'}")
     return 0 if ok else 1
 

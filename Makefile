@@ -16,7 +16,7 @@ node_modules/.stamp: package.json package-lock.json
 .jars/.stamp: jars/pom.xml
 	@bash scripts/setup.sh jars
 
-.PHONY: help setup test test-fast lint typecheck check validate e2e e2e-all synth golden policies policies-check policy-check \
+.PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
         demo summary proofs recover recover-emr outputs status harden audit bench clean \
         live-verify live-verify-cleanup
 
@@ -52,6 +52,9 @@ live-verify: setup ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for re
 
 live-verify-cleanup: setup ## Finish a live-verify run that did not clean up: RUN=<id> (AWS=1 on AWS); idempotent
 	$(PY) -m infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
+
+provider: setup ## Optional, needs Go: build hashicorp/aws 6.x (the generation the stacks pin) limited to their services, into ~/.cache; validate/e2e prefer it
+	$(PY) -m infra.provider_build $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
 	$(PY) -m infra.validate $(ARGS)

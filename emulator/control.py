@@ -96,10 +96,21 @@ class Control:
         else:
             self.inject_faults(operation, -1, share=share, seed=seed, service=service)
 
-    def set_latency(self, operation: str | None = None, seconds: float = 0.0, *, service: str | None = None) -> None:
+    def set_latency(
+        self,
+        operation: str | None = None,
+        seconds: float = 0.0,
+        *,
+        service: str | None = None,
+        count: int = 0,
+        after: bool = False,
+    ) -> None:
         """Every call of `operation` (or, with `service`, of every operation of that SigV4 signing name, e.g.
-        "s3tables" or "s3", unless the operation has its own) takes `seconds` longer."""
-        self._post("latency", {"operation": operation, "service": service, "seconds": seconds})
+        "s3tables" or "s3", unless the operation has its own) takes `seconds` longer; with `count`, only the next
+        `count` calls of `operation`; with `after`, the operation's work is done at once and its answer is late (a slow
+        first answer to a create that did create)."""
+        body = {"operation": operation, "service": service, "seconds": seconds, "count": count, "after": after}
+        self._post("latency", body)
 
     def set_status(
         self,

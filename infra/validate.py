@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.provider_build import current_mirror
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 BUILD = ROOT / ".build" / "validate"
@@ -143,12 +145,16 @@ def _walk_dirs(root: Path, max_depth: int) -> Iterator[Path]:
 
 
 def find_mirror() -> Path | None:
-    """A Terraform provider filesystem mirror: $KIT_TF_PLUGIN_MIRROR, a usual location, or any directory that holds
-    a `registry.terraform.io` folder within four levels of / (`find / -maxdepth 4 -type d -name registry.terraform.io`).
+    """A Terraform provider filesystem mirror: $KIT_TF_PLUGIN_MIRROR, the one `make provider` built (the provider
+    generation the stacks pin), a usual location, or any directory that holds a `registry.terraform.io` folder within
+    four levels of / (`find / -maxdepth 4 -type d -name registry.terraform.io`).
     """
     explicit = os.environ.get(MIRROR_ENV)
     if explicit:
         return Path(explicit) if (Path(explicit) / DEFAULT_HOST).is_dir() else None
+    built = current_mirror()
+    if built is not None:
+        return built
     for cand in MIRROR_CANDIDATES:
         p = Path(cand).expanduser()
         if (p / DEFAULT_HOST).is_dir():
@@ -157,6 +163,16 @@ def find_mirror() -> Path | None:
         if d.name == DEFAULT_HOST and d.parent != ROOT and ROOT not in d.parents:
             return d.parent
     return None
+
+
+def mirror_origin(mirror: Path) -> str:
+    """Where a mirror comes from, for the logs: `make provider`'s build, $KIT_TF_PLUGIN_MIRROR, or this machine's."""
+    if os.environ.get(MIRROR_ENV):
+        return f"${MIRROR_ENV}"
+    built = current_mirror()
+    if built is not None and mirror.resolve() == built:
+        return "built by `make provider`"
+    return "this machine's provider mirror (`make provider` builds the pinned generation)"
 
 
 def mirror_providers(mirror: Path) -> dict[str, list[str]]:
@@ -281,6 +297,15 @@ def provider_statuses(doc: Json, local: dict[str, list[str]]) -> dict[str, Provi
         chosen = next((v for v in versions if satisfies(parse_version(v), constraint)), fallback)
         out[name] = ProviderStatus(name, addr, constraint, chosen)
     return out
+
+
+def checked_with(doc: Json, local: dict[str, list[str]]) -> str:
+    """The provider binaries a stack is checked (or applied) with: `aws 6.47.1; awscc: none in the mirror`."""
+    parts = []
+    for st in sorted(provider_statuses(doc, local).values(), key=lambda s: s.address):
+        name = st.address.rsplit("/", 1)[-1]
+        parts.append(f"{name} {st.local_version}" if st.local_version else f"{name}: none in the mirror")
+    return "; ".join(parts)
 
 
 def _provider_of(rtype: str, body: Json) -> str:
@@ -453,6 +478,7 @@ class StackResult:
     stack: str
     ok: bool
     diagnostics: list[str]
+    providers: str = ""  # the provider binaries the stack was checked with, e.g. "aws 6.47.1; awscc: none"
 
 
 def _format_diagnostics(raw: str) -> list[str]:
@@ -576,7 +602,10 @@ def main(argv: list[str] | None = None) -> int:
     env = tf_env(cli_file)
     local = mirror_providers(mirror)
     tf_version = terraform_version(terraform, env)
-    print(f"validate: terraform {tf_version} ({terraform}); provider mirror {mirror}:", file=sys.stderr)
+    print(
+        f"validate: terraform {tf_version} ({terraform}); provider mirror {mirror} ({mirror_origin(mirror)}):",
+        file=sys.stderr,
+    )
     for addr, versions in local.items():
         print(f"  {addr} {', '.join(versions)}", file=sys.stderr)
 
@@ -592,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     gaps: dict[Gap, list[str]] = {}
     notes: set[str] = set()
     headers: dict[str, str] = {}
-    jobs: list[tuple[str, str, Path]] = []
+    jobs: list[tuple[str, str, Path, str]] = []
     for example, docs in stacks.items():
         for name, doc in docs.items():
             prepared = prepare_stack(doc, schemas, local)
@@ -609,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
             notes.update(prepared.notes)
             stack_dir = workdir / "stacks" / example / name
             write_stack(stack_dir, prepared.document)
-            jobs.append((example, name, stack_dir))
+            jobs.append((example, name, stack_dir, checked_with(doc, local)))
 
     for note in sorted(notes):
         print(f"validate: {note}", file=sys.stderr)
@@ -623,16 +652,16 @@ def main(argv: list[str] | None = None) -> int:
                 "tests/test_awscc_cfn_schema.py)"
             )
 
-    def run(job: tuple[str, str, Path]) -> StackResult:
-        example, name, stack_dir = job
+    def run(job: tuple[str, str, Path, str]) -> StackResult:
+        example, name, stack_dir, providers = job
         ok, diags = validate_dir(terraform, env, stack_dir)
-        return StackResult(example, name, ok, diags)
+        return StackResult(example, name, ok, diags, providers)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(run, jobs))
     failed = 0
     for r in results:
-        print(f"validate: {r.example}/{r.stack}: {'ok' if r.ok else 'FAILED'}")
+        print(f"validate: {r.example}/{r.stack}: {'ok' if r.ok else 'FAILED'} (checked with {r.providers})")
         for line in r.diagnostics:
             print(f"    {line}")
         failed += not r.ok

@@ -8,18 +8,8 @@ from typing import Any
 
 import pytest
 
-from infra.e2e.run import (
-    ALL_CONFIGS,
-    EXAMPLES,
-    SEED_CONFIGS,
-    chains_of,
-    managed_count,
-    normal_of,
-    plan_actions,
-    planned_summary,
-    protected_addresses,
-    transition_problems,
-)
+from infra.e2e.plans import chains_of, managed_count, normal_of, plan_actions, planned_summary, transition_problems
+from infra.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
 
 
 def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:

@@ -47,19 +47,32 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
+from infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
 from infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
+from infra.e2e.terraform import (
+    StackResult,
+    Terraform,
+    Toolchain,
+    ToolResult,
+    _tail,
+    cli_config,
+    proxy_env,
+    table,
+    toolchain,
+)
+from infra.provider_build import VERIFIED_MARK, current_mirror
 from infra.validate import (
     ROOT,
     Json,
+    checked_with,
     find_mirror,
     find_terraform,
-    mirror_providers,
-    provider_schemas,
+    mirror_origin,
     tf_env,
 )
 from topology.config import KitConfig, load_config
@@ -91,91 +104,6 @@ PROTECTED_ERROR = re.compile(r"Resource\s+(\S+)\s+has\s+lifecycle\.prevent_destr
 
 def _say(text: str) -> None:
     print(text, flush=True)
-
-
-# ---------------------------------------------------------------- results ----
-
-
-@dataclass
-class StackResult:
-    example: str
-    stack: str
-    resources: int = 0  # resource instances in the state after apply
-    native: int = 0
-    standins: list[str] = field(default_factory=list)  # "<address>: <how> (<detail>)"
-    apply_s: float = 0.0
-    planned: str = ""  # the applied plan: "+<create> ~<update> -<delete> ±<replace>"
-    transition_check: str = "not run"  # "ok" | "FAILED: ..." (the applied plan destroys nothing protected)
-    plan_after_apply: str = "not run"  # "empty" | "changes" | "error" | "not run"
-    destroy_refused: list[str] = field(default_factory=list)  # addresses refused by prevent_destroy
-    destroy_check: str = "not run"  # "ok" | "FAILED: ..." | "not run"
-    error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return (
-            not self.error
-            and self.transition_check == "ok"
-            and self.plan_after_apply == "empty"
-            and self.destroy_check == "ok"
-        )
-
-
-@dataclass
-class ToolResult:
-    example: str
-    tool: str
-    exit_code: int
-    seconds: float
-    tail: str
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0
-
-
-# ---------------------------------------------------------------- terraform ----
-
-
-@dataclass(frozen=True)
-class Terraform:
-    binary: Path
-    env: dict[str, str]
-
-    def run(
-        self, args: list[str], cwd: Path, *, timeout: float = 1200, log: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        """`terraform <args>` in cwd; its output is also kept in cwd/<log or command>.log for whoever reads a
-        failure."""
-        proc = subprocess.run(
-            [str(self.binary), *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout,
-            check=False,
-        )  # fmt: skip
-        name = log or "-".join(a.lstrip("-") for a in args[:2] if a in ("init", "apply", "plan", "-destroy", "output"))
-        (cwd / f"{name or args[0]}.log").write_text(f"$ terraform {' '.join(args)}\n{proc.stdout}{proc.stderr}")
-        return proc
-
-    def checked(self, args: list[str], cwd: Path, *, log: str | None = None) -> subprocess.CompletedProcess[str]:
-        proc = self.run(args, cwd, log=log)
-        if proc.returncode != 0:
-            raise RuntimeError(f"terraform {' '.join(args)} failed in {cwd}:\n{_tail(proc.stdout + proc.stderr)}")
-        return proc
-
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def cli_config(mirror: Path, cache: Path) -> str:
-    """Providers from the local mirror only (no network), linked from one cache instead of copied per stack."""
-    return (
-        "# written by `make e2e` (infra/e2e/run.py): providers come from the local filesystem mirror only\n"
-        f'plugin_cache_dir = "{cache}"\n'
-        "plugin_cache_may_break_dependency_lock_file = true\n"
-        "provider_installation {\n"
-        f'  filesystem_mirror {{\n    path = "{mirror}"\n  }}\n'
-        "}\n"
-    )
 
 
 # ---------------------------------------------------------------- the emulator's world ----
@@ -330,76 +258,6 @@ def example_name(config: Path) -> str:
     return config.stem if config.resolve().parent == EXAMPLES else f"{config.resolve().parent.name}-{config.stem}"
 
 
-# ---------------------------------------------------------------- the applied plan ----
-
-REPLACE = (["delete", "create"], ["create", "delete"])
-
-
-def plan_actions(plan: Json) -> dict[str, list[str]]:
-    """{address: actions} of the managed resources a `terraform show -json` plan changes (no-op and read left out)."""
-    out = {}
-    for rc in plan.get("resource_changes") or []:
-        actions = list(rc.get("change", {}).get("actions") or [])
-        if rc.get("mode") == "managed" and actions not in ([], ["no-op"], ["read"]):
-            out[str(rc["address"])] = actions
-    return out
-
-
-def planned_summary(actions: dict[str, list[str]]) -> str:
-    """ "+<created> ~<updated> -<destroyed> ±<replaced>" of a plan's actions."""
-    n = {k: 0 for k in "+~-±"}
-    for a in actions.values():
-        n["±" if a in REPLACE else "+" if a == ["create"] else "~" if a == ["update"] else "-"] += 1
-    return " ".join(f"{k}{v}" for k, v in n.items())
-
-
-def transition_problems(actions: dict[str, list[str]], protected: set[str]) -> list[str]:
-    """What a plan must not do: destroy or replace a resource `prevent_destroy` guards, in the configuration being
-    applied or in the one applied before (a resource left out of the new configuration loses its flag, and Terraform
-    plans its destroy without complaint)."""
-    return [f"{addr}: {'replaced' if a in REPLACE else 'destroyed'}" for addr, a in sorted(actions.items())
-            if "delete" in a and addr in protected]  # fmt: skip
-
-
-def managed_count(plan: Json) -> int:
-    """Managed resource instances in the state once the plan is applied (`planned_values`)."""
-    resources = plan.get("planned_values", {}).get("root_module", {}).get("resources") or []
-    return sum(1 for r in resources if r.get("mode") == "managed")
-
-
-# ---------------------------------------------------------------- which configurations run together ----
-
-
-def is_failover_topology(config: Path) -> bool:
-    fo = load_config(config).failover
-    return fo is not None and fo.promoted_bucket is not None
-
-
-def normal_of(config: Path) -> Path:
-    """The normal topology a failover topology promotes: examples/failover/<name>.toml -> examples/<name>.toml."""
-    base = config.resolve().parent.parent / config.name
-    if not base.is_file():
-        raise ValueError(f"{config}: a failover topology runs on top of its normal topology, expected at {base}")
-    return base
-
-
-def chains_of(configs: Iterable[Path]) -> list[list[Path]]:
-    """Configurations grouped by emulator and Terraform state: a normal topology, then the failover topologies that
-    run on top of it (the normal one is added when not given)."""
-    chains: list[list[Path]] = []
-    for config in configs:
-        if not is_failover_topology(config):
-            chains.append([config])
-            continue
-        base = normal_of(config)
-        chain = next((c for c in chains if c[0] == base), None)
-        if chain is None:
-            chains.append([base, config])
-        else:
-            chain.append(config)
-    return chains
-
-
 # ---------------------------------------------------------------- one example ----
 
 
@@ -468,7 +326,7 @@ class ExampleRun:
             left = sorted(set(self.base.applied) - set(applied))
             _say(f"   not planned (the failed Region's; state left as it is): {', '.join(left) or 'none'}")
         for stack in stack_order(manifest):
-            result = StackResult(self.name, stack)
+            result = StackResult(self.name, stack, provider=checked_with(docs[stack], self.toolchain.local))
             self.stacks.append(result)
             loc = applied[stack]
             result.standins = [f"{c.address}: {c.how} ({c.detail})" for c in loc.standins]
@@ -694,45 +552,6 @@ def _plan_summary(stdout: str) -> str:
     return "\n".join(keep[:60])
 
 
-# ---------------------------------------------------------------- main ----
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    """What every localized copy needs from the local Terraform: the mirror's providers and their schemas."""
-
-    local: dict[str, list[str]]  # provider address -> versions in the mirror
-    schemas: Json  # `terraform providers schema -json` of the local aws provider
-    local_types: frozenset[str]  # the resource types the local aws provider has
-
-
-def toolchain(tf: Terraform, mirror: Path, workdir: Path) -> Toolchain:
-    local = mirror_providers(mirror)
-    needed = {}
-    for addr in ("registry.terraform.io/hashicorp/aws",):
-        if local.get(addr):
-            needed[addr] = local[addr][0]
-    schemas = provider_schemas(tf.binary, tf.env, mirror, needed, workdir)
-    aws = schemas.get("provider_schemas", {}).get("registry.terraform.io/hashicorp/aws", {})
-    return Toolchain(local, schemas, frozenset(aws.get("resource_schemas", {})))
-
-
-def table(stacks: list[StackResult], tools: list[ToolResult]) -> list[str]:
-    head = (
-        f"{'stack':<52} {'resources':>9} {'native':>6} {'stand-ins':>9} {'apply s':>7}  {'applied plan':<18} "
-        f"{'plan after apply':<16}"
-    )
-    lines = [f"{head} destroy"]
-    for r in stacks:
-        lines.append(
-            f"{r.example + '/' + r.stack:<52} {r.resources:>9} {r.native:>6} {len(r.standins):>9} {r.apply_s:>7}  "
-            f"{r.planned:<18} {r.plan_after_apply:<16} {r.destroy_check if not r.error else 'error'}"
-        )
-    for t in tools:
-        lines.append(f"{t.example + '/' + t.tool:<52} exit {t.exit_code} ({t.seconds} s)")
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -764,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     tf = Terraform(binary, env)
     chain = toolchain(tf, mirror, workdir)
     _say(f"e2e: terraform {binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain.local.items())}")
+    _say(f"e2e: provider mirror {mirror} ({mirror_origin(mirror)})")
 
     runs: list[ExampleRun] = []
     t0 = time.monotonic()
@@ -772,8 +592,9 @@ def main(argv: list[str] | None = None) -> int:
         first = configs_on_one_state[0]
         with Emulator(log=workdir / f"{example_name(first)}-emulator.log") as emu:
             base: ExampleRun | None = None
+            tf_here = Terraform(tf.binary, {**tf.env, **proxy_env(emu.url)})
             for config in configs_on_one_state:
-                run = ExampleRun(config, workdir, tf, emu, chain, base=base)
+                run = ExampleRun(config, workdir, tf_here, emu, chain, base=base)
                 runs.append(run)
                 run.run()
                 if not run.ok:
@@ -790,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
         "tools": [asdict(t) | {"ok": t.ok} for t in tools],
     }
     (workdir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    if ok and mirror.resolve() == current_mirror():
+        (mirror / VERIFIED_MARK).write_text(f"make e2e passed with this provider: {', '.join(map(str, configs))}\n")
     _say(f"\ne2e: {'PASSED' if ok else 'FAILED'} in {report['seconds']} s; {workdir / 'results.json'}")
     return 0 if ok else 1
 

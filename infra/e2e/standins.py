@@ -8,15 +8,17 @@ copy Terraform applies, plus the list of what it changed (printed in the result 
    URL for every service the stacks use, the access key of the stack's account (moto serves a request as the account
    that holds its key) and the skip flags a non-AWS endpoint needs. An `s3` backend, and the `terraform_remote_state`
    data sources that read it, point at the emulator's S3 the same way.
-2. Provider versions: where the local mirror lacks the pinned version (aws 6.25.0 here; the machine has 5.100.0), the
-   copy requires the local one, as `make validate` does. With aws >= 6.25 and awscc in the mirror nothing below
-   applies except rule 1: the stacks are applied unmodified.
+2. Provider versions: where the local mirror lacks the pinned version (aws 6.25.0; the machine image has 5.100.0,
+   `make provider` builds 6.47.1), the copy requires the local one, as `make validate` does. With the 6.x build only
+   the awscc rule of 3 applies (no awscc binary can be had here: its Go module is not served); with awscc too, the
+   stacks are applied unmodified.
 3. Resources the local provider does not have (STANDINS):
    - `awscc_s3tables_table_bucket` (no awscc binary here) -> `aws_s3tables_table_bucket` of the aws provider, which
      creates the same bucket through the same CreateTableBucket call, with its encryption and unreferenced-file
      removal; the settings the aws resource cannot express (storage class, AWS resource tags) are applied by an API
      stand-in (`PutTableBucketStorageClass`, `TagResource`).
-   - `aws_s3tables_table_replication` / `aws_s3tables_table_bucket_replication` (aws >= 6.25 only) -> an API stand-in
+   - `aws_s3tables_table_replication` / `aws_s3tables_table_bucket_replication` (aws >= 6.25 only; only with the
+     image's 5.100.0, the fallback when `make provider` has not been run) -> an API stand-in
      that makes the call the resource makes (`PutTableReplication` / `PutTableBucketReplication`) with the
      synthesized arguments, in Terraform's graph (after the resources it references).
    An API stand-in is a `terraform_data` whose `input` is the call's arguments (so a second plan is empty when they
@@ -48,6 +50,7 @@ AWS_SERVICES = (
     "logs",
     "organizations",
     "s3",
+    "s3control",  # hashicorp/aws 6.x reads and writes a general purpose bucket's tags through S3 Control
     "s3tables",
     "scheduler",
     "sns",

@@ -1,0 +1,107 @@
+"""Patches to moto 5.2.5 where it differs from AWS in a way the kit or the provider notices."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+# ----------------------------------------------------------------------------------------------------
+# moto patches: UUID table ARNs
+# ----------------------------------------------------------------------------------------------------
+
+_PATCHED = False
+
+
+def patch_moto() -> None:
+    """Table ARNs end in a UUID as on AWS (docs/aws-facts.md#iam-for-s3-tables), so name-based shortcuts in the kit
+    would fail here."""
+    global _PATCHED
+    if _PATCHED:
+        return
+    from moto.s3tables import models
+
+    orig_init = models.Table.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        self.table_id = str(uuid.uuid4())
+        orig_init(self, *args, **kwargs)
+
+    models.Table.__init__ = __init__  # type: ignore[method-assign]
+    models.Table.arn = property(lambda self: f"{self.table_bucket_arn}/table/{self.table_id}")  # type: ignore[method-assign,assignment]
+
+    # moto answers UpdateTableMetadataLocation with `"namespace": "<name>"`; the API has a list of strings, and the
+    # AWS SDK v2 in the S3 Tables catalog jar fails to parse the string (its commits then fail;
+    # docs/aws-facts.md#local-stand-ins).
+    from moto.s3tables import responses
+
+    original = responses.S3TablesResponse.update_table_metadata_location
+
+    def update_table_metadata_location(self: Any) -> Any:
+        status, headers, body = original(self)
+        doc = json.loads(body)
+        if isinstance(doc.get("namespace"), str):
+            doc["namespace"] = [doc["namespace"]]
+        return status, headers, json.dumps(doc)
+
+    responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
+
+    # moto's server lists its own package directory (one stat per service, ~180) on EVERY request to route it
+    # (`werkzeug_app.get_backend_for_host`); the package does not change while the server runs, so list it once.
+    # Pure speed (half of moto's CPU per request on a simple operation): the same answer, computed once.
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+
+    # EMR Serverless takes the application type in any case (the provider's examples and the kit write "spark"; AWS
+    # answers "Spark"); moto 5.2.5 refuses anything but upper case ("Unsupported engine spark"). It stores the
+    # type capitalized, as AWS reports it, so only the check's input is normalised. A new application is CREATED on
+    # AWS (it starts with its first job when auto-start is on); moto makes it STARTED, and the provider waits for
+    # CREATED until it fails.
+    from moto.emrserverless import models as emr
+
+    create_application = emr.EMRServerlessBackend.create_application
+
+    def create_application_any_case(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(kwargs.get("application_type"), str):
+            kwargs["application_type"] = kwargs["application_type"].upper()
+        application = create_application(self, *args, **kwargs)
+        application.state = "CREATED"
+        # AWS reports the architecture (default X86_64; the provider reads it back); moto keeps none. The kit never
+        # sets it, so the emulator reports AWS's default (an explicit ARM64 is not kept).
+        application.architecture = "X86_64"  # type: ignore[attr-defined]
+        return application
+
+    emr.EMRServerlessBackend.create_application = create_application_any_case  # type: ignore[method-assign]
+
+    # Lambda: moto 5.2.5 drops a function's LoggingConfig (CreateFunction, UpdateFunctionConfiguration) and never
+    # reports it in GetFunction; AWS keeps it and reports it, with the defaults (Text, /aws/lambda/<name>) when unset.
+    # The provider reads it back after apply: without it every plan wants to set it again.
+    from moto.awslambda import models as awslambda
+
+    fn_init = awslambda.LambdaFunction.__init__
+    fn_config = awslambda.LambdaFunction.get_configuration
+    fn_update = awslambda.LambdaFunction.update_configuration
+
+    def _logging(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
+        return {"LogFormat": "Text", "LogGroup": f"/aws/lambda/{name}", **(given or {})}
+
+    def init_with_logging(self: Any, account_id: str, spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        fn_init(self, account_id, spec, *args, **kwargs)
+        self.kit_logging_config = _logging(self.function_name, spec.get("LoggingConfig"))
+
+    def config_with_logging(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        out: dict[str, Any] = fn_config(self, *args, **kwargs)
+        out["LoggingConfig"] = getattr(self, "kit_logging_config", _logging(self.function_name, None))
+        return out
+
+    def update_with_logging(self: Any, config_updates: dict[str, Any]) -> dict[str, Any]:
+        if "LoggingConfig" in config_updates:
+            self.kit_logging_config = _logging(self.function_name, config_updates["LoggingConfig"])
+        return fn_update(self, config_updates)
+
+    awslambda.LambdaFunction.__init__ = init_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]
+    awslambda.LambdaFunction.update_configuration = update_with_logging  # type: ignore[method-assign]
+    _PATCHED = True

@@ -1,0 +1,72 @@
+"""Matching an S3 Tables REST request to its operation (from the botocore model) and the handler registry."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import botocore.session
+
+# ----------------------------------------------------------------------------------------------------
+# Operation matching from the botocore model
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    op: str
+    method: str
+    regex: re.Pattern[str]
+    literal_len: int
+
+
+def _routes() -> list[Route]:
+    model = botocore.session.get_session().get_service_model("s3tables")
+    routes = []
+    for op in model.operation_names:
+        http = model.operation_model(op).http
+        path = http["requestUri"].split("?")[0]
+        pattern = re.sub(r"\{(\w+)\+?\}", lambda m: f"(?P<{m.group(1)}>[^/]+)", path)
+        literal = len(re.sub(r"\{[^}]+\}", "", path))
+        routes.append(Route(op, http["method"], re.compile(f"^{pattern}$"), literal))
+    routes.sort(key=lambda r: -r.literal_len)
+    return routes
+
+
+ROUTES = _routes()
+
+
+def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None:
+    for r in ROUTES:
+        if r.method != method:
+            continue
+        m = r.regex.match(raw_path)
+        if m:
+            return r.op, {k: unquote(v) for k, v in m.groupdict().items()}
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Handlers (operation -> function(params, query, body) -> (status, body dict | None))
+# ----------------------------------------------------------------------------------------------------
+
+RAW_QUERY = "__raw_query__"  # the whole query string, beside the first value of each parameter
+Handler = Callable[[dict[str, str], dict[str, str], dict[str, Any]], tuple[int, dict[str, Any] | None]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(op: str) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        HANDLERS[op] = fn
+        return fn
+
+    return deco
+
+
+# ---- writes refused on replicas (checked before the request reaches moto) ----
+
+Guard = Callable[[dict[str, str], dict[str, str]], None]
+GUARDS: dict[str, Guard] = {}

@@ -30,21 +30,18 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from emulator import cbor_rpc, hosts, live, replication, resource_policy, tables
+from emulator import cbor_rpc, hooks, hosts, live, lookup, replication, resource_policy, state, tables
 from emulator.hooks import _control
-from emulator.lookup import get_table_by_arn as get_table_by_arn  # read by emulator.live (bind)
 from emulator.lookup import get_table_by_name
 from emulator.moto_patches import patch_moto
 from emulator.routing import GUARDS, HANDLERS, RAW_QUERY, match_route
 from emulator.state import DETACHED_FAILURE, LOCK, STATE, ApiError, Fault
-from emulator.state import bad_request as bad_request  # read by emulator.live (bind)
-from emulator.state import not_found as not_found  # read by emulator.live (bind)
 from emulator.storage import _s3_error, _table_storage, s3_operation
 
 # The handler modules register their operations on import; DETACHED_FAILURE is read by tests from here.
@@ -283,6 +280,17 @@ def build_app() -> KitMotoApp:
     return KitMotoApp(DomainDispatcherApplication(create_backend_app))
 
 
-# emulator.live reads the extension's state and helpers through this module (ApiError, bad_request, not_found,
-# STATE, get_table_by_arn, get_table_by_name): handed over here, an import of emulator.app there would be a circle.
-live.bind(sys.modules[__name__])
+# emulator.live reads the extension's state and helpers through what it is handed here (an import of these modules
+# there would make a circle through emulator.lookup, which resets live's state).
+live.bind(
+    SimpleNamespace(
+        ApiError=ApiError,
+        NOT_A_REPLICA=state.NOT_A_REPLICA,
+        REPLICA_READ_ONLY=state.REPLICA_READ_ONLY,
+        STATE=STATE,
+        _replicate=hooks._replicate,
+        effective_destinations=replication.effective_destinations,
+        get_table_by_arn=lookup.get_table_by_arn,
+        get_table_by_name=lookup.get_table_by_name,
+    )
+)

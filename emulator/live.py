@@ -62,7 +62,7 @@ _APP: Any = None  # emulator.app, handed over by bind() (an import of it here wo
 
 
 def bind(app_module: Any) -> None:
-    """Called once by emulator.app at import: the extension's state and helpers this module reads."""
+    """Called once by emulator.app at import: the extension's state and helpers this module reads (a namespace)."""
     global _APP
     _APP = app_module
 

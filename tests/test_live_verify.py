@@ -71,10 +71,10 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[Target, OpsEnv]) -> None:
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # latency: commit (the metadata's last-updated-ms) -> lastSuccessfulReplicatedUpdate, at least the simulated delay
     assert len(report.latencies_s) == 2 and min(report.latencies_s) >= STANDIN_DELAY_S
-    # every protected action denied to the deploy and admin roles (the deploy role may replace policies, the kit's
-    # intent), each naming the denying layer from the error; break-glass allowed
+    # every protected action denied to the deploy and admin roles (the replica is locked after its first deploy: the
+    # deploy role replaces no policy either), each naming the denying layer from the error; break-glass allowed
     denied = [a for a in report.attacks if a.expected == "denied"]
-    assert len(denied) == 9 and all(a.ok and a.layer.endswith("policy") for a in denied)
+    assert len(denied) == 10 and all(a.ok and a.layer.endswith("policy") for a in denied)
     assert {a.action for a in report.attacks if a.principal == "break-glass" and a.ok} == {
         "PutTableMaintenanceConfiguration", "PutTablePolicy", "UntagResource"
     }  # fmt: skip

@@ -26,7 +26,9 @@ OPEN_POLICY = {
 }
 
 
-DEPLOY_MAY = {("deploy", "PutTablePolicy")}
+# Locked after the first deploy (docs/decisions/0028-lock-after-first-deploy.md): the deploy role may change nothing
+# protective on a replica, its table policy included; every attack below is denied to it and to the admin role.
+DEPLOY_MAY: set[tuple[str, str]] = set()
 
 
 @dataclass
@@ -85,8 +87,7 @@ def attack_table(
     out: list[Attack] = []
     for who in ("deploy", "admin"):
         for action, call in protected_calls(clients[who], replica, SHORT_RETENTION, json.dumps(OPEN_POLICY)).items():
-            # The kit's intent: a deploy role may change policies (the reviewed deployment), never delete; the SCP
-            # and its guardrail still deny every destructive action after it has replaced the table policy.
+            # The kit's intent: nothing but break-glass weakens a replica once deployed (DEPLOY_MAY is empty).
             expected = "allowed" if (who, action) in DEPLOY_MAY else "denied"
             out.append(_attempt(Attack(who, action, expected), call))
     bg = protected_calls(clients["break-glass"], replica, kept, current_policy)

@@ -73,8 +73,10 @@ demo: setup ## Main job on the embedded local default: seed summary, then the wa
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
 	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
 
-outputs: ## After `cdktf deploy`: write the outputs contract to $(OUTPUTS)
-	npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
+outputs: ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks to $(OUTPUTS): make outputs CONFIG=kit.toml
+	@if [ "$(origin CONFIG)" = "file" ]; then \
+		echo "make outputs: name the deployed configuration: make outputs CONFIG=kit.toml (it reads that configuration's stacks)" >&2; exit 2; fi
+	KIT_CONFIG=$(CONFIG) npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
 
 recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') PYSPARK_PYTHON=$(PY) \

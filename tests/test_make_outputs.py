@@ -48,7 +48,9 @@ def _user_config(dest: Path) -> Path:
 def _tf_env(work: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "KIT_", "CDKTF_"))}
     (work / "terraform.rc").write_text("# no provider installation in this test\n")
-    env.update(CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1", TF_INPUT="0", TF_CLI_CONFIG_FILE=str(work / "terraform.rc"))
+    env.update(
+        CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1", TF_INPUT="0", TF_CLI_CONFIG_FILE=str(work / "terraform.rc")
+    )
     return env
 
 

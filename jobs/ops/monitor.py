@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
-from jobs.ops.cli import dump_json, parse_duration
+from jobs.ops.cli import dump_json, parse_duration, refuse
 from jobs.ops.status import (
     COMPLETED,
     DETACHED,
@@ -285,9 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
     args = p.parse_args(argv)
-    from topology.outputs import load_outputs
+    from topology.outputs import OutputsError, load_outputs
 
-    outputs = load_outputs(args.outputs)
+    try:
+        outputs = load_outputs(args.outputs)
+    except OutputsError as err:
+        return refuse(err)
     clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
     results: dict[str, Any] = {}
     for src in outputs.sources:  # one monitor per source, as deployed (an estate's source stacks each have one)

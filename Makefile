@@ -79,6 +79,7 @@ outputs: ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks 
 	KIT_CONFIG=$(CONFIG) npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
 
 recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
+	$(PY) jobs/recover_entry.py --preflight $(ARGS)
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') PYSPARK_PYTHON=$(PY) \
 		.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
 

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from topology.config import ConfigError, KitConfig, load_config
+from topology.config import ConfigError, KitConfig, config_warnings, load_config
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,10 @@ def read_env_config() -> tuple[InfraEnv, KitConfig] | None:
         print(NO_CONFIG, file=sys.stderr)
         return None
     try:
-        return env, load_config(env.config_path)
+        cfg = load_config(env.config_path)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None
+    for warning in config_warnings(cfg):
+        print(f"warning: {env.config_path}: {warning}", file=sys.stderr)
+    return env, cfg

@@ -475,3 +475,18 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
             )
         )
     return out
+
+
+def config_warnings(cfg: KitConfig) -> list[Issue]:
+    """What is valid but most likely not meant: printed by `make synth`, `make summary` and `cdktf deploy`, never
+    refused."""
+    out: list[Issue] = []
+    if not cfg.assurance.alarm_subscriptions:
+        out.append(
+            Issue(
+                "assurance.alarm_subscriptions",
+                "empty: the kit's alarms (replication failing, lagging or detached, a failed rehearsal) notify "
+                'nobody; add one, e.g. alarm_subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]',
+            )
+        )
+    return out

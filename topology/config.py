@@ -16,7 +16,7 @@ re-exported here so that `from topology.config import ...` is the one import cal
 
 from __future__ import annotations
 
-from topology.checks import assurance_checks
+from topology.checks import assurance_checks, config_warnings
 from topology.checks_failover import failover_checks, failover_recovery_replica
 from topology.issues import Issue
 from topology.loader import (
@@ -112,6 +112,7 @@ __all__ = [
     "check_column_type",
     "check_iceberg_name",
     "check_region",
+    "config_warnings",
     "failover_checks",
     "failover_recovery_replica",
     "known_regions",

@@ -99,16 +99,22 @@ def partition_of_arn(region: str) -> str:
     return "aws"
 
 
+def _all_of(what: str, name: str, problems: list[str]) -> None:
+    """Every problem of one name in one message (not the first only, then the next after a fix)."""
+    if problems:
+        raise ValueError(f"{what} {name!r} " + "; and it ".join(problems))
+
+
 def check_bucket_name(name: str) -> str:
-    if name != name.lower():
-        raise ValueError(f"table bucket name {name!r} {UPPERCASE_REASON}")
+    problems = [UPPERCASE_REASON] if name != name.lower() else []
     if not 3 <= len(name) <= 63:
-        raise ValueError(f"table bucket name {name!r} must be 3-63 characters long (it has {len(name)})")
-    if not BUCKET_RE.match(name):
-        raise ValueError(
-            f"table bucket name {name!r} may contain only lowercase letters, digits and hyphens, and must start "
-            "and end with a letter or digit (no '_' or '.')"
+        problems.append(f"must be 3-63 characters long (it has {len(name)})")
+    elif not BUCKET_RE.match(name.lower()):
+        problems.append(
+            "may contain only lowercase letters, digits and hyphens, and must start and end with a letter or digit "
+            "(no '_' or '.')"
         )
+    _all_of("table bucket name", name, problems)
     for prefix in BUCKET_FORBIDDEN_PREFIXES:
         if name.startswith(prefix):
             raise ValueError(f"table bucket name {name!r} must not start with the reserved prefix {prefix!r}")
@@ -119,15 +125,14 @@ def check_bucket_name(name: str) -> str:
 
 
 def check_iceberg_name(name: str, what: str) -> str:
-    if name != name.lower():
-        raise ValueError(f"{what} name {name!r} {UPPERCASE_REASON}")
+    problems = [UPPERCASE_REASON] if name != name.lower() else []
     if not 1 <= len(name) <= 255:
-        raise ValueError(f"{what} name {name!r} must be 1-255 characters long")
-    if not ICEBERG_NAME_RE.match(name):
-        raise ValueError(
-            f"{what} name {name!r} may contain only lowercase letters, digits and underscores and must start "
-            "with a letter or digit"
+        problems.append("must be 1-255 characters long")
+    elif not ICEBERG_NAME_RE.match(name.lower()):
+        problems.append(
+            "may contain only lowercase letters, digits and underscores and must start with a letter or digit"
         )
+    _all_of(f"{what} name", name, problems)
     if what == "namespace" and name.startswith("aws"):
         raise ValueError(f"namespace name {name!r} must not start with 'aws' (reserved)")
     return name

@@ -84,7 +84,7 @@ def test_make_outputs_reads_the_stacks_of_config_from_terraform_state(tmp_path: 
     make = ["make", "-s", "outputs", f"CONFIG={user.name}", f"OUTPUTS={out}"]
     proc = subprocess.run(
         make, cwd=tmp_path, env=env | {"TERRAFORM_BINARY_NAME": str(wrapper)}, capture_output=True, text=True,
-        timeout=300, check=False,
+        timeout=900, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     got = json.loads(out.read_text())

@@ -5,6 +5,7 @@ SHELL := /bin/bash
 PY        := .venv/bin/python
 CONFIG    ?= examples/seed.toml
 OUTPUTS   ?= outputs.json
+# jsii supports Node 22 and 24 (README); on Node 20 `scripts/setup.sh` says so once and make silences the banner.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
@@ -21,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
         live-verify live-verify-cleanup
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
@@ -84,10 +85,13 @@ demo: setup ## Main job on the embedded local default: seed summary, then the wa
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
 	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
 
-outputs: ## After `cdktf deploy`: write the outputs contract to $(OUTPUTS)
-	npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
+outputs: ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks to $(OUTPUTS): make outputs CONFIG=kit.toml
+	@if [ "$(origin CONFIG)" = "file" ]; then \
+		echo "make outputs: name the deployed configuration: make outputs CONFIG=kit.toml (it reads that configuration's stacks)" >&2; exit 2; fi
+	KIT_CONFIG=$(CONFIG) npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
 
 recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
+	$(PY) jobs/recover_entry.py --preflight $(ARGS)
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') PYSPARK_PYTHON=$(PY) \
 		.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
 

@@ -1,7 +1,9 @@
 """Entry point for `cdktf synth` / `cdktf deploy` (cdktf.json runs `python -m infra.main`).
 
 Loads and validates the configuration named by KIT_CONFIG before anything is built, so an invalid configuration
-writes nothing."""
+writes nothing. Without KIT_CONFIG it refuses (exit 2): a forgotten `KIT_CONFIG=` must never synthesise, deploy or
+read the outputs of an example's topology; an example is named like any configuration
+(KIT_CONFIG=examples/seed.toml)."""
 
 from __future__ import annotations
 

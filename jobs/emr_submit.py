@@ -1,6 +1,9 @@
 """Submit the recovery job to the provisioned EMR Serverless application (`make recover-emr ARGS=...`).
 
-    python -m jobs.emr_submit --outputs outputs.json -- --namespace analytics --as-of 2025-12-03T14:05:00Z
+    python -m jobs.emr_submit --outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z
+
+Every argument this tool does not declare is the recovery job's (`python -m jobs.recover --help`); a `--` ends this
+tool's own arguments where a job argument shares a name with one of them.
 
 1. uploads `jobs/recover_entry.py`, a zip of the `jobs` package and the catalog jars of `.jars/` under the provisioned
    `scripts_uri` (outputs `kit_recovery.scripts_uri`);
@@ -153,21 +156,34 @@ def wait(emr: Any, application_id: str, job_run_id: str, logs_uri: str, poll: fl
         time.sleep(poll)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """This tool's arguments and the recovery job's: the ones it does not declare, then everything after `--`."""
     ap = argparse.ArgumentParser(
-        prog="python -m jobs.emr_submit", description=__doc__.splitlines()[0] if __doc__ else ""
+        prog="python -m jobs.emr_submit",
+        description=__doc__.splitlines()[0] if __doc__ else "",
+        allow_abbrev=False,  # `--name` must not swallow the job's `--namespace`
+        epilog="any other argument (and everything after --) goes to the recovery job: python -m jobs.recover --help",
     )
     ap.add_argument("--outputs", required=True, help="the cdktf outputs JSON")
     ap.add_argument("--catalog-mode", default="client", choices=("client", "rest", "glue"))
     ap.add_argument("--name", default=None)
     ap.add_argument("--no-wait", action="store_true")
     ap.add_argument("--print-request", action="store_true", help="print the StartJobRun request and stop")
-    ap.add_argument("job_args", nargs=argparse.REMAINDER, help="after --: arguments of the recovery job")
-    ns = ap.parse_args(argv)
-    job_args = ns.job_args[1:] if ns.job_args[:1] == ["--"] else ns.job_args
-    from topology.outputs import load_outputs
+    args = list(sys.argv[1:] if argv is None else argv)
+    own, after = (args[: args.index("--")], args[args.index("--") + 1 :]) if "--" in args else (args, [])
+    ns, unknown = ap.parse_known_args(own)
+    return ns, unknown + after
 
-    outputs = load_outputs(ns.outputs)
+
+def main(argv: list[str] | None = None) -> int:
+    ns, job_args = parse_args(argv)
+    from topology.outputs import OutputsError, load_outputs
+
+    try:
+        outputs = load_outputs(ns.outputs)
+    except OutputsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     from jobs.spark import kit_jars
 
     jars = kit_jars()

@@ -2,6 +2,9 @@
 
 spark-submit runs this file as a script: make the repository (or the uploaded `jobs` zip on --py-files) importable,
 then run the same CLI as `python -m jobs.recover`, on the session spark-submit configured.
+
+`python jobs/recover_entry.py --preflight ARGS...` parses and validates ARGS (reading --outputs) without Spark:
+`make recover` runs it first, so bad arguments are refused (exit 2, one line) before spark-submit starts a JVM.
 """
 
 import os
@@ -12,7 +15,26 @@ _root = os.path.dirname(_here)
 if os.path.isdir(os.path.join(_root, "jobs")) and _root not in sys.path:
     sys.path.insert(0, _root)
 
-from jobs.recover.cli import main, submitted_spark_factory  # noqa: E402
+PREFLIGHT = "--preflight"
+
+
+def preflight(argv: list[str]) -> int:
+    """0 when `argv` is a valid recovery request, else 2 with the reason on stderr; starts no JVM."""
+    from jobs.recover.cli import parser, request_from_args
+    from jobs.recover.model import RecoveryError
+
+    ns = parser().parse_args(argv)  # argparse exits 2 on an unknown or malformed argument
+    try:
+        request_from_args(ns)
+    except RecoveryError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [PREFLIGHT]:
+        sys.exit(preflight(sys.argv[2:]))
+    from jobs.recover.cli import main, submitted_spark_factory
+
     sys.exit(main(sys.argv[1:], spark_factory=submitted_spark_factory))

@@ -311,10 +311,14 @@ def upload_artifacts(outputs_path: str) -> int:
     """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
     (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
     from jobs.emr_submit import join_s3, split_s3, upload
+    from jobs.ops.cli import refuse
     from jobs.spark import kit_jars
-    from topology.outputs import load_outputs
+    from topology.outputs import OutputsError, load_outputs
 
-    outputs = load_outputs(outputs_path)
+    try:
+        outputs = load_outputs(outputs_path)
+    except OutputsError as err:
+        return refuse(err)
     jars = kit_jars()
     missing = sorted(set(pinned_jar_names()) - {j.name for j in jars})
     if missing:

@@ -17,8 +17,21 @@ venv() {
   touch .venv/.stamp
 }
 
+# The Node versions the pinned jsii supports; on others it prints an end-of-life banner on every direct command.
+SUPPORTED_NODE="22 24"
+node_check() {
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  case " $SUPPORTED_NODE " in
+    *" $major "*) ;;
+    *) echo "setup: Node.js $(node --version) is not one the pinned jsii supports (22 or 24): make targets work and" \
+         "silence its warning, direct npx cdktf / python -m infra commands print it; install Node 22 or 24" >&2 ;;
+  esac
+}
+
 npm_pkgs() {
-  command -v npm >/dev/null || { echo "setup: npm is required (Node.js >= 18)" >&2; exit 1; }
+  command -v npm >/dev/null || { echo "setup: npm is required (Node.js 22 or 24)" >&2; exit 1; }
+  node_check
   echo "setup: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
   touch node_modules/.stamp

@@ -297,3 +297,157 @@ def test_link_and_citation_checks_catch_broken_targets(tmp_path: Path) -> None:
 @pytest.mark.parametrize("line", ["see REFERENCE §4", "../shared/REFERENCE.md", "profile in NOTES.md, round 4"])
 def test_forbidden_references_are_recognised(line: str) -> None:
     assert any(f in line for f in FORBIDDEN)
+
+
+# ---- what the docs tell a reader to run exists; no internal issue numbers or notes about one machine ----
+
+DOC_TEXTS = ("README.md", "docs/", "examples/")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_MAKE = re.compile(r"(?:^|[\s;(]|&&)make\s+(?:-\S+\s+)*([a-z][\w-]*)")
+_FLAG = re.compile(r"(?<![\w>-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
+_REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:infra|jobs|policies|topology|tests|docs|examples|scripts|emulator|bench|jars|\.ci|\.github)"
+    r"/[\w.-]+(?:/[\w.-]+)*/?)"
+)
+# The kit's command lines: every flag the docs show must be one of theirs (argparse, read from `--help`).
+TOOL_MODULES = (
+    "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli", "jobs.failover.drill",
+    "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor",
+    "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
+    "policies.access_analyzer",
+)  # fmt: skip
+# Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).
+FOREIGN_FLAGS = frozenset({
+    "--outputs-file", "--outputs-file-include-sensitive-outputs", "--py-files", "--extra-jars", "--jars", "--conf",
+    "--no-install", "--maxprocesses", "--dist", "--auto-approve", "--skip-synth", "--version-token",
+})  # fmt: skip
+# An internal tracker number ("issue 12", "(#31)"): an upstream one names its repository ("owner/repo issue #24",
+# "terraform-cdk#2871") or is a five-digit provider bug ("#46033").
+_INTERNAL_ISSUE = re.compile(r"(?<![\w-])(?:[Ii]ssues? #?\d{1,3}\b|(?<![\w/-])#\d{1,3}\b)")
+_MACHINE_NOTE = re.compile(
+    r"this machine|this kind of machine|the machine (?:image|has)|development machine|my (?:machine|laptop)|"
+    r"(?<![\w.])/(?:root|home/\w+|work)/",
+    re.I,
+)
+
+
+def doc_files(root: Path) -> list[Path]:
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "examples").rglob("*.toml"))]
+    return [f for f in files if f.is_file()]
+
+
+def code_lines(markdown: str) -> list[str]:
+    """What a reader would type: the lines of fenced blocks and every inline code span."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        if _FENCE.match(line.strip()):
+            fenced = not fenced
+            continue
+        if fenced:
+            out.append(line.split(" # ", 1)[0] if not line.lstrip().startswith("#") else "")
+        else:
+            out += _CODE_SPAN.findall(line)
+    return out
+
+
+def makefile_targets(makefile: str) -> set[str]:
+    return {m.group(1) for m in re.finditer(r"^([a-zA-Z0-9][\w-]*)\s*:(?!=)", makefile, re.M)}
+
+
+def make_target_problems(name: str, markdown: str, targets: set[str]) -> list[str]:
+    found = {t for line in code_lines(markdown) for t in _MAKE.findall(line)}
+    return [f"{name}: `make {t}` is not a target of the Makefile" for t in sorted(found - targets)]
+
+
+def flag_problems(name: str, markdown: str, known: set[str]) -> list[str]:
+    found = {f for line in code_lines(markdown) for f in _FLAG.findall(line) if not f.endswith("-s3")}
+    return [f"{name}: {f} is a flag of none of the kit's tools" for f in sorted(found - known - FOREIGN_FLAGS)]
+
+
+def path_problems(name: str, text: str, root: Path) -> list[str]:
+    """Repository paths in `text` (a pattern such as `failover--*` or `stacks/<stack>/` is checked up to where its
+    placeholder starts) that do not exist."""
+    found = {
+        m.group(1).rstrip(".")
+        for m in _REPO_PATH.finditer(text)
+        if text[m.end() : m.end() + 1] not in ("*", "<", "{") and not m.group(1).endswith("-")
+    }
+    return [f"{name}: {p} does not exist" for p in sorted(found) if not (root / p).exists()]
+
+
+def _upstream(line: str, start: int) -> bool:
+    """`owner/repo issue #24`: the word before the number names another repository."""
+    before = line[:start].split()
+    return bool(before) and "/" in before[-1]
+
+
+def hygiene_problems(name: str, text: str) -> list[str]:
+    return [
+        f"{name}:{n}: {m.group(0)!r}"
+        for n, line in enumerate(text.splitlines(), 1)
+        for m in (
+            *(m for m in _INTERNAL_ISSUE.finditer(line) if not _upstream(line, m.start())),
+            *_MACHINE_NOTE.finditer(line),
+        )
+    ]
+
+
+def tool_flags() -> set[str]:
+    """Every option string of the kit's command lines, from their own `--help`."""
+    import contextlib
+    import importlib
+    import io
+
+    flags: set[str] = set()
+    for module in TOOL_MODULES:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), pytest.raises(SystemExit):
+            importlib.import_module(module).main(["--help"])
+        flags |= set(_FLAG.findall(buf.getvalue()))
+    return flags
+
+
+def test_documented_make_targets_flags_and_paths_exist() -> None:
+    targets = makefile_targets((REPO / "Makefile").read_text(encoding="utf-8"))
+    known = tool_flags()
+    problems = []
+    for doc in doc_files(REPO):
+        name, text = doc.relative_to(REPO).as_posix(), doc.read_text(encoding="utf-8")
+        if doc.suffix == ".md":
+            problems += make_target_problems(name, text, targets) + flag_problems(name, text, known)
+            if not name.startswith("docs/decisions/"):  # decision records keep the history of what was removed
+                problems += path_problems(name, "\n".join(code_lines(text)), REPO)
+        else:
+            problems += path_problems(name, text, REPO)
+    assert problems == []
+
+
+def test_docs_and_examples_carry_no_internal_issue_numbers_or_machine_notes() -> None:
+    problems = [
+        p for doc in doc_files(REPO) for p in hygiene_problems(doc.relative_to(REPO).as_posix(), doc.read_text())
+    ]
+    assert problems == []
+
+
+def test_the_docs_check_catches_what_does_not_exist(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "drill.py").touch()
+    page = (
+        "```bash\nmake demo\nmake outputs CONFIG=kit.toml   # then make nothing\nmake sandboxx\n```\n"
+        'Run `make recover ARGS="--outputs o.json --namespce x"` or `python -m jobs.drill --dry-run`; see '
+        "jobs/drill.py and jobs/gone.py, `--ol-s3` is a suffix. Make sure it works.\n"
+    )
+    assert make_target_problems("p.md", page, {"demo", "outputs", "recover"}) == [
+        "p.md: `make sandboxx` is not a target of the Makefile"
+    ]
+    assert flag_problems("p.md", page, {"--outputs", "--dry-run"}) == [
+        "p.md: --namespce is a flag of none of the kit's tools"
+    ]
+    assert path_problems("p.md", page, tmp_path) == ["p.md: jobs/gone.py does not exist"]
+    text = (
+        "Failover (issue 17): ...\nfixed in #31.\nsee awslabs/s3-tables-catalog issue #24 and terraform-cdk#2871, "
+        "bug (#46033)\nTimings on this machine; cache in /root/.cache\n"
+    )
+    assert hygiene_problems("x.md", text) == [
+        "x.md:1: 'issue 17'", "x.md:2: '#31'", "x.md:4: 'this machine'", "x.md:4: '/root/'"
+    ]  # fmt: skip

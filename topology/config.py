@@ -9,18 +9,16 @@ re-exported here so that `from topology.config import ...` is the one import cal
 
 - `topology.rules`   the rules of AWS and Iceberg (quotas, name and ARN shapes, column types);
 - `topology.model`   the frozen model of each section and the root `KitConfig` with its derived names;
-- `topology.checks`  the cross-field rules (`Issue`, `cross_checks`, `assurance_checks`, `failover_checks`);
+- `topology.checks`  the cross-field rules (`cross_checks`, `assurance_checks`); `[failover]`'s in
+  `topology.checks_failover` (`failover_checks`); a problem is a `topology.issues.Issue`;
 - `topology.loader`  TOML -> model -> checks (`load_config`, `parse_config`, `ConfigError`).
 """
 
 from __future__ import annotations
 
-from topology.checks import (
-    Issue,
-    assurance_checks,
-    failover_checks,
-    failover_recovery_replica,
-)
+from topology.checks import assurance_checks, config_warnings
+from topology.checks_failover import failover_checks, failover_recovery_replica
+from topology.issues import Issue
 from topology.loader import (
     ConfigError,
     load_config,
@@ -52,8 +50,8 @@ from topology.model import (
 from topology.rules import (
     BUCKET_FORBIDDEN_PREFIXES,
     BUCKET_FORBIDDEN_SUFFIXES,
+    KIT_PARTITIONS,
     KIT_TAG_KEYS,
-    KNOWN_REGIONS,
     MAX_DESTINATIONS,
     MAX_FAILOVER_DESTINATIONS,
     MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION,
@@ -68,6 +66,7 @@ from topology.rules import (
     check_column_type,
     check_iceberg_name,
     check_region,
+    known_regions,
     partition_of_arn,
 )
 
@@ -75,8 +74,8 @@ __all__ = [
     "BUCKET_FORBIDDEN_PREFIXES",
     "BUCKET_FORBIDDEN_SUFFIXES",
     "FAILOVER_NAME_SUFFIX",
+    "KIT_PARTITIONS",
     "KIT_TAG_KEYS",
-    "KNOWN_REGIONS",
     "MAX_DESTINATIONS",
     "MAX_FAILOVER_DESTINATIONS",
     "MAX_TABLES_PER_BUCKET",
@@ -113,8 +112,10 @@ __all__ = [
     "check_column_type",
     "check_iceberg_name",
     "check_region",
+    "config_warnings",
     "failover_checks",
     "failover_recovery_replica",
+    "known_regions",
     "load_config",
     "parse_config",
     "parse_partition",

@@ -21,15 +21,15 @@ are built from it. Nothing here needs the failed source's stacks, and nothing is
 keeps its replica stack and Terraform address (`replica-<bucket>`); only documents and configuration change on it.
 
 The section's model (`Failover`) lives in `topology/model.py` next to `KitConfig`, its cross-field rules
-(`failover_checks`) in `topology/checks.py` (as `assurance_checks` does), so this module imports the configuration
-and nothing imports it back.
+(`failover_checks`) in `topology/checks_failover.py` (as `assurance_checks` lives in `topology/checks.py`), so this
+module imports the configuration and nothing imports it back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from topology.checks import failover_checks, failover_recovery_replica
+from topology.checks_failover import failover_checks, failover_recovery_replica
 from topology.model import FAILOVER_NAME_SUFFIX, Failover, KitConfig, Replica, Source
 from topology.rules import MAX_FAILOVER_DESTINATIONS
 

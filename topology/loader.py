@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -34,9 +36,28 @@ def _loc(loc: tuple[str | int, ...]) -> str:
     return out or "(top level)"
 
 
+def _is_account_field(loc: tuple[str | int, ...]) -> bool:
+    return any(isinstance(part, str) and "account" in part for part in loc)
+
+
+def _string_hint(e: Any) -> str:
+    """A number where a string belongs: say how to write it (TOML keeps 012345678901 only quoted)."""
+    value = e.get("input")
+    if isinstance(value, int) and not isinstance(value, bool) and _is_account_field(tuple(e["loc"])):
+        return f'account ids are 12-digit strings: quote them in TOML: "{value:012d}"'
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f'expected a string, got the number {value!r}: quote it in TOML: "{value}"'
+    return str(e["msg"])
+
+
 def _pydantic_issues(err: ValidationError) -> list[Issue]:
+    errors = err.errors()
+    failed_paths = {tuple(e["loc"]) for e in errors}
     issues = []
-    for e in err.errors():
+    for e in errors:
+        loc = tuple(e["loc"])
+        if e["type"] == "too_short" and any(len(p) > len(loc) and p[: len(loc)] == loc for p in failed_paths):
+            continue  # the list has items, but one is invalid (reported at its own path): not too short
         msg = e["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, ") :]
@@ -52,17 +73,54 @@ def _pydantic_issues(err: ValidationError) -> list[Issue]:
             msg = f"needs {bound} item(s), got {ctx.get('actual_length')}"
             if tuple(e["loc"]) == ("replicas",):
                 msg += f" (S3 Tables replicates to 1 to {MAX_DESTINATIONS} destination table buckets)"
+        elif e["type"] == "string_type":
+            msg = _string_hint(e)
         elif e["type"] == "literal_error":
             msg = f"{msg} (got {e.get('input')!r})"
         issues.append(Issue(_loc(tuple(e["loc"])), msg))
     return issues
 
 
+def _repaired(data: Any, err: ValidationError) -> Any | None:
+    """`data` with each field error that has one obvious meaning repaired (a number where a string belongs ->
+    the string, a name with upper case -> lower case), so that the cross-field rules can run in the same round;
+    None when some error has no such repair."""
+    fixed = copy.deepcopy(data)
+    for e in err.errors():
+        loc, value = tuple(e["loc"]), e.get("input")
+        if e["type"] == "string_type" and isinstance(value, int) and not isinstance(value, bool):
+            new: Any = f"{value:012d}" if _is_account_field(loc) else str(value)
+        elif e["type"] == "value_error" and isinstance(value, str) and value != value.lower():
+            new = value.lower()
+        elif e["type"] == "too_short" and e.get("input"):
+            continue  # reported with its items
+        else:
+            return None
+        parent = fixed
+        try:
+            for part in loc[:-1]:
+                parent = parent[part]
+            parent[loc[-1]] = new
+        except (KeyError, IndexError, TypeError):
+            return None
+    return fixed
+
+
 def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
+    """The validated configuration, or a ConfigError naming every problem at once: the field errors and, where each
+    of those has one obvious repair, the cross-field problems of the configuration as it was meant."""
     try:
         cfg = KitConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(source, _pydantic_issues(err)) from None
+        issues = _pydantic_issues(err)
+        meant = _repaired(data, err)
+        if meant is not None:
+            try:
+                named = {i.field for i in issues}
+                issues += [i for i in cross_checks(KitConfig.model_validate(meant)) if i.field not in named]
+            except ValidationError:
+                pass  # the repairs were not enough: the field errors alone
+        raise ConfigError(source, issues) from None
     issues = cross_checks(cfg)
     if issues:
         raise ConfigError(source, issues)

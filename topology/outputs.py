@@ -323,9 +323,15 @@ def load_outputs(path: str | Path) -> KitOutputs:
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise OutputsError(f"{p}: outputs file not found (run `make outputs` after `cdktf deploy`)") from None
-    except json.JSONDecodeError as exc:
+        raise OutputsError(
+            f"{p}: outputs file not found (run `make outputs CONFIG=kit.toml` after `cdktf deploy`)"
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise OutputsError(f"{p}: not JSON: {exc}") from None
+    except OSError as exc:  # a directory, no permission, ...
+        raise OutputsError(f"{p}: cannot read the outputs file: {exc.strerror or exc}") from None
+    if not isinstance(doc, dict):
+        raise OutputsError(f"{p}: not the outputs of `cdktf output` (a JSON object of stacks)")
     return parse_outputs(doc, str(p))
 
 

@@ -6,27 +6,35 @@ Pure functions and constants, used by the model's field validators (`topology.mo
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+from pathlib import Path
 
 MAX_DESTINATIONS = 5
 MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION = 10
 MAX_TABLES_PER_BUCKET = 10_000
 MAX_FAILOVER_DESTINATIONS = 5  # = MAX_DESTINATIONS (one replication rule, 1 to 5 destinations)
 
-KNOWN_REGIONS = frozenset(
-    {
-        "us-east-1", "us-east-2", "us-west-1", "us-west-2",
-        "af-south-1",
-        "ap-east-1", "ap-east-2", "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2",
-        "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-7",
-        "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
-        "ca-central-1", "ca-west-1",
-        "eu-central-1", "eu-central-2", "eu-west-1", "eu-west-2", "eu-west-3",
-        "eu-south-1", "eu-south-2", "eu-north-1",
-        "il-central-1", "me-south-1", "me-central-1", "mx-central-1", "sa-east-1",
-        "us-gov-east-1", "us-gov-west-1", "cn-north-1", "cn-northwest-1",
-    }
-)  # fmt: skip
+# The partitions whose ARNs the kit writes (`partition_of_arn`); their Regions come from botocore's endpoint data, so
+# a Region AWS opens is accepted as soon as the pinned botocore knows it (nothing hand-written to fall behind).
+KIT_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
+
+
+@functools.cache
+def known_regions() -> frozenset[str]:
+    """Every Region of the kit's partitions in botocore's `partitions.json` (its `*-global` pseudo Regions left out)."""
+    import botocore
+
+    data = json.loads((Path(botocore.__file__).parent / "data" / "partitions.json").read_text(encoding="utf-8"))
+    return frozenset(
+        region
+        for partition in data["partitions"]
+        if partition["id"] in KIT_PARTITIONS
+        for region in partition["regions"]
+        if not region.endswith("-global")
+    )
+
 
 BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-", "aws")
 BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
@@ -91,16 +99,22 @@ def partition_of_arn(region: str) -> str:
     return "aws"
 
 
+def _all_of(what: str, name: str, problems: list[str]) -> None:
+    """Every problem of one name in one message (not the first only, then the next after a fix)."""
+    if problems:
+        raise ValueError(f"{what} {name!r} " + "; and it ".join(problems))
+
+
 def check_bucket_name(name: str) -> str:
-    if name != name.lower():
-        raise ValueError(f"table bucket name {name!r} {UPPERCASE_REASON}")
+    problems = [UPPERCASE_REASON] if name != name.lower() else []
     if not 3 <= len(name) <= 63:
-        raise ValueError(f"table bucket name {name!r} must be 3-63 characters long (it has {len(name)})")
-    if not BUCKET_RE.match(name):
-        raise ValueError(
-            f"table bucket name {name!r} may contain only lowercase letters, digits and hyphens, and must start "
-            "and end with a letter or digit (no '_' or '.')"
+        problems.append(f"must be 3-63 characters long (it has {len(name)})")
+    elif not BUCKET_RE.match(name.lower()):
+        problems.append(
+            "may contain only lowercase letters, digits and hyphens, and must start and end with a letter or digit "
+            "(no '_' or '.')"
         )
+    _all_of("table bucket name", name, problems)
     for prefix in BUCKET_FORBIDDEN_PREFIXES:
         if name.startswith(prefix):
             raise ValueError(f"table bucket name {name!r} must not start with the reserved prefix {prefix!r}")
@@ -111,15 +125,14 @@ def check_bucket_name(name: str) -> str:
 
 
 def check_iceberg_name(name: str, what: str) -> str:
-    if name != name.lower():
-        raise ValueError(f"{what} name {name!r} {UPPERCASE_REASON}")
+    problems = [UPPERCASE_REASON] if name != name.lower() else []
     if not 1 <= len(name) <= 255:
-        raise ValueError(f"{what} name {name!r} must be 1-255 characters long")
-    if not ICEBERG_NAME_RE.match(name):
-        raise ValueError(
-            f"{what} name {name!r} may contain only lowercase letters, digits and underscores and must start "
-            "with a letter or digit"
+        problems.append("must be 1-255 characters long")
+    elif not ICEBERG_NAME_RE.match(name.lower()):
+        problems.append(
+            "may contain only lowercase letters, digits and underscores and must start with a letter or digit"
         )
+    _all_of(f"{what} name", name, problems)
     if what == "namespace" and name.startswith("aws"):
         raise ValueError(f"namespace name {name!r} must not start with 'aws' (reserved)")
     return name
@@ -134,9 +147,18 @@ def check_account(value: str) -> str:
 
 
 def check_region(value: str) -> str:
-    if value not in KNOWN_REGIONS:
-        raise ValueError(f"unknown AWS Region {value!r}; expected one of the Region names such as 'us-east-1'")
+    if value not in known_regions():
+        raise ValueError(
+            f"unknown AWS Region {value!r}; expected a Region name such as 'us-east-1' (the Regions botocore "
+            f"{botocore_version()} knows in partitions {', '.join(KIT_PARTITIONS)})"
+        )
     return value
+
+
+def botocore_version() -> str:
+    import botocore
+
+    return str(botocore.__version__)
 
 
 def check_column_type(value: str) -> str:

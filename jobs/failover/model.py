@@ -10,6 +10,7 @@ commit.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -142,13 +143,15 @@ class Rpo:
     note: str = ""
 
     def describe(self) -> str:
+        return self.short() + (f" ({self.note})" if self.note else "")
+
+    def short(self) -> str:
+        """The RPO without its reason (the plan's table column; the reason is printed in full below it)."""
         if self.lacking_commits is None:
-            return f"at least since {self.at_least_since or 'unknown'}" + (f" ({self.note})" if self.note else "")
+            return f"at least since {self.at_least_since or 'unknown'}"
         if self.lacking_commits == 0:
             return "0 (the replica has every source commit)"
-        return f"{self.lacking_commits} commit(s) lacking, oldest {format_seconds(self.seconds)} old" + (
-            f" ({self.note})" if self.note else ""
-        )
+        return f"{self.lacking_commits} commit(s) lacking, oldest {format_seconds(self.seconds)} old"
 
 
 def format_seconds(s: float | None) -> str:
@@ -334,7 +337,7 @@ class FailoverPlan:
                         str(t.ident),
                         t.facts.state.value,
                         iso_ms(t.facts.info.last_updated_ms) if t.facts.info and t.facts.info.last_updated_ms else "-",
-                        t.rpo.describe(),
+                        t.rpo.short() + (" *" if t.rpo.note else ""),
                         t.snapshot.snapshot_id if t.snapshot else "-",
                         "yes" if t.pit else "-",
                         ", ".join(a.rsplit("/", 1)[1] for a in t.other_replicas) or "none",
@@ -344,6 +347,7 @@ class FailoverPlan:
                 ],
                 max_width=70,
             ),
+            *_rpo_reasons(self.tables),
             "",
             "Steps:",
             *[f"  {s}" for s in self.steps()],
@@ -351,13 +355,13 @@ class FailoverPlan:
         if self.bucket_policy is not None:
             lines += ["", "Policy changes:", f"  bucket policy of {self.bucket_name}: " + _change(self.bucket_policy)]
             if show_documents:
-                lines += [f"    before: {self.bucket_policy.before}", f"    after:  {self.bucket_policy.after}"]
+                lines += _documents(self.bucket_policy)
         shown = 0
         for t in self.tables:
             if t.table_policy is not None:
                 lines.append(f"  table policy of {t.ident}: " + _change(t.table_policy))
                 if show_documents and t.table_policy.changed and shown < SHOWN_TABLE_DOCUMENTS:
-                    lines += [f"    before: {t.table_policy.before}", f"    after:  {t.table_policy.after}"]
+                    lines += _documents(t.table_policy)
                     shown += 1
         if shown == SHOWN_TABLE_DOCUMENTS and len(self.tables) > shown:
             lines.append(
@@ -377,6 +381,33 @@ PIT_WARNING = (
     "bucket (`python -m jobs.recover`) when you need the replica to stay a protected, replicated copy (e.g. the "
     "source Region still works and you only need an old state), or when you are not sure which point to choose."
 )
+
+
+def _rpo_reasons(tables: Sequence[TablePlan]) -> list[str]:
+    """`* RPO of <table>: <reason>`, in full and wrapped, for every table whose RPO has one."""
+    out: list[str] = []
+    for t in tables:
+        if t.rpo.note:
+            out += textwrap.wrap(
+                f"* RPO of {t.ident}: {t.rpo.describe()}", width=110, subsequent_indent="    ", break_long_words=False
+            )
+    return ["", *out] if out else []
+
+
+def _pretty(document: str | None) -> list[str]:
+    """A policy document as indented JSON lines (the live one as read when it is not JSON)."""
+    if document is None:
+        return ["none"]
+    try:
+        return json.dumps(json.loads(document), indent=2, sort_keys=False).splitlines()
+    except ValueError:
+        return textwrap.wrap(document, width=110) or [""]
+
+
+def _documents(c: PolicyChange) -> list[str]:
+    """The document before and after a policy change, each pretty-printed under its label."""
+    before, after = _pretty(c.before), _pretty(c.after)
+    return ["    before:", *(f"      {line}" for line in before), "    after:", *(f"      {line}" for line in after)]
 
 
 def _change(c: PolicyChange) -> str:

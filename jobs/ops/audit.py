@@ -67,7 +67,7 @@ from jobs.ops.audit_scope import (
     s3tables_of,
     scopes_of,
 )
-from jobs.ops.cli import add_common_args, clients_from_args, emit, mentions_bucket, render_table
+from jobs.ops.cli import add_common_args, clients_from_args, emit, mentions_bucket, refuse, render_table
 from jobs.ops.drift import Unreadable, policy_drift, replication_drift
 from jobs.ops.drift_read import read_bucket_policy, read_replication
 from topology.config import KitConfig, Replica
@@ -273,13 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
     args = p.parse_args(argv)
-    from topology.config import load_config
-    from topology.outputs import load_outputs
+    from topology.config import ConfigError, load_config
+    from topology.outputs import OutputsError, load_outputs
 
+    try:
+        cfg, outputs = load_config(args.config), load_outputs(args.outputs)
+    except (ConfigError, OutputsError) as err:
+        return refuse(err)
     report = audit(
         clients_from_args(args),
-        load_config(args.config),
-        load_outputs(args.outputs),
+        cfg,
+        outputs,
         concurrency=args.concurrency,
         page_size=args.page_size,
         show_progress=not args.quiet,

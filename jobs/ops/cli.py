@@ -144,6 +144,16 @@ def canonical_policy(doc: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------
 
 
+EXIT_OK, EXIT_UNHEALTHY, EXIT_REFUSED = 0, 1, 2  # the contract of every tool of the kit
+
+
+def refuse(err: Exception) -> int:
+    """A set-up error (outputs or configuration missing, unreadable or invalid): its message on stderr, no
+    traceback, and exit 2, never 1 (1 means the data or the replication is unhealthy)."""
+    print(f"error: {err}", file=sys.stderr)
+    return EXIT_REFUSED
+
+
 def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
     p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")

@@ -50,7 +50,7 @@ from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, render_table
+from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, refuse, render_table
 from topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
@@ -441,7 +441,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also read the retention of replicas whose table policy is right (two reads per replica, not one)",
     )
     args = p.parse_args(argv)
-    from topology.outputs import load_outputs
+    from topology.outputs import OutputsError, load_outputs
+
+    try:
+        outputs = load_outputs(args.outputs)
+    except OutputsError as err:
+        return refuse(err)
 
     def stream(result: TableResult) -> None:  # dry-run diffs as they come, not kept for the end
         if args.dry_run and not args.json and result.changes:
@@ -449,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report = harden(
         clients_from_args(args),
-        load_outputs(args.outputs),
+        outputs,
         dry_run=args.dry_run,
         concurrency=args.concurrency,
         page_size=args.page_size,

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.kernel.clients import Clients, resolve_endpoint
 from jobs.kernel.sdk import BucketRef, call
-from jobs.ops.cli import dump_json, parse_duration
+from jobs.ops.cli import dump_json, parse_duration, refuse
 from jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
 from jobs.ops.point import point_metric_data
 from jobs.ops.status import (
@@ -304,9 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
     p.add_argument("--config", help="the kit configuration: also compare each replica bucket policy (drift)")
     args = p.parse_args(argv)
-    from topology.outputs import load_outputs
+    from topology.outputs import OutputsError, load_outputs
 
-    outputs = load_outputs(args.outputs)
+    try:
+        outputs = load_outputs(args.outputs)
+    except OutputsError as err:
+        return refuse(err)
     declared = declared_for(outputs, args.config)
     clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
     results: dict[str, Any] = {}

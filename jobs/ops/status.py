@@ -79,6 +79,7 @@ from jobs.ops.cli import (
     emit,
     format_duration,
     parse_duration,
+    refuse,
     render_table,
     table_label,
 )
@@ -663,9 +664,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             outputs = load_outputs(args.outputs)
-        except OutputsError:
+        except OutputsError as err:
             if not buckets:
-                raise
+                return refuse(err)
             outputs = None  # explicit buckets: the outputs only add the promised retention (windows not flagged)
         if outputs is not None:
             buckets = buckets or [s.table_bucket_arn for s in outputs.sources]  # every source of an estate

@@ -106,7 +106,10 @@ def parser() -> argparse.ArgumentParser:
         "none for AWS targets (the plan says so)",
     )
     run_.add_argument(
-        "--report", metavar="DIR", help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/)"
+        "--report",
+        metavar="DIR",
+        help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/; a --dry-run writes its plan "
+        "report only when --report is given)",
     )
     return p
 
@@ -166,7 +169,8 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         )
         if mode in ("client", "rest", "glue") and not (replica.region and target.region):
             raise ArgError("AWS catalog modes need --replica-region (and --target-region if different)")
-    report = Path(ns.report or "reports")
+    # A dry run writes nothing unless a plan report is asked for with --report; a run reports to reports/ by default.
+    report = Path(ns.report) if ns.report else (None if ns.dry_run else Path("reports"))
     try:
         return RecoveryRequest(
             replica=replica,

@@ -1,0 +1,27 @@
+"""A problem of the configuration (`Issue`: the field and the rule it breaks) and the rules shared by the cross-field
+checks of `topology.checks` and `topology.checks_failover`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from topology.rules import MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+
+
+@dataclass(frozen=True)
+class Issue:
+    field: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.rule}"
+
+
+def bucket_quota_issues(where: str, sites: list[tuple[str, str]]) -> list[Issue]:
+    """One issue per (account, Region) holding more table buckets than the quota allows."""
+    return [
+        Issue(where, f"{n} table buckets in {acct}/{region} exceed the quota of {MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION}")
+        for (acct, region), n in Counter(sites).items()
+        if n > MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+    ]

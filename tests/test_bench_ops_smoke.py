@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import ops_estate as oe
 from bench import ops_scale as ob
 
 
@@ -109,16 +110,16 @@ def test_the_estate_estimate_scales_the_runs_figures_per_table() -> None:
     = 101 s: CPU-bound, 101 s."""
     x = {"client_cpu_s": 12.0, "work_cpu_s": 10.0, "emulator_cpu_s": 6.0, "wall_s": 9.0,
          "requests": {"GetTableReplicationStatus": 1_500, "GetTable": 3_000}}  # fmt: skip
-    est = ob.estate_estimate(x, tables=1_500, target_tables=30_000, concurrency=64, cores=2)
+    est = oe.estate_estimate(x, tables=1_500, target_tables=30_000, concurrency=64, cores=2)
     assert abs(est["latency_floor_s"] - 20 * 4_500 * 0.030 / 64) < 1e-9
     assert est["client_cpu_floor_s"] == 101.0 and est["aws_estimate_s"] == 101.0 and est["bound"] == "CPU"
     assert est["requests_per_table"] == 3.0 and abs(est["client_ms_per_table"] - 10_000 / 1_500) < 1e-9
     # fast tool CPU: the latency floor bounds it
-    quick = ob.estate_estimate(x | {"client_cpu_s": 0.3, "work_cpu_s": 0.2}, 1_500, 30_000, 64, 2)
+    quick = oe.estate_estimate(x | {"client_cpu_s": 0.3, "work_cpu_s": 0.2}, 1_500, 30_000, 64, 2)
     assert quick["bound"] == "latency" and quick["aws_estimate_s"] == quick["latency_floor_s"]
     doc = {"config": {"sources": 3, "namespaces": 5, "tables_per_namespace": 100},
            "kit": {"status": x, "audit": {"crashed": True}}, "estimate": {"status": est}}  # fmt: skip
-    md = ob.estate_markdown(doc)
+    md = oe.estate_markdown(doc)
     assert "estimate for 3 x 10,000 tables, service latency alone" in md
     assert "| status | 9.0 s | 4,500 | 6.7 ms |" in md and "| 101 s | CPU |" in md
     assert "| audit | crashed |" in md
@@ -127,7 +128,7 @@ def test_the_estate_estimate_scales_the_runs_figures_per_table() -> None:
 def test_the_estate_scenario_is_a_valid_estate() -> None:
     from topology.config import parse_config
 
-    cfg = parse_config(ob.estate_config_doc(ob.ESTATE_SCALES["tiny"]))
+    cfg = parse_config(oe.estate_config_doc(oe.ESTATE_SCALES["tiny"]))
     assert cfg.is_estate and [s.stack_id for s in cfg.sources] == ["source-s0", "source-s1", "source-s2"]
     assert [[r.bucket for r in cfg.destinations_of(s)] for s in cfg.sources] == [
         ["lake-rep-0"],

@@ -3,13 +3,14 @@ its own replica bucket (a fan-in vault holds at most 10,000 tables: `topology.ch
 (`bench.ops_scale`); its "estimate, service latency alone" for 3 x 10,000 tables is extrapolated per table from a
 scaled-down run (`estate_estimate`).
 
-    python -m bench.ops_scale estate [scaled|full|tiny]   # writes bench-out/ops_estate.json
+    python -m bench.ops_estate [scaled|full|tiny]   # writes bench-out/ops_estate.json
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -213,7 +214,12 @@ def estate_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(args: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     edoc = run_estate_bench(args[0] if args else "scaled")
     print(estate_markdown(edoc))
     return 0 if all(not x.get("crashed") for x in edoc["kit"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

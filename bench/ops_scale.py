@@ -6,7 +6,7 @@ measured; then the monitor under 20% throttling of every S3 Tables call plus a b
 `GetTableReplicationStatus` calls.
 
     python -m bench.ops_scale [full|small]        # writes bench-out/ops_scale.json, prints the Markdown section
-    python -m bench.ops_scale estate [scaled|full|tiny]   # status and audit over an estate: bench/ops_estate.py
+    python -m bench.ops_estate [scaled|full|tiny]   # status and audit over an estate (bench/ops_estate.py)
 
 `bench.run` calls `run_ops_bench` (scale from BENCH_SCALE) and appends `markdown(...)` to BENCHMARKS.md.
 """
@@ -620,10 +620,6 @@ def limits_markdown(doc: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args and args[0] == "estate":
-        from bench.ops_estate import main as estate_main
-
-        return estate_main(args[1:])
     doc = run_ops_bench(args[0] if args else None)
     print(markdown(doc))
     return 0 if all(g["met"] for g in doc["goals"]) else 1

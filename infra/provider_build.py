@@ -35,12 +35,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from infra.provider_cache import CACHE_ENV, cache_root
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = "github.com/hashicorp/terraform-provider-aws"
 # `main` of 2026-06-02 (version/VERSION 6.47.1); the v6.x tags are not Go-module versions, so a pseudo-version.
 PSEUDO_VERSION = "v1.60.1-0.20260602190131-5f2286d6d836"
 ADDRESS = "registry.terraform.io/hashicorp/aws"
-CACHE_ENV = "KIT_PROVIDER_CACHE"
 SERVICES_FILE = "internal/provider/sdkv2/service_packages_gen.go"
 # Packages every build needs whatever the stacks declare: the provider's own data sources (`meta`) and STS, which the
 # provider calls to learn the account of its credentials.
@@ -51,29 +52,6 @@ COMPANIONS: Mapping[str, frozenset[str]] = {"s3": frozenset({"s3control"})}
 SOURCE_GLOBS = ("infra/**/*.py", "topology/**/*.py", "policies/**/*.py", "examples/**/*.toml", "jobs/**/*.py")
 
 Json = dict[str, Any]
-
-
-def cache_root() -> Path:
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "s3tables-kit" / "provider"
-
-
-def current_mirror(root: Path | None = None) -> Path | None:
-    """The mirror of the newest `make provider` build, or None (never built on this machine)."""
-    link = (root or cache_root()) / "current"
-    return link.resolve() if (link / "registry.terraform.io").is_dir() else None
-
-
-VERIFIED_MARK = "e2e-passed"  # written into a built mirror by a `make e2e` that passed with it
-
-
-def verified_mirror(root: Path | None = None) -> Path | None:
-    """The built mirror, if a `make e2e` has passed with it on this machine (what CI requires before using it)."""
-    mirror = current_mirror(root)
-    return mirror if mirror is not None and (mirror / VERIFIED_MARK).is_file() else None
 
 
 def os_arch() -> str:

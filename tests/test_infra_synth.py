@@ -170,6 +170,11 @@ def test_cross_account_replica_bucket_policy_grants_the_source_role(synthesized:
         "AllowSourceReplicationRoleWriteReplicas",
         "AllowCrossAccountBreakGlassOnBucket",
         "AllowCrossAccountBreakGlassOnTables",
+        "AllowReplicationMonitorsReadBucketPolicy",  # the source's monitor compares it with the reviewed document
+    }
+    assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Action"] == "s3tables:GetTableBucketPolicy"
+    assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Principal"] == {
+        "AWS": "arn:aws:iam::111111111111:role/lakehouse-replication-monitor"
     }
     for sid in ("AllowSourceReplicationRoleCreateReplicas", "AllowSourceReplicationRoleWriteReplicas"):
         assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"}
@@ -525,11 +530,14 @@ def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> No
         (topic,) = res(st, "aws_sns_topic").values()
         assert topic["name"] == f"{prefix}-assurance-alarms"
         for a in res(st, "aws_cloudwatch_metric_alarm").values():
-            assert a["alarm_name"].startswith(f"{prefix}-replication-") and a["dimensions"]["Kit"] == prefix
+            assert a["alarm_name"].startswith((f"{prefix}-replication-", f"{prefix}-replica-bucket-policy-drift-"))
+            assert a["dimensions"]["Kit"] == prefix
             alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
     vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
     assert len(vault_lag) == 3
-    assert len(alarms) == 3 + 4 * 4  # 4 kinds per destination (sales 2, others 1) + one heartbeat each
+    # 5 kinds per destination (lag, failed, detached, replication point, bucket-policy drift; sales 2, others 1) + a
+    # heartbeat and a replication-configuration drift alarm per source
+    assert len(alarms) == 3 * 2 + 5 * 4
     (topic,) = res(estate["recovery"], "aws_sns_topic").values()
     assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
 

@@ -8,13 +8,12 @@ from pathlib import Path
 from infra.provider_build import (
     ALWAYS,
     MODULE,
-    current_mirror,
     limited_service_list,
     service_index,
     services_for,
     stack_types,
-    verified_mirror,
 )
+from infra.provider_cache import current_mirror, verified_mirror
 
 GEN = f"""package sdkv2
 

@@ -65,7 +65,7 @@ from infra.e2e.terraform import (
     table,
     toolchain,
 )
-from infra.provider_build import VERIFIED_MARK, current_mirror
+from infra.provider_cache import VERIFIED_MARK, current_mirror
 from infra.validate import (
     ROOT,
     Json,

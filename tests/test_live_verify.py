@@ -110,7 +110,7 @@ def test_createtable_switch_fails_the_run_and_says_so_first_after_earlier_leftov
     assert any(crashed.source_bucket in x for x in report.earlier_leftovers)
     assert report.exit_code == 1
     facts = {f.id: f for f in report.facts}
-    assert facts["U2"].verdict == CONTRADICTED and "the CreateTable dependents flag" in facts["U2"].change
+    assert facts["U2"].verdict == CONTRADICTED and "replication_role_createtable_dependents" in facts["U2"].change
     md = report.markdown()
     assert md.index("FAILED: the kit's protection or replication is at risk") < md.index("Leftovers of an earlier run")
     assert md.index("fact U2 contradicted") < md.index("## Facts")

@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 CONFIRMED, CONTRADICTED, NOT_PROBED = "confirmed", "contradicted", "not probed"
 DETACHED_PREFIX = "The destination table has been det"
-CREATE_TABLE_FLAG = "the CreateTable dependents flag (see docs/aws-facts.md)"
+CREATE_TABLE_FLAG = '[protection] replication_role_createtable_dependents = "allow" (docs/aws-facts.md)'
 
 
 @dataclass

@@ -47,8 +47,9 @@ check: lint typecheck policies-check validate ## Everything a pull request must 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m infra.e2e $(ARGS)
 
-e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, then make live-verify through Terraform
+e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, then make live-verify through Terraform
 	$(PY) -m infra.e2e --all $(ARGS)
+	$(PY) -m infra.e2e.token_probe --json .build/e2e/token-probe.json
 	$(PY) -m infra.live --stand-in --yes --apply terraform
 
 live-verify: setup ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in

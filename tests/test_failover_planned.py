@@ -263,7 +263,8 @@ def test_a_second_run_while_one_runs_is_refused_and_changes_nothing(
 ) -> None:
     """While a run waits for the replicas (writers frozen), a second confirmed run, `--unfreeze` and a plan start:
     the two first are refused (exit 2) naming the running run and change nothing, the plan says a run is going on.
-    A lease held on another host is respected while its heartbeat is fresh and taken over once it is stale."""
+    A lease held on another host is respected while its heartbeat is fresh and taken over once it is stale; a run
+    whose lease was taken over meanwhile stops before the promotion and leaves the freeze to the new holder."""
     seen: dict[str, Any] = {}
     replicate = _replicate_after_freeze(fw, seen)
     docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
@@ -304,6 +305,19 @@ def test_a_second_run_while_one_runs_is_refused_and_changes_nothing(
     assert again.exit_code == 2 and "run otherhost0001 (host other-host" in " ".join(again.report.messages)  # type: ignore[union-attr]
     assert _source_policy(fw) == ORIGINAL
     key.write_bytes(replace(other, heartbeat_at=time.time() - 61).body())  # no heartbeat for its time to live
-    stale = planned.run(bg, req, fw.world.outputs, docs, freeze, planned.Options(poll_s=0.02, settle_s=0.0))
-    assert stale.exit_code == 0, stale.report and stale.report.render()  # taken over; every table already promoted
+
+    def usurped(at: str, _: str) -> None:  # this run stalls past the time to live: the other host's run takes over
+        if at == "after-freeze":
+            key.write_bytes(replace(other, heartbeat_at=time.time()).body())
+
+    stopped = _run(fw, bg, tmp_path, monkeypatch, usurped)  # the stale lease is taken over, then lost
+    assert stopped.exit_code == 1 and stopped.report is not None
+    assert stopped.report.outcome.endswith("lease lost") and "taken over by run otherhost0001" in " ".join(
+        stopped.report.messages
+    )
+    assert FREEZE_SID in _source_policy(fw)  # the freeze is left to the run that holds the lease now
+    key.write_bytes(replace(other, heartbeat_at=time.time() - 61).body())
+    rerun = _run(fw, bg, tmp_path, monkeypatch)
+    assert rerun.exit_code == 0, rerun.report and rerun.report.render()  # taken over; every table already promoted
+    assert rerun.report is not None and rerun.report.continued_from == stopped.report.run_id
     assert _source_policy(fw) == ORIGINAL and not _leases(tmp_path)

@@ -342,6 +342,10 @@ def _confirmed(
     points.at("after-freeze", src_arn)
 
     def lifted(outcome: str, code: int) -> PlannedResult:
+        lost = PL.lost(leases)
+        if lost:  # another run took the leases over (this one stalled past their time to live): the freeze is its
+            rep.messages.append(f"{lost}: this run leaves the freeze to that run")
+            return finish(code, f"{outcome}; lease lost")
         lift_freeze(clients, freeze, src_arn, journal_file, show)
         rep.lifted_at = datetime.now(UTC).isoformat()
         rep.write_outage_seconds = round(_seconds_since(journal.frozen_at), 3)
@@ -365,10 +369,8 @@ def _confirmed(
         rep.messages.append(f"timed out after {opts.timeout_s:.0f}s waiting for the replicas to catch up")
         return lifted("timed out (nothing was promoted)", M.EXIT_FAILED)
     points.at("caught-up", src_arn)
-    lost = PL.lost(leases)
-    if lost:  # another run took the leases over (this one stalled past their time to live): it owns the freeze now
-        rep.messages.append(f"{lost}: this run stops before the promotion and leaves the freeze to that run")
-        return finish(M.EXIT_FAILED, "stopped (lease lost: nothing was promoted by this run)")
+    if PL.lost(leases):  # another run took the leases over (this one stalled past their time to live)
+        return lifted("stopped before the promotion (nothing was promoted by this run)", M.EXIT_FAILED)
 
     t_caught = time.monotonic()
     plan.tables = [plans.get(str(t.ident), t) for t in plan.tables]

@@ -106,40 +106,47 @@ def lose_region(emu: Any, bucket_name: str) -> None:
         emu.control.call("faults", {"faults": [down]})
 
 
+def _confirmed_run(
+    outputs: Any, cfg: Any, namespace: str, concurrency: int, run: Any, **request: Any
+) -> tuple[float, Any]:
+    """(seconds, result) of `run(request, documents)` promoting the namespace's tables into the first replica."""
+    from jobs.failover import aws
+
+    bucket = outputs.replicas[0].table_bucket_name
+    req = aws.Request(
+        replica_bucket=bucket,
+        namespaces=(namespace,),
+        confirm=bucket,
+        concurrency=concurrency,
+        show_progress=False,
+        **request,
+    )
+    documents = aws.documents_from_config(cfg, bucket)
+    t0 = time.perf_counter()
+    res = run(req, documents)
+    return time.perf_counter() - t0, res
+
+
 def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int) -> tuple[float, Any]:
     from jobs.failover import aws
 
-    rep = outputs.replicas[0]
-    req = aws.Request(
-        replica_bucket=rep.table_bucket_name,
-        namespaces=(namespace,),
-        confirm=rep.table_bucket_name,
-        concurrency=concurrency,
-        show_progress=False,
-    )
-    t0 = time.perf_counter()
-    res = aws.run(bg, req, outputs, aws.documents_from_config(cfg, rep.table_bucket_name))
-    return time.perf_counter() - t0, res
+    return _confirmed_run(outputs, cfg, namespace, concurrency, lambda req, docs: aws.run(bg, req, outputs, docs))
 
 
 def _planned(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int, out: Path) -> tuple[float, Any]:
     """The planned failover of the namespace's tables (the source answering; every replica already caught up)."""
-    from jobs.failover import aws, planned
+    from jobs.failover import planned
 
-    rep = outputs.replicas[0]
-    req = aws.Request(
-        replica_bucket=rep.table_bucket_name,
-        namespaces=(namespace,),
-        confirm=rep.table_bucket_name,
-        concurrency=concurrency,
-        show_progress=False,
-        report_dir=out / "planned-reports",
-    )
     freeze = planned.freeze_from_config(cfg, outputs.source.table_bucket_arn)
     opts = planned.Options(timeout_s=600.0, poll_s=1.0, settle_s=0.0)
-    t0 = time.perf_counter()
-    res = planned.run(bg, req, outputs, aws.documents_from_config(cfg, rep.table_bucket_name), freeze, opts)
-    return time.perf_counter() - t0, res
+    return _confirmed_run(
+        outputs,
+        cfg,
+        namespace,
+        concurrency,
+        lambda req, docs: planned.run(bg, req, outputs, docs, freeze, opts),
+        report_dir=out / "planned-reports",
+    )
 
 
 def _profiled(prof_out: Path | None, emu: Any, fn: Any) -> tuple[Any, dict[str, Any]]:
@@ -306,15 +313,16 @@ def comparisons(res: Any, ctas_s: float | None, kit_files_s: float | None) -> li
     fleet = (fo.get("fleet") or {}).get("seconds")
     planned = (fo.get("planned_fleet") or {}).get("seconds")
     n = fo.get("tables", 1000)
-    return [
-        Comparison("6", f"failover of {n} small tables: time to writable", fleet, "s",
-                   "plan + promote + open + verify, emulator control plane", Goal("<", 60)),
-        Comparison("6", f"planned failover of {n} tables: time to writable after the caught-up check", planned, "s",
-                   "writers frozen, every replica caught up: promote + open + verify, emulator", Goal("<", 60)),
-        Comparison("6", "failover vs kit file copy, the large table", speedup(kit_files_s, big), "x",
-                   "median kit file copy s / failover s"),
-        Comparison("6", "failover vs default Spark CTAS, the large table", speedup(ctas_s, big), "x",
-                   "median CTAS s / failover s"),
-        Comparison("6", "failover time: large / small table (independent of size)", ratio(big, small), "x",
-                   "failover s of the large table / of a 5-row table", Goal("<=", 2.0)),
+    rows: list[tuple[str, float | None, str, str, Goal | None]] = [
+        (f"failover of {n} small tables: time to writable", fleet, "s",
+         "plan + promote + open + verify, emulator control plane", Goal("<", 60)),
+        (f"planned failover of {n} tables: time to writable after the caught-up check", planned, "s",
+         "writers frozen, every replica caught up: promote + open + verify, emulator", Goal("<", 60)),
+        ("failover vs kit file copy, the large table", speedup(kit_files_s, big), "x",
+         "median kit file copy s / failover s", None),
+        ("failover vs default Spark CTAS, the large table", speedup(ctas_s, big), "x",
+         "median CTAS s / failover s", None),
+        ("failover time: large / small table (independent of size)", ratio(big, small), "x",
+         "failover s of the large table / of a 5-row table", Goal("<=", 2.0)),
     ]  # fmt: skip
+    return [Comparison("6", label, value, unit, note, goal) for label, value, unit, note, goal in rows]

@@ -7,7 +7,10 @@ exception no step of the tool catches, raised at a named point (`jobs.failover.p
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,9 @@ from botocore.exceptions import ClientError
 
 from jobs.failover import aws, planned, points
 from jobs.failover import planned_model as PM
+from jobs.failover.planned_lease import lease_key
 from jobs.kernel.clients import Clients
+from jobs.recover.leases import Holder
 from jobs.recover.model import Ident
 from policies.actions import FREEZE_SID
 from tests.failover_world import FailoverWorld, batch, build
@@ -173,15 +178,42 @@ def test_a_table_that_never_catches_up_times_out_lifts_the_freeze_and_promotes_n
     fw.append("analytics.orders", range(300, 301), "eu")  # writers are back on the source
 
 
+def _leases(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "planned-failover").glob("*.kit-lease.json"))
+
+
+def _lose_holder(tmp_path: Path) -> None:
+    """What SIGKILL leaves of the run's leases: held by a process that no longer exists (a real, finished one)."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for path in _leases(tmp_path):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "pid": gone.pid}))
+
+
+@pytest.fixture
+def throttled(fw: FailoverWorld, monkeypatch: pytest.MonkeyPatch) -> FailoverWorld:
+    """One request in five of every S3 Tables operation and of S3 GetObject throttled (seeded). botocore's own
+    retries answer them as on AWS; only its throttling backoff's scale (1 s) is shortened so that the test stays
+    cheap: the retry decisions, attempts and quota are botocore's."""
+    from botocore.retries.standard import ExponentialBackoff
+
+    monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
+    fw.env.control.throttle("*", 0.2, seed=33, service="s3tables")
+    fw.env.control.throttle("GetObject", 0.2, seed=34, service="s3")
+    return fw
+
+
 KILL_POINTS = list(points.POINTS)
 
 
 def test_killed_at_every_step_each_rerun_continues_and_the_last_converges_and_lifts_the_freeze(
-    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    throttled: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     """Run k is killed at the k-th point (in the order a run reaches them) and run k+1 continues it, so every step
-    is the last one done before a kill once; the last run converges. After the first kill, a dry run says writers
-    are frozen and `--unfreeze` lifts the freeze (nothing promoted); the next run freezes again."""
+    is the last one done before a kill once; the last run converges. Every run takes over the leases the killed one
+    left (its process is gone), and one request in five is throttled throughout. After the first kill, a dry run
+    says writers are frozen and `--unfreeze` lifts the freeze (nothing promoted); the next run freezes again."""
+    fw = throttled
     seen: dict[str, Any] = {}
     replicate = _replicate_after_freeze(fw, seen)
     for i, point in enumerate(KILL_POINTS):
@@ -189,12 +221,15 @@ def test_killed_at_every_step_each_rerun_continues_and_the_last_converges_and_li
         def kill(at: str, what: str, point: str = point) -> None:
             replicate(at, what)
             if at == point:
+                assert len(_leases(tmp_path)) == 2, at  # the source's and the promoted bucket's, held
+                _lose_holder(tmp_path)
                 raise Killed(at)
 
         with pytest.raises(Killed):
             _run(fw, bg, tmp_path, monkeypatch, kill)
         assert FREEZE_SID in _source_policy(fw), point  # what a kill leaves: writers frozen ...
         assert list(tmp_path.glob(".planned-freeze-*")), point  # ... and the journal that says what to put back
+        assert len(_leases(tmp_path)) == 2, point  # ... and the leases of a process that is gone
         if i == 0:
             freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
             docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
@@ -213,8 +248,76 @@ def test_killed_at_every_step_each_rerun_continues_and_the_last_converges_and_li
     assert _source_policy(fw) == ORIGINAL  # writers are not left frozen once the run ends
     assert {t.verdict for t in rep.tables} == {"converged"}
     assert seen["write"] == "AccessDeniedException"
+    assert not _leases(tmp_path)  # released at the end
+    throttles = sum(f["served"] for f in fw.env.control.stats()["faults"])
+    assert throttles > 20, throttles  # the run really was throttled, often
     src, dst = fw.source_committer(), fw.replica_committer()
     for t in ("analytics.orders", "analytics.customers"):
         assert _current(src, t) == _current(dst, t)
         props = dst.load(Ident.parse(t)).metadata.properties
         assert props["kit.failover.replica-snapshot-id"] == str(_current(src, t))
+
+
+def test_a_second_run_while_one_runs_is_refused_and_changes_nothing(
+    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """While a run waits for the replicas (writers frozen), a second confirmed run, `--unfreeze` and a plan start:
+    the two first are refused (exit 2) naming the running run and change nothing, the plan says a run is going on.
+    A lease held on another host is respected while its heartbeat is fresh and taken over once it is stale; a run
+    whose lease was taken over meanwhile stops before the promotion and leaves the freeze to the new holder."""
+    seen: dict[str, Any] = {}
+    replicate = _replicate_after_freeze(fw, seen)
+    docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
+    freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
+    req = aws.Request(replica_bucket=DST_BUCKET, confirm=DST_BUCKET, report_dir=tmp_path, show_progress=False)
+    second: dict[str, Any] = {}
+
+    def meanwhile(at: str, what: str) -> None:
+        if at != "after-freeze" or second:
+            return
+        journal = (tmp_path / f".planned-freeze-{fw.world.source_arn.rsplit('/', 1)[1]}.json").read_text()
+        second["run"] = planned.run(bg, req, fw.world.outputs, docs, freeze)
+        unfreeze = planned.Options(unfreeze=True)
+        second["unfreeze"] = planned.run(bg, req, fw.world.outputs, None, freeze, unfreeze).exit_code
+        capsys.readouterr()
+        planned.run(bg, replace(req, confirm=None), fw.world.outputs, docs, freeze)
+        second["plan"] = capsys.readouterr().out
+        assert FREEZE_SID in _source_policy(fw)  # the first run's freeze and journal are untouched
+        assert (tmp_path / f".planned-freeze-{fw.world.source_arn.rsplit('/', 1)[1]}.json").read_text() == journal
+        replicate(at, what)
+
+    first = _run(fw, bg, tmp_path, monkeypatch, meanwhile)
+    assert first.exit_code == 0 and first.report is not None and first.report.rpo_zero
+    refused = second["run"]
+    assert refused.exit_code == 2 and refused.report is not None
+    assert refused.report.outcome.startswith("refused (another run holds the lease")
+    assert f"run {first.report.run_id}" in " ".join(refused.report.messages)
+    assert second["unfreeze"] == 2
+    assert f"A PLANNED FAILOVER RUNS NOW: run {first.report.run_id}" in second["plan"]
+    assert _source_policy(fw) == ORIGINAL and not _leases(tmp_path)
+
+    # a run on another host: its lease is live while it heartbeats, whatever this host's processes are
+    key = Path(lease_key(str(tmp_path), fw.world.source_arn))
+    key.parent.mkdir(parents=True, exist_ok=True)
+    other = Holder("otherhost0001", "other-host", 1, "2026-11-27T00:00:00+00:00", fw.world.source_arn, time.time(), 60)
+    key.write_bytes(other.body())
+    again = planned.run(bg, req, fw.world.outputs, docs, freeze)
+    assert again.exit_code == 2 and "run otherhost0001 (host other-host" in " ".join(again.report.messages)  # type: ignore[union-attr]
+    assert _source_policy(fw) == ORIGINAL
+    key.write_bytes(replace(other, heartbeat_at=time.time() - 61).body())  # no heartbeat for its time to live
+
+    def usurped(at: str, _: str) -> None:  # this run stalls past the time to live: the other host's run takes over
+        if at == "after-freeze":
+            key.write_bytes(replace(other, heartbeat_at=time.time()).body())
+
+    stopped = _run(fw, bg, tmp_path, monkeypatch, usurped)  # the stale lease is taken over, then lost
+    assert stopped.exit_code == 1 and stopped.report is not None
+    assert stopped.report.outcome.endswith("lease lost") and "taken over by run otherhost0001" in " ".join(
+        stopped.report.messages
+    )
+    assert FREEZE_SID in _source_policy(fw)  # the freeze is left to the run that holds the lease now
+    key.write_bytes(replace(other, heartbeat_at=time.time() - 61).body())
+    rerun = _run(fw, bg, tmp_path, monkeypatch)
+    assert rerun.exit_code == 0, rerun.report and rerun.report.render()  # taken over; every table already promoted
+    assert rerun.report is not None and rerun.report.continued_from == stopped.report.run_id
+    assert _source_policy(fw) == ORIGINAL and not _leases(tmp_path)

@@ -22,6 +22,8 @@ EPILOG = """what it does (in this order; nothing before the preflight passes):
                              (--timeout), promote as above, prove the snapshot ids equal, put the policy back.
                              On a timeout or an error before the promotion: writers back, nothing promoted (exit 1).
                              A rerun continues a killed run; --unfreeze only lifts a freeze a killed run left.
+                             One run at a time: a run takes leases on the source and the promoted bucket before
+                             the freeze (--lease-dir); while a live run holds them another is refused (exit 2).
                              The failback is the same run on the failover topology's outputs, promoting the new
                              bucket in the original Region.
 
@@ -75,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--poll", type=float, default=5.0, metavar="S", help="--planned: seconds between checks (5)")
     p.add_argument("--settle", type=float, default=5.0, metavar="S", help="--planned: wait after the freeze (5)")
     p.add_argument("--unfreeze", action="store_true", help="--planned: only lift a freeze a killed run left")
+    p.add_argument(
+        "--lease-dir",
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="--planned: where the run's leases live, one place shared by everyone who may run it (a shared "
+        "directory, or a general purpose bucket: conditional writes). Default: the report directory",
+    )
     return p
 
 
@@ -139,7 +147,9 @@ def _planned(ns: argparse.Namespace, clients: Any, req: Any, outputs: Any, docum
     freeze = None
     if cfg is not None and replica is not None:
         freeze = planned.freeze_from_config(cfg, aws.source_of(outputs, replica).table_bucket_arn)
-    opts = planned.Options(timeout_s=ns.timeout, poll_s=ns.poll, settle_s=ns.settle, unfreeze=ns.unfreeze)
+    opts = planned.Options(
+        timeout_s=ns.timeout, poll_s=ns.poll, settle_s=ns.settle, unfreeze=ns.unfreeze, lease_dir=ns.lease_dir
+    )
     return planned.run(clients, req, outputs, documents, freeze, opts, as_json=ns.json).exit_code
 
 

@@ -190,21 +190,27 @@ def round_trip(
 
             return hook
 
-        emu.control.call("enforce-policies", {"bucketArns": [src.table_bucket_arn]})
+        def direction(label: str, config: Path, outputs_file: Path, bucket: str, writer: Any, source: str) -> Direction:
+            """One planned failover through the command line, `writer` trying to commit during the freeze."""
+            emu.control.call("enforce-policies", {"bucketArns": [source]})
+            points.hook = during_freeze(writer, source)
+            try:
+                code = failover_main(
+                    [
+                        *common,
+                        *("--config", str(config), "--outputs", str(outputs_file)),
+                        *("--replica-bucket", bucket, "--confirm", bucket),
+                        *("--report", str(out / f"reports-{label}")),
+                    ]
+                )
+            finally:
+                points.hook = None
+            return _direction(label, code, out / f"reports-{label}", refused.get("w", "-"))
+
         print(f"\n  -- out: planned failover {src.table_bucket_name} -> {rep.table_bucket_name}")
-        points.hook = during_freeze(source_w, src.table_bucket_arn)
-        try:
-            code = failover_main(
-                [
-                    *common,
-                    *("--config", str(seed), "--outputs", str(out / "outputs.json")),
-                    *("--replica-bucket", rep.table_bucket_name, "--confirm", rep.table_bucket_name),
-                    *("--report", str(out / "reports-out")),
-                ]
-            )
-        finally:
-            points.hook = None
-        results.append(_direction("out", code, out / "reports-out", refused.get("w", "-")))
+        results.append(
+            direction("out", seed, out / "outputs.json", rep.table_bucket_name, source_w, src.table_bucket_arn)
+        )
         service.sources.clear()
 
         promoted_w = _committer(writer, rep.table_bucket_arn, rep.region, emu.url)
@@ -237,20 +243,7 @@ def round_trip(
         fb_outputs = failback_outputs(fb_cfg, rep, failback_arn, out)
         print(f"  the failover topology replicates {rep.table_bucket_name} into {FAILBACK_BUCKET} (us-east-1)")
         refused.clear()
-        emu.control.call("enforce-policies", {"bucketArns": [rep.table_bucket_arn]})
-        points.hook = during_freeze(promoted_w, rep.table_bucket_arn)
-        try:
-            code = failover_main(
-                [
-                    *common,
-                    *("--config", str(fb_config), "--outputs", str(fb_outputs)),
-                    *("--replica-bucket", FAILBACK_BUCKET, "--confirm", FAILBACK_BUCKET),
-                    *("--report", str(out / "reports-back")),
-                ]
-            )
-        finally:
-            points.hook = None
-        results.append(_direction("back", code, out / "reports-back", refused.get("w", "-")))
+        results.append(direction("back", fb_config, fb_outputs, FAILBACK_BUCKET, promoted_w, rep.table_bucket_arn))
 
     home_w = _committer(writer, failback_arn, "us-east-1", emu.url)
     _write(home_w, 400)

@@ -6,6 +6,9 @@ State-changing calls, in order (nothing before the preflight passes):
   PutTableBucketPolicy on the source (the freeze, merged into its policy; journal first) -> the promotion's calls
   (`jobs.failover.aws`) -> PutTableBucketPolicy / DeleteTableBucketPolicy on the source (its policy as it was).
 
+One run at a time: before the freeze the run takes the leases of the source and the promoted bucket
+(`jobs.failover.planned_lease`); a second run while they are held is refused (exit 2) and changes nothing.
+
 Rerunnable: the freeze is found again by its Sid in the source's policy, and the original policy in the journal
 (`<report dir>/.planned-freeze-<source bucket>.json`, written before the freeze); a rerun continues a killed run
 (the promotion converges table by table) and lifts the freeze at its end. Every run that ends lifts it: on a
@@ -17,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +30,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.failover import aws, points
 from jobs.failover import model as M
+from jobs.failover import planned_lease as PL
 from jobs.failover import planned_model as PM
 from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import run_concurrently
@@ -75,6 +79,8 @@ class Options:
     poll_s: float = PM.DEFAULT_POLL_S
     settle_s: float = PM.DEFAULT_SETTLE_S
     unfreeze: bool = False  # only lift a freeze a killed run left (no promotion)
+    lease_dir: str | None = None  # where the run's leases live (`jobs.failover.planned_lease`); None: the report dir
+    lease_ttl_s: float = PL.DEFAULT_TTL_S
 
 
 @dataclass
@@ -250,6 +256,12 @@ def run(
     journal_file = PM.journal_path(report_dir, src_arn.rsplit("/", 1)[1])
     rep = PM.PlannedReport(run_id, src_arn, replica.table_bucket_arn, "refused", started.isoformat())
 
+    lease_dir = opts.lease_dir or str(report_dir)
+    buckets = (src_arn, replica.table_bucket_arn)
+
+    def leased() -> Any:
+        return PL.held(lease_dir, buckets, run_id, started.isoformat(timespec="seconds"), show, opts.lease_ttl_s)
+
     def finish(code: int, outcome: str) -> PlannedResult:
         rep.outcome = outcome
         path = rep.write(report_dir) if req.confirm else None
@@ -259,7 +271,12 @@ def run(
     if freeze is None:
         raise M.FailoverError("--planned needs --config (the freeze is built from its break-glass principals)")
     if opts.unfreeze:
-        was_frozen = lift_freeze(clients, freeze, src_arn, journal_file, show)
+        try:
+            with leased():
+                was_frozen = lift_freeze(clients, freeze, src_arn, journal_file, show)
+        except PL.Refused as exc:
+            print(f"REFUSED: {exc}")
+            return PlannedResult(M.EXIT_REFUSED)
         print("freeze lifted" if was_frozen else "no freeze in place: nothing to do")
         return PlannedResult(M.EXIT_OK)
     plan = aws.build_plan(clients, req, outputs, documents, started)
@@ -275,14 +292,42 @@ def run(
     if req.confirm is None:
         now = [catch_up(clients, src_arn, t)[0] for t in active] if not source_error else []
         print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render())
-        print(render_planned(freeze, src_arn, live, now, opts, already, refusals))
+        running = PL.live_holder(lease_dir, buckets)
+        print(render_planned(freeze, src_arn, live, now, opts, already, refusals, running))
         return PlannedResult(M.EXIT_REFUSED if refusals else M.EXIT_OK)
-    if refusals:
+    if refusals and not already:
         rep.messages += refusals
-        if already and not source_error:  # a killed run's freeze: writers are not left frozen by this run
-            lift_freeze(clients, freeze, src_arn, journal_file, show)
+        return finish(M.EXIT_REFUSED, "refused (nothing was changed)")
+    try:
+        with leased() as leases:
+            return _confirmed(clients, req, plan, documents, freeze, opts, rep, finish, refusals, leases, t0)
+    except PL.Refused as exc:
+        rep.messages.append(str(exc))
+        return finish(M.EXIT_REFUSED, "refused (another run holds the lease: nothing was changed)")
+
+
+def _confirmed(
+    clients: Clients,
+    req: aws.Request,
+    plan: M.FailoverPlan,
+    documents: aws.Documents | None,
+    freeze: Freeze,
+    opts: Options,
+    rep: PM.PlannedReport,
+    finish: Callable[[int, str], PlannedResult],
+    refusals: list[str],
+    leases: PL.Leases,
+    t0: float,
+) -> PlannedResult:
+    """The confirmed run, under the leases: freeze, wait, promote, prove, lift."""
+    show, run_id, src_arn = req.show_progress, rep.run_id, rep.source_bucket_arn
+    journal_file = PM.journal_path(req.report_dir or Path("reports/failover"), src_arn.rsplit("/", 1)[1])
+    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    if refusals:  # the source answers and a killed run's freeze is in place: writers are not left frozen
+        rep.messages += refusals
+        if lift_freeze(clients, freeze, src_arn, journal_file, show):
             rep.messages.append("the freeze a killed run left was lifted")
-        return finish(M.EXIT_REFUSED, "refused (nothing was changed)" if not already else "refused")
+        return finish(M.EXIT_REFUSED, "refused")
 
     assert documents is not None
     try:
@@ -297,6 +342,10 @@ def run(
     points.at("after-freeze", src_arn)
 
     def lifted(outcome: str, code: int) -> PlannedResult:
+        lost = PL.lost(leases)
+        if lost:  # another run took the leases over (this one stalled past their time to live): the freeze is its
+            rep.messages.append(f"{lost}: this run leaves the freeze to that run")
+            return finish(code, f"{outcome}; lease lost")
         lift_freeze(clients, freeze, src_arn, journal_file, show)
         rep.lifted_at = datetime.now(UTC).isoformat()
         rep.write_outage_seconds = round(_seconds_since(journal.frozen_at), 3)
@@ -320,6 +369,8 @@ def run(
         rep.messages.append(f"timed out after {opts.timeout_s:.0f}s waiting for the replicas to catch up")
         return lifted("timed out (nothing was promoted)", M.EXIT_FAILED)
     points.at("caught-up", src_arn)
+    if PL.lost(leases):  # another run took the leases over (this one stalled past their time to live)
+        return lifted("stopped before the promotion (nothing was promoted by this run)", M.EXIT_FAILED)
 
     t_caught = time.monotonic()
     plan.tables = [plans.get(str(t.ident), t) for t in plan.tables]
@@ -370,6 +421,7 @@ def render_planned(
     opts: Options,
     already: bool,
     refusals: Sequence[str],
+    running: tuple[str, Any] | None = None,
 ) -> str:
     name = source_arn.rsplit("/", 1)[1]
     lines = [
@@ -383,7 +435,9 @@ def render_planned(
         f"  bucket policy of {name} now: {live if live is not None else 'none'}",
         f"  while frozen: {freeze.frozen(live if not already else freeze.thawed(live or '{}'))}",
     ]
-    if already:
+    if running is not None:
+        lines.append(f"  A PLANNED FAILOVER RUNS NOW: {running[1].describe()} holds the lease of {running[0]}")
+    elif already:
         lines.append("  WRITERS ARE FROZEN NOW (a run was killed): --confirm continues it, --unfreeze lifts the freeze")
     if states:
         lines += ["", "  " + PM.progress_line(states, 0.0)]

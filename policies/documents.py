@@ -588,24 +588,13 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
         )
     if cfg.protection.organization:
         org = cfg.protection.organization
-        docs.append(
-            PolicyDoc(
-                "scp-protect-replicas",
-                "scp",
-                org.management_account_id,
-                f"SCP {cfg.scp_name} on {', '.join(org.targets)}",
-                service_control_policy(cfg),
+        docs += [
+            PolicyDoc(name, "scp", org.management_account_id, f"SCP {scp} on {', '.join(org.targets)}", build(cfg))
+            for name, scp, build in (
+                ("scp-protect-replicas", cfg.scp_name, service_control_policy),
+                ("scp-protect-replica-guards", cfg.scp_guards_name, service_control_policy_guards),
             )
-        )
-        docs.append(
-            PolicyDoc(
-                "scp-protect-replica-guards",
-                "scp",
-                org.management_account_id,
-                f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",
-                service_control_policy_guards(cfg),
-            )
-        )
+        ]
     return docs
 
 

@@ -55,6 +55,13 @@ class Warehouses:
             conf.update(catalog_conf(CatalogSpec(name, "hadoop", file_uri(path))))
         add_catalogs(spark, conf)
 
+    def writer(self, spark: Any, catalog: str, warehouse: Path) -> Any:
+        """Register the catalogs with `catalog` writing the tests' tables into `warehouse`, create its `sales`
+        namespace, and return the session's `sql` to write them with."""
+        self.register(spark, {catalog: warehouse})
+        spark.sql(f"CREATE NAMESPACE {catalog}.sales")
+        return spark.sql
+
     def request(self, tables: Iterable[str], **kw: Any) -> RecoveryRequest:
         """Recover `tables` (NS.NAME) from the replica into the target warehouse (either replaced by a `replica` or
         `target` keyword), reporting into a directory of its own unless `report_dir` is given."""

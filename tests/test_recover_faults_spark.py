@@ -44,9 +44,7 @@ World = Warehouses
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("faults"), REP, TGT)
-    w.register(spark, {W: w.replica_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {W}.sales")
+    sql = w.writer(spark, W, w.replica_wh)
     sql(f"CREATE TABLE {W}.sales.plain (id bigint, v string) USING iceberg TBLPROPERTIES ('team'='sales')")
     sql(f"INSERT INTO {W}.sales.plain SELECT id, repeat('v', 50) FROM range(0, 3000, 1, 3)")
     # emptied: partitioned + sorted, rows inserted, then DELETE FROM (a metadata-only delete): 0 data files

@@ -40,9 +40,7 @@ class World(Warehouses):
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("filecopy"), REP, TGT)
-    w.register(spark, {W: w.replica_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {W}.sales")
+    sql = w.writer(spark, W, w.replica_wh)
 
     # evo: schema evolution (add + rename), partition evolution (days -> months + bucket), merge-on-read deletes
     # spread over both specs (many position-delete files), a property set after the deletes.

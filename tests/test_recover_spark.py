@@ -58,9 +58,7 @@ def _snapshots(spark: Any, table: str) -> list[tuple[int, int]]:
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("recover"), REP, TGT)
-    w.register(spark, {SRC: w.source_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {SRC}.sales")
+    sql = w.writer(spark, SRC, w.source_wh)
 
     # orders: the seed walkthrough (5 commits, pause, 6th)
     sql(

@@ -21,11 +21,12 @@ def read_parsed(
 ) -> T:
     """`parse` of the UTF-8 text at `path`; `refuse(reason)` raised (without the traceback) when the file is
     `missing`, cannot be read, or is `invalid` (a `parse_errors` error, or not UTF-8)."""
+    invalid_errors: tuple[type[Exception], ...] = (*parse_errors, UnicodeDecodeError)
     try:
         return parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise refuse(missing) from None
-    except (*parse_errors, UnicodeDecodeError) as exc:
+    except invalid_errors as exc:
         raise refuse(f"{invalid}: {exc}") from None
     except OSError as exc:  # a directory, no permission, ...
         raise refuse(f"cannot read the file: {exc.strerror or exc}") from None

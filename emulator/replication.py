@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from emulator.lookup import get_bucket, get_table_by_arn, get_table_by_name
 from emulator.routing import GUARDS, handles
@@ -68,58 +69,46 @@ def _delete_versioned(store: dict[str, dict[str, Any]], key: str, token: str | N
     del store[key]  # existing replicas stay (docs/aws-facts.md#replication)
 
 
-@handles("PutTableReplication")
-def put_table_replication(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+def _replication_handlers(level: str, resolve: Callable[[dict[str, str]], tuple[str, str]], store: str) -> None:
+    """Put/Get/Delete<level>Replication: one versioned configuration per resource, the same rules at either level.
+    `resolve(query)` names the resource (the configuration's key) and the source bucket the rule must not target."""
+
+    def configurations() -> dict[str, dict[str, Any]]:
+        return cast("dict[str, dict[str, Any]]", getattr(STATE, store))
+
+    @handles(f"Put{level}Replication")
+    def put(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        key, source_bucket_arn = resolve(q)
+        _check_replication(b["configuration"], source_bucket_arn)
+        token = _put_versioned(configurations(), key, b["configuration"], q.get("versionToken"))
+        return 200, {"versionToken": token, "status": "ENABLED"}  # status value undocumented
+
+    @handles(f"Get{level}Replication")
+    def get(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        key, _ = resolve(q)
+        if key not in configurations():
+            raise not_found(NO_REPLICATION)
+        return 200, configurations()[key]
+
+    @handles(f"Delete{level}Replication")
+    def delete(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        key, _ = resolve(q)
+        _delete_versioned(configurations(), key, q.get("versionToken"))
+        return 204, None
+
+
+def _table(q: dict[str, str]) -> tuple[str, str]:
     t = get_table_by_arn(q.get("tableArn", ""))
-    _check_replication(b["configuration"], t.table_bucket_arn)
-    token = _put_versioned(STATE.table_replication, t.arn, b["configuration"], q.get("versionToken"))
-    return 200, {"versionToken": token, "status": "ENABLED"}  # status value undocumented
+    return t.arn, t.table_bucket_arn
 
 
-@handles("GetTableReplication")
-def get_table_replication(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-    t = get_table_by_arn(q.get("tableArn", ""))
-    if t.arn not in STATE.table_replication:
-        raise not_found(NO_REPLICATION)
-    return 200, STATE.table_replication[t.arn]
-
-
-@handles("DeleteTableReplication")
-def delete_table_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
-    t = get_table_by_arn(q.get("tableArn", ""))
-    _delete_versioned(STATE.table_replication, t.arn, q.get("versionToken"))
-    return 204, None
-
-
-@handles("PutTableBucketReplication")
-def put_bucket_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
+def _bucket(q: dict[str, str]) -> tuple[str, str]:
     bucket = get_bucket(q.get("tableBucketARN", ""))
-    _check_replication(b["configuration"], bucket.arn)
-    token = _put_versioned(STATE.bucket_replication, bucket.arn, b["configuration"], q.get("versionToken"))
-    return 200, {"versionToken": token, "status": "ENABLED"}
+    return bucket.arn, bucket.arn
 
 
-@handles("GetTableBucketReplication")
-def get_bucket_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
-    bucket = get_bucket(q.get("tableBucketARN", ""))
-    if bucket.arn not in STATE.bucket_replication:
-        raise not_found(NO_REPLICATION)
-    return 200, STATE.bucket_replication[bucket.arn]
-
-
-@handles("DeleteTableBucketReplication")
-def delete_bucket_replication(
-    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
-) -> tuple[int, dict[str, Any] | None]:
-    bucket = get_bucket(q.get("tableBucketARN", ""))
-    _delete_versioned(STATE.bucket_replication, bucket.arn, q.get("versionToken"))
-    return 204, None
+_replication_handlers("Table", _table, "table_replication")
+_replication_handlers("TableBucket", _bucket, "bucket_replication")
 
 
 @handles("DisassociateTableReplication")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from emulator.lookup import _backend, get_bucket, get_table_by_arn, get_table_by_name
@@ -129,11 +129,18 @@ def get_bucket_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -
     return 200, {"resourcePolicy": STATE.bucket_policies[bucket.arn]}
 
 
-@handles("DeleteTableBucketPolicy")
-def delete_bucket_policy(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-    bucket = get_bucket(p["tableBucketARN"])
-    STATE.bucket_policies.pop(bucket.arn, None)
-    return 204, None
+def _deletes_bucket_setting(op: str, store: str) -> None:
+    """`op` forgets a bucket's setting (kept in `STATE.<store>` by bucket ARN); none set is not an error."""
+
+    @handles(op)
+    def delete(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        bucket = get_bucket(p["tableBucketARN"])
+        cast("dict[str, Any]", getattr(STATE, store)).pop(bucket.arn, None)
+        return 204, None
+
+
+_deletes_bucket_setting("DeleteTableBucketPolicy", "bucket_policies")
+_deletes_bucket_setting("DeleteTableBucketEncryption", "bucket_encryption")
 
 
 @handles("PutTablePolicy")
@@ -242,13 +249,6 @@ def put_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> t
 def get_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])
     return 200, {"encryptionConfiguration": STATE.bucket_encryption.get(bucket.arn, {"sseAlgorithm": "AES256"})}
-
-
-@handles("DeleteTableBucketEncryption")
-def delete_encryption(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-    bucket = get_bucket(p["tableBucketARN"])
-    STATE.bucket_encryption.pop(bucket.arn, None)
-    return 204, None
 
 
 @handles("GetTableBucketStorageClass")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
 from jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
-from jobs.recover.job import RecoveryRequest, run
+from jobs.recover.job import Outcome, RecoveryRequest, run
 from jobs.recover.localreplica import file_uri, replicate_table
 from jobs.recover.model import Ident
 from jobs.recover.planning import Selector, to_ms
@@ -126,34 +126,31 @@ def main(argv: list[str] | None = None) -> int:
     def factory(conf: dict[str, str]):  # type: ignore[no-untyped-def]
         return spark  # the catalogs are already registered on the drill's session
 
+    def recover(report: str, suffix: str = "", selector: Selector | None = None) -> Outcome:
+        """Recover the table into `recovery_ns` (named with `suffix`), as the drill shows it: the full row
+        fingerprint after a file copy as well; then the mode used and the recovered table against the replica."""
+        req = RecoveryRequest(
+            replica=replica,
+            target=target,
+            tables=[ident],
+            target_namespace=recovery_ns,
+            suffix=suffix,
+            selector=selector or Selector(),
+            report_dir=report_dir / report,
+            verify="full",
+        )
+        outcome = run(req, factory)
+        _show_mode(outcome)
+        snapshot_id = outcome.plan.tables[0].snapshot.snapshot_id if selector else None
+        _show_recovered(spark, rep_t, f"recovery.{recovery_ns}.{ident.name}{suffix}", snapshot_id)
+        return outcome
+
     _step(5, f"recover the latest state into {target.name}.{recovery_ns}.{ident.name}")
-    req = RecoveryRequest(
-        replica=replica,
-        target=target,
-        tables=[ident],
-        target_namespace=recovery_ns,
-        report_dir=report_dir / "latest",
-        verify="full",  # the drill also runs the full row fingerprint after a file copy
-    )
-    latest = run(req, factory)
+    latest = recover("latest")
     rec_latest = f"recovery.{recovery_ns}.{ident.name}"
-    _show_mode(latest)
-    _show_recovered(spark, rep_t, rec_latest, None)
 
     _step(6, f"recover as of {between.isoformat()} (between the 5th and the 6th commit)")
-    req_pit = RecoveryRequest(
-        replica=replica,
-        target=target,
-        tables=[ident],
-        target_namespace=recovery_ns,
-        suffix="_asof",
-        selector=Selector(as_of_ms=to_ms(between)),
-        report_dir=report_dir / "as-of",
-        verify="full",
-    )
-    pit = run(req_pit, factory)
-    _show_mode(pit)
-    _show_recovered(spark, rep_t, f"recovery.{recovery_ns}.{ident.name}_asof", pit.plan.tables[0].snapshot.snapshot_id)
+    pit = recover("as-of", "_asof", Selector(as_of_ms=to_ms(between)))
 
     _step(7, "writes: succeed on the recovered table, refused on the replica")
     gsql = GuardedSql(spark, ["replica"])

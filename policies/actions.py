@@ -146,6 +146,17 @@ class ProtectionRule:
     tables_only: bool = False
 
 
+def _locked_after_first_deploy(sid: str, actions: tuple[str, ...], risk: str) -> ProtectionRule:
+    """A rule on settings the deploy role applies at the first deploy and only break-glass changes afterwards."""
+    return ProtectionRule(
+        sid=sid,
+        actions=actions,
+        risk=f"{risk} Locked after the first deploy: this change is a break-glass deploy.",
+        exempt_deploy_roles=True,
+        locked_after_first_deploy=True,
+    )
+
+
 PROTECTION_RULES: tuple[ProtectionRule, ...] = (
     ProtectionRule(
         sid="DenyReplicaDeletion",
@@ -181,13 +192,11 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         exempt_replication_role=True,
         exempt_maintenance_service=True,
     ),
-    ProtectionRule(
-        sid="DenyReplicaProtectionChange",
-        actions=("PutTableBucketPolicy", "PutTablePolicy"),
-        risk="Policy changes remove the protection itself (the first step of any deletion, and of granting an account "
-        "outside the organization). Locked after the first deploy: this change is a break-glass deploy.",
-        exempt_deploy_roles=True,
-        locked_after_first_deploy=True,
+    _locked_after_first_deploy(
+        "DenyReplicaProtectionChange",
+        ("PutTableBucketPolicy", "PutTablePolicy"),
+        "Policy changes remove the protection itself (the first step of any deletion, and of granting an account "
+        "outside the organization).",
     ),
     ProtectionRule(
         sid="DenyReplicaReplicationChange",
@@ -202,9 +211,9 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
         "disassociating a replica turns it into a writable standalone table and stops its replication for good "
         "(it can never be re-associated: the only way back is a new destination and a full backfill).",
     ),
-    ProtectionRule(
-        sid="DenyReplicaBucketSettingsChange",
-        actions=(
+    _locked_after_first_deploy(
+        "DenyReplicaBucketSettingsChange",
+        (
             "PutTableBucketEncryption",
             "PutTableEncryption",
             "PutTableBucketMaintenanceConfiguration",
@@ -213,11 +222,8 @@ PROTECTION_RULES: tuple[ProtectionRule, ...] = (
             "PutTableBucketLogging",
             "PutTableBucketMetricsConfiguration",
         ),
-        risk="Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove "
-        "files early; switching server access logging or metrics off hides who touched the replica. Locked after "
-        "the first deploy: this change is a break-glass deploy.",
-        exempt_deploy_roles=True,
-        locked_after_first_deploy=True,
+        "Encryption, unreferenced-file removal and storage-class changes can make data unreadable or remove files "
+        "early; switching server access logging or metrics off hides who touched the replica.",
     ),
     ProtectionRule(
         sid="DenyReplicaTagChange",

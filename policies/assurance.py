@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from policies import actions as A
 from policies import statements as S
-from policies.model import Document, PolicyDoc, doc, kms_resource
+from policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
 from topology.config import KitConfig, Replica
 from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
@@ -339,50 +339,27 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
     if a.monitor.enabled:
         src = source_site(cfg)
         role, sched = monitor_role_name(cfg), monitor_scheduler_role_name(cfg)
-        out += [
-            PolicyDoc(
-                "monitor-role-trust", "trust", src.account_id, f"IAM role {role} (trust)", monitor_role_trust(cfg)
-            ),
-            PolicyDoc(
-                "monitor-role-permissions",
-                "identity",
-                src.account_id,
-                f"IAM role {role}",
-                monitor_role_permissions(cfg),
-            ),
-            PolicyDoc(
-                "monitor-schedule-role-trust",
-                "trust",
-                src.account_id,
-                f"IAM role {sched} (trust)",
-                monitor_scheduler_role_trust(cfg),
-            ),
-            PolicyDoc(
-                "monitor-schedule-role-permissions",
-                "identity",
-                src.account_id,
-                f"IAM role {sched}",
-                monitor_scheduler_role_permissions(cfg),
-            ),
-        ]
+        out += role_documents(
+            "monitor-role", src.account_id, role, monitor_role_trust(cfg), monitor_role_permissions(cfg)
+        )
+        out += role_documents(
+            "monitor-schedule-role",
+            src.account_id,
+            sched,
+            monitor_scheduler_role_trust(cfg),
+            monitor_scheduler_role_permissions(cfg),
+        )
     if a.rehearsal.enabled:
         rec = recovery_site(cfg)
         sched = rehearsal_scheduler_role_name(cfg)
+        out += role_documents(
+            "rehearsal-schedule-role",
+            rec.account_id,
+            sched,
+            rehearsal_scheduler_role_trust(cfg),
+            rehearsal_scheduler_role_permissions(cfg),
+        )
         out += [
-            PolicyDoc(
-                "rehearsal-schedule-role-trust",
-                "trust",
-                rec.account_id,
-                f"IAM role {sched} (trust)",
-                rehearsal_scheduler_role_trust(cfg),
-            ),
-            PolicyDoc(
-                "rehearsal-schedule-role-permissions",
-                "identity",
-                rec.account_id,
-                f"IAM role {sched}",
-                rehearsal_scheduler_role_permissions(cfg),
-            ),
             PolicyDoc(
                 "recovery-role-rehearsal-metrics",
                 "identity",

@@ -15,7 +15,7 @@ from policies import actions as A
 from policies import assurance, estate
 from policies import protection as P
 from policies import statements as S
-from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource
+from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
 from topology.config import KitConfig, Replica, Source, partition_of_arn
 
@@ -501,18 +501,11 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
             f"table bucket {src.bucket} (source)",
             source_bucket_policy(cfg),
         ),
-        PolicyDoc(
-            "replication-role-trust",
-            "trust",
+        *role_documents(
+            "replication-role",
             src.account_id,
-            f"IAM role {cfg.replication_role_name} (trust)",
+            cfg.replication_role_name,
             replication_role_trust(cfg),
-        ),
-        PolicyDoc(
-            "replication-role-permissions",
-            "identity",
-            src.account_id,
-            f"IAM role {cfg.replication_role_name}",
             replication_role_permissions(cfg),
         ),
     ]
@@ -588,43 +581,24 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
         )
     if cfg.protection.organization:
         org = cfg.protection.organization
-        docs.append(
-            PolicyDoc(
-                "scp-protect-replicas",
-                "scp",
-                org.management_account_id,
-                f"SCP {cfg.scp_name} on {', '.join(org.targets)}",
-                service_control_policy(cfg),
+        docs += [
+            PolicyDoc(name, "scp", org.management_account_id, f"SCP {scp} on {', '.join(org.targets)}", build(cfg))
+            for name, scp, build in (
+                ("scp-protect-replicas", cfg.scp_name, service_control_policy),
+                ("scp-protect-replica-guards", cfg.scp_guards_name, service_control_policy_guards),
             )
-        )
-        docs.append(
-            PolicyDoc(
-                "scp-protect-replica-guards",
-                "scp",
-                org.management_account_id,
-                f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",
-                service_control_policy_guards(cfg),
-            )
-        )
+        ]
     return docs
 
 
 def recovery_documents(cfg: KitConfig) -> list[PolicyDoc]:
     rep = cfg.recovery_replica
-    docs: list[PolicyDoc] = []
-    docs += [
-        PolicyDoc(
-            "recovery-role-trust",
-            "trust",
+    return [
+        *role_documents(
+            "recovery-role",
             rep.account_id,
-            f"IAM role {cfg.recovery_role_name} (trust)",
+            cfg.recovery_role_name,
             recovery_role_trust(cfg),
-        ),
-        PolicyDoc(
-            "recovery-role-permissions",
-            "identity",
-            rep.account_id,
-            f"IAM role {cfg.recovery_role_name}",
             recovery_role_permissions(cfg),
         ),
         PolicyDoc(
@@ -635,7 +609,6 @@ def recovery_documents(cfg: KitConfig) -> list[PolicyDoc]:
             scripts_bucket_policy(cfg),
         ),
     ]
-    return docs
 
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:

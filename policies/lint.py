@@ -211,6 +211,11 @@ def _label(stmt: dict[str, Any], i: int) -> str:
     return f"statement {stmt.get('Sid') or '#' + str(i + 1)}"
 
 
+def _allows(doc: Document) -> Iterable[tuple[str, dict[str, Any]]]:
+    """The document's Allow statements, each with its label for a finding."""
+    return ((_label(s, i), s) for i, s in enumerate(statements(doc)) if s.get("Effect") == "Allow")
+
+
 # ---------------------------------------------------------------- rules ----
 
 
@@ -273,14 +278,12 @@ def check_kit_action_levels() -> list[str]:
 
 def check_no_wildcard_actions(doc: Document, kind: str) -> list[str]:
     problems = []
-    for i, s in enumerate(statements(doc)):
-        if s.get("Effect") != "Allow":
-            continue
+    for label, s in _allows(doc):
         if "NotAction" in s:
-            problems.append(f"{_label(s, i)}: Allow with NotAction grants every other action")
+            problems.append(f"{label}: Allow with NotAction grants every other action")
         for action in as_list(s.get("Action")):
             if action == "*" or (":" in action and action.split(":", 1)[1] == "*"):
-                problems.append(f"{_label(s, i)}: Allow of {action!r}")
+                problems.append(f"{label}: Allow of {action!r}")
     return problems
 
 
@@ -288,13 +291,11 @@ def check_no_wildcard_resources(doc: Document, kind: str) -> list[str]:
     if kind == "kms-key-policy":
         return []  # in a key policy Resource "*" means the key itself
     problems = []
-    for i, s in enumerate(statements(doc)):
-        if s.get("Effect") != "Allow":
-            continue
+    for label, s in _allows(doc):
         if "NotResource" in s:
-            problems.append(f"{_label(s, i)}: Allow with NotResource grants on every other resource")
+            problems.append(f"{label}: Allow with NotResource grants on every other resource")
         if "*" in as_list(s.get("Resource")) and not _scoped_resourceless(s):
-            problems.append(f'{_label(s, i)}: Allow on Resource "*"')
+            problems.append(f'{label}: Allow on Resource "*"')
     return problems
 
 
@@ -364,29 +365,27 @@ def check_trust_policy(doc: Document, kind: str, allowed: frozenset[str] = INTEN
     if kind != "trust":
         return []
     problems = []
-    for i, s in enumerate(statements(doc)):
-        if s.get("Effect") != "Allow":
-            continue
+    for label, s in _allows(doc):
         principal = s.get("Principal")
         if "NotPrincipal" in s or not isinstance(principal, dict):
-            problems.append(f"{_label(s, i)}: trust must name service principals (got {principal!r})")
+            problems.append(f"{label}: trust must name service principals (got {principal!r})")
             continue
         others = sorted(set(principal) - {"Service"})
         if others:
-            problems.append(f"{_label(s, i)}: trusts {others} principals; only service principals are intended")
+            problems.append(f"{label}: trusts {others} principals; only service principals are intended")
         for svc in as_list(principal.get("Service")):
             if svc not in allowed:
-                problems.append(f"{_label(s, i)}: trusts {svc!r}, which is not one of {sorted(allowed)}")
+                problems.append(f"{label}: trusts {svc!r}, which is not one of {sorted(allowed)}")
         cond = s.get("Condition", {})
         keys = {k.lower(): op for op, kv in cond.items() for k in kv}
         if "aws:sourceaccount" not in keys:
-            problems.append(f"{_label(s, i)}: no aws:SourceAccount condition (confused deputy)")
+            problems.append(f"{label}: no aws:SourceAccount condition (confused deputy)")
         if "aws:sourcearn" not in keys:
-            problems.append(f"{_label(s, i)}: no aws:SourceArn condition (confused deputy)")
+            problems.append(f"{label}: no aws:SourceArn condition (confused deputy)")
         for key in ("aws:sourceaccount", "aws:sourcearn"):
             op = keys.get(key, "")
             if op and ("IfExists" in op or op.startswith(("StringNot", "ArnNot"))):
-                problems.append(f"{_label(s, i)}: {key} uses {op}, which passes when the key is absent or different")
+                problems.append(f"{label}: {key} uses {op}, which passes when the key is absent or different")
     return problems
 
 

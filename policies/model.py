@@ -59,3 +59,13 @@ class PolicyDoc:
     # document it replaces (`replica-bucket-policy--<promoted>`, ...) or one only that topology has
     # (`scp-protect-promoted`). None: nothing deploys it under another name (table policies: `make harden`).
     deploys_as: str | None = None
+
+
+def role_documents(
+    stem: str, account_id: str, role_name: str, trust: Document, permissions: Document
+) -> list[PolicyDoc]:
+    """An IAM role's two documents: `<stem>-trust`, its trust policy, and `<stem>-permissions`, its inline policy."""
+    return [
+        PolicyDoc(f"{stem}-trust", "trust", account_id, f"IAM role {role_name} (trust)", trust),
+        PolicyDoc(f"{stem}-permissions", "identity", account_id, f"IAM role {role_name}", permissions),
+    ]

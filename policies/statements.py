@@ -368,16 +368,14 @@ def deny_source_replication_change(
     )
 
 
+def _deny_on_bucket(sid: str, actions: Sequence[str], bucket_arn: str, exempt_arns: Sequence[str]) -> Statement:
+    """A bucket policy's Deny of S3 Tables `actions` on the bucket itself to everyone but `exempt_arns`."""
+    return statement(sid, "Deny", s3t(*actions), [bucket_arn], principal="*", condition=_break_glass_only(exempt_arns))
+
+
 def deny_source_policy_change(sid: str, bucket_arn: str, exempt_arns: Sequence[str]) -> Statement:
     """The source bucket policy's own guard: nobody but the deploy role and break-glass removes it."""
-    return statement(
-        sid,
-        "Deny",
-        s3t("PutTableBucketPolicy", "DeleteTableBucketPolicy"),
-        [bucket_arn],
-        principal="*",
-        condition=_break_glass_only(exempt_arns),
-    )
+    return _deny_on_bucket(sid, ("PutTableBucketPolicy", "DeleteTableBucketPolicy"), bucket_arn, exempt_arns)
 
 
 def deny_pass_other_replication_role(sid: str, kit_role_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
@@ -395,14 +393,7 @@ def deny_pass_other_replication_role(sid: str, kit_role_arns: Sequence[str], exe
 def deny_bucket_tag_change(sid: str, bucket_arn: str, exempt_arns: Sequence[str]) -> Statement:
     """Tagging or untagging a protected bucket (a resource-policy Deny): only the deploy role, whose `cdktf deploy`
     manages the bucket's tags, and break-glass. Writers of a promoted bucket write data, never its tags."""
-    return statement(
-        sid,
-        "Deny",
-        s3t("TagResource", "UntagResource"),
-        [bucket_arn],
-        principal="*",
-        condition=_break_glass_only(exempt_arns),
-    )
+    return _deny_on_bucket(sid, ("TagResource", "UntagResource"), bucket_arn, exempt_arns)
 
 
 def deny_outside_namespaces(

@@ -1,16 +1,23 @@
 """The local warehouses the recovery Spark tests share: a replica warehouse the kit only reads, a target warehouse it
-writes, each a Hadoop catalog of the module's own name on the one session SparkSession, and a digest to prove that a
-warehouse is byte-identical before and after a test."""
+writes, each a Hadoop catalog of the module's own name on the one session SparkSession; a request between them and a
+run of it; a digest to prove that a warehouse is byte-identical before and after a test; and the reads the tests
+compare tables with."""
 
 from __future__ import annotations
 
 import hashlib
+import io
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jobs.recover.catalogs import CatalogSpec, catalog_conf
+from jobs.recover.job import Outcome, RecoveryRequest, run
 from jobs.recover.localreplica import file_uri
+from jobs.recover.metadata import HadoopMetadataSource
+from jobs.recover.model import Ident
 from jobs.spark import add_catalogs
 
 
@@ -47,6 +54,43 @@ class Warehouses:
             path.mkdir(parents=True, exist_ok=True)
             conf.update(catalog_conf(CatalogSpec(name, "hadoop", file_uri(path))))
         add_catalogs(spark, conf)
+
+    def writer(self, spark: Any, catalog: str, warehouse: Path) -> Any:
+        """Register the catalogs with `catalog` writing the tests' tables into `warehouse`, create its `sales`
+        namespace, and return the session's `sql` to write them with."""
+        self.register(spark, {catalog: warehouse})
+        spark.sql(f"CREATE NAMESPACE {catalog}.sales")
+        return spark.sql
+
+    def request(self, tables: Iterable[str], **kw: Any) -> RecoveryRequest:
+        """Recover `tables` (NS.NAME) from the replica into the target warehouse (either replaced by a `replica` or
+        `target` keyword), reporting into a directory of its own unless `report_dir` is given."""
+        kw.setdefault("replica", self.replica)
+        kw.setdefault("target", self.target)
+        kw.setdefault("report_dir", self.root / "reports" / f"r{time.monotonic_ns()}")
+        return RecoveryRequest(tables=[Ident.parse(t) for t in tables], **kw)
+
+
+def recover(spark: Any, req: RecoveryRequest) -> tuple[Outcome, str, str]:
+    """Run the recovery job on the session SparkSession: its outcome, and what it printed to out and err."""
+    out, err = io.StringIO(), io.StringIO()
+    outcome = run(req, lambda conf: spark, out=out, err=err)
+    return outcome, out.getvalue(), err.getvalue()
+
+
+def sym_diff(spark: Any, a: str, b: str) -> tuple[int, int]:
+    """Rows of table a missing from b, and of b missing from a (duplicates counted)."""
+    x = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})").first()[0]
+    y = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {b} EXCEPT ALL SELECT * FROM {a})").first()[0]
+    return int(x), int(y)
+
+
+def table_metadata(warehouse: str, name: str) -> dict[str, Any]:
+    """The current metadata JSON of table NS.NAME in a Hadoop warehouse."""
+    src = HadoopMetadataSource(warehouse)
+    loc = src.metadata_location(Ident.parse(name))
+    assert loc, f"{name}: no table in {warehouse}"
+    return src.read_json(loc)
 
 
 def digest(root: Path, *, with_crc: bool = True) -> dict[str, str]:

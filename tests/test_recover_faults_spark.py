@@ -31,7 +31,7 @@ from jobs.recover.metadata import HadoopMetadataSource
 from jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED, Ident
 from jobs.recover.modes import CopyMode
 from jobs.spark import REPO_ROOT
-from tests.recover_world import Warehouses, digest
+from tests.recover_world import Warehouses, digest, recover
 
 pytestmark = pytest.mark.spark
 
@@ -44,9 +44,7 @@ World = Warehouses
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("faults"), REP, TGT)
-    w.register(spark, {W: w.replica_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {W}.sales")
+    sql = w.writer(spark, W, w.replica_wh)
     sql(f"CREATE TABLE {W}.sales.plain (id bigint, v string) USING iceberg TBLPROPERTIES ('team'='sales')")
     sql(f"INSERT INTO {W}.sales.plain SELECT id, repeat('v', 50) FROM range(0, 3000, 1, 3)")
     # emptied: partitioned + sorted, rows inserted, then DELETE FROM (a metadata-only delete): 0 data files
@@ -93,20 +91,10 @@ def no_hook() -> Iterator[None]:
 
 
 def _request(world: World, table: str, ns: str, **kw: Any) -> RecoveryRequest:
-    return RecoveryRequest(
-        replica=world.replica,
-        target=world.target,
-        tables=[Ident.parse(table)],
-        target_namespace=ns,
-        report_dir=world.root / "reports" / f"r{time.monotonic_ns()}",
-        **kw,
-    )
+    return world.request([table], target_namespace=ns, **kw)
 
 
-def _run(spark: Any, req: RecoveryRequest) -> tuple[Outcome, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    outcome = run(req, lambda conf: spark, out=out, err=err)
-    return outcome, out.getvalue(), err.getvalue()
+_run = recover
 
 
 def _referenced(spark: Any, table: str) -> set[str]:
@@ -344,10 +332,8 @@ def test_a_snapshot_without_data_files_recovers_as_a_verified_empty_table(
 def test_an_empty_snapshot_in_a_batched_run_is_routed_to_the_per_table_path(spark: Any, world: World) -> None:
     """One run, batching on: the table with data files goes through the batched copy (one commit), the snapshots
     without data files through the per-table path; all verified, nothing crashes."""
-    req = RecoveryRequest(
-        replica=world.replica,
-        target=world.target,
-        tables=[Ident.parse(t) for t in ("sales.plain", "sales.emptied", "sales.deletes_only")],
+    req = world.request(
+        ("sales.plain", "sales.emptied", "sales.deletes_only"),
         target_namespace="mixed",
         copy_mode=CopyMode.FILES,
         report_dir=world.root / "reports" / "mixed",
@@ -366,10 +352,9 @@ def test_an_empty_snapshot_in_a_batched_run_is_routed_to_the_per_table_path(spar
 
 def test_a_replica_path_that_does_not_exist_is_named(world: World) -> None:
     missing = world.root / "no-such-replica"
-    req = RecoveryRequest(
+    req = world.request(
+        ["sales.plain"],
         replica=CatalogSpec(REP, "hadoop", file_uri(missing)),
-        target=world.target,
-        tables=[Ident.parse("sales.plain")],
         report_dir=world.root / "reports" / "missing",
     )
     out = io.StringIO()

@@ -8,7 +8,6 @@ byte-identical before and after it.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import time
@@ -19,13 +18,12 @@ from typing import Any
 
 import pytest
 
-from jobs.recover.job import Outcome, RecoveryRequest, run
+from jobs.recover.job import Outcome
 from jobs.recover.localreplica import file_uri
-from jobs.recover.metadata import HadoopMetadataSource
-from jobs.recover.model import PROP_VERIFIED, Ident
+from jobs.recover.model import PROP_VERIFIED
 from jobs.recover.modes import CopyMode
 from jobs.recover.planning import Selector
-from tests.recover_world import Warehouses, digest
+from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
 
 pytestmark = pytest.mark.spark
 
@@ -42,9 +40,7 @@ class World(Warehouses):
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("filecopy"), REP, TGT)
-    w.register(spark, {W: w.replica_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {W}.sales")
+    sql = w.writer(spark, W, w.replica_wh)
 
     # evo: schema evolution (add + rename), partition evolution (days -> months + bucket), merge-on-read deletes
     # spread over both specs (many position-delete files), a property set after the deletes.
@@ -110,28 +106,8 @@ def replica_untouched(world: World) -> Iterator[None]:
 
 
 def _run(spark: Any, world: World, tables: list[str], **kw: Any) -> tuple[Outcome, str]:
-    out = io.StringIO()
-    req = RecoveryRequest(
-        replica=world.replica,
-        target=world.target,
-        tables=[Ident.parse(t) for t in tables],
-        report_dir=world.root / "reports" / f"r{time.monotonic_ns()}",
-        **kw,
-    )
-    return run(req, lambda conf: spark, out=out, err=io.StringIO()), out.getvalue()
-
-
-def _sym_diff(spark: Any, a: str, b: str) -> tuple[int, int]:
-    x = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})").first()[0]
-    y = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {b} EXCEPT ALL SELECT * FROM {a})").first()[0]
-    return int(x), int(y)
-
-
-def _meta(wh: str, name: str) -> dict[str, Any]:
-    src = HadoopMetadataSource(wh)
-    loc = src.metadata_location(Ident.parse(name))
-    assert loc
-    return src.read_json(loc)
+    outcome, out, _err = recover(spark, world.request(tables, **kw))
+    return outcome, out
 
 
 def test_file_copy_with_partition_and_schema_evolution_and_position_deletes(spark: Any, world: World) -> None:
@@ -148,7 +124,7 @@ def test_file_copy_with_partition_and_schema_evolution_and_position_deletes(spar
     assert "mode: files" in text and "position-delete file(s) rewritten" in text
     assert "size + CRC32" in r.verification_method and "record counts per partition" in r.verification_method
     assert "live row count" in r.verification_method and "fingerprint" not in r.verification_method
-    assert _sym_diff(spark, f"{REP}.sales.evo", f"{TGT}.files.evo") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.evo", f"{TGT}.files.evo") == (0, 0)
     n = spark.sql(f"SELECT count(*) FROM {TGT}.files.evo").first()[0]
     assert r.rows == n and n < 6000
 
@@ -165,7 +141,7 @@ def test_file_copy_with_partition_and_schema_evolution_and_position_deletes(spar
         src_bytes = Path(f["file_path"][len("file:") :]).read_bytes()
         assert (world.target_wh / "files" / "evo" / rel).read_bytes() == src_bytes
     # the target holds the replica's specs under the same ids, the current one as default, the snapshot's schema
-    rm, tm = _meta(world.replica.warehouse, "sales.evo"), _meta(world.target.warehouse, "files.evo")
+    rm, tm = table_metadata(world.replica.warehouse, "sales.evo"), table_metadata(world.target.warehouse, "files.evo")
     strip = lambda specs: [(s["spec-id"], [(f["source-id"], f["transform"]) for f in s["fields"]]) for s in specs]  # noqa: E731
     assert strip(tm["partition-specs"]) == strip(rm["partition-specs"])
     assert tm["default-spec-id"] == rm["default-spec-id"] == 2  # spec 1 (months only) is used by no file
@@ -191,9 +167,9 @@ def test_point_in_time_takes_the_properties_as_of_the_snapshot(spark: Any, world
     r = out.results[0]
     assert r.snapshot_id == world.evo_before_deletes and r.copy_mode == "files"
     assert "differs from the current properties in: later" in text
-    props = _meta(world.target.warehouse, "pit.evo")["properties"]
+    props = table_metadata(world.target.warehouse, "pit.evo")["properties"]
     assert "later" not in props and props["team"] == "sales"
-    assert _sym_diff(spark, f"{REP}.sales.evo VERSION AS OF {world.evo_before_deletes}", f"{TGT}.pit.evo") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.evo VERSION AS OF {world.evo_before_deletes}", f"{TGT}.pit.evo") == (0, 0)
 
 
 def test_dropped_column_goes_to_ctas_in_auto_and_is_refused_in_files_mode(spark: Any, world: World) -> None:
@@ -207,7 +183,7 @@ def test_dropped_column_goes_to_ctas_in_auto_and_is_refused_in_files_mode(spark:
     r = out.results[0]
     assert r.copy_mode == "ctas" and "field ids" in r.copy_mode_reason
     assert "fingerprint" in r.verification_method
-    assert _sym_diff(spark, f"{REP}.sales.dropped", f"{TGT}.drop.dropped") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.dropped", f"{TGT}.drop.dropped") == (0, 0)
 
 
 def test_ctas_keeps_the_default_distribution_after_partition_evolution(spark: Any, world: World) -> None:
@@ -220,7 +196,7 @@ def test_ctas_keeps_the_default_distribution_after_partition_evolution(spark: An
     # the same table in files mode keeps the replica's files and both specs
     out2, _ = _run(spark, world, ["sales.months12"], target_namespace="dist2")
     assert out2.exit_code == 0 and out2.results[0].copy_mode == "files"
-    assert _sym_diff(spark, f"{REP}.sales.months12", f"{TGT}.dist2.months12") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.months12", f"{TGT}.dist2.months12") == (0, 0)
 
 
 def test_a_failed_copy_leaves_no_table_reports_leftovers_and_a_rerun_converges(spark: Any, world: World) -> None:
@@ -244,7 +220,7 @@ def test_a_failed_copy_leaves_no_table_reports_leftovers_and_a_rerun_converges(s
 
     again, _ = _run(spark, world, ["sales.plain"], target_namespace="fail", copy_mode=CopyMode.FILES)
     assert again.exit_code == 0 and again.results[0].verdict == "verified" and again.results[0].rows == 5001
-    assert _sym_diff(spark, f"{REP}.sales.plain", f"{TGT}.fail.plain") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.plain", f"{TGT}.fail.plain") == (0, 0)
 
 
 def test_verify_full_runs_the_fingerprint_after_a_file_copy(spark: Any, world: World) -> None:

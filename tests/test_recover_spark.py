@@ -7,7 +7,6 @@ checks that every file of the replica warehouse is byte-identical before and aft
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -25,14 +24,14 @@ import pytest
 from jobs.recover.catalogs import CatalogSpec
 from jobs.recover.cli import main as cli_main
 from jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
-from jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
+from jobs.recover.job import ATTEMPT_MARKER, Outcome
 from jobs.recover.localreplica import file_uri, replicate_table
 from jobs.recover.metadata import HadoopMetadataSource, load_table_info
 from jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED, Ident
 from jobs.recover.planning import Selector
 from jobs.recover.verify import verify
 from jobs.spark import REPO_ROOT
-from tests.recover_world import Warehouses, digest
+from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
 
 pytestmark = pytest.mark.spark
 
@@ -59,9 +58,7 @@ def _snapshots(spark: Any, table: str) -> list[tuple[int, int]]:
 @pytest.fixture(scope="module")
 def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     w = World(tmp_path_factory.mktemp("recover"), REP, TGT)
-    w.register(spark, {SRC: w.source_wh})
-    sql = spark.sql
-    sql(f"CREATE NAMESPACE {SRC}.sales")
+    sql = w.writer(spark, SRC, w.source_wh)
 
     # orders: the seed walkthrough (5 commits, pause, 6th)
     sql(
@@ -160,32 +157,11 @@ def replica_untouched(world: World) -> Iterator[None]:
 
 
 def _run(spark: Any, world: World, tables: list[str], **kw: Any) -> Outcome:
-    req = RecoveryRequest(
-        replica=kw.pop("replica", world.replica),
-        target=kw.pop("target", world.target),
-        tables=[Ident.parse(t) for t in tables],
-        report_dir=kw.pop("report_dir", world.root / "reports" / f"r{time.monotonic_ns()}"),
-        **kw,
-    )
-    return run(req, lambda conf: spark, out=io.StringIO(), err=io.StringIO())
+    return recover(spark, world.request(tables, **kw))[0]
 
 
 def _props(spark: Any, table: str) -> dict[str, str]:
     return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
-
-
-def _target_meta(world: World, name: str) -> dict[str, Any]:
-    src = HadoopMetadataSource(world.target.warehouse)
-    ident = Ident.parse(name)
-    loc = src.metadata_location(ident)
-    assert loc
-    return src.read_json(loc)
-
-
-def _sym_diff(spark: Any, a: str, b: str) -> tuple[int, int]:
-    x = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})").first()[0]
-    y = spark.sql(f"SELECT count(*) FROM (SELECT * FROM {b} EXCEPT ALL SELECT * FROM {a})").first()[0]
-    return int(x), int(y)
 
 
 # --- point in time ----------------------------------------------------------------------------------------------
@@ -196,14 +172,14 @@ def test_latest(spark: Any, world: World) -> None:
     assert out.exit_code == 0, out.results
     r = out.results[0]
     assert r.verdict == "verified" and r.rows == 6
-    assert _sym_diff(spark, f"{REP}.sales.orders", f"{TGT}.latest.orders") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.orders", f"{TGT}.latest.orders") == (0, 0)
     props = _props(spark, f"{TGT}.latest.orders")
     assert props[PROP_SNAPSHOT_ID] == str(world.orders_commits[-1][0])
     assert props["kit.recovery.replica-snapshot-committed-at"].endswith("Z")
     assert props["team"] == "analytics"  # user property carried
     assert "write.metadata.previous-versions-max" not in props  # service/storage-managed: not carried
     assert PROP_VERIFIED in props
-    meta = _target_meta(world, "latest.orders")
+    meta = table_metadata(world.target.warehouse, "latest.orders")
     assert meta["format-version"] == 2
     spec = meta["partition-specs"][-1]["fields"]
     assert [(f["transform"]) for f in spec] == ["month"]
@@ -227,7 +203,7 @@ def test_as_of_timestamp_between_commits(spark: Any, world: World) -> None:
     assert out.exit_code == 0
     assert out.results[0].snapshot_id == world.orders_commits[4][0]
     assert spark.sql(f"SELECT count(*) FROM {TGT}.asof.orders").first()[0] == 5
-    assert _sym_diff(spark, f"{REP}.sales.orders VERSION AS OF {world.orders_commits[4][0]}", f"{TGT}.asof.orders") == (
+    assert sym_diff(spark, f"{REP}.sales.orders VERSION AS OF {world.orders_commits[4][0]}", f"{TGT}.asof.orders") == (
         0,
         0,
     )
@@ -300,13 +276,15 @@ def test_schema_as_of_the_recovery_point(spark: Any, world: World) -> None:
         selector=Selector(snapshot_id=world.evolving_snapshot),
     )
     assert out.exit_code == 0, out.results
-    cols = [f["name"] for f in _target_meta(world, "schema.evolving")["schemas"][-1]["fields"]]
+    cols = [f["name"] for f in table_metadata(world.target.warehouse, "schema.evolving")["schemas"][-1]["fields"]]
     assert cols == ["id", "name", "amount"]
     assert sorted(r[0] for r in spark.sql(f"SELECT name FROM {TGT}.schema.evolving").collect()) == ["a", "b"]
     # and the latest state has the evolved schema
     out2 = _run(spark, world, ["sales.evolving"], target_namespace="schema", suffix="_latest")
     assert out2.exit_code == 0
-    cols2 = [f["name"] for f in _target_meta(world, "schema.evolving_latest")["schemas"][-1]["fields"]]
+    cols2 = [
+        f["name"] for f in table_metadata(world.target.warehouse, "schema.evolving_latest")["schemas"][-1]["fields"]
+    ]
     assert cols2 == ["id", "customer_name", "amount", "region"]
 
 
@@ -314,7 +292,7 @@ def test_partition_evolution_current_spec(spark: Any, world: World) -> None:
     out = _run(spark, world, ["sales.partevo"], target_namespace="parts")
     assert out.exit_code == 0, out.results
     assert out.results[0].verification and out.results[0].verification["partitions"] >= 3
-    meta = _target_meta(world, "parts.partevo")
+    meta = table_metadata(world.target.warehouse, "parts.partevo")
     spec = next(s for s in meta["partition-specs"] if s["spec-id"] == meta["default-spec-id"])["fields"]
     assert [f["transform"] for f in spec] == ["month", "bucket[4]", "truncate[2]"]
     assert spark.sql(f"SELECT count(*) FROM {TGT}.parts.partevo").first()[0] == 4
@@ -327,13 +305,13 @@ def test_merge_on_read_deletes(spark: Any, world: World) -> None:
     assert out.exit_code == 0, out.results
     expected = 200 - len([i for i in range(200) if i % 7 == 0])
     assert out.results[0].rows == expected
-    assert _sym_diff(spark, f"{REP}.sales.mor", f"{TGT}.mor.mor") == (0, 0)
+    assert sym_diff(spark, f"{REP}.sales.mor", f"{TGT}.mor.mor") == (0, 0)
 
 
 def test_nested_decimal_timestamp_types_and_sort_order(spark: Any, world: World) -> None:
     out = _run(spark, world, ["sales.types"], target_namespace="types")
     assert out.exit_code == 0, out.results[0].message  # verification includes names/types/nullability/docs
-    meta = _target_meta(world, "types.types")
+    meta = table_metadata(world.target.warehouse, "types.types")
     fields = {f["name"]: f for f in meta["schemas"][-1]["fields"]}
     assert fields["price"]["type"] == "decimal(38, 10)" and fields["ts"]["type"] == "timestamptz"
     assert fields["ts_ntz"]["type"] == "timestamp"
@@ -345,7 +323,7 @@ def test_nested_decimal_timestamp_types_and_sort_order(spark: Any, world: World)
     assert [f["transform"] for f in spec] == ["year", "identity"]
     # maps cannot be compared by EXCEPT ALL directly; compare all other columns
     cols = "id, price, small, ts, ts_ntz, d, addr, tags, nested, b, ok, f"
-    assert _sym_diff(spark, f"(SELECT {cols} FROM {REP}.sales.types)", f"(SELECT {cols} FROM {TGT}.types.types)") == (
+    assert sym_diff(spark, f"(SELECT {cols} FROM {REP}.sales.types)", f"(SELECT {cols} FROM {TGT}.types.types)") == (
         0,
         0,
     )

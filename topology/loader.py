@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from topology.checks import Issue, cross_checks
 from topology.model import KitConfig
 from topology.rules import MAX_DESTINATIONS
+from topology.textfile import read_parsed
 
 
 class ConfigError(ValueError):
@@ -129,10 +130,12 @@ def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
 
 def load_config(path: str | Path) -> KitConfig:
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(str(p), [Issue("(file)", "configuration file not found")]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(p), [Issue("(file)", f"not valid TOML: {exc}")]) from None
+    data = read_parsed(
+        p,
+        tomllib.loads,
+        lambda reason: ConfigError(str(p), [Issue("(file)", reason)]),
+        missing="configuration file not found",
+        invalid="not valid TOML",
+        parse_errors=(tomllib.TOMLDecodeError,),
+    )
     return parse_config(data, str(p))

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from topology.model import EstateError, KitConfig, Replica, Source
+from topology.textfile import read_parsed
 
 OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"
@@ -320,16 +321,14 @@ def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
 
 def load_outputs(path: str | Path) -> KitOutputs:
     p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise OutputsError(
-            f"{p}: outputs file not found (run `make outputs CONFIG=kit.toml` after `cdktf deploy`)"
-        ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise OutputsError(f"{p}: not JSON: {exc}") from None
-    except OSError as exc:  # a directory, no permission, ...
-        raise OutputsError(f"{p}: cannot read the outputs file: {exc.strerror or exc}") from None
+    doc = read_parsed(
+        p,
+        json.loads,
+        lambda reason: OutputsError(f"{p}: {reason}"),
+        missing="outputs file not found (run `make outputs CONFIG=kit.toml` after `cdktf deploy`)",
+        invalid="not JSON",
+        parse_errors=(json.JSONDecodeError,),
+    )
     if not isinstance(doc, dict):
         raise OutputsError(f"{p}: not the outputs of `cdktf output` (a JSON object of stacks)")
     return parse_outputs(doc, str(p))

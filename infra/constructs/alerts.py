@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
@@ -65,7 +66,17 @@ def above_threshold_alarm(
 ) -> CloudwatchMetricAlarm:
     """Fires when the metric's maximum over one period crosses the threshold. No data is not a breach: silence is the
     not-reporting alarm's job."""
-    return _metric_alarm(scope, alarm, actions, "Maximum", period, 1, threshold, comparison, "notBreaching")
+    return _metric_alarm(
+        scope,
+        alarm,
+        actions,
+        statistic="Maximum",
+        period=period,
+        evaluation_periods=1,
+        threshold=threshold,
+        comparison_operator=comparison,
+        treat_missing_data="notBreaching",
+    )
 
 
 def not_succeeding_alarm(
@@ -73,22 +84,23 @@ def not_succeeding_alarm(
 ) -> CloudwatchMetricAlarm:
     """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
     less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
-    return _metric_alarm(scope, alarm, actions, "Sum", period, periods, 1, "LessThanThreshold", "breaching", periods)
+    return _metric_alarm(
+        scope,
+        alarm,
+        actions,
+        statistic="Sum",
+        period=period,
+        evaluation_periods=periods,
+        datapoints_to_alarm=periods,
+        threshold=1,
+        comparison_operator="LessThanThreshold",
+        treat_missing_data="breaching",
+    )
 
 
-def _metric_alarm(
-    scope: Construct,
-    alarm: KitMetricAlarm,
-    actions: list[str],
-    statistic: str,
-    period: int,
-    evaluation_periods: int,
-    threshold: float,
-    comparison: str,
-    treat_missing_data: str,
-    datapoints_to_alarm: int | None = None,
-) -> CloudwatchMetricAlarm:
-    """The alarm, notifying `actions` on ALARM and on OK."""
+def _metric_alarm(scope: Construct, alarm: KitMetricAlarm, actions: list[str], **rule: Any) -> CloudwatchMetricAlarm:
+    """The alarm on `alarm`'s metric by `rule` (CloudwatchMetricAlarm's own settings), notifying `actions` on ALARM
+    and on OK."""
     return CloudwatchMetricAlarm(
         scope,
         alarm.id,
@@ -97,13 +109,7 @@ def _metric_alarm(
         namespace=assurance.METRIC_NAMESPACE,
         metric_name=alarm.metric,
         dimensions=alarm.dimensions,
-        statistic=statistic,
-        period=period,
-        evaluation_periods=evaluation_periods,
-        datapoints_to_alarm=datapoints_to_alarm,
-        threshold=threshold,
-        comparison_operator=comparison,
-        treat_missing_data=treat_missing_data,
         alarm_actions=actions,
         ok_actions=actions,
+        **rule,
     )

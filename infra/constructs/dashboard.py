@@ -78,33 +78,23 @@ def dashboard_body(
     mon = cfg.assurance.monitor
     kit, region, period = cfg.name_prefix, cfg.source.region, mon.interval_minutes * 60
 
-    each: dict[str, Any] = {"stat": "Maximum", "period": period}
-
-    def per_destination(metric: str) -> list[list[Any]]:
-        return [
+    def per_destination(title: str, metric: str, threshold: float | None = None) -> dict[str, Any]:
+        """One line a replica of the monitor's `metric` (its worst value in each interval)."""
+        metrics = [
             [namespace, metric, "Kit", kit, "Destination", r.bucket_arn, {"label": f"{r.bucket} ({r.region})"}]
             for r in cfg.replicas
         ]
+        return _metric_widget(title, region, metrics, stat="Maximum", period=period, threshold=threshold)
 
     widgets = [
-        _metric_widget(
+        per_destination(
             "Replication point age (s): newest instant every table of the replica can be restored to",
-            region,
-            per_destination(C.POINT_AGE),
-            stat="Maximum",
-            period=period,
-            threshold=mon.max_replication_point_age_minutes * 60,
+            C.POINT_AGE,
+            mon.max_replication_point_age_minutes * 60,
         ),
-        _metric_widget(
-            "Replication lag (s) per replica",
-            region,
-            per_destination(C.LAG),
-            stat="Maximum",
-            period=period,
-            threshold=mon.max_lag_minutes * 60,
-        ),
-        _metric_widget("Failed replications per replica", region, per_destination(C.FAILED_METRIC), **each),
-        _metric_widget("Detached replicas per replica", region, per_destination(C.DETACHED_METRIC), **each),
+        per_destination("Replication lag (s) per replica", C.LAG, mon.max_lag_minutes * 60),
+        per_destination("Failed replications per replica", C.FAILED_METRIC),
+        per_destination("Detached replicas per replica", C.DETACHED_METRIC),
     ]
     if rehearsal is not None:
         other, right = rehearsal.account_id != cfg.source.account_id, {"yAxis": "right"}

@@ -9,6 +9,7 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
+from policies.docset import DocumentSet
 from policies.model import Document
 
 
@@ -35,3 +36,29 @@ def role_with_policy(
     """The role `name` trusted as `trust` says, with one inline policy (construct `policy_id`, name `policy_name`)."""
     role = IamRole(scope, id, name=name, description=description, assume_role_policy=policy_json(trust))
     return role, role_policy(scope, policy_id, name=policy_name, role=role.name, policy=policy)
+
+
+def documented_role(
+    scope: Construct,
+    id: str,
+    *,
+    docs: DocumentSet,
+    documents: str,
+    name: str,
+    description: str,
+    policy_id: str,
+    policy_name: str,
+    **trust_bindings: str,
+) -> tuple[IamRole, IamRolePolicy]:
+    """`role_with_policy` with the role's two rendered documents (`policies.model.role_documents`):
+    `<documents>-trust` (its placeholders bound by `trust_bindings`) and `<documents>-permissions`."""
+    return role_with_policy(
+        scope,
+        id,
+        name=name,
+        description=description,
+        trust=docs.document(f"{documents}-trust", **trust_bindings),
+        policy=docs.document(f"{documents}-permissions"),
+        policy_id=policy_id,
+        policy_name=policy_name,
+    )

@@ -52,7 +52,7 @@ from constructs import Construct
 
 from infra import packaging
 from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
-from infra.constructs.iam import role_with_policy
+from infra.constructs.iam import documented_role
 from policies import assurance
 from policies.docset import DocumentSet
 from policies.model import Document
@@ -70,13 +70,13 @@ SCHEDULE_ROLE_ABOUT = "EventBridge Scheduler: invokes the replication monitor"
 def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: str) -> IamRole:
     """The monitor's role `id`: trusts as `monitor-<id>-trust` says, with one inline policy of the same name
     (construct `<id>-permissions`) holding `monitor-<id>-permissions`."""
-    role, _ = role_with_policy(
+    role, _ = documented_role(
         scope,
         id,
+        docs=docs,
+        documents=f"monitor-{id}",
         name=name,
         description=description,
-        trust=docs.document(f"monitor-{id}-trust"),
-        policy=docs.document(f"monitor-{id}-permissions"),
         policy_id=f"{id}-permissions",
         policy_name=name,
     )

@@ -39,7 +39,7 @@ from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
-from infra.constructs.iam import role_with_policy
+from infra.constructs.iam import documented_role
 from policies.docset import DocumentSet
 from topology.config import KitConfig
 
@@ -60,15 +60,16 @@ class RecoveryRole(Construct):
         application_arn: str,
     ) -> None:
         super().__init__(scope, id)
-        self.role, _ = role_with_policy(
+        self.role, _ = documented_role(
             self,
             "role",
+            docs=docs,
+            documents="recovery-role",
             name=cfg.recovery_role_name,
             description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
-            trust=docs.document("recovery-role-trust", emr_application_arn=application_arn),
-            policy=docs.document("recovery-role-permissions"),
             policy_id="permissions",
             policy_name="s3tables-recovery",
+            emr_application_arn=application_arn,
         )
 
 

@@ -24,7 +24,7 @@ from constructs import Construct
 
 from infra import packaging
 from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
-from infra.constructs.iam import role_policy, role_with_policy
+from infra.constructs.iam import documented_role, role_policy
 from policies import assurance
 from policies.docset import DocumentSet
 from topology import contract as C
@@ -100,13 +100,13 @@ class RecoveryRehearsal(Construct):
             policy=docs.document("recovery-role-rehearsal-metrics"),
         )
         name = assurance.rehearsal_scheduler_role_name(cfg)
-        role, _ = role_with_policy(
+        role, _ = documented_role(
             self,
             "schedule-role",
+            docs=docs,
+            documents="rehearsal-schedule-role",
             name=name,
             description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            trust=docs.document("rehearsal-schedule-role-trust"),
-            policy=docs.document("rehearsal-schedule-role-permissions"),
             policy_id="schedule-role-permissions",
             policy_name=name,
         )

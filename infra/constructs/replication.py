@@ -6,7 +6,8 @@ because this construct references their bucket ARNs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from cdktf import ITerraformDependable
 from cdktf_cdktf_provider_aws.s3_tables_table import S3TablesTable
@@ -21,6 +22,13 @@ from cdktf_cdktf_provider_aws.s3_tables_table_replication import (
     S3TablesTableReplicationRuleDestination,
 )
 from constructs import Construct
+
+R = TypeVar("R")
+
+
+def _one_rule(rule: Callable[..., R], destination: Callable[..., Any], arns: Sequence[str]) -> list[R]:
+    """The API's shape at either level: exactly one rule, one destination entry per destination bucket."""
+    return [rule(destination=[destination(destination_table_bucket_arn=d) for d in arns])]
 
 
 class ReplicationConfiguration(Construct):
@@ -45,14 +53,11 @@ class ReplicationConfiguration(Construct):
                 "bucket",
                 role=role_arn,
                 table_bucket_arn=source_bucket_arn,
-                rule=[
-                    S3TablesTableBucketReplicationRule(
-                        destination=[
-                            S3TablesTableBucketReplicationRuleDestination(destination_table_bucket_arn=d)
-                            for d in destination_bucket_arns
-                        ]
-                    )
-                ],
+                rule=_one_rule(
+                    S3TablesTableBucketReplicationRule,
+                    S3TablesTableBucketReplicationRuleDestination,
+                    destination_bucket_arns,
+                ),
                 depends_on=list(depends_on),
             )
             return
@@ -62,13 +67,8 @@ class ReplicationConfiguration(Construct):
                 f"table-{key.replace('.', '-')}",
                 role=role_arn,
                 table_arn=table.arn,
-                rule=[
-                    S3TablesTableReplicationRule(
-                        destination=[
-                            S3TablesTableReplicationRuleDestination(destination_table_bucket_arn=d)
-                            for d in destination_bucket_arns
-                        ]
-                    )
-                ],
+                rule=_one_rule(
+                    S3TablesTableReplicationRule, S3TablesTableReplicationRuleDestination, destination_bucket_arns
+                ),
                 depends_on=list(depends_on),
             )

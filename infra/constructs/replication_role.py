@@ -7,7 +7,7 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
-from infra.constructs.iam import role_with_policy
+from infra.constructs.iam import documented_role
 from policies.docset import DocumentSet
 from topology.config import KitConfig
 
@@ -17,13 +17,13 @@ def add_replication_role(
 ) -> tuple[IamRole, IamRolePolicy]:
     """The role (`role`) and its inline policy (`permissions`) in `scope`, from the topology's replication role
     documents: the source's, or in the failover topology the promoted bucket's (`docs` resolves them)."""
-    return role_with_policy(
+    return documented_role(
         scope,
         "role",
+        docs=docs,
+        documents="replication-role",
         name=name,
         description=description,
-        trust=docs.document("replication-role-trust"),
-        policy=docs.document("replication-role-permissions"),
         policy_id="permissions",
         policy_name="s3tables-replication",
     )

@@ -47,6 +47,7 @@ changed."""
 
 def parser() -> argparse.ArgumentParser:
     from jobs.ops.cli import add_common_args
+    from jobs.recover.planning import add_selection_args
 
     p = argparse.ArgumentParser(
         prog="python -m jobs.failover",
@@ -57,16 +58,14 @@ def parser() -> argparse.ArgumentParser:
     add_common_args(p)
     p.add_argument("--config", help="the kit configuration (kit.toml): builds the failover documents")
     p.add_argument("--replica-bucket", help="the replica table bucket to promote (default: [failover] promoted_bucket)")
-    p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable (default: all)")
-    p.add_argument("--namespace", action="append", default=[], metavar="NS", help="repeatable (default: all)")
-    when = p.add_mutually_exclusive_group()
-    when.add_argument(
-        "--as-of",
-        metavar="ISO8601",
-        help="point in time WITH zone (consistent cut over the tables), or replication-point: the newest instant "
-        "every selected table of the replica holds (read now from the source's replication status)",
+    add_selection_args(
+        p,
+        table_help="repeatable (default: all)",
+        namespace_help="repeatable (default: all)",
+        as_of_help="point in time WITH zone (consistent cut over the tables), or replication-point: the newest "
+        "instant every selected table of the replica holds (read now from the source's replication status)",
+        snapshot_help="a snapshot id (exactly one --table)",
     )
-    when.add_argument("--snapshot-id", type=int, metavar="ID", help="a snapshot id (exactly one --table)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--dry-run", action="store_true", help="plan only (the default without --confirm)")
     act.add_argument("--confirm", metavar="BUCKET", help="promote: type the replica bucket's name (irreversible)")
@@ -91,8 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from jobs.failover.model import EXIT_REFUSED, FailoverError
     from jobs.ops.cli import clients_from_args
     from jobs.recover.model import ArgError, Ident
-    from jobs.recover.planning import Selector, parse_as_of, to_ms
-    from topology.contract import AS_OF_REPLICATION_POINT
+    from jobs.recover.planning import Selector, selector_from_args
     from topology.outputs import OutputsError, load_outputs
 
     ns = parser().parse_args(argv)
@@ -102,9 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
         if ns.failback and ns.confirm:
             raise ArgError("--failback is a plan only (--dry-run); it never changes anything")
-        live = ns.as_of == AS_OF_REPLICATION_POINT  # resolved below, once the replica bucket is known
-        as_of_ms = to_ms(parse_as_of(ns.as_of)) if ns.as_of and not live else None
-        selector = Selector(as_of_ms=as_of_ms, snapshot_id=ns.snapshot_id)
+        selector, live = selector_from_args(ns.as_of, ns.snapshot_id)  # live: resolved once the bucket is known
         outputs = load_outputs(ns.outputs)
         cfg = None
         if ns.config:

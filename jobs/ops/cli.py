@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 from jobs.kernel.clients import Clients, parse_role_arns, resolve_endpoint
 from jobs.kernel.concurrency import MAX_PROCESSES, PROCESSES_FROM
@@ -173,6 +173,25 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+class RunOptions(TypedDict):
+    """How a tool's run goes: the keyword arguments status, audit and harden share."""
+
+    concurrency: int
+    page_size: int | None
+    show_progress: bool
+    processes: int | None
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The run options as `add_common_args` took them."""
+    return RunOptions(
+        concurrency=args.concurrency,
+        page_size=args.page_size,
+        show_progress=not args.quiet,
+        processes=args.processes,
+    )
 
 
 def clients_from_args(args: argparse.Namespace) -> Clients:

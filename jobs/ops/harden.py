@@ -50,7 +50,7 @@ from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, refuse, render_table
+from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, refuse, render_table, run_options
 from topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
@@ -456,12 +456,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         clients_from_args(args),
         outputs,
         dry_run=args.dry_run,
-        concurrency=args.concurrency,
-        page_size=args.page_size,
-        show_progress=not args.quiet,
         check_retention=args.check_retention,
         on_result=stream,
-        processes=args.processes,
+        **run_options(args),
     )
     return emit(report, as_json=args.json, render=lambda: render(report, diffs=False))
 

@@ -13,7 +13,7 @@ from jobs.recover.errors import describe as describe_failure
 from jobs.recover.job import RecoveryRequest, run
 from jobs.recover.model import ArgError, Ident, RecoveryError
 from jobs.recover.modes import COPY_MODES, CopyMode
-from jobs.recover.planning import Selector, parse_as_of, to_ms
+from jobs.recover.planning import Selector, add_selection_args, selector_from_args, to_ms
 from topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,16 +51,15 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--target-uri", help="jdbc: catalog database URI (or REST endpoint override)")
     src.add_argument("--endpoint", help="S3 / S3 Tables endpoint override (e.g. a local moto server)")
     sel = p.add_argument_group("what")
-    sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
-    sel.add_argument("--namespace", action="append", default=[], metavar="NS", help="every table of NS; repeatable")
-    when = sel.add_mutually_exclusive_group()
-    when.add_argument(
-        "--as-of",
-        metavar="ISO8601",
-        help="instant WITH zone, e.g. 2025-12-03T14:05:00Z; or replication-point: the newest instant every selected "
-        "table can be restored to (read now from the sources' replication status, as make status; needs --outputs)",
+    add_selection_args(
+        sel,
+        table_help="repeatable",
+        namespace_help="every table of NS; repeatable",
+        as_of_help="instant WITH zone, e.g. 2025-12-03T14:05:00Z; or replication-point: the newest instant every "
+        "selected table can be restored to (read now from the sources' replication status, as make status; needs "
+        "--outputs)",
+        snapshot_help="a replica snapshot id (one table)",
     )
-    when.add_argument("--snapshot-id", type=int, metavar="ID", help="a replica snapshot id (one table)")
     tgt = p.add_argument_group("target")
     tgt.add_argument("--target-namespace", help="default: the recovery namespace of the outputs, else the source's")
     tgt.add_argument("--suffix", default="", help="appended to each table name in the target, e.g. _20251203")
@@ -121,11 +120,7 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")
     if ns.parallelism < 1:
         raise ArgError("--parallelism must be >= 1")
-    live = ns.as_of == AS_OF_KEYWORD  # resolved below from the sources' replication status (needs --outputs)
-    selector = Selector(
-        as_of_ms=to_ms(parse_as_of(ns.as_of)) if ns.as_of and not live else None,
-        snapshot_id=ns.snapshot_id,
-    )
+    selector, live = selector_from_args(ns.as_of, ns.snapshot_id)  # live: resolved below (needs --outputs)
     target_namespace = ns.target_namespace
     if ns.outputs:
         if ns.replica_warehouse or ns.target_warehouse:

@@ -113,19 +113,7 @@ def enumerate_files(spark: SparkSession, jtable: Any, snapshot_id: int) -> tuple
     for mf in _iter(snap.dataManifests(io)):
         reader = ice.ManifestFiles.read(mf, io, specs)
         try:
-            for f in _iter(reader):
-                spec_id = int(f.specId())
-                data.append(
-                    SourceFile(
-                        f.copy(),
-                        str(f.location()),
-                        int(f.fileSizeInBytes()),
-                        int(f.recordCount()),
-                        spec_id,
-                        str(specs.get(spec_id).partitionToPath(f.partition())),
-                        "data",
-                    )
-                )
+            data += [_source_file(f, specs, "data") for f in _iter(reader)]
         finally:
             reader.close()
     for mf in _iter(snap.deleteManifests(io)):
@@ -137,23 +125,26 @@ def enumerate_files(spark: SparkSession, jtable: Any, snapshot_id: int) -> tuple
                     raise FastPathUnavailable(f"the snapshot has {content.lower()} files (sequence numbers)")
                 if fmt != "PARQUET":
                     raise FastPathUnavailable(f"a position-delete file in {fmt} (only Parquet is rewritten)")
-                spec_id = int(d.specId())
                 ref = d.referencedDataFile()
-                deletes.append(
-                    SourceFile(
-                        d.copy(),
-                        str(d.location()),
-                        int(d.fileSizeInBytes()),
-                        int(d.recordCount()),
-                        spec_id,
-                        str(specs.get(spec_id).partitionToPath(d.partition())),
-                        "position-deletes",
-                        str(ref) if ref is not None else None,
-                    )
-                )
+                deletes.append(_source_file(d, specs, "position-deletes", str(ref) if ref is not None else None))
         finally:
             reader.close()
     return data, deletes
+
+
+def _source_file(f: Any, specs: Any, kind: str, referenced: str | None = None) -> SourceFile:
+    """A copy of the Java content file `f` (a data or delete file) with what the copy plan reads of it."""
+    spec_id = int(f.specId())
+    return SourceFile(
+        f.copy(),
+        str(f.location()),
+        int(f.fileSizeInBytes()),
+        int(f.recordCount()),
+        spec_id,
+        str(specs.get(spec_id).partitionToPath(f.partition())),
+        kind,
+        referenced,
+    )
 
 
 def _rebind(jvm: Any, spec: Any, schema: Any) -> Any:

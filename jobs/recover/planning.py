@@ -7,6 +7,7 @@ several tables gives each table's state at that moment: a consistent cut.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from jobs.recover.model import (
     iso_ms,
 )
 from jobs.recover.modes import CopyMode, ModeDecision
+from topology.contract import AS_OF_REPLICATION_POINT
 
 
 def parse_as_of(text: str) -> datetime:
@@ -67,6 +69,26 @@ class Selector:
         if self.as_of_ms is not None:
             return f"as of {iso_ms(self.as_of_ms)}"
         return "latest"
+
+
+def add_selection_args(
+    group: argparse._ActionsContainer, *, table_help: str, namespace_help: str, as_of_help: str, snapshot_help: str
+) -> None:
+    """The options that choose the tables and the point to take them at, as recovery and failover share them:
+    repeatable --table and --namespace, and one of --as-of or --snapshot-id."""
+    group.add_argument("--table", action="append", default=[], metavar="NS.NAME", help=table_help)
+    group.add_argument("--namespace", action="append", default=[], metavar="NS", help=namespace_help)
+    when = group.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="ISO8601", help=as_of_help)
+    when.add_argument("--snapshot-id", type=int, metavar="ID", help=snapshot_help)
+
+
+def selector_from_args(as_of: str | None, snapshot_id: int | None) -> tuple[Selector, bool]:
+    """The selector --as-of/--snapshot-id ask for, and whether --as-of is the replication point: that one is read
+    later from the sources' replication status, so the selector returned for it is still `latest`."""
+    live = as_of == AS_OF_REPLICATION_POINT
+    as_of_ms = to_ms(parse_as_of(as_of)) if as_of and not live else None
+    return Selector(as_of_ms=as_of_ms, snapshot_id=snapshot_id), live
 
 
 def retained_window(info: TableInfo) -> str:

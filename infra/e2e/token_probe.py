@@ -71,7 +71,6 @@ def configuration(endpoint: str, key: Json, version: str, destinations: list[str
         "skip_credentials_validation": True,
         "skip_metadata_api_check": True,
         "skip_region_validation": True,
-        "skip_requesting_account_id": True,
         "endpoints": [{svc: endpoint for svc in AWS_SERVICES}],
     }
     rule = {"destination": [{"destination_table_bucket_arn": f"${{aws_s3tables_table_bucket.{d}.arn}}"}
@@ -93,7 +92,7 @@ def outcome(proc: Any) -> str:
     """`ok`, or the kind of failure: the missing token, a stale one (409), or another error."""
     if proc.returncode == 0:
         return "ok"
-    text = proc.stdout + proc.stderr
+    text = " ".join((proc.stdout + proc.stderr).split())  # Terraform wraps its diagnostics
     if NO_TOKEN in text:
         return "refused: no version token"
     if "ConflictException" in text or "StatusCode: 409" in text:
@@ -138,8 +137,8 @@ class Probe:
               + (f" ({detail})" if detail else ""), flush=True)  # fmt: skip
         return s
 
-    def apply(self) -> Any:
-        return self.tf.run(["apply", "-auto-approve", "-input=false", "-no-color"], self.dir)
+    def apply(self, log: str = "apply") -> Any:
+        return self.tf.run(["apply", "-auto-approve", "-input=false", "-no-color"], self.dir, log=log)
 
     def plan(self) -> Any:
         return self.tf.run(["plan", "-detailed-exitcode", "-input=false", "-no-color"], self.dir, log="plan")
@@ -152,13 +151,14 @@ class Probe:
         self.write(["dst-a", "dst-b"])
         self.step("2 update with the stored token", "ok", outcome(self.apply()), f"{self.live_destinations()} live")
         self.tf.checked(["state", "rm", "-no-color", RESOURCE], self.dir, log="state-rm")
-        self.step("3 create over an existing configuration", "refused: no version token", outcome(self.apply()))
+        over = outcome(self.apply("apply-3"))
+        self.step("3 create over an existing configuration", "refused: no version token", over)
         args = ["import", "-input=false", "-no-color", RESOURCE, self.src_arn()]
         imported = self.tf.run(args, self.dir, log="import")
         self.step("4 import", "ok", outcome(imported))
         self.step("4 plan after import", "no changes", plan_outcome(self.plan()))
         self.write(["dst-a"])
-        self.step("5 update after import", "refused: no version token", outcome(self.apply()))
+        self.step("5 update after import", "refused: no version token", outcome(self.apply("apply-5")))
         # 6: a stored token made stale by a change outside Terraform. Start from a configuration Terraform created
         # (its state holds a real token): delete the live one with its token, drop it from the state, create.
         self.reset_configuration()
@@ -169,7 +169,7 @@ class Probe:
             tableBucketARN=self.src_arn(), configuration=live["configuration"], versionToken=live["versionToken"]
         )
         self.write(["dst-a", "dst-b"])
-        self.step("6 update with a stale token", "refused: stale version token", outcome(self.apply()))
+        self.step("6 update with a stale token", "refused: stale version token", outcome(self.apply("apply-6")))
         self.reset_configuration()
         self.step("7 delete with the live token, then apply", "ok", outcome(self.apply()))
         self.step("7 plan after", "no changes", plan_outcome(self.plan()))

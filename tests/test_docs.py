@@ -320,6 +320,7 @@ TOOL_MODULES = (
 FOREIGN_FLAGS = frozenset({
     "--outputs-file", "--outputs-file-include-sensitive-outputs", "--py-files", "--extra-jars", "--jars", "--conf",
     "--no-install", "--maxprocesses", "--dist", "--auto-approve", "--skip-synth", "--version-token",
+    "--table-bucket-arn", "--table-arn", "--query", "--output",  # the AWS CLI's, in the #46675 way out
 })  # fmt: skip
 # An internal tracker number ("issue 12", "(#31)"): an upstream one names its repository ("owner/repo issue #24",
 # "terraform-cdk#2871") or is a five-digit provider bug ("#46033").

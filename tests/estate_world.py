@@ -32,7 +32,6 @@ Principals (columns of the matrices):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,15 @@ from typing import Any
 
 from policies import documents as D
 from policies.simulate import ScpLevel, SimRequest, principal_context
-from tests.policy_fixtures import ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS, WORLD_POLICIES, maintenance_baseline
+from tests import policy_fixtures
+from tests.policy_fixtures import (
+    ADMIN_ACCESS,
+    ENGINEER_ACCESS,
+    FULL_AWS_ACCESS,
+    WORLD_POLICIES,
+    case_id,
+    maintenance_baseline,
+)
 from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,10 +210,6 @@ def kit_documents(cfg: KitConfig) -> dict[str, Any]:
     return docs
 
 
-def case_id(principal: str, resource: str, action: str) -> str:
-    return f"{principal}:{resource}:{action}"
-
-
 def split_action(token: str) -> tuple[str, list[str]]:
     """`TagResource[kit-protection]` -> ("s3tables:TagResource", ["kit-protection"]) (the tag keys of the
     request, `aws:TagKeys`); a token with a service prefix (`iam:CreateRole`) keeps it."""
@@ -245,8 +248,5 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
 
 
 def variant_policies(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = dict(WORLD)
-    for label, kit in variants.items():
-        for name, doc in kit.items():
-            out[f"{label}|{name}" if label else name] = copy.deepcopy(doc)
-    return out
+    """The estate's world policies next to every variant of the kit's documents (`policy_fixtures`)."""
+    return policy_fixtures.variant_policies(variants, WORLD)

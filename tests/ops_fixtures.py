@@ -179,6 +179,22 @@ class World(_Deployed):
     def org(self) -> Any:
         return self.clients.organizations()
 
+    def metric_maxima(self, metric: str, start: dt.datetime, end: dt.datetime, **dims: str) -> list[float]:
+        """The per-minute maxima of the monitor's `metric` with exactly `dims` between `start` and `end` (the alarms'
+        statistic, infra/constructs/monitor.py), as CloudWatch returns them."""
+        from jobs.ops.monitor import METRIC_NAMESPACE
+
+        got = self.clients.client("cloudwatch", SRC_REGION).get_metric_statistics(
+            Namespace=METRIC_NAMESPACE,
+            MetricName=metric,
+            Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
+            StartTime=start,
+            EndTime=end,
+            Period=60,
+            Statistics=["Maximum"],
+        )["Datapoints"]
+        return [p["Maximum"] for p in got]
+
     def tool_args(self, tmp_path: Path, *extra: str) -> list[str]:
         """Command line of an ops tool on this world: its config and outputs files, the emulator's endpoint."""
         config, outputs = self.write_config(tmp_path), self.write_outputs(tmp_path)

@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 from policies import simulate as S
-from policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
+from policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
 from tests import estate_world as W
-from tests.policy_fixtures import drop_statement
+from tests.policy_fixtures import drop_statement, evaluate_variants, parse_matrix
 
 pytestmark = pytest.mark.node
 
@@ -127,25 +127,7 @@ sales-role-assume       sts:AssumeRole                          D    D    D    -
 """
 # fmt: on
 
-CELL = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
-
-
-def parse(text: str) -> dict[str, str]:
-    expected: dict[str, str] = {}
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        resource, action, *cells = line.split()
-        assert len(cells) == len(W.ORDER), f"row {resource} {action}: {len(cells)} cells"
-        for principal, cell in zip(W.ORDER, cells, strict=True):
-            cid = W.case_id(principal, resource, action)
-            assert cid not in expected, f"duplicate row {resource} {action}"
-            expected[cid] = CELL[cell]
-    return expected
-
-
-EXPECTED = parse(MATRIX)
+EXPECTED = parse_matrix(MATRIX, W.ORDER)
 PROTECTED_SITES = ("vault", "salesrep")
 
 
@@ -156,14 +138,7 @@ def _split(cid: str) -> tuple[str, str, str]:
 
 def run_variants(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, SimResult]]:
     requests = [W.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
-    results = S.evaluate(W.variant_policies(variants), requests)
-    errors = S.errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
-    for rid, res in results.items():
-        label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
-        out[label][cid] = res
-    return out
+    return evaluate_variants(variants, requests, W.WORLD)
 
 
 def mismatches(results: dict[str, SimResult]) -> dict[str, str]:

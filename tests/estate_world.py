@@ -125,49 +125,38 @@ NAMESPACE_KEYED = frozenset(
     {"CreateTable", "PutTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration", "GetTableData"}
 )
 
+
+@dataclass(frozen=True)
+class _Replica:
+    bucket: str
+    table: str
+    account: str
+    bucket_policy: str
+    table_policy: str
+
+    def resources(self, name: str, suffix: str = "", **kw: Any) -> dict[str, Resource]:
+        """`<name>-bucket<suffix>` and `<name>-table<suffix>` as a request meets them: the bucket's policy (and the
+        table's, on the table) and the maintenance baseline; `tagged` and `namespace` as given."""
+        bucket_policies = (self.bucket_policy, MAINTENANCE_BASELINE)
+        table_policies = (self.bucket_policy, self.table_policy, MAINTENANCE_BASELINE)
+        return {
+            f"{name}-bucket{suffix}": Resource(self.bucket, self.account, bucket_policies, **kw),
+            f"{name}-table{suffix}": Resource(self.table, self.account, table_policies, **kw),
+        }
+
+
+_VAULT = _Replica(VAULT, VAULT_TABLE, "666666666666", VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY)
+_SALES_REPLICA = _Replica(
+    SALES_REPLICA, SALES_REPLICA_TABLE, "111111111111", SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY
+)
 RESOURCES: dict[str, Resource] = {
     # the vault's requests name sales' namespace; `-ops` the same bucket and table policies for ops' namespace
-    "vault-bucket": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="sales"
-    ),
-    "vault-table": Resource(
-        VAULT_TABLE,
-        "666666666666",
-        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-        namespace="sales",
-    ),
-    "vault-bucket-ops": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="ops"
-    ),
-    "vault-table-ops": Resource(
-        VAULT_TABLE,
-        "666666666666",
-        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-        namespace="ops",
-    ),
-    "salesrep-bucket": Resource(
-        SALES_REPLICA, "111111111111", (SALES_REPLICA_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True
-    ),
-    "salesrep-table": Resource(
-        SALES_REPLICA_TABLE,
-        "111111111111",
-        (SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-    ),
+    **_VAULT.resources("vault", tagged=True, namespace="sales"),
+    **_VAULT.resources("vault", "-ops", tagged=True, namespace="ops"),
+    **_SALES_REPLICA.resources("salesrep", tagged=True),
     # the same buckets after their protection tag was removed (step 2 of "untag, then delete")
-    "vault-bucket-untagged": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), namespace="sales"
-    ),
-    "vault-table-untagged": Resource(
-        VAULT_TABLE, "666666666666", (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE), namespace="sales"
-    ),
-    "salesrep-table-untagged": Resource(
-        SALES_REPLICA_TABLE,
-        "111111111111",
-        (SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY, MAINTENANCE_BASELINE),
-    ),
+    **_VAULT.resources("vault", "-untagged", namespace="sales"),
+    **_SALES_REPLICA.resources("salesrep", "-untagged"),
     "recovery-bucket": Resource(RECOVERY, "666666666666", (MAINTENANCE_BASELINE,)),
     "recovery-table": Resource(RECOVERY_TABLE, "666666666666", (MAINTENANCE_BASELINE,)),
     "sales-role": Resource(SALES_ROLE, "111111111111", ()),

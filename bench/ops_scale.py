@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.sites import SSE_S3, site
 from emulator.process import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
-DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
 S3TABLES_LATENCY, S3_LATENCY = 0.030, 0.020
 GOAL_SECONDS, GOAL_SPEEDUP, GOAL_RSS_MB = 60.0, 20.0, 500.0
 
@@ -70,29 +70,20 @@ def _dest_bucket(i: int) -> str:
 
 
 def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dict[str, Any]:
-    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
+    table = {"name": "t000", "columns": [{"name": "id", "type": "string"}]}
     return {
         "kit": {"name": "lake"},
-        "source": {
-            "account_id": ACCOUNT,
-            "region": SRC_REGION,
-            "bucket": "lake-source",
-            "encryption": {"type": "sse-s3"},
-            "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
-            "namespaces": [
-                {"name": "ns000", "tables": [{"name": "t000", "columns": [{"name": "id", "type": "string"}]}]}
-            ],
-        },
+        "source": site(
+            ACCOUNT,
+            SRC_REGION,
+            "lake-source",
+            encryption=SSE_S3,
+            retention=(720, 1),
+            deployed_by_role=False,
+            namespaces=[{"name": "ns000", "tables": [table]}],
+        ),
         "replicas": [
-            {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "bucket": _dest_bucket(i),
-                "storage_class": "STANDARD",
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": retention,
-                "deploy_role_arn": DEPLOY_ROLE,
-            }
+            site(ACCOUNT, DST_REGION, _dest_bucket(i), encryption=SSE_S3, retention=(2160, 1), storage_class="STANDARD")
             for i in range(destinations)
         ],
         "replication": {"mode": "bucket"},

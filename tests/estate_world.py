@@ -58,11 +58,13 @@ TAG_KEY = "kit-protection"  # the intent: protected buckets carry kit-protection
 TAG_CONTEXT = {f"s3tables:TableBucketTag/{TAG_KEY}": "estate"}
 
 VAULT = "arn:aws:s3tables:eu-central-1:666666666666:bucket/estate-vault-euc1"
-VAULT_TABLE = VAULT + "/table/1a2b3c4d-0000-4a6b-9c8d-112233445566"
 SALES_REPLICA = "arn:aws:s3tables:eu-central-1:111111111111:bucket/estate-sales-replica-euc1"
-SALES_REPLICA_TABLE = SALES_REPLICA + "/table/2a2b3c4d-0000-4a6b-9c8d-112233445566"
 RECOVERY = "arn:aws:s3tables:eu-central-1:666666666666:bucket/estate-recovery-euc1"
-RECOVERY_TABLE = RECOVERY + "/table/3a2b3c4d-0000-4a6b-9c8d-112233445566"
+TABLE_IDS = {  # the one table of each bucket that requests name
+    VAULT: "1a2b3c4d-0000-4a6b-9c8d-112233445566",
+    SALES_REPLICA: "2a2b3c4d-0000-4a6b-9c8d-112233445566",
+    RECOVERY: "3a2b3c4d-0000-4a6b-9c8d-112233445566",
+}
 SALES_ROLE = "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
 MARKETING_ROLE = "arn:aws:iam::111111111111:role/estate-marketing-euw1-s3tables-replication"
 OPS_ROLE = "arn:aws:iam::555555555555:role/estate-ops-use1-s3tables-replication"
@@ -126,10 +128,14 @@ NAMESPACE_KEYED = frozenset(
 )
 
 
+def table_of(bucket: str) -> str:
+    """The ARN of the table of `bucket` that requests name."""
+    return f"{bucket}/table/{TABLE_IDS[bucket]}"
+
+
 @dataclass(frozen=True)
 class _Replica:
     bucket: str
-    table: str
     account: str
     bucket_policy: str
     table_policy: str
@@ -141,14 +147,12 @@ class _Replica:
         table_policies = (self.bucket_policy, self.table_policy, MAINTENANCE_BASELINE)
         return {
             f"{name}-bucket{suffix}": Resource(self.bucket, self.account, bucket_policies, **kw),
-            f"{name}-table{suffix}": Resource(self.table, self.account, table_policies, **kw),
+            f"{name}-table{suffix}": Resource(table_of(self.bucket), self.account, table_policies, **kw),
         }
 
 
-_VAULT = _Replica(VAULT, VAULT_TABLE, "666666666666", VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY)
-_SALES_REPLICA = _Replica(
-    SALES_REPLICA, SALES_REPLICA_TABLE, "111111111111", SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY
-)
+_VAULT = _Replica(VAULT, "666666666666", VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY)
+_SALES_REPLICA = _Replica(SALES_REPLICA, "111111111111", SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY)
 RESOURCES: dict[str, Resource] = {
     # the vault's requests name sales' namespace; `-ops` the same bucket and table policies for ops' namespace
     **_VAULT.resources("vault", tagged=True, namespace="sales"),
@@ -158,7 +162,7 @@ RESOURCES: dict[str, Resource] = {
     **_VAULT.resources("vault", "-untagged", namespace="sales"),
     **_SALES_REPLICA.resources("salesrep", "-untagged"),
     "recovery-bucket": Resource(RECOVERY, "666666666666", (MAINTENANCE_BASELINE,)),
-    "recovery-table": Resource(RECOVERY_TABLE, "666666666666", (MAINTENANCE_BASELINE,)),
+    "recovery-table": Resource(table_of(RECOVERY), "666666666666", (MAINTENANCE_BASELINE,)),
     "sales-role": Resource(SALES_ROLE, "111111111111", ()),
     "sales-role-assume": Resource(SALES_ROLE, "111111111111", (SALES_TRUST,)),  # sts:AssumeRole meets the trust
     "imposter-role": Resource(IMPOSTER_ROLE, "111111111111", ()),
@@ -190,12 +194,9 @@ def load() -> KitConfig:
 def kit_documents(cfg: KitConfig) -> dict[str, Any]:
     """Every document of the estate by name, each replica's table policy built for its concrete table."""
     docs = {d.name: d.document for d in D.build_documents(cfg)}
-    for name, bucket_arn, table_arn in (
-        (VAULT_TABLE_POLICY, VAULT, VAULT_TABLE),
-        (SALES_REPLICA_TABLE_POLICY, SALES_REPLICA, SALES_REPLICA_TABLE),
-    ):
+    for name, bucket_arn in ((VAULT_TABLE_POLICY, VAULT), (SALES_REPLICA_TABLE_POLICY, SALES_REPLICA)):
         replica = next(r for r in cfg.replicas if r.bucket_arn == bucket_arn)
-        docs[name] = D.replica_table_policy_for(cfg, replica, table_arn)
+        docs[name] = D.replica_table_policy_for(cfg, replica, table_of(bucket_arn))
     return docs
 
 

@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
 from policies.docset import build
 from policies.documents import compact_json
 from topology.config import KitConfig, parse_config
@@ -45,32 +46,25 @@ def _vault_account(v: int, replica_accounts: int) -> str:
 
 def _source(i: int, vault: str, *, regional: str | None) -> dict[str, Any]:
     acct = _source_account(i)
-    return {
-        "id": f"s{i:02d}-euw1",
-        "account_id": acct,
-        "region": "eu-west-1",
-        "bucket": f"estate-s{i:02d}-euw1",
-        "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
-        "encryption": {"type": "sse-s3"},
-        "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
-        "replicate_to": [vault, *([regional] if regional else [])],
-        "replication": {"mode": "bucket"},
-        "namespaces": [
+    return site(
+        acct,
+        "eu-west-1",
+        f"estate-s{i:02d}-euw1",
+        encryption=SSE_S3,
+        retention=(168, 5),
+        id=f"s{i:02d}-euw1",
+        replicate_to=[vault, *([regional] if regional else [])],
+        replication={"mode": "bucket"},
+        namespaces=[
             {"name": f"ns{i:02d}", "tables": [{"name": "orders", "columns": [{"name": "id", "type": "long"}]}]}
         ],
-    }
+    )
 
 
 def _replica(account: str, region: str, bucket: str) -> dict[str, Any]:
-    return {
-        "account_id": account,
-        "region": region,
-        "bucket": bucket,
-        "deploy_role_arn": f"arn:aws:iam::{account}:role/terraform-deploy",
-        "storage_class": "INTELLIGENT_TIERING",
-        "encryption": {"type": "kms", "kms_key": "create"},
-        "snapshot_retention": {"max_snapshot_age_hours": 4320, "min_snapshots_to_keep": 10},
-    }
+    return site(
+        account, region, bucket, encryption=KMS_CREATED, retention=(4320, 10), storage_class="INTELLIGENT_TIERING"
+    )
 
 
 def estate_config(n_sources: int, replica_accounts: int = 1) -> dict[str, Any]:
@@ -95,7 +89,7 @@ def estate_config(n_sources: int, replica_accounts: int = 1) -> dict[str, Any]:
             "guardrail_attach_roles": ["data-engineer"],
             "organization": {
                 "management_account_id": "444444444444",
-                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "deploy_role_arn": deploy_role("444444444444"),
                 "targets": ["ou-ab12-workloads", "ou-ab12-vault0001"],
                 "ou_accounts": {
                     "ou-ab12-workloads": sorted({*source_accounts, "111111111111"}),

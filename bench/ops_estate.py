@@ -18,15 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.ops_scale import (
-    DST_REGION,
     REPO,
     S3_LATENCY,
     S3TABLES_LATENCY,
-    SRC_REGION,
     _brief,
     config_doc,
+    deploy_lake,
+    harden_and_write,
     limits,
     run_child,
+    seed_namespaces,
 )
 from emulator.process import Emulator
 
@@ -76,58 +77,17 @@ def build_estate(emu: Emulator, es: EstateScale, workdir: Path) -> dict[str, Any
     """The estate on the emulator: buckets, each source's bucket replication with its own role, `es.tables` seeded
     tables replicated, replica bucket policies, every replica hardened (zero latency: set-up, not measured)."""
     from jobs.kernel.clients import Clients
-    from jobs.ops.harden import harden
-    from policies import documents  # type: ignore[import-not-found,unused-ignore]
-    from topology.config import parse_config
-    from topology.outputs import outputs_doc, parse_outputs
 
     t0 = time.perf_counter()
-    emu.control.reset()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=es.concurrency * 2)
-    org = clients.organizations()
-    org.create_organization(FeatureSet="ALL")
-    root = org.list_roots()["Roots"][0]["Id"]
-    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
-    cfg_doc = estate_config_doc(es, ou_id)
-    cfg = parse_config(cfg_doc)
-    organization: dict[str, Any] = {"targets": [ou_id]}
-    for key, name, doc in (
-        ("policy", cfg.scp_name, documents.service_control_policy(cfg)),
-        ("guards_policy", cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
-    ):
-        pid = org.create_policy(
-            Content=documents.compact_json(doc), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
-        )["Policy"]["PolicySummary"]["Id"]
-        org.attach_policy(PolicyId=pid, TargetId=ou_id)
-        organization |= {f"{key}_id": pid, f"{key}_name": name}
-    src_client, dst = clients.s3tables(SRC_REGION), clients.s3tables(DST_REGION)
-    for r in cfg.replicas:
-        assert dst.create_table_bucket(name=r.bucket)["arn"] == r.bucket_arn
-        dst.put_table_bucket_policy(
-            tableBucketARN=r.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, r))
-        )
+    cfg_doc, cfg, out_doc = deploy_lake(emu, clients, lambda ou_id: estate_config_doc(es, ou_id))
     commit_ms = int((time.time() - 3600) * 1000)
     for src in cfg.sources:
-        view = cfg.view(src)
-        assert src_client.create_table_bucket(name=src.bucket)["arn"] == src.bucket_arn
-        src_client.put_table_bucket_replication(
-            tableBucketARN=src.bucket_arn,
-            configuration={
-                "role": view.replication_role_arn,
-                "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in view.replicas]}],
-            },
-        )
-        for n in range(es.namespaces):
-            names = [f"t{j:03d}" for j in range(es.tables_per_namespace)]
-            emu.control.seed(src.bucket_arn, {f"ns{n:03d}": names}, commit_ms=commit_ms)
+        seed_namespaces(emu, src.bucket_arn, es.namespaces, es.tables_per_namespace, commit_ms)
         emu.control.replicate(source_bucket_arn=src.bucket_arn)
     seeded = time.perf_counter() - t0
-    out_doc = outputs_doc(cfg, organization)
-    hardened = harden(clients, parse_outputs(out_doc), concurrency=es.concurrency, show_progress=False)
-    assert hardened.exit_code == 0 and hardened.count("hardened") == es.tables, hardened.counts
-    del hardened
-    (workdir / "config.json").write_text(json.dumps(cfg_doc))
-    (workdir / "outputs.json").write_text(json.dumps(out_doc))
+    hardened = harden_and_write(clients, cfg_doc, out_doc, workdir, es.concurrency)
+    assert hardened == (0, es.tables), hardened
     return {
         "tables": es.tables,
         "seed_and_replicate_s": round(seeded, 1),

@@ -19,18 +19,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.sites import SSE_S3, site
 from emulator.process import Emulator
-from topology.outputs import recovery_outputs
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
-DEPLOY_ROLE = f"arn:aws:iam::{ACCOUNT}:role/terraform-deploy"
 S3TABLES_LATENCY, S3_LATENCY = 0.030, 0.020
 GOAL_SECONDS, GOAL_SPEEDUP, GOAL_RSS_MB = 60.0, 20.0, 500.0
 
@@ -70,29 +70,20 @@ def _dest_bucket(i: int) -> str:
 
 
 def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dict[str, Any]:
-    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
+    table = {"name": "t000", "columns": [{"name": "id", "type": "string"}]}
     return {
         "kit": {"name": "lake"},
-        "source": {
-            "account_id": ACCOUNT,
-            "region": SRC_REGION,
-            "bucket": "lake-source",
-            "encryption": {"type": "sse-s3"},
-            "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
-            "namespaces": [
-                {"name": "ns000", "tables": [{"name": "t000", "columns": [{"name": "id", "type": "string"}]}]}
-            ],
-        },
+        "source": site(
+            ACCOUNT,
+            SRC_REGION,
+            "lake-source",
+            encryption=SSE_S3,
+            retention=(720, 1),
+            deployed_by_role=False,
+            namespaces=[{"name": "ns000", "tables": [table]}],
+        ),
         "replicas": [
-            {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "bucket": _dest_bucket(i),
-                "storage_class": "STANDARD",
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": retention,
-                "deploy_role_arn": DEPLOY_ROLE,
-            }
+            site(ACCOUNT, DST_REGION, _dest_bucket(i), encryption=SSE_S3, retention=(2160, 1), storage_class="STANDARD")
             for i in range(destinations)
         ],
         "replication": {"mode": "bucket"},
@@ -108,110 +99,64 @@ def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dic
     }
 
 
-def outputs_doc(cfg: Any, organization: dict[str, Any]) -> dict[str, Any]:
-    retention = {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1}
-    doc: dict[str, Any] = {
-        "source": {
-            "kit_source": {
-                "kit": "lake",
-                "account_id": ACCOUNT,
-                "region": SRC_REGION,
-                "table_bucket_arn": cfg.source.bucket_arn,
-                "table_bucket_name": "lake-source",
-                "replication_mode": "bucket",
-                "replication_role_arn": cfg.replication_role_arn,
-                "namespaces": {"ns000": ["t000"]},
-                "replicated_tables": ["ns000.t000"],
-                "snapshot_retention": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1},
-                "destinations": [r.bucket_arn for r in cfg.replicas],
-                "encryption": {"sse_algorithm": "AES256"},
-            }
-        },
-        "recovery": recovery_outputs(cfg),
-    }
-    doc["organization"] = {"kit_organization": organization}
-    for r in cfg.replicas:
-        doc[f"replica-{r.bucket}"] = {
-            "kit_replica": {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "table_bucket_arn": r.bucket_arn,
-                "table_bucket_name": r.bucket,
-                "storage_class": "STANDARD",
-                "encryption": {"sse_algorithm": "AES256"},
-                "snapshot_retention": retention,
-                "source_table_bucket_arn": cfg.source.bucket_arn,
-                "break_glass_principals": [BREAK_GLASS],
-                "deploy_role_arns": [DEPLOY_ROLE],
-                "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/lake-s3tables-replica-guardrail",
-            }
-        }
-    return doc
+def deploy_lake(
+    emu: Emulator, clients: Any, make_config: Callable[[str], dict[str, Any]]
+) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """The deploy of a lake on the emulator (`infra.world`): an OU, the configuration `make_config(ou_id)`, its SCPs on
+    the OU, the replica buckets with their settings and policies, the source buckets with their bucket replication;
+    the configuration (document and parsed) and the outputs of that deploy. The tables are the emulator's bulk
+    seeding (`seed_namespaces`)."""
+    from infra.world import create_organization_unit, deploy_replicas, deploy_sources, seed_organization_policies
+    from topology.config import parse_config
+    from topology.outputs import outputs_doc
+
+    emu.control.reset()
+    ou_id = create_organization_unit(clients.organizations())
+    cfg_doc = make_config(ou_id)
+    cfg = parse_config(cfg_doc)
+    organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
+    deploy_replicas(clients.s3tables, cfg)
+    deploy_sources(clients.s3tables, cfg, tables=False)
+    return cfg_doc, cfg, outputs_doc(cfg, organization)
+
+
+def seed_namespaces(emu: Emulator, source_arn: str, namespaces: int, tables_per_namespace: int, commit_ms: int) -> None:
+    """`namespaces` x `tables_per_namespace` tables with one commit each (`ns000.t000`, ...) in a source bucket."""
+    for n in range(namespaces):  # a namespace per request keeps each control call short
+        names = [f"t{j:03d}" for j in range(tables_per_namespace)]
+        emu.control.seed(source_arn, {f"ns{n:03d}": names}, commit_ms=commit_ms)
+
+
+def harden_and_write(
+    clients: Any, cfg_doc: dict[str, Any], out_doc: dict[str, Any], workdir: Path, concurrency: int
+) -> tuple[int, int]:
+    """Every replica hardened by the kit (set-up, not measured), then the configuration and outputs files the tools
+    read; harden's exit code and the tables it hardened (its report, every result with its diff, is not kept: the
+    tools' children are forked from this process)."""
+    from jobs.ops.harden import harden
+    from topology.outputs import parse_outputs
+
+    report = harden(clients, parse_outputs(out_doc), concurrency=concurrency, show_progress=False)
+    (workdir / "config.json").write_text(json.dumps(cfg_doc))
+    (workdir / "outputs.json").write_text(json.dumps(out_doc))
+    return report.exit_code, report.count("hardened")
 
 
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
     bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
     from jobs.kernel.clients import Clients
-    from jobs.ops.harden import harden
-    from policies import documents  # type: ignore[import-not-found,unused-ignore]
-    from topology.config import parse_config
-    from topology.outputs import parse_outputs
 
     t0 = time.perf_counter()
-    emu.control.reset()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=sc.concurrency * 2)
-    org = clients.organizations()
-    org.create_organization(FeatureSet="ALL")
-    root = org.list_roots()["Roots"][0]["Id"]
-    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
-    cfg_doc = config_doc(sc.destinations, ou_id)
-    cfg = parse_config(cfg_doc)
-    ids = []
-    for name, doc in (
-        (cfg.scp_name, documents.service_control_policy(cfg)),
-        (cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
-    ):
-        pid = org.create_policy(
-            Content=documents.compact_json(doc), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
-        )["Policy"]["PolicySummary"]["Id"]
-        org.attach_policy(PolicyId=pid, TargetId=ou_id)
-        ids.append(pid)
-    organization = {
-        "policy_id": ids[0],
-        "policy_name": cfg.scp_name,
-        "guards_policy_id": ids[1],
-        "guards_policy_name": cfg.scp_guards_name,
-        "targets": [ou_id],
-    }
-    src, dst = clients.s3tables(SRC_REGION), clients.s3tables(DST_REGION)
-    src_arn = src.create_table_bucket(name="lake-source")["arn"]
-    assert src_arn == cfg.source.bucket_arn
-    for r in cfg.replicas:
-        assert dst.create_table_bucket(name=r.bucket)["arn"] == r.bucket_arn
-        dst.put_table_bucket_policy(
-            tableBucketARN=r.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, r))
-        )
-    src.put_table_bucket_replication(
-        tableBucketARN=src_arn,
-        configuration={
-            "role": cfg.replication_role_arn,
-            "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in cfg.replicas]}],
-        },
-    )
+    cfg_doc, cfg, out_doc = deploy_lake(emu, clients, lambda ou_id: config_doc(sc.destinations, ou_id))
     commit_ms = int((time.time() - 3600) * 1000)
-    for n in range(sc.namespaces):  # a namespace per request keeps each control call short
-        names = [f"t{j:03d}" for j in range(sc.tables_per_namespace)]
-        emu.control.seed(src_arn, {f"ns{n:03d}": names}, commit_ms=commit_ms)
+    seed_namespaces(emu, cfg.source.bucket_arn, sc.namespaces, sc.tables_per_namespace, commit_ms)
     seeded = time.perf_counter() - t0
-    emu.control.replicate(source_bucket_arn=src_arn)
+    emu.control.replicate(source_bucket_arn=cfg.source.bucket_arn)
     replicated = time.perf_counter() - t0
-    outputs = parse_outputs(outputs_doc(cfg, organization))
-    hardened = harden(clients, outputs, concurrency=sc.concurrency, show_progress=False)
-    assert hardened.exit_code == 0 and hardened.count("hardened") == sc.tables * sc.destinations, hardened.counts
-    del hardened  # 30,000 results with their diffs: not to be copied into the tools' forked children
-    (workdir / "config.json").write_text(json.dumps(cfg_doc))
-    (workdir / "outputs.json").write_text(json.dumps(outputs_doc(cfg, organization)))
+    hardened = harden_and_write(clients, cfg_doc, out_doc, workdir, sc.concurrency)
+    assert hardened == (0, sc.tables * sc.destinations), hardened
     return {
         "tables": sc.tables,
         "replicas": sc.tables * sc.destinations,

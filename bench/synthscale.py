@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
+
 REPO = Path(__file__).resolve().parent.parent
+TIERING = "INTELLIGENT_TIERING"
 
 # (account, region) of the five destinations; two share an account (one guardrail per account).
 DESTINATIONS = (
@@ -82,7 +85,7 @@ def scale_config(
         raise ValueError(f"destinations must be 1..{len(DESTINATIONS)}")
     if tables < namespaces or namespaces < 1:
         raise ValueError("need at least one table per namespace")
-    kms = {"type": "kms", "kms_key": "create"}
+    kms = dict(KMS_CREATED)
     per_ns = [tables // namespaces + (1 if i < tables % namespaces else 0) for i in range(namespaces)]
     nss: list[dict[str, Any]] = []
     names: list[str] = []
@@ -101,29 +104,15 @@ def scale_config(
             k += 1
         nss.append({"name": f"ns{i:02d}", "tables": ts})
     replicas = [
-        {
-            "account_id": acct,
-            "region": region,
-            "bucket": f"scale-replica-{region}",
-            "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
-            "storage_class": "INTELLIGENT_TIERING",
-            "encryption": kms,
-            "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10},
-        }
+        site(acct, region, f"scale-replica-{region}", encryption=kms, retention=(2160, 10), storage_class=TIERING)
         for acct, region in DESTINATIONS[:destinations]
     ]
     accounts = sorted({str(r["account_id"]) for r in replicas})
     return {
         "kit": {"name": "scale"},
-        "source": {
-            "account_id": SOURCE_ACCOUNT,
-            "region": SOURCE_REGION,
-            "bucket": "scale-source",
-            "deploy_role_arn": f"arn:aws:iam::{SOURCE_ACCOUNT}:role/terraform-deploy",
-            "encryption": kms,
-            "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
-            "namespaces": nss,
-        },
+        "source": site(
+            SOURCE_ACCOUNT, SOURCE_REGION, "scale-source", encryption=kms, retention=(168, 5), namespaces=nss
+        ),
         "replicas": replicas,
         "replication": {"mode": "tables", "tables": names} if table_level_replication else {"mode": "bucket"},
         "protection": {
@@ -131,7 +120,7 @@ def scale_config(
             "guardrail_attach_roles": ["data-engineer", "platform-admin"],
             "organization": {
                 "management_account_id": "444444444444",
-                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "deploy_role_arn": deploy_role("444444444444"),
                 # every replica account and the source account, directly (the configuration checks coverage)
                 "targets": sorted({*accounts, SOURCE_ACCOUNT}),
             },
@@ -175,30 +164,22 @@ def _estate_source(i: int, tables: int) -> dict[str, Any]:
         nss.append({"name": ns, "tables": ts})
         names += [f"{ns}.t{j:03d}" for j in js]
     vault = f"estate-vault{i // ESTATE_SOURCES_PER_VAULT:02d}"
-    return {
-        "id": f"s{i:02d}-{short}",
-        "account_id": acct,
-        "region": region,
-        "bucket": f"estate-s{i:02d}-{short}",
-        "deploy_role_arn": f"arn:aws:iam::{acct}:role/terraform-deploy",
-        "encryption": {"type": "kms", "kms_key": "create"} if i % 2 == 0 else {"type": "sse-s3"},
-        "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
-        "replicate_to": [vault, *([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])],
-        "replication": {"mode": "tables", "tables": names} if i % 3 == 0 else {"mode": "bucket"},
-        "namespaces": nss,
-    }
+    return site(
+        acct,
+        region,
+        f"estate-s{i:02d}-{short}",
+        encryption=KMS_CREATED if i % 2 == 0 else SSE_S3,
+        retention=(168, 5),
+        id=f"s{i:02d}-{short}",
+        replicate_to=[vault, *([f"estate-s{i:02d}-replica"] if i % 9 == 0 else [])],
+        replication={"mode": "tables", "tables": names} if i % 3 == 0 else {"mode": "bucket"},
+        namespaces=nss,
+    )
 
 
 def _estate_replica(account: str, region: str, bucket: str, storage_class: str) -> dict[str, Any]:
-    return {
-        "account_id": account,
-        "region": region,
-        "bucket": bucket,
-        "deploy_role_arn": f"arn:aws:iam::{account}:role/terraform-deploy",
-        "storage_class": storage_class,
-        "encryption": {"type": "kms", "kms_key": "create"} if account == ESTATE_VAULT_ACCOUNT else {"type": "sse-s3"},
-        "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 10},
-    }
+    encryption = KMS_CREATED if account == ESTATE_VAULT_ACCOUNT else SSE_S3
+    return site(account, region, bucket, encryption=encryption, retention=(2160, 10), storage_class=storage_class)
 
 
 def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
@@ -229,7 +210,7 @@ def estate_config(sources: int = 50, tables_per_source: int = 10) -> dict[str, A
             "guardrail_attach_roles": ["data-engineer"],
             "organization": {
                 "management_account_id": "444444444444",
-                "deploy_role_arn": "arn:aws:iam::444444444444:role/terraform-deploy",
+                "deploy_role_arn": deploy_role("444444444444"),
                 "targets": accounts,
             },
         },

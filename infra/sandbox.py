@@ -38,6 +38,7 @@ from types import FrameType
 from typing import Any
 
 from emulator.process import Emulator
+from infra import world
 from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,64 +117,18 @@ def _client(endpoint: str, service: str, region: str) -> Any:
     return session.client(service, endpoint_url=endpoint, config=config)  # type: ignore[call-overload]
 
 
-def _retention(value: Any) -> dict[str, Any]:
-    return {
-        "status": "enabled",
-        "settings": {
-            "icebergSnapshotManagement": {
-                "minSnapshotsToKeep": value.min_snapshots_to_keep,
-                "maxSnapshotAgeHours": value.max_snapshot_age_hours,
-            }
-        },
-    }
-
-
 def seed_deploy(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any]:
-    """What `cdktf deploy` of every stack of `cfg` leaves behind, created through the public APIs; returns the outputs
-    contract of that deploy. Tables are created without metadata, as Terraform creates them: a writer's first commit
-    gives them their schema."""
-    from policies import documents
+    """What `cdktf deploy` of every stack of `cfg` leaves behind, created through the public APIs (`infra.world`);
+    returns the outputs contract of that deploy. Tables are created without metadata, as Terraform creates them: a
+    writer's first commit gives them their schema."""
     from topology.outputs import outputs_doc
 
-    for r in cfg.replicas:
-        s3t = _client(emu.url, "s3tables", r.region)
-        s3t.create_table_bucket(
-            name=r.bucket,
-            encryptionConfiguration={"sseAlgorithm": r.encryption.sse_algorithm},
-            storageClassConfiguration={"storageClass": r.storage_class},
-        )
-        s3t.put_table_bucket_policy(
-            tableBucketARN=r.bucket_arn, resourcePolicy=documents.compact_json(documents.replica_bucket_policy(cfg, r))
-        )
-    for src in cfg.sources:
-        s3t = _client(emu.url, "s3tables", src.region)
-        s3t.create_table_bucket(name=src.bucket, encryptionConfiguration={"sseAlgorithm": src.encryption.sse_algorithm})
-        arns: dict[str, str] = {}
-        for ns in src.namespaces:
-            s3t.create_namespace(tableBucketARN=src.bucket_arn, namespace=[ns.name])
-            for t in ns.tables:
-                arns[f"{ns.name}.{t.name}"] = s3t.create_table(
-                    tableBucketARN=src.bucket_arn, namespace=ns.name, name=t.name, format="ICEBERG"
-                )["tableARN"]
-                s3t.put_table_maintenance_configuration(
-                    tableBucketARN=src.bucket_arn,
-                    namespace=ns.name,
-                    name=t.name,
-                    type="icebergSnapshotManagement",
-                    value=_retention(src.snapshot_retention),
-                )
-        view = cfg.view(src)
-        conf = {
-            "role": view.replication_role_arn,
-            "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in view.replicas]}],
-        }
-        if view.replication.mode == "bucket":
-            s3t.put_table_bucket_replication(tableBucketARN=src.bucket_arn, configuration=conf)
-        else:
-            for name in view.replication.tables:
-                s3t.put_table_replication(tableArn=arns[name], configuration=conf)
-    rec = cfg.recovery_replica
-    _client(emu.url, "s3tables", rec.region).create_table_bucket(
+    def s3tables(region: str) -> Any:
+        return _client(emu.url, "s3tables", region)
+
+    world.deploy_replicas(s3tables, cfg)
+    world.deploy_sources(s3tables, cfg)
+    s3tables(cfg.recovery_replica.region).create_table_bucket(
         name=cfg.recovery.bucket, encryptionConfiguration={"sseAlgorithm": "AES256"}
     )
     return outputs_doc(cfg, _seed_organization(emu, cfg, account))
@@ -182,26 +137,12 @@ def seed_deploy(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any]:
 def _seed_organization(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any] | None:
     """The organization stack: the two SCPs attached to every target. The organization lives in the served account
     (the emulator's organizations are per account), with the configuration's OUs under their own ids."""
-    from policies import documents
-
     org = cfg.protection.organization
     if org is None:
         return None
     ous: dict[str, list[str]] = {t: [] for t in org.targets if t.startswith(("ou-", "r-"))}
     emu.control.seed_organization(account, ous, [t for t in org.targets if t.isdigit() and t != account])
-    client = _client(emu.url, "organizations", "us-east-1")
-    out: dict[str, Any] = {"targets": list(org.targets)}
-    for key, name, policy in (
-        ("policy", cfg.scp_name, documents.service_control_policy(cfg)),
-        ("guards_policy", cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
-    ):
-        pid = client.create_policy(
-            Content=documents.compact_json(policy), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
-        )["Policy"]["PolicySummary"]["Id"]
-        for target in org.targets:
-            client.attach_policy(PolicyId=pid, TargetId=target)
-        out |= {f"{key}_id": pid, f"{key}_name": name}
-    return out
+    return world.seed_organization_policies(_client(emu.url, "organizations", "us-east-1"), cfg, org.targets)
 
 
 def write_commit(emu: Emulator, bucket_arn: str, region: str, log: Path) -> list[str]:

@@ -32,7 +32,6 @@ Principals (columns of the matrices):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,15 @@ from typing import Any
 
 from policies import documents as D
 from policies.simulate import ScpLevel, SimRequest, principal_context
-from tests.policy_fixtures import ADMIN_ACCESS, ENGINEER_ACCESS, FULL_AWS_ACCESS, WORLD_POLICIES, maintenance_baseline
+from tests import policy_fixtures
+from tests.policy_fixtures import (
+    ADMIN_ACCESS,
+    ENGINEER_ACCESS,
+    FULL_AWS_ACCESS,
+    WORLD_POLICIES,
+    case_id,
+    maintenance_baseline,
+)
 from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,11 +58,13 @@ TAG_KEY = "kit-protection"  # the intent: protected buckets carry kit-protection
 TAG_CONTEXT = {f"s3tables:TableBucketTag/{TAG_KEY}": "estate"}
 
 VAULT = "arn:aws:s3tables:eu-central-1:666666666666:bucket/estate-vault-euc1"
-VAULT_TABLE = VAULT + "/table/1a2b3c4d-0000-4a6b-9c8d-112233445566"
 SALES_REPLICA = "arn:aws:s3tables:eu-central-1:111111111111:bucket/estate-sales-replica-euc1"
-SALES_REPLICA_TABLE = SALES_REPLICA + "/table/2a2b3c4d-0000-4a6b-9c8d-112233445566"
 RECOVERY = "arn:aws:s3tables:eu-central-1:666666666666:bucket/estate-recovery-euc1"
-RECOVERY_TABLE = RECOVERY + "/table/3a2b3c4d-0000-4a6b-9c8d-112233445566"
+TABLE_IDS = {  # the one table of each bucket that requests name
+    VAULT: "1a2b3c4d-0000-4a6b-9c8d-112233445566",
+    SALES_REPLICA: "2a2b3c4d-0000-4a6b-9c8d-112233445566",
+    RECOVERY: "3a2b3c4d-0000-4a6b-9c8d-112233445566",
+}
 SALES_ROLE = "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
 MARKETING_ROLE = "arn:aws:iam::111111111111:role/estate-marketing-euw1-s3tables-replication"
 OPS_ROLE = "arn:aws:iam::555555555555:role/estate-ops-use1-s3tables-replication"
@@ -118,51 +127,42 @@ NAMESPACE_KEYED = frozenset(
     {"CreateTable", "PutTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration", "GetTableData"}
 )
 
+
+def table_of(bucket: str) -> str:
+    """The ARN of the table of `bucket` that requests name."""
+    return f"{bucket}/table/{TABLE_IDS[bucket]}"
+
+
+@dataclass(frozen=True)
+class _Replica:
+    bucket: str
+    account: str
+    bucket_policy: str
+    table_policy: str
+
+    def resources(self, name: str, suffix: str = "", **kw: Any) -> dict[str, Resource]:
+        """`<name>-bucket<suffix>` and `<name>-table<suffix>` as a request meets them: the bucket's policy (and the
+        table's, on the table) and the maintenance baseline; `tagged` and `namespace` as given."""
+        bucket_policies = (self.bucket_policy, MAINTENANCE_BASELINE)
+        table_policies = (self.bucket_policy, self.table_policy, MAINTENANCE_BASELINE)
+        return {
+            f"{name}-bucket{suffix}": Resource(self.bucket, self.account, bucket_policies, **kw),
+            f"{name}-table{suffix}": Resource(table_of(self.bucket), self.account, table_policies, **kw),
+        }
+
+
+_VAULT = _Replica(VAULT, "666666666666", VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY)
+_SALES_REPLICA = _Replica(SALES_REPLICA, "111111111111", SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY)
 RESOURCES: dict[str, Resource] = {
     # the vault's requests name sales' namespace; `-ops` the same bucket and table policies for ops' namespace
-    "vault-bucket": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="sales"
-    ),
-    "vault-table": Resource(
-        VAULT_TABLE,
-        "666666666666",
-        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-        namespace="sales",
-    ),
-    "vault-bucket-ops": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True, namespace="ops"
-    ),
-    "vault-table-ops": Resource(
-        VAULT_TABLE,
-        "666666666666",
-        (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-        namespace="ops",
-    ),
-    "salesrep-bucket": Resource(
-        SALES_REPLICA, "111111111111", (SALES_REPLICA_BUCKET_POLICY, MAINTENANCE_BASELINE), tagged=True
-    ),
-    "salesrep-table": Resource(
-        SALES_REPLICA_TABLE,
-        "111111111111",
-        (SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY, MAINTENANCE_BASELINE),
-        tagged=True,
-    ),
+    **_VAULT.resources("vault", tagged=True, namespace="sales"),
+    **_VAULT.resources("vault", "-ops", tagged=True, namespace="ops"),
+    **_SALES_REPLICA.resources("salesrep", tagged=True),
     # the same buckets after their protection tag was removed (step 2 of "untag, then delete")
-    "vault-bucket-untagged": Resource(
-        VAULT, "666666666666", (VAULT_BUCKET_POLICY, MAINTENANCE_BASELINE), namespace="sales"
-    ),
-    "vault-table-untagged": Resource(
-        VAULT_TABLE, "666666666666", (VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY, MAINTENANCE_BASELINE), namespace="sales"
-    ),
-    "salesrep-table-untagged": Resource(
-        SALES_REPLICA_TABLE,
-        "111111111111",
-        (SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY, MAINTENANCE_BASELINE),
-    ),
+    **_VAULT.resources("vault", "-untagged", namespace="sales"),
+    **_SALES_REPLICA.resources("salesrep", "-untagged"),
     "recovery-bucket": Resource(RECOVERY, "666666666666", (MAINTENANCE_BASELINE,)),
-    "recovery-table": Resource(RECOVERY_TABLE, "666666666666", (MAINTENANCE_BASELINE,)),
+    "recovery-table": Resource(table_of(RECOVERY), "666666666666", (MAINTENANCE_BASELINE,)),
     "sales-role": Resource(SALES_ROLE, "111111111111", ()),
     "sales-role-assume": Resource(SALES_ROLE, "111111111111", (SALES_TRUST,)),  # sts:AssumeRole meets the trust
     "imposter-role": Resource(IMPOSTER_ROLE, "111111111111", ()),
@@ -194,17 +194,10 @@ def load() -> KitConfig:
 def kit_documents(cfg: KitConfig) -> dict[str, Any]:
     """Every document of the estate by name, each replica's table policy built for its concrete table."""
     docs = {d.name: d.document for d in D.build_documents(cfg)}
-    for name, bucket_arn, table_arn in (
-        (VAULT_TABLE_POLICY, VAULT, VAULT_TABLE),
-        (SALES_REPLICA_TABLE_POLICY, SALES_REPLICA, SALES_REPLICA_TABLE),
-    ):
+    for name, bucket_arn in ((VAULT_TABLE_POLICY, VAULT), (SALES_REPLICA_TABLE_POLICY, SALES_REPLICA)):
         replica = next(r for r in cfg.replicas if r.bucket_arn == bucket_arn)
-        docs[name] = D.replica_table_policy_for(cfg, replica, table_arn)
+        docs[name] = D.replica_table_policy_for(cfg, replica, table_of(bucket_arn))
     return docs
-
-
-def case_id(principal: str, resource: str, action: str) -> str:
-    return f"{principal}:{resource}:{action}"
 
 
 def split_action(token: str) -> tuple[str, list[str]]:
@@ -245,8 +238,5 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
 
 
 def variant_policies(variants: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = dict(WORLD)
-    for label, kit in variants.items():
-        for name, doc in kit.items():
-            out[f"{label}|{name}" if label else name] = copy.deepcopy(doc)
-    return out
+    """The estate's world policies next to every variant of the kit's documents (`policy_fixtures`)."""
+    return policy_fixtures.variant_policies(variants, WORLD)

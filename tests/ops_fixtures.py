@@ -25,9 +25,11 @@ import pytest
 
 from emulator.control import Control
 from emulator.process import Emulator
+from infra.world import create_organization_unit, deploy_replicas, deploy_sources, seed_organization_policies
 from jobs.kernel.clients import Clients
 from topology.config import KitConfig, parse_config
-from topology.outputs import KitOutputs, parse_outputs, recovery_outputs
+from topology.outputs import KitOutputs, parse_outputs
+from topology.outputs import outputs_doc as topology_outputs_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
@@ -134,8 +136,31 @@ def ms(t: dt.datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
+class _Deployed:
+    """What a deployed world hands the ops tools: clients, its outputs file and its configuration file."""
+
+    env: OpsEnv
+    outputs_doc: dict[str, Any]
+    cfg_doc: dict[str, Any]
+
+    @property
+    def clients(self) -> Clients:
+        return self.env.clients()
+
+    def write_outputs(self, tmp_path: Path) -> Path:
+        p = tmp_path / "outputs.json"
+        p.write_text(json.dumps(self.outputs_doc), encoding="utf-8")
+        return p
+
+    def write_config(self, tmp_path: Path) -> Path:
+        """The configuration as TOML (`load_config` reads TOML only)."""
+        p = tmp_path / "kit.toml"
+        p.write_text(_toml(self.cfg_doc), encoding="utf-8")
+        return p
+
+
 @dataclass
-class World:
+class World(_Deployed):
     env: OpsEnv
     cfg: KitConfig
     outputs: KitOutputs
@@ -144,10 +169,6 @@ class World:
     ou_id: str
     policy_id: str
     tables: dict[str, str] = field(default_factory=dict)  # "ns.name" -> source table ARN
-
-    @property
-    def clients(self) -> Clients:
-        return self.env.clients()
 
     def src(self) -> Any:
         return self.clients.s3tables(SRC_REGION)
@@ -158,16 +179,21 @@ class World:
     def org(self) -> Any:
         return self.clients.organizations()
 
-    def write_outputs(self, tmp_path: Path) -> Path:
-        p = tmp_path / "outputs.json"
-        p.write_text(json.dumps(self.outputs_doc), encoding="utf-8")
-        return p
+    def metric_maxima(self, metric: str, start: dt.datetime, end: dt.datetime, **dims: str) -> list[float]:
+        """The per-minute maxima of the monitor's `metric` with exactly `dims` between `start` and `end` (the alarms'
+        statistic, infra/constructs/monitor.py), as CloudWatch returns them."""
+        from jobs.ops.monitor import METRIC_NAMESPACE
 
-    def write_config(self, tmp_path: Path) -> Path:
-        """The config as TOML-equivalent JSON is not loadable by load_config; write TOML by hand."""
-        p = tmp_path / "kit.toml"
-        p.write_text(_toml(self.cfg_doc), encoding="utf-8")
-        return p
+        got = self.clients.client("cloudwatch", SRC_REGION).get_metric_statistics(
+            Namespace=METRIC_NAMESPACE,
+            MetricName=metric,
+            Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
+            StartTime=start,
+            EndTime=end,
+            Period=60,
+            Statistics=["Maximum"],
+        )["Datapoints"]
+        return [p["Maximum"] for p in got]
 
     def tool_args(self, tmp_path: Path, *extra: str) -> list[str]:
         """Command line of an ops tool on this world: its config and outputs files, the emulator's endpoint."""
@@ -246,124 +272,34 @@ def deploy(
     replicate: bool = True,
     harden_now: bool = False,
 ) -> World:
-    """What `cdktf deploy` + the service leave behind: buckets, tables with source retention, encryption,
-    storage
-    class, the replica bucket policy, the replication configuration, the SCP attached to an OU; then
-    (optionally)
-    the service's initial replication."""
-    from policies import documents
-
+    """What `cdktf deploy` + the service leave behind (`infra.world`): buckets, tables with source retention,
+    encryption, storage class, the replica bucket policy, the replication configuration, the SCPs attached to an OU,
+    and the outputs of that deploy (`topology.outputs.outputs_doc`); then (optionally) the service's initial
+    replication."""
     clients = env.clients()
-    src, dst, org = clients.s3tables(SRC_REGION), clients.s3tables(DST_REGION), clients.organizations()
-
-    org.create_organization(FeatureSet="ALL")
-    root = org.list_roots()["Roots"][0]["Id"]
-    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
+    ou_id = create_organization_unit(clients.organizations())
     doc = config_dict(mode, tables)
     doc["protection"]["organization"]["targets"] = [ou_id]
     doc["protection"]["organization"]["ou_accounts"] = {ou_id: [ACCOUNT]}
     cfg = parse_config(doc)
-
-    source_arn = src.create_table_bucket(name=SRC_BUCKET)["arn"]
-    replica_arn = dst.create_table_bucket(name=DST_BUCKET)["arn"]
-    assert source_arn == cfg.source.bucket_arn and replica_arn == cfg.replicas[0].bucket_arn
-    src.put_table_bucket_encryption(tableBucketARN=source_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
-    dst.put_table_bucket_encryption(tableBucketARN=replica_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
-    dst.put_table_bucket_storage_class(
-        tableBucketARN=replica_arn, storageClassConfiguration={"storageClass": "INTELLIGENT_TIERING"}
-    )
-    dst.put_table_bucket_policy(
-        tableBucketARN=replica_arn,
-        resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, cfg.replicas[0])),
-    )
-    src.create_namespace(tableBucketARN=source_arn, namespace=["analytics"])
-    world_tables = {}
-    for t in tables:
-        arn = src.create_table(tableBucketARN=source_arn, namespace="analytics", name=t, format="ICEBERG")["tableARN"]
-        world_tables[f"analytics.{t}"] = arn
-        put_retention(src, source_arn, t, 720)
-    conf = {
-        "role": cfg.replication_role_arn,
-        "rules": [{"destinations": [{"destinationTableBucketARN": replica_arn}]}],
-    }
-    if mode == "bucket":
-        src.put_table_bucket_replication(tableBucketARN=source_arn, configuration=conf)
-    else:
-        for name in cfg.replication.tables:
-            src.put_table_replication(tableArn=world_tables[name], configuration=conf)
-    policy_id = org.create_policy(
-        Content=documents.compact_json(documents.service_control_policy(cfg)),
-        Description="kit",
-        Name=cfg.scp_name,
-        Type="SERVICE_CONTROL_POLICY",
-    )["Policy"]["PolicySummary"]["Id"]
-    org.attach_policy(PolicyId=policy_id, TargetId=ou_id)
-    guards_id = org.create_policy(
-        Content=documents.compact_json(documents.service_control_policy_guards(cfg)),
-        Description="kit",
-        Name=cfg.scp_guards_name,
-        Type="SERVICE_CONTROL_POLICY",
-    )["Policy"]["PolicySummary"]["Id"]
-    org.attach_policy(PolicyId=guards_id, TargetId=ou_id)
-
-    retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
-    outputs_doc = {
-        "source": {
-            "kit_source": {
-                "kit": "seed",
-                "account_id": ACCOUNT,
-                "region": SRC_REGION,
-                "table_bucket_arn": source_arn,
-                "table_bucket_name": SRC_BUCKET,
-                "replication_mode": mode,
-                "replication_role_arn": cfg.replication_role_arn,
-                "namespaces": {"analytics": list(tables)},
-                "replicated_tables": [f"{ns}.{t}" for ns, t in cfg.replicated_tables()],
-                "snapshot_retention": retention,
-                "destinations": [replica_arn],
-                "encryption": {"sse_algorithm": "AES256"},
-            }
-        },
-        f"replica-{DST_BUCKET}": {
-            "kit_replica": {
-                "account_id": ACCOUNT,
-                "region": DST_REGION,
-                "table_bucket_arn": replica_arn,
-                "table_bucket_name": DST_BUCKET,
-                "storage_class": "INTELLIGENT_TIERING",
-                "encryption": {"sse_algorithm": "AES256"},
-                "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
-                "source_table_bucket_arn": source_arn,
-                "break_glass_principals": [BREAK_GLASS],
-                "deploy_role_arns": [DEPLOY_ROLE],
-                "guardrail_policy_arn": f"arn:aws:iam::{ACCOUNT}:policy/seed-s3tables-replica-guardrail",
-            }
-        },
-        "recovery": recovery_outputs(cfg),
-        "organization": {
-            "kit_organization": {
-                "policy_id": policy_id,
-                "policy_name": cfg.scp_name,
-                "guards_policy_id": guards_id,
-                "guards_policy_name": cfg.scp_guards_name,
-                "targets": [ou_id],
-            }
-        },
-    }
+    deploy_replicas(clients.s3tables, cfg)
+    world_tables = deploy_sources(clients.s3tables, cfg)[cfg.source.bucket_arn]
+    organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
+    outputs_doc = topology_outputs_doc(cfg, organization)
     world = World(
         env,
         cfg,
         parse_outputs(outputs_doc),
-        source_arn,
-        replica_arn,
+        cfg.source.bucket_arn,
+        cfg.replicas[0].bucket_arn,
         ou_id,
-        policy_id,
+        organization["policy_id"],
         world_tables,
         outputs_doc=outputs_doc,
         cfg_doc=doc,
     )
     if replicate:
-        env.control.replicate(source_bucket_arn=source_arn)
+        env.control.replicate(source_bucket_arn=cfg.source.bucket_arn)
     if harden_now:
         from jobs.ops.harden import harden
 
@@ -377,7 +313,6 @@ def deploy(
 # ----------------------------------------------------------------------------------------------------
 
 VAULT_REGION = "us-east-2"
-SOURCE_RETENTION = {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
 VAULT, SALES_REPLICA = "estate-vault", "estate-sales-replica"
 
 
@@ -436,29 +371,15 @@ def estate_config_dict(ou_id: str = "ou-placeholder-00000000") -> dict[str, Any]
 
 
 @dataclass
-class Estate:
+class Estate(_Deployed):
     env: OpsEnv
     cfg: KitConfig
     outputs: KitOutputs
     outputs_doc: dict[str, Any]
     cfg_doc: dict[str, Any]
 
-    @property
-    def clients(self) -> Clients:
-        return self.env.clients()
-
     def s3tables(self, region: str) -> Any:
         return self.clients.s3tables(region)
-
-    def write_outputs(self, tmp_path: Path) -> Path:
-        p = tmp_path / "outputs.json"
-        p.write_text(json.dumps(self.outputs_doc), encoding="utf-8")
-        return p
-
-    def write_config(self, tmp_path: Path) -> Path:
-        p = tmp_path / "kit.toml"
-        p.write_text(_toml(self.cfg_doc), encoding="utf-8")
-        return p
 
     def tool_args(self, tmp_path: Path, *extra: str) -> list[str]:
         """Command line of an ops tool on the estate: its outputs file and the emulator's endpoint."""
@@ -470,76 +391,19 @@ def deploy_estate(env: OpsEnv, *, commit_ms: int | None = None, replicate: bool 
     settings, the replica bucket policies of the whole estate, each source's replication configuration with its own
     role, the SCPs on an OU), the outputs of every stack (`topology.outputs.outputs_doc`), then a commit to every
     source table (`commit_ms`) and the service's replication of each source."""
-    from policies import documents
-    from topology.outputs import outputs_doc
-
     clients = env.clients()
-    org = clients.organizations()
-    org.create_organization(FeatureSet="ALL")
-    root = org.list_roots()["Roots"][0]["Id"]
-    ou_id = org.create_organizational_unit(ParentId=root, Name="replicas")["OrganizationalUnit"]["Id"]
+    ou_id = create_organization_unit(clients.organizations())
     doc = estate_config_dict(ou_id)
     cfg = parse_config(doc)
-    for r in cfg.replicas:
-        s3t = clients.s3tables(r.region)
-        assert s3t.create_table_bucket(name=r.bucket)["arn"] == r.bucket_arn
-        s3t.put_table_bucket_encryption(tableBucketARN=r.bucket_arn, encryptionConfiguration={"sseAlgorithm": "AES256"})
-        s3t.put_table_bucket_storage_class(
-            tableBucketARN=r.bucket_arn, storageClassConfiguration={"storageClass": r.storage_class}
-        )
-        s3t.put_table_bucket_policy(
-            tableBucketARN=r.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(cfg, r))
-        )
-    for src in cfg.sources:
-        s3t = clients.s3tables(src.region)
-        assert s3t.create_table_bucket(name=src.bucket)["arn"] == src.bucket_arn
-        s3t.put_table_bucket_encryption(
-            tableBucketARN=src.bucket_arn, encryptionConfiguration={"sseAlgorithm": "AES256"}
-        )
-        arns = {}
-        for ns in src.namespaces:
-            s3t.create_namespace(tableBucketARN=src.bucket_arn, namespace=[ns.name])
-            for t in ns.tables:
-                arns[f"{ns.name}.{t.name}"] = s3t.create_table(
-                    tableBucketARN=src.bucket_arn, namespace=ns.name, name=t.name, format="ICEBERG"
-                )["tableARN"]
-                s3t.put_table_maintenance_configuration(
-                    tableBucketARN=src.bucket_arn,
-                    namespace=ns.name,
-                    name=t.name,
-                    type="icebergSnapshotManagement",
-                    value={
-                        "status": "enabled",
-                        "settings": {
-                            "icebergSnapshotManagement": {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 720}
-                        },
-                    },
-                )
-        view = cfg.view(src)
-        conf = {
-            "role": view.replication_role_arn,
-            "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in view.replicas]}],
-        }
-        if view.replication.mode == "bucket":
-            s3t.put_table_bucket_replication(tableBucketARN=src.bucket_arn, configuration=conf)
-        else:
-            for name in view.replication.tables:
-                s3t.put_table_replication(tableArn=arns[name], configuration=conf)
-        if commit_ms is not None:
+    deploy_replicas(clients.s3tables, cfg)
+    deploy_sources(clients.s3tables, cfg)
+    if commit_ms is not None:
+        for src in cfg.sources:
             env.control.seed(
                 src.bucket_arn, {ns.name: [t.name for t in ns.tables] for ns in src.namespaces}, commit_ms=commit_ms
             )
-    organization: dict[str, Any] = {"targets": [ou_id]}
-    for key, name, policy in (
-        ("policy", cfg.scp_name, documents.service_control_policy(cfg)),
-        ("guards_policy", cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
-    ):
-        pid = org.create_policy(
-            Content=documents.compact_json(policy), Description="kit", Name=name, Type="SERVICE_CONTROL_POLICY"
-        )["Policy"]["PolicySummary"]["Id"]
-        org.attach_policy(PolicyId=pid, TargetId=ou_id)
-        organization |= {f"{key}_id": pid, f"{key}_name": name}
-    out_doc = outputs_doc(cfg, organization)
+    organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
+    out_doc = topology_outputs_doc(cfg, organization)
     if replicate:
         for src in cfg.sources:
             env.control.replicate(source_bucket_arn=src.bucket_arn)

@@ -267,20 +267,24 @@ def evaluate_variants(
 CELL = {"A": S.ALLOWED, "D": S.EXPLICIT_DENY, "-": S.IMPLICIT_DENY}
 
 
-def parse_matrix(text: str, order: Sequence[str] = PRINCIPAL_ORDER) -> dict[str, str]:
+def parse_matrix(
+    text: str, order: Sequence[str] = PRINCIPAL_ORDER, groups: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, str]:
     """{case id: expected decision} of a hand-written matrix: a row per resource and action, a cell per principal of
-    `order` (A allowed, D explicitly denied, - implicitly denied); blank and `#` lines are skipped."""
+    `order` (A allowed, D explicitly denied, - implicitly denied); blank and `#` lines are skipped. A row whose
+    resource names one of `groups` stands for a row of each resource of that group."""
     expected: dict[str, str] = {}
     for raw in text.strip().splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        resource, action, *cells = line.split()
-        assert len(cells) == len(order), f"row {resource} {action}: {len(cells)} cells"
-        for principal, cell in zip(order, cells, strict=True):
-            cid = case_id(principal, resource, action)
-            assert cid not in expected, f"duplicate row {resource} {action}"
-            expected[cid] = CELL[cell]
+        row, action, *cells = line.split()
+        assert len(cells) == len(order), f"row {row} {action}: {len(cells)} cells"
+        for resource in (groups or {}).get(row, (row,)):
+            for principal, cell in zip(order, cells, strict=True):
+                cid = case_id(principal, resource, action)
+                assert cid not in expected, f"duplicate row {resource} {action}"
+                expected[cid] = CELL[cell]
     return expected
 
 

@@ -53,16 +53,7 @@ def _series(world: World) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
 
 
 def _max(world: World, metric: str, **dims: str) -> float | None:
-    got = _cw(world).get_metric_statistics(
-        Namespace=mon.METRIC_NAMESPACE,
-        MetricName=metric,
-        Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
-        StartTime=NOW - timedelta(hours=1),
-        EndTime=NOW + timedelta(hours=1),
-        Period=60,
-        Statistics=["Maximum"],
-    )["Datapoints"]
-    return max((p["Maximum"] for p in got), default=None)
+    return max(world.metric_maxima(metric, NOW - timedelta(hours=1), NOW + timedelta(hours=1), **dims), default=None)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -188,16 +179,8 @@ def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
     assert tables - {mon.OTHER_TABLES} == {"analytics.orders", *(f"bulk.t{i:03d}" for i in range(cap - 1))}
     assert len(series) == 6 + (cap + 1) * 4 + 2
     # The per-destination series still count every table.
-    got = _cw(world).get_metric_statistics(
-        Namespace=mon.METRIC_NAMESPACE,
-        MetricName=mon.TABLES,
-        Dimensions=[{"Name": "Kit", "Value": KIT}, {"Name": "Destination", "Value": world.replica_arn}],
-        StartTime=NOW - timedelta(hours=1),
-        EndTime=NOW + timedelta(hours=1),
-        Period=60,
-        Statistics=["Maximum"],
-    )["Datapoints"]
-    assert [p["Maximum"] for p in got] == [121]
+    hour = timedelta(hours=1)
+    assert world.metric_maxima(mon.TABLES, NOW - hour, NOW + hour, Kit=KIT, Destination=world.replica_arn) == [121]
 
 
 def test_thousands_of_tables_with_throttling(ops_env: OpsEnv) -> None:

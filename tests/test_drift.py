@@ -163,16 +163,7 @@ class Watch:
         return config, policy, result.to_json()["drift"]
 
     def _read(self, metric: str, at: dt.datetime, dims: dict[str, str]) -> float | None:
-        got = self.world.clients.client("cloudwatch", SRC_REGION).get_metric_statistics(
-            Namespace=mon.METRIC_NAMESPACE,
-            MetricName=metric,
-            Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
-            StartTime=at,
-            EndTime=at + timedelta(minutes=1),
-            Period=60,
-            Statistics=["Maximum"],
-        )["Datapoints"]
-        return max((p["Maximum"] for p in got), default=None)
+        return max(self.world.metric_maxima(metric, at, at + timedelta(minutes=1), **dims), default=None)
 
 
 def _bucket_conf(world: World) -> dict[str, Any]:

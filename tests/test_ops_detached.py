@@ -100,19 +100,11 @@ def test_monitor_publishes_detached_replicas_for_the_alarm(ops_env: OpsEnv) -> N
         destination_bucket_arns=(world.replica_arn,),
         max_lag=timedelta(minutes=30),
     )
-    cw = world.clients.client("cloudwatch", SRC_REGION)
+
+    around = timedelta(seconds=30)
 
     def peak(when: dt.datetime, **dims: str) -> float | None:
-        got = cw.get_metric_statistics(
-            Namespace=mon.METRIC_NAMESPACE,
-            MetricName=mon.DETACHED_METRIC,
-            Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
-            StartTime=when - timedelta(seconds=30),
-            EndTime=when + timedelta(seconds=30),
-            Period=60,
-            Statistics=["Maximum"],  # the alarm's statistic (infra/constructs/monitor.py)
-        )["Datapoints"]
-        return max((p["Maximum"] for p in got), default=None)
+        return max(world.metric_maxima(mon.DETACHED_METRIC, when - around, when + around, **dims), default=None)
 
     mon.run_monitor(world.clients, settings, region=SRC_REGION, now=NOW)
     assert peak(NOW, Kit="seed", Destination=world.replica_arn) == 0
@@ -126,16 +118,8 @@ def test_monitor_publishes_detached_replicas_for_the_alarm(ops_env: OpsEnv) -> N
     assert peak(later, Kit="seed", Destination=world.replica_arn) == 1
     assert peak(later, Kit="seed", Destination=world.replica_arn, Table=DETACHED_TABLE) == 1
     # not a transient failure: the FAILED alarm's metric stays 0
-    failed = cw.get_metric_statistics(
-        Namespace=mon.METRIC_NAMESPACE,
-        MetricName=mon.FAILED_METRIC,
-        Dimensions=[{"Name": "Kit", "Value": "seed"}, {"Name": "Destination", "Value": world.replica_arn}],
-        StartTime=later - timedelta(seconds=30),
-        EndTime=later + timedelta(seconds=30),
-        Period=60,
-        Statistics=["Maximum"],
-    )["Datapoints"]
-    assert [p["Maximum"] for p in failed] == [0]
+    dest = {"Kit": "seed", "Destination": world.replica_arn}
+    assert world.metric_maxima(mon.FAILED_METRIC, later - around, later + around, **dest) == [0]
 
 
 def test_audit_names_the_detached_table(ops_env: OpsEnv, tmp_path, capsys) -> None:

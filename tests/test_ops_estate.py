@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,14 @@ def estate(ops_env: OpsEnv) -> Estate:
 
 def _bucket(estate: Estate, name: str) -> Any:
     return next(r for r in estate.cfg.replicas if r.bucket == name)
+
+
+def _ok(tool: Callable[[list[str]], int], args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """An ops tool's CLI run that exits 0; what it printed."""
+    code = tool(args)
+    text = capsys.readouterr().out
+    assert code == 0, text
+    return text
 
 
 # ---- the outputs contract ----------------------------------------------------------------------------------------
@@ -86,9 +95,7 @@ def test_one_source_reads_as_before_and_two_stacks_of_one_bucket_are_refused() -
 def test_status_reports_every_source_and_names_ambiguous_tables(
     estate: Estate, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = st.main(estate.tool_args(tmp_path, "--quiet"))
-    text = capsys.readouterr().out
-    assert code == 0, text
+    text = _ok(st.main, estate.tool_args(tmp_path, "--quiet"), capsys)
     # sales.orders is in the sales bucket (replicated) and in the marketing bucket (a local table): both named by
     # bucket; every other table by its name alone
     assert "estate-sales/sales.orders" in text and "estate-marketing/sales.orders" in text
@@ -117,9 +124,7 @@ def test_status_reports_every_source_and_names_ambiguous_tables(
 def test_harden_exempts_every_feeding_source_on_the_vault_and_reports_every_bucket(
     estate: Estate, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = hd.main(estate.tool_args(tmp_path, "--quiet"))
-    text = capsys.readouterr().out
-    assert code == 0, text
+    text = _ok(hd.main, estate.tool_args(tmp_path, "--quiet"), capsys)
     assert "6 tables in destination buckets: 6 hardened" in text
     assert f"{VAULT}: 4 tables: 4 hardened" in text and f"{SALES_REPLICA}: 2 tables: 2 hardened" in text
     for name, qualified in ((VAULT, "ops.incidents"), (VAULT, "sales.orders"), (SALES_REPLICA, "sales.orders")):
@@ -144,9 +149,7 @@ def test_harden_exempts_every_feeding_source_on_the_vault_and_reports_every_buck
 def test_audit_checks_the_whole_estate(estate: Estate, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert hd.harden(estate.clients, estate.outputs, show_progress=False).exit_code == 0
     args = ["--config", str(estate.write_config(tmp_path)), *estate.tool_args(tmp_path, "--quiet")]
-    code = au.main(args)
-    text = capsys.readouterr().out
-    assert code == 0, text
+    text = _ok(au.main, args, capsys)
     assert text.startswith("no drift (")
     # eight replication configurations (each source's bucket level, and the table level of each of the five source
     # tables, replicated or not: a table-level destination can be added to any), two replica bucket policies (the
@@ -266,7 +269,6 @@ def test_recovery_plans_tables_of_every_source_in_the_vault_at_one_cut(
     from jobs.recover.metadata import metadata_source
 
     vault = _bucket(estate, VAULT)
-    _complete_metadata(estate, vault)
     as_of = (NOW - timedelta(minutes=30)).isoformat().replace("+00:00", "Z")
     argv = ["--outputs", str(estate.write_outputs(tmp_path)), "--endpoint", estate.env.endpoint, "--dry-run"]
     argv += ["--namespace", "sales", "--namespace", "marketing", "--namespace", "ops", "--as-of", as_of]
@@ -291,35 +293,6 @@ def test_recovery_plans_tables_of_every_source_in_the_vault_at_one_cut(
         early, metadata_source(early.replica), metadata_source(early.target), plan_one, 8, io.StringIO()
     )
     assert plan.tables == [] and len(plan.errors) == 4, plan.errors
-
-
-def _complete_metadata(estate: Estate, replica: Any) -> None:
-    """The emulator's seeded metadata documents carry snapshots only; give each replica table a schema and a
-    partition spec, in place (PutObject on table storage, as a writer would)."""
-    s3t, s3 = estate.s3tables(replica.region), estate.clients.s3(replica.region)
-    schema = {
-        "type": "struct",
-        "schema-id": 0,
-        "fields": [{"id": 1, "name": "id", "required": False, "type": "string"}],
-    }
-    for ns in ("sales", "marketing", "ops"):
-        for t in s3t.list_tables(tableBucketARN=replica.bucket_arn, namespace=ns)["tables"]:
-            loc = s3t.get_table(tableBucketARN=replica.bucket_arn, namespace=ns, name=t["name"])["metadataLocation"]
-            bucket, key = loc.removeprefix("s3://").split("/", 1)
-            doc = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
-            doc |= {
-                "schemas": [schema],
-                "current-schema-id": 0,
-                "partition-specs": [{"spec-id": 0, "fields": []}],
-                "default-spec-id": 0,
-                "sort-orders": [{"order-id": 0, "fields": []}],
-                "default-sort-order-id": 0,
-                "properties": {},
-            }
-            for snap in doc["snapshots"]:
-                snap["schema-id"] = 0
-                snap["summary"].update({"total-records": "1", "total-data-files": "1", "total-files-size": "10"})
-            s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc).encode())
 
 
 def test_failover_dry_run_with_the_estate_configuration_plans_one_source_and_leaves_the_vault(

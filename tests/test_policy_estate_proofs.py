@@ -30,51 +30,52 @@ from typing import Any
 import pytest
 
 from policies import simulate as S
-from policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
+from policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
 from tests import estate_world as W
-from tests.policy_fixtures import drop_statement
+from tests.policy_fixtures import drop_statement, evaluate_variants, parse_matrix
 
 pytestmark = pytest.mark.node
 
 # fmt: off
 MATRIX = """
 # resource              action                                  adm6 eng6 dep6 bg6 adm1 dep1 bg1 rS rM rO mnt rec oth
+# ---- every protected site: each `protected-*` row stands for the vault's and the sales replica's bucket or table ----
+protected-bucket        DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
+protected-bucket        TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-bucket        UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
+protected-table         PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
+protected-table         UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
+protected-table         PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-table         TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 # ---- the vault (666666666666, fan-in from all three sources, tagged) ----
-vault-bucket            DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteTableBucketEncryption             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            PutTableBucketStorageClass              D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            PutTableBucketLogging                   D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            PutTableBucketMetricsConfiguration      D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            DeleteTableBucketMetricsConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket            CreateNamespace                         D    D    D    A   D    D    A   A  A  A  D   D   D
-vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
-vault-bucket            TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket            UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
 # other tags of a protected bucket stay the deployment's business (not protected)
 vault-bucket            TagResource[cost-center]                A    A    A    A   -    -    A   -  -  -  A   D   -
 vault-bucket            GetTableBucket                          A    A    A    A   -    -    A   -  -  -  A   A   -
 vault-bucket            ListTables                              A    A    A    A   -    -    A   -  -  -  A   A   -
-vault-table             DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableRecordExpirationConfiguration   D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
-vault-table             PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
-vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
-vault-table             PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             DeleteTablePolicy                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableReplication                     D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableEncryption                      D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             PutTableStorageClass                    D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table             TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             UntagResource                           D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             GetTable                                A    A    A    A   -    -    A   -  -  -  A   A   -
 vault-table             GetTableData                            A    A    A    A   -    -    A   A  D  D  A   A   -
@@ -84,38 +85,16 @@ vault-table-ops         PutTableData                            D    D    D    A
 vault-table-ops         UpdateTableMetadataLocation             D    D    D    A   D    D    A   D  D  A  A   D   D
 vault-table-ops         PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   D  D  A  D   D   D
 # ---- the sales replica (111111111111, fed by sales only, tagged) ----
-salesrep-bucket         DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         DeleteNamespace                         D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         DeleteTableBucketPolicy                 D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketReplication               D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         CreateNamespace                         D    D    D    A   D    D    A   A  D  D  D   D   D
-salesrep-bucket         CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
-salesrep-bucket         TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-bucket         UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-bucket         GetTableBucket                          -    -    -    A   A    A    A   -  -  -  A   -   -
-salesrep-table          DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table          RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table          PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
-salesrep-table          PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
-salesrep-table          UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
-salesrep-table          PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table          DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table          DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table          TagResource                             D    D    D    A   D    D    A   D  D  D  D   D   D
 salesrep-table          GetTableData                            -    -    -    A   A    A    A   A  -  -  A   -   -
-# ---- step 2 of "untag, then delete": the same buckets without their tag ----
+# ---- step 2 of "untag, then delete": the same buckets without their tag (`protected-untagged`: both sites) ----
 vault-bucket-untagged   DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket-untagged   PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
-vault-table-untagged    DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-untagged      DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
-vault-table-untagged    DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table-untagged DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-salesrep-table-untagged DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
+protected-untagged      DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 # ---- the recovery bucket (666666666666): writable, untagged, no kit resource policy ----
 recovery-bucket         CreateTable                             A    A    A    A   -    -    -   -  -  -  A   A   -
 recovery-table          PutTableData                            A    A    A    A   -    -    -   -  -  -  A   A   -
@@ -127,26 +106,13 @@ sales-role-assume       sts:AssumeRole                          D    D    D    -
 """
 # fmt: on
 
-CELL = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
-
-
-def parse(text: str) -> dict[str, str]:
-    expected: dict[str, str] = {}
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        resource, action, *cells = line.split()
-        assert len(cells) == len(W.ORDER), f"row {resource} {action}: {len(cells)} cells"
-        for principal, cell in zip(W.ORDER, cells, strict=True):
-            cid = W.case_id(principal, resource, action)
-            assert cid not in expected, f"duplicate row {resource} {action}"
-            expected[cid] = CELL[cell]
-    return expected
-
-
-EXPECTED = parse(MATRIX)
 PROTECTED_SITES = ("vault", "salesrep")
+PROTECTED_ROWS = {  # a row of MATRIX naming one of these stands for a row of each protected site
+    "protected-bucket": tuple(f"{site}-bucket" for site in PROTECTED_SITES),
+    "protected-table": tuple(f"{site}-table" for site in PROTECTED_SITES),
+    "protected-untagged": tuple(f"{site}-table-untagged" for site in PROTECTED_SITES),
+}
+EXPECTED = parse_matrix(MATRIX, W.ORDER, PROTECTED_ROWS)
 
 
 def _split(cid: str) -> tuple[str, str, str]:
@@ -156,14 +122,7 @@ def _split(cid: str) -> tuple[str, str, str]:
 
 def run_variants(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, SimResult]]:
     requests = [W.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
-    results = S.evaluate(W.variant_policies(variants), requests)
-    errors = S.errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
-    for rid, res in results.items():
-        label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
-        out[label][cid] = res
-    return out
+    return evaluate_variants(variants, requests, W.WORLD)
 
 
 def mismatches(results: dict[str, SimResult]) -> dict[str, str]:

@@ -104,4 +104,37 @@ def patch_moto() -> None:
     awslambda.LambdaFunction.__init__ = init_with_logging  # type: ignore[method-assign]
     awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]
     awslambda.LambdaFunction.update_configuration = update_with_logging  # type: ignore[method-assign]
+    _patch_create_bucket_tags()
     _PATCHED = True
+
+
+def _create_bucket_tags(body: bytes | str | None) -> dict[str, str]:
+    """The tags of a CreateBucket request (`CreateBucketConfiguration/Tags/Tag`, S3 API since 2025)."""
+    import xmltodict
+
+    if not body:
+        return {}
+    try:
+        conf = xmltodict.parse(body).get("CreateBucketConfiguration") or {}
+    except Exception:  # not XML: moto answers the request as it would without tags
+        return {}
+    tags = (conf.get("Tags") or {}).get("Tag") or []
+    return {str(t["Key"]): str(t.get("Value") or "") for t in (tags if isinstance(tags, list) else [tags])}
+
+
+def _patch_create_bucket_tags() -> None:
+    """moto 5.2.5 ignores the tags of a CreateBucket request; AWS applies them. hashicorp/aws 6.x creates an
+    `aws_s3_bucket` with its tags (default tags included) in that request and reads them back through S3 Control:
+    without this, every plan after apply wants to add them again."""
+    from moto.s3 import responses as s3responses
+
+    bucket_put = s3responses.S3Response._bucket_response_put
+
+    def put_with_tags(self: Any, request: Any, bucket_name: str, querystring: dict[str, Any]) -> Any:
+        out = bucket_put(self, request, bucket_name, querystring)
+        tags = {} if querystring else _create_bucket_tags(self.body)
+        if tags:
+            self.backend.put_bucket_tagging(bucket_name, tags)
+        return out
+
+    s3responses.S3Response._bucket_response_put = put_with_tags  # type: ignore[method-assign]

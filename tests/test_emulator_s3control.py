@@ -41,3 +41,18 @@ def test_bucket_tags_through_s3control_at_the_account_prefixed_host(ops_env: Ops
 
     by_host.untag_resource(AccountId=ACCOUNT, ResourceArn=ARN, TagKeys=["owner"])
     assert by_host.list_tags_for_resource(AccountId=ACCOUNT, ResourceArn=ARN)["Tags"] == want[:1]
+
+
+def test_tags_given_at_create_bucket_are_the_buckets(ops_env: OpsEnv) -> None:
+    """hashicorp/aws 6.x creates a bucket with its tags in CreateBucket and reads them through S3 Control."""
+    s3 = _client(ops_env, "s3")
+    s3.create_bucket(Bucket="kit-tagged-at-create", CreateBucketConfiguration={"Tags": [
+        {"Key": "kit", "Value": "seed"}, {"Key": "managed-by", "Value": "s3tables-replica-kit"},
+    ]})  # fmt: skip
+    by_host = _client(ops_env, "s3control", Config(proxies={"http": ops_env.endpoint}))
+    got = by_host.list_tags_for_resource(AccountId=ACCOUNT, ResourceArn="arn:aws:s3:::kit-tagged-at-create")["Tags"]
+    assert sorted(got, key=lambda t: t["Key"]) == [
+        {"Key": "kit", "Value": "seed"}, {"Key": "managed-by", "Value": "s3tables-replica-kit"},
+    ]  # fmt: skip
+    s3.create_bucket(Bucket="kit-untagged")
+    assert by_host.list_tags_for_resource(AccountId=ACCOUNT, ResourceArn="arn:aws:s3:::kit-untagged")["Tags"] == []

@@ -1,0 +1,199 @@
+"""`make e2e`'s later deploys, on a normal topology once its first deploy has passed (issue: lock after the first
+deploy, docs/decisions/0028-lock-after-first-deploy.md):
+
+1. **The second deploy**, a change a platform engineer makes on a running kit and that touches nothing protective:
+   `[assurance.monitor] max_replication_point_age_minutes` doubled (the point alarm fires too early). The changed
+   configuration is synthesized; every stack whose applied document changes (the source stack: the point alarm's
+   threshold and the dashboard's line) is planned to a file, the plan must change at least one resource and
+   destroy nothing, `infra.lockcheck` must find no locked change in it, then it is applied and the plan after it
+   must be empty. The other stacks' documents are unchanged: their plan is the empty plan already proven.
+2. **The refusal of a locked change**: a new break-glass principal (the usual locked change: it rewrites the
+   replica's bucket policy and the guardrail). The first replica stack is planned with it (not applied; its
+   applied document is restored): `infra.lockcheck` must refuse the plan ("this change is a break-glass deploy",
+   naming the bucket policy), and the stand-in, authorizing by the deployed documents (`emulator/live.py`), must
+   refuse the same `PutTableBucketPolicy` with AccessDenied to the replica's deploy role (to a non-break-glass role
+   of the replica's account where the configuration names none: there the credentials that run `cdktf`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infra.e2e.plans import plan_actions, planned_summary, transition_problems
+from infra.lockcheck import Classifier, Locked, refusal
+from infra.validate import Json
+from topology.config import KitConfig
+from topology.loader import parse_config
+
+if TYPE_CHECKING:
+    from infra.e2e.run import ExampleRun
+
+SECOND_DEPLOY = "second deploy"
+LOCK_REFUSAL = "locked change refused"
+STANDIN_DEPLOYER = "kit-e2e-deploy"  # the non-break-glass role of a replica account whose configuration names none
+POINT_DEFAULT_MINUTES = 60  # topology.assurance.Monitor's default
+
+
+def non_protective(data: dict[str, Any]) -> str:
+    """The second deploy's change, made to the configuration's data in place; its description."""
+    monitor = data.setdefault("assurance", {}).setdefault("monitor", {})
+    old = int(monitor.get("max_replication_point_age_minutes", POINT_DEFAULT_MINUTES))
+    monitor["max_replication_point_age_minutes"] = 2 * old
+    return f"[assurance.monitor] max_replication_point_age_minutes {old} -> {2 * old}"
+
+
+def protective(data: dict[str, Any], cfg: KitConfig) -> str:
+    """A locked change: a new break-glass principal in the first replica's account."""
+    rep = cfg.replicas[0]
+    arn = f"arn:{rep.partition}:iam::{rep.account_id}:role/{cfg.kit.name}-break-glass-2"
+    data["protection"]["break_glass_principals"] = [*data["protection"]["break_glass_principals"], arn]
+    return f"[protection] break_glass_principals + {arn}"
+
+
+def changed_config(config: Path, change: Callable[[dict[str, Any]], str]) -> tuple[KitConfig, str]:
+    data = tomllib.loads(config.read_text(encoding="utf-8"))
+    what = change(data)
+    return parse_config(data, f"{config} ({what})"), what
+
+
+class LaterDeploys:
+    """The second deploy and the refused locked change of one normal topology's run."""
+
+    def __init__(self, run: ExampleRun, cfg: KitConfig) -> None:
+        self.run = run
+        self.cfg = cfg
+
+    def _stack_dir(self, stack: str) -> Path:
+        return self.run.dir / "apply" / "stacks" / stack
+
+    def _synth(self, cfg: KitConfig, name: str) -> tuple[dict[str, Json], dict[str, Any]]:
+        from infra.e2e.run import synth_config
+
+        docs = synth_config(cfg, self.run.dir / name)
+        return docs, self.run.localized(docs, self.run.creds)
+
+    def _plan(self, stack_dir: Path, out: str) -> Json:
+        tf = self.run.tf
+        tf.checked(["plan", f"-out={out}", "-input=false", "-no-color", "-lock=false"], stack_dir, log=f"plan-{out}")
+        return json.loads(tf.checked(["show", "-json", out], stack_dir, log=f"show-{out}").stdout)  # type: ignore[no-any-return]
+
+    # ---------------------------------------------------------------- 1. the second deploy ----
+
+    def second_deploy(self) -> tuple[int, str]:
+        """(exit code, what happened) of the second deploy."""
+        from infra.e2e.run import protected_addresses, write_stack
+
+        cfg2, what = changed_config(self.run.config, non_protective)
+        _, localized = self._synth(cfg2, "synth-second")
+        changed = [s for s, loc in localized.items() if loc.document != self.run.applied[s].document]
+        lines = [f"change: {what}; stacks whose document changed: {', '.join(changed) or 'none'}"]
+        if not changed:
+            return 1, "\n".join([*lines, "the change changed no stack"])
+        for stack in changed:
+            stack_dir = self._stack_dir(stack)
+            loc = localized[stack]
+            write_stack(stack_dir, loc.document)
+            assets = self.run.dir / "synth-second" / "stacks" / stack / "assets"
+            if assets.is_dir():
+                shutil.copytree(assets, stack_dir / "assets", dirs_exist_ok=True)
+            plan = self._plan(stack_dir, "second.tfplan")
+            actions = plan_actions(plan)
+            before = self.run.applied[stack].document
+            problems = transition_problems(actions, protected_addresses(loc.document) | protected_addresses(before))
+            locked = Classifier(cfg2).locked(plan)
+            lines.append(f"{stack}: plan {planned_summary(actions)}: {', '.join(sorted(actions)) or 'nothing'}")
+            if not actions or problems or locked:
+                why = "changes nothing" if not actions else "; ".join(problems) or refusal(locked)
+                return 1, "\n".join([*lines, f"{stack}: {why}"])
+            self.run.tf.checked(["apply", "-input=false", "-no-color", "second.tfplan"], stack_dir, log="apply-second")
+            self.run.applied[stack] = loc
+            after = self.run.tf.run(["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false"],
+                                    stack_dir, log="plan-after-second")  # fmt: skip
+            verdict = {0: "empty", 2: "changes"}.get(after.returncode, "error")
+            lines.append(f"{stack}: applied; no locked change (infra.lockcheck); plan after apply: {verdict}")
+            if after.returncode != 0:
+                return 1, "\n".join(lines)
+        return 0, "\n".join(lines)
+
+    # ---------------------------------------------------------------- 2. the refused locked change ----
+
+    def locked_change(self) -> tuple[int, str]:
+        """(exit code, what happened) of the locked change: 0 when both the check and the stand-in refuse it."""
+        from infra.e2e.run import write_stack
+
+        rep = self.cfg.replicas[0]
+        stack = f"replica-{rep.bucket}"
+        cfg3, what = changed_config(self.run.config, lambda d: protective(d, self.cfg))
+        _, localized = self._synth(cfg3, "synth-locked")
+        stack_dir = self._stack_dir(stack)
+        try:
+            write_stack(stack_dir, localized[stack].document)
+            plan = self._plan(stack_dir, "locked.tfplan")
+        finally:
+            write_stack(stack_dir, self.run.applied[stack].document)
+        found = Classifier(cfg3).locked(plan)
+        lines = [f"change: {what}; {stack}: plan {planned_summary(plan_actions(plan))}", refusal(found)]
+        policy = _planned_policy(plan, rep.bucket_arn)
+        if policy is None or not any(f.action == "s3tables:PutTableBucketPolicy" for f in found):
+            return 1, "\n".join([*lines, "the check did not refuse the bucket policy's rewrite"])
+        role = rep.deploy_role_arn or f"arn:{rep.partition}:iam::{rep.account_id}:role/{STANDIN_DEPLOYER}"
+        answer = self._applied_anyway(role, rep.account_id, rep.region, rep.bucket_arn, policy)
+        lines.append(f"applied anyway as {role}: {answer}")
+        return (0 if "AccessDenied" in answer else 1), "\n".join(lines)
+
+    def _applied_anyway(self, role: str, account: str, region: str, bucket_arn: str, policy: str) -> str:
+        """The stand-in's answer to the plan's `PutTableBucketPolicy` made by `role` with its authorization on."""
+        from infra.e2e.run import client
+
+        emu, key = self.run.emu, self.run.creds[account]
+        iam = client(emu, key, "iam", "us-east-1")
+        with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+            trust = {"Version": "2012-10-17", "Statement": [
+                {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "sts:AssumeRole"}
+            ]}  # fmt: skip
+            iam.create_role(RoleName=role.rsplit("/", 1)[-1], AssumeRolePolicyDocument=json.dumps(trust))
+        session = client(emu, key, "sts", region).assume_role(RoleArn=role, RoleSessionName="kit-e2e-deploy")
+        creds = session["Credentials"]
+        import boto3
+        from botocore.exceptions import ClientError
+
+        s3tables = boto3.session.Session(
+            aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+            aws_session_token=creds["SessionToken"], region_name=region,
+        ).client("s3tables", endpoint_url=emu.url)  # fmt: skip
+        emu.control.call("live/authz", {"on": True})
+        try:
+            s3tables.put_table_bucket_policy(tableBucketARN=bucket_arn, resourcePolicy=policy)
+            return "applied (NOT refused)"
+        except ClientError as err:
+            return f"{err.response['Error']['Code']}: {err.response['Error'].get('Message', '')}"
+        finally:
+            emu.control.call("live/authz", {"on": False})
+
+
+def _planned_policy(plan: Json, bucket_arn: str) -> str | None:
+    """The bucket policy the plan would write on `bucket_arn`."""
+    for rc in plan.get("resource_changes") or []:
+        after = (rc.get("change") or {}).get("after") or {}
+        if rc.get("type") == "aws_s3tables_table_bucket_policy" and after.get("table_bucket_arn") == bucket_arn:
+            return str(after.get("resource_policy"))
+    return None
+
+
+def timed(step: Callable[[], tuple[int, str]]) -> tuple[int, str, float]:
+    t0 = time.monotonic()
+    try:
+        code, text = step()
+    except Exception as exc:  # a failed terraform command or API call is this step's failure, reported in the table
+        code, text = 1, f"{type(exc).__name__}: {exc}"
+    return code, text, round(time.monotonic() - t0, 1)
+
+
+__all__ = ["LOCK_REFUSAL", "SECOND_DEPLOY", "LaterDeploys", "Locked", "timed"]

@@ -1,5 +1,5 @@
-"""`make e2e`'s later deploys, on a normal topology once its first deploy has passed (issue: lock after the first
-deploy, docs/decisions/0028-lock-after-first-deploy.md):
+"""`make e2e`'s later deploys, on a normal topology once its first deploy has passed (the lock after the first
+deploy: docs/decisions/0028-lock-after-first-deploy.md):
 
 1. **The second deploy**, a change a platform engineer makes on a running kit and that touches nothing protective:
    `[assurance.monitor] max_replication_point_age_minutes` doubled (the point alarm fires too early). The changed

@@ -80,7 +80,8 @@ def test_the_first_deploy_and_an_unchanged_stack_are_not_locked() -> None:
             first = found(cfg, None, deployed)  # the first deploy creates, it changes nothing locked ...
             if example == "seed" and path.stem == "source":  # ... but where the source has no deploy role, its
                 # replication is break-glass only from the start (the seed is deployed with break-glass credentials)
-                assert {(a, r) for _, a, r in first} == {("s3tables:PutTableReplication", "DenySourceReplicationChange")}
+                want = {("s3tables:PutTableReplication", "DenySourceReplicationChange")}
+                assert {(a, r) for _, a, r in first} == want
             else:
                 assert first == set(), path
 
@@ -93,10 +94,10 @@ def test_a_new_break_glass_principal_is_a_break_glass_deploy() -> None:
     changed_cfg, _ = changed_config(ROOT / "examples" / "seed.toml", lambda d: protective(d, SEED))
     replica = changed_cfg.replicas[0]
     deployed = stack("seed", REPLICA_STACK)
-    changed = edited(deployed, BUCKET_POLICY,
-                     resource_policy={"<policy-json>": documents.replica_bucket_policy(changed_cfg, replica)})
-    changed = edited(changed, GUARDRAIL,
-                     policy={"<policy-json>": documents.replica_guardrail(changed_cfg, replica.account_id)})  # fmt: skip
+    bucket_policy = documents.replica_bucket_policy(changed_cfg, replica)
+    guardrail = documents.replica_guardrail(changed_cfg, replica.account_id)
+    changed = edited(deployed, BUCKET_POLICY, resource_policy={"<policy-json>": bucket_policy})
+    changed = edited(changed, GUARDRAIL, policy={"<policy-json>": guardrail})
     assert found(changed_cfg, deployed, changed) == {
         (BUCKET_POLICY, "s3tables:PutTableBucketPolicy", "DenyReplicaProtectionChange"),
         (GUARDRAIL, "iam:CreatePolicyVersion", "DenyGuardrailChange"),
@@ -161,9 +162,7 @@ def test_deleting_a_replica_or_its_policy_is_locked() -> None:
     deployed = stack("seed", REPLICA_STACK)
     gone = copy.deepcopy(deployed)
     del gone["resource"]["aws_s3tables_table_bucket_policy"]
-    assert found(SEED, deployed, gone) == {
-        (BUCKET_POLICY, "s3tables:DeleteTableBucketPolicy", "DenyReplicaDeletion")
-    }
+    assert found(SEED, deployed, gone) == {(BUCKET_POLICY, "s3tables:DeleteTableBucketPolicy", "DenyReplicaDeletion")}
 
 
 def test_the_command_refuses_with_the_break_glass_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

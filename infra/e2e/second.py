@@ -82,7 +82,7 @@ class LaterDeploys:
     def _plan(self, stack_dir: Path, out: str) -> Json:
         tf = self.run.tf
         tf.checked(["plan", f"-out={out}", "-input=false", "-no-color", "-lock=false"], stack_dir, log=f"plan-{out}")
-        return json.loads(tf.checked(["show", "-json", out], stack_dir, log=f"show-{out}").stdout)  # type: ignore[no-any-return]
+        return json.loads(tf.checked(["show", "-json", out], stack_dir, log=f"show-{out}").stdout)
 
     # ---------------------------------------------------------------- 1. the second deploy ----
 

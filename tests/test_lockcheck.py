@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from infra import lockcheck
-from infra.e2e.second import changed_config, protective
+from infra.e2e.second import changed_config, non_protective, protective
 from infra.lockcheck import Classifier
 from topology.config import KitConfig, load_config
 
@@ -87,11 +87,15 @@ def test_the_first_deploy_and_an_unchanged_stack_are_not_locked() -> None:
 
 
 def test_a_new_break_glass_principal_is_a_break_glass_deploy() -> None:
-    """The usual locked change (the one `make e2e` plans): a new break-glass principal rewrites the replica's bucket
-    policy and the guardrail; the documents are the kit's own for the changed configuration."""
+    """The usual locked change: a new break-glass principal rewrites the replica's bucket policy and the guardrail;
+    the documents are the kit's own for the changed configuration."""
     from policies import documents
 
-    changed_cfg, _ = changed_config(ROOT / "examples" / "seed.toml", lambda d: protective(d, SEED))
+    def new_break_glass(data: dict[str, Any]) -> str:
+        data["protection"]["break_glass_principals"].append("arn:aws:iam::111122223333:role/seed-break-glass-2")
+        return "a new break-glass principal"
+
+    changed_cfg, _ = changed_config(ROOT / "examples" / "seed.toml", new_break_glass)
     replica = changed_cfg.replicas[0]
     deployed = stack("seed", REPLICA_STACK)
     bucket_policy = documents.replica_bucket_policy(changed_cfg, replica)
@@ -183,3 +187,21 @@ def test_the_command_refuses_with_the_break_glass_message(tmp_path: Path, capsys
     assert lockcheck.main(["--config", config, "--break-glass", str(locked_plan)]) == 0
     assert "applied with break-glass credentials" in capsys.readouterr().out
     assert lockcheck.main(["--config", config, str(tmp_path / "missing.json")]) == 2
+
+
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
+def test_the_e2e_changes_are_valid_configurations_of_every_example(example: str) -> None:
+    """`make e2e`'s second deploy and locked change (infra/e2e/second.py) apply to each normal topology."""
+    path = ROOT / "examples" / f"{example}.toml"
+    cfg = load_config(path)
+    later, what = changed_config(path, non_protective)
+    assert (
+        later.assurance.monitor.max_replication_point_age_minutes
+        == 2 * cfg.assurance.monitor.max_replication_point_age_minutes
+    ), what
+    locked, what = changed_config(path, lambda d: protective(d, cfg))
+    first = locked.replicas[0].unreferenced_file_removal
+    assert (
+        first is not None
+        and first.noncurrent_days < (cfg.replicas[0].unreferenced_file_removal or first).noncurrent_days
+    ), what

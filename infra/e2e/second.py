@@ -8,12 +8,13 @@ deploy: docs/decisions/0028-lock-after-first-deploy.md):
    destroy nothing, `infra.lockcheck` must find no locked change in it, then it is applied and the plan after it
    (refreshing the changed resources and what they depend on) must be empty. The other stacks' documents are
    unchanged: their plan is the empty plan already proven.
-2. **The refusal of a locked change**: a new break-glass principal (the usual locked change: it rewrites the
-   replica's bucket policy and the guardrail). The first replica stack is planned with it (not applied; its
-   applied document is restored): `infra.lockcheck` must refuse the plan ("this change is a break-glass deploy",
-   naming the bucket policy), and the stand-in, authorizing by the deployed documents (`emulator/live.py`), must
-   refuse the same `PutTableBucketPolicy` with AccessDenied to the replica's deploy role (to a non-break-glass role
-   of the replica's account where the configuration names none: there the credentials that run `cdktf`).
+2. **The refusal of a locked change**: the first replica's noncurrent files removed sooner
+   (`unreferenced_file_removal.noncurrent_days` halved: a bucket maintenance setting, one resource of one stack).
+   The replica stack is planned with it (not applied; its applied document is restored): `infra.lockcheck` must
+   refuse the plan ("this change is a break-glass deploy", naming `PutTableBucketMaintenanceConfiguration` on the
+   replica), and the stand-in, authorizing by the deployed documents (`emulator/live.py`), must refuse the same call
+   with AccessDenied to the replica's deploy role (to a non-break-glass role of the replica's account where the
+   configuration names none: there the credentials that run `cdktf`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SECOND_DEPLOY = "second deploy"
 LOCK_REFUSAL = "locked change refused"
 STANDIN_DEPLOYER = "kit-e2e-deploy"  # the non-break-glass role of a replica account whose configuration names none
 POINT_DEFAULT_MINUTES = 60  # topology.assurance.Monitor's default
+NONCURRENT_DEFAULT_DAYS = 10  # topology.model.UnreferencedFileRemoval's default
 
 
 def non_protective(data: dict[str, Any]) -> str:
@@ -51,11 +53,14 @@ def non_protective(data: dict[str, Any]) -> str:
 
 
 def protective(data: dict[str, Any], cfg: KitConfig) -> str:
-    """A locked change: a new break-glass principal in the first replica's account."""
-    rep = cfg.replicas[0]
-    arn = f"arn:{rep.partition}:iam::{rep.account_id}:role/{cfg.kit.name}-break-glass-2"
-    data["protection"]["break_glass_principals"] = [*data["protection"]["break_glass_principals"], arn]
-    return f"[protection] break_glass_principals + {arn}"
+    """A locked change: the first replica's noncurrent files removed sooner (unreferenced-file removal, a bucket
+    maintenance setting: storage saved, the window to read an older snapshot's files shortened)."""
+    bucket = cfg.replicas[0].bucket
+    site = next(r for r in data["replicas"] if r["bucket"] == bucket)
+    removal = dict(site.get("unreferenced_file_removal") or {})
+    old = int(removal.get("noncurrent_days", NONCURRENT_DEFAULT_DAYS))
+    site["unreferenced_file_removal"] = {**removal, "noncurrent_days": max(1, old // 2)}
+    return f"[[replicas]] {bucket}: unreferenced_file_removal.noncurrent_days {old} -> {max(1, old // 2)}"
 
 
 def changed_config(config: Path, change: Callable[[dict[str, Any]], str]) -> tuple[KitConfig, str]:
@@ -148,16 +153,19 @@ class LaterDeploys:
             write_stack(stack_dir, self.run.applied[stack].document)
         found = Classifier(cfg3).locked(plan)
         lines = [f"change: {what}; {stack}: plan {planned_summary(plan_actions(plan))}", refusal(found)]
-        policy = _planned_policy(plan, rep.bucket_arn)
-        if policy is None or not any(f.action == "s3tables:PutTableBucketPolicy" for f in found):
-            return 1, "\n".join([*lines, "the check did not refuse the bucket policy's rewrite"])
+        value = _planned_removal(plan, rep.bucket)
+        wanted = "s3tables:PutTableBucketMaintenanceConfiguration"
+        if value is None or not any(f.action == wanted and f.resource == rep.bucket_arn for f in found):
+            return 1, "\n".join([*lines, "the check did not refuse the maintenance configuration's change"])
         role = rep.deploy_role_arn or f"arn:{rep.partition}:iam::{rep.account_id}:role/{STANDIN_DEPLOYER}"
-        answer = self._applied_anyway(role, rep.account_id, rep.region, rep.bucket_arn, policy)
+        call = {"tableBucketARN": rep.bucket_arn, "type": "icebergUnreferencedFileRemoval", "value": value}
+        answer = self._applied_anyway(role, rep.account_id, rep.region, call)
         lines.append(f"applied anyway as {role}: {answer}")
         return (0 if "AccessDenied" in answer else 1), "\n".join(lines)
 
-    def _applied_anyway(self, role: str, account: str, region: str, bucket_arn: str, policy: str) -> str:
-        """The stand-in's answer to the plan's `PutTableBucketPolicy` made by `role` with its authorization on."""
+    def _applied_anyway(self, role: str, account: str, region: str, call: dict[str, Any]) -> str:
+        """The stand-in's answer to the plan's `PutTableBucketMaintenanceConfiguration` made by `role`, with its
+        authorization on."""
         from infra.e2e.run import client
 
         emu, key = self.run.emu, self.run.creds[account]
@@ -178,7 +186,7 @@ class LaterDeploys:
         ).client("s3tables", endpoint_url=emu.url)  # fmt: skip
         emu.control.call("live/authz", {"on": True})
         try:
-            s3tables.put_table_bucket_policy(tableBucketARN=bucket_arn, resourcePolicy=policy)
+            s3tables.put_table_bucket_maintenance_configuration(**call)
             return "applied (NOT refused)"
         except ClientError as err:
             return f"{err.response['Error']['Code']}: {err.response['Error'].get('Message', '')}"
@@ -186,12 +194,33 @@ class LaterDeploys:
             emu.control.call("live/authz", {"on": False})
 
 
-def _planned_policy(plan: Json, bucket_arn: str) -> str | None:
-    """The bucket policy the plan would write on `bucket_arn`."""
+def _planned_removal(plan: Json, bucket: str) -> dict[str, Any] | None:
+    """The `icebergUnreferencedFileRemoval` value the plan would write on the table bucket named `bucket` (the aws
+    resource's `maintenance_configuration` or the awscc one's `unreferenced_file_removal`)."""
     for rc in plan.get("resource_changes") or []:
-        after = (rc.get("change") or {}).get("after") or {}
-        if rc.get("type") == "aws_s3tables_table_bucket_policy" and after.get("table_bucket_arn") == bucket_arn:
-            return str(after.get("resource_policy"))
+        change = rc.get("change") or {}
+        before, after = change.get("before") or {}, change.get("after") or {}
+        if bucket not in (before.get("name"), before.get("table_bucket_name")):
+            continue
+        ufr = (after.get("maintenance_configuration") or {}).get("iceberg_unreferenced_file_removal")
+        if ufr:
+            days = ufr.get("settings") or {}
+            status, unreferenced, noncurrent = (
+                ufr.get("status"),
+                days.get("unreferenced_days"),
+                days.get("non_current_days"),
+            )
+        elif after.get("unreferenced_file_removal"):
+            ufr = after["unreferenced_file_removal"]
+            status, unreferenced, noncurrent = (
+                ufr.get("status"),
+                ufr.get("unreferenced_days"),
+                ufr.get("noncurrent_days"),
+            )
+        else:
+            continue
+        settings = {"unreferencedDays": int(unreferenced), "nonCurrentDays": int(noncurrent)}
+        return {"status": str(status).lower(), "settings": {"icebergUnreferencedFileRemoval": settings}}
     return None
 
 

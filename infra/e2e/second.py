@@ -202,9 +202,12 @@ def _planned_removal(plan: Json, bucket: str) -> dict[str, Any] | None:
         before, after = change.get("before") or {}, change.get("after") or {}
         if bucket not in (before.get("name"), before.get("table_bucket_name")):
             continue
+        status: Any
+        unreferenced: Any
+        noncurrent: Any
         ufr = (after.get("maintenance_configuration") or {}).get("iceberg_unreferenced_file_removal")
         if ufr:
-            days = ufr.get("settings") or {}
+            days: Json = ufr.get("settings") or {}
             status, unreferenced, noncurrent = (
                 ufr.get("status"),
                 days.get("unreferenced_days"),

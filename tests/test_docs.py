@@ -314,7 +314,7 @@ TOOL_MODULES = (
     "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli", "jobs.failover.drill",
     "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor",
     "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
-    "policies.access_analyzer", "infra.sandbox", "infra.live.run",
+    "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
 )  # fmt: skip
 # Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).
 FOREIGN_FLAGS = frozenset({

@@ -14,7 +14,10 @@ it, then the multi-account example and its failover topology on top of that):
      recovery, organization), the stacks reading each other through the synthesized remote state (local files, or the
      s3 backend on the emulator); the saved plan (`terraform show -json`) must destroy or replace no resource that
      `prevent_destroy` guards (before or after);
-  4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark;
+  4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark; once every stack passed
+     (a normal topology): the second deploy, a non-protective configuration change applied (it changes at least one
+     resource; no locked change; the plan after it empty), and a locked change refused before apply by
+     `infra.lockcheck` and by the stand-in's authorization if applied anyway (infra/e2e/second.py);
   5. `terraform output -json` of every stack -> `outputs.json` in the format `npx cdktf output` writes; a writer's
      commit (real Iceberg data, pyiceberg) to every table of the source, the replication service simulated (the
      emulator's replicate hook), then harden, status and audit run on those outputs, then the recovery plan and the
@@ -53,6 +56,7 @@ from typing import Any
 
 from emulator.process import Emulator
 from infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
+from infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
 from infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
 from infra.e2e.terraform import (
     StackResult,
@@ -213,13 +217,18 @@ def stack_order(manifest: Json) -> list[str]:
 
 
 def synth(config: Path, outdir: Path, *, allow_destroy: bool) -> tuple[dict[str, Json], Json]:
+    docs = synth_config(load_config(config), outdir, allow_destroy=allow_destroy)
+    return docs, json.loads((outdir / "manifest.json").read_text())
+
+
+def synth_config(cfg: KitConfig, outdir: Path, *, allow_destroy: bool = False) -> dict[str, Json]:
+    """{stack: synthesized document} of `cfg`, synthesized into `outdir`."""
     from infra.app import build_app
 
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.parent.mkdir(parents=True, exist_ok=True)
-    build_app(load_config(config), outdir=str(outdir), allow_destroy=allow_destroy).synth()
-    docs = {d.name: json.loads((d / "cdk.tf.json").read_text()) for d in sorted((outdir / "stacks").iterdir())}
-    return docs, json.loads((outdir / "manifest.json").read_text())
+    build_app(cfg, outdir=str(outdir), allow_destroy=allow_destroy).synth()
+    return {d.name: json.loads((d / "cdk.tf.json").read_text()) for d in sorted((outdir / "stacks").iterdir())}
 
 
 def write_stack(stack_dir: Path, doc: Json) -> None:
@@ -286,7 +295,7 @@ class ExampleRun:
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
-        return (PROMOTION, WRITER, *TOOLS) if self.base is not None else (WRITER, *TOOLS)
+        return (PROMOTION, WRITER, *TOOLS) if self.base is not None else (SECOND_DEPLOY, LOCK_REFUSAL, WRITER, *TOOLS)
 
     @property
     def ok(self) -> bool:
@@ -347,7 +356,18 @@ class ExampleRun:
                 _say(f"   {stack}: FAILED\n{_indent(str(err))}")
                 break
         if all(r.ok for r in self.stacks):
+            if self.base is None:
+                self.later_deploys(cfg)
             self.run_tools(cfg)
+
+    def later_deploys(self, cfg: KitConfig) -> None:
+        """The second deploy (a non-protective change) and a locked change refused (infra/e2e/second.py)."""
+        later = LaterDeploys(self, cfg)
+        for name, step in ((SECOND_DEPLOY, later.second_deploy), (LOCK_REFUSAL, later.locked_change)):
+            _say(f"-- {self.name}: {name}")
+            code, text, seconds = timed(step)
+            self.tools.append(ToolResult(self.name, name, code, seconds, _tail(text, 15)))
+            _say(f"   {name}: exit {code} ({seconds} s)\n{_indent(text)}")
 
     def apply(self, stack: str, stack_dir: Path, doc: Json, before: Json | None, result: StackResult) -> None:
         """init, plan to a file, check that plan, apply exactly it. `before`: the document applied last in this

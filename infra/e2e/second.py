@@ -1,0 +1,239 @@
+"""`make e2e`'s later deploys, on a normal topology once its first deploy has passed (the lock after the first
+deploy: docs/decisions/0028-lock-after-first-deploy.md):
+
+1. **The second deploy**, a change a platform engineer makes on a running kit and that touches nothing protective:
+   `[assurance.monitor] max_replication_point_age_minutes` doubled (the point alarm fires too early). The changed
+   configuration is synthesized; every stack whose applied document changes (the source stack: the point alarm's
+   threshold and the dashboard's line) is planned to a file, the plan must change at least one resource and
+   destroy nothing, `infra.lockcheck` must find no locked change in it, then it is applied and the plan after it
+   (refreshing the changed resources and what they depend on) must be empty. The other stacks' documents are
+   unchanged: their plan is the empty plan already proven.
+2. **The refusal of a locked change**: the first replica's noncurrent files removed sooner
+   (`unreferenced_file_removal.noncurrent_days` halved: a bucket maintenance setting, one resource of one stack).
+   The replica stack is planned with it (not applied; its applied document is restored): `infra.lockcheck` must
+   refuse the plan ("this change is a break-glass deploy", naming `PutTableBucketMaintenanceConfiguration` on the
+   replica), and the stand-in, authorizing by the deployed documents (`emulator/live.py`), must refuse the same call
+   with AccessDenied to the replica's deploy role (to a non-break-glass role of the replica's account where the
+   configuration names none: there the credentials that run `cdktf`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infra.e2e.plans import plan_actions, planned_summary, transition_problems
+from infra.lockcheck import Classifier, Locked, refusal
+from infra.validate import Json
+from topology.config import KitConfig
+from topology.loader import parse_config
+
+if TYPE_CHECKING:
+    from infra.e2e.run import ExampleRun
+
+SECOND_DEPLOY = "second deploy"
+LOCK_REFUSAL = "locked change refused"
+STANDIN_DEPLOYER = "kit-e2e-deploy"  # the non-break-glass role of a replica account whose configuration names none
+POINT_DEFAULT_MINUTES = 60  # topology.assurance.Monitor's default
+NONCURRENT_DEFAULT_DAYS = 10  # topology.model.UnreferencedFileRemoval's default
+
+
+def non_protective(data: dict[str, Any]) -> str:
+    """The second deploy's change, made to the configuration's data in place; its description."""
+    monitor = data.setdefault("assurance", {}).setdefault("monitor", {})
+    old = int(monitor.get("max_replication_point_age_minutes", POINT_DEFAULT_MINUTES))
+    monitor["max_replication_point_age_minutes"] = 2 * old
+    return f"[assurance.monitor] max_replication_point_age_minutes {old} -> {2 * old}"
+
+
+def protective(data: dict[str, Any], cfg: KitConfig) -> str:
+    """A locked change: the first replica's noncurrent files removed sooner (unreferenced-file removal, a bucket
+    maintenance setting: storage saved, the window to read an older snapshot's files shortened)."""
+    bucket = cfg.replicas[0].bucket
+    site = next(r for r in data["replicas"] if r["bucket"] == bucket)
+    removal = dict(site.get("unreferenced_file_removal") or {})
+    old = int(removal.get("noncurrent_days", NONCURRENT_DEFAULT_DAYS))
+    site["unreferenced_file_removal"] = {**removal, "noncurrent_days": max(1, old // 2)}
+    return f"[[replicas]] {bucket}: unreferenced_file_removal.noncurrent_days {old} -> {max(1, old // 2)}"
+
+
+def changed_config(config: Path, change: Callable[[dict[str, Any]], str]) -> tuple[KitConfig, str]:
+    data = tomllib.loads(config.read_text(encoding="utf-8"))
+    what = change(data)
+    return parse_config(data, f"{config} ({what})"), what
+
+
+class LaterDeploys:
+    """The second deploy and the refused locked change of one normal topology's run."""
+
+    def __init__(self, run: ExampleRun, cfg: KitConfig) -> None:
+        self.run = run
+        self.cfg = cfg
+
+    def _stack_dir(self, stack: str) -> Path:
+        return self.run.dir / "apply" / "stacks" / stack
+
+    def _synth(self, cfg: KitConfig, name: str) -> tuple[dict[str, Json], dict[str, Any]]:
+        from infra.e2e.run import synth_config
+
+        docs = synth_config(cfg, self.run.dir / name)
+        return docs, self.run.localized(docs, self.run.creds)
+
+    def _plan(self, stack_dir: Path, out: str, *extra: str) -> Json:
+        tf = self.run.tf
+        args = ["plan", f"-out={out}", "-input=false", "-no-color", "-lock=false", *extra]
+        tf.checked(args, stack_dir, log=f"plan-{out}")
+        return json.loads(tf.checked(["show", "-json", out], stack_dir, log=f"show-{out}").stdout)
+
+    # ---------------------------------------------------------------- 1. the second deploy ----
+
+    def second_deploy(self) -> tuple[int, str]:
+        """(exit code, what happened) of the second deploy."""
+        from infra.e2e.run import protected_addresses, write_stack
+
+        cfg2, what = changed_config(self.run.config, non_protective)
+        _, localized = self._synth(cfg2, "synth-second")
+        changed = [s for s, loc in localized.items() if loc.document != self.run.applied[s].document]
+        lines = [f"change: {what}; stacks whose document changed: {', '.join(changed) or 'none'}"]
+        if not changed:
+            return 1, "\n".join([*lines, "the change changed no stack"])
+        for stack in changed:
+            stack_dir = self._stack_dir(stack)
+            loc = localized[stack]
+            write_stack(stack_dir, loc.document)
+            assets = self.run.dir / "synth-second" / "stacks" / stack / "assets"
+            if assets.is_dir():
+                shutil.copytree(assets, stack_dir / "assets", dirs_exist_ok=True)
+            plan = self._plan(stack_dir, "second.tfplan")
+            actions = plan_actions(plan)
+            before = self.run.applied[stack].document
+            problems = transition_problems(actions, protected_addresses(loc.document) | protected_addresses(before))
+            locked = Classifier(cfg2).locked(plan)
+            lines.append(f"{stack}: plan {planned_summary(actions)}: {', '.join(sorted(actions)) or 'nothing'}")
+            if not actions or problems or locked:
+                why = "changes nothing" if not actions else "; ".join(problems) or refusal(locked)
+                return 1, "\n".join([*lines, f"{stack}: {why}"])
+            self.run.tf.checked(["apply", "-input=false", "-no-color", "second.tfplan"], stack_dir, log="apply-second")
+            self.run.applied[stack] = loc
+            # The plan after it, refreshing what the apply changed (and what that depends on): the apply of a saved
+            # plan touches nothing else, and the rest of the stack's empty refreshed plan was proven after the first
+            # deploy. Refreshing the whole stack again would double the step's time.
+            targets = [f"-target={a}" for a in sorted(actions)]
+            again = ["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false", *targets]
+            after = self.run.tf.run(again, stack_dir, log="plan-after-second")
+            verdict = {0: "empty", 2: "changes"}.get(after.returncode, "error")
+            lines.append(f"{stack}: applied; no locked change (infra.lockcheck); plan after apply, refreshing the "
+                         f"{len(actions)} changed: {verdict}")  # fmt: skip
+            if after.returncode != 0:
+                return 1, "\n".join(lines)
+        return 0, "\n".join(lines)
+
+    # ---------------------------------------------------------------- 2. the refused locked change ----
+
+    def locked_change(self) -> tuple[int, str]:
+        """(exit code, what happened) of the locked change: 0 when both the check and the stand-in refuse it."""
+        from infra.e2e.run import write_stack
+
+        rep = self.cfg.replicas[0]
+        stack = f"replica-{rep.bucket}"
+        cfg3, what = changed_config(self.run.config, lambda d: protective(d, self.cfg))
+        _, localized = self._synth(cfg3, "synth-locked")
+        stack_dir = self._stack_dir(stack)
+        try:
+            write_stack(stack_dir, localized[stack].document)
+            # Never applied: what it would change is the configuration against the state, no refresh needed.
+            plan = self._plan(stack_dir, "locked.tfplan", "-refresh=false")
+        finally:
+            write_stack(stack_dir, self.run.applied[stack].document)
+        found = Classifier(cfg3).locked(plan)
+        lines = [f"change: {what}; {stack}: plan {planned_summary(plan_actions(plan))}", refusal(found)]
+        value = _planned_removal(plan, rep.bucket)
+        wanted = "s3tables:PutTableBucketMaintenanceConfiguration"
+        if value is None or not any(f.action == wanted and f.resource == rep.bucket_arn for f in found):
+            return 1, "\n".join([*lines, "the check did not refuse the maintenance configuration's change"])
+        role = rep.deploy_role_arn or f"arn:{rep.partition}:iam::{rep.account_id}:role/{STANDIN_DEPLOYER}"
+        call = {"tableBucketARN": rep.bucket_arn, "type": "icebergUnreferencedFileRemoval", "value": value}
+        answer = self._applied_anyway(role, rep.account_id, rep.region, call)
+        lines.append(f"applied anyway as {role}: {answer}")
+        return (0 if "AccessDenied" in answer else 1), "\n".join(lines)
+
+    def _applied_anyway(self, role: str, account: str, region: str, call: dict[str, Any]) -> str:
+        """The stand-in's answer to the plan's `PutTableBucketMaintenanceConfiguration` made by `role`, with its
+        authorization on."""
+        from infra.e2e.run import client
+
+        emu, key = self.run.emu, self.run.creds[account]
+        iam = client(emu, key, "iam", "us-east-1")
+        with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+            trust = {"Version": "2012-10-17", "Statement": [
+                {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "sts:AssumeRole"}
+            ]}  # fmt: skip
+            iam.create_role(RoleName=role.rsplit("/", 1)[-1], AssumeRolePolicyDocument=json.dumps(trust))
+        session = client(emu, key, "sts", region).assume_role(RoleArn=role, RoleSessionName="kit-e2e-deploy")
+        creds = session["Credentials"]
+        import boto3
+        from botocore.exceptions import ClientError
+
+        s3tables = boto3.session.Session(
+            aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+            aws_session_token=creds["SessionToken"], region_name=region,
+        ).client("s3tables", endpoint_url=emu.url)  # fmt: skip
+        emu.control.call("live/authz", {"on": True})
+        try:
+            s3tables.put_table_bucket_maintenance_configuration(**call)
+            return "applied (NOT refused)"
+        except ClientError as err:
+            return f"{err.response['Error']['Code']}: {err.response['Error'].get('Message', '')}"
+        finally:
+            emu.control.call("live/authz", {"on": False})
+
+
+def _planned_removal(plan: Json, bucket: str) -> dict[str, Any] | None:
+    """The `icebergUnreferencedFileRemoval` value the plan would write on the table bucket named `bucket` (the aws
+    resource's `maintenance_configuration` or the awscc one's `unreferenced_file_removal`)."""
+    for rc in plan.get("resource_changes") or []:
+        change = rc.get("change") or {}
+        before, after = change.get("before") or {}, change.get("after") or {}
+        if bucket not in (before.get("name"), before.get("table_bucket_name")):
+            continue
+        status: Any
+        unreferenced: Any
+        noncurrent: Any
+        ufr = (after.get("maintenance_configuration") or {}).get("iceberg_unreferenced_file_removal")
+        if ufr:
+            days: Json = ufr.get("settings") or {}
+            status, unreferenced, noncurrent = (
+                ufr.get("status"),
+                days.get("unreferenced_days"),
+                days.get("non_current_days"),
+            )
+        elif after.get("unreferenced_file_removal"):
+            ufr = after["unreferenced_file_removal"]
+            status, unreferenced, noncurrent = (
+                ufr.get("status"),
+                ufr.get("unreferenced_days"),
+                ufr.get("noncurrent_days"),
+            )
+        else:
+            continue
+        settings = {"unreferencedDays": int(unreferenced), "nonCurrentDays": int(noncurrent)}
+        return {"status": str(status).lower(), "settings": {"icebergUnreferencedFileRemoval": settings}}
+    return None
+
+
+def timed(step: Callable[[], tuple[int, str]]) -> tuple[int, str, float]:
+    t0 = time.monotonic()
+    try:
+        code, text = step()
+    except Exception as exc:  # a failed terraform command or API call is this step's failure, reported in the table
+        code, text = 1, f"{type(exc).__name__}: {exc}"
+    return code, text, round(time.monotonic() - t0, 1)
+
+
+__all__ = ["LOCK_REFUSAL", "SECOND_DEPLOY", "LaterDeploys", "Locked", "timed"]

@@ -57,6 +57,7 @@ from typing import Any
 from emulator.process import Emulator
 from infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
 from infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
+from infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
 from infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
 from infra.e2e.terraform import (
     StackResult,
@@ -149,16 +150,6 @@ def seed_world(emu: Emulator, cfg: KitConfig, accounts: list[str]) -> dict[str, 
     return creds
 
 
-def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
-    """A boto3 client of the emulator, as the account that holds `key`."""
-    import boto3
-
-    session = boto3.session.Session(
-        aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
-    )
-    return session.client(service, endpoint_url=emu.url)  # type: ignore[call-overload]
-
-
 def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
     """(account, role name) of the roles the configuration names and a first deploy expects to exist: deploy roles,
     break-glass roles, failover writers, and the workload roles the guardrail is attached to in replica accounts."""
@@ -219,31 +210,6 @@ def stack_order(manifest: Json) -> list[str]:
 def synth(config: Path, outdir: Path, *, allow_destroy: bool) -> tuple[dict[str, Json], Json]:
     docs = synth_config(load_config(config), outdir, allow_destroy=allow_destroy)
     return docs, json.loads((outdir / "manifest.json").read_text())
-
-
-def synth_config(cfg: KitConfig, outdir: Path, *, allow_destroy: bool = False) -> dict[str, Json]:
-    """{stack: synthesized document} of `cfg`, synthesized into `outdir`."""
-    from infra.app import build_app
-
-    shutil.rmtree(outdir, ignore_errors=True)
-    outdir.parent.mkdir(parents=True, exist_ok=True)
-    build_app(cfg, outdir=str(outdir), allow_destroy=allow_destroy).synth()
-    return {d.name: json.loads((d / "cdk.tf.json").read_text()) for d in sorted((outdir / "stacks").iterdir())}
-
-
-def write_stack(stack_dir: Path, doc: Json) -> None:
-    stack_dir.mkdir(parents=True, exist_ok=True)
-    (stack_dir / "main.tf.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-
-
-def protected_addresses(doc: Json) -> set[str]:
-    """Resources of a (localized) stack that carry `prevent_destroy = true`."""
-    out = set()
-    for rtype, instances in doc.get("resource", {}).items():
-        for name, body in instances.items():
-            if (body.get("lifecycle") or {}).get("prevent_destroy") is True:
-                out.add(f"{rtype}.{name}")
-    return out
 
 
 def break_glass_of(cfg: KitConfig, account: str) -> str:

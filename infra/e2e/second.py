@@ -26,16 +26,31 @@ import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from emulator.process import Emulator
 from infra.e2e.plans import plan_actions, planned_summary, transition_problems
+from infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
+from infra.e2e.standins import Credentials, Localized
+from infra.e2e.terraform import Terraform
 from infra.lockcheck import Classifier, Locked, refusal
 from infra.validate import Json
 from topology.config import KitConfig
 from topology.loader import parse_config
 
-if TYPE_CHECKING:
-    from infra.e2e.run import ExampleRun
+
+class ExampleRun(Protocol):
+    """What the later deploys use of `infra.e2e.run.ExampleRun` (its run of one normal topology)."""
+
+    config: Path
+    dir: Path
+    tf: Terraform
+    emu: Emulator
+    creds: dict[str, Credentials]
+    applied: dict[str, Localized]
+
+    def localized(self, docs: dict[str, Json], creds: dict[str, Credentials]) -> dict[str, Localized]: ...
+
 
 SECOND_DEPLOY = "second deploy"
 LOCK_REFUSAL = "locked change refused"
@@ -80,7 +95,6 @@ class LaterDeploys:
         return self.run.dir / "apply" / "stacks" / stack
 
     def _synth(self, cfg: KitConfig, name: str) -> tuple[dict[str, Json], dict[str, Any]]:
-        from infra.e2e.run import synth_config
 
         docs = synth_config(cfg, self.run.dir / name)
         return docs, self.run.localized(docs, self.run.creds)
@@ -95,7 +109,6 @@ class LaterDeploys:
 
     def second_deploy(self) -> tuple[int, str]:
         """(exit code, what happened) of the second deploy."""
-        from infra.e2e.run import protected_addresses, write_stack
 
         cfg2, what = changed_config(self.run.config, non_protective)
         _, localized = self._synth(cfg2, "synth-second")
@@ -138,7 +151,6 @@ class LaterDeploys:
 
     def locked_change(self) -> tuple[int, str]:
         """(exit code, what happened) of the locked change: 0 when both the check and the stand-in refuse it."""
-        from infra.e2e.run import write_stack
 
         rep = self.cfg.replicas[0]
         stack = f"replica-{rep.bucket}"
@@ -166,7 +178,6 @@ class LaterDeploys:
     def _applied_anyway(self, role: str, account: str, region: str, call: dict[str, Any]) -> str:
         """The stand-in's answer to the plan's `PutTableBucketMaintenanceConfiguration` made by `role`, with its
         authorization on."""
-        from infra.e2e.run import client
 
         emu, key = self.run.emu, self.run.creds[account]
         iam = client(emu, key, "iam", "us-east-1")

@@ -84,24 +84,16 @@ from jobs.ops.cli import (
     table_label,
 )
 from jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
-from jobs.ops.status_metadata import (  # re-exported: the lag and the windows live there (with the metadata cache)
+from jobs.ops.status_metadata import (  # the lag and the windows live there (with the metadata cache)
     NO_CACHE,
+    WINDOW_GRACE,  # noqa: F401  (re-exported: `status.WINDOW_GRACE`)
     RecoveryWindow,
+    commit_times,  # noqa: F401  (re-exported)
     compute_lag,
+    recovery_window,  # noqa: F401  (re-exported)
     replica_window,
+    snapshot_times,  # noqa: F401  (re-exported)
     source_commits,
-)
-from jobs.ops.status_metadata import (
-    WINDOW_GRACE as WINDOW_GRACE,
-)
-from jobs.ops.status_metadata import (
-    commit_times as commit_times,
-)
-from jobs.ops.status_metadata import (
-    recovery_window as recovery_window,
-)
-from jobs.ops.status_metadata import (
-    snapshot_times as snapshot_times,
 )
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"

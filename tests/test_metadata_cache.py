@@ -136,6 +136,11 @@ def test_the_cache_is_bounded_and_an_unusable_directory_disables_it(tmp_path: Pa
     assert MetadataCache.open(tmp_path / "c", max_entries=5).get("s3://w/7.metadata.json") == SUMMARY
     assert len(cache.entries()) == 5
     assert cache.get("s3://w/2.metadata.json") is None and cache.get("s3://w/3.metadata.json") == SUMMARY
+    left = cache.path_of("s3://w/7.metadata.json").parent / ".tmp-killed-writer"
+    left.write_bytes(b"{")
+    os.utime(left, (1_000_000, 1_000_000))
+    cache.prune()
+    assert not left.exists() and len(cache.entries()) == 5
     (tmp_path / "file").write_text("not a directory")
     off = MetadataCache.open(tmp_path / "file" / "cache")
     assert not off.enabled

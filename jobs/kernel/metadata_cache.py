@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,7 +177,13 @@ class MetadataCache:
         return out
 
     def prune(self, max_entries: int = MAX_ENTRIES) -> int:
-        """Remove the oldest-written entries beyond `max_entries`; returns how many were removed."""
+        """Remove the oldest-written entries beyond `max_entries`, and temporary files a killed writer left behind
+        (older than an hour); returns how many entries were removed."""
+        stale = time.time() - 3600
+        for tmp in self.directory.glob("??/.tmp-*"):
+            with contextlib.suppress(OSError):
+                if tmp.stat().st_mtime < stale:
+                    tmp.unlink()
         found = self.entries()
         if len(found) <= max_entries:
             return 0

@@ -129,7 +129,7 @@ rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/):
 rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
 	$(PY) -m jobs.rehearse --upload $(OUTPUTS)
 
-bench: setup ## Benchmarks (BENCH_SCALE=small|full) -> BENCHMARKS.md + bench-out/results.json
+bench: setup ## Benchmarks, every section (BENCH_SCALE=quick|small|full) -> BENCHMARKS.md + bench-out/results.json
 	$(PY) -m bench.run
 
 clean: ## Remove build output (keeps .venv, node_modules, .jars)

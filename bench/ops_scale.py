@@ -171,11 +171,15 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------
 
 
-def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
-    """Run one tool as its CLI would, return a summary (runs in the child process)."""
+def child(
+    tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0, cache_dir: str | None = None
+) -> dict[str, Any]:
+    """Run one tool as its CLI would, return a summary (runs in the child process). `cache_dir`: status's metadata
+    cache (`jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
     from datetime import timedelta
 
     from jobs.kernel.clients import Clients
+    from jobs.kernel.metadata_cache import MetadataCache
     from jobs.ops import audit, harden, monitor, status
     from topology.config import parse_config
     from topology.outputs import parse_outputs
@@ -197,6 +201,7 @@ def child(tool: str, endpoint: str, workdir: str, concurrency: int, pause: float
             show_progress=False,
             windows=promised,
             processes=None,  # as the CLI: worker processes by the table count (`jobs.kernel.concurrency.processes_for`)
+            cache=MetadataCache.open(Path(cache_dir)) if cache_dir else None,
         )
         out = {
             "tables": rep.tables,
@@ -250,12 +255,15 @@ def _vm_hwm_mb() -> float:
     return float("nan")
 
 
-def run_child(tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0) -> dict[str, Any]:
+def run_child(
+    tool: str, emu: Emulator, workdir: Path, concurrency: int, pause: float = 5.0, cache_dir: Path | None = None
+) -> dict[str, Any]:
     """The tool in a fresh interpreter; wall time, its peak RSS with its worker processes', its CPU with theirs
     (wait4: the waited-for workers count), the emulator's CPU seconds meanwhile."""
     code = (
         "import json, sys; from bench.ops_scale import child; "
-        f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause})))"
+        f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause}, "
+        f"{str(cache_dir) if cache_dir else None!r})))"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("AWS_ENDPOINT_URL", None)

@@ -82,6 +82,7 @@ class Scale:
 
 
 SCALES = {
+    "quick": Scale("quick", 200_000, 1, 4, 20_000, 100, 2, 100, submit_sample=2, rounds=1),  # bench/plan.py
     "small": Scale("small", 1_000_000, 2, 6, 50_000, 100, 5, 1000),
     "full": Scale("full", 20_000_000, 4, 50, 200_000, 100, 5, 1000, submit_sample=8, rounds=4),
 }

@@ -1,6 +1,7 @@
-"""`make bench` / `python -m bench.run`: every benchmark of issue 6 in one run, kit figures against baselines measured
-in the same run. `BENCH_SCALE=small` (default, a few minutes) or `full` (20 M rows, 50 tables; within 25 minutes on
-2 cores). Writes `BENCHMARKS.md` (repo root, or `BENCH_MARKDOWN`) and `bench-out/results.json`.
+"""`make bench` / `python -m bench.run`: every benchmark in one run, kit figures against baselines measured in the
+same run. `BENCH_SCALE=quick` (every section at its smallest size, within 10 minutes on 2 cores), `small` (default)
+or `full` (the sizes the goals are defined for); each scale runs every section (`bench.plan`). Writes
+`BENCHMARKS.md` (repo root, or `BENCH_MARKDOWN`) and `bench-out/results.json`.
 
 Order: build the data (one Spark application), 1+2 copy and verification in that application, stop it, 3 many
 tables (fresh applications, as an engineer would run them), 5 planning (fresh interpreter), 4 synth (fresh
@@ -36,7 +37,12 @@ from bench.report import (
 )
 
 OUT = REPO / "bench-out"
-ESTATE_SOURCES = 50  # issue 24: synth of the 50-bucket estate within 60 s
+ESTATE_SOURCES = 50  # issue 24: synth of the 50-bucket estate within 60 s (the goal's size; `Plan` sizes the run)
+
+
+def _synth_name(res: Results) -> str:
+    sc = res.extra.get("scale") or {}
+    return f"synth {sc.get('synth_destinations', 5)} destinations x {sc.get('synth_tables', 1000):,} tables: wall time"
 
 
 def _secs(res: Results, section: str, prefix: str) -> float | None:
@@ -84,14 +90,15 @@ def comparisons(res: Results) -> list[Comparison]:
                    "EXCEPT ALL s / fingerprint s"),
         Comparison("3", "many tables: kit (one app) vs one spark-submit per table", speedup(many_submit, many_kit),
                    "x", "submits s / kit s", Goal(">=", 4.0)),
-        Comparison("4", "synth 5 destinations x 1,000 tables: wall time", syn.get("wall_s"), "s",
+        Comparison("4", _synth_name(res), syn.get("wall_s"), "s",
                    "fresh interpreter, start to exit", Goal("<=", 60)),
         Comparison("4", "synth: peak RSS (Python + jsii node)",
                    syn["peak_tree_rss_kb"] / 1024 / 1024 if syn.get("peak_tree_rss_kb") else None, "GB",
                    "sampled sum of VmRSS over the process tree", Goal("<=", 3)),
         Comparison("4", "synth: provider import", syn.get("import_s"), "s", "import cdktf + provider bindings"),
         Comparison("4", "synth: build + synth", syn.get("build_synth_s"), "s", "parse config, build_app, synth()"),
-        Comparison("4", f"synth estate of {ESTATE_SOURCES} source buckets: wall time", est.get("wall_s"), "s",
+        Comparison("4", f"synth estate of {est.get('sources', ESTATE_SOURCES)} source buckets: wall time",
+                   est.get("wall_s"), "s",
                    "fresh interpreter, start to exit (one stack per source bucket)", Goal("<=", 60)),
         Comparison("5", "planning: dry run of 100 tables, no JVM", plan, "s",
                    "fresh interpreter, start to exit", Goal("<", 3)),
@@ -271,7 +278,7 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
             )
             + "."
         )
-    sy = by.get("synth 5 destinations x 1,000 tables: wall time")
+    sy = by.get(_synth_name(res))
     syn = res.extra.get("synth") or {}
     if sy and syn.get("wall_s"):
         other = syn["wall_s"] - syn["import_s"] - syn["build_synth_s"]
@@ -356,12 +363,14 @@ def lake_scale_markdown(res: Results) -> str:
     """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections of issue 18 and the estate section of
     issue 24 from the same run."""
     from bench.estate_scp import markdown as estate_markdown
+    from bench.ops_estate import section_markdown as ops_estate_markdown
     from bench.ops_scale import markdown as ops_markdown
     from bench.recover_scale import markdown as recover_markdown
 
     return (
         render_markdown(res)
         + ops_markdown(res.extra.get("ops_scale"))
+        + ops_estate_markdown(res.extra.get("ops_estate"))
         + recover_markdown(res.extra.get("recover_scale"))
         + estate_markdown(res.extra.get("estate_scp"))  # issue 24 (measured now if an older results.json lacks it)
     )
@@ -388,12 +397,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nwrote {md} from {src}")
         return 0
     scale_name = os.environ.get("BENCH_SCALE", "small")
+    from bench.plan import PLANS
     from bench.recovery import SCALES, Work
 
-    if scale_name not in SCALES:
-        print(f"BENCH_SCALE={scale_name!r}: expected one of {', '.join(SCALES)}", file=sys.stderr)
+    if scale_name not in PLANS:
+        print(f"BENCH_SCALE={scale_name!r}: expected one of {', '.join(PLANS)}", file=sys.stderr)
         return 2
-    sc = SCALES[scale_name]
+    plan = PLANS[scale_name]
+    sc = SCALES[plan.data]
     t_start = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     root = OUT / "work"
@@ -401,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Work(root)
     res = Results(scale_name, machine=machine_info())
     res.extra["scale"] = sc.__dict__
-    print(f"Benchmarks, scale {scale_name}: {sc}", flush=True)
+    res.extra["plan"] = plan.__dict__
+    print(f"Benchmarks, scale {scale_name}: {sc}; {plan}", flush=True)
 
     def step(title: str, fn: Any) -> Any:
         print(f"\n== {title} (t={time.perf_counter() - t_start:.0f}s)", flush=True)
@@ -458,7 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         res.extra["failover"] = step(
             "6 failover: time to a writable table",
             lambda: F.measure_in_run(
-                work, root / "failover", d.get("orders"), int(os.environ.get("BENCH_FAILOVER_TABLES", "1000"))
+                work,
+                root / "failover",
+                d.get("orders"),
+                int(os.environ.get("BENCH_FAILOVER_TABLES", plan.failover_tables)),
             ),
         )
 
@@ -476,8 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     def estate_synth() -> dict[str, Any]:  # issue 24: one source stack per bucket
         from bench.synthscale import run_estate_synth
 
-        with work.timed("4", f"synth estate of {ESTATE_SOURCES} source buckets") as box:
-            s = run_estate_synth(root / "synth-estate", ESTATE_SOURCES)
+        with work.timed("4", f"synth estate of {plan.estate_synth_sources} source buckets") as box:
+            s = run_estate_synth(root / "synth-estate", plan.estate_synth_sources)
             box["seconds"] = s["wall_s"]
             box["note"] = (
                 f"{len(s['stacks'])} stacks, {s['resources']} resources: import {s['import_s']:.1f} s, "
@@ -489,19 +504,28 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("BENCH_OPS", "1") != "0":  # issue 18: ops tools at lake scale (own module, own section)
         from bench.ops_scale import run_ops_bench
 
-        res.extra["ops_scale"] = step("6 ops tools at lake scale", lambda: run_ops_bench(scale_name))
+        res.extra["ops_scale"] = step("6 ops tools at lake scale", lambda: run_ops_bench(plan.ops))
+    if os.environ.get("BENCH_OPS_ESTATE", "1") != "0":  # issue 24: status (cold and warm cache) and audit, estate
+        from bench.ops_estate import run_estate_bench
+
+        res.extra["ops_estate"] = step(
+            "6 ops tools over an estate", lambda: run_estate_bench(plan.ops_estate, root / "ops-estate")
+        )
     if os.environ.get("BENCH_RECOVER_SCALE", "1") != "0":  # issue 18: plan of 10,000 tables, many small tables
         from bench.recover_scale import run_all
 
-        full = scale_name == "full"
         res.extra["recover_scale"] = step(
             "7 recovery at lake scale",
-            lambda: run_all(root / "recover-scale", 10_000 if full else 500, 200 if full else 20, 2 if full else 1),
+            lambda: run_all(
+                root / "recover-scale", plan.recover_plan_tables, plan.recover_small_tables, plan.recover_rounds
+            ),
         )
     if os.environ.get("BENCH_ESTATE", "1") != "0":  # issue 24: the estate's SCPs at 1-50 sources (seconds)
-        from bench.estate_scp import console, measure
+        from bench.estate_scp import SIZES, console, measure
 
-        res.extra["estate_scp"] = step("8 estate SCP sizes", measure)
+        res.extra["estate_scp"] = step(
+            "8 estate SCP sizes", lambda: measure(tuple(n for n in SIZES if n <= plan.estate_scp_sources))
+        )
         if res.extra["estate_scp"]:
             print(console(res.extra["estate_scp"]), flush=True)
     res.measurements = work.measurements

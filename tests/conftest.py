@@ -1,3 +1,5 @@
+from collections.abc import Iterator
+
 import pytest
 
 # ====================================================================================================
@@ -24,6 +26,22 @@ from tests.synth_fixtures import synthesized  # noqa: F401
 
 # ====================================================================================================
 # END spark fixtures
+# ====================================================================================================
+
+
+# ====================================================================================================
+# BEGIN metadata cache (`jobs.kernel.metadata_cache`): the tools' cache goes to a temporary directory, never the
+# user's ~/.cache (also for the tools the tests start as subprocesses: they inherit the environment)
+# ====================================================================================================
+@pytest.fixture(autouse=True, scope="session")
+def _kit_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KIT_CACHE_DIR", str(tmp_path_factory.mktemp("kit-cache")))
+        yield
+
+
+# ====================================================================================================
+# END metadata cache
 # ====================================================================================================
 
 # ====================================================================================================

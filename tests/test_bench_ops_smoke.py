@@ -121,8 +121,17 @@ def test_the_estate_estimate_scales_the_runs_figures_per_table() -> None:
            "kit": {"status": x, "audit": {"crashed": True}}, "estimate": {"status": est}}  # fmt: skip
     md = oe.estate_markdown(doc)
     assert "estimate for 3 x 10,000 tables, service latency alone" in md
-    assert "| status | 9.0 s | 4,500 | 6.7 ms |" in md and "| 101 s | CPU |" in md
+    assert "| status, cold cache | 9.0 s (0 rows, 0 unknown; processes 1, 0 MB) | - | 4,500 (GetTable 3,000, " in md
+    assert "| 6.7 ms |" in md and "| 101 s | CPU |" in md
     assert "| audit | crashed |" in md
+    doc |= {"scale": "scaled", "cores": 2, "setup": {"tables": 1_500}}
+    doc["config"]["concurrency"] = 64
+    section = oe.section_markdown(doc)
+    assert "### An estate: status and audit over every bucket" in section and md.rstrip() in section
+    assert "- status, cold cache: 9.0 s (the goal is defined at 3 x 10,000 tables); bound by CPU here" in section
+    doc["config"] |= {"namespaces": 100, "tables_per_namespace": 100}
+    assert "- status, cold cache: 9.0 s, meets the 60 s goal; bound by CPU" in oe.section_markdown(doc)
+    assert oe.section_markdown(None) == ""
 
 
 def test_the_estate_scenario_is_a_valid_estate() -> None:

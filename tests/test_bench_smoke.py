@@ -205,3 +205,30 @@ def test_eventlog_parse_and_attribute() -> None:
     assert "write (AppendData): 1 stage(s)" in text
     fp = eventlog.SqlExecution(2, 0, None, "", "== Physical Plan ==\nHashAggregate (3)\n... xxhash64(a#1) ...")
     assert fp.kind == "verification fingerprint (aggregate)"
+
+
+def test_every_scale_runs_every_section_and_quick_is_the_smallest() -> None:
+    """`BENCH_SCALE=quick` runs every section of `bench.run.main` (no timing here: only that each section is wired
+    in and sized at every scale, and that quick is nowhere larger than small)."""
+    import dataclasses
+    import inspect
+    import re
+
+    from bench import ops_estate, ops_scale, recovery, run
+    from bench.plan import PLANS, SECTIONS, Plan
+
+    steps = set(re.findall(r'step\(\s*"([^"]+)"', inspect.getsource(run.main)))
+    assert steps - {"setup: data in the source warehouse, relocated into the replica"} == set(SECTIONS)
+    fields = {f.name for f in dataclasses.fields(Plan)}
+    assert {f for sized_by in SECTIONS.values() for f in sized_by} == fields  # every size belongs to a section
+    assert set(PLANS) == {"quick", "small", "full"}
+    for plan in PLANS.values():
+        assert plan.data in recovery.SCALES and plan.ops in ops_scale.SCALES
+        assert plan.ops_estate in ops_estate.ESTATE_SCALES
+        assert all(getattr(plan, f) for f in fields)  # no section sized to nothing
+    quick, small = PLANS["quick"], PLANS["small"]
+    for f in fields - {"data", "ops", "ops_estate"}:
+        assert getattr(quick, f) <= getattr(small, f), f
+    q, s = recovery.SCALES[quick.data], recovery.SCALES[small.data]
+    assert q.orders_rows < s.orders_rows and q.many_tables <= s.many_tables and q.synth_tables <= s.synth_tables
+    assert ops_scale.SCALES[quick.ops].tables <= ops_scale.SCALES[small.ops].tables

@@ -55,9 +55,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from jobs.kernel.clients import Clients
+from jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
 from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.audit_replicas import check_promoted_tables, check_replicas
+from jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
 from jobs.ops.audit_scope import (
     AuditReport,
     BucketPolicyBuilder,
@@ -87,12 +88,13 @@ def check_replication(
     report: AuditReport,
     source_tables: dict[str, TableRef] | Unreadable,
     concurrency: int = 16,
+    pool: WorkerPool | None = None,
 ) -> list[TableRef]:
     """The source's bucket-level configuration and every table's table-level one against the declared replication
     (`jobs.ops.drift.replication_drift`). Returns the source tables in replication scope (for the replica coverage
     check)."""
     listed = source_tables if isinstance(source_tables, Unreadable) else list(source_tables.values())
-    live = read_replication(clients, scope.source.bucket_arn, listed, concurrency=concurrency)
+    live = read_replication(clients, scope.source.bucket_arn, listed, concurrency=concurrency, pool=pool)
     report.count("replication configurations", 1 + len(live.tables))
     report.drifts.extend(replication_drift(scope.declared, live))
     if isinstance(source_tables, Unreadable):
@@ -202,16 +204,42 @@ def audit(
     report = AuditReport(estate=len(scopes) > 1)
     check_outputs_match(scopes, outputs, report)
     planned: list[tuple[Scope, list[TableRef]]] = []
-    listed: list[dict[str, TableRef]] = []
+    listings: list[dict[str, TableRef] | Unreadable] = []
     for scope in scopes:
-        source_arn = scope.source.bucket_arn
-        source_tables: dict[str, TableRef] | Unreadable
         try:
-            source_tables = {t.qualified: t for t in list_tables(clients, source_arn, page_size)}
+            listings.append({t.qualified: t for t in list_tables(clients, scope.source.bucket_arn, page_size)})
         except ClientError as exc:
-            source_tables = Unreadable(describe_error(exc))  # reported by the replication check
-        planned.append((scope, check_replication(clients, scope, report, source_tables, concurrency)))
-        listed.append({} if isinstance(source_tables, Unreadable) else source_tables)
+            listings.append(Unreadable(describe_error(exc)))  # reported by the replication check
+    listed = [{} if isinstance(x, Unreadable) else x for x in listings]
+    # One pool of worker processes for every per-table pass (table-level replication, sources, replicas), sized by
+    # the work: one process's interpreter lock would bound a large estate's reads to one core.
+    work = replica_work(list(zip(scopes, listed, strict=True))) + sum(len(x) for x in listed)
+    with worker_pool(clients, processes_for(processes, work)) as pool:
+        for scope, source_tables in zip(scopes, listings, strict=True):
+            planned.append((scope, check_replication(clients, scope, report, source_tables, concurrency, pool)))
+        _check_rest(clients, cfg, outputs, scopes, listed, planned, report, concurrency, page_size, show_progress,
+                    processes, pool)  # fmt: skip
+    report.buckets = [("source", scope.source.bucket_arn) for scope in scopes]
+    replicas = dict.fromkeys(r.bucket_arn for scope in scopes for r in scope.replica_sites)
+    report.buckets += [("replica", arn) for arn in replicas]
+    return report
+
+
+def _check_rest(
+    clients: Clients,
+    cfg: KitConfig,
+    outputs: KitOutputs,
+    scopes: Sequence[Scope],
+    listed: Sequence[dict[str, TableRef]],
+    planned: Sequence[tuple[Scope, list[TableRef]]],
+    report: AuditReport,
+    concurrency: int,
+    page_size: int | None,
+    show_progress: bool,
+    processes: int | None,
+    pool: WorkerPool | None,
+) -> None:
+    """Bucket policies, the SCP, bucket settings, promoted tables, then every replica bucket."""
     checked_policies: set[str] = set()
     for bucket, wanted in (bp for scope in scopes for bp in scope.bucket_policies):
         if bucket.bucket_arn not in checked_policies:  # a replica of several sources is checked once
@@ -221,11 +249,7 @@ def audit(
     check_bucket_settings(clients, scopes, outputs, report)
     for scope, source_tables in zip(scopes, listed, strict=True):
         check_promoted_tables(clients, scope, source_tables, report, concurrency)
-    check_replicas(clients, planned, report, concurrency, page_size, show_progress, processes)
-    report.buckets = [("source", scope.source.bucket_arn) for scope in scopes]
-    replicas = dict.fromkeys(r.bucket_arn for scope in scopes for r in scope.replica_sites)
-    report.buckets += [("replica", arn) for arn in replicas]
-    return report
+    check_replicas(clients, planned, report, concurrency, page_size, show_progress, processes, pool)
 
 
 def check_outputs_match(scopes: Sequence[Scope], outputs: KitOutputs, report: AuditReport) -> None:

@@ -6,14 +6,23 @@ are split over worker processes (`jobs.kernel.concurrency`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
+from jobs.kernel.concurrency import (
+    Progress,
+    WorkerPool,
+    chunks,
+    processes_for,
+    run_concurrently,
+    stream_concurrently,
+    worker_pool,
+)
 from jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
 from jobs.kernel.tables import TableRef, list_tables
 from jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
@@ -190,9 +199,11 @@ def check_replicas(
     page_size: int | None,
     show_progress: bool,
     processes: int | None = 1,
+    pool: WorkerPool | None = None,
 ) -> None:
     """Every replica bucket of every scope (each bucket listed and read once, a fan-in vault too) against the source
-    tables in each scope's replication (`planned`: each scope with its scoped source tables)."""
+    tables in each scope's replication (`planned`: each scope with its scoped source tables). `pool`: the caller's
+    worker processes (else a pool of `processes` is started here when the work is large)."""
     scoped = [t for _, tables in planned for t in tables]
     destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
     expected_into: dict[str, dict[str, TableRef]] = {}  # what each replica bucket should hold (detached check)
@@ -206,10 +217,10 @@ def check_replicas(
     sources: dict[str, dict[str, Any] | str] = {}
     paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
     # one pool for both passes, sized by the work: each source table and its replica in every destination
-    procs = processes_for(processes, sum(len(tables) * (1 + len(scope.destinations)) for scope, tables in planned))
+    procs = pool.processes if pool else processes_for(processes, replica_work(planned))
     threads = max(1, concurrency // procs)
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
-    with worker_pool(clients, procs) as pool:
+    with contextlib.nullcontext(pool) if pool else worker_pool(clients, procs) as pool:
         source_results: Iterable[tuple[str, Any, list[str]]]
         if pool is not None:
             jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
@@ -269,6 +280,11 @@ def check_replicas(
                         f"no replica of {st.arn} in {r.bucket}",
                     )
     report.drifts.sort(key=lambda d: (d.kind, d.resource))
+
+
+def replica_work(planned: Sequence[tuple[Scope, Collection[object]]]) -> int:
+    """The per-table reads of the replica pass: each source table and its replica in every destination."""
+    return sum(len(tables) * (1 + len(scope.destinations)) for scope, tables in planned)
 
 
 def _promoted_check(clients: Clients, table: TableRef, want: TablePolicy) -> list[Drift]:

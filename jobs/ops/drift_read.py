@@ -5,16 +5,20 @@ Lambda package."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import run_concurrently
+from jobs.kernel.concurrency import chunks, run_concurrently
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from jobs.kernel.tables import TableRef, list_tables
 from jobs.ops.drift import Live, LiveReplication, Unreadable
+
+if TYPE_CHECKING:
+    from jobs.kernel.concurrency import WorkerPool
 
 
 def _s3tables(clients: Clients, bucket_arn: str) -> Any:
@@ -44,9 +48,12 @@ def read_replication(
     tables: Sequence[TableRef] | Unreadable | None = None,
     *,
     concurrency: int = 16,
+    pool: WorkerPool | None = None,
 ) -> LiveReplication:
     """The bucket-level configuration of `bucket_arn` and the table-level one of each of `tables` (default: every
-    table of the bucket, listed here; `Unreadable`: the caller could not list them)."""
+    table of the bucket, listed here; `Unreadable`: the caller could not list them). With `pool` the table-level
+    reads are shared by its worker processes (one process's interpreter lock would bound a large bucket's reads to
+    one core)."""
     s3t = _s3tables(clients, bucket_arn)
     bucket = _configuration(_read(s3t.get_table_bucket_replication, tableBucketARN=bucket_arn))
     if tables is None:
@@ -56,10 +63,25 @@ def read_replication(
             tables = Unreadable(describe_error(exc))
     if isinstance(tables, Unreadable):
         return LiveReplication(bucket, {}, listing=tables)
-    confs = run_concurrently(
-        lambda t: _configuration(_read(s3t.get_table_replication, tableArn=t.arn)), list(tables), concurrency
-    )
+    if pool is not None:
+        threads = max(1, concurrency // pool.processes)
+        jobs = [functools.partial(_table_configurations, part, threads) for part in chunks(list(tables), CHUNK)]
+        confs = [c for out in pool.map(jobs) for c in out]
+    else:
+        confs = _table_configurations(list(tables), concurrency, clients)
     return LiveReplication(bucket, {t.qualified: (t.arn, c) for t, c in zip(tables, confs, strict=True)})
+
+
+CHUNK = 500  # tables per worker-process job
+
+
+def _table_configurations(tables: list[TableRef], concurrency: int, clients: Clients) -> list[Live]:
+    """The table-level replication configuration of each table, in order (a worker-process job, or inline)."""
+    return run_concurrently(
+        lambda t: _configuration(_read(_s3tables(clients, t.bucket_arn).get_table_replication, tableArn=t.arn)),
+        tables,
+        concurrency,
+    )
 
 
 def read_bucket_policy(clients: Clients, bucket_arn: str) -> Any:

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -70,8 +69,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, WorkerPool, chunks, processes_for, run_concurrently
+from jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient, paginate
-from jobs.kernel.tables import TableRef, list_tables, metadata_location, read_object, read_table_metadata
+from jobs.kernel.tables import TableRef, list_tables
 from jobs.ops.cli import (
     add_common_args,
     ambiguous_tables,
@@ -84,6 +84,17 @@ from jobs.ops.cli import (
     table_label,
 )
 from jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
+from jobs.ops.status_metadata import (  # the lag and the windows live there (with the metadata cache)
+    NO_CACHE,
+    WINDOW_GRACE,  # noqa: F401  (re-exported: `status.WINDOW_GRACE`)
+    RecoveryWindow,
+    commit_times,  # noqa: F401  (re-exported)
+    compute_lag,
+    recovery_window,  # noqa: F401  (re-exported)
+    replica_window,
+    snapshot_times,  # noqa: F401  (re-exported)
+    source_commits,
+)
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
 UNCONFIGURED, ERROR = "unconfigured", "error"
@@ -205,141 +216,8 @@ class StatusReport:
         return out
 
 
-# ----------------------------------------------------------------------------------------------------
-# Source commit times
-# ----------------------------------------------------------------------------------------------------
-
-
-def _ms(v: Any) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(int(v) / 1000, tz=UTC)
-    except (TypeError, ValueError):
-        return None
-
-
-def commit_times(metadata: dict[str, Any]) -> list[datetime]:
-    """Every commit time known to an Iceberg metadata document, ascending."""
-    times = {_ms(metadata.get("last-updated-ms"))}
-    times |= {_ms(e.get("timestamp-ms")) for e in metadata.get("metadata-log") or []}
-    times |= {_ms(s.get("timestamp-ms")) for s in metadata.get("snapshots") or []}
-    return sorted(t for t in times if t is not None and t.timestamp() > 0)
-
-
-def source_commits(clients: Clients, table: TableRef) -> tuple[list[datetime], str]:
-    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
-    b = BucketRef(table.bucket_arn)
-    s3t = clients.s3tables(b.region, b.account)
-    loc = call(
-        s3t.get_table_metadata_location,
-        tableBucketARN=table.bucket_arn,
-        namespace=table.namespace,
-        name=table.name,
-    )
-    location = metadata_location(loc)
-    if not location:
-        return [], "metadata"
-    try:
-        times = commit_times(json.loads(read_object(clients, location, b.region, b.account)))
-        if times:
-            return times, "metadata"
-    except (ClientError, ValueError):
-        pass
-    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
-    modified = got["modifiedAt"]
-    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
-
-
-def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:
-    """Age in seconds of the oldest commit after `replicated_at` (all commits if never replicated); 0 if
-    none."""
-    pending = [c for c in commits if replicated_at is None or c > replicated_at]
-    if not pending:
-        return 0.0
-    return max(0.0, (now - min(pending)).total_seconds())
-
-
-# ----------------------------------------------------------------------------------------------------
-# Recovery windows
-# ----------------------------------------------------------------------------------------------------
-
-WINDOW_GRACE = timedelta(hours=1)
 SECOND_PASS_PAUSE = 5.0  # seconds between the first pass and the second pass over tables unread after retries
 SECOND_PASSES = 3  # at most this many passes after the first, while each still recovers tables
-
-
-@dataclass
-class RecoveryWindow:
-    """What a replica table can recover: any instant from `start` (its oldest retained snapshot) to `end` (its
-    last replicated commit), and its latest state. `promised_seconds` is the configured replica retention."""
-
-    start: str | None = None
-    end: str | None = None
-    seconds: float | None = None  # end - start
-    reaches_back_seconds: float | None = None  # now - start: how far back a point in time can be recovered
-    promised_seconds: float | None = None
-    expected_seconds: float | None = None  # min(promised, age of the replica table)
-    snapshots: int = 0
-    short: bool = False
-    note: str | None = None
-
-
-def snapshot_times(metadata: dict[str, Any]) -> list[datetime]:
-    """Commit times of the snapshots a metadata document still retains, ascending."""
-    times = {_ms(s.get("timestamp-ms")) for s in metadata.get("snapshots") or []}
-    return sorted(t for t in times if t is not None and t.timestamp() > 0)
-
-
-def recovery_window(
-    metadata: dict[str, Any],
-    now: datetime,
-    *,
-    promised: timedelta | None,
-    created_at: datetime | None,
-    grace: timedelta = WINDOW_GRACE,
-) -> RecoveryWindow:
-    """The recoverable window of one replica table from its metadata (pure)."""
-    times = snapshot_times(metadata)
-    w = RecoveryWindow(snapshots=len(times), promised_seconds=promised.total_seconds() if promised else None)
-    if not times:
-        w.note = "no snapshot yet: nothing to recover"  # an empty table promises nothing
-        return w
-    start, end = times[0], times[-1]
-    w.start, w.end = start.isoformat(), end.isoformat()
-    w.seconds = (end - start).total_seconds()
-    w.reaches_back_seconds = max(0.0, (now - start).total_seconds())
-    if promised is not None:
-        expected = promised
-        if created_at is not None:
-            expected = min(expected, max(timedelta(0), now - created_at))
-        w.expected_seconds = expected.total_seconds()
-        w.short = w.reaches_back_seconds + grace.total_seconds() < w.expected_seconds
-        if w.short:
-            w.note = (
-                f"recoverable back to {format_duration(w.reaches_back_seconds)} ago, "
-                f"{format_duration(w.expected_seconds)} promised"
-            )
-    return w
-
-
-def replica_window(
-    clients: Clients, bucket_arn: str, table: TableRef, now: datetime, promised: timedelta | None
-) -> RecoveryWindow:
-    """Read one replica table's metadata (GetTable + the metadata object) and compute its window. Errors are
-    reported in the window's note, never raised."""
-    try:
-        m = read_table_metadata(clients, bucket_arn, table.namespace, table.name)
-        created = m.table.get("createdAt")
-        created_at = created.astimezone(UTC) if isinstance(created, datetime) else None
-        if m.raw is None:
-            w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
-            w.note = "replica has no metadata yet"
-            return w
-        return recovery_window(json.loads(m.raw), now, promised=promised, created_at=created_at)
-    except (ClientError, BotoCoreError, ValueError) as exc:
-        return RecoveryWindow(
-            promised_seconds=promised.total_seconds() if promised else None,
-            note=f"window unknown: {describe_error(exc)}",
-        )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -401,9 +279,10 @@ def table_status(
     now: datetime,
     max_lag: timedelta | None,
     windows: dict[str, timedelta | None] | None = None,
+    cache: MetadataCache = NO_CACHE,
 ) -> list[DestinationStatus]:
     """Status and lag per destination; with `windows` ({destination bucket ARN: promised retention or None}), also
-    each replica's recovery window (`None` skips the window reads)."""
+    each replica's recovery window (`None` skips the window reads). Metadata files are read through `cache`."""
     b = BucketRef(table.bucket_arn)
 
     def row(**kw: Any) -> DestinationStatus:
@@ -443,7 +322,7 @@ def table_status(
         else:
             if commits is None:
                 try:
-                    commits, lag_source = source_commits(clients, table)
+                    commits, lag_source = source_commits(clients, table, cache)
                 except (ClientError, BotoCoreError) as exc:
                     r.failure_message = "; ".join(
                         x for x in (r.failure_message, f"lag unknown: {describe_error(exc)}") if x
@@ -457,7 +336,7 @@ def table_status(
         r.lagging = bool(max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds())
         dest = r.destination_bucket_arn
         if windows is not None and dest and r.destination_table_arn:
-            r.window = replica_window(clients, dest, table, now, windows.get(dest))
+            r.window = replica_window(clients, dest, table, now, windows.get(dest), cache)
         out.append(r)
     return out
 
@@ -475,12 +354,15 @@ def collect_status(
     list_destinations: bool = True,
     second_pass_pause: float = SECOND_PASS_PAUSE,
     processes: int | None = 1,
+    cache: MetadataCache | None = None,
 ) -> StatusReport:
     """`windows`: {destination bucket ARN: promised retention (or None)} to also read every replica's recovery
     window (destinations not in the mapping get a window without a promise); None skips them.
     `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`).
-    `processes`: worker processes for the first pass (None: `processes_for` decides by the table count)."""
+    `processes`: worker processes for the first pass (None: `processes_for` decides by the table count).
+    `cache`: summaries of metadata files by location (`jobs.kernel.metadata_cache`; None: every file is read)."""
     now = now or datetime.now(UTC)
+    meta = cache or NO_CACHE
     tables: list[TableRef] = []
     by_source: dict[str, int] = {}
     for arn in source_bucket_arns:
@@ -492,12 +374,12 @@ def collect_status(
     if procs > 1:
         parts = chunks(tables, CHUNK)
         threads = max(1, concurrency // procs)
-        jobs = [functools.partial(_status_chunk, part, now, max_lag, windows, threads) for part in parts]
+        jobs = [functools.partial(_status_chunk, part, now, max_lag, windows, meta, threads) for part in parts]
         with WorkerPool(clients, procs) as pool:
             per_table = [rows for out in pool.map(jobs, progress) for rows in out]
     else:
         per_table = run_concurrently(
-            lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency, progress
+            lambda t: table_status(clients, t, now, max_lag, windows, meta), tables, concurrency, progress
         )
     report = StatusReport(
         generated_at=now.isoformat(),
@@ -520,7 +402,9 @@ def collect_status(
                 file=sys.stderr,
             )
         time.sleep(pause)
-        redone = run_concurrently(lambda i: table_status(clients, tables[i], now, max_lag, windows), again, concurrency)
+        redone = run_concurrently(
+            lambda i: table_status(clients, tables[i], now, max_lag, windows, meta), again, concurrency
+        )
         for i, rows in zip(again, redone, strict=True):
             per_table[i] = rows
         still = [i for i, rows in zip(again, redone, strict=True) if needs_second_pass(rows)]
@@ -542,11 +426,12 @@ def _status_chunk(
     now: datetime,
     max_lag: timedelta | None,
     windows: dict[str, timedelta | None] | None,
+    cache: MetadataCache,
     concurrency: int,
     clients: Clients,
 ) -> list[list[DestinationStatus]]:
     """One worker-process job of the first pass: `table_status` of each table, in order."""
-    return run_concurrently(lambda t: table_status(clients, t, now, max_lag, windows), tables, concurrency)
+    return run_concurrently(lambda t: table_status(clients, t, now, max_lag, windows, cache), tables, concurrency)
 
 
 def needs_second_pass(rows: Sequence[DestinationStatus]) -> bool:
@@ -647,6 +532,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-windows", action="store_true", help="skip the recovery windows (two reads per replica table fewer)"
     )
     p.add_argument(
+        "--cache-dir",
+        help="summaries of metadata files, by location (immutable: reused across runs); default $KIT_CACHE_DIR, "
+        "else ~/.cache/s3tables-kit/metadata",
+    )
+    p.add_argument("--no-cache", action="store_true", help="read every metadata file; neither read nor write the cache")
+    p.add_argument(
         "--second-pass-pause",
         type=float,
         default=SECOND_PASS_PAUSE,
@@ -684,6 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         windows=None if args.no_windows else promised,
         second_pass_pause=args.second_pass_pause,
         processes=args.processes,
+        cache=None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir)),
     )
     report.groups = {k: v for g in args.group for k, v in g.items()}
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))

@@ -1,0 +1,192 @@
+"""What `jobs.ops.status` reads from Iceberg metadata files: the source's commit times (for the lag) and each
+replica's recovery window. Each metadata file is summarised once (`jobs.kernel.metadata_cache.MetadataSummary`)
+and the summary is cached on local disk by the file's location (immutable: `MetadataCache`), so a run over an
+unchanged table reads its metadata location (one call) but not the file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.kernel.clients import Clients
+from jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
+from jobs.kernel.sdk import BucketRef, call, describe_error
+from jobs.kernel.tables import TableRef, metadata_location, read_object
+from jobs.ops.cli import format_duration
+
+NO_CACHE = MetadataCache.disabled()
+
+# ----------------------------------------------------------------------------------------------------
+# Metadata summaries, through the cache
+# ----------------------------------------------------------------------------------------------------
+
+
+def summary_at(clients: Clients, location: str, bucket_arn: str, cache: MetadataCache) -> MetadataSummary:
+    """The summary of the metadata file at `location` (of a table of `bucket_arn`): from the cache, else one
+    GetObject, summarised and cached. Raises ClientError (the read) or ValueError (not a JSON object)."""
+    summary = cache.get(location)
+    if summary is None:
+        b = BucketRef(bucket_arn)
+        summary = MetadataSummary.parse(read_object(clients, location, b.region, b.account))
+        cache.put(location, summary)
+    return summary
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Source commit times
+# ----------------------------------------------------------------------------------------------------
+
+
+def commit_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
+    """Every commit time known to an Iceberg metadata document (or its summary), ascending."""
+    s = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
+    return [_dt(ms) for ms in s.commit_ms]
+
+
+def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_CACHE) -> tuple[list[datetime], str]:
+    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
+    b = BucketRef(table.bucket_arn)
+    s3t = clients.s3tables(b.region, b.account)
+    loc = call(
+        s3t.get_table_metadata_location,
+        tableBucketARN=table.bucket_arn,
+        namespace=table.namespace,
+        name=table.name,
+    )
+    location = metadata_location(loc)
+    if not location:
+        return [], "metadata"
+    try:
+        times = commit_times(summary_at(clients, location, table.bucket_arn, cache))
+        if times:
+            return times, "metadata"
+    except (ClientError, ValueError):
+        pass
+    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
+    modified = got["modifiedAt"]
+    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
+
+
+def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:
+    """Age in seconds of the oldest commit after `replicated_at` (all commits if never replicated); 0 if
+    none."""
+    pending = [c for c in commits if replicated_at is None or c > replicated_at]
+    if not pending:
+        return 0.0
+    return max(0.0, (now - min(pending)).total_seconds())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Recovery windows
+# ----------------------------------------------------------------------------------------------------
+
+WINDOW_GRACE = timedelta(hours=1)
+
+
+@dataclass
+class RecoveryWindow:
+    """What a replica table can recover: any instant from `start` (its oldest retained snapshot) to `end` (its
+    last replicated commit), and its latest state. `promised_seconds` is the configured replica retention."""
+
+    start: str | None = None
+    end: str | None = None
+    seconds: float | None = None  # end - start
+    reaches_back_seconds: float | None = None  # now - start: how far back a point in time can be recovered
+    promised_seconds: float | None = None
+    expected_seconds: float | None = None  # min(promised, age of the replica table)
+    snapshots: int = 0
+    short: bool = False
+    note: str | None = None
+
+
+def snapshot_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
+    """Commit times of the snapshots a metadata document (or its summary) still retains, ascending."""
+    s = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
+    return [_dt(ms) for ms in s.snapshot_ms]
+
+
+def recovery_window(
+    metadata: Mapping[str, Any] | MetadataSummary,
+    now: datetime,
+    *,
+    promised: timedelta | None,
+    created_at: datetime | None,
+    grace: timedelta = WINDOW_GRACE,
+) -> RecoveryWindow:
+    """The recoverable window of one replica table from its metadata or its summary (pure)."""
+    times = snapshot_times(metadata)
+    w = RecoveryWindow(snapshots=len(times), promised_seconds=promised.total_seconds() if promised else None)
+    if not times:
+        w.note = "no snapshot yet: nothing to recover"  # an empty table promises nothing
+        return w
+    start, end = times[0], times[-1]
+    w.start, w.end = start.isoformat(), end.isoformat()
+    w.seconds = (end - start).total_seconds()
+    w.reaches_back_seconds = max(0.0, (now - start).total_seconds())
+    if promised is not None:
+        expected = promised
+        if created_at is not None:
+            expected = min(expected, max(timedelta(0), now - created_at))
+        w.expected_seconds = expected.total_seconds()
+        w.short = w.reaches_back_seconds + grace.total_seconds() < w.expected_seconds
+        if w.short:
+            w.note = (
+                f"recoverable back to {format_duration(w.reaches_back_seconds)} ago, "
+                f"{format_duration(w.expected_seconds)} promised"
+            )
+    return w
+
+
+def replica_window(
+    clients: Clients,
+    bucket_arn: str,
+    table: TableRef,
+    now: datetime,
+    promised: timedelta | None,
+    cache: MetadataCache = NO_CACHE,
+) -> RecoveryWindow:
+    """Read one replica table's metadata (GetTable, then the metadata object unless `cache` holds its summary) and
+    compute its window. Errors are reported in the window's note, never raised."""
+    try:
+        b = BucketRef(bucket_arn)
+        got = call(
+            clients.s3tables(b.region, b.account).get_table,
+            tableBucketARN=bucket_arn,
+            namespace=table.namespace,
+            name=table.name,
+        )
+        created = got.get("createdAt")
+        created_at = created.astimezone(UTC) if isinstance(created, datetime) else None
+        location = metadata_location(got)
+        if location is None:
+            w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
+            w.note = "replica has no metadata yet"
+            return w
+        summary = summary_at(clients, location, bucket_arn, cache)
+        return recovery_window(summary, now, promised=promised, created_at=created_at)
+    except (ClientError, BotoCoreError, ValueError) as exc:
+        return RecoveryWindow(
+            promised_seconds=promised.total_seconds() if promised else None,
+            note=f"window unknown: {describe_error(exc)}",
+        )
+
+
+__all__ = [
+    "WINDOW_GRACE",
+    "RecoveryWindow",
+    "commit_times",
+    "compute_lag",
+    "recovery_window",
+    "replica_window",
+    "snapshot_times",
+    "source_commits",
+    "summary_at",
+]

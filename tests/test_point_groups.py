@@ -1,0 +1,115 @@
+"""Replication point groups as configuration (`[assurance] replication_point_groups`): validated with the topology,
+exported through the outputs contract, reported by `status` (the command line's `--group` overriding by name)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobs.ops import status as st
+from tests.ops_fixtures import OpsEnv, config_dict, deploy
+from topology.config import ConfigError, parse_config
+from topology.outputs import outputs_doc, parse_outputs, point_groups_output
+
+NOW = datetime.now(UTC)
+SALES = {"name": "sales", "tables": ["analytics.orders", "analytics.customers"]}
+
+
+def _cfg(groups: list[dict[str, Any]], mode: str = "tables") -> Any:
+    doc = copy.deepcopy(config_dict(mode))
+    if mode == "tables":
+        doc["replication"]["tables"] = ["analytics.orders", "analytics.customers"]
+    doc["assurance"] = {"replication_point_groups": groups}
+    return parse_config(doc)
+
+
+def _issues(groups: list[dict[str, Any]], mode: str = "tables") -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        _cfg(groups, mode)
+    return [str(i) for i in err.value.issues]
+
+
+# ---------------------------------------------------------------- config ----
+
+
+def test_compliant_groups_and_their_outputs() -> None:
+    cfg = _cfg([SALES, {"name": "all-analytics", "tables": ["analytics.*"]}])
+    assert cfg.assurance.point_groups == {
+        "sales": ("analytics.orders", "analytics.customers"),
+        "all-analytics": ("analytics.*",),
+    }
+    outputs = parse_outputs(outputs_doc(cfg))
+    assert outputs.replication_point_groups == cfg.assurance.point_groups
+    # none configured: the key is absent from the output (and so from the synthesized stacks)
+    plain = parse_config(config_dict())
+    assert point_groups_output(plain) == {} and "replication_point_groups" not in json.dumps(outputs_doc(plain))
+    assert parse_outputs(outputs_doc(plain)).replication_point_groups == {}
+
+
+def test_bucket_mode_accepts_undeclared_tables_by_pattern() -> None:
+    """A source replicating its whole bucket replicates tables it does not declare: any well-formed pattern."""
+    cfg = _cfg([{"name": "later", "tables": ["marketing.*", "finance.ledger"]}], mode="bucket")
+    assert cfg.assurance.point_groups == {"later": ("marketing.*", "finance.ledger")}
+
+
+@pytest.mark.parametrize(
+    ("groups", "field", "words"),
+    [
+        ([{"name": "x", "tables": ["nope.*"]}], "replication_point_groups[0].tables[0]", "unknown namespace 'nope'"),
+        ([{"name": "x", "tables": ["analytics.nope"]}], "replication_point_groups[0].tables[0]", "unknown table"),
+        ([{"name": "x", "tables": ["analytics.events"]}], "replication_point_groups[0].tables[0]", "not replicated"),
+        ([{"name": "x", "tables": []}], "replication_point_groups[0].tables", "at least 1"),
+        ([{"name": "x", "tables": ["analytics"]}], "replication_point_groups[0].tables", "'namespace.*'"),
+        ([{"name": "x", "tables": ["analytics.ord*"]}], "replication_point_groups[0].tables", "'namespace.table'"),
+        ([{"name": "x", "tables": ["Analytics.orders"]}], "replication_point_groups[0].tables", "lower case"),
+        ([{"name": "x", "tables": ["analytics.orders"] * 2}], "replication_point_groups[0].tables", "more than once"),
+        ([SALES, {**SALES, "tables": ["analytics.*"]}], "replication_point_groups", "['sales'] appear more than once"),
+        ([{"name": "*", "tables": ["analytics.*"]}], "replication_point_groups[0].name", "group name '*'"),
+        ([{"name": "a b", "tables": ["analytics.*"]}], "replication_point_groups[0].name", "letters, digits"),
+        ([{"name": "x", "tables": ["analytics.*"], "alarm": 1}], "replication_point_groups[0].alarm", "unknown key"),
+    ],
+)
+def test_invalid_groups_name_the_field_and_the_rule(groups: list[dict[str, Any]], field: str, words: str) -> None:
+    issues = _issues(groups)
+    assert any(i.startswith(f"assurance.{field}") and words in i for i in issues), issues
+
+
+# ---------------------------------------------------------------- status ----
+
+
+def test_status_reports_the_configured_groups_and_the_command_line_overrides_by_name(
+    ops_env: OpsEnv, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`analytics.events` lacks the commit of 2 h ago: the whole bucket's point is held back by it; the configured
+    group `sales` (orders, customers) is complete; `events` (configured) is held back; a `--group events=...` of the
+    same name replaces the configured one, and the configured `sales` stays."""
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.events", NOW - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    world.commit("analytics.events", NOW - timedelta(hours=2))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    doc = copy.deepcopy(world.cfg_doc)
+    doc["assurance"] = {"replication_point_groups": [SALES, {"name": "events", "tables": ["analytics.events"]}]}
+    world.outputs_doc["source"]["kit_source"] |= point_groups_output(parse_config(doc))
+    out = world.write_outputs(tmp_path)
+    base = ["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet"]
+
+    def points(*extra: str) -> dict[str, dict[str, Any]]:
+        assert st.main([*base, "--json", "--no-windows", *extra]) == 0
+        rows = json.loads(capsys.readouterr().out)["replication_points"]
+        return {p["group"]: p for p in rows if p["destination_bucket_arn"] == world.replica_arn}
+
+    got = points()
+    assert set(got) == {"*", "sales", "events"}
+    assert got["*"]["held_back_by"] == "analytics.events" and got["events"]["held_back_by"] == "analytics.events"
+    assert got["sales"]["tables"] == 2 and got["sales"]["held_back_by"] is None
+    got = points("--group", "events=analytics.orders")
+    assert set(got) == {"*", "sales", "events"} and got["events"]["held_back_by"] is None
+    assert got["events"]["tables"] == 1
+    assert st.main([*base, "--no-windows"]) == 0
+    assert "[group sales, 2 tables]" in capsys.readouterr().out

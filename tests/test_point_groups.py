@@ -113,3 +113,46 @@ def test_status_reports_the_configured_groups_and_the_command_line_overrides_by_
     assert got["events"]["tables"] == 1
     assert st.main([*base, "--no-windows"]) == 0
     assert "[group sales, 2 tables]" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- monitor ----
+
+
+def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
+    ops_env: OpsEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Lambda entry point reads the groups from the package's `kit_declared.json` (not the environment, capped at
+    4 KB) and publishes `ReplicationPointAgeSeconds` per group (+ `Group`) beside the whole bucket's."""
+    from jobs.ops import monitor as mon
+    from jobs.ops.monitor_drift import Declared, declared_from_outputs
+    from tests.test_assurance_monitor import KIT, _max, _series
+    from topology.contract import POINT_AGE
+
+    world = deploy(ops_env, replicate=False)
+    world.commit("analytics.events", NOW - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    world.commit("analytics.events", NOW - timedelta(hours=2))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    doc = copy.deepcopy(world.cfg_doc)
+    groups = [SALES, {"name": "events", "tables": ["analytics.events"]}, {"name": "gone", "tables": ["other.*"]}]
+    doc["assurance"] = {"replication_point_groups": groups}
+    cfg = parse_config(doc)  # bucket mode: `other.*` (no such namespace yet) is accepted
+    declared = Declared(declared_from_outputs(world.outputs.source).replication, {}, cfg.assurance.point_groups)
+    (tmp_path / mon.DECLARED_FILE).write_text(json.dumps(declared.to_json()), encoding="utf-8")
+    monkeypatch.setattr(mon, "PACKAGE_ROOT", tmp_path)
+    for key, value in {
+        "AWS_ENDPOINT_URL": ops_env.endpoint,
+        "AWS_REGION": world.outputs.source.region,
+        mon.ENV_KIT: KIT,
+        mon.ENV_SOURCES: world.source_arn,
+        mon.ENV_DESTINATIONS: world.replica_arn,
+    }.items():
+        monkeypatch.setenv(key, value)
+    summary = mon.handler({}, None)
+    assert summary["heartbeat"] and summary["drift"]["replication_configuration"] == []
+    dest = {"Kit": KIT, "Destination": world.replica_arn}
+    whole = _max(world, POINT_AGE, **dest)  # held back by analytics.events (the handler reads the clock itself)
+    assert whole == pytest.approx(7200, abs=120) and _max(world, POINT_AGE, **dest, Group="events") == whole
+    assert _max(world, POINT_AGE, **dest, Group="sales") == 0  # orders and customers are complete
+    groups_published = {dict(d).get("Group") for m, d in _series(world) if m == POINT_AGE}
+    assert groups_published == {None, "sales", "events"}  # a group without a table in the bucket: no series

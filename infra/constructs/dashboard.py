@@ -1,7 +1,8 @@
 """The replication dashboard: one CloudWatch dashboard per replication monitor (source stack, and the promoted
 source of a failover topology), in the monitor's account and Region, showing what a person looks at first:
 
-- the replication point's age per replica bucket (`ReplicationPointAgeSeconds`), with the alarm threshold;
+- the replication point's age per replica bucket (`ReplicationPointAgeSeconds`), with the alarm threshold, and per
+  configured group (`Group`) of each bucket;
 - lag (`ReplicationLagSeconds`) and failures (`FailedReplications`) per replica bucket;
 - detached replicas (`DetachedReplicas`) per replica bucket;
 - the recovery rehearsal's RTO (`RehearsedRecoverySeconds`) and outcome (`RehearsalSucceeded`), in the recovery
@@ -86,11 +87,16 @@ def dashboard_body(
             for r in cfg.replicas
         ]
 
+    groups = [  # a configured group's series (its age never exceeds its bucket's: the bucket's alarm covers it)
+        [namespace, C.POINT_AGE, "Kit", kit, "Destination", r.bucket_arn, "Group", g, {"label": f"{r.bucket}: {g}"}]
+        for r in cfg.replicas
+        for g in cfg.assurance.point_groups
+    ]
     widgets = [
         _metric_widget(
             "Replication point age (s): newest instant every table of the replica can be restored to",
             region,
-            per_destination(C.POINT_AGE),
+            per_destination(C.POINT_AGE) + groups,
             stat="Maximum",
             period=period,
             threshold=mon.max_replication_point_age_minutes * 60,

@@ -156,3 +156,54 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
     assert _max(world, POINT_AGE, **dest, Group="sales") == 0  # orders and customers are complete
     groups_published = {dict(d).get("Group") for m, d in _series(world) if m == POINT_AGE}
     assert groups_published == {None, "sales", "events"}  # a group without a table in the bucket: no series
+
+
+# ---------------------------------------------------------------- recover / failover ----
+
+
+def test_recover_and_failover_take_a_configured_groups_point_and_default_to_the_whole_bucket(
+    ops_env: OpsEnv, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--group NAME --as-of replication-point`: the group's tables and its point (the request and the plan only, no
+    Spark); without `--group` the point of the selection, and the failover's of the whole bucket, held back by the
+    lagging table."""
+    from jobs.failover.cli import main as failover
+    from jobs.recover.cli import parser, request_from_args
+    from jobs.recover.model import ArgError, iso_ms
+
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials
+    world = deploy(ops_env, replicate=False)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    lacking = NOW - timedelta(hours=2)
+    world.commit("analytics.events", lacking)
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    doc = copy.deepcopy(world.cfg_doc)
+    doc["assurance"] = {"replication_point_groups": [SALES, {"name": "everything", "tables": ["analytics.*"]}]}
+    world.outputs_doc["source"]["kit_source"] |= point_groups_output(parse_config(doc))
+    outputs = str(world.write_outputs(tmp_path))
+    argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
+    lacking_ms = int(lacking.timestamp() * 1000)
+
+    # without --group, the selection's point (a recovery names its tables): every table, held back by events
+    whole = request_from_args(parser().parse_args([*argv, "--namespace", "analytics"])).selector.as_of_ms
+    assert whole is not None and 0 < lacking_ms - whole <= 2
+    sales = request_from_args(parser().parse_args([*argv, "--group", "sales"]))
+    assert [str(t) for t in sales.tables] == SALES["tables"] and sales.namespaces == []
+    assert sales.selector.as_of_ms is not None and sales.selector.as_of_ms >= int(NOW.timestamp() * 1000)
+    everything = request_from_args(parser().parse_args([*argv, "--group", "everything"]))
+    assert everything.namespaces == ["analytics"] and everything.selector.as_of_ms == whole
+    with pytest.raises(ArgError, match=r"--group nope: no such replication point group \(groups: everything, sales\)"):
+        request_from_args(parser().parse_args([*argv, "--group", "nope"]))
+    capsys.readouterr()
+
+    bucket = world.replica_arn.rsplit("/", 1)[-1]
+    args = ["--outputs", outputs, "--endpoint-url", ops_env.endpoint, "--quiet", "--json", "--dry-run"]
+    args += ["--replica-bucket", bucket, "--as-of", "replication-point"]
+    for extra in (["--group", "everything"], []):  # the group of every table; the whole bucket by default
+        assert failover([*args, *extra]) == 2  # the plan (refused at the end: not break-glass)
+        assert json.loads(capsys.readouterr().out)["selector"] == f"as of {iso_ms(whole)}"
+    assert failover([*args, "--group", "sales"]) == 2
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["selector"] != f"as of {iso_ms(whole)}" and {t["table"] for t in plan["tables"]} == set(SALES["tables"])
+    assert failover([*args, "--group", "nope"]) == 2 and "no such replication point group" in capsys.readouterr().err

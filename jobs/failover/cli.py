@@ -59,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replica-bucket", help="the replica table bucket to promote (default: [failover] promoted_bucket)")
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable (default: all)")
     p.add_argument("--namespace", action="append", default=[], metavar="NS", help="repeatable (default: all)")
+    p.add_argument("--group", metavar="NAME", help="the tables of a configured replication point group (+ --table)")
     when = p.add_mutually_exclusive_group()
     when.add_argument(
         "--as-of",
@@ -97,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ns = parser().parse_args(argv)
     try:
+        if ns.group:
+            from jobs.ops.point_live import with_group
+
+            ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
         tables = tuple(Ident.parse(t) for t in ns.table)
         if ns.snapshot_id is not None and len(tables) != 1:
             raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")

@@ -53,6 +53,7 @@ def parser() -> argparse.ArgumentParser:
     sel = p.add_argument_group("what")
     sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
     sel.add_argument("--namespace", action="append", default=[], metavar="NS", help="every table of NS; repeatable")
+    sel.add_argument("--group", metavar="NAME", help="the tables of a configured replication point group (+ --table)")
     when = sel.add_mutually_exclusive_group()
     when.add_argument(
         "--as-of",
@@ -116,6 +117,13 @@ def parser() -> argparse.ArgumentParser:
 
 def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
     """Validate the arguments into a request (pure apart from reading --outputs)."""
+    if ns.group:
+        from jobs.ops.point_live import with_group
+
+        try:
+            ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
+        except ValueError as e:
+            raise ArgError(str(e)) from None
     tables = [Ident.parse(t) for t in ns.table]
     if ns.snapshot_id is not None and (len(tables) != 1 or ns.namespace):
         raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")

@@ -120,3 +120,45 @@ def test_every_widget_metric_is_one_the_monitor_or_the_rehearsal_publishes(
         (point,) = [w for w in metrics if C.POINT_AGE in w["properties"]["metrics"][0]]
         thresholds = {a["threshold"] for a in stack_alarms.values() if a["metric_name"] == C.POINT_AGE}
         assert [h["value"] for h in point["properties"]["annotations"]["horizontal"]] == sorted(thresholds)
+
+
+def test_the_point_widget_shows_each_configured_group_as_the_monitor_publishes_it() -> None:
+    """With `[assurance] replication_point_groups`, the point's widget has a line per replica and group, and each is
+    a series the monitor publishes with the groups its package declares (`kit_declared.json`, the construct's
+    `declared_document`), for a report holding a table of every group (pure: no synth)."""
+    from infra import packaging
+    from infra.constructs.dashboard import dashboard_body
+    from infra.constructs.monitor import declared_document
+    from jobs.ops.monitor_drift import Declared
+    from tests.ops_fixtures import config_dict
+    from topology.config import parse_config
+
+    doc = config_dict()
+    doc["assurance"] = {
+        "replication_point_groups": [
+            {"name": "orders", "tables": ["analytics.orders"]},
+            {"name": "analytics", "tables": ["analytics.*"]},
+        ]
+    }
+    cfg = parse_config(doc)
+    declared = Declared.from_json(json.loads(packaging.declared_bytes(declared_document(cfg, {}))))
+    assert declared.groups == {"orders": ("analytics.orders",), "analytics": ("analytics.*",)}
+    body = dashboard_body(cfg, alarm_arns=[], rehearsal=None)
+    (point,) = [w for w in body["widgets"] if w["type"] == "metric" and C.POINT_AGE in w["properties"]["metrics"][0]]
+    shown = widget_series(point)
+    dests = [r.bucket_arn for r in cfg.replicas]
+    report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=2)
+    src = cfg.source.bucket_arn
+    report.rows = [
+        DestinationStatus(src, t, f"{src}/table/{t}", d, COMPLETED, lag_seconds=0.0)
+        for d in dests
+        for t in ("analytics.orders", "analytics.events")
+    ]
+    data = M.metric_data(report, kit=cfg.name_prefix, max_table_metrics=50, destinations=dests, groups=declared.groups)
+    region = cfg.source.region
+    published = {
+        (region, C.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
+        for d in data
+    }
+    assert set(shown) <= published, set(shown) - published
+    assert sorted(dict(s[3]).get("Group", "*") for s in shown) == sorted(["*", "orders", "analytics"] * len(dests))

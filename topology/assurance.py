@@ -2,6 +2,8 @@
 
     [assurance]
     alarm_subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]
+    # replication point groups (jobs/ops/point.py), besides the whole bucket: `namespace.table` or `namespace.*`
+    replication_point_groups = [{ name = "sales", tables = ["sales.*", "ops.incidents"] }]
 
     [assurance.monitor]             # replication monitor (Lambda on an EventBridge Scheduler schedule)
     interval_minutes = 5
@@ -38,6 +40,9 @@ MAX_TABLE_METRICS = 1000
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:(sqs|lambda|firehose):[a-z0-9-]+:\d{12}:\S+$")
 _ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
+# A group's name is a CloudWatch dimension value (`Group`) and a command-line word (`--group NAME`).
+_GROUP_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_GROUP_PATTERN_RE = re.compile(r"^([a-z0-9][a-z0-9_]{0,254})\.([a-z0-9][a-z0-9_]{0,254}|\*)$")
 
 
 class _Frozen(BaseModel):
@@ -103,10 +108,56 @@ class Rehearsal(_Frozen):
         return f"rate({self.interval_hours} {'hour' if self.interval_hours == 1 else 'hours'})"
 
 
+class PointGroup(_Frozen):
+    """A replication point group: `status` reports, the monitor publishes (dimension `Group`) and `recover` /
+    `failover --group NAME` take the point of these tables, besides the whole bucket's. `tables`: `namespace.table`
+    or `namespace.*` (every table of the namespace, declared or not)."""
+
+    name: str
+    tables: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _GROUP_NAME_RE.match(v):
+            raise ValueError(
+                f"group name {v!r} must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+            )
+        return v
+
+    @field_validator("tables")
+    @classmethod
+    def _tables(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in v:
+            if not _GROUP_PATTERN_RE.match(pattern):
+                raise ValueError(
+                    f"table pattern {pattern!r} must be 'namespace.table' or 'namespace.*' (lower case Iceberg names)"
+                )
+        twice = sorted({p for p in v if v.count(p) > 1})
+        if twice:
+            raise ValueError(f"table patterns {twice} appear more than once")
+        return v
+
+
 class Assurance(_Frozen):
     alarm_subscriptions: tuple[Subscription, ...] = ()
+    replication_point_groups: tuple[PointGroup, ...] = ()
     monitor: Monitor = Monitor()
     rehearsal: Rehearsal = Rehearsal()
+
+    @field_validator("replication_point_groups")
+    @classmethod
+    def _unique_groups(cls, v: tuple[PointGroup, ...]) -> tuple[PointGroup, ...]:
+        names = [g.name for g in v]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"group names {twice} appear more than once (a name is a group's metric dimension)")
+        return v
+
+    @property
+    def point_groups(self) -> dict[str, tuple[str, ...]]:
+        """{group name: table patterns}: what the outputs export and `jobs.ops.point` takes."""
+        return {g.name: g.tables for g in self.replication_point_groups}
 
 
 def monitor_schedule_expression(monitor: Monitor) -> str:

@@ -465,6 +465,7 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
                 "must differ from recovery.namespace: the rehearsal drops every table it creates there",
             )
         )
+    out += point_group_checks(cfg)
     rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
         out.append(
@@ -474,6 +475,33 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
                 f"({rep.snapshot_retention.max_snapshot_age_hours} h): the rehearsal would fail once snapshots expire",
             )
         )
+    return out
+
+
+def point_group_checks(cfg: KitConfig) -> list[Issue]:
+    """Every pattern of `[assurance] replication_point_groups` names replicated tables: a declared, replicated table
+    (`namespace.table`) or a namespace holding one (`namespace.*`). A source replicating its whole bucket also
+    replicates tables it does not declare, so with one any well-formed pattern is accepted."""
+    groups = cfg.assurance.replication_point_groups
+    if not groups or any(cfg.replication_of(s).mode == "bucket" for s in cfg.sources):
+        return []
+    declared = {ns.name: {t.name for t in ns.tables} for s in cfg.sources for ns in s.namespaces}
+    replicated = {(n, t) for s in cfg.sources for n, t in cfg.view(s).replicated_tables()}
+    out: list[Issue] = []
+    for i, group in enumerate(groups):
+        for j, pattern in enumerate(group.tables):
+            ns, table = pattern.split(".", 1)
+            if ns not in declared:
+                why = f"unknown namespace {ns!r} (declared: {sorted(declared)})"
+            elif table == "*":
+                why = "" if any(n == ns for n, _ in replicated) else f"no table of namespace {ns!r} is replicated"
+            elif table not in declared[ns]:
+                why = f"unknown table {pattern!r} (namespace {ns!r} declares {sorted(declared[ns])})"
+            else:
+                why = "" if (ns, table) in replicated else f"{pattern!r} is declared but not replicated"
+            if why:
+                where = f"assurance.replication_point_groups[{i}].tables[{j}]"
+                out.append(Issue(where, f"group {group.name!r}: {why}"))
     return out
 
 

@@ -33,9 +33,12 @@ CONFIG_DRIFT = "ReplicationConfigurationDrift"
 POLICY_DRIFT = "ReplicaBucketPolicyDrift"
 # What the monitor compares with, written into its package at synth (infra/constructs/monitor.py) as JSON:
 # {DECLARED_REPLICATION: the source's declared replication (topology.outputs.declared_replication),
-#  DECLARED_POLICIES: {replica bucket ARN: its reviewed bucket policy document}}.
+#  DECLARED_POLICIES: {replica bucket ARN: its reviewed bucket policy document},
+#  DECLARED_GROUPS: {group name: table patterns}, only when replication point groups are configured}.
+# (A file, not the environment: Lambda caps environment variables at 4 KB.)
 DECLARED_FILE = "kit_declared.json"
 DECLARED_REPLICATION, DECLARED_POLICIES = "replication", "replica_bucket_policies"
+DECLARED_GROUPS = "replication_point_groups"
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
 ENV_KIT = "KIT_NAME"

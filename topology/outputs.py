@@ -81,6 +81,9 @@ class SourceOut(_Out):
     failover: FailoverOut | None = None
     # An estate's source (issue 24): its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
     source_id: str | None = None
+    # `[assurance] replication_point_groups` ({name: table patterns}): the groups whose replication point `status`
+    # reports and the monitor publishes besides the whole bucket's; absent (empty) when none are configured.
+    replication_point_groups: dict[str, list[str]] = {}
 
     @property
     def monitor_kit(self) -> str:
@@ -211,6 +214,11 @@ class KitOutputs(_Out):
         if not self.is_estate:
             return list(self.source.replicated_tables)
         return [t for s in self.sources_into(replica) for t in s.replicated_tables]
+
+    @property
+    def replication_point_groups(self) -> dict[str, tuple[str, ...]]:
+        """The configured replication point groups ({name: table patterns}; every source exports the same)."""
+        return {k: tuple(v) for s in self.sources for k, v in s.replication_point_groups.items()}
 
     # ---- replicas ----
     def replica_by_region(self, region: str) -> ReplicaOut:
@@ -385,8 +393,15 @@ def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
             "destinations": [r.bucket_arn for r in view.replicas],
             "encryption": _encryption(src),
             **({"source_id": src.id} if src.id is not None else {}),
+            **point_groups_output(cfg),
         }
     }
+
+
+def point_groups_output(cfg: KitConfig) -> dict[str, Any]:
+    """`replication_point_groups` of a `kit_source` output: only when groups are configured."""
+    groups = cfg.assurance.point_groups
+    return {"replication_point_groups": {k: list(v) for k, v in groups.items()}} if groups else {}
 
 
 def declared_replication(cfg: KitConfig) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The replication dashboard: one CloudWatch dashboard per replication monitor (source stack, and the promoted
 source of a failover topology), in the monitor's account and Region, showing what a person looks at first:
 
-- the replication point's age per replica bucket (`ReplicationPointAgeSeconds`), with the alarm threshold;
+- the replication point's age per replica bucket (`ReplicationPointAgeSeconds`), with the alarm threshold, and per
+  configured group (`Group`) of each bucket;
 - lag (`ReplicationLagSeconds`) and failures (`FailedReplications`) per replica bucket;
 - detached replicas (`DetachedReplicas`) per replica bucket;
 - the recovery rehearsal's RTO (`RehearsedRecoverySeconds`) and outcome (`RehearsalSucceeded`), in the recovery
@@ -78,19 +79,27 @@ def dashboard_body(
     mon = cfg.assurance.monitor
     kit, region, period = cfg.name_prefix, cfg.source.region, mon.interval_minutes * 60
 
-    def per_destination(title: str, metric: str, threshold: float | None = None) -> dict[str, Any]:
-        """One line a replica of the monitor's `metric` (its worst value in each interval)."""
+    def per_destination(
+        title: str, metric: str, threshold: float | None = None, extra: Sequence[list[Any]] = ()
+    ) -> dict[str, Any]:
+        """One line a replica of the monitor's `metric` (its worst value in each interval), then `extra` lines."""
         metrics = [
             [namespace, metric, "Kit", kit, "Destination", r.bucket_arn, {"label": f"{r.bucket} ({r.region})"}]
             for r in cfg.replicas
         ]
-        return _metric_widget(title, region, metrics, stat="Maximum", period=period, threshold=threshold)
+        return _metric_widget(title, region, [*metrics, *extra], stat="Maximum", period=period, threshold=threshold)
 
+    groups = [  # a configured group's series (its age never exceeds its bucket's: the bucket's alarm covers it)
+        [namespace, C.POINT_AGE, "Kit", kit, "Destination", r.bucket_arn, "Group", g, {"label": f"{r.bucket}: {g}"}]
+        for r in cfg.replicas
+        for g in cfg.assurance.point_groups
+    ]
     widgets = [
         per_destination(
             "Replication point age (s): newest instant every table of the replica can be restored to",
             C.POINT_AGE,
             mon.max_replication_point_age_minutes * 60,
+            groups,
         ),
         per_destination("Replication lag (s) per replica", C.LAG, mon.max_lag_minutes * 60),
         per_destination("Failed replications per replica", C.FAILED_METRIC),

@@ -84,9 +84,13 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
 
 
 def declared_document(cfg: KitConfig, reviewed: Mapping[str, Document]) -> dict[str, Any]:
-    """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication and
-    the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document})."""
-    return {C.DECLARED_REPLICATION: declared_replication(cfg), C.DECLARED_POLICIES: dict(reviewed)}
+    """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication, the
+    reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and the replication point groups
+    whose age it publishes (when configured)."""
+    groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
+    return {C.DECLARED_REPLICATION: declared_replication(cfg), C.DECLARED_POLICIES: dict(reviewed)} | (
+        {C.DECLARED_GROUPS: groups} if groups else {}
+    )
 
 
 def reviewed_replica_policies(cfg: KitConfig, docs: DocumentSet) -> dict[str, Document]:

@@ -22,7 +22,7 @@ from cdktf import TerraformOutput
 from infra.stacks.replica import ReplicaStack
 from topology.config import KitConfig
 from topology.failover import FailoverTopology
-from topology.outputs import OUTPUT_SOURCE
+from topology.outputs import OUTPUT_SOURCE, point_groups_output
 
 
 def failover_source_output(cfg: KitConfig, topo: FailoverTopology) -> dict[str, object]:
@@ -60,6 +60,7 @@ def failover_source_output(cfg: KitConfig, topo: FailoverTopology) -> dict[str, 
             "failed_replication_role_arn": topo.failed_replication_role_arn,
             "retained": [r.bucket_arn for r in topo.retained],
         },
+        **point_groups_output(cfg),
     }
 
 

@@ -21,7 +21,7 @@ from infra.constructs.replication_role import ReplicationRole
 from infra.constructs.table_bucket import site_table_bucket
 from policies.docset import DocumentSet
 from topology.config import KitConfig
-from topology.outputs import OUTPUT_SOURCE
+from topology.outputs import OUTPUT_SOURCE, point_groups_output
 
 
 class SourceStack(TerraformStack):
@@ -98,5 +98,6 @@ class SourceStack(TerraformStack):
                 "destinations": list(destination_bucket_arns),
                 "encryption": bucket.encryption_output,
                 **({"source_id": src.id} if src.id is not None else {}),
+                **point_groups_output(cfg),
             },
         )

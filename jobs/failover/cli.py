@@ -66,6 +66,7 @@ def parser() -> argparse.ArgumentParser:
         "instant every selected table of the replica holds (read now from the source's replication status)",
         snapshot_help="a snapshot id (exactly one --table)",
     )
+    p.add_argument("--group", metavar="NAME", help="the tables of a configured replication point group (+ --table)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--dry-run", action="store_true", help="plan only (the default without --confirm)")
     act.add_argument("--confirm", metavar="BUCKET", help="promote: type the replica bucket's name (irreversible)")
@@ -95,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ns = parser().parse_args(argv)
     try:
+        if ns.group:
+            from jobs.ops.point_live import with_group
+
+            ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
         tables = tuple(Ident.parse(t) for t in ns.table)
         if ns.snapshot_id is not None and len(tables) != 1:
             raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")

@@ -15,13 +15,14 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
 | `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
 | `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
-| `ReplicationPointAgeSeconds` | Kit, Destination                    | age of the replication point (point.py) |
+| `ReplicationPointAgeSeconds` | Kit, Destination / + Group          | age of the replication point (point.py) |
 
 Cardinality is bounded: per destination, the first `max_table_metrics` tables in name order (a stable set, so
 the number of metric series stays fixed while tables do not change) get `Table=<namespace.name>` series; every
 other table is folded into one `Table=_other` series (max lag, sum of failed and behind). The per-destination
 series always cover every table. Configured destinations without any table still get zeros, so their alarms
-see data.
+see data. The replication point's age is published for the whole bucket and for each configured group
+(`[assurance] replication_point_groups`, read from the package's `kit_declared.json`) with a table in it.
 
 Drift (issue 30, `jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket
 level and every table's table level) with the declared one and each replica bucket policy with the reviewed document,
@@ -39,7 +40,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,7 @@ if TYPE_CHECKING:  # the Lambda package ships no pydantic: the outputs are read 
     from topology.outputs import KitOutputs, SourceOut
 
 OTHER_TABLES = "_other"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the Lambda package's root, which holds `DECLARED_FILE`
 # PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
 BATCH = 500
 
@@ -97,6 +99,7 @@ class MonitorSettings:
     concurrency: int = 16
     namespace: str = METRIC_NAMESPACE
     second_pass_pause: float = SECOND_PASS_PAUSE  # seconds before tables unread after retries are read again
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`Group`)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
@@ -167,7 +170,12 @@ def _agg_data(agg: _Agg, dims: list[dict[str, str]], ts: datetime, with_tables: 
 
 
 def metric_data(
-    report: StatusReport, *, kit: str, max_table_metrics: int, destinations: Sequence[str] = ()
+    report: StatusReport,
+    *,
+    kit: str,
+    max_table_metrics: int,
+    destinations: Sequence[str] = (),
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every datum of one run, deterministic order (per destination, then per tracked table, then `_other`)."""
     ts = datetime.fromisoformat(report.generated_at)
@@ -195,7 +203,7 @@ def metric_data(
             data += _agg_data(by_table[table], _dims(kit, dest, table), ts, with_tables=False)
         if other.tables:
             data += _agg_data(other, _dims(kit, dest, OTHER_TABLES), ts, with_tables=False)
-    data += point_metric_data(report.rows, ts, kit=kit, destinations=destinations)  # the replication point's age
+    data += point_metric_data(report.rows, ts, kit=kit, destinations=destinations, groups=groups)  # the point's age
     data.append(_datum(ERRORS, errors, "Count", _dims(kit), ts))
     if errors == 0:
         data.append(_datum(HEARTBEAT, 1, "Count", _dims(kit), ts))
@@ -268,6 +276,7 @@ def run_monitor(
         kit=settings.kit,
         max_table_metrics=settings.max_table_metrics,
         destinations=settings.destination_bucket_arns,
+        groups=settings.groups,
     )
     drift = check_drift(clients, declared, concurrency=settings.concurrency) if declared is not None else None
     if drift is not None:
@@ -287,7 +296,9 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     settings = MonitorSettings.from_env(os.environ)
     region = os.environ.get("AWS_REGION") or BucketRef(settings.source_bucket_arns[0]).region
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
-    declared = load_declared(Path(__file__).resolve().parents[2] / DECLARED_FILE)  # the package's root
+    declared = load_declared(PACKAGE_ROOT / DECLARED_FILE)
+    if declared is not None:
+        settings = replace(settings, groups=declared.groups)
     result = run_monitor(clients, settings, region=region, declared=declared)
     summary = result.to_json()
     print(summary)  # one log line per run in the function's log group
@@ -338,6 +349,7 @@ def settings_for(
         max_lag=max_lag,
         max_table_metrics=cap,
         concurrency=conc,
+        groups={k: tuple(v) for k, v in src.replication_point_groups.items()},
     )
 
 

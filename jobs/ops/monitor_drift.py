@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from jobs.kernel.clients import Clients
 from jobs.ops.drift import DeclaredReplication, Finding, policy_drift, replication_drift
 from jobs.ops.drift_read import read_bucket_policy, read_replication
-from topology.contract import CONFIG_DRIFT, DECLARED_POLICIES, DECLARED_REPLICATION, POLICY_DRIFT
+from topology.contract import CONFIG_DRIFT, DECLARED_GROUPS, DECLARED_POLICIES, DECLARED_REPLICATION, POLICY_DRIFT
 
 if TYPE_CHECKING:  # the Lambda package ships no pydantic
     from topology.outputs import KitOutputs, SourceOut
@@ -37,13 +37,19 @@ class Declared:
 
     replication: DeclaredReplication
     replica_bucket_policies: Mapping[str, Any] = field(default_factory=dict)  # bucket ARN -> reviewed document
+    # not compared: the replication point groups whose age the monitor publishes (name -> table patterns)
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Declared:
-        return cls(DeclaredReplication.from_json(doc[DECLARED_REPLICATION]), dict(doc.get(DECLARED_POLICIES) or {}))
+        groups = {k: tuple(v) for k, v in (doc.get(DECLARED_GROUPS) or {}).items()}
+        return cls(
+            DeclaredReplication.from_json(doc[DECLARED_REPLICATION]), dict(doc.get(DECLARED_POLICIES) or {}), groups
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {DECLARED_REPLICATION: self.replication.to_json(), DECLARED_POLICIES: dict(self.replica_bucket_policies)}
+        doc = {DECLARED_REPLICATION: self.replication.to_json(), DECLARED_POLICIES: dict(self.replica_bucket_policies)}
+        return doc | ({DECLARED_GROUPS: {k: list(v) for k, v in self.groups.items()}} if self.groups else {})
 
 
 def load_declared(path: Path) -> Declared | None:

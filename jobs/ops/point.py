@@ -17,9 +17,11 @@ name order on a tie). Its age (`now - point`) is what the monitor publishes (`to
 `point_metric_data`) and alarms on; `python -m jobs.recover --as-of replication-point` recovers to it.
 
 Groups: the whole bucket (`WHOLE_BUCKET`) always, plus named groups of table patterns (`namespace.name`,
-`namespace.*`; `status --group NAME=PATTERN[,PATTERN...]`). The whole bucket is the default and what the monitor
-publishes. On an estate, a fan-in bucket's point covers the tables of every source in the report (the monitor of
-each source publishes the point of that source's tables, under its own `Kit`).
+`namespace.*`): those configured (`[assurance] replication_point_groups`, exported in the outputs and the monitor's
+`kit_declared.json`) and `status --group NAME=PATTERN[,PATTERN...]`. The whole bucket is the default; the monitor
+publishes it and every configured group's (dimension `Group`); `recover` / `failover --group NAME` take a group's.
+On an estate, a fan-in bucket's point covers the tables of every source in the report (the monitor of each source
+publishes the point of that source's tables, under its own `Kit`).
 
 Standard library only: the monitor's Lambda package ships this module.
 """
@@ -174,20 +176,38 @@ def render_points(points: Sequence[ReplicationPoint]) -> str:
 
 
 def point_metric_data(
-    rows: Sequence[Row], now: datetime, *, kit: str, destinations: Sequence[str] = ()
+    rows: Sequence[Row],
+    now: datetime,
+    *,
+    kit: str,
+    destinations: Sequence[str] = (),
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The monitor's `POINT_AGE` datum of every destination bucket (whole bucket; dimensions `Kit`, `Destination`):
-    a configured destination without tables has its point at the read (age 0); a point whose age is unknown (a
-    status unreadable) gets no datum (the heartbeat alarm covers that run)."""
-    ages = {p.destination_bucket_arn: p.age_seconds for p in replication_points(rows, now) if p.group == WHOLE_BUCKET}
+    """The monitor's `POINT_AGE` data of every destination bucket: the whole bucket's (dimensions `Kit`,
+    `Destination`), then each configured group's with a table in it (+ `Group`). A configured destination without
+    tables has its point at the read (age 0); a point whose age is unknown (a status unreadable) gets no datum (the
+    heartbeat alarm covers that run)."""
+    ages = {(p.destination_bucket_arn, p.group): p.age_seconds for p in replication_points(rows, now, groups)}
+    keys = {(d, WHOLE_BUCKET) for d in destinations} | set(ages)
     out = []
-    for dest in sorted(set(destinations) | set(ages)):
-        age = ages.get(dest, 0.0)
+    for dest, group in sorted(keys, key=lambda k: (k[0], k[1] != WHOLE_BUCKET, k[1])):
+        age = ages.get((dest, group), 0.0)
         if age is not None:
             dims = [{"Name": "Kit", "Value": kit}, {"Name": "Destination", "Value": dest}]
+            dims += [{"Name": "Group", "Value": group}] if group != WHOLE_BUCKET else []
             out.append({"MetricName": POINT_AGE, "Dimensions": dims, "Value": float(age), "Unit": "Seconds",
                         "Timestamp": now})  # fmt: skip
     return out
+
+
+def group_selection(groups: Mapping[str, Sequence[str]], name: str) -> tuple[list[str], list[str]]:
+    """`--group NAME` of `jobs.recover` / `jobs.failover`: the configured group's (`--table`s, `--namespace`s), the
+    selection whose replication point `--as-of replication-point` then takes; ValueError for an unknown group."""
+    if name not in groups:
+        known = ", ".join(sorted(groups)) or "none are configured ([assurance] replication_point_groups)"
+        raise ValueError(f"--group {name}: no such replication point group (groups: {known})")
+    patterns = groups[name]
+    return [p for p in patterns if not p.endswith(".*")], [p[:-2] for p in patterns if p.endswith(".*")]
 
 
 # ---- `--as-of replication-point` (jobs.recover, jobs.failover) -------------------------------------------------

@@ -7,8 +7,22 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from jobs.ops.point import SELECTION, replication_points, resolve_point
+from jobs.ops.point import SELECTION, group_selection, replication_points, resolve_point
 from jobs.ops.status import collect_status
+
+
+def with_group(
+    outputs_path: str | None, name: str, tables: Sequence[str], namespaces: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """`--group NAME` of `jobs.recover` / `jobs.failover`: the selection (`--table`s, `--namespace`s) plus the tables of
+    the configured replication point group `NAME` (`[assurance] replication_point_groups`, in the outputs), so
+    `--as-of replication-point` is that group's point; ValueError naming the configured groups otherwise."""
+    if not outputs_path:
+        raise ValueError(f"--group {name} needs --outputs (the configured replication point groups are there)")
+    from topology.outputs import load_outputs
+
+    more_tables, more_namespaces = group_selection(load_outputs(outputs_path).replication_point_groups, name)
+    return [*tables, *more_tables], [*namespaces, *more_namespaces]
 
 
 def live_point(

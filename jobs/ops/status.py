@@ -550,6 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
+    groups: dict[str, tuple[str, ...]] = {}
     if not buckets or Path(args.outputs).is_file():
         from topology.outputs import OutputsError, load_outputs
 
@@ -565,6 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 r.table_bucket_arn: timedelta(hours=r.snapshot_retention.max_snapshot_age_hours)
                 for r in outputs.replicas
             }
+            groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
     report = collect_status(
         clients_from_args(args),
         buckets,
@@ -577,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         processes=args.processes,
         cache=None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir)),
     )
-    report.groups = {k: v for g in args.group for k, v in g.items()}
+    report.groups = groups | {k: v for g in args.group for k, v in g.items()}
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 
 

@@ -60,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
         "--outputs)",
         snapshot_help="a replica snapshot id (one table)",
     )
+    sel.add_argument("--group", metavar="NAME", help="the tables of a configured replication point group (+ --table)")
     tgt = p.add_argument_group("target")
     tgt.add_argument("--target-namespace", help="default: the recovery namespace of the outputs, else the source's")
     tgt.add_argument("--suffix", default="", help="appended to each table name in the target, e.g. _20251203")
@@ -115,6 +116,13 @@ def parser() -> argparse.ArgumentParser:
 
 def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
     """Validate the arguments into a request (pure apart from reading --outputs)."""
+    if ns.group:
+        from jobs.ops.point_live import with_group
+
+        try:
+            ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
+        except ValueError as e:
+            raise ArgError(str(e)) from None
     tables = [Ident.parse(t) for t in ns.table]
     if ns.snapshot_id is not None and (len(tables) != 1 or ns.namespace):
         raise ArgError("--snapshot-id applies to exactly one --table (snapshot ids are per table)")

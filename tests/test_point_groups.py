@@ -88,10 +88,11 @@ def test_status_reports_the_configured_groups_and_the_command_line_overrides_by_
     """`analytics.events` lacks the commit of 2 h ago: the whole bucket's point is held back by it; the configured
     group `sales` (orders, customers) is complete; `events` (configured) is held back; a `--group events=...` of the
     same name replaces the configured one, and the configured `sales` stays."""
+    now = datetime.now(UTC)  # the handler reads the clock itself: not the module's NOW, minutes old in a long run
     world = deploy(ops_env, replicate=False)
-    world.commit("analytics.events", NOW - timedelta(hours=6))
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
-    world.commit("analytics.events", NOW - timedelta(hours=2))
+    world.commit("analytics.events", now - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=now - timedelta(hours=3))
+    world.commit("analytics.events", now - timedelta(hours=2))
     ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
     doc = copy.deepcopy(world.cfg_doc)
     doc["assurance"] = {"replication_point_groups": [SALES, {"name": "events", "tables": ["analytics.events"]}]}
@@ -128,10 +129,11 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
     from tests.test_assurance_monitor import KIT, _max, _series
     from topology.contract import POINT_AGE
 
+    now = datetime.now(UTC)  # the handler reads the clock itself: not the module's NOW, minutes old in a long run
     world = deploy(ops_env, replicate=False)
-    world.commit("analytics.events", NOW - timedelta(hours=6))
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
-    world.commit("analytics.events", NOW - timedelta(hours=2))
+    world.commit("analytics.events", now - timedelta(hours=6))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=now - timedelta(hours=3))
+    world.commit("analytics.events", now - timedelta(hours=2))
     ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
     doc = copy.deepcopy(world.cfg_doc)
     groups = [SALES, {"name": "events", "tables": ["analytics.events"]}, {"name": "gone", "tables": ["other.*"]}]

@@ -152,3 +152,17 @@ def test_the_production_synth_carries_no_endpoint_credential_or_skip_flag(exampl
     for text in texts:
         for needle in E2E_ONLY:
             assert needle not in text
+
+
+def test_with_a_provider_whose_table_bucket_takes_tags_the_tags_go_on_the_bucket() -> None:
+    """hashicorp/aws 6.x reads a table bucket's tags back: tags applied beside the resource (a stand-in) would show as
+    a change in every plan, so they go where the provider reads them."""
+    schemas = _schemas()
+    aws = schemas["provider_schemas"]["registry.terraform.io/hashicorp/aws"]["resource_schemas"]
+    aws["aws_s3tables_table_bucket"]["block"]["attributes"]["tags"] = {}
+    loc = localize(_golden("seed", "source"), TARGET, LOCAL, schemas, LOCAL_TYPES)
+    res = loc.document["resource"]
+    (name, bucket), = res["aws_s3tables_table_bucket"].items()  # fmt: skip
+    assert bucket["tags"] == {"kit": "seed", "managed-by": "s3tables-replica-kit"}
+    ops = {c["operation"] for c in res["terraform_data"][f"kit_e2e__{name}__settings"]["input"]}
+    assert ops == {"put_table_bucket_storage_class"}  # no TagResource beside it

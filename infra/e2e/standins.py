@@ -15,8 +15,9 @@ copy Terraform applies, plus the list of what it changed (printed in the result 
 3. Resources the local provider does not have (STANDINS):
    - `awscc_s3tables_table_bucket` (no awscc binary here) -> `aws_s3tables_table_bucket` of the aws provider, which
      creates the same bucket through the same CreateTableBucket call, with its encryption and unreferenced-file
-     removal; the settings the aws resource cannot express (storage class, AWS resource tags) are applied by an API
-     stand-in (`PutTableBucketStorageClass`, `TagResource`).
+     removal (and, with a provider whose table bucket takes `tags`, as 6.x's does, its tags); the settings the aws
+     resource cannot express (storage class; with 5.x, AWS resource tags) are applied by an API stand-in
+     (`PutTableBucketStorageClass`, `TagResource`).
    - `aws_s3tables_table_replication` / `aws_s3tables_table_bucket_replication` (aws >= 6.25 only; only with the
      image's 5.100.0, the fallback when `make provider` has not been run) -> an API stand-in
      that makes the call the resource makes (`PutTableReplication` / `PutTableBucketReplication`) with the
@@ -252,8 +253,12 @@ AWSCC_BUCKET = "awscc_s3tables_table_bucket"
 AWS_BUCKET = "aws_s3tables_table_bucket"
 
 
-def _awscc_bucket_to_aws(doc: Json, name: str, body: Json, target: Target) -> tuple[Json, Json | None, list[str]]:
-    """The aws provider's table bucket for an awscc one, and the API stand-in for the settings it cannot express."""
+def _awscc_bucket_to_aws(
+    doc: Json, name: str, body: Json, target: Target, *, bucket_tags: bool = False
+) -> tuple[Json, Json | None, list[str]]:
+    """The aws provider's table bucket for an awscc one, and the API stand-in for the settings it cannot express.
+    `bucket_tags`: the local aws provider's table bucket takes `tags` (6.x); its tags then go there (the provider
+    reads a bucket's tags back, so tags applied beside it would show as a change in every plan)."""
     enc = body.get("encryption_configuration") or {"sse_algorithm": "AES256"}
     aws_body: Json = {
         "name": body["table_bucket_name"],
@@ -283,7 +288,9 @@ def _awscc_bucket_to_aws(doc: Json, name: str, body: Json, target: Target) -> tu
         }))  # fmt: skip
         applied.append(f"storage class {storage}")
     tags = {t["key"]: t["value"] for t in body.get("tags") or []}
-    if tags:
+    if tags and bucket_tags:
+        aws_body["tags"] = tags
+    elif tags:
         calls.append(_s3tables_call(region, account, "tag_resource", {"resourceArn": arn, "tags": tags}))
         applied.append(f"tags {sorted(tags)}")
     known = {"table_bucket_name", "encryption_configuration", "storage_class_configuration", "tags"}
@@ -313,16 +320,24 @@ def _rewrite(node: Any, pattern: re.Pattern[str], repl: str) -> Any:
     return node
 
 
-def _map_awscc_buckets(doc: Json, target: Target, changes: list[Change]) -> Json:
+def _takes_tags(schemas: Json, rtype: str) -> bool:
+    """Whether the local aws provider's `rtype` has a `tags` argument (from `terraform providers schema -json`)."""
+    aws = schemas.get("provider_schemas", {}).get("registry.terraform.io/hashicorp/aws", {})
+    block = aws.get("resource_schemas", {}).get(rtype, {}).get("block", {})
+    return "tags" in block.get("attributes", {})
+
+
+def _map_awscc_buckets(doc: Json, target: Target, changes: list[Change], *, bucket_tags: bool = False) -> Json:
     buckets = doc.get("resource", {}).pop(AWSCC_BUCKET, {})
     for name, body in sorted(buckets.items()):
-        aws_body, standin, applied = _awscc_bucket_to_aws(doc, name, body, target)
+        aws_body, standin, applied = _awscc_bucket_to_aws(doc, name, body, target, bucket_tags=bucket_tags)
         doc["resource"].setdefault(AWS_BUCKET, {})[name] = aws_body
         changes.append(
             Change(
                 f"{AWSCC_BUCKET}.{name}",
                 "mapped",
-                f"{AWS_BUCKET} (CreateTableBucket with the same name and encryption)",
+                f"{AWS_BUCKET} (CreateTableBucket with the same name and encryption"
+                + (", and its tags)" if bucket_tags and body.get("tags") else ")"),
             )
         )
         if standin is not None:
@@ -369,7 +384,7 @@ def localize(doc: Json, target: Target, local: dict[str, list[str]], schemas: Js
     statuses = provider_statuses(out, local)
     awscc = next((s for s in statuses.values() if s.address.endswith("/awscc")), None)
     if awscc is not None and awscc.local_version is None:
-        out = _map_awscc_buckets(out, target, changes)
+        out = _map_awscc_buckets(out, target, changes, bucket_tags=_takes_tags(schemas, AWS_BUCKET))
         out.get("terraform", {}).get("required_providers", {}).pop(awscc.name, None)
         out.get("provider", {}).pop(awscc.name, None)
         changes.append(

@@ -252,9 +252,9 @@ class KitMotoApp:
         return self.moto_app(environ, start_response)
 
     def _create_table_bucket(self, environ: dict[str, Any], start_response: Any, body_bytes: bytes) -> list[bytes]:
-        """moto creates the bucket but drops its `encryptionConfiguration` and `storageClassConfiguration`; AWS keeps
-        them (GetTableBucketEncryption / GetTableBucketStorageClass read them back), so they are recorded here once
-        moto has answered with the new bucket's ARN."""
+        """moto creates the bucket but drops its `encryptionConfiguration`, `storageClassConfiguration` and `tags`; AWS
+        keeps them (GetTableBucketEncryption / GetTableBucketStorageClass / ListTagsForResource read them back), so
+        they are recorded here once moto has answered with the new bucket's ARN."""
         answer: dict[str, str] = {}
 
         def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
@@ -270,6 +270,8 @@ class KitMotoApp:
                     STATE.bucket_encryption[arn] = request["encryptionConfiguration"]
                 if request.get("storageClassConfiguration"):
                     STATE.storage_class[arn] = request["storageClassConfiguration"]["storageClass"]
+                if request.get("tags"):  # hashicorp/aws 6.x creates a tagged bucket so, and reads the tags back
+                    STATE.tags.setdefault(arn, {}).update(request["tags"])
         return chunks
 
 

@@ -143,3 +143,10 @@ def test_create_table_bucket_keeps_its_encryption_and_storage_class(
     assert enc == {"sseAlgorithm": "aws:kms", "kmsKeyArn": key}
     sc = st.get_table_bucket_storage_class(tableBucketARN=arn)["storageClassConfiguration"]
     assert sc == {"storageClass": "INTELLIGENT_TIERING"}
+
+
+def test_create_table_bucket_keeps_its_tags(ops_env: OpsEnv, keys: dict[str, dict[str, str]]) -> None:
+    """hashicorp/aws 6.x creates a tagged table bucket with `tags` in CreateTableBucket and reads them back."""
+    st = _client(ops_env, keys, REPLICA, "s3tables", "ap-southeast-2")
+    arn = st.create_table_bucket(name="tagged-bucket", tags={"kit": "estate", "kit-protection": "estate"})["arn"]
+    assert st.list_tags_for_resource(resourceArn=arn)["tags"] == {"kit": "estate", "kit-protection": "estate"}

@@ -18,6 +18,7 @@ from infra.e2e.run import (
     ExampleRun,
     Terraform,
     cli_config,
+    proxy_env,
     stack_order,
     synth,
     toolchain,
@@ -73,7 +74,7 @@ def apply(endpoint: str, plan: RunPlan, cfg_doc: dict[str, Any], workdir: Path) 
     for k in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         env.pop(k, None)
     os.environ.update(EMULATOR_WRITER_ENV)
-    tf = Terraform(binary, env)
+    tf = Terraform(binary, {**env, **proxy_env(endpoint)})  # S3 Control's account-prefixed host, as make e2e
     run = ExampleRun(config, workdir, tf, _Emu(endpoint), toolchain(tf, mirror, workdir))  # type: ignore[arg-type]
     run.run()
     if not run.ok:

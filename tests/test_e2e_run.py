@@ -94,3 +94,15 @@ def test_protected_addresses_are_those_with_prevent_destroy() -> None:
         }
     }
     assert protected_addresses(doc) == {"aws_kms_key.key"}
+
+
+def test_an_estate_runs_the_writer_once_per_source_and_every_other_tool_once() -> None:
+    from infra.e2e.run import LOCK_REFUSAL, SECOND_DEPLOY, TOOLS, WRITER, ran_as_expected
+
+    expected = (SECOND_DEPLOY, LOCK_REFUSAL, WRITER, *TOOLS)
+    assert ran_as_expected(list(expected), expected)
+    three_sources = [SECOND_DEPLOY, LOCK_REFUSAL, WRITER, WRITER, WRITER, *TOOLS]
+    assert ran_as_expected(three_sources, expected)
+    assert not ran_as_expected([SECOND_DEPLOY, LOCK_REFUSAL, *TOOLS], expected)  # no writer at all
+    assert not ran_as_expected([*expected, TOOLS[0]], expected)  # a tool twice
+    assert not ran_as_expected([SECOND_DEPLOY, WRITER, LOCK_REFUSAL, WRITER, *TOOLS], expected)  # out of order

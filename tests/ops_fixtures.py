@@ -204,6 +204,15 @@ class World(_Deployed):
     cfg_doc: dict[str, Any] = field(default_factory=dict)
 
     # ---- source commits (over HTTP, as an Iceberg writer would) ----
+    def hold_back(self, qualified: str, now: dt.datetime) -> dt.datetime:
+        """Replicate the source as of `now` - 3 h, then commit `qualified` at `now` - 2 h and leave that commit
+        pending at the replica: the table that holds the replication point back. Returns the lacking commit's time."""
+        self.env.control.replicate(source_bucket_arn=self.source_arn, at=now - dt.timedelta(hours=3))
+        lacking = now - dt.timedelta(hours=2)
+        self.commit(qualified, lacking)
+        self.env.control.set_status(self.tables[qualified], self.replica_arn, "pending")
+        return lacking
+
     def commit(self, qualified: str, at: dt.datetime) -> str:
         ns, name = qualified.split(".")
         s3t = self.src()

@@ -155,9 +155,7 @@ def test_publishes_documented_metrics_and_a_failed_replication_drives_the_failur
 def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, replicate=False)
     world.commit("analytics.events", NOW - timedelta(hours=6))
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
-    world.commit("analytics.events", NOW - timedelta(hours=2))
-    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    world.hold_back("analytics.events", NOW)
     mon.run_monitor(world.clients, _settings(world), region=SRC_REGION, now=NOW)
     lag = _max(world, mon.LAG, Kit=KIT, Destination=world.replica_arn)
     assert lag == pytest.approx(7200, abs=2)

@@ -315,10 +315,7 @@ def test_recover_and_failover_take_as_of_replication_point_from_live_status(
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials
     world = deploy(ops_env, replicate=False)
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
-    lacking = NOW - timedelta(hours=2)
-    world.commit("analytics.events", lacking)
-    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    lacking = world.hold_back("analytics.events", NOW)
     outputs = str(world.write_outputs(tmp_path))
     argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
     req = request_from_args(parser().parse_args([*argv, "--namespace", "analytics"]))

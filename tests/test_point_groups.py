@@ -91,9 +91,7 @@ def test_status_reports_the_configured_groups_and_the_command_line_overrides_by_
     now = datetime.now(UTC)  # the handler reads the clock itself: not the module's NOW, minutes old in a long run
     world = deploy(ops_env, replicate=False)
     world.commit("analytics.events", now - timedelta(hours=6))
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=now - timedelta(hours=3))
-    world.commit("analytics.events", now - timedelta(hours=2))
-    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    world.hold_back("analytics.events", now)
     doc = copy.deepcopy(world.cfg_doc)
     doc["assurance"] = {"replication_point_groups": [SALES, {"name": "events", "tables": ["analytics.events"]}]}
     world.outputs_doc["source"]["kit_source"] |= point_groups_output(parse_config(doc))
@@ -132,9 +130,7 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
     now = datetime.now(UTC)  # the handler reads the clock itself: not the module's NOW, minutes old in a long run
     world = deploy(ops_env, replicate=False)
     world.commit("analytics.events", now - timedelta(hours=6))
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=now - timedelta(hours=3))
-    world.commit("analytics.events", now - timedelta(hours=2))
-    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    world.hold_back("analytics.events", now)
     doc = copy.deepcopy(world.cfg_doc)
     groups = [SALES, {"name": "events", "tables": ["analytics.events"]}, {"name": "gone", "tables": ["other.*"]}]
     doc["assurance"] = {"replication_point_groups": groups}
@@ -176,10 +172,7 @@ def test_recover_and_failover_take_a_configured_groups_point_and_default_to_the_
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials
     world = deploy(ops_env, replicate=False)
-    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
-    lacking = NOW - timedelta(hours=2)
-    world.commit("analytics.events", lacking)
-    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    lacking = world.hold_back("analytics.events", NOW)
     doc = copy.deepcopy(world.cfg_doc)
     doc["assurance"] = {"replication_point_groups": [SALES, {"name": "everything", "tables": ["analytics.*"]}]}
     world.outputs_doc["source"]["kit_source"] |= point_groups_output(parse_config(doc))

@@ -133,3 +133,26 @@ def test_every_drift_named_at_once(ops_env: OpsEnv, tmp_path, capsys) -> None:
         "3 drift(s) found",
     ):
         assert needle in out
+
+
+def test_a_replica_is_paired_by_name_only_when_one_managed_source_table_has_it() -> None:
+    """`pair_by_name`: the service gives a replica its source's namespace and name, so a managed table is paired
+    with the one source table of its name feeding the bucket; a table not managed (detached, foreign) or a name two
+    sources feed is left to GetTable."""
+    from jobs.kernel.tables import TableRef
+    from jobs.ops.audit_replicas import pair_by_name
+
+    vault = "arn:aws:s3tables:us-west-2:111122223333:bucket/vault"
+
+    def src(bucket: str, name: str) -> TableRef:
+        return TableRef(f"arn:aws:s3tables:us-east-1:111122223333:bucket/{bucket}", "ns", name, f"{bucket}-{name}")
+
+    feeding = {"ns.a": [src("sales", "a")], "ns.b": [src("sales", "b"), src("ops", "b")]}
+    replicas = [
+        TableRef(vault, "ns", "a", "vault-a", managed_by_service=True),
+        TableRef(vault, "ns", "b", "vault-b", managed_by_service=True),  # two sources hold ns.b
+        TableRef(vault, "ns", "c", "vault-c", managed_by_service=True),  # no source feeds ns.c
+    ]
+    assert pair_by_name(replicas, feeding) == {"vault-a": "sales-a"}
+    detached = [TableRef(vault, "ns", "a", "vault-a", managed_by_service=False)]
+    assert pair_by_name(detached, feeding) == {}

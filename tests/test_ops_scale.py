@@ -158,27 +158,28 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
     assert "retention-below-source" not in report.kinds() and "replica-missing" not in report.kinds()
     calls = _delta(before, _calls(ops_env))
-    # Each source table's replication status names its replica tables: no GetTable at all (a GetTable per replica
-    # before), each source's retention once, each replica's once.
-    assert "GetTable" not in calls
-    assert calls["GetTableReplicationStatus"] == TABLES
+    # A replica's source is known by its name (the service gives a replica its source's): no GetTable and no
+    # replication status at all (one status per source table, or a GetTable per replica, before); each source's
+    # retention once, each replica's once.
+    assert "GetTable" not in calls and "GetTableReplicationStatus" not in calls
     assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES
 
 
-def test_audit_without_replication_status_asks_each_replica(ops_env: OpsEnv) -> None:
-    """When the sources' replication status cannot be read (here: the caller may not call it), each replica's
-    GetTable names its source: same verdicts, one more call per replica."""
+def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: OpsEnv) -> None:
+    """A replica no longer managed by the service (disassociated) is asked with GetTable, which names no source:
+    `replica-detached`, and one GetTable for it alone; the others stay paired by name."""
     from jobs.ops import audit as au
     from jobs.ops import harden as hd
 
     world, _ = _lake(ops_env, destinations=1)
     assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
-    ops_env.control.inject_faults("GetTableReplicationStatus", -1, "AccessDeniedException", 403, "not authorized")
+    first = world.dst().list_tables(tableBucketARN=world.replica_arn, maxTables=1)["tables"][0]
+    world.dst().disassociate_table_replication(tableArn=first["tableARN"])
     before = _calls(ops_env)
     report = au.audit(world.clients, world.cfg, world.outputs, concurrency=16, show_progress=False)
-    assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
-    assert not report.kinds() & {"retention-below-source", "replica-missing", "replica-detached", "unverifiable"}
-    assert _delta(before, _calls(ops_env))["GetTable"] == TABLES
+    assert report.kinds() == {"replica-detached"}
+    assert [d.resource.split(" ")[0] for d in report.drifts] == [f"{first['namespace'][0]}.{first['name']}"]
+    assert _delta(before, _calls(ops_env))["GetTable"] == 1
 
 
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:

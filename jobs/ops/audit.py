@@ -18,8 +18,9 @@ Checks (each drift has a kind, the resource and a detail):
   canonical form, and no other (``bucket-policy-statement-unexpected``);
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
 * ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
-  source table is read once: its retention and its replication status, which names its replica tables, so a replica
-  costs one read, its retention);
+  source table is read once, its retention; a replica costs one read, its retention: its source is known by its
+  name, which the service gives every replica, where one source table of that name feeds the bucket, else
+  ``GetTable`` names it: `jobs.ops.audit_replicas.pair_by_name`);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 

@@ -1,8 +1,16 @@
 """The replica half of `jobs.ops.audit`: every replica bucket's tables against the source tables in replication
 scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
 (``retention-below-source``), and, on a failover topology, the table policies (``table-policy-*``) and the promoted
-tables (``promoted-table-still-replica``). Each source table is read once, each replica table once; large buckets
-are split over worker processes (`jobs.kernel.concurrency`)."""
+tables (``promoted-table-still-replica``). Each source table is read once (its retention), each replica table once
+(its retention); large buckets are split over worker processes (`jobs.kernel.concurrency`).
+
+A replica's source is known without a call when it is unambiguous (`pair_by_name`): S3 Tables gives a replica the
+namespace and name of its source (docs/aws-facts.md#replication), so a table that `ListTables` reports managed by
+the service, in a destination bucket that exactly one source table of that name replicates into, is that table's
+replica. Any other table (not managed: detached or foreign; or a name two sources feed into one bucket) is asked
+with `GetTable`, which names its source. Whether replication to a replica is healthy is `status`'s question, not
+this one's.
+"""
 
 from __future__ import annotations
 
@@ -62,22 +70,25 @@ def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
     return "; ".join(problems) or None
 
 
-def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str, list[str]]:
-    """(source table ARN, its retention or the error text, the ARNs of its replica tables): read once per source
-    table. The replica ARNs come from `GetTableReplicationStatus` (one call names the replica table of every
-    destination, where a `GetTable` per replica would take one call each); when that call fails the list is empty
-    and each replica's `GetTable` names its source instead (`_replica_check`)."""
+def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str]:
+    """(source table ARN, its retention or the error text): read once per source table."""
     try:
-        retention: dict[str, Any] | str = _retention(clients, table.bucket_arn, table.namespace, table.name)
+        return table.arn, _retention(clients, table.bucket_arn, table.namespace, table.name)
     except (ClientError, BotoCoreError) as exc:
-        retention = describe_error(exc)
-    try:
-        b = BucketRef(table.bucket_arn)
-        status = call(clients.s3tables(b.region, b.account).get_table_replication_status, tableArn=table.arn)
-        replicas = [d["destinationTableArn"] for d in status.get("destinations", []) if d.get("destinationTableArn")]
-    except (ClientError, BotoCoreError):
-        replicas = []
-    return table.arn, retention, replicas
+        return table.arn, describe_error(exc)
+
+
+def pair_by_name(replica_tables: Iterable[TableRef], feeding: Mapping[str, Sequence[TableRef]]) -> dict[str, str]:
+    """{replica table ARN: source table ARN} for every table of one destination bucket whose source is known by
+    its name: managed by the service, and exactly one source table of that `namespace.name` replicates into the
+    bucket (`feeding`: {namespace.name: the source tables of that name replicating into it}). The others are left
+    to `GetTable` (`_replica_check`)."""
+    out: dict[str, str] = {}
+    for t in replica_tables:
+        sources = feeding.get(t.qualified, ())
+        if t.managed_by_service and len(sources) == 1:
+            out[t.arn] = sources[0].arn
+    return out
 
 
 def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: TablePolicy) -> Drift | None:
@@ -108,10 +119,9 @@ def _replica_check(
     want_policy: TablePolicy | None = None,
 ) -> tuple[TableRef, str | None, list[Drift]]:
     """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
-    source outside it, e.g. in another bucket, is read here). The source is known without a call when both sides say
-    so: the source's replication status names this table (`paired`: {replica table ARN: source table ARN}) and
-    ListTables reports it managed by the service. Otherwise (a detached or foreign table, a status that could not be
-    read) `GetTable` names it."""
+    source outside it, e.g. in another bucket, is read here). The source is known without a call when `pair_by_name`
+    knows it (`paired`: {replica table ARN: source table ARN}) and ListTables reports the table managed by the
+    service. Otherwise (a detached or foreign table, a name two sources feed) `GetTable` names it."""
     drifts: list[Drift] = []
     try:
         source = (paired or {}).get(table.arn) if table.managed_by_service else None
@@ -171,7 +181,7 @@ def check_detached(
     return out
 
 
-def _sources_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[tuple[str, Any, list[str]]]:
+def _sources_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[tuple[str, Any]]:
     """One worker-process job of the source pass: `_source_retention` of each source table."""
     return run_concurrently(lambda t: _source_retention(clients, t), tables, concurrency)
 
@@ -207,29 +217,29 @@ def check_replicas(
     scoped = [t for _, tables in planned for t in tables]
     destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
     expected_into: dict[str, dict[str, TableRef]] = {}  # what each replica bucket should hold (detached check)
+    feeding: dict[str, dict[str, list[TableRef]]] = {}  # replica bucket -> namespace.name -> its source tables
     for scope, tables in planned:
         for r in scope.destinations:
             want = scope.destination_table_policy(r) if scope.destination_table_policy else None
             destinations.setdefault(r.bucket_arn, (r, want))
             expected_into.setdefault(r.bucket_arn, {}).update({t.qualified: t for t in tables})
+            for t in tables:
+                feeding.setdefault(r.bucket_arn, {}).setdefault(t.qualified, []).append(t)
     # Each source table's retention is read once, not once per destination.
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
     sources: dict[str, dict[str, Any] | str] = {}
-    paired: dict[str, str] = {}  # replica table ARN -> source table ARN, from the sources' replication status
     # one pool for both passes, sized by the work: each source table and its replica in every destination
     procs = pool.processes if pool else processes_for(processes, replica_work(planned))
     threads = max(1, concurrency // procs)
     covered: set[tuple[str, str]] = set()  # (source table ARN, destination bucket ARN)
     with contextlib.nullcontext(pool) if pool else worker_pool(clients, procs) as pool:
-        source_results: Iterable[tuple[str, Any, list[str]]]
+        source_results: Iterable[tuple[str, Any]]
         if pool is not None:
             jobs = [functools.partial(_sources_chunk, part, threads) for part in chunks(scoped, CHUNK)]
             source_results = (x for out in pool.map(jobs, progress) for x in out)
         else:
             source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
-        for arn, retention, replicas in source_results:
-            sources[arn] = retention
-            paired.update(dict.fromkeys(replicas, arn))
+        sources.update(source_results)
         report.count("source tables", len(scoped))
         for r, want_policy in destinations.values():
             expected = expected_into[r.bucket_arn]
@@ -244,13 +254,14 @@ def check_replicas(
                 enabled=show_progress and len(replica_tables) > 50,
             )
             report.count("replica tables", len(replica_tables))
+            paired = pair_by_name(replica_tables, feeding.get(r.bucket_arn, {}))
             results: Iterable[tuple[TableRef, str | None, list[Drift]]]
             if pool is not None:
                 replica_jobs = []
                 for part in chunks(replica_tables, CHUNK):
                     # what the chunk's tables need of the source pass: the paired source, or the same-name source
                     part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
-                    same_name = {expected[t.qualified].arn for t in part if t.qualified in expected}
+                    same_name = {src.arn for t in part for src in feeding.get(r.bucket_arn, {}).get(t.qualified, ())}
                     wanted = set(part_paired.values()) | same_name
                     part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
                     replica_jobs.append(

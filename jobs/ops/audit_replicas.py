@@ -216,15 +216,14 @@ def check_replicas(
     worker processes (else a pool of `processes` is started here when the work is large)."""
     scoped = [t for _, tables in planned for t in tables]
     destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
-    expected_into: dict[str, dict[str, TableRef]] = {}  # what each replica bucket should hold (detached check)
     feeding: dict[str, dict[str, list[TableRef]]] = {}  # replica bucket -> namespace.name -> its source tables
     for scope, tables in planned:
         for r in scope.destinations:
             want = scope.destination_table_policy(r) if scope.destination_table_policy else None
             destinations.setdefault(r.bucket_arn, (r, want))
-            expected_into.setdefault(r.bucket_arn, {}).update({t.qualified: t for t in tables})
+            into = feeding.setdefault(r.bucket_arn, {})  # a destination of no table in scope too
             for t in tables:
-                feeding.setdefault(r.bucket_arn, {}).setdefault(t.qualified, []).append(t)
+                into.setdefault(t.qualified, []).append(t)
     # Each source table's retention is read once, not once per destination.
     progress = Progress("audit sources", len(scoped), enabled=show_progress and len(scoped) > 50)
     sources: dict[str, dict[str, Any] | str] = {}
@@ -242,7 +241,8 @@ def check_replicas(
         sources.update(source_results)
         report.count("source tables", len(scoped))
         for r, want_policy in destinations.values():
-            expected = expected_into[r.bucket_arn]
+            fed = feeding[r.bucket_arn]
+            expected = {name: srcs[-1] for name, srcs in fed.items()}  # what it should hold (detached check)
             try:
                 replica_tables = list_tables(clients, r.bucket_arn, page_size)
             except ClientError as exc:
@@ -254,14 +254,14 @@ def check_replicas(
                 enabled=show_progress and len(replica_tables) > 50,
             )
             report.count("replica tables", len(replica_tables))
-            paired = pair_by_name(replica_tables, feeding.get(r.bucket_arn, {}))
+            paired = pair_by_name(replica_tables, fed)
             results: Iterable[tuple[TableRef, str | None, list[Drift]]]
             if pool is not None:
                 replica_jobs = []
                 for part in chunks(replica_tables, CHUNK):
                     # what the chunk's tables need of the source pass: the paired source, or the same-name source
                     part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
-                    same_name = {src.arn for t in part for src in feeding.get(r.bucket_arn, {}).get(t.qualified, ())}
+                    same_name = {src.arn for t in part for src in fed.get(t.qualified, ())}
                     wanted = set(part_paired.values()) | same_name
                     part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
                     replica_jobs.append(

@@ -77,6 +77,21 @@ def get_table(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[
     return 200, _table_view(get_table_by_name(q["tableBucketARN"], q["namespace"], q["name"]))
 
 
+@handles("GetTableMetadataLocation")
+def get_table_metadata_location(
+    p: dict[str, str], q: dict[str, str], b: dict[str, Any]
+) -> tuple[int, dict[str, Any] | None]:
+    """moto's answer (its fields, `metadataLocation` null before the first commit) from the kit's table lookup: the
+    AWS errors of a missing bucket, namespace or table, and a third of moto's CPU (status reads a replica's location
+    so, bench/ops_scale.py)."""
+    t = get_table_by_name(p["tableBucketARN"], p["namespace"], p["name"])
+    return 200, {
+        "versionToken": t.version_token,
+        "metadataLocation": t.metadata_location,
+        "warehouseLocation": t.warehouse_location,
+    }
+
+
 @handles("ListTables")
 def list_tables(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
     bucket = get_bucket(p["tableBucketARN"])

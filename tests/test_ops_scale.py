@@ -129,6 +129,38 @@ def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
+def test_status_lists_each_destination_once_and_reads_each_replica_by_its_location(ops_env: OpsEnv) -> None:
+    """With windows, each destination bucket is listed once, up front: ListTables tells each replica's creation time
+    and whether the service manages it, so a replica's metadata location takes one GetTableMetadataLocation (no
+    GetTable) and the detached check lists nothing again. Without the listing, GetTable tells the same."""
+    world, dests = _lake(ops_env)
+    now = dt.datetime.now(dt.UTC)  # the replicas were created moments ago: younger than the promise
+    windows: dict[str, dt.timedelta | None] = {d: dt.timedelta(days=90) for d in dests}
+    before = _calls(ops_env)
+    listed = st.collect_status(world.clients, [world.source_arn], now=now, show_progress=False, windows=windows)
+    assert _delta(before, _calls(ops_env)) == {
+        "ListTables": 1 + len(dests),
+        "GetTableReplicationStatus": TABLES,
+        "GetTableMetadataLocation": len(dests) * TABLES,
+    }
+    before = _calls(ops_env)
+    asked = st.collect_status(
+        world.clients, [world.source_arn], now=now, show_progress=False, windows=windows, list_destinations=False
+    )
+    assert _delta(before, _calls(ops_env)) == {
+        "ListTables": 1,
+        "GetTableReplicationStatus": TABLES,
+        "GetTable": len(dests) * TABLES,
+    }
+    got = [(r.table, r.destination_bucket_arn, r.window) for r in listed.rows]
+    assert got == [(r.table, r.destination_bucket_arn, r.window) for r in asked.rows]
+    windows_read = [w for _, _, w in got if w is not None and w.snapshots]  # the deployed `orders` has no commit
+    assert len(windows_read) == len(dests) * (TABLES - 1)
+    # measured against each replica's age (moments), not the 90 days promised: none is short
+    assert not any(w.short for w in windows_read)
+    assert all(w.expected_seconds is not None and w.expected_seconds < 600 for w in windows_read)
+
+
 def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:
     from jobs.ops import harden as hd
 

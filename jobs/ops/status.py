@@ -44,8 +44,9 @@ Known imprecision: a commit made while a replication run was in flight may be co
 Recovery windows
 ----------------
 Per replica table, the point-in-time window that can actually be recovered: from the **oldest snapshot the replica
-still retains** to the **last commit it has** (both read from the replica's own Iceberg metadata, one ``GetTable``
-and one object read per replica table), shown next to the promised retention (the replica's
+still retains** to the **last commit it has** (both read from the replica's own Iceberg metadata, one
+``GetTableMetadataLocation`` and one object read per replica table; its creation time comes from the ListTables of
+its bucket, which also tells whether the service still manages it), shown next to the promised retention (the replica's
 ``max_snapshot_age_hours`` from the outputs). A window is flagged SHORT when it reaches back less far than promised
 (or, for a replica younger than the promise, than the replica's age) by more than `WINDOW_GRACE` — e.g. the
 replica's retention was shortened, snapshots were expired by hand, or commits are rarer than the retention (Iceberg
@@ -56,6 +57,7 @@ recoverable). ``--no-windows`` skips the reads.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import time
@@ -232,25 +234,50 @@ def is_detached(failure_message: str | None, managed: bool | None) -> bool:
     return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False
 
 
-def replica_management(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, bool]:
-    """{namespace.name: managed by a service (ListTables' `managedByService`)} for every table of a bucket."""
+@dataclass(frozen=True)
+class ListedReplica:
+    """What ListTables of a destination bucket tells about one of its tables."""
+
+    managed: bool  # `managedByService`: replication still maintains it
+    created_at: datetime | None
+
+
+def list_replicas(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, ListedReplica]:
+    """{namespace.name: ListedReplica} for every table of a (destination) bucket."""
     b = BucketRef(bucket_arn)
     client = clients.s3tables(b.region, b.account)
-    return {
-        f"{t['namespace'][0]}.{t['name']}": bool(t.get("managedByService"))
-        for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
-    }
+    out = {}
+    for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn):
+        created = t.get("createdAt")
+        out[f"{t['namespace'][0]}.{t['name']}"] = ListedReplica(
+            managed=bool(t.get("managedByService")),
+            created_at=created.astimezone(UTC) if isinstance(created, datetime) else None,
+        )
+    return out
+
+
+def replica_management(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, bool]:
+    """{namespace.name: managed by a service (ListTables' `managedByService`)} for every table of a bucket."""
+    return {name: t.managed for name, t in list_replicas(clients, bucket_arn, page_size).items()}
 
 
 def mark_detached(
-    clients: Clients, report: StatusReport, *, list_destinations: bool = True, page_size: int | None = None
+    clients: Clients,
+    report: StatusReport,
+    *,
+    list_destinations: bool = True,
+    page_size: int | None = None,
+    listed: dict[str, dict[str, ListedReplica]] | None = None,
 ) -> None:
     """Re-classify the report's rows of disassociated destinations as DETACHED (in place). With
-    `list_destinations`, each destination bucket is listed once so a detachment is seen before the source's next
-    replication attempt; a bucket that cannot be listed is a warning, not an error."""
-    managed: dict[str, dict[str, bool]] = {}
+    `list_destinations`, each destination bucket is listed once (unless `listed` already holds its listing) so a
+    detachment is seen before the source's next replication attempt; a bucket that cannot be listed is a warning,
+    not an error."""
+    managed: dict[str, dict[str, bool]] = {
+        dest: {name: t.managed for name, t in tables.items()} for dest, tables in (listed or {}).items()
+    }
     if list_destinations:
-        dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn})
+        dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn} - set(managed))
         for dest in dests:
             try:
                 managed[dest] = replica_management(clients, dest, page_size)
@@ -280,9 +307,11 @@ def table_status(
     max_lag: timedelta | None,
     windows: dict[str, timedelta | None] | None = None,
     cache: MetadataCache = NO_CACHE,
+    created: dict[str, datetime | None] | None = None,
 ) -> list[DestinationStatus]:
     """Status and lag per destination; with `windows` ({destination bucket ARN: promised retention or None}), also
-    each replica's recovery window (`None` skips the window reads). Metadata files are read through `cache`."""
+    each replica's recovery window (`None` skips the window reads). Metadata files are read through `cache`.
+    `created`: {destination bucket ARN: the replica's creation time} where its bucket's ListTables told it."""
     b = BucketRef(table.bucket_arn)
 
     def row(**kw: Any) -> DestinationStatus:
@@ -336,7 +365,7 @@ def table_status(
         r.lagging = bool(max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds())
         dest = r.destination_bucket_arn
         if windows is not None and dest and r.destination_table_arn:
-            r.window = replica_window(clients, dest, table, now, windows.get(dest), cache)
+            r.window = replica_window(clients, dest, table, now, windows.get(dest), cache, (created or {}).get(dest))
         out.append(r)
     return out
 
@@ -369,17 +398,32 @@ def collect_status(
         listed = list_tables(clients, arn, page_size)
         by_source[arn] = len(listed)
         tables.extend(listed)
+    # The configured destinations are listed first when windows are read: ListTables tells each replica's creation
+    # time (a window is not expected to reach back before it), so its location takes a GetTableMetadataLocation, not
+    # a GetTable; the same listing tells `mark_detached` which replicas the service still manages.
+    replicas: dict[str, dict[str, ListedReplica]] = {}
+    if windows is not None and list_destinations:
+        for dest in sorted(windows):
+            with contextlib.suppress(ClientError):  # mark_detached lists it again and warns; its windows: GetTable
+                replicas[dest] = list_replicas(clients, dest, page_size)
+
+    def created(t: TableRef) -> dict[str, datetime | None]:
+        return {d: found[t.qualified].created_at for d, found in replicas.items() if t.qualified in found}
+
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
     procs = processes_for(processes, len(tables))
     if procs > 1:
         parts = chunks(tables, CHUNK)
         threads = max(1, concurrency // procs)
-        jobs = [functools.partial(_status_chunk, part, now, max_lag, windows, meta, threads) for part in parts]
+        jobs = [
+            functools.partial(_status_chunk, part, [created(t) for t in part], now, max_lag, windows, meta, threads)
+            for part in parts
+        ]
         with WorkerPool(clients, procs) as pool:
             per_table = [rows for out in pool.map(jobs, progress) for rows in out]
     else:
         per_table = run_concurrently(
-            lambda t: table_status(clients, t, now, max_lag, windows, meta), tables, concurrency, progress
+            lambda t: table_status(clients, t, now, max_lag, windows, meta, created(t)), tables, concurrency, progress
         )
     report = StatusReport(
         generated_at=now.isoformat(),
@@ -403,7 +447,9 @@ def collect_status(
             )
         time.sleep(pause)
         redone = run_concurrently(
-            lambda i: table_status(clients, tables[i], now, max_lag, windows, meta), again, concurrency
+            lambda i: table_status(clients, tables[i], now, max_lag, windows, meta, created(tables[i])),
+            again,
+            concurrency,
         )
         for i, rows in zip(again, redone, strict=True):
             per_table[i] = rows
@@ -414,7 +460,7 @@ def collect_status(
     report.second_pass_unresolved = len(again)
     for rows in per_table:
         report.rows.extend(rows)
-    mark_detached(clients, report, list_destinations=list_destinations, page_size=page_size)
+    mark_detached(clients, report, list_destinations=list_destinations, page_size=page_size, listed=replicas)
     return report
 
 
@@ -423,6 +469,7 @@ CHUNK = 250  # tables per worker-process job
 
 def _status_chunk(
     tables: list[TableRef],
+    created: list[dict[str, datetime | None]],
     now: datetime,
     max_lag: timedelta | None,
     windows: dict[str, timedelta | None] | None,
@@ -430,8 +477,12 @@ def _status_chunk(
     concurrency: int,
     clients: Clients,
 ) -> list[list[DestinationStatus]]:
-    """One worker-process job of the first pass: `table_status` of each table, in order."""
-    return run_concurrently(lambda t: table_status(clients, t, now, max_lag, windows, cache), tables, concurrency)
+    """One worker-process job of the first pass: `table_status` of each table, in order (`created`: each table's
+    replicas' creation times, as listed)."""
+    known = dict(zip((t.arn for t in tables), created, strict=True))
+    return run_concurrently(
+        lambda t: table_status(clients, t, now, max_lag, windows, cache, known[t.arn]), tables, concurrency
+    )
 
 
 def needs_second_pass(rows: Sequence[DestinationStatus]) -> bool:

@@ -152,19 +152,23 @@ def replica_window(
     now: datetime,
     promised: timedelta | None,
     cache: MetadataCache = NO_CACHE,
+    created: datetime | None = None,
 ) -> RecoveryWindow:
-    """Read one replica table's metadata (GetTable, then the metadata object unless `cache` holds its summary) and
-    compute its window. Errors are reported in the window's note, never raised."""
+    """Read one replica table's metadata and compute its window: its metadata location, then the metadata object
+    unless `cache` holds its summary. The location comes from GetTableMetadataLocation when `created` (the table's
+    creation time, from ListTables of its bucket) is given, else from GetTable, which also tells the creation time.
+    Errors are reported in the window's note, never raised."""
     try:
         b = BucketRef(bucket_arn)
-        got = call(
-            clients.s3tables(b.region, b.account).get_table,
-            tableBucketARN=bucket_arn,
-            namespace=table.namespace,
-            name=table.name,
-        )
-        created = got.get("createdAt")
-        created_at = created.astimezone(UTC) if isinstance(created, datetime) else None
+        s3t = clients.s3tables(b.region, b.account)
+        ident: dict[str, Any] = {"tableBucketARN": bucket_arn, "namespace": table.namespace, "name": table.name}
+        if created is not None:
+            got = call(s3t.get_table_metadata_location, **ident)
+            created_at: datetime | None = created.astimezone(UTC)
+        else:
+            got = call(s3t.get_table, **ident)
+            found = got.get("createdAt")
+            created_at = found.astimezone(UTC) if isinstance(found, datetime) else None
         location = metadata_location(got)
         if location is None:
             w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)

@@ -42,7 +42,7 @@ from emulator.lookup import get_table_by_name
 from emulator.moto_patches import patch_moto
 from emulator.routing import GUARDS, HANDLERS, RAW_QUERY, match_route
 from emulator.state import DETACHED_FAILURE, LOCK, STATE, ApiError, Fault
-from emulator.storage import _s3_error, _table_storage, plain_get_object, s3_operation
+from emulator.storage import _s3_error, _table_storage, plain_read, s3_operation
 
 # The handler modules register their operations on import; DETACHED_FAILURE is read by tests from here.
 __all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "replication", "tables"]
@@ -178,7 +178,7 @@ class KitMotoApp:
                 s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
             if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503
                 return _s3_error(start_response, s3_fault.status, s3_fault.code, s3_fault.message)
-            plain = plain_get_object(environ, method, raw_path, raw_query) if s3_op == "GetObject" else None
+            plain = plain_read(environ, method, raw_path, raw_query) if s3_op in ("GetObject", "HeadObject") else None
             if plain is not None:  # moto's answer without moto's request stack (emulator.storage)
                 start_response(plain[0], plain[1])
                 return [plain[2]]

@@ -91,7 +91,7 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
             "calls": dict(STATE.calls),
             "s3_calls": dict(STATE.s3_calls),
             "s3_refused": list(STATE.s3_refused),
-            "plain_gets": STATE.plain_gets,
+            "plain_reads": STATE.plain_reads,
             "max_in_flight": STATE.max_in_flight,
             "faults": [f.view() for f in STATE.faults],
         }

@@ -155,7 +155,7 @@ class State:
     calls: dict[str, int] = field(default_factory=dict)
     s3_calls: dict[str, int] = field(default_factory=dict)  # "<bucket> <S3 operation>" -> count (table storage)
     s3_refused: list[str] = field(default_factory=list)  # "<bucket> <operation> <key>" refused as S3 Tables does
-    plain_gets: int = 0  # GetObject answered without moto's request stack (emulator.storage.plain_get_object)
+    plain_reads: int = 0  # reads answered without moto's request stack (emulator.storage.plain_read)
     in_flight: int = 0
     max_in_flight: int = 0
 

@@ -90,12 +90,11 @@ def _s3_error(start_response: Any, status: int, code: str, message: str) -> list
 
 
 # ----------------------------------------------------------------------------------------------------
-# A whole-object GetObject on table storage, without moto's request stack
+# Plain reads of table storage (GetObject, HeadObject), without moto's request stack
 # ----------------------------------------------------------------------------------------------------
 
-# Request headers that make a GetObject more than "the whole current object" (moto answers those).
-_PLAIN_GET_SKIPS = (
-    "HTTP_RANGE",
+# Request headers that make a read more than "the current object" (moto answers those).
+_PLAIN_READ_SKIPS = (
     "HTTP_IF_MATCH",
     "HTTP_IF_NONE_MATCH",
     "HTTP_IF_MODIFIED_SINCE",
@@ -104,21 +103,73 @@ _PLAIN_GET_SKIPS = (
     "HTTP_X_MOTO_ACCOUNT_ID",
 )
 _ACCESS_KEY_RE = re.compile(r"Credential=([^/,\s]+)/")
+_BYTE_RANGE_RE = re.compile(r"bytes=(\d+)-(\d*)")
 
 
-def plain_get_object(
+def plain_read(
     environ: dict[str, Any], method: str, raw_path: str, raw_query: str
 ) -> tuple[str, list[tuple[str, str]], bytes] | None:
-    """moto's answer to a plain GetObject on table storage (the whole current object of an existing key: no query,
-    no Range or conditional header), built from moto's own S3 model without its Flask request stack:
-    about 1 ms of the emulator's CPU a request less, most of the cost of a metadata read in the lake benchmark
-    (bench/ops_scale.py). The status line, headers and body are moto's (tests/test_emulator_storage.py compares them
-    with moto's answer to the same request). Anything else returns None and moto answers: another operation or
-    bucket, a missing key or bucket (moto's error), a versioned object, an archived one, one stored without a content
-    type, a bucket with server access logging, moto's request recorder or IAM authorization turned on, an account
-    chosen by environment or header."""
-    if method != "GET" or raw_query or any(environ.get(h) for h in _PLAIN_GET_SKIPS):
+    """moto's answer to a plain read of table storage, built from moto's own S3 model without its Flask request
+    stack: a GetObject of the whole current object or of one byte range from an offset inside it (`bytes=a-b`,
+    `bytes=a-`), or a HeadObject; about 1 ms of the emulator's CPU a request less (a metadata read in the lake
+    benchmark, bench/ops_scale.py, is a HEAD and a ranged GET through pyarrow, or one GET through botocore). The
+    status line, headers and body are moto's: tests/test_emulator_storage.py compares them with moto's answer to the
+    same request. Anything else returns None and moto answers: another operation or bucket, a query, a conditional
+    header, another kind of range, a missing key or bucket (moto's error), a versioned or archived object, one
+    stored without a content type, a bucket with server access logging, moto's request recorder or IAM
+    authorization turned on, an account chosen by environment or header."""
+    if method not in ("GET", "HEAD") or raw_query or any(environ.get(h) for h in _PLAIN_READ_SKIPS):
         return None
+    ranged = environ.get("HTTP_RANGE")
+    byte_range = _BYTE_RANGE_RE.fullmatch(ranged) if ranged else None
+    if ranged and (method == "HEAD" or byte_range is None):
+        return None
+    key = _plain_key(environ, raw_path)
+    if key is None:
+        return None
+    checksum_mode = environ.get("HTTP_X_AMZ_CHECKSUM_MODE") == "ENABLED" and key.checksum_algorithm
+    if method == "HEAD":  # moto's head_object
+        headers: dict[str, str] = {**key.metadata, **key.response_dict, "Accept-Ranges": "bytes"}
+        if checksum_mode:
+            headers[f"x-amz-checksum-{key.checksum_algorithm.lower()}"] = str(key.checksum_value)
+    else:  # moto's get_object
+        headers = dict(key.response_dict)
+        if checksum_mode:
+            checksum = str(key.checksum_value)
+            if key.checksum_type == "COMPOSITE":
+                checksum = f"{key.checksum_value}-{key.checksum_parts}"
+            headers[f"x-amz-checksum-{key.checksum_algorithm.lower()}"] = checksum
+            if key.checksum_type:
+                headers["x-amz-checksum-type"] = key.checksum_type
+        headers.update({**key.metadata, "Accept-Ranges": "bytes"})
+    if not any(k.lower() == "content-type" for k in headers):
+        return None  # moto picks one by the body
+    body: bytes = b"" if method == "HEAD" else key.value
+    status = "200 OK"
+    if byte_range is not None:  # moto's _handle_range_header, for `bytes=a-b` and `bytes=a-`
+        last = len(body) - 1
+        begin = int(byte_range.group(1))
+        if begin > last:
+            return None  # InvalidRange: moto's error
+        end = last if not byte_range.group(2) else min(int(byte_range.group(2)), last)
+        if begin <= end:
+            if begin or end < last:  # a part of the object carries no checksum
+                headers = {k: v for k, v in headers.items() if not k.startswith("x-amz-checksum-")}
+            headers["content-range"] = f"bytes {begin}-{end}/{len(body)}"
+            body = body[begin : end + 1]
+            headers["content-length"] = str(len(body))
+            status = "206 Partial Content"
+    from moto.utilities.aws_headers import gen_amzn_requestid_long
+
+    headers["x-amzn-requestid"] = gen_amzn_requestid_long()
+    headers["Access-Control-Allow-Origin"] = "*"  # moto's server allows every origin
+    with LOCK:
+        STATE.plain_reads += 1
+    return status, [(k, str(v)) for k, v in headers.items()], body
+
+
+def _plain_key(environ: dict[str, Any], raw_path: str) -> Any:
+    """moto's current object behind a table storage path, or None where moto should answer (`plain_read`)."""
     bucket_name, _, key_name = unquote(raw_path).lstrip("/").partition("/")
     if not key_name or not bucket_name.endswith(TABLE_STORAGE_SUFFIX) or os.environ.get("MOTO_ACCOUNT_ID"):
         return None
@@ -130,7 +181,6 @@ def plain_get_object(
     from moto.moto_api import recorder
     from moto.s3.exceptions import MissingBucket
     from moto.s3.models import ARCHIVE_STORAGE_CLASSES, FakeKey, s3_backends
-    from moto.utilities.aws_headers import gen_amzn_requestid_long
 
     if not math.isinf(settings.INITIAL_NO_AUTH_ACTION_COUNT) or recorder._user_enabled:
         return None
@@ -143,20 +193,4 @@ def plain_get_object(
         return None
     if not isinstance(key, FakeKey) or key.version_id != "null" or key.storage_class in ARCHIVE_STORAGE_CLASSES:
         return None
-    headers: dict[str, str] = dict(key.response_dict)
-    if environ.get("HTTP_X_AMZ_CHECKSUM_MODE") == "ENABLED" and key.checksum_algorithm:  # as moto's get_object
-        checksum = str(key.checksum_value)
-        if key.checksum_type == "COMPOSITE":
-            checksum = f"{key.checksum_value}-{key.checksum_parts}"
-        headers[f"x-amz-checksum-{key.checksum_algorithm.lower()}"] = checksum
-        if key.checksum_type:
-            headers["x-amz-checksum-type"] = key.checksum_type
-    headers.update({**key.metadata, "Accept-Ranges": "bytes"})
-    if not any(k.lower() == "content-type" for k in headers):
-        return None  # moto picks one by the body
-    headers["x-amzn-requestid"] = gen_amzn_requestid_long()
-    headers["Access-Control-Allow-Origin"] = "*"  # moto's server allows every origin
-    body = key.value
-    with LOCK:
-        STATE.plain_gets += 1
-    return "200 OK", [(k, str(v)) for k, v in headers.items()], body
+    return key

@@ -1,7 +1,7 @@
-"""The emulator answers a plain GetObject on table storage without moto's request stack
-(`emulator.storage.plain_get_object`): the answer must be moto's own, and anything but the plain case must still be
-moto's. moto's answer to the same request is had through moto's documented `x-moto-account-id` header (the same
-account), which the plain path leaves to moto."""
+"""The emulator answers a plain read of table storage (a GetObject of the whole object or of one byte range, a
+HeadObject) without moto's request stack (`emulator.storage.plain_read`): the answer must be moto's own, and
+anything but the plain case must still be moto's. moto's answer to the same request is had through moto's
+documented `x-moto-account-id` header (the same account), which the plain path leaves to moto."""
 
 from __future__ import annotations
 
@@ -57,38 +57,89 @@ def _answer(s3: Any, bucket: str, key: str, **kw: Any) -> tuple[int, dict[str, s
     return meta["HTTPStatusCode"], headers, got["Body"].read()
 
 
-def test_a_plain_get_on_table_storage_is_answered_as_moto_answers_it(ops_env: OpsEnv, client: Any) -> None:
+def _head(s3: Any, bucket: str, key: str) -> tuple[int, dict[str, str], bytes]:
+    meta = s3.head_object(Bucket=bucket, Key=key)["ResponseMetadata"]
+    return meta["HTTPStatusCode"], {k: v for k, v in meta["HTTPHeaders"].items() if k not in VARYING}, b""
+
+
+# (what is read, how): the whole object, byte ranges from an offset (pyarrow reads a file with a HEAD, then
+# `bytes=0-<size - 1>`), one past the end (clamped), an inverted one (the whole object, as S3 answers it).
+READS: list[tuple[str, dict[str, Any]]] = [
+    ("whole", {}),
+    ("all of it as a range", {"Range": "bytes=0-37"}),
+    ("a middle range", {"Range": "bytes=2-9"}),
+    ("from an offset to the end", {"Range": "bytes=10-"}),
+    ("past the end", {"Range": "bytes=30-999"}),
+    ("inverted", {"Range": "bytes=9-2"}),
+]
+
+
+def _reads(s3: Any, bucket: str, keys: list[str]) -> list[tuple[int, dict[str, str], bytes]]:
+    out = [_answer(s3, bucket, keys[0], **kw) for _, kw in READS] + [_answer(s3, bucket, keys[1])]
+    return out + [_head(s3, bucket, k) for k in keys]
+
+
+def test_a_plain_read_of_table_storage_is_answered_as_moto_answers_it(ops_env: OpsEnv, client: Any) -> None:
     s3tables, s3 = client("s3tables"), client("s3")
     bucket = _warehouse(s3tables)
     body = b'{"format-version": 2, "snapshots": []}'
+    assert len(body) == 38
     s3.put_object(Bucket=bucket, Key="metadata/00001.metadata.json", Body=body, ContentType="application/json")
     s3.put_object(Bucket=bucket, Key="metadata/00002.metadata.json", Body=b"{}")  # no content type given
-
-    before = ops_env.control.stats()["plain_gets"]
-    plain = [_answer(s3, bucket, f"metadata/0000{i}.metadata.json") for i in (1, 2)]
-    assert ops_env.control.stats()["plain_gets"] == before + 2  # both took the plain path
-
+    keys = ["metadata/00001.metadata.json", "metadata/00002.metadata.json"]
     moto_s3 = client("s3")
-    moto_s3.meta.events.register("before-call.s3.GetObject", _as_moto)
-    answered = [_answer(moto_s3, bucket, f"metadata/0000{i}.metadata.json") for i in (1, 2)]
-    assert ops_env.control.stats()["plain_gets"] == before + 2  # moto answered these
-    assert plain == answered
-    assert plain[0][0] == 200 and plain[0][2] == body
-    assert plain[0][1]["content-type"] == "application/json"
-    assert {"etag", "last-modified", "content-length", "accept-ranges"} <= set(plain[0][1])
+    moto_s3.meta.events.register("before-call.s3.*", _as_moto)
+
+    before = ops_env.control.stats()["plain_reads"]
+    plain = _reads(s3, bucket, keys)
+    assert ops_env.control.stats()["plain_reads"] == before + len(plain)  # each took the plain path
+    answered = _reads(moto_s3, bucket, keys)
+    assert ops_env.control.stats()["plain_reads"] == before + len(plain)  # moto answered these
+    names = [w for w, _ in READS] + ["no content type given", "head", "head, no content type given"]
+    for what, mine, motos in zip(names, plain, answered, strict=True):
+        assert mine == motos, what
+    got = dict(zip(names, plain, strict=True))
+    assert got["whole"][0] == 200 and got["whole"][2] == body
+    assert got["whole"][1]["content-type"] == "application/json"
+    assert {"etag", "last-modified", "content-length", "accept-ranges"} <= set(got["whole"][1])
+    assert got["a middle range"][0] == 206 and got["a middle range"][2] == body[2:10]
+    assert got["a middle range"][1]["content-range"] == "bytes 2-9/38"
+    assert got["past the end"][2] == body[30:] and got["inverted"][:3:2] == (200, body)
+    assert got["head"][1]["content-length"] == "38"
 
 
-def test_anything_but_a_plain_get_is_left_to_moto(ops_env: OpsEnv, client: Any) -> None:
+def test_pyarrow_reads_table_storage_through_the_plain_path(ops_env: OpsEnv, client: Any) -> None:
+    from pyarrow.fs import S3FileSystem
+
+    s3tables, s3 = client("s3tables"), client("s3")
+    bucket = _warehouse(s3tables)
+    body = b'{"format-version": 2}' * 100
+    s3.put_object(Bucket=bucket, Key="metadata/m.json", Body=body, ContentType="application/json")
+    fs = S3FileSystem(
+        access_key="testing", secret_key="testing", region="us-east-1", endpoint_override=ops_env.endpoint
+    )
+    before = ops_env.control.stats()["plain_reads"]
+    with fs.open_input_stream(f"{bucket}/metadata/m.json") as f:
+        assert f.read() == body
+    assert ops_env.control.stats()["plain_reads"] == before + 2  # its HEAD and its ranged GET
+
+
+def test_anything_but_a_plain_read_is_left_to_moto(ops_env: OpsEnv, client: Any) -> None:
     s3tables, s3 = client("s3tables"), client("s3")
     bucket = _warehouse(s3tables)
     s3.put_object(Bucket=bucket, Key="metadata/m.json", Body=b"0123456789", ContentType="application/json")
-    before = ops_env.control.stats()["plain_gets"]
+    before = ops_env.control.stats()["plain_reads"]
 
-    ranged = s3.get_object(Bucket=bucket, Key="metadata/m.json", Range="bytes=2-4")
-    assert ranged["ResponseMetadata"]["HTTPStatusCode"] == 206 and ranged["Body"].read() == b"234"
-    etag = s3.head_object(Bucket=bucket, Key="metadata/m.json")["ETag"]
+    suffix = s3.get_object(Bucket=bucket, Key="metadata/m.json", Range="bytes=-3")  # the last 3 bytes
+    assert suffix["ResponseMetadata"]["HTTPStatusCode"] == 206 and suffix["Body"].read() == b"789"
+    with pytest.raises(ClientError, match="InvalidRange"):
+        s3.get_object(Bucket=bucket, Key="metadata/m.json", Range="bytes=10-")
     with pytest.raises(ClientError) as unmodified:
-        s3.get_object(Bucket=bucket, Key="metadata/m.json", IfNoneMatch=etag)
+        s3.get_object(
+            Bucket=bucket,
+            Key="metadata/m.json",
+            IfNoneMatch=s3.head_object(Bucket=bucket, Key="metadata/m.json")["ETag"],
+        )
     assert unmodified.value.response["ResponseMetadata"]["HTTPStatusCode"] == 304
     with pytest.raises(ClientError, match="NoSuchKey"):
         s3.get_object(Bucket=bucket, Key="metadata/missing.json")
@@ -98,7 +149,7 @@ def test_anything_but_a_plain_get_is_left_to_moto(ops_env: OpsEnv, client: Any) 
     assert overridden["ContentType"] == "text/plain"  # a query parameter: moto's answer
     assert overridden["Body"].read() == b"0123456789"
 
-    assert ops_env.control.stats()["plain_gets"] == before
+    assert ops_env.control.stats()["plain_reads"] == before + 1  # only the HEAD of the conditional GET
 
 
 def test_a_fault_set_for_getobject_still_applies(ops_env: OpsEnv, client: Any) -> None:

@@ -137,6 +137,10 @@ def _init_worker(clients: Clients) -> None:
     _WORKER_CLIENTS = clients
 
 
+def _noop() -> None:
+    pass
+
+
 def _run_job(job: Callable[[Clients], list[R]]) -> list[R]:
     assert _WORKER_CLIENTS is not None
     return job(_WORKER_CLIENTS)
@@ -161,6 +165,12 @@ class WorkerPool:
 
     def __enter__(self) -> WorkerPool:
         return self
+
+    def warm(self) -> None:
+        """Start every worker now (its imports and clients) instead of at the first job, so that they start while the
+        caller does something else, such as listing buckets."""
+        for _ in range(self.processes):
+            self._pool.submit(_noop)
 
     def __exit__(self, *exc: object) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -57,7 +57,6 @@ recoverable). ``--no-windows`` skips the reads.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
 import time
@@ -70,7 +69,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import Progress, WorkerPool, chunks, processes_for, run_concurrently
+from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
 from jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
 from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient, paginate
 from jobs.kernel.tables import TableRef, list_tables
@@ -261,6 +260,22 @@ def replica_management(clients: Clients, bucket_arn: str, page_size: int | None 
     return {name: t.managed for name, t in list_replicas(clients, bucket_arn, page_size).items()}
 
 
+def list_replica_buckets(
+    clients: Clients, bucket_arns: Sequence[str], page_size: int | None = None
+) -> dict[str, dict[str, ListedReplica]]:
+    """`list_replicas` of each bucket, the buckets side by side; a bucket that cannot be listed is left out
+    (`mark_detached` lists it again and warns; its replicas' windows take a GetTable each)."""
+
+    def one(arn: str) -> dict[str, ListedReplica] | None:
+        try:
+            return list_replicas(clients, arn, page_size)
+        except ClientError:
+            return None
+
+    found = run_concurrently(one, list(bucket_arns), max(1, len(bucket_arns)))
+    return {arn: tables for arn, tables in zip(bucket_arns, found, strict=True) if tables is not None}
+
+
 def mark_detached(
     clients: Clients,
     report: StatusReport,
@@ -398,33 +413,34 @@ def collect_status(
         listed = list_tables(clients, arn, page_size)
         by_source[arn] = len(listed)
         tables.extend(listed)
-    # The configured destinations are listed first when windows are read: ListTables tells each replica's creation
-    # time (a window is not expected to reach back before it), so its location takes a GetTableMetadataLocation, not
-    # a GetTable; the same listing tells `mark_detached` which replicas the service still manages.
-    replicas: dict[str, dict[str, ListedReplica]] = {}
-    if windows is not None and list_destinations:
-        for dest in sorted(windows):
-            with contextlib.suppress(ClientError):  # mark_detached lists it again and warns; its windows: GetTable
-                replicas[dest] = list_replicas(clients, dest, page_size)
 
     def created(t: TableRef) -> dict[str, datetime | None]:
         return {d: found[t.qualified].created_at for d, found in replicas.items() if t.qualified in found}
 
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
     procs = processes_for(processes, len(tables))
-    if procs > 1:
-        parts = chunks(tables, CHUNK)
-        threads = max(1, concurrency // procs)
-        jobs = [
-            functools.partial(_status_chunk, part, [created(t) for t in part], now, max_lag, windows, meta, threads)
-            for part in parts
-        ]
-        with WorkerPool(clients, procs) as pool:
+    with worker_pool(clients, procs) as pool:
+        if pool is not None:
+            pool.warm()  # the workers start (imports, clients) while the destinations are listed
+        # The configured destinations are listed first when windows are read: ListTables tells each replica's
+        # creation time (a window is not expected to reach back before it), so its location takes a
+        # GetTableMetadataLocation, not a GetTable; the same listing tells `mark_detached` which replicas the service
+        # still manages.
+        replicas = list_replica_buckets(clients, sorted(windows or {}) if list_destinations else [], page_size)
+        if pool is not None:
+            threads = max(1, concurrency // procs)
+            jobs = [
+                functools.partial(_status_chunk, part, [created(t) for t in part], now, max_lag, windows, meta, threads)
+                for part in chunks(tables, CHUNK)
+            ]
             per_table = [rows for out in pool.map(jobs, progress) for rows in out]
-    else:
-        per_table = run_concurrently(
-            lambda t: table_status(clients, t, now, max_lag, windows, meta, created(t)), tables, concurrency, progress
-        )
+        else:
+            per_table = run_concurrently(
+                lambda t: table_status(clients, t, now, max_lag, windows, meta, created(t)),
+                tables,
+                concurrency,
+                progress,
+            )
     report = StatusReport(
         generated_at=now.isoformat(),
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,

@@ -413,10 +413,6 @@ def collect_status(
         listed = list_tables(clients, arn, page_size)
         by_source[arn] = len(listed)
         tables.extend(listed)
-
-    def created(t: TableRef) -> dict[str, datetime | None]:
-        return {d: found[t.qualified].created_at for d, found in replicas.items() if t.qualified in found}
-
     progress = Progress("status", len(tables), enabled=show_progress and len(tables) > 50)
     procs = processes_for(processes, len(tables))
     with worker_pool(clients, procs) as pool:
@@ -427,6 +423,10 @@ def collect_status(
         # GetTableMetadataLocation, not a GetTable; the same listing tells `mark_detached` which replicas the service
         # still manages.
         replicas = list_replica_buckets(clients, sorted(windows or {}) if list_destinations else [], page_size)
+
+        def created(t: TableRef) -> dict[str, datetime | None]:
+            return {d: found[t.qualified].created_at for d, found in replicas.items() if t.qualified in found}
+
         if pool is not None:
             threads = max(1, concurrency // procs)
             jobs = [

@@ -3,7 +3,8 @@ metadata file" once (`read_table_metadata`) for every tool that needs both."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from jobs.kernel.clients import Clients
@@ -17,6 +18,7 @@ class TableRef:
     name: str
     arn: str
     managed_by_service: bool = False  # ListTables' `managedByService` (a replica the service maintains)
+    created_at: datetime | None = field(default=None, compare=False)  # ListTables' `createdAt` (UTC)
 
     @property
     def qualified(self) -> str:
@@ -27,7 +29,14 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
     b = BucketRef(bucket_arn)
     client = clients.s3tables(b.region, b.account)
     return [
-        TableRef(bucket_arn, t["namespace"][0], t["name"], t["tableARN"], bool(t.get("managedByService")))
+        TableRef(
+            bucket_arn,
+            t["namespace"][0],
+            t["name"],
+            t["tableARN"],
+            bool(t.get("managedByService")),
+            t["createdAt"].astimezone(UTC) if isinstance(t.get("createdAt"), datetime) else None,
+        )
         for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
     ]
 

@@ -71,7 +71,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from jobs.kernel.clients import Clients
 from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
 from jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient, paginate
+from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
 from jobs.kernel.tables import TableRef, list_tables
 from jobs.ops.cli import (
     add_common_args,
@@ -233,42 +233,16 @@ def is_detached(failure_message: str | None, managed: bool | None) -> bool:
     return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False
 
 
-@dataclass(frozen=True)
-class ListedReplica:
-    """What ListTables of a destination bucket tells about one of its tables."""
-
-    managed: bool  # `managedByService`: replication still maintains it
-    created_at: datetime | None
-
-
-def list_replicas(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, ListedReplica]:
-    """{namespace.name: ListedReplica} for every table of a (destination) bucket."""
-    b = BucketRef(bucket_arn)
-    client = clients.s3tables(b.region, b.account)
-    out = {}
-    for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn):
-        created = t.get("createdAt")
-        out[f"{t['namespace'][0]}.{t['name']}"] = ListedReplica(
-            managed=bool(t.get("managedByService")),
-            created_at=created.astimezone(UTC) if isinstance(created, datetime) else None,
-        )
-    return out
-
-
-def replica_management(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, bool]:
-    """{namespace.name: managed by a service (ListTables' `managedByService`)} for every table of a bucket."""
-    return {name: t.managed for name, t in list_replicas(clients, bucket_arn, page_size).items()}
-
-
 def list_replica_buckets(
     clients: Clients, bucket_arns: Sequence[str], page_size: int | None = None
-) -> dict[str, dict[str, ListedReplica]]:
-    """`list_replicas` of each bucket, the buckets side by side; a bucket that cannot be listed is left out
-    (`mark_detached` lists it again and warns; its replicas' windows take a GetTable each)."""
+) -> dict[str, dict[str, TableRef]]:
+    """{bucket ARN: {namespace.name: its table as ListTables tells it (managed by the service, created at)}} of each
+    bucket, the buckets side by side; a bucket that cannot be listed is left out (`mark_detached` lists it again and
+    warns; its replicas' windows take a GetTable each)."""
 
-    def one(arn: str) -> dict[str, ListedReplica] | None:
+    def one(arn: str) -> dict[str, TableRef] | None:
         try:
-            return list_replicas(clients, arn, page_size)
+            return {t.qualified: t for t in list_tables(clients, arn, page_size)}
         except ClientError:
             return None
 
@@ -282,20 +256,18 @@ def mark_detached(
     *,
     list_destinations: bool = True,
     page_size: int | None = None,
-    listed: dict[str, dict[str, ListedReplica]] | None = None,
+    listed: dict[str, dict[str, TableRef]] | None = None,
 ) -> None:
     """Re-classify the report's rows of disassociated destinations as DETACHED (in place). With
     `list_destinations`, each destination bucket is listed once (unless `listed` already holds its listing) so a
     detachment is seen before the source's next replication attempt; a bucket that cannot be listed is a warning,
     not an error."""
-    managed: dict[str, dict[str, bool]] = {
-        dest: {name: t.managed for name, t in tables.items()} for dest, tables in (listed or {}).items()
-    }
+    replicas = dict(listed or {})
     if list_destinations:
-        dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn} - set(managed))
+        dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn} - set(replicas))
         for dest in dests:
             try:
-                managed[dest] = replica_management(clients, dest, page_size)
+                replicas[dest] = {t.qualified: t for t in list_tables(clients, dest, page_size)}
             except ClientError as exc:
                 report.warnings.append(
                     f"{dest}: cannot list its tables ({describe_error(exc)}); detached replicas are seen only once "
@@ -304,7 +276,8 @@ def mark_detached(
     for r in report.rows:
         if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
             continue
-        if is_detached(r.failure_message, managed.get(r.destination_bucket_arn, {}).get(r.table)):
+        found = replicas.get(r.destination_bucket_arn, {}).get(r.table)
+        if is_detached(r.failure_message, found.managed_by_service if found else None):
             r.status = DETACHED
             r.lagging = False  # permanent, not a delay: its own status and alarm
             r.failure_message = r.failure_message or DETACHED_NOTE
@@ -495,9 +468,10 @@ def _status_chunk(
 ) -> list[list[DestinationStatus]]:
     """One worker-process job of the first pass: `table_status` of each table, in order (`created`: each table's
     replicas' creation times, as listed)."""
-    known = dict(zip((t.arn for t in tables), created, strict=True))
     return run_concurrently(
-        lambda t: table_status(clients, t, now, max_lag, windows, cache, known[t.arn]), tables, concurrency
+        lambda tc: table_status(clients, tc[0], now, max_lag, windows, cache, tc[1]),
+        list(zip(tables, created, strict=True)),
+        concurrency,
     )
 
 

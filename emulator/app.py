@@ -22,8 +22,9 @@ Where the exact AWS wording of an error message is not documented the message is
 comment.
 
 The pieces live by concern: `state` (errors, wording, state), `lookup` (buckets and tables by ARN), `moto_patches`,
-`routing` (operation matching, handler registry), `tables` and `replication` (the handlers), `storage` (table
-storage's S3 operations), `hooks` (the `/_kit_test/` control endpoint); this module is the WSGI middleware.
+`routing` (operation matching, handler registry), `tables` and `replication` (the handlers), `iceberg_rest` (the
+Iceberg REST endpoint's loadTable), `storage` (table storage's S3 operations), `hooks` (the `/_kit_test/` control
+endpoint); this module is the WSGI middleware.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from emulator import cbor_rpc, hooks, hosts, live, lookup, replication, resource_policy, state, tables
+from emulator import cbor_rpc, hooks, hosts, iceberg_rest, live, lookup, replication, resource_policy, state, tables
 from emulator.hooks import _control
 from emulator.lookup import get_table_by_name
 from emulator.moto_patches import patch_moto
@@ -45,7 +46,7 @@ from emulator.state import DETACHED_FAILURE, LOCK, STATE, ApiError, Fault
 from emulator.storage import _s3_error, _table_storage, plain_read, s3_operation
 
 # The handler modules register their operations on import; DETACHED_FAILURE is read by tests from here.
-__all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "replication", "tables"]
+__all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "iceberg_rest", "replication", "tables"]
 
 # ----------------------------------------------------------------------------------------------------
 # The middleware
@@ -185,7 +186,7 @@ class KitMotoApp:
         op: str | None = None
         params: dict[str, str] = {}
         if service == "s3tables":
-            found = match_route(method, raw_path)
+            found = match_route(method, raw_path) or iceberg_rest.match(method, raw_path)
             if found:
                 op, params = found
         cbor = cbor_rpc.match(environ, raw_path)  # the AWS SDK for Go v2's CloudWatch (hashicorp/aws 6.x)
@@ -209,10 +210,12 @@ class KitMotoApp:
             return cbor_rpc.serve(self.moto_app, environ, start_response, body_bytes, *cbor)
 
         if service == "s3tables" and op:
-            with LOCK:
-                denied = live.authorize(environ, op, params, {k: v[0] for k, v in parse_qs(raw_query).items()})
-            if denied is not None:
-                return _error(start_response, denied)
+            query = {k: v[0] for k, v in parse_qs(raw_query).items()}
+            for action in iceberg_rest.ACTIONS.get(op, (op,)):  # an Iceberg REST request needs each of its actions
+                with LOCK:
+                    denied = live.authorize(environ, action, params, query)
+                if denied is not None:
+                    return _error(start_response, denied)
 
         if service == "s3tables" and op in GUARDS:
             query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}

@@ -6,6 +6,7 @@ audit reads each source table once. Real HTTP against the emulator (emulator/), 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -129,36 +130,87 @@ def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
-def test_status_lists_each_destination_once_and_reads_each_replica_by_its_location(ops_env: OpsEnv) -> None:
+def _replica_reads(env: OpsEnv, dests: list[str]) -> int:
+    """GetObject calls on the destinations' table storage so far (a replica's metadata file read over S3)."""
+    return sum(n for key, n in env.control.stats()["s3_calls"].items() if key.endswith(" GetObject"))
+
+
+def test_status_lists_each_destination_once_and_reads_each_replica_by_its_location(
+    ops_env: OpsEnv, tmp_path: Path
+) -> None:
     """With windows, each destination bucket is listed once, up front: ListTables tells each replica's creation time
-    and whether the service manages it, so a replica's metadata location takes one GetTableMetadataLocation (no
-    GetTable) and the detached check lists nothing again. Without the listing, GetTable tells the same."""
+    and whether the service manages it, and the detached check lists nothing again.
+
+    * A first run (an empty cache) reads each replica with one loadTable of the Iceberg REST endpoint: its location
+      and metadata together, no GetTableMetadataLocation and no GetObject.
+    * A second run (the cache now holds every summary) reads each replica's location (GetTableMetadataLocation) and
+      nothing else: the small answer, the file not at all.
+    * Without the listing, GetTable tells the location and the creation time (and the file is read, uncached).
+
+    The three give the same windows."""
+    from jobs.kernel.metadata_cache import MetadataCache
+
     world, dests = _lake(ops_env)
     now = dt.datetime.now(dt.UTC)  # the replicas were created moments ago: younger than the promise
     windows: dict[str, dt.timedelta | None] = {d: dt.timedelta(days=90) for d in dests}
-    before = _calls(ops_env)
-    listed = st.collect_status(world.clients, [world.source_arn], now=now, show_progress=False, windows=windows)
-    assert _delta(before, _calls(ops_env)) == {
+    replicas = len(dests) * TABLES
+
+    def run(cache: MetadataCache | None, **kw: object) -> tuple[st.StatusReport, dict[str, int], int]:
+        before, reads = _calls(ops_env), _replica_reads(ops_env, dests)
+        got = st.collect_status(
+            world.clients, [world.source_arn], now=now, show_progress=False, windows=windows, cache=cache, **kw
+        )
+        return got, _delta(before, _calls(ops_env)), _replica_reads(ops_env, dests) - reads
+
+    first, calls, reads = run(MetadataCache.open(tmp_path / "cache"))
+    assert calls == {"ListTables": 1 + len(dests), "GetTableReplicationStatus": TABLES, "LoadTable": replicas}
+    assert reads == 0
+    second, calls, reads = run(MetadataCache.open(tmp_path / "cache"))
+    assert calls == {
         "ListTables": 1 + len(dests),
         "GetTableReplicationStatus": TABLES,
-        "GetTableMetadataLocation": len(dests) * TABLES,
+        "GetTableMetadataLocation": replicas,
     }
-    before = _calls(ops_env)
-    asked = st.collect_status(
-        world.clients, [world.source_arn], now=now, show_progress=False, windows=windows, list_destinations=False
-    )
-    assert _delta(before, _calls(ops_env)) == {
-        "ListTables": 1,
-        "GetTableReplicationStatus": TABLES,
-        "GetTable": len(dests) * TABLES,
-    }
-    got = [(r.table, r.destination_bucket_arn, r.window) for r in listed.rows]
+    assert reads == 0
+    asked, calls, reads = run(None, list_destinations=False)
+    assert calls == {"ListTables": 1, "GetTableReplicationStatus": TABLES, "GetTable": replicas}
+    assert reads == replicas
+    got = [(r.table, r.destination_bucket_arn, r.window) for r in first.rows]
+    assert got == [(r.table, r.destination_bucket_arn, r.window) for r in second.rows]
     assert got == [(r.table, r.destination_bucket_arn, r.window) for r in asked.rows]
     windows_read = [w for _, _, w in got if w is not None and w.snapshots]  # the deployed `orders` has no commit
     assert len(windows_read) == len(dests) * (TABLES - 1)
     # measured against each replica's age (moments), not the 90 days promised: none is short
     assert not any(w.short for w in windows_read)
     assert all(w.expected_seconds is not None and w.expected_seconds < 600 for w in windows_read)
+
+
+def test_status_reads_the_windows_over_the_s3_tables_api_where_the_rest_endpoint_is_refused(ops_env: OpsEnv) -> None:
+    """An endpoint refused to the caller (here an AccessDenied on loadTable) costs one request: the run reads every
+    window with GetTableMetadataLocation and GetObject instead, and asks the endpoint no more."""
+    world, dests = _lake(ops_env, destinations=1)
+    windows: dict[str, dt.timedelta | None] = {d: dt.timedelta(days=90) for d in dests}
+    ops_env.control.inject_faults("LoadTable", 1, "AccessDeniedException", 403, "not authorized")
+    before = _calls(ops_env)
+    report = st.collect_status(world.clients, [world.source_arn], show_progress=False, windows=windows)
+    calls = _delta(before, _calls(ops_env))
+    assert calls["LoadTable"] == 1 and calls["GetTableMetadataLocation"] == TABLES
+    assert all(r.window is not None and r.window.note is None for r in report.rows if r.table != "analytics.orders")
+    assert sum(1 for r in report.rows if r.window and r.window.snapshots) == TABLES - 1
+
+
+def test_status_retries_a_throttled_rest_read(ops_env: OpsEnv) -> None:
+    """Throttled loadTable answers (HTTP 429) are retried like botocore's: every window is read, through the
+    endpoint, with one request more per throttled answer."""
+    world, dests = _lake(ops_env, destinations=1)
+    windows: dict[str, dt.timedelta | None] = {d: dt.timedelta(days=90) for d in dests}
+    ops_env.control.inject_faults("LoadTable", 5)
+    before = _calls(ops_env)
+    report = st.collect_status(world.clients, [world.source_arn], show_progress=False, windows=windows)
+    calls = _delta(before, _calls(ops_env))
+    assert calls["LoadTable"] == TABLES + 5 and "GetTableMetadataLocation" not in calls
+    assert sum(1 for r in report.rows if r.window and r.window.snapshots) == TABLES - 1
+    assert report.second_pass == 0
 
 
 def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:

@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 
 from botocore.config import Config
 
+from jobs.kernel.iceberg_rest import IcebergRest
 from jobs.kernel.sdk import MAX_ATTEMPTS, boto3_session, retry_config
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
@@ -146,6 +147,18 @@ class Clients:
 
     def s3tables(self, region: str, account: str | None = None) -> Any:
         return self.client("s3tables", region, account)
+
+    def iceberg_rest(self, region: str, account: str | None = None) -> IcebergRest:
+        """The S3 Tables Iceberg REST endpoint of a Region (and account), over the s3tables client's transport and
+        credentials (`jobs.kernel.iceberg_rest`)."""
+        s3t = self.s3tables(region, account)
+        key = ("iceberg-rest", region, account)
+        with self._lock:
+            if key not in self._cache:
+                session = self._session(region, self._credentials(account, region))
+                self._cache[key] = IcebergRest(s3t, session.get_credentials(), self.max_attempts)
+            rest: IcebergRest = self._cache[key]
+            return rest
 
     def s3(self, region: str, account: str | None = None) -> Any:
         return self.client("s3", region, account)

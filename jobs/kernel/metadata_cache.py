@@ -98,10 +98,12 @@ class MetadataSummary:
 @dataclass
 class MetadataCache:
     """Summaries of metadata files on local disk, keyed by the file's location (module docstring). Picklable: the
-    tools' worker processes share the directory. `hits`/`misses`/`writes` count this process's lookups."""
+    tools' worker processes share the directory. `hits`/`misses`/`writes` count this process's lookups; `size` is
+    the number of entries found when the cache was opened (after pruning)."""
 
     directory: Path
     enabled: bool = True
+    size: int = 0
     hits: int = 0
     misses: int = 0
     writes: int = 0
@@ -123,6 +125,11 @@ class MetadataCache:
         cache = cls(directory)
         cache.prune(max_entries)
         return cache
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to reuse: disabled, or no entry when opened (a first run on this machine)."""
+        return not self.enabled or self.size == 0
 
     def path_of(self, location: str) -> Path:
         digest = hashlib.sha256(location.encode()).hexdigest()
@@ -185,6 +192,7 @@ class MetadataCache:
                 if tmp.stat().st_mtime < stale:
                     tmp.unlink()
         found = self.entries()
+        self.size = min(len(found), max_entries)
         if len(found) <= max_entries:
             return 0
 

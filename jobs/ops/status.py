@@ -296,10 +296,12 @@ def table_status(
     windows: dict[str, timedelta | None] | None = None,
     cache: MetadataCache = NO_CACHE,
     created: dict[str, datetime | None] | None = None,
+    rest: bool = False,
 ) -> list[DestinationStatus]:
     """Status and lag per destination; with `windows` ({destination bucket ARN: promised retention or None}), also
     each replica's recovery window (`None` skips the window reads). Metadata files are read through `cache`.
-    `created`: {destination bucket ARN: the replica's creation time} where its bucket's ListTables told it."""
+    `created`: {destination bucket ARN: the replica's creation time} where its bucket's ListTables told it.
+    `rest`: read a listed replica's location and metadata with one loadTable (`replica_window`)."""
     b = BucketRef(table.bucket_arn)
 
     def row(**kw: Any) -> DestinationStatus:
@@ -353,7 +355,9 @@ def table_status(
         r.lagging = bool(max_lag is not None and r.lag_seconds is not None and r.lag_seconds > max_lag.total_seconds())
         dest = r.destination_bucket_arn
         if windows is not None and dest and r.destination_table_arn:
-            r.window = replica_window(clients, dest, table, now, windows.get(dest), cache, (created or {}).get(dest))
+            r.window = replica_window(
+                clients, dest, table, now, windows.get(dest), cache, (created or {}).get(dest), rest
+            )
         out.append(r)
     return out
 
@@ -377,9 +381,12 @@ def collect_status(
     window (destinations not in the mapping get a window without a promise); None skips them.
     `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`).
     `processes`: worker processes for the first pass (None: `processes_for` decides by the table count).
-    `cache`: summaries of metadata files by location (`jobs.kernel.metadata_cache`; None: every file is read)."""
+    `cache`: summaries of metadata files by location (`jobs.kernel.metadata_cache`; None: every file is read).
+    A cache with nothing to reuse (a first run, or none) has each listed replica read with one loadTable of the
+    Iceberg REST endpoint, its location and metadata together; else its location, then its metadata unless cached."""
     now = now or datetime.now(UTC)
     meta = cache or NO_CACHE
+    rest = meta.empty
     tables: list[TableRef] = []
     by_source: dict[str, int] = {}
     for arn in source_bucket_arns:
@@ -403,13 +410,15 @@ def collect_status(
         if pool is not None:
             threads = max(1, concurrency // procs)
             jobs = [
-                functools.partial(_status_chunk, part, [created(t) for t in part], now, max_lag, windows, meta, threads)
+                functools.partial(
+                    _status_chunk, part, [created(t) for t in part], now, max_lag, windows, meta, threads, rest
+                )
                 for part in chunks(tables, CHUNK)
             ]
             per_table = [rows for out in pool.map(jobs, progress) for rows in out]
         else:
             per_table = run_concurrently(
-                lambda t: table_status(clients, t, now, max_lag, windows, meta, created(t)),
+                lambda t: table_status(clients, t, now, max_lag, windows, meta, created(t), rest),
                 tables,
                 concurrency,
                 progress,
@@ -436,7 +445,7 @@ def collect_status(
             )
         time.sleep(pause)
         redone = run_concurrently(
-            lambda i: table_status(clients, tables[i], now, max_lag, windows, meta, created(tables[i])),
+            lambda i: table_status(clients, tables[i], now, max_lag, windows, meta, created(tables[i]), rest),
             again,
             concurrency,
         )
@@ -464,12 +473,13 @@ def _status_chunk(
     windows: dict[str, timedelta | None] | None,
     cache: MetadataCache,
     concurrency: int,
+    rest: bool,
     clients: Clients,
 ) -> list[list[DestinationStatus]]:
     """One worker-process job of the first pass: `table_status` of each table, in order (`created`: each table's
     replicas' creation times, as listed)."""
     return run_concurrently(
-        lambda tc: table_status(clients, tc[0], now, max_lag, windows, cache, tc[1]),
+        lambda tc: table_status(clients, tc[0], now, max_lag, windows, cache, tc[1], rest),
         list(zip(tables, created, strict=True)),
         concurrency,
     )

@@ -1,7 +1,9 @@
 """What `jobs.ops.status` reads from Iceberg metadata files: the source's commit times (for the lag) and each
 replica's recovery window. Each metadata file is summarised once (`jobs.kernel.metadata_cache.MetadataSummary`)
 and the summary is cached on local disk by the file's location (immutable: `MetadataCache`), so a run over an
-unchanged table reads its metadata location (one call) but not the file."""
+unchanged table reads its metadata location (one call) but not the file. A first run (nothing cached to reuse)
+reads each replica's location and metadata in one request of the Iceberg REST endpoint instead
+(`replica_window`)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.kernel.clients import Clients
 from jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
-from jobs.kernel.sdk import BucketRef, call, describe_error
+from jobs.kernel.sdk import TRANSIENT_CODES, BucketRef, call, describe_error, error_code
 from jobs.kernel.tables import TableRef, metadata_location, read_object
 from jobs.ops.cli import format_duration
 
@@ -145,6 +147,28 @@ def recovery_window(
     return w
 
 
+def _loaded_summary(
+    clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache
+) -> MetadataSummary | None:
+    """The summary of a table's current metadata from one loadTable of the Iceberg REST endpoint
+    (`jobs.kernel.iceberg_rest`), cached by its location; None when the endpoint does not answer it for a reason
+    that is not transient (refused to this caller, a missing table, no metadata): the S3 Tables API then answers,
+    and says why. Transient errors are raised (the tools' second pass reads the table again)."""
+    b = BucketRef(bucket_arn)
+    rest = clients.iceberg_rest(b.region, b.account)
+    if rest.refused:
+        return None
+    try:
+        loaded = call(rest.load_table, bucket_arn, table.namespace, table.name)
+    except ClientError as exc:
+        if error_code(exc) in TRANSIENT_CODES:
+            raise
+        return None
+    summary = MetadataSummary.of(loaded.metadata)
+    cache.put(loaded.metadata_location, summary)
+    return summary
+
+
 def replica_window(
     clients: Clients,
     bucket_arn: str,
@@ -153,12 +177,24 @@ def replica_window(
     promised: timedelta | None,
     cache: MetadataCache = NO_CACHE,
     created: datetime | None = None,
+    rest: bool = False,
 ) -> RecoveryWindow:
-    """Read one replica table's metadata and compute its window: its metadata location, then the metadata object
-    unless `cache` holds its summary. The location comes from GetTableMetadataLocation when `created` (the table's
-    creation time, from ListTables of its bucket) is given, else from GetTable, which also tells the creation time.
+    """Read one replica table's metadata and compute its window. `created`: the table's creation time, from
+    ListTables of its bucket (None: GetTable tells it, with the location).
+
+    * `rest` (and `created` known): one loadTable of the Iceberg REST endpoint answers the location and the
+      metadata together; the caller asks for it when `cache` holds nothing to reuse. Where the endpoint does not
+      answer, the S3 Tables API does (below).
+    * Else the metadata location (GetTableMetadataLocation, or GetTable without `created`), then the metadata object
+      unless `cache` holds its summary.
+
     Errors are reported in the window's note, never raised."""
+    nothing = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
     try:
+        if rest and created is not None:
+            loaded = _loaded_summary(clients, bucket_arn, table, cache)
+            if loaded is not None:
+                return recovery_window(loaded, now, promised=promised, created_at=created.astimezone(UTC))
         b = BucketRef(bucket_arn)
         s3t = clients.s3tables(b.region, b.account)
         ident: dict[str, Any] = {"tableBucketARN": bucket_arn, "namespace": table.namespace, "name": table.name}
@@ -171,16 +207,13 @@ def replica_window(
             created_at = found.astimezone(UTC) if isinstance(found, datetime) else None
         location = metadata_location(got)
         if location is None:
-            w = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
-            w.note = "replica has no metadata yet"
-            return w
+            nothing.note = "replica has no metadata yet"
+            return nothing
         summary = summary_at(clients, location, bucket_arn, cache)
         return recovery_window(summary, now, promised=promised, created_at=created_at)
     except (ClientError, BotoCoreError, ValueError) as exc:
-        return RecoveryWindow(
-            promised_seconds=promised.total_seconds() if promised else None,
-            note=f"window unknown: {describe_error(exc)}",
-        )
+        nothing.note = f"window unknown: {describe_error(exc)}"
+        return nothing
 
 
 __all__ = [

@@ -32,16 +32,27 @@ def write_metadata(table: Any, doc: dict[str, Any], version: int) -> str:
 
 
 def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
-    """A minimal Iceberg v2 metadata document with one snapshot per commit time."""
+    """A minimal Iceberg v2 metadata document with one snapshot per commit time: every field the spec requires
+    (pyiceberg's table model accepts it), its manifest lists named but not written."""
     commits = sorted(commit_ms)
     snaps = [
-        {"snapshot-id": i + 1, "timestamp-ms": ms, "summary": {"operation": "append"}} for i, ms in enumerate(commits)
+        {
+            "snapshot-id": i + 1,
+            "sequence-number": i + 1,
+            "timestamp-ms": ms,
+            "manifest-list": f"{table.warehouse_location}/metadata/snap-{i + 1}.avro",
+            "summary": {"operation": "append"},
+        }
+        for i, ms in enumerate(commits)
     ]
     return {
         "format-version": 2,
         "table-uuid": getattr(table, "table_id", str(uuid.uuid4())),
         "location": table.warehouse_location,
+        "last-sequence-number": len(commits),
         "last-updated-ms": commits[-1] if commits else 0,
+        "last-column-id": 1,
+        "last-partition-id": 999,
         "current-snapshot-id": len(commits) if commits else -1,
         "snapshots": snaps,
         "snapshot-log": [{"snapshot-id": s["snapshot-id"], "timestamp-ms": s["timestamp-ms"]} for s in snaps],

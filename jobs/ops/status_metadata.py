@@ -147,9 +147,7 @@ def recovery_window(
     return w
 
 
-def _loaded_summary(
-    clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache
-) -> MetadataSummary | None:
+def _loaded_summary(clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache) -> MetadataSummary | None:
     """The summary of a table's current metadata from one loadTable of the Iceberg REST endpoint
     (`jobs.kernel.iceberg_rest`), cached by its location; None when the endpoint does not answer it for a reason
     that is not transient (refused to this caller, a missing table, no metadata): the S3 Tables API then answers,

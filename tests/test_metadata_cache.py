@@ -51,8 +51,9 @@ def test_status_second_run_reads_no_metadata_file_and_a_new_location_once(ops_en
         rep = st.collect_status(world.clients, [world.source_arn], windows=promised, show_progress=False, cache=cache)
         return rep, _get_objects(ops_env) - before
 
-    cold, cold_reads = run()
-    assert cold_reads == 3 and cache.writes == 3 and cache.hits == 0
+    cold, cold_reads = run()  # nothing cached: each replica read with one loadTable (no GetObject), then cached
+    assert cold_reads == 0 and cache.writes == 3 and cache.hits == 0
+    assert ops_env.control.stats()["calls"]["LoadTable"] == 3
     warm, warm_reads = run()
     assert warm_reads == 0 and cache.hits == 3
     assert _windows(warm) == _windows(cold) and all(w[2] == 1 for w in _windows(cold).values())
@@ -146,3 +147,14 @@ def test_the_cache_is_bounded_and_an_unusable_directory_disables_it(tmp_path: Pa
     assert not off.enabled
     off.put("s3://w/0.metadata.json", SUMMARY)
     assert off.get("s3://w/0.metadata.json") is None
+
+
+def test_a_cache_is_empty_until_it_holds_something_to_reuse(tmp_path: Path) -> None:
+    """`empty` chooses status's first-run reads (one loadTable per replica) over location-then-cache."""
+    cache = MetadataCache.open(tmp_path / "c")
+    assert cache.empty and cache.size == 0
+    cache.put("s3://w/1.metadata.json", SUMMARY)
+    assert not cache.empty  # written by this process
+    reopened = MetadataCache.open(tmp_path / "c")
+    assert reopened.size == 1 and not reopened.empty
+    assert MetadataCache.disabled().empty and MetadataCache.open(tmp_path / "c", max_entries=0).empty

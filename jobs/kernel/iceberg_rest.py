@@ -67,11 +67,12 @@ def error_of(status: int, headers: Any, body: bytes) -> tuple[str, str]:
     ``message``, or the Iceberg REST ``ErrorModel`` (``{"error": {"type", "message", "code"}}``), or the HTTP
     status."""
     try:
-        doc = json.loads(body) if body else {}
+        parsed = json.loads(body) if body else {}
     except ValueError:
-        doc = {}
-    doc = doc if isinstance(doc, dict) else {}
-    model = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+        parsed = {}
+    doc: dict[str, Any] = parsed if isinstance(parsed, dict) else {}
+    found = doc.get("error")
+    model: dict[str, Any] = found if isinstance(found, dict) else {}
     header = str(headers.get("x-amzn-ErrorType") or "").split(":", 1)[0]
     code = header or str(model.get("type") or doc.get("__type") or "") or _RETRIED_STATUS.get(status, f"HTTP{status}")
     message = str(model.get("message") or doc.get("message") or doc.get("Message") or "")
@@ -128,8 +129,6 @@ class IcebergRest:
                 continue
             if refuses_endpoint(status, code):
                 self.refused = True
-            raise ClientError(
-                {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}},
-                OPERATION,
-            )
+            error: Any = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
+            raise ClientError(error, OPERATION)
         raise AssertionError("unreachable")

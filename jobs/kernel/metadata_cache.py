@@ -128,8 +128,9 @@ class MetadataCache:
 
     @property
     def empty(self) -> bool:
-        """Nothing to reuse: disabled, or no entry when opened (a first run on this machine)."""
-        return not self.enabled or self.size == 0
+        """Nothing to reuse: disabled, or no entry found when opened (a first run on this machine) and none written
+        by this process since."""
+        return not self.enabled or (self.size == 0 and self.writes == 0)
 
     def path_of(self, location: str) -> Path:
         digest = hashlib.sha256(location.encode()).hexdigest()

@@ -497,8 +497,9 @@ def markdown(doc: dict[str, Any] | None) -> str:
         f"resource tracker; peak RSS = the largest sum of their resident sets, sampled every 0.25 s). "
         f"Baseline: the same calls a user would script per table (`aws s3tables ...`), serial, measured on "
         f"{sc['sample']} tables in the same run and scaled. `status` runs twice with one metadata cache "
-        f"(`jobs.kernel.metadata_cache`), as the CLI keeps it: first empty (every replica's metadata file read), then "
-        f"warm over the unchanged lake (`status-warm`: every metadata location read, no file). "
+        f"(`jobs.kernel.metadata_cache`), as the CLI keeps it: first empty (each replica's location and metadata read "
+        f"with one loadTable of the Iceberg REST endpoint), then warm over the unchanged lake (`status-warm`: every "
+        f"metadata location read, no file). "
         f"Set-up (not measured): {doc.get('setup')}.",
         "",
         "| tool | kit | hand-scripted (scaled) | speed-up | processes | peak RSS | client CPU | emulator CPU "

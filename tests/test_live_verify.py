@@ -26,7 +26,7 @@ from infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_sta
 from infra.live.world import Target
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
-PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22"}
+PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25"}
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[Target, OpsEnv]) -> None:
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 24 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 25 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # latency: commit (the metadata's last-updated-ms) -> lastSuccessfulReplicatedUpdate, at least the simulated delay
     assert len(report.latencies_s) == 2 and min(report.latencies_s) >= STANDIN_DELAY_S
@@ -94,6 +94,17 @@ def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[Ta
     assert facts["U8"].observed == "AccessDeniedException" and "AccessDeniedException" in facts["U8"].change
     assert "ConflictException" in facts["U5"].observed and facts["U9"].change
     assert report.exit_code == 0 and report.endangering() == []  # none of them endangers protection or replication
+
+
+def test_a_refused_rest_endpoint_contradicts_u25_without_failing_the_run(live: tuple[Target, OpsEnv]) -> None:
+    """U25 (status's first-run read) is a speed fact: `status` falls back to the S3 Tables API by itself."""
+    target, env = live
+    env.control.inject_faults("LoadTable", -1, "AccessDeniedException", 403, "not authorized")
+    report = run(target, env, plan_of(1, "0000ab25"))
+    facts = {f.id: f for f in report.facts}
+    assert facts["U25"].verdict == CONTRADICTED and facts["U25"].observed.startswith("HTTP 403")
+    assert "GetTableMetadataLocation and GetObject" in facts["U25"].change  # what status does instead
+    assert report.exit_code == 0 and report.endangering() == [], report.markdown()
 
 
 def test_createtable_switch_fails_the_run_and_says_so_first_after_earlier_leftovers(

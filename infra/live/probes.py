@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U24, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U25, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -90,6 +90,7 @@ TITLES = {
     "U22": "a tagged destination bucket receives replicas",
     "U23": "tag conditions see a bucket's tags at once",
     "U24": "awscc re-sends every tag on a tags change",
+    "U25": "the Iceberg REST endpoint's loadTable, as a role with GetTableMetadataLocation and GetTableData only",
 }
 
 
@@ -243,6 +244,47 @@ def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: d
         code == "ForbiddenException", code, ev,
         change=f"treat {code} as a replica's read-only answer in the recovery and failover tools",
         endangers="protection" if code == "(accepted!)" else "",
+    )  # fmt: skip
+
+
+def probe_rest_load(
+    fact: Fact, endpoint: str | None, region: str, creds: dict[str, str], replica: dict[str, Any]
+) -> None:
+    """U25: `status`'s first-run read of a window (jobs/kernel/iceberg_rest.py), made here with botocore's signer alone
+    so that the probe does not take the kit's client on trust: loadTable of the replica (`replica`: its GetTable),
+    signed as the run's reader role, which holds s3tables:GetTableMetadataLocation and s3tables:GetTableData only."""
+    import json
+    from urllib.parse import quote
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from botocore.httpsession import URLLib3Session
+
+    bucket_arn = str(replica["tableARN"]).split("/table/")[0]
+    path = "/iceberg/v1/{}/namespaces/{}/tables/{}".format(
+        *(quote(x, safe="") for x in (bucket_arn, replica["namespace"][0], replica["name"]))
+    )
+    base = (endpoint or f"https://s3tables.{region}.amazonaws.com").rstrip("/")
+    request = AWSRequest(method="GET", url=base + path, headers={"Accept": "application/json"})
+    signer = Credentials(creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+    SigV4Auth(signer, "s3tables", region).add_auth(request)
+    response = URLLib3Session().send(request.prepare())
+    try:
+        doc = json.loads(response.content)
+    except ValueError:
+        doc = None
+    answer = doc if isinstance(doc, dict) else {}
+    location = answer.get("metadata-location")
+    judge(
+        fact, "HTTP 200 with the replica's current metadata-location and its metadata",
+        response.status_code == 200 and location == replica.get("metadataLocation")
+        and isinstance(answer.get("metadata"), dict),
+        f"HTTP {response.status_code}: {location or bytes(response.content[:300]).decode('utf-8', 'replace')}",
+        f"GET {path}, request id {response.headers.get('x-amzn-RequestId', '-')}",
+        change="nothing for correctness (`status` reads the windows with GetTableMetadataLocation and GetObject "
+        "after the first refused answer of a run); to keep its single first-run read, grant the monitor's and the "
+        "operators' roles what the error names, or record the endpoint's real prefix in jobs/kernel/iceberg_rest.py",
     )  # fmt: skip
 
 

@@ -28,7 +28,7 @@ from emulator.process import Emulator
 from infra.live.attacks import attack_table
 from infra.live.cleanup import cleanup, leftovers
 from infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
-from infra.live.probes import Observed, blank_facts, judge_replication, run_probes
+from infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
 from infra.live.report import Report
 from infra.live.world import (
     Target,
@@ -184,6 +184,8 @@ def execute(
             s3 = target.client("s3", s.source_region, s.account_id)
             run_probes(facts, obs, src, as_role["break-glass"], s3, world, replicas, plan.namespace)
             replica = as_role["break-glass"].get_table(tableArn=replicas[main])
+            reader = target.assumed(plan.role_arn("reader", s.replica_account_id), s.replica_region)
+            probe_rest_load(facts["U25"], target.endpoint, s.replica_region, reader, replica)
             where = {"tableBucketARN": world["replica"], "namespace": replica["namespace"][0], "name": replica["name"]}
             policy = as_role["break-glass"].get_table_policy(**where)["resourcePolicy"]
             kept = as_role["break-glass"].get_table_maintenance_configuration(**where)["configuration"]

@@ -67,11 +67,15 @@ class Target:
             self._clients[key] = make(service, **kw)
         return self._clients[key]
 
+    def assumed(self, role_arn: str, region: str) -> dict[str, str]:
+        """The credentials of an `sts:AssumeRole` of `role_arn` (AccessKeyId, SecretAccessKey, SessionToken)."""
+        account = role_arn.split(":")[4]
+        got = self.client("sts", region, account).assume_role(RoleArn=role_arn, RoleSessionName="kit-live-verify")
+        return dict(got["Credentials"])
+
     def as_role(self, role_arn: str, service: str, region: str) -> Any:
         """A client of `service` with the credentials of an `sts:AssumeRole` of `role_arn` (the attacker's seat)."""
-        account = role_arn.split(":")[4]
-        creds = self.client("sts", region, account).assume_role(RoleArn=role_arn, RoleSessionName="kit-live-verify")
-        c = creds["Credentials"]
+        c = self.assumed(role_arn, region)
         kw: dict[str, Any] = {"region_name": region}
         if self.endpoint:
             kw["endpoint_url"] = self.endpoint
@@ -168,9 +172,8 @@ def deploy(target: Target, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
             "tableARN"
         ]
     _role(iam, plan.name("replication"), s.account_id, tags, documents.replication_role_permissions(cfg))
-    _role(iam, plan.name("deploy"), s.replica_account_id, tags, ALLOW_S3TABLES)
-    _role(iam, plan.name("admin"), s.replica_account_id, tags, ALLOW_ALL)
-    _role(iam, plan.name("break-glass"), s.replica_account_id, tags, ALLOW_ALL)
+    for who, permissions in RUN_ROLES:
+        _role(iam, plan.name(who), s.replica_account_id, tags, permissions)
     guardrail = iam.create_policy(
         PolicyName=cfg.guardrail_policy_name,
         PolicyDocument=json.dumps(documents.replica_guardrail(cfg, s.replica_account_id)),
@@ -210,7 +213,25 @@ def harden_replica(target: Target, plan: RunPlan, cfg: KitConfig, replica_table_
     )
 
 
-RUN_ROLES = (("deploy", ALLOW_S3TABLES), ("admin", ALLOW_ALL), ("break-glass", ALLOW_ALL))
+# The reader holds exactly what `status` reads a replica's window with (U25: the Iceberg REST endpoint's loadTable is
+# translated into these two actions).
+READ_WINDOWS = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Sid": "ReadWindows",
+            "Effect": "Allow",
+            "Action": ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData"],
+            "Resource": "*",
+        }
+    ],
+}
+RUN_ROLES = (
+    ("deploy", ALLOW_S3TABLES),
+    ("admin", ALLOW_ALL),
+    ("break-glass", ALLOW_ALL),
+    ("reader", READ_WINDOWS),
+)
 
 
 def create_run_roles(target: Target, plan: RunPlan) -> None:

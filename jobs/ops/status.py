@@ -580,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--problems-only", action="store_true", help="only failed, lagging, unreadable and short-window rows"
     )
     p.add_argument(
-        "--no-windows", action="store_true", help="skip the recovery windows (two reads per replica table fewer)"
+        "--no-windows", action="store_true", help="skip the recovery windows (a read or two per replica table fewer)"
     )
     p.add_argument(
         "--cache-dir",

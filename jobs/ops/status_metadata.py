@@ -162,6 +162,8 @@ def _loaded_summary(clients: Clients, bucket_arn: str, table: TableRef, cache: M
         if error_code(exc) in TRANSIENT_CODES:
             raise
         return None
+    except ValueError:  # an answer that is not a LoadTableResult
+        return None
     summary = MetadataSummary.of(loaded.metadata)
     cache.put(loaded.metadata_location, summary)
     return summary

@@ -37,7 +37,7 @@ from urllib.parse import quote
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
-from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+from botocore.exceptions import ClientError, ConnectionError, HTTPClientError, NoCredentialsError
 
 from jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES
 
@@ -99,13 +99,16 @@ class IcebergRest:
         self.refused = False
 
     def _send(self, url: str) -> Any:
+        if self._credentials is None:  # as botocore answers a client without credentials
+            raise NoCredentialsError()
         request = AWSRequest(method="GET", url=url, headers={"Accept": "application/json"})
         SigV4Auth(self._credentials.get_frozen_credentials(), SIGNING_NAME, self.region).add_auth(request)
         return self._http.send(request.prepare())
 
     def load_table(self, bucket_arn: str, namespace: str, name: str) -> LoadedTable:
-        """The table's metadata location and metadata. Raises ClientError (``LoadTable``), or botocore's connection
-        errors once the attempts are spent."""
+        """The table's metadata location and metadata. Raises ClientError (``LoadTable``), botocore's connection
+        errors once the attempts are spent, NoCredentialsError, or ValueError (an answer that is not a
+        LoadTableResult)."""
         url = self.endpoint + load_table_path(bucket_arn, namespace, name)
         for attempt in range(self.max_attempts):
             last = attempt + 1 >= self.max_attempts
@@ -119,6 +122,8 @@ class IcebergRest:
             status, body = response.status_code, response.content
             if status == 200:
                 doc = json.loads(body)
+                if not isinstance(doc, dict):
+                    raise ValueError("a loadTable answer is a JSON object")
                 location, metadata = doc.get("metadata-location"), doc.get("metadata")
                 if not isinstance(location, str) or not isinstance(metadata, dict):
                     raise ValueError("a loadTable answer carries metadata-location and metadata")

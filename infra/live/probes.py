@@ -283,8 +283,8 @@ def probe_rest_load(
         f"HTTP {response.status_code}: {location or bytes(response.content[:300]).decode('utf-8', 'replace')}",
         f"GET {path}, request id {response.headers.get('x-amzn-RequestId', '-')}",
         change="nothing for correctness (`status` reads the windows with GetTableMetadataLocation and GetObject "
-        "after the first refused answer of a run); to keep its single first-run read, grant the monitor's and the "
-        "operators' roles what the error names, or record the endpoint's real prefix in jobs/kernel/iceberg_rest.py",
+        "after the first refused answer of a run); to keep its single first-run read, grant the roles `make status` "
+        "runs under what the error names, or record the endpoint's real prefix in jobs/kernel/iceberg_rest.py",
     )  # fmt: skip
 
 

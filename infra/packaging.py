@@ -59,6 +59,7 @@ MODULES = (
     "jobs/kernel/__init__.py",
     "jobs/kernel/sdk.py",
     "jobs/kernel/clients.py",
+    "jobs/kernel/iceberg_rest.py",
     "jobs/kernel/concurrency.py",
     "jobs/kernel/tables.py",
     "jobs/kernel/metadata_cache.py",

@@ -56,8 +56,10 @@ def test_tiny_run_end_to_end(tmp_path) -> None:
         assert doc["kit"][tool]["crashed"] is False, doc["kit"][tool]
     for run in ("status", "status-warm"):
         assert doc["kit"][run]["rows"] == 40 and doc["kit"][run]["unknown"] == 0 and doc["kit"][run]["windows"] == 40
-    # the warm run reads every replica's metadata location but no metadata file
-    assert "GetObject" in doc["kit"]["status"]["requests"] and "GetObject" not in doc["kit"]["status-warm"]["requests"]
+    # the first run reads each replica with one loadTable; the warm run its metadata location, and no metadata file
+    cold, warm = doc["kit"]["status"]["requests"], doc["kit"]["status-warm"]["requests"]
+    assert cold["LoadTable"] == 40 and "GetObject" not in cold and "GetTableMetadataLocation" not in cold
+    assert warm["GetTableMetadataLocation"] == 40 and "GetObject" not in warm and "LoadTable" not in warm
     assert doc["kit"]["harden"]["counts"]["unchanged"] == 40
     assert doc["kit"]["audit"]["drifts"] == {}
     throttled = doc["kit"]["monitor-throttled"]

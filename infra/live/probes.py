@@ -259,6 +259,7 @@ def probe_rest_load(
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
+    from botocore.exceptions import BotoCoreError
     from botocore.httpsession import URLLib3Session
 
     bucket_arn = str(replica["tableARN"]).split("/table/")[0]
@@ -269,7 +270,12 @@ def probe_rest_load(
     request = AWSRequest(method="GET", url=base + path, headers={"Accept": "application/json"})
     signer = Credentials(creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
     SigV4Auth(signer, "s3tables", region).add_auth(request)
-    response = URLLib3Session().send(request.prepare())
+    expected = "HTTP 200 with the replica's current metadata-location and its metadata"
+    try:
+        response = URLLib3Session().send(request.prepare())
+    except BotoCoreError as exc:  # the endpoint unreachable: the fact is undecided, the run goes on
+        fact.expected, fact.observed = expected, f"undecided: the request failed: {type(exc).__name__}: {exc}"
+        return
     try:
         doc = json.loads(response.content)
     except ValueError:
@@ -277,7 +283,7 @@ def probe_rest_load(
     answer = doc if isinstance(doc, dict) else {}
     location = answer.get("metadata-location")
     judge(
-        fact, "HTTP 200 with the replica's current metadata-location and its metadata",
+        fact, expected,
         response.status_code == 200 and location == replica.get("metadataLocation")
         and isinstance(answer.get("metadata"), dict),
         f"HTTP {response.status_code}: {location or bytes(response.content[:300]).decode('utf-8', 'replace')}",

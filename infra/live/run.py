@@ -184,14 +184,14 @@ def execute(
             s3 = target.client("s3", s.source_region, s.account_id)
             run_probes(facts, obs, src, as_role["break-glass"], s3, world, replicas, plan.namespace)
             replica = as_role["break-glass"].get_table(tableArn=replicas[main])
-            reader = target.assumed(plan.role_arn("reader", s.replica_account_id), s.replica_region)
-            probe_rest_load(facts["U25"], target.endpoint, s.replica_region, reader, replica)
             where = {"tableBucketARN": world["replica"], "namespace": replica["namespace"][0], "name": replica["name"]}
             policy = as_role["break-glass"].get_table_policy(**where)["resourcePolicy"]
             kept = as_role["break-glass"].get_table_maintenance_configuration(**where)["configuration"]
             report.attacks = attack_table(
                 as_role, {**where, "tableARN": replicas[main]}, policy, kept["icebergSnapshotManagement"]
             )
+            reader = target.assumed(plan.role_arn("reader", s.replica_account_id), s.replica_region)
+            probe_rest_load(facts["U25"], target.endpoint, s.replica_region, reader, replica)  # a speed fact: last
         else:
             report.error = "the table never replicated: no replica to probe or attack"
     except Crash:

@@ -247,12 +247,11 @@ def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: d
     )  # fmt: skip
 
 
-def probe_rest_load(
-    fact: Fact, endpoint: str | None, region: str, creds: dict[str, str], replica: dict[str, Any]
-) -> None:
+def probe_rest_load(fact: Fact, endpoint: str, region: str, creds: dict[str, str], replica: dict[str, Any]) -> None:
     """U25: `status`'s first-run read of a window (jobs/kernel/iceberg_rest.py), made here with botocore's signer alone
     so that the probe does not take the kit's client on trust: loadTable of the replica (`replica`: its GetTable),
-    signed as the run's reader role, which holds s3tables:GetTableMetadataLocation and s3tables:GetTableData only."""
+    signed as the run's reader role, which holds s3tables:GetTableMetadataLocation and s3tables:GetTableData only.
+    `endpoint`: the S3 Tables endpoint of the replica's Region (an s3tables client's, so the partition's)."""
     import json
     from urllib.parse import quote
 
@@ -266,8 +265,7 @@ def probe_rest_load(
     path = "/iceberg/v1/{}/namespaces/{}/tables/{}".format(
         *(quote(x, safe="") for x in (bucket_arn, replica["namespace"][0], replica["name"]))
     )
-    base = (endpoint or f"https://s3tables.{region}.amazonaws.com").rstrip("/")
-    request = AWSRequest(method="GET", url=base + path, headers={"Accept": "application/json"})
+    request = AWSRequest(method="GET", url=endpoint.rstrip("/") + path, headers={"Accept": "application/json"})
     signer = Credentials(creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
     SigV4Auth(signer, "s3tables", region).add_auth(request)
     expected = "HTTP 200 with the replica's current metadata-location and its metadata"

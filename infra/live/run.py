@@ -191,7 +191,8 @@ def execute(
                 as_role, {**where, "tableARN": replicas[main]}, policy, kept["icebergSnapshotManagement"]
             )
             reader = target.assumed(plan.role_arn("reader", s.replica_account_id), s.replica_region)
-            probe_rest_load(facts["U25"], target.endpoint, s.replica_region, reader, replica)  # a speed fact: last
+            endpoint = str(as_role["break-glass"].meta.endpoint_url)  # the replica Region's S3 Tables endpoint
+            probe_rest_load(facts["U25"], endpoint, s.replica_region, reader, replica)  # a speed fact: last
         else:
             report.error = "the table never replicated: no replica to probe or attack"
     except Crash:

@@ -150,15 +150,19 @@ class Clients:
 
     def iceberg_rest(self, region: str, account: str | None = None) -> IcebergRest:
         """The S3 Tables Iceberg REST endpoint of a Region (and account), over the s3tables client's transport and
-        credentials (`jobs.kernel.iceberg_rest`)."""
-        s3t = self.s3tables(region, account)
+        credentials (`jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one lookup."""
         key = ("iceberg-rest", region, account)
+        with self._lock:
+            rest: IcebergRest | None = self._cache.get(key)
+        if rest is not None:
+            return rest
+        s3t = self.s3tables(region, account)  # takes the lock itself
         with self._lock:
             if key not in self._cache:
                 session = self._session(region, self._credentials(account, region))
                 self._cache[key] = IcebergRest(s3t, session.get_credentials(), self.max_attempts)
-            rest: IcebergRest = self._cache[key]
-            return rest
+            built: IcebergRest = self._cache[key]
+            return built
 
     def s3(self, region: str, account: str | None = None) -> Any:
         return self.client("s3", region, account)

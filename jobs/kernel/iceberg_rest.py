@@ -29,7 +29,6 @@ rest of the run, which answers the same question in two requests.
 from __future__ import annotations
 
 import json
-import random
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -39,13 +38,15 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError, NoCredentialsError
 
-from jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES
+from jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES, Backoff
 
 SIGNING_NAME = "s3tables"
 OPERATION = "LoadTable"
 # Iceberg REST errors (`ErrorModel.type`) that name a missing table or namespace: the table's answer, not the
 # endpoint's refusal.
 MISSING = frozenset({"NoSuchTableException", "NoSuchNamespaceException", "NotFoundException"})
+# The pause before another attempt: full jitter, exponential from 50 ms, capped at 20 s.
+PAUSE = Backoff(attempts=MAX_ATTEMPTS - 1, base=0.05, cap=20.0)
 # HTTP statuses with no error type that botocore's standard mode retries.
 _RETRIED_STATUS = {429: "TooManyRequestsException", 500: "InternalServerError", 502: "BadGateway",
                    503: "ServiceUnavailable", 504: "GatewayTimeout"}  # fmt: skip
@@ -117,7 +118,7 @@ class IcebergRest:
             except (ConnectionError, HTTPClientError):
                 if last:
                     raise
-                time.sleep(random.uniform(0, min(20.0, 0.05 * 2**attempt)))
+                time.sleep(PAUSE.delay(attempt))
                 continue
             status, body = response.status_code, response.content
             if status == 200:
@@ -130,7 +131,7 @@ class IcebergRest:
                 return LoadedTable(location, metadata)
             code, message = error_of(status, response.headers, body)
             if (code in THROTTLING_CODES or code in TRANSIENT_CODES or status >= 500) and not last:
-                time.sleep(random.uniform(0, min(20.0, 0.05 * 2**attempt)))
+                time.sleep(PAUSE.delay(attempt))
                 continue
             if refuses_endpoint(status, code):
                 self.refused = True

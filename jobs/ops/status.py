@@ -233,6 +233,11 @@ def is_detached(failure_message: str | None, managed: bool | None) -> bool:
     return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False
 
 
+def tables_by_name(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, TableRef]:
+    """{namespace.name: the table as ListTables tells it} of one bucket."""
+    return {t.qualified: t for t in list_tables(clients, bucket_arn, page_size)}
+
+
 def list_replica_buckets(
     clients: Clients, bucket_arns: Sequence[str], page_size: int | None = None
 ) -> dict[str, dict[str, TableRef]]:
@@ -242,7 +247,7 @@ def list_replica_buckets(
 
     def one(arn: str) -> dict[str, TableRef] | None:
         try:
-            return {t.qualified: t for t in list_tables(clients, arn, page_size)}
+            return tables_by_name(clients, arn, page_size)
         except ClientError:
             return None
 
@@ -267,7 +272,7 @@ def mark_detached(
         dests = sorted({r.destination_bucket_arn for r in report.rows if r.destination_bucket_arn} - set(replicas))
         for dest in dests:
             try:
-                replicas[dest] = {t.qualified: t for t in list_tables(clients, dest, page_size)}
+                replicas[dest] = tables_by_name(clients, dest, page_size)
             except ClientError as exc:
                 report.warnings.append(
                     f"{dest}: cannot list its tables ({describe_error(exc)}); detached replicas are seen only once "

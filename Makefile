@@ -45,49 +45,49 @@ typecheck: setup ## mypy
 check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
-	$(PY) -m infra.e2e $(ARGS)
+	$(PY) -m s3tables_kit.infra.e2e $(ARGS)
 
 e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, then make live-verify through Terraform
-	$(PY) -m infra.e2e --all $(ARGS)
-	$(PY) -m infra.e2e.token_probe --json .build/e2e/token-probe.json
-	$(PY) -m infra.live --stand-in --yes --apply terraform
+	$(PY) -m s3tables_kit.infra.e2e --all $(ARGS)
+	$(PY) -m s3tables_kit.infra.e2e.token_probe --json .build/e2e/token-probe.json
+	$(PY) -m s3tables_kit.infra.live --stand-in --yes --apply terraform
 
 live-verify: setup ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
-	$(PY) -m infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
+	$(PY) -m s3tables_kit.infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
 
 live-verify-cleanup: setup ## Finish a live-verify run that did not clean up: RUN=<id> (AWS=1 on AWS); idempotent
-	$(PY) -m infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
+	$(PY) -m s3tables_kit.infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
 
 provider: setup ## Optional, needs Go: build hashicorp/aws 6.x (the generation the stacks pin) limited to their services, into ~/.cache; validate/e2e prefer it
-	$(PY) -m infra.provider_build $(ARGS)
+	$(PY) -m s3tables_kit.infra.provider_build $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
-	$(PY) -m infra.validate $(ARGS)
+	$(PY) -m s3tables_kit.infra.validate $(ARGS)
 
 synth: setup ## Synthesise the stacks of CONFIG into cdktf.out/ (same as `npx cdktf synth`)
-	KIT_CONFIG=$(CONFIG) $(PY) -m infra.main
+	KIT_CONFIG=$(CONFIG) $(PY) -m s3tables_kit.infra.main
 
 golden: setup ## Re-record the golden synth snapshots in tests/golden/ (review the diff before committing!)
-	$(PY) -m infra.golden --write
+	$(PY) -m s3tables_kit.infra.golden --write
 
 policies: setup ## Render every policy document of every example to policies/rendered/ (+ SUMMARY.md)
-	$(PY) -m policies.render
+	$(PY) -m s3tables_kit.policies.render
 
 policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
-	$(PY) -m policies.render --check
+	$(PY) -m s3tables_kit.policies.render --check
 
 proofs: setup ## IAM proofs (matrix, mutations, multi-step attacks) with the report of cases resting on one layer
 	$(PY) -m pytest -q -s tests/test_policy_proofs.py tests/test_policy_attacks.py
 
 policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
-	$(PY) -m policies.access_analyzer $(ARGS)
+	$(PY) -m s3tables_kit.policies.access_analyzer $(ARGS)
 
 demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
-	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
-	$(PY) -m jobs.drill
+	KIT_CONFIG=$(CONFIG) $(PY) -m s3tables_kit.infra.summary
+	$(PY) -m s3tables_kit.jobs.drill
 
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
-	KIT_CONFIG=$(CONFIG) $(PY) -m infra.summary
+	KIT_CONFIG=$(CONFIG) $(PY) -m s3tables_kit.infra.summary
 
 outputs: ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks to $(OUTPUTS): make outputs CONFIG=kit.toml
 	@if [ "$(origin CONFIG)" = "file" ]; then \
@@ -100,34 +100,34 @@ recover: setup ## Recover from the replica on AWS with spark-submit: make recove
 		.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
 
 recover-emr: setup ## Submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
-	$(PY) -m jobs.emr_submit $(ARGS)
+	$(PY) -m s3tables_kit.jobs.emr_submit $(ARGS)
 
 status: setup ## Replication status and lag: ARGS="--outputs outputs.json --max-lag 30m"
-	$(PY) -m jobs.ops.status $(ARGS)
+	$(PY) -m s3tables_kit.jobs.ops.status $(ARGS)
 
 harden: setup ## Apply table policies + replica retention to service-created replicas: ARGS="--outputs outputs.json --dry-run"
-	$(PY) -m jobs.ops.harden $(ARGS)
+	$(PY) -m s3tables_kit.jobs.ops.harden $(ARGS)
 
 audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
-	$(PY) -m jobs.ops.audit $(ARGS)
+	$(PY) -m s3tables_kit.jobs.ops.audit $(ARGS)
 
 .PHONY: failover failover-drill
 failover: setup ## Fail over to a replica in place (plan by default): ARGS="--config kit.toml --outputs outputs.json --replica-bucket B [--confirm B]"
-	$(PY) -m jobs.failover $(ARGS)
+	$(PY) -m s3tables_kit.jobs.failover $(ARGS)
 
 failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
-	$(PY) -m jobs.failover.drill $(ARGS)
+	$(PY) -m s3tables_kit.jobs.failover.drill $(ARGS)
 
 .PHONY: sandbox
 sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply)
-	$(PY) -m infra.sandbox $(ARGS)
+	$(PY) -m s3tables_kit.infra.sandbox $(ARGS)
 
 .PHONY: rehearse rehearse-upload
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
-	$(PY) -m jobs.rehearse --local $(ARGS)
+	$(PY) -m s3tables_kit.jobs.rehearse --local $(ARGS)
 
 rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
-	$(PY) -m jobs.rehearse --upload $(OUTPUTS)
+	$(PY) -m s3tables_kit.jobs.rehearse --upload $(OUTPUTS)
 
 bench: setup ## Benchmarks, every section (BENCH_SCALE=quick|small|full) -> BENCHMARKS.md + bench-out/results.json
 	$(PY) -m bench.run

@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
-from policies.docset import build
-from policies.documents import compact_json
-from topology.config import KitConfig, parse_config
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import compact_json
+from s3tables_kit.topology.config import KitConfig, parse_config
 
 SIZES = (1, 5, 20, 50)
 SCP_LIMIT = 5120

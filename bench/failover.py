@@ -34,10 +34,10 @@ REPO = Path(__file__).resolve().parent.parent
 def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
     """(emulator, clients, cfg, outputs, break-glass clients) for the seed topology in a fresh emulator."""
     from emulator.process import Emulator
-    from jobs.failover.drill import EMULATOR_ENV, SEED, deploy
-    from jobs.kernel.clients import Clients
-    from topology.config import load_config
-    from topology.outputs import load_outputs
+    from s3tables_kit.jobs.failover.drill import EMULATOR_ENV, SEED, deploy
+    from s3tables_kit.jobs.kernel.clients import Clients
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.outputs import load_outputs
 
     os.environ.update(EMULATOR_ENV)
     os.environ.pop("AWS_ENDPOINT_URL", None)
@@ -84,8 +84,8 @@ def _template(clients: Any, bucket_arn: str, region: str, endpoint: str) -> dict
     from pyiceberg.transforms import IdentityTransform
     from pyiceberg.types import LongType, NestedField, StringType
 
-    from jobs.failover.iceberg import S3TablesCommitter, io_props
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
+    from s3tables_kit.jobs.recover.model import Ident
 
     s3t = clients.s3tables(region)
     cm = S3TablesCommitter(s3t, bucket_arn, io_props(s3t, bucket_arn, endpoint))
@@ -110,7 +110,7 @@ def _confirmed_run(
     outputs: Any, cfg: Any, namespace: str, concurrency: int, run: Any, **request: Any
 ) -> tuple[float, Any]:
     """(seconds, result) of `run(request, documents)` promoting the namespace's tables into the first replica."""
-    from jobs.failover import aws
+    from s3tables_kit.jobs.failover import aws
 
     bucket = outputs.replicas[0].table_bucket_name
     req = aws.Request(
@@ -128,14 +128,14 @@ def _confirmed_run(
 
 
 def _failover(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int) -> tuple[float, Any]:
-    from jobs.failover import aws
+    from s3tables_kit.jobs.failover import aws
 
     return _confirmed_run(outputs, cfg, namespace, concurrency, lambda req, docs: aws.run(bg, req, outputs, docs))
 
 
 def _planned(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int, out: Path) -> tuple[float, Any]:
     """The planned failover of the namespace's tables (the source answering; every replica already caught up)."""
-    from jobs.failover import planned
+    from s3tables_kit.jobs.failover import planned
 
     freeze = planned.freeze_from_config(cfg, outputs.source.table_bucket_arn)
     opts = planned.Options(timeout_s=600.0, poll_s=1.0, settle_s=0.0)

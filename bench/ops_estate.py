@@ -80,7 +80,7 @@ def estate_config_doc(es: EstateScale, ou_id: str = "ou-placeholder-00000000") -
 def build_estate(emu: Emulator, es: EstateScale, workdir: Path) -> dict[str, Any]:
     """The estate on the emulator: buckets, each source's bucket replication with its own role, `es.tables` seeded
     tables replicated, replica bucket policies, every replica hardened (zero latency: set-up, not measured)."""
-    from jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.kernel.clients import Clients
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=es.concurrency * 2)

@@ -107,9 +107,14 @@ def deploy_lake(
     the OU, the replica buckets with their settings and policies, the source buckets with their bucket replication;
     the configuration (document and parsed) and the outputs of that deploy. The tables are the emulator's bulk
     seeding (`seed_namespaces`)."""
-    from infra.world import create_organization_unit, deploy_replicas, deploy_sources, seed_organization_policies
-    from topology.config import parse_config
-    from topology.outputs import outputs_doc
+    from s3tables_kit.infra.world import (
+        create_organization_unit,
+        deploy_replicas,
+        deploy_sources,
+        seed_organization_policies,
+    )
+    from s3tables_kit.topology.config import parse_config
+    from s3tables_kit.topology.outputs import outputs_doc
 
     emu.control.reset()
     ou_id = create_organization_unit(clients.organizations())
@@ -134,8 +139,8 @@ def harden_and_write(
     """Every replica hardened by the kit (set-up, not measured), then the configuration and outputs files the tools
     read; harden's exit code and the tables it hardened (its report, every result with its diff, is not kept: the
     tools' children are forked from this process)."""
-    from jobs.ops.harden import harden
-    from topology.outputs import parse_outputs
+    from s3tables_kit.jobs.ops.harden import harden
+    from s3tables_kit.topology.outputs import parse_outputs
 
     report = harden(clients, parse_outputs(out_doc), concurrency=concurrency, show_progress=False)
     (workdir / "config.json").write_text(json.dumps(cfg_doc))
@@ -146,7 +151,7 @@ def harden_and_write(
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
     bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
-    from jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.kernel.clients import Clients
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=sc.concurrency * 2)
@@ -179,11 +184,11 @@ def child(
     cache (`jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
     from datetime import timedelta
 
-    from jobs.kernel.clients import Clients
-    from jobs.kernel.metadata_cache import MetadataCache
-    from jobs.ops import audit, harden, monitor, status
-    from topology.config import parse_config
-    from topology.outputs import parse_outputs
+    from s3tables_kit.jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache
+    from s3tables_kit.jobs.ops import audit, harden, monitor, status
+    from s3tables_kit.topology.config import parse_config
+    from s3tables_kit.topology.outputs import parse_outputs
 
     wd = Path(workdir)
     cfg = parse_config(json.loads((wd / "config.json").read_text()))

@@ -53,12 +53,12 @@ def measure_plan(
     s3_latency_s: float = 0.02,
 ) -> dict[str, Any]:
     from emulator.process import Emulator
-    from jobs.kernel import sdk
-    from jobs.recover.catalogs import CatalogSpec
-    from jobs.recover.job import RecoveryRequest, build_plan, plan_one
-    from jobs.recover.lakeplan import build_plan_at_scale
-    from jobs.recover.metadata import metadata_source
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.kernel import sdk
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one
+    from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
+    from s3tables_kit.jobs.recover.metadata import metadata_source
+    from s3tables_kit.jobs.recover.model import Ident
 
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         os.environ.setdefault(k, v)
@@ -135,10 +135,10 @@ def measure_plan(
 
 def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, Any]:
     from bench.recovery import orders_select
-    from jobs.recover.catalogs import CatalogSpec, catalog_conf
-    from jobs.recover.job import RecoveryRequest, run
-    from jobs.recover.localreplica import file_uri
-    from jobs.spark import add_catalogs, build_session
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.recover.job import RecoveryRequest, run
+    from s3tables_kit.jobs.recover.localreplica import file_uri
+    from s3tables_kit.jobs.spark import add_catalogs, build_session
 
     root.mkdir(parents=True, exist_ok=True)
     rep = CatalogSpec("sc_replica", "hadoop", file_uri(root / "replica"))

@@ -154,8 +154,8 @@ def dir_bytes(p: Path, suffix: str = "") -> int:
 
 
 def catalogs(work: Work) -> dict[str, Any]:
-    from jobs.recover.catalogs import CatalogSpec
-    from jobs.recover.localreplica import file_uri
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.recover.localreplica import file_uri
 
     return {
         name: CatalogSpec(name, "hadoop", file_uri(work.wh(wh)))
@@ -169,8 +169,8 @@ def catalogs(work: Work) -> dict[str, Any]:
 
 
 def session(work: Work) -> SparkSession:
-    from jobs.recover.catalogs import catalog_conf
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.spark import build_session
 
     conf: dict[str, str] = {}
     for spec in catalogs(work).values():
@@ -188,8 +188,8 @@ def session(work: Work) -> SparkSession:
 
 
 def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
-    from jobs.recover.localreplica import replicate_table
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.recover.localreplica import replicate_table
+    from s3tables_kit.jobs.recover.model import Ident
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.bench")
     spark.sql(
@@ -202,7 +202,7 @@ def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
         spark.sql(f"INSERT INTO src.bench.orders {orders_select(b * per, end, 4)}")
         print(f"    orders: batch {b + 1}/{sc.orders_batches} committed", flush=True)
     rep = replicate_table(spark, "src", work.wh("source"), "replica", work.wh("replica"), Ident("bench", "orders"))
-    from jobs.recover.metadata import HadoopMetadataSource, load_table_info
+    from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
 
     info = load_table_info(HadoopMetadataSource("file:" + str(work.wh("replica"))), Ident("bench", "orders"))
     assert info is not None and info.current_snapshot_id is not None
@@ -221,8 +221,8 @@ def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
 
 def build_many(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
     """`fleet.t00..` in the source, then relocated into the replica one by one; returns the consistent-cut instant."""
-    from jobs.recover.localreplica import replicate_table
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.recover.localreplica import replicate_table
+    from s3tables_kit.jobs.recover.model import Ident
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.fleet")
     names = [f"t{i:02d}" for i in range(sc.many_tables)]
@@ -280,8 +280,8 @@ def build_planning(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]
 
 
 def kit_request(work: Work, target: str, tables: list[str], report: Path, **kw: Any) -> Any:
-    from jobs.recover.job import RecoveryRequest
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.recover.job import RecoveryRequest
+    from s3tables_kit.jobs.recover.model import Ident
 
     cats = catalogs(work)
     return RecoveryRequest(
@@ -290,8 +290,8 @@ def kit_request(work: Work, target: str, tables: list[str], report: Path, **kw: 
 
 
 def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Path, **kw: Any) -> Any:
-    from jobs.recover.job import run
-    from jobs.spark import add_catalogs
+    from s3tables_kit.jobs.recover.job import run
+    from s3tables_kit.jobs.spark import add_catalogs
 
     def factory(conf: dict[str, str]) -> SparkSession:
         add_catalogs(spark, conf)
@@ -315,7 +315,7 @@ def _ctas(spark: SparkSession, name: str) -> None:
 def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], rounds: int) -> dict[str, Any]:
     """Interleaved rounds after a warm-up: kit file copy (A), default Spark CTAS (B), pyiceberg Arrow copy (C),
     A B C A B C ... Each round's ratios compare neighbours in time (the machine is shared: 2 cores, other work)."""
-    from jobs.recover.modes import CopyMode
+    from s3tables_kit.jobs.recover.modes import CopyMode
 
     rows, nbytes = int(orders["rows"]), int(orders["bytes"])
     reports = work.root / "reports"
@@ -388,7 +388,7 @@ def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], roun
 
 def measure_copy(spark: SparkSession, work: Work, orders: dict[str, Any], except_all: bool = True) -> dict[str, Any]:
     """The CTAS-mode kit once (the row fingerprint's figures, kept), a raw copy, the fingerprint profile, EXCEPT ALL."""
-    from jobs.recover.modes import CopyMode
+    from s3tables_kit.jobs.recover.modes import CopyMode
 
     rows, nbytes, sid = int(orders["rows"]), int(orders["bytes"]), int(orders["snapshot_id"])
     out: dict[str, Any] = {}
@@ -521,14 +521,14 @@ def _env() -> dict[str, str]:
 
 def kit_namespace_cmd(work: Work, as_of: str, report: Path) -> list[str]:
     return [
-        sys.executable, "-m", "jobs.recover", "--catalog-mode", "hadoop",
+        sys.executable, "-m", "s3tables_kit.jobs.recover", "--catalog-mode", "hadoop",
         "--replica-warehouse", str(work.wh("replica")), "--target-warehouse", str(work.wh("many-kit")),
         "--namespace", "fleet", "--as-of", as_of, "--parallelism", "2", "--report", str(report),
     ]  # fmt: skip
 
 
 def submit_cmd(work: Work, table: str, as_of: str, report: Path) -> list[str]:
-    from jobs.spark import kit_jars
+    from s3tables_kit.jobs.spark import kit_jars
 
     return [
         str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]",
@@ -596,7 +596,7 @@ def measure_many(work: Work, many: dict[str, Any], sc: Scale) -> dict[str, Any]:
 
 def plan_child(argv: list[str], result: Path) -> int:
     t0 = time.perf_counter()
-    from jobs.recover.cli import main
+    from s3tables_kit.jobs.recover.cli import main
 
     def no_jvm(conf: dict[str, str]) -> Any:
         raise RuntimeError("the dry run asked for a SparkSession (a JVM)")

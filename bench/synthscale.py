@@ -233,8 +233,8 @@ def child(config_json: Path, outdir: Path, result_json: Path) -> int:
     t1 = time.perf_counter()
     import cdktf_cdktf_provider_aws  # noqa: F401
 
-    from infra.app import build_app
-    from topology.config import parse_config
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.topology.config import parse_config
 
     t2 = time.perf_counter()
     cfg = parse_config(json.loads(config_json.read_text()), str(config_json))
@@ -353,7 +353,7 @@ def run_estate_synth(workdir: Path, sources: int = 50, tables_per_source: int = 
 def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05) -> dict[str, Any]:
     """Synthesise the configuration dict `cfg` in a fresh interpreter (`--child`), sampling its process tree."""
     workdir.mkdir(parents=True, exist_ok=True)
-    from topology.config import parse_config
+    from s3tables_kit.topology.config import parse_config
 
     parse_config(cfg)  # fail here, not in the timed child, if the generator is wrong
     config_json = workdir / "scale-config.json"

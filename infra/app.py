@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from cdktf import App, TerraformStack
 
-from infra.constructs.backend import configure_state
-from infra.lifecycle import protect_from_destroy
-from infra.nag import apply_nag
-from infra.stacks.organization import OrganizationStack
-from infra.stacks.recovery import RecoveryStack
-from infra.stacks.replica import ReplicaStack
-from infra.stacks.source import SourceStack
-from policies import docset
-from policies.docset import DocumentSet
-from topology.config import KitConfig
+from s3tables_kit.infra.constructs.backend import configure_state
+from s3tables_kit.infra.lifecycle import protect_from_destroy
+from s3tables_kit.infra.nag import apply_nag
+from s3tables_kit.infra.stacks.organization import OrganizationStack
+from s3tables_kit.infra.stacks.recovery import RecoveryStack
+from s3tables_kit.infra.stacks.replica import ReplicaStack
+from s3tables_kit.infra.stacks.source import SourceStack
+from s3tables_kit.policies import docset
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig
 
 
 class EstateFailoverError(ValueError):
@@ -33,7 +33,9 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
         refuse_estate_failover(cfg)  # before the App: a refused synth writes nothing
     app = App(outdir=outdir, stack_traces=False)
     if promoted:
-        from infra.stacks.failover import build_failover_stacks  # issue 17: the promoted bucket is the source
+        from s3tables_kit.infra.stacks.failover import (
+            build_failover_stacks,  # issue 17: the promoted bucket is the source
+        )
 
         build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)
         return _finish(app, cfg, allow_destroy=allow_destroy)

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from topology.config import ConfigError, KitConfig, config_warnings, load_config
+from s3tables_kit.topology.config import ConfigError, KitConfig, config_warnings, load_config
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.lifecycle import PROTECTED_TYPES
-from topology.config import ConfigError, KitConfig, load_config
+from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
+from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
 
 DOCUMENT_ATTRIBUTES = frozenset({"resource_policy", "policy", "content", "assume_role_policy"})
 
@@ -97,8 +97,8 @@ def render(cfg: KitConfig, plans: Sequence[StackPlan], not_planned: Sequence[str
 
 
 def plan(config: Path, workdir: Path) -> tuple[KitConfig, list[StackPlan], list[str]]:
-    from infra.app import build_app
-    from infra.golden import normalize
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.infra.golden import normalize
 
     cfg = load_config(config)
     if cfg.failover is None or cfg.failover.promoted_bucket is None:

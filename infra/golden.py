@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from topology.config import load_config
+from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -38,7 +38,7 @@ def normalize(node: Any, cwd: str) -> Any:
 
 def synth_example(config: Path, outdir: Path) -> dict[str, dict[str, Any]]:
     """Full app synth (cross-stack references are rewritten only by App.synth) -> {stack: parsed cdk.tf.json}."""
-    from infra.app import build_app
+    from s3tables_kit.infra.app import build_app
 
     build_app(load_config(config), outdir=str(outdir)).synth()
     stacks = {}

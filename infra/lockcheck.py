@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies.actions import PROMOTED_DEPLOY_ACTIONS, PROTECTION_RULES, REPLICA_KEY_TAG
-from topology.config import KitConfig, load_config
-from topology.rules import PROTECTION_TAG_KEY
+from s3tables_kit.policies.actions import PROMOTED_DEPLOY_ACTIONS, PROTECTION_RULES, REPLICA_KEY_TAG
+from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
 Json = dict[str, Any]
 GUIDE = 'docs/provisioning.md, "Changing a locked setting: a break-glass deploy"'

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from infra.env import read_env_config
+from s3tables_kit.infra.env import read_env_config
 
 
 def main() -> int:
@@ -17,7 +17,10 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
-    from infra.app import EstateFailoverError, build_app  # the provider bindings (~20 s): after the config is valid
+    from s3tables_kit.infra.app import (  # the provider bindings (~20 s): after the config is valid
+        EstateFailoverError,
+        build_app,
+    )
 
     try:
         app = build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy)

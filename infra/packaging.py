@@ -39,10 +39,11 @@ from typing import Any
 
 import botocore
 
-from topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
+from s3tables_kit.topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
 
 REPO = Path(__file__).resolve().parent.parent
-HANDLER = MONITOR_MODULE.removesuffix(".py").replace("/", ".") + ".handler"  # jobs/ops/monitor.py -> jobs.ops.monitor
+PACKAGE = "s3tables_kit"  # the modules sit under the kit's distribution package, as they import each other
+HANDLER = f"{PACKAGE}." + MONITOR_MODULE.removesuffix(".py").replace("/", ".") + ".handler"
 DATA_DIR = "botocore_data"
 LAMBDA_TASK_ROOT = "/var/task"
 MODULES = (
@@ -77,7 +78,8 @@ def declared_bytes(declared: Any) -> bytes:
 
 
 def _entries(declared: bytes | None) -> list[tuple[str, bytes]]:
-    out = [(rel, (REPO / rel).read_bytes()) for rel in MODULES]
+    out = [(f"{PACKAGE}/__init__.py", b"")]  # the package's own __init__ holds only its docstring
+    out += [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in MODULES]
     if declared is not None:
         out.append((DECLARED_FILE, declared))
     data = Path(botocore.__file__).resolve().parent / "data"

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from infra.provider_cache import CACHE_ENV, cache_root
+from s3tables_kit.infra.provider_cache import CACHE_ENV, cache_root
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = "github.com/hashicorp/terraform-provider-aws"
@@ -87,7 +87,7 @@ def synthesized_types(cache: Path) -> tuple[set[str], bool]:
     record = cache / "types" / f"{sources_digest()}.json"
     if record.is_file():
         return set(json.loads(record.read_text())), True
-    from infra.validate import default_configs, synth_examples
+    from s3tables_kit.infra.validate import default_configs, synth_examples
 
     with tempfile.TemporaryDirectory(prefix="kit-provider-synth-") as tmp:
         stacks = synth_examples(default_configs(), Path(tmp))

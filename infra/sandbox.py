@@ -38,8 +38,8 @@ from types import FrameType
 from typing import Any
 
 from emulator.process import Emulator
-from infra import world
-from topology.config import KitConfig, load_config
+from s3tables_kit.infra import world
+from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = Path("examples/seed.toml")
@@ -121,7 +121,7 @@ def seed_deploy(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any]:
     """What `cdktf deploy` of every stack of `cfg` leaves behind, created through the public APIs (`infra.world`);
     returns the outputs contract of that deploy. Tables are created without metadata, as Terraform creates them: a
     writer's first commit gives them their schema."""
-    from topology.outputs import outputs_doc
+    from s3tables_kit.topology.outputs import outputs_doc
 
     def s3tables(region: str) -> Any:
         return _client(emu.url, "s3tables", region)
@@ -152,7 +152,8 @@ def write_commit(emu: Emulator, bucket_arn: str, region: str, log: Path) -> list
     env |= {"PYTHONPATH": str(ROOT), "AWS_ACCESS_KEY_ID": FAKE_KEY, "AWS_SECRET_ACCESS_KEY": FAKE_KEY}
     env |= {"AWS_REGION": region, "AWS_DEFAULT_REGION": region, **EMULATOR_CLIENT_ENV}
     proc = subprocess.run(
-        [sys.executable, "-m", "jobs.failover.writer", "--bucket-arn", bucket_arn, "--endpoint-url", emu.url],
+        [sys.executable, "-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", bucket_arn,
+         "--endpoint-url", emu.url],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     with log.open("a", encoding="utf-8") as f:
@@ -187,7 +188,7 @@ def start(
     try:
         outputs = out / "outputs.json"
         if apply:
-            from infra.sandbox_apply import ApplyError, apply_example
+            from s3tables_kit.infra.sandbox_apply import ApplyError, apply_example
 
             say(f"sandbox: terraform apply of {config} onto {emu.url} (the `make e2e` path; minutes)")
             try:
@@ -210,7 +211,7 @@ def start(
 def replicate(emu: Emulator, cfg: KitConfig) -> int:
     """The replication service: the emulator's hook creates or updates each replica and marks it COMPLETED, then its
     paths are rewritten for the destination as AWS does (`infra.sandbox_replication`). Returns the files copied."""
-    from infra.sandbox_replication import rewrite_replicas
+    from s3tables_kit.infra.sandbox_replication import rewrite_replicas
 
     pairs = []
     for src in cfg.sources:

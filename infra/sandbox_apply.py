@@ -21,8 +21,8 @@ class ApplyError(Exception):
 def apply_example(emu: Emulator, config: Path, workdir: Path, outputs: Path) -> None:
     """Apply every stack of `config` onto the running `emu` as `make e2e` does; write the stacks' outputs (`terraform
     output`, in the format `npx cdktf output` writes) to `outputs`."""
-    from infra.e2e.run import EMULATOR_WRITER_ENV, ExampleRun, Terraform, cli_config, toolchain
-    from infra.validate import find_mirror, find_terraform, tf_env
+    from s3tables_kit.infra.e2e.run import EMULATOR_WRITER_ENV, ExampleRun, Terraform, cli_config, toolchain
+    from s3tables_kit.infra.validate import find_mirror, find_terraform, tf_env
 
     binary, mirror = find_terraform(), find_mirror()
     if binary is None or mirror is None:

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from infra.env import read_env_config
-from topology.config import KitConfig
+from s3tables_kit.infra.env import read_env_config
+from s3tables_kit.topology.config import KitConfig
 
 
 def summarize(stacks: dict[str, dict[str, Any]]) -> str:
@@ -55,7 +55,7 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     print(f"== {env.config_path}: {headline(cfg)}")
     with tempfile.TemporaryDirectory() as tmp:

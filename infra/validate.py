@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.provider_cache import current_mirror
+from s3tables_kit.infra.provider_cache import current_mirror
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -522,7 +522,7 @@ def write_stack(stack_dir: Path, doc: Json) -> None:
 
 
 def synth_examples(configs: Iterable[Path], outdir: Path) -> dict[str, dict[str, Json]]:
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     out = {}
     for cfg in configs:

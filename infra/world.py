@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from topology.config import KitConfig, SnapshotRetention, Source
+from s3tables_kit.topology.config import KitConfig, SnapshotRetention, Source
 
 S3TablesFor = Callable[[str], Any]  # a Region -> an s3tables client in it
 
@@ -31,7 +31,7 @@ def create_organization_unit(org: Any, name: str = "replicas") -> str:
 def seed_organization_policies(org: Any, cfg: KitConfig, targets: Sequence[str]) -> dict[str, Any]:
     """The organization stack: the kit's two SCPs, each attached to every target; the stack's outputs
     (`kit_organization`)."""
-    from policies import documents
+    from s3tables_kit.policies import documents
 
     out: dict[str, Any] = {"targets": list(targets)}
     for key, name, policy in (
@@ -49,7 +49,7 @@ def seed_organization_policies(org: Any, cfg: KitConfig, targets: Sequence[str])
 
 def deploy_replicas(s3tables: S3TablesFor, cfg: KitConfig) -> None:
     """Every replica bucket of `cfg`: its encryption, storage class and the kit's bucket policy."""
-    from policies import documents
+    from s3tables_kit.policies import documents
 
     for r in cfg.replicas:
         s3t = s3tables(r.region)

@@ -20,12 +20,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
-from jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
-from jobs.recover.job import Outcome, RecoveryRequest, run
-from jobs.recover.localreplica import file_uri, replicate_table
-from jobs.recover.model import Ident
-from jobs.recover.planning import Selector, to_ms
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
+from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
+from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.recover.planning import Selector, to_ms
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "examples" / "seed.toml"
@@ -46,7 +46,7 @@ def _step(n: int | str, text: str) -> None:
 
 def _seed_table() -> tuple[Ident, list[tuple[str, str, bool, str | None]], list[str], str]:
     """analytics.orders from examples/seed.toml: columns and partition transforms, plus the recovery namespace."""
-    from topology.config import load_config
+    from s3tables_kit.topology.config import load_config
 
     cfg = load_config(SEED)
     ns = cfg.source.namespaces[0]
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     print("Local recovery drill: the seed walkthrough (analytics.orders) with a local stand-in for the replica")
     print(f"  warehouses under {out / 'warehouses'}")
 
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.spark import build_session
 
     spark = build_session(
         {**catalog_conf(source), **catalog_conf(replica), **catalog_conf(target)}, app_name="kit-drill"

@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from topology.outputs import KitOutputs
+from s3tables_kit.topology.outputs import KitOutputs
 
 REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
@@ -127,7 +127,8 @@ def jobs_zip() -> bytes:
             rel = p.relative_to(REPO)
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
-            z.write(p, str(rel))
+            z.write(p, f"s3tables_kit/{rel}")
+        z.writestr("s3tables_kit/__init__.py", "")
     return buf.getvalue()
 
 
@@ -177,14 +178,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
 
 def main(argv: list[str] | None = None) -> int:
     ns, job_args = parse_args(argv)
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(ns.outputs)
     except OutputsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from jobs.spark import kit_jars
+    from s3tables_kit.jobs.spark import kit_jars
 
     jars = kit_jars()
     request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from jobs.kernel import sdk
+    from s3tables_kit.jobs.kernel import sdk
 
     region = outputs.recovery.region
     upload(sdk.client("s3", region), outputs, jars)

@@ -50,7 +50,7 @@ def _shared_s3_file_io_class() -> type:
 def _retry_strategy(properties: Any) -> Any:
     """The retry strategy the properties name (pyiceberg's ``s3.retry-strategy-impl``, a class path instantiated
     without arguments, as pyiceberg does), or None."""
-    from jobs.kernel.sdk import PYICEBERG_RETRY_PROPERTY
+    from s3tables_kit.jobs.kernel.sdk import PYICEBERG_RETRY_PROPERTY
 
     path = (properties or {}).get(PYICEBERG_RETRY_PROPERTY)
     if not path:
@@ -79,7 +79,7 @@ def _delayed_open(fs: Any, retry_strategy: Any = None) -> Any:
 
 def shared_s3_file_io(props: dict[str, str]) -> Any:
     """A pyiceberg FileIO whose S3 filesystem is shared by all buckets (see `SharedS3FileIO`)."""
-    from jobs.kernel.sdk import fileio_properties
+    from s3tables_kit.jobs.kernel.sdk import fileio_properties
 
     if "s3.region" not in props:
         raise ValueError("shared_s3_file_io needs s3.region (no per-bucket Region resolution)")

@@ -12,7 +12,7 @@ import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _root = os.path.dirname(_here)
-if os.path.isdir(os.path.join(_root, "jobs")) and _root not in sys.path:
+if os.path.isdir(os.path.join(_root, "s3tables_kit")) and _root not in sys.path:  # a checkout
     sys.path.insert(0, _root)
 
 PREFLIGHT = "--preflight"
@@ -20,8 +20,8 @@ PREFLIGHT = "--preflight"
 
 def preflight(argv: list[str]) -> int:
     """0 when `argv` is a valid recovery request, else 2 with the reason on stderr; starts no JVM."""
-    from jobs.recover.cli import parser, request_from_args
-    from jobs.recover.model import RecoveryError
+    from s3tables_kit.jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.model import RecoveryError
 
     ns = parser().parse_args(argv)  # argparse exits 2 on an unknown or malformed argument
     try:
@@ -35,6 +35,6 @@ def preflight(argv: list[str]) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == [PREFLIGHT]:
         sys.exit(preflight(sys.argv[2:]))
-    from jobs.recover.cli import main, submitted_spark_factory
+    from s3tables_kit.jobs.recover.cli import main, submitted_spark_factory
 
     sys.exit(main(sys.argv[1:], spark_factory=submitted_spark_factory))

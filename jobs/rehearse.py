@@ -29,11 +29,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.job import RecoveryRequest, run
-from jobs.recover.model import Ident
-from jobs.recover.planning import Selector, to_ms
-from topology.contract import (  # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.job import RecoveryRequest, run
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.recover.planning import Selector, to_ms
+
+# names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
+from s3tables_kit.topology.contract import (
     METRIC_NAMESPACE,
     REHEARSAL_ENTRY,
     REHEARSAL_RTO,
@@ -242,15 +244,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _local(ns: argparse.Namespace) -> int:
-    from jobs.recover.catalogs import catalog_conf
-    from jobs.recover.localreplica import file_uri
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.recover.localreplica import file_uri
+    from s3tables_kit.jobs.spark import build_session
 
     out = Path(ns.out).resolve()
     wh = {k: out / "warehouses" / k for k in ("replica", "recovered")}
     if not (wh["replica"] / "analytics" / "orders").is_dir():
         print(f"rehearsal: no drill replica under {wh['replica']}; running the drill first (make demo)", flush=True)
-        from jobs.drill import main as drill
+        from s3tables_kit.jobs.drill import main as drill
 
         if drill(["--out", str(out)]) != 0:
             print("rehearsal: the drill failed; nothing to rehearse on", file=sys.stderr)
@@ -293,7 +295,7 @@ def _rehearse_and_report(
     write_report(res, report_dir)
     data = metric_data(ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started)
     if ns.report_uri:
-        from jobs.kernel.sdk import split_s3_uri
+        from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 
         bucket, prefix = split_s3_uri(ns.report_uri)
         s3 = _client(ns, "s3", ns.target_region or ns.replica_region)
@@ -310,10 +312,10 @@ def _rehearse_and_report(
 def upload_artifacts(outputs_path: str) -> int:
     """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
     (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
-    from jobs.emr_submit import join_s3, split_s3, upload
-    from jobs.ops.cli import refuse
-    from jobs.spark import kit_jars
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
+    from s3tables_kit.jobs.ops.cli import refuse
+    from s3tables_kit.jobs.spark import kit_jars
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(outputs_path)
@@ -327,7 +329,7 @@ def upload_artifacts(outputs_path: str) -> int:
             file=sys.stderr,
         )
         return 2
-    from jobs.kernel import sdk
+    from s3tables_kit.jobs.kernel import sdk
 
     s3 = sdk.client("s3", outputs.recovery.region)
     upload(s3, outputs, jars)
@@ -341,7 +343,7 @@ def _client(ns: argparse.Namespace, service: str, region: str) -> Any:
     """A plain boto3 client (the job's zip on EMR carries no jobs/ops) with the kit's retry policy."""
     import boto3
 
-    from jobs.kernel.sdk import retry_config
+    from s3tables_kit.jobs.kernel.sdk import retry_config
 
     config = retry_config()
     session = boto3.session.Session(region_name=region)
@@ -365,10 +367,10 @@ def main(
         return 2
     replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
     target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
-    from jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.recover.catalogs import catalog_conf
 
     if spark_factory is None:
-        from jobs.recover.cli import submitted_spark_factory
+        from s3tables_kit.jobs.recover.cli import submitted_spark_factory
 
         spark_factory = submitted_spark_factory
     # Distribution and copy settings are per table inside the recovery job (CTAS or file copy), not per session.

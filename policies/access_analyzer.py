@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policies import actions as A
-from policies.documents import PolicyDoc, compact_json
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies.documents import PolicyDoc, compact_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -131,8 +131,8 @@ def git_baseline(ref: str, example: str) -> Callable[[str], str | None]:
 
 
 def all_requests(examples_dir: Path, baseline_ref: str) -> tuple[list[AnalyzerRequest], list[str]]:
-    from policies.docset import build
-    from topology.config import load_config
+    from s3tables_kit.policies.docset import build
+    from s3tables_kit.topology.config import load_config
 
     requests: list[AnalyzerRequest] = []
     notes: list[str] = []

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies import actions as A
-from policies import statements as S
-from policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from topology.config import KitConfig, Replica
-from topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
 SCHEDULER_SERVICE = "scheduler.amazonaws.com"

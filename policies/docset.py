@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
-from policies.failover import failover_policy_docs
-from policies.freeze import freeze_policy_docs
-from policies.model import Document, PolicyDoc
-from topology.config import KitConfig, Replica, Source
+from s3tables_kit.policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
+from s3tables_kit.policies.failover import failover_policy_docs
+from s3tables_kit.policies.freeze import freeze_policy_docs
+from s3tables_kit.policies.model import Document, PolicyDoc
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 SITE_SEPARATOR = "--"
 
@@ -189,7 +189,7 @@ def build_monitor(cfg: KitConfig) -> DocumentSet:
     """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from a view of
     the promoted source and its destinations (`infra.stacks.failover.monitor_view`), which has no recovery site of
     its own (its rehearsal stays in the recovery stack), so the whole set of that view is not a topology to build."""
-    from policies import assurance
+    from s3tables_kit.policies import assurance
 
     view = cfg.model_copy(
         update={

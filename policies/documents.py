@@ -11,13 +11,13 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from policies import actions as A
-from policies import assurance, estate
-from policies import protection as P
-from policies import statements as S
-from policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
-from policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
-from topology.config import KitConfig, Replica, Source, partition_of_arn
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import assurance, estate
+from s3tables_kit.policies import protection as P
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
+from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
+from s3tables_kit.topology.config import KitConfig, Replica, Source, partition_of_arn
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
 

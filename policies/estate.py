@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policies import actions as A
-from policies import protection as P
-from policies import statements as S
-from topology.config import KitConfig
-from topology.rules import PROTECTION_TAG_KEY
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import protection as P
+from s3tables_kit.policies import statements as S
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
 TAG_CONDITION_KEY = f"s3tables:TableBucketTag/{PROTECTION_TAG_KEY}"
 DISASSOCIATE = "DisassociateTableReplication"

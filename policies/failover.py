@@ -26,11 +26,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from policies import actions as A
-from policies import protection as P
-from policies import statements as S
-from policies.assurance import Site, monitors_read_bucket_policy
-from policies.documents import (
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import protection as P
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.assurance import Site, monitors_read_bucket_policy
+from s3tables_kit.policies.documents import (
     Document,
     KeySite,
     PolicyDoc,
@@ -42,9 +42,9 @@ from policies.documents import (
     replication_permissions,
     replication_trust,
 )
-from policies.documents import recovery_role_permissions as _recovery_role_permissions
-from topology.config import KitConfig, Replica
-from topology.failover import FailoverTopology, failover_topology
+from s3tables_kit.policies.documents import recovery_role_permissions as _recovery_role_permissions
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
 PROMOTED_SID_PREFIX = "DenyPromoted"
 FAILOVER_DEST_SID_PREFIX = "DenyFailoverReplica"

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from policies import actions as A
-from policies import statements as S
-from policies.model import Document, PolicyDoc, doc
-from topology.config import KitConfig
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc
+from s3tables_kit.topology.config import KitConfig
 
 NAME_PREFIX = "planned-failover-freeze--"
 
@@ -59,7 +59,7 @@ def freeze_policy_docs(cfg: KitConfig) -> list[PolicyDoc]:
     failback). Only a topology with `[failover]` has them (a planned failover promotes like the emergency one)."""
     if cfg.failover is None or cfg.is_estate:
         return []
-    from policies.failover import failover_documents
+    from s3tables_kit.policies.failover import failover_documents
 
     bg = tuple(cfg.protection.break_glass_principals)
     src = cfg.source

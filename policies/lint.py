@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies import actions as A
-from policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
@@ -478,8 +478,8 @@ def lint_kit() -> list[Finding]:
 
 
 def lint_examples(examples: Sequence[Path]) -> list[Finding]:
-    from policies.docset import build
-    from topology.config import load_config
+    from s3tables_kit.policies.docset import build
+    from s3tables_kit.topology.config import load_config
 
     out = lint_kit()
     for path in examples:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from policies import statements as S
-from topology.config import Encryption, KitConfig, partition_of_arn
+from s3tables_kit.policies import statements as S
+from s3tables_kit.topology.config import Encryption, KitConfig, partition_of_arn
 
 Document = dict[str, Any]
 VERSION = "2012-10-17"

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from policies import actions as A
-from policies import statements as S
-from topology.config import KitConfig, Replica
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import statements as S
+from s3tables_kit.topology.config import KitConfig, Replica
 
 
 @dataclass(frozen=True)

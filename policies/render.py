@@ -21,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from policies import actions as A
-from policies import docset
-from policies import documents as D
-from topology.config import KitConfig, load_config
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import docset
+from s3tables_kit.policies import documents as D
+from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -506,7 +506,7 @@ def _replication_role_sections(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> l
 def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
     """The assurance roles (issue 11): in an estate, each source's monitor roles (from its view, documents named
     `<purpose>--<stack id>`) and the estate's rehearsal role."""
-    from policies import assurance
+    from s3tables_kit.policies import assurance
 
     if not cfg.is_estate:
         return assurance.summary_principals(cfg)
@@ -528,7 +528,7 @@ def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, lis
 
 def estate_section(cfg: KitConfig) -> list[str]:
     """How an estate's organization layer is built (tag-based SCPs, docs/decisions/0026-estate.md)."""
-    from policies import estate
+    from s3tables_kit.policies import estate
 
     return [
         "## The estate's organization layer: tag-based SCPs",
@@ -595,7 +595,7 @@ def render_example(config_path: Path) -> dict[str, str]:
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # issue 17: what promoting each replica would deploy, reviewed in advance
-        from policies import failover, freeze
+        from s3tables_kit.policies import failover, freeze
 
         files[SUMMARY] += failover.summary_section(cfg)
         files[SUMMARY] += freeze.summary_section(cfg)

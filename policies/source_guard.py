@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policies import estate
-from policies import statements as S
-from policies.model import Document, doc
-from topology.config import KitConfig
+from s3tables_kit.policies import estate
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, doc
+from s3tables_kit.topology.config import KitConfig
 
 
 def source_deploy_roles(cfg: KitConfig) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from policies.actions import (
+from s3tables_kit.policies.actions import (
     GUARDRAIL_DETACH,
     GUARDRAIL_POLICY_TAMPERING,
     KMS_KEY_DESTRUCTION,

@@ -13,7 +13,7 @@ venv() {
   fi
   echo "setup: installing Python packages (pinned by constraints.txt)"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -c constraints.txt -e '.[test]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[spark,infra,standin,test]'
   touch .venv/.stamp
 }
 

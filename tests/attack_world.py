@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policies import documents as D
-from policies.simulate import ScpLevel
+from s3tables_kit.policies import documents as D
+from s3tables_kit.policies.simulate import ScpLevel
+from s3tables_kit.topology.config import KitConfig, load_config
 from tests.policy_fixtures import (
     ADMIN_ACCESS,
     ENGINEER_ACCESS,
@@ -37,7 +38,6 @@ from tests.policy_fixtures import (
     WORLD_POLICIES,
     maintenance_baseline,
 )
-from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 MAINTENANCE = "maintenance.s3tables.amazonaws.com"

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies import documents as D
-from policies.simulate import ScpLevel, SimRequest, principal_context
+from s3tables_kit.policies import documents as D
+from s3tables_kit.policies.simulate import ScpLevel, SimRequest, principal_context
+from s3tables_kit.topology.config import KitConfig, load_config
 from tests import policy_fixtures
 from tests.policy_fixtures import (
     ADMIN_ACCESS,
@@ -48,7 +49,6 @@ from tests.policy_fixtures import (
     case_id,
     maintenance_baseline,
 )
-from topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_PATH = ROOT / "examples" / "estate.toml"

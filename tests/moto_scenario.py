@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from emulator.process import Emulator
-from jobs.spark import REPO_ROOT
+from s3tables_kit.jobs.spark import REPO_ROOT
 
 
 def run_scenario(module: str, tmp_path: Path, *, timeout: float) -> subprocess.CompletedProcess[str]:

@@ -25,11 +25,16 @@ import pytest
 
 from emulator.control import Control
 from emulator.process import Emulator
-from infra.world import create_organization_unit, deploy_replicas, deploy_sources, seed_organization_policies
-from jobs.kernel.clients import Clients
-from topology.config import KitConfig, parse_config
-from topology.outputs import KitOutputs, parse_outputs
-from topology.outputs import outputs_doc as topology_outputs_doc
+from s3tables_kit.infra.world import (
+    create_organization_unit,
+    deploy_replicas,
+    deploy_sources,
+    seed_organization_policies,
+)
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
+from s3tables_kit.topology.outputs import outputs_doc as topology_outputs_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
@@ -182,7 +187,7 @@ class World(_Deployed):
     def metric_maxima(self, metric: str, start: dt.datetime, end: dt.datetime, **dims: str) -> list[float]:
         """The per-minute maxima of the monitor's `metric` with exactly `dims` between `start` and `end` (the alarms'
         statistic, infra/constructs/monitor.py), as CloudWatch returns them."""
-        from jobs.ops.monitor import METRIC_NAMESPACE
+        from s3tables_kit.jobs.ops.monitor import METRIC_NAMESPACE
 
         got = self.clients.client("cloudwatch", SRC_REGION).get_metric_statistics(
             Namespace=METRIC_NAMESPACE,
@@ -310,7 +315,7 @@ def deploy(
     if replicate:
         env.control.replicate(source_bucket_arn=cfg.source.bucket_arn)
     if harden_now:
-        from jobs.ops.harden import harden
+        from s3tables_kit.jobs.ops.harden import harden
 
         report = harden(clients, world.outputs, show_progress=False)
         assert report.exit_code == 0, report.to_json()

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies import documents as D
-from policies import simulate as S
-from policies.simulate import ScpLevel, SimRequest, principal_context
-from topology.config import KitConfig, load_config
+from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import simulate as S
+from s3tables_kit.policies.simulate import ScpLevel, SimRequest, principal_context
+from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_PATH = ROOT / "examples" / "multi-account.toml"

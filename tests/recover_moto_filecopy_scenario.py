@@ -18,9 +18,9 @@ def main(endpoint: str, report_dir: str) -> None:
     import boto3
 
     from emulator.control import Control
-    from jobs.recover.catalogs import CatalogSpec, catalog_conf
-    from jobs.recover.cli import main as cli_main
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.recover.cli import main as cli_main
+    from s3tables_kit.jobs.spark import build_session
 
     ctl = Control(endpoint)
     st = boto3.client("s3tables", endpoint_url=endpoint)

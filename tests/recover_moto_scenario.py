@@ -15,9 +15,9 @@ from typing import Any
 def main(endpoint: str, report_dir: str) -> None:
     import boto3
 
-    from jobs.recover.catalogs import CatalogSpec, catalog_conf
-    from jobs.recover.cli import main as cli_main
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.recover.cli import main as cli_main
+    from s3tables_kit.jobs.spark import build_session
 
     st = boto3.client("s3tables", endpoint_url=endpoint)
     rep = st.create_table_bucket(name="replica-bkt")["arn"]

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
-from jobs.recover.job import Outcome, RecoveryRequest, run
-from jobs.recover.localreplica import file_uri
-from jobs.recover.metadata import HadoopMetadataSource
-from jobs.recover.model import Ident
-from jobs.spark import add_catalogs
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
+from s3tables_kit.jobs.recover.localreplica import file_uri
+from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.spark import add_catalogs
 
 
 @dataclass

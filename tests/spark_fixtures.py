@@ -14,7 +14,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.spark import build_session
 
     session = build_session({}, app_name="kit-tests")
     yield session

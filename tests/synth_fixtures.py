@@ -16,6 +16,6 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
     """{example stem: {stack id: parsed cdk.tf.json}} from a full App.synth() of each example."""
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     return {cfg.stem: synth_example(cfg, tmp_path_factory.mktemp(f"synth-{cfg.stem}")) for cfg in EXAMPLES}

@@ -10,9 +10,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from policies import access_analyzer as AA
-from policies.documents import build_documents
-from topology.config import load_config
+from s3tables_kit.policies import access_analyzer as AA
+from s3tables_kit.policies.documents import build_documents
+from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI = ROOT / "examples" / "multi-account.toml"

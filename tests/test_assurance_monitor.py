@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from jobs.ops import monitor as mon
-from jobs.ops.status import DestinationStatus, StatusReport
+from s3tables_kit.jobs.ops import monitor as mon
+from s3tables_kit.jobs.ops.status import DestinationStatus, StatusReport
+from s3tables_kit.topology.contract import POINT_AGE
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy
-from topology.contract import POINT_AGE
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
 KIT = "seed"

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from policies import assurance as AS
-from policies.documents import build_documents
-from policies.simulate import ALLOWED, IMPLICIT_DENY, SimRequest, evaluate, principal_context
-from topology.config import load_config
+from s3tables_kit.policies import assurance as AS
+from s3tables_kit.policies.documents import build_documents
+from s3tables_kit.policies.simulate import ALLOWED, IMPLICIT_DENY, SimRequest, evaluate, principal_context
+from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = load_config(ROOT / "examples" / "multi-account.toml")
@@ -185,6 +185,6 @@ def test_both_outcomes_are_exercised_for_every_role() -> None:
 
 
 def test_metric_namespace_is_the_one_the_monitor_publishes_to() -> None:
-    from jobs.ops.monitor import METRIC_NAMESPACE
+    from s3tables_kit.jobs.ops.monitor import METRIC_NAMESPACE
 
     assert AS.METRIC_NAMESPACE == METRIC_NAMESPACE == NS

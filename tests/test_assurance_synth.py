@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from infra import packaging
-from infra.constructs.monitor import declared_document, reviewed_replica_policies
-from jobs.ops import monitor as M
-from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
-from jobs.ops.monitor_drift import Declared
-from jobs.rehearse import SUCCEEDED
-from policies import assurance, docset
-from topology.config import load_config
-from topology.contract import CONFIG_DRIFT, POINT_AGE, POLICY_DRIFT
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.monitor import declared_document, reviewed_replica_policies
+from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+from s3tables_kit.jobs.ops.monitor_drift import Declared
+from s3tables_kit.jobs.rehearse import SUCCEEDED
+from s3tables_kit.policies import assurance, docset
+from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.contract import CONFIG_DRIFT, POINT_AGE, POLICY_DRIFT
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     src = synthesized[example]["source"]
     (fn,) = res(src, "aws_lambda_function").values()
     assert fn["function_name"] == f"{cfg.kit.name}-replication-monitor"
-    assert fn["runtime"] == "python3.12" and fn["handler"] == "jobs.ops.monitor.handler"
+    assert fn["runtime"] == "python3.12" and fn["handler"] == "s3tables_kit.jobs.ops.monitor.handler"
     # the package: the status code and this source's kit_declared.json (declared replication, reviewed documents)
     declared = declared_document(cfg, reviewed_replica_policies(cfg, docset.build(cfg)))
     assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip(packaging.declared_bytes(declared)))
@@ -214,8 +214,8 @@ def test_rehearsal_alarm_spans_two_intervals_and_missing_data_breaches(
 def test_assurance_can_be_switched_off(tmp_path: Path) -> None:
     import tomllib
 
-    from infra.app import build_app
-    from topology.config import parse_config
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.topology.config import parse_config
 
     doc = tomllib.loads((ROOT / "examples" / "seed.toml").read_text())
     doc["assurance"]["monitor"]["enabled"] = False

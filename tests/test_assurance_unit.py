@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from infra import packaging
-from jobs import rehearse as R
+from s3tables_kit.infra import packaging
+from s3tables_kit.jobs import rehearse as R
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.assurance import monitor_schedule_expression
+from s3tables_kit.topology.config import ConfigError, parse_config
 from tests.ops_fixtures import config_dict
-from topology import contract as C
-from topology.assurance import monitor_schedule_expression
-from topology.config import ConfigError, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,7 +204,7 @@ def test_rehearsal_metrics() -> None:
 
 
 def test_lint_allows_resource_star_only_for_resourceless_actions_with_a_condition() -> None:
-    from policies.lint import check_no_wildcard_resources
+    from s3tables_kit.policies.lint import check_no_wildcard_resources
 
     def doc(action: str, condition: dict[str, Any] | None) -> dict[str, Any]:
         stmt: dict[str, Any] = {"Sid": "X", "Effect": "Allow", "Action": action, "Resource": "*"}

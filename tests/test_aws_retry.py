@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jobs.kernel import sdk
+from s3tables_kit.jobs.kernel import sdk
 from tests.ops_fixtures import SRC_REGION, OpsEnv
 
 
@@ -69,11 +69,11 @@ def test_policy_modes_and_construction_sites() -> None:
     assert sdk.retry_config(3, data_plane=True).retries == {"mode": "adaptive", "total_max_attempts": 3}
     with pytest.raises(ValueError, match="at least 1"):
         sdk.retry_config(0)
-    from jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.kernel.clients import Clients
 
     conf = Clients(endpoint_url="http://127.0.0.1:1")._config("s3tables")
     assert conf.retries == {"mode": "standard", "total_max_attempts": sdk.MAX_ATTEMPTS}
-    from jobs.recover.filecopy import StoreConfig, s3_client
+    from s3tables_kit.jobs.recover.filecopy import StoreConfig, s3_client
 
     client = s3_client(StoreConfig(region="us-east-1", endpoint="http://127.0.0.1:1"))
     assert client.meta.config.retries["mode"] == "adaptive"  # bulk S3 object traffic

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from botocore.utils import parse_timestamp as botocore_parse
 
-from jobs import aws_timestamps
-from jobs.kernel.sdk import boto3_session
+from s3tables_kit.jobs import aws_timestamps
+from s3tables_kit.jobs.kernel.sdk import boto3_session
 
 SHAPES = [
     "2026-11-24T05:30:00Z",  # JSON protocols (S3 Tables createdAt, modifiedAt, replication timestamps)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra.cfn_check import cfn_type, check_awscc_resource, snake
+from s3tables_kit.infra.cfn_check import cfn_type, check_awscc_resource, snake
 
 Stacks = dict[str, dict[str, Any]]
 

@@ -144,7 +144,7 @@ def test_the_estate_estimate_scales_the_runs_figures_per_table() -> None:
 
 
 def test_the_estate_scenario_is_a_valid_estate() -> None:
-    from topology.config import parse_config
+    from s3tables_kit.topology.config import parse_config
 
     cfg = parse_config(oe.estate_config_doc(oe.ESTATE_SCALES["tiny"]))
     assert cfg.is_estate and [s.stack_id for s in cfg.sources] == ["source-s0", "source-s1", "source-s2"]

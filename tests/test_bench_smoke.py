@@ -128,7 +128,7 @@ def test_comparison_without_goal_has_no_verdict() -> None:
 
 
 def test_scale_config_is_valid_and_has_the_requested_size() -> None:
-    from topology.config import parse_config
+    from s3tables_kit.topology.config import parse_config
 
     data = scale_config(destinations=5, tables=1000)
     assert count_tables(data) == 1000
@@ -148,7 +148,7 @@ def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
     vault (fan-in), a few regional replicas; valid as the loader checks it (quotas, fan-in names)."""
     from collections import Counter
 
-    from topology.config import parse_config
+    from s3tables_kit.topology.config import parse_config
 
     data = estate_config(50)
     assert count_tables(data) == 500

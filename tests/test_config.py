@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, load_config, parse_config
+from s3tables_kit.topology.config import ConfigError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = tomllib.loads((ROOT / "examples/seed.toml").read_text())
@@ -404,7 +404,7 @@ def test_toml_syntax_error_names_the_file(tmp_path: Path) -> None:
 def test_invalid_configuration_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from infra import main as entry
+    from s3tables_kit.infra import main as entry
 
     doc = (ROOT / "examples/seed.toml").read_text().replace('region = "us-west-2"', 'region = "us-west-9"')
     cfg = tmp_path / "bad.toml"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, EstateError, load_config, parse_config
+from s3tables_kit.topology.config import ConfigError, EstateError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTATE = tomllib.loads((ROOT / "examples/estate.toml").read_text())
@@ -236,7 +236,7 @@ def test_the_promotion_of_one_sources_replica_is_built_from_that_source_and_reta
     """The failover tool's plan of an estate (no `[failover] promoted_bucket`): the regional replica of sales is
     promoted from sales' view (its replication role is the failed source's); the fan-in vault is retained, never a
     destination, so its documents (every feeding source's grants) are not the promotion's to replace."""
-    from topology.failover import failover_topology, promotion_view
+    from s3tables_kit.topology.failover import failover_topology, promotion_view
 
     cfg = parse_config(ESTATE)
     topo = failover_topology(cfg, "estate-sales-replica-euc1")

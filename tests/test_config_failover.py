@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, load_config, parse_config
-from topology.failover import failover_topology
+from s3tables_kit.topology.config import ConfigError, load_config, parse_config
+from s3tables_kit.topology.failover import failover_topology
 
 ROOT = Path(__file__).resolve().parents[1]
 FO_MULTI = tomllib.loads((ROOT / "examples/failover/multi-account.toml").read_text())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, parse_config
+from s3tables_kit.topology.config import ConfigError, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = (ROOT / "examples/seed.toml").read_text(encoding="utf-8")
@@ -91,7 +91,7 @@ def _without_subscriptions() -> dict[str, Any]:
 def test_empty_alarm_subscriptions_warn_but_do_not_refuse(tmp_path: Path) -> None:
     """Guards: with `alarm_subscriptions` empty the alarms reached nobody and neither validation nor `make summary`
     said a word."""
-    from topology.config import config_warnings
+    from s3tables_kit.topology.config import config_warnings
 
     assert config_warnings(parse_config(tomllib.loads(SEED))) == []
     (warning,) = config_warnings(parse_config(_without_subscriptions()))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, load_config, parse_config
+from s3tables_kit.topology.config import ConfigError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = tomllib.loads((ROOT / "examples/seed.toml").read_text())

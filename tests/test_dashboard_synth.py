@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from jobs import rehearse
-from jobs.ops import monitor as M
-from jobs.ops.status import COMPLETED, DestinationStatus, StatusReport
-from topology import contract as C
+from s3tables_kit.jobs import rehearse
+from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops.status import COMPLETED, DestinationStatus, StatusReport
+from s3tables_kit.topology import contract as C
 
 pytestmark = pytest.mark.synth
 Stacks = dict[str, dict[str, Any]]
@@ -126,12 +126,12 @@ def test_the_point_widget_shows_each_configured_group_as_the_monitor_publishes_i
     """With `[assurance] replication_point_groups`, the point's widget has a line per replica and group, and each is
     a series the monitor publishes with the groups its package declares (`kit_declared.json`, the construct's
     `declared_document`), for a report holding a table of every group (pure: no synth)."""
-    from infra import packaging
-    from infra.constructs.dashboard import dashboard_body
-    from infra.constructs.monitor import declared_document
-    from jobs.ops.monitor_drift import Declared
+    from s3tables_kit.infra import packaging
+    from s3tables_kit.infra.constructs.dashboard import dashboard_body
+    from s3tables_kit.infra.constructs.monitor import declared_document
+    from s3tables_kit.jobs.ops.monitor_drift import Declared
+    from s3tables_kit.topology.config import parse_config
     from tests.ops_fixtures import config_dict
-    from topology.config import parse_config
 
     doc = config_dict()
     doc["assurance"] = {

@@ -310,11 +310,14 @@ _REPO_PATH = re.compile(
     r"/[\w.-]+(?:/[\w.-]+)*/?)"
 )
 # The kit's command lines: every flag the docs show must be one of theirs (argparse, read from `--help`).
-TOOL_MODULES = (
-    "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli", "jobs.failover.drill",
-    "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor",
-    "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
-    "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
+TOOL_MODULES = tuple(
+    f"s3tables_kit.{m}"
+    for m in (
+        "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli",
+        "jobs.failover.drill", "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit",
+        "jobs.ops.monitor", "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
+        "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
+    )
 )  # fmt: skip
 # Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).
 FOREIGN_FLAGS = frozenset({

@@ -18,22 +18,22 @@ from typing import Any
 
 import pytest
 
-from jobs.ops import audit as au
-from jobs.ops import monitor as mon
-from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
-from jobs.ops.drift import (
+from s3tables_kit.jobs.ops import audit as au
+from s3tables_kit.jobs.ops import monitor as mon
+from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+from s3tables_kit.jobs.ops.drift import (
     DeclaredReplication,
     LiveReplication,
     Unreadable,
     policy_drift,
     replication_drift,
 )
-from jobs.ops.monitor_drift import Declared, declared_for, declared_from_outputs
+from s3tables_kit.jobs.ops.monitor_drift import Declared, declared_for, declared_from_outputs
+from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.contract import CONFIG_DRIFT, POLICY_DRIFT
+from s3tables_kit.topology.outputs import declared_replication, parse_outputs
+from s3tables_kit.topology.outputs import outputs_doc as outputs_of
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy
-from topology.config import load_config
-from topology.contract import CONFIG_DRIFT, POLICY_DRIFT
-from topology.outputs import declared_replication, parse_outputs
-from topology.outputs import outputs_doc as outputs_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = "arn:aws:s3tables:us-east-1:111122223333:bucket/src"

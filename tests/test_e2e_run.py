@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from infra.e2e.plans import chains_of, managed_count, normal_of, plan_actions, planned_summary, transition_problems
-from infra.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
+from s3tables_kit.infra.e2e.plans import (
+    chains_of,
+    managed_count,
+    normal_of,
+    plan_actions,
+    planned_summary,
+    transition_problems,
+)
+from s3tables_kit.infra.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
 
 
 def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:
@@ -97,7 +104,7 @@ def test_protected_addresses_are_those_with_prevent_destroy() -> None:
 
 
 def test_an_estate_runs_the_writer_once_per_source_and_every_other_tool_once() -> None:
-    from infra.e2e.run import LOCK_REFUSAL, SECOND_DEPLOY, TOOLS, WRITER, ran_as_expected
+    from s3tables_kit.infra.e2e.run import LOCK_REFUSAL, SECOND_DEPLOY, TOOLS, WRITER, ran_as_expected
 
     expected = (SECOND_DEPLOY, LOCK_REFUSAL, WRITER, *TOOLS)
     assert ran_as_expected(list(expected), expected)

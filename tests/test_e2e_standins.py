@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.e2e.standins import AWS_SERVICES, Credentials, Target, localize, native_rows
+from s3tables_kit.infra.e2e.standins import AWS_SERVICES, Credentials, Target, localize, native_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"

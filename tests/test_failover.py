@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from pyiceberg.exceptions import ValidationError
 
-from jobs.failover import aws
-from jobs.failover import model as M
-from jobs.failover.iceberg import partition_counts
-from jobs.kernel.clients import Clients
-from jobs.recover.model import Ident, Snapshot, TableInfo
-from jobs.recover.planning import Selector
+from s3tables_kit.jobs.failover import aws
+from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover.iceberg import partition_counts
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.recover.model import Ident, Snapshot, TableInfo
+from s3tables_kit.jobs.recover.planning import Selector
 from tests.failover_world import FailoverWorld, batch, build, lose_source_region
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, OpsEnv
 
@@ -148,7 +148,7 @@ def documents(fw: FailoverWorld) -> aws.Documents:
 
 def expected_json(fw: FailoverWorld, table_arn: str | None = None) -> str:
     """The builder's document as the stacks render it (`test_failover_synth` shows the stacks deploy these bytes)."""
-    from policies.failover import failover_documents
+    from s3tables_kit.policies.failover import failover_documents
 
     docs = failover_documents(fw.world.cfg, DST_BUCKET)
     return json.dumps(docs.bucket_policy if table_arn is None else docs.table_policy(table_arn), indent=2)

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from jobs.ops.harden import default_table_policy_builder, desired_table_policy
-from policies import failover as F
-from policies.documents import example_table_arn, replica_table_policy_for
-from policies.render import render_json
-from topology.config import KitConfig, load_config
-from topology.failover import failover_topology
-from topology.outputs import KitOutputs, parse_outputs
+from s3tables_kit.jobs.ops.harden import default_table_policy_builder, desired_table_policy
+from s3tables_kit.policies import failover as F
+from s3tables_kit.policies.documents import example_table_arn, replica_table_policy_for
+from s3tables_kit.policies.render import render_json
+from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.failover import failover_topology
+from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ def cfg_of(name: str) -> KitConfig:
 
 @pytest.fixture(scope="module")
 def synths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     out = {}
     for name in EXAMPLES:

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from jobs.failover import aws, planned, points
-from jobs.failover import planned_model as PM
-from jobs.failover.planned_lease import lease_key
-from jobs.kernel.clients import Clients
-from jobs.recover.leases import Holder
-from jobs.recover.model import Ident
-from policies.actions import FREEZE_SID
+from s3tables_kit.jobs.failover import aws, planned, points
+from s3tables_kit.jobs.failover import planned_model as PM
+from s3tables_kit.jobs.failover.planned_lease import lease_key
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.recover.leases import Holder
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.policies.actions import FREEZE_SID
 from tests.failover_world import FailoverWorld, batch, build
 from tests.ops_fixtures import DST_BUCKET, OpsEnv
 
@@ -57,7 +57,7 @@ def test_caught_up_needs_the_same_snapshot_and_the_source_s_last_update() -> Non
 
 
 def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() -> None:
-    from jobs.failover import model as M
+    from s3tables_kit.jobs.failover import model as M
 
     mine = {M.PROP_SNAPSHOT_ID: "7", M.PROP_TABLE_ARN: "arn:t/back", M.PROP_SOURCE_TABLE_ARN: "arn:t/src"}
     assert M.own_lineage(mine, "arn:t/back", None)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from jobs.failover.aws import documents_from_config, render_policy
-from jobs.failover.promotion import promotion_config
-from policies.failover import failover_documents
-from topology.config import KitConfig, load_config
+from s3tables_kit.jobs.failover.aws import documents_from_config, render_policy
+from s3tables_kit.jobs.failover.promotion import promotion_config
+from s3tables_kit.policies.failover import failover_documents
+from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("seed.toml", "multi-account.toml", "failover/seed.toml", "failover/multi-account.toml")

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from infra.lifecycle import PROTECTED_TYPES
-from policies import failover as F
-from policies.documents import compact_json
-from topology.config import KitConfig, load_config
-from topology.failover import failover_topology
+from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
+from s3tables_kit.policies import failover as F
+from s3tables_kit.policies.documents import compact_json
+from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.failover import failover_topology
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = {"seed": "demo-dest-tablebucket", "multi-account": "lakehouse-replica-euc1"}
@@ -23,7 +23,7 @@ DOCUMENT_ATTRIBUTES = {"resource_policy", "policy", "content"}  # what a failove
 
 
 def _synth(config: Path, tmp: Path) -> dict[str, dict[str, Any]]:
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     return synth_example(config, tmp)
 
@@ -122,7 +122,7 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
         got = json.loads(only(dest, "aws_s3tables_table_bucket_policy")["resource_policy"])
         assert got == F.destination_bucket_policy(cfg, topo, d)
     for r in topo.retained:
-        from policies.documents import replica_bucket_policy
+        from s3tables_kit.policies.documents import replica_bucket_policy
 
         got = json.loads(only(fo[f"replica-{r.bucket}"], "aws_s3tables_table_bucket_policy")["resource_policy"])
         assert got == replica_bucket_policy(cfg, r)
@@ -161,11 +161,11 @@ def test_promoted_bucket_replicates_and_is_monitored(name: str, synths: dict[str
     names = {b.get("name") for b in resources(promoted).values()}
     assert f"{cfg.kit.name}-fo-replication-monitor" in names  # never the failed source's role name
     # its package declares the failover topology's replication and destination documents, as `audit` compares them
-    from infra import packaging
-    from infra.constructs.monitor import declared_document
-    from infra.stacks.failover import monitor_view
-    from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
-    from jobs.ops.monitor_drift import Declared
+    from s3tables_kit.infra import packaging
+    from s3tables_kit.infra.constructs.monitor import declared_document
+    from s3tables_kit.infra.stacks.failover import monitor_view
+    from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+    from s3tables_kit.jobs.ops.monitor_drift import Declared
 
     (scope,) = scopes_of(cfg, default_bucket_policy_builder())
     dests = {d.bucket_arn for d in topo.destinations}
@@ -186,7 +186,7 @@ def test_the_promoted_key_keeps_its_replica_protection() -> None:
 
 @pytest.mark.parametrize("name", list(PAIRS))
 def test_the_reviewers_plan_shows_no_replacement(name: str, synths: dict[str, Any]) -> None:
-    from infra.failover_plan import compare
+    from s3tables_kit.infra.failover_plan import compare
 
     plans, not_planned = compare(synths[name], synths[f"failover/{name}"])
     assert not_planned == ["source"]
@@ -200,7 +200,7 @@ def test_the_plan_refuses_a_replaced_protected_resource(synths: dict[str, Any]) 
     """The comparison can fail: a renamed promoted bucket (a replacement) and a lost bucket are both REPLACED."""
     import copy as _copy
 
-    from infra.failover_plan import compare
+    from s3tables_kit.infra.failover_plan import compare
 
     fo = _copy.deepcopy(synths["failover/seed"])
     buckets = fo["replica-demo-dest-tablebucket"]["resource"]["awscc_s3tables_table_bucket"]

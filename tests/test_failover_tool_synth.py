@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.failover.aws import documents_from_config
-from topology.config import load_config
+from s3tables_kit.jobs.failover.aws import documents_from_config
+from s3tables_kit.topology.config import load_config
 
 pytestmark = pytest.mark.synth
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("example", ["seed", "multi-account"])
 def test_tool_applies_the_synthesized_bucket_policy_byte_for_byte(example: str, tmp_path: Path) -> None:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from infra.golden import synth_example
+    from s3tables_kit.infra.golden import synth_example
 
     path = ROOT / "examples" / "failover" / f"{example}.toml"
     cfg = load_config(path)

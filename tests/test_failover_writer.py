@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from jobs.failover import writer
-from jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts
-from jobs.recover.model import Ident
+from s3tables_kit.jobs.failover import writer
+from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts
+from s3tables_kit.jobs.recover.model import Ident
 from tests.ops_fixtures import OpsEnv
 
 REGION = "us-east-1"

@@ -12,8 +12,8 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from jobs.kernel.iceberg_rest import error_of, load_table_path, refuses_endpoint
-from jobs.kernel.sdk import split_s3_uri
+from s3tables_kit.jobs.kernel.iceberg_rest import error_of, load_table_path, refuses_endpoint
+from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 from tests.ops_fixtures import ACCOUNT, DST_REGION, OpsEnv, World, deploy
 
 ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/my-bucket"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from infra.golden import GOLDEN, normalize, render
-from policies import documents
-from topology.config import load_config
-from topology.outputs import parse_outputs
+from s3tables_kit.infra.golden import GOLDEN, normalize, render
+from s3tables_kit.policies import documents
+from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.outputs import parse_outputs
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -324,7 +324,7 @@ def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Sta
 
 
 def test_allow_destroy_flag_lifts_prevent_destroy(tmp_path: Path) -> None:
-    from infra.app import build_app
+    from s3tables_kit.infra.app import build_app
 
     build_app(SEED, outdir=str(tmp_path), allow_destroy=True).synth()
     stack = json.loads((tmp_path / "stacks" / REPLICA_STACK / "cdk.tf.json").read_text())
@@ -360,7 +360,7 @@ def test_cdktf_cli_synth_matches_python_entry_point(
 
 
 def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
-    from infra.summary import summarize
+    from s3tables_kit.infra.summary import summarize
 
     text = summarize(seed)
     assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  3 resources" in text
@@ -551,7 +551,7 @@ def test_the_rehearsal_samples_every_table_the_vault_receives(estate: Stacks) ->
 
 
 def test_estate_outputs_parse_per_source_and_list_every_feeding_source(estate: Stacks) -> None:
-    from topology.outputs import ReplicaOut, SourceOut
+    from s3tables_kit.topology.outputs import ReplicaOut, SourceOut
 
     def resolved(node: Any) -> Any:
         if isinstance(node, dict):
@@ -580,7 +580,7 @@ def test_source_configurations_keep_one_source_field_in_replica_outputs(synthesi
 
 
 def test_an_estate_promotion_is_refused_at_synth(tmp_path: Path) -> None:
-    from infra.app import EstateFailoverError, build_app
+    from s3tables_kit.infra.app import EstateFailoverError, build_app
 
     text = (ROOT / "examples/estate.toml").read_text() + (
         '\n[failover]\nwriter_roles = ["arn:aws:iam::111111111111:role/sales-writer"]\n'
@@ -594,7 +594,7 @@ def test_an_estate_promotion_is_refused_at_synth(tmp_path: Path) -> None:
 
 
 def test_summary_headline_names_each_source_of_an_estate() -> None:
-    from infra.summary import headline
+    from s3tables_kit.infra.summary import headline
 
     assert headline(SEED) == "1 replica(s), replication mode tables"
     assert headline(ESTATE) == "3 source(s) (sales-euw1 bucket, marketing-euw1 tables, ops-use1 bucket), 2 replica(s)"

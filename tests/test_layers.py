@@ -70,6 +70,13 @@ def _resolve(name: str, known: Iterable[str]) -> str:
     return name
 
 
+PREFIX = "s3tables_kit."  # the product's distribution package: `infra/` imports as `s3tables_kit.infra`
+
+
+def _unprefixed(name: str) -> str:
+    return name.removeprefix(PREFIX)
+
+
 def edges(modules: Mapping[str, Module]) -> list[Edge]:
     known = set(modules)
     out: list[Edge] = []
@@ -79,14 +86,14 @@ def edges(modules: Mapping[str, Module]) -> list[Edge]:
             targets: list[str] = []
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
+                targets = [_unprefixed(a.name) for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base_parts = package.split(".")
                     base_parts = base_parts[: len(base_parts) - (node.level - 1)]
                     base = ".".join([*base_parts, *([node.module] if node.module else [])])
                 else:
-                    base = node.module or ""
+                    base = _unprefixed(node.module or "")
                 # `from pkg import sub` imports the module pkg.sub when there is one, else a name of pkg
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
             for t in targets:

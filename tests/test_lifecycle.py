@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import load_config
+from s3tables_kit.topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,8 +128,8 @@ def test_exactly_what_holds_data_or_protection_has_prevent_destroy(
 
 
 def test_only_the_destroy_flag_lifts_it(tmp_path: Path) -> None:
-    from infra.app import build_app
-    from infra.golden import synth_example
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.infra.golden import synth_example
 
     build_app(load_config(ROOT / "examples/seed.toml"), outdir=str(tmp_path), allow_destroy=True).synth()
     stacks = {p.name: json.loads((p / "cdk.tf.json").read_text()) for p in (tmp_path / "stacks").iterdir()}

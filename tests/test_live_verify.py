@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from infra.live.cleanup import cleanup, leftovers
-from infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, load_settings
-from infra.live.probes import CONFIRMED, CONTRADICTED
-from infra.live.report import Report
-from infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_standin
-from infra.live.world import Target
+from s3tables_kit.infra.live.cleanup import cleanup, leftovers
+from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, load_settings
+from s3tables_kit.infra.live.probes import CONFIRMED, CONTRADICTED
+from s3tables_kit.infra.live.report import Report
+from s3tables_kit.infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_standin
+from s3tables_kit.infra.live.world import Target
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
 PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25"}
@@ -44,7 +44,7 @@ def plan_of(commits: int, run_id: str) -> RunPlan:
 def run(target: Target, env: OpsEnv, plan: RunPlan, **kw: Any) -> Report:
     """The run, with the writer `make live-verify` runs as a subprocess called in-process (one Python start less per
     commit); `test_the_command_crashes_after_apply_and_cleans_up` runs the command itself."""
-    from jobs.failover.writer import commit_to_every_table
+    from s3tables_kit.jobs.failover.writer import commit_to_every_table
     from tests.failover_world import emulator_env
 
     emulator_env()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from policies import documents
+from s3tables_kit.policies import documents
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DEPLOY_ROLE, DST_REGION, OpsEnv, deploy
 
 RESOURCE_BASED = "with an explicit deny in a resource-based policy"

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from infra import lockcheck
-from infra.e2e.second import changed_config, non_protective, protective
-from infra.lockcheck import Classifier
-from topology.config import KitConfig, load_config
+from s3tables_kit.infra import lockcheck
+from s3tables_kit.infra.e2e.second import changed_config, non_protective, protective
+from s3tables_kit.infra.lockcheck import Classifier
+from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -89,7 +89,7 @@ def test_the_first_deploy_and_an_unchanged_stack_are_not_locked() -> None:
 def test_a_new_break_glass_principal_is_a_break_glass_deploy() -> None:
     """The usual locked change: a new break-glass principal rewrites the replica's bucket policy and the guardrail;
     the documents are the kit's own for the changed configuration."""
-    from policies import documents
+    from s3tables_kit.policies import documents
 
     def new_break_glass(data: dict[str, Any]) -> str:
         data["protection"]["break_glass_principals"].append("arn:aws:iam::111122223333:role/seed-break-glass-2")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from topology.config import load_config
-from topology.outputs import load_outputs, outputs_doc
+from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.outputs import load_outputs, outputs_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 ORGANIZATION = {"policy_id": "p-acme0001", "policy_name": "acme-replica-protection", "targets": ["ou-ab12-replicas1"]}
@@ -101,7 +101,7 @@ def test_the_entry_point_refuses_without_kit_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Guards: a `cdktf deploy` with a forgotten KIT_CONFIG once synthesised (and deployed) the seed example."""
-    from infra import main as entry
+    from s3tables_kit.infra import main as entry
 
     monkeypatch.delenv("KIT_CONFIG", raising=False)
     monkeypatch.setenv("KIT_OUTDIR", str(tmp_path / "out"))

@@ -10,8 +10,8 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from jobs.kernel.metadata_cache import MetadataCache, MetadataSummary, resolve_cache_dir
-from jobs.ops import status as st
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary, resolve_cache_dir
+from s3tables_kit.jobs.ops import status as st
 from tests.ops_fixtures import OpsEnv, deploy
 
 NOW = dt.datetime.now(dt.UTC)

@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from emulator.app import DETACHED_FAILURE
-from jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.clients import Clients
 from tests.ops_fixtures import OpsEnv, World, deploy
 
 NOW = dt.datetime.now(dt.UTC)

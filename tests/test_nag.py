@@ -58,7 +58,7 @@ def synth(aws: SimpleNamespace, build: Callable[[Any], Any]) -> str:
     """Build a tiny stack, apply the nag rules, synthesise. Returns the synthesised JSON (raises on violations)."""
     from cdktf import TerraformStack, Testing
 
-    from infra.nag import apply_nag
+    from s3tables_kit.infra.nag import apply_nag
 
     stack = TerraformStack(Testing.app(), "t")
     aws.AwsProvider(stack, "aws", region="us-west-2")
@@ -169,7 +169,7 @@ RULE_CASES: dict[str, RuleCase] = {
 
 
 def test_every_rule_has_a_compliant_and_a_non_compliant_case() -> None:
-    from infra.nag import ALL_RULES
+    from s3tables_kit.infra.nag import ALL_RULES
 
     assert sorted(RULE_CASES) == sorted(r.id for r in ALL_RULES)
 
@@ -184,7 +184,7 @@ def test_rule_compliant(aws: SimpleNamespace, rule_id: str) -> None:
 
 @pytest.mark.parametrize("rule_id", sorted(RULE_CASES))
 def test_rule_non_compliant(aws: SimpleNamespace, rule_id: str) -> None:
-    from infra.nag import ALL_RULES
+    from s3tables_kit.infra.nag import ALL_RULES
 
     case = RULE_CASES[rule_id]
     rule = next(r for r in ALL_RULES if r.id == rule_id)
@@ -216,7 +216,7 @@ def test_violation_names_rule_construct_path_and_attribute(aws: SimpleNamespace)
 
 
 def test_suppression_with_reason_passes_and_is_recorded(aws: SimpleNamespace) -> None:
-    from infra.nag import suppress, suppressions_of
+    from s3tables_kit.infra.nag import suppress, suppressions_of
 
     made: list[Any] = []
 
@@ -235,7 +235,7 @@ def test_suppression_with_reason_passes_and_is_recorded(aws: SimpleNamespace) ->
 def test_suppression_on_a_parent_scope_applies_below_it(aws: SimpleNamespace) -> None:
     from constructs import Construct
 
-    from infra.nag import suppress
+    from s3tables_kit.infra.nag import suppress
 
     def build(s: Any) -> None:
         group = Construct(s, "legacy")
@@ -246,7 +246,7 @@ def test_suppression_on_a_parent_scope_applies_below_it(aws: SimpleNamespace) ->
 
 
 def test_suppression_of_one_rule_keeps_the_others(aws: SimpleNamespace) -> None:
-    from infra.nag import suppress
+    from s3tables_kit.infra.nag import suppress
 
     def build(s: Any) -> None:
         p = aws.IamPolicy(
@@ -262,7 +262,7 @@ def test_suppression_of_one_rule_keeps_the_others(aws: SimpleNamespace) -> None:
 def test_suppression_without_reason_is_an_error(aws: SimpleNamespace, reason: str) -> None:
     from cdktf import TerraformStack, Testing
 
-    from infra.nag import suppress
+    from s3tables_kit.infra.nag import suppress
 
     stack = TerraformStack(Testing.app(), "t")
     with pytest.raises(ValueError, match="needs a written reason"):
@@ -286,9 +286,9 @@ def test_unparseable_policy_fails(aws: SimpleNamespace) -> None:
 
 @pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
 def test_the_kit_app_passes_every_rule(aws: SimpleNamespace, example: str) -> None:
-    from infra.app import build_app
-    from infra.nag import apply_nag
-    from topology.config import load_config
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.infra.nag import apply_nag
+    from s3tables_kit.topology.config import load_config
 
     with tempfile.TemporaryDirectory() as out:
         app = build_app(load_config(ROOT / "examples" / f"{example}.toml"), outdir=out)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from topology.config import load_config
+from s3tables_kit.topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("example", sorted(p.stem for p in (ROOT / "examples").glob("*.toml")))
 def test_every_object_attribute_the_kit_writes_is_whole(example: str, tmp_path: Path) -> None:
-    from infra.app import build_app
-    from infra.objects import partial_objects
+    from s3tables_kit.infra.app import build_app
+    from s3tables_kit.infra.objects import partial_objects
 
     app = build_app(load_config(ROOT / "examples" / f"{example}.toml"), outdir=str(tmp_path))
     app.synth()
@@ -39,7 +39,7 @@ def test_a_partial_object_attribute_is_reported(tmp_path: Path) -> None:
         S3TablesTableMaintenanceConfigurationIcebergSnapshotManagementSettings,
     )
 
-    from infra.objects import partial_objects
+    from s3tables_kit.infra.objects import partial_objects
 
     app = App(outdir=str(tmp_path))
     stack = TerraformStack(app, "t")

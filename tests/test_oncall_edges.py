@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from topology.config import load_config, parse_config
-from topology.outputs import outputs_doc
+from s3tables_kit.topology.config import load_config, parse_config
+from s3tables_kit.topology.outputs import outputs_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -43,9 +43,9 @@ def _documented(pattern: str, page: Path) -> list[str]:
 def test_recover_emr_runs_exactly_as_the_runbook_writes_it(outputs_file: Path) -> None:
     """Guards: `make recover-emr ARGS="--outputs outputs.json --namespace analytics --as-of ..."` (docs/recovery.md)
     failed with `unrecognized arguments: --namespace` (it needed an undocumented `--`)."""
-    from jobs.emr_submit import build_start_job_run, parse_args
-    from jobs.recover.cli import parser as recover_parser
-    from topology.outputs import load_outputs
+    from s3tables_kit.jobs.emr_submit import build_start_job_run, parse_args
+    from s3tables_kit.jobs.recover.cli import parser as recover_parser
+    from s3tables_kit.topology.outputs import load_outputs
 
     for args in _documented(r"make recover-emr", DOCS / "recovery.md"):
         argv = [str(outputs_file) if a == "outputs.json" else a for a in shlex.split(args)]
@@ -70,21 +70,25 @@ def _ops_main(module: str) -> Callable[[list[str]], int]:
 
 
 def _rehearse_upload(outputs: str) -> int:
-    from jobs.rehearse import upload_artifacts
+    from s3tables_kit.jobs.rehearse import upload_artifacts
 
     return upload_artifacts(outputs)
 
 
 TOOLS = {
-    "status": lambda outputs: _ops_main("jobs.ops.status")(["--outputs", outputs, "--quiet"]),
-    "harden": lambda outputs: _ops_main("jobs.ops.harden")(["--outputs", outputs, "--dry-run", "--quiet"]),
-    "audit": lambda outputs: _ops_main("jobs.ops.audit")(
+    "status": lambda outputs: _ops_main("s3tables_kit.jobs.ops.status")(["--outputs", outputs, "--quiet"]),
+    "harden": lambda outputs: _ops_main("s3tables_kit.jobs.ops.harden")(["--outputs", outputs, "--dry-run", "--quiet"]),
+    "audit": lambda outputs: _ops_main("s3tables_kit.jobs.ops.audit")(
         ["--config", str(ROOT / "examples/seed.toml"), "--outputs", outputs, "--quiet"]
     ),
-    "monitor": lambda outputs: _ops_main("jobs.ops.monitor")(["--outputs", outputs, "--dry-run"]),
-    "recover": lambda outputs: _ops_main("jobs.recover.cli")(["--outputs", outputs, "--namespace", "analytics"]),
-    "failover": lambda outputs: _ops_main("jobs.failover.cli")(["--outputs", outputs, "--replica-bucket", "b"]),
-    "recover-emr": lambda outputs: _ops_main("jobs.emr_submit")(["--outputs", outputs, "--print-request"]),
+    "monitor": lambda outputs: _ops_main("s3tables_kit.jobs.ops.monitor")(["--outputs", outputs, "--dry-run"]),
+    "recover": lambda outputs: _ops_main("s3tables_kit.jobs.recover.cli")(
+        ["--outputs", outputs, "--namespace", "analytics"]
+    ),
+    "failover": lambda outputs: _ops_main("s3tables_kit.jobs.failover.cli")(
+        ["--outputs", outputs, "--replica-bucket", "b"]
+    ),
+    "recover-emr": lambda outputs: _ops_main("s3tables_kit.jobs.emr_submit")(["--outputs", outputs, "--print-request"]),
     "rehearse-upload": lambda outputs: _rehearse_upload(outputs),
 }
 
@@ -114,7 +118,7 @@ def test_audit_answers_a_broken_configuration_with_exit_2(
     outputs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Guards: audit raised a ConfigError traceback (exit 1) for a missing --config."""
-    from jobs.ops.audit import main
+    from s3tables_kit.jobs.ops.audit import main
 
     assert main(["--config", str(tmp_path / "kit.toml"), "--outputs", str(outputs_file), "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -149,7 +153,7 @@ def test_recover_preflight_refuses_bad_arguments_without_a_jvm(outputs_file: Pat
 
 def test_a_recovery_dry_run_writes_no_report_unless_asked(outputs_file: Path) -> None:
     """Guards: a dry run wrote reports/ although the README says "Plans write nothing"."""
-    from jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.cli import parser, request_from_args
 
     base = ["--outputs", str(outputs_file), "--namespace", "analytics"]
     assert request_from_args(parser().parse_args([*base, "--dry-run"])).report_dir is None
@@ -163,7 +167,7 @@ def test_a_recovery_dry_run_writes_no_report_unless_asked(outputs_file: Path) ->
 def test_failover_plan_prints_policies_readably_and_rpo_reasons_in_full() -> None:
     """Guards: the plan printed the old policy as one line of 3,000+ characters and cut the RPO reason off at the
     table's column width."""
-    from jobs.failover.model import (
+    from s3tables_kit.jobs.failover.model import (
         Caller,
         FailoverPlan,
         PolicyChange,
@@ -173,8 +177,8 @@ def test_failover_plan_prints_policies_readably_and_rpo_reasons_in_full() -> Non
         TableFacts,
         TablePlan,
     )
-    from jobs.recover.model import Ident
-    from jobs.recover.planning import Selector
+    from s3tables_kit.jobs.recover.model import Ident
+    from s3tables_kit.jobs.recover.planning import Selector
 
     arn = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
     statement = {"Sid": "DenyReplicaDeletion", "Effect": "Deny", "Principal": "*", "Action": ["s3tables:DeleteTable"]}
@@ -198,7 +202,7 @@ def test_regions_come_from_botocore_so_newer_regions_are_accepted() -> None:
     """Guards: the hand-written Region list refused Regions newer than it (e.g. ap-southeast-6)."""
     import botocore
 
-    from topology.config import known_regions
+    from s3tables_kit.topology.config import known_regions
 
     data = json.loads((Path(botocore.__file__).parent / "data/partitions.json").read_text())
     aws = next(p for p in data["partitions"] if p["id"] == "aws")

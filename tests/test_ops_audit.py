@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jobs.ops import audit as au
+from s3tables_kit.jobs.ops import audit as au
 from tests.ops_fixtures import OpsEnv, World, deploy, put_retention
 
 
@@ -139,8 +139,8 @@ def test_a_replica_is_paired_by_name_only_when_one_managed_source_table_has_it()
     """`pair_by_name`: the service gives a replica its source's namespace and name, so a managed table is paired
     with the one source table of its name feeding the bucket; a table not managed (detached, foreign) or a name two
     sources feed is left to GetTable."""
-    from jobs.kernel.tables import TableRef
-    from jobs.ops.audit_replicas import pair_by_name
+    from s3tables_kit.jobs.kernel.tables import TableRef
+    from s3tables_kit.jobs.ops.audit_replicas import pair_by_name
 
     vault = "arn:aws:s3tables:us-west-2:111122223333:bucket/vault"
 

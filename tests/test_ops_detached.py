@@ -9,10 +9,10 @@ import datetime as dt
 import json
 from datetime import timedelta
 
-from jobs.ops import audit as au
-from jobs.ops import harden as hd
-from jobs.ops import monitor as mon
-from jobs.ops import status as st
+from s3tables_kit.jobs.ops import audit as au
+from s3tables_kit.jobs.ops import harden as hd
+from s3tables_kit.jobs.ops import monitor as mon
+from s3tables_kit.jobs.ops import status as st
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)

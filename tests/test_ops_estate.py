@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from jobs.ops import audit as au
-from jobs.ops import harden as hd
-from jobs.ops import monitor as mon
-from jobs.ops import status as st
-from jobs.ops.cli import canonical_policy
-from policies import documents
+from s3tables_kit.jobs.ops import audit as au
+from s3tables_kit.jobs.ops import harden as hd
+from s3tables_kit.jobs.ops import monitor as mon
+from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.jobs.ops.cli import canonical_policy
+from s3tables_kit.policies import documents
+from s3tables_kit.topology.config import parse_config
+from s3tables_kit.topology.outputs import EstateOutputsError, OutputsError, outputs_doc, parse_outputs
 from tests.ops_fixtures import SALES_REPLICA, VAULT, Estate, OpsEnv, deploy_estate
-from topology.config import parse_config
-from topology.outputs import EstateOutputsError, OutputsError, outputs_doc, parse_outputs
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 COMMIT_MS = int((NOW - timedelta(hours=1)).timestamp() * 1000)
@@ -231,7 +231,7 @@ def test_one_monitor_per_source_each_with_its_own_kit_dimension(
 
 
 def test_failover_refuses_the_fan_in_vault(estate: Estate, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.failover.cli import main as failover
 
     code = failover([*estate.tool_args(tmp_path, "--quiet"), "--replica-bucket", VAULT, "--dry-run"])
     err = capsys.readouterr().err
@@ -242,7 +242,7 @@ def test_failover_refuses_the_fan_in_vault(estate: Estate, tmp_path: Path, capsy
 def test_failover_plans_a_replica_of_one_source_against_that_source(estate: Estate) -> None:
     """The regional replica has one source (sales): the plan reads that source's tables (reachable, each an expected
     replica); the other sources' same-named table (marketing's local sales.orders) plays no part."""
-    from jobs.failover import aws
+    from s3tables_kit.jobs.failover import aws
 
     req = aws.Request(replica_bucket=SALES_REPLICA, show_progress=False)
     plan = aws.build_plan(estate.clients, req, estate.outputs, None, now=NOW)
@@ -263,10 +263,10 @@ def test_recovery_plans_tables_of_every_source_in_the_vault_at_one_cut(
 ) -> None:
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery's catalogs take the environment's credentials
-    from jobs.recover.cli import parser, request_from_args
-    from jobs.recover.job import plan_one
-    from jobs.recover.lakeplan import build_plan_at_scale
-    from jobs.recover.metadata import metadata_source
+    from s3tables_kit.jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.job import plan_one
+    from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
+    from s3tables_kit.jobs.recover.metadata import metadata_source
 
     vault = _bucket(estate, VAULT)
     as_of = (NOW - timedelta(minutes=30)).isoformat().replace("+00:00", "Z")
@@ -301,7 +301,7 @@ def test_failover_dry_run_with_the_estate_configuration_plans_one_source_and_lea
     """`failover --config <estate> --dry-run` (the e2e estate chain's step): the documents are built from the view of
     the one source feeding the regional replica; the vault (fan-in) is neither promoted nor a destination, and its
     policy, with every feeding source's grants, is untouched."""
-    from jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.failover.cli import main as failover
 
     vault = _bucket(estate, VAULT)
     s3t = estate.s3tables(vault.region)

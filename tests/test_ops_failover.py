@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from infra.stacks.failover_outputs import failover_source_output
-from jobs.failover import aws
-from jobs.ops import audit as au
-from jobs.ops import harden as hd
-from jobs.ops import status as st
-from policies import failover as F
-from policies.documents import replica_table_policy_for
+from s3tables_kit.infra.stacks.failover_outputs import failover_source_output
+from s3tables_kit.jobs.failover import aws
+from s3tables_kit.jobs.ops import audit as au
+from s3tables_kit.jobs.ops import harden as hd
+from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.policies import failover as F
+from s3tables_kit.policies.documents import replica_table_policy_for
+from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.failover import FailoverTopology, failover_topology
+from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
 from tests.failover_world import FailoverWorld, build
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, DST_REGION, OpsEnv, _toml, replica_site
-from topology.config import KitConfig, parse_config
-from topology.failover import FailoverTopology, failover_topology
-from topology.outputs import KitOutputs, parse_outputs
 
 NEW_BUCKET = "demo-failover-euw1-tablebucket"
 NEW_REGION = "eu-west-1"

@@ -7,9 +7,9 @@ import json
 import subprocess
 import sys
 
-from jobs.ops import harden as hd
-from jobs.ops.cli import canonical_policy
-from policies.documents import replica_table_policy_for
+from s3tables_kit.jobs.ops import harden as hd
+from s3tables_kit.jobs.ops.cli import canonical_policy
+from s3tables_kit.policies.documents import replica_table_policy_for
 from tests.ops_fixtures import DEPLOY_ROLE, OpsEnv, deploy, put_retention
 
 PUTS = ("PutTablePolicy", "PutTableMaintenanceConfiguration")
@@ -117,7 +117,7 @@ def test_skips_non_replicas_and_reports_failures(ops_env: OpsEnv) -> None:
 
 
 def _harden_process(outputs: str, endpoint: str) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "jobs.ops.harden", "--outputs", outputs, "--endpoint-url", endpoint]
+    cmd = [sys.executable, "-m", "s3tables_kit.jobs.ops.harden", "--outputs", outputs, "--endpoint-url", endpoint]
     return subprocess.Popen([*cmd, "--json", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

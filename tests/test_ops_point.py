@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.ops import status as st
-from jobs.ops.point import WHOLE_BUCKET, parse_group, render_points, replication_points, table_instant
+from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.jobs.ops.point import WHOLE_BUCKET, parse_group, render_points, replication_points, table_instant
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 SRC = "arn:aws:s3tables:eu-west-1:111111111111:bucket/src"
@@ -115,7 +115,7 @@ def test_the_status_report_carries_the_points_in_its_json() -> None:
 
 
 def test_as_of_replication_point_resolves_to_the_point_of_the_selection_or_says_why_not() -> None:
-    from jobs.ops.point import resolve_point, selection_patterns
+    from s3tables_kit.jobs.ops.point import resolve_point, selection_patterns
 
     rows = [
         row("sales.orders", st.PENDING, ago=10, lag=60),  # last replicated 10 min ago

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.ops import monitor as mon
-from jobs.ops import status as st
+from s3tables_kit.jobs.ops import monitor as mon
+from s3tables_kit.jobs.ops import status as st
 from tests.ops_fixtures import DST_REGION, SRC_REGION, OpsEnv, World, deploy
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
@@ -98,7 +98,7 @@ def test_monitor_publishes_heartbeat_under_throttling_and_a_burst(ops_env: OpsEn
 def test_stream_concurrently_is_bounded_and_complete(concurrency: int) -> None:
     import threading
 
-    from jobs.kernel.concurrency import stream_concurrently
+    from s3tables_kit.jobs.kernel.concurrency import stream_concurrently
 
     taken = 0
     lock = threading.Lock()
@@ -149,7 +149,7 @@ def test_status_lists_each_destination_once_and_reads_each_replica_by_its_locati
     * Without the listing, GetTable tells the location and the creation time (and the file is read, uncached).
 
     The three give the same windows."""
-    from jobs.kernel.metadata_cache import MetadataCache
+    from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache
 
     world, dests = _lake(ops_env)
     now = dt.datetime.now(dt.UTC)  # the replicas were created moments ago: younger than the promise
@@ -216,7 +216,7 @@ def test_status_retries_a_throttled_rest_read(ops_env: OpsEnv) -> None:
 
 
 def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:
-    from jobs.ops import harden as hd
+    from s3tables_kit.jobs.ops import harden as hd
 
     world, _ = _lake(ops_env, destinations=1)
     first = hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16)
@@ -233,10 +233,10 @@ def test_harden_reads_each_hardened_replica_once(ops_env: OpsEnv) -> None:
 
 
 def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
-    from jobs.ops import audit as au
+    from s3tables_kit.jobs.ops import audit as au
 
     world, _ = _lake(ops_env, destinations=1)
-    from jobs.ops import harden as hd
+    from s3tables_kit.jobs.ops import harden as hd
 
     assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
     before = _calls(ops_env)
@@ -254,8 +254,8 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
 def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: OpsEnv) -> None:
     """A replica no longer managed by the service (disassociated) is asked with GetTable, which names no source:
     `replica-detached`, and one GetTable for it alone; the others stay paired by name."""
-    from jobs.ops import audit as au
-    from jobs.ops import harden as hd
+    from s3tables_kit.jobs.ops import audit as au
+    from s3tables_kit.jobs.ops import harden as hd
 
     world, _ = _lake(ops_env, destinations=1)
     assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
@@ -271,8 +271,8 @@ def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: Op
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
     """status, harden and audit in 2 worker processes (the large-lake path, `jobs.kernel.concurrency.WorkerPool`)
     report exactly what one process does; small jobs so every process gets several."""
-    import jobs.ops.audit as au
-    import jobs.ops.harden as hd
+    import s3tables_kit.jobs.ops.audit as au
+    import s3tables_kit.jobs.ops.harden as hd
 
     world, _ = _lake(ops_env, destinations=2)
     clients = world.clients
@@ -307,7 +307,7 @@ def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
 
 
 def test_processes_for() -> None:
-    from jobs.kernel.concurrency import PROCESSES_FROM, processes_for
+    from s3tables_kit.jobs.kernel.concurrency import PROCESSES_FROM, processes_for
 
     assert processes_for(None, PROCESSES_FROM - 1) == 1
     assert processes_for(None, PROCESSES_FROM) >= 1

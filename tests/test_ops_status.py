@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from jobs.ops import status as st
-from jobs.ops.cli import parse_duration
+from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.jobs.ops.cli import parse_duration
 from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
 
 NOW = dt.datetime.now(dt.UTC)
@@ -308,9 +308,9 @@ def test_recover_and_failover_take_as_of_replication_point_from_live_status(
 ) -> None:
     """`--as-of replication-point` is the point `status` shows, resolved when the tool starts, over the selected
     tables: the recovery's and the failover plan's instant (no Spark: the request and the plan only)."""
-    from jobs.failover.cli import main as failover
-    from jobs.recover.cli import parser, request_from_args
-    from jobs.recover.model import iso_ms
+    from s3tables_kit.jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.model import iso_ms
 
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials

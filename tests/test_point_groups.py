@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from jobs.ops import status as st
+from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.topology.config import ConfigError, parse_config
+from s3tables_kit.topology.outputs import outputs_doc, parse_outputs, point_groups_output
 from tests.ops_fixtures import OpsEnv, config_dict, deploy
-from topology.config import ConfigError, parse_config
-from topology.outputs import outputs_doc, parse_outputs, point_groups_output
 
 NOW = datetime.now(UTC)
 SALES = {"name": "sales", "tables": ["analytics.orders", "analytics.customers"]}
@@ -122,10 +122,10 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
 ) -> None:
     """The Lambda entry point reads the groups from the package's `kit_declared.json` (not the environment, capped at
     4 KB) and publishes `ReplicationPointAgeSeconds` per group (+ `Group`) beside the whole bucket's."""
-    from jobs.ops import monitor as mon
-    from jobs.ops.monitor_drift import Declared, declared_from_outputs
+    from s3tables_kit.jobs.ops import monitor as mon
+    from s3tables_kit.jobs.ops.monitor_drift import Declared, declared_from_outputs
+    from s3tables_kit.topology.contract import POINT_AGE
     from tests.test_assurance_monitor import KIT, _max, _series
-    from topology.contract import POINT_AGE
 
     now = datetime.now(UTC)  # the handler reads the clock itself: not the module's NOW, minutes old in a long run
     world = deploy(ops_env, replicate=False)
@@ -165,9 +165,9 @@ def test_recover_and_failover_take_a_configured_groups_point_and_default_to_the_
     """`--group NAME --as-of replication-point`: the group's tables and its point (the request and the plan only, no
     Spark); without `--group` the point of the selection, and the failover's of the whole bucket, held back by the
     lagging table."""
-    from jobs.failover.cli import main as failover
-    from jobs.recover.cli import parser, request_from_args
-    from jobs.recover.model import ArgError, iso_ms
+    from s3tables_kit.jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.model import ArgError, iso_ms
 
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from policies.simulate import SimRequest, SimResult, errors_of, evaluate, principal_context
+from s3tables_kit.policies.simulate import SimRequest, SimResult, errors_of, evaluate, principal_context
 from tests import attack_world as W
 
 pytestmark = pytest.mark.node

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from policies import docset, documents
-from policies import render as R
-from policies.model import PolicyDoc
-from topology.config import load_config
+from s3tables_kit.policies import docset, documents
+from s3tables_kit.policies import render as R
+from s3tables_kit.policies.model import PolicyDoc
+from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -93,8 +93,8 @@ def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> 
     """Issue 25: the stacks of the failover topology read the one document set by the normal names, and the set
     resolves each to the configured promotion's reviewed `failover--<promoted>--*` document, built by the same
     builders (`policies.failover`)."""
-    from policies import failover as F
-    from topology.failover import failover_topology
+    from s3tables_kit.policies import failover as F
+    from s3tables_kit.topology.failover import failover_topology
 
     cfg = load_config(example)
     topo = failover_topology(cfg)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from bench.estate_scp import estate_config
-from policies import estate
-from policies.docset import build
-from policies.documents import compact_json
-from policies.lint import lint_documents
-from topology.config import KitConfig, load_config, parse_config
+from s3tables_kit.policies import estate
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import compact_json
+from s3tables_kit.policies.lint import lint_documents
+from s3tables_kit.topology.config import KitConfig, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SCP_LIMIT = 5120
@@ -74,7 +74,7 @@ def test_every_document_of_a_large_estate_passes_the_lint(estate_of_50: KitConfi
 
 
 def test_the_tag_condition_is_the_topologys_protection_tag() -> None:
-    from topology.rules import PROTECTION_TAG_KEY
+    from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
     cfg = load_config(ROOT / "examples" / "estate.toml")
     scp = json.loads(_scps(cfg)["scp-protect-replicas"])
@@ -99,7 +99,7 @@ def _estate_with_failover() -> KitConfig:
 def test_an_estate_renders_promotions_of_single_source_replicas_only() -> None:
     """The sales replica (fed by sales alone) gets its `failover--` candidates, built from the sales view; the
     vault (fan-in: restored from, never promoted) gets none."""
-    from policies.failover import failover_policy_docs
+    from s3tables_kit.policies.failover import failover_policy_docs
 
     cfg = _estate_with_failover()
     ds = build(cfg)

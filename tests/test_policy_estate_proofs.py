@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from policies import simulate as S
-from policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
+from s3tables_kit.policies import simulate as S
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
 from tests import estate_world as W
 from tests.policy_fixtures import drop_statement, evaluate_variants, parse_matrix
 
@@ -143,7 +143,7 @@ def baseline(kit: dict[str, Any]) -> dict[str, SimResult]:
 
 
 def test_matrix_covers_every_protected_site_and_action() -> None:
-    from policies.actions import BUCKET_LEVEL, PROTECTED_ACTIONS
+    from s3tables_kit.policies.actions import BUCKET_LEVEL, PROTECTED_ACTIONS
 
     rows = {tuple(cid.split(":", 2)[1:]) for cid in EXPECTED}
     assert {p for p in W.ORDER} == {cid.split(":", 1)[0] for cid in EXPECTED}

@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from policies import documents as D
-from policies import failover as FO
-from policies.simulate import (
+from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import failover as FO
+from s3tables_kit.policies.simulate import (
     ALLOWED,
     EXPLICIT_DENY,
     IMPLICIT_DENY,
@@ -42,9 +42,9 @@ from policies.simulate import (
     evaluate,
     principal_context,
 )
+from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.failover import failover_topology
 from tests import policy_fixtures as W
-from topology.config import KitConfig, load_config
-from topology.failover import failover_topology
 
 pytestmark = pytest.mark.node
 
@@ -284,7 +284,7 @@ def test_promoted_table_deletion_and_retention_are_denied_by_at_least_two_layers
 
 
 def test_every_protected_action_has_a_promoted_row() -> None:
-    from policies.actions import PROTECTION_RULES, TABLE_LEVEL
+    from s3tables_kit.policies.actions import PROTECTION_RULES, TABLE_LEVEL
 
     covered = {c.split(":", 2)[2] for c in EXPECTED if ":promoted-" in c}
     rules = {r.sid: set(r.actions) for r in PROTECTION_RULES}

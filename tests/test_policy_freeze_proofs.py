@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from policies.render import RENDERED_DIR
-from policies.simulate import ALLOWED, EXPLICIT_DENY, SimRequest, errors_of, evaluate, principal_context
+from s3tables_kit.policies.render import RENDERED_DIR
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimRequest, errors_of, evaluate, principal_context
 
 pytestmark = pytest.mark.node
 
@@ -74,7 +74,7 @@ RESOURCES = {
 
 
 def test_the_replication_role_is_the_seed_s() -> None:
-    from topology.config import load_config
+    from s3tables_kit.topology.config import load_config
 
     assert load_config(RENDERED_DIR.parents[1] / "examples" / "seed.toml").replication_role_arn == PRINCIPALS["repl"]
 

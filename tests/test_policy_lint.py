@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from policies import actions as A
-from policies import lint as L
-from policies.documents import build_documents
-from topology.config import load_config
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import lint as L
+from s3tables_kit.policies.documents import build_documents
+from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -176,7 +176,7 @@ def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
     """The worst case for both limits: five replicas (KMS everywhere) share one account, so one guardrail and both
     SCPs name all five; every document passes KIT-IAM5 and KIT-IAM8."""
     from bench.synthscale import scale_config
-    from topology.config import parse_config
+    from s3tables_kit.topology.config import parse_config
 
     raw = scale_config(destinations=5, tables=10)
     regions = ["eu-central-1", "us-east-1", "eu-west-3", "eu-west-2", "eu-north-1"]
@@ -327,7 +327,7 @@ def test_every_built_document_passes_every_rule(example: Path) -> None:
 
 
 def test_every_rendered_document_passes_every_rule() -> None:
-    from policies.render import RENDERED_DIR
+    from s3tables_kit.policies.render import RENDERED_DIR
 
     kinds = {}
     for path in EXAMPLES:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from policies.docset import build
-from policies.documents import compact_json
-from topology.config import KitConfig, load_config
-from topology.loader import ConfigError, parse_config
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import compact_json
+from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.loader import ConfigError, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = "arn:aws:iam::222222222222:role/terraform-deploy"

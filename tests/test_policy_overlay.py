@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from policies import actions as A
-from policies import lint as L
-from policies.simulate import ALLOWED, ERROR, EXPLICIT_DENY, SimRequest, evaluate, principal_context
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import lint as L
+from s3tables_kit.policies.simulate import ALLOWED, ERROR, EXPLICIT_DENY, SimRequest, evaluate, principal_context
 
 pytestmark = pytest.mark.node
 
@@ -141,7 +141,7 @@ STALE = {
 
 
 def test_the_simulator_refuses_an_overlay_of_an_action_upstream_already_knows() -> None:
-    from policies.simulate import SimulatorError
+    from s3tables_kit.policies.simulate import SimulatorError
 
     policies, reqs = _requests()
     with pytest.raises(SimulatorError, match="iam-data now knows s3tables:GetTable: remove it"):

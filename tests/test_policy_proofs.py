@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
 from tests import policy_fixtures as F
 
 pytestmark = pytest.mark.node
@@ -173,7 +173,7 @@ def baseline(kit: dict[str, Any]) -> dict[str, SimResult]:
 
 
 def test_matrix_is_large_and_covers_every_principal_and_protected_action() -> None:
-    from policies.actions import PROTECTED_ACTIONS
+    from s3tables_kit.policies.actions import PROTECTED_ACTIONS
 
     assert len(EXPECTED) >= 200
     assert {_split(c)[0] for c in EXPECTED} == set(F.PRINCIPALS)

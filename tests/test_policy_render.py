@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from policies import render as R
-from policies import statements as S
+from s3tables_kit.policies import render as R
+from s3tables_kit.policies import statements as S
 
 
 def test_render_is_deterministic() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.provider_build import (
+from s3tables_kit.infra.provider_build import (
     ALWAYS,
     MODULE,
     limited_service_list,
@@ -13,7 +13,7 @@ from infra.provider_build import (
     services_for,
     stack_types,
 )
-from infra.provider_cache import current_mirror, verified_mirror
+from s3tables_kit.infra.provider_cache import current_mirror, verified_mirror
 
 GEN = f"""package sdkv2
 

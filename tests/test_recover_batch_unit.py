@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from jobs.recover.batch import batchable, share, source_counts
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.fastpath import SourceFile
-from jobs.recover.job import RecoveryRequest
-from jobs.recover.model import Ident
-from jobs.recover.modes import CopyMode, ModeDecision
-from jobs.recover.planning import Action
+from s3tables_kit.jobs.recover.batch import batchable, share, source_counts
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.fastpath import SourceFile
+from s3tables_kit.jobs.recover.job import RecoveryRequest
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.recover.modes import CopyMode, ModeDecision
+from s3tables_kit.jobs.recover.planning import Action
 from tests.test_recover_filecopy_unit import plan
 
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from jobs.spark import REPO_ROOT
+from s3tables_kit.jobs.spark import REPO_ROOT
 
 pytestmark = pytest.mark.spark
 
 
 def test_drill_prints_the_walkthrough(tmp_path: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "jobs.drill", "--out", str(tmp_path / "demo-out")],
+        [sys.executable, "-m", "s3tables_kit.jobs.drill", "--out", str(tmp_path / "demo-out")],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,

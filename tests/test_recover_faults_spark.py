@@ -21,16 +21,16 @@ from typing import Any
 
 import pytest
 
-from jobs.recover import faults
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.fastpath import _iter, iceberg_catalog
-from jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
-from jobs.recover.leases import LEASE_SUFFIX, Holder
-from jobs.recover.localreplica import file_uri
-from jobs.recover.metadata import HadoopMetadataSource
-from jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED, Ident
-from jobs.recover.modes import CopyMode
-from jobs.spark import REPO_ROOT
+from s3tables_kit.jobs.recover import faults
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
+from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
+from s3tables_kit.jobs.recover.leases import LEASE_SUFFIX, Holder
+from s3tables_kit.jobs.recover.localreplica import file_uri
+from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
+from s3tables_kit.jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED, Ident
+from s3tables_kit.jobs.recover.modes import CopyMode
+from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover
 
 pytestmark = pytest.mark.spark
@@ -242,7 +242,7 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     then removed as if the process had died between v1.metadata.json and version-hint.text. The rerun finds the
     committed table through the catalog, verifies it and deletes nothing."""
     log = world.root / "kill.log"
-    cmd = [sys.executable, "-m", "jobs.recover", "--replica-warehouse", world.replica.warehouse]
+    cmd = [sys.executable, "-m", "s3tables_kit.jobs.recover", "--replica-warehouse", world.replica.warehouse]
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "kill"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed")]
     cmd += ["--no-batch"]  # the batched copy commits data + verified at once: no unverified state to kill into
@@ -276,7 +276,7 @@ def test_kill_before_the_batched_commit_then_rerun_converges(spark: Any, world: 
     commit: no table, only this attempt's files under its marker. The rerun asks the catalog (no table), removes
     them, copies again and commits one verified table."""
     log = world.root / "kill-batch.log"
-    cmd = [sys.executable, "-m", "jobs.recover", "--replica-warehouse", world.replica.warehouse]
+    cmd = [sys.executable, "-m", "s3tables_kit.jobs.recover", "--replica-warehouse", world.replica.warehouse]
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "killb"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed-batch")]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:before-commit"}

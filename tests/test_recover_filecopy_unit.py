@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.recover.cli import parser, request_from_args
-from jobs.recover.fastpath import bins, compare_counts
-from jobs.recover.filecopy import (
+from s3tables_kit.jobs.recover.cli import parser, request_from_args
+from s3tables_kit.jobs.recover.fastpath import bins, compare_counts
+from s3tables_kit.jobs.recover.filecopy import (
     CopyItem,
     StoreConfig,
     alt_name,
@@ -25,9 +25,9 @@ from jobs.recover.filecopy import (
     copy_one,
     relocate,
 )
-from jobs.recover.job import copy_time_warning
-from jobs.recover.model import ArgError, Column, Ident, PartitionField, table_info_from_metadata
-from jobs.recover.modes import (
+from s3tables_kit.jobs.recover.job import copy_time_warning
+from s3tables_kit.jobs.recover.model import ArgError, Column, Ident, PartitionField, table_info_from_metadata
+from s3tables_kit.jobs.recover.modes import (
     CopyMode,
     Layout,
     ctas_distribution,
@@ -36,8 +36,8 @@ from jobs.recover.modes import (
     fresh_ids_reproduce,
     parse_layout,
 )
-from jobs.recover.planning import Selector, plan_table, properties_point, property_changes
-from jobs.recover.report import TableResult, summary_table, table_markdown
+from s3tables_kit.jobs.recover.planning import Selector, plan_table, properties_point, property_changes
+from s3tables_kit.jobs.recover.report import TableResult, summary_table, table_markdown
 from tests.test_recover_unit import NOW, T0, metadata, run_refused_before_a_jvm
 
 # --- field ids ---------------------------------------------------------------------------------------------------
@@ -288,7 +288,7 @@ def test_multipart_copy_over_an_s3_api_and_its_checksums(tmp_path: Path) -> None
             s3.create_bucket(Bucket=b)
         s3.put_object(Bucket="rep-bkt", Key="data/a.parquet", Body=payload)
         cfg = StoreConfig(region="us-east-1", part_size=part)
-        from jobs.recover import filecopy
+        from s3tables_kit.jobs.recover import filecopy
 
         filecopy._CLIENTS.clear()
         item = CopyItem("s3://rep-bkt/data/a.parquet", "s3://tgt-bkt/data/a.parquet", "s3://tgt-bkt/data/a-r1.parquet",

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from jobs.recover.errors import describe
-from jobs.recover.leases import (
+from s3tables_kit.jobs.recover.errors import describe
+from s3tables_kit.jobs.recover.leases import (
     Holder,
     Lease,
     LeaseHeld,

@@ -21,16 +21,16 @@ from typing import Any
 
 import pytest
 
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.cli import main as cli_main
-from jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
-from jobs.recover.job import ATTEMPT_MARKER, Outcome
-from jobs.recover.localreplica import file_uri, replicate_table
-from jobs.recover.metadata import HadoopMetadataSource, load_table_info
-from jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED, Ident
-from jobs.recover.planning import Selector
-from jobs.recover.verify import verify
-from jobs.spark import REPO_ROOT
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.cli import main as cli_main
+from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
+from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome
+from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
+from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED, Ident
+from s3tables_kit.jobs.recover.planning import Selector
+from s3tables_kit.jobs.recover.verify import verify
+from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
 
 pytestmark = pytest.mark.spark
@@ -409,7 +409,7 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
             [
                 sys.executable,
                 "-m",
-                "jobs.recover",
+                "s3tables_kit.jobs.recover",
                 "--replica-warehouse",
                 world.replica.warehouse,
                 "--target-warehouse",

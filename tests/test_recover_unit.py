@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
-from jobs.recover import sql as S
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
-from jobs.recover.cli import parser, request_from_args
-from jobs.recover.guard import write_target_catalog
-from jobs.recover.model import (
+from s3tables_kit.jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+from s3tables_kit.jobs.recover.cli import parser, request_from_args
+from s3tables_kit.jobs.recover.guard import write_target_catalog
+from s3tables_kit.jobs.recover.model import (
     PROP_REPLICA_TABLE,
     PROP_SNAPSHOT_ID,
     PROP_VERIFIED,
@@ -26,7 +26,7 @@ from jobs.recover.model import (
     PlanError,
     table_info_from_metadata,
 )
-from jobs.recover.planning import (
+from s3tables_kit.jobs.recover.planning import (
     Action,
     Selector,
     TargetState,
@@ -37,12 +37,12 @@ from jobs.recover.planning import (
     target_state,
     to_ms,
 )
-from jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
-from jobs.recover.verify import compare_fingerprints, schema_problems
-from topology.outputs import parse_outputs
+from s3tables_kit.jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
+from s3tables_kit.jobs.recover.verify import compare_fingerprints, schema_problems
+from s3tables_kit.topology.outputs import parse_outputs
 
 if TYPE_CHECKING:
-    from jobs.recover.job import Outcome
+    from s3tables_kit.jobs.recover.job import Outcome
 
 T0 = 1_764_770_000_000  # 2025-12-03T13:53:20Z
 
@@ -142,7 +142,7 @@ NOW = T0 + 3_600_000
 def run_refused_before_a_jvm(tmp_path: Path, out: io.StringIO, err: io.StringIO) -> Outcome:
     """Recover analytics.orders from the hadoop warehouse `tmp_path/rep` into namespace `rec` of `tmp_path/tgt`,
     with a Spark factory that fails the test if a session is asked for (a plan-time refusal comes before any JVM)."""
-    from jobs.recover.job import RecoveryRequest, run
+    from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 
     def no_jvm(conf: dict[str, str]) -> Any:
         raise AssertionError("a SparkSession was requested")
@@ -322,7 +322,7 @@ def test_fingerprint_one_pass_grouped_by_partition_values() -> None:
 
 
 def test_fingerprint_recombines_the_exact_64_bit_sum_from_its_halves() -> None:
-    from jobs.recover.verify import fingerprint_from_rows
+    from s3tables_kit.jobs.recover.verify import fingerprint_from_rows
 
     values = [-(2**63), 2**63 - 1, -1, 0, 123456789012345, -987654321098765]
     row = {

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from jobs import rehearse as R
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
-from jobs.recover.localreplica import file_uri, replicate_table
-from jobs.recover.model import Ident
-from jobs.spark import add_catalogs
+from s3tables_kit.jobs import rehearse as R
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.spark import add_catalogs
 
 pytestmark = pytest.mark.spark
 SRC, REP, TGT = "rh_source", "rh_replica", "rh_target"

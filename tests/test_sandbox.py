@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from infra.sandbox import Sandbox, instructions, start
+from s3tables_kit.infra.sandbox import Sandbox, instructions, start
 
 ROOT = Path(__file__).resolve().parents[1]
 PRACTISE = "## Practise this locally"
@@ -123,13 +123,13 @@ class Runner:
         kind, name = entry_point(words[1])
         if kind == "module":
             return module_main(name)(argv)
-        from jobs.recover.cli import main as recover_main
+        from s3tables_kit.jobs.recover.cli import main as recover_main
 
         return recover_main(argv, spark_factory=self.session)
 
     def session(self, conf: dict[str, str]) -> Any:
         """The session's Spark with the recovery's catalogs (Spark caches a loaded catalog by name: forget them)."""
-        from jobs.spark import add_catalogs
+        from s3tables_kit.jobs.spark import add_catalogs
 
         assert self.spark is not None, "the recovery needs Spark"
         self.spark._jsparkSession.sessionState().catalogManager().reset()
@@ -176,7 +176,7 @@ def test_each_runbook_opens_with_a_practise_section_of_runnable_commands(page: s
 def test_make_sandbox_is_a_documented_target() -> None:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^sandbox: setup ## \S", text, flags=re.M)
-    assert entry_point("sandbox") == ("module", "infra.sandbox")
+    assert entry_point("sandbox") == ("module", "s3tables_kit.infra.sandbox")
     assert "make sandbox" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -184,7 +184,7 @@ def test_make_sandbox_is_a_documented_target() -> None:
 
 
 def test_sandbox_writes_outputs_exports_and_prints_the_commands(sandbox: tuple[Sandbox, Path]) -> None:
-    from topology.outputs import load_outputs
+    from s3tables_kit.topology.outputs import load_outputs
 
     sb, workdir = sandbox
     outputs = load_outputs(workdir / "sandbox-out" / "outputs.json")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import ConfigError, load_config, parse_config
+from s3tables_kit.topology.config import ConfigError, load_config, parse_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_replicated_source_tables_are_created_without_tags(synthesized: dict[str
 
 def _synth_source(raw: dict[str, Any], outdir: Path) -> tuple[Any, dict[str, Any]]:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from infra.app import build_app
+    from s3tables_kit.infra.app import build_app
 
     cfg = parse_config(raw)
     build_app(cfg, outdir=str(outdir)).synth()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from topology.config import load_config
+from s3tables_kit.topology.config import load_config
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +21,8 @@ Stacks = dict[str, dict[str, Any]]
 SYNTH_IN_CWD = """
 import sys
 from pathlib import Path
-from infra.app import build_app
-from topology.config import load_config
+from s3tables_kit.infra.app import build_app
+from s3tables_kit.topology.config import load_config
 Path("cdktf.out").mkdir()
 for p in sys.argv[1:]:
     build_app(load_config(p), outdir="cdktf.out/" + Path(p).stem).synth()
@@ -69,7 +69,7 @@ def test_cross_stack_references_read_the_producing_stacks_backend(synthesized: d
 def test_same_configuration_synthesizes_byte_identically_in_two_directories(tmp_path: Path) -> None:
     """One synth in this process (working directory: the repository, absolute outdir), one in a subprocess whose
     working directory is elsewhere (relative outdir `cdktf.out`, as `cdktf synth` writes it)."""
-    from infra.app import build_app
+    from s3tables_kit.infra.app import build_app
 
     here = tmp_path / "here"
     here.mkdir()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from infra import validate as V
+from s3tables_kit.infra import validate as V
 
 SCHEMA: dict[str, Any] = {
     "provider_schemas": {

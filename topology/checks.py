@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from topology.checks_failover import failover_checks
-from topology.issues import Issue, bucket_quota_issues
-from topology.model import (
+from s3tables_kit.topology.checks_failover import failover_checks
+from s3tables_kit.topology.issues import Issue, bucket_quota_issues
+from s3tables_kit.topology.model import (
     Encryption,
     KitConfig,
     Source,
     parse_partition,
 )
-from topology.rules import (
+from s3tables_kit.topology.rules import (
     KIT_TAG_KEYS,
     MAX_DESTINATIONS,
     MAX_NAME_PREFIX,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from topology.issues import Issue, bucket_quota_issues
-from topology.model import KitConfig, Replica
-from topology.rules import MAX_FAILOVER_DESTINATIONS
+from s3tables_kit.topology.issues import Issue, bucket_quota_issues
+from s3tables_kit.topology.model import KitConfig, Replica
+from s3tables_kit.topology.rules import MAX_FAILOVER_DESTINATIONS
 
 
 def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Sequence[Replica]) -> Replica | None:

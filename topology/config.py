@@ -16,15 +16,15 @@ re-exported here so that `from topology.config import ...` is the one import cal
 
 from __future__ import annotations
 
-from topology.checks import assurance_checks, config_warnings
-from topology.checks_failover import failover_checks, failover_recovery_replica
-from topology.issues import Issue
-from topology.loader import (
+from s3tables_kit.topology.checks import assurance_checks, config_warnings
+from s3tables_kit.topology.checks_failover import failover_checks, failover_recovery_replica
+from s3tables_kit.topology.issues import Issue
+from s3tables_kit.topology.loader import (
     ConfigError,
     load_config,
     parse_config,
 )
-from topology.model import (
+from s3tables_kit.topology.model import (
     FAILOVER_NAME_SUFFIX,
     AccountId,
     Column,
@@ -47,7 +47,7 @@ from topology.model import (
     UnreferencedFileRemoval,
     parse_partition,
 )
-from topology.rules import (
+from s3tables_kit.topology.rules import (
     BUCKET_FORBIDDEN_PREFIXES,
     BUCKET_FORBIDDEN_SUFFIXES,
     KIT_PARTITIONS,

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from topology.checks_failover import failover_checks, failover_recovery_replica
-from topology.model import FAILOVER_NAME_SUFFIX, Failover, KitConfig, Replica, Source
-from topology.rules import MAX_FAILOVER_DESTINATIONS
+from s3tables_kit.topology.checks_failover import failover_checks, failover_recovery_replica
+from s3tables_kit.topology.model import FAILOVER_NAME_SUFFIX, Failover, KitConfig, Replica, Source
+from s3tables_kit.topology.rules import MAX_FAILOVER_DESTINATIONS
 
 __all__ = [
     "FAILOVER_NAME_SUFFIX",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from topology.rules import MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+from s3tables_kit.topology.rules import MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from topology.checks import Issue, cross_checks
-from topology.model import KitConfig
-from topology.rules import MAX_DESTINATIONS
-from topology.textfile import read_parsed
+from s3tables_kit.topology.checks import Issue, cross_checks
+from s3tables_kit.topology.model import KitConfig
+from s3tables_kit.topology.rules import MAX_DESTINATIONS
+from s3tables_kit.topology.textfile import read_parsed
 
 
 class ConfigError(ValueError):

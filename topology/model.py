@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from topology.assurance import Assurance
-from topology.rules import (
+from s3tables_kit.topology.assurance import Assurance
+from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
     EMR_RELEASE_RE,
     IAM_PRINCIPAL_RE,

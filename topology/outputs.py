@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from topology.model import EstateError, KitConfig, Replica, Source
-from topology.textfile import read_parsed
+from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
+from s3tables_kit.topology.textfile import read_parsed
 
 OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"

@@ -19,9 +19,9 @@ from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
 from cdktf_cdktf_provider_aws.sns_topic_subscription import SnsTopicSubscription
 from constructs import Construct
 
-from policies import assurance
-from policies.docset import DocumentSet
-from topology.config import KitConfig
+from s3tables_kit.policies import assurance
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig
 
 
 class AlarmTopic(Construct):

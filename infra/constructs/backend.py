@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cdktf import LocalBackend, S3Backend, TerraformStack
 
-from topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig
 
 # cdktf writes each stack to <working directory>/cdktf.out/stacks/<stack>/ and Terraform runs there, so this
 # relative path is <working directory>/terraform.<stack>.tfstate (where cdktf's default put it, as an absolute path).

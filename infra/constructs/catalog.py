@@ -27,7 +27,7 @@ from cdktf_cdktf_provider_aws.s3_tables_table import (
 )
 from constructs import Construct
 
-from topology.config import Source
+from s3tables_kit.topology.config import Source
 
 COMPACTION_TARGET_MB = 512
 

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from cdktf_cdktf_provider_aws.cloudwatch_dashboard import CloudwatchDashboard
 from constructs import Construct
 
-from topology import contract as C
-from topology.config import KitConfig
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.config import KitConfig
 
 if TYPE_CHECKING:
-    from infra.constructs.monitor import ReplicationMonitor
+    from s3tables_kit.infra.constructs.monitor import ReplicationMonitor
 
 WIDTH, HEIGHT = 12, 6  # a 24-column grid: two widgets per row
 
@@ -140,7 +140,7 @@ def alarm_arn(cfg: KitConfig, name: str, region: str | None = None, account_id: 
 
 
 def rehearsal_alarm_name(kit: str) -> str:
-    from infra.constructs.rehearsal import not_succeeding_alarm_name
+    from s3tables_kit.infra.constructs.rehearsal import not_succeeding_alarm_name
 
     return not_succeeding_alarm_name(kit)
 

@@ -9,8 +9,8 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
-from policies.docset import DocumentSet
-from policies.model import Document
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.policies.model import Document
 
 
 def policy_json(document: Document) -> str:

@@ -50,16 +50,16 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
-from infra import packaging
-from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
-from infra.constructs.iam import documented_role
-from policies import assurance
-from policies.docset import DocumentSet
-from policies.model import Document
-from topology import contract as C
-from topology.assurance import monitor_schedule_expression
-from topology.config import KitConfig, Replica
-from topology.outputs import declared_replication
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
+from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.policies import assurance
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.policies.model import Document
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.assurance import monitor_schedule_expression
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.outputs import declared_replication
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30

@@ -8,7 +8,7 @@ from cdktf_cdktf_provider_aws.organizations_policy import OrganizationsPolicy
 from cdktf_cdktf_provider_aws.organizations_policy_attachment import OrganizationsPolicyAttachment
 from constructs import Construct
 
-from policies.documents import Document, compact_json
+from s3tables_kit.policies.documents import Document, compact_json
 
 REPLICAS_SCP_DESCRIPTION = (
     "Protects S3 Tables replicas: no deletion, retention or protection changes except break-glass"

@@ -12,7 +12,7 @@ from cdktf import TerraformProvider, TerraformProviderGeneratorMetadata
 from cdktf_cdktf_provider_aws.provider import AwsProvider, AwsProviderAssumeRole, AwsProviderDefaultTags
 from constructs import Construct
 
-from topology.config import KitConfig, Replica, Source
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 # awscc models `storage_class_configuration` on table buckets (the aws provider 6.25 does not). No prebuilt cdktf
 # bindings for awscc exist on PyPI, so the provider and its resource are declared through cdktf's generic constructs.

@@ -39,9 +39,9 @@ from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
-from infra.constructs.iam import documented_role
-from policies.docset import DocumentSet
-from topology.config import KitConfig
+from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
 ABORT_INCOMPLETE_UPLOAD_DAYS = 7

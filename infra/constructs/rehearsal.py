@@ -22,13 +22,13 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
-from infra import packaging
-from infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
-from infra.constructs.iam import documented_role, role_policy
-from policies import assurance
-from policies.docset import DocumentSet
-from topology import contract as C
-from topology.config import KitConfig, Replica
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
+from s3tables_kit.infra.constructs.iam import documented_role, role_policy
+from s3tables_kit.policies import assurance
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.config import KitConfig, Replica
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 

@@ -14,7 +14,7 @@ from cdktf_cdktf_provider_aws.iam_role_policy_attachment import IamRolePolicyAtt
 from cdktf_cdktf_provider_aws.s3_tables_table_bucket_policy import S3TablesTableBucketPolicy
 from constructs import Construct
 
-from policies.documents import Document
+from s3tables_kit.policies.documents import Document
 
 
 class ReplicaBucketPolicy(Construct):

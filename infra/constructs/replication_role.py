@@ -7,9 +7,9 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
-from infra.constructs.iam import documented_role
-from policies.docset import DocumentSet
-from topology.config import KitConfig
+from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig
 
 
 def add_replication_role(

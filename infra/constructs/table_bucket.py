@@ -16,12 +16,12 @@ from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
-from infra.constructs.providers import site_providers
-from policies import documents
-from policies.docset import DocumentSet
-from policies.documents import Document
-from topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
-from topology.rules import PROTECTION_TAG_KEY
+from s3tables_kit.infra.constructs.providers import site_providers
+from s3tables_kit.policies import documents
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.policies.documents import Document
+from s3tables_kit.topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
+from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
 
 class TableBucket(Construct):

@@ -2,6 +2,6 @@
 
 import sys
 
-from infra.e2e.run import main
+from s3tables_kit.infra.e2e.run import main
 
 sys.exit(main())

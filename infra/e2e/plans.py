@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from infra.validate import Json
-from topology.config import load_config
+from s3tables_kit.infra.validate import Json
+from s3tables_kit.topology.config import load_config
 
 # ---------------------------------------------------------------- the applied plan ----
 

@@ -55,11 +55,11 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
-from infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
-from infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
-from infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
-from infra.e2e.terraform import (
+from s3tables_kit.infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
+from s3tables_kit.infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
+from s3tables_kit.infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
+from s3tables_kit.infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
+from s3tables_kit.infra.e2e.terraform import (
     StackResult,
     Terraform,
     Toolchain,
@@ -70,8 +70,8 @@ from infra.e2e.terraform import (
     table,
     toolchain,
 )
-from infra.provider_cache import VERIFIED_MARK, current_mirror
-from infra.validate import (
+from s3tables_kit.infra.provider_cache import VERIFIED_MARK, current_mirror
+from s3tables_kit.infra.validate import (
     ROOT,
     Json,
     checked_with,
@@ -80,7 +80,7 @@ from infra.validate import (
     mirror_origin,
     tf_env,
 )
-from topology.config import KitConfig, load_config
+from s3tables_kit.topology.config import KitConfig, load_config
 
 EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
@@ -423,7 +423,7 @@ class ExampleRun:
         """The promotion a failover topology's deploy follows, as the on-call engineer runs it (docs/failover.md):
         the real failover tool, as break-glass of the promoted bucket's account, with the normal topology's
         configuration and outputs. True when it promoted every table."""
-        from topology.outputs import load_outputs
+        from s3tables_kit.topology.outputs import load_outputs
 
         assert self.base is not None and cfg.failover is not None and cfg.failover.promoted_bucket is not None
         bucket = cfg.failover.promoted_bucket
@@ -431,14 +431,15 @@ class ExampleRun:
         _say(f"-- {self.name}: promote {bucket} (python -m jobs.failover --confirm, break-glass) on {self.base.name}")
         self.tool(
             PROMOTION,
-            ["-m", "jobs.failover", "--config", str(self.base.config), "--outputs", str(self.base.outputs_path),
-             "--endpoint-url", self.emu.url, *self.break_glass_roles(cfg, replica.account_id),
+            ["-m", "s3tables_kit.jobs.failover", "--config", str(self.base.config),
+             "--outputs", str(self.base.outputs_path), "--endpoint-url", self.emu.url,
+             *self.break_glass_roles(cfg, replica.account_id),
              "--replica-bucket", bucket, "--confirm", bucket, "--report", str(self.dir / "reports" / "failover")],
         )  # fmt: skip
         return self.tools[-1].ok
 
     def run_tools(self, cfg: KitConfig) -> None:
-        from topology.outputs import load_outputs
+        from s3tables_kit.topology.outputs import load_outputs
 
         outputs_path = self.outputs()
         outs = load_outputs(outputs_path)
@@ -451,15 +452,16 @@ class ExampleRun:
         for src in outs.sources:  # every source of an estate (issue 24)
             self.tool(
                 WRITER,
-                ["-m", "jobs.failover.writer", "--bucket-arn", src.table_bucket_arn, "--endpoint-url", self.emu.url],
+                ["-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", src.table_bucket_arn,
+                 "--endpoint-url", self.emu.url],
                 account=src.account_id, region=src.region,
             )  # fmt: skip
             self.emu.control.replicate(source_bucket_arn=src.table_bucket_arn)
         roles = [f"--role-arn={a}={self.operator_role(a)}" for a in accounts_of(cfg, [])]
         common = ["--outputs", str(outputs_path), "--endpoint-url", self.emu.url]
-        self.tool("harden", ["-m", "jobs.ops.harden", *common, *roles])
-        self.tool("status", ["-m", "jobs.ops.status", *common, *roles])
-        self.tool("audit", ["-m", "jobs.ops.audit", "--config", str(self.config), *common, *roles])
+        self.tool("harden", ["-m", "s3tables_kit.jobs.ops.harden", *common, *roles])
+        self.tool("status", ["-m", "s3tables_kit.jobs.ops.status", *common, *roles])
+        self.tool("audit", ["-m", "s3tables_kit.jobs.ops.audit", "--config", str(self.config), *common, *roles])
         # Recovery reads the replica as the recovery account (the job's own credentials, as on EMR). In a failover
         # topology that replica is a replica of the promoted source.
         rec = outs.recovery
@@ -469,7 +471,7 @@ class ExampleRun:
         else:
             self.tool(
                 "recover --dry-run",
-                ["-m", "jobs.recover", "--outputs", str(outputs_path), "--endpoint", self.emu.url,
+                ["-m", "s3tables_kit.jobs.recover", "--outputs", str(outputs_path), "--endpoint", self.emu.url,
                  "--table", table, "--dry-run"],
                 account=rec.account_id, region=rec.region,
             )  # fmt: skip
@@ -483,7 +485,7 @@ class ExampleRun:
             replica = next((r for r in outs.replicas if len(outs.sources_into(r)) == 1), replica)
         self.tool(
             "failover --dry-run",
-            ["-m", "jobs.failover", "--config", str(self.config), *common,
+            ["-m", "s3tables_kit.jobs.failover", "--config", str(self.config), *common,
              *self.break_glass_roles(cfg, replica.account_id), "--replica-bucket", replica.table_bucket_name,
              "--dry-run"],
         )  # fmt: skip

@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from emulator.process import Emulator
-from infra.e2e.plans import plan_actions, planned_summary, transition_problems
-from infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
-from infra.e2e.standins import Credentials, Localized
-from infra.e2e.terraform import Terraform
-from infra.lockcheck import Classifier, Locked, refusal
-from infra.validate import Json
-from topology.config import KitConfig
-from topology.loader import parse_config
+from s3tables_kit.infra.e2e.plans import plan_actions, planned_summary, transition_problems
+from s3tables_kit.infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
+from s3tables_kit.infra.e2e.standins import Credentials, Localized
+from s3tables_kit.infra.e2e.terraform import Terraform
+from s3tables_kit.infra.lockcheck import Classifier, Locked, refusal
+from s3tables_kit.infra.validate import Json
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.loader import parse_config
 
 
 class ExampleRun(Protocol):

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from infra.e2e.standins import Credentials
-from infra.validate import Json
-from topology.config import KitConfig
+from s3tables_kit.infra.e2e.standins import Credentials
+from s3tables_kit.infra.validate import Json
+from s3tables_kit.topology.config import KitConfig
 
 
 def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
@@ -26,7 +26,7 @@ def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
 
 def synth_config(cfg: KitConfig, outdir: Path, *, allow_destroy: bool = False) -> dict[str, Json]:
     """{stack: synthesized document} of `cfg`, synthesized into `outdir`."""
-    from infra.app import build_app
+    from s3tables_kit.infra.app import build_app
 
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.parent.mkdir(parents=True, exist_ok=True)

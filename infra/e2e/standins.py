@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.validate import Gap, prepare_stack, provider_statuses
+from s3tables_kit.infra.validate import Gap, prepare_stack, provider_statuses
 
 Json = dict[str, Any]
 

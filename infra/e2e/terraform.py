@@ -6,7 +6,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.validate import Json, mirror_providers, provider_schemas
+from s3tables_kit.infra.validate import Json, mirror_providers, provider_schemas
 
 # ---------------------------------------------------------------- results ----
 

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from infra.e2e.standins import AWS_SERVICES
-from infra.e2e.terraform import Terraform, cli_config, proxy_env
-from infra.validate import find_mirror, find_terraform, mirror_providers, tf_env
+from s3tables_kit.infra.e2e.standins import AWS_SERVICES
+from s3tables_kit.infra.e2e.terraform import Terraform, cli_config, proxy_env
+from s3tables_kit.infra.validate import find_mirror, find_terraform, mirror_providers, tf_env
 
 ACCOUNT = "111122223333"
 REGION = "us-east-1"

@@ -1,5 +1,5 @@
 import sys
 
-from infra.live.run import main
+from s3tables_kit.infra.live.run import main
 
 sys.exit(main())

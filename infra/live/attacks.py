@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from infra.live.plan import RUN_TAG
+from s3tables_kit.infra.live.plan import RUN_TAG
 
 LAYER_RE = re.compile(r"with an explicit deny in an? ([a-z -]+?policy)")
 SHORT_RETENTION = {

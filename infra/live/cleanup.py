@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.live.plan import RUN_TAG, Refused, RunPlan
-from infra.live.world import Target
+from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan
+from s3tables_kit.infra.live.world import Target
 
 
 def _swallow_missing(fn: Any, *args: Any, **kw: Any) -> None:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.live.attacks import Attack
-from infra.live.probes import CONTRADICTED, Fact
+from s3tables_kit.infra.live.attacks import Attack
+from s3tables_kit.infra.live.probes import CONTRADICTED, Fact
 
 
 @dataclass

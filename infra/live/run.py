@@ -25,12 +25,12 @@ from typing import Any
 
 from emulator.control import Control
 from emulator.process import Emulator
-from infra.live.attacks import attack_table
-from infra.live.cleanup import cleanup, leftovers
-from infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
-from infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
-from infra.live.report import Report
-from infra.live.world import (
+from s3tables_kit.infra.live.attacks import attack_table
+from s3tables_kit.infra.live.cleanup import cleanup, leftovers
+from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
+from s3tables_kit.infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
+from s3tables_kit.infra.live.report import Report
+from s3tables_kit.infra.live.world import (
     Target,
     create_run_roles,
     deploy,
@@ -71,7 +71,7 @@ def _writer(target: Target, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
     s = plan.settings
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
     env.update(PYTHONPATH=str(ROOT), AWS_REGION=s.source_region, AWS_DEFAULT_REGION=s.source_region)
-    args = [sys.executable, "-m", "jobs.failover.writer", "--bucket-arn", bucket_arn]
+    args = [sys.executable, "-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", bucket_arn]
     if target.endpoint:
         key = target.keys[s.account_id]
         env.update(AWS_ACCESS_KEY_ID=key["accessKeyId"], AWS_SECRET_ACCESS_KEY=key["secretAccessKey"])
@@ -111,7 +111,7 @@ def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
     """The e2e code path (infra/live/terraform.py); the stand-in only."""
 
     def deploy_with_terraform(target: Target, plan: RunPlan) -> dict[str, Any]:
-        from infra.live import terraform
+        from s3tables_kit.infra.live import terraform
 
         if control is None or target.endpoint is None:
             raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
@@ -208,7 +208,7 @@ def execute(
         report.facts = list(facts.values())
     try:
         if world.get("terraform") is not None:
-            from infra.live import terraform
+            from s3tables_kit.infra.live import terraform
 
             failed = terraform.destroy(world["terraform"])
             _say("terraform destroy (KIT_ALLOW_DESTROY=1): " + (f"FAILED for {failed}" if failed else "every stack"))

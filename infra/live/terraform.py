@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.control import Control
-from infra.e2e.run import (
+from s3tables_kit.infra.e2e.run import (
     EMULATOR_WRITER_ENV,
     ExampleRun,
     Terraform,
@@ -24,8 +24,8 @@ from infra.e2e.run import (
     toolchain,
     write_stack,
 )
-from infra.live.plan import Refused, RunPlan
-from infra.validate import find_mirror, find_terraform, tf_env
+from s3tables_kit.infra.live.plan import Refused, RunPlan
+from s3tables_kit.infra.validate import find_mirror, find_terraform, tf_env
 
 
 def toml_text(doc: dict[str, Any]) -> str:

@@ -14,9 +14,9 @@ from typing import Any
 
 import boto3
 
-from infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
-from policies import documents
-from topology.config import KitConfig, parse_config
+from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
+from s3tables_kit.policies import documents
+from s3tables_kit.topology.config import KitConfig, parse_config
 
 ALLOW_ALL = {
     "Version": "2012-10-17",

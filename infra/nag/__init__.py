@@ -7,7 +7,7 @@ rendered documents and, through this aspect, every construct that carries policy
 
 from __future__ import annotations
 
-from infra.nag.aspect import (
+from s3tables_kit.infra.nag.aspect import (
     ALL_RULES,
     KitNagAspect,
     NagError,

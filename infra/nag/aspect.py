@@ -1,7 +1,7 @@
 """A CDKTF Aspect in cdk-nag's shape: visits every construct that carries policy JSON, runs the KIT rules on it,
 and fails synth with the rule and the construct path. Suppressions need a written reason.
 
-    from infra.nag import apply_nag, suppress
+    from s3tables_kit.infra.nag import apply_nag, suppress
     apply_nag(app)                                   # before app.synth()
     suppress(construct, "KIT-IAM4", "why this is acceptable")
 
@@ -19,7 +19,7 @@ import jsii
 from cdktf import Annotations, Aspects, IAspect, TerraformResource, TerraformStack, Token
 from constructs import IConstruct
 
-from policies.lint import RULES, Finding, Rule
+from s3tables_kit.policies.lint import RULES, Finding, Rule
 
 NagRule = Rule  # the one rule shape (policies/lint.py); the aspect runs the very same rule objects
 ALL_RULES: tuple[NagRule, ...] = RULES

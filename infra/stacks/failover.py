@@ -31,21 +31,21 @@ from cdktf import App
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from constructs import Construct
 
-from infra.constructs.dashboard import monitor_dashboard, rehearsal_site
-from infra.constructs.monitor import source_assurance
-from infra.constructs.organization_guardrail import ReplicaScp
-from infra.constructs.replication import ReplicationConfiguration
-from infra.constructs.replication_role import add_replication_role
-from infra.stacks.failover_outputs import add_failover_source_output
-from infra.stacks.organization import OrganizationStack
-from infra.stacks.recovery import RecoveryStack
-from infra.stacks.replica import ReplicaStack
-from policies import docset
-from policies import failover as F
-from policies.docset import DocumentSet
-from policies.documents import kms_alias
-from topology.config import Kit, KitConfig, Replica, Replication, Source
-from topology.failover import FailoverTopology, failover_topology
+from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
+from s3tables_kit.infra.constructs.monitor import source_assurance
+from s3tables_kit.infra.constructs.organization_guardrail import ReplicaScp
+from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
+from s3tables_kit.infra.constructs.replication_role import add_replication_role
+from s3tables_kit.infra.stacks.failover_outputs import add_failover_source_output
+from s3tables_kit.infra.stacks.organization import OrganizationStack
+from s3tables_kit.infra.stacks.recovery import RecoveryStack
+from s3tables_kit.infra.stacks.replica import ReplicaStack
+from s3tables_kit.policies import docset
+from s3tables_kit.policies import failover as F
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.policies.documents import kms_alias
+from s3tables_kit.topology.config import Kit, KitConfig, Replica, Replication, Source
+from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
 
 def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:

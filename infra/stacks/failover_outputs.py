@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from cdktf import TerraformOutput
 
-from infra.stacks.replica import ReplicaStack
-from topology.config import KitConfig
-from topology.failover import FailoverTopology
-from topology.outputs import OUTPUT_SOURCE, point_groups_output
+from s3tables_kit.infra.stacks.replica import ReplicaStack
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.failover import FailoverTopology
+from s3tables_kit.topology.outputs import OUTPUT_SOURCE, point_groups_output
 
 
 def failover_source_output(cfg: KitConfig, topo: FailoverTopology) -> dict[str, object]:

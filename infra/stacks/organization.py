@@ -6,11 +6,11 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
-from infra.constructs.providers import aws_provider
-from policies.docset import DocumentSet
-from topology.config import KitConfig, Organization
-from topology.outputs import OUTPUT_ORGANIZATION
+from s3tables_kit.infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
+from s3tables_kit.infra.constructs.providers import aws_provider
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig, Organization
+from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION
 
 STACK_ID = "organization"
 GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail"

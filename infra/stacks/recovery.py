@@ -6,13 +6,18 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.providers import site_providers
-from infra.constructs.recovery import RecoveryNamespace, RecoveryRole, RecoverySparkApplication, ScriptsBucket
-from infra.constructs.rehearsal import recovery_assurance
-from infra.constructs.table_bucket import kit_table_bucket
-from policies.docset import DocumentSet
-from topology.config import KitConfig, Replica
-from topology.outputs import OUTPUT_RECOVERY
+from s3tables_kit.infra.constructs.providers import site_providers
+from s3tables_kit.infra.constructs.recovery import (
+    RecoveryNamespace,
+    RecoveryRole,
+    RecoverySparkApplication,
+    ScriptsBucket,
+)
+from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
+from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.outputs import OUTPUT_RECOVERY
 
 STACK_ID = "recovery"
 

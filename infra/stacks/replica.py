@@ -7,12 +7,12 @@ from __future__ import annotations
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
-from infra.constructs.table_bucket import site_table_bucket
-from policies import documents
-from policies.docset import DocumentSet
-from topology.config import KitConfig, Replica
-from topology.outputs import OUTPUT_REPLICA
+from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
+from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
+from s3tables_kit.policies import documents
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.outputs import OUTPUT_REPLICA
 
 
 class ReplicaStack(TerraformStack):

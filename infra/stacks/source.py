@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from infra.constructs.catalog import SourceCatalog
-from infra.constructs.dashboard import monitor_dashboard, rehearsal_site
-from infra.constructs.monitor import source_assurance
-from infra.constructs.providers import untagged_aws_provider
-from infra.constructs.replica_protection import ReplicaBucketPolicy
-from infra.constructs.replication import ReplicationConfiguration
-from infra.constructs.replication_role import ReplicationRole
-from infra.constructs.table_bucket import site_table_bucket
-from policies.docset import DocumentSet
-from topology.config import KitConfig
-from topology.outputs import OUTPUT_SOURCE, point_groups_output
+from s3tables_kit.infra.constructs.catalog import SourceCatalog
+from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
+from s3tables_kit.infra.constructs.monitor import source_assurance
+from s3tables_kit.infra.constructs.providers import untagged_aws_provider
+from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy
+from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
+from s3tables_kit.infra.constructs.replication_role import ReplicationRole
+from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.outputs import OUTPUT_SOURCE, point_groups_output
 
 
 class SourceStack(TerraformStack):

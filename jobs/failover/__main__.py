@@ -1,5 +1,5 @@
 import sys
 
-from jobs.failover.cli import main
+from s3tables_kit.jobs.failover.cli import main
 
 sys.exit(main())

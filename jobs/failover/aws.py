@@ -20,16 +20,22 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.failover import model as M
-from jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts, set_current_snapshot, set_properties
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import Progress, run_concurrently
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
-from jobs.kernel.tables import TableRef, list_tables, read_table_metadata
-from jobs.ops.status import source_commits
-from jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
-from jobs.recover.planning import Selector
-from topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
+from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover.iceberg import (
+    S3TablesCommitter,
+    io_props,
+    partition_counts,
+    set_current_snapshot,
+    set_properties,
+)
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import Progress, run_concurrently
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata
+from s3tables_kit.jobs.ops.status import source_commits
+from s3tables_kit.jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
+from s3tables_kit.jobs.recover.planning import Selector
+from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
 @dataclass(frozen=True)
@@ -51,8 +57,8 @@ def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
     the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
     topology a destination of the promoted source (a new bucket included) is promoted like a replica
     (`jobs.failover.promotion`)."""
-    from jobs.failover.promotion import promotion_config
-    from policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.jobs.failover.promotion import promotion_config
+    from s3tables_kit.policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
     docs = failover_documents(promotion_config(cfg, replica_bucket), replica_bucket)
     return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))
@@ -633,7 +639,7 @@ def worst_rpo(plan: M.FailoverPlan) -> str:
 
 
 def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
-    from jobs.ops.cli import render_table
+    from s3tables_kit.jobs.ops.cli import render_table
 
     body = render_table(
         ["TABLE", "VERDICT", "SNAPSHOT", "PIT", "RPO", "RTO", "ROWS", "MESSAGE"],

@@ -46,8 +46,8 @@ changed."""
 
 
 def parser() -> argparse.ArgumentParser:
-    from jobs.ops.cli import add_common_args
-    from jobs.recover.planning import add_selection_args
+    from s3tables_kit.jobs.ops.cli import add_common_args
+    from s3tables_kit.jobs.recover.planning import add_selection_args
 
     p = argparse.ArgumentParser(
         prog="python -m jobs.failover",
@@ -87,17 +87,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from jobs.failover import aws
-    from jobs.failover.model import EXIT_REFUSED, FailoverError
-    from jobs.ops.cli import clients_from_args
-    from jobs.recover.model import ArgError, Ident
-    from jobs.recover.planning import Selector, selector_from_args
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.jobs.failover import aws
+    from s3tables_kit.jobs.failover.model import EXIT_REFUSED, FailoverError
+    from s3tables_kit.jobs.ops.cli import clients_from_args
+    from s3tables_kit.jobs.recover.model import ArgError, Ident
+    from s3tables_kit.jobs.recover.planning import Selector, selector_from_args
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     ns = parser().parse_args(argv)
     try:
         if ns.group:
-            from jobs.ops.point_live import with_group
+            from s3tables_kit.jobs.ops.point_live import with_group
 
             ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
         tables = tuple(Ident.parse(t) for t in ns.table)
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outputs = load_outputs(ns.outputs)
         cfg = None
         if ns.config:
-            from topology.config import load_config
+            from s3tables_kit.topology.config import load_config
 
             cfg = load_config(ns.config)
         bucket = ns.replica_bucket or getattr(getattr(cfg, "failover", None), "promoted_bucket", None)
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _planned(ns: argparse.Namespace, clients: Any, req: Any, outputs: Any, documents: Any, cfg: Any) -> int:
-    from jobs.failover import aws, planned
+    from s3tables_kit.jobs.failover import aws, planned
 
     replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
     freeze = None
@@ -160,9 +160,9 @@ def replication_point_ms(
     """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
     (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
     answer leaves the tables without a point: choose an instant with --as-of)."""
-    from jobs.ops.point import selection_patterns
-    from jobs.ops.point_live import live_point
-    from jobs.recover.planning import to_ms
+    from s3tables_kit.jobs.ops.point import selection_patterns
+    from s3tables_kit.jobs.ops.point_live import live_point
+    from s3tables_kit.jobs.recover.planning import to_ms
 
     replica = outputs.replica_by_name(bucket)
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]

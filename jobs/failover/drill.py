@@ -52,7 +52,7 @@ def _step(n: int | str, text: str) -> None:
 
 def deploy(cfg: Any, clients: Any, out: Path) -> Path:
     """What `cdktf deploy` of the seed leaves (the parts the failover touches) + its outputs file."""
-    from policies.documents import compact_json, replica_bucket_policy
+    from s3tables_kit.policies.documents import compact_json, replica_bucket_policy
 
     src_cfg, rep_cfg = cfg.source, cfg.replicas[0]
     src = clients.s3tables(src_cfg.region)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(EMULATOR_ENV)
     os.environ.pop("AWS_ENDPOINT_URL", None)
 
-    from topology.config import load_config
+    from s3tables_kit.topology.config import load_config
 
     cfg = load_config(SEED)
     account = cfg.replicas[0].account_id
@@ -153,12 +153,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
-    from jobs.failover.cli import main as failover_main
-    from jobs.kernel.clients import Clients
-    from jobs.ops.harden import main as harden_main
-    from jobs.recover.catalogs import CatalogSpec, catalog_conf
-    from jobs.spark import build_session
-    from topology.outputs import load_outputs
+    from s3tables_kit.jobs.failover.cli import main as failover_main
+    from s3tables_kit.jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.ops.harden import main as harden_main
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.spark import build_session
+    from s3tables_kit.topology.outputs import load_outputs
 
     clients = Clients(endpoint_url=emu.url)
     outputs_path = deploy(cfg, clients, out)
@@ -257,7 +257,7 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     failover_main([*common[:-2], "--failback", "--dry-run"])
 
     _step(9, "planned failover round trip (RPO 0): out to the replica, writes, back to the original Region")
-    from jobs.failover.drill_planned import round_trip
+    from s3tables_kit.jobs.failover.drill_planned import round_trip
 
     planned = round_trip(
         emu, out / "planned", SEED, SEED.parent / "failover" / "seed.toml", account, break_glass, deploy

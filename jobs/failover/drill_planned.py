@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from jobs.failover import points
+from s3tables_kit.jobs.failover import points
 
 FAILBACK_BUCKET = "demo-failback-use1-tablebucket"
 REPROTECT_BUCKET = "demo-reprotect-usw2-tablebucket"
@@ -63,15 +63,15 @@ class ReplicationService:
 
 
 def _committer(clients: Any, bucket_arn: str, region: str, endpoint: str) -> Any:
-    from jobs.failover.iceberg import S3TablesCommitter, io_props
+    from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
 
     s3t = clients.s3tables(region)
     return S3TablesCommitter(s3t, bucket_arn, io_props(s3t, bucket_arn, endpoint))
 
 
 def _write(committer: Any, first_id: int) -> None:
-    from jobs.failover.writer import rows
-    from jobs.recover.model import Ident
+    from s3tables_kit.jobs.failover.writer import rows
+    from s3tables_kit.jobs.recover.model import Ident
 
     for i, q in enumerate(TABLES):
         committer.load(Ident.parse(q)).append(rows(first_id + 10 * i))
@@ -109,7 +109,7 @@ def failback_config(seed_failover: Path, out: Path) -> Path:
 def failback_outputs(cfg: Any, promoted: Any, failback_arn: str, out: Path) -> Path:
     """What `cdktf output` of the failback topology gives: the promoted bucket is the source, the new bucket in the
     original Region its replica."""
-    from topology.failover import failover_topology
+    from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
     src = json.loads((out / "outputs.json").read_text())
@@ -151,12 +151,12 @@ def round_trip(
 ) -> list[Direction]:
     """Out and back; returns the two directions' results (and prints them as it goes). `deploy`: the drill's
     `deploy` of the seed topology (what `cdktf deploy` leaves, and its outputs file)."""
-    from jobs.failover.cli import main as failover_main
-    from jobs.failover.writer import writer_schema
-    from jobs.kernel.clients import Clients
-    from jobs.recover.model import Ident
-    from topology.config import load_config
-    from topology.outputs import load_outputs
+    from s3tables_kit.jobs.failover.cli import main as failover_main
+    from s3tables_kit.jobs.failover.writer import writer_schema
+    from s3tables_kit.jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.recover.model import Ident
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.outputs import load_outputs
 
     emu.control.call("reset")
     out.mkdir(parents=True, exist_ok=True)
@@ -222,9 +222,9 @@ def round_trip(
         fb_cfg = load_config(fb_config)
         us_east = clients.s3tables("us-east-1")
         failback_arn = us_east.create_table_bucket(name=FAILBACK_BUCKET)["arn"]
-        from policies.documents import compact_json
-        from policies.failover import destination_bucket_policy
-        from topology.failover import failover_topology
+        from s3tables_kit.policies.documents import compact_json
+        from s3tables_kit.policies.failover import destination_bucket_policy
+        from s3tables_kit.topology.failover import failover_topology
 
         topo = failover_topology(fb_cfg)
         dest = next(d for d in topo.destinations if d.bucket == FAILBACK_BUCKET)

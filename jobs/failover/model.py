@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from jobs.ops.status import compute_lag
-from jobs.recover.model import Ident, PlanError, Snapshot, TableInfo, iso_ms
-from jobs.recover.planning import Selector, resolve_snapshot
+from s3tables_kit.jobs.ops.status import compute_lag
+from s3tables_kit.jobs.recover.model import Ident, PlanError, Snapshot, TableInfo, iso_ms
+from s3tables_kit.jobs.recover.planning import Selector, resolve_snapshot
 
 # Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback).
 PROP_PREFIX = "kit.failover."
@@ -155,7 +155,7 @@ class Rpo:
 
 
 def format_seconds(s: float | None) -> str:
-    from jobs.ops.cli import format_duration
+    from s3tables_kit.jobs.ops.cli import format_duration
 
     return format_duration(s)
 
@@ -322,7 +322,7 @@ class FailoverPlan:
         }
 
     def render(self, *, show_documents: bool = True) -> str:
-        from jobs.ops.cli import render_table
+        from s3tables_kit.jobs.ops.cli import render_table
 
         lines = [
             f"Failover plan for table bucket {self.bucket_name} ({self.replica_bucket_arn}), "
@@ -576,7 +576,7 @@ def failback_dict(
 
 
 def render_failback(promoted_bucket_arn: str, original_bucket_arn: str, tables: Sequence[FailbackTable]) -> str:
-    from jobs.ops.cli import render_table
+    from s3tables_kit.jobs.ops.cli import render_table
 
     body = render_table(
         ["TABLE", "COMMITS SINCE FAILOVER", "ORIGINAL", "ORIGINAL LAST COMMIT", "ORIGINAL COMMITS AFTER"],

@@ -28,16 +28,16 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.failover import aws, points
-from jobs.failover import model as M
-from jobs.failover import planned_lease as PL
-from jobs.failover import planned_model as PM
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import run_concurrently
-from jobs.kernel.sdk import BucketRef, call, describe_error
-from jobs.kernel.tables import read_table_metadata
-from jobs.recover.model import Ident, Snapshot
-from topology.outputs import KitOutputs, SourceOut
+from s3tables_kit.jobs.failover import aws, points
+from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover import planned_lease as PL
+from s3tables_kit.jobs.failover import planned_model as PM
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import run_concurrently
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
+from s3tables_kit.jobs.kernel.tables import read_table_metadata
+from s3tables_kit.jobs.recover.model import Ident, Snapshot
+from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
 @dataclass(frozen=True)
@@ -51,24 +51,24 @@ class Freeze:
         return str(self.statement["Sid"])
 
     def is_frozen(self, text: str | None) -> bool:
-        from policies.freeze import is_frozen  # type: ignore[import-not-found,unused-ignore]
+        from s3tables_kit.policies.freeze import is_frozen  # type: ignore[import-not-found,unused-ignore]
 
         return text is not None and bool(is_frozen(json.loads(text)))
 
     def frozen(self, text: str | None) -> str:
-        from policies.freeze import frozen_policy, render  # type: ignore[import-not-found,unused-ignore]
+        from s3tables_kit.policies.freeze import frozen_policy, render  # type: ignore[import-not-found,unused-ignore]
 
         return str(render(frozen_policy(json.loads(text) if text else None, self.statement)))
 
     def thawed(self, text: str) -> str | None:
-        from policies.freeze import render, thawed  # type: ignore[import-not-found,unused-ignore]
+        from s3tables_kit.policies.freeze import render, thawed  # type: ignore[import-not-found,unused-ignore]
 
         left = thawed(json.loads(text))
         return None if left is None else str(render(left))
 
 
 def freeze_from_config(cfg: Any, source_bucket_arn: str) -> Freeze:
-    from policies.freeze import freeze_statement  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.freeze import freeze_statement  # type: ignore[import-not-found,unused-ignore]
 
     return Freeze(freeze_statement(tuple(cfg.protection.break_glass_principals), source_bucket_arn))
 

@@ -19,9 +19,9 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from jobs.failover.model import FailoverError
-from jobs.kernel.sdk import BucketRef
-from jobs.recover.leases import (
+from s3tables_kit.jobs.failover.model import FailoverError
+from s3tables_kit.jobs.kernel.sdk import BucketRef
+from s3tables_kit.jobs.recover.leases import (
     DEFAULT_TTL_S,
     LEASE_SUFFIX,
     Holder,
@@ -32,7 +32,7 @@ from jobs.recover.leases import (
     is_live,
     store_for,
 )
-from jobs.recover.model import RecoveryError
+from s3tables_kit.jobs.recover.model import RecoveryError
 
 __all__ = ["DEFAULT_TTL_S", "Leases", "Refused", "acquire", "held", "lease_key", "live_holder", "lost"]
 
@@ -103,7 +103,7 @@ def held(
     lease_dir: str, bucket_arns: Sequence[str], run_id: str, started: str, show: bool, ttl_s: float = DEFAULT_TTL_S
 ) -> Iterator[Leases]:
     """The buckets' leases for the `with` block (released at its end; a kill leaves them to be taken over)."""
-    from jobs.failover.aws import say
+    from s3tables_kit.jobs.failover.aws import say
 
     leases = acquire(lease_dir, bucket_arns, run_id, started, lambda m: say(m, show), ttl_s)
     try:

@@ -12,8 +12,8 @@ replication status and other replicas are read against the new source.
 
 from __future__ import annotations
 
-from topology.config import KitConfig
-from topology.failover import promotion_view
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.failover import promotion_view
 
 
 def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:

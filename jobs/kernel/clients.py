@@ -26,8 +26,8 @@ from urllib.parse import urlparse
 
 from botocore.config import Config
 
-from jobs.kernel.iceberg_rest import IcebergRest
-from jobs.kernel.sdk import MAX_ATTEMPTS, boto3_session, retry_config
+from s3tables_kit.jobs.kernel.iceberg_rest import IcebergRest
+from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS, boto3_session, retry_config
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL"
 SESSION_NAME = "s3tables-replica-kit-ops"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from typing import TextIO, TypeVar
 
-from jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.clients import Clients
 
 T = TypeVar("T")
 R = TypeVar("R")

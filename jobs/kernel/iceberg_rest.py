@@ -38,7 +38,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError, NoCredentialsError
 
-from jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES, Backoff
+from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES, Backoff
 
 SIGNING_NAME = "s3tables"
 OPERATION = "LoadTable"

@@ -64,7 +64,7 @@ def boto3_session(**kwargs: Any) -> Any:
     import boto3
     import botocore.session
 
-    from jobs import aws_timestamps
+    from s3tables_kit.jobs import aws_timestamps
 
     session = aws_timestamps.install(botocore.session.get_session())
     return boto3.session.Session(botocore_session=session, **kwargs)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.sdk import BucketRef, call, paginate, split_s3_uri
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, paginate, split_s3_uri
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
-from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
-from jobs.ops.audit_scope import (
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
+from s3tables_kit.jobs.ops.audit_scope import (
     AuditReport,
     BucketPolicyBuilder,
     Drift,
@@ -69,11 +69,11 @@ from jobs.ops.audit_scope import (
     s3tables_of,
     scopes_of,
 )
-from jobs.ops.cli import add_common_args, clients_from_args, emit, mentions_bucket, refuse, render_table
-from jobs.ops.drift import Unreadable, policy_drift, replication_drift
-from jobs.ops.drift_read import read_bucket_policy, read_replication
-from topology.config import KitConfig, Replica
-from topology.outputs import KitOutputs
+from s3tables_kit.jobs.ops.cli import add_common_args, clients_from_args, emit, mentions_bucket, refuse, render_table
+from s3tables_kit.jobs.ops.drift import Unreadable, policy_drift, replication_drift
+from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.outputs import KitOutputs
 
 __all__ = ["AuditReport", "Drift", "audit", "main", "render"]
 
@@ -298,8 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
     args = p.parse_args(argv)
-    from topology.config import ConfigError, load_config
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.topology.config import ConfigError, load_config
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         cfg, outputs = load_config(args.config), load_outputs(args.outputs)

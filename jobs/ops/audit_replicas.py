@@ -21,8 +21,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import (
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import (
     Progress,
     WorkerPool,
     chunks,
@@ -31,11 +31,11 @@ from jobs.kernel.concurrency import (
     stream_concurrently,
     worker_pool,
 )
-from jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
-from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
-from jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
-from topology.config import Replica
+from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
+from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
+from s3tables_kit.topology.config import Replica
 
 SNAPSHOT = "icebergSnapshotManagement"
 

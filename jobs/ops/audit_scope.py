@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.sdk import BucketRef
-from jobs.ops.drift import DeclaredReplication, Finding
-from topology.config import KitConfig, Replica, Source
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.sdk import BucketRef
+from s3tables_kit.jobs.ops.drift import DeclaredReplication, Finding
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
 TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one table, by table ARN
@@ -19,7 +19,7 @@ TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one 
 
 def default_bucket_policy_builder() -> BucketPolicyBuilder:
     """`policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
-    from policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
 
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
 
@@ -70,8 +70,8 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | Non
 
 def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
     """The promoted topology (`topology.failover.failover_topology`) with the documents of `policies.failover`."""
-    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
-    from topology.failover import failover_topology
+    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
     policies = [(topo.promoted, F.promoted_bucket_policy(cfg, topo))]
@@ -91,7 +91,7 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
 
 
 def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
-    from policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
 
     return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
 

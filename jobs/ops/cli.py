@@ -11,9 +11,9 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any, TextIO, TypedDict
 
-from jobs.kernel.clients import Clients, parse_role_arns, resolve_endpoint
-from jobs.kernel.concurrency import MAX_PROCESSES, PROCESSES_FROM
-from jobs.kernel.sdk import MAX_ATTEMPTS
+from s3tables_kit.jobs.kernel.clients import Clients, parse_role_arns, resolve_endpoint
+from s3tables_kit.jobs.kernel.concurrency import MAX_PROCESSES, PROCESSES_FROM
+from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS
 
 # ----------------------------------------------------------------------------------------------------
 # Durations

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.ops.cli import canonical
+from s3tables_kit.jobs.ops.cli import canonical
 
 BUCKET, TABLES = "bucket", "tables"
 

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import chunks, run_concurrently
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
-from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.drift import Live, LiveReplication, Unreadable
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import chunks, run_concurrently
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.drift import Live, LiveReplication, Unreadable
 
 if TYPE_CHECKING:
-    from jobs.kernel.concurrency import WorkerPool
+    from s3tables_kit.jobs.kernel.concurrency import WorkerPool
 
 
 def _s3tables(clients: Clients, bucket_arn: str) -> Any:

@@ -46,12 +46,27 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, stream_concurrently, worker_pool
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code
-from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.cli import add_common_args, canonical_policy, clients_from_args, emit, refuse, render_table, run_options
-from topology.outputs import KitOutputs, ReplicaOut
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import (
+    Progress,
+    chunks,
+    processes_for,
+    run_concurrently,
+    stream_concurrently,
+    worker_pool,
+)
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.cli import (
+    add_common_args,
+    canonical_policy,
+    clients_from_args,
+    emit,
+    refuse,
+    render_table,
+    run_options,
+)
+from s3tables_kit.topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
@@ -61,7 +76,7 @@ def default_table_policy_builder() -> TablePolicyBuilder:
     """`policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn,
     deploy_role_arns)`,
     imported lazily so the other ops modules work without `policies/`."""
-    from policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
 
     return replica_table_policy  # type: ignore[no-any-return,unused-ignore]
 
@@ -69,7 +84,7 @@ def default_table_policy_builder() -> TablePolicyBuilder:
 def default_failover_table_policy_builder() -> TablePolicyBuilder:
     """`policies.failover.destination_table_policy_of(*, table_arn, break_glass_principals, replication_role_arns,
     deploy_role_arns)`: the table policy of a destination of a promoted source (issue 17), imported lazily."""
-    from policies.failover import destination_table_policy_of  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.failover import destination_table_policy_of  # type: ignore[import-not-found,unused-ignore]
 
     return destination_table_policy_of  # type: ignore[no-any-return,unused-ignore]
 
@@ -441,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also read the retention of replicas whose table policy is right (two reads per replica, not one)",
     )
     args = p.parse_args(argv)
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(args.outputs)

@@ -45,12 +45,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.kernel.clients import Clients, resolve_endpoint
-from jobs.kernel.sdk import BucketRef, call
-from jobs.ops.cli import dump_json, parse_duration, refuse
-from jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
-from jobs.ops.point import point_metric_data
-from jobs.ops.status import (
+from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call
+from s3tables_kit.jobs.ops.cli import dump_json, parse_duration, refuse
+from s3tables_kit.jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
+from s3tables_kit.jobs.ops.point import point_metric_data
+from s3tables_kit.jobs.ops.status import (
     COMPLETED,
     DETACHED,
     ERROR,
@@ -61,7 +61,7 @@ from jobs.ops.status import (
     StatusReport,
     collect_status,
 )
-from topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
+from s3tables_kit.topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
     BEHIND,
     DECLARED_FILE,
     DETACHED_METRIC,
@@ -81,10 +81,12 @@ from topology.contract import (  # the names infra/constructs/monitor.py deploys
 )
 
 if TYPE_CHECKING:  # the Lambda package ships no pydantic: the outputs are read by the command line only
-    from topology.outputs import KitOutputs, SourceOut
+    from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 OTHER_TABLES = "_other"
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the Lambda package's root, which holds `DECLARED_FILE`
+PACKAGE_ROOT = (
+    Path(__file__).resolve().parents[3]
+)  # the Lambda package's root (above s3tables_kit/jobs/ops/), which holds `DECLARED_FILE`
 # PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
 BATCH = 500
 
@@ -315,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
     p.add_argument("--config", help="the kit configuration: also compare each replica bucket policy (drift)")
     args = p.parse_args(argv)
-    from topology.outputs import OutputsError, load_outputs
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(args.outputs)

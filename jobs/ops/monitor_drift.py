@@ -22,13 +22,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.kernel.clients import Clients
-from jobs.ops.drift import DeclaredReplication, Finding, policy_drift, replication_drift
-from jobs.ops.drift_read import read_bucket_policy, read_replication
-from topology.contract import CONFIG_DRIFT, DECLARED_GROUPS, DECLARED_POLICIES, DECLARED_REPLICATION, POLICY_DRIFT
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.ops.drift import DeclaredReplication, Finding, policy_drift, replication_drift
+from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
+from s3tables_kit.topology.contract import (
+    CONFIG_DRIFT,
+    DECLARED_GROUPS,
+    DECLARED_POLICIES,
+    DECLARED_REPLICATION,
+    POLICY_DRIFT,
+)
 
 if TYPE_CHECKING:  # the Lambda package ships no pydantic
-    from topology.outputs import KitOutputs, SourceOut
+    from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
 @dataclass(frozen=True)
@@ -116,8 +122,8 @@ def declared_for(outputs: KitOutputs, config: str | None) -> dict[str, Declared]
     configuration does not hold is refused), else from the outputs (replication only)."""
     if config is None:
         return {s.table_bucket_arn: declared_from_outputs(s) for s in outputs.sources}
-    from jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
-    from topology.config import load_config
+    from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
+    from s3tables_kit.topology.config import load_config
 
     out = {}
     for scope in scopes_of(load_config(config), default_bucket_policy_builder()):

@@ -34,8 +34,8 @@ from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
-from jobs.ops.cli import format_duration
-from topology.contract import AS_OF_REPLICATION_POINT, POINT_AGE
+from s3tables_kit.jobs.ops.cli import format_duration
+from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT, POINT_AGE
 
 WHOLE_BUCKET = "*"
 COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `jobs.ops.status`'s statuses

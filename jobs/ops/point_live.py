@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from jobs.ops.point import SELECTION, group_selection, replication_points, resolve_point
-from jobs.ops.status import collect_status
+from s3tables_kit.jobs.ops.point import SELECTION, group_selection, replication_points, resolve_point
+from s3tables_kit.jobs.ops.status import collect_status
 
 
 def with_group(
@@ -19,7 +19,7 @@ def with_group(
     `--as-of replication-point` is that group's point; ValueError naming the configured groups otherwise."""
     if not outputs_path:
         raise ValueError(f"--group {name} needs --outputs (the configured replication point groups are there)")
-    from topology.outputs import load_outputs
+    from s3tables_kit.topology.outputs import load_outputs
 
     more_tables, more_namespaces = group_selection(load_outputs(outputs_path).replication_point_groups, name)
     return [*tables, *more_tables], [*namespaces, *more_namespaces]

@@ -68,12 +68,12 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
-from jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
-from jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
-from jobs.kernel.tables import TableRef, list_tables
-from jobs.ops.cli import (
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.cli import (
     add_common_args,
     ambiguous_tables,
     clients_from_args,
@@ -84,8 +84,8 @@ from jobs.ops.cli import (
     render_table,
     table_label,
 )
-from jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
-from jobs.ops.status_metadata import (  # the lag and the windows live there (with the metadata cache)
+from s3tables_kit.jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
+from s3tables_kit.jobs.ops.status_metadata import (  # the lag and the windows live there (with the metadata cache)
     NO_CACHE,
     WINDOW_GRACE,  # noqa: F401  (re-exported: `status.WINDOW_GRACE`)
     RecoveryWindow,
@@ -608,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     promised: dict[str, timedelta | None] = {}
     groups: dict[str, tuple[str, ...]] = {}
     if not buckets or Path(args.outputs).is_file():
-        from topology.outputs import OutputsError, load_outputs
+        from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
         try:
             outputs = load_outputs(args.outputs)

@@ -14,11 +14,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.kernel.clients import Clients
-from jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
-from jobs.kernel.sdk import TRANSIENT_CODES, BucketRef, call, describe_error, error_code
-from jobs.kernel.tables import TableRef, metadata_location, read_object
-from jobs.ops.cli import format_duration
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
+from s3tables_kit.jobs.kernel.sdk import TRANSIENT_CODES, BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object
+from s3tables_kit.jobs.ops.cli import format_duration
 
 NO_CACHE = MetadataCache.disabled()
 

@@ -1,5 +1,5 @@
 import sys
 
-from jobs.recover.cli import main
+from s3tables_kit.jobs.recover.cli import main
 
 sys.exit(main())

@@ -14,20 +14,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover import sql as S
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.errors import describe as describe_failure
-from jobs.recover.filecopy import StoreConfig
-from jobs.recover.leases import LeaseLost
-from jobs.recover.metadata import local_path
-from jobs.recover.model import PROP_RUN_ID, Ident, RecoveryError
-from jobs.recover.planning import TablePlan
-from jobs.recover.report import TableResult
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.errors import describe as describe_failure
+from s3tables_kit.jobs.recover.filecopy import StoreConfig
+from s3tables_kit.jobs.recover.leases import LeaseLost
+from s3tables_kit.jobs.recover.metadata import local_path
+from s3tables_kit.jobs.recover.model import PROP_RUN_ID, Ident, RecoveryError
+from s3tables_kit.jobs.recover.planning import TablePlan
+from s3tables_kit.jobs.recover.report import TableResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from jobs.recover.request import RecoveryRequest
+    from s3tables_kit.jobs.recover.request import RecoveryRequest
 
 ATTEMPT_MARKER = "_kit_recovery_attempt.json"
 
@@ -63,7 +63,7 @@ def _clean_attempt_dir(
 
 def _catalog_has_table(spark: SparkSession, catalog: str, ident: Ident) -> bool:
     """The Iceberg catalog's own answer (e.g. a Hadoop catalog finds v1.metadata.json without a version hint)."""
-    from jobs.recover.fastpath import _jvm, iceberg_catalog
+    from s3tables_kit.jobs.recover.fastpath import _jvm, iceberg_catalog
 
     jvm = _jvm(spark)
     cat = iceberg_catalog(spark, catalog)
@@ -76,7 +76,7 @@ def committed_by_other(spark: SparkSession, catalog: str, ident: Ident, run_id: 
     """After a failure: is the target now a committed table of ANOTHER run (a lost race)? Returns the one line that
     says so and every file that table references (never to be listed as leftovers), else None. Asked of the Iceberg
     catalog and the table's own metadata."""
-    from jobs.recover.fastpath import _jvm, iceberg_catalog
+    from s3tables_kit.jobs.recover.fastpath import _jvm, iceberg_catalog
 
     try:
         if not _catalog_has_table(spark, catalog, ident):
@@ -120,7 +120,7 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
     if not spec.is_aws:
         return 3, 10, "AWS defaults (local warehouse)"
     try:
-        from jobs.kernel import sdk
+        from s3tables_kit.jobs.kernel import sdk
 
         c = sdk.client("s3tables", spec.region, spec.endpoint)
         conf = c.get_table_bucket_maintenance_configuration(tableBucketARN=spec.warehouse)["configuration"]
@@ -132,7 +132,7 @@ def unreferenced_window(spec: CatalogSpec) -> tuple[int, int, str]:
 
 def _record_leftovers(res: TableResult, files: Any, req: RecoveryRequest, cfg: StoreConfig, loc: str | None) -> None:
     """After a failed file copy: which objects it left in the target location, and who collects them."""
-    from jobs.recover.fastpath import leftovers
+    from s3tables_kit.jobs.recover.fastpath import leftovers
 
     try:
         res.leftovers = leftovers(files, cfg) if files is not None else []

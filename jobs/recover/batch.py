@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover import faults
-from jobs.recover import sql as S
-from jobs.recover.attempts import (
+from s3tables_kit.jobs.recover import faults
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.attempts import (
     _catalog_has_table,
     _clean_attempt_dir,
     _record_leftovers,
@@ -40,7 +40,7 @@ from jobs.recover.attempts import (
     planned_result,
     record_failure,
 )
-from jobs.recover.fastpath import (
+from s3tables_kit.jobs.recover.fastpath import (
     FastPathUnavailable,
     FilesOutcome,
     SourceFile,
@@ -56,19 +56,19 @@ from jobs.recover.fastpath import (
     stage,
     stamp_file_copy,
 )
-from jobs.recover.filecopy import check_partition, copy_partition
-from jobs.recover.guard import GuardedSql
-from jobs.recover.model import PROP_VERIFIED, RecoveryError
-from jobs.recover.modes import CopyMode
-from jobs.recover.planning import Action, TablePlan
-from jobs.recover.report import TableResult
+from s3tables_kit.jobs.recover.filecopy import check_partition, copy_partition
+from s3tables_kit.jobs.recover.guard import GuardedSql
+from s3tables_kit.jobs.recover.model import PROP_VERIFIED, RecoveryError
+from s3tables_kit.jobs.recover.modes import CopyMode
+from s3tables_kit.jobs.recover.planning import Action, TablePlan
+from s3tables_kit.jobs.recover.report import TableResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from jobs.recover.leases import Leases
-    from jobs.recover.metadata import MetadataSource
-    from jobs.recover.request import RecoveryRequest
+    from s3tables_kit.jobs.recover.leases import Leases
+    from s3tables_kit.jobs.recover.metadata import MetadataSource
+    from s3tables_kit.jobs.recover.request import RecoveryRequest
 
 BATCH_TABLES = 250  # tables per copy job: bounds the driver's staged transactions and the job's task list
 

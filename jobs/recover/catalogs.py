@@ -118,7 +118,7 @@ def specs_from_outputs(
     outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"
 ) -> tuple[CatalogSpec, CatalogSpec]:
     """(replica, target) catalog specs from a `topology.outputs.KitOutputs`."""
-    from topology.outputs import KitOutputs
+    from s3tables_kit.topology.outputs import KitOutputs
 
     assert isinstance(outputs, KitOutputs)
     rep = outputs.recovery_replica

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover.catalogs import MODES, CatalogSpec
-from jobs.recover.errors import describe as describe_failure
-from jobs.recover.job import RecoveryRequest, run
-from jobs.recover.model import ArgError, Ident, RecoveryError
-from jobs.recover.modes import COPY_MODES, CopyMode
-from jobs.recover.planning import Selector, add_selection_args, selector_from_args, to_ms
-from topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
+from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
+from s3tables_kit.jobs.recover.errors import describe as describe_failure
+from s3tables_kit.jobs.recover.job import RecoveryRequest, run
+from s3tables_kit.jobs.recover.model import ArgError, Ident, RecoveryError
+from s3tables_kit.jobs.recover.modes import COPY_MODES, CopyMode
+from s3tables_kit.jobs.recover.planning import Selector, add_selection_args, selector_from_args, to_ms
+from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -117,7 +117,7 @@ def parser() -> argparse.ArgumentParser:
 def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
     """Validate the arguments into a request (pure apart from reading --outputs)."""
     if ns.group:
-        from jobs.ops.point_live import with_group
+        from s3tables_kit.jobs.ops.point_live import with_group
 
         try:
             ns.table, ns.namespace = with_group(ns.outputs, ns.group, ns.table, ns.namespace)
@@ -133,7 +133,7 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
     if ns.outputs:
         if ns.replica_warehouse or ns.target_warehouse:
             raise ArgError("use either --outputs or --replica-warehouse/--target-warehouse, not both")
-        from topology.outputs import OutputsError, load_outputs
+        from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
         try:
             outputs = load_outputs(ns.outputs)
@@ -202,9 +202,9 @@ def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> 
     """`--as-of replication-point`: the live replication point of the replica recovery reads, over the selected
     tables (`jobs.ops.point`), read from the replication status of the sources feeding it (default credentials, as
     `make status`); printed, so the run's instant is on record."""
-    from jobs.kernel.clients import Clients
-    from jobs.ops.point import selection_patterns
-    from jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
+    from s3tables_kit.jobs.kernel.clients import Clients
+    from s3tables_kit.jobs.ops.point import selection_patterns
+    from s3tables_kit.jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
 
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
     patterns = selection_patterns(ns.table, ns.namespace)
@@ -217,14 +217,14 @@ def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> 
 
 
 def local_spark_factory(conf: dict[str, str]) -> SparkSession:
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.spark import build_session
 
     return build_session(conf, app_name="kit-recover")
 
 
 def submitted_spark_factory(conf: dict[str, str]) -> SparkSession:
     """Under spark-submit: master, jars and resources come from the submit command."""
-    from jobs.spark import build_session
+    from s3tables_kit.jobs.spark import build_session
 
     return build_session(conf, app_name="kit-recover", local=False)
 

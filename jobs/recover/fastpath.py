@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover import sql as S
-from jobs.recover.filecopy import (
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.filecopy import (
     CopyItem,
     StoreConfig,
     alt_name,
@@ -34,12 +34,12 @@ from jobs.recover.filecopy import (
     existing_objects,
     relocate,
 )
-from jobs.recover.model import RecoveryError
+from s3tables_kit.jobs.recover.model import RecoveryError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from jobs.recover.planning import TablePlan
+    from s3tables_kit.jobs.recover.planning import TablePlan
 
 Key = tuple[str, int, str]  # (content, spec id, partition path)
 

@@ -128,7 +128,7 @@ _CLIENTS: dict[tuple[str | None, str | None], Any] = {}
 def s3_client(cfg: StoreConfig) -> Any:
     key = (cfg.region, cfg.endpoint)
     if key not in _CLIENTS:
-        from jobs.kernel import sdk
+        from s3tables_kit.jobs.kernel import sdk
 
         _CLIENTS[key] = sdk.client(
             "s3",

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from jobs.recover import faults
-from jobs.recover import sql as S
-from jobs.recover.attempts import (  # noqa: F401  (re-exported: tests and callers import them from here)
+from s3tables_kit.jobs.recover import faults
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.attempts import (  # noqa: F401  (re-exported: tests and callers import them from here)
     ATTEMPT_MARKER,
     _catalog_has_table,
     _clean_attempt_dir,
@@ -33,10 +33,10 @@ from jobs.recover.attempts import (  # noqa: F401  (re-exported: tests and calle
     record_failure,
     unreferenced_window,
 )
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.guard import GuardedSql
-from jobs.recover.lakeplan import build_plan_at_scale
-from jobs.recover.leases import (
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.guard import GuardedSql
+from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
+from s3tables_kit.jobs.recover.leases import (
     Lease,
     LeaseHeld,
     Leases,
@@ -44,7 +44,7 @@ from jobs.recover.leases import (
     local_table_lease_key,
     store_for,
 )
-from jobs.recover.metadata import (
+from s3tables_kit.jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
     metadata_source,
@@ -52,7 +52,7 @@ from jobs.recover.metadata import (
     read_manifest_list,
     table_properties,
 )
-from jobs.recover.model import (
+from s3tables_kit.jobs.recover.model import (
     PROP_VERIFIED,
     Column,
     Ident,
@@ -62,8 +62,8 @@ from jobs.recover.model import (
     TableInfo,
     table_info_from_metadata,
 )
-from jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_layout
-from jobs.recover.planning import (
+from s3tables_kit.jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_layout
+from s3tables_kit.jobs.recover.planning import (
     Action,
     Plan,
     TablePlan,
@@ -73,9 +73,9 @@ from jobs.recover.planning import (
     property_changes,
     target_ident,
 )
-from jobs.recover.report import TableResult, summary_table, write_reports
-from jobs.recover.request import RecoveryRequest
-from jobs.recover.verify import verify
+from s3tables_kit.jobs.recover.report import TableResult, summary_table, write_reports
+from s3tables_kit.jobs.recover.request import RecoveryRequest
+from s3tables_kit.jobs.recover.verify import verify
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -252,7 +252,7 @@ def recover_table(
     lease: Lease | None = None,
 ) -> None:
     """Copy + verify one table, filling `res` as it goes (the caller reports it as failed on an exception)."""
-    from jobs.recover.fastpath import FastPathUnavailable, FilesOutcome, recover_files
+    from s3tables_kit.jobs.recover.fastpath import FastPathUnavailable, FilesOutcome, recover_files
 
     rep, tgt = req.replica.name, req.target.name
     s = tp.snapshot
@@ -360,7 +360,7 @@ def _verify_and_mark(
     res: TableResult,
 ) -> None:
     """Verify the committed target and, when it agrees with the replica, set its verified-at property."""
-    from jobs.recover.fastpath import verify_counts
+    from s3tables_kit.jobs.recover.fastpath import verify_counts
 
     rep, tgt = req.replica.name, req.target.name
     s = tp.snapshot
@@ -382,7 +382,7 @@ def _verify_and_mark(
         methods.append("record counts per partition and in total, target metadata vs replica manifests")
         problems.extend(count_problems)
         if target_schema is not None:
-            from jobs.recover.verify import schema_problems
+            from s3tables_kit.jobs.recover.verify import schema_problems
 
             problems.extend(schema_problems(tp.schema, target_schema))
         src_rows = tgt_rows = None
@@ -488,7 +488,7 @@ def execute(
 
     done: dict[str, TableResult] = {}
     if req.batch:
-        from jobs.recover.batch import batchable, recover_many
+        from s3tables_kit.jobs.recover.batch import batchable, recover_many
 
         many = [tp for tp in plan.tables if batchable(req, tp)]
         if many:

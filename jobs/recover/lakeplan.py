@@ -23,12 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, _decode
-from jobs.recover.model import Ident
-from jobs.recover.planning import Plan, TablePlan, check_distinct_targets, target_ident
+from s3tables_kit.jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, _decode
+from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.recover.planning import Plan, TablePlan, check_distinct_targets, target_ident
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jobs.recover.request import RecoveryRequest
+    from s3tables_kit.jobs.recover.request import RecoveryRequest
 
 # Threads resolving tables at once: each waits on round trips (30 ms S3 Tables, 20 ms S3); 32 in flight keep a Region
 # endpoint busy; the pool, not a client-side rate limiter, caps the request rate (jobs.kernel.sdk: standard mode).
@@ -196,7 +196,7 @@ class ListedSource:
             return None
         if not isinstance(self.inner, S3TablesMetadataSource):
             return self.inner.metadata_location(ident)
-        from jobs.kernel.tables import metadata_location
+        from s3tables_kit.jobs.kernel.tables import metadata_location
 
         return metadata_location(self._get_table(ident))
 
@@ -261,7 +261,7 @@ def build_plan_at_scale(
 ) -> Plan:
     """The same plan as `job.build_plan` (same per-table rules: `plan_one` is `job.plan_one`, handed in so that
     this module does not import the job), resolved concurrently."""
-    from jobs.recover.metadata import missing_warehouse
+    from s3tables_kit.jobs.recover.metadata import missing_warehouse
 
     now_ms = req.now_ms if req.now_ms is not None else int(time.time() * 1000)
     plan = Plan(selector=req.selector)

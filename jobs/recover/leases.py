@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from jobs.recover.model import RecoveryError
+from s3tables_kit.jobs.recover.model import RecoveryError
 
 DEFAULT_TTL_S = 60.0
 LEASE_SUFFIX = ".kit-lease.json"
@@ -237,7 +237,7 @@ def lease_key(lease_dir: str, target_warehouse: str, target: str) -> str:
 def local_table_lease_key(table_location: str) -> str:
     """A Hadoop-catalog target: the lease lives next to the table directory (not in it: a cleanup never removes
     it, and a Hadoop catalog lists only directories as namespaces and tables)."""
-    from jobs.recover.metadata import local_path
+    from s3tables_kit.jobs.recover.metadata import local_path
 
     return str(local_path(table_location.rstrip("/"))) + LEASE_SUFFIX
 

@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from jobs.recover.catalogs import CatalogSpec
-from jobs.recover.model import Ident, PlanError, TableInfo, table_info_from_metadata
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.model import Ident, PlanError, TableInfo, table_info_from_metadata
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -151,7 +151,7 @@ class S3TablesMetadataSource:
     """S3 Tables control plane through boto3 (read-only calls only) + pyiceberg FileIO for the metadata JSON."""
 
     def __init__(self, spec: CatalogSpec, client: Any = None) -> None:
-        from jobs.kernel import sdk
+        from s3tables_kit.jobs.kernel import sdk
 
         self.spec = spec
         # the lake planner's threads share this client: one pooled connection each
@@ -184,13 +184,13 @@ class S3TablesMetadataSource:
             return None
         except Exception as e:
             raise PlanError(f"cannot read table {ident} of table bucket {self.spec.warehouse}: {e}") from None
-        from jobs.kernel.tables import metadata_location
+        from s3tables_kit.jobs.kernel.tables import metadata_location
 
         return metadata_location(r)
 
     @property
     def io_props(self) -> dict[str, str]:
-        from jobs.kernel.sdk import fileio_properties
+        from s3tables_kit.jobs.kernel.sdk import fileio_properties
 
         props = {"s3.region": self.spec.region or ""}
         if self.spec.endpoint:
@@ -201,7 +201,7 @@ class S3TablesMetadataSource:
         """One FileIO, one S3 filesystem, for the metadata of every table of the bucket (`jobs.iceberg_io`)."""
         with self._io_lock:
             if self._io is None:
-                from jobs.iceberg_io import shared_s3_file_io
+                from s3tables_kit.jobs.iceberg_io import shared_s3_file_io
 
                 self._io = shared_s3_file_io(self.io_props)
             return self._io
@@ -209,7 +209,7 @@ class S3TablesMetadataSource:
     def _s3_client(self) -> Any:
         with self._io_lock:
             if self._s3 is None:
-                from jobs.kernel import sdk
+                from s3tables_kit.jobs.kernel import sdk
 
                 extra: dict[str, Any] = {"s3": {"addressing_style": "path"}} if self.spec.endpoint else {}
                 self._s3 = sdk.client("s3", self.spec.region, self.spec.endpoint, max_pool_connections=64, **extra)
@@ -220,7 +220,7 @@ class S3TablesMetadataSource:
         HeadObject before every read, and its C++ client cost more CPU per file than botocore's request: at 10,000
         tables both doubled the plan's requests and CPU); other schemes through the FileIO."""
         if location.startswith("s3://"):
-            from jobs.kernel.sdk import split_s3_uri
+            from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 
             bucket, key = split_s3_uri(location)
             return bytes(self._s3_client().get_object(Bucket=bucket, Key=key)["Body"].read())

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from jobs.recover.model import Column, PartitionField, Snapshot, TableInfo
+from s3tables_kit.jobs.recover.model import Column, PartitionField, Snapshot, TableInfo
 
 
 class CopyMode(Enum):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
-from jobs.recover.model import (
+from s3tables_kit.jobs.recover.model import (
     PROP_PREFIX,
     PROP_REPLICA_TABLE,
     PROP_SNAPSHOT_ID,
@@ -28,8 +28,8 @@ from jobs.recover.model import (
     TableInfo,
     iso_ms,
 )
-from jobs.recover.modes import CopyMode, ModeDecision
-from topology.contract import AS_OF_REPLICATION_POINT
+from s3tables_kit.jobs.recover.modes import CopyMode, ModeDecision
+from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT
 
 
 def parse_as_of(text: str) -> datetime:

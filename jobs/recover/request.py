@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.recover.catalogs import CatalogSpec, catalog_conf
-from jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
-from jobs.recover.leases import DEFAULT_TTL_S
-from jobs.recover.model import Ident, RecoveryError
-from jobs.recover.modes import CopyMode
-from jobs.recover.planning import Selector
+from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+from s3tables_kit.jobs.recover.filecopy import DEFAULT_PART_SIZE, StoreConfig
+from s3tables_kit.jobs.recover.leases import DEFAULT_TTL_S
+from s3tables_kit.jobs.recover.model import Ident, RecoveryError
+from s3tables_kit.jobs.recover.modes import CopyMode
+from s3tables_kit.jobs.recover.planning import Selector
 
 
 @dataclass

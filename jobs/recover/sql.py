@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jobs.recover.model import (
+from s3tables_kit.jobs.recover.model import (
     PROP_PREFIX,
     PROP_REPLICA_METADATA,
     PROP_REPLICA_TABLE,
@@ -19,7 +19,7 @@ from jobs.recover.model import (
     PartitionField,
     SortField,
 )
-from jobs.recover.planning import TablePlan, source_names
+from s3tables_kit.jobs.recover.planning import TablePlan, source_names
 
 # Properties that belong to the service, the catalog or the old table's storage: never copied to the target.
 # Location-bearing keys would point the new table into the replica's storage.

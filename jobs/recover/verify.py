@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from jobs.recover import sql as S
-from jobs.recover.model import Column
+from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover.model import Column
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jobs.recover.guard import GuardedSql
-    from jobs.recover.planning import TablePlan
+    from s3tables_kit.jobs.recover.guard import GuardedSql
+    from s3tables_kit.jobs.recover.planning import TablePlan
 
 Key = tuple[Any, ...]
 Fingerprint = dict[Key, tuple[int, Decimal, Decimal]]

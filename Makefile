@@ -3,6 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PY        := .venv/bin/python
+KIT       := .venv/bin/s3tables-kit
 CONFIG    ?= examples/seed.toml
 OUTPUTS   ?= outputs.json
 # Test workers: 4, also on 2 cores. Much of the suite's time waits on subprocesses (JVMs, Terraform, the emulator's
@@ -21,11 +22,14 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit bench clean \
+        demo summary proofs recover recover-emr outputs status harden audit explain bench clean \
         live-verify live-verify-cleanup
 
-help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+help: ## List the targets: the on-call ones first
+	@printf 'On call (exit codes pass through: 0 healthy, 1 unhealthy, 2 refused):\n'
+	@awk 'BEGIN {FS = ":.*## On call: "} /^[a-zA-Z0-9_-]+:.*## On call: / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@printf '\nDeploy, review, practise and develop:\n'
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / && !/## On call: / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
@@ -52,8 +56,9 @@ e2e-all: setup ## make e2e for both examples, each failover topology over its no
 	$(PY) -m s3tables_kit.infra.e2e.token_probe --json .build/e2e/token-probe.json
 	$(PY) -m s3tables_kit.infra.live --stand-in --yes --apply terraform
 
-live-verify: setup ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
-	$(PY) -m s3tables_kit.infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
+live-verify: ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
+	$(SETUP_FIRST)
+	+@$(PY) -m s3tables_kit.infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
 
 live-verify-cleanup: setup ## Finish a live-verify run that did not clean up: RUN=<id> (AWS=1 on AWS); idempotent
 	$(PY) -m s3tables_kit.infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
@@ -83,37 +88,54 @@ policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered 
 	$(PY) -m s3tables_kit.policies.access_analyzer $(ARGS)
 
 demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
-	KIT_CONFIG=$(CONFIG) $(PY) -m s3tables_kit.infra.summary
+	$(KIT) summary --config $(CONFIG) --resources
 	$(PY) -m s3tables_kit.jobs.drill
 
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
-	KIT_CONFIG=$(CONFIG) $(PY) -m s3tables_kit.infra.summary
+	$(KIT) summary --config $(CONFIG) --resources
 
-outputs: ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks to $(OUTPUTS): make outputs CONFIG=kit.toml
+outputs: setup ## After `cdktf deploy`: write the outputs contract of CONFIG's stacks to $(OUTPUTS): make outputs CONFIG=kit.toml
 	@if [ "$(origin CONFIG)" = "file" ]; then \
 		echo "make outputs: name the deployed configuration: make outputs CONFIG=kit.toml (it reads that configuration's stacks)" >&2; exit 2; fi
-	KIT_CONFIG=$(CONFIG) npx cdktf output '*' --outputs-file $(OUTPUTS) --outputs-file-include-sensitive-outputs
+	$(KIT) outputs --config $(CONFIG) --out $(OUTPUTS)
 
-recover: setup ## Recover from the replica on AWS with spark-submit: make recover ARGS="--outputs outputs.json --namespace analytics"
-	$(PY) jobs/recover_entry.py --preflight $(ARGS)
-	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') PYSPARK_PYTHON=$(PY) \
-		.venv/bin/spark-submit --jars $$(ls .jars/*.jar | tr '\n' ',' | sed 's/,$$//') jobs/recover_entry.py $(ARGS)
+# The on-call targets pass their tool's exit code through: 0 healthy, 1 unhealthy, 2 refused. GNU make exits 2 when
+# any recipe fails, except in question mode (-q), where a recipe line marked `+` still runs and its exit status 1
+# comes back as make's own; setup runs in a sub-make outside question mode.
+ONCALL := status harden audit failover explain recover recover-emr live-verify
+ifneq ($(filter $(ONCALL),$(MAKECMDGOALS)),)
+MAKEFLAGS += -q
+endif
+SETUP_FIRST = +@env -u MAKEFLAGS -u MFLAGS $(MAKE) -s --no-print-directory setup
 
-recover-emr: setup ## Submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
-	$(PY) -m s3tables_kit.jobs.emr_submit $(ARGS)
+status: ## On call: replication status and lag: ARGS="--outputs outputs.json --max-lag 30m" (exit 1: unhealthy)
+	$(SETUP_FIRST)
+	+@$(KIT) status $(ARGS)
 
-status: setup ## Replication status and lag: ARGS="--outputs outputs.json --max-lag 30m"
-	$(PY) -m s3tables_kit.jobs.ops.status $(ARGS)
+harden: ## On call: table policies + replica retention on service-created replicas: ARGS="--outputs outputs.json --dry-run"
+	$(SETUP_FIRST)
+	+@$(KIT) harden $(ARGS)
 
-harden: setup ## Apply table policies + replica retention to service-created replicas: ARGS="--outputs outputs.json --dry-run"
-	$(PY) -m s3tables_kit.jobs.ops.harden $(ARGS)
+audit: ## On call: compare live protections with the configuration: ARGS="--config kit.toml --outputs outputs.json"
+	$(SETUP_FIRST)
+	+@$(KIT) audit $(ARGS)
 
-audit: setup ## Compare live protections with the configuration: ARGS="--config examples/seed.toml --outputs outputs.json"
-	$(PY) -m s3tables_kit.jobs.ops.audit $(ARGS)
+explain: ## On call: why a request is allowed or denied: ARGS="--config kit.toml --principal ARN --action s3tables:X --resource ARN"
+	$(SETUP_FIRST)
+	+@$(KIT) explain $(ARGS)
+
+recover: ## On call: recover from the replica on local Spark: ARGS="--outputs outputs.json --namespace analytics"
+	$(SETUP_FIRST)
+	+@$(KIT) recover $(ARGS)
+
+recover-emr: ## On call: submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
+	$(SETUP_FIRST)
+	+@$(KIT) recover-emr $(ARGS)
 
 .PHONY: failover failover-drill
-failover: setup ## Fail over to a replica in place (plan by default): ARGS="--config kit.toml --outputs outputs.json --replica-bucket B [--confirm B]"
-	$(PY) -m s3tables_kit.jobs.failover $(ARGS)
+failover: ## On call: fail over to a replica in place (plan by default): ARGS="--config kit.toml --outputs outputs.json --replica-bucket B [--confirm B]"
+	$(SETUP_FIRST)
+	+@$(KIT) failover $(ARGS)
 
 failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
 	$(PY) -m s3tables_kit.jobs.failover.drill $(ARGS)

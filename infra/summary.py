@@ -1,8 +1,15 @@
-"""A short human summary of what `cdktf deploy` would create for a configuration: stacks, resource counts by type,
-the protective denies with their exemptions, and the outputs. `make summary` (and the first part of `make demo`)."""
+"""A short human summary of what `cdktf deploy` would create for a configuration: its stacks with where they deploy,
+the protective denies of each replica bucket policy with their exemptions, and the outputs each stack exports.
+`s3tables-kit summary --config kit.toml` (`make summary`, the first part of `make demo`).
+
+The summary is read from the configuration, the policy documents (`policies.docset`, the set that deploys) and the
+outputs contract, so it needs the base install only; `--resources` adds the resource counts of the synthesized
+stacks, which needs the CDKTF bindings (the `[infra]` extra).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -11,7 +18,52 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.infra.env import read_env_config
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
+
+
+def deny_lines(policy: dict[str, Any]) -> list[str]:
+    """A bucket policy's statements, one line each: a Deny with its actions and who it exempts, an Allow by Sid."""
+    lines = ["    protective denies in the bucket policy:"]
+    for st in policy["Statement"]:
+        if st["Effect"] != "Deny":
+            lines.append(f"      allow {st['Sid']}")
+            continue
+        actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+        names = ", ".join(a.split(":")[1] for a in actions)
+        condition = st.get("Condition", {})
+        exempt = condition.get("ArnNotLike", {}).get("aws:PrincipalArn")
+        if exempt is None:  # confined by something other than the caller (a namespace, a key): name the keys
+            keys = sorted(k for test in condition.values() for k in test)
+            lines.append(f"      {st['Sid']}: {names}  (unless {', '.join(keys) or 'nothing'})")
+            continue
+        exempt = exempt if isinstance(exempt, list) else [exempt]
+        who = ", ".join(e.rsplit("/", 1)[-1] for e in exempt)
+        svc = " + maintenance service" if "StringNotEqualsIfExists" in condition else ""
+        lines.append(f"      {st['Sid']}: {names}  (except {who}{svc})")
+    return lines
+
+
+def describe(cfg: KitConfig) -> str:
+    """The summary from the configuration: each stack with its account and Region, each replica's protective
+    denies (the reviewed document that deploys) and the fields of every output."""
+    from s3tables_kit.policies import docset
+    from s3tables_kit.topology.outputs import outputs_doc
+
+    docs = docset.build(cfg)
+    where = {src.stack_id: (src.account_id, src.region) for src in cfg.sources}
+    where |= {r.stack_id: (r.account_id, r.region) for r in cfg.replicas}
+    where["recovery"] = (cfg.recovery_replica.account_id, cfg.recovery_replica.region)
+    organization = {"policy_id": "", "guards_policy_id": ""} if cfg.protection.organization else None
+    lines: list[str] = []
+    for stack, outputs in outputs_doc(cfg, organization).items():
+        account, region = where.get(stack, ("organization management account", ""))
+        lines.append(f"stack {stack}  [{account} {region}]".replace(" ]", "]"))
+        replica = next((r for r in cfg.replicas if r.stack_id == stack), None)
+        if replica is not None:
+            lines += deny_lines(docs.document("replica-bucket-policy", replica.bucket))
+        for out, body in outputs.items():
+            lines.append(f"    output {out}: {', '.join(sorted(body))}")
+    return "\n".join(lines)
 
 
 def summarize(stacks: dict[str, dict[str, Any]]) -> str:
@@ -24,18 +76,7 @@ def summarize(stacks: dict[str, dict[str, Any]]) -> str:
         for rtype, n in sorted(counts.items()):
             lines.append(f"    {n:3d}  {rtype}")
         for pol in doc.get("resource", {}).get("aws_s3tables_table_bucket_policy", {}).values():
-            lines.append("    protective denies in the bucket policy:")
-            for st in json.loads(pol["resource_policy"])["Statement"]:
-                if st["Effect"] != "Deny":
-                    lines.append(f"      allow {st['Sid']}")
-                    continue
-                actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
-                exempt = st["Condition"]["ArnNotLike"]["aws:PrincipalArn"]
-                exempt = exempt if isinstance(exempt, list) else [exempt]
-                names = ", ".join(a.split(":")[1] for a in actions)
-                who = ", ".join(e.rsplit("/", 1)[-1] for e in exempt)
-                svc = " + maintenance service" if "StringNotEqualsIfExists" in st["Condition"] else ""
-                lines.append(f"      {st['Sid']}: {names}  (except {who}{svc})")
+            lines += deny_lines(json.loads(pol["resource_policy"]))
         for out, body in doc.get("output", {}).items():
             if out.startswith("kit_"):
                 lines.append(f"    output {out}: {', '.join(sorted(body['value']))}")
@@ -50,16 +91,38 @@ def headline(cfg: KitConfig) -> str:
     return f"{len(cfg.sources)} source(s) ({modes}), {len(cfg.replicas)} replica(s)"
 
 
-def main() -> int:
-    loaded = read_env_config()
-    if loaded is None:
-        return 2
-    env, cfg = loaded
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="s3tables-kit summary", description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", help="the configuration (kit.toml); default $KIT_CONFIG")
+    p.add_argument(
+        "--resources",
+        action="store_true",
+        help="synthesize the stacks and count their resources by type (needs the [infra] extra)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = parser().parse_args(argv)
+    if ns.config:
+        try:
+            config_path, cfg = ns.config, load_config(ns.config)
+        except ConfigError as err:
+            print(err, file=sys.stderr)
+            return 2
+    else:
+        loaded = read_env_config()
+        if loaded is None:
+            return 2
+        config_path, cfg = loaded[0].config_path, loaded[1]
+    print(f"== {config_path}: {headline(cfg)}")
+    if not ns.resources:
+        print(describe(cfg))
+        return 0
     from s3tables_kit.infra.golden import synth_example
 
-    print(f"== {env.config_path}: {headline(cfg)}")
     with tempfile.TemporaryDirectory() as tmp:
-        stacks = synth_example(Path(env.config_path), Path(tmp))
+        stacks = synth_example(Path(config_path), Path(tmp))
     print(summarize(stacks))
     return 0
 

@@ -15,11 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.topology.contract import pinned_jar_names
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 JARS_DIR = REPO_ROOT / ".jars"
+# Where `s3tables_kit` is imported from (a checkout, or site-packages): the executors' Python tasks import it there.
+IMPORT_ROOT = Path(__file__).parents[2]
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
 
@@ -32,7 +36,10 @@ def kit_jars(jars_dir: Path | None = None) -> list[Path]:
     d = Path(os.environ.get("KIT_JARS_DIR", jars_dir or JARS_DIR))
     jars = sorted(d.glob("*.jar"))
     if not any(j.name.startswith("iceberg-spark-runtime-") for j in jars):
-        raise SparkSetupError(f"no iceberg-spark-runtime jar in {d}; run `make setup` first")
+        raise SparkSetupError(
+            f"no iceberg-spark-runtime jar in {d}: run `make setup` in a checkout, or set KIT_JARS_DIR to a "
+            f"directory holding the pinned jars ({', '.join(pinned_jar_names())})"
+        )
     return jars
 
 
@@ -64,7 +71,7 @@ def session_conf(
         conf["spark.default.parallelism"] = str(cores)
         # Python tasks (the file copy) import the kit from the repository.
         conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+            p for p in (str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")) if p
         )
         conf["spark.sql.warehouse.dir"] = os.environ.get("KIT_SPARK_WAREHOUSE", "/tmp/kit-spark-warehouse")
     conf.update(catalogs or {})

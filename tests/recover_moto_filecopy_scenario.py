@@ -4,7 +4,7 @@ AWS environment pointing at a local emulator (`emulator/`)). Prints one JSON lin
 A writer catalog (the S3 Tables client catalog jar) builds `analytics.events` in the replica table bucket: schema
 evolution, partition evolution, merge-on-read deletes over both specs (many position-delete files) and one data file
 larger than the 5 MiB multipart part size. Then the recovery CLI runs exactly as on AWS (`--catalog-mode client
---endpoint`): a dry run (no JVM) and the real run with `--copy-mode files`.
+--endpoint-url`): a dry run (no JVM) and the real run with `--copy-mode files`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def main(endpoint: str, report_dir: str) -> None:
     before = ctl.stats()
 
     common = ["--catalog-mode", "client", "--replica-warehouse", rep, "--target-warehouse", rec]
-    common += ["--replica-region", "us-east-1", "--endpoint", endpoint, "--table", "analytics.events"]
+    common += ["--replica-region", "us-east-1", "--endpoint-url", endpoint, "--table", "analytics.events"]
     common += ["--target-namespace", "recovered", "--report", report_dir, "--part-size-mb", "5"]
 
     def factory(conf: dict[str, str]) -> Any:

@@ -1,7 +1,7 @@
 """Run inside its own interpreter (own JVM, AWS env pointing at a local moto): the production catalog path.
 
 A writer catalog (S3 Tables client catalog jar) creates analytics.orders in the "replica" table bucket (standing in
-for replication), then the recovery CLI runs with `--catalog-mode client --endpoint` exactly as on AWS: dry run
+for replication), then the recovery CLI runs with `--catalog-mode client --endpoint-url` exactly as on AWS: dry run
 (boto3 + pyiceberg, no JVM) and the real run. Prints one JSON line with the results.
 """
 
@@ -24,7 +24,7 @@ def main(endpoint: str, report_dir: str) -> None:
     rec = st.create_table_bucket(name="recovery-bkt")["arn"]
     st.create_namespace(tableBucketARN=rep, namespace=["analytics"])
     common = ["--catalog-mode", "client", "--replica-warehouse", rep, "--target-warehouse", rec]
-    common += ["--replica-region", "us-east-1", "--endpoint", endpoint, "--namespace", "analytics"]
+    common += ["--replica-region", "us-east-1", "--endpoint-url", endpoint, "--namespace", "analytics"]
     common += ["--target-namespace", "recovered", "--report", report_dir]
 
     spark_holder: dict[str, object] = {}

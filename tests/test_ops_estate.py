@@ -270,7 +270,7 @@ def test_recovery_plans_tables_of_every_source_in_the_vault_at_one_cut(
 
     vault = _bucket(estate, VAULT)
     as_of = (NOW - timedelta(minutes=30)).isoformat().replace("+00:00", "Z")
-    argv = ["--outputs", str(estate.write_outputs(tmp_path)), "--endpoint", estate.env.endpoint, "--dry-run"]
+    argv = ["--outputs", str(estate.write_outputs(tmp_path)), "--endpoint-url", estate.env.endpoint, "--dry-run"]
     argv += ["--namespace", "sales", "--namespace", "marketing", "--namespace", "ops", "--as-of", as_of]
     req = request_from_args(parser().parse_args(argv))
     assert req.replica.warehouse == vault.bucket_arn  # recovery reads the vault named by the outputs

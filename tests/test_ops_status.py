@@ -317,7 +317,7 @@ def test_recover_and_failover_take_as_of_replication_point_from_live_status(
     world = deploy(ops_env, replicate=False)
     lacking = world.hold_back("analytics.events", NOW)
     outputs = str(world.write_outputs(tmp_path))
-    argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
+    argv = ["--outputs", outputs, "--endpoint-url", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
     req = request_from_args(parser().parse_args([*argv, "--namespace", "analytics"]))
     point_ms = req.selector.as_of_ms
     assert point_ms is not None and 0 < int(lacking.timestamp() * 1000) - point_ms <= 2  # the ms before it

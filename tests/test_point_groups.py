@@ -177,7 +177,7 @@ def test_recover_and_failover_take_a_configured_groups_point_and_default_to_the_
     doc["assurance"] = {"replication_point_groups": [SALES, {"name": "everything", "tables": ["analytics.*"]}]}
     world.outputs_doc["source"]["kit_source"] |= point_groups_output(parse_config(doc))
     outputs = str(world.write_outputs(tmp_path))
-    argv = ["--outputs", outputs, "--endpoint", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
+    argv = ["--outputs", outputs, "--endpoint-url", ops_env.endpoint, "--dry-run", "--as-of", "replication-point"]
     lacking_ms = int(lacking.timestamp() * 1000)
 
     # without --group, the selection's point (a recovery names its tables): every table, held back by events

@@ -49,7 +49,10 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--target-region")
     src.add_argument("--replica-uri", help="jdbc: catalog database URI (or REST endpoint override)")
     src.add_argument("--target-uri", help="jdbc: catalog database URI (or REST endpoint override)")
-    src.add_argument("--endpoint", help="S3 / S3 Tables endpoint override (e.g. a local moto server)")
+    src.add_argument(
+        "--endpoint-url", dest="endpoint", help="S3 / S3 Tables endpoint override (e.g. the local stand-in)"
+    )
+    src.add_argument("--endpoint", dest="endpoint", help=argparse.SUPPRESS)  # the earlier spelling, still accepted
     sel = p.add_argument_group("what")
     add_selection_args(
         sel,

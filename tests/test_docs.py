@@ -200,9 +200,15 @@ def markdown_docs() -> list[Path]:
 def test_readme_is_a_landing_page() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines (at most {MAX_README_LINES})"
-    assert lines[2] == "```bash" and lines[3].startswith("make demo") and lines[4].startswith("make test"), (
-        "the README opens with the two commands"
+    fence = lines.index("```bash")
+    opening = lines[2 : fence - 1]
+    assert lines[1] == lines[fence - 1] == "" and 2 <= len(opening) <= 4 and all(opening), (
+        "the README opens with a paragraph of 2-4 lines saying what the kit is"
     )
+    assert lines[fence + 1].startswith("make demo") and lines[fence + 2].startswith("make test"), (
+        "the paragraph is followed by the two commands, the README's first code block"
+    )
+    assert not any(_FENCE.match(line.strip()) for line in lines[:fence]), "the two commands are the first code block"
 
 
 def test_layout_names_every_top_level_directory_and_package() -> None:
@@ -515,6 +521,6 @@ def test_the_code_issue_check_reads_comments_and_docstrings_only() -> None:
         'MSG = "## Failover (issue 17)"\n'
         "\n\ndef f() -> None:\n"
         '    """Two lines;\n    the second names issue 26."""\n'
-        '    return None  # bug #46033\n'
+        "    return None  # bug #46033\n"
     )
     assert code_issue_problems("m.py", source) == ["m.py:1: 'issue 4'", "m.py:3: '#31'", "m.py:9: 'issue 26'"]

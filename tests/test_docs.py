@@ -468,7 +468,7 @@ def test_the_docs_check_catches_what_does_not_exist(tmp_path: Path) -> None:
 
 # ---- comments and docstrings of the code say the reason, not an internal tracker number ----
 
-CODE_PACKAGES = ("infra", "jobs", "policies", "topology", "emulator", "bench")
+CODE_PACKAGES = ("infra", "jobs", "policies", "topology", "emulator", "bench", "tests")
 # Files whose bytes are hashed into the replication monitor's Lambda package (`infra/packaging.py` MODULES), so a
 # comment edit moves the goldens: their tracker numbers go with the next change that re-records that hash.
 ISSUE_NUMBERS_PENDING = frozenset({"jobs/ops/monitor.py", "jobs/ops/status.py", "jobs/kernel/concurrency.py"})
@@ -506,7 +506,7 @@ def code_issue_problems(name: str, source: str) -> list[str]:
 def test_code_comments_and_docstrings_carry_no_internal_issue_numbers() -> None:
     problems: dict[str, list[str]] = {}
     for rel in tracked_files():
-        if rel.endswith(".py") and rel.split("/", 1)[0] in CODE_PACKAGES:
+        if rel.endswith(".py") and rel.split("/", 1)[0] in CODE_PACKAGES and rel != THIS_FILE:
             found = code_issue_problems(rel, (REPO / rel).read_text(encoding="utf-8"))
             if found:
                 problems[rel] = found

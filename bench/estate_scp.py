@@ -1,4 +1,4 @@
-"""The organization layer of an estate at any size (issue 24): SCP count per target and the largest minified SCP for
+"""The organization layer of an estate at any size: SCP count per target and the largest minified SCP for
 estates of 1, 5, 20 and 50 source buckets.
 
 `estate_config(n)` generates the configuration dict in code (validated by `topology.config.parse_config`, like

@@ -1,4 +1,4 @@
-"""Benchmark (issue 17): time to a writable table by failover (plan + promote + open + verify) on the S3 Tables
+"""Failover benchmark: time to a writable table by failover (plan + promote + open + verify) on the S3 Tables
 emulator, for one large table (the 20 M-row orders of `bench/recovery.py`, its real metadata) and for 1,000 small
 tables; compared in `bench/run.py` with the kit's file copy and the default CTAS measured in the same run. The
 planned failover (`--planned`) of another 1,000 small tables runs first, while the source still answers: its figure

@@ -1,4 +1,4 @@
-"""Ops tools over an estate (issue 24): status and audit over 3 source buckets x N tables, each source replicating to
+"""Ops tools over an estate: status and audit over 3 source buckets x N tables, each source replicating to
 its own replica bucket (a fan-in vault holds at most 10,000 tables: `topology.checks`), with the lake run's latency
 (`bench.ops_scale`). `status` runs twice over the same estate with the same metadata cache
 (`jobs.kernel.metadata_cache`): cold (an empty cache: every metadata file read and its summary written), then warm
@@ -127,7 +127,7 @@ def estate_estimate(x: dict[str, Any], tables: int, target_tables: int, concurre
 
 
 def run_estate_bench(scale_name: str = "scaled", workdir: Path | None = None) -> dict[str, Any]:
-    """status and audit over an estate (issue 24), each in a child process as its CLI runs, with the latency of the
+    """status and audit over an estate, each in a child process as its CLI runs, with the latency of the
     lake bench; writes bench-out/ops_estate.json."""
     es = ESTATE_SCALES[scale_name]
     wd = workdir or Path(tempfile.mkdtemp(prefix="ops-estate-"))

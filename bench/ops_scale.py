@@ -1,4 +1,4 @@
-"""Ops tools at lake scale (issue 18): status with windows, monitor, harden (nothing to change) and audit over
+"""Ops tools at lake scale: status with windows, monitor, harden (nothing to change) and audit over
 10,000 tables in 100 namespaces x 3 destinations on the emulator (emulator/) with 30 ms latency per S3 Tables
 call and 20 ms per S3 call, against the baseline a user would script by hand (the same calls, one table after the
 other, measured on a sample in the same run and scaled); each tool runs in a child process whose peak RSS is

@@ -1,4 +1,4 @@
-"""Recovery at lake scale (issue 18): the dry-run plan of 10,000 tables on the emulator, and many small tables.
+"""Recovery at lake scale: the dry-run plan of 10,000 tables on the emulator, and many small tables.
 
 (a) plan: emulator (`emulator/`) on a free loopback port, `destinations` replica table buckets of `tables` tables each
     (`namespaces` namespaces), per-request latency on the S3 Tables operations; the kit's concurrent plan of every

@@ -37,7 +37,7 @@ from bench.report import (
 )
 
 OUT = REPO / "bench-out"
-ESTATE_SOURCES = 50  # issue 24: synth of the 50-bucket estate within 60 s (the goal's size; `Plan` sizes the run)
+ESTATE_SOURCES = 50  # estate goal: synth of the 50-bucket estate within 60 s (the goal's size; `Plan` sizes the run)
 
 
 def _synth_name(res: Results) -> str:
@@ -360,8 +360,8 @@ def spark_profile(res: Results, evdir: Path) -> None:
 
 
 def lake_scale_markdown(res: Results) -> str:
-    """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections of issue 18 and the estate section of
-    issue 24 from the same run."""
+    """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections and the estate section from the
+    same run."""
     from bench.estate_scp import markdown as estate_markdown
     from bench.ops_estate import section_markdown as ops_estate_markdown
     from bench.ops_scale import markdown as ops_markdown
@@ -372,7 +372,7 @@ def lake_scale_markdown(res: Results) -> str:
         + ops_markdown(res.extra.get("ops_scale"))
         + ops_estate_markdown(res.extra.get("ops_estate"))
         + recover_markdown(res.extra.get("recover_scale"))
-        + estate_markdown(res.extra.get("estate_scp"))  # issue 24 (measured now if an older results.json lacks it)
+        + estate_markdown(res.extra.get("estate_scp"))  # the estate (measured now if an older results.json lacks it)
     )
 
 
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
 
     res.extra["synth"] = step("4 synth scale", synth) or {}
 
-    def estate_synth() -> dict[str, Any]:  # issue 24: one source stack per bucket
+    def estate_synth() -> dict[str, Any]:  # an estate: one source stack per bucket
         from bench.synthscale import run_estate_synth
 
         with work.timed("4", f"synth estate of {plan.estate_synth_sources} source buckets") as box:
@@ -501,17 +501,17 @@ def main(argv: list[str] | None = None) -> int:
         return s
 
     res.extra["synth_estate"] = step("4 synth estate", estate_synth) or {}
-    if os.environ.get("BENCH_OPS", "1") != "0":  # issue 18: ops tools at lake scale (own module, own section)
+    if os.environ.get("BENCH_OPS", "1") != "0":  # ops tools at lake scale (own module, own section)
         from bench.ops_scale import run_ops_bench
 
         res.extra["ops_scale"] = step("6 ops tools at lake scale", lambda: run_ops_bench(plan.ops))
-    if os.environ.get("BENCH_OPS_ESTATE", "1") != "0":  # issue 24: status (cold and warm cache) and audit, estate
+    if os.environ.get("BENCH_OPS_ESTATE", "1") != "0":  # an estate: status (cold and warm cache) and audit
         from bench.ops_estate import run_estate_bench
 
         res.extra["ops_estate"] = step(
             "6 ops tools over an estate", lambda: run_estate_bench(plan.ops_estate, root / "ops-estate")
         )
-    if os.environ.get("BENCH_RECOVER_SCALE", "1") != "0":  # issue 18: plan of 10,000 tables, many small tables
+    if os.environ.get("BENCH_RECOVER_SCALE", "1") != "0":  # lake scale: plan of 10,000 tables, many small tables
         from bench.recover_scale import run_all
 
         res.extra["recover_scale"] = step(
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                 root / "recover-scale", plan.recover_plan_tables, plan.recover_small_tables, plan.recover_rounds
             ),
         )
-    if os.environ.get("BENCH_ESTATE", "1") != "0":  # issue 24: the estate's SCPs at 1-50 sources (seconds)
+    if os.environ.get("BENCH_ESTATE", "1") != "0":  # the estate's SCPs at 1-50 sources (seconds)
         from bench.estate_scp import SIZES, console, measure
 
         res.extra["estate_scp"] = step(

@@ -1,5 +1,5 @@
 """Synth at scale: 5 destinations (the service maximum) and 1,000 explicitly managed tables; and an estate of 50
-source buckets (issue 24: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
+source buckets (`[[sources]]`: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
 --estate 50`).
 
 `scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
@@ -139,7 +139,7 @@ def count_tables(cfg: dict[str, Any]) -> int:
     return sum(len(ns.get("tables", [])) for src in sources for ns in src["namespaces"])
 
 
-# An estate (issue 24): source buckets spread over these accounts x Regions (at most 10 table buckets per account
+# An estate (`[[sources]]`): source buckets spread over these accounts x Regions (at most 10 table buckets per account
 # and Region), each ten replicating into one vault of the vault account (fan-in; a vault's bucket policy grants each
 # feeding source's role, and PutTableBucketPolicy takes at most 20,480 characters), every ninth source also into a
 # regional replica in its own account (at most two per account).
@@ -344,7 +344,7 @@ def run_synth(workdir: Path, destinations: int = 5, tables: int = 1000, interval
 
 
 def run_estate_synth(workdir: Path, sources: int = 50, tables_per_source: int = 10) -> dict[str, Any]:
-    """The estate of issue 24 (`estate_config`: `sources` source buckets, one stack each, fan-in vaults),
+    """The estate (`estate_config`: `sources` source buckets, one stack each, fan-in vaults),
     synthesised in a fresh interpreter like `run_synth`."""
     out = run_config_synth(workdir, estate_config(sources, tables_per_source))
     return {"sources": sources, **out}

@@ -2,7 +2,7 @@
 Terraform state contract (stable, lowercase, never renamed casually).
 
 A configuration builds one stack per source (`source` for `[source]`, `source-<id>` for each source of an estate,
-issue 24), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack and, with
+`[[sources]]`), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack and, with
 `[protection.organization]`, the organization stack. A source stack is built from the view of its source
 (`KitConfig.view`: its destinations, its replication, names prefixed `<kit>-<id>`) and reads the estate's one
 document set by the names `[source]` uses (`DocumentSet.for_source`)."""
@@ -34,7 +34,7 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     app = App(outdir=outdir, stack_traces=False)
     if promoted:
         from s3tables_kit.infra.stacks.failover import (
-            build_failover_stacks,  # issue 17: the promoted bucket is the source
+            build_failover_stacks,  # `[failover] promoted_bucket`: the promoted bucket is the source
         )
 
         build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)
@@ -83,7 +83,7 @@ def build_replica_stacks(
 
 
 def refuse_estate_failover(cfg: KitConfig) -> None:
-    """The failover topology (issue 17) is built for `[source]` configurations only. Built from the view of the
+    """The failover topology (`[failover]`) is built for `[source]` configurations only. Built from the view of the
     promoted bucket's source, it would deploy that view's documents to every replica of that source, a fan-in vault
     included (granting and exempting that source's replication role alone, so the other sources' replication into
     it would stop), and it would synthesize no stack of the other sources. Refused at synth, before anything is

@@ -1,4 +1,4 @@
-"""The plan a reviewer sees for a failover topology (issue 17): what `cdktf deploy` of `[failover] promoted_bucket`
+"""The plan a reviewer sees for a failover topology: what `cdktf deploy` of `[failover] promoted_bucket`
 changes against the kit's normal topology, per stack, and the proof that nothing `prevent_destroy` guards is replaced.
 
     python -m infra.failover_plan examples/failover/multi-account.toml

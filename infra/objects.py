@@ -4,7 +4,7 @@ Terraform converts an object-typed attribute (e.g. `aws_s3tables_table.encryptio
 `maintenance_configuration`) to its object type, and an object type has no optional members: every key must be
 present (`null` is a value), else the plan fails with `attribute "kms_key_arn" is required`. The typed bindings make
 every member optional and drop the unset ones, so a partial object synthesizes fine and fails only at
-`terraform plan` (issue 9, item 1).
+`terraform plan`.
 
 The bindings know which attributes are object-typed: cdktf's HCL metadata (`_synthesize_hcl_attributes`) marks them
 `type: "struct"` (blocks are `list`), and the struct class's keyword arguments are exactly the object's keys. This

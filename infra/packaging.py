@@ -5,7 +5,7 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
     jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
-    jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks (issue 30)
+    jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser

@@ -541,7 +541,7 @@ def example_name(cfg: Path) -> str:
 
 
 def default_configs() -> list[Path]:
-    """Every example and, from issue 17, the failover topology of each (`examples/failover/*.toml`)."""
+    """Every example and the failover topology of each (`examples/failover/*.toml`)."""
     return sorted(EXAMPLES.glob("*.toml")) + sorted((EXAMPLES / "failover").glob("*.toml"))
 
 

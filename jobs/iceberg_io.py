@@ -3,7 +3,7 @@ planner).
 
 pyiceberg's `PyArrowFileIO` caches a filesystem per (scheme, bucket) and building one (an AWS SDK C++ S3 client) takes
 several milliseconds of CPU; on S3 Tables every table has its own storage bucket, so a run over 10,000 tables built
-10,000 of them: the largest client cost of the failover (BENCHMARKS.md, issue 17) and of the lake-scale plan
+10,000 of them: the largest client cost of the failover (BENCHMARKS.md, Profiles) and of the lake-scale plan
 (round 4: 6 ms of 8 ms per table). Nothing happens on import.
 """
 
@@ -24,7 +24,7 @@ def _shared_s3_file_io_class() -> type:
 
         PyArrowFileIO caches a filesystem per (scheme, bucket) and building one (an AWS SDK C++ S3 client) is
         costly; on S3 Tables every table has its own storage bucket, so a run over 1,000 tables built 1,000 of
-        them (the largest cost of the client in the profile, see BENCHMARKS.md issue 17). The committer's
+        them (the largest cost of the client in the profile, see BENCHMARKS.md, Profiles). The committer's
         properties (Region, endpoint, credentials) are the same for all tables of its table bucket and the bucket
         is part of every pyarrow path, so one filesystem serves them all. Bucket-region resolution is not used (the
         Region is always given, `io_props`)."""

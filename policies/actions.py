@@ -135,7 +135,7 @@ class ProtectionRule:
     exempt_replication_role: bool = False  # the service path writes replicas through this role
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
-    exempt_writers: bool = False  # a promoted bucket's `failover.writer_roles` (issue 17)
+    exempt_writers: bool = False  # a promoted bucket's `failover.writer_roles`
     # The deploy role's exemption holds for the first deploy only (docs/decisions/0028-lock-after-first-deploy.md):
     # the SCP and the guardrail exempt it (they cannot tell a first deploy from a later one), the bucket and table
     # policies do not. The bucket policy is applied last by the first deploy, so from then on it denies the deploy
@@ -251,7 +251,7 @@ CREATE_TABLE_DEPENDENTS_SID_SUFFIX = "OnReplicaCreation"
 
 PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES for a in r.actions}))
 
-# ---- A promoted replica (issue 17; issue 26: its deploy role keeps one action) ----
+# ---- A promoted replica (it holds the only writable copy: its deploy role keeps one action) ----
 # After a failover the promoted bucket holds the only writable copy of the data: one deploy with a wrong plan must not
 # be able to shorten its retention, change its encryption or cut its replication. So every rule there exempts
 # break-glass and, besides it, only the writers (data writes and new namespaces and tables: a primary grows; the

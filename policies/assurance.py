@@ -1,4 +1,4 @@
-"""Policies of continuous assurance (issue 11): the replication monitor, the schedules that run it and the recovery
+"""Policies of continuous assurance (`[assurance]`): the replication monitor, the schedules that run it and the recovery
 rehearsal, the rehearsal's metrics, and the KMS key of the encrypted alarm topics.
 
 Small named statement builders (reusing `policies.statements.statement`) and the documents built from them.

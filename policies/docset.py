@@ -11,10 +11,11 @@ Documents are looked up by purpose and site, the two halves of their rendered na
 (`replication-role-trust`, `recovery-role-permissions`, ...). A document that names a resource known only after
 apply carries a placeholder in the rendered form; the deploying construct binds it (`emr_application_arn=`).
 
-The failover topology (issue 17, `[failover] promoted_bucket`) is built from the same set: its stacks look documents
+The failover topology (`[failover] promoted_bucket`) is built from the same set: its stacks look documents
 up by the same names, and the set resolves each name the promotion changes (`DocumentSet.deploys`, from
 `PolicyDoc.deploys_as`) to the reviewed `failover--<promoted>--<document>` candidate. No stack takes a document
-through a parameter of its own, so "deployed = reviewed" holds for that topology by construction too (issue 25).
+through a parameter of its own, so "deployed = reviewed" holds for that topology by construction too (one protection
+engine for both topologies, `policies.protection`).
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ class DocumentSet:
 
     docs: tuple[PolicyDoc, ...]
     placeholders: tuple[tuple[str, str], ...] = ()  # (binding name, the placeholder string in the rendered form)
-    # Reviewed in advance, deployed only by a later topology: what promoting each replica would deploy (issue 17,
+    # Reviewed in advance, deployed only by a later topology: what promoting each replica would deploy (the failover
     # `failover--<replica>--<document>`, from `policies.failover`). Rendered and looked up like the others; never
     # iterated with the deployed documents (the summary's layer tables describe what this topology deploys).
     candidates: tuple[PolicyDoc, ...] = ()
-    # The failover topology (issue 17, `[failover] promoted_bucket`) deploys the configured promotion's candidates:
+    # The failover topology (`[failover] promoted_bucket`) deploys the configured promotion's candidates:
     # (name the stacks look up, candidate deployed under it). Lookups resolve through it, so the stacks of both
     # topologies read the one set by the same names. Empty for the normal topology.
     deploys: tuple[tuple[str, str], ...] = ()
@@ -143,7 +144,7 @@ def build(cfg: KitConfig) -> DocumentSet:
     candidates: list[PolicyDoc] = []
     deploys: list[tuple[str, str]] = []
     promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
-    if cfg.failover is not None:  # issue 17: what promoting each replica would deploy, reviewed in advance
+    if cfg.failover is not None:  # failover candidates: what promoting each replica would deploy, reviewed in advance
         for r in cfg.replicas:
             docs = failover_candidates(cfg, r)
             candidates += docs
@@ -158,7 +159,7 @@ def build(cfg: KitConfig) -> DocumentSet:
     )
 
 
-# The estate-wide documents a promotion seen from one source's view must not replace (issue 24): the tag-based SCPs
+# The estate-wide documents a promotion seen from one source's view must not replace: the tag-based SCPs
 # (the failover replication role `<kit>-failover-s3tables-replication` matches their replication-role pattern) and
 # the recovery role, which serves the whole estate.
 ESTATE_WIDE = frozenset({"scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"})

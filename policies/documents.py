@@ -477,7 +477,7 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
                 "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
             )
         )
-    # issue 11: the monitor reads the source's encrypted metadata
+    # continuous assurance: the monitor reads the source's encrypted metadata
     stmts += assurance.key_policy_statements(cfg, site.role)
     return doc(*stmts)
 
@@ -543,7 +543,7 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
     docs += protected_site_documents(cfg)
     docs += recovery_documents(cfg)
     docs += [_key_doc(cfg, site) for site in key_sites(cfg)]
-    # issue 11: monitor, schedules, rehearsal metrics, alarm topic keys
+    # continuous assurance: monitor, schedules, rehearsal metrics, alarm topic keys
     docs += assurance.documents(cfg)
     return docs
 

@@ -1,4 +1,4 @@
-"""The organization layer of an estate (issue 24, docs/decisions/0026-estate.md): two SCPs whose size does not grow
+"""The organization layer of an estate (docs/decisions/0026-estate.md): two SCPs whose size does not grow
 with the number of buckets or sources.
 
 A `[source]` configuration names every replica bucket and every replication role in its SCPs (`policies.documents`);

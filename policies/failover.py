@@ -1,11 +1,11 @@
-"""The documents of a promoted replica (issue 17): a protected *primary*, and the topology around it.
+"""The documents of a promoted replica (`[failover]`): a protected *primary*, and the topology around it.
 
 After `DisassociateTableReplication` a replica table is a standalone writable table, but the kit's replica documents
 still deny every data write to all but break-glass, the replication role and maintenance. A promoted bucket gets:
 
 - **writers allowed**: the configured `failover.writer_roles` of its account may write data and move the metadata
   pointer (`PutTableData`, `UpdateTableMetadataLocation`) and create namespaces and tables (a primary grows);
-- **everything else break-glass only** (issue 26): after a failover the promoted bucket holds the only writable
+- **everything else break-glass only**: after a failover the promoted bucket holds the only writable
   copy of the data, so deleting, renaming, record expiration, retention (`Put*MaintenanceConfiguration`),
   encryption, replication changes, `DisassociateTableReplication`, tags and policy rewrites are denied to all but
   break-glass in every layer. The deploy role keeps only `policies.actions.PROMOTED_DEPLOY_ACTIONS` (creating the
@@ -58,7 +58,7 @@ def promoted_sid(rule_sid: str) -> str:
 
 
 def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
-    """Break-glass, the writers and the promoted account's deploy role; no replication role (issue 26: the failed
+    """Break-glass, the writers and the promoted account's deploy role; no replication role (the failed
     source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
     return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
@@ -84,7 +84,7 @@ def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """Replaces the replica-protection bucket policy of the promoted bucket: writers write and create namespaces and
     tables; everything else the replica rules deny stays break-glass only, but for the one action the deploy role
     keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
-    role any more (issue 26): it can neither write nor create anything here."""
+    role any more (it holds the only writable copy): it can neither write nor create anything here."""
     p = topo.promoted
     ex = promoted_exemptions(cfg, topo)
     return doc(

@@ -33,7 +33,7 @@ SCP_MAX_CHARS = 5120
 # (10,240), so applying this to every identity document is the conservative side.
 MANAGED_POLICY_MAX_CHARS = 6144
 # S3 Tables PutTableBucketPolicy / PutTablePolicy: `resourcePolicy` is 1-20,480 characters (API reference); Terraform
-# sends the compact JSON. A fan-in bucket grows with the sources that feed it (issue 24).
+# sends the compact JSON. A fan-in bucket grows with the sources that feed it (an estate's fan-in vault).
 TABLES_RESOURCE_POLICY_MAX_CHARS = 20480
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
 KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy", "s3-bucket-policy")
@@ -356,7 +356,7 @@ def check_unique_sids(doc: Document, kind: str) -> list[str]:
     return problems
 
 
-# Issue 11: the assurance roles trust Lambda (monitor function) and EventBridge Scheduler (schedules), with the same
+# The assurance roles trust Lambda (monitor function) and EventBridge Scheduler (schedules), with the same
 # confused-deputy conditions as every other trust policy.
 INTENDED_TRUSTED_SERVICES = INTENDED_TRUSTED_SERVICES | ASSURANCE_TRUSTED_SERVICES
 

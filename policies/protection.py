@@ -1,4 +1,4 @@
-"""The one protection engine of both topologies (issue 25): who each protection rule exempts at a site, the
+"""The one protection engine of both topologies: who each protection rule exempts at a site, the
 protective denies of a site in one layer (merged where a size limit applies), the grant a replication role of
 another account needs in a destination's bucket policy, and the denies that guard the guards (replica keys,
 privileged roles, the guardrail).

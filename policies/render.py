@@ -369,7 +369,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             docs,
             intro="Change policies and bucket settings after review; never delete, never change retention.",
         )
-    for title, arns, intro, identity in _assurance_principals(cfg):  # issue 11: the monitor and the schedules
+    for title, arns, intro, identity in _assurance_principals(cfg):  # `[assurance]`: the monitor and the schedules
         lines += _principal_section(title, arns, docs, intro=intro, identity_docs=identity)
     lines += _principal_section(
         "Break-glass principals",
@@ -504,7 +504,7 @@ def _replication_role_sections(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> l
 
 
 def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
-    """The assurance roles (issue 11): in an estate, each source's monitor roles (from its view, documents named
+    """The assurance roles (`[assurance]`): in an estate, each source's monitor roles (from its view, documents named
     `<purpose>--<stack id>`) and the estate's rehearsal role."""
     from s3tables_kit.policies import assurance
 
@@ -594,7 +594,7 @@ def render_example(config_path: Path) -> dict[str, str]:
     ds = docset.build(cfg)  # the same set `infra.app.build_app` hands to the stacks
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
-    if ds.candidates:  # issue 17: what promoting each replica would deploy, reviewed in advance
+    if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance
         from s3tables_kit.policies import failover, freeze
 
         files[SUMMARY] += failover.summary_section(cfg)

@@ -55,7 +55,7 @@ BUCKET_SETTINGS = (
     "DeleteTableBucketEncryption",
     "PutTableBucketMaintenanceConfiguration",
     "PutTableBucketStorageClass",
-    "PutTableBucketLogging",  # issue 15: switching access logging off hides who touched the replica
+    "PutTableBucketLogging",  # switching access logging off hides who touched the replica
     "PutTableBucketMetricsConfiguration",
     "DeleteTableBucketMetricsConfiguration",
 )
@@ -63,11 +63,11 @@ BUCKET_NAMES = ("CreateNamespace", "CreateTable")
 TABLE_DESTRUCTIVE = ("DeleteTable", "RenameTable", "PutTableRecordExpirationConfiguration")
 TABLE_RETENTION = ("PutTableMaintenanceConfiguration",)
 TABLE_WRITE = ("PutTableData", "UpdateTableMetadataLocation")
-# issue 15: disassociation turns a replica into a writable standalone table, permanently
+# disassociation turns a replica into a writable standalone table, permanently
 TABLE_REPLICATION = ("PutTableReplication", "DeleteTableReplication", "DisassociateTableReplication")
 TABLE_POLICY_CHANGE = ("PutTablePolicy", "DeleteTablePolicy")
 TABLE_SETTINGS = ("PutTableEncryption", "PutTableStorageClass")
-# issue 15: replication does not support tables with tags (AWS resource tags might count): replica tables stay untagged
+# replication does not support tables with tags (AWS resource tags might count): replica tables stay untagged
 TABLE_TAGS = ("TagResource", "UntagResource")
 KEY_DESTRUCTIVE = ("kms:ScheduleKeyDeletion", "kms:DisableKey", "kms:PutKeyPolicy")
 

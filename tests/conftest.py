@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import pytest
 
 # ====================================================================================================
-# BEGIN ops fixtures (issue 5: status / harden / audit over real HTTP against moto + emulator/)
+# BEGIN ops fixtures (status / harden / audit over real HTTP against moto + emulator/)
 # Owned by the ops work; other sections of this file belong to their own issues.
 # ====================================================================================================
 from tests.ops_fixtures import moto_endpoint, ops_env  # noqa: F401
@@ -12,7 +12,7 @@ from tests.ops_fixtures import moto_endpoint, ops_env  # noqa: F401
 # END synth fixtures
 # ====================================================================================================
 # ====================================================================================================
-# BEGIN spark fixtures (issue 4 recovery; reusable by anything marked `spark`: one session-scoped SparkSession)
+# BEGIN spark fixtures (recovery; reusable by anything marked `spark`: one session-scoped SparkSession)
 # ====================================================================================================
 from tests.spark_fixtures import spark  # noqa: F401
 

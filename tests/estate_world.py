@@ -1,4 +1,4 @@
-"""The world the estate's policy proofs run in (issue 24, examples/estate.toml): who exists, which policies apply to
+"""The world the estate's policy proofs run in (examples/estate.toml): who exists, which policies apply to
 whom, which resources exist and which carry the protection tag.
 
 Written by hand from the security intent and the example, NOT derived from `policies/`: every ARN and document name

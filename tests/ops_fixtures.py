@@ -1,4 +1,4 @@
-"""Fixtures for the ops tests (issue 5): a moto server + the kit's extension over real HTTP, and a deployed
+"""Fixtures for the ops tests: a moto server + the kit's extension over real HTTP, and a deployed
 world.
 
 `moto_endpoint` (session) starts the emulator (`emulator.process.Emulator`) on 127.0.0.1:4566 (another free port if
@@ -323,7 +323,7 @@ def deploy(
 
 
 # ----------------------------------------------------------------------------------------------------
-# A deployed estate (issue 24): three sources, a fan-in vault, a regional replica
+# A deployed estate (`[[sources]]`): three sources, a fan-in vault, a regional replica
 # ----------------------------------------------------------------------------------------------------
 
 VAULT_REGION = "us-east-2"

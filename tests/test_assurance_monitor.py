@@ -1,4 +1,4 @@
-"""The replication monitor (issue 11) over real HTTP: moto's CloudWatch + the kit's S3 Tables extension.
+"""The replication monitor (`[assurance]`) over real HTTP: moto's CloudWatch + the kit's S3 Tables extension.
 
 The handler's status logic is `jobs.ops.status` (tested in test_ops_status.py); these tests check what the monitor
 makes of it: the documented metric names and dimensions, the failure metric driven by an injected failed

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (one proof case per line: the matrix reads as a table)
-"""IAM proofs of the assurance roles (issue 11), evaluated by @cloud-copilot/iam-simulate.
+"""IAM proofs of the assurance roles (`[assurance]`), evaluated by @cloud-copilot/iam-simulate.
 
 Expectations are written by hand from the intent, with literal ARNs of examples/multi-account.toml (source account
 111111111111 in eu-west-1, recovery in 222222222222 / eu-central-1); only the documents come from `policies/`:

@@ -1,4 +1,4 @@
-"""Synthesised Terraform of issue 11 (both examples): the monitor function and its schedule, the rehearsal
+"""Synthesised Terraform of `[assurance]` (both examples): the monitor function and its schedule, the rehearsal
 schedule, the alarms, the encrypted alarm topic and the roles."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
     assert len(alarms) == 5 * len(cfg.replicas) + 2
-    drift = alarms[f"{kit}-replication-configuration-drift"]  # issue 30: any finding, the source's configurations
+    drift = alarms[f"{kit}-replication-configuration-drift"]  # drift: any finding, the source's configurations
     assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (CONFIG_DRIFT, {"Kit": kit}, 1)
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
@@ -108,7 +108,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
             M.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold"
         )  # fmt: skip
         assert failed["dimensions"] == lag["dimensions"]
-        detached = alarms[f"{kit}-replication-detached-{rep.bucket}"]  # issue 15: any detached replica
+        detached = alarms[f"{kit}-replication-detached-{rep.bucket}"]  # any detached replica
         assert (detached["metric_name"], detached["statistic"], detached["threshold"]) == (
             M.DETACHED_METRIC, "Maximum", 1
         )  # fmt: skip
@@ -120,7 +120,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         )  # fmt: skip
         assert point["threshold"] == mon.max_replication_point_age_minutes * 60
         assert point["dimensions"] == lag["dimensions"]
-        policy = alarms[f"{kit}-replica-bucket-policy-drift-{rep.bucket}"]  # issue 30: not the reviewed document
+        policy = alarms[f"{kit}-replica-bucket-policy-drift-{rep.bucket}"]  # drift: not the reviewed document
         assert (policy["metric_name"], policy["threshold"]) == (POLICY_DRIFT, 1)
         assert policy["dimensions"] == lag["dimensions"]
         for a in (lag, failed, detached, point, policy, drift):

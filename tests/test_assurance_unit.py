@@ -1,4 +1,4 @@
-"""Issue 11 without AWS, Spark or the provider bindings: the [assurance] config section, the monitor's Lambda
+"""`[assurance]` without AWS, Spark or the provider bindings: the [assurance] config section, the monitor's Lambda
 package, and the pure parts of the recovery rehearsal."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The kit's one retry policy (issue 18): botocore clients and pyiceberg/pyarrow S3 FileIO absorb throttling the
+"""The kit's one retry policy: botocore clients and pyiceberg/pyarrow S3 FileIO absorb throttling the
 emulator serves (S3 `SlowDown` 503 bursts), and every client construction site uses the policy."""
 
 from __future__ import annotations

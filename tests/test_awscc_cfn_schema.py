@@ -88,7 +88,7 @@ def test_table_buckets_carry_the_kit_and_configured_tags(synthesized: dict[str, 
     for where, _rtype, _name, body, _region in awscc_resources(synthesized):
         example, stack = where.split("/")
         tags = {t["key"]: t["value"] for t in body["tags"]}
-        # issue 24: an estate's protected (replica) buckets also carry the protection tag, on the bucket only
+        # an estate's protected (replica) buckets also carry the protection tag, on the bucket only
         protected = example == "estate" and stack.startswith("replica-")
         assert tags == (want[example] | {"kit-protection": "estate"} if protected else want[example]), where
         assert synthesized[example][stack]["provider"]["aws"][0]["default_tags"] == [{"tags": want[example]}]

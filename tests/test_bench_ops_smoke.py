@@ -1,4 +1,4 @@
-"""Smoke tests of the ops-at-scale benchmark (issue 18): goals and Markdown from a results document (pure), and the
+"""Smoke tests of the ops-at-scale benchmark: goals and Markdown from a results document (pure), and the
 whole harness at its tiny scale against the emulator (no timing assertions)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Smoke tests of the benchmark harness's pure parts (issue 6): no Spark, no provider import, no timing assertions."""
+"""Smoke tests of the benchmark harness's pure parts: no Spark, no provider import, no timing assertions."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_scale_config_is_valid_and_has_the_requested_size() -> None:
 
 
 def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
-    """The estate the synth benchmark builds (issue 24): 50 source buckets in 5 accounts x 2 Regions, ten into each
+    """The estate the synth benchmark builds: 50 source buckets in 5 accounts x 2 Regions, ten into each
     vault (fan-in), a few regional replicas; valid as the loader checks it (quotas, fan-in names)."""
     from collections import Counter
 

@@ -1,4 +1,4 @@
-"""An estate (`[[sources]]`, issue 24): many source buckets, each with its own destinations and replication, fan-in
+"""An estate (`[[sources]]`): many source buckets, each with its own destinations and replication, fan-in
 into one vault; every invalid estate is refused naming the field and the rule, and `[source]` is an estate of one."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `[failover]` section (issue 17): the examples load, the derived topology is right, and every invalid input
+"""The `[failover]` section: the examples load, the derived topology is right, and every invalid input
 is refused with the field and the rule."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_failover_examples_derive_the_promoted_topology() -> None:
         "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication",
     )
     assert topo.replication_roles_for(topo.destinations[0]) == (topo.replication_role_arn,)
-    assert topo.replication_roles_for(topo.promoted) == ()  # issue 26: nothing replicates into the promoted bucket
+    assert topo.replication_roles_for(topo.promoted) == ()  # nothing replicates into the promoted bucket
     seed = failover_topology(load_config(ROOT / "examples/failover/seed.toml"))
     assert seed.promoted.bucket == "demo-dest-tablebucket" and not seed.retained
     # same account as the failed source: the failover role never takes the source's role name

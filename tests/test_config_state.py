@@ -1,4 +1,4 @@
-"""`[state]` (issue 9 item 4) in the typed configuration: team state in S3 with locking and encryption that cannot be
+"""`[state]` in the typed configuration: team state in S3 with locking and encryption that cannot be
 turned off; every invalid input names the field and the rule."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_invalid_state_is_rejected_naming_the_field_and_rule(state: dict[str, An
     assert any(i.field == field and words in i.rule for i in err.value.issues), err.value
 
 
-# ---------------------------------------------------------------- tags (issue 9 item 5) ----
+# ---------------------------------------------------------------- tags (`[tags]`) ----
 
 
 def test_configured_tags_join_the_kit_tags() -> None:

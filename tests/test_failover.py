@@ -1,4 +1,4 @@
-"""Failover tool (issue 17): the pure plan, then the tool against the S3 Tables emulator over real HTTP with real
+"""Failover tool: the pure plan, then the tool against the S3 Tables emulator over real HTTP with real
 Iceberg tables (pyiceberg writes; `tests/failover_world.py`)."""
 
 from __future__ import annotations
@@ -311,7 +311,7 @@ def test_failback_plan_after_a_failover(fw: FailoverWorld, tmp_path: Path) -> No
 
 
 # ----------------------------------------------------------------------------------------------------
-# Concurrency (issue 17 follow-up: tables promoted and verified in parallel)
+# Concurrency (tables promoted and verified in parallel)
 # ----------------------------------------------------------------------------------------------------
 
 MANY = ("orders", "customers", "events", "items", "users", "stores")

@@ -1,4 +1,4 @@
-"""The outputs contract of the failover topology (issue 17): `outputs.json` of `cdktf deploy` of
+"""The outputs contract of the failover topology: `outputs.json` of `cdktf deploy` of
 examples/failover/*.toml parses as `KitOutputs`, with the promoted bucket as the source, so the ops tools run
 unchanged; and `harden` builds, from those outputs alone, exactly the reviewed failover documents."""
 
@@ -40,8 +40,8 @@ def synths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict
 
 
 def recovery_reads(cfg: KitConfig) -> Any:
-    """The replica the recovery stack reads: a replica of the new source once issue 17's rehearse follow-up is in
-    (`FailoverTopology.recovery_replica`), `recovery.replica` before it."""
+    """The replica the recovery stack reads: a replica of the new source where the failover topology names one
+    (`FailoverTopology.recovery_replica`), `recovery.replica` otherwise."""
     return getattr(failover_topology(cfg), "recovery_replica", None) or cfg.recovery_replica
 
 

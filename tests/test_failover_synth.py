@@ -1,4 +1,4 @@
-"""The failover topology (issue 17) synthesized from examples/failover/*.toml, against the normal topology of the
+"""The failover topology synthesized from examples/failover/*.toml, against the normal topology of the
 same kit (examples/*.toml): no stack of the failed Region, nothing `prevent_destroy` guards replaced, and the
 documents deployed are exactly the builders' (`policies/failover.py`), byte for byte where the failover tool applies
 the same document."""

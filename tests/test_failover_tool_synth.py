@@ -1,4 +1,4 @@
-"""The failover tool and `cdktf deploy` of the failover topology put the same bytes (issue 17): the promoted bucket's
+"""The failover tool and `cdktf deploy` of the failover topology put the same bytes: the promoted bucket's
 policy in the synthesized replica stack of `examples/failover/seed.toml` equals what `jobs.failover` applies."""
 
 from __future__ import annotations

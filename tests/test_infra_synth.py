@@ -27,7 +27,7 @@ def res(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
     return stack.get("resource", {}).get(rtype, {})
 
 
-# Constructs of issue 11 (monitor, rehearsal, alarm topic) add roles, keys and namespaces to the source and recovery
+# Constructs of assurance (monitor, rehearsal, alarm topic) add roles, keys and namespaces to the source and recovery
 # stacks; tests/test_assurance_synth.py covers them, so `only` looks at the kit's other resources.
 ASSURANCE_CONSTRUCTS = ("alarm-topic", "replication-monitor", "recovery-rehearsal")
 
@@ -84,7 +84,7 @@ def test_namespace_and_table_with_schema_and_source_retention(seed: Stacks) -> N
     ]
     snap = table["maintenance_configuration"]["iceberg_snapshot_management"]
     assert snap == {"status": "enabled", "settings": {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}}
-    # object attribute: every key present, kms_key_arn = null for SSE-S3 (issue 9 item 1)
+    # object attribute: every key present, kms_key_arn = null for SSE-S3 (a partial object fails at plan)
     assert table["encryption_configuration"] == {"sse_algorithm": "AES256", "kms_key_arn": None}
 
 
@@ -369,7 +369,7 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     assert "output kit_recovery: account_id, emr_application_id" in text
 
 
-# ---------------------------------------------------------------- the estate (issue 24) ----
+# ---------------------------------------------------------------- the estate (`[[sources]]`) ----
 
 ESTATE = load_config(ROOT / "examples/estate.toml")
 VAULT = "replica-estate-vault-euc1"

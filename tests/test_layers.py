@@ -169,7 +169,7 @@ def test_no_import_circles() -> None:
     assert import_cycles(discover()) == []
 
 
-# Inside jobs: the shared kernel (issue 25) sits below every job and imports none of them.
+# Inside jobs: the shared kernel sits below every job and imports none of them.
 KERNEL = "jobs.kernel"
 KERNEL_MAY_IMPORT = frozenset({"jobs.aws_timestamps"})
 

@@ -1,4 +1,4 @@
-"""Issue 9 item 3: exactly the resources that hold data or protection carry prevent_destroy, the explicit destroy
+"""Exactly the resources that hold data or protection carry prevent_destroy, the explicit destroy
 flag alone lifts it, and a source table ignores changes to its creation schema (never replaced by an edit)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("replica-demo-dest-tablebucket", "awscc_s3tables_table_bucket"): 1,
         ("replica-demo-dest-tablebucket", "aws_s3tables_table_bucket_policy"): 1,
         ("replica-demo-dest-tablebucket", "aws_iam_policy"): 1,  # guardrail (the seed attaches it to no role)
-        ("source", "aws_kms_key"): 1,  # the alarm topic's key (issue 11)
+        ("source", "aws_kms_key"): 1,  # the alarm topic's key (`[assurance]`)
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
         ("recovery", "aws_kms_key"): 1,  # the rehearsal alarm topic's key
@@ -69,7 +69,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("organization", "aws_organizations_policy"): 2,
         ("organization", "aws_organizations_policy_attachment"): 6,
     },
-    # issue 24: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
+    # an estate: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
     # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica
     # account (each attached to data-engineer and the account's deploy role), one recovery, one pair of SCPs.
     "estate": {

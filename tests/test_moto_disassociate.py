@@ -1,4 +1,4 @@
-"""The emulator's `DisassociateTableReplication` (issue 15; docs/aws-facts.md#disassociating-a-replica), called
+"""The emulator's `DisassociateTableReplication` (docs/aws-facts.md#disassociating-a-replica), called
 through the kit's own clients (the stock boto3/botocore >= 1.44.7, which ships the operation) over real HTTP."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The emulator's latency and throttling (issue 18): per-service latency, a seeded share of throttled calls, a burst,
+"""The emulator's latency and throttling: per-service latency, a seeded share of throttled calls, a burst,
 and S3's own throttling error. Real HTTP through botocore; clients with one attempt so every injected error shows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Regression test for issue 9 item 1: object-typed provider attributes written partially.
+"""Regression test: object-typed provider attributes written partially.
 
 `aws_s3tables_table.encryption_configuration` is an object attribute: Terraform requires every key (null allowed).
 The typed bindings drop unset members, so a partial object synthesizes fine and fails only at plan time. The check

@@ -1,4 +1,4 @@
-"""Detached replicas are seen (issue 15): after `DisassociateTableReplication` on a replica (the emulator, through
+"""Detached replicas are seen: after `DisassociateTableReplication` on a replica (the emulator, through
 the kit's own clients and the botocore overlay), `status` shows DETACHED and exits 1, the monitor's
 `DetachedReplicas` metric (the alarm's metric) reaches 1, `audit` names the table and `harden` does not treat it as
 a replica and says so."""
@@ -160,7 +160,7 @@ def test_harden_never_treats_a_detached_table_as_a_replica(ops_env: OpsEnv) -> N
         ]
         == 24
     )  # untouched
-    # the report lists only tables that are not unchanged (harden streams; issue 18): every other replica is counted
+    # the report lists only tables that are not unchanged (harden streams its output): every other replica is counted
     assert [x.table for x in report.results] == [DETACHED_TABLE]
     counts = report.to_json()["counts"]
     assert counts["unchanged"] >= 1 and counts["hardened"] == counts["would-change"] == counts["failed"] == 0

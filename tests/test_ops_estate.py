@@ -1,4 +1,4 @@
-"""Every ops tool takes the estate (issue 24): status, harden, audit and monitor run over every source and every
+"""Every ops tool takes the estate (`[[sources]]`): status, harden, audit and monitor run over every source and every
 replica bucket of an estate of three sources with a fan-in vault, name each bucket, and name a table by
 `bucket/namespace.name` where two buckets hold that name; the failover tool refuses the vault; recovery plans tables
 of several sources in the vault at one cut. Real HTTP against the emulator (`emulator/`); the outputs are those of a

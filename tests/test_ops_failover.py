@@ -1,4 +1,4 @@
-"""The operations tools on the failover topology (issue 17, item 6), on the S3 Tables emulator: after the failover
+"""The operations tools on the failover topology, on the S3 Tables emulator: after the failover
 tool promoted the replica bucket and `cdktf deploy` of the failover topology made it the source (replication to a
 new bucket), the outputs of that topology (no source stack: the promoted stack exports `kit_source`) parse,
 `harden` puts the failover destination table policy on the new replicas (the failover replication role exempt, not

@@ -122,7 +122,7 @@ def _harden_process(outputs: str, endpoint: str) -> subprocess.Popen[str]:
 
 
 def test_two_harden_runs_at_once_converge_to_the_hardened_state(ops_env: OpsEnv, tmp_path) -> None:
-    """Two `harden` processes started together against the same replicas (issue 26): both exit 0, every table is
+    """Two `harden` processes started together against the same replicas: both exit 0, every table is
     hardened by one of them or found hardened, and the end state is exactly the hardened state: each replica table
     carries the one wanted policy document (byte for byte what harden writes) and the wanted retention."""
     tables = tuple(f"t{i:02d}" for i in range(24))

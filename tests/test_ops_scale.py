@@ -1,4 +1,4 @@
-"""Ops tools that finish what they start (issue 18): under 20% throttling plus a burst of 1,000 throttled
+"""Ops tools that finish what they start: under 20% throttling plus a burst of 1,000 throttled
 `GetTableReplicationStatus` calls every table is read in the end (a second pass after a pause), the monitor publishes
 its heartbeat and says how many tables needed the second pass; harden reads each replica once when nothing changes;
 audit reads each source table once. Real HTTP against the emulator (emulator/), 200 tables x 3 destinations."""

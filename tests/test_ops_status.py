@@ -153,7 +153,7 @@ def test_throttling_injection_is_real(ops_env: OpsEnv, monkeypatch: pytest.Monke
     """Control for the test above: without retries the same injection makes the run unreadable."""
     world = deploy(ops_env)
     monkeypatch.setattr(st, "call", lambda fn, *a, **kw: fn(*a, **kw))
-    monkeypatch.setattr(st, "SECOND_PASSES", 0)  # and no second pass (issue 18)
+    monkeypatch.setattr(st, "SECOND_PASSES", 0)  # and no second pass
     ops_env.control.inject_faults("GetTableReplicationStatus", 1)
     report = st.collect_status(ops_env.clients(max_attempts=1), [world.source_arn], concurrency=1, show_progress=False)
     assert len(report.errors) == 1 and "TooManyRequestsException" in (report.errors[0].failure_message or "")
@@ -206,7 +206,7 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Recovery windows (issue 11)
+# Recovery windows
 # ----------------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """Multi-step attack proofs with a real IAM evaluator (@cloud-copilot/iam-simulate, AGPL-3.0, test-only).
 
-The invariant (issue 10): every protected action on a replica is denied to every principal but break-glass (and the
+The invariant: every protected action on a replica is denied to every principal but break-glass (and the
 legitimate service and deployment paths, tests/attack_world.py) by at least two independent layers, and no principal
 but break-glass can remove enough of them, in any order of requests, to get one through.
 
@@ -455,7 +455,7 @@ def missing_layers(outcomes: Outcomes, actions: Iterable[str] | None = None) -> 
 
 def test_every_layer_denies_every_protected_action(world: W.World, baseline: Outcomes) -> None:
     """Stronger than two layers: each layer that applies to a principal carries every protected action, so no
-    layer's copy of a rule can silently go missing (issue 15: DisassociateTableReplication, bucket logging, tags)."""
+    layer's copy of a rule can silently go missing (DisassociateTableReplication, bucket logging, tags)."""
     gaps = missing_layers(baseline)
     assert not gaps, f"{world.example}: layers that do not deny a protected action: {dict(list(gaps.items())[:20])}"
 
@@ -472,7 +472,7 @@ NEW_ACTION_SIDS = {  # layer -> (document name prefix, Sid carrying Disassociate
 
 
 def test_disassociation_is_denied_to_everyone_but_break_glass_by_two_layers(world: W.World, base: State) -> None:
-    """Issue 15 acceptance: every non-exempt principal gets an explicit deny for DisassociateTableReplication on
+    """Every non-exempt principal gets an explicit deny for DisassociateTableReplication on
     every replica from at least two layers (every layer that applies to it), and break-glass is allowed."""
     action = "DisassociateTableReplication"
     outcomes = evaluate_protected(world, {"base": base}, {"base": NON_BREAK_GLASS(world)})
@@ -602,7 +602,7 @@ def test_no_actor_gets_a_protected_action_through_in_any_order(world: W.World, b
 
 
 def test_deploy_role_cannot_crypto_shred_or_strip_and_delete() -> None:
-    """The attacks of issues 10 and 30, by name: the deploy role tries to rewrite the bucket and table policies
+    """The attacks on the protections, by name: the deploy role tries to rewrite the bucket and table policies
     (to grant an account outside the organization, which then deletes) and then the key and the delete. The chain
     stops at its first step: the locked bucket policy (and the table policy) deny the deploy role every policy
     rewrite, so the outsider meets the kit's own bucket policy; key and delete stay denied by the layers the deploy

@@ -90,7 +90,7 @@ def test_the_normal_topology_deploys_its_own_documents(example: Path) -> None:
 
 @pytest.mark.parametrize("example", FAILOVER_EXAMPLES, ids=lambda p: p.stem)
 def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> None:
-    """Issue 25: the stacks of the failover topology read the one document set by the normal names, and the set
+    """One document set: the stacks of the failover topology read the one document set by the normal names, and the set
     resolves each to the configured promotion's reviewed `failover--<promoted>--*` document, built by the same
     builders (`policies.failover`)."""
     from s3tables_kit.policies import failover as F

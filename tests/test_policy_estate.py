@@ -1,4 +1,4 @@
-"""An estate's organization layer (issue 24, policies/estate.py): constant size, names no bucket and no source, the
+"""An estate's organization layer (policies/estate.py): constant size, names no bucket and no source, the
 replication-role pattern matches every source's role and nothing else of the kit. Pure Python (no simulator): the
 proofs of what the documents allow are in tests/test_policy_estate_proofs.py."""
 
@@ -85,7 +85,7 @@ def test_the_tag_condition_is_the_topologys_protection_tag() -> None:
     )
 
 
-# ---------------------------------------------------------------- failover candidates (issue 17 in an estate) ----
+# ---------------------------------------------------------------- failover candidates (in an estate) ----
 
 
 def _estate_with_failover() -> KitConfig:

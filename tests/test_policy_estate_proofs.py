@@ -1,4 +1,4 @@
-"""Proofs over the estate (issue 24, examples/estate.toml) with the IAM simulator (@cloud-copilot/iam-simulate).
+"""Proofs over the estate (examples/estate.toml) with the IAM simulator (@cloud-copilot/iam-simulate).
 
 Every row of MATRIX was written by hand from the intent, never computed from `policies/`:
 

@@ -1,4 +1,4 @@
-"""Proofs of the failover documents (issue 17) with the real IAM evaluator (@cloud-copilot/iam-simulate).
+"""Proofs of the failover documents with the real IAM evaluator (@cloud-copilot/iam-simulate).
 
 The world is examples/failover/multi-account.toml after promoting `lakehouse-replica-euc1` (222222222222,
 eu-central-1): it replicates to the remaining replica `lakehouse-replica-use1` (same account, us-east-1) and to a new
@@ -7,7 +7,7 @@ by hand from the intent, never computed from `policies/`:
 
 - writers (`lakehouse-writer`) write the promoted tables and create namespaces and tables; everything else the
   replica rules deny (deletion, retention, encryption, replication changes, disassociation, tags, policy rewrites)
-  is break-glass only on the promoted bucket, in every layer (issue 26): it holds the only writable copy of the data.
+  is break-glass only on the promoted bucket, in every layer: it holds the only writable copy of the data.
   The deploy role keeps one action there, creating the replication from it (`PutTableBucketReplication`), and the
   failed source's replication role keeps nothing (no exemption, no grant);
 - a table of the promoted bucket that was NOT promoted is still a protected replica (writers cannot write it, and
@@ -395,7 +395,7 @@ def test_mutation_flips_exactly_the_expected_cases(
     assert not diff, f"{name}: (expected, actual) {diff}"
 
 
-# ---------------------------------------------------------------- issue 26: every layer, every step ----
+# ---------------------------------------------------------------- break-glass only: every layer, every step ----
 # After a failover the promoted bucket holds the only writable copy: its retention, encryption, replication and
 # policies change with break-glass only, in EVERY layer that applies to a principal; the deploy role keeps nothing
 # there but creating the replication from it. Written from that intent, not from the documents.
@@ -475,7 +475,7 @@ def missing_layers(results: dict[str, SimResult], label: str) -> dict[str, list[
 
 
 def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
-    """The documents with the issue 26 actions dropped from every statement of one layer's promoted document (a
+    """The documents with the break-glass-only actions dropped from every statement of one layer's promoted document (a
     statement left without actions goes)."""
     cut = copy.deepcopy(docs)
     doc = cut[LAYER_OF_DOCUMENT[layer]]
@@ -505,7 +505,7 @@ def layered(docs: dict[str, Any]) -> dict[str, SimResult]:
 def test_promoted_retention_encryption_replication_and_policies_are_denied_by_every_layer(
     layered: dict[str, SimResult],
 ) -> None:
-    """Issue 26: every principal of the organisation but break-glass, the deploy role included, meets an explicit
+    """Every principal of the organisation but break-glass, the deploy role included, meets an explicit
     deny from every layer that applies to it for each of these actions on the promoted bucket and its tables."""
     assert len(issue26_cases()) == len(IN_ORG) * (len(ISSUE26_TABLE) + len(ISSUE26_BUCKET)) - len(DEPLOY_KEEPS)
     assert missing_layers(layered, "base") == {}
@@ -545,7 +545,7 @@ DESTRUCTIVE_TABLE = (
     "DisassociateTableReplication", "TagResource",
 )  # fmt: skip
 DESTRUCTIVE_BUCKET = ("DeleteTableBucket", "DeleteNamespace", "DeleteTableBucketReplication", "CreateTable")
-PROMOTED_ONLY = {  # destructive on the promoted bucket (issue 26), deploy-managed settings on a replica
+PROMOTED_ONLY = {  # destructive on the promoted bucket, deploy-managed settings on a replica
     "promoted-table": ("PutTableEncryption",),
     "promoted-bucket": ("PutTableBucketMaintenanceConfiguration", "PutTableBucketEncryption",
                         "DeleteTableBucketEncryption", "PutTableBucketReplication"),
@@ -620,7 +620,7 @@ def test_no_rewrite_an_actor_can_make_enables_a_destructive_step_two(docs: dict[
 
 def test_even_a_rewritten_promoted_policy_leaves_the_deploy_role_two_layers() -> None:
     """Drift or a mistake: had the deploy role's rewrite of the promoted policies gone through, its guardrail and the
-    promoted SCP still deny every destructive call of issue 26 on the promoted bucket."""
+    promoted SCP still deny every break-glass-only call on the promoted bucket."""
     docs = documents(load())
     docs[PROMOTED_POLICY] = allow_all_for("deploy", "promoted-bucket")
     docs[PROMOTED_TABLE_POLICY] = allow_all_for("deploy", "promoted-table")

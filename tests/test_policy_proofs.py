@@ -576,7 +576,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             "other:replica-table:PutTableMaintenanceConfiguration": IMPLICIT_DENY,
         },
     ),
-    # Disassociation (issue 15): every layer carries it. Removed from the bucket policy alone, the table policy still
+    # Disassociation: every layer carries it. Removed from the bucket policy alone, the table policy still
     # denies everyone; removed from both resource policies, the maintenance service (held by them alone) is no longer
     # denied and the outside account falls back to the account boundary; removed from the SCP, the engineer and the
     # deploy role still meet the guardrail and everyone the resource policies. tests/test_policy_attacks.py shows

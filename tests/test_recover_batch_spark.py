@@ -1,4 +1,4 @@
-"""Many-table recovery (issue 18) on local Spark with real Iceberg tables on disk: one copy job and one check job for
+"""Many-table recovery on local Spark with real Iceberg tables on disk: one copy job and one check job for
 the files of many tables, one commit per table carrying data, lineage and `verified`, nothing committed when a check
 fails; tables that need the per-table path (delete files) still take it in the same run."""
 

@@ -1,4 +1,4 @@
-"""Pure parts of the batched many-table recovery (issue 18): which tables take it, counts from the files already
+"""Pure parts of the batched many-table recovery: which tables take it, counts from the files already
 read, a batch-wide duration shared by bytes."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_only_plain_new_file_copies_are_batched() -> None:
     assert not batchable(_req(), dataclasses.replace(files, action=Action.REPLACE))  # --replace: per-table path
     assert not batchable(_req(verify="full"), files)
     assert not batchable(_req(), dataclasses.replace(files, mode=ModeDecision(CopyMode.CTAS, "x")))
-    # a snapshot without data files (issue 19) takes the per-table path (verified empty table); unknown counts stay
+    # a snapshot without data files takes the per-table path (verified empty table); unknown counts stay
     snap = files.snapshot
     empty = dataclasses.replace(snap, summary={**snap.summary, "total-data-files": "0"})
     assert not batchable(_req(), dataclasses.replace(files, snapshot=empty))

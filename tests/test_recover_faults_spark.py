@@ -1,4 +1,4 @@
-"""Recovery under faults and concurrency on local Spark with real Iceberg tables on disk (issue 19).
+"""Recovery under faults and concurrency on local Spark with real Iceberg tables on disk.
 
 Two recoveries of one target at the same moment, a run that loses its lease, a foreign table created during a copy
 (a failing Java commit), a kill -9 at the commit boundary, snapshots without data files, a committed table whose

@@ -1,4 +1,4 @@
-"""The file copy mode on local Spark with real Iceberg tables on disk (issue 12).
+"""The file copy mode on local Spark with real Iceberg tables on disk.
 
 The "replica" tables are written directly into their own warehouse by a writer catalog (a replica is a read-only
 table in another warehouse; `rewrite_table_path` cannot relocate several position-delete files per commit,

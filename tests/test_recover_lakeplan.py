@@ -1,4 +1,4 @@
-"""Planning at lake scale (issue 18): hundreds of replica tables planned concurrently on the emulator (`emulator/`,
+"""Planning at lake scale: hundreds of replica tables planned concurrently on the emulator (`emulator/`,
 real HTTP), under throttling; a table that still fails after the retries is a plan error, never a traceback."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-target leases of the recovery job (issue 19), without Spark: real files, real threads, the moto S3 server."""
+"""Per-target leases of the recovery job, without Spark: real files, real threads, the moto S3 server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stretch (issue 4, item 10): the production catalog path — S3 Tables client catalog jar + boto3 metadata — against
+"""The production catalog path — S3 Tables client catalog jar + boto3 metadata — against
 its own emulator (`emulator/`) on a free loopback port (`tests/moto_scenario.py`). Runs in a subprocess: its JVM
 must see the AWS environment of the moto endpoint."""
 

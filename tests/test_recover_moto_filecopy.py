@@ -1,4 +1,4 @@
-"""The file copy mode over an S3 API (issue 12): a emulator (`emulator/`) on loopback whose table storage refuses
+"""The file copy mode over an S3 API: an emulator (`emulator/`) on loopback whose table storage refuses
 CopyObject, ListObjects(V2) and DeleteObject(s), as S3 Tables does; the production catalog path (S3 Tables client
 catalog jar + boto3) recovers a table with schema and partition evolution and position deletes over two specs."""
 

@@ -1,4 +1,4 @@
-"""Integration tests of the recovery job on local Spark with real Iceberg tables on disk (issue 4 acceptance).
+"""Integration tests of the recovery job on local Spark with real Iceberg tables on disk.
 
 One module-scoped "world": source tables built with Spark, relocated into a replica warehouse by
 `jobs.recover.localreplica.replicate_table` (rewrite_table_path + copy + register_table), source dropped. Every test
@@ -108,7 +108,7 @@ def world(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     sql(f"DELETE FROM {SRC}.sales.mor WHERE id % 7 = 0")
     # One data file -> one position delete file, on purpose: when a commit has several position delete files,
     # rewrite_table_path (Iceberg 1.10) staged only one of them (a missing file, or FileAlreadyExists when
-    # partitioned) although its file list names all. See the report of issue 4.
+    # partitioned) although its file list names all.
 
     # types: nested, decimal, timestamps, docs, NOT NULL, sort order
     sql(

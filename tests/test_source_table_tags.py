@@ -1,4 +1,4 @@
-"""Issue 15: replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`.
+"""Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`.
 
 The replication limits say "Tables with tags or branches are not supported" and do not say whether AWS resource
 tags count; until that is shown harmless, the kit creates replicated source tables through an aws provider alias

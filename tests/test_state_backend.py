@@ -1,4 +1,4 @@
-"""Team state (issue 9 item 4) in the synthesized stacks: one state per stack in the configured backend, cross-stack
+"""Team state (`[state]`) in the synthesized stacks: one state per stack in the configured backend, cross-stack
 references reading the same backend, the Terraform version the features need, and no machine-specific path (the
 same configuration synthesizes byte-identically in two directories)."""
 

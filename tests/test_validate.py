@@ -145,7 +145,7 @@ def test_real_provider_rejects_a_partial_encryption_configuration(
 
 
 def test_make_validate_covers_every_example_the_estate_included() -> None:
-    """`make validate` with no arguments validates every example and each failover topology (issue 24: the estate)."""
+    """`make validate` with no arguments validates every example and each failover topology (the estate's included)."""
     names = [V.example_name(c) for c in V.default_configs()]
     assert {"seed", "multi-account", "estate", "failover-seed", "failover-multi-account"} <= set(names)
     assert len(names) == len(set(names))  # one work directory each

@@ -1,4 +1,4 @@
-"""The `[failover]` section of `kit.toml` (issue 17): who writes a promoted replica, and the promoted topology.
+"""The `[failover]` section of `kit.toml` (failover): who writes a promoted replica, and the promoted topology.
 
 Before any incident the section names only the writers, so that the protected-primary documents of every replica
 that could be promoted are rendered and reviewed in advance (`policies/rendered/<example>/failover--...`):
@@ -90,7 +90,7 @@ class FailoverTopology:
     def replication_roles_for(self, replica: Replica) -> tuple[str, ...]:
         """Replication roles that write `replica`: the failover role for destinations, the failed source's role
         for retained replicas (it stays exempt there, so a source that comes back keeps replicating to them); none
-        for the promoted bucket (issue 26: it holds the only writable copy, nothing replicates into it)."""
+        for the promoted bucket (it holds the only writable copy, nothing replicates into it)."""
         if replica.bucket == self.promoted.bucket:
             return ()
         if any(d.bucket == replica.bucket for d in self.destinations):

@@ -206,7 +206,7 @@ class Replication(_Frozen):
 
 class Source(_BucketSite):
     """A source table bucket: `[source]` (with `[replication]` beside it, replicating to every `[[replicas]]`), or one
-    entry of `[[sources]]` in an estate (issue 24), which also names itself (`id`), its destinations (`replicate_to`,
+    entry of `[[sources]]` in an estate, which also names itself (`id`), its destinations (`replicate_to`,
     bucket names of `[[replicas]]`) and its own `replication`. `topology.checks` refuses the estate keys under
     `[source]` and requires them under `[[sources]]`."""
 
@@ -460,7 +460,7 @@ class EstateError(ValueError):
 
 
 class KitConfig(_Frozen):
-    """The topology. `[source]` + `[replication]` describe one source bucket (every configuration before issue 24);
+    """The topology. `[source]` + `[replication]` describe one source bucket (every configuration before estates);
     `[[sources]]` an estate of one or more, each with its own destinations and replication, fan-in allowed (several
     sources naming one replica). Either form, never both (`topology.checks`). `sources` is the one list every layer
     iterates; `source`/`replication` are the single source's (an error on a multi-source estate), and `view(src)` is
@@ -523,7 +523,7 @@ class KitConfig(_Frozen):
     # ---- the source(s) ----
     @property
     def is_estate(self) -> bool:
-        """Declared with `[[sources]]` (issue 24): the estate's protection (tagged buckets, constant-size SCPs)."""
+        """Declared with `[[sources]]`: the estate's protection (tagged buckets, constant-size SCPs)."""
         return bool(self.estate_sources)
 
     @property

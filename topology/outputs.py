@@ -8,11 +8,11 @@ output's construct id. Every kit stack exports exactly one structured output:
      "recovery":                      {"kit_recovery":     {...}},
      "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
 
-An estate (issue 24, `[[sources]]`) has one source stack per source, `source-<id>`, each exporting its own
+An estate (`[[sources]]`) has one source stack per source, `source-<id>`, each exporting its own
 `kit_source` (with `source_id`); each replica's `kit_replica` lists every source feeding it
 (`source_table_bucket_arns`).
 
-In a failover topology (issue 17: `[failover] promoted_bucket`) there is no source stack: the promoted bucket's
+In a failover topology (`[failover] promoted_bucket`) there is no source stack: the promoted bucket's
 replica stack exports `kit_source` too (the promoted bucket as the source, the failover replication role, the
 destinations, and a `failover` section naming the failed source), so the ops tools read either topology.
 
@@ -53,7 +53,7 @@ class EncryptionOut(_Out):
 
 
 class FailoverOut(_Out):
-    """Present when the source is a promoted replica (`[failover] promoted_bucket`, issue 17): the topology's
+    """Present when the source is a promoted replica (`[failover] promoted_bucket`): the topology's
     documents differ per bucket (destinations exempt the failover replication role, not the failed source's)."""
 
     kit: str  # the kit's own name (the source's `kit` is the failover view's, `<kit>-fo`)
@@ -79,7 +79,7 @@ class SourceOut(_Out):
     encryption: EncryptionOut
     # Only in a failover topology, whose source is the promoted bucket; absent (None) in a normal one.
     failover: FailoverOut | None = None
-    # An estate's source (issue 24): its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
+    # An estate's source: its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
     source_id: str | None = None
     # `[assurance] replication_point_groups` ({name: table patterns}): the groups whose replication point `status`
     # reports and the monitor publishes besides the whole bucket's; absent (empty) when none are configured.
@@ -101,7 +101,7 @@ class ReplicaOut(_Out):
     encryption: EncryptionOut
     snapshot_retention: RetentionOut
     source_table_bucket_arn: str  # the first (in an estate's fan-in replica) or only source feeding it
-    # Every source bucket replicating into it (issue 24; a fan-in vault has several). Estates only: empty for a
+    # Every source bucket replicating into it (a fan-in vault has several). Estates only: empty for a
     # `[source]` configuration, whose one source is `source_table_bucket_arn` (`feeding_source_arns` covers both).
     source_table_bucket_arns: list[str] = []
     break_glass_principals: list[str]

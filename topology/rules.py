@@ -53,7 +53,7 @@ EMR_RELEASE_RE = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
 TAG_KEY_RE = re.compile(r"^[\w .:/=+@-]{1,128}$")
 TAG_VALUE_RE = re.compile(r"^[\w .:/=+@-]{0,256}$")
 KIT_TAG_KEYS = ("kit", "managed-by")
-# Estates only (issue 24): every protected table bucket carries `kit-protection = <kit name>`; the estate's SCPs match
+# Estates only: every protected table bucket carries `kit-protection = <kit name>`; the estate's SCPs match
 # it (`s3tables:TableBucketTag/kit-protection`), so their size does not grow with the number of buckets. Changing or
 # removing it is denied to all but break-glass. Never on source buckets, never on tables.
 PROTECTION_TAG_KEY = "kit-protection"

@@ -1,4 +1,4 @@
-"""The replication monitor (issue 11): a Python Lambda function running the kit's `status` logic (packaged at synth
+"""The replication monitor (`[assurance]`): a Python Lambda function running the kit's `status` logic (packaged at synth
 from `jobs/ops`, `infra/packaging.py`) on an EventBridge Scheduler schedule, its least-privilege roles, its log
 group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documents names and dimensions):
 
@@ -19,7 +19,7 @@ The drift alarms compare with the package's `kit_declared.json` (`declared_docum
 replication and each replica's reviewed bucket policy, from the same document set the replica stacks deploy).
 
 `<kit>` is the configuration's name prefix (`KitConfig.name_prefix`): the kit name, or `<kit>-<id>` for a source of
-an estate (issue 24), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
+an estate (`[[sources]]`), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
 prefix, so two sources in one account and Region never share an alarm name, a heartbeat or a lag metric (a fan-in
 vault gets one set of alarms per source feeding it).
 """

@@ -1,4 +1,4 @@
-"""Scheduled recovery rehearsal (issue 11): an EventBridge Scheduler schedule that starts an EMR Serverless job run
+"""Scheduled recovery rehearsal (`[assurance]`): an EventBridge Scheduler schedule that starts an EMR Serverless job run
 of `jobs/rehearse_entry.py` with the recovery role through the universal target
 `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`; the rehearsal namespace in the recovery bucket; the
 recovery role's permission to publish the rehearsal's metrics; and the alarm that fires when no rehearsal has
@@ -64,7 +64,7 @@ def rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[s
 def rehearsal_candidates(cfg: KitConfig, replica: Replica) -> list[tuple[str, str]]:
     """The tables the rehearsal samples from: the replicated tables of the source (`[source]`; in its failover
     topology the promoted bucket holds them all), or in an estate every table replicated into the replica read,
-    from each source feeding it (issue 24)."""
+    from each source feeding it (a fan-in vault of an estate)."""
     return cfg.tables_into(replica) if cfg.is_estate else cfg.replicated_tables()
 
 

@@ -2,7 +2,7 @@
 when asked), storage class (updatable: PutTableBucketStorageClass, applies to tables created afterwards),
 unreferenced-file removal, tags, and `prevent_destroy`.
 
-In an estate (issue 24) every protected (replica) table bucket also carries the protection tag
+In an estate (`[[sources]]`) every protected (replica) table bucket also carries the protection tag
 `kit-protection = <kit name>`, on the bucket resource itself (awscc has no provider default tags): the estate's SCPs
 match protected buckets by it. Never on source or recovery buckets, never on tables; `[source]` configurations set
 no protection tag."""

@@ -86,7 +86,7 @@ EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
 # A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
-# multi-account; then the estate (issue 24: three sources, a fan-in vault).
+# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault).
 ALL_CONFIGS = (
     EXAMPLES / "seed.toml",
     EXAMPLES / "failover" / "seed.toml",
@@ -449,7 +449,7 @@ class ExampleRun:
         names = ", ".join(s.table_bucket_name for s in outs.sources)
         _say(f"-- {self.name}: outputs.json from terraform output; a writer's commit to every table of "
              f"{names}; replication simulated")  # fmt: skip
-        for src in outs.sources:  # every source of an estate (issue 24)
+        for src in outs.sources:  # every source of an estate
             self.tool(
                 WRITER,
                 ["-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", src.table_bucket_arn,

@@ -1,4 +1,4 @@
-"""The failover topology (issue 17): `[failover] promoted_bucket` makes a promoted replica bucket the source.
+"""The failover topology: `[failover] promoted_bucket` makes a promoted replica bucket the source.
 
 What `cdktf deploy` of this topology changes, and what it does not:
 
@@ -19,7 +19,7 @@ What `cdktf deploy` of this topology changes, and what it does not:
 Deploy it with break-glass credentials: it rewrites replica key policies, the guardrail and the SCPs, which the kit
 lets only break-glass change. The failover tool has already applied the promoted bucket policy by then (the same
 document, so the plan shows no change for it). On the promoted bucket the deploy role may only create the
-replication from it (`PutTableBucketReplication`, issue 26): its policies, retention, encryption and replication
+replication from it (`PutTableBucketReplication`): its policies, retention, encryption and replication
 otherwise change with break-glass alone.
 """
 

@@ -1,4 +1,4 @@
-"""The outputs contract of the failover topology (issue 17): the promoted bucket is the source.
+"""The outputs contract of the failover topology (`[failover] promoted_bucket`): the promoted bucket is the source.
 
 A failover topology has no source stack, so without this `outputs.json` would have no `kit_source` and
 `topology.outputs.KitOutputs` could not be parsed: `status`, `harden`, `audit` and `monitor` could not run against

@@ -33,7 +33,7 @@ class RecoveryStack(TerraformStack):
         allow_destroy: bool,
         reads: Replica | None = None,
     ) -> None:
-        """`reads`: the failover topology's replica of the new source (issue 17; the recovery role's permissions to
+        """`reads`: the failover topology's replica of the new source (`[failover]`; the recovery role's permissions to
         read it come from `docs`); the stack itself stays in `recovery.replica`'s account and Region."""
         super().__init__(scope, STACK_ID)
         rep = cfg.recovery_replica
@@ -55,7 +55,7 @@ class RecoveryStack(TerraformStack):
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
         role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
-        recovery_assurance(  # issue 11: scheduled recovery rehearsal, its alarm and alarm topic
+        recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and alarm topic
             self,
             cfg,
             docs,

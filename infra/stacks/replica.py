@@ -1,5 +1,5 @@
 """One stack per destination (its own account and Region): replica table bucket, its protective bucket policy and,
-for the first replica of an account, the account's IAM guardrail. In an estate (issue 24) the bucket carries the
+for the first replica of an account, the account's IAM guardrail. In an estate (`[[sources]]`) the bucket carries the
 protection tag (`kit-protection = <kit>`), and a fan-in replica's output names every source feeding it."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class ReplicaStack(TerraformStack):
         owns_guardrail: bool,
         allow_destroy: bool,
     ) -> None:
-        """The documents come from `docs` by their deployed names: in the failover topology (issue 17) the set
+        """The documents come from `docs` by their deployed names: in the failover topology (`[failover]`) the set
         resolves them to the configured promotion's (promoted bucket, destinations, guardrails, key policies)."""
         super().__init__(scope, replica.stack_id)
         self.bucket = site_table_bucket(self, cfg, docs, role="replica", site=replica, allow_destroy=allow_destroy)

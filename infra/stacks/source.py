@@ -1,7 +1,7 @@
 """The source account and Region: source table bucket, namespaces and tables with source retention, the replication
 role and the replication configuration pointing at the replica buckets (cross-stack references).
 
-Built from a configuration of one source: `[source]` itself, or `view(src)` of an estate's source (issue 24), whose
+Built from a configuration of one source: `[source]` itself, or `view(src)` of an estate's source (`[[sources]]`), whose
 stack is `source-<id>` and whose names (replication role, monitor) carry the prefix `<kit>-<id>`."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
-        monitor = source_assurance(self, cfg, docs)  # issue 11: replication monitor, its alarms and alarm topic
+        monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
         TerraformOutput(
             self,

@@ -24,7 +24,7 @@ Checks (each drift has a kind, the resource and a detail):
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
-On a failover topology (``[failover] promoted_bucket`` set: issue 17, `topology.failover`) the same checks run on
+On a failover topology (``[failover] promoted_bucket`` set: `topology.failover`) the same checks run on
 the promoted topology (`Scope`): the promoted bucket is the source (its bucket-level replication uses the failover
 replication role and the ``replicate_to`` destinations; its bucket policy is the promoted one, opened to the
 writers), the destinations are checked like replicas with the failover documents, and also:
@@ -37,7 +37,7 @@ writers), the destinations are checked like replicas with the failover documents
 * retained replicas of the failed source keep their own bucket policy and settings (their tables are not compared
   with the failed source, which is gone).
 
-On an estate (`[[sources]]`, issue 24) every source is checked with its own replication (`cfg.view`: mode, role,
+On an estate (`[[sources]]`) every source is checked with its own replication (`cfg.view`: mode, role,
 destinations) and every replica bucket once, against the estate's documents (a fan-in vault's bucket policy grants
 and exempts every source feeding it); a table missing from a replica is named `bucket/namespace.name` where two
 sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are not the configured sources; the

@@ -111,7 +111,7 @@ Drift = Finding  # one drift: its kind, the resource and a detail (`jobs.ops.dri
 class AuditReport:
     drifts: list[Drift] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
-    # An estate's audit (several sources, issue 24) names every bucket it audited: (role, bucket ARN).
+    # An estate's audit (several sources) names every bucket it audited: (role, bucket ARN).
     estate: bool = False
     buckets: list[tuple[str, str]] = field(default_factory=list)
 

@@ -10,7 +10,7 @@ without the mark is asked with ``GetTable``: a replica has
    (written first: the table policy denies ``PutTableMaintenanceConfiguration`` to everyone but the break-glass
    principals, so a run by any other principal still leaves the retention right before it locks the table);
 2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN; in a failover
-   topology (issue 17: the outputs' source is a promoted bucket, with a ``failover`` section), the destinations of
+   topology (`[failover]`: the outputs' source is a promoted bucket, with a ``failover`` section), the destinations of
    the promoted source get ``policies.failover.destination_table_policy_of`` instead (the failover replication role
    exempt), and the other buckets' replicas keep the replica document with the failed source's role.
 
@@ -19,7 +19,7 @@ replicated (``replicated_tables``) that has none is reported as ``detached``: it
 (``DisassociateTableReplication``, permanent; docs/assurance.md#detached-replicas), so it is a standalone writable table
 now.
 
-On an estate (several `kit_source` outputs, issue 24) every replica bucket of every source is hardened; a replica
+On an estate (several `kit_source` outputs) every replica bucket of every source is hardened; a replica
 fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role
 (`KitOutputs.replication_roles_for`, the same document as `policies.documents.replica_table_policy_for`), and the
 report counts each destination bucket.
@@ -83,7 +83,7 @@ def default_table_policy_builder() -> TablePolicyBuilder:
 
 def default_failover_table_policy_builder() -> TablePolicyBuilder:
     """`policies.failover.destination_table_policy_of(*, table_arn, break_glass_principals, replication_role_arns,
-    deploy_role_arns)`: the table policy of a destination of a promoted source (issue 17), imported lazily."""
+    deploy_role_arns)`: the table policy of a destination of a promoted source (failover), imported lazily."""
     from s3tables_kit.policies.failover import destination_table_policy_of  # type: ignore[import-not-found,unused-ignore]
 
     return destination_table_policy_of  # type: ignore[no-any-return,unused-ignore]
@@ -152,7 +152,7 @@ class HardenReport:
     results: list[TableResult] = field(default_factory=list)
     bucket_errors: list[dict[str, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
-    # An estate's run (several sources, issue 24) also counts per destination bucket and reports each.
+    # An estate's run (several sources) also counts per destination bucket and reports each.
     estate: bool = False
     per_bucket: dict[str, dict[str, int]] = field(default_factory=dict)
 

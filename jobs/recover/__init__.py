@@ -1,4 +1,4 @@
-"""Recovery of writable, verified Iceberg tables from a read-only S3 Tables replica (issue 4).
+"""Recovery of writable, verified Iceberg tables from a read-only S3 Tables replica.
 
 Modules: `model` (metadata -> plain data), `planning` (snapshot resolution, target actions), `sql` (statement
 text), `catalogs` (Spark catalog configuration per mode), `metadata` (JVM-free metadata readers), `guard`

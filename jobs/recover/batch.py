@@ -1,4 +1,4 @@
-"""Many-table recovery with a small fixed cost (issue 18): the file copies of many tables in one Spark job.
+"""Many-table recovery with a small fixed cost (lake scale): the file copies of many tables in one Spark job.
 
 The per-table path (`job.recover_table`) pays per table: a session, `CREATE NAMESPACE`, two Spark jobs (copy, check),
 an Iceberg commit, a second commit for `verified`, both tables' manifests re-read for the counts and a Spark query for
@@ -78,7 +78,7 @@ Key = tuple[str, int, str]
 def batchable(req: RecoveryRequest, tp: TablePlan) -> bool:
     """Whether the table can take the batched file copy (pure). A snapshot with no data files (a metadata-only
     `DELETE FROM`, or only delete files left) takes the per-table path, which commits it as a verified empty table
-    with the replica's schema, specs, sort order and properties (issue 19); `prepare` routes one there too when the
+    with the replica's schema, specs, sort order and properties; `prepare` routes one there too when the
     snapshot summary did not say."""
     return (
         tp.copy_mode is CopyMode.FILES

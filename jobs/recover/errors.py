@@ -1,4 +1,5 @@
-"""What a failure was, in one line, with the deepest Java cause kept (issue 19).
+"""What a failure was, in one line, with the deepest Java cause kept (a Spark failure's top
+exception rarely says what went wrong).
 
 A `Py4JJavaError` prints as `An error occurred while calling o528.commitTransaction.`; the reason
 (`CommitFailedException: Version 1 already exists: ...`) sits in the Java throwable's cause chain. Spark's own

@@ -1,4 +1,4 @@
-"""Named fault points of the recovery job, for the kill and race tests (issue 19). Inert unless asked for.
+"""Named fault points of the recovery job, for the kill and race tests. Inert unless asked for.
 
 `KIT_RECOVER_FAULT=kill:<point>` (read here and nowhere else) makes the process SIGKILL itself (its whole process
 group when it leads one: driver and JVM) the first time it reaches `<point>`. In-process tests may set `hook` to run

@@ -266,7 +266,7 @@ def build_plan_at_scale(
     now_ms = req.now_ms if req.now_ms is not None else int(time.time() * 1000)
     plan = Plan(selector=req.selector)
     if req.replica.mode == "hadoop" and (missing := missing_warehouse(req.replica.warehouse)):
-        plan.errors.append(f"replica catalog {req.replica.name}: {missing}")  # the path is named (issue 19)
+        plan.errors.append(f"replica catalog {req.replica.name}: {missing}")  # named, so it can be fixed
         return plan
     rep_listing = list_all(replica_src, req.namespaces, concurrency)
     plan.errors.extend(rep_listing.errors)

@@ -1,4 +1,5 @@
-"""At most one live recovery attempt per target table: leases with a heartbeat and an expiry (issue 19).
+"""At most one live recovery attempt per target table: leases with a heartbeat and an expiry, so that a concurrent or
+killed attempt can neither corrupt a target nor hold it forever.
 
 A lease is a small JSON document (run id, host, pid, start time, last heartbeat, time to live) at a key derived from
 the target. It is taken atomically, create-if-absent:

@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit explain bench clean \
+        demo summary proofs recover recover-emr outputs status harden audit explain bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -47,6 +47,9 @@ typecheck: setup ## mypy
 	$(PY) -m mypy emulator infra jobs policies topology bench
 
 check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
+
+wheel-check: setup ## The kit as installed: build the wheel, install it with the base dependencies only, run s3tables-kit there
+	bash scripts/wheel-check.sh
 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m s3tables_kit.infra.e2e $(ARGS)

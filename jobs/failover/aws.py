@@ -74,6 +74,7 @@ class Request:
     concurrency: int = 16
     report_dir: Path | None = None
     show_progress: bool = True
+    show_documents: bool = False  # a plan prints each document it would put; else one line per document
 
     def selects(self, ident: Ident) -> bool:
         if not self.tables and not self.namespaces:
@@ -587,6 +588,10 @@ class RunResult:
     plan_seconds: float | None = None
 
 
+def _shown(req: Request) -> dict[str, bool]:
+    return {"show_documents": req.show_documents}
+
+
 def run(
     clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, *, as_json: bool = False
 ) -> RunResult:
@@ -596,7 +601,7 @@ def run(
     plan = build_plan(clients, req, outputs, documents, started)
     plan_seconds = time.monotonic() - t0
     if req.confirm is None:
-        print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render())
+        print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render(**_shown(req)))
         if not as_json:
             print("\nDry run: nothing was changed. To promote: --confirm " + plan.bucket_name)
         return RunResult(M.EXIT_REFUSED if plan.refusals else M.EXIT_OK, plan)
@@ -624,6 +629,8 @@ def run(
     }
     report = write_report(req.report_dir, started, run_id, header, plan, outcomes) if req.report_dir else None
     print(summary(outcomes, header))
+    if report is not None:
+        print(f"report: {report}")
     code = M.EXIT_OK if all(o.ok for o in outcomes) else M.EXIT_FAILED
     return RunResult(code, plan, outcomes, report, rto, round(plan_seconds, 3))
 

@@ -78,6 +78,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--settle", type=float, default=5.0, metavar="S", help="--planned: wait after the freeze (5)")
     p.add_argument("--unfreeze", action="store_true", help="--planned: only lift a freeze a killed run left")
     p.add_argument(
+        "--show-documents",
+        action="store_true",
+        help="a plan prints every policy document it would put in full (default: one line per document)",
+    )
+    p.add_argument(
         "--lease-dir",
         metavar="DIR|s3://BUCKET/PREFIX",
         help="--planned: where the run's leases live, one place shared by everyone who may run it (a shared "
@@ -127,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             concurrency=ns.concurrency,
             report_dir=Path(ns.report or "reports/failover"),
             show_progress=not ns.quiet,
+            show_documents=ns.show_documents,
         )
         if ns.failback:
             text, doc = aws.failback(clients, req, outputs)

@@ -363,6 +363,8 @@ class FailoverPlan:
                 if show_documents and t.table_policy.changed and shown < SHOWN_TABLE_DOCUMENTS:
                     lines += _documents(t.table_policy)
                     shown += 1
+        if not show_documents and (self.bucket_policy is not None or any(t.table_policy for t in self.tables)):
+            lines.append("  (each document before and after, in full: --show-documents, or the JSON plan: --json)")
         if shown == SHOWN_TABLE_DOCUMENTS and len(self.tables) > shown:
             lines.append(
                 f"  (documents shown for the first {shown} table(s); every table's are in the JSON plan: --json)"

@@ -266,6 +266,8 @@ def run(
         rep.outcome = outcome
         path = rep.write(report_dir) if req.confirm else None
         print(json.dumps(rep.as_dict(), indent=2, default=str) if as_json else rep.render(PM.SHOWN_ROWS))
+        if path is not None and not as_json:
+            print(f"report: {path}")
         return PlannedResult(code, rep, path)
 
     if freeze is None:
@@ -291,7 +293,11 @@ def run(
     active = [t for t in plan.tables if t.step is not M.Step.SKIP]
     if req.confirm is None:
         now = [catch_up(clients, src_arn, t)[0] for t in active] if not source_error else []
-        print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render())
+        print(
+            json.dumps(plan.as_dict(), indent=2, default=str)
+            if as_json
+            else plan.render(show_documents=req.show_documents)
+        )
         running = PL.live_holder(lease_dir, buckets)
         print(render_planned(freeze, src_arn, live, now, opts, already, refusals, running))
         return PlannedResult(M.EXIT_REFUSED if refusals else M.EXIT_OK)

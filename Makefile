@@ -143,6 +143,10 @@ failover: ## On call: fail over to a replica in place (plan by default): ARGS="-
 failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
 	$(PY) -m s3tables_kit.jobs.failover.drill $(ARGS)
 
+.PHONY: docs-reference
+docs-reference: setup ## Regenerate docs/reference/ (kit.toml and outputs.json tables) from the models' field descriptions
+	$(PY) -m s3tables_kit.topology.reference --write
+
 .PHONY: sandbox
 sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply)
 	$(PY) -m s3tables_kit.infra.sandbox $(ARGS)

@@ -53,8 +53,13 @@ class Subscription(_Frozen):
     """An SNS subscription of the alarm topics: `email`/`email-json` (address), `https` (URL), `sqs`/`lambda`
     (ARN in the topic's account and Region)."""
 
-    protocol: Literal["email", "email-json", "https", "sqs", "lambda"]
-    endpoint: str
+    protocol: Literal["email", "email-json", "https", "sqs", "lambda"] = Field(
+        description="SNS protocol of the subscription."
+    )
+    endpoint: str = Field(
+        description="An e-mail address (email, email-json), an https:// URL (https), or an SQS queue or Lambda "
+        "function ARN in the alarm topic's account and Region (sqs, lambda)."
+    )
 
     @field_validator("endpoint")
     @classmethod
@@ -72,26 +77,61 @@ class Subscription(_Frozen):
 class Monitor(_Frozen):
     """Replication monitor: runs the kit's `status` logic every `interval_minutes` and publishes metrics."""
 
-    enabled: bool = True
-    interval_minutes: int = Field(default=5, ge=1, le=MAX_MONITOR_INTERVAL_MINUTES)
-    max_lag_minutes: int = Field(default=30, ge=1)
-    # alarm when the replication point (the newest instant every table of a replica can be restored to) is older
-    max_replication_point_age_minutes: int = Field(default=60, ge=1)
-    max_table_metrics: int = Field(default=50, ge=0, le=MAX_TABLE_METRICS)
-    concurrency: int = Field(default=16, ge=1, le=64)
-    timeout_seconds: int = Field(default=300, ge=30, le=900)  # Lambda's limit is 900 s
+    enabled: bool = Field(
+        default=True,
+        description="Whether the replication monitor (a Lambda function on an EventBridge Scheduler schedule) is "
+        "deployed.",
+    )
+    interval_minutes: int = Field(
+        default=5, ge=1, le=MAX_MONITOR_INTERVAL_MINUTES, description="Minutes between two runs of the monitor."
+    )
+    max_lag_minutes: int = Field(default=30, ge=1, description="Replication lag, in minutes, that fires the lag alarm.")
+    max_replication_point_age_minutes: int = Field(
+        default=60,
+        ge=1,
+        description="Age, in minutes, of the replication point (the newest instant every table of a replica can be "
+        "restored to) that fires its alarm.",
+    )
+    max_table_metrics: int = Field(
+        default=50,
+        ge=0,
+        le=MAX_TABLE_METRICS,
+        description="Tables that get metric series of their own; the others are folded into `Table=_other`.",
+    )
+    concurrency: int = Field(default=16, ge=1, le=64, description="Parallel status calls in the monitor's function.")
+    timeout_seconds: int = Field(
+        default=300, ge=30, le=900, description="Timeout of the monitor's function in seconds (Lambda allows 900)."
+    )
 
 
 class Rehearsal(_Frozen):
     """Scheduled recovery rehearsal: recovers `tables` (or a sample) as of `offset_hours` ago into `namespace` of
     the recovery bucket, verifies, reports, publishes the rehearsed RTO, and drops what it created."""
 
-    enabled: bool = True
-    interval_hours: int = Field(default=24, ge=1, le=MAX_REHEARSAL_INTERVAL_HOURS)
-    offset_hours: int = Field(default=1, ge=0)
-    tables: tuple[str, ...] = ()
-    sample: int = Field(default=1, ge=1, le=50)
-    namespace: str = "rehearsal"
+    enabled: bool = Field(
+        default=True,
+        description="Whether the scheduled recovery rehearsal (an EMR Serverless job run of the recovery job) is "
+        "deployed.",
+    )
+    interval_hours: int = Field(
+        default=24, ge=1, le=MAX_REHEARSAL_INTERVAL_HOURS, description="Hours between two rehearsals."
+    )
+    offset_hours: int = Field(
+        default=1,
+        ge=0,
+        description="The rehearsal recovers the state of this many hours before it runs (keep it within the "
+        "recovery replica's retention).",
+    )
+    tables: tuple[str, ...] = Field(
+        default=(), description="`namespace.table` names to rehearse; empty, a sample of `sample` replicated tables."
+    )
+    sample: int = Field(
+        default=1, ge=1, le=50, description="Replicated tables sampled for each rehearsal when `tables` is empty."
+    )
+    namespace: str = Field(
+        default="rehearsal",
+        description="Namespace of the recovery bucket the rehearsal recovers into and drops afterwards.",
+    )
 
     @field_validator("namespace")
     @classmethod
@@ -113,8 +153,14 @@ class PointGroup(_Frozen):
     `failover --group NAME` take the point of these tables, besides the whole bucket's. `tables`: `namespace.table`
     or `namespace.*` (every table of the namespace, declared or not)."""
 
-    name: str
-    tables: tuple[str, ...] = Field(min_length=1)
+    name: str = Field(
+        description="1-64 letters, digits, '_', '.' or '-': the metric dimension `Group` and the NAME of `--group`."
+    )
+    tables: tuple[str, ...] = Field(
+        min_length=1,
+        description="Table patterns: `namespace.table`, or `namespace.*` for every table of the namespace, declared "
+        "or not.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -140,10 +186,22 @@ class PointGroup(_Frozen):
 
 
 class Assurance(_Frozen):
-    alarm_subscriptions: tuple[Subscription, ...] = ()
-    replication_point_groups: tuple[PointGroup, ...] = ()
-    monitor: Monitor = Monitor()
-    rehearsal: Rehearsal = Rehearsal()
+    alarm_subscriptions: tuple[Subscription, ...] = Field(
+        default=(),
+        description="Whom the alarms notify; empty, nobody (summary, synth and deploy print a warning).",
+    )
+    replication_point_groups: tuple[PointGroup, ...] = Field(
+        default=(),
+        description="Named groups of tables whose replication point `status` reports, the monitor publishes and "
+        "recover and failover take with `--group NAME`, besides the whole bucket's.",
+    )
+    monitor: Monitor = Field(
+        default=Monitor(), description="The replication monitor: runs the `status` logic and publishes metrics."
+    )
+    rehearsal: Rehearsal = Field(
+        default=Rehearsal(),
+        description="The scheduled recovery rehearsal: recovers, verifies, reports and publishes the rehearsed RTO.",
+    )
 
     @field_validator("replication_point_groups")
     @classmethod

@@ -5,9 +5,7 @@ names it derives (part of the deployed contract). Field-level rules only; the ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -22,21 +20,27 @@ from s3tables_kit.topology.rules import (
     KMS_KEY_ARN_RE,
     MAX_TAGS,
     ORG_TARGET_RE,
-    PARTITION_RE,
     PROTECTION_TAG_KEY,
     ROLE_ARN_RE,
     SOURCE_ID_RE,
     SOURCE_TABLE_TAGS_KEY,
     TAG_KEY_RE,
     TAG_VALUE_RE,
-    TRANSFORM_CANON,
     check_account,
     check_bucket_name,
-    check_column_type,
     check_iceberg_name,
     check_region,
     partition_of_arn,
 )
+
+# Sections of their own modules, re-exported here: the model is where `topology.config` takes every section from.
+from s3tables_kit.topology.schema import Column as Column
+from s3tables_kit.topology.schema import Namespace as Namespace
+from s3tables_kit.topology.schema import PartitionField as PartitionField
+from s3tables_kit.topology.schema import SnapshotRetention as SnapshotRetention
+from s3tables_kit.topology.schema import Table as Table
+from s3tables_kit.topology.schema import parse_partition as parse_partition
+from s3tables_kit.topology.state import State as State
 
 
 class _Frozen(BaseModel):
@@ -50,8 +54,14 @@ class Encryption(_Frozen):
     """`sse-s3` (AES256) or `kms`. With `kms`, `kms_key` is either "create" (the kit creates a key with the
     service-required key policy) or the ARN of an existing key in the bucket's account and Region."""
 
-    type: Literal["sse-s3", "kms"]
-    kms_key: str | None = None
+    type: Literal["sse-s3", "kms"] = Field(
+        description='How the bucket encrypts its tables: "sse-s3" (AES256, keys managed by S3) or "kms" (a KMS key).'
+    )
+    kms_key: str | None = Field(
+        default=None,
+        description='With type = "kms": "create" (the kit creates a key with the key policy the service requires) or '
+        "the ARN of an existing key in the bucket's account and Region.",
+    )
 
     @field_validator("kms_key")
     @classmethod
@@ -71,106 +81,31 @@ class Encryption(_Frozen):
         return self.type == "kms" and self.kms_key == "create"
 
 
-class SnapshotRetention(_Frozen):
-    """Iceberg snapshot management for a table (S3 Tables `icebergSnapshotManagement`)."""
-
-    max_snapshot_age_hours: int = Field(ge=1)
-    min_snapshots_to_keep: int = Field(default=1, ge=1)
-
-
 class UnreferencedFileRemoval(_Frozen):
     """Bucket-level `icebergUnreferencedFileRemoval`."""
 
-    unreferenced_days: int = Field(default=3, ge=1)
-    noncurrent_days: int = Field(default=10, ge=1)
-
-
-class Column(_Frozen):
-    name: str
-    type: str
-    required: bool = False
-    doc: str | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "column")
-
-    @field_validator("type")
-    @classmethod
-    def _type(cls, v: str) -> str:
-        return check_column_type(v)
-
-
-@dataclass(frozen=True)
-class PartitionField:
-    source: str
-    transform: str  # identity, year, month, day, hour, bucket[N], truncate[W], void
-
-    @property
-    def spark_sql(self) -> str:
-        if self.transform == "identity":
-            return self.source
-        if self.transform.startswith(("bucket[", "truncate[")):
-            fn, arg = self.transform[:-1].split("[")
-            return f"{fn}({arg}, {self.source})"
-        plural = {"year": "years", "month": "months", "day": "days", "hour": "hours"}
-        return f"{plural.get(self.transform, self.transform)}({self.source})"
-
-
-def parse_partition(expr: str) -> PartitionField:
-    m = PARTITION_RE.match(expr.strip())
-    if not m:
-        raise ValueError(
-            f"partition {expr!r} is not a transform; use 'column', 'month(column)', 'day(column)', "
-            "'bucket(16, column)' or 'truncate(10, column)'"
-        )
-    if m.group("bare"):
-        return PartitionField(m.group("bare"), "identity")
-    fn = TRANSFORM_CANON[m.group("fn")]
-    arg = m.group("arg")
-    if fn in ("bucket", "truncate"):
-        if arg is None or int(arg) < 1:
-            raise ValueError(f"partition {expr!r}: {fn} needs a positive width, e.g. {fn}(16, column)")
-        return PartitionField(m.group("col"), f"{fn}[{int(arg)}]")
-    if arg is not None:
-        raise ValueError(f"partition {expr!r}: {fn} takes only a column")
-    return PartitionField(m.group("col"), fn)
-
-
-class Table(_Frozen):
-    name: str
-    columns: tuple[Column, ...] = Field(min_length=1)
-    partition_by: tuple[str, ...] = ()
-    snapshot_retention: SnapshotRetention | None = None  # overrides the source default for this table
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "table")
-
-    @property
-    def partition_fields(self) -> tuple[PartitionField, ...]:
-        return tuple(parse_partition(p) for p in self.partition_by)
-
-
-class Namespace(_Frozen):
-    name: str
-    tables: tuple[Table, ...] = ()
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "namespace")
+    unreferenced_days: int = Field(
+        default=3, ge=1, description="Days after which a file that no snapshot references is marked noncurrent."
+    )
+    noncurrent_days: int = Field(default=10, ge=1, description="Days after which a noncurrent file is deleted.")
 
 
 class _BucketSite(_Frozen):
-    account_id: AccountId
-    region: str
-    bucket: str
-    encryption: Encryption
-    storage_class: Literal["STANDARD", "INTELLIGENT_TIERING"] = "STANDARD"
-    deploy_role_arn: str | None = None  # role the Terraform provider assumes in this account
+    account_id: AccountId = Field(description='12-digit AWS account id of the bucket, quoted: "111122223333".')
+    region: str = Field(description="AWS Region of the bucket, e.g. us-east-1.")
+    bucket: str = Field(
+        description="Table bucket name: 3-63 lower case letters, digits and hyphens, unique in its account and Region."
+    )
+    encryption: Encryption = Field(description="Default encryption of the bucket's tables.")
+    storage_class: Literal["STANDARD", "INTELLIGENT_TIERING"] = Field(
+        default="STANDARD",
+        description="Storage class of tables created in the bucket later on (updatable; existing tables keep theirs).",
+    )
+    deploy_role_arn: str | None = Field(
+        default=None,
+        description="IAM role the Terraform provider assumes in the bucket's account; unset, the deploying "
+        "credentials are used.",
+    )
 
     _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
     _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
@@ -200,8 +135,14 @@ class Replication(_Frozen):
     """`bucket`: one bucket-level configuration covering existing and future tables.
     `tables`: one table-level configuration per listed `namespace.table` (must be declared in the source)."""
 
-    mode: Literal["bucket", "tables"]
-    tables: tuple[str, ...] = ()
+    mode: Literal["bucket", "tables"] = Field(
+        description='"bucket": one configuration covering existing and future tables; "tables": one per table '
+        "listed in `tables`."
+    )
+    tables: tuple[str, ...] = Field(
+        default=(),
+        description='With mode = "tables": the `namespace.table` names to replicate, each declared in the source.',
+    )
 
 
 class Source(_BucketSite):
@@ -210,13 +151,29 @@ class Source(_BucketSite):
     bucket names of `[[replicas]]`) and its own `replication`. `topology.checks` refuses the estate keys under
     `[source]` and requires them under `[[sources]]`."""
 
-    snapshot_retention: SnapshotRetention
-    unreferenced_file_removal: UnreferencedFileRemoval = UnreferencedFileRemoval()
-    namespaces: tuple[Namespace, ...] = ()
-    # estate only ([[sources]]): stack `source-<id>`, names `<kit>-<id>-...`
-    id: str | None = None
-    replicate_to: tuple[str, ...] = ()
-    replication: Replication | None = None
+    snapshot_retention: SnapshotRetention = Field(
+        description="Snapshot retention of every source table that sets none of its own."
+    )
+    unreferenced_file_removal: UnreferencedFileRemoval = Field(
+        default=UnreferencedFileRemoval(), description="Removal of the source bucket's unreferenced files."
+    )
+    namespaces: tuple[Namespace, ...] = Field(
+        default=(), description="The namespaces the kit creates in the source bucket, with their tables."
+    )
+    id: str | None = Field(
+        default=None,
+        description="Only under `[[sources]]`: 1-16 lower case letters, digits and hyphens naming the stack "
+        "`source-<id>` and prefixing the source's role and monitor names (`<kit>-<id>-...`).",
+    )
+    replicate_to: tuple[str, ...] = Field(
+        default=(),
+        description="Only under `[[sources]]`: 1-5 bucket names of `[[replicas]]` this source replicates to (several "
+        "sources may name one: fan-in).",
+    )
+    replication: Replication | None = Field(
+        default=None,
+        description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
+    )
 
     @field_validator("id")
     @classmethod
@@ -243,8 +200,13 @@ class Source(_BucketSite):
 
 
 class Replica(_BucketSite):
-    snapshot_retention: SnapshotRetention
-    unreferenced_file_removal: UnreferencedFileRemoval = UnreferencedFileRemoval()
+    snapshot_retention: SnapshotRetention = Field(
+        description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
+        "count), applied by `make harden`."
+    )
+    unreferenced_file_removal: UnreferencedFileRemoval = Field(
+        default=UnreferencedFileRemoval(), description="Removal of the replica bucket's unreferenced files."
+    )
 
     @property
     def stack_id(self) -> str:
@@ -257,10 +219,23 @@ class Organization(_Frozen):
     can prove every replica account and the source account are covered: an SCP that does not reach them protects
     nothing."""
 
-    management_account_id: AccountId
-    targets: tuple[str, ...] = Field(min_length=1)
-    ou_accounts: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    deploy_role_arn: str | None = None
+    management_account_id: AccountId = Field(
+        description="12-digit id of the Organizations management account that holds the SCPs (SCPs do not apply "
+        "there, so no kit bucket may live in it)."
+    )
+    targets: tuple[str, ...] = Field(
+        min_length=1,
+        description="Roots (r-...), OUs (ou-...-...) or 12-digit account ids the two SCPs are attached to.",
+    )
+    ou_accounts: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="For each root or OU target, the kit's accounts under it as Organizations shows them, so that "
+        "validation can prove the SCPs reach every replica account and the source account.",
+    )
+    deploy_role_arn: str | None = Field(
+        default=None,
+        description="IAM role Terraform assumes in the management account; unset, the deploying credentials are used.",
+    )
 
     _acc = field_validator("management_account_id")(classmethod(lambda cls, v: check_account(v)))
 
@@ -296,13 +271,27 @@ class Protection(_Frozen):
     """Who may bypass replica protection. List the human break-glass role and any automation role that runs
     `make harden` (it writes replica table policies and retention, which only these principals may do)."""
 
-    break_glass_principals: tuple[str, ...] = Field(min_length=1)
-    guardrail_attach_roles: tuple[str, ...] = ()  # IAM role names in replica accounts that get the guardrail
-    organization: Organization | None = None
-    # Whether a replica bucket's policy and the SCP exempt the replication role from the encryption, storage-class
-    # and tag denies that `CreateTable` may also authorise (docs/aws-facts.md, "CreateTable and its dependent
-    # actions"): "deny" keeps them; "allow" if the live check shows the service's CreateTable of a replica needs them.
-    replication_role_createtable_dependents: Literal["deny", "allow"] = "deny"
+    break_glass_principals: tuple[str, ...] = Field(
+        min_length=1,
+        description="IAM role or user ARNs that may still delete or loosen replicas: the human break-glass role and "
+        "the automation role that runs `make harden` (never a deploy, replication or recovery role).",
+    )
+    guardrail_attach_roles: tuple[str, ...] = Field(
+        default=(),
+        description="IAM role names in replica accounts that get the guardrail policy besides each replica account's "
+        "deploy role (never a break-glass role).",
+    )
+    organization: Organization | None = Field(
+        default=None,
+        description="Where the replica-protection SCPs are attached; validation requires it, since an SCP that "
+        "reaches no kit account protects nothing.",
+    )
+    replication_role_createtable_dependents: Literal["deny", "allow"] = Field(
+        default="deny",
+        description="Whether a replica's bucket policy and the SCP exempt the replication role from the encryption, "
+        'storage-class and tag denies that CreateTable may also authorise: keep "deny" unless the live check shows '
+        "the service's CreateTable of a replica needs them (docs/aws-facts.md#createtable-and-its-dependent-actions).",
+    )
 
     @field_validator("break_glass_principals")
     @classmethod
@@ -316,16 +305,38 @@ class Protection(_Frozen):
 class Recovery(_Frozen):
     """Writable recovery target, in the Region and account of the replica named by `replica`."""
 
-    replica: str  # bucket name of the replica recovery reads from
-    bucket: str
-    namespace: str = "recovered"
-    encryption: Encryption = Encryption(type="sse-s3")
-    emr_release: str = "emr-7.12.0"
-    scripts_bucket: str | None = None
-    # Scripts bucket lifecycle: job logs and recovery reports expire (a delete marker; the noncurrent version is
-    # removed 30 days later); scripts never expire.
-    logs_retention_days: int = Field(default=90, ge=1)
-    reports_retention_days: int = Field(default=365, ge=1)
+    replica: str = Field(
+        description="Bucket name of the `[[replicas]]` entry recovery reads from; the recovery stack lives in its "
+        "account and Region."
+    )
+    bucket: str = Field(description="Name of the writable recovery table bucket the kit creates.")
+    namespace: str = Field(
+        default="recovered", description="Namespace of the recovery bucket that tables are recovered into."
+    )
+    encryption: Encryption = Field(
+        default=Encryption(type="sse-s3"), description="Default encryption of the recovery bucket's tables."
+    )
+    emr_release: str = Field(
+        default="emr-7.12.0",
+        description="EMR Serverless release of the recovery application: emr-7.5.0 or later, the first with S3 Tables.",
+    )
+    scripts_bucket: str | None = Field(
+        default=None,
+        description="Private S3 bucket for job scripts, logs and recovery reports; unset, the kit creates "
+        "`<kit>-recovery-<account>-<region>`.",
+    )
+    logs_retention_days: int = Field(
+        default=90,
+        ge=1,
+        description="Days after which job logs in the scripts bucket expire (the noncurrent version goes 30 days "
+        "later; scripts never expire).",
+    )
+    reports_retention_days: int = Field(
+        default=365,
+        ge=1,
+        description="Days after which recovery reports in the scripts bucket expire (the noncurrent version goes 30 "
+        "days later).",
+    )
 
     _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
     _ns = field_validator("namespace")(classmethod(lambda cls, v: check_iceberg_name(v, "namespace")))
@@ -339,85 +350,11 @@ class Recovery(_Frozen):
         return v
 
 
-_STATE_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_STATE_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
-# Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
-# multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
-_STATE_KMS_KEY_ARN_RE = re.compile(
-    r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
-    r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
-)
-
-
-class State(_Frozen):
-    """Where Terraform keeps each stack's state (`[state]` in kit.toml).
-
-    `local` (default): `terraform.<stack>.tfstate` in the working directory cdktf runs in (written as a path relative
-    to `cdktf.out/stacks/<stack>/`, so the synthesized files carry no machine path). `s3`: one object per stack,
-    `<key_prefix>/<stack>.tfstate` in `bucket` (`key_prefix` defaults to the kit name), always encrypted and always
-    locked with Terraform's native S3 lock file (`use_lockfile`, Terraform >= 1.10); `kms_key_arn` optionally
-    encrypts the state with a customer managed key in the bucket's Region."""
-
-    backend: Literal["local", "s3"] = "local"
-    bucket: str | None = None
-    key_prefix: str | None = None
-    region: str | None = None
-    use_lockfile: bool = True
-    encrypt: bool = True
-    kms_key_arn: str | None = None
-
-    @field_validator("bucket")
-    @classmethod
-    def _bucket(cls, v: str | None) -> str | None:
-        if v is not None and (not _STATE_BUCKET_RE.match(v) or ".." in v):
-            raise ValueError(
-                f"state bucket {v!r} is not an S3 bucket name (3-63 lowercase letters, digits, '.' and '-', "
-                "starting and ending with a letter or digit)"
-            )
-        return v
-
-    @field_validator("key_prefix")
-    @classmethod
-    def _prefix(cls, v: str | None) -> str | None:
-        if v is not None and not _STATE_KEY_PREFIX_RE.match(v):
-            raise ValueError(
-                f"key_prefix {v!r} must be path segments of letters, digits, '_', '.', '=', '-' separated by single "
-                "'/', without a leading or trailing '/'"
-            )
-        return v
-
-    @field_validator("region")
-    @classmethod
-    def _region(cls, v: str | None) -> str | None:
-        return None if v is None else check_region(v)
-
-    @field_validator("use_lockfile")
-    @classmethod
-    def _lock(cls, v: bool) -> bool:
-        if not v:
-            raise ValueError("state locking cannot be turned off: two concurrent applies would corrupt the state")
-        return v
-
-    @field_validator("encrypt")
-    @classmethod
-    def _encrypt(cls, v: bool) -> bool:
-        if not v:
-            raise ValueError("state encryption cannot be turned off: the state holds every resource's attributes")
-        return v
-
-    @field_validator("kms_key_arn")
-    @classmethod
-    def _kms(cls, v: str | None) -> str | None:
-        if v is not None and not _STATE_KMS_KEY_ARN_RE.match(v):
-            raise ValueError(
-                f"kms_key_arn {v!r} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) whose id is a "
-                "key id as KMS issues it (a UUID or mrk-...): Terraform's S3 backend rejects anything else"
-            )
-        return v
-
-
 class Kit(_Frozen):
-    name: str
+    name: str = Field(
+        description="3-24 lower case letters, digits and hyphens, starting with a letter; prefixes the names of the "
+        "kit's IAM roles and policies."
+    )
 
     @field_validator("name")
     @classmethod
@@ -441,10 +378,22 @@ class Failover(_Frozen):
     policies, replication and settings stay as protected as on a replica). `promoted_bucket`: set once promoted;
     then `replicate_to` (1-5 bucket names: remaining replicas and/or `new_buckets`) is required."""
 
-    writer_roles: tuple[str, ...] = ()
-    promoted_bucket: str | None = None
-    replicate_to: tuple[str, ...] = ()
-    new_buckets: tuple[Replica, ...] = ()
+    writer_roles: tuple[str, ...] = Field(
+        default=(),
+        description="IAM role ARNs allowed to write the tables of a promoted replica in their own account (data, "
+        "metadata pointer, new namespaces and tables); everything else stays protected.",
+    )
+    promoted_bucket: str | None = Field(
+        default=None, description="Bucket name of the replica promoted to be the source: set once a failover happened."
+    )
+    replicate_to: tuple[str, ...] = Field(
+        default=(),
+        description="With promoted_bucket: 1-5 bucket names (remaining replicas or new_buckets) the promoted bucket "
+        "replicates to.",
+    )
+    new_buckets: tuple[Replica, ...] = Field(
+        default=(), description="New replica buckets of the failover topology, with the keys of `[[replicas]]`."
+    )
 
     @field_validator("writer_roles")
     @classmethod
@@ -468,20 +417,48 @@ class KitConfig(_Frozen):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False, populate_by_name=True)
 
-    kit: Kit
-    source_section: Source | None = Field(default=None, alias="source")
-    estate_sources: tuple[Source, ...] = Field(default=(), alias="sources")
-    replicas: tuple[Replica, ...] = Field(min_length=1)
-    replication_section: Replication | None = Field(default=None, alias="replication")
-    protection: Protection
-    recovery: Recovery
-    assurance: Assurance = Assurance()  # [assurance]: monitor, rehearsal, alarm subscriptions (topology/assurance.py)
-    failover: Failover | None = None  # [failover]: writers of a promoted replica, the promoted topology
-    state: State = State()
-    # Tags for every resource that takes them (aws provider default_tags, table buckets), besides the kit's own.
-    tags: dict[str, str] = Field(default_factory=dict)
-    # Set only through `[tags] on_replicated_source_tables` (see _source_table_tags_opt_in).
-    tags_on_source_tables: bool = False
+    kit: Kit = Field(description="The kit's name.")
+    source_section: Source | None = Field(
+        default=None,
+        alias="source",
+        description="The one source table bucket, with `[replication]` beside it (or `[[sources]]`, never both).",
+    )
+    estate_sources: tuple[Source, ...] = Field(
+        default=(),
+        alias="sources",
+        description="An estate: one entry per source table bucket, each with its own id, replicate_to and "
+        "replication besides the keys of `[source]`.",
+    )
+    replicas: tuple[Replica, ...] = Field(
+        min_length=1, description="The 1-5 destination table buckets, protected from deletion and loosening."
+    )
+    replication_section: Replication | None = Field(
+        default=None,
+        alias="replication",
+        description="The replication of `[source]` (required with it; each `[[sources]]` entry has its own).",
+    )
+    protection: Protection = Field(description="Who may bypass replica protection, and where the SCPs are attached.")
+    recovery: Recovery = Field(
+        description="The writable recovery bucket and the EMR Serverless application that recovers into it."
+    )
+    assurance: Assurance = Field(
+        default=Assurance(),
+        description="The replication monitor, the scheduled recovery rehearsal and whom their alarms notify.",
+    )
+    failover: Failover | None = Field(
+        default=None, description="Writers of a promoted replica and, once promoted, the failover topology."
+    )
+    state: State = Field(default=State(), description="Where Terraform keeps each stack's state.")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags for every resource that takes them (provider default tags, table buckets) besides the "
+        "kit's own `kit` and `managed-by`; not on replicated source tables unless opted in.",
+    )
+    tags_on_source_tables: bool = Field(
+        default=False,
+        description="The opt-in that tags replicated source tables too, written `on_replicated_source_tables = true` "
+        "under `[tags]` (a boolean, not a tag).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -43,47 +43,56 @@ class _Out(BaseModel):
 
 
 class RetentionOut(_Out):
-    max_snapshot_age_hours: int
-    min_snapshots_to_keep: int
+    max_snapshot_age_hours: int = Field(description="Hours a snapshot is kept before snapshot management expires it.")
+    min_snapshots_to_keep: int = Field(description="Snapshots always kept, however old they are.")
 
 
 class EncryptionOut(_Out):
-    sse_algorithm: str
-    kms_key_arn: str | None = None
+    sse_algorithm: str = Field(description="AES256 (SSE-S3) or aws:kms.")
+    kms_key_arn: str | None = Field(default=None, description="ARN of the bucket's KMS key; null with AES256.")
 
 
 class FailoverOut(_Out):
     """Present when the source is a promoted replica (`[failover] promoted_bucket`): the topology's
     documents differ per bucket (destinations exempt the failover replication role, not the failed source's)."""
 
-    kit: str  # the kit's own name (the source's `kit` is the failover view's, `<kit>-fo`)
-    failed_source_table_bucket_arn: str
-    failed_source_region: str
-    failed_replication_role_arn: str
-    # Replicas of the failed source left as they are (still its replicas, its replication role still exempt).
-    retained: list[str] = []
+    kit: str = Field(description="The kit's own name (the source's `kit` is the failover topology's, `<kit>-fo`).")
+    failed_source_table_bucket_arn: str = Field(description="ARN of the failed source's table bucket.")
+    failed_source_region: str = Field(description="Region of the failed source.")
+    failed_replication_role_arn: str = Field(
+        description="ARN of the failed source's replication role, still exempt on the promoted and retained buckets."
+    )
+    retained: list[str] = Field(
+        default=[],
+        description="Table bucket ARNs of the failed source's replicas left as they are (still its replicas).",
+    )
 
 
 class SourceOut(_Out):
-    kit: str
-    account_id: str
-    region: str
-    table_bucket_arn: str
-    table_bucket_name: str
-    replication_mode: str
-    replication_role_arn: str
-    namespaces: dict[str, list[str]]
-    replicated_tables: list[str]
-    snapshot_retention: RetentionOut
-    destinations: list[str]
-    encryption: EncryptionOut
-    # Only in a failover topology, whose source is the promoted bucket; absent (None) in a normal one.
-    failover: FailoverOut | None = None
-    # An estate's source: its `[[sources]]` id (stack `source-<id>`); absent (None) for `[source]`.
-    source_id: str | None = None
-    # `[assurance] replication_point_groups` ({name: table patterns}): the groups whose replication point `status`
-    # reports and the monitor publishes besides the whole bucket's; absent (empty) when none are configured.
-    replication_point_groups: dict[str, list[str]] = {}
+    kit: str = Field(description="The kit's name (in a failover topology, `<kit>-fo`).")
+    account_id: str = Field(description="Account id of the source table bucket.")
+    region: str = Field(description="Region of the source table bucket.")
+    table_bucket_arn: str = Field(description="ARN of the source table bucket.")
+    table_bucket_name: str = Field(description="Name of the source table bucket.")
+    replication_mode: str = Field(description='The replication mode: "bucket" or "tables".')
+    replication_role_arn: str = Field(description="ARN of the role S3 Tables replication assumes for this source.")
+    namespaces: dict[str, list[str]] = Field(description="The declared namespaces, each with its table names.")
+    replicated_tables: list[str] = Field(description="`namespace.table` of every declared table that replicates.")
+    snapshot_retention: RetentionOut = Field(description="The source's snapshot retention.")
+    destinations: list[str] = Field(description="Table bucket ARNs this source replicates to.")
+    encryption: EncryptionOut = Field(description="Default encryption of the source bucket's tables.")
+    failover: FailoverOut | None = Field(
+        default=None,
+        description="Only in a failover topology, whose source is the promoted bucket: the failed source; null in a "
+        "normal one.",
+    )
+    source_id: str | None = Field(
+        default=None, description="An estate source's `[[sources]]` id (stack `source-<id>`); null for `[source]`."
+    )
+    replication_point_groups: dict[str, list[str]] = Field(
+        default={},
+        description="The configured replication point groups, {name: table patterns}; empty when none are configured.",
+    )
 
     @property
     def monitor_kit(self) -> str:
@@ -93,21 +102,30 @@ class SourceOut(_Out):
 
 
 class ReplicaOut(_Out):
-    account_id: str
-    region: str
-    table_bucket_arn: str
-    table_bucket_name: str
-    storage_class: str
-    encryption: EncryptionOut
-    snapshot_retention: RetentionOut
-    source_table_bucket_arn: str  # the first (in an estate's fan-in replica) or only source feeding it
-    # Every source bucket replicating into it (a fan-in vault has several). Estates only: empty for a
-    # `[source]` configuration, whose one source is `source_table_bucket_arn` (`feeding_source_arns` covers both).
-    source_table_bucket_arns: list[str] = []
-    break_glass_principals: list[str]
-    # The replica's Terraform deploy role, exempt from protection changes like in the rendered table policy.
-    deploy_role_arns: list[str] = []
-    guardrail_policy_arn: str
+    account_id: str = Field(description="Account id of the replica table bucket.")
+    region: str = Field(description="Region of the replica table bucket.")
+    table_bucket_arn: str = Field(description="ARN of the replica table bucket.")
+    table_bucket_name: str = Field(description="Name of the replica table bucket.")
+    storage_class: str = Field(description="Storage class of the bucket's new tables: STANDARD or INTELLIGENT_TIERING.")
+    encryption: EncryptionOut = Field(description="Default encryption of the replica bucket's tables.")
+    snapshot_retention: RetentionOut = Field(
+        description="The retention `make harden` applies to the replica tables the service creates."
+    )
+    source_table_bucket_arn: str = Field(
+        description="ARN of the source feeding the replica (the first one, for an estate's fan-in replica)."
+    )
+    source_table_bucket_arns: list[str] = Field(
+        default=[],
+        description="Estates only: the ARN of every source bucket replicating into it; empty for a `[source]` "
+        "configuration.",
+    )
+    break_glass_principals: list[str] = Field(description="The principals that may still delete or loosen the replica.")
+    deploy_role_arns: list[str] = Field(
+        default=[],
+        description="The replica's Terraform deploy role, exempt from protection changes as in the rendered table "
+        "policy.",
+    )
+    guardrail_policy_arn: str = Field(description="ARN of the IAM guardrail policy in the replica's account.")
 
     @property
     def feeding_source_arns(self) -> list[str]:
@@ -116,26 +134,29 @@ class ReplicaOut(_Out):
 
 
 class RecoveryOut(_Out):
-    account_id: str
-    region: str
-    table_bucket_arn: str
-    table_bucket_name: str
-    namespace: str
-    role_arn: str
-    emr_application_id: str
-    emr_release: str
-    scripts_uri: str
-    logs_uri: str
-    replica_table_bucket_arn: str
+    account_id: str = Field(description="Account id of the recovery table bucket (the recovery replica's).")
+    region: str = Field(description="Region of the recovery table bucket (the recovery replica's).")
+    table_bucket_arn: str = Field(description="ARN of the recovery table bucket.")
+    table_bucket_name: str = Field(description="Name of the recovery table bucket.")
+    namespace: str = Field(description="Namespace that tables are recovered into.")
+    role_arn: str = Field(description="ARN of the recovery role the recovery and rehearsal jobs run as.")
+    emr_application_id: str = Field(description="Id of the EMR Serverless application that runs recovery.")
+    emr_release: str = Field(description="EMR release of that application.")
+    scripts_uri: str = Field(description="S3 URI of the job scripts.")
+    logs_uri: str = Field(description="S3 URI the job logs are written under.")
+    replica_table_bucket_arn: str = Field(description="ARN of the replica table bucket recovery reads from.")
 
 
 class OrganizationOut(_Out):
-    policy_id: str
-    policy_name: str
-    targets: list[str]
-    # The second SCP (keys, privileged roles, guardrail); absent in outputs of kit versions before it existed.
-    guards_policy_id: str | None = None
-    guards_policy_name: str | None = None
+    policy_id: str = Field(description="Id of the replica-protection SCP.")
+    policy_name: str = Field(description="Name of the replica-protection SCP.")
+    targets: list[str] = Field(description="Roots, OUs and account ids both SCPs are attached to.")
+    guards_policy_id: str | None = Field(
+        default=None,
+        description="Id of the second SCP, guarding keys, privileged roles and the guardrail; null in outputs of kit "
+        "versions before it existed.",
+    )
+    guards_policy_name: str | None = Field(default=None, description="Name of the second SCP.")
 
     @property
     def policies(self) -> list[tuple[str, str]]:
@@ -151,10 +172,13 @@ class KitOutputs(_Out):
     order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
     several (use `sources`, `sources_into(replica)` or `source_of(replica)`)."""
 
-    sources: list[SourceOut] = Field(min_length=1)
-    replicas: list[ReplicaOut] = Field(min_length=1)
-    recovery: RecoveryOut
-    organization: OrganizationOut | None = None
+    sources: list[SourceOut] = Field(min_length=1, description="Each source stack's `kit_source`, in stack-name order.")
+    replicas: list[ReplicaOut] = Field(min_length=1, description="Each replica stack's `kit_replica`.")
+    recovery: RecoveryOut = Field(description="The recovery stack's `kit_recovery`.")
+    organization: OrganizationOut | None = Field(
+        default=None,
+        description="The organization stack's `kit_organization`; absent without `[protection.organization]`.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -10,6 +10,7 @@ rm -rf "$out"
 mkdir -p "$out"
 python=${PYTHON:-python3}
 echo "wheel-check: building the wheel"
+rm -rf build  # setuptools' scratch folder: a stale one would add old files to the wheel
 .venv/bin/python -m pip wheel -q --no-deps -w "$out/dist" .
 wheel=$(ls "$out"/dist/*.whl)
 echo "wheel-check: $(basename "$wheel")"
@@ -28,23 +29,25 @@ EOF
 "$out/venv/bin/python" -m pip install -q --upgrade pip >/dev/null
 echo "wheel-check: installing with the base dependencies only"
 "$out/venv/bin/python" -m pip install -q -c constraints.txt "$wheel"
-kit="$out/venv/bin/s3tables-kit"
+root=$PWD
+kit="$root/$out/venv/bin/s3tables-kit"
+cd "$out"  # away from the checkout, whose top-level folders would shadow what the wheel installed
 for absent in pyspark cdktf jsii moto infra jobs policies topology emulator; do
-  if "$out/venv/bin/python" -c "import $absent" 2>/dev/null; then
+  if "$root/$out/venv/bin/python" -c "import $absent" 2>/dev/null; then
     echo "wheel-check: '$absent' is importable in the base install" >&2
     exit 1
   fi
 done
-(cd "$out" && "$PWD/venv/bin/s3tables-kit" --help >/dev/null)
+"$kit" --help >/dev/null
 "$kit" status --help >/dev/null
 "$kit" explain --help >/dev/null
-"$kit" summary --config examples/seed.toml > "$out/summary.txt"
-grep -q "^stack replica-" "$out/summary.txt"
+"$kit" summary --config "$root/examples/seed.toml" > summary.txt
+grep -q "^stack replica-" summary.txt
 rc=0
-"$kit" recover --outputs outputs.json --namespace analytics > "$out/recover.txt" 2>&1 || rc=$?
-if [ "$rc" -ne 2 ] || ! grep -q "needs the \[spark\] extra" "$out/recover.txt"; then
+"$kit" recover --outputs outputs.json --namespace analytics > recover.txt 2>&1 || rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "needs the \[spark\] extra" recover.txt; then
   echo "wheel-check: recover without Spark should exit 2 naming the [spark] extra; got exit $rc:" >&2
-  cat "$out/recover.txt" >&2
+  cat recover.txt >&2
   exit 1
 fi
 echo "wheel-check: passed (--help, status --help, explain --help, summary; recover names the [spark] extra)"

@@ -588,10 +588,6 @@ class RunResult:
     plan_seconds: float | None = None
 
 
-def _shown(req: Request) -> dict[str, bool]:
-    return {"show_documents": req.show_documents}
-
-
 def run(
     clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, *, as_json: bool = False
 ) -> RunResult:
@@ -601,7 +597,11 @@ def run(
     plan = build_plan(clients, req, outputs, documents, started)
     plan_seconds = time.monotonic() - t0
     if req.confirm is None:
-        print(json.dumps(plan.as_dict(), indent=2, default=str) if as_json else plan.render(**_shown(req)))
+        print(
+            json.dumps(plan.as_dict(), indent=2, default=str)
+            if as_json
+            else plan.render(show_documents=req.show_documents)
+        )
         if not as_json:
             print("\nDry run: nothing was changed. To promote: --confirm " + plan.bucket_name)
         return RunResult(M.EXIT_REFUSED if plan.refusals else M.EXIT_OK, plan)

@@ -5,8 +5,9 @@ for the destination). Every command of the practise sections of docs/assurance.m
 docs/failover.md is read from the markdown and run against it exactly as written: `source sandbox-out/env.sh` applies
 the file the sandbox wrote; `make <target> ARGS="..."` runs the module the Makefile's recipe of that target runs, in
 this process, with `ARGS` expanded by the environment like a shell would (`make recover`'s spark-submit recipe runs
-the same CLI on the test session's Spark). Each command's exit code must be the one its comment states. Pages run in
-the order assurance, recovery, failover: the promotion consumes the replica.
+the same CLI on the test session's Spark); `python -m <module> ...` runs that module's `main` with the words after it.
+Each command's exit code must be the one its comment states. Pages run in the order assurance, recovery, failover:
+the promotion consumes the replica.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class Runner:
             assert (self.workdir / "sandbox-out" / "outputs.json").is_file()
             return None
         words = shlex.split(command.text)
+        if words[:2] == ["python", "-m"]:
+            return module_main(words[2])(words[3:])
         assert words[0] == "make" and len(words) == 3 and words[2].startswith("ARGS="), command.text
         argv = shlex.split(os.path.expandvars(words[2].removeprefix("ARGS=")))
         kind, name = entry_point(words[1])
@@ -168,6 +171,9 @@ def test_each_runbook_opens_with_a_practise_section_of_runnable_commands(page: s
     for c in commands[2:]:
         assert c.exit_code is not None, f"docs/{page}: `{c.text}` states no exit code"
         words = shlex.split(c.text)
+        if words[:2] == ["python", "-m"]:  # a tool that reads only the configuration (explain)
+            assert words[2].startswith("s3tables_kit.") and callable(module_main(words[2])), c.text
+            continue
         assert words[0] == "make" and words[1] in recipes, c.text
         assert "sandbox-out/outputs.json" in c.text, c.text
     assert any(c.exit_code == 0 for c in commands)

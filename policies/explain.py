@@ -61,42 +61,28 @@ PRINCIPAL_RE = re.compile(rf"^arn:({_PARTITION}):(iam|sts)::(\d{{12}}):(role|use
 SERVICE_PRINCIPAL_RE = re.compile(r"^[a-z0-9.-]+\.amazonaws\.com$")
 
 # How break-glass makes each protected change, by the rule's risk (its Sid without DenyReplica / DenyPromoted).
+_REVIEW = "docs/policy-review.md#protection-rules"
+_FAILOVER = "docs/failover.md#failing-over-to-a-replica-make-failover"
+_LOCKED = "docs/provisioning.md#changing-a-locked-setting-a-break-glass-deploy"
+# fmt: off
 RUNBOOK: dict[str, tuple[str, str]] = {
-    "Deletion": ("docs/policy-review.md#protection-rules", "with break-glass credentials only: no kit tool deletes"),
-    "RetentionChange": (
-        "docs/assurance.md#operations-after-apply",
-        "`make harden` run as break-glass sets replica retention and table policies",
-    ),
-    "DataWrite": (
-        "docs/failover.md#failing-over-to-a-replica-make-failover",
-        "a replica becomes writable only by promotion (`make failover`, run as break-glass)",
-    ),
-    "ProtectionChange": (
-        "docs/provisioning.md#changing-a-locked-setting-a-break-glass-deploy",
-        "a bucket policy change is a break-glass deploy; table policies are put by `make harden` as break-glass",
-    ),
-    "ReplicationChange": (
-        "docs/failover.md#failing-over-to-a-replica-make-failover",
-        "promotion disassociates replicas as break-glass; any other replication change is a break-glass deploy",
-    ),
-    "ReplicationSetup": (
-        "docs/provisioning.md#changing-a-locked-setting-a-break-glass-deploy",
-        "the failover topology's deploy, or a break-glass deploy",
-    ),
-    "BucketSettingsChange": (
-        "docs/provisioning.md#changing-a-locked-setting-a-break-glass-deploy",
-        "a break-glass deploy of the replica's stack",
-    ),
-    "TagChange": ("docs/policy-review.md#protection-rules", "with break-glass credentials only"),
-    "NameSquatting": (
-        "docs/failover.md#failing-over-to-a-replica-make-failover",
-        "only the replication service creates replicas; a promoted bucket's writers create tables",
-    ),
-    "KeyDestruction": (
-        "docs/policy-review.md#protection-rules",
-        "with break-glass credentials only (the key policy, the SCP and the guardrail deny everyone else)",
-    ),
+    "Deletion": (_REVIEW, "with break-glass credentials only: no kit tool deletes"),
+    "RetentionChange": ("docs/assurance.md#operations-after-apply",
+                        "`make harden` run as break-glass sets replica retention and table policies"),
+    "DataWrite": (_FAILOVER, "a replica becomes writable only by promotion (`make failover`, run as break-glass)"),
+    "ProtectionChange": (_LOCKED, "a bucket policy change is a break-glass deploy; table policies are put by "
+                                  "`make harden` as break-glass"),
+    "ReplicationChange": (_FAILOVER, "promotion disassociates replicas as break-glass; any other replication "
+                                     "change is a break-glass deploy"),
+    "ReplicationSetup": (_LOCKED, "the failover topology's deploy, or a break-glass deploy"),
+    "BucketSettingsChange": (_LOCKED, "a break-glass deploy of the replica's stack"),
+    "TagChange": (_REVIEW, "with break-glass credentials only"),
+    "NameSquatting": (_FAILOVER, "only the replication service creates replicas; a promoted bucket's writers "
+                                 "create tables"),
+    "KeyDestruction": (_REVIEW, "with break-glass credentials only (the key policy, the SCP and the guardrail deny "
+                                "everyone else)"),
 }
+# fmt: on
 
 
 class RefusedInput(ValueError):
@@ -157,11 +143,13 @@ class BreakGlassPath:
     rules: tuple[str, ...]  # the protection rules naming the action
     principals: tuple[tuple[str, bool], ...]  # (break-glass principal, allowed by the same documents)
     how: tuple[tuple[str, str], ...]  # (runbook section, what to do)
+    also_exempt: tuple[str, ...] = ()  # who else the rules exempt, and where
 
     def to_json(self) -> dict[str, object]:
         return {
             "rules": list(self.rules),
             "principals": [{"principal": p, "allowed": ok} for p, ok in self.principals],
+            "also_exempt": list(self.also_exempt),
             "runbook": [{"section": s, "how": h} for s, h in self.how],
         }
 
@@ -516,6 +504,24 @@ def protection_rules(cfg: KitConfig, req: ExplainRequest, layers: Sequence[Layer
     return [r for r in rules if req.short_action in r.actions]
 
 
+def also_exempt(cfg: KitConfig, req: ExplainRequest, rules: Sequence[A.ProtectionRule]) -> tuple[str, ...]:
+    """Whom the rules exempt besides break-glass at the request's bucket (`ProtectionRule.exempt_*`)."""
+    replica = next((r for r in cfg.replicas if req.resource.partition("/table/")[0] == r.bucket_arn), None)
+    deploy = [r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn and r.account_id == req.resource_account]
+    out: list[str] = []
+    for rule in rules:
+        if rule.exempt_replication_role and replica is not None:
+            out += [f"replication role {a}" for a in cfg.replication_role_arns_into(replica)]
+        if rule.exempt_maintenance_service:
+            out.append(f"service {A.MAINTENANCE_SERVICE}")
+        if rule.exempt_writers and cfg.failover is not None:
+            out += [f"writer {a}" for a in cfg.failover.writer_roles]
+        first = " (first deploy only: the bucket and table policies deny it later)"
+        out += [f"deploy role {a}{first if rule.locked_after_first_deploy else ''}"
+                for a in deploy if rule.exempt_deploy_roles]  # fmt: skip
+    return tuple(dict.fromkeys(out))
+
+
 def _risk(sid: str) -> str:
     return sid.removeprefix("DenyReplica").removeprefix("DenyPromoted")
 
@@ -567,10 +573,10 @@ def explain_all(cfg: KitConfig, questions: Sequence[Question]) -> list[Explanati
     errors = simulate.errors_of(results)
     if errors:
         raise RefusedInput(f"the evaluator rejected a request: {errors[0]}")
-    return [_explanation(plan, results) for plan in plans]
+    return [_explanation(cfg, plan, results) for plan in plans]
 
 
-def _explanation(plan: _Plan, results: dict[str, SimResult]) -> Explanation:
+def _explanation(cfg: KitConfig, plan: _Plan, results: dict[str, SimResult]) -> Explanation:
     res = results[plan.rid]
     layers = plan.app.layers
     decision = DECISIONS[res.decision]
@@ -581,7 +587,10 @@ def _explanation(plan: _Plan, results: dict[str, SimResult]) -> Explanation:
     if plan.rules:
         how = tuple(dict.fromkeys(RUNBOOK[_risk(r.sid)] for r in plan.rules if _risk(r.sid) in RUNBOOK))
         path = BreakGlassPath(
-            tuple(r.sid for r in plan.rules), tuple((p, results[rid].allowed) for p, rid in plan.glass), how
+            tuple(r.sid for r in plan.rules),
+            tuple((p, results[rid].allowed) for p, rid in plan.glass),
+            how,
+            also_exempt(cfg, plan.question.request, plan.rules),
         )
     return Explanation(
         request=plan.question.request,
@@ -619,6 +628,7 @@ def render(e: Explanation) -> str:
         b = e.break_glass
         lines.append(f"protected action ({', '.join(b.rules)}): break-glass path")
         lines += [f"  {p}: {'allowed' if ok else 'NOT allowed'} by the same documents" for p, ok in b.principals]
+        lines += [f"  also exempt: {x}" for x in b.also_exempt]
         lines += [f"  how: {h} ({s})" for s, h in b.how]
     return "\n".join(lines)
 

@@ -101,6 +101,11 @@ def test_an_allowed_action_names_the_allowing_statement(answers: dict[str, X.Exp
             rendered_sid("replication-role-permissions", "s3tables:PutTableData", "Allow"),
         ),
     )
+    assert e.break_glass is not None  # a replica data write: the rule names who else may
+    assert e.break_glass.also_exempt == (
+        f"replication role {REPLICATION}",
+        "service maintenance.s3tables.amazonaws.com",
+    )
     recovery = answers["recovery-write"]
     assert recovery.decision == X.ALLOWED
     sid = rendered_sid("recovery-role-permissions", "s3tables:PutTableData", "Allow")

@@ -417,9 +417,13 @@ def applicable(
     layers += resource
     notes += resource_notes
     if req.service:
-        service = {"Service": req.principal}
-        service_grant: dict[str, object] = {"Sid": "AwsAuthorisesItsService", "Effect": "Allow", "Principal": service,
-                 "Action": req.action, "Resource": req.resource}  # fmt: skip
+        service_grant: dict[str, object] = {
+            "Sid": "AwsAuthorisesItsService",
+            "Effect": "Allow",
+            "Principal": {"Service": req.principal},
+            "Action": req.action,
+            "Resource": req.resource,
+        }
         layers.append(
             _stand_in("resource (assumed)", SERVICE_GRANT, "AWS's own authorisation of its service", service_grant)
         )
@@ -499,7 +503,7 @@ def protection_rules(cfg: KitConfig, req: ExplainRequest, layers: Sequence[Layer
     if req.resource.partition("/table/")[0] not in {r.bucket_arn for r in cfg.replicas}:
         return []
     promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
-    on_promoted = promoted is not None and f":bucket/{promoted}" in req.resource
+    on_promoted = promoted is not None and req.resource.partition("/table/")[0].endswith(f":bucket/{promoted}")
     rules = A.promoted_rules() if on_promoted else A.PROTECTION_RULES
     return [r for r in rules if req.short_action in r.actions]
 
@@ -635,14 +639,14 @@ def render(e: Explanation) -> str:
 
 def _identity_files(paths: Sequence[Path]) -> list[tuple[str, Document]]:
     out = []
-    for p in paths:
+    for i, p in enumerate(paths):
         try:
             doc = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise RefusedInput(f"--identity-policy {p}: {exc}") from exc
         if not isinstance(doc, dict) or "Statement" not in doc:
             raise RefusedInput(f"--identity-policy {p}: not an IAM policy document")
-        out.append((f"given:{p.name}", doc))
+        out.append((f"given:{i}:{p.name}", doc))
     return out
 
 

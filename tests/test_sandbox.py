@@ -73,11 +73,17 @@ def makefile_recipes() -> dict[str, list[str]]:
 
 
 def entry_point(target: str) -> tuple[str, str]:
-    """("module", module name) for a `$(PY) -m <module> $(ARGS)` recipe, ("recover", "") for the spark-submit one."""
+    """("module", module name) for a `$(PY) -m <module> $(ARGS)` recipe or a `$(KIT) <command> $(ARGS)` one (the
+    module of that `s3tables-kit` command), ("recover", "") for the recovery, which runs on the test session's Spark."""
+    from s3tables_kit.cli import BY_NAME
+
     recipe = " ".join(makefile_recipes()[target])
     m = re.search(r"\$\(PY\) -m (\S+) \$\(ARGS\)", recipe)
     if m:
         return "module", m.group(1)
+    m = re.search(r"\$\(KIT\) (\S+) \$\(ARGS\)", recipe)
+    if m:
+        return ("recover", "") if m.group(1) == "recover" else ("module", BY_NAME[m.group(1)].module)
     assert "jobs/recover_entry.py $(ARGS)" in recipe, f"make {target}: unknown recipe {recipe}"
     return "recover", ""
 

@@ -192,3 +192,13 @@ def test_every_protection_rule_has_a_break_glass_path() -> None:
 
     risks = {r.sid.removeprefix("DenyReplica") for r in (*A.PROTECTION_RULES, *A.promoted_rules())}
     assert risks - set(X.RUNBOOK) == set()
+
+
+def test_without_node_the_command_is_refused_with_one_line_naming_the_setup(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", "")
+    argv = ["--config", str(CONFIG), "--principal", ADMIN, "--action", "s3tables:DeleteTable"]
+    assert X.main([*argv, "--resource", REPLICA_TABLE]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "make setup" in err[0], err

@@ -1,11 +1,13 @@
 """Python side of the offline IAM evaluator (`policies/simulator/evaluate.mjs`, @cloud-copilot/iam-simulate).
 
-Test-only: the simulator is AGPL-3.0 and is never shipped or imported at runtime; it runs as a separate node
-process that reads one JSON batch on stdin and writes one JSON list on stdout. One process evaluates a whole batch,
+The simulator is AGPL-3.0 and is never shipped or imported: it runs as a separate node process (from a checkout's
+`make setup`) that reads one JSON batch on stdin and writes one JSON list on stdout. The policy proofs use it, and so
+does the operator's `policies.explain` (which Allow or Deny decides a request). One process evaluates a whole batch,
 so a proof matrix of hundreds of requests costs one node start (well under a few seconds).
 
     results = evaluate(policies={"admin": doc, ...}, requests=[SimRequest(...), ...])
     results["case-id"].decision   # "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied" | "Error"
+    results["case-id"].denied_by  # the matching Denies; granted_by: the granting Allows of an allowed request
 
 The caller states every context key the request carries (`aws:PrincipalArn`, `aws:PrincipalAccount`,
 `aws:PrincipalServiceName`, `aws:SourceAccount`, `kms:ResourceAliases`, ...); `principal_context` builds the usual
@@ -81,6 +83,8 @@ class SimResult:
     id: str
     decision: str
     denied_by: tuple[str, ...] = ()  # "<policy type>:<policy>#<Sid>" of each explicit Deny that matched
+    granted_by: tuple[str, ...] = ()  # "<policy type>:<policy>#<Sid>" of each Allow that grants an allowed request
+    implicitly_denied_in: tuple[str, ...] = ()  # "<policy type>:<OU or account>" of each layer that granted nothing
     ignored_context_keys: tuple[str, ...] = ()  # context keys the simulator dropped (not valid for the action)
     errors: Any = None
 
@@ -168,6 +172,8 @@ def evaluate(
                 id=item["id"],
                 decision=item["result"],
                 denied_by=tuple(item.get("deniedBy", ())),
+                granted_by=tuple(item.get("grantedBy", ())),
+                implicitly_denied_in=tuple(item.get("implicitlyDeniedIn", ())),
                 ignored_context_keys=tuple(item.get("ignoredContextKeys", ())),
                 errors=item.get("errors"),
             )

@@ -326,7 +326,7 @@ TOOL_MODULES = tuple(
         "jobs.failover.drill", "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit",
         "jobs.ops.monitor", "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
         "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
-        "topology.reference",
+        "topology.reference", "policies.explain",
     )
 )  # fmt: skip
 # Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).

@@ -5,8 +5,9 @@ for the destination). Every command of the practise sections of docs/assurance.m
 docs/failover.md is read from the markdown and run against it exactly as written: `source sandbox-out/env.sh` applies
 the file the sandbox wrote; `make <target> ARGS="..."` runs the module the Makefile's recipe of that target runs, in
 this process, with `ARGS` expanded by the environment like a shell would (`make recover`'s spark-submit recipe runs
-the same CLI on the test session's Spark). Each command's exit code must be the one its comment states. Pages run in
-the order assurance, recovery, failover: the promotion consumes the replica.
+the same CLI on the test session's Spark); `python -m <module> ...` runs that module's `main` with the words after it.
+Each command's exit code must be the one its comment states. Pages run in the order assurance, recovery, failover:
+the promotion consumes the replica.
 """
 
 from __future__ import annotations
@@ -72,11 +73,17 @@ def makefile_recipes() -> dict[str, list[str]]:
 
 
 def entry_point(target: str) -> tuple[str, str]:
-    """("module", module name) for a `$(PY) -m <module> $(ARGS)` recipe, ("recover", "") for the spark-submit one."""
+    """("module", module name) for a `$(PY) -m <module> $(ARGS)` recipe or a `$(KIT) <command> $(ARGS)` one (the
+    module of that `s3tables-kit` command), ("recover", "") for the recovery, which runs on the test session's Spark."""
+    from s3tables_kit.cli import BY_NAME
+
     recipe = " ".join(makefile_recipes()[target])
     m = re.search(r"\$\(PY\) -m (\S+) \$\(ARGS\)", recipe)
     if m:
         return "module", m.group(1)
+    m = re.search(r"\$\(KIT\) (\S+) \$\(ARGS\)", recipe)
+    if m:
+        return ("recover", "") if m.group(1) == "recover" else ("module", BY_NAME[m.group(1)].module)
     assert "jobs/recover_entry.py $(ARGS)" in recipe, f"make {target}: unknown recipe {recipe}"
     return "recover", ""
 
@@ -118,6 +125,8 @@ class Runner:
             assert (self.workdir / "sandbox-out" / "outputs.json").is_file()
             return None
         words = shlex.split(command.text)
+        if words[:2] == ["python", "-m"]:
+            return module_main(words[2])(words[3:])
         assert words[0] == "make" and len(words) == 3 and words[2].startswith("ARGS="), command.text
         argv = shlex.split(os.path.expandvars(words[2].removeprefix("ARGS=")))
         kind, name = entry_point(words[1])
@@ -168,6 +177,9 @@ def test_each_runbook_opens_with_a_practise_section_of_runnable_commands(page: s
     for c in commands[2:]:
         assert c.exit_code is not None, f"docs/{page}: `{c.text}` states no exit code"
         words = shlex.split(c.text)
+        if words[:2] == ["python", "-m"]:  # a tool that reads only the configuration (explain)
+            assert words[2].startswith("s3tables_kit.") and callable(module_main(words[2])), c.text
+            continue
         assert words[0] == "make" and words[1] in recipes, c.text
         assert "sandbox-out/outputs.json" in c.text, c.text
     assert any(c.exit_code == 0 for c in commands)

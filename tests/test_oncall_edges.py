@@ -129,12 +129,19 @@ def test_audit_answers_a_broken_configuration_with_exit_2(
 
 
 def test_recover_preflight_refuses_bad_arguments_without_a_jvm(outputs_file: Path, tmp_path: Path) -> None:
-    """Guards: `make recover` started spark-submit (a JVM) before it rejected bad arguments; it now runs
-    `jobs/recover_entry.py --preflight` first, which parses and validates without Spark."""
+    """Guards: `make recover` started spark-submit (a JVM) before it rejected bad arguments. It now runs
+    `s3tables-kit recover`, which validates before it builds a Spark session; spark-submit and EMR run
+    `jobs/recover_entry.py`, whose `--preflight` parses and validates without Spark."""
     recipe = re.search(r"^recover:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M)
     assert recipe is not None
-    lines = recipe.group(1).splitlines()
-    assert "recover_entry.py --preflight $(ARGS)" in lines[0] and "spark-submit" in "".join(lines[1:])
+    assert "$(KIT) recover $(ARGS)" in recipe.group(1)
+    no_jvm = dict(os.environ, SPARK_HOME=str(tmp_path / "no-spark"), JAVA_HOME=str(tmp_path / "no-java"))
+    kit = [sys.executable, "-m", "s3tables_kit.cli", "recover", "--outputs", str(outputs_file)]
+    refused = subprocess.run(
+        [*kit, "--namespace", "analytics", "--as-of", "yesterday"],
+        cwd=ROOT, env=no_jvm, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "error:" in refused.stderr
 
     def preflight(*args: str) -> subprocess.CompletedProcess[str]:
         cmd = [sys.executable, str(ROOT / "jobs/recover_entry.py"), "--preflight", *args]
@@ -238,5 +245,5 @@ def test_make_help_lists_every_documented_target() -> None:
     documented = re.findall(r"^([^\s:#.][^\s:]*):[^\n]*## ", makefile, re.M)
     assert {"e2e", "e2e-all", "outputs", "recover-emr"} <= set(documented)
     out = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    listed = re.findall(r"^\s+(?:\x1b\[[0-9;]*m)?(\S+?)(?:\x1b\[0m)?\s", out, re.M)
+    listed = re.findall(r"^[ \t]+(?:\x1b\[[0-9;]*m)?(\S+?)(?:\x1b\[0m)?\s", out, re.M)
     assert sorted(listed) == sorted(documented)

@@ -575,10 +575,11 @@ def test_jobs_zip_has_the_recovery_package() -> None:
     import zipfile
 
     names = zipfile.ZipFile(io.BytesIO(jobs_zip())).namelist()
-    assert "jobs/recover/cli.py" in names and "jobs/spark.py" in names and "jobs/recover_entry.py" in names
-    assert not any(n.startswith("jobs/ops/") for n in names)
+    kit = "s3tables_kit/"
+    assert {f"{kit}jobs/recover/cli.py", f"{kit}jobs/spark.py", f"{kit}jobs/recover_entry.py"} <= set(names)
+    assert f"{kit}__init__.py" in names and not any(n.startswith(f"{kit}jobs/ops/") for n in names)
     # the contracts the jobs import (jobs.rehearse imports topology.contract at module level)
-    assert {"topology/__init__.py", "topology/outputs.py", "topology/contract.py"} <= set(names)
+    assert {f"{kit}topology/__init__.py", f"{kit}topology/outputs.py", f"{kit}topology/contract.py"} <= set(names)
 
 
 def test_jobs_zip_imports_alone(tmp_path: Path) -> None:
@@ -592,11 +593,12 @@ def test_jobs_zip_imports_alone(tmp_path: Path) -> None:
     zipfile.ZipFile(io.BytesIO(jobs_zip())).extractall(tmp_path)
     probe = (
         "import sys, os; here = os.getcwd(); "
-        "sys.path[:] = [here] + [p for p in sys.path if p and not os.path.isdir(os.path.join(p, 'jobs'))]; "
-        "import jobs.rehearse, jobs.recover.cli; "
-        "kit = [m.__file__ for n, m in sys.modules.items() if n.split('.')[0] in ('jobs', 'topology')]; "
+        "sys.path[:] = [here] + [p for p in sys.path if p and not os.path.isdir(os.path.join(p, 's3tables_kit'))]; "
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__]; "
+        "import s3tables_kit.jobs.rehearse, s3tables_kit.jobs.recover.cli; "
+        "kit = [m.__file__ for n, m in sys.modules.items() if n.split('.')[0] == 's3tables_kit']; "
         "outside = [f for f in kit if f and not f.startswith(here)]; assert not outside, outside; "
-        "assert 'infra' not in sys.modules and 'policies' not in sys.modules"
+        "assert 's3tables_kit.infra' not in sys.modules and 's3tables_kit.policies' not in sys.modules"
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -96,16 +96,23 @@ def build_lake(emu: Emulator, sc: DiscoverScale) -> dict[str, Any]:
 
 
 def run_kit(emu: Emulator, sc: DiscoverScale, out: Path) -> dict[str, Any]:
-    """The discover CLI in a fresh interpreter: wall time, exit code, the emulator's requests and CPU meanwhile."""
+    """The discover CLI in a fresh interpreter: wall time, exit code, its CPU with its worker processes', the emulator's
+    requests and CPU meanwhile."""
+    import resource
+
     cmd = [sys.executable, "-m", "s3tables_kit.jobs.ops.discover", "--endpoint-url", emu.url, "--region", REGION]
     cmd += ["--replicate-to", DST_REGION, "--out", str(out), "--concurrency", str(sc.concurrency), "--quiet", "--json"]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("AWS_ENDPOINT_URL", None)
     stats0, cpu0 = emu.control.stats(), emu.cpu_seconds()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     got: dict[str, Any] = {"wall_s": wall, "exit_code": proc.returncode, "emulator_cpu_s": emu.cpu_seconds() - cpu0}
+    got["client_cpu_s"] = client  # the CLI and its worker processes (waited for, so counted)
     got["requests"] = requests_between(stats0, emu.control.stats())
     if proc.returncode != 0:
         return got | {"crashed": True, "stderr": proc.stderr[-2000:]}
@@ -133,8 +140,8 @@ def baseline(emu: Emulator, sc: DiscoverScale) -> dict[str, Any]:
     s3 = session.client("s3", endpoint_url=emu.url, config=conf)
     t0 = time.perf_counter()
     tables: list[tuple[str, str, str]] = []
-    for bucket in s3t.list_table_buckets()["tableBuckets"]:
-        arn = bucket["arn"]
+    for entry in s3t.list_table_buckets()["tableBuckets"]:
+        arn = entry["arn"]
         namespaces = [n["namespace"][0] for n in s3t.list_namespaces(tableBucketARN=arn)["namespaces"]]
         for ns in namespaces:
             kwargs: dict[str, Any] = {"tableBucketARN": arn, "namespace": ns}
@@ -178,6 +185,7 @@ def run_discover_bench(scale_name: str | None = None) -> dict[str, Any]:
         doc["baseline"] = baseline(emu, sc)
         with tempfile.TemporaryDirectory(prefix="discover-bench-") as tmp:
             doc["kit"] = run_kit(emu, sc, Path(tmp) / "discover-out")
+        doc["load_average"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"    discover: kit {_brief(doc['kit'])}; baseline {doc['baseline']['scaled_s']:.0f} s", flush=True)
     finally:
         emu.stop()
@@ -242,7 +250,37 @@ def markdown(doc: dict[str, Any] | None) -> str:
         )
     lines += ["", "| goal | value | met |", "|---|---|---|"]
     lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |" for g in doc.get("goals", [])]
+    lim = limits(k, int(sc["concurrency"]), int(doc.get("cores") or 1))
+    if lim:
+        lines += [
+            "",
+            f"What limits it, from this run's figures ({lim['cores']} cores shared by the CLI, its workers and the "
+            f"emulator): {lim['requests']:,} requests; the CLI's CPU {lim['client_ms']:.2f} ms and the emulator's "
+            f"{lim['emulator_ms']:.2f} ms per request; latency floor (requests x injected latency / concurrency) "
+            f"{lim['latency_floor_s']:.0f} s; CPU floor here ((CLI + emulator CPU) / cores) "
+            f"{lim['cpu_floor_s']:.0f} s; "
+            f"with the service's latency alone (the emulator's CPU is the service's on AWS) "
+            f"{lim['aws_estimate_s']:.0f} s. Load average when it ended: {doc.get('load_average', '-')}.",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def limits(k: dict[str, Any], concurrency: int, cores: int) -> dict[str, Any] | None:
+    """Requests, CPU per request and the latency and CPU floors of the run (pure)."""
+    reqs = k.get("requests") or {}
+    n = sum(reqs.values())
+    if not n or k.get("crashed") or "client_cpu_s" not in k:
+        return None
+    latency = sum(c * (S3_LATENCY if op == "GetObject" else S3TABLES_LATENCY) for op, c in reqs.items())
+    return {
+        "cores": cores,
+        "requests": n,
+        "client_ms": 1000 * k["client_cpu_s"] / n,
+        "emulator_ms": 1000 * k["emulator_cpu_s"] / n,
+        "latency_floor_s": latency / max(concurrency, 1),
+        "cpu_floor_s": (k["client_cpu_s"] + k["emulator_cpu_s"]) / max(cores, 1),
+        "aws_estimate_s": max(k["client_cpu_s"] / max(cores, 1), latency / max(concurrency, 1)),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

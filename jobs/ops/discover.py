@@ -77,7 +77,8 @@ def discover(
     `Refused` for a permission the run lacks, `Unreadable` when tables stay unreadable after the second pass."""
     t0 = time.perf_counter()
     found = Discovery(regions=list(regions))
-    entries = [e for region in regions for account in accounts for e in list_buckets(clients, region, account)]
+    listed = [e for region in regions for account in accounts for e in list_buckets(clients, region, account)]
+    entries = list({str(e["arn"]): e for e in listed}.values())  # an account named and also the credentials' own
     found.buckets = run_concurrently(lambda e: read_bucket(clients, e, page_size), entries, min(concurrency, 8))
     total = sum(len(b.listed) for b in found.buckets)
     progress = Progress("discover", total, enabled=show_progress and total > 50)

@@ -112,12 +112,14 @@ def bucket_bytes(b: BucketFound) -> tuple[int, int]:
 
 
 def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[dict[str, str]]:
+    partition = b.arn.split(":", 2)[1]
     return [
         {
             "bucket": replica_name(b.name, d.region),
             "region": d.region,
             "account_id": d.account or b.account,
-            "arn": f"arn:aws:s3tables:{d.region}:{d.account or b.account}:bucket/{replica_name(b.name, d.region)}",
+            "arn": f"arn:{partition}:s3tables:{d.region}:{d.account or b.account}:bucket/"
+            f"{replica_name(b.name, d.region)}",
         }
         for d in destinations
     ]

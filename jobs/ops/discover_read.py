@@ -26,6 +26,7 @@ from urllib.parse import quote, urlencode
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.iceberg_rest import PAUSE, error_of
 from s3tables_kit.jobs.kernel.sdk import (
     THROTTLING_CODES,
@@ -239,8 +240,6 @@ def read_chunk(
 ) -> list[TableFound]:
     """`read_table` over (namespace, name, ARN) items of one bucket with `concurrency` threads (a worker process's
     job, `jobs.kernel.concurrency.WorkerPool`)."""
-    from s3tables_kit.jobs.kernel.concurrency import run_concurrently
-
     return run_concurrently(lambda i: read_table(clients, bucket_arn, *i), items, concurrency)
 
 
@@ -270,7 +269,8 @@ class BucketFound:
 
 def list_buckets(clients: Clients, region: str, account: str | None) -> list[dict[str, Any]]:
     """Every customer table bucket of a Region (and account): ListTableBuckets' entries (the AWS managed buckets, such
-    as S3 Metadata's, are not the lake's)."""
+    as S3 Metadata's, are not the lake's). With `account`, only that account's buckets: without a role to assume
+    there, the credentials list their own account's, which are not the ones asked for."""
     try:
         s3t = clients.s3tables(region, account)
         found = list(paginate(s3t, "list_table_buckets", "tableBuckets"))
@@ -279,7 +279,12 @@ def list_buckets(clients: Clients, region: str, account: str | None) -> list[dic
         if refused is not None:
             raise refused from None
         raise
-    return [dict(b) for b in found if str(b.get("type") or "customer") == "customer"]
+    return [
+        dict(b)
+        for b in found
+        if str(b.get("type") or "customer") == "customer"
+        and (account is None or BucketRef(b["arn"]).account == account)
+    ]
 
 
 def read_bucket(clients: Clients, entry: dict[str, Any], page_size: int | None = None) -> BucketFound:

@@ -164,3 +164,12 @@ def test_a_refused_permission_names_the_action_and_writes_nothing(
     assert lines[0].startswith(f"discover: access denied: {action} on arn:aws:s3tables:{REGION}:{ACCOUNT}:")
     assert resource in lines[0]
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_destination_is_refused_before_any_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = discover.main(["--region", REGION, "--replicate-to", "west:12", "--out", str(out), "--quiet"])
+    assert code == 2 and not out.exists()
+    assert capsys.readouterr().err.strip() == (
+        "discover: --replicate-to 'west:12' must look like us-west-2 or us-west-2:123456789012"
+    )

@@ -173,3 +173,37 @@ def test_a_bad_destination_is_refused_before_any_request(tmp_path: Path, capsys:
     assert capsys.readouterr().err.strip() == (
         "discover: --replicate-to 'west:12' must look like us-west-2 or us-west-2:123456789012"
     )
+
+
+def test_one_kms_bucket_is_proposed_as_a_single_source_that_loads(tmp_path: Path) -> None:
+    from s3tables_kit.jobs.ops.discover_plan import Destination, bucket_plan, propose_toml
+    from s3tables_kit.jobs.ops.discover_read import BucketFound
+
+    key = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    found = BucketFound(bucket_arn("lake-one"), "lake-one", REGION, ACCOUNT, namespaces=["sales"])
+    found.encryption = {"sseAlgorithm": "aws:kms", "kmsKeyArn": key}
+    found.storage_class = "INTELLIGENT_TIERING"
+    found.maintenance = {
+        "icebergUnreferencedFileRemoval": {
+            "status": "enabled",
+            "settings": {"icebergUnreferencedFileRemoval": {"unreferencedDays": 7, "nonCurrentDays": 30}},
+        }
+    }
+    plan = bucket_plan(found, [Destination.parse(f"{DR_REGION}:210987654321")])
+    assert any(
+        "unreferenced file removal is enabled (7 days unreferenced, 30 days noncurrent)" in c for c in plan["change"]
+    )
+    (tmp_path / "kit.toml").write_text(propose_toml("one", [plan]))
+    cfg = load_config(tmp_path / "kit.toml")
+    assert (cfg.source.bucket, cfg.source.encryption.kms_key, cfg.source.storage_class) == (
+        "lake-one",
+        key,
+        "INTELLIGENT_TIERING",
+    )
+    assert (cfg.source.unreferenced_file_removal.unreferenced_days, cfg.replication.mode) == (7, "bucket")
+    replica = cfg.replicas[0]
+    assert (replica.bucket, replica.account_id, replica.encryption.kms_key) == (
+        f"lake-one-{DR_REGION}",
+        "210987654321",
+        "create",
+    )

@@ -207,3 +207,16 @@ def test_one_kms_bucket_is_proposed_as_a_single_source_that_loads(tmp_path: Path
         "210987654321",
         "create",
     )
+
+
+def test_throttling_is_retried_and_every_table_still_read(ops_env: OpsEnv, tmp_path: Path) -> None:  # noqa: F811
+    brownfield(ops_env)
+    for operation in ("GetTablePolicy", "GetTableReplication", "LoadTable", "ListTables"):
+        ops_env.control.inject_faults(operation, 3)  # TooManyRequestsException, HTTP 429
+    out = tmp_path / "out"
+    assert run(ops_env, out, "--replicate-to", DR_REGION) == 0
+    doc = json.loads((out / "discover.json").read_text())
+    assert doc["tables"] == len(SIZES) and doc["bytes"] == sum(s for s, _ in SIZES.values())
+    sales = next(b for b in doc["buckets"] if b["bucket"] == "lake-sales")
+    assert {t["table"] for t in sales["table_settings"]} == {"sales.orders", "web.events"}
+    assert all(f["remaining"] == 0 for f in ops_env.control.stats()["faults"])

@@ -26,6 +26,7 @@ class Plan:
     recover_small_tables: int  # section 7: many small tables, file copy
     recover_rounds: int  # section 7: interleaved rounds of the many-small-tables comparison
     estate_scp_sources: int  # section 8: the largest estate whose SCP sizes are measured
+    discover_tables: int  # section 9: tables per bucket (of 3) discovered (`bench.discover_scale.SCALES`)
 
 
 # section title (as `bench.run.main` prints it) -> the `Plan` fields that size it
@@ -41,6 +42,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "6 ops tools over an estate": ("ops_estate",),
     "7 recovery at lake scale": ("recover_plan_tables", "recover_small_tables", "recover_rounds"),
     "8 estate SCP sizes": ("estate_scp_sources",),
+    "9 discovery of a live lake": ("discover_tables",),
 }
 
 PLANS = {
@@ -54,6 +56,7 @@ PLANS = {
         recover_small_tables=10,
         recover_rounds=1,
         estate_scp_sources=50,
+        discover_tables=20,
     ),
     "small": Plan(
         data="small",
@@ -65,6 +68,7 @@ PLANS = {
         recover_small_tables=20,
         recover_rounds=1,
         estate_scp_sources=50,
+        discover_tables=200,
     ),
     "full": Plan(
         data="full",
@@ -76,5 +80,6 @@ PLANS = {
         recover_small_tables=200,
         recover_rounds=2,
         estate_scp_sources=50,
+        discover_tables=10_000,
     ),
 }

@@ -362,6 +362,7 @@ def spark_profile(res: Results, evdir: Path) -> None:
 def lake_scale_markdown(res: Results) -> str:
     """The whole BENCHMARKS.md: sections 1-6, then the lake-scale sections and the estate section from the
     same run."""
+    from bench.discover_scale import markdown as discover_markdown
     from bench.estate_scp import markdown as estate_markdown
     from bench.ops_estate import section_markdown as ops_estate_markdown
     from bench.ops_scale import markdown as ops_markdown
@@ -372,6 +373,7 @@ def lake_scale_markdown(res: Results) -> str:
         + ops_markdown(res.extra.get("ops_scale"))
         + ops_estate_markdown(res.extra.get("ops_estate"))
         + recover_markdown(res.extra.get("recover_scale"))
+        + discover_markdown(res.extra.get("discover_scale"))
         + estate_markdown(res.extra.get("estate_scp"))  # the estate (measured now if an older results.json lacks it)
     )
 
@@ -528,6 +530,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if res.extra["estate_scp"]:
             print(console(res.extra["estate_scp"]), flush=True)
+    if os.environ.get("BENCH_DISCOVER", "1") != "0":  # discovery of a live lake: 3 buckets of tables
+        from bench.discover_scale import run_discover_bench, scale_named
+
+        res.extra["discover_scale"] = step(
+            "9 discovery of a live lake", lambda: run_discover_bench(scale_named(plan.discover_tables))
+        )
     res.measurements = work.measurements
     res.errors.extend(work.errors)
     res.profiles.update(work.profiles)

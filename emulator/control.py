@@ -155,7 +155,14 @@ class Control:
         (`emulator.resource_policy`); the buckets enforced now."""
         return list(self._post("enforce-policies", {"bucketArns": bucket_arns, "enabled": enabled})["enforced"])
 
-    def seed(self, bucket_arn: str, namespaces: dict[str, list[str]], commit_ms: int | None = None) -> list[str]:
-        return list(
-            self._post("seed", {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms})["tables"]
-        )
+    def seed(
+        self,
+        bucket_arn: str,
+        namespaces: dict[str, list[str]],
+        commit_ms: int | None = None,
+        summary: dict[str, int | str] | None = None,
+    ) -> list[str]:
+        """Bulk-create tables; with `commit_ms`, each gets a metadata file with one snapshot committed then, whose
+        summary carries `summary` (e.g. ``{"total-files-size": 1024, "total-records": 10}``)."""
+        body = {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms, "summary": summary}
+        return list(self._post("seed", body)["tables"])

@@ -31,9 +31,10 @@ def write_metadata(table: Any, doc: dict[str, Any], version: int) -> str:
     return f"{table.warehouse_location}/{key}"
 
 
-def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
+def metadata_doc(table: Any, commit_ms: Iterable[int], summary: dict[str, str] | None = None) -> dict[str, Any]:
     """A minimal Iceberg v2 metadata document with one snapshot per commit time: every field the spec requires
-    (pyiceberg's table model accepts it), its manifest lists named but not written."""
+    (pyiceberg's table model accepts it), its manifest lists named but not written. `summary`: more snapshot summary
+    fields (``total-files-size``, ``total-records``, ...) on every snapshot, as a writer's commit records them."""
     commits = sorted(commit_ms)
     snaps = [
         {
@@ -41,7 +42,7 @@ def metadata_doc(table: Any, commit_ms: Iterable[int]) -> dict[str, Any]:
             "sequence-number": i + 1,
             "timestamp-ms": ms,
             "manifest-list": f"{table.warehouse_location}/metadata/snap-{i + 1}.avro",
-            "summary": {"operation": "append"},
+            "summary": {"operation": "append", **(summary or {})},
         }
         for i, ms in enumerate(commits)
     ]
@@ -246,8 +247,9 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _seed(body: dict[str, Any]) -> list[str]:
-    """Bulk-create tables (each with a metadata document committed at `commitMs`) in one bucket; a table that exists
-    already gets that commit (what a writer's first commit to a table Terraform created does)."""
+    """Bulk-create tables (each with a metadata document committed at `commitMs`, its snapshot summary carrying the
+    fields of `summary`) in one bucket; a table that exists already gets that commit (what a writer's first commit to a
+    table Terraform created does)."""
     bucket = get_bucket(body["bucketArn"])
     m = _BUCKET_ARN_RE.match(bucket.arn)
     assert m
@@ -261,7 +263,10 @@ def _seed(body: dict[str, Any]) -> list[str]:
                 table_bucket_arn=bucket.arn, namespace=ns_name, name=name, format="ICEBERG"
             )  # an existing table (e.g. one Terraform created) gets the commit as its next metadata
             if body.get("commitMs"):
-                t.metadata_location = write_metadata(t, metadata_doc(t, [int(body["commitMs"])]), 1)
+                doc = metadata_doc(
+                    t, [int(body["commitMs"])], {str(k): str(v) for k, v in (body.get("summary") or {}).items()}
+                )
+                t.metadata_location = write_metadata(t, doc, 1)
                 t.version_token = t._generate_version_token()
             arns.append(t.arn)
     return arns

@@ -324,8 +324,8 @@ TOOL_MODULES = tuple(
     for m in (
         "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli",
         "jobs.failover.drill", "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit",
-        "jobs.ops.monitor", "infra.validate", "infra.e2e.run", "infra.golden", "policies.render",
-        "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
+        "jobs.ops.monitor", "jobs.ops.discover", "infra.validate", "infra.e2e.run", "infra.golden",
+        "policies.render", "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
         "topology.reference", "policies.explain",
     )
 )  # fmt: skip

@@ -1,0 +1,438 @@
+"""What `jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would change and
+what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml` that
+adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from s3tables_kit.jobs.ops.discover_read import BucketFound, TableFound
+from s3tables_kit.topology.model import UnreferencedFileRemoval
+
+# What S3 Tables applies to a table whose snapshot management nobody set (the AWS default).
+SERVICE_SNAPSHOT_DEFAULT = (120, 1)
+REPLICA_RETENTION_HOURS = 2160  # 90 days: a proposal the engineer reviews, as in examples/seed.toml
+KIT_UNREFERENCED = UnreferencedFileRemoval()
+PLACEHOLDER_MANAGEMENT = "000000000000"  # no read of Organizations: the engineer names the management account
+_ACCOUNT_RE = re.compile(r"^\d{12}$")
+
+
+@dataclass(frozen=True)
+class Destination:
+    """One `--replicate-to <region>[:<account>]`: every source gets a replica bucket there (in the source's own
+    account unless one is named)."""
+
+    region: str
+    account: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Destination:
+        region, _, account = text.strip().partition(":")
+        if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or (account and not _ACCOUNT_RE.match(account)):
+            raise ValueError(f"--replicate-to {text!r} must look like us-west-2 or us-west-2:123456789012")
+        return cls(region, account or None)
+
+
+def replica_name(source_bucket: str, region: str) -> str:
+    """The proposed replica bucket of a source in a Region: `<source>-<region>`, within the 63 characters of a name."""
+    suffix = f"-{region}"
+    return source_bucket[: 63 - len(suffix)].rstrip("-") + suffix
+
+
+def source_id(bucket: str, taken: set[str]) -> str:
+    """An estate source id (1-16 lowercase letters, digits, hyphens; a letter first) derived from a bucket name."""
+    base = re.sub(r"[^a-z0-9-]", "-", bucket.lower()).lstrip("-0123456789") or "src"
+    base = base[:16].rstrip("-") or "src"
+    sid, n = base, 1
+    while sid in taken:
+        n += 1
+        sid = f"{base[: 15 - len(str(n))].rstrip('-')}-{n}"
+    taken.add(sid)
+    return sid
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading the settings found
+# ----------------------------------------------------------------------------------------------------
+
+
+def _settings(conf: dict[str, Any], kind: str) -> tuple[str, dict[str, Any]]:
+    entry = conf.get(kind) or {}
+    return str(entry.get("status") or "enabled"), dict((entry.get("settings") or {}).get(kind) or {})
+
+
+def snapshot_retention(t: TableFound) -> tuple[int, int] | None:
+    """(max snapshot age hours, min snapshots to keep) of a table's snapshot management; None when disabled."""
+    status, s = _settings(t.maintenance, "icebergSnapshotManagement")
+    if status != "enabled":
+        return None
+    return int(s.get("maxSnapshotAgeHours") or SERVICE_SNAPSHOT_DEFAULT[0]), int(
+        s.get("minSnapshotsToKeep") or SERVICE_SNAPSHOT_DEFAULT[1]
+    )
+
+
+def bucket_retention(b: BucketFound) -> tuple[int, int]:
+    """The snapshot retention most of the bucket's tables have (the proposal's source default)."""
+    counts = Counter(r for t in b.tables if (r := snapshot_retention(t)) is not None)
+    return counts.most_common(1)[0][0] if counts else SERVICE_SNAPSHOT_DEFAULT
+
+
+def unreferenced(b: BucketFound) -> tuple[str, int, int]:
+    status, s = _settings(b.maintenance, "icebergUnreferencedFileRemoval")
+    return (
+        status,
+        int(s.get("unreferencedDays") or KIT_UNREFERENCED.unreferenced_days),
+        int(s.get("nonCurrentDays") or KIT_UNREFERENCED.noncurrent_days),
+    )
+
+
+def statements(policy: dict[str, Any] | None) -> list[dict[str, Any]]:
+    found = (policy or {}).get("Statement") or []
+    return [found] if isinstance(found, dict) else list(found)
+
+
+def replication_destinations(conf: dict[str, Any] | None) -> list[str]:
+    rules = ((conf or {}).get("configuration") or {}).get("rules") or []
+    return [str(d.get("destinationTableBucketARN")) for r in rules for d in r.get("destinations") or []]
+
+
+# ----------------------------------------------------------------------------------------------------
+# The plan of one bucket
+# ----------------------------------------------------------------------------------------------------
+
+
+def bucket_bytes(b: BucketFound) -> tuple[int, int]:
+    """(sum of the tables' current total-files-size, tables whose summary does not tell it)."""
+    return sum(t.bytes or 0 for t in b.tables), sum(1 for t in b.tables if t.bytes is None)
+
+
+def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[dict[str, str]]:
+    partition = b.arn.split(":", 2)[1]
+    return [
+        {
+            "bucket": replica_name(b.name, d.region),
+            "region": d.region,
+            "account_id": d.account or b.account,
+            "arn": f"arn:{partition}:s3tables:{d.region}:{d.account or b.account}:bucket/"
+            f"{replica_name(b.name, d.region)}",
+        }
+        for d in destinations
+    ]
+
+
+def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str, Any]:
+    """What the kit would add, change and leave alone in one bucket, and its backfill (pure)."""
+    add: list[str] = []
+    change: list[str] = []
+    leave: list[str] = []
+    replicas = replicas_for(b, destinations)
+    if replicas:
+        names = ", ".join(f"{r['bucket']} ({r['region']}, {r['account_id']})" for r in replicas)
+        add.append(f"bucket-level replication to {names}: covers every table, those written outside Terraform too")
+        add.append(
+            "replica protections on each replica: its bucket policy's Denies, the protection SCP, the replica "
+            "tables' retention and policies (harden)"
+        )
+    else:
+        add.append("bucket-level replication to the replicas you choose (--replicate-to), with their protections")
+    add.append("the kit's Deny statements in the bucket policy, beside the statements it holds today")
+    add.append("the kit's protection tag on the bucket, its replication role, monitor and alarms")
+    if b.replication is not None:
+        found = ", ".join(replication_destinations(b.replication)) or "no destination"
+        change.append(
+            f"the bucket-level replication configuration (to {found}) is replaced by the kit's: its destinations "
+            "must be listed among the replicas to keep them"
+        )
+    status, unref, noncurrent = unreferenced(b)
+    if (status, unref, noncurrent) != ("enabled", KIT_UNREFERENCED.unreferenced_days, KIT_UNREFERENCED.noncurrent_days):
+        change.append(
+            f"unreferenced file removal is {status} ({unref} days unreferenced, {noncurrent} days noncurrent), "
+            f"the kit's default is enabled ({KIT_UNREFERENCED.unreferenced_days}, {KIT_UNREFERENCED.noncurrent_days}): "
+            "the proposal keeps what is set; a configuration without it would change it"
+        )
+    retention = bucket_retention(b)
+    for s in statements(b.policy):
+        leave.append(f"bucket policy statement {s.get('Sid') or '(no Sid)'}: {_brief_statement(s)}")
+    for t in b.tables:
+        r = snapshot_retention(t)
+        if r != retention:
+            what = "disabled" if r is None else f"{r[0]} h, keep {r[1]}"
+            leave.append(f"table {t.qualified}: its own snapshot management ({what})")
+        if t.policy is not None:
+            sids = ", ".join(str(s.get("Sid") or "(no Sid)") for s in statements(t.policy))
+            leave.append(f"table {t.qualified}: its table policy ({sids})")
+        if t.replication is not None:
+            found = ", ".join(replication_destinations(t.replication)) or "no destination"
+            leave.append(
+                f"table {t.qualified}: its table-level replication (to {found}), which overrides the bucket-level "
+                "configuration for this table"
+            )
+    if b.tables:
+        leave.append(f"{len(b.tables)} table(s) written outside Terraform: adopted by reference, never recreated")
+    total, unknown = bucket_bytes(b)
+    return {
+        "bucket": b.name,
+        "arn": b.arn,
+        "region": b.region,
+        "account": b.account,
+        "encryption": b.encryption,
+        "storage_class": b.storage_class,
+        "maintenance": b.maintenance,
+        "policy": b.policy,
+        "replication": b.replication,
+        "namespaces": b.namespaces,
+        "tables": len(b.tables),
+        "bytes": total,
+        "records": sum(t.records or 0 for t in b.tables),
+        "tables_without_size": unknown,
+        "snapshot_retention": {"max_snapshot_age_hours": retention[0], "min_snapshots_to_keep": retention[1]},
+        "table_settings": [_table_json(t) for t in b.tables if _notable(t, retention)],
+        "replicas": replicas,
+        "add": add,
+        "change": change,
+        "leave_alone": leave,
+    }
+
+
+def _notable(t: TableFound, retention: tuple[int, int]) -> bool:
+    return t.policy is not None or t.replication is not None or snapshot_retention(t) != retention
+
+
+def _table_json(t: TableFound) -> dict[str, Any]:
+    return {
+        "table": t.qualified,
+        "arn": t.arn,
+        "bytes": t.bytes,
+        "records": t.records,
+        "maintenance": t.maintenance,
+        "policy": t.policy,
+        "replication": t.replication,
+    }
+
+
+def _brief_statement(s: dict[str, Any]) -> str:
+    principal = s.get("Principal")
+    if isinstance(principal, dict):
+        principal = principal.get("AWS") or principal.get("Service") or principal
+    actions = s.get("Action") or s.get("NotAction")
+    return f"{s.get('Effect')} {json.dumps(actions)} to {json.dumps(principal)}"
+
+
+def backfill(plans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bytes the first backfill copies to each proposed destination: the sum of its sources' tables' current
+    total-files-size (pure)."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in plans:
+        for r in p["replicas"]:
+            d = out.setdefault(
+                r["arn"], {"destination": r["arn"], "sources": [], "tables": 0, "bytes": 0, "tables_without_size": 0}
+            )
+            d["sources"].append(p["arn"])
+            d["tables"] += p["tables"]
+            d["bytes"] += p["bytes"]
+            d["tables_without_size"] += p["tables_without_size"]
+    return sorted(out.values(), key=lambda d: str(d["destination"]))
+
+
+# ----------------------------------------------------------------------------------------------------
+# The proposed kit.toml
+# ----------------------------------------------------------------------------------------------------
+
+
+def _val(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_val(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_val(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML for {v!r}")
+
+
+def _lines(doc: dict[str, Any], comment: bool = False) -> list[str]:
+    return [f"{'# ' if comment else ''}{k} = {_val(v)}" for k, v in doc.items()]
+
+
+def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
+    """The proposed kit.toml (pure): every bucket adopted with its settings as found. With replicas proposed it is a
+    complete configuration; without, the replicas are a commented template and the file does not load until they
+    are filled in."""
+    estate = len(plans) > 1
+    proposed = any(p["replicas"] for p in plans)
+    first = plans[0]
+    out = [
+        "# Proposed by `s3tables-kit discover`: adopts the table buckets below as they are (encryption, storage class,",
+        "# maintenance as found). Review every line marked REVIEW before the first deploy.",
+        "[kit]",
+        f"name = {_val(kit_name)}",
+        "",
+    ]
+    taken: set[str] = set()
+    replicas: dict[str, dict[str, Any]] = {}
+    for p in plans:
+        status, unref, noncurrent = (
+            p["maintenance"].get("icebergUnreferencedFileRemoval", {}).get("status", "enabled"),
+            *_unref_days(p),
+        )
+        site: dict[str, Any] = {
+            "account_id": p["account"],
+            "region": p["region"],
+            "bucket": p["bucket"],
+            "encryption": _encryption(p),
+            "storage_class": p["storage_class"] or "STANDARD",
+            "snapshot_retention": p["snapshot_retention"],
+            "unreferenced_file_removal": {"unreferenced_days": unref, "noncurrent_days": noncurrent},
+        }
+        header = "[[sources]]" if estate else "[source]"
+        out.append(f"# {p['tables']} table(s), {p['bytes']:,} bytes; unreferenced file removal {status} as found")
+        out.append(header)
+        if estate:
+            out.append(f"id = {_val(source_id(p['bucket'], taken))}")
+        out += _lines(site)
+        names = [r["bucket"] for r in p["replicas"]]
+        if estate:
+            if names:
+                out.append(f"replicate_to = {_val(names)}")
+                out.append('replication = { mode = "bucket" }')
+            else:
+                out.append('# replicate_to = ["<replica bucket>"]   # REVIEW: choose the destinations')
+                out.append('# replication = { mode = "bucket" }')
+        for ns in p["namespaces"]:
+            out += [
+                "",
+                f"[[{header.strip('[]')}.namespaces]]",
+                f"name = {_val(ns)}  # adopted: its tables stay as they are",
+            ]
+        out.append("")
+        for r in p["replicas"]:
+            replicas.setdefault(
+                r["bucket"] + "@" + r["account_id"], {**r, "encryption": p["encryption"], "sc": p["storage_class"]}
+            )
+    if not estate:
+        out += ["[replication]", 'mode = "bucket"', ""] if proposed else ["# [replication]", '# mode = "bucket"', ""]
+    for r in replicas.values():
+        site = {
+            "account_id": r["account_id"],
+            "region": r["region"],
+            "bucket": r["bucket"],
+            "storage_class": r["sc"] or "STANDARD",
+            "encryption": {"type": "kms", "kms_key": "create"}
+            if (r["encryption"] or {}).get("sseAlgorithm") == "aws:kms"
+            else {"type": "sse-s3"},
+            "snapshot_retention": {"max_snapshot_age_hours": REPLICA_RETENTION_HOURS, "min_snapshots_to_keep": 1},
+        }
+        out += ["[[replicas]]  # REVIEW: retention of the replicas", *_lines(site), ""]
+    if not proposed:
+        template = {
+            "account_id": first["account"],
+            "region": "<region>",
+            "bucket": replica_name(first["bucket"], "region"),
+            "encryption": {"type": "sse-s3"},
+            "snapshot_retention": {"max_snapshot_age_hours": REPLICA_RETENTION_HOURS, "min_snapshots_to_keep": 1},
+        }
+        out += ["# REVIEW: one [[replicas]] per destination (or run discover with --replicate-to <region>[:<account>])"]
+        out += ["# [[replicas]]", *_lines(template, comment=True), ""]
+    replica_name_first = next(iter(replicas.values()))["bucket"] if replicas else "<replica bucket>"
+    accounts = sorted({p["account"] for p in plans})
+    everywhere = sorted({*accounts, *(r["account_id"] for r in replicas.values())})
+    break_glass = [f"arn:aws:iam::{a}:role/s3tables-break-glass" for a in accounts]
+    organization = {"management_account_id": PLACEHOLDER_MANAGEMENT, "targets": everywhere}
+    recovery = {"replica": replica_name_first, "bucket": f"{kit_name}-recovery", "namespace": "recovered"}
+    comment = not proposed
+    out += [
+        "[protection]",
+        "# REVIEW: the roles allowed to bypass replica protection (your break-glass role)",
+        f"break_glass_principals = {_val(break_glass)}",
+        "",
+        "# REVIEW: your organization's management account, and the OUs (or accounts) the protection SCP is attached to",
+        "[protection.organization]",
+        *_lines(organization),
+        "",
+        "# REVIEW: where recovery restores to",
+        "# [recovery]" if comment else "[recovery]",
+        *_lines(recovery, comment=comment),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _unref_days(p: dict[str, Any]) -> tuple[int, int]:
+    s = (p["maintenance"].get("icebergUnreferencedFileRemoval") or {}).get("settings") or {}
+    s = s.get("icebergUnreferencedFileRemoval") or {}
+    return (
+        int(s.get("unreferencedDays") or KIT_UNREFERENCED.unreferenced_days),
+        int(s.get("nonCurrentDays") or KIT_UNREFERENCED.noncurrent_days),
+    )
+
+
+def _encryption(p: dict[str, Any]) -> dict[str, str]:
+    enc = p["encryption"] or {}
+    if enc.get("sseAlgorithm") == "aws:kms" and enc.get("kmsKeyArn"):
+        return {"type": "kms", "kms_key": str(enc["kmsKeyArn"])}
+    return {"type": "sse-s3"}
+
+
+# ----------------------------------------------------------------------------------------------------
+# The readable report
+# ----------------------------------------------------------------------------------------------------
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def render_report(doc: dict[str, Any]) -> str:
+    """The readable report of a discovery (pure)."""
+    out = [
+        f"Discovery of {len(doc['buckets'])} table bucket(s) in {', '.join(doc['regions'])} "
+        f"({doc['tables']} tables, {human_bytes(doc['bytes'])}), {doc['generated_at']}",
+        "",
+    ]
+    for p in doc["buckets"]:
+        enc = p["encryption"].get("sseAlgorithm", "?") + (
+            f" ({p['encryption']['kmsKeyArn']})" if p["encryption"].get("kmsKeyArn") else ""
+        )
+        out += [
+            f"## {p['arn']}",
+            f"   {len(p['namespaces'])} namespace(s), {p['tables']} table(s), {p['bytes']:,} bytes "
+            f"({human_bytes(p['bytes'])}), {p['records']:,} records"
+            + (
+                f"; {p['tables_without_size']} table(s) with no size in their summary"
+                if p["tables_without_size"]
+                else ""
+            ),
+            f"   encryption {enc}, storage class {p['storage_class']}",
+            f"   namespaces: {', '.join(p['namespaces']) or '-'}",
+            "   the kit would add:",
+            *(f"     + {x}" for x in p["add"]),
+            "   the kit would change:",
+            *([f"     ~ {x}" for x in p["change"]] or ["     (nothing)"]),
+            "   the kit leaves alone:",
+            *([f"     = {x}" for x in p["leave_alone"]] or ["     (nothing)"]),
+            "",
+        ]
+    out.append("First backfill, per destination:")
+    if doc["backfill"]:
+        for d in doc["backfill"]:
+            out.append(
+                f"   {d['destination']}: {d['bytes']:,} bytes ({human_bytes(d['bytes'])}) in {d['tables']} table(s)"
+                + (f", {d['tables_without_size']} of unknown size" if d["tables_without_size"] else "")
+            )
+    else:
+        for p in doc["buckets"]:
+            out.append(f"   each destination of {p['bucket']}: {p['bytes']:,} bytes ({human_bytes(p['bytes'])})")
+    return "\n".join(out) + "\n"

@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit explain bench clean wheel-check \
+        demo summary proofs recover recover-emr outputs status harden audit explain discover bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -122,6 +122,9 @@ harden: ## On call: table policies + replica retention on service-created replic
 audit: ## On call: compare live protections with the configuration: ARGS="--config kit.toml --outputs outputs.json"
 	$(SETUP_FIRST)
 	+@$(KIT) audit $(ARGS)
+
+discover: setup ## Read an existing lake (read-only): a proposed kit.toml and a report: ARGS="--region eu-west-1 --replicate-to eu-central-1"
+	$(KIT) discover $(ARGS)
 
 explain: ## On call: why a request is allowed or denied: ARGS="--config kit.toml --principal ARN --action s3tables:X --resource ARN"
 	$(SETUP_FIRST)

@@ -44,6 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("status", "s3tables_kit.jobs.ops.status", "replication status, lag and recovery windows", "on-call"),
     Command("audit", "s3tables_kit.jobs.ops.audit", "compare live protections with the configuration", "on-call"),
     Command("harden", "s3tables_kit.jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
+    Command("discover", "s3tables_kit.jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
     Command("failover", "s3tables_kit.jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
     Command("explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
     Command("recover-emr", "s3tables_kit.jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),

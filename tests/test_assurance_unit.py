@@ -119,7 +119,8 @@ def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
     zipfile.ZipFile(io.BytesIO(packaging.monitor_zip())).extractall(tmp_path)
     probe = (
         "import sys, os; sys.path.insert(0, os.getcwd()); import s3tables_kit.jobs.ops.monitor as m; "
-        "bad = [x for x in ('pydantic', 's3tables_kit.infra', 's3tables_kit.policies', 'pyspark') if x in sys.modules]; "
+        "bad = [x for x in ('pydantic', 's3tables_kit.infra', 's3tables_kit.policies', 'pyspark') "
+        "if x in sys.modules]; "
         "assert not bad, bad; assert callable(m.handler); "
         "import botocore.session as s; "
         "model = s.get_session().get_service_model('s3tables'); "

@@ -39,7 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 2
     if shutil.which("npx") is None:
-        print("outputs: npx (Node.js) is required to read the deployed stacks' outputs with the cdktf CLI", file=sys.stderr)
+        print(
+            "outputs: npx (Node.js) is required to read the deployed stacks' outputs with the cdktf CLI",
+            file=sys.stderr,
+        )
         return 2
     out = Path(ns.out)
     proc = subprocess.run(command(out), env={**os.environ, "KIT_CONFIG": ns.config}, check=False)

@@ -46,14 +46,20 @@ COMMANDS: tuple[Command, ...] = (
     Command("harden", "s3tables_kit.jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
     Command("discover", "s3tables_kit.jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
     Command("failover", "s3tables_kit.jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
-    Command("explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
+    Command(
+        "explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"
+    ),
     Command("recover-emr", "s3tables_kit.jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
-    Command("recover", "s3tables_kit.jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"),
+    Command(
+        "recover", "s3tables_kit.jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"
+    ),
     Command("rehearse", "s3tables_kit.jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
     Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
     Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),
-    Command("lockcheck", "s3tables_kit.infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"),
+    Command(
+        "lockcheck", "s3tables_kit.infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"
+    ),
     Command("live-verify", "s3tables_kit.infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
     Command("drill", "harness.drill", "the replica-recovery drill on local Spark", "practise", "spark", checkout=True),
@@ -83,7 +89,9 @@ def usage() -> str:
         lines.append(f"{title}:")
         lines += [f"  {c.name:<15} {c.summary}" for c in COMMANDS if c.group == group]
         lines.append("")
-    lines.append("Exit codes: 0 healthy or done, 1 unhealthy (a table failed, a replica lags), 2 refused or set-up wrong.")
+    lines.append(
+        "Exit codes: 0 healthy or done, 1 unhealthy (a table failed, a replica lags), 2 refused or set-up wrong."
+    )
     return "\n".join(lines)
 
 

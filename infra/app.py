@@ -9,6 +9,8 @@ document set by the names `[source]` uses (`DocumentSet.for_source`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cdktf import App, TerraformStack
 
 from s3tables_kit.infra.constructs.backend import configure_state
@@ -27,18 +29,48 @@ class EstateFailoverError(ValueError):
     """`[failover] promoted_bucket` in an estate: the failover topology is built for `[source]` configurations."""
 
 
+@dataclass(frozen=True)
+class ReplicaSet:
+    """The stacks one configuration added to an App: its protected replica set."""
+
+    stacks: tuple[TerraformStack, ...]
+    """Every stack added, in the order built (replicas, sources, recovery, organization)."""
+
+    @property
+    def replicas(self) -> dict[str, ReplicaStack]:
+        """The replica stacks by replica bucket name (each has `bucket`, the replica table bucket)."""
+        return {s.bucket.name: s for s in self.stacks if isinstance(s, ReplicaStack)}
+
+    @property
+    def sources(self) -> tuple[SourceStack, ...]:
+        """The source stacks (none in the failover topology: the failed source is not synthesized)."""
+        return tuple(s for s in self.stacks if isinstance(s, SourceStack))
+
+
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
-    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
-    if promoted:
+    """The kit's own App: every stack of `cfg` (`add_replica_set`), written to `outdir` (default `cdktf.out`)."""
+    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
         refuse_estate_failover(cfg)  # before the App: a refused synth writes nothing
     app = App(outdir=outdir, stack_traces=False)
+    add_replica_set(app, cfg, allow_destroy=allow_destroy)
+    return app
+
+
+def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) -> ReplicaSet:
+    """Add the stacks of `cfg` to `app` (the kit's own or a team's App, beside its other stacks): sources, replicas,
+    recovery and, with `[protection.organization]`, the organization stack, each with its state backend,
+    `prevent_destroy` (lifted only by `allow_destroy`) and the KIT nag rules; the App's other stacks are left as
+    they are."""
+    before = {c.node.id for c in app.node.children}
+    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
     if promoted:
+        refuse_estate_failover(cfg)
         from s3tables_kit.infra.stacks.failover import (
             build_failover_stacks,  # `[failover] promoted_bucket`: the promoted bucket is the source
         )
 
         build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)
-        return _finish(app, cfg, allow_destroy=allow_destroy)
+        return _finish(app, before, cfg, allow_destroy=allow_destroy)
     # Every policy document of the topology, built once; each construct deploys its document from this set.
     docs = docset.build(cfg)
     replica_stacks = build_replica_stacks(app, cfg, docs, allow_destroy=allow_destroy)
@@ -59,11 +91,11 @@ def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool 
     )
     if cfg.protection.organization:
         OrganizationStack(app, cfg, docs, cfg.protection.organization)
-    return _finish(app, cfg, allow_destroy=allow_destroy)
+    return _finish(app, before, cfg, allow_destroy=allow_destroy)
 
 
 def build_replica_stacks(
-    app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool
+    app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool = False
 ) -> dict[str, ReplicaStack]:
     """One stack per replica, by bucket name; the first replica of each account owns the account's guardrail (IAM
     is global: one per account for the whole estate)."""
@@ -96,13 +128,15 @@ def refuse_estate_failover(cfg: KitConfig) -> None:
         )
 
 
-def _finish(app: App, cfg: KitConfig, *, allow_destroy: bool) -> App:
-    # One state per stack, in the configured backend (cross-stack references read the same backend).
-    for stack in app.node.children:
-        if isinstance(stack, TerraformStack):
-            configure_state(stack, cfg)
-    # Everything that holds data or protection carries prevent_destroy unless the explicit destroy flag is set.
-    protect_from_destroy(app, allow_destroy=allow_destroy)
-    # KIT policy rules run at synth on every document; a violation fails synth with the rule and construct path.
-    apply_nag(app)
-    return app
+def _finish(app: App, before: set[str], cfg: KitConfig, *, allow_destroy: bool) -> ReplicaSet:
+    """State, destroy protection and nag rules on the stacks added since `before` (the ids of the App's children
+    then)."""
+    added = tuple(c for c in app.node.children if isinstance(c, TerraformStack) and c.node.id not in before)
+    for stack in added:
+        # One state per stack, in the configured backend (cross-stack references read the same backend).
+        configure_state(stack, cfg)
+        # Everything that holds data or protection carries prevent_destroy unless the explicit destroy flag is set.
+        protect_from_destroy(stack, allow_destroy=allow_destroy)
+        # KIT policy rules run at synth on every document; a violation fails synth with the rule and construct path.
+        apply_nag(stack)
+    return ReplicaSet(added)

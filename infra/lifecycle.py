@@ -8,7 +8,8 @@ the replica policies deny deletion to anyone but break-glass. `tests/test_lifecy
 
 from __future__ import annotations
 
-from cdktf import App, TerraformResource
+from cdktf import TerraformResource
+from constructs import IConstruct
 
 # Terraform type -> why destroying or replacing it by an edit is never acceptable.
 PROTECTED_TYPES: dict[str, str] = {
@@ -33,10 +34,11 @@ PROTECTED_TYPES: dict[str, str] = {
 }
 
 
-def protect_from_destroy(app: App, *, allow_destroy: bool) -> list[TerraformResource]:
-    """Set `lifecycle.prevent_destroy` (true unless allow_destroy) on every protected resource; returns them."""
+def protect_from_destroy(scope: IConstruct, *, allow_destroy: bool = False) -> list[TerraformResource]:
+    """Set `lifecycle.prevent_destroy` (true unless `allow_destroy`) on every protected resource in `scope` (an App
+    or one stack); returns them."""
     protected = []
-    for construct in app.node.find_all():
+    for construct in scope.node.find_all():
         if isinstance(construct, TerraformResource) and construct.terraform_resource_type in PROTECTED_TYPES:
             construct.add_override("lifecycle.prevent_destroy", not allow_destroy)
             protected.append(construct)

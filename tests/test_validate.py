@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from s3tables_kit.infra import validate as V
+from tests.synth_fixtures import terraform_toolchain
 
 SCHEMA: dict[str, Any] = {
     "provider_schemas": {
@@ -112,22 +112,13 @@ def test_nothing_is_left_out_when_the_pinned_provider_is_local() -> None:
     assert prepared.document["resource"] == doc["resource"]
 
 
-def _toolchain() -> tuple[Path, Path]:
-    terraform, mirror = V.find_terraform(), V.find_mirror()
-    if terraform is None or mirror is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but no terraform or provider mirror on this machine")
-        pytest.skip("no terraform or provider filesystem mirror on this machine")
-    return terraform, mirror
-
-
 @pytest.mark.synth
 @pytest.mark.terraform
 def test_real_provider_rejects_a_partial_encryption_configuration(
     synthesized: dict[str, dict[str, dict[str, Any]]], tmp_path: Path
 ) -> None:
     """Acceptance: reverting fix 1 fails `terraform validate` with the provider's message."""
-    terraform, mirror = _toolchain()
+    terraform, mirror = terraform_toolchain()
     doc = copy.deepcopy(synthesized["seed"]["source"])
     (table,) = doc["resource"]["aws_s3tables_table"].values()
     del table["encryption_configuration"]["kms_key_arn"]  # the pre-fix synthesized table

@@ -129,6 +129,7 @@ def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
 
 
 def load_config(path: str | Path) -> KitConfig:
+    """The validated configuration of a TOML file (`kit.toml`), or a ConfigError naming every problem at once."""
     p = Path(path)
     data = read_parsed(
         p,

@@ -11,6 +11,8 @@ from cdktf import LocalBackend, S3Backend, TerraformStack
 
 from s3tables_kit.topology.config import KitConfig
 
+__all__ = ["configure_state"]
+
 # cdktf writes each stack to <working directory>/cdktf.out/stacks/<stack>/ and Terraform runs there, so this
 # relative path is <working directory>/terraform.<stack>.tfstate (where cdktf's default put it, as an absolute path).
 LOCAL_STATE_PATH = "../../../terraform.{stack}.tfstate"
@@ -20,6 +22,7 @@ REQUIRED_TERRAFORM = {"local": ">= 1.5.0", "s3": ">= 1.10.0"}
 
 
 def configure_state(stack: TerraformStack, cfg: KitConfig) -> None:
+    """Give `stack` its state backend from `cfg.state` (a local file, or S3 with a lock file) and Terraform version."""
     stack_id = stack.node.id
     st = cfg.state
     if st.backend == "s3":

@@ -29,10 +29,23 @@ from constructs import Construct
 
 from s3tables_kit.topology.config import Source
 
+__all__ = ["SourceCatalog"]
+
 COMPACTION_TARGET_MB = 512
 
 
 class SourceCatalog(Construct):
+    """The source's namespaces and Iceberg tables (creation schema, compaction, source snapshot retention).
+
+    - `source`: the source whose `namespaces` it creates.
+    - `bucket_arn`: the source table bucket (`TableBucket.arn`).
+    - `kms_key_arn`: the tables' KMS key (None: SSE-S3).
+    - `untagged`: "namespace.table" names to create without AWS resource tags (default empty).
+    - `untagged_provider`: an aws provider without default tags (default None; required when `untagged` is not empty).
+
+    Attribute `tables`: the tables by "namespace.table".
+    """
+
     def __init__(
         self,
         scope: Construct,

@@ -51,7 +51,7 @@ def rehearsal_site(cfg: KitConfig, kit: str | None = None) -> RehearsalSite | No
     return None if site is None else RehearsalSite(kit or cfg.kit.name, site.region, site.account_id)
 
 
-def dashboard_name(cfg: KitConfig) -> str:
+def _dashboard_name(cfg: KitConfig) -> str:
     return f"{cfg.name_prefix}-replication"
 
 
@@ -134,38 +134,38 @@ def dashboard_body(
     return {"widgets": widgets}
 
 
-def alarm_arn(cfg: KitConfig, name: str, region: str | None = None, account_id: str | None = None) -> str:
+def _alarm_arn(cfg: KitConfig, name: str, region: str | None = None, account_id: str | None = None) -> str:
     src = cfg.source
     return f"arn:{src.partition}:cloudwatch:{region or src.region}:{account_id or src.account_id}:alarm:{name}"
 
 
-def rehearsal_alarm_name(kit: str) -> str:
+def _rehearsal_alarm_name(kit: str) -> str:
     from s3tables_kit.infra.constructs.rehearsal import not_succeeding_alarm_name
 
     return not_succeeding_alarm_name(kit)
 
 
-class ReplicationDashboard(Construct):
+class _ReplicationDashboard(Construct):
     def __init__(
         self, scope: Construct, id: str, *, cfg: KitConfig, alarm_names: Sequence[str], rehearsal: RehearsalSite | None
     ) -> None:
         super().__init__(scope, id)
-        arns = [alarm_arn(cfg, n) for n in alarm_names]
+        arns = [_alarm_arn(cfg, n) for n in alarm_names]
         if rehearsal is not None and rehearsal.account_id == cfg.source.account_id:
-            arns.append(alarm_arn(cfg, rehearsal_alarm_name(rehearsal.kit), rehearsal.region, rehearsal.account_id))
+            arns.append(_alarm_arn(cfg, _rehearsal_alarm_name(rehearsal.kit), rehearsal.region, rehearsal.account_id))
         self.dashboard = CloudwatchDashboard(
             self,
             "dashboard",
-            dashboard_name=dashboard_name(cfg),
+            dashboard_name=_dashboard_name(cfg),
             dashboard_body=json.dumps(dashboard_body(cfg, alarm_arns=arns, rehearsal=rehearsal), indent=2),
         )
 
 
 def monitor_dashboard(
     scope: Construct, cfg: KitConfig, monitor: ReplicationMonitor | None, rehearsal: RehearsalSite | None
-) -> ReplicationDashboard | None:
+) -> _ReplicationDashboard | None:
     """The dashboard of a stack that deploys `monitor` (one hook line in the stack; none without a monitor)."""
     if monitor is None:
         return None
     names = [str(a.alarm_name_input) for a in monitor.alarms]
-    return ReplicationDashboard(scope, "dashboard", cfg=cfg, alarm_names=names, rehearsal=rehearsal)
+    return _ReplicationDashboard(scope, "dashboard", cfg=cfg, alarm_names=names, rehearsal=rehearsal)

@@ -13,16 +13,16 @@ from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
 
 
-def policy_json(document: Document) -> str:
+def _policy_json(document: Document) -> str:
     return json.dumps(document, indent=2)
 
 
 def role_policy(scope: Construct, id: str, *, name: str, role: str, policy: Document) -> IamRolePolicy:
     """An inline policy `name` on the role named `role`."""
-    return IamRolePolicy(scope, id, name=name, role=role, policy=policy_json(policy))
+    return IamRolePolicy(scope, id, name=name, role=role, policy=_policy_json(policy))
 
 
-def role_with_policy(
+def _role_with_policy(
     scope: Construct,
     id: str,
     *,
@@ -34,7 +34,7 @@ def role_with_policy(
     policy_name: str,
 ) -> tuple[IamRole, IamRolePolicy]:
     """The role `name` trusted as `trust` says, with one inline policy (construct `policy_id`, name `policy_name`)."""
-    role = IamRole(scope, id, name=name, description=description, assume_role_policy=policy_json(trust))
+    role = IamRole(scope, id, name=name, description=description, assume_role_policy=_policy_json(trust))
     return role, role_policy(scope, policy_id, name=policy_name, role=role.name, policy=policy)
 
 
@@ -50,9 +50,9 @@ def documented_role(
     policy_name: str,
     **trust_bindings: str,
 ) -> tuple[IamRole, IamRolePolicy]:
-    """`role_with_policy` with the role's two rendered documents (`policies.model.role_documents`):
+    """`_role_with_policy` with the role's two rendered documents (`policies.model.role_documents`):
     `<documents>-trust` (its placeholders bound by `trust_bindings`) and `<documents>-permissions`."""
-    return role_with_policy(
+    return _role_with_policy(
         scope,
         id,
         name=name,

@@ -10,12 +10,24 @@ from constructs import Construct
 
 from s3tables_kit.policies.documents import Document, compact_json
 
+__all__ = ["ReplicaScp"]
+
 REPLICAS_SCP_DESCRIPTION = (
     "Protects S3 Tables replicas: no deletion, retention or protection changes except break-glass"
 )
 
 
 class ReplicaScp(Construct):
+    """A service control policy from a reviewed document, attached to organization roots, OUs or accounts.
+
+    - `name`: the SCP's name (`cfg.scp_name`, `cfg.scp_guards_name`).
+    - `policy`: the document (`docs.document("scp-protect-replicas")`, `"scp-protect-replica-guards"`).
+    - `targets`: root, OU or account ids it is attached to.
+    - `description`: the SCP's description (default: the replica-protection one).
+
+    Attribute `policy`: the Organizations policy.
+    """
+
     def __init__(
         self,
         scope: Construct,

@@ -74,7 +74,7 @@ def untagged_aws_provider(
     )
 
 
-def awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: str | None) -> TerraformProvider:
+def _awscc_provider(scope: Construct, *, kit: str, region: str, deploy_role_arn: str | None) -> TerraformProvider:
     provider = TerraformProvider(
         scope,
         "awscc",
@@ -99,4 +99,4 @@ def site_providers(scope: Construct, cfg: KitConfig, site: Source | Replica) -> 
     aws_provider(
         scope, kit=kit, account_id=site.account_id, region=site.region, deploy_role_arn=role, tags=cfg.resource_tags
     )
-    return awscc_provider(scope, kit=kit, region=site.region, deploy_role_arn=role)
+    return _awscc_provider(scope, kit=kit, region=site.region, deploy_role_arn=role)

@@ -33,7 +33,7 @@ from s3tables_kit.topology.config import KitConfig, Replica
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
 
-def rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[str]:
+def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[str]:
     """The rehearsal's arguments on EMR Serverless: explicit catalogs (no outputs file on the remote side).
     `replica`: what it reads (default `recovery.replica`; in the failover topology a replica of the new source,
     possibly in another Region than the recovery bucket, which stays where `recovery.replica` is)."""
@@ -68,14 +68,14 @@ def rehearsal_candidates(cfg: KitConfig, replica: Replica) -> list[tuple[str, st
     return cfg.tables_into(replica) if cfg.is_estate else cfg.replicated_tables()
 
 
-def alarm_window(interval_hours: int) -> tuple[int, int]:
+def _alarm_window(interval_hours: int) -> tuple[int, int]:
     """(period seconds, evaluation periods) covering two rehearsal intervals within CloudWatch's limits (a period
     of at most a day here, period x evaluation periods <= 7 days)."""
     period_h = min(interval_hours, 24)
     return period_h * 3600, math.ceil(2 * interval_hours / period_h)
 
 
-class RecoveryRehearsal(Construct):
+class _RecoveryRehearsal(Construct):
     def __init__(
         self,
         scope: Construct,
@@ -116,7 +116,7 @@ class RecoveryRehearsal(Construct):
             execution_role_arn=cfg.recovery_role_arn,
             scripts_uri=scripts,
             logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
-            job_args=rehearsal_job_args(cfg, replica),
+            job_args=_rehearsal_job_args(cfg, replica),
             jar_names=C.pinned_jar_names(),
         )
         self.schedule = SchedulerSchedule(
@@ -135,7 +135,7 @@ class RecoveryRehearsal(Construct):
                 ),
             ),
         )
-        period, periods = alarm_window(reh.interval_hours)
+        period, periods = _alarm_window(reh.interval_hours)
         no_success = KitMetricAlarm(
             "no-success",
             not_succeeding_alarm_name(cfg.kit.name),
@@ -161,13 +161,13 @@ def recovery_assurance(
     application_id: str,
     recovery_role_name: str,
     replica: Replica | None = None,
-) -> RecoveryRehearsal | None:
+) -> _RecoveryRehearsal | None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
     if not cfg.assurance.rehearsal.enabled:
         return None
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
-    return RecoveryRehearsal(
+    return _RecoveryRehearsal(
         scope,
         "recovery-rehearsal",
         cfg=cfg,

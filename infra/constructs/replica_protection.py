@@ -16,8 +16,18 @@ from constructs import Construct
 
 from s3tables_kit.policies.documents import Document
 
+__all__ = ["ReplicaBucketPolicy", "ReplicaGuardrail"]
+
 
 class ReplicaBucketPolicy(Construct):
+    """A table bucket policy from a reviewed document: a replica's protective denies, or a source's replication guard.
+
+    - `bucket_arn`: the table bucket (`TableBucket.arn`).
+    - `policy`: the document (`docs.document("replica-bucket-policy", bucket)` or `"source-bucket-policy"`).
+
+    Attribute `resource`: the bucket policy resource.
+    """
+
     def __init__(self, scope: Construct, id: str, *, bucket_arn: str, policy: Document) -> None:
         super().__init__(scope, id)
         self.resource = S3TablesTableBucketPolicy(
@@ -26,7 +36,14 @@ class ReplicaBucketPolicy(Construct):
 
 
 class ReplicaGuardrail(Construct):
-    """One per replica account (IAM is global): created in the stack of the account's first replica."""
+    """The replica account's IAM guardrail policy, attached to its roles; one per account (IAM is global).
+
+    - `name`: the managed policy's name (`cfg.guardrail_policy_name`).
+    - `policy`: the document (`docs.document("replica-guardrail", account_id)`).
+    - `attach_to_roles`: role names it is attached to (`policies.documents.guardrail_attachments`).
+
+    Attribute `policy`: the IAM policy.
+    """
 
     def __init__(
         self, scope: Construct, id: str, *, name: str, policy: Document, attach_to_roles: Sequence[str]

@@ -23,6 +23,8 @@ from cdktf_cdktf_provider_aws.s3_tables_table_replication import (
 )
 from constructs import Construct
 
+__all__ = ["ReplicationConfiguration"]
+
 R = TypeVar("R")
 
 
@@ -32,6 +34,16 @@ def _one_rule(rule: Callable[..., R], destination: Callable[..., Any], arns: Seq
 
 
 class ReplicationConfiguration(Construct):
+    """The source's replication: one bucket-level configuration, or one per listed table, to 1-5 destinations.
+
+    - `mode`: `bucket` (every table, present and future) or `tables` (one configuration per entry of `tables`).
+    - `role_arn`: the replication role (`ReplicationRole.role.arn`).
+    - `source_bucket_arn`: the source table bucket.
+    - `tables`: the replicated tables by "namespace.table" (`SourceCatalog.tables`; unused in `bucket` mode).
+    - `destination_bucket_arns`: the replica buckets, 1 to 5.
+    - `depends_on`: what must exist first, usually the role's policy (default none).
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -42,7 +54,7 @@ class ReplicationConfiguration(Construct):
         source_bucket_arn: str,
         tables: dict[str, S3TablesTable],
         destination_bucket_arns: Sequence[str],
-        depends_on: Sequence[ITerraformDependable],
+        depends_on: Sequence[ITerraformDependable] = (),
     ) -> None:
         super().__init__(scope, id)
         if not 1 <= len(destination_bucket_arns) <= 5:

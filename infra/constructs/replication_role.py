@@ -11,6 +11,8 @@ from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 
+__all__ = ["ReplicationRole"]
+
 
 def add_replication_role(
     scope: Construct, *, name: str, description: str, docs: DocumentSet
@@ -30,6 +32,14 @@ def add_replication_role(
 
 
 class ReplicationRole(Construct):
+    """The role S3 Tables replication assumes, named `cfg.replication_role_name`, with its reviewed documents.
+
+    - `cfg`: a configuration of one source.
+    - `docs`: its document set (`replication-role-trust`, `replication-role-permissions`).
+
+    Attributes: `role` (the IAM role), `policy` (its inline policy: make the replication depend on it).
+    """
+
     def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
         super().__init__(scope, id)
         self.role, self.policy = add_replication_role(

@@ -23,8 +23,27 @@ from s3tables_kit.policies.documents import Document
 from s3tables_kit.topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
+__all__ = ["TableBucket"]
+
 
 class TableBucket(Construct):
+    """An S3 table bucket (awscc) with encryption, storage class, unreferenced-file removal and tags explicit.
+
+    - `name`: the table bucket's name.
+    - `encryption`: SSE-S3, an existing KMS key, or a key created here (`Encryption.creates_key`).
+    - `storage_class`: `STANDARD` or `INTELLIGENT_TIERING` (applies to tables created afterwards).
+    - `unreferenced_file_removal`: days after which unreferenced and noncurrent files go.
+    - `awscc`: the stack's awscc provider (`site_providers`).
+    - `kms_alias`: the alias of a key created here.
+    - `kms_key_policy`: the policy of a key created here (default None; required when the key is created here).
+    - `allow_destroy`: synthesize `prevent_destroy = false` (default False).
+    - `tags`: the bucket's tags (default None: none; awscc has no provider default tags).
+    - `replica_key_tag`: the tag a replica's created key carries, which the SCP and the guardrail match replica keys
+      by (default None: not a replica).
+
+    Attributes: `arn`, `name`, `kms_key_arn` (None for SSE-S3), `encryption_output`, `resource` (the awscc resource).
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -36,8 +55,8 @@ class TableBucket(Construct):
         unreferenced_file_removal: UnreferencedFileRemoval,
         awscc: TerraformProvider,
         kms_alias: str,
-        kms_key_policy: Document | None,
-        allow_destroy: bool,
+        kms_key_policy: Document | None = None,
+        allow_destroy: bool = False,
         tags: dict[str, str] | None = None,
         replica_key_tag: dict[str, str] | None = None,
     ) -> None:
@@ -95,6 +114,7 @@ class TableBucket(Construct):
 
     @property
     def arn(self) -> str:
+        """The bucket's ARN (a reference: known at apply)."""
         return self.resource.get_string_attribute("table_bucket_arn")
 
     @property

@@ -17,6 +17,16 @@ GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: rep
 
 
 class OrganizationStack(TerraformStack):
+    """The replica-protection SCPs in the Organizations management account, attached to the configured targets.
+
+    - `scope`: the App.
+    - `cfg`: the whole configuration (the SCP names, the first source's partition).
+    - `docs`: the topology's document set (`build_documents(cfg)`): `scp-protect-replicas` and its guards.
+    - `org`: `cfg.protection.organization` (management account, deploy role, targets).
+
+    The stack id is `organization`.
+    """
+
     def __init__(
         self,
         scope: Construct,

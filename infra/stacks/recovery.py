@@ -23,6 +23,18 @@ STACK_ID = "recovery"
 
 
 class RecoveryStack(TerraformStack):
+    """Where recovery runs, in `recovery.replica`'s account and Region: bucket, namespace, role, EMR, scripts.
+
+    - `scope`: the App.
+    - `cfg`: the whole configuration (`[recovery]` and the replica it names).
+    - `docs`: the topology's document set (`build_documents(cfg)`): recovery role, scripts bucket and key policies.
+    - `replica_bucket_arn`: the replica recovery reads (usually the `ReplicaStack.bucket.arn` of `recovery.replica`).
+    - `allow_destroy`: synthesize `prevent_destroy = false` (default False).
+    - `reads`: the failover topology's replica of the new source (default None: `recovery.replica`).
+
+    The stack id is `recovery`; with `[assurance.rehearsal]` it also schedules the recovery rehearsal.
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -30,7 +42,7 @@ class RecoveryStack(TerraformStack):
         docs: DocumentSet,
         *,
         replica_bucket_arn: str,
-        allow_destroy: bool,
+        allow_destroy: bool = False,
         reads: Replica | None = None,
     ) -> None:
         """`reads`: the failover topology's replica of the new source (`[failover]`; the recovery role's permissions to

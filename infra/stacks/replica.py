@@ -16,6 +16,20 @@ from s3tables_kit.topology.outputs import OUTPUT_REPLICA
 
 
 class ReplicaStack(TerraformStack):
+    """One replica table bucket in its own account and Region, its protective bucket policy and the account's guardrail.
+
+    - `scope`: the App.
+    - `cfg`: the whole configuration (the replica's section, the protection settings, the sources feeding it).
+    - `docs`: the topology's document set (`build_documents(cfg)`): bucket policy, guardrail and key policy.
+    - `replica`: the replica this stack deploys, one of `cfg.replicas`; the stack id is `replica-<bucket>`.
+    - `owns_guardrail`: create the account's IAM guardrail here (default True; False for a further replica in an
+      account whose guardrail another replica stack owns: IAM is global).
+    - `allow_destroy`: synthesize `prevent_destroy = false` (default False: Terraform refuses any plan that destroys
+      or replaces the bucket, its key or its policies).
+
+    Attributes: `bucket` (the `TableBucket`), `bucket_policy` (the `ReplicaBucketPolicy`).
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -23,8 +37,8 @@ class ReplicaStack(TerraformStack):
         docs: DocumentSet,
         replica: Replica,
         *,
-        owns_guardrail: bool,
-        allow_destroy: bool,
+        owns_guardrail: bool = True,
+        allow_destroy: bool = False,
     ) -> None:
         """The documents come from `docs` by their deployed names: in the failover topology (`[failover]`) the set
         resolves them to the configured promotion's (promoted bucket, destinations, guardrails, key policies)."""

@@ -25,6 +25,19 @@ from s3tables_kit.topology.outputs import OUTPUT_SOURCE, point_groups_output
 
 
 class SourceStack(TerraformStack):
+    """The source table bucket, its namespaces and tables, the replication role and configuration, and the monitor.
+
+    - `scope`: the App.
+    - `cfg`: a configuration of one source (for an estate's source, `KitConfig.view(src)`).
+    - `docs`: the document set as that source's stack reads it (`build_documents(cfg)`, or for an estate's source
+      `DocumentSet.for_source`).
+    - `destination_bucket_arns`: the replica buckets it replicates to, 1 to 5 (usually `ReplicaStack.bucket.arn`: a
+      cross-stack reference, so the replica stacks deploy first).
+    - `allow_destroy`: synthesize `prevent_destroy = false` (default False).
+
+    The stack id is the source's (`source`, or `source-<id>` in an estate).
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -32,7 +45,7 @@ class SourceStack(TerraformStack):
         docs: DocumentSet,
         *,
         destination_bucket_arns: Sequence[str],
-        allow_destroy: bool,
+        allow_destroy: bool = False,
     ) -> None:
         """`cfg`: a configuration of one source (`KitConfig.view`); `docs`: the set as that source's stack reads it
         (`DocumentSet.for_source`)."""

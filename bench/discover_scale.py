@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.ops_scale import S3_LATENCY, S3TABLES_LATENCY, requests_between
+from bench.ops_scale import S3_LATENCY, S3TABLES_LATENCY, judged_and_written, limits, requests_between, run_scale_main
 from emulator.process import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,10 +189,7 @@ def run_discover_bench(scale_name: str | None = None) -> dict[str, Any]:
         print(f"    discover: kit {_brief(doc['kit'])}; baseline {doc['baseline']['scaled_s']:.0f} s", flush=True)
     finally:
         emu.stop()
-    doc["goals"] = goals(doc)
-    (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / "discover_scale.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    return doc
+    return judged_and_written(doc, goals, "discover_scale")
 
 
 def _brief(k: dict[str, Any]) -> str:
@@ -250,13 +247,15 @@ def markdown(doc: dict[str, Any] | None) -> str:
         )
     lines += ["", "| goal | value | met |", "|---|---|---|"]
     lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |" for g in doc.get("goals", [])]
-    lim = limits(k, int(sc["concurrency"]), int(doc.get("cores") or 1))
+    cores = int(doc.get("cores") or 1)
+    lim = limits(k, int(sc["concurrency"]), cores) if "client_cpu_s" in k else None
     if lim:
         lines += [
             "",
-            f"What limits it, from this run's figures ({lim['cores']} cores shared by the CLI, its workers and the "
-            f"emulator): {lim['requests']:,} requests; the CLI's CPU {lim['client_ms']:.2f} ms and the emulator's "
-            f"{lim['emulator_ms']:.2f} ms per request; latency floor (requests x injected latency / concurrency) "
+            f"What limits it, from this run's figures ({cores} cores shared by the CLI, its workers and the "
+            f"emulator): {lim['requests']:,} requests; the CLI's CPU {lim['client_ms_per_request']:.2f} ms and the "
+            f"emulator's {lim['emulator_ms_per_request']:.2f} ms per request; latency floor (requests x injected "
+            "latency / concurrency) "
             f"{lim['latency_floor_s']:.0f} s; CPU floor here ((CLI + emulator CPU) / cores) "
             f"{lim['cpu_floor_s']:.0f} s; "
             f"with the service's latency alone (the emulator's CPU is the service's on AWS) "
@@ -265,29 +264,8 @@ def markdown(doc: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def limits(k: dict[str, Any], concurrency: int, cores: int) -> dict[str, Any] | None:
-    """Requests, CPU per request and the latency and CPU floors of the run (pure)."""
-    reqs = k.get("requests") or {}
-    n = sum(reqs.values())
-    if not n or k.get("crashed") or "client_cpu_s" not in k:
-        return None
-    latency = sum(c * (S3_LATENCY if op == "GetObject" else S3TABLES_LATENCY) for op, c in reqs.items())
-    return {
-        "cores": cores,
-        "requests": n,
-        "client_ms": 1000 * k["client_cpu_s"] / n,
-        "emulator_ms": 1000 * k["emulator_cpu_s"] / n,
-        "latency_floor_s": latency / max(concurrency, 1),
-        "cpu_floor_s": (k["client_cpu_s"] + k["emulator_cpu_s"]) / max(cores, 1),
-        "aws_estimate_s": max(k["client_cpu_s"] / max(cores, 1), latency / max(concurrency, 1)),
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    doc = run_discover_bench(args[0] if args else None)
-    print(markdown(doc))
-    return 0 if all(g["met"] for g in doc["goals"]) else 1
+    return run_scale_main(run_discover_bench, markdown, argv)
 
 
 if __name__ == "__main__":

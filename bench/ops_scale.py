@@ -415,9 +415,16 @@ def run_ops_bench(scale_name: str | None = None, workdir: Path | None = None) ->
         print(f"    ops: monitor under throttling: {_brief(doc['kit']['monitor-throttled'])}", flush=True)
     finally:
         emu.stop()
-    doc["goals"] = goals(doc)
+    return judged_and_written(doc, goals, "ops_scale")
+
+
+def judged_and_written(
+    doc: dict[str, Any], judge: Callable[[dict[str, Any]], list[dict[str, Any]]], name: str
+) -> dict[str, Any]:
+    """A scale benchmark's document with its goals judged, written to `bench-out/<name>.json` for the report."""
+    doc["goals"] = judge(doc)
     (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / "ops_scale.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (REPO / "bench-out" / f"{name}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return doc
 
 
@@ -596,11 +603,19 @@ def limits_markdown(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_scale_main(
+    run: Callable[[str | None], dict[str, Any]], render: Callable[[dict[str, Any]], str], argv: list[str] | None
+) -> int:
+    """A scale benchmark's entry point: run it at the scale named first in `argv`, print its section, exit 1 when a
+    goal is not met."""
     args = sys.argv[1:] if argv is None else argv
-    doc = run_ops_bench(args[0] if args else None)
-    print(markdown(doc))
+    doc = run(args[0] if args else None)
+    print(render(doc))
     return 0 if all(g["met"] for g in doc["goals"]) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_scale_main(run_ops_bench, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -56,6 +57,24 @@ _RETRIED_STATUS = {429: "TooManyRequestsException", 500: "InternalServerError", 
 class LoadedTable:
     metadata_location: str
     metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RestAnswer:
+    """One answer of a signed GET: its status and body, and for an error its code and message (else empty)."""
+
+    status: int
+    body: bytes
+    code: str
+    message: str
+
+    def client_error(self, operation: str) -> ClientError:
+        """The error answer as the botocore ``ClientError`` of `operation`, so the kit's error handling applies."""
+        error: Any = {
+            "Error": {"Code": self.code, "Message": self.message},
+            "ResponseMetadata": {"HTTPStatusCode": self.status},
+        }
+        return ClientError(error, operation)
 
 
 def load_table_path(bucket_arn: str, namespace: str, name: str) -> str:
@@ -111,6 +130,23 @@ class IcebergRest:
         errors once the attempts are spent, NoCredentialsError, or ValueError (an answer that is not a
         LoadTableResult)."""
         url = self.endpoint + load_table_path(bucket_arn, namespace, name)
+        answer = self.get(url, ok=(200,))
+        if answer.status == 200:
+            doc = json.loads(answer.body)
+            if not isinstance(doc, dict):
+                raise ValueError("a loadTable answer is a JSON object")
+            location, metadata = doc.get("metadata-location"), doc.get("metadata")
+            if not isinstance(location, str) or not isinstance(metadata, dict):
+                raise ValueError("a loadTable answer carries metadata-location and metadata")
+            return LoadedTable(location, metadata)
+        if refuses_endpoint(answer.status, answer.code):
+            self.refused = True
+        raise answer.client_error(OPERATION)
+
+    def get(self, url: str, ok: Collection[int]) -> RestAnswer:
+        """A signed GET of `url` over the client's transport, retried as the module docstring says: the answer once
+        its status is in `ok` or the error is not retried (or the attempts are spent). Raises botocore's connection
+        errors once the attempts are spent, NoCredentialsError."""
         for attempt in range(self.max_attempts):
             last = attempt + 1 >= self.max_attempts
             try:
@@ -121,20 +157,11 @@ class IcebergRest:
                 time.sleep(PAUSE.delay(attempt))
                 continue
             status, body = response.status_code, response.content
-            if status == 200:
-                doc = json.loads(body)
-                if not isinstance(doc, dict):
-                    raise ValueError("a loadTable answer is a JSON object")
-                location, metadata = doc.get("metadata-location"), doc.get("metadata")
-                if not isinstance(location, str) or not isinstance(metadata, dict):
-                    raise ValueError("a loadTable answer carries metadata-location and metadata")
-                return LoadedTable(location, metadata)
+            if status in ok:
+                return RestAnswer(status, body, "", "")
             code, message = error_of(status, response.headers, body)
             if (code in THROTTLING_CODES or code in TRANSIENT_CODES or status >= 500) and not last:
                 time.sleep(PAUSE.delay(attempt))
                 continue
-            if refuses_endpoint(status, code):
-                self.refused = True
-            error: Any = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
-            raise ClientError(error, OPERATION)
+            return RestAnswer(status, body, code, message)
         raise AssertionError("unreachable")

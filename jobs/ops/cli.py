@@ -7,6 +7,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any, TextIO, TypedDict
@@ -154,12 +155,26 @@ def refuse(err: Exception) -> int:
     return EXIT_REFUSED
 
 
+def pause_before_second_pass(tool: str, count: int, pause: float, show_progress: bool) -> None:
+    """Say (unless quiet) that `count` tables are read again, then give a burst of throttling `pause` seconds."""
+    if show_progress:
+        print(f"{tool}: {count} table(s) unreadable after retries; reading them again in {pause:g}s", file=sys.stderr)
+    time.sleep(pause)
+
+
 def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
+    add_client_args(p)
+
+
+def add_client_args(
+    p: argparse.ArgumentParser, *, concurrency: int = 16, json_help: str = "machine-readable output on stdout"
+) -> None:
+    """The flags of how a tool reaches AWS and reports, for a tool that reads no outputs contract."""
     p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")
     p.add_argument("--role-name", help="assume this role name in every account")
     p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
-    p.add_argument("--concurrency", type=int, default=16, help="parallel API calls (default 16)")
+    p.add_argument("--concurrency", type=int, default=concurrency, help=f"parallel API calls (default {concurrency})")
     p.add_argument(
         "--processes",
         type=int,
@@ -171,7 +186,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
         "--max-attempts", type=int, default=MAX_ATTEMPTS, help=f"botocore attempts per call (default {MAX_ATTEMPTS})"
     )
     p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
-    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 

@@ -31,16 +31,22 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import (
-    MAX_PROCESSES,
-    PROCESSES_FROM,
     Progress,
     chunks,
     processes_for,
     run_concurrently,
     worker_pool,
 )
-from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS, describe_error, is_transient
-from s3tables_kit.jobs.ops.cli import EXIT_OK, EXIT_REFUSED, clients_from_args, dump_json
+from s3tables_kit.jobs.kernel.sdk import describe_error, is_transient
+from s3tables_kit.jobs.ops.cli import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    add_client_args,
+    clients_from_args,
+    dump_json,
+    pause_before_second_pass,
+    run_options,
+)
 from s3tables_kit.jobs.ops.discover_plan import Destination, backfill, bucket_plan, propose_toml, render_report
 from s3tables_kit.jobs.ops.discover_read import BucketFound, Refused, TableFound, list_buckets, read_bucket, read_table
 from s3tables_kit.jobs.ops.discover_read import read_chunk as _read_chunk
@@ -104,12 +110,7 @@ def discover(
     found.second_pass = len(again)
     if again:
         # A burst of throttling (or a server error) can outlast every retry: read those tables again after a pause.
-        if show_progress:
-            print(
-                f"discover: {len(again)} table(s) unreadable; reading them again in {second_pass_pause:g}s",
-                file=sys.stderr,
-            )
-        time.sleep(second_pass_pause)
+        pause_before_second_pass("discover", len(again), second_pass_pause, show_progress)
         redone = run_concurrently(
             lambda ai: read_table(clients, ai[0], *_ident(results[ai[0]][ai[1]])), again, concurrency
         )
@@ -198,23 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default="discover-out", help="directory written (default discover-out/)")
     p.add_argument("--kit-name", default="lake", help="the [kit] name of the proposal (default lake)")
-    p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")
-    p.add_argument("--role-name", help="assume this role name in every account")
-    p.add_argument("--role-arn", action="append", metavar="ACCOUNT=ARN", help="assume ARN for ACCOUNT (repeatable)")
-    p.add_argument("--concurrency", type=int, default=32, help="parallel API calls (default 32)")
-    p.add_argument(
-        "--processes",
-        type=int,
-        default=None,
-        help=f"worker processes sharing the calls (default: 1 below {PROCESSES_FROM} tables, else one per core up "
-        f"to {MAX_PROCESSES})",
-    )
-    p.add_argument(
-        "--max-attempts", type=int, default=MAX_ATTEMPTS, help=f"botocore attempts per call (default {MAX_ATTEMPTS})"
-    )
-    p.add_argument("--page-size", type=int, default=None, help="ListTables page size (1-1000)")
-    p.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of the readable one")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_client_args(p, concurrency=32, json_help="print the JSON report on stdout instead of the readable one")
     return p
 
 
@@ -227,10 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             clients,
             args.region,
             args.account or [None],
-            concurrency=args.concurrency,
-            processes=args.processes,
-            page_size=args.page_size,
-            show_progress=not args.quiet,
+            **run_options(args),
         )
         doc = report_doc(found, destinations, args.kit_name)
         if not doc["buckets"]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from s3tables_kit.jobs.ops.discover_read import BucketFound, TableFound
 from s3tables_kit.topology.model import UnreferencedFileRemoval
+from s3tables_kit.topology.reference import toml_value
 
 # What S3 Tables applies to a table whose snapshot management nobody set (the AWS default).
 SERVICE_SNAPSHOT_DEFAULT = (120, 1)
@@ -244,22 +245,8 @@ def backfill(plans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _val(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_val(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_val(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"no TOML for {v!r}")
-
-
 def _lines(doc: dict[str, Any], comment: bool = False) -> list[str]:
-    return [f"{'# ' if comment else ''}{k} = {_val(v)}" for k, v in doc.items()]
+    return [f"{'# ' if comment else ''}{k} = {toml_value(v)}" for k, v in doc.items()]
 
 
 def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
@@ -273,7 +260,7 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         "# Proposed by `s3tables-kit discover`: adopts the table buckets below as they are (encryption, storage class,",
         "# maintenance as found). Review every line marked REVIEW before the first deploy.",
         "[kit]",
-        f"name = {_val(kit_name)}",
+        f"name = {toml_value(kit_name)}",
         "",
     ]
     taken: set[str] = set()
@@ -296,12 +283,12 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         out.append(f"# {p['tables']} table(s), {p['bytes']:,} bytes; unreferenced file removal {status} as found")
         out.append(header)
         if estate:
-            out.append(f"id = {_val(source_id(p['bucket'], taken))}")
+            out.append(f"id = {toml_value(source_id(p['bucket'], taken))}")
         out += _lines(site)
         names = [r["bucket"] for r in p["replicas"]]
         if estate:
             if names:
-                out.append(f"replicate_to = {_val(names)}")
+                out.append(f"replicate_to = {toml_value(names)}")
                 out.append('replication = { mode = "bucket" }')
             else:
                 out.append('# replicate_to = ["<replica bucket>"]   # REVIEW: choose the destinations')
@@ -310,7 +297,7 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             out += [
                 "",
                 f"[[{header.strip('[]')}.namespaces]]",
-                f"name = {_val(ns)}  # adopted: its tables stay as they are",
+                f"name = {toml_value(ns)}  # adopted: its tables stay as they are",
             ]
         out.append("")
         for r in p["replicas"]:
@@ -351,7 +338,7 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
     out += [
         "[protection]",
         "# REVIEW: the roles allowed to bypass replica protection (your break-glass role)",
-        f"break_glass_principals = {_val(break_glass)}",
+        f"break_glass_principals = {toml_value(break_glass)}",
         "",
         "# REVIEW: your organization's management account, and the OUs (or accounts) the protection SCP is attached to",
         "[protection.organization]",

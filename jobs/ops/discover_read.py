@@ -18,18 +18,15 @@ still fails is kept in the table's `error` for the tool's second pass.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
-from s3tables_kit.jobs.kernel.iceberg_rest import PAUSE, error_of
 from s3tables_kit.jobs.kernel.sdk import (
-    THROTTLING_CODES,
     TRANSIENT_CODES,
     BucketRef,
     call,
@@ -106,28 +103,13 @@ def signed_get(clients: Clients, bucket_arn: str, operation: str, **params: str)
     client = clients.s3tables(b.region, b.account)
     rest = clients.iceberg_rest(b.region, b.account)
     url = operation_url(client.meta.service_model, str(client.meta.endpoint_url).rstrip("/"), operation, params)
-    for attempt in range(rest.max_attempts):
-        last = attempt + 1 >= rest.max_attempts
-        try:
-            response = rest._send(url)  # the endpoint's signer and pooled session (module docstring)
-        except (ConnectionError, HTTPClientError):
-            if last:
-                raise
-            time.sleep(PAUSE.delay(attempt))
-            continue
-        status, body = response.status_code, response.content
-        if status in (200, 204):
-            doc = json.loads(body) if body else {}
-            return doc if isinstance(doc, dict) else {}
-        code, message = error_of(status, response.headers, body)
-        if status == 404 or code in MISSING_CODES:
-            return None
-        if (code in THROTTLING_CODES or code in TRANSIENT_CODES or status >= 500) and not last:
-            time.sleep(PAUSE.delay(attempt))
-            continue
-        error: Any = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
-        raise ClientError(error, operation)
-    raise AssertionError("unreachable")
+    answer = rest.get(url, ok=(200, 204))  # the endpoint's signer, pooled session and retries (module docstring)
+    if answer.status in (200, 204):
+        doc = json.loads(answer.body) if answer.body else {}
+        return doc if isinstance(doc, dict) else {}
+    if answer.status == 404 or answer.code in MISSING_CODES:
+        return None
+    raise answer.client_error(operation)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -80,6 +79,7 @@ from s3tables_kit.jobs.ops.cli import (
     emit,
     format_duration,
     parse_duration,
+    pause_before_second_pass,
     refuse,
     render_table,
     table_label,
@@ -443,12 +443,7 @@ def collect_status(
     for _ in range(SECOND_PASSES):
         if not again:
             break
-        if show_progress:
-            print(
-                f"status: {len(again)} table(s) unreadable after retries; reading them again in {pause:g}s",
-                file=sys.stderr,
-            )
-        time.sleep(pause)
+        pause_before_second_pass("status", len(again), pause, show_progress)
         redone = run_concurrently(
             lambda i: table_status(clients, tables[i], now, max_lag, windows, meta, created(tables[i]), rest),
             again,

@@ -16,8 +16,9 @@ from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as M
 from s3tables_kit.jobs.failover.iceberg import partition_counts
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.recover.model import Ident, Snapshot, TableInfo
-from s3tables_kit.jobs.recover.planning import Selector
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo
 from tests.failover_world import FailoverWorld, batch, build, lose_source_region
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, OpsEnv
 

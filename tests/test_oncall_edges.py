@@ -184,8 +184,8 @@ def test_failover_plan_prints_policies_readably_and_rpo_reasons_in_full() -> Non
         TableFacts,
         TablePlan,
     )
-    from s3tables_kit.jobs.recover.model import Ident
-    from s3tables_kit.jobs.recover.planning import Selector
+    from s3tables_kit.jobs.kernel.idents import Ident
+    from s3tables_kit.jobs.kernel.selectors import Selector
 
     arn = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
     statement = {"Sid": "DenyReplicaDeletion", "Effect": "Deny", "Principal": "*", "Action": ["s3tables:DeleteTable"]}

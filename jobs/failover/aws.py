@@ -29,12 +29,13 @@ from s3tables_kit.jobs.failover.iceberg import (
     set_properties,
 )
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.commits import source_commits
 from s3tables_kit.jobs.kernel.concurrency import Progress, run_concurrently
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms, table_info_from_metadata
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata
-from s3tables_kit.jobs.ops.status import source_commits
-from s3tables_kit.jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
-from s3tables_kit.jobs.recover.planning import Selector
 from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
@@ -646,7 +647,7 @@ def worst_rpo(plan: M.FailoverPlan) -> str:
 
 
 def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
-    from s3tables_kit.jobs.ops.cli import render_table
+    from s3tables_kit.jobs.kernel.render import render_table
 
     body = render_table(
         ["TABLE", "VERDICT", "SNAPSHOT", "PIT", "RPO", "RTO", "ROWS", "MESSAGE"],

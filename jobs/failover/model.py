@@ -1,10 +1,10 @@
 """The failover plan, pure: facts gathered by `aws.py` in, the plan (per table state, RPO, snapshot, other replicas,
 policy changes, steps) and the failback plan out. No I/O, no AWS, no Spark: tested with hand-made facts.
 
-RPO reuses the lag logic of `jobs.ops.status` (`commit_times`, `compute_lag`): the source commits the replica lacks
-are the source commit times after the replica's last replicated commit (the replica's own `last-updated-ms`, a copy
-of the source's value at that commit); when the source Region does not answer, the RPO is "at least since" that
-commit.
+RPO reuses the lag logic `status` reports (`jobs.kernel.commits`: `commit_times`, `compute_lag`): the source commits
+the replica lacks are the source commit times after the replica's last replicated commit (the replica's own
+`last-updated-ms`, a copy of the source's value at that commit); when the source Region does not answer, the RPO is
+"at least since" that commit.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from s3tables_kit.jobs.ops.status import compute_lag
-from s3tables_kit.jobs.recover.model import Ident, PlanError, Snapshot, TableInfo, iso_ms
-from s3tables_kit.jobs.recover.planning import Selector, resolve_snapshot
+from s3tables_kit.jobs.kernel.commits import compute_lag
+from s3tables_kit.jobs.kernel.idents import Ident, JobError
+from s3tables_kit.jobs.kernel.selectors import PlanError, Selector, resolve_snapshot
+from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo, iso_ms
 
 # Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback).
 PROP_PREFIX = "kit.failover."
@@ -46,7 +47,7 @@ EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / 
 SHOWN_TABLE_DOCUMENTS = 3  # the rendered plan shows this many table policies in full (the JSON plan has all)
 
 
-class FailoverError(Exception):
+class FailoverError(JobError):
     """A refusal at plan time (exit 2): the message is for the on-call engineer, nothing was changed."""
 
 
@@ -155,7 +156,7 @@ class Rpo:
 
 
 def format_seconds(s: float | None) -> str:
-    from s3tables_kit.jobs.ops.cli import format_duration
+    from s3tables_kit.jobs.kernel.render import format_duration
 
     return format_duration(s)
 
@@ -322,7 +323,7 @@ class FailoverPlan:
         }
 
     def render(self, *, show_documents: bool = True) -> str:
-        from s3tables_kit.jobs.ops.cli import render_table
+        from s3tables_kit.jobs.kernel.render import render_table
 
         lines = [
             f"Failover plan for table bucket {self.bucket_name} ({self.replica_bucket_arn}), "
@@ -578,7 +579,7 @@ def failback_dict(
 
 
 def render_failback(promoted_bucket_arn: str, original_bucket_arn: str, tables: Sequence[FailbackTable]) -> str:
-    from s3tables_kit.jobs.ops.cli import render_table
+    from s3tables_kit.jobs.kernel.render import render_table
 
     body = render_table(
         ["TABLE", "COMMITS SINCE FAILOVER", "ORIGINAL", "ORIGINAL LAST COMMIT", "ORIGINAL COMMITS AFTER"],

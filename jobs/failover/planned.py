@@ -28,15 +28,17 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from s3tables_kit.jobs.failover import aws, points
+from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as M
 from s3tables_kit.jobs.failover import planned_lease as PL
 from s3tables_kit.jobs.failover import planned_model as PM
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
+from s3tables_kit.jobs.kernel.snapshots import Snapshot
 from s3tables_kit.jobs.kernel.tables import read_table_metadata
-from s3tables_kit.jobs.recover.model import Ident, Snapshot
 from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
@@ -276,7 +278,7 @@ def run(
         try:
             with leased():
                 was_frozen = lift_freeze(clients, freeze, src_arn, journal_file, show)
-        except PL.Refused as exc:
+        except PL.LeaseRefused as exc:
             print(f"REFUSED: {exc}")
             return PlannedResult(M.EXIT_REFUSED)
         print("freeze lifted" if was_frozen else "no freeze in place: nothing to do")
@@ -307,7 +309,7 @@ def run(
     try:
         with leased() as leases:
             return _confirmed(clients, req, plan, documents, freeze, opts, rep, finish, refusals, leases, t0)
-    except PL.Refused as exc:
+    except PL.LeaseRefused as exc:
         rep.messages.append(str(exc))
         return finish(M.EXIT_REFUSED, "refused (another run holds the lease: nothing was changed)")
 
@@ -345,7 +347,7 @@ def _confirmed(
     rep.frozen_at = journal.frozen_at
     if journal.run_id != run_id:
         rep.continued_from = journal.run_id
-    points.at("after-freeze", src_arn)
+    PLANNED_FAILOVER.at("after-freeze", src_arn)
 
     def lifted(outcome: str, code: int) -> PlannedResult:
         lost = PL.lost(leases)
@@ -374,14 +376,14 @@ def _confirmed(
         ]
         rep.messages.append(f"timed out after {opts.timeout_s:.0f}s waiting for the replicas to catch up")
         return lifted("timed out (nothing was promoted)", M.EXIT_FAILED)
-    points.at("caught-up", src_arn)
+    PLANNED_FAILOVER.at("caught-up", src_arn)
     if PL.lost(leases):  # another run took the leases over (this one stalled past their time to live)
         return lifted("stopped before the promotion (nothing was promoted by this run)", M.EXIT_FAILED)
 
     t_caught = time.monotonic()
     plan.tables = [plans.get(str(t.ident), t) for t in plan.tables]
     b = BucketRef(plan.replica_bucket_arn)
-    points.watch(clients.s3tables(b.region, b.account), plan.replica_bucket_arn)
+    PLANNED_FAILOVER.watch(clients.s3tables(b.region, b.account), plan.replica_bucket_arn)
     try:
         outcomes = aws.promote(clients, req, plan, documents, run_id, t0)
     except Exception as exc:
@@ -390,7 +392,7 @@ def _confirmed(
     rep.writable_after_caught_up_seconds = round(time.monotonic() - t_caught, 3)
     rep.rto_seconds = round(time.monotonic() - t0, 3)
     rep.tables = prove(clients, src_arn, plan, outcomes, took, req.concurrency)
-    points.at("before-lift", src_arn)
+    PLANNED_FAILOVER.at("before-lift", src_arn)
     code = M.EXIT_OK if rep.rpo_zero and all(o.ok for o in outcomes) else M.EXIT_FAILED
     return lifted("promoted", code)
 

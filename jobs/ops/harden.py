@@ -55,17 +55,11 @@ from s3tables_kit.jobs.kernel.concurrency import (
     stream_concurrently,
     worker_pool,
 )
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options
+from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
-from s3tables_kit.jobs.ops.cli import (
-    add_common_args,
-    canonical_policy,
-    clients_from_args,
-    emit,
-    refuse,
-    render_table,
-    run_options,
-)
+from s3tables_kit.jobs.ops.cli import canonical_policy
 from s3tables_kit.topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]

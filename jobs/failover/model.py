@@ -175,7 +175,7 @@ def compute_rpo(replica_last_commit_ms: int | None, source: SourceFacts, now: da
 # ----------------------------------------------------------------------------------------------------
 
 
-class Step(Enum):
+class FailoverStep(Enum):
     SKIP = "skip"  # nothing to do (not a replica)
     PROMOTE = "disassociate"
     ALREADY = "already detached: skip disassociation"
@@ -199,9 +199,9 @@ class PolicyChange:
 
 
 @dataclass(frozen=True)
-class TablePlan:
+class FailoverTablePlan:
     facts: TableFacts
-    step: Step
+    step: FailoverStep
     rpo: Rpo
     snapshot: Snapshot | None  # the snapshot the promoted table will have as current
     pit: bool  # the snapshot differs from the replica's current one: set_current_snapshot after promotion
@@ -245,7 +245,7 @@ class FailoverPlan:
     caller: Caller
     break_glass: bool
     break_glass_principals: tuple[str, ...]
-    tables: list[TablePlan] = field(default_factory=list)
+    tables: list[FailoverTablePlan] = field(default_factory=list)
     bucket_policy: PolicyChange | None = None
     errors: list[str] = field(default_factory=list)
     generated_at: str = ""
@@ -256,8 +256,8 @@ class FailoverPlan:
 
     def steps(self) -> list[str]:
         """The order of the promotion, as the tool runs it."""
-        todo = [t for t in self.tables if t.step is Step.PROMOTE]
-        done = [t for t in self.tables if t.step is Step.ALREADY]
+        todo = [t for t in self.tables if t.step is FailoverStep.PROMOTE]
+        done = [t for t in self.tables if t.step is FailoverStep.ALREADY]
         pit = [t for t in self.tables if t.pit]
         out = [
             "1. preflight: the caller is a break-glass principal of the replica account; the typed confirmation "
@@ -386,7 +386,7 @@ PIT_WARNING = (
 )
 
 
-def _rpo_reasons(tables: Sequence[TablePlan]) -> list[str]:
+def _rpo_reasons(tables: Sequence[FailoverTablePlan]) -> list[str]:
     """`* RPO of <table>: <reason>`, in full and wrapped, for every table whose RPO has one."""
     out: list[str] = []
     for t in tables:
@@ -427,14 +427,16 @@ def plan_table(
     replica_bucket_arn: str,
     kit_replica_buckets: Sequence[str],
     table_policy: PolicyChange | None,
-) -> TablePlan:
+) -> FailoverTablePlan:
     state = facts.state
-    step = {ReplicaState.REPLICA: Step.PROMOTE, ReplicaState.DETACHED: Step.ALREADY}.get(state, Step.SKIP)
+    step = {ReplicaState.REPLICA: FailoverStep.PROMOTE, ReplicaState.DETACHED: FailoverStep.ALREADY}.get(
+        state, FailoverStep.SKIP
+    )
     problems: list[str] = []
     snap: Snapshot | None = None
     pit = False
     info = facts.info
-    if step is not Step.SKIP:
+    if step is not FailoverStep.SKIP:
         if info is None or not info.snapshots:
             if selector.as_of_ms is not None or selector.snapshot_id is not None:
                 problems.append("the replica has no snapshot: no point in time to set")
@@ -455,7 +457,7 @@ def plan_table(
     else:
         others = tuple(b for b in kit_replica_buckets if b != replica_bucket_arn)
         others_from = "outputs (source unreachable: not confirmed)" if not facts.source.reachable else "outputs"
-    return TablePlan(
+    return FailoverTablePlan(
         facts=facts,
         step=step,
         rpo=rpo,
@@ -463,7 +465,7 @@ def plan_table(
         pit=pit,
         other_replicas=others,
         other_replicas_from=others_from,
-        table_policy=table_policy if step is not Step.SKIP else None,
+        table_policy=table_policy if step is not FailoverStep.SKIP else None,
         problems=tuple(problems),
     )
 

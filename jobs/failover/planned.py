@@ -106,7 +106,7 @@ def source_head(clients: Clients, source_arn: str, ident: Ident) -> PM.Head:
     return PM.Head.of(json.loads(m.raw) if m.raw else None)
 
 
-def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.CatchUp, M.TablePlan]:
+def catch_up(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> tuple[PM.CatchUp, M.FailoverTablePlan]:
     """One table's catch-up state, and its plan with the replica's metadata as read now (the promotion's input)."""
     ident = tp.ident
     try:
@@ -120,7 +120,7 @@ def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.Cat
             return state, tp
         snap: Snapshot | None = info.snapshot(info.current_snapshot_id) if info.current_snapshot_id else None
         facts = replace(tp.facts, info=info, metadata_json=raw, managed=not detached)
-        step = M.Step.PROMOTE if not detached else M.Step.ALREADY
+        step = M.FailoverStep.PROMOTE if not detached else M.FailoverStep.ALREADY
         rpo = M.Rpo(0, 0.0, None) if state.caught_up else tp.rpo
         return state, replace(tp, facts=facts, snapshot=snap, pit=False, step=step, rpo=rpo)
     except (ClientError, BotoCoreError, ValueError) as exc:
@@ -130,11 +130,11 @@ def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.Cat
 def wait_caught_up(
     clients: Clients,
     source_arn: str,
-    tables: Sequence[M.TablePlan],
+    tables: Sequence[M.FailoverTablePlan],
     opts: Options,
     concurrency: int,
     show: bool,
-) -> tuple[bool, dict[str, PM.CatchUp], dict[str, M.TablePlan], dict[str, float]]:
+) -> tuple[bool, dict[str, PM.CatchUp], dict[str, M.FailoverTablePlan], dict[str, float]]:
     """Poll the tables not yet caught up until all are, or the timeout. (all caught up, last state per table, the
     refreshed plans, seconds each took)."""
     t0 = time.monotonic()
@@ -292,7 +292,7 @@ def run(
         refusals.append("no failover documents (pass --config with the kit configuration)")
     live = None if source_error else aws.live_bucket_policy(clients, src_arn)
     already = freeze.is_frozen(live)
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     if req.confirm is None:
         now = [catch_up(clients, src_arn, t)[0] for t in active] if not source_error else []
         print(
@@ -330,7 +330,7 @@ def _confirmed(
     """The confirmed run, under the leases: freeze, wait, promote, prove, lift."""
     show, run_id, src_arn = req.show_progress, rep.run_id, rep.source_bucket_arn
     journal_file = PM.journal_path(req.report_dir or Path("reports/failover"), src_arn.rsplit("/", 1)[1])
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     if refusals:  # the source answers and a killed run's freeze is in place: writers are not left frozen
         rep.messages += refusals
         if lift_freeze(clients, freeze, src_arn, journal_file, show):

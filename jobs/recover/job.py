@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DISTRIBUTION_NONE = {"spark.sql.iceberg.distribution-mode": "none"}
 
 
-class Progress:
+class RecoveryProgress:
     """Live, line-oriented progress per table on stderr (safe from several threads)."""
 
     def __init__(self, out: TextIO | None = None) -> None:
@@ -463,7 +463,7 @@ def execute(
     spark: SparkSession,
     req: RecoveryRequest,
     plan: Plan,
-    progress: Progress,
+    progress: RecoveryProgress,
     plan_seconds: float,
     run_id: str,
     leases: Leases | None = None,
@@ -545,7 +545,7 @@ def run(
 ) -> Outcome:
     """Plan, print it, then (unless dry-run) recover. Exit code: 0 all ok, 1 some table failed, 2 plan error."""
     out = out or sys.stdout
-    progress = Progress(err)
+    progress = RecoveryProgress(err)
     t0 = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
     started = datetime.now(UTC)

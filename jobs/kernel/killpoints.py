@@ -39,7 +39,8 @@ class KillPoints:
 
     def __post_init__(self) -> None:
         unknown = set(self.call_points.values()) - set(self.points)
-        assert not unknown, f"{self.job}: call points {sorted(unknown)} are not among its points"
+        if unknown:
+            raise ValueError(f"{self.job}: call points {sorted(unknown)} are not among its points")
 
     def kill_env(self, point: str) -> dict[str, str]:
         """The environment that kills a process of this job at `point` (for a test's subprocess)."""

@@ -27,7 +27,7 @@ _NEGATED = ("StringNotEquals", "StringNotEqualsIgnoreCase", "StringNotLike", "Ar
 
 
 @dataclass(frozen=True)
-class Caller:
+class RequestPrincipal:
     """The principal of a signed request: `arn` is what `aws:PrincipalArn` holds (the role of an assumed-role
     session, or an IAM user), `session_arn` the assumed-role session AWS names in a denial (None for a user)."""
 
@@ -39,7 +39,7 @@ class Caller:
         return self.arn.split(":")[4]
 
 
-def caller(environ: dict[str, Any]) -> Caller | None:
+def caller(environ: dict[str, Any]) -> RequestPrincipal | None:
     """The principal whose access key signed the request, None for a key moto does not know."""
     found = _CREDENTIAL_RE.search(environ.get("HTTP_AUTHORIZATION", ""))
     if not found:
@@ -52,12 +52,12 @@ def caller(environ: dict[str, Any]) -> Caller | None:
         for _, backend in partitions.items():
             role = backend.get_assumed_role_from_access_key(key)
             if role is not None:
-                return Caller(str(role.role_arn), str(role.arn))
+                return RequestPrincipal(str(role.role_arn), str(role.arn))
     for _, iam_partitions in iam_backends.items():
         for _, iam in iam_partitions.items():
             user = iam.get_user_from_access_key_id(key)
             if user is not None:
-                return Caller(str(user.arn))
+                return RequestPrincipal(str(user.arn))
     return None
 
 

@@ -85,7 +85,7 @@ def _template(clients: Any, bucket_arn: str, region: str, endpoint: str) -> dict
     from pyiceberg.types import LongType, NestedField, StringType
 
     from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
-    from s3tables_kit.jobs.recover.model import Ident
+    from s3tables_kit.jobs.kernel.idents import Ident
 
     s3t = clients.s3tables(region)
     cm = S3TablesCommitter(s3t, bucket_arn, io_props(s3t, bucket_arn, endpoint))

@@ -6,7 +6,7 @@
 * ``small`` (default): a few more rows and tables, a few minutes more.
 * ``full``: the sizes the goals are defined for (`BENCHMARKS.md`).
 
-`SECTIONS` names every section `bench.run.main` runs, with the `Plan` field that sizes it: a section is wired into
+`SECTIONS` names every section `bench.run.main` runs, with the `BenchPlan` field that sizes it: a section is wired into
 a scale when its size there is set (`tests/test_bench_smoke.py` checks every scale runs every section).
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Plan:
+class BenchPlan:
     data: str  # `bench.recovery.SCALES` key: the orders table, the many-tables namespace, planning, synth size
     failover_tables: int  # section 6: failover of this many small tables
     estate_synth_sources: int  # section 4: synth of an estate of this many source buckets
@@ -29,7 +29,7 @@ class Plan:
     discover_tables: int  # section 9: tables per bucket (of 3) discovered (`bench.discover_scale.SCALES`)
 
 
-# section title (as `bench.run.main` prints it) -> the `Plan` fields that size it
+# section title (as `bench.run.main` prints it) -> the `BenchPlan` fields that size it
 SECTIONS: dict[str, tuple[str, ...]] = {
     "1+2 interleaved rounds: kit file copy, Spark CTAS, pyiceberg": ("data",),
     "1+2 CTAS-mode kit, fingerprint, EXCEPT ALL": ("data",),
@@ -46,7 +46,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 PLANS = {
-    "quick": Plan(
+    "quick": BenchPlan(
         data="quick",
         failover_tables=100,
         estate_synth_sources=5,
@@ -58,7 +58,7 @@ PLANS = {
         estate_scp_sources=50,
         discover_tables=20,
     ),
-    "small": Plan(
+    "small": BenchPlan(
         data="small",
         failover_tables=1000,
         estate_synth_sources=50,
@@ -70,7 +70,7 @@ PLANS = {
         estate_scp_sources=50,
         discover_tables=200,
     ),
-    "full": Plan(
+    "full": BenchPlan(
         data="full",
         failover_tables=1000,
         estate_synth_sources=50,

@@ -54,11 +54,11 @@ def measure_plan(
 ) -> dict[str, Any]:
     from emulator.process import Emulator
     from s3tables_kit.jobs.kernel import sdk
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.recover.catalogs import CatalogSpec
     from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one
     from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
     from s3tables_kit.jobs.recover.metadata import metadata_source
-    from s3tables_kit.jobs.recover.model import Ident
 
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         os.environ.setdefault(k, v)

@@ -188,8 +188,8 @@ def session(work: Work) -> SparkSession:
 
 
 def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.recover.localreplica import replicate_table
-    from s3tables_kit.jobs.recover.model import Ident
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.bench")
     spark.sql(
@@ -221,8 +221,8 @@ def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
 
 def build_many(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
     """`fleet.t00..` in the source, then relocated into the replica one by one; returns the consistent-cut instant."""
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.recover.localreplica import replicate_table
-    from s3tables_kit.jobs.recover.model import Ident
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.fleet")
     names = [f"t{i:02d}" for i in range(sc.many_tables)]
@@ -280,8 +280,8 @@ def build_planning(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]
 
 
 def kit_request(work: Work, target: str, tables: list[str], report: Path, **kw: Any) -> Any:
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.recover.job import RecoveryRequest
-    from s3tables_kit.jobs.recover.model import Ident
 
     cats = catalogs(work)
     return RecoveryRequest(

@@ -37,7 +37,7 @@ from bench.report import (
 )
 
 OUT = REPO / "bench-out"
-ESTATE_SOURCES = 50  # estate goal: synth of the 50-bucket estate within 60 s (the goal's size; `Plan` sizes the run)
+ESTATE_SOURCES = 50  # estate goal: synth of the 50-bucket estate within 60 s (its size; `BenchPlan` sizes the run)
 
 
 def _synth_name(res: Results) -> str:

@@ -10,9 +10,8 @@ management account is exempt). Minimal and explicit about it:
   a service control policy" / "resource-based policy" / "identity-based policy");
 * otherwise an Allow of the identity policies, or of a resource policy naming the role or its account, is needed;
 * SCPs are read for their Deny statements only (the allow-list form of an SCP is not evaluated);
-* conditions: String*, Arn*, Bool and Null operators, `...IfExists`, `ForAnyValue:`/`ForAllValues:` prefixes; a
-  missing key fails a positive operator and passes a negated one (as IAM does); any other operator fails the request
-  with an error naming it (never a silent allow);
+* statements and conditions are evaluated by `emulator.authz`, the stand-in's one evaluator (its operators, and an
+  error naming any other operator: never a silent allow);
 * context: `aws:PrincipalArn` (the role), `aws:PrincipalAccount`, `aws:SecureTransport`, `s3tables:namespace`,
   `s3tables:tableName`, `aws:ResourceTag/<k>` and `s3tables:TableBucketTag/<k>` (the extension's tags).
 Requests signed with an account's own access key (Terraform, the tools, the tests) are not evaluated, as before.
@@ -24,10 +23,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
+
+from emulator import authz
 
 SWITCHES = {
     "createtable-dependents": "the replication service's CreateTable of a replica also needs its dependent actions "
@@ -46,7 +46,6 @@ RESOURCE_BASED = "resource-based policy"
 IDENTITY_BASED = "identity-based policy"
 DEPENDENT_ACTIONS = ("s3tables:PutTableEncryption", "s3tables:PutTableStorageClass", "s3tables:TagResource")
 OTHER_MANAGED_BY = "s3tables.amazonaws.com"
-_CREDENTIAL_RE = re.compile(r"Credential=([A-Z0-9]+)/")
 
 
 @dataclass
@@ -146,7 +145,7 @@ def _replication_blocked(table: Any, dest_bucket_arn: str) -> str | None:
         ctx = {"aws:PrincipalArn": role, "aws:PrincipalAccount": role.split(":")[4] if role.count(":") >= 5 else ""}
         resource = f"{dest_bucket_arn}/table/*"
         for doc in docs:
-            hit = _explicit_deny(json.loads(doc), action, resource, ctx, principal=role, resource_policy=True)
+            hit = authz.explicit_deny(json.loads(doc), action, resource, ctx, principal=role, resource_policy=True)
             if hit:
                 return (
                     f"Access denied: the replication role {role} is not authorized to perform {action} on "
@@ -188,15 +187,14 @@ def authorize(environ: dict[str, Any], op: str, params: dict[str, str], query: d
     """None when the request may proceed, else the ApiError AWS would answer (called with the lock held)."""
     if not LIVE.authz:
         return None
-    found = _CREDENTIAL_RE.search(environ.get("HTTP_AUTHORIZATION", ""))
-    role = _assumed_role(found.group(1)) if found else None
-    if role is None:
+    who = authz.caller(environ)
+    if who is None or who.session_arn is None:  # an account's own access key: not evaluated
         return None
     ApiError = _app().ApiError
 
-    role_arn, session_arn = role
+    role_arn, session_arn = who.arn, who.session_arn
     resource, ctx = _resource_and_context(params, query)
-    ctx.update({"aws:PrincipalArn": role_arn, "aws:PrincipalAccount": role_arn.split(":")[4]})
+    ctx.update({"aws:PrincipalArn": role_arn, "aws:PrincipalAccount": who.account})
     action = f"s3tables:{op}"
     try:
         decision, layer, _sid = decide(role_arn, action, resource, ctx)
@@ -212,17 +210,6 @@ def authorize(environ: dict[str, Any], op: str, params: dict[str, str], query: d
 
 
 # ---------------------------------------------------------------- who, what ----
-
-
-def _assumed_role(access_key_id: str) -> tuple[str, str] | None:
-    from moto.sts.models import sts_backends
-
-    for account in list(sts_backends.keys()):
-        backend = sts_backends[account]["aws"]
-        found = backend.get_assumed_role_from_access_key(access_key_id)
-        if found is not None:
-            return str(found.role_arn), str(found.arn)
-    return None
 
 
 def _resource_and_context(params: dict[str, str], query: dict[str, str]) -> tuple[str, dict[str, Any]]:
@@ -327,108 +314,13 @@ def decide(role_arn: str, action: str, resource: str, ctx: dict[str, Any]) -> tu
     for layer in (SERVICE_CONTROL, RESOURCE_BASED, IDENTITY_BASED):
         for doc in layers[layer]:
             on_resource = layer == RESOURCE_BASED
-            hit = _explicit_deny(doc, action, resource, ctx, principal=role_arn, resource_policy=on_resource)
+            hit = authz.explicit_deny(doc, action, resource, ctx, principal=role_arn, resource_policy=on_resource)
             if hit:
                 return "explicit", layer, hit
     for doc in layers[IDENTITY_BASED]:
-        if _allows(doc, action, resource, ctx, principal=role_arn, resource_policy=False):
+        if authz.allows(doc, action, resource, ctx, principal=role_arn, resource_policy=False):
             return "allowed", IDENTITY_BASED, ""
     for doc in layers[RESOURCE_BASED]:
-        if _allows(doc, action, resource, ctx, principal=role_arn, resource_policy=True):
+        if authz.allows(doc, action, resource, ctx, principal=role_arn, resource_policy=True):
             return "allowed", RESOURCE_BASED, ""
     return "implicit", "", ""
-
-
-def _statements(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    st = doc.get("Statement", [])
-    return [st] if isinstance(st, dict) else list(st)
-
-
-def _explicit_deny(doc: dict[str, Any], action: str, resource: str, ctx: dict[str, Any], **kw: Any) -> str:
-    for i, st in enumerate(_statements(doc)):
-        if st.get("Effect") == "Deny" and _applies(st, action, resource, ctx, **kw):
-            return str(st.get("Sid", f"#{i}"))
-    return ""
-
-
-def _allows(doc: dict[str, Any], action: str, resource: str, ctx: dict[str, Any], **kw: Any) -> bool:
-    return any(st.get("Effect") == "Allow" and _applies(st, action, resource, ctx, **kw) for st in _statements(doc))
-
-
-def _list(v: Any) -> list[Any]:
-    return list(v) if isinstance(v, list) else [v]
-
-
-def _glob(pattern: str, value: str, *, ignore_case: bool = False) -> bool:
-    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(rx, value, re.IGNORECASE if ignore_case else 0) is not None
-
-
-def _applies(
-    st: dict[str, Any], action: str, resource: str, ctx: dict[str, Any], *, principal: str, resource_policy: bool
-) -> bool:
-    if "Action" in st and not any(_glob(a, action, ignore_case=True) for a in _list(st["Action"])):
-        return False
-    if "NotAction" in st and any(_glob(a, action, ignore_case=True) for a in _list(st["NotAction"])):
-        return False
-    if "Resource" in st and not any(_glob(r, resource) for r in _list(st["Resource"])):
-        return False
-    if "NotResource" in st and any(_glob(r, resource) for r in _list(st["NotResource"])):
-        return False
-    if resource_policy and not _principal_matches(st.get("Principal"), principal):
-        return False
-    return _conditions(st.get("Condition", {}), ctx)
-
-
-def _principal_matches(given: Any, principal: str) -> bool:
-    if given == "*":
-        return True
-    if not isinstance(given, dict):
-        return False
-    account = principal.split(":")[4]
-    return any(p in ("*", principal, account, f"arn:aws:iam::{account}:root") for p in _list(given.get("AWS", [])))
-
-
-_NEGATED = ("StringNotEquals", "StringNotEqualsIgnoreCase", "StringNotLike", "ArnNotEquals", "ArnNotLike")
-
-
-def _conditions(block: dict[str, Any], ctx: dict[str, Any]) -> bool:
-    lowered = {k.lower(): v for k, v in ctx.items()}
-    for raw_op, pairs in block.items():
-        op = raw_op.split(":", 1)[1] if raw_op.startswith(("ForAnyValue:", "ForAllValues:")) else raw_op
-        if_exists = op.endswith("IfExists") and op != "IfExists"
-        op = op.removesuffix("IfExists")
-        for key, expected in pairs.items():
-            actual = lowered.get(key.lower())
-            if op == "Null":
-                if (actual is None) != (str(expected).lower() == "true"):
-                    return False
-                continue
-            if actual is None:
-                if not (if_exists or op in _NEGATED):
-                    return False
-                continue
-            if not _operator(op, [str(a) for a in _list(actual)], [str(e) for e in _list(expected)]):
-                return False
-    return True
-
-
-def _operator(op: str, actual: list[str], expected: list[str]) -> bool:
-    def any_pair(match: Any) -> bool:
-        return any(match(e, a) for a in actual for e in expected)
-
-    if op == "StringEquals":
-        return any_pair(lambda e, a: e == a)
-    if op == "StringEqualsIgnoreCase":
-        return any_pair(lambda e, a: e.lower() == a.lower())
-    if op in ("StringLike", "ArnLike", "ArnEquals"):
-        return any_pair(lambda e, a: _glob(e, a))
-    if op == "StringNotEquals":
-        return not any_pair(lambda e, a: e == a)
-    if op == "StringNotEqualsIgnoreCase":
-        return not any_pair(lambda e, a: e.lower() == a.lower())
-    if op in ("StringNotLike", "ArnNotLike", "ArnNotEquals"):
-        return not any_pair(lambda e, a: _glob(e, a))
-    if op == "Bool":
-        return any_pair(lambda e, a: e.lower() == a.lower())
-    raise ValueError(f"condition operator {op} is not evaluated by the stand-in")

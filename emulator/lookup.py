@@ -13,7 +13,7 @@ from emulator.state import (
     STATE,
     TABLE_NOT_FOUND,
     ApiError,
-    State,
+    StandInState,
     bad_request,
     not_found,
 )
@@ -80,7 +80,7 @@ def get_table_by_arn(table_arn: str) -> Any:
 def reset_state() -> None:
     """Forget the extension's state (in place: every module holds the same `STATE`)."""
     with LOCK:
-        fresh = State()
+        fresh = StandInState()
         for name in fresh.__dataclass_fields__:
             setattr(STATE, name, getattr(fresh, name))
         _ARN_INDEX.clear()

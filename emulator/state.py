@@ -132,7 +132,7 @@ class Fault:
 
 
 @dataclass
-class State:
+class StandInState:
     bucket_policies: dict[str, str] = field(default_factory=dict)
     table_policies: dict[str, str] = field(default_factory=dict)
     table_maintenance: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -160,5 +160,5 @@ class State:
     max_in_flight: int = 0
 
 
-STATE = State()
+STATE = StandInState()
 LOCK = threading.RLock()

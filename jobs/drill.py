@@ -20,12 +20,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
-from s3tables_kit.jobs.recover.model import Ident
-from s3tables_kit.jobs.recover.planning import Selector, to_ms
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "examples" / "seed.toml"

@@ -29,10 +29,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
-from s3tables_kit.jobs.recover.model import Ident
-from s3tables_kit.jobs.recover.planning import Selector, to_ms
 
 # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
 from s3tables_kit.topology.contract import (
@@ -313,7 +313,7 @@ def upload_artifacts(outputs_path: str) -> int:
     """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
     (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
     from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
-    from s3tables_kit.jobs.ops.cli import refuse
+    from s3tables_kit.jobs.kernel.options import refuse
     from s3tables_kit.jobs.spark import kit_jars
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 

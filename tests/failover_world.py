@@ -15,7 +15,7 @@ from typing import Any
 
 from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.kernel.idents import Ident
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, SRC_BUCKET, OpsEnv, World, deploy
 
 # moto 5.2.5 stores an EMPTY object for pyarrow's (AWS SDK C++) streaming uploads with trailing checksums; against the

@@ -215,11 +215,11 @@ def test_every_scale_runs_every_section_and_quick_is_the_smallest() -> None:
     import re
 
     from bench import ops_estate, ops_scale, recovery, run
-    from bench.plan import PLANS, SECTIONS, Plan
+    from bench.plan import PLANS, SECTIONS, BenchPlan
 
     steps = set(re.findall(r'step\(\s*"([^"]+)"', inspect.getsource(run.main)))
     assert steps - {"setup: data in the source warehouse, relocated into the replica"} == set(SECTIONS)
-    fields = {f.name for f in dataclasses.fields(Plan)}
+    fields = {f.name for f in dataclasses.fields(BenchPlan)}
     assert {f for sized_by in SECTIONS.values() for f in sized_by} == fields  # every size belongs to a section
     assert set(PLANS) == {"quick", "small", "full"}
     for plan in PLANS.values():

@@ -1,7 +1,7 @@
-"""The stand-in's minimal policy evaluation (emulator/live.py) on the kit's real rendered documents: the replica
-table policy's and bucket policy's Deny statements hold for everyone but their exemptions, an Allow needs a matching
-principal, condition operators behave as IAM's do for missing keys, and an operator the stand-in does not evaluate
-fails loudly instead of allowing."""
+"""The stand-in's one policy evaluator (emulator/authz.py, used by emulator/live.py and emulator/resource_policy.py)
+on the kit's real rendered documents: the replica table policy's and bucket policy's Deny statements hold for
+everyone but their exemptions, an Allow needs a matching principal, condition operators behave as IAM's do for
+missing keys, and an operator the stand-in does not evaluate fails loudly instead of allowing."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from emulator import live
+from emulator import authz, live
 
 RENDERED = Path(__file__).resolve().parent.parent / "policies" / "rendered" / "seed"
 TABLE = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket/table/<table-uuid>"
@@ -26,7 +26,7 @@ def doc(name: str) -> dict[str, Any]:
 
 def deny(document: dict[str, Any], who: str, action: str, resource: str = TABLE) -> str:
     ctx = {"aws:PrincipalArn": who, "aws:PrincipalAccount": who.split(":")[4]}
-    return live._explicit_deny(document, action, resource, ctx, principal=who, resource_policy=True)
+    return authz.explicit_deny(document, action, resource, ctx, principal=who, resource_policy=True)
 
 
 def test_the_rendered_table_policy_denies_all_but_its_exemptions() -> None:
@@ -49,22 +49,22 @@ def test_the_rendered_bucket_policy_denies_the_createtable_dependents_to_the_rep
 
 def test_condition_operators_and_missing_keys() -> None:
     ctx = {"aws:PrincipalArn": ADMIN}
-    assert live._conditions({"ArnNotLike": {"aws:PrincipalArn": BREAK_GLASS}}, ctx)
-    assert not live._conditions({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/s3tables-*"}}, ctx)
+    assert authz.conditions({"ArnNotLike": {"aws:PrincipalArn": BREAK_GLASS}}, ctx)
+    assert not authz.conditions({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/s3tables-*"}}, ctx)
     # a missing key fails a positive operator, passes a negated one and an ...IfExists one
-    assert not live._conditions({"StringEquals": {"aws:SourceAccount": "111122223333"}}, ctx)
-    assert live._conditions({"StringNotEquals": {"aws:SourceAccount": "111122223333"}}, ctx)
-    assert live._conditions({"StringEqualsIfExists": {"aws:SourceAccount": "111122223333"}}, ctx)
-    assert live._conditions({"Null": {"aws:SourceAccount": "true"}}, ctx)
+    assert not authz.conditions({"StringEquals": {"aws:SourceAccount": "111122223333"}}, ctx)
+    assert authz.conditions({"StringNotEquals": {"aws:SourceAccount": "111122223333"}}, ctx)
+    assert authz.conditions({"StringEqualsIfExists": {"aws:SourceAccount": "111122223333"}}, ctx)
+    assert authz.conditions({"Null": {"aws:SourceAccount": "true"}}, ctx)
     with pytest.raises(ValueError, match="NumericLessThan"):
-        live._conditions({"NumericLessThan": {"aws:PrincipalArn": "1"}}, ctx)
+        authz.conditions({"NumericLessThan": {"aws:PrincipalArn": "1"}}, ctx)
 
 
 def test_a_resource_policy_allow_needs_a_matching_principal() -> None:
     allow = {
         "Statement": [{"Effect": "Allow", "Principal": {"AWS": BREAK_GLASS}, "Action": "s3tables:*", "Resource": "*"}]
     }
-    assert live._allows(allow, "s3tables:GetTable", TABLE, {}, principal=BREAK_GLASS, resource_policy=True)
-    assert not live._allows(allow, "s3tables:GetTable", TABLE, {}, principal=ADMIN, resource_policy=True)
+    assert authz.allows(allow, "s3tables:GetTable", TABLE, {}, principal=BREAK_GLASS, resource_policy=True)
+    assert not authz.allows(allow, "s3tables:GetTable", TABLE, {}, principal=ADMIN, resource_policy=True)
     account = {"Statement": [{**allow["Statement"][0], "Principal": {"AWS": "arn:aws:iam::111122223333:root"}}]}
-    assert live._allows(account, "s3tables:GetTable", TABLE, {}, principal=ADMIN, resource_policy=True)
+    assert authz.allows(account, "s3tables:GetTable", TABLE, {}, principal=ADMIN, resource_policy=True)

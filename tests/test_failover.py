@@ -16,8 +16,9 @@ from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as M
 from s3tables_kit.jobs.failover.iceberg import partition_counts
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.recover.model import Ident, Snapshot, TableInfo
-from s3tables_kit.jobs.recover.planning import Selector
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo
 from tests.failover_world import FailoverWorld, batch, build, lose_source_region
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, OpsEnv
 
@@ -102,7 +103,12 @@ def test_plan_resolves_the_point_in_time_with_the_recovery_planner() -> None:
         "table_policy": None,
     }
     latest = M.plan_table(_facts(info), Selector(), NOW, **kw)
-    assert latest.step is M.Step.PROMOTE and latest.snapshot and latest.snapshot.snapshot_id == 2 and not latest.pit
+    assert (
+        latest.step is M.FailoverStep.PROMOTE
+        and latest.snapshot
+        and latest.snapshot.snapshot_id == 2
+        and not latest.pit
+    )
     pit = M.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 + dt.timedelta(minutes=1))), NOW, **kw)
     assert pit.snapshot and pit.snapshot.snapshot_id == 1 and pit.pit
     too_early = M.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 - dt.timedelta(minutes=1))), NOW, **kw)
@@ -178,7 +184,7 @@ def test_dry_run_plans_and_writes_nothing(fw: FailoverWorld, tmp_path: Path) -> 
     assert _writes(after) == _writes(before)  # not one state-changing call, data plane included
     by = {str(t.ident): t for t in result.plan.tables}
     assert by["analytics.orders"].rpo.lacking_commits == 1 and by["analytics.customers"].rpo.lacking_commits == 0
-    assert all(t.step is M.Step.PROMOTE for t in by.values())
+    assert all(t.step is M.FailoverStep.PROMOTE for t in by.values())
     assert result.plan.break_glass and result.plan.bucket_policy and result.plan.bucket_policy.changed
     assert by["analytics.orders"].snapshot.snapshot_id == fw.snapshots["analytics.orders"][1]  # type: ignore[union-attr]
     assert not list(tmp_path.iterdir())

@@ -1,8 +1,8 @@
 """Planned failover (`python -m jobs.failover --planned`): the pure catch-up rules, then the run against the S3 Tables
 emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
 Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
-exception no step of the tool catches, raised at a named point (`jobs.failover.points`): what SIGKILL leaves behind
-(the freeze in place, the journal, a half-done promotion)."""
+exception no step of the tool catches, raised at a named point (`jobs.kernel.killpoints.PLANNED_FAILOVER`): what
+SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from s3tables_kit.jobs.failover import aws, planned, points
+from s3tables_kit.jobs.failover import aws, planned
 from s3tables_kit.jobs.failover import planned_model as PM
 from s3tables_kit.jobs.failover.planned_lease import lease_key
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.recover.leases import Holder
-from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
+from s3tables_kit.jobs.kernel.leases import Holder
 from s3tables_kit.policies.actions import FREEZE_SID
 from tests.failover_world import FailoverWorld, batch, build
 from tests.ops_fixtures import DST_BUCKET, OpsEnv
@@ -99,7 +100,7 @@ def _run(
     hook: Callable[[str, str], None] | None = None,
     timeout: float = 30.0,
 ) -> planned.PlannedResult:
-    monkeypatch.setattr(points, "hook", hook)
+    monkeypatch.setattr(PLANNED_FAILOVER, "hook", hook)
     req = aws.Request(
         replica_bucket=DST_BUCKET, confirm=DST_BUCKET, report_dir=tmp_path, show_progress=False, concurrency=1
     )
@@ -109,7 +110,7 @@ def _run(
     try:
         return planned.run(bg, req, fw.world.outputs, docs, freeze, opts)
     finally:
-        monkeypatch.setattr(points, "hook", None)
+        monkeypatch.setattr(PLANNED_FAILOVER, "hook", None)
 
 
 def _replicate_after_freeze(fw: FailoverWorld, seen: dict[str, Any]) -> Callable[[str, str], None]:
@@ -203,7 +204,7 @@ def throttled(fw: FailoverWorld, monkeypatch: pytest.MonkeyPatch) -> FailoverWor
     return fw
 
 
-KILL_POINTS = list(points.POINTS)
+KILL_POINTS = list(PLANNED_FAILOVER.points)
 
 
 def test_killed_at_every_step_each_rerun_continues_and_the_last_converges_and_lifts_the_freeze(

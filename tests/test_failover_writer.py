@@ -10,7 +10,7 @@ import pytest
 
 from s3tables_kit.jobs.failover import writer
 from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props, partition_counts
-from s3tables_kit.jobs.recover.model import Ident
+from s3tables_kit.jobs.kernel.idents import Ident
 from tests.ops_fixtures import OpsEnv
 
 REGION = "us-east-1"

@@ -284,3 +284,45 @@ def test_checker_finds_circles_including_type_only_and_lazy_imports() -> None:
 def test_import_resolution(source: str, expected: str) -> None:
     tree = _tree(infra__init="", infra__packaging="", bench__init="", bench__x=source)
     assert [e.imported for e in edges(tree) if e.importer == "bench.x"] == [expected]
+
+
+# Inside jobs: failover, recovery and the ops tools share their vocabulary through the kernel, not through each other.
+SIBLINGS = ("jobs.failover", "jobs.recover", "jobs.ops")
+SIBLING_IMPORTS_ALLOWED = frozenset(
+    {
+        # `--as-of replication-point` reads the sources' replication status now, as `status` does
+        ("jobs.failover.cli", "jobs.ops.point_live"),
+        ("jobs.recover.cli", "jobs.ops.point_live"),
+        # the local failover drill hardens and recovers the world it fails over, as an engineer would
+        ("jobs.failover.drill", "jobs.ops.harden"),
+        ("jobs.failover.drill", "jobs.recover.catalogs"),
+    }
+)
+
+
+def _sibling(module: str) -> str | None:
+    return next((s for s in SIBLINGS if module == s or module.startswith(s + ".")), None)
+
+
+def sibling_violations(modules: Mapping[str, Module]) -> list[str]:
+    """Imports between failover, recover and ops beyond the few that are a job's own use of another."""
+    out = []
+    for e in edges(modules):
+        src, dst = _sibling(e.importer), _sibling(e.imported)
+        if src and dst and src != dst and (e.importer, e.imported) not in SIBLING_IMPORTS_ALLOWED:
+            out.append(f"{e.importer}:{e.line} imports {e.imported}: share it through jobs.kernel")
+    return sorted(out)
+
+
+def test_failover_recover_and_ops_share_through_the_kernel() -> None:
+    modules = discover()
+    assert sibling_violations(modules) == []
+    mod = modules["jobs.failover.model"]
+    bad = dict(modules)
+    bad[mod.name] = Module(
+        mod.name, False, mod.source + "\nfrom s3tables_kit.jobs.recover.planning import plan_table\n"
+    )
+    [found] = sibling_violations(bad)
+    assert found.startswith("jobs.failover.model:") and found.endswith(
+        "imports jobs.recover.planning: share it through jobs.kernel"
+    )

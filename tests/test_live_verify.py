@@ -23,15 +23,15 @@ from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, loa
 from s3tables_kit.infra.live.probes import CONFIRMED, CONTRADICTED
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_standin
-from s3tables_kit.infra.live.world import Target
+from s3tables_kit.infra.live.world import LiveTarget
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
 PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25"}
 
 
 @pytest.fixture
-def live(ops_env: OpsEnv) -> Iterator[tuple[Target, OpsEnv]]:  # noqa: F811
-    target = Target(endpoint=ops_env.endpoint)
+def live(ops_env: OpsEnv) -> Iterator[tuple[LiveTarget, OpsEnv]]:  # noqa: F811
+    target = LiveTarget(endpoint=ops_env.endpoint)
     prepare_standin(target, ops_env.control, load_settings(SETTINGS))
     yield target, ops_env
     ops_env.control.reset()  # authorization and switches off for whoever uses the emulator next
@@ -41,7 +41,7 @@ def plan_of(commits: int, run_id: str) -> RunPlan:
     return RunPlan(dataclasses.replace(load_settings(SETTINGS), commits=commits), run_id)
 
 
-def run(target: Target, env: OpsEnv, plan: RunPlan, **kw: Any) -> Report:
+def run(target: LiveTarget, env: OpsEnv, plan: RunPlan, **kw: Any) -> Report:
     """The run, with the writer `make live-verify` runs as a subprocess called in-process (one Python start less per
     commit); `test_the_command_crashes_after_apply_and_cleans_up` runs the command itself."""
     from s3tables_kit.jobs.failover.writer import commit_to_every_table
@@ -61,7 +61,7 @@ def verdicts(report: Report) -> dict[str, str]:
     return {f.id: f.verdict for f in report.facts}
 
 
-def test_run_end_to_end_on_the_stand_in(live: tuple[Target, OpsEnv]) -> None:
+def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, env = live
     report = run(target, env, plan_of(2, "0000e2e0"))
     assert report.error == "" and report.exit_code == 0, report.markdown()
@@ -83,7 +83,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[Target, OpsEnv]) -> None:
     assert md.index("## Facts") < md.index("## Replication latency") < md.index("## Attacks on the replica")
 
 
-def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[Target, OpsEnv]) -> None:
+def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, env = live
     for name in ("replica-write-error", "managed-by-service", "disassociate-error"):
         env.control.call("live/switch", {"name": name, "on": True})
@@ -96,7 +96,7 @@ def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[Ta
     assert report.exit_code == 0 and report.endangering() == []  # none of them endangers protection or replication
 
 
-def test_a_refused_rest_endpoint_contradicts_u25_without_failing_the_run(live: tuple[Target, OpsEnv]) -> None:
+def test_a_refused_rest_endpoint_contradicts_u25_without_failing_the_run(live: tuple[LiveTarget, OpsEnv]) -> None:
     """U25 (status's first-run read) is a speed fact: `status` falls back to the S3 Tables API by itself."""
     target, env = live
     env.control.inject_faults("LoadTable", -1, "AccessDeniedException", 403, "not authorized")
@@ -108,7 +108,7 @@ def test_a_refused_rest_endpoint_contradicts_u25_without_failing_the_run(live: t
 
 
 def test_createtable_switch_fails_the_run_and_says_so_first_after_earlier_leftovers(
-    live: tuple[Target, OpsEnv],
+    live: tuple[LiveTarget, OpsEnv],
 ) -> None:
     target, env = live
     crashed = plan_of(1, "0000c001")
@@ -132,7 +132,7 @@ def test_createtable_switch_fails_the_run_and_says_so_first_after_earlier_leftov
     assert leftovers(target, crashed, any_run=True) == []
 
 
-def test_tagged_bucket_switch_contradicts_replication_into_tagged_buckets(live: tuple[Target, OpsEnv]) -> None:
+def test_tagged_bucket_switch_contradicts_replication_into_tagged_buckets(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, env = live
     env.control.call("live/switch", {"name": "tagged-bucket-blocks-replication", "on": True})
     report = run(target, env, plan_of(1, "0000d001"))
@@ -142,7 +142,7 @@ def test_tagged_bucket_switch_contradicts_replication_into_tagged_buckets(live: 
     assert report.exit_code == 1 and report.left_after_cleanup == []
 
 
-def test_refuses_to_touch_what_the_run_did_not_create(live: tuple[Target, OpsEnv]) -> None:
+def test_refuses_to_touch_what_the_run_did_not_create(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, _ = live
     plan = plan_of(1, "0000f001")
     with pytest.raises(Refused, match="does not start with"):
@@ -170,7 +170,7 @@ def test_nothing_is_created_without_confirmation(capsys: pytest.CaptureFixture[s
         assert needle in out
 
 
-def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[Target, OpsEnv], tmp_path: Path) -> None:
+def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[LiveTarget, OpsEnv], tmp_path: Path) -> None:
     """`python -m infra.live` (what `make live-verify` runs) interrupted after apply, then `make live-verify-cleanup
     RUN=<id>` (twice: idempotent) leaves the emulator empty of the run's resources."""
     target, env = live

@@ -10,6 +10,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
+from s3tables_kit.jobs.kernel.commits import commit_times
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary, resolve_cache_dir
 from s3tables_kit.jobs.ops import status as st
 from tests.ops_fixtures import OpsEnv, deploy
@@ -35,7 +36,7 @@ def test_summary_keeps_commit_and_snapshot_times() -> None:
     s = MetadataSummary.of(meta)
     assert s == MetadataSummary(commit_ms=(1000, 2000, 4000, 5000), snapshot_ms=(2000, 4000))
     assert MetadataSummary.from_json(json.loads(json.dumps(s.to_json()))) == s
-    assert [t.timestamp() for t in st.commit_times(meta)] == [1.0, 2.0, 4.0, 5.0]
+    assert [t.timestamp() for t in commit_times(meta)] == [1.0, 2.0, 4.0, 5.0]
 
 
 def test_status_second_run_reads_no_metadata_file_and_a_new_location_once(ops_env: OpsEnv, tmp_path: Path) -> None:

@@ -177,15 +177,15 @@ def test_failover_plan_prints_policies_readably_and_rpo_reasons_in_full() -> Non
     from s3tables_kit.jobs.failover.model import (
         Caller,
         FailoverPlan,
+        FailoverStep,
+        FailoverTablePlan,
         PolicyChange,
         Rpo,
         SourceFacts,
-        Step,
         TableFacts,
-        TablePlan,
     )
-    from s3tables_kit.jobs.recover.model import Ident
-    from s3tables_kit.jobs.recover.planning import Selector
+    from s3tables_kit.jobs.kernel.idents import Ident
+    from s3tables_kit.jobs.kernel.selectors import Selector
 
     arn = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
     statement = {"Sid": "DenyReplicaDeletion", "Effect": "Deny", "Principal": "*", "Action": ["s3tables:DeleteTable"]}
@@ -193,7 +193,7 @@ def test_failover_plan_prints_policies_readably_and_rpo_reasons_in_full() -> Non
     reason = "source: " + "the source Region did not answer GetTableMetadataLocation after 5 attempts " * 3
     facts = TableFacts(Ident("analytics", "orders"), f"{arn}/table/x", True, None, None, SourceFacts(error=reason))
     rpo = Rpo(None, None, "2026-11-24T03:10:00+00:00", reason)
-    table = TablePlan(facts, Step.PROMOTE, rpo, None, False, (), "outputs (source unreachable)", None)
+    table = FailoverTablePlan(facts, FailoverStep.PROMOTE, rpo, None, False, (), "outputs (source unreachable)", None)
     plan = FailoverPlan(
         arn, Selector(), Caller("arn:aws:iam::111122223333:role/break", "111122223333"), True, (), [table],
         bucket_policy=PolicyChange(arn, "bucket-policy", before, before.replace("Deny", "Allow")),

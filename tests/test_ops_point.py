@@ -115,7 +115,8 @@ def test_the_status_report_carries_the_points_in_its_json() -> None:
 
 
 def test_as_of_replication_point_resolves_to_the_point_of_the_selection_or_says_why_not() -> None:
-    from s3tables_kit.jobs.ops.point import resolve_point, selection_patterns
+    from s3tables_kit.jobs.kernel.selectors import selection_patterns
+    from s3tables_kit.jobs.ops.point import resolve_point
 
     rows = [
         row("sales.orders", st.PENDING, ago=10, lag=60),  # last replicated 10 min ago

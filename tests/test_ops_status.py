@@ -9,8 +9,10 @@ from datetime import timedelta
 
 import pytest
 
+from s3tables_kit.jobs.kernel.commits import compute_lag
+from s3tables_kit.jobs.kernel.render import parse_duration
 from s3tables_kit.jobs.ops import status as st
-from s3tables_kit.jobs.ops.cli import parse_duration
+from s3tables_kit.jobs.ops.status_metadata import recovery_window
 from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
 
 NOW = dt.datetime.now(dt.UTC)
@@ -37,9 +39,9 @@ def test_parse_duration() -> None:
 
 def test_compute_lag_is_age_of_oldest_unreplicated_commit() -> None:
     commits = [NOW - timedelta(hours=5), NOW - timedelta(hours=2), NOW - timedelta(minutes=10)]
-    assert st.compute_lag(commits, NOW - timedelta(hours=3), NOW) == pytest.approx(7200)
-    assert st.compute_lag(commits, NOW - timedelta(minutes=5), NOW) == 0
-    assert st.compute_lag(commits, None, NOW) == pytest.approx(5 * 3600)
+    assert compute_lag(commits, NOW - timedelta(hours=3), NOW) == pytest.approx(7200)
+    assert compute_lag(commits, NOW - timedelta(minutes=5), NOW) == 0
+    assert compute_lag(commits, None, NOW) == pytest.approx(5 * 3600)
 
 
 def test_healthy(ops_env: OpsEnv, tmp_path, capsys) -> None:
@@ -216,7 +218,7 @@ def _meta(*ages: timedelta) -> dict:
 
 
 def test_recovery_window_is_oldest_retained_snapshot_to_last_commit() -> None:
-    w = st.recovery_window(
+    w = recovery_window(
         _meta(timedelta(days=80), timedelta(days=3), timedelta(hours=2)),
         NOW,
         promised=timedelta(days=90),
@@ -232,22 +234,22 @@ def test_recovery_window_is_oldest_retained_snapshot_to_last_commit() -> None:
 
 def test_recovery_window_meets_the_promise_within_the_grace() -> None:
     meta = _meta(timedelta(days=90) - timedelta(minutes=30), timedelta(hours=1))
-    w = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=365))
+    w = recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=365))
     assert not w.short
 
 
 def test_young_replica_is_measured_against_its_age() -> None:
     meta = _meta(timedelta(days=10), timedelta(hours=1))
-    young = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=10))
+    young = recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=10))
     assert not young.short and young.expected_seconds == pytest.approx(10 * 86400, abs=1)
-    old = st.recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
+    old = recovery_window(meta, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
     assert old.short  # 30 days old, 10 days recoverable: snapshots were expired early
-    unknown = st.recovery_window(meta, NOW, promised=None, created_at=None)
+    unknown = recovery_window(meta, NOW, promised=None, created_at=None)
     assert not unknown.short and unknown.promised_seconds is None
 
 
 def test_empty_replica_promises_nothing() -> None:
-    w = st.recovery_window({"snapshots": []}, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
+    w = recovery_window({"snapshots": []}, NOW, promised=timedelta(days=90), created_at=NOW - timedelta(days=30))
     assert not w.short and w.start is None and w.snapshots == 0
 
 
@@ -309,8 +311,8 @@ def test_recover_and_failover_take_as_of_replication_point_from_live_status(
     """`--as-of replication-point` is the point `status` shows, resolved when the tool starts, over the selected
     tables: the recovery's and the failover plan's instant (no Spark: the request and the plan only)."""
     from s3tables_kit.jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.kernel.snapshots import iso_ms
     from s3tables_kit.jobs.recover.cli import parser, request_from_args
-    from s3tables_kit.jobs.recover.model import iso_ms
 
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials

@@ -166,8 +166,9 @@ def test_recover_and_failover_take_a_configured_groups_point_and_default_to_the_
     Spark); without `--group` the point of the selection, and the failover's of the whole bucket, held back by the
     lagging table."""
     from s3tables_kit.jobs.failover.cli import main as failover
+    from s3tables_kit.jobs.kernel.idents import ArgError
+    from s3tables_kit.jobs.kernel.snapshots import iso_ms
     from s3tables_kit.jobs.recover.cli import parser, request_from_args
-    from s3tables_kit.jobs.recover.model import ArgError, iso_ms
 
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(k, "testing")  # the recovery takes the environment's credentials

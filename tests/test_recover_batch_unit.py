@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.batch import batchable, share, source_counts
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import SourceFile
 from s3tables_kit.jobs.recover.job import RecoveryRequest
-from s3tables_kit.jobs.recover.model import Ident
 from s3tables_kit.jobs.recover.modes import CopyMode, ModeDecision
 from s3tables_kit.jobs.recover.planning import Action
 from tests.test_recover_filecopy_unit import plan

@@ -21,14 +21,15 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.jobs.recover import faults
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.killpoints import RECOVERY
+from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Holder
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
-from s3tables_kit.jobs.recover.leases import LEASE_SUFFIX, Holder
 from s3tables_kit.jobs.recover.localreplica import file_uri
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
-from s3tables_kit.jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED, Ident
+from s3tables_kit.jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode
 from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover
@@ -87,7 +88,7 @@ def _writer_table(spark: Any, name: str) -> Any:
 @pytest.fixture(autouse=True)
 def no_hook() -> Iterator[None]:
     yield
-    faults.hook = None
+    RECOVERY.hook = None
 
 
 def _request(world: World, table: str, ns: str, **kw: Any) -> RecoveryRequest:
@@ -121,7 +122,7 @@ def test_two_recoveries_of_one_target_at_the_same_moment(spark: Any, world: Worl
         if point == "before-commit":
             assert loser_done.wait(120), "the second run did not end while the first held the lease"
 
-    faults.hook = hold_the_commit
+    RECOVERY.hook = hold_the_commit
 
     def engineer(name: str) -> None:
         req = _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch)
@@ -181,9 +182,9 @@ def test_a_run_that_loses_its_lease_says_who_won_and_lists_none_of_its_files(
         lease_file.write_bytes(stale.body())  # B's heartbeat is an hour old: its lease has expired
         outcomes.append(_run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch)))
 
-    faults.hook = stall_then_lose
+    RECOVERY.hook = stall_then_lose
     b, b_out, b_err = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
-    faults.hook = None
+    RECOVERY.hook = None
     (a,) = outcomes
     assert a[0].exit_code == 0 and a[0].results[0].verdict == "verified"
     assert _batched(a[0].results[0]) is batch
@@ -217,9 +218,9 @@ def test_a_failing_java_commit_keeps_its_root_cause(spark: Any, world: World, ba
             spark.sql(f"CREATE TABLE {TGT}.{ns}.plain (id bigint, v string) USING iceberg")
             spark.sql(f"INSERT INTO {TGT}.{ns}.plain VALUES (1, 'theirs')")
 
-    faults.hook = someone_creates_the_table
+    RECOVERY.hook = someone_creates_the_table
     out, text, err = _run(spark, _request(world, "sales.plain", ns, copy_mode=CopyMode.FILES, batch=batch))
-    faults.hook = None
+    RECOVERY.hook = None
     assert out.exit_code == 1
     r = out.results[0]
     assert r.cause is not None, r.message
@@ -246,7 +247,7 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "kill"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed")]
     cmd += ["--no-batch"]  # the batched copy commits data + verified at once: no unverified state to kill into
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:after-commit"}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **RECOVERY.kill_env("after-commit")}
     with log.open("w") as fh:
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
                               start_new_session=True, timeout=300)  # fmt: skip
@@ -279,7 +280,7 @@ def test_kill_before_the_batched_commit_then_rerun_converges(spark: Any, world: 
     cmd = [sys.executable, "-m", "s3tables_kit.jobs.recover", "--replica-warehouse", world.replica.warehouse]
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "killb"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed-batch")]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), faults.ENV: "kill:before-commit"}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **RECOVERY.kill_env("before-commit")}
     with log.open("w") as fh:
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
                               start_new_session=True, timeout=300)  # fmt: skip

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.job import Outcome
 from s3tables_kit.jobs.recover.localreplica import file_uri
 from s3tables_kit.jobs.recover.model import PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode
-from s3tables_kit.jobs.recover.planning import Selector
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
 
 pytestmark = pytest.mark.spark

@@ -14,6 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from s3tables_kit.jobs.kernel.idents import ArgError, Ident
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, table_info_from_metadata
 from s3tables_kit.jobs.recover.cli import parser, request_from_args
 from s3tables_kit.jobs.recover.fastpath import bins, compare_counts
 from s3tables_kit.jobs.recover.filecopy import (
@@ -26,7 +29,6 @@ from s3tables_kit.jobs.recover.filecopy import (
     relocate,
 )
 from s3tables_kit.jobs.recover.job import copy_time_warning
-from s3tables_kit.jobs.recover.model import ArgError, Column, Ident, PartitionField, table_info_from_metadata
 from s3tables_kit.jobs.recover.modes import (
     CopyMode,
     Layout,
@@ -36,15 +38,15 @@ from s3tables_kit.jobs.recover.modes import (
     fresh_ids_reproduce,
     parse_layout,
 )
-from s3tables_kit.jobs.recover.planning import Selector, plan_table, properties_point, property_changes
+from s3tables_kit.jobs.recover.planning import plan_table, properties_point, property_changes
 from s3tables_kit.jobs.recover.report import TableResult, summary_table, table_markdown
 from tests.test_recover_unit import NOW, T0, metadata, run_refused_before_a_jvm
 
 # --- field ids ---------------------------------------------------------------------------------------------------
 
 
-def col(i: int, name: str, t: Any = "int") -> Column:
-    return Column(i, name, t)
+def col(i: int, name: str, t: Any = "int") -> IcebergColumn:
+    return IcebergColumn(i, name, t)
 
 
 def test_fresh_ids_follow_icebergs_assignment_order() -> None:
@@ -349,7 +351,7 @@ def test_report_shows_mode_verification_and_leftovers() -> None:
     md = table_markdown(r)
     assert "| copy mode | files" in md and "s3://t/data/x.parquet" in md and "3 + 10 days" in md
     assert " files " in summary_table([r])
-    _ = PartitionField  # re-exported type used by the planner
+    _ = IcebergPartitionField  # re-exported type used by the planner
 
 
 def _hadoop_table(wh: Path, ns: str, name: str, doc: dict[str, Any]) -> None:

@@ -12,11 +12,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel import sdk
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one, run
 from s3tables_kit.jobs.recover.lakeplan import Listing, bounded_map, build_plan_at_scale, describe_error
 from s3tables_kit.jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, metadata_source
-from s3tables_kit.jobs.recover.model import Ident
 from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)

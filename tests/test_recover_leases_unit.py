@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.jobs.recover.errors import describe
-from s3tables_kit.jobs.recover.leases import (
+from s3tables_kit.jobs.kernel.leases import (
     Holder,
     Lease,
     LeaseHeld,
@@ -24,9 +23,9 @@ from s3tables_kit.jobs.recover.leases import (
     Leases,
     LocalLeaseStore,
     S3LeaseStore,
-    lease_key,
-    local_table_lease_key,
 )
+from s3tables_kit.jobs.recover.errors import describe
+from s3tables_kit.jobs.recover.job import lease_key, local_table_lease_key
 from tests.test_recover_unit import metadata, run_refused_before_a_jvm
 
 

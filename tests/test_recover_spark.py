@@ -21,14 +21,15 @@ from typing import Any
 
 import pytest
 
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.cli import main as cli_main
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome
 from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
-from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED, Ident
-from s3tables_kit.jobs.recover.planning import Selector
+from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED
 from s3tables_kit.jobs.recover.verify import verify
 from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata

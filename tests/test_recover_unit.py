@@ -12,31 +12,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from s3tables_kit.jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
-from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.kernel.idents import ArgError, Ident
+from s3tables_kit.jobs.kernel.selectors import PlanError, Selector, parse_as_of, resolve_snapshot, to_ms
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, table_info_from_metadata
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.cli import parser, request_from_args
 from s3tables_kit.jobs.recover.guard import write_target_catalog
-from s3tables_kit.jobs.recover.model import (
-    PROP_REPLICA_TABLE,
-    PROP_SNAPSHOT_ID,
-    PROP_VERIFIED,
-    ArgError,
-    Column,
-    Ident,
-    PlanError,
-    table_info_from_metadata,
-)
-from s3tables_kit.jobs.recover.planning import (
-    Action,
-    Selector,
-    TargetState,
-    choose_action,
-    parse_as_of,
-    plan_table,
-    resolve_snapshot,
-    target_state,
-    to_ms,
-)
+from s3tables_kit.jobs.recover.model import PROP_REPLICA_TABLE, PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.planning import Action, TargetState, choose_action, plan_table, target_state
 from s3tables_kit.jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
 from s3tables_kit.jobs.recover.verify import compare_fingerprints, schema_problems
 from s3tables_kit.topology.outputs import parse_outputs
@@ -215,10 +199,10 @@ def test_plan_uses_the_schema_of_the_snapshot_and_names_in_it() -> None:
     assert [c.name for c in p.schema] == ["order_id", "order_date", "amount", "addr"]
     assert p.rows == 6 and p.snapshot.data_files == 3 and p.snapshot.total_bytes == 999
     assert [f.transform for f in p.partition_spec] == ["month", "bucket[16]", "truncate[10]"]  # void dropped
-    sql = S.ctas("rec", "rep", p, "run1")
-    assert "PARTITIONED BY (months(`order_date`), bucket(16, `order_id`), truncate(10, `addr`.`zip`))" in sql
-    assert sql.endswith("AS SELECT * FROM `rep`.`analytics`.`orders` VERSION AS OF 20")
-    order = S.write_ordered_by("rec", p)
+    text = sql.ctas("rec", "rep", p, "run1")
+    assert "PARTITIONED BY (months(`order_date`), bucket(16, `order_id`), truncate(10, `addr`.`zip`))" in text
+    assert text.endswith("AS SELECT * FROM `rep`.`analytics`.`orders` VERSION AS OF 20")
+    order = sql.write_ordered_by("rec", p)
     assert order == (
         "ALTER TABLE `rec`.`recovered`.`orders` WRITE ORDERED BY "
         "`order_id` DESC NULLS LAST, days(`order_date`) ASC NULLS FIRST"
@@ -230,12 +214,12 @@ def test_partition_on_a_column_newer_than_the_snapshot_is_left_out() -> None:
     doc["partition-specs"][1]["fields"].append({"name": "r", "transform": "identity", "source-id": 5, "field-id": 1004})
     info = table_info_from_metadata(Ident("a", "b"), doc)
     p = plan_table(info, Selector(snapshot_id=10), NOW, Ident("r", "b"), None, False)
-    assert "region" not in S.ctas("rec", "rep", p, "x") and p.warnings
+    assert "region" not in sql.ctas("rec", "rep", p, "x") and p.warnings
 
 
 def test_properties_user_only_plus_lineage_and_format_version() -> None:
     p = plan_table(INFO, Selector(), NOW, Ident("recovered", "orders"), None, False)
-    props = S.target_properties(p, "run1")
+    props = sql.target_properties(p, "run1")
     assert props["format-version"] == "2" and props["team"] == "analytics"
     assert props["write.parquet.compression-codec"] == "zstd"
     for k in ("owner", "write.data.path", "s3tables.something"):
@@ -244,7 +228,7 @@ def test_properties_user_only_plus_lineage_and_format_version() -> None:
     assert props["kit.recovery.replica-snapshot-committed-at"] == "2025-12-03T13:55:20.000Z"
     assert props["kit.recovery.replica-metadata-location"] == "s3://x/metadata/v3.metadata.json"
     assert PROP_VERIFIED not in props
-    assert "'team'='analytics'" in S.ctas("rec", "rep", p, "run1")
+    assert "'team'='analytics'" in sql.ctas("rec", "rep", p, "run1")
 
 
 @pytest.mark.parametrize(
@@ -269,20 +253,20 @@ def test_target_state_and_action(props: Any, state: TargetState, action: Action,
 
 
 def test_transforms_and_quoting() -> None:
-    assert S.transform_sql("identity", "a.b") == "`a`.`b`"
-    assert S.transform_sql("year", "d") == "years(`d`)"
-    assert S.transform_sql("hour", "t") == "hours(`t`)"
-    assert S.transform_value_sql("bucket[4]", "id", "c") == "`c`.system.bucket(4, `id`)"
-    assert S.q("we`ird") == "`we``ird`"
-    assert S.lit("it's") == "'it\\'s'"
+    assert sql.transform_sql("identity", "a.b") == "`a`.`b`"
+    assert sql.transform_sql("year", "d") == "years(`d`)"
+    assert sql.transform_sql("hour", "t") == "hours(`t`)"
+    assert sql.transform_value_sql("bucket[4]", "id", "c") == "`c`.system.bucket(4, `id`)"
+    assert sql.q("we`ird") == "`we``ird`"
+    assert sql.lit("it's") == "'it\\'s'"
     with pytest.raises(ValueError):
-        S.transform_sql("zorder", "x")
+        sql.transform_sql("zorder", "x")
 
 
 def test_spark_ddl_types_for_the_create_then_insert_path() -> None:
-    assert S.spark_type("long") == "bigint"
-    assert S.spark_type("decimal(38, 10)") == "decimal(38,10)"
-    assert S.spark_type("timestamptz") == "timestamp" and S.spark_type("timestamp") == "timestamp_ntz"
+    assert sql.spark_type("long") == "bigint"
+    assert sql.spark_type("decimal(38, 10)") == "decimal(38,10)"
+    assert sql.spark_type("timestamptz") == "timestamp" and sql.spark_type("timestamp") == "timestamp_ntz"
     nested = {
         "type": "struct",
         "fields": [
@@ -300,25 +284,25 @@ def test_spark_ddl_types_for_the_create_then_insert_path() -> None:
             },
         ],
     }
-    assert S.spark_type(nested) == "struct<`a`: array<int> NOT NULL COMMENT 'd', `m`: map<string, binary>>"
+    assert sql.spark_type(nested) == "struct<`a`: array<int> NOT NULL COMMENT 'd', `m`: map<string, binary>>"
     p = plan_table(INFO, Selector(), NOW, Ident("recovered", "orders"), None, False)
-    ddl = S.create_table("rec", p, "r")
+    ddl = sql.create_table("rec", p, "r")
     assert "`order_id` string NOT NULL COMMENT 'key'" in ddl and "`region` string" in ddl
-    assert S.insert_select("rec", "rep", p) == (
+    assert sql.insert_select("rec", "rep", p) == (
         "INSERT INTO `rec`.`recovered`.`orders` SELECT * FROM `rep`.`analytics`.`orders` VERSION AS OF 30"
     )
 
 
 def test_fingerprint_one_pass_grouped_by_partition_values() -> None:
-    cols = (Column(1, "id", "long"), Column(2, "m", {"type": "map", "key": "string", "value": "int"}))
+    cols = (IcebergColumn(1, "id", "long"), IcebergColumn(2, "m", {"type": "map", "key": "string", "value": "int"}))
     spec = INFO.partition_spec[:0]
-    sql = S.fingerprint_sql("t", cols, spec, "c")
-    assert sql.startswith("SELECT count(*) AS `n`, sum(shiftright(xxhash64(`id`, array_sort(map_entries(`m`))), 32))")
-    assert "GROUP BY" not in sql
+    text = sql.fingerprint_sql("t", cols, spec, "c")
+    assert text.startswith("SELECT count(*) AS `n`, sum(shiftright(xxhash64(`id`, array_sort(map_entries(`m`))), 32))")
+    assert "GROUP BY" not in text
     p = plan_table(INFO, Selector(), NOW, Ident("r", "o"), None, False)
-    g = S.fingerprint_sql("t", p.schema, p.partition_spec, "c")
+    g = sql.fingerprint_sql("t", p.schema, p.partition_spec, "c")
     assert "GROUP BY `c`.system.months(`day`), `c`.system.bucket(16, `order_id`)" in g
-    assert "EXCEPT ALL" in S.except_all_sql("a", "b", cols, 5)
+    assert "EXCEPT ALL" in sql.except_all_sql("a", "b", cols, 5)
 
 
 def test_fingerprint_recombines_the_exact_64_bit_sum_from_its_halves() -> None:
@@ -341,9 +325,9 @@ def test_compare_fingerprints_and_schema() -> None:
     problems = compare_fingerprints(a, b)
     assert any("different row contents" in p for p in problems)
     assert any("only in replica" in p for p in problems) and any("only in target" in p for p in problems)
-    c1 = (Column(1, "id", "long", True, "k"),)
-    assert schema_problems(c1, (Column(9, "id", "long", True, "k"),)) == []
-    assert schema_problems(c1, (Column(1, "id", "long", False, None),)) == [
+    c1 = (IcebergColumn(1, "id", "long", True, "k"),)
+    assert schema_problems(c1, (IcebergColumn(9, "id", "long", True, "k"),)) == []
+    assert schema_problems(c1, (IcebergColumn(1, "id", "long", False, None),)) == [
         "column id: required=True became False",
         "column id: doc 'k' became None",
     ]

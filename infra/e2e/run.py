@@ -60,9 +60,9 @@ from s3tables_kit.infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDepl
 from s3tables_kit.infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
 from s3tables_kit.infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
 from s3tables_kit.infra.e2e.terraform import (
-    StackResult,
+    E2eStackResult,
+    E2eToolchain,
     Terraform,
-    Toolchain,
     ToolResult,
     _tail,
     cli_config,
@@ -247,7 +247,7 @@ class ExampleRun:
     working directories, Terraform state and emulator of `base`, its normal topology."""
 
     def __init__(
-        self, config: Path, workdir: Path, tf: Terraform, emu: Emulator, chain: Toolchain,
+        self, config: Path, workdir: Path, tf: Terraform, emu: Emulator, chain: E2eToolchain,
         base: ExampleRun | None = None,
     ) -> None:  # fmt: skip
         self.config = config
@@ -259,7 +259,7 @@ class ExampleRun:
         self.tf = tf
         self.emu = emu
         self.toolchain = chain
-        self.stacks: list[StackResult] = []
+        self.stacks: list[E2eStackResult] = []
         self.tools: list[ToolResult] = []
         self.creds: dict[str, Credentials] = {}
         self.applied: dict[str, Localized] = {}
@@ -307,7 +307,7 @@ class ExampleRun:
             left = sorted(set(self.base.applied) - set(applied))
             _say(f"   not planned (the failed Region's; state left as it is): {', '.join(left) or 'none'}")
         for stack in stack_order(manifest):
-            result = StackResult(self.name, stack, provider=checked_with(docs[stack], self.toolchain.local))
+            result = E2eStackResult(self.name, stack, provider=checked_with(docs[stack], self.toolchain.local))
             self.stacks.append(result)
             loc = applied[stack]
             result.standins = [f"{c.address}: {c.how} ({c.detail})" for c in loc.standins]
@@ -341,7 +341,7 @@ class ExampleRun:
             self.tools.append(ToolResult(self.name, name, code, seconds, _tail(text, 15)))
             _say(f"   {name}: exit {code} ({seconds} s)\n{_indent(text)}")
 
-    def apply(self, stack: str, stack_dir: Path, doc: Json, before: Json | None, result: StackResult) -> None:
+    def apply(self, stack: str, stack_dir: Path, doc: Json, before: Json | None, result: E2eStackResult) -> None:
         """init, plan to a file, check that plan, apply exactly it. `before`: the document applied last in this
         directory (the normal topology's, under a failover topology)."""
         over = " (over the applied state)" if before is not None else ""
@@ -362,14 +362,16 @@ class ExampleRun:
         result.apply_s = round(time.monotonic() - t0, 1)
         result.resources = managed_count(plan)
 
-    def plan_again(self, stack_dir: Path, result: StackResult) -> None:
+    def plan_again(self, stack_dir: Path, result: E2eStackResult) -> None:
         proc = self.tf.run(["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false"], stack_dir)
         result.plan_after_apply = {0: "empty", 2: "changes"}.get(proc.returncode, "error")
         _say(f"   plan after apply: {result.plan_after_apply}")
         if proc.returncode != 0:
             raise RuntimeError(f"plan after apply is not empty (exit {proc.returncode}):\n{_plan_summary(proc.stdout)}")
 
-    def destroy_check(self, stack: str, stack_dir: Path, loc: Localized, loose: Localized, result: StackResult) -> None:
+    def destroy_check(
+        self, stack: str, stack_dir: Path, loc: Localized, loose: Localized, result: E2eStackResult
+    ) -> None:
         """`plan -destroy` must fail on `prevent_destroy` for every protected resource, and pass with the
         KIT_ALLOW_DESTROY=1 synth of the same stack.
 

@@ -39,7 +39,7 @@ from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.loader import parse_config
 
 
-class ExampleRun(Protocol):
+class ExampleRunView(Protocol):
     """What the later deploys use of `infra.e2e.run.ExampleRun` (its run of one normal topology)."""
 
     config: Path
@@ -87,7 +87,7 @@ def changed_config(config: Path, change: Callable[[dict[str, Any]], str]) -> tup
 class LaterDeploys:
     """The second deploy and the refused locked change of one normal topology's run."""
 
-    def __init__(self, run: ExampleRun, cfg: KitConfig) -> None:
+    def __init__(self, run: ExampleRunView, cfg: KitConfig) -> None:
         self.run = run
         self.cfg = cfg
 

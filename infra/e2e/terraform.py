@@ -12,7 +12,7 @@ from s3tables_kit.infra.validate import Json, mirror_providers, provider_schemas
 
 
 @dataclass
-class StackResult:
+class E2eStackResult:
     example: str
     stack: str
     resources: int = 0  # resource instances in the state after apply
@@ -107,7 +107,7 @@ def cli_config(mirror: Path, cache: Path) -> str:
 
 
 @dataclass(frozen=True)
-class Toolchain:
+class E2eToolchain:
     """What every localized copy needs from the local Terraform: the mirror's providers and their schemas."""
 
     local: dict[str, list[str]]  # provider address -> versions in the mirror
@@ -115,7 +115,7 @@ class Toolchain:
     local_types: frozenset[str]  # the resource types the local aws provider has
 
 
-def toolchain(tf: Terraform, mirror: Path, workdir: Path) -> Toolchain:
+def toolchain(tf: Terraform, mirror: Path, workdir: Path) -> E2eToolchain:
     local = mirror_providers(mirror)
     needed = {}
     for addr in ("registry.terraform.io/hashicorp/aws",):
@@ -123,10 +123,10 @@ def toolchain(tf: Terraform, mirror: Path, workdir: Path) -> Toolchain:
             needed[addr] = local[addr][0]
     schemas = provider_schemas(tf.binary, tf.env, mirror, needed, workdir)
     aws = schemas.get("provider_schemas", {}).get("registry.terraform.io/hashicorp/aws", {})
-    return Toolchain(local, schemas, frozenset(aws.get("resource_schemas", {})))
+    return E2eToolchain(local, schemas, frozenset(aws.get("resource_schemas", {})))
 
 
-def table(stacks: list[StackResult], tools: list[ToolResult]) -> list[str]:
+def table(stacks: list[E2eStackResult], tools: list[ToolResult]) -> list[str]:
     head = (
         f"{'stack':<52} {'resources':>9} {'native':>6} {'stand-ins':>9} {'apply s':>7}  {'applied plan':<18} "
         f"{'plan after apply':<16}"

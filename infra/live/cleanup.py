@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan
-from s3tables_kit.infra.live.world import Target
+from s3tables_kit.infra.live.world import LiveTarget
 
 
 def _swallow_missing(fn: Any, *args: Any, **kw: Any) -> None:
@@ -25,7 +25,7 @@ def _bucket_tags(client: Any, arn: str) -> dict[str, str]:
     return dict(client.list_tags_for_resource(resourceArn=arn).get("tags", {}))
 
 
-def leftovers(target: Target, plan: RunPlan, *, any_run: bool = False) -> list[str]:
+def leftovers(target: LiveTarget, plan: RunPlan, *, any_run: bool = False) -> list[str]:
     """Table buckets, roles and SCPs of this run (or, with `any_run`, of any run of this prefix) still there."""
     s = plan.settings
     prefix = f"{s.prefix}-" if any_run else f"{plan.name_prefix}-"
@@ -46,7 +46,7 @@ def leftovers(target: Target, plan: RunPlan, *, any_run: bool = False) -> list[s
     return sorted(set(found))
 
 
-def cleanup(target: Target, plan: RunPlan) -> list[str]:
+def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
     """Delete everything of the run; returns what is left afterwards (empty when clean)."""
     s = plan.settings
     for region, account in ((s.replica_region, s.replica_account_id), (s.source_region, s.account_id)):

@@ -31,7 +31,7 @@ from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, lo
 from s3tables_kit.infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.world import (
-    Target,
+    LiveTarget,
     create_run_roles,
     deploy,
     grant_roles,
@@ -56,7 +56,7 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def prepare_standin(target: Target, control: Control, s: Settings, *, authz: bool = True) -> None:
+def prepare_standin(target: LiveTarget, control: Control, s: Settings, *, authz: bool = True) -> None:
     """The stand-in as the sandbox: the accounts, the organization with the run's OU, authorization on (for a
     Terraform deploy: once the e2e tools have run, as they assume roles the run does not give permissions), the
     replication service's delay."""
@@ -66,7 +66,7 @@ def prepare_standin(target: Target, control: Control, s: Settings, *, authz: boo
     control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
 
 
-def _writer(target: Target, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
+def _writer(target: LiveTarget, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
     """A writer's commit of real Iceberg data to every table of the source (the same writer `make e2e` runs)."""
     s = plan.settings
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
@@ -82,7 +82,7 @@ def _writer(target: Target, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
 
 
 def _wait_replicated(
-    target: Target, control: Control | None, src: Any, table_arn: str, committed: dt.datetime
+    target: LiveTarget, control: Control | None, src: Any, table_arn: str, committed: dt.datetime
 ) -> tuple[dict[str, Any], float | None]:
     """Poll the source's replication status until the destination reports an update at or after `committed` (or
     FAILED, or the wait ends); returns the destination entry and the latency in seconds."""
@@ -100,17 +100,17 @@ def _wait_replicated(
 
 
 Writer = Callable[[str], tuple[bool, str]]  # bucket ARN -> (every table committed, the error's last line)
-Deployer = Callable[[Target, RunPlan], dict[str, Any]]  # -> the world: source, replica, tables {namespace: ARN}
+Deployer = Callable[[LiveTarget, RunPlan], dict[str, Any]]  # -> the world: source, replica, tables {namespace: ARN}
 
 
-def api_deploy(target: Target, plan: RunPlan) -> dict[str, Any]:
+def api_deploy(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:
     return deploy(target, plan, kit_config(plan))
 
 
 def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
     """The e2e code path (infra/live/terraform.py); the stand-in only."""
 
-    def deploy_with_terraform(target: Target, plan: RunPlan) -> dict[str, Any]:
+    def deploy_with_terraform(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:
         from s3tables_kit.infra.live import terraform
 
         if control is None or target.endpoint is None:
@@ -127,7 +127,7 @@ def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
 
 
 def execute(
-    target: Target,
+    target: LiveTarget,
     plan: RunPlan,
     *,
     control: Control | None = None,
@@ -220,7 +220,7 @@ def execute(
     return report
 
 
-def announce_leftovers(target: Target, plan: RunPlan) -> list[str]:
+def announce_leftovers(target: LiveTarget, plan: RunPlan) -> list[str]:
     found = leftovers(target, plan, any_run=True)
     if found:
         _say("LEFTOVERS OF AN EARLIER RUN (make live-verify-cleanup RUN=<id> for each run id):")
@@ -229,7 +229,7 @@ def announce_leftovers(target: Target, plan: RunPlan) -> list[str]:
     return found
 
 
-def _commit_time(target: Target, account: str, src: Any, table_arn: str) -> dt.datetime:
+def _commit_time(target: LiveTarget, account: str, src: Any, table_arn: str) -> dt.datetime:
     """The commit's own time: `last-updated-ms` of the table's current Iceberg metadata (written by the writer)."""
     import json
 
@@ -276,11 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = RunPlan(settings, ns.run or new_run_id())
     emu = None
     if ns.aws:
-        target, control = Target(), None
+        target, control = LiveTarget(), None
     else:
         if not ns.endpoint:
             emu = Emulator().start()
-        target = Target(endpoint=ns.endpoint or (emu.url if emu else None))
+        target = LiveTarget(endpoint=ns.endpoint or (emu.url if emu else None))
         control = Control(str(target.endpoint))
         prepare_standin(target, control, settings)
     try:

@@ -39,7 +39,7 @@ def _trust(account: str) -> str:
 
 
 @dataclass
-class Target:
+class LiveTarget:
     """`endpoint` None: AWS with the environment's credentials. Otherwise the stand-in, with one key per account."""
 
     endpoint: str | None = None
@@ -149,7 +149,7 @@ def _role(iam: Any, name: str, account: str, tags: dict[str, str], inline: dict[
         iam.put_role_policy(RoleName=name, PolicyName="permissions", PolicyDocument=json.dumps(inline))
 
 
-def deploy(target: Target, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
+def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     """Create the run's resources; returns their ARNs and ids (what the stacks' outputs name)."""
     s = plan.settings
     src = target.client("s3tables", s.source_region, s.account_id)
@@ -202,7 +202,7 @@ def deploy(target: Target, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     return {"source": src_arn, "replica": dst_arn, "tables": tables, "guardrail": guardrail, "scps": scps}
 
 
-def harden_replica(target: Target, plan: RunPlan, cfg: KitConfig, replica_table_arn: str) -> None:
+def harden_replica(target: LiveTarget, plan: RunPlan, cfg: KitConfig, replica_table_arn: str) -> None:
     """The replica's table policy, the way `make harden` puts it once the service has created the replica."""
     dst = target.client("s3tables", plan.settings.replica_region, plan.settings.replica_account_id)
     doc = documents.replica_table_policy_for(cfg, cfg.replicas[0], replica_table_arn)
@@ -234,7 +234,7 @@ RUN_ROLES = (
 )
 
 
-def create_run_roles(target: Target, plan: RunPlan) -> None:
+def create_run_roles(target: LiveTarget, plan: RunPlan) -> None:
     """Before a Terraform deploy: the roles the configuration names as prerequisites (deploy, break-glass, the
     guardrail's admin role), created with the run's tag so that cleanup may delete them whatever happens next."""
     s = plan.settings
@@ -243,14 +243,14 @@ def create_run_roles(target: Target, plan: RunPlan) -> None:
         _role(iam, plan.name(who), s.replica_account_id, plan.tags)
 
 
-def grant_roles(target: Target, plan: RunPlan) -> None:
+def grant_roles(target: LiveTarget, plan: RunPlan) -> None:
     """After a Terraform deploy: the run's roles get their permissions."""
     iam = target.client("iam", "us-east-1", plan.settings.replica_account_id)
     for who, doc in RUN_ROLES:
         iam.put_role_policy(RoleName=plan.name(who), PolicyName="permissions", PolicyDocument=json.dumps(doc))
 
 
-def world_of(target: Target, plan: RunPlan) -> dict[str, Any]:
+def world_of(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:
     """The ARNs `deploy` returns, read back from what Terraform created."""
     s = plan.settings
     src = target.client("s3tables", s.source_region, s.account_id)

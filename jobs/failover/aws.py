@@ -29,12 +29,13 @@ from s3tables_kit.jobs.failover.iceberg import (
     set_properties,
 )
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.commits import source_commits
 from s3tables_kit.jobs.kernel.concurrency import Progress, run_concurrently
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms, table_info_from_metadata
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata
-from s3tables_kit.jobs.ops.status import source_commits
-from s3tables_kit.jobs.recover.model import Ident, TableInfo, iso_ms, table_info_from_metadata
-from s3tables_kit.jobs.recover.planning import Selector
 from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
@@ -304,10 +305,10 @@ def _facts_or_error(
         return f"{ref.qualified}: facts unreadable: {describe_error(exc)}"
 
 
-def _guard_rerun(tp: M.TablePlan) -> M.TablePlan:
+def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
     """A second run converges; it never sets back a table that writers have committed to since the failover."""
     info, snap = tp.facts.info, tp.snapshot
-    if tp.step is not M.Step.ALREADY or info is None or snap is None:
+    if tp.step is not M.FailoverStep.ALREADY or info is None or snap is None:
         return tp
     recorded = info.properties.get(M.PROP_SNAPSHOT_ID)
     if recorded == str(snap.snapshot_id) or not tp.pit:
@@ -353,11 +354,11 @@ class TableOutcome:
         return self.verdict in ("promoted", "converged", "skipped")
 
 
-def disassociate(clients: Clients, bucket_arn: str, tp: M.TablePlan) -> str:
+def disassociate(clients: Clients, bucket_arn: str, tp: M.FailoverTablePlan) -> str:
     """'disassociated' or 'already detached' (recognised, also when a concurrent run won the race)."""
     b = BucketRef(bucket_arn)
     s3t = clients.s3tables(b.region, b.account)
-    if tp.step is M.Step.ALREADY:
+    if tp.step is M.FailoverStep.ALREADY:
         return "already detached"
     try:
         call(s3t.disassociate_table_replication, tableArn=tp.facts.table_arn)
@@ -381,7 +382,7 @@ def promote(
     b = BucketRef(arn)
     s3t = clients.s3tables(b.region, b.account)
     committer = S3TablesCommitter(s3t, arn, io_props(s3t, arn, clients.endpoint_url))
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     outcomes = {str(t.ident): _outcome(t) for t in plan.tables}
     progress = Progress("promote", len(active), enabled=req.show_progress)
 
@@ -392,7 +393,7 @@ def promote(
         finally:
             o.steps[name] = round(time.monotonic() - s, 3)
 
-    def first(tp: M.TablePlan) -> None:
+    def first(tp: M.FailoverTablePlan) -> None:
         o = outcomes[str(tp.ident)]
         try:
             how = step(o, "disassociate", lambda: disassociate(clients, arn, tp))
@@ -438,7 +439,7 @@ def promote(
                 if o.ok:
                     o.verdict, o.message = "failed", f"bucket policy not applied: {describe_error(exc)}"
 
-    def second(tp: M.TablePlan) -> None:
+    def second(tp: M.FailoverTablePlan) -> None:
         o = outcomes[str(tp.ident)]
         if not o.ok:
             return
@@ -452,23 +453,23 @@ def promote(
     return [outcomes[str(t.ident)] for t in plan.tables]
 
 
-def _outcome(tp: M.TablePlan) -> TableOutcome:
+def _outcome(tp: M.FailoverTablePlan) -> TableOutcome:
     s = tp.snapshot
     return TableOutcome(
         table=str(tp.ident),
         table_arn=tp.facts.table_arn,
-        verdict="skipped" if tp.step is M.Step.SKIP else "planned",
+        verdict="skipped" if tp.step is M.FailoverStep.SKIP else "planned",
         source_table_arn=tp.facts.source_table_arn,
         snapshot_id=s.snapshot_id if s else None,
         snapshot_committed_at=s.committed_at if s else None,
         rpo=tp.rpo.describe(),
         rpo_seconds=tp.rpo.seconds,
         protection=protection_text(tp),
-        message="not a replica: left alone" if tp.step is M.Step.SKIP else "",
+        message="not a replica: left alone" if tp.step is M.FailoverStep.SKIP else "",
     )
 
 
-def protection_text(tp: M.TablePlan) -> str:
+def protection_text(tp: M.FailoverTablePlan) -> str:
     others = ", ".join(a.rsplit("/", 1)[1] for a in tp.other_replicas)
     text = (
         "failover table + bucket policies (writers allowed; deletion, retention and policy changes: break-glass "
@@ -477,7 +478,7 @@ def protection_text(tp: M.TablePlan) -> str:
     return text + (f"; stale copies remain in {others}" if others else "; no other replica holds it")
 
 
-def _known_metadata(tp: M.TablePlan) -> tuple[str, bytes] | None:
+def _known_metadata(tp: M.FailoverTablePlan) -> tuple[str, bytes] | None:
     """The metadata file read at plan time, by location (the committer reuses it when the table still points there)."""
     f = tp.facts
     if f.info is None or f.info.metadata_location is None or f.metadata_json is None:
@@ -485,7 +486,7 @@ def _known_metadata(tp: M.TablePlan) -> tuple[str, bytes] | None:
     return f.info.metadata_location, f.metadata_json
 
 
-def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_id: str) -> None:
+def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcome, run_id: str) -> None:
     """The table accepts a commit (lineage properties), its current snapshot is the chosen one, and its record counts
     per partition, read from the manifests, add up to the chosen snapshot's record count in the replica's metadata
     as read at plan time."""
@@ -493,13 +494,13 @@ def verify(committer: S3TablesCommitter, tp: M.TablePlan, o: TableOutcome, run_i
     table = committer.load(tp.ident, known=_known_metadata(tp))
     current = table.metadata.current_snapshot_id
     chosen = tp.snapshot.snapshot_id if tp.snapshot else None
-    if chosen is None or (not tp.pit and tp.step is M.Step.PROMOTE):
+    if chosen is None or (not tp.pit and tp.step is M.FailoverStep.PROMOTE):
         chosen = current  # latest: whatever the replica had when it was detached (an in-flight commit may land)
     props, managed = table.metadata.properties, tp.facts.source_table_arn if tp.facts.managed else None
     recorded = props.get(M.PROP_SNAPSHOT_ID) if M.own_lineage(props, tp.facts.table_arn, managed) else None
-    if recorded is not None and recorded != str(chosen) and tp.step is M.Step.ALREADY:
+    if recorded is not None and recorded != str(chosen) and tp.step is M.FailoverStep.ALREADY:
         chosen = int(recorded)  # converged run: the failover point is the first run's
-    if current != chosen and tp.step is M.Step.PROMOTE:
+    if current != chosen and tp.step is M.FailoverStep.PROMOTE:
         raise ValueError(f"current snapshot {current} is not the chosen snapshot {chosen}")
     o.snapshot_id = chosen
     snap = table.metadata.snapshot_by_id(chosen) if chosen is not None else None
@@ -612,7 +613,7 @@ def run(
         print("\nNothing was changed.", file=sys.stderr)
         return RunResult(M.EXIT_REFUSED, plan)
     say(
-        f"promoting {sum(t.step is not M.Step.SKIP for t in plan.tables)} table(s) of {plan.bucket_name}",
+        f"promoting {sum(t.step is not M.FailoverStep.SKIP for t in plan.tables)} table(s) of {plan.bucket_name}",
         req.show_progress,
     )
     outcomes = promote(clients, req, plan, documents, run_id, t0)
@@ -636,7 +637,7 @@ def run(
 
 
 def worst_rpo(plan: M.FailoverPlan) -> str:
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     unknown = [t.rpo.at_least_since for t in active if t.rpo.lacking_commits is None and t.rpo.at_least_since]
     if unknown:
         return f"at least since {min(unknown)} (source unreachable)"
@@ -646,7 +647,7 @@ def worst_rpo(plan: M.FailoverPlan) -> str:
 
 
 def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
-    from s3tables_kit.jobs.ops.cli import render_table
+    from s3tables_kit.jobs.kernel.render import render_table
 
     body = render_table(
         ["TABLE", "VERDICT", "SNAPSHOT", "PIT", "RPO", "RTO", "ROWS", "MESSAGE"],

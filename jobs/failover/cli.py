@@ -46,8 +46,8 @@ changed."""
 
 
 def parser() -> argparse.ArgumentParser:
-    from s3tables_kit.jobs.ops.cli import add_common_args
-    from s3tables_kit.jobs.recover.planning import add_selection_args
+    from s3tables_kit.jobs.kernel.options import add_common_args
+    from s3tables_kit.jobs.kernel.selectors import add_selection_args
 
     p = argparse.ArgumentParser(
         prog="python -m jobs.failover",
@@ -94,9 +94,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from s3tables_kit.jobs.failover import aws
     from s3tables_kit.jobs.failover.model import EXIT_REFUSED, FailoverError
-    from s3tables_kit.jobs.ops.cli import clients_from_args
-    from s3tables_kit.jobs.recover.model import ArgError, Ident
-    from s3tables_kit.jobs.recover.planning import Selector, selector_from_args
+    from s3tables_kit.jobs.kernel.idents import ArgError, Ident
+    from s3tables_kit.jobs.kernel.options import clients_from_args
+    from s3tables_kit.jobs.kernel.selectors import Selector, selector_from_args
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     ns = parser().parse_args(argv)
@@ -166,9 +166,8 @@ def replication_point_ms(
     """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
     (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
     answer leaves the tables without a point: choose an instant with --as-of)."""
-    from s3tables_kit.jobs.ops.point import selection_patterns
+    from s3tables_kit.jobs.kernel.selectors import selection_patterns, to_ms
     from s3tables_kit.jobs.ops.point_live import live_point
-    from s3tables_kit.jobs.recover.planning import to_ms
 
     replica = outputs.replica_by_name(bucket)
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]

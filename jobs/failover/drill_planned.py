@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from s3tables_kit.jobs.failover import points
+from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER as points
 
 FAILBACK_BUCKET = "demo-failback-use1-tablebucket"
 REPROTECT_BUCKET = "demo-reprotect-usw2-tablebucket"
@@ -71,7 +71,7 @@ def _committer(clients: Any, bucket_arn: str, region: str, endpoint: str) -> Any
 
 def _write(committer: Any, first_id: int) -> None:
     from s3tables_kit.jobs.failover.writer import rows
-    from s3tables_kit.jobs.recover.model import Ident
+    from s3tables_kit.jobs.kernel.idents import Ident
 
     for i, q in enumerate(TABLES):
         committer.load(Ident.parse(q)).append(rows(first_id + 10 * i))
@@ -154,7 +154,7 @@ def round_trip(
     from s3tables_kit.jobs.failover.cli import main as failover_main
     from s3tables_kit.jobs.failover.writer import writer_schema
     from s3tables_kit.jobs.kernel.clients import Clients
-    from s3tables_kit.jobs.recover.model import Ident
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.topology.config import load_config
     from s3tables_kit.topology.outputs import load_outputs
 

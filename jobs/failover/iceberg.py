@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.iceberg_io import shared_s3_file_io
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, error_code
 from s3tables_kit.jobs.kernel.tables import metadata_location
-from s3tables_kit.jobs.recover.model import Ident
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyiceberg.table import CommitTableResponse, Table

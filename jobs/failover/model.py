@@ -1,10 +1,10 @@
 """The failover plan, pure: facts gathered by `aws.py` in, the plan (per table state, RPO, snapshot, other replicas,
 policy changes, steps) and the failback plan out. No I/O, no AWS, no Spark: tested with hand-made facts.
 
-RPO reuses the lag logic of `jobs.ops.status` (`commit_times`, `compute_lag`): the source commits the replica lacks
-are the source commit times after the replica's last replicated commit (the replica's own `last-updated-ms`, a copy
-of the source's value at that commit); when the source Region does not answer, the RPO is "at least since" that
-commit.
+RPO reuses the lag logic `status` reports (`jobs.kernel.commits`: `commit_times`, `compute_lag`): the source commits
+the replica lacks are the source commit times after the replica's last replicated commit (the replica's own
+`last-updated-ms`, a copy of the source's value at that commit); when the source Region does not answer, the RPO is
+"at least since" that commit.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from s3tables_kit.jobs.ops.status import compute_lag
-from s3tables_kit.jobs.recover.model import Ident, PlanError, Snapshot, TableInfo, iso_ms
-from s3tables_kit.jobs.recover.planning import Selector, resolve_snapshot
+from s3tables_kit.jobs.kernel.commits import compute_lag
+from s3tables_kit.jobs.kernel.idents import Ident, JobError
+from s3tables_kit.jobs.kernel.selectors import PlanError, Selector, resolve_snapshot
+from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo, iso_ms
 
 # Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback).
 PROP_PREFIX = "kit.failover."
@@ -46,7 +47,7 @@ EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / 
 SHOWN_TABLE_DOCUMENTS = 3  # the rendered plan shows this many table policies in full (the JSON plan has all)
 
 
-class FailoverError(Exception):
+class FailoverError(JobError):
     """A refusal at plan time (exit 2): the message is for the on-call engineer, nothing was changed."""
 
 
@@ -155,7 +156,7 @@ class Rpo:
 
 
 def format_seconds(s: float | None) -> str:
-    from s3tables_kit.jobs.ops.cli import format_duration
+    from s3tables_kit.jobs.kernel.render import format_duration
 
     return format_duration(s)
 
@@ -174,7 +175,7 @@ def compute_rpo(replica_last_commit_ms: int | None, source: SourceFacts, now: da
 # ----------------------------------------------------------------------------------------------------
 
 
-class Step(Enum):
+class FailoverStep(Enum):
     SKIP = "skip"  # nothing to do (not a replica)
     PROMOTE = "disassociate"
     ALREADY = "already detached: skip disassociation"
@@ -198,9 +199,9 @@ class PolicyChange:
 
 
 @dataclass(frozen=True)
-class TablePlan:
+class FailoverTablePlan:
     facts: TableFacts
-    step: Step
+    step: FailoverStep
     rpo: Rpo
     snapshot: Snapshot | None  # the snapshot the promoted table will have as current
     pit: bool  # the snapshot differs from the replica's current one: set_current_snapshot after promotion
@@ -244,7 +245,7 @@ class FailoverPlan:
     caller: Caller
     break_glass: bool
     break_glass_principals: tuple[str, ...]
-    tables: list[TablePlan] = field(default_factory=list)
+    tables: list[FailoverTablePlan] = field(default_factory=list)
     bucket_policy: PolicyChange | None = None
     errors: list[str] = field(default_factory=list)
     generated_at: str = ""
@@ -255,8 +256,8 @@ class FailoverPlan:
 
     def steps(self) -> list[str]:
         """The order of the promotion, as the tool runs it."""
-        todo = [t for t in self.tables if t.step is Step.PROMOTE]
-        done = [t for t in self.tables if t.step is Step.ALREADY]
+        todo = [t for t in self.tables if t.step is FailoverStep.PROMOTE]
+        done = [t for t in self.tables if t.step is FailoverStep.ALREADY]
         pit = [t for t in self.tables if t.pit]
         out = [
             "1. preflight: the caller is a break-glass principal of the replica account; the typed confirmation "
@@ -322,7 +323,7 @@ class FailoverPlan:
         }
 
     def render(self, *, show_documents: bool = True) -> str:
-        from s3tables_kit.jobs.ops.cli import render_table
+        from s3tables_kit.jobs.kernel.render import render_table
 
         lines = [
             f"Failover plan for table bucket {self.bucket_name} ({self.replica_bucket_arn}), "
@@ -385,7 +386,7 @@ PIT_WARNING = (
 )
 
 
-def _rpo_reasons(tables: Sequence[TablePlan]) -> list[str]:
+def _rpo_reasons(tables: Sequence[FailoverTablePlan]) -> list[str]:
     """`* RPO of <table>: <reason>`, in full and wrapped, for every table whose RPO has one."""
     out: list[str] = []
     for t in tables:
@@ -426,14 +427,16 @@ def plan_table(
     replica_bucket_arn: str,
     kit_replica_buckets: Sequence[str],
     table_policy: PolicyChange | None,
-) -> TablePlan:
+) -> FailoverTablePlan:
     state = facts.state
-    step = {ReplicaState.REPLICA: Step.PROMOTE, ReplicaState.DETACHED: Step.ALREADY}.get(state, Step.SKIP)
+    step = {ReplicaState.REPLICA: FailoverStep.PROMOTE, ReplicaState.DETACHED: FailoverStep.ALREADY}.get(
+        state, FailoverStep.SKIP
+    )
     problems: list[str] = []
     snap: Snapshot | None = None
     pit = False
     info = facts.info
-    if step is not Step.SKIP:
+    if step is not FailoverStep.SKIP:
         if info is None or not info.snapshots:
             if selector.as_of_ms is not None or selector.snapshot_id is not None:
                 problems.append("the replica has no snapshot: no point in time to set")
@@ -454,7 +457,7 @@ def plan_table(
     else:
         others = tuple(b for b in kit_replica_buckets if b != replica_bucket_arn)
         others_from = "outputs (source unreachable: not confirmed)" if not facts.source.reachable else "outputs"
-    return TablePlan(
+    return FailoverTablePlan(
         facts=facts,
         step=step,
         rpo=rpo,
@@ -462,7 +465,7 @@ def plan_table(
         pit=pit,
         other_replicas=others,
         other_replicas_from=others_from,
-        table_policy=table_policy if step is not Step.SKIP else None,
+        table_policy=table_policy if step is not FailoverStep.SKIP else None,
         problems=tuple(problems),
     )
 
@@ -578,7 +581,7 @@ def failback_dict(
 
 
 def render_failback(promoted_bucket_arn: str, original_bucket_arn: str, tables: Sequence[FailbackTable]) -> str:
-    from s3tables_kit.jobs.ops.cli import render_table
+    from s3tables_kit.jobs.kernel.render import render_table
 
     body = render_table(
         ["TABLE", "COMMITS SINCE FAILOVER", "ORIGINAL", "ORIGINAL LAST COMMIT", "ORIGINAL COMMITS AFTER"],

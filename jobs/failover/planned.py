@@ -28,15 +28,17 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from s3tables_kit.jobs.failover import aws, points
+from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as M
 from s3tables_kit.jobs.failover import planned_lease as PL
 from s3tables_kit.jobs.failover import planned_model as PM
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
+from s3tables_kit.jobs.kernel.snapshots import Snapshot
 from s3tables_kit.jobs.kernel.tables import read_table_metadata
-from s3tables_kit.jobs.recover.model import Ident, Snapshot
 from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
@@ -104,7 +106,7 @@ def source_head(clients: Clients, source_arn: str, ident: Ident) -> PM.Head:
     return PM.Head.of(json.loads(m.raw) if m.raw else None)
 
 
-def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.CatchUp, M.TablePlan]:
+def catch_up(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> tuple[PM.CatchUp, M.FailoverTablePlan]:
     """One table's catch-up state, and its plan with the replica's metadata as read now (the promotion's input)."""
     ident = tp.ident
     try:
@@ -118,7 +120,7 @@ def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.Cat
             return state, tp
         snap: Snapshot | None = info.snapshot(info.current_snapshot_id) if info.current_snapshot_id else None
         facts = replace(tp.facts, info=info, metadata_json=raw, managed=not detached)
-        step = M.Step.PROMOTE if not detached else M.Step.ALREADY
+        step = M.FailoverStep.PROMOTE if not detached else M.FailoverStep.ALREADY
         rpo = M.Rpo(0, 0.0, None) if state.caught_up else tp.rpo
         return state, replace(tp, facts=facts, snapshot=snap, pit=False, step=step, rpo=rpo)
     except (ClientError, BotoCoreError, ValueError) as exc:
@@ -128,11 +130,11 @@ def catch_up(clients: Clients, source_arn: str, tp: M.TablePlan) -> tuple[PM.Cat
 def wait_caught_up(
     clients: Clients,
     source_arn: str,
-    tables: Sequence[M.TablePlan],
+    tables: Sequence[M.FailoverTablePlan],
     opts: Options,
     concurrency: int,
     show: bool,
-) -> tuple[bool, dict[str, PM.CatchUp], dict[str, M.TablePlan], dict[str, float]]:
+) -> tuple[bool, dict[str, PM.CatchUp], dict[str, M.FailoverTablePlan], dict[str, float]]:
     """Poll the tables not yet caught up until all are, or the timeout. (all caught up, last state per table, the
     refreshed plans, seconds each took)."""
     t0 = time.monotonic()
@@ -276,7 +278,7 @@ def run(
         try:
             with leased():
                 was_frozen = lift_freeze(clients, freeze, src_arn, journal_file, show)
-        except PL.Refused as exc:
+        except PL.LeaseRefused as exc:
             print(f"REFUSED: {exc}")
             return PlannedResult(M.EXIT_REFUSED)
         print("freeze lifted" if was_frozen else "no freeze in place: nothing to do")
@@ -290,7 +292,7 @@ def run(
         refusals.append("no failover documents (pass --config with the kit configuration)")
     live = None if source_error else aws.live_bucket_policy(clients, src_arn)
     already = freeze.is_frozen(live)
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     if req.confirm is None:
         now = [catch_up(clients, src_arn, t)[0] for t in active] if not source_error else []
         print(
@@ -307,7 +309,7 @@ def run(
     try:
         with leased() as leases:
             return _confirmed(clients, req, plan, documents, freeze, opts, rep, finish, refusals, leases, t0)
-    except PL.Refused as exc:
+    except PL.LeaseRefused as exc:
         rep.messages.append(str(exc))
         return finish(M.EXIT_REFUSED, "refused (another run holds the lease: nothing was changed)")
 
@@ -328,7 +330,7 @@ def _confirmed(
     """The confirmed run, under the leases: freeze, wait, promote, prove, lift."""
     show, run_id, src_arn = req.show_progress, rep.run_id, rep.source_bucket_arn
     journal_file = PM.journal_path(req.report_dir or Path("reports/failover"), src_arn.rsplit("/", 1)[1])
-    active = [t for t in plan.tables if t.step is not M.Step.SKIP]
+    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
     if refusals:  # the source answers and a killed run's freeze is in place: writers are not left frozen
         rep.messages += refusals
         if lift_freeze(clients, freeze, src_arn, journal_file, show):
@@ -345,7 +347,7 @@ def _confirmed(
     rep.frozen_at = journal.frozen_at
     if journal.run_id != run_id:
         rep.continued_from = journal.run_id
-    points.at("after-freeze", src_arn)
+    PLANNED_FAILOVER.at("after-freeze", src_arn)
 
     def lifted(outcome: str, code: int) -> PlannedResult:
         lost = PL.lost(leases)
@@ -374,14 +376,14 @@ def _confirmed(
         ]
         rep.messages.append(f"timed out after {opts.timeout_s:.0f}s waiting for the replicas to catch up")
         return lifted("timed out (nothing was promoted)", M.EXIT_FAILED)
-    points.at("caught-up", src_arn)
+    PLANNED_FAILOVER.at("caught-up", src_arn)
     if PL.lost(leases):  # another run took the leases over (this one stalled past their time to live)
         return lifted("stopped before the promotion (nothing was promoted by this run)", M.EXIT_FAILED)
 
     t_caught = time.monotonic()
     plan.tables = [plans.get(str(t.ident), t) for t in plan.tables]
     b = BucketRef(plan.replica_bucket_arn)
-    points.watch(clients.s3tables(b.region, b.account), plan.replica_bucket_arn)
+    PLANNED_FAILOVER.watch(clients.s3tables(b.region, b.account), plan.replica_bucket_arn)
     try:
         outcomes = aws.promote(clients, req, plan, documents, run_id, t0)
     except Exception as exc:
@@ -390,7 +392,7 @@ def _confirmed(
     rep.writable_after_caught_up_seconds = round(time.monotonic() - t_caught, 3)
     rep.rto_seconds = round(time.monotonic() - t0, 3)
     rep.tables = prove(clients, src_arn, plan, outcomes, took, req.concurrency)
-    points.at("before-lift", src_arn)
+    PLANNED_FAILOVER.at("before-lift", src_arn)
     code = M.EXIT_OK if rep.rpo_zero and all(o.ok for o in outcomes) else M.EXIT_FAILED
     return lifted("promoted", code)
 

@@ -1,4 +1,4 @@
-"""At most one planned failover at a time per bucket it changes: the recovery's leases (`jobs.recover.leases`).
+"""At most one planned failover at a time per bucket it changes: the jobs' leases (`jobs.kernel.leases`).
 
 A planned run changes two buckets: the source (its writers are frozen, its bucket policy rewritten and put back) and
 the replica bucket it promotes (its tables detached, its bucket policy replaced). It takes one lease per bucket,
@@ -20,24 +20,24 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from s3tables_kit.jobs.failover.model import FailoverError
-from s3tables_kit.jobs.kernel.sdk import BucketRef
-from s3tables_kit.jobs.recover.leases import (
+from s3tables_kit.jobs.kernel.leases import (
     DEFAULT_TTL_S,
     LEASE_SUFFIX,
     Holder,
     Lease,
+    LeaseError,
     LeaseHeld,
     LeaseLost,
     Leases,
     is_live,
     store_for,
 )
-from s3tables_kit.jobs.recover.model import RecoveryError
+from s3tables_kit.jobs.kernel.sdk import BucketRef
 
-__all__ = ["DEFAULT_TTL_S", "Leases", "Refused", "acquire", "held", "lease_key", "live_holder", "lost"]
+__all__ = ["DEFAULT_TTL_S", "LeaseRefused", "Leases", "acquire", "held", "lease_key", "live_holder", "lost"]
 
 
-class Refused(FailoverError):
+class LeaseRefused(FailoverError):
     """Another planned failover holds a lease of a bucket this run would change."""
 
 
@@ -71,14 +71,14 @@ def acquire(
     say: Callable[[str], None],
     ttl_s: float = DEFAULT_TTL_S,
 ) -> Leases:
-    """The leases of every bucket in `bucket_arns`, heartbeating; raises `Refused` when a live run holds one."""
+    """The leases of every bucket in `bucket_arns`, heartbeating; raises `LeaseRefused` when a live run holds one."""
     leases = _leases(lease_dir, bucket_arns, run_id, started, ttl_s)
     try:
         leases.acquire_all(False, say)
     except LeaseHeld as exc:
-        raise Refused(refusal(exc.holder.target or bucket_arns[0], exc.holder)) from None
-    except RecoveryError as exc:  # the lease store is unwritable or contended
-        raise Refused(f"the planned failover's lease could not be taken: {exc}") from None
+        raise LeaseRefused(refusal(exc.holder.target or bucket_arns[0], exc.holder)) from None
+    except LeaseError as exc:  # the lease store is unwritable or contended
+        raise LeaseRefused(f"the planned failover's lease could not be taken: {exc}") from None
     return leases
 
 
@@ -90,7 +90,7 @@ def live_holder(lease_dir: str, bucket_arns: Sequence[str]) -> tuple[str, Holder
         key = lease_key(lease_dir, arn)
         try:
             cur = store_for(key).read(key)
-        except RecoveryError:
+        except LeaseError:
             continue
         holder = Holder.parse(cur[0]) if cur else None
         if holder is not None and is_live(holder, time.time(), socket.gethostname()):

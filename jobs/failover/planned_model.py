@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.jobs.recover.model import TableInfo, iso_ms
+from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms
 
 SLOWEST_SHOWN = 3
 SHOWN_ROWS = 50  # table rows printed at the end of a run (the report has every table)
@@ -185,7 +185,7 @@ class PlannedReport:
 
     def render(self, max_rows: int | None = None) -> str:
         """The report as text; `max_rows`: at most that many table rows (the rest are in the written report)."""
-        from s3tables_kit.jobs.ops.cli import render_table
+        from s3tables_kit.jobs.kernel.render import render_table
 
         body = render_table(
             ["TABLE", "VERDICT", "SOURCE SNAPSHOT", "PROMOTED SNAPSHOT", "RPO 0", "CAUGHT UP AFTER", "MESSAGE"],

@@ -46,8 +46,8 @@ def commit_to_every_table(s3tables: Any, bucket_arn: str, endpoint: str | None) 
     """Append `rows` to every table of the bucket (creating the table's metadata first where it has none); returns
     the tables written, as `namespace.name`."""
     from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
+    from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.kernel.tables import metadata_location
-    from s3tables_kit.jobs.recover.model import Ident
 
     committer = S3TablesCommitter(s3tables, bucket_arn, io_props(s3tables, bucket_arn, endpoint))
     schema, spec = writer_schema()

@@ -57,6 +57,8 @@ from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse
+from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
 from s3tables_kit.jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
@@ -69,7 +71,7 @@ from s3tables_kit.jobs.ops.audit_scope import (
     s3tables_of,
     scopes_of,
 )
-from s3tables_kit.jobs.ops.cli import add_common_args, clients_from_args, emit, mentions_bucket, refuse, render_table
+from s3tables_kit.jobs.ops.cli import mentions_bucket
 from s3tables_kit.jobs.ops.drift import Unreadable, policy_drift, replication_drift
 from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
 from s3tables_kit.topology.config import KitConfig, Replica

@@ -10,7 +10,7 @@ from typing import Any
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import BucketRef
-from s3tables_kit.jobs.ops.drift import DeclaredReplication, Finding
+from s3tables_kit.jobs.ops.drift import DeclaredReplication, DriftFinding
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 BucketPolicyBuilder = Callable[[KitConfig, Replica], dict[str, Any]]
@@ -104,7 +104,7 @@ def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]
     return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
 
 
-Drift = Finding  # one drift: its kind, the resource and a detail (`jobs.ops.drift`)
+Drift = DriftFinding  # one drift: its kind, the resource and a detail (`jobs.ops.drift`)
 
 
 @dataclass

@@ -37,18 +37,25 @@ from s3tables_kit.jobs.kernel.concurrency import (
     run_concurrently,
     worker_pool,
 )
-from s3tables_kit.jobs.kernel.sdk import describe_error, is_transient
-from s3tables_kit.jobs.ops.cli import (
+from s3tables_kit.jobs.kernel.options import (
     EXIT_OK,
     EXIT_REFUSED,
     add_client_args,
     clients_from_args,
-    dump_json,
     pause_before_second_pass,
     run_options,
 )
+from s3tables_kit.jobs.kernel.render import dump_json
+from s3tables_kit.jobs.kernel.sdk import describe_error, is_transient
 from s3tables_kit.jobs.ops.discover_plan import Destination, backfill, bucket_plan, propose_toml, render_report
-from s3tables_kit.jobs.ops.discover_read import BucketFound, Refused, TableFound, list_buckets, read_bucket, read_table
+from s3tables_kit.jobs.ops.discover_read import (
+    BucketFound,
+    DiscoverRefused,
+    TableFound,
+    list_buckets,
+    read_bucket,
+    read_table,
+)
 from s3tables_kit.jobs.ops.discover_read import read_chunk as _read_chunk
 
 CHUNK = 250  # tables per worker-process job
@@ -56,7 +63,7 @@ SECOND_PASS_PAUSE = 5.0
 FILES = ("kit.toml", "discover.json", "report.txt")
 
 
-class Unreadable(Exception):
+class DiscoverUnreadable(Exception):
     """Tables that still could not be read after the second pass (not a refused permission)."""
 
 
@@ -80,7 +87,8 @@ def discover(
     second_pass_pause: float = SECOND_PASS_PAUSE,
 ) -> Discovery:
     """Read every table bucket of `regions` x `accounts` (None: the credentials' own) and every table in them. Raises
-    `Refused` for a permission the run lacks, `Unreadable` when tables stay unreadable after the second pass."""
+    `DiscoverRefused` for a permission the run lacks, `DiscoverUnreadable` when tables stay unreadable after the
+    second pass."""
     t0 = time.perf_counter()
     found = Discovery(regions=list(regions))
     listed = [e for region in regions for account in accounts for e in list_buckets(clients, region, account)]
@@ -119,7 +127,7 @@ def discover(
         _stop_at_refusal(results)
         still = [t for ts in results.values() for t in ts if t.error]
         if still:
-            raise Unreadable(
+            raise DiscoverUnreadable(
                 f"{len(still)} table(s) unreadable after the second pass, e.g. {still[0].arn}: {still[0].error}"
             )
     for b in found.buckets:
@@ -136,7 +144,7 @@ def _stop_at_refusal(results: dict[str, list[TableFound]]) -> None:
     for ts in results.values():
         for t in ts:
             if t.refused:
-                raise Refused(*t.refused)
+                raise DiscoverRefused(*t.refused)
 
 
 def report_doc(found: Discovery, destinations: Sequence[Destination], kit_name: str) -> dict[str, Any]:
@@ -226,10 +234,10 @@ def main(argv: list[str] | None = None) -> int:
             "report.txt": report,
         }
         write_all(Path(args.out), files)
-    except Refused as exc:
+    except DiscoverRefused as exc:
         print(f"discover: access denied: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    except (Unreadable, ValueError) as exc:
+    except (DiscoverUnreadable, ValueError) as exc:
         print(f"discover: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     except (ClientError, BotoCoreError) as exc:

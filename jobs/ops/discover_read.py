@@ -10,8 +10,8 @@ SigV4 signing name is the same), their paths taken from botocore's model of the 
 serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
 run's wall time. Data files are never listed.
 
-A refused permission is not an error of one table: `Refused` names the action and the resource, and the tool stops
-there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
+A refused permission is not an error of one table: `DiscoverRefused` names the action and the resource, and the tool
+stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
 still fails is kept in the table's `error` for the tool's second pass.
 """
 
@@ -42,7 +42,7 @@ MISSING_CODES = frozenset({"NotFoundException", "NoSuchTableException", "NoSuchN
 ACTION_OF = {"LoadTable": "GetTableMetadataLocation", "GetObject": "GetTableData"}
 
 
-class Refused(Exception):
+class DiscoverRefused(Exception):
     """A request refused for want of a permission: `action` (``s3tables:GetTablePolicy``) on `resource` (an ARN)."""
 
     def __init__(self, action: str, resource: str) -> None:
@@ -53,15 +53,15 @@ class Refused(Exception):
         return f"{self.action} on {self.resource}"
 
 
-def refusal(exc: BaseException, resource: str) -> Refused | None:
-    """The `Refused` an error means, or None when it is not a refused permission."""
+def refusal(exc: BaseException, resource: str) -> DiscoverRefused | None:
+    """The `DiscoverRefused` an error means, or None when it is not a refused permission."""
     if not isinstance(exc, ClientError):
         return None
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     if error_code(exc) not in DENIED_CODES and status != 403:
         return None
     op = getattr(exc, "operation_name", "") or "?"
-    return Refused(f"s3tables:{ACTION_OF.get(op, op)}", resource)
+    return DiscoverRefused(f"s3tables:{ACTION_OF.get(op, op)}", resource)
 
 
 def is_missing(exc: BaseException) -> bool:
@@ -271,7 +271,7 @@ def list_buckets(clients: Clients, region: str, account: str | None) -> list[dic
 
 def read_bucket(clients: Clients, entry: dict[str, Any], page_size: int | None = None) -> BucketFound:
     """A bucket's settings, policy, replication, namespaces and table list (not yet its tables' details). Raises
-    `Refused` for a permission the run lacks."""
+    `DiscoverRefused` for a permission the run lacks."""
     arn = str(entry["arn"])
     b = BucketRef(arn)
     created = entry.get("createdAt")
@@ -306,7 +306,7 @@ def read_bucket(clients: Clients, entry: dict[str, Any], page_size: int | None =
     except ClientError as exc:
         refused = refusal(exc, arn)
         if refused is not None:
-            raise Refused(f"s3tables:{operation}", arn) from None
+            raise DiscoverRefused(f"s3tables:{operation}", arn) from None
         raise
     return found
 

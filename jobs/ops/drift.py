@@ -66,7 +66,7 @@ POLICY_KINDS = (
 
 
 @dataclass(frozen=True)
-class Finding:
+class DriftFinding:
     kind: str
     resource: str
     detail: str
@@ -120,20 +120,20 @@ def _describe(conf: Mapping[str, Any]) -> str:
     return f"role {conf.get('role')!r}, destinations {sorted(_destinations(conf))}"
 
 
-def compare_configuration(resource: str, conf: Mapping[str, Any], declared: DeclaredReplication) -> list[Finding]:
+def compare_configuration(resource: str, conf: Mapping[str, Any], declared: DeclaredReplication) -> list[DriftFinding]:
     """One live configuration against the declared role and destinations."""
     out = []
     if conf.get("role") != declared.role_arn:
         out.append(
-            Finding("replication-role", resource, f"role is {conf.get('role')!r}, expected {declared.role_arn!r}")
+            DriftFinding("replication-role", resource, f"role is {conf.get('role')!r}, expected {declared.role_arn!r}")
         )
     live, want = _destinations(conf), set(declared.destinations)
     out += [
-        Finding("replication-destination-missing", resource, f"destination {arn} is not configured")
+        DriftFinding("replication-destination-missing", resource, f"destination {arn} is not configured")
         for arn in sorted(want - live)
     ]
     out += [
-        Finding("replication-destination-unexpected", resource, f"destination {arn} is not in the configuration")
+        DriftFinding("replication-destination-unexpected", resource, f"destination {arn} is not in the configuration")
         for arn in sorted(live - want)
     ]
     return out
@@ -143,20 +143,20 @@ def _matches(conf: Mapping[str, Any], declared: DeclaredReplication) -> bool:
     return conf.get("role") == declared.role_arn and _destinations(conf) == set(declared.destinations)
 
 
-def replication_drift(declared: DeclaredReplication, live: LiveReplication) -> list[Finding]:
+def replication_drift(declared: DeclaredReplication, live: LiveReplication) -> list[DriftFinding]:
     """Every difference between the declared replication of one source and its live configurations."""
     src = declared.source_bucket_arn
-    out: list[Finding] = []
+    out: list[DriftFinding] = []
     if isinstance(live.bucket, Unreadable):
-        out.append(Finding("unverifiable", src, f"bucket-level replication: {live.bucket.error}"))
+        out.append(DriftFinding("unverifiable", src, f"bucket-level replication: {live.bucket.error}"))
     elif declared.mode == BUCKET:
         if live.bucket is None:
-            out.append(Finding("replication-missing", src, "no bucket-level replication configuration"))
+            out.append(DriftFinding("replication-missing", src, "no bucket-level replication configuration"))
         else:
             out += compare_configuration(src, live.bucket, declared)
     elif live.bucket is not None:
         out.append(
-            Finding(
+            DriftFinding(
                 "replication-extra-configuration",
                 src,
                 f"a bucket-level configuration ({_describe(live.bucket)}) beside the declared table-level ones: "
@@ -165,25 +165,27 @@ def replication_drift(declared: DeclaredReplication, live: LiveReplication) -> l
         )
     listed = set(declared.tables) if declared.mode == TABLES else set()
     if live.listing is not None:
-        out.append(Finding("unverifiable", src, f"table-level replication (tables not listed): {live.listing.error}"))
+        out.append(
+            DriftFinding("unverifiable", src, f"table-level replication (tables not listed): {live.listing.error}")
+        )
         return out
     for name in sorted(listed - set(live.tables)):
         out.append(
-            Finding("source-table-missing", f"{src} {name}", "listed for replication but not in the source bucket")
+            DriftFinding("source-table-missing", f"{src} {name}", "listed for replication but not in the source bucket")
         )
     for name, (arn, conf) in sorted(live.tables.items()):
         resource = f"{name} ({arn})"
         if isinstance(conf, Unreadable):
-            out.append(Finding("unverifiable", resource, f"table-level replication: {conf.error}"))
+            out.append(DriftFinding("unverifiable", resource, f"table-level replication: {conf.error}"))
         elif name in listed:
             if conf is None:
-                out.append(Finding("replication-missing", resource, "no table-level replication configuration"))
+                out.append(DriftFinding("replication-missing", resource, "no table-level replication configuration"))
             else:
                 out += compare_configuration(resource, conf, declared)
         elif conf is not None and not (declared.mode == BUCKET and _matches(conf, declared)):
             where = "beside the bucket-level one" if declared.mode == BUCKET else "on a table not listed"
             out.append(
-                Finding(
+                DriftFinding(
                     "replication-extra-configuration",
                     resource,
                     f"a table-level configuration ({_describe(conf)}) {where}: it overrides the bucket's for the table",
@@ -206,13 +208,13 @@ def _short(stmt: Mapping[str, Any]) -> str:
     return json.dumps(stmt, sort_keys=True)[:120]
 
 
-def policy_drift(resource: str, live: Any, reviewed: Any) -> list[Finding]:
+def policy_drift(resource: str, live: Any, reviewed: Any) -> list[DriftFinding]:
     """The live bucket policy of `resource` (a document or its JSON text; None: there is none; `Unreadable`: why it
     could not be read) against the reviewed document: every reviewed statement present and equal, no other statement."""
     if isinstance(live, Unreadable):
-        return [Finding("unverifiable", resource, f"bucket policy: {live.error}")]
+        return [DriftFinding("unverifiable", resource, f"bucket policy: {live.error}")]
     if live is None:
-        return [Finding("bucket-policy-missing", resource, "the bucket has no bucket policy")]
+        return [DriftFinding("bucket-policy-missing", resource, "the bucket has no bucket policy")]
     have, want = statements(live), statements(reviewed)
     have_sid = {s["Sid"]: s for s in have if s.get("Sid")}
     want_sid = {s["Sid"]: s for s in want if s.get("Sid")}
@@ -221,24 +223,28 @@ def policy_drift(resource: str, live: Any, reviewed: Any) -> list[Finding]:
     out = []
     for sid, stmt in want_sid.items():
         if sid not in have_sid:
-            out.append(Finding("bucket-policy-statement-missing", resource, f"statement {sid!r} is missing"))
+            out.append(DriftFinding("bucket-policy-statement-missing", resource, f"statement {sid!r} is missing"))
         elif canonical(have_sid[sid]) != canonical(stmt):
             out.append(
-                Finding(
+                DriftFinding(
                     "bucket-policy-statement-changed", resource, f"statement {sid!r} differs from the configuration"
                 )
             )
     for stmt in (s for s in want if not s.get("Sid")):
         if canonical(stmt) not in have_anon:
-            out.append(Finding("bucket-policy-statement-missing", resource, f"statement {_short(stmt)} is missing"))
+            out.append(
+                DriftFinding("bucket-policy-statement-missing", resource, f"statement {_short(stmt)} is missing")
+            )
     for sid in have_sid.keys() - want_sid.keys():
         out.append(
-            Finding("bucket-policy-statement-unexpected", resource, f"statement {sid!r} is not in the configuration")
+            DriftFinding(
+                "bucket-policy-statement-unexpected", resource, f"statement {sid!r} is not in the configuration"
+            )
         )
     for stmt in (s for s in have if not s.get("Sid")):
         if canonical(stmt) not in want_anon:
             out.append(
-                Finding(
+                DriftFinding(
                     "bucket-policy-statement-unexpected",
                     resource,
                     f"statement {_short(stmt)} is not in the configuration",
@@ -247,6 +253,6 @@ def policy_drift(resource: str, live: Any, reviewed: Any) -> list[Finding]:
     return out
 
 
-def count(findings: Sequence[Finding], kinds: Sequence[str]) -> int:
+def count(findings: Sequence[DriftFinding], kinds: Sequence[str]) -> int:
     """How many findings are of `kinds` or unverifiable (a check that could not be made counts as drift)."""
     return sum(1 for f in findings if f.kind in kinds or f.kind == "unverifiable")

@@ -55,17 +55,11 @@ from s3tables_kit.jobs.kernel.concurrency import (
     stream_concurrently,
     worker_pool,
 )
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options
+from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
-from s3tables_kit.jobs.ops.cli import (
-    add_common_args,
-    canonical_policy,
-    clients_from_args,
-    emit,
-    refuse,
-    render_table,
-    run_options,
-)
+from s3tables_kit.jobs.ops.cli import canonical_policy
 from s3tables_kit.topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
@@ -118,7 +112,7 @@ def desired_table_policy(
 
 
 @dataclass
-class Change:
+class HardenChange:
     kind: str  # "table-policy" | "snapshot-retention"
     before: Any
     after: Any
@@ -126,13 +120,13 @@ class Change:
 
 
 @dataclass
-class TableResult:
+class HardenTableResult:
     bucket_arn: str
     table: str
     table_arn: str
     source_table_arn: str | None
     outcome: str  # hardened | would-change | unchanged | failed | skipped | detached
-    changes: list[Change] = field(default_factory=list)
+    changes: list[HardenChange] = field(default_factory=list)
     reason: str | None = None
 
 
@@ -149,14 +143,14 @@ class HardenReport:
     not 10,000 results)."""
 
     dry_run: bool
-    results: list[TableResult] = field(default_factory=list)
+    results: list[HardenTableResult] = field(default_factory=list)
     bucket_errors: list[dict[str, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     # An estate's run (several sources) also counts per destination bucket and reports each.
     estate: bool = False
     per_bucket: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def add(self, result: TableResult) -> None:
+    def add(self, result: HardenTableResult) -> None:
         self.counts[result.outcome] = self.counts.get(result.outcome, 0) + 1
         bucket = self.per_bucket.setdefault(result.bucket_arn, {})
         bucket[result.outcome] = bucket.get(result.outcome, 0) + 1
@@ -170,7 +164,7 @@ class HardenReport:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def by(self, outcome: str) -> list[TableResult]:
+    def by(self, outcome: str) -> list[HardenTableResult]:
         """The results of one outcome ("unchanged" ones are only counted)."""
         return [r for r in self.results if r.outcome == outcome]
 
@@ -233,7 +227,7 @@ def harden_table(
     dry_run: bool,
     check_retention: bool = False,
     failover_builder: TablePolicyBuilder | None = None,
-) -> TableResult:
+) -> HardenTableResult:
     """One replica: one read (its table policy) when it is hardened already; the retention is read when the policy
     differs or with `check_retention` (see the module docstring)."""
     b = BucketRef(table.bucket_arn)
@@ -243,7 +237,7 @@ def harden_table(
         "namespace": table.namespace,
         "name": table.name,
     }
-    result = TableResult(table.bucket_arn, table.qualified, table.arn, None, "unchanged")
+    result = HardenTableResult(table.bucket_arn, table.qualified, table.arn, None, "unchanged")
     step = "GetTable"
     try:
         if not table.managed_by_service:  # ListTables did not say it is a replica: ask the table itself
@@ -276,7 +270,7 @@ def harden_table(
         if live_policy is None or (
             live_policy != want_policy and canonical_policy(live_policy) != canonical_policy(want_policy)
         ):
-            policy_change = Change(
+            policy_change = HardenChange(
                 "table-policy", live_policy, want_policy, _diff("table-policy", live_policy, want_policy)
             )
         if policy_change is None and not check_retention:
@@ -288,7 +282,7 @@ def harden_table(
         want_ret = desired_retention(replica)
         if live_ret != want_ret:
             result.changes.append(
-                Change("snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret))
+                HardenChange("snapshot-retention", live_ret, want_ret, _diff("snapshot-retention", live_ret, want_ret))
             )
         if policy_change is not None:
             result.changes.append(policy_change)
@@ -327,7 +321,7 @@ def _harden_chunk(
     failover_builder: TablePolicyBuilder | None,
     concurrency: int,
     clients: Clients,
-) -> list[TableResult]:
+) -> list[HardenTableResult]:
     """One worker-process job: `harden_table` of each replica table, in order."""
     return run_concurrently(
         lambda t: harden_table(clients, t, replica, outputs, builder, dry_run, check_retention, failover_builder),
@@ -346,7 +340,7 @@ def harden(
     page_size: int | None = None,
     show_progress: bool = True,
     check_retention: bool = False,
-    on_result: Callable[[TableResult], None] | None = None,
+    on_result: Callable[[HardenTableResult], None] | None = None,
     processes: int | None = 1,
 ) -> HardenReport:
     """Harden every replica. Results stream: `on_result` sees each one as it completes (the CLI prints dry-run diffs
@@ -373,7 +367,7 @@ def harden(
                 len(tables),
                 enabled=show_progress and len(tables) > 50,
             )
-            results: Iterable[TableResult]
+            results: Iterable[HardenTableResult]
             if pool is not None:
                 jobs = [
                     functools.partial(
@@ -400,7 +394,7 @@ def harden(
     return report
 
 
-def render_diffs(result: TableResult) -> str:
+def render_diffs(result: HardenTableResult) -> str:
     return "\n".join(
         f"# {result.table} in {BucketRef(result.bucket_arn).name}: {c.kind}\n{c.diff}" for c in result.changes
     )
@@ -463,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputsError as err:
         return refuse(err)
 
-    def stream(result: TableResult) -> None:  # dry-run diffs as they come, not kept for the end
+    def stream(result: HardenTableResult) -> None:  # dry-run diffs as they come, not kept for the end
         if args.dry_run and not args.json and result.changes:
             print(render_diffs(result) + "\n", flush=True)
 

@@ -46,8 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
+from s3tables_kit.jobs.kernel.options import refuse
+from s3tables_kit.jobs.kernel.render import dump_json, parse_duration
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call
-from s3tables_kit.jobs.ops.cli import dump_json, parse_duration, refuse
 from s3tables_kit.jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
 from s3tables_kit.jobs.ops.point import point_metric_data
 from s3tables_kit.jobs.ops.status import (

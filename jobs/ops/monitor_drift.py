@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.ops.drift import DeclaredReplication, Finding, policy_drift, replication_drift
+from s3tables_kit.jobs.ops.drift import DeclaredReplication, DriftFinding, policy_drift, replication_drift
 from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
 from s3tables_kit.topology.contract import (
     CONFIG_DRIFT,
@@ -81,8 +81,8 @@ def declared_from_outputs(src: SourceOut, policies: Mapping[str, Any] | None = N
 
 @dataclass
 class DriftCheck:
-    replication: list[Finding]
-    policies: dict[str, list[Finding]]  # replica bucket ARN -> findings
+    replication: list[DriftFinding]
+    policies: dict[str, list[DriftFinding]]  # replica bucket ARN -> findings
 
     def data(self, kit: str, ts: datetime) -> list[dict[str, Any]]:
         kit_dim = [{"Name": "Kit", "Value": kit}]
@@ -93,7 +93,7 @@ class DriftCheck:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        def rows(findings: Sequence[Finding]) -> list[dict[str, str]]:
+        def rows(findings: Sequence[DriftFinding]) -> list[dict[str, str]]:
             return [{"kind": f.kind, "resource": f.resource, "detail": f.detail} for f in findings]
 
         return {

@@ -34,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
-from s3tables_kit.jobs.ops.cli import format_duration
+from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT, POINT_AGE
 
 WHOLE_BUCKET = "*"

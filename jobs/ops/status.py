@@ -68,33 +68,18 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.commits import NO_CACHE, compute_lag, source_commits
 from s3tables_kit.jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, pause_before_second_pass, refuse
+from s3tables_kit.jobs.kernel.render import emit, format_duration, parse_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
-from s3tables_kit.jobs.ops.cli import (
-    add_common_args,
-    ambiguous_tables,
-    clients_from_args,
-    emit,
-    format_duration,
-    parse_duration,
-    pause_before_second_pass,
-    refuse,
-    render_table,
-    table_label,
-)
+from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
-from s3tables_kit.jobs.ops.status_metadata import (  # the lag and the windows live there (with the metadata cache)
-    NO_CACHE,
-    WINDOW_GRACE,  # noqa: F401  (re-exported: `status.WINDOW_GRACE`)
+from s3tables_kit.jobs.ops.status_metadata import (
     RecoveryWindow,
-    commit_times,  # noqa: F401  (re-exported)
-    compute_lag,
-    recovery_window,  # noqa: F401  (re-exported)
     replica_window,
-    snapshot_times,  # noqa: F401  (re-exported)
-    source_commits,
 )
 
 COMPLETED, PENDING, FAILED = "completed", "pending", "failed"

@@ -1,13 +1,14 @@
-"""What `jobs.ops.status` reads from Iceberg metadata files: the source's commit times (for the lag) and each
-replica's recovery window. Each metadata file is summarised once (`jobs.kernel.metadata_cache.MetadataSummary`)
-and the summary is cached on local disk by the file's location (immutable: `MetadataCache`), so a run over an
-unchanged table reads its metadata location (one call) but not the file. A first run (nothing cached to reuse)
+"""What `jobs.ops.status` reads from Iceberg metadata files: each replica's recovery window (the source's commit
+times, for the lag, are `jobs.kernel.commits`). Each metadata file is summarised once
+(`jobs.kernel.metadata_cache.MetadataSummary`) and the summary is cached on local disk by the file's location
+(immutable: `MetadataCache`), so a run over an unchanged table reads its metadata location (one call) but not the
+file. A first run (nothing cached to reuse)
 reads each replica's location and metadata in one request of the Iceberg REST endpoint instead
 (`replica_window`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,76 +16,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.commits import NO_CACHE, summary_at, utc_from_ms
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
+from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.sdk import TRANSIENT_CODES, BucketRef, call, describe_error, error_code
-from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object
-from s3tables_kit.jobs.ops.cli import format_duration
-
-NO_CACHE = MetadataCache.disabled()
-
-# ----------------------------------------------------------------------------------------------------
-# Metadata summaries, through the cache
-# ----------------------------------------------------------------------------------------------------
-
-
-def summary_at(clients: Clients, location: str, bucket_arn: str, cache: MetadataCache) -> MetadataSummary:
-    """The summary of the metadata file at `location` (of a table of `bucket_arn`): from the cache, else one
-    GetObject, summarised and cached. Raises ClientError (the read) or ValueError (not a JSON object)."""
-    summary = cache.get(location)
-    if summary is None:
-        b = BucketRef(bucket_arn)
-        summary = MetadataSummary.parse(read_object(clients, location, b.region, b.account))
-        cache.put(location, summary)
-    return summary
-
-
-def _dt(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Source commit times
-# ----------------------------------------------------------------------------------------------------
-
-
-def commit_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
-    """Every commit time known to an Iceberg metadata document (or its summary), ascending."""
-    s = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
-    return [_dt(ms) for ms in s.commit_ms]
-
-
-def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_CACHE) -> tuple[list[datetime], str]:
-    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
-    b = BucketRef(table.bucket_arn)
-    s3t = clients.s3tables(b.region, b.account)
-    loc = call(
-        s3t.get_table_metadata_location,
-        tableBucketARN=table.bucket_arn,
-        namespace=table.namespace,
-        name=table.name,
-    )
-    location = metadata_location(loc)
-    if not location:
-        return [], "metadata"
-    try:
-        times = commit_times(summary_at(clients, location, table.bucket_arn, cache))
-        if times:
-            return times, "metadata"
-    except (ClientError, ValueError):
-        pass
-    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
-    modified = got["modifiedAt"]
-    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
-
-
-def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:
-    """Age in seconds of the oldest commit after `replicated_at` (all commits if never replicated); 0 if
-    none."""
-    pending = [c for c in commits if replicated_at is None or c > replicated_at]
-    if not pending:
-        return 0.0
-    return max(0.0, (now - min(pending)).total_seconds())
-
+from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location
 
 # ----------------------------------------------------------------------------------------------------
 # Recovery windows
@@ -112,7 +48,7 @@ class RecoveryWindow:
 def snapshot_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
     """Commit times of the snapshots a metadata document (or its summary) still retains, ascending."""
     s = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
-    return [_dt(ms) for ms in s.snapshot_ms]
+    return [utc_from_ms(ms) for ms in s.snapshot_ms]
 
 
 def recovery_window(
@@ -216,14 +152,4 @@ def replica_window(
         return nothing
 
 
-__all__ = [
-    "WINDOW_GRACE",
-    "RecoveryWindow",
-    "commit_times",
-    "compute_lag",
-    "recovery_window",
-    "replica_window",
-    "snapshot_times",
-    "source_commits",
-    "summary_at",
-]
+__all__ = ["WINDOW_GRACE", "RecoveryWindow", "recovery_window", "replica_window", "snapshot_times"]

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.leases import LeaseLost
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.filecopy import StoreConfig
-from s3tables_kit.jobs.recover.leases import LeaseLost
 from s3tables_kit.jobs.recover.metadata import local_path
-from s3tables_kit.jobs.recover.model import PROP_RUN_ID, Ident, RecoveryError
+from s3tables_kit.jobs.recover.model import PROP_RUN_ID, RecoveryError
 from s3tables_kit.jobs.recover.planning import TablePlan
 from s3tables_kit.jobs.recover.report import TableResult
 
@@ -91,7 +92,7 @@ def committed_by_other(spark: SparkSession, catalog: str, ident: Ident, run_id: 
         first = t.history()
         if first is not None and first.size() > 0:
             created = int(first.get(0).timestampMillis())
-        rows = spark.sql(f"SELECT file_path FROM {S.table_ref(catalog, ident)}.all_files").collect()
+        rows = spark.sql(f"SELECT file_path FROM {sql.table_ref(catalog, ident)}.all_files").collect()
     except Exception:
         return None
     when = datetime.fromtimestamp(created / 1000, tz=UTC).isoformat(timespec="seconds")

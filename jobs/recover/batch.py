@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.recover import faults
-from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.kernel.killpoints import RECOVERY
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.attempts import (
     _catalog_has_table,
     _clean_attempt_dir,
@@ -66,7 +66,7 @@ from s3tables_kit.jobs.recover.report import TableResult
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from s3tables_kit.jobs.recover.leases import Leases
+    from s3tables_kit.jobs.kernel.leases import Leases
     from s3tables_kit.jobs.recover.metadata import MetadataSource
     from s3tables_kit.jobs.recover.request import RecoveryRequest
 
@@ -137,7 +137,7 @@ def recover_many(
     gsql = GuardedSql(spark, [rep])
     t0 = time.monotonic()
     for ns in sorted({tp.target.namespace for tp in plans}):
-        gsql.sql(S.create_namespace(tgt, ns))
+        gsql.sql(sql.create_namespace(tgt, ns))
     ns_share = (time.monotonic() - t0) / max(1, len(plans))
     cfg = req.store_config()
     n_tasks = max(1, spark.sparkContext.defaultParallelism)
@@ -166,7 +166,7 @@ def recover_many(
         st.data = data
         if tp.action is Action.REDO:
             st.say("dropping the unfinished earlier attempt")
-            GuardedSql(spark, [rep]).sql(S.drop_table(tgt, tp.target))
+            GuardedSql(spark, [rep]).sql(sql.drop_table(tgt, tp.target))
         _clean_attempt_dir(st.loc, req.replace, st.say, lambda: _catalog_has_table(spark, tgt, tp.target))
         _write_marker(st.loc, tp, run_id)
         try:
@@ -331,7 +331,7 @@ def _finish(spark: SparkSession, st: Staged, fail: Callable[[Staged, BaseExcepti
             raise RecoveryError("verification failed before the commit (nothing committed): " + "; ".join(problems[:5]))
         verified_at = datetime.now(UTC).isoformat(timespec="seconds")
         txn.updateProperties().set(PROP_VERIFIED, verified_at).commit()
-        faults.at("before-commit", str(tp.target))
+        RECOVERY.at("before-commit", str(tp.target))
         if st.lease is not None:  # still ours? (a stalled run whose lease was taken over must not commit)
             st.lease.ensure_held()
         t = time.monotonic()

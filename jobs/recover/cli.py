@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
+from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
 from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
-from s3tables_kit.jobs.recover.model import ArgError, Ident, RecoveryError
 from s3tables_kit.jobs.recover.modes import COPY_MODES, CopyMode
-from s3tables_kit.jobs.recover.planning import Selector, add_selection_args, selector_from_args, to_ms
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -197,7 +197,7 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
             lease_dir=ns.lease_dir,
             batch=not ns.no_batch,
         )
-    except RecoveryError as e:
+    except JobError as e:
         raise ArgError(str(e)) from None
 
 
@@ -206,7 +206,7 @@ def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> 
     tables (`jobs.ops.point`), read from the replication status of the sources feeding it (default credentials, as
     `make status`); printed, so the run's instant is on record."""
     from s3tables_kit.jobs.kernel.clients import Clients
-    from s3tables_kit.jobs.ops.point import selection_patterns
+    from s3tables_kit.jobs.kernel.selectors import selection_patterns
     from s3tables_kit.jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
 
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
@@ -240,7 +240,7 @@ def main(
     try:
         req = request_from_args(ns)
         return run(req, spark_factory).exit_code
-    except RecoveryError as e:
+    except JobError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # a JVM failure outside a table (session, catalog): keep its Java cause in one line

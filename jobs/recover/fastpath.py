@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.filecopy import (
     CopyItem,
     StoreConfig,
@@ -173,7 +173,7 @@ def stage(spark: SparkSession, target_catalog: str, tp: TablePlan, run_id: str, 
     else:
         order = ice.SortOrder.unsorted()
     props = jvm.java.util.HashMap()
-    for k, v in S.target_properties(tp, run_id).items():
+    for k, v in sql.target_properties(tp, run_id).items():
         props.put(k, v)
     cat = iceberg_catalog(spark, target_catalog)
     tid = ice.catalog.TableIdentifier.parse(f"{tp.target.namespace}.{tp.target.name}")

@@ -6,6 +6,7 @@ One code path for every catalog mode; the only branch is whether the target cata
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import time
@@ -17,8 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from s3tables_kit.jobs.recover import faults
-from s3tables_kit.jobs.recover import sql as S
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.killpoints import RECOVERY
+from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Lease, LeaseHeld, Leases, store_for
+from s3tables_kit.jobs.kernel.selectors import PlanError
+from s3tables_kit.jobs.kernel.snapshots import (
+    IcebergColumn,
+    IcebergPartitionField,
+    Snapshot,
+    TableInfo,
+    table_info_from_metadata,
+)
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.attempts import (  # noqa: F401  (re-exported: tests and callers import them from here)
     ATTEMPT_MARKER,
     _catalog_has_table,
@@ -36,32 +47,16 @@ from s3tables_kit.jobs.recover.attempts import (  # noqa: F401  (re-exported: te
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.guard import GuardedSql
 from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
-from s3tables_kit.jobs.recover.leases import (
-    Lease,
-    LeaseHeld,
-    Leases,
-    lease_key,
-    local_table_lease_key,
-    store_for,
-)
 from s3tables_kit.jobs.recover.metadata import (
     MetadataSource,
     load_table_info,
+    local_path,
     metadata_source,
     missing_warehouse,
     read_manifest_list,
     table_properties,
 )
-from s3tables_kit.jobs.recover.model import (
-    PROP_VERIFIED,
-    Column,
-    Ident,
-    PartitionField,
-    PlanError,
-    Snapshot,
-    TableInfo,
-    table_info_from_metadata,
-)
+from s3tables_kit.jobs.recover.model import PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_layout
 from s3tables_kit.jobs.recover.planning import (
     Action,
@@ -90,7 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DISTRIBUTION_NONE = {"spark.sql.iceberg.distribution-mode": "none"}
 
 
-class Progress:
+class RecoveryProgress:
     """Live, line-oriented progress per table on stderr (safe from several threads)."""
 
     def __init__(self, out: TextIO | None = None) -> None:
@@ -162,8 +157,10 @@ def plan_one(
 
 def _mode_decider(
     req: RecoveryRequest, info: TableInfo, src: MetadataSource
-) -> Callable[[Snapshot, tuple[Column, ...], tuple[PartitionField, ...]], ModeDecision]:
-    def decide_for(snap: Snapshot, schema: tuple[Column, ...], spec: tuple[PartitionField, ...]) -> ModeDecision:
+) -> Callable[[Snapshot, tuple[IcebergColumn, ...], tuple[IcebergPartitionField, ...]], ModeDecision]:
+    def decide_for(
+        snap: Snapshot, schema: tuple[IcebergColumn, ...], spec: tuple[IcebergPartitionField, ...]
+    ) -> ModeDecision:
         layout: Layout | None = None
         error: str | None = None
         # The manifest list (one small Avro file, read without a JVM) says which specs the live files use. Only a table
@@ -271,7 +268,7 @@ def recover_table(
     t0 = time.monotonic()
 
     def before_commit() -> None:
-        faults.at("before-commit", str(tp.target))
+        RECOVERY.at("before-commit", str(tp.target))
         if lease is not None:
             lease.ensure_held()
 
@@ -281,10 +278,10 @@ def recover_table(
         return
     if tp.action is Action.REDO:
         say("dropping the unfinished earlier attempt")
-        gsql.sql(S.drop_table(tgt, tp.target))
+        gsql.sql(sql.drop_table(tgt, tp.target))
     if tp.action in (Action.CREATE, Action.REDO):
         _clean_attempt_dir(loc, req.replace, say, lambda: _catalog_has_table(tspark, tgt, tp.target))
-    gsql.sql(S.create_namespace(tgt, tp.target.namespace))
+    gsql.sql(sql.create_namespace(tgt, tp.target.namespace))
     replacing = tp.action is Action.REPLACE
     mode = tp.copy_mode
     files: FilesOutcome | None = None
@@ -322,7 +319,7 @@ def recover_table(
                 _write_marker(loc, tp, run_id)
             before_commit()
             try:
-                gsql.sql(S.ctas(tgt, rep, tp, run_id, replace=replacing))
+                gsql.sql(sql.ctas(tgt, rep, tp, run_id, replace=replacing))
             except Exception:
                 if not replacing:  # atomic CTAS left no table, only orphan data files (unless another run's table)
                     _clean_attempt_dir(loc, False, say, lambda: _catalog_has_table(tspark, tgt, tp.target))
@@ -330,18 +327,18 @@ def recover_table(
         else:
             before_commit()
             if replacing:
-                gsql.sql(S.drop_table(tgt, tp.target))
-            gsql.sql(S.create_table(tgt, tp, run_id))
+                gsql.sql(sql.drop_table(tgt, tp.target))
+            gsql.sql(sql.create_table(tgt, tp, run_id))
             try:
-                gsql.sql(S.insert_select(tgt, rep, tp))
+                gsql.sql(sql.insert_select(tgt, rep, tp))
             except Exception:
                 say("insert failed: dropping the half-made target")
-                gsql.sql(S.drop_table(tgt, tp.target))
+                gsql.sql(sql.drop_table(tgt, tp.target))
                 raise
-        order = S.write_ordered_by(tgt, tp)
+        order = sql.write_ordered_by(tgt, tp)
         if order:
             gsql.sql(order)
-    faults.at("after-commit", str(tp.target))
+    RECOVERY.at("after-commit", str(tp.target))
     if replacing:
         _unset_stale_properties(gsql, req, tp, target_src, run_id)
     _verify_and_mark(tspark, gsql, req, tp, target_src, files, jreplica if files is not None else None, t0, say, res)
@@ -388,8 +385,8 @@ def _verify_and_mark(
         src_rows = tgt_rows = None
         if files.delete_files:
             # Deletes must still apply to the copied data under the new paths: live rows, both sides.
-            src_rows = _count(gsql, f"{S.table_ref(rep, tp.replica)} VERSION AS OF {s.snapshot_id}")
-            tgt_rows = _count(gsql, S.table_ref(tgt, tp.target))
+            src_rows = _count(gsql, f"{sql.table_ref(rep, tp.replica)} VERSION AS OF {s.snapshot_id}")
+            tgt_rows = _count(gsql, sql.table_ref(tgt, tp.target))
             methods.append("live row count (deletes applied), both sides")
             if src_rows != tgt_rows:
                 problems.append(f"live rows: replica {src_rows}, target {tgt_rows}")
@@ -422,7 +419,7 @@ def _verify_and_mark(
     nfiles, nbytes = _target_files(gsql, tgt, tp.target)
     res.files, res.bytes = nfiles, nbytes
     if not problems:
-        gsql.sql(S.set_properties(tgt, tp.target, {PROP_VERIFIED: datetime.now(UTC).isoformat(timespec="seconds")}))
+        gsql.sql(sql.set_properties(tgt, tp.target, {PROP_VERIFIED: datetime.now(UTC).isoformat(timespec="seconds")}))
         _remove_marker(loc)
         res.verdict = "verified"
         say(f"VERIFIED ({res.copy_mode}): {res.rows} rows, {nfiles} file(s); {res.verification_method}")
@@ -444,7 +441,8 @@ def _target_info(src: MetadataSource, ident: Ident) -> Any:
 
 def _target_files(gsql: GuardedSql, catalog: str, ident: Ident) -> tuple[int, int]:
     row = gsql.sql(
-        f"SELECT count(*) AS n, coalesce(sum(file_size_in_bytes), 0) AS b FROM {S.table_ref(catalog, ident)}.data_files"
+        "SELECT count(*) AS n, coalesce(sum(file_size_in_bytes), 0) AS b "
+        f"FROM {sql.table_ref(catalog, ident)}.data_files"
     ).first()
     return (int(row["n"]), int(row["b"])) if row else (0, 0)
 
@@ -453,19 +451,19 @@ def _unset_stale_properties(
     gsql: GuardedSql, req: RecoveryRequest, tp: TablePlan, target_src: MetadataSource, run_id: str
 ) -> None:
     props = table_properties(target_src, tp.target) or {}
-    wanted = S.target_properties(tp, run_id)
-    stale = [k for k in S.user_properties(props) if k not in wanted] + [
+    wanted = sql.target_properties(tp, run_id)
+    stale = [k for k in sql.user_properties(props) if k not in wanted] + [
         k for k in props if k.startswith("kit.recovery.") and k not in wanted
     ]
     if stale:
-        gsql.sql(S.unset_properties(req.target.name, tp.target, stale))
+        gsql.sql(sql.unset_properties(req.target.name, tp.target, stale))
 
 
 def execute(
     spark: SparkSession,
     req: RecoveryRequest,
     plan: Plan,
-    progress: Progress,
+    progress: RecoveryProgress,
     plan_seconds: float,
     run_id: str,
     leases: Leases | None = None,
@@ -498,6 +496,18 @@ def execute(
     with ThreadPoolExecutor(max_workers=req.parallelism, thread_name_prefix="recover") as pool:
         done.update((str(tp.replica), r) for tp, r in zip(rest, pool.map(one, rest), strict=True))
     return [done[str(tp.replica)] for tp in plan.tables]
+
+
+def lease_key(lease_dir: str, target_warehouse: str, target: str) -> str:
+    """One key per (target warehouse, table) under a lease directory shared by every engineer who recovers there."""
+    wh = hashlib.sha256(target_warehouse.encode()).hexdigest()[:12]
+    return f"{lease_dir.rstrip('/')}/{wh}/{target}{LEASE_SUFFIX}"
+
+
+def local_table_lease_key(table_location: str) -> str:
+    """A Hadoop-catalog target: the lease lives next to the table directory (not in it: a cleanup never removes
+    it, and a Hadoop catalog lists only directories as namespaces and tables)."""
+    return str(local_path(table_location.rstrip("/"))) + LEASE_SUFFIX
 
 
 def run_leases(req: RecoveryRequest, plan: Plan, target_src: MetadataSource, run_id: str, started: str) -> Leases:
@@ -535,7 +545,7 @@ def run(
 ) -> Outcome:
     """Plan, print it, then (unless dry-run) recover. Exit code: 0 all ok, 1 some table failed, 2 plan error."""
     out = out or sys.stdout
-    progress = Progress(err)
+    progress = RecoveryProgress(err)
     t0 = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
     started = datetime.now(UTC)

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, _decode
-from s3tables_kit.jobs.recover.model import Ident
 from s3tables_kit.jobs.recover.planning import Plan, TablePlan, check_distinct_targets, target_ident
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from s3tables_kit.jobs.recover.model import Column, PartitionField, Snapshot, TableInfo
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, Snapshot, TableInfo
 
 
 class CopyMode(Enum):
@@ -77,7 +77,7 @@ def _type_ids(t: Any) -> list[tuple[int, Any]]:
     return []
 
 
-def fresh_id_order(schema: tuple[Column, ...]) -> list[int]:
+def fresh_id_order(schema: tuple[IcebergColumn, ...]) -> list[int]:
     """The schema's field ids in the order `TypeUtil.assignFreshIds` visits them (it numbers them 1, 2, 3, ...)."""
     out: list[int] = []
 
@@ -90,7 +90,7 @@ def fresh_id_order(schema: tuple[Column, ...]) -> list[int]:
     return out
 
 
-def fresh_ids_reproduce(schema: tuple[Column, ...]) -> bool:
+def fresh_ids_reproduce(schema: tuple[IcebergColumn, ...]) -> bool:
     """True when a new table created with this schema gets exactly these field ids."""
     order = fresh_id_order(schema)
     return order == list(range(1, len(order) + 1))
@@ -99,7 +99,7 @@ def fresh_ids_reproduce(schema: tuple[Column, ...]) -> bool:
 # --- specs ------------------------------------------------------------------------------------------------------
 
 
-def all_field_ids(schema: tuple[Column, ...]) -> set[int]:
+def all_field_ids(schema: tuple[IcebergColumn, ...]) -> set[int]:
     ids: set[int] = set()
 
     def visit(pairs: list[tuple[int, Any]]) -> None:
@@ -111,21 +111,21 @@ def all_field_ids(schema: tuple[Column, ...]) -> set[int]:
     return ids
 
 
-def _bindable(spec: tuple[PartitionField, ...], ids: set[int]) -> bool:
+def _bindable(spec: tuple[IcebergPartitionField, ...], ids: set[int]) -> bool:
     return all(f.source_id in ids for f in spec)
 
 
-def same_layout(a: tuple[PartitionField, ...], b: tuple[PartitionField, ...]) -> bool:
+def same_layout(a: tuple[IcebergPartitionField, ...], b: tuple[IcebergPartitionField, ...]) -> bool:
     """Same partitioning (source column + transform, void fields ignored)."""
 
-    def key(spec: tuple[PartitionField, ...]) -> list[tuple[int, str]]:
+    def key(spec: tuple[IcebergPartitionField, ...]) -> list[tuple[int, str]]:
         return [(f.source_id, f.transform) for f in spec if f.transform != "void"]
 
     return key(a) == key(b)
 
 
 def ctas_distribution(
-    info: TableInfo, target_spec: tuple[PartitionField, ...], layout: Layout | None
+    info: TableInfo, target_spec: tuple[IcebergPartitionField, ...], layout: Layout | None
 ) -> tuple[bool, str]:
     """`distribution-mode=none` only when every data file of the snapshot was written with the target's spec: then
     each file holds one target partition and the fan-out writer needs no shuffle. Otherwise (partition evolution),
@@ -151,7 +151,7 @@ def ctas_distribution(
 def _files_blocker(
     info: TableInfo,
     snap: Snapshot,
-    schema: tuple[Column, ...],
+    schema: tuple[IcebergColumn, ...],
     layout: Layout | None,
     staged_create: bool,
     layout_error: str | None,
@@ -213,8 +213,8 @@ def decide(
     requested: CopyMode,
     info: TableInfo,
     snap: Snapshot,
-    schema: tuple[Column, ...],
-    target_spec: tuple[PartitionField, ...],
+    schema: tuple[IcebergColumn, ...],
+    target_spec: tuple[IcebergPartitionField, ...],
     layout: Layout | None,
     staged_create: bool = True,
     layout_error: str | None = None,

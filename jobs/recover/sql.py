@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, SortField
 from s3tables_kit.jobs.recover.model import (
     PROP_PREFIX,
     PROP_REPLICA_METADATA,
@@ -14,10 +16,6 @@ from s3tables_kit.jobs.recover.model import (
     PROP_SNAPSHOT_TIME,
     PROP_SNAPSHOT_TIME_MS,
     PROP_SOURCE_TABLE_ARN,
-    Column,
-    Ident,
-    PartitionField,
-    SortField,
 )
 from s3tables_kit.jobs.recover.planning import TablePlan, source_names
 
@@ -105,7 +103,7 @@ def _transform_call(transform: str, column: str, fn: str) -> str:
     raise ValueError(f"unsupported partition transform {transform!r}")
 
 
-def partition_clause(spec: tuple[PartitionField, ...], names: dict[int, str]) -> str:
+def partition_clause(spec: tuple[IcebergPartitionField, ...], names: dict[int, str]) -> str:
     if not spec:
         return ""
     return "PARTITIONED BY (" + ", ".join(transform_sql(f.transform, names[f.source_id]) for f in spec) + ")"
@@ -218,7 +216,7 @@ def spark_type(t: Any) -> str:
     raise ValueError(f"unknown Iceberg type {t!r}")
 
 
-def column_ddl(c: Column) -> str:
+def column_ddl(c: IcebergColumn) -> str:
     s = f"{q(c.name)} {spark_type(c.type)}"
     if c.required:
         s += " NOT NULL"
@@ -277,7 +275,7 @@ def _has_map(t: Any) -> bool:
     return False
 
 
-def comparable_expr(c: Column) -> str:
+def comparable_expr(c: IcebergColumn) -> str:
     """A hash- and set-operation-friendly form of a column (Spark refuses to hash or compare maps)."""
     col = q(c.name)
     if isinstance(c.type, dict) and c.type.get("type") == "map":
@@ -290,7 +288,7 @@ def comparable_expr(c: Column) -> str:
 
 
 def fingerprint_sql(
-    relation: str, schema: tuple[Column, ...], spec: tuple[PartitionField, ...], fn_catalog: str
+    relation: str, schema: tuple[IcebergColumn, ...], spec: tuple[IcebergPartitionField, ...], fn_catalog: str
 ) -> str:
     """One pass: per partition value, row count and two order-independent sums of row hashes.
 
@@ -318,6 +316,6 @@ def fingerprint_sql(
     return sql
 
 
-def except_all_sql(left: str, right: str, schema: tuple[Column, ...], limit: int) -> str:
+def except_all_sql(left: str, right: str, schema: tuple[IcebergColumn, ...], limit: int) -> str:
     cols = ", ".join(f"{comparable_expr(c)} AS {q(c.name)}" for c in schema)
     return f"SELECT {cols} FROM {left} EXCEPT ALL SELECT {cols} FROM {right} LIMIT {limit}"

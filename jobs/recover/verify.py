@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.recover import sql as S
-from s3tables_kit.jobs.recover.model import Column
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn
+from s3tables_kit.jobs.recover import sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from s3tables_kit.jobs.recover.guard import GuardedSql
@@ -73,7 +73,7 @@ def compare_fingerprints(src: Fingerprint, dst: Fingerprint) -> list[str]:
     return problems
 
 
-def schema_problems(expected: tuple[Column, ...], actual: tuple[Column, ...]) -> list[str]:
+def schema_problems(expected: tuple[IcebergColumn, ...], actual: tuple[IcebergColumn, ...]) -> list[str]:
     """Names, order, types, nullability and docs must match the snapshot's schema (field ids may differ)."""
     problems = []
     if [c.name for c in expected] != [c.name for c in actual]:
@@ -101,15 +101,15 @@ def verify(
     plan: TablePlan,
     replica_catalog: str,
     target_catalog: str,
-    target_schema: tuple[Column, ...] | None,
+    target_schema: tuple[IcebergColumn, ...] | None,
     sample: int = 10,
 ) -> Verification:
-    src_rel = f"{S.table_ref(replica_catalog, plan.replica)} VERSION AS OF {plan.snapshot.snapshot_id}"
-    dst_rel = S.table_ref(target_catalog, plan.target)
+    src_rel = f"{sql.table_ref(replica_catalog, plan.replica)} VERSION AS OF {plan.snapshot.snapshot_id}"
+    dst_rel = sql.table_ref(target_catalog, plan.target)
     n_keys = len(plan.partition_spec)
 
     def fp(rel: str) -> Fingerprint:
-        q = S.fingerprint_sql(rel, plan.schema, plan.partition_spec, target_catalog)
+        q = sql.fingerprint_sql(rel, plan.schema, plan.partition_spec, target_catalog)
         return fingerprint_from_rows([r.asDict() for r in gsql.sql(q).collect()], n_keys)
 
     src, dst = fp(src_rel), fp(dst_rel)
@@ -126,11 +126,11 @@ def verify(
     if problems:
         result.missing_sample = [
             _jsonable(r.asDict(recursive=True))
-            for r in gsql.sql(S.except_all_sql(src_rel, dst_rel, plan.schema, sample)).collect()
+            for r in gsql.sql(sql.except_all_sql(src_rel, dst_rel, plan.schema, sample)).collect()
         ]
         result.extra_sample = [
             _jsonable(r.asDict(recursive=True))
-            for r in gsql.sql(S.except_all_sql(dst_rel, src_rel, plan.schema, sample)).collect()
+            for r in gsql.sql(sql.except_all_sql(dst_rel, src_rel, plan.schema, sample)).collect()
         ]
     return result
 

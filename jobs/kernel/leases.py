@@ -1,5 +1,5 @@
-"""At most one live recovery attempt per target table: leases with a heartbeat and an expiry, so that a concurrent or
-killed attempt can neither corrupt a target nor hold it forever.
+"""At most one live run per thing it changes (a recovery's target table, a planned failover's buckets): leases with
+a heartbeat and an expiry, so that a concurrent or killed run can neither corrupt what it changes nor hold it forever.
 
 A lease is a small JSON document (run id, host, pid, start time, last heartbeat, time to live) at a key derived from
 the target. It is taken atomically, create-if-absent:
@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from s3tables_kit.jobs.recover.model import RecoveryError
+from s3tables_kit.jobs.kernel.idents import JobError
 
 DEFAULT_TTL_S = 60.0
 LEASE_SUFFIX = ".kit-lease.json"
@@ -82,7 +82,11 @@ def is_live(h: Holder, now: float, host: str) -> bool:
     return not (h.host == host and not _pid_alive(h.pid))
 
 
-class LeaseHeld(RecoveryError):
+class LeaseError(JobError):
+    """A lease could not be taken or kept: its store is unwritable or unreadable, or it is contended."""
+
+
+class LeaseHeld(LeaseError):
     def __init__(self, target: str, holder: Holder) -> None:
         super().__init__(
             f"target {target} is being recovered by {holder.describe()}; its lease is live (heartbeat "
@@ -92,7 +96,7 @@ class LeaseHeld(RecoveryError):
         self.holder = holder
 
 
-class LeaseLost(RecoveryError):
+class LeaseLost(LeaseError):
     pass
 
 
@@ -123,7 +127,7 @@ class LocalLeaseStore:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise RecoveryError(f"cannot create the lease directory {p.parent}: {e.strerror or e}") from None
+            raise LeaseError(f"cannot create the lease directory {p.parent}: {e.strerror or e}") from None
         tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp")
         tmp.write_bytes(body)
         try:
@@ -193,7 +197,7 @@ class S3LeaseStore:
         except Exception as e:
             if self._failed_precondition(e):
                 return False
-            raise RecoveryError(f"cannot write the lease {key}: {e}") from None
+            raise LeaseError(f"cannot write the lease {key}: {e}") from None
 
     def read(self, key: str) -> tuple[bytes, str] | None:
         b, k = self._split(key)
@@ -202,7 +206,7 @@ class S3LeaseStore:
         except self.client.exceptions.NoSuchKey:
             return None
         except Exception as e:
-            raise RecoveryError(f"cannot read the lease {key}: {e}") from None
+            raise LeaseError(f"cannot read the lease {key}: {e}") from None
         return r["Body"].read(), str(r["ETag"])
 
     def swap(self, key: str, body: bytes | None, token: str) -> bool:
@@ -227,20 +231,6 @@ def store_for(key: str, s3_client: Callable[[], Any] | None = None) -> LeaseStor
 
         return S3LeaseStore(s3_client() if s3_client else boto3.client("s3"))
     return LocalLeaseStore()
-
-
-def lease_key(lease_dir: str, target_warehouse: str, target: str) -> str:
-    """One key per (target warehouse, table) under a lease directory shared by every engineer who recovers there."""
-    wh = hashlib.sha256(target_warehouse.encode()).hexdigest()[:12]
-    return f"{lease_dir.rstrip('/')}/{wh}/{target}{LEASE_SUFFIX}"
-
-
-def local_table_lease_key(table_location: str) -> str:
-    """A Hadoop-catalog target: the lease lives next to the table directory (not in it: a cleanup never removes
-    it, and a Hadoop catalog lists only directories as namespaces and tables)."""
-    from s3tables_kit.jobs.recover.metadata import local_path
-
-    return str(local_path(table_location.rstrip("/"))) + LEASE_SUFFIX
 
 
 # --- the lease ---------------------------------------------------------------------------------------------------
@@ -280,7 +270,7 @@ class Lease:
                 self.token = now[1] if now else None
                 return None
             time.sleep(0.05)
-        raise RecoveryError(f"could not take the lease {self.store.describe(self.key)} (contended)")
+        raise LeaseError(f"could not take the lease {self.store.describe(self.key)} (contended)")
 
     def heartbeat(self) -> bool:
         with self.lock:

@@ -1,0 +1,81 @@
+"""A table's commit history as its metadata file tells it, and how far a replica lags it: the source's commit times
+(through the metadata cache: each file is summarised once, `jobs.kernel.metadata_cache`) and the age of the oldest
+commit a replica lacks. `status` reports that lag; failover reports it as the RPO of a promotion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call
+from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object
+
+NO_CACHE = MetadataCache.disabled()
+
+# ----------------------------------------------------------------------------------------------------
+# Metadata summaries, through the cache
+# ----------------------------------------------------------------------------------------------------
+
+
+def summary_at(clients: Clients, location: str, bucket_arn: str, cache: MetadataCache) -> MetadataSummary:
+    """The summary of the metadata file at `location` (of a table of `bucket_arn`): from the cache, else one
+    GetObject, summarised and cached. Raises ClientError (the read) or ValueError (not a JSON object)."""
+    summary = cache.get(location)
+    if summary is None:
+        b = BucketRef(bucket_arn)
+        summary = MetadataSummary.parse(read_object(clients, location, b.region, b.account))
+        cache.put(location, summary)
+    return summary
+
+
+def utc_from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Source commit times
+# ----------------------------------------------------------------------------------------------------
+
+
+def commit_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
+    """Every commit time known to an Iceberg metadata document (or its summary), ascending."""
+    s = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
+    return [utc_from_ms(ms) for ms in s.commit_ms]
+
+
+def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_CACHE) -> tuple[list[datetime], str]:
+    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
+    b = BucketRef(table.bucket_arn)
+    s3t = clients.s3tables(b.region, b.account)
+    loc = call(
+        s3t.get_table_metadata_location,
+        tableBucketARN=table.bucket_arn,
+        namespace=table.namespace,
+        name=table.name,
+    )
+    location = metadata_location(loc)
+    if not location:
+        return [], "metadata"
+    try:
+        times = commit_times(summary_at(clients, location, table.bucket_arn, cache))
+        if times:
+            return times, "metadata"
+    except (ClientError, ValueError):
+        pass
+    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
+    modified = got["modifiedAt"]
+    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
+
+
+def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:
+    """Age in seconds of the oldest commit after `replicated_at` (all commits if never replicated); 0 if
+    none."""
+    pending = [c for c in commits if replicated_at is None or c > replicated_at]
+    if not pending:
+        return 0.0
+    return max(0.0, (now - min(pending)).total_seconds())

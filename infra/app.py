@@ -120,7 +120,7 @@ def refuse_estate_failover(cfg: KitConfig) -> None:
     included (granting and exempting that source's replication role alone, so the other sources' replication into
     it would stop), and it would synthesize no stack of the other sources. Refused at synth, before anything is
     built."""
-    if cfg.is_estate and cfg.failover is not None:
+    if cfg.failover is not None and not cfg.scheme.builds_failover_topology:
         raise EstateFailoverError(
             f"failover.promoted_bucket = {cfg.failover.promoted_bucket!r}: the failover topology (issue 17) is built "
             "for a [source] configuration only, not for an estate ([[sources]]): its documents would cover one source "

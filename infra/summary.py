@@ -14,6 +14,7 @@ import json
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,18 @@ def summarize(stacks: dict[str, dict[str, Any]]) -> str:
 
 def headline(cfg: KitConfig) -> str:
     """`1 replica(s), replication mode tables` for `[source]`; the sources and their modes for an estate."""
-    if not cfg.is_estate:
-        return f"{len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}"
+    return _HEADLINES[cfg.scheme.key](cfg)
+
+
+def _estate_headline(cfg: KitConfig) -> str:
     modes = ", ".join(f"{s.id} {cfg.replication_of(s).mode}" for s in cfg.sources)
     return f"{len(cfg.sources)} source(s) ({modes}), {len(cfg.replicas)} replica(s)"
+
+
+_HEADLINES: dict[str, Callable[[KitConfig], str]] = {
+    "source": lambda cfg: f"{len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}",
+    "sources": _estate_headline,
+}
 
 
 def parser() -> argparse.ArgumentParser:

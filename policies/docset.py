@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from s3tables_kit.policies.documents import build_documents, emr_application_arn, estate_source_name, source_documents
+from s3tables_kit.policies.documents import build_documents, emr_application_arn, scheme_of, source_documents
 from s3tables_kit.policies.failover import failover_policy_docs
 from s3tables_kit.policies.freeze import freeze_policy_docs
 from s3tables_kit.policies.model import Document, PolicyDoc
@@ -123,14 +123,12 @@ class DocumentSet:
     def for_source(self, cfg: KitConfig, src: Source) -> DocumentSet:
         """The set as one source's stack reads it: in an estate, each per-source document
         (`<purpose>--<stack id>`, `policies.documents.estate_source_name`) under the name `[source]` uses, so the
-        source constructs look their documents up the same way in both forms. The set itself for `[source]`."""
-        if not cfg.is_estate:
-            return self
-        view = cfg.view(src)
+        source constructs look their documents up the same way in both forms."""
+        name = scheme_of(cfg).source_document_name
         renames = tuple(
-            (d.name, estate_source_name(d.name, src.stack_id))
-            for d in source_documents(view)
-            if estate_source_name(d.name, src.stack_id) != d.name
+            (d.name, name(d.name, src.stack_id))
+            for d in source_documents(cfg.view(src))
+            if name(d.name, src.stack_id) != d.name
         )
         return replace(self, deploys=self.deploys + renames)
 
@@ -159,29 +157,23 @@ def build(cfg: KitConfig) -> DocumentSet:
     )
 
 
-# The estate-wide documents a promotion seen from one source's view must not replace: the tag-based SCPs
-# (the failover replication role `<kit>-failover-s3tables-replication` matches their replication-role pattern) and
-# the recovery role, which serves the whole estate.
-ESTATE_WIDE = frozenset({"scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"})
-
-
 def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
-    """What promoting `replica` would deploy (`policies.failover`). In an estate, from the view of the one source
-    feeding it; a fan-in replica is restored from, never promoted (the configuration refuses it), so it has none;
-    and the candidates keep to that source's sites: no estate-wide document (`ESTATE_WIDE`), no document of a
-    replica another source also feeds, no guardrail of an account holding one (those stay the estate's)."""
-    if not cfg.is_estate:
-        return failover_policy_docs(cfg, replica.bucket)
+    """What promoting `replica` would deploy (`policies.failover`), from the view of the one source feeding it; a
+    fan-in replica is restored from, never promoted (the configuration refuses it), so it has none; and the
+    candidates keep to that source's sites: no document that serves every source of an estate
+    (`SchemeDocuments.kept_by_promotion`), no document of a replica another source also feeds, no guardrail of an
+    account holding one (those stay the estate's)."""
     feeding = cfg.sources_into(replica)
     if len(feeding) != 1:
         return []
     view = cfg.view(feeding[0])
     shared = [r for r in cfg.replicas if r not in view.replicas or len(cfg.sources_into(r)) > 1]
     shared_sites = {r.bucket for r in shared} | {r.account_id for r in shared}
+    kept = scheme_of(cfg).kept_by_promotion
 
     def own(d: PolicyDoc) -> bool:
         name = d.deploys_as or d.name
-        return name not in ESTATE_WIDE and name.rsplit(SITE_SEPARATOR, 1)[-1] not in shared_sites
+        return name not in kept and name.rsplit(SITE_SEPARATOR, 1)[-1] not in shared_sites
 
     return [d for d in failover_policy_docs(view, replica.bucket) if own(d)]
 

@@ -100,7 +100,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             table_resources=[S.table_arns(arn)],
             exemptions=replica_exemptions(cfg, [replica]),
         ),
-        estate.bucket_protection_tag_guard(cfg, arn) if cfg.is_estate else None,
+        scheme_of(cfg).bucket_tag_guard(cfg, arn),
         *fan_in_confinement(cfg, replica),
     )
 
@@ -130,14 +130,12 @@ def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
     in an estate one pair of statements naming every such role of the sources feeding it
     (`AllowSourceReplicationRoles...`): a table bucket policy holds at most 20,480 characters, and a pair per source
     (about 900 characters) would stop a vault at about fourteen sources of other accounts."""
-    others = [s for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
-    if cfg.is_estate:
-        return estate_source_grants([cfg.replication_role_arn_of(s) for s in others], replica.bucket_arn)
-    return [
-        g
-        for src in others
-        for g in P.replication_grants("Source", cfg.replication_role_arn_of(src), replica.bucket_arn)
-    ]
+    others = [cfg.replication_role_arn_of(s) for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
+    return scheme_of(cfg).source_grants(others, replica.bucket_arn)
+
+
+def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
+    return [g for arn in role_arns for g in P.replication_grants("Source", arn, bucket_arn)]
 
 
 def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
@@ -168,8 +166,7 @@ def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | N
     if not principals:
         return []
     bucket_names, table_names = A.level_split(A.PROTECTED_ACTIONS)
-    if cfg.is_estate:  # an estate's bucket carries the protection tag: break-glass re-tags it (the rescue path)
-        bucket_names += ("TagResource", "UntagResource")
+    bucket_names += scheme_of(cfg).retag_actions
     arn = replica.bucket_arn
     return [
         S.allow_principals_actions(
@@ -255,7 +252,7 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
             guardrail_arn=guardrail_policy_arn(cfg, account_id),
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
-        *source_guards(cfg, exempt=() if cfg.is_estate else source_deploy_roles(cfg), account_id=account_id),
+        *source_guards(cfg, exempt=scheme_of(cfg).guardrail_source_exempt(cfg), account_id=account_id),
     )
 
 
@@ -295,9 +292,11 @@ def service_control_policy(cfg: KitConfig) -> Document:
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
     denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
     protected buckets by tag (`policies.estate`)."""
-    if cfg.is_estate:
-        return doc(*estate.service_control_policy(cfg))
-    return doc(*_scp_protection_statements(cfg, tables_only=False))
+    return doc(*scheme_of(cfg).scp(cfg))
+
+
+def _scp_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
+    return _scp_protection_statements(cfg, tables_only=False)
 
 
 def service_control_policy_guards(cfg: KitConfig) -> Document:
@@ -307,9 +306,11 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
     (`policies.estate`)."""
-    if cfg.is_estate:
-        return doc(*estate.service_control_policy_guards(cfg))
-    return doc(
+    return doc(*scheme_of(cfg).scp_guards(cfg))
+
+
+def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
+    return [
         *_scp_protection_statements(cfg, tables_only=True),
         *P.scp_guards(
             cfg.replicas,
@@ -325,7 +326,7 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
             exempt=[*cfg.protection.break_glass_principals, *source_deploy_roles(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
-    )
+    ]
 
 
 def privileged_roles(cfg: KitConfig) -> list[str]:
@@ -537,8 +538,12 @@ def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
 
 
 def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    if cfg.is_estate:
-        return estate_documents(cfg)
+    return scheme_of(cfg).documents(cfg)
+
+
+def single_source_documents(cfg: KitConfig) -> list[PolicyDoc]:
+    """A `[source]`'s documents: its replication role's and bucket policy, the protected sites', recovery's, every
+    key the kit creates, assurance's."""
     docs = [d for d in source_documents(cfg) if d.name.startswith(("replication-role-", "source-bucket-policy"))]
     docs += protected_site_documents(cfg)
     docs += recovery_documents(cfg)
@@ -623,3 +628,58 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
     docs += [_key_doc(cfg, site) for site in key_sites(cfg) if site.role != "source"]
     docs += assurance.estate_documents(cfg)
     return docs
+
+
+@dataclass(frozen=True)
+class SchemeDocuments:
+    """What a protection scheme (`topology.model.Scheme`, chosen at load) builds its own way: a `[source]` names
+    each protected bucket and role by ARN; an estate tags its protected buckets and matches them by tag and name
+    pattern (`policies.estate`), so its SCPs and policies keep their size whatever the number of sources."""
+
+    documents: Callable[[KitConfig], list[PolicyDoc]]
+    scp: Callable[[KitConfig], list[S.Statement | None]]
+    scp_guards: Callable[[KitConfig], list[S.Statement | None]]
+    # A replica's grants to the replication roles of other accounts: a pair per role, or one pair naming them all.
+    source_grants: Callable[[Sequence[str], str], list[S.Statement | None]]
+    bucket_tag_guard: Callable[[KitConfig, str], S.Statement | None]  # a replica bucket policy's guard of its tag
+    retag_actions: tuple[str, ...]  # bucket actions break-glass is granted besides the protected ones
+    # Who the guardrail's source guards exempt: the sources' deploy roles by ARN, or none (matched by name pattern).
+    guardrail_source_exempt: Callable[[KitConfig], Sequence[str]]
+    # The name of one source's document (purpose, stack id): as is, or `<purpose>--<stack id>` (`estate_source_name`).
+    source_document_name: Callable[[str, str], str]
+    # Names of the documents that serve every source, which a promotion seen from one source's view must not replace.
+    kept_by_promotion: frozenset[str]
+
+
+SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
+    "source": SchemeDocuments(
+        documents=single_source_documents,
+        scp=_scp_by_arn,
+        scp_guards=_scp_guards_by_arn,
+        source_grants=per_source_grants,
+        bucket_tag_guard=lambda cfg, arn: None,
+        retag_actions=(),
+        guardrail_source_exempt=source_deploy_roles,
+        source_document_name=lambda name, stack_id: name,
+        kept_by_promotion=frozenset(),
+    ),
+    "sources": SchemeDocuments(
+        documents=estate_documents,
+        scp=estate.service_control_policy,
+        scp_guards=estate.service_control_policy_guards,
+        source_grants=estate_source_grants,
+        bucket_tag_guard=estate.bucket_protection_tag_guard,
+        retag_actions=("TagResource", "UntagResource"),  # break-glass re-tags a bucket that lost its tag (rescue)
+        guardrail_source_exempt=lambda cfg: (),
+        source_document_name=estate_source_name,
+        # The tag-based SCPs (the failover replication role `<kit>-failover-s3tables-replication` matches their
+        # replication-role pattern) and the recovery role, which serves the whole estate.
+        kept_by_promotion=frozenset(
+            {"scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"}
+        ),
+    ),
+}
+
+
+def scheme_of(cfg: KitConfig) -> SchemeDocuments:
+    return SCHEME_DOCUMENTS[cfg.scheme.key]

@@ -29,7 +29,8 @@ from s3tables_kit.policies import statements as S
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
-TAG_CONDITION_KEY = f"s3tables:TableBucketTag/{PROTECTION_TAG_KEY}"
+BUCKET_TAG_KEY_PREFIX = "s3tables:TableBucketTag/"  # the condition key of a table bucket's tag
+TAG_CONDITION_KEY = f"{BUCKET_TAG_KEY_PREFIX}{PROTECTION_TAG_KEY}"
 DISASSOCIATE = "DisassociateTableReplication"
 
 

@@ -34,7 +34,7 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import simulate
 from s3tables_kit.policies.docset import DocumentSet, build
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
-from s3tables_kit.policies.estate import TAG_CONDITION_KEY
+from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, SimResult
 from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
@@ -309,8 +309,10 @@ def resource_layers(cfg: KitConfig, ds: DocumentSet, req: ExplainRequest) -> tup
             if tp is not None:
                 out.append(_layer(tp, _for_table(tp.document, bucket_arn, req.resource)))
                 notes.append(f"the table carries its table policy {tp.name}, as the kit puts it")
-            if cfg.is_estate:
-                notes.append(f"the bucket carries the estate's protection tag {TAG_CONDITION_KEY}={cfg.kit.name}")
+            notes += [
+                f"the bucket carries the estate's protection tag {BUCKET_TAG_KEY_PREFIX}{key}={cfg.kit.name}"
+                for key in cfg.scheme.protection_tags
+            ]
             return out, notes
     for src in cfg.sources:
         view = ds.for_source(cfg, src)
@@ -439,8 +441,9 @@ def sim_request(req: ExplainRequest, app: Applicable, rid: str, cfg: KitConfig) 
     ctx = simulate.principal_context(req.principal, source_account=req.resource_account)
     if req.action.startswith("kms:") and any(x.layer == "KMS key policy" for x in app.layers):
         ctx[f"aws:ResourceTag/{A.REPLICA_KEY_TAG}"] = cfg.kit.name  # the tag the kit puts on the keys it creates
-    if cfg.is_estate and req.resource.partition("/table/")[0] in {r.bucket_arn for r in cfg.replicas}:
-        ctx[TAG_CONDITION_KEY] = cfg.kit.name  # an estate's SCPs find its protected buckets by this tag
+    if req.resource.partition("/table/")[0] in {r.bucket_arn for r in cfg.replicas}:
+        # an estate's SCPs find its protected buckets by their protection tags
+        ctx.update({f"{BUCKET_TAG_KEY_PREFIX}{key}": cfg.kit.name for key in cfg.scheme.protection_tags})
     ctx.update({k: list(v) if isinstance(v, tuple) else v for k, v in req.context})
 
     def ns(name: str) -> str:

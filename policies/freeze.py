@@ -57,7 +57,7 @@ def render(document: Document) -> str:
 def freeze_policy_docs(cfg: KitConfig) -> list[PolicyDoc]:
     """The frozen bucket policies of `cfg`'s planned failovers: the source's, and each replica's once promoted (the
     failback). Only a topology with `[failover]` has them (a planned failover promotes like the emergency one)."""
-    if cfg.failover is None or cfg.is_estate:
+    if cfg.failover is None or not cfg.scheme.builds_failover_topology:
         return []
     from s3tables_kit.policies.failover import failover_documents
 

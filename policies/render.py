@@ -24,6 +24,7 @@ from typing import Any
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import docset
 from s3tables_kit.policies import documents as D
+from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -329,7 +330,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "when this file or any document next to it is stale). Every `*.json` here is deployed byte for byte after",
         "normalisation.",
         "",
-        *_source_lines(cfg),
+        *summary_of(cfg).source_lines(cfg),
         f"- Replicas (protected): {replicas}",
         f"- Recovery target (writable): `{cfg.recovery.bucket}` next to `{cfg.recovery.replica}`",
         "",
@@ -369,7 +370,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
             docs,
             intro="Change policies and bucket settings after review; never delete, never change retention.",
         )
-    for title, arns, intro, identity in _assurance_principals(cfg):  # `[assurance]`: the monitor and the schedules
+    for title, arns, intro, identity in summary_of(cfg).assurance_principals(cfg):  # `[assurance]`
         lines += _principal_section(title, arns, docs, intro=intro, identity_docs=identity)
     lines += _principal_section(
         "Break-glass principals",
@@ -445,8 +446,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         for sid, where in by_sid.items():
             lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
         lines.append("")
-    if cfg.is_estate:
-        lines += estate_section(cfg)
+    lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
     lines += [
         "## Documents and where they are attached",
@@ -457,103 +457,30 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
     for d in docs:
         title = KIND_TITLES.get(d.kind, d.kind)
         lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
-    scp = next((d for d in docs if d.kind == "scp"), None)
-    if scp is not None and not cfg.is_estate:
-        lines += ["", f"SCP size (compact JSON): {len(D.compact_json(scp.document))} of 5,120 characters."]
-    elif scp is not None:
-        sizes = ", ".join(f"`{d.name}` {len(D.compact_json(d.document))}" for d in docs if d.kind == "scp")
-        lines += ["", f"SCP sizes (compact JSON, of 5,120 characters each): {sizes}."]
+    scps = [d for d in docs if d.kind == "scp"]
+    lines += summary_of(cfg).scp_sizes(scps) if scps else []
     return "\n".join(lines) + "\n"
-
-
-def _source_lines(cfg: KitConfig) -> list[str]:
-    if not cfg.is_estate:
-        src = cfg.source
-        return [f"- Source table bucket: `{src.bucket}` ({src.account_id}, {src.region})"]
-    out = ["- Source table buckets (an estate, issue 24):"]
-    for src in cfg.sources:
-        dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
-        out.append(
-            f"  - `{src.id}`: `{src.bucket}` ({src.account_id}, {src.region}), replication role "
-            f"`{cfg.replication_role_arn_of(src)}`, replicates to {dests}"
-        )
-    return out
 
 
 def _replication_role_sections(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
     """One section per source's replication role (its documents `<purpose>--<stack id>` in an estate)."""
     out: list[str] = []
     for src in cfg.sources:
-        view = cfg.view(src)
-        suffix = f"--{src.stack_id}" if cfg.is_estate else ""
+        name = D.scheme_of(cfg).source_document_name
         dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
         intro = (
             f"Assumed only by `{A.REPLICATION_SERVICE}` for the source account `{src.account_id}` "
-            f"(`replication-role-trust{suffix}`). Reads the source, creates and writes replicas."
+            f"(`{name('replication-role-trust', src.stack_id)}`). Reads the source, creates and writes replicas."
         )
-        if cfg.is_estate:
-            intro += f" Source `{src.bucket}`; writes {dests} only."
+        summary = summary_of(cfg)
         out += _principal_section(
-            "Replication role" + (f" of `{src.id}`" if cfg.is_estate else ""),
-            [view.replication_role_arn],
+            "Replication role" + summary.source_title.format(id=src.id),
+            [cfg.replication_role_arn_of(src)],
             docs,
-            intro=intro,
-            identity_docs=[f"replication-role-permissions{suffix}"],
+            intro=intro + summary.role_scope.format(bucket=src.bucket, dests=dests),
+            identity_docs=[name("replication-role-permissions", src.stack_id)],
         )
     return out
-
-
-def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
-    """The assurance roles (`[assurance]`): in an estate, each source's monitor roles (from its view, documents named
-    `<purpose>--<stack id>`) and the estate's rehearsal role."""
-    from s3tables_kit.policies import assurance
-
-    if not cfg.is_estate:
-        return assurance.summary_principals(cfg)
-    out: list[tuple[str, list[str], str, list[str]]] = []
-    for src in cfg.sources:
-        for title, arns, intro, identity in assurance.summary_principals(cfg.view(src)):
-            if title.startswith("Replication monitor"):
-                renamed = [D.estate_source_name(n, src.stack_id) for n in identity]
-                out.append((f"{title} of `{src.id}`", arns, intro, renamed))
-    no_monitor = cfg.model_copy(
-        update={
-            "assurance": cfg.assurance.model_copy(
-                update={"monitor": cfg.assurance.monitor.model_copy(update={"enabled": False})}
-            )
-        }
-    )
-    return out + assurance.summary_principals(no_monitor)
-
-
-def estate_section(cfg: KitConfig) -> list[str]:
-    """How an estate's organization layer is built (tag-based SCPs, docs/decisions/0026-estate.md)."""
-    from s3tables_kit.policies import estate
-
-    return [
-        "## The estate's organization layer: tag-based SCPs",
-        "",
-        "The two SCPs name no bucket and no source, so their size does not grow with the estate:",
-        "",
-        f"- Every protected table bucket carries the tag `{estate.TAG_CONDITION_KEY.split('/', 1)[1]}` = "
-        f"`{cfg.kit.name}` (never source buckets, never tables). The replica denies match it with "
-        f"`{estate.TAG_CONDITION_KEY}` on {_code([estate.any_bucket(cfg), estate.any_table(cfg)])}.",
-        "- `DisassociateTableReplication` is also denied by ARN pattern on every table of the replica accounts "
-        f"({_code(estate.replica_account_tables(cfg))}; `DenyReplicaDisassociationByAccount`), because whether AWS "
-        "evaluates the tag condition for it is unverified.",
-        "- Tagging or untagging the protection tag key on a bucket that carries it is break-glass only "
-        "(`DenyProtectionTagChange`, in the guards SCP and in each protected bucket's policy); tables of a protected "
-        "bucket take no tag changes at all (`DenyReplicaTagChange`).",
-        f"- The replication roles of every source are exempt by one pattern, `{estate.replication_role_pattern(cfg)}`"
-        ", where replication needs it. Creating a role of that name is denied to all but break-glass and the sources' "
-        f"deploy roles by name ({_code(estate.deploy_role_name_patterns(cfg))}: `cdktf deploy` creates the "
-        "replication roles; `DenyReplicationRoleCreation`); rewriting its trust, deleting or assuming one is "
-        "break-glass only (`DenyPrivilegedRoleTampering`, `DenyAssumeReplicationRole`).",
-        f"- The guardrails are matched by their one name in every account, `{estate.guardrail_pattern(cfg)}`.",
-        "- The bucket, table and key policies and the guardrails name exact ARNs, as for one source: a fan-in "
-        "bucket grants and exempts the replication role of each source that feeds it, and no other.",
-        "",
-    ]
 
 
 def _other_risk(sid: str) -> str:

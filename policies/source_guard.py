@@ -4,7 +4,7 @@ the guards SCP and the guardrail. `policies.documents` assembles them into those
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from s3tables_kit.policies import estate
 from s3tables_kit.policies import statements as S
@@ -23,13 +23,24 @@ def source_guards(
     (the sources' deploy roles and break-glass) change it, and nobody but `break_glass` passes any role but the
     kit's replication roles (docs/decisions/0028-lock-after-first-deploy.md). `account_id`: only that account's
     sources (a guardrail, attached to neither break-glass nor a replication role)."""
-    if cfg.is_estate:  # by pattern, as the estate's SCP (`policies.estate.source_guards`): constant size
-        return estate.source_guards(cfg, exempt=exempt, break_glass=break_glass, account_id=account_id)
+    return _SOURCE_GUARDS[cfg.scheme.key](cfg, exempt=exempt, break_glass=break_glass, account_id=account_id)
+
+
+def _source_guards_by_arn(
+    cfg: KitConfig, *, exempt: Sequence[str], break_glass: Sequence[str], account_id: str | None
+) -> list[S.Statement | None]:
     buckets = [s.bucket_arn for s in cfg.sources if account_id is None or s.account_id == account_id]
     return [
         S.deny_source_replication_change("DenySourceReplicationChange", buckets, exempt) if buckets else None,
         S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", cfg.replication_role_arns, break_glass),
     ]
+
+
+# Each scheme's guards: an estate's by pattern, as its SCP (`policies.estate.source_guards`), of constant size.
+_SOURCE_GUARDS: dict[str, Callable[..., list[S.Statement | None]]] = {
+    "source": _source_guards_by_arn,
+    "sources": estate.source_guards,
+}
 
 
 def source_bucket_policy(cfg: KitConfig) -> Document:

@@ -147,7 +147,7 @@ def test_the_estate_scenario_is_a_valid_estate() -> None:
     from s3tables_kit.topology.config import parse_config
 
     cfg = parse_config(oe.estate_config_doc(oe.ESTATE_SCALES["tiny"]))
-    assert cfg.is_estate and [s.stack_id for s in cfg.sources] == ["source-s0", "source-s1", "source-s2"]
+    assert cfg.scheme.key == "sources" and [s.stack_id for s in cfg.sources] == ["source-s0", "source-s1", "source-s2"]
     assert [[r.bucket for r in cfg.destinations_of(s)] for s in cfg.sources] == [
         ["lake-rep-0"],
         ["lake-rep-1"],

@@ -153,7 +153,7 @@ def test_estate_config_is_a_valid_estate_of_fifty_buckets() -> None:
     data = estate_config(50)
     assert count_tables(data) == 500
     cfg = parse_config(data)
-    assert cfg.is_estate and len(cfg.sources) == 50 and len({s.stack_id for s in cfg.sources}) == 50
+    assert cfg.scheme.key == "sources" and len(cfg.sources) == 50 and len({s.stack_id for s in cfg.sources}) == 50
     vaults = [r for r in cfg.replicas if r.bucket.startswith("estate-vault")]
     assert [len(cfg.sources_into(v)) for v in vaults] == [10] * 5
     assert {r.account_id for r in cfg.replicas if r not in vaults} == set(ESTATE_SOURCE_ACCOUNTS)

@@ -35,7 +35,7 @@ def _table(name: str) -> dict[str, Any]:
 
 def test_the_estate_example_describes_three_sources_a_fan_in_vault_and_a_regional_replica() -> None:
     cfg = load_config(ROOT / "examples/estate.toml")
-    assert cfg.is_estate
+    assert cfg.scheme.key == "sources"
     assert [s.stack_id for s in cfg.sources] == ["source-sales-euw1", "source-marketing-euw1", "source-ops-use1"]
     assert {(s.account_id, s.region) for s in cfg.sources} == {
         ("111111111111", "eu-west-1"),
@@ -73,8 +73,10 @@ def test_single_source_names_are_refused_on_a_multi_source_estate() -> None:
 
 def test_source_is_an_estate_of_one_and_unchanged() -> None:
     seed = load_config(ROOT / "examples/seed.toml")
-    assert not seed.is_estate and seed.sources == (seed.source,)
-    assert seed.view(seed.source) is seed
+    assert seed.scheme.key == "source" and seed.sources == (seed.source,)
+    assert seed.source.replication == seed.replication and seed.source.replicate_to == tuple(
+        r.bucket for r in seed.replicas
+    )
     assert seed.source.stack_id == "source" and seed.name_prefix == "seed"
     assert seed.replication_role_name == "seed-s3tables-replication"
     assert seed.destinations_of(seed.source) == seed.replicas
@@ -176,7 +178,7 @@ def test_a_table_not_replicated_by_a_tables_mode_source_does_not_collide() -> No
     data = _estate()
     # marketing declares a second table named like sales' but replicates only campaigns (tables mode).
     data["sources"][1]["namespaces"].append({"name": "sales", "tables": [_table("orders")]})
-    assert parse_config(data).is_estate
+    assert parse_config(data).scheme.key == "sources"
 
 
 def test_more_tables_into_one_bucket_than_a_bucket_holds_is_refused() -> None:
@@ -227,7 +229,7 @@ def test_the_protection_tag_is_the_kits_own() -> None:
 
 def test_an_estate_leaves_room_for_the_protection_tag() -> None:
     tags = {f"t{i}": "v" for i in range(47)}
-    assert parse_config(_estate(tags=tags)).is_estate  # 47 + kit, managed-by, kit-protection = 50
+    assert parse_config(_estate(tags=tags)).scheme.key == "sources"  # 47 + kit, managed-by, kit-protection = 50
     tags["t47"] = "v"
     assert any(i.startswith("tags:") and "at most 47 tags in an estate" in i for i in _issues(_estate(tags=tags)))
 

@@ -124,7 +124,7 @@ def test_the_monitor_declares_what_audit_compares(example: str) -> None:
     test_failover_synth.py)."""
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     scopes = scopes_of(cfg, default_bucket_policy_builder())
-    packaged = [declared_replication(cfg.view(s)) for s in cfg.sources]
+    packaged = [declared_replication(cfg, s) for s in cfg.sources]
     outputs = parse_outputs(outputs_of(cfg))
     from_outputs = {s.table_bucket_arn: declared_from_outputs(s).replication for s in outputs.sources}
     assert from_outputs == {s.source.bucket_arn: s.declared for s in scopes}

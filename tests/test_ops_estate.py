@@ -79,7 +79,11 @@ def test_one_source_reads_as_before_and_two_stacks_of_one_bucket_are_refused() -
 
     cfg = parse_config(config_dict())
     out = parse_outputs(outputs_doc(cfg))
-    assert not out.is_estate and out.source.table_bucket_arn == cfg.source.bucket_arn and out.source.source_id is None
+    assert (
+        not out.several_sources
+        and out.source.table_bucket_arn == cfg.source.bucket_arn
+        and out.source.source_id is None
+    )
     doc = outputs_doc(cfg)
     doc["source-again"] = doc["source"]
     with pytest.raises(OutputsError, match=r"names the source bucket .* in more than one stack"):

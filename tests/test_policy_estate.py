@@ -52,7 +52,7 @@ def test_a_source_configuration_keeps_its_arn_based_scps() -> None:
     """`[source]` is not an estate: its SCPs still name its replica buckets and its replication role."""
     cfg = load_config(ROOT / "examples" / "multi-account.toml")
     text = "".join(_scps(cfg).values())
-    assert not cfg.is_estate and estate.TAG_CONDITION_KEY not in text
+    assert cfg.scheme.key == "source" and estate.TAG_CONDITION_KEY not in text
     assert all(r.bucket_arn in text for r in cfg.replicas) and cfg.replication_role_arn in text
 
 

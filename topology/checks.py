@@ -22,45 +22,14 @@ from s3tables_kit.topology.rules import (
     MAX_NAME_PREFIX,
     MAX_TABLES_PER_BUCKET,
     MAX_TAGS,
-    PROTECTION_TAG_KEY,
     TEMPORAL_TRANSFORM_TYPES,
 )
 
 
-def _where(cfg: KitConfig, src: Source) -> str:
-    """The field path of a source: `source` or `sources[i]`."""
-    return f"sources[{cfg.estate_sources.index(src)}]" if cfg.is_estate else "source"
-
-
-def _form_checks(cfg: KitConfig) -> list[Issue]:
-    """`[source]` + `[replication]`, or `[[sources]]` (an estate), never both; the estate keys only in an estate."""
+def _estate_form_checks(cfg: KitConfig) -> list[Issue]:
+    """Each of `[[sources]]` names itself and its destinations and has its own replication (`[source]`'s are the
+    loader's: it replicates to every replica)."""
     out: list[Issue] = []
-    if cfg.source_section is not None and cfg.estate_sources:
-        return [Issue("sources", "use either [source] with [replication] or [[sources]] (an estate), not both")]
-    if cfg.source_section is None and not cfg.estate_sources:
-        return [Issue("source", "required field is missing (or [[sources]] for an estate of several buckets)")]
-    if not cfg.is_estate:
-        src = cfg.source
-        for fld in ("id", "replicate_to", "replication"):
-            if getattr(src, fld):
-                out.append(
-                    Issue(
-                        f"source.{fld}", "only valid in [[sources]] (an estate); [source] replicates to every replica"
-                    )
-                )
-        if cfg.replication_section is None:
-            out.append(Issue("replication", "required field is missing"))
-        if len(cfg.replicas) > MAX_DESTINATIONS:
-            out.append(
-                Issue(
-                    "replicas",
-                    f"needs at most {MAX_DESTINATIONS} item(s), got {len(cfg.replicas)} (S3 Tables replicates to 1 to "
-                    f"{MAX_DESTINATIONS} destination table buckets)",
-                )
-            )
-        return out
-    if cfg.replication_section is not None:
-        out.append(Issue("replication", "only valid with [source]; each of [[sources]] has its own replication"))
     names = {r.bucket for r in cfg.replicas}
     ids = Counter(s.id for s in cfg.sources)
     for i, src in enumerate(cfg.sources):
@@ -95,6 +64,16 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
         for name, n in Counter(src.replicate_to).items():
             if n > 1:
                 out.append(Issue(f"{where}.replicate_to", f"{name!r} is listed twice"))
+    return out
+
+
+# The form rules of each scheme that read the model (those of the written form are the loader's).
+_FORM_CHECKS = {"source": lambda cfg: [], "sources": _estate_form_checks}
+
+
+def _form_checks(cfg: KitConfig) -> list[Issue]:
+    """The declared form's rules, then every replica fed by a source and every source bucket once."""
+    out: list[Issue] = _FORM_CHECKS[cfg.scheme.key](cfg)
     for i, rep in enumerate(cfg.replicas):
         if not cfg.sources_into(rep):
             out.append(
@@ -109,7 +88,7 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
 def _table_checks(cfg: KitConfig, src: Source) -> list[Issue]:
     """Namespaces, tables, columns and partitions of one source; retention against each of its destinations."""
     out: list[Issue] = []
-    base = _where(cfg, src)
+    base = cfg.path_of(src)
     seen_ns: set[str] = set()
     total_tables = 0
     for i, ns in enumerate(src.namespaces):
@@ -211,9 +190,9 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
         owner: dict[str, str] = {}
         count = 0
         for src in cfg.sources_into(rep):
-            listed = {f"{n}.{t}" for n, t in cfg.view(src).replicated_tables()}
+            listed = {f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)}
             count += len(listed)
-            base = _where(cfg, src)
+            base = cfg.path_of(src)
             for i, ns in enumerate(src.namespaces):
                 for j, t in enumerate(ns.tables):
                     name = f"{ns.name}.{t.name}"
@@ -248,16 +227,16 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
     for src in cfg.sources:
         out += _table_checks(cfg, src)
         out += _destination_checks(cfg, src)
-    if cfg.is_estate:
-        out += _fan_in_checks(cfg)
-        if len(cfg.tags) + len(KIT_TAG_KEYS) + 1 > MAX_TAGS:
-            out.append(
-                Issue(
-                    "tags",
-                    f"at most {MAX_TAGS - len(KIT_TAG_KEYS) - 1} tags in an estate: its protected buckets also carry "
-                    f"{PROTECTION_TAG_KEY} (AWS allows {MAX_TAGS} per resource)",
-                )
+    out += _fan_in_checks(cfg)
+    extra = cfg.scheme.protection_tags  # the tags the scheme adds to a protected bucket (none for `[source]`)
+    if len(cfg.tags) + len(KIT_TAG_KEYS) + len(extra) > MAX_TAGS:
+        out.append(
+            Issue(
+                "tags",
+                f"at most {MAX_TAGS - len(KIT_TAG_KEYS) - len(extra)} tags in an estate: its protected buckets also "
+                f"carry {', '.join(extra)} (AWS allows {MAX_TAGS} per resource)",
             )
+        )
 
     # Replicas: their own keys and deploy roles in their own account, never twice
     for r_i, rep in enumerate(cfg.replicas):
@@ -280,7 +259,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
             out.append(Issue(f"replicas[{idx[1]}].bucket", f"duplicate destination {bucket!r} in {region}/{acct}"))
 
     # Encryption on every bucket site
-    sites: list[tuple[str, Encryption, str]] = [(_where(cfg, s), s.encryption, s.region) for s in cfg.sources]
+    sites: list[tuple[str, Encryption, str]] = [(cfg.path_of(s), s.encryption, s.region) for s in cfg.sources]
     sites += [(f"replicas[{i}]", r.encryption, r.region) for i, r in enumerate(cfg.replicas)]
     rec_rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     sites.append(("recovery", cfg.recovery.encryption, rec_rep.region if rec_rep else ""))
@@ -337,10 +316,10 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
 
 
 def _replication_checks(cfg: KitConfig, src: Source) -> list[Issue]:
-    rep = src.replication if cfg.is_estate else cfg.replication_section
+    rep = src.replication
     if rep is None:
         return []  # reported by _form_checks
-    base = f"{_where(cfg, src)}.replication" if cfg.is_estate else "replication"
+    base = cfg.replication_path_of(src)
     out: list[Issue] = []
     declared = {f"{ns.name}.{t.name}" for ns, t in src.tables()}
     if rep.mode == "tables":
@@ -350,7 +329,7 @@ def _replication_checks(cfg: KitConfig, src: Source) -> list[Issue]:
             if name not in declared:
                 out.append(
                     Issue(
-                        f"{base}.tables[{k}]", f"{name!r} is not a table declared under {_where(cfg, src)}.namespaces"
+                        f"{base}.tables[{k}]", f"{name!r} is not a table declared under {cfg.path_of(src)}.namespaces"
                     )
                 )
         for listed, n in Counter(rep.tables).items():
@@ -419,7 +398,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
         if t not in org.targets:
             out.append(Issue(f"protection.organization.ou_accounts.{t}", f"{t!r} is not one of the SCP targets"))
     covered = org.covered_accounts
-    sites = [(f"{_where(cfg, s)}.account_id", s.account_id, "source") for s in cfg.sources]
+    sites = [(f"{cfg.path_of(s)}.account_id", s.account_id, "source") for s in cfg.sources]
     sites += [(f"replicas[{i}].account_id", r.account_id, f"replica {r.bucket}") for i, r in enumerate(cfg.replicas)]
     reported: set[str] = set()
     for where, acct, what in sites:
@@ -486,7 +465,7 @@ def point_group_checks(cfg: KitConfig) -> list[Issue]:
     if not groups or any(cfg.replication_of(s).mode == "bucket" for s in cfg.sources):
         return []
     declared = {ns.name: {t.name for t in ns.tables} for s in cfg.sources for ns in s.namespaces}
-    replicated = {(n, t) for s in cfg.sources for n, t in cfg.view(s).replicated_tables()}
+    replicated = {(n, t) for s in cfg.sources for n, t in cfg.replicated_tables_of(s)}
     out: list[Issue] = []
     for i, group in enumerate(groups):
         for j, pattern in enumerate(group.tables):

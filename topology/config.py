@@ -25,7 +25,10 @@ from s3tables_kit.topology.loader import (
     parse_config,
 )
 from s3tables_kit.topology.model import (
+    ESTATE,
     FAILOVER_NAME_SUFFIX,
+    SCHEMES,
+    SINGLE_SOURCE,
     AccountId,
     Column,
     Encryption,
@@ -40,6 +43,7 @@ from s3tables_kit.topology.model import (
     Recovery,
     Replica,
     Replication,
+    Scheme,
     SnapshotRetention,
     Source,
     State,
@@ -73,6 +77,7 @@ from s3tables_kit.topology.rules import (
 __all__ = [
     "BUCKET_FORBIDDEN_PREFIXES",
     "BUCKET_FORBIDDEN_SUFFIXES",
+    "ESTATE",
     "FAILOVER_NAME_SUFFIX",
     "KIT_PARTITIONS",
     "KIT_TAG_KEYS",
@@ -83,6 +88,8 @@ __all__ = [
     "MAX_TAGS",
     "PRIMITIVE_TYPES",
     "PROTECTION_TAG_KEY",
+    "SCHEMES",
+    "SINGLE_SOURCE",
     "SOURCE_TABLE_TAGS_KEY",
     "UPPERCASE_REASON",
     "AccountId",
@@ -101,6 +108,7 @@ __all__ = [
     "Recovery",
     "Replica",
     "Replication",
+    "Scheme",
     "SnapshotRetention",
     "Source",
     "State",

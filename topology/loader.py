@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import copy
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from s3tables_kit.topology.checks import Issue, cross_checks
-from s3tables_kit.topology.model import KitConfig
+from s3tables_kit.topology.model import ESTATE, SINGLE_SOURCE, KitConfig
 from s3tables_kit.topology.rules import MAX_DESTINATIONS
 from s3tables_kit.topology.textfile import read_parsed
+
+Loc = tuple[str | int, ...]
+
+
+def _same(loc: Loc) -> Loc:
+    return loc
 
 
 class ConfigError(ValueError):
@@ -51,7 +58,7 @@ def _string_hint(e: Any) -> str:
     return str(e["msg"])
 
 
-def _pydantic_issues(err: ValidationError) -> list[Issue]:
+def _pydantic_issues(err: ValidationError, written: Callable[[Loc], Loc]) -> list[Issue]:
     errors = err.errors()
     failed_paths = {tuple(e["loc"]) for e in errors}
     issues = []
@@ -78,7 +85,7 @@ def _pydantic_issues(err: ValidationError) -> list[Issue]:
             msg = _string_hint(e)
         elif e["type"] == "literal_error":
             msg = f"{msg} (got {e.get('input')!r})"
-        issues.append(Issue(_loc(tuple(e["loc"])), msg))
+        issues.append(Issue(_loc(written(tuple(e["loc"]))), msg))
     return issues
 
 
@@ -107,22 +114,85 @@ def _repaired(data: Any, err: ValidationError) -> Any | None:
     return fixed
 
 
+def _single_source_loc(loc: Loc) -> Loc:
+    """Where a field of the estate of one that `[source]` loads as is written in kit.toml."""
+    if loc[:3] == ("sources", 0, "replication"):
+        return loc[2:]
+    if loc[:2] == ("sources", 0):
+        return ("source", *loc[2:])
+    return loc
+
+
+def _sources_as_source(loc: Loc) -> Loc:
+    return ("source", *loc[1:]) if loc[:1] == ("sources",) else loc
+
+
+def _declared(data: dict[str, object]) -> tuple[dict[str, object], list[Issue], Callable[[Loc], Loc]]:
+    """`data` as the model reads it, the problems of its form, and the map from a model field path to the one
+    written in kit.toml. `[source]` + `[replication]` loads as the estate of its one source, replicating to every
+    replica, under the single-source scheme; `[[sources]]` under the estate's."""
+    if "scheme" in data:
+        return data, [Issue("scheme", "unknown key (not part of the configuration schema; check the spelling)")], _same
+    if "source" in data and "sources" in data:
+        return (
+            data,
+            [Issue("sources", "use either [source] with [replication] or [[sources]] (an estate), not both")],
+            _same,
+        )
+    if "sources" in data:
+        issues = []
+        if "replication" in data:
+            issues.append(Issue("replication", "only valid with [source]; each of [[sources]] has its own replication"))
+        return {**data, "scheme": ESTATE}, issues, _same
+    if "source" not in data:
+        missing = Issue("source", "required field is missing (or [[sources]] for an estate of several buckets)")
+        return data, [missing], _sources_as_source
+    src = data["source"]
+    rest = {k: v for k, v in data.items() if k not in ("source", "replication")}
+    if not isinstance(src, dict):  # the model names what is wrong with it
+        return {**rest, "sources": [src], "scheme": SINGLE_SOURCE}, [], _single_source_loc
+    out: list[Issue] = []
+    for fld in ("id", "replicate_to", "replication"):
+        if src.get(fld):
+            out.append(
+                Issue(f"source.{fld}", "only valid in [[sources]] (an estate); [source] replicates to every replica")
+            )
+    if data.get("replication") is None:
+        out.append(Issue("replication", "required field is missing"))
+    replicas = data.get("replicas")
+    replicas = replicas if isinstance(replicas, list) else []
+    if len(replicas) > MAX_DESTINATIONS:
+        out.append(
+            Issue(
+                "replicas",
+                f"needs at most {MAX_DESTINATIONS} item(s), got {len(replicas)} (S3 Tables replicates to 1 to "
+                f"{MAX_DESTINATIONS} destination table buckets)",
+            )
+        )
+    names = [r["bucket"] for r in replicas if isinstance(r, dict) and isinstance(r.get("bucket"), str)]
+    one = {**src, "replication": data.get("replication"), "replicate_to": names}
+    return {**rest, "sources": [one], "scheme": SINGLE_SOURCE}, out, _single_source_loc
+
+
 def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
     """The validated configuration, or a ConfigError naming every problem at once: the field errors and, where each
     of those has one obvious repair, the cross-field problems of the configuration as it was meant."""
+    form_issues: list[Issue]
+    model_data, form_issues, written = _declared(data)
     try:
-        cfg = KitConfig.model_validate(data)
+        cfg = KitConfig.model_validate(model_data)
     except ValidationError as err:
-        issues = _pydantic_issues(err)
-        meant = _repaired(data, err)
-        if meant is not None:
+        issues = _pydantic_issues(err, written)
+        meant = _repaired(model_data, err)
+        if meant is not None and not form_issues:
             try:
                 named = {i.field for i in issues}
                 issues += [i for i in cross_checks(KitConfig.model_validate(meant)) if i.field not in named]
             except ValidationError:
                 pass  # the repairs were not enough: the field errors alone
-        raise ConfigError(source, issues) from None
-    issues = cross_checks(cfg)
+        said = {i.field for i in form_issues}  # the form's own words for a field the model also misses
+        raise ConfigError(source, [i for i in issues if i.field not in said] + form_issues) from None
+    issues = form_issues or cross_checks(cfg)
     if issues:
         raise ConfigError(source, issues)
     return cfg

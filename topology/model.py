@@ -6,6 +6,7 @@ names it derives (part of the deployed contract). Field-level rules only; the ru
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -405,37 +406,66 @@ class Failover(_Frozen):
 
 
 class EstateError(ValueError):
-    """A single-source name asked of an estate with several sources (use `sources`, `view(source)`)."""
+    """A single-source name asked of a topology with several sources (iterate `sources`, or pass the source)."""
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """How a topology is protected and named, chosen once at load from the form it is declared in, so that no layer
+    re-derives it: a `[source]` names each protected bucket and replication role by ARN; an estate (`[[sources]]`)
+    tags its protected buckets and matches them by tag and name pattern, so that its organization layer keeps a
+    constant size whatever the number of sources (docs/decisions/0026-estate.md). Paths take the
+    source's index `i`; `policies.documents.SCHEME_DOCUMENTS` holds what each scheme builds its own way."""
+
+    key: Literal["source", "sources"]  # the TOML form the topology is declared in
+    by_tag: bool  # protected buckets matched by their protection tag and roles by name pattern, not by ARN
+    protection_tags: tuple[str, ...]  # tag keys the kit puts on a protected bucket besides its own
+    source_path: str  # the field path of a source in kit.toml
+    replication_path: str  # the field path of a source's replication in kit.toml
+    lists_feeding_sources: bool  # a replica's outputs list every source feeding it (`source_table_bucket_arns`)
+    # The failover topology (a promoted replica as the new source) and the planned failover's freeze are built: a
+    # promotion seen from one source of an estate would drop the other sources' replication into shared replicas.
+    builds_failover_topology: bool
+
+
+SINGLE_SOURCE = Scheme(
+    key="source",
+    by_tag=False,
+    protection_tags=(),
+    source_path="source",
+    replication_path="replication",
+    lists_feeding_sources=False,
+    builds_failover_topology=True,
+)
+ESTATE = Scheme(
+    key="sources",
+    by_tag=True,
+    protection_tags=(PROTECTION_TAG_KEY,),
+    source_path="sources[{i}]",
+    replication_path="sources[{i}].replication",
+    lists_feeding_sources=True,
+    builds_failover_topology=False,
+)
+SCHEMES: dict[str, Scheme] = {s.key: s for s in (SINGLE_SOURCE, ESTATE)}
 
 
 class KitConfig(_Frozen):
-    """The topology. `[source]` + `[replication]` describe one source bucket (every configuration before estates);
-    `[[sources]]` an estate of one or more, each with its own destinations and replication, fan-in allowed (several
-    sources naming one replica). Either form, never both (`topology.checks`). `sources` is the one list every layer
-    iterates; `source`/`replication` are the single source's (an error on a multi-source estate), and `view(src)` is
-    the configuration of one source with its own destinations, from which its stack, roles and monitor are built."""
+    """The topology: one or more sources (`sources`, the one list every layer iterates), each with its destinations
+    (`replicate_to`, bucket names of `replicas`) and its own replication; fan-in allowed (several sources naming one
+    replica). `[source]` + `[replication]` loads as the estate of its one source, replicating to every replica
+    (`topology.loader`); `scheme` is the protection the declared form chose. `source` is the one source's (an error
+    on several)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=False, populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
     kit: Kit = Field(description="The kit's name.")
-    source_section: Source | None = Field(
-        default=None,
-        alias="source",
-        description="The one source table bucket, with `[replication]` beside it (or `[[sources]]`, never both).",
-    )
-    estate_sources: tuple[Source, ...] = Field(
-        default=(),
-        alias="sources",
+    sources: tuple[Source, ...] = Field(
+        min_length=1,
         description="An estate: one entry per source table bucket, each with its own id, replicate_to and "
         "replication besides the keys of `[source]`.",
     )
     replicas: tuple[Replica, ...] = Field(
         min_length=1, description="The 1-5 destination table buckets, protected from deletion and loosening."
-    )
-    replication_section: Replication | None = Field(
-        default=None,
-        alias="replication",
-        description="The replication of `[source]` (required with it; each `[[sources]]` entry has its own).",
     )
     protection: Protection = Field(description="Who may bypass replica protection, and where the SCPs are attached.")
     recovery: Recovery = Field(
@@ -458,6 +488,11 @@ class KitConfig(_Frozen):
         default=False,
         description="The opt-in that tags replicated source tables too, written `on_replicated_source_tables = true` "
         "under `[tags]` (a boolean, not a tag).",
+    )
+    scheme: Scheme = Field(
+        default=ESTATE,
+        exclude=True,
+        description="The protection scheme the declared form chose, set by the loader (never written in kit.toml).",
     )
 
     @model_validator(mode="before")
@@ -499,39 +534,26 @@ class KitConfig(_Frozen):
 
     # ---- the source(s) ----
     @property
-    def is_estate(self) -> bool:
-        """Declared with `[[sources]]`: the estate's protection (tagged buckets, constant-size SCPs)."""
-        return bool(self.estate_sources)
-
-    @property
-    def sources(self) -> tuple[Source, ...]:
-        return self.estate_sources or ((self.source_section,) if self.source_section is not None else ())
-
-    @property
     def source(self) -> Source:
-        """The configuration's one source (`[source]`, an estate of one, or a `view`)."""
+        """The configuration's one source (`[source]`, or an estate of one)."""
         if len(self.sources) != 1:
             raise EstateError(
                 f"this estate has {len(self.sources)} sources: a single-source name does not apply "
-                "(iterate `sources`, or take `view(source)`)"
+                "(iterate `sources`, or pass the source)"
             )
         return self.sources[0]
 
     @property
     def replication(self) -> Replication:
-        src = self.source
-        rep = src.replication if self.is_estate else self.replication_section
-        if rep is None:  # refused at load (topology.checks); a model built in code may lack it
-            raise EstateError(f"source {src.bucket!r} has no replication section")
-        return rep
+        return self.replication_of(self.source)
 
     def replication_of(self, src: Source) -> Replication:
-        return self.view(src).replication
+        if src.replication is None:  # refused at load (topology.checks); a model built in code may lack it
+            raise EstateError(f"source {src.bucket!r} has no replication section")
+        return src.replication
 
     def destinations_of(self, src: Source) -> tuple[Replica, ...]:
-        """The replicas `src` replicates to: every replica for `[source]`, its `replicate_to` in an estate."""
-        if not self.is_estate:
-            return self.replicas
+        """The replicas `src` replicates to, in `replicate_to` order (every replica, in order, for `[source]`)."""
         by_name = {r.bucket: r for r in self.replicas}
         return tuple(by_name[b] for b in src.replicate_to if b in by_name)
 
@@ -540,27 +562,31 @@ class KitConfig(_Frozen):
         return tuple(s for s in self.sources if replica in self.destinations_of(s))
 
     def view(self, src: Source) -> KitConfig:
-        """The configuration of one source of the estate: that source, its destinations, its replication; names
-        derived from it carry the source's id (`name_prefix`). The configuration itself for `[source]`."""
-        if not self.is_estate:
-            return self
-        return self.model_copy(
-            update={
-                "estate_sources": (src,),
-                "replicas": self.destinations_of(src),
-                "replication_section": None,
-            }
-        )
+        """The configuration of one source: that source and its destinations, from which its stack, roles and
+        monitor are built (names derived from it carry the source's id: `name_prefix`)."""
+        return self.model_copy(update={"sources": (src,), "replicas": self.destinations_of(src)})
+
+    def path_of(self, src: Source) -> str:
+        """The field path of a source in kit.toml: `source` or `sources[i]`."""
+        return self.scheme.source_path.format(i=self.sources.index(src))
+
+    def replication_path_of(self, src: Source) -> str:
+        return self.scheme.replication_path.format(i=self.sources.index(src))
+
+    def name_prefix_of(self, src: Source) -> str:
+        """Prefix of the names derived for one source (its replication role, its monitor): the kit name, or
+        `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name: `topology.checks`)."""
+        return self.kit.name if src.id is None else f"{self.kit.name}-{src.id}"
 
     @property
     def name_prefix(self) -> str:
-        """Prefix of the names derived for one source (its replication role, its monitor): the kit name, or
-        `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name: `topology.checks`)."""
-        src = self.source
-        return self.kit.name if src.id is None else f"{self.kit.name}-{src.id}"
+        return self.name_prefix_of(self.source)
+
+    def replication_role_name_of(self, src: Source) -> str:
+        return f"{self.name_prefix_of(src)}-s3tables-replication"
 
     def replication_role_arn_of(self, src: Source) -> str:
-        return self.view(src).replication_role_arn
+        return f"arn:{src.partition}:iam::{src.account_id}:role/{self.replication_role_name_of(src)}"
 
     def replication_role_arns_into(self, replica: Replica) -> tuple[str, ...]:
         """The replication roles that write `replica` (one per source replicating into it)."""
@@ -578,11 +604,11 @@ class KitConfig(_Frozen):
     # ---- derived names (part of the deployed contract: never rename casually) ----
     @property
     def replication_role_name(self) -> str:
-        return f"{self.name_prefix}-s3tables-replication"
+        return self.replication_role_name_of(self.source)
 
     @property
     def replication_role_arn(self) -> str:
-        return f"arn:{self.source.partition}:iam::{self.source.account_id}:role/{self.replication_role_name}"
+        return self.replication_role_arn_of(self.source)
 
     @property
     def recovery_role_name(self) -> str:
@@ -623,15 +649,19 @@ class KitConfig(_Frozen):
         """The S3 object key of a stack's state (one key per stack)."""
         return f"{self.state.key_prefix or self.kit.name}/{stack_id}.tfstate"
 
+    def replicated_tables_of(self, src: Source) -> list[tuple[str, str]]:
+        """(namespace, table) pairs of `src` under table-level replication, or every declared table in bucket mode."""
+        rep = self.replication_of(src)
+        if rep.mode == "tables":
+            return [tuple(t.split(".", 1)) for t in rep.tables]  # type: ignore[misc]
+        return [(ns.name, t.name) for ns, t in src.tables()]
+
     def replicated_tables(self) -> list[tuple[str, str]]:
-        """(namespace, table) pairs under table-level replication, or every declared table in bucket mode."""
-        if self.replication.mode == "tables":
-            return [tuple(t.split(".", 1)) for t in self.replication.tables]  # type: ignore[misc]
-        return [(ns.name, t.name) for ns, t in self.source.tables()]
+        return self.replicated_tables_of(self.source)
 
     def tables_into(self, replica: Replica) -> list[tuple[str, str]]:
         """(namespace, table) of every declared table replicated into `replica`, from each source feeding it."""
-        return [t for s in self.sources_into(replica) for t in self.view(s).replicated_tables()]
+        return [t for s in self.sources_into(replica) for t in self.replicated_tables_of(s)]
 
     def is_cross_account(self, replica: Replica) -> bool:
         """The single source's account differs from the replica's (`sources_into` for an estate)."""

@@ -190,8 +190,8 @@ class KitOutputs(_Out):
 
     # ---- the source(s) ----
     @property
-    def is_estate(self) -> bool:
-        """Several source stacks (`[[sources]]` with more than one source)."""
+    def several_sources(self) -> bool:
+        """Several source stacks (an estate of more than one source): what a report names per source or bucket."""
         return len(self.sources) > 1
 
     @property
@@ -220,7 +220,7 @@ class KitOutputs(_Out):
     def source_of(self, replica: ReplicaOut) -> SourceOut:
         """The one source feeding `replica`: a fan-in vault is refused (restored from, never promoted). A replica no
         source lists is the single source's (before estates, and the buckets of a failover topology)."""
-        feeding = self.sources_into(replica)
+        feeding = self.feeding(replica)
         if len(feeding) > 1:
             names = ", ".join(s.table_bucket_name for s in feeding)
             raise EstateOutputsError(
@@ -229,15 +229,21 @@ class KitOutputs(_Out):
             )
         if feeding:
             return feeding[0]
-        if len(self.sources) == 1:
-            return self.sources[0]
         raise EstateOutputsError(f"no source of the outputs replicates into {replica.table_bucket_name}")
+
+    def feeding(self, replica: ReplicaOut) -> list[SourceOut]:
+        """`sources_into(replica)`, where a replica no source lists is the one source's (before estates, and the
+        buckets of a failover topology)."""
+        return self.sources if not self.several_sources else self.sources_into(replica)
+
+    def replicas_of(self, source: SourceOut) -> list[ReplicaOut]:
+        """The replicas `source` feeds: every replica of a one-source topology (a failover topology's retained
+        replicas are not its destinations), the destinations of one source of an estate."""
+        return [r for r in self.replicas if source in self.feeding(r)]
 
     def replicated_tables_into(self, replica: ReplicaOut) -> list[str]:
         """`namespace.name` of every declared table replicated into `replica`, from each source feeding it."""
-        if not self.is_estate:
-            return list(self.source.replicated_tables)
-        return [t for s in self.sources_into(replica) for t in s.replicated_tables]
+        return [t for s in self.feeding(replica) for t in s.replicated_tables]
 
     @property
     def replication_point_groups(self) -> dict[str, tuple[str, ...]]:
@@ -400,8 +406,7 @@ def _encryption(site: Source | Replica) -> dict[str, Any]:
 
 
 def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it, from the source's view)."""
-    view = cfg.view(src)
+    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it)."""
     return {
         OUTPUT_SOURCE: {
             "kit": cfg.kit.name,
@@ -409,12 +414,12 @@ def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
             "region": src.region,
             "table_bucket_arn": src.bucket_arn,
             "table_bucket_name": src.bucket,
-            "replication_mode": view.replication.mode,
-            "replication_role_arn": view.replication_role_arn,
+            "replication_mode": cfg.replication_of(src).mode,
+            "replication_role_arn": cfg.replication_role_arn_of(src),
             "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-            "replicated_tables": [f"{n}.{t}" for n, t in view.replicated_tables()],
+            "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
             "snapshot_retention": src.snapshot_retention.model_dump(),
-            "destinations": [r.bucket_arn for r in view.replicas],
+            "destinations": [r.bucket_arn for r in cfg.destinations_of(src)],
             "encryption": _encryption(src),
             **({"source_id": src.id} if src.id is not None else {}),
             **point_groups_output(cfg),
@@ -428,16 +433,16 @@ def point_groups_output(cfg: KitConfig) -> dict[str, Any]:
     return {"replication_point_groups": {k: list(v) for k, v in groups.items()}} if groups else {}
 
 
-def declared_replication(cfg: KitConfig) -> dict[str, Any]:
-    """The declared replication of a one-source configuration (a source's view), as the drift checks compare it
+def declared_replication(cfg: KitConfig, src: Source) -> dict[str, Any]:
+    """The declared replication of one source, as the drift checks compare it
     (`jobs.ops.drift.DeclaredReplication.from_json`): what the replication construct deploys for that source."""
-    mode = cfg.replication.mode
+    mode = cfg.replication_of(src).mode
     return {
-        "source_bucket_arn": cfg.source.bucket_arn,
+        "source_bucket_arn": src.bucket_arn,
         "mode": mode,
-        "role_arn": cfg.replication_role_arn,
-        "destinations": [r.bucket_arn for r in cfg.replicas],
-        "tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()] if mode == "tables" else [],
+        "role_arn": cfg.replication_role_arn_of(src),
+        "destinations": [r.bucket_arn for r in cfg.destinations_of(src)],
+        "tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)] if mode == "tables" else [],
     }
 
 
@@ -454,7 +459,7 @@ def replica_outputs(cfg: KitConfig, replica: Replica) -> dict[str, Any]:
             "encryption": _encryption(replica),
             "snapshot_retention": replica.snapshot_retention.model_dump(),
             "source_table_bucket_arn": feeding[0],
-            **({"source_table_bucket_arns": feeding} if cfg.is_estate else {}),
+            **({"source_table_bucket_arns": feeding} if cfg.scheme.lists_feeding_sources else {}),
             "break_glass_principals": list(cfg.protection.break_glass_principals),
             "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
             "guardrail_policy_arn": (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import re
 import sys
@@ -22,10 +23,10 @@ from pathlib import Path
 from typing import Literal, Union, get_args, get_origin
 
 import annotated_types
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
 
-from s3tables_kit.topology.model import KitConfig
+from s3tables_kit.topology.model import KitConfig, Replication, Source
 from s3tables_kit.topology.outputs import (
     OUTPUT_ORGANIZATION,
     OUTPUT_RECOVERY,
@@ -103,8 +104,40 @@ def _model_of(annotation: object) -> tuple[type[BaseModel] | None, bool]:
 
 
 def field_key(name: str, info: FieldInfo) -> str:
-    """The key a reader writes: the alias where the field has one (`[source]` is `KitConfig.source_section`)."""
+    """The key a reader writes: the alias where the field has one."""
     return info.alias or name
+
+
+@functools.cache
+def written_form() -> type[BaseModel]:
+    """`kit.toml` as written: the fields of `KitConfig`, with `[source]` and `[replication]` beside `[[sources]]`
+    (the loader reads them as the estate of that one source) and without `scheme` (the loader sets it)."""
+    fields: dict[str, tuple[object, FieldInfo]] = {}
+    for name, info in KitConfig.model_fields.items():
+        if name == "scheme":
+            continue
+        if name == "sources":
+            fields["source"] = (
+                Source | None,
+                Field(
+                    default=None,
+                    description="The one source table bucket, with `[replication]` beside it (or `[[sources]]`, "
+                    "never both).",
+                ),
+            )
+            info = Field(default=(), description=info.description)
+        fields[name] = (KitConfig.model_fields[name].annotation, info)
+        if name == "replicas":
+            fields["replication"] = (
+                Replication | None,
+                Field(
+                    default=None,
+                    description="The replication of `[source]` (required with it; each `[[sources]]` entry has its "
+                    "own).",
+                ),
+            )
+    model: type[BaseModel] = create_model("KitConfig", __module__=KitConfig.__module__, **fields)  # type: ignore[call-overload]
+    return model
 
 
 def walk_models(root: type[BaseModel]) -> Iterator[type[BaseModel]]:
@@ -296,9 +329,9 @@ def _json_title(parent: str, key: str, _many: bool) -> str:
     return f"{parent}.{key}"
 
 
-def config_sections(root: type[BaseModel] = KitConfig) -> list[ReferenceSection]:
-    """One section per TOML section of `kit.toml`, the top level first, depth first."""
-    return _sections(root, "Top level", "The sections of `kit.toml`.", "toml", _toml_title, {})
+def config_sections(root: type[BaseModel] | None = None) -> list[ReferenceSection]:
+    """One section per TOML section of `kit.toml` (default: as written), the top level first, depth first."""
+    return _sections(root or written_form(), "Top level", "The sections of `kit.toml`.", "toml", _toml_title, {})
 
 
 def output_sections(root: type[BaseModel] = KitOutputs) -> list[ReferenceSection]:
@@ -358,7 +391,7 @@ def _check_anchors(sections: Sequence[ReferenceSection]) -> None:
 
 
 def configuration_page() -> str:
-    models = list(walk_models(KitConfig))
+    models = list(walk_models(written_form()))
     problems = description_problems(models)
     if problems:
         raise UndocumentedFieldError("; ".join(problems))

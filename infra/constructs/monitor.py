@@ -88,7 +88,7 @@ def declared_document(cfg: KitConfig, reviewed: Mapping[str, Document]) -> dict[
     reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and the replication point groups
     whose age it publishes (when configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
-    return {C.DECLARED_REPLICATION: declared_replication(cfg), C.DECLARED_POLICIES: dict(reviewed)} | (
+    return {C.DECLARED_REPLICATION: declared_replication(cfg, cfg.source), C.DECLARED_POLICIES: dict(reviewed)} | (
         {C.DECLARED_GROUPS: groups} if groups else {}
     )
 

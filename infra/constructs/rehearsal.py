@@ -62,10 +62,10 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
 
 
 def rehearsal_candidates(cfg: KitConfig, replica: Replica) -> list[tuple[str, str]]:
-    """The tables the rehearsal samples from: the replicated tables of the source (`[source]`; in its failover
-    topology the promoted bucket holds them all), or in an estate every table replicated into the replica read,
-    from each source feeding it (a fan-in vault of an estate)."""
-    return cfg.tables_into(replica) if cfg.is_estate else cfg.replicated_tables()
+    """The tables the rehearsal samples from: every table replicated into the replica read, from each source feeding
+    it; a bucket no source replicates into (a failover topology's new bucket) holds the one source's."""
+    feeding = cfg.sources_into(replica) or cfg.sources
+    return [t for s in feeding for t in cfg.replicated_tables_of(s)]
 
 
 def _alarm_window(interval_hours: int) -> tuple[int, int]:

@@ -21,7 +21,6 @@ from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import Document
 from s3tables_kit.topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
-from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
 __all__ = ["TableBucket"]
 
@@ -128,9 +127,9 @@ class TableBucket(Construct):
 
 def bucket_tags(cfg: KitConfig, role: str) -> dict[str, str]:
     """The tags of a kit table bucket (`role`: source, replica or recovery): the configured and kit tags, plus the
-    protection tag on an estate's replicas."""
-    if role == "replica" and cfg.is_estate:
-        return dict(sorted({**cfg.resource_tags, PROTECTION_TAG_KEY: cfg.kit.name}.items()))
+    protection tags of the scheme on a replica (an estate's `PROTECTION_TAG_KEY`)."""
+    if role == "replica":
+        return dict(sorted({**cfg.resource_tags, **dict.fromkeys(cfg.scheme.protection_tags, cfg.kit.name)}.items()))
     return cfg.resource_tags
 
 

@@ -44,7 +44,7 @@ from s3tables_kit.policies import docset
 from s3tables_kit.policies import failover as F
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import kms_alias
-from s3tables_kit.topology.config import Kit, KitConfig, Replica, Replication, Source
+from s3tables_kit.topology.config import SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
 
@@ -64,14 +64,15 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
         snapshot_retention=p.snapshot_retention,
         unreferenced_file_removal=p.unreferenced_file_removal,
         namespaces=cfg.source.namespaces,
+        replication=Replication(mode="bucket"),
+        replicate_to=tuple(d.bucket for d in topo.destinations),
     )
     return cfg.model_copy(
         update={
             "kit": Kit.model_construct(name=topo.name_prefix),
-            "source_section": source,
-            "estate_sources": (),
+            "sources": (source,),
             "replicas": topo.destinations,
-            "replication_section": Replication(mode="bucket"),
+            "scheme": SINGLE_SOURCE,
             # The view's own document set must build: its recovery reads a replica it has (the topology's choice,
             # a destination), and it describes no further failover.
             "recovery": cfg.recovery.model_copy(

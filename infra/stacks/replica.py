@@ -75,7 +75,11 @@ class ReplicaStack(TerraformStack):
                 "encryption": self.bucket.encryption_output,
                 "snapshot_retention": replica.snapshot_retention.model_dump(),
                 "source_table_bucket_arn": feeding[0].bucket_arn,
-                **({"source_table_bucket_arns": [s.bucket_arn for s in feeding]} if cfg.is_estate else {}),
+                **(
+                    {"source_table_bucket_arns": [s.bucket_arn for s in feeding]}
+                    if cfg.scheme.lists_feeding_sources
+                    else {}
+                ),
                 "break_glass_principals": list(cfg.protection.break_glass_principals),
                 "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
                 "guardrail_policy_arn": guardrail_arn,

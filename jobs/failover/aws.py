@@ -262,7 +262,7 @@ def build_plan(
         progress,
     )
     # the other replicas of the same source (an estate's other buckets hold other sources' tables)
-    same_source = [r for r in outputs.replicas if not outputs.is_estate or r.table_bucket_arn in source.destinations]
+    same_source = outputs.replicas_of(source)
     kit_buckets = [r.table_bucket_arn for r in same_source]
     if documents is not None:
         plan.bucket_policy = M.PolicyChange(

@@ -22,11 +22,11 @@ def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:
     that destination is planned like that of any replica (writers of its account, its deploy role, break-glass).
     In an estate: the view of the one source feeding `bucket` (`topology.failover.promotion_view`; a fan-in replica
     is refused), so the documents name that source alone and no other source's grants are touched."""
-    if cfg.is_estate and any(r.bucket == bucket for r in cfg.replicas):
+    if any(r.bucket == bucket for r in cfg.replicas):
         return promotion_view(cfg, bucket)
     fo = cfg.failover
-    if fo is None or any(r.bucket == bucket for r in cfg.replicas):
+    if fo is None or not any(b.bucket == bucket for b in fo.new_buckets):
         return cfg
-    if not any(b.bucket == bucket for b in fo.new_buckets):
-        return cfg
-    return cfg.model_copy(update={"replicas": (*cfg.replicas, *fo.new_buckets)})
+    added = tuple(b.bucket for b in fo.new_buckets)  # destinations of the promoted source, as the replicas are
+    sources = tuple(s.model_copy(update={"replicate_to": (*s.replicate_to, *added)}) for s in cfg.sources)
+    return cfg.model_copy(update={"sources": sources, "replicas": (*cfg.replicas, *fo.new_buckets)})

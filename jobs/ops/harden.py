@@ -350,7 +350,7 @@ def harden(
     builder = builder or default_table_policy_builder()
     failover = any(s.failover is not None for s in outputs.sources)
     failover_builder = default_failover_table_policy_builder() if failover else None
-    report = HardenReport(dry_run=dry_run, estate=outputs.is_estate)
+    report = HardenReport(dry_run=dry_run, estate=outputs.several_sources)
     listed: list[tuple[ReplicaOut, list[TableRef]]] = []
     for replica in outputs.replicas:
         try:

@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             clients, settings, region=src.region, dry_run=args.dry_run, declared=declared[src.table_bucket_arn]
         )
         results[src.table_bucket_name] = result.to_json() | {"kit": settings.kit}
-    if not outputs.is_estate:
+    if not outputs.several_sources:
         results = {name: {k: v for k, v in r.items() if k != "kit"} for name, r in results.items()}
     dump_json(next(iter(results.values())) if len(results) == 1 else {"sources": results})
     return 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
@@ -47,7 +47,11 @@ class Site:
 
 
 def source_site(cfg: KitConfig) -> Site:
-    return Site(cfg.source.partition, cfg.source.account_id, cfg.source.region)
+    return site_of(cfg.source)
+
+
+def site_of(src: Source) -> Site:
+    return Site(src.partition, src.account_id, src.region)
 
 
 def recovery_site(cfg: KitConfig) -> Site:
@@ -64,7 +68,11 @@ def monitor_function_name(cfg: KitConfig) -> str:
 
 
 def monitor_role_name(cfg: KitConfig) -> str:
-    return f"{cfg.name_prefix}-replication-monitor"
+    return monitor_role_name_of(cfg, cfg.source)
+
+
+def monitor_role_name_of(cfg: KitConfig, src: Source) -> str:
+    return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
 def monitor_scheduler_role_name(cfg: KitConfig) -> str:
@@ -155,9 +163,9 @@ def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement |
     the reviewed document. None when no such source has a monitor."""
     roles = sorted(
         {
-            source_site(view).role_arn(monitor_role_name(view))
-            for view in (cfg.view(s) for s in cfg.sources_into(replica))
-            if view.assurance.monitor.enabled and view.source.account_id != replica.account_id
+            site_of(s).role_arn(monitor_role_name_of(cfg, s))
+            for s in cfg.sources_into(replica)
+            if cfg.assurance.monitor.enabled and s.account_id != replica.account_id
         }
     )
     return monitors_read_bucket_policy(roles, replica.bucket_arn)

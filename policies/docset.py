@@ -30,6 +30,7 @@ from s3tables_kit.policies.failover import failover_policy_docs
 from s3tables_kit.policies.freeze import freeze_policy_docs
 from s3tables_kit.policies.model import Document, PolicyDoc
 from s3tables_kit.topology.config import KitConfig, Replica, Source
+from s3tables_kit.topology.failover import promotion_view
 
 SITE_SEPARATOR = "--"
 
@@ -166,7 +167,7 @@ def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
     feeding = cfg.sources_into(replica)
     if len(feeding) != 1:
         return []
-    view = cfg.view(feeding[0])
+    view = promotion_view(cfg, replica.bucket)
     shared = [r for r in cfg.replicas if r not in view.replicas or len(cfg.sources_into(r)) > 1]
     shared_sites = {r.bucket for r in shared} | {r.account_id for r in shared}
     kept = scheme_of(cfg).kept_by_promotion

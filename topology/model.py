@@ -149,8 +149,9 @@ class Replication(_Frozen):
 class Source(_BucketSite):
     """A source table bucket: `[source]` (with `[replication]` beside it, replicating to every `[[replicas]]`), or one
     entry of `[[sources]]` in an estate, which also names itself (`id`), its destinations (`replicate_to`,
-    bucket names of `[[replicas]]`) and its own `replication`. `topology.checks` refuses the estate keys under
-    `[source]` and requires them under `[[sources]]`."""
+    bucket names of `[[replicas]]`) and its own `replication`. The loader refuses the estate keys under `[source]`
+    and loads it with `[replication]` and every replica as its own (`topology.loader`); `topology.checks` requires
+    them under `[[sources]]`."""
 
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of every source table that sets none of its own."

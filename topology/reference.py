@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import BaseModel, Field, create_model
@@ -112,7 +112,7 @@ def field_key(name: str, info: FieldInfo) -> str:
 def written_form() -> type[BaseModel]:
     """`kit.toml` as written: the fields of `KitConfig`, with `[source]` and `[replication]` beside `[[sources]]`
     (the loader reads them as the estate of that one source) and without `scheme` (the loader sets it)."""
-    fields: dict[str, tuple[object, FieldInfo]] = {}
+    fields: dict[str, Any] = {}  # create_model's (annotation, field) pairs
     for name, info in KitConfig.model_fields.items():
         if name == "scheme":
             continue
@@ -125,8 +125,9 @@ def written_form() -> type[BaseModel]:
                     "never both).",
                 ),
             )
-            info = Field(default=(), description=info.description)
-        fields[name] = (KitConfig.model_fields[name].annotation, info)
+            fields[name] = (info.annotation, Field(default=(), description=info.description))
+        else:
+            fields[name] = (info.annotation, info)
         if name == "replicas":
             fields["replication"] = (
                 Replication | None,
@@ -136,7 +137,7 @@ def written_form() -> type[BaseModel]:
                     "own).",
                 ),
             )
-    model: type[BaseModel] = create_model("KitConfig", __module__=KitConfig.__module__, **fields)  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model("KitConfig", __module__=KitConfig.__module__, **fields)
     return model
 
 

@@ -54,17 +54,18 @@ class Scope:
 
 
 def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | None = None) -> Scope:
-    """One source (`src`, default the single source) with its own replication and destinations (`cfg.view`); the
-    replica bucket policies are the whole configuration's (a fan-in vault grants and exempts every source)."""
-    view = cfg if src is None else cfg.view(src)
+    """One source (`src`, default the single source) with its own replication and destinations; the replica bucket
+    policies are the whole configuration's (a fan-in vault grants and exempts every source)."""
+    src = src or cfg.source
+    rep, dests = cfg.replication_of(src), cfg.destinations_of(src)
     return Scope(
-        source=view.source,
-        mode=view.replication.mode,
-        tables=tuple(view.replication.tables),
-        replication_role_arn=view.replication_role_arn,
-        destinations=tuple(view.replicas),
-        bucket_policies=tuple((r, builder(cfg, r)) for r in view.replicas),
-        replica_sites=tuple(view.replicas),
+        source=src,
+        mode=rep.mode,
+        tables=tuple(rep.tables),
+        replication_role_arn=cfg.replication_role_arn_of(src),
+        destinations=dests,
+        bucket_policies=tuple((r, builder(cfg, r)) for r in dests),
+        replica_sites=dests,
     )
 
 

@@ -1,6 +1,5 @@
 """The topology the failover drills deploy into the stand-in: the seed (examples/seed.toml) as a writer engine
-fills it, with both drill tables (analytics.orders, analytics.customers) declared and replicated at bucket level, and
-no organization stack (the drills practise the failover, not the SCPs).
+fills it, with both drill tables (analytics.orders, analytics.customers) declared and replicated at bucket level.
 
 The drill's configuration is written next to its outputs, and every tool of the drill reads both files.
 """
@@ -36,13 +35,12 @@ EMULATOR_ENV = {
 
 def drill_doc(path: Path) -> dict[str, Any]:
     """The configuration at `path` as the drill deploys it: analytics.customers declared too, bucket-level
-    replication, no organization stack."""
+    replication."""
     doc = tomllib.loads(path.read_text(encoding="utf-8"))
     analytics = next(ns for ns in doc["source"]["namespaces"] if ns["name"] == "analytics")
     if all(t["name"] != CUSTOMERS["name"] for t in analytics["tables"]):
         analytics["tables"].append(CUSTOMERS)
     doc["replication"] = {"mode": "bucket"}
-    doc["protection"].pop("organization", None)
     return doc
 
 

@@ -44,7 +44,7 @@ lint: setup ## ruff check + format check
 	$(PY) -m ruff format --check .
 
 typecheck: setup ## mypy
-	$(PY) -m mypy s3tables_kit emulator bench  # the product through its package, as it imports itself
+	$(PY) -m mypy s3tables_kit emulator harness bench  # the product through its package, as it imports itself
 
 check: lint typecheck policies-check validate ## Everything a pull request must pass besides the tests
 
@@ -52,22 +52,22 @@ wheel-check: setup ## The kit as installed: build the wheel, install it with the
 	bash scripts/wheel-check.sh
 
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
-	$(PY) -m s3tables_kit.infra.e2e $(ARGS)
+	$(PY) -m harness.e2e $(ARGS)
 
 e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, then make live-verify through Terraform
-	$(PY) -m s3tables_kit.infra.e2e --all $(ARGS)
-	$(PY) -m s3tables_kit.infra.e2e.token_probe --json .build/e2e/token-probe.json
-	$(PY) -m s3tables_kit.infra.live --stand-in --yes --apply terraform
+	$(PY) -m harness.e2e --all $(ARGS)
+	$(PY) -m harness.e2e.token_probe --json .build/e2e/token-probe.json
+	$(PY) -m harness.live_standin --yes --apply terraform
 
 live-verify: ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
 	$(SETUP_FIRST)
-	+@$(PY) -m s3tables_kit.infra.live $(if $(AWS),--aws,--stand-in) $(ARGS)
+	+@$(if $(AWS),$(PY) -m s3tables_kit.infra.live --aws,$(PY) -m harness.live_standin) $(ARGS)
 
 live-verify-cleanup: setup ## Finish a live-verify run that did not clean up: RUN=<id> (AWS=1 on AWS); idempotent
-	$(PY) -m s3tables_kit.infra.live cleanup --run "$(RUN)" $(if $(AWS),--aws,--stand-in) $(ARGS)
+	$(if $(AWS),$(PY) -m s3tables_kit.infra.live,$(PY) -m harness.live_standin) cleanup --run "$(RUN)" $(if $(AWS),--aws) $(ARGS)
 
 provider: setup ## Optional, needs Go: build hashicorp/aws 6.x (the generation the stacks pin) limited to their services, into ~/.cache; validate/e2e prefer it
-	$(PY) -m s3tables_kit.infra.provider_build $(ARGS)
+	$(PY) -m harness.provider_build $(ARGS)
 
 validate: setup ## terraform init + validate of every stack of every example against the local provider binaries
 	$(PY) -m s3tables_kit.infra.validate $(ARGS)
@@ -92,7 +92,7 @@ policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered 
 
 demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
 	$(KIT) summary --config $(CONFIG) --resources
-	$(PY) -m s3tables_kit.jobs.drill
+	$(PY) -m harness.drills.demo
 
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
 	$(KIT) summary --config $(CONFIG) --resources
@@ -144,7 +144,7 @@ failover: ## On call: fail over to a replica in place (plan by default): ARGS="-
 	+@$(KIT) failover $(ARGS)
 
 failover-drill: setup ## Failover drill on the S3 Tables emulator (no AWS): plan, promote, point in time, Spark writes, RPO/RTO
-	$(PY) -m s3tables_kit.jobs.failover.drill $(ARGS)
+	$(PY) -m harness.drills.failover $(ARGS)
 
 .PHONY: docs-reference
 docs-reference: setup ## Regenerate docs/reference/ (kit.toml and outputs.json tables) from the models' field descriptions
@@ -152,11 +152,11 @@ docs-reference: setup ## Regenerate docs/reference/ (kit.toml and outputs.json t
 
 .PHONY: sandbox
 sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply)
-	$(PY) -m s3tables_kit.infra.sandbox $(ARGS)
+	$(PY) -m harness.sandbox $(ARGS)
 
 .PHONY: rehearse rehearse-upload
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
-	$(PY) -m s3tables_kit.jobs.rehearse --local $(ARGS)
+	$(PY) -m harness.drills.rehearse $(ARGS)
 
 rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
 	$(PY) -m s3tables_kit.jobs.rehearse --upload $(OUTPUTS)

@@ -34,18 +34,18 @@ REPO = Path(__file__).resolve().parent.parent
 def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
     """(emulator, clients, cfg, outputs, break-glass clients) for the seed topology in a fresh emulator."""
     from emulator.process import Emulator
-    from s3tables_kit.jobs.failover.drill import EMULATOR_ENV, SEED, deploy
+    from harness.drills.seed import EMULATOR_ENV, SEED, deploy_seed, drill_doc
     from s3tables_kit.jobs.kernel.clients import Clients
-    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.config import parse_config
     from s3tables_kit.topology.outputs import load_outputs
 
     os.environ.update(EMULATOR_ENV)
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    cfg = load_config(SEED)
+    cfg = parse_config(drill_doc(SEED))
     account = cfg.replicas[0].account_id
     emu = Emulator(log=out / "emulator.log", env={**EMULATOR_ENV, "MOTO_ACCOUNT_ID": account}).start()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=64)
-    outputs = load_outputs(deploy(cfg, clients, out))
+    outputs = load_outputs(deploy_seed(emu, out)[1])
     bg = Clients(
         endpoint_url=emu.url, role_arns={account: cfg.protection.break_glass_principals[0]}, max_pool_connections=64
     )

@@ -84,7 +84,7 @@ def build_estate(emu: Emulator, es: EstateScale, workdir: Path) -> dict[str, Any
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=es.concurrency * 2)
-    cfg_doc, cfg, out_doc = deploy_lake(emu, clients, lambda ou_id: estate_config_doc(es, ou_id))
+    cfg_doc, cfg, out_doc = deploy_lake(emu, lambda ou_id: estate_config_doc(es, ou_id))
     commit_ms = int((time.time() - 3600) * 1000)
     for src in cfg.sources:
         seed_namespaces(emu, src.bucket_arn, es.namespaces, es.tables_per_namespace, commit_ms)

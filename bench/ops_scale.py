@@ -100,30 +100,23 @@ def config_doc(destinations: int, ou_id: str = "ou-placeholder-00000000") -> dic
     }
 
 
+LAKE_OU = "ou-lake-replicas"  # the lake's OU, created by the deploy under this id
+
+
 def deploy_lake(
-    emu: Emulator, clients: Any, make_config: Callable[[str], dict[str, Any]]
+    emu: Emulator, make_config: Callable[[str], dict[str, Any]]
 ) -> tuple[dict[str, Any], Any, dict[str, Any]]:
-    """The deploy of a lake on the emulator (`infra.world`): an OU, the configuration `make_config(ou_id)`, its SCPs on
+    """The deploy of a lake on the emulator (`harness.deploy`): the configuration `make_config(ou_id)`, its SCPs on
     the OU, the replica buckets with their settings and policies, the source buckets with their bucket replication;
     the configuration (document and parsed) and the outputs of that deploy. The tables are the emulator's bulk
     seeding (`seed_namespaces`)."""
-    from s3tables_kit.infra.world import (
-        create_organization_unit,
-        deploy_replicas,
-        deploy_sources,
-        seed_organization_policies,
-    )
+    from harness.deploy import deploy
     from s3tables_kit.topology.config import parse_config
-    from s3tables_kit.topology.outputs import outputs_doc
 
     emu.control.reset()
-    ou_id = create_organization_unit(clients.organizations())
-    cfg_doc = make_config(ou_id)
+    cfg_doc = make_config(LAKE_OU)
     cfg = parse_config(cfg_doc)
-    organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
-    deploy_replicas(clients.s3tables, cfg)
-    deploy_sources(clients.s3tables, cfg, tables=False)
-    return cfg_doc, cfg, outputs_doc(cfg, organization)
+    return cfg_doc, cfg, deploy(cfg, emu, tables=False)
 
 
 def seed_namespaces(emu: Emulator, source_arn: str, namespaces: int, tables_per_namespace: int, commit_ms: int) -> None:
@@ -155,7 +148,7 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=sc.concurrency * 2)
-    cfg_doc, cfg, out_doc = deploy_lake(emu, clients, lambda ou_id: config_doc(sc.destinations, ou_id))
+    cfg_doc, cfg, out_doc = deploy_lake(emu, lambda ou_id: config_doc(sc.destinations, ou_id))
     commit_ms = int((time.time() - 3600) * 1000)
     seed_namespaces(emu, cfg.source.bucket_arn, sc.namespaces, sc.tables_per_namespace, commit_ms)
     seeded = time.perf_counter() - t0

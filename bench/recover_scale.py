@@ -135,9 +135,9 @@ def measure_plan(
 
 def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, Any]:
     from bench.recovery import orders_select
+    from harness.localreplica import file_uri
     from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.job import RecoveryRequest, run
-    from s3tables_kit.jobs.recover.localreplica import file_uri
     from s3tables_kit.jobs.spark import add_catalogs, build_session
 
     root.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Recovery benchmarks on local Spark with real Iceberg tables on disk (Hadoop catalogs), using the kit's own code.
 
 Data: an orders-like table (24 month partitions) built in a source warehouse and relocated into a replica warehouse
-with `jobs.recover.localreplica.replicate_table` (the stand-in for managed replication). Everything lives under
+with `harness.localreplica.replicate_table` (the stand-in for managed replication). Everything lives under
 `bench-out/work/` and is rebuilt every run.
 
 Measurements (sections of the issue):
@@ -154,8 +154,8 @@ def dir_bytes(p: Path, suffix: str = "") -> int:
 
 
 def catalogs(work: Work) -> dict[str, Any]:
+    from harness.localreplica import file_uri
     from s3tables_kit.jobs.recover.catalogs import CatalogSpec
-    from s3tables_kit.jobs.recover.localreplica import file_uri
 
     return {
         name: CatalogSpec(name, "hadoop", file_uri(work.wh(wh)))
@@ -188,8 +188,8 @@ def session(work: Work) -> SparkSession:
 
 
 def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
+    from harness.localreplica import replicate_table
     from s3tables_kit.jobs.kernel.idents import Ident
-    from s3tables_kit.jobs.recover.localreplica import replicate_table
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.bench")
     spark.sql(
@@ -221,8 +221,8 @@ def build_orders(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
 
 def build_many(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]:
     """`fleet.t00..` in the source, then relocated into the replica one by one; returns the consistent-cut instant."""
+    from harness.localreplica import replicate_table
     from s3tables_kit.jobs.kernel.idents import Ident
-    from s3tables_kit.jobs.recover.localreplica import replicate_table
 
     spark.sql("CREATE NAMESPACE IF NOT EXISTS src.fleet")
     names = [f"t{i:02d}" for i in range(sc.many_tables)]

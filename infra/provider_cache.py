@@ -1,5 +1,5 @@
 """Where `make provider` keeps its builds (a Terraform filesystem mirror outside the repository), read by the
-builder (infra/provider_build.py), `make validate` and `make e2e` alike."""
+builder (harness/provider_build.py), `make validate` and `make e2e` alike."""
 
 from __future__ import annotations
 

@@ -48,13 +48,14 @@ def describe(cfg: KitConfig) -> str:
     """The summary from the configuration: each stack with its account and Region, each replica's protective
     denies (the reviewed document that deploys) and the fields of every output."""
     from s3tables_kit.policies import docset
-    from s3tables_kit.topology.outputs import outputs_doc
+    from s3tables_kit.topology.outputs import organization_value, outputs_doc
 
     docs = docset.build(cfg)
     where = {src.stack_id: (src.account_id, src.region) for src in cfg.sources}
     where |= {r.stack_id: (r.account_id, r.region) for r in cfg.replicas}
     where["recovery"] = (cfg.recovery_replica.account_id, cfg.recovery_replica.region)
-    organization = {"policy_id": "", "guards_policy_id": ""} if cfg.protection.organization else None
+    org = cfg.protection.organization
+    organization = organization_value(cfg, org.targets, policy_id="", guards_policy_id="") if org else None
     lines: list[str] = []
     for stack, outputs in outputs_doc(cfg, organization).items():
         account, region = where.get(stack, ("organization management account", ""))

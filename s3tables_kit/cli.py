@@ -62,8 +62,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("live-verify", "s3tables_kit.infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
-    Command("drill", "harness.drill", "the replica-recovery drill on local Spark", "practise", "spark", checkout=True),
-    Command("failover-drill", "harness.failover_drill", "failover drill on the stand-in", "practise", checkout=True),
+    Command("drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True),
+    Command("failover-drill", "harness.drills.failover", "failover drill on the stand-in", "practise", checkout=True),
     Command("proofs", "harness.proofs", "the IAM proofs and attack sequences", "practise", checkout=True),
 )
 BY_NAME = {c.name: c for c in COMMANDS}

@@ -25,7 +25,7 @@ import pytest
 
 from emulator.control import Control
 from emulator.process import Emulator
-from s3tables_kit.infra.world import (
+from harness.world import (
     create_organization_unit,
     deploy_replicas,
     deploy_sources,
@@ -286,7 +286,7 @@ def deploy(
     replicate: bool = True,
     harden_now: bool = False,
 ) -> World:
-    """What `cdktf deploy` + the service leave behind (`infra.world`): buckets, tables with source retention,
+    """What `cdktf deploy` + the service leave behind (`harness.world`): buckets, tables with source retention,
     encryption, storage class, the replica bucket policy, the replication configuration, the SCPs attached to an OU,
     and the outputs of that deploy (`topology.outputs.outputs_doc`); then (optionally) the service's initial
     replication."""

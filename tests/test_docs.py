@@ -315,19 +315,21 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _MAKE = re.compile(r"(?:^|[\s;(]|&&)make\s+(?:-\S+\s+)*([a-z][\w-]*)")
 _FLAG = re.compile(r"(?<![\w>-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
 _REPO_PATH = re.compile(
-    r"(?<![\w./-])((?:infra|jobs|policies|topology|tests|docs|examples|scripts|emulator|bench|jars|\.ci|\.github)"
+    r"(?<![\w./-])((?:infra|jobs|policies|topology|harness|tests|docs|examples|scripts|emulator|bench|jars|\.ci|\.github)"
     r"/[\w.-]+(?:/[\w.-]+)*/?)"
 )
 # The kit's command lines: every flag the docs show must be one of theirs (argparse, read from `--help`).
-TOOL_MODULES = tuple(
-    f"s3tables_kit.{m}"
-    for m in (
-        "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.drill", "jobs.failover.cli",
-        "jobs.failover.drill", "jobs.failover.writer", "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit",
-        "jobs.ops.monitor", "jobs.ops.discover", "infra.validate", "infra.e2e.run", "infra.golden",
-        "policies.render", "policies.access_analyzer", "infra.sandbox", "infra.live.run", "infra.lockcheck",
-        "topology.reference", "policies.explain",
-    )
+TOOL_MODULES = (
+    *(
+        f"s3tables_kit.{m}"
+        for m in (
+            "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.failover.cli", "jobs.failover.writer",
+            "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor", "jobs.ops.discover",
+            "infra.validate", "infra.golden", "policies.render", "policies.access_analyzer", "infra.live.run",
+            "infra.lockcheck", "topology.reference", "policies.explain",
+        )
+    ),
+    "harness.drills.demo", "harness.drills.failover", "harness.e2e.run", "harness.sandbox", "harness.live_standin",
 )  # fmt: skip
 # Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).
 FOREIGN_FLAGS = frozenset({
@@ -444,12 +446,12 @@ def test_docs_and_examples_carry_no_internal_issue_numbers_or_machine_notes() ->
 
 
 def test_the_docs_check_catches_what_does_not_exist(tmp_path: Path) -> None:
-    (tmp_path / "jobs").mkdir()
-    (tmp_path / "jobs" / "drill.py").touch()
+    (tmp_path / "harness" / "drills").mkdir(parents=True)
+    (tmp_path / "harness" / "drills" / "demo.py").touch()
     page = (
         "```bash\nmake demo\nmake outputs CONFIG=kit.toml   # then make nothing\nmake sandboxx\n```\n"
-        'Run `make recover ARGS="--outputs o.json --namespce x"` or `python -m jobs.drill --dry-run`; see '
-        "jobs/drill.py and jobs/gone.py, `--ol-s3` is a suffix. Make sure it works.\n"
+        'Run `make recover ARGS="--outputs o.json --namespce x"` or `python -m harness.drills.demo --dry-run`; see '
+        "harness/drills/demo.py and jobs/gone.py, `--ol-s3` is a suffix. Make sure it works.\n"
     )
     assert make_target_problems("p.md", page, {"demo", "outputs", "recover"}) == [
         "p.md: `make sandboxx` is not a target of the Makefile"

@@ -1,4 +1,4 @@
-"""`make e2e`'s pure parts (infra/e2e/run.py): which configurations share an emulator and a Terraform state, and what
+"""`make e2e`'s pure parts (harness/e2e/run.py): which configurations share an emulator and a Terraform state, and what
 an applied plan may not do to the resources `prevent_destroy` guards. The runs themselves are `make e2e`/`e2e-all`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.infra.e2e.plans import (
+from harness.e2e.plans import (
     chains_of,
     managed_count,
     normal_of,
@@ -16,7 +16,7 @@ from s3tables_kit.infra.e2e.plans import (
     planned_summary,
     transition_problems,
 )
-from s3tables_kit.infra.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
+from harness.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
 
 
 def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:
@@ -104,7 +104,7 @@ def test_protected_addresses_are_those_with_prevent_destroy() -> None:
 
 
 def test_an_estate_runs_the_writer_once_per_source_and_every_other_tool_once() -> None:
-    from s3tables_kit.infra.e2e.run import LOCK_REFUSAL, SECOND_DEPLOY, TOOLS, WRITER, ran_as_expected
+    from harness.e2e.run import LOCK_REFUSAL, SECOND_DEPLOY, TOOLS, WRITER, ran_as_expected
 
     expected = (SECOND_DEPLOY, LOCK_REFUSAL, WRITER, *TOOLS)
     assert ran_as_expected(list(expected), expected)

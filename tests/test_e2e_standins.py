@@ -1,4 +1,4 @@
-"""`make e2e`'s localized copy (infra/e2e/standins.py), on the reviewed synth snapshots of the examples: every change
+"""`make e2e`'s localized copy (harness/e2e/standins.py), on the reviewed synth snapshots of the examples: every change
 is listed, nothing is dropped silently, and the production synth carries no endpoint, credential or skip flag."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.infra.e2e.standins import AWS_SERVICES, Credentials, Target, localize, native_rows
+from harness.e2e.standins import AWS_SERVICES, Credentials, Target, localize, native_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -95,7 +95,7 @@ def test_replication_becomes_the_put_table_replication_call_with_the_synthesized
     (dest,) = rule["destinations"]
     assert "cross-stack-output" in dest["destinationTableBucketARN"]  # still read through the remote state
     assert body["lifecycle"]["prevent_destroy"] is True and body["depends_on"]
-    assert "python3 -m infra.e2e.apicall" in body["provisioner"][0]["local-exec"]["command"]
+    assert "python3 -m harness.e2e.apicall" in body["provisioner"][0]["local-exec"]["command"]
 
 
 def test_every_change_is_listed_and_nothing_is_dropped_silently() -> None:

@@ -19,7 +19,7 @@ def test_failover_drill_prints_rpo_and_rto_and_the_planned_round_trip(tmp_path: 
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("AWS_ENDPOINT_URL", None)
     r = subprocess.run(
-        [sys.executable, "-m", "s3tables_kit.jobs.failover.drill", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "harness.drills.failover", "--out", str(tmp_path / "out")],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

@@ -1,10 +1,13 @@
 """The import rule of the kit's packages (docs/architecture.md), checked on the source with the standard library's
 `ast`: imports only point down, and no two modules import each other, directly or around a circle.
 
-    bench ──► infra ──► policies ──► topology
-      └─────► jobs ───────┘  └──────────┘▲
-                └────────────────────────┘
-    infra, jobs (the local drills), bench ──► emulator (the local AWS stand-in; imports nothing of the kit)
+    bench ──► harness ──► infra ──► policies ──► topology
+                 │  └───► jobs ───────┘  └──────────┘▲
+                 │          └────────────────────────┘
+                 └──────► emulator (the local AWS stand-in; imports nothing of the kit)
+
+The product (`infra`, `jobs`, `policies`, `topology`, shipped in the wheel as `s3tables_kit.<package>`) never imports
+the stand-in or the harness; the harness (checkout-only) deploys and exercises the product on a laptop.
 
 Every import counts wherever it is written (module level, inside a function, under `if TYPE_CHECKING:`): a lazy or
 type-only import still ties the two modules together for a reader, and would hide a circle. `infra` packages the
@@ -22,16 +25,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# What each package may import besides itself. Order: topology, emulator < policies < jobs, infra < bench.
+# What each package may import besides itself. Order: topology, emulator < policies < jobs, infra < harness < bench.
 MAY_IMPORT: Mapping[str, frozenset[str]] = {
     "topology": frozenset(),
     "emulator": frozenset(),  # the local AWS stand-in: moto + the S3 Tables extension, nothing of the kit
     "policies": frozenset({"topology"}),
-    "jobs": frozenset({"emulator", "policies", "topology"}),  # the local drills start the emulator
-    "infra": frozenset({"emulator", "policies", "topology"}),  # `make e2e` deploys onto the emulator
-    "bench": frozenset({"emulator", "infra", "jobs", "policies", "topology"}),
+    "jobs": frozenset({"policies", "topology"}),
+    "infra": frozenset({"policies", "topology"}),
+    "harness": frozenset({"emulator", "infra", "jobs", "policies", "topology"}),  # deploys and drills on a laptop
+    "bench": frozenset({"harness", "emulator", "infra", "jobs", "policies", "topology"}),
 }
 KIT = frozenset(MAY_IMPORT)
+PRODUCT = frozenset({"infra", "jobs", "policies", "topology"})  # shipped in the wheel as `s3tables_kit.<package>`
 
 
 @dataclass(frozen=True)
@@ -250,7 +255,7 @@ def test_checker_flags_a_climb_in_any_form() -> None:
         "policies.documents:3",
         "topology.config:2",
     ], found
-    assert "infra.app:2 imports bench.run: infra may import only ['emulator', 'policies', 'topology']" in found
+    assert "infra.app:2 imports bench.run: infra may import only ['policies', 'topology']" in found
     assert Edge("jobs.ops", "jobs.common", 1) in edges(tree)  # the relative import resolved
 
 
@@ -293,9 +298,6 @@ SIBLING_IMPORTS_ALLOWED = frozenset(
         # `--as-of replication-point` reads the sources' replication status now, as `status` does
         ("jobs.failover.cli", "jobs.ops.point_live"),
         ("jobs.recover.cli", "jobs.ops.point_live"),
-        # the local failover drill hardens and recovers the world it fails over, as an engineer would
-        ("jobs.failover.drill", "jobs.ops.harden"),
-        ("jobs.failover.drill", "jobs.recover.catalogs"),
     }
 )
 
@@ -326,3 +328,105 @@ def test_failover_recover_and_ops_share_through_the_kernel() -> None:
     assert found.startswith("jobs.failover.model:") and found.endswith(
         "imports jobs.recover.planning: share it through jobs.kernel"
     )
+
+
+# ---------------------------------------------------------------- the product apart from its harness ----
+
+
+def product_bare_imports(modules: Mapping[str, Module]) -> list[str]:
+    """Absolute imports of a product package by its bare folder name (`from infra...`): they resolve in a checkout
+    only, and break in the installed wheel, where the product is `s3tables_kit.<package>`."""
+    out = []
+    for mod in modules.values():
+        if mod.name.split(".")[0] not in PRODUCT:
+            continue
+        for node in ast.walk(ast.parse(mod.source, filename=mod.name)):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            for n in names:
+                if n.split(".")[0] in KIT:
+                    out.append(f"{mod.name}:{node.lineno} imports {n}: write s3tables_kit.{n}")
+    return sorted(out)
+
+
+def test_the_product_never_imports_the_stand_in_or_the_harness() -> None:
+    modules = discover()
+    assert {"harness.deploy", "harness.sandbox", "harness.e2e.run", "harness.drills.failover"} <= set(modules)
+    for pkg in PRODUCT:
+        assert not MAY_IMPORT[pkg] & {"emulator", "harness", "bench"}, pkg
+    product = [e for e in edges(modules) if e.importer.split(".")[0] in PRODUCT]
+    assert [e for e in product if e.imported.split(".")[0] not in PRODUCT] == []
+    # and the rule bites: the stand-in imported by a job is reported
+    mod = modules["jobs.rehearse"]
+    bad = dict(modules)
+    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom emulator.process import Emulator\n")
+    [found] = layer_violations(bad)
+    assert found.startswith("jobs.rehearse:") and "imports emulator.process: jobs may import only" in found
+
+
+def test_the_product_imports_its_own_packages_by_the_distribution_name() -> None:
+    modules = discover()
+    assert product_bare_imports(modules) == []
+    mod = modules["infra.summary"]
+    bad = dict(modules)
+    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom topology.config import KitConfig\n")
+    [found] = product_bare_imports(bad)
+    assert found.startswith("infra.summary:") and "write s3tables_kit.topology.config" in found
+
+
+# The outputs contract is built only by the builders of topology/outputs.py: the stacks call them with Terraform's
+# values, the stand-in's deployer (harness/deploy.py) with the ones it created. A dict literal (or its keyword forms,
+# `dict(...)` and `.update(...)`) holding two fields distinctive of one output value, or an output's name, anywhere
+# else is a second copy of the contract.
+OUTPUTS_MODULE = "topology.outputs"
+OUTPUT_NAMES = frozenset({"kit_source", "kit_replica", "kit_recovery", "kit_organization"})
+OUTPUT_FIELDS = (
+    frozenset({"replication_role_arn", "replicated_tables", "replication_mode", "destinations"}),
+    frozenset({"storage_class", "break_glass_principals", "guardrail_policy_arn", "source_table_bucket_arn"}),
+    frozenset({"emr_application_id", "emr_release", "scripts_uri", "logs_uri", "replica_table_bucket_arn"}),
+    frozenset({"policy_id", "guards_policy_id", "guards_policy_name"}),
+)
+
+
+def _builds_a_dict(call: ast.Call) -> bool:
+    """`dict(...)` or `<mapping>.update(...)`: the keyword forms of writing (or patching) a dict."""
+    f = call.func
+    return (isinstance(f, ast.Name) and f.id == "dict") or (isinstance(f, ast.Attribute) and f.attr == "update")
+
+
+def outputs_built_outside_the_builders(modules: Mapping[str, Module]) -> list[str]:
+    out = []
+    for mod in modules.values():
+        if mod.name == OUTPUTS_MODULE:
+            continue
+        for node in ast.walk(ast.parse(mod.source, filename=mod.name)):
+            keys: set[str] = set()
+            if isinstance(node, ast.Dict):
+                keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(node, ast.Call) and _builds_a_dict(node):
+                keys = {k.arg for k in node.keywords if k.arg}
+            elif isinstance(node, ast.Constant) and node.value in OUTPUT_NAMES:
+                out.append(f"{mod.name}:{node.lineno} names the output {node.value!r}")
+                continue
+            for fields in OUTPUT_FIELDS:
+                if len(keys & fields) >= 2:
+                    out.append(f"{mod.name}:{node.lineno} builds an output value ({sorted(keys & fields)})")
+    return sorted(out)
+
+
+def test_outputs_are_built_only_by_the_topology_builders() -> None:
+    modules = discover()
+    assert outputs_built_outside_the_builders(modules) == []
+    # and the rule bites: the hand-written copy the failover drill had is reported
+    mod = modules["harness.drills.failover"]
+    copy = '\ndef outputs(arn):\n    return {"s": {"kit_source": {"replication_role_arn": arn, "destinations": []}}}\n'
+    bad = dict(modules)
+    bad[mod.name] = Module(mod.name, False, mod.source + copy)
+    found = outputs_built_outside_the_builders(bad)
+    assert [f.split(" ", 1)[1] for f in found] == [
+        "builds an output value (['destinations', 'replication_role_arn'])",
+        "names the output 'kit_source'",
+    ], found

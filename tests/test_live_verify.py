@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
+from harness.live_standin import STANDIN_DELAY_S, main, prepare_standin
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
 from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, load_settings
 from s3tables_kit.infra.live.probes import CONFIRMED, CONTRADICTED
 from s3tables_kit.infra.live.report import Report
-from s3tables_kit.infra.live.run import SETTINGS, STANDIN_DELAY_S, execute, main, prepare_standin
+from s3tables_kit.infra.live.run import SETTINGS, execute
 from s3tables_kit.infra.live.world import LiveTarget
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
@@ -171,8 +172,8 @@ def test_nothing_is_created_without_confirmation(capsys: pytest.CaptureFixture[s
 
 
 def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[LiveTarget, OpsEnv], tmp_path: Path) -> None:
-    """`python -m infra.live` (what `make live-verify` runs) interrupted after apply, then `make live-verify-cleanup
-    RUN=<id>` (twice: idempotent) leaves the emulator empty of the run's resources."""
+    """`python -m harness.live_standin` (what `make live-verify` runs without AWS=1) interrupted after apply, then
+    `make live-verify-cleanup RUN=<id>` (twice: idempotent) leaves the emulator empty of the run's resources."""
     target, env = live
     common = ["--endpoint", env.endpoint, "--out", str(tmp_path)]
     assert main([*common, "--yes", "--run", "0000c0de", "--crash-after-apply"]) == 1

@@ -1,7 +1,7 @@
 """`infra.lockcheck`: a plan that changes a locked setting is refused before apply as a break-glass deploy; the
 first deploy and the changes a platform engineer makes on a running kit are not. The plans are built from the
 recorded synthesized stacks (tests/golden/) in the shape `terraform show -json` writes; `make e2e` runs the same
-check on real Terraform plans (infra/e2e/second.py)."""
+check on real Terraform plans (harness/e2e/second.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from harness.e2e.second import changed_config, non_protective, protective
 from s3tables_kit.infra import lockcheck
-from s3tables_kit.infra.e2e.second import changed_config, non_protective, protective
 from s3tables_kit.infra.lockcheck import Classifier
 from s3tables_kit.topology.config import KitConfig, load_config
 
@@ -191,7 +191,7 @@ def test_the_command_refuses_with_the_break_glass_message(tmp_path: Path, capsys
 
 @pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
 def test_the_e2e_changes_are_valid_configurations_of_every_example(example: str) -> None:
-    """`make e2e`'s second deploy and locked change (infra/e2e/second.py) apply to each normal topology."""
+    """`make e2e`'s second deploy and locked change (harness/e2e/second.py) apply to each normal topology."""
     path = ROOT / "examples" / f"{example}.toml"
     cfg = load_config(path)
     later, what = changed_config(path, non_protective)

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.infra.stacks.failover_outputs import failover_source_output
 from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops import harden as hd
@@ -23,7 +22,7 @@ from s3tables_kit.policies import failover as F
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.config import KitConfig, parse_config
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
-from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
+from s3tables_kit.topology.outputs import KitOutputs, failover_source_value, parse_outputs
 from tests.failover_world import FailoverWorld, build
 from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, DST_BUCKET, DST_REGION, OpsEnv, _toml, replica_site
 
@@ -76,13 +75,13 @@ def deploy_failover_topology(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTo
 
 def failover_outputs_doc(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopology) -> dict[str, Any]:
     """`outputs.json` of the failover topology: no `source` stack; the promoted stack's `kit_source` is the value
-    `infra.stacks.failover_outputs` exports (`tests/test_failover_outputs.py` parses the synthesized one)."""
+    `topology.outputs.failover_source_value` builds, as `infra.stacks.failover_outputs` exports it
+    (`tests/test_failover_outputs.py` parses the synthesized one)."""
     doc = copy.deepcopy(fw.world.outputs_doc)
     del doc["source"]
-    doc[f"replica-{DST_BUCKET}"]["kit_source"] = {
-        **failover_source_output(cfg, topo),
-        "encryption": {"sse_algorithm": "AES256"},
-    }
+    doc[f"replica-{DST_BUCKET}"]["kit_source"] = failover_source_value(
+        cfg, topo, encryption={"sse_algorithm": "AES256"}
+    )
     new = topo.new_buckets[0]
     doc[new.stack_id] = {
         "kit_replica": {

@@ -1,11 +1,11 @@
-"""`make provider`'s pure parts (infra/provider_build.py): the service set is derived from the stacks' types through
+"""`make provider`'s pure parts (harness/provider_build.py): the service set is derived from the stacks' types through
 the provider's own generated service packages, and the limited service list keeps exactly those packages."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from s3tables_kit.infra.provider_build import (
+from harness.provider_build import (
     ALWAYS,
     MODULE,
     limited_service_list,

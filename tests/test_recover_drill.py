@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 
 def test_drill_prints_the_walkthrough(tmp_path: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "s3tables_kit.jobs.drill", "--out", str(tmp_path / "demo-out")],
+        [sys.executable, "-m", "harness.drills.demo", "--out", str(tmp_path / "demo-out")],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,

@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
+from harness.localreplica import file_uri
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.killpoints import RECOVERY
 from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Holder
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
-from s3tables_kit.jobs.recover.localreplica import file_uri
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
 from s3tables_kit.jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from harness.localreplica import file_uri
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.job import Outcome
-from s3tables_kit.jobs.recover.localreplica import file_uri
 from s3tables_kit.jobs.recover.model import PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata

@@ -1,7 +1,7 @@
 """Integration tests of the recovery job on local Spark with real Iceberg tables on disk.
 
 One module-scoped "world": source tables built with Spark, relocated into a replica warehouse by
-`jobs.recover.localreplica.replicate_table` (rewrite_table_path + copy + register_table), source dropped. Every test
+`harness.localreplica.replicate_table` (rewrite_table_path + copy + register_table), source dropped. Every test
 checks that every file of the replica warehouse is byte-identical before and after it (autouse fixture).
 """
 
@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
+from harness.localreplica import file_uri, replicate_table
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.cli import main as cli_main
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome
-from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
 from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED
 from s3tables_kit.jobs.recover.verify import verify

@@ -1,4 +1,4 @@
-"""`make sandbox` (infra/sandbox.py) and the "Practise this locally" section each runbook opens with.
+"""`make sandbox` (harness/sandbox.py) and the "Practise this locally" section each runbook opens with.
 
 One sandbox for the module (seeded: the seed example with real Iceberg tables, replicated with the paths rewritten
 for the destination). Every command of the practise sections of docs/assurance.md, docs/recovery.md and
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.infra.sandbox import Sandbox, instructions, start
+from harness.sandbox import Sandbox, instructions, start
 
 ROOT = Path(__file__).resolve().parents[1]
 PRACTISE = "## Practise this locally"
@@ -188,7 +188,7 @@ def test_each_runbook_opens_with_a_practise_section_of_runnable_commands(page: s
 def test_make_sandbox_is_a_documented_target() -> None:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^sandbox: setup ## \S", text, flags=re.M)
-    assert entry_point("sandbox") == ("module", "s3tables_kit.infra.sandbox")
+    assert entry_point("sandbox") == ("module", "harness.sandbox")
     assert "make sandbox" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -23,13 +23,17 @@ The field names below are the contract: add fields freely, never rename or remov
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
 from s3tables_kit.topology.textfile import read_parsed
+
+if TYPE_CHECKING:
+    from s3tables_kit.topology.failover import FailoverTopology
 
 OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"
@@ -372,58 +376,150 @@ def load_outputs(path: str | Path) -> KitOutputs:
     return parse_outputs(doc, str(p))
 
 
-# ---------------------------------------------------------------- the outputs of a local world ----
-# What `cdktf deploy` of `cfg` would export, with the values known only after apply (a kit-created key's ARN, the EMR
-# application) left out or as placeholders: for worlds built on the emulator by the tests and the benchmarks, whose
-# tools read outputs like after a real deploy. Infra writes the real ones (`infra/stacks/`).
+# ---------------------------------------------------------------- the builders: the contract written once ----
+# Every output value of the contract is built here, from the configuration and the values only a deploy knows (an
+# ARN Terraform resolves, a policy id): the stacks (`infra/stacks/`) call them with Terraform references, the local
+# stand-in's deployer (`harness/deploy.py`) with the values it created. Nothing else writes an outputs value.
 
 
-def recovery_outputs(cfg: KitConfig) -> dict[str, Any]:
-    """The recovery stack's `kit_recovery` output for a configuration (its recovery replica's account and Region;
-    placeholder EMR application, release and scripts/logs locations: nothing here runs a job)."""
-    rep = cfg.recovery_replica
+def encryption_value(sse_algorithm: str, kms_key_arn: str | None) -> dict[str, object]:
+    """The `encryption` member of a bucket's output: the key's ARN only when there is one."""
+    out: dict[str, object] = {"sse_algorithm": sse_algorithm}
+    if kms_key_arn:
+        out["kms_key_arn"] = kms_key_arn
+    return out
+
+
+def source_value(
+    cfg: KitConfig,
+    *,
+    table_bucket_arn: str,
+    replication_role_arn: str,
+    destinations: Sequence[str],
+    encryption: Mapping[str, object],
+) -> dict[str, Any]:
+    """The `kit_source` value of a configuration of one source (`[source]`, or `view(src)` of an estate's source)."""
+    src = cfg.source
     return {
-        OUTPUT_RECOVERY: {
-            "account_id": rep.account_id,
-            "region": rep.region,
-            "table_bucket_arn": cfg.recovery_bucket_arn,
-            "table_bucket_name": cfg.recovery.bucket,
-            "namespace": cfg.recovery.namespace,
-            "role_arn": cfg.recovery_role_arn,
-            "emr_application_id": "00abc",
-            "emr_release": "emr-7.12.0",
-            "scripts_uri": "s3://scripts/",
-            "logs_uri": "s3://logs/",
-            "replica_table_bucket_arn": rep.bucket_arn,
-        }
+        "kit": cfg.kit.name,
+        "account_id": src.account_id,
+        "region": src.region,
+        "table_bucket_arn": table_bucket_arn,
+        "table_bucket_name": src.bucket,
+        "replication_mode": cfg.replication.mode,
+        "replication_role_arn": replication_role_arn,
+        "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
+        "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
+        "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
+        "snapshot_retention": src.snapshot_retention.model_dump(),
+        "destinations": list(destinations),
+        "encryption": dict(encryption),
+        **({"source_id": src.id} if src.id is not None else {}),
+        **point_groups_output(cfg),
     }
 
 
-def _encryption(site: Source | Replica) -> dict[str, Any]:
-    key = site.encryption.kms_key
-    arn = key if (key or "").startswith("arn:") else None  # a kit-created key's ARN is known after apply only
-    return {"sse_algorithm": site.encryption.sse_algorithm, "kms_key_arn": arn}
-
-
-def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it)."""
+def failover_source_value(
+    cfg: KitConfig, topo: FailoverTopology, *, encryption: Mapping[str, object]
+) -> dict[str, Any]:
+    """The `kit_source` value of a failover topology: the promoted bucket is the source. Its ARNs are the
+    configuration's (deterministic names), not Terraform references: reading them needs no other state."""
+    p = topo.promoted
+    replicated = cfg.replicated_tables()
+    names = {f"{n}.{t}" for n, t in replicated}
+    namespaces: dict[str, list[str]] = {}
+    for n, t in replicated:
+        namespaces.setdefault(n, []).append(t)
     return {
-        OUTPUT_SOURCE: {
+        "kit": topo.name_prefix,  # the failover view's kit name: the monitor publishes under Kit=<kit>-fo
+        "account_id": p.account_id,
+        "region": p.region,
+        "table_bucket_arn": p.bucket_arn,
+        "table_bucket_name": p.bucket,
+        "replication_mode": "bucket",
+        "replication_role_arn": topo.replication_role_arn,
+        "namespaces": namespaces,
+        "replicated_tables": [f"{n}.{t}" for n, t in replicated],
+        "partition_by": {
+            f"{ns.name}.{t.name}": list(t.partition_by)
+            for ns, t in cfg.source.tables()
+            if f"{ns.name}.{t.name}" in names
+        },
+        "snapshot_retention": {
+            "max_snapshot_age_hours": p.snapshot_retention.max_snapshot_age_hours,
+            "min_snapshots_to_keep": p.snapshot_retention.min_snapshots_to_keep,
+        },
+        "destinations": [d.bucket_arn for d in topo.destinations],
+        "failover": {
             "kit": cfg.kit.name,
-            "account_id": src.account_id,
-            "region": src.region,
-            "table_bucket_arn": src.bucket_arn,
-            "table_bucket_name": src.bucket,
-            "replication_mode": cfg.replication_of(src).mode,
-            "replication_role_arn": cfg.replication_role_arn_of(src),
-            "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-            "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
-            "snapshot_retention": src.snapshot_retention.model_dump(),
-            "destinations": [r.bucket_arn for r in cfg.destinations_of(src)],
-            "encryption": _encryption(src),
-            **({"source_id": src.id} if src.id is not None else {}),
-            **point_groups_output(cfg),
-        }
+            "failed_source_table_bucket_arn": topo.failed_source.bucket_arn,
+            "failed_source_region": topo.failed_source.region,
+            "failed_replication_role_arn": topo.failed_replication_role_arn,
+            "retained": [r.bucket_arn for r in topo.retained],
+        },
+        **point_groups_output(cfg),
+        "encryption": dict(encryption),
+    }
+
+
+def replica_value(
+    cfg: KitConfig,
+    replica: Replica,
+    *,
+    table_bucket_arn: str,
+    encryption: Mapping[str, object],
+    feeding: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The `kit_replica` value of `replica`. `feeding`: the source buckets replicating into it (default: the
+    configuration's sources into it; a bucket fed by none of them, like a failover topology's new bucket, names the
+    configuration's sources)."""
+    arns = list(feeding) if feeding is not None else [s.bucket_arn for s in (cfg.sources_into(replica) or cfg.sources)]
+    return {
+        "account_id": replica.account_id,
+        "region": replica.region,
+        "table_bucket_arn": table_bucket_arn,
+        "table_bucket_name": replica.bucket,
+        "storage_class": replica.storage_class,
+        "encryption": dict(encryption),
+        "snapshot_retention": replica.snapshot_retention.model_dump(),
+        "source_table_bucket_arn": arns[0],
+        **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
+        "break_glass_principals": list(cfg.protection.break_glass_principals),
+        "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
+        "guardrail_policy_arn": f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}",
+    }
+
+
+def recovery_value(
+    cfg: KitConfig, *, table_bucket_arn: str, role_arn: str, emr_application_id: str, replica_table_bucket_arn: str
+) -> dict[str, Any]:
+    """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
+    rep = cfg.recovery_replica
+    return {
+        "account_id": rep.account_id,
+        "region": rep.region,
+        "table_bucket_arn": table_bucket_arn,
+        "table_bucket_name": cfg.recovery.bucket,
+        "namespace": cfg.recovery.namespace,
+        "role_arn": role_arn,
+        "emr_application_id": emr_application_id,
+        "emr_release": cfg.recovery.emr_release,
+        "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+        "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
+        "replica_table_bucket_arn": replica_table_bucket_arn,
+    }
+
+
+def organization_value(
+    cfg: KitConfig, targets: Sequence[str], *, policy_id: str, guards_policy_id: str
+) -> dict[str, Any]:
+    """The `kit_organization` value: the kit's two SCPs and where they are attached."""
+    return {
+        "policy_id": policy_id,
+        "policy_name": cfg.scp_name,
+        "guards_policy_id": guards_policy_id,
+        "guards_policy_name": cfg.scp_guards_name,
+        "targets": list(targets),
     }
 
 
@@ -446,32 +542,56 @@ def declared_replication(cfg: KitConfig, src: Source) -> dict[str, Any]:
     }
 
 
-def replica_outputs(cfg: KitConfig, replica: Replica) -> dict[str, Any]:
+# ---------------------------------------------------------------- the outputs of a deploy into the stand-in ----
+# What `cdktf deploy` of `cfg` exports, with the configuration's deterministic ARNs and placeholders for the values
+# only a real deploy knows (a kit-created key's ARN, the EMR application): the stand-in's deployer (`harness/deploy.py`)
+# and the tests' worlds, whose tools read outputs like after a real deploy.
+
+PLACEHOLDER_EMR_APPLICATION = "00abc"  # nothing in the stand-in runs an EMR job
+
+
+def site_encryption(site: Source | Replica) -> dict[str, object]:
+    """A site's `encryption` as configured: a kit-created key's ARN is known after apply only."""
+    key = site.encryption.kms_key
+    return encryption_value(site.encryption.sse_algorithm, key if (key or "").startswith("arn:") else None)
+
+
+def recovery_outputs(cfg: KitConfig) -> dict[str, Any]:
+    """The recovery stack's `kit_recovery` output for a configuration (placeholder EMR application)."""
+    value = recovery_value(
+        cfg,
+        table_bucket_arn=cfg.recovery_bucket_arn,
+        role_arn=cfg.recovery_role_arn,
+        emr_application_id=PLACEHOLDER_EMR_APPLICATION,
+        replica_table_bucket_arn=cfg.recovery_replica.bucket_arn,
+    )
+    return {OUTPUT_RECOVERY: value}
+
+
+def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
+    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it, from the source's view)."""
+    view = cfg.view(src)
+    value = source_value(
+        view,
+        table_bucket_arn=src.bucket_arn,
+        replication_role_arn=view.replication_role_arn,
+        destinations=[r.bucket_arn for r in view.replicas],
+        encryption=site_encryption(src),
+    )
+    return {OUTPUT_SOURCE: value}
+
+
+def replica_outputs(cfg: KitConfig, replica: Replica, *, feeding: Sequence[str] | None = None) -> dict[str, Any]:
     """One replica stack's `kit_replica` (as `infra/stacks/replica.py` writes it)."""
-    feeding = [s.bucket_arn for s in cfg.sources_into(replica)]
-    return {
-        OUTPUT_REPLICA: {
-            "account_id": replica.account_id,
-            "region": replica.region,
-            "table_bucket_arn": replica.bucket_arn,
-            "table_bucket_name": replica.bucket,
-            "storage_class": replica.storage_class,
-            "encryption": _encryption(replica),
-            "snapshot_retention": replica.snapshot_retention.model_dump(),
-            "source_table_bucket_arn": feeding[0],
-            **({"source_table_bucket_arns": feeding} if cfg.scheme.lists_feeding_sources else {}),
-            "break_glass_principals": list(cfg.protection.break_glass_principals),
-            "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
-            "guardrail_policy_arn": (
-                f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
-            ),
-        }
-    }
+    value = replica_value(
+        cfg, replica, table_bucket_arn=replica.bucket_arn, encryption=site_encryption(replica), feeding=feeding
+    )
+    return {OUTPUT_REPLICA: value}
 
 
 def outputs_doc(cfg: KitConfig, organization: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole `outputs.json` of a deploy of `cfg`, one entry per stack (`organization`: the `kit_organization`
-    value, whose policy ids only the deploy knows)."""
+    value from `organization_value`, whose policy ids only the deploy knows)."""
     doc: dict[str, Any] = {src.stack_id: source_outputs(cfg, src) for src in cfg.sources}
     doc |= {r.stack_id: replica_outputs(cfg, r) for r in cfg.replicas}
     doc["recovery"] = recovery_outputs(cfg)

@@ -21,6 +21,7 @@ from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import Document
 from s3tables_kit.topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
+from s3tables_kit.topology.outputs import encryption_value
 
 __all__ = ["TableBucket"]
 
@@ -119,10 +120,7 @@ class TableBucket(Construct):
     @property
     def encryption_output(self) -> dict[str, object]:
         """The `encryption` member of the kit outputs."""
-        out: dict[str, object] = {"sse_algorithm": self.sse_algorithm}
-        if self.kms_key_arn:
-            out["kms_key_arn"] = self.kms_key_arn
-        return out
+        return encryption_value(self.sse_algorithm, self.kms_key_arn)
 
 
 def bucket_tags(cfg: KitConfig, role: str) -> dict[str, str]:

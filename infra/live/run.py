@@ -2,13 +2,14 @@
 latency, probe the unverified facts, attack the replica from the attacker's seat, promote a throwaway replica, clean
 up, report. `make live-verify-cleanup RUN=<id>` finishes a run that did not clean up.
 
-    python -m infra.live [--aws | --stand-in | --endpoint URL] [--yes] [--settings FILE] [--out DIR]
-    python -m infra.live cleanup --run ID [--aws | --stand-in | --endpoint URL]
+    python -m s3tables_kit.infra.live --aws [--yes] [--settings FILE] [--out DIR]
+    python -m s3tables_kit.infra.live cleanup --run ID --aws
 
-Against AWS (`--aws`) the environment's credentials are used; against the stand-in (default: a fresh emulator; or
-`--endpoint` of a running one) the emulator is AWS, with its authorization and a simulated replication delay turned
-on. Exit 0 when every probed fact holds, every attack is denied, break-glass works and nothing is left; 1 otherwise
-(a contradicted fact that endangers protection or replication is printed first); 2 when refused.
+Against AWS (`--aws`) the environment's credentials are used. The same run against the local stand-in (a fresh
+emulator, or a running one) is `python -m harness.live_standin`, which prepares the emulator and calls `run_command`
+with its endpoint and control client. Exit 0 when every probed fact holds, every attack is denied, break-glass
+works and nothing is left; 1 otherwise (a contradicted fact that endangers protection or replication is printed
+first); 2 when refused.
 """
 
 from __future__ import annotations
@@ -21,30 +22,18 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from emulator.control import Control
-from emulator.process import Emulator
 from s3tables_kit.infra.live.attacks import attack_table
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
 from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
 from s3tables_kit.infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
 from s3tables_kit.infra.live.report import Report
-from s3tables_kit.infra.live.world import (
-    LiveTarget,
-    create_run_roles,
-    deploy,
-    grant_roles,
-    harden_replica,
-    kit_config,
-    kit_config_doc,
-    world_of,
-)
+from s3tables_kit.infra.live.world import LiveTarget, deploy, harden_replica, kit_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "examples" / "live-verify" / "live-verify.toml"
 OUTDIR = ROOT / ".build" / "live-verify"
-STANDIN_DELAY_S = 2.5  # the stand-in's simulated replication latency
 POLL_S, WAIT_S = 10.0, 600.0  # AWS: poll status every 10 s, give one commit up to 10 minutes
 
 
@@ -56,14 +45,10 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def prepare_standin(target: LiveTarget, control: Control, s: Settings, *, authz: bool = True) -> None:
-    """The stand-in as the sandbox: the accounts, the organization with the run's OU, authorization on (for a
-    Terraform deploy: once the e2e tools have run, as they assume roles the run does not give permissions), the
-    replication service's delay."""
-    target.keys = control.seed_accounts(sorted({s.account_id, s.replica_account_id, s.management_account_id}))
-    control.seed_organization(s.management_account_id, {s.organizational_unit: [s.account_id]})
-    control.call("live/authz", {"on": authz})
-    control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
+class StandinControl(Protocol):
+    """The stand-in's control endpoint, as the run uses it (the harness passes the emulator's client)."""
+
+    def call(self, path: str, body: dict[str, Any] | None = None) -> Any: ...
 
 
 def _writer(target: LiveTarget, plan: RunPlan, bucket_arn: str) -> tuple[bool, str]:
@@ -82,7 +67,7 @@ def _writer(target: LiveTarget, plan: RunPlan, bucket_arn: str) -> tuple[bool, s
 
 
 def _wait_replicated(
-    target: LiveTarget, control: Control | None, src: Any, table_arn: str, committed: dt.datetime
+    target: LiveTarget, control: StandinControl | None, src: Any, table_arn: str, committed: dt.datetime
 ) -> tuple[dict[str, Any], float | None]:
     """Poll the source's replication status until the destination reports an update at or after `committed` (or
     FAILED, or the wait ends); returns the destination entry and the latency in seconds."""
@@ -100,37 +85,19 @@ def _wait_replicated(
 
 
 Writer = Callable[[str], tuple[bool, str]]  # bucket ARN -> (every table committed, the error's last line)
-Deployer = Callable[[LiveTarget, RunPlan], dict[str, Any]]  # -> the world: source, replica, tables {namespace: ARN}
+# -> the world: source, replica, tables {namespace: ARN}; "teardown" (optional): undoes the deploy, returns what failed
+Deployer = Callable[[LiveTarget, RunPlan], dict[str, Any]]
 
 
 def api_deploy(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:
     return deploy(target, plan, kit_config(plan))
 
 
-def terraform_deployer(control: Control | None, workdir: Path) -> Deployer:
-    """The e2e code path (infra/live/terraform.py); the stand-in only."""
-
-    def deploy_with_terraform(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:
-        from s3tables_kit.infra.live import terraform
-
-        if control is None or target.endpoint is None:
-            raise Refused("--apply terraform runs against the stand-in only (on AWS the run deploys through the APIs)")
-        create_run_roles(target, plan)
-        run = terraform.apply(target.endpoint, plan, kit_config_doc(plan), workdir)
-        _say(f"terraform: {len(run.stacks)} stacks applied, plans after apply empty, destroy protection holds; "
-             f"tools: {', '.join(f'{t.tool} {t.exit_code}' for t in run.tools)}")  # fmt: skip
-        grant_roles(target, plan)
-        control.call("live/authz", {"on": True})
-        return {**world_of(target, plan), "terraform": run}
-
-    return deploy_with_terraform
-
-
 def execute(
     target: LiveTarget,
     plan: RunPlan,
     *,
-    control: Control | None = None,
+    control: StandinControl | None = None,
     crash_after_apply: bool = False,
     writer: Writer | None = None,
     deployer: Deployer = api_deploy,
@@ -207,10 +174,9 @@ def execute(
     finally:
         report.facts = list(facts.values())
     try:
-        if world.get("terraform") is not None:
-            from s3tables_kit.infra.live import terraform
-
-            failed = terraform.destroy(world["terraform"])
+        teardown = world.get("teardown")  # a deployer that owns state (Terraform) undoes its own deploy first
+        if teardown is not None:
+            failed = teardown()
             _say("terraform destroy (KIT_ALLOW_DESTROY=1): " + (f"FAILED for {failed}" if failed else "every stack"))
         report.left_after_cleanup = cleanup(target, plan)
     except Refused as exc:  # what the run may not delete stays, and is listed
@@ -248,53 +214,47 @@ def _promote(breakglass: Any, replica_arn: str) -> Any:
         return exc
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m infra.live", description=__doc__)
+def parser(prog: str = "python -m s3tables_kit.infra.live") -> argparse.ArgumentParser:
+    """The options every live-verify run takes; the caller adds where it runs (`--aws`, or the stand-in's)."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", nargs="?", default="run", choices=["run", "cleanup"])
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--aws", action="store_true", help="real AWS with the environment's credentials")
-    where.add_argument("--stand-in", action="store_true", help="a fresh local emulator (the default)")
-    where.add_argument("--endpoint", help="a running emulator's URL")
     p.add_argument("--settings", type=Path, default=SETTINGS)
     p.add_argument("--run", help="the run id (cleanup: required; run: default a new one)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation (CI)")
     p.add_argument("--out", type=Path, default=OUTDIR)
-    p.add_argument(
-        "--apply", choices=["api", "terraform"], default="api",
-        help="deploy through the public APIs (default) or, on the stand-in, through Terraform as make e2e does",
-    )  # fmt: skip
     p.add_argument("--crash-after-apply", action="store_true", help=argparse.SUPPRESS)
-    ns = p.parse_args(argv)
-    try:
-        settings = load_settings(ns.settings)
-    except Refused as exc:
-        print(f"refused: {exc}", file=sys.stderr)
-        return 2
+    return p
+
+
+def settings_and_plan(ns: argparse.Namespace) -> tuple[Settings, RunPlan]:
+    """The run's settings and plan from the parsed options; Refused when they do not load or cleanup lacks --run."""
+    settings = load_settings(ns.settings)
     if ns.command == "cleanup" and not ns.run:
-        print("refused: cleanup needs --run <id>", file=sys.stderr)
-        return 2
-    plan = RunPlan(settings, ns.run or new_run_id())
-    emu = None
-    if ns.aws:
-        target, control = LiveTarget(), None
-    else:
-        if not ns.endpoint:
-            emu = Emulator().start()
-        target = LiveTarget(endpoint=ns.endpoint or (emu.url if emu else None))
-        control = Control(str(target.endpoint))
-        prepare_standin(target, control, settings)
+        raise Refused("cleanup needs --run <id>")
+    return settings, RunPlan(settings, ns.run or new_run_id())
+
+
+def run_command(
+    ns: argparse.Namespace,
+    target: LiveTarget,
+    plan: RunPlan,
+    *,
+    control: StandinControl | None = None,
+    deployer: Deployer = api_deploy,
+    before_deploy: Callable[[], None] | None = None,
+) -> int:
+    """The run (or the cleanup) of `plan` against `target`, its report written under `ns.out`; the exit code."""
     try:
         if ns.command == "cleanup":
             left = cleanup(target, plan)
             _say(f"cleanup of run {plan.run_id}: " + (f"LEFT {left}" if left else "nothing left"))
             return 1 if left else 0
         earlier = announce_leftovers(target, plan)
-        if not confirm(plan, yes=ns.yes or not ns.aws):  # the stand-in costs nothing: shown, not asked
+        if not confirm(plan, yes=ns.yes or target.local):  # the stand-in costs nothing: shown, not asked
             print("not confirmed: nothing created", file=sys.stderr)
             return 2
-        deployer = terraform_deployer(control, ns.out / "terraform") if ns.apply == "terraform" else api_deploy
-        if ns.apply == "terraform" and control is not None:
-            control.call("live/authz", {"on": False})
+        if before_deploy is not None:
+            before_deploy()
         report = execute(
             target, plan, control=control, crash_after_apply=ns.crash_after_apply, deployer=deployer, earlier=earlier
         )
@@ -305,6 +265,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
-    finally:
-        if emu is not None:
-            emu.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    p.add_argument("--aws", action="store_true", help="real AWS with the environment's credentials (required)")
+    ns = p.parse_args(argv)
+    if not ns.aws:
+        print("refused: pass --aws; the local stand-in's run is `python -m harness.live_standin`", file=sys.stderr)
+        return 2
+    try:
+        _settings, plan = settings_and_plan(ns)
+    except Refused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    return run_command(ns, LiveTarget(), plan)

@@ -10,7 +10,7 @@ from s3tables_kit.infra.constructs.organization_guardrail import REPLICAS_SCP_DE
 from s3tables_kit.infra.constructs.providers import aws_provider
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Organization
-from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION
+from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, organization_value
 
 STACK_ID = "organization"
 GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail"
@@ -61,11 +61,5 @@ class OrganizationStack(TerraformStack):
             self,
             OUTPUT_ORGANIZATION,
             description="The replica-protection SCPs and where they are attached",
-            value={
-                "policy_id": scp.policy.id,
-                "policy_name": cfg.scp_name,
-                "guards_policy_id": guards.policy.id,
-                "guards_policy_name": cfg.scp_guards_name,
-                "targets": list(org.targets),
-            },
+            value=organization_value(cfg, org.targets, policy_id=scp.policy.id, guards_policy_id=guards.policy.id),
         )

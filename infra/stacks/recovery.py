@@ -17,7 +17,7 @@ from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Replica
-from s3tables_kit.topology.outputs import OUTPUT_RECOVERY
+from s3tables_kit.topology.outputs import OUTPUT_RECOVERY, recovery_value
 
 STACK_ID = "recovery"
 
@@ -80,17 +80,11 @@ class RecoveryStack(TerraformStack):
             self,
             OUTPUT_RECOVERY,
             description="Where recovery writes, the role and EMR Serverless application it runs with",
-            value={
-                "account_id": rep.account_id,
-                "region": rep.region,
-                "table_bucket_arn": bucket.arn,
-                "table_bucket_name": rec.bucket,
-                "namespace": rec.namespace,
-                "role_arn": role.role.arn,
-                "emr_application_id": app.application.id,
-                "emr_release": rec.emr_release,
-                "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
-                "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
-                "replica_table_bucket_arn": replica_bucket_arn,
-            },
+            value=recovery_value(
+                cfg,
+                table_bucket_arn=bucket.arn,
+                role_arn=role.role.arn,
+                emr_application_id=app.application.id,
+                replica_table_bucket_arn=replica_bucket_arn,
+            ),
         )

@@ -12,7 +12,7 @@ from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Replica
-from s3tables_kit.topology.outputs import OUTPUT_REPLICA
+from s3tables_kit.topology.outputs import OUTPUT_REPLICA, replica_value
 
 
 class ReplicaStack(TerraformStack):
@@ -50,10 +50,6 @@ class ReplicaStack(TerraformStack):
             bucket_arn=self.bucket.arn,
             policy=docs.document("replica-bucket-policy", replica.bucket),
         )
-        # The sources replicating into it (several into a fan-in vault; in the failover topology a new bucket is
-        # fed by none of the configuration's: the failed source stays its `source_table_bucket_arn`, as before).
-        feeding = cfg.sources_into(replica) or cfg.sources
-        guardrail_arn = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
         if owns_guardrail:
             ReplicaGuardrail(
                 self,
@@ -66,22 +62,7 @@ class ReplicaStack(TerraformStack):
             self,
             OUTPUT_REPLICA,
             description="Replica bucket, retention to apply to service-created replica tables, protection principals",
-            value={
-                "account_id": replica.account_id,
-                "region": replica.region,
-                "table_bucket_arn": self.bucket.arn,
-                "table_bucket_name": replica.bucket,
-                "storage_class": replica.storage_class,
-                "encryption": self.bucket.encryption_output,
-                "snapshot_retention": replica.snapshot_retention.model_dump(),
-                "source_table_bucket_arn": feeding[0].bucket_arn,
-                **(
-                    {"source_table_bucket_arns": [s.bucket_arn for s in feeding]}
-                    if cfg.scheme.lists_feeding_sources
-                    else {}
-                ),
-                "break_glass_principals": list(cfg.protection.break_glass_principals),
-                "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
-                "guardrail_policy_arn": guardrail_arn,
-            },
+            value=replica_value(
+                cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output
+            ),
         )

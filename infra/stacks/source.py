@@ -21,7 +21,7 @@ from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
-from s3tables_kit.topology.outputs import OUTPUT_SOURCE, point_groups_output
+from s3tables_kit.topology.outputs import OUTPUT_SOURCE, source_value
 
 
 class SourceStack(TerraformStack):
@@ -96,21 +96,11 @@ class SourceStack(TerraformStack):
             self,
             OUTPUT_SOURCE,
             description="Source bucket, tables, replication role and destinations",
-            value={
-                "kit": cfg.kit.name,
-                "account_id": src.account_id,
-                "region": src.region,
-                "table_bucket_arn": bucket.arn,
-                "table_bucket_name": src.bucket,
-                "replication_mode": cfg.replication.mode,
-                "replication_role_arn": role.role.arn,
-                "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-                "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
-                "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
-                "snapshot_retention": src.snapshot_retention.model_dump(),
-                "destinations": list(destination_bucket_arns),
-                "encryption": bucket.encryption_output,
-                **({"source_id": src.id} if src.id is not None else {}),
-                **point_groups_output(cfg),
-            },
+            value=source_value(
+                cfg,
+                table_bucket_arn=bucket.arn,
+                replication_role_arn=role.role.arn,
+                destinations=destination_bucket_arns,
+                encryption=bucket.encryption_output,
+            ),
         )

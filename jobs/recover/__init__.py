@@ -2,6 +2,6 @@
 
 Modules: `model` (metadata -> plain data), `planning` (snapshot resolution, target actions), `sql` (statement
 text), `catalogs` (Spark catalog configuration per mode), `metadata` (JVM-free metadata readers), `guard`
-(read-only replica guard), `verify`, `report`, `job` (execution), `cli`, and `localreplica` (the local stand-in
-for replication used by the drill and the tests).
+(read-only replica guard), `verify`, `report`, `job` (execution) and `cli`. The local stand-in for
+replication used by the drill and the tests is `harness/localreplica.py`.
 """

@@ -16,12 +16,19 @@ Glue usage: the account must have the S3 Tables integration with AWS analytics s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MODES = ("client", "rest", "glue", "hadoop", "jdbc")
 SPARK_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 S3TABLES_CATALOG_IMPL = "software.amazon.s3tables.iceberg.S3TablesCatalog"
 GLUE_CATALOG_IMPL = "org.apache.iceberg.aws.glue.GlueCatalog"
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
+
+
+def file_uri(path: Path) -> str:
+    """`file:/abs` (one slash): the form a Hadoop catalog uses for its table locations
+    (docs/aws-facts.md#spark-and-iceberg)."""
+    return "file:" + str(path.resolve())
 
 
 @dataclass(frozen=True)

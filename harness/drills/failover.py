@@ -11,7 +11,8 @@
   6. promote analytics.orders AS OF an instant before the bad commit: point in time without a copy
   7. Spark writes to the promoted orders table; the report; RPO and RTO
   8. the failback plan (dry run)
-  9. the planned round trip (`jobs.failover.drill_planned`): the seed again, a planned failover to the replica (RPO 0
+  9. the planned round trip (`harness.drills.failover_planned`): the seed again, a planned failover to the replica
+     (RPO 0
      proven, the write outage), writes to the promoted tables, the failback into a new bucket in the original Region
      (RPO 0, the write outage), re-protected by replication to a new replica
 
@@ -31,104 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-
-REPO = Path(__file__).resolve().parents[2]
-SEED = REPO / "examples" / "seed.toml"
-# moto 5.2.5 stores an EMPTY object for pyarrow's streaming uploads with trailing checksums: against the emulator,
-# checksums only when required (plain PutObject). Not needed on AWS.
-EMULATOR_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
-    "MOTO_ALLOW_NONEXISTENT_REGION": "true",
-}
+from harness.drills.seed import EMULATOR_ENV, REPO, SEED, SEED_FAILOVER, deploy_seed, drill_doc
 
 
 def _step(n: int | str, text: str) -> None:
     print(f"\n== {n}. {text}", flush=True)
 
 
-def deploy(cfg: Any, clients: Any, out: Path) -> Path:
-    """What `cdktf deploy` of the seed leaves (the parts the failover touches) + its outputs file."""
-    from s3tables_kit.policies.documents import compact_json, replica_bucket_policy
-
-    src_cfg, rep_cfg = cfg.source, cfg.replicas[0]
-    src = clients.s3tables(src_cfg.region)
-    dst = clients.s3tables(rep_cfg.region)
-    source_arn = src.create_table_bucket(name=src_cfg.bucket)["arn"]
-    replica_arn = dst.create_table_bucket(name=rep_cfg.bucket)["arn"]
-    dst.put_table_bucket_policy(
-        tableBucketARN=replica_arn, resourcePolicy=compact_json(replica_bucket_policy(cfg, rep_cfg))
-    )
-    src.put_table_bucket_replication(
-        tableBucketARN=source_arn,
-        configuration={
-            "role": cfg.replication_role_arn,
-            "rules": [{"destinations": [{"destinationTableBucketARN": replica_arn}]}],
-        },
-    )
-    retention = {"max_snapshot_age_hours": 720, "min_snapshots_to_keep": 1}
-    rep_ret = {
-        "max_snapshot_age_hours": rep_cfg.snapshot_retention.max_snapshot_age_hours,
-        "min_snapshots_to_keep": rep_cfg.snapshot_retention.min_snapshots_to_keep,
-    }
-    doc = {
-        "source": {
-            "kit_source": {
-                "kit": cfg.kit.name,
-                "account_id": src_cfg.account_id,
-                "region": src_cfg.region,
-                "table_bucket_arn": source_arn,
-                "table_bucket_name": src_cfg.bucket,
-                "replication_mode": "bucket",
-                "replication_role_arn": cfg.replication_role_arn,
-                "namespaces": {"analytics": ["orders", "customers"]},
-                "replicated_tables": ["analytics.orders", "analytics.customers"],
-                "snapshot_retention": retention,
-                "destinations": [replica_arn],
-                "encryption": {"sse_algorithm": "AES256"},
-            }
-        },
-        f"replica-{rep_cfg.bucket}": {
-            "kit_replica": {
-                "account_id": rep_cfg.account_id,
-                "region": rep_cfg.region,
-                "table_bucket_arn": replica_arn,
-                "table_bucket_name": rep_cfg.bucket,
-                "storage_class": "INTELLIGENT_TIERING",
-                "encryption": {"sse_algorithm": "AES256"},
-                "snapshot_retention": rep_ret,
-                "source_table_bucket_arn": source_arn,
-                "break_glass_principals": list(cfg.protection.break_glass_principals),
-                "deploy_role_arns": [],
-                "guardrail_policy_arn": f"arn:aws:iam::{rep_cfg.account_id}:policy/{cfg.guardrail_policy_name}",
-            }
-        },
-        "recovery": {
-            "kit_recovery": {
-                "account_id": rep_cfg.account_id,
-                "region": rep_cfg.region,
-                "table_bucket_arn": cfg.recovery_bucket_arn,
-                "table_bucket_name": cfg.recovery.bucket,
-                "namespace": cfg.recovery.namespace,
-                "role_arn": cfg.recovery_role_arn,
-                "emr_application_id": "00drill",
-                "emr_release": "emr-7.12.0",
-                "scripts_uri": "s3://scripts/",
-                "logs_uri": "s3://logs/",
-                "replica_table_bucket_arn": replica_arn,
-            }
-        },
-    }
-    path = out / "outputs.json"
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jobs.failover.drill", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m harness.drills.failover", description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO / "failover-out"), help="output directory (wiped first)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
@@ -138,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(EMULATOR_ENV)
     os.environ.pop("AWS_ENDPOINT_URL", None)
 
-    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.config import parse_config
 
-    cfg = load_config(SEED)
+    cfg = parse_config(drill_doc(SEED))
     account = cfg.replicas[0].account_id
     break_glass = cfg.protection.break_glass_principals[0]
 
@@ -154,14 +66,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
     from s3tables_kit.jobs.failover.cli import main as failover_main
-    from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.ops.harden import main as harden_main
     from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.spark import build_session
     from s3tables_kit.topology.outputs import load_outputs
 
-    clients = Clients(endpoint_url=emu.url)
-    outputs_path = deploy(cfg, clients, out)
+    config, outputs_path = deploy_seed(emu, out)
     outputs = load_outputs(outputs_path)
     src, rep = outputs.source, outputs.replicas[0]
     print(
@@ -214,7 +124,7 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
         )
     print(f"  every S3 Tables call naming {src.table_bucket_name} now fails with 503")
 
-    common = ["--config", str(SEED), "--outputs", str(outputs_path), "--endpoint-url", emu.url]
+    common = ["--config", str(config), "--outputs", str(outputs_path), "--endpoint-url", emu.url]
     common += [
         "--replica-bucket",
         rep.table_bucket_name,
@@ -257,11 +167,9 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
     failover_main([*common[:-2], "--failback", "--dry-run"])
 
     _step(9, "planned failover round trip (RPO 0): out to the replica, writes, back to the original Region")
-    from s3tables_kit.jobs.failover.drill_planned import round_trip
+    from harness.drills.failover_planned import round_trip
 
-    planned = round_trip(
-        emu, out / "planned", SEED, SEED.parent / "failover" / "seed.toml", account, break_glass, deploy
-    )
+    planned = round_trip(emu, out / "planned", SEED_FAILOVER, account, break_glass)
 
     ok = plan_code == 0 and code_c == 0 and code_o == 0 and n_orders == 4 and n_customers == 3
     ok = ok and all(w.code == 0 and w.rpo_zero and w.refused_write == "AccessDeniedException" for w in planned)

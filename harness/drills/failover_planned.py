@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
+from harness.deploy import failover_outputs
+from harness.drills.seed import deploy_seed, drill_doc, write_config
 from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER as points
 
 FAILBACK_BUCKET = "demo-failback-use1-tablebucket"
@@ -98,59 +99,25 @@ def _direction(label: str, code: int, report_dir: Path, refused: str) -> Directi
 
 
 def failback_config(seed_failover: Path, out: Path) -> Path:
-    """examples/failover/seed.toml with its new bucket in the original Region (the failback's destination)."""
-    text = seed_failover.read_text(encoding="utf-8")
-    text = text.replace("demo-failover-use2-tablebucket", FAILBACK_BUCKET).replace('"us-east-2"', '"us-east-1"')
-    path = out / "kit-failback.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def failback_outputs(cfg: Any, promoted: Any, failback_arn: str, out: Path) -> Path:
-    """What `cdktf output` of the failback topology gives: the promoted bucket is the source, the new bucket in the
-    original Region its replica."""
-    from s3tables_kit.topology.failover import failover_topology
-
-    topo = failover_topology(cfg)
-    src = json.loads((out / "outputs.json").read_text())
-    kit_source = dict(src["source"]["kit_source"])
-    kit_source.update(
-        kit=f"{cfg.kit.name}-fo",
-        account_id=promoted.account_id,
-        region=promoted.region,
-        table_bucket_arn=promoted.table_bucket_arn,
-        table_bucket_name=promoted.table_bucket_name,
-        replication_role_arn=topo.replication_role_arn,
-        destinations=[failback_arn],
-    )
-    replica = dict(src[f"replica-{promoted.table_bucket_name}"]["kit_replica"])
-    replica.update(
-        region="us-east-1",
-        table_bucket_arn=failback_arn,
-        table_bucket_name=FAILBACK_BUCKET,
-        source_table_bucket_arn=promoted.table_bucket_arn,
-    )
-    doc = {
-        "source": {"kit_source": kit_source},
-        f"replica-{FAILBACK_BUCKET}": {"kit_replica": replica},
-        "recovery": src["recovery"],
-    }
-    path = out / "outputs-failback.json"
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    return path
+    """examples/failover/seed.toml as the drill deploys it (`harness.drills.seed`), with its new bucket in the
+    original Region (the failback's destination)."""
+    doc = drill_doc(seed_failover)
+    fo = doc["failover"]
+    old = fo["new_buckets"][0]["bucket"]
+    fo["new_buckets"][0] |= {"bucket": FAILBACK_BUCKET, "region": "us-east-1"}
+    fo["replicate_to"] = [FAILBACK_BUCKET if b == old else b for b in fo["replicate_to"]]
+    return write_config(doc, out / "kit-failback.toml")
 
 
 def round_trip(
     emu: Emulator,
     out: Path,
-    seed: Path,
     seed_failover: Path,
     account: str,
     break_glass: str,
-    deploy: Callable[[Any, Any, Path], Path],
 ) -> list[Direction]:
-    """Out and back; returns the two directions' results (and prints them as it goes). `deploy`: the drill's
-    `deploy` of the seed topology (what `cdktf deploy` leaves, and its outputs file)."""
+    """Out and back; returns the two directions' results (and prints them as it goes). The seed topology is the
+    drill's (`harness.drills.seed`), deployed afresh."""
     from s3tables_kit.jobs.failover.cli import main as failover_main
     from s3tables_kit.jobs.failover.writer import writer_schema
     from s3tables_kit.jobs.kernel.clients import Clients
@@ -160,11 +127,12 @@ def round_trip(
 
     emu.control.call("reset")
     out.mkdir(parents=True, exist_ok=True)
+    seed, outputs_file = deploy_seed(emu, out)
     cfg = load_config(seed)
     clients = Clients(endpoint_url=emu.url)
     assert cfg.failover is not None
     writer = Clients(endpoint_url=emu.url, role_arns={account: cfg.failover.writer_roles[0]})  # the writers' role
-    outputs = load_outputs(deploy(cfg, clients, out))
+    outputs = load_outputs(outputs_file)
     src, rep = outputs.source, outputs.replicas[0]
     source_w = _committer(writer, src.table_bucket_arn, src.region, emu.url)
     schema, spec = writer_schema()
@@ -208,9 +176,7 @@ def round_trip(
             return _direction(label, code, out / f"reports-{label}", refused.get("w", "-"))
 
         print(f"\n  -- out: planned failover {src.table_bucket_name} -> {rep.table_bucket_name}")
-        results.append(
-            direction("out", seed, out / "outputs.json", rep.table_bucket_name, source_w, src.table_bucket_arn)
-        )
+        results.append(direction("out", seed, outputs_file, rep.table_bucket_name, source_w, src.table_bucket_arn))
         service.sources.clear()
 
         promoted_w = _committer(writer, rep.table_bucket_arn, rep.region, emu.url)
@@ -240,7 +206,8 @@ def round_trip(
         )
         emu.control.call("replicate", {"sourceBucketArn": rep.table_bucket_arn})  # the backfill
         _write(promoted_w, 300)  # one more commit the failback bucket lacks
-        fb_outputs = failback_outputs(fb_cfg, rep, failback_arn, out)
+        fb_outputs = out / "outputs-failback.json"
+        fb_outputs.write_text(json.dumps(failover_outputs(fb_cfg, [FAILBACK_BUCKET], cfg), indent=2), encoding="utf-8")
         print(f"  the failover topology replicates {rep.table_bucket_name} into {FAILBACK_BUCKET} (us-east-1)")
         refused.clear()
         results.append(direction("back", fb_config, fb_outputs, FAILBACK_BUCKET, promoted_w, rep.table_bucket_arn))

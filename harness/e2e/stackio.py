@@ -1,4 +1,4 @@
-"""What both `make e2e`'s run (infra/e2e/run.py) and its later deploys (infra/e2e/second.py) need: the emulator's
+"""What both `make e2e`'s run (harness/e2e/run.py) and its later deploys (harness/e2e/second.py) need: the emulator's
 clients, the synth of a configuration, and a stack's files."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from s3tables_kit.infra.e2e.standins import Credentials
+from harness.e2e.standins import Credentials
 from s3tables_kit.infra.validate import Json
 from s3tables_kit.topology.config import KitConfig
 

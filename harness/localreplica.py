@@ -19,16 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.recover.catalogs import file_uri
 from s3tables_kit.jobs.recover.metadata import local_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
-
-
-def file_uri(path: Path) -> str:
-    """`file:/abs` (one slash): the form a Hadoop catalog uses for its table locations
-    (docs/aws-facts.md#spark-and-iceberg)."""
-    return "file:" + str(path.resolve())
 
 
 def replicate_table(

@@ -1,14 +1,14 @@
 """`make sandbox`: the on-call path on a laptop. The local AWS stand-in (`emulator/`) with a deployed example holding
 real Iceberg tables, an `outputs.json`, and the commands to practise, running until stopped.
 
-    python -m infra.sandbox [--config examples/seed.toml] [--out sandbox-out] [--port 4566] [--apply] [--once]
+    python -m harness.sandbox [--config examples/seed.toml] [--out sandbox-out] [--port 4566] [--apply] [--once]
 
   1. the emulator on 127.0.0.1:<port>, serving every request signed with the fake credentials as the configuration's
      account (so the plain commands, with no role flags, act in that account);
   2. the example deployed into it, by default by seeding (seconds): what `cdktf deploy` leaves behind, created through
      the same public APIs Terraform calls (table buckets with their encryption and storage class, namespaces, tables
      with their retention, the replica bucket policies, the replication configuration, the recovery bucket, the SCPs
-     on the organization's targets), and the outputs contract of that deploy (`topology.outputs.outputs_doc`);
+     on the organization's targets), and the outputs contract of that deploy (`harness.deploy`);
      with `--apply`, by the real Terraform apply of `make e2e` instead (needs `terraform` and a provider mirror, see
      `make validate`; minutes), whose `terraform output` is the outputs file;
   3. a writer's commits to every source table (real Iceberg data and metadata: `python -m jobs.failover.writer`), two
@@ -38,14 +38,13 @@ from types import FrameType
 from typing import Any
 
 from emulator.process import Emulator
-from s3tables_kit.infra import world
+from harness.deploy import FAKE_KEY, DeployError, client, deploy, single_account
 from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = Path("examples/seed.toml")
 DEFAULT_OUT = Path("sandbox-out")
 DEFAULT_PORT = 4566
-FAKE_KEY = "testing"
 # pyarrow's S3 uploads (pyiceberg writes: the writer, the failover's verification commit) with trailing checksums are
 # stored empty by moto: against the emulator the SDK computes checksums only when required. Not needed on AWS.
 EMULATOR_CLIENT_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
@@ -96,55 +95,6 @@ class Sandbox:
         self.emu.stop()
 
 
-def single_account(cfg: KitConfig) -> str:
-    """The one account every site of `cfg` lives in (seeding serves all requests as one account)."""
-    sites = [*cfg.sources, *cfg.replicas]
-    accounts = sorted({s.account_id for s in sites} | {cfg.recovery_replica.account_id})
-    if len(accounts) != 1:
-        raise SandboxError(
-            f"seeding serves one account, and this configuration spans {', '.join(accounts)}: use --apply "
-            "(the Terraform apply of `make e2e`, one access key per account)"
-        )
-    return accounts[0]
-
-
-def _client(endpoint: str, service: str, region: str) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    session = boto3.session.Session(aws_access_key_id=FAKE_KEY, aws_secret_access_key=FAKE_KEY, region_name=region)
-    config = Config(s3={"addressing_style": "path"}, retries={"mode": "standard", "max_attempts": 3})
-    return session.client(service, endpoint_url=endpoint, config=config)  # type: ignore[call-overload]
-
-
-def seed_deploy(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any]:
-    """What `cdktf deploy` of every stack of `cfg` leaves behind, created through the public APIs (`infra.world`);
-    returns the outputs contract of that deploy. Tables are created without metadata, as Terraform creates them: a
-    writer's first commit gives them their schema."""
-    from s3tables_kit.topology.outputs import outputs_doc
-
-    def s3tables(region: str) -> Any:
-        return _client(emu.url, "s3tables", region)
-
-    world.deploy_replicas(s3tables, cfg)
-    world.deploy_sources(s3tables, cfg)
-    s3tables(cfg.recovery_replica.region).create_table_bucket(
-        name=cfg.recovery.bucket, encryptionConfiguration={"sseAlgorithm": "AES256"}
-    )
-    return outputs_doc(cfg, _seed_organization(emu, cfg, account))
-
-
-def _seed_organization(emu: Emulator, cfg: KitConfig, account: str) -> dict[str, Any] | None:
-    """The organization stack: the two SCPs attached to every target. The organization lives in the served account
-    (the emulator's organizations are per account), with the configuration's OUs under their own ids."""
-    org = cfg.protection.organization
-    if org is None:
-        return None
-    ous: dict[str, list[str]] = {t: [] for t in org.targets if t.startswith(("ou-", "r-"))}
-    emu.control.seed_organization(account, ous, [t for t in org.targets if t.isdigit() and t != account])
-    return world.seed_organization_policies(_client(emu.url, "organizations", "us-east-1"), cfg, org.targets)
-
-
 def write_commit(emu: Emulator, bucket_arn: str, region: str, log: Path) -> list[str]:
     """A writer's commit to every table of a source bucket: `python -m jobs.failover.writer` (pyiceberg, real data
     files and metadata through the S3 Tables API), as the writers of the source account run it."""
@@ -174,7 +124,10 @@ def start(
     """Start the emulator, deploy `config` into it (seeding, or `apply`), write real data and replicate it; the
     running sandbox. The caller stops it (`Sandbox.stop`)."""
     cfg = load_config(config)
-    account = cfg.source.account_id if apply else single_account(cfg)
+    try:
+        account = cfg.source.account_id if apply else single_account(cfg)
+    except DeployError as e:
+        raise SandboxError(str(e)) from None
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     for stale in ("outputs.json", "env.sh", "writer.log"):
@@ -187,17 +140,15 @@ def start(
         raise SandboxError(f"{e}{hint}") from None
     try:
         outputs = out / "outputs.json"
+        t0 = time.monotonic()
         if apply:
-            from s3tables_kit.infra.sandbox_apply import ApplyError, apply_example
-
             say(f"sandbox: terraform apply of {config} onto {emu.url} (the `make e2e` path; minutes)")
-            try:
-                apply_example(emu, config.resolve(), out / "e2e", outputs)
-            except ApplyError as e:
-                raise SandboxError(str(e)) from None
-        else:
-            t0 = time.monotonic()
-            outputs.write_text(json.dumps(seed_deploy(emu, cfg, account), indent=2, sort_keys=True) + "\n")
+        try:
+            doc = deploy(config.resolve(), emu, "terraform" if apply else "api", workdir=out / "e2e")
+        except DeployError as e:
+            raise SandboxError(str(e)) from None
+        outputs.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        if not apply:
             say(f"sandbox: {config} deployed into {emu.url} by seeding ({time.monotonic() - t0:.1f} s)")
         tables, between = _commits(emu, cfg, out / "writer.log")
         sandbox = Sandbox(config, cfg, out, emu, "applied" if apply else "seeded", outputs, between, tables)
@@ -210,14 +161,14 @@ def start(
 
 def replicate(emu: Emulator, cfg: KitConfig) -> int:
     """The replication service: the emulator's hook creates or updates each replica and marks it COMPLETED, then its
-    paths are rewritten for the destination as AWS does (`infra.sandbox_replication`). Returns the files copied."""
-    from s3tables_kit.infra.sandbox_replication import rewrite_replicas
+    paths are rewritten for the destination as AWS does (`harness.sandbox_replication`). Returns the files copied."""
+    from harness.sandbox_replication import rewrite_replicas
 
     pairs = []
     for src in cfg.sources:
         emu.control.replicate(source_bucket_arn=src.bucket_arn)
         pairs += [(src.bucket_arn, r.bucket_arn) for r in cfg.view(src).replicas]
-    return rewrite_replicas(emu.url, lambda arn: arn.split(":")[3], lambda s, r: _client(emu.url, s, r), pairs)
+    return rewrite_replicas(emu.url, lambda arn: arn.split(":")[3], lambda s, r: client(emu.url, s, r), pairs)
 
 
 def _commits(emu: Emulator, cfg: KitConfig, log: Path) -> tuple[list[str], str]:
@@ -301,7 +252,7 @@ def wait_until_stopped(stop: threading.Event | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m infra.sandbox",
+        prog="python -m harness.sandbox",
         description=(__doc__ or "").split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

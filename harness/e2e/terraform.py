@@ -94,7 +94,7 @@ def proxy_env(emulator_url: str) -> dict[str, str]:
 def cli_config(mirror: Path, cache: Path) -> str:
     """Providers from the local mirror only (no network), linked from one cache instead of copied per stack."""
     return (
-        "# written by `make e2e` (infra/e2e/run.py): providers come from the local filesystem mirror only\n"
+        "# written by `make e2e` (harness/e2e/run.py): providers come from the local filesystem mirror only\n"
         f'plugin_cache_dir = "{cache}"\n'
         "plugin_cache_may_break_dependency_lock_file = true\n"
         "provider_installation {\n"

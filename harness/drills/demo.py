@@ -20,14 +20,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.localreplica import file_uri, replicate_table
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
-from s3tables_kit.jobs.recover.localreplica import file_uri, replicate_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "examples" / "seed.toml"
 
 SEED_ROWS = [
@@ -62,7 +62,9 @@ def _values(row: tuple[str, str, str, float, str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jobs.drill", description=__doc__.splitlines()[0] if __doc__ else "")
+    ap = argparse.ArgumentParser(
+        prog="python -m harness.drills.demo", description=__doc__.splitlines()[0] if __doc__ else ""
+    )
     ap.add_argument("--out", default=str(REPO / "demo-out"), help="output directory (wiped first)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()

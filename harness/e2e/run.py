@@ -9,7 +9,7 @@ it, then the multi-account example and its failover topology on top of that):
      management account, the OUs of `[protection.organization]` under their own ids, every account of the
      configuration with an access key of its own (cross-account ARNs are the configuration's, not moto's default);
   2. the production synth (the same `infra.app` the user's `cdktf synth` runs), then a localized copy of each stack
-     (`infra/e2e/standins.py`: endpoints, provider version, stand-ins; each change listed);
+     (`harness/e2e/standins.py`: endpoints, provider version, stand-ins; each change listed);
   3. `terraform init` + `plan -out` + `apply` of that plan, each stack in dependency order (replica stacks, source,
      recovery, organization), the stacks reading each other through the synthesized remote state (local files, or the
      s3 backend on the emulator); the saved plan (`terraform show -json`) must destroy or replace no resource that
@@ -17,7 +17,7 @@ it, then the multi-account example and its failover topology on top of that):
   4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark; once every stack passed
      (a normal topology): the second deploy, a non-protective configuration change applied (it changes at least one
      resource; no locked change; the plan after it empty), and a locked change refused before apply by
-     `infra.lockcheck` and by the stand-in's authorization if applied anyway (infra/e2e/second.py);
+     `infra.lockcheck` and by the stand-in's authorization if applied anyway (harness/e2e/second.py);
   5. `terraform output -json` of every stack -> `outputs.json` in the format `npx cdktf output` writes; a writer's
      commit (real Iceberg data, pyiceberg) to every table of the source, the replication service simulated (the
      emulator's replicate hook), then harden, status and audit run on those outputs, then the recovery plan and the
@@ -55,11 +55,11 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from s3tables_kit.infra.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
-from s3tables_kit.infra.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
-from s3tables_kit.infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
-from s3tables_kit.infra.e2e.standins import Credentials, Localized, Target, localize, native_rows
-from s3tables_kit.infra.e2e.terraform import (
+from harness.e2e.plans import chains_of, managed_count, plan_actions, planned_summary, transition_problems
+from harness.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY, LaterDeploys, timed
+from harness.e2e.stackio import client, protected_addresses, synth_config, write_stack
+from harness.e2e.standins import Credentials, Localized, Target, localize, native_rows
+from harness.e2e.terraform import (
     E2eStackResult,
     E2eToolchain,
     Terraform,
@@ -102,7 +102,7 @@ TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
 PROMOTION = "failover --confirm"  # before a failover topology's stacks: the promotion its deploy follows
 WRITER = "writer commit"  # before the tools: a writer's commit to every source table (python -m jobs.failover.writer)
 # pyarrow's S3 uploads (pyiceberg writes) with trailing checksums are stored empty by moto 5.2.5: against the emulator
-# the SDK computes checksums only when required (tests/failover_world.py, jobs/failover/drill.py). Not needed on AWS.
+# the SDK computes checksums only when required (tests/failover_world.py, harness/drills/seed.py). Not needed on AWS.
 EMULATOR_WRITER_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
 PROTECTED_ERROR = re.compile(r"Resource\s+(\S+)\s+has\s+lifecycle\.prevent_destroy\s+set")
 
@@ -333,7 +333,7 @@ class ExampleRun:
             self.run_tools(cfg)
 
     def later_deploys(self, cfg: KitConfig) -> None:
-        """The second deploy (a non-protective change) and a locked change refused (infra/e2e/second.py)."""
+        """The second deploy (a non-protective change) and a locked change refused (harness/e2e/second.py)."""
         later = LaterDeploys(self, cfg)
         for name, step in ((SECOND_DEPLOY, later.second_deploy), (LOCK_REFUSAL, later.locked_change)):
             _say(f"-- {self.name}: {name}")
@@ -548,6 +548,24 @@ def _plan_summary(stdout: str) -> str:
     return "\n".join(keep[:60])
 
 
+def terraform_setup(workdir: Path) -> tuple[Terraform, Path] | None:
+    """Terraform as `make e2e` runs it, its CLI configuration under `workdir` (absolute: terraform runs in other
+    directories), no AWS credentials from the environment (each provider block carries its account's key), and the
+    children's Iceberg writes set up; with the provider mirror. None without `terraform` or a mirror."""
+    binary, mirror = find_terraform(), find_mirror()
+    if binary is None or mirror is None:
+        return None
+    workdir.mkdir(parents=True, exist_ok=True)
+    cache = workdir / "plugin-cache"
+    cache.mkdir(exist_ok=True)
+    (workdir / "terraform.rc").write_text(cli_config(mirror, cache))
+    env = tf_env(workdir / "terraform.rc")
+    for k in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        env.pop(k, None)
+    os.environ.update(EMULATOR_WRITER_ENV)  # the writer and the failover tool (children) write Iceberg data
+    return Terraform(binary, env), mirror
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -562,23 +580,14 @@ def main(argv: list[str] | None = None) -> int:
     configs = [c.resolve() for c in args.configs] or list(ALL_CONFIGS if args.all else SEED_CONFIGS)
     in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
-    binary, mirror = find_terraform(), find_mirror()
-    if binary is None or mirror is None:
+    workdir: Path = args.workdir.resolve()
+    found = terraform_setup(workdir)
+    if found is None:
         print("e2e: needs `terraform` and a provider filesystem mirror (see `make validate`)", file=sys.stderr)
         return 1 if in_ci else 2
-    workdir: Path = args.workdir.resolve()  # terraform runs in other directories: TF_CLI_CONFIG_FILE must be absolute
-    workdir.mkdir(parents=True, exist_ok=True)
-    cache = workdir / "plugin-cache"
-    cache.mkdir(exist_ok=True)
-    (workdir / "terraform.rc").write_text(cli_config(mirror, cache))
-    env = tf_env(workdir / "terraform.rc")
-    env.pop("AWS_ENDPOINT_URL", None)
-    for k in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        env.pop(k, None)  # each provider block carries its account's key: nothing may come from the environment
-    os.environ.update(EMULATOR_WRITER_ENV)  # the writer and the failover tool (children) write Iceberg data
-    tf = Terraform(binary, env)
+    tf, mirror = found
     chain = toolchain(tf, mirror, workdir)
-    _say(f"e2e: terraform {binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain.local.items())}")
+    _say(f"e2e: terraform {tf.binary}; providers {', '.join(f'{a} {v[0]}' for a, v in chain.local.items())}")
     _say(f"e2e: provider mirror {mirror} ({mirror_origin(mirror)})")
 
     runs: list[ExampleRun] = []

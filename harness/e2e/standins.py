@@ -23,7 +23,7 @@ copy Terraform applies, plus the list of what it changed (printed in the result 
      that makes the call the resource makes (`PutTableReplication` / `PutTableBucketReplication`) with the
      synthesized arguments, in Terraform's graph (after the resources it references).
    An API stand-in is a `terraform_data` whose `input` is the call's arguments (so a second plan is empty when they
-   did not change) and whose `local-exec` provisioner runs `python -m infra.e2e.apicall` once, at create.
+   did not change) and whose `local-exec` provisioner runs `python -m harness.e2e.apicall` once, at create.
 4. Arguments the local provider does not know on a resource it has (e.g. `aws_s3tables_table.metadata`, aws >= 6.2)
    are left out and listed, as `make validate` lists them.
 """
@@ -72,7 +72,7 @@ class Target:
 
     endpoint: str
     credentials: Mapping[str, Credentials]  # account id -> its access key on the emulator
-    python: str  # the interpreter that runs infra.e2e.apicall
+    python: str  # the interpreter that runs harness.e2e.apicall
     repo: str  # the repository root (PYTHONPATH of the API stand-ins)
 
 
@@ -182,7 +182,7 @@ def _api_standin(target: Target, calls: list[Json], source: Json) -> Json:
         "provisioner": [
             {
                 "local-exec": {
-                    "command": f"{target.python} -m infra.e2e.apicall",
+                    "command": f"{target.python} -m harness.e2e.apicall",
                     "environment": {
                         "KIT_E2E_CALLS": "${jsonencode(self.input)}",
                         "KIT_E2E_ENDPOINT": target.endpoint,
@@ -298,7 +298,7 @@ def _awscc_bucket_to_aws(
     unknown = sorted(set(body) - known)
     if unknown:
         raise ValueError(
-            f"{AWSCC_BUCKET}.{name}: no stand-in for argument(s) {unknown}: add one to infra/e2e/standins.py"
+            f"{AWSCC_BUCKET}.{name}: no stand-in for argument(s) {unknown}: add one to harness/e2e/standins.py"
         )
     standin = _api_standin(target, calls, {"lifecycle": body.get("lifecycle", {})}) if calls else None
     if standin is not None:
@@ -347,7 +347,7 @@ def _map_awscc_buckets(doc: Json, target: Target, changes: list[Change], *, buck
         for attr in sorted({m.group(1) for m in ref.finditer(json.dumps(doc))}):
             if attr != "table_bucket_arn":
                 raise ValueError(
-                    f"{AWSCC_BUCKET}.{name}.{attr} is referenced: no mapping for it in infra/e2e/standins.py"
+                    f"{AWSCC_BUCKET}.{name}.{attr} is referenced: no mapping for it in harness/e2e/standins.py"
                 )
         doc = _rewrite(doc, ref, f"{AWS_BUCKET}.{name}.arn")
         depends = re.compile(rf"^{re.escape(AWSCC_BUCKET)}\.{re.escape(name)}$")

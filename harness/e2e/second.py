@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from emulator.process import Emulator
-from s3tables_kit.infra.e2e.plans import plan_actions, planned_summary, transition_problems
-from s3tables_kit.infra.e2e.stackio import client, protected_addresses, synth_config, write_stack
-from s3tables_kit.infra.e2e.standins import Credentials, Localized
-from s3tables_kit.infra.e2e.terraform import Terraform
+from harness.e2e.plans import plan_actions, planned_summary, transition_problems
+from harness.e2e.stackio import client, protected_addresses, synth_config, write_stack
+from harness.e2e.standins import Credentials, Localized
+from harness.e2e.terraform import Terraform
 from s3tables_kit.infra.lockcheck import Classifier, Locked, refusal
 from s3tables_kit.infra.validate import Json
 from s3tables_kit.topology.config import KitConfig
@@ -40,7 +40,7 @@ from s3tables_kit.topology.loader import parse_config
 
 
 class ExampleRunView(Protocol):
-    """What the later deploys use of `infra.e2e.run.ExampleRun` (its run of one normal topology)."""
+    """What the later deploys use of `harness.e2e.run.ExampleRun` (its run of one normal topology)."""
 
     config: Path
     dir: Path

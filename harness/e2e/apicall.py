@@ -1,4 +1,4 @@
-"""The API stand-in's provisioner (`infra/e2e/standins.py`, rule 3): make each call of $KIT_E2E_CALLS with boto3
+"""The API stand-in's provisioner (`harness/e2e/standins.py`, rule 3): make each call of $KIT_E2E_CALLS with boto3
 against $KIT_E2E_ENDPOINT as the account it names. Run by Terraform (`local-exec`), never by hand.
 
 KIT_E2E_CALLS        JSON list of {"service", "region", "account", "operation", "arguments"}

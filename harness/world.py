@@ -1,5 +1,5 @@
 """A configuration deployed into the local stand-in (`emulator/`) through the public APIs Terraform calls: what
-`cdktf deploy` of every stack leaves behind, for the sandbox (`infra.sandbox`), the test worlds and the benchmarks.
+`cdktf deploy` of every stack leaves behind, for the sandbox (`harness.sandbox`), the test worlds and the benchmarks.
 
 Each function takes boto3-shaped clients (an `s3tables` client per Region, an `organizations` client) and creates
 one stack's resources of `cfg`:
@@ -32,8 +32,9 @@ def seed_organization_policies(org: Any, cfg: KitConfig, targets: Sequence[str])
     """The organization stack: the kit's two SCPs, each attached to every target; the stack's outputs
     (`kit_organization`)."""
     from s3tables_kit.policies import documents
+    from s3tables_kit.topology.outputs import organization_value
 
-    out: dict[str, Any] = {"targets": list(targets)}
+    ids: dict[str, str] = {}
     for key, name, policy in (
         ("policy", cfg.scp_name, documents.service_control_policy(cfg)),
         ("guards_policy", cfg.scp_guards_name, documents.service_control_policy_guards(cfg)),
@@ -43,8 +44,8 @@ def seed_organization_policies(org: Any, cfg: KitConfig, targets: Sequence[str])
         )["Policy"]["PolicySummary"]["Id"]
         for target in targets:
             org.attach_policy(PolicyId=pid, TargetId=target)
-        out |= {f"{key}_id": pid, f"{key}_name": name}
-    return out
+        ids[key] = pid
+    return organization_value(cfg, targets, policy_id=ids["policy"], guards_policy_id=ids["guards_policy"])
 
 
 def deploy_replicas(s3tables: S3TablesFor, cfg: KitConfig) -> None:

@@ -1,4 +1,4 @@
-"""The path rewrite of S3 Tables replication, for the sandbox's replicas (`infra/sandbox.py`).
+"""The path rewrite of S3 Tables replication, for the sandbox's replicas (`harness/sandbox.py`).
 
 AWS replication rewrites every path of a replica for the destination (docs/aws-facts.md#replication): its metadata,
 manifest lists, manifests and data files all live under the replica's own table location. The emulator's replication

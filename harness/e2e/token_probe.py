@@ -1,5 +1,5 @@
 """What the pinned hashicorp/aws provider does with a replication configuration's version token, checked in practice
-(`make e2e-all`, after the stacks; or `python -m infra.e2e.token_probe` on its own).
+(`make e2e-all`, after the stacks; or `python -m harness.e2e.token_probe` on its own).
 
 S3 Tables guards `Put*Replication` and `Delete*Replication` over an existing configuration with its version token
 (docs/aws-facts.md). Read in the provider's source, its replication resources send no token on create and `Read`
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from s3tables_kit.infra.e2e.standins import AWS_SERVICES
-from s3tables_kit.infra.e2e.terraform import Terraform, cli_config, proxy_env
+from harness.e2e.standins import AWS_SERVICES
+from harness.e2e.terraform import Terraform, cli_config, proxy_env
 from s3tables_kit.infra.validate import find_mirror, find_terraform, mirror_providers, tf_env
 
 ACCOUNT = "111122223333"

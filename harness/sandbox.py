@@ -41,6 +41,7 @@ from emulator.process import Emulator
 from harness.deploy import FAKE_KEY, DeployError, client, deploy, single_account
 from s3tables_kit.topology.config import KitConfig, load_config
 
+POINT_VARIABLE = "SANDBOX_POINT_IN_TIME"  # an instant between the writer's two commits, exported by env.sh
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = Path("examples/seed.toml")
 DEFAULT_OUT = Path("sandbox-out")
@@ -82,6 +83,7 @@ class Sandbox:
             "AWS_REGION": region,
             "AWS_DEFAULT_REGION": region,
             **EMULATOR_CLIENT_ENV,
+            POINT_VARIABLE: self.between_commits,  # for the runbooks' point-in-time step
         }
 
     def env_script(self) -> str:
@@ -197,7 +199,7 @@ def instructions(sb: Sandbox, config_arg: str, out_arg: str) -> str:
     o = f"{out_arg}/outputs.json"
     exports = "\n".join(f"  export {k}={shlex.quote(v)}" for k, v in sb.env().items())
     bg = f"--role-arn {rep.account_id}={break_glass}"
-    rec = f"--outputs {o} --endpoint $AWS_ENDPOINT_URL --namespace {ns}"
+    rec = f"--outputs {o} --endpoint-url $AWS_ENDPOINT_URL --namespace {ns}"
     fo = f"--config {config_arg} --outputs {o} --replica-bucket {rep.bucket} {bg}"
     commands = [
         ("replication status and lag", f'make status ARGS="--outputs {o} --max-lag 30m"'),
@@ -208,7 +210,7 @@ def instructions(sb: Sandbox, config_arg: str, out_arg: str) -> str:
         ("", f'make recover ARGS="{rec} --report {out_arg}/reports"'),
         (
             "point in time (between the two commits)",
-            f'make recover ARGS="{rec} --as-of {sb.between_commits} --dry-run"',
+            f'make recover ARGS="{rec} --as-of ${POINT_VARIABLE} --target-namespace recovered_pit"',
         ),
         ("failover plan, then the promotion (consumes the replica)", f'make failover ARGS="{fo}"'),
         ("", f'make failover ARGS="{fo} --confirm {rep.bucket} --report {out_arg}/reports/failover"'),

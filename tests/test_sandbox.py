@@ -209,7 +209,8 @@ def test_sandbox_writes_outputs_exports_and_prints_the_commands(sandbox: tuple[S
     assert sb.endpoint in text and f"export AWS_ENDPOINT_URL={sb.endpoint}" in text
     printed = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("make ")]
     assert len(printed) >= 6 and all(shlex.split(p)[1] in makefile_recipes() for p in printed)
-    assert f"--as-of {sb.between_commits}" in text
+    assert "--as-of $SANDBOX_POINT_IN_TIME --target-namespace recovered_pit" in text  # beside the latest copy
+    assert f"export SANDBOX_POINT_IN_TIME={sb.between_commits}\n" in env_file
 
 
 def test_practise_assurance(sandbox: tuple[Sandbox, Path]) -> None:
@@ -240,6 +241,8 @@ def test_practise_recovery(sandbox: tuple[Sandbox, Path], spark: Any) -> None:
     s3t = _s3tables(sb, sb.cfg.recovery_replica.region)
     recovered = s3t.list_tables(tableBucketARN=sb.cfg.recovery_bucket_arn, namespace="recovered")["tables"]
     assert [t["name"] for t in recovered] == ["orders"]
+    at_point = s3t.list_tables(tableBucketARN=sb.cfg.recovery_bucket_arn, namespace="recovered_pit")["tables"]
+    assert [t["name"] for t in at_point] == ["orders"]  # the point-in-time step, in its own namespace
 
 
 def test_practise_failover(sandbox: tuple[Sandbox, Path]) -> None:

@@ -85,7 +85,7 @@ policies-check: setup ## Fail when policies/rendered/ is stale (shows the diff)
 	$(PY) -m s3tables_kit.policies.render --check
 
 proofs: setup ## IAM proofs (matrix, mutations, multi-step attacks) with the report of cases resting on one layer
-	$(PY) -m pytest -q -s tests/test_policy_proofs.py tests/test_policy_attacks.py
+	$(KIT) proofs $(ARGS)
 
 policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered policies (skips without credentials)
 	$(PY) -m s3tables_kit.policies.access_analyzer $(ARGS)

@@ -609,6 +609,6 @@ def run(
     report = write_report(req.report_dir, started, run_id, header, plan, outcomes) if req.report_dir else None
     print(summary(outcomes, header))
     if report is not None:
-        print(f"report: {report}")
+        print(f"Report: {report}")
     code = M.EXIT_OK if all(o.ok for o in outcomes) else M.EXIT_FAILED
     return RunResult(code, plan, outcomes, report, rto, round(plan_seconds, 3))

@@ -269,7 +269,7 @@ def run(
         path = rep.write(report_dir) if req.confirm else None
         print(json.dumps(rep.as_dict(), indent=2, default=str) if as_json else rep.render(PM.SHOWN_ROWS))
         if path is not None and not as_json:
-            print(f"report: {path}")
+            print(f"Report: {path}")
         return PlannedResult(code, rep, path)
 
     if freeze is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -62,6 +62,12 @@ def discover(root: Path = ROOT) -> dict[str, Module]:
             name = ".".join(parts)
             out[name] = Module(name, rel.name == "__init__", path.read_text(encoding="utf-8"))
     return out
+
+
+def with_code(modules: Mapping[str, Module], name: str, code: str) -> dict[str, Module]:
+    """The tree with `code` appended to module `name` (how a test shows a rule bites on the real tree)."""
+    mod = modules[name]
+    return {**modules, name: replace(mod, source=mod.source + code)}
 
 
 def _resolve(name: str, known: Iterable[str]) -> str:
@@ -198,9 +204,7 @@ def test_the_jobs_kernel_imports_no_job() -> None:
     assert {"jobs.kernel.sdk", "jobs.kernel.clients", "jobs.kernel.concurrency", "jobs.kernel.tables"} <= set(modules)
     assert kernel_violations(modules) == []
     # and the rule bites: a kernel module importing an ops tool is reported
-    mod = modules["jobs.kernel.tables"]
-    bad = dict(modules)
-    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom jobs.ops import status\n")
+    bad = with_code(modules, "jobs.kernel.tables", "\nfrom jobs.ops import status\n")
     [found] = kernel_violations(bad)
     assert found.startswith("jobs.kernel.tables:") and "imports jobs.ops.status" in found
 
@@ -209,10 +213,8 @@ def test_a_climbing_import_added_to_the_real_tree_fails() -> None:
     """One climbing import put back where the issue found it (the topology reaching into the provisioning layer,
     and a construct importing the job it packages) is reported with module, line and rule."""
     modules = discover()
-    cfg = modules["topology.config"]
-    modules["topology.config"] = Module(cfg.name, False, cfg.source + "\nfrom infra.packaging import HANDLER\n")
-    mon = modules["infra.constructs.monitor"]
-    modules["infra.constructs.monitor"] = Module(mon.name, False, mon.source + "\nfrom jobs.ops import monitor\n")
+    modules = with_code(modules, "topology.config", "\nfrom infra.packaging import HANDLER\n")
+    modules = with_code(modules, "infra.constructs.monitor", "\nfrom jobs.ops import monitor\n")
     found = layer_violations(modules)
     assert len(found) == 2, found
     assert found[0].startswith("infra.constructs.monitor:") and "imports jobs.ops.monitor" in found[0]
@@ -319,11 +321,7 @@ def sibling_violations(modules: Mapping[str, Module]) -> list[str]:
 def test_failover_recover_and_ops_share_through_the_kernel() -> None:
     modules = discover()
     assert sibling_violations(modules) == []
-    mod = modules["jobs.failover.model"]
-    bad = dict(modules)
-    bad[mod.name] = Module(
-        mod.name, False, mod.source + "\nfrom s3tables_kit.jobs.recover.planning import plan_table\n"
-    )
+    bad = with_code(modules, "jobs.failover.model", "\nfrom s3tables_kit.jobs.recover.planning import plan_table\n")
     [found] = sibling_violations(bad)
     assert found.startswith("jobs.failover.model:") and found.endswith(
         "imports jobs.recover.planning: share it through jobs.kernel"
@@ -360,9 +358,7 @@ def test_the_product_never_imports_the_stand_in_or_the_harness() -> None:
     product = [e for e in edges(modules) if e.importer.split(".")[0] in PRODUCT]
     assert [e for e in product if e.imported.split(".")[0] not in PRODUCT] == []
     # and the rule bites: the stand-in imported by a job is reported
-    mod = modules["jobs.rehearse"]
-    bad = dict(modules)
-    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom emulator.process import Emulator\n")
+    bad = with_code(modules, "jobs.rehearse", "\nfrom emulator.process import Emulator\n")
     [found] = layer_violations(bad)
     assert found.startswith("jobs.rehearse:") and "imports emulator.process: jobs may import only" in found
 
@@ -370,9 +366,7 @@ def test_the_product_never_imports_the_stand_in_or_the_harness() -> None:
 def test_the_product_imports_its_own_packages_by_the_distribution_name() -> None:
     modules = discover()
     assert product_bare_imports(modules) == []
-    mod = modules["infra.summary"]
-    bad = dict(modules)
-    bad[mod.name] = Module(mod.name, False, mod.source + "\nfrom topology.config import KitConfig\n")
+    bad = with_code(modules, "infra.summary", "\nfrom topology.config import KitConfig\n")
     [found] = product_bare_imports(bad)
     assert found.startswith("infra.summary:") and "write s3tables_kit.topology.config" in found
 
@@ -421,10 +415,8 @@ def test_outputs_are_built_only_by_the_topology_builders() -> None:
     modules = discover()
     assert outputs_built_outside_the_builders(modules) == []
     # and the rule bites: the hand-written copy the failover drill had is reported
-    mod = modules["harness.drills.failover"]
     copy = '\ndef outputs(arn):\n    return {"s": {"kit_source": {"replication_role_arn": arn, "destinations": []}}}\n'
-    bad = dict(modules)
-    bad[mod.name] = Module(mod.name, False, mod.source + copy)
+    bad = with_code(modules, "harness.drills.failover", copy)
     found = outputs_built_outside_the_builders(bad)
     assert [f.split(" ", 1)[1] for f in found] == [
         "builds an output value (['destinations', 'replication_role_arn'])",

@@ -217,39 +217,28 @@ def policy_drift(resource: str, live: Any, reviewed: Any) -> list[DriftFinding]:
         return [DriftFinding("bucket-policy-missing", resource, "the bucket has no bucket policy")]
     have, want = statements(live), statements(reviewed)
     have_sid = {s["Sid"]: s for s in have if s.get("Sid")}
-    want_sid = {s["Sid"]: s for s in want if s.get("Sid")}
-    have_anon = [canonical(s) for s in have if not s.get("Sid")]
-    want_anon = [canonical(s) for s in want if not s.get("Sid")]
-    out = []
-    for sid, stmt in want_sid.items():
-        if sid not in have_sid:
-            out.append(DriftFinding("bucket-policy-statement-missing", resource, f"statement {sid!r} is missing"))
-        elif canonical(have_sid[sid]) != canonical(stmt):
-            out.append(
-                DriftFinding(
-                    "bucket-policy-statement-changed", resource, f"statement {sid!r} differs from the configuration"
-                )
-            )
-    for stmt in (s for s in want if not s.get("Sid")):
-        if canonical(stmt) not in have_anon:
-            out.append(
-                DriftFinding("bucket-policy-statement-missing", resource, f"statement {_short(stmt)} is missing")
-            )
-    for sid in have_sid.keys() - want_sid.keys():
-        out.append(
-            DriftFinding(
-                "bucket-policy-statement-unexpected", resource, f"statement {sid!r} is not in the configuration"
-            )
-        )
-    for stmt in (s for s in have if not s.get("Sid")):
-        if canonical(stmt) not in want_anon:
-            out.append(
-                DriftFinding(
-                    "bucket-policy-statement-unexpected",
-                    resource,
-                    f"statement {_short(stmt)} is not in the configuration",
-                )
-            )
+    changed = [
+        DriftFinding("bucket-policy-statement-changed", resource, f"statement {sid!r} differs from the configuration")
+        for sid, stmt in {s["Sid"]: s for s in want if s.get("Sid")}.items()
+        if sid in have_sid and canonical(have_sid[sid]) != canonical(stmt)
+    ]
+    missing = _absent(resource, "bucket-policy-statement-missing", "is missing", want, have)
+    unexpected = _absent(resource, "bucket-policy-statement-unexpected", "is not in the configuration", have, want)
+    return changed + missing + unexpected
+
+
+def _absent(
+    resource: str, kind: str, phrase: str, stmts: Sequence[Mapping[str, Any]], others: Sequence[Mapping[str, Any]]
+) -> list[DriftFinding]:
+    """A `kind` finding for each statement of `stmts` that `others` lacks: by ``Sid``, or by content when it has none
+    (the same comparison both ways, reviewed against live for missing ones and live against reviewed for extra ones)."""
+    other_sids = {s["Sid"] for s in others if s.get("Sid")}
+    other_anon = [canonical(s) for s in others if not s.get("Sid")]
+    named = dict.fromkeys(s["Sid"] for s in stmts if s.get("Sid"))  # each Sid once, in document order
+    out = [DriftFinding(kind, resource, f"statement {sid!r} {phrase}") for sid in named if sid not in other_sids]
+    for stmt in (s for s in stmts if not s.get("Sid")):
+        if canonical(stmt) not in other_anon:
+            out.append(DriftFinding(kind, resource, f"statement {_short(stmt)} {phrase}"))
     return out
 
 

@@ -391,13 +391,22 @@ def _check_anchors(sections: Sequence[ReferenceSection]) -> None:
         raise UndocumentedFieldError(f"two sections share the anchor(s) {twice}")
 
 
-def configuration_page() -> str:
-    models = list(walk_models(written_form()))
+def _documented(
+    root: type[BaseModel], sections_of: Callable[[], list[ReferenceSection]]
+) -> tuple[list[type[BaseModel]], list[ReferenceSection]]:
+    """The models below `root` and their sections, refused when a field lacks its description or two sections share
+    an anchor, since either would publish a page that misleads."""
+    models = list(walk_models(root))
     problems = description_problems(models)
     if problems:
         raise UndocumentedFieldError("; ".join(problems))
-    sections = config_sections()
+    sections = sections_of()
     _check_anchors(sections)
+    return models, sections
+
+
+def configuration_page() -> str:
+    models, sections = _documented(written_form(), config_sections)
     lines = [
         _header(models).rstrip("\n"),
         "# Configuration reference (`kit.toml`)",
@@ -415,12 +424,7 @@ def configuration_page() -> str:
 
 
 def outputs_page() -> str:
-    models = list(walk_models(KitOutputs))
-    problems = description_problems(models)
-    if problems:
-        raise UndocumentedFieldError("; ".join(problems))
-    sections = output_sections()
-    _check_anchors(sections)
+    models, sections = _documented(KitOutputs, output_sections)
     lines = [
         _header(models).rstrip("\n"),
         "# Outputs reference (`outputs.json`)",

@@ -17,23 +17,21 @@ class _Frozen(BaseModel):
 
 
 _STATE_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_STATE_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
-# Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
-# multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
-_STATE_KMS_KEY_ARN_RE = re.compile(
-    r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
-    r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
-)
-
-# The optional keys of the state with a required shape, and what each must look like (`{v!r}`: the value given).
+# The optional keys of the state with a required shape: the pattern, and the message when the value given (`{v!r}`)
+# does not match it.
 _SHAPES = {
     "key_prefix": (
-        _STATE_KEY_PREFIX_RE,
+        re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$"),
         "key_prefix {v!r} must be path segments of letters, digits, '_', '.', '=', '-' separated by single '/', "
         "without a leading or trailing '/'",
     ),
+    # Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
+    # multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
     "kms_key_arn": (
-        _STATE_KMS_KEY_ARN_RE,
+        re.compile(
+            r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
+            r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
+        ),
         "kms_key_arn {v!r} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) whose id is a key id as "
         "KMS issues it (a UUID or mrk-...): Terraform's S3 backend rejects anything else",
     ),

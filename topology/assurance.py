@@ -49,6 +49,16 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
 
+def _deployed(what: str) -> bool:
+    """The switch of a scheduled assurance component, on unless turned off (both read the same in `kit.toml`)."""
+    return Field(default=True, description=f"Whether the {what} is deployed.")
+
+
+def _interval(default: int, most: int, description: str) -> int:
+    """A schedule's interval: at least one unit, at most what a CloudWatch alarm spanning two intervals allows."""
+    return Field(default=default, ge=1, le=most, description=description)
+
+
 class Subscription(_Frozen):
     """An SNS subscription of the alarm topics: `email`/`email-json` (address), `https` (URL), `sqs`/`lambda`
     (ARN in the topic's account and Region)."""
@@ -77,14 +87,8 @@ class Subscription(_Frozen):
 class Monitor(_Frozen):
     """Replication monitor: runs the kit's `status` logic every `interval_minutes` and publishes metrics."""
 
-    enabled: bool = Field(
-        default=True,
-        description="Whether the replication monitor (a Lambda function on an EventBridge Scheduler schedule) is "
-        "deployed.",
-    )
-    interval_minutes: int = Field(
-        default=5, ge=1, le=MAX_MONITOR_INTERVAL_MINUTES, description="Minutes between two runs of the monitor."
-    )
+    enabled: bool = _deployed("replication monitor (a Lambda function on an EventBridge Scheduler schedule)")
+    interval_minutes: int = _interval(5, MAX_MONITOR_INTERVAL_MINUTES, "Minutes between two runs of the monitor.")
     max_lag_minutes: int = Field(default=30, ge=1, description="Replication lag, in minutes, that fires the lag alarm.")
     max_replication_point_age_minutes: int = Field(
         default=60,
@@ -108,14 +112,8 @@ class Rehearsal(_Frozen):
     """Scheduled recovery rehearsal: recovers `tables` (or a sample) as of `offset_hours` ago into `namespace` of
     the recovery bucket, verifies, reports, publishes the rehearsed RTO, and drops what it created."""
 
-    enabled: bool = Field(
-        default=True,
-        description="Whether the scheduled recovery rehearsal (an EMR Serverless job run of the recovery job) is "
-        "deployed.",
-    )
-    interval_hours: int = Field(
-        default=24, ge=1, le=MAX_REHEARSAL_INTERVAL_HOURS, description="Hours between two rehearsals."
-    )
+    enabled: bool = _deployed("scheduled recovery rehearsal (an EMR Serverless job run of the recovery job)")
+    interval_hours: int = _interval(24, MAX_REHEARSAL_INTERVAL_HOURS, "Hours between two rehearsals.")
     offset_hours: int = Field(
         default=1,
         ge=0,

@@ -30,6 +30,7 @@ from s3tables_kit.topology.rules import (
     check_account,
     check_bucket_name,
     check_iceberg_name,
+    check_optional,
     check_region,
     partition_of_arn,
 )
@@ -115,9 +116,7 @@ class _BucketSite(_Frozen):
     @field_validator("deploy_role_arn")
     @classmethod
     def _role(cls, v: str | None) -> str | None:
-        if v is not None and not ROLE_ARN_RE.match(v):
-            raise ValueError(f"deploy_role_arn {v!r} must be an IAM role ARN")
-        return v
+        return check_optional(v, ROLE_ARN_RE, f"deploy_role_arn {v!r} must be an IAM role ARN")
 
     @property
     def partition(self) -> str:
@@ -180,12 +179,12 @@ class Source(_BucketSite):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str | None) -> str | None:
-        if v is not None and not SOURCE_ID_RE.match(v):
-            raise ValueError(
-                f"source id {v!r} must be 1-16 characters: lowercase letters, digits, hyphens, starting with a letter "
-                "and not ending with a hyphen (it names the source's stack and prefixes its IAM role names)"
-            )
-        return v
+        return check_optional(
+            v,
+            SOURCE_ID_RE,
+            f"source id {v!r} must be 1-16 characters: lowercase letters, digits, hyphens, starting with a letter "
+            "and not ending with a hyphen (it names the source's stack and prefixes its IAM role names)",
+        )
 
     @property
     def stack_id(self) -> str:

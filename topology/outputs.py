@@ -46,6 +46,11 @@ class _Out(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+def _bucket(what: str, kind: str, note: str = "") -> str:
+    """A field locating a stack's table bucket, described alike on the source, replica and recovery outputs."""
+    return Field(description=f"{what} of the {kind} table bucket{note}.")
+
+
 class RetentionOut(_Out):
     max_snapshot_age_hours: int = Field(description="Hours a snapshot is kept before snapshot management expires it.")
     min_snapshots_to_keep: int = Field(description="Snapshots always kept, however old they are.")
@@ -74,10 +79,10 @@ class FailoverOut(_Out):
 
 class SourceOut(_Out):
     kit: str = Field(description="The kit's name (in a failover topology, `<kit>-fo`).")
-    account_id: str = Field(description="Account id of the source table bucket.")
-    region: str = Field(description="Region of the source table bucket.")
-    table_bucket_arn: str = Field(description="ARN of the source table bucket.")
-    table_bucket_name: str = Field(description="Name of the source table bucket.")
+    account_id: str = _bucket("Account id", "source")
+    region: str = _bucket("Region", "source")
+    table_bucket_arn: str = _bucket("ARN", "source")
+    table_bucket_name: str = _bucket("Name", "source")
     replication_mode: str = Field(description='The replication mode: "bucket" or "tables".')
     replication_role_arn: str = Field(description="ARN of the role S3 Tables replication assumes for this source.")
     namespaces: dict[str, list[str]] = Field(description="The declared namespaces, each with its table names.")
@@ -106,10 +111,10 @@ class SourceOut(_Out):
 
 
 class ReplicaOut(_Out):
-    account_id: str = Field(description="Account id of the replica table bucket.")
-    region: str = Field(description="Region of the replica table bucket.")
-    table_bucket_arn: str = Field(description="ARN of the replica table bucket.")
-    table_bucket_name: str = Field(description="Name of the replica table bucket.")
+    account_id: str = _bucket("Account id", "replica")
+    region: str = _bucket("Region", "replica")
+    table_bucket_arn: str = _bucket("ARN", "replica")
+    table_bucket_name: str = _bucket("Name", "replica")
     storage_class: str = Field(description="Storage class of the bucket's new tables: STANDARD or INTELLIGENT_TIERING.")
     encryption: EncryptionOut = Field(description="Default encryption of the replica bucket's tables.")
     snapshot_retention: RetentionOut = Field(
@@ -138,10 +143,10 @@ class ReplicaOut(_Out):
 
 
 class RecoveryOut(_Out):
-    account_id: str = Field(description="Account id of the recovery table bucket (the recovery replica's).")
-    region: str = Field(description="Region of the recovery table bucket (the recovery replica's).")
-    table_bucket_arn: str = Field(description="ARN of the recovery table bucket.")
-    table_bucket_name: str = Field(description="Name of the recovery table bucket.")
+    account_id: str = _bucket("Account id", "recovery", " (the recovery replica's)")
+    region: str = _bucket("Region", "recovery", " (the recovery replica's)")
+    table_bucket_arn: str = _bucket("ARN", "recovery")
+    table_bucket_name: str = _bucket("Name", "recovery")
     namespace: str = Field(description="Namespace that tables are recovered into.")
     role_arn: str = Field(description="ARN of the recovery role the recovery and rehearsal jobs run as.")
     emr_application_id: str = Field(description="Id of the EMR Serverless application that runs recovery.")

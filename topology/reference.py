@@ -108,6 +108,11 @@ def field_key(name: str, info: FieldInfo) -> str:
     return info.alias or name
 
 
+def _single_source_section(model: type[BaseModel], description: str) -> tuple[Any, FieldInfo]:
+    """A section of the single-source form as create_model takes it: optional, since an estate writes neither."""
+    return model | None, FieldInfo.from_field(None, description=description)
+
+
 @functools.cache
 def written_form() -> type[BaseModel]:
     """`kit.toml` as written: the fields of `KitConfig`, with `[source]` and `[replication]` beside `[[sources]]`
@@ -117,25 +122,16 @@ def written_form() -> type[BaseModel]:
         if name == "scheme":
             continue
         if name == "sources":
-            fields["source"] = (
-                Source | None,
-                Field(
-                    default=None,
-                    description="The one source table bucket, with `[replication]` beside it (or `[[sources]]`, "
-                    "never both).",
-                ),
+            fields["source"] = _single_source_section(
+                Source,
+                "The one source table bucket, with `[replication]` beside it (or `[[sources]]`, never both).",
             )
             fields[name] = (info.annotation, Field(default=(), description=info.description))
         else:
             fields[name] = (info.annotation, info)
         if name == "replicas":
-            fields["replication"] = (
-                Replication | None,
-                Field(
-                    default=None,
-                    description="The replication of `[source]` (required with it; each `[[sources]]` entry has its "
-                    "own).",
-                ),
+            fields["replication"] = _single_source_section(
+                Replication, "The replication of `[source]` (required with it; each `[[sources]]` entry has its own)."
             )
     model: type[BaseModel] = create_model("KitConfig", __module__=KitConfig.__module__, **fields)
     return model
@@ -391,13 +387,22 @@ def _check_anchors(sections: Sequence[ReferenceSection]) -> None:
         raise UndocumentedFieldError(f"two sections share the anchor(s) {twice}")
 
 
-def configuration_page() -> str:
-    models = list(walk_models(written_form()))
+def _documented(
+    root: type[BaseModel], sections_of: Callable[[], list[ReferenceSection]]
+) -> tuple[list[type[BaseModel]], list[ReferenceSection]]:
+    """The models below `root` and their sections, refused when a field lacks its description or two sections share
+    an anchor, since either would publish a page that misleads."""
+    models = list(walk_models(root))
     problems = description_problems(models)
     if problems:
         raise UndocumentedFieldError("; ".join(problems))
-    sections = config_sections()
+    sections = sections_of()
     _check_anchors(sections)
+    return models, sections
+
+
+def configuration_page() -> str:
+    models, sections = _documented(written_form(), config_sections)
     lines = [
         _header(models).rstrip("\n"),
         "# Configuration reference (`kit.toml`)",
@@ -415,12 +420,7 @@ def configuration_page() -> str:
 
 
 def outputs_page() -> str:
-    models = list(walk_models(KitOutputs))
-    problems = description_problems(models)
-    if problems:
-        raise UndocumentedFieldError("; ".join(problems))
-    sections = output_sections()
-    _check_anchors(sections)
+    models, sections = _documented(KitOutputs, output_sections)
     lines = [
         _header(models).rstrip("\n"),
         "# Outputs reference (`outputs.json`)",

@@ -36,6 +36,13 @@ def known_regions() -> frozenset[str]:
     )
 
 
+def check_optional(v: str | None, pattern: re.Pattern[str], message: str) -> str | None:
+    """An optional name or ARN: unset passes, set must match `pattern` (else `message`, which names the value)."""
+    if v is not None and not pattern.match(v):
+        raise ValueError(message)
+    return v
+
+
 BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-", "aws")
 BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")

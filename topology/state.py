@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from s3tables_kit.topology.rules import check_region
+from s3tables_kit.topology.rules import check_optional, check_region
 
 
 class _Frozen(BaseModel):
@@ -17,13 +17,31 @@ class _Frozen(BaseModel):
 
 
 _STATE_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_STATE_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
-# Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
-# multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
-_STATE_KMS_KEY_ARN_RE = re.compile(
-    r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
-    r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
-)
+# The optional keys of the state with a required shape: the pattern, and the message when the value given (`{v!r}`)
+# does not match it.
+_SHAPES = {
+    "key_prefix": (
+        re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$"),
+        "key_prefix {v!r} must be path segments of letters, digits, '_', '.', '=', '-' separated by single '/', "
+        "without a leading or trailing '/'",
+    ),
+    # Terraform's S3 backend accepts a key ARN only with a real key id: a UUID (version 1-5, RFC 4122 variant) or a
+    # multi-Region key id (terraform internal/backend/remote-state/s3/validate.go); a made-up id fails `terraform init`.
+    "kms_key_arn": (
+        re.compile(
+            r"^arn:aws(-cn|-us-gov)?:kms:([a-z0-9-]+):(\d{12}):key/"
+            r"([a-f0-9]{8}-[a-f0-9]{4}-[1-5][a-f0-9]{3}-[ab89][a-f0-9]{3}-[a-f0-9]{12}|mrk-[a-f0-9]{32})$"
+        ),
+        "kms_key_arn {v!r} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) whose id is a key id as "
+        "KMS issues it (a UUID or mrk-...): Terraform's S3 backend rejects anything else",
+    ),
+}
+
+# The switches of the state that are there to be written, not turned off, and why each must stay on.
+_CANNOT_TURN_OFF = {
+    "use_lockfile": "state locking cannot be turned off: two concurrent applies would corrupt the state",
+    "encrypt": "state encryption cannot be turned off: the state holds every resource's attributes",
+}
 
 
 class State(_Frozen):
@@ -67,41 +85,20 @@ class State(_Frozen):
             )
         return v
 
-    @field_validator("key_prefix")
-    @classmethod
-    def _prefix(cls, v: str | None) -> str | None:
-        if v is not None and not _STATE_KEY_PREFIX_RE.match(v):
-            raise ValueError(
-                f"key_prefix {v!r} must be path segments of letters, digits, '_', '.', '=', '-' separated by single "
-                "'/', without a leading or trailing '/'"
-            )
-        return v
-
     @field_validator("region")
     @classmethod
     def _region(cls, v: str | None) -> str | None:
         return None if v is None else check_region(v)
 
-    @field_validator("use_lockfile")
+    @field_validator("use_lockfile", "encrypt")
     @classmethod
-    def _lock(cls, v: bool) -> bool:
+    def _stays_on(cls, v: bool, info: ValidationInfo) -> bool:
         if not v:
-            raise ValueError("state locking cannot be turned off: two concurrent applies would corrupt the state")
+            raise ValueError(_CANNOT_TURN_OFF[info.field_name or ""])
         return v
 
-    @field_validator("encrypt")
+    @field_validator("key_prefix", "kms_key_arn")
     @classmethod
-    def _encrypt(cls, v: bool) -> bool:
-        if not v:
-            raise ValueError("state encryption cannot be turned off: the state holds every resource's attributes")
-        return v
-
-    @field_validator("kms_key_arn")
-    @classmethod
-    def _kms(cls, v: str | None) -> str | None:
-        if v is not None and not _STATE_KMS_KEY_ARN_RE.match(v):
-            raise ValueError(
-                f"kms_key_arn {v!r} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) whose id is a "
-                "key id as KMS issues it (a UUID or mrk-...): Terraform's S3 backend rejects anything else"
-            )
-        return v
+    def _shaped(cls, v: str | None, info: ValidationInfo) -> str | None:
+        pattern, message = _SHAPES[info.field_name or ""]
+        return check_optional(v, pattern, message.format(v=v))

@@ -160,7 +160,7 @@ def wait(emr: Any, application_id: str, job_run_id: str, logs_uri: str, poll: fl
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """This tool's arguments and the recovery job's: the ones it does not declare, then everything after `--`."""
     ap = argparse.ArgumentParser(
-        prog="python -m jobs.emr_submit",
+        prog="s3tables-kit recover-emr",
         description=__doc__.splitlines()[0] if __doc__ else "",
         allow_abbrev=False,  # `--name` must not swallow the job's `--namespace`
         epilog="any other argument (and everything after --) goes to the recovery job: python -m jobs.recover --help",

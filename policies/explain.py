@@ -654,9 +654,7 @@ def _identity_files(paths: Sequence[Path]) -> list[tuple[str, Document]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m s3tables_kit.policies.explain", description=(__doc__ or "").splitlines()[0]
-    )
+    ap = argparse.ArgumentParser(prog="s3tables-kit explain", description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--config", type=Path, required=True, help="the kit's configuration (kit.toml)")
     ap.add_argument("--principal", required=True, help="role or user ARN (a role session's ARN works), or a service")
     ap.add_argument("--action", required=True, help="s3tables:<Action> (or kms:<Action>) of the kit's catalogue")

@@ -585,7 +585,7 @@ def check(rendered_dir: Path = RENDERED_DIR, examples_dir: Path = EXAMPLES_DIR) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m policies.render", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="s3tables-kit policies", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--check", action="store_true", help="fail (exit 1) with a diff when the rendered files are stale"
     )

@@ -26,11 +26,15 @@ EXIT_REFUSED = 2
 @dataclass(frozen=True)
 class Command:
     name: str
-    module: str  # its `main(argv) -> int`; `main()` when `argv_env` names the environment variable it reads instead
+    module: str  # whose `main(argv) -> int` runs it: a product module below this package, or a harness module
     summary: str
     group: str  # a key of GROUPS
     extra: str = ""  # the extra whose packages it imports ("" for the base install)
     checkout: bool = False  # part of the harness: runs from a checkout of the kit, not shipped in the wheel
+
+    @property
+    def import_name(self) -> str:
+        return self.module if self.checkout else f"{__package__}.{self.module}"
 
 
 GROUPS = {
@@ -41,26 +45,20 @@ GROUPS = {
 }
 
 COMMANDS: tuple[Command, ...] = (
-    Command("status", "s3tables_kit.jobs.ops.status", "replication status, lag and recovery windows", "on-call"),
-    Command("audit", "s3tables_kit.jobs.ops.audit", "compare live protections with the configuration", "on-call"),
-    Command("harden", "s3tables_kit.jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
-    Command("discover", "s3tables_kit.jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
-    Command("failover", "s3tables_kit.jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
-    Command(
-        "explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"
-    ),
-    Command("recover-emr", "s3tables_kit.jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
-    Command(
-        "recover", "s3tables_kit.jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"
-    ),
-    Command("rehearse", "s3tables_kit.jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
-    Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
-    Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
-    Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),
-    Command(
-        "lockcheck", "s3tables_kit.infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"
-    ),
-    Command("live-verify", "s3tables_kit.infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
+    Command("status", "jobs.ops.status", "replication status, lag and recovery windows", "on-call"),
+    Command("audit", "jobs.ops.audit", "compare live protections with the configuration", "on-call"),
+    Command("harden", "jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
+    Command("discover", "jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
+    Command("failover", "jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
+    Command("explain", "policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
+    Command("recover-emr", "jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
+    Command("recover", "jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"),
+    Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
+    Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
+    Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
+    Command("policies", "policies.render", "render the policy documents for review", "deploy"),
+    Command("lockcheck", "infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"),
+    Command("live-verify", "infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
     Command("drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True),
     Command("failover-drill", "harness.drills.failover", "failover drill on the stand-in", "practise", checkout=True),
@@ -127,7 +125,7 @@ def load(cmd: Command) -> Callable[[list[str]], int]:
     root = checkout_root() if cmd.checkout else None
     if root is not None and str(root) not in sys.path:
         sys.path.insert(0, str(root))  # the harness runs from a checkout: its packages sit beside s3tables_kit/
-    module = importlib.import_module(cmd.module)
+    module = importlib.import_module(cmd.import_name)
     entry: Callable[[list[str]], int] = module.main
     return entry
 

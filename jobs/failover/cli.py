@@ -50,7 +50,7 @@ def parser() -> argparse.ArgumentParser:
     from s3tables_kit.jobs.kernel.selectors import add_selection_args
 
     p = argparse.ArgumentParser(
-        prog="python -m jobs.failover",
+        prog="s3tables-kit failover",
         description="Fail over to a kit-protected S3 Tables replica in place, safely.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -296,7 +296,7 @@ def _render_buckets(report: AuditReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.ops.audit", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="s3tables-kit audit", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
     args = p.parse_args(argv)

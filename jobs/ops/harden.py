@@ -441,7 +441,7 @@ def _render_buckets(report: HardenReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.ops.harden", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="s3tables-kit harden", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     p.add_argument(

@@ -553,7 +553,7 @@ def _render_sources(report: StatusReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.ops.status", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="s3tables-kit status", description=__doc__.split("\n\n")[0])
     add_common_args(p)
     p.add_argument("--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)")
     p.add_argument(

@@ -35,7 +35,7 @@ exit codes: 0 every table verified or skipped, 1 some table failed (the others c
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m jobs.recover",
+        prog="s3tables-kit recover",
         description="Recover writable, verified Iceberg tables from a read-only S3 Tables replica.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

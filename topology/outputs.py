@@ -39,6 +39,16 @@ OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"
 OUTPUT_RECOVERY = "kit_recovery"
 OUTPUT_ORGANIZATION = "kit_organization"
+# How each stack's one structured output describes itself (`cdktf output`, the plan): declared with the contract.
+OUTPUT_DESCRIPTIONS = {
+    OUTPUT_SOURCE: "Source bucket, tables, replication role and destinations",
+    OUTPUT_REPLICA: "Replica bucket, retention to apply to service-created replica tables, protection principals",
+    OUTPUT_RECOVERY: "Where recovery writes, the role and EMR Serverless application it runs with",
+    OUTPUT_ORGANIZATION: "The replica-protection SCPs and where they are attached",
+}
+FAILOVER_SOURCE_DESCRIPTION = (
+    "Failover topology: the promoted bucket as the source, its replication role and destinations"
+)
 
 
 class _Out(BaseModel):

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 from cdktf import TerraformOutput
 
+from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.failover import FailoverTopology
-from s3tables_kit.topology.outputs import OUTPUT_SOURCE, failover_source_value
+from s3tables_kit.topology.outputs import FAILOVER_SOURCE_DESCRIPTION, OUTPUT_SOURCE, failover_source_value
 
 
 def add_failover_source_output(promoted: ReplicaStack, cfg: KitConfig, topo: FailoverTopology) -> TerraformOutput:
-    return TerraformOutput(
+    return export_output(
         promoted,
         OUTPUT_SOURCE,
-        description="Failover topology: the promoted bucket as the source, its replication role and destinations",
-        value=failover_source_value(cfg, topo, encryption=promoted.bucket.encryption_output),
+        failover_source_value(cfg, topo, encryption=promoted.bucket.encryption_output),
+        description=FAILOVER_SOURCE_DESCRIPTION,
     )

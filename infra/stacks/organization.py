@@ -3,11 +3,12 @@ whole configuration, an estate's included: whatever `scp-protect-replicas` and `
 
 from __future__ import annotations
 
-from cdktf import TerraformOutput, TerraformStack
+from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
 from s3tables_kit.infra.constructs.providers import aws_provider
+from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Organization
 from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, organization_value
@@ -57,9 +58,8 @@ class OrganizationStack(TerraformStack):
                 ("replica-guards-scp", cfg.scp_guards_name, "scp-protect-replica-guards", GUARDS_SCP_DESCRIPTION),
             )
         )
-        TerraformOutput(
+        export_output(
             self,
             OUTPUT_ORGANIZATION,
-            description="The replica-protection SCPs and where they are attached",
-            value=organization_value(cfg, org.targets, policy_id=scp.policy.id, guards_policy_id=guards.policy.id),
+            organization_value(cfg, org.targets, policy_id=scp.policy.id, guards_policy_id=guards.policy.id),
         )

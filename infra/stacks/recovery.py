@@ -3,7 +3,7 @@ Spark application and the scripts/logs bucket."""
 
 from __future__ import annotations
 
-from cdktf import TerraformOutput, TerraformStack
+from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.providers import site_providers
@@ -15,6 +15,7 @@ from s3tables_kit.infra.constructs.recovery import (
 )
 from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
+from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.outputs import OUTPUT_RECOVERY, recovery_value
@@ -76,11 +77,10 @@ class RecoveryStack(TerraformStack):
             recovery_role_name=role.role.name,
             replica=reads,
         )
-        TerraformOutput(
+        export_output(
             self,
             OUTPUT_RECOVERY,
-            description="Where recovery writes, the role and EMR Serverless application it runs with",
-            value=recovery_value(
+            recovery_value(
                 cfg,
                 table_bucket_arn=bucket.arn,
                 role_arn=role.role.arn,

@@ -4,11 +4,12 @@ protection tag (`kit-protection = <kit>`), and a fan-in replica's output names e
 
 from __future__ import annotations
 
-from cdktf import TerraformOutput, TerraformStack
+from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
+from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Replica
@@ -58,11 +59,8 @@ class ReplicaStack(TerraformStack):
                 policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
-        TerraformOutput(
+        export_output(
             self,
             OUTPUT_REPLICA,
-            description="Replica bucket, retention to apply to service-created replica tables, protection principals",
-            value=replica_value(
-                cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output
-            ),
+            replica_value(cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output),
         )

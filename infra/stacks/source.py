@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cdktf import TerraformOutput, TerraformStack
+from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.catalog import SourceCatalog
@@ -19,6 +19,7 @@ from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
+from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.outputs import OUTPUT_SOURCE, source_value
@@ -92,11 +93,10 @@ class SourceStack(TerraformStack):
         )
         monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
-        TerraformOutput(
+        export_output(
             self,
             OUTPUT_SOURCE,
-            description="Source bucket, tables, replication role and destinations",
-            value=source_value(
+            source_value(
                 cfg,
                 table_bucket_arn=bucket.arn,
                 replication_role_arn=role.role.arn,

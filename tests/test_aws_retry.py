@@ -78,5 +78,8 @@ def test_policy_modes_and_construction_sites() -> None:
     client = s3_client(StoreConfig(region="us-east-1", endpoint="http://127.0.0.1:1"))
     assert client.meta.config.retries["mode"] == "adaptive"  # bulk S3 object traffic
     props = sdk.fileio_properties({"s3.region": "x"})
-    assert props["s3.retry-strategy-impl"] == "s3tables_kit.jobs.kernel.sdk.KitS3RetryStrategy" and props["s3.region"] == "x"
+    assert (
+        props["s3.retry-strategy-impl"] == "s3tables_kit.jobs.kernel.sdk.KitS3RetryStrategy"
+        and props["s3.region"] == "x"
+    )
     assert type(sdk.KitS3RetryStrategy()).__name__ == "AwsStandardS3RetryStrategy"

@@ -8,9 +8,9 @@ Measurements (sections of the issue):
   1. copy: plain Spark CTAS (defaults) vs the kit's recovery (`jobs.recover.job.run`) vs a pyiceberg Arrow copy vs a
      raw file copy of the data files;
   2. verification: the kit's verification vs its copy, and vs EXCEPT ALL both ways;
-  3. many tables: the kit recovering a namespace at one instant in one application (`python -m jobs.recover`) vs one
+  3. many tables: the kit recovering a namespace at one instant in one application (`s3tables-kit recover`) vs one
      `spark-submit jobs/recover_entry.py --table ...` per table in sequence;
-  5. planning: `python -m jobs.recover --dry-run` for 100 tables in a fresh interpreter, with a Spark factory that
+  5. planning: `s3tables-kit recover --dry-run` for 100 tables in a fresh interpreter, with a Spark factory that
      fails if called (no JVM).
 """
 

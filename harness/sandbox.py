@@ -11,7 +11,7 @@ real Iceberg tables, an `outputs.json`, and the commands to practise, running un
      on the organization's targets), and the outputs contract of that deploy (`harness.deploy`);
      with `--apply`, by the real Terraform apply of `make e2e` instead (needs `terraform` and a provider mirror, see
      `make validate`; minutes), whose `terraform output` is the outputs file;
-  3. a writer's commits to every source table (real Iceberg data and metadata: `python -m jobs.failover.writer`), two
+  3. a writer's commits to every source table (real Iceberg data and metadata: `jobs/failover/writer.py`), two
      commits a moment apart so that a point in time lies between them, and the replication service simulated;
   4. `<out>/outputs.json`, `<out>/env.sh` (the exports) and the commands to try, printed; then it waits until Ctrl-C
      or SIGTERM and stops the emulator (`--once`: stop right after printing, for scripts).
@@ -98,7 +98,7 @@ class Sandbox:
 
 
 def write_commit(emu: Emulator, bucket_arn: str, region: str, log: Path) -> list[str]:
-    """A writer's commit to every table of a source bucket: `python -m jobs.failover.writer` (pyiceberg, real data
+    """A writer's commit to every table of a source bucket: `jobs/failover/writer.py` (pyiceberg, real data
     files and metadata through the S3 Tables API), as the writers of the source account run it."""
     env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN", "AWS_PROFILE")}
     env |= {"PYTHONPATH": str(ROOT), "AWS_ACCESS_KEY_ID": FAKE_KEY, "AWS_SECRET_ACCESS_KEY": FAKE_KEY}

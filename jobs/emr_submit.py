@@ -1,8 +1,8 @@
 """Submit the recovery job to the provisioned EMR Serverless application (`make recover-emr ARGS=...`).
 
-    python -m jobs.emr_submit --outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z
+    s3tables-kit recover-emr --outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z
 
-Every argument this tool does not declare is the recovery job's (`python -m jobs.recover --help`); a `--` ends this
+Every argument this tool does not declare is the recovery job's (`s3tables-kit recover --help`); a `--` ends this
 tool's own arguments where a job argument shares a name with one of them.
 
 1. uploads `jobs/recover_entry.py`, a zip of the `jobs` package and the catalog jars of `.jars/` under the provisioned
@@ -163,7 +163,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
         prog="s3tables-kit recover-emr",
         description=__doc__.splitlines()[0] if __doc__ else "",
         allow_abbrev=False,  # `--name` must not swallow the job's `--namespace`
-        epilog="any other argument (and everything after --) goes to the recovery job: python -m jobs.recover --help",
+        epilog="any other argument (and everything after --) goes to the recovery job: s3tables-kit recover --help",
     )
     ap.add_argument("--outputs", required=True, help="the cdktf outputs JSON")
     ap.add_argument("--catalog-mode", default="client", choices=("client", "rest", "glue"))

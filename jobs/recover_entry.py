@@ -1,7 +1,7 @@
 """spark-submit entry of the recovery job (`make recover ARGS=...`, EMR Serverless `entryPoint`).
 
 spark-submit runs this file as a script: make the repository (or the uploaded `jobs` zip on --py-files) importable,
-then run the same CLI as `python -m jobs.recover`, on the session spark-submit configured.
+then run the same CLI as `s3tables-kit recover`, on the session spark-submit configured.
 
 `python jobs/recover_entry.py --preflight ARGS...` parses and validates ARGS (reading --outputs) without Spark:
 `make recover` runs it first, so bad arguments are refused (exit 2, one line) before spark-submit starts a JVM.

@@ -222,7 +222,9 @@ def publish(cloudwatch: Any, data: list[dict[str, Any]], namespace: str = METRIC
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="s3tables-kit rehearse", description=__doc__.splitlines()[0] if __doc__ else "")
+    from s3tables_kit.jobs.kernel.options import tool_parser
+
+    p = tool_parser("rehearse", __doc__)
     p.add_argument("--local", action="store_true", help="rehearse on the local drill warehouses (make rehearse)")
     p.add_argument("--upload", metavar="OUTPUTS", help="upload the scheduled job's artifacts (make rehearse-upload)")
     p.add_argument("--out", default=str(REPO / "demo-out"), help="local: the drill's output directory")

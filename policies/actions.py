@@ -258,7 +258,7 @@ PROTECTED_ACTIONS: tuple[str, ...] = tuple(sorted({a for r in PROTECTION_RULES f
 # maintenance service where the replica rule exempts it). The failed source's replication role is exempt from
 # nothing (it no longer writes the promoted bucket). The deploy role keeps exactly what `cdktf deploy` of the
 # failover topology does on the promoted bucket, each action with its reason (rendered in SUMMARY.md); its bucket
-# and table policies are applied by the failover tool as break-glass (`python -m jobs.failover`), so the deploy
+# and table policies are applied by the failover tool as break-glass (`s3tables-kit failover`), so the deploy
 # role is denied a policy rewrite there at the first step.
 PROMOTED_WRITER_RULES = frozenset({"DenyReplicaDataWrite", "DenyReplicaNameSquatting"})
 PROMOTED_DEPLOY_ACTIONS: dict[str, str] = {

@@ -16,7 +16,7 @@ still deny every data write to all but break-glass, the replication role and mai
 The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
 table), the account's IAM guardrail and the organization SCP (both deployed by Terraform through the replica and
 organization stacks of the failover topology). One builder serves both paths: the stacks deploy and
-`python -m jobs.failover` applies `compact_json`/`json.dumps(..., indent=2)` of these same dicts, so Terraform and the
+`s3tables-kit failover` applies `compact_json`/`json.dumps(..., indent=2)` of these same dicts, so Terraform and the
 tool never fight. Documents are assembled only from `policies.statements` builders; Sids say what each deny is for.
 """
 
@@ -454,7 +454,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
         ),
         PolicyDoc(
             f"{stem}table-policy", "table-policy", p.account_id,
-            f"every promoted table in {p.bucket} (applied by `python -m jobs.failover`)",
+            f"every promoted table in {p.bucket} (applied by `s3tables-kit failover`)",
             promoted_table_policy(cfg, topo, example_table_arn(p)),
         ),
     ]  # fmt: skip
@@ -523,7 +523,7 @@ def deploy_role_section() -> list[str]:
     lines = [
         "The promoted account's deploy role keeps only what `cdktf deploy` of the failover topology does on the",
         "promoted bucket; it may not rewrite the promoted bucket's or tables' policies (denied at the first step:",
-        "`python -m jobs.failover` applies them as break-glass, the deploy then finds them unchanged):",
+        "`s3tables-kit failover` applies them as break-glass, the deploy then finds them unchanged):",
         "",
         "| Deploy role action on the promoted bucket | Why `cdktf deploy` needs it |",
         "|---|---|",
@@ -539,7 +539,7 @@ def summary_section(cfg: KitConfig) -> str:
         "",
         "## Failover: a promoted replica (issue 17)",
         "",
-        "Reviewed before any incident. When `python -m jobs.failover` promotes the tables of a replica bucket",
+        "Reviewed before any incident. When `s3tables-kit failover` promotes the tables of a replica bucket",
         "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
         "bucket policy and one table policy per promoted table, and `cdktf deploy` of the failover topology",
         "(`[failover] promoted_bucket`, with break-glass credentials) deploys the same bucket policy and the rest.",

@@ -1,7 +1,7 @@
 """The writers' freeze of a planned failover: one reviewed Deny, merged into the bucket policy of the bucket that is
 moved away from while its replicas catch up, then taken out again.
 
-`python -m jobs.failover --planned` puts `frozen_policy(live, freeze_statement(...))` as the table bucket policy of
+`s3tables-kit failover --planned` puts `frozen_policy(live, freeze_statement(...))` as the table bucket policy of
 the source (the bucket's own policy, if it has one, with the freeze statement appended: a bucket has one policy, so
 the freeze is merged, never put in its place), waits until every replica has the source's current snapshot,
 promotes, and then puts back the text it read before, byte for byte (or deletes the policy when there was none).
@@ -68,7 +68,7 @@ def freeze_policy_docs(cfg: KitConfig) -> list[PolicyDoc]:
             NAME_PREFIX + src.bucket,
             "bucket-policy",
             src.account_id,
-            f"table bucket {src.bucket} (source) during a planned failover, put by `python -m jobs.failover --planned`",
+            f"table bucket {src.bucket} (source) during a planned failover, put by `s3tables-kit failover --planned`",
             frozen_policy(None, freeze_statement(bg, src.bucket_arn)),
         )
     ]
@@ -99,7 +99,7 @@ def summary_section(cfg: KitConfig) -> str:
         "",
         "## Planned failover: the writers' freeze",
         "",
-        "`python -m jobs.failover --planned` moves a lake with an RPO of zero: it merges this Deny into the table",
+        "`s3tables-kit failover --planned` moves a lake with an RPO of zero: it merges this Deny into the table",
         "bucket policy of the bucket moved away from, waits until every replica has that bucket's current snapshot,",
         "promotes, proves the snapshot ids equal, and puts the bucket's policy back exactly as it read it (or deletes",
         "it when there was none). The freeze is also lifted on a timeout or any error before the promotion. Reads,",

@@ -1,4 +1,4 @@
-"""Planned failover (`python -m jobs.failover --planned`): the pure catch-up rules, then the run against the S3 Tables
+"""Planned failover (`s3tables-kit failover --planned`): the pure catch-up rules, then the run against the S3 Tables
 emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
 Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
 exception no step of the tool catches, raised at a named point (`jobs.kernel.killpoints.PLANNED_FAILOVER`): what

@@ -1,4 +1,4 @@
-"""`python -m jobs.failover.writer` (the writer's commit `make e2e` makes to every source table) against the S3 Tables
+"""`jobs/failover/writer.py` (the writer's commit `make e2e` makes to every source table) against the S3 Tables
 emulator over real HTTP: a table created without metadata (as Terraform creates it) gets its first commit, a table
 with metadata gets the next one; the rows are real Iceberg data (counted from the manifests)."""
 

@@ -240,7 +240,7 @@ def test_failover_refuses_the_fan_in_vault(estate: Estate, tmp_path: Path, capsy
     code = failover([*estate.tool_args(tmp_path, "--quiet"), "--replica-bucket", VAULT, "--dry-run"])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{VAULT} receives from 3 sources" in err and "restored from (python -m jobs.recover)" in err
+    assert f"{VAULT} receives from 3 sources" in err and "restored from (s3tables-kit recover)" in err
 
 
 def test_failover_plans_a_replica_of_one_source_against_that_source(estate: Estate) -> None:

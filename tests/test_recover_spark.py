@@ -459,7 +459,7 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
 
 
 def _dry_run(world: World, as_of_ms: int, *tables: str) -> subprocess.CompletedProcess[str]:
-    """`python -m jobs.recover --dry-run` in a fresh interpreter that fails if a SparkContext was started."""
+    """`s3tables-kit recover --dry-run` in a fresh interpreter that fails if a SparkContext was started."""
     args = ["--replica-warehouse", world.replica.warehouse, "--target-warehouse", world.target.warehouse]
     for t in tables:
         args += [t] if t.startswith("--") else ["--table", t]

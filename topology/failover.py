@@ -6,7 +6,7 @@ that could be promoted are rendered and reviewed in advance (`policies/rendered/
     [failover]
     writer_roles = ["arn:aws:iam::222222222222:role/lakehouse-writer"]   # in the account of the replica(s)
 
-During an incident, once `python -m jobs.failover` has promoted the tables of one replica bucket, the section also
+During an incident, once `s3tables-kit failover` has promoted the tables of one replica bucket, the section also
 names the promoted bucket and where it replicates to, and `cdktf deploy` (with break-glass credentials, like every
 protection change) makes the promoted bucket the source:
 
@@ -120,7 +120,7 @@ def promotion_view(cfg: KitConfig, bucket: str) -> KitConfig:
     if len(feeding) != 1:
         raise ValueError(
             f"{bucket!r} receives from {len(feeding)} sources of the estate (fan-in): a vault is restored from "
-            "(python -m jobs.recover), never promoted; promote a replica of exactly one source"
+            "(s3tables-kit recover), never promoted; promote a replica of exactly one source"
         )
     return cfg.view(feeding[0])
 

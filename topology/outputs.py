@@ -244,7 +244,7 @@ class KitOutputs(_Out):
             names = ", ".join(s.table_bucket_name for s in feeding)
             raise EstateOutputsError(
                 f"{replica.table_bucket_name} receives from {len(feeding)} sources ({names}): a fan-in vault is "
-                "restored from (python -m jobs.recover), never promoted"
+                "restored from (s3tables-kit recover), never promoted"
             )
         if feeding:
             return feeding[0]

@@ -28,7 +28,7 @@ it, then the multi-account example and its failover topology on top of that):
 
 A failover topology (`[failover] promoted_bucket`; examples/failover/<name>.toml) is tested the way it happens: on the
 emulator and in the working directories (Terraform state) of its normal topology (examples/<name>.toml), once that
-has passed, the replica is promoted by the real failover tool (`python -m jobs.failover --confirm`, as break-glass,
+has passed, the replica is promoted by the real failover tool (`s3tables-kit failover --confirm`, as break-glass,
 as docs/failover.md says), then steps 2-7 run for the failover topology over the same state: its plan may add and
 update, and must destroy or replace nothing protected; the source stack (the failed Region) is left as it is. Its
 tools run on the failover outputs: the writers commit to the promoted source, which replicates to its destinations;
@@ -100,7 +100,7 @@ ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
 DESTROY_PLAN = ["plan", "-destroy", "-refresh=false", "-input=false", "-no-color", "-lock=false"]
 TOOLS = ("harden", "status", "audit", "recover --dry-run", "failover --dry-run")
 PROMOTION = "failover --confirm"  # before a failover topology's stacks: the promotion its deploy follows
-WRITER = "writer commit"  # before the tools: a writer's commit to every source table (python -m jobs.failover.writer)
+WRITER = "writer commit"  # before the tools: a writer's commit to every source table (jobs/failover/writer.py)
 # pyarrow's S3 uploads (pyiceberg writes) with trailing checksums are stored empty by moto 5.2.5: against the emulator
 # the SDK computes checksums only when required (tests/failover_world.py, harness/drills/seed.py). Not needed on AWS.
 EMULATOR_WRITER_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
@@ -430,7 +430,7 @@ class ExampleRun:
         assert self.base is not None and cfg.failover is not None and cfg.failover.promoted_bucket is not None
         bucket = cfg.failover.promoted_bucket
         replica = next(r for r in load_outputs(self.base.outputs_path).replicas if r.table_bucket_name == bucket)
-        _say(f"-- {self.name}: promote {bucket} (python -m jobs.failover --confirm, break-glass) on {self.base.name}")
+        _say(f"-- {self.name}: promote {bucket} (s3tables-kit failover --confirm, break-glass) on {self.base.name}")
         self.tool(
             PROMOTION,
             ["-m", "s3tables_kit.jobs.failover", "--config", str(self.base.config),

@@ -159,7 +159,7 @@ def judge_replication(facts: dict[str, Fact], obs: Observed, world: dict[str, An
     )  # fmt: skip
     judge(
         facts["U18"], "the writer's commit (pyarrow PutObject of metadata and data) succeeds", obs.writer_ok,
-        obs.writer_tail or "committed", "python -m jobs.failover.writer",
+        obs.writer_tail or "committed", "python -m s3tables_kit.jobs.failover.writer",
         change="write metadata files with a multipart upload", endangers="replication",
     )  # fmt: skip
     return completed

@@ -218,7 +218,7 @@ def live_table_policy(clients: Clients, bucket_arn: str, ident: Ident) -> str | 
 
 def source_of(outputs: KitOutputs, replica: ReplicaOut) -> SourceOut:
     """The one source `replica` is a replica of; a fan-in vault (several sources of an estate) is refused: it is
-    restored from (python -m jobs.recover), never promoted."""
+    restored from (s3tables-kit recover), never promoted."""
     try:
         return outputs.source_of(replica)
     except EstateOutputsError as exc:

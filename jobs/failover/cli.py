@@ -1,4 +1,4 @@
-"""Command line of the failover tool (`python -m jobs.failover`, `make failover ARGS=...`)."""
+"""Command line of the failover tool (`s3tables-kit failover`, `make failover ARGS=...`)."""
 
 from __future__ import annotations
 
@@ -29,15 +29,15 @@ EPILOG = """what it does (in this order; nothing before the preflight passes):
 
 point in time without a copy (--as-of / --snapshot-id):
   sets each promoted table's current snapshot to the one the consistent cut chose (metadata only, seconds). It
-  CONSUMES the replica as a protected copy. Prefer the file copy into the recovery bucket (python -m jobs.recover)
+  CONSUMES the replica as a protected copy. Prefer the file copy into the recovery bucket (s3tables-kit recover)
   when the source Region still works and you only need an old state, when the replica must stay protected, or when
   you are not sure of the point in time.
 
 examples:
-  python -m jobs.failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1
-  python -m jobs.failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1 \\
+  s3tables-kit failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1
+  s3tables-kit failover --config kit.toml --outputs outputs.json --replica-bucket acme-replica-euw1 \\
       --namespace analytics --as-of 2026-11-24T03:10:00Z --confirm acme-replica-euw1 --report reports/
-  python -m jobs.failover --outputs outputs.json --replica-bucket acme-replica-euw1 --failback --dry-run
+  s3tables-kit failover --outputs outputs.json --replica-bucket acme-replica-euw1 --failback --dry-run
 
 exit codes: 0 every table promoted (or already promoted) and verified (--planned: and RPO 0 proven); 1 some table
 failed (the others went on), or --planned timed out or failed (writers back, the report names the tables behind);
@@ -46,15 +46,10 @@ changed."""
 
 
 def parser() -> argparse.ArgumentParser:
-    from s3tables_kit.jobs.kernel.options import add_common_args
+    from s3tables_kit.jobs.kernel.options import add_common_args, tool_parser
     from s3tables_kit.jobs.kernel.selectors import add_selection_args
 
-    p = argparse.ArgumentParser(
-        prog="s3tables-kit failover",
-        description="Fail over to a kit-protected S3 Tables replica in place, safely.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = tool_parser("failover", "Fail over to a kit-protected S3 Tables replica in place, safely.", epilog=EPILOG)
     add_common_args(p)
     p.add_argument("--config", help="the kit configuration (kit.toml): builds the failover documents")
     p.add_argument("--replica-bucket", help="the replica table bucket to promote (default: [failover] promoted_bucket)")

@@ -381,7 +381,7 @@ PIT_WARNING = (
     "Point in time in place: the promoted table's current snapshot is set back (metadata only, seconds). This "
     "CONSUMES the replica as a protected copy: it is no longer replicated, it becomes writable, and the snapshots "
     "after the chosen one remain only until snapshot expiry removes them. Prefer the file copy into the recovery "
-    "bucket (`python -m jobs.recover`) when you need the replica to stay a protected, replicated copy (e.g. the "
+    "bucket (`s3tables-kit recover`) when you need the replica to stay a protected, replicated copy (e.g. the "
     "source Region still works and you only need an old state), or when you are not sure which point to choose."
 )
 
@@ -557,7 +557,7 @@ def failback_steps(promoted_bucket_arn: str, original_bucket_arn: str, tables: S
         f"4. replicate the promoted tables back: a `[failover] replicate_to` entry naming the new bucket (bucket-"
         f"level replication from {pb}), `cdktf deploy` of the failover topology; wait for `make status` to show "
         f"COMPLETED with lag 0 for the {len(tables)} table(s) ({len(changed)} changed during the failover)",
-        "5. cut over with RPO 0: `python -m jobs.failover --planned --replica-bucket <new bucket> --confirm <new "
+        "5. cut over with RPO 0: `s3tables-kit failover --planned --replica-bucket <new bucket> --confirm <new "
         "bucket>` freezes the writers of the promoted tables, waits until the new bucket has caught up, promotes it "
         "and proves the snapshot ids equal (the failover topology's outputs and configuration); that the promotion "
         f"of a replica whose source is itself a promoted replica behaves like the first one is {UNVERIFIED}",

@@ -1,4 +1,4 @@
-"""The planned failover (`python -m jobs.failover --planned`): freeze the writers on the source, wait until every
+"""The planned failover (`s3tables-kit failover --planned`): freeze the writers on the source, wait until every
 replica has caught up, promote through the emergency path's steps (`jobs.failover.aws.promote`), prove RPO 0 and
 lift the freeze. The same run in the other direction, once the original Region answers, is the failback.
 

@@ -3,7 +3,7 @@ table of a table bucket, through the S3 Tables API with pyiceberg (`jobs.failove
 a writer engine does). A table without metadata yet (as Terraform creates it) gets its first commit, which creates
 it with a two-column schema (`id` long, `region` string, partitioned by `region`).
 
-    python -m jobs.failover.writer --bucket-arn ARN --endpoint-url URL
+    python -m s3tables_kit.jobs.failover.writer --bucket-arn ARN --endpoint-url URL
 
 Credentials are the environment's (the writer's account). Prints one line per table; exit 0 when every table took
 its commit, 1 otherwise.
@@ -67,7 +67,7 @@ def commit_to_every_table(s3tables: Any, bucket_arn: str, endpoint: str | None) 
 def main(argv: Sequence[str] | None = None) -> int:
     import boto3
 
-    p = argparse.ArgumentParser(prog="python -m jobs.failover.writer", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m s3tables_kit.jobs.failover.writer", description=__doc__)
     p.add_argument("--bucket-arn", required=True, help="the table bucket whose every table gets a commit")
     p.add_argument("--endpoint-url", help="the S3 Tables and S3 endpoint (the local emulator)")
     ns = p.parse_args(argv)

@@ -29,6 +29,17 @@ def pause_before_second_pass(tool: str, count: int, pause: float, show_progress:
     time.sleep(pause)
 
 
+def tool_parser(tool: str, doc: str | None, *, epilog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `s3tables-kit <tool>`: described by the first paragraph of `doc` (the tool's module docstring),
+    description and epilog printed as written, so every tool's --help names the command an engineer types."""
+    return argparse.ArgumentParser(
+        prog=f"s3tables-kit {tool}",
+        description=(doc or "").split("\n\n")[0],
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
     add_client_args(p)

@@ -48,7 +48,6 @@ Exit 0 without drift, 1 with drift.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -57,7 +56,7 @@ from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
-from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, tool_parser
 from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
@@ -296,7 +295,7 @@ def _render_buckets(report: AuditReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="s3tables-kit audit", description=__doc__.split("\n\n")[0])
+    p = tool_parser("audit", __doc__)
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
     args = p.parse_args(argv)

@@ -35,7 +35,6 @@ replica could not be hardened (each is reported with the failing call and its er
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import functools
 import json
@@ -55,7 +54,7 @@ from s3tables_kit.jobs.kernel.concurrency import (
     stream_concurrently,
     worker_pool,
 )
-from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options, tool_parser
 from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
@@ -441,7 +440,7 @@ def _render_buckets(report: HardenReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="s3tables-kit harden", description=__doc__.split("\n\n")[0])
+    p = tool_parser("harden", __doc__)
     add_common_args(p)
     p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     p.add_argument(

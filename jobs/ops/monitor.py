@@ -1,7 +1,7 @@
 """Replication monitor: the kit's `status` logic as CloudWatch metrics (the Lambda function `cdktf deploy` creates).
 
     handler(event, context)                   # Lambda entry: jobs.ops.monitor.handler, configured by environment
-    python -m jobs.ops.monitor --outputs outputs.json --endpoint-url http://127.0.0.1:4566 --dry-run
+    python -m s3tables_kit.jobs.ops.monitor --outputs outputs.json --endpoint-url http://127.0.0.1:4566 --dry-run
 
 AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationStatus`), so the monitor runs
 `status.collect_status` on every source table and publishes, in namespace `METRIC_NAMESPACE`:
@@ -309,7 +309,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.ops.monitor", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m s3tables_kit.jobs.ops.monitor", description=__doc__.splitlines()[0])
     p.add_argument("--outputs", default="outputs.json", help="outputs contract written after `cdktf deploy`")
     p.add_argument("--endpoint-url", help="local endpoint (moto); default $AWS_ENDPOINT_URL")
     p.add_argument("--max-lag", type=parse_duration, default=None)

@@ -14,7 +14,7 @@ A table's own instant on a destination is how far its replica is complete:
 
 The group's point is the minimum over its tables, and `held_back_by` names the table holding it (the first in
 name order on a tie). Its age (`now - point`) is what the monitor publishes (`topology.contract.POINT_AGE`,
-`point_metric_data`) and alarms on; `python -m jobs.recover --as-of replication-point` recovers to it.
+`point_metric_data`) and alarms on; `s3tables-kit recover --as-of replication-point` recovers to it.
 
 Groups: the whole bucket (`WHOLE_BUCKET`) always, plus named groups of table patterns (`namespace.name`,
 `namespace.*`): those configured (`[assurance] replication_point_groups`, exported in the outputs and the monitor's

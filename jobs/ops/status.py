@@ -56,7 +56,6 @@ recoverable). ``--no-windows`` skips the reads.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 from collections.abc import Sequence
@@ -71,7 +70,13 @@ from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.commits import NO_CACHE, compute_lag, source_commits
 from s3tables_kit.jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
-from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, pause_before_second_pass, refuse
+from s3tables_kit.jobs.kernel.options import (
+    add_common_args,
+    clients_from_args,
+    pause_before_second_pass,
+    refuse,
+    tool_parser,
+)
 from s3tables_kit.jobs.kernel.render import emit, format_duration, parse_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
@@ -553,7 +558,7 @@ def _render_sources(report: StatusReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="s3tables-kit status", description=__doc__.split("\n\n")[0])
+    p = tool_parser("status", __doc__)
     add_common_args(p)
     p.add_argument("--max-lag", type=parse_duration, help="exit 1 when a destination lags beyond this (30m, 2h, ...)")
     p.add_argument(

@@ -1,4 +1,4 @@
-"""Command line of the recovery job (`python -m jobs.recover`, `spark-submit jobs/recover_entry.py`)."""
+"""Command line of the recovery job (`s3tables-kit recover`, `spark-submit jobs/recover_entry.py`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
+from s3tables_kit.jobs.kernel.options import tool_parser
 from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
 from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
@@ -21,24 +22,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EPILOG = """examples:
   # on AWS after apply (S3 Tables client catalog jar), plan only:
-  python -m jobs.recover --outputs outputs.json --namespace analytics --dry-run
+  s3tables-kit recover --outputs outputs.json --namespace analytics --dry-run
   # point in time, consistent across tables, into the recovery bucket's namespace:
   make recover ARGS="--outputs outputs.json --namespace analytics --as-of 2025-12-03T14:05:00Z"
   # the most recent state every selected table holds completely (the replication point, as make status shows it):
   make recover ARGS="--outputs outputs.json --namespace analytics --as-of replication-point"
   # local warehouses (Hadoop catalogs), as in the drill:
-  python -m jobs.recover --catalog-mode hadoop --replica-warehouse /path/replica --target-warehouse /path/recovered \\
+  s3tables-kit recover --catalog-mode hadoop --replica-warehouse /path/replica --target-warehouse /path/recovered \\
       --table analytics.orders --report reports/
 exit codes: 0 every table verified or skipped, 1 some table failed (the others completed), 2 bad arguments or plan
 (nothing written)."""
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="s3tables-kit recover",
-        description="Recover writable, verified Iceberg tables from a read-only S3 Tables replica.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = tool_parser(
+        "recover", "Recover writable, verified Iceberg tables from a read-only S3 Tables replica.", epilog=EPILOG
     )
     src = p.add_argument_group("catalogs")
     src.add_argument("--outputs", metavar="FILE", help="the cdktf outputs JSON (make outputs)")

@@ -1,4 +1,4 @@
-"""What one recovery run is asked to do (`python -m jobs.recover` builds it from its flags): catalogs, tables,
+"""What one recovery run is asked to do (`s3tables-kit recover` builds it from its flags): catalogs, tables,
 the recovery point, the copy mode, verification, leases and batching. A module of its own so that the planners
 (`job`, `lakeplan`) and the batched copy (`batch`) share it without importing each other."""
 

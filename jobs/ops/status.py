@@ -1,6 +1,7 @@
 """Replication status and lag of every source table, per destination.
 
     python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
+    python -m jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill (jobs/ops/backfill.py)
 
 Exit codes: 0 healthy; 1 a destination is FAILED, DETACHED or (with ``--max-lag``) lags beyond it; 2 the status of
 some table could not be read (permissions, persistent throttling, ...), so health is unknown.
@@ -582,7 +583,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--group", action="append", default=[], type=parse_group, metavar="NAME=NS.T,NS.*", help="a point group"
     )
+    p.add_argument(
+        "--backfill",
+        action="store_true",
+        help="the backfill per destination: tables completed, pending and failed, bytes done and remaining, rate and "
+        "ETA; exit 0 only when every replicated table is COMPLETED (jobs/ops/backfill.py)",
+    )
+    p.add_argument("--watch", type=float, metavar="SECONDS", help="with --backfill: refresh every SECONDS (rate, ETA)")
+    p.add_argument("--refreshes", type=int, help="with --watch: stop after this many observations")
     args = p.parse_args(argv)
+    if (args.watch is not None or args.refreshes is not None) and not args.backfill:
+        return refuse(ValueError("--watch and --refreshes go with --backfill"))
 
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
@@ -603,6 +614,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+    if args.backfill:
+        from s3tables_kit.jobs.ops import backfill
+
+        cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
+        return backfill.run(args, clients_from_args(args), buckets, cache)
     report = collect_status(
         clients_from_args(args),
         buckets,

@@ -68,7 +68,7 @@ def test_summary_keeps_the_current_snapshots_size() -> None:
 
 def test_backfill_counts_completed_pending_failed_with_bytes(ops_env: OpsEnv, tmp_path: Path, capsys) -> None:
     world = _lake(ops_env)
-    report = bf.collect_backfill(world.clients, [world.source_arn], show_progress=False, second_pass_pause=0)
+    report = st.collect_backfill(world.clients, [world.source_arn], show_progress=False, second_pass_pause=0)
     (dest,) = report.destinations
     assert dest.destination_bucket_arn == world.replica_arn
     assert (dest.completed, dest.pending, dest.failed) == (1, 1, 1)
@@ -97,7 +97,7 @@ def test_backfill_counts_completed_pending_failed_with_bytes(ops_env: OpsEnv, tm
     _release(ops_env, world, "events", "customers")
     code, out = _cli(world, tmp_path, capsys, "--backfill")
     assert code == 0 and "backfill complete" in out
-    done = bf.collect_backfill(world.clients, [world.source_arn], show_progress=False)
+    done = st.collect_backfill(world.clients, [world.source_arn], show_progress=False)
     assert done.destinations[0].bytes_done == sum(SIZES.values()) and done.destinations[0].bytes_remaining == 0
 
 
@@ -109,7 +109,7 @@ def test_a_partly_copied_replica_counts_what_it_holds(ops_env: OpsEnv, tmp_path:
     cache = MetadataCache.open(tmp_path / "cache")
     loads = []
     for _ in range(2):  # a first run (one loadTable per table), then locations and the cached summaries
-        report = bf.collect_backfill(world.clients, [world.source_arn], show_progress=False, cache=cache)
+        report = st.collect_backfill(world.clients, [world.source_arn], show_progress=False, cache=cache)
         events = next(r for r in report.rows if r.table == "analytics.events")
         assert (events.source_bytes, events.replica_bytes) == (80_000, SIZES["events"])
         assert (events.done_bytes, events.remaining_bytes) == (SIZES["events"], 30_000)
@@ -125,7 +125,7 @@ def test_watch_measures_the_rate_and_stops_when_complete(ops_env: OpsEnv) -> Non
     steps = iter([("events",), ("customers",)])
 
     def observe() -> bf.BackfillReport:
-        return bf.collect_backfill(world.clients, [world.source_arn], show_progress=False, second_pass_pause=0)
+        return st.collect_backfill(world.clients, [world.source_arn], show_progress=False, second_pass_pause=0)
 
     def sleep(_: float) -> None:  # between refreshes the service moves on (the slow table, then the fixed one)
         _release(ops_env, world, *next(steps))

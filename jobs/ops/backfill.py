@@ -32,7 +32,7 @@ import argparse
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -45,19 +45,16 @@ from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import emit, format_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location
-from s3tables_kit.jobs.ops.status import (
+from s3tables_kit.jobs.ops.status_metadata import loaded_summary
+from s3tables_kit.jobs.ops.status_rows import (
     COMPLETED,
     DETACHED,
     ERROR,
     FAILED,
     PENDING,
-    SECOND_PASS_PAUSE,
     UNCONFIGURED,
     DestinationStatus,
-    StatusReport,
-    collect_status,
 )
-from s3tables_kit.jobs.ops.status_metadata import loaded_summary
 
 RATE_UNKNOWN = "rate unknown: one observation (refresh with --watch <seconds> for a rate and an ETA)"
 
@@ -207,21 +204,24 @@ def current_bytes(
 
 def backfill_of(
     clients: Clients,
-    status: StatusReport,
+    rows: Sequence[DestinationStatus],
     *,
+    generated_at: str,
+    tables: int,
+    warnings: Sequence[str] = (),
     cache: MetadataCache | None = None,
     concurrency: int = 16,
     rest: bool | None = None,
 ) -> BackfillReport:
-    """The backfill a `status` report (read without windows) tells, sized from the snapshot summaries of each
-    replicated source table and of each replica not yet COMPLETED. `rest`: read each table with one loadTable (default:
-    when `cache` holds nothing to reuse)."""
+    """The backfill the rows of one `status` run (read without windows) tell, sized from the snapshot summaries of
+    each replicated source table and of each replica not yet COMPLETED. `rest`: read each table with one loadTable
+    (default: when `cache` holds nothing to reuse)."""
     meta = cache or NO_CACHE
     rest = meta.empty if rest is None else rest
-    report = BackfillReport(generated_at=status.generated_at, tables=status.tables, warnings=list(status.warnings))
+    report = BackfillReport(generated_at=generated_at, tables=tables, warnings=list(warnings))
     by_key: dict[tuple[str, str], TableRef] = {}
     replicated: list[DestinationStatus] = []
-    for r in status.rows:
+    for r in rows:
         namespace, _, name = r.table.partition(".")
         by_key[(r.source_bucket_arn, r.table)] = TableRef(r.source_bucket_arn, namespace, name, r.source_table_arn)
         if r.status == UNCONFIGURED:
@@ -271,36 +271,6 @@ def backfill_of(
         d.unsized += int(done is None or remaining is None)
     report.destinations = [per_dest[k] for k in sorted(per_dest)]
     return report
-
-
-def collect_backfill(
-    clients: Clients,
-    source_bucket_arns: Sequence[str],
-    *,
-    now: datetime | None = None,
-    concurrency: int = 16,
-    page_size: int | None = None,
-    show_progress: bool = True,
-    processes: int | None = 1,
-    cache: MetadataCache | None = None,
-    second_pass_pause: float | None = None,
-) -> BackfillReport:
-    """One observation: `status` of every source table (no windows), then the sizes (`backfill_of`), with one
-    loadTable a table when `cache` held nothing to reuse before the observation (status' own reads fill it)."""
-    rest = (cache or NO_CACHE).empty
-    status = collect_status(
-        clients,
-        source_bucket_arns,
-        now=now or datetime.now(UTC),
-        concurrency=concurrency,
-        page_size=page_size,
-        show_progress=show_progress,
-        windows=None,
-        processes=processes,
-        cache=cache,
-        second_pass_pause=SECOND_PASS_PAUSE if second_pass_pause is None else second_pass_pause,
-    )
-    return backfill_of(clients, status, cache=cache, concurrency=concurrency, rest=rest)
 
 
 def watch(
@@ -402,24 +372,13 @@ def render(report: BackfillReport) -> str:
     return f"{body}{detail}\n\n{summary}{notes}{errors}{warnings}"
 
 
-def run(args: argparse.Namespace, clients: Clients, buckets: Sequence[str], cache: MetadataCache | None) -> int:
-    """`status --backfill` with the options `status` parsed (`--watch`, `--refreshes`, `--json`, ...)."""
+def run(args: argparse.Namespace, observe: Callable[[], BackfillReport]) -> int:
+    """`status --backfill` with the options `status` parsed (`--watch`, `--refreshes`, `--json`); `observe` makes one
+    observation (`jobs.ops.status.collect_backfill`)."""
     if args.watch is not None and args.watch <= 0:
         return refuse(ValueError("--watch takes a positive number of seconds"))
     if args.refreshes is not None and args.refreshes < 1:
         return refuse(ValueError("--refreshes takes a positive number"))
-
-    def observe() -> BackfillReport:
-        return collect_backfill(
-            clients,
-            buckets,
-            concurrency=args.concurrency,
-            page_size=args.page_size,
-            show_progress=not args.quiet,
-            processes=args.processes,
-            cache=cache,
-            second_pass_pause=args.second_pass_pause,
-        )
 
     def show(report: BackfillReport) -> None:
         emit(report, as_json=args.json, render=lambda: render(report) + "\n")
@@ -436,7 +395,6 @@ __all__ = [
     "DestinationBackfill",
     "TableBackfill",
     "backfill_of",
-    "collect_backfill",
     "current_bytes",
     "render",
     "run",

@@ -45,6 +45,7 @@ from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import emit, format_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location
+from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.status_metadata import loaded_summary
 from s3tables_kit.jobs.ops.status_rows import (
     COMPLETED,
@@ -343,13 +344,14 @@ def render(report: BackfillReport) -> str:
         ],
     )
     behind = [r for r in report.rows if r.status != COMPLETED]
+    ambiguous = ambiguous_tables((r.source_bucket_arn, r.table) for r in report.rows)
     detail = ""
     if behind:
         detail = "\n\n" + render_table(
             ["TABLE", "DESTINATION", "STATUS", "SOURCE", "REPLICA HOLDS", "MESSAGE"],
             [
                 (
-                    r.table,
+                    table_label(r.source_bucket_arn, r.table, ambiguous),
                     where(r.destination_bucket_arn),
                     r.status.upper(),
                     format_bytes(r.source_bytes),

@@ -111,7 +111,7 @@ MAKEFLAGS += -q
 endif
 SETUP_FIRST = +@env -u MAKEFLAGS -u MFLAGS $(MAKE) -s --no-print-directory setup
 
-status: ## On call: replication status and lag: ARGS="--outputs outputs.json --max-lag 30m" (exit 1: unhealthy)
+status: ## On call: replication status and lag: ARGS="--outputs outputs.json --max-lag 30m" (exit 1: unhealthy); the backfill: ARGS="... --backfill --watch 60"
 	$(SETUP_FIRST)
 	+@$(KIT) status $(ARGS)
 

@@ -10,7 +10,8 @@ docs/aws-facts.md#iam-for-s3-tables, docs/aws-facts.md#names-and-quotas):
   exactly one rule, 1-5 distinct destinations, never the source bucket itself;
 * `GetTableReplicationStatus` reports the destinations of the table's effective configuration (table level
   overrides bucket level); the per-destination status is computed by AWS, so tests set it through
-  `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate`;
+  `/_kit_test/replication-status` or simulate the service with `/_kit_test/replicate` (a backfill held PENDING or
+  FAILED with `/_kit_test/replication-hold` stays so through it: a slow or a failing table);
 * unset maintenance reads back AWS's defaults; unset bucket encryption reads back SSE-S3 (AES256);
 * replicas are read-only (`UpdateTableMetadataLocation` refused) until `DisassociateTableReplication`
   (docs/aws-facts.md#disassociating-a-replica, botocore >= 1.44.7) turns one into a standalone writable table for

@@ -138,6 +138,27 @@ class Control:
             }
         self._post("replication-status", item)
 
+    def hold_replication(
+        self,
+        source_table_arn: str,
+        destination_bucket_arn: str,
+        status: str = "pending",
+        *,
+        failure_message: str | None = None,
+        release: bool = False,
+    ) -> None:
+        """Keep a table's replication to a destination at `status` (pending: a slow backfill; failed, with
+        `failure_message`) through every `replicate`, until called again with `release`."""
+        body: dict[str, Any] = {
+            "sourceTableArn": source_table_arn,
+            "destinationTableBucketArn": destination_bucket_arn,
+            "replicationStatus": status,
+            "release": release,
+        }
+        if failure_message is not None:
+            body["failureMessage"] = failure_message
+        self._post("replication-hold", body)
+
     def replicate(
         self,
         *,

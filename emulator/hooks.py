@@ -1,4 +1,4 @@
-"""The test control endpoint (`/_kit_test/...`): reset, faults, latency, stats, replication status and
+"""The test control endpoint (`/_kit_test/...`): reset, faults, latency, stats, replication status, holds and
 simulation, bulk seeding, accounts and organizations. `control.Control` is its client."""
 
 from __future__ import annotations
@@ -118,6 +118,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
                 st = merged
             STATE.repl_status[key] = st
         return {"ok": True}
+    if path == "replication-hold":
+        return _hold(body)
     if path == "replicate":
         return {"replicated": _replicate(body)}
     if path == "seed":
@@ -184,6 +186,22 @@ def _seed_organization(body: dict[str, Any]) -> dict[str, Any]:
     return {"organizationId": org.id, "rootId": org.root_id}
 
 
+def _hold(body: dict[str, Any]) -> dict[str, Any]:
+    """Keep one source table's replication to one destination at PENDING (a slow backfill) or FAILED (with
+    `failureMessage`) whatever the replication simulation does, until `release`; the status is reported at once."""
+    key = (str(body["sourceTableArn"]), str(body["destinationTableBucketArn"]))
+    if body.get("release"):
+        STATE.repl_hold.pop(key, None)
+        return {"ok": True}
+    held = {"replicationStatus": str(body.get("replicationStatus") or "pending").lower()}
+    if body.get("failureMessage"):
+        held["failureMessage"] = str(body["failureMessage"])
+    STATE.repl_hold[key] = held
+    previous = {k: v for k, v in STATE.repl_status.get(key, {}).items() if k != "failureMessage"}
+    STATE.repl_status[key] = {**previous, **held}
+    return {"ok": True}
+
+
 def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
     """Simulate the replication service: for each source table (one ARN or every table in a bucket) and each
     destination of its effective configuration, create or update the replica (same namespace and name,
@@ -200,6 +218,11 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
     for t in tables:
         for d in effective_destinations(t) or []:
             if only and d not in only:
+                continue
+            held = STATE.repl_hold.get((t.arn, d))
+            if held is not None:  # a held backfill: nothing copied, the held status stays
+                previous = {k: v for k, v in STATE.repl_status.get((t.arn, d), {}).items() if k != "failureMessage"}
+                STATE.repl_status[(t.arn, d)] = {**previous, **held}
                 continue
             dbucket = get_bucket(d)
             m = _BUCKET_ARN_RE.match(d)

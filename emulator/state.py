@@ -145,6 +145,8 @@ class StandInState:
     )  # table ARN -> {configuration, versionToken}
     bucket_replication: dict[str, dict[str, Any]] = field(default_factory=dict)
     repl_status: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (source table, dest bucket)
+    # (source table, dest bucket) -> the status the replication simulation keeps it at (a slow or failing backfill)
+    repl_hold: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     replica_source: dict[str, str] = field(default_factory=dict)  # replica table ARN -> source table ARN
     detached: dict[str, str] = field(default_factory=dict)  # disassociated replica ARN -> its former source ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call

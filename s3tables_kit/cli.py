@@ -45,7 +45,7 @@ GROUPS = {
 }
 
 COMMANDS: tuple[Command, ...] = (
-    Command("status", "jobs.ops.status", "replication status, lag and recovery windows", "on-call"),
+    Command("status", "jobs.ops.status", "replication status, lag, recovery windows; --backfill", "on-call"),
     Command("audit", "jobs.ops.audit", "compare live protections with the configuration", "on-call"),
     Command("harden", "jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
     Command("discover", "jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),

@@ -139,17 +139,19 @@ def test_publishes_documented_metrics_and_a_failed_replication_drives_the_failur
     assert _max(world, mon.FAILED_METRIC, Kit=KIT, Destination=world.replica_arn, Table="analytics.customers") == 1
     assert _max(world, mon.FAILED_METRIC, Kit=KIT, Destination=world.replica_arn, Table="analytics.orders") == 0
     assert _max(world, mon.BEHIND, Kit=KIT, Destination=world.replica_arn) == 1
+    # replicated once before it failed: behind, not backfilling
+    assert _max(world, mon.BACKFILLING, Kit=KIT, Destination=world.replica_arn) == 0
 
     series = _series(world)
     dest = (("Destination", world.replica_arn), ("Kit", KIT))
-    for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC, mon.TABLES):
+    for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC, mon.TABLES, mon.BACKFILLING):
         assert (metric, dest) in series
     for t in ("analytics.orders", "analytics.customers", "analytics.events"):
         for metric in (mon.LAG, mon.FAILED_METRIC, mon.BEHIND, mon.DETACHED_METRIC):
             assert (metric, (("Destination", world.replica_arn), ("Kit", KIT), ("Table", t))) in series
     assert (mon.HEARTBEAT, (("Kit", KIT),)) in series and (mon.ERRORS, (("Kit", KIT),)) in series
     assert (POINT_AGE, dest) in series  # the replication point's age, per destination
-    assert len(series) == 6 + 3 * 4 + 2  # nothing else: the documented set
+    assert len(series) == 7 + 3 * 4 + 2  # nothing else: the documented set
 
 
 def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv) -> None:
@@ -175,7 +177,7 @@ def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
     tables = {dict(dims).get("Table") for _, dims in series} - {None}
     assert len(tables) == cap + 1 and mon.OTHER_TABLES in tables
     assert tables - {mon.OTHER_TABLES} == {"analytics.orders", *(f"bulk.t{i:03d}" for i in range(cap - 1))}
-    assert len(series) == 6 + (cap + 1) * 4 + 2
+    assert len(series) == 7 + (cap + 1) * 4 + 2
     # The per-destination series still count every table.
     hour = timedelta(hours=1)
     assert world.metric_maxima(mon.TABLES, NOW - hour, NOW + hour, Kit=KIT, Destination=world.replica_arn) == [121]
@@ -202,7 +204,7 @@ def test_thousands_of_tables_with_throttling(ops_env: OpsEnv) -> None:
     assert result.tables == 2500 and result.errors == 0
     assert result.counts == {"completed": 2499, "failed": 1}
     # 6 per destination (5 + the point age) + 101 table series x 4 + errors + heartbeat, in batches of 500
-    assert len(result.data) == 6 + 101 * 4 + 2 and result.requests == 1
+    assert len(result.data) == 7 + 101 * 4 + 2 and result.requests == 1
     served = {f["operation"]: f["served"] for f in ops_env.control.stats()["faults"]}
     assert served == {"GetTableReplicationStatus": 20, "PutMetricData": 3}
     assert _max(world, mon.FAILED_METRIC, Kit=KIT, Destination=world.replica_arn) == 1
@@ -246,7 +248,7 @@ def test_lambda_handler_reads_its_environment(ops_env: OpsEnv, monkeypatch: pyte
     monkeypatch.setenv(mon.ENV_CAP, "2")
     summary = mon.handler({}, None)
     assert summary["tables"] == 3 and summary["put_metric_data_requests"] == 1
-    assert summary["series"] == 6 + 3 * 4 + 2  # two tables + `_other`
+    assert summary["series"] == 7 + 3 * 4 + 2  # two tables + `_other`
     assert _max(world, mon.HEARTBEAT, Kit=KIT) == 1
 
 
@@ -258,6 +260,6 @@ def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> Non
 
     doc = json.loads(capsys.readouterr().out)
     # + ReplicationConfigurationDrift, compared with the outputs' declared replication (no --config: no policies)
-    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 6 + 3 * 4 + 2 + 1
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 7 + 3 * 4 + 2 + 1
     assert doc["drift"] == {"replication_configuration": [], "replica_bucket_policies": {}}
     assert _series(world) == set()

@@ -27,7 +27,7 @@ from s3tables_kit.infra.live.run import SETTINGS, execute
 from s3tables_kit.infra.live.world import LiveTarget
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
-PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25"}
+PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26"}
 
 
 @pytest.fixture
@@ -68,8 +68,12 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 25 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 26 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
+    # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
+    u26 = next(f for f in report.facts if f.id == "U26")
+    assert u26.observed.startswith("source 3 snapshots before replication; replica 3 after the backfill: reading b")
+    assert "the stand-in" in u26.observed
     # latency: commit (the metadata's last-updated-ms) -> lastSuccessfulReplicatedUpdate, at least the simulated delay
     assert len(report.latencies_s) == 2 and min(report.latencies_s) >= STANDIN_DELAY_S
     # every protected action denied to the deploy and admin roles (the replica is locked after its first deploy: the

@@ -34,7 +34,7 @@ def test_summary_keeps_commit_and_snapshot_times() -> None:
         "snapshots": [{"timestamp-ms": 4000}, {"timestamp-ms": 2000}, {"timestamp-ms": 0}],
     }
     s = MetadataSummary.of(meta)
-    assert s == MetadataSummary(commit_ms=(1000, 2000, 4000, 5000), snapshot_ms=(2000, 4000))
+    assert s == MetadataSummary(commit_ms=(1000, 2000, 4000, 5000), snapshot_ms=(2000, 4000), current_bytes=0)
     assert MetadataSummary.from_json(json.loads(json.dumps(s.to_json()))) == s
     assert [t.timestamp() for t in commit_times(meta)] == [1.0, 2.0, 4.0, 5.0]
 

@@ -25,6 +25,7 @@ MONITOR_MODULE = "jobs/ops/monitor.py"  # the Lambda handler's file; the handler
 LAG, FAILED_METRIC, BEHIND = "ReplicationLagSeconds", "FailedReplications", "ReplicasBehind"
 TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeartbeat"
 DETACHED_METRIC = "DetachedReplicas"  # replicas whose table was disassociated: replication stopped for good
+BACKFILLING = "TablesBackfilling"  # tables never yet replicated to a destination (not COMPLETED, no update since)
 POINT_AGE = "ReplicationPointAgeSeconds"  # age of the replication point of a replica bucket (jobs/ops/point.py)
 AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of jobs.recover and jobs.failover
 # Drift of what cannot be prevented (jobs/ops/drift.py): findings in the source's replication configurations (either

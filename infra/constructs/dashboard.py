@@ -5,6 +5,8 @@ source of a failover topology), in the monitor's account and Region, showing wha
   configured group (`Group`) of each bucket;
 - lag (`ReplicationLagSeconds`) and failures (`FailedReplications`) per replica bucket;
 - detached replicas (`DetachedReplicas`) per replica bucket;
+- the tables still backfilling (`TablesBackfilling`) per replica bucket: after replication is turned on for a lake
+  that already holds tables, the line falls to 0 as each replica becomes a copy;
 - the recovery rehearsal's RTO (`RehearsedRecoverySeconds`) and outcome (`RehearsalSucceeded`), in the recovery
   Region (and account: a recovery account other than the monitor's needs CloudWatch cross-account observability
   for that widget to show data);
@@ -104,6 +106,7 @@ def dashboard_body(
         per_destination("Replication lag (s) per replica", C.LAG, mon.max_lag_minutes * 60),
         per_destination("Failed replications per replica", C.FAILED_METRIC),
         per_destination("Detached replicas per replica", C.DETACHED_METRIC),
+        per_destination("Tables still backfilling per replica (0: every replica is a copy)", C.BACKFILLING),
     ]
     if rehearsal is not None:
         other, right = rehearsal.account_id != cfg.source.account_id, {"yAxis": "right"}

@@ -15,6 +15,10 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
   table's table level) differ from the declared one (a new destination, a deleted configuration, another role);
 - `<kit>-replica-bucket-policy-drift-<replica>`: that replica's bucket policy is not the reviewed document.
 
+The monitor also publishes the tables still backfilling (`TablesBackfilling`, per replica): no alarm, since a first
+backfill is expected to take a while; the dashboard shows the line and `s3tables-kit status --backfill` the bytes and an
+ETA.
+
 The drift alarms compare with the package's `kit_declared.json` (`declared_document`: the source's declared
 replication and each replica's reviewed bucket policy, from the same document set the replica stacks deploy).
 

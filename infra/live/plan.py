@@ -23,6 +23,7 @@ EXPECTED_REQUESTS = 2_000
 STORAGE_AND_REPLICATION_USD = 0.02
 MINUTES_PER_COMMIT = 5.0  # the unknown: replication latency on AWS (the run measures it); the bound the run waits
 FIXED_MINUTES = 10.0  # apply, plan, destroy of a handful of resources
+BACKFILL_MINUTES = 5.0  # U26: three commits to a table of its own, then its first backfill (infra/live/backfill.py)
 
 
 class Refused(Exception):
@@ -119,7 +120,10 @@ class RunPlan:
             (acct, s.source_region, "table", f"{self.source_bucket}/{NAMESPACE_THROWAWAY}.{self.table}"),
             (racct, s.replica_region, "table bucket", self.replica_bucket),
             (racct, s.replica_region, "table (replicas, by the service)", f"{self.replica_bucket}/*"),
+            (acct, s.source_region, "table bucket (U26: a table with history)", self.name("bfsrc")),
+            (racct, s.replica_region, "table bucket (U26: its backfilled replica)", self.name("bfdst")),
             (acct, "global", "IAM role", self.name("replication")),
+            (acct, "global", "IAM role (U26's replication)", self.name("bf-replication")),
             (racct, "global", "IAM role", self.name("deploy")),
             (racct, "global", "IAM role", self.name("admin")),
             (racct, "global", "IAM role", self.name("break-glass")),
@@ -131,7 +135,7 @@ class RunPlan:
     def estimate(self) -> tuple[float, float]:
         """(USD, minutes): an upper estimate of one run."""
         usd = EXPECTED_REQUESTS / 1000 * REQUEST_COST_PER_1000 + STORAGE_AND_REPLICATION_USD
-        minutes = FIXED_MINUTES + MINUTES_PER_COMMIT * (self.settings.commits + 2)
+        minutes = FIXED_MINUTES + BACKFILL_MINUTES + MINUTES_PER_COMMIT * (self.settings.commits + 2)
         return round(usd, 2), minutes
 
     def describe(self) -> str:

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U25, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U26, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -91,6 +91,7 @@ TITLES = {
     "U23": "tag conditions see a bucket's tags at once",
     "U24": "awscc re-sends every tag on a tags change",
     "U25": "the Iceberg REST endpoint's loadTable, as a role with GetTableMetadataLocation and GetTableData only",
+    "U26": "which snapshots a backfilled replica holds: the source's current state only, or its history too",
 }
 
 

@@ -1,6 +1,7 @@
 """`make live-verify`: deploy a one-table kit named after the run, commit real Iceberg data, measure replication
-latency, probe the unverified facts, attack the replica from the attacker's seat, promote a throwaway replica, clean
-up, report. `make live-verify-cleanup RUN=<id>` finishes a run that did not clean up.
+latency, probe the unverified facts, attack the replica from the attacker's seat, promote a throwaway replica, watch a
+backfill of a table with history (`infra/live/backfill.py`), clean up, report. `make live-verify-cleanup RUN=<id>`
+finishes a run that did not clean up.
 
     python -m s3tables_kit.infra.live --aws [--yes] [--settings FILE] [--out DIR]
     python -m s3tables_kit.infra.live cleanup --run ID --aws
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from s3tables_kit.infra.live.attacks import attack_table
+from s3tables_kit.infra.live.backfill import probe_backfill_history
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
 from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
 from s3tables_kit.infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
@@ -128,8 +130,9 @@ def execute(
         statuses: dict[str, dict[str, Any]] = {}
         replicas: dict[str, str] = {}
         writer_ok, tail, detach, detached, first_throwaway = True, "", None, {}, {}
+        write = writer or (lambda arn: _writer(target, plan, arn))
         for i in range(s.commits):
-            ok, out = (writer or (lambda arn: _writer(target, plan, arn)))(world["source"])
+            ok, out = write(world["source"])
             writer_ok, tail = writer_ok and ok, tail or out
             committed = _commit_time(target, s.account_id, src, main)
             for arn in (main, throwaway) if i == 0 or detach is not None else (main,):
@@ -162,6 +165,8 @@ def execute(
             probe_rest_load(facts["U25"], endpoint, s.replica_region, reader, replica)  # a speed fact: last
         else:
             report.error = "the table never replicated: no replica to probe or attack"
+        turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
+        probe_backfill_history(facts["U26"], target, plan, write, turn)  # its own pair of buckets
     except Crash:
         report.error = "crashed after apply (injected): run make live-verify-cleanup RUN=" + plan.run_id
         report.facts = list(facts.values())

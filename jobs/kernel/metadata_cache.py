@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 CACHE_ENV = "KIT_CACHE_DIR"
-FORMAT = 1  # bump when `MetadataSummary` changes shape: older entries become misses
+FORMAT = 2  # bump when `MetadataSummary` changes shape: older entries become misses
 MAX_ENTRIES = 500_000  # ~ 300 bytes each on disk (plus the file system's block): a few 100 MB at most
 
 
@@ -61,20 +61,39 @@ def _ms(values: Iterable[Any]) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def current_snapshot_bytes(metadata: Mapping[str, Any]) -> int | None:
+    """``total-files-size`` of an Iceberg metadata document's current snapshot, from its summary: 0 without a current
+    snapshot, None when the summary does not say (pure)."""
+    current = metadata.get("current-snapshot-id")
+    if current in (None, -1):
+        return 0
+    snap = next((s for s in metadata.get("snapshots") or [] if s.get("snapshot-id") == current), None)
+    try:
+        return int(((snap or {}).get("summary") or {})["total-files-size"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 @dataclass(frozen=True)
 class MetadataSummary:
     """What the ops tools need of one metadata file: every commit time it knows (``last-updated-ms``, the
     ``metadata-log`` entries, the snapshots) and the commit times of the snapshots it retains, in epoch
-    milliseconds, ascending."""
+    milliseconds, ascending; and `current_bytes`, the ``total-files-size`` of the current snapshot's summary (0
+    without a current snapshot, None when the summary lacks it): what the backfill view counts."""
 
     commit_ms: tuple[int, ...]
     snapshot_ms: tuple[int, ...]
+    current_bytes: int | None = None
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any]) -> MetadataSummary:
         snapshots = [s.get("timestamp-ms") for s in metadata.get("snapshots") or []]
         log = [e.get("timestamp-ms") for e in metadata.get("metadata-log") or []]
-        return cls(commit_ms=_ms([metadata.get("last-updated-ms"), *log, *snapshots]), snapshot_ms=_ms(snapshots))
+        return cls(
+            commit_ms=_ms([metadata.get("last-updated-ms"), *log, *snapshots]),
+            snapshot_ms=_ms(snapshots),
+            current_bytes=current_snapshot_bytes(metadata),
+        )
 
     @classmethod
     def parse(cls, raw: bytes) -> MetadataSummary:
@@ -85,14 +104,20 @@ class MetadataSummary:
         return cls.of(doc)
 
     def to_json(self) -> dict[str, Any]:
-        return {"commit_ms": list(self.commit_ms), "snapshot_ms": list(self.snapshot_ms)}
+        return {
+            "commit_ms": list(self.commit_ms),
+            "snapshot_ms": list(self.snapshot_ms),
+            "current_bytes": self.current_bytes,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> MetadataSummary:
-        commits, snapshots = doc["commit_ms"], doc["snapshot_ms"]
+        commits, snapshots, size = doc["commit_ms"], doc["snapshot_ms"], doc.get("current_bytes")
         if not all(isinstance(x, int) for x in (*commits, *snapshots)):
             raise ValueError("commit and snapshot times are integers")
-        return cls(commit_ms=tuple(commits), snapshot_ms=tuple(snapshots))
+        if size is not None and not isinstance(size, int):
+            raise ValueError("the current snapshot's size is an integer")
+        return cls(commit_ms=tuple(commits), snapshot_ms=tuple(snapshots), current_bytes=size)
 
 
 @dataclass

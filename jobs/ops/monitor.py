@@ -12,6 +12,7 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 | `FailedReplications`    | Kit, Destination / Kit, Destination, Table | tables whose replication status is FAILED |
 | `ReplicasBehind`        | Kit, Destination / Kit, Destination, Table | tables not COMPLETED (pending, failed, ...) |
 | `DetachedReplicas`      | Kit, Destination / Kit, Destination, Table | tables DETACHED (replica disassociated) |
+| `TablesBackfilling`     | Kit, Destination                           | tables still in their first backfill |
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
 | `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
 | `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
@@ -28,6 +29,11 @@ Drift (issue 30, `jobs.ops.monitor_drift`): every run also compares the source's
 level and every table's table level) with the declared one and each replica bucket policy with the reviewed document,
 publishing `ReplicationConfigurationDrift` (Kit) and `ReplicaBucketPolicyDrift` (Kit, Destination): the number of
 findings, each named in the run's summary. What they are compared with is the package's `kit_declared.json`.
+
+`TablesBackfilling` counts the tables whose replica is not yet a copy at all: not COMPLETED and no successful
+replicated update ever (`lastSuccessfulReplicatedUpdate` absent), DETACHED excluded. After replication is turned on
+for a lake that already holds tables (an adoption) it falls to 0 as the backfill completes; a table that completed
+once and then lags counts in `ReplicasBehind`, not here. `s3tables-kit status --backfill` shows the bytes and an ETA.
 
 `DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
@@ -63,6 +69,7 @@ from s3tables_kit.jobs.ops.status import (
     collect_status,
 )
 from s3tables_kit.topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
+    BACKFILLING,
     BEHIND,
     DECLARED_FILE,
     DETACHED_METRIC,
@@ -133,6 +140,7 @@ class _Agg:
     behind: int = 0
     tables: int = 0
     detached: int = 0
+    backfilling: int = 0
 
     def add(self, row: DestinationStatus) -> None:
         self.tables += 1
@@ -140,6 +148,12 @@ class _Agg:
         self.failed += int(row.status == FAILED)
         self.behind += int(row.status != COMPLETED)
         self.detached += int(row.status == DETACHED)
+        self.backfilling += int(is_backfilling(row))
+
+
+def is_backfilling(row: DestinationStatus) -> bool:
+    """A replica that is not a copy yet: never successfully replicated to, and not detached (module docstring)."""
+    return row.status not in (COMPLETED, DETACHED) and row.last_replicated_at is None
 
 
 def tracked_tables(names: Iterable[str], cap: int) -> set[str]:
@@ -167,8 +181,9 @@ def _agg_data(agg: _Agg, dims: list[dict[str, str]], ts: datetime, with_tables: 
         _datum(BEHIND, agg.behind, "Count", dims, ts),
         _datum(DETACHED_METRIC, agg.detached, "Count", dims, ts),
     ]
-    if with_tables:
+    if with_tables:  # the per-destination series
         out.append(_datum(TABLES, agg.tables, "Count", dims, ts))
+        out.append(_datum(BACKFILLING, agg.backfilling, "Count", dims, ts))
     return out
 
 

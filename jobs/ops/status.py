@@ -1,6 +1,7 @@
 """Replication status and lag of every source table, per destination.
 
     python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
+    python -m jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill (jobs/ops/backfill.py)
 
 Exit codes: 0 healthy; 1 a destination is FAILED, DETACHED or (with ``--max-lag``) lags beyond it; 2 the status of
 some table could not be read (permissions, persistent throttling, ...), so health is unknown.
@@ -80,44 +81,24 @@ from s3tables_kit.jobs.kernel.options import (
 from s3tables_kit.jobs.kernel.render import emit, format_duration, parse_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops import backfill
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
 from s3tables_kit.jobs.ops.status_metadata import (
     RecoveryWindow,
     replica_window,
 )
-
-COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
-UNCONFIGURED, ERROR = "unconfigured", "error"
-DETACHED = "detached"  # ours, not an AWS status: the destination table was disassociated from replication
-# Documented (AWS user guide, "Disassociating a replica table"): the source's GetTableReplicationStatus reports FAILED
-# for a disassociated destination with a failure message that begins so.
-DETACHED_MESSAGE_PREFIX = "The destination table has been det"
-DETACHED_NOTE = (
-    "the destination table is no longer managed by S3 Tables replication (disassociated): replication of this "
-    "table to this destination has stopped for good"
+from s3tables_kit.jobs.ops.status_rows import (  # the vocabulary of a status row, used by every reader of a report
+    COMPLETED,
+    DETACHED,
+    DETACHED_MESSAGE_PREFIX,
+    DETACHED_NOTE,
+    ERROR,
+    FAILED,
+    PENDING,  # noqa: F401 - re-exported: readers of a report take the vocabulary from here
+    UNCONFIGURED,
+    DestinationStatus,
 )
-
-
-@dataclass
-class DestinationStatus:
-    source_bucket_arn: str
-    table: str  # namespace.name
-    source_table_arn: str
-    destination_bucket_arn: str | None
-    status: str  # completed | pending | failed (lower case), unconfigured, error
-    destination_table_arn: str | None = None
-    last_replicated_at: str | None = None
-    source_latest_commit_at: str | None = None
-    lag_seconds: float | None = None
-    lag_source: str | None = None  # "metadata" | "modifiedAt (lower bound)" | None
-    failure_message: str | None = None
-    lagging: bool = False
-    window: RecoveryWindow | None = None
-
-    @property
-    def problem(self) -> bool:
-        return self.status in (FAILED, DETACHED, ERROR) or self.lagging or bool(self.window and self.window.short)
 
 
 @dataclass
@@ -452,6 +433,42 @@ def collect_status(
     return report
 
 
+def collect_backfill(
+    clients: Clients,
+    source_bucket_arns: Sequence[str],
+    *,
+    concurrency: int = 16,
+    page_size: int | None = None,
+    show_progress: bool = True,
+    processes: int | None = 1,
+    cache: MetadataCache | None = None,
+    second_pass_pause: float = SECOND_PASS_PAUSE,
+) -> backfill.BackfillReport:
+    """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
+    (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it."""
+    rest = (cache or NO_CACHE).empty
+    report = collect_status(
+        clients,
+        source_bucket_arns,
+        concurrency=concurrency,
+        page_size=page_size,
+        show_progress=show_progress,
+        processes=processes,
+        cache=cache,
+        second_pass_pause=second_pass_pause,
+    )
+    return backfill.backfill_of(
+        clients,
+        report.rows,
+        generated_at=report.generated_at,
+        tables=report.tables,
+        warnings=report.warnings,
+        cache=cache,
+        concurrency=concurrency,
+        rest=rest,
+    )
+
+
 CHUNK = 250  # tables per worker-process job
 
 
@@ -587,7 +604,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--group", action="append", default=[], type=parse_group, metavar="NAME=NS.T,NS.*", help="a point group"
     )
+    p.add_argument(
+        "--backfill",
+        action="store_true",
+        help="the backfill per destination: tables completed, pending and failed, bytes done and remaining, rate and "
+        "ETA; exit 0 only when every replicated table is COMPLETED (jobs/ops/backfill.py)",
+    )
+    p.add_argument("--watch", type=float, metavar="SECONDS", help="with --backfill: refresh every SECONDS (rate, ETA)")
+    p.add_argument("--refreshes", type=int, help="with --watch: stop after this many observations")
     args = p.parse_args(argv)
+    if (args.watch is not None or args.refreshes is not None) and not args.backfill:
+        return refuse(ValueError("--watch and --refreshes go with --backfill"))
 
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
@@ -608,6 +635,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+    if args.backfill:
+        clients = clients_from_args(args)
+        cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
+        return backfill.run(
+            args,
+            lambda: collect_backfill(
+                clients,
+                buckets,
+                concurrency=args.concurrency,
+                page_size=args.page_size,
+                show_progress=not args.quiet,
+                processes=args.processes,
+                cache=cache,
+                second_pass_pause=args.second_pass_pause,
+            ),
+        )
     report = collect_status(
         clients_from_args(args),
         buckets,

@@ -83,7 +83,7 @@ def recovery_window(
     return w
 
 
-def _loaded_summary(clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache) -> MetadataSummary | None:
+def loaded_summary(clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache) -> MetadataSummary | None:
     """The summary of a table's current metadata from one loadTable of the Iceberg REST endpoint
     (`jobs.kernel.iceberg_rest`), cached by its location; None when the endpoint does not answer it for a reason
     that is not transient (refused to this caller, a missing table, no metadata): the S3 Tables API then answers,
@@ -128,7 +128,7 @@ def replica_window(
     nothing = RecoveryWindow(promised_seconds=promised.total_seconds() if promised else None)
     try:
         if rest and created is not None:
-            loaded = _loaded_summary(clients, bucket_arn, table, cache)
+            loaded = loaded_summary(clients, bucket_arn, table, cache)
             if loaded is not None:
                 return recovery_window(loaded, now, promised=promised, created_at=created.astimezone(UTC))
         b = BucketRef(bucket_arn)
@@ -152,4 +152,4 @@ def replica_window(
         return nothing
 
 
-__all__ = ["WINDOW_GRACE", "RecoveryWindow", "recovery_window", "replica_window", "snapshot_times"]
+__all__ = ["WINDOW_GRACE", "RecoveryWindow", "loaded_summary", "recovery_window", "replica_window", "snapshot_times"]

@@ -1,0 +1,158 @@
+"""U26: which snapshots a backfilled replica holds (docs/aws-facts.md, "Unverified AWS behaviours").
+
+A source table of its own bucket (`<run>-bfsrc`) gets several snapshots from the run's writer *before* any replication
+configuration names it; then replication is turned on (bucket level, into `<run>-bfdst`, with a replication role of its
+own, `<run>-bf-replication`), and once the table's status is COMPLETED the replica's snapshots are counted from its
+own current metadata. One snapshot is reading (a), "the current state only"; as many as the source retained is reading
+(b), "the history too". Either reading leaves the kit's handling standing (status and recovery read each replica's own
+snapshots), so the fact is confirmed with the reading named; anything else is contradicted.
+
+Both buckets and the role carry the run's prefix and tag, so the run's cleanup removes them like the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from s3tables_kit.infra.live.plan import RunPlan
+from s3tables_kit.infra.live.probes import Fact, evidence_of, judge
+from s3tables_kit.infra.live.world import LiveTarget
+
+COMMITS = 3  # snapshots the source table has before replication reaches it
+POLL_S, WAIT_S = 10.0, 900.0  # AWS: a first backfill, and a new role's propagation, can take minutes
+Writer = Callable[[str], tuple[bool, str]]  # bucket ARN -> (every table committed, the error's last line)
+
+
+def _replication_role(target: LiveTarget, plan: RunPlan, src_arn: str, dst_arn: str) -> str:
+    """A replication role for the probe's pair only (the kit's own role is scoped to the run's main buckets)."""
+    s = plan.settings
+    iam = target.client("iam", "us-east-1", s.account_id)
+    name = plan.name("bf-replication")
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "replication.s3tables.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {"StringEquals": {"aws:SourceAccount": s.account_id}},
+            }
+        ],
+    }
+    permissions = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ReadSource",
+                "Effect": "Allow",
+                "Action": [
+                    "s3tables:GetTable",
+                    "s3tables:GetTableMetadataLocation",
+                    "s3tables:GetTableMaintenanceConfiguration",
+                    "s3tables:GetTableData",
+                    "s3tables:ListTables",
+                ],
+                "Resource": [src_arn, f"{src_arn}/table/*"],
+            },
+            {
+                "Sid": "WriteReplica",
+                "Effect": "Allow",
+                "Action": [
+                    "s3tables:CreateTable",
+                    "s3tables:CreateNamespace",
+                    "s3tables:PutTableData",
+                    "s3tables:GetTableData",
+                    "s3tables:UpdateTableMetadataLocation",
+                    "s3tables:PutTableMaintenanceConfiguration",
+                ],
+                "Resource": [dst_arn, f"{dst_arn}/table/*"],
+            },
+        ],
+    }
+    arn = iam.create_role(
+        RoleName=name,
+        AssumeRolePolicyDocument=json.dumps(trust),
+        Tags=[{"Key": k, "Value": v} for k, v in plan.tags.items()],
+    )["Role"]["Arn"]
+    iam.put_role_policy(RoleName=name, PolicyName="permissions", PolicyDocument=json.dumps(permissions))
+    return str(arn)
+
+
+def snapshot_count(target: LiveTarget, client: Any, account: str, bucket_arn: str, ns: str, name: str) -> int:
+    """Snapshots the table's current Iceberg metadata retains (its metadata file, read with S3)."""
+    loc = client.get_table_metadata_location(tableBucketARN=bucket_arn, namespace=ns, name=name)["metadataLocation"]
+    bucket, _, key = str(loc).removeprefix("s3://").partition("/")
+    body = target.client("s3", client.meta.region_name, account).get_object(Bucket=bucket, Key=key)["Body"].read()
+    return len(json.loads(body).get("snapshots") or [])
+
+
+def probe_backfill_history(
+    fact: Fact, target: LiveTarget, plan: RunPlan, writer: Writer, replicate: Callable[[str], None] | None = None
+) -> None:
+    """U26 (module docstring). `replicate`: the stand-in's replication service, given a turn on a source table ARN
+    (None on AWS: the service runs by itself). Leaves `fact` undecided (not probed, with why) when the backfill never
+    completes or a request fails."""
+    try:
+        _probe(fact, target, plan, writer, replicate)
+    except ClientError as exc:
+        fact.observed = f"undecided: {evidence_of(exc)}: {exc}"
+
+
+def _probe(
+    fact: Fact, target: LiveTarget, plan: RunPlan, writer: Writer, replicate: Callable[[str], None] | None
+) -> None:
+    s = plan.settings
+    src = target.client("s3tables", s.source_region, s.account_id)
+    dst = target.client("s3tables", s.replica_region, s.replica_account_id)
+    enc = {"sseAlgorithm": "AES256"}
+    src_arn = src.create_table_bucket(name=plan.name("bfsrc"), encryptionConfiguration=enc, tags=plan.tags)["arn"]
+    dst_arn = dst.create_table_bucket(name=plan.name("bfdst"), encryptionConfiguration=enc, tags=plan.tags)["arn"]
+    for bucket_arn, client in ((src_arn, src), (dst_arn, dst)):  # the stand-in's moto drops create-time tags
+        client.tag_resource(resourceArn=bucket_arn, tags=plan.tags)
+    ns, name = plan.namespace, plan.table
+    src.create_namespace(tableBucketARN=src_arn, namespace=[ns])
+    table_arn = src.create_table(tableBucketARN=src_arn, namespace=ns, name=name, format="ICEBERG")["tableARN"]
+    for _ in range(COMMITS):
+        ok, tail = writer(src_arn)
+        if not ok:
+            fact.observed = f"undecided: the writer failed before replication was turned on: {tail}"
+            return
+    source_snapshots = snapshot_count(target, src, s.account_id, src_arn, ns, name)
+    role = _replication_role(target, plan, src_arn, dst_arn)
+    conf = {"role": role, "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}]}
+    src.put_table_bucket_replication(tableBucketARN=src_arn, configuration=conf)
+    fact.expected = (
+        f"after the backfill, the replica holds 1 snapshot (reading a: the current state only) or all "
+        f"{source_snapshots} of the source's (reading b: the history too)"
+    )
+    deadline = time.monotonic() + (0 if replicate is not None else WAIT_S)
+    while True:
+        if replicate is not None:  # the stand-in's replication service takes its turn
+            replicate(table_arn)
+        got = src.get_table_replication_status(tableArn=table_arn)
+        dest = (got.get("destinations") or [{}])[0]
+        state = str(dest.get("replicationStatus", "")).lower()
+        if state == "completed" or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_S)
+    if state != "completed":
+        why = f"{dest.get('replicationStatus')} {dest.get('failureMessage', '')}".strip()
+        fact.observed = f"undecided: the backfill did not complete: {why}"
+        return
+    replica = snapshot_count(target, dst, s.replica_account_id, dst_arn, ns, name)
+    reading = {1: "a (the current state only)", source_snapshots: "b (the history too)"}.get(replica)
+    where = "; the stand-in: the emulator's replication copies the source's metadata whole" if target.local else ""
+    judge(
+        fact,
+        fact.expected,
+        source_snapshots > 1 and reading is not None,
+        f"source {source_snapshots} snapshots before replication; replica {replica} after the backfill: "
+        f"reading {reading or 'neither'}{where}",
+        evidence_of(got),
+        change="record the observed count in docs/aws-facts.md and docs/recovery.md ('A replica still backfilling')",
+    )

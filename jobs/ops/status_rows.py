@@ -1,0 +1,53 @@
+"""One row of `status`: a source table toward one destination, and the words its status is said in. Apart from
+`jobs.ops.status` so that a view over its rows (`jobs.ops.backfill`) needs nothing of how they are collected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s3tables_kit.jobs.ops.status_metadata import RecoveryWindow
+
+COMPLETED, PENDING, FAILED = "completed", "pending", "failed"
+UNCONFIGURED, ERROR = "unconfigured", "error"
+DETACHED = "detached"  # ours, not an AWS status: the destination table was disassociated from replication
+# Documented (AWS user guide, "Disassociating a replica table"): the source's GetTableReplicationStatus reports FAILED
+# for a disassociated destination with a failure message that begins so.
+DETACHED_MESSAGE_PREFIX = "The destination table has been det"
+DETACHED_NOTE = (
+    "the destination table is no longer managed by S3 Tables replication (disassociated): replication of this "
+    "table to this destination has stopped for good"
+)
+
+
+@dataclass
+class DestinationStatus:
+    source_bucket_arn: str
+    table: str  # namespace.name
+    source_table_arn: str
+    destination_bucket_arn: str | None
+    status: str  # completed | pending | failed (lower case), unconfigured, error
+    destination_table_arn: str | None = None
+    last_replicated_at: str | None = None
+    source_latest_commit_at: str | None = None
+    lag_seconds: float | None = None
+    lag_source: str | None = None  # "metadata" | "modifiedAt (lower bound)" | None
+    failure_message: str | None = None
+    lagging: bool = False
+    window: RecoveryWindow | None = None
+
+    @property
+    def problem(self) -> bool:
+        return self.status in (FAILED, DETACHED, ERROR) or self.lagging or bool(self.window and self.window.short)
+
+
+__all__ = [
+    "COMPLETED",
+    "DETACHED",
+    "DETACHED_MESSAGE_PREFIX",
+    "DETACHED_NOTE",
+    "ERROR",
+    "FAILED",
+    "PENDING",
+    "UNCONFIGURED",
+    "DestinationStatus",
+]

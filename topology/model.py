@@ -175,6 +175,14 @@ class Source(_BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
+    adopt: bool = Field(
+        default=False, description="The bucket exists already: it is imported, never created, replaced or destroyed."
+    )
+    adopt_changes: tuple[Literal["bucket_policy", "encryption", "maintenance", "storage_class"], ...] = Field(
+        default=(),
+        description="With adopt = true: the existing settings this configuration changes on purpose; the adoption "
+        "gate (`infra.adoptgate`) refuses a plan that overwrites any other.",
+    )
 
     @field_validator("id")
     @classmethod

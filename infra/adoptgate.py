@@ -363,10 +363,13 @@ def _imported_update(res: PlannedResource, intent: AdoptionIntent) -> tuple[list
             )
             refused.append(GateRefusal(res.address, "overwrite", (attr,), why))
             continue
+        if _unknown(res.after_unknown, attr):
+            diff = f"{attr}: {_short(res.before.get(attr))} -> (known after apply)"
+        else:
+            diff = "; ".join(f"{p}: {old} -> {new}" for p, old, new in leaf_diff(attr, res.before, res.after))
         why = (
-            f"imported, and the plan overwrites its {setting} ({attr}: {_short(res.before.get(attr))} -> "
-            f"{_short(res.after.get(attr)) if not _unknown(res.after_unknown, attr) else '(known after apply)'}); "
-            f'the configuration does not state this change (adopt_changes lacks "{setting}")'
+            f"imported, and the plan overwrites its {setting} ({diff}); the configuration does not state this change "
+            f'(adopt_changes lacks "{setting}")'
         )
         refused.append(GateRefusal(res.address, "overwrite", (attr,), why))
     return refused, notes
@@ -374,7 +377,20 @@ def _imported_update(res: PlannedResource, intent: AdoptionIntent) -> tuple[list
 
 def _short(value: object) -> str:
     text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 120 else text[:119] + "…"
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def leaf_diff(attr: str, before: Json, after: Json) -> list[tuple[str, str, str]]:
+    """(path, old, new) of each value that differs below `attr`, e.g. `encryption_configuration.sse_algorithm`."""
+
+    def walk(path: str, old: object, new: object) -> list[tuple[str, str, str]]:
+        if old == new:
+            return []
+        if isinstance(old, dict) and isinstance(new, dict):
+            return [d for k in sorted(set(old) | set(new)) for d in walk(f"{path}.{k}", old.get(k), new.get(k))]
+        return [(path, _short(old), _short(new))]
+
+    return walk(attr, before.get(attr), after.get(attr))
 
 
 def _attached_bucket(res: PlannedResource, buckets: Mapping[str, str]) -> str:
@@ -456,6 +472,7 @@ def applies_to(plan: Json, intent: AdoptionIntent) -> bool:
 @dataclass(frozen=True)
 class GatedApply:
     report: AdoptGateReport
+    plan: Json  # the saved plan, as `terraform show -json` wrote it
     applied: bool
     log: str  # Terraform's output of the steps that ran
 
@@ -482,16 +499,18 @@ def plan_gate_apply(
     plan = json.loads(tf("show", "-json", SAVED_PLAN))
     report = gate(plan, intent, str(stack_dir))
     if not (apply and report.passed):
-        return GatedApply(report, False, "\n".join(log))
+        return GatedApply(report, plan, False, "\n".join(log))
     tf("apply", "-input=false", "-no-color", SAVED_PLAN)
-    return GatedApply(report, True, "\n".join(log))
+    return GatedApply(report, plan, True, "\n".join(log))
 
 
 # ---------------------------------------------------------------- entry point ----
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="s3tables-kit adopt-gate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--plan-json", type=Path, action="append", help="`terraform show -json <plan>` output")
     source.add_argument("--stack-dir", type=Path, help="a synthesized stack: plan it to a file, then gate that plan")

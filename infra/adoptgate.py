@@ -461,9 +461,11 @@ def _created_over(
     return GateRefusal(res.address, "create over existing", (setting,), why)
 
 
-def applies_to(plan: Json, intent: AdoptionIntent) -> bool:
-    """Whether a plan is an adopting stack's: it imports something, or the configuration adopts a bucket."""
-    return bool(intent.adopted_arns) or any(r.importing is not None for r in planned_resources(plan))
+def applies_to(plan: Json, intent: AdoptionIntent, *, first_apply: bool = True) -> bool:
+    """Whether a plan is to be gated: it imports something, or it is the first apply of a configuration that adopts a
+    bucket (a later deploy may destroy what the kit made, as any deploy may)."""
+    imports = any(r.importing is not None for r in planned_resources(plan))
+    return imports or (first_apply and bool(intent.adopted_arns))
 
 
 # ---------------------------------------------------------------- the deploy path: plan, gate, apply ----

@@ -80,6 +80,10 @@ def test_creating_an_adopted_bucket_is_refused_before_anything_is_created(tmp_pa
     assert [(r.address, r.rule) for r in report.refused] == [(BUCKET, "create of an adopted bucket")]
     assert "the stack must import it, not create it" in str(report.refused[0])
     assert gate(first_plan(SOURCE), AdoptionIntent()).passed  # a bucket the configuration does not adopt is created
+    # Gated: the first apply of a configuration that adopts; not a later deploy that imports nothing.
+    assert applies_to(first_plan(SOURCE), intent(tmp_path))
+    assert not applies_to(first_plan(SOURCE), intent(tmp_path), first_apply=False)
+    assert not applies_to(first_plan(SOURCE), AdoptionIntent())
 
 
 def test_an_import_that_would_change_maintenance_storage_class_and_policy_is_refused_by_name(tmp_path: Path) -> None:

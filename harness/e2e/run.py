@@ -361,7 +361,7 @@ class ExampleRun:
              result.transition_check))  # fmt: skip
         if problems:
             raise RuntimeError(result.transition_check)
-        if applies_to(plan, self.intent):
+        if applies_to(plan, self.intent, first_apply=before is None):
             verdict = gate(plan, self.intent, stack)
             _say(_indent(verdict.summary()))
             if not verdict.passed:

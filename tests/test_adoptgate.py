@@ -149,8 +149,9 @@ def stand(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stand]:
 
 @pytest.fixture(scope="module")
 def refused(stand: Stand, tmp_path_factory: pytest.TempPathFactory) -> Refused:
-    """One real plan (one Terraform run): a different encryption (`enc`), a renamed bucket (`renamed`), a policy
-    that drops the adopter's grant (`dropped`), a policy created instead of imported (`created`)."""
+    """One real plan (one Terraform run): a different encryption (`enc`: the configuration names a KMS key, the
+    bucket has SSE-S3, and the stack sets what the configuration says), a renamed bucket (`renamed`), a policy that
+    drops the adopter's grant (`dropped`), a policy created instead of imported (`created`)."""
     arns = {label: stand.existing_bucket(label) for label in ("enc", "renamed", "dropped", "created")}
     before = {label: stand.account_view(arn) for label, arn in arns.items()}
     work = stand.workdir(
@@ -160,16 +161,21 @@ def refused(stand: Stand, tmp_path_factory: pytest.TempPathFactory) -> Refused:
         bucket_tf("dropped", arns["dropped"], statements=[kit_deny(arns["dropped"])]),
         bucket_tf("created", arns["created"], import_policy=False),
     )
-    cfg = config(tmp_path_factory.mktemp("refused-config"), "enc-lake")
+    cfg = config(tmp_path_factory.mktemp("refused-config"), "enc-lake", kms=True)
     done = plan_gate_apply(stand.terraform, work, cfg, apply=True, env=stand.env)
     return Refused(stand, work, done, before)
 
 
-def config(where: Path, bucket: str, changes: tuple[str, ...] = ()) -> AdoptionIntent:
-    """The seed configuration with its source adopting `bucket` (and stating `changes`)."""
+def config(where: Path, bucket: str, changes: tuple[str, ...] = (), *, kms: bool = False) -> AdoptionIntent:
+    """The seed configuration with its source adopting `bucket` (and stating `changes`); with `kms`, its encryption is
+    the KMS key `SSE_KMS` names (the bucket has SSE-S3: a wrong setting)."""
     text = (ROOT / "examples" / "seed.toml").read_text()
     stated = f"adopt_changes = {json.dumps(list(changes))}\n" if changes else ""
     text = text.replace('bucket = "demo-source-tablebucket"\n', f'bucket = "{bucket}"\nadopt = true\n{stated}', 1)
+    if kms:
+        text = text.replace(
+            'encryption = { type = "sse-s3" }', f'encryption = {{ type = "kms", kms_key = "{KMS_KEY}" }}', 1
+        )
     (where / "kit.toml").write_text(text)
     return AdoptionIntent.of(load_config(where / "kit.toml"))
 
@@ -198,7 +204,7 @@ def test_a_different_encryption_in_the_configuration_is_refused_before_any_reque
     # The same saved plan through the command line: exit 2, a line per refused resource naming the attribute.
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(refused.done.plan))
-    config(tmp_path, "enc-lake")
+    config(tmp_path, "enc-lake", kms=True)
     assert adoptgate.main(["--plan-json", str(plan_file), "--config", str(tmp_path / "kit.toml")]) == 2
     err = capsys.readouterr().err
     assert "refused: 5 change(s)" in err
@@ -210,7 +216,7 @@ def test_an_encryption_change_the_configuration_states_passes_as_a_stated_change
 ) -> None:
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(refused.done.plan))
-    config(tmp_path, "enc-lake", ("encryption",))
+    config(tmp_path, "enc-lake", ("encryption",), kms=True)
     report_file = tmp_path / "report.json"
     args = ["--plan-json", str(plan_file), "--config", str(tmp_path / "kit.toml"), "--report", str(report_file)]
     assert adoptgate.main(args) == 2  # the other three buckets are still refused ...

@@ -9,12 +9,15 @@ resource and attribute:
 - a destroy, or a replacement (delete and create in either order), of any resource: whatever a plan can destroy is
   in the state or being imported, and the first apply of an adopting stack destroys nothing; a replacement names the
   attribute paths that force it (`replace_paths`);
-- an imported resource whose protected setting the same plan updates (the bucket policy, the maintenance
-  configuration, the storage class, the encryption) when the configuration does not state that change
-  (`adopt_changes` of the source); a stated change passes and is listed as one. A bucket policy that keeps every
-  statement it had, word for word, and adds the kit's is a merge, not an overwrite: it passes and is listed;
-- a setting resource created on an imported or adopted bucket (a bucket policy; the account has one whether
-  Terraform knows it or not), unless the configuration states it;
+- an imported resource whose protected setting the same plan updates (the encryption, the maintenance
+  configuration, the storage class, the bucket policy) when the configuration does not state that change; a stated
+  change passes and is listed as one. kit.toml states a storage class or an unreferenced-file removal by writing it
+  (left out, the bucket keeps its own), a table's maintenance by the table's own `snapshot_retention`; the encryption
+  is always written and must say what the bucket has, so only `adopt_changes = ["encryption"]` states a change of it.
+  An imported bucket policy may gain the kit's statements and rewrite those the configuration restates under the
+  same Sid (a merge, listed); a statement it had that the new policy drops is refused;
+- a setting resource created on an imported or adopted bucket (a bucket policy: the bucket may have one whether
+  Terraform knows it or not), unless `adopt_changes = ["bucket_policy"]` states it (the bucket has none);
 - a table bucket created with the name of a bucket the configuration adopts (it exists: the apply would stop
   half-way on `ConflictException`).
 
@@ -44,10 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.config import KitConfig, Source, load_config
 
 Json = dict[str, Any]
-Setting = Literal["bucket_policy", "encryption", "maintenance", "storage_class"]
+Setting = Literal["bucket_policy", "encryption", "maintenance", "storage_class", "table_maintenance"]
 GUIDE = 'docs/provisioning.md, "When the adoption gate refuses a plan"'
 SAVED_PLAN = "adopt.tfplan"
 BUCKET_TYPES = ("aws_s3tables_table_bucket", "awscc_s3tables_table_bucket")
@@ -66,7 +69,7 @@ INLINE_SETTINGS: dict[str, dict[str, Setting]] = {
     "aws_s3tables_table": {
         "encryption_configuration": "encryption",
         "storage_class_configuration": "storage_class",
-        "maintenance_configuration": "maintenance",
+        "maintenance_configuration": "table_maintenance",
     },
     "aws_s3tables_table_bucket_policy": {"resource_policy": "bucket_policy"},
 }
@@ -167,14 +170,23 @@ def bucket_name_of(res: PlannedResource) -> str:
 # ---------------------------------------------------------------- the configuration's intent ----
 
 
+def stated_settings(src: Source) -> frozenset[str]:
+    """The settings of an adopted bucket that kit.toml changes on purpose: a storage class or unreferenced-file
+    removal written in it (left out, the bucket keeps its own), and what `adopt_changes` names (the encryption, which
+    is always written and must say what the bucket has; a bucket policy created on a bucket that has none)."""
+    written = {"storage_class": "storage_class", "unreferenced_file_removal": "maintenance"}
+    return frozenset(src.adopt_changes) | {setting for key, setting in written.items() if key in src.model_fields_set}
+
+
 @dataclass(frozen=True)
 class AdoptionIntent:
-    """What the configuration says about existing buckets: which are adopted, and which settings it changes on
-    purpose (bucket ARN -> settings)."""
+    """What the configuration says about existing buckets: which are adopted, which settings it changes on purpose
+    (bucket ARN -> settings), and which declared tables state their own retention (bucket ARN, namespace, table)."""
 
     adopted_arns: frozenset[str] = frozenset()
     adopted_names: frozenset[str] = frozenset()
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    stated_tables: frozenset[tuple[str, str, str]] = frozenset()
 
     @classmethod
     def of(cls, cfg: KitConfig | None) -> AdoptionIntent:
@@ -184,10 +196,18 @@ class AdoptionIntent:
         return cls(
             frozenset(s.bucket_arn for s in adopted),
             frozenset(s.bucket for s in adopted),
-            {s.bucket_arn: frozenset(s.adopt_changes) for s in adopted},
+            {s.bucket_arn: stated_settings(s) for s in adopted},
+            frozenset((s.bucket_arn, ns.name, t.name) for s in adopted for ns, t in s.tables() if t.snapshot_retention),
         )
 
-    def states(self, bucket_arn: str, setting: str) -> bool:
+    def states(self, res: PlannedResource, setting: str) -> bool:
+        arn = bucket_arn_of(res)
+        if setting == "table_maintenance":
+            body = res.after or res.before
+            return (arn, str(body.get("namespace")), str(body.get("name"))) in self.stated_tables
+        return self.states_on(arn, setting)
+
+    def states_on(self, bucket_arn: str, setting: str) -> bool:
         return setting in self.stated.get(bucket_arn, frozenset())
 
 
@@ -318,14 +338,30 @@ def _label(stmt: Json, i: int) -> str:
     return str(stmt.get("Sid") or f"statement {i}")
 
 
-def policy_merge(before: object, after: object) -> tuple[list[str], list[str]]:
-    """(statements of `before` that `after` does not keep word for word, statements `after` adds), by Sid or index."""
+@dataclass(frozen=True)
+class PolicyDiff:
+    """A bucket policy's statements before and after, by Sid (or index): kept word for word, rewritten (a statement
+    of the new policy has the same Sid: the configuration states it), dropped, and added."""
+
+    kept: tuple[str, ...]
+    rewritten: tuple[str, ...]
+    dropped: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+def policy_diff(before: object, after: object) -> PolicyDiff:
     old, new = _statements(before), _statements(after)
     old_c = [json.dumps(_canon(s), sort_keys=True) for s in old]
     new_c = [json.dumps(_canon(s), sort_keys=True) for s in new]
-    lost = [_label(s, i) for i, (s, c) in enumerate(zip(old, old_c, strict=True)) if c not in new_c]
-    added = [_label(s, i) for i, (s, c) in enumerate(zip(new, new_c, strict=True)) if c not in old_c]
-    return lost, added
+    new_sids = {s.get("Sid") for s in new if s.get("Sid")}
+    old_sids = {s.get("Sid") for s in old if s.get("Sid")}
+    kept = [_label(s, i) for i, (s, c) in enumerate(zip(old, old_c, strict=True)) if c in new_c]
+    changed = [(s, i) for i, (s, c) in enumerate(zip(old, old_c, strict=True)) if c not in new_c]
+    rewritten = [_label(s, i) for s, i in changed if s.get("Sid") and s.get("Sid") in new_sids]
+    dropped = [_label(s, i) for s, i in changed if not (s.get("Sid") and s.get("Sid") in new_sids)]
+    added = [_label(s, i) for i, (s, c) in enumerate(zip(new, new_c, strict=True))
+             if c not in old_c and not (s.get("Sid") and s.get("Sid") in old_sids)]  # fmt: skip
+    return PolicyDiff(tuple(kept), tuple(rewritten), tuple(dropped), tuple(added))
 
 
 def _destroys(res: PlannedResource) -> GateRefusal:
@@ -338,41 +374,55 @@ def _destroys(res: PlannedResource) -> GateRefusal:
     return GateRefusal(res.address, "destroy", (), f"would be destroyed{where}{reason}")
 
 
+# What a refused overwrite tells the engineer to do, by setting.
+OVERWRITE_HINTS: dict[str, str] = {
+    "encryption": "kit.toml's encryption must say what the bucket has (a deliberate change: adopt_changes = "
+    '["encryption"])',
+    "storage_class": "kit.toml does not state storage_class (write it to change it; leave it out to keep the bucket's)",
+    "maintenance": "kit.toml does not state unreferenced_file_removal (write it to change it; leave it out to keep the "
+    "bucket's)",
+    "table_maintenance": "the table states no snapshot_retention of its own in kit.toml",
+}
+
+
 def _imported_update(res: PlannedResource, intent: AdoptionIntent) -> tuple[list[GateRefusal], list[GateNote]]:
     refused: list[GateRefusal] = []
     notes: list[GateNote] = []
-    arn = bucket_arn_of(res)
     for attr, setting in changed_attributes(res):
-        if intent.states(arn, setting):
-            notes.append(GateNote(res.address, "stated change", f"{setting} ({attr}), stated in adopt_changes"))
+        if intent.states(res, setting):
+            notes.append(GateNote(res.address, "stated change", f"{setting} ({attr}), stated in kit.toml"))
             continue
         if setting == "bucket_policy":
-            if _unknown(res.after_unknown, attr):
-                why = f"the new {attr} is not known at plan time: the existing statements cannot be shown kept"
-                refused.append(GateRefusal(res.address, "overwrite", (attr,), why))
-                continue
-            lost, added = policy_merge(res.before.get(attr), res.after.get(attr))
-            if not lost:
-                kept = len(_statements(res.before.get(attr)))
-                notes.append(GateNote(res.address, "policy merged", f"{kept} existing statement(s) kept; added "
-                                      f"{', '.join(added) or 'nothing'}"))  # fmt: skip
-                continue
-            why = (
-                f"imported, and the plan overwrites its {attr}: existing statement(s) {', '.join(lost)} dropped or "
-                f'changed; the configuration does not state this change (adopt_changes lacks "bucket_policy")'
-            )
-            refused.append(GateRefusal(res.address, "overwrite", (attr,), why))
+            refusal, note = _policy_update(res, attr)
+            refused += [refusal] if refusal else []
+            notes += [note] if note else []
             continue
         if _unknown(res.after_unknown, attr):
             diff = f"{attr}: {_short(res.before.get(attr))} -> (known after apply)"
         else:
             diff = "; ".join(f"{p}: {old} -> {new}" for p, old, new in leaf_diff(attr, res.before, res.after))
-        why = (
-            f"imported, and the plan overwrites its {setting} ({diff}); the configuration does not state this change "
-            f'(adopt_changes lacks "{setting}")'
-        )
+        why = f"imported, and the plan overwrites its {setting} ({diff}); {OVERWRITE_HINTS[setting]}"
         refused.append(GateRefusal(res.address, "overwrite", (attr,), why))
     return refused, notes
+
+
+def _policy_update(res: PlannedResource, attr: str) -> tuple[GateRefusal | None, GateNote | None]:
+    """An imported bucket policy may gain statements, and rewrite the ones the configuration restates by Sid; a
+    statement it had is never dropped."""
+    if _unknown(res.after_unknown, attr):
+        why = f"the new {attr} is not known at plan time: the existing statements cannot be shown kept"
+        return GateRefusal(res.address, "overwrite", (attr,), why), None
+    diff = policy_diff(res.before.get(attr), res.after.get(attr))
+    if diff.dropped:
+        why = (
+            f"imported, and the plan overwrites its {attr}: existing statement(s) {', '.join(diff.dropped)} dropped "
+            "(the new policy has no statement of that Sid); keep them in the adopted policy"
+        )
+        return GateRefusal(res.address, "overwrite", (attr,), why), None
+    detail = f"{len(diff.kept)} existing statement(s) kept; added {', '.join(diff.added) or 'nothing'}"
+    if diff.rewritten:
+        detail += f"; rewritten as kit.toml states them: {', '.join(diff.rewritten)}"
+    return None, GateNote(res.address, "policy merged", detail)
 
 
 def _short(value: object) -> str:
@@ -427,7 +477,7 @@ def gate(plan: Json, intent: AdoptionIntent, name: str = "plan") -> AdoptGateRep
             if refusal is not None:
                 refused.append(refusal)
             elif res.rtype in ATTACHED_SETTINGS and _attached_bucket(res, bucket_by_address) in existing:
-                why = f"{ATTACHED_SETTINGS[res.rtype]}, stated in adopt_changes"
+                why = f"{ATTACHED_SETTINGS[res.rtype]}, stated in kit.toml (adopt_changes)"
                 notes.append(GateNote(res.address, "stated change", why))
             else:
                 notes.append(GateNote(res.address, "create", ""))
@@ -452,11 +502,11 @@ def _created_over(
     if setting is None:
         return None
     arn = _attached_bucket(res, buckets)
-    if arn not in existing or intent.states(arn, setting):
+    if arn not in existing or intent.states_on(arn, setting):
         return None
     why = (
         f"creates a {setting} on {arn}, which exists (imported or adopted) and may have one: the create would "
-        f'replace it; import it, or state the change (adopt_changes = ["{setting}"])'
+        f'replace it; import it, or, when the bucket has none, state it (adopt_changes = ["{setting}"])'
     )
     return GateRefusal(res.address, "create over existing", (setting,), why)
 

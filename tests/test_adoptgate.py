@@ -42,6 +42,11 @@ def athena_grant(arn: str) -> dict[str, Any]:
             "Action": ["s3tables:GetTable", "s3tables:GetTableData"], "Resource": f"{arn}/*"}  # fmt: skip
 
 
+def narrowed(arn: str) -> dict[str, Any]:
+    """The adopter's grant restated under its Sid with fewer actions."""
+    return {**athena_grant(arn), "Action": "s3tables:GetTable"}
+
+
 def kit_deny(arn: str) -> dict[str, Any]:
     return {"Sid": "DenySourceBucketPolicyChange", "Effect": "Deny", "Principal": "*",
             "Action": "s3tables:PutTableBucketPolicy", "Resource": arn}  # fmt: skip
@@ -151,8 +156,9 @@ def stand(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stand]:
 def refused(stand: Stand, tmp_path_factory: pytest.TempPathFactory) -> Refused:
     """One real plan (one Terraform run): a different encryption (`enc`: the configuration names a KMS key, the
     bucket has SSE-S3, and the stack sets what the configuration says), a renamed bucket (`renamed`), a policy that
-    drops the adopter's grant (`dropped`), a policy created instead of imported (`created`)."""
-    arns = {label: stand.existing_bucket(label) for label in ("enc", "renamed", "dropped", "created")}
+    drops the adopter's grant (`dropped`), a policy created instead of imported (`created`), and a policy that
+    restates the adopter's grant, narrowed, under its Sid (`narrowed`: passes)."""
+    arns = {label: stand.existing_bucket(label) for label in ("enc", "renamed", "dropped", "created", "narrowed")}
     before = {label: stand.account_view(arn) for label, arn in arns.items()}
     work = stand.workdir(
         "refused",
@@ -160,6 +166,7 @@ def refused(stand: Stand, tmp_path_factory: pytest.TempPathFactory) -> Refused:
         bucket_tf("renamed", arns["renamed"], name="renamed-lake-2"),
         bucket_tf("dropped", arns["dropped"], statements=[kit_deny(arns["dropped"])]),
         bucket_tf("created", arns["created"], import_policy=False),
+        bucket_tf("narrowed", arns["narrowed"], statements=[narrowed(arns["narrowed"]), kit_deny(arns["narrowed"])]),
     )
     cfg = config(tmp_path_factory.mktemp("refused-config"), "enc-lake", kms=True)
     done = plan_gate_apply(stand.terraform, work, cfg, apply=True, env=stand.env)
@@ -223,7 +230,7 @@ def test_an_encryption_change_the_configuration_states_passes_as_a_stated_change
     capsys.readouterr()
     doc = json.loads(report_file.read_text())["plans"][0]
     assert not [r for r in doc["refused"] if r["address"].endswith(".enc")]  # ... this one is a stated change
-    detail = "encryption (encryption_configuration), stated in adopt_changes"
+    detail = "encryption (encryption_configuration), stated in kit.toml"
     assert doc["stated_changes"] == [{"address": "aws_s3tables_table_bucket.enc", "detail": detail}]
     assert {i["address"] for i in doc["imports"]} >= {
         "aws_s3tables_table_bucket.enc",
@@ -250,7 +257,14 @@ def test_a_policy_that_drops_the_adopters_grant_or_is_created_over_it_is_refused
         ("aws_s3tables_table_bucket_policy.dropped", "overwrite", ("resource_policy",))
     }
     text = next(str(r) for r in report.refused if r.address.endswith(".dropped"))
-    assert "existing statement(s) AthenaReaders dropped or changed" in text
+    assert "existing statement(s) AthenaReaders dropped" in text
+    # Restated under its Sid (narrowed, as an adopter does when the kit's lint refuses a statement): a merge.
+    merged = next(n for n in report.of_kind("policy merged") if n.address.endswith(".narrowed"))
+    assert merged.detail == (
+        "0 existing statement(s) kept; added DenySourceBucketPolicyChange; rewritten as kit.toml states them: "
+        "AthenaReaders"
+    )
+    assert refusals(report, "narrowed") == set()
     # Not imported: Terraform plans a plain create, which would replace the policy the bucket has.
     created = "aws_s3tables_table_bucket_policy.created"
     assert refusals(report, "created") == {(created, "create over existing", ("bucket_policy",))}

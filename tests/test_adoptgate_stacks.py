@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.infra.adoptgate import AdoptionIntent, applies_to, gate, policy_merge
+from s3tables_kit.infra.adoptgate import AdoptionIntent, PolicyDiff, applies_to, gate, policy_diff
 from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,9 +66,10 @@ def importing(plan: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def intent(tmp_path: Path, *changes: str) -> AdoptionIntent:
+def intent(tmp_path: Path, *changes: str, written: str = "") -> AdoptionIntent:
+    """The seed configuration adopting its source bucket, with `adopt_changes` and the `written` keys."""
     text = (ROOT / "examples" / "seed.toml").read_text()
-    stated = f"adopt_changes = {json.dumps(list(changes))}\n" if changes else ""
+    stated = (f"adopt_changes = {json.dumps(list(changes))}\n" if changes else "") + written
     (tmp_path / "kit.toml").write_text(text.replace("encryption = {", f"adopt = true\n{stated}encryption = {{", 1))
     return AdoptionIntent.of(load_config(tmp_path / "kit.toml"))
 
@@ -101,7 +102,12 @@ def test_an_import_that_would_change_maintenance_storage_class_and_policy_is_ref
     assert "unreferenced_file_removal.unreferenced_days: 7 -> 3" in text
     assert "unreferenced_file_removal.noncurrent_days: 20 -> 10" in text
     assert "encryption" not in text  # the same encryption: nothing to refuse
-    stated = gate(plan, intent(tmp_path, "maintenance", "storage_class", "bucket_policy"))
+    assert "kit.toml does not state storage_class (write it to change it; leave it out to keep the bucket's)" in text
+    # Written in kit.toml, the storage class and the file removal are stated; a policy on a bucket without one too.
+    written = (
+        'storage_class = "STANDARD"\nunreferenced_file_removal = { unreferenced_days = 3, noncurrent_days = 10 }\n'
+    )
+    stated = gate(plan, intent(tmp_path, "bucket_policy", written=written))
     assert stated.passed
     assert sorted(n.detail.split(" ")[0] for n in stated.of_kind("stated change")) == [
         "bucket_policy,", "maintenance", "storage_class"]  # fmt: skip
@@ -125,7 +131,11 @@ def test_a_destroy_is_refused_and_a_merged_policy_is_compared_by_meaning() -> No
     same = {"Resource": [f"{ARN}/*"], "Action": ["s3tables:GetTable"], "Effect": "Allow", "Sid": "AthenaReaders",
             "Principal": {"AWS": ["arn:aws:iam::111122223333:role/a"]}}  # fmt: skip
     deny = {"Sid": "DenySourceBucketPolicyChange", "Effect": "Deny", "Principal": "*", "Action": "s3tables:X"}
-    assert policy_merge(json.dumps({"Statement": [grant]}), json.dumps({"Statement": [same, deny]})) == (
-        [], ["DenySourceBucketPolicyChange"])  # fmt: skip
-    wider = {**grant, "Action": ["s3tables:GetTable", "s3tables:*"]}
-    assert policy_merge(json.dumps({"Statement": [grant]}), json.dumps({"Statement": [wider]}))[0] == ["AthenaReaders"]
+    old = json.dumps({"Statement": [grant]})
+    assert policy_diff(old, json.dumps({"Statement": [same, deny]})) == PolicyDiff(
+        ("AthenaReaders",), (), (), ("DenySourceBucketPolicyChange",))  # fmt: skip
+    # Restated under its Sid it is rewritten (the configuration says so); gone, it is dropped.
+    wider = {**grant, "Action": ["s3tables:GetTable", "s3tables:GetTableData"]}
+    assert policy_diff(old, json.dumps({"Statement": [wider]})) == PolicyDiff((), ("AthenaReaders",), (), ())
+    unnamed = {k: v for k, v in grant.items() if k != "Sid"}
+    assert policy_diff(old, json.dumps({"Statement": [unnamed, deny]})).dropped == ("AthenaReaders",)

@@ -178,10 +178,11 @@ class Source(_BucketSite):
     adopt: bool = Field(
         default=False, description="The bucket exists already: it is imported, never created, replaced or destroyed."
     )
-    adopt_changes: tuple[Literal["bucket_policy", "encryption", "maintenance", "storage_class"], ...] = Field(
+    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
         default=(),
-        description="With adopt = true: the existing settings this configuration changes on purpose; the adoption "
-        "gate (`infra.adoptgate`) refuses a plan that overwrites any other.",
+        description='With adopt = true: "encryption" (a different encryption than the bucket has) and '
+        '"bucket_policy" (the kit\'s policy created on a bucket that has none), changes the adoption gate '
+        "(`infra.adoptgate`) otherwise refuses; a written storage class or file removal states itself.",
     )
 
     @field_validator("id")

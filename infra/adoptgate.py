@@ -310,11 +310,12 @@ def _unknown(after_unknown: Json, attr: str) -> bool:
 
 
 def changed_attributes(res: PlannedResource) -> list[tuple[str, Setting]]:
-    """The protected settings an update of this resource changes (an unknown new value counts as changed)."""
+    """The protected settings an update of this resource changes (an unknown new value counts as changed; an absent
+    value and a null are the same)."""
     return [
         (attr, setting)
         for attr, setting in INLINE_SETTINGS.get(res.rtype, {}).items()
-        if _unknown(res.after_unknown, attr) or res.before.get(attr) != res.after.get(attr)
+        if _unknown(res.after_unknown, attr) or leaf_diff(attr, res.before, res.after)
     ]
 
 

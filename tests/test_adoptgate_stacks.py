@@ -27,7 +27,7 @@ ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket/demo-source-tablebucket"
 EXISTING = {
     "table_bucket_arn": ARN,
     "table_bucket_name": "demo-source-tablebucket",
-    "encryption_configuration": {"sse_algorithm": "AES256"},
+    "encryption_configuration": {"kms_key_arn": None, "sse_algorithm": "AES256"},  # read back: the unset key is null
     "storage_class_configuration": {"storage_class": "INTELLIGENT_TIERING"},
     "unreferenced_file_removal": {"noncurrent_days": 20, "status": "Enabled", "unreferenced_days": 7},
 }
@@ -101,7 +101,7 @@ def test_an_import_that_would_change_maintenance_storage_class_and_policy_is_ref
     assert 'storage_class_configuration.storage_class: "INTELLIGENT_TIERING" -> "STANDARD"' in text
     assert "unreferenced_file_removal.unreferenced_days: 7 -> 3" in text
     assert "unreferenced_file_removal.noncurrent_days: 20 -> 10" in text
-    assert "encryption" not in text  # the same encryption: nothing to refuse
+    assert "encryption" not in text  # the same encryption (a null and an absent key alike): nothing to refuse
     assert "kit.toml does not state storage_class (write it to change it; leave it out to keep the bucket's)" in text
     # Written in kit.toml, the storage class and the file removal are stated; a policy on a bucket without one too.
     written = (

@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit explain discover bench clean wheel-check \
+        demo summary proofs recover recover-emr outputs status harden audit explain discover adopt-gate bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -125,6 +125,9 @@ audit: ## On call: compare live protections with the configuration: ARGS="--conf
 
 discover: setup ## Read an existing lake (read-only): a proposed kit.toml and a report: ARGS="--region eu-west-1 --replicate-to eu-central-1"
 	$(KIT) discover $(ARGS)
+
+adopt-gate: setup ## Before the first apply of an adopting stack: ARGS="--stack-dir cdktf.out/stacks/source --config kit.toml --apply" (exit 2: refused, nothing applied)
+	$(KIT) adopt-gate $(ARGS)
 
 explain: ## On call: why a request is allowed or denied: ARGS="--config kit.toml --principal ARN --action s3tables:X --resource ARN"
 	$(SETUP_FIRST)

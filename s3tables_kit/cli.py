@@ -58,6 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "policies.render", "render the policy documents for review", "deploy"),
     Command("lockcheck", "infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"),
+    Command("adopt-gate", "infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"),
     Command("live-verify", "infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
     Command("drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True),

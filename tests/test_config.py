@@ -361,6 +361,20 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, Any]], str, str]] = [
     ("unknown-key", SEED, [("source.retention_days", 30)], "source.retention_days", "unknown key"),
     ("unknown-section", SEED, [("replica", {})], "replica", "unknown key"),
     ("kit-name", SEED, [("kit.name", "Seed_Kit")], "kit.name", "lowercase letters"),
+    (
+        "adopt-changes-unadopted",
+        SEED,
+        [("source.adopt_changes", ["encryption"])],
+        "source.adopt_changes",
+        "adopt = true",
+    ),
+    (
+        "adopt-changes-unknown",
+        SEED,
+        [("source.adopt", True), ("source.adopt_changes", ["tags"])],
+        "source.adopt_changes[0]",
+        "'bucket_policy'",
+    ),
 ]
 
 

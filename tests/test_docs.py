@@ -326,7 +326,7 @@ TOOL_MODULES = (
             "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.failover.cli", "jobs.failover.writer",
             "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor", "jobs.ops.discover",
             "infra.validate", "infra.golden", "policies.render", "policies.access_analyzer", "infra.live.run",
-            "infra.lockcheck", "topology.reference", "policies.explain",
+            "infra.lockcheck", "infra.adoptgate", "topology.reference", "policies.explain",
         )
     ),
     "harness.drills.demo", "harness.drills.failover", "harness.e2e.run", "harness.sandbox", "harness.live_standin",

@@ -79,6 +79,9 @@ def _form_checks(cfg: KitConfig) -> list[Issue]:
             out.append(
                 Issue(f"replicas[{i}].bucket", f"no source replicates to {rep.bucket!r} (list it in replicate_to)")
             )
+    for src in cfg.sources:
+        if src.adopt_changes and not src.adopt:
+            out.append(Issue(f"{cfg.path_of(src)}.adopt_changes", "only for an adopted bucket (adopt = true)"))
     for site_key, n in Counter(s.site_key for s in cfg.sources).items():
         if n > 1:
             out.append(Issue("sources", f"duplicate source bucket {site_key[2]!r} in {site_key[1]}/{site_key[0]}"))

@@ -175,6 +175,15 @@ class Source(_BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
+    adopt: bool = Field(
+        default=False, description="The bucket exists already: it is imported, never created, replaced or destroyed."
+    )
+    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+        default=(),
+        description='With adopt = true: "encryption" (a different encryption than the bucket has) and '
+        '"bucket_policy" (the kit\'s policy created on a bucket that has none), changes the adoption gate '
+        "(`infra.adoptgate`) otherwise refuses; a written storage class or file removal states itself.",
+    )
 
     @field_validator("id")
     @classmethod

@@ -13,7 +13,8 @@ it, then the multi-account example and its failover topology on top of that):
   3. `terraform init` + `plan -out` + `apply` of that plan, each stack in dependency order (replica stacks, source,
      recovery, organization), the stacks reading each other through the synthesized remote state (local files, or the
      s3 backend on the emulator); the saved plan (`terraform show -json`) must destroy or replace no resource that
-     `prevent_destroy` guards (before or after);
+     `prevent_destroy` guards (before or after), and a plan that imports (an adopting stack) must pass the adoption
+     gate (`infra.adoptgate`) before it is applied;
   4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark; once every stack passed
      (a normal topology): the second deploy, a non-protective configuration change applied (it changes at least one
      resource; no locked change; the plan after it empty), and a locked change refused before apply by
@@ -70,6 +71,7 @@ from harness.e2e.terraform import (
     table,
     toolchain,
 )
+from s3tables_kit.infra.adoptgate import AdoptionIntent, applies_to, gate
 from s3tables_kit.infra.provider_cache import VERIFIED_MARK, current_mirror
 from s3tables_kit.infra.validate import (
     ROOT,
@@ -264,6 +266,7 @@ class ExampleRun:
         self.creds: dict[str, Credentials] = {}
         self.applied: dict[str, Localized] = {}
         self._s3tables: dict[tuple[str, str], Any] = {}
+        self.intent = AdoptionIntent.of(load_config(config))  # adopted buckets: their first apply waits for the gate
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
@@ -358,6 +361,12 @@ class ExampleRun:
              result.transition_check))  # fmt: skip
         if problems:
             raise RuntimeError(result.transition_check)
+        if applies_to(plan, self.intent, first_apply=before is None):
+            verdict = gate(plan, self.intent, stack)
+            _say(_indent(verdict.summary()))
+            if not verdict.passed:
+                result.transition_check = f"FAILED: adopt-gate refused {len(verdict.refused)} change(s)"
+                raise RuntimeError(verdict.summary())
         self.tf.checked(["apply", "-input=false", "-no-color", "apply.tfplan"], stack_dir)
         result.apply_s = round(time.monotonic() - t0, 1)
         result.resources = managed_count(plan)

@@ -26,6 +26,9 @@ from s3tables_kit.topology.config import KitConfig, parse_config
 
 SIZES = (1, 5, 20, 50)
 SCP_LIMIT = 5120
+# The kit's SCPs per target: replica protection, its guards, the pipeline (docs/decisions/0032-pipeline-guards.md);
+# with FullAWSAccess and a failover's promoted-bucket SCP that is the five a target takes.
+MAX_KIT_SCPS = 3
 BUCKET_POLICY_LIMIT = 20480  # PutTableBucketPolicy resourcePolicy (KIT-IAM9)
 SOURCES_PER_ACCOUNT = 10  # table buckets per account per Region
 SOURCES_PER_VAULT = 10
@@ -153,7 +156,7 @@ def markdown(rows: list[dict[str, Any]] | None) -> str:
     ]
     for r in rows:
         ok = (
-            r["scps_per_target"] <= 2
+            r["scps_per_target"] <= MAX_KIT_SCPS
             and r["largest_scp_chars"] <= SCP_LIMIT
             and r["largest_bucket_policy_chars"] <= BUCKET_POLICY_LIMIT
         )
@@ -194,7 +197,7 @@ def console(rows: list[dict[str, Any]]) -> str:
 def main() -> int:
     rows = measure()
     print(console(rows))
-    return 0 if all(r["scps_per_target"] <= 2 and r["largest_scp_chars"] <= SCP_LIMIT for r in rows) else 1
+    return 0 if all(r["scps_per_target"] <= MAX_KIT_SCPS and r["largest_scp_chars"] <= SCP_LIMIT for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ POLICY_TYPE = {
     "table-policy": "RESOURCE_POLICY",
     "kms-key-policy": "RESOURCE_POLICY",
     "scp": "SERVICE_CONTROL_POLICY",
+    "rcp": "RESOURCE_CONTROL_POLICY",
     "s3-bucket-policy": "RESOURCE_POLICY",
 }
 VALIDATE_RESOURCE_TYPE = {"trust": "AWS::IAM::AssumeRolePolicyDocument", "s3-bucket-policy": "AWS::S3::Bucket"}
@@ -96,7 +97,7 @@ def build_requests(
                     {"policyDocument": text, "access": access, "policyType": POLICY_TYPE[d.kind]},
                 )
             )
-        if d.kind != "scp":
+        if d.kind not in ("scp", "rcp"):
             existing = baseline(d.name)
             if existing is None:
                 notes.append(f"{example}/{d.name}: no committed baseline (new document): CheckNoNewAccess skipped")

@@ -338,6 +338,64 @@ GUARDRAIL_POLICY_TAMPERING = (
 )  # fmt: skip
 GUARDRAIL_DETACH = ("iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy")
 
+# ---- The pipeline that feeds the replicas: its identities and its detection path ----
+# Whoever edits a replication role's permissions can widen it to write to an account they control (and then, as the
+# deploy role, configure replication with the kit's own role), or attach a Deny boundary that makes every
+# replication fail silently.
+REPLICATION_ROLE_EDIT = (
+    "iam:AttachRolePolicy", "iam:DeleteRolePermissionsBoundary", "iam:DeleteRolePolicy", "iam:DetachRolePolicy",
+    "iam:PutRolePermissionsBoundary", "iam:PutRolePolicy", "iam:UpdateAssumeRolePolicy",
+)  # fmt: skip
+# Changing the monitor, its schedule, its alarms, its topic or its logs blinds the one detector that pages when
+# the replicas freeze (sns:Subscribe: a subscription of the attacker's own leaks every alarm).
+DETECTION_PATH_CHANGE = (
+    "cloudwatch:DeleteAlarms", "cloudwatch:DisableAlarmActions", "cloudwatch:PutMetricAlarm",
+    "cloudwatch:SetAlarmState", "lambda:AddPermission", "lambda:DeleteFunction", "lambda:PutFunctionConcurrency",
+    "lambda:UpdateFunctionCode", "lambda:UpdateFunctionConfiguration", "logs:DeleteLogGroup",
+    "logs:PutRetentionPolicy", "scheduler:DeleteSchedule", "scheduler:UpdateSchedule", "sns:DeleteTopic",
+    "sns:SetTopicAttributes", "sns:Subscribe", "sns:Unsubscribe",
+)  # fmt: skip
+KIT_METRICS_PUBLISH = "cloudwatch:PutMetricData"
+ROLE_CREATION = "iam:CreateRole"
+ASSUME_ROLE = "sts:AssumeRole"
+PASS_ROLE = "iam:PassRole"
+
+
+@dataclass(frozen=True)
+class PipelineRule:
+    """One guard of the pipeline: `actions` on the resources of `target` (replication-roles, detection, keys),
+    denied to all but break-glass and the deploy roles of the sources (`policies.pipeline`)."""
+
+    sid: str
+    actions: tuple[str, ...]
+    target: str
+    risk: str
+
+
+PIPELINE_RULES: tuple[PipelineRule, ...] = (
+    PipelineRule(
+        sid="DenyReplicationRoleEdit",
+        actions=REPLICATION_ROLE_EDIT,
+        target="replication-roles",
+        risk="A widened replication role writes wherever its editor wants; a Deny boundary or a deleted policy "
+        "stops every replication without an error anyone sees.",
+    ),
+    PipelineRule(
+        sid="DenyDetectionPathChange",
+        actions=DETECTION_PATH_CHANGE,
+        target="detection",
+        risk="Deleting, muting or rewriting the monitor, its schedule, alarms, topic or logs silences the page that "
+        "a frozen replica would raise.",
+    ),
+    PipelineRule(
+        sid="DenySourceKeyDestruction",
+        actions=KMS_KEY_DESTRUCTION,
+        target="keys",
+        risk="Disabling the source key (or the alarm topic's) stops replication (or every alarm delivery); "
+        "rewriting its policy is the first step of both.",
+    ),
+)
+
 # ---- Planned failover: the writers' freeze on the bucket that is moved away from ----
 # While the replicas catch up, nothing may change a table's content or the set of tables of the source (a commit,
 # data written, a table created, renamed or deleted): each would be a write the promoted copy lacks. Reads, the

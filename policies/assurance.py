@@ -323,12 +323,21 @@ def rehearsal_metrics_permissions(cfg: KitConfig) -> Document:
     return _doc(allow_put_metric_data("PublishRehearsalMetrics", METRIC_NAMESPACE))
 
 
-def alarm_topic_key_policy(site: Site) -> Document:
+def alarm_topic_key_policy(site: Site, guarded_by: list[str] | None = None) -> Document:
+    """`guarded_by`: a source stack's key (the detection path): only they disable, delete or re-write it."""
     return _doc(
         S.kms_root_administration(site.account_id, site.partition),
         kms_allow_service_use_for_topic(CLOUDWATCH_SERVICE, site.account_id),
         kms_allow_sns_delivery(site.account_id, site.region, site.partition),
+        S.kms_deny_destruction_except(guarded_by) if guarded_by is not None else None,
     )
+
+
+def source_key_guardians(cfg: KitConfig, account_id: str) -> list[str]:
+    """Break-glass and the deploy roles of the sources of `account_id`: who may disable, delete or re-write a
+    source key or a source stack's alarm topic key (disabling either stops replication or every alarm)."""
+    deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id == account_id and s.deploy_role_arn]
+    return [*cfg.protection.break_glass_principals, *deploy]
 
 
 def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
@@ -383,7 +392,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 "kms-key-policy",
                 site.account_id,
                 f"KMS key {alarm_key_alias(cfg, stack)} ({stack} stack)",
-                alarm_topic_key_policy(site),
+                alarm_topic_key_policy(site, source_key_guardians(cfg, site.account_id) if stack == "source" else None),
             )
         )
     return out

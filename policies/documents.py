@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate
+from s3tables_kit.policies import assurance, estate, pipeline
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
@@ -253,6 +253,8 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(cfg, exempt=scheme_of(cfg).guardrail_source_exempt(cfg), account_id=account_id),
+        # the pipeline of the sources of this account (its second layer, after the pipeline SCP)
+        *pipeline.guardrail_statements(cfg, account_id),
     )
 
 
@@ -309,6 +311,12 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     return doc(*scheme_of(cfg).scp_guards(cfg))
 
 
+def service_control_policy_pipeline(cfg: KitConfig) -> Document:
+    """The third SCP: the pipeline that feeds the replicas (`policies.pipeline`): the replication roles'
+    permissions and whom they are passed to, the detection path, the source keys, the kit's metrics."""
+    return doc(*pipeline.service_control_policy(cfg))
+
+
 def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
     return [
         *_scp_protection_statements(cfg, tables_only=True),
@@ -330,8 +338,14 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
 
 
 def privileged_roles(cfg: KitConfig) -> list[str]:
-    """Roles whose ARN carries an exemption: break-glass roles, the replica deploy roles, the replication role."""
-    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, cfg.replication_role_arns)
+    """Roles whose ARN carries an exemption: break-glass roles, the replica and source deploy roles, the replication
+    role, the monitor roles (the only publishers of the kit's metrics besides recovery)."""
+    return P.privileged_roles(
+        cfg.protection.break_glass_principals,
+        cfg.replicas,
+        cfg.replication_role_arns,
+        pipeline_roles=[*source_deploy_roles(cfg), *pipeline.monitor_roles(cfg)],
+    )
 
 
 def compact_json(document: Document) -> str:
@@ -452,6 +466,8 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
                 "AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]
             )
         )
+        # disabling the source key stops replication: the deploy role and break-glass only
+        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, site.account_id)))
     elif site.role == "replica":
         # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
@@ -591,8 +607,18 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
             for name, scp, build in (
                 ("scp-protect-replicas", cfg.scp_name, service_control_policy),
                 ("scp-protect-replica-guards", cfg.scp_guards_name, service_control_policy_guards),
+                ("scp-protect-pipeline", cfg.scp_pipeline_name, service_control_policy_pipeline),
             )
         ]
+        docs.append(
+            PolicyDoc(
+                "rcp-protect-replication-roles",
+                "rcp",
+                org.management_account_id,
+                f"RCP {cfg.rcp_name} on {', '.join(org.targets)}",
+                pipeline.resource_control_policy(cfg),
+            )
+        )
     return docs
 
 
@@ -675,7 +701,13 @@ SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
         # The tag-based SCPs (the failover replication role `<kit>-failover-s3tables-replication` matches their
         # replication-role pattern) and the recovery role, which serves the whole estate.
         kept_by_promotion=frozenset(
-            {"scp-protect-replicas", "scp-protect-replica-guards", "recovery-role-permissions"}
+            {
+                "scp-protect-replicas",
+                "scp-protect-replica-guards",
+                "scp-protect-pipeline",
+                "rcp-protect-replication-roles",
+                "recovery-role-permissions",
+            }
         ),
     ),
 }

@@ -166,21 +166,35 @@ def replication_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     service is no principal of the organisation: SCPs do not restrict it)."""
     bg = cfg.protection.break_glass_principals
     pattern = replication_role_pattern(cfg)
+    # a monitor-named role is exempt from the kit's metrics guard (`policies.pipeline`): minted likewise
+    monitor = [monitor_role_pattern(cfg)] if cfg.assurance.monitor.enabled else []
     return [
         S.statement(
             "DenyReplicationRoleCreation",
             "Deny",
             ["iam:CreateRole"],
-            [pattern],
+            [pattern, *monitor],
             condition={"ArnNotLike": {"aws:PrincipalArn": sorted({*bg, *deploy_role_name_patterns(cfg)})}},
         ),
         S.deny_assume_service_role("DenyAssumeReplicationRole", pattern, bg),
     ]
 
 
+def monitor_role_pattern(cfg: KitConfig) -> str:
+    """Every source's monitor role (`<kit>-<id>-replication-monitor`), in any account."""
+    return f"arn:{partition(cfg)}:iam::*:role/{cfg.kit.name}-*-replication-monitor"
+
+
 def privileged_roles(cfg: KitConfig) -> list[str]:
-    """Break-glass roles, the replica deploy roles and the replication roles (by pattern)."""
-    return P.privileged_roles(cfg.protection.break_glass_principals, cfg.replicas, [replication_role_pattern(cfg)])
+    """Break-glass roles, the replica deploy roles, the replication roles, and by name in any account (a Deny
+    broader than needed, never an exemption) the sources' deploy roles and the monitor roles."""
+    monitor = [monitor_role_pattern(cfg)] if cfg.assurance.monitor.enabled else []
+    return P.privileged_roles(
+        cfg.protection.break_glass_principals,
+        cfg.replicas,
+        [replication_role_pattern(cfg)],
+        pipeline_roles=[*deploy_role_name_patterns(cfg), *monitor],
+    )
 
 
 def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:

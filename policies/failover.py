@@ -27,9 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import pipeline
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
-from s3tables_kit.policies.assurance import Site, monitors_read_bucket_policy
+from s3tables_kit.policies.assurance import METRIC_NAMESPACE, Site, monitors_read_bucket_policy
 from s3tables_kit.policies.documents import (
     Document,
     KeySite,
@@ -43,6 +44,7 @@ from s3tables_kit.policies.documents import (
     replication_trust,
 )
 from s3tables_kit.policies.documents import recovery_role_permissions as _recovery_role_permissions
+from s3tables_kit.policies.source_guard import source_deploy_roles
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
@@ -304,10 +306,39 @@ def accounts(topo: FailoverTopology) -> list[str]:
 
 
 def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
+    """As before the failover, with the failover replication role and the pipeline of both sources: the failed
+    source's deploy and monitor roles, the promoted bucket's monitor role (its deploy role is a replica's)."""
     return P.privileged_roles(
         cfg.protection.break_glass_principals,
         (topo.promoted, *topo.protected),
         [topo.failed_replication_role_arn, topo.replication_role_arn],
+        pipeline_roles=[*source_deploy_roles(cfg), *pipeline_of(cfg, topo).publishers],
+    )
+
+
+def pipeline_of(cfg: KitConfig, topo: FailoverTopology) -> pipeline.Pipeline:
+    """The failover topology's pipeline: the failed source's (its stacks stay) and the promoted bucket's, the new
+    source (the failover replication role, the `<kit>-fo` monitor and its alarm topic key; the promoted bucket's
+    key is a replica key, guarded by its tag)."""
+    p = topo.promoted
+    site = Site(p.partition, p.account_id, p.region)
+    monitor = cfg.assurance.monitor.enabled
+    promoted = pipeline.Pipeline(
+        deploy_roles=(p.deploy_role_arn,) if p.deploy_role_arn else (),
+        replication_roles=(topo.replication_role_arn,),
+        detection=pipeline.detection_resources(site, topo.name_prefix) if monitor else (),
+        keys=((site.arn("kms", "key/*"), f"alias/{topo.name_prefix}-assurance-alarms"),) if monitor else (),
+        publishers=(monitor_role_arn(topo),) if monitor else (),
+    )
+    return pipeline.by_arn(cfg) + promoted
+
+
+def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> Document:
+    """The pipeline SCP of the failover topology (`policies.pipeline`): both sources' pipelines."""
+    return doc(
+        *pipeline.guards(
+            pipeline_of(cfg, topo), break_glass=cfg.protection.break_glass_principals, namespace=METRIC_NAMESPACE
+        )
     )
 
 
@@ -496,6 +527,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             deployed("scp-protect-replica-guards", "scp", org.management_account_id,
                      f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",
                      service_control_policy_guards(cfg, topo)),
+            deployed("scp-protect-pipeline", "scp", org.management_account_id,
+                     f"SCP {cfg.scp_pipeline_name} on {', '.join(org.targets)}",
+                     service_control_policy_pipeline(cfg, topo)),
+            deployed("rcp-protect-replication-roles", "rcp", org.management_account_id,
+                     f"RCP {cfg.rcp_name} on {', '.join(org.targets)}",
+                     pipeline.resource_control_policy(cfg, kit_replication_roles(topo))),
         ]  # fmt: skip
     if topo.recovery_replica is not None:
         rep = cfg.recovery_replica

@@ -36,7 +36,10 @@ MANAGED_POLICY_MAX_CHARS = 6144
 # sends the compact JSON. A fan-in bucket grows with the sources that feed it (an estate's fan-in vault).
 TABLES_RESOURCE_POLICY_MAX_CHARS = 20480
 INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
-KINDS = ("trust", "identity", "bucket-policy", "table-policy", "scp", "kms-key-policy", "s3-bucket-policy")
+# "rcp": an Organizations resource control policy (a Deny with Principal "*"; the same 5,120 characters as an SCP)
+KINDS = (
+    "trust", "identity", "bucket-policy", "table-policy", "scp", "rcp", "kms-key-policy", "s3-bucket-policy",
+)  # fmt: skip
 
 Document = dict[str, Any]
 
@@ -312,11 +315,11 @@ def _scoped_resourceless(stmt: dict[str, Any]) -> bool:
 
 
 def check_scp_size(doc: Document, kind: str) -> list[str]:
-    if kind != "scp":
+    if kind not in ("scp", "rcp"):
         return []
     size = len(json.dumps(doc, separators=(",", ":")))
     if size > SCP_MAX_CHARS:
-        return [f"SCP is {size} characters of compact JSON; the limit is {SCP_MAX_CHARS}"]
+        return [f"{kind.upper()} is {size} characters of compact JSON; the limit is {SCP_MAX_CHARS}"]
     return []
 
 

@@ -234,10 +234,17 @@ def scp_guards(
 
 
 def privileged_roles(
-    break_glass: Sequence[str], replicas: Sequence[Replica], replication_roles: Sequence[str]
+    break_glass: Sequence[str],
+    replicas: Sequence[Replica],
+    replication_roles: Sequence[str],
+    *,
+    pipeline_roles: Sequence[str] = (),
 ) -> list[str]:
-    """Roles whose ARN carries an exemption: break-glass roles, the replicas' deploy roles, the replication roles."""
+    """Roles whose ARN carries an exemption: break-glass roles, the replicas' deploy roles, the replication roles,
+    and the pipeline's (the sources' deploy roles, whose exemptions include changing a source's replication; the
+    monitor roles, the only publishers of the kit's metrics)."""
     roles = [p for p in break_glass if ":role/" in p]
     roles += deploy_roles(replicas)
     roles += list(replication_roles)
+    roles += list(pipeline_roles)
     return sorted(set(roles))

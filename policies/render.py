@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import docset
+from s3tables_kit.policies import docset, summary_layers
 from s3tables_kit.policies import documents as D
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -38,6 +38,7 @@ KIND_TITLES = {
     "bucket-policy": "S3 Tables table bucket policy",
     "table-policy": "S3 Tables table policy",
     "scp": "Organizations service control policy",
+    "rcp": "Organizations resource control policy",
     "kms-key-policy": "KMS key policy",
     "s3-bucket-policy": "S3 bucket policy",
 }
@@ -96,13 +97,16 @@ LAYERS = (
 ALL_LAYERS = (*LAYERS, ("key-policy", "key policy"))
 
 
+REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"  # `policies.statements.kms_deny_key_policy_change`
+
+
 def _layer(d: D.PolicyDoc) -> str | None:
     if d.kind in ("bucket-policy", "table-policy", "scp"):
         return d.kind
     if d.kind == "identity" and d.name.startswith("replica-guardrail--"):
         return "guardrail"
-    if d.kind == "kms-key-policy" and any(s["Effect"] == "Deny" for s in d.document["Statement"]):
-        return "key-policy"  # replica keys (only they carry denies)
+    if d.kind == "kms-key-policy" and any(s.get("Sid") == REPLICA_KEY_GUARD for s in d.document["Statement"]):
+        return "key-policy"  # replica keys (a source or alarm topic key guards the pipeline, not a replica)
     return None
 
 
@@ -170,19 +174,16 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
     change layers still meets two it cannot change."""
     changers = layer_changers(cfg, docs)
     titles = dict(ALL_LAYERS)
-    bg = set(cfg.protection.break_glass_principals)
-    # Actors that can change some layer, besides break-glass; everyone else changes none.
-    actors = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn} - bg)
-    # Who besides break-glass may change each layer: the same for every action, so computed once.
-    changeable = {layer: (_change_exempt(docs, layer) or set()) - bg for layer in _LAYER_CHANGE}
     out = [
         "## Layers per protected action",
         "",
         "For every protected action on a replica: the layers whose Deny covers it, who is exempt there besides",
         "break-glass (the legitimate paths), and how many layers still stand against the strongest actor that is not",
         "exempt from the action, after that actor has replaced every layer it may change (a deploy role, or anyone",
-        "else without the guardrail attached). `tests/test_policy_attacks.py` proves the same with the IAM simulator,",
-        "in sequences of requests. The organization's management account is trusted: it can change the SCPs.",
+        "else without the guardrail attached). Counted per replica over the documents that apply to it (its bucket,",
+        "table and key policy, its account's guardrail, the SCPs), the fewest over the replicas.",
+        "`tests/test_policy_attacks.py` proves the same with the IAM simulator, in sequences of requests. The",
+        "organization's management account is trusted: it can change the SCPs.",
         "",
         "Who besides break-glass can change each layer:",
         "",
@@ -192,31 +193,16 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
         "|---|---|---|",
     ]
     for action in protected_actions(docs):
-        cells = []
-        per_layer: dict[str, set[str]] = {}
-        for layer, title in ALL_LAYERS:
-            stmts = _denies_of(docs, layer, action)
-            if not stmts:
-                continue
-            exempt = _exempt_union(stmts) - bg
-            per_layer[layer] = exempt
-            names = ", ".join(sorted(x.split("::", 1)[-1] for x in exempt))
-            cells.append(title + (f" ({names})" if names else ""))
-        left = []
-        for actor in [*actors, "anyone else"]:
-            standing = [
-                layer
-                for layer, exempt in per_layer.items()
-                if actor not in exempt
-                and actor not in changeable.get(layer, set())
-                # the guardrail binds only the roles that carry it: deploy roles always, anyone else maybe not
-                and not (layer == "guardrail" and actor == "anyone else")
-            ]
-            legit = all(actor in exempt for exempt in per_layer.values()) and per_layer
-            if not legit:
-                left.append(len(standing))
+        shown, lowest = summary_layers.layers_left(
+            cfg, docs, action, layer_of=_layer, layers=[layer for layer, _ in ALL_LAYERS], change=_LAYER_CHANGE
+        )
+        cells = [
+            titles[layer]
+            + (f" ({', '.join(sorted(x.split('::', 1)[-1] for x in shown[layer]))})" if shown[layer] else "")
+            for layer, _ in ALL_LAYERS
+            if layer in shown
+        ]
         cells_text = "; ".join(cells) or "(none)"
-        lowest = min(left) if left else 0
         out.append(f"| `{action}` | {cells_text} | {lowest}{'' if lowest >= 2 else ' (below two!)'} |")
     return [*out, ""]
 
@@ -300,14 +286,12 @@ def _principal_section(
         {
             s["Sid"]
             for d in docs
-            if d.kind == "kms-key-policy"
+            if _layer(d) == "key-policy"
             for s in d.document["Statement"]
             if s["Effect"] == "Deny" and not _any_matches(arns, _exemptions(s)[0])
         }
     )
-    has_key_denies = any(
-        s["Effect"] == "Deny" for d in docs if d.kind == "kms-key-policy" for s in d.document["Statement"]
-    )
+    has_key_denies = any(_layer(d) == "key-policy" for d in docs)
     if has_key_denies:
         out += [
             "",
@@ -509,6 +493,20 @@ def _other_risk(sid: str) -> str:
         "DenyProtectionTagChange": "without its protection tag a bucket falls out of every tag-matched SCP deny.",
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
+        **{r.sid: r.risk for r in A.PIPELINE_RULES},
+        "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
+            r.risk for r in A.PIPELINE_RULES if r.target != "keys"
+        ),
+        "DenySourceOwnKeyDestruction": "the same for a bring-your-own source key, named by ARN.",
+        "DenyKeyDestructionExceptDeployAndBreakGlass": "the source key's (or the alarm topic key's) own layer: "
+        "disabling it stops replication (or every alarm delivery); only the deploy role and break-glass.",
+        "DenyKitMetricsFromOthers": "a heartbeat and zero lag published by anyone but the monitor (or a success by "
+        "anyone but the rehearsal) would hide a frozen replica.",
+        "DenyPassReplicationRoleElsewhere": "passed to another service, a replication role acts with its write access "
+        "to the replicas for whoever runs that service.",
+        "DenyReplicationRoleCreationInReplicaAccounts": "in a replica account (a vault), no deploy role by name "
+        "mints a role of the replication or monitor name pattern: only the deploy roles of its sources, by ARN.",
+        "DenyReplicationRoleCreationHere": "the guardrail's layer of the same: minting a pattern role in this account.",
     }.get(sid, "see the statement")
 
 

@@ -63,6 +63,9 @@ class SimRequest:
     identity_policies: tuple[str, ...] = ()
     scps: tuple[ScpLevel, ...] = ()
     resource_policies: tuple[str, ...] = ()  # merged into one resource policy (bucket + table policy)
+    # Resource control policies of the resource's account, by level as `scps` (root first); they bind callers of
+    # any account, outsiders and service principals included.
+    rcps: tuple[ScpLevel, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +78,7 @@ class SimRequest:
             "identityPolicies": list(self.identity_policies),
             "scps": [{"orgIdentifier": s.org_identifier, "policies": list(s.policies)} for s in self.scps],
             "resourcePolicies": list(self.resource_policies),
+            "rcps": [{"orgIdentifier": s.org_identifier, "policies": list(s.policies)} for s in self.rcps],
         }
 
 

@@ -243,6 +243,20 @@ def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
     )
 
 
+def kms_deny_destruction_except(exempt_arns: Sequence[str]) -> Statement:
+    """A source key's or an alarm topic key's own layer: disabling, deleting or re-writing it is for the deploy role
+    and break-glass only (the account root's administration statement grants `kms:Disable*` and `kms:Put*`, so
+    without it any administrator of the account could stop replication or every alarm delivery)."""
+    return statement(
+        "DenyKeyDestructionExceptDeployAndBreakGlass",
+        "Deny",
+        KMS_KEY_DESTRUCTION,
+        ["*"],
+        principal="*",
+        condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt_arns))}},
+    )
+
+
 def kms_deny_protection_tag_removal(tag_key: str, exempt_arns: Sequence[str]) -> Statement:
     """The key policy's own layer against untagging: without its tag the key falls out of the SCP and guardrail
     denies that match replica keys by tag."""
@@ -410,3 +424,46 @@ def deny_outside_namespaces(
         principal={"AWS": role_arn},
         condition={"StringNotEquals": {"s3tables:namespace": sorted(set(namespaces))}},
     )
+
+
+# ---------------------------------------------------------------- the pipeline feeding the replicas ----
+
+
+def deny_except(
+    sid: str,
+    actions: Sequence[str],
+    resources: Sequence[str],
+    exempt_arns: Sequence[str],
+    condition: dict[str, dict[str, Any]] | None = None,
+) -> Statement:
+    """An identity-side or SCP Deny of `actions` on `resources` to everyone but `exempt_arns` (none: everyone the
+    policy binds), with any further `condition` (a key matched by alias)."""
+    return statement(sid, "Deny", actions, resources, condition={**_break_glass_only(exempt_arns), **(condition or {})})
+
+
+def deny_foreign_metrics(sid: str, namespace: str, publisher_arns: Sequence[str]) -> Statement:
+    """Metrics in the kit's namespace only from its publishers (the monitor, the rehearsal): a heartbeat and zero lag
+    published by anyone else would hide a frozen replica. `PutMetricData` authorises only Resource "*"."""
+    cond = _break_glass_only(publisher_arns)
+    cond["StringEquals"] = {"cloudwatch:namespace": namespace}
+    return statement(sid, "Deny", ["cloudwatch:PutMetricData"], ["*"], condition=cond)
+
+
+def deny_pass_role_elsewhere(sid: str, role_arns: Sequence[str], exempt_arns: Sequence[str]) -> Statement:
+    """A replication role (by ARN or name pattern) is passed to the replication service only: passed to another
+    service (Lambda, EC2, ...) it would act with its write access to the replicas for whoever runs that service."""
+    cond = _break_glass_only(exempt_arns)
+    cond["StringNotEquals"] = {"iam:PassedToService": REPLICATION_SERVICE}
+    return statement(sid, "Deny", ["iam:PassRole"], role_arns, condition=cond)
+
+
+def rcp_deny_assume_but_service(
+    sid: str, role_arns: Sequence[str], service: str, exempt_arns: Sequence[str]
+) -> Statement:
+    """A resource control policy's Deny (it binds callers of any account, the organisation's outsiders included):
+    nobody but `service` (and `exempt_arns`) assumes these roles, whatever their trust policy says.
+    `aws:PrincipalArn` is absent for a service principal (ArnNotLike holds), so the service is let through by
+    `aws:PrincipalServiceName`."""
+    cond = _break_glass_only(exempt_arns)
+    cond["StringNotEqualsIfExists"] = {"aws:PrincipalServiceName": service}
+    return statement(sid, "Deny", ["sts:AssumeRole"], role_arns, principal="*", condition=cond)

@@ -34,7 +34,7 @@ def test_the_scps_do_not_grow_from_1_to_50_source_buckets(estate_of_50: KitConfi
     one = _scps(parse_config(estate_config(1)))
     fifty = _scps(estate_of_50)
     assert len(estate_of_50.sources) == 50 and len(estate_of_50.replicas) == 6
-    assert list(one) == list(fifty) == ["scp-protect-replicas", "scp-protect-replica-guards"]
+    assert list(one) == list(fifty) == ["scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline"]
     assert {n: len(s) for n, s in one.items()} == {n: len(s) for n, s in fifty.items()}
     assert one == fifty  # not only the size: the very same documents
     assert all(len(s) <= SCP_LIMIT for s in fifty.values())

@@ -235,7 +235,8 @@ class Organization(_Frozen):
     )
     targets: tuple[str, ...] = Field(
         min_length=1,
-        description="Roots (r-...), OUs (ou-...-...) or 12-digit account ids the two SCPs are attached to.",
+        description="Roots (r-...), OUs (ou-...-...) or 12-digit account ids the kit's SCPs and resource control "
+        "policy are attached to.",
     )
     ou_accounts: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
@@ -653,6 +654,14 @@ class KitConfig(_Frozen):
     @property
     def scp_guards_name(self) -> str:
         return f"{self.kit.name}-protect-s3tables-replica-guards"
+
+    @property
+    def scp_pipeline_name(self) -> str:
+        return f"{self.kit.name}-protect-s3tables-pipeline"
+
+    @property
+    def rcp_name(self) -> str:
+        return f"{self.kit.name}-protect-s3tables-replication-roles"
 
     def state_key(self, stack_id: str) -> str:
         """The S3 object key of a stack's state (one key per stack)."""

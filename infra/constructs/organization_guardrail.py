@@ -1,4 +1,5 @@
-"""Organizations SCP with the replica denies (break-glass exempt), attached to the configured roots/OUs/accounts."""
+"""Organizations SCPs (and the resource control policy) from reviewed documents, attached to the configured
+roots/OUs/accounts."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class ReplicaScp(Construct):
     - `policy`: the document (`docs.document("scp-protect-replicas")`, `"scp-protect-replica-guards"`).
     - `targets`: root, OU or account ids it is attached to.
     - `description`: the SCP's description (default: the replica-protection one).
+    - `policy_type`: `SERVICE_CONTROL_POLICY` (default) or `RESOURCE_CONTROL_POLICY` (the organization must have
+      the policy type enabled; both are limited to 5,120 characters).
 
     Attribute `policy`: the Organizations policy.
     """
@@ -37,13 +40,14 @@ class ReplicaScp(Construct):
         policy: Document,
         targets: Sequence[str],
         description: str = REPLICAS_SCP_DESCRIPTION,
+        policy_type: str = "SERVICE_CONTROL_POLICY",
     ) -> None:
         super().__init__(scope, id)
         self.policy = OrganizationsPolicy(
             self,
             "policy",
             name=name,
-            type="SERVICE_CONTROL_POLICY",
+            type=policy_type,
             description=description,
             # Compact: SCPs are limited to 5,120 characters (checked by the KIT nag rules at synth).
             content=compact_json(policy),

@@ -38,6 +38,7 @@ POLICY_ATTRIBUTES: dict[str, list[tuple[str, str]]] = {
     "aws_s3_bucket_policy": [("policy", "s3-bucket-policy")],
 }
 SCP_TYPE = "SERVICE_CONTROL_POLICY"
+RCP_TYPE = "RESOURCE_CONTROL_POLICY"
 
 
 class NagError(Exception):
@@ -89,7 +90,9 @@ def policy_documents(node: IConstruct) -> list[tuple[str, str, Any]]:
     for attribute, kind in specs:
         if node.terraform_resource_type == "aws_organizations_policy":
             ptype = getattr(node, "type_input", None)
-            if ptype not in (None, SCP_TYPE):
+            if ptype == RCP_TYPE:
+                kind = "rcp"
+            elif ptype not in (None, SCP_TYPE):
                 continue  # tag/backup/AI policies are not IAM documents
         # `<attr>_input` is what the construct was given; `<attr>` itself is a reference token to the attribute.
         value = getattr(node, f"{attribute}_input", None)

@@ -1,5 +1,6 @@
-"""The Organizations management account: the replica-protection SCPs and their attachments (one pair for the
-whole configuration, an estate's included: whatever `scp-protect-replicas` and `scp-protect-replica-guards` hold)."""
+"""The Organizations management account: the kit's organization policies and their attachments, one set for the
+whole configuration (an estate's included): the SCPs `scp-protect-replicas`, `scp-protect-replica-guards` and
+`scp-protect-pipeline`, and the resource control policy `rcp-protect-replication-roles`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, organization_valu
 
 STACK_ID = "organization"
 GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: replica keys, privileged roles, guardrail"
+PIPELINE_SCP_DESCRIPTION = (
+    "Guards the S3 Tables replication pipeline: replication roles, monitor and alarms, source keys"
+)
+RCP_DESCRIPTION = "Only the S3 Tables replication service assumes the kit's replication roles"
 
 
 class OrganizationStack(TerraformStack):
@@ -58,6 +63,33 @@ class OrganizationStack(TerraformStack):
                 ("replica-guards-scp", cfg.scp_guards_name, "scp-protect-replica-guards", GUARDS_SCP_DESCRIPTION),
             )
         )
+        # The pipeline SCP and the resource control policy (outputs unchanged: the contract names the first two).
+        for construct_id, name, document, about, policy_type in (
+            (
+                "pipeline-scp",
+                cfg.scp_pipeline_name,
+                "scp-protect-pipeline",
+                PIPELINE_SCP_DESCRIPTION,
+                "SERVICE_CONTROL_POLICY",
+            ),
+            (
+                "replication-roles-rcp",
+                cfg.rcp_name,
+                "rcp-protect-replication-roles",
+                RCP_DESCRIPTION,
+                "RESOURCE_CONTROL_POLICY",
+            ),
+        ):
+            if docs.has(document):
+                ReplicaScp(
+                    self,
+                    construct_id,
+                    name=name,
+                    policy=docs.document(document),
+                    targets=org.targets,
+                    description=about,
+                    policy_type=policy_type,
+                )
         export_output(
             self,
             OUTPUT_ORGANIZATION,

@@ -4,6 +4,7 @@
 //          "requests": [{"id", "principal", "action", "resource", "resourceAccount", "context": {...},
 //                        "identityPolicies": ["<name>"...],
 //                        "scps": [{"orgIdentifier": "...", "policies": ["<name>"...]}...],   // root first
+//                        "rcps": [{"orgIdentifier": "...", "policies": ["<name>"...]}...],   // root first
 //                        "resourcePolicies": ["<name>"...]}]}
 // stdout: [{"id", "result": "Allowed"|"ExplicitlyDenied"|"ImplicitlyDenied"|"Error",
 //           "deniedBy": ["<policy type>:<policy>#<Sid>"...], "grantedBy": ["<policy type>:<policy>#<Sid>"...],
@@ -31,6 +32,7 @@ import { getDenialReasons, getGrantReasons, runSimulation } from '@cloud-copilot
 import {
   createValidatedPolicy,
   validateIdentityPolicy,
+  validateResourceControlPolicy,
   validateResourcePolicy,
   validateServiceControlPolicy
 } from '@cloud-copilot/iam-policy'
@@ -92,7 +94,10 @@ async function evaluate(req, policies) {
       orgIdentifier: level.orgIdentifier,
       policies: lookup(level.policies, policies, 'scp', validateServiceControlPolicy)
     })),
-    resourceControlPolicies: [],
+    resourceControlPolicies: (req.rcps ?? []).map((level) => ({
+      orgIdentifier: level.orgIdentifier,
+      policies: lookup(level.policies, policies, 'rcp', validateResourceControlPolicy)
+    })),
     resourcePolicy: mergeResourcePolicies(req.resourcePolicies, policies)
   }
   const response = await runSimulation(simulation, { simulationMode: 'Strict' })

@@ -1,0 +1,249 @@
+"""The pipeline that feeds the replicas, guarded like the replicas: the replication roles (their permissions, their
+boundary, whom they are passed to, who assumes them), the detection path (the monitor's function, schedule,
+alarms, topic and log group, the metrics in the kit's namespace) and the source keys (the source bucket's and the
+alarm topic's).
+
+A ransomware operator's first step is to freeze the backups quietly: widen or break the replication role, silence
+the monitor, disable the source key. Each of those changes is denied to all but break-glass and the deploy roles of
+the sources (`policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered account)
+and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic key
+policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
+assuming a replication role to anything but the replication service, so a role minted under the replication name
+pattern is useless to an outsider (SCPs never bind principals outside the organization; RCPs bind every caller).
+
+A `[source]` names every resource by ARN. An estate names no source (its organization policies keep their size):
+resources by the kit's name patterns in any account, the deploy roles by name. Every action guarded here acts only
+on a resource of the caller's own account (IAM, Lambda, Scheduler, CloudWatch, Logs, KMS key administration; an
+SNS topic's policy is itself guarded), so a deploy role matched by name is exempt only in its own account. Role
+*creation* is the exception: a role minted under the pattern is exempt everywhere, so the estate's guards deny it
+by account where a replica lives (`replica_account_role_creation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import assurance, estate
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, doc, kms_resource
+from s3tables_kit.topology.config import KitConfig, Source
+
+KeyRef = tuple[str, str | None]  # (key resource, the alias that names it, or None: the resource is the key's ARN)
+
+METRICS_SID = "DenyKitMetricsFromOthers"
+PASS_ELSEWHERE_SID = "DenyPassReplicationRoleElsewhere"
+RCP_SID = "DenyAssumeReplicationRoleButTheService"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """What one document guards of the pipeline (ARNs, or ARN patterns in an estate) and who may change it."""
+
+    deploy_roles: tuple[str, ...] = ()
+    replication_roles: tuple[str, ...] = ()
+    detection: tuple[str, ...] = ()
+    keys: tuple[KeyRef, ...] = ()
+    # Who publishes to the kit's metric namespace: the monitors and the recovery role (its rehearsal).
+    publishers: tuple[str, ...] = ()
+
+    def __add__(self, other: Pipeline) -> Pipeline:
+        def both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys((*a, *b)))
+
+        return Pipeline(
+            deploy_roles=both(self.deploy_roles, other.deploy_roles),
+            replication_roles=both(self.replication_roles, other.replication_roles),
+            detection=both(self.detection, other.detection),
+            keys=tuple(dict.fromkeys((*self.keys, *other.keys))),
+            publishers=both(self.publishers, other.publishers),
+        )
+
+
+def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
+    """The monitor's function, schedule, alarms (`<prefix>-replication-...`, `<prefix>-replica-bucket-policy-...`),
+    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `policies.assurance`)."""
+    topic = site.arn("sns", f"{prefix}-assurance-alarms")
+    monitor = f"{prefix}-replication-monitor"
+    return (
+        site.arn("lambda", f"function:{monitor}"),
+        site.arn("scheduler", f"schedule/default/{monitor}"),
+        site.arn("cloudwatch", f"alarm:{prefix}-replica*"),
+        topic,
+        f"{topic}:*",
+        site.arn("logs", f"log-group:{monitor}"),
+    )
+
+
+def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
+    """One source's pipeline, by ARN: its replication role, its monitor and alarm topic key, its source key."""
+    view = cfg.view(src) if len(cfg.sources) > 1 else cfg
+    site = assurance.site_of(src)
+    keys: list[KeyRef] = []
+    if src.encryption.type == "kms":
+        res, cond = kms_resource(view, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
+        keys.append((res, _alias(cond)))
+    monitor = view.assurance.monitor.enabled
+    if monitor:
+        keys.append((site.arn("kms", "key/*"), assurance.alarm_key_alias(view)))
+    return Pipeline(
+        deploy_roles=(src.deploy_role_arn,) if src.deploy_role_arn else (),
+        replication_roles=(view.replication_role_arn,),
+        detection=detection_resources(site, view.name_prefix) if monitor else (),
+        keys=tuple(keys),
+        publishers=(site.role_arn(assurance.monitor_role_name(view)),) if monitor else (),
+    )
+
+
+def _alias(cond: dict[str, dict[str, object]] | None) -> str | None:
+    if cond is None:
+        return None
+    alias = cond["ForAnyValue:StringEquals"]["kms:ResourceAliases"]
+    return str(alias)
+
+
+def monitor_roles(cfg: KitConfig) -> list[str]:
+    """The sources' monitor roles by ARN (none when the monitor is off)."""
+    if not cfg.assurance.monitor.enabled:
+        return []
+    return [assurance.site_of(s).role_arn(assurance.monitor_role_name_of(cfg, s)) for s in cfg.sources]
+
+
+def recovery_publishers(cfg: KitConfig) -> Pipeline:
+    return Pipeline(publishers=(cfg.recovery_role_arn,) if cfg.assurance.rehearsal.enabled else ())
+
+
+def by_arn(cfg: KitConfig) -> Pipeline:
+    """Every source's pipeline, by ARN (a `[source]`; an estate's guardrails, per account)."""
+    out = recovery_publishers(cfg)
+    for src in cfg.sources:
+        out += source_pipeline(cfg, src)
+    return out
+
+
+def by_pattern(cfg: KitConfig, account_id: str = "*") -> Pipeline:
+    """An estate's pipeline by the kit's name patterns, in any account (the SCP: constant in size) or in one (a
+    guardrail; the deploy roles of that account's sources by ARN)."""
+    p = estate.partition(cfg)
+    site = assurance.Site(p, account_id, "*")
+    kit = cfg.kit.name
+    monitor = cfg.assurance.monitor.enabled
+    if account_id == "*":
+        deploy = tuple(estate.deploy_role_name_patterns(cfg))
+    else:
+        deploy = tuple(
+            sorted({s.deploy_role_arn for s in cfg.sources if s.account_id == account_id and s.deploy_role_arn})
+        )
+    return recovery_publishers(cfg) + Pipeline(
+        deploy_roles=deploy,
+        replication_roles=(f"arn:{p}:iam::{account_id}:role/{kit}-*-s3tables-replication",),
+        detection=detection_resources(site, f"{kit}-*") if monitor else (),
+        # every key of the kit's aliases (source, alarm topic; replica keys are guarded harder by their tag)
+        keys=((site.arn("kms", "key/*"), f"alias/{kit}-*"),) if _any_kms(cfg) or monitor else (),
+        publishers=(f"arn:{p}:iam::{account_id}:role/{kit}-*-replication-monitor",) if monitor else (),
+    )
+
+
+def _any_kms(cfg: KitConfig) -> bool:
+    return any(s.encryption.type == "kms" for s in cfg.sources)
+
+
+# ---------------------------------------------------------------- statements ----
+
+
+def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[S.Statement | None]:
+    """The pipeline's denies in one layer (SCP: `break_glass` exempt; a guardrail: none, it binds neither)."""
+    exempt = [*break_glass, *g.deploy_roles]
+    targets: dict[str, tuple[str, ...]] = {"replication-roles": g.replication_roles, "detection": g.detection}
+    # the rules on the roles and the detection path exempt the same principals and take no condition: one
+    # statement (an SCP holds 5,120 characters, a guardrail 6,144), its Sid the members' names
+    merged = [r for r in A.PIPELINE_RULES if r.target != "keys" and targets[r.target]]
+    out: list[S.Statement | None] = []
+    if merged:
+        out.append(
+            S.deny_except(
+                "Deny" + "And".join(r.sid.removeprefix("Deny") for r in merged),
+                [a for r in merged for a in r.actions],
+                [res for r in merged for res in targets[r.target]],
+                exempt,
+            )
+        )
+    for rule in A.PIPELINE_RULES:
+        if rule.target == "keys":
+            out += _key_guards(rule, g.keys, exempt)
+    if g.publishers:
+        out.append(S.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
+    if g.replication_roles:
+        out.append(S.deny_pass_role_elsewhere(PASS_ELSEWHERE_SID, g.replication_roles, break_glass))
+    return out
+
+
+def _key_guards(rule: A.PipelineRule, keys: Sequence[KeyRef], exempt: Sequence[str]) -> list[S.Statement | None]:
+    """Kit-created keys by alias (their ARN is unknown until apply), bring-your-own keys by ARN."""
+    by_alias = sorted({a for _r, a in keys if a is not None})
+    alias_resources = sorted({r for r, a in keys if a is not None})
+    own = sorted({r for r, a in keys if a is None})
+    cond_key = "ForAnyValue:StringLike" if any("*" in a for a in by_alias) else "ForAnyValue:StringEquals"
+    return [
+        S.deny_except(rule.sid, rule.actions, alias_resources, exempt, {cond_key: {"kms:ResourceAliases": by_alias}})
+        if by_alias
+        else None,
+        S.deny_except(rule.sid.replace("Source", "SourceOwn"), rule.actions, own, exempt) if own else None,
+    ]
+
+
+def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
+    """The pipeline SCP of a topology: by ARN for a `[source]`, by pattern for an estate."""
+    bg = cfg.protection.break_glass_principals
+    if cfg.scheme.key != "sources":
+        return guards(by_arn(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE)
+    accounts = sorted({r.account_id for r in cfg.replicas})
+    return [
+        *guards(by_pattern(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE),
+        replica_account_role_creation(cfg, accounts, "DenyReplicationRoleCreationInReplicaAccounts", bg),
+    ]
+
+
+def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | None]:
+    """The pipeline's second layer in a replica account's guardrail, for the sources of that account (by ARN), and
+    in an estate the guard against minting a role under the replication name pattern there."""
+    estate_scheme = cfg.scheme.key == "sources"
+    out: list[S.Statement | None] = []
+    if any(s.account_id == account_id for s in cfg.sources):
+        g = by_pattern(cfg, account_id) if estate_scheme else by_arn(cfg)
+        out += guards(g, break_glass=(), namespace=assurance.METRIC_NAMESPACE)
+    if estate_scheme:
+        out.append(replica_account_role_creation(cfg, [account_id], "DenyReplicationRoleCreationHere", ()))
+    return out
+
+
+def replica_account_role_creation(
+    cfg: KitConfig, accounts: Sequence[str], sid: str, break_glass: Sequence[str]
+) -> S.Statement | None:
+    """An estate: creating a role under the replication (or monitor) name pattern in a replica account, to all but
+    break-glass and the deploy roles of the sources of that account (exact ARNs). The SCP's creation guard exempts
+    the deploy roles by name, which a replica account's deploy role (the vault's) also carries."""
+    if not accounts:
+        return None
+    p = estate.partition(cfg)
+    kit = cfg.kit.name
+    names = (f"{kit}-*-s3tables-replication", f"{kit}-*-replication-monitor")
+    resources = [f"arn:{p}:iam::{acct}:role/{n}" for acct in accounts for n in names]
+    deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id in accounts and s.deploy_role_arn]
+    return S.deny_except(sid, [A.ROLE_CREATION], resources, [*break_glass, *deploy])
+
+
+# ---------------------------------------------------------------- resource control policy ----
+
+
+def resource_control_policy(cfg: KitConfig, role_arns: Sequence[str] | None = None) -> Document:
+    """Nobody but the replication service (and break-glass) assumes a replication role: by ARN for a `[source]`
+    (`role_arns` for a failover topology), by the name pattern in an estate."""
+    if role_arns is None:
+        role_arns = (
+            [estate.replication_role_pattern(cfg)] if cfg.scheme.key == "sources" else list(cfg.replication_role_arns)
+        )
+    return doc(
+        S.rcp_deny_assume_but_service(RCP_SID, role_arns, A.REPLICATION_SERVICE, cfg.protection.break_glass_principals)
+    )

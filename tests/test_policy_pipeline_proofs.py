@@ -424,6 +424,16 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
             {"outsider:assume-minted:sts:AssumeRole": ALLOWED},
         ),
     }
+    # one layer removed where there are two: the other still holds (the guardrail's bearer, the key policy)
+    out["role edit and detection denies removed from the pipeline SCP only"] = (
+        drop_from("scp-protect-pipeline", EDIT),
+        {f"admin:{chain}:{a}": ALLOWED for chain, acts in (("widen", WIDEN), ("silence", SILENCE)) for a in acts},
+    )
+    if site.key:
+        out["source key guard removed from the pipeline SCP only"] = (
+            drop_from("scp-protect-pipeline", "DenySourceKeyDestruction"),
+            {},  # the key policy still denies every attacker
+        )
     if site.deploy:
         out["source deploy role out of the privileged roles"] = (
             drop_resource("scp-protect-replica-guards", "DenyPrivilegedRoleTampering", site.deploy),
@@ -454,6 +464,12 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
 
 
 KEY_POLICY_SID = "DenyKeyDestructionExceptDeployAndBreakGlass"
+WIDEN = ("iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary", "iam:DeleteRolePolicy")
+SILENCE = (
+    "cloudwatch:DisableAlarmActions", "cloudwatch:DeleteAlarms", "cloudwatch:SetAlarmState",
+    "scheduler:DeleteSchedule", "lambda:UpdateFunctionCode", "sns:Unsubscribe", "sns:Subscribe",
+    "logs:DeleteLogGroup",
+)  # fmt: skip
 
 
 def _attackers(site: Site) -> list[str]:

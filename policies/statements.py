@@ -461,9 +461,10 @@ def rcp_deny_assume_but_service(
     sid: str, role_arns: Sequence[str], service: str, exempt_arns: Sequence[str]
 ) -> Statement:
     """A resource control policy's Deny (it binds callers of any account, the organisation's outsiders included):
-    nobody but `service` (and `exempt_arns`) assumes these roles, whatever their trust policy says.
-    `aws:PrincipalArn` is absent for a service principal (ArnNotLike holds), so the service is let through by
-    `aws:PrincipalServiceName`."""
+    nobody but `service` (and `exempt_arns`) assumes these roles, whatever their trust policy says, nor through a
+    SAML or web identity provider the trust could name. `aws:PrincipalArn` is absent for a service principal
+    (ArnNotLike holds), so the service is let through by `aws:PrincipalServiceName`."""
     cond = _break_glass_only(exempt_arns)
     cond["StringNotEqualsIfExists"] = {"aws:PrincipalServiceName": service}
-    return statement(sid, "Deny", ["sts:AssumeRole"], role_arns, principal="*", condition=cond)
+    actions = ["sts:AssumeRole", "sts:AssumeRoleWithSAML", "sts:AssumeRoleWithWebIdentity"]
+    return statement(sid, "Deny", actions, role_arns, principal="*", condition=cond)

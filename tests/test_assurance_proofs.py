@@ -22,7 +22,14 @@ import pytest
 
 from s3tables_kit.policies import assurance as AS
 from s3tables_kit.policies.documents import build_documents
-from s3tables_kit.policies.simulate import ALLOWED, IMPLICIT_DENY, SimRequest, evaluate, principal_context
+from s3tables_kit.policies.simulate import (
+    ALLOWED,
+    EXPLICIT_DENY,
+    IMPLICIT_DENY,
+    SimRequest,
+    evaluate,
+    principal_context,
+)
 from s3tables_kit.topology.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +123,8 @@ TRUST_CASES: list[tuple[str, str, str, str, dict[str, str], str]] = [
 KEY_CASES: list[tuple[str, str, str, dict[str, str], str]] = [
     ("cloudwatch encrypts alarm notifications", AS.CLOUDWATCH_SERVICE, "kms:GenerateDataKey", {"aws:SourceAccount": SRC}, ALLOWED),
     ("cloudwatch of another account", AS.CLOUDWATCH_SERVICE, "kms:GenerateDataKey", {"aws:SourceAccount": "555555555555"}, IMPLICIT_DENY),
-    ("cloudwatch cannot schedule key deletion", AS.CLOUDWATCH_SERVICE, "kms:ScheduleKeyDeletion", {"aws:SourceAccount": SRC}, IMPLICIT_DENY),
+    # the source stack's alarm key denies its destruction to all but the deploy role and break-glass
+    ("cloudwatch cannot schedule key deletion", AS.CLOUDWATCH_SERVICE, "kms:ScheduleKeyDeletion", {"aws:SourceAccount": SRC}, EXPLICIT_DENY),
 ]  # fmt: skip
 
 

@@ -190,14 +190,18 @@ def test_cross_account_replica_bucket_policy_grants_the_source_role(synthesized:
 
 def test_scps_and_attachments(seed: Stacks) -> None:
     org = seed["organization"]
-    scps = {p["name"]: p for p in org["resource"]["aws_organizations_policy"].values()}
-    assert set(scps) == {"seed-protect-s3tables-replicas", "seed-protect-s3tables-replica-guards"}
-    for scp in scps.values():
-        assert scp["type"] == "SERVICE_CONTROL_POLICY"
-        assert len(scp["content"]) <= 5120
-        assert all(s["Effect"] == "Deny" for s in json.loads(scp["content"])["Statement"])
+    policies = {p["name"]: p for p in org["resource"]["aws_organizations_policy"].values()}
+    assert {n: p["type"] for n, p in policies.items()} == {
+        "seed-protect-s3tables-replicas": "SERVICE_CONTROL_POLICY",
+        "seed-protect-s3tables-replica-guards": "SERVICE_CONTROL_POLICY",
+        "seed-protect-s3tables-pipeline": "SERVICE_CONTROL_POLICY",
+        "seed-protect-s3tables-replication-roles": "RESOURCE_CONTROL_POLICY",
+    }
+    for policy in policies.values():
+        assert len(policy["content"]) <= 5120
+        assert all(s["Effect"] == "Deny" for s in json.loads(policy["content"])["Statement"])
     attachments = org["resource"]["aws_organizations_policy_attachment"].values()
-    assert sorted(a["target_id"] for a in attachments) == ["ou-ab12-replicas1", "ou-ab12-replicas1"]
+    assert sorted(a["target_id"] for a in attachments) == ["ou-ab12-replicas1"] * 4
     assert org["provider"]["aws"][0]["allowed_account_ids"] == ["999988887777"]
 
 

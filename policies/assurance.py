@@ -253,7 +253,7 @@ def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.St
 
 
 def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
-    """Statements for the kit-created key of a table bucket (`policies.documents.kms_key_policy`): KMS honours an
+    """Statements for the kit-created key of a table bucket (`policies.keys.kms_key_policy`): KMS honours an
     identity policy only where the key policy allows it, and the kit's key policies name each key user."""
     if role == "source" and cfg.assurance.monitor.enabled:
         role_arn = source_site(cfg).role_arn(monitor_role_name(cfg))

@@ -15,9 +15,11 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import assurance, estate, pipeline
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
+from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
-from s3tables_kit.topology.config import KitConfig, Replica, Source, partition_of_arn
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
 
@@ -418,84 +420,6 @@ def recovery_role_permissions(
             cfg, cfg.recovery.encryption, account_id=site.account_id, region=site.region, bucket=cfg.recovery.bucket
         )
         stmts.append(S.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
-    return doc(*stmts)
-
-
-# ---------------------------------------------------------------- KMS key policies ----
-
-
-@dataclass(frozen=True)
-class KeySite:
-    role: str  # "source" | "replica" | "recovery"
-    account_id: str
-    region: str
-    bucket: str
-    bucket_arn: str
-
-
-def key_sites(cfg: KitConfig) -> list[KeySite]:
-    """Buckets whose KMS key the kit creates (`kms_key = "create"`)."""
-    out = []
-    for src in cfg.sources:
-        if src.encryption.creates_key:
-            out.append(KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn))
-    for r in cfg.replicas:
-        if r.encryption.creates_key:
-            out.append(KeySite("replica", r.account_id, r.region, r.bucket, r.bucket_arn))
-    if cfg.recovery.encryption.creates_key:
-        rep = cfg.recovery_replica
-        out.append(KeySite("recovery", rep.account_id, rep.region, cfg.recovery.bucket, cfg.recovery_bucket_arn))
-    return out
-
-
-def replica_key_tags(cfg: KitConfig) -> dict[str, str]:
-    """Tags on every replica key the kit creates: the SCP and the guardrail protect keys that carry this key."""
-    return {A.REPLICA_KEY_TAG: cfg.kit.name}
-
-
-def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
-    partition = partition_of_arn(site.region)
-    stmts: list[S.Statement | None] = [
-        S.kms_root_administration(site.account_id, partition),
-        S.kms_root_service_grants(site.account_id, partition),
-        S.kms_allow_maintenance(site.bucket_arn, site.account_id),
-    ]
-    if site.role == "source":
-        stmts.append(
-            S.kms_allow_key_use(
-                "AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]
-            )
-        )
-        # disabling the source key stops replication: the deploy role and break-glass only
-        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, site.account_id)))
-    elif site.role == "replica":
-        # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
-        replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
-        stmts.append(
-            S.kms_allow_key_use(
-                "AllowReplicationRoleWriteReplica",
-                list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn],
-                ["Decrypt", "Encrypt", "GenerateDataKey"],
-            )
-        )
-        if site.bucket == cfg.recovery.replica:
-            stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
-        bg = cfg.protection.break_glass_principals
-        # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
-        # needs this Allow; the account root's statement covers only the key's own account).
-        stmts.append(S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS))
-        stmts.append(S.kms_deny_key_deletion(bg))
-        # Nobody but break-glass replaces the policy, so the key is created with the lockout check bypassed.
-        stmts.append(S.kms_deny_key_policy_change(bg))
-        stmts.append(S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg))
-    else:
-        stmts.append(
-            S.kms_allow_key_use(
-                "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
-            )
-        )
-    # continuous assurance: the monitor reads the source's encrypted metadata
-    stmts += assurance.key_policy_statements(cfg, site.role)
     return doc(*stmts)
 
 

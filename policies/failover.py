@@ -268,7 +268,7 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     return doc(*statements, *extra)
 
 
-RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # policies.documents.kms_key_policy's statement
+RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # policies.keys.kms_key_policy's statement
 
 
 # ---------------------------------------------------------------- recovery ----

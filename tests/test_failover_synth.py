@@ -13,6 +13,7 @@ import pytest
 
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
 from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import pipeline
 from s3tables_kit.policies.documents import compact_json
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.failover import failover_topology
@@ -136,6 +137,8 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
         cfg.scp_name: compact_json(F.service_control_policy(cfg, topo)),
         cfg.scp_guards_name: compact_json(F.service_control_policy_guards(cfg, topo)),
         F.scp_promoted_name(cfg): compact_json(F.service_control_policy_promoted(cfg, topo)),
+        cfg.scp_pipeline_name: compact_json(F.service_control_policy_pipeline(cfg, topo)),
+        cfg.rcp_name: compact_json(pipeline.resource_control_policy(cfg, F.kit_replication_roles(topo))),
     }
     for content in scps.values():
         assert len(content) <= 5120

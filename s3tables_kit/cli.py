@@ -31,6 +31,7 @@ class Command:
     group: str  # a key of GROUPS
     extra: str = ""  # the extra whose packages it imports ("" for the base install)
     checkout: bool = False  # part of the harness: runs from a checkout of the kit, not shipped in the wheel
+    make_target: str = ""  # the checkout's make target that runs it, where it is not the command's name
 
     @property
     def import_name(self) -> str:
@@ -61,7 +62,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("adopt-gate", "infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"),
     Command("live-verify", "infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
-    Command("drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True),
+    Command(
+        "drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True, "demo"
+    ),
     Command("failover-drill", "harness.drills.failover", "failover drill on the stand-in", "practise", checkout=True),
     Command("proofs", "harness.proofs", "the IAM proofs and attack sequences", "practise", checkout=True),
 )
@@ -100,7 +103,7 @@ def missing_dependency(cmd: Command, err: ModuleNotFoundError) -> str | None:
     if top in HARNESS_MODULES or (cmd.checkout and top == cmd.module.split(".")[0]):
         return (
             f"s3tables-kit {cmd.name} runs from a checkout of the kit (the local stand-in and the drills are not in "
-            f"the wheel): clone the repository and run `make {cmd.name}` there"
+            f"the wheel): clone the repository and run `make {cmd.make_target or cmd.name}` there"
         )
     extra = EXTRA_OF_MODULE.get(top)
     if extra is None:

@@ -40,8 +40,8 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("recovery", "aws_kms_key"): 1,  # the rehearsal alarm topic's key
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
         # two SCPs (replica protection + guards), each attached to the one OU
-        ("organization", "aws_organizations_policy"): 2,
-        ("organization", "aws_organizations_policy_attachment"): 2,
+        ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
+        ("organization", "aws_organizations_policy_attachment"): 4,  # four policies x one target
     },
     "multi-account": {
         ("source", "awscc_s3tables_table_bucket"): 1,
@@ -66,8 +66,8 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
         # two SCPs, each attached to the three targets
-        ("organization", "aws_organizations_policy"): 2,
-        ("organization", "aws_organizations_policy_attachment"): 6,
+        ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
+        ("organization", "aws_organizations_policy_attachment"): 12,  # four policies x three targets
     },
     # an estate: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
     # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica
@@ -100,8 +100,8 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("recovery", "aws_kms_key"): 2,  # recovery bucket key + rehearsal alarm topic key
         ("recovery", "aws_s3tables_namespace"): 2,
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
-        ("organization", "aws_organizations_policy"): 2,
-        ("organization", "aws_organizations_policy_attachment"): 4,  # two SCPs x two targets
+        ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
+        ("organization", "aws_organizations_policy_attachment"): 8,  # four policies x two targets
     },
 }
 

@@ -97,8 +97,10 @@ def test_the_kit_adds_its_stacks_beside_the_teams_and_leaves_the_teams_alone(own
     assert set(replica["resource"]) >= {"aws_s3tables_table_bucket_policy", "aws_iam_policy", "aws_kms_key"}
     scps = own_app["organization"]["resource"]["aws_organizations_policy"].values()
     assert sorted(p["name"] for p in scps) == [
+        "analytics-protect-s3tables-pipeline",
         "analytics-protect-s3tables-replica-guards",
         "analytics-protect-s3tables-replicas",
+        "analytics-protect-s3tables-replication-roles",
     ]
     assert own_app["source"]["output"]["kit_source"]["value"]["destinations"] == [
         "${data.terraform_remote_state.cross-stack-reference-input-replica-analytics-replica.outputs."

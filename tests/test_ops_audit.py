@@ -130,7 +130,8 @@ def test_source_bucket_policy_compared_by_meaning(ops_env: OpsEnv, tmp_path, cap
             stmt["Action"] = stmt["Action"][0]
     src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(same))
     assert _audit(world).drifts == []
-    dropped = {**reviewed, "Statement": [s for s in reviewed["Statement"] if s["Sid"] != "DenySourceBucketPolicyChange"]}
+    kept = [s for s in reviewed["Statement"] if s["Sid"] != "DenySourceBucketPolicyChange"]
+    dropped = {**reviewed, "Statement": kept}
     src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(dropped))
     (drift,) = _audit(world).drifts
     assert (drift.kind, drift.resource) == ("bucket-policy-statement-missing", world.source_arn)

@@ -38,6 +38,7 @@ from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, d
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
 from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
+from s3tables_kit.jobs.ops.drift import below_configured
 from s3tables_kit.topology.config import Replica
 
 SNAPSHOT = "icebergSnapshotManagement"
@@ -69,22 +70,6 @@ def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
         f"{k} {r.get(k)} < source {s.get(k)}"
         for k in ("maxSnapshotAgeHours", "minSnapshotsToKeep")
         if r.get(k) is not None and s.get(k) is not None and r[k] < s[k]
-    ]
-    return "; ".join(problems) or None
-
-
-def below_configured(replica: Mapping[str, Any], configured: Mapping[str, int]) -> str | None:
-    """Why the replica keeps snapshots for less than its configured retention (`configured`: the
-    ``icebergSnapshotManagement`` settings `harden` writes), or None. Disabled expiry keeps everything."""
-    if replica.get("status") == "disabled":
-        return None
-    r = (replica.get("settings") or {}).get(SNAPSHOT) or {}
-    if not r:
-        return "no snapshot retention settings (the service default, not the configured retention)"
-    problems = [
-        f"{k} {r.get(k)} < configured {configured[k]}"
-        for k in ("maxSnapshotAgeHours", "minSnapshotsToKeep")
-        if k in configured and (r.get(k) is None or r[k] < configured[k])
     ]
     return "; ".join(problems) or None
 
@@ -308,13 +293,13 @@ def check_replicas(
             else:
                 results = stream_concurrently(
                     functools.partial(
-                    _replica_check,
-                    clients,
-                    sources=sources,
-                    paired=paired,
-                    want_policy=want_policy,
-                    configured=configured,
-                ),
+                        _replica_check,
+                        clients,
+                        sources=sources,
+                        paired=paired,
+                        want_policy=want_policy,
+                        configured=configured,
+                    ),
                     replica_tables,
                     concurrency,
                     progress,

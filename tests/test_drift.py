@@ -330,12 +330,13 @@ def test_a_changed_source_bucket_policy(ops_env: OpsEnv, tmp_path: Path) -> None
 
 
 def test_the_layer_check_is_bounded_per_run_and_covers_every_replica(ops_env: OpsEnv, tmp_path: Path) -> None:
-    """At most `LAYER_SAMPLE` replica tables per destination are read per run (two requests each), the window moves
-    every run, and a replica that lost its table policy is found within ceil(tables / LAYER_SAMPLE) runs."""
+    """At most `LAYER_SAMPLE` replica tables per destination are read per run (two requests each), those not yet
+    seen with both layers first, so a replica that lost its table policy is found within ceil(tables / LAYER_SAMPLE)
+    runs."""
     names = tuple(f"t{i:03d}" for i in range(LAYER_SAMPLE + 10))
     world = deploy(ops_env, tables=names, harden_now=True)
     watch = Watch(world, tmp_path)
-    # the last table in name order: outside the first run's window when runs start at offset 0
+    # the last table in name order: outside the first run's sample (every table unseen: the first 50 by name)
     world.dst().delete_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=names[-1])
     found, sampled = [], []
     for _ in range(2):

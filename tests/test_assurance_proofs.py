@@ -114,6 +114,13 @@ IDENTITY_CASES: list[Case] = [
     ("rehearsal writes its report", RECOVERY_ROLE, "s3:PutObject", "arn:aws:s3:::lakehouse-recovery-222222222222-eu-central-1/reports/rehearsals/x/report.json", REC, {}, REHEARSAL, ALLOWED),
 ]  # fmt: skip
 
+# A replica of another account must also grant the monitor's reads in its bucket policy (cross-account requests need
+# both sides): these cases are evaluated with it.
+GRANTED_BY = {
+    "monitor reads a replica's table policy": ("replica-bucket-policy--lakehouse-replica-euc1",),
+    "monitor reads a replica's retention": ("replica-bucket-policy--lakehouse-replica-euc1",),
+}
+
 # Trust policies: the service principal assumes the role (the trust policy is the role's resource policy).
 TRUST_CASES: list[tuple[str, str, str, str, dict[str, str], str]] = [
     ("lambda for the monitor function", "monitor-role-trust", MONITOR_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": FUNCTION}, ALLOWED),
@@ -166,7 +173,8 @@ def results() -> dict[str, Any]:
     key_policies = {SOURCE_KEY: ("kms-key-policy--lakehouse-prod",), OTHER_KEY: ("world:other-key",)}
     reqs: list[SimRequest] = []
     for cid, principal, action, resource, account, ctx, policies, _ in IDENTITY_CASES:
-        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, key_policies.get(resource, ())))
+        on_resource = GRANTED_BY.get(cid) or key_policies.get(resource, ())
+        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, on_resource))
     for cid, doc, role, service, ctx, _ in TRUST_CASES:
         reqs.append(_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], ctx, (), (doc,)))
     for cid, service, action, ctx, _ in KEY_CASES:

@@ -534,14 +534,15 @@ def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> No
         (topic,) = res(st, "aws_sns_topic").values()
         assert topic["name"] == f"{prefix}-assurance-alarms"
         for a in res(st, "aws_cloudwatch_metric_alarm").values():
-            assert a["alarm_name"].startswith((f"{prefix}-replication-", f"{prefix}-replica-bucket-policy-drift-"))
+            kinds = ("replication-", "replica-bucket-policy-drift-", "source-bucket-policy-drift", "replica-layers-")
+            assert a["alarm_name"].startswith(tuple(f"{prefix}-{k}" for k in (*kinds, "replica-retention-")))
             assert a["dimensions"]["Kit"] == prefix
             alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
     vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
     assert len(vault_lag) == 3
-    # 5 kinds per destination (lag, failed, detached, replication point, bucket-policy drift; sales 2, others 1) + a
-    # heartbeat and a replication-configuration drift alarm per source
-    assert len(alarms) == 3 * 2 + 5 * 4
+    # 7 kinds per destination (lag, failed, detached, replication point, bucket-policy drift, table layers, retention;
+    # sales 2, others 1) + a heartbeat, a replication-configuration and a source-bucket-policy drift alarm per source
+    assert len(alarms) == 3 * 3 + 7 * 4
     (topic,) = res(estate["recovery"], "aws_sns_topic").values()
     assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
 

@@ -171,11 +171,14 @@ def test_cross_account_replica_bucket_policy_grants_the_source_role(synthesized:
         "AllowCrossAccountBreakGlassOnBucket",
         "AllowCrossAccountBreakGlassOnTables",
         "AllowReplicationMonitorsReadBucketPolicy",  # the source's monitor compares it with the reviewed document
+        "AllowReplicationMonitorsReadTableLayers",  # and reads a sample of its tables' table policy and retention
     }
     assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Action"] == "s3tables:GetTableBucketPolicy"
-    assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Principal"] == {
-        "AWS": "arn:aws:iam::111111111111:role/lakehouse-replication-monitor"
-    }
+    layers = grants["AllowReplicationMonitorsReadTableLayers"]
+    assert layers["Action"] == ["s3tables:GetTableMaintenanceConfiguration", "s3tables:GetTablePolicy"]
+    assert layers["Resource"] == "arn:aws:s3tables:ap-southeast-2:333333333333:bucket/lakehouse-replica-apse2/table/*"
+    for sid in ("AllowReplicationMonitorsReadBucketPolicy", "AllowReplicationMonitorsReadTableLayers"):
+        assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-replication-monitor"}
     for sid in ("AllowSourceReplicationRoleCreateReplicas", "AllowSourceReplicationRoleWriteReplicas"):
         assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"}
     # Break-glass of the OTHER accounts (apse2 lives in 333333333333): its own break-glass needs no grant.

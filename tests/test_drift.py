@@ -360,3 +360,16 @@ def test_sample_tables_unseen_first_then_a_moving_window() -> None:
     assert set().union(*windows) == set(names)  # ceil(7 / 3) runs cover every table
     assert all(len(w) == 3 for w in windows)
     assert sample_tables(names, run=0, size=3, seen=names[:-1])[0] == "ns.t6"  # the one not seen yet comes first
+
+
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
+def test_audit_compares_each_source_bucket_policy_with_what_its_stack_deploys(example: str) -> None:
+    """The reviewed source bucket policy `audit` and the monitor compare with is the document each source stack
+    deploys (`source-bucket-policy`, `--<stack id>` in an estate), by the same document set."""
+    from s3tables_kit.policies import docset
+
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    docs = docset.build(cfg)
+    scopes = scopes_of(cfg, default_bucket_policy_builder())
+    deployed = {s.bucket_arn: docs.for_source(cfg, s).document("source-bucket-policy") for s in cfg.sources}
+    assert {scope.source.bucket_arn: scope.source_bucket_policy for scope in scopes} == deployed

@@ -7,8 +7,9 @@ real Iceberg tables, an `outputs.json`, and the commands to practise, running un
      account (so the plain commands, with no role flags, act in that account);
   2. the example deployed into it, by default by seeding (seconds): what `cdktf deploy` leaves behind, created through
      the same public APIs Terraform calls (table buckets with their encryption and storage class, namespaces, tables
-     with their retention, the replica bucket policies, the replication configuration, the recovery bucket, the SCPs
-     on the organization's targets), and the outputs contract of that deploy (`harness.deploy`);
+     with their retention, the replica bucket policies, each source's bucket policy (its layer against changing its
+     replication: `put_source_bucket_policies`), the replication configuration, the recovery bucket, the SCPs on the
+     organization's targets), and the outputs contract of that deploy (`harness.deploy`);
      with `--apply`, by the real Terraform apply of `make e2e` instead (needs `terraform` and a provider mirror, see
      `make validate`; minutes), whose `terraform output` is the outputs file;
   3. a writer's commits to every source table (real Iceberg data and metadata: `jobs/failover/writer.py`), two
@@ -97,6 +98,18 @@ class Sandbox:
         self.emu.stop()
 
 
+def put_source_bucket_policies(s3tables: Any, cfg: KitConfig) -> None:
+    """What each source stack deploys on its bucket besides the replication: the reviewed source bucket policy
+    (`policies.source_guard.source_bucket_policy` of the source's view, docs/decisions/0028-lock-after-first-deploy.md),
+    so that `audit` on the sandbox meets the layer a real deploy has. `s3tables`: a Region -> an s3tables client."""
+    from s3tables_kit.policies.documents import compact_json
+    from s3tables_kit.policies.source_guard import source_bucket_policy
+
+    for src in cfg.sources:
+        policy = compact_json(source_bucket_policy(cfg.view(src)))
+        s3tables(src.region).put_table_bucket_policy(tableBucketARN=src.bucket_arn, resourcePolicy=policy)
+
+
 def write_commit(emu: Emulator, bucket_arn: str, region: str, log: Path) -> list[str]:
     """A writer's commit to every table of a source bucket: `jobs/failover/writer.py` (pyiceberg, real data
     files and metadata through the S3 Tables API), as the writers of the source account run it."""
@@ -150,7 +163,8 @@ def start(
         except DeployError as e:
             raise SandboxError(str(e)) from None
         outputs.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        if not apply:
+        if not apply:  # the Terraform apply deploys the source bucket policy with the source stack
+            put_source_bucket_policies(lambda region: client(emu.url, "s3tables", region), cfg)
             say(f"sandbox: {config} deployed into {emu.url} by seeding ({time.monotonic() - t0:.1f} s)")
         tables, between = _commits(emu, cfg, out / "writer.log")
         sandbox = Sandbox(config, cfg, out, emu, "applied" if apply else "seeded", outputs, between, tables)

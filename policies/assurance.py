@@ -28,6 +28,8 @@ MONITOR_STATUS_BUCKET_READ = ("ListTables",)
 MONITOR_DRIFT_BUCKET_READ = ("GetTableBucketReplication",)
 MONITOR_DRIFT_TABLE_READ = ("GetTableReplication",)
 MONITOR_DRIFT_REPLICA_READ = ("GetTableBucketPolicy",)
+# The layers of a sample of replica tables (jobs/ops/monitor_drift.py): the table policy's presence and the retention.
+MONITOR_LAYERS_READ = ("GetTableMaintenanceConfiguration", "GetTablePolicy")
 
 
 # ---------------------------------------------------------------- names (deployed contract) ----
@@ -157,18 +159,48 @@ def allow_read_replica_bucket_policies(bucket_arns: list[str]) -> S.Statement:
     return S.allow_actions("ReadReplicaBucketPolicies", MONITOR_DRIFT_REPLICA_READ, bucket_arns)
 
 
-def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
-    """In a replica's bucket policy: the replication monitors of the sources of other accounts feeding it may read
-    the policy (an identity policy alone does not reach another account), so their drift check can compare it with
-    the reviewed document. None when no such source has a monitor."""
-    roles = sorted(
+def allow_read_source_bucket_policy(bucket_arn: str) -> S.Statement:
+    """What the drift check reads on the source: its bucket policy (compared with the reviewed document)."""
+    return S.allow_actions("ReadSourceBucketPolicy", MONITOR_DRIFT_REPLICA_READ, [bucket_arn])
+
+
+def allow_read_replica_table_layers(bucket_arns: list[str]) -> S.Statement:
+    """What the layer check reads on a sample of each replica's tables: the table policy and the retention (a replica
+    of another account must also grant it in its bucket policy)."""
+    return S.allow_actions("ReadReplicaTableLayers", MONITOR_LAYERS_READ, [S.table_arns(a) for a in bucket_arns])
+
+
+def monitor_roles_of_other_accounts(cfg: KitConfig, replica: Replica) -> list[str]:
+    """The replication monitors' roles of the sources of other accounts feeding `replica`."""
+    return sorted(
         {
             site_of(s).role_arn(monitor_role_name_of(cfg, s))
             for s in cfg.sources_into(replica)
             if cfg.assurance.monitor.enabled and s.account_id != replica.account_id
         }
     )
-    return monitors_read_bucket_policy(roles, replica.bucket_arn)
+
+
+def monitor_layers_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+    """In a replica's bucket policy: the replication monitors of the sources of other accounts may read the table
+    policy and retention of its tables (the layer check). None when no such source has a monitor."""
+    return monitors_read_table_layers(monitor_roles_of_other_accounts(cfg, replica), replica.bucket_arn)
+
+
+def monitors_read_table_layers(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
+    """The grant of `monitor_layers_read_grant` (also a failover destination's, `policies.failover`)."""
+    if not role_arns:
+        return None
+    return S.allow_principals_actions(
+        "AllowReplicationMonitorsReadTableLayers", role_arns, MONITOR_LAYERS_READ, [S.table_arns(bucket_arn)]
+    )
+
+
+def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+    """In a replica's bucket policy: the replication monitors of the sources of other accounts feeding it may read
+    the policy (an identity policy alone does not reach another account), so their drift check can compare it with
+    the reviewed document. None when no such source has a monitor."""
+    return monitors_read_bucket_policy(monitor_roles_of_other_accounts(cfg, replica), replica.bucket_arn)
 
 
 def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
@@ -280,6 +312,8 @@ def monitor_role_permissions(cfg: KitConfig) -> Document:
         allow_read_replication_status(src.bucket_arn),
         *allow_read_replication_configuration(src.bucket_arn),
         allow_read_replica_bucket_policies([r.bucket_arn for r in cfg.replicas]),
+        allow_read_source_bucket_policy(src.bucket_arn),
+        allow_read_replica_table_layers([r.bucket_arn for r in cfg.replicas]),
         allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
         allow_write_function_logs(site, monitor_log_group(cfg)),
     ]

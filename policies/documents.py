@@ -96,6 +96,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
         *source_grants(cfg, replica),
         *break_glass_grants(cfg, replica),
         assurance.monitor_policy_read_grant(cfg, replica),
+        assurance.monitor_layers_read_grant(cfg, replica),
         *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],

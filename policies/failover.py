@@ -30,7 +30,12 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import pipeline
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
-from s3tables_kit.policies.assurance import METRIC_NAMESPACE, Site, monitors_read_bucket_policy
+from s3tables_kit.policies.assurance import (
+    METRIC_NAMESPACE,
+    Site,
+    monitors_read_bucket_policy,
+    monitors_read_table_layers,
+)
 from s3tables_kit.policies.documents import (
     Document,
     KeySite,
@@ -167,6 +172,7 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
         *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
         monitors_read_bucket_policy(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
+        monitors_read_table_layers(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
         *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],

@@ -25,6 +25,7 @@ import pytest
 
 from emulator.control import Control
 from emulator.process import Emulator
+from harness.sandbox import put_source_bucket_policies
 from harness.world import (
     create_organization_unit,
     deploy_replicas,
@@ -287,9 +288,9 @@ def deploy(
     harden_now: bool = False,
 ) -> World:
     """What `cdktf deploy` + the service leave behind (`harness.world`): buckets, tables with source retention,
-    encryption, storage class, the replica bucket policy, the replication configuration, the SCPs attached to an OU,
-    and the outputs of that deploy (`topology.outputs.outputs_doc`); then (optionally) the service's initial
-    replication."""
+    encryption, storage class, the replica and source bucket policies, the replication configuration, the SCPs
+    attached to an OU, and the outputs of that deploy (`topology.outputs.outputs_doc`); then (optionally) the
+    service's initial replication."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())
     doc = config_dict(mode, tables)
@@ -298,6 +299,7 @@ def deploy(
     cfg = parse_config(doc)
     deploy_replicas(clients.s3tables, cfg)
     world_tables = deploy_sources(clients.s3tables, cfg)[cfg.source.bucket_arn]
+    put_source_bucket_policies(clients.s3tables, cfg)
     organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
     outputs_doc = topology_outputs_doc(cfg, organization)
     world = World(
@@ -402,15 +404,16 @@ class Estate(_Deployed):
 
 def deploy_estate(env: OpsEnv, *, commit_ms: int | None = None, replicate: bool = True) -> Estate:
     """What `cdktf deploy` of every stack of the estate leaves behind (buckets, tables with their retention, bucket
-    settings, the replica bucket policies of the whole estate, each source's replication configuration with its own
-    role, the SCPs on an OU), the outputs of every stack (`topology.outputs.outputs_doc`), then a commit to every
-    source table (`commit_ms`) and the service's replication of each source."""
+    settings, the replica bucket policies of the whole estate, each source's bucket policy and replication
+    configuration with its own role, the SCPs on an OU), the outputs of every stack (`topology.outputs.outputs_doc`),
+    then a commit to every source table (`commit_ms`) and the service's replication of each source."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())
     doc = estate_config_dict(ou_id)
     cfg = parse_config(doc)
     deploy_replicas(clients.s3tables, cfg)
     deploy_sources(clients.s3tables, cfg)
+    put_source_bucket_policies(clients.s3tables, cfg)
     if commit_ms is not None:
         for src in cfg.sources:
             env.control.seed(

@@ -259,7 +259,11 @@ def test_cli_dry_run_publishes_nothing(ops_env: OpsEnv, tmp_path, capsys) -> Non
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    # + ReplicationConfigurationDrift, compared with the outputs' declared replication (no --config: no policies)
-    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 7 + 3 * 4 + 2 + 1
-    assert doc["drift"] == {"replication_configuration": [], "replica_bucket_policies": {}}
+    # + ReplicationConfigurationDrift, compared with the outputs' declared replication (no --config: no policies),
+    # and the replica tables' layers against the outputs' configured retention (ReplicaLayersMissing,
+    # RetentionBelowConfigured): nothing is hardened yet, so every replica has one layer
+    assert doc["tables"] == 3 and doc["put_metric_data_requests"] == 0 and doc["series"] == 7 + 3 * 4 + 2 + 1 + 2
+    assert (doc["drift"]["replication_configuration"], doc["drift"]["replica_bucket_policies"]) == ([], {})
+    layers = doc["drift"]["replica_layers"]["destinations"][world.replica_arn]
+    assert layers["sampled"] == 3 and len(layers["table_policy_missing"]) == 3
     assert _series(world) == set()

@@ -4,8 +4,9 @@
 Expectations are written by hand from the intent, with literal ARNs of examples/multi-account.toml (source account
 111111111111 in eu-west-1, recovery in 222222222222 / eu-central-1); only the documents come from `policies/`:
 
-- the monitor function reads replication status and source metadata of the source bucket only, publishes metrics
-  only to the kit's namespace, writes only its own log group, and nothing else;
+- the monitor function reads replication status and source metadata of the source bucket only, the source's and
+  each replica's bucket policy, and the table policy and retention of replica tables (never their data), changes
+  none of them, publishes metrics only to the kit's namespace, writes only its own log group, and nothing else;
 - the monitor schedule may only invoke the monitor function; the rehearsal schedule may only start job runs on the
   kit-tagged EMR Serverless application and pass it the recovery role (to EMR Serverless only);
 - the recovery role may publish rehearsal metrics to the kit's namespace only;
@@ -83,6 +84,12 @@ IDENTITY_CASES: list[Case] = [
     ("monitor cannot change replication", MONITOR_ROLE, "s3tables:PutTableReplication", SOURCE_TABLE, SRC, {}, MON, IMPLICIT_DENY),
     ("monitor cannot read other buckets", MONITOR_ROLE, "s3tables:GetTableData", OTHER_BUCKET_TABLE, SRC, {}, MON, IMPLICIT_DENY),
     ("monitor cannot read replicas", MONITOR_ROLE, "s3tables:GetTableData", REPLICA_TABLE, REC, {}, MON, IMPLICIT_DENY),
+    ("monitor reads a replica's table policy", MONITOR_ROLE, "s3tables:GetTablePolicy", REPLICA_TABLE, REC, {}, MON, ALLOWED),
+    ("monitor reads a replica's retention", MONITOR_ROLE, "s3tables:GetTableMaintenanceConfiguration", REPLICA_TABLE, REC, {}, MON, ALLOWED),
+    ("monitor cannot change a replica's table policy", MONITOR_ROLE, "s3tables:PutTablePolicy", REPLICA_TABLE, REC, {}, MON, IMPLICIT_DENY),
+    ("monitor cannot change a replica's retention", MONITOR_ROLE, "s3tables:PutTableMaintenanceConfiguration", REPLICA_TABLE, REC, {}, MON, IMPLICIT_DENY),
+    ("monitor reads the source bucket policy", MONITOR_ROLE, "s3tables:GetTableBucketPolicy", SOURCE_BUCKET, SRC, {}, MON, ALLOWED),
+    ("monitor cannot change the source bucket policy", MONITOR_ROLE, "s3tables:PutTableBucketPolicy", SOURCE_BUCKET, SRC, {}, MON, IMPLICIT_DENY),
     ("monitor publishes kit metrics", MONITOR_ROLE, "cloudwatch:PutMetricData", METRICS, SRC, {"cloudwatch:namespace": NS}, MON, ALLOWED),
     ("monitor cannot publish elsewhere", MONITOR_ROLE, "cloudwatch:PutMetricData", METRICS, SRC, {"cloudwatch:namespace": "AWS/Lambda"}, MON, IMPLICIT_DENY),
     ("monitor cannot change alarms", MONITOR_ROLE, "cloudwatch:DeleteAlarms", "arn:aws:cloudwatch:eu-west-1:111111111111:alarm:x", SRC, {}, MON, IMPLICIT_DENY),
@@ -106,6 +113,13 @@ IDENTITY_CASES: list[Case] = [
     ("rehearsal drops its recovered tables", RECOVERY_ROLE, "s3tables:DeleteTable", "arn:aws:s3tables:eu-central-1:222222222222:bucket/lakehouse-recovery-euc1/table/1a2b", REC, {}, REHEARSAL, ALLOWED),
     ("rehearsal writes its report", RECOVERY_ROLE, "s3:PutObject", "arn:aws:s3:::lakehouse-recovery-222222222222-eu-central-1/reports/rehearsals/x/report.json", REC, {}, REHEARSAL, ALLOWED),
 ]  # fmt: skip
+
+# A replica of another account must also grant the monitor's reads in its bucket policy (cross-account requests need
+# both sides): these cases are evaluated with it.
+GRANTED_BY = {
+    "monitor reads a replica's table policy": ("replica-bucket-policy--lakehouse-replica-euc1",),
+    "monitor reads a replica's retention": ("replica-bucket-policy--lakehouse-replica-euc1",),
+}
 
 # Trust policies: the service principal assumes the role (the trust policy is the role's resource policy).
 TRUST_CASES: list[tuple[str, str, str, str, dict[str, str], str]] = [
@@ -159,7 +173,8 @@ def results() -> dict[str, Any]:
     key_policies = {SOURCE_KEY: ("kms-key-policy--lakehouse-prod",), OTHER_KEY: ("world:other-key",)}
     reqs: list[SimRequest] = []
     for cid, principal, action, resource, account, ctx, policies, _ in IDENTITY_CASES:
-        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, key_policies.get(resource, ())))
+        on_resource = GRANTED_BY.get(cid) or key_policies.get(resource, ())
+        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, on_resource))
     for cid, doc, role, service, ctx, _ in TRUST_CASES:
         reqs.append(_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], ctx, (), (doc,)))
     for cid, service, action, ctx, _ in KEY_CASES:

@@ -18,7 +18,14 @@ from s3tables_kit.jobs.ops.monitor_drift import Declared
 from s3tables_kit.jobs.rehearse import SUCCEEDED
 from s3tables_kit.policies import assurance, docset
 from s3tables_kit.topology.config import load_config
-from s3tables_kit.topology.contract import CONFIG_DRIFT, POINT_AGE, POLICY_DRIFT
+from s3tables_kit.topology.contract import (
+    CONFIG_DRIFT,
+    LAYERS_MISSING,
+    POINT_AGE,
+    POLICY_DRIFT,
+    RETENTION_BELOW,
+    SOURCE_POLICY_DRIFT,
+)
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,10 +49,24 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     assert fn["function_name"] == f"{cfg.kit.name}-replication-monitor"
     assert fn["runtime"] == "python3.12" and fn["handler"] == "s3tables_kit.jobs.ops.monitor.handler"
     # the package: the status code and this source's kit_declared.json (declared replication, reviewed documents)
-    declared = declared_document(cfg, reviewed_replica_policies(cfg, docset.build(cfg)))
+    docs = docset.build(cfg)
+    declared = declared_document(cfg, reviewed_replica_policies(cfg, docs), docs.document("source-bucket-policy"))
     assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip(packaging.declared_bytes(declared)))
     (scope,) = scopes_of(cfg, default_bucket_policy_builder())  # what `audit` compares with, the monitor too
-    assert Declared.from_json(declared) == Declared(scope.declared, {r.bucket_arn: d for r, d in scope.bucket_policies})
+    retention = {
+        r.bucket_arn: {
+            "maxSnapshotAgeHours": r.snapshot_retention.max_snapshot_age_hours,
+            "minSnapshotsToKeep": r.snapshot_retention.min_snapshots_to_keep,
+        }
+        for r in cfg.replicas
+    }
+    assert Declared.from_json(declared) == Declared(
+        scope.declared,
+        {r.bucket_arn: d for r, d in scope.bucket_policies},
+        source_bucket_policy=scope.source_bucket_policy,
+        replica_retention=retention,
+        interval_seconds=cfg.assurance.monitor.interval_minutes * 60,
+    )
     assert re.fullmatch(r"assets/[\w-]+/[\w-]+/replication-monitor\.zip", fn["filename"]), fn["filename"]
     assert fn["reserved_concurrent_executions"] == 1
     env = fn["environment"]["variables"]
@@ -93,9 +114,12 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 5 * len(cfg.replicas) + 2
+    assert len(alarms) == 7 * len(cfg.replicas) + 3
     drift = alarms[f"{kit}-replication-configuration-drift"]  # drift: any finding, the source's configurations
     assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (CONFIG_DRIFT, {"Kit": kit}, 1)
+    source_policy = alarms[f"{kit}-source-bucket-policy-drift"]  # the source bucket policy: not the reviewed one
+    assert (source_policy["metric_name"], source_policy["dimensions"]) == (SOURCE_POLICY_DRIFT, {"Kit": kit})
+    assert source_policy["threshold"] == 1
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
@@ -123,7 +147,13 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         policy = alarms[f"{kit}-replica-bucket-policy-drift-{rep.bucket}"]  # drift: not the reviewed document
         assert (policy["metric_name"], policy["threshold"]) == (POLICY_DRIFT, 1)
         assert policy["dimensions"] == lag["dimensions"]
-        for a in (lag, failed, detached, point, policy, drift):
+        layers = alarms[f"{kit}-replica-layers-missing-{rep.bucket}"]  # a sampled replica without its table policy
+        retention = alarms[f"{kit}-replica-retention-below-configured-{rep.bucket}"]
+        assert (layers["metric_name"], retention["metric_name"]) == (LAYERS_MISSING, RETENTION_BELOW)
+        assert layers["threshold"] == retention["threshold"] == 1
+        assert layers["comparison_operator"] == retention["comparison_operator"] == "GreaterThanOrEqualToThreshold"
+        assert layers["dimensions"] == retention["dimensions"] == lag["dimensions"]
+        for a in (lag, failed, detached, point, policy, drift, source_policy, layers, retention):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]

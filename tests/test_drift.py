@@ -30,10 +30,17 @@ from s3tables_kit.jobs.ops.drift import (
 )
 from s3tables_kit.jobs.ops.monitor_drift import Declared, declared_for, declared_from_outputs
 from s3tables_kit.topology.config import load_config
-from s3tables_kit.topology.contract import CONFIG_DRIFT, POLICY_DRIFT
+from s3tables_kit.topology.contract import (
+    CONFIG_DRIFT,
+    LAYER_SAMPLE,
+    LAYERS_MISSING,
+    POLICY_DRIFT,
+    RETENTION_BELOW,
+    SOURCE_POLICY_DRIFT,
+)
 from s3tables_kit.topology.outputs import declared_replication, parse_outputs
 from s3tables_kit.topology.outputs import outputs_doc as outputs_of
-from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy
+from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = "arn:aws:s3tables:us-east-1:111122223333:bucket/src"
@@ -157,10 +164,16 @@ class Watch:
         result = mon.run_monitor(
             self.world.clients, settings, region=SRC_REGION, now=now, declared=declared or self.declared
         )
+        self.last = now
         kit = {"Kit": "seed"}
         config = self._read(CONFIG_DRIFT, now, kit)
         policy = self._read(POLICY_DRIFT, now, kit | {"Destination": self.world.replica_arn})
         return config, policy, result.to_json()["drift"]
+
+    def read(self, metric: str, destination: bool = True) -> float | None:
+        """`metric` of the last monitor run, per replica (Kit, Destination) or for the source (Kit)."""
+        dims = {"Kit": "seed"} | ({"Destination": self.world.replica_arn} if destination else {})
+        return self._read(metric, self.last, dims)
 
     def _read(self, metric: str, at: dt.datetime, dims: dict[str, str]) -> float | None:
         return max(self.world.metric_maxima(metric, at, at + timedelta(minutes=1), **dims), default=None)
@@ -245,3 +258,118 @@ def test_a_replica_bucket_policy_that_is_not_the_reviewed_one(ops_env: OpsEnv, t
     dst.delete_table_bucket_policy(tableBucketARN=world.replica_arn)
     assert watch.audit() == (1, [("bucket-policy-missing", world.replica_arn)])
     assert watch.monitor()[1] == 1
+
+
+# ---------------------------------------------------------------------------------- every layer checked ----
+
+
+def test_a_deleted_replica_table_policy(ops_env: OpsEnv, tmp_path: Path) -> None:
+    """One of a replica's two layers gone: `audit` exits 1 naming the table, the monitor publishes
+    `ReplicaLayersMissing` for its destination (the alarm's metric)."""
+    world = deploy(ops_env, harden_now=True)
+    watch = Watch(world, tmp_path)
+    assert watch.audit() == (0, [])
+    watch.monitor()
+    assert (watch.read(LAYERS_MISSING), watch.read(RETENTION_BELOW), watch.read(SOURCE_POLICY_DRIFT, False)) == (
+        0,
+        0,
+        0,
+    )
+    events = world.dst().get_table(tableBucketARN=world.replica_arn, namespace="analytics", name="events")["tableARN"]
+    world.dst().delete_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name="events")
+    assert watch.audit() == (1, [("table-policy-missing", f"analytics.events ({events})")])
+    assert au.main(world.tool_args(tmp_path, "--quiet")) == 1
+    _, _, drift = watch.monitor()
+    assert watch.read(LAYERS_MISSING) == 1 and watch.read(RETENTION_BELOW) == 0
+    layers = drift["replica_layers"]["destinations"][world.replica_arn]
+    assert layers["sampled"] == 3 and [f["resource"] for f in layers["table_policy_missing"]] == [
+        f"analytics.events in {world.replica_arn.rsplit('/', 1)[1]}"
+    ]
+
+
+def test_a_replica_retention_below_the_configured_value(ops_env: OpsEnv, tmp_path: Path) -> None:
+    """The source's window (720 h) on a replica configured for 2,160 h: not below the source's, below its own."""
+    world = deploy(ops_env, harden_now=True)
+    watch = Watch(world, tmp_path)
+    put_retention(world.dst(), world.replica_arn, "customers", 720)
+    code, drifts = watch.audit()
+    assert (code, [(k, r.split()[0]) for k, r in drifts]) == (
+        1,
+        [("retention-below-configured", "analytics.customers")],
+    )
+    _, _, drift = watch.monitor()
+    assert watch.read(RETENTION_BELOW) == 1 and watch.read(LAYERS_MISSING) == 0
+    (finding,) = drift["replica_layers"]["destinations"][world.replica_arn]["retention_below_configured"]
+    assert finding["detail"] == "maxSnapshotAgeHours 720 < configured 2160"
+
+
+def test_a_changed_source_bucket_policy(ops_env: OpsEnv, tmp_path: Path) -> None:
+    """A grant added to the source bucket policy (the source's layer against changing its replication): `audit`
+    exits 1, the monitor publishes `SourceBucketPolicyDrift`; the same statements in another order are no drift."""
+    world = deploy(ops_env, harden_now=True)
+    watch = Watch(world, tmp_path)
+    src = world.src()
+    policy = json.loads(src.get_table_bucket_policy(tableBucketARN=world.source_arn)["resourcePolicy"])
+    policy["Statement"].reverse()
+    src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(policy))
+    assert watch.audit() == (0, [])
+    grant = {
+        "Sid": "LetThemReplicate",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::999999999999:root"},
+        "Action": ["s3tables:PutTableBucketReplication", "s3tables:PutTableBucketPolicy"],
+        "Resource": world.source_arn,
+    }
+    policy["Statement"].append(grant)
+    src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(policy))
+    assert watch.audit() == (1, [("bucket-policy-statement-unexpected", world.source_arn)])
+    assert au.main(world.tool_args(tmp_path, "--quiet")) == 1
+    config, replica_policy, drift = watch.monitor()
+    assert (config, replica_policy, watch.read(SOURCE_POLICY_DRIFT, destination=False)) == (0, 0, 1)
+    assert drift["source_bucket_policy"][0]["detail"] == "statement 'LetThemReplicate' is not in the configuration"
+
+
+def test_the_layer_check_is_bounded_per_run_and_covers_every_replica(ops_env: OpsEnv, tmp_path: Path) -> None:
+    """At most `LAYER_SAMPLE` replica tables per destination are read per run (two requests each), those not yet
+    seen with both layers first, so a replica that lost its table policy is found within ceil(tables / LAYER_SAMPLE)
+    runs."""
+    names = tuple(f"t{i:03d}" for i in range(LAYER_SAMPLE + 10))
+    world = deploy(ops_env, tables=names, harden_now=True)
+    watch = Watch(world, tmp_path)
+    # the last table in name order: outside the first run's sample (every table unseen: the first 50 by name)
+    world.dst().delete_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=names[-1])
+    found, sampled = [], []
+    for _ in range(2):
+        before = dict(ops_env.control.stats()["calls"])
+        _, _, drift = watch.monitor()
+        after = dict(ops_env.control.stats()["calls"])
+        assert after.get("GetTablePolicy", 0) - before.get("GetTablePolicy", 0) == LAYER_SAMPLE
+        layers = drift["replica_layers"]
+        assert layers["cycle_runs"] == 2
+        sampled.append(layers["destinations"][world.replica_arn]["sampled"])
+        found.append(watch.read(LAYERS_MISSING))
+    assert sampled == [LAYER_SAMPLE, LAYER_SAMPLE] and 1 in found
+
+
+def test_sample_tables_unseen_first_then_a_moving_window() -> None:
+    from s3tables_kit.jobs.ops.monitor_drift import sample_tables
+
+    names = [f"ns.t{i}" for i in range(7)]
+    assert sample_tables(names[:3], run=5, size=3) == names[:3]  # a small bucket: every table, every run
+    windows = [set(sample_tables(names, run=r, size=3, seen=names)) for r in range(3)]
+    assert set().union(*windows) == set(names)  # ceil(7 / 3) runs cover every table
+    assert all(len(w) == 3 for w in windows)
+    assert sample_tables(names, run=0, size=3, seen=names[:-1])[0] == "ns.t6"  # the one not seen yet comes first
+
+
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
+def test_audit_compares_each_source_bucket_policy_with_what_its_stack_deploys(example: str) -> None:
+    """The reviewed source bucket policy `audit` and the monitor compare with is the document each source stack
+    deploys (`source-bucket-policy`, `--<stack id>` in an estate), by the same document set."""
+    from s3tables_kit.policies import docset
+
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    docs = docset.build(cfg)
+    scopes = scopes_of(cfg, default_bucket_policy_builder())
+    deployed = {s.bucket_arn: docs.for_source(cfg, s).document("source-bucket-policy") for s in cfg.sources}
+    assert {scope.source.bucket_arn: scope.source_bucket_policy for scope in scopes} == deployed

@@ -171,11 +171,14 @@ def test_cross_account_replica_bucket_policy_grants_the_source_role(synthesized:
         "AllowCrossAccountBreakGlassOnBucket",
         "AllowCrossAccountBreakGlassOnTables",
         "AllowReplicationMonitorsReadBucketPolicy",  # the source's monitor compares it with the reviewed document
+        "AllowReplicationMonitorsReadTableLayers",  # and reads a sample of its tables' table policy and retention
     }
     assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Action"] == "s3tables:GetTableBucketPolicy"
-    assert grants["AllowReplicationMonitorsReadBucketPolicy"]["Principal"] == {
-        "AWS": "arn:aws:iam::111111111111:role/lakehouse-replication-monitor"
-    }
+    layers = grants["AllowReplicationMonitorsReadTableLayers"]
+    assert layers["Action"] == ["s3tables:GetTableMaintenanceConfiguration", "s3tables:GetTablePolicy"]
+    assert layers["Resource"] == "arn:aws:s3tables:ap-southeast-2:333333333333:bucket/lakehouse-replica-apse2/table/*"
+    for sid in ("AllowReplicationMonitorsReadBucketPolicy", "AllowReplicationMonitorsReadTableLayers"):
+        assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-replication-monitor"}
     for sid in ("AllowSourceReplicationRoleCreateReplicas", "AllowSourceReplicationRoleWriteReplicas"):
         assert grants[sid]["Principal"] == {"AWS": "arn:aws:iam::111111111111:role/lakehouse-s3tables-replication"}
     # Break-glass of the OTHER accounts (apse2 lives in 333333333333): its own break-glass needs no grant.
@@ -534,14 +537,15 @@ def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> No
         (topic,) = res(st, "aws_sns_topic").values()
         assert topic["name"] == f"{prefix}-assurance-alarms"
         for a in res(st, "aws_cloudwatch_metric_alarm").values():
-            assert a["alarm_name"].startswith((f"{prefix}-replication-", f"{prefix}-replica-bucket-policy-drift-"))
+            kinds = ("replication-", "replica-bucket-policy-drift-", "source-bucket-policy-drift", "replica-layers-")
+            assert a["alarm_name"].startswith(tuple(f"{prefix}-{k}" for k in (*kinds, "replica-retention-")))
             assert a["dimensions"]["Kit"] == prefix
             alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
     vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
     assert len(vault_lag) == 3
-    # 5 kinds per destination (lag, failed, detached, replication point, bucket-policy drift; sales 2, others 1) + a
-    # heartbeat and a replication-configuration drift alarm per source
-    assert len(alarms) == 3 * 2 + 5 * 4
+    # 7 kinds per destination (lag, failed, detached, replication point, bucket-policy drift, table layers, retention;
+    # sales 2, others 1) + a heartbeat, a replication-configuration and a source-bucket-policy drift alarm per source
+    assert len(alarms) == 3 * 3 + 7 * 4
     (topic,) = res(estate["recovery"], "aws_sns_topic").values()
     assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
 

@@ -67,9 +67,79 @@ def test_retention_shortened_on_one_replica(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, harden_now=True)
     put_retention(world.dst(), world.replica_arn, "orders", 48)
     report = _audit(world)
-    (drift,) = report.drifts
-    assert drift.kind == "retention-below-source" and drift.resource.startswith("analytics.orders ")
-    assert "maxSnapshotAgeHours 48 < source 720" in drift.detail
+    below_source, below_configured = report.drifts  # sorted by kind: configured, then source
+    assert below_source.kind == "retention-below-configured" and below_source.resource.startswith("analytics.orders ")
+    assert "maxSnapshotAgeHours 48 < configured 2160" in below_source.detail
+    assert below_configured.kind == "retention-below-source"
+    assert "maxSnapshotAgeHours 48 < source 720" in below_configured.detail
+
+
+def test_retention_below_the_configured_value_but_not_the_sources(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """What the replication service may leave on a new replica: the source's window (720 h), shorter than the
+    replica's configured one (2,160 h)."""
+    world = deploy(ops_env, harden_now=True)
+    put_retention(world.dst(), world.replica_arn, "customers", 720)
+    (drift,) = _audit(world).drifts
+    assert (drift.kind, drift.resource.split()[0]) == ("retention-below-configured", "analytics.customers")
+    assert drift.detail == "maxSnapshotAgeHours 720 < configured 2160"
+    assert au.main(world.tool_args(tmp_path, "--quiet")) == 1
+    assert "retention-below-configured" in capsys.readouterr().out
+
+
+def test_a_replica_without_its_table_policy(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """One of a replica's two layers gone: its table policy deleted (or never put: a new replica in bucket mode
+    before `harden`)."""
+    world = deploy(ops_env, harden_now=True)
+    world.dst().delete_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name="events")
+    (drift,) = _audit(world).drifts
+    assert (drift.kind, drift.resource.split()[0]) == ("table-policy-missing", "analytics.events")
+    assert au.main(world.tool_args(tmp_path, "--quiet")) == 1
+    assert "table-policy-missing" in capsys.readouterr().out
+
+
+def test_replicas_not_hardened_yet_have_one_layer(ops_env: OpsEnv) -> None:
+    """Bucket mode: the service created every replica, nobody ran `harden`."""
+    kinds = {(d.kind, d.resource.split()[0]) for d in _audit(deploy(ops_env)).drifts}
+    assert {("table-policy-missing", f"analytics.{t}") for t in ("orders", "customers", "events")} <= kinds
+
+
+def test_a_replica_table_policy_changed(ops_env: OpsEnv) -> None:
+    world = deploy(ops_env, harden_now=True)
+    dst = world.dst()
+    ident = {"tableBucketARN": world.replica_arn, "namespace": "analytics", "name": "orders"}
+    policy = json.loads(dst.get_table_policy(**ident)["resourcePolicy"])
+    policy["Statement"] = policy["Statement"][1:]
+    dst.put_table_policy(resourcePolicy=json.dumps(policy), **ident)
+    (drift,) = _audit(world).drifts
+    assert (drift.kind, drift.resource.split()[0]) == ("table-policy-changed", "analytics.orders")
+
+
+def test_source_bucket_policy_compared_by_meaning(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """The source bucket policy (docs/decisions/0028-lock-after-first-deploy.md) against the reviewed document:
+    statements reordered and one-element lists written as strings are the same policy; a statement dropped or
+    loosened, or the policy deleted, is drift."""
+    from s3tables_kit.policies.source_guard import source_bucket_policy
+
+    world = deploy(ops_env, harden_now=True)
+    src = world.src()
+    reviewed = source_bucket_policy(world.cfg)
+    assert json.loads(src.get_table_bucket_policy(tableBucketARN=world.source_arn)["resourcePolicy"]) == reviewed
+    same = {"Statement": list(reversed(reviewed["Statement"])), "Version": reviewed["Version"]}
+    for stmt in same["Statement"]:
+        if isinstance(stmt["Action"], list) and len(stmt["Action"]) == 1:
+            stmt["Action"] = stmt["Action"][0]
+    src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(same))
+    assert _audit(world).drifts == []
+    kept = [s for s in reviewed["Statement"] if s["Sid"] != "DenySourceBucketPolicyChange"]
+    dropped = {**reviewed, "Statement": kept}
+    src.put_table_bucket_policy(tableBucketARN=world.source_arn, resourcePolicy=json.dumps(dropped))
+    (drift,) = _audit(world).drifts
+    assert (drift.kind, drift.resource) == ("bucket-policy-statement-missing", world.source_arn)
+    assert "DenySourceBucketPolicyChange" in drift.detail
+    assert au.main(world.tool_args(tmp_path, "--quiet")) == 1
+    assert "bucket-policy-statement-missing" in capsys.readouterr().out
+    src.delete_table_bucket_policy(tableBucketARN=world.source_arn)
+    assert _kinds(_audit(world)) == [("bucket-policy-missing", world.source_arn)]
 
 
 def test_scp_detached(ops_env: OpsEnv) -> None:

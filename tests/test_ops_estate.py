@@ -156,9 +156,9 @@ def test_audit_checks_the_whole_estate(estate: Estate, tmp_path: Path, capsys: p
     text = _ok(au.main, args, capsys)
     assert text.startswith("no drift (")
     # eight replication configurations (each source's bucket level, and the table level of each of the five source
-    # tables, replicated or not: a table-level destination can be added to any), two replica bucket policies (the
-    # vault's once, not once per source), five buckets' encryption, every source and replica table
-    assert "8 replication configurations" in text and "2 bucket policies" in text and "5 bucket encryption" in text
+    # tables, replicated or not: a table-level destination can be added to any), five bucket policies (each source's,
+    # and the vault's once, not once per source), five buckets' encryption, every source and replica table
+    assert "8 replication configurations" in text and "5 bucket policies" in text and "5 bucket encryption" in text
     assert "4 source tables" in text and "6 replica tables" in text
     for line in (
         "source estate-sales: no drift",

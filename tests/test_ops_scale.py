@@ -246,9 +246,10 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     calls = _delta(before, _calls(ops_env))
     # A replica's source is known by its name (the service gives a replica its source's): no GetTable and no
     # replication status at all (one status per source table, or a GetTable per replica, before); each source's
-    # retention once, each replica's once.
+    # retention once, each replica's once, and each replica's table policy (its second layer) once.
     assert "GetTable" not in calls and "GetTableReplicationStatus" not in calls
     assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES
+    assert calls["GetTablePolicy"] == TABLES
 
 
 def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: OpsEnv) -> None:

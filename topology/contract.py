@@ -32,13 +32,23 @@ AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of 
 # level, every table), and in each replica bucket policy against the reviewed document (Kit, Destination).
 CONFIG_DRIFT = "ReplicationConfigurationDrift"
 POLICY_DRIFT = "ReplicaBucketPolicyDrift"
+SOURCE_POLICY_DRIFT = "SourceBucketPolicyDrift"  # the source bucket policy against the reviewed document (Kit)
+# The layers of each replica table, checked on a bounded sample per run (jobs/ops/monitor_drift.py; Kit, Destination):
+LAYERS_MISSING = "ReplicaLayersMissing"  # replica tables without their table policy (one of their two layers)
+RETENTION_BELOW = "RetentionBelowConfigured"  # replica tables keeping snapshots for less than configured
+LAYER_SAMPLE = 50  # replica tables per destination per run whose layers are read (two requests each)
 # What the monitor compares with, written into its package at synth (infra/constructs/monitor.py) as JSON:
 # {DECLARED_REPLICATION: the source's declared replication (topology.outputs.declared_replication),
 #  DECLARED_POLICIES: {replica bucket ARN: its reviewed bucket policy document},
+#  DECLARED_SOURCE_POLICY: the source bucket's reviewed policy document,
+#  DECLARED_RETENTION: {replica bucket ARN: its configured icebergSnapshotManagement settings},
+#  DECLARED_INTERVAL: seconds between runs (which window of the replica tables a run samples),
 #  DECLARED_GROUPS: {group name: table patterns}, only when replication point groups are configured}.
 # (A file, not the environment: Lambda caps environment variables at 4 KB.)
 DECLARED_FILE = "kit_declared.json"
 DECLARED_REPLICATION, DECLARED_POLICIES = "replication", "replica_bucket_policies"
+DECLARED_SOURCE_POLICY, DECLARED_RETENTION = "source_bucket_policy", "replica_retention"
+DECLARED_INTERVAL = "interval_seconds"
 DECLARED_GROUPS = "replication_point_groups"
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)

@@ -13,14 +13,24 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
   function failed, was not invoked, or could not read some table's status;
 - `<kit>-replication-configuration-drift`: the source's live replication configurations (bucket level and every
   table's table level) differ from the declared one (a new destination, a deleted configuration, another role);
-- `<kit>-replica-bucket-policy-drift-<replica>`: that replica's bucket policy is not the reviewed document.
+- `<kit>-replica-bucket-policy-drift-<replica>`: that replica's bucket policy is not the reviewed document;
+- `<kit>-source-bucket-policy-drift`: the source bucket policy (its layer against changing its replication,
+  docs/decisions/0028-lock-after-first-deploy.md) is not the reviewed document;
+- `<kit>-replica-layers-missing-<replica>`: a replica table read this run has no table policy (one of its two
+  layers: a new replica `harden` has not reached, or a deleted policy);
+- `<kit>-replica-retention-below-configured-<replica>`: a replica table read this run keeps snapshots for less than
+  the replica's configured `snapshot_retention`.
+
+The two replica-table alarms read a bounded sample of each replica's tables per run (`LAYER_SAMPLE`, two requests
+per table; `jobs/ops/monitor_drift.py` says which), so a gap is seen within ceil(tables / LAYER_SAMPLE) runs.
 
 The monitor also publishes the tables still backfilling (`TablesBackfilling`, per replica): no alarm, since a first
 backfill is expected to take a while; the dashboard shows the line and `s3tables-kit status --backfill` the bytes and an
 ETA.
 
 The drift alarms compare with the package's `kit_declared.json` (`declared_document`: the source's declared
-replication and each replica's reviewed bucket policy, from the same document set the replica stacks deploy).
+replication, each replica's and the source's reviewed bucket policy, from the same document set the stacks deploy, and
+each replica's configured snapshot retention).
 
 `<kit>` is the configuration's name prefix (`KitConfig.name_prefix`): the kit name, or `<kit>-<id>` for a source of
 an estate (`[[sources]]`), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
@@ -87,14 +97,30 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
     return role
 
 
-def declared_document(cfg: KitConfig, reviewed: Mapping[str, Document]) -> dict[str, Any]:
+def declared_document(
+    cfg: KitConfig, reviewed: Mapping[str, Document], source_policy: Document | None = None
+) -> dict[str, Any]:
     """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication, the
-    reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and the replication point groups
-    whose age it publishes (when configured)."""
+    reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source (`source_policy`,
+    when its stack deploys one), each replica's configured snapshot retention and the interval between runs (the
+    layers of a sample of the replica tables), and the replication point groups whose age it publishes (when
+    configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
-    return {C.DECLARED_REPLICATION: declared_replication(cfg, cfg.source), C.DECLARED_POLICIES: dict(reviewed)} | (
-        {C.DECLARED_GROUPS: groups} if groups else {}
-    )
+    retention = {  # as `harden` writes it (icebergSnapshotManagement settings)
+        r.bucket_arn: {
+            "maxSnapshotAgeHours": r.snapshot_retention.max_snapshot_age_hours,
+            "minSnapshotsToKeep": r.snapshot_retention.min_snapshots_to_keep,
+        }
+        for r in cfg.replicas
+    }
+    doc: dict[str, Any] = {
+        C.DECLARED_REPLICATION: declared_replication(cfg, cfg.source),
+        C.DECLARED_POLICIES: dict(reviewed),
+    }
+    if source_policy is not None:
+        doc[C.DECLARED_SOURCE_POLICY] = source_policy
+    doc |= {C.DECLARED_RETENTION: retention, C.DECLARED_INTERVAL: cfg.assurance.monitor.interval_minutes * 60}
+    return doc | ({C.DECLARED_GROUPS: groups} if groups else {})
 
 
 def reviewed_replica_policies(cfg: KitConfig, docs: DocumentSet) -> dict[str, Document]:
@@ -112,6 +138,7 @@ class ReplicationMonitor(Construct):
         docs: DocumentSet,
         alarm_topic_arn: str,
         reviewed: Mapping[str, Document],
+        source_policy: Document | None = None,
     ) -> None:
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
@@ -122,7 +149,8 @@ class ReplicationMonitor(Construct):
         )
         # The package is built deterministically from the repository's jobs/ops and staged for the asset, which
         # copies it into the synth output under a content hash (no path of this machine reaches the Terraform).
-        zip_bytes = packaging.monitor_zip(packaging.declared_bytes(declared_document(cfg, reviewed)))
+        declared = declared_document(cfg, reviewed, source_policy)
+        zip_bytes = packaging.monitor_zip(packaging.declared_bytes(declared))
         staging = Path(tempfile.mkdtemp(prefix="kit-monitor-package-"))
         atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
         staged = packaging.write_monitor_zip(staging, zip_bytes)
@@ -193,10 +221,13 @@ class ReplicationMonitor(Construct):
             {"Kit": cfg.name_prefix},
         )
         self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
-        self.alarms += self._drift_alarms(cfg, period, actions)
+        self.alarms += self._drift_alarms(cfg, period, actions, source_policy is not None)
 
-    def _drift_alarms(self, cfg: KitConfig, period: int, actions: list[str]) -> list[CloudwatchMetricAlarm]:
-        """Replication configuration drift (the source's) and bucket policy drift (one per replica): any finding."""
+    def _drift_alarms(
+        self, cfg: KitConfig, period: int, actions: list[str], source_policy: bool
+    ) -> list[CloudwatchMetricAlarm]:
+        """Replication configuration drift (the source's), bucket policy drift (one per replica, and the source's
+        when its policy is declared) and the replica tables' layers (two per replica): any finding."""
         kit = cfg.name_prefix
         drifts = [
             KitMetricAlarm(
@@ -220,6 +251,39 @@ class ReplicationMonitor(Construct):
             )
             for rep in cfg.replicas
         ]
+        if source_policy:
+            drifts.append(
+                KitMetricAlarm(
+                    "source-policy-drift",
+                    f"{kit}-source-bucket-policy-drift",
+                    f"The bucket policy of {cfg.source.bucket} (its layer against changing its replication) is not the "
+                    "reviewed document, or could not be read. README: 'Assurance' (docs/assurance.md#drift).",
+                    C.SOURCE_POLICY_DRIFT,
+                    {"Kit": kit},
+                )
+            )
+        for rep in cfg.replicas:
+            where, dims = f"{rep.bucket} ({rep.region})", {"Kit": kit, "Destination": rep.bucket_arn}
+            drifts.append(
+                KitMetricAlarm(
+                    f"layers-missing-{rep.bucket}",
+                    f"{kit}-replica-layers-missing-{rep.bucket}",
+                    f"A replica table in {where} has no table policy (one of its two layers), or it could not be "
+                    "read: run `make harden`. README: 'Assurance' (docs/assurance.md#drift).",
+                    C.LAYERS_MISSING,
+                    dims,
+                )
+            )
+            drifts.append(
+                KitMetricAlarm(
+                    f"retention-below-{rep.bucket}",
+                    f"{kit}-replica-retention-below-configured-{rep.bucket}",
+                    f"A replica table in {where} keeps snapshots for less than its configured snapshot_retention, or "
+                    "it could not be read: `make audit` names it. README: 'Assurance' (docs/assurance.md#drift).",
+                    C.RETENTION_BELOW,
+                    dims,
+                )
+            )
         return [
             above_threshold_alarm(
                 self, a, period=period, threshold=1, comparison="GreaterThanOrEqualToThreshold", actions=actions
@@ -277,5 +341,11 @@ def source_assurance(
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
     reviewed = reviewed_replica_policies(cfg, docs) if reviewed is None else reviewed
     return ReplicationMonitor(
-        scope, "replication-monitor", cfg=cfg, docs=docs, alarm_topic_arn=topic.arn, reviewed=reviewed
+        scope,
+        "replication-monitor",
+        cfg=cfg,
+        docs=docs,
+        alarm_topic_arn=topic.arn,
+        reviewed=reviewed,
+        source_policy=docs.optional("source-bucket-policy"),  # the source stack's; a failover view's set has none
     )

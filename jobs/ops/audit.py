@@ -14,13 +14,20 @@ Checks (each drift has a kind, the resource and a detail):
   by S3 Tables replication (disassociated with ``DisassociateTableReplication``: permanent;
   docs/assurance.md#detached-replicas);
 * ``bucket-policy-*``: each replica bucket policy is the reviewed document
-  ``policies.documents.replica_bucket_policy(cfg, replica)``: every statement, matched by ``Sid`` and compared in
-  canonical form, and no other (``bucket-policy-statement-unexpected``);
+  ``policies.documents.replica_bucket_policy(cfg, replica)``, and the source bucket policy is the reviewed
+  ``policies.source_guard.source_bucket_policy`` (rendered ``source-bucket-policy``, ``--<stack id>`` in an estate;
+  docs/decisions/0028-lock-after-first-deploy.md): every statement, matched by ``Sid`` and compared in canonical
+  form (by meaning: order and one-element lists do not matter), and no other (``bucket-policy-statement-unexpected``);
+* ``table-policy-missing`` / ``table-policy-changed``: every replica table carries the table policy `harden` puts
+  (``policies.documents.replica_table_policy_for``), the second layer of every replica: a table without it (a new
+  replica `harden` has not reached, a deleted policy) has one layer only;
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
 * ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
-  source table is read once, its retention; a replica costs one read, its retention: its source is known by its
-  name, which the service gives every replica, where one source table of that name feeds the bucket, else
-  ``GetTable`` names it: `jobs.ops.audit_replicas.pair_by_name`);
+  source table is read once, its retention; a replica costs two reads, its table policy and its retention: its
+  source is known by its name, which the service gives every replica, where one source table of that name feeds the
+  bucket, else ``GetTable`` names it: `jobs.ops.audit_replicas.pair_by_name`);
+* ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
+  ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
@@ -30,8 +37,8 @@ replication role and the ``replicate_to`` destinations; its bucket policy is the
 writers), the destinations are checked like replicas with the failover documents, and also:
 
 * ``table-policy-missing`` / ``table-policy-changed``: every replica table of a destination carries the failover
-  destination table policy (what `harden` puts on the failover outputs), every promoted table the promoted table
-  policy (what the failover tool puts);
+  destination table policy (what `harden` puts on the failover outputs) instead of the replica one, every promoted
+  table the promoted table policy (what the failover tool puts);
 * ``promoted-table-still-replica``: a table of the promoted bucket still managed by S3 Tables replication (a replica
   of the failed source, read-only: not promoted);
 * retained replicas of the failed source keep their own bucket policy and settings (their tables are not compared
@@ -241,7 +248,11 @@ def _check_rest(
     processes: int | None,
     pool: WorkerPool | None,
 ) -> None:
-    """Bucket policies, the SCP, bucket settings, promoted tables, then every replica bucket."""
+    """Bucket policies (each source's and replica's), the SCP, bucket settings, promoted tables, then every replica
+    bucket."""
+    for scope in scopes:  # each source's own layer against changing its replication (decision 0028)
+        if scope.source_bucket_policy is not None:
+            check_bucket_policy(clients, scope.source.bucket_arn, scope.source_bucket_policy, report)
     checked_policies: set[str] = set()
     for bucket, wanted in (bp for scope in scopes for bp in scope.bucket_policies):
         if bucket.bucket_arn not in checked_policies:  # a replica of several sources is checked once

@@ -1,8 +1,11 @@
 """The replica half of `jobs.ops.audit`: every replica bucket's tables against the source tables in replication
 scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
-(``retention-below-source``), and, on a failover topology, the table policies (``table-policy-*``) and the promoted
-tables (``promoted-table-still-replica``). Each source table is read once (its retention), each replica table once
-(its retention); large buckets are split over worker processes (`jobs.kernel.concurrency`).
+(``retention-below-source``) and against the replica's configured ``snapshot_retention``
+(``retention-below-configured``: the replication service may give a new replica the source's shorter window), their
+table policy, the second layer of every replica (``table-policy-missing`` / ``table-policy-changed``: a replica
+`harden` has not reached yet, or whose policy was deleted), and, on a failover topology, the promoted tables
+(``promoted-table-still-replica``). Each source table is read once (its retention), each replica table twice (its
+table policy and its retention); large buckets are split over worker processes (`jobs.kernel.concurrency`).
 
 A replica's source is known without a call when it is unambiguous (`pair_by_name`): S3 Tables gives a replica the
 namespace and name of its source (docs/aws-facts.md#replication), so a table that `ListTables` reports managed by
@@ -35,6 +38,7 @@ from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, d
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
 from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
+from s3tables_kit.jobs.ops.drift import below_configured
 from s3tables_kit.topology.config import Replica
 
 SNAPSHOT = "icebergSnapshotManagement"
@@ -68,6 +72,14 @@ def _shorter(replica: dict[str, Any], source: dict[str, Any]) -> str | None:
         if r.get(k) is not None and s.get(k) is not None and r[k] < s[k]
     ]
     return "; ".join(problems) or None
+
+
+def configured_retention(replica: Replica) -> dict[str, int]:
+    """A replica's configured snapshot retention as the maintenance configuration's settings."""
+    return {
+        "maxSnapshotAgeHours": replica.snapshot_retention.max_snapshot_age_hours,
+        "minSnapshotsToKeep": replica.snapshot_retention.min_snapshots_to_keep,
+    }
 
 
 def _source_retention(clients: Clients, table: TableRef) -> tuple[str, dict[str, Any] | str]:
@@ -117,6 +129,7 @@ def _replica_check(
     sources: dict[str, dict[str, Any] | str],
     paired: Mapping[str, str] | None = None,
     want_policy: TablePolicy | None = None,
+    configured: Mapping[str, int] | None = None,
 ) -> tuple[TableRef, str | None, list[Drift]]:
     """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
     source outside it, e.g. in another bucket, is read here). The source is known without a call when `pair_by_name`
@@ -142,6 +155,9 @@ def _replica_check(
         if want_policy is not None:
             drifts.extend(d for d in [table_policy_drift(clients, table, table_arn, want_policy)] if d)
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
+        short = below_configured(rep, configured) if configured else None
+        if short:
+            drifts.append(Drift("retention-below-configured", f"{table.qualified} ({table_arn})", short))
         src = sources.get(source)
         if src is None:
             src_table = call(s3tables_of(clients, bucket_of_table_arn(source)).get_table, tableArn=source)
@@ -191,11 +207,14 @@ def _replicas_chunk(
     sources: dict[str, dict[str, Any] | str],
     paired: dict[str, str],
     want_policy: TablePolicy | None,
+    configured: dict[str, int],
     concurrency: int,
     clients: Clients,
 ) -> list[tuple[TableRef, str | None, list[Drift]]]:
     """One worker-process job of the replica pass: `_replica_check` of each replica table."""
-    return run_concurrently(lambda t: _replica_check(clients, t, sources, paired, want_policy), tables, concurrency)
+    return run_concurrently(
+        lambda t: _replica_check(clients, t, sources, paired, want_policy, configured), tables, concurrency
+    )
 
 
 CHUNK = 500  # tables per worker-process job
@@ -241,6 +260,7 @@ def check_replicas(
         sources.update(source_results)
         report.count("source tables", len(scoped))
         for r, want_policy in destinations.values():
+            configured = configured_retention(r)
             fed = feeding[r.bucket_arn]
             expected = {name: srcs[-1] for name, srcs in fed.items()}  # what it should hold (detached check)
             try:
@@ -265,12 +285,21 @@ def check_replicas(
                     wanted = set(part_paired.values()) | same_name
                     part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
                     replica_jobs.append(
-                        functools.partial(_replicas_chunk, part, part_sources, part_paired, want_policy, threads)
+                        functools.partial(
+                            _replicas_chunk, part, part_sources, part_paired, want_policy, configured, threads
+                        )
                     )
                 results = (x for out in pool.map(replica_jobs, progress) for x in out)
             else:
                 results = stream_concurrently(
-                    functools.partial(_replica_check, clients, sources=sources, paired=paired, want_policy=want_policy),
+                    functools.partial(
+                        _replica_check,
+                        clients,
+                        sources=sources,
+                        paired=paired,
+                        want_policy=want_policy,
+                        configured=configured,
+                    ),
                     replica_tables,
                     concurrency,
                     progress,

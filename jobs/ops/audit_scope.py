@@ -24,6 +24,22 @@ def default_bucket_policy_builder() -> BucketPolicyBuilder:
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
 
 
+def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]:
+    """The source bucket policy the source's stack deploys (`policies.source_guard.source_bucket_policy` of the
+    source's view, docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
+    from s3tables_kit.policies.source_guard import source_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+
+    return source_bucket_policy(cfg.view(src))  # type: ignore[no-any-return,unused-ignore]
+
+
+def replica_table_policy_of(cfg: KitConfig, replica: Replica) -> TablePolicy:
+    """The table policy `harden` puts on every replica table of `replica` (a fan-in vault's exempts every feeding
+    source's replication role), by table ARN."""
+    from s3tables_kit.policies.documents import replica_table_policy_for  # type: ignore[import-not-found,unused-ignore]
+
+    return functools.partial(replica_table_policy_for, cfg, replica)  # type: ignore[no-any-return,unused-ignore]
+
+
 @dataclass(frozen=True)
 class Scope:
     """What the audit compares the live state with: the configured topology (`normal_scope`) or, once
@@ -34,12 +50,14 @@ class Scope:
     mode: str  # "bucket" or "tables"
     tables: tuple[str, ...]  # replicated tables in "tables" mode
     replication_role_arn: str
-    destinations: tuple[Replica, ...]  # the source's replicas: coverage, retention (and table policies)
-    bucket_policies: tuple[tuple[Replica, dict[str, Any]], ...]  # every bucket whose policy is checked, its document
+    destinations: tuple[Replica, ...]  # the source's replicas: coverage, retention, table policies
+    bucket_policies: tuple[tuple[Replica, dict[str, Any]], ...]  # every replica bucket's policy, its document
     replica_sites: tuple[Replica, ...]  # buckets whose encryption and storage class are checked besides the source
-    # Failover only: the wanted table policy of a destination's replica table (None: table policies not checked).
+    # The wanted table policy of a destination's replica table (None: table policies not checked).
     destination_table_policy: Callable[[Replica], TablePolicy] | None = None
     promoted_table_policy: TablePolicy | None = None  # failover only: every promoted table's table policy
+    # The source bucket's reviewed policy (the promoted bucket's on a failover topology; None: not checked).
+    source_bucket_policy: dict[str, Any] | None = None
 
     @property
     def declared(self) -> DeclaredReplication:
@@ -54,8 +72,9 @@ class Scope:
 
 
 def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | None = None) -> Scope:
-    """One source (`src`, default the single source) with its own replication and destinations; the replica bucket
-    policies are the whole configuration's (a fan-in vault grants and exempts every source)."""
+    """One source (`src`, default the single source) with its own replication and destinations: its own bucket
+    policy, and the replica bucket and table policies of the whole configuration (a fan-in vault grants and exempts
+    every source)."""
     src = src or cfg.source
     rep, dests = cfg.replication_of(src), cfg.destinations_of(src)
     return Scope(
@@ -66,6 +85,8 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | Non
         destinations=dests,
         bucket_policies=tuple((r, builder(cfg, r)) for r in dests),
         replica_sites=dests,
+        destination_table_policy=functools.partial(replica_table_policy_of, cfg),
+        source_bucket_policy=reviewed_source_bucket_policy(cfg, src),
     )
 
 
@@ -75,8 +96,7 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
     from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
-    policies = [(topo.promoted, F.promoted_bucket_policy(cfg, topo))]
-    policies += [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
+    policies = [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
     policies += [(r, builder(cfg, r)) for r in topo.retained]  # unchanged documents
     return Scope(
         source=topo.promoted,
@@ -88,6 +108,7 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
         replica_sites=topo.destinations + topo.retained,
         destination_table_policy=functools.partial(_destination_table_policy, cfg, topo),
         promoted_table_policy=functools.partial(F.promoted_table_policy, cfg, topo),
+        source_bucket_policy=F.promoted_bucket_policy(cfg, topo),
     )
 
 

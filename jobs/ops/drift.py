@@ -19,6 +19,8 @@ exist for one table, and the table's overrides the bucket's for it). Kinds:
 * ``source-table-missing``: a table listed for replication is not in the source bucket;
 * ``unverifiable``: a configuration could not be read (the error is the detail): never silently passed.
 
+Replica retention (`below_configured`): a replica table's snapshot retention against the replica's configured one.
+
 Bucket policy (`policy_drift`): the live document against the reviewed one, statement by statement (by ``Sid``,
 canonical form, `jobs.ops.cli.canonical`): ``bucket-policy-missing``, ``bucket-policy-statement-missing``,
 ``bucket-policy-statement-changed``, ``bucket-policy-statement-unexpected`` (a statement the reviewed document does
@@ -240,6 +242,27 @@ def _absent(
         if canonical(stmt) not in other_anon:
             out.append(DriftFinding(kind, resource, f"statement {_short(stmt)} {phrase}"))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------- retention ----
+
+SNAPSHOT = "icebergSnapshotManagement"
+
+
+def below_configured(replica: Mapping[str, Any], configured: Mapping[str, int]) -> str | None:
+    """Why the replica keeps snapshots for less than its configured retention (`configured`: the
+    ``icebergSnapshotManagement`` settings `harden` writes), or None. Disabled expiry keeps everything."""
+    if replica.get("status") == "disabled":
+        return None
+    r = (replica.get("settings") or {}).get(SNAPSHOT) or {}
+    if not r:
+        return "no snapshot retention settings (the service default, not the configured retention)"
+    problems = [
+        f"{k} {r.get(k)} < configured {configured[k]}"
+        for k in ("maxSnapshotAgeHours", "minSnapshotsToKeep")
+        if k in configured and (r.get(k) is None or r[k] < configured[k])
+    ]
+    return "; ".join(problems) or None
 
 
 def count(findings: Sequence[DriftFinding], kinds: Sequence[str]) -> int:

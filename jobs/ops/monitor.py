@@ -25,10 +25,13 @@ series always cover every table. Configured destinations without any table still
 see data. The replication point's age is published for the whole bucket and for each configured group
 (`[assurance] replication_point_groups`, read from the package's `kit_declared.json`) with a table in it.
 
-Drift (issue 30, `jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket
-level and every table's table level) with the declared one and each replica bucket policy with the reviewed document,
-publishing `ReplicationConfigurationDrift` (Kit) and `ReplicaBucketPolicyDrift` (Kit, Destination): the number of
-findings, each named in the run's summary. What they are compared with is the package's `kit_declared.json`.
+Drift (`jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket level and
+every table's table level) with the declared one, each replica bucket policy and the source bucket policy with the
+reviewed documents, and the two layers of a bounded sample of the replica tables (table policy present, retention not
+below the configured one), publishing `ReplicationConfigurationDrift` (Kit), `ReplicaBucketPolicyDrift` (Kit,
+Destination), `SourceBucketPolicyDrift` (Kit), `ReplicaLayersMissing` and `RetentionBelowConfigured` (Kit,
+Destination): the number of findings, each named in the run's summary. What they are compared with is the package's
+`kit_declared.json`.
 
 `TablesBackfilling` counts the tables whose replica is not yet a copy at all: not COMPLETED and no successful
 replicated update ever (`lastSuccessfulReplicatedUpdate` absent), DETACHED excluded. After replication is turned on
@@ -149,6 +152,17 @@ class _Agg:
         self.behind += int(row.status != COMPLETED)
         self.detached += int(row.status == DETACHED)
         self.backfilling += int(is_backfilling(row))
+
+
+def replicated_tables(rows: Iterable[DestinationStatus]) -> dict[str, list[str]]:
+    """Destination ARN -> the tables whose replica exists there (a successful replicated update, not DETACHED): the
+    replicas whose layers the drift check may read."""
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        exists = row.status == COMPLETED or row.last_replicated_at is not None
+        if row.destination_bucket_arn and exists and row.status not in (DETACHED, ERROR, UNCONFIGURED):
+            out.setdefault(row.destination_bucket_arn, []).append(row.table)
+    return out
 
 
 def is_backfilling(row: DestinationStatus) -> bool:
@@ -296,9 +310,13 @@ def run_monitor(
         destinations=settings.destination_bucket_arns,
         groups=settings.groups,
     )
-    drift = check_drift(clients, declared, concurrency=settings.concurrency) if declared is not None else None
-    if drift is not None:
-        data += drift.data(settings.kit, datetime.fromisoformat(report.generated_at))
+    ts = datetime.fromisoformat(report.generated_at)
+    drift = None
+    if declared is not None:
+        drift = check_drift(
+            clients, declared, concurrency=settings.concurrency, replicas=replicated_tables(report.rows), ts=ts
+        )
+        data += drift.data(settings.kit, ts)
     result = MonitorResult(
         report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
     )

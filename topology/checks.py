@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from s3tables_kit.topology.adoption import adoption_checks
 from s3tables_kit.topology.checks_failover import failover_checks
 from s3tables_kit.topology.issues import Issue, bucket_quota_issues
 from s3tables_kit.topology.model import (
@@ -231,6 +232,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
         out += _table_checks(cfg, src)
         out += _destination_checks(cfg, src)
     out += _fan_in_checks(cfg)
+    out += adoption_checks(cfg)
     extra = cfg.scheme.protection_tags  # the tags the scheme adds to a protected bucket (none for `[source]`)
     if len(cfg.tags) + len(KIT_TAG_KEYS) + len(extra) > MAX_TAGS:
         out.append(

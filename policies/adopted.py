@@ -17,7 +17,6 @@ from typing import Any
 
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
-from s3tables_kit.policies.lint import as_list, matching_actions
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig
 
@@ -27,6 +26,8 @@ GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBuc
 PROTECTED = tuple(sorted({a for r in A.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
 # What the replication role reads in the source bucket: a Deny of it stops replication.
 REPLICATION_READS = (*A.REPLICATION_SOURCE_TABLE_READ, *A.REPLICATION_SOURCE_BUCKET_LIST)
+# Wildcards are matched against every action the kit names, which holds every action the rules look for.
+KNOWN = sorted(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL)
 
 
 class AdoptedStatementRefused(ValueError):
@@ -63,11 +64,19 @@ def _actions(stmt: dict[str, Any]) -> set[str]:
 
 
 def _expand(pattern: str) -> set[str]:
+    """The kit-named s3tables actions an action pattern matches (IAM matches action names case-insensitively)."""
     if pattern == "*":
         pattern = "s3tables:*"
     if not pattern.lower().startswith("s3tables:"):
         return set()
-    return {a.split(":", 1)[1] for a in matching_actions(pattern)} or {pattern.split(":", 1)[1]}
+    name = pattern.split(":", 1)[1].lower()
+    return {a for a in KNOWN if fnmatch.fnmatchcase(a.lower(), name)}
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 def _principals(stmt: dict[str, Any]) -> tuple[set[str], bool]:

@@ -4,22 +4,19 @@ adopter's bucket policy file read beside `kit.toml`, and the rules between them.
 An adopted bucket is imported by the source stack, never created; its namespaces are imported too (unless one says
 `adopt = false`: the kit creates it). Its settings are the bucket's own unless `kit.toml` states them: `states`
 tells which keys were written, so the stack sets only those (docs/decisions/0032-adopting-an-existing-lake.md).
-The adopter's statements are linted and merged with the kit's by `policies.adopted`; this module only reads them.
+The adopter's statements are linted and merged with the kit's by `policies.adopted`; this module only reads them,
+and `topology.checks` holds the rules between the keys.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from s3tables_kit.topology.issues import Issue
-
-if TYPE_CHECKING:
-    from s3tables_kit.topology.model import KitConfig, Source
-    from s3tables_kit.topology.schema import Namespace
+from s3tables_kit.topology.schema import Namespace
 
 # The settings of a bucket that an adopted bucket keeps unless kit.toml states them (the stack sets the stated ones).
 KEPT_UNLESS_STATED = ("storage_class", "unreferenced_file_removal")
@@ -51,12 +48,12 @@ class AdoptableSite(BaseModel):
     )
 
 
-def states(src: Source, key: str) -> bool:
+def states(src: AdoptableSite, key: str) -> bool:
     """Whether kit.toml states `key` of the source (an adopted bucket keeps the value it has otherwise)."""
     return not src.adopt or key in src.model_fields_set
 
 
-def namespace_adopted(src: Source, ns: Namespace) -> bool:
+def namespace_adopted(src: AdoptableSite, ns: Namespace) -> bool:
     """An adopted bucket's namespaces are imported unless one says `adopt = false` (the kit creates that one)."""
     return src.adopt and ns.adopt is not False
 
@@ -106,32 +103,3 @@ def _read_one(src: dict[str, object], base_dir: Path, where: str) -> tuple[dict[
     if not isinstance(statements, list) or not statements or not all(isinstance(s, dict) for s in statements):
         return src, [Issue(field, f"policy file {written!r} must be a policy document with a Statement list")]
     return {**src, STATEMENTS_KEY: statements}, []
-
-
-def adoption_checks(cfg: KitConfig) -> list[Issue]:
-    """The rules of the adoption keys: a policy file and adopted namespaces only on an adopted bucket, and no key
-    the kit would create for a bucket that already has one."""
-    out: list[Issue] = []
-    for src in cfg.sources:
-        where = cfg.path_of(src)
-        if src.bucket_policy is not None and not src.adopt:
-            out.append(
-                Issue(f"{where}.{POLICY_KEY}", "only an adopted bucket (adopt = true) has an existing policy to keep")
-            )
-        if src.adopt and src.encryption.creates_key:
-            out.append(
-                Issue(
-                    f"{where}.encryption.kms_key",
-                    '"create" would re-point an existing bucket at a new key: name the key the bucket uses (its ARN) '
-                    'or use type = "sse-s3" as the bucket has',
-                )
-            )
-        for n_i, ns in enumerate(src.namespaces):
-            if ns.adopt and not src.adopt:
-                out.append(
-                    Issue(
-                        f"{where}.namespaces[{n_i}].adopt",
-                        "a namespace is adopted only in an adopted bucket (adopt = true on the source)",
-                    )
-                )
-    return out

@@ -210,7 +210,7 @@ def kit_principals(cfg: KitConfig) -> KitPrincipals:
 def merge(cfg: KitConfig, kit: Document) -> Document:
     """The source bucket policy of `cfg`'s one source: its adopted statements (as they are, first) and the kit's;
     `kit` alone when it adopts none. Refuses (`AdoptedStatementRefused`) when an adopted statement breaks a rule."""
-    adopted = [dict(s) for s in cfg.source.adopted_statements]
+    adopted: list[dict[str, Any]] = cfg.source.adopted_statement_documents()
     if not adopted:
         return kit
     problems = refusals(adopted, kit, kit_principals(cfg))

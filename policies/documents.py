@@ -458,7 +458,7 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 def _kept(src: Source) -> str:
     """What an adopted bucket's policy keeps of its own (`policies.adopted`), for the reviewer's table."""
-    sids = [str(s.get("Sid")) for s in src.adopted_statements]
+    sids = [str(s.get("Sid")) for s in src.adopted_statement_documents()]
     return f"; adopted, its own statements kept: {', '.join(sids)}" if sids else ""
 
 

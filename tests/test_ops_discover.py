@@ -129,7 +129,7 @@ def test_discovery_reports_the_lake_and_proposes_a_loadable_estate(
     assert [n.name for n in sales_cfg.namespaces] == ["sales", "web"]
     # Both adopted; the policy found is kept beside the proposal, and only lake-sales has one.
     assert all(s.adopt for s in cfg.sources)
-    assert [st["Sid"] for st in sales_cfg.adopted_statements] == ["AnalyticsRead"]
+    assert [st["Sid"] for st in sales_cfg.adopted_statement_documents()] == ["AnalyticsRead"]
     assert next(s for s in cfg.sources if s.bucket == "lake-ops").bucket_policy is None
     assert sales_cfg.snapshot_retention.max_snapshot_age_hours == 120  # most tables: the service's default
     assert {r.bucket for r in cfg.replicas} == {"lake-sales-us-west-2", "lake-ops-us-west-2"}

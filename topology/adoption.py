@@ -41,11 +41,16 @@ class AdoptableSite(BaseModel):
         "as it is today (`s3tables-kit discover` writes `bucket-policy-<bucket>.json`), whose statements are kept "
         "and deployed beside the kit's once linted (each needs a Sid).",
     )
-    adopted_statements: tuple[dict[str, object], ...] = Field(
+    # JSON text, one per statement, so that a source stays hashable like every frozen section.
+    adopted_statements: tuple[str, ...] = Field(
         default=(),
         exclude=True,
-        description="The statements of `bucket_policy`, read by the loader (never written in kit.toml).",
+        description="The statements of `bucket_policy` as JSON text, read by the loader (never written in kit.toml).",
     )
+
+    def adopted_statement_documents(self) -> list[dict[str, object]]:
+        """The adopted statements, parsed (a fresh copy each call)."""
+        return [json.loads(s) for s in self.adopted_statements]
 
 
 def states(src: AdoptableSite, key: str) -> bool:
@@ -102,4 +107,4 @@ def _read_one(src: dict[str, object], base_dir: Path, where: str) -> tuple[dict[
         statements = [statements]
     if not isinstance(statements, list) or not statements or not all(isinstance(s, dict) for s in statements):
         return src, [Issue(field, f"policy file {written!r} must be a policy document with a Statement list")]
-    return {**src, STATEMENTS_KEY: statements}, []
+    return {**src, STATEMENTS_KEY: [json.dumps(s) for s in statements]}, []

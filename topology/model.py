@@ -176,9 +176,6 @@ class Source(AdoptableSite, _BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
-    adopt: bool = Field(
-        default=False, description="The bucket exists already: it is imported, never created, replaced or destroyed."
-    )
     adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
         default=(),
         description='With adopt = true: "encryption" (a different encryption than the bucket has) and '

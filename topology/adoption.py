@@ -18,8 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.schema import Namespace
 
-# The settings of a bucket that an adopted bucket keeps unless kit.toml states them (the stack sets the stated ones).
-KEPT_UNLESS_STATED = ("storage_class", "unreferenced_file_removal")
 POLICY_KEY = "bucket_policy"
 STATEMENTS_KEY = "adopted_statements"
 

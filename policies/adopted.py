@@ -90,27 +90,22 @@ def _principals(stmt: dict[str, Any]) -> tuple[set[str], bool]:
     return named, "*" in named
 
 
-def _exempted(stmt: dict[str, Any], arn: str) -> bool:
-    """Whether the statement's condition leaves `arn` out (an `ArnNotLike`/`ArnNotEquals` of aws:PrincipalArn)."""
-    cond = stmt.get("Condition") or {}
-    patterns = [
-        str(p)
-        for op in ("ArnNotLike", "ArnNotEquals", "StringNotLike", "StringNotEquals")
-        for p in as_list((cond.get(op) or {}).get("aws:PrincipalArn"))
-    ]
-    return any(fnmatch.fnmatchcase(arn, p) for p in patterns)
-
-
 def _applies_to(stmt: dict[str, Any], arn: str) -> bool:
-    """A Deny reaches `arn` whatever the request: it names it (or its account, or any principal) and no condition
-    leaves it out (a Deny with any other condition is the adopter's to reason about: the proofs cover the kit's)."""
+    """A Deny reaches `arn` whatever the request: it names it (or its account, or any principal) with no condition,
+    or with one that only matches its ARN; a Deny with any other condition (TLS only, a source VPC) is the
+    adopter's to reason about (the proofs cover the kit's principals)."""
     named, anyone = _principals(stmt)
     account = arn.split(":")[4]
     reaches = anyone or arn in named or account in named or f"arn:aws:iam::{account}:root" in named
     if not reaches:
         return False
     cond = stmt.get("Condition") or {}
-    return not cond or (_exempted(stmt, arn) is False and set(cond) <= {"ArnLike", "ArnEquals"})
+    if not cond:
+        return True
+    if set(cond) <= {"ArnLike", "ArnEquals"} and all(set(v) == {"aws:PrincipalArn"} for v in cond.values()):
+        patterns = [str(p) for v in cond.values() for p in as_list(v["aws:PrincipalArn"])]
+        return any(fnmatch.fnmatchcase(arn, p) for p in patterns)  # a Deny aimed at it by name
+    return False
 
 
 def _sid(stmt: dict[str, Any], kit_sids: frozenset[str], _k: KitPrincipals) -> str | None:

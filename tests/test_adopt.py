@@ -218,6 +218,17 @@ REFUSED = [
         "FreezeThePolicy",
         "KIT-ADOPT4 NoDenyOfTheKit",
     ),
+    (
+        {
+            **OPEN,
+            "Sid": "NoReplicationRole",
+            "Effect": "Deny",
+            "Action": "s3tables:Get*",
+            "Condition": {"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111122223333:role/*-s3tables-replication"}},
+        },
+        "NoReplicationRole",
+        "KIT-ADOPT4 NoDenyOfTheKit",
+    ),
 ]
 
 
@@ -258,8 +269,15 @@ def test_a_conditional_deny_and_a_named_grant_are_kept(tmp_path: Path) -> None:
         "Resource": [BUCKET, f"{BUCKET}/table/*"],
         "Condition": {"Bool": {"aws:SecureTransport": "false"}},
     }
-    doc = docset.build(load_config(variant(tmp_path, policy=athena_and(tls)))).document("source-bucket-policy")
-    assert [s["Sid"] for s in doc["Statement"]][:2] == ["AthenaReaders", "TlsOnly"]
+    contractors = {
+        **tls,
+        "Sid": "NoContractorReads",
+        "Condition": {"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111122223333:role/contractor-*"}},
+    }
+    policy = athena_and(tls)
+    policy["Statement"].append(contractors)
+    doc = docset.build(load_config(variant(tmp_path, policy=policy))).document("source-bucket-policy")
+    assert [s["Sid"] for s in doc["Statement"]][:3] == ["AthenaReaders", "TlsOnly", "NoContractorReads"]
 
 
 @pytest.mark.parametrize(

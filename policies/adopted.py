@@ -1,5 +1,5 @@
 """An adopted source bucket's policy: the statements it holds today (`kit.toml`'s `bucket_policy` file) kept beside
-the kit's, once each passes the rules below (docs/decisions/0032-adopting-an-existing-lake.md).
+the kit's, once each passes the rules below (docs/decisions/0033-adopting-an-existing-lake.md).
 
 The kit's statements guard who changes the source's replication and its policy (decision 0028); an adopter's
 statement must not defeat them, nor deny the kit's own principals what they need. Each rule has a stable id (the

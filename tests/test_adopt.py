@@ -1,6 +1,6 @@
 """Adopting an existing lake (examples/adopt.toml): the source stack imports the bucket, its namespaces and its
 policy instead of creating them, sets only the settings kit.toml states, and deploys the adopter's bucket policy
-statements beside the kit's once each passes the KIT-ADOPT rules (docs/decisions/0032-adopting-an-existing-lake.md).
+statements beside the kit's once each passes the KIT-ADOPT rules (docs/decisions/0033-adopting-an-existing-lake.md).
 
 Real components only: a full App synth of the example and variants of it, the rendered documents, and the IAM
 simulator on the merged policy.

@@ -84,8 +84,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("recovery", "aws_s3tables_namespace"): 2,
         ("recovery", "aws_kms_key"): 1,
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
-        ("organization", "aws_organizations_policy"): 2,
-        ("organization", "aws_organizations_policy_attachment"): 2,
+        # the replica protection, guards and pipeline SCPs and the resource control policy, each attached to the OU
+        ("organization", "aws_organizations_policy"): 4,
+        ("organization", "aws_organizations_policy_attachment"): 4,
     },
     # an estate: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
     # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica

@@ -3,7 +3,7 @@ adopter's bucket policy file read beside `kit.toml`, and the rules between them.
 
 An adopted bucket is imported by the source stack, never created; its namespaces are imported too (unless one says
 `adopt = false`: the kit creates it). Its settings are the bucket's own unless `kit.toml` states them: `states`
-tells which keys were written, so the stack sets only those (docs/decisions/0032-adopting-an-existing-lake.md).
+tells which keys were written, so the stack sets only those (docs/decisions/0033-adopting-an-existing-lake.md).
 The adopter's statements are linted and merged with the kit's by `policies.adopted`; this module only reads them,
 and `topology.checks` holds the rules between the keys.
 """

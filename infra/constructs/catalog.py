@@ -5,7 +5,7 @@ by writers through Iceberg (docs/provisioning.md#changing-a-table-safely).
 
 In an adopted bucket the namespaces (unless one says `adopt = false`) and the tables declared in them are imported,
 never created: such a table keeps its encryption (fixed at creation: a different one would replace it) and its
-maintenance unless the table states its own `snapshot_retention` (docs/decisions/0032-adopting-an-existing-lake.md).
+maintenance unless the table states its own `snapshot_retention` (docs/decisions/0033-adopting-an-existing-lake.md).
 
 The aws provider (6.25) takes the Iceberg schema only; the partition spec in the configuration is carried in the
 outputs and applied by the first writer (and by recovery, which reads it from the replica's metadata)."""

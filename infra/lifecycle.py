@@ -11,6 +11,10 @@ from __future__ import annotations
 from cdktf import TerraformResource
 from constructs import IConstruct
 
+# The context key that marks a resource the kit imports (an adopted bucket or namespace): it is never the kit's to
+# destroy, so `allow_destroy` leaves its `prevent_destroy` set.
+ADOPTED = "s3tables-kit:adopted"
+
 # Terraform type -> why destroying or replacing it by an edit is never acceptable.
 PROTECTED_TYPES: dict[str, str] = {
     "awscc_s3tables_table_bucket": "holds every table of the bucket",
@@ -40,6 +44,15 @@ def protect_from_destroy(scope: IConstruct, *, allow_destroy: bool = False) -> l
     protected = []
     for construct in scope.node.find_all():
         if isinstance(construct, TerraformResource) and construct.terraform_resource_type in PROTECTED_TYPES:
-            construct.add_override("lifecycle.prevent_destroy", not allow_destroy)
+            adopted = construct.node.try_get_context(ADOPTED) is True
+            construct.add_override("lifecycle.prevent_destroy", adopted or not allow_destroy)
             protected.append(construct)
     return protected
+
+
+def adopt(resource: TerraformResource, import_id: str) -> None:
+    """Import `resource` from the existing object `import_id` (a Terraform `import` block in the stack, so
+    `cdktf deploy` imports it in its plan) and keep it from ever being destroyed by the kit."""
+    resource.import_from(import_id)
+    resource.node.set_context(ADOPTED, True)
+    resource.add_override("lifecycle.prevent_destroy", True)

@@ -404,6 +404,7 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]], *, chec
         del d["provider"]
 
     removed: set[tuple[str, str]] = set()
+    removed_by: dict[tuple[str, str], tuple[str, str]] = {}  # removed resource -> (provider address, reason)
     for section, kind, schema_key in (
         ("resource", "resource type", "resource_schemas"),
         ("data", "data source type", "data_source_schemas"),
@@ -435,6 +436,7 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]], *, chec
                     del instances[iname]
                     if section == "resource":
                         removed.add((rtype, iname))
+                        removed_by[(rtype, iname)] = (st.address, reason)
                     else:
                         removed.add((f"data.{rtype}", iname))
                     continue
@@ -454,6 +456,17 @@ def prepare_stack(doc: Json, schemas: Json, local: dict[str, list[str]], *, chec
         if section in d and not d[section]:
             del d[section]
 
+    # The import block of a removed resource (an adopted bucket) goes with it: Terraform would need its provider.
+    imports = d.get("import", [])
+    for block in imports:
+        target = tuple(str(block.get("to", "")).split(".", 1))
+        if target in removed_by:
+            address, reason = removed_by[target]
+            out.gaps.append(Gap(address, "import block", f"import to {target[0]}", reason))
+    if imports:
+        d["import"] = [b for b in imports if tuple(str(b.get("to", "")).split(".", 1)) not in removed_by]
+        if not d["import"]:
+            del d["import"]
     if removed:
         d = out.document = _rewrite_refs(d, removed)
         stubs = d.setdefault("resource", {}).setdefault(STUB_TYPE, {})

@@ -440,7 +440,7 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
             "source-bucket-policy",
             "bucket-policy",
             src.account_id,
-            f"table bucket {src.bucket} (source)",
+            f"table bucket {src.bucket} (source{_kept(src)})",
             source_bucket_policy(cfg),
         ),
         *role_documents(
@@ -455,6 +455,12 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
         site = KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn)
         docs.append(_key_doc(cfg, site))
     return docs + assurance.source_documents(cfg)
+
+
+def _kept(src: Source) -> str:
+    """What an adopted bucket's policy keeps of its own (`policies.adopted`), for the reviewer's table."""
+    sids = [str(s.get("Sid")) for s in src.adopted_statement_documents()]
+    return f"; adopted, its own statements kept: {', '.join(sids)}" if sids else ""
 
 
 # Per-source documents of an estate are named `<purpose>--<stack id>` (`replication-role-trust--source-sales-euw1`);

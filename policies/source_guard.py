@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from s3tables_kit.policies import estate
+from s3tables_kit.policies import adopted, estate
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig
@@ -46,11 +46,12 @@ _SOURCE_GUARDS: dict[str, Callable[..., list[S.Statement | None]]] = {
 def source_bucket_policy(cfg: KitConfig) -> Document:
     """The source bucket's own layer against changing its replication (the guards SCP and, where the source shares
     an account with a replica, the guardrail are the others): break-glass and the source's deploy role only, and
-    the policy itself changes only through them."""
+    the policy itself changes only through them. An adopted bucket's statements come first, kept as they are
+    (`policies.adopted.merge`, which refuses one that defeats these)."""
     src = cfg.source
     exempt = [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
     others = sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != src.account_id})
-    return doc(
+    kit = doc(
         S.allow_principals_actions(
             "AllowCrossAccountBreakGlassSourceReplication",
             others,
@@ -77,3 +78,4 @@ def source_bucket_policy(cfg: KitConfig) -> Document:
         S.deny_source_replication_change("DenySourceReplicationChange", [src.bucket_arn], exempt, resource_policy=True),
         S.deny_source_policy_change("DenySourceBucketPolicyChange", src.bucket_arn, exempt),
     )
+    return adopted.merge(cfg, kit)

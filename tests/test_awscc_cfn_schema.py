@@ -36,8 +36,8 @@ def test_snake_case_mapping_of_cloudformation_names() -> None:
 
 def test_every_awscc_resource_matches_its_cloudformation_schema(synthesized: dict[str, Stacks]) -> None:
     found = awscc_resources(synthesized)
-    # a table bucket in every source, replica and recovery stack: seed 3, multi-account 5, estate 6
-    assert len(found) == 14
+    # a table bucket in every source, replica and recovery stack: adopt 3, seed 3, multi-account 5, estate 6
+    assert len(found) == 17
     for where, rtype, name, body, region in found:
         assert region, f"{where}: no awscc provider Region"
         result = check_awscc_resource(rtype, body, region)
@@ -45,8 +45,12 @@ def test_every_awscc_resource_matches_its_cloudformation_schema(synthesized: dic
         # A create-only property forces replacement when it changes: only the bucket name, behind prevent_destroy.
         assert result.create_only_set == ["table_bucket_name"], where
         assert body["lifecycle"]["prevent_destroy"] is True
-        # every setting the kit relies on reached the CloudFormation document
+        # every setting the kit relies on reached the CloudFormation document; an adopted bucket (imported) gets its
+        # name and stated encryption only, and keeps its own storage class, file removal and tags
         doc = result.document
+        if where == "adopt/source":
+            assert set(doc) == {"TableBucketName", "EncryptionConfiguration"}, where
+            continue
         assert {"TableBucketName", "EncryptionConfiguration", "StorageClassConfiguration",
                 "UnreferencedFileRemoval", "Tags"} <= set(doc), where  # fmt: skip
 
@@ -84,9 +88,13 @@ def test_table_buckets_carry_the_kit_and_configured_tags(synthesized: dict[str, 
             "owner": "lakehouse-team",
         },
         "estate": {"cost-center": "data-platform", "kit": "estate", "managed-by": "s3tables-replica-kit"},
+        "adopt": {"kit": "sales", "managed-by": "s3tables-replica-kit"},
     }  # fmt: skip
     for where, _rtype, _name, body, _region in awscc_resources(synthesized):
         example, stack = where.split("/")
+        if where == "adopt/source":  # awscc's tags are the whole set: the kit's would remove the adopter's
+            assert "tags" not in body
+            continue
         tags = {t["key"]: t["value"] for t in body["tags"]}
         # an estate's protected (replica) buckets also carry the protection tag, on the bucket only
         protected = example == "estate" and stack.startswith("replica-")

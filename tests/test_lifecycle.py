@@ -69,6 +69,25 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
         ("organization", "aws_organizations_policy_attachment"): 12,  # four policies x three targets
     },
+    # an adopted source bucket: its bucket, two adopted namespaces and its policy are imported and protected like
+    # created ones (tests/test_adopt.py: even with the destroy flag); no table declared
+    "adopt": {
+        ("source", "awscc_s3tables_table_bucket"): 1,
+        ("source", "aws_s3tables_namespace"): 2,
+        ("source", "aws_s3tables_table_bucket_policy"): 1,
+        ("source", "aws_s3tables_table_bucket_replication"): 1,
+        ("source", "aws_kms_key"): 1,  # the alarm topic's key
+        ("replica-sales-lake-us-west-2", "awscc_s3tables_table_bucket"): 1,
+        ("replica-sales-lake-us-west-2", "aws_s3tables_table_bucket_policy"): 1,
+        ("replica-sales-lake-us-west-2", "aws_iam_policy"): 1,
+        ("recovery", "awscc_s3tables_table_bucket"): 1,
+        ("recovery", "aws_s3tables_namespace"): 2,
+        ("recovery", "aws_kms_key"): 1,
+        **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
+        # the replica protection, guards and pipeline SCPs and the resource control policy, each attached to the OU
+        ("organization", "aws_organizations_policy"): 4,
+        ("organization", "aws_organizations_policy_attachment"): 4,
+    },
     # an estate: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
     # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica
     # account (each attached to data-engineer and the account's deploy role), one recovery, one pair of SCPs.
@@ -142,8 +161,8 @@ def test_only_the_destroy_flag_lifts_it(tmp_path: Path) -> None:
 
 def test_a_spark_schema_change_or_a_column_edit_never_replaces_a_source_table(synthesized: dict[str, Stacks]) -> None:
     sources = [st for stacks in synthesized.values() for name, st in stacks.items() if name.startswith("source")]
-    assert len(sources) == 5  # seed, multi-account and the estate's three
+    assert len(sources) == 6  # seed, multi-account, adopt and the estate's three
     for stack in sources:
-        for table in stack["resource"]["aws_s3tables_table"].values():
+        for table in stack["resource"].get("aws_s3tables_table", {}).values():  # adopt declares no table
             assert table["lifecycle"] == {"ignore_changes": ["metadata"], "prevent_destroy": True}
             assert table["metadata"][0]["iceberg"][0]["schema"][0]["field"]  # still created with the schema

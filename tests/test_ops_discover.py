@@ -89,7 +89,12 @@ def test_discovery_reports_the_lake_and_proposes_a_loadable_estate(
     world = brownfield(ops_env)
     out = tmp_path / "discover-out"
     assert run(ops_env, out, "--replicate-to", DR_REGION, "--kit-name", "adopt") == 0
-    assert sorted(p.name for p in out.iterdir()) == ["discover.json", "kit.toml", "report.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bucket-policy-lake-sales.json",
+        "discover.json",
+        "kit.toml",
+        "report.txt",
+    ]
     doc = json.loads((out / "discover.json").read_text())
     by_name = {b["bucket"]: b for b in doc["buckets"]}
     assert set(by_name) == {"lake-sales", "lake-ops"}  # events-dr is in a Region not asked for
@@ -122,6 +127,10 @@ def test_discovery_reports_the_lake_and_proposes_a_loadable_estate(
     }
     sales_cfg = next(s for s in cfg.sources if s.bucket == "lake-sales")
     assert [n.name for n in sales_cfg.namespaces] == ["sales", "web"]
+    # Both adopted; the policy found is kept beside the proposal, and only lake-sales has one.
+    assert all(s.adopt for s in cfg.sources)
+    assert [st["Sid"] for st in sales_cfg.adopted_statement_documents()] == ["AnalyticsRead"]
+    assert next(s for s in cfg.sources if s.bucket == "lake-ops").bucket_policy is None
     assert sales_cfg.snapshot_retention.max_snapshot_age_hours == 120  # most tables: the service's default
     assert {r.bucket for r in cfg.replicas} == {"lake-sales-us-west-2", "lake-ops-us-west-2"}
     report = (out / "report.txt").read_text()

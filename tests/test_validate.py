@@ -103,6 +103,19 @@ def test_exactly_what_the_local_provider_does_not_know_is_left_out_and_listed() 
     assert any("requires '6.25.0'" in n and "5.100.0" in n for n in prepared.notes)
 
 
+def test_an_import_block_goes_with_the_resource_left_out_and_is_listed() -> None:
+    """An adopted bucket (awscc, no binary here) is imported: its import block is left out with it and listed; the
+    import block of a resource the local provider knows stays, so terraform validates it."""
+    doc = stack()
+    doc["import"] = [
+        {"to": "awscc_s3tables_table_bucket.b", "id": "arn:aws:s3tables:us-east-1:111122223333:bucket/x"},
+        {"to": "aws_s3tables_table.t", "id": "arn:aws:s3tables:us-east-1:111122223333:bucket/x;ns;orders"},
+    ]
+    prepared = V.prepare_stack(doc, SCHEMA, LOCAL)
+    assert prepared.document["import"] == [doc["import"][1]]
+    assert ("import block", "import to awscc_s3tables_table_bucket") in {(g.what, g.item) for g in prepared.gaps}
+
+
 def test_nothing_is_left_out_when_the_pinned_provider_is_local() -> None:
     doc = stack()
     del doc["terraform"]["required_providers"]["awscc"], doc["provider"]["awscc"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from s3tables_kit.topology.adoption import POLICY_KEY
 from s3tables_kit.topology.checks_failover import failover_checks
 from s3tables_kit.topology.issues import Issue, bucket_quota_issues
 from s3tables_kit.topology.model import (
@@ -223,6 +224,35 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
     return out
 
 
+def _adoption_checks(cfg: KitConfig) -> list[Issue]:
+    """The adoption keys (`topology.adoption`): a policy file and adopted namespaces only on an adopted bucket, and
+    no key the kit would create for a bucket that already has one."""
+    out: list[Issue] = []
+    for src in cfg.sources:
+        where = cfg.path_of(src)
+        if src.bucket_policy is not None and not src.adopt:
+            out.append(
+                Issue(f"{where}.{POLICY_KEY}", "only an adopted bucket (adopt = true) has an existing policy to keep")
+            )
+        if src.adopt and src.encryption.creates_key:
+            out.append(
+                Issue(
+                    f"{where}.encryption.kms_key",
+                    '"create" would re-point an existing bucket at a new key: name the key the bucket uses (its ARN) '
+                    'or use type = "sse-s3" as the bucket has',
+                )
+            )
+        for n_i, ns in enumerate(src.namespaces):
+            if ns.adopt and not src.adopt:
+                out.append(
+                    Issue(
+                        f"{where}.namespaces[{n_i}].adopt",
+                        "a namespace is adopted only in an adopted bucket (adopt = true on the source)",
+                    )
+                )
+    return out
+
+
 def cross_checks(cfg: KitConfig) -> list[Issue]:
     out = _form_checks(cfg)
     if out:  # the rules below read every source's destinations and replication: the form first
@@ -231,6 +261,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
         out += _table_checks(cfg, src)
         out += _destination_checks(cfg, src)
     out += _fan_in_checks(cfg)
+    out += _adoption_checks(cfg)
     extra = cfg.scheme.protection_tags  # the tags the scheme adds to a protected bucket (none for `[source]`)
     if len(cfg.tags) + len(KIT_TAG_KEYS) + len(extra) > MAX_TAGS:
         out.append(

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from s3tables_kit.topology.adoption import read_bucket_policies
 from s3tables_kit.topology.checks import Issue, cross_checks
 from s3tables_kit.topology.model import ESTATE, SINGLE_SOURCE, KitConfig
 from s3tables_kit.topology.rules import MAX_DESTINATIONS
@@ -174,11 +175,14 @@ def _declared(data: dict[str, object]) -> tuple[dict[str, object], list[Issue], 
     return {**rest, "sources": [one], "scheme": SINGLE_SOURCE}, out, _single_source_loc
 
 
-def parse_config(data: dict[str, object], source: str = "<dict>") -> KitConfig:
+def parse_config(data: dict[str, object], source: str = "<dict>", base_dir: Path | None = None) -> KitConfig:
     """The validated configuration, or a ConfigError naming every problem at once: the field errors and, where each
-    of those has one obvious repair, the cross-field problems of the configuration as it was meant."""
+    of those has one obvious repair, the cross-field problems of the configuration as it was meant. `base_dir`: where
+    a source's `bucket_policy` file is read from (the directory of kit.toml; default the working directory)."""
     form_issues: list[Issue]
+    data, file_issues = read_bucket_policies(data, base_dir or Path.cwd())
     model_data, form_issues, written = _declared(data)
+    form_issues = file_issues + form_issues
     try:
         cfg = KitConfig.model_validate(model_data)
     except ValidationError as err:
@@ -209,4 +213,4 @@ def load_config(path: str | Path) -> KitConfig:
         invalid="not valid TOML",
         parse_errors=(tomllib.TOMLDecodeError,),
     )
-    return parse_config(data, str(p))
+    return parse_config(data, str(p), p.parent)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from s3tables_kit.topology.adoption import AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
@@ -145,7 +146,7 @@ class Replication(_Frozen):
     )
 
 
-class Source(_BucketSite):
+class Source(AdoptableSite, _BucketSite):
     """A source table bucket: `[source]` (with `[replication]` beside it, replicating to every `[[replicas]]`), or one
     entry of `[[sources]]` in an estate, which also names itself (`id`), its destinations (`replicate_to`,
     bucket names of `[[replicas]]`) and its own `replication`. The loader refuses the estate keys under `[source]`
@@ -174,9 +175,6 @@ class Source(_BucketSite):
     replication: Replication | None = Field(
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
-    )
-    adopt: bool = Field(
-        default=False, description="The bucket exists already: it is imported, never created, replaced or destroyed."
     )
     adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
         default=(),

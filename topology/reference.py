@@ -293,6 +293,8 @@ def _sections(
     rendered[model] = title
     rows, children = [], []
     for name, info in model.model_fields.items():
+        if info.exclude:
+            continue  # set by the loader, never written (a source's adopted statements)
         if not (info.description or "").strip():
             raise UndocumentedFieldError(f"{model.__name__}.{name} has no description")
         key = field_key(name, info)

@@ -109,7 +109,16 @@ class Namespace(_Frozen):
     name: str = Field(
         description="Namespace name: lower case letters, digits and underscores, not starting with 'aws'."
     )
-    tables: tuple[Table, ...] = Field(default=(), description="The tables the kit creates in this namespace.")
+    tables: tuple[Table, ...] = Field(
+        default=(),
+        description="The tables the kit creates in this namespace (in an adopted namespace: existing tables it "
+        "imports, for table-level replication).",
+    )
+    adopt: bool | None = Field(
+        default=None,
+        description="In an adopted bucket: false when the kit creates this namespace; unset, it is adopted with the "
+        "bucket (imported, never created).",
+    )
 
     @field_validator("name")
     @classmethod

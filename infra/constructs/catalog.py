@@ -3,6 +3,10 @@
 The Iceberg schema is applied at creation only (`ignore_changes = [metadata]`); schema changes after that are made
 by writers through Iceberg (docs/provisioning.md#changing-a-table-safely).
 
+In an adopted bucket the namespaces (unless one says `adopt = false`) and the tables declared in them are imported,
+never created: such a table keeps its encryption (fixed at creation: a different one would replace it) and its
+maintenance unless the table states its own `snapshot_retention` (docs/decisions/0033-adopting-an-existing-lake.md).
+
 The aws provider (6.25) takes the Iceberg schema only; the partition spec in the configuration is carried in the
 outputs and applied by the first writer (and by recovery, which reads it from the replica's metadata)."""
 
@@ -27,6 +31,8 @@ from cdktf_cdktf_provider_aws.s3_tables_table import (
 )
 from constructs import Construct
 
+from s3tables_kit.infra.lifecycle import adopt
+from s3tables_kit.topology.adoption import import_id, namespace_adopted
 from s3tables_kit.topology.config import Source
 
 __all__ = ["SourceCatalog"]
@@ -65,9 +71,12 @@ class SourceCatalog(Construct):
         self.tables: dict[str, S3TablesTable] = {}
         for ns in source.namespaces:
             namespace = S3TablesNamespace(self, f"namespace-{ns.name}", namespace=ns.name, table_bucket_arn=bucket_arn)
+            adopted = namespace_adopted(source, ns)
+            if adopted:
+                adopt(namespace, import_id(source.bucket_arn, ns.name))
             for t in ns.tables:
                 retention = source.retention_for(t)
-                self.tables[f"{ns.name}.{t.name}"] = S3TablesTable(
+                table = self.tables[f"{ns.name}.{t.name}"] = S3TablesTable(
                     self,
                     f"table-{ns.name}-{t.name}",
                     name=t.name,
@@ -121,3 +130,8 @@ class SourceCatalog(Construct):
                         kms_key_arn=kms_key_arn if kms_key_arn else Token.as_string(Token.null_value()),
                     ),
                 )
+                if adopted:
+                    adopt(table, import_id(source.bucket_arn, ns.name, t.name))
+                    table.reset_encryption_configuration()
+                    if t.snapshot_retention is None:
+                        table.reset_maintenance_configuration()

@@ -2,6 +2,10 @@
 when asked), storage class (updatable: PutTableBucketStorageClass, applies to tables created afterwards),
 unreferenced-file removal, tags, and `prevent_destroy`.
 
+An adopted source bucket (`adopt = true`) is imported, never created: it keeps its tags (awscc's `tags` is the whole
+set, so the kit's would remove the adopter's) and the storage class and unreferenced-file removal kit.toml does not
+state (`topology.adoption.states`); its stated encryption is set, so a plan shows any difference.
+
 In an estate (`[[sources]]`) every protected (replica) table bucket also carries the protection tag
 `kit-protection = <kit name>`, on the bucket resource itself (awscc has no provider default tags): the estate's SCPs
 match protected buckets by it. Never on source or recovery buckets, never on tables; `[source]` configurations set
@@ -17,9 +21,11 @@ from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.providers import site_providers
+from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import Document
+from s3tables_kit.topology.adoption import states
 from s3tables_kit.topology.config import Encryption, KitConfig, Replica, Source, UnreferencedFileRemoval
 from s3tables_kit.topology.outputs import encryption_value
 
@@ -31,8 +37,9 @@ class TableBucket(Construct):
 
     - `name`: the table bucket's name.
     - `encryption`: SSE-S3, an existing KMS key, or a key created here (`Encryption.creates_key`).
-    - `storage_class`: `STANDARD` or `INTELLIGENT_TIERING` (applies to tables created afterwards).
-    - `unreferenced_file_removal`: days after which unreferenced and noncurrent files go.
+    - `storage_class`: `STANDARD` or `INTELLIGENT_TIERING` (applies to tables created afterwards); None: not set
+      (an adopted bucket keeps its own).
+    - `unreferenced_file_removal`: days after which unreferenced and noncurrent files go; None: not set.
     - `awscc`: the stack's awscc provider (`site_providers`).
     - `kms_alias`: the alias of a key created here.
     - `kms_key_policy`: the policy of a key created here (default None; required when the key is created here).
@@ -40,6 +47,7 @@ class TableBucket(Construct):
     - `tags`: the bucket's tags (default None: none; awscc has no provider default tags).
     - `replica_key_tag`: the tag a replica's created key carries, which the SCP and the guardrail match replica keys
       by (default None: not a replica).
+    - `import_arn`: the ARN of an existing bucket to import instead of creating one (default None: created here).
 
     Attributes: `arn`, `name`, `kms_key_arn` (None for SSE-S3), `encryption_output`, `resource` (the awscc resource).
     """
@@ -51,14 +59,15 @@ class TableBucket(Construct):
         *,
         name: str,
         encryption: Encryption,
-        storage_class: str,
-        unreferenced_file_removal: UnreferencedFileRemoval,
+        storage_class: str | None,
+        unreferenced_file_removal: UnreferencedFileRemoval | None,
         awscc: TerraformProvider,
         kms_alias: str,
         kms_key_policy: Document | None = None,
         allow_destroy: bool = False,
         tags: dict[str, str] | None = None,
         replica_key_tag: dict[str, str] | None = None,
+        import_arn: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.name = name
@@ -97,20 +106,24 @@ class TableBucket(Construct):
             provider=awscc,
             lifecycle=TerraformResourceLifecycle(prevent_destroy=not allow_destroy),
         )
+        if import_arn is not None:
+            adopt(self.resource, import_arn)
         self.resource.add_override("table_bucket_name", name)
         self.resource.add_override("encryption_configuration", enc)
-        self.resource.add_override("storage_class_configuration", {"storage_class": storage_class})
+        if storage_class is not None:
+            self.resource.add_override("storage_class_configuration", {"storage_class": storage_class})
         # awscc has no provider default_tags: the bucket carries the configured + kit tags itself (a list of key/value).
         if tags:
             self.resource.add_override("tags", [{"key": k, "value": v} for k, v in sorted(tags.items())])
-        self.resource.add_override(
-            "unreferenced_file_removal",
-            {
-                "status": "Enabled",
-                "unreferenced_days": unreferenced_file_removal.unreferenced_days,
-                "noncurrent_days": unreferenced_file_removal.noncurrent_days,
-            },
-        )
+        if unreferenced_file_removal is not None:
+            self.resource.add_override(
+                "unreferenced_file_removal",
+                {
+                    "status": "Enabled",
+                    "unreferenced_days": unreferenced_file_removal.unreferenced_days,
+                    "noncurrent_days": unreferenced_file_removal.noncurrent_days,
+                },
+            )
 
     @property
     def arn(self) -> str:
@@ -139,10 +152,11 @@ def kit_table_bucket(
     role: str,
     name: str,
     encryption: Encryption,
-    storage_class: str,
-    unreferenced_file_removal: UnreferencedFileRemoval,
+    storage_class: str | None,
+    unreferenced_file_removal: UnreferencedFileRemoval | None,
     awscc: TerraformProvider,
     allow_destroy: bool,
+    import_arn: str | None = None,
 ) -> TableBucket:
     """The `table-bucket` construct of a kit stack (`role`: source, replica or recovery), with the key policy of
     the topology's document set when the kit creates the bucket's KMS key."""
@@ -157,8 +171,9 @@ def kit_table_bucket(
         kms_alias=documents.kms_alias(cfg, name),
         kms_key_policy=docs.optional("kms-key-policy", name),
         allow_destroy=allow_destroy,
-        tags=bucket_tags(cfg, role),
+        tags=None if import_arn else bucket_tags(cfg, role),
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
+        import_arn=import_arn,
     )
 
 
@@ -172,7 +187,9 @@ def site_table_bucket(
     allow_destroy: bool,
 ) -> TableBucket:
     """The providers of a site's stack (`site_providers`) and the site's own table bucket, with the bucket settings
-    its configuration section names (the source's or a replica's)."""
+    its configuration section names (the source's or a replica's); an adopted source's is imported, with the
+    settings kit.toml states."""
+    adopted = isinstance(site, Source) and site.adopt
     return kit_table_bucket(
         scope,
         cfg,
@@ -180,8 +197,15 @@ def site_table_bucket(
         role=role,
         name=site.bucket,
         encryption=site.encryption,
-        storage_class=site.storage_class,
-        unreferenced_file_removal=site.unreferenced_file_removal,
+        storage_class=site.storage_class if _states(site, "storage_class") else None,
+        unreferenced_file_removal=site.unreferenced_file_removal
+        if _states(site, "unreferenced_file_removal")
+        else None,
         awscc=site_providers(scope, cfg, site),
         allow_destroy=allow_destroy,
+        import_arn=site.bucket_arn if adopted else None,
     )
+
+
+def _states(site: Source | Replica, key: str) -> bool:
+    return not isinstance(site, Source) or states(site, key)

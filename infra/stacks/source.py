@@ -1,5 +1,6 @@
 """The source account and Region: source table bucket, namespaces and tables with source retention, the replication
-role and the replication configuration pointing at the replica buckets (cross-stack references).
+role and the replication configuration pointing at the replica buckets (cross-stack references). An adopted source
+bucket (`adopt = true`), its namespaces and its existing policy are imported, never created.
 
 Built from a configuration of one source: `[source]` itself, or `view(src)` of an estate's source (`[[sources]]`), whose
 stack is `source-<id>` and whose names (replication role, monitor) carry the prefix `<kit>-<id>`."""
@@ -19,6 +20,7 @@ from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
+from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
@@ -76,9 +78,13 @@ class SourceStack(TerraformStack):
         )
         # The source bucket's layer against changing its replication (docs/decisions/0028): deploy role and
         # break-glass only, like the guards SCP.
-        ReplicaBucketPolicy(
+        # An adopted bucket's policy is the adopter's statements and the kit's (`policies.adopted`); the existing
+        # policy is imported, so the plan shows the change to it rather than a create over it.
+        bucket_policy = ReplicaBucketPolicy(
             self, "source-bucket-policy", bucket_arn=bucket.arn, policy=docs.document("source-bucket-policy")
         )
+        if src.adopt and src.bucket_policy is not None:
+            adopt(bucket_policy.resource, src.bucket_arn)
         role = ReplicationRole(self, "replication-role", cfg=cfg, docs=docs)
         replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}
         ReplicationConfiguration(

@@ -7,7 +7,8 @@ alone, with the bytes the first backfill copies to each destination.
     python -m s3tables_kit.jobs.ops.discover --region us-east-1 [--region eu-west-1] \\
         [--account 111122223333 --role-name audit-ro] [--replicate-to us-west-2[:210987654321]] [--out discover-out]
 
-Writes `<out>/kit.toml`, `<out>/discover.json` and `<out>/report.txt`, all or nothing (a temporary directory beside
+Writes `<out>/kit.toml`, `<out>/discover.json`, `<out>/report.txt` and each bucket policy found as
+`<out>/bucket-policy-<bucket>.json` (the proposal's `bucket_policy`), all or nothing (a temporary directory beside
 `<out>`, renamed at the end). Exit 0 when written; 2 with one line when a permission is refused (the action and the
 resource), when a table stays unreadable after the second pass, or on bad input. The reading is
 `jobs.ops.discover_read`, the plan and the proposal `jobs.ops.discover_plan`.
@@ -47,7 +48,14 @@ from s3tables_kit.jobs.kernel.options import (
 )
 from s3tables_kit.jobs.kernel.render import dump_json
 from s3tables_kit.jobs.kernel.sdk import describe_error, is_transient
-from s3tables_kit.jobs.ops.discover_plan import Destination, backfill, bucket_plan, propose_toml, render_report
+from s3tables_kit.jobs.ops.discover_plan import (
+    Destination,
+    backfill,
+    bucket_plan,
+    policy_files,
+    propose_toml,
+    render_report,
+)
 from s3tables_kit.jobs.ops.discover_read import (
     BucketFound,
     DiscoverRefused,
@@ -60,7 +68,6 @@ from s3tables_kit.jobs.ops.discover_read import read_chunk as _read_chunk
 
 CHUNK = 250  # tables per worker-process job
 SECOND_PASS_PAUSE = 5.0
-FILES = ("kit.toml", "discover.json", "report.txt")
 
 
 class DiscoverUnreadable(Exception):
@@ -232,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             "kit.toml": propose_toml(args.kit_name, doc["buckets"]),
             "discover.json": json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n",
             "report.txt": report,
+            **policy_files(doc["buckets"]),
         }
         write_all(Path(args.out), files)
     except DiscoverRefused as exc:
@@ -248,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         dump_json(doc)
     else:
         sys.stdout.write(report)
-        print(f"written: {', '.join(str(Path(args.out) / f) for f in FILES)}")
+        print(f"written: {', '.join(str(Path(args.out) / f) for f in files)}")
     return EXIT_OK
 
 

@@ -146,8 +146,9 @@ def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str
     if b.replication is not None:
         found = ", ".join(replication_destinations(b.replication)) or "no destination"
         change.append(
-            f"the bucket-level replication configuration (to {found}) is replaced by the kit's: its destinations "
-            "must be listed among the replicas to keep them"
+            f"the bucket-level replication configuration (to {found}) cannot be taken over by a deploy: delete it "
+            "with its version token before the first deploy (docs/provisioning.md#adopt-an-existing-lake); list its "
+            "destinations among the replicas to keep them"
         )
     status, unref, noncurrent = unreferenced(b)
     if (status, unref, noncurrent) != ("enabled", KIT_UNREFERENCED.unreferenced_days, KIT_UNREFERENCED.noncurrent_days):
@@ -274,6 +275,8 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             "account_id": p["account"],
             "region": p["region"],
             "bucket": p["bucket"],
+            "adopt": True,
+            **({"bucket_policy": policy_file(p["bucket"])} if p["policy"] else {}),
             "encryption": _encryption(p),
             "storage_class": p["storage_class"] or "STANDARD",
             "snapshot_retention": p["snapshot_retention"],
@@ -350,6 +353,16 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def policy_file(bucket: str) -> str:
+    """The file, beside the proposed kit.toml, holding a bucket's policy as found (its `bucket_policy`)."""
+    return f"bucket-policy-{bucket}.json"
+
+
+def policy_files(plans: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The bucket policies found, one file each, as the proposal's `bucket_policy` keys name them."""
+    return {policy_file(p["bucket"]): json.dumps(p["policy"], indent=2) + "\n" for p in plans if p["policy"]}
 
 
 def _unref_days(p: dict[str, Any]) -> tuple[int, int]:

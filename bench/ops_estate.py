@@ -80,11 +80,13 @@ def estate_config_doc(es: EstateScale, ou_id: str = "ou-placeholder-00000000") -
 def build_estate(emu: Emulator, es: EstateScale, workdir: Path) -> dict[str, Any]:
     """The estate on the emulator: buckets, each source's bucket replication with its own role, `es.tables` seeded
     tables replicated, replica bucket policies, every replica hardened (zero latency: set-up, not measured)."""
+    from harness.sandbox import put_source_bucket_policies
     from s3tables_kit.jobs.kernel.clients import Clients
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=es.concurrency * 2)
     cfg_doc, cfg, out_doc = deploy_lake(emu, lambda ou_id: estate_config_doc(es, ou_id))
+    put_source_bucket_policies(clients.s3tables, cfg)  # as each source stack deploys it: audit checks it
     commit_ms = int((time.time() - 3600) * 1000)
     for src in cfg.sources:
         seed_namespaces(emu, src.bucket_arn, es.namespaces, es.tables_per_namespace, commit_ms)

@@ -144,11 +144,13 @@ def harden_and_write(
 def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     """Buckets, bucket replication to every destination, `sc.tables` seeded tables replicated everywhere, replica
     bucket policies and settings, then every replica hardened by the kit (zero latency: set-up, not measured)."""
+    from harness.sandbox import put_source_bucket_policies
     from s3tables_kit.jobs.kernel.clients import Clients
 
     t0 = time.perf_counter()
     clients = Clients(endpoint_url=emu.url, max_pool_connections=sc.concurrency * 2)
     cfg_doc, cfg, out_doc = deploy_lake(emu, lambda ou_id: config_doc(sc.destinations, ou_id))
+    put_source_bucket_policies(clients.s3tables, cfg)  # as the source stack deploys it: audit checks it
     commit_ms = int((time.time() - 3600) * 1000)
     seed_namespaces(emu, cfg.source.bucket_arn, sc.namespaces, sc.tables_per_namespace, commit_ms)
     seeded = time.perf_counter() - t0

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.infra.provider_cache import current_mirror
+from s3tables_kit.infra.tfvalidate import root_only, validate_dir, validate_together
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -494,39 +495,6 @@ class StackResult:
     providers: str = ""  # the provider binaries the stack was checked with, e.g. "aws 6.47.1; awscc: none"
 
 
-def _format_diagnostics(raw: str) -> list[str]:
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        return [raw.strip()] if raw.strip() else []
-    lines = []
-    for diag in data.get("diagnostics", []):
-        where = diag.get("snippet", {}).get("context") or ""
-        rng = diag.get("range", {})
-        loc = f"{rng.get('filename', '')}:{rng.get('start', {}).get('line', '')}" if rng else ""
-        detail = " ".join(str(diag.get("detail", "")).split())
-        lines.append(
-            f"{diag.get('severity', '?')}: {diag.get('summary', '')}: {detail}"
-            + (f"  [{where}{' ' + loc if loc else ''}]" if where or loc else "")
-        )
-    return lines
-
-
-def validate_dir(terraform: Path, env: dict[str, str], stack_dir: Path) -> tuple[bool, list[str]]:
-    init = subprocess.run(
-        [str(terraform), "init", "-backend=false", "-input=false", "-no-color"],
-        cwd=stack_dir, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
-    if init.returncode != 0:
-        return False, ["terraform init failed:", *(init.stdout + init.stderr).strip().splitlines()]
-    val = subprocess.run(
-        [str(terraform), "validate", "-json", "-no-color"],
-        cwd=stack_dir, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
-    diags = _format_diagnostics(val.stdout) or ([val.stderr.strip()] if val.stderr.strip() else [])
-    return val.returncode == 0, diags
-
-
 def write_stack(stack_dir: Path, doc: Json) -> None:
     stack_dir.mkdir(parents=True, exist_ok=True)
     for stale in list(stack_dir.glob("*.tf.json")) + list(stack_dir.glob("*.tf")):
@@ -665,9 +633,15 @@ def main(argv: list[str] | None = None) -> int:
                 "tests/test_awscc_cfn_schema.py)"
             )
 
+    # The stacks as modules of one root (one provider start for all); a stack with root-only blocks on its own.
+    alone = {f"{ex}/{name}" for ex, docs in stacks.items() for name, doc in docs.items() if root_only(doc)}
+    together = {f"{ex}/{name}": d for ex, name, d, _ in jobs if f"{ex}/{name}" not in alone}
+    verdicts = validate_together(terraform, env, workdir / "stacks", together) if together else {}
+
     def run(job: tuple[str, str, Path, str]) -> StackResult:
         example, name, stack_dir, providers = job
-        ok, diags = validate_dir(terraform, env, stack_dir)
+        key = f"{example}/{name}"
+        ok, diags = verdicts[key] if key in verdicts else validate_dir(terraform, env, stack_dir)
         return StackResult(example, name, ok, diags, providers)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

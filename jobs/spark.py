@@ -25,6 +25,7 @@ JARS_DIR = REPO_ROOT / ".jars"
 # Where `s3tables_kit` is imported from (a checkout, or site-packages): the executors' Python tasks import it there.
 IMPORT_ROOT = Path(__file__).parents[2]
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+JAVA_OPTIONS_ENV = "KIT_SPARK_JAVA_OPTIONS"  # extra JVM flags of a local session's driver (the tests: C1 JIT only)
 
 
 class SparkSetupError(RuntimeError):
@@ -74,6 +75,9 @@ def session_conf(
             p for p in (str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")) if p
         )
         conf["spark.sql.warehouse.dir"] = os.environ.get("KIT_SPARK_WAREHOUSE", "/tmp/kit-spark-warehouse")
+        # The local driver's JVM flags: must be set before that JVM starts, so they come with the launch conf.
+        if java_options := os.environ.get(JAVA_OPTIONS_ENV, "").strip():
+            conf["spark.driver.extraJavaOptions"] = java_options
     conf.update(catalogs or {})
     conf.update(extra or {})
     return conf

@@ -2,6 +2,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from s3tables_kit.jobs.spark import JAVA_OPTIONS_ENV
+
 # ====================================================================================================
 # BEGIN ops fixtures (status / harden / audit over real HTTP against moto + emulator/)
 # Owned by the ops work; other sections of this file belong to their own issues.
@@ -37,7 +39,13 @@ from tests.synth_fixtures import synthesized  # noqa: F401
 def _kit_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KIT_CACHE_DIR", str(tmp_path_factory.mktemp("kit-cache")))
+        # Every local Spark driver of the run (in-process and the tools the tests start): the first JIT tier only and
+        # the serial collector. A test's JVM lives a minute; C2 compiling for it cost 40% of the Spark tests' CPU.
+        mp.setenv(JAVA_OPTIONS_ENV, TEST_JVM_OPTIONS)
         yield
+
+
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 # ====================================================================================================

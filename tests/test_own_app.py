@@ -129,6 +129,7 @@ def test_every_policy_document_of_the_app_passes_the_kit_rules(own_app: Stacks) 
 @pytest.mark.terraform
 def test_every_stack_of_the_app_passes_terraform_validate(own_app: Stacks, tmp_path: Path) -> None:
     from s3tables_kit.infra import validate as V
+    from s3tables_kit.infra.tfvalidate import validate_together
 
     terraform, mirror = terraform_toolchain()
     (tmp_path / "terraform.rc").write_text(V.cli_config(mirror))
@@ -141,10 +142,9 @@ def test_every_stack_of_the_app_passes_terraform_validate(own_app: Stacks, tmp_p
         if st.local_version and not st.satisfied
     }
     schemas = V.provider_schemas(terraform, env, mirror, needed, V.BUILD) if needed else {}
-    failed = {}
     for name, doc in own_app.items():
-        V.write_stack(tmp_path / name, V.prepare_stack(doc, schemas, local).document)
-        ok, diags = V.validate_dir(terraform, env, tmp_path / name)
-        if not ok:
-            failed[name] = diags
+        V.write_stack(tmp_path / "stacks" / name, V.prepare_stack(doc, schemas, local).document)
+    verdicts = validate_together(terraform, env, tmp_path / "stacks", {n: tmp_path / "stacks" / n for n in own_app})
+    assert set(verdicts) == set(own_app)
+    failed = {name: diags for name, (ok, diags) in verdicts.items() if not ok}
     assert failed == {}, json.dumps(failed, indent=1)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra import validate as V
+from s3tables_kit.infra.tfvalidate import root_only, validate_together
 from tests.synth_fixtures import terraform_toolchain
 
 SCHEMA: dict[str, Any] = {
@@ -130,22 +131,36 @@ def test_nothing_is_left_out_when_the_pinned_provider_is_local() -> None:
 def test_real_provider_rejects_a_partial_encryption_configuration(
     synthesized: dict[str, dict[str, dict[str, Any]]], tmp_path: Path
 ) -> None:
-    """Acceptance: reverting fix 1 fails `terraform validate` with the provider's message."""
+    """Acceptance: reverting fix 1 fails `terraform validate` with the provider's message. Validated as `make
+    validate` does, as modules of one root beside a sound stack: the failure is placed on its own stack only."""
     terraform, mirror = terraform_toolchain()
     doc = copy.deepcopy(synthesized["seed"]["source"])
     (table,) = doc["resource"]["aws_s3tables_table"].values()
     del table["encryption_configuration"]["kms_key_arn"]  # the pre-fix synthesized table
+    sound = synthesized["seed"]["replica-demo-dest-tablebucket"]
     (tmp_path / "terraform.rc").write_text(V.cli_config(mirror))
     env = V.tf_env(tmp_path / "terraform.rc")
     local = V.mirror_providers(mirror)
     needed = {st.address: st.local_version for st in V.provider_statuses(doc, local).values() if st.local_version}
     schemas = V.provider_schemas(terraform, env, mirror, needed, V.BUILD)  # type: ignore[arg-type]
-    prepared = V.prepare_stack(doc, schemas, local)
-    V.write_stack(tmp_path / "source", prepared.document)
-    ok, diags = V.validate_dir(terraform, env, tmp_path / "source")
+    root = tmp_path / "stacks"
+    for name, body in (("source", doc), ("replica", sound)):
+        V.write_stack(root / "seed" / name, V.prepare_stack(body, schemas, local).document)
+    verdicts = validate_together(terraform, env, root, {n: root / "seed" / n for n in ("source", "replica")})
+    (ok, diags), (replica_ok, replica_diags) = verdicts["source"], verdicts["replica"]
     assert not ok
     assert any('Inappropriate value for attribute "encryption_configuration": attribute "kms_key_arn" is required' in d
-               for d in diags), json.dumps(diags, indent=1)  # fmt: skip
+               and "seed/source/main.tf.json" in d for d in diags), json.dumps(diags, indent=1)  # fmt: skip
+    assert replica_ok and not any(d.startswith("error") for d in replica_diags), replica_diags
+
+
+@pytest.mark.synth
+def test_a_stack_with_root_only_blocks_is_validated_on_its_own(
+    synthesized: dict[str, dict[str, dict[str, Any]]],
+) -> None:
+    """Terraform allows `import` blocks only in a root module: the adopting stack is never made a module."""
+    assert root_only(synthesized["adopt"]["source"])
+    assert not any(root_only(doc) for doc in synthesized["seed"].values())
 
 
 def test_make_validate_covers_every_example_the_estate_included() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,13 +14,37 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 
 
-@pytest.fixture(scope="session")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
-    """{example stem: {stack id: parsed cdk.tf.json}} from a full App.synth() of each example."""
+Synthesized = dict[str, dict[str, dict[str, Any]]]
+
+
+def _synth_all(outdir: Path) -> Synthesized:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from s3tables_kit.infra.golden import synth_example
 
-    return {cfg.stem: synth_example(cfg, tmp_path_factory.mktemp(f"synth-{cfg.stem}")) for cfg in EXAMPLES}
+    return {cfg.stem: synth_example(cfg, outdir / f"synth-{cfg.stem}") for cfg in EXAMPLES}
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """{example stem: {stack id: parsed cdk.tf.json}} from a full App.synth() of each example.
+
+    Under xdist the first worker that needs it synthesizes for the whole run (the workers share the run's base
+    directory; a lock makes the others wait, then read its JSON): each worker synthesizing every example for itself
+    cost four times the CPU for the same bytes."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return _synth_all(tmp_path_factory.mktemp("synth"))
+    shared = tmp_path_factory.getbasetemp().parent / f"synth-{run}"
+    shared.mkdir(exist_ok=True)
+    done = shared / "stacks.json"
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if the synth raised
+        if not done.exists():
+            partial = shared / "stacks.json.partial"
+            partial.write_text(json.dumps(_synth_all(shared)))
+            partial.replace(done)
+    parsed: Synthesized = json.loads(done.read_text())
+    return parsed
 
 
 def terraform_toolchain() -> tuple[Path, Path]:

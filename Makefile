@@ -34,7 +34,7 @@ help: ## List the targets: the on-call ones first
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
 test: setup ## Run the whole test suite (what CI runs): 4 workers, each test file on one worker (longest first)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12
 
 test-fast: setup ## Run the tests that need neither Spark nor the provider bindings
 	$(PY) -m pytest -q -m "not spark and not synth"

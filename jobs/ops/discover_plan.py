@@ -147,7 +147,7 @@ def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str
         found = ", ".join(replication_destinations(b.replication)) or "no destination"
         change.append(
             f"the bucket-level replication configuration (to {found}) cannot be taken over by a deploy: delete it "
-            "with its version token before the first deploy (docs/provisioning.md#adopt-an-existing-lake); list its "
+            "with its version token before the first deploy (docs/adoption.md#adopt-an-existing-lake); list its "
             "destinations among the replicas to keep them"
         )
     status, unref, noncurrent = unreferenced(b)

@@ -123,14 +123,7 @@ class Control:
         replicated_metadata_location: str | None = None,
         merge: bool = True,
     ) -> None:
-        item: dict[str, Any] = {
-            "sourceTableArn": source_table_arn,
-            "destinationTableBucketArn": destination_bucket_arn,
-            "replicationStatus": status,
-            "merge": merge,
-        }
-        if failure_message is not None:
-            item["failureMessage"] = failure_message
+        item = _replication_body(source_table_arn, destination_bucket_arn, status, failure_message, merge=merge)
         if replicated_at is not None:
             item["lastSuccessfulReplicatedUpdate"] = {
                 "metadataLocation": replicated_metadata_location or "s3://replica/metadata/previous.metadata.json",
@@ -149,14 +142,7 @@ class Control:
     ) -> None:
         """Keep a table's replication to a destination at `status` (pending: a slow backfill; failed, with
         `failure_message`) through every `replicate`, until called again with `release`."""
-        body: dict[str, Any] = {
-            "sourceTableArn": source_table_arn,
-            "destinationTableBucketArn": destination_bucket_arn,
-            "replicationStatus": status,
-            "release": release,
-        }
-        if failure_message is not None:
-            body["failureMessage"] = failure_message
+        body = _replication_body(source_table_arn, destination_bucket_arn, status, failure_message, release=release)
         self._post("replication-hold", body)
 
     def replicate(
@@ -187,3 +173,18 @@ class Control:
         summary carries `summary` (e.g. ``{"total-files-size": 1024, "total-records": 10}``)."""
         body = {"bucketArn": bucket_arn, "namespaces": namespaces, "commitMs": commit_ms, "summary": summary}
         return list(self._post("seed", body)["tables"])
+
+
+def _replication_body(
+    source_table_arn: str, destination_bucket_arn: str, status: str, failure_message: str | None, **flags: bool
+) -> dict[str, Any]:
+    """One table's replication to one destination as `set_status` and `hold_replication` post it."""
+    body: dict[str, Any] = {
+        "sourceTableArn": source_table_arn,
+        "destinationTableBucketArn": destination_bucket_arn,
+        "replicationStatus": status,
+        **flags,
+    }
+    if failure_message is not None:
+        body["failureMessage"] = failure_message
+    return body

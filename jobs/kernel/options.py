@@ -13,6 +13,7 @@ from s3tables_kit.jobs.kernel.concurrency import MAX_PROCESSES, PROCESSES_FROM
 from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_REFUSED = 0, 1, 2  # the contract of every tool of the kit
+CONCURRENCY = 16  # parallel API calls of a tool's run unless `--concurrency` says otherwise
 
 
 def refuse(err: Exception) -> int:
@@ -46,7 +47,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_client_args(
-    p: argparse.ArgumentParser, *, concurrency: int = 16, json_help: str = "machine-readable output on stdout"
+    p: argparse.ArgumentParser, *, concurrency: int = CONCURRENCY, json_help: str = "machine-readable output on stdout"
 ) -> None:
     """The flags of how a tool reaches AWS and reports, for a tool that reads no outputs contract."""
     p.add_argument("--endpoint-url", help="local endpoint (moto/LocalStack); default $AWS_ENDPOINT_URL")
@@ -68,8 +69,8 @@ def add_client_args(
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-class RunOptions(TypedDict):
-    """How a tool's run goes: the keyword arguments status, audit and harden share."""
+class RunOptions(TypedDict, total=False):
+    """How a tool's run goes: the keyword arguments status, audit and harden share (each has a default there)."""
 
     concurrency: int
     page_size: int | None

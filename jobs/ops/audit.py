@@ -63,7 +63,7 @@ from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
-from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, tool_parser
+from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options, tool_parser
 from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
@@ -297,12 +297,13 @@ def _render_buckets(report: AuditReport) -> str:
     """An estate's audit names every bucket it audited, with its drifts (nothing for one source)."""
     if not report.estate:
         return ""
-    lines = []
-    for role, arn in report.buckets:
-        name = BucketRef(arn).name
-        n = sum(1 for d in report.drifts if mentions_bucket(d.resource, arn) or d.resource.endswith(f" in {name}"))
-        lines.append(f"\n  {role} {name}: {f'{n} drift(s)' if n else 'no drift'}")
-    return "".join(lines)
+    return "".join(_bucket_line(report, role, arn) for role, arn in report.buckets)
+
+
+def _bucket_line(report: AuditReport, role: str, arn: str) -> str:
+    name = BucketRef(arn).name
+    n = sum(1 for d in report.drifts if mentions_bucket(d.resource, arn) or d.resource.endswith(f" in {name}"))
+    return f"\n  {role} {name}: {f'{n} drift(s)' if n else 'no drift'}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -317,15 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg, outputs = load_config(args.config), load_outputs(args.outputs)
     except (ConfigError, OutputsError) as err:
         return refuse(err)
-    report = audit(
-        clients_from_args(args),
-        cfg,
-        outputs,
-        concurrency=args.concurrency,
-        page_size=args.page_size,
-        show_progress=not args.quiet,
-        processes=args.processes,
-    )
+    report = audit(clients_from_args(args), cfg, outputs, **run_options(args))
     return emit(report, as_json=args.json, render=lambda: render(report))
 
 

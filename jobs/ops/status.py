@@ -63,7 +63,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -72,10 +72,13 @@ from s3tables_kit.jobs.kernel.commits import NO_CACHE, compute_lag, source_commi
 from s3tables_kit.jobs.kernel.concurrency import Progress, chunks, processes_for, run_concurrently, worker_pool
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
 from s3tables_kit.jobs.kernel.options import (
+    CONCURRENCY,
+    RunOptions,
     add_common_args,
     clients_from_args,
     pause_before_second_pass,
     refuse,
+    run_options,
     tool_parser,
 )
 from s3tables_kit.jobs.kernel.render import emit, format_duration, parse_duration, render_table
@@ -344,7 +347,7 @@ def collect_status(
     *,
     now: datetime | None = None,
     max_lag: timedelta | None = None,
-    concurrency: int = 16,
+    concurrency: int = CONCURRENCY,
     page_size: int | None = None,
     show_progress: bool = True,
     windows: dict[str, timedelta | None] | None = None,
@@ -437,26 +440,15 @@ def collect_backfill(
     clients: Clients,
     source_bucket_arns: Sequence[str],
     *,
-    concurrency: int = 16,
-    page_size: int | None = None,
-    show_progress: bool = True,
-    processes: int | None = 1,
     cache: MetadataCache | None = None,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
-    (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it."""
+    (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it.
+    `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
     rest = (cache or NO_CACHE).empty
-    report = collect_status(
-        clients,
-        source_bucket_arns,
-        concurrency=concurrency,
-        page_size=page_size,
-        show_progress=show_progress,
-        processes=processes,
-        cache=cache,
-        second_pass_pause=second_pass_pause,
-    )
+    report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
         clients,
         report.rows,
@@ -464,7 +456,7 @@ def collect_backfill(
         tables=report.tables,
         warnings=report.warnings,
         cache=cache,
-        concurrency=concurrency,
+        concurrency=run.get("concurrency", CONCURRENCY),
         rest=rest,
     )
 
@@ -635,33 +627,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+    clients = clients_from_args(args)
+    cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
     if args.backfill:
-        clients = clients_from_args(args)
-        cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
         return backfill.run(
             args,
             lambda: collect_backfill(
-                clients,
-                buckets,
-                concurrency=args.concurrency,
-                page_size=args.page_size,
-                show_progress=not args.quiet,
-                processes=args.processes,
-                cache=cache,
-                second_pass_pause=args.second_pass_pause,
+                clients, buckets, cache=cache, second_pass_pause=args.second_pass_pause, **run_options(args)
             ),
         )
     report = collect_status(
-        clients_from_args(args),
+        clients,
         buckets,
         max_lag=args.max_lag,
-        concurrency=args.concurrency,
-        page_size=args.page_size,
-        show_progress=not args.quiet,
         windows=None if args.no_windows else promised,
         second_pass_pause=args.second_pass_pause,
-        processes=args.processes,
-        cache=None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir)),
+        cache=cache,
+        **run_options(args),
     )
     report.groups = groups | {k: v for g in args.group for k, v in g.items()}
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))

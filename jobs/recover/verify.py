@@ -7,7 +7,7 @@ The comparison itself is pure (`compare_fingerprints`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -33,15 +33,7 @@ class Verification:
     extra_sample: list[dict[str, Any]] = field(default_factory=list)  # in target, not in replica
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "source_rows": self.source_rows,
-            "target_rows": self.target_rows,
-            "partitions": self.partitions,
-            "problems": self.problems,
-            "missing_sample": self.missing_sample,
-            "extra_sample": self.extra_sample,
-        }
+        return asdict(self)
 
 
 def fingerprint_from_rows(rows: list[dict[str, Any]], n_keys: int) -> Fingerprint:

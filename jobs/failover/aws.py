@@ -36,7 +36,7 @@ from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms, table_info_from_metadata
-from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata, table_call
 from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
@@ -201,14 +201,8 @@ def live_bucket_policy(clients: Clients, bucket_arn: str) -> str | None:
 
 
 def live_table_policy(clients: Clients, bucket_arn: str, ident: Ident) -> str | None:
-    b = BucketRef(bucket_arn)
     try:
-        r = call(
-            clients.s3tables(b.region, b.account).get_table_policy,
-            tableBucketARN=bucket_arn,
-            namespace=ident.namespace,
-            name=ident.name,
-        )
+        r = table_call(clients, bucket_arn, ident.namespace, ident.name, "get_table_policy")
         return str(r["resourcePolicy"])
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":

@@ -12,8 +12,8 @@ from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
-from s3tables_kit.jobs.kernel.sdk import BucketRef, call
-from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object
+from s3tables_kit.jobs.kernel.sdk import BucketRef
+from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object, table_call
 
 NO_CACHE = MetadataCache.disabled()
 
@@ -50,14 +50,7 @@ def commit_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime
 
 def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_CACHE) -> tuple[list[datetime], str]:
     """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
-    b = BucketRef(table.bucket_arn)
-    s3t = clients.s3tables(b.region, b.account)
-    loc = call(
-        s3t.get_table_metadata_location,
-        tableBucketARN=table.bucket_arn,
-        namespace=table.namespace,
-        name=table.name,
-    )
+    loc = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_metadata_location")
     location = metadata_location(loc)
     if not location:
         return [], "metadata"
@@ -67,7 +60,7 @@ def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_
             return times, "metadata"
     except (ClientError, ValueError):
         pass
-    got = call(s3t.get_table, tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name)
+    got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table")
     modified = got["modifiedAt"]
     return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
 

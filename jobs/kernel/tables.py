@@ -41,6 +41,19 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
     ]
 
 
+def table_call(clients: Clients, bucket_arn: str, namespace: str, name: str, operation: str) -> dict[str, Any]:
+    """One S3 Tables operation on one table (`get_table`, `get_table_policy`, ...) in the bucket's Region and account,
+    with the throttling backoff."""
+    b = BucketRef(bucket_arn)
+    got: dict[str, Any] = call(
+        getattr(clients.s3tables(b.region, b.account), operation),
+        tableBucketARN=bucket_arn,
+        namespace=namespace,
+        name=name,
+    )
+    return got
+
+
 def metadata_location(response: dict[str, Any] | None) -> str | None:
     """The ``metadataLocation`` of a GetTable/GetTableMetadataLocation response; None when the table has none yet."""
     loc = (response or {}).get("metadataLocation")
@@ -66,9 +79,7 @@ class TableMetadata:
 def read_table_metadata(clients: Clients, bucket_arn: str, namespace: str, name: str) -> TableMetadata:
     """GetTable, then one GetObject of its ``metadataLocation`` (in the bucket's Region and account)."""
     b = BucketRef(bucket_arn)
-    got = call(
-        clients.s3tables(b.region, b.account).get_table, tableBucketARN=bucket_arn, namespace=namespace, name=name
-    )
+    got = table_call(clients, bucket_arn, namespace, name, "get_table")
     location = metadata_location(got)
     raw = read_object(clients, location, b.region, b.account) if location else None
     return TableMetadata(dict(got), location, raw)

@@ -35,7 +35,7 @@ from s3tables_kit.jobs.kernel.concurrency import (
     worker_pool,
 )
 from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
-from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, table_call
 from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
 from s3tables_kit.jobs.ops.drift import below_configured
@@ -49,12 +49,7 @@ SNAPSHOT = "icebergSnapshotManagement"
 
 
 def _retention(clients: Clients, bucket_arn: str, namespace: str, name: str) -> dict[str, Any]:
-    conf = call(
-        s3tables_of(clients, bucket_arn).get_table_maintenance_configuration,
-        tableBucketARN=bucket_arn,
-        namespace=namespace,
-        name=name,
-    )["configuration"]
+    conf = table_call(clients, bucket_arn, namespace, name, "get_table_maintenance_configuration")["configuration"]
     return dict(conf.get(SNAPSHOT) or {})
 
 
@@ -108,12 +103,7 @@ def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: 
     in canonical form), else None."""
     resource = f"{table.qualified} ({table_arn})"
     try:
-        live = call(
-            s3tables_of(clients, table.bucket_arn).get_table_policy,
-            tableBucketARN=table.bucket_arn,
-            namespace=table.namespace,
-            name=table.name,
-        )["resourcePolicy"]
+        live = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_policy")["resourcePolicy"]
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
             return Drift("table-policy-missing", resource, "the table has no table policy")
@@ -140,12 +130,7 @@ def _replica_check(
         source = (paired or {}).get(table.arn) if table.managed_by_service else None
         table_arn = table.arn
         if source is None:
-            got = call(
-                s3tables_of(clients, table.bucket_arn).get_table,
-                tableBucketARN=table.bucket_arn,
-                namespace=table.namespace,
-                name=table.name,
-            )
+            got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table")
             table_arn = got["tableARN"]
             source = ((got.get("managedTableInformation") or {}).get("replicationInformation") or {}).get(
                 "sourceTableARN"

@@ -43,8 +43,8 @@ from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache
 from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import emit, format_duration, render_table
-from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
-from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location
+from s3tables_kit.jobs.kernel.sdk import BucketRef, describe_error, error_code
+from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, table_call
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.status_metadata import loaded_summary
 from s3tables_kit.jobs.ops.status_rows import (
@@ -185,14 +185,8 @@ def current_bytes(
         loaded = loaded_summary(clients, bucket_arn, table, cache)
         if loaded is not None:
             return loaded.current_bytes
-    b = BucketRef(bucket_arn)
     try:
-        got = call(
-            clients.s3tables(b.region, b.account).get_table_metadata_location,
-            tableBucketARN=bucket_arn,
-            namespace=table.namespace,
-            name=table.name,
-        )
+        got = table_call(clients, bucket_arn, table.namespace, table.name, "get_table_metadata_location")
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
             return 0  # a replica the service has not created yet

@@ -34,7 +34,7 @@ from s3tables_kit.jobs.kernel.sdk import (
     error_code,
     paginate,
 )
-from s3tables_kit.jobs.kernel.tables import metadata_location, read_object
+from s3tables_kit.jobs.kernel.tables import metadata_location, read_object, table_call
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "Forbidden"})
 MISSING_CODES = frozenset({"NotFoundException", "NoSuchTableException", "NoSuchNamespaceException", "NoSuchKey"})
@@ -178,12 +178,7 @@ def _metadata(clients: Clients, bucket_arn: str, t: TableFound) -> tuple[str | N
                 raise
         except ValueError:
             pass  # an answer that is not a LoadTableResult: the S3 Tables API answers instead
-    got = call(
-        clients.s3tables(b.region, b.account).get_table_metadata_location,
-        tableBucketARN=bucket_arn,
-        namespace=t.namespace,
-        name=t.name,
-    )
+    got = table_call(clients, bucket_arn, t.namespace, t.name, "get_table_metadata_location")
     location = metadata_location(got)
     if location is None:
         return None, None

@@ -232,6 +232,30 @@ def request(principal: str, resource: str, action: str, *, variant: str = "") ->
     )
 
 
+def own_request(
+    cid: str,
+    principal: str,
+    action: str,
+    resource: str,
+    account: str,
+    identity_policies: tuple[str, ...],
+    resource_policies: tuple[str, ...],
+    ctx: Mapping[str, Any] | None = None,
+) -> SimRequest:
+    """One request outside the matrix, no SCP binding it: its context the principal's own (`principal_context`)
+    plus the case's keys `ctx`."""
+    return SimRequest(
+        id=cid,
+        principal=principal,
+        action=action,
+        resource=resource,
+        resource_account=account,
+        context={**principal_context(principal), **(ctx or {})},
+        identity_policies=identity_policies,
+        resource_policies=resource_policies,
+    )
+
+
 def variant_policies(
     variants: Mapping[str, Mapping[str, Any]], world: Mapping[str, Any] = WORLD_POLICIES
 ) -> dict[str, Any]:

@@ -16,15 +16,9 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies import docset
-from s3tables_kit.policies.simulate import (
-    ALLOWED,
-    EXPLICIT_DENY,
-    IMPLICIT_DENY,
-    SimRequest,
-    evaluate,
-    principal_context,
-)
+from s3tables_kit.policies.simulate import IMPLICIT_DENY, SimRequest, evaluate
 from s3tables_kit.topology.config import load_config
+from tests import policy_fixtures as W
 
 pytestmark = pytest.mark.node
 
@@ -57,7 +51,6 @@ bucket      PutTableBucketPolicy              D   D   A   D
 bucket      DeleteTableBucketPolicy           D   D   A   D
 """
 # fmt: on
-EXPECTED = {"A": ALLOWED, "D": EXPLICIT_DENY, "-": IMPLICIT_DENY}
 
 
 def cases() -> list[tuple[str, str, str, str]]:
@@ -71,16 +64,9 @@ def cases() -> list[tuple[str, str, str, str]]:
 
 
 def request(who: str, resource: str, action: str, policy: str) -> SimRequest:
-    return SimRequest(
-        id=f"{policy}:{who}:{resource}:{action}",
-        principal=PRINCIPALS[who],
-        action=f"s3tables:{action}",
-        resource=BUCKET if resource == "bucket" else TABLE,
-        resource_account=ACCOUNT,
-        context=principal_context(PRINCIPALS[who]),
-        identity_policies=IDENTITY[who],
-        resource_policies=(policy,),
-    )
+    arn = BUCKET if resource == "bucket" else TABLE
+    cid = f"{policy}:{who}:{resource}:{action}"
+    return W.own_request(cid, PRINCIPALS[who], f"s3tables:{action}", arn, ACCOUNT, IDENTITY[who], (policy,))
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +91,7 @@ def test_the_analytics_grant_still_reads_and_the_protections_still_deny(policies
     wrong = [
         f"{who} {action} on {resource}: expected {cell}, got {results[r.id].decision} {results[r.id].denied_by}"
         for (who, resource, action, cell), r in zip(cases(), reqs, strict=True)
-        if results[r.id].decision != EXPECTED[cell]
+        if results[r.id].decision != W.CELL[cell]
     ]
     assert not wrong, "\n".join(wrong)
     read = results[request("ath", "table", "GetTableData", "merged").id]

@@ -23,15 +23,9 @@ import pytest
 
 from s3tables_kit.policies import assurance as AS
 from s3tables_kit.policies.documents import build_documents
-from s3tables_kit.policies.simulate import (
-    ALLOWED,
-    EXPLICIT_DENY,
-    IMPLICIT_DENY,
-    SimRequest,
-    evaluate,
-    principal_context,
-)
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimRequest, evaluate
 from s3tables_kit.topology.config import load_config
+from tests import policy_fixtures as W
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = load_config(ROOT / "examples" / "multi-account.toml")
@@ -142,29 +136,6 @@ KEY_CASES: list[tuple[str, str, str, dict[str, str], str]] = [
 ]  # fmt: skip
 
 
-def _request(
-    cid: str,
-    principal: str,
-    action: str,
-    resource: str,
-    account: str,
-    ctx: dict[str, Any],
-    identity_policies: tuple[str, ...],
-    resource_policies: tuple[str, ...],
-) -> SimRequest:
-    """One simulated request, its context the principal's own (`principal_context`) plus the case's keys."""
-    return SimRequest(
-        id=cid,
-        principal=principal,
-        action=action,
-        resource=resource,
-        resource_account=account,
-        context={**principal_context(principal), **ctx},
-        identity_policies=identity_policies,
-        resource_policies=resource_policies,
-    )
-
-
 @pytest.fixture(scope="module")
 def results() -> dict[str, Any]:
     docs: dict[str, Any] = {d.name: d.document for d in build_documents(CFG)}
@@ -174,11 +145,13 @@ def results() -> dict[str, Any]:
     reqs: list[SimRequest] = []
     for cid, principal, action, resource, account, ctx, policies, _ in IDENTITY_CASES:
         on_resource = GRANTED_BY.get(cid) or key_policies.get(resource, ())
-        reqs.append(_request(cid, principal, action, resource, account, ctx, policies, on_resource))
+        reqs.append(W.own_request(cid, principal, action, resource, account, policies, on_resource, ctx))
     for cid, doc, role, service, ctx, _ in TRUST_CASES:
-        reqs.append(_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], ctx, (), (doc,)))
+        reqs.append(W.own_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], (), (doc,), ctx))
     for cid, service, action, ctx, _ in KEY_CASES:
-        reqs.append(_request(cid, service, action, ALARM_KEY, SRC, ctx, (), ("kms-key-policy--alarm-topic-source",)))
+        reqs.append(
+            W.own_request(cid, service, action, ALARM_KEY, SRC, (), ("kms-key-policy--alarm-topic-source",), ctx)
+        )
     return evaluate(docs, reqs)
 
 

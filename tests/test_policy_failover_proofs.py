@@ -38,8 +38,6 @@ from s3tables_kit.policies.simulate import (
     ScpLevel,
     SimRequest,
     SimResult,
-    errors_of,
-    evaluate,
     principal_context,
 )
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -453,21 +451,17 @@ def issue26_cases() -> list[tuple[str, str, str]]:
     return [c for c in cases if c not in DEPLOY_KEEPS]
 
 
-def evaluate_cases(variants: dict[str, dict[str, Any]], cases: list[tuple[str, str, str]]) -> dict[str, SimResult]:
-    """{"<variant>|<who>:<resource>:<action>": result} for the same cases under each variant of the documents."""
-    policies: dict[str, Any] = dict(WORLD)
-    for label, docs in variants.items():
-        policies.update({f"{label}|{name}": copy.deepcopy(d) for name, d in docs.items()})
-    results = evaluate(policies, [request(c[0], c[1], c[2], variant=label) for label in variants for c in cases])
-    errors = errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    return results
+def evaluate_cases(
+    variants: dict[str, dict[str, Any]], cases: list[tuple[str, str, str]]
+) -> dict[str, dict[str, SimResult]]:
+    """{variant: {"<who>:<resource>:<action>": result}} for the same cases under each variant of the documents."""
+    return W.evaluate_variants(variants, [request(*c, variant=label) for label in variants for c in cases], world=WORLD)
 
 
-def missing_layers(results: dict[str, SimResult], label: str) -> dict[str, list[str]]:
+def missing_layers(results: dict[str, SimResult]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for who, resource, action in issue26_cases():
-        res = results[f"{label}|{who}:{resource}:{action}"]
+        res = results[f"{who}:{resource}:{action}"]
         gap = promised_layers(who, resource) - layers_of(res)
         if gap or res.decision != EXPLICIT_DENY:
             out[f"{who}:{resource}:{action}"] = sorted(gap) or [res.decision]
@@ -495,7 +489,7 @@ def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def layered(docs: dict[str, Any]) -> dict[str, SimResult]:
+def layered(docs: dict[str, Any]) -> dict[str, dict[str, SimResult]]:
     variants = {"base": docs} | {
         layer.replace(" ", "-"): without_issue26_actions(docs, layer) for layer in LAYER_OF_DOCUMENT
     }
@@ -503,19 +497,21 @@ def layered(docs: dict[str, Any]) -> dict[str, SimResult]:
 
 
 def test_promoted_retention_encryption_replication_and_policies_are_denied_by_every_layer(
-    layered: dict[str, SimResult],
+    layered: dict[str, dict[str, SimResult]],
 ) -> None:
     """Every principal of the organisation but break-glass, the deploy role included, meets an explicit
     deny from every layer that applies to it for each of these actions on the promoted bucket and its tables."""
     assert len(issue26_cases()) == len(IN_ORG) * (len(ISSUE26_TABLE) + len(ISSUE26_BUCKET)) - len(DEPLOY_KEEPS)
-    assert missing_layers(layered, "base") == {}
+    assert missing_layers(layered["base"]) == {}
 
 
 @pytest.mark.parametrize("layer", sorted(LAYER_OF_DOCUMENT))
-def test_removing_the_promoted_deny_from_one_layer_fails_the_proof(layered: dict[str, SimResult], layer: str) -> None:
+def test_removing_the_promoted_deny_from_one_layer_fails_the_proof(
+    layered: dict[str, dict[str, SimResult]], layer: str
+) -> None:
     """The proof above is not vacuous: without these actions in ONE layer's promoted document, it names exactly that
     layer as missing, for every principal that layer binds (and every action it carried)."""
-    gaps = missing_layers(layered, layer.replace(" ", "-"))
+    gaps = missing_layers(layered[layer.replace(" ", "-")])
     assert gaps, f"removing issue 26's denies from the {layer} went unnoticed"
     assert {g for gap in gaps.values() for g in gap} == {layer}
     bound = {who for who in IN_ORG if layer in promised_layers(who, "promoted-table")}
@@ -581,8 +577,8 @@ def test_step_one_only_the_deploy_role_of_a_replica_rewrites_its_policies(docs: 
     """Nobody but break-glass rewrites the promoted bucket's or tables' policies: the deploy role is denied at the
     first step, explicitly; a destination's (existing or new) are locked after its first deploy (decision 0028)."""
     cases = [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES]
-    results = evaluate_cases({"s1": docs}, cases)
-    got = {(who, r, a): results[f"s1|{who}:{r}:{a}"].decision for who, r, a in cases}
+    results = evaluate_cases({"s1": docs}, cases)["s1"]
+    got = {(who, r, a): results[f"{who}:{r}:{a}"].decision for who, r, a in cases}
     want = {
         (who, *REWRITES[name]): ALLOWED if REWRITERS.get(name) == who else EXPLICIT_DENY
         for who in ATTACKERS
@@ -591,30 +587,26 @@ def test_step_one_only_the_deploy_role_of_a_replica_rewrites_its_policies(docs: 
     assert got == want
     for who in ATTACKERS:
         for name in (PROMOTED_POLICY, PROMOTED_TABLE_POLICY):
-            res = results[f"s1|{who}:{REWRITES[name][0]}:{REWRITES[name][1]}"]
+            res = results[f"{who}:{REWRITES[name][0]}:{REWRITES[name][1]}"]
             assert {"bucket policy", "scp"} <= layers_of(res), (who, name, res.denied_by)
 
 
 def test_no_rewrite_an_actor_can_make_enables_a_destructive_step_two(docs: dict[str, Any]) -> None:
     """Each actor replaces every policy step 1 lets it replace with one granting itself everything; then every
     destructive call on the promoted bucket, the destination and the new bucket is still denied."""
-    step1 = evaluate_cases({"s1": docs}, [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES])
+    step1 = evaluate_cases({"s1": docs}, [(who, *REWRITES[name]) for who in ATTACKERS for name in REWRITES])["s1"]
     variants: dict[str, dict[str, Any]] = {}
     for who in ATTACKERS:
         mine = copy.deepcopy(docs)
         for name, (resource, action) in REWRITES.items():
-            if step1[f"s1|{who}:{resource}:{action}"].allowed:
+            if step1[f"{who}:{resource}:{action}"].allowed:
                 mine[name] = allow_all_for(who, resource)
         variants[who] = mine
     # blocked at step 1: no deploy role replaces any policy (the outsider chain never starts)
     assert all(variants[who] == docs for who in ATTACKERS)
-    policies: dict[str, Any] = dict(WORLD)
-    for label, d in variants.items():
-        policies.update({f"{label}|{name}": doc for name, doc in d.items()})
-    reqs = [request(c[0], c[1], c[2], variant=who) for who in ATTACKERS for c in destructive_cases(who)]
-    results = evaluate(policies, reqs)
-    assert not errors_of(results)
-    through = sorted(rid for rid, r in results.items() if r.allowed)
+    reqs = [request(*c, variant=who) for who in ATTACKERS for c in destructive_cases(who)]
+    results = W.evaluate_variants(variants, reqs, world=WORLD)
+    through = sorted(f"{who}|{cid}" for who, by_case in results.items() for cid, r in by_case.items() if r.allowed)
     assert not through, f"destructive calls allowed after a rewrite: {through}"
 
 
@@ -625,7 +617,7 @@ def test_even_a_rewritten_promoted_policy_leaves_the_deploy_role_two_layers() ->
     docs[PROMOTED_POLICY] = allow_all_for("deploy", "promoted-bucket")
     docs[PROMOTED_TABLE_POLICY] = allow_all_for("deploy", "promoted-table")
     cases = [c for c in destructive_cases("deploy") if c[1].startswith("promoted-")]
-    results = evaluate_cases({"drift": docs}, cases)
+    results = evaluate_cases({"drift": docs}, cases)["drift"]
     for who, resource, action in cases:
-        res = results[f"drift|{who}:{resource}:{action}"]
+        res = results[f"{who}:{resource}:{action}"]
         assert res.decision == EXPLICIT_DENY and {"guardrail", "scp"} <= layers_of(res), (resource, action, res)

@@ -25,17 +25,9 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.docset import build
-from s3tables_kit.policies.simulate import (
-    ALLOWED,
-    EXPLICIT_DENY,
-    ScpLevel,
-    SimRequest,
-    SimResult,
-    errors_of,
-    evaluate,
-    principal_context,
-)
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
+from tests import policy_fixtures as W
 
 pytestmark = pytest.mark.node
 
@@ -315,20 +307,11 @@ def request(site: Site, cid: str, case: Case, variant: str, docs: dict[str, Any]
 
 
 def run(site: Site, variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, SimResult]]:
-    """Every case of `site` against each variant of the documents, in one batch."""
-    policies: dict[str, Any] = dict(WORLD)
-    reqs = []
-    for label, docs in variants.items():
-        policies.update({f"{label}|{n}": d for n, d in docs.items()})
-        reqs += [request(site, cid, case, label, docs) for cid, case in cases(site).items()]
-    results = evaluate(policies, reqs)
-    errors = errors_of(results)
-    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:10])
-    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
-    for rid, res in results.items():
-        label, _, cid = rid.partition("|")
-        out[label][cid] = res
-    return out
+    """Every case of `site` against each variant of the documents (labelled, never ""), in one batch."""
+    reqs = [
+        request(site, cid, case, label, docs) for label, docs in variants.items() for cid, case in cases(site).items()
+    ]
+    return W.evaluate_variants(variants, reqs, world=WORLD)
 
 
 # ---------------------------------------------------------------- mutations ----

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -36,6 +36,9 @@ from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.topology.config import KitConfig, parse_config
 from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
 from s3tables_kit.topology.outputs import outputs_doc as topology_outputs_doc
+
+if TYPE_CHECKING:
+    from s3tables_kit.jobs.ops.monitor import MonitorSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"  # moto's default account for the localstack-client default credentials
@@ -184,6 +187,17 @@ class World(_Deployed):
 
     def org(self) -> Any:
         return self.clients.organizations()
+
+    def monitor_settings(self, **kw: Any) -> MonitorSettings:
+        """The settings of this world's replication monitor (its kit, its source and its replica), `kw` overriding."""
+        from s3tables_kit.jobs.ops.monitor import MonitorSettings
+
+        base: dict[str, Any] = {
+            "kit": self.cfg.kit.name,
+            "source_bucket_arns": (self.source_arn,),
+            "destination_bucket_arns": (self.replica_arn,),
+        }
+        return MonitorSettings(**(base | kw))
 
     def metric_maxima(self, metric: str, start: dt.datetime, end: dt.datetime, **dims: str) -> list[float]:
         """The per-minute maxima of the monitor's `metric` with exactly `dims` between `start` and `end` (the alarms'

@@ -23,16 +23,9 @@ KIT = "seed"
 
 
 def _settings(world: World, **kw: Any) -> mon.MonitorSettings:
-    base: dict[str, Any] = {
-        "kit": KIT,
-        "source_bucket_arns": (world.source_arn,),
-        "destination_bucket_arns": (world.replica_arn,),
-        "max_lag": timedelta(minutes=30),
-        "max_table_metrics": 50,
-        "concurrency": 8,
-    }
-    base.update(kw)
-    return mon.MonitorSettings(**base)
+    return world.monitor_settings(
+        **({"max_lag": timedelta(minutes=30), "max_table_metrics": 50, "concurrency": 8} | kw)
+    )
 
 
 def _cw(world: World) -> Any:

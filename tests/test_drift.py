@@ -158,9 +158,7 @@ class Watch:
         """(ReplicationConfigurationDrift, ReplicaBucketPolicyDrift of the replica) as CloudWatch holds them."""
         self.minute += 2
         now = T0 + timedelta(minutes=self.minute)
-        settings = mon.MonitorSettings(
-            kit="seed", source_bucket_arns=(self.world.source_arn,), destination_bucket_arns=(self.world.replica_arn,)
-        )
+        settings = self.world.monitor_settings()
         result = mon.run_monitor(
             self.world.clients, settings, region=SRC_REGION, now=now, declared=declared or self.declared
         )

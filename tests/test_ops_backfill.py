@@ -162,12 +162,7 @@ def test_watch_without_backfill_is_refused(ops_env: OpsEnv, tmp_path: Path, caps
 
 def test_monitor_publishes_the_tables_still_backfilling(ops_env: OpsEnv) -> None:
     world = _lake(ops_env)
-    settings = M.MonitorSettings(
-        kit="seed",
-        source_bucket_arns=(world.source_arn,),
-        destination_bucket_arns=(world.replica_arn,),
-        second_pass_pause=0,
-    )
+    settings = world.monitor_settings(second_pass_pause=0)
 
     def backfilling() -> float:
         result = M.run_monitor(world.clients, settings, region="us-east-1", dry_run=True)

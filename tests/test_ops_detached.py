@@ -94,12 +94,7 @@ def test_an_ordinary_failure_stays_failed(ops_env: OpsEnv) -> None:
 
 def test_monitor_publishes_detached_replicas_for_the_alarm(ops_env: OpsEnv) -> None:
     world = deploy(ops_env)
-    settings = mon.MonitorSettings(
-        kit="seed",
-        source_bucket_arns=(world.source_arn,),
-        destination_bucket_arns=(world.replica_arn,),
-        max_lag=timedelta(minutes=30),
-    )
+    settings = world.monitor_settings(max_lag=timedelta(minutes=30))
 
     around = timedelta(seconds=30)
 

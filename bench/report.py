@@ -87,18 +87,7 @@ class Comparison:
         return self.goal.met(self.worst) if self.goal else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.section,
-            "name": self.name,
-            "value": self.value,
-            "unit": self.unit,
-            "how": self.how,
-            "goal": str(self.goal) if self.goal else None,
-            "met": self.met,
-            "note": self.note,
-            "rounds": self.rounds,
-            "worst": self.worst,
-        }
+        return asdict(self) | {"goal": str(self.goal) if self.goal else None, "met": self.met, "worst": self.worst}
 
 
 def median(xs: list[float]) -> float | None:

@@ -33,15 +33,8 @@ class Column(_Frozen):
     required: bool = Field(default=False, description="Whether the column is required (Iceberg's NOT NULL).")
     doc: str | None = Field(default=None, description="Comment stored with the column in the table's schema.")
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "column")
-
-    @field_validator("type")
-    @classmethod
-    def _type(cls, v: str) -> str:
-        return check_column_type(v)
+    _name = field_validator("name")(classmethod(lambda cls, v: check_iceberg_name(v, "column")))
+    _type = field_validator("type")(classmethod(lambda cls, v: check_column_type(v)))
 
 
 @dataclass(frozen=True)
@@ -95,10 +88,7 @@ class Table(_Frozen):
         default=None, description="This table's snapshot retention, instead of the source's."
     )
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "table")
+    _name = field_validator("name")(classmethod(lambda cls, v: check_iceberg_name(v, "table")))
 
     @property
     def partition_fields(self) -> tuple[PartitionField, ...]:
@@ -120,7 +110,4 @@ class Namespace(_Frozen):
         "bucket (imported, never created).",
     )
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_iceberg_name(v, "namespace")
+    _name = field_validator("name")(classmethod(lambda cls, v: check_iceberg_name(v, "namespace")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import uuid
 from typing import Any
@@ -105,6 +106,7 @@ def patch_moto() -> None:
     awslambda.LambdaFunction.get_configuration = config_with_logging  # type: ignore[method-assign]
     awslambda.LambdaFunction.update_configuration = update_with_logging  # type: ignore[method-assign]
     _patch_create_bucket_tags()
+    _patch_object_lock_retention()
     _PATCHED = True
 
 
@@ -138,3 +140,48 @@ def _patch_create_bucket_tags() -> None:
         return out
 
     s3responses.S3Response._bucket_response_put = put_with_tags  # type: ignore[method-assign]
+
+
+def _retain_until(value: str | None) -> datetime.datetime | None:
+    """An Object Lock retain-until date as S3 writes it (`2026-12-01T00:00:00Z`, with or without fractions)."""
+    if not value:
+        return None
+    parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def weakens_lock(
+    current: tuple[str | None, str | None], wanted: tuple[str | None, str | None], *, bypass: bool
+) -> bool:
+    """Whether a PutObjectRetention of `wanted` (mode, retain-until) weakens the lock `current` still in force: S3
+    refuses, in COMPLIANCE mode, any mode change and any earlier date, to everyone; in GOVERNANCE mode the same
+    without `x-amz-bypass-governance-retention` (S3 user guide, "Object Lock retention modes")."""
+    mode, until = current
+    held = _retain_until(until)
+    if mode not in ("GOVERNANCE", "COMPLIANCE") or held is None or held <= datetime.datetime.now(datetime.UTC):
+        return False
+    if mode == "GOVERNANCE" and bypass:
+        return False
+    new_until = _retain_until(wanted[1])
+    return wanted[0] != mode or new_until is None or new_until < held
+
+
+def _patch_object_lock_retention() -> None:
+    """moto 5.2.5 refuses deleting a locked version but takes any PutObjectRetention, so a COMPLIANCE retention could
+    be shortened or turned into GOVERNANCE here while AWS refuses it with AccessDenied: the backup vault rests on
+    that refusal (docs/decisions/0034-backup-vault.md)."""
+    from moto.s3 import responses as s3responses
+    from moto.s3.exceptions import AccessDeniedByLock
+
+    put_retention = s3responses.S3Response.put_object_retention
+
+    def put_object_retention(self: Any) -> Any:
+        key = self.backend.get_object(self.bucket_name, self.parse_key_name(), version_id=self._get_param("versionId"))
+        bypass = self.headers.get("x-amz-bypass-governance-retention", "").lower() == "true"
+        if key is not None and weakens_lock(
+            (key.lock_mode, key.lock_until), self._mode_until_from_body(), bypass=bypass
+        ):
+            raise AccessDeniedByLock
+        return put_retention(self)
+
+    s3responses.S3Response.put_object_retention = put_object_retention  # type: ignore[method-assign]

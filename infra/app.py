@@ -2,10 +2,10 @@
 Terraform state contract (stable, lowercase, never renamed casually).
 
 A configuration builds one stack per source (`source` for `[source]`, `source-<id>` for each source of an estate,
-`[[sources]]`), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack and, with
-`[protection.organization]`, the organization stack. A source stack is built from the view of its source
-(`KitConfig.view`: its destinations, its replication, names prefixed `<kit>-<id>`) and reads the estate's one
-document set by the names `[source]` uses (`DocumentSet.for_source`)."""
+`[[sources]]`), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack, with
+`[protection.organization]` the organization stack and, with `[vault]`, the backup vault's stack (`vault`). A source
+stack is built from the view of its source (`KitConfig.view`: its destinations, its replication, names prefixed
+`<kit>-<id>`) and reads the estate's one document set by the names `[source]` uses (`DocumentSet.for_source`)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from s3tables_kit.infra.stacks.organization import OrganizationStack
 from s3tables_kit.infra.stacks.recovery import RecoveryStack
 from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.infra.stacks.source import SourceStack
+from s3tables_kit.infra.stacks.vault import VaultStack
 from s3tables_kit.policies import docset
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
@@ -69,7 +70,10 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
             build_failover_stacks,  # `[failover] promoted_bucket`: the promoted bucket is the source
         )
 
-        build_failover_stacks(app, cfg, docset.build(cfg), allow_destroy=allow_destroy)
+        docs = docset.build(cfg)
+        build_failover_stacks(app, cfg, docs, allow_destroy=allow_destroy)
+        if cfg.vault is not None:  # the vault outlives a failover: its stack stays as it is
+            VaultStack(app, cfg, docs, cfg.vault)
         return _finish(app, before, cfg, allow_destroy=allow_destroy)
     # Every policy document of the topology, built once; each construct deploys its document from this set.
     docs = docset.build(cfg)
@@ -91,6 +95,8 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
     )
     if cfg.protection.organization:
         OrganizationStack(app, cfg, docs, cfg.protection.organization)
+    if cfg.vault is not None:
+        VaultStack(app, cfg, docs, cfg.vault)
     return _finish(app, before, cfg, allow_destroy=allow_destroy)
 
 

@@ -29,12 +29,13 @@ PROTECTED_TYPES: dict[str, str] = {
     "aws_iam_role_policy_attachment": "attaches the replica guardrail",
     "aws_organizations_policy": "the replica-protection SCP",
     "aws_organizations_policy_attachment": "attaches the SCP",
-    "aws_s3_bucket": "recovery scripts, logs and reports",
+    "aws_s3_bucket": "recovery scripts, logs and reports; the backup vault",
     "aws_s3_bucket_policy": "TLS-only access to the scripts bucket",
     "aws_s3_bucket_public_access_block": "keeps the scripts bucket private",
     "aws_s3_bucket_ownership_controls": "no ACLs on the scripts bucket",
     "aws_s3_bucket_versioning": "keeps overwritten scripts and reports recoverable",
     "aws_s3_bucket_server_side_encryption_configuration": "encrypts the scripts bucket",
+    "aws_s3_bucket_object_lock_configuration": "the backup vault's compliance-mode default retention",
 }
 
 

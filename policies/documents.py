@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, pipeline
+from s3tables_kit.policies import assurance, estate, pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -311,7 +311,7 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
     (`policies.estate`)."""
-    return doc(*scheme_of(cfg).scp_guards(cfg))
+    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.scp_statements(cfg))
 
 
 def service_control_policy_pipeline(cfg: KitConfig) -> Document:
@@ -347,7 +347,7 @@ def privileged_roles(cfg: KitConfig) -> list[str]:
         cfg.protection.break_glass_principals,
         cfg.replicas,
         cfg.replication_role_arns,
-        pipeline_roles=[*source_deploy_roles(cfg), *pipeline.monitor_roles(cfg)],
+        pipeline_roles=[*source_deploy_roles(cfg), *pipeline.monitor_roles(cfg), *vault.privileged_roles(cfg)],
     )
 
 
@@ -485,7 +485,7 @@ def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
 
 
 def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    return scheme_of(cfg).documents(cfg)
+    return scheme_of(cfg).documents(cfg) + vault.documents(cfg, emr_application_arn(cfg))
 
 
 def single_source_documents(cfg: KitConfig) -> list[PolicyDoc]:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import vault
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
@@ -193,7 +194,7 @@ def privileged_roles(cfg: KitConfig) -> list[str]:
         cfg.protection.break_glass_principals,
         cfg.replicas,
         [replication_role_pattern(cfg)],
-        pipeline_roles=[*deploy_role_name_patterns(cfg), *monitor],
+        pipeline_roles=[*deploy_role_name_patterns(cfg), *monitor, *vault.privileged_roles(cfg)],
     )
 
 

@@ -42,6 +42,10 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         # two SCPs (replica protection + guards), each attached to the one OU
         ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
         ("organization", "aws_organizations_policy_attachment"): 4,  # four policies x one target
+        # the backup vault: its bucket with every setting, its Object Lock configuration, its key
+        **{("vault", t): 1 for t in SCRIPTS_BUCKET},
+        ("vault", "aws_s3_bucket_object_lock_configuration"): 1,
+        ("vault", "aws_kms_key"): 1,
     },
     "multi-account": {
         ("source", "awscc_s3tables_table_bucket"): 1,

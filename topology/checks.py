@@ -25,6 +25,7 @@ from s3tables_kit.topology.rules import (
     MAX_TAGS,
     TEMPORAL_TRANSFORM_TYPES,
 )
+from s3tables_kit.topology.vault import vault_checks
 
 
 def _estate_form_checks(cfg: KitConfig) -> list[Issue]:
@@ -454,6 +455,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
                 )
             )
     out += assurance_checks(cfg)
+    out += vault_checks(cfg)
     return out
 
 

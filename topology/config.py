@@ -49,6 +49,7 @@ from s3tables_kit.topology.model import (
     State,
     Table,
     UnreferencedFileRemoval,
+    Vault,
     parse_partition,
 )
 from s3tables_kit.topology.rules import (
@@ -114,6 +115,7 @@ __all__ = [
     "State",
     "Table",
     "UnreferencedFileRemoval",
+    "Vault",
     "assurance_checks",
     "check_account",
     "check_bucket_name",

@@ -44,6 +44,7 @@ from s3tables_kit.topology.schema import SnapshotRetention as SnapshotRetention
 from s3tables_kit.topology.schema import Table as Table
 from s3tables_kit.topology.schema import parse_partition as parse_partition
 from s3tables_kit.topology.state import State as State
+from s3tables_kit.topology.vault import Vault as Vault
 
 
 class _Frozen(BaseModel):
@@ -485,6 +486,9 @@ class KitConfig(_Frozen):
     )
     failover: Failover | None = Field(
         default=None, description="Writers of a promoted replica and, once promoted, the failover topology."
+    )
+    vault: Vault | None = Field(
+        default=None, description="The backup vault: an S3 bucket with Object Lock (compliance)."
     )
     state: State = Field(default=State(), description="Where Terraform keeps each stack's state.")
     tags: dict[str, str] = Field(

@@ -6,7 +6,8 @@ output's construct id. Every kit stack exports exactly one structured output:
     {"source":                        {"kit_source":       {...}},
      "replica-<bucket>":              {"kit_replica":      {...}},   one per destination
      "recovery":                      {"kit_recovery":     {...}},
-     "organization":                  {"kit_organization": {...}}}   only with [protection.organization]
+     "organization":                  {"kit_organization": {...}},   only with [protection.organization]
+     "vault":                         {"kit_vault":        {...}}}   only with [vault]
 
 An estate (`[[sources]]`) has one source stack per source, `source-<id>`, each exporting its own
 `kit_source` (with `source_id`); each replica's `kit_replica` lists every source feeding it
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
 from s3tables_kit.topology.textfile import read_parsed
+from s3tables_kit.topology.vault import backup_role_arn
 
 if TYPE_CHECKING:
     from s3tables_kit.topology.failover import FailoverTopology
@@ -39,12 +41,14 @@ OUTPUT_SOURCE = "kit_source"
 OUTPUT_REPLICA = "kit_replica"
 OUTPUT_RECOVERY = "kit_recovery"
 OUTPUT_ORGANIZATION = "kit_organization"
+OUTPUT_VAULT = "kit_vault"
 # How each stack's one structured output describes itself (`cdktf output`, the plan): declared with the contract.
 OUTPUT_DESCRIPTIONS = {
     OUTPUT_SOURCE: "Source bucket, tables, replication role and destinations",
     OUTPUT_REPLICA: "Replica bucket, retention to apply to service-created replica tables, protection principals",
     OUTPUT_RECOVERY: "Where recovery writes, the role and EMR Serverless application it runs with",
     OUTPUT_ORGANIZATION: "The replica-protection SCPs and where they are attached",
+    OUTPUT_VAULT: "The backup vault: its Object Lock bucket, key and retention, and the backup role",
 }
 FAILOVER_SOURCE_DESCRIPTION = (
     "Failover topology: the promoted bucket as the source, its replication role and destinations"
@@ -186,6 +190,17 @@ class OrganizationOut(_Out):
         return out
 
 
+class VaultOut(_Out):
+    account_id: str = Field(description="Account id of the vault.")
+    region: str = Field(description="Region of the vault bucket and its key.")
+    bucket_name: str = Field(description="Name of the vault's S3 bucket (versioned, Object Lock in COMPLIANCE mode).")
+    bucket_arn: str = Field(description="ARN of the vault's S3 bucket.")
+    kms_key_arn: str = Field(description="ARN of the vault's KMS key (SSE-KMS of every object).")
+    retention_days: int = Field(description="Object Lock default retention, in days, of every object written.")
+    storage_class: str = Field(description="The storage class the backup job writes objects in.")
+    backup_role_arn: str = Field(description="ARN of the backup role, the only principal that writes the vault.")
+
+
 class KitOutputs(_Out):
     """Every stack's output. `sources`: each source stack's `kit_source` (one per source of an estate, in stack-name
     order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
@@ -198,6 +213,7 @@ class KitOutputs(_Out):
         default=None,
         description="The organization stack's `kit_organization`; absent without `[protection.organization]`.",
     )
+    vault: VaultOut | None = Field(default=None, description="The vault stack's `kit_vault`; absent without `[vault]`.")
 
     @model_validator(mode="before")
     @classmethod
@@ -341,7 +357,7 @@ class EstateOutputsError(OutputsError, EstateError):
 
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
-    found: dict[str, list[Any]] = {OUTPUT_SOURCE: [], OUTPUT_REPLICA: [], OUTPUT_RECOVERY: [], OUTPUT_ORGANIZATION: []}
+    found: dict[str, list[Any]] = {k: [] for k in OUTPUT_DESCRIPTIONS}
     for _stack, outputs in sorted(doc.items()):
         if not isinstance(outputs, dict):
             continue
@@ -354,7 +370,7 @@ def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
             f"{source}: outputs {missing} not found; expected the JSON written by "
             "`npx cdktf output '*' --outputs-file FILE` after `cdktf deploy` of every kit stack"
         )
-    for k in (OUTPUT_RECOVERY, OUTPUT_ORGANIZATION):
+    for k in (OUTPUT_RECOVERY, OUTPUT_ORGANIZATION, OUTPUT_VAULT):
         if len(found[k]) > 1:
             raise OutputsError(f"{source}: output {k!r} appears in more than one stack")
     try:
@@ -364,6 +380,7 @@ def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
                 "replicas": found[OUTPUT_REPLICA],
                 "recovery": found[OUTPUT_RECOVERY][0],
                 "organization": found[OUTPUT_ORGANIZATION][0] if found[OUTPUT_ORGANIZATION] else None,
+                "vault": found[OUTPUT_VAULT][0] if found[OUTPUT_VAULT] else None,
             }
         )
     except ValidationError as err:
@@ -535,6 +552,23 @@ def organization_value(
         "guards_policy_id": guards_policy_id,
         "guards_policy_name": cfg.scp_guards_name,
         "targets": list(targets),
+    }
+
+
+def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str) -> dict[str, Any]:
+    """The `kit_vault` value: what the backup job (and a restore from the vault) reads."""
+    v = cfg.vault
+    if v is None:
+        raise ValueError("the configuration has no [vault]")
+    return {
+        "account_id": v.account_id,
+        "region": v.region,
+        "bucket_name": v.bucket_name(cfg.kit.name),
+        "bucket_arn": bucket_arn,
+        "kms_key_arn": kms_key_arn,
+        "retention_days": v.retention_days,
+        "storage_class": v.storage_class,
+        "backup_role_arn": backup_role_arn(cfg),
     }
 
 

@@ -15,6 +15,7 @@ from s3tables_kit.infra.constructs.recovery import (
 )
 from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
+from s3tables_kit.infra.constructs.vault import BackupRole
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Replica
@@ -33,7 +34,8 @@ class RecoveryStack(TerraformStack):
     - `allow_destroy`: synthesize `prevent_destroy = false` (default False).
     - `reads`: the failover topology's replica of the new source (default None: `recovery.replica`).
 
-    The stack id is `recovery`; with `[assurance.rehearsal]` it also schedules the recovery rehearsal.
+    The stack id is `recovery`; with `[assurance.rehearsal]` it also schedules the recovery rehearsal, with `[vault]`
+    it holds the backup role.
     """
 
     def __init__(
@@ -68,6 +70,8 @@ class RecoveryStack(TerraformStack):
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
         role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
+        if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
+            BackupRole(self, "backup-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
         recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and alarm topic
             self,
             cfg,

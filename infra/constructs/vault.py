@@ -1,0 +1,198 @@
+"""The backup vault (docs/decisions/0034-backup-vault.md): its KMS key, its S3 bucket with every setting explicit
+(versioning, Object Lock with a COMPLIANCE default retention, SSE-KMS, no public access, no ACLs, a lifecycle rule
+for the storage class and for abandoned uploads, the bucket policy applied last), and the backup role that writes
+it, which lives beside the Spark runtime (the recovery stack)."""
+
+from __future__ import annotations
+
+import json
+
+from cdktf import ITerraformDependable
+from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
+from cdktf_cdktf_provider_aws.kms_key import KmsKey
+from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
+from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
+    S3BucketLifecycleConfiguration,
+    S3BucketLifecycleConfigurationRule,
+    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
+    S3BucketLifecycleConfigurationRuleFilter,
+    S3BucketLifecycleConfigurationRuleTransition,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_object_lock_configuration import (
+    S3BucketObjectLockConfigurationA,
+    S3BucketObjectLockConfigurationRuleA,
+    S3BucketObjectLockConfigurationRuleDefaultRetentionA,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import (
+    S3BucketOwnershipControls,
+    S3BucketOwnershipControlsRule,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
+from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
+from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
+    S3BucketServerSideEncryptionConfigurationA,
+    S3BucketServerSideEncryptionConfigurationRuleA,
+    S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
+    S3BucketVersioningA,
+    S3BucketVersioningVersioningConfiguration,
+)
+from constructs import Construct
+
+from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.config import KitConfig, Vault
+from s3tables_kit.topology.vault import backup_role_name, vault_kms_alias
+
+ABORT_INCOMPLETE_UPLOAD_DAYS = 7
+
+
+class VaultKey(Construct):
+    """The vault's key (`kms_key = "create"`), or the configured key's ARN. A created key carries the replica key tag,
+    so the guards SCP's tag-matched key guards cover it, and is created with the lockout check bypassed: its policy
+    denies `kms:PutKeyPolicy` to all but break-glass, the deploy role included (as a replica key's)."""
+
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, vault: Vault, docs: DocumentSet) -> None:
+        super().__init__(scope, id)
+        if not vault.creates_key:
+            self.arn = vault.kms_key
+            return
+        key = KmsKey(
+            self,
+            "kms-key",
+            description=f"Backup vault {vault.bucket_name(cfg.kit.name)}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=json.dumps(docs.document("kms-key-policy", "vault"), indent=2),
+            bypass_policy_lockout_safety_check=True,
+            tags={A.REPLICA_KEY_TAG: cfg.kit.name},
+        )
+        KmsAlias(self, "kms-alias", name=vault_kms_alias(cfg, vault), target_key_id=key.key_id)
+        self.arn = key.arn
+
+
+class VaultBucket(Construct):
+    """Versioned, Object Lock (COMPLIANCE default retention), SSE-KMS with the vault key, private, ACLs off; the
+    bucket policy is applied last, after every setting it then guards (a later change is break-glass only)."""
+
+    def __init__(
+        self, scope: Construct, id: str, *, cfg: KitConfig, vault: Vault, docs: DocumentSet, kms_key_arn: str
+    ) -> None:
+        super().__init__(scope, id)
+        # Object Lock is enabled at creation (S3 enables versioning with it); nothing may ever empty a vault.
+        self.bucket = S3Bucket(
+            self, "bucket", bucket=vault.bucket_name(cfg.kit.name), object_lock_enabled=True, force_destroy=False
+        )
+        settings: list[ITerraformDependable] = [
+            S3BucketPublicAccessBlock(
+                self,
+                "public-access-block",
+                bucket=self.bucket.id,
+                block_public_acls=True,
+                block_public_policy=True,
+                ignore_public_acls=True,
+                restrict_public_buckets=True,
+            ),
+            S3BucketOwnershipControls(
+                self,
+                "ownership",
+                bucket=self.bucket.id,
+                rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"),
+            ),
+        ]
+        versioning = S3BucketVersioningA(
+            self,
+            "versioning",
+            bucket=self.bucket.id,
+            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"),
+        )
+        settings.append(versioning)
+        settings.append(
+            S3BucketObjectLockConfigurationA(
+                self,
+                "object-lock",
+                bucket=self.bucket.id,
+                rule=S3BucketObjectLockConfigurationRuleA(
+                    default_retention=S3BucketObjectLockConfigurationRuleDefaultRetentionA(
+                        mode="COMPLIANCE", days=vault.retention_days
+                    )
+                ),
+                depends_on=[versioning],
+            )
+        )
+        settings.append(
+            S3BucketServerSideEncryptionConfigurationA(
+                self,
+                "encryption",
+                bucket=self.bucket.id,
+                rule=[
+                    S3BucketServerSideEncryptionConfigurationRuleA(
+                        apply_server_side_encryption_by_default=S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA(
+                            sse_algorithm="aws:kms", kms_master_key_id=kms_key_arn
+                        ),
+                        bucket_key_enabled=True,
+                    )
+                ],
+            )
+        )
+        rules = [
+            S3BucketLifecycleConfigurationRule(
+                id="abort-incomplete-uploads",
+                status="Enabled",
+                filter=[S3BucketLifecycleConfigurationRuleFilter()],
+                abort_incomplete_multipart_upload=[
+                    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
+                        days_after_initiation=ABORT_INCOMPLETE_UPLOAD_DAYS
+                    )
+                ],
+            )
+        ]
+        if vault.transition_days is not None:
+            # A backstop: the backup job writes in the storage class already; an object written otherwise moves.
+            rules.append(
+                S3BucketLifecycleConfigurationRule(
+                    id="storage-class",
+                    status="Enabled",
+                    filter=[S3BucketLifecycleConfigurationRuleFilter()],
+                    transition=[
+                        S3BucketLifecycleConfigurationRuleTransition(
+                            days=vault.transition_days, storage_class=vault.storage_class
+                        )
+                    ],
+                )
+            )
+        settings.append(
+            S3BucketLifecycleConfiguration(
+                self, "lifecycle", bucket=self.bucket.id, rule=rules, depends_on=[versioning]
+            )
+        )
+        self.policy = S3BucketPolicy(
+            self,
+            "policy",
+            bucket=self.bucket.id,
+            policy=json.dumps(docs.document("vault-bucket-policy"), indent=2),
+            depends_on=settings,
+        )
+
+
+class BackupRole(Construct):
+    """The backup job's role, in the recovery account: job runs of the kit's EMR Serverless application assume it
+    (`application_arn`); it reads the replica and writes new objects into the vault, nothing else."""
+
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, application_arn: str) -> None:
+        super().__init__(scope, id)
+        self.role: IamRole
+        self.role, _ = documented_role(
+            self,
+            "role",
+            docs=docs,
+            documents="backup-role",
+            name=backup_role_name(cfg),
+            description="Runs backup jobs: reads the replica, writes only new objects into the backup vault",
+            policy_id="permissions",
+            policy_name="s3tables-backup",
+            emr_application_arn=application_arn,
+        )

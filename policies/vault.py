@@ -1,0 +1,297 @@
+"""The backup vault's documents (`[vault]`, docs/decisions/0034-backup-vault.md): its bucket policy, its key policy,
+the backup role's trust and permissions, and the vault statements of the guards SCP.
+
+The vault's protective denies are records (`VAULT_RULES`), as the replicas' are (`policies.actions.PROTECTION_RULES`):
+a rule names its actions, whether they act on the bucket or its objects, who it exempts (break-glass, the backup
+role, nobody) and whether the guards SCP carries it too. The bucket policy and the SCP are built from the same
+records, so a new rule is a new record, never a branch.
+
+What Object Lock in compliance mode enforces itself (no deletion of a locked version, no shorter retention, no mode
+change, by anyone, root included) is not a policy and is not claimed here: the policies decide who may write and who
+may change the settings; the lock decides what nobody may do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.topology.config import KitConfig, Vault
+from s3tables_kit.topology.vault import backup_role_arn, backup_role_name, vault_kms_alias
+
+BREAK_GLASS = "break-glass"
+BACKUP_ROLE = "backup-role"
+NOBODY = "nobody"
+
+
+@dataclass(frozen=True)
+class VaultRule:
+    """One protective Deny of the vault. `exempt`: break-glass, the backup role, or nobody; `objects`: the actions
+    act on `<bucket>/*` (else on the bucket); `in_scp`: the guards SCP carries it too (its second layer)."""
+
+    sid: str
+    actions: tuple[str, ...]
+    risk: str
+    exempt: str
+    objects: bool = False
+    in_scp: bool = False
+
+
+VAULT_RULES: tuple[VaultRule, ...] = (
+    VaultRule(
+        sid="DenyVaultLockAndLifecycleChange",
+        actions=("s3:PutBucketObjectLockConfiguration", "s3:PutLifecycleConfiguration"),
+        risk="A shorter default retention, or a lifecycle rule that expires objects, shortens what a backup keeps.",
+        exempt=BREAK_GLASS,
+        in_scp=True,
+    ),
+    VaultRule(
+        sid="DenyVaultPolicyAndEncryptionChange",
+        actions=(
+            "s3:PutBucketPolicy",
+            "s3:DeleteBucketPolicy",
+            "s3:PutBucketVersioning",
+            "s3:PutEncryptionConfiguration",
+            "s3:PutBucketPublicAccessBlock",
+            "s3:PutBucketOwnershipControls",
+            "s3:PutReplicationConfiguration",
+            "s3:DeleteBucket",
+        ),
+        risk="A rewritten policy lets anyone write or read the vault; other encryption or a replication rule moves "
+        "the backups out of the vault key's reach.",
+        exempt=BREAK_GLASS,
+        in_scp=True,
+    ),
+    VaultRule(
+        sid="DenyVaultWritesExceptBackupRole",
+        actions=("s3:PutObject", "s3:PutObjectRetention"),
+        risk="Anyone else writing the vault could plant a backup point (or fill it): only the backup role writes, "
+        "and Object Lock lets it extend a retention, never shorten one.",
+        exempt=BACKUP_ROLE,
+        objects=True,
+    ),
+    VaultRule(
+        sid="DenyVaultObjectChange",
+        actions=(
+            "s3:DeleteObject",
+            "s3:DeleteObjectVersion",
+            "s3:PutObjectLegalHold",
+            "s3:PutObjectAcl",
+            "s3:PutObjectVersionAcl",
+            "s3:PutObjectTagging",
+            "s3:PutObjectVersionTagging",
+            "s3:DeleteObjectTagging",
+            "s3:DeleteObjectVersionTagging",
+            "s3:BypassGovernanceRetention",
+        ),
+        risk="A delete marker hides a backup and a legal hold or tag changes what a later tool trusts: break-glass "
+        "only (Object Lock still refuses the deletion of a locked version to break-glass too).",
+        exempt=BREAK_GLASS,
+        objects=True,
+    ),
+)
+
+
+def bucket_name(cfg: KitConfig) -> str:
+    return _vault(cfg).bucket_name(cfg.kit.name)
+
+
+def bucket_arn(cfg: KitConfig) -> str:
+    return _vault(cfg).bucket_arn(cfg.kit.name)
+
+
+def privileged_roles(cfg: KitConfig) -> list[str]:
+    """The backup role's ARN carries the vault's write exemption: its trust is guarded like the replication role's."""
+    return [backup_role_arn(cfg)] if cfg.vault is not None else []
+
+
+def _vault(cfg: KitConfig) -> Vault:
+    if cfg.vault is None:
+        raise ValueError("the configuration has no [vault]")
+    return cfg.vault
+
+
+def _exempt(cfg: KitConfig, rule: VaultRule) -> list[str]:
+    return {
+        BREAK_GLASS: list(cfg.protection.break_glass_principals),
+        BACKUP_ROLE: [backup_role_arn(cfg)],
+        NOBODY: [],
+    }[rule.exempt]
+
+
+def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
+    arn = bucket_arn(cfg)
+    return [f"{arn}/*"] if rule.objects else [arn]
+
+
+def _condition(exempt: Sequence[str]) -> dict[str, dict[str, object]]:
+    return {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
+
+
+def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
+    """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the guards SCP ("scp"). The
+    SCP also exempts the vault's deploy role from the settings rules, which it cannot tell from the first deploy; the
+    bucket policy, applied last, does not (docs/decisions/0028-lock-after-first-deploy.md)."""
+    exempt = _exempt(cfg, rule)
+    deploy = _vault(cfg).deploy_role_arn
+    if kind == "scp" and rule.exempt == BREAK_GLASS and deploy:
+        exempt.append(deploy)
+    return S.statement(
+        rule.sid,
+        "Deny",
+        rule.actions,
+        _resources(cfg, rule),
+        principal="*" if kind == "bucket-policy" else None,
+        condition=_condition(exempt),
+    )
+
+
+def bucket_policy(cfg: KitConfig) -> Document:
+    """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back (its own
+    account's identity policy is the other half); each rule's Deny; objects written in any lock mode but
+    COMPLIANCE refused (a GOVERNANCE object could be deleted with `s3:BypassGovernanceRetention`)."""
+    arn = bucket_arn(cfg)
+    role = backup_role_arn(cfg)
+    stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
+    if role.split(":")[4] != _vault(cfg).account_id:
+        stmts.append(
+            S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
+        )
+        stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+    stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
+    stmts.append(
+        S.statement(
+            "DenyVaultWeakerLockMode",
+            "Deny",
+            ["s3:PutObject", "s3:PutObjectRetention"],
+            [f"{arn}/*"],
+            principal="*",
+            condition={
+                "Null": {"s3:object-lock-mode": "false"},
+                "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"},
+            },
+        )
+    )
+    return doc(*stmts)
+
+
+def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
+    """The guards SCP's vault statements: each settings rule, break-glass exempt; the vault key by its tag where no
+    replica key already brings the tag-matched key guards."""
+    if cfg.vault is None:
+        return []
+    out: list[S.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
+    if cfg.vault.creates_key and not any(r.encryption.creates_key for r in cfg.replicas):
+        bg = cfg.protection.break_glass_principals
+        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, bg))
+        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, bg))
+    return out
+
+
+# ---------------------------------------------------------------- the vault key ----
+
+
+def key_policy(cfg: KitConfig) -> Document:
+    """The vault key, guarded like a replica key: used by the backup role; administered and read by break-glass;
+    disabled, deleted, re-written or untagged by break-glass only (created with the lockout check bypassed)."""
+    v = _vault(cfg)
+    bg = cfg.protection.break_glass_principals
+    return doc(
+        S.kms_root_administration(v.account_id, v.partition),
+        S.kms_root_service_grants(v.account_id, v.partition),
+        S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
+        S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS),
+        S.kms_deny_key_deletion(bg),
+        S.kms_deny_key_policy_change(bg),
+        S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg),
+    )
+
+
+def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | None]:
+    """(resource, condition) naming the vault key in an identity policy: a created key by its alias."""
+    v = _vault(cfg)
+    if not v.creates_key:
+        return v.kms_key, None
+    return (
+        f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",
+        {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}},
+    )
+
+
+# ---------------------------------------------------------------- the backup role ----
+
+# What the backup job does in the vault: write a file it does not hold yet (`If-None-Match: *`), extend the
+# retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
+BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
+BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
+
+
+def backup_role_trust(cfg: KitConfig, application_arn: str) -> Document:
+    """Job runs of the kit's own EMR Serverless application, the Spark runtime the recovery role trusts."""
+    rep = cfg.recovery_replica
+    return doc(
+        S.allow_service_assume_role(
+            "AllowEmrServerlessJobRuns",
+            A.EMR_SERVERLESS_SERVICE,
+            source_account=rep.account_id,
+            source_arns=[application_arn],
+        )
+    )
+
+
+def backup_role_permissions(cfg: KitConfig) -> Document:
+    """Read the replica it backs up (the recovery replica, in its own account) and write new objects into the vault:
+    nothing else. Every replica write stays denied to it, as to the recovery role."""
+    rep = cfg.recovery_replica
+    arn = bucket_arn(cfg)
+    stmts: list[S.Statement | None] = [
+        S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
+        S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
+        S.deny_actions(
+            "DenyAllWritesToReplicas",
+            A.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+        ),
+        S.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
+        S.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
+    ]
+    if rep.encryption.type == "kms":
+        res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
+        stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+    res, cond = key_resource(cfg)
+    stmts.append(S.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    return doc(*stmts)
+
+
+def documents(cfg: KitConfig, application_arn: str) -> list[PolicyDoc]:
+    """The vault's documents (none without `[vault]`): bucket policy, key policy, the backup role's two."""
+    if cfg.vault is None:
+        return []
+    v = cfg.vault
+    rep = cfg.recovery_replica
+    out = [
+        PolicyDoc(
+            "vault-bucket-policy", "s3-bucket-policy", v.account_id, f"S3 bucket {bucket_name(cfg)}", bucket_policy(cfg)
+        ),
+        *role_documents(
+            "backup-role",
+            rep.account_id,
+            backup_role_name(cfg),
+            backup_role_trust(cfg, application_arn),
+            backup_role_permissions(cfg),
+        ),
+    ]
+    if v.creates_key:
+        out.append(
+            PolicyDoc(
+                "kms-key-policy--vault",
+                "kms-key-policy",
+                v.account_id,
+                f"KMS key {vault_kms_alias(cfg, v)}",
+                key_policy(cfg),
+            )
+        )
+    return out

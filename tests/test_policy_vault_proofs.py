@@ -1,0 +1,271 @@
+"""Proofs with the IAM simulator that only the backup role writes the vault and only break-glass changes its settings
+(docs/decisions/0034-backup-vault.md), with the seed topology and a vault beside its replica.
+
+The attackers hold AdministratorAccess in the vault's account (the worst case): an administrator, the recovery role.
+Break-glass may change the settings and remove a delete marker, never write a backup. Deleting a locked version or
+shortening its retention is not a policy question: break-glass is allowed to *ask*, and Object Lock refuses
+(`tests/test_vault_standin.py` proves that part on the stand-in). Each guard is needed: removed from every layer,
+its first step goes through; a settings guard removed from the bucket policy alone is still denied by the guards SCP.
+One simulator batch for every case of every variant.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.simulate import (
+    ALLOWED,
+    EXPLICIT_DENY,
+    ScpLevel,
+    SimRequest,
+    SimResult,
+    errors_of,
+    evaluate,
+    principal_context,
+)
+from s3tables_kit.topology.config import parse_config
+from tests.test_vault_config import VAULT, with_vault
+
+pytestmark = pytest.mark.node
+
+ACCOUNT = "111122223333"
+BUCKET = "arn:aws:s3:::seed-backup-vault-111122223333-us-west-2"
+OBJECT = f"{BUCKET}/v1/tables/analytics/orders/0f3c/data/00000-0-a.parquet"
+KEY = "arn:aws:kms:us-west-2:111122223333:key/5e1f2a3b-0c4d-4e5f-8a9b-0c1d2e3f4a5b"
+ADMIN_ACCESS = "world:AdministratorAccess"
+FULL_AWS_ACCESS = "world:FullAWSAccess"
+WORLD: dict[str, Any] = {
+    n: {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+    for n in (ADMIN_ACCESS, FULL_AWS_ACCESS)
+}
+PRINCIPALS = {
+    "admin": (f"arn:aws:iam::{ACCOUNT}:role/Administrator", (ADMIN_ACCESS,)),
+    "recovery": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery", (ADMIN_ACCESS,)),
+    "breakglass": (f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass", (ADMIN_ACCESS,)),
+    "backup": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-backup", ("backup-role-permissions",)),
+}
+SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline")
+SETTINGS = (
+    "s3:PutBucketObjectLockConfiguration",
+    "s3:PutLifecycleConfiguration",
+    "s3:PutBucketPolicy",
+    "s3:DeleteBucketPolicy",
+    "s3:PutBucketVersioning",
+    "s3:PutEncryptionConfiguration",
+    "s3:DeleteBucket",
+)
+WRITES = ("s3:PutObject", "s3:PutObjectRetention")
+OBJECT_CHANGES = ("s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectLegalHold")
+Ctx = tuple[tuple[str, str], ...]
+TLS: Ctx = (("aws:SecureTransport", "true"),)
+
+
+def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
+    """{case id: (who, action, resource, wanted decision, context, resource policy)}."""
+    out: dict[str, tuple[str, str, str, str, Ctx, str]] = {}
+    for who in PRINCIPALS:
+        for action in SETTINGS:
+            want = ALLOWED if who == "breakglass" else EXPLICIT_DENY
+            out[f"{who}:settings:{action}"] = (who, action, BUCKET, want, TLS, "vault-bucket-policy")
+        for action in WRITES:
+            want = ALLOWED if who == "backup" else EXPLICIT_DENY
+            mode = (("s3:object-lock-mode", "COMPLIANCE"),) if action == "s3:PutObjectRetention" else ()
+            out[f"{who}:write:{action}"] = (who, action, OBJECT, want, TLS + mode, "vault-bucket-policy")
+        for action in OBJECT_CHANGES:
+            # break-glass may ask; Object Lock refuses a locked version's deletion (the stand-in's proof)
+            want = ALLOWED if who == "breakglass" else EXPLICIT_DENY
+            out[f"{who}:object:{action}"] = (who, action, OBJECT, want, TLS, "vault-bucket-policy")
+    weaker = (*TLS, ("s3:object-lock-mode", "GOVERNANCE"))
+    out["backup:weaker-lock:s3:PutObject"] = (
+        "backup",
+        "s3:PutObject",
+        OBJECT,
+        EXPLICIT_DENY,
+        weaker,
+        "vault-bucket-policy",
+    )
+    insecure: Ctx = (("aws:SecureTransport", "false"),)
+    out["backup:plain-http:s3:PutObject"] = (
+        "backup",
+        "s3:PutObject",
+        OBJECT,
+        EXPLICIT_DENY,
+        insecure,
+        "vault-bucket-policy",
+    )
+    out["backup:read:s3:GetObject"] = ("backup", "s3:GetObject", OBJECT, ALLOWED, TLS, "vault-bucket-policy")
+    out["backup:read-replica:s3tables:PutTableData"] = (
+        "backup", "s3tables:PutTableData",
+        f"arn:aws:s3tables:us-west-2:{ACCOUNT}:bucket/demo-dest-tablebucket/table/0f3c", EXPLICIT_DENY, (), "",
+    )  # fmt: skip
+    tagged: Ctx = (("aws:ResourceTag/s3tables-kit-replica-key", "seed"),)
+    for who, want in (("admin", EXPLICIT_DENY), ("breakglass", ALLOWED)):
+        for action in ("kms:DisableKey", "kms:PutKeyPolicy"):
+            out[f"{who}:key:{action}"] = (who, action, KEY, want, tagged, "kms-key-policy--vault")
+    out["backup:key:kms:GenerateDataKey"] = (
+        "backup",
+        "kms:GenerateDataKey",
+        KEY,
+        ALLOWED,
+        tagged,
+        "kms-key-policy--vault",
+    )
+    return out
+
+
+def request(cid: str, case: tuple[str, str, str, str, Ctx, str], variant: str, docs: dict[str, Any]) -> SimRequest:
+    who, action, resource, _want, context, policy = case
+    arn, identity = PRINCIPALS[who]
+    ctx: dict[str, str | list[str]] = principal_context(arn)
+    ctx.update(dict(context))
+    if action.startswith("kms:"):
+        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
+
+    def ns(name: str) -> str:
+        return name if name.startswith("world:") else f"{variant}|{name}"
+
+    return SimRequest(
+        id=f"{variant}|{cid}",
+        principal=arn,
+        action=action,
+        resource=resource,
+        resource_account=ACCOUNT,
+        context=ctx,
+        identity_policies=tuple(ns(n) for n in identity),
+        scps=(
+            ScpLevel("r-root", (FULL_AWS_ACCESS,)),
+            ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(ns(n) for n in SCPS))),
+            ScpLevel(ACCOUNT, (FULL_AWS_ACCESS,)),
+        ),
+        resource_policies=(ns(policy),) if policy else (),
+    )
+
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def drop(sid: str, *names: str) -> Mutation:
+    """The statement `sid` removed from the documents `names` (every document carrying it when none is named)."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        found = 0
+        for name, d in docs.items():
+            if names and name not in names:
+                continue
+            kept = [s for s in d["Statement"] if s.get("Sid") != sid]
+            found += len(d["Statement"]) - len(kept)
+            d["Statement"] = kept
+        assert found, f"no statement {sid} in {names or 'any document'}"
+
+    return mutate
+
+
+def both(first: Mutation, second: Mutation) -> Mutation:
+    def mutate(docs: dict[str, Any]) -> None:
+        first(docs)
+        second(docs)
+
+    return mutate
+
+
+# {mutation: (mutation, {case: decision after it})}
+MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
+    "writes guard removed": (
+        drop("DenyVaultWritesExceptBackupRole"),
+        {"admin:write:s3:PutObject": ALLOWED, "recovery:write:s3:PutObjectRetention": ALLOWED},
+    ),
+    "lock and lifecycle guard removed from the bucket policy only": (
+        drop("DenyVaultLockAndLifecycleChange", "vault-bucket-policy"),
+        {"admin:settings:s3:PutBucketObjectLockConfiguration": EXPLICIT_DENY},
+    ),
+    "lock and lifecycle guard removed everywhere": (
+        drop("DenyVaultLockAndLifecycleChange"),
+        {
+            "admin:settings:s3:PutBucketObjectLockConfiguration": ALLOWED,
+            "admin:settings:s3:PutLifecycleConfiguration": ALLOWED,
+        },
+    ),
+    "policy and encryption guard removed everywhere": (
+        drop("DenyVaultPolicyAndEncryptionChange"),
+        {"admin:settings:s3:PutBucketPolicy": ALLOWED, "recovery:settings:s3:PutEncryptionConfiguration": ALLOWED},
+    ),
+    "object change guard removed": (
+        drop("DenyVaultObjectChange"),
+        {"admin:object:s3:DeleteObject": ALLOWED, "recovery:object:s3:PutObjectLegalHold": ALLOWED},
+    ),
+    "lock mode guard removed": (drop("DenyVaultWeakerLockMode"), {"backup:weaker-lock:s3:PutObject": ALLOWED}),
+    "TLS guard removed": (
+        drop("DenyInsecureTransport", "vault-bucket-policy"),
+        {"backup:plain-http:s3:PutObject": ALLOWED},
+    ),
+    "key guards removed from the key policy only": (
+        drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
+        {"admin:key:kms:DisableKey": EXPLICIT_DENY},
+    ),
+    "key guards removed everywhere": (
+        both(
+            drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
+            drop("DenyReplicaKeyDestruction", "scp-protect-replica-guards"),
+        ),
+        {"admin:key:kms:DisableKey": ALLOWED},
+    ),
+}
+
+
+def documents() -> dict[str, Any]:
+    ds = build(parse_config(with_vault(VAULT)))
+    names = ("vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions", *SCPS)
+    return {n: ds.document(n) for n in names}
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, dict[str, SimResult]]:
+    base = documents()
+    variants = {"baseline": base}
+    for name, (mutate, _) in MUTATIONS.items():
+        docs = copy.deepcopy(base)
+        mutate(docs)
+        variants[name] = docs
+    policies: dict[str, Any] = dict(WORLD)
+    reqs = []
+    for label, docs in variants.items():
+        policies.update({f"{label}|{n}": d for n, d in docs.items()})
+        reqs += [request(cid, case, label, docs) for cid, case in cases().items()]
+    raw = evaluate(policies, reqs)
+    errors = errors_of(raw)
+    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:10])
+    out: dict[str, dict[str, SimResult]] = {label: {} for label in variants}
+    for rid, res in raw.items():
+        label, _, cid = rid.partition("|")
+        out[label][cid] = res
+    return out
+
+
+def test_only_the_backup_role_writes_and_only_break_glass_changes_the_settings(
+    results: dict[str, dict[str, SimResult]],
+) -> None:
+    wrong = {
+        cid: (results["baseline"][cid].decision, want, results["baseline"][cid].denied_by)
+        for cid, (_, _, _, want, _, _) in cases().items()
+        if results["baseline"][cid].decision != want
+    }
+    assert not wrong, wrong
+
+
+def test_the_settings_guards_have_two_layers() -> None:
+    docs = documents()
+    scp = {s["Sid"] for s in docs["scp-protect-replica-guards"]["Statement"]}
+    assert {"DenyVaultLockAndLifecycleChange", "DenyVaultPolicyAndEncryptionChange"} <= scp
+    assert not {"DenyVaultWritesExceptBackupRole", "DenyVaultObjectChange"} & scp
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_guard_is_needed(results: dict[str, dict[str, SimResult]], mutation: str) -> None:
+    _, expected = MUTATIONS[mutation]
+    got = {cid: results[mutation][cid].decision for cid in expected}
+    assert got == expected

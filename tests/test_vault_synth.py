@@ -1,0 +1,104 @@
+"""The vault stack of the seed (`[vault]`) as synthesized: the bucket with versioning, Object Lock in COMPLIANCE mode
+for the configured days, SSE-KMS with the vault key, no public access, no ACLs, the storage-class lifecycle rule, the
+bucket policy applied last and deployed as rendered; the backup role in the recovery stack, trusted by the kit's own
+EMR Serverless application; and the `kit_vault` output the backup job reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from s3tables_kit.policies.docset import build
+from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.outputs import OUTPUT_VAULT
+
+pytestmark = pytest.mark.synth
+ROOT = Path(__file__).resolve().parents[1]
+Stacks = dict[str, dict[str, Any]]
+
+
+def only(stack: dict[str, Any], rtype: str) -> tuple[str, dict[str, Any]]:
+    (name, body), *more = stack["resource"][rtype].items()
+    assert not more, f"{rtype}: more than one"
+    return name, body
+
+
+def test_the_vault_bucket_has_every_setting(synthesized: dict[str, Stacks]) -> None:
+    cfg = load_config(ROOT / "examples/seed.toml")
+    assert cfg.vault is not None
+    vault = synthesized["seed"]["vault"]
+    _, bucket = only(vault, "aws_s3_bucket")
+    assert bucket["bucket"] == "seed-backup-vault-111122223333-us-west-2"
+    assert bucket["object_lock_enabled"] is True and bucket["force_destroy"] is False
+    _, lock = only(vault, "aws_s3_bucket_object_lock_configuration")
+    assert lock["rule"]["default_retention"] == {"mode": "COMPLIANCE", "days": cfg.vault.retention_days}
+    _, versioning = only(vault, "aws_s3_bucket_versioning")
+    assert versioning["versioning_configuration"]["status"] == "Enabled"
+    key_name, key = only(vault, "aws_kms_key")
+    assert key["bypass_policy_lockout_safety_check"] is True
+    assert key["tags"] == {"s3tables-kit-replica-key": "seed"}
+    assert json.loads(key["policy"]) == build(cfg).document("kms-key-policy", "vault")
+    _, sse = only(vault, "aws_s3_bucket_server_side_encryption_configuration")
+    (rule,) = sse["rule"]
+    assert rule["bucket_key_enabled"] is True
+    assert rule["apply_server_side_encryption_by_default"] == {
+        "sse_algorithm": "aws:kms",
+        "kms_master_key_id": f"${{aws_kms_key.{key_name}.arn}}",
+    }
+    _, pab = only(vault, "aws_s3_bucket_public_access_block")
+    assert all(pab[k] is True for k in ("block_public_acls", "block_public_policy", "ignore_public_acls"))
+    _, own = only(vault, "aws_s3_bucket_ownership_controls")
+    assert own["rule"]["object_ownership"] == "BucketOwnerEnforced"
+    _, lifecycle = only(vault, "aws_s3_bucket_lifecycle_configuration")
+    rules = {r["id"]: r for r in lifecycle["rule"]}
+    assert rules["storage-class"]["transition"] == [{"days": 0, "storage_class": "GLACIER_IR"}]
+    assert rules["abort-incomplete-uploads"]["abort_incomplete_multipart_upload"] == [{"days_after_initiation": 7}]
+    # deployed = reviewed, and applied after every setting it guards
+    _, policy = only(vault, "aws_s3_bucket_policy")
+    assert json.loads(policy["policy"]) == build(cfg).document("vault-bucket-policy")
+    waits = set(policy["depends_on"])
+    for rtype in (
+        "aws_s3_bucket_object_lock_configuration",
+        "aws_s3_bucket_lifecycle_configuration",
+        "aws_s3_bucket_server_side_encryption_configuration",
+        "aws_s3_bucket_versioning",
+        "aws_s3_bucket_public_access_block",
+        "aws_s3_bucket_ownership_controls",
+    ):
+        assert f"{rtype}.{only(vault, rtype)[0]}" in waits, rtype
+    # the stack is in the vault's account and Region
+    (provider,) = vault["provider"]["aws"]
+    assert (provider["region"], provider["allowed_account_ids"]) == ("us-west-2", ["111122223333"])
+
+
+def test_the_backup_role_runs_in_the_recovery_application(synthesized: dict[str, Stacks]) -> None:
+    cfg = load_config(ROOT / "examples/seed.toml")
+    recovery = synthesized["seed"]["recovery"]
+    roles = {body["name"]: body for body in recovery["resource"]["aws_iam_role"].values()}
+    role = roles["seed-s3tables-backup"]
+    trust = json.loads(role["assume_role_policy"])
+    (stmt,) = trust["Statement"]
+    assert stmt["Principal"] == {"Service": "emr-serverless.amazonaws.com"}
+    app_name, _ = only(recovery, "aws_emrserverless_application")
+    assert stmt["Condition"]["ArnLike"]["aws:SourceArn"] == f"${{aws_emrserverless_application.{app_name}.arn}}"
+    policies = {body["name"]: body for body in recovery["resource"]["aws_iam_role_policy"].values()}
+    assert json.loads(policies["s3tables-backup"]["policy"]) == build(cfg).document("backup-role-permissions")
+
+
+def test_the_outputs_name_what_the_backup_job_reads(synthesized: dict[str, Stacks]) -> None:
+    out = synthesized["seed"]["vault"]["output"][OUTPUT_VAULT]["value"]
+    assert out["bucket_name"] == "seed-backup-vault-111122223333-us-west-2"
+    assert out["backup_role_arn"] == "arn:aws:iam::111122223333:role/seed-s3tables-backup"
+    assert out["kms_key_arn"].startswith("${aws_kms_key.") and out["bucket_arn"].startswith("${aws_s3_bucket.")
+    assert (out["retention_days"], out["storage_class"]) == (365, "GLACIER_IR")
+
+
+def test_without_a_vault_no_stack_and_no_role(synthesized: dict[str, Stacks]) -> None:
+    for example, stacks in synthesized.items():
+        if load_config(ROOT / "examples" / f"{example}.toml").vault is None:
+            assert "vault" not in stacks
+            roles = stacks["recovery"]["resource"]["aws_iam_role"].values()
+            assert not [r for r in roles if r["name"].endswith("-s3tables-backup")]

@@ -1,0 +1,207 @@
+"""The `[vault]` section of `kit.toml`: a backup vault outside S3 Tables, a general-purpose S3 bucket with versioning
+and Object Lock in compliance mode, encrypted with its own KMS key (docs/decisions/0034-backup-vault.md).
+
+    [vault]
+    account_id = "333333333333"
+    region = "us-east-2"
+    retention_days = 365            # Object Lock default retention (COMPLIANCE); at least the replicas' snapshot age
+    storage_class = "GLACIER_IR"    # what the backup job writes and the lifecycle rule moves objects to
+    kms_key = "create"              # or the ARN of an existing key in the vault's account and Region
+
+Optional: without it nothing changes. The vault stack (`infra/stacks/vault.py`) deploys the bucket and its key in
+the vault's account and Region; the backup role lives beside the Spark runtime it runs in (the recovery account).
+This module is imported by `topology/model.py` (the root `KitConfig.vault` field) and imports no other section;
+`vault_checks` reads the whole topology through a structural type, so there is no import circle.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from s3tables_kit.topology.issues import Issue
+from s3tables_kit.topology.rules import (
+    KMS_KEY_ARN_RE,
+    ROLE_ARN_RE,
+    check_account,
+    check_optional,
+    check_region,
+    partition_of_arn,
+)
+
+if TYPE_CHECKING:
+    from s3tables_kit.topology.model import KitConfig
+
+# Object Lock retention is at most 100 years (S3 user guide, "Object Lock considerations").
+MAX_RETENTION_DAYS = 36500
+# Classes an object is read from without a restore request, so a restore from the vault is a plain file copy; all
+# are valid for Object Lock. GLACIER and DEEP_ARCHIVE need a restore of hours per object; ONEZONE_IA keeps one zone.
+VAULT_STORAGE_CLASSES = ("STANDARD", "INTELLIGENT_TIERING", "STANDARD_IA", "GLACIER_IR")
+# General-purpose bucket names (S3 user guide, "General purpose bucket naming rules"): the kit writes no dots, so
+# virtual-hosted TLS requests keep working.
+_S3_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+_S3_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_S3_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3", ".mrap")
+
+
+def check_s3_bucket_name(v: str) -> str:
+    if not _S3_BUCKET_RE.match(v) or v.startswith(_S3_FORBIDDEN_PREFIXES):
+        raise ValueError(
+            f"vault bucket {v!r} must be 3-63 lower case letters, digits and hyphens, start and end with a letter or "
+            f"digit, and not start with {', '.join(_S3_FORBIDDEN_PREFIXES)}"
+        )
+    if v.endswith(_S3_FORBIDDEN_SUFFIXES):
+        raise ValueError(f"vault bucket {v!r} must not end with {', '.join(_S3_FORBIDDEN_SUFFIXES)}")
+    return v
+
+
+class Vault(BaseModel):
+    """Where backups of the replicas are kept immutable: an S3 bucket with Object Lock in compliance mode."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+    account_id: str = Field(
+        strict=True, description='12-digit AWS account id of the vault, quoted: "333333333333" (best: its own account).'
+    )
+    region: str = Field(description="AWS Region of the vault bucket and its key, e.g. us-east-2.")
+    retention_days: int = Field(
+        ge=1,
+        le=MAX_RETENTION_DAYS,
+        description="Object Lock default retention in days (COMPLIANCE mode: nobody, root included, deletes a "
+        "version or shortens its retention before then); at least the longest replica snapshot retention.",
+    )
+    storage_class: Literal["STANDARD", "INTELLIGENT_TIERING", "STANDARD_IA", "GLACIER_IR"] = Field(
+        default="STANDARD",
+        description="S3 storage class of the vault's objects, readable without a restore request: STANDARD, "
+        "INTELLIGENT_TIERING, STANDARD_IA or GLACIER_IR.",
+    )
+    kms_key: str = Field(
+        default="create",
+        description='"create" (the kit creates the vault key, guarded like the replica keys) or the ARN of an '
+        "existing KMS key in the vault's account and Region.",
+    )
+    bucket: str | None = Field(
+        default=None,
+        description="Name of the vault's S3 bucket; unset, `<kit>-backup-vault-<account>-<region>`.",
+    )
+    deploy_role_arn: str | None = Field(
+        default=None,
+        description="IAM role the Terraform provider assumes in the vault account; unset, the deploying credentials "
+        "are used.",
+    )
+
+    _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
+    _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
+
+    @field_validator("kms_key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        if v != "create" and not KMS_KEY_ARN_RE.match(v):
+            raise ValueError(
+                f'kms_key {v!r} must be "create" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)'
+            )
+        return v
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, v: str | None) -> str | None:
+        return None if v is None else check_s3_bucket_name(v)
+
+    @field_validator("deploy_role_arn")
+    @classmethod
+    def _role(cls, v: str | None) -> str | None:
+        return check_optional(v, ROLE_ARN_RE, f"deploy_role_arn {v!r} must be an IAM role ARN")
+
+    @property
+    def partition(self) -> str:
+        return partition_of_arn(self.region)
+
+    @property
+    def creates_key(self) -> bool:
+        return self.kms_key == "create"
+
+    @property
+    def transition_days(self) -> int | None:
+        """Days after which the lifecycle rule moves an object to `storage_class` (S3's minimum for the class), or
+        None for STANDARD (objects are written there)."""
+        return {"STANDARD": None, "STANDARD_IA": 30}.get(self.storage_class, 0)
+
+    def bucket_name(self, kit: str) -> str:
+        return self.bucket or f"{kit}-backup-vault-{self.account_id}-{self.region}"
+
+    def bucket_arn(self, kit: str) -> str:
+        return f"arn:{self.partition}:s3:::{self.bucket_name(kit)}"
+
+
+VAULT_STACK_ID = "vault"
+
+
+def backup_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-s3tables-backup"
+
+
+def backup_role_arn(cfg: KitConfig) -> str:
+    """The backup role lives in the recovery account: the EMR Serverless application it runs in passes only roles of
+    its own account (iam:PassRole never crosses accounts)."""
+    rep = cfg.recovery_replica
+    return f"arn:{rep.partition}:iam::{rep.account_id}:role/{backup_role_name(cfg)}"
+
+
+def vault_kms_alias(cfg: KitConfig, vault: Vault) -> str:
+    return f"alias/{cfg.kit.name}-{vault.bucket_name(cfg.kit.name)}"
+
+
+def longest_replica_retention_days(cfg: KitConfig) -> int:
+    """The longest snapshot age a replica keeps, in whole days (rounded up)."""
+    return max(math.ceil(r.snapshot_retention.max_snapshot_age_hours / 24) for r in cfg.replicas)
+
+
+def vault_checks(cfg: KitConfig) -> list[Issue]:
+    """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; its account
+    must be reached by the SCPs (not the management account); a key of its own account and Region."""
+    v = cfg.vault
+    if v is None:
+        return []
+    out: list[Issue] = []
+    floor = longest_replica_retention_days(cfg)
+    if v.retention_days < floor:
+        out.append(
+            Issue(
+                "vault.retention_days",
+                f"{v.retention_days} is shorter than the longest replica snapshot retention ({floor} days): the vault "
+                "must keep a backup at least as long as a replica keeps the snapshot, or it protects no history the "
+                "replicas do not already hold",
+            )
+        )
+    if not v.creates_key:
+        m = KMS_KEY_ARN_RE.match(v.kms_key)
+        if m and (m.group(2), m.group(3)) != (v.region, v.account_id):
+            out.append(Issue("vault.kms_key", "the key must be in the vault's account and Region (SSE-KMS of S3)"))
+    if backup_role_arn(cfg) in cfg.protection.break_glass_principals:
+        out.append(Issue("protection.break_glass_principals", "the backup role cannot be a break-glass principal"))
+    org = cfg.protection.organization
+    if org is not None:
+        if v.account_id == org.management_account_id:
+            out.append(
+                Issue(
+                    "vault.account_id",
+                    f"the vault is in the organization's management account {v.account_id}, where SCPs do not "
+                    "apply; put it in a member account",
+                )
+            )
+        elif v.account_id not in org.covered_accounts:
+            out.append(
+                Issue(
+                    "protection.organization.targets",
+                    f"account {v.account_id} (the vault) is not covered by the SCP: add it to targets, or list it "
+                    "under protection.organization.ou_accounts for the root or OU target it sits in",
+                )
+            )
+    try:
+        check_s3_bucket_name(v.bucket_name(cfg.kit.name))
+    except ValueError as err:
+        out.append(Issue("vault.bucket", str(err)))
+    return out

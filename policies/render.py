@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import docset, summary_layers
+from s3tables_kit.policies import docset, summary_layers, vault
 from s3tables_kit.policies import documents as D
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -432,6 +432,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         lines.append("")
     lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
+    lines += vault.summary_lines(cfg)
     lines += [
         "## Documents and where they are attached",
         "",
@@ -494,6 +495,8 @@ def _other_risk(sid: str) -> str:
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in A.PIPELINE_RULES},
+        **{r.sid: r.risk for r in vault.VAULT_RULES},
+        "DenyVaultWeakerLockMode": vault.WEAKER_LOCK_RISK,
         "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
             r.risk for r in A.PIPELINE_RULES if r.target != "keys"
         ),

@@ -149,6 +149,37 @@ def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement
     )
 
 
+WEAKER_LOCK_RISK = (
+    "An object written or re-retained in GOVERNANCE mode could be deleted early by anyone granted "
+    "s3:BypassGovernanceRetention: the vault takes COMPLIANCE only."
+)
+_WHO = {BREAK_GLASS: "break-glass", BACKUP_ROLE: "the backup role", NOBODY: "nobody"}
+
+
+def summary_lines(cfg: KitConfig) -> list[str]:
+    """The vault's section of the rendered SUMMARY.md: each rule, whom it exempts, and the layers that carry it."""
+    if cfg.vault is None:
+        return []
+    v = cfg.vault
+    lines = [
+        "## The backup vault",
+        "",
+        f"S3 bucket `{bucket_name(cfg)}` ({v.account_id}, {v.region}): Object Lock in COMPLIANCE mode for "
+        f"{v.retention_days} days (no version is deleted, and no retention shortened, before then by anyone, "
+        f"break-glass and root included: S3 enforces it), storage class {v.storage_class}. Written only by "
+        f"`{backup_role_arn(cfg)}`.",
+        "",
+        "| Rule | Actions | Exempt | Layers |",
+        "|---|---|---|---|",
+    ]
+    for r in VAULT_RULES:
+        layers = "bucket policy, guards SCP" if r.in_scp else "bucket policy"
+        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)} | {_WHO[r.exempt]} | {layers} |")
+    weaker = "`s3:PutObject`, `s3:PutObjectRetention` in another mode than COMPLIANCE"
+    lines.append(f"| `DenyVaultWeakerLockMode` | {weaker} | nobody | bucket policy |")
+    return [*lines, ""]
+
+
 def bucket_policy(cfg: KitConfig) -> Document:
     """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back (its own
     account's identity policy is the other half); each rule's Deny; objects written in any lock mode but

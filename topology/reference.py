@@ -32,6 +32,7 @@ from s3tables_kit.topology.outputs import (
     OUTPUT_RECOVERY,
     OUTPUT_REPLICA,
     OUTPUT_SOURCE,
+    OUTPUT_VAULT,
     KitOutputs,
 )
 
@@ -45,6 +46,7 @@ OUTPUT_FIELDS = {
     OUTPUT_REPLICA: "replicas",
     OUTPUT_RECOVERY: "recovery",
     OUTPUT_ORGANIZATION: "organization",
+    OUTPUT_VAULT: "vault",
 }
 # A sentence ends here and another begins: a description must be one sentence.
 _SENTENCE_BREAK = re.compile(r"(?<!e\.g)(?<!i\.e)\.\s+[A-Z]")

@@ -30,6 +30,7 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import pipeline
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import vault
 from s3tables_kit.policies.assurance import (
     METRIC_NAMESPACE,
     Site,
@@ -467,6 +468,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
         S.deny_pass_other_replication_role(
             "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
         ),
+        *vault.scp_statements(cfg),  # the vault outlives a failover: its settings stay guarded
     )
 
 

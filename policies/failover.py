@@ -27,10 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import pipeline
+from s3tables_kit.policies import pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
-from s3tables_kit.policies import vault
 from s3tables_kit.policies.assurance import (
     METRIC_NAMESPACE,
     Site,

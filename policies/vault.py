@@ -38,6 +38,8 @@ class VaultRule:
     exempt: str
     objects: bool = False
     in_scp: bool = False
+    # The request's condition under which the rule denies (besides the exemption): None, always.
+    when: dict[str, dict[str, str]] | None = None
 
 
 VAULT_RULES: tuple[VaultRule, ...] = (
@@ -92,6 +94,16 @@ VAULT_RULES: tuple[VaultRule, ...] = (
         exempt=BREAK_GLASS,
         objects=True,
     ),
+    VaultRule(
+        sid="DenyVaultWeakerLockMode",
+        actions=("s3:PutObject", "s3:PutObjectRetention"),
+        risk="An object written or re-retained in GOVERNANCE mode could be deleted early by anyone granted "
+        "s3:BypassGovernanceRetention: the vault takes COMPLIANCE only.",
+        exempt=NOBODY,
+        objects=True,
+        # the key is absent when a write takes the bucket's default (COMPLIANCE): a present key other than it
+        when={"Null": {"s3:object-lock-mode": "false"}, "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"}},
+    ),
 )
 
 
@@ -127,8 +139,9 @@ def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
     return [f"{arn}/*"] if rule.objects else [arn]
 
 
-def _condition(exempt: Sequence[str]) -> dict[str, dict[str, object]]:
-    return {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
+def _condition(exempt: Sequence[str], when: dict[str, dict[str, str]] | None) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
+    return {**out, **(when or {})}
 
 
 def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
@@ -145,14 +158,10 @@ def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement
         rule.actions,
         _resources(cfg, rule),
         principal="*" if kind == "bucket-policy" else None,
-        condition=_condition(exempt),
+        condition=_condition(exempt, rule.when),
     )
 
 
-WEAKER_LOCK_RISK = (
-    "An object written or re-retained in GOVERNANCE mode could be deleted early by anyone granted "
-    "s3:BypassGovernanceRetention: the vault takes COMPLIANCE only."
-)
 _WHO = {BREAK_GLASS: "break-glass", BACKUP_ROLE: "the backup role", NOBODY: "nobody"}
 
 
@@ -174,16 +183,14 @@ def summary_lines(cfg: KitConfig) -> list[str]:
     ]
     for r in VAULT_RULES:
         layers = "bucket policy, guards SCP" if r.in_scp else "bucket policy"
-        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)} | {_WHO[r.exempt]} | {layers} |")
-    weaker = "`s3:PutObject`, `s3:PutObjectRetention` in another mode than COMPLIANCE"
-    lines.append(f"| `DenyVaultWeakerLockMode` | {weaker} | nobody | bucket policy |")
+        when = " (in another lock mode than COMPLIANCE)" if r.when else ""
+        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)}{when} | {_WHO[r.exempt]} | {layers} |")
     return [*lines, ""]
 
 
 def bucket_policy(cfg: KitConfig) -> Document:
     """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back (its own
-    account's identity policy is the other half); each rule's Deny; objects written in any lock mode but
-    COMPLIANCE refused (a GOVERNANCE object could be deleted with `s3:BypassGovernanceRetention`)."""
+    account's identity policy is the other half); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
     stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
@@ -193,19 +200,6 @@ def bucket_policy(cfg: KitConfig) -> Document:
         )
         stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
     stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
-    stmts.append(
-        S.statement(
-            "DenyVaultWeakerLockMode",
-            "Deny",
-            ["s3:PutObject", "s3:PutObjectRetention"],
-            [f"{arn}/*"],
-            principal="*",
-            condition={
-                "Null": {"s3:object-lock-mode": "false"},
-                "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"},
-            },
-        )
-    )
     return doc(*stmts)
 
 

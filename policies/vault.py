@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.topology.backup import backup_role_arn, backup_role_name, vault_kms_alias
 from s3tables_kit.topology.config import KitConfig, Vault
-from s3tables_kit.topology.vault import backup_role_arn, backup_role_name, vault_kms_alias
 
 BREAK_GLASS = "break-glass"
 BACKUP_ROLE = "backup-role"

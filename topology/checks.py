@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from s3tables_kit.topology.adoption import POLICY_KEY
+from s3tables_kit.topology.backup import vault_checks
 from s3tables_kit.topology.checks_failover import failover_checks
 from s3tables_kit.topology.issues import Issue, bucket_quota_issues
 from s3tables_kit.topology.model import (
@@ -25,7 +26,6 @@ from s3tables_kit.topology.rules import (
     MAX_TAGS,
     TEMPORAL_TRANSFORM_TYPES,
 )
-from s3tables_kit.topology.vault import vault_checks
 
 
 def _estate_form_checks(cfg: KitConfig) -> list[Issue]:

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from s3tables_kit.topology.backup import backup_role_arn
 from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
 from s3tables_kit.topology.textfile import read_parsed
-from s3tables_kit.topology.vault import backup_role_arn
 
 if TYPE_CHECKING:
     from s3tables_kit.topology.failover import FailoverTopology

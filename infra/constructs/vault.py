@@ -44,8 +44,8 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.backup import backup_role_name, vault_kms_alias
 from s3tables_kit.topology.config import KitConfig, Vault
-from s3tables_kit.topology.vault import backup_role_name, vault_kms_alias
 
 ABORT_INCOMPLETE_UPLOAD_DAYS = 7
 

@@ -10,9 +10,9 @@ from s3tables_kit.infra.constructs.providers import aws_provider
 from s3tables_kit.infra.constructs.vault import VaultBucket, VaultKey
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.backup import VAULT_STACK_ID
 from s3tables_kit.topology.config import KitConfig, Vault
 from s3tables_kit.topology.outputs import OUTPUT_VAULT, vault_value
-from s3tables_kit.topology.vault import VAULT_STACK_ID
 
 
 class VaultStack(TerraformStack):

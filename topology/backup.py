@@ -1,0 +1,83 @@
+"""The backup vault seen from the whole topology: the names the vault's stacks, documents and (later) the backup job
+agree on, and `[vault]`'s rules across sections (docs/decisions/0034-backup-vault.md). The section's model is
+`topology/vault.py`, which `topology/model.py` imports; this module imports the model, so there is no import circle.
+"""
+
+from __future__ import annotations
+
+import math
+
+from s3tables_kit.topology.issues import Issue
+from s3tables_kit.topology.model import KitConfig, Vault
+from s3tables_kit.topology.rules import KMS_KEY_ARN_RE
+from s3tables_kit.topology.vault import check_s3_bucket_name
+
+VAULT_STACK_ID = "vault"
+
+
+def backup_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-s3tables-backup"
+
+
+def backup_role_arn(cfg: KitConfig) -> str:
+    """The backup role lives in the recovery account: the EMR Serverless application it runs in passes only roles of
+    its own account (iam:PassRole never crosses accounts)."""
+    rep = cfg.recovery_replica
+    return f"arn:{rep.partition}:iam::{rep.account_id}:role/{backup_role_name(cfg)}"
+
+
+def vault_kms_alias(cfg: KitConfig, vault: Vault) -> str:
+    return f"alias/{cfg.kit.name}-{vault.bucket_name(cfg.kit.name)}"
+
+
+def longest_replica_retention_days(cfg: KitConfig) -> int:
+    """The longest snapshot age a replica keeps, in whole days (rounded up)."""
+    return max(math.ceil(r.snapshot_retention.max_snapshot_age_hours / 24) for r in cfg.replicas)
+
+
+def vault_checks(cfg: KitConfig) -> list[Issue]:
+    """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; its account
+    must be reached by the SCPs (not the management account); a key of its own account and Region."""
+    v = cfg.vault
+    if v is None:
+        return []
+    out: list[Issue] = []
+    floor = longest_replica_retention_days(cfg)
+    if v.retention_days < floor:
+        out.append(
+            Issue(
+                "vault.retention_days",
+                f"{v.retention_days} is shorter than the longest replica snapshot retention ({floor} days): the vault "
+                "must keep a backup at least as long as a replica keeps the snapshot, or it protects no history the "
+                "replicas do not already hold",
+            )
+        )
+    if not v.creates_key:
+        m = KMS_KEY_ARN_RE.match(v.kms_key)
+        if m and (m.group(2), m.group(3)) != (v.region, v.account_id):
+            out.append(Issue("vault.kms_key", "the key must be in the vault's account and Region (SSE-KMS of S3)"))
+    if backup_role_arn(cfg) in cfg.protection.break_glass_principals:
+        out.append(Issue("protection.break_glass_principals", "the backup role cannot be a break-glass principal"))
+    org = cfg.protection.organization
+    if org is not None:
+        if v.account_id == org.management_account_id:
+            out.append(
+                Issue(
+                    "vault.account_id",
+                    f"the vault is in the organization's management account {v.account_id}, where SCPs do not "
+                    "apply; put it in a member account",
+                )
+            )
+        elif v.account_id not in org.covered_accounts:
+            out.append(
+                Issue(
+                    "protection.organization.targets",
+                    f"account {v.account_id} (the vault) is not covered by the SCP: add it to targets, or list it "
+                    "under protection.organization.ou_accounts for the root or OU target it sits in",
+                )
+            )
+    try:
+        check_s3_bucket_name(v.bucket_name(cfg.kit.name))
+    except ValueError as err:
+        out.append(Issue("vault.bucket", str(err)))
+    return out

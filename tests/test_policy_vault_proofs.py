@@ -217,10 +217,50 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
 }
 
 
-def documents() -> dict[str, Any]:
-    ds = build(parse_config(with_vault(VAULT)))
+def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    ds = build(parse_config(doc or with_vault(VAULT)))
     names = ("vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions", *SCPS)
     return {n: ds.document(n) for n in names}
+
+
+# ---------------------------------------------------------------- a vault in an account of its own ----
+
+VAULT_ACCOUNT = "444455556666"
+CROSS_OBJECT = f"arn:aws:s3:::seed-backup-vault-{VAULT_ACCOUNT}-us-west-2/v1/tables/analytics/orders/0f3c/points/1.json"
+CROSS_CASES = {  # case: (principal, identity policy, action, wanted decision with the grant, without it)
+    "backup:write:s3:PutObject": (PRINCIPALS["backup"][0], "backup-role-permissions", "s3:PutObject", ALLOWED),
+    "vault-admin:write:s3:PutObject": (
+        f"arn:aws:iam::{VAULT_ACCOUNT}:role/Administrator", ADMIN_ACCESS, "s3:PutObject", EXPLICIT_DENY,
+    ),
+}  # fmt: skip
+
+
+def cross_account_documents() -> dict[str, Any]:
+    """The seed with its vault in an account of its own (covered by the SCP): the backup role writes across accounts."""
+    doc = with_vault({**VAULT, "account_id": VAULT_ACCOUNT})
+    doc["protection"]["organization"]["ou_accounts"]["ou-ab12-replicas1"].append(VAULT_ACCOUNT)
+    return documents(doc)
+
+
+def cross_account_requests(variant: str) -> list[SimRequest]:
+    return [
+        SimRequest(
+            id=f"{variant}|{cid}",
+            principal=who,
+            action=action,
+            resource=CROSS_OBJECT,
+            resource_account=VAULT_ACCOUNT,
+            context={**principal_context(who), **dict(TLS)},
+            identity_policies=(identity if identity.startswith("world:") else f"{variant}|{identity}",),
+            scps=(
+                ScpLevel("r-root", (FULL_AWS_ACCESS,)),
+                ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in SCPS))),
+                ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS,)),
+            ),
+            resource_policies=(f"{variant}|vault-bucket-policy",),
+        )
+        for cid, (who, identity, action, _) in CROSS_CASES.items()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -236,6 +276,13 @@ def results() -> dict[str, dict[str, SimResult]]:
     for label, docs in variants.items():
         policies.update({f"{label}|{n}": d for n, d in docs.items()})
         reqs += [request(cid, case, label, docs) for cid, case in cases().items()]
+    cross = cross_account_documents()
+    ungranted = copy.deepcopy(cross)
+    drop("AllowBackupRoleWrite", "vault-bucket-policy")(ungranted)
+    for label, docs in (("cross-account", cross), ("cross-account without the grant", ungranted)):
+        policies.update({f"{label}|{n}": d for n, d in docs.items()})
+        reqs += cross_account_requests(label)
+        variants[label] = docs
     raw = evaluate(policies, reqs)
     errors = errors_of(raw)
     assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:10])
@@ -262,6 +309,15 @@ def test_the_settings_guards_have_two_layers() -> None:
     scp = {s["Sid"] for s in docs["scp-protect-replica-guards"]["Statement"]}
     assert {"DenyVaultLockAndLifecycleChange", "DenyVaultPolicyAndEncryptionChange"} <= scp
     assert not {"DenyVaultWritesExceptBackupRole", "DenyVaultObjectChange"} & scp
+
+
+def test_a_vault_of_its_own_account_is_written_by_the_backup_role_through_its_grant(
+    results: dict[str, dict[str, SimResult]],
+) -> None:
+    got = {cid: results["cross-account"][cid].decision for cid in CROSS_CASES}
+    assert got == {cid: case[3] for cid, case in CROSS_CASES.items()}
+    # the grant is needed: a cross-account write needs an Allow on both sides
+    assert not results["cross-account without the grant"]["backup:write:s3:PutObject"].allowed
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))

@@ -169,9 +169,9 @@ def weakens_lock(
 def _patch_object_lock_retention() -> None:
     """moto 5.2.5 refuses deleting a locked version but takes any PutObjectRetention, so a COMPLIANCE retention could
     be shortened or turned into GOVERNANCE here while AWS refuses it with AccessDenied: the backup vault rests on
-    that refusal (docs/decisions/0034-backup-vault.md)."""
+    that refusal (docs/decisions/0034-backup-vault.md). It also lacks GetObjectRetention, which reads it back."""
     from moto.s3 import responses as s3responses
-    from moto.s3.exceptions import AccessDeniedByLock
+    from moto.s3.exceptions import AccessDeniedByLock, S3ClientError
 
     put_retention = s3responses.S3Response.put_object_retention
 
@@ -185,3 +185,28 @@ def _patch_object_lock_retention() -> None:
         return put_retention(self)
 
     s3responses.S3Response.put_object_retention = put_object_retention  # type: ignore[method-assign]
+
+    # moto 5.2.5 has no GetObjectRetention (`GET /<key>?retention` fails with a 500); S3 answers the version's lock,
+    # or NoSuchObjectLockConfiguration when it has none.
+    key_get = s3responses.S3Response._key_response_get
+
+    def key_get_with_retention(self: Any, query: dict[str, Any], key_name: str) -> Any:
+        if "retention" not in query:
+            return key_get(self, query, key_name)
+        self._set_action("KEY", "GET", query)
+        self._authenticate_and_authorize_s3_action(bucket_name=self.bucket_name, key_name=key_name)
+        key, _ = self._get_key()
+        if not key.lock_mode or not key.lock_until:
+            raise S3ClientError(
+                "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration"
+            )
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?><Retention xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            f"<Mode>{key.lock_mode}</Mode><RetainUntilDate>{key.lock_until}</RetainUntilDate></Retention>"
+        )
+        headers = {"content-type": "application/xml"}
+        if key.version_id != "null":
+            headers["x-amz-version-id"] = key.version_id
+        return 200, headers, body
+
+    s3responses.S3Response._key_response_get = key_get_with_retention  # type: ignore[method-assign]

@@ -141,7 +141,9 @@ def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
 
 def _condition(exempt: Sequence[str], when: dict[str, dict[str, str]] | None) -> dict[str, dict[str, object]]:
     out: dict[str, dict[str, object]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
-    return {**out, **(when or {})}
+    for op, keys in (when or {}).items():
+        out[op] = dict(keys)
+    return out
 
 
 def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:

@@ -29,7 +29,12 @@ def _code(call: Any) -> str:
 def vault(moto_endpoint: str) -> tuple[Any, str]:
     """A vault-like bucket: Object Lock enabled at creation, a COMPLIANCE default retention of one day."""
     s3 = boto3.client(
-        "s3", endpoint_url=moto_endpoint, region_name="us-east-1", config=Config(s3={"addressing_style": "path"})
+        "s3",
+        endpoint_url=moto_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(s3={"addressing_style": "path"}),
     )
     bucket = f"vault-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra.golden import GOLDEN, normalize, render
-from s3tables_kit.policies import documents
+from s3tables_kit.policies import documents, vault
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.outputs import parse_outputs
 
@@ -49,7 +49,7 @@ def seed(synthesized: dict[str, Stacks]) -> Stacks:
 
 
 def test_seed_has_the_expected_stacks(seed: Stacks) -> None:
-    assert set(seed) == {"source", REPLICA_STACK, "recovery", "organization"}
+    assert set(seed) == {"source", REPLICA_STACK, "recovery", "organization", "vault"}
 
 
 def test_three_table_buckets_each_with_explicit_encryption(seed: Stacks) -> None:
@@ -228,11 +228,13 @@ def test_guardrail_is_attached_to_the_replica_deploy_role(synthesized: dict[str,
 def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
     rec = seed["recovery"]
     assert only(rec, "aws_s3tables_namespace")["namespace"] == "recovered"
-    role = only(rec, "aws_iam_role")
+    # the recovery role (the seed's `[vault]` adds the backup role beside it: tests/test_vault_synth.py)
+    role = next(r for r in rec["resource"]["aws_iam_role"].values() if r["name"] == "seed-s3tables-recovery")
     assert json.loads(role["assume_role_policy"])["Statement"][0]["Principal"] == {
         "Service": "emr-serverless.amazonaws.com"
     }
-    perms = json.loads(only(rec, "aws_iam_role_policy")["policy"])
+    inline = rec["resource"]["aws_iam_role_policy"].values()
+    perms = json.loads(next(p for p in inline if p["name"] == "s3tables-recovery")["policy"])
     deny = next(s for s in perms["Statement"] if s["Sid"] == "DenyAllWritesToReplicas")
     assert "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket/table/*" in deny["Resource"]
     app = only(rec, "aws_emrserverless_application")
@@ -321,11 +323,10 @@ def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Sta
         # reviewed document shows a placeholder where the stack references the application's ARN.
         (app_id,) = stacks["recovery"]["resource"]["aws_emrserverless_application"]
         app_arn = f"${{aws_emrserverless_application.{app_id}.arn}}"
-        reviewed = [
-            documents.recovery_role_trust(cfg, app_arn) if d.name == "recovery-role-trust" else d.document
-            for d in documents.build_documents(cfg)
-            if d.kind != "table-policy"
-        ]
+        bound = {"recovery-role-trust": documents.recovery_role_trust(cfg, app_arn)}
+        if cfg.vault is not None:
+            bound["backup-role-trust"] = vault.backup_role_trust(cfg, app_arn)
+        reviewed = [bound.get(d.name, d.document) for d in documents.build_documents(cfg) if d.kind != "table-policy"]
         canon = sorted(json.dumps(d, sort_keys=True) for d in deployed)
         assert canon == sorted(json.dumps(d, sort_keys=True) for d in reviewed), example
 

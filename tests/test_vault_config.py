@@ -92,11 +92,13 @@ def test_the_backup_role_is_never_break_glass() -> None:
 
 def test_the_outputs_contract_carries_the_vault() -> None:
     cfg = parse_config(with_vault({**VAULT, "kms_key": KEY}))
-    doc = outputs_doc(cfg)
-    value = vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=KEY)  # type: ignore[union-attr]
-    out = parse_outputs({**doc, "vault": {OUTPUT_VAULT: value}})
+    doc = outputs_doc(cfg)  # what the stand-in's deployer writes, as `cdktf output` after a deploy
+    assert doc["vault"] == {
+        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=KEY)  # type: ignore[union-attr]
+    }
+    out = parse_outputs(doc)
     assert out.vault is not None
     assert out.vault.bucket_name == "seed-backup-vault-111122223333-us-west-2"
     assert (out.vault.kms_key_arn, out.vault.retention_days, out.vault.storage_class) == (KEY, 365, "GLACIER_IR")
     assert out.vault.backup_role_arn == backup_role_arn(cfg)
-    assert parse_outputs(doc).vault is None  # outputs of a topology without the vault stack
+    assert parse_outputs(outputs_doc(parse_config(with_vault(None)))).vault is None  # no vault stack, no vault

@@ -56,7 +56,8 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
         m = KMS_KEY_ARN_RE.match(v.kms_key)
         if m and (m.group(2), m.group(3)) != (v.region, v.account_id):
             out.append(Issue("vault.kms_key", "the key must be in the vault's account and Region (SSE-KMS of S3)"))
-    if backup_role_arn(cfg) in cfg.protection.break_glass_principals:
+    has_recovery_replica = any(r.bucket == cfg.recovery.replica for r in cfg.replicas)  # else reported on its own
+    if has_recovery_replica and backup_role_arn(cfg) in cfg.protection.break_glass_principals:
         out.append(Issue("protection.break_glass_principals", "the backup role cannot be a break-glass principal"))
     org = cfg.protection.organization
     if org is not None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from s3tables_kit.topology.backup import backup_role_arn
+from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
 from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
 from s3tables_kit.topology.textfile import read_parsed
 
@@ -597,6 +597,7 @@ def declared_replication(cfg: KitConfig, src: Source) -> dict[str, Any]:
 # and the tests' worlds, whose tools read outputs like after a real deploy.
 
 PLACEHOLDER_EMR_APPLICATION = "00abc"  # nothing in the stand-in runs an EMR job
+PLACEHOLDER_KEY_ID = "00000000-0000-4000-8000-000000000000"  # a kit-created key's id exists after apply only
 
 
 def site_encryption(site: Source | Replica) -> dict[str, object]:
@@ -644,6 +645,12 @@ def outputs_doc(cfg: KitConfig, organization: dict[str, Any] | None = None) -> d
     doc: dict[str, Any] = {src.stack_id: source_outputs(cfg, src) for src in cfg.sources}
     doc |= {r.stack_id: replica_outputs(cfg, r) for r in cfg.replicas}
     doc["recovery"] = recovery_outputs(cfg)
+    if cfg.vault is not None:
+        v = cfg.vault
+        key = (
+            f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/{PLACEHOLDER_KEY_ID}" if v.creates_key else v.kms_key
+        )
+        doc[VAULT_STACK_ID] = {OUTPUT_VAULT: vault_value(cfg, bucket_arn=v.bucket_arn(cfg.kit.name), kms_key_arn=key)}
     if organization is not None:
         doc["organization"] = {OUTPUT_ORGANIZATION: organization}
     return doc

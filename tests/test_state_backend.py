@@ -93,4 +93,4 @@ def test_same_configuration_synthesizes_byte_identically_in_two_directories(tmp_
             assert a.read_bytes() == b.read_bytes(), f"{cfg.stem}/{a.parent.name} differs between directories"
             assert str(ROOT) not in a.read_text() and str(tmp_path) not in a.read_text()
             compared += 1
-    assert compared == 21  # adopt 4, seed 4, multi-account 6, estate 7
+    assert compared == 22  # adopt 4, seed 5 (the vault), multi-account 6, estate 7

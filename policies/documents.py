@@ -485,7 +485,7 @@ def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
 
 
 def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    return scheme_of(cfg).documents(cfg) + vault.documents(cfg, emr_application_arn(cfg))
+    return scheme_of(cfg).documents(cfg) + vault.documents(cfg, recovery_role_trust(cfg))
 
 
 def single_source_documents(cfg: KitConfig) -> list[PolicyDoc]:

@@ -256,19 +256,6 @@ BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject"
 BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
 
 
-def backup_role_trust(cfg: KitConfig, application_arn: str) -> Document:
-    """Job runs of the kit's own EMR Serverless application, the Spark runtime the recovery role trusts."""
-    rep = cfg.recovery_replica
-    return doc(
-        S.allow_service_assume_role(
-            "AllowEmrServerlessJobRuns",
-            A.EMR_SERVERLESS_SERVICE,
-            source_account=rep.account_id,
-            source_arns=[application_arn],
-        )
-    )
-
-
 def backup_role_permissions(cfg: KitConfig) -> Document:
     """Read the replica it backs up (the recovery replica, in its own account) and write new objects into the vault:
     nothing else. Every replica write stays denied to it, as to the recovery role."""
@@ -293,8 +280,9 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     return doc(*stmts)
 
 
-def documents(cfg: KitConfig, application_arn: str) -> list[PolicyDoc]:
-    """The vault's documents (none without `[vault]`): bucket policy, key policy, the backup role's two."""
+def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
+    """The vault's documents (none without `[vault]`): bucket policy, key policy, the backup role's two. `trust`: the
+    recovery role's trust (job runs of the kit's EMR Serverless application), which the backup role shares."""
     if cfg.vault is None:
         return []
     v = cfg.vault
@@ -307,7 +295,7 @@ def documents(cfg: KitConfig, application_arn: str) -> list[PolicyDoc]:
             "backup-role",
             rep.account_id,
             backup_role_name(cfg),
-            backup_role_trust(cfg, application_arn),
+            trust,
             backup_role_permissions(cfg),
         ),
     ]

@@ -1,0 +1,187 @@
+"""The vault's object layout and its backup manifest: the one contract between the backup job and a restore from the
+vault (docs/decisions/0034-backup-vault.md). Pure functions, no I/O.
+
+    v1/tables/<namespace>/<table>/<table-uuid>/files/<path relative to the table location>
+    v1/tables/<namespace>/<table>/<table-uuid>/points/<snapshot id>.json     (the commit point, written last)
+
+A file key is derived from the file's path relative to the table location, so a file Iceberg never rewrites under the
+same name is held once, whichever point refers to it; the table UUID keeps a dropped and re-created table apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+LAYOUT_VERSION = "v1"
+POINT_FORMAT = 1
+_POINT_KEY_RE = re.compile(rf"^{LAYOUT_VERSION}/tables/[^/]+/[^/]+/[^/]+/points/(-?[0-9]+)\.json$")
+FILE_KINDS = ("data", "position-deletes", "equality-deletes", "manifest", "manifest-list", "metadata", "statistics")
+
+
+class LayoutError(ValueError):
+    """A key, path or point manifest that does not fit the layout (names the field and the rule)."""
+
+
+def _segment(name: str, field: str) -> str:
+    if not name or "/" in name or name in (".", ".."):
+        raise LayoutError(f"{field} {name!r} must be a non-empty name without '/'")
+    return name
+
+
+def table_prefix(namespace: str, table: str, table_uuid: str) -> str:
+    """Every object of one table incarnation lives under this prefix."""
+    parts = (_segment(namespace, "namespace"), _segment(table, "table"), _segment(table_uuid, "table_uuid"))
+    return f"{LAYOUT_VERSION}/tables/{parts[0]}/{parts[1]}/{parts[2]}/"
+
+
+def tables_prefix(namespace: str, table: str) -> str:
+    """The prefix of every incarnation (table UUID) of one table name."""
+    return f"{LAYOUT_VERSION}/tables/{_segment(namespace, 'namespace')}/{_segment(table, 'table')}/"
+
+
+def relative_path(table_location: str, file_path: str) -> str:
+    """A file's path relative to its table's location; a file outside the location has no place in the layout."""
+    base = table_location.rstrip("/") + "/"
+    if not file_path.startswith(base) or len(file_path) == len(base):
+        raise LayoutError(f"file {file_path!r} is not under the table location {table_location!r}")
+    rel = file_path[len(base) :]
+    if any(p in ("", ".", "..") for p in rel.split("/")):
+        raise LayoutError(f"file {file_path!r} has an empty, '.' or '..' segment below the table location")
+    return rel
+
+
+def file_key(prefix: str, relative: str) -> str:
+    return f"{prefix}files/{relative}"
+
+
+def points_prefix(prefix: str) -> str:
+    return f"{prefix}points/"
+
+
+def point_key(prefix: str, snapshot_id: int) -> str:
+    return f"{points_prefix(prefix)}{snapshot_id}.json"
+
+
+def snapshot_of_point_key(key: str) -> int | None:
+    """The snapshot id a `points/<id>.json` key names, or None for any other key."""
+    m = _POINT_KEY_RE.match(key)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class BackupFile:
+    """One file of a backup point: where it is in the vault (relative to the table's prefix), what it is, its size
+    and the CRC32 of its bytes as the vault holds them."""
+
+    relative: str
+    kind: str
+    size: int
+    crc32: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in FILE_KINDS:
+            raise LayoutError(f"file kind {self.kind!r} must be one of {', '.join(FILE_KINDS)}")
+        if self.size < 0 or not 0 <= self.crc32 <= 0xFFFFFFFF:
+            raise LayoutError(f"file {self.relative!r}: size must be >= 0 and crc32 a 32-bit value")
+
+
+@dataclass(frozen=True)
+class BackupPoint:
+    """The backup manifest of one snapshot: complete once its object exists (it is written after every file)."""
+
+    namespace: str
+    table: str
+    table_uuid: str
+    snapshot_id: int
+    snapshot_timestamp_ms: int  # the snapshot's commit time, what "as of" selects on
+    metadata: str  # relative path of the metadata file that holds this snapshot as current
+    table_location: str  # the replica's location when backed up (informational: restores write elsewhere)
+    source: str  # the replica table's ARN (or local path) it was read from
+    backed_up_at: str  # ISO 8601 UTC
+    files: tuple[BackupFile, ...]
+
+    @property
+    def prefix(self) -> str:
+        return table_prefix(self.namespace, self.table, self.table_uuid)
+
+    @property
+    def key(self) -> str:
+        return point_key(self.prefix, self.snapshot_id)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def to_json(self) -> str:
+        body = {
+            "format": POINT_FORMAT,
+            "namespace": self.namespace,
+            "table": self.table,
+            "table_uuid": self.table_uuid,
+            "snapshot_id": self.snapshot_id,
+            "snapshot_timestamp_ms": self.snapshot_timestamp_ms,
+            "metadata": self.metadata,
+            "table_location": self.table_location,
+            "source": self.source,
+            "backed_up_at": self.backed_up_at,
+            "files": [[f.relative, f.kind, f.size, f.crc32] for f in sorted(self.files, key=lambda f: f.relative)],
+        }
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> BackupPoint:
+        try:
+            raw = json.loads(text)
+        except ValueError as e:
+            raise LayoutError(f"backup point is not JSON: {e}") from e
+        if not isinstance(raw, Mapping) or raw.get("format") != POINT_FORMAT:
+            raise LayoutError(f"backup point format must be {POINT_FORMAT}")
+        try:
+            files = tuple(BackupFile(str(r), str(k), int(s), int(c)) for r, k, s, c in raw["files"])
+            point = cls(
+                namespace=str(raw["namespace"]),
+                table=str(raw["table"]),
+                table_uuid=str(raw["table_uuid"]),
+                snapshot_id=int(raw["snapshot_id"]),
+                snapshot_timestamp_ms=int(raw["snapshot_timestamp_ms"]),
+                metadata=str(raw["metadata"]),
+                table_location=str(raw["table_location"]),
+                source=str(raw["source"]),
+                backed_up_at=str(raw["backed_up_at"]),
+                files=files,
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise LayoutError(f"backup point is missing or mistypes a field: {e}") from e
+        if point.metadata not in {f.relative for f in point.files if f.kind == "metadata"}:
+            raise LayoutError(f"backup point {point.snapshot_id}: its metadata file {point.metadata!r} is not listed")
+        return point
+
+
+def missing_files(files: Iterable[BackupFile], held: Iterable[str]) -> list[BackupFile]:
+    """What a backup still has to copy: the files whose relative path the vault does not hold (deduplicated)."""
+    have = set(held)
+    out: dict[str, BackupFile] = {}
+    for f in files:
+        if f.relative not in have:
+            out.setdefault(f.relative, f)
+    return [out[k] for k in sorted(out)]
+
+
+def choose_point(
+    points: Iterable[BackupPoint], *, snapshot_id: int | None = None, as_of: datetime | None = None
+) -> BackupPoint | None:
+    """The point to restore: the one of `snapshot_id`, else the newest committed at or before `as_of`, else the
+    newest; None when nothing qualifies."""
+    if snapshot_id is not None and as_of is not None:
+        raise LayoutError("choose a point by snapshot_id or by as_of, not both")
+    ordered = sorted(points, key=lambda p: (p.snapshot_timestamp_ms, p.backed_up_at))
+    if snapshot_id is not None:
+        return next((p for p in ordered if p.snapshot_id == snapshot_id), None)
+    if as_of is not None:
+        limit = int(as_of.astimezone(UTC).timestamp() * 1000)
+        ordered = [p for p in ordered if p.snapshot_timestamp_ms <= limit]
+    return ordered[-1] if ordered else None

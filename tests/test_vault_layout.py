@@ -1,0 +1,79 @@
+"""The vault layout contract (jobs/vault/layout.py): keys, the point manifest's round trip and its refusals, the
+increment and the choice of a point."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from s3tables_kit.jobs.vault.layout import (
+    BackupFile,
+    BackupPoint,
+    LayoutError,
+    choose_point,
+    file_key,
+    missing_files,
+    point_key,
+    relative_path,
+    snapshot_of_point_key,
+    table_prefix,
+)
+
+LOC = "s3://abc--table-s3/t1"
+
+
+def _point(sid: int, ts: int) -> BackupPoint:
+    meta = f"metadata/0000{sid}.metadata.json"
+    files = (BackupFile("data/a.parquet", "data", 10, 1), BackupFile(meta, "metadata", 5, 2))
+    return BackupPoint("sales", "orders", "u-1", sid, ts, meta, LOC, "arn:x", "2026-11-29T00:00:00+00:00", files)
+
+
+def test_keys_separate_files_from_points_and_incarnations() -> None:
+    p = table_prefix("sales", "orders", "u-1")
+    assert p == "v1/tables/sales/orders/u-1/"
+    rel = relative_path(LOC, LOC + "/points/7.json")  # a table file named like a point stays under files/
+    assert file_key(p, rel) == "v1/tables/sales/orders/u-1/files/points/7.json"
+    assert snapshot_of_point_key(file_key(p, rel)) is None
+    assert snapshot_of_point_key(point_key(p, 42)) == 42
+    assert table_prefix("sales", "orders", "u-2") != p
+
+
+@pytest.mark.parametrize("path", ["s3://other/t1/data/a.parquet", LOC + "/", LOC + "/data/../x", LOC + "x/data/a"])
+def test_a_file_outside_the_table_location_is_refused(path: str) -> None:
+    with pytest.raises(LayoutError):
+        relative_path(LOC, path)
+
+
+def test_a_segment_with_a_slash_is_refused() -> None:
+    with pytest.raises(LayoutError, match="namespace"):
+        table_prefix("a/b", "t", "u")
+
+
+def test_point_round_trip_and_refusals() -> None:
+    p = _point(7, 1_000)
+    assert BackupPoint.from_json(p.to_json()) == p
+    assert p.total_bytes == 15
+    with pytest.raises(LayoutError, match="format"):
+        BackupPoint.from_json(p.to_json().replace('"format":1', '"format":2'))
+    with pytest.raises(LayoutError, match="metadata file"):
+        BackupPoint.from_json(p.to_json().replace('"metadata":"metadata/00007', '"metadata":"metadata/9'))
+    with pytest.raises(LayoutError, match="kind"):
+        BackupFile("x", "video", 1, 1)
+
+
+def test_increment_copies_only_what_the_vault_lacks() -> None:
+    files = [BackupFile("data/a", "data", 1, 1), BackupFile("data/b", "data", 2, 2), BackupFile("data/b", "data", 2, 2)]
+    assert [f.relative for f in missing_files(files, {"data/a"})] == ["data/b"]
+    assert missing_files(files, {"data/a", "data/b"}) == []
+
+
+def test_choose_point_by_snapshot_time_or_latest() -> None:
+    pts = [_point(1, 1_000), _point(2, 2_000), _point(3, 3_000)]
+    assert choose_point(pts) == pts[2]
+    assert choose_point(pts, snapshot_id=1) == pts[0]
+    assert choose_point(pts, as_of=datetime.fromtimestamp(2.5, UTC)) == pts[1]
+    assert choose_point(pts, as_of=datetime.fromtimestamp(0.5, UTC)) is None
+    assert choose_point(pts, snapshot_id=9) is None
+    with pytest.raises(LayoutError):
+        choose_point(pts, snapshot_id=1, as_of=datetime.now(UTC))

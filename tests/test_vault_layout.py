@@ -25,8 +25,15 @@ LOC = "s3://abc--table-s3/t1"
 
 def _point(sid: int, ts: int) -> BackupPoint:
     meta = f"metadata/0000{sid}.metadata.json"
-    files = (BackupFile("data/a.parquet", "data", 10, 1), BackupFile(meta, "metadata", 5, 2))
-    return BackupPoint("sales", "orders", "u-1", sid, ts, meta, LOC, "arn:x", "2026-11-29T00:00:00+00:00", files)
+    restore = f"restorable/{sid}/metadata/v.metadata.json"
+    files = (
+        BackupFile("data/a.parquet", "data", 10, 1),
+        BackupFile(meta, "metadata", 5, 2),
+        BackupFile(restore, "restorable", 6, 3),
+    )
+    return BackupPoint(
+        "sales", "orders", "u-1", sid, ts, meta, restore, LOC, "arn:x", "2026-11-29T00:00:00+00:00", files
+    )
 
 
 def test_keys_separate_files_from_points_and_incarnations() -> None:
@@ -53,7 +60,13 @@ def test_a_segment_with_a_slash_is_refused() -> None:
 def test_point_round_trip_and_refusals() -> None:
     p = _point(7, 1_000)
     assert BackupPoint.from_json(p.to_json()) == p
-    assert p.total_bytes == 15
+    assert p.total_bytes == 21
+    assert [f.key(p.prefix) for f in p.files][::2] == [
+        "v1/tables/sales/orders/u-1/files/data/a.parquet",
+        "v1/tables/sales/orders/u-1/restorable/7/metadata/v.metadata.json",
+    ]
+    with pytest.raises(LayoutError, match="restorable"):
+        BackupPoint.from_json(p.to_json().replace('"restore_metadata":"restorable/7', '"restore_metadata":"x/7'))
     with pytest.raises(LayoutError, match="format"):
         BackupPoint.from_json(p.to_json().replace('"format":1', '"format":2'))
     with pytest.raises(LayoutError, match="metadata file"):

@@ -2,10 +2,13 @@
 vault (docs/decisions/0034-backup-vault.md). Pure functions, no I/O.
 
     v1/tables/<namespace>/<table>/<table-uuid>/files/<path relative to the table location>
+    v1/tables/<namespace>/<table>/<table-uuid>/restorable/<snapshot id>/...  (metadata rewritten to point at files/)
     v1/tables/<namespace>/<table>/<table-uuid>/points/<snapshot id>.json     (the commit point, written last)
 
 A file key is derived from the file's path relative to the table location, so a file Iceberg never rewrites under the
 same name is held once, whichever point refers to it; the table UUID keeps a dropped and re-created table apart.
+The original metadata is kept byte for byte under `files/`; its paths name the replica, so each point also gets a copy
+of its metadata rewritten to the vault's `files/` (Iceberg's RewriteTablePath), which a restore reads as a table.
 """
 
 from __future__ import annotations
@@ -19,7 +22,16 @@ from datetime import UTC, datetime
 LAYOUT_VERSION = "v1"
 POINT_FORMAT = 1
 _POINT_KEY_RE = re.compile(rf"^{LAYOUT_VERSION}/tables/[^/]+/[^/]+/[^/]+/points/(-?[0-9]+)\.json$")
-FILE_KINDS = ("data", "position-deletes", "equality-deletes", "manifest", "manifest-list", "metadata", "statistics")
+FILE_KINDS = (
+    "data",
+    "position-deletes",
+    "equality-deletes",
+    "manifest",
+    "manifest-list",
+    "metadata",
+    "statistics",
+    "restorable",  # under restorable/<snapshot id>/: the point's metadata rewritten to the vault's paths
+)
 
 
 class LayoutError(ValueError):
@@ -58,6 +70,10 @@ def file_key(prefix: str, relative: str) -> str:
     return f"{prefix}files/{relative}"
 
 
+def restorable_prefix(prefix: str, snapshot_id: int) -> str:
+    return f"{prefix}restorable/{snapshot_id}/"
+
+
 def points_prefix(prefix: str) -> str:
     return f"{prefix}points/"
 
@@ -74,8 +90,9 @@ def snapshot_of_point_key(key: str) -> int | None:
 
 @dataclass(frozen=True)
 class BackupFile:
-    """One file of a backup point: where it is in the vault (relative to the table's prefix), what it is, its size
-    and the CRC32 of its bytes as the vault holds them."""
+    """One file of a backup point: what it is, its size and the CRC32 of its bytes as the vault holds them.
+    `relative` is the path relative to the table location (kept under `files/`), or for kind `restorable` the key
+    relative to the table prefix (`restorable/<snapshot id>/...`)."""
 
     relative: str
     kind: str
@@ -88,6 +105,10 @@ class BackupFile:
         if self.size < 0 or not 0 <= self.crc32 <= 0xFFFFFFFF:
             raise LayoutError(f"file {self.relative!r}: size must be >= 0 and crc32 a 32-bit value")
 
+    def key(self, prefix: str) -> str:
+        """The file's object key in the vault, under the table prefix `prefix`."""
+        return f"{prefix}{self.relative}" if self.kind == "restorable" else file_key(prefix, self.relative)
+
 
 @dataclass(frozen=True)
 class BackupPoint:
@@ -98,7 +119,8 @@ class BackupPoint:
     table_uuid: str
     snapshot_id: int
     snapshot_timestamp_ms: int  # the snapshot's commit time, what "as of" selects on
-    metadata: str  # relative path of the metadata file that holds this snapshot as current
+    metadata: str  # relative path (under files/) of the original metadata file holding this snapshot as current
+    restore_metadata: str  # key relative to the table prefix of the rewritten metadata file a restore loads
     table_location: str  # the replica's location when backed up (informational: restores write elsewhere)
     source: str  # the replica table's ARN (or local path) it was read from
     backed_up_at: str  # ISO 8601 UTC
@@ -125,6 +147,7 @@ class BackupPoint:
             "snapshot_id": self.snapshot_id,
             "snapshot_timestamp_ms": self.snapshot_timestamp_ms,
             "metadata": self.metadata,
+            "restore_metadata": self.restore_metadata,
             "table_location": self.table_location,
             "source": self.source,
             "backed_up_at": self.backed_up_at,
@@ -149,6 +172,7 @@ class BackupPoint:
                 snapshot_id=int(raw["snapshot_id"]),
                 snapshot_timestamp_ms=int(raw["snapshot_timestamp_ms"]),
                 metadata=str(raw["metadata"]),
+                restore_metadata=str(raw["restore_metadata"]),
                 table_location=str(raw["table_location"]),
                 source=str(raw["source"]),
                 backed_up_at=str(raw["backed_up_at"]),
@@ -158,6 +182,10 @@ class BackupPoint:
             raise LayoutError(f"backup point is missing or mistypes a field: {e}") from e
         if point.metadata not in {f.relative for f in point.files if f.kind == "metadata"}:
             raise LayoutError(f"backup point {point.snapshot_id}: its metadata file {point.metadata!r} is not listed")
+        if point.restore_metadata not in {f.relative for f in point.files if f.kind == "restorable"}:
+            raise LayoutError(
+                f"backup point {point.snapshot_id}: {point.restore_metadata!r} is not a listed restorable"
+            )
         return point
 
 

@@ -16,35 +16,20 @@ from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
     S3BucketLifecycleConfigurationRule,
-    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
     S3BucketLifecycleConfigurationRuleExpiration,
     S3BucketLifecycleConfigurationRuleFilter,
     S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration,
 )
-from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import (
-    S3BucketOwnershipControls,
-    S3BucketOwnershipControlsRule,
-)
 from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
-from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
-from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
-    S3BucketServerSideEncryptionConfigurationA,
-    S3BucketServerSideEncryptionConfigurationRuleA,
-    S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
-    S3BucketVersioningA,
-    S3BucketVersioningVersioningConfiguration,
-)
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
-ABORT_INCOMPLETE_UPLOAD_DAYS = 7
 
 
 class RecoveryRole(Construct):
@@ -86,39 +71,8 @@ class ScriptsBucket(Construct):
         super().__init__(scope, id)
         name = cfg.recovery_scripts_bucket
         self.bucket = S3Bucket(self, "bucket", bucket=name, force_destroy=allow_destroy)
-        S3BucketPublicAccessBlock(
-            self,
-            "public-access-block",
-            bucket=self.bucket.id,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-        )
-        S3BucketOwnershipControls(
-            self,
-            "ownership",
-            bucket=self.bucket.id,
-            rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"),
-        )
-        self.versioning = S3BucketVersioningA(
-            self,
-            "versioning",
-            bucket=self.bucket.id,
-            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"),
-        )
-        S3BucketServerSideEncryptionConfigurationA(
-            self,
-            "encryption",
-            bucket=self.bucket.id,
-            rule=[
-                S3BucketServerSideEncryptionConfigurationRuleA(
-                    apply_server_side_encryption_by_default=S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA(
-                        sse_algorithm="AES256"
-                    )
-                )
-            ],
-        )
+        _, self.versioning = private_versioned(self, self.bucket.id)
+        default_encryption(self, self.bucket.id)
         S3BucketPolicy(
             self, "policy", bucket=self.bucket.id, policy=json.dumps(docs.document("scripts-bucket-policy"), indent=2)
         )
@@ -148,11 +102,7 @@ class ScriptsBucket(Construct):
                             noncurrent_days=NONCURRENT_VERSION_DAYS
                         )
                     ],
-                    abort_incomplete_multipart_upload=[
-                        S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
-                            days_after_initiation=ABORT_INCOMPLETE_UPLOAD_DAYS
-                        )
-                    ],
+                    abort_incomplete_multipart_upload=abort_incomplete_uploads(),
                     expiration=[S3BucketLifecycleConfigurationRuleExpiration(expired_object_delete_marker=True)],
                 ),
             ],

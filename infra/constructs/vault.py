@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-from cdktf import ITerraformDependable
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
@@ -15,7 +14,6 @@ from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
     S3BucketLifecycleConfigurationRule,
-    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
     S3BucketLifecycleConfigurationRuleFilter,
     S3BucketLifecycleConfigurationRuleTransition,
 )
@@ -24,30 +22,15 @@ from cdktf_cdktf_provider_aws.s3_bucket_object_lock_configuration import (
     S3BucketObjectLockConfigurationRuleA,
     S3BucketObjectLockConfigurationRuleDefaultRetentionA,
 )
-from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import (
-    S3BucketOwnershipControls,
-    S3BucketOwnershipControlsRule,
-)
 from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
-from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
-from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
-    S3BucketServerSideEncryptionConfigurationA,
-    S3BucketServerSideEncryptionConfigurationRuleA,
-    S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
-    S3BucketVersioningA,
-    S3BucketVersioningVersioningConfiguration,
-)
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.backup import backup_role_name, vault_kms_alias
 from s3tables_kit.topology.config import KitConfig, Vault
-
-ABORT_INCOMPLETE_UPLOAD_DAYS = 7
 
 
 class VaultKey(Construct):
@@ -86,30 +69,7 @@ class VaultBucket(Construct):
         self.bucket = S3Bucket(
             self, "bucket", bucket=vault.bucket_name(cfg.kit.name), object_lock_enabled=True, force_destroy=False
         )
-        settings: list[ITerraformDependable] = [
-            S3BucketPublicAccessBlock(
-                self,
-                "public-access-block",
-                bucket=self.bucket.id,
-                block_public_acls=True,
-                block_public_policy=True,
-                ignore_public_acls=True,
-                restrict_public_buckets=True,
-            ),
-            S3BucketOwnershipControls(
-                self,
-                "ownership",
-                bucket=self.bucket.id,
-                rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"),
-            ),
-        ]
-        versioning = S3BucketVersioningA(
-            self,
-            "versioning",
-            bucket=self.bucket.id,
-            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"),
-        )
-        settings.append(versioning)
+        settings, versioning = private_versioned(self, self.bucket.id)
         settings.append(
             S3BucketObjectLockConfigurationA(
                 self,
@@ -123,31 +83,13 @@ class VaultBucket(Construct):
                 depends_on=[versioning],
             )
         )
-        settings.append(
-            S3BucketServerSideEncryptionConfigurationA(
-                self,
-                "encryption",
-                bucket=self.bucket.id,
-                rule=[
-                    S3BucketServerSideEncryptionConfigurationRuleA(
-                        apply_server_side_encryption_by_default=S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA(
-                            sse_algorithm="aws:kms", kms_master_key_id=kms_key_arn
-                        ),
-                        bucket_key_enabled=True,
-                    )
-                ],
-            )
-        )
+        settings.append(default_encryption(self, self.bucket.id, kms_key_arn=kms_key_arn))
         rules = [
             S3BucketLifecycleConfigurationRule(
                 id="abort-incomplete-uploads",
                 status="Enabled",
                 filter=[S3BucketLifecycleConfigurationRuleFilter()],
-                abort_incomplete_multipart_upload=[
-                    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
-                        days_after_initiation=ABORT_INCOMPLETE_UPLOAD_DAYS
-                    )
-                ],
+                abort_incomplete_multipart_upload=abort_incomplete_uploads(),
             )
         ]
         if vault.transition_days is not None:

@@ -19,7 +19,6 @@ from s3tables_kit.topology.rules import (
     IAM_PRINCIPAL_RE,
     KIT_NAME_RE,
     KIT_TAG_KEYS,
-    KMS_KEY_ARN_RE,
     MAX_TAGS,
     ORG_TARGET_RE,
     PROTECTION_TAG_KEY,
@@ -30,7 +29,9 @@ from s3tables_kit.topology.rules import (
     TAG_VALUE_RE,
     check_account,
     check_bucket_name,
+    check_deploy_role_arn,
     check_iceberg_name,
+    check_kms_key,
     check_optional,
     check_region,
     partition_of_arn,
@@ -67,14 +68,7 @@ class Encryption(_Frozen):
         "the ARN of an existing key in the bucket's account and Region.",
     )
 
-    @field_validator("kms_key")
-    @classmethod
-    def _key(cls, v: str | None) -> str | None:
-        if v is not None and v != "create" and not KMS_KEY_ARN_RE.match(v):
-            raise ValueError(
-                f'kms_key {v!r} must be "create" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)'
-            )
-        return v
+    _key = field_validator("kms_key")(classmethod(lambda cls, v: check_kms_key(v)))
 
     @property
     def sse_algorithm(self) -> str:
@@ -114,11 +108,7 @@ class _BucketSite(_Frozen):
     _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
     _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
     _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
-
-    @field_validator("deploy_role_arn")
-    @classmethod
-    def _role(cls, v: str | None) -> str | None:
-        return check_optional(v, ROLE_ARN_RE, f"deploy_role_arn {v!r} must be an IAM role ARN")
+    _role = field_validator("deploy_role_arn")(classmethod(lambda cls, v: check_deploy_role_arn(v)))
 
     @property
     def partition(self) -> str:

@@ -43,6 +43,18 @@ def check_optional(v: str | None, pattern: re.Pattern[str], message: str) -> str
     return v
 
 
+def check_deploy_role_arn(v: str | None) -> str | None:
+    """A `deploy_role_arn` of a section: unset (the deploying credentials) or an IAM role ARN."""
+    return check_optional(v, ROLE_ARN_RE, f"deploy_role_arn {v!r} must be an IAM role ARN")
+
+
+def check_kms_key(v: str | None) -> str | None:
+    """A `kms_key` of a section: "create" (the kit creates the key) or an existing key's ARN; unset passes."""
+    if v is not None and v != "create" and not KMS_KEY_ARN_RE.match(v):
+        raise ValueError(f'kms_key {v!r} must be "create" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)')
+    return v
+
+
 BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-", "aws")
 BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")

@@ -22,10 +22,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from s3tables_kit.topology.rules import (
-    KMS_KEY_ARN_RE,
-    ROLE_ARN_RE,
     check_account,
-    check_optional,
+    check_deploy_role_arn,
+    check_kms_key,
     check_region,
     partition_of_arn,
 )
@@ -90,25 +89,13 @@ class Vault(BaseModel):
 
     _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
     _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
-
-    @field_validator("kms_key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        if v != "create" and not KMS_KEY_ARN_RE.match(v):
-            raise ValueError(
-                f'kms_key {v!r} must be "create" or a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)'
-            )
-        return v
+    _key = field_validator("kms_key")(classmethod(lambda cls, v: check_kms_key(v)))
+    _role = field_validator("deploy_role_arn")(classmethod(lambda cls, v: check_deploy_role_arn(v)))
 
     @field_validator("bucket")
     @classmethod
     def _bucket(cls, v: str | None) -> str | None:
         return None if v is None else check_s3_bucket_name(v)
-
-    @field_validator("deploy_role_arn")
-    @classmethod
-    def _role(cls, v: str | None) -> str | None:
-        return check_optional(v, ROLE_ARN_RE, f"deploy_role_arn {v!r} must be an IAM role ARN")
 
     @property
     def partition(self) -> str:

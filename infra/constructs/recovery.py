@@ -1,17 +1,20 @@
 """The writable recovery target and what recovery runs under: a table bucket + namespace in the replica's Region, the
 recovery job role (read replica, write recovery target, never write a replica; trusted by the kit's own EMR
-Serverless application only), an EMR Serverless Spark application on a release with S3 Tables support, and a private,
-versioned, TLS-only S3 bucket for job scripts, logs and reports, whose logs and reports expire."""
+Serverless application only) and, with `[vault]`, the backup job role beside it, an EMR Serverless Spark application
+on a release with S3 Tables support, and a private, versioned, TLS-only S3 bucket for job scripts, logs and
+reports, whose logs and reports expire."""
 
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from cdktf_cdktf_provider_aws.emrserverless_application import (
     EmrserverlessApplication,
     EmrserverlessApplicationAutoStopConfiguration,
     EmrserverlessApplicationMaximumCapacity,
 )
+from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -31,29 +34,34 @@ from s3tables_kit.topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
 
+SparkJob = Literal["recovery", "backup"]
 
-class RecoveryRole(Construct):
-    """`application_arn`: the provisioned EMR Serverless application, the only one whose job runs may assume it."""
+
+class SparkJobRole(Construct):
+    """The role of one kit job that runs in the kit's EMR Serverless application (`application_arn`, the only one whose
+    job runs may assume it): `recovery` (reads replicas, writes only the recovery table bucket) or `backup` (with
+    `[vault]`: reads the replica, writes only new objects into the vault). Its trust and permissions are the
+    `<job>-role` documents of `docs`."""
+
+    _DESCRIPTIONS = {
+        "recovery": "Runs recovery jobs: reads replicas, writes only the recovery table bucket",
+        "backup": "Runs backup jobs: reads the replica, writes only new objects into the backup vault",
+    }
 
     def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        cfg: KitConfig,
-        docs: DocumentSet,
-        application_arn: str,
+        self, scope: Construct, id: str, *, job: SparkJob, name: str, docs: DocumentSet, application_arn: str
     ) -> None:
         super().__init__(scope, id)
+        self.role: IamRole
         self.role, _ = documented_role(
             self,
             "role",
             docs=docs,
-            documents="recovery-role",
-            name=cfg.recovery_role_name,
-            description="Runs recovery jobs: reads replicas, writes only the recovery table bucket",
+            documents=f"{job}-role",
+            name=name,
+            description=self._DESCRIPTIONS[job],
             policy_id="permissions",
-            policy_name="s3tables-recovery",
+            policy_name=f"s3tables-{job}",
             emr_application_arn=application_arn,
         )
 

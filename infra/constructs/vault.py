@@ -1,13 +1,12 @@
 """The backup vault (docs/decisions/0034-backup-vault.md): its KMS key, its S3 bucket with every setting explicit
 (versioning, Object Lock with a COMPLIANCE default retention, SSE-KMS, no public access, no ACLs, a lifecycle rule
-for the storage class and for abandoned uploads, the bucket policy applied last), and the backup role that writes
-it, which lives beside the Spark runtime (the recovery stack)."""
+for the storage class and for abandoned uploads, the bucket policy applied last). The backup role that writes it
+lives beside the Spark runtime (`SparkJobRole` of the recovery stack, `infra/constructs/recovery.py`)."""
 
 from __future__ import annotations
 
 import json
 
-from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
@@ -25,11 +24,10 @@ from cdktf_cdktf_provider_aws.s3_bucket_object_lock_configuration import (
 from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from constructs import Construct
 
-from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.backup import backup_role_name, vault_kms_alias
+from s3tables_kit.topology.backup import vault_kms_alias
 from s3tables_kit.topology.config import KitConfig, Vault
 
 
@@ -117,24 +115,4 @@ class VaultBucket(Construct):
             bucket=self.bucket.id,
             policy=json.dumps(docs.document("vault-bucket-policy"), indent=2),
             depends_on=settings,
-        )
-
-
-class BackupRole(Construct):
-    """The backup job's role, in the recovery account: job runs of the kit's EMR Serverless application assume it
-    (`application_arn`); it reads the replica and writes new objects into the vault, nothing else."""
-
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, application_arn: str) -> None:
-        super().__init__(scope, id)
-        self.role: IamRole
-        self.role, _ = documented_role(
-            self,
-            "role",
-            docs=docs,
-            documents="backup-role",
-            name=backup_role_name(cfg),
-            description="Runs backup jobs: reads the replica, writes only new objects into the backup vault",
-            policy_id="permissions",
-            policy_name="s3tables-backup",
-            emr_application_arn=application_arn,
         )

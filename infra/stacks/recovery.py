@@ -9,15 +9,15 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.providers import site_providers
 from s3tables_kit.infra.constructs.recovery import (
     RecoveryNamespace,
-    RecoveryRole,
     RecoverySparkApplication,
     ScriptsBucket,
+    SparkJobRole,
 )
 from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
-from s3tables_kit.infra.constructs.vault import BackupRole
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.backup import backup_role_name
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.outputs import OUTPUT_RECOVERY, recovery_value
 
@@ -68,10 +68,13 @@ class RecoveryStack(TerraformStack):
         )
         RecoveryNamespace(self, "namespace", bucket_arn=bucket.arn, namespace=rec.namespace)
         app = RecoverySparkApplication(self, "spark", name=f"{cfg.kit.name}-recovery", release_label=rec.emr_release)
-        role = RecoveryRole(self, "recovery-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
+        arn = app.application.arn
+        role = SparkJobRole(
+            self, "recovery-role", job="recovery", name=cfg.recovery_role_name, docs=docs, application_arn=arn
+        )
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
-            BackupRole(self, "backup-role", cfg=cfg, docs=docs, application_arn=app.application.arn)
+            SparkJobRole(self, "backup-role", job="backup", name=backup_role_name(cfg), docs=docs, application_arn=arn)
         recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and alarm topic
             self,
             cfg,

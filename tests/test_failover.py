@@ -129,7 +129,7 @@ def test_states_replica_detached_not_a_replica() -> None:
 
 def test_failback_counts_commits_since_the_failover_and_names_unverified_steps() -> None:
     t1, t2, t3 = (NOW - dt.timedelta(hours=h) for h in (3, 2, 1))
-    props = {M.PROP_SNAPSHOT_ID: "1", M.PROP_PROMOTED_AT: t1.isoformat(), M.PROP_RUN_ID: "r"}
+    props = {M.LINEAGE.snapshot_id: "1", M.PROP_PROMOTED_AT: t1.isoformat(), M.LINEAGE.run_id: "r"}
     promoted = _info([(1, t1), (2, t2), (3, t3)], props=props)
     original = _info([(1, t1 - dt.timedelta(minutes=5))])
     fb = M.failback_table(Ident("analytics", "orders"), "arn:p", promoted, "arn:o", original, None)
@@ -231,8 +231,8 @@ def test_promote_opens_verifies_reports_and_a_second_run_converges(fw: FailoverW
     assert dst.get_table_bucket_policy(tableBucketARN=fw.world.replica_arn)["resourcePolicy"] == expected_json(fw)
     table = fw.replica_committer().load(Ident("analytics", "orders"))
     props = table.metadata.properties
-    assert props[M.PROP_SNAPSHOT_ID] == str(fw.snapshots["analytics.orders"][1])
-    assert props[M.PROP_SOURCE_TABLE_ARN] == fw.world.tables["analytics.orders"]
+    assert props[M.LINEAGE.snapshot_id] == str(fw.snapshots["analytics.orders"][1])
+    assert props[M.LINEAGE.source_table_arn] == fw.world.tables["analytics.orders"]
     orders = next(o for o in first.outcomes if o.table == "analytics.orders")
     assert (orders.rows, orders.partitions) == (5, 2)
     report = json.loads(first.report.with_suffix(".json").read_text())  # type: ignore[union-attr]
@@ -345,7 +345,7 @@ def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(ops_
     assert {by[t].verdict for t in ok} == {"promoted"}
     for t in ok:  # each table's own snapshot and counts (orders' replica lacks the source's third commit)
         assert by[t].snapshot_id == fw.snapshots[t][1] and (by[t].rows, by[t].partitions) == (5, 2)
-        assert fw.replica_committer().load(Ident.parse(t)).metadata.properties[M.PROP_RUN_ID]
+        assert fw.replica_committer().load(Ident.parse(t)).metadata.properties[M.LINEAGE.run_id]
     report = json.loads(first.report.with_suffix(".json").read_text())  # type: ignore[union-attr]
     assert {t["table"]: t["verdict"] for t in report["tables"]} == {t: o.verdict for t, o in by.items()}
 

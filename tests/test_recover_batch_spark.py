@@ -15,7 +15,7 @@ from harness.localreplica import file_uri
 from s3tables_kit.jobs.recover import batch
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
-from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.spark import add_catalogs
 
 pytestmark = pytest.mark.spark
@@ -82,7 +82,7 @@ def test_many_tables_one_copy_job_one_commit_each(spark: Any, lake: Path) -> Non
         assert _metadata_files(lake, "one", name) == ["v1.metadata.json"]
         doc = json.loads((lake / "one" / "fleet" / name / "metadata" / "v1.metadata.json").read_text())
         assert PROP_VERIFIED in doc["properties"] and doc["properties"]["team"] == "fleet"
-        assert doc["properties"][PROP_SNAPSHOT_ID] == str(r.snapshot_id) and len(doc["snapshots"]) == 1
+        assert doc["properties"][LINEAGE.snapshot_id] == str(r.snapshot_id) and len(doc["snapshots"]) == 1
         diff = spark.sql(
             f"SELECT count(*) FROM ((SELECT * FROM {REP}.fleet.{name} EXCEPT ALL SELECT * FROM {TGT}one.fleet.{name}) "
             f"UNION ALL (SELECT * FROM {TGT}one.fleet.{name} EXCEPT ALL SELECT * FROM {REP}.fleet.{name}))"

@@ -29,7 +29,7 @@ from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
-from s3tables_kit.jobs.recover.model import PROP_RUN_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode
 from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover
@@ -192,7 +192,7 @@ def test_a_run_that_loses_its_lease_says_who_won_and_lists_none_of_its_files(
     assert b.exit_code == 1
     r = b.results[0]
     props = {x["key"]: x["value"] for x in spark.sql(f"SHOW TBLPROPERTIES {TGT}.{ns}.plain").collect()}
-    winner = props[PROP_RUN_ID]
+    winner = props[LINEAGE.run_id]
     line = f"target {TGT}.{ns}.plain was created by run {winner} at "
     assert r.message.startswith(line) and "nothing of this run remains referenced" in r.message
     assert [ln for ln in b_err.splitlines() if line in ln], b_err[-1500:]

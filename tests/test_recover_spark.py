@@ -29,7 +29,7 @@ from s3tables_kit.jobs.recover.cli import main as cli_main
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
-from s3tables_kit.jobs.recover.model import PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.verify import verify
 from s3tables_kit.jobs.spark import REPO_ROOT
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
@@ -175,7 +175,7 @@ def test_latest(spark: Any, world: World) -> None:
     assert r.verdict == "verified" and r.rows == 6
     assert sym_diff(spark, f"{REP}.sales.orders", f"{TGT}.latest.orders") == (0, 0)
     props = _props(spark, f"{TGT}.latest.orders")
-    assert props[PROP_SNAPSHOT_ID] == str(world.orders_commits[-1][0])
+    assert props[LINEAGE.snapshot_id] == str(world.orders_commits[-1][0])
     assert props["kit.recovery.replica-snapshot-committed-at"].endswith("Z")
     assert props["team"] == "analytics"  # user property carried
     assert "write.metadata.previous-versions-max" not in props  # service/storage-managed: not carried
@@ -221,7 +221,7 @@ def test_snapshot_id(spark: Any, world: World) -> None:
     out = _run(spark, world, ["sales.orders"], target_namespace="bysnap", selector=Selector(snapshot_id=sid))
     assert out.exit_code == 0
     assert spark.sql(f"SELECT count(*) FROM {TGT}.bysnap.orders").first()[0] == 3
-    assert _props(spark, f"{TGT}.bysnap.orders")[PROP_SNAPSHOT_ID] == str(sid)
+    assert _props(spark, f"{TGT}.bysnap.orders")[LINEAGE.snapshot_id] == str(sid)
 
 
 @pytest.mark.parametrize(
@@ -356,7 +356,7 @@ def test_existing_target_refused_then_replace(spark: Any, world: World) -> None:
     assert out2.exit_code == 0, out2.results[0].message
     assert spark.sql(f"SELECT count(*) FROM {TGT}.taken.orders").first()[0] == 6
     props = _props(spark, f"{TGT}.taken.orders")
-    assert "someone" not in props and props[PROP_SNAPSHOT_ID] == str(world.orders_commits[-1][0])
+    assert "someone" not in props and props[LINEAGE.snapshot_id] == str(world.orders_commits[-1][0])
 
 
 def test_verification_detects_a_tampered_copy_with_samples(spark: Any, world: World) -> None:

@@ -19,7 +19,7 @@ from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.cli import parser, request_from_args
 from s3tables_kit.jobs.recover.guard import write_target_catalog
-from s3tables_kit.jobs.recover.model import PROP_REPLICA_TABLE, PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_TABLE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.planning import Action, TargetState, choose_action, plan_table, target_state
 from s3tables_kit.jobs.recover.report import TableResult, summary_table, table_markdown, write_reports
 from s3tables_kit.jobs.recover.verify import compare_fingerprints, schema_problems
@@ -224,7 +224,7 @@ def test_properties_user_only_plus_lineage_and_format_version() -> None:
     assert props["write.parquet.compression-codec"] == "zstd"
     for k in ("owner", "write.data.path", "s3tables.something"):
         assert k not in props
-    assert props[PROP_SNAPSHOT_ID] == "30" and props[PROP_REPLICA_TABLE] == "analytics.orders"
+    assert props[LINEAGE.snapshot_id] == "30" and props[PROP_REPLICA_TABLE] == "analytics.orders"
     assert props["kit.recovery.replica-snapshot-committed-at"] == "2025-12-03T13:55:20.000Z"
     assert props["kit.recovery.replica-metadata-location"] == "s3://x/metadata/v3.metadata.json"
     assert PROP_VERIFIED not in props
@@ -236,10 +236,10 @@ def test_properties_user_only_plus_lineage_and_format_version() -> None:
     [
         (None, TargetState.ABSENT, Action.CREATE, Action.CREATE),
         ({"x": "1"}, TargetState.FOREIGN, Action.REFUSE, Action.REPLACE),
-        ({PROP_SNAPSHOT_ID: "20"}, TargetState.OWN_UNVERIFIED, Action.REDO, Action.REDO),
-        ({PROP_SNAPSHOT_ID: "30"}, TargetState.UNVERIFIED_SAME, Action.VERIFY, Action.REDO),
-        ({PROP_SNAPSHOT_ID: "30", PROP_VERIFIED: "t"}, TargetState.VERIFIED_SAME, Action.SKIP, Action.SKIP),
-        ({PROP_SNAPSHOT_ID: "20", PROP_VERIFIED: "t"}, TargetState.OWN_OTHER, Action.REFUSE, Action.REPLACE),
+        ({LINEAGE.snapshot_id: "20"}, TargetState.OWN_UNVERIFIED, Action.REDO, Action.REDO),
+        ({LINEAGE.snapshot_id: "30"}, TargetState.UNVERIFIED_SAME, Action.VERIFY, Action.REDO),
+        ({LINEAGE.snapshot_id: "30", PROP_VERIFIED: "t"}, TargetState.VERIFIED_SAME, Action.SKIP, Action.SKIP),
+        ({LINEAGE.snapshot_id: "20", PROP_VERIFIED: "t"}, TargetState.OWN_OTHER, Action.REFUSE, Action.REPLACE),
     ],
 )
 def test_target_state_and_action(props: Any, state: TargetState, action: Action, action_replace: Action) -> None:

@@ -165,7 +165,7 @@ def table_facts(
     got, info, raw = read_info_raw(clients, ref.bucket_arn, ident)
     managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
     props = info.properties if info else {}
-    source_arn = managed_info.get("sourceTableARN") or props.get(M.PROP_SOURCE_TABLE_ARN)
+    source_arn = managed_info.get("sourceTableARN") or props.get(M.LINEAGE.source_table_arn)
     src = (
         M.SourceFacts(error=source_error)
         if source_error
@@ -179,7 +179,7 @@ def table_facts(
         info=info,
         source=src,
         expected_replica=str(ident) in set(source.replicated_tables),
-        promoted_by_run=props.get(M.PROP_RUN_ID),
+        promoted_by_run=props.get(M.LINEAGE.run_id),
         metadata_json=raw,
     )
 
@@ -305,7 +305,7 @@ def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
     info, snap = tp.facts.info, tp.snapshot
     if tp.step is not M.FailoverStep.ALREADY or info is None or snap is None:
         return tp
-    recorded = info.properties.get(M.PROP_SNAPSHOT_ID)
+    recorded = info.properties.get(M.LINEAGE.snapshot_id)
     if recorded == str(snap.snapshot_id) or not tp.pit:
         return replace(tp, pit=False)
     if recorded is not None:
@@ -313,7 +313,7 @@ def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
             tp,
             problems=(
                 *tp.problems,
-                f"already promoted (run {info.properties.get(M.PROP_RUN_ID)}) at snapshot {recorded}; setting it "
+                f"already promoted (run {info.properties.get(M.LINEAGE.run_id)}) at snapshot {recorded}; setting it "
                 f"to {snap.snapshot_id} now would discard commits made since: refused (use Iceberg's "
                 "set_current_snapshot by hand if that is what you want)",
             ),
@@ -469,7 +469,7 @@ def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcom
     if chosen is None or (not tp.pit and tp.step is M.FailoverStep.PROMOTE):
         chosen = current  # latest: whatever the replica had when it was detached (an in-flight commit may land)
     props, managed = table.metadata.properties, tp.facts.source_table_arn if tp.facts.managed else None
-    recorded = props.get(M.PROP_SNAPSHOT_ID) if M.own_lineage(props, tp.facts.table_arn, managed) else None
+    recorded = props.get(M.LINEAGE.snapshot_id) if M.own_lineage(props, tp.facts.table_arn, managed) else None
     if recorded is not None and recorded != str(chosen) and tp.step is M.FailoverStep.ALREADY:
         chosen = int(recorded)  # converged run: the failover point is the first run's
     if current != chosen and tp.step is M.FailoverStep.PROMOTE:
@@ -485,18 +485,18 @@ def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcom
             tp.ident,
             {
                 M.PROP_PROMOTED_AT: datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                M.PROP_SOURCE_TABLE_ARN: tp.facts.source_table_arn or "unknown",
-                M.PROP_SNAPSHOT_ID: str(chosen),
-                M.PROP_RUN_ID: run_id,
+                M.LINEAGE.source_table_arn: tp.facts.source_table_arn or "unknown",
+                M.LINEAGE.snapshot_id: str(chosen),
+                M.LINEAGE.run_id: run_id,
                 M.PROP_TABLE_ARN: tp.facts.table_arn,
                 M.PROP_PIT: "true" if o.point_in_time else "false",
             },
             table=table,
         )
-        if table.metadata.properties.get(M.PROP_RUN_ID) != run_id:
+        if table.metadata.properties.get(M.LINEAGE.run_id) != run_id:
             raise ValueError("the lineage commit is not visible after it succeeded")
     else:
-        o.message = f"verified earlier by run {table.metadata.properties.get(M.PROP_RUN_ID)}"
+        o.message = f"verified earlier by run {table.metadata.properties.get(M.LINEAGE.run_id)}"
     o.steps["verify_commit"] = round(time.monotonic() - t, 3)
     t = time.monotonic()
     counts = partition_counts(table, chosen)
@@ -528,9 +528,9 @@ def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, 
         if not req.selects(ident):
             continue
         got, info = read_info(clients, promoted_arn, ident)
-        if got.get("managedTableInformation") or info is None or M.PROP_RUN_ID not in info.properties:
+        if got.get("managedTableInformation") or info is None or M.LINEAGE.run_id not in info.properties:
             continue  # still a replica, or not promoted by the kit
-        orig_arn: str | None = info.properties.get(M.PROP_SOURCE_TABLE_ARN)
+        orig_arn: str | None = info.properties.get(M.LINEAGE.source_table_arn)
         original: TableInfo | None = None
         err = original_error
         if err is None:

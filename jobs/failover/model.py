@@ -19,28 +19,27 @@ from typing import Any
 
 from s3tables_kit.jobs.kernel.commits import compute_lag
 from s3tables_kit.jobs.kernel.idents import Ident, JobError
+from s3tables_kit.jobs.kernel.lineage import Lineage
 from s3tables_kit.jobs.kernel.selectors import PlanError, Selector, resolve_snapshot
 from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo, iso_ms
 
-# Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback).
-PROP_PREFIX = "kit.failover."
-PROP_PROMOTED_AT = PROP_PREFIX + "promoted-at"
-PROP_SOURCE_TABLE_ARN = PROP_PREFIX + "source-table-arn"
-PROP_SNAPSHOT_ID = PROP_PREFIX + "replica-snapshot-id"
-PROP_RUN_ID = PROP_PREFIX + "run-id"
-PROP_PIT = PROP_PREFIX + "point-in-time"
-PROP_TABLE_ARN = PROP_PREFIX + "table-arn"  # the promoted table itself: lineage replicated onwards names another
+# Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback): the
+# shared ones (`LINEAGE.source_table_arn`, `.snapshot_id`, `.run_id`) and the failover's own.
+LINEAGE = Lineage("failover")
+PROP_PROMOTED_AT = LINEAGE.key("promoted-at")
+PROP_PIT = LINEAGE.key("point-in-time")
+PROP_TABLE_ARN = LINEAGE.key("table-arn")  # the promoted table itself: lineage replicated onwards names another
 
 
 def own_lineage(props: dict[str, str], table_arn: str, managed_source_arn: str | None) -> bool:
     """Were these kit.failover.* properties written on this table, not replicated from a promotion upstream (a
     failback's replicas carry the first failover's)? Lineage without the table's ARN (written before it was
     recorded) is this table's unless the table is still a replica of another source than the one it names."""
-    if PROP_SNAPSHOT_ID not in props:
+    if LINEAGE.snapshot_id not in props:
         return False
     if PROP_TABLE_ARN in props:
         return props[PROP_TABLE_ARN] == table_arn
-    return managed_source_arn is None or props.get(PROP_SOURCE_TABLE_ARN) == managed_source_arn
+    return managed_source_arn is None or props.get(LINEAGE.source_table_arn) == managed_source_arn
 
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2  # as the recovery job's: all ok / some failed / plan-time refusal
@@ -498,7 +497,7 @@ def failback_table(
     original_error: str | None,
 ) -> FailbackTable:
     props = promoted.properties if promoted else {}
-    sid_text = props.get(PROP_SNAPSHOT_ID)
+    sid_text = props.get(LINEAGE.snapshot_id)
     sid = int(sid_text) if sid_text and sid_text.lstrip("-").isdigit() else None
     promoted_at_ms = _parse_iso_ms(props.get(PROP_PROMOTED_AT))
     since: int | None = None

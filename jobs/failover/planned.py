@@ -114,7 +114,7 @@ def catch_up(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> tupl
         got, info, raw = aws.read_info_raw(clients, tp.facts.table_arn.split("/table/")[0], ident)
         detached = not got.get("managedTableInformation")
         own = info is not None and detached and M.own_lineage(info.properties, tp.facts.table_arn, None)
-        recorded = info.properties.get(M.PROP_SNAPSHOT_ID) if info is not None and own else None
+        recorded = info.properties.get(M.LINEAGE.snapshot_id) if info is not None and own else None
         state = PM.CatchUp(str(ident), src, PM.Head.of_info(info, recorded), detached=detached)
         if info is None:
             return state, tp

@@ -21,7 +21,7 @@ from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.filecopy import StoreConfig
 from s3tables_kit.jobs.recover.metadata import local_path
-from s3tables_kit.jobs.recover.model import PROP_RUN_ID, RecoveryError
+from s3tables_kit.jobs.recover.model import LINEAGE, RecoveryError
 from s3tables_kit.jobs.recover.planning import TablePlan
 from s3tables_kit.jobs.recover.report import TableResult
 
@@ -85,7 +85,7 @@ def committed_by_other(spark: SparkSession, catalog: str, ident: Ident, run_id: 
         jvm = _jvm(spark)
         t = iceberg_catalog(spark, catalog).loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(str(ident)))
         props = t.properties()
-        other = props.get(PROP_RUN_ID)
+        other = props.get(LINEAGE.run_id)
         if other is not None and str(other) == run_id:
             return None
         created = int(t.operations().current().lastUpdatedMillis())

@@ -7,17 +7,16 @@ The tables, snapshots and selectors it shares with failover live in the jobs' ke
 from __future__ import annotations
 
 from s3tables_kit.jobs.kernel.idents import JobError
+from s3tables_kit.jobs.kernel.lineage import Lineage
 
-# Lineage properties written on every recovered table (the contract for reruns and audits).
-PROP_PREFIX = "kit.recovery."
-PROP_SOURCE_TABLE_ARN = PROP_PREFIX + "source-table-arn"
-PROP_REPLICA_TABLE = PROP_PREFIX + "replica-table"
-PROP_REPLICA_METADATA = PROP_PREFIX + "replica-metadata-location"
-PROP_SNAPSHOT_ID = PROP_PREFIX + "replica-snapshot-id"
-PROP_SNAPSHOT_TIME = PROP_PREFIX + "replica-snapshot-committed-at"
-PROP_SNAPSHOT_TIME_MS = PROP_PREFIX + "replica-snapshot-timestamp-ms"
-PROP_RUN_ID = PROP_PREFIX + "run-id"
-PROP_VERIFIED = PROP_PREFIX + "verified-at"
+# Lineage properties written on every recovered table (the contract for reruns and audits): the shared ones
+# (`LINEAGE.source_table_arn`, `.snapshot_id`, `.run_id`) and recovery's own.
+LINEAGE = Lineage("recovery")
+PROP_REPLICA_TABLE = LINEAGE.key("replica-table")
+PROP_REPLICA_METADATA = LINEAGE.key("replica-metadata-location")
+PROP_SNAPSHOT_TIME = LINEAGE.key("replica-snapshot-committed-at")
+PROP_SNAPSHOT_TIME_MS = LINEAGE.key("replica-snapshot-timestamp-ms")
+PROP_VERIFIED = LINEAGE.key("verified-at")
 
 
 class RecoveryError(JobError):

@@ -17,7 +17,7 @@ from s3tables_kit.jobs.kernel.snapshots import (
     TableInfo,
     iso_ms,
 )
-from s3tables_kit.jobs.recover.model import PROP_PREFIX, PROP_REPLICA_TABLE, PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_TABLE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode, ModeDecision
 
 # --- target naming and state --------------------------------------------------------------------------------
@@ -48,9 +48,9 @@ class Action(Enum):
 def target_state(props: dict[str, str] | None, replica: Ident, snap: Snapshot) -> TargetState:
     if props is None:
         return TargetState.ABSENT
-    if PROP_SNAPSHOT_ID not in props:
+    if LINEAGE.snapshot_id not in props:
         return TargetState.FOREIGN
-    same = props.get(PROP_SNAPSHOT_ID) == str(snap.snapshot_id) and props.get(PROP_REPLICA_TABLE) in (
+    same = props.get(LINEAGE.snapshot_id) == str(snap.snapshot_id) and props.get(PROP_REPLICA_TABLE) in (
         None,
         str(replica),
     )
@@ -244,7 +244,7 @@ def properties_point(info: TableInfo, snap: Snapshot, sel: Selector) -> tuple[st
 
 def property_changes(at: dict[str, str], current: dict[str, str]) -> list[str]:
     """User-visible keys whose value differs between the recovery point and now (kit lineage keys ignored)."""
-    keys = sorted(k for k in set(at) | set(current) if not k.startswith(PROP_PREFIX) and at.get(k) != current.get(k))
+    keys = sorted(k for k in set(at) | set(current) if not k.startswith(LINEAGE.prefix) and at.get(k) != current.get(k))
     return keys
 
 

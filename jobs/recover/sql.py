@@ -8,14 +8,11 @@ from typing import Any
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, SortField
 from s3tables_kit.jobs.recover.model import (
-    PROP_PREFIX,
+    LINEAGE,
     PROP_REPLICA_METADATA,
     PROP_REPLICA_TABLE,
-    PROP_RUN_ID,
-    PROP_SNAPSHOT_ID,
     PROP_SNAPSHOT_TIME,
     PROP_SNAPSHOT_TIME_MS,
-    PROP_SOURCE_TABLE_ARN,
 )
 from s3tables_kit.jobs.recover.planning import TablePlan, source_names
 
@@ -50,7 +47,7 @@ MANAGED_PROPERTIES = frozenset(
         "gc.enabled",
     }
 )
-MANAGED_PREFIXES = (PROP_PREFIX, "s3tables.", "aws.", "glue.", "lakeformation.", "current-snapshot-")
+MANAGED_PREFIXES = (LINEAGE.prefix, "s3tables.", "aws.", "glue.", "lakeformation.", "current-snapshot-")
 
 
 def user_properties(props: dict[str, str]) -> dict[str, str]:
@@ -125,13 +122,13 @@ def tblproperties(props: dict[str, str]) -> str:
 def lineage_properties(plan: TablePlan, run_id: str) -> dict[str, str]:
     s = plan.snapshot
     return {
-        PROP_SOURCE_TABLE_ARN: plan.info.source_table_arn or "unknown (not reported by the replica catalog)",
+        LINEAGE.source_table_arn: plan.info.source_table_arn or "unknown (not reported by the replica catalog)",
         PROP_REPLICA_TABLE: str(plan.replica),
         PROP_REPLICA_METADATA: plan.info.metadata_location or "unknown",
-        PROP_SNAPSHOT_ID: str(s.snapshot_id),
+        LINEAGE.snapshot_id: str(s.snapshot_id),
         PROP_SNAPSHOT_TIME: s.committed_at,
         PROP_SNAPSHOT_TIME_MS: str(s.timestamp_ms),
-        PROP_RUN_ID: run_id,
+        LINEAGE.run_id: run_id,
     }
 
 

@@ -25,7 +25,7 @@ from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo, iso_ms
 
 # Lineage properties the failover records in every promoted table (the contract for reruns, audits, failback): the
 # shared ones (`LINEAGE.source_table_arn`, `.snapshot_id`, `.run_id`) and the failover's own.
-LINEAGE = Lineage("failover")
+LINEAGE = Lineage.of("failover")
 PROP_PROMOTED_AT = LINEAGE.key("promoted-at")
 PROP_PIT = LINEAGE.key("point-in-time")
 PROP_TABLE_ARN = LINEAGE.key("table-arn")  # the promoted table itself: lineage replicated onwards names another

@@ -9,24 +9,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Lineage:
-    job: str  # "recovery", "failover"
+    prefix: str
+    source_table_arn: str
+    snapshot_id: str  # the replica snapshot the job took
+    run_id: str
 
-    @property
-    def prefix(self) -> str:
-        return f"kit.{self.job}."
+    @classmethod
+    def of(cls, job: str) -> Lineage:
+        """`job`: "recovery", "failover"."""
+        prefix = f"kit.{job}."
+        return cls(prefix, prefix + "source-table-arn", prefix + "replica-snapshot-id", prefix + "run-id")
 
     def key(self, name: str) -> str:
         return self.prefix + name
-
-    @property
-    def source_table_arn(self) -> str:
-        return self.key("source-table-arn")
-
-    @property
-    def snapshot_id(self) -> str:
-        """The replica snapshot the job took."""
-        return self.key("replica-snapshot-id")
-
-    @property
-    def run_id(self) -> str:
-        return self.key("run-id")

@@ -11,7 +11,7 @@ from s3tables_kit.jobs.kernel.lineage import Lineage
 
 # Lineage properties written on every recovered table (the contract for reruns and audits): the shared ones
 # (`LINEAGE.source_table_arn`, `.snapshot_id`, `.run_id`) and recovery's own.
-LINEAGE = Lineage("recovery")
+LINEAGE = Lineage.of("recovery")
 PROP_REPLICA_TABLE = LINEAGE.key("replica-table")
 PROP_REPLICA_METADATA = LINEAGE.key("replica-metadata-location")
 PROP_SNAPSHOT_TIME = LINEAGE.key("replica-snapshot-committed-at")

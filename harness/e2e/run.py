@@ -67,6 +67,7 @@ from harness.e2e.terraform import (
     ToolResult,
     _tail,
     cli_config,
+    cpu_summary,
     proxy_env,
     table,
     toolchain,
@@ -629,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     (workdir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     if ok and mirror.resolve() == current_mirror():
         (mirror / VERIFIED_MARK).write_text(f"make e2e passed with this provider: {', '.join(map(str, configs))}\n")
+    _say(cpu_summary())
     _say(f"\ne2e: {'PASSED' if ok else 'FAILED'} in {report['seconds']} s; {workdir / 'results.json'}")
     return 0 if ok else 1
 

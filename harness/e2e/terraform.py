@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import resource
 import subprocess
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +54,26 @@ class ToolResult:
 
 # ---------------------------------------------------------------- terraform ----
 
+# CPU seconds and count of Terraform commands by kind in this process (the provider's starts dominate CI's e2e time).
+CPU_BY_COMMAND: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def command_kind(args: list[str]) -> str:
+    words = [a for a in args if a in ("init", "apply", "plan", "-destroy", "show", "output", "import", "state")]
+    return " ".join(words[:2]) or args[0]
+
+
+def cpu_summary() -> str:
+    """One line: the Terraform CPU of this run by command kind, most first."""
+    rows = sorted(CPU_BY_COMMAND.items(), key=lambda kv: -kv[1][1])
+    total = sum(v[1] for _, v in rows)
+    return f"terraform CPU {total:.0f} s: " + ", ".join(f"{k} {v[1]:.0f} s ({v[0]:.0f}x)" for k, v in rows)
+
 
 @dataclass(frozen=True)
 class Terraform:
@@ -63,10 +85,14 @@ class Terraform:
     ) -> subprocess.CompletedProcess[str]:
         """`terraform <args>` in cwd; its output is also kept in cwd/<log or command>.log for whoever reads a
         failure."""
+        cpu0 = _children_cpu()
         proc = subprocess.run(
             [str(self.binary), *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout,
             check=False,
         )  # fmt: skip
+        row = CPU_BY_COMMAND[command_kind(args)]
+        row[0] += 1
+        row[1] += _children_cpu() - cpu0
         name = log or "-".join(a.lstrip("-") for a in args[:2] if a in ("init", "apply", "plan", "-destroy", "output"))
         (cwd / f"{name or args[0]}.log").write_text(f"$ terraform {' '.join(args)}\n{proc.stdout}{proc.stderr}")
         return proc

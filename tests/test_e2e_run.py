@@ -3,6 +3,7 @@ an applied plan may not do to the resources `prevent_destroy` guards. The runs t
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,12 @@ from harness.e2e.plans import (
     normal_of,
     plan_actions,
     planned_summary,
+    stream_actions,
+    stream_errors,
     transition_problems,
 )
 from harness.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addresses
+from s3tables_kit.infra.validate import find_terraform
 
 
 def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:
@@ -113,3 +117,33 @@ def test_an_estate_runs_the_writer_once_per_source_and_every_other_tool_once() -
     assert not ran_as_expected([SECOND_DEPLOY, LOCK_REFUSAL, *TOOLS], expected)  # no writer at all
     assert not ran_as_expected([*expected, TOOLS[0]], expected)  # a tool twice
     assert not ran_as_expected([SECOND_DEPLOY, WRITER, LOCK_REFUSAL, WRITER, *TOOLS], expected)  # out of order
+
+
+@pytest.mark.terraform
+def test_a_new_states_apply_is_read_from_terraforms_own_json_stream(tmp_path: Path) -> None:
+    """The one-command first apply reads what Terraform planned from `apply -json`: creates, then a replacement of a
+    protected resource refused with Terraform's own diagnostic (built-in `terraform_data`: no provider needed)."""
+    binary = find_terraform()
+    if binary is None:
+        pytest.skip("terraform is not installed")
+
+    def apply(body: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "main.tf").write_text(body)
+        args = [str(binary), "apply", "-auto-approve", "-json", "-input=false"]
+        return subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, check=False)
+
+    protected = "lifecycle {\n prevent_destroy = true\n}"
+    first = apply(
+        f'resource "terraform_data" "a" {{ input = "x" }}\nresource "terraform_data" "b" {{\n{protected}\n}}\n'
+    )
+    assert first.returncode == 0, first.stderr
+    actions = stream_actions(first.stdout.splitlines())
+    assert actions == {"terraform_data.a": ["create"], "terraform_data.b": ["create"]}
+    assert planned_summary(actions) == "+2 ~0 -0 ±0"
+    again = apply(
+        f'resource "terraform_data" "a" {{ input = "y" }}\n'
+        f'resource "terraform_data" "b" {{\ntriggers_replace = "2"\n{protected}\n}}\n'
+    )
+    assert again.returncode == 1
+    errors = stream_errors(again.stdout.splitlines())
+    assert len(errors) == 1 and "terraform_data.b has lifecycle.prevent_destroy set" in errors[0]

@@ -3,6 +3,7 @@ share one emulator and one Terraform state."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -38,6 +39,42 @@ def transition_problems(actions: dict[str, list[str]], protected: set[str]) -> l
     plans its destroy without complaint)."""
     return [f"{addr}: {'replaced' if a in REPLACE else 'destroyed'}" for addr, a in sorted(actions.items())
             if "delete" in a and addr in protected]  # fmt: skip
+
+
+# `terraform apply -json`'s planned_change actions, as `terraform show -json` spells them (no-op, read, move and
+# the like change nothing the checks look at).
+STREAM_ACTIONS = {
+    "create": ["create"],
+    "update": ["update"],
+    "delete": ["delete"],
+    "replace": ["delete", "create"],
+}
+
+
+def stream_actions(lines: Iterable[str]) -> dict[str, list[str]]:
+    """{address: actions} of the managed resources that `terraform apply -json` (the machine-readable UI) planned."""
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        if not line.startswith("{"):
+            continue
+        msg = json.loads(line)
+        change = msg.get("change") or {}
+        addr = str((change.get("resource") or {}).get("addr", ""))
+        actions = STREAM_ACTIONS.get(str(change.get("action")))
+        is_data = addr.startswith("data.") or ".data." in addr
+        if msg.get("type") == "planned_change" and addr and actions is not None and not is_data:
+            out[addr] = actions
+    return out
+
+
+def stream_errors(lines: Iterable[str]) -> list[str]:
+    """The error diagnostics of a `-json` run, one line each."""
+    out = []
+    for line in lines:
+        if line.startswith("{") and (msg := json.loads(line)).get("@level") == "error":
+            diag = msg.get("diagnostic") or {}
+            out.append(f"{msg.get('@message', '')}: {diag.get('detail', '')}".strip(": "))
+    return out
 
 
 def managed_count(plan: Json) -> int:

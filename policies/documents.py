@@ -252,7 +252,7 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
         *P.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
-            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+            guardrail_arns=[guardrail_policy_arn(cfg, account_id)],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(cfg, exempt=scheme_of(cfg).guardrail_source_exempt(cfg), account_id=account_id),

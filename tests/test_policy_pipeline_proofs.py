@@ -24,9 +24,10 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.docset import build, build_monitor
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.failover import failover_topology
 from tests import policy_fixtures as W
 
 pytestmark = pytest.mark.node
@@ -67,6 +68,7 @@ class Site:
     key: tuple[str, str] | None = None  # (alias, key policy document) of a kit-created source key
     alarm_key_policy: str | None = None
     guardrail: str | None = None  # the account's guardrail, carried by `engineer` (and the deploy role)
+    pipeline_guardrail: str | None = None  # a failover topology's pipeline guardrail, beside the guardrail
     engineer: str | None = None
     monitor_role: str | None = None
     recovery_role: str | None = None
@@ -79,6 +81,9 @@ class Site:
     def admin(self) -> str:
         return f"arn:aws:iam::{self.account}:role/Administrator"
 
+
+# the promoted source's monitor keeps its alarm topic key in the promoted bucket's stack (`docset.build_monitor`)
+PROMOTED_ALARM_KEY = "promoted-monitor--kms-key-policy--alarm-topic-source"
 
 SITES: dict[str, Site] = {
     "seed": Site(
@@ -115,6 +120,10 @@ SITES: dict[str, Site] = {
         "failover/seed", "111122223333", "us-west-2", "seed-fo", "demo-dest-tablebucket", None,
         "arn:aws:iam::111122223333:role/seed-fo-s3tables-replication",
         "arn:aws:iam::111122223333:role/s3tables-break-glass", "replication-role-trust",
+        alarm_key_policy=PROMOTED_ALARM_KEY, guardrail="replica-guardrail--111122223333",
+        pipeline_guardrail="pipeline-guardrail--111122223333",
+        # the seed attaches its guardrails to no role: a role that an administrator gave them
+        engineer="arn:aws:iam::111122223333:role/data-engineer",
         monitor_role="arn:aws:iam::111122223333:role/seed-fo-replication-monitor",
         recovery_role="arn:aws:iam::111122223333:role/seed-s3tables-recovery",
     ),
@@ -123,6 +132,8 @@ SITES: dict[str, Site] = {
         "arn:aws:iam::222222222222:role/terraform-deploy",
         "arn:aws:iam::222222222222:role/lakehouse-fo-s3tables-replication",
         "arn:aws:iam::222222222222:role/s3tables-break-glass", "replication-role-trust",
+        alarm_key_policy=PROMOTED_ALARM_KEY, guardrail="replica-guardrail--222222222222",
+        pipeline_guardrail="pipeline-guardrail--222222222222", engineer="arn:aws:iam::222222222222:role/data-engineer",
         monitor_role="arn:aws:iam::222222222222:role/lakehouse-fo-replication-monitor",
         recovery_role="arn:aws:iam::222222222222:role/lakehouse-s3tables-recovery",
     ),
@@ -135,9 +146,16 @@ RCP = "rcp-protect-replication-roles"
 def documents(example: str) -> dict[str, Any]:
     """The documents the topology deploys, by the names its stacks look them up (a failover topology's resolve
     to the promotion's candidates)."""
-    ds = build(load_config(ROOT / "examples" / f"{example}.toml"))
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    ds = build(cfg)
     names = {d.deploys_as or d.name for d in ds.all()} | {d.name for d in ds}
-    return {n: ds.document(n) for n in sorted(names) if ds.has(n)}
+    out = {n: ds.document(n) for n in sorted(names) if ds.has(n)}
+    if cfg.failover is not None:
+        from s3tables_kit.infra.stacks.failover import monitor_view
+
+        monitor = build_monitor(monitor_view(cfg, failover_topology(cfg)))
+        out[PROMOTED_ALARM_KEY] = monitor.document("kms-key-policy--alarm-topic-source")
+    return out
 
 
 # ---------------------------------------------------------------- the cases ----
@@ -242,6 +260,16 @@ def cases(site: Site) -> dict[str, Case]:
     out["service:assume:sts:AssumeRole"] = Case(
         "service", "sts:AssumeRole", site.replication_role, ALLOWED, (("aws:SourceArn", source_arn),), site.trust
     )
+    # detaching the pipeline guardrail (a failover topology) removes its identity layer
+    if site.pipeline_guardrail and site.engineer:
+        detach = (("iam:PolicyARN", pipeline_guardrail_arn(site)),)
+        for who in _attackers(site):
+            out[f"{who}:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
+                who, "iam:DetachRolePolicy", site.engineer, EXPLICIT_DENY, detach
+            )
+        out["breakglass:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
+            "breakglass", "iam:DetachRolePolicy", site.engineer, ALLOWED, detach
+        )
     # minting a role under the replication name pattern in the vault's account (an estate)
     if site.vault_deploy:
         minted = "arn:aws:iam::666666666666:role/estate-x-s3tables-replication"
@@ -254,12 +282,16 @@ def cases(site: Site) -> dict[str, Case]:
     return out
 
 
+def pipeline_guardrail_arn(site: Site) -> str:
+    return f"arn:aws:iam::{site.account}:policy/{site.prefix.removesuffix('-fo')}-s3tables-pipeline-guardrail"
+
+
 # ---------------------------------------------------------------- evaluation ----
 
 
 def _principal(site: Site, who: str) -> tuple[str, tuple[str, ...], bool]:
     """(ARN, identity policies, bound by the SCPs)."""
-    guard = (site.guardrail,) if site.guardrail else ()
+    guard = tuple(g for g in (site.guardrail, site.pipeline_guardrail) if g)
     return {
         "admin": (site.admin, (ADMIN_ACCESS,), True),
         "engineer": (site.engineer or "", (ADMIN_ACCESS, *guard), True),
@@ -355,6 +387,22 @@ def drop_resource(name: str, sid: str, resource: str) -> Mutation:
     return mutate
 
 
+def drop_detach_guard_of(policy_arn: str) -> Mutation:
+    """A guardrail no longer among those `DenyGuardrailDetach` keeps attached, in every layer."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        found = False
+        for d in docs.values():
+            for stmt in d["Statement"]:
+                cond = stmt.get("Condition", {}).get("ArnEquals", {})
+                if stmt.get("Sid") == "DenyGuardrailDetach" and policy_arn in cond.get("iam:PolicyARN", []):
+                    cond["iam:PolicyARN"] = [a for a in cond["iam:PolicyARN"] if a != policy_arn]
+                    found = True
+        assert found, f"no DenyGuardrailDetach keeps {policy_arn} attached"
+
+    return mutate
+
+
 EDIT = "DenyReplicationRoleEditAndDetectionPathChange"
 
 
@@ -434,6 +482,11 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
                 **{f"{w}:alarm-key:kms:DisableKey": ALLOWED for w in _attackers(site)},
                 # the source key's SCP guard is the same statement: its key policy still holds it
             },
+        )
+    if site.pipeline_guardrail and site.engineer:
+        out["pipeline guardrail out of the detach guards"] = (
+            drop_detach_guard_of(pipeline_guardrail_arn(site)),
+            {f"{w}:detach-pipeline-guardrail:iam:DetachRolePolicy": ALLOWED for w in _attackers(site)},
         )
     if site.vault_deploy:
         out["replica-account creation guards removed"] = (

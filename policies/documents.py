@@ -329,7 +329,10 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
             replication_roles=[
                 (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
             ],
-            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)],
+            guardrail_arns=[
+                *(guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)),
+                *pipeline.guardrail_arns(cfg),
+            ],
             break_glass=cfg.protection.break_glass_principals,
         ),
         *source_guards(
@@ -529,6 +532,16 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 acct,
                 f"IAM managed policy {cfg.guardrail_policy_name}",
                 replica_guardrail(cfg, acct),
+            )
+        )
+    for acct in pipeline.source_only_accounts(cfg):
+        docs.append(
+            PolicyDoc(
+                f"pipeline-guardrail--{acct}",
+                "identity",
+                acct,
+                f"IAM managed policy {pipeline.guardrail_name(cfg)}",
+                pipeline.source_account_guardrail(cfg, acct),
             )
         )
     if cfg.protection.organization:

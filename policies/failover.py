@@ -366,10 +366,6 @@ def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipe
     return own if own.replication_roles or own.detection or own.keys else None
 
 
-def pipeline_guardrail_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-s3tables-pipeline-guardrail"
-
-
 def pipeline_guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
     """The pipeline's identity layer in an account of the failover topology that holds a guardrail and a part of
     the pipeline (the promoted bucket's; the failed source's where it shares the account): the pipeline SCP's
@@ -389,7 +385,7 @@ def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence
         arn = guardrail_policy_arn(cfg, acct)
         out.append(arn)
         if pipeline_in(cfg, topo, acct) is not None:
-            out.append(arn.rsplit("/", 1)[0] + "/" + pipeline_guardrail_name(cfg))
+            out.append(arn.rsplit("/", 1)[0] + "/" + pipeline.guardrail_name(cfg))
     return out
 
 
@@ -506,7 +502,8 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
                 ("DenyAssumeReplicationRole", topo.failed_replication_role_arn),
                 ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
             ],
-            guardrail_arns=guardrail_arns(cfg, topo, accounts(topo)),
+            # the failed source's account keeps its pipeline guardrail (its stack is left as it is)
+            guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *pipeline.guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         S.deny_pass_other_replication_role(
@@ -567,7 +564,7 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
         ))  # fmt: skip
         if pipeline_in(cfg, topo, acct) is not None:
             out.append(deployed(
-                f"pipeline-guardrail--{acct}", "identity", acct, f"IAM managed policy {pipeline_guardrail_name(cfg)}",
+                f"pipeline-guardrail--{acct}", "identity", acct, f"IAM managed policy {pipeline.guardrail_name(cfg)}",
                 pipeline_guardrail(cfg, topo, acct),
             ))  # fmt: skip
     org = cfg.protection.organization

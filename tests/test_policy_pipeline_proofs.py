@@ -17,6 +17,7 @@ configurations; only the documents come from the code under test (`policies.docs
 from __future__ import annotations
 
 import copy
+import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +69,8 @@ class Site:
     key: tuple[str, str] | None = None  # (alias, key policy document) of a kit-created source key
     alarm_key_policy: str | None = None
     guardrail: str | None = None  # the account's guardrail, carried by `engineer` (and the deploy role)
-    pipeline_guardrail: str | None = None  # a failover topology's pipeline guardrail, beside the guardrail
+    # the pipeline guardrail (a source account without a replica; a failover topology, beside the guardrail)
+    pipeline_guardrail: str | None = None
     engineer: str | None = None
     monitor_role: str | None = None
     recovery_role: str | None = None
@@ -101,6 +103,8 @@ SITES: dict[str, Site] = {
         None, "replication-role-trust",
         key=("alias/lakehouse-lakehouse-prod", "kms-key-policy--lakehouse-prod"),
         alarm_key_policy="kms-key-policy--alarm-topic-source",
+        # the source account holds no replica: its configured roles carry the pipeline guardrail
+        pipeline_guardrail="pipeline-guardrail--111111111111", engineer="arn:aws:iam::111111111111:role/data-engineer",
         monitor_role="arn:aws:iam::111111111111:role/lakehouse-replication-monitor",
         recovery_role="arn:aws:iam::222222222222:role/lakehouse-s3tables-recovery",
     ),
@@ -115,6 +119,17 @@ SITES: dict[str, Site] = {
         monitor_role="arn:aws:iam::111111111111:role/estate-sales-euw1-replication-monitor",
         recovery_role="arn:aws:iam::666666666666:role/estate-s3tables-recovery",
         vault_deploy="arn:aws:iam::666666666666:role/terraform-deploy",
+    ),
+    # an estate's source account without a replica: its pipeline guardrail names the kit's patterns in that account
+    "estate/ops": Site(
+        "estate", "555555555555", "us-east-1", "estate-ops-use1", "estate-ops-use1",
+        "arn:aws:iam::555555555555:role/terraform-deploy",
+        "arn:aws:iam::555555555555:role/estate-ops-use1-s3tables-replication",
+        None, "replication-role-trust--source-ops-use1",
+        alarm_key_policy="kms-key-policy--alarm-topic-source-ops-use1",
+        pipeline_guardrail="pipeline-guardrail--555555555555", engineer="arn:aws:iam::555555555555:role/data-engineer",
+        monitor_role="arn:aws:iam::555555555555:role/estate-ops-use1-replication-monitor",
+        recovery_role="arn:aws:iam::666666666666:role/estate-s3tables-recovery",
     ),
     "failover/seed": Site(
         "failover/seed", "111122223333", "us-west-2", "seed-fo", "demo-dest-tablebucket", None,
@@ -150,7 +165,7 @@ def documents(example: str) -> dict[str, Any]:
     ds = build(cfg)
     names = {d.deploys_as or d.name for d in ds.all()} | {d.name for d in ds}
     out = {n: ds.document(n) for n in sorted(names) if ds.has(n)}
-    if cfg.failover is not None:
+    if cfg.failover is not None and cfg.failover.promoted_bucket:
         from s3tables_kit.infra.stacks.failover import monitor_view
 
         monitor = build_monitor(monitor_view(cfg, failover_topology(cfg)))
@@ -267,9 +282,10 @@ def cases(site: Site) -> dict[str, Case]:
             out[f"{who}:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
                 who, "iam:DetachRolePolicy", site.engineer, EXPLICIT_DENY, detach
             )
-        out["breakglass:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
-            "breakglass", "iam:DetachRolePolicy", site.engineer, ALLOWED, detach
-        )
+        if site.breakglass:
+            out["breakglass:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
+                "breakglass", "iam:DetachRolePolicy", site.engineer, ALLOWED, detach
+            )
     # minting a role under the replication name pattern in the vault's account (an estate)
     if site.vault_deploy:
         minted = "arn:aws:iam::666666666666:role/estate-x-s3tables-replication"
@@ -283,7 +299,8 @@ def cases(site: Site) -> dict[str, Case]:
 
 
 def pipeline_guardrail_arn(site: Site) -> str:
-    return f"arn:aws:iam::{site.account}:policy/{site.prefix.removesuffix('-fo')}-s3tables-pipeline-guardrail"
+    kit = {"estate": "estate", "seed": "seed"}.get(site.example.removeprefix("failover/"), "lakehouse")
+    return f"arn:aws:iam::{site.account}:policy/{kit}-s3tables-pipeline-guardrail"
 
 
 # ---------------------------------------------------------------- evaluation ----
@@ -295,7 +312,8 @@ def _principal(site: Site, who: str) -> tuple[str, tuple[str, ...], bool]:
     return {
         "admin": (site.admin, (ADMIN_ACCESS,), True),
         "engineer": (site.engineer or "", (ADMIN_ACCESS, *guard), True),
-        "deploy": (site.deploy or "", (ADMIN_ACCESS, *guard), True),
+        # the deploy role carries the guardrails of a replica account (a source-only account's are the engineers')
+        "deploy": (site.deploy or "", (ADMIN_ACCESS, *(guard if site.guardrail else ())), True),
         "breakglass": (site.breakglass or "", (ADMIN_ACCESS,), True),
         "monitor": (site.monitor_role or "", (ADMIN_ACCESS,), True),
         "recovery": (site.recovery_role or "", (ADMIN_ACCESS,), True),
@@ -388,15 +406,18 @@ def drop_resource(name: str, sid: str, resource: str) -> Mutation:
 
 
 def drop_detach_guard_of(policy_arn: str) -> Mutation:
-    """A guardrail no longer among those `DenyGuardrailDetach` keeps attached, in every layer."""
+    """A guardrail no longer among those `DenyGuardrailDetach` keeps attached (by ARN or pattern), in every layer."""
 
     def mutate(docs: dict[str, Any]) -> None:
         found = False
         for d in docs.values():
             for stmt in d["Statement"]:
                 cond = stmt.get("Condition", {}).get("ArnEquals", {})
-                if stmt.get("Sid") == "DenyGuardrailDetach" and policy_arn in cond.get("iam:PolicyARN", []):
-                    cond["iam:PolicyARN"] = [a for a in cond["iam:PolicyARN"] if a != policy_arn]
+                arns = cond.get("iam:PolicyARN", [])
+                arns = [arns] if isinstance(arns, str) else arns
+                kept = [a for a in arns if not fnmatch.fnmatchcase(policy_arn, a)]  # an estate's: by name pattern
+                if stmt.get("Sid") == "DenyGuardrailDetach" and kept != arns:
+                    cond["iam:PolicyARN"] = kept
                     found = True
         assert found, f"no DenyGuardrailDetach keeps {policy_arn} attached"
 
@@ -552,9 +573,9 @@ def test_every_first_step_is_denied_and_every_legitimate_path_allowed(
 def test_the_first_steps_meet_two_layers_where_the_topology_has_two(
     proven: tuple[Site, dict[str, dict[str, SimResult]]],
 ) -> None:
-    """The keys: their own key policy and the pipeline SCP. The bearer of the account's guardrail (an estate's
-    engineer, a replica account's deploy role): the guardrail and the pipeline SCP. Where the source account holds
-    no guardrail (multi-account, the failover topologies), the SCP alone stands for the administrator: named here."""
+    """The keys: their own key policy and the pipeline SCP. The bearer of the account's guardrail or pipeline
+    guardrail (an engineer, a replica account's deploy role): that guardrail and the pipeline SCP. An administrator
+    who carries neither meets the SCP alone (the guardrails bind only the roles they are attached to)."""
     site, results = proven
     base = results["base"]
     for cid, case in cases(site).items():

@@ -36,6 +36,10 @@ class ReplicaBucketPolicy(Construct):
 
 
 GUARDRAIL_DESCRIPTION = "Denies deleting, rewriting or loosening S3 Tables replicas except to break-glass principals"
+PIPELINE_GUARDRAIL_DESCRIPTION = (
+    "Denies changing the S3 Tables replication roles, the replication monitor, its alarms and the source keys "
+    "except to the deploy role"
+)
 
 
 class ReplicaGuardrail(Construct):

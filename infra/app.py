@@ -78,13 +78,14 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
     # Every policy document of the topology, built once; each construct deploys its document from this set.
     docs = docset.build(cfg)
     replica_stacks = build_replica_stacks(app, cfg, docs, allow_destroy=allow_destroy)
-    for src in cfg.sources:
+    for i, src in enumerate(cfg.sources):
         SourceStack(
             app,
             cfg.view(src),
             docs.for_source(cfg, src),
             destination_bucket_arns=[replica_stacks[r.bucket].bucket.arn for r in cfg.destinations_of(src)],
             allow_destroy=allow_destroy,
+            owns_pipeline_guardrail=all(s.account_id != src.account_id for s in cfg.sources[:i]),
         )
     RecoveryStack(
         app,

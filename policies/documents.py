@@ -252,7 +252,7 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
         *P.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
-            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+            guardrail_arns=[guardrail_policy_arn(cfg, account_id)],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(cfg, exempt=scheme_of(cfg).guardrail_source_exempt(cfg), account_id=account_id),
@@ -329,7 +329,10 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
             replication_roles=[
                 (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
             ],
-            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)],
+            guardrail_arns=[
+                *(guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)),
+                *pipeline.guardrail_arns(cfg),
+            ],
             break_glass=cfg.protection.break_glass_principals,
         ),
         *source_guards(
@@ -529,6 +532,16 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 acct,
                 f"IAM managed policy {cfg.guardrail_policy_name}",
                 replica_guardrail(cfg, acct),
+            )
+        )
+    for acct in pipeline.source_only_accounts(cfg):
+        docs.append(
+            PolicyDoc(
+                f"pipeline-guardrail--{acct}",
+                "identity",
+                acct,
+                f"IAM managed policy {pipeline.guardrail_name(cfg)}",
+                pipeline.source_account_guardrail(cfg, acct),
             )
         )
     if cfg.protection.organization:

@@ -207,15 +207,18 @@ def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
 def service_control_policy_guards(cfg: KitConfig) -> list[S.Statement | None]:
     """The estate's guards SCP: table tags and the protection tag, the replica keys, the privileged roles and the
     replication roles by pattern, the guardrails by name."""
+    from s3tables_kit.policies.pipeline import guardrail_arns  # the pipeline's module builds on this one
+
     bg = cfg.protection.break_glass_principals
+    pipeline_guardrails = guardrail_arns(cfg)
     return [
         *protection_statements(cfg, tables_only=True),
         protection_tag_guard(cfg),
         *P.key_guards(cfg.replicas, exempt=bg),
         P.role_guard(privileged_roles(cfg), bg),
         *replication_role_guards(cfg),
-        S.deny_guardrail_change([guardrail_pattern(cfg)], bg),
-        S.deny_guardrail_detach([guardrail_pattern(cfg)], bg),
+        S.deny_guardrail_change([guardrail_pattern(cfg), *pipeline_guardrails], bg),
+        S.deny_guardrail_detach([guardrail_pattern(cfg), *pipeline_guardrails], bg),
         *source_guards(cfg, exempt=bg, break_glass=bg),
     ]
 

@@ -1,13 +1,14 @@
 """Why was I denied: evaluate the kit's documents that apply to one request and say which layer and Sid decide it.
 
-    python -m s3tables_kit.policies.explain --config kit.toml --principal <role ARN> \\
-        --action s3tables:<Action> --resource <table bucket, table or KMS key ARN> [--context key=value ...] [--json]
+    python -m s3tables_kit.policies.explain --config kit.toml --principal <role ARN> --action <service>:<Action> \\
+        --resource <table bucket, table, KMS key or role ARN> [--context key=value ...] [--json]
 
 The documents come from `policies.docset.build(cfg)`, the set that is rendered and deployed; the ones that apply are
 picked for the request: the SCPs for principals of the accounts the configuration places under their targets, the
 IAM guardrail for the roles the kit attaches it to (`--guardrail` for a role it was attached to by hand), the kit's
 own role policies for the kit's roles, the bucket and table policy of a replica or source, the key policy of a kit
-key. The IAM evaluator (`policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and the
+key, and for assuming a role its trust policy and the resource control policies (`policies.explain_roles`). The IAM
+evaluator (`policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and the
 answer names the decision, the layer and Sid that decide it (every matching Deny, the first named: SCP, then
 identity, then resource policies) or the Allow statements that grant it, and for a protected action the
 break-glass path: who may, verified in the same evaluation, and the runbook section that says how.
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import explain_roles as R
 from s3tables_kit.policies import simulate
 from s3tables_kit.policies.docset import DocumentSet, build
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
@@ -59,6 +61,12 @@ TABLE_RESOURCE_RE = re.compile(
 KEY_RESOURCE_RE = re.compile(rf"^arn:{_PARTITION}:kms:[a-z0-9-]+:(\d{{12}}):key/[\w-]+$")
 PRINCIPAL_RE = re.compile(rf"^arn:({_PARTITION}):(iam|sts)::(\d{{12}}):(role|user|assumed-role)/([\w+=,.@/-]+)$")
 SERVICE_PRINCIPAL_RE = re.compile(r"^[a-z0-9.-]+\.amazonaws\.com$")
+RESOURCE_FORMS: dict[str, tuple[frozenset[str], re.Pattern[str], str]] = {  # the actions of a service, its resource
+    "s3tables": (frozenset(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL), TABLE_RESOURCE_RE,
+                 "arn:aws:s3tables:<region>:<account>:bucket/<name>[/table/<id>]"),
+    "kms": (KMS_ACTIONS, KEY_RESOURCE_RE, "arn:aws:kms:<region>:<account>:key/<id>"),
+    "sts": (R.STS_ACTIONS, R.ROLE_RESOURCE_RE, "arn:aws:iam::<account>:role/<name>"),
+}  # fmt: skip
 
 # How break-glass makes each protected change, by the rule's risk (its Sid without DenyReplica / DenyPromoted).
 _REVIEW = "docs/policy-review.md#protection-rules"
@@ -136,6 +144,7 @@ class Applicable:
     layers: tuple[Layer, ...]
     scp_levels: tuple[ScpLevel, ...]
     assumptions: tuple[str, ...]
+    rcp_levels: tuple[ScpLevel, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,29 +220,18 @@ def parse_request(principal: str, action: str, resource: str, context: Sequence[
     """The request, refused when the action is outside the kit's catalogue, an ARN is malformed, or the action is
     not authorised on that kind of resource."""
     service, _, name = action.partition(":")
-    if service == "s3tables":
-        catalogue = A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL
-    elif service == "kms":
-        catalogue = KMS_ACTIONS
-    else:
-        raise RefusedInput(f"--action {action!r}: expected s3tables:<Action> or kms:<Action> of the kit's catalogue")
+    if service not in RESOURCE_FORMS:
+        raise RefusedInput(f"--action {action!r}: expected s3tables:<Action>, kms:<Action> or sts:AssumeRole*")
+    catalogue, pattern, form = RESOURCE_FORMS[service]
     if name not in catalogue:
         raise RefusedInput(f"--action {action!r} is not in the kit's action catalogue (policies/actions.py)")
-    if service == "s3tables":
-        m = TABLE_RESOURCE_RE.match(resource)
-        if not m:
-            raise RefusedInput(
-                f"--resource {resource!r}: expected arn:aws:s3tables:<region>:<account>:bucket/<name>[/table/<id>]"
-            )
-        is_table = m.group(3) is not None
-        if name in A.TABLE_LEVEL and not is_table:
-            raise RefusedInput(f"{action} is authorised on a table: pass its ARN (…/bucket/<name>/table/<id>)")
-        if name in A.BUCKET_LEVEL and is_table:
-            raise RefusedInput(f"{action} is authorised on a table bucket: pass its ARN (…/bucket/<name>)")
-    else:
-        m = KEY_RESOURCE_RE.match(resource)
-        if not m:
-            raise RefusedInput(f"--resource {resource!r}: expected arn:aws:kms:<region>:<account>:key/<id>")
+    m = pattern.match(resource)
+    if not m:
+        raise RefusedInput(f"--resource {resource!r}: expected {form}")
+    if name in A.TABLE_LEVEL and service == "s3tables" and m.group(3) is None:
+        raise RefusedInput(f"{action} is authorised on a table: pass its ARN (…/bucket/<name>/table/<id>)")
+    if name in A.BUCKET_LEVEL and service == "s3tables" and m.group(3) is not None:
+        raise RefusedInput(f"{action} is authorised on a table bucket: pass its ARN (…/bucket/<name>)")
     return ExplainRequest(_principal(principal), action, resource, m.group(1), parse_context(context))
 
 
@@ -268,6 +266,8 @@ def _layer(d: PolicyDoc, policy: Document | None = None) -> Layer:
         "bucket-policy": ("table bucket policy", "resource"),
         "table-policy": ("table policy", "resource"),
         "kms-key-policy": ("KMS key policy", "resource"),
+        "trust": ("trust policy", "resource"),
+        "rcp": ("RCP", "rcp"),
     }
     label, position = kinds.get(d.kind, ("identity policy", "identity"))
     if d.kind == "identity" and d.attached_to.startswith("IAM managed policy"):
@@ -300,6 +300,13 @@ def resource_layers(cfg: KitConfig, ds: DocumentSet, req: ExplainRequest) -> tup
     notes: list[str] = []
     if req.action.startswith("kms:"):
         return _key_layers(cfg, docs, req), notes
+    if req.action.startswith("sts:"):
+        trust = R.kit_trust(docs, req.resource)
+        if trust is not None:
+            return [_layer(trust)], notes
+        stmt = R.trust_naming(req.principal, req.action)["Statement"][0]
+        notes.append("not a role the kit makes: its trust policy is assumed to name the caller")
+        return [_stand_in("trust (assumed)", R.ASSUMED_TRUST, f"{req.resource} (trust)", stmt)], notes
     bucket_arn, _, table = req.resource.partition("/table/")
     out: list[Layer] = []
     for r in cfg.replicas:
@@ -372,7 +379,7 @@ def applicable(
     identity_policies: Sequence[tuple[str, Document]] = (),
     carries_guardrail: bool = False,
 ) -> Applicable:
-    """Every document that applies to the request, in the order a Deny is named: SCPs, identity, resource."""
+    """Every document that applies to the request, in the order a Deny is named: SCPs, RCPs, identity, resource."""
     docs = deployed(ds)
     layers: list[Layer] = []
     notes: list[str] = []
@@ -386,6 +393,12 @@ def applicable(
         notes.append("every level of the organization also holds FullAWSAccess")
     elif account is not None and org is not None:
         notes.append(f"account {account} is not under the SCPs' targets as the configuration states them")
+    rcp_levels: tuple[ScpLevel, ...] = ()
+    if req.action.startswith(("sts:", "kms:")) and R.rcps_apply(cfg, req.resource_account):
+        rcps = [_layer(d) for d in docs.values() if d.kind == "rcp"]
+        layers += rcps
+        levels = _scp_levels(cfg, req.resource_account, [x.document for x in rcps])
+        rcp_levels = tuple(ScpLevel(lv.org_identifier, lv.policies[1:]) for lv in levels)  # no FullAWSAccess
     if req.service:
         notes.append(f"AWS authorises its own service {req.principal} (no identity policy, no SCP)")
     else:
@@ -418,7 +431,7 @@ def applicable(
     resource, resource_notes = resource_layers(cfg, ds, req)
     layers += resource
     notes += resource_notes
-    if req.service:
+    if req.service and not req.action.startswith("sts:"):  # for a role, its trust policy speaks for AWS
         service_grant: dict[str, object] = {
             "Sid": "AwsAuthorisesItsService",
             "Effect": "Allow",
@@ -429,7 +442,7 @@ def applicable(
         layers.append(
             _stand_in("resource (assumed)", SERVICE_GRANT, "AWS's own authorisation of its service", service_grant)
         )
-    return Applicable(tuple(layers), scp_levels, tuple(notes))
+    return Applicable(tuple(layers), scp_levels, tuple(notes), rcp_levels)
 
 
 # ---------------------------------------------------------------- evaluation and attribution ----
@@ -458,6 +471,7 @@ def sim_request(req: ExplainRequest, app: Applicable, rid: str, cfg: KitConfig) 
         context=ctx,
         identity_policies=tuple(ns(x.document) for x in app.layers if x.position == "identity"),
         scps=tuple(ScpLevel(lvl.org_identifier, tuple(ns(n) for n in lvl.policies)) for lvl in app.scp_levels),
+        rcps=tuple(ScpLevel(lvl.org_identifier, tuple(ns(n) for n in lvl.policies)) for lvl in app.rcp_levels),
         resource_policies=tuple(ns(x.document) for x in app.layers if x.position == "resource"),
     )
 
@@ -657,17 +671,11 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="s3tables-kit explain", description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--config", type=Path, required=True, help="the kit's configuration (kit.toml)")
     ap.add_argument("--principal", required=True, help="role or user ARN (a role session's ARN works), or a service")
-    ap.add_argument("--action", required=True, help="s3tables:<Action> (or kms:<Action>) of the kit's catalogue")
-    ap.add_argument("--resource", required=True, help="table bucket, table or KMS key ARN")
+    ap.add_argument("--action", required=True, help="s3tables:<Action>, kms:<Action> or sts:AssumeRole* (catalogue)")
+    ap.add_argument("--resource", required=True, help="table bucket, table, KMS key or IAM role ARN")
     ap.add_argument("--context", action="append", default=[], metavar="KEY=VALUE", help="a request context key")
-    ap.add_argument(
-        "--identity-policy",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="FILE",
-        help="the principal's own identity policy (JSON), instead of an assumed grant",
-    )
+    ap.add_argument("--identity-policy", action="append", default=[], type=Path, metavar="FILE",
+                    help="the principal's own identity policy (JSON), instead of an assumed grant")  # fmt: skip
     ap.add_argument("--guardrail", action="store_true", help="the principal carries its account's IAM guardrail")
     ap.add_argument("--json", action="store_true", help="print the explanation as JSON")
     return ap

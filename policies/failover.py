@@ -348,6 +348,47 @@ def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> D
     )
 
 
+def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipeline.Pipeline | None:
+    """The part of the topology's pipeline that lives in one account (None: none does); IAM, Lambda, Scheduler,
+    CloudWatch, Logs and KMS key administration act within the caller's account, so the rest binds nobody here."""
+    g = pipeline_of(cfg, topo)
+
+    def here(arns: Sequence[str]) -> tuple[str, ...]:
+        return tuple(a for a in arns if a.split(":")[4] == account_id)
+
+    own = pipeline.Pipeline(
+        deploy_roles=here(g.deploy_roles),
+        replication_roles=here(g.replication_roles),
+        detection=here(g.detection),
+        keys=tuple(k for k in g.keys if k[0].split(":")[4] == account_id),
+        publishers=here(g.publishers),
+    )
+    return own if own.replication_roles or own.detection or own.keys else None
+
+
+def pipeline_guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
+    """The pipeline's identity layer in an account of the failover topology that holds a guardrail and a part of
+    the pipeline (the promoted bucket's; the failed source's where it shares the account): the pipeline SCP's
+    denies for that account, in a managed policy of its own beside the guardrail and attached to the same roles,
+    because the promoted account's guardrail leaves too little of its 6,144 characters. The guardrail and the
+    guards SCP deny detaching or rewriting it."""
+    g = pipeline_in(cfg, topo, account_id)
+    if g is None:
+        raise ValueError(f"account {account_id} holds no part of the pipeline of promoting {topo.promoted.bucket}")
+    return doc(*pipeline.guards(g, break_glass=(), namespace=METRIC_NAMESPACE))
+
+
+def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence[str]) -> list[str]:
+    """The guardrails of those accounts and, where an account has one, its pipeline guardrail."""
+    out = []
+    for acct in account_ids:
+        arn = guardrail_policy_arn(cfg, acct)
+        out.append(arn)
+        if pipeline_in(cfg, topo, acct) is not None:
+            out.append(arn.rsplit("/", 1)[0] + "/" + pipeline.guardrail_name(cfg))
+    return out
+
+
 @dataclass(frozen=True)
 class _SiteGroup:
     sid_prefix: str
@@ -404,7 +445,7 @@ def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Docume
         *P.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
-            guardrail_arn=guardrail_policy_arn(cfg, account_id),
+            guardrail_arns=guardrail_arns(cfg, topo, [account_id]),
         ),
         S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", kit_replication_roles(topo), ()),
     )
@@ -461,7 +502,8 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
                 ("DenyAssumeReplicationRole", topo.failed_replication_role_arn),
                 ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
             ],
-            guardrail_arns=[guardrail_policy_arn(cfg, a) for a in accounts(topo)],
+            # the failed source's account keeps its pipeline guardrail (its stack is left as it is)
+            guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *pipeline.guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         S.deny_pass_other_replication_role(
@@ -520,6 +562,11 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             f"replica-guardrail--{acct}", "identity", acct, f"IAM managed policy {cfg.guardrail_policy_name}",
             guardrail(cfg, topo, acct),
         ))  # fmt: skip
+        if pipeline_in(cfg, topo, acct) is not None:
+            out.append(deployed(
+                f"pipeline-guardrail--{acct}", "identity", acct, f"IAM managed policy {pipeline.guardrail_name(cfg)}",
+                pipeline_guardrail(cfg, topo, acct),
+            ))  # fmt: skip
     org = cfg.protection.organization
     if org is not None and topo.protected:
         out.append(deployed(

@@ -200,16 +200,16 @@ def role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> S.Statement |
 
 
 def guardrail_guards(
-    replicas: Sequence[Replica], *, privileged: Sequence[str], guardrail_arn: str
+    replicas: Sequence[Replica], *, privileged: Sequence[str], guardrail_arns: Sequence[str]
 ) -> list[S.Statement | None]:
     """The guardrail's own denies after its protection statements: the account's replica keys, its privileged roles,
-    and itself (a role that carries it cannot detach or rewrite it). No exemption: it is attached to neither
-    break-glass nor a replication role."""
+    and itself with any companion policy attached to the same roles (a role that carries them cannot detach or
+    rewrite them). No exemption: it is attached to neither break-glass nor a replication role."""
     return [
         *key_guards(replicas, exempt=()),
         role_guard(privileged, ()),
-        S.deny_guardrail_change([guardrail_arn], ()),
-        S.deny_guardrail_detach([guardrail_arn], ()),
+        S.deny_guardrail_change(guardrail_arns, ()),
+        S.deny_guardrail_detach(guardrail_arns, ()),
     ]
 
 

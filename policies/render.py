@@ -196,6 +196,8 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
         shown, lowest = summary_layers.layers_left(
             cfg, docs, action, layer_of=_layer, layers=[layer for layer, _ in ALL_LAYERS], change=_LAYER_CHANGE
         )
+        if lowest is None:
+            continue  # nothing of any replica is named by it (a key action where no replica has a kit key)
         cells = [
             titles[layer]
             + (f" ({', '.join(sorted(x.split('::', 1)[-1] for x in shown[layer]))})" if shown[layer] else "")

@@ -76,9 +76,10 @@ def layers_left(
     layer_of: Any,
     layers: Sequence[str],
     change: dict[str, tuple[str, str]],
-) -> tuple[dict[str, set[str]], int]:
+) -> tuple[dict[str, set[str]], int | None]:
     """({layer: who passes it besides break-glass (over every replica)}, the fewest layers left against any one
-    actor of any replica). `change`: per layer, (the action that changes it, the layer whose Deny decides who may)."""
+    actor of any replica, None when the action names nothing of any replica). `change`: per layer, (the action that
+    changes it, the layer whose Deny decides who may)."""
     bg = set(cfg.protection.break_glass_principals)
     shown: dict[str, set[str]] = {}
     lowest: int | None = None
@@ -111,4 +112,4 @@ def layers_left(
                 and not (layer == "guardrail" and actor == "anyone else")
             ]
             lowest = len(standing) if lowest is None else min(lowest, len(standing))
-    return shown, lowest or 0
+    return shown, lowest

@@ -259,6 +259,16 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, Any]], str, str]] = [
         "is a break-glass role",
     ),
     (
+        "pipeline-guardrail-on-break-glass",
+        MULTI,
+        [
+            ("protection.source_guardrail_attach_roles", ["s3tables-break-glass"]),
+            ("protection.break_glass_principals", ["arn:aws:iam::111111111111:role/s3tables-break-glass"]),
+        ],
+        "protection.source_guardrail_attach_roles[0]",
+        "is a break-glass role",
+    ),
+    (
         "kms-without-key",
         SEED,
         [("replicas[0].encryption", {"type": "kms"})],

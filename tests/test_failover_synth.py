@@ -14,7 +14,7 @@ import pytest
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
 from s3tables_kit.policies import failover as F
 from s3tables_kit.policies import pipeline
-from s3tables_kit.policies.documents import compact_json
+from s3tables_kit.policies.documents import compact_json, guardrail_attachments
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.failover import failover_topology
 
@@ -127,8 +127,15 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
 
         got = json.loads(only(fo[f"replica-{r.bucket}"], "aws_s3tables_table_bucket_policy")["resource_policy"])
         assert got == replica_bucket_policy(cfg, r)
-    guardrail = json.loads(only(promoted, "aws_iam_policy")["policy"])
-    assert guardrail == F.guardrail(cfg, topo, topo.promoted.account_id)
+    # the guardrail and, beside it, the pipeline's identity layer, attached to the same roles
+    acct = topo.promoted.account_id
+    policies = {b["name"]: json.loads(b["policy"]) for b in only_of(promoted, "aws_iam_policy")}
+    assert policies == {
+        cfg.guardrail_policy_name: F.guardrail(cfg, topo, acct),
+        pipeline.guardrail_name(cfg): F.pipeline_guardrail(cfg, topo, acct),
+    }
+    attached = sorted(b["role"] for b in only_of(promoted, "aws_iam_role_policy_attachment"))
+    assert attached == sorted(2 * guardrail_attachments(cfg, acct))
     roles = {b["name"]: b for b in resources(promoted).values() if "assume_role_policy" in b}
     role = roles[topo.replication_role_name]
     assert json.loads(role["assume_role_policy"]) == F.replication_role_trust(topo)

@@ -500,7 +500,13 @@ def test_one_guardrail_per_replica_account(estate: Stacks) -> None:
         assert policy["name"] == "estate-s3tables-replica-guardrail"
         roles = sorted(a["role"] for a in res(estate[stack], "aws_iam_role_policy_attachment").values())
         assert roles == ["data-engineer", "terraform-deploy"], account
-    assert not any(res(st, "aws_iam_policy") for name, st in estate.items() if not name.startswith("replica-"))
+    # the one other managed policy: the pipeline guardrail of the source account without a replica
+    others = {name: res(st, "aws_iam_policy") for name, st in estate.items() if not name.startswith("replica-")}
+    assert {n: [p["name"] for p in ps.values()] for n, ps in others.items() if ps} == {
+        "source-ops-use1": ["estate-s3tables-pipeline-guardrail"]
+    }
+    roles = sorted(a["role"] for a in res(estate["source-ops-use1"], "aws_iam_role_policy_attachment").values())
+    assert roles == ["data-engineer"]
 
 
 def _tags(body: dict[str, Any]) -> dict[str, str]:

@@ -54,6 +54,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source", "aws_s3tables_table"): 3,
         ("source", "aws_s3tables_table_bucket_replication"): 1,
         ("source", "aws_s3tables_table_bucket_policy"): 1,
+        # the source account holds no replica: its pipeline guardrail, attached to the two configured roles
+        ("source", "aws_iam_policy"): 1,
+        ("source", "aws_iam_role_policy_attachment"): 2,
         **{
             (f"replica-lakehouse-replica-{r}", t): 1
             for r in ("euc1", "use1", "apse2")
@@ -111,6 +114,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source-sales-euw1", "aws_s3tables_table_bucket_replication"): 1,
         ("source-marketing-euw1", "aws_s3tables_table_replication"): 1,  # replication mode "tables", one table
         ("source-ops-use1", "aws_s3tables_table_bucket_replication"): 1,
+        # 555555555555 holds no replica: its pipeline guardrail, attached to data-engineer
+        ("source-ops-use1", "aws_iam_policy"): 1,
+        ("source-ops-use1", "aws_iam_role_policy_attachment"): 1,
         **{
             (f"replica-estate-{r}", t): 1
             for r in ("vault-euc1", "sales-replica-euc1")

@@ -17,6 +17,7 @@ configurations; only the documents come from the code under test (`policies.docs
 from __future__ import annotations
 
 import copy
+import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,10 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.docset import build, build_monitor
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.failover import failover_topology
 from tests import policy_fixtures as W
 
 pytestmark = pytest.mark.node
@@ -67,6 +69,8 @@ class Site:
     key: tuple[str, str] | None = None  # (alias, key policy document) of a kit-created source key
     alarm_key_policy: str | None = None
     guardrail: str | None = None  # the account's guardrail, carried by `engineer` (and the deploy role)
+    # the pipeline guardrail (a source account without a replica; a failover topology, beside the guardrail)
+    pipeline_guardrail: str | None = None
     engineer: str | None = None
     monitor_role: str | None = None
     recovery_role: str | None = None
@@ -79,6 +83,9 @@ class Site:
     def admin(self) -> str:
         return f"arn:aws:iam::{self.account}:role/Administrator"
 
+
+# the promoted source's monitor keeps its alarm topic key in the promoted bucket's stack (`docset.build_monitor`)
+PROMOTED_ALARM_KEY = "promoted-monitor--kms-key-policy--alarm-topic-source"
 
 SITES: dict[str, Site] = {
     "seed": Site(
@@ -96,6 +103,8 @@ SITES: dict[str, Site] = {
         None, "replication-role-trust",
         key=("alias/lakehouse-lakehouse-prod", "kms-key-policy--lakehouse-prod"),
         alarm_key_policy="kms-key-policy--alarm-topic-source",
+        # the source account holds no replica: its configured roles carry the pipeline guardrail
+        pipeline_guardrail="pipeline-guardrail--111111111111", engineer="arn:aws:iam::111111111111:role/data-engineer",
         monitor_role="arn:aws:iam::111111111111:role/lakehouse-replication-monitor",
         recovery_role="arn:aws:iam::222222222222:role/lakehouse-s3tables-recovery",
     ),
@@ -111,10 +120,25 @@ SITES: dict[str, Site] = {
         recovery_role="arn:aws:iam::666666666666:role/estate-s3tables-recovery",
         vault_deploy="arn:aws:iam::666666666666:role/terraform-deploy",
     ),
+    # an estate's source account without a replica: its pipeline guardrail names the kit's patterns in that account
+    "estate/ops": Site(
+        "estate", "555555555555", "us-east-1", "estate-ops-use1", "estate-ops-use1",
+        "arn:aws:iam::555555555555:role/terraform-deploy",
+        "arn:aws:iam::555555555555:role/estate-ops-use1-s3tables-replication",
+        None, "replication-role-trust--source-ops-use1",
+        alarm_key_policy="kms-key-policy--alarm-topic-source-ops-use1",
+        pipeline_guardrail="pipeline-guardrail--555555555555", engineer="arn:aws:iam::555555555555:role/data-engineer",
+        monitor_role="arn:aws:iam::555555555555:role/estate-ops-use1-replication-monitor",
+        recovery_role="arn:aws:iam::666666666666:role/estate-s3tables-recovery",
+    ),
     "failover/seed": Site(
         "failover/seed", "111122223333", "us-west-2", "seed-fo", "demo-dest-tablebucket", None,
         "arn:aws:iam::111122223333:role/seed-fo-s3tables-replication",
         "arn:aws:iam::111122223333:role/s3tables-break-glass", "replication-role-trust",
+        alarm_key_policy=PROMOTED_ALARM_KEY, guardrail="replica-guardrail--111122223333",
+        pipeline_guardrail="pipeline-guardrail--111122223333",
+        # the seed attaches its guardrails to no role: a role that an administrator gave them
+        engineer="arn:aws:iam::111122223333:role/data-engineer",
         monitor_role="arn:aws:iam::111122223333:role/seed-fo-replication-monitor",
         recovery_role="arn:aws:iam::111122223333:role/seed-s3tables-recovery",
     ),
@@ -123,6 +147,8 @@ SITES: dict[str, Site] = {
         "arn:aws:iam::222222222222:role/terraform-deploy",
         "arn:aws:iam::222222222222:role/lakehouse-fo-s3tables-replication",
         "arn:aws:iam::222222222222:role/s3tables-break-glass", "replication-role-trust",
+        alarm_key_policy=PROMOTED_ALARM_KEY, guardrail="replica-guardrail--222222222222",
+        pipeline_guardrail="pipeline-guardrail--222222222222", engineer="arn:aws:iam::222222222222:role/data-engineer",
         monitor_role="arn:aws:iam::222222222222:role/lakehouse-fo-replication-monitor",
         recovery_role="arn:aws:iam::222222222222:role/lakehouse-s3tables-recovery",
     ),
@@ -135,9 +161,16 @@ RCP = "rcp-protect-replication-roles"
 def documents(example: str) -> dict[str, Any]:
     """The documents the topology deploys, by the names its stacks look them up (a failover topology's resolve
     to the promotion's candidates)."""
-    ds = build(load_config(ROOT / "examples" / f"{example}.toml"))
+    cfg = load_config(ROOT / "examples" / f"{example}.toml")
+    ds = build(cfg)
     names = {d.deploys_as or d.name for d in ds.all()} | {d.name for d in ds}
-    return {n: ds.document(n) for n in sorted(names) if ds.has(n)}
+    out = {n: ds.document(n) for n in sorted(names) if ds.has(n)}
+    if cfg.failover is not None and cfg.failover.promoted_bucket:
+        from s3tables_kit.infra.stacks.failover import monitor_view
+
+        monitor = build_monitor(monitor_view(cfg, failover_topology(cfg)))
+        out[PROMOTED_ALARM_KEY] = monitor.document("kms-key-policy--alarm-topic-source")
+    return out
 
 
 # ---------------------------------------------------------------- the cases ----
@@ -242,6 +275,17 @@ def cases(site: Site) -> dict[str, Case]:
     out["service:assume:sts:AssumeRole"] = Case(
         "service", "sts:AssumeRole", site.replication_role, ALLOWED, (("aws:SourceArn", source_arn),), site.trust
     )
+    # detaching the pipeline guardrail (a failover topology) removes its identity layer
+    if site.pipeline_guardrail and site.engineer:
+        detach = (("iam:PolicyARN", pipeline_guardrail_arn(site)),)
+        for who in _attackers(site):
+            out[f"{who}:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
+                who, "iam:DetachRolePolicy", site.engineer, EXPLICIT_DENY, detach
+            )
+        if site.breakglass:
+            out["breakglass:detach-pipeline-guardrail:iam:DetachRolePolicy"] = Case(
+                "breakglass", "iam:DetachRolePolicy", site.engineer, ALLOWED, detach
+            )
     # minting a role under the replication name pattern in the vault's account (an estate)
     if site.vault_deploy:
         minted = "arn:aws:iam::666666666666:role/estate-x-s3tables-replication"
@@ -254,16 +298,22 @@ def cases(site: Site) -> dict[str, Case]:
     return out
 
 
+def pipeline_guardrail_arn(site: Site) -> str:
+    kit = {"estate": "estate", "seed": "seed"}.get(site.example.removeprefix("failover/"), "lakehouse")
+    return f"arn:aws:iam::{site.account}:policy/{kit}-s3tables-pipeline-guardrail"
+
+
 # ---------------------------------------------------------------- evaluation ----
 
 
 def _principal(site: Site, who: str) -> tuple[str, tuple[str, ...], bool]:
     """(ARN, identity policies, bound by the SCPs)."""
-    guard = (site.guardrail,) if site.guardrail else ()
+    guard = tuple(g for g in (site.guardrail, site.pipeline_guardrail) if g)
     return {
         "admin": (site.admin, (ADMIN_ACCESS,), True),
         "engineer": (site.engineer or "", (ADMIN_ACCESS, *guard), True),
-        "deploy": (site.deploy or "", (ADMIN_ACCESS, *guard), True),
+        # the deploy role carries the guardrails of a replica account (a source-only account's are the engineers')
+        "deploy": (site.deploy or "", (ADMIN_ACCESS, *(guard if site.guardrail else ())), True),
         "breakglass": (site.breakglass or "", (ADMIN_ACCESS,), True),
         "monitor": (site.monitor_role or "", (ADMIN_ACCESS,), True),
         "recovery": (site.recovery_role or "", (ADMIN_ACCESS,), True),
@@ -355,6 +405,25 @@ def drop_resource(name: str, sid: str, resource: str) -> Mutation:
     return mutate
 
 
+def drop_detach_guard_of(policy_arn: str) -> Mutation:
+    """A guardrail no longer among those `DenyGuardrailDetach` keeps attached (by ARN or pattern), in every layer."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        found = False
+        for d in docs.values():
+            for stmt in d["Statement"]:
+                cond = stmt.get("Condition", {}).get("ArnEquals", {})
+                arns = cond.get("iam:PolicyARN", [])
+                arns = [arns] if isinstance(arns, str) else arns
+                kept = [a for a in arns if not fnmatch.fnmatchcase(policy_arn, a)]  # an estate's: by name pattern
+                if stmt.get("Sid") == "DenyGuardrailDetach" and kept != arns:
+                    cond["iam:PolicyARN"] = kept
+                    found = True
+        assert found, f"no DenyGuardrailDetach keeps {policy_arn} attached"
+
+    return mutate
+
+
 EDIT = "DenyReplicationRoleEditAndDetectionPathChange"
 
 
@@ -435,6 +504,11 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
                 # the source key's SCP guard is the same statement: its key policy still holds it
             },
         )
+    if site.pipeline_guardrail and site.engineer:
+        out["pipeline guardrail out of the detach guards"] = (
+            drop_detach_guard_of(pipeline_guardrail_arn(site)),
+            {f"{w}:detach-pipeline-guardrail:iam:DetachRolePolicy": ALLOWED for w in _attackers(site)},
+        )
     if site.vault_deploy:
         out["replica-account creation guards removed"] = (
             _both(
@@ -499,9 +573,9 @@ def test_every_first_step_is_denied_and_every_legitimate_path_allowed(
 def test_the_first_steps_meet_two_layers_where_the_topology_has_two(
     proven: tuple[Site, dict[str, dict[str, SimResult]]],
 ) -> None:
-    """The keys: their own key policy and the pipeline SCP. The bearer of the account's guardrail (an estate's
-    engineer, a replica account's deploy role): the guardrail and the pipeline SCP. Where the source account holds
-    no guardrail (multi-account, the failover topologies), the SCP alone stands for the administrator: named here."""
+    """The keys: their own key policy and the pipeline SCP. The bearer of the account's guardrail or pipeline
+    guardrail (an engineer, a replica account's deploy role): that guardrail and the pipeline SCP. An administrator
+    who carries neither meets the SCP alone (the guardrails bind only the roles they are attached to)."""
     site, results = proven
     base = results["base"]
     for cid, case in cases(site).items():

@@ -88,3 +88,32 @@ def test_cli_write_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (out / "seed" / "SUMMARY.md").write_text("edited by hand\n")
     assert R.main(["--check", "--out", str(out)]) == 1
     assert "Run `make policies`" in capsys.readouterr().out
+
+
+# the review page names the bucket settings the deploy role refuses at one layer by what they set
+SETTINGS_NAMED = {
+    "PutTableBucketEncryption": "bucket encryption",
+    "PutTableBucketLogging": "logging",
+    "PutTableBucketMaintenanceConfiguration": "unreferenced-file removal",
+    "PutTableBucketMetricsConfiguration": "metrics configuration",
+    "PutTableBucketStorageClass": "storage class",
+}
+
+
+def test_every_below_two_row_is_named_in_the_policy_review_with_its_reason() -> None:
+    """No false "below two" row (an action that names nothing of a replica prints none), and each real one is an
+    action the review page's table of one-layer refusals names."""
+    root = Path(__file__).resolve().parents[1]
+    review = (root / "docs" / "policy-review.md").read_text(encoding="utf-8")
+    named = review[review.index("A deployed replica, against its deploy role") : review.index("These two rows are")]
+    below = {
+        line.split("`")[1]: summary.parent.name
+        for summary in sorted((root / "policies" / "rendered").glob("*/SUMMARY.md"))
+        for line in summary.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `") and line.endswith("(below two!) |")
+    }
+    assert below, "the examples have the deploy role's one-layer rows the review page names"
+    for action, example in below.items():
+        short = action.removeprefix("s3tables:")
+        assert f"`{short}`" in named or SETTINGS_NAMED.get(short, "\0") in named, (example, action)
+    assert not any(a.startswith("kms:") for a in below)

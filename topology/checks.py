@@ -418,6 +418,16 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
             out.append(
                 Issue(f"protection.guardrail_attach_roles[{k}]", "the replication role must not carry the guardrail")
             )
+    source_only = {s.account_id for s in cfg.sources} - replica_accounts
+    for k, name in enumerate(prot.source_guardrail_attach_roles):
+        if any(p.split(":")[4] in source_only and p.rsplit("/", 1)[1] == name for p in prot.break_glass_principals):
+            out.append(
+                Issue(
+                    f"protection.source_guardrail_attach_roles[{k}]",
+                    f"{name!r} is a break-glass role: the pipeline guardrail exempts nobody but deploy roles, so it "
+                    "would lock break-glass out",
+                )
+            )
     org = prot.organization
     if org is None:
         out.append(

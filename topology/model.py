@@ -281,6 +281,11 @@ class Protection(_Frozen):
         description="IAM role names in replica accounts that get the guardrail policy besides each replica account's "
         "deploy role (never a break-glass role).",
     )
+    source_guardrail_attach_roles: tuple[str, ...] = Field(
+        default=(),
+        description="IAM role names in source accounts that hold no replica that get the pipeline guardrail (the "
+        "pipeline's second layer there, after the pipeline SCP; never a break-glass role).",
+    )
     organization: Organization | None = Field(
         default=None,
         description="Where the replica-protection SCPs are attached; validation requires it, since an SCP that "

@@ -35,25 +35,40 @@ class ReplicaBucketPolicy(Construct):
         )
 
 
+GUARDRAIL_DESCRIPTION = "Denies deleting, rewriting or loosening S3 Tables replicas except to break-glass principals"
+PIPELINE_GUARDRAIL_DESCRIPTION = (
+    "Denies changing the S3 Tables replication roles, the replication monitor, its alarms and the source keys "
+    "except to the deploy role"
+)
+
+
 class ReplicaGuardrail(Construct):
     """The replica account's IAM guardrail policy, attached to its roles; one per account (IAM is global).
 
     - `name`: the managed policy's name (`cfg.guardrail_policy_name`).
     - `policy`: the document (`docs.document("replica-guardrail", account_id)`).
     - `attach_to_roles`: role names it is attached to (`policies.documents.guardrail_attachments`).
+    - `description`: the managed policy's description (a companion guardrail says what it guards).
 
     Attribute `policy`: the IAM policy.
     """
 
     def __init__(
-        self, scope: Construct, id: str, *, name: str, policy: Document, attach_to_roles: Sequence[str]
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        name: str,
+        policy: Document,
+        attach_to_roles: Sequence[str],
+        description: str = GUARDRAIL_DESCRIPTION,
     ) -> None:
         super().__init__(scope, id)
         self.policy = IamPolicy(
             self,
             "policy",
             name=name,
-            description="Denies deleting, rewriting or loosening S3 Tables replicas except to break-glass principals",
+            description=description,
             policy=json.dumps(policy, indent=2),
         )
         for role in attach_to_roles:

@@ -16,12 +16,17 @@ from s3tables_kit.infra.constructs.catalog import SourceCatalog
 from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from s3tables_kit.infra.constructs.monitor import source_assurance
 from s3tables_kit.infra.constructs.providers import untagged_aws_provider
-from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy
+from s3tables_kit.infra.constructs.replica_protection import (
+    PIPELINE_GUARDRAIL_DESCRIPTION,
+    ReplicaBucketPolicy,
+    ReplicaGuardrail,
+)
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
+from s3tables_kit.policies import pipeline
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.outputs import OUTPUT_SOURCE, source_value
@@ -37,6 +42,8 @@ class SourceStack(TerraformStack):
     - `destination_bucket_arns`: the replica buckets it replicates to, 1 to 5 (usually `ReplicaStack.bucket.arn`: a
       cross-stack reference, so the replica stacks deploy first).
     - `allow_destroy`: synthesize `prevent_destroy = false` (default False).
+    - `owns_pipeline_guardrail`: deploy the account's pipeline guardrail (default True; False for a further source
+      of an account whose pipeline guardrail another source stack owns).
 
     The stack id is the source's (`source`, or `source-<id>` in an estate).
     """
@@ -49,9 +56,11 @@ class SourceStack(TerraformStack):
         *,
         destination_bucket_arns: Sequence[str],
         allow_destroy: bool = False,
+        owns_pipeline_guardrail: bool = True,
     ) -> None:
         """`cfg`: a configuration of one source (`KitConfig.view`); `docs`: the set as that source's stack reads it
-        (`DocumentSet.for_source`)."""
+        (`DocumentSet.for_source`); `owns_pipeline_guardrail`: the first source stack of its account deploys the
+        account's pipeline guardrail, where it has one."""
         src = cfg.source
         super().__init__(scope, src.stack_id)
         bucket = site_table_bucket(self, cfg, docs, role="source", site=src, allow_destroy=allow_destroy)
@@ -97,6 +106,16 @@ class SourceStack(TerraformStack):
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
         )
+        if owns_pipeline_guardrail and docs.has("pipeline-guardrail", src.account_id):
+            # the pipeline's second layer in a source account without a replica (IAM is global: one stack owns it)
+            ReplicaGuardrail(
+                self,
+                "pipeline-guardrail",
+                name=pipeline.guardrail_name(cfg),
+                policy=docs.document("pipeline-guardrail", src.account_id),
+                attach_to_roles=cfg.protection.source_guardrail_attach_roles,
+                description=PIPELINE_GUARDRAIL_DESCRIPTION,
+            )
         monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
         export_output(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,13 +27,14 @@ from s3tables_kit.topology.rules import (
     SOURCE_TABLE_TAGS_KEY,
     TAG_KEY_RE,
     TAG_VALUE_RE,
+    AccountId,
+    DeployRoleArn,
+    RegionName,
     check_account,
     check_bucket_name,
-    check_deploy_role_arn,
     check_iceberg_name,
     check_kms_key,
     check_optional,
-    check_region,
     partition_of_arn,
 )
 
@@ -50,9 +51,6 @@ from s3tables_kit.topology.vault import Vault as Vault
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
-
-
-AccountId = Annotated[str, Field(strict=True)]
 
 
 class Encryption(_Frozen):
@@ -90,7 +88,7 @@ class UnreferencedFileRemoval(_Frozen):
 
 class _BucketSite(_Frozen):
     account_id: AccountId = Field(description='12-digit AWS account id of the bucket, quoted: "111122223333".')
-    region: str = Field(description="AWS Region of the bucket, e.g. us-east-1.")
+    region: RegionName = Field(description="AWS Region of the bucket, e.g. us-east-1.")
     bucket: str = Field(
         description="Table bucket name: 3-63 lower case letters, digits and hyphens, unique in its account and Region."
     )
@@ -99,16 +97,13 @@ class _BucketSite(_Frozen):
         default="STANDARD",
         description="Storage class of tables created in the bucket later on (updatable; existing tables keep theirs).",
     )
-    deploy_role_arn: str | None = Field(
+    deploy_role_arn: DeployRoleArn = Field(
         default=None,
         description="IAM role the Terraform provider assumes in the bucket's account; unset, the deploying "
         "credentials are used.",
     )
 
-    _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
-    _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
     _bkt = field_validator("bucket")(classmethod(lambda cls, v: check_bucket_name(v)))
-    _role = field_validator("deploy_role_arn")(classmethod(lambda cls, v: check_deploy_role_arn(v)))
 
     @property
     def partition(self) -> str:
@@ -236,8 +231,6 @@ class Organization(_Frozen):
         default=None,
         description="IAM role Terraform assumes in the management account; unset, the deploying credentials are used.",
     )
-
-    _acc = field_validator("management_account_id")(classmethod(lambda cls, v: check_account(v)))
 
     @field_validator("ou_accounts")
     @classmethod

@@ -1,7 +1,7 @@
 """The rules of AWS and of Iceberg that the configuration is checked against: quotas, name and ARN shapes, column
 types and partition transforms (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas).
 Pure functions and constants, used by the model's field validators (`topology.model`) and the cross-field checks
-(`topology.checks`).
+(`topology.checks`), and the field types that carry the checks every section placing a resource shares.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ import functools
 import json
 import re
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
 
 MAX_DESTINATIONS = 5
 MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION = 10
@@ -172,6 +175,13 @@ def check_region(value: str) -> str:
             f"{botocore_version()} knows in partitions {', '.join(KIT_PARTITIONS)})"
         )
     return value
+
+
+# The fields of a section that places a resource (a table bucket, the vault): one type each, so that every section
+# declaring one is checked the same way. An account id must be a TOML string (strict), so leading zeros survive.
+AccountId = Annotated[str, Field(strict=True), AfterValidator(check_account)]
+RegionName = Annotated[str, AfterValidator(check_region)]
+DeployRoleArn = Annotated[str | None, AfterValidator(check_deploy_role_arn)]
 
 
 def botocore_version() -> str:

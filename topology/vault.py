@@ -21,13 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from s3tables_kit.topology.rules import (
-    check_account,
-    check_deploy_role_arn,
-    check_kms_key,
-    check_region,
-    partition_of_arn,
-)
+from s3tables_kit.topology.rules import AccountId, DeployRoleArn, RegionName, check_kms_key, partition_of_arn
 
 # Object Lock retention is at most 100 years (S3 user guide, "Object Lock considerations").
 MAX_RETENTION_DAYS = 36500
@@ -57,10 +51,10 @@ class Vault(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
-    account_id: str = Field(
-        strict=True, description='12-digit AWS account id of the vault, quoted: "333333333333" (best: its own account).'
+    account_id: AccountId = Field(
+        description='12-digit AWS account id of the vault, quoted: "333333333333" (best: its own account).'
     )
-    region: str = Field(description="AWS Region of the vault bucket and its key, e.g. us-east-2.")
+    region: RegionName = Field(description="AWS Region of the vault bucket and its key, e.g. us-east-2.")
     retention_days: int = Field(
         ge=1,
         le=MAX_RETENTION_DAYS,
@@ -81,16 +75,13 @@ class Vault(BaseModel):
         default=None,
         description="Name of the vault's S3 bucket; unset, `<kit>-backup-vault-<account>-<region>`.",
     )
-    deploy_role_arn: str | None = Field(
+    deploy_role_arn: DeployRoleArn = Field(
         default=None,
         description="IAM role the Terraform provider assumes in the vault account; unset, the deploying credentials "
         "are used.",
     )
 
-    _acc = field_validator("account_id")(classmethod(lambda cls, v: check_account(v)))
-    _reg = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
     _key = field_validator("kms_key")(classmethod(lambda cls, v: check_kms_key(v)))
-    _role = field_validator("deploy_role_arn")(classmethod(lambda cls, v: check_deploy_role_arn(v)))
 
     @field_validator("bucket")
     @classmethod

@@ -57,9 +57,7 @@ from cdktf_cdktf_provider_aws.lambda_function import (
     LambdaFunctionLoggingConfig,
 )
 from cdktf_cdktf_provider_aws.scheduler_schedule import (
-    SchedulerSchedule,
     SchedulerScheduleFlexibleTimeWindow,
-    SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
 from constructs import Construct
@@ -67,6 +65,7 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
 from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.infra.constructs.schedule import job_schedule
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
@@ -190,23 +189,20 @@ class ReplicationMonitor(Construct):
             ),
             depends_on=[logs],
         )
-        sched_role = _role(self, docs, "schedule-role", assurance.monitor_scheduler_role_name(cfg), SCHEDULE_ROLE_ABOUT)
-        self.schedule = SchedulerSchedule(
+        self.schedule = job_schedule(
             self,
-            "schedule",
+            docs,
+            documents="monitor-schedule-role",
+            role_name=assurance.monitor_scheduler_role_name(cfg),
+            role_description=SCHEDULE_ROLE_ABOUT,
             name=assurance.schedule_name(cfg, "replication-monitor"),
             description="Runs the replication monitor",
-            schedule_expression=monitor_schedule_expression(mon),
-            flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
-            target=SchedulerScheduleTarget(
-                arn=self.function.arn,
-                role_arn=sched_role.arn,
-                # A missed run is not retried: the next one comes within the interval; a late one would only
-                # report stale numbers under a later timestamp.
-                retry_policy=SchedulerScheduleTargetRetryPolicy(
-                    maximum_retry_attempts=0, maximum_event_age_in_seconds=60
-                ),
-            ),
+            expression=monitor_schedule_expression(mon),
+            window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
+            target_arn=self.function.arn,
+            # A missed run is not retried: the next one comes within the interval; a late one would only report
+            # stale numbers under a later timestamp.
+            retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=0, maximum_event_age_in_seconds=60),
         )
         period = mon.interval_minutes * 60
         actions = [alarm_topic_arn]

@@ -15,16 +15,15 @@ import math
 
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.scheduler_schedule import (
-    SchedulerSchedule,
     SchedulerScheduleFlexibleTimeWindow,
-    SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
-from s3tables_kit.infra.constructs.iam import documented_role, role_policy
+from s3tables_kit.infra.constructs.iam import role_policy
+from s3tables_kit.infra.constructs.schedule import job_schedule
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract as C
@@ -99,17 +98,6 @@ class _RecoveryRehearsal(Construct):
             role=recovery_role_name,
             policy=docs.document("recovery-role-rehearsal-metrics"),
         )
-        name = assurance.rehearsal_scheduler_role_name(cfg)
-        role, _ = documented_role(
-            self,
-            "schedule-role",
-            docs=docs,
-            documents="rehearsal-schedule-role",
-            name=name,
-            description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            policy_id="schedule-role-permissions",
-            policy_name=name,
-        )
         scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
         request = packaging.start_job_run_input(
             application_id=application_id,
@@ -119,20 +107,20 @@ class _RecoveryRehearsal(Construct):
             job_args=_rehearsal_job_args(cfg, replica),
             jar_names=C.pinned_jar_names(),
         )
-        self.schedule = SchedulerSchedule(
+        self.schedule = job_schedule(
             self,
-            "schedule",
+            docs,
+            documents="rehearsal-schedule-role",
+            role_name=assurance.rehearsal_scheduler_role_name(cfg),
+            role_description="EventBridge Scheduler: starts the recovery rehearsal job run",
             name=assurance.schedule_name(cfg, "recovery-rehearsal"),
             description="Recovery rehearsal: recover, verify, report, drop (jobs/rehearse.py)",
-            schedule_expression=reh.schedule_expression,
-            flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
-            target=SchedulerScheduleTarget(
-                arn=UNIVERSAL_TARGET,
-                role_arn=role.arn,
-                input=json.dumps(request, indent=None, sort_keys=True),
-                retry_policy=SchedulerScheduleTargetRetryPolicy(
-                    maximum_retry_attempts=2, maximum_event_age_in_seconds=3600
-                ),
+            expression=reh.schedule_expression,
+            window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
+            target_arn=UNIVERSAL_TARGET,
+            input=json.dumps(request, indent=None, sort_keys=True),
+            retry_policy=SchedulerScheduleTargetRetryPolicy(
+                maximum_retry_attempts=2, maximum_event_age_in_seconds=3600
             ),
         )
         period, periods = _alarm_window(reh.interval_hours)

@@ -74,67 +74,6 @@ def _alarm_window(interval_hours: int) -> tuple[int, int]:
     return period_h * 3600, math.ceil(2 * interval_hours / period_h)
 
 
-class _RecoveryRehearsal(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        cfg: KitConfig,
-        docs: DocumentSet,
-        recovery_bucket_arn: str,
-        application_id: str,
-        recovery_role_name: str,
-        alarm_topic_arn: str,
-        replica: Replica | None = None,
-    ) -> None:
-        super().__init__(scope, id)
-        reh = cfg.assurance.rehearsal
-        S3TablesNamespace(self, "namespace", namespace=reh.namespace, table_bucket_arn=recovery_bucket_arn)
-        role_policy(
-            self,
-            "recovery-role-metrics",
-            name="assurance-rehearsal-metrics",
-            role=recovery_role_name,
-            policy=docs.document("recovery-role-rehearsal-metrics"),
-        )
-        scripts = f"s3://{cfg.recovery_scripts_bucket}/scripts/"
-        request = packaging.start_job_run_input(
-            application_id=application_id,
-            execution_role_arn=cfg.recovery_role_arn,
-            scripts_uri=scripts,
-            logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
-            job_args=_rehearsal_job_args(cfg, replica),
-            jar_names=C.pinned_jar_names(),
-        )
-        self.schedule = job_schedule(
-            self,
-            docs,
-            documents="rehearsal-schedule-role",
-            role_name=assurance.rehearsal_scheduler_role_name(cfg),
-            role_description="EventBridge Scheduler: starts the recovery rehearsal job run",
-            name=assurance.schedule_name(cfg, "recovery-rehearsal"),
-            description="Recovery rehearsal: recover, verify, report, drop (jobs/rehearse.py)",
-            expression=reh.schedule_expression,
-            window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
-            target_arn=UNIVERSAL_TARGET,
-            input=json.dumps(request, indent=None, sort_keys=True),
-            retry_policy=SchedulerScheduleTargetRetryPolicy(
-                maximum_retry_attempts=2, maximum_event_age_in_seconds=3600
-            ),
-        )
-        period, periods = _alarm_window(reh.interval_hours)
-        no_success = KitMetricAlarm(
-            "no-success",
-            not_succeeding_alarm_name(cfg.kit.name),
-            f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
-            "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
-            C.REHEARSAL_SUCCEEDED,
-            {"Kit": cfg.kit.name},
-        )
-        self.alarm = not_succeeding_alarm(self, no_success, period=period, periods=periods, actions=[alarm_topic_arn])
-
-
 def not_succeeding_alarm_name(kit: str) -> str:
     """The rehearsal's alarm (also shown on the replication dashboard, `infra/constructs/dashboard.py`)."""
     return f"{kit}-recovery-rehearsal-not-succeeding"
@@ -149,20 +88,53 @@ def recovery_assurance(
     application_id: str,
     recovery_role_name: str,
     replica: Replica | None = None,
-) -> _RecoveryRehearsal | None:
-    """What the recovery stack gets from `[assurance.rehearsal]` (one hook line)."""
-    if not cfg.assurance.rehearsal.enabled:
-        return None
+) -> None:
+    """What the recovery stack gets from `[assurance.rehearsal]` (one hook line): the alarm topic and, under the
+    construct `recovery-rehearsal`, the rehearsal namespace, the recovery role's permission to publish the
+    rehearsal's metrics, the schedule and its role, and the alarm on no success."""
+    reh = cfg.assurance.rehearsal
+    if not reh.enabled:
+        return
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
-    return _RecoveryRehearsal(
-        scope,
-        "recovery-rehearsal",
-        cfg=cfg,
-        docs=docs,
-        recovery_bucket_arn=recovery_bucket_arn,
-        application_id=application_id,
-        recovery_role_name=recovery_role_name,
-        alarm_topic_arn=topic.arn,
-        replica=replica,
+    rehearsal = Construct(scope, "recovery-rehearsal")
+    S3TablesNamespace(rehearsal, "namespace", namespace=reh.namespace, table_bucket_arn=recovery_bucket_arn)
+    role_policy(
+        rehearsal,
+        "recovery-role-metrics",
+        name="assurance-rehearsal-metrics",
+        role=recovery_role_name,
+        policy=docs.document("recovery-role-rehearsal-metrics"),
     )
+    request = packaging.start_job_run_input(
+        application_id=application_id,
+        execution_role_arn=cfg.recovery_role_arn,
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+        logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
+        job_args=_rehearsal_job_args(cfg, replica),
+        jar_names=C.pinned_jar_names(),
+    )
+    job_schedule(
+        rehearsal,
+        docs,
+        documents="rehearsal-schedule-role",
+        role_name=assurance.rehearsal_scheduler_role_name(cfg),
+        role_description="EventBridge Scheduler: starts the recovery rehearsal job run",
+        name=assurance.schedule_name(cfg, "recovery-rehearsal"),
+        description="Recovery rehearsal: recover, verify, report, drop (jobs/rehearse.py)",
+        expression=reh.schedule_expression,
+        window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
+        target_arn=UNIVERSAL_TARGET,
+        input=json.dumps(request, indent=None, sort_keys=True),
+        retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
+    )
+    period, periods = _alarm_window(reh.interval_hours)
+    no_success = KitMetricAlarm(
+        "no-success",
+        not_succeeding_alarm_name(cfg.kit.name),
+        f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
+        "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
+        C.REHEARSAL_SUCCEEDED,
+        {"Kit": cfg.kit.name},
+    )
+    not_succeeding_alarm(rehearsal, no_success, period=period, periods=periods, actions=[topic.arn])

@@ -36,16 +36,21 @@ def vault(moto_endpoint: str) -> tuple[Any, str]:
         aws_secret_access_key="testing",
         config=Config(s3={"addressing_style": "path"}),
     )
+    return s3, locked_bucket(s3, days=1)
+
+
+def locked_bucket(s3: Any, *, days: int) -> str:
+    """A new bucket with Object Lock enabled at creation and a COMPLIANCE default retention of `days`, as the vault."""
     bucket = f"vault-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
     s3.put_object_lock_configuration(
         Bucket=bucket,
         ObjectLockConfiguration={
             "ObjectLockEnabled": "Enabled",
-            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}},
+            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": days}},
         },
     )
-    return s3, bucket
+    return bucket
 
 
 def test_a_locked_version_is_neither_deleted_nor_its_retention_shortened(vault: tuple[Any, str]) -> None:

@@ -11,10 +11,12 @@ The original metadata is kept byte for byte under `files/`; its paths name the r
 of its metadata rewritten by Iceberg's RewriteTablePath to the location `restorable/<snapshot id>/<run id>/` (the
 restore location), which a restore loads as a table. RewriteTablePath maps one location prefix to one other: the
 rewritten manifests cannot share names with the originals under `files/`, so the restore location is a table location
-of its own that holds the rewritten metadata (and the rewritten position-delete files, whose rows name data files by
-path), while every other file it names, `<restore location>/<relative path>`, is held once under `files/<relative
-path>` (`BackupPoint.content_key`). The run id keeps two runs of one snapshot apart: rewritten Avro files differ byte
-for byte from run to run, and only the run whose point is written is listed.
+of its own that holds the rewritten metadata (metadata files, manifest lists, manifests), while every other file it
+names, `<restore location>/<relative path>`, is held once under `files/<relative path>` (`BackupPoint.content_key`).
+Position-delete files are kept only as the originals: their rows name data files under `table_location` (the
+replica's), which a restore rewrites to its own location as the recovery's file copy does. The run id keeps two runs
+of one snapshot apart: rewritten Avro files differ byte for byte from run to run, and only the run whose point is
+written is listed.
 """
 
 from __future__ import annotations
@@ -156,7 +158,8 @@ class BackupPoint:
 
     def content_key(self, relative: str) -> str:
         """The vault key of the file the rewritten metadata names `<restore location>/<relative>`: its rewritten copy
-        where the point lists one (metadata, manifests, position deletes), else the original under `files/`."""
+        where the point lists one (metadata files, manifest lists, manifests), else the original under `files/` (data,
+        delete and statistics files; position deletes name data files under `table_location`)."""
         rewritten = f"{self.restore_location}/{relative}"
         if any(f.kind == "restorable" and f.relative == rewritten for f in self.files):
             return f"{self.prefix}{rewritten}"

@@ -138,9 +138,9 @@ def run(
     spark = spark_factory(catalog_conf(req.replica))
     tables = list(req.selection[0])
     for ns in req.selection[1]:
-        tables += [t for t in list_tables(spark, CATALOG, ns) if t not in tables]
+        tables += [t for t in list_tables(spark, req.replica.name, ns) if t not in tables]
     say(f"run {run_id}: {len(tables)} table(s) -> s3://{req.vault.bucket} (retention {req.vault.retention_days} days)")
-    ctx = BackupContext(spark, CATALOG, req.replica.warehouse, req.vault, run_id, say, req.part_size)
+    ctx = BackupContext(spark, req.replica.name, req.replica.warehouse, req.vault, run_id, say, req.part_size)
     rows = [backup_table(ctx, t) for t in tables]
     print(summary_text(rows), file=out)
     if req.report_dir is not None:

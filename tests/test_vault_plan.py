@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from s3tables_kit.jobs.kernel.idents import ArgError
 from s3tables_kit.jobs.vault import plan as vp
-from s3tables_kit.jobs.vault.cli import main
+from s3tables_kit.jobs.vault.cli import main, parser, request_from_args
 from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint
 from s3tables_kit.jobs.vault.plan import SnapshotFile, TableSnapshot
 
+ROOT = Path(__file__).resolve().parents[1]
 LOC = "s3://abc--table-s3/orders"
 SNAP = TableSnapshot("sales", "orders", "u-1", LOC, 42, 1_000, f"{LOC}/metadata/00002.metadata.json", "arn:replica")
 FILES = [
@@ -146,3 +148,17 @@ def test_bad_arguments_are_refused_before_a_jvm(args: list[str], says: str, caps
 def test_outputs_without_a_vault_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--table", "a.b", "--outputs", str(tmp_path / "missing.json")]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_the_configured_tables_are_backed_up_when_none_are_named(tmp_path: Path) -> None:
+    seed = (ROOT / "examples/seed.toml").read_text()
+    config = tmp_path / "kit.toml"
+    config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics.orders", "sales.*"]\n', 1))
+    local = ["--replica-warehouse", str(tmp_path), "--vault-bucket", "v", "--retention-days", "1"]
+    req = request_from_args(parser().parse_args([*local, "--config", str(config)]))
+    assert req.selection == (("analytics.orders",), ("sales",))
+    named = request_from_args(parser().parse_args([*local, "--config", str(config), "--table", "a.b"]))
+    assert named.selection == (("a.b",), ())  # named tables win over the configured ones
+    config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics"]\n', 1))
+    with pytest.raises(ArgError, match=r"namespace\.name"):
+        request_from_args(parser().parse_args([*local, "--config", str(config)]))

@@ -34,6 +34,8 @@ RESOLVING_FILE_IO = "org.apache.iceberg.io.ResolvingFileIO"
 EPILOG = """examples:
   # every table of a namespace of the recovery replica, into the vault of the outputs:
   s3tables-kit backup --outputs outputs.json --namespace analytics
+  # the tables [vault] tables names (what a schedule runs):
+  s3tables-kit backup --outputs outputs.json --config kit.toml
   make backup ARGS="--outputs outputs.json --table analytics.orders"
   # a local warehouse into a vault bucket on the local stand-in:
   s3tables-kit backup --replica-warehouse /path/replica --vault-bucket my-vault --vault-region us-east-1 \\
@@ -68,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--replica-warehouse", help="the replica's table bucket ARN, or a local warehouse")
     rep.add_argument("--replica-region", help="the replica's Region (AWS catalog modes)")
     rep.add_argument("--catalog-mode", choices=MODES, help="how Spark reads the replica: client (default), rest, ...")
-    sel = p.add_argument_group("what")
+    sel = p.add_argument_group("what (--table/--namespace, else the [vault] tables of --config)")
+    sel.add_argument("--config", metavar="FILE", help="kit.toml: its [vault] tables, when no --table or --namespace")
     sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
     sel.add_argument("--namespace", action="append", default=[], metavar="NS", help="every table of NS; repeatable")
     run_ = p.add_argument_group("run")
@@ -79,11 +82,14 @@ def parser() -> argparse.ArgumentParser:
 
 def request_from_args(ns: argparse.Namespace) -> BackupRequest:
     """Validate the arguments into a request (pure apart from reading --outputs)."""
-    if not ns.table and not ns.namespace:
-        raise ArgError("name what to back up: --table NS.NAME and/or --namespace NS")
+    chosen = (tuple(ns.table), tuple(ns.namespace))
+    if not any(chosen) and ns.config:
+        chosen = _configured(ns.config)
+    if not any(chosen):
+        raise ArgError("name what to back up: --table NS.NAME and/or --namespace NS, or [vault] tables in --config")
     if ns.part_size_mb < 5:
         raise ArgError("--part-size-mb must be at least 5 (S3's smallest multipart part)")
-    tables = tuple(str(Ident.parse(t)) for t in ns.table)
+    tables = tuple(str(Ident.parse(t)) for t in chosen[0])
     if ns.outputs:
         if ns.replica_warehouse or ns.vault_bucket:
             raise ArgError("use either --outputs or --replica-warehouse/--vault-bucket, not both")
@@ -100,8 +106,21 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
         vault = VaultTarget(ns.vault_bucket, ns.vault_region, ns.retention_days, ns.storage_class, ns.endpoint)
     if replica.is_aws:
         replica = replace(replica, extra={"io-impl": RESOLVING_FILE_IO})
-    selection = (tables, tuple(ns.namespace))
+    selection = (tables, chosen[1])
     return BackupRequest(replica, vault, selection, Path(ns.report), ns.part_size_mb * 1024 * 1024)
+
+
+def _configured(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The `[vault] tables` of a configuration file, as (tables, namespaces)."""
+    from s3tables_kit.topology.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        raise ArgError(str(e)) from None
+    if cfg.vault is None:
+        raise ArgError(f"{path} has no [vault]")
+    return cfg.vault.selection()
 
 
 def _from_outputs(path: str, mode: str, endpoint: str | None) -> tuple[CatalogSpec, VaultTarget]:

@@ -1,4 +1,4 @@
-"""Section 7 of `make bench`: the vault backup (`jobs/vault`), in the Spark application of sections 1-2, into a vault
+"""Section 10 of `make bench`: the vault backup (`jobs/vault`), in the Spark application of sections 1-2, into a vault
 bucket with Object Lock on a local stand-in of its own.
 
 * the full first backup of the replica's `bench.orders` against the kit's recovery file copy of the same table in
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-SECTION = "7"
+SECTION = "10"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 INCREMENT_ROWS = 200_000  # the incremental table's rows; the change adds 1% of them
 
@@ -109,7 +109,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
 
 
 def comparisons(res: Any, kit_files_s: float | None, orders_bytes: int | None) -> list[Any]:
-    """Section 7 of the report: the backup's rate against the recovery file copy's, and the incremental ratio."""
+    """Section 10 of the report: the backup's rate against the recovery file copy's, and the incremental ratio."""
     from bench.report import Comparison, Goal, ratio
 
     b: dict[str, Any] = res.extra.get("backup") or {}

@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
             from bench import backup as B
 
             res.extra["backup"] = step(
-                "7 vault backup: full rate, incremental ratio",
+                "10 vault backup: full rate, incremental ratio",
                 lambda: B.measure_in_run(spark, work, d["orders"], root / "backup"),
             )
     if spark is not None:

@@ -41,6 +41,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
     from botocore.config import Config
 
     from emulator.process import Emulator
+    from harness.world import create_vault_bucket
     from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
     from s3tables_kit.jobs.vault.store import VaultTarget
 
@@ -51,15 +52,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
     result: dict[str, Any] = {}
     with Emulator(log=out / "emulator.log") as emu:
         s3 = boto3.client("s3", endpoint_url=emu.url, config=Config(s3={"addressing_style": "path"}))
-        bucket = f"bench-vault-{uuid.uuid4().hex[:8]}"
-        s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
-        s3.put_object_lock_configuration(
-            Bucket=bucket,
-            ObjectLockConfiguration={
-                "ObjectLockEnabled": "Enabled",
-                "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}},
-            },
-        )
+        bucket = create_vault_bucket(s3, days=1)
         vault = VaultTarget(bucket, "us-east-1", 1, endpoint=emu.url)
 
         def backup(catalog: str, table: str) -> Any:

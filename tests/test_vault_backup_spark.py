@@ -19,6 +19,7 @@ import pytest
 from botocore.config import Config
 
 from harness.localreplica import file_uri
+from harness.world import create_vault_bucket
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.spark import add_catalogs
@@ -26,7 +27,6 @@ from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_ta
 from s3tables_kit.jobs.vault.cli import parser, request_from_args, run
 from s3tables_kit.jobs.vault.layout import BackupPoint, file_key, points_prefix, table_prefix
 from s3tables_kit.jobs.vault.store import VaultTarget
-from tests.test_vault_standin import locked_bucket
 
 pytestmark = pytest.mark.spark
 
@@ -108,7 +108,7 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
         aws_secret_access_key=CREDS["AWS_SECRET_ACCESS_KEY"],
         config=Config(s3={"addressing_style": "path"}),
     )
-    bucket = locked_bucket(s3, days=2)
+    bucket = create_vault_bucket(s3, days=2)
     with pytest.MonkeyPatch.context() as mp:
         for k, v in CREDS.items():
             mp.setenv(k, v)

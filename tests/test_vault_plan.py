@@ -162,3 +162,26 @@ def test_the_configured_tables_are_backed_up_when_none_are_named(tmp_path: Path)
     config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics"]\n', 1))
     with pytest.raises(ArgError, match=r"namespace\.name"):
         request_from_args(parser().parse_args([*local, "--config", str(config)]))
+
+
+def test_the_outputs_name_the_vault_and_the_recovery_replica(tmp_path: Path) -> None:
+    import json
+
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+
+    cfg = load_config(ROOT / "examples/seed.toml")
+    doc = outputs_doc(cfg)
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(doc))
+    req = request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
+    parsed = parse_outputs(doc)
+    assert parsed.vault is not None and req.vault.bucket == parsed.vault.bucket_name
+    assert (req.vault.region, req.vault.retention_days, req.vault.storage_class) == ("us-west-2", 365, "GLACIER_IR")
+    assert req.replica.warehouse == parsed.recovery_replica.table_bucket_arn and req.replica.mode == "client"
+    assert req.replica.extra == {"io-impl": "org.apache.iceberg.io.ResolvingFileIO"}  # staging on the driver's disk
+    assert req.selection == ((), ("analytics",))
+    del doc["vault"]
+    outputs.write_text(json.dumps(doc))
+    with pytest.raises(ArgError, match="no kit_vault"):
+        request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))

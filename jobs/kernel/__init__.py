@@ -11,8 +11,6 @@
 * `commits`: a table's commit times and how far a replica lags them;
 * `render`, `options`: the tools' report output (text tables, durations, JSON) and their shared command-line options;
 * `leases`: at most one live run per thing it changes (heartbeat, expiry, takeover);
-* `filecopy`: the byte-for-byte object copy of the executors (streamed, CRC32, never overwriting), shared by the
-  recovery's file copy and the vault's backup;
 * `killpoints`: the named points the kill tests stop a job at (`KIT_KILL_AT`).
 
 It imports nothing of `jobs` but itself and `jobs.aws_timestamps` (tests/test_layers.py).

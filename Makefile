@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr outputs status harden audit explain discover adopt-gate bench clean wheel-check \
+        demo summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -136,6 +136,10 @@ explain: ## On call: why a request is allowed or denied: ARGS="--config kit.toml
 recover: ## On call: recover from the replica on local Spark: ARGS="--outputs outputs.json --namespace analytics"
 	$(SETUP_FIRST)
 	+@$(KIT) recover $(ARGS)
+
+backup: ## Back up replica tables into the vault (incremental, a point per snapshot): ARGS="--outputs outputs.json --namespace analytics"
+	$(SETUP_FIRST)
+	+@$(KIT) backup $(ARGS)
 
 recover-emr: ## On call: submit the recovery job to the provisioned EMR Serverless application: ARGS="--outputs outputs.json ..."
 	$(SETUP_FIRST)

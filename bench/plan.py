@@ -43,6 +43,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "7 recovery at lake scale": ("recover_plan_tables", "recover_small_tables", "recover_rounds"),
     "8 estate SCP sizes": ("estate_scp_sources",),
     "9 discovery of a live lake": ("discover_tables",),
+    "10 vault backup: full rate, incremental ratio": ("data",),
 }
 
 PLANS = {

@@ -106,6 +106,9 @@ def comparisons(res: Results) -> list[Comparison]:
     from bench import failover as F
 
     out += F.comparisons(res, ctas, kit_files)
+    from bench import backup as B
+
+    out += B.comparisons(res, kit_files, ((res.extra.get("data") or {}).get("orders") or {}).get("bytes"))
     return out
 
 
@@ -455,6 +458,13 @@ def main(argv: list[str] | None = None) -> int:
             "1+2 CTAS-mode kit, fingerprint, EXCEPT ALL",
             lambda: R.measure_copy(spark, work, d["orders"], except_all=os.environ.get("BENCH_EXCEPT_ALL", "1") != "0"),
         )
+        if os.environ.get("BENCH_BACKUP", "1") != "0":
+            from bench import backup as B
+
+            res.extra["backup"] = step(
+                "10 vault backup: full rate, incremental ratio",
+                lambda: B.measure_in_run(spark, work, d["orders"], root / "backup"),
+            )
     if spark is not None:
         spark.stop()
     if d.get("many"):

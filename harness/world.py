@@ -8,17 +8,35 @@ one stack's resources of `cfg`:
 - `deploy_replicas`: every replica bucket with its encryption, storage class and bucket policy;
 - `deploy_sources`: every source bucket with its encryption, its namespaces and tables with their retention (tables
   are created without metadata, as Terraform creates them: a writer's first commit gives them their schema), and
-  its replication configuration at bucket or table level.
+  its replication configuration at bucket or table level;
+- `create_vault_bucket`: a vault-like bucket (Object Lock, a COMPLIANCE default retention), for the backup's tests
+  and benchmark.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from s3tables_kit.topology.config import KitConfig, SnapshotRetention, Source
 
 S3TablesFor = Callable[[str], Any]  # a Region -> an s3tables client in it
+
+
+def create_vault_bucket(s3: Any, *, days: int, bucket: str | None = None) -> str:
+    """A bucket with Object Lock enabled at creation and a COMPLIANCE default retention of `days`, as the vault
+    stack makes it; its name (a fresh one unless given)."""
+    name = bucket or f"vault-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True)
+    s3.put_object_lock_configuration(
+        Bucket=name,
+        ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled",
+            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": days}},
+        },
+    )
+    return name
 
 
 def create_organization_unit(org: Any, name: str = "replicas") -> str:

@@ -55,6 +55,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("recover-emr", "jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
     Command("recover", "jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"),
     Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
+    Command("backup", "jobs.vault.cli", "incremental backup of replica tables into the vault", "recover", "spark"),
     Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
     Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "policies.render", "render the policy documents for review", "deploy"),

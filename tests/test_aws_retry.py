@@ -73,7 +73,7 @@ def test_policy_modes_and_construction_sites() -> None:
 
     conf = Clients(endpoint_url="http://127.0.0.1:1")._config("s3tables")
     assert conf.retries == {"mode": "standard", "total_max_attempts": sdk.MAX_ATTEMPTS}
-    from s3tables_kit.jobs.recover.filecopy import StoreConfig, s3_client
+    from s3tables_kit.jobs.kernel.filecopy import StoreConfig, s3_client
 
     client = s3_client(StoreConfig(region="us-east-1", endpoint="http://127.0.0.1:1"))
     assert client.meta.config.retries["mode"] == "adaptive"  # bulk S3 object traffic

@@ -232,3 +232,22 @@ def test_every_scale_runs_every_section_and_quick_is_the_smallest() -> None:
     q, s = recovery.SCALES[quick.data], recovery.SCALES[small.data]
     assert q.orders_rows < s.orders_rows and q.many_tables <= s.many_tables and q.synth_tables <= s.synth_tables
     assert ops_scale.SCALES[quick.ops].tables <= ops_scale.SCALES[small.ops].tables
+
+
+def test_bench_backup_comparisons() -> None:
+    from bench.backup import comparisons as backup_comparisons
+
+    res = Results("quick", machine={})
+    res.extra["backup"] = {
+        "full": {"seconds": 10.0, "bytes": 100_000_000},
+        "incremental": {
+            "copied_bytes": 1_000,
+            "restorable_bytes": 100,
+            "added_bytes": 900,
+            "other_metadata_bytes": 100,
+        },
+    }
+    rate, incremental = backup_comparisons(res, kit_files_s=5.0, orders_bytes=100_000_000)
+    assert rate.value == 0.5 and rate.goal is not None and rate.goal.met(rate.value) is False  # half the copy's rate
+    assert incremental.value == 1.1 and incremental.goal is not None and incremental.goal.met(1.1) is True
+    assert [c.value for c in backup_comparisons(Results("quick", machine={}), None, None)] == [None, None]

@@ -14,12 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from s3tables_kit.jobs.kernel.idents import ArgError, Ident
-from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, table_info_from_metadata
-from s3tables_kit.jobs.recover.cli import parser, request_from_args
-from s3tables_kit.jobs.recover.fastpath import bins, compare_counts
-from s3tables_kit.jobs.recover.filecopy import (
+from s3tables_kit.jobs.kernel.executors import bins
+from s3tables_kit.jobs.kernel.filecopy import (
     CopyItem,
     StoreConfig,
     alt_name,
@@ -28,6 +24,11 @@ from s3tables_kit.jobs.recover.filecopy import (
     copy_one,
     relocate,
 )
+from s3tables_kit.jobs.kernel.idents import ArgError, Ident
+from s3tables_kit.jobs.kernel.selectors import Selector
+from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, IcebergPartitionField, table_info_from_metadata
+from s3tables_kit.jobs.recover.cli import parser, request_from_args
+from s3tables_kit.jobs.recover.fastpath import compare_counts
 from s3tables_kit.jobs.recover.job import copy_time_warning
 from s3tables_kit.jobs.recover.modes import (
     CopyMode,
@@ -290,7 +291,7 @@ def test_multipart_copy_over_an_s3_api_and_its_checksums(tmp_path: Path) -> None
             s3.create_bucket(Bucket=b)
         s3.put_object(Bucket="rep-bkt", Key="data/a.parquet", Body=payload)
         cfg = StoreConfig(region="us-east-1", part_size=part)
-        from s3tables_kit.jobs.recover import filecopy
+        from s3tables_kit.jobs.kernel import filecopy
 
         filecopy._CLIENTS.clear()
         item = CopyItem("s3://rep-bkt/data/a.parquet", "s3://tgt-bkt/data/a.parquet", "s3://tgt-bkt/data/a-r1.parquet",

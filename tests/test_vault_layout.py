@@ -25,7 +25,7 @@ LOC = "s3://abc--table-s3/t1"
 
 def _point(sid: int, ts: int) -> BackupPoint:
     meta = f"metadata/0000{sid}.metadata.json"
-    restore = f"restorable/{sid}/metadata/v.metadata.json"
+    restore = f"restorable/{sid}/r1/metadata/v.metadata.json"
     files = (
         BackupFile("data/a.parquet", "data", 10, 1),
         BackupFile(meta, "metadata", 5, 2),
@@ -63,8 +63,16 @@ def test_point_round_trip_and_refusals() -> None:
     assert p.total_bytes == 21
     assert [f.key(p.prefix) for f in p.files][::2] == [
         "v1/tables/sales/orders/u-1/files/data/a.parquet",
-        "v1/tables/sales/orders/u-1/restorable/7/metadata/v.metadata.json",
+        "v1/tables/sales/orders/u-1/restorable/7/r1/metadata/v.metadata.json",
     ]
+    assert p.restore_location == "restorable/7/r1"
+    assert (
+        p.content_key("metadata/v.metadata.json")
+        == "v1/tables/sales/orders/u-1/restorable/7/r1/metadata/v.metadata.json"
+    )
+    assert p.content_key("data/a.parquet") == "v1/tables/sales/orders/u-1/files/data/a.parquet"
+    with pytest.raises(LayoutError, match="restorable"):  # a rewritten copy outside the point's own restorable/<id>/
+        BackupPoint.from_json(p.to_json().replace("restorable/7/r1", "restorable/8/r1"))
     with pytest.raises(LayoutError, match="restorable"):
         BackupPoint.from_json(p.to_json().replace('"restore_metadata":"restorable/7', '"restore_metadata":"x/7'))
     with pytest.raises(LayoutError, match="format"):

@@ -6,7 +6,6 @@ the version stays readable and is restored by removing the marker. The emulator 
 from __future__ import annotations
 
 import datetime
-import uuid
 from typing import Any
 
 import boto3
@@ -15,6 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from emulator.moto_patches import weakens_lock
+from harness.world import create_vault_bucket
 
 NOW = datetime.datetime.now(datetime.UTC)
 
@@ -36,16 +36,7 @@ def vault(moto_endpoint: str) -> tuple[Any, str]:
         aws_secret_access_key="testing",
         config=Config(s3={"addressing_style": "path"}),
     )
-    bucket = f"vault-{uuid.uuid4().hex[:12]}"
-    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
-    s3.put_object_lock_configuration(
-        Bucket=bucket,
-        ObjectLockConfiguration={
-            "ObjectLockEnabled": "Enabled",
-            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}},
-        },
-    )
-    return s3, bucket
+    return s3, create_vault_bucket(s3, days=1)
 
 
 def test_a_locked_version_is_neither_deleted_nor_its_retention_shortened(vault: tuple[Any, str]) -> None:

@@ -7,6 +7,7 @@ and Object Lock in compliance mode, encrypted with its own KMS key (docs/decisio
     retention_days = 365            # Object Lock default retention (COMPLIANCE); at least the replicas' snapshot age
     storage_class = "GLACIER_IR"    # what the backup job writes and the lifecycle rule moves objects to
     kms_key = "create"              # or the ARN of an existing key in the vault's account and Region
+    tables = ["analytics.*"]        # what `s3tables-kit backup --config` backs up: "ns.name" or "ns.*"
 
 Optional: without it nothing changes. The vault stack (`infra/stacks/vault.py`) deploys the bucket and its key in
 the vault's account and Region; the backup role lives beside the Spark runtime it runs in (the recovery account).
@@ -31,6 +32,7 @@ VAULT_STORAGE_CLASSES = ("STANDARD", "INTELLIGENT_TIERING", "STANDARD_IA", "GLAC
 # General-purpose bucket names (S3 user guide, "General purpose bucket naming rules"): the kit writes no dots, so
 # virtual-hosted TLS requests keep working.
 _S3_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+_TABLE_SELECTOR_RE = re.compile(r"^[a-z0-9_]+\.([a-z0-9_]+|\*)$")
 _S3_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 _S3_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3", ".mrap")
 
@@ -80,8 +82,21 @@ class Vault(BaseModel):
         description="IAM role the Terraform provider assumes in the vault account; unset, the deploying credentials "
         "are used.",
     )
+    tables: list[str] = Field(
+        default_factory=list,
+        description="The recovery replica's tables `s3tables-kit backup --config` backs up when no --table or "
+        '--namespace is given: "namespace.name", or "namespace.*" for every table of a namespace.',
+    )
 
     _key = field_validator("kms_key")(classmethod(lambda cls, v: check_kms_key(v)))
+
+    @field_validator("tables")
+    @classmethod
+    def _tables(cls, v: list[str]) -> list[str]:
+        bad = [t for t in v if not _TABLE_SELECTOR_RE.match(t)]
+        if bad:
+            raise ValueError(f'tables {bad} must each be "namespace.name" or "namespace.*"')
+        return v
 
     @field_validator("bucket")
     @classmethod
@@ -101,6 +116,11 @@ class Vault(BaseModel):
         """Days after which the lifecycle rule moves an object to `storage_class` (S3's minimum for the class), or
         None for STANDARD (objects are written there)."""
         return {"STANDARD": None, "STANDARD_IA": 30}.get(self.storage_class, 0)
+
+    def selection(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(`namespace.name` tables, namespaces of `namespace.*`) of `tables`."""
+        spaces = tuple(t[:-2] for t in self.tables if t.endswith(".*"))
+        return tuple(t for t in self.tables if not t.endswith(".*")), spaces
 
     def bucket_name(self, kit: str) -> str:
         return self.bucket or f"{kit}-backup-vault-{self.account_id}-{self.region}"

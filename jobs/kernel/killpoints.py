@@ -10,6 +10,9 @@ The points, in the order a run reaches them:
 
 * `recover`: `before-commit` (files copied and checked, the catalog commit next), `after-commit` (the table is
   committed, the verified-at lineage property is not);
+* `backup`: `after-plan` (the vault listed, nothing written), `after-copy` (the snapshot's files are in the vault),
+  `after-restorable` (the rewritten metadata is too), `after-retention` (every file locked as long as the point; the
+  point manifest next), `after-point` (the point is committed);
 * `planned-failover`: `after-freeze` (the freeze is in place), `caught-up` (every table caught up, nothing promoted
   yet), the promotion's steps as their calls succeed on the promoted bucket (`after-disassociate`,
   `after-table-policy`, `after-bucket-policy`, `after-lineage-commit`: fired by botocore's `after-call` events of the
@@ -82,6 +85,7 @@ def _requested() -> tuple[str, str] | None:
 
 
 RECOVERY = KillPoints("recover", ("before-commit", "after-commit"))
+BACKUP = KillPoints("backup", ("after-plan", "after-copy", "after-restorable", "after-retention", "after-point"))
 _PROMOTION_CALLS = {
     "DisassociateTableReplication": "after-disassociate",
     "PutTablePolicy": "after-table-policy",

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.executors import bins, run_on_executors
+from s3tables_kit.jobs.kernel.filecopy import check_partition, copy_partition
 from s3tables_kit.jobs.kernel.killpoints import RECOVERY
 from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.attempts import (
@@ -45,8 +47,6 @@ from s3tables_kit.jobs.recover.fastpath import (
     FilesOutcome,
     SourceFile,
     _jvm,
-    _run_on_executors,
-    bins,
     compare_counts,
     copied_data_file,
     copy_items,
@@ -56,7 +56,6 @@ from s3tables_kit.jobs.recover.fastpath import (
     stage,
     stamp_file_copy,
 )
-from s3tables_kit.jobs.recover.filecopy import check_partition, copy_partition
 from s3tables_kit.jobs.recover.guard import GuardedSql
 from s3tables_kit.jobs.recover.model import PROP_VERIFIED, RecoveryError
 from s3tables_kit.jobs.recover.modes import CopyMode
@@ -251,7 +250,7 @@ def _copy_and_check(
     progress("batch", f"file copy of {len(staged)} table(s): {len(items)} file(s), {total / 1e6:,.1f} MB, one job")
     group = f"kit-copy-{run_id}-batch"
     t = time.monotonic()
-    results = _run_on_executors(
+    results = run_on_executors(
         spark, group, f"copy {len(staged)} tables", bins(items, n_tasks, lambda i: i.size), copy_partition, cfg
     )
     copy_s = time.monotonic() - t
@@ -277,7 +276,7 @@ def _copy_and_check(
     if not pairs:
         return
     t = time.monotonic()
-    checks = _run_on_executors(
+    checks = run_on_executors(
         spark, group + "-check", f"check {len(pairs)} files", bins(pairs, n_tasks, lambda p: int(p[0]["size"])),
         check_partition, cfg,
     )  # fmt: skip

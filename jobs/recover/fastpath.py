@@ -17,15 +17,14 @@ anything unexpected raises `FastPathUnavailable`, and `auto` falls back to CTAS.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.recover import sql
-from s3tables_kit.jobs.recover.filecopy import (
+from s3tables_kit.jobs.kernel.executors import TaskProgress, bins, run_on_executors
+from s3tables_kit.jobs.kernel.filecopy import (
     CopyItem,
     StoreConfig,
     alt_name,
@@ -34,6 +33,7 @@ from s3tables_kit.jobs.recover.filecopy import (
     existing_objects,
     relocate,
 )
+from s3tables_kit.jobs.recover import sql
 from s3tables_kit.jobs.recover.model import RecoveryError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -226,62 +226,6 @@ def copy_items(
     return items
 
 
-def bins(items: list[Any], n: int, size: Callable[[Any], int]) -> list[list[Any]]:
-    """Greedy balance by size over n tasks (largest first into the lightest bin)."""
-    n = max(1, min(n, len(items)))
-    out: list[list[Any]] = [[] for _ in range(n)]
-    load = [0] * n
-    for it in sorted(items, key=size, reverse=True):
-        i = load.index(min(load))
-        out[i].append(it)
-        load[i] += max(1, size(it))
-    return [b for b in out if b]
-
-
-class _TaskProgress:
-    """Prints `k/N tasks` of the table's Spark job group every few seconds while it runs."""
-
-    def __init__(self, spark: SparkSession, group: str, say: Callable[[str], None], what: str) -> None:
-        self.spark, self.group, self.say, self.what = spark, group, say, what
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> _TaskProgress:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *a: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-    def _run(self) -> None:
-        last = ""
-        tracker = self.spark.sparkContext.statusTracker()
-        while not self.stop.wait(3.0):
-            done = total = 0
-            for jid in tracker.getJobIdsForGroup(self.group):
-                job = tracker.getJobInfo(jid)
-                for sid in job.stageIds if job else []:
-                    st = tracker.getStageInfo(sid)
-                    if st:
-                        done, total = done + st.numCompletedTasks, total + st.numTasks
-            msg = f"{self.what}: {done}/{total} task(s) done"
-            if total and msg != last:
-                self.say(msg)
-                last = msg
-
-
-def _run_on_executors(
-    spark: SparkSession, group: str, desc: str, groups: list[list[Any]], fn: Callable[..., Any], cfg: StoreConfig
-) -> list[dict[str, Any]]:
-    sc = spark.sparkContext
-    sc.setJobGroup(group, desc)
-    try:
-        return sc.parallelize(groups, len(groups)).flatMap(lambda g: list(fn(g, cfg))).collect()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-
-
 def metadata_counts(spark: SparkSession, jtable: Any, snapshot_id: int | None) -> dict[Key, list[int]]:
     """Per (content, spec id, partition): [files, records] from the manifests of a snapshot (None: current)."""
     jvm = _jvm(spark)
@@ -376,9 +320,9 @@ def recover_files(
     )
     group = f"kit-copy-{run_id}-{tp.target}"
     t0 = time.monotonic()
-    with _TaskProgress(spark, group, say, "copy"):
+    with TaskProgress(spark, group, say, "copy"):
         results = (
-            _run_on_executors(spark, group, f"copy {tp.replica} -> {tp.target}", groups, copy_partition, cfg)
+            run_on_executors(spark, group, f"copy {tp.replica} -> {tp.target}", groups, copy_partition, cfg)
             if groups
             else []  # a snapshot without data files: an empty table, no Spark job (0 partitions)
         )
@@ -400,7 +344,7 @@ def recover_files(
     pairs = [(by_src[i.src], expected[i.src]) for i in items]
     t1 = time.monotonic()
     check_groups = bins(pairs, n_tasks, lambda p: int(p[0]["size"]))
-    checks = _run_on_executors(
+    checks = run_on_executors(
         spark, group + "-check", f"check {tp.target}", check_groups, check_partition, cfg,
     ) if check_groups else []  # fmt: skip
     outcome.checks = checks

@@ -2,13 +2,21 @@
 vault (docs/decisions/0034-backup-vault.md). Pure functions, no I/O.
 
     v1/tables/<namespace>/<table>/<table-uuid>/files/<path relative to the table location>
-    v1/tables/<namespace>/<table>/<table-uuid>/restorable/<snapshot id>/...  (metadata rewritten to point at files/)
+    v1/tables/<namespace>/<table>/<table-uuid>/restorable/<snapshot id>/<run id>/...  (the point's rewritten metadata)
     v1/tables/<namespace>/<table>/<table-uuid>/points/<snapshot id>.json     (the commit point, written last)
 
 A file key is derived from the file's path relative to the table location, so a file Iceberg never rewrites under the
 same name is held once, whichever point refers to it; the table UUID keeps a dropped and re-created table apart.
 The original metadata is kept byte for byte under `files/`; its paths name the replica, so each point also gets a copy
-of its metadata rewritten to the vault's `files/` (Iceberg's RewriteTablePath), which a restore reads as a table.
+of its metadata rewritten by Iceberg's RewriteTablePath to the location `restorable/<snapshot id>/<run id>/` (the
+restore location), which a restore loads as a table. RewriteTablePath maps one location prefix to one other: the
+rewritten manifests cannot share names with the originals under `files/`, so the restore location is a table location
+of its own that holds the rewritten metadata (metadata files, manifest lists, manifests), while every other file it
+names, `<restore location>/<relative path>`, is held once under `files/<relative path>` (`BackupPoint.content_key`).
+Position-delete files are kept only as the originals: their rows name data files under `table_location` (the
+replica's), which a restore rewrites to its own location as the recovery's file copy does. The run id keeps two runs
+of one snapshot apart: rewritten Avro files differ byte for byte from run to run, and only the run whose point is
+written is listed.
 """
 
 from __future__ import annotations
@@ -72,6 +80,11 @@ def file_key(prefix: str, relative: str) -> str:
 
 def restorable_prefix(prefix: str, snapshot_id: int) -> str:
     return f"{prefix}restorable/{snapshot_id}/"
+
+
+def restore_location(prefix: str, snapshot_id: int, run_id: str) -> str:
+    """The key prefix (no trailing slash) a run rewrites the point's metadata to: a table location of its own."""
+    return f"{restorable_prefix(prefix, snapshot_id)}{_segment(run_id, 'run_id')}"
 
 
 def points_prefix(prefix: str) -> str:
@@ -138,6 +151,20 @@ class BackupPoint:
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
 
+    @property
+    def restore_location(self) -> str:
+        """The rewritten table's location, relative to the table prefix: `restorable/<snapshot id>/<run id>`."""
+        return "/".join(self.restore_metadata.split("/")[:3])
+
+    def content_key(self, relative: str) -> str:
+        """The vault key of the file the rewritten metadata names `<restore location>/<relative>`: its rewritten copy
+        where the point lists one (metadata files, manifest lists, manifests), else the original under `files/` (data,
+        delete and statistics files; position deletes name data files under `table_location`)."""
+        rewritten = f"{self.restore_location}/{relative}"
+        if any(f.kind == "restorable" and f.relative == rewritten for f in self.files):
+            return f"{self.prefix}{rewritten}"
+        return file_key(self.prefix, relative)
+
     def to_json(self) -> str:
         body = {
             "format": POINT_FORMAT,
@@ -182,7 +209,11 @@ class BackupPoint:
             raise LayoutError(f"backup point is missing or mistypes a field: {e}") from e
         if point.metadata not in {f.relative for f in point.files if f.kind == "metadata"}:
             raise LayoutError(f"backup point {point.snapshot_id}: its metadata file {point.metadata!r} is not listed")
-        if point.restore_metadata not in {f.relative for f in point.files if f.kind == "restorable"}:
+        if (
+            point.restore_metadata not in {f.relative for f in point.files if f.kind == "restorable"}
+            or not point.restore_metadata.startswith(f"restorable/{point.snapshot_id}/")
+            or point.restore_metadata.count("/") < 3
+        ):
             raise LayoutError(
                 f"backup point {point.snapshot_id}: {point.restore_metadata!r} is not a listed restorable"
             )

@@ -1,4 +1,5 @@
-"""Byte-for-byte object copy with bounded memory, for the file copy mode (runs inside Spark executors; no Spark here).
+"""Byte-for-byte object copy with bounded memory, for the recovery's file copy and the vault backup (runs inside Spark
+executors; no Spark here).
 
 Only the object operations S3 Tables table storage supports are used
 (docs/aws-facts.md#table-storage-object-operations): GetObject, HeadObject, PutObject (`If-None-Match: *`,
@@ -40,6 +41,7 @@ class StoreConfig:
     region: str | None = None
     endpoint: str | None = None
     part_size: int = DEFAULT_PART_SIZE
+    storage_class: str | None = None  # S3 storage class of written objects (the vault's); None: the store's default
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,10 @@ class Exists(Exception):
     """The target object exists already (If-None-Match / exclusive create refused the write)."""
 
 
+def _class(cfg: StoreConfig) -> dict[str, str]:
+    return {"StorageClass": cfg.storage_class} if cfg.storage_class else {}
+
+
 class _Writer:
     """Streams parts into one new object; never overwrites (If-None-Match: * / O_EXCL)."""
 
@@ -241,9 +247,9 @@ class _Writer:
         bucket, key = split_s3(self.uri)
         client = s3_client(self.cfg)
         if self.upload_id is None:
-            self.upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, ChecksumAlgorithm="CRC32")[
-                "UploadId"
-            ]
+            self.upload_id = client.create_multipart_upload(
+                Bucket=bucket, Key=key, ChecksumAlgorithm="CRC32", **_class(self.cfg)
+            )["UploadId"]
         n = len(self.parts) + 1
         crc = zlib.crc32(part)
         r = client.upload_part(
@@ -267,6 +273,7 @@ class _Writer:
                     ChecksumAlgorithm="CRC32",
                     ChecksumCRC32=b64crc(self.crc),
                     IfNoneMatch="*",
+                    **_class(self.cfg),
                 )
             except Exception as e:
                 if _is_status(e, "412", "PreconditionFailed"):

@@ -1,0 +1,148 @@
+"""The vault bucket from the backup job's driver: list what a table's prefix holds, read and commit point manifests
+(`If-None-Match: *`), read and extend Object Lock retention, and the executors' digest of held objects.
+
+Writes of table files go through the executors' byte copy (`jobs.kernel.filecopy`); this module writes only point
+manifests and retention. A point or file is never overwritten: every write is conditional, and a retention is only
+ever moved forwards (Object Lock refuses the opposite anyway).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from s3tables_kit.jobs.kernel import sdk
+from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, s3_client
+from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
+
+LOCK_MODE = "COMPLIANCE"
+
+
+@dataclass(frozen=True)
+class VaultTarget:
+    """Where backups go: the vault bucket (kit_vault output), its retention and storage class."""
+
+    bucket: str
+    region: str | None
+    retention_days: int
+    storage_class: str = "STANDARD"
+    endpoint: str | None = None  # the local stand-in
+
+    def store_config(self, part_size: int) -> StoreConfig:
+        return StoreConfig(self.region, self.endpoint, part_size, self.storage_class)
+
+
+@dataclass(frozen=True)
+class Listed:
+    key: str
+    size: int
+    modified: datetime
+
+
+class VaultStore:
+    """The driver's S3 client of the vault (the kit's data-plane retry policy)."""
+
+    def __init__(self, target: VaultTarget) -> None:
+        self.target = target
+        self.client: Any = s3_client(target.store_config(8 * 1024 * 1024))
+
+    def listing(self, prefix: str) -> Iterator[Listed]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.target.bucket, Prefix=prefix)
+        for page in pages:
+            for o in page.get("Contents", []):
+                yield Listed(str(o["Key"]), int(o["Size"]), o["LastModified"])
+
+    def held_files(self, prefix: str) -> dict[str, int]:
+        """Relative path (below `files/`) -> size of every table file the vault holds for this table."""
+        base = f"{prefix}files/"
+        return {o.key[len(base) :]: o.size for o in self.listing(base)}
+
+    def points(self, prefix: str) -> list[Listed]:
+        """The complete points of this table (their manifests), newest first by write time."""
+        found = [o for o in self.listing(points_prefix(prefix)) if snapshot_of_point_key(o.key) is not None]
+        return sorted(found, key=lambda o: o.modified, reverse=True)
+
+    def read_point(self, key: str) -> BackupPoint:
+        body = self.client.get_object(Bucket=self.target.bucket, Key=key)["Body"].read()
+        return BackupPoint.from_json(body)
+
+    def newest_point(self, prefix: str) -> BackupPoint | None:
+        """The most recently written point that reads as one (an unreadable manifest is skipped, not trusted)."""
+        for o in self.points(prefix):
+            try:
+                return self.read_point(o.key)
+            except LayoutError:
+                continue
+        return None
+
+    def commit_point(self, point: BackupPoint) -> bool:
+        """Write the point manifest unless one exists: True when this call wrote it, False when another run had."""
+        body = point.to_json().encode()
+        try:
+            self.client.put_object(
+                Bucket=self.target.bucket,
+                Key=point.key,
+                Body=body,
+                ContentType="application/json",
+                ChecksumAlgorithm="CRC32",
+                IfNoneMatch="*",
+                StorageClass=self.target.storage_class,
+            )
+        except Exception as e:
+            if sdk.error_code(e) in ("PreconditionFailed", "412") or _status(e) == 412:
+                return False
+            raise
+        return True
+
+    def retention(self, key: str) -> datetime | None:
+        try:
+            r = self.client.get_object_retention(Bucket=self.target.bucket, Key=key)
+        except Exception as e:
+            if sdk.error_code(e) in ("NoSuchObjectLockConfiguration", "ObjectLockConfigurationNotFoundError"):
+                return None
+            raise
+        until = r.get("Retention", {}).get("RetainUntilDate")
+        return until if isinstance(until, datetime) else None
+
+    def extend_retention(self, key: str, until: datetime) -> None:
+        self.client.put_object_retention(
+            Bucket=self.target.bucket,
+            Key=key,
+            Retention={"Mode": LOCK_MODE, "RetainUntilDate": until},
+        )
+
+
+def _status(e: Exception) -> int:
+    resp = getattr(e, "response", None) or {}
+    return int(resp.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+def held_digest(uri: str, cfg: StoreConfig) -> tuple[int, int]:
+    """(size, CRC32) of a held vault object: the checksum S3 stored with a single-part object (HeadObject, no data
+    read), else the object read again (a multipart object's stored checksum is of its parts)."""
+    h = head(uri, cfg)
+    if h is None:
+        raise FileNotFoundError(uri)
+    size, stored = h
+    if stored is not None and "-" not in stored:
+        return size, int.from_bytes(base64.b64decode(stored), "big")
+    return crc_of(uri, cfg)
+
+
+def digest_partition(items: Iterable[tuple[str, str, str]], cfg: StoreConfig) -> Iterator[dict[str, Any]]:
+    """Spark `mapPartitions` body: (relative, source URI, vault URI) -> {relative, size, crc32} of the held object
+    when it holds the source's bytes, else {relative, error} (an object that is not the file is never trusted)."""
+    for rel, src, uri in items:
+        try:
+            size, crc = held_digest(uri, cfg)
+            want = crc_of(src, cfg)
+            if want != (size, crc):
+                raise ValueError(
+                    f"the vault's object ({size} bytes, CRC32 {crc}) is not the file ({want[0]} bytes, CRC32 {want[1]})"
+                )
+            yield {"relative": rel, "size": size, "crc32": crc}
+        except Exception as e:
+            yield {"relative": rel, "error": f"{type(e).__name__}: {str(e)[:300]}"}

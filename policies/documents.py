@@ -331,7 +331,7 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
             ],
             guardrail_arns=[
                 *(guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)),
-                *pipeline.guardrail_arns(cfg),
+                *estate.pipeline_guardrail_arns(cfg),
             ],
             break_glass=cfg.protection.break_glass_principals,
         ),
@@ -534,13 +534,13 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 replica_guardrail(cfg, acct),
             )
         )
-    for acct in pipeline.source_only_accounts(cfg):
+    for acct in cfg.pipeline_guardrail_accounts:
         docs.append(
             PolicyDoc(
                 f"pipeline-guardrail--{acct}",
                 "identity",
                 acct,
-                f"IAM managed policy {pipeline.guardrail_name(cfg)}",
+                f"IAM managed policy {cfg.pipeline_guardrail_policy_name}",
                 pipeline.source_account_guardrail(cfg, acct),
             )
         )

@@ -51,6 +51,15 @@ def guardrail_pattern(cfg: KitConfig) -> str:
     return f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}"
 
 
+def pipeline_guardrail_arns(cfg: KitConfig) -> list[str]:
+    """The pipeline guardrails of the source accounts without a replica (an estate: by name, in any account)."""
+    accounts = cfg.pipeline_guardrail_accounts
+    return [
+        f"arn:{partition(cfg)}:iam::{a}:policy/{cfg.pipeline_guardrail_policy_name}"
+        for a in (["*"] if cfg.scheme.key == "sources" and accounts else accounts)
+    ]
+
+
 def any_bucket(cfg: KitConfig) -> str:
     """Every table bucket ARN (in IAM `bucket/*` matches table ARNs too; the kit names those separately, for
     readers and for `policies.lint`): the tag decides which are protected."""
@@ -207,10 +216,8 @@ def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
 def service_control_policy_guards(cfg: KitConfig) -> list[S.Statement | None]:
     """The estate's guards SCP: table tags and the protection tag, the replica keys, the privileged roles and the
     replication roles by pattern, the guardrails by name."""
-    from s3tables_kit.policies.pipeline import guardrail_arns  # the pipeline's module builds on this one
-
     bg = cfg.protection.break_glass_principals
-    pipeline_guardrails = guardrail_arns(cfg)
+    pipeline_guardrails = pipeline_guardrail_arns(cfg)
     return [
         *protection_statements(cfg, tables_only=True),
         protection_tag_guard(cfg),

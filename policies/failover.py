@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import pipeline, vault
+from s3tables_kit.policies import estate, pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.assurance import (
@@ -385,7 +385,7 @@ def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence
         arn = guardrail_policy_arn(cfg, acct)
         out.append(arn)
         if pipeline_in(cfg, topo, acct) is not None:
-            out.append(arn.rsplit("/", 1)[0] + "/" + pipeline.guardrail_name(cfg))
+            out.append(arn.rsplit("/", 1)[0] + "/" + cfg.pipeline_guardrail_policy_name)
     return out
 
 
@@ -503,7 +503,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
                 ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
             ],
             # the failed source's account keeps its pipeline guardrail (its stack is left as it is)
-            guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *pipeline.guardrail_arns(cfg)],
+            guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *estate.pipeline_guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         S.deny_pass_other_replication_role(
@@ -564,7 +564,8 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
         ))  # fmt: skip
         if pipeline_in(cfg, topo, acct) is not None:
             out.append(deployed(
-                f"pipeline-guardrail--{acct}", "identity", acct, f"IAM managed policy {pipeline.guardrail_name(cfg)}",
+                f"pipeline-guardrail--{acct}", "identity", acct,
+                f"IAM managed policy {cfg.pipeline_guardrail_policy_name}",
                 pipeline_guardrail(cfg, topo, acct),
             ))  # fmt: skip
     org = cfg.protection.organization

@@ -218,31 +218,12 @@ def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | 
     return out
 
 
-def guardrail_name(cfg: KitConfig) -> str:
-    """The pipeline guardrail's managed policy name (a source account without a replica; a failover topology)."""
-    return f"{cfg.kit.name}-s3tables-pipeline-guardrail"
-
-
-def guardrail_arns(cfg: KitConfig) -> list[str]:
-    """The pipeline guardrails of the source accounts without a replica (an estate: by name, in any account)."""
-    accounts = ["*"] if cfg.scheme.key == "sources" and source_only_accounts(cfg) else source_only_accounts(cfg)
-    return [f"arn:{estate.partition(cfg)}:iam::{a}:policy/{guardrail_name(cfg)}" for a in accounts]
-
-
-def source_only_accounts(cfg: KitConfig) -> list[str]:
-    """The accounts that hold a source and no replica, hence no guardrail, where roles are named to carry the
-    pipeline guardrail (`protection.source_guardrail_attach_roles`)."""
-    if not cfg.protection.source_guardrail_attach_roles:
-        return []
-    return sorted({s.account_id for s in cfg.sources} - {r.account_id for r in cfg.replicas})
-
-
 def source_account_guardrail(cfg: KitConfig, account_id: str) -> Document:
     """The pipeline's second layer in a source account without a replica: the guardrail's pipeline denies for the
     sources of that account, attached to its configured roles, which cannot detach or rewrite it (nor can anyone but
     break-glass: the guards SCP)."""
     p = estate.partition(cfg)
-    own = [f"arn:{p}:iam::{account_id}:policy/{guardrail_name(cfg)}"]
+    own = [f"arn:{p}:iam::{account_id}:policy/{cfg.pipeline_guardrail_policy_name}"]
     return doc(
         *guardrail_statements(cfg, account_id), S.deny_guardrail_change(own, ()), S.deny_guardrail_detach(own, ())
     )

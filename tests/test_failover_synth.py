@@ -132,7 +132,7 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
     policies = {b["name"]: json.loads(b["policy"]) for b in only_of(promoted, "aws_iam_policy")}
     assert policies == {
         cfg.guardrail_policy_name: F.guardrail(cfg, topo, acct),
-        pipeline.guardrail_name(cfg): F.pipeline_guardrail(cfg, topo, acct),
+        cfg.pipeline_guardrail_policy_name: F.pipeline_guardrail(cfg, topo, acct),
     }
     attached = sorted(b["role"] for b in only_of(promoted, "aws_iam_role_policy_attachment"))
     assert attached == sorted(2 * guardrail_attachments(cfg, acct))

@@ -638,6 +638,19 @@ class KitConfig(_Frozen):
         return f"{self.kit.name}-s3tables-replica-guardrail"
 
     @property
+    def pipeline_guardrail_policy_name(self) -> str:
+        """The pipeline guardrail's managed policy (a source account without a replica; a failover topology)."""
+        return f"{self.kit.name}-s3tables-pipeline-guardrail"
+
+    @property
+    def pipeline_guardrail_accounts(self) -> list[str]:
+        """The accounts that hold a source and no replica, hence no guardrail, where roles are named to carry the
+        pipeline guardrail (`protection.source_guardrail_attach_roles`)."""
+        if not self.protection.source_guardrail_attach_roles:
+            return []
+        return sorted({s.account_id for s in self.sources} - {r.account_id for r in self.replicas})
+
+    @property
     def scp_name(self) -> str:
         return f"{self.kit.name}-protect-s3tables-replicas"
 

@@ -93,7 +93,6 @@ from s3tables_kit.infra.validate import (
     mirror_origin,
     tf_env,
 )
-from s3tables_kit.policies import pipeline
 from s3tables_kit.topology.config import KitConfig, load_config
 
 EXAMPLES = ROOT / "examples"
@@ -183,9 +182,7 @@ def prerequisite_roles(cfg: KitConfig) -> set[tuple[str, str]]:
         arns += [b.deploy_role_arn for b in cfg.failover.new_buckets if b.deploy_role_arn]
     out = {(a.split(":")[4], a.split(":role/", 1)[1].split("/")[-1]) for a in arns if ":role/" in a}
     out |= {(r.account_id, name) for r in cfg.replicas for name in cfg.protection.guardrail_attach_roles}
-    out |= {
-        (a, name) for a in pipeline.source_only_accounts(cfg) for name in cfg.protection.source_guardrail_attach_roles
-    }
+    out |= {(a, name) for a in cfg.pipeline_guardrail_accounts for name in cfg.protection.source_guardrail_attach_roles}
     return out
 
 

@@ -41,7 +41,7 @@ from s3tables_kit.infra.stacks.failover_outputs import add_failover_source_outpu
 from s3tables_kit.infra.stacks.organization import OrganizationStack
 from s3tables_kit.infra.stacks.recovery import RecoveryStack
 from s3tables_kit.infra.stacks.replica import ReplicaStack
-from s3tables_kit.policies import docset, pipeline
+from s3tables_kit.policies import docset
 from s3tables_kit.policies import failover as F
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
@@ -143,7 +143,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             ReplicaGuardrail(
                 stacks[r.bucket],
                 "pipeline-guardrail",
-                name=pipeline.guardrail_name(cfg),
+                name=cfg.pipeline_guardrail_policy_name,
                 policy=docs.document("pipeline-guardrail", r.account_id),
                 attach_to_roles=guardrail_attachments(cfg, r.account_id),
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,

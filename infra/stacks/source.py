@@ -26,7 +26,6 @@ from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
-from s3tables_kit.policies import pipeline
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.outputs import OUTPUT_SOURCE, source_value
@@ -111,7 +110,7 @@ class SourceStack(TerraformStack):
             ReplicaGuardrail(
                 self,
                 "pipeline-guardrail",
-                name=pipeline.guardrail_name(cfg),
+                name=cfg.pipeline_guardrail_policy_name,
                 policy=docs.document("pipeline-guardrail", src.account_id),
                 attach_to_roles=cfg.protection.source_guardrail_attach_roles,
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,

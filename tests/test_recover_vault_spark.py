@@ -29,7 +29,7 @@ from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.cli import main
 from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
-from s3tables_kit.jobs.recover.model import PROP_REPLICA_METADATA, PROP_SNAPSHOT_ID, PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_METADATA, PROP_VERIFIED
 from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
 from s3tables_kit.jobs.vault.layout import BackupPoint
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
@@ -157,7 +157,7 @@ def test_a_snapshot_the_replica_expired_is_restored_verified_and_never_overwritt
     target = Ident("sales", "orders_first")
     assert _read_back(world, target) == world.rows[0]
     props = table_metadata(world.target.warehouse, str(target))["properties"]
-    assert props[PROP_SNAPSHOT_ID] == str(first.snapshot_id) and PROP_VERIFIED in props
+    assert props[LINEAGE.snapshot_id] == str(first.snapshot_id) and PROP_VERIFIED in props
     assert props[PROP_REPLICA_METADATA].startswith(f"{world.vault}/v1/tables/sales/orders/")
     report = json.loads(next((world.root / "reports").rglob("report.json")).read_text())
     assert "backup point's manifest" in json.dumps(report)
@@ -210,6 +210,10 @@ def test_what_a_restore_from_the_vault_refuses(world: World, capsys: pytest.Capt
         assert why in capsys.readouterr().err
     assert main(["--list-points", "--table", str(T), "--vault", world.vault]) == 2
     assert "--from-vault" in capsys.readouterr().err
+    # a dry run plans from the point without a JVM and writes nothing
+    assert main(_restore(world, "--suffix", "_dry", "--dry-run")) == 0
+    assert f"snapshot {world.points[1].snapshot_id}" in capsys.readouterr().out
+    assert not (world.target_wh / "sales/orders_dry").exists()
 
 
 def test_read_from_is_the_layout_s_content_key(world: World, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
-        demo summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
+        demo drill-vault summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -93,6 +93,9 @@ policy-check: setup ## Credentialed: IAM Access Analyzer checks of the rendered 
 demo: setup ## Main job on the embedded local default: seed summary, then the walkthrough as a local recovery drill
 	$(KIT) summary --config $(CONFIG) --resources
 	$(PY) -m harness.drills.demo
+
+drill-vault: setup ## Vault drill on the stand-in: back up, change, back up, the replica expires point 1, restore it from the vault
+	$(PY) -m harness.drills.vault $(ARGS)
 
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
 	$(KIT) summary --config $(CONFIG) --resources
@@ -172,4 +175,4 @@ bench: setup ## Benchmarks, every section (BENCH_SCALE=quick|small|full) -> BENC
 	$(PY) -m bench.run
 
 clean: ## Remove build output (keeps .venv, node_modules, .jars)
-	rm -rf cdktf.out .build/validate .build/e2e demo-out failover-out bench-out reports .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdktf.out .build/validate .build/e2e demo-out failover-out vault-out bench-out reports .pytest_cache .mypy_cache .ruff_cache

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from bench.arrow_baseline import pyiceberg_copy
 from bench.eventlog import Phase
 from bench.report import Measurement
+from bench.vault_restore import backup_orders, restore_in_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -313,8 +314,9 @@ def _ctas(spark: SparkSession, name: str) -> None:
 
 
 def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], rounds: int) -> dict[str, Any]:
-    """Interleaved rounds after a warm-up: kit file copy (A), default Spark CTAS (B), pyiceberg Arrow copy (C),
-    A B C A B C ... Each round's ratios compare neighbours in time (the machine is shared: 2 cores, other work)."""
+    """Interleaved rounds after a warm-up: kit file copy (A), the kit's restore of that snapshot from the vault (D),
+    default Spark CTAS (B), pyiceberg Arrow copy (C), A D B C A D B C ... Each round's ratios compare neighbours in
+    time (the machine is shared: 2 cores, other work)."""
     from s3tables_kit.jobs.recover.modes import CopyMode
 
     rows, nbytes = int(orders["rows"]), int(orders["bytes"])
@@ -328,6 +330,9 @@ def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], roun
     spark.sql("SELECT count(*), sum(xxhash64(*)) FROM replica.bench.orders").collect()
     run_kit_in_session(spark, work, "recovery", reports / "warm", copy_mode=CopyMode.FILES, target_namespace="warm")
     pyiceberg_copy(str(orders["metadata_location"]), int(orders["snapshot_id"]), work.wh("pyiceberg-warm"))
+    point = backup_orders(spark, work.wh("replica"), work.wh("vault"))  # the same snapshot, for (D)
+    kit = catalogs(work)["recovery"]
+    restore_in_session(spark, work.wh("vault"), point, kit, reports / "vault-warm", "vwarm")
     for i in range(1, rounds + 1):
         rnd: dict[str, Any] = {"round": i}
         box_kit: dict[str, Any] = {}
@@ -365,6 +370,10 @@ def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], roun
                 "size + CRC32 per file, record counts per partition (TableResult.verify_seconds)",
             )
         )
+        with work.timed("1", f"round {i}: (D) kit restore from the vault, whole run", rows, nbytes) as box:
+            v = restore_in_session(spark, work.wh("vault"), point, kit, reports / f"vault-{i}", f"v{i}")
+            rnd["vault_s"] = v.plan_seconds + v.copy_seconds
+            box["note"] = f"plan {v.plan_seconds:.2f} s + copy and commit {v.copy_seconds:.2f} s"
         with work.timed("1", f"round {i}: (B) plain Spark CTAS, default settings", rows, nbytes) as box:
             t0 = time.perf_counter()
             _ctas(spark, f"orders_ctas_{i}")
@@ -383,6 +392,7 @@ def measure_rounds(spark: SparkSession, work: Work, orders: dict[str, Any], roun
         shutil.rmtree(work.wh(f"pyiceberg-{i}"), ignore_errors=True)
         if i > 1:
             spark.sql(f"DROP TABLE IF EXISTS recovery.r{i}.orders PURGE")
+        spark.sql(f"DROP TABLE IF EXISTS recovery.v{i}.orders PURGE")
     return out
 
 

@@ -53,7 +53,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("failover", "jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
     Command("explain", "policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
     Command("recover-emr", "jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
-    Command("recover", "jobs.recover.cli", "writable, verified copy of a replica table", "recover", "spark"),
+    Command("recover", "jobs.recover.cli", "writable, verified copy of a replica or of a backup", "recover", "spark"),
     Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
     Command("backup", "jobs.vault.cli", "incremental backup of replica tables into the vault", "recover", "spark"),
     Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
@@ -67,6 +67,15 @@ COMMANDS: tuple[Command, ...] = (
         "drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True, "demo"
     ),
     Command("failover-drill", "harness.drills.failover", "failover drill on the stand-in", "practise", checkout=True),
+    Command(
+        "vault-drill",
+        "harness.drills.vault",
+        "restore from the vault on the stand-in",
+        "practise",
+        "spark",
+        True,
+        "drill-vault",
+    ),
     Command("proofs", "harness.proofs", "the IAM proofs and attack sequences", "practise", checkout=True),
 )
 BY_NAME = {c.name: c for c in COMMANDS}

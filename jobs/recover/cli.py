@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
+import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import tool_parser
 from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
 from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
+from s3tables_kit.jobs.recover.fromvault import open_point
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.recover.modes import COPY_MODES, CopyMode
+from s3tables_kit.jobs.vault.layout import choose_point
+from s3tables_kit.jobs.vault.reader import VaultError, VaultReader, list_points, point_summary, render_points
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +37,9 @@ EPILOG = """examples:
   # local warehouses (Hadoop catalogs), as in the drill:
   s3tables-kit recover --catalog-mode hadoop --replica-warehouse /path/replica --target-warehouse /path/recovered \\
       --table analytics.orders --report reports/
+  # from the backup vault: its points of a table, then one restored (also one the replica has expired):
+  s3tables-kit recover --outputs outputs.json --from-vault --table analytics.orders --list-points
+  s3tables-kit recover --outputs outputs.json --from-vault --table analytics.orders --as-of 2025-09-01T00:00:00Z
 exit codes: 0 every table verified or skipped, 1 some table failed (the others completed), 2 bad arguments or plan
 (nothing written)."""
 
@@ -112,6 +122,7 @@ def parser() -> argparse.ArgumentParser:
         help="reports go to DIR/<UTC time>-<run id>/report.{json,md} (default reports/; a --dry-run writes its plan "
         "report only when --report is given)",
     )
+    add_vault_args(p)
     return p
 
 
@@ -236,9 +247,13 @@ def main(
 ) -> int:
     ns = parser().parse_args(argv)
     try:
+        if ns.list_points and not ns.from_vault:
+            raise ArgError("--list-points lists the backup points of the vault: add --from-vault")
+        if ns.from_vault:
+            return main_from_vault(ns, spark_factory)
         req = request_from_args(ns)
         return run(req, spark_factory).exit_code
-    except JobError as e:
+    except (JobError, VaultError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # a JVM failure outside a table (session, catalog): keep its Java cause in one line
@@ -247,3 +262,94 @@ def main(
             raise
         print(f"error: {message}", file=sys.stderr)
         return 1
+
+
+# --- the command line (`recover --from-vault`) ------------------------------------------------------------------
+
+
+def add_vault_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("from the vault")
+    g.add_argument(
+        "--from-vault",
+        action="store_true",
+        help="restore from the backup vault instead of the replica: a backup point of one --table (latest, --as-of "
+        "TIME: the newest point committed at or before it, --snapshot-id ID), also one the replica has expired or "
+        "of a table that no longer exists in S3 Tables; file copy only, every file checked against the point",
+    )
+    g.add_argument("--vault", metavar="s3://BUCKET|DIR", help="the vault (default: the vault bucket of --outputs)")
+    g.add_argument("--vault-region", metavar="REGION", help="default: the vault's Region in --outputs")
+    g.add_argument("--list-points", action="store_true", help="with --from-vault: list the table's backup points")
+    g.add_argument("--json", action="store_true", help="with --list-points: one JSON document")
+
+
+def vault_store(ns: argparse.Namespace) -> VaultReader:
+    root, region = ns.vault, ns.vault_region
+    if ns.outputs:
+        from s3tables_kit.topology.outputs import OutputsError, load_outputs
+
+        try:
+            vault = load_outputs(ns.outputs).vault
+        except OutputsError as e:
+            raise ArgError(str(e)) from None
+        if vault is not None:
+            root, region = root or f"s3://{vault.bucket_name}", region or vault.region
+    if not root:
+        raise ArgError("--from-vault needs --vault s3://BUCKET (or --outputs of a deployment with a [vault])")
+    try:
+        return VaultReader(root, region, ns.endpoint)
+    except VaultError as e:
+        raise ArgError(str(e)) from None
+
+
+def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
+    if ns.namespace or ns.group or len(ns.table) != 1:
+        raise ArgError("--from-vault restores exactly one --table (backup points are per table)")
+    if ns.copy_mode == "ctas":
+        raise ArgError("--from-vault copies the point's files (--copy-mode files or auto); ctas is not offered")
+    if ns.verify == "full":
+        raise ArgError("--from-vault verifies by checksums and counts; --verify full (a Spark scan) is not offered")
+    if ns.replica_warehouse:
+        raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse")
+    return Ident.parse(ns.table[0])
+
+
+def main_from_vault(
+    ns: argparse.Namespace,
+    spark_factory: Callable[[dict[str, str]], SparkSession],
+    out: TextIO | None = None,
+) -> int:
+    """List the points, or choose one and run the recovery from it (the caller maps ArgError and VaultError to 2)."""
+    out = out or sys.stdout
+    ident = _refuse_other_selections(ns)
+    store = vault_store(ns)
+    points = list_points(store, ident.namespace, ident.name)
+    if ns.list_points:
+        if ns.json:
+            print(json.dumps([point_summary(p) for p in points], indent=2), file=out)
+        else:
+            print(render_points(store, ident.namespace, ident.name, points), file=out)
+        return 0
+    if ns.as_of == AS_OF_KEYWORD:
+        raise ArgError(f"--as-of {AS_OF_KEYWORD} is the replicas' point; for the vault pass an instant")
+    sel, _ = selector_from_args(ns.as_of, ns.snapshot_id)
+    as_of = datetime.fromtimestamp(sel.as_of_ms / 1000, UTC) if sel.as_of_ms is not None else None
+    point = choose_point(points, snapshot_id=sel.snapshot_id, as_of=as_of)
+    if point is None:
+        raise ArgError(
+            f"no backup point of {ident} in the vault {store.root} for {sel.describe()} "
+            f"({len(points)} point(s); --list-points shows them)"
+        )
+    with tempfile.TemporaryDirectory(prefix="kit-vault-restore-") as work:
+        restore = open_point(store, point, Path(work))
+        spec = restore.catalog()
+        # The target side (catalog, namespace, report, flags) is built as for a replica; the replica is the point.
+        if not ns.outputs:
+            ns.replica_warehouse = ns.target_warehouse  # the mode is the target's; the replica spec is replaced
+        ns.as_of, ns.snapshot_id = None, point.snapshot_id
+        req = request_from_args(ns)
+        req = dataclasses.replace(
+            req, replica=spec, selector=Selector(snapshot_id=point.snapshot_id), copy_mode=CopyMode.FILES,
+            vault=restore, batch=False,
+        )  # fmt: skip
+        print(f"restoring from {restore.describe()}", file=out, flush=True)
+        return run(req, spark_factory, out=out).exit_code

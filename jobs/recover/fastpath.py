@@ -203,23 +203,41 @@ def stage(spark: SparkSession, target_catalog: str, tp: TablePlan, run_id: str, 
     return txn
 
 
+@dataclass(frozen=True)
+class SourceBytes:
+    """Where the bytes of a file the source table names are read, and the location the data file paths in its
+    rows start with when it is a position-delete file (a backup point keeps some files apart from the paths its
+    rewritten metadata names, and their rows as the replica wrote them)."""
+
+    uri: str
+    rows_prefix: str
+
+
 def copy_items(
-    data: list[SourceFile], deletes: list[SourceFile], src_loc: str, dst_loc: str, run_id: str
+    data: list[SourceFile],
+    deletes: list[SourceFile],
+    src_loc: str,
+    dst_loc: str,
+    run_id: str,
+    read_from: Callable[[str], SourceBytes] | None = None,
 ) -> list[CopyItem]:
+    """One copy per file, to its place under `dst_loc`; by default its bytes are read where the table names it."""
+    locate = read_from or (lambda path: SourceBytes(path, src_loc))
     items = []
     for f in [*data, *deletes]:
         try:
             dst = relocate(f.path, src_loc, dst_loc)
         except ValueError as e:
             raise FastPathUnavailable(f"{e} (files outside the table location are not copied by path)") from None
+        src = locate(f.path)
         items.append(
             CopyItem(
-                f.path,
+                src.uri,
                 dst,
                 alt_name(dst, run_id),
                 f.size,
                 f.kind,
-                src_loc if f.kind == "position-deletes" else "",
+                src.rows_prefix if f.kind == "position-deletes" else "",
                 dst_loc if f.kind == "position-deletes" else "",
             )
         )
@@ -286,9 +304,11 @@ def recover_files(
     say: Callable[[str], None],
     replace: bool,
     outcome: FilesOutcome,
+    read_from: Callable[[str], SourceBytes] | None = None,
 ) -> Any:
     """Stage, copy, check, commit. Returns the committed target table (Java). `outcome` is filled as it goes, so a
-    caller can report what a failed attempt left behind."""
+    caller can report what a failed attempt left behind. `read_from`: where the bytes of a file the source table
+    names are read (a backup point holds them apart from the paths its rewritten metadata names)."""
     jvm = _jvm(spark)
     ice = jvm.org.apache.iceberg
     rcat = iceberg_catalog(spark, replica_catalog)
@@ -306,7 +326,8 @@ def recover_files(
     outcome.location = dst_loc
     if dst_loc == src_loc:
         raise FastPathUnavailable("the target location is the replica's")
-    items = copy_items(data, deletes, src_loc, dst_loc, run_id)
+    items = copy_items(data, deletes, src_loc, dst_loc, run_id, read_from)
+    uri = {f.path: i.src for f, i in zip([*data, *deletes], items, strict=True)}  # where each file was read
     outcome.items = items
     outcome.data_files, outcome.delete_files = len(data), len(deletes)
     total = sum(i.size for i in items)
@@ -340,7 +361,7 @@ def recover_files(
     )
     # per-file check of the written objects (size + CRC32 streamed vs what the object store holds)
     by_src = {r["src"]: r for r in results}
-    expected = {f.path: (f.size if f.kind == "data" else None) for f in data + deletes}
+    expected = {uri[f.path]: (f.size if f.kind == "data" else None) for f in data + deletes}
     pairs = [(by_src[i.src], expected[i.src]) for i in items]
     t1 = time.monotonic()
     check_groups = bins(pairs, n_tasks, lambda p: int(p[0]["size"]))
@@ -357,7 +378,7 @@ def recover_files(
             f"{len(bad)} written object(s) differ from what was read, e.g. {bad[0]['dst']}: {bad[0]['detail']}"
         )
     for f in deletes:
-        r = by_src[f.path]
+        r = by_src[uri[f.path]]
         if r.get("records") is not None and int(r["records"]) != f.records:
             raise RecoveryError(f"{f.path}: rewrote {r['records']} position deletes, the manifest says {f.records}")
     outcome.check_seconds = time.monotonic() - t1
@@ -368,14 +389,14 @@ def recover_files(
     op = txn.newRowDelta() if deletes else txn.newFastAppend()
     unsorted = ice.SortOrder.unsorted()
     for f in data:
-        df = copied_data_file(ice, tspecs.get(f.spec_id), f, by_src[f.path], unsorted)
+        df = copied_data_file(ice, tspecs.get(f.spec_id), f, by_src[uri[f.path]], unsorted)
         if deletes:
             op.addRows(df)
         else:
             op.appendFile(df)
     util = ice.util.ContentFileUtil
     for f in deletes:
-        r = by_src[f.path]
+        r = by_src[uri[f.path]]
         spec = tspecs.get(f.spec_id)
         b = (
             ice.FileMetadata.deleteFileBuilder(spec)

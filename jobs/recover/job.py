@@ -45,6 +45,7 @@ from s3tables_kit.jobs.recover.attempts import (  # noqa: F401  (re-exported: te
     unreferenced_window,
 )
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+from s3tables_kit.jobs.recover.fromvault import VaultMetadataSource
 from s3tables_kit.jobs.recover.guard import GuardedSql
 from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
 from s3tables_kit.jobs.recover.metadata import (
@@ -56,7 +57,7 @@ from s3tables_kit.jobs.recover.metadata import (
     read_manifest_list,
     table_properties,
 )
-from s3tables_kit.jobs.recover.model import PROP_VERIFIED
+from s3tables_kit.jobs.recover.model import PROP_VERIFIED, RecoveryError
 from s3tables_kit.jobs.recover.modes import CopyMode, Layout, ModeDecision, decide, parse_layout
 from s3tables_kit.jobs.recover.planning import (
     Action,
@@ -269,6 +270,13 @@ def recover_table(
 
     def before_commit() -> None:
         RECOVERY.at("before-commit", str(tp.target))
+        if req.vault is not None and files is not None:  # what was read is what the backup point recorded
+            problems = req.vault.check_copied(files.results)
+            if problems:
+                detail = "; ".join(problems[:3])
+                raise RecoveryError(
+                    f"{len(problems)} file(s) read from the vault differ from its backup point: {detail}"
+                )
         if lease is not None:
             lease.ensure_held()
 
@@ -299,7 +307,8 @@ def recover_table(
         if not replacing:
             _write_marker(loc, tp, run_id)
         try:
-            _, jreplica = recover_files(tspark, rep, tgt, tp, run_id, cfg, say, replacing, files)
+            read_from = req.vault.read_from if req.vault is not None else None
+            _, jreplica = recover_files(tspark, rep, tgt, tp, run_id, cfg, say, replacing, files, read_from)
         except FastPathUnavailable as e:
             if req.copy_mode is not CopyMode.AUTO or files.results:
                 raise
@@ -375,6 +384,8 @@ def _verify_and_mark(
         res.copy_mb_per_s = files.bytes_copied / 1e6 / max(files.copy_seconds, 1e-9)
         per_file = ", ".join(f"{n} by {m}" for m, n in sorted(files.check_methods.items()))
         methods.append(f"size + CRC32 of every copied file, streamed vs written object ({per_file})")
+        if req.vault is not None:
+            methods.append("size (data files: + CRC32) of every file read vs the backup point's manifest")
         count_problems, partitions, data_records = verify_counts(tspark, tgt, tp, jreplica)
         methods.append("record counts per partition and in total, target metadata vs replica manifests")
         problems.extend(count_problems)
@@ -385,9 +396,13 @@ def _verify_and_mark(
         src_rows = tgt_rows = None
         if files.delete_files:
             # Deletes must still apply to the copied data under the new paths: live rows, both sides.
-            src_rows = _count(gsql, f"{sql.table_ref(rep, tp.replica)} VERSION AS OF {s.snapshot_id}")
             tgt_rows = _count(gsql, sql.table_ref(tgt, tp.target))
-            methods.append("live row count (deletes applied), both sides")
+            if req.vault is None:
+                src_rows = _count(gsql, f"{sql.table_ref(rep, tp.replica)} VERSION AS OF {s.snapshot_id}")
+                methods.append("live row count (deletes applied), both sides")
+            else:  # a point's files lie apart from the paths its metadata names: Spark cannot scan it there
+                src_rows = tp.rows
+                methods.append("live row count of the target (deletes applied) vs the snapshot summary's")
             if src_rows != tgt_rows:
                 problems.append(f"live rows: replica {src_rows}, target {tgt_rows}")
         else:
@@ -554,14 +569,16 @@ def run(
     needs_spark = not (_jvm_free(req.replica) and _jvm_free(req.target))
     if needs_spark:
         spark = spark_factory(req.spark_conf())
-    replica_src = metadata_source(req.replica, spark)
+    replica_src = VaultMetadataSource(req.vault) if req.vault is not None else metadata_source(req.replica, spark)
     target_src = metadata_source(req.target, spark)
     plan = build_plan_at_scale(req, replica_src, target_src, plan_one, progress_out=err)
     plan_seconds = time.monotonic() - t0
     print(plan.render(), file=out, flush=True)
     header: dict[str, Any] = {
         "selector": req.selector.describe(),
-        "replica_catalog": f"{req.replica.name} ({req.replica.mode} {req.replica.warehouse})",
+        "replica_catalog": req.vault.describe()
+        if req.vault is not None
+        else f"{req.replica.name} ({req.replica.mode} {req.replica.warehouse})",
         "target_catalog": f"{req.target.name} ({req.target.mode} {req.target.warehouse})",
         "dry_run": req.dry_run,
         "copy_mode": req.copy_mode.value,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from s3tables_kit.jobs.kernel.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -14,6 +15,9 @@ from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.model import RecoveryError
 from s3tables_kit.jobs.recover.modes import CopyMode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from s3tables_kit.jobs.recover.fromvault import VaultRestore
 
 
 @dataclass
@@ -39,6 +43,7 @@ class RecoveryRequest:
     lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
     lease_ttl_s: float = DEFAULT_TTL_S
     batch: bool = True  # plain file copies of many tables in shared Spark jobs (jobs.recover.batch)
+    vault: VaultRestore | None = None  # a recovery from a backup point of the vault (`replica` is its catalog)
 
     def __post_init__(self) -> None:
         if self.replica.name == self.target.name:
@@ -51,10 +56,16 @@ class RecoveryRequest:
             raise RecoveryError("--verify must be auto or full")
         if self.part_size < 5 * 1024 * 1024:
             raise RecoveryError("the multipart part size must be at least 5 MiB (S3's minimum)")
+        if self.vault is not None and (self.copy_mode is not CopyMode.FILES or self.batch or self.verify != "auto"):
+            raise RecoveryError(
+                "a recovery from the vault is a file copy of one table (copy mode files, no batch, --verify auto)"
+            )
 
     def spark_conf(self) -> dict[str, str]:
         return {**catalog_conf(self.replica), **catalog_conf(self.target)}
 
     def store_config(self) -> StoreConfig:
-        return StoreConfig(region=self.target.region or self.replica.region, endpoint=self.target.endpoint,
+        # a local target copying from the vault's bucket reaches it through the vault's endpoint
+        endpoint = self.target.endpoint or self.replica.endpoint
+        return StoreConfig(region=self.target.region or self.replica.region, endpoint=endpoint,
                            part_size=self.part_size)  # fmt: skip

@@ -1,0 +1,156 @@
+"""Reading the vault for a restore: its objects by layout key, and a table's backup points (`jobs/vault/layout.py`).
+
+The vault is an S3 bucket (`s3://bucket`); a local directory (`file:/abs/dir` or `/abs/dir`) holds the same layout for
+the drills and the tests. Read-only: nothing here writes, a restore reads the vault and writes elsewhere.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint, LayoutError, snapshot_of_point_key, tables_prefix
+
+
+class VaultError(ValueError):
+    """The vault cannot be read, or holds something that does not fit its layout (the message names the key)."""
+
+
+def _local_root(root: str) -> Path | None:
+    if root.startswith("file://"):
+        return Path(root[len("file://") :])
+    if root.startswith("file:"):
+        return Path(root[len("file:") :])
+    return Path(root) if root.startswith("/") else None
+
+
+@dataclass
+class VaultReader:
+    """The vault at `root`: `s3://bucket` (an optional key prefix is refused: the layout starts at the bucket's
+    root) or a local directory."""
+
+    root: str
+    region: str | None = None
+    endpoint: str | None = None
+    _client: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.root.startswith("s3://"):
+            bucket = self.root[len("s3://") :].rstrip("/")
+            if not bucket or "/" in bucket:
+                raise VaultError(f"vault {self.root!r}: name the bucket only, s3://BUCKET")
+            self.root = f"s3://{bucket}"
+        elif (local := _local_root(self.root)) is not None:
+            self.root = "file:" + str(local.resolve())
+        else:
+            raise VaultError(f"vault {self.root!r}: expected s3://BUCKET or an absolute local directory")
+
+    @property
+    def local(self) -> Path | None:
+        return _local_root(self.root)
+
+    @property
+    def bucket(self) -> str:
+        return self.root[len("s3://") :]
+
+    def uri(self, key: str) -> str:
+        """The URI of a layout key, as Iceberg and the file copy name it."""
+        return f"{self.root}/{key}"
+
+    def _s3(self) -> Any:
+        if self._client is None:
+            from s3tables_kit.jobs.kernel import sdk
+
+            extra: dict[str, Any] = {"s3": {"addressing_style": "path"}} if self.endpoint else {}
+            self._client = sdk.client("s3", self.region, self.endpoint, **extra)
+        return self._client
+
+    def keys(self, prefix: str) -> list[str]:
+        """Every key under `prefix` (ListObjectsV2 pages, or a walk of the local directory)."""
+        local = self.local
+        if local is not None:
+            base = local / prefix
+            if not base.is_dir():
+                return []
+            return sorted(str(p.relative_to(local)) for p in base.rglob("*") if p.is_file())
+        out: list[str] = []
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        try:
+            while True:
+                page = self._s3().list_objects_v2(**kwargs)
+                out.extend(o["Key"] for o in page.get("Contents", []))
+                if not page.get("IsTruncated"):
+                    return out
+                kwargs["ContinuationToken"] = page["NextContinuationToken"]
+        except VaultError:
+            raise
+        except Exception as e:
+            raise VaultError(f"cannot list {self.uri(prefix)}: {type(e).__name__}: {e}") from None
+
+    def read(self, key: str) -> bytes:
+        local = self.local
+        try:
+            if local is not None:
+                return (local / key).read_bytes()
+            return bytes(self._s3().get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        except Exception as e:
+            raise VaultError(f"cannot read {self.uri(key)}: {type(e).__name__}: {e}") from None
+
+    def read_checked(self, prefix: str, f: BackupFile) -> bytes:
+        """A file of a point, refused unless its size and CRC32 are the ones its point manifest records."""
+        data = self.read(f.key(prefix))
+        crc = zlib.crc32(data)
+        if len(data) != f.size or crc != f.crc32:
+            raise VaultError(
+                f"{self.uri(f.key(prefix))}: {len(data)} bytes with CRC32 {crc:08x}, the backup point records "
+                f"{f.size} bytes with CRC32 {f.crc32:08x}"
+            )
+        return data
+
+
+def list_points(store: VaultReader, namespace: str, table: str) -> list[BackupPoint]:
+    """The complete backup points of a table, every incarnation (table UUID) of its name, oldest first. A point
+    object that does not parse, or names another table or key than where it lies, is an error, never skipped."""
+    points = []
+    for key in store.keys(tables_prefix(namespace, table)):
+        if snapshot_of_point_key(key) is None:
+            continue
+        try:
+            p = BackupPoint.from_json(store.read(key))
+        except LayoutError as e:
+            raise VaultError(f"{store.uri(key)}: {e}") from None
+        if p.key != key:
+            raise VaultError(f"{store.uri(key)}: the point names {p.key}, not its own key")
+        points.append(p)
+    return sorted(points, key=lambda p: (p.snapshot_timestamp_ms, p.backed_up_at))
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def point_summary(p: BackupPoint) -> dict[str, object]:
+    """What `--list-points --json` prints per point (the restore picks by `snapshot_id` or `committed_at`)."""
+    fields = ("namespace", "table", "table_uuid", "snapshot_id", "backed_up_at", "source")
+    out: dict[str, object] = {f: getattr(p, f) for f in fields}
+    out.update(committed_at=_iso(p.snapshot_timestamp_ms), files=len(p.files), bytes=p.total_bytes, point=p.key)
+    return out
+
+
+def render_points(store: VaultReader, namespace: str, table: str, points: list[BackupPoint]) -> str:
+    if not points:
+        return f"{namespace}.{table}: no backup point in the vault {store.root}"
+    lines = [
+        f"{namespace}.{table}: {len(points)} backup point(s) in the vault {store.root}, oldest first",
+        f"  {'snapshot id':>20}  {'committed at':<24}  {'backed up at':<25}  {'files':>6}  {'MB':>10}  table uuid",
+    ]
+    for p in points:
+        s = point_summary(p)
+        lines.append(
+            f"  {p.snapshot_id:>20}  {s['committed_at']!s:<24}  {p.backed_up_at:<25}  {len(p.files):>6}  "
+            f"{p.total_bytes / 1e6:>10,.1f}  {p.table_uuid}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,238 @@
+"""`recover --from-vault` on local Spark: backup points of a real Iceberg table made by the backup job
+(`jobs/vault/backup.py`) in a vault bucket with Object Lock on the local stand-in, restored through the recovery's
+file copy into a local target.
+
+The table stands in for the replica: backed up (point 1), changed twice (a copy-on-write DELETE rewrites every data
+file, then a merge-on-read DELETE adds position deletes), backed up again (point 2), its first two snapshots expired
+(the files only they held are deleted) and finally the table dropped. Every restore is read back with pyiceberg
+from the restored table's own metadata and Parquet files (not through Spark).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from harness.localreplica import file_uri
+from harness.world import create_vault_bucket
+from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.recover.cli import main
+from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
+from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
+from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_METADATA, PROP_VERIFIED
+from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
+from s3tables_kit.jobs.vault.layout import BackupPoint
+from s3tables_kit.jobs.vault.reader import VaultReader, list_points
+from s3tables_kit.jobs.vault.store import VaultTarget
+from tests.recover_world import Warehouses, table_metadata
+
+pytestmark = pytest.mark.spark
+
+SRC, TGT = "vr_source", "vr_target"
+T = Ident("sales", "orders")
+REGION = "us-east-1"
+CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
+JVM_CREDS = {"aws.accessKeyId": "testing", "aws.secretAccessKey": "testing"}  # the session JVM's S3FileIO
+
+
+@dataclass
+class World(Warehouses):
+    endpoint: str = ""
+    s3: Any = None
+    bucket: str = ""
+    points: list[BackupPoint] = field(default_factory=list)
+    rows: list[list[tuple[Any, ...]]] = field(default_factory=list)  # the table's rows at each point
+
+    @property
+    def vault(self) -> str:
+        return f"s3://{self.bucket}"
+
+
+def _rows(spark: Any, relation: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {relation}").collect())
+
+
+@pytest.fixture(scope="module")
+def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    w = World(tmp_path_factory.mktemp("fromvault"), SRC, TGT, endpoint=moto_endpoint)
+    w.s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name=REGION, aws_access_key_id="testing",
+                        aws_secret_access_key="testing", config=Config(s3={"addressing_style": "path"}))  # fmt: skip
+    w.bucket = create_vault_bucket(w.s3, days=1)
+    # the session's JVM and its executors' Python workers started without credentials: the stand-in's, for this module
+    env, jvm = spark.sparkContext.environment, spark._jvm.java.lang.System
+    saved = {k: env.get(k) for k in CREDS}
+    env.update(CREDS)
+    for k, v in JVM_CREDS.items():
+        jvm.setProperty(k, v)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in CREDS.items():
+            mp.setenv(k, v)
+        _build(spark, w)
+        yield w
+    for k in JVM_CREDS:
+        jvm.clearProperty(k)
+    for k, old in saved.items():
+        if old is None:
+            env.pop(k, None)
+        else:
+            env[k] = old
+
+
+def _build(spark: Any, w: World) -> None:
+    sql = w.writer(spark, SRC, w.replica_wh)
+    sql(
+        f"CREATE TABLE {SRC}.{T} (id bigint NOT NULL, day date, amount double) USING iceberg "
+        "PARTITIONED BY (months(day)) TBLPROPERTIES ('format-version'='2', 'team'='sales')"
+    )
+    sql(
+        f"INSERT INTO {SRC}.{T} SELECT id, date_add(DATE '2025-10-01', CAST(id % 60 AS int)), id * 1.5 "
+        "FROM range(0, 400)"
+    )
+    vault = VaultTarget(w.bucket, REGION, retention_days=1, endpoint=w.endpoint)
+    changes = (
+        f"DELETE FROM {SRC}.{T} WHERE id % 3 = 0",  # copy-on-write: every data file rewritten
+        f"ALTER TABLE {SRC}.{T} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')",
+        f"DELETE FROM {SRC}.{T} WHERE id % 5 = 1",  # position deletes
+    )
+    for todo in ((), changes):
+        for change in todo:
+            sql(change)
+        w.rows.append(_rows(spark, f"{SRC}.{T}"))
+        ctx = BackupContext(spark, SRC, file_uri(w.replica_wh), vault, uuid.uuid4().hex[:8], lambda m: None)
+        done = backup_table(ctx, str(T))
+        assert done.status == "backed-up", done.error
+    w.points = list_points(VaultReader(w.vault, REGION, w.endpoint), T.namespace, T.name)
+    # the replica forgets the earlier snapshots: expiry deletes the data files only they held
+    sql(f"CALL {SRC}.system.expire_snapshots(table => '{T}', older_than => TIMESTAMP '2100-01-01', retain_last => 1)")
+    assert [r[0] for r in sql(f"SELECT snapshot_id FROM {SRC}.{T}.snapshots").collect()] == [w.points[1].snapshot_id]
+
+
+def _restore(w: World, *extra: str) -> list[str]:
+    return [
+        "--from-vault", "--vault", w.vault, "--vault-region", REGION, "--endpoint-url", w.endpoint, "--table", str(T),
+        "--target-warehouse", str(w.target_wh), "--report", str(w.root / "reports"), *extra,
+    ]  # fmt: skip
+
+
+def _read_back(w: World, target: Ident) -> list[tuple[Any, ...]]:
+    """The restored table's current rows, read by pyarrow from the data files its own manifests list."""
+    from pyiceberg.table import StaticTable
+
+    location = HadoopMetadataSource(w.target.warehouse).metadata_location(target)
+    assert location is not None
+    arrow = StaticTable.from_metadata(location).scan().to_arrow()
+    return sorted(zip(*(arrow.column(c).to_pylist() for c in ("id", "day", "amount")), strict=True))
+
+
+def test_points_are_listed_readable_and_as_json(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_restore(world, "--list-points")) == 0
+    out = capsys.readouterr().out
+    assert "sales.orders: 2 backup point(s)" in out and str(world.points[0].snapshot_id) in out
+    assert main(_restore(world, "--list-points", "--json")) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [p["snapshot_id"] for p in listed] == [p.snapshot_id for p in world.points]
+    assert listed[0]["files"] == len(world.points[0].files) and listed[0]["bytes"] == world.points[0].total_bytes
+
+
+def test_a_snapshot_the_replica_expired_is_restored_verified_and_never_overwritten(
+    spark: Any, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = world.points[0]
+    # its data files are gone from the table: only the vault holds them
+    assert not any(f.kind == "data" and (world.replica_wh / "sales/orders" / f.relative).exists() for f in first.files)
+    args = _restore(world, "--snapshot-id", str(first.snapshot_id), "--suffix", "_first")
+    assert main(args, spark_factory=lambda conf: spark) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "VERIFIED" in out or "verified" in out
+    target = Ident("sales", "orders_first")
+    assert _read_back(world, target) == world.rows[0]
+    props = table_metadata(world.target.warehouse, str(target))["properties"]
+    assert props[LINEAGE.snapshot_id] == str(first.snapshot_id) and PROP_VERIFIED in props
+    assert props[PROP_REPLICA_METADATA].startswith(f"{world.vault}/v1/tables/sales/orders/")
+    report = json.loads(next((world.root / "reports").rglob("report.json")).read_text())
+    assert "backup point's manifest" in json.dumps(report)
+    # the same point again: already restored and verified (skipped); the other point into it: refused, nothing written
+    assert main(args, spark_factory=lambda conf: spark) == 0
+    assert "skip" in capsys.readouterr().out
+    before = sorted(p.name for p in (world.target_wh / "sales/orders_first/metadata").iterdir())
+    assert main(_restore(world, "--suffix", "_first"), spark_factory=lambda conf: spark) == 2
+    assert "--replace" in capsys.readouterr().out
+    assert sorted(p.name for p in (world.target_wh / "sales/orders_first/metadata").iterdir()) == before
+
+
+def test_a_vault_object_that_differs_from_its_point_fails_the_restore_before_the_commit(
+    spark: Any, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = world.points[0]
+    data = next(f for f in first.files if f.kind == "data")
+    key = data.key(first.prefix)
+    body = bytearray(world.s3.get_object(Bucket=world.bucket, Key=key)["Body"].read())
+    body[len(body) // 2] ^= 0xFF  # same size, other bytes: a newer version, which Object Lock does not prevent
+    md5 = base64.b64encode(hashlib.md5(bytes(body)).digest()).decode()
+    world.s3.put_object(Bucket=world.bucket, Key=key, Body=bytes(body), ContentMD5=md5)
+    args = _restore(world, "--snapshot-id", str(first.snapshot_id), "--suffix", "_tampered")
+    assert main(args, spark_factory=lambda conf: spark) == 1
+    assert "differ from its backup point" in capsys.readouterr().out
+    assert not (world.target_wh / "sales/orders_tampered/metadata").exists()
+
+
+def test_a_table_dropped_everywhere_is_restored_as_of_a_time(
+    spark: Any, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spark.sql(f"DROP TABLE {SRC}.{T} PURGE")
+    assert not (world.replica_wh / "sales/orders").exists()
+    after_second = _iso(world.points[1].snapshot_timestamp_ms + 1)
+    assert main(_restore(world, "--as-of", after_second, "--suffix", "_latest"), spark_factory=lambda conf: spark) == 0
+    assert _read_back(world, Ident("sales", "orders_latest")) == world.rows[1]
+    before_first = _iso(world.points[0].snapshot_timestamp_ms - 1)
+    assert main(_restore(world, "--as-of", before_first)) == 2
+    assert "no backup point" in capsys.readouterr().err
+
+
+def test_what_a_restore_from_the_vault_refuses(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    for extra, why in (
+        (["--copy-mode", "ctas"], "ctas is not offered"),
+        (["--verify", "full"], "--verify full"),
+        (["--namespace", "sales"], "exactly one --table"),
+        (["--as-of", "replication-point"], "replicas' point"),
+    ):
+        assert main(_restore(world, *extra)) == 2
+        assert why in capsys.readouterr().err
+    assert main(["--list-points", "--table", str(T), "--vault", world.vault]) == 2
+    assert "--from-vault" in capsys.readouterr().err
+    # a dry run plans from the point without a JVM and writes nothing
+    assert main(_restore(world, "--suffix", "_dry", "--dry-run")) == 0
+    assert f"snapshot {world.points[1].snapshot_id}" in capsys.readouterr().out
+    assert not (world.target_wh / "sales/orders_dry").exists()
+
+
+def test_read_from_is_the_layout_s_content_key(world: World, tmp_path: Path) -> None:
+    point = world.points[0]
+    restore = open_point(VaultReader(world.vault, REGION, world.endpoint), point, tmp_path)
+    assert isinstance(restore, VaultRestore)
+    names = {f.relative.removeprefix(point.restore_location + "/") if f.kind == "restorable" else f.relative
+             for f in point.files}  # fmt: skip
+    for rel in names:
+        assert restore.read_from(f"{restore.location}/{rel}").uri == restore.store.uri(point.content_key(rel))
+
+
+def _iso(ms: int) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def test_list_points_reads_every_incarnation(world: World) -> None:
+    store = VaultReader(world.vault, REGION, world.endpoint)
+    assert [p.snapshot_id for p in list_points(store, "sales", "orders")] == [p.snapshot_id for p in world.points]
+    assert list_points(store, "sales", "nothing") == []

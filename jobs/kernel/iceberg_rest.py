@@ -13,11 +13,12 @@ into S3 Tables operations, so it needs what the two-request path needs: ``s3tabl
 ``s3tables:GetTableData`` on the table.
 
 The request uses the boto3 client's endpoint, credentials (refreshed as botocore refreshes them), CA bundle and
-timeouts. Without a proxy it is signed and sent by `jobs.kernel.signed_get` (botocore's SigV4 canonical form, a
-cached signing key, a keep-alive connection per thread: a fraction of botocore's CPU per request); through a proxy,
-signed with botocore's `SigV4Auth` and sent over the client's HTTP session (``client._endpoint.http_session`` is
-botocore's; its ``_proxy_config`` and ``_verify`` are the private attributes read here). pyiceberg's ``RestCatalog``
-is not used: it builds a full table model of every answer, which costs more CPU than the request saves.
+timeouts. Without a proxy or a client certificate it is signed and sent by `jobs.kernel.signed_get` (botocore's
+SigV4 canonical form, a cached signing key, keep-alive connections: a fraction of botocore's CPU per request);
+otherwise signed with botocore's `SigV4Auth` and sent over the client's HTTP session
+(``client._endpoint.http_session`` is botocore's; its ``_proxy_config``, ``_cert_file`` and ``_verify`` are the
+private attributes read here). pyiceberg's ``RestCatalog`` is not used: it builds a full table model of every
+answer, which costs more CPU than the request saves.
 
 Errors are raised as botocore ``ClientError`` (operation ``LoadTable``) so the kit's error handling applies
 unchanged (`jobs.kernel.sdk.call`'s throttling backoff, `describe_error`, the tools' second pass). Throttling,
@@ -120,7 +121,8 @@ class IcebergRest:
         self.refused = False
         self._lean: SignedGet | None = None
         proxies = getattr(self._http, "_proxy_config", None)
-        if proxies is None or not proxies.proxy_url_for(self.endpoint):
+        proxied = proxies is not None and bool(proxies.proxy_url_for(self.endpoint))
+        if not proxied and getattr(self._http, "_cert_file", None) is None:  # a client certificate: botocore's way
             conf = s3tables_client.meta.config
             self._lean = SignedGet(
                 Signer(credentials, self.region, SIGNING_NAME),

@@ -59,7 +59,8 @@ def canonical_request(path: str, query: str, headers: dict[str, str]) -> tuple[s
     names = sorted(headers)
     lines = "".join(f"{n}:{' '.join(headers[n].split())}\n" for n in names)
     signed = ";".join(names)
-    normal = normalize_url_path(path)
+    usual = path.startswith("/") and "//" not in path and "/." not in path
+    normal = path if usual else normalize_url_path(path)  # nothing to normalize in the usual path
     uri = normal.replace("%", "%25") if _PLAIN.match(normal) else quote(normal, safe="/~")
     return f"GET\n{uri}\n{canonical_query(query)}\n{lines}\n{signed}\n{EMPTY_SHA256}", signed
 
@@ -202,6 +203,7 @@ class SignedGet:
     def __init__(self, signer: Signer, endpoint: str, verify: Any = True, timeouts: tuple[float, float] = (10, 60)):
         parts = urlsplit(endpoint)
         self.signer, self.host = signer, host_of(endpoint)
+        self._prefix = f"{parts.scheme}://{parts.netloc}/"
         self._address = (parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
         self._timeouts = timeouts
         self._context: ssl.SSLContext | None = None
@@ -229,15 +231,20 @@ class SignedGet:
     def get(self, url: str, accept: str = "application/json") -> Answer:
         """GET `url` (on this endpoint), signed. Raises botocore's `EndpointConnectionError` when no connection can
         be made, `ConnectionClosedError` when one fails mid-request, `NoCredentialsError`."""
-        parts = urlsplit(url)
-        target = parts.path + ("?" + parts.query if parts.query else "")
+        if url.startswith(self._prefix):  # this endpoint's URL: no need to split it again
+            target = url[len(self._prefix) - 1 :]
+            path, _, query = target.partition("?")
+        else:
+            parts = urlsplit(url)
+            path, query = parts.path, parts.query
+            target = path + ("?" + query if query else "")
         for first in (True, False):
             try:
                 conn, reused = self._take()
             except OSError as exc:
                 raise EndpointConnectionError(endpoint_url=url, error=exc) from exc
             try:
-                headers = self.signer.headers(self.host, parts.path, parts.query, {"Accept": accept})
+                headers = self.signer.headers(self.host, path, query, {"Accept": accept})
                 lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
                 status, fields, body, closes = conn.exchange(f"GET {target} HTTP/1.1\r\n{lines}\r\n".encode())
             except (OSError, ValueError) as exc:

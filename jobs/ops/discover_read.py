@@ -88,9 +88,9 @@ def operation_url(model: Any, endpoint: str, operation: str, params: dict[str, s
             continue
         where, name = shape.serialization.get("location"), shape.serialization.get("name", member)
         if where == "uri":
-            path = path.replace("{" + name + "}", escape(params[member])).replace(
-                "{" + name + "+}", quote(params[member], safe="/")
-            )
+            path = path.replace("{" + name + "}", escape(params[member]))
+            if "{" + name + "+}" in path:
+                path = path.replace("{" + name + "+}", quote(params[member], safe="/"))
         elif where == "querystring":
             query[name] = params[member]
     return endpoint + path + ("?" + "&".join(f"{escape(k)}={escape(v)}" for k, v in query.items()) if query else "")

@@ -94,6 +94,13 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
 DELAY_AFTER = "kit.delay_after"
 
 
+def _first_values(raw_query: str, keep_blank: bool) -> dict[str, str]:
+    """The first value of each query parameter (most S3 Tables requests have no query: nothing to parse)."""
+    if not raw_query:
+        return {}
+    return {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=keep_blank).items()}
+
+
 def _delay(service: str | None, op: str, environ: dict[str, Any] | None = None) -> None:
     """The configured latency of one request: per operation if set, else per service (a Region round trip). An
     operation set to be slow `after` its work has the delay recorded in the environ, for `KitMotoApp` to wait once
@@ -211,7 +218,7 @@ class KitMotoApp:
             return cbor_rpc.serve(self.moto_app, environ, start_response, body_bytes, *cbor)
 
         if service == "s3tables" and op:
-            query = {k: v[0] for k, v in parse_qs(raw_query).items()}
+            query = _first_values(raw_query, keep_blank=False)
             for action in iceberg_rest.ACTIONS.get(op, (op,)):  # an Iceberg REST request needs each of its actions
                 with LOCK:
                     denied = live.authorize(environ, action, params, query)
@@ -219,7 +226,7 @@ class KitMotoApp:
                     return _error(start_response, denied)
 
         if service == "s3tables" and op in GUARDS:
-            query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+            query = _first_values(raw_query, keep_blank=True)
             try:
                 with LOCK:
                     GUARDS[op](params, query)
@@ -240,7 +247,7 @@ class KitMotoApp:
                 return _error(start_response, ApiError(*denied))
 
         if service == "s3tables" and op in HANDLERS:
-            query = {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
+            query = _first_values(raw_query, keep_blank=True)
             query[RAW_QUERY] = raw_query  # a repeated parameter (UntagResource's tagKeys) needs every value
             try:
                 request = json.loads(body_bytes) if body_bytes else {}

@@ -26,6 +26,8 @@ def origin_form(environ: dict[str, Any]) -> str:
     """The request URI without a proxy request's `scheme://host` (the host is in HTTP_HOST), written back to the
     environ for whoever reads the raw URI next."""
     raw_uri = str(environ.get("RAW_URI") or environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))
+    if raw_uri.startswith("/"):  # origin form already: the usual request, nothing to split
+        return raw_uri
     parts = urlsplit(raw_uri)
     if not (parts.scheme and parts.netloc):
         return raw_uri

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,15 +38,17 @@ def _routes() -> list[Route]:
 
 
 ROUTES = _routes()
+_unquote = functools.lru_cache(maxsize=8192)(unquote)  # a bucket's ARN is in most paths: decoded once
+_BY_METHOD: dict[str, list[Route]] = {}
+for _r in ROUTES:  # the same order within each method: the longest literal part first
+    _BY_METHOD.setdefault(_r.method, []).append(_r)
 
 
 def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None:
-    for r in ROUTES:
-        if r.method != method:
-            continue
+    for r in _BY_METHOD.get(method, ()):
         m = r.regex.match(raw_path)
         if m:
-            return r.op, {k: unquote(v) for k, v in m.groupdict().items()}
+            return r.op, {k: _unquote(v) for k, v in m.groupdict().items()}
     return None
 
 

@@ -9,6 +9,13 @@ before the application runs (the next request starts right after it), and the an
 with its Content-Length (HEAD, 1xx, 204 and 304 answers carry no body). Anything that would leave the connection's
 framing in doubt (a Content-Length that does not match the body, a Transfer-Encoding set by the application, a body
 the server cannot read) closes the connection after the answer, as before.
+
+A request of the usual form (``METHOD /path HTTP/1.x``, no Transfer-Encoding) is parsed by `_KeepAliveHandler`
+itself: its header lines split at the first colon, its WSGI environ built as werkzeug builds it. The standard library
+hands header lines to the `email` package and werkzeug's environ does a URL split and a TLS peer lookup per request:
+together more CPU than the S3 Tables operation itself, which a many-table benchmark pays once per request on the
+cores it shares with the client (BENCHMARKS.md, "Discovery of a live lake"); AWS's front door is not on those cores.
+Any other request goes through the standard library's and werkzeug's parsing, as before.
 """
 
 from __future__ import annotations
@@ -17,14 +24,59 @@ import argparse
 import io
 import logging
 import os
+import re
+import sys
 import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import unquote
 
 from werkzeug.exceptions import InternalServerError
 from werkzeug.serving import WSGIRequestHandler, run_simple
 
 _NO_BODY = {204, 304}
+_USUAL = re.compile(r"(GET|HEAD|PUT|POST|DELETE|PATCH|OPTIONS) (/(?!/)[^\s#]*) (HTTP/1\.[01])\r?\n\Z")
+_MAX_LINE, _MAX_FIELDS = 65536, 100  # the standard library's limits
+
+
+class _Fields:
+    """A request's header fields in order, with the lookups `http.server` and werkzeug make (names in any case)."""
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        self._fields = fields
+        self._first: dict[str, str] = {}
+        for k, v in fields:
+            self._first.setdefault(k.lower(), v)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._first.get(name.lower(), default)
+
+    def get_all(self, name: str, failobj: Any = None) -> Any:
+        low = name.lower()
+        return [v for k, v in self._fields if k.lower() == low] or failobj
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
+    def keys(self) -> list[str]:
+        return [k for k, _ in self._fields]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Any:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+def _dance(value: str) -> str:
+    """PEP 3333's bytes-as-latin-1 form of a string, as werkzeug puts paths in the environ."""
+    return value.encode("utf-8").decode("latin-1")
 
 
 def _collect(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
@@ -52,6 +104,80 @@ class _KeepAliveHandler(WSGIRequestHandler):
 
     def log_request(self, *args: object, **kwargs: object) -> None:  # one line per request would swamp the logs
         pass
+
+    def parse_request(self) -> bool:
+        usual = _USUAL.match(str(self.raw_requestline, "iso-8859-1"))
+        if usual is None:
+            self._fast = False
+            return bool(super().parse_request())
+        self.command, self.path, self.request_version = usual.groups()
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        self.close_connection = self.request_version != "HTTP/1.1"
+        fields: list[tuple[str, str]] = []
+        while True:
+            line = self.rfile.readline(_MAX_LINE + 1)
+            if len(line) > _MAX_LINE:
+                self.send_error(431, "Line too long")
+                return False
+            if line in (b"\r\n", b"\n", b""):
+                break
+            text = str(line, "iso-8859-1").rstrip("\r\n")
+            if text[:1] in (" ", "\t") and fields:  # an obsolete folded line continues the field before it
+                fields[-1] = (fields[-1][0], fields[-1][1] + " " + text.strip())
+                continue
+            name, colon, value = text.partition(":")
+            if not colon or len(fields) >= _MAX_FIELDS:
+                self.send_error(400 if not colon else 431, "Bad header line" if not colon else "Too many headers")
+                return False
+            fields.append((name.strip(), value.strip()))
+        self.headers = _Fields(fields)  # type: ignore[assignment]
+        self._fast = self.headers.get("Transfer-Encoding") is None and self.server.ssl_context is None
+        conntype = str(self.headers.get("Connection", "")).lower()
+        if conntype == "close":
+            self.close_connection = True
+        elif conntype == "keep-alive":
+            self.close_connection = False
+        expect = str(self.headers.get("Expect", "")).lower()
+        if expect == "100-continue" and self.request_version >= "HTTP/1.1":
+            return bool(self.handle_expect_100())
+        return True
+
+    def make_environ(self) -> dict[str, Any]:
+        if not getattr(self, "_fast", False):
+            return dict(super().make_environ())
+        path, _, query = self.path.partition("?")
+        environ: dict[str, Any] = {
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": self.rfile,
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": self.server.multithread,
+            "wsgi.multiprocess": self.server.multiprocess,
+            "wsgi.run_once": False,
+            "werkzeug.socket": self.connection,
+            "SERVER_SOFTWARE": self.server_version,
+            "REQUEST_METHOD": self.command,
+            "SCRIPT_NAME": "",
+            "PATH_INFO": _dance(unquote(path)),
+            "QUERY_STRING": _dance(query),
+            "REQUEST_URI": _dance(self.path),
+            "RAW_URI": _dance(self.path),
+            "REMOTE_ADDR": self.address_string(),
+            "REMOTE_PORT": self.port_integer(),
+            "SERVER_NAME": self.server.server_address[0],
+            "SERVER_PORT": str(self.server.server_address[1]),
+            "SERVER_PROTOCOL": self.request_version,
+        }
+        for name, value in self.headers.items():
+            if "_" in name:
+                continue
+            key = name.upper().replace("-", "_")
+            if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+                key = f"HTTP_{key}"
+                if key in environ:
+                    value = f"{environ[key]},{value}"
+            environ[key] = value
+        return environ
 
     def run_wsgi(self) -> None:
         if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":

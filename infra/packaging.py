@@ -8,6 +8,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
+    jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
     topology/__init__.py, topology/contract.py                               the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
@@ -64,6 +65,7 @@ MODULES = (
     "jobs/kernel/sdk.py",
     "jobs/kernel/clients.py",
     "jobs/kernel/iceberg_rest.py",
+    "jobs/kernel/signed_get.py",
     "jobs/kernel/concurrency.py",
     "jobs/kernel/tables.py",
     "jobs/kernel/metadata_cache.py",

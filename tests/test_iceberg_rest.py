@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 
+import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from s3tables_kit.jobs.kernel.iceberg_rest import error_of, load_table_path, refuses_endpoint
+from s3tables_kit.jobs.kernel.clients import LOCAL_CREDENTIALS
+from s3tables_kit.jobs.kernel.iceberg_rest import IcebergRest, error_of, load_table_path, refuses_endpoint
 from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 from tests.ops_fixtures import ACCOUNT, DST_REGION, OpsEnv, World, deploy
 
@@ -112,6 +115,22 @@ def test_the_kits_client_reads_what_the_s3_tables_api_reads(world: World) -> Non
     assert missing.value.response["Error"]["Code"] == "NoSuchTableException"
     assert missing.value.operation_name == "LoadTable"
     assert not rest.refused  # one missing table says nothing of the endpoint
+
+
+def test_through_a_proxy_botocores_transport_reads_the_same(world: World, ops_env: OpsEnv) -> None:
+    """A client with a proxy keeps botocore's transport (the proxy is the stand-in itself, which serves a request
+    in proxy form); without one the kit's own signed GET is used; both read the same table the same way."""
+    arn, (region, account) = world.replica_arn, world.replica_arn.split(":")[3:5]
+    direct = world.clients.iceberg_rest(region, account)
+    session = boto3.session.Session(**LOCAL_CREDENTIALS, region_name=region)
+    endpoint = world.clients.s3tables(region, account).meta.endpoint_url
+    via_proxy = Config(proxies={"http": ops_env.endpoint})
+    proxied = IcebergRest(
+        session.client("s3tables", endpoint_url=endpoint, config=via_proxy), session.get_credentials()
+    )
+    assert direct._lean is not None and proxied._lean is None
+    for name in ("t1", "t2"):
+        assert proxied.load_table(arn, "sales", name) == direct.load_table(arn, "sales", name)
 
 
 def test_load_table_is_authorized_as_the_location_and_the_data_read(ops_env: OpsEnv, world: World) -> None:

@@ -12,11 +12,13 @@ Its answer (``LoadTableResult``) carries ``metadata-location`` and ``metadata``.
 into S3 Tables operations, so it needs what the two-request path needs: ``s3tables:GetTableMetadataLocation`` and
 ``s3tables:GetTableData`` on the table.
 
-The request goes through the boto3 client's own transport: credentials from its session (refreshed as botocore
-refreshes them), signed with botocore's `SigV4Auth`, sent over the client's HTTP session (its endpoint, proxies, CA
-bundle and connection pool; ``client._endpoint.http_session`` is botocore's, and the one private attribute read
-here). pyiceberg's ``RestCatalog`` is not used: it builds a full table model of every answer, which costs more CPU
-than the request saves.
+The request uses the boto3 client's endpoint, credentials (refreshed as botocore refreshes them), CA bundle and
+timeouts. Without a proxy or a client certificate it is signed and sent by `jobs.kernel.signed_get` (botocore's
+SigV4 canonical form, a cached signing key, keep-alive connections: a fraction of botocore's CPU per request);
+otherwise signed with botocore's `SigV4Auth` and sent over the client's HTTP session
+(``client._endpoint.http_session`` is botocore's; its ``_proxy_config``, ``_cert_file`` and ``_verify`` are the
+private attributes read here). pyiceberg's ``RestCatalog`` is not used: it builds a full table model of every
+answer, which costs more CPU than the request saves.
 
 Errors are raised as botocore ``ClientError`` (operation ``LoadTable``) so the kit's error handling applies
 unchanged (`jobs.kernel.sdk.call`'s throttling backoff, `describe_error`, the tools' second pass). Throttling,
@@ -33,13 +35,13 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError, NoCredentialsError
 
 from s3tables_kit.jobs.kernel.sdk import MAX_ATTEMPTS, THROTTLING_CODES, TRANSIENT_CODES, Backoff
+from s3tables_kit.jobs.kernel.signed_get import Answer, SignedGet, Signer, escape
 
 SIGNING_NAME = "s3tables"
 OPERATION = "LoadTable"
@@ -79,7 +81,7 @@ class RestAnswer:
 
 def load_table_path(bucket_arn: str, namespace: str, name: str) -> str:
     """The loadTable path under the endpoint (pure): the prefix is the bucket ARN, each segment URL-encoded."""
-    return "/v1/{}/namespaces/{}/tables/{}".format(*(quote(s, safe="") for s in (bucket_arn, namespace, name)))
+    return "/v1/{}/namespaces/{}/tables/{}".format(*(escape(s) for s in (bucket_arn, namespace, name)))
 
 
 def error_of(status: int, headers: Any, body: bytes) -> tuple[str, str]:
@@ -117,13 +119,27 @@ class IcebergRest:
         self._credentials = credentials
         self.max_attempts = max(1, max_attempts)
         self.refused = False
+        self._lean: SignedGet | None = None
+        proxies = getattr(self._http, "_proxy_config", None)
+        proxied = proxies is not None and bool(proxies.proxy_url_for(self.endpoint))
+        if not proxied and getattr(self._http, "_cert_file", None) is None:  # a client certificate: botocore's way
+            conf = s3tables_client.meta.config
+            self._lean = SignedGet(
+                Signer(credentials, self.region, SIGNING_NAME),
+                self.endpoint,
+                getattr(self._http, "_verify", True),
+                (float(conf.connect_timeout or 60), float(conf.read_timeout or 60)),
+            )
 
-    def _send(self, url: str) -> Any:
+    def _send(self, url: str) -> Answer:
         if self._credentials is None:  # as botocore answers a client without credentials
             raise NoCredentialsError()
+        if self._lean is not None:
+            return self._lean.get(url)
         request = AWSRequest(method="GET", url=url, headers={"Accept": "application/json"})
         SigV4Auth(self._credentials.get_frozen_credentials(), SIGNING_NAME, self.region).add_auth(request)
-        return self._http.send(request.prepare())
+        response = self._http.send(request.prepare())
+        return Answer(response.status_code, response.headers, response.content)
 
     def load_table(self, bucket_arn: str, namespace: str, name: str) -> LoadedTable:
         """The table's metadata location and metadata. Raises ClientError (``LoadTable``), botocore's connection
@@ -156,7 +172,7 @@ class IcebergRest:
                     raise
                 time.sleep(PAUSE.delay(attempt))
                 continue
-            status, body = response.status_code, response.content
+            status, body = response.status, response.body
             if status in ok:
                 return RestAnswer(status, body, "", "")
             code, message = error_of(status, response.headers, body)

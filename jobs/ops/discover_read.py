@@ -5,10 +5,11 @@ its policy and its table-level replication. Read-only: nothing here writes.
 Per table, four requests: one loadTable of the Iceberg REST endpoint (the metadata location and the metadata
 together, as `jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation and
 a GetObject of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and GetTableReplication. Those three
-are sent as signed GETs over the s3tables client's own transport (`jobs.kernel.iceberg_rest.IcebergRest`, whose
-SigV4 signing name is the same), their paths taken from botocore's model of the operation: botocore's request
-serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
-run's wall time. Data files are never listed.
+are sent as signed GETs by the endpoint's client (`jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name
+is the same, and its transport `jobs.kernel.signed_get`), their paths taken from botocore's model of the operation:
+botocore's request serialisation and response parsing would cost about a millisecond of CPU per request, which at
+30,000 tables is the run's wall time. Data files are never listed. The requests are bounded in flight by
+`--concurrency` (worker processes for a large lake) and retried with the kit's backoff on throttling.
 
 A refused permission is not an error of one table: `DiscoverRefused` names the action and the resource, and the tool
 stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -34,6 +35,7 @@ from s3tables_kit.jobs.kernel.sdk import (
     error_code,
     paginate,
 )
+from s3tables_kit.jobs.kernel.signed_get import escape
 from s3tables_kit.jobs.kernel.tables import metadata_location, read_object, table_call
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "Forbidden"})
@@ -86,12 +88,12 @@ def operation_url(model: Any, endpoint: str, operation: str, params: dict[str, s
             continue
         where, name = shape.serialization.get("location"), shape.serialization.get("name", member)
         if where == "uri":
-            path = path.replace("{" + name + "}", quote(params[member], safe="")).replace(
-                "{" + name + "+}", quote(params[member], safe="/")
-            )
+            path = path.replace("{" + name + "}", escape(params[member]))
+            if "{" + name + "+}" in path:
+                path = path.replace("{" + name + "+}", quote(params[member], safe="/"))
         elif where == "querystring":
             query[name] = params[member]
-    return endpoint + path + ("?" + urlencode(query) if query else "")
+    return endpoint + path + ("?" + "&".join(f"{escape(k)}={escape(v)}" for k, v in query.items()) if query else "")
 
 
 def signed_get(clients: Clients, bucket_arn: str, operation: str, **params: str) -> dict[str, Any] | None:

@@ -6,9 +6,10 @@ PY        := .venv/bin/python
 KIT       := .venv/bin/s3tables-kit
 CONFIG    ?= examples/seed.toml
 OUTPUTS   ?= outputs.json
-# Test workers: 4, also on 2 cores. Much of the suite's time waits on subprocesses (JVMs, Terraform, the emulator's
-# simulated latency): the whole suite took 9.4 min with 4 workers on 2 quiet cores, about 7 GB of memory at most.
-TEST_WORKERS ?= 4
+# Test workers: 5, also on 2 cores. Much of the suite's time waits on subprocesses (JVMs, Terraform, the emulator's
+# simulated latency), so a fifth worker fills cores the others leave waiting (BENCHMARKS.md, "CI on a fresh clone");
+# 4 workers took about 7 GB of memory at most.
+TEST_WORKERS ?= 5
 # jsii supports Node 22 and 24 (README); on Node 20 `scripts/setup.sh` says so once and make silences the banner.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
@@ -33,7 +34,7 @@ help: ## List the targets: the on-call ones first
 
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
-test: setup ## Run the whole test suite (what CI runs): 4 workers, each test file on one worker (longest first)
+test: setup ## Run the whole test suite (what CI runs): 5 workers, each test file on one worker (longest first)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12
 
 test-fast: setup ## Run the tests that need neither Spark nor the provider bindings

@@ -4,6 +4,7 @@ same configuration synthesizes byte-identically in two directories)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.topology.config import load_config
+from tests.synth_fixtures import Synthesized
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,15 +67,12 @@ def test_cross_stack_references_read_the_producing_stacks_backend(synthesized: d
     assert seen >= 2  # source and recovery read replica bucket ARNs
 
 
-def test_same_configuration_synthesizes_byte_identically_in_two_directories(tmp_path: Path) -> None:
-    """One synth in this process (working directory: the repository, absolute outdir), one in a subprocess whose
-    working directory is elsewhere (relative outdir `cdktf.out`, as `cdktf synth` writes it)."""
-    from s3tables_kit.infra.app import build_app
-
-    here = tmp_path / "here"
-    here.mkdir()
-    for cfg in EXAMPLES:
-        build_app(load_config(cfg), outdir=str(here / cfg.stem)).synth()
+def test_same_configuration_synthesizes_identically_in_two_directories(
+    tmp_path: Path, synthesized: Synthesized
+) -> None:
+    """The session's synth (working directory: the repository, absolute outdir) against one in a subprocess whose
+    working directory is elsewhere (relative outdir `cdktf.out`, as `cdktf synth` writes it): the same documents,
+    naming neither directory."""
     elsewhere = tmp_path / "elsewhere" / "checkout"
     elsewhere.mkdir(parents=True)
     script = SYNTH_IN_CWD
@@ -86,11 +84,12 @@ def test_same_configuration_synthesizes_byte_identically_in_two_directories(tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     compared = 0
     for cfg in EXAMPLES:
-        mine = sorted((here / cfg.stem / "stacks").glob("*/cdk.tf.json"))
+        mine = synthesized[cfg.stem]
         theirs = sorted((elsewhere / "cdktf.out" / cfg.stem / "stacks").glob("*/cdk.tf.json"))
-        assert [p.parent.name for p in mine] == [p.parent.name for p in theirs]
-        for a, b in zip(mine, theirs, strict=True):
-            assert a.read_bytes() == b.read_bytes(), f"{cfg.stem}/{a.parent.name} differs between directories"
-            assert str(ROOT) not in a.read_text() and str(tmp_path) not in a.read_text()
+        assert sorted(mine) == [p.parent.name for p in theirs]
+        for path in theirs:
+            text = path.read_text()
+            assert json.loads(text) == mine[path.parent.name], f"{cfg.stem}/{path.parent.name} differs"
+            assert str(elsewhere) not in text and str(ROOT) not in json.dumps(mine[path.parent.name])
             compared += 1
     assert compared == 22  # adopt 4, seed 5 (the vault), multi-account 6, estate 7

@@ -82,6 +82,8 @@ LONGEST_FIRST = {
             "test_recover_batch_spark.py",
             "test_state_backend.py",
             "test_recover_filecopy_spark.py",
+            "test_vault_backup_spark.py",
+            "test_recover_vault_spark.py",
             "test_own_app.py",
             "test_recover_moto.py",
             "test_policy_attacks.py",

@@ -82,8 +82,6 @@ LONGEST_FIRST = {
             "test_recover_batch_spark.py",
             "test_state_backend.py",
             "test_recover_filecopy_spark.py",
-            "test_vault_backup_spark.py",
-            "test_recover_vault_spark.py",
             "test_own_app.py",
             "test_recover_moto.py",
             "test_policy_attacks.py",

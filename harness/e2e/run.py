@@ -361,25 +361,19 @@ class ExampleRun:
         """init, plan to a file, check that plan, apply exactly it. `before`: the document applied last in this
         directory (the normal topology's, under a failover topology)."""
         t0 = time.monotonic()
-        if before is None and not doc.get("import"):
-            _say(f"-- {self.name}/{stack}: terraform init + apply (a new state: it can only create)")
-            self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
+        new_state = before is None and not doc.get("import")
+        how = "init + apply (a new state: it can only create)" if new_state else "init + plan + apply"
+        _say(f"-- {self.name}/{stack}: terraform {how}" + (" (over the applied state)" if before is not None else ""))
+        self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
+        if new_state:
             self.apply_new(stack_dir, doc, result)
             result.apply_s = round(time.monotonic() - t0, 1)
             return
-        over = " (over the applied state)" if before is not None else ""
-        _say(f"-- {self.name}/{stack}: terraform init + plan + apply{over}")
-        self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
         self.tf.checked(["plan", "-out=apply.tfplan", "-input=false", "-no-color"], stack_dir, log="plan-to-apply")
         plan = json.loads(self.tf.checked(["show", "-json", "apply.tfplan"], stack_dir, log="show-plan").stdout)
-        actions = plan_actions(plan)
-        result.planned = planned_summary(actions)
-        problems = transition_problems(actions, protected_addresses(doc) | protected_addresses(before or {}))
-        result.transition_check = "ok" if not problems else "FAILED: " + "; ".join(problems)
-        _say(f"   plan: {result.planned}; " + ("nothing protected destroyed or replaced" if not problems else
-             result.transition_check))  # fmt: skip
-        if problems:
-            raise RuntimeError(result.transition_check)
+        check_transition(
+            plan_actions(plan), protected_addresses(doc) | protected_addresses(before or {}), result, "plan"
+        )
         if applies_to(plan, self.intent, first_apply=before is None):
             verdict = gate(plan, self.intent, stack)
             _say(_indent(verdict.summary()))
@@ -400,14 +394,8 @@ class ExampleRun:
             detail = "\n".join(stream_errors(lines)[-10:]) or _tail(proc.stdout + proc.stderr)
             raise RuntimeError(f"terraform apply failed in {stack_dir}:\n{detail}")
         actions = stream_actions(lines)
-        result.planned = planned_summary(actions)
         result.resources = sum(1 for a in actions.values() if a == ["create"])
-        problems = transition_problems(actions, protected_addresses(doc))
-        result.transition_check = "ok" if not problems else "FAILED: " + "; ".join(problems)
-        _say(f"   applied: {result.planned}; " + ("nothing protected destroyed or replaced" if not problems else
-             result.transition_check))  # fmt: skip
-        if problems:
-            raise RuntimeError(result.transition_check)
+        check_transition(actions, protected_addresses(doc), result, "applied")
 
     def plan_again(self, stack_dir: Path, result: E2eStackResult) -> None:
         proc = self.tf.run(["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false"], stack_dir)
@@ -589,6 +577,17 @@ class ExampleRun:
         _say(f"   {name}: exit {proc.returncode} ({res.seconds} s)")
         if not res.ok:
             _say(_indent(res.tail))
+
+
+def check_transition(actions: dict[str, list[str]], protected: set[str], result: E2eStackResult, what: str) -> None:
+    """Record and print what a plan (or an applied plan) does; raise if it destroys or replaces anything protected."""
+    result.planned = planned_summary(actions)
+    problems = transition_problems(actions, protected)
+    result.transition_check = "ok" if not problems else "FAILED: " + "; ".join(problems)
+    _say(f"   {what}: {result.planned}; " + ("nothing protected destroyed or replaced" if not problems else
+         result.transition_check))  # fmt: skip
+    if problems:
+        raise RuntimeError(result.transition_check)
 
 
 def _indent(text: str) -> str:

@@ -7,7 +7,8 @@ the file the sandbox wrote; `make <target> ARGS="..."` runs the module the Makef
 this process, with `ARGS` expanded by the environment like a shell would (`make recover`'s spark-submit recipe runs
 the same CLI on the test session's Spark); `python -m <module> ...` runs that module's `main` with the words after it.
 Each command's exit code must be the one its comment states. Pages run in the order assurance, recovery, failover:
-the promotion consumes the replica.
+the promotion consumes the replica. A runbook further down a page with its own `### Practise this locally` (the vault's
+restore, `make drill-vault`) runs after its page's opening section.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import importlib
 import os
 import re
 import shlex
+import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,9 +48,19 @@ def practise_section(page: str) -> str:
     return sections[1]
 
 
-def practise_commands(page: str) -> list[Command]:
-    """The commands of the fenced bash block(s) of the practise section, continuation lines joined."""
-    blocks = re.findall(r"^```bash\n(.*?)^```", practise_section(page), flags=re.M | re.S)
+def practise_subsection(page: str, parent: str) -> str:
+    """The `### Practise this locally` of the page's `## <parent>` section (a runbook further down the page)."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    section = next((s for s in re.split(r"^(?=## )", text, flags=re.M) if s.startswith(f"## {parent}\n")), "")
+    sub = next((s for s in re.split(r"^(?=### )", section, flags=re.M) if s.startswith("#" + PRACTISE + "\n")), "")
+    assert sub, f"docs/{page}: no `#{PRACTISE}` in `## {parent}`"
+    return sub
+
+
+def practise_commands(page: str, section: str | None = None) -> list[Command]:
+    """The commands of the fenced bash block(s) of the practise section (the page's opening one unless given),
+    continuation lines joined."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", section or practise_section(page), flags=re.M | re.S)
     assert blocks, f"docs/{page}: no ```bash block in the practise section"
     joined = re.sub(r"\\\n\s*", "", "".join(blocks))
     out = []
@@ -142,6 +155,11 @@ class Runner:
 
         assert self.spark is not None, "the recovery needs Spark"
         self.spark._jsparkSession.sessionState().catalogManager().reset()
+        # A catalog name an earlier command registered keeps its old settings (`catalog-impl` beside a new `type`).
+        names = {k.split(".")[3] for k in conf if k.startswith("spark.sql.catalog.") and k.count(".") >= 3}
+        for row in self.spark.sql("SET").collect():
+            if any(row[0] == f"spark.sql.catalog.{n}" or row[0].startswith(f"spark.sql.catalog.{n}.") for n in names):
+                self.spark.conf.unset(row[0])
         add_catalogs(self.spark, conf)
         return self.spark
 
@@ -219,10 +237,9 @@ def test_practise_assurance(sandbox: tuple[Sandbox, Path]) -> None:
     assert [(cmd, got) for cmd, want, got in results if want != got] == []
 
 
-@pytest.mark.spark
-def test_practise_recovery(sandbox: tuple[Sandbox, Path], spark: Any) -> None:
-    sb, workdir = sandbox
-    # The session's JVM and its Python workers started without AWS credentials: give them the sandbox's fake ones.
+@contextmanager
+def stand_in_credentials(spark: Any, sb: Sandbox) -> Iterator[None]:
+    """The session's JVM and its Python workers started without AWS credentials: the sandbox's fake ones, meanwhile."""
     jvm = spark._jvm.java.lang.System
     props = {"aws.accessKeyId": "testing", "aws.secretAccessKey": "testing"}
     environment = spark.sparkContext.environment
@@ -231,18 +248,46 @@ def test_practise_recovery(sandbox: tuple[Sandbox, Path], spark: Any) -> None:
         jvm.setProperty(k, v)
     environment.update(added)
     try:
-        results = Runner(workdir, spark).run_page("recovery.md")
+        yield
     finally:
         for k in props:
             jvm.clearProperty(k)
         for k in added:
             environment.pop(k, None)
+
+
+@pytest.mark.spark
+def test_practise_recovery(sandbox: tuple[Sandbox, Path], spark: Any) -> None:
+    sb, workdir = sandbox
+    with stand_in_credentials(spark, sb):
+        results = Runner(workdir, spark).run_page("recovery.md")
     assert [(cmd, got) for cmd, want, got in results if want != got] == []
     s3t = _s3tables(sb, sb.cfg.recovery_replica.region)
     recovered = s3t.list_tables(tableBucketARN=sb.cfg.recovery_bucket_arn, namespace="recovered")["tables"]
     assert [t["name"] for t in recovered] == ["orders"]
     at_point = s3t.list_tables(tableBucketARN=sb.cfg.recovery_bucket_arn, namespace="recovered_pit")["tables"]
     assert [t["name"] for t in at_point] == ["orders"]  # the point-in-time step, in its own namespace
+
+
+@pytest.mark.spark
+def test_practise_the_vault_restore(sandbox: tuple[Sandbox, Path], spark: Any, tmp_path: Path) -> None:
+    """The vault runbook's practise step, further down docs/recovery.md, as written: `make drill-vault` runs
+    `harness.drills.vault`, here its steps on this module's stand-in and the session's Spark (its `main` would start
+    both of its own), in a vault bucket of its own."""
+    from harness.drills import vault as drill
+    from harness.drills.seed import EMULATOR_ENV
+
+    commands = practise_commands("recovery.md", practise_subsection("recovery.md", "Restore from the vault"))
+    assert [(c.text, c.exit_code) for c in commands] == [("make drill-vault", 0)]
+    assert entry_point("drill-vault") == ("module", drill.__name__)
+    sb, _ = sandbox
+    bucket = f"kit-backup-vault-{uuid.uuid4().hex[:12]}"
+    with stand_in_credentials(spark, sb), pytest.MonkeyPatch.context() as mp:
+        for k, v in EMULATOR_ENV.items():
+            mp.setenv(k, v)
+        mp.delenv("AWS_ENDPOINT_URL", raising=False)
+        code = drill.drill(sb.endpoint, tmp_path, bucket=bucket, session=Runner(tmp_path, spark).session)
+    assert code == 0  # point 1 restored equal to the replica as it was (read by pyiceberg); the locked delete refused
 
 
 def test_practise_failover(sandbox: tuple[Sandbox, Path]) -> None:

@@ -23,6 +23,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     _step(1, "the local stand-in, and the vault bucket in it (Object Lock, COMPLIANCE, 1 day)")
     emu = Emulator(log=out / "emulator.log").start()
     try:
-        return _drill(emu.url, out, time.monotonic())
+        return drill(emu.url, out)
     finally:
         emu.stop()
 
@@ -65,12 +66,12 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _vault_bucket(endpoint: str) -> Any:
+def _vault_bucket(endpoint: str, bucket: str) -> Any:
     from s3tables_kit.jobs.kernel import sdk
 
     s3 = sdk.client("s3", REGION, endpoint, s3={"addressing_style": "path"})
-    create_vault_bucket(s3, days=1, bucket=BUCKET)
-    print(f"  s3://{BUCKET}: {s3.get_object_lock_configuration(Bucket=BUCKET)['ObjectLockConfiguration']}")
+    create_vault_bucket(s3, days=1, bucket=bucket)
+    print(f"  s3://{bucket}: {s3.get_object_lock_configuration(Bucket=bucket)['ObjectLockConfiguration']}")
     return s3
 
 
@@ -82,22 +83,27 @@ def _rows(location: str) -> list[tuple[Any, ...]]:
     return sorted(zip(*(arrow.column(c).to_pylist() for c in arrow.column_names), strict=True))
 
 
-def _drill(endpoint: str, out: Path, t0: float) -> int:
+SessionFactory = Callable[[Mapping[str, str]], Any]
+
+
+def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFactory | None = None) -> int:
+    """The drill's steps 1-8 against the stand-in at `endpoint`; `session` (a test's) gives a running Spark session
+    with the catalogs added (the drill's own otherwise, stopped at the end)."""
     from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as recover_main
     from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
     from s3tables_kit.jobs.spark import build_session
 
-    s3 = _vault_bucket(endpoint)
+    t0 = time.monotonic()
+    s3 = _vault_bucket(endpoint, bucket)
     wh = {k: out / "warehouses" / k for k in ("replica", "restored")}
     for p in wh.values():
         p.mkdir(parents=True)
-    spark = build_session(
-        catalog_conf(CatalogSpec("replica", "hadoop", file_uri(wh["replica"]))), app_name="kit-vault-drill"
-    )
+    conf = catalog_conf(CatalogSpec("replica", "hadoop", file_uri(wh["replica"])))
+    spark = session(conf) if session else build_session(conf, app_name="kit-vault-drill")
     rep = f"replica.{TABLE}"
-    vault = VaultTarget(BUCKET, REGION, retention_days=1, endpoint=endpoint)
-    reader = VaultReader(f"s3://{BUCKET}", REGION, endpoint)
+    vault = VaultTarget(bucket, REGION, retention_days=1, endpoint=endpoint)
+    reader = VaultReader(f"s3://{bucket}", REGION, endpoint)
 
     def backup(n: int) -> Any:
         """The backup job on the replica table, as `make backup` runs it; the point it committed."""
@@ -146,13 +152,13 @@ def _drill(endpoint: str, out: Path, t0: float) -> int:
     print(f"  data files of point 1 still in the replica: {len(left)} of {len(gone)}")
 
     _step(6, "recover --from-vault: the points, then point 1 into a new writable table")
-    common = ["--from-vault", "--vault", f"s3://{BUCKET}", "--vault-region", REGION, "--endpoint-url", endpoint,
+    common = ["--from-vault", "--vault", f"s3://{bucket}", "--vault-region", REGION, "--endpoint-url", endpoint,
               "--table", str(TABLE)]  # fmt: skip
     recover_main([*common, "--list-points"])
     code = recover_main(
         [*common, "--snapshot-id", str(first.snapshot_id), "--target-warehouse", str(wh["restored"]),
          "--target-namespace", "restored", "--report", str(out / "report")],
-        spark_factory=lambda conf: spark,
+        spark_factory=session or (lambda conf: spark),
     )  # fmt: skip
     print(f"  recover exit code: {code}")
 
@@ -165,9 +171,9 @@ def _drill(endpoint: str, out: Path, t0: float) -> int:
     _step(8, "the vault keeps it: a locked version cannot be deleted")
     data = next(f for f in first.files if f.kind == "data")
     key = data.key(first.prefix)
-    version = s3.head_object(Bucket=BUCKET, Key=key)["VersionId"]
+    version = s3.head_object(Bucket=bucket, Key=key)["VersionId"]
     try:
-        s3.delete_object(Bucket=BUCKET, Key=key, VersionId=version)
+        s3.delete_object(Bucket=bucket, Key=key, VersionId=version)
         print(f"  UNEXPECTED: deleted {key} version {version}")
         locked = False
     except Exception as e:
@@ -176,7 +182,8 @@ def _drill(endpoint: str, out: Path, t0: float) -> int:
 
     ok = code == 0 and same and not left and locked
     _step("done", f"{'SUCCESS' if ok else 'FAILED'} in {time.monotonic() - t0:.0f}s; report under {out / 'report'}")
-    spark.stop()
+    if session is None:
+        spark.stop()
     return 0 if ok else 1
 
 

@@ -224,6 +224,10 @@ class KitMotoApp:
                     denied = live.authorize(environ, action, params, query)
                 if denied is not None:
                     return _error(start_response, denied)
+            with LOCK:
+                denied = live.authorize_setup(environ, op, body_bytes)
+            if denied is not None:
+                return _error(start_response, denied)
 
         if service == "s3tables" and op in GUARDS:
             query = _first_values(raw_query, keep_blank=True)

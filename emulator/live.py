@@ -38,6 +38,9 @@ SWITCHES = {
     "managed-by-service": "replicas report managedByService = s3tables.amazonaws.com",
     "tagged-bucket-blocks-replication": "replication into a destination bucket that carries AWS resource tags fails",
     "disassociate-error": "DisassociateTableReplication of a table that is not a replica answers ConflictException",
+    "replication-setup-needs-destination": "PutTableBucketReplication and PutTableReplication also need "
+    "s3tables:CreateTable, s3tables:CreateNamespace and s3tables:PutTableMaintenanceConfiguration on each destination "
+    "for the caller (an assumed role), evaluated against every layer: a Deny or no Allow refuses the setup",
 }
 __doc__ = (__doc__ or "") + "".join(f"* `{k}`: {v}.\n" for k, v in SWITCHES.items())
 
@@ -45,6 +48,8 @@ SERVICE_CONTROL = "service control policy"
 RESOURCE_BASED = "resource-based policy"
 IDENTITY_BASED = "identity-based policy"
 DEPENDENT_ACTIONS = ("s3tables:PutTableEncryption", "s3tables:PutTableStorageClass", "s3tables:TagResource")
+SETUP_ACTIONS = ("s3tables:CreateNamespace", "s3tables:CreateTable", "s3tables:PutTableMaintenanceConfiguration")
+SETUP_OPS = ("PutTableBucketReplication", "PutTableReplication")
 OTHER_MANAGED_BY = "s3tables.amazonaws.com"
 
 
@@ -207,6 +212,33 @@ def authorize(environ: dict[str, Any], op: str, params: dict[str, str], query: d
     if decision == "explicit":
         return ApiError("AccessDeniedException", f"{head} with an explicit deny in a {layer}", 403)
     return ApiError("AccessDeniedException", f"{head} because no {IDENTITY_BASED} allows the {action} action", 403)
+
+
+def authorize_setup(environ: dict[str, Any], op: str, body: bytes) -> Any:
+    """With `replication-setup-needs-destination` on: None when the caller of a replication setup may also create
+    namespaces and tables and put maintenance on each destination, else the ApiError naming the first refused one."""
+    if not LIVE.authz or op not in SETUP_OPS or "replication-setup-needs-destination" not in LIVE.switches:
+        return None
+    who = authz.caller(environ)
+    if who is None or who.session_arn is None:
+        return None
+    try:
+        rules = json.loads(body or b"{}").get("configuration", {}).get("rules", [])
+    except ValueError:
+        return None
+    ctx = {"aws:PrincipalArn": who.arn, "aws:PrincipalAccount": who.account, "aws:SecureTransport": "true"}
+    for dest in (d.get("destinationTableBucketARN", "") for r in rules for d in r.get("destinations", [])):
+        for action in SETUP_ACTIONS:
+            resource = dest if action == "s3tables:CreateNamespace" else f"{dest}/table/*"
+            decision, layer, _sid = decide(who.arn, action, resource, ctx)
+            if decision != "allowed":
+                why = f"with an explicit deny in a {layer}" if decision == "explicit" else "(no policy allows it)"
+                return _app().ApiError(
+                    "AccessDeniedException",
+                    f"User: {who.session_arn} is not authorized to perform: {action} on resource: {resource} {why}",
+                    403,
+                )
+    return None
 
 
 # ---------------------------------------------------------------- who, what ----

@@ -37,7 +37,9 @@ def prepare_standin(target: LiveTarget, control: Control, s: Settings, *, authz:
     Terraform deploy: once the e2e tools have run, as they assume roles the run does not give permissions), the
     replication service's delay."""
     target.keys = control.seed_accounts(sorted({s.account_id, s.replica_account_id, s.management_account_id}))
-    control.seed_organization(s.management_account_id, {s.organizational_unit: [s.account_id]})
+    control.seed_organization(
+        s.management_account_id, {s.organizational_unit: sorted({s.account_id, s.replica_account_id})}
+    )
     control.call("live/authz", {"on": authz})
     control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
 

@@ -269,10 +269,12 @@ PROMOTED_DEPLOY_ACTIONS: dict[str, str] = {
 PROMOTED_DEPLOY_SID = "DenyReplicaReplicationSetup"
 
 
-def promoted_rules() -> tuple[ProtectionRule, ...]:
+def promoted_rules(*, deploy_sets_up_replication: bool = True) -> tuple[ProtectionRule, ...]:
     """The protection rules of a promoted bucket: PROTECTION_RULES with the exemptions above, and the deploy role's
     actions split off into a rule of their own (`PROMOTED_DEPLOY_SID`) right after the rule they come from. A rule
-    added to PROTECTION_RULES protects promoted buckets too, break-glass only unless listed here."""
+    added to PROTECTION_RULES protects promoted buckets too, break-glass only unless listed here.
+    `deploy_sets_up_replication` False (`[protection] replication_setup = "break-glass"`): that rule exempts
+    break-glass only."""
     out: list[ProtectionRule] = []
     for rule in PROTECTION_RULES:
         kept = tuple(a for a in rule.actions if a not in PROMOTED_DEPLOY_ACTIONS)
@@ -294,7 +296,7 @@ def promoted_rules() -> tuple[ProtectionRule, ...]:
                     risk="Replacing the bucket-level replication configuration can drop destinations; the failover "
                     "topology's deploy creates it, so the deploy role keeps this action (and no other) on the "
                     "promoted bucket.",
-                    exempt_deploy_roles=True,
+                    exempt_deploy_roles=deploy_sets_up_replication,
                 )
             )
     return tuple(out)

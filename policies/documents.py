@@ -255,7 +255,11 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
             guardrail_arns=[guardrail_policy_arn(cfg, account_id)],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
-        *source_guards(cfg, exempt=scheme_of(cfg).guardrail_source_exempt(cfg), account_id=account_id),
+        *source_guards(
+            cfg,
+            exempt=P.replication_setup_roles(cfg, scheme_of(cfg).guardrail_source_exempt(cfg)),
+            account_id=account_id,
+        ),
         # the pipeline of the sources of this account (its second layer, after the pipeline SCP)
         *pipeline.guardrail_statements(cfg, account_id),
     )
@@ -337,7 +341,7 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
         ),
         *source_guards(
             cfg,
-            exempt=[*cfg.protection.break_glass_principals, *source_deploy_roles(cfg)],
+            exempt=[*cfg.protection.break_glass_principals, *P.replication_setup_roles(cfg, source_deploy_roles(cfg))],
             break_glass=cfg.protection.break_glass_principals,
         ),
     ]

@@ -246,7 +246,9 @@ def source_guards(
         buckets = []
     return [
         S.deny_source_replication_change(
-            "DenySourceReplicationChange", buckets, [*exempt, *deploy_role_name_patterns(cfg)]
+            "DenySourceReplicationChange",
+            buckets,
+            [*exempt, *P.replication_setup_roles(cfg, deploy_role_name_patterns(cfg))],
         )
         if buckets
         else None,

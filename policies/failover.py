@@ -82,7 +82,7 @@ def _promoted_statements(
         bucket_arns=bucket_arns,
         table_resources=table_resources,
         exemptions=promoted_exemptions(cfg, topo),
-        rules=A.promoted_rules(),
+        rules=A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
         sid=promoted_sid,
     )
 
@@ -412,7 +412,12 @@ def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Repl
         out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
         out.append(
-            _SiteGroup(PROMOTED_SID_PREFIX, promoted_exemptions(cfg, topo), A.promoted_rules(), (topo.promoted,))
+            _SiteGroup(
+                PROMOTED_SID_PREFIX,
+                promoted_exemptions(cfg, topo),
+                A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
+                (topo.promoted,),
+            )
         )
     return out
 

@@ -102,6 +102,17 @@ def createtable_dependents_allowed(cfg: KitConfig) -> bool:
     return cfg.protection.replication_role_createtable_dependents == "allow"
 
 
+def deploy_sets_up_replication(cfg: KitConfig) -> bool:
+    """`[protection] replication_setup`: whether the deploy roles set up and change a source's replication."""
+    return cfg.protection.replication_setup == "deploy-role"
+
+
+def replication_setup_roles(cfg: KitConfig, deploy_roles: Sequence[str]) -> list[str]:
+    """The deploy roles exempt from a source's replication guard: all of `deploy_roles`, or none when replication
+    setup is a break-glass step (AWS then also requires destination permissions that the kit denies to them)."""
+    return list(deploy_roles) if deploy_sets_up_replication(cfg) else []
+
+
 def split_createtable_dependents(rules: Sequence[A.ProtectionRule], kind: str = "") -> list[A.ProtectionRule]:
     """Each rule that denies a dependent action of `CreateTable` to the replication role, split in two: the rule
     without them, and `<Sid>OnReplicaCreation` with them, exempting the replication role (the service's

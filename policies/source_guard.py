@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from s3tables_kit.policies import adopted, estate
+from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig
@@ -49,7 +50,8 @@ def source_bucket_policy(cfg: KitConfig) -> Document:
     the policy itself changes only through them. An adopted bucket's statements come first, kept as they are
     (`policies.adopted.merge`, which refuses one that defeats these)."""
     src = cfg.source
-    exempt = [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
+    bg = list(cfg.protection.break_glass_principals)
+    deploy = [src.deploy_role_arn] if src.deploy_role_arn else []
     others = sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != src.account_id})
     kit = doc(
         S.allow_principals_actions(
@@ -75,7 +77,12 @@ def source_bucket_policy(cfg: KitConfig) -> Document:
         )
         if others
         else None,
-        S.deny_source_replication_change("DenySourceReplicationChange", [src.bucket_arn], exempt, resource_policy=True),
-        S.deny_source_policy_change("DenySourceBucketPolicyChange", src.bucket_arn, exempt),
+        S.deny_source_replication_change(
+            "DenySourceReplicationChange",
+            [src.bucket_arn],
+            [*bg, *P.replication_setup_roles(cfg, deploy)],
+            resource_policy=True,
+        ),
+        S.deny_source_policy_change("DenySourceBucketPolicyChange", src.bucket_arn, [*bg, *deploy]),
     )
     return adopted.merge(cfg, kit)

@@ -27,7 +27,7 @@ from s3tables_kit.infra.live.run import SETTINGS, execute
 from s3tables_kit.infra.live.world import LiveTarget
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
-PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26"}
+PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27"}
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 26 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 27 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")
@@ -86,6 +86,14 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.left_after_cleanup == [] and leftovers(target, plan_of(1, "0000e2e0"), any_run=True) == []
     md = report.markdown()
     assert md.index("## Facts") < md.index("## Replication latency") < md.index("## Attacks on the replica")
+    # U2 ran against what multi-account and estate replicas use: the run's own KMS key and Intelligent-Tiering
+    facts = {f.id: f for f in report.facts}
+    assert "; the replica: aws:kms arn:aws:kms:us-west-2:" in facts["U2"].observed
+    assert facts["U2"].observed.endswith(", INTELLIGENT_TIERING")
+    assert "same account" in facts["U27"].expected and facts["U27"].observed == "PutTableBucketReplication accepted"
+    # a stand-in run says what it is: no AWS cost or AWS duration, and the next step on AWS
+    assert report.estimated_usd == 0 and "no AWS cost" in md and "make live-verify AWS=1" in md
+    assert "estimated" not in md and "up to" not in md
 
 
 def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[LiveTarget, OpsEnv]) -> None:
@@ -147,6 +155,45 @@ def test_tagged_bucket_switch_contradicts_replication_into_tagged_buckets(live: 
     assert report.exit_code == 1 and report.left_after_cleanup == []
 
 
+def test_a_cross_account_run_where_setup_needs_the_destination_fails_on_u27(
+    live: tuple[LiveTarget, OpsEnv], tmp_path: Path
+) -> None:
+    """The second account of the run settings: the replica bucket, its key and its roles live there; with the
+    stand-in's setup switch on, the source's deploy role (denied CreateTable, CreateNamespace and
+    PutTableMaintenanceConfiguration on the destination) cannot put the replication configuration back."""
+    target, env = live
+    settings = tmp_path / "cross.toml"
+    settings.write_text(SETTINGS.read_text().replace("# second_account_id", "second_account_id"))
+    plan = RunPlan(dataclasses.replace(load_settings(settings), commits=1), "0000ca01")
+    assert plan.settings.cross_account and plan.replica_bucket_arn.split(":")[4] == "444455556666"
+    assert plan.settings.second_account_role_arn == "arn:aws:iam::444455556666:role/OrganizationAccountAccessRole"
+    prepare_standin(target, env.control, plan.settings)
+    env.control.call("live/switch", {"name": "replication-setup-needs-destination", "on": True})
+    report = run(target, env, plan)
+    facts = {f.id: f for f in report.facts}
+    assert facts["U2"].verdict == CONFIRMED, report.markdown()  # cross-account replication itself works
+    u27 = facts["U27"]
+    assert u27.verdict == CONTRADICTED and "another account" in u27.expected and u27.endangers == "replication"
+    assert "s3tables:CreateNamespace" in u27.observed and 'replication_setup = "break-glass"' in u27.change
+    md = report.markdown()
+    assert report.exit_code == 1 and md.index("fact U27 contradicted") < md.index("## Facts")
+    assert report.left_after_cleanup == [] and leftovers(target, plan, any_run=True) == []
+    kms = target.client("kms", plan.settings.replica_region, "444455556666")
+    assert [a for a in kms.list_aliases()["Aliases"] if a["AliasName"].startswith("alias/kitlv-")] == []
+
+
+def test_the_settings_refuse_a_second_account_that_is_not_one(tmp_path: Path) -> None:
+    for line, why in (
+        ('second_account_id = "111122223333"', "must differ"),
+        ('second_account_id = "4444"', "12 digits"),
+    ):
+        path = tmp_path / "s.toml"
+        path.write_text(SETTINGS.read_text().replace('# second_account_id = "444455556666"', line))
+        with pytest.raises(Refused, match=why):
+            load_settings(path)
+    assert load_settings(SETTINGS).second_account_role_arn is None  # same account: nothing to assume
+
+
 def test_refuses_to_touch_what_the_run_did_not_create(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, _ = live
     plan = plan_of(1, "0000f001")
@@ -173,6 +220,8 @@ def test_nothing_is_created_without_confirmation(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     for needle in (plan.source_bucket, plan.replica_bucket, "us-west-2", "estimated cost", "estimated time"):
         assert needle in out
+    local = plan.describe(local=True)
+    assert "cost: none" in local and "estimated" not in local and "make live-verify AWS=1" in local
 
 
 def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[LiveTarget, OpsEnv], tmp_path: Path) -> None:

@@ -35,10 +35,15 @@ def leftovers(target: LiveTarget, plan: RunPlan, *, any_run: bool = False) -> li
         for b in c.list_table_buckets(prefix=prefix).get("tableBuckets", []):
             if RUN_TAG in _bucket_tags(c, b["arn"]):
                 found.append(b["arn"])
-    iam = target.client("iam", "us-east-1", s.replica_account_id)
-    for r in iam.list_roles().get("Roles", []):
-        if r["RoleName"].startswith(prefix):
-            found.append(r["Arn"])
+    for account in _accounts(plan):
+        iam = target.client("iam", "us-east-1", account)
+        for r in iam.list_roles().get("Roles", []):
+            if r["RoleName"].startswith(prefix):
+                found.append(r["Arn"])
+    kms = target.client("kms", s.replica_region, s.replica_account_id)
+    for alias in kms.list_aliases().get("Aliases", []):
+        if alias["AliasName"].removeprefix("alias/").startswith(prefix):
+            found.append(f"kms:{alias['AliasName']}")
     org = target.client("organizations", "us-east-1", s.management_account_id)
     for p in org.list_policies(Filter="SERVICE_CONTROL_POLICY").get("Policies", []):
         if p["Name"].startswith(prefix):
@@ -54,7 +59,28 @@ def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
         for b in c.list_table_buckets(prefix=plan.name_prefix + "-").get("tableBuckets", []):
             plan.require_owned(b["name"], _bucket_tags(c, b["arn"]))
             _delete_bucket(c, b["arn"])
-    iam = target.client("iam", "us-east-1", s.replica_account_id)
+    _delete_key(_key_admin(target, plan), plan)  # before the roles: the key policy leaves deletion to break-glass
+    for account in _accounts(plan):
+        _delete_roles(target.client("iam", "us-east-1", account), plan)
+    org = target.client("organizations", "us-east-1", s.management_account_id)
+    for p in org.list_policies(Filter="SERVICE_CONTROL_POLICY").get("Policies", []):
+        if not p["Name"].startswith(plan.name_prefix + "-"):
+            continue
+        tags = {t["Key"]: t["Value"] for t in org.list_tags_for_resource(ResourceId=p["Id"]).get("Tags", [])}
+        plan.require_owned(p["Name"], tags)
+        for t in org.list_targets_for_policy(PolicyId=p["Id"]).get("Targets", []):
+            org.detach_policy(PolicyId=p["Id"], TargetId=t["TargetId"])
+        org.delete_policy(PolicyId=p["Id"])
+    return leftovers(target, plan)
+
+
+def _accounts(plan: RunPlan) -> list[str]:
+    """The accounts the run creates IAM roles in: the source's, and the replica's when it has one of its own."""
+    s = plan.settings
+    return sorted({s.account_id, s.replica_account_id})
+
+
+def _delete_roles(iam: Any, plan: RunPlan) -> None:
     for r in iam.list_roles().get("Roles", []):
         name = r["RoleName"]
         if not plan.owned_name(name):
@@ -69,16 +95,33 @@ def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
     for pol in iam.list_policies(Scope="Local").get("Policies", []):
         if plan.owned_name(pol["PolicyName"]):
             _swallow_missing(iam.delete_policy, PolicyArn=pol["Arn"])
-    org = target.client("organizations", "us-east-1", s.management_account_id)
-    for p in org.list_policies(Filter="SERVICE_CONTROL_POLICY").get("Policies", []):
-        if not p["Name"].startswith(plan.name_prefix + "-"):
+
+
+def _key_admin(target: LiveTarget, plan: RunPlan) -> Any:
+    """A KMS client as the run's break-glass role (the kit's key policy denies deleting the key to anyone else), or
+    as the account when that role is gone already (a cleanup after a crash before the roles were made)."""
+    s = plan.settings
+    try:
+        return target.as_role(plan.role_arn("break-glass", s.replica_account_id), "kms", s.replica_region)
+    except Exception as exc:  # no such role: the account's own credentials
+        if "NoSuchEntity" not in str(exc) and "AccessDenied" not in str(exc):
+            raise
+        return target.client("kms", s.replica_region, s.replica_account_id)
+
+
+def _delete_key(kms: Any, plan: RunPlan) -> None:
+    """The replica bucket's key: its alias deleted, the key scheduled for deletion after KMS's shortest wait (7
+    days; it encrypts nothing any more), both only with the run's tag on the key."""
+    for alias in kms.list_aliases().get("Aliases", []):
+        name = alias["AliasName"].removeprefix("alias/")
+        if not plan.owned_name(name) or "TargetKeyId" not in alias:
             continue
-        tags = {t["Key"]: t["Value"] for t in org.list_tags_for_resource(ResourceId=p["Id"]).get("Tags", [])}
-        plan.require_owned(p["Name"], tags)
-        for t in org.list_targets_for_policy(PolicyId=p["Id"]).get("Targets", []):
-            org.detach_policy(PolicyId=p["Id"], TargetId=t["TargetId"])
-        org.delete_policy(PolicyId=p["Id"])
-    return leftovers(target, plan)
+        key = alias["TargetKeyId"]
+        tags = {t["TagKey"]: t["TagValue"] for t in kms.list_resource_tags(KeyId=key).get("Tags", [])}
+        plan.require_owned(name, tags)
+        kms.delete_alias(AliasName=alias["AliasName"])
+        if kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] != "PendingDeletion":
+            kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
 
 
 def _delete_bucket(c: Any, bucket_arn: str) -> None:

@@ -17,13 +17,23 @@ RUN_TAG = "kit-live-verify-run"
 NAMESPACE_THROWAWAY = "throwaway"
 
 # Cost model (USD, us-east-1 list prices, rounded up): S3 Tables storage of a few MB and a few hundred requests are
-# far below a cent; what costs is the run's requests, replication (per GB replicated) and KMS (none: SSE-S3).
+# far below a cent; what costs is the run's requests, replication (per GB replicated) and the replica's KMS key (a
+# day's share of $1 a month until its deletion takes effect, and its requests).
 REQUEST_COST_PER_1000 = 0.005
 EXPECTED_REQUESTS = 2_000
 STORAGE_AND_REPLICATION_USD = 0.02
+KMS_KEY_USD = 0.25  # deletion takes effect 7 days after cleanup schedules it: 7/30 of the monthly dollar
 MINUTES_PER_COMMIT = 5.0  # the unknown: replication latency on AWS (the run measures it); the bound the run waits
 FIXED_MINUTES = 10.0  # apply, plan, destroy of a handful of resources
 BACKFILL_MINUTES = 5.0  # U26: three commits to a table of its own, then its first backfill (infra/live/backfill.py)
+
+
+# What a stand-in run's reader does next: the facts are AWS's, so only a run there answers them.
+AWS_NEXT_STEP = (
+    "next step: the same run on AWS, in a sandbox account of your organization: `make live-verify AWS=1` "
+    '(settings: examples/live-verify/live-verify.toml; docs/provisioning.md, "Verify on your own account before you '
+    'rely on it")'
+)
 
 
 class Refused(Exception):
@@ -41,10 +51,24 @@ class Settings:
     commits: int = 3
     table: str = "probe.orders"
     second_account_id: str | None = None
+    # On AWS the run acts in the second account as this role (the organization's default access role); the local
+    # stand-in takes any account's own key instead.
+    second_account_role: str = "OrganizationAccountAccessRole"
 
     @property
     def replica_account_id(self) -> str:
         return self.second_account_id or self.account_id
+
+    @property
+    def cross_account(self) -> bool:
+        return self.replica_account_id != self.account_id
+
+    @property
+    def second_account_role_arn(self) -> str | None:
+        """The role the run assumes to act in the second account (None: a same-account run)."""
+        if not self.cross_account:
+            return None
+        return f"arn:aws:iam::{self.replica_account_id}:role/{self.second_account_role}"
 
 
 def load_settings(path: Path) -> Settings:
@@ -54,8 +78,11 @@ def load_settings(path: Path) -> Settings:
         raise Refused("replica_region must differ from source_region (the replica lives in another Region)")
     if not s.prefix.isalnum() or not s.prefix.islower() or len(s.prefix) > 12:
         raise Refused("prefix: 1-12 lowercase letters or digits")
-    if s.second_account_id:
-        raise Refused("second_account_id: the cross-account run is not implemented yet; remove it")
+    for what, acct in (("account_id", s.account_id), ("second_account_id", s.second_account_id or s.account_id)):
+        if not (len(acct) == 12 and acct.isdigit()):
+            raise Refused(f"{what}: 12 digits")
+    if s.second_account_id is not None and s.second_account_id in (s.account_id, s.management_account_id):
+        raise Refused("second_account_id must differ from account_id and management_account_id (or be left out)")
     return s
 
 
@@ -123,6 +150,7 @@ class RunPlan:
             (acct, s.source_region, "table bucket (U26: a table with history)", self.name("bfsrc")),
             (racct, s.replica_region, "table bucket (U26: its backfilled replica)", self.name("bfdst")),
             (acct, "global", "IAM role", self.name("replication")),
+            (acct, "global", "IAM role (U27: the source's deploy role, denied the destination)", self.name("setup")),
             (acct, "global", "IAM role (U26's replication)", self.name("bf-replication")),
             (racct, "global", "IAM role", self.name("deploy")),
             (racct, "global", "IAM role", self.name("admin")),
@@ -134,16 +162,22 @@ class RunPlan:
 
     def estimate(self) -> tuple[float, float]:
         """(USD, minutes): an upper estimate of one run."""
-        usd = EXPECTED_REQUESTS / 1000 * REQUEST_COST_PER_1000 + STORAGE_AND_REPLICATION_USD
+        usd = EXPECTED_REQUESTS / 1000 * REQUEST_COST_PER_1000 + STORAGE_AND_REPLICATION_USD + KMS_KEY_USD
         minutes = FIXED_MINUTES + BACKFILL_MINUTES + MINUTES_PER_COMMIT * (self.settings.commits + 2)
         return round(usd, 2), minutes
 
-    def describe(self) -> str:
+    def describe(self, *, local: bool = False) -> str:
+        """What the run creates and what it costs; `local`: a run on the stand-in (nothing on AWS, no cost)."""
         usd, minutes = self.estimate()
-        lines = [f"live-verify run {self.run_id}: it will create (every name starts with {self.name_prefix}-,"]
+        where = "on the local stand-in (nothing on AWS)" if local else "on AWS"
+        lines = [f"live-verify run {self.run_id} {where}: it will create (every name starts with {self.name_prefix}-,"]
         lines.append(f"every resource is tagged {RUN_TAG}={self.run_id}):")
         lines += [f"  {acct:<12} {region:<10} {kind:<34} {name}" for acct, region, kind, name in self.inventory()]
-        lines.append(f"estimated cost: under ${usd:.2f}; estimated time: up to {minutes:.0f} minutes")
+        if local:
+            lines.append("cost: none (a local emulator); time: about a minute. It checks the run itself, not AWS:")
+            lines.append(f"  {AWS_NEXT_STEP}")
+        else:
+            lines.append(f"estimated cost: under ${usd:.2f}; estimated time: up to {minutes:.0f} minutes")
         lines.append("everything is destroyed at the end (make live-verify-cleanup RUN=<id> after a crash)")
         return "\n".join(lines)
 
@@ -162,8 +196,8 @@ class RunPlan:
             raise Refused(f"refusing to touch {name}: it does not carry the tag {RUN_TAG}={self.run_id}")
 
 
-def confirm(plan: RunPlan, *, yes: bool, ask: Any = input) -> bool:
-    print(plan.describe(), flush=True)
+def confirm(plan: RunPlan, *, yes: bool, ask: Any = input, local: bool = False) -> bool:
+    print(plan.describe(local=local), flush=True)
     if yes:
         return True
     answer = str(ask("create these resources? type the run id to go on: ")).strip()

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U26, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U27, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -17,6 +17,8 @@ from botocore.exceptions import ClientError
 CONFIRMED, CONTRADICTED, NOT_PROBED = "confirmed", "contradicted", "not probed"
 DETACHED_PREFIX = "The destination table has been det"
 CREATE_TABLE_FLAG = '[protection] replication_role_createtable_dependents = "allow" (docs/aws-facts.md)'
+SETUP_FLAG = '[protection] replication_setup = "break-glass" (docs/aws-facts.md)'
+SETUP_ACTIONS = ("CreateTable", "CreateNamespace", "PutTableMaintenanceConfiguration")
 
 
 @dataclass
@@ -57,7 +59,8 @@ NOT_PROBED_WHY = {
     "U14": "needs a failover topology (a promoted bucket replicating into the remaining replicas); a run of its own",
     "U15": "needs EMR Serverless (cost and minutes); the run's recovery is local",
     "U16": "observed only as the monitor's first invocation on AWS (the run does not deploy the monitor yet)",
-    "U17": "the maintenance service's own KMS calls cannot be made by the run; the run uses SSE-S3",
+    "U17": "the maintenance service's own KMS calls cannot be made or observed by the run (its replica key is used "
+    "by replication; maintenance runs on the service's schedule, after the run)",
     "U19": "needs a staged create that never commits and days of unreferenced-file removal",
     "U21": "an estate's tag-based SCP is not part of the one-table topology",
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
@@ -66,8 +69,8 @@ NOT_PROBED_WHY = {
 
 TITLES = {
     "U1": "AWS resource tags on a source table do not stop its replication",
-    "U2": "replication into a bucket whose policy denies PutTableEncryption/PutTableStorageClass/TagResource to the "
-    "replication role works (CreateTable's dependent actions)",
+    "U2": "replication into a KMS-encrypted, Intelligent-Tiering bucket whose policy denies PutTableEncryption/"
+    "PutTableStorageClass/TagResource to the replication role works (CreateTable's dependent actions)",
     "U3": "ordinary tables may be created in a destination bucket",
     "U4": "replication of a renamed source table",
     "U5": "DisassociateTableReplication: 200 on a replica; the error code on a table that is not a replica",
@@ -92,6 +95,8 @@ TITLES = {
     "U24": "awscc re-sends every tag on a tags change",
     "U25": "the Iceberg REST endpoint's loadTable, as a role with GetTableMetadataLocation and GetTableData only",
     "U26": "which snapshots a backfilled replica holds: the source's current state only, or its history too",
+    "U27": "replication setup (PutTableBucketReplication) by a role with the setup actions and iam:PassRole but "
+    "denied CreateTable/CreateNamespace/PutTableMaintenanceConfiguration on the destination",
 }
 
 
@@ -132,8 +137,8 @@ def judge_replication(facts: dict[str, Fact], obs: Observed, world: dict[str, An
     why = str(main_status.get("failureMessage", ""))
     seen = f"replicationStatus {main_status.get('replicationStatus')} {why}".strip()
     for fid, expected, blames, change in (
-        ("U2", "the replica is created and COMPLETED although the replica bucket policy denies the CreateTable "
-         "dependent actions to the replication role", ("denied", "not authorized"),
+        ("U2", "the replica is created and COMPLETED in the KMS-encrypted, Intelligent-Tiering replica bucket although "
+         "its policy denies the CreateTable dependent actions to the replication role", ("denied", "not authorized"),
          f"exempt the replication role from the CreateTable dependent-action denies: set {CREATE_TABLE_FLAG}"),
         ("U22", "replicas arrive in a destination bucket tagged with the run id", ("tag",),
          "do not tag replica buckets (an estate tags every protected bucket: protect estates by name instead)"),
@@ -182,6 +187,50 @@ def run_probes(
     _probe_replica(facts, s3tables_dst_breakglass, replicas[main_src], obs.statuses.get(main_src, {}))
     _probe_missing_namespace(facts["U11"], s3tables_src, world["source"])
     _probe_conditional_write(facts["U20"], s3tables_src, s3_src, world["source"], plan_ns)
+
+
+def note_replica_settings(fact: Fact, dst: Any, replica_arn: str) -> None:
+    """U2's replica as created: its encryption and storage class (the destination bucket's, which the service is
+    expected to apply without the dependent actions)."""
+    bucket_arn, _, _ = replica_arn.partition("/table/")
+    table = dst.get_table(tableArn=replica_arn)
+    where = {"tableBucketARN": bucket_arn, "namespace": table["namespace"][0], "name": table["name"]}
+    enc = dst.get_table_encryption(**where).get("encryptionConfiguration", {})
+    storage = dst.get_table_storage_class(**where).get("storageClassConfiguration", {})
+    fact.observed += (
+        f"; the replica: {enc.get('sseAlgorithm')} {enc.get('kmsKeyArn', '')}".rstrip()
+        + f", {storage.get('storageClass')}"
+    )
+
+
+def probe_replication_setup(fact: Fact, setup: Any, src: Any, source_bucket_arn: str, cross_account: bool) -> None:
+    """U27: the source's deploy role (the setup actions and `iam:PassRole` of the replication role; CreateTable,
+    CreateNamespace and PutTableMaintenanceConfiguration denied on the destination by its own policy and by the
+    replica bucket's) puts the source's current replication configuration back, unchanged. `setup`: an s3tables
+    client as that role; `src`: the source account's."""
+    where = "in another account" if cross_account else "in the same account"
+    expected = f"the setup succeeds without the destination permissions (destination {where})"
+    current = src.get_table_bucket_replication(tableBucketARN=source_bucket_arn)
+    try:
+        got = setup.put_table_bucket_replication(
+            tableBucketARN=source_bucket_arn,
+            configuration=current["configuration"],
+            versionToken=current["versionToken"],
+        )
+        observed, ev, ok = "PutTableBucketReplication accepted", evidence_of(got), True
+    except ClientError as exc:
+        message = str(exc.response.get("Error", {}).get("Message", ""))
+        observed, ev, ok = f"{code_of(exc)}: {message}", evidence_of(exc), False
+        if not any(f"s3tables:{a}" in message for a in SETUP_ACTIONS):
+            fact.expected, fact.observed, fact.evidence = expected, f"undecided: refused otherwise: {observed}", ev
+            return
+    judge(
+        fact, expected, ok, observed, ev,
+        change=f"replication setup needs the destination permissions the kit denies to deploy roles: set {SETUP_FLAG}"
+        " and apply replication configurations (a cross-account source's first apply, a failover's re-protection) "
+        "as break-glass",
+        endangers="replication",
+    )  # fmt: skip
 
 
 def _probe_detach(facts: dict[str, Fact], obs: Observed, src: Any, world: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.infra.live.attacks import Attack
+from s3tables_kit.infra.live.plan import AWS_NEXT_STEP
 from s3tables_kit.infra.live.probes import CONTRADICTED, Fact
 
 
@@ -94,7 +95,14 @@ class Report:
         lines.append("|---|---|---|---|---|---|")
         for a in self.attacks:
             lines.append(f"| {a.principal} | {a.action} | {a.expected} | {a.outcome} | {a.layer} | {a.evidence} |")
-        lines += ["", f"Time: {self.seconds:.0f} s; estimated cost: under ${self.estimated_usd:.2f}"]
+        if self.target.startswith("stand-in"):
+            lines += [
+                "",
+                f"Time: {self.seconds:.0f} s on the local stand-in (no AWS cost): it exercised the run, not AWS.",
+            ]
+            lines.append(AWS_NEXT_STEP[0].upper() + AWS_NEXT_STEP[1:] + ".")
+        else:
+            lines += ["", f"Time: {self.seconds:.0f} s; estimated cost: under ${self.estimated_usd:.2f}"]
         left = ", ".join(self.left_after_cleanup) or "nothing"
         lines.append(f"Left after cleanup: {left}")
         return "\n".join(lines) + "\n"

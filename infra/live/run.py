@@ -29,7 +29,15 @@ from s3tables_kit.infra.live.attacks import attack_table
 from s3tables_kit.infra.live.backfill import probe_backfill_history
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
 from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
-from s3tables_kit.infra.live.probes import Observed, blank_facts, judge_replication, probe_rest_load, run_probes
+from s3tables_kit.infra.live.probes import (
+    Observed,
+    blank_facts,
+    judge_replication,
+    note_replica_settings,
+    probe_replication_setup,
+    probe_rest_load,
+    run_probes,
+)
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.world import LiveTarget, deploy, harden_replica, kit_config
 
@@ -110,7 +118,7 @@ def execute(
     t0 = time.monotonic()
     s = plan.settings
     report = Report(plan.run_id, "aws" if not target.local else f"stand-in {target.endpoint}")
-    report.estimated_usd = plan.estimate()[0]
+    report.estimated_usd = 0.0 if target.local else plan.estimate()[0]
     if earlier is None:  # main() lists them before it asks for confirmation
         earlier = announce_leftovers(target, plan)
     report.earlier_leftovers = earlier
@@ -153,6 +161,9 @@ def execute(
         if judge_replication(facts, obs, world, plan.namespace) and main in replicas:
             s3 = target.client("s3", s.source_region, s.account_id)
             run_probes(facts, obs, src, as_role["break-glass"], s3, world, replicas, plan.namespace)
+            note_replica_settings(facts["U2"], as_role["break-glass"], replicas[main])
+            setup = target.as_role(plan.role_arn("setup"), "s3tables", s.source_region)
+            probe_replication_setup(facts["U27"], setup, src, world["source"], s.cross_account)
             replica = as_role["break-glass"].get_table(tableArn=replicas[main])
             where = {"tableBucketARN": world["replica"], "namespace": replica["namespace"][0], "name": replica["name"]}
             policy = as_role["break-glass"].get_table_policy(**where)["resourcePolicy"]
@@ -255,7 +266,7 @@ def run_command(
             _say(f"cleanup of run {plan.run_id}: " + (f"LEFT {left}" if left else "nothing left"))
             return 1 if left else 0
         earlier = announce_leftovers(target, plan)
-        if not confirm(plan, yes=ns.yes or target.local):  # the stand-in costs nothing: shown, not asked
+        if not confirm(plan, yes=ns.yes or target.local, local=target.local):  # the stand-in: shown, not asked
             print("not confirmed: nothing created", file=sys.stderr)
             return 2
         if before_deploy is not None:
@@ -284,4 +295,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
-    return run_command(ns, LiveTarget(), plan)
+    role = plan.settings.second_account_role_arn
+    return run_command(ns, LiveTarget(account_roles={plan.settings.replica_account_id: role} if role else {}), plan)

@@ -1,5 +1,7 @@
 """Where a run talks to (AWS, or the local stand-in: only the endpoint and the credentials differ) and what it
-deploys: the kit's documents for a one-table topology named after the run.
+deploys: the kit's documents for a one-table topology named after the run, its replica bucket encrypted with a KMS
+key of the run's and Intelligent-Tiering (what multi-account and estate replicas use), in a second account when the
+settings name one (on AWS the run assumes `second_account_role` there).
 
 `deploy()` creates, through the public APIs, what the stacks leave behind for that topology (the table buckets
 tagged with the run, the replica bucket policy, the replication configuration, the roles, the guardrail, the SCPs);
@@ -16,6 +18,8 @@ import boto3
 
 from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
 from s3tables_kit.policies import documents
+from s3tables_kit.policies.keys import key_sites, kms_key_policy
+from s3tables_kit.policies.model import kms_alias
 from s3tables_kit.topology.config import KitConfig, parse_config
 
 ALLOW_ALL = {
@@ -44,6 +48,8 @@ class LiveTarget:
 
     endpoint: str | None = None
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
+    # AWS: account id -> the role the run assumes to act there (the environment's credentials act in the others)
+    account_roles: dict[str, str] = field(default_factory=dict)
 
     @property
     def local(self) -> bool:
@@ -63,6 +69,15 @@ class LiveTarget:
                 if creds:
                     kw["aws_access_key_id"] = creds["accessKeyId"]
                     kw["aws_secret_access_key"] = creds["secretAccessKey"]
+            elif account in self.account_roles:
+                got = self.client("sts", region).assume_role(
+                    RoleArn=self.account_roles[account], RoleSessionName="kit-live-verify"
+                )["Credentials"]
+                kw.update(
+                    aws_access_key_id=got["AccessKeyId"],
+                    aws_secret_access_key=got["SecretAccessKey"],
+                    aws_session_token=got["SessionToken"],
+                )
             make: Any = self._session.client  # a service name that is a str, not a literal
             self._clients[key] = make(service, **kw)
         return self._clients[key]
@@ -105,6 +120,7 @@ def kit_config_doc(plan: RunPlan) -> dict[str, Any]:
             "region": s.source_region,
             "bucket": plan.source_bucket,
             "encryption": {"type": "sse-s3"},
+            "deploy_role_arn": plan.role_arn("setup"),
             "snapshot_retention": retention,
             "namespaces": [
                 {"name": ns, "tables": [{"name": table, "columns": [{"name": "id", "type": "long"}]}]},
@@ -119,7 +135,8 @@ def kit_config_doc(plan: RunPlan) -> dict[str, Any]:
                 "account_id": s.replica_account_id,
                 "region": s.replica_region,
                 "bucket": plan.replica_bucket,
-                "encryption": {"type": "sse-s3"},
+                "encryption": {"type": "kms", "kms_key": "create"},
+                "storage_class": "INTELLIGENT_TIERING",
                 "snapshot_retention": {"max_snapshot_age_hours": 2160, "min_snapshots_to_keep": 1},
                 "deploy_role_arn": plan.role_arn("deploy", s.replica_account_id),
             }
@@ -155,11 +172,18 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     src = target.client("s3tables", s.source_region, s.account_id)
     dst = target.client("s3tables", s.replica_region, s.replica_account_id)
     iam = target.client("iam", "us-east-1", s.replica_account_id)
+    src_iam = target.client("iam", "us-east-1", s.account_id)
     replica = cfg.replicas[0]
     tags = plan.tags
     enc = {"sseAlgorithm": "AES256"}
     src_arn = src.create_table_bucket(name=plan.source_bucket, encryptionConfiguration=enc, tags=tags)["arn"]
-    dst_arn = dst.create_table_bucket(name=plan.replica_bucket, encryptionConfiguration=enc, tags=tags)["arn"]
+    key_arn = replica_key(target, plan, cfg)
+    dst_arn = dst.create_table_bucket(
+        name=plan.replica_bucket,
+        encryptionConfiguration={"sseAlgorithm": "aws:kms", "kmsKeyArn": key_arn},
+        storageClassConfiguration={"storageClass": "INTELLIGENT_TIERING"},
+        tags=tags,
+    )["arn"]
     for bucket_arn, client in ((src_arn, src), (dst_arn, dst)):  # the stand-in's moto drops create-time tags
         client.tag_resource(resourceArn=bucket_arn, tags=tags)
     dst.put_table_bucket_policy(
@@ -171,7 +195,8 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
         tables[ns] = src.create_table(tableBucketARN=src_arn, namespace=ns, name=plan.table, format="ICEBERG")[
             "tableARN"
         ]
-    _role(iam, plan.name("replication"), s.account_id, tags, documents.replication_role_permissions(cfg))
+    _role(src_iam, plan.name("replication"), s.account_id, tags, documents.replication_role_permissions(cfg))
+    _role(src_iam, plan.name("setup"), s.account_id, tags, setup_role_permissions(plan))
     for who, permissions in RUN_ROLES:
         _role(iam, plan.name(who), s.replica_account_id, tags, permissions)
     guardrail = iam.create_policy(
@@ -199,7 +224,71 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
         )["Policy"]["PolicySummary"]["Id"]
         org.attach_policy(PolicyId=pid, TargetId=s.organizational_unit)
         scps.append(pid)
-    return {"source": src_arn, "replica": dst_arn, "tables": tables, "guardrail": guardrail, "scps": scps}
+    return {
+        "source": src_arn,
+        "replica": dst_arn,
+        "tables": tables,
+        "guardrail": guardrail,
+        "scps": scps,
+        "replica_key": key_arn,
+        "replication": conf,
+    }
+
+
+def replica_key(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> str:
+    """The replica bucket's KMS key as the replica stack creates it (`kms_key = "create"`): the kit's key policy,
+    the kit's alias (the replication role's grant names the key by it), the run's tag."""
+    s = plan.settings
+    kms = target.client("kms", s.replica_region, s.replica_account_id)
+    site = next(k for k in key_sites(cfg) if k.bucket == plan.replica_bucket)
+    key = kms.create_key(
+        Description=f"kit live-verify {plan.run_id}: the replica bucket's key",
+        Policy=json.dumps(kms_key_policy(cfg, site)),
+        BypassPolicyLockoutSafetyCheck=True,  # the kit's policy denies key changes to all but break-glass
+        Tags=[{"TagKey": k, "TagValue": v} for k, v in plan.tags.items()],
+    )["KeyMetadata"]
+    kms.create_alias(AliasName=kms_alias(cfg, plan.replica_bucket), TargetKeyId=key["KeyId"])
+    return str(key["Arn"])
+
+
+def setup_role_permissions(plan: RunPlan) -> dict[str, Any]:
+    """U27's caller, the source's deploy role as the kit deploys it: the replication setup actions on the source and
+    `iam:PassRole` of the replication role, and an explicit Deny of what AWS's API reference says setup also needs
+    on the destination (the kit's replica layers deny it to deploy roles too)."""
+    dst = plan.replica_bucket_arn
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "SetUpReplication",
+                "Effect": "Allow",
+                "Action": [
+                    "s3tables:PutTableBucketReplication",
+                    "s3tables:GetTableBucketReplication",
+                    "s3tables:PutTableReplication",
+                    "s3tables:GetTableReplication",
+                ],
+                "Resource": [plan.source_bucket_arn, f"{plan.source_bucket_arn}/table/*"],
+            },
+            {
+                "Sid": "PassTheReplicationRole",
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": plan.role_arn("replication"),
+                "Condition": {"StringEquals": {"iam:PassedToService": "replication.s3tables.amazonaws.com"}},
+            },
+            {
+                "Sid": "DenyDestinationCreation",
+                "Effect": "Deny",
+                "Action": [
+                    "s3tables:CreateTable",
+                    "s3tables:CreateNamespace",
+                    "s3tables:PutTableMaintenanceConfiguration",
+                ],
+                "Resource": [dst, f"{dst}/table/*"],
+            },
+        ],
+    }
 
 
 def harden_replica(target: LiveTarget, plan: RunPlan, cfg: KitConfig, replica_table_arn: str) -> None:
@@ -241,6 +330,7 @@ def create_run_roles(target: LiveTarget, plan: RunPlan) -> None:
     iam = target.client("iam", "us-east-1", s.replica_account_id)
     for who, _ in RUN_ROLES:
         _role(iam, plan.name(who), s.replica_account_id, plan.tags)
+    _role(target.client("iam", "us-east-1", s.account_id), plan.name("setup"), s.account_id, plan.tags)
 
 
 def grant_roles(target: LiveTarget, plan: RunPlan) -> None:
@@ -248,6 +338,9 @@ def grant_roles(target: LiveTarget, plan: RunPlan) -> None:
     iam = target.client("iam", "us-east-1", plan.settings.replica_account_id)
     for who, doc in RUN_ROLES:
         iam.put_role_policy(RoleName=plan.name(who), PolicyName="permissions", PolicyDocument=json.dumps(doc))
+    target.client("iam", "us-east-1", plan.settings.account_id).put_role_policy(
+        RoleName=plan.name("setup"), PolicyName="permissions", PolicyDocument=json.dumps(setup_role_permissions(plan))
+    )
 
 
 def world_of(target: LiveTarget, plan: RunPlan) -> dict[str, Any]:

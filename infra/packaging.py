@@ -45,7 +45,14 @@ from s3tables_kit.topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEAR
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "s3tables_kit"  # the modules sit under the kit's distribution package, as they import each other
-HANDLER = f"{PACKAGE}." + MONITOR_MODULE.removesuffix(".py").replace("/", ".") + ".handler"
+
+
+def handler_of(module: str) -> str:
+    """The Lambda handler string of the function `handler` of `module` (a path under the kit, as in MODULES)."""
+    return f"{PACKAGE}." + module.removesuffix(".py").replace("/", ".") + ".handler"
+
+
+HANDLER = handler_of(MONITOR_MODULE)
 DATA_DIR = "botocore_data"
 LAMBDA_TASK_ROOT = "/var/task"
 MODULES = (
@@ -85,9 +92,10 @@ def declared_bytes(declared: Any) -> bytes:
     return json.dumps(declared, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _entries(declared: bytes | None) -> list[tuple[str, bytes]]:
+def _entries(declared: bytes | None, extra: Sequence[tuple[str, bytes]] = ()) -> list[tuple[str, bytes]]:
     out = [(f"{PACKAGE}/__init__.py", b"")]  # the package's own __init__ holds only its docstring
     out += [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in MODULES]
+    out += extra
     if declared is not None:
         out.append((DECLARED_FILE, declared))
     data = Path(botocore.__file__).resolve().parent / "data"
@@ -100,9 +108,19 @@ def _entries(declared: bytes | None) -> list[tuple[str, bytes]]:
 
 def monitor_zip(declared: bytes | None = None) -> bytes:
     """The package; `declared`: the `kit_declared.json` of one source (`declared_bytes`), none without it."""
+    return _zip(_entries(declared))
+
+
+def hardener_zip(modules: Sequence[str], plan: tuple[str, bytes]) -> bytes:
+    """The scheduled hardener's package: the monitor's modules (its kernel), `modules` (`harden` and the handler's,
+    `jobs.ops.harden_scheduled.MODULES`) and `plan`, (file name, content) of its plan file."""
+    return _zip(_entries(None, [*((f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in modules), plan]))
+
+
+def _zip(entries: list[tuple[str, bytes]]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, content in _entries(declared):
+        for name, content in entries:
             info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED

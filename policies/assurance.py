@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import hardener
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
 from s3tables_kit.topology.config import KitConfig, Replica, Source
@@ -419,6 +420,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 rehearsal_metrics_permissions(cfg),
             ),
         ]
+    out += hardener.documents(cfg)  # `[assurance.harden]`: the scheduled hardener's two roles
     for stack, site in alarm_sites(cfg):
         out.append(
             PolicyDoc(

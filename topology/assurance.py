@@ -108,6 +108,28 @@ class Monitor(_Frozen):
     )
 
 
+class Harden(_Frozen):
+    """Scheduled hardening: `harden` of the source's replica buckets every `interval_minutes`, so that a replica the
+    service creates (bucket mode: one for every new source table) has one layer for at most one interval and one
+    run."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Deploy the scheduled hardener (a Lambda function on an EventBridge Scheduler schedule, in the "
+        "source stack): its role must be listed in `protection.break_glass_principals` (validation names its ARN).",
+    )
+    interval_minutes: int = _interval(15, 60, "Minutes between two runs of the hardener.")
+    timeout_seconds: int = Field(
+        default=300, ge=30, le=900, description="Timeout of the hardener's function in seconds (Lambda allows 900)."
+    )
+
+    @property
+    def one_layer_bound_minutes(self) -> int:
+        """The longest a new replica keeps one layer (its bucket's) once the service created it: one interval and
+        one run, rounded up to the minute."""
+        return self.interval_minutes + -(-self.timeout_seconds // 60)
+
+
 class Rehearsal(_Frozen):
     """Scheduled recovery rehearsal: recovers `tables` (or a sample) as of `offset_hours` ago into `namespace` of
     the recovery bucket, verifies, reports, publishes the rehearsed RTO, and drops what it created."""
@@ -200,6 +222,10 @@ class Assurance(_Frozen):
         default=Rehearsal(),
         description="The scheduled recovery rehearsal: recovers, verifies, reports and publishes the rehearsed RTO.",
     )
+    harden: Harden = Field(
+        default=Harden(),
+        description="The scheduled hardener: new replicas get their table policy and retention without a person.",
+    )
 
     @field_validator("replication_point_groups")
     @classmethod
@@ -216,6 +242,6 @@ class Assurance(_Frozen):
         return {g.name: g.tables for g in self.replication_point_groups}
 
 
-def monitor_schedule_expression(monitor: Monitor) -> str:
+def monitor_schedule_expression(monitor: Monitor | Harden) -> str:
     n = monitor.interval_minutes
     return f"rate({n} {'minute' if n == 1 else 'minutes'})"

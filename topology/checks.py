@@ -491,6 +491,7 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
             )
         )
     out += point_group_checks(cfg)
+    out += harden_checks(cfg)
     rep = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     if rep is not None and a.rehearsal.offset_hours >= rep.snapshot_retention.max_snapshot_age_hours:
         out.append(
@@ -501,6 +502,31 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
             )
         )
     return out
+
+
+def hardener_role_arn(cfg: KitConfig) -> str:
+    """The scheduled hardener's role (`[assurance.harden]`), in the source's account."""
+    src = cfg.source
+    return f"arn:{src.partition}:iam::{src.account_id}:role/{cfg.name_prefix}-replica-hardener"
+
+
+def harden_checks(cfg: KitConfig) -> list[Issue]:
+    """The scheduled hardener writes what only break-glass may write (a replica's table policy and retention), so its
+    role must be a configured break-glass principal; one source only (an estate's sources are hardened by hand)."""
+    if not cfg.assurance.harden.enabled:
+        return []
+    if len(cfg.sources) != 1:
+        return [Issue("assurance.harden.enabled", "the scheduled hardener serves a [source] configuration only")]
+    arn = hardener_role_arn(cfg)
+    if arn not in cfg.protection.break_glass_principals:
+        return [
+            Issue(
+                "assurance.harden.enabled",
+                f"add {arn} to protection.break_glass_principals: the hardener writes replica table policies and "
+                "retention, which only break-glass may write (docs/assurance.md#scheduled-hardening)",
+            )
+        ]
+    return []
 
 
 def point_group_checks(cfg: KitConfig) -> list[Issue]:

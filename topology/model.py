@@ -292,9 +292,9 @@ class Protection(_Frozen):
     )
     replication_setup: Literal["deploy-role", "break-glass"] = Field(
         default="deploy-role",
-        description='Who sets up and changes a source\'s replication: "deploy-role" (the sources\' and a promoted '
+        description="Who sets up and changes a source's replication: \"deploy-role\" (the sources' and a promoted "
         'bucket\'s deploy roles, in the reviewed deploy) or "break-glass" (break-glass only, so applying a replication '
-        "configuration, cross-account or in a failover, is a break-glass step): choose \"break-glass\" when the live "
+        'configuration, cross-account or in a failover, is a break-glass step): choose "break-glass" when the live '
         "check shows that setup needs CreateTable, CreateNamespace and PutTableMaintenanceConfiguration on the "
         "destination (docs/aws-facts.md#replication-setup-and-the-destination-permissions).",
     )

@@ -16,6 +16,7 @@ from s3tables_kit.infra.constructs.catalog import SourceCatalog
 from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from s3tables_kit.infra.constructs.monitor import source_assurance
 from s3tables_kit.infra.constructs.providers import untagged_aws_provider
+from s3tables_kit.infra.constructs.replica_hardener import source_hardener
 from s3tables_kit.infra.constructs.replica_protection import (
     PIPELINE_GUARDRAIL_DESCRIPTION,
     ReplicaBucketPolicy,
@@ -116,6 +117,7 @@ class SourceStack(TerraformStack):
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,
             )
         monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
+        source_hardener(self, cfg, docs)  # `[assurance.harden]`: new replicas hardened on a schedule
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
         export_output(
             self,

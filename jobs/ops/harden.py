@@ -41,7 +41,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
@@ -59,10 +59,49 @@ from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
 from s3tables_kit.jobs.ops.cli import canonical_policy
-from s3tables_kit.topology.outputs import KitOutputs, ReplicaOut
 
 TablePolicyBuilder = Callable[..., dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
+
+
+# What harden reads of the outputs contract (`topology.outputs.KitOutputs`, `ReplicaOut`), as protocols: the scheduled
+# hardener (`jobs/ops/harden_scheduled.py`) runs where the contract's models cannot be imported and hands in its own.
+class Retention(Protocol):
+    @property
+    def max_snapshot_age_hours(self) -> int: ...
+    @property
+    def min_snapshots_to_keep(self) -> int: ...
+
+
+class ReplicaOut(Protocol):
+    @property
+    def table_bucket_arn(self) -> str: ...
+    @property
+    def snapshot_retention(self) -> Retention: ...
+    @property
+    def break_glass_principals(self) -> Sequence[str]: ...
+    @property
+    def deploy_role_arns(self) -> Sequence[str]: ...
+
+
+class SourceView(Protocol):
+    @property
+    def replication_role_arn(self) -> str: ...
+    @property
+    def failover(self) -> object | None: ...
+
+
+class KitOutputs(Protocol):
+    @property
+    def replicas(self) -> Sequence[ReplicaOut]: ...
+    @property
+    def sources(self) -> Sequence[SourceView]: ...
+    @property
+    def several_sources(self) -> bool: ...
+    def replicated_tables_into(self, replica: Any) -> list[str]: ...
+    def is_failover_destination(self, replica: Any) -> bool: ...
+    def sources_into(self, replica: Any) -> Sequence[SourceView]: ...
+    def replication_roles_for(self, replica: Any) -> list[str]: ...
 
 
 def default_table_policy_builder() -> TablePolicyBuilder:

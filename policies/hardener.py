@@ -1,0 +1,92 @@
+"""Policies of the scheduled hardener (`[assurance.harden]`): the function's role, which may read a replica table's
+layers and write its table policy and retention on the source's replica buckets and nothing else, and the schedule's
+role, which may invoke that one function. The function's role is also a configured break-glass principal
+(`topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so its own
+policy is what confines it (docs/assurance.md#scheduled-hardening)."""
+
+from __future__ import annotations
+
+from s3tables_kit.policies import assurance as AS
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
+from s3tables_kit.topology.checks import hardener_role_arn
+from s3tables_kit.topology.config import KitConfig
+
+HARDEN_BUCKET_READ = ("ListTables",)
+HARDEN_TABLE_ACTIONS = (
+    "GetTable",
+    "GetTablePolicy",
+    "GetTableMaintenanceConfiguration",
+    "PutTableMaintenanceConfiguration",
+    "PutTablePolicy",
+)
+
+
+def hardener_name(cfg: KitConfig) -> str:
+    """The function, its role and its log group."""
+    return hardener_role_arn(cfg).rsplit("/", 1)[1]
+
+
+def hardener_schedule_role_name(cfg: KitConfig) -> str:
+    return f"{hardener_name(cfg)}-schedule"
+
+
+def hardener_function_arn(cfg: KitConfig) -> str:
+    return AS.source_site(cfg).arn("lambda", f"function:{hardener_name(cfg)}")
+
+
+def hardener_role_trust(cfg: KitConfig) -> Document:
+    site = AS.source_site(cfg)
+    return doc(
+        S.allow_service_assume_role(
+            "AllowLambdaServiceForTheHardenerFunction",
+            AS.LAMBDA_SERVICE,
+            source_account=site.account_id,
+            source_arns=[hardener_function_arn(cfg)],
+        )
+    )
+
+
+def hardener_role_permissions(cfg: KitConfig) -> Document:
+    buckets = [r.bucket_arn for r in cfg.replicas]
+    site = AS.source_site(cfg)
+    return doc(
+        S.allow_actions("ListReplicaTables", HARDEN_BUCKET_READ, buckets),
+        S.allow_actions("HardenReplicaTables", HARDEN_TABLE_ACTIONS, [S.table_arns(b) for b in buckets]),
+        S.statement(
+            "WriteHardenerFunctionLogs",
+            "Allow",
+            ["logs:CreateLogStream", "logs:PutLogEvents"],
+            [site.arn("logs", f"log-group:{hardener_name(cfg)}:log-stream:*")],
+        ),
+    )
+
+
+def hardener_schedule_role_trust(cfg: KitConfig) -> Document:
+    return doc(
+        AS.allow_scheduler_assume_role("AllowSchedulerForTheHardenerSchedule", AS.source_site(cfg), hardener_name(cfg))
+    )
+
+
+def hardener_schedule_role_permissions(cfg: KitConfig) -> Document:
+    return doc(
+        S.statement("InvokeTheHardenerFunction", "Allow", ["lambda:InvokeFunction"], [hardener_function_arn(cfg)])
+    )
+
+
+def documents(cfg: KitConfig) -> list[PolicyDoc]:
+    if not cfg.assurance.harden.enabled:
+        return []
+    account = cfg.source.account_id
+    return [
+        *role_documents(
+            "hardener-role", account, hardener_name(cfg), hardener_role_trust(cfg), hardener_role_permissions(cfg)
+        ),
+        *role_documents(
+            "hardener-schedule-role",
+            account,
+            hardener_schedule_role_name(cfg),
+            hardener_schedule_role_trust(cfg),
+            hardener_schedule_role_permissions(cfg),
+        ),
+    ]

@@ -1,0 +1,160 @@
+"""The scheduled hardener (`[assurance.harden]`): its configuration and documents, and its handler against the
+emulator: run from its own package (what the Lambda function deploys, with pydantic unimportable as in the Lambda
+runtime), it hardens a new replica that bucket-mode replication created, and only that one."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.replica_hardener import hardener_plan
+from s3tables_kit.jobs.ops.cli import canonical_policy
+from s3tables_kit.jobs.ops.harden_scheduled import HARDEN_PLAN_FILE, MODULES, load_plan, run_scheduled
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import replica_table_policy_for
+from s3tables_kit.topology.checks import hardener_role_arn
+from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.loader import ConfigError, parse_config
+from tests.ops_fixtures import OpsEnv, World, config_dict, deploy
+
+HARDENER = "arn:aws:iam::123456789012:role/seed-replica-hardener"
+
+
+def _doc(enabled: bool = True, listed: bool = True) -> dict[str, Any]:
+    doc = config_dict()
+    doc["assurance"] = {"harden": {"enabled": enabled, "interval_minutes": 10}}
+    if listed:
+        doc["protection"]["break_glass_principals"] = [*doc["protection"]["break_glass_principals"], HARDENER]
+    return doc
+
+
+def test_the_hardener_is_off_by_default_and_its_role_must_be_break_glass() -> None:
+    assert parse_config(config_dict()).assurance.harden.enabled is False
+    with pytest.raises(ConfigError, match=f"add {HARDENER} to protection.break_glass_principals"):
+        parse_config(_doc(listed=False))
+    cfg = parse_config(_doc())
+    assert hardener_role_arn(cfg) == HARDENER
+    assert cfg.assurance.harden.one_layer_bound_minutes == 15  # 10 min interval + one run of at most 300 s
+
+
+def test_the_hardener_role_may_do_what_harden_does_on_the_replica_buckets_only() -> None:
+    off = {d.name for d in build(parse_config(_doc(enabled=False))).all()}
+    docs = {d.name: d.document for d in build(parse_config(_doc())).all()}
+    assert set(docs) - off == {
+        "hardener-role-trust",
+        "hardener-role-permissions",
+        "hardener-schedule-role-trust",
+        "hardener-schedule-role-permissions",
+    }
+    grants = {s["Sid"]: s for s in docs["hardener-role-permissions"]["Statement"]}
+    replica = "arn:aws:s3tables:us-west-2:123456789012:bucket/demo-dest-tablebucket"
+    assert grants["ListReplicaTables"]["Resource"] in (replica, [replica])
+    assert sorted(grants["HardenReplicaTables"]["Action"]) == [
+        "s3tables:GetTable",
+        "s3tables:GetTableMaintenanceConfiguration",
+        "s3tables:GetTablePolicy",
+        "s3tables:PutTableMaintenanceConfiguration",
+        "s3tables:PutTablePolicy",
+    ]
+    assert all(s["Effect"] == "Allow" and "*" not in json.dumps(s["Action"]) for s in grants.values())
+    invoke = docs["hardener-schedule-role-permissions"]["Statement"]
+    assert [s["Resource"] for s in invoke] == ["arn:aws:lambda:us-east-1:123456789012:function:seed-replica-hardener"]
+
+
+def _package(cfg: KitConfig, into: Path) -> Path:
+    """The function's package as synth builds it, unpacked."""
+    plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg)))
+    with zipfile.ZipFile(io.BytesIO(packaging.hardener_zip(MODULES, plan))) as z:
+        z.extractall(into)
+    return into
+
+
+def _run_handler(package: Path, endpoint: str) -> dict[str, Any]:
+    """The Lambda entry point from its package, in a Python where pydantic cannot be imported (the runtime's)."""
+    code = (
+        "import json, sys; sys.modules['pydantic'] = None; sys.path.insert(0, sys.argv[1]);"
+        "from s3tables_kit.jobs.ops.harden_scheduled import handler; print(json.dumps(handler({}, None)))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"AWS_ENDPOINT_URL": endpoint}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(package)], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return summary
+
+
+def _policy(world: World, name: str) -> Any:
+    got = world.dst().get_table_policy(tableBucketARN=world.replica_arn, namespace="analytics", name=name)
+    return json.loads(got["resourcePolicy"])
+
+
+def test_a_new_replica_in_bucket_mode_is_hardened_by_the_scheduled_handler(ops_env: OpsEnv, tmp_path: Path) -> None:
+    world = deploy(ops_env)
+    cfg = parse_config(_doc())
+    package = _package(cfg, tmp_path / "package")
+    plan = load_plan(json.loads((package / HARDEN_PLAN_FILE).read_text()))
+    first = run_scheduled(world.clients, plan)  # the first run after the deploy: the three initial replicas
+    assert first.exit_code == 0 and first.count("hardened") == 3
+
+    # a table created at the source after the deploy: bucket-mode replication creates its replica, one layer only
+    src = world.src()
+    created = src.create_table(
+        tableBucketARN=world.source_arn, namespace="analytics", name="returns", format="ICEBERG"
+    )["tableARN"]
+    ops_env.control.replicate(source_table_arn=created)
+    replica = world.replica_table("analytics.returns")
+    with pytest.raises(ClientError, match="NotFoundException"):
+        _policy(world, "returns")
+
+    summary = _run_handler(package, ops_env.endpoint)
+    assert summary["exit_code"] == 0 and summary["failed"] == []
+    assert summary["counts"]["hardened"] == 1 and summary["counts"]["unchanged"] == 3
+    want = replica_table_policy_for(cfg, cfg.replicas[0], replica["tableARN"])
+    assert canonical_policy(_policy(world, "returns")) == canonical_policy(want)
+    assert HARDENER in json.dumps(want)  # the hardener is break-glass in the reviewed document it writes
+    conf = world.dst().get_table_maintenance_configuration(
+        tableBucketARN=world.replica_arn, namespace="analytics", name="returns"
+    )["configuration"]["icebergSnapshotManagement"]["settings"]["icebergSnapshotManagement"]
+    assert conf == {"minSnapshotsToKeep": 1, "maxSnapshotAgeHours": 2160}
+    # a run that finds nothing new writes nothing
+    again = run_scheduled(world.clients, plan)
+    assert again.count("hardened") == 0 and again.count("unchanged") == 4
+
+
+def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the_nag_rules() -> None:
+    from cdktf import TerraformStack, Testing
+    from cdktf_cdktf_provider_aws.provider import AwsProvider
+
+    from s3tables_kit.infra.constructs.replica_hardener import source_hardener
+    from s3tables_kit.infra.nag import apply_nag
+
+    cfg = parse_config(_doc())
+    stack = TerraformStack(Testing.app(), "t")
+    AwsProvider(stack, "aws", region="us-east-1")
+    assert source_hardener(stack, parse_config(_doc(enabled=False)), build(cfg)) is None
+    source_hardener(stack, cfg, build(cfg))
+    apply_nag(stack)
+    resources = json.loads(Testing.synth(stack))["resource"]
+    (fn,) = resources["aws_lambda_function"].values()
+    assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(MODULES[-1])
+    assert fn["reserved_concurrent_executions"] == 1
+    (schedule,) = resources["aws_scheduler_schedule"].values()
+    assert schedule["schedule_expression"] == "rate(10 minutes)"
+    assert schedule["description"] == "Hardens new replicas within 15 minutes of their creation"
+    roles = {r["name"]: json.loads(r["assume_role_policy"]) for r in resources["aws_iam_role"].values()}
+    assert set(roles) == {"seed-replica-hardener", "seed-replica-hardener-schedule"}
+    policies = {p["name"]: json.loads(p["policy"]) for p in resources["aws_iam_role_policy"].values()}
+    assert policies["seed-replica-hardener"] == next(
+        d.document for d in build(cfg).all() if d.name == "hardener-role-permissions"
+    )

@@ -40,32 +40,17 @@ vault gets one set of alarms per source feeding it).
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from cdktf import AssetType, TerraformAsset
-from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
 from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.lambda_function import (
-    LambdaFunction,
-    LambdaFunctionEnvironment,
-    LambdaFunctionLoggingConfig,
-)
-from cdktf_cdktf_provider_aws.scheduler_schedule import (
-    SchedulerScheduleFlexibleTimeWindow,
-    SchedulerScheduleTargetRetryPolicy,
-)
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
 from s3tables_kit.infra.constructs.iam import documented_role
-from s3tables_kit.infra.constructs.schedule import job_schedule
+from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
@@ -74,8 +59,6 @@ from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.outputs import declared_replication
 
-RUNTIME = "python3.12"
-LOG_RETENTION_DAYS = 30
 MONITOR_ROLE_ABOUT = "Replication monitor: reads replication status, publishes the kit's metrics"
 SCHEDULE_ROLE_ABOUT = "EventBridge Scheduler: invokes the replication monitor"
 
@@ -143,39 +126,19 @@ class ReplicationMonitor(Construct):
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg)
         role = _role(self, docs, "role", assurance.monitor_role_name(cfg), MONITOR_ROLE_ABOUT)
-        logs = CloudwatchLogGroup(
-            self, "logs", name=assurance.monitor_log_group(cfg), retention_in_days=LOG_RETENTION_DAYS
-        )
-        # The package is built deterministically from the repository's jobs/ops and staged for the asset, which
-        # copies it into the synth output under a content hash (no path of this machine reaches the Terraform).
         declared = declared_document(cfg, reviewed, source_policy)
-        zip_bytes = packaging.monitor_zip(packaging.declared_bytes(declared))
-        staging = Path(tempfile.mkdtemp(prefix="kit-monitor-package-"))
-        atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
-        staged = packaging.write_monitor_zip(staging, zip_bytes)
-        asset = TerraformAsset(
-            self,
-            "package",
-            path=str(staged),
-            type=AssetType.FILE,
-            asset_hash=packaging.sha256_base64(zip_bytes).replace("/", "_").replace("+", "-")[:32],
-        )
         # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
-        self.function = LambdaFunction(
+        self.function = scheduled_function(
             self,
-            "function",
-            function_name=fn_name,
-            description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
-            role=role.arn,
-            runtime=RUNTIME,
-            handler=packaging.HANDLER,
-            filename=asset.path,
-            source_code_hash=packaging.sha256_base64(zip_bytes),
-            timeout=mon.timeout_seconds,
-            memory_size=512,
-            reserved_concurrent_executions=1,  # runs never overlap
-            logging_config=LambdaFunctionLoggingConfig(log_format="Text", log_group=logs.name),
-            environment=LambdaFunctionEnvironment(
+            PackagedFunction(
+                name=fn_name,
+                description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
+                log_group=assurance.monitor_log_group(cfg),
+                role_arn=role.arn,
+                package=packaging.monitor_zip(packaging.declared_bytes(declared)),
+                file_name="replication-monitor.zip",
+                handler=packaging.HANDLER,
+                timeout=mon.timeout_seconds,
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
                     C.ENV_KIT: cfg.name_prefix,
@@ -185,9 +148,8 @@ class ReplicationMonitor(Construct):
                     C.ENV_CAP: str(mon.max_table_metrics),
                     C.ENV_CONCURRENCY: str(mon.concurrency),
                     C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
-                }
+                },
             ),
-            depends_on=[logs],
         )
         self.schedule = job_schedule(
             self,
@@ -198,11 +160,7 @@ class ReplicationMonitor(Construct):
             name=assurance.schedule_name(cfg, "replication-monitor"),
             description="Runs the replication monitor",
             expression=monitor_schedule_expression(mon),
-            window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
             target_arn=self.function.arn,
-            # A missed run is not retried: the next one comes within the interval; a late one would only report
-            # stale numbers under a later timestamp.
-            retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=0, maximum_event_age_in_seconds=60),
         )
         period = mon.interval_minutes * 60
         actions = [alarm_topic_arn]

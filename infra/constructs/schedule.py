@@ -1,9 +1,25 @@
 """An EventBridge Scheduler schedule that runs one of the kit's assurance jobs (the replication monitor, the recovery
-rehearsal) as a role of its own: the role `schedule-role` with its reviewed documents and the schedule `schedule`.
-The construct ids are the caller's scope's: they are Terraform addresses."""
+rehearsal, the scheduled hardener) as a role of its own: the role `schedule-role` with its reviewed documents and the
+schedule `schedule`; and the Python Lambda function such a schedule invokes, built from a package the kit makes at
+synth (`scheduled_function`: its log group `logs`, its asset `package` and the function `function`). The construct
+ids are the caller's scope's: they are Terraform addresses."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdktf import AssetType, TerraformAsset
+from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
+from cdktf_cdktf_provider_aws.lambda_function import (
+    LambdaFunction,
+    LambdaFunctionEnvironment,
+    LambdaFunctionLoggingConfig,
+)
 from cdktf_cdktf_provider_aws.scheduler_schedule import (
     SchedulerSchedule,
     SchedulerScheduleFlexibleTimeWindow,
@@ -12,8 +28,12 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
 )
 from constructs import Construct
 
+from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
+
+RUNTIME = "python3.12"
+LOG_RETENTION_DAYS = 30
 
 
 def job_schedule(
@@ -26,13 +46,19 @@ def job_schedule(
     name: str,
     description: str,
     expression: str,
-    window: SchedulerScheduleFlexibleTimeWindow,
     target_arn: str,
-    retry_policy: SchedulerScheduleTargetRetryPolicy,
+    window: SchedulerScheduleFlexibleTimeWindow | None = None,
+    retry_policy: SchedulerScheduleTargetRetryPolicy | None = None,
     input: str | None = None,
 ) -> SchedulerSchedule:
     """The schedule `name` invoking `target_arn` (with `input`, when given) as the role `role_name`, which trusts the
-    scheduler as `<documents>-trust` says and holds `<documents>-permissions` in its inline policy of the same name."""
+    scheduler as `<documents>-trust` says and holds `<documents>-permissions` in its inline policy of the same name.
+    Without `window` and `retry_policy`, a job that runs every interval: no window, and a missed run is not retried
+    (the next one comes within the interval; a late one would only report stale numbers under a later timestamp)."""
+    window = window or SchedulerScheduleFlexibleTimeWindow(mode="OFF")
+    retry_policy = retry_policy or SchedulerScheduleTargetRetryPolicy(
+        maximum_retry_attempts=0, maximum_event_age_in_seconds=60
+    )
     role, _ = documented_role(
         scope,
         "schedule-role",
@@ -51,4 +77,54 @@ def job_schedule(
         schedule_expression=expression,
         flexible_time_window=window,
         target=SchedulerScheduleTarget(arn=target_arn, role_arn=role.arn, input=input, retry_policy=retry_policy),
+    )
+
+
+@dataclass(frozen=True)
+class PackagedFunction:
+    """A Lambda function of the kit's own package: `package` (the zip's bytes) staged as `file_name`."""
+
+    name: str
+    description: str
+    log_group: str
+    role_arn: str
+    package: bytes
+    file_name: str
+    handler: str
+    timeout: int
+    variables: Mapping[str, str]
+
+
+def scheduled_function(scope: Construct, fn: PackagedFunction) -> LambdaFunction:
+    """The function `fn` with its log group: one run at a time, 512 MB, the package staged for the asset, which
+    copies it into the synth output under a content hash (no path of this machine reaches the Terraform)."""
+    logs = CloudwatchLogGroup(scope, "logs", name=fn.log_group, retention_in_days=LOG_RETENTION_DAYS)
+    staging = Path(tempfile.mkdtemp(prefix="kit-function-package-"))
+    atexit.register(shutil.rmtree, staging, ignore_errors=True)  # synth copies it; nothing to keep afterwards
+    staged = staging / fn.file_name
+    staged.write_bytes(fn.package)
+    digest = packaging.sha256_base64(fn.package)
+    asset = TerraformAsset(
+        scope,
+        "package",
+        path=str(staged),
+        type=AssetType.FILE,
+        asset_hash=digest.replace("/", "_").replace("+", "-")[:32],
+    )
+    return LambdaFunction(
+        scope,
+        "function",
+        function_name=fn.name,
+        description=fn.description,
+        role=fn.role_arn,
+        runtime=RUNTIME,
+        handler=fn.handler,
+        filename=asset.path,
+        source_code_hash=digest,
+        timeout=fn.timeout,
+        memory_size=512,
+        reserved_concurrent_executions=1,  # runs never overlap
+        logging_config=LambdaFunctionLoggingConfig(log_format="Text", log_group=logs.name),
+        environment=LambdaFunctionEnvironment(variables=dict(fn.variables)),
+        depends_on=[logs],
     )

@@ -67,28 +67,47 @@ SNAPSHOT = "icebergSnapshotManagement"
 # What harden reads of the outputs contract (`topology.outputs.KitOutputs`, `ReplicaOut`), as protocols: the scheduled
 # hardener (`jobs/ops/harden_scheduled.py`) runs where the contract's models cannot be imported and hands in its own.
 class Retention(Protocol):
+    """A replica's configured `snapshot_retention`."""
+
     @property
-    def max_snapshot_age_hours(self) -> int: ...
+    def max_snapshot_age_hours(self) -> int:
+        """Hours a snapshot is kept."""
+
     @property
-    def min_snapshots_to_keep(self) -> int: ...
+    def min_snapshots_to_keep(self) -> int:
+        """Snapshots always kept."""
 
 
 class ReplicaOut(Protocol):
+    """A replica bucket: where its tables are, what their layers say."""
+
     @property
-    def table_bucket_arn(self) -> str: ...
+    def table_bucket_arn(self) -> str:
+        """The bucket."""
+
     @property
-    def snapshot_retention(self) -> Retention: ...
+    def snapshot_retention(self) -> Retention:
+        """What `harden` writes as retention."""
+
     @property
-    def break_glass_principals(self) -> Sequence[str]: ...
+    def break_glass_principals(self) -> Sequence[str]:
+        """Exempt in the table policy."""
+
     @property
-    def deploy_role_arns(self) -> Sequence[str]: ...
+    def deploy_role_arns(self) -> Sequence[str]:
+        """Named in the table policy."""
 
 
 class SourceView(Protocol):
+    """A source feeding a replica bucket."""
+
     @property
-    def replication_role_arn(self) -> str: ...
+    def replication_role_arn(self) -> str:
+        """Exempt in its replicas' table policies."""
+
     @property
-    def failover(self) -> object | None: ...
+    def failover(self) -> object | None:
+        """Set on a promoted source."""
 
 
 class KitOutputs(Protocol):

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
 from s3tables_kit.jobs.ops.harden import HardenReport, harden
@@ -31,8 +31,9 @@ HARDEN_TABLE_ARN = "${table_arn}"
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the package root, above s3tables_kit/jobs/ops/: the plan file
 
 
-@dataclass(frozen=True)
-class PlannedRetention:
+class PlannedRetention(NamedTuple):
+    """A replica bucket's configured retention, as the plan file states it."""
+
     max_snapshot_age_hours: int
     min_snapshots_to_keep: int
 

@@ -24,7 +24,7 @@ from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan, confirm, loa
 from s3tables_kit.infra.live.probes import CONFIRMED, CONTRADICTED
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.run import SETTINGS, execute
-from s3tables_kit.infra.live.world import LiveTarget
+from s3tables_kit.infra.live.world import ALLOW_ALL, LiveTarget
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
 PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27"}
@@ -180,6 +180,25 @@ def test_a_cross_account_run_where_setup_needs_the_destination_fails_on_u27(
     assert report.left_after_cleanup == [] and leftovers(target, plan, any_run=True) == []
     kms = target.client("kms", plan.settings.replica_region, "444455556666")
     assert [a for a in kms.list_aliases()["Aliases"] if a["AliasName"].startswith("alias/kitlv-")] == []
+
+
+def test_the_run_acts_in_the_second_account_through_its_access_role(live: tuple[LiveTarget, OpsEnv]) -> None:
+    """What `--aws` does with a second account: every client there is made with the credentials of an AssumeRole of
+    `second_account_role`, signed with the run's own (here: the source account's key only)."""
+    target, env = live
+    second, role = "444455556666", "arn:aws:iam::444455556666:role/OrganizationAccountAccessRole"
+    keys = env.control.seed_accounts(["111122223333", second])
+    iam = LiveTarget(endpoint=target.endpoint, keys=keys).client("iam", "us-east-1", second)
+    iam.create_role(RoleName="OrganizationAccountAccessRole", AssumeRolePolicyDocument=json.dumps({"Statement": []}))
+    iam.put_role_policy(  # Organizations gives the role AdministratorAccess
+        RoleName="OrganizationAccountAccessRole", PolicyName="admin", PolicyDocument=json.dumps(ALLOW_ALL)
+    )
+    aws_like = LiveTarget(endpoint=target.endpoint, keys={"111122223333": keys["111122223333"]})
+    aws_like.account_roles = {second: role}
+    who = aws_like.client("sts", "us-west-2", second).get_caller_identity()
+    assert who["Account"] == second and ":assumed-role/OrganizationAccountAccessRole/" in who["Arn"]
+    arn = aws_like.client("s3tables", "us-west-2", second).create_table_bucket(name="kitlv-probe")["arn"]
+    assert arn.split(":")[4] == second
 
 
 def test_the_settings_refuse_a_second_account_that_is_not_one(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ class LiveTarget:
 
     endpoint: str | None = None
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
-    # AWS: account id -> the role the run assumes to act there (the environment's credentials act in the others)
+    # account id -> the role the run assumes to act there (on AWS, a second account; the others: the run's own)
     account_roles: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -65,11 +65,7 @@ class LiveTarget:
             kw: dict[str, Any] = {"region_name": region}
             if self.endpoint:
                 kw["endpoint_url"] = self.endpoint
-                creds = self.keys.get(account or "") or next(iter(self.keys.values()), None)
-                if creds:
-                    kw["aws_access_key_id"] = creds["accessKeyId"]
-                    kw["aws_secret_access_key"] = creds["secretAccessKey"]
-            elif account in self.account_roles:
+            if account in self.account_roles:  # the run's own credentials act there through the role
                 got = self.client("sts", region).assume_role(
                     RoleArn=self.account_roles[account], RoleSessionName="kit-live-verify"
                 )["Credentials"]
@@ -78,6 +74,11 @@ class LiveTarget:
                     aws_secret_access_key=got["SecretAccessKey"],
                     aws_session_token=got["SessionToken"],
                 )
+            elif self.endpoint:
+                creds = self.keys.get(account or "") or next(iter(self.keys.values()), None)
+                if creds:
+                    kw["aws_access_key_id"] = creds["accessKeyId"]
+                    kw["aws_secret_access_key"] = creds["secretAccessKey"]
             make: Any = self._session.client  # a service name that is a str, not a literal
             self._clients[key] = make(service, **kw)
         return self._clients[key]

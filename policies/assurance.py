@@ -481,4 +481,4 @@ def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[s
                 ["rehearsal-schedule-role-permissions"],
             )
         )
-    return out
+    return out + hardener.summary_principals(cfg)

@@ -90,3 +90,27 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
             hardener_schedule_role_permissions(cfg),
         ),
     ]
+
+
+def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
+    """SUMMARY.md's "Who may do what" rows of the hardener's two roles."""
+    if not cfg.assurance.harden.enabled:
+        return []
+    site = AS.source_site(cfg)
+    bound = cfg.assurance.harden.one_layer_bound_minutes
+    return [
+        (
+            "Scheduled hardener function role",
+            [hardener_role_arn(cfg)],
+            f"Assumed only by Lambda for the function `{hardener_name(cfg)}` (`hardener-role-trust`). A break-glass "
+            "principal by configuration, confined by its own policy to reading a replica table's policy and retention "
+            f"and writing the reviewed ones on the replica buckets: new replicas keep one layer at most {bound} min.",
+            ["hardener-role-permissions"],
+        ),
+        (
+            "Scheduled hardener schedule role",
+            [site.role_arn(hardener_schedule_role_name(cfg))],
+            "Assumed only by EventBridge Scheduler for the hardener's schedule. Invokes the hardener function.",
+            ["hardener-schedule-role-permissions"],
+        ),
+    ]

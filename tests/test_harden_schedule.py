@@ -20,6 +20,7 @@ from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.replica_hardener import hardener_plan
 from s3tables_kit.jobs.ops.cli import canonical_policy
 from s3tables_kit.jobs.ops.harden_scheduled import HARDEN_PLAN_FILE, MODULES, load_plan, run_scheduled
+from s3tables_kit.policies.assurance import summary_principals
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.checks import hardener_role_arn
@@ -67,6 +68,9 @@ def test_the_hardener_role_may_do_what_harden_does_on_the_replica_buckets_only()
         "s3tables:PutTablePolicy",
     ]
     assert all(s["Effect"] == "Allow" and "*" not in json.dumps(s["Action"]) for s in grants.values())
+    rows = {title: arns for title, arns, _intro, _docs in summary_principals(parse_config(_doc()))}
+    assert rows["Scheduled hardener function role"] == [HARDENER]  # SUMMARY.md's "Who may do what"
+    assert "Scheduled hardener function role" not in {t for t, *_ in summary_principals(parse_config(config_dict()))}
     invoke = docs["hardener-schedule-role-permissions"]["Statement"]
     assert [s["Resource"] for s in invoke] == ["arn:aws:lambda:us-east-1:123456789012:function:seed-replica-hardener"]
 

@@ -174,7 +174,8 @@ class RunPlan:
         lines.append(f"every resource is tagged {RUN_TAG}={self.run_id}):")
         lines += [f"  {acct:<12} {region:<10} {kind:<34} {name}" for acct, region, kind, name in self.inventory()]
         if local:
-            lines.append("cost: none (a local emulator); time: about a minute. It checks the run itself, not AWS:")
+            lines.append("cost: none (a local emulator); time: seconds (minutes with --apply terraform).")
+            lines.append("It checks the run itself, not AWS:")
             lines.append(f"  {AWS_NEXT_STEP}")
         else:
             lines.append(f"estimated cost: under ${usd:.2f}; estimated time: up to {minutes:.0f} minutes")

@@ -111,10 +111,14 @@ def monitor_zip(declared: bytes | None = None) -> bytes:
     return _zip(_entries(declared))
 
 
-def hardener_zip(modules: Sequence[str], plan: tuple[str, bytes]) -> bytes:
-    """The scheduled hardener's package: the monitor's modules (its kernel), `modules` (`harden` and the handler's,
-    `jobs.ops.harden_scheduled.MODULES`) and `plan`, (file name, content) of its plan file."""
-    return _zip(_entries(None, [*((f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in modules), plan]))
+# The scheduled hardener's modules beyond the monitor's kernel; the last one holds its handler.
+HARDENER_MODULES = ("jobs/ops/harden.py", "jobs/ops/harden_scheduled.py")
+
+
+def hardener_zip(plan: tuple[str, bytes]) -> bytes:
+    """The scheduled hardener's package: the monitor's modules (its kernel), `HARDENER_MODULES` and `plan`, (file
+    name, content) of its plan file."""
+    return _zip(_entries(None, [*((f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in HARDENER_MODULES), plan]))
 
 
 def _zip(entries: list[tuple[str, bytes]]) -> bytes:

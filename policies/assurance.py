@@ -9,19 +9,20 @@ is derived from the configuration (names are deterministic), so what is rendered
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import hardener
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.policies.sites import (  # the names every assurance document uses (the hardener's too)
+    CLOUDWATCH_SERVICE,
+    LAMBDA_SERVICE,
+    Site,
+    allow_scheduler_assume_role,
+    site_of,
+    source_site,
+)
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
-
-LAMBDA_SERVICE = "lambda.amazonaws.com"
-SCHEDULER_SERVICE = "scheduler.amazonaws.com"
-CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
-TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
 
 MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
 MONITOR_STATUS_BUCKET_READ = ("ListTables",)
@@ -34,27 +35,6 @@ MONITOR_LAYERS_READ = ("GetTableMaintenanceConfiguration", "GetTablePolicy")
 
 
 # ---------------------------------------------------------------- names (deployed contract) ----
-
-
-@dataclass(frozen=True)
-class Site:
-    partition: str
-    account_id: str
-    region: str
-
-    def arn(self, service: str, resource: str) -> str:
-        return f"arn:{self.partition}:{service}:{self.region}:{self.account_id}:{resource}"
-
-    def role_arn(self, name: str) -> str:
-        return f"arn:{self.partition}:iam::{self.account_id}:role/{name}"
-
-
-def source_site(cfg: KitConfig) -> Site:
-    return site_of(cfg.source)
-
-
-def site_of(src: Source) -> Site:
-    return Site(src.partition, src.account_id, src.region)
 
 
 def recovery_site(cfg: KitConfig) -> Site:
@@ -100,12 +80,6 @@ def schedule_name(cfg: KitConfig, what: str) -> str:
     return f"{cfg.name_prefix if what == 'replication-monitor' else cfg.kit.name}-{what}"
 
 
-def schedule_arns(site: Site, name: str) -> list[str]:
-    """What a schedule's target invocation carries as aws:SourceArn: the schedule group (documented) or the
-    schedule itself; both are listed so either form matches, and neither matches another group's schedules."""
-    return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
-
-
 def _alarm_prefix(cfg: KitConfig, stack: str) -> str:
     return cfg.kit.name if stack == "recovery" else cfg.name_prefix
 
@@ -129,13 +103,6 @@ def allow_lambda_assume_role(site: Site, function_name: str) -> S.Statement:
         LAMBDA_SERVICE,
         source_account=site.account_id,
         source_arns=[site.arn("lambda", f"function:{function_name}")],
-    )
-
-
-def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> S.Statement:
-    """EventBridge Scheduler assumes the role to invoke one schedule's target."""
-    return S.allow_service_assume_role(
-        sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule)
     )
 
 

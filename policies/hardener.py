@@ -6,7 +6,7 @@ policy is what confines it (docs/assurance.md#scheduled-hardening)."""
 
 from __future__ import annotations
 
-from s3tables_kit.policies import assurance as AS
+from s3tables_kit.policies import sites as AS
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.checks import hardener_role_arn

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies.assurance import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
+from s3tables_kit.policies.sites import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 
 ROOT = Path(__file__).resolve().parent.parent
 IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"

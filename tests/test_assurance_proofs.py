@@ -24,6 +24,7 @@ import pytest
 from s3tables_kit.policies import assurance as AS
 from s3tables_kit.policies.documents import build_documents
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimRequest, evaluate
+from s3tables_kit.policies.sites import SCHEDULER_SERVICE
 from s3tables_kit.topology.config import load_config
 from tests import policy_fixtures as W
 
@@ -120,12 +121,12 @@ TRUST_CASES: list[tuple[str, str, str, str, dict[str, str], str]] = [
     ("lambda for the monitor function", "monitor-role-trust", MONITOR_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": FUNCTION}, ALLOWED),
     ("lambda for another function", "monitor-role-trust", MONITOR_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": FUNCTION + "-copy"}, IMPLICIT_DENY),
     ("lambda from another account", "monitor-role-trust", MONITOR_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": "555555555555", "aws:SourceArn": FUNCTION.replace(SRC, "555555555555")}, IMPLICIT_DENY),
-    ("scheduler for the monitor schedule", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, AS.SCHEDULER_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": "arn:aws:scheduler:eu-west-1:111111111111:schedule/default/lakehouse-replication-monitor"}, ALLOWED),
-    ("scheduler (group ARN) for the monitor", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, AS.SCHEDULER_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": "arn:aws:scheduler:eu-west-1:111111111111:schedule-group/default"}, ALLOWED),
-    ("scheduler from another account", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, AS.SCHEDULER_SERVICE, {"aws:SourceAccount": "555555555555", "aws:SourceArn": "arn:aws:scheduler:eu-west-1:555555555555:schedule-group/default"}, IMPLICIT_DENY),
+    ("scheduler for the monitor schedule", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": "arn:aws:scheduler:eu-west-1:111111111111:schedule/default/lakehouse-replication-monitor"}, ALLOWED),
+    ("scheduler (group ARN) for the monitor", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": "arn:aws:scheduler:eu-west-1:111111111111:schedule-group/default"}, ALLOWED),
+    ("scheduler from another account", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": "555555555555", "aws:SourceArn": "arn:aws:scheduler:eu-west-1:555555555555:schedule-group/default"}, IMPLICIT_DENY),
     ("lambda cannot assume the schedule role", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": FUNCTION}, IMPLICIT_DENY),
-    ("scheduler for the rehearsal schedule", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, AS.SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule/default/lakehouse-recovery-rehearsal"}, ALLOWED),
-    ("scheduler, other schedule group", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, AS.SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule-group/team-x"}, IMPLICIT_DENY),
+    ("scheduler for the rehearsal schedule", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule/default/lakehouse-recovery-rehearsal"}, ALLOWED),
+    ("scheduler, other schedule group", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule-group/team-x"}, IMPLICIT_DENY),
 ]  # fmt: skip
 
 KEY_CASES: list[tuple[str, str, str, dict[str, str], str]] = [

@@ -19,12 +19,13 @@ from botocore.exceptions import ClientError
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.replica_hardener import hardener_plan
 from s3tables_kit.jobs.ops.cli import canonical_policy
-from s3tables_kit.jobs.ops.harden_scheduled import HARDEN_PLAN_FILE, MODULES, load_plan, run_scheduled
+from s3tables_kit.jobs.ops.harden_scheduled import load_plan, run_scheduled
 from s3tables_kit.policies.assurance import summary_principals
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.contract import HARDEN_PLAN_FILE
 from s3tables_kit.topology.loader import ConfigError, parse_config
 from tests.ops_fixtures import OpsEnv, World, config_dict, deploy
 
@@ -78,7 +79,7 @@ def test_the_hardener_role_may_do_what_harden_does_on_the_replica_buckets_only()
 def _package(cfg: KitConfig, into: Path) -> Path:
     """The function's package as synth builds it, unpacked."""
     plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg)))
-    with zipfile.ZipFile(io.BytesIO(packaging.hardener_zip(MODULES, plan))) as z:
+    with zipfile.ZipFile(io.BytesIO(packaging.hardener_zip(plan))) as z:
         z.extractall(into)
     return into
 
@@ -151,7 +152,9 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
     apply_nag(stack)
     resources = json.loads(Testing.synth(stack))["resource"]
     (fn,) = resources["aws_lambda_function"].values()
-    assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(MODULES[-1])
+    assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(
+        packaging.HARDENER_MODULES[-1]
+    )
     assert fn["reserved_concurrent_executions"] == 1
     (schedule,) = resources["aws_scheduler_schedule"].values()
     assert schedule["schedule_expression"] == "rate(10 minutes)"

@@ -60,6 +60,14 @@ ENV_CAP = "KIT_MAX_TABLE_METRICS"
 ENV_CONCURRENCY = "KIT_CONCURRENCY"
 ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
 
+# ------------------------------------------------------------- scheduled hardener (jobs/ops/harden_scheduled.py) ----
+
+# The plan file at the package's root (written at synth by infra/constructs/replica_hardener.py), its key, and the
+# placeholder where a table's ARN goes in a table policy (not an ARN character sequence: it cannot occur otherwise).
+HARDEN_PLAN_FILE = "kit_harden.json"
+HARDEN_REPLICAS = "replicas"
+HARDEN_TABLE_ARN = "${table_arn}"
+
 # ---------------------------------------------------------------- recovery rehearsal (jobs/rehearse.py) ----
 
 REHEARSAL_ENTRY = "rehearse_entry.py"  # under jobs/; uploaded next to the jobs zip by `make rehearse-upload`

@@ -18,28 +18,28 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
-from s3tables_kit.jobs.ops.harden_scheduled import HARDEN_PLAN_FILE, HARDEN_TABLE_ARN, MODULES, plan_document
 from s3tables_kit.policies import hardener
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.contract import HARDEN_PLAN_FILE, HARDEN_REPLICAS, HARDEN_TABLE_ARN
 
 
 def hardener_plan(cfg: KitConfig) -> dict[str, Any]:
     """`kit_harden.json`: the reviewed table policy (`policies.documents.replica_table_policy_for`, as `make harden`
     puts it) and the configured retention of each replica bucket of the source."""
-    return plan_document(
-        [
-            (
-                r.bucket_arn,
-                r.snapshot_retention.max_snapshot_age_hours,
-                r.snapshot_retention.min_snapshots_to_keep,
-                replica_table_policy_for(cfg, r, HARDEN_TABLE_ARN),
-            )
+    return {
+        HARDEN_REPLICAS: [
+            {
+                "table_bucket_arn": r.bucket_arn,
+                "max_snapshot_age_hours": r.snapshot_retention.max_snapshot_age_hours,
+                "min_snapshots_to_keep": r.snapshot_retention.min_snapshots_to_keep,
+                "table_policy": replica_table_policy_for(cfg, r, HARDEN_TABLE_ARN),
+            }
             for r in cfg.replicas
         ]
-    )
+    }
 
 
 class ReplicaHardener(Construct):
@@ -65,9 +65,9 @@ class ReplicaHardener(Construct):
                 description="Hardens new S3 Tables replicas: table policy and retention (s3tables-replica-kit harden)",
                 log_group=name,
                 role_arn=role.arn,
-                package=packaging.hardener_zip(MODULES, plan),
+                package=packaging.hardener_zip(plan),
                 file_name="replica-hardener.zip",
-                handler=packaging.handler_of(MODULES[-1]),
+                handler=packaging.handler_of(packaging.HARDENER_MODULES[-1]),
                 timeout=h.timeout_seconds,
                 variables={"AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}"},
             ),

@@ -3,7 +3,7 @@ function (`infra/constructs/replica_hardener.py`), so that a replica the service
 table policy and retention within one interval, without a person.
 
 What it writes comes from its package, not from the outputs contract (the Lambda runtime has no pydantic): the
-plan file (`HARDEN_PLAN_FILE`, `plan_document`), written at synth from the configuration and the reviewed
+plan file (`topology.contract.HARDEN_PLAN_FILE`), written at synth from the configuration and the reviewed
 documents, holds each replica bucket's configured retention and its reviewed table policy with a placeholder where
 the table's ARN goes. A change of either is a change of the package, deployed like code. The function's role is a
 break-glass principal of the configuration (the table policy and retention of a replica are break-glass only) whose
@@ -20,14 +20,8 @@ from typing import Any, NamedTuple
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
 from s3tables_kit.jobs.ops.harden import HardenReport, harden
+from s3tables_kit.topology.contract import HARDEN_PLAN_FILE, HARDEN_REPLICAS, HARDEN_TABLE_ARN
 
-# The package's own names (infra/constructs/replica_hardener.py builds it): its modules beyond the monitor's kernel,
-# the plan file at its root, the plan's key and the placeholder where a table's ARN goes in a table policy (not an ARN
-# character sequence: it cannot occur in a document otherwise).
-MODULES = ("jobs/ops/harden.py", "jobs/ops/harden_scheduled.py")
-HARDEN_PLAN_FILE = "kit_harden.json"
-HARDEN_REPLICAS = "replicas"
-HARDEN_TABLE_ARN = "${table_arn}"
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the package root, above s3tables_kit/jobs/ops/: the plan file
 
 
@@ -83,22 +77,6 @@ class HardenPlan:
         planned = next(r for r in self.replicas if r.table_bucket_arn == bucket_arn)
         doc: dict[str, Any] = json.loads(planned.table_policy.replace(HARDEN_TABLE_ARN, table_arn))
         return doc
-
-
-def plan_document(replicas: Sequence[tuple[str, int, int, dict[str, Any]]]) -> dict[str, Any]:
-    """The plan file's content: (bucket ARN, max snapshot age hours, min snapshots, table policy with
-    HARDEN_TABLE_ARN) of each replica bucket."""
-    return {
-        HARDEN_REPLICAS: [
-            {
-                "table_bucket_arn": arn,
-                "max_snapshot_age_hours": hours,
-                "min_snapshots_to_keep": keep,
-                "table_policy": policy,
-            }
-            for arn, hours, keep, policy in replicas
-        ]
-    }
 
 
 def load_plan(doc: dict[str, Any]) -> HardenPlan:

@@ -1,0 +1,49 @@
+"""Where the kit's assurance resources live (`Site`: partition, account, Region) and the service principals and
+schedule ARNs their trust policies name: shared by the assurance documents (`policies.assurance`) and the scheduled
+hardener's (`policies.hardener`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s3tables_kit.policies import statements as S
+from s3tables_kit.topology.config import KitConfig, Source
+
+LAMBDA_SERVICE = "lambda.amazonaws.com"
+SCHEDULER_SERVICE = "scheduler.amazonaws.com"
+CLOUDWATCH_SERVICE = "cloudwatch.amazonaws.com"
+TRUSTED_SERVICES = frozenset({LAMBDA_SERVICE, SCHEDULER_SERVICE})
+
+
+@dataclass(frozen=True)
+class Site:
+    partition: str
+    account_id: str
+    region: str
+
+    def arn(self, service: str, resource: str) -> str:
+        return f"arn:{self.partition}:{service}:{self.region}:{self.account_id}:{resource}"
+
+    def role_arn(self, name: str) -> str:
+        return f"arn:{self.partition}:iam::{self.account_id}:role/{name}"
+
+
+def source_site(cfg: KitConfig) -> Site:
+    return site_of(cfg.source)
+
+
+def site_of(src: Source) -> Site:
+    return Site(src.partition, src.account_id, src.region)
+
+
+def schedule_arns(site: Site, name: str) -> list[str]:
+    """What a schedule's target invocation carries as aws:SourceArn: the schedule group (documented) or the
+    schedule itself; both are listed so either form matches, and neither matches another group's schedules."""
+    return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
+
+
+def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> S.Statement:
+    """EventBridge Scheduler assumes the role to invoke one schedule's target."""
+    return S.allow_service_assume_role(
+        sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule)
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import shutil
 import tempfile
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.executors import TaskProgress, bins, run_on_executors
-from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition, local_path
+from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
 from s3tables_kit.jobs.vault.layout import file_key, point_key
 from s3tables_kit.jobs.vault.plan import (
@@ -46,6 +47,7 @@ from s3tables_kit.jobs.vault.plan import (
     restorable_uploads,
     restore_root,
     retain_until,
+    trim_metadata,
 )
 from s3tables_kit.jobs.vault.store import VaultStore, VaultTarget, digest_partition
 
@@ -231,24 +233,47 @@ def _digest(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Wri
 def rewrite_metadata(
     spark: SparkSession, jtable: Any, snap: TableSnapshot, restore_uri: str, staging: str
 ) -> list[tuple[str, str]]:
-    """RewriteTablePath of the table's metadata up to this snapshot's metadata file, from the replica's location to
-    `restore_uri`, staged under `staging`: its file list of (source, target) pairs."""
-    actions = _jvm(spark).org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
-    end_version = snap.metadata_path.rsplit("/", 1)[-1]
-    result = (
-        actions.rewriteTablePath(jtable)
-        .rewriteLocationPrefix(snap.location, restore_uri)
-        .endVersion(end_version)
-        .stagingLocation(staging.rstrip("/") + "/")
-        .execute()
-    )
+    """The snapshot's metadata file trimmed to the snapshot (`plan.trim_metadata`), its manifest list and its manifests,
+    rewritten by Iceberg 1.10's RewriteTablePathUtil from the replica's location to `restore_uri` and staged under
+    `staging`: (staged file, target path) pairs. RewriteTablePath itself rewrites every metadata version and every
+    snapshot the table holds (the start/end versions only narrow that to a range whose manifests the earlier points
+    hold, at the other points' restore locations), so a point's copy would grow with the table's history; its
+    utilities over one trimmed metadata rewrite exactly what a restore of the point reads."""
+    ice = _jvm(spark).org.apache.iceberg
+    util, parser = ice.RewriteTablePathUtil, ice.TableMetadataParser
+    io, src, stage = jtable.io(), snap.location, staging.rstrip("/") + "/"
+    original = parser.read(io, snap.metadata_path)
+    doc = trim_metadata(json.loads(str(parser.toJson(original))), snap.snapshot_id)
+    meta = parser.fromJson(snap.metadata_path, json.dumps(doc))
     pairs = []
-    marker = "," + restore_uri.rstrip("/") + "/"
-    listing = Path(local_path(str(result.fileListLocation())))
-    for line in listing.read_text().splitlines():
-        i = line.find(marker)
-        if line and i > 0:
-            pairs.append((line[:i], line[i + 1 :]))
+
+    def staged(path: str) -> tuple[str, Any]:
+        out = str(util.stagingPath(path, src, stage))
+        pairs.append((out, str(util.newPath(path, src, restore_uri))))
+        return out, io.newOutputFile(out)
+
+    parser.overwrite(util.replacePaths(meta, src, restore_uri), staged(snap.metadata_path)[1])
+    jsnap = meta.currentSnapshot()
+    listed = _jvm(spark).java.util.HashSet()
+    for m in _iter(jsnap.allManifests(io)):
+        listed.add(m.path())
+    ml_out, _ = staged(str(jsnap.manifestListLocation()))
+    result = util.rewriteManifestList(jsnap, io, meta, listed, src, restore_uri, stage, ml_out)
+    fmt, specs = meta.formatVersion(), meta.specsById()
+
+    def manifest(m: Any) -> None:
+        out = io.newOutputFile(str(util.stagingPath(m.path(), src, stage)))
+        if str(m.content().name()) == "DATA":
+            util.rewriteDataManifest(m, out, io, fmt, specs, src, restore_uri)
+        else:  # position deletes named in it are read from the originals by a restore, not staged
+            util.rewriteDeleteManifest(m, out, io, fmt, specs, src, restore_uri, stage)
+
+    manifests = list(_iter(result.toRewrite()))
+    with ThreadPoolExecutor(DRIVER_THREADS) as pool:
+        list(pool.map(manifest, manifests))
+    pairs += [
+        (str(util.stagingPath(m.path(), src, stage)), str(util.newPath(m.path(), src, restore_uri))) for m in manifests
+    ]
     return pairs
 
 

@@ -153,6 +153,37 @@ def restorable_uploads(
     return sorted(out, key=lambda p: p[1])
 
 
+def trim_metadata(doc: Mapping[str, object], snapshot_id: int) -> dict[str, object]:
+    """The table metadata document reduced to what restoring one snapshot needs: that snapshot as the only one (its
+    snapshot log of one entry, the refs and statistics that name it), no previous metadata files. Schemas, partition
+    specs and sort orders are all kept: the snapshot's manifests may have been written under an older spec, and each
+    spec binds to a schema. A point's restorable copy is then the size of one snapshot's metadata, not the table's
+    history."""
+    snapshots = [s for s in _dicts(doc.get("snapshots")) if s.get("snapshot-id") == snapshot_id]
+    if len(snapshots) != 1 or doc.get("current-snapshot-id") != snapshot_id:
+        raise BackupRefused(f"the metadata's current snapshot is {doc.get('current-snapshot-id')}, not {snapshot_id}")
+    refs = doc.get("refs")
+    out = dict(doc)
+    out.update(
+        {
+            "snapshots": snapshots,
+            "snapshot-log": [{"timestamp-ms": snapshots[0].get("timestamp-ms"), "snapshot-id": snapshot_id}],
+            "metadata-log": [],
+            "statistics": [s for s in _dicts(doc.get("statistics")) if s.get("snapshot-id") == snapshot_id],
+            "partition-statistics": [
+                s for s in _dicts(doc.get("partition-statistics")) if s.get("snapshot-id") == snapshot_id
+            ],
+        }
+    )
+    if isinstance(refs, Mapping):
+        out["refs"] = {k: v for k, v in refs.items() if isinstance(v, Mapping) and v.get("snapshot-id") == snapshot_id}
+    return out
+
+
+def _dicts(value: object) -> list[Mapping[str, object]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def restore_root(plan: BackupPlan, run_id: str) -> tuple[str, str]:
     """(key, s3 URI) of this run's restore location."""
     key = restore_location(plan.prefix, plan.snapshot.snapshot_id, run_id)

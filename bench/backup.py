@@ -1,8 +1,11 @@
 """Section 10 of `make bench`: the vault backup (`jobs/vault`), in the Spark application of sections 1-2, into a vault
 bucket with Object Lock on a local stand-in of its own.
 
-* the full first backup of the replica's `bench.orders` against the kit's recovery file copy of the same table in
-  the same run (MB/s of each; the backup writes over HTTP to the stand-in, the recovery to the local disk);
+* the full first backup of `bench.orders` against the kit's recovery file copy of the same table in the same run
+  (MB/s of each; the backup writes over HTTP to the stand-in, the recovery to the local disk). The backup reads the
+  source's table, whose data files are the replica's byte for byte: the bench's replica is relocated by
+  RewriteTablePath, whose manifest lists keep the source manifests' lengths, and the backup refuses a manifest whose
+  size is not the one its manifest list records;
 * the incremental ratio: a table of its own, backed up, changed by about 1% of its rows, backed up again: the bytes
   the second backup wrote (the files it copied and its rewritten metadata) over the changed bytes plus the metadata
   (the files the change added, and the rest of the snapshot's metadata: manifests the change kept, which every point
@@ -42,7 +45,9 @@ def _files_bytes(spark: SparkSession, catalog: str, table: str) -> dict[str, tup
     return {f.path: (f.kind, Path(f.path.removeprefix("file:")).stat().st_size) for f in files}
 
 
-def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: Path) -> dict[str, Any]:
+def measure_in_run(
+    spark: SparkSession, work: Any, orders: dict[str, Any], out: Path, increment_rows: int = INCREMENT_ROWS
+) -> dict[str, Any]:
     import boto3
     from botocore.config import Config
 
@@ -69,7 +74,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
             return row
 
         with work.timed(SECTION, "full backup of bench.orders into the vault", orders.get("rows")) as box:
-            full = backup("replica", "bench.orders")
+            full = backup("src", "bench.orders")
             box["bytes"] = full.bytes_copied
         result["full"] = {"seconds": full.seconds, "bytes": full.bytes_copied, "files": full.copied}
 
@@ -79,14 +84,14 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
         )
         spark.sql(
             "INSERT INTO src.vault_bench.events SELECT id, sha2(CAST(id AS string), 256) "
-            f"FROM range(0, {INCREMENT_ROWS}, 1, 4)"
+            f"FROM range(0, {increment_rows}, 1, 4)"
         )
         backup("src", "vault_bench.events")
         before = _files_bytes(spark, "src", "vault_bench.events")
-        change = INCREMENT_ROWS // 100
+        change = increment_rows // 100
         spark.sql(
             f"INSERT INTO src.vault_bench.events SELECT id, sha2(CAST(id AS string), 256) "
-            f"FROM range({INCREMENT_ROWS}, {INCREMENT_ROWS + change}, 1, 1)"
+            f"FROM range({increment_rows}, {increment_rows + change}, 1, 1)"
         )
         after = _files_bytes(spark, "src", "vault_bench.events")
         added = {p: n for p, (_k, n) in after.items() if p not in before}
@@ -101,6 +106,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
             "added_files": len(added),
             "other_metadata_bytes": metadata,  # the snapshot's metadata the change did not add (rewritten again)
             "table_bytes": sum(n for _k, n in before.values()),
+            "table_rows": increment_rows,
         }
     for k in CREDENTIALS:
         env.pop(k, None)
@@ -136,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.backup", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", choices=sorted(R.SCALES), default="quick", help="the orders table's size")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the restore-vs-recovery ratio")
+    ap.add_argument("--increment-rows", type=int, default=INCREMENT_ROWS, help="rows of the incremental table")
     ap.add_argument("--out", default=str(REPO / "bench-out" / "backup-section"))
     args = ap.parse_args(argv)
     root = Path(args.out)
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         orders = R.build_orders(spark, work, R.SCALES[args.scale])
         res = Results(args.scale, extra={"data": {"orders": orders}})
         res.extra["rounds"] = R.measure_rounds(spark, work, orders, args.rounds)
-        res.extra["backup"] = measure_in_run(spark, work, orders, root / "backup")
+        res.extra["backup"] = measure_in_run(spark, work, orders, root / "backup", args.increment_rows)
     finally:
         spark.stop()
     res.measurements = work.measurements

@@ -42,8 +42,8 @@ from s3tables_kit.jobs.vault.plan import (
     TableSnapshot,
     Written,
     build_point,
-    needs_extension,
     plan_backup,
+    record_copies,
     restorable_uploads,
     restore_root,
     retain_until,
@@ -178,7 +178,6 @@ def read_snapshot(
 
 def _copy(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Written) -> None:
     items = plan.copy_items()
-    key_rel = {it.dst: rel for it, rel in zip(items, plan.to_copy, strict=True)}
     n = max(1, ctx.spark.sparkContext.defaultParallelism)
     group = f"kit-backup-{ctx.run_id}-{row.table}"
     ctx.say(f"{row.table}: copy {len(items)} file(s), {plan.bytes_to_copy() / 1e6:,.1f} MB -> s3://{plan.bucket}")
@@ -188,21 +187,7 @@ def _copy(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Writt
             ctx.spark, group, f"backup {row.table}", bins(items, n, _size), copy_partition, ctx.cfg
         )
     row.copy_seconds = time.monotonic() - t0
-    errors = [r for r in results if r.get("error")]
-    if errors:
-        raise BackupRefused(f"{len(errors)} file(s) failed to copy, e.g. {errors[0]['src']}: {errors[0]['error']}")
-    for r in results:
-        rel = key_rel[r["dst"]]
-        want = plan.files[rel].size
-        if want >= 0 and int(r["source_size"]) != want:
-            raise BackupRefused(f"{r['src']}: read {r['source_size']} bytes, the metadata says {want}")
-        written.sizes[rel] = (int(r["size"]), int(r["crc32"]))
-        if r.get("reused"):
-            row.adopted += 1
-        else:
-            written.written.add(rel)
-            row.copied += 1
-            row.bytes_copied += int(r["size"])
+    row.copied, row.bytes_copied, row.adopted = record_copies(plan, written, results)
     ctx.say(
         f"{row.table}: copied {row.copied} file(s), {row.bytes_copied / 1e6:,.1f} MB in {row.copy_seconds:.1f}s"
         + (f"; {row.adopted} written by another run at the same time, kept" if row.adopted else "")
@@ -309,20 +294,6 @@ def _restorable(
     return out, restore_metadata
 
 
-def _extend(ctx: BackupContext, store: VaultStore, plan: BackupPlan, written: Written, until: datetime) -> int:
-    """Move the retention of every file of the point this run did not write to `until` (forwards only)."""
-    keys = [file_key(plan.prefix, rel) for rel in sorted(set(plan.files) - written.written)]
-
-    def one(key: str) -> int:
-        if needs_extension(store.retention(key), until):
-            store.extend_retention(key, until)
-            return 1
-        return 0
-
-    with ThreadPoolExecutor(DRIVER_THREADS) as pool:
-        return sum(pool.map(one, keys))
-
-
 def backup_table(ctx: BackupContext, table: str) -> TableBackup:
     """Back up the current snapshot of one replica table (never raises for the table's own failures)."""
     row = TableBackup(table)
@@ -365,7 +336,8 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
     restorable, restore_metadata = _restorable(ctx, jtable, plan, row)
     ctx.kill.at("after-restorable", table)
     until = retain_until(backed_up_at, ctx.vault.retention_days)
-    row.extended = _extend(ctx, store, plan, written, until)
+    keys = [file_key(plan.prefix, rel) for rel in sorted(set(plan.files) - written.written)]
+    row.extended = store.lock_until(keys, until, DRIVER_THREADS)
     ctx.say(f"{table}: {row.extended} held file(s) now locked until {until.isoformat()}")
     ctx.kill.at("after-retention", table)
     point = build_point(plan, written, restorable, restore_metadata, backed_up_at)

@@ -208,6 +208,36 @@ class Written:
     written: set[str] = field(default_factory=set)  # relatives this run wrote (fresh default retention)
 
 
+def record_copies(plan: BackupPlan, written: Written, results: Iterable[Mapping[str, object]]) -> tuple[int, int, int]:
+    """Enter the file copy's results (`CopyResult.as_dict()` of `plan.copy_items()`) in `written`: (files this run
+    wrote, their bytes, files another run wrote at the same moment and kept). Refuses a failed copy, and a file read
+    at another size than its metadata's."""
+    rows = list(results)
+    errors = [r for r in rows if r.get("error")]
+    if errors:
+        raise BackupRefused(f"{len(errors)} file(s) failed to copy, e.g. {errors[0]['src']}: {errors[0]['error']}")
+    key_rel = {file_key(plan.prefix, rel): rel for rel in plan.to_copy}
+    copied = nbytes = adopted = 0
+    for r in rows:
+        rel = key_rel[str(r["dst"])[len(plan.uri("")) :]]
+        want, read = plan.files[rel].size, _int(r["source_size"])
+        if want >= 0 and read != want:
+            raise BackupRefused(f"{r['src']}: read {read} bytes, the metadata says {want}")
+        written.sizes[rel] = (_int(r["size"]), _int(r["crc32"]))
+        if r.get("reused"):
+            adopted += 1
+        else:
+            written.written.add(rel)
+            copied, nbytes = copied + 1, nbytes + _int(r["size"])
+    return copied, nbytes, adopted
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int):
+        raise BackupRefused(f"the file copy reported {value!r} where a number belongs")
+    return value
+
+
 def build_point(
     plan: BackupPlan,
     held: Written,

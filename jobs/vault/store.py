@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from s3tables_kit.jobs.kernel import sdk
 from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, s3_client
 from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
+from s3tables_kit.jobs.vault.plan import needs_extension
 from s3tables_kit.jobs.vault.reader import Listed, VaultReader
 
 LOCK_MODE = "COMPLIANCE"
@@ -89,6 +91,19 @@ class VaultStore:
                 return False
             raise
         return True
+
+    def lock_until(self, keys: Iterable[str], until: datetime, threads: int = 16) -> int:
+        """Move the retention of each object to `until` where it is earlier (Object Lock moves it forwards only):
+        how many were moved."""
+
+        def one(key: str) -> int:
+            if needs_extension(self.retention(key), until):
+                self.extend_retention(key, until)
+                return 1
+            return 0
+
+        with ThreadPoolExecutor(threads) as pool:
+            return sum(pool.map(one, keys))
 
     def retention(self, key: str) -> datetime | None:
         try:

@@ -6,10 +6,11 @@ bucket with Object Lock on a local stand-in of its own.
   source's table, whose data files are the replica's byte for byte: the bench's replica is relocated by
   RewriteTablePath, whose manifest lists keep the source manifests' lengths, and the backup refuses a manifest whose
   size is not the one its manifest list records;
-* the incremental ratio: a table of its own (`increment_rows`), backed up, changed by about 1% of its rows, backed up again: the bytes
-  the second backup wrote (the files it copied and its rewritten metadata) over the changed bytes plus the metadata
-  (the files the change added, and the rest of the snapshot's metadata: manifests the change kept, which every point
-  rewrites). Each point rewrites its own snapshot's metadata only, so the figure does not grow with the history.
+* the incremental ratio: a table of its own (`increment_rows`), backed up, changed by about 1% of its rows, backed
+  up again: the bytes the second backup wrote (the files it copied and its rewritten metadata) over the changed bytes
+  plus the metadata (the files the change added, and the rest of the snapshot's metadata: manifests the change kept,
+  which every point rewrites). Each point rewrites its own snapshot's metadata only, so the figure does not grow
+  with the history.
 
 `python -m bench.backup [--scale quick|small|full] [--rounds N]` runs this section alone, with the interleaved rounds
 of section 1 that hold the restore-from-the-vault ratio (so every vault figure comes from one run), and prints them.

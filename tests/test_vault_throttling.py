@@ -86,6 +86,14 @@ def test_a_backup_s_vault_calls_survive_one_request_in_five_throttled(
     store = VaultStore(VaultTarget(bucket, REGION, 3, endpoint=ops_env.endpoint))
     for op, match, seed in THROTTLED:
         ops_env.control.inject_faults(op, -1, *SLOW_DOWN, match=match, share=0.2, seed=seed, service="s3")
+    try:
+        _backups_then_check(ops_env, store, tmp_path)
+    finally:  # the session's stand-in serves later tests: no fault left behind
+        ops_env.control.reset()
+
+
+def _backups_then_check(ops_env: OpsEnv, store: VaultStore, tmp_path: Path) -> None:
+    s3, bucket = ops_env.clients().s3(REGION), store.target.bucket
     assert _backup(store, tmp_path, 1, 2) == (5, 0)
     time.sleep(1.1)  # the second point's time, and so its files' retention, is later than the first's
     # the second point reuses the two data files and extends their retention to its own

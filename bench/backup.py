@@ -1,18 +1,28 @@
 """Section 10 of `make bench`: the vault backup (`jobs/vault`), in the Spark application of sections 1-2, into a vault
 bucket with Object Lock on a local stand-in of its own.
 
-* the full first backup of the replica's `bench.orders` against the kit's recovery file copy of the same table in
-  the same run (MB/s of each; the backup writes over HTTP to the stand-in, the recovery to the local disk);
-* the incremental ratio: a table of its own, backed up, changed by about 1% of its rows, backed up again: the bytes
-  the second backup wrote (the files it copied and its rewritten metadata) over the changed bytes plus the metadata
-  (the files the change added, and the rest of the snapshot's metadata: manifests the change kept, which every point
-  rewrites). RewriteTablePath rewrites every metadata version and snapshot the table still holds, so the figure
-  grows with the table's history.
+* the full first backup of `bench.orders` against the kit's recovery file copy of the same table in the same run
+  (MB/s of each; the backup writes over HTTP to the stand-in, the recovery to the local disk). The backup reads the
+  source's table, whose data files are the replica's byte for byte: the bench's replica is relocated by
+  RewriteTablePath, whose manifest lists keep the source manifests' lengths, and the backup refuses a manifest whose
+  size is not the one its manifest list records;
+* the incremental ratio: a table of its own (`increment_rows`), backed up, changed by about 1% of its rows, backed
+  up again: the bytes the second backup wrote (the files it copied and its rewritten metadata) over the changed bytes
+  plus the metadata (the files the change added, and the rest of the snapshot's metadata: manifests the change kept,
+  which every point rewrites). Each point rewrites its own snapshot's metadata only, so the figure does not grow
+  with the history.
+
+`python -m bench.backup [--scale quick|small|full] [--rounds N]` runs this section alone, with the interleaved rounds
+of section 1 that hold the restore-from-the-vault ratio (so every vault figure comes from one run), and prints them.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import shutil
+import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +32,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SECTION = "10"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-INCREMENT_ROWS = 200_000  # the incremental table's rows; the change adds 1% of them
+INCREMENT_ROWS = 200_000  # the incremental table's least rows; the change adds 1% of them
+
+
+def increment_rows(orders_rows: int) -> int:
+    """The incremental table's rows at a scale: a tenth of the orders table, at least `INCREMENT_ROWS`. Each point
+    holds a rewritten copy of the change's own metadata files (about 14 KB here, whatever the change's size), so the
+    ratio nears 1 as the changed bytes grow: 1.14x at 200,000 rows, 1.02x at 2,000,000 (BENCHMARKS.md)."""
+    return max(INCREMENT_ROWS, orders_rows // 10)
 
 
 METADATA_KINDS = ("metadata", "manifest-list", "manifest")
@@ -36,7 +53,9 @@ def _files_bytes(spark: SparkSession, catalog: str, table: str) -> dict[str, tup
     return {f.path: (f.kind, Path(f.path.removeprefix("file:")).stat().st_size) for f in files}
 
 
-def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: Path) -> dict[str, Any]:
+def measure_in_run(
+    spark: SparkSession, work: Any, orders: dict[str, Any], out: Path, increment_rows: int = INCREMENT_ROWS
+) -> dict[str, Any]:
     import boto3
     from botocore.config import Config
 
@@ -63,7 +82,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
             return row
 
         with work.timed(SECTION, "full backup of bench.orders into the vault", orders.get("rows")) as box:
-            full = backup("replica", "bench.orders")
+            full = backup("src", "bench.orders")
             box["bytes"] = full.bytes_copied
         result["full"] = {"seconds": full.seconds, "bytes": full.bytes_copied, "files": full.copied}
 
@@ -73,14 +92,14 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
         )
         spark.sql(
             "INSERT INTO src.vault_bench.events SELECT id, sha2(CAST(id AS string), 256) "
-            f"FROM range(0, {INCREMENT_ROWS}, 1, 4)"
+            f"FROM range(0, {increment_rows}, 1, 4)"
         )
         backup("src", "vault_bench.events")
         before = _files_bytes(spark, "src", "vault_bench.events")
-        change = INCREMENT_ROWS // 100
+        change = increment_rows // 100
         spark.sql(
             f"INSERT INTO src.vault_bench.events SELECT id, sha2(CAST(id AS string), 256) "
-            f"FROM range({INCREMENT_ROWS}, {INCREMENT_ROWS + change}, 1, 1)"
+            f"FROM range({increment_rows}, {increment_rows + change}, 1, 1)"
         )
         after = _files_bytes(spark, "src", "vault_bench.events")
         added = {p: n for p, (_k, n) in after.items() if p not in before}
@@ -95,6 +114,7 @@ def measure_in_run(spark: SparkSession, work: Any, orders: dict[str, Any], out: 
             "added_files": len(added),
             "other_metadata_bytes": metadata,  # the snapshot's metadata the change did not add (rewritten again)
             "table_bytes": sum(n for _k, n in before.values()),
+            "table_rows": increment_rows,
         }
     for k in CREDENTIALS:
         env.pop(k, None)
@@ -120,3 +140,40 @@ def comparisons(res: Any, kit_files_s: float | None, orders_bytes: int | None) -
          Goal("<=", 1.1)),
     ]  # fmt: skip
     return [Comparison(SECTION, label, value, unit, note, goal) for label, value, unit, note, goal in rows]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import recovery as R
+    from bench.report import REPO, Results, fmt_value
+    from bench.run import comparisons as all_comparisons
+
+    ap = argparse.ArgumentParser(prog="python -m bench.backup", description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", choices=sorted(R.SCALES), default="quick", help="the orders table's size")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the restore-vs-recovery ratio")
+    ap.add_argument("--increment-rows", type=int, help="rows of the incremental table (default: the scale's)")
+    ap.add_argument("--out", default=str(REPO / "bench-out" / "backup-section"))
+    args = ap.parse_args(argv)
+    root = Path(args.out)
+    shutil.rmtree(root, ignore_errors=True)
+    work = R.Work(root)
+    spark = R.session(work)
+    try:
+        orders = R.build_orders(spark, work, R.SCALES[args.scale])
+        res = Results(args.scale, extra={"data": {"orders": orders}})
+        res.extra["rounds"] = R.measure_rounds(spark, work, orders, args.rounds)
+        rows = args.increment_rows or increment_rows(R.SCALES[args.scale].orders_rows)
+        res.extra["backup"] = measure_in_run(spark, work, orders, root / "backup", rows)
+    finally:
+        spark.stop()
+    res.measurements = work.measurements
+    wanted = [c for c in all_comparisons(res) if c.section == SECTION or "vault" in c.name]
+    out = {"scale": args.scale, "orders": orders, "backup": res.extra["backup"]}
+    out["comparisons"] = [c.as_dict() for c in wanted]
+    (root / "results.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+    for c in wanted:
+        print(f"[{c.section}] {c.name}: {fmt_value(c)} (goal {c.goal or '-'}; {c.how})")
+    return 0 if not work.errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -467,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
             res.extra["backup"] = step(
                 "10 vault backup: full rate, incremental ratio",
-                lambda: B.measure_in_run(spark, work, d["orders"], root / "backup"),
+                lambda: B.measure_in_run(spark, work, d["orders"], root / "backup", B.increment_rows(sc.orders_rows)),
             )
     if spark is not None:
         spark.stop()

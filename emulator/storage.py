@@ -32,6 +32,8 @@ def s3_operation(environ: dict[str, Any], method: str, key: str, query: dict[str
         if method == "POST" and "delete" in query:
             return "DeleteObjects"
         return {"HEAD": "HeadBucket", "PUT": "CreateBucket", "DELETE": "DeleteBucket"}.get(method, method + "Bucket")
+    if "retention" in query and method in ("GET", "PUT"):  # Object Lock's calls, throttled and counted by their name
+        return "GetObjectRetention" if method == "GET" else "PutObjectRetention"
     if method == "PUT":
         if "partNumber" in query:
             return "UploadPartCopy" if copy else "UploadPart"

@@ -1,11 +1,10 @@
 """Backup points for the restore tests and the vault drill, made the way the layout describes (`jobs/vault/layout.py`)
-without the backup job: the table's original files byte for byte under `files/`, its metadata rewritten by Iceberg's
-RewriteTablePath to `restorable/<snapshot id>/<run id>/`, the point manifest last. The vault is a local directory
-(or any `put`); a file already held is not written again, as the backup job does."""
+without the backup job's copy: the table's original files byte for byte under `files/`, its metadata rewritten as the
+job does (`jobs.vault.backup.rewrite_metadata`) to `restorable/<snapshot id>/<run id>/`, the point manifest last. The
+vault is a local directory (or any `put`); a file already held is not written again, as the backup job does."""
 
 from __future__ import annotations
 
-import csv
 import shutil
 import tempfile
 import uuid
@@ -18,6 +17,7 @@ from typing import Any
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.catalogs import file_uri
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, local_path
+from s3tables_kit.jobs.vault.backup import load_table, rewrite_metadata
 from s3tables_kit.jobs.vault.layout import (
     BackupFile,
     BackupPoint,
@@ -26,6 +26,7 @@ from s3tables_kit.jobs.vault.layout import (
     restore_location,
     table_prefix,
 )
+from s3tables_kit.jobs.vault.plan import TableSnapshot
 
 
 def local_put(root: Path) -> Callable[[str, bytes], None]:
@@ -78,25 +79,20 @@ def backup_point(
         if p.is_file() and not p.name.endswith(".crc") and p.name != "version-hint.text":
             rel = relative_path(loc, f"{loc}/{p.relative_to(table_dir)}")
             keep(file_key(prefix, rel), rel, _kind(rel), p.read_bytes())
+    snap = next(s for s in meta["snapshots"] if int(s["snapshot-id"]) == sid)
+    table = TableSnapshot(ident.namespace, ident.name, str(meta["table-uuid"]), loc, sid, 0, meta_loc, loc)
+    target = f"{vault_uri}/{restore}"
     staging = Path(tempfile.mkdtemp(prefix="vault-point-"))
-    try:
-        row = spark.sql(
-            f"CALL `{catalog}`.system.rewrite_table_path(table => '{ident}', source_prefix => '{loc}', "
-            f"target_prefix => '{vault_uri}/{restore}', staging_location => '{file_uri(staging)}/')"
-        ).first()
+    try:  # the backup job's own rewrite of the point's metadata
+        pairs = rewrite_metadata(spark, load_table(spark, catalog, str(ident)), table, target, file_uri(staging))
         restore_metadata = ""
-        for listing in _listings(local_path(str(row["file_list_location"]))):
-            with listing.open(newline="") as fh:
-                for staged, target in (r for r in csv.reader(fh) if len(r) == 2):
-                    rel = f"{restore[len(prefix) :]}/{target[len(vault_uri) + len(restore) + 2 :]}"
-                    if staged.startswith(loc + "/"):
-                        continue  # an original: held under files/
-                    keep(f"{prefix}{rel}", rel, "restorable", local_path(staged).read_bytes())
-                    if target.endswith("/" + str(row["latest_version"]).rsplit("/", 1)[-1]):
-                        restore_metadata = rel
+        for staged, dst in pairs:
+            rel = f"{restore[len(prefix) :]}/{relative_path(target, dst)}"
+            keep(f"{prefix}{rel}", rel, "restorable", local_path(staged).read_bytes())
+            if dst == f"{target}/{relative_path(loc, meta_loc)}":
+                restore_metadata = rel
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    snap = next(s for s in meta["snapshots"] if int(s["snapshot-id"]) == sid)
     point = BackupPoint(
         namespace=ident.namespace,
         table=ident.name,
@@ -113,7 +109,3 @@ def backup_point(
     put(point.key, point.to_json().encode())  # last: the commit point
     held.add(point.key)
     return BackupPoint.from_json(point.to_json())
-
-
-def _listings(path: Path) -> list[Path]:
-    return sorted(path.glob("*.csv")) if path.is_dir() else [path]

@@ -98,6 +98,31 @@ def test_only_rewritten_metadata_is_uploaded_under_the_run_s_restore_location() 
         vp.restorable_uploads([(f"{stage}/x.avro", "s3://vault/other/x.avro")], stage, uri, key)
 
 
+def test_the_restorable_metadata_holds_the_point_s_snapshot_only() -> None:
+    snap = {"snapshot-id": 42, "timestamp-ms": 2_000, "manifest-list": f"{LOC}/metadata/snap-42.avro"}
+    old = {"snapshot-id": 41, "timestamp-ms": 1_000, "manifest-list": f"{LOC}/metadata/snap-41.avro"}
+    doc = {
+        "format-version": 2,
+        "location": LOC,
+        "current-snapshot-id": 42,
+        "schemas": [{"schema-id": 0}, {"schema-id": 1}],
+        "partition-specs": [{"spec-id": 0}, {"spec-id": 1}],
+        "snapshots": [old, snap],
+        "snapshot-log": [{"timestamp-ms": 1_000, "snapshot-id": 41}, {"timestamp-ms": 2_000, "snapshot-id": 42}],
+        "metadata-log": [{"timestamp-ms": 900, "metadata-file": f"{LOC}/metadata/00001.metadata.json"}],
+        "refs": {"main": {"snapshot-id": 42, "type": "branch"}, "audit": {"snapshot-id": 41, "type": "tag"}},
+        "statistics": [{"snapshot-id": 41, "statistics-path": "a"}, {"snapshot-id": 42, "statistics-path": "b"}],
+    }
+    out = vp.trim_metadata(doc, 42)
+    assert out["snapshots"] == [snap] and out["metadata-log"] == [] and out["refs"] == {"main": doc["refs"]["main"]}
+    assert out["snapshot-log"] == [{"timestamp-ms": 2_000, "snapshot-id": 42}]
+    assert out["statistics"] == [{"snapshot-id": 42, "statistics-path": "b"}] and out["partition-statistics"] == []
+    assert out["schemas"] == doc["schemas"] and out["partition-specs"] == doc["partition-specs"]
+    assert doc["snapshots"] == [old, snap]  # the input is not changed
+    with pytest.raises(vp.BackupRefused, match="current snapshot is 42, not 41"):
+        vp.trim_metadata(doc, 41)
+
+
 def test_retention_moves_forwards_only() -> None:
     at = datetime(2026, 11, 29, tzinfo=UTC)
     until = vp.retain_until(at, 365)

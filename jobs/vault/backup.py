@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import shutil
 import tempfile
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.executors import TaskProgress, bins, run_on_executors
-from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition, local_path
+from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
 from s3tables_kit.jobs.vault.layout import file_key, point_key
 from s3tables_kit.jobs.vault.plan import (
@@ -41,11 +42,12 @@ from s3tables_kit.jobs.vault.plan import (
     TableSnapshot,
     Written,
     build_point,
-    needs_extension,
     plan_backup,
+    record_copies,
     restorable_uploads,
     restore_root,
     retain_until,
+    trim_metadata,
 )
 from s3tables_kit.jobs.vault.store import VaultStore, VaultTarget, digest_partition
 
@@ -176,7 +178,6 @@ def read_snapshot(
 
 def _copy(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Written) -> None:
     items = plan.copy_items()
-    key_rel = {it.dst: rel for it, rel in zip(items, plan.to_copy, strict=True)}
     n = max(1, ctx.spark.sparkContext.defaultParallelism)
     group = f"kit-backup-{ctx.run_id}-{row.table}"
     ctx.say(f"{row.table}: copy {len(items)} file(s), {plan.bytes_to_copy() / 1e6:,.1f} MB -> s3://{plan.bucket}")
@@ -186,21 +187,7 @@ def _copy(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Writt
             ctx.spark, group, f"backup {row.table}", bins(items, n, _size), copy_partition, ctx.cfg
         )
     row.copy_seconds = time.monotonic() - t0
-    errors = [r for r in results if r.get("error")]
-    if errors:
-        raise BackupRefused(f"{len(errors)} file(s) failed to copy, e.g. {errors[0]['src']}: {errors[0]['error']}")
-    for r in results:
-        rel = key_rel[r["dst"]]
-        want = plan.files[rel].size
-        if want >= 0 and int(r["source_size"]) != want:
-            raise BackupRefused(f"{r['src']}: read {r['source_size']} bytes, the metadata says {want}")
-        written.sizes[rel] = (int(r["size"]), int(r["crc32"]))
-        if r.get("reused"):
-            row.adopted += 1
-        else:
-            written.written.add(rel)
-            row.copied += 1
-            row.bytes_copied += int(r["size"])
+    row.copied, row.bytes_copied, row.adopted = record_copies(plan, written, results)
     ctx.say(
         f"{row.table}: copied {row.copied} file(s), {row.bytes_copied / 1e6:,.1f} MB in {row.copy_seconds:.1f}s"
         + (f"; {row.adopted} written by another run at the same time, kept" if row.adopted else "")
@@ -231,24 +218,47 @@ def _digest(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Wri
 def rewrite_metadata(
     spark: SparkSession, jtable: Any, snap: TableSnapshot, restore_uri: str, staging: str
 ) -> list[tuple[str, str]]:
-    """RewriteTablePath of the table's metadata up to this snapshot's metadata file, from the replica's location to
-    `restore_uri`, staged under `staging`: its file list of (source, target) pairs."""
-    actions = _jvm(spark).org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
-    end_version = snap.metadata_path.rsplit("/", 1)[-1]
-    result = (
-        actions.rewriteTablePath(jtable)
-        .rewriteLocationPrefix(snap.location, restore_uri)
-        .endVersion(end_version)
-        .stagingLocation(staging.rstrip("/") + "/")
-        .execute()
-    )
+    """The snapshot's metadata file trimmed to the snapshot (`plan.trim_metadata`), its manifest list and its manifests,
+    rewritten by Iceberg 1.10's RewriteTablePathUtil from the replica's location to `restore_uri` and staged under
+    `staging`: (staged file, target path) pairs. RewriteTablePath itself rewrites every metadata version and every
+    snapshot the table holds (the start/end versions only narrow that to a range whose manifests the earlier points
+    hold, at the other points' restore locations), so a point's copy would grow with the table's history; its
+    utilities over one trimmed metadata rewrite exactly what a restore of the point reads."""
+    ice = _jvm(spark).org.apache.iceberg
+    util, parser = ice.RewriteTablePathUtil, ice.TableMetadataParser
+    io, src, stage = jtable.io(), snap.location, staging.rstrip("/") + "/"
+    original = parser.read(io, snap.metadata_path)
+    doc = trim_metadata(json.loads(str(parser.toJson(original))), snap.snapshot_id)
+    meta = parser.fromJson(snap.metadata_path, json.dumps(doc))
     pairs = []
-    marker = "," + restore_uri.rstrip("/") + "/"
-    listing = Path(local_path(str(result.fileListLocation())))
-    for line in listing.read_text().splitlines():
-        i = line.find(marker)
-        if line and i > 0:
-            pairs.append((line[:i], line[i + 1 :]))
+
+    def staged(path: str) -> tuple[str, Any]:
+        out = str(util.stagingPath(path, src, stage))
+        pairs.append((out, str(util.newPath(path, src, restore_uri))))
+        return out, io.newOutputFile(out)
+
+    parser.overwrite(util.replacePaths(meta, src, restore_uri), staged(snap.metadata_path)[1])
+    jsnap = meta.currentSnapshot()
+    listed = _jvm(spark).java.util.HashSet()
+    for m in _iter(jsnap.allManifests(io)):
+        listed.add(m.path())
+    ml_out, _ = staged(str(jsnap.manifestListLocation()))
+    result = util.rewriteManifestList(jsnap, io, meta, listed, src, restore_uri, stage, ml_out)
+    fmt, specs = meta.formatVersion(), meta.specsById()
+
+    def manifest(m: Any) -> None:
+        out = io.newOutputFile(str(util.stagingPath(m.path(), src, stage)))
+        if str(m.content().name()) == "DATA":
+            util.rewriteDataManifest(m, out, io, fmt, specs, src, restore_uri)
+        else:  # position deletes named in it are read from the originals by a restore, not staged
+            util.rewriteDeleteManifest(m, out, io, fmt, specs, src, restore_uri, stage)
+
+    manifests = list(_iter(result.toRewrite()))
+    with ThreadPoolExecutor(DRIVER_THREADS) as pool:
+        list(pool.map(manifest, manifests))
+    pairs += [
+        (str(util.stagingPath(m.path(), src, stage)), str(util.newPath(m.path(), src, restore_uri))) for m in manifests
+    ]
     return pairs
 
 
@@ -282,20 +292,6 @@ def _restorable(
     row.restorable, row.restorable_bytes = len(out), sum(v[0] for v in out.values())
     ctx.say(f"{row.table}: rewritten metadata: {row.restorable} file(s), {row.restorable_bytes / 1e6:,.2f} MB")
     return out, restore_metadata
-
-
-def _extend(ctx: BackupContext, store: VaultStore, plan: BackupPlan, written: Written, until: datetime) -> int:
-    """Move the retention of every file of the point this run did not write to `until` (forwards only)."""
-    keys = [file_key(plan.prefix, rel) for rel in sorted(set(plan.files) - written.written)]
-
-    def one(key: str) -> int:
-        if needs_extension(store.retention(key), until):
-            store.extend_retention(key, until)
-            return 1
-        return 0
-
-    with ThreadPoolExecutor(DRIVER_THREADS) as pool:
-        return sum(pool.map(one, keys))
 
 
 def backup_table(ctx: BackupContext, table: str) -> TableBackup:
@@ -340,7 +336,8 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
     restorable, restore_metadata = _restorable(ctx, jtable, plan, row)
     ctx.kill.at("after-restorable", table)
     until = retain_until(backed_up_at, ctx.vault.retention_days)
-    row.extended = _extend(ctx, store, plan, written, until)
+    keys = [file_key(plan.prefix, rel) for rel in sorted(set(plan.files) - written.written)]
+    row.extended = store.lock_until(keys, until, DRIVER_THREADS)
     ctx.say(f"{table}: {row.extended} held file(s) now locked until {until.isoformat()}")
     ctx.kill.at("after-retention", table)
     point = build_point(plan, written, restorable, restore_metadata, backed_up_at)

@@ -8,11 +8,12 @@ vault (docs/decisions/0034-backup-vault.md). Pure functions, no I/O.
 A file key is derived from the file's path relative to the table location, so a file Iceberg never rewrites under the
 same name is held once, whichever point refers to it; the table UUID keeps a dropped and re-created table apart.
 The original metadata is kept byte for byte under `files/`; its paths name the replica, so each point also gets a copy
-of its metadata rewritten by Iceberg's RewriteTablePath to the location `restorable/<snapshot id>/<run id>/` (the
-restore location), which a restore loads as a table. RewriteTablePath maps one location prefix to one other: the
-rewritten manifests cannot share names with the originals under `files/`, so the restore location is a table location
-of its own that holds the rewritten metadata (metadata files, manifest lists, manifests), while every other file it
-names, `<restore location>/<relative path>`, is held once under `files/<relative path>` (`BackupPoint.content_key`).
+of its metadata, trimmed to the point's snapshot and rewritten with Iceberg's RewriteTablePath utilities to the
+location `restorable/<snapshot id>/<run id>/` (the restore location), which a restore loads as a table. The rewrite
+maps one location prefix to one other: the rewritten manifests cannot share names with the originals under `files/`,
+so the restore location is a table location of its own that holds the rewritten metadata (metadata files, manifest
+lists, manifests), while every other file it names, `<restore location>/<relative path>`, is held once under
+`files/<relative path>` (`BackupPoint.content_key`).
 Position-delete files are kept only as the originals: their rows name data files under `table_location` (the
 replica's), which a restore rewrites to its own location as the recovery's file copy does. The run id keeps two runs
 of one snapshot apart: rewritten Avro files differ byte for byte from run to run, and only the run whose point is

@@ -153,6 +153,37 @@ def restorable_uploads(
     return sorted(out, key=lambda p: p[1])
 
 
+def trim_metadata(doc: Mapping[str, object], snapshot_id: int) -> dict[str, object]:
+    """The table metadata document reduced to what restoring one snapshot needs: that snapshot as the only one (its
+    snapshot log of one entry, the refs and statistics that name it), no previous metadata files. Schemas, partition
+    specs and sort orders are all kept: the snapshot's manifests may have been written under an older spec, and each
+    spec binds to a schema. A point's restorable copy is then the size of one snapshot's metadata, not the table's
+    history."""
+    snapshots = [s for s in _dicts(doc.get("snapshots")) if s.get("snapshot-id") == snapshot_id]
+    if len(snapshots) != 1 or doc.get("current-snapshot-id") != snapshot_id:
+        raise BackupRefused(f"the metadata's current snapshot is {doc.get('current-snapshot-id')}, not {snapshot_id}")
+    refs = doc.get("refs")
+    out = dict(doc)
+    out.update(
+        {
+            "snapshots": snapshots,
+            "snapshot-log": [{"timestamp-ms": snapshots[0].get("timestamp-ms"), "snapshot-id": snapshot_id}],
+            "metadata-log": [],
+            "statistics": [s for s in _dicts(doc.get("statistics")) if s.get("snapshot-id") == snapshot_id],
+            "partition-statistics": [
+                s for s in _dicts(doc.get("partition-statistics")) if s.get("snapshot-id") == snapshot_id
+            ],
+        }
+    )
+    if isinstance(refs, Mapping):
+        out["refs"] = {k: v for k, v in refs.items() if isinstance(v, Mapping) and v.get("snapshot-id") == snapshot_id}
+    return out
+
+
+def _dicts(value: object) -> list[Mapping[str, object]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def restore_root(plan: BackupPlan, run_id: str) -> tuple[str, str]:
     """(key, s3 URI) of this run's restore location."""
     key = restore_location(plan.prefix, plan.snapshot.snapshot_id, run_id)
@@ -175,6 +206,36 @@ class Written:
 
     sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # relative -> (size, crc32)
     written: set[str] = field(default_factory=set)  # relatives this run wrote (fresh default retention)
+
+
+def record_copies(plan: BackupPlan, written: Written, results: Iterable[Mapping[str, object]]) -> tuple[int, int, int]:
+    """Enter the file copy's results (`CopyResult.as_dict()` of `plan.copy_items()`) in `written`: (files this run
+    wrote, their bytes, files another run wrote at the same moment and kept). Refuses a failed copy, and a file read
+    at another size than its metadata's."""
+    rows = list(results)
+    errors = [r for r in rows if r.get("error")]
+    if errors:
+        raise BackupRefused(f"{len(errors)} file(s) failed to copy, e.g. {errors[0]['src']}: {errors[0]['error']}")
+    key_rel = {file_key(plan.prefix, rel): rel for rel in plan.to_copy}
+    copied = nbytes = adopted = 0
+    for r in rows:
+        rel = key_rel[str(r["dst"])[len(plan.uri("")) :]]
+        want, read = plan.files[rel].size, _int(r["source_size"])
+        if want >= 0 and read != want:
+            raise BackupRefused(f"{r['src']}: read {read} bytes, the metadata says {want}")
+        written.sizes[rel] = (_int(r["size"]), _int(r["crc32"]))
+        if r.get("reused"):
+            adopted += 1
+        else:
+            written.written.add(rel)
+            copied, nbytes = copied + 1, nbytes + _int(r["size"])
+    return copied, nbytes, adopted
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int):
+        raise BackupRefused(f"the file copy reported {value!r} where a number belongs")
+    return value
 
 
 def build_point(

@@ -1,12 +1,14 @@
 """Reading the vault for a restore: its objects by layout key, and a table's backup points (`jobs/vault/layout.py`).
 
 The vault is an S3 bucket (`s3://bucket`); a local directory (`file:/abs/dir` or `/abs/dir`) holds the same layout for
-the drills and the tests. Read-only: nothing here writes, a restore reads the vault and writes elsewhere.
+the drills and the tests. Read-only: nothing here writes, a restore reads the vault and writes elsewhere; the backup's
+`jobs.vault.store.VaultStore` reads through this class too and adds its conditional writes.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,15 +29,24 @@ def _local_root(root: str) -> Path | None:
     return Path(root) if root.startswith("/") else None
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One object of a listing: its key, size and last write time."""
+
+    key: str
+    size: int
+    modified: datetime
+
+
 @dataclass
 class VaultReader:
     """The vault at `root`: `s3://bucket` (an optional key prefix is refused: the layout starts at the bucket's
-    root) or a local directory."""
+    root) or a local directory. `client`: the S3 client to read with (default: one with the kit's retry policy)."""
 
     root: str
     region: str | None = None
     endpoint: str | None = None
-    _client: Any = field(default=None, repr=False, compare=False)
+    client: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.root.startswith("s3://"):
@@ -60,42 +71,51 @@ class VaultReader:
         """The URI of a layout key, as Iceberg and the file copy name it."""
         return f"{self.root}/{key}"
 
-    def _s3(self) -> Any:
-        if self._client is None:
+    def s3(self) -> Any:
+        if self.client is None:
             from s3tables_kit.jobs.kernel import sdk
 
             extra: dict[str, Any] = {"s3": {"addressing_style": "path"}} if self.endpoint else {}
-            self._client = sdk.client("s3", self.region, self.endpoint, **extra)
-        return self._client
+            self.client = sdk.client("s3", self.region, self.endpoint, **extra)
+        return self.client
 
-    def keys(self, prefix: str) -> list[str]:
-        """Every key under `prefix` (ListObjectsV2 pages, or a walk of the local directory)."""
+    def listing(self, prefix: str) -> list[Listed]:
+        """Every object under `prefix` (ListObjectsV2 pages, or a walk of the local directory), in key order."""
         local = self.local
         if local is not None:
             base = local / prefix
             if not base.is_dir():
                 return []
-            return sorted(str(p.relative_to(local)) for p in base.rglob("*") if p.is_file())
-        out: list[str] = []
-        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+            found = (p for p in base.rglob("*") if p.is_file())
+            return sorted(
+                (Listed(str(p.relative_to(local)), (st := p.stat()).st_size, _mtime(st.st_mtime)) for p in found),
+                key=lambda o: o.key,
+            )
         try:
-            while True:
-                page = self._s3().list_objects_v2(**kwargs)
-                out.extend(o["Key"] for o in page.get("Contents", []))
-                if not page.get("IsTruncated"):
-                    return out
-                kwargs["ContinuationToken"] = page["NextContinuationToken"]
-        except VaultError:
-            raise
+            return list(self._pages(prefix))
         except Exception as e:
             raise VaultError(f"cannot list {self.uri(prefix)}: {type(e).__name__}: {e}") from None
+
+    def _pages(self, prefix: str) -> Iterator[Listed]:
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        while True:
+            page = self.s3().list_objects_v2(**kwargs)
+            for o in page.get("Contents", []):
+                yield Listed(str(o["Key"]), int(o["Size"]), o["LastModified"])
+            if not page.get("IsTruncated"):
+                return
+            kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+    def keys(self, prefix: str) -> list[str]:
+        """Every key under `prefix`."""
+        return [o.key for o in self.listing(prefix)]
 
     def read(self, key: str) -> bytes:
         local = self.local
         try:
             if local is not None:
                 return (local / key).read_bytes()
-            return bytes(self._s3().get_object(Bucket=self.bucket, Key=key)["Body"].read())
+            return bytes(self.s3().get_object(Bucket=self.bucket, Key=key)["Body"].read())
         except Exception as e:
             raise VaultError(f"cannot read {self.uri(key)}: {type(e).__name__}: {e}") from None
 
@@ -109,6 +129,10 @@ class VaultReader:
                 f"{f.size} bytes with CRC32 {f.crc32:08x}"
             )
         return data
+
+
+def _mtime(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def list_points(store: VaultReader, namespace: str, table: str) -> list[BackupPoint]:

@@ -1,5 +1,6 @@
 """The vault bucket from the backup job's driver: list what a table's prefix holds, read and commit point manifests
-(`If-None-Match: *`), read and extend Object Lock retention, and the executors' digest of held objects.
+(`If-None-Match: *`), read and extend Object Lock retention, and the executors' digest of held objects. Its reads are
+the restore's (`jobs.vault.reader.VaultReader`), over the data plane's S3 client.
 
 Writes of table files go through the executors' byte copy (`jobs.kernel.filecopy`); this module writes only point
 manifests and retention. A point or file is never overwritten: every write is conditional, and a retention is only
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 from s3tables_kit.jobs.kernel import sdk
 from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, s3_client
 from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
+from s3tables_kit.jobs.vault.plan import needs_extension
+from s3tables_kit.jobs.vault.reader import Listed, VaultReader
 
 LOCK_MODE = "COMPLIANCE"
 
@@ -35,25 +39,17 @@ class VaultTarget:
         return StoreConfig(self.region, self.endpoint, part_size, self.storage_class)
 
 
-@dataclass(frozen=True)
-class Listed:
-    key: str
-    size: int
-    modified: datetime
-
-
 class VaultStore:
-    """The driver's S3 client of the vault (the kit's data-plane retry policy)."""
+    """The backup's view of the vault: the restore's reader over the driver's S3 client (the kit's data-plane retry
+    policy), and the point and retention writes."""
 
     def __init__(self, target: VaultTarget) -> None:
         self.target = target
         self.client: Any = s3_client(target.store_config(8 * 1024 * 1024))
+        self.reader = VaultReader(f"s3://{target.bucket}", target.region, target.endpoint, client=self.client)
 
-    def listing(self, prefix: str) -> Iterator[Listed]:
-        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.target.bucket, Prefix=prefix)
-        for page in pages:
-            for o in page.get("Contents", []):
-                yield Listed(str(o["Key"]), int(o["Size"]), o["LastModified"])
+    def listing(self, prefix: str) -> list[Listed]:
+        return self.reader.listing(prefix)
 
     def held_files(self, prefix: str) -> dict[str, int]:
         """Relative path (below `files/`) -> size of every table file the vault holds for this table."""
@@ -66,8 +62,7 @@ class VaultStore:
         return sorted(found, key=lambda o: o.modified, reverse=True)
 
     def read_point(self, key: str) -> BackupPoint:
-        body = self.client.get_object(Bucket=self.target.bucket, Key=key)["Body"].read()
-        return BackupPoint.from_json(body)
+        return BackupPoint.from_json(self.reader.read(key))
 
     def newest_point(self, prefix: str) -> BackupPoint | None:
         """The most recently written point that reads as one (an unreadable manifest is skipped, not trusted)."""
@@ -96,6 +91,19 @@ class VaultStore:
                 return False
             raise
         return True
+
+    def lock_until(self, keys: Iterable[str], until: datetime, threads: int = 16) -> int:
+        """Move the retention of each object to `until` where it is earlier (Object Lock moves it forwards only):
+        how many were moved."""
+
+        def one(key: str) -> int:
+            if needs_extension(self.retention(key), until):
+                self.extend_retention(key, until)
+                return 1
+            return 0
+
+        with ThreadPoolExecutor(threads) as pool:
+            return sum(pool.map(one, keys))
 
     def retention(self, key: str) -> datetime | None:
         try:

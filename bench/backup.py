@@ -12,17 +12,13 @@ bucket with Object Lock on a local stand-in of its own.
   which every point rewrites). Each point rewrites its own snapshot's metadata only, so the figure does not grow
   with the history.
 
-`python -m bench.backup [--scale quick|small|full] [--rounds N]` runs this section alone, with the interleaved rounds
-of section 1 that hold the restore-from-the-vault ratio (so every vault figure comes from one run), and prints them.
+`python -m bench.vault_section [--scale quick|small|full] [--rounds N]` runs this section alone, with the interleaved
+rounds of section 1 that hold the restore-from-the-vault ratio (so every vault figure comes from one run).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import shutil
-import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,40 +136,3 @@ def comparisons(res: Any, kit_files_s: float | None, orders_bytes: int | None) -
          Goal("<=", 1.1)),
     ]  # fmt: skip
     return [Comparison(SECTION, label, value, unit, note, goal) for label, value, unit, note, goal in rows]
-
-
-def main(argv: list[str] | None = None) -> int:
-    from bench import recovery as R
-    from bench.report import REPO, Results, fmt_value
-    from bench.run import comparisons as all_comparisons
-
-    ap = argparse.ArgumentParser(prog="python -m bench.backup", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", choices=sorted(R.SCALES), default="quick", help="the orders table's size")
-    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the restore-vs-recovery ratio")
-    ap.add_argument("--increment-rows", type=int, help="rows of the incremental table (default: the scale's)")
-    ap.add_argument("--out", default=str(REPO / "bench-out" / "backup-section"))
-    args = ap.parse_args(argv)
-    root = Path(args.out)
-    shutil.rmtree(root, ignore_errors=True)
-    work = R.Work(root)
-    spark = R.session(work)
-    try:
-        orders = R.build_orders(spark, work, R.SCALES[args.scale])
-        res = Results(args.scale, extra={"data": {"orders": orders}})
-        res.extra["rounds"] = R.measure_rounds(spark, work, orders, args.rounds)
-        rows = args.increment_rows or increment_rows(R.SCALES[args.scale].orders_rows)
-        res.extra["backup"] = measure_in_run(spark, work, orders, root / "backup", rows)
-    finally:
-        spark.stop()
-    res.measurements = work.measurements
-    wanted = [c for c in all_comparisons(res) if c.section == SECTION or "vault" in c.name]
-    out = {"scale": args.scale, "orders": orders, "backup": res.extra["backup"]}
-    out["comparisons"] = [c.as_dict() for c in wanted]
-    (root / "results.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
-    for c in wanted:
-        print(f"[{c.section}] {c.name}: {fmt_value(c)} (goal {c.goal or '-'}; {c.how})")
-    return 0 if not work.errors else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,8 +4,9 @@ deploy` of every stack of a configuration leaves behind and returns the outputs 
 
 - `how="api"`: through the public APIs Terraform calls (`harness.world`: table buckets with their encryption and
   storage class, namespaces and tables with their retention, the replica bucket policies, the replication
-  configuration, the recovery bucket, the SCPs on the organization's targets); seconds. The outputs are built by the
-  contract's builders (`topology.outputs`) from the configuration, as the stacks build them from Terraform's values.
+  configuration, the recovery bucket, the vault bucket of `[vault]`, the SCPs on the organization's targets);
+  seconds. The outputs are built by the contract's builders (`topology.outputs`) from the configuration, as the
+  stacks build them from Terraform's values.
 - `how="terraform"`: the real Terraform apply of every stack, the `make e2e` path (`harness.e2e.run.ExampleRun`:
   plan after apply empty, destroy protection, the tools once); minutes, needs `terraform` and a provider mirror.
   The outputs are Terraform's own (`terraform output`).
@@ -23,8 +24,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from emulator.control import Control
 from harness import world
+from s3tables_kit.topology.backup import VAULT_STACK_ID
 from s3tables_kit.topology.config import KitConfig, load_config
-from s3tables_kit.topology.outputs import failover_source_value, outputs_doc, recovery_outputs, replica_outputs
+from s3tables_kit.topology.outputs import (
+    OUTPUT_VAULT,
+    failover_source_value,
+    outputs_doc,
+    recovery_outputs,
+    replica_outputs,
+)
 
 if TYPE_CHECKING:
     from harness.e2e.run import ExampleRun
@@ -69,7 +77,8 @@ def client(endpoint: str, service: str, region: str) -> Any:
 def single_account(cfg: KitConfig) -> str:
     """The one account every site of `cfg` lives in (the API deploy serves all requests as one account)."""
     sites = [*cfg.sources, *cfg.replicas]
-    accounts = sorted({s.account_id for s in sites} | {cfg.recovery_replica.account_id})
+    vault = {cfg.vault.account_id} if cfg.vault else set()
+    accounts = sorted({s.account_id for s in sites} | {cfg.recovery_replica.account_id} | vault)
     if len(accounts) != 1:
         raise DeployError(
             f"the API deploy serves one account, and this configuration spans {', '.join(accounts)}: deploy it by "
@@ -112,7 +121,11 @@ def _api_deploy(cfg: KitConfig, standin: Standin, *, tables: bool) -> dict[str, 
     s3tables(cfg.recovery_replica.region).create_table_bucket(
         name=cfg.recovery.bucket, encryptionConfiguration={"sseAlgorithm": "AES256"}
     )
-    return outputs_doc(cfg, _organization(standin, cfg, account))
+    doc = outputs_doc(cfg, _organization(standin, cfg, account))
+    if cfg.vault is not None:
+        vault = doc[VAULT_STACK_ID][OUTPUT_VAULT]
+        world.deploy_vault(client(standin.url, "s3", cfg.vault.region), cfg, vault["kms_key_arn"])
+    return doc
 
 
 def _organization(standin: Standin, cfg: KitConfig, account: str) -> dict[str, Any] | None:

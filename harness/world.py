@@ -10,7 +10,9 @@ one stack's resources of `cfg`:
   are created without metadata, as Terraform creates them: a writer's first commit gives them their schema), and
   its replication configuration at bucket or table level;
 - `create_vault_bucket`: a vault-like bucket (Object Lock, a COMPLIANCE default retention), for the backup's tests
-  and benchmark.
+  and benchmark;
+- `deploy_vault`: the vault stack's bucket of `[vault]`: Object Lock, encryption with the vault key, no public
+  access, the bucket policy last.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from s3tables_kit.topology.config import KitConfig, SnapshotRetention, Source
 S3TablesFor = Callable[[str], Any]  # a Region -> an s3tables client in it
 
 
-def create_vault_bucket(s3: Any, *, days: int, bucket: str | None = None) -> str:
-    """A bucket with Object Lock enabled at creation and a COMPLIANCE default retention of `days`, as the vault
-    stack makes it; its name (a fresh one unless given)."""
+def create_vault_bucket(s3: Any, *, days: int, bucket: str | None = None, region: str = "us-east-1") -> str:
+    """A bucket in `region` (the client's) with Object Lock enabled at creation and a COMPLIANCE default retention of
+    `days`, as the vault stack makes it; its name (a fresh one unless given)."""
     name = bucket or f"vault-{uuid.uuid4().hex[:12]}"
-    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True)
+    where = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True, **where)
     s3.put_object_lock_configuration(
         Bucket=name,
         ObjectLockConfiguration={
@@ -37,6 +40,39 @@ def create_vault_bucket(s3: Any, *, days: int, bucket: str | None = None) -> str
         },
     )
     return name
+
+
+def deploy_vault(s3: Any, cfg: KitConfig, kms_key_arn: str) -> str:
+    """The vault bucket of `cfg` (an `s3` client of the vault's Region) as the vault stack leaves it: Object Lock with
+    the configured COMPLIANCE retention (versioning comes with it), SSE-KMS with `kms_key_arn` and a Bucket Key, all
+    public access blocked, and the bucket policy applied last (it denies every later settings change but
+    break-glass's); the bucket's name."""
+    from s3tables_kit.policies import documents, vault
+
+    v = cfg.vault
+    if v is None:
+        raise ValueError("the configuration has no [vault]")
+    name = create_vault_bucket(s3, days=v.retention_days, bucket=v.bucket_name(cfg.kit.name), region=v.region)
+    s3.put_bucket_encryption(
+        Bucket=name,
+        ServerSideEncryptionConfiguration={
+            "Rules": [
+                {
+                    "ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": kms_key_arn},
+                    "BucketKeyEnabled": True,
+                }
+            ]
+        },
+    )
+    s3.put_public_access_block(
+        Bucket=name,
+        PublicAccessBlockConfiguration={k: True for k in PUBLIC_ACCESS_BLOCK},
+    )
+    s3.put_bucket_policy(Bucket=name, Policy=documents.compact_json(vault.bucket_policy(cfg)))
+    return name
+
+
+PUBLIC_ACCESS_BLOCK = ("BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets")
 
 
 def create_organization_unit(org: Any, name: str = "replicas") -> str:

@@ -54,6 +54,12 @@ def test_the_api_deploy_leaves_what_the_stacks_would_and_its_outputs_name_it(
         TargetId="ou-ab12-replicas1", Filter="SERVICE_CONTROL_POLICY"
     )["Policies"]
     assert {p["Id"] for p in attached} >= {org.policy_id, org.guards_policy_id}
+    vault, s3 = outputs.vault, client(emu.url, "s3", cfg.vault.region if cfg.vault else "")
+    assert vault is not None and cfg.vault is not None
+    lock = s3.get_object_lock_configuration(Bucket=vault.bucket_name)["ObjectLockConfiguration"]
+    assert lock["Rule"]["DefaultRetention"] | {"Years": 0} == {"Mode": "COMPLIANCE", "Days": 365, "Years": 0}
+    assert s3.get_bucket_versioning(Bucket=vault.bucket_name)["Status"] == "Enabled"
+    assert json.loads(s3.get_bucket_policy(Bucket=vault.bucket_name)["Policy"])["Statement"]
 
 
 def test_a_configuration_of_several_accounts_is_refused_for_the_api_deploy() -> None:

@@ -29,6 +29,9 @@ Checks (each drift has a kind, the resource and a detail):
 * ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
+* ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
+  ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption and bucket policy
+  (`jobs.ops.audit_vault`);
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
 On a failover topology (``[failover] promoted_bucket`` set: `topology.failover`) the same checks run on
@@ -77,6 +80,7 @@ from s3tables_kit.jobs.ops.audit_scope import (
     s3tables_of,
     scopes_of,
 )
+from s3tables_kit.jobs.ops.audit_vault import check_vault
 from s3tables_kit.jobs.ops.cli import mentions_bucket
 from s3tables_kit.jobs.ops.drift import Unreadable, policy_drift, replication_drift
 from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
@@ -259,6 +263,7 @@ def _check_rest(
             checked_policies.add(bucket.bucket_arn)
             check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
     check_scp(clients, cfg, outputs, report)
+    check_vault(clients, cfg, outputs, report)
     check_bucket_settings(clients, scopes, outputs, report)
     for scope, source_tables in zip(scopes, listed, strict=True):
         check_promoted_tables(clients, scope, source_tables, report, concurrency)

@@ -6,6 +6,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
 
     jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
     jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks
+    jobs/ops/monitor_vault.py, jobs/vault/{__init__,layout}.py                the backup vault's ages
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
     jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
@@ -67,6 +68,7 @@ MODULES = (
     "jobs/ops/drift.py",
     "jobs/ops/drift_read.py",
     "jobs/ops/monitor_drift.py",
+    "jobs/ops/monitor_vault.py",
     MONITOR_MODULE,
     "jobs/kernel/__init__.py",
     "jobs/kernel/sdk.py",
@@ -80,6 +82,8 @@ MODULES = (
     "jobs/kernel/options.py",
     "jobs/kernel/render.py",
     "jobs/aws_timestamps.py",
+    "jobs/vault/__init__.py",
+    "jobs/vault/layout.py",
     "topology/__init__.py",
     "topology/contract.py",
 )
@@ -157,10 +161,13 @@ def start_job_run_input(
     job_args: Sequence[str],
     jar_names: Sequence[str],
     client_token: str = "<aws.scheduler.execution-id>",
+    entry: str = REHEARSAL_ENTRY,
+    name: str = "kit-recovery-rehearsal",
 ) -> dict[str, Any]:
-    """The EMR Serverless StartJobRun request (API member names) the rehearsal schedule sends through the universal
-    target `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`. The client token is the scheduler's execution id
-    (a context attribute replaced per invocation), so a retried invocation never starts a second run."""
+    """The EMR Serverless StartJobRun request (API member names) a schedule (the rehearsal's, the vault backup's:
+    `entry` under `scripts_uri`, the run's `name`) sends through the universal target
+    `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`. The client token is the scheduler's execution id (a
+    context attribute replaced per invocation), so a retried invocation never starts a second run."""
     base = scripts_uri.rstrip("/")
     conf = {
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
@@ -172,10 +179,10 @@ def start_job_run_input(
         "applicationId": application_id,
         "clientToken": client_token,
         "executionRoleArn": execution_role_arn,
-        "name": "kit-recovery-rehearsal",
+        "name": name,
         "jobDriver": {
             "sparkSubmit": {
-                "entryPoint": f"{base}/{REHEARSAL_ENTRY}",
+                "entryPoint": f"{base}/{entry}",
                 "entryPointArguments": list(job_args),
                 "sparkSubmitParameters": " ".join(params),
             }

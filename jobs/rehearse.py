@@ -36,6 +36,7 @@ from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 
 # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
 from s3tables_kit.topology.contract import (
+    BACKUP_ENTRY,
     METRIC_NAMESPACE,
     REHEARSAL_ENTRY,
     REHEARSAL_RTO,
@@ -307,8 +308,9 @@ def _rehearse_and_report(
 
 
 def upload_artifacts(outputs_path: str) -> int:
-    """`make rehearse-upload`: what the scheduled job run needs under the scripts bucket: the jobs zip and the jars
-    (as `make recover-emr` uploads them) plus `rehearse_entry.py`. Run once after deploy and after upgrades."""
+    """`make rehearse-upload`: what the scheduled job runs need under the scripts bucket: the jobs zip and the jars
+    (as `make recover-emr` uploads them) plus `rehearse_entry.py` and the vault backup's `backup_entry.py`. Run once
+    after deploy and after upgrades."""
     from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
     from s3tables_kit.jobs.kernel.options import refuse
     from s3tables_kit.jobs.spark import kit_jars
@@ -330,9 +332,10 @@ def upload_artifacts(outputs_path: str) -> int:
 
     s3 = sdk.client("s3", outputs.recovery.region)
     upload(s3, outputs, jars)
-    bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, ENTRY))
-    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
-    print(f"uploaded {ENTRY}, jobs.zip and {len(jars)} jars under {outputs.recovery.scripts_uri}")
+    for entry in (ENTRY, BACKUP_ENTRY):
+        bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, entry))
+        s3.upload_file(str(REPO / "jobs" / entry), bucket, key)
+    print(f"uploaded {ENTRY}, {BACKUP_ENTRY}, jobs.zip and {len(jars)} jars under {outputs.recovery.scripts_uri}")
     return 0
 
 

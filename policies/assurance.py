@@ -76,7 +76,8 @@ def monitor_function_arn(cfg: KitConfig) -> str:
 
 
 def schedule_name(cfg: KitConfig, what: str) -> str:
-    """`<prefix>-replication-monitor` (a source's) or `<kit>-recovery-rehearsal` (the estate's)."""
+    """`<prefix>-replication-monitor` (a source's), `<kit>-recovery-rehearsal` or `<kit>-vault-backup` (the
+    estate's)."""
     return f"{cfg.name_prefix if what == 'replication-monitor' else cfg.kit.name}-{what}"
 
 
@@ -136,6 +137,26 @@ def allow_read_replica_table_layers(bucket_arns: list[str]) -> S.Statement:
     """What the layer check reads on a sample of each replica's tables: the table policy and the retention (a replica
     of another account must also grant it in its bucket policy)."""
     return S.allow_actions("ReadReplicaTableLayers", MONITOR_LAYERS_READ, [S.table_arns(a) for a in bucket_arns])
+
+
+MONITOR_VAULT_READ = ("s3:ListBucket",)
+
+
+def monitors_list_vault_grant(cfg: KitConfig, bucket_arn: str, account_id: str) -> S.Statement | None:
+    """In the vault's bucket policy: the replication monitors of sources in other accounts than the vault's may list
+    it (their backup age check). None when no such source has a monitor."""
+    roles = sorted(
+        {
+            site_of(s).role_arn(monitor_role_name_of(cfg, s))
+            for s in cfg.sources
+            if cfg.assurance.monitor.enabled and s.account_id != account_id
+        }
+    )
+    if not roles:
+        return None
+    return S.statement(
+        "AllowReplicationMonitorsListVault", "Allow", MONITOR_VAULT_READ, [bucket_arn], principal={"AWS": roles}
+    )
 
 
 def monitor_roles_of_other_accounts(cfg: KitConfig, replica: Replica) -> list[str]:
@@ -209,11 +230,13 @@ def allow_invoke_function(function_arn: str) -> S.Statement:
     return S.statement("InvokeTheMonitorFunction", "Allow", ["lambda:InvokeFunction"], [function_arn])
 
 
-def allow_start_rehearsal_job_run(site: Site, kit: str) -> S.Statement:
+def allow_start_rehearsal_job_run(
+    site: Site, kit: str, sid: str = "StartRehearsalJobRunOnTheKitApplication"
+) -> S.Statement:
     """StartJobRun on the kit's EMR Serverless application only. Its id is known only after apply, so the
     application is matched by the `kit` tag every kit resource carries (provider default_tags)."""
     return S.statement(
-        "StartRehearsalJobRunOnTheKitApplication",
+        sid,
         "Allow",
         ["emr-serverless:StartJobRun"],
         [site.arn("emr-serverless", "/applications/*")],
@@ -285,6 +308,9 @@ def monitor_role_permissions(cfg: KitConfig) -> Document:
         allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
         allow_write_function_logs(site, monitor_log_group(cfg)),
     ]
+    if cfg.vault is not None:  # the backup ages: the keys of the committed points, no object read, no key
+        vault_arn = cfg.vault.bucket_arn(cfg.kit.name)
+        stmts.append(S.statement("ListBackupVaultPoints", "Allow", MONITOR_VAULT_READ, [vault_arn]))
     if src.encryption.type == "kms":
         res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
         stmts.append(S.allow_kms("DecryptSourceTableMetadata", ["Decrypt"], [res], cond))

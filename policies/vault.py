@@ -18,8 +18,22 @@ from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.assurance import (
+    allow_pass_role_to_service,
+    allow_scheduler_assume_role,
+    allow_start_rehearsal_job_run,
+    monitors_list_vault_grant,
+    recovery_site,
+    schedule_name,
+)
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from s3tables_kit.topology.backup import backup_role_arn, backup_role_name, vault_kms_alias
+from s3tables_kit.topology.backup import (
+    BACKUP_SCHEDULE,
+    backup_role_arn,
+    backup_role_name,
+    backup_scheduler_role_name,
+    vault_kms_alias,
+)
 from s3tables_kit.topology.config import KitConfig, Vault
 
 BREAK_GLASS = "break-glass"
@@ -180,6 +194,16 @@ def summary_lines(cfg: KitConfig) -> list[str]:
         f"break-glass and root included: S3 enforces it), storage class {v.storage_class}. Written only by "
         f"`{backup_role_arn(cfg)}`.",
         "",
+        *(
+            [
+                f"Backed up every {v.interval_hours} h ({', '.join(f'`{t}`' for t in v.tables)}): the schedule's role "
+                f"`{backup_scheduler_role_name(cfg)}` starts job runs on the kit's EMR Serverless application and "
+                "passes them the backup role, nothing else (`backup-schedule-role-permissions`).",
+                "",
+            ]
+            if v.tables
+            else []
+        ),
         "| Rule | Actions | Exempt | Layers |",
         "|---|---|---|---|",
     ]
@@ -192,7 +216,8 @@ def summary_lines(cfg: KitConfig) -> list[str]:
 
 def bucket_policy(cfg: KitConfig) -> Document:
     """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back (its own
-    account's identity policy is the other half); each rule's Deny."""
+    account's identity policy is the other half), and the cross-account replication monitors' grant to list it (the
+    backup age); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
     stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
@@ -201,6 +226,7 @@ def bucket_policy(cfg: KitConfig) -> Document:
             S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
         )
         stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+    stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
     stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
     return doc(*stmts)
 
@@ -280,9 +306,25 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     return doc(*stmts)
 
 
+def backup_scheduler_role_trust(cfg: KitConfig) -> Document:
+    site = recovery_site(cfg)
+    return doc(
+        allow_scheduler_assume_role("AllowSchedulerForTheBackupSchedule", site, schedule_name(cfg, BACKUP_SCHEDULE))
+    )
+
+
+def backup_scheduler_role_permissions(cfg: KitConfig) -> Document:
+    """Start a job run on the kit's EMR Serverless application and pass it the backup role: nothing else."""
+    return doc(
+        allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name, sid="StartBackupJobRunOnTheKitApplication"),
+        allow_pass_role_to_service("PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), A.EMR_SERVERLESS_SERVICE),
+    )
+
+
 def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
-    """The vault's documents (none without `[vault]`): bucket policy, key policy, the backup role's two. `trust`: the
-    recovery role's trust (job runs of the kit's EMR Serverless application), which the backup role shares."""
+    """The vault's documents (none without `[vault]`): bucket policy, key policy, the backup role's two, and with
+    `tables` the backup schedule role's two. `trust`: the recovery role's trust (job runs of the kit's EMR Serverless
+    application), which the backup role shares."""
     if cfg.vault is None:
         return []
     v = cfg.vault
@@ -299,6 +341,14 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
             backup_role_permissions(cfg),
         ),
     ]
+    if v.tables:  # the scheduled backup of [vault] tables
+        out += role_documents(
+            "backup-schedule-role",
+            rep.account_id,
+            backup_scheduler_role_name(cfg),
+            backup_scheduler_role_trust(cfg),
+            backup_scheduler_role_permissions(cfg),
+        )
     if v.creates_key:
         out.append(
             PolicyDoc(

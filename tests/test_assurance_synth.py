@@ -19,6 +19,7 @@ from s3tables_kit.jobs.rehearse import SUCCEEDED
 from s3tables_kit.policies import assurance, docset
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.contract import (
+    BACKUP_AGE,
     CONFIG_DRIFT,
     LAYERS_MISSING,
     POINT_AGE,
@@ -114,7 +115,13 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 7 * len(cfg.replicas) + 3
+    assert len(alarms) == 7 * len(cfg.replicas) + 3 + (cfg.vault is not None)
+    if cfg.vault is not None:  # the vault's backup age: the stalest table's newest point against the budget
+        backup = alarms[f"{kit}-backup-age"]
+        assert (backup["metric_name"], backup["dimensions"], backup["comparison_operator"]) == (
+            BACKUP_AGE, {"Kit": kit}, "GreaterThanThreshold"
+        )  # fmt: skip
+        assert backup["threshold"] == cfg.vault.max_backup_age_hours * 3600 and backup["statistic"] == "Maximum"
     drift = alarms[f"{kit}-replication-configuration-drift"]  # drift: any finding, the source's configurations
     assert (drift["metric_name"], drift["dimensions"], drift["threshold"]) == (CONFIG_DRIFT, {"Kit": kit}, 1)
     source_policy = alarms[f"{kit}-source-bucket-policy-drift"]  # the source bucket policy: not the reviewed one
@@ -251,6 +258,7 @@ def test_assurance_can_be_switched_off(tmp_path: Path) -> None:
     doc = tomllib.loads((ROOT / "examples" / "seed.toml").read_text())
     doc["assurance"]["monitor"]["enabled"] = False
     doc["assurance"]["rehearsal"]["enabled"] = False
+    doc["vault"]["tables"] = []  # the scheduled backup is the vault's job, not an assurance component
     build_app(parse_config(doc), outdir=str(tmp_path)).synth()
     for name in ("source", "recovery"):
         stack = json.loads((tmp_path / "stacks" / name / "cdk.tf.json").read_text())

@@ -21,6 +21,7 @@ from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.simulate import (
     ALLOWED,
     EXPLICIT_DENY,
+    IMPLICIT_DENY,
     ScpLevel,
     SimRequest,
     SimResult,
@@ -219,19 +220,30 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
 
 def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
     ds = build(parse_config(doc or with_vault(VAULT)))
-    names = ("vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions", *SCPS)
+    names = (
+        "vault-bucket-policy",
+        "kms-key-policy--vault",
+        "backup-role-permissions",
+        "monitor-role-permissions",
+        *SCPS,
+    )
     return {n: ds.document(n) for n in names}
 
 
 # ---------------------------------------------------------------- a vault in an account of its own ----
 
 VAULT_ACCOUNT = "444455556666"
-CROSS_OBJECT = f"arn:aws:s3:::seed-backup-vault-{VAULT_ACCOUNT}-us-west-2/v1/tables/analytics/orders/0f3c/points/1.json"
+CROSS_BUCKET = f"arn:aws:s3:::seed-backup-vault-{VAULT_ACCOUNT}-us-west-2"
+CROSS_OBJECT = f"{CROSS_BUCKET}/v1/tables/analytics/orders/0f3c/points/1.json"
+MONITOR = "arn:aws:iam::111122223333:role/seed-replication-monitor"
 CROSS_CASES = {  # case: (principal, identity policy, action, wanted decision with the grant, without it)
     "backup:write:s3:PutObject": (PRINCIPALS["backup"][0], "backup-role-permissions", "s3:PutObject", ALLOWED),
     "vault-admin:write:s3:PutObject": (
         f"arn:aws:iam::{VAULT_ACCOUNT}:role/Administrator", ADMIN_ACCESS, "s3:PutObject", EXPLICIT_DENY,
     ),
+    # the source's replication monitor lists the points (the backup age) and reads no object
+    "monitor:list:s3:ListBucket": (MONITOR, "monitor-role-permissions", "s3:ListBucket", ALLOWED),
+    "monitor:read:s3:GetObject": (MONITOR, "monitor-role-permissions", "s3:GetObject", IMPLICIT_DENY),
 }  # fmt: skip
 
 
@@ -248,7 +260,7 @@ def cross_account_requests(variant: str) -> list[SimRequest]:
             id=f"{variant}|{cid}",
             principal=who,
             action=action,
-            resource=CROSS_OBJECT,
+            resource=CROSS_BUCKET if action == "s3:ListBucket" else CROSS_OBJECT,
             resource_account=VAULT_ACCOUNT,
             context={**principal_context(who), **dict(TLS)},
             identity_policies=(identity if identity.startswith("world:") else f"{variant}|{identity}",),
@@ -279,6 +291,7 @@ def results() -> dict[str, dict[str, SimResult]]:
     cross = cross_account_documents()
     ungranted = copy.deepcopy(cross)
     drop("AllowBackupRoleWrite", "vault-bucket-policy")(ungranted)
+    drop("AllowReplicationMonitorsListVault", "vault-bucket-policy")(ungranted)
     for label, docs in (("cross-account", cross), ("cross-account without the grant", ungranted)):
         policies.update({f"{label}|{n}": d for n, d in docs.items()})
         reqs += cross_account_requests(label)
@@ -311,13 +324,14 @@ def test_the_settings_guards_have_two_layers() -> None:
     assert not {"DenyVaultWritesExceptBackupRole", "DenyVaultObjectChange"} & scp
 
 
-def test_a_vault_of_its_own_account_is_written_by_the_backup_role_through_its_grant(
+def test_a_vault_of_its_own_account_is_written_by_the_backup_role_and_listed_by_the_monitor_through_grants(
     results: dict[str, dict[str, SimResult]],
 ) -> None:
     got = {cid: results["cross-account"][cid].decision for cid in CROSS_CASES}
     assert got == {cid: case[3] for cid, case in CROSS_CASES.items()}
     # the grant is needed: a cross-account write needs an Allow on both sides
     assert not results["cross-account without the grant"]["backup:write:s3:PutObject"].allowed
+    assert not results["cross-account without the grant"]["monitor:list:s3:ListBucket"].allowed
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))

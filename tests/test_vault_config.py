@@ -70,6 +70,8 @@ def test_without_a_vault_nothing_changes() -> None:
         ({**VAULT, "bucket": "my-vault-s3alias"}, "vault.bucket", "must not end with"),
         ({**VAULT, "deploy_role_arn": "terraform"}, "vault.deploy_role_arn", "must be an IAM role ARN"),
         ({**VAULT, "retention": 30}, "vault.retention", "unknown key"),
+        ({**VAULT, "max_backup_age_hours": 24}, "vault.max_backup_age_hours", "more than interval_hours (24)"),
+        ({**VAULT, "interval_hours": 169}, "vault.interval_hours", "less than or equal to 168"),
         ({k: v for k, v in VAULT.items() if k != "retention_days"}, "vault.retention_days", "required field"),
         ({**VAULT, "account_id": "999988887777"}, "vault.account_id", "management account"),
         ({**VAULT, "account_id": "444455556666"}, "protection.organization.targets", "(the vault) is not covered"),

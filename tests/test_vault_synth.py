@@ -102,3 +102,52 @@ def test_without_a_vault_no_stack_and_no_role(synthesized: dict[str, Stacks]) ->
             assert "vault" not in stacks
             roles = stacks["recovery"]["resource"]["aws_iam_role"].values()
             assert not [r for r in roles if r["name"].endswith("-s3tables-backup")]
+
+
+def test_the_backup_schedule_starts_the_backup_job_as_the_backup_role(synthesized: dict[str, Stacks]) -> None:
+    cfg = load_config(ROOT / "examples/seed.toml")
+    assert cfg.vault is not None and cfg.vault.tables == ["analytics.orders"]
+    recovery = synthesized["seed"]["recovery"]
+    schedules = {body["name"]: body for body in recovery["resource"]["aws_scheduler_schedule"].values()}
+    sched = schedules["seed-vault-backup"]
+    assert sched["schedule_expression"] == f"rate({cfg.vault.interval_hours} hours)"
+    target = sched["target"]
+    assert target["arn"] == "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
+    assert target["role_arn"].startswith("${aws_iam_role.vault-backup_schedule-role_")
+    request = json.loads(target["input"])
+    app_name, _ = only(recovery, "aws_emrserverless_application")
+    assert request["applicationId"] == f"${{aws_emrserverless_application.{app_name}.id}}"
+    assert request["executionRoleArn"] == "arn:aws:iam::111122223333:role/seed-s3tables-backup"
+    assert request["name"] == "kit-vault-backup" and request["clientToken"] == "<aws.scheduler.execution-id>"
+    driver = request["jobDriver"]["sparkSubmit"]
+    assert driver["entryPoint"] == f"s3://{cfg.recovery_scripts_bucket}/scripts/backup_entry.py"
+    args = driver["entryPointArguments"]
+
+    def arg(flag: str) -> str:
+        return str(args[args.index(flag) + 1])
+
+    assert arg("--replica-warehouse") == cfg.recovery_replica.bucket_arn
+    assert (arg("--vault-bucket"), arg("--vault-region")) == ("seed-backup-vault-111122223333-us-west-2", "us-west-2")
+    assert (arg("--retention-days"), arg("--storage-class"), arg("--table")) == (
+        "365",
+        "GLACIER_IR",
+        "analytics.orders",
+    )
+    # the arguments are the backup CLI's own: it parses them into the request the scheduled run makes
+    from s3tables_kit.jobs.vault.cli import parser, request_from_args
+
+    req = request_from_args(parser().parse_args(args))
+    assert (req.vault.bucket, req.selection) == (
+        "seed-backup-vault-111122223333-us-west-2",
+        (("analytics.orders",), ()),
+    )
+    roles = {body["name"]: body for body in recovery["resource"]["aws_iam_role"].values()}
+    docs = build(cfg)
+    assert json.loads(roles["seed-vault-backup-schedule"]["assume_role_policy"]) == docs.document(
+        "backup-schedule-role-trust"
+    )
+    policies = {body["name"]: body for body in recovery["resource"]["aws_iam_role_policy"].values()}
+    permissions = json.loads(policies["seed-vault-backup-schedule"]["policy"])
+    assert permissions == docs.document("backup-schedule-role-permissions")
+    passed = [s for s in permissions["Statement"] if s["Action"] == "iam:PassRole"]
+    assert [s["Resource"] for s in passed] == [request["executionRoleArn"]]  # the backup role, nothing else

@@ -13,6 +13,11 @@ from s3tables_kit.topology.rules import KMS_KEY_ARN_RE
 from s3tables_kit.topology.vault import check_s3_bucket_name
 
 VAULT_STACK_ID = "vault"
+BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`policies.assurance.schedule_name`)
+
+
+def backup_scheduler_role_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-vault-backup-schedule"
 
 
 def backup_role_name(cfg: KitConfig) -> str:
@@ -36,8 +41,9 @@ def longest_replica_retention_days(cfg: KitConfig) -> int:
 
 
 def vault_checks(cfg: KitConfig) -> list[Issue]:
-    """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; its account
-    must be reached by the SCPs (not the management account); a key of its own account and Region."""
+    """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; a backup
+    budget longer than the interval between backups; its account must be reached by the SCPs (not the management
+    account); a key of its own account and Region."""
     v = cfg.vault
     if v is None:
         return []
@@ -50,6 +56,14 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
                 f"{v.retention_days} is shorter than the longest replica snapshot retention ({floor} days): the vault "
                 "must keep a backup at least as long as a replica keeps the snapshot, or it protects no history the "
                 "replicas do not already hold",
+            )
+        )
+    if v.max_backup_age_hours <= v.interval_hours:
+        out.append(
+            Issue(
+                "vault.max_backup_age_hours",
+                f"{v.max_backup_age_hours} must be more than interval_hours ({v.interval_hours}): a backup is that old "
+                "just before the next one, so the backup age alarm would fire between every two backups",
             )
         )
     if not v.creates_key:

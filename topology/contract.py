@@ -2,7 +2,8 @@
 `topology.outputs`): names both sides must agree on, defined once here so neither imports the other.
 
 - the replication monitor Lambda: its environment variables (set by `infra/constructs/monitor.py`, read by
-  `jobs/ops/monitor.py`) and the metrics it publishes (alarmed on by the monitor construct);
+  `jobs/ops/monitor.py`) and the metrics it publishes (alarmed on by the monitor construct), the backup vault's
+  included;
 - the recovery rehearsal job run: its entry file under `jobs/`, where it writes reports, the metric its alarm
   watches, and the jars it runs with (those of `jars/pom.xml`, derived from that file's path).
 
@@ -59,6 +60,11 @@ ENV_MAX_LAG = "KIT_MAX_LAG_SECONDS"
 ENV_CAP = "KIT_MAX_TABLE_METRICS"
 ENV_CONCURRENCY = "KIT_CONCURRENCY"
 ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
+# With `[vault]`: the vault bucket and its Region, whose backup points the monitor lists (jobs/ops/monitor_vault.py).
+ENV_VAULT_BUCKET = "KIT_VAULT_BUCKET"
+ENV_VAULT_REGION = "KIT_VAULT_REGION"
+BACKUP_AGE = "BackupAgeSeconds"  # Kit: the stalest table's; Kit, Table: seconds since the table's newest backup point
+OLDEST_BACKUP_POINT_AGE = "OldestBackupPointAgeSeconds"  # Kit: age of the vault's oldest backup point
 
 # ------------------------------------------------------------- scheduled hardener (jobs/ops/harden_scheduled.py) ----
 
@@ -71,6 +77,12 @@ HARDEN_TABLE_ARN = "${table_arn}"
 # ---------------------------------------------------------------- recovery rehearsal (jobs/rehearse.py) ----
 
 REHEARSAL_ENTRY = "rehearse_entry.py"  # under jobs/; uploaded next to the jobs zip by `make rehearse-upload`
+BACKUP_ENTRY = "backup_entry.py"  # under jobs/: the scheduled vault backup's, uploaded with the rehearsal's
+# The vault's storage classes (`[vault] storage_class`, the backup job's --storage-class): read without a restore
+# request, so a restore from the vault is a plain file copy; all take Object Lock. GLACIER and DEEP_ARCHIVE need a
+# restore of hours per object; ONEZONE_IA keeps one zone. Here, not in topology/vault.py: the backup job on EMR
+# Serverless imports it, and the Spark runtime has no pydantic.
+VAULT_STORAGE_CLASSES = ("STANDARD", "INTELLIGENT_TIERING", "STANDARD_IA", "GLACIER_IR")
 REHEARSAL_REPORT_PREFIX = "reports/rehearsals"
 REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES = (
     "RehearsalSucceeded",

@@ -8,6 +8,8 @@ and Object Lock in compliance mode, encrypted with its own KMS key (docs/decisio
     storage_class = "GLACIER_IR"    # what the backup job writes and the lifecycle rule moves objects to
     kms_key = "create"              # or the ARN of an existing key in the vault's account and Region
     tables = ["analytics.*"]        # what `s3tables-kit backup --config` backs up: "ns.name" or "ns.*"
+    interval_hours = 24             # the scheduled backup of `tables` (an EMR Serverless job run) runs this often
+    max_backup_age_hours = 48       # the monitor's alarm fires when a table's newest backup point is older
 
 Optional: without it nothing changes. The vault stack (`infra/stacks/vault.py`) deploys the bucket and its key in
 the vault's account and Region; the backup role lives beside the Spark runtime it runs in (the recovery account).
@@ -22,13 +24,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from s3tables_kit.topology.contract import VAULT_STORAGE_CLASSES as VAULT_STORAGE_CLASSES
 from s3tables_kit.topology.rules import AccountId, DeployRoleArn, RegionName, check_kms_key, partition_of_arn
 
 # Object Lock retention is at most 100 years (S3 user guide, "Object Lock considerations").
 MAX_RETENTION_DAYS = 36500
-# Classes an object is read from without a restore request, so a restore from the vault is a plain file copy; all
-# are valid for Object Lock. GLACIER and DEEP_ARCHIVE need a restore of hours per object; ONEZONE_IA keeps one zone.
-VAULT_STORAGE_CLASSES = ("STANDARD", "INTELLIGENT_TIERING", "STANDARD_IA", "GLACIER_IR")
+MAX_BACKUP_INTERVAL_HOURS = 168  # a backup at least weekly: a longer gap is history the vault never holds
 # General-purpose bucket names (S3 user guide, "General purpose bucket naming rules"): the kit writes no dots, so
 # virtual-hosted TLS requests keep working.
 _S3_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
@@ -88,6 +89,21 @@ class Vault(BaseModel):
         '--namespace is given: "namespace.name", or "namespace.*" for every table of a namespace.',
     )
 
+    interval_hours: int = Field(
+        default=24,
+        ge=1,
+        le=MAX_BACKUP_INTERVAL_HOURS,
+        description="Hours between two scheduled backups of `tables` (an EMR Serverless job run of the backup job "
+        "as the backup role, deployed with the recovery stack when `tables` is set).",
+    )
+    max_backup_age_hours: int = Field(
+        default=48,
+        ge=2,
+        le=MAX_RETENTION_DAYS * 24,
+        description="Backup budget: the monitor's alarm fires when a table's newest backup point is older than this "
+        "many hours; more than `interval_hours` (a backup is that old just before the next one).",
+    )
+
     _key = field_validator("kms_key")(classmethod(lambda cls, v: check_kms_key(v)))
 
     @field_validator("tables")
@@ -102,6 +118,10 @@ class Vault(BaseModel):
     @classmethod
     def _bucket(cls, v: str | None) -> str | None:
         return None if v is None else check_s3_bucket_name(v)
+
+    @property
+    def schedule_expression(self) -> str:
+        return f"rate({self.interval_hours} {'hour' if self.interval_hours == 1 else 'hours'})"
 
     @property
     def partition(self) -> str:

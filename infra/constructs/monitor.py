@@ -19,7 +19,10 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 - `<kit>-replica-layers-missing-<replica>`: a replica table read this run has no table policy (one of its two
   layers: a new replica `harden` has not reached, or a deleted policy);
 - `<kit>-replica-retention-below-configured-<replica>`: a replica table read this run keeps snapshots for less than
-  the replica's configured `snapshot_retention`.
+  the replica's configured `snapshot_retention`;
+- `<kit>-backup-age` (with `[vault]`): the newest backup point of some table in the vault is older than
+  `max_backup_age_hours` (`jobs/ops/monitor_vault.py`: the monitor lists the vault's committed points; it needs only
+  `s3:ListBucket` on the vault bucket, granted by the vault's bucket policy where the vault is in another account).
 
 The two replica-table alarms read a bounded sample of each replica's tables per run (`LAYER_SAMPLE`, two requests
 per table; `jobs/ops/monitor_drift.py` says which), so a gap is seen within ceil(tables / LAYER_SAMPLE) runs.
@@ -148,7 +151,8 @@ class ReplicationMonitor(Construct):
                     C.ENV_CAP: str(mon.max_table_metrics),
                     C.ENV_CONCURRENCY: str(mon.concurrency),
                     C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
-                },
+                }
+                | self._vault_environment(cfg),
             ),
         )
         self.schedule = job_schedule(
@@ -176,6 +180,37 @@ class ReplicationMonitor(Construct):
         )
         self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
         self.alarms += self._drift_alarms(cfg, period, actions, source_policy is not None)
+        if cfg.vault is not None:
+            self.alarms.append(self._backup_age_alarm(cfg, cfg.vault.max_backup_age_hours, period, actions))
+
+    @staticmethod
+    def _vault_environment(cfg: KitConfig) -> dict[str, str]:
+        """Where the vault's backup points are listed (nothing without `[vault]`)."""
+        if cfg.vault is None:
+            return {}
+        return {C.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name), C.ENV_VAULT_REGION: cfg.vault.region}
+
+    def _backup_age_alarm(
+        self, cfg: KitConfig, max_hours: int, period: int, actions: list[str]
+    ) -> CloudwatchMetricAlarm:
+        """Fires when the stalest table's newest backup point is older than the budget (an unreadable vault stops the
+        heartbeat instead: the not-reporting alarm)."""
+        return above_threshold_alarm(
+            self,
+            KitMetricAlarm(
+                "backup-age",
+                f"{cfg.name_prefix}-backup-age",
+                f"A table's newest backup point in the vault is older than max_backup_age_hours ({max_hours} h): the "
+                "scheduled backup fails or does not run. `make backup` backs up now; docs/recovery.md 'The backup "
+                "vault'.",
+                C.BACKUP_AGE,
+                {"Kit": cfg.name_prefix},
+            ),
+            period=period,
+            threshold=max_hours * 3600,
+            comparison="GreaterThanThreshold",
+            actions=actions,
+        )
 
     def _drift_alarms(
         self, cfg: KitConfig, period: int, actions: list[str], source_policy: bool

@@ -10,26 +10,19 @@ The job run uses the artifacts `make rehearse-upload` puts under the scripts buc
 
 from __future__ import annotations
 
-import json
 import math
 
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
-from cdktf_cdktf_provider_aws.scheduler_schedule import (
-    SchedulerScheduleFlexibleTimeWindow,
-    SchedulerScheduleTargetRetryPolicy,
-)
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
 from s3tables_kit.infra.constructs.iam import role_policy
-from s3tables_kit.infra.constructs.schedule import job_schedule
+from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.config import KitConfig, Replica
-
-UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
 
 def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[str]:
@@ -123,10 +116,7 @@ def recovery_assurance(
         name=assurance.schedule_name(cfg, "recovery-rehearsal"),
         description="Recovery rehearsal: recover, verify, report, drop (jobs/rehearse.py)",
         expression=reh.schedule_expression,
-        window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
-        target_arn=UNIVERSAL_TARGET,
-        input=json.dumps(request, indent=None, sort_keys=True),
-        retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
+        **spark_job_target(request),
     )
     period, periods = _alarm_window(reh.interval_hours)
     no_success = KitMetricAlarm(

@@ -1,17 +1,20 @@
-"""An EventBridge Scheduler schedule that runs one of the kit's assurance jobs (the replication monitor, the recovery
-rehearsal, the scheduled hardener) as a role of its own: the role `schedule-role` with its reviewed documents and the
-schedule `schedule`; and the Python Lambda function such a schedule invokes, built from a package the kit makes at
-synth (`scheduled_function`: its log group `logs`, its asset `package` and the function `function`). The construct
-ids are the caller's scope's: they are Terraform addresses."""
+"""An EventBridge Scheduler schedule that runs one of the kit's scheduled jobs (the replication monitor, the recovery
+rehearsal, the scheduled hardener, the vault backup) as a role of its own: the role `schedule-role` with its
+reviewed documents and the schedule `schedule` (`spark_job_target`: the target of a Spark job run); and the Python
+Lambda function such a schedule invokes, built from a package the kit makes at synth (`scheduled_function`: its log
+group `logs`, its asset `package` and the function `function`). The construct ids are the caller's scope's: they
+are Terraform addresses."""
 
 from __future__ import annotations
 
 import atexit
+import json
 import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 from cdktf import AssetType, TerraformAsset
 from cdktf_cdktf_provider_aws.cloudwatch_log_group import CloudwatchLogGroup
@@ -127,4 +130,29 @@ def scheduled_function(scope: Construct, fn: PackagedFunction) -> LambdaFunction
         logging_config=LambdaFunctionLoggingConfig(log_format="Text", log_group=logs.name),
         environment=LambdaFunctionEnvironment(variables=dict(fn.variables)),
         depends_on=[logs],
+    )
+
+
+# EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).
+UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
+
+
+class ScheduleTarget(TypedDict):
+    """What `job_schedule` needs besides the names: when, what and how often to retry."""
+
+    window: SchedulerScheduleFlexibleTimeWindow
+    target_arn: str
+    input: str
+    retry_policy: SchedulerScheduleTargetRetryPolicy
+
+
+def spark_job_target(request: dict[str, Any]) -> ScheduleTarget:
+    """A Spark job run on the kit's EMR Serverless application (`request`: `packaging.start_job_run_input`) through
+    the universal target, within a 30-minute window; a failed start is retried for up to an hour (the request's
+    client token makes a retried start the same run)."""
+    return ScheduleTarget(
+        window=SchedulerScheduleFlexibleTimeWindow(mode="FLEXIBLE", maximum_window_in_minutes=30),
+        target_arn=UNIVERSAL_TARGET,
+        input=json.dumps(request, indent=None, sort_keys=True),
+        retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cdktf import TerraformStack
 from constructs import Construct
 
+from s3tables_kit.infra.constructs.backup_schedule import scheduled_backup
 from s3tables_kit.infra.constructs.providers import site_providers
 from s3tables_kit.infra.constructs.recovery import (
     RecoveryNamespace,
@@ -75,6 +76,7 @@ class RecoveryStack(TerraformStack):
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
             SparkJobRole(self, "backup-role", job="backup", name=backup_role_name(cfg), docs=docs, application_arn=arn)
+            scheduled_backup(self, cfg, docs, application_id=app.application.id)  # `[vault] tables`, every interval
         recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and alarm topic
             self,
             cfg,

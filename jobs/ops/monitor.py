@@ -38,6 +38,10 @@ replicated update ever (`lastSuccessfulReplicatedUpdate` absent), DETACHED exclu
 for a lake that already holds tables (an adoption) it falls to 0 as the backfill completes; a table that completed
 once and then lags counts in `ReplicasBehind`, not here. `s3tables-kit status --backfill` shows the bytes and an ETA.
 
+Backup vault (`jobs.ops.monitor_vault`, with `[vault]`): `BackupAgeSeconds` (Kit: the stalest table; Kit, Table)
+and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points; a vault that cannot be
+listed stops the heartbeat.
+
 `DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
 FAILED message, at the next replication attempt); `status` run with access to the replica buckets sees it earlier.
@@ -59,6 +63,7 @@ from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import dump_json, parse_duration
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call
 from s3tables_kit.jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
+from s3tables_kit.jobs.ops.monitor_vault import backup_ages, list_points, vault_metric_data
 from s3tables_kit.jobs.ops.point import point_metric_data
 from s3tables_kit.jobs.ops.status import (
     COMPLETED,
@@ -83,6 +88,8 @@ from s3tables_kit.topology.contract import (  # the names infra/constructs/monit
     ENV_MAX_LAG,
     ENV_NAMESPACE,
     ENV_SOURCES,
+    ENV_VAULT_BUCKET,
+    ENV_VAULT_REGION,
     ERRORS,
     FAILED_METRIC,
     HEARTBEAT,
@@ -113,6 +120,8 @@ class MonitorSettings:
     namespace: str = METRIC_NAMESPACE
     second_pass_pause: float = SECOND_PASS_PAUSE  # seconds before tables unread after retries are read again
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`Group`)
+    vault_bucket: str | None = None  # with `[vault]`: the vault bucket whose backup points it lists
+    vault_region: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
@@ -128,6 +137,8 @@ class MonitorSettings:
             max_table_metrics=int(env.get(ENV_CAP, "50")),
             concurrency=int(env.get(ENV_CONCURRENCY, "16")),
             namespace=env.get(ENV_NAMESPACE) or METRIC_NAMESPACE,
+            vault_bucket=env.get(ENV_VAULT_BUCKET) or None,
+            vault_region=env.get(ENV_VAULT_REGION) or None,
         )
 
 
@@ -265,6 +276,7 @@ class MonitorResult:
     errors: int = 0
     second_pass: int = 0  # tables read again after a pause (unreadable after the first pass's retries)
     drift: DriftCheck | None = None  # the drift checks' findings (None: nothing declared to compare with)
+    vault: str | None = None  # with a vault: how many backup points it lists, or why it could not be listed
 
     @property
     def heartbeat(self) -> bool:
@@ -272,16 +284,20 @@ class MonitorResult:
 
     def to_json(self) -> dict[str, Any]:
         series = {(d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"])) for d in self.data}
-        return {
-            "tables": self.tables,
-            "counts": self.counts,
-            "status_read_errors": self.errors,
-            "second_pass_tables": self.second_pass,
-            "heartbeat": self.heartbeat,
-            "metrics": len(self.data),
-            "series": len(series),
-            "put_metric_data_requests": self.requests,
-        } | ({"drift": self.drift.to_json()} if self.drift is not None else {})
+        return (
+            {
+                "tables": self.tables,
+                "counts": self.counts,
+                "status_read_errors": self.errors,
+                "second_pass_tables": self.second_pass,
+                "heartbeat": self.heartbeat,
+                "metrics": len(self.data),
+                "series": len(series),
+                "put_metric_data_requests": self.requests,
+            }
+            | ({"drift": self.drift.to_json()} if self.drift is not None else {})
+            | ({"vault": self.vault} if self.vault is not None else {})
+        )
 
 
 def run_monitor(
@@ -321,9 +337,30 @@ def run_monitor(
         report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
     )
     result.drift = drift
+    if settings.vault_bucket is not None:
+        _vault_data(clients, settings, result, now=now or ts, ts=ts)
     if not dry_run:
-        result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
+        result.requests = publish(clients.client("cloudwatch", region), settings.namespace, result.data)
     return result
+
+
+def _vault_data(
+    clients: Clients, settings: MonitorSettings, result: MonitorResult, *, now: datetime, ts: datetime
+) -> None:
+    """The vault's backup ages into `result`; a vault that cannot be listed is a failed run (no heartbeat)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    assert settings.vault_bucket is not None
+    try:
+        points = list_points(clients.s3(settings.vault_region or "us-east-1"), settings.vault_bucket)
+    except (BotoCoreError, ClientError) as exc:
+        result.vault = f"unreadable: {exc}"
+        result.errors += 1
+        result.data = [d for d in result.data if d["MetricName"] != HEARTBEAT]
+        return
+    result.vault = f"{len(points)} backup points"
+    ages = backup_ages(points, now)
+    result.data += vault_metric_data(ages, kit=settings.kit, max_table_metrics=settings.max_table_metrics, ts=ts)
 
 
 def handler(event: Any, context: Any) -> dict[str, Any]:
@@ -376,7 +413,7 @@ def settings_for(
     outputs: KitOutputs, src: SourceOut, *, max_lag: timedelta | None, cap: int, conc: int
 ) -> MonitorSettings:
     """The settings of one source's monitor, as its Lambda function is deployed: its bucket, its destinations, the
-    `Kit` dimension of its alarms."""
+    `Kit` dimension of its alarms, the vault it lists (with one)."""
     dests = [r.table_bucket_arn for r in outputs.destination_replicas if r.table_bucket_arn in src.destinations]
     return MonitorSettings(
         kit=src.monitor_kit,  # `<kit>-<id>` for an estate's source: two sources into one vault never share a series
@@ -386,6 +423,8 @@ def settings_for(
         max_table_metrics=cap,
         concurrency=conc,
         groups={k: tuple(v) for k, v in src.replication_point_groups.items()},
+        vault_bucket=outputs.vault.bucket_name if outputs.vault else None,
+        vault_region=outputs.vault.region if outputs.vault else None,
     )
 
 

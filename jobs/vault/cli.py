@@ -22,7 +22,7 @@ from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec, catalog_conf,
 from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_table, list_tables
 from s3tables_kit.jobs.vault.report import exit_code, summary_text, write_reports
 from s3tables_kit.jobs.vault.store import VaultTarget
-from s3tables_kit.topology.vault import VAULT_STORAGE_CLASSES
+from s3tables_kit.topology.contract import VAULT_STORAGE_CLASSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession

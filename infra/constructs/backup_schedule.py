@@ -1,0 +1,73 @@
+"""The scheduled vault backup (`[vault] tables`, `interval_hours`): an EventBridge Scheduler schedule that starts an
+EMR Serverless job run of `jobs/backup_entry.py` (the backup job, `jobs/vault/cli.py`) as the backup role, through
+the universal target, as the recovery rehearsal is started (`infra/constructs/rehearsal.py`).
+
+The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket (`backup_entry.py` beside
+`rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml). Whether it keeps up is the replication
+monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
+"""
+
+from __future__ import annotations
+
+from cdktf_cdktf_provider_aws.scheduler_schedule import SchedulerSchedule
+from constructs import Construct
+
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
+from s3tables_kit.policies import assurance
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_role_arn, backup_scheduler_role_name
+from s3tables_kit.topology.config import KitConfig, Vault
+
+
+def backup_job_args(cfg: KitConfig, vault: Vault) -> list[str]:
+    """The backup's arguments on EMR Serverless: the recovery replica (what the backup role reads) and the vault
+    named explicitly (no outputs file on the remote side), and the `[vault] tables`."""
+    rep = cfg.recovery_replica
+    args = [
+        "--catalog-mode", "client",
+        "--replica-warehouse", rep.bucket_arn,
+        "--replica-region", rep.region,
+        "--vault-bucket", vault.bucket_name(cfg.kit.name),
+        "--vault-region", vault.region,
+        "--retention-days", str(vault.retention_days),
+        "--storage-class", vault.storage_class,
+    ]  # fmt: skip
+    tables, namespaces = vault.selection()
+    for t in tables:
+        args += ["--table", t]
+    for ns in namespaces:
+        args += ["--namespace", ns]
+    return args
+
+
+def scheduled_backup(
+    scope: Construct, cfg: KitConfig, docs: DocumentSet, *, application_id: str
+) -> SchedulerSchedule | None:
+    """Under the construct `vault-backup`: the schedule and its role (one hook line of the recovery stack); None
+    without `[vault]` or without `tables`."""
+    vault = cfg.vault
+    if vault is None or not vault.tables:
+        return None
+    request = packaging.start_job_run_input(
+        application_id=application_id,
+        execution_role_arn=backup_role_arn(cfg),
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+        logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
+        job_args=backup_job_args(cfg, vault),
+        jar_names=C.pinned_jar_names(),
+        entry=C.BACKUP_ENTRY,
+        name="kit-vault-backup",
+    )
+    return job_schedule(  # a retried start is safe: a run never copies a file the vault holds
+        Construct(scope, "vault-backup"),
+        docs,
+        name=assurance.schedule_name(cfg, BACKUP_SCHEDULE),
+        expression=vault.schedule_expression,
+        description="Vault backup: copy what the vault lacks of [vault] tables, commit a point (jobs/vault)",
+        documents="backup-schedule-role",
+        role_name=backup_scheduler_role_name(cfg),
+        role_description="EventBridge Scheduler: starts the vault backup job run",
+        **spark_job_target(request),
+    )

@@ -23,6 +23,7 @@ from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.documents import compact_json
 from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.rules import fan_in_namespace_prefix
 
 SIZES = (1, 5, 20, 50)
 SCP_LIMIT = 5120
@@ -39,16 +40,16 @@ BREAK_GLASS = (
 )
 
 
-def _source_account(i: int) -> str:
-    return f"{100000000001 + i // SOURCES_PER_ACCOUNT:012d}"
+def _source_account(i: int, per_account: int = SOURCES_PER_ACCOUNT) -> str:
+    return f"{100000000001 + i // per_account:012d}"
 
 
 def _vault_account(v: int, replica_accounts: int) -> str:
     return VAULT_ACCOUNT if v % replica_accounts == 0 else f"{600000000000 + v % replica_accounts:012d}"
 
 
-def _source(i: int, vault: str, *, regional: str | None) -> dict[str, Any]:
-    acct = _source_account(i)
+def _source(i: int, vault: str, *, regional: str | None, per_account: int = SOURCES_PER_ACCOUNT) -> dict[str, Any]:
+    acct = _source_account(i, per_account)
     return site(
         acct,
         "eu-west-1",
@@ -59,7 +60,10 @@ def _source(i: int, vault: str, *, regional: str | None) -> dict[str, Any]:
         replicate_to=[vault, *([regional] if regional else [])],
         replication={"mode": "bucket"},
         namespaces=[
-            {"name": f"ns{i:02d}", "tables": [{"name": "orders", "columns": [{"name": "id", "type": "long"}]}]}
+            {
+                "name": f"{fan_in_namespace_prefix(acct)}ns{i:02d}",
+                "tables": [{"name": "orders", "columns": [{"name": "id", "type": "long"}]}],
+            }
         ],
     )
 
@@ -70,14 +74,23 @@ def _replica(account: str, region: str, bucket: str) -> dict[str, Any]:
     )
 
 
-def estate_config(n_sources: int, replica_accounts: int = 1) -> dict[str, Any]:
-    """A valid estate of `n_sources` source buckets (see the module docstring)."""
+def estate_config(
+    n_sources: int,
+    replica_accounts: int = 1,
+    *,
+    sources_per_vault: int = SOURCES_PER_VAULT,
+    sources_per_account: int = SOURCES_PER_ACCOUNT,
+) -> dict[str, Any]:
+    """A valid estate of `n_sources` source buckets (see the module docstring; `sources_per_vault` and
+    `sources_per_account` change the ten of each)."""
     if n_sources < 1 or replica_accounts < 1:
         raise ValueError("an estate has at least one source and one replica account")
-    vaults = [f"estate-vault{v:02d}-euc1" for v in range((n_sources + SOURCES_PER_VAULT - 1) // SOURCES_PER_VAULT)]
+    per = sources_per_vault
+    vaults = [f"estate-vault{v:02d}-euc1" for v in range((n_sources + per - 1) // per)]
     regional = "estate-s00-replica-euc1"
     sources = [
-        _source(i, vaults[i // SOURCES_PER_VAULT], regional=regional if i == 0 else None) for i in range(n_sources)
+        _source(i, vaults[i // per], regional=regional if i == 0 else None, per_account=sources_per_account)
+        for i in range(n_sources)
     ]
     replicas = [_replica(_vault_account(v, replica_accounts), "eu-central-1", b) for v, b in enumerate(vaults)]
     replicas.append(_replica("111111111111", "eu-central-1", regional))

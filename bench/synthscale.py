@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
+from s3tables_kit.topology.rules import fan_in_namespace_prefix
 
 REPO = Path(__file__).resolve().parent.parent
 TIERING = "INTELLIGENT_TIERING"
@@ -151,14 +152,15 @@ ESTATE_SOURCES_PER_VAULT = 10
 
 
 def _estate_source(i: int, tables: int) -> dict[str, Any]:
-    """Source `i` of the generated estate: `tables` tables in two namespaces named after the source (a fan-in vault
-    refuses two sources' same-named tables); every third source replicates table by table."""
+    """Source `i` of the generated estate: `tables` tables in two namespaces named after its account and the source
+    (a fan-in vault of several accounts' sources requires the first, and refuses two sources' same-named tables);
+    every third source replicates table by table."""
     acct = ESTATE_SOURCE_ACCOUNTS[i % len(ESTATE_SOURCE_ACCOUNTS)]
     region, short, _ = ESTATE_REGIONS[(i // len(ESTATE_SOURCE_ACCOUNTS)) % 2]
     nss: list[dict[str, Any]] = []
     names: list[str] = []
     for n in range(2):
-        ns = f"s{i:02d}_ns{n}"
+        ns = f"{fan_in_namespace_prefix(acct)}s{i:02d}_ns{n}"
         js = range(n, tables, 2)
         ts = [{"name": f"t{j:03d}", "columns": [dict(c) for c in _COLUMN_SETS[j % len(_COLUMN_SETS)][0]]} for j in js]
         nss.append({"name": ns, "tables": ts})

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, pipeline, vault
+from s3tables_kit.policies import assurance, estate, fan_in, pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -84,19 +84,24 @@ def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exempti
 
 
 def replication_roles_into(cfg: KitConfig, replicas: Sequence[Replica]) -> tuple[str, ...]:
-    """The replication roles of the sources feeding any of `replicas`, in source order, each once."""
-    return tuple(dict.fromkeys(arn for r in replicas for arn in cfg.replication_role_arns_into(r)))
+    """The replication roles of the sources feeding any of `replicas`, in source order, each once (the name pattern
+    where several sources of an estate feed one: `policies.fan_in`)."""
+    return tuple(dict.fromkeys(arn for r in replicas for arn in fan_in.replication_roles_into(cfg, r)))
 
 
 def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     """Destination table bucket policy: the cross-account grant for each source's replication role (only where the
     accounts differ; one per source of another account in a fan-in) plus the protective denies."""
     arn = replica.bucket_arn
-    return doc(
-        *source_grants(cfg, replica),
-        *break_glass_grants(cfg, replica),
+    confined = fan_in.is_fan_in(cfg, replica)
+    monitor_grants = [
         assurance.monitor_policy_read_grant(cfg, replica),
         assurance.monitor_layers_read_grant(cfg, replica),
+    ]
+    return doc(
+        *(fan_in.replication_grants(cfg, replica) if confined else source_grants(cfg, replica)),
+        *break_glass_grants(cfg, replica),
+        *(fan_in.monitor_grants(cfg, replica) if confined else monitor_grants),
         *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
@@ -104,28 +109,8 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
             exemptions=replica_exemptions(cfg, [replica]),
         ),
         scheme_of(cfg).bucket_tag_guard(cfg, arn),
-        *fan_in_confinement(cfg, replica),
+        fan_in.confinement(cfg, replica),
     )
-
-
-def fan_in_confinement(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
-    """In a bucket fed by several sources, each source's replication role is denied creating tables in and
-    writing any namespace but its own source's (`DenyFanInRole<n>OutsideItsNamespaces`, n in source order)."""
-    feeding = cfg.sources_into(replica)
-    if len(feeding) < 2:
-        return []
-    names = ("CreateTable", *A.REPLICATION_DEST_TABLE_WRITE)
-    return [
-        S.deny_outside_namespaces(
-            f"DenyFanInRole{i}OutsideItsNamespaces",
-            cfg.replication_role_arn_of(src),
-            [ns.name for ns in src.namespaces],
-            replica.bucket_arn,
-            names,
-        )
-        for i, src in enumerate(feeding, start=1)
-        if src.namespaces
-    ]
 
 
 def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
@@ -206,7 +191,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
     return replica_table_policy(
         table_arn=table_arn,
         break_glass_principals=cfg.protection.break_glass_principals,
-        replication_role_arn=cfg.replication_role_arns_into(replica),
+        replication_role_arn=fan_in.replication_roles_into(cfg, replica),
         deploy_role_arns=P.deploy_roles([replica]),
     )
 

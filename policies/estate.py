@@ -27,6 +27,7 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies import vault
+from s3tables_kit.topology import rules
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
@@ -43,7 +44,7 @@ def partition(cfg: KitConfig) -> str:
 def replication_role_pattern(cfg: KitConfig) -> str:
     """Every source's replication role (`<kit>-<id>-s3tables-replication`, `KitConfig.replication_role_name` of a
     source's view), in any account."""
-    return f"arn:{partition(cfg)}:iam::*:role/{cfg.kit.name}-*-s3tables-replication"
+    return rules.replication_role_pattern(partition(cfg), cfg.kit.name)
 
 
 def guardrail_pattern(cfg: KitConfig) -> str:

@@ -17,7 +17,7 @@ import fnmatch
 import json
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +235,16 @@ def _protection_cells(
     return cells
 
 
+def _granted_by_condition(stmt: Mapping[str, Any], arns: Sequence[str]) -> bool:
+    """A grant to Principal "*" that names its principals by ARN pattern and account (a fan-in replica's grants)."""
+    cond = stmt.get("Condition", {})
+    patterns = _as_list(cond.get("ArnLike", {}).get("aws:PrincipalArn"))
+    accounts = _as_list(cond.get("StringEquals", {}).get("aws:PrincipalAccount"))
+    if stmt.get("Principal") != "*" or not patterns or not accounts:
+        return False
+    return any(a.split(":")[4] in accounts and any(fnmatch.fnmatchcase(a, p) for p in patterns) for a in arns)
+
+
 def _principal_section(
     title: str,
     arns: Sequence[str],
@@ -260,6 +270,7 @@ def _principal_section(
             services = _as_list(principal.get("Service")) if isinstance(principal, dict) else []
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
+            granted = granted or _granted_by_condition(s, arns)
             acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
@@ -494,6 +505,9 @@ def _other_risk(sid: str) -> str:
         "DenyReplicaDisassociationByAccount": "the ARN-pattern layer for disassociation in the replica accounts, "
         "whatever a bucket's tags (whether the tag condition applies to it is unverified).",
         "DenyProtectionTagChange": "without its protection tag a bucket falls out of every tag-matched SCP deny.",
+        "DenyFanInRolesOutsideTheirAccountsNamespaces": "in a replica several sources feed, a source's replication "
+        "role writes only the namespaces named after its own account (acct<account id>_): it cannot overwrite "
+        "another account's copies.",
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in A.PIPELINE_RULES},

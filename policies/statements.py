@@ -410,22 +410,6 @@ def deny_bucket_tag_change(sid: str, bucket_arn: str, exempt_arns: Sequence[str]
     return _deny_on_bucket(sid, ("TagResource", "UntagResource"), bucket_arn, exempt_arns)
 
 
-def deny_outside_namespaces(
-    sid: str, role_arn: str, namespaces: Sequence[str], bucket_arn: str, names: Sequence[str]
-) -> Statement:
-    """Fan-in: one source's replication role creates and writes only its own source's namespaces in a bucket that
-    several sources feed (`s3tables:namespace`; `CreateNamespace` has no such key, so a namespace it creates stays
-    empty of its tables). A compromised source cannot overwrite the copy of another source's tables."""
-    return statement(
-        sid,
-        "Deny",
-        s3t(*names),
-        [bucket_arn, table_arns(bucket_arn)],
-        principal={"AWS": role_arn},
-        condition={"StringNotEquals": {"s3tables:namespace": sorted(set(namespaces))}},
-    )
-
-
 # ---------------------------------------------------------------- the pipeline feeding the replicas ----
 
 

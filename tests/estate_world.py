@@ -151,15 +151,16 @@ class _Replica:
         }
 
 
+SALES_NS, OPS_NS = "acct111111111111_sales", "acct555555555555_ops"  # named after their accounts (fan-in)
 _VAULT = _Replica(VAULT, "666666666666", VAULT_BUCKET_POLICY, VAULT_TABLE_POLICY)
 _SALES_REPLICA = _Replica(SALES_REPLICA, "111111111111", SALES_REPLICA_BUCKET_POLICY, SALES_REPLICA_TABLE_POLICY)
 RESOURCES: dict[str, Resource] = {
     # the vault's requests name sales' namespace; `-ops` the same bucket and table policies for ops' namespace
-    **_VAULT.resources("vault", tagged=True, namespace="sales"),
-    **_VAULT.resources("vault", "-ops", tagged=True, namespace="ops"),
+    **_VAULT.resources("vault", tagged=True, namespace=SALES_NS),
+    **_VAULT.resources("vault", "-ops", tagged=True, namespace=OPS_NS),
     **_SALES_REPLICA.resources("salesrep", tagged=True),
     # the same buckets after their protection tag was removed (step 2 of "untag, then delete")
-    **_VAULT.resources("vault", "-untagged", namespace="sales"),
+    **_VAULT.resources("vault", "-untagged", namespace=SALES_NS),
     **_SALES_REPLICA.resources("salesrep", "-untagged"),
     "recovery-bucket": Resource(RECOVERY, "666666666666", (MAINTENANCE_BASELINE,)),
     "recovery-table": Resource(table_of(RECOVERY), "666666666666", (MAINTENANCE_BASELINE,)),

@@ -44,7 +44,11 @@ def test_the_estate_example_describes_three_sources_a_fan_in_vault_and_a_regiona
     vault, regional = cfg.replicas
     assert [s.id for s in cfg.sources_into(vault)] == ["sales-euw1", "marketing-euw1", "ops-use1"]
     assert [s.id for s in cfg.sources_into(regional)] == ["sales-euw1"]
-    assert cfg.tables_into(vault) == [("sales", "orders"), ("marketing", "campaigns"), ("ops", "incidents")]
+    assert cfg.tables_into(vault) == [
+        ("acct111111111111_sales", "orders"),
+        ("acct111111111111_marketing", "campaigns"),
+        ("acct555555555555_ops", "incidents"),
+    ]
     assert cfg.replication_role_arns_into(regional) == (
         "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication",
     )
@@ -57,7 +61,9 @@ def test_a_view_is_one_source_with_its_own_destinations_and_names() -> None:
     marketing = cfg.sources[1]
     view = cfg.view(marketing)
     assert view.source == marketing and [r.bucket for r in view.replicas] == ["estate-vault-euc1"]
-    assert view.replication.mode == "tables" and view.replicated_tables() == [("marketing", "campaigns")]
+    assert view.replication.mode == "tables" and view.replicated_tables() == [
+        ("acct111111111111_marketing", "campaigns")
+    ]
     assert view.name_prefix == "estate-marketing-euw1"
     assert view.replication_role_name == "estate-marketing-euw1-s3tables-replication"
     assert view.kit.name == "estate" and view.resource_tags["kit"] == "estate"  # tags stay the estate's
@@ -160,18 +166,20 @@ def test_source_keeps_the_five_destination_limit_and_an_estate_applies_it_per_so
 
 
 def test_fan_in_of_two_same_named_tables_into_one_bucket_is_refused() -> None:
+    # marketing shares sales' account, so its namespaces carry the same prefix (another account's never collide)
     data = _estate()
-    data["sources"][2]["namespaces"] = [{"name": "sales", "tables": [_table("orders")]}]
+    data["sources"][1]["namespaces"] = [{"name": "acct111111111111_sales", "tables": [_table("orders")]}]
+    data["sources"][1]["replication"] = {"mode": "bucket"}
     issues = _issues(data)
     assert any(
-        i.startswith("sources[2].namespaces[0].tables[0].name:")
-        and "sales.orders is also replicated into 'estate-vault-euc1'" in i
+        i.startswith("sources[1].namespaces[0].tables[0].name:")
+        and "acct111111111111_sales.orders is also replicated into 'estate-vault-euc1'" in i
         for i in issues
     ), issues
-    # The same names into different buckets are fine: ops replicates only to a bucket of its own.
-    data["replicas"].append({**data["replicas"][0], "bucket": "estate-ops-vault-euc1"})
-    data["sources"][2]["replicate_to"] = ["estate-ops-vault-euc1"]
-    assert parse_config(data).tables_into(parse_config(data).replicas[2]) == [("sales", "orders")]
+    # The same names into different buckets are fine: marketing replicates only to a bucket of its own.
+    data["replicas"].append({**data["replicas"][0], "bucket": "estate-mkt-vault-euc1"})
+    data["sources"][1]["replicate_to"] = ["estate-mkt-vault-euc1"]
+    assert parse_config(data).tables_into(parse_config(data).replicas[2]) == [("acct111111111111_sales", "orders")]
 
 
 def test_a_table_not_replicated_by_a_tables_mode_source_does_not_collide() -> None:

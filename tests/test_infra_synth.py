@@ -476,11 +476,17 @@ def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate
     grants = [
         s for s in pol["Statement"] if s["Effect"] == "Allow" and s["Sid"].endswith(("CreateReplicas", "WriteReplicas"))
     ]
-    assert len(grants) == 2  # one pair of statements for every feeding role (a policy holds 20,480 characters)
-    for grant in grants:  # the vault (666666666666) is cross-account to all three sources
-        assert set(_list(grant["Principal"]["AWS"])) == roles, grant["Sid"]
+    # one pair of statements for every feeding role, by the roles' name pattern in the feeding accounts (a policy
+    # holds 20,480 characters); the vault (666666666666) is cross-account to all three sources
+    assert len(grants) == 2
+    pattern = "arn:aws:iam::*:role/estate-*-s3tables-replication"
+    for grant in grants:
+        assert grant["Principal"] == "*" and grant["Condition"]["ArnLike"] == {"aws:PrincipalArn": pattern}
+        assert grant["Condition"]["StringEquals"] == {"aws:PrincipalAccount": ["111111111111", "555555555555"]}
     writes = next(s for s in pol["Statement"] if s["Sid"] == "DenyReplicaDataWrite")
-    assert roles <= set(writes["Condition"]["ArnNotLike"]["aws:PrincipalArn"])
+    assert pattern in writes["Condition"]["ArnNotLike"]["aws:PrincipalArn"]
+    confine = next(s for s in pol["Statement"] if s["Sid"] == "DenyFanInRolesOutsideTheirAccountsNamespaces")
+    assert confine["Condition"]["StringNotLike"] == {"s3tables:namespace": "acct${aws:PrincipalAccount}_*"}
     # The sales replica shares the sales source's account: no grant, only sales' role exempt from its denies.
     local = json.loads(only(estate[SALES_REPLICA], "aws_s3tables_table_bucket_policy")["resource_policy"])
     assert not [s for s in local["Statement"] if "ReplicationRole" in s["Sid"] and s["Effect"] == "Allow"]
@@ -561,7 +567,11 @@ def test_the_rehearsal_samples_every_table_the_vault_receives(estate: Stacks) ->
     (schedule,) = res(estate["recovery"], "aws_scheduler_schedule").values()
     args = json.loads(schedule["target"]["input"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
     candidates = [args[i + 1] for i, a in enumerate(args) if a == "--candidate"]
-    assert candidates == ["sales.orders", "marketing.campaigns", "ops.incidents"]
+    assert candidates == [
+        "acct111111111111_sales.orders",
+        "acct111111111111_marketing.campaigns",
+        "acct555555555555_ops.incidents",
+    ]
     assert args[args.index("--replica-warehouse") + 1] == ESTATE.recovery_replica.bucket_arn
 
 

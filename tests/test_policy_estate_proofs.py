@@ -5,7 +5,9 @@ Every row of MATRIX was written by hand from the intent, never computed from `po
 - for EVERY protected bucket (the fan-in vault and the sales replica) and its tables, only break-glass deletes,
   shortens retention, disassociates, changes replication, changes bucket or table policies and settings (locked
   after the first deploy: not even the bucket's deploy role, decision 0028), or tags/untags the protection tag;
-- fan-in confinement: in the vault each source's role creates and writes only its own source's namespaces;
+- fan-in confinement: in the vault each source's role creates and writes only the namespaces named after its own
+  account (`acct<account id>_`): sales and marketing (one account, one deploy role: one trust domain) write each
+  other's, ops writes neither and they do not write ops';
 - each source's replication role creates and writes replicas in its own destinations only: all three in the vault,
   only sales in the sales replica. A fan-in grant does not let marketing's role (same account as the sales replica)
   or ops' role (another account) write where only sales replicates (design: docs/decisions/0026-estate.md);
@@ -29,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from s3tables_kit.policies import fan_in
 from s3tables_kit.policies import simulate as S
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
 from tests import estate_world as W
@@ -48,14 +51,19 @@ protected-bucket        PutTableBucketReplication               D    D    D    A
 protected-bucket        DeleteTableBucketReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-bucket        PutTableBucketEncryption                D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-bucket        PutTableBucketMaintenanceConfiguration  D    D    D    A   D    D    A   D  D  D  D   D   D
-protected-bucket        CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
+# a fan-in replication row on the vault: sales and marketing share account 111111111111, so both write its namespaces
+vault-bucket            CreateTable                             D    D    D    A   D    D    A   A  A  D  D   D   D
+salesrep-bucket         CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
 protected-bucket        TagResource[kit-protection]             D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-bucket        UntagResource[kit-protection]           D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-table         DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-table         RenameTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-protected-table         PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
-protected-table         PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
-protected-table         UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  D  D   D   D
+salesrep-table          PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
+vault-table             PutTableData                            D    D    D    A   D    D    A   A  A  D  A   D   D
+salesrep-table          PutTableData                            D    D    D    A   D    D    A   A  D  D  A   D   D
+vault-table             UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  A  D  A   D   D
+salesrep-table          UpdateTableMetadataLocation             D    D    D    A   D    D    A   A  D  D  A   D   D
 protected-table         PutTablePolicy                          D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-table         DeleteTableReplication                  D    D    D    A   D    D    A   D  D  D  D   D   D
 protected-table         DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
@@ -78,8 +86,8 @@ vault-table             PutTableEncryption                      D    D    D    A
 vault-table             PutTableStorageClass                    D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             UntagResource                           D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-table             GetTable                                A    A    A    A   -    -    A   -  -  -  A   A   -
-vault-table             GetTableData                            A    A    A    A   -    -    A   A  D  D  A   A   -
-# ---- fan-in confinement: a request for ops' namespace in the vault: only ops' role writes it ----
+vault-table             GetTableData                            A    A    A    A   -    -    A   A  A  D  A   A   -
+# ---- fan-in confinement: a request for ops' namespace (555555555555's) in the vault: only ops' role writes it ----
 vault-bucket-ops        CreateTable                             D    D    D    A   D    D    A   D  D  A  D   D   D
 vault-table-ops         PutTableData                            D    D    D    A   D    D    A   D  D  A  A   D   D
 vault-table-ops         UpdateTableMetadataLocation             D    D    D    A   D    D    A   D  D  A  A   D   D
@@ -91,9 +99,9 @@ salesrep-table          GetTableData                            -    -    -    A
 # ---- step 2 of "untag, then delete": the same buckets without their tag (`protected-untagged`: both sites) ----
 vault-bucket-untagged   DeleteTableBucket                       D    D    D    A   D    D    A   D  D  D  D   D   D
 vault-bucket-untagged   PutTableBucketPolicy                    D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  D  D  D   D   D
+vault-bucket-untagged   CreateTable                             D    D    D    A   D    D    A   A  A  D  D   D   D
 protected-untagged      DeleteTable                             D    D    D    A   D    D    A   D  D  D  D   D   D
-vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  D  D  D   D   D
+vault-table-untagged    PutTableMaintenanceConfiguration        D    D    D    A   D    D    A   A  A  D  D   D   D
 protected-untagged      DisassociateTableReplication            D    D    D    A   D    D    A   D  D  D  D   D   D
 # ---- the recovery bucket (666666666666): writable, untagged, no kit resource policy ----
 recovery-bucket         CreateTable                             A    A    A    A   -    -    -   -  -  -  A   A   -
@@ -121,7 +129,11 @@ def _split(cid: str) -> tuple[str, str, str]:
 
 
 def run_variants(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, SimResult]]:
-    requests = [W.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
+    return run_cases(variants, list(EXPECTED))
+
+
+def run_cases(variants: dict[str, dict[str, Any]], cases: list[str]) -> dict[str, dict[str, SimResult]]:
+    requests = [W.request(*_split(cid), variant=label) for label in variants for cid in cases]
     return evaluate_variants(variants, requests, W.WORLD)
 
 
@@ -272,6 +284,28 @@ def test_without_the_creation_guard_an_administrator_creates_a_replication_named
     flips = mutated["role-creation-guard"]
     assert flips[W.case_id("adm1", "imposter-role", "iam:CreateRole")] == ALLOWED
     assert {cid.split(":", 2)[1] for cid in flips} == {"imposter-role"}
+
+
+def test_without_the_fan_in_statement_a_source_writes_another_accounts_namespaces(kit: dict[str, Any]) -> None:
+    """The vault's one confinement statement is what keeps each account's sources out of the other's namespaces:
+    without it sales' and marketing's roles write ops' namespace and ops' role writes sales', and nothing else
+    flips (only the replication roles' requests on the vault are evaluated: nobody else meets the statement)."""
+    docs = copy.deepcopy(kit)
+    drop_statement(docs[W.VAULT_BUCKET_POLICY], fan_in.CONFINEMENT_SID)
+    cases = [cid for cid in EXPECTED if _split(cid)[0] in ("rS", "rM", "rO") and _split(cid)[1].startswith("vault-")]
+    results = run_cases({"unconfined": docs}, cases)["unconfined"]
+    flips = {cid: results[cid].decision for cid in cases if results[cid].decision != EXPECTED[cid]}
+    writes = {"CreateTable", "PutTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration"}
+    for who in ("rS", "rM"):
+        assert all(flips[W.case_id(who, f"vault-{k}-ops", a)] == ALLOWED for k, a in _OPS_WRITES), (who, flips)
+    assert flips[W.case_id("rO", "vault-table", "PutTableData")] == ALLOWED
+    assert flips[W.case_id("rO", "vault-bucket", "CreateTable")] == ALLOWED
+    for p, r, a in map(_split, flips):
+        assert p in ("rS", "rM", "rO") and r.startswith("vault-") and (r.endswith("-ops") != (p == "rO")), (p, r, a)
+        assert a in writes | {"GetTableData"}, (p, r, a)
+
+
+_OPS_WRITES = (("bucket", "CreateTable"), ("table", "PutTableData"), ("table", "UpdateTableMetadataLocation"))
 
 
 # ---------------------------------------------------------------- a chain through what a deploy role may change ----

@@ -21,10 +21,12 @@ from s3tables_kit.topology.model import (
 from s3tables_kit.topology.rules import (
     KIT_TAG_KEYS,
     MAX_DESTINATIONS,
+    MAX_FAN_IN_SOURCE_ACCOUNTS,
     MAX_NAME_PREFIX,
     MAX_TABLES_PER_BUCKET,
     MAX_TAGS,
     TEMPORAL_TRANSFORM_TYPES,
+    fan_in_namespace_prefix,
 )
 
 
@@ -225,6 +227,48 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
     return out
 
 
+def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
+    """In a replica that sources of several accounts of an estate feed, one Deny confines each replication role to the
+    namespaces of its own account's prefix (`policies.fan_in`): every namespace such a source replicates carries it (a
+    bucket-mode source's undeclared namespaces cannot be checked: their replication is denied there), and the grants
+    name the feeding accounts, whose number the bucket policy's size bounds."""
+    out: list[Issue] = []
+    for r_i, rep in enumerate(cfg.replicas):
+        feeding = cfg.sources_into(rep)
+        if cfg.scheme.key != "sources" or len({s.account_id for s in feeding}) < 2:
+            continue  # the sources of one account share its deploy role: one trust domain, nothing to confine
+        for src in feeding:
+            prefix, mode = fan_in_namespace_prefix(src.account_id), cfg.replication_of(src)
+            if mode.mode == "tables":
+                named = [
+                    (f"{cfg.replication_path_of(src)}.tables[{k}]", t.split(".", 1)[0])
+                    for k, t in enumerate(mode.tables)
+                ]
+            else:
+                named = [(f"{cfg.path_of(src)}.namespaces[{j}].name", ns.name) for j, ns in enumerate(src.namespaces)]
+            out += [
+                Issue(
+                    where,
+                    f"namespace {name!r} must start with {prefix!r}: {rep.bucket!r} receives from sources of several "
+                    "accounts, and each source's replication role writes there only the namespaces named after its "
+                    f"account ({fan_in_namespace_prefix('<account id>')}<name>)",
+                )
+                for where, name in named
+                if not name.startswith(prefix)
+            ]
+        accounts = {s.account_id for s in feeding} - {rep.account_id}
+        if len(accounts) > MAX_FAN_IN_SOURCE_ACCOUNTS:
+            out.append(
+                Issue(
+                    f"replicas[{r_i}]",
+                    f"{rep.bucket!r} receives from sources of {len(accounts)} other accounts; its bucket policy names "
+                    f"each one and holds at most 20,480 characters (the S3 Tables limit): at most "
+                    f"{MAX_FAN_IN_SOURCE_ACCOUNTS} accounts per replica, split the sources over several replicas",
+                )
+            )
+    return out
+
+
 def _adoption_checks(cfg: KitConfig) -> list[Issue]:
     """The adoption keys (`topology.adoption`): a policy file and adopted namespaces only on an adopted bucket, and
     no key the kit would create for a bucket that already has one."""
@@ -262,6 +306,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
         out += _table_checks(cfg, src)
         out += _destination_checks(cfg, src)
     out += _fan_in_checks(cfg)
+    out += _fan_in_namespace_checks(cfg)
     out += _adoption_checks(cfg)
     extra = cfg.scheme.protection_tags  # the tags the scheme adds to a protected bucket (none for `[source]`)
     if len(cfg.tags) + len(KIT_TAG_KEYS) + len(extra) > MAX_TAGS:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
 from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
+from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
 
 if TYPE_CHECKING:
@@ -330,6 +331,14 @@ class KitOutputs(_Out):
                 f"{replica.table_bucket_name} is written by {len(roles)} replication roles: use replication_roles_for"
             )
         return roles[0]
+
+    def table_policy_writers(self, replica: ReplicaOut) -> list[str]:
+        """The writers a replica's table policy exempts: `replication_roles_for`, or where several sources of an
+        estate feed it their name pattern (its bucket policy's too: `policies.fan_in`)."""
+        roles = self.replication_roles_for(replica)
+        if len(roles) < 2:
+            return roles
+        return [replication_role_pattern(roles[0].split(":")[1], self.sources[0].kit)]
 
     def replication_roles_for(self, replica: ReplicaOut) -> list[str]:
         """Every replication role that writes `replica`'s tables: one per source feeding it (fan-in: several);

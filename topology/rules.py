@@ -79,6 +79,24 @@ KIT_TAG_KEYS = ("kit", "managed-by")
 # it (`s3tables:TableBucketTag/kit-protection`), so their size does not grow with the number of buckets. Changing or
 # removing it is denied to all but break-glass. Never on source buckets, never on tables.
 PROTECTION_TAG_KEY = "kit-protection"
+# In a replica that several sources of an estate feed, every replicated namespace of a source starts with this prefix
+# of its account: one Deny with `${aws:PrincipalAccount}` (a value the caller cannot choose) then confines every
+# source's replication role to its own account's namespaces, whatever the number of sources.
+FAN_IN_NAMESPACE_PREFIX = "acct{account}_"
+# The accounts of other sources than the replica's one fan-in replica's grants list (each about 60 characters of its
+# bucket policy's 20,480; measured in tests/test_policy_fan_in.py with the longest names the kit accepts).
+MAX_FAN_IN_SOURCE_ACCOUNTS = 100
+
+
+def fan_in_namespace_prefix(account_id: str) -> str:
+    return FAN_IN_NAMESPACE_PREFIX.format(account=account_id)
+
+
+def replication_role_pattern(partition: str, kit: str) -> str:
+    """Every source's replication role of an estate (`<kit>-<id>-s3tables-replication`), in any account."""
+    return f"arn:{partition}:iam::*:role/{kit}-*-s3tables-replication"
+
+
 # `[tags] on_replicated_source_tables = true`: the opt-in that puts the tags on replicated source tables too (a
 # boolean, not a tag). Off by default: replication does not support "tables with tags"
 # (docs/provisioning.md#tags-and-replicated-tables).

@@ -20,9 +20,9 @@ replicated (``replicated_tables``) that has none is reported as ``detached``: it
 now.
 
 On an estate (several `kit_source` outputs) every replica bucket of every source is hardened; a replica
-fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role
-(`KitOutputs.replication_roles_for`, the same document as `policies.documents.replica_table_policy_for`), and the
-report counts each destination bucket.
+fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role by
+name pattern (`KitOutputs.table_policy_writers`, the same document as `policies.documents.replica_table_policy_for`),
+and the report counts each destination bucket.
 
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
 run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):
@@ -159,7 +159,7 @@ def desired_table_policy(
             replication_role_arns=[s.replication_role_arn for s in outputs.sources_into(replica)],
             deploy_role_arns=list(replica.deploy_role_arns),
         )
-    roles = outputs.replication_roles_for(replica)  # a fan-in vault: every feeding source's role is exempt
+    roles = outputs.table_policy_writers(replica)  # a fan-in vault: every feeding source's role, by pattern
     return builder(
         table_arn=table_arn,
         break_glass_principals=list(replica.break_glass_principals),

@@ -193,9 +193,10 @@ def _per_account_note(base: dict[str, Any], spread: dict[str, Any]) -> str:
         f"exemptions and one ARN pattern to the disassociation deny ({per} characters per account), so about {room} "
         "more replica accounts fit. What an estate's SCPs still list are principals and accounts the configuration "
         "names (break-glass, replica deploy roles, replica accounts, bring-your-own replica keys), never buckets or "
-        "sources. A fan-in bucket's own policy does grow with the sources that feed it (their roles are granted and "
-        f"exempt by exact ARN, about 350 characters per source of another account; limit {BUCKET_POLICY_LIMIT:,}, "
-        "KIT-IAM9): ten sources per vault here."
+        "sources. A fan-in bucket's own policy grows with the accounts that feed it, not the sources (their roles "
+        "are granted by name pattern in the feeding accounts, about 60 characters per account; limit "
+        f"{BUCKET_POLICY_LIMIT:,}, KIT-IAM9; at most 100 such accounts, refused at validation): ten sources per vault "
+        "here."
     )
 
 

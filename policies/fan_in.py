@@ -81,6 +81,23 @@ def replication_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | N
     ]
 
 
+def key_use_grant(cfg: KitConfig, replica: Replica, sid: str, actions: list[str]) -> S.Statement:
+    """A fan-in replica's key policy lets the replication roles use its key by name pattern, in every feeding account
+    (a key policy grants its own account's principals too), so it keeps its size whatever the number of sources."""
+    accounts = sorted({s.account_id for s in cfg.sources_into(replica)})
+    return S.statement(
+        sid,
+        "Allow",
+        [f"kms:{a}" for a in actions],
+        ["*"],
+        principal="*",
+        condition={
+            "ArnLike": {"aws:PrincipalArn": estate.replication_role_pattern(cfg)},
+            "StringEquals": {"aws:PrincipalAccount": accounts},
+        },
+    )
+
+
 def monitor_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
     """A fan-in replica's grants to the sources' monitor roles (the drift and layer checks), likewise by pattern."""
     accounts = feeding_accounts(cfg, replica)

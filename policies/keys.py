@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance
+from s3tables_kit.policies import assurance, fan_in
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
@@ -60,13 +60,12 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
     elif site.role == "replica":
         # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
-        stmts.append(
-            S.kms_allow_key_use(
-                "AllowReplicationRoleWriteReplica",
-                list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn],
-                ["Decrypt", "Encrypt", "GenerateDataKey"],
-            )
-        )
+        use, writers = ["Decrypt", "Encrypt", "GenerateDataKey"], "AllowReplicationRoleWriteReplica"
+        if replica is not None and fan_in.is_fan_in(cfg, replica):
+            stmts.append(fan_in.key_use_grant(cfg, replica, writers, use))
+        else:
+            roles = list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn]
+            stmts.append(S.kms_allow_key_use(writers, roles, use))
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
         bg = cfg.protection.break_glass_principals

@@ -494,10 +494,11 @@ def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate
     assert {a for a in exempt["aws:PrincipalArn"] if "s3tables-replication" in a} == {
         "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
     }
-    # The vault key lets every feeding role write.
+    # The vault key lets every feeding role write: by the pattern, in the feeding accounts.
     key = json.loads(only(estate[VAULT], "aws_kms_key")["policy"])
     use = next(s for s in key["Statement"] if s["Sid"] == "AllowReplicationRoleWriteReplica")
-    assert set(_list(use["Principal"]["AWS"])) == roles
+    assert use["Principal"] == "*" and use["Condition"]["ArnLike"] == {"aws:PrincipalArn": pattern}
+    assert use["Condition"]["StringEquals"] == {"aws:PrincipalAccount": ["111111111111", "555555555555"]}
 
 
 def test_one_guardrail_per_replica_account(estate: Stacks) -> None:

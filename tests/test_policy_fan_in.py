@@ -18,6 +18,7 @@ from bench.estate_scp import estate_config
 from s3tables_kit.policies import documents as D
 from s3tables_kit.policies import fan_in
 from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.lint import lint_documents
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimRequest, principal_context
 from s3tables_kit.topology.config import KitConfig, parse_config
@@ -42,8 +43,8 @@ def _vaults(cfg: KitConfig) -> list[Any]:
 
 def test_fifty_sources_into_two_vaults_render_every_document_within_its_limit(two_vaults: KitConfig) -> None:
     """Every document of the estate passes the kit's lint (its size rules: SCP 5,120, identity 6,144, table bucket
-    and table policy 20,480), each vault has one confinement statement, and a vault's bucket policy is the same
-    size whether 25 or 30 sources of the same accounts feed it."""
+    and table policy 20,480), each vault has one confinement statement, and a vault's bucket and key policies are
+    the same size whether 25 or 30 sources of the same accounts feed it."""
     vaults = _vaults(two_vaults)
     assert [len(two_vaults.sources_into(v)) for v in vaults] == [25, 25]
     docs = build(two_vaults)
@@ -58,6 +59,12 @@ def test_fifty_sources_into_two_vaults_render_every_document_within_its_limit(tw
     }
     size = len(D.compact_json(D.replica_bucket_policy(two_vaults, vaults[0])))
     assert size == len(D.compact_json(D.replica_bucket_policy(more, first))) < LIMIT
+    assert _key_policy_size(two_vaults, vaults[0]) == _key_policy_size(more, first)  # the vault key's policy too
+
+
+def _key_policy_size(cfg: KitConfig, replica: Any) -> int:
+    site = next(s for s in key_sites(cfg) if s.bucket == replica.bucket)
+    return len(D.compact_json(kms_key_policy(cfg, site)))
 
 
 def test_one_vault_takes_fifty_sources_of_fifty_accounts() -> None:

@@ -93,15 +93,15 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     """Destination table bucket policy: the cross-account grant for each source's replication role (only where the
     accounts differ; one per source of another account in a fan-in) plus the protective denies."""
     arn = replica.bucket_arn
-    confined = fan_in.is_fan_in(cfg, replica)
+    by_pattern = fan_in.is_fan_in(cfg, replica)
     monitor_grants = [
         assurance.monitor_policy_read_grant(cfg, replica),
         assurance.monitor_layers_read_grant(cfg, replica),
     ]
     return doc(
-        *(fan_in.replication_grants(cfg, replica) if confined else source_grants(cfg, replica)),
+        *(fan_in.replication_grants(cfg, replica) if by_pattern else source_grants(cfg, replica)),
         *break_glass_grants(cfg, replica),
-        *(fan_in.monitor_grants(cfg, replica) if confined else monitor_grants),
+        *(fan_in.monitor_grants(cfg, replica) if by_pattern else monitor_grants),
         *P.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],

@@ -1,5 +1,5 @@
-"""A replica that several sources of an estate feed (fan-in): its bucket and table policies keep their size whatever
-the number of sources (docs/decisions/0035-fan-in-by-account-namespaces.md).
+"""A replica that several sources of an estate feed (fan-in): its bucket, table and key policies keep their size
+whatever the number of sources (docs/decisions/0035-fan-in-by-account-namespaces.md).
 
 Each source's namespaces carry the prefix of its account (`topology.rules.fan_in_namespace_prefix`, checked at
 validation), so one Deny with the policy variable `${aws:PrincipalAccount}` confines every replication role to the

@@ -68,7 +68,7 @@ class HardenPlan:
     def sources_into(self, replica: Any) -> Sequence[PlannedSource]:
         return ()
 
-    def replication_roles_for(self, replica: Any) -> list[str]:
+    def table_policy_writers(self, replica: Any) -> list[str]:
         return []
 
     def table_policy(self, *, table_arn: str, **_: Any) -> dict[str, Any]:

@@ -225,10 +225,15 @@ def test_the_plan_refuses_a_replaced_protected_resource(synths: dict[str, Any]) 
     assert set(replaced) == {"replica-demo-dest-tablebucket", "recovery"}
 
 
-def _args(stack: dict[str, Any]) -> list[str]:
-    (schedule,) = only_of(stack, "aws_scheduler_schedule")
+def _args(stack: dict[str, Any], job: str = "rehearsal") -> list[str]:
+    (schedule,) = [s for s in only_of(stack, "aws_scheduler_schedule") if job in s["name"]]
     args: list[str] = json.loads(schedule["target"]["input"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
     return args
+
+
+def before_backup(stack: dict[str, Any]) -> str:
+    args = _args(stack, "vault-backup")
+    return args[args.index("--replica-warehouse") + 1]
 
 
 @pytest.mark.parametrize("name", list(PAIRS))
@@ -250,6 +255,11 @@ def test_recovery_and_its_rehearsal_follow_the_new_source(name: str, synths: dic
     assert args[args.index("--target-warehouse") + 1] == cfg.recovery_bucket_arn
     assert args[args.index("--target-region") + 1] == args[args.index("--metrics-region") + 1] == topo.promoted.region
     assert topo.promoted.bucket_arn not in args
+    if cfg.vault is not None and cfg.vault.tables:
+        # The scheduled backup keeps reading the promoted bucket: it holds the very files the earlier points copied
+        # (a replica of the new source holds copies under other paths, which the next backup would copy again).
+        backup = _args(fo, "vault-backup")
+        assert backup[backup.index("--replica-warehouse") + 1] == topo.promoted.bucket_arn == before_backup(normal)
     # The recovery role: the builder's document, deployed as is; reads only the new replica.
     policies = {b["name"]: json.loads(b["policy"]) for b in only_of(fo, "aws_iam_role_policy")}
     perms = policies["s3tables-recovery"]

@@ -23,29 +23,23 @@ from tests.test_policy_pipeline_proofs import request as sim_request
 
 pytestmark = pytest.mark.node
 
-# the replica account holding a check: (site, kit name, a replica bucket of that account, its topic key policy)
-CHECKS: dict[str, tuple[Site, str, str, str]] = {
-    "multi-account": (
-        Site(
-            "multi-account", "222222222222", "eu-central-1", "lakehouse-freshness", "lakehouse-replica-euc1",
-            "arn:aws:iam::222222222222:role/terraform-deploy", "",
-            "arn:aws:iam::222222222222:role/s3tables-break-glass", "",
-            guardrail="replica-guardrail--222222222222", engineer="arn:aws:iam::222222222222:role/data-engineer",
-            monitor_role="arn:aws:iam::222222222222:role/lakehouse-freshness",
-        ),
-        "lakehouse", "lakehouse-replica-use1", "kms-key-policy--alarm-topic-freshness-222222222222",
-    ),
-    "estate": (
-        Site(
-            "estate", "666666666666", "eu-central-1", "estate-freshness", "estate-vault-euc1",
-            "arn:aws:iam::666666666666:role/terraform-deploy", "",
-            "arn:aws:iam::666666666666:role/s3tables-break-glass", "",
-            guardrail="replica-guardrail--666666666666", engineer="arn:aws:iam::666666666666:role/data-engineer",
-            monitor_role="arn:aws:iam::666666666666:role/estate-freshness",
-        ),
-        "estate", "estate-vault-euc1", "kms-key-policy--alarm-topic-freshness-666666666666",
-    ),
-}  # fmt: skip
+
+def _check(example: str, account: str, kit: str, bucket: str) -> tuple[Site, str, str, str]:
+    """A replica account holding a check (its first replica in eu-central-1): (site, kit name, a replica bucket of
+    that account, its topic key policy); its deploy role, break-glass and engineer by the examples' names."""
+    role = f"arn:aws:iam::{account}:role"
+    site = Site(
+        example, account, "eu-central-1", f"{kit}-freshness", bucket, f"{role}/terraform-deploy", "",
+        f"{role}/s3tables-break-glass", "", guardrail=f"replica-guardrail--{account}", engineer=f"{role}/data-engineer",
+        monitor_role=f"{role}/{kit}-freshness",
+    )  # fmt: skip
+    return site, kit, bucket, f"kms-key-policy--alarm-topic-freshness-{account}"
+
+
+CHECKS = {
+    "multi-account": _check("multi-account", "222222222222", "lakehouse", "lakehouse-replica-use1"),
+    "estate": _check("estate", "666666666666", "estate", "estate-vault-euc1"),
+}
 
 
 def cases(name: str) -> dict[str, Case]:

@@ -65,9 +65,7 @@ def test_frozen_replication_under_a_silent_source_monitor_breaches_in_the_replic
         world.commit(t, now - timedelta(hours=3))
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
     settings = F.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET)
-    before = F.run_freshness(
-        world.clients, settings, region=DST_REGION, now=now - timedelta(hours=2, minutes=50), publish=mon.publish
-    )
+    before = F.run_freshness(world.clients, settings, now=now - timedelta(hours=2, minutes=50), publish=mon.publish)
     assert before.breached() == [] and before.requests == 1
 
     # the attacker freezes replication (the replication role denied) and the source-side monitor never runs

@@ -25,6 +25,8 @@ from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica
 
+ABOUT = "Publishes the age of each replica's newest commit (s3tables-replica-kit freshness check)"
+
 
 class ReplicaFreshnessCheck(Construct):
     def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, account_id: str) -> None:
@@ -44,28 +46,24 @@ class ReplicaFreshnessCheck(Construct):
             policy_id="role-permissions",
             policy_name=freshness.role_name(cfg),
         )
-        function = scheduled_function(
-            self,
-            PackagedFunction(
-                name=name,
-                description="Publishes the age of each replica's newest commit (s3tables-replica-kit freshness check)",
-                log_group=name,
-                role_arn=role.arn,
-                package=packaging.monitor_zip(),  # the monitor's package, without a source's declared document
-                file_name="replica-freshness.zip",
-                handler=packaging.HANDLER,
-                timeout=mon.timeout_seconds,
-                variables={
-                    "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    C.ENV_MODE: C.MODE_FRESHNESS,
-                    C.ENV_KIT: cfg.kit.name,
-                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
-                    C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
-                    C.ENV_CONCURRENCY: str(mon.concurrency),
-                    C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
-                },
-            ),
+        settings = {  # what `jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
+            C.ENV_KIT: cfg.kit.name,
+            C.ENV_MAX_LAG: mon.max_lag_minutes * 60,
+            C.ENV_CONCURRENCY: mon.concurrency,
+            C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+        }
+        env = {
+            "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
+            C.ENV_MODE: C.MODE_FRESHNESS,
+            C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
+            **{k: str(v) for k, v in settings.items()},
+        }
+        # the monitor's package, without a source's declared document
+        package, zip_name = packaging.monitor_zip(), "replica-freshness.zip"
+        fn = PackagedFunction(
+            name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
         )
+        function = scheduled_function(self, fn)
         job_schedule(
             self,
             docs,

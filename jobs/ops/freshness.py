@@ -54,6 +54,7 @@ class FreshnessSettings:
     max_lag: timedelta
     concurrency: int = 8
     namespace: str = METRIC_NAMESPACE
+    region: str | None = None  # where the metrics go (default: the first replica's Region)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> FreshnessSettings:
@@ -63,6 +64,7 @@ class FreshnessSettings:
             max_lag=timedelta(seconds=float(env[ENV_MAX_LAG])),
             concurrency=int(env.get(ENV_CONCURRENCY, "8")),
             namespace=env.get(ENV_NAMESPACE) or METRIC_NAMESPACE,
+            region=env.get("AWS_REGION"),  # the function's own
         )
 
 
@@ -175,12 +177,7 @@ Publish = Callable[[Any, str, Sequence[dict[str, Any]]], int]
 
 
 def run_freshness(
-    clients: Clients,
-    settings: FreshnessSettings,
-    *,
-    region: str,
-    now: datetime | None = None,
-    publish: Publish | None = None,
+    clients: Clients, settings: FreshnessSettings, *, now: datetime | None = None, publish: Publish | None = None
 ) -> FreshnessResult:
     """One run over the configured replicas; `publish`: how to publish the data (None: a dry run)."""
     at = now or datetime.now(UTC)
@@ -188,6 +185,7 @@ def run_freshness(
     data = metric_data(replicas, kit=settings.kit, now=at, max_lag=settings.max_lag)
     result = FreshnessResult(replicas, data, at, settings.max_lag)
     if publish is not None:
+        region = settings.region or BucketRef(settings.replica_bucket_arns[0]).region
         result.requests = publish(clients.client("cloudwatch", region), settings.namespace, data)
     return result
 
@@ -196,8 +194,7 @@ def handler(event: Any, context: Any, publish: Publish) -> dict[str, Any]:
     """Lambda entry (through `jobs.ops.monitor.handler`, which hands over its `publish`): the replicas named by the
     environment, the metrics in the function's own Region."""
     settings = FreshnessSettings.from_env(os.environ)
-    region = os.environ.get("AWS_REGION") or BucketRef(settings.replica_bucket_arns[0]).region
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
-    out = run_freshness(clients, settings, region=region, publish=publish).to_json()
+    out = run_freshness(clients, settings, publish=publish).to_json()
     print(out)  # one log line per run in the function's log group
     return out

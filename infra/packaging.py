@@ -7,6 +7,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
     jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks
     jobs/ops/monitor_vault.py, jobs/vault/{__init__,layout}.py                the backup vault's ages
+    jobs/ops/freshness.py                                                     a replica account's freshness check
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
     jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
@@ -69,6 +70,7 @@ MODULES = (
     "jobs/ops/drift_read.py",
     "jobs/ops/monitor_drift.py",
     "jobs/ops/monitor_vault.py",
+    "jobs/ops/freshness.py",
     MONITOR_MODULE,
     "jobs/kernel/__init__.py",
     "jobs/kernel/sdk.py",

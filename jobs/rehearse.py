@@ -6,11 +6,13 @@
 One rehearsal = (1) choose the tables: the configured ones, or a rotating sample of the replicated tables (a
 different slice each day, so every table is rehearsed in turn); (2) drop leftovers of an earlier, interrupted
 rehearsal in the rehearsal namespace; (3) recover them with the recovery job's own `run` (plan, copy, verify) as of
-`offset` before now into the rehearsal namespace; (4) measure the wall-clock time of (3): the rehearsed recovery
-time objective (RTO); (5) drop every table the rehearsal created and check the namespace is empty; (6) write the
-rehearsal report (and the recovery job's per-table reports) next to each other — on AWS under
-`s3://<scripts bucket>/reports/rehearsals/`; (7) publish `RehearsalSucceeded` (1/0), `RehearsedRecoverySeconds`
-and `RehearsalTables` (dimension `Kit`) to CloudWatch (namespace `S3TablesReplicaKit`).
+`offset` before now into the rehearsal namespace, and compare each recovered point (the commit time of the replica
+snapshot it resolved to) with the lag budget: older is a finding (STALE: the replica stopped receiving updates, and
+"as of N hours ago" resolved to its last snapshot), not a success; (4) measure the wall-clock time of (3): the
+rehearsed recovery time objective (RTO); (5) drop every table the rehearsal created and check the namespace is
+empty; (6) write the rehearsal report (and the recovery job's per-table reports) next to each other — on AWS under
+`s3://<scripts bucket>/reports/rehearsals/`; (7) publish `RehearsalSucceeded` (1/0), `RehearsedRecoverySeconds`,
+`RehearsalTables` and `RehearsalStaleTables` (dimension `Kit`) to CloudWatch (namespace `S3TablesReplicaKit`).
 
 The recovery job is used only through its public API (`RecoveryRequest`, `run`, `CatalogSpec`); nothing in
 `jobs/recover` is specific to rehearsals.
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
@@ -40,6 +43,7 @@ from s3tables_kit.topology.contract import (
     METRIC_NAMESPACE,
     REHEARSAL_ENTRY,
     REHEARSAL_RTO,
+    REHEARSAL_STALE,
     REHEARSAL_SUCCEEDED,
     REHEARSAL_TABLES,
     pinned_jar_names,
@@ -49,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 REPO = Path(__file__).resolve().parent.parent
-SUCCEEDED, RTO, TABLES = REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES
+SUCCEEDED, RTO, TABLES, STALE = REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES, REHEARSAL_STALE
 ENTRY = REHEARSAL_ENTRY
 
 
@@ -68,7 +72,24 @@ def choose_tables(candidates: Sequence[str], sample: int, day: int) -> list[str]
     return [names[(start + i) % len(names)] for i in range(sample)]
 
 
-def metric_data(kit: str, *, succeeded: bool, seconds: float, tables: int, at: datetime) -> list[dict[str, Any]]:
+def stale_points(recovered: dict[str, str | None], as_of: datetime, max_lag: timedelta | None) -> dict[str, float]:
+    """The tables whose recovered point (their replica snapshot's commit time, ISO) is older than `as_of` by more
+    than the lag budget, with how much older (seconds): the replica had stopped receiving updates by then. A table
+    without a recovered point has nothing to compare (its verdict says why); no budget, no finding."""
+    if max_lag is None:
+        return {}
+    out = {}
+    for table, committed in sorted(recovered.items()):
+        if committed:
+            behind = (as_of - datetime.fromisoformat(committed)).total_seconds()
+            if behind > max_lag.total_seconds():
+                out[table] = round(behind, 3)
+    return out
+
+
+def metric_data(
+    kit: str, *, succeeded: bool, seconds: float, tables: int, at: datetime, stale: int = 0
+) -> list[dict[str, Any]]:
     dims = [{"Name": "Kit", "Value": kit}]
 
     def datum(name: str, value: float, unit: str) -> dict[str, Any]:
@@ -78,6 +99,7 @@ def metric_data(kit: str, *, succeeded: bool, seconds: float, tables: int, at: d
         datum(SUCCEEDED, 1.0 if succeeded else 0.0, "Count"),
         datum(RTO, round(seconds, 3), "Seconds"),
         datum(TABLES, float(tables), "Count"),
+        datum(STALE, float(stale), "Count"),
     ]
 
 
@@ -102,9 +124,19 @@ class RehearsalResult:
     leftovers: list[str] = field(default_factory=list)
     recovery_report: str | None = None
     error: str | None = None
+    max_lag_seconds: float | None = None  # the lag budget the recovered points are held to
+    recovered_points: dict[str, str | None] = field(default_factory=dict)  # table -> its snapshot's commit time
+    stale: dict[str, float] = field(default_factory=dict)  # tables recovered older than the budget (seconds behind)
+
+    @property
+    def outcome(self) -> str:
+        """SUCCEEDED, STALE (recovered and verified, but to a point older than the lag budget: a finding) or FAILED."""
+        if self.succeeded:
+            return "SUCCEEDED"
+        return "STALE" if self.stale and self.error is None and not self.leftovers else "FAILED"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"outcome": self.outcome}
 
 
 def _tables_in(spark: SparkSession, catalog: str, namespace: str) -> list[str]:
@@ -134,15 +166,18 @@ def rehearse(
     spark: SparkSession,
     report_dir: Path,
     now: datetime | None = None,
+    max_lag: timedelta | None = None,
 ) -> RehearsalResult:
     """One rehearsal on an existing SparkSession whose conf registers both catalogs. Never raises for a failed
-    recovery: the result says what happened (and the tables are dropped in any case)."""
+    recovery: the result says what happened (and the tables are dropped in any case). `max_lag`: the lag budget; a
+    table recovered to a point older than `as_of` by more than that makes the rehearsal STALE, not a success."""
     started = now or datetime.now(UTC)
     as_of = started - offset
     run_id = uuid.uuid4().hex[:12]
     res = RehearsalResult(
         kit, run_id, started.isoformat(timespec="seconds"), as_of.isoformat(), namespace, list(tables)
     )
+    res.max_lag_seconds = max_lag.total_seconds() if max_lag is not None else None
     if namespace == "":
         raise ValueError("the rehearsal namespace must not be empty")
     try:
@@ -163,8 +198,11 @@ def rehearse(
         res.recovery_exit_code = outcome.exit_code
         res.verdicts = {r.replica_table: r.verdict for r in outcome.results}
         res.recovery_report = str(outcome.report) if outcome.report else None
+        res.recovered_points = {r.replica_table: r.snapshot_committed_at for r in outcome.results}
+        res.stale = stale_points(res.recovered_points, as_of, max_lag)
         all_verified = all(v == "verified" for v in res.verdicts.values())
-        res.succeeded = outcome.exit_code == 0 and len(outcome.results) == len(tables) and all_verified
+        complete = outcome.exit_code == 0 and len(outcome.results) == len(tables) and all_verified
+        res.succeeded = complete and not res.stale
     except Exception as exc:  # a rehearsal reports every failure as a failed rehearsal
         res.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}"
     finally:
@@ -179,12 +217,17 @@ def rehearse(
 def render(res: RehearsalResult) -> str:
     verdicts = ", ".join(f"{t}: {v}" for t, v in res.verdicts.items()) or "-"
     lines = [
-        f"Recovery rehearsal {res.run_id} ({res.kit}): {'SUCCEEDED' if res.succeeded else 'FAILED'}",
+        f"Recovery rehearsal {res.run_id} ({res.kit}): {res.outcome}",
         f"  tables:             {', '.join(res.tables)} as of {res.as_of}",
         f"  verdicts:           {verdicts}",
         f"  rehearsed RTO:      {res.rto_seconds:.1f} s (plan + copy + verify, end to end)",
         f"  dropped afterwards: {', '.join(res.dropped) or '-'}; left behind: {', '.join(res.leftovers) or 'none'}",
     ]
+    if res.stale:
+        budget = format_duration(res.max_lag_seconds or 0)
+        behind = ", ".join(f"{t}: {format_duration(s)} before {res.as_of}" for t, s in res.stale.items())
+        lines.append(f"  STALE (budget {budget}): recovered points {behind}: replication into the replica stopped")
+        lines.append("  (docs/assurance.md#replica-side-freshness)")
     if res.error:
         lines.append(f"  error:              {res.error}")
     return "\n".join(lines)
@@ -235,6 +278,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=int, default=1, help="with --candidate: tables per rehearsal (default 1)")
     p.add_argument("--namespace", default="rehearsal", help="the rehearsal namespace in the recovery catalog")
     p.add_argument("--offset-hours", type=float, default=0.0, help="recover the state this long before now")
+    p.add_argument(
+        "--max-lag-minutes", type=float, help="the lag budget: a table recovered to an older point is a finding"
+    )
     p.add_argument("--replica-warehouse")
     p.add_argument("--replica-region")
     p.add_argument("--target-warehouse")
@@ -289,9 +335,12 @@ def _rehearse_and_report(
         spark=spark,
         report_dir=report_dir,
         now=started,
+        max_lag=timedelta(minutes=ns.max_lag_minutes) if ns.max_lag_minutes else None,
     )
     write_report(res, report_dir)
-    data = metric_data(ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started)
+    data = metric_data(
+        ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started, stale=len(res.stale)
+    )
     if ns.report_uri:
         from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 

@@ -82,6 +82,8 @@ def schedule_name(cfg: KitConfig, what: str) -> str:
 
 
 def _alarm_prefix(cfg: KitConfig, stack: str) -> str:
+    if stack.startswith("freshness-"):  # a replica account's freshness check (`policies.freshness`)
+        return f"{cfg.kit.name}-freshness"
     return cfg.kit.name if stack == "recovery" else cfg.name_prefix
 
 

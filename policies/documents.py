@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, fan_in, pipeline, vault
+from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -339,7 +339,12 @@ def privileged_roles(cfg: KitConfig) -> list[str]:
         cfg.protection.break_glass_principals,
         cfg.replicas,
         cfg.replication_role_arns,
-        pipeline_roles=[*source_deploy_roles(cfg), *pipeline.monitor_roles(cfg), *vault.privileged_roles(cfg)],
+        pipeline_roles=[
+            *source_deploy_roles(cfg),
+            *pipeline.monitor_roles(cfg),
+            *freshness.role_arns(cfg),
+            *vault.privileged_roles(cfg),
+        ],
     )
 
 
@@ -477,7 +482,7 @@ def _key_doc(cfg: KitConfig, site: KeySite) -> PolicyDoc:
 
 
 def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    return scheme_of(cfg).documents(cfg) + vault.documents(cfg, recovery_role_trust(cfg))
+    return scheme_of(cfg).documents(cfg) + vault.documents(cfg, recovery_role_trust(cfg)) + freshness.documents(cfg)
 
 
 def single_source_documents(cfg: KitConfig) -> list[PolicyDoc]:

@@ -200,6 +200,8 @@ def privileged_roles(cfg: KitConfig) -> list[str]:
     """Break-glass roles, the replica deploy roles, the replication roles, and by name in any account (a Deny
     broader than needed, never an exemption) the sources' deploy roles and the monitor roles."""
     monitor = [monitor_role_pattern(cfg)] if cfg.assurance.monitor.enabled else []
+    if cfg.assurance.monitor.enabled:  # the replica-side freshness checks' role, by name in any account
+        monitor.append(f"arn:{partition(cfg)}:iam::*:role/{cfg.kit.name}-freshness")
     return P.privileged_roles(
         cfg.protection.break_glass_principals,
         cfg.replicas,

@@ -22,10 +22,10 @@ by account where a replica lives (`replica_account_role_creation`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate
+from s3tables_kit.policies import assurance, estate, freshness
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc, kms_resource
 from s3tables_kit.topology.config import KitConfig, Source
@@ -45,7 +45,7 @@ class Pipeline:
     replication_roles: tuple[str, ...] = ()
     detection: tuple[str, ...] = ()
     keys: tuple[KeyRef, ...] = ()
-    # Who publishes to the kit's metric namespace: the monitors and the recovery role (its rehearsal).
+    # Who publishes to the kit's metric namespace: the monitors, the replica-side checks and the recovery role.
     publishers: tuple[str, ...] = ()
 
     def __add__(self, other: Pipeline) -> Pipeline:
@@ -114,12 +114,36 @@ def recovery_publishers(cfg: KitConfig) -> Pipeline:
     return Pipeline(publishers=(cfg.recovery_role_arn,) if cfg.assurance.rehearsal.enabled else ())
 
 
-def by_arn(cfg: KitConfig) -> Pipeline:
-    """Every source's pipeline, by ARN (a `[source]`; an estate's guardrails, per account)."""
+def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
+    """The replica-side freshness checks (`policies.freshness`): in one account by ARN (a guardrail), or every one
+    (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts (a
+    Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
+    exemption binds only in their own account (every guarded action acts there), where the pipeline holds nothing
+    else unless a source shares the account."""
+    accounts = freshness.accounts(cfg)
+    if account_id is not None:
+        accounts = [a for a in accounts if a == account_id]
+    if not accounts:
+        return Pipeline()
+    site = assurance.Site(estate.partition(cfg), "*", "*") if account_id is None else freshness.site(cfg, account_id)
+    return Pipeline(
+        deploy_roles=tuple(d for a in accounts for d in freshness.deploy_roles(cfg, a)),
+        detection=detection_resources(site, freshness.prefix(cfg)),
+        publishers=tuple(freshness.role_arn(cfg, a) for a in accounts),
+    )
+
+
+def sources_by_arn(cfg: KitConfig) -> Pipeline:
+    """Every source's pipeline, by ARN, and the recovery role's publishing."""
     out = recovery_publishers(cfg)
     for src in cfg.sources:
         out += source_pipeline(cfg, src)
     return out
+
+
+def by_arn(cfg: KitConfig) -> Pipeline:
+    """Every source's pipeline and the replica-side checks (a `[source]`'s SCP)."""
+    return sources_by_arn(cfg) + replica_checks(cfg)
 
 
 def by_pattern(cfg: KitConfig, account_id: str = "*") -> Pipeline:
@@ -135,14 +159,29 @@ def by_pattern(cfg: KitConfig, account_id: str = "*") -> Pipeline:
         deploy = tuple(
             sorted({s.deploy_role_arn for s in cfg.sources if s.account_id == account_id and s.deploy_role_arn})
         )
-    return recovery_publishers(cfg) + Pipeline(
-        deploy_roles=deploy,
-        replication_roles=(f"arn:{p}:iam::{account_id}:role/{kit}-*-s3tables-replication",),
-        detection=detection_resources(site, f"{kit}-*") if monitor else (),
-        # every key of the kit's aliases (source, alarm topic; replica keys are guarded harder by their tag)
-        keys=((site.arn("kms", "key/*"), f"alias/{kit}-*"),) if _any_kms(cfg) or monitor else (),
-        publishers=(f"arn:{p}:iam::{account_id}:role/{kit}-*-replication-monitor",) if monitor else (),
+    return (
+        recovery_publishers(cfg)
+        + Pipeline(
+            deploy_roles=deploy,
+            replication_roles=(f"arn:{p}:iam::{account_id}:role/{kit}-*-s3tables-replication",),
+            detection=detection_resources(site, f"{kit}-*") if monitor else (),
+            # every key of the kit's aliases (source, alarm topic; replica keys are guarded harder by their tag)
+            keys=((site.arn("kms", "key/*"), f"alias/{kit}-*"),) if _any_kms(cfg) or monitor else (),
+            publishers=(f"arn:{p}:iam::{account_id}:role/{kit}-*-replication-monitor",) if monitor else (),
+        )
+        + _checks_by_pattern(cfg, site, account_id)
     )
+
+
+def _checks_by_pattern(cfg: KitConfig, site: assurance.Site, account_id: str) -> Pipeline:
+    """An estate's replica-side checks: their function, schedule, alarms, topic and log group carry the monitors' name
+    forms, so the detection patterns above guard them (and their deployers' names are the estate's deploy role
+    names); what is added is their role among the publishers (by name in any account, by ARN in one)."""
+    if not cfg.assurance.monitor.enabled:
+        return Pipeline()
+    if account_id != "*":
+        return Pipeline(publishers=replica_checks(cfg, account_id).publishers)
+    return Pipeline(publishers=(site.role_arn(freshness.role_name(cfg)),))
 
 
 def _any_kms(cfg: KitConfig) -> bool:
@@ -210,9 +249,15 @@ def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | 
     in an estate the guard against minting a role under the replication name pattern there."""
     estate_scheme = cfg.scheme.key == "sources"
     out: list[S.Statement | None] = []
+    here = replica_checks(cfg, account_id)  # the account's own replica-side check (a replica account)
     if any(s.account_id == account_id for s in cfg.sources):
-        g = by_pattern(cfg, account_id) if estate_scheme else by_arn(cfg)
+        # in an estate the check is among the detection patterns
+        g = by_pattern(cfg, account_id) if estate_scheme else sources_by_arn(cfg) + here
         out += guards(g, break_glass=(), namespace=assurance.METRIC_NAMESPACE)
+    elif here.detection:
+        # the check's detection path only: the metrics guard's second layer would not fit the guardrail of an account
+        # holding five replicas, and the pipeline SCP holds it there
+        out += guards(replace(here, publishers=()), break_glass=(), namespace=assurance.METRIC_NAMESPACE)
     if estate_scheme:
         out.append(replica_account_role_creation(cfg, [account_id], "DenyReplicationRoleCreationHere", ()))
     return out

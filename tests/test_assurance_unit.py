@@ -122,6 +122,7 @@ def test_package_imports_alone_and_its_model_loads(tmp_path: Path) -> None:
         "bad = [x for x in ('pydantic', 's3tables_kit.infra', 's3tables_kit.policies', 'pyspark') "
         "if x in sys.modules]; "
         "assert not bad, bad; assert callable(m.handler); "
+        "import s3tables_kit.jobs.ops.freshness as f; assert callable(f.handler); "
         "import botocore.session as s; "
         "model = s.get_session().get_service_model('s3tables'); "
         "assert 'GetTableReplicationStatus' in model.operation_names; "
@@ -198,9 +199,31 @@ def test_rehearsal_metrics() -> None:
         R.SUCCEEDED: 1.0,
         R.RTO: 12.346,
         R.TABLES: 2.0,
+        R.STALE: 0.0,
     }
+    stale = R.metric_data("kit", succeeded=False, seconds=1.0, tables=2, at=at, stale=1)
+    assert {d["MetricName"]: d["Value"] for d in stale}[R.STALE] == 1.0
     assert all(d["Dimensions"] == [{"Name": "Kit", "Value": "kit"}] for d in data)
     assert json.dumps([{k: v for k, v in d.items() if k != "Timestamp"} for d in data])
+
+
+def test_a_recovered_point_older_than_the_lag_budget_is_stale() -> None:
+    import datetime as dt
+
+    as_of = dt.datetime(2026, 11, 23, 12, tzinfo=dt.UTC)
+    points = {
+        "a.fresh": (as_of - dt.timedelta(minutes=20)).isoformat(),
+        "a.frozen": (as_of - dt.timedelta(hours=3)).isoformat(),
+        "a.none": None,  # nothing recovered: its verdict says why
+    }
+    assert R.stale_points(points, as_of, dt.timedelta(minutes=30)) == {"a.frozen": 10800.0}
+    assert R.stale_points(points, as_of, dt.timedelta(hours=4)) == {}
+    assert R.stale_points(points, as_of, None) == {}  # no budget, no finding
+    res = R.RehearsalResult("k", "r", as_of.isoformat(), as_of.isoformat(), "rehearsal", ["a.frozen"])
+    res.stale, res.max_lag_seconds = {"a.frozen": 10800.0}, 1800.0
+    assert res.outcome == "STALE" and "STALE (budget 30m00s)" in R.render(res)
+    res.error = "boom"
+    assert res.outcome == "FAILED"  # a failure is reported as one, whatever its points
 
 
 # ---------------------------------------------------------------- lint: condition-scoped Resource "*" ----

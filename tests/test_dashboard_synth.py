@@ -28,6 +28,11 @@ def _res(stack: dict[str, Any], rtype: str) -> list[dict[str, Any]]:
     return list(stack.get("resource", {}).get(rtype, {}).values())
 
 
+def _monitors(stack: dict[str, Any]) -> list[dict[str, Any]]:
+    """The stack's source-side monitor functions (a replica account's freshness check runs in a mode of its own)."""
+    return [f for f in _res(stack, "aws_lambda_function") if C.ENV_MODE not in f["environment"]["variables"]]
+
+
 def _region(stack: dict[str, Any]) -> str:
     return str(stack["provider"]["aws"][0]["region"])
 
@@ -35,7 +40,7 @@ def _region(stack: dict[str, Any]) -> str:
 def monitor_series(stack: dict[str, Any]) -> set[Series]:
     """What the stack's monitor function publishes: `metric_data` run with its deployed environment over a report
     holding a table for each of its destinations."""
-    (fn,) = _res(stack, "aws_lambda_function")
+    (fn,) = _monitors(stack)
     env = fn["environment"]["variables"]
     settings = M.MonitorSettings.from_env(env)
     report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=1)
@@ -95,7 +100,7 @@ def test_every_widget_metric_is_one_the_monitor_or_the_rehearsal_publishes(
     synthesized: dict[str, Stacks], example: str
 ) -> None:
     synth = synthesized[example]
-    with_monitor = {n for n, st in synth.items() if _res(st, "aws_lambda_function")}
+    with_monitor = {n for n, st in synth.items() if _monitors(st)}
     boards = dashboards(synth)
     assert set(boards) == with_monitor and with_monitor  # one dashboard per stack that deploys the monitor
     rehearsal = rehearsal_series(synth)

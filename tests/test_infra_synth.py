@@ -29,7 +29,7 @@ def res(stack: dict[str, Any], rtype: str) -> dict[str, Any]:
 
 # Constructs of assurance (monitor, rehearsal, alarm topic) add roles, keys and namespaces to the source and recovery
 # stacks; tests/test_assurance_synth.py covers them, so `only` looks at the kit's other resources.
-ASSURANCE_CONSTRUCTS = ("alarm-topic", "replication-monitor", "recovery-rehearsal")
+ASSURANCE_CONSTRUCTS = ("alarm-topic", "replication-monitor", "recovery-rehearsal", "replica-freshness")
 
 
 def _top_construct(resource: dict[str, Any]) -> str:
@@ -371,7 +371,8 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     from s3tables_kit.infra.summary import summarize
 
     text = summarize(seed)
-    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  3 resources" in text
+    # the bucket, its policy and the guardrail; and the account's replica-side freshness check (twelve)
+    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  15 resources" in text
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
     assert "output kit_recovery: account_id, emr_application_id" in text

@@ -34,6 +34,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("replica-demo-dest-tablebucket", "awscc_s3tables_table_bucket"): 1,
         ("replica-demo-dest-tablebucket", "aws_s3tables_table_bucket_policy"): 1,
         ("replica-demo-dest-tablebucket", "aws_iam_policy"): 1,  # guardrail (the seed attaches it to no role)
+        ("replica-demo-dest-tablebucket", "aws_kms_key"): 1,  # the account's freshness check's alarm topic key
         ("source", "aws_kms_key"): 1,  # the alarm topic's key (`[assurance]`)
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
@@ -68,6 +69,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("replica-lakehouse-replica-euc1", "aws_iam_role_policy_attachment"): 3,
         ("replica-lakehouse-replica-apse2", "aws_iam_policy"): 1,
         ("replica-lakehouse-replica-apse2", "aws_iam_role_policy_attachment"): 3,
+        # the replica bucket key + the alarm topic key of the account's freshness check (euc1, apse2 own one)
+        ("replica-lakehouse-replica-euc1", "aws_kms_key"): 2,
+        ("replica-lakehouse-replica-apse2", "aws_kms_key"): 2,
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_kms_key"): 2,  # recovery bucket key + rehearsal alarm topic key
         ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
@@ -87,6 +91,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("replica-sales-lake-us-west-2", "awscc_s3tables_table_bucket"): 1,
         ("replica-sales-lake-us-west-2", "aws_s3tables_table_bucket_policy"): 1,
         ("replica-sales-lake-us-west-2", "aws_iam_policy"): 1,
+        ("replica-sales-lake-us-west-2", "aws_kms_key"): 1,  # the account's freshness check's alarm topic key
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_s3tables_namespace"): 2,
         ("recovery", "aws_kms_key"): 1,
@@ -122,7 +127,8 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
             for r in ("vault-euc1", "sales-replica-euc1")
             for t in ("awscc_s3tables_table_bucket", "aws_s3tables_table_bucket_policy", "aws_iam_policy")
         },
-        ("replica-estate-vault-euc1", "aws_kms_key"): 1,
+        ("replica-estate-vault-euc1", "aws_kms_key"): 2,  # the vault's key + its freshness check's topic key
+        ("replica-estate-sales-replica-euc1", "aws_kms_key"): 1,  # the freshness check's topic key
         ("replica-estate-vault-euc1", "aws_iam_role_policy_attachment"): 2,
         ("replica-estate-sales-replica-euc1", "aws_iam_role_policy_attachment"): 2,
         ("recovery", "awscc_s3tables_table_bucket"): 1,

@@ -39,21 +39,29 @@ def catalogs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Cata
     return rep, tgt, root
 
 
-def test_rehearsal_recovers_verifies_measures_and_drops(spark: Any, catalogs: Any) -> None:
+def _rehearse(spark: Any, catalogs: Any, tables: list[str], reports: str, **kw: Any) -> R.RehearsalResult:
+    """One rehearsal of `tables` into the namespace `rehearsal`, as of now (`kw`: `now`, `max_lag`)."""
     rep, tgt, root = catalogs
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {TGT}.rehearsal")
-    spark.sql(f"CREATE TABLE {TGT}.rehearsal.stale (x int) USING iceberg")  # an interrupted earlier rehearsal
-    res = R.rehearse(
+    return R.rehearse(
         kit="t",
         replica=rep,
         target=tgt,
-        tables=["sales.orders"],
+        tables=tables,
         namespace="rehearsal",
         offset=timedelta(0),
         spark=spark,
-        report_dir=root / "reports",
+        report_dir=root / reports,
+        **kw,
     )
-    assert res.succeeded, res
+
+
+def test_rehearsal_recovers_verifies_measures_and_drops(spark: Any, catalogs: Any) -> None:
+    root = catalogs[2]
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {TGT}.rehearsal")
+    spark.sql(f"CREATE TABLE {TGT}.rehearsal.stale (x int) USING iceberg")  # an interrupted earlier rehearsal
+    res = _rehearse(spark, catalogs, ["sales.orders"], "reports", max_lag=timedelta(hours=1))
+    assert res.succeeded and res.outcome == "SUCCEEDED", res
+    assert res.stale == {} and res.recovered_points["sales.orders"] is not None  # a fresh point: no finding
     assert res.verdicts == {"sales.orders": "verified"} and res.recovery_exit_code == 0
     assert res.rto_seconds > 0
     assert res.dropped == ["rehearsal.orders"] and res.leftovers == []
@@ -65,19 +73,23 @@ def test_rehearsal_recovers_verifies_measures_and_drops(spark: Any, catalogs: An
 
 
 def test_failed_rehearsal_is_reported_and_leaves_nothing(spark: Any, catalogs: Any) -> None:
-    rep, tgt, root = catalogs
-    res = R.rehearse(
-        kit="t",
-        replica=rep,
-        target=tgt,
-        tables=["sales.orders", "sales.missing"],
-        namespace="rehearsal",
-        offset=timedelta(0),
-        spark=spark,
-        report_dir=root / "reports-failed",
-    )
+    res = _rehearse(spark, catalogs, ["sales.orders", "sales.missing"], "reports-failed")
     assert not res.succeeded
     assert res.recovery_exit_code == 2  # the plan names the missing table; nothing is written
     assert res.leftovers == [] and spark.sql(f"SHOW TABLES IN {TGT}.rehearsal").count() == 0
     data = R.metric_data("t", succeeded=res.succeeded, seconds=res.rto_seconds, tables=2, at=R.datetime.now(R.UTC))
     assert data[0]["MetricName"] == R.SUCCEEDED and data[0]["Value"] == 0.0
+
+
+def test_rehearsal_of_a_stale_replica_is_a_finding_not_a_success(spark: Any, catalogs: Any) -> None:
+    """The replica received its last commit before the lag budget (here 0.1 s: the fixture waits 0.2 s after
+    replicating, and a recovery cannot be as of a future instant): "as of now" resolves to that snapshot, which
+    recovers and verifies, and the rehearsal reports it STALE, not SUCCEEDED."""
+    root = catalogs[2]
+    budget = timedelta(milliseconds=100)
+    res = _rehearse(spark, catalogs, ["sales.orders"], "reports-stale", max_lag=budget)
+    assert res.verdicts == {"sales.orders": "verified"} and res.recovery_exit_code == 0  # it did recover
+    assert not res.succeeded and res.outcome == "STALE"
+    assert list(res.stale) == ["sales.orders"] and res.stale["sales.orders"] > budget.total_seconds()
+    assert "STALE (budget 0s)" in R.render(res) and res.leftovers == []
+    assert json.loads(R.write_report(res, root / "reports-stale").read_text())["outcome"] == "STALE"

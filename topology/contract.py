@@ -65,6 +65,15 @@ ENV_VAULT_BUCKET = "KIT_VAULT_BUCKET"
 ENV_VAULT_REGION = "KIT_VAULT_REGION"
 BACKUP_AGE = "BackupAgeSeconds"  # Kit: the stalest table's; Kit, Table: seconds since the table's newest backup point
 OLDEST_BACKUP_POINT_AGE = "OldestBackupPointAgeSeconds"  # Kit: age of the vault's oldest backup point
+ENV_MODE = "KIT_MONITOR_MODE"  # unset: the source-side monitor; MODE_FRESHNESS: the replica-side freshness check
+
+# ------------------------------------------------------------ replica-side freshness check (jobs/ops/freshness.py) ----
+
+MODE_FRESHNESS = "replica-freshness"
+# Age of the newest commit any table of a replica bucket holds (Kit, Destination): what the replica's own account
+# alarms on (infra/constructs/freshness.py), whatever the source account's monitor says.
+REPLICA_COMMIT_AGE = "ReplicaLastCommitAgeSeconds"
+REPLICA_STALE_TABLES = "ReplicaStaleTables"  # tables of that replica whose last commit is older than the lag budget
 
 # ------------------------------------------------------------- scheduled hardener (jobs/ops/harden_scheduled.py) ----
 
@@ -89,6 +98,7 @@ REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES = (
     "RehearsedRecoverySeconds",
     "RehearsalTables",
 )
+REHEARSAL_STALE = "RehearsalStaleTables"  # rehearsed tables whose recovered point is older than the lag budget
 
 
 def pinned_jar_names(pom: Path = REPO / "jars" / "pom.xml") -> list[str]:

@@ -62,20 +62,28 @@ class KitMetricAlarm:
 
 
 def above_threshold_alarm(
-    scope: Construct, alarm: KitMetricAlarm, *, period: int, threshold: float, comparison: str, actions: list[str]
+    scope: Construct,
+    alarm: KitMetricAlarm,
+    *,
+    period: int,
+    threshold: float,
+    comparison: str,
+    actions: list[str],
+    periods: int = 1,
+    silence_breaches: bool = False,
 ) -> CloudwatchMetricAlarm:
-    """Fires when the metric's maximum over one period crosses the threshold. No data is not a breach: silence is the
-    not-reporting alarm's job."""
+    """Fires when the metric's maximum crosses the threshold in each of `periods` periods. No data is not a breach
+    (silence is the not-reporting alarm's job) unless `silence_breaches`: then one alarm covers both."""
     return _metric_alarm(
         scope,
         alarm,
         actions,
         statistic="Maximum",
         period=period,
-        evaluation_periods=1,
+        evaluation_periods=periods,
         threshold=threshold,
         comparison_operator=comparison,
-        treat_missing_data="notBreaching",
+        treat_missing_data="breaching" if silence_breaches else "notBreaching",
     )
 
 

@@ -48,17 +48,19 @@ def documented_role(
     description: str,
     policy_id: str,
     policy_name: str,
+    site: str | None = None,
     **trust_bindings: str,
 ) -> tuple[IamRole, IamRolePolicy]:
     """`_role_with_policy` with the role's two rendered documents (`policies.model.role_documents`):
-    `<documents>-trust` (its placeholders bound by `trust_bindings`) and `<documents>-permissions`."""
+    `<documents>-trust` (its placeholders bound by `trust_bindings`) and `<documents>-permissions`, of `site` when the
+    topology has one per site (`<documents>-trust--<site>`)."""
     return _role_with_policy(
         scope,
         id,
         name=name,
         description=description,
-        trust=docs.document(f"{documents}-trust", **trust_bindings),
-        policy=docs.document(f"{documents}-permissions"),
+        trust=docs.document(f"{documents}-trust", site, **trust_bindings),
+        policy=docs.document(f"{documents}-permissions", site),
         policy_id=policy_id,
         policy_name=policy_name,
     )

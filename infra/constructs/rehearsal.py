@@ -1,8 +1,9 @@
 """Scheduled recovery rehearsal (`[assurance]`): an EventBridge Scheduler schedule that starts an EMR Serverless job run
 of `jobs/rehearse_entry.py` with the recovery role through the universal target
 `arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun`; the rehearsal namespace in the recovery bucket; the
-recovery role's permission to publish the rehearsal's metrics; and the alarm that fires when no rehearsal has
-succeeded in two rehearsal intervals.
+recovery role's permission to publish the rehearsal's metrics; the alarm that fires when no rehearsal has
+succeeded in two rehearsal intervals, and the one that fires when a rehearsal recovered a point older than the lag
+budget (`RehearsalStaleTables`).
 
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket (`rehearse_entry.py`, the
 `jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads).
@@ -16,7 +17,7 @@ from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
-from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, not_succeeding_alarm
+from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
 from s3tables_kit.infra.constructs.iam import role_policy
 from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
@@ -40,6 +41,7 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
         "--target-region", site.region,
         "--namespace", reh.namespace,
         "--offset-hours", str(reh.offset_hours),
+        "--max-lag-minutes", str(cfg.assurance.monitor.max_lag_minutes),
         "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{C.REHEARSAL_REPORT_PREFIX}",
         "--metrics-region", site.region,
     ]  # fmt: skip
@@ -84,7 +86,7 @@ def recovery_assurance(
 ) -> None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line): the alarm topic and, under the
     construct `recovery-rehearsal`, the rehearsal namespace, the recovery role's permission to publish the
-    rehearsal's metrics, the schedule and its role, and the alarm on no success."""
+    rehearsal's metrics, the schedule and its role, the alarm on no success and the alarm on a stale recovered point."""
     reh = cfg.assurance.rehearsal
     if not reh.enabled:
         return
@@ -128,3 +130,15 @@ def recovery_assurance(
         {"Kit": cfg.kit.name},
     )
     not_succeeding_alarm(rehearsal, no_success, period=period, periods=periods, actions=[topic.arn])
+    stale = KitMetricAlarm(
+        "stale",
+        f"{cfg.kit.name}-recovery-rehearsal-stale",
+        f"The last recovery rehearsal recovered a point older than the lag budget "
+        f"({cfg.assurance.monitor.max_lag_minutes} min): the replica had stopped receiving updates. README: "
+        "'Assurance' (docs/assurance.md#replica-side-freshness).",
+        C.REHEARSAL_STALE,
+        {"Kit": cfg.kit.name},
+    )
+    above_threshold_alarm(
+        rehearsal, stale, period=period, threshold=1, comparison="GreaterThanOrEqualToThreshold", actions=[topic.arn]
+    )

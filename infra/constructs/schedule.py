@@ -53,9 +53,11 @@ def job_schedule(
     window: SchedulerScheduleFlexibleTimeWindow | None = None,
     retry_policy: SchedulerScheduleTargetRetryPolicy | None = None,
     input: str | None = None,
+    site: str | None = None,
 ) -> SchedulerSchedule:
     """The schedule `name` invoking `target_arn` (with `input`, when given) as the role `role_name`, which trusts the
-    scheduler as `<documents>-trust` says and holds `<documents>-permissions` in its inline policy of the same name.
+    scheduler as `<documents>-trust` says and holds `<documents>-permissions` in its inline policy of the same name
+    (of `site`, when the documents are per site).
     Without `window` and `retry_policy`, a job that runs every interval: no window, and a missed run is not retried
     (the next one comes within the interval; a late one would only report stale numbers under a later timestamp)."""
     window = window or SchedulerScheduleFlexibleTimeWindow(mode="OFF")
@@ -71,6 +73,7 @@ def job_schedule(
         description=role_description,
         policy_id="schedule-role-permissions",
         policy_name=role_name,
+        site=site,
     )
     return SchedulerSchedule(
         scope,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from cdktf import TerraformStack
 from constructs import Construct
 
+from s3tables_kit.infra.constructs.freshness import replica_freshness
 from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.stacks.exported import export_output
@@ -59,6 +60,7 @@ class ReplicaStack(TerraformStack):
                 policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
+        replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness
         export_output(
             self,
             OUTPUT_REPLICA,

@@ -86,6 +86,7 @@ from s3tables_kit.topology.contract import (  # the names infra/constructs/monit
     ENV_DESTINATIONS,
     ENV_KIT,
     ENV_MAX_LAG,
+    ENV_MODE,
     ENV_NAMESPACE,
     ENV_SOURCES,
     ENV_VAULT_BUCKET,
@@ -95,6 +96,7 @@ from s3tables_kit.topology.contract import (  # the names infra/constructs/monit
     HEARTBEAT,
     LAG,
     METRIC_NAMESPACE,
+    MODE_FRESHNESS,
     TABLES,
 )
 
@@ -365,7 +367,12 @@ def _vault_data(
 
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Lambda entry point. Configuration comes from the environment the construct sets; the function's own
-    Region (AWS_REGION) receives the metrics."""
+    Region (AWS_REGION) receives the metrics. With `ENV_MODE` = `MODE_FRESHNESS` the same package is a replica
+    account's freshness check (`jobs.ops.freshness`)."""
+    if os.environ.get(ENV_MODE) == MODE_FRESHNESS:
+        from s3tables_kit.jobs.ops import freshness
+
+        return freshness.handler(event, context, publish)
     settings = MonitorSettings.from_env(os.environ)
     region = os.environ.get("AWS_REGION") or BucketRef(settings.source_bucket_arns[0]).region
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))

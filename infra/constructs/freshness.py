@@ -1,0 +1,111 @@
+"""A replica account's own freshness check (`[assurance.monitor]`): the monitor's Lambda package in its freshness mode
+(`jobs/ops/freshness.py`), on an EventBridge Scheduler schedule, reading the replicas of this account only, with one
+alarm per replica through a topic of this account:
+
+- `<kit>-freshness-replica-stale-<replica>`: the newest commit any table of that replica holds is older than
+  `max_lag_minutes`, or the check did not report it for two runs (missing data breaches: muted, failing, unable to
+  read). docs/assurance.md#replica-side-freshness has the on-call steps.
+
+It does not depend on the source account (a source account's administrator, or an attacker holding it, can freeze
+replication and mute the source-side monitor together). One per replica account: the stack of its first replica
+deploys it (the one owning the guardrail, IAM being global). Names and documents: `policies.freshness`.
+"""
+
+from __future__ import annotations
+
+from constructs import Construct
+
+from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm
+from s3tables_kit.infra.constructs.iam import documented_role
+from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
+from s3tables_kit.policies import assurance, freshness
+from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.assurance import monitor_schedule_expression
+from s3tables_kit.topology.config import KitConfig, Replica
+
+ABOUT = "Publishes the age of each replica's newest commit (s3tables-replica-kit freshness check)"
+
+
+class ReplicaFreshnessCheck(Construct):
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, account_id: str) -> None:
+        super().__init__(scope, id)
+        mon = cfg.assurance.monitor
+        name = freshness.name(cfg)
+        replicas = freshness.replicas_of(cfg, account_id)
+        topic = AlarmTopic(self, "alarm-topic", cfg=cfg, docs=docs, stack=freshness.topic_stack(account_id))
+        role, _ = documented_role(
+            self,
+            "role",
+            docs=docs,
+            documents="freshness-role",
+            site=account_id,
+            name=freshness.role_name(cfg),
+            description="Replica freshness check: reads this account's replica tables, publishes the kit's metrics",
+            policy_id="role-permissions",
+            policy_name=freshness.role_name(cfg),
+        )
+        settings = {  # what `jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
+            C.ENV_KIT: cfg.kit.name,
+            C.ENV_MAX_LAG: mon.max_lag_minutes * 60,
+            C.ENV_CONCURRENCY: mon.concurrency,
+            C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+        }
+        env = {
+            "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
+            C.ENV_MODE: C.MODE_FRESHNESS,
+            C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
+            **{k: str(v) for k, v in settings.items()},
+        }
+        # the monitor's package, without a source's declared document
+        package, zip_name = packaging.monitor_zip(), "replica-freshness.zip"
+        fn = PackagedFunction(
+            name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
+        )
+        function = scheduled_function(self, fn)
+        job_schedule(
+            self,
+            docs,
+            documents="freshness-schedule-role",
+            site=account_id,
+            role_name=freshness.role_name(cfg, schedule=True),
+            role_description="EventBridge Scheduler: invokes the replica freshness check",
+            name=name,
+            description="Runs the replica freshness check",
+            expression=monitor_schedule_expression(mon),
+            target_arn=function.arn,
+        )
+        # two runs over the budget, or two runs without the datum (a muted, failing or unreadable check)
+        self.alarms = [
+            above_threshold_alarm(
+                self,
+                KitMetricAlarm(
+                    f"stale-{r.bucket}",
+                    freshness.alarm_name(cfg, r),
+                    f"The newest commit in {r.bucket} ({r.region}) is older than {mon.max_lag_minutes} min, or this "
+                    "account's freshness check has not reported it for two runs: replication into it may be frozen, "
+                    "whatever the source account's monitor says. README: 'Assurance' "
+                    "(docs/assurance.md#replica-side-freshness).",
+                    C.REPLICA_COMMIT_AGE,
+                    {"Kit": cfg.kit.name, "Destination": r.bucket_arn},
+                ),
+                period=mon.interval_minutes * 60,
+                threshold=mon.max_lag_minutes * 60,
+                comparison="GreaterThanThreshold",
+                actions=[topic.arn],
+                periods=2,
+                silence_breaches=True,
+            )
+            for r in replicas
+        ]
+
+
+def replica_freshness(
+    scope: Construct, cfg: KitConfig, docs: DocumentSet, replica: Replica
+) -> ReplicaFreshnessCheck | None:
+    """What a replica stack gets (one hook line): the account's check, from the stack of its first replica."""
+    acct = replica.account_id
+    if acct not in freshness.accounts(cfg) or freshness.home(cfg, acct).bucket != replica.bucket:
+        return None
+    return ReplicaFreshnessCheck(scope, "replica-freshness", cfg=cfg, docs=docs, account_id=acct)

@@ -1,0 +1,147 @@
+"""Policies of the replica-side freshness check (`jobs/ops/freshness.py`, `infra/constructs/freshness.py`): one check
+per replica account, deployed by the stack of that account's first replica (the one owning its guardrail), reading
+every replica of the account and alarming through its own topic there.
+
+Names are per account (IAM is global, and one check covers the account's replicas), in the source monitors' forms
+with the prefix `<kit>-freshness`: the function, its schedule and log group `<kit>-freshness-replication-monitor`, its
+topic `<kit>-freshness-assurance-alarms` (key alias the same), each replica's alarm
+`<kit>-freshness-replica-stale-<bucket>`. So `policies.pipeline.detection_resources` names them, and an estate's name
+patterns guard them at no size. The roles are `<kit>-freshness` and
+`<kit>-freshness-schedule`: outside the monitor role pattern, whose creation the estate denies in replica
+accounts to all but the sources' deploy roles.
+Documents are named by account: `freshness-role-{trust,permissions}--<account>`,
+`freshness-schedule-role-{trust,permissions}--<account>`, `kms-key-policy--alarm-topic-freshness-<account>`.
+"""
+
+from __future__ import annotations
+
+from s3tables_kit.policies import assurance
+from s3tables_kit.policies import statements as S
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.contract import METRIC_NAMESPACE
+
+# What the check reads of each replica table: its metadata location (or the whole table through the Iceberg REST
+# endpoint) and the metadata object, which S3 Tables authorises as GetTableData.
+TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation")
+BUCKET_READ = ("ListTables",)
+KEY_SID = "AllowReplicaFreshnessCheckReadMetadata"
+
+
+def prefix(cfg: KitConfig) -> str:
+    """The monitors' `<prefix>` of the check's resource names (`policies.pipeline.detection_resources` guards them)."""
+    return f"{cfg.kit.name}-freshness"
+
+
+def name(cfg: KitConfig) -> str:
+    """The function, its schedule and its log group (one per replica account)."""
+    return f"{prefix(cfg)}-replication-monitor"
+
+
+def role_name(cfg: KitConfig, schedule: bool = False) -> str:
+    """The function's role, or (`schedule`) the schedule's."""
+    return f"{prefix(cfg)}-schedule" if schedule else prefix(cfg)
+
+
+def alarm_name(cfg: KitConfig, replica: Replica) -> str:
+    return f"{prefix(cfg)}-replica-stale-{replica.bucket}"
+
+
+def topic_stack(account_id: str) -> str:
+    """The `AlarmTopic` stack name of an account's check (its key policy is `kms-key-policy--alarm-topic-<this>`)."""
+    return f"freshness-{account_id}"
+
+
+def accounts(cfg: KitConfig) -> list[str]:
+    """The replica accounts with a check: every one, when the monitor is on."""
+    return sorted({r.account_id for r in cfg.replicas}) if cfg.assurance.monitor.enabled else []
+
+
+def replicas_of(cfg: KitConfig, account_id: str) -> list[Replica]:
+    return [r for r in cfg.replicas if r.account_id == account_id]
+
+
+def home(cfg: KitConfig, account_id: str) -> Replica:
+    """The replica whose stack deploys the account's check (the first of the account, which owns its guardrail)."""
+    return replicas_of(cfg, account_id)[0]
+
+
+def site(cfg: KitConfig, account_id: str) -> assurance.Site:
+    r = home(cfg, account_id)
+    return assurance.Site(r.partition, r.account_id, r.region)
+
+
+def role_arn(cfg: KitConfig, account_id: str) -> str:
+    return site(cfg, account_id).role_arn(role_name(cfg))
+
+
+def role_arns(cfg: KitConfig) -> list[str]:
+    """Every check's role: publishers to the kit's namespace (`policies.pipeline`)."""
+    return [role_arn(cfg, a) for a in accounts(cfg)]
+
+
+def role_permissions(cfg: KitConfig, account_id: str) -> Document:
+    reps = replicas_of(cfg, account_id)
+    stmts: list[S.Statement | None] = [
+        S.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
+        S.allow_actions("ReadReplicaTableMetadata", TABLE_READ, [S.table_arns(r.bucket_arn) for r in reps]),
+        assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
+        assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
+    ]
+    for r in reps:
+        if r.encryption.type == "kms":
+            res, cond = kms_resource(cfg, r.encryption, account_id=r.account_id, region=r.region, bucket=r.bucket)
+            stmts.append(S.allow_kms(f"DecryptReplicaMetadata{reps.index(r)}", ["Decrypt"], [res], cond))
+    return doc(*stmts)
+
+
+def key_policy_statements(cfg: KitConfig, replica_bucket: str) -> list[S.Statement]:
+    """In a replica key's policy (KMS honours an identity policy only where the key policy allows it): the check of
+    the replica's account reads the metadata."""
+    rep = next((r for r in cfg.replicas if r.bucket == replica_bucket), None)
+    if rep is None or rep.account_id not in accounts(cfg):
+        return []
+    return [S.kms_allow_key_use(KEY_SID, [role_arn(cfg, rep.account_id)], ["Decrypt"])]
+
+
+def documents(cfg: KitConfig) -> list[PolicyDoc]:
+    out: list[PolicyDoc] = []
+    for acct in accounts(cfg):
+        s, n = site(cfg, acct), name(cfg)
+        sched = assurance.allow_scheduler_assume_role("AllowSchedulerForTheFreshnessSchedule", s, n)
+        out += role_documents(
+            "freshness-role",
+            acct,
+            role_name(cfg),
+            doc(assurance.allow_lambda_assume_role(s, n)),
+            role_permissions(cfg, acct),
+        )
+        out += role_documents(
+            "freshness-schedule-role",
+            acct,
+            role_name(cfg, schedule=True),
+            doc(sched),
+            doc(assurance.allow_invoke_function(s.arn("lambda", f"function:{n}"))),
+        )
+        out.append(
+            PolicyDoc(
+                f"kms-key-policy--alarm-topic-{topic_stack(acct)}",
+                "kms-key-policy",
+                acct,
+                f"KMS key {assurance.alarm_key_alias(cfg, topic_stack(acct))} (replica account {acct})",
+                assurance.alarm_topic_key_policy(s, [*cfg.protection.break_glass_principals, *deploy_roles(cfg, acct)]),
+            )
+        )
+    return [_sited(d) for d in out]
+
+
+def deploy_roles(cfg: KitConfig, account_id: str) -> list[str]:
+    """The deploy roles of the replica stacks of the account: with break-glass, who may change the check."""
+    return sorted({r.deploy_role_arn for r in replicas_of(cfg, account_id) if r.deploy_role_arn})
+
+
+def _sited(d: PolicyDoc) -> PolicyDoc:
+    """Role documents named `<stem>-trust--<account>` (the site after the purpose, as `DocumentSet` looks them up)."""
+    if d.kind in ("trust", "identity") and "--" not in d.name:
+        return PolicyDoc(f"{d.name}--{d.account_id}", d.kind, d.account_id, d.attached_to, d.document)
+    return d

@@ -1,0 +1,156 @@
+"""Proofs with the IAM simulator that a replica account's own freshness check is guarded like the source's monitor:
+an administrator of the replica account cannot silence it (its alarm, function, schedule, topic, log group, topic
+key) nor publish in the kit's namespace in its place; the replica stack's deploy role and break-glass change it;
+its role publishes. The bearer of the account's guardrail meets two layers (the guardrail and the pipeline SCP).
+Each guard is needed: the check's resources out of every layer, its role out of the publishers.
+
+The world is written by hand from the example configurations (a `[source]` topology by ARN, an estate's vault by
+the kit's name patterns); only the documents come from the code under test. The principals and the evaluation are
+those of `tests/test_policy_pipeline_proofs.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
+from tests import policy_fixtures as W
+from tests.test_policy_pipeline_proofs import NAMESPACE, WORLD, Case, Site, documents
+from tests.test_policy_pipeline_proofs import request as sim_request
+
+pytestmark = pytest.mark.node
+
+
+def _check(example: str, account: str, kit: str, bucket: str) -> tuple[Site, str, str, str]:
+    """A replica account holding a check (its first replica in eu-central-1): (site, kit name, a replica bucket of
+    that account, its topic key policy); its deploy role, break-glass and engineer by the examples' names."""
+    role = f"arn:aws:iam::{account}:role"
+    site = Site(
+        example, account, "eu-central-1", f"{kit}-freshness", bucket, f"{role}/terraform-deploy", "",
+        f"{role}/s3tables-break-glass", "", guardrail=f"replica-guardrail--{account}", engineer=f"{role}/data-engineer",
+        monitor_role=f"{role}/{kit}-freshness",
+    )  # fmt: skip
+    return site, kit, bucket, f"kms-key-policy--alarm-topic-freshness-{account}"
+
+
+CHECKS = {
+    "multi-account": _check("multi-account", "222222222222", "lakehouse", "lakehouse-replica-use1"),
+    "estate": _check("estate", "666666666666", "estate", "estate-vault-euc1"),
+}
+
+
+def cases(name: str) -> dict[str, Case]:
+    site, kit, bucket, key_policy = CHECKS[name]
+    topic = site.arn("sns", f"{kit}-freshness-assurance-alarms")
+    silence = {
+        "cloudwatch:DisableAlarmActions": site.arn("cloudwatch", f"alarm:{kit}-freshness-replica-stale-{bucket}"),
+        "cloudwatch:DeleteAlarms": site.arn("cloudwatch", f"alarm:{kit}-freshness-replica-stale-{bucket}"),
+        "lambda:UpdateFunctionCode": site.arn("lambda", f"function:{kit}-freshness-replication-monitor"),
+        "scheduler:DeleteSchedule": site.arn("scheduler", f"schedule/default/{kit}-freshness-replication-monitor"),
+        "sns:Unsubscribe": topic,
+        "logs:DeleteLogGroup": site.arn("logs", f"log-group:{kit}-freshness-replication-monitor"),
+    }
+    ns = (("cloudwatch:namespace", NAMESPACE),)
+    metrics = site.arn("cloudwatch", "dataset/kit")
+    alias = (("kms:ResourceAliases", f"alias/{kit}-freshness-assurance-alarms"),)
+    key = site.arn("kms", "key/0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e")
+    out: dict[str, Case] = {}
+    for who in ("admin", "engineer", "deploy", "breakglass"):
+        want = EXPLICIT_DENY if who in ("admin", "engineer") else ALLOWED
+        for action, resource in silence.items():
+            out[f"{who}:silence:{action}"] = Case(who, action, resource, want)
+        out[f"{who}:topic-key:kms:DisableKey"] = Case(who, "kms:DisableKey", key, want, alias, key_policy)
+    for who in ("admin", "engineer"):
+        out[f"{who}:heartbeat:cloudwatch:PutMetricData"] = Case(
+            who, "cloudwatch:PutMetricData", metrics, EXPLICIT_DENY, ns
+        )
+    out["monitor:heartbeat:cloudwatch:PutMetricData"] = Case(
+        "monitor", "cloudwatch:PutMetricData", metrics, ALLOWED, ns
+    )
+    return out
+
+
+def _check_resources_dropped(docs: dict[str, Any]) -> None:
+    """The check's function, schedule, alarms, topic and log group out of every statement that names them."""
+    found = False
+    for d in docs.values():
+        for stmt in d["Statement"]:
+            res = stmt.get("Resource")
+            if stmt["Effect"] != "Deny" or not isinstance(res, list):
+                continue
+            kept = [r for r in res if "-freshness-" not in r and "-replica*" not in r and "-*-" not in r]
+            found |= kept != res
+            stmt["Resource"] = kept or ["arn:aws:s3:::nothing"]
+    assert found
+
+
+def _publisher_dropped(docs: dict[str, Any]) -> None:
+    found = False
+    for d in docs.values():
+        for stmt in d["Statement"]:
+            if stmt.get("Sid") != "DenyKitMetricsFromOthers":
+                continue
+            cond = stmt["Condition"]["ArnNotLike"]
+            arns = cond["aws:PrincipalArn"]
+            arns = [arns] if isinstance(arns, str) else arns
+            cond["aws:PrincipalArn"] = [
+                a for a in arns if not a.endswith(("/lakehouse-freshness", "/estate-freshness"))
+            ]
+            found |= cond["aws:PrincipalArn"] != arns
+    assert found
+
+
+MUTATIONS = {
+    "check out of the detection path": (
+        _check_resources_dropped,
+        {f"{w}:silence:{a}" for w in ("admin", "engineer") for a in ("cloudwatch:DeleteAlarms", "sns:Unsubscribe")},
+    ),
+    "check role out of the publishers": (_publisher_dropped, {"monitor:heartbeat:cloudwatch:PutMetricData"}),
+}
+
+
+@pytest.fixture(scope="module", params=list(CHECKS))
+def proven(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str, SimResult]]]:
+    name = str(request.param)
+    site = CHECKS[name][0]
+    docs = documents(name)
+    variants = {"base": docs}
+    for i, (mutate, _flipped) in enumerate(MUTATIONS.values()):
+        mutated = copy.deepcopy(docs)
+        mutate(mutated)
+        variants[f"m{i}"] = mutated
+    reqs = [
+        sim_request(site, cid, case, label, d) for label, d in variants.items() for cid, case in cases(name).items()
+    ]
+    return name, W.evaluate_variants(variants, reqs, world=WORLD)
+
+
+def test_the_check_cannot_be_silenced_from_its_own_account(proven: tuple[str, dict[str, dict[str, SimResult]]]) -> None:
+    name, results = proven
+    base = results["base"]
+    want = cases(name)
+    bad = {
+        cid: (c.want, base[cid].decision, base[cid].denied_by)
+        for cid, c in want.items()
+        if base[cid].decision != c.want
+    }
+    assert not bad, f"{name}: {bad}"
+    for cid, case in cases(name).items():
+        layers = {d.split(":", 1)[0] for d in base[cid].denied_by}
+        if case.want == EXPLICIT_DENY and ":topic-key:" in cid:
+            assert "resource" in layers, (cid, base[cid].denied_by)  # the key's own policy
+        elif case.want == EXPLICIT_DENY and ":heartbeat:" in cid:
+            assert layers == {"scp"}, (cid, base[cid].denied_by)  # the pipeline SCP (no room in the guardrail)
+        elif case.want == EXPLICIT_DENY and case.who == "engineer":
+            assert layers == {"identity", "scp"}, (cid, base[cid].denied_by)  # the guardrail and the pipeline SCP
+
+
+def test_each_guard_of_the_check_is_needed(proven: tuple[str, dict[str, dict[str, SimResult]]]) -> None:
+    name, results = proven
+    want = cases(name)
+    for i, (label, (_mutate, flipped)) in enumerate(MUTATIONS.items()):
+        got = {cid for cid, r in results[f"m{i}"].items() if r.decision != want[cid].want}
+        assert flipped <= got, f"{name}: {label}: {sorted(got)}"

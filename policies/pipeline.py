@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, freshness
+from s3tables_kit.policies import assurance, estate, freshness, hardener
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc, kms_resource
 from s3tables_kit.topology.config import KitConfig, Source
@@ -76,6 +76,19 @@ def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
     )
 
 
+def hardener_resources(site: assurance.Site, cfg: KitConfig) -> tuple[str, ...]:
+    """The scheduled hardener's function, schedule and log group (`[assurance.harden]`): its role is a break-glass
+    principal, so whoever could change its code or schedule would hold break-glass rights on the replicas."""
+    if not cfg.assurance.harden.enabled:
+        return ()
+    name = hardener.hardener_name(cfg)
+    return (
+        site.arn("lambda", f"function:{name}"),
+        site.arn("scheduler", f"schedule/default/{name}"),
+        site.arn("logs", f"log-group:{name}"),
+    )
+
+
 def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
     """One source's pipeline, by ARN: its replication role, its monitor and alarm topic key, its source key."""
     view = cfg.view(src) if len(cfg.sources) > 1 else cfg
@@ -90,7 +103,7 @@ def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
     return Pipeline(
         deploy_roles=(src.deploy_role_arn,) if src.deploy_role_arn else (),
         replication_roles=(view.replication_role_arn,),
-        detection=detection_resources(site, view.name_prefix) if monitor else (),
+        detection=(detection_resources(site, view.name_prefix) if monitor else ()) + hardener_resources(site, view),
         keys=tuple(keys),
         publishers=(site.role_arn(assurance.monitor_role_name(view)),) if monitor else (),
     )

@@ -165,3 +165,58 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
     assert policies["seed-replica-hardener"] == next(
         d.document for d in build(cfg).all() if d.name == "hardener-role-permissions"
     )
+
+
+@pytest.mark.node
+def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_break_glass() -> None:
+    """The hardener's role holds break-glass rights on the replicas, so its code and schedule are guarded like the
+    monitor's: the pipeline SCP and the account's guardrail deny changing them to an administrator of the source
+    account; break-glass still may. With the guard left out (the hardener not in the pipeline), the admin goes
+    through."""
+    import copy
+
+    from s3tables_kit.policies import pipeline
+    from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, evaluate, principal_context
+
+    cfg = parse_config(_doc())
+    docs = {d.name: d.document for d in build(cfg).all()}
+    admin, glass = "arn:aws:iam::123456789012:role/Admin", "arn:aws:iam::123456789012:role/s3tables-break-glass"
+    function = "arn:aws:lambda:us-east-1:123456789012:function:seed-replica-hardener"
+    schedule = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/seed-replica-hardener"
+    everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+    no_hardener = copy.deepcopy(docs["scp-protect-pipeline"])
+    for st in no_hardener["Statement"]:
+        res = st.get("Resource")
+        if isinstance(res, list):
+            st["Resource"] = [r for r in res if "replica-hardener" not in r] or ["arn:aws:lambda:::function:none"]
+    policies = {"admin": everything, "scp": docs["scp-protect-pipeline"], "scp-without": no_hardener,
+                "guardrail": docs["replica-guardrail--123456789012"], "all": everything}  # fmt: skip
+    cases = {
+        "admin code, both layers": (admin, "lambda:UpdateFunctionCode", function, ("admin", "guardrail"), "scp"),
+        "admin code, SCP alone": (admin, "lambda:UpdateFunctionCode", function, ("admin",), "scp"),
+        "admin code, guardrail alone": (admin, "lambda:UpdateFunctionCode", function, ("admin", "guardrail"), "all"),
+        "admin schedule, SCP alone": (admin, "scheduler:DeleteSchedule", schedule, ("admin",), "scp"),
+        "break-glass code": (glass, "lambda:UpdateFunctionCode", function, ("admin",), "scp"),
+        "admin code, no guard": (admin, "lambda:UpdateFunctionCode", function, ("admin",), "scp-without"),
+    }
+
+    def levels(scp: str) -> tuple[ScpLevel, ...]:
+        return ScpLevel("r-root", ("all",)), ScpLevel("123456789012", (scp, "all"))
+
+    results = evaluate(
+        policies,
+        [
+            SimRequest(case, who, action, resource, "123456789012", principal_context(who), identity, scps=levels(scp))
+            for case, (who, action, resource, identity, scp) in cases.items()
+        ],
+    )
+    got = {case: r.decision for case, r in results.items()}
+    assert got == {
+        "admin code, both layers": EXPLICIT_DENY,
+        "admin code, SCP alone": EXPLICIT_DENY,
+        "admin code, guardrail alone": EXPLICIT_DENY,
+        "admin schedule, SCP alone": EXPLICIT_DENY,
+        "break-glass code": ALLOWED,
+        "admin code, no guard": ALLOWED,
+    }
+    assert function in pipeline.hardener_resources(pipeline.assurance.source_site(cfg), cfg)

@@ -276,7 +276,8 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             "region": p["region"],
             "bucket": p["bucket"],
             "adopt": True,
-            **({"bucket_policy": policy_file(p["bucket"])} if p["policy"] else {}),
+            # Without a policy found, the first deploy creates the kit's: stated, or the adoption gate refuses it.
+            **({"bucket_policy": policy_file(p["bucket"])} if p["policy"] else {"adopt_changes": ["bucket_policy"]}),
             "encryption": _encryption(p),
             "storage_class": p["storage_class"] or "STANDARD",
             "snapshot_retention": p["snapshot_retention"],
@@ -287,6 +288,8 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         out.append(header)
         if estate:
             out.append(f"id = {toml_value(source_id(p['bucket'], taken))}")
+        if not p["policy"]:
+            out.append("# REVIEW: no bucket policy found: the first deploy creates the kit's (adopt_changes)")
         out += _lines(site)
         names = [r["bucket"] for r in p["replicas"]]
         if estate:

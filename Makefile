@@ -22,7 +22,7 @@ node_modules/.stamp: package.json package-lock.json
 .jars/.stamp: jars/pom.xml
 	@bash scripts/setup.sh jars
 
-.PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all synth golden policies policies-check policy-check \
+.PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all e2e-adopt synth golden policies policies-check policy-check \
         demo drill-vault summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
         live-verify live-verify-cleanup
 
@@ -55,9 +55,13 @@ wheel-check: setup ## The kit as installed: build the wheel, install it with the
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m harness.e2e $(ARGS)
 
+e2e-adopt: setup ## A brownfield lake (two buckets written by pyiceberg, a reader's grant, table-level settings) discovered, its proposal completed, adopted by the e2e's Terraform apply behind the adoption gate, then its reads, backfill and a recovery checked
+	$(PY) -m harness.e2e.adopt $(ARGS)
+
 e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, then make live-verify through Terraform
 	$(PY) -m harness.e2e --all $(ARGS)
 	$(PY) -m harness.e2e.token_probe --json .build/e2e/token-probe.json
+	$(PY) -m harness.e2e.adopt
 	$(PY) -m harness.live_standin --yes --apply terraform
 
 live-verify: ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
@@ -162,7 +166,7 @@ docs-reference: setup ## Regenerate docs/reference/ (kit.toml and outputs.json t
 	$(PY) -m s3tables_kit.topology.reference --write
 
 .PHONY: sandbox
-sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply)
+sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply; ARGS="--brownfield": a lake the kit never saw, to discover)
 	$(PY) -m harness.sandbox $(ARGS)
 
 .PHONY: rehearse rehearse-upload

@@ -2,6 +2,7 @@
 real Iceberg tables, an `outputs.json`, and the commands to practise, running until stopped.
 
     python -m harness.sandbox [--config examples/seed.toml] [--out sandbox-out] [--port 4566] [--apply] [--once]
+    python -m harness.sandbox --brownfield [--out sandbox-out] [--port 4566] [--once]   # harness/sandbox_brownfield.py
 
   1. the emulator on 127.0.0.1:<port>, serving every request signed with the fake credentials as the configuration's
      account (so the plain commands, with no role flags, act in that account);
@@ -279,7 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         "--apply", action="store_true", help="deploy by the Terraform apply of `make e2e` (needs a provider mirror)"
     )
     ap.add_argument("--once", action="store_true", help="stop right after printing the commands (scripts, tests)")
+    ap.add_argument(
+        "--brownfield", action="store_true",
+        help="no example deployed: the lake of `make e2e-adopt`, to discover (harness/sandbox_brownfield.py)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    if args.brownfield:
+        return brownfield(Path(args.out), args.port or None, once=args.once)
     try:
         sb = start(Path(args.config), Path(args.out), port=args.port or None, apply=args.apply)
     except SandboxError as e:
@@ -292,6 +299,23 @@ def main(argv: list[str] | None = None) -> int:
             print("\nsandbox: stopping", flush=True)
     finally:
         sb.stop()
+    return 0
+
+
+def brownfield(out: Path, port: int | None, *, once: bool) -> int:
+    from harness import sandbox_brownfield
+
+    try:
+        emu, text = sandbox_brownfield.start(out, port, EMULATOR_CLIENT_ENV)
+    except RuntimeError as e:
+        print(f"sandbox: {e}", file=sys.stderr)
+        return 2
+    try:
+        print(text, flush=True)
+        if not once:
+            wait_until_stopped()
+    finally:
+        emu.stop()
     return 0
 
 

@@ -122,19 +122,14 @@ def rewrite_replicas(endpoint: str, region_of: Any, s3tables_of: Any, pairs: lis
     metadata; `s3tables_of(region)` and the S3 client of a Region come from the caller. Returns the files copied."""
     from pyiceberg.io.pyarrow import PyArrowFileIO
 
+    from s3tables_kit.jobs.failover.iceberg import io_props
+
     copied = 0
     for source_arn, replica_arn in pairs:
         region = region_of(replica_arn)
         src_t, dst_t = s3tables_of("s3tables", region_of(source_arn)), s3tables_of("s3tables", region)
-        io = PyArrowFileIO(
-            {
-                "s3.endpoint": endpoint,
-                "s3.access-key-id": "testing",
-                "s3.secret-access-key": "testing",
-                "s3.region": region,
-                "s3.force-virtual-addressing": "false",
-            }
-        )
+        # The files are read with the replica client's credentials: the stand-in keeps each account's objects apart.
+        io = PyArrowFileIO({**io_props(dst_t, replica_arn, endpoint), "s3.force-virtual-addressing": "false"})
         for page in dst_t.get_paginator("list_tables").paginate(tableBucketARN=replica_arn):
             for t in page["tables"]:
                 ns, name = t["namespace"][0], t["name"]

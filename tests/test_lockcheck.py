@@ -189,7 +189,7 @@ def test_the_command_refuses_with_the_break_glass_message(tmp_path: Path, capsys
     assert lockcheck.main(["--config", config, str(tmp_path / "missing.json")]) == 2
 
 
-@pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate", "adopt"])
 def test_the_e2e_changes_are_valid_configurations_of_every_example(example: str) -> None:
     """`make e2e`'s second deploy and locked change (harness/e2e/second.py) apply to each normal topology."""
     path = ROOT / "examples" / f"{example}.toml"

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -281,7 +282,12 @@ class ExampleRun:
         self.creds: dict[str, Credentials] = {}
         self.applied: dict[str, Localized] = {}
         self._s3tables: dict[tuple[str, str], Any] = {}
-        self.intent = AdoptionIntent.of(load_config(config))  # adopted buckets: their first apply waits for the gate
+
+    @functools.cached_property
+    def intent(self) -> AdoptionIntent:
+        """The adopted buckets, whose first apply waits for the gate (read when first needed: an adoption's
+        configuration is written by discovery after the run is made)."""
+        return AdoptionIntent.of(load_config(self.config))
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
@@ -568,8 +574,9 @@ class ExampleRun:
         # The emulator evaluates no IAM: any role of the account serves as the operator's (AssumeRole -> that account).
         return f"arn:aws:iam::{account}:role/kit-e2e-operator"
 
-    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> None:
-        """`python <args>` as an operator runs it; with `account`, that account's key in the environment."""
+    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
+        """`python <args>` as an operator runs it; with `account`, that account's key in the environment. Its
+        standard output."""
         t0 = time.monotonic()
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
         env.update(PYTHONPATH=str(ROOT), MOTO_ALLOW_NONEXISTENT_REGION="true")
@@ -586,6 +593,7 @@ class ExampleRun:
         _say(f"   {name}: exit {proc.returncode} ({res.seconds} s)")
         if not res.ok:
             _say(_indent(res.tail))
+        return proc.stdout
 
 
 def check_transition(actions: dict[str, list[str]], protected: set[str], result: E2eStackResult, what: str) -> None:

@@ -81,7 +81,7 @@ def protective(data: dict[str, Any], cfg: KitConfig) -> str:
 def changed_config(config: Path, change: Callable[[dict[str, Any]], str]) -> tuple[KitConfig, str]:
     data = tomllib.loads(config.read_text(encoding="utf-8"))
     what = change(data)
-    return parse_config(data, f"{config} ({what})"), what
+    return parse_config(data, f"{config} ({what})", base_dir=config.parent), what  # an adopter's policy file beside it
 
 
 class LaterDeploys:

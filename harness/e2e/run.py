@@ -285,8 +285,7 @@ class ExampleRun:
 
     @functools.cached_property
     def intent(self) -> AdoptionIntent:
-        """The adopted buckets, whose first apply waits for the gate (read when first needed: an adoption's
-        configuration is written by discovery after the run is made)."""
+        """The adopted buckets, whose first apply waits for the gate (read late: discovery may write the file)."""
         return AdoptionIntent.of(load_config(self.config))
 
     @property
@@ -575,8 +574,7 @@ class ExampleRun:
         return f"arn:aws:iam::{account}:role/kit-e2e-operator"
 
     def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
-        """`python <args>` as an operator runs it; with `account`, that account's key in the environment. Its
-        standard output."""
+        """`python <args>` as an operator runs it (its stdout); with `account`, that account's key in the env."""
         t0 = time.monotonic()
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
         env.update(PYTHONPATH=str(ROOT), MOTO_ALLOW_NONEXISTENT_REGION="true")

@@ -231,3 +231,26 @@ def test_throttling_is_retried_and_every_table_still_read(ops_env: OpsEnv, tmp_p
     sales = next(b for b in doc["buckets"] if b["bucket"] == "lake-sales")
     assert {t["table"] for t in sales["table_settings"]} == {"sales.orders", "web.events"}
     assert all(f["remaining"] == 0 for f in ops_env.control.stats()["faults"])
+
+
+def test_a_replica_is_proposed_to_keep_at_least_what_every_table_it_receives_keeps() -> None:
+    """A source table keeping 3 snapshots for 200 days gives a replica proposal keeping 3 for 200 days (audit's
+    `retention-below-source` otherwise); without such a table, the proposal's 90 days and one snapshot."""
+    from s3tables_kit.jobs.ops.discover_plan import REPLICA_RETENTION_HOURS, replica_retention
+
+    def plan(tables: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "snapshot_retention": {"max_snapshot_age_hours": 120, "min_snapshots_to_keep": 1},
+            "table_settings": tables,
+        }
+
+    keeps = {"icebergSnapshotManagement": {"status": "enabled", "settings": {
+        "icebergSnapshotManagement": {"maxSnapshotAgeHours": 4800, "minSnapshotsToKeep": 3}}}}  # fmt: skip
+    assert replica_retention([plan([]), plan([{"maintenance": keeps}])]) == {
+        "max_snapshot_age_hours": 4800,
+        "min_snapshots_to_keep": 3,
+    }
+    assert replica_retention([plan([{"maintenance": None}])]) == {
+        "max_snapshot_age_hours": REPLICA_RETENTION_HOURS,
+        "min_snapshots_to_keep": 1,
+    }

@@ -47,11 +47,6 @@ KIT_NAME = "lake"
 _REPLICA = f'bucket = "{SALES}-{REPLICA_REGION}"\nstorage_class = "STANDARD"\nencryption = {{ type = "sse-s3" }}\n'
 REVIEWED = (
     ('management_account_id = "000000000000"', 'management_account_id = "999988887777"'),
-    # The replica keeps at least as many snapshots as any of its source's tables: clickstream.events keeps 3.
-    (
-        _REPLICA + "snapshot_retention = { max_snapshot_age_hours = 2160, min_snapshots_to_keep = 1 }",
-        _REPLICA + "snapshot_retention = { max_snapshot_age_hours = 2160, min_snapshots_to_keep = 3 }",
-    ),
     (f'replica = "{MARKETING}-{REPLICA_REGION}"', f'replica = "{SALES}-{REPLICA_REGION}"'),
     (f'bucket = "{KIT_NAME}-recovery"', f'bucket = "{SALES}-recovery"'),
 )

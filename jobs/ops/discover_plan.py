@@ -69,7 +69,12 @@ def _settings(conf: dict[str, Any], kind: str) -> tuple[str, dict[str, Any]]:
 
 def snapshot_retention(t: TableFound) -> tuple[int, int] | None:
     """(max snapshot age hours, min snapshots to keep) of a table's snapshot management; None when disabled."""
-    status, s = _settings(t.maintenance, "icebergSnapshotManagement")
+    return retention_of(t.maintenance)
+
+
+def retention_of(maintenance: dict[str, Any]) -> tuple[int, int] | None:
+    """`snapshot_retention` of a table's maintenance configuration as read (or as a plan's table settings hold it)."""
+    status, s = _settings(maintenance, "icebergSnapshotManagement")
     if status != "enabled":
         return None
     return int(s.get("maxSnapshotAgeHours") or SERVICE_SNAPSHOT_DEFAULT[0]), int(
@@ -81,6 +86,18 @@ def bucket_retention(b: BucketFound) -> tuple[int, int]:
     """The snapshot retention most of the bucket's tables have (the proposal's source default)."""
     counts = Counter(r for t in b.tables if (r := snapshot_retention(t)) is not None)
     return counts.most_common(1)[0][0] if counts else SERVICE_SNAPSHOT_DEFAULT
+
+
+def replica_retention(plans: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """A proposed replica's retention: 90 days and one snapshot at least, and never less than any table it receives
+    keeps (validation and `audit` refuse a replica that keeps less than its source)."""
+    found = [(REPLICA_RETENTION_HOURS, 1)]
+    for p in plans:
+        found.append(
+            (p["snapshot_retention"]["max_snapshot_age_hours"], p["snapshot_retention"]["min_snapshots_to_keep"])
+        )
+        found += [r for t in p["table_settings"] if (r := retention_of(t["maintenance"] or {})) is not None]
+    return {"max_snapshot_age_hours": max(h for h, _ in found), "min_snapshots_to_keep": max(k for _, k in found)}
 
 
 def unreferenced(b: BucketFound) -> tuple[str, int, int]:
@@ -308,8 +325,9 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         out.append("")
         for r in p["replicas"]:
             replicas.setdefault(
-                r["bucket"] + "@" + r["account_id"], {**r, "encryption": p["encryption"], "sc": p["storage_class"]}
-            )
+                r["bucket"] + "@" + r["account_id"],
+                {**r, "encryption": p["encryption"], "sc": p["storage_class"], "fed_by": []},
+            )["fed_by"].append(p)
     if not estate:
         out += ["[replication]", 'mode = "bucket"', ""] if proposed else ["# [replication]", '# mode = "bucket"', ""]
     for r in replicas.values():
@@ -321,7 +339,7 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             "encryption": {"type": "kms", "kms_key": "create"}
             if (r["encryption"] or {}).get("sseAlgorithm") == "aws:kms"
             else {"type": "sse-s3"},
-            "snapshot_retention": {"max_snapshot_age_hours": REPLICA_RETENTION_HOURS, "min_snapshots_to_keep": 1},
+            "snapshot_retention": replica_retention(r["fed_by"]),
         }
         out += ["[[replicas]]  # REVIEW: retention of the replicas", *_lines(site), ""]
     if not proposed:

@@ -303,22 +303,24 @@ def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(
 
 
 def test_stacks_deploy_exactly_the_reviewed_documents(synthesized: dict[str, Stacks]) -> None:
-    # every example, the estate's per-source documents (`<purpose>--source-<id>`) included
+    # every example, the estate's per-source documents (`<purpose>--source-<id>`) included; read as AWS receives them
+    from s3tables_kit.infra.policy_json import policy_from_json
+
     assert {"seed", "multi-account", "estate"} <= set(synthesized)
     for example, stacks in synthesized.items():
         cfg = load_config(ROOT / "examples" / f"{example}.toml")
         deployed = []
         for st in stacks.values():
             r = st.get("resource", {})
-            deployed += [json.loads(x["assume_role_policy"]) for x in r.get("aws_iam_role", {}).values()]
-            deployed += [json.loads(x["policy"]) for x in r.get("aws_iam_role_policy", {}).values()]
-            deployed += [json.loads(x["policy"]) for x in r.get("aws_iam_policy", {}).values()]
+            deployed += [policy_from_json(x["assume_role_policy"]) for x in r.get("aws_iam_role", {}).values()]
+            deployed += [policy_from_json(x["policy"]) for x in r.get("aws_iam_role_policy", {}).values()]
+            deployed += [policy_from_json(x["policy"]) for x in r.get("aws_iam_policy", {}).values()]
             deployed += [
-                json.loads(x["resource_policy"]) for x in r.get("aws_s3tables_table_bucket_policy", {}).values()
+                policy_from_json(x["resource_policy"]) for x in r.get("aws_s3tables_table_bucket_policy", {}).values()
             ]
-            deployed += [json.loads(x["content"]) for x in r.get("aws_organizations_policy", {}).values()]
-            deployed += [json.loads(x["policy"]) for x in r.get("aws_kms_key", {}).values()]
-            deployed += [json.loads(x["policy"]) for x in r.get("aws_s3_bucket_policy", {}).values()]
+            deployed += [policy_from_json(x["content"]) for x in r.get("aws_organizations_policy", {}).values()]
+            deployed += [policy_from_json(x["policy"]) for x in r.get("aws_kms_key", {}).values()]
+            deployed += [policy_from_json(x["policy"]) for x in r.get("aws_s3_bucket_policy", {}).values()]
         # The recovery trust names the provisioned EMR Serverless application, whose id exists after apply only: the
         # reviewed document shows a placeholder where the stack references the application's ARN.
         (app_id,) = stacks["recovery"]["resource"]["aws_emrserverless_application"]
@@ -467,7 +469,12 @@ def test_each_source_replicates_with_its_own_role_to_its_own_destinations(
 
 
 def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate: Stacks) -> None:
-    pol = json.loads(only(estate[VAULT], "aws_s3tables_table_bucket_policy")["resource_policy"])
+    from s3tables_kit.infra.policy_json import policy_from_json
+
+    synthesized = only(estate[VAULT], "aws_s3tables_table_bucket_policy")["resource_policy"]
+    # Terraform would read the policy variable as an interpolation: synthesized as the literal `$${`, sent as `${`
+    assert '"acct$${aws:PrincipalAccount}_*"' in synthesized and '"acct${aws:' not in synthesized
+    pol = policy_from_json(synthesized)
     roles = {ESTATE.replication_role_arn_of(s) for s in ESTATE.sources}
     assert roles == {
         "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication",

@@ -8,7 +8,6 @@ and on OK."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
 from cdktf_cdktf_provider_aws.sns_topic_subscription import SnsTopicSubscription
 from constructs import Construct
 
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
@@ -33,7 +33,7 @@ class AlarmTopic(Construct):
             description=f"{cfg.kit.name}: encrypts the assurance alarm topic",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=json.dumps(docs.document("kms-key-policy", f"alarm-topic-{stack}"), indent=2),
+            policy=policy_json(docs.document("kms-key-policy", f"alarm-topic-{stack}")),
         )
         KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg, stack), target_key_id=self.key.key_id)
         self.topic = SnsTopic(

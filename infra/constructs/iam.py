@@ -3,18 +3,17 @@ the nag rules and reviewers read). The construct ids are the caller's: they are 
 
 from __future__ import annotations
 
-import json
-
 from cdktf_cdktf_provider_aws.iam_role import IamRole
 from cdktf_cdktf_provider_aws.iam_role_policy import IamRolePolicy
 from constructs import Construct
 
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
 
 
 def _policy_json(document: Document) -> str:
-    return json.dumps(document, indent=2)
+    return policy_json(document)
 
 
 def role_policy(scope: Construct, id: str, *, name: str, role: str, policy: Document) -> IamRolePolicy:

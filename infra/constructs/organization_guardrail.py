@@ -9,7 +9,8 @@ from cdktf_cdktf_provider_aws.organizations_policy import OrganizationsPolicy
 from cdktf_cdktf_provider_aws.organizations_policy_attachment import OrganizationsPolicyAttachment
 from constructs import Construct
 
-from s3tables_kit.policies.documents import Document, compact_json
+from s3tables_kit.infra.policy_json import compact_policy_json
+from s3tables_kit.policies.documents import Document
 
 __all__ = ["ReplicaScp"]
 
@@ -50,7 +51,7 @@ class ReplicaScp(Construct):
             type=policy_type,
             description=description,
             # Compact: SCPs are limited to 5,120 characters (checked by the KIT nag rules at synth).
-            content=compact_json(policy),
+            content=compact_policy_json(policy),
         )
         for target in targets:
             OrganizationsPolicyAttachment(self, f"attach-{target}", policy_id=self.policy.id, target_id=target)

@@ -6,7 +6,6 @@ reports, whose logs and reports expire."""
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from cdktf_cdktf_provider_aws.emrserverless_application import (
@@ -29,6 +28,7 @@ from constructs import Construct
 
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig
 
@@ -82,7 +82,7 @@ class ScriptsBucket(Construct):
         _, self.versioning = private_versioned(self, self.bucket.id)
         default_encryption(self, self.bucket.id)
         S3BucketPolicy(
-            self, "policy", bucket=self.bucket.id, policy=json.dumps(docs.document("scripts-bucket-policy"), indent=2)
+            self, "policy", bucket=self.bucket.id, policy=policy_json(docs.document("scripts-bucket-policy"))
         )
         rec = cfg.recovery
 

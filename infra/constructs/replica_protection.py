@@ -6,7 +6,6 @@ replicas: `make harden` applies them (policies.documents.replica_table_policy)."
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from cdktf_cdktf_provider_aws.iam_policy import IamPolicy
@@ -14,6 +13,7 @@ from cdktf_cdktf_provider_aws.iam_role_policy_attachment import IamRolePolicyAtt
 from cdktf_cdktf_provider_aws.s3_tables_table_bucket_policy import S3TablesTableBucketPolicy
 from constructs import Construct
 
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies.documents import Document
 
 __all__ = ["ReplicaBucketPolicy", "ReplicaGuardrail"]
@@ -31,7 +31,7 @@ class ReplicaBucketPolicy(Construct):
     def __init__(self, scope: Construct, id: str, *, bucket_arn: str, policy: Document) -> None:
         super().__init__(scope, id)
         self.resource = S3TablesTableBucketPolicy(
-            self, "policy", table_bucket_arn=bucket_arn, resource_policy=json.dumps(policy, indent=2)
+            self, "policy", table_bucket_arn=bucket_arn, resource_policy=policy_json(policy)
         )
 
 
@@ -69,7 +69,7 @@ class ReplicaGuardrail(Construct):
             "policy",
             name=name,
             description=description,
-            policy=json.dumps(policy, indent=2),
+            policy=policy_json(policy),
         )
         for role in attach_to_roles:
             IamRolePolicyAttachment(self, f"attach-{role.lower()}", role=role, policy_arn=self.policy.arn)

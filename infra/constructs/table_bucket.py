@@ -13,8 +13,6 @@ no protection tag."""
 
 from __future__ import annotations
 
-import json
-
 from cdktf import TerraformProvider, TerraformProviderGeneratorMetadata, TerraformResource, TerraformResourceLifecycle
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
@@ -22,6 +20,7 @@ from constructs import Construct
 
 from s3tables_kit.infra.constructs.providers import site_providers
 from s3tables_kit.infra.lifecycle import adopt
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import Document
@@ -82,7 +81,7 @@ class TableBucket(Construct):
                 description=f"S3 Tables bucket {name}",
                 enable_key_rotation=True,
                 deletion_window_in_days=30,
-                policy=json.dumps(kms_key_policy, indent=2),
+                policy=policy_json(kms_key_policy),
                 # A replica key's policy denies kms:PutKeyPolicy to everyone but break-glass, the deploy role
                 # included (it could otherwise grant itself the key's deletion). KMS's lockout check would refuse
                 # that policy from the creating role, so the check is bypassed deliberately, for replica keys only.

@@ -5,8 +5,6 @@ lives beside the Spark runtime (`SparkJobRole` of the recovery stack, `infra/con
 
 from __future__ import annotations
 
-import json
-
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
@@ -25,6 +23,7 @@ from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
+from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.backup import vault_kms_alias
@@ -47,7 +46,7 @@ class VaultKey(Construct):
             description=f"Backup vault {vault.bucket_name(cfg.kit.name)}",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=json.dumps(docs.document("kms-key-policy", "vault"), indent=2),
+            policy=policy_json(docs.document("kms-key-policy", "vault")),
             bypass_policy_lockout_safety_check=True,
             tags={A.REPLICA_KEY_TAG: cfg.kit.name},
         )
@@ -113,6 +112,6 @@ class VaultBucket(Construct):
             self,
             "policy",
             bucket=self.bucket.id,
-            policy=json.dumps(docs.document("vault-bucket-policy"), indent=2),
+            policy=policy_json(docs.document("vault-bucket-policy")),
             depends_on=settings,
         )

@@ -19,6 +19,7 @@ import jsii
 from cdktf import Annotations, Aspects, IAspect, TerraformResource, TerraformStack, Token
 from constructs import IConstruct
 
+from s3tables_kit.infra.policy_json import policy_from_json
 from s3tables_kit.policies.lint import RULES, Finding, Rule
 
 NagRule = Rule  # the one rule shape (policies/lint.py); the aspect runs the very same rule objects
@@ -112,7 +113,7 @@ def check_construct(node: IConstruct, rules: Sequence[NagRule] = ALL_RULES) -> l
             )
             continue
         try:
-            document = json.loads(value)
+            document = policy_from_json(value)
         except json.JSONDecodeError as exc:
             violations.append(_violation(_PARSE_RULE, path, attribute, f"policy is not valid JSON: {exc}"))
             continue

@@ -64,8 +64,9 @@ TablePolicyBuilder = Callable[..., dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
 
 
-# What harden reads of the outputs contract (`topology.outputs.KitOutputs`, `ReplicaOut`), as protocols: the scheduled
-# hardener (`jobs/ops/harden_scheduled.py`) runs where the contract's models cannot be imported and hands in its own.
+# What harden reads of the outputs contract (`topology.outputs.KitOutputs`, `ReplicaOut`), as protocols
+# (`HardenOutputs`, `HardenReplica`): the scheduled hardener (`jobs/ops/harden_scheduled.py`) runs where the
+# contract's models cannot be imported and hands in its own.
 class Retention(Protocol):
     """A replica's configured `snapshot_retention`."""
 
@@ -78,7 +79,7 @@ class Retention(Protocol):
         """Snapshots always kept."""
 
 
-class ReplicaOut(Protocol):
+class HardenReplica(Protocol):
     """A replica bucket: where its tables are, what their layers say."""
 
     @property
@@ -110,9 +111,9 @@ class SourceView(Protocol):
         """Set on a promoted source."""
 
 
-class KitOutputs(Protocol):
+class HardenOutputs(Protocol):
     @property
-    def replicas(self) -> Sequence[ReplicaOut]: ...
+    def replicas(self) -> Sequence[HardenReplica]: ...
     @property
     def sources(self) -> Sequence[SourceView]: ...
     @property
@@ -141,8 +142,8 @@ def default_failover_table_policy_builder() -> TablePolicyBuilder:
 
 
 def desired_table_policy(
-    outputs: KitOutputs,
-    replica: ReplicaOut,
+    outputs: HardenOutputs,
+    replica: HardenReplica,
     table_arn: str,
     builder: TablePolicyBuilder,
     failover_builder: TablePolicyBuilder | None = None,
@@ -247,7 +248,7 @@ class HardenReport:
         ]
 
 
-def desired_retention(replica: ReplicaOut) -> dict[str, Any]:
+def desired_retention(replica: HardenReplica) -> dict[str, Any]:
     return {
         "status": "enabled",
         "settings": {
@@ -278,8 +279,8 @@ def _diff(kind: str, before: Any, after: Any) -> str:
 def harden_table(
     clients: Clients,
     table: TableRef,
-    replica: ReplicaOut,
-    outputs: KitOutputs,
+    replica: HardenReplica,
+    outputs: HardenOutputs,
     builder: TablePolicyBuilder,
     dry_run: bool,
     check_retention: bool = False,
@@ -370,8 +371,8 @@ CHUNK = 500  # replica tables per worker-process job
 
 def _harden_chunk(
     tables: list[TableRef],
-    replica: ReplicaOut,
-    outputs: KitOutputs,
+    replica: HardenReplica,
+    outputs: HardenOutputs,
     builder: TablePolicyBuilder,
     dry_run: bool,
     check_retention: bool,
@@ -389,7 +390,7 @@ def _harden_chunk(
 
 def harden(
     clients: Clients,
-    outputs: KitOutputs,
+    outputs: HardenOutputs,
     *,
     dry_run: bool = False,
     builder: TablePolicyBuilder | None = None,
@@ -408,7 +409,7 @@ def harden(
     failover = any(s.failover is not None for s in outputs.sources)
     failover_builder = default_failover_table_policy_builder() if failover else None
     report = HardenReport(dry_run=dry_run, estate=outputs.several_sources)
-    listed: list[tuple[ReplicaOut, list[TableRef]]] = []
+    listed: list[tuple[HardenReplica, list[TableRef]]] = []
     for replica in outputs.replicas:
         try:
             listed.append((replica, list_tables(clients, replica.table_bucket_arn, page_size)))

@@ -65,6 +65,7 @@ NOT_PROBED_WHY = {
     "U21": "an estate's tag-based SCP is not part of the one-table topology",
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
+    "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
 }
 
 TITLES = {
@@ -97,6 +98,8 @@ TITLES = {
     "U26": "which snapshots a backfilled replica holds: the source's current state only, or its history too",
     "U27": "replication setup (PutTableBucketReplication) by a role with the setup actions and iam:PassRole but "
     "denied CreateTable/CreateNamespace/PutTableMaintenanceConfiguration on the destination",
+    "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
+    "role pattern and account, as the fan-in confinement writes them",
 }
 
 

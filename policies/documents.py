@@ -418,6 +418,7 @@ def recovery_role_permissions(
             cfg, cfg.recovery.encryption, account_id=site.account_id, region=site.region, bucket=cfg.recovery.bucket
         )
         stmts.append(S.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    stmts += vault.recovery_role_statements(cfg)  # a restore from the backup vault
     return doc(*stmts)
 
 

@@ -29,6 +29,7 @@ from s3tables_kit.policies.assurance import (
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
 from s3tables_kit.topology.backup import (
     BACKUP_SCHEDULE,
+    VAULT_TABLES_PREFIX,
     backup_role_arn,
     backup_role_name,
     backup_scheduler_role_name,
@@ -215,9 +216,9 @@ def summary_lines(cfg: KitConfig) -> list[str]:
 
 
 def bucket_policy(cfg: KitConfig) -> Document:
-    """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back (its own
-    account's identity policy is the other half), and the cross-account replication monitors' grant to list it (the
-    backup age); each rule's Deny."""
+    """The vault bucket's policy: TLS only; the cross-account backup role's grant to write and read back and the
+    recovery role's to read (their own account's identity policies are the other half), and the cross-account
+    replication monitors' grant to list it (the backup age); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
     stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
@@ -226,6 +227,7 @@ def bucket_policy(cfg: KitConfig) -> Document:
             S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
         )
         stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+        stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
     stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
     return doc(*stmts)
@@ -248,7 +250,8 @@ def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
 
 
 def key_policy(cfg: KitConfig) -> Document:
-    """The vault key, guarded like a replica key: used by the backup role; administered and read by break-glass;
+    """The vault key, guarded like a replica key: used by the backup role, decrypting for the recovery role (a restore);
+    administered and read by break-glass;
     disabled, deleted, re-written or untagged by break-glass only (created with the lockout check bypassed)."""
     v = _vault(cfg)
     bg = cfg.protection.break_glass_principals
@@ -256,6 +259,7 @@ def key_policy(cfg: KitConfig) -> Document:
         S.kms_root_administration(v.account_id, v.partition),
         S.kms_root_service_grants(v.account_id, v.partition),
         S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
+        S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
         S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS),
         S.kms_deny_key_deletion(bg),
         S.kms_deny_key_policy_change(bg),
@@ -272,6 +276,47 @@ def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | No
         f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",
         {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}},
     )
+
+
+# ---------------------------------------------------------------- the recovery role ----
+
+# What a restore from the vault does (`recover --from-vault`, the rehearsal's vault restore): list a table's backup
+# points and read their objects (HeadObject is authorised as GetObject), all under the layout's tables prefix, and
+# decrypt them. It never writes: every write, delete and setting change stays denied to it by the bucket policy's rules
+# (not exempt from any), and Object Lock refuses a locked version's deletion to everyone.
+RECOVERY_OBJECT_ACTIONS = ("s3:GetObject",)
+RECOVERY_BUCKET_ACTIONS = ("s3:ListBucket",)
+RECOVERY_KEY_ACTIONS = ("Decrypt",)
+
+
+def _recovery_read(cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None) -> list[S.Statement | None]:
+    arn = bucket_arn(cfg)
+    listed = {"StringLike": {"s3:prefix": [f"{VAULT_TABLES_PREFIX}*"]}}
+    objects = [f"{arn}/{VAULT_TABLES_PREFIX}*"]
+    return [
+        S.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
+        S.statement(sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed),
+    ]
+
+
+def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
+    """In the vault's bucket policy (the vault in another account than the recovery role): the recovery role may read
+    and list the backups."""
+    return _recovery_read(
+        cfg, ("AllowRecoveryRoleReadVault", "AllowRecoveryRoleListVault"), {"AWS": cfg.recovery_role_arn}
+    )
+
+
+def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
+    """In the recovery role's permissions (none without `[vault]`): read and list the vault's backups and decrypt them
+    with the vault key, so `recover --from-vault` and the rehearsal restore from it as the recovery role."""
+    if cfg.vault is None:
+        return []
+    res, cond = key_resource(cfg)
+    return [
+        *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
+        S.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+    ]
 
 
 # ---------------------------------------------------------------- the backup role ----

@@ -2,6 +2,9 @@
 (docs/decisions/0034-backup-vault.md), with the seed topology and a vault beside its replica.
 
 The attackers hold AdministratorAccess in the vault's account (the worst case): an administrator, the recovery role.
+The recovery role with its own permissions restores from the vault: it reads, lists and decrypts the backups and
+nothing else; each of its grants is needed, and widened to every S3 action it still writes, deletes and changes
+nothing (the bucket policy's denies do not exempt it).
 Break-glass may change the settings and remove a delete marker, never write a backup. Deleting a locked version or
 shortening its retention is not a policy question: break-glass is allowed to *ask*, and Object Lock refuses
 (`tests/test_vault_standin.py` proves that part on the stand-in). Each guard is needed: removed from every layer,
@@ -49,6 +52,7 @@ PRINCIPALS = {
     "recovery": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery", (ADMIN_ACCESS,)),
     "breakglass": (f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass", (ADMIN_ACCESS,)),
     "backup": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-backup", ("backup-role-permissions",)),
+    "restorer": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery", ("recovery-role-permissions",)),
 }
 SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline")
 SETTINGS = (
@@ -64,6 +68,7 @@ WRITES = ("s3:PutObject", "s3:PutObjectRetention")
 OBJECT_CHANGES = ("s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectLegalHold")
 Ctx = tuple[tuple[str, str], ...]
 TLS: Ctx = (("aws:SecureTransport", "true"),)
+LISTED: Ctx = (*TLS, ("s3:prefix", "v1/tables/analytics/orders/"))  # what `list_points` asks for
 
 
 def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
@@ -108,6 +113,21 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
     for who, want in (("admin", EXPLICIT_DENY), ("breakglass", ALLOWED)):
         for action in ("kms:DisableKey", "kms:PutKeyPolicy"):
             out[f"{who}:key:{action}"] = (who, action, KEY, want, tagged, "kms-key-policy--vault")
+    # the recovery role restores: lists the points, reads the objects, decrypts them; it never uses the key otherwise
+    out["restorer:restore:s3:GetObject"] = ("restorer", "s3:GetObject", OBJECT, ALLOWED, TLS, "vault-bucket-policy")
+    out["restorer:restore:s3:ListBucket"] = (
+        "restorer",
+        "s3:ListBucket",
+        BUCKET,
+        ALLOWED,
+        LISTED,
+        "vault-bucket-policy",
+    )
+    out["restorer:restore:kms:Decrypt"] = ("restorer", "kms:Decrypt", KEY, ALLOWED, tagged, "kms-key-policy--vault")
+    for action, want in (
+        ("kms:Encrypt", IMPLICIT_DENY), ("kms:GenerateDataKey", IMPLICIT_DENY), ("kms:PutKeyPolicy", EXPLICIT_DENY),
+    ):  # fmt: skip
+        out[f"restorer:key:{action}"] = ("restorer", action, KEY, want, tagged, "kms-key-policy--vault")
     out["backup:key:kms:GenerateDataKey"] = (
         "backup",
         "kms:GenerateDataKey",
@@ -124,8 +144,7 @@ def request(cid: str, case: tuple[str, str, str, str, Ctx, str], variant: str, d
     arn, identity = PRINCIPALS[who]
     ctx: dict[str, str | list[str]] = principal_context(arn)
     ctx.update(dict(context))
-    if action.startswith("kms:"):
-        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
+    ctx.update(_aliases(action, ACCOUNT))
 
     def ns(name: str) -> str:
         return name if name.startswith("world:") else f"{variant}|{name}"
@@ -174,6 +193,28 @@ def both(first: Mutation, second: Mutation) -> Mutation:
     return mutate
 
 
+def widen(sid: str, name: str) -> Mutation:
+    """The grant `sid` of `name` widened to every S3 action on every resource."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        (s,) = [s for s in docs[name]["Statement"] if s.get("Sid") == sid]
+        s["Action"], s["Resource"] = "s3:*", "*"
+        s.pop("Condition", None)
+
+    return mutate
+
+
+RESTORER_NEVER = (
+    "restorer:write:s3:PutObject",
+    "restorer:write:s3:PutObjectRetention",
+    "restorer:object:s3:DeleteObjectVersion",
+    "restorer:object:s3:PutObjectLegalHold",
+    "restorer:settings:s3:PutBucketObjectLockConfiguration",
+    "restorer:settings:s3:PutBucketPolicy",
+    "restorer:settings:s3:DeleteBucket",
+)
+
+
 # {mutation: (mutation, {case: decision after it})}
 MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
     "writes guard removed": (
@@ -208,6 +249,27 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
         drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
         {"admin:key:kms:DisableKey": EXPLICIT_DENY},
     ),
+    "recovery role's read grant removed": (
+        drop("ReadVaultBackups", "recovery-role-permissions"),
+        {"restorer:restore:s3:GetObject": IMPLICIT_DENY, "restorer:restore:s3:ListBucket": ALLOWED},
+    ),
+    "recovery role's list grant removed": (
+        drop("ListVaultBackups", "recovery-role-permissions"),
+        {"restorer:restore:s3:ListBucket": IMPLICIT_DENY, "restorer:restore:s3:GetObject": ALLOWED},
+    ),
+    # in the vault's own account either half of the key grant is enough (the key policy delegates to IAM); across
+    # accounts each is needed (test_a_vault_of_its_own_account_...)
+    "recovery role's key grants removed": (
+        both(
+            drop("DecryptVaultBackups", "recovery-role-permissions"),
+            drop("AllowRecoveryRoleDecrypt", "kms-key-policy--vault"),
+        ),
+        {"restorer:restore:kms:Decrypt": IMPLICIT_DENY},
+    ),
+    "recovery role's read grant widened to s3:*": (
+        widen("ReadVaultBackups", "recovery-role-permissions"),
+        {cid: EXPLICIT_DENY for cid in RESTORER_NEVER},
+    ),
     "key guards removed everywhere": (
         both(
             drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
@@ -225,6 +287,7 @@ def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "kms-key-policy--vault",
         "backup-role-permissions",
         "monitor-role-permissions",
+        "recovery-role-permissions",
         *SCPS,
     )
     return {n: ds.document(n) for n in names}
@@ -235,6 +298,8 @@ def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
 VAULT_ACCOUNT = "444455556666"
 CROSS_BUCKET = f"arn:aws:s3:::seed-backup-vault-{VAULT_ACCOUNT}-us-west-2"
 CROSS_OBJECT = f"{CROSS_BUCKET}/v1/tables/analytics/orders/0f3c/points/1.json"
+CROSS_KEY = f"arn:aws:kms:us-west-2:{VAULT_ACCOUNT}:key/5e1f2a3b-0c4d-4e5f-8a9b-0c1d2e3f4a5b"
+RESTORER = PRINCIPALS["restorer"][0]
 MONITOR = "arn:aws:iam::111122223333:role/seed-replication-monitor"
 CROSS_CASES = {  # case: (principal, identity policy, action, wanted decision with the grant, without it)
     "backup:write:s3:PutObject": (PRINCIPALS["backup"][0], "backup-role-permissions", "s3:PutObject", ALLOWED),
@@ -244,7 +309,22 @@ CROSS_CASES = {  # case: (principal, identity policy, action, wanted decision wi
     # the source's replication monitor lists the points (the backup age) and reads no object
     "monitor:list:s3:ListBucket": (MONITOR, "monitor-role-permissions", "s3:ListBucket", ALLOWED),
     "monitor:read:s3:GetObject": (MONITOR, "monitor-role-permissions", "s3:GetObject", IMPLICIT_DENY),
+    # the recovery role restores across accounts: a grant on each side, for the bucket and for the key
+    "restorer:read:s3:GetObject": (RESTORER, "recovery-role-permissions", "s3:GetObject", ALLOWED),
+    "restorer:list:s3:ListBucket": (RESTORER, "recovery-role-permissions", "s3:ListBucket", ALLOWED),
+    "restorer:decrypt:kms:Decrypt": (RESTORER, "recovery-role-permissions", "kms:Decrypt", ALLOWED),
+    "restorer:write:s3:PutObject": (RESTORER, "recovery-role-permissions", "s3:PutObject", EXPLICIT_DENY),
 }  # fmt: skip
+CROSS_RESTORE = ("restorer:read:s3:GetObject", "restorer:list:s3:ListBucket", "restorer:decrypt:kms:Decrypt")
+
+
+def _cross_target(action: str) -> tuple[str, str, Ctx]:
+    """(resource, its policy, extra context) of a cross-account request."""
+    if action.startswith("kms:"):
+        return CROSS_KEY, "kms-key-policy--vault", (("aws:ResourceTag/s3tables-kit-replica-key", "seed"),)
+    if action == "s3:ListBucket":
+        return CROSS_BUCKET, "vault-bucket-policy", LISTED
+    return CROSS_OBJECT, "vault-bucket-policy", TLS
 
 
 def cross_account_documents() -> dict[str, Any]:
@@ -260,19 +340,25 @@ def cross_account_requests(variant: str) -> list[SimRequest]:
             id=f"{variant}|{cid}",
             principal=who,
             action=action,
-            resource=CROSS_BUCKET if action == "s3:ListBucket" else CROSS_OBJECT,
+            resource=_cross_target(action)[0],
             resource_account=VAULT_ACCOUNT,
-            context={**principal_context(who), **dict(TLS)},
+            context={**principal_context(who), **dict(_cross_target(action)[2]), **_aliases(action, VAULT_ACCOUNT)},
             identity_policies=(identity if identity.startswith("world:") else f"{variant}|{identity}",),
             scps=(
                 ScpLevel("r-root", (FULL_AWS_ACCESS,)),
                 ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in SCPS))),
                 ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS,)),
             ),
-            resource_policies=(f"{variant}|vault-bucket-policy",),
+            resource_policies=(f"{variant}|{_cross_target(action)[1]}",),
         )
         for cid, (who, identity, action, _) in CROSS_CASES.items()
     ]
+
+
+def _aliases(action: str, account: str) -> dict[str, list[str]]:
+    """The vault key's alias, in the context of a KMS request (the identity grant names the key by it)."""
+    alias = f"alias/seed-seed-backup-vault-{account}-us-west-2"
+    return {"kms:ResourceAliases": [alias]} if action.startswith("kms:") else {}
 
 
 @pytest.fixture(scope="module")
@@ -292,7 +378,17 @@ def results() -> dict[str, dict[str, SimResult]]:
     ungranted = copy.deepcopy(cross)
     drop("AllowBackupRoleWrite", "vault-bucket-policy")(ungranted)
     drop("AllowReplicationMonitorsListVault", "vault-bucket-policy")(ungranted)
-    for label, docs in (("cross-account", cross), ("cross-account without the grant", ungranted)):
+    for sid in ("AllowRecoveryRoleReadVault", "AllowRecoveryRoleListVault"):
+        drop(sid, "vault-bucket-policy")(ungranted)
+    drop("AllowRecoveryRoleDecrypt", "kms-key-policy--vault")(ungranted)
+    unpermitted = copy.deepcopy(cross)  # the recovery role's own half of each cross-account grant removed
+    for sid in ("ReadVaultBackups", "ListVaultBackups", "DecryptVaultBackups"):
+        drop(sid, "recovery-role-permissions")(unpermitted)
+    for label, docs in (
+        ("cross-account", cross),
+        ("cross-account without the grant", ungranted),
+        ("cross-account without the identity grant", unpermitted),
+    ):
         policies.update({f"{label}|{n}": d for n, d in docs.items()})
         reqs += cross_account_requests(label)
         variants[label] = docs
@@ -332,6 +428,9 @@ def test_a_vault_of_its_own_account_is_written_by_the_backup_role_and_listed_by_
     # the grant is needed: a cross-account write needs an Allow on both sides
     assert not results["cross-account without the grant"]["backup:write:s3:PutObject"].allowed
     assert not results["cross-account without the grant"]["monitor:list:s3:ListBucket"].allowed
+    for cid in CROSS_RESTORE:  # the recovery role's restore needs the vault's grant and its own, each
+        assert not results["cross-account without the grant"][cid].allowed, cid
+        assert not results["cross-account without the identity grant"][cid].allowed, cid
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))

@@ -98,3 +98,12 @@ def test_choose_point_by_snapshot_time_or_latest() -> None:
     assert choose_point(pts, snapshot_id=9) is None
     with pytest.raises(LayoutError):
         choose_point(pts, snapshot_id=1, as_of=datetime.now(UTC))
+
+
+def test_the_policies_grant_reads_under_the_layout_s_tables_prefix() -> None:
+    from s3tables_kit.jobs.vault.layout import LAYOUT_VERSION, tables_prefix
+    from s3tables_kit.topology.backup import VAULT_TABLES_PREFIX
+
+    assert VAULT_TABLES_PREFIX == f"{LAYOUT_VERSION}/tables/" and tables_prefix("a", "b").startswith(
+        VAULT_TABLES_PREFIX
+    )

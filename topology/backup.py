@@ -14,6 +14,9 @@ from s3tables_kit.topology.vault import check_s3_bucket_name
 
 VAULT_STACK_ID = "vault"
 BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`policies.assurance.schedule_name`)
+# The vault's object layout (`jobs.vault.layout.LAYOUT_VERSION`, held equal by tests/test_vault_layout.py): every backup
+# of every table lives under `v1/tables/`, the only prefix the recovery role reads and lists (policies/vault.py).
+VAULT_TABLES_PREFIX = "v1/tables/"
 
 
 def backup_scheduler_role_name(cfg: KitConfig) -> str:

@@ -104,6 +104,5 @@ def test_the_policies_grant_reads_under_the_layout_s_tables_prefix() -> None:
     from s3tables_kit.jobs.vault.layout import LAYOUT_VERSION, tables_prefix
     from s3tables_kit.topology.backup import VAULT_TABLES_PREFIX
 
-    assert VAULT_TABLES_PREFIX == f"{LAYOUT_VERSION}/tables/" and tables_prefix("a", "b").startswith(
-        VAULT_TABLES_PREFIX
-    )
+    assert f"{LAYOUT_VERSION}/tables/" == VAULT_TABLES_PREFIX
+    assert tables_prefix("a", "b").startswith(VAULT_TABLES_PREFIX)

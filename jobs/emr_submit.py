@@ -46,27 +46,37 @@ def join_s3(base: str, *parts: str) -> str:
 
 
 def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") -> list[str]:
-    """The job's arguments on EMR: the outputs become explicit catalog arguments."""
+    """The job's arguments on EMR: the outputs become explicit catalog arguments. With `--from-vault` the source is
+    the vault of the outputs (`--vault`, `--vault-region`), never the replica (the job refuses a replica there)."""
     if "--outputs" in job_args:
         raise ValueError("pass --outputs to emr_submit, not to the job: it is translated for the remote side")
     rep, rec = outputs.recovery_replica, outputs.recovery
-    args = [
-        "--catalog-mode",
-        mode,
-        "--replica-warehouse",
-        rep.table_bucket_arn,
-        "--replica-region",
-        rep.region,
-        "--target-warehouse",
-        rec.table_bucket_arn,
-        "--target-region",
-        rec.region,
-    ]
+    args = ["--catalog-mode", mode]
+    if "--from-vault" in job_args:
+        args += vault_source_args(outputs, job_args)
+    else:
+        args += ["--replica-warehouse", rep.table_bucket_arn, "--replica-region", rep.region]
+    args += ["--target-warehouse", rec.table_bucket_arn, "--target-region", rec.region]
     if "--target-namespace" not in job_args:
         args += ["--target-namespace", rec.namespace]
     if "--report" not in job_args:
         args += ["--report", "/tmp/kit-recovery-report"]  # driver-local; the summary is in the driver's stdout log
     return args + list(job_args)
+
+
+def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:
+    """`--vault` and `--vault-region` of the outputs' vault, unless the job's arguments name them."""
+    vault = outputs.vault
+    if vault is None and "--vault" not in job_args:
+        raise ValueError(
+            "--from-vault: the outputs have no kit_vault (a deployment with [vault]); pass --vault s3://BUCKET"
+        )
+    args = []
+    if "--vault" not in job_args and vault is not None:
+        args += ["--vault", f"s3://{vault.bucket_name}"]
+    if "--vault-region" not in job_args and vault is not None:
+        args += ["--vault-region", vault.region]
+    return args
 
 
 def spark_submit_parameters(jar_uris: list[str], py_files_uri: str, extra_conf: dict[str, str] | None = None) -> str:
@@ -188,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     from s3tables_kit.jobs.spark import kit_jars
 
     jars = kit_jars()
-    request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
+    try:
+        request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if ns.print_request:
         import json
 

@@ -14,6 +14,11 @@ empty; (6) write the rehearsal report (and the recovery job's per-table reports)
 `s3://<scripts bucket>/reports/rehearsals/`; (7) publish `RehearsalSucceeded` (1/0), `RehearsedRecoverySeconds`,
 `RehearsalTables` and `RehearsalStaleTables` (dimension `Kit`) to CloudWatch (namespace `S3TablesReplicaKit`).
 
+With a vault (`--vault`, `--vault-table`: `[vault]` and its tables), (3) also restores each rehearsed table the vault
+backs up from its newest backup point, as `recover --from-vault` does, reported as rows of their own (source: vault,
+`jobs/rehearse_vault.py`) and published as `RehearsalVaultTables` and `RehearsedVaultRestoreSeconds`; a failed restore
+from the vault fails the rehearsal.
+
 The recovery job is used only through its public API (`RecoveryRequest`, `run`, `CatalogSpec`); nothing in
 `jobs/recover` is specific to rehearsals.
 """
@@ -36,6 +41,15 @@ from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
+from s3tables_kit.jobs.rehearse_vault import (
+    VaultRow,
+    VaultSide,
+    rehearse_vault,
+    render_rows,
+    row_json,
+    vault_metrics,
+    vault_ok,
+)
 
 # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
 from s3tables_kit.topology.contract import (
@@ -88,8 +102,16 @@ def stale_points(recovered: dict[str, str | None], as_of: datetime, max_lag: tim
 
 
 def metric_data(
-    kit: str, *, succeeded: bool, seconds: float, tables: int, at: datetime, stale: int = 0
+    kit: str,
+    *,
+    succeeded: bool,
+    seconds: float,
+    tables: int,
+    at: datetime,
+    stale: int = 0,
+    extra: dict[str, tuple[float, str]] | None = None,
 ) -> list[dict[str, Any]]:
+    """The rehearsal's metrics; `extra`: more of them, {name: (value, unit)} (the vault's restores)."""
     dims = [{"Name": "Kit", "Value": kit}]
 
     def datum(name: str, value: float, unit: str) -> dict[str, Any]:
@@ -100,6 +122,7 @@ def metric_data(
         datum(RTO, round(seconds, 3), "Seconds"),
         datum(TABLES, float(tables), "Count"),
         datum(STALE, float(stale), "Count"),
+        *(datum(name, value, unit) for name, (value, unit) in (extra or {}).items()),
     ]
 
 
@@ -127,16 +150,23 @@ class RehearsalResult:
     max_lag_seconds: float | None = None  # the lag budget the recovered points are held to
     recovered_points: dict[str, str | None] = field(default_factory=dict)  # table -> its snapshot's commit time
     stale: dict[str, float] = field(default_factory=dict)  # tables recovered older than the budget (seconds behind)
+    vault: list[VaultRow] = field(default_factory=list)  # the restores from the vault, one row per table
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per restore: each rehearsed table from the replica, then each from the vault."""
+        replica = [{"table": t, "source": "replica", "verdict": v} for t, v in self.verdicts.items()]
+        return replica + [row_json(r) for r in self.vault]
 
     @property
     def outcome(self) -> str:
         """SUCCEEDED, STALE (recovered and verified, but to a point older than the lag budget: a finding) or FAILED."""
         if self.succeeded:
             return "SUCCEEDED"
-        return "STALE" if self.stale and self.error is None and not self.leftovers else "FAILED"
+        finding = self.stale and self.error is None and not self.leftovers and vault_ok(self.vault)
+        return "STALE" if finding else "FAILED"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {"outcome": self.outcome}
+        return asdict(self) | {"outcome": self.outcome, "rows": self.rows()}
 
 
 def _tables_in(spark: SparkSession, catalog: str, namespace: str) -> list[str]:
@@ -167,10 +197,12 @@ def rehearse(
     report_dir: Path,
     now: datetime | None = None,
     max_lag: timedelta | None = None,
+    vault: VaultSide | None = None,
 ) -> RehearsalResult:
     """One rehearsal on an existing SparkSession whose conf registers both catalogs. Never raises for a failed
     recovery: the result says what happened (and the tables are dropped in any case). `max_lag`: the lag budget; a
-    table recovered to a point older than `as_of` by more than that makes the rehearsal STALE, not a success."""
+    table recovered to a point older than `as_of` by more than that makes the rehearsal STALE, not a success.
+    `vault`: also restore the tables it backs up from their newest backup point."""
     started = now or datetime.now(UTC)
     as_of = started - offset
     run_id = uuid.uuid4().hex[:12]
@@ -202,7 +234,11 @@ def rehearse(
         res.stale = stale_points(res.recovered_points, as_of, max_lag)
         all_verified = all(v == "verified" for v in res.verdicts.values())
         complete = outcome.exit_code == 0 and len(outcome.results) == len(tables) and all_verified
-        res.succeeded = complete and not res.stale
+        if vault is not None:
+            res.vault = rehearse_vault(
+                vault, tables, target=target, namespace=namespace, spark=spark, report_dir=report_dir
+            )
+        res.succeeded = complete and not res.stale and vault_ok(res.vault)
     except Exception as exc:  # a rehearsal reports every failure as a failed rehearsal
         res.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}"
     finally:
@@ -221,6 +257,7 @@ def render(res: RehearsalResult) -> str:
         f"  tables:             {', '.join(res.tables)} as of {res.as_of}",
         f"  verdicts:           {verdicts}",
         f"  rehearsed RTO:      {res.rto_seconds:.1f} s (plan + copy + verify, end to end)",
+        *render_rows(res.vault),
         f"  dropped afterwards: {', '.join(res.dropped) or '-'}; left behind: {', '.join(res.leftovers) or 'none'}",
     ]
     if res.stale:
@@ -289,7 +326,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report-uri", help="s3://bucket/prefix for the reports (AWS)")
     p.add_argument("--metrics-region", help="publish the metrics to CloudWatch in this Region (AWS)")
     p.add_argument("--endpoint-url", help="local endpoint for S3/CloudWatch (moto)")
+    p.add_argument(
+        "--vault", metavar="s3://BUCKET|DIR", help="also restore from this backup vault (with --vault-table)"
+    )
+    p.add_argument("--vault-region", help="the vault's Region")
+    p.add_argument(
+        "--vault-table", action="append", default=[], metavar="NS.NAME|NS.*", help="the tables the vault backs up"
+    )
     return p
+
+
+def vault_side(ns: argparse.Namespace) -> VaultSide | None:
+    """The vault the rehearsal also restores from, or None (no --vault or no --vault-table)."""
+    if not (ns.vault and ns.vault_table):
+        return None
+    return VaultSide(ns.vault, ns.vault_region, tuple(ns.vault_table), ns.endpoint_url or None)
 
 
 def _local(ns: argparse.Namespace) -> int:
@@ -336,11 +387,13 @@ def _rehearse_and_report(
         report_dir=report_dir,
         now=started,
         max_lag=timedelta(minutes=ns.max_lag_minutes) if ns.max_lag_minutes else None,
+        vault=vault_side(ns),
     )
     write_report(res, report_dir)
     data = metric_data(
-        ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started, stale=len(res.stale)
-    )
+        ns.kit, succeeded=res.succeeded, seconds=res.rto_seconds, tables=len(tables), at=started,
+        stale=len(res.stale), extra=vault_metrics(res.vault),
+    )  # fmt: skip
     if ns.report_uri:
         from s3tables_kit.jobs.kernel.sdk import split_s3_uri
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.topology.config import load_config, parse_config
 from s3tables_kit.topology.outputs import outputs_doc
 
@@ -58,6 +59,37 @@ def test_recover_emr_runs_exactly_as_the_runbook_writes_it(outputs_file: Path) -
     # The `--` form still works, and a job argument named like one of the tool's own is the job's after `--`.
     ns, job_args = parse_args(["--outputs", "o.json", "--", "--name", "x", "--table", "a.b"])
     assert ns.name is None and job_args == ["--name", "x", "--table", "a.b"]
+
+
+def test_recover_emr_from_the_vault_reads_the_outputs_vault_never_the_replica(tmp_path: Path) -> None:
+    """`make recover-emr ARGS="--outputs outputs.json --from-vault --table ..."`: the job on EMR (the recovery role)
+    gets the vault of the outputs and no replica catalog (which `--from-vault` refuses), and builds its request."""
+    from s3tables_kit.jobs.emr_submit import build_start_job_run
+    from s3tables_kit.jobs.emr_submit import main as emr_main
+    from s3tables_kit.jobs.recover.cli import _refuse_other_selections, target_request, vault_store
+    from s3tables_kit.jobs.recover.cli import parser as recover_parser
+    from s3tables_kit.topology.outputs import parse_outputs
+
+    cfg = load_config(ROOT / "examples/seed.toml")
+    assert cfg.vault is not None
+    vault = f"s3://{cfg.vault.bucket_name(cfg.kit.name)}"
+    doc = outputs_doc(cfg)  # the seed deploys a vault: its stack's `kit_vault` output is there
+    outputs = parse_outputs(doc)
+    job = ["--from-vault", "--table", "analytics.orders", "--as-of", "2026-11-20T09:00:00Z"]
+    remote = build_start_job_run(outputs, job, ["a.jar"])["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert "--replica-warehouse" not in remote
+    assert remote[remote.index("--vault") + 1] == vault and remote[remote.index("--vault-region") + 1] == "us-west-2"
+    ns = recover_parser().parse_args(remote)
+    assert _refuse_other_selections(ns) == Ident("analytics", "orders")
+    assert (vault_store(ns).root, vault_store(ns).region) == (vault, "us-west-2")
+    req = target_request(ns)
+    assert (
+        req.target.warehouse == outputs.recovery.table_bucket_arn and req.target_namespace == outputs.recovery.namespace
+    )
+    # a deployment without a vault: refused before anything is uploaded, with the reason
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({k: v for k, v in doc.items() if k != "vault"}))
+    assert emr_main(["--outputs", str(bare), "--print-request", *job]) == 2
 
 
 # ---------------------------------------------------------------- 3. one exit-code contract ----

@@ -16,6 +16,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,37 @@ def test_points_are_listed_readable_and_as_json(world: World, capsys: pytest.Cap
     listed = json.loads(capsys.readouterr().out)
     assert [p["snapshot_id"] for p in listed] == [p.snapshot_id for p in world.points]
     assert listed[0]["files"] == len(world.points[0].files) and listed[0]["bytes"] == world.points[0].total_bytes
+
+
+def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_own(spark: Any, world: World) -> None:
+    """Before the table is dropped (a later test drops it): the replica's recovery and the vault's restore, both
+    verified and both dropped; a table without a point is a finding, an unreadable vault a failed row."""
+    from s3tables_kit.jobs import rehearse as R
+    from s3tables_kit.jobs.rehearse_vault import NO_POINT, VaultSide, rehearse_vault, vault_metrics
+
+    side = VaultSide(world.vault, REGION, ("sales.*",), world.endpoint)
+    kw: dict[str, Any] = {"target": world.target, "namespace": "rehearsal", "spark": spark}
+    res = R.rehearse(kit="t", replica=world.replica, tables=[str(T)], offset=timedelta(0),
+                     report_dir=world.root / "rehearsal", vault=side, **kw)  # fmt: skip
+    assert res.succeeded and res.outcome == "SUCCEEDED", R.render(res)
+    (row,) = res.vault
+    assert (
+        row.verified
+        and row.snapshot_id == world.points[1].snapshot_id
+        and row.target == f"{TGT}.rehearsal.orders_vault"
+    )
+    assert [(r["source"], r["verdict"]) for r in res.to_json()["rows"]] == [
+        ("replica", "verified"),
+        ("vault", "verified"),
+    ]
+    assert res.dropped == ["rehearsal.orders", "rehearsal.orders_vault"] and res.leftovers == []
+    assert vault_metrics(res.vault)["RehearsalVaultTables"] == (1.0, "Count")
+    assert "vault:              sales.orders: verified" in R.render(res)
+    (none,) = rehearse_vault(side, ["sales.nothing", "other.t"], report_dir=world.root / "rehearsal", **kw)
+    assert none.finding == NO_POINT and none.ok and not none.verified
+    gone = VaultSide("s3://no-such-vault-bucket", REGION, ("sales.*",), world.endpoint)
+    (failed,) = rehearse_vault(gone, [str(T)], report_dir=world.root / "rehearsal", **kw)
+    assert not failed.ok and "cannot list" in (failed.error or "")
 
 
 def test_a_snapshot_the_replica_expired_is_restored_verified_and_never_overwritten(

@@ -52,6 +52,11 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
         for ns, t in rehearsal_candidates(cfg, rep):
             args += ["--candidate", f"{ns}.{t}"]
         args += ["--sample", str(reh.sample)]
+    v = cfg.vault
+    if v is not None and v.tables:  # the tables the vault backs up are restored from it too, as the recovery role
+        args += ["--vault", f"s3://{v.bucket_name(cfg.kit.name)}", "--vault-region", v.region]
+        for t in v.tables:
+            args += ["--vault-table", t]
     return args
 
 

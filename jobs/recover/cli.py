@@ -17,7 +17,7 @@ from s3tables_kit.jobs.kernel.options import tool_parser
 from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
 from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
-from s3tables_kit.jobs.recover.fromvault import open_point
+from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.recover.modes import COPY_MODES, CopyMode
 from s3tables_kit.jobs.vault.layout import choose_point
@@ -313,6 +313,25 @@ def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
     return Ident.parse(ns.table[0])
 
 
+def target_request(ns: argparse.Namespace) -> RecoveryRequest:
+    """The request of a restore from the vault, its target side as for a replica (catalog, namespace, report, flags):
+    without --outputs (on EMR, `recover-emr` passes explicit catalogs) the replica catalog stands in as the target's
+    mode and Region until `from_point` replaces it with the point's."""
+    if not ns.outputs:
+        ns.replica_warehouse = ns.target_warehouse
+        ns.replica_region = ns.replica_region or ns.target_region
+    return request_from_args(ns)
+
+
+def from_point(req: RecoveryRequest, restore: VaultRestore) -> RecoveryRequest:
+    """`req` (its target side: catalog, namespace, suffix, report, flags) reading the backup point `restore` instead
+    of a replica: the point's catalog and snapshot, the file copy of its one table, checked against its manifest."""
+    return dataclasses.replace(
+        req, replica=restore.catalog(), selector=Selector(snapshot_id=restore.point.snapshot_id),
+        copy_mode=CopyMode.FILES, vault=restore, batch=False,
+    )  # fmt: skip
+
+
 def main_from_vault(
     ns: argparse.Namespace,
     spark_factory: Callable[[dict[str, str]], SparkSession],
@@ -341,15 +360,8 @@ def main_from_vault(
         )
     with tempfile.TemporaryDirectory(prefix="kit-vault-restore-") as work:
         restore = open_point(store, point, Path(work))
-        spec = restore.catalog()
         # The target side (catalog, namespace, report, flags) is built as for a replica; the replica is the point.
-        if not ns.outputs:
-            ns.replica_warehouse = ns.target_warehouse  # the mode is the target's; the replica spec is replaced
         ns.as_of, ns.snapshot_id = None, point.snapshot_id
-        req = request_from_args(ns)
-        req = dataclasses.replace(
-            req, replica=spec, selector=Selector(snapshot_id=point.snapshot_id), copy_mode=CopyMode.FILES,
-            vault=restore, batch=False,
-        )  # fmt: skip
+        req = from_point(target_request(ns), restore)
         print(f"restoring from {restore.describe()}", file=out, flush=True)
         return run(req, spark_factory, out=out).exit_code

@@ -52,7 +52,8 @@ def test_recover_emr_runs_exactly_as_the_runbook_writes_it(outputs_file: Path) -
         argv = [str(outputs_file) if a == "outputs.json" else a for a in shlex.split(args)]
         ns, job_args = parse_args(argv)
         assert ns.outputs == str(outputs_file)
-        assert job_args[:2] == ["--namespace", "analytics"] and "--as-of" in job_args
+        want = ["--from-vault", "--table"] if "--from-vault" in job_args else ["--namespace", "analytics"]
+        assert job_args[:2] == want and "--as-of" in job_args
         request = build_start_job_run(load_outputs(ns.outputs), job_args, ["a.jar"])
         remote = request["jobDriver"]["sparkSubmit"]["entryPointArguments"]
         recover_parser().parse_args(remote)  # the job on EMR accepts what it is given (argparse exits otherwise)

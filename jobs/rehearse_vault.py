@@ -54,15 +54,15 @@ class VaultRow:
 
     table: str
     source: str = SOURCE
-    snapshot_id: int | None = None
+    snapshot_id: int | None = None  # the point restored, and when it was backed up
     backed_up_at: str | None = None
-    target: str | None = None
-    verdict: str | None = None
+    target: str | None = None  # the restored table, dropped after the rehearsal
+    verdict: str | None = None  # the recovery's, as for a replica: verified, failed, refused
     exit_code: int | None = None
     seconds: float = 0.0
-    finding: str | None = None
+    finding: str | None = None  # nothing to restore yet (no point): reported, not a failure
     error: str | None = None
-    report: str | None = None
+    report: str | None = None  # the recovery's report of this restore
 
     @property
     def verified(self) -> bool:

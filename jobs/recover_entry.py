@@ -21,11 +21,14 @@ PREFLIGHT = "--preflight"
 def preflight(argv: list[str]) -> int:
     """0 when `argv` is a valid recovery request, else 2 with the reason on stderr; starts no JVM."""
     from s3tables_kit.jobs.kernel.idents import JobError
-    from s3tables_kit.jobs.recover.cli import parser, request_from_args
+    from s3tables_kit.jobs.recover.cli import parser, preflight_from_vault, request_from_args
 
     ns = parser().parse_args(argv)  # argparse exits 2 on an unknown or malformed argument
     try:
-        request_from_args(ns)
+        if ns.from_vault:
+            preflight_from_vault(ns)
+        else:
+            request_from_args(ns)
     except JobError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

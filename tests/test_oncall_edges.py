@@ -189,6 +189,10 @@ def test_recover_preflight_refuses_bad_arguments_without_a_jvm(outputs_file: Pat
     ok = preflight("--outputs", str(outputs_file), "--namespace", "analytics", "--dry-run")
     assert ok.returncode == 0, ok.stderr[-2000:]  # with no Spark and no Java to start: no JVM was needed
     assert not (tmp_path / "reports").exists()
+    vault = ["--from-vault", "--vault", str(tmp_path / "vault"), "--target-warehouse", str(tmp_path / "target")]
+    assert preflight(*vault, "--table", "analytics.orders").returncode == 0  # no replica: the vault is the source
+    many = preflight(*vault, "--namespace", "analytics")
+    assert many.returncode == 2 and "exactly one --table" in many.stderr
 
 
 def test_a_recovery_dry_run_writes_no_report_unless_asked(outputs_file: Path) -> None:

@@ -301,6 +301,14 @@ def vault_store(ns: argparse.Namespace) -> VaultReader:
         raise ArgError(str(e)) from None
 
 
+def preflight_from_vault(ns: argparse.Namespace) -> None:
+    """What a restore from the vault refuses before it reads the vault (`recover_entry.py --preflight`): the
+    selection, and the target side unless only listing."""
+    _refuse_other_selections(ns)
+    if not ns.list_points:
+        target_request(argparse.Namespace(**{**vars(ns), "as_of": None, "snapshot_id": None}))
+
+
 def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
     if ns.namespace or ns.group or len(ns.table) != 1:
         raise ArgError("--from-vault restores exactly one --table (backup points are per table)")
@@ -310,6 +318,8 @@ def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
         raise ArgError("--from-vault verifies by checksums and counts; --verify full (a Spark scan) is not offered")
     if ns.replica_warehouse:
         raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse")
+    if ns.as_of == AS_OF_KEYWORD and not ns.list_points:
+        raise ArgError(f"--as-of {AS_OF_KEYWORD} is the replicas' point; for the vault pass an instant")
     return Ident.parse(ns.table[0])
 
 
@@ -348,8 +358,6 @@ def main_from_vault(
         else:
             print(render_points(store, ident.namespace, ident.name, points), file=out)
         return 0
-    if ns.as_of == AS_OF_KEYWORD:
-        raise ArgError(f"--as-of {AS_OF_KEYWORD} is the replicas' point; for the vault pass an instant")
     sel, _ = selector_from_args(ns.as_of, ns.snapshot_id)
     as_of = datetime.fromtimestamp(sel.as_of_ms / 1000, UTC) if sel.as_of_ms is not None else None
     point = choose_point(points, snapshot_id=sel.snapshot_id, as_of=as_of)

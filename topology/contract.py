@@ -63,8 +63,12 @@ ENV_NAMESPACE = "KIT_METRIC_NAMESPACE"
 # With `[vault]`: the vault bucket and its Region, whose backup points the monitor lists (jobs/ops/monitor_vault.py).
 ENV_VAULT_BUCKET = "KIT_VAULT_BUCKET"
 ENV_VAULT_REGION = "KIT_VAULT_REGION"
-BACKUP_AGE = "BackupAgeSeconds"  # Kit: the stalest table's; Kit, Table: seconds since the table's newest backup point
+ENV_VAULT_TABLES = "KIT_VAULT_TABLES"  # `[vault] tables`, comma-separated: the tables expected to have a backup point
+# Kit: the stalest table's; Kit, Table: seconds since the table's newest backup point (a selected table without one:
+# since its creation, jobs/ops/monitor_vault.py)
+BACKUP_AGE = "BackupAgeSeconds"
 OLDEST_BACKUP_POINT_AGE = "OldestBackupPointAgeSeconds"  # Kit: age of the vault's oldest backup point
+TABLES_WITHOUT_BACKUP_POINT = "TablesWithoutBackupPoint"  # Kit: selected tables the vault holds no point of
 ENV_MODE = "KIT_MONITOR_MODE"  # unset: the source-side monitor; MODE_FRESHNESS: the replica-side freshness check
 
 # ------------------------------------------------------------ replica-side freshness check (jobs/ops/freshness.py) ----

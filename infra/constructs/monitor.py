@@ -21,8 +21,9 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 - `<kit>-replica-retention-below-configured-<replica>`: a replica table read this run keeps snapshots for less than
   the replica's configured `snapshot_retention`;
 - `<kit>-backup-age` (with `[vault]`): the newest backup point of some table in the vault is older than
-  `max_backup_age_hours` (`jobs/ops/monitor_vault.py`: the monitor lists the vault's committed points; it needs only
-  `s3:ListBucket` on the vault bucket, granted by the vault's bucket policy where the vault is in another account).
+  `max_backup_age_hours`, or a source table `[vault] tables` selects has no point and was created longer ago than
+  that (`jobs/ops/monitor_vault.py`: the monitor lists the vault's committed points; it needs only `s3:ListBucket` on
+  the vault bucket, granted by the vault's bucket policy where the vault is in another account).
 
 The two replica-table alarms read a bounded sample of each replica's tables per run (`LAYER_SAMPLE`, two requests
 per table; `jobs/ops/monitor_drift.py` says which), so a gap is seen within ceil(tables / LAYER_SAMPLE) runs.
@@ -188,21 +189,22 @@ class ReplicationMonitor(Construct):
         """Where the vault's backup points are listed (nothing without `[vault]`)."""
         if cfg.vault is None:
             return {}
-        return {C.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name), C.ENV_VAULT_REGION: cfg.vault.region}
+        env = {C.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name), C.ENV_VAULT_REGION: cfg.vault.region}
+        return env | ({C.ENV_VAULT_TABLES: ",".join(cfg.vault.tables)} if cfg.vault.tables else {})
 
     def _backup_age_alarm(
         self, cfg: KitConfig, max_hours: int, period: int, actions: list[str]
     ) -> CloudwatchMetricAlarm:
-        """Fires when the stalest table's newest backup point is older than the budget (an unreadable vault stops the
-        heartbeat instead: the not-reporting alarm)."""
+        """Fires when the stalest table's newest backup point is older than the budget, a selected table without a
+        point counting from its creation (an unreadable vault stops the heartbeat instead: the not-reporting alarm)."""
         return above_threshold_alarm(
             self,
             KitMetricAlarm(
                 "backup-age",
                 f"{cfg.name_prefix}-backup-age",
-                f"A table's newest backup point in the vault is older than max_backup_age_hours ({max_hours} h): the "
-                "scheduled backup fails or does not run. `make backup` backs up now; docs/recovery.md 'The backup "
-                "vault'.",
+                f"A table's newest backup point in the vault is older than max_backup_age_hours ({max_hours} h), or "
+                "a table [vault] tables selects has none and was created longer ago: the scheduled backup fails or "
+                "does not run. `make backup` backs up now; docs/recovery.md 'The backup vault'.",
                 C.BACKUP_AGE,
                 {"Kit": cfg.name_prefix},
             ),

@@ -30,8 +30,8 @@ Checks (each drift has a kind, the resource and a detail):
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
-  ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption and bucket policy
-  (`jobs.ops.audit_vault`);
+  ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each
+  selected table without a backup point past the budget, ``vault-table-without-backup-point`` (`jobs.ops.audit_vault`);
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
 On a failover topology (``[failover] promoted_bucket`` set: `topology.failover`) the same checks run on
@@ -263,7 +263,8 @@ def _check_rest(
             checked_policies.add(bucket.bucket_arn)
             check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
     check_scp(clients, cfg, outputs, report)
-    check_vault(clients, cfg, outputs, report)
+    created = {name: t.created_at for tables in listed for name, t in tables.items()}
+    check_vault(clients, cfg, outputs, report, created=created)
     check_bucket_settings(clients, scopes, outputs, report)
     for scope, source_tables in zip(scopes, listed, strict=True):
         check_promoted_tables(clients, scope, source_tables, report, concurrency)

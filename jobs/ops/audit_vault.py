@@ -10,12 +10,15 @@ configured, so a shortened or weakened lock is the drift that matters most:
 * ``vault-encryption-mismatch``: not SSE-KMS with the vault key of the outputs and an S3 Bucket Key;
 * ``bucket-policy-*``: the bucket policy is the reviewed ``vault-bucket-policy`` (`policies.vault.bucket_policy`),
   compared by statement as the replicas' are;
+* ``vault-table-without-backup-point``: a source table `[vault] tables` selects has no backup point and was created
+  longer than `max_backup_age_hours` ago (the backup age alarm's rule, `jobs.ops.monitor_vault`);
 * ``vault-missing``: the bucket does not exist; ``unverifiable``: a setting could not be read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -24,6 +27,7 @@ from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import call, describe_error, error_code
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
 from s3tables_kit.jobs.ops.drift import Unreadable, policy_drift
+from s3tables_kit.jobs.ops.monitor_vault import backup_ages, list_points, selected_tables
 from s3tables_kit.topology.config import KitConfig, Vault
 from s3tables_kit.topology.outputs import KitOutputs
 
@@ -79,8 +83,11 @@ def check_vault(
     outputs: KitOutputs,
     report: AuditReport,
     builder: VaultPolicyBuilder | None = None,
+    created: Mapping[str, datetime | None] | None = None,
+    now: datetime | None = None,
 ) -> None:
-    """Every setting of the vault bucket against `[vault]` and the vault's outputs (nothing without `[vault]`)."""
+    """Every setting of the vault bucket against `[vault]` and the vault's outputs (nothing without `[vault]`);
+    with `created` (each source table's creation time) the selected tables without a backup point past the budget."""
     vault = cfg.vault
     if vault is None:
         return
@@ -108,6 +115,40 @@ def check_vault(
     _check_encryption(s3, name, arn, out.kms_key_arn, report)
     report.count("bucket policies")
     report.drifts.extend(policy_drift(arn, _read_policy(s3, name), (builder or default_vault_policy_builder())(cfg)))
+    if created is not None:
+        check_backup_points(
+            s3, name, arn, vault, selected_tables(created, vault.tables), report, now or datetime.now(UTC)
+        )
+
+
+def check_backup_points(
+    s3: Any,
+    name: str,
+    arn: str,
+    vault: Vault,
+    selected: Mapping[str, datetime | None],
+    report: AuditReport,
+    now: datetime,
+) -> None:
+    """A finding for each of the `selected` tables ({namespace.name: created at}) without a backup point in the vault
+    bucket `name` and created longer than `max_backup_age_hours` before `now` (or at an unknown time)."""
+    if not selected:
+        return
+    try:
+        ages = backup_ages(list_points(s3, name), now, selected)
+    except ClientError as exc:
+        report.add("unverifiable", arn, f"backup points: {describe_error(exc)}")
+        return
+    budget = vault.max_backup_age_hours * 3600
+    for table, age in ages.unbacked.items():
+        if age is None or age > budget:
+            since = "" if age is None else f", created {age / 3600:.0f} h ago"
+            report.add(
+                "vault-table-without-backup-point",
+                arn,
+                f"{table} is selected by [vault] tables and has no backup point{since} (budget: "
+                f"max_backup_age_hours {vault.max_backup_age_hours})",
+            )
 
 
 def _check_versioning(s3: Any, name: str, arn: str, report: AuditReport) -> None:

@@ -39,8 +39,9 @@ for a lake that already holds tables (an adoption) it falls to 0 as the backfill
 once and then lags counts in `ReplicasBehind`, not here. `s3tables-kit status --backfill` shows the bytes and an ETA.
 
 Backup vault (`jobs.ops.monitor_vault`, with `[vault]`): `BackupAgeSeconds` (Kit: the stalest table; Kit, Table)
-and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points; a vault that cannot be
-listed stops the heartbeat.
+and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points, and with `[vault]
+tables` `TablesWithoutBackupPoint` (Kit): a selected source table without a point is as late as it is old; a vault
+that cannot be listed stops the heartbeat.
 
 `DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
@@ -63,7 +64,7 @@ from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import dump_json, parse_duration
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call
 from s3tables_kit.jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
-from s3tables_kit.jobs.ops.monitor_vault import backup_ages, list_points, vault_metric_data
+from s3tables_kit.jobs.ops.monitor_vault import backup_ages, list_points, selected_tables, vault_metric_data
 from s3tables_kit.jobs.ops.point import point_metric_data
 from s3tables_kit.jobs.ops.status import (
     COMPLETED,
@@ -91,6 +92,7 @@ from s3tables_kit.topology.contract import (  # the names infra/constructs/monit
     ENV_SOURCES,
     ENV_VAULT_BUCKET,
     ENV_VAULT_REGION,
+    ENV_VAULT_TABLES,
     ERRORS,
     FAILED_METRIC,
     HEARTBEAT,
@@ -124,23 +126,25 @@ class MonitorSettings:
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`Group`)
     vault_bucket: str | None = None  # with `[vault]`: the vault bucket whose backup points it lists
     vault_region: str | None = None
+    vault_tables: tuple[str, ...] = ()  # `[vault] tables`: the selected tables expected to have a backup point
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MonitorSettings:
-        def arns(key: str) -> tuple[str, ...]:
+        def listed(key: str) -> tuple[str, ...]:
             return tuple(a for a in env.get(key, "").split(",") if a)
 
         max_lag = env.get(ENV_MAX_LAG)
         return cls(
             kit=env[ENV_KIT],
-            source_bucket_arns=arns(ENV_SOURCES),
-            destination_bucket_arns=arns(ENV_DESTINATIONS),
+            source_bucket_arns=listed(ENV_SOURCES),
+            destination_bucket_arns=listed(ENV_DESTINATIONS),
             max_lag=timedelta(seconds=float(max_lag)) if max_lag else None,
             max_table_metrics=int(env.get(ENV_CAP, "50")),
             concurrency=int(env.get(ENV_CONCURRENCY, "16")),
             namespace=env.get(ENV_NAMESPACE) or METRIC_NAMESPACE,
             vault_bucket=env.get(ENV_VAULT_BUCKET) or None,
             vault_region=env.get(ENV_VAULT_REGION) or None,
+            vault_tables=listed(ENV_VAULT_TABLES),
         )
 
 
@@ -340,16 +344,23 @@ def run_monitor(
     )
     result.drift = drift
     if settings.vault_bucket is not None:
-        _vault_data(clients, settings, result, now=now or ts, ts=ts)
+        _vault_data(clients, settings, result, report.created, now=now or ts, ts=ts)
     if not dry_run:
         result.requests = publish(clients.client("cloudwatch", region), settings.namespace, result.data)
     return result
 
 
 def _vault_data(
-    clients: Clients, settings: MonitorSettings, result: MonitorResult, *, now: datetime, ts: datetime
+    clients: Clients,
+    settings: MonitorSettings,
+    result: MonitorResult,
+    created: Mapping[str, datetime | None],
+    *,
+    now: datetime,
+    ts: datetime,
 ) -> None:
-    """The vault's backup ages into `result`; a vault that cannot be listed is a failed run (no heartbeat)."""
+    """The vault's backup ages into `result` (`created`: each source table's creation time, for the selected ones
+    without a point); a vault that cannot be listed is a failed run (no heartbeat)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     assert settings.vault_bucket is not None
@@ -361,7 +372,10 @@ def _vault_data(
         result.data = [d for d in result.data if d["MetricName"] != HEARTBEAT]
         return
     result.vault = f"{len(points)} backup points"
-    ages = backup_ages(points, now)
+    selected = selected_tables(created, settings.vault_tables) if settings.vault_tables else None
+    ages = backup_ages(points, now, selected)
+    if ages.unbacked:
+        result.vault += f"; selected tables without a backup point: {', '.join(sorted(ages.unbacked))}"
     result.data += vault_metric_data(ages, kit=settings.kit, max_table_metrics=settings.max_table_metrics, ts=ts)
 
 
@@ -393,7 +407,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--max-table-metrics", type=int, default=50)
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--dry-run", action="store_true", help="compute the metrics, publish nothing")
-    p.add_argument("--config", help="the kit configuration: also compare each replica bucket policy (drift)")
+    p.add_argument(
+        "--config",
+        help="the kit configuration: also compare each replica bucket policy (drift) and expect a backup point of "
+        "each table [vault] tables selects",
+    )
     args = p.parse_args(argv)
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -402,10 +420,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputsError as err:
         return refuse(err)
     declared = declared_for(outputs, args.config)
+    selection = _vault_selection(args.config)
     clients = Clients(endpoint_url=resolve_endpoint(args.endpoint_url))
     results: dict[str, Any] = {}
     for src in outputs.sources:  # one monitor per source, as deployed (an estate's source stacks each have one)
         settings = settings_for(outputs, src, max_lag=args.max_lag, cap=args.max_table_metrics, conc=args.concurrency)
+        settings = replace(settings, vault_tables=selection)
         result = run_monitor(
             clients, settings, region=src.region, dry_run=args.dry_run, declared=declared[src.table_bucket_arn]
         )
@@ -414,6 +434,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = {name: {k: v for k, v in r.items() if k != "kit"} for name, r in results.items()}
     dump_json(next(iter(results.values())) if len(results) == 1 else {"sources": results})
     return 0
+
+
+def _vault_selection(config: str | None) -> tuple[str, ...]:
+    """`[vault] tables` of the configuration (the outputs do not carry the selection; none without `--config`)."""
+    if config is None:
+        return ()
+    from s3tables_kit.topology.config import load_config
+
+    vault = load_config(config).vault
+    return tuple(vault.tables) if vault is not None else ()
 
 
 def settings_for(

@@ -115,6 +115,7 @@ class StatusReport:
     second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
     tables_by_source: dict[str, int] = field(default_factory=dict)  # source bucket ARN -> its tables, in order
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`jobs.ops.point`)
+    created: dict[str, datetime | None] = field(default_factory=dict)  # namespace.name -> ListTables' createdAt
 
     @property
     def points(self) -> list[ReplicationPoint]:
@@ -407,6 +408,7 @@ def collect_status(
         max_lag_seconds=max_lag.total_seconds() if max_lag else None,
         tables=len(tables),
         tables_by_source=by_source,
+        created={t.qualified: t.created_at for t in tables},
     )
     # The second pass: a burst of throttling (or a server error) can outlast every retry of some calls; read those
     # tables again once the burst had `second_pass_pause` seconds to pass, before reporting them as unknown. While a

@@ -313,12 +313,13 @@ def accounts(topo: FailoverTopology) -> list[str]:
 
 def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """As before the failover, with the failover replication role and the pipeline of both sources: the failed
-    source's deploy and monitor roles, the promoted bucket's monitor role (its deploy role is a replica's)."""
+    source's deploy and monitor roles, the promoted bucket's monitor role (its deploy role is a replica's); the
+    vault's roles (the vault outlives a failover)."""
     return P.privileged_roles(
         cfg.protection.break_glass_principals,
         (topo.promoted, *topo.protected),
         [topo.failed_replication_role_arn, topo.replication_role_arn],
-        pipeline_roles=[*source_deploy_roles(cfg), *pipeline_of(cfg, topo).publishers],
+        pipeline_roles=[*source_deploy_roles(cfg), *pipeline_of(cfg, topo).publishers, *vault.privileged_roles(cfg)],
     )
 
 

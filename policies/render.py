@@ -512,6 +512,7 @@ def _other_risk(sid: str) -> str:
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in A.PIPELINE_RULES},
         **{r.sid: r.risk for r in vault.VAULT_RULES},
+        **vault.BACKUP_ROLE_GUARD_RISKS,
         "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
             r.risk for r in A.PIPELINE_RULES if r.target != "keys"
         ),

@@ -131,8 +131,16 @@ def bucket_arn(cfg: KitConfig) -> str:
 
 
 def privileged_roles(cfg: KitConfig) -> list[str]:
-    """The backup role's ARN carries the vault's write exemption: its trust is guarded like the replication role's."""
-    return [backup_role_arn(cfg)] if cfg.vault is not None else []
+    """The backup role's ARN carries the vault's write exemption and the backup schedule's role may pass it: their
+    trust is guarded like the replication role's."""
+    if cfg.vault is None:
+        return []
+    return [backup_role_arn(cfg), *([_scheduler_role_arn(cfg)] if cfg.vault.tables else [])]
+
+
+def _scheduler_role_arn(cfg: KitConfig) -> str:
+    rep = cfg.recovery_replica
+    return f"arn:{rep.partition}:iam::{rep.account_id}:role/{backup_scheduler_role_name(cfg)}"
 
 
 def _vault(cfg: KitConfig) -> Vault:
@@ -239,11 +247,45 @@ def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
     if cfg.vault is None:
         return []
     out: list[S.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
+    out += backup_role_guards(cfg)
     if cfg.vault.creates_key and not any(r.encryption.creates_key for r in cfg.replicas):
         bg = cfg.protection.break_glass_principals
         out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, bg))
         out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, bg))
     return out
+
+
+BACKUP_ROLE_EDITS = (
+    "iam:AttachRolePolicy",
+    "iam:DeleteRolePermissionsBoundary",
+    "iam:DeleteRolePolicy",
+    "iam:DetachRolePolicy",
+    "iam:PutRolePermissionsBoundary",
+    "iam:PutRolePolicy",
+)
+
+
+BACKUP_ROLE_GUARD_RISKS = {
+    "DenyBackupRoleEdit": "the backup role is the only writer of the vault: a policy attached to it, or its deny of "
+    "replica writes removed, changes what every scheduled backup may do. Break-glass only.",
+    "DenyPassBackupRole": "its trust admits any job run of the kit's EMR Serverless application, so whoever passes "
+    "it runs code as the vault's writer (a forged backup point restores the attacker's data): the backup schedule's "
+    "role and break-glass only.",
+}
+
+
+def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
+    """Whoever acts as the backup role writes the vault (a forged backup point restores the attacker's data). Its
+    trust and deletion are `DenyPrivilegedRoleTampering`'s; its identity policies are break-glass's to change; and
+    since its trust admits any job run of the kit's application, passing it is a takeover: only the backup schedule's
+    role (with `tables`) and break-glass pass it."""
+    bg = list(cfg.protection.break_glass_principals)
+    role = backup_role_arn(cfg)
+    passers = [*bg, *([_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
+    return [
+        S.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
+        S.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
+    ]
 
 
 # ---------------------------------------------------------------- the vault key ----

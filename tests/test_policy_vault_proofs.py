@@ -15,7 +15,7 @@ One simulator batch for every case of every variant.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pytest
@@ -142,27 +142,40 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
 def request(cid: str, case: tuple[str, str, str, str, Ctx, str], variant: str, docs: dict[str, Any]) -> SimRequest:
     who, action, resource, _want, context, policy = case
     arn, identity = PRINCIPALS[who]
-    ctx: dict[str, str | list[str]] = principal_context(arn)
-    ctx.update(dict(context))
-    ctx.update(_aliases(action, ACCOUNT))
+    ctx: dict[str, Any] = {**dict(context), **_aliases(action, ACCOUNT)}
+    return vault_request(f"{variant}|{cid}", variant, arn, identity, action, resource, ctx, (policy,) if policy else ())
+
+
+def vault_request(
+    rid: str,
+    variant: str,
+    arn: str,
+    identity: Iterable[str],
+    action: str,
+    resource: str,
+    context: Mapping[str, Any],
+    resource_policies: Iterable[str],
+) -> SimRequest:
+    """A request of `arn` in the vault's account under the seed's SCPs, the kit's documents named `<variant>|<name>`
+    (the world's, `world:...`, as they are)."""
 
     def ns(name: str) -> str:
         return name if name.startswith("world:") else f"{variant}|{name}"
 
     return SimRequest(
-        id=f"{variant}|{cid}",
+        id=rid,
         principal=arn,
         action=action,
         resource=resource,
         resource_account=ACCOUNT,
-        context=ctx,
+        context={**principal_context(arn), **context},
         identity_policies=tuple(ns(n) for n in identity),
         scps=(
             ScpLevel("r-root", (FULL_AWS_ACCESS,)),
             ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(ns(n) for n in SCPS))),
             ScpLevel(ACCOUNT, (FULL_AWS_ACCESS,)),
         ),
-        resource_policies=(ns(policy),) if policy else (),
+        resource_policies=tuple(ns(n) for n in resource_policies),
     )
 
 

@@ -1,0 +1,339 @@
+"""Attacks in sequence on the backup vault, with the IAM simulator (the vault's part of the attack closure of
+tests/test_policy_attacks.py, whose world holds the replicas only).
+
+The world: the seed with its vault beside the recovery replica and `[vault] tables` scheduled; the guards SCP on
+the account's OU. The actors are every non-break-glass principal that can act in the vault's account: an
+administrator (AdministratorAccess, the worst case), the vault's deploy role (AdministratorAccess), and the kit's
+roles with their own documents (recovery, replication monitor, backup schedule, backup). What they aim at:
+
+* the vault bucket's settings (bucket policy, Object Lock configuration, lifecycle, encryption, versioning, the
+  bucket itself), a locked version's deletion or a shorter retention, any write (the backup role's alone);
+* the vault key's policy, its disabling and deletion;
+* the backup role itself: whoever acts as it writes the vault (a forged backup point, a restore of the attacker's
+  data). Its trust, its identity policies, and passing it to EMR Serverless (its trust admits job runs of the kit's
+  application, so a job run started with it is code running as it) are break-glass's, passing it the schedule's too.
+
+Each actor tries, in rounds until nothing changes, every escalation it may: replace the vault bucket policy or the
+key policy with one granting itself everything, untag the key (out of the SCP's tag-matched key guard), replace the
+backup role's identity policy, take over the backup role, the backup schedule role or break-glass (rewrite its
+trust or delete and re-create it, then assume it; for the backup role also: pass it to a job run). Each success is
+applied and the next round starts from there, so every order of those steps is covered. Then every protected action
+is evaluated for every identity the actor holds. The SCPs themselves live in the management account, out of reach.
+Object Lock's own refusal (a locked version, even break-glass's request) is the stand-in's proof
+(tests/test_vault_standin.py); here break-glass may ask. Mutations: the backup role's guards removed one at a time,
+the closure finds its takeover. All actors of all variants are evaluated in one simulator batch per round.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.simulate import SimRequest, SimResult, errors_of, evaluate
+from s3tables_kit.topology.config import parse_config
+from tests.test_policy_vault_proofs import (
+    ACCOUNT,
+    ADMIN_ACCESS,
+    BUCKET,
+    KEY,
+    OBJECT,
+    SCPS,
+    SETTINGS,
+    TLS,
+    WORLD,
+    drop,
+    vault_request,
+)
+from tests.test_vault_config import VAULT, with_vault
+
+pytestmark = pytest.mark.node
+
+
+def role(name: str) -> str:
+    return f"arn:aws:iam::{ACCOUNT}:role/{name}"
+
+
+BACKUP = role("seed-s3tables-backup")
+SCHEDULE = role("seed-vault-backup-schedule")
+BREAK_GLASS = role("s3tables-break-glass")
+APPLICATION = f"arn:aws:emr-serverless:us-west-2:{ACCOUNT}:/applications/00fkitapp"
+EMR = "emr-serverless.amazonaws.com"
+BUCKET_POLICY, KEY_POLICY, BACKUP_POLICY = "vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions"
+# {actor: (ARN, identity policies)}; break-glass is a target only.
+PRINCIPALS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "admin": (role("Administrator"), (ADMIN_ACCESS,)),
+    "deploy": (role("vault-deploy"), (ADMIN_ACCESS,)),
+    "recovery": (role("seed-s3tables-recovery"), ("recovery-role-permissions",)),
+    "monitor": (role("seed-replication-monitor"), ("monitor-role-permissions",)),
+    "schedule": (SCHEDULE, ("backup-schedule-role-permissions",)),
+    "backup": (BACKUP, (BACKUP_POLICY,)),
+    "breakglass": (BREAK_GLASS, (ADMIN_ACCESS,)),
+}
+ACTORS = tuple(k for k in PRINCIPALS if k != "breakglass")
+TAKEN_OVER = ("backup", "schedule", "breakglass")  # roles an attacker would become
+# What each actor holds from the start: the schedule's role starts job runs as the backup role by design.
+INITIAL = {a: {a, "backup"} if a == "schedule" else {a} for a in ACTORS}
+ROLE_EDITS = (
+    "iam:PutRolePolicy",
+    "iam:AttachRolePolicy",
+    "iam:DeleteRolePolicy",
+    "iam:DetachRolePolicy",
+    "iam:PutRolePermissionsBoundary",
+    "iam:DeleteRolePermissionsBoundary",
+)
+OBJECT_ACTIONS = (
+    "s3:DeleteObjectVersion",
+    "s3:DeleteObject",
+    "s3:BypassGovernanceRetention",
+    "s3:PutObjectLegalHold",
+    "s3:PutObjectRetention",
+    "s3:PutObject",
+)
+KEY_ACTIONS = ("kms:PutKeyPolicy", "kms:DisableKey", "kms:ScheduleKeyDeletion")
+
+
+@dataclass(frozen=True)
+class Try:
+    """One request of the world: (action, resource, its kind, extra context)."""
+
+    action: str
+    resource: str
+    kind: str  # vault | key | iam | assume | app
+    context: tuple[tuple[str, Any], ...] = ()
+
+
+PASS_BACKUP = Try("iam:PassRole", BACKUP, "iam", (("iam:PassedToService", EMR),))
+START_JOB_RUN = Try("emr-serverless:StartJobRun", APPLICATION, "app", (("aws:ResourceTag/kit", "seed"),))
+
+
+def protected(holder: str) -> list[Try]:
+    """What `holder` must never get through (its own legitimate actions left out: the backup role writes, the
+    schedule passes the backup role)."""
+    out = [Try(a, BUCKET, "vault") for a in SETTINGS]
+    out += [
+        Try(a, OBJECT, "vault", (("s3:object-lock-mode", "COMPLIANCE"),) if a == "s3:PutObjectRetention" else ())
+        for a in OBJECT_ACTIONS
+        if not (holder == "backup" and a in ("s3:PutObject", "s3:PutObjectRetention"))
+    ]
+    out += [Try(a, KEY, "key") for a in KEY_ACTIONS]
+    out += [Try(a, BACKUP, "iam") for a in ("iam:UpdateAssumeRolePolicy", "iam:DeleteRole", *ROLE_EDITS)]
+    if holder != "schedule":
+        out.append(PASS_BACKUP)
+    return out
+
+
+@dataclass
+class State:
+    docs: dict[str, Any]
+    held: set[str]
+    untagged: bool = False
+    steps: list[str] = field(default_factory=list)
+
+
+def request(rid: str, label: str, state: State, holder: str, t: Try) -> SimRequest:
+    arn, identity = PRINCIPALS[holder]
+    ctx: dict[str, Any] = {**dict(TLS), **dict(t.context)}
+    resource_policies: tuple[str, ...] = ()
+    if t.kind == "vault":
+        resource_policies = (BUCKET_POLICY,)
+    elif t.kind == "key":
+        resource_policies = (KEY_POLICY,)
+        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
+        if not state.untagged:
+            ctx["aws:ResourceTag/s3tables-kit-replica-key"] = "seed"
+    elif t.kind == "assume":
+        resource_policies = (f"trust-for-{holder}",)
+    return vault_request(rid, label, arn, identity, t.action, t.resource, ctx, resource_policies)
+
+
+def _allow_all(arns: Iterable[str], actions: str, resources: list[str], principal: bool = True) -> dict[str, Any]:
+    s: dict[str, Any] = {"Sid": "AttackerAllowsItself", "Effect": "Allow", "Action": actions, "Resource": resources}
+    if principal:
+        s["Principal"] = {"AWS": sorted(arns)}
+    return {"Version": "2012-10-17", "Statement": [s]}
+
+
+# (escalation, its requests: all allowed for it to succeed)
+ESCALATIONS: dict[str, tuple[Try, ...]] = {
+    "replace the vault bucket policy": (Try("s3:PutBucketPolicy", BUCKET, "vault"),),
+    "replace the vault key policy": (Try("kms:PutKeyPolicy", KEY, "key"),),
+    "untag the vault key": (Try("kms:UntagResource", KEY, "key", (("aws:TagKeys", ["s3tables-kit-replica-key"]),)),),
+    "replace the backup role's identity policy": (Try("iam:PutRolePolicy", BACKUP, "iam"),),
+    **{
+        f"take over {target} by {how}": (
+            Try(action, PRINCIPALS[target][0], "iam"),
+            Try("sts:AssumeRole", PRINCIPALS[target][0], "assume"),
+        )
+        for target in TAKEN_OVER
+        for how, action in (("rewriting its trust", "iam:UpdateAssumeRolePolicy"), ("re-creating it", "iam:DeleteRole"))
+    },
+    "take over backup by a job run": (PASS_BACKUP, START_JOB_RUN),
+}
+
+
+def _apply(state: State, escalation: str) -> bool:
+    """The world after `escalation` succeeded; False when it changes nothing."""
+    arns = [PRINCIPALS[k][0] for k in state.held]
+    if escalation.startswith("take over "):
+        target = escalation.split()[2]
+        if target in state.held:
+            return False
+        state.held.add(target)
+    elif escalation == "untag the vault key":
+        if state.untagged:
+            return False
+        state.untagged = True
+    else:
+        name, doc = {
+            "replace the vault bucket policy": (BUCKET_POLICY, _allow_all(arns, "s3:*", [BUCKET, f"{BUCKET}/*"])),
+            "replace the vault key policy": (KEY_POLICY, _allow_all(arns, "kms:*", ["*"])),
+            "replace the backup role's identity policy": (BACKUP_POLICY, _allow_all(arns, "*", ["*"], False)),
+        }[escalation]
+        if state.docs[name] == doc:
+            return False
+        state.docs[name] = doc
+    state.steps.append(escalation)
+    return True
+
+
+def _trust(arn: str) -> dict[str, Any]:
+    """A trust policy the attacker wrote for itself."""
+    s = {"Sid": "AttackerTrust", "Effect": "Allow", "Principal": {"AWS": arn}, "Action": "sts:AssumeRole"}
+    return {"Version": "2012-10-17", "Statement": [s]}
+
+
+def run(policies: dict[str, Any], reqs: list[SimRequest]) -> dict[str, SimResult]:
+    results = evaluate(policies, reqs, processes=min(2, os.cpu_count() or 1))
+    errors = errors_of(results)
+    assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:10])
+    return results
+
+
+def close(
+    variants: dict[str, tuple[dict[str, Any], tuple[str, ...]]], max_rounds: int = 6
+) -> dict[tuple[str, str], State]:
+    """The attack of each actor named for each variant of the documents, in lockstep: one simulator batch a round."""
+    states = {(v, a): State(copy.deepcopy(docs), set(INITIAL[a])) for v, (docs, who) in variants.items() for a in who}
+    moving = set(states)
+    for rnd in range(max_rounds):
+        policies: dict[str, Any] = dict(WORLD)
+        reqs: list[SimRequest] = []
+        tried: list[tuple[tuple[str, str], str, list[str]]] = []
+        for key in sorted(moving):
+            state, label = states[key], f"{key[0]}/{key[1]}/r{rnd}"
+            policies |= {f"{label}|{n}": d for n, d in state.docs.items()}
+            for holder in sorted(state.held):
+                policies[f"{label}|trust-for-{holder}"] = _trust(PRINCIPALS[holder][0])
+                for name, steps in ESCALATIONS.items():
+                    ids = [f"{label}|{holder}|{name}|{i}" for i in range(len(steps))]
+                    reqs += [request(rid, label, state, holder, t) for rid, t in zip(ids, steps, strict=True)]
+                    tried.append((key, name, ids))
+        results = run(policies, reqs)
+        changed = set()
+        for key, name, ids in tried:
+            if all(results[i].allowed for i in ids) and _apply(states[key], name):
+                changed.add(key)
+        moving = changed
+        if not moving:
+            return states
+    raise AssertionError(f"the attacks did not settle in {max_rounds} rounds")
+
+
+def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
+    """{(variant, actor, identity held, action): the actor's steps} of every protected action allowed at the end."""
+    policies: dict[str, Any] = dict(WORLD)
+    reqs: list[SimRequest] = []
+    meta: dict[str, tuple[str, str, str, str]] = {}
+    for (variant, actor), state in states.items():
+        label = f"{variant}/{actor}/end"
+        policies |= {f"{label}|{n}": d for n, d in state.docs.items()}
+        for holder in sorted(state.held):
+            for t in protected(holder):
+                rid = f"{label}|{holder}|{t.action}|{t.resource}"
+                reqs.append(request(rid, label, state, holder, t))
+                meta[rid] = (variant, actor, holder, t.action)
+    results = run(policies, reqs)
+    return {meta[rid]: states[meta[rid][:2]].steps for rid, r in results.items() if r.allowed}
+
+
+def documents(doc: dict[str, Any]) -> dict[str, Any]:
+    ds = build(parse_config(doc))
+    names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
+    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, *sorted(names), *SCPS)}
+
+
+def _without(sid: str, arn: str) -> Any:
+    """`arn` removed from the resources of statement `sid` in the guards SCP."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        (s,) = [s for s in docs["scp-protect-replica-guards"]["Statement"] if s["Sid"] == sid]
+        assert arn in s["Resource"]
+        s["Resource"] = [r for r in s["Resource"] if r != arn]
+
+    return mutate
+
+
+# {mutation: (how, the steps the closure must then find for the administrator)}
+MUTATIONS: dict[str, tuple[Any, list[str]]] = {
+    "passing the backup role unguarded": (drop("DenyPassBackupRole"), ["take over backup by a job run"]),
+    "the backup role's trust unguarded": (
+        _without("DenyPrivilegedRoleTampering", BACKUP),
+        ["take over backup by rewriting its trust"],
+    ),
+    "the schedule role's trust unguarded": (  # the schedule may pass the backup role: its trust is guarded too
+        _without("DenyPrivilegedRoleTampering", SCHEDULE),
+        ["take over schedule by rewriting its trust", "take over backup by a job run"],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def attacked() -> dict[tuple[str, str], State]:
+    base = documents(with_vault(VAULT | {"tables": ["analytics.orders"], "deploy_role_arn": PRINCIPALS["deploy"][0]}))
+    variants = {"baseline": (base, ACTORS)}
+    for name, (mutate, _) in MUTATIONS.items():
+        docs = copy.deepcopy(base)
+        mutate(docs)
+        variants[name] = (docs, ("admin",))  # the administrator finds every takeover: one actor keeps it cheap
+    return close(variants)
+
+
+def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
+    attacked: dict[tuple[str, str], State],
+) -> None:
+    base = {actor: s for (variant, actor), s in attacked.items() if variant == "baseline"}
+    assert {a: s.steps for a, s in base.items() if s.steps} == {}  # no escalation succeeds, the first included
+    assert {a: s.held for a, s in base.items()} == INITIAL  # no role taken over, the backup role included
+    allowed = {k: steps for k, steps in through({("baseline", a): s for a, s in base.items()}).items()}
+    assert not allowed, f"protected actions allowed after the attackers' steps: {allowed}"
+
+
+def test_the_legitimate_paths_stay_open() -> None:
+    """The guards do not simply deny everyone: break-glass edits and passes the backup role, the schedule passes it
+    and starts the job run, the backup role writes."""
+    docs = documents(with_vault(VAULT | {"tables": ["analytics.orders"]}))
+    state = State(docs, set())
+    cases = {
+        ("breakglass", PASS_BACKUP),
+        ("breakglass", Try("iam:PutRolePolicy", BACKUP, "iam")),
+        ("breakglass", Try("iam:UpdateAssumeRolePolicy", BACKUP, "iam")),
+        ("schedule", PASS_BACKUP),
+        ("schedule", START_JOB_RUN),
+        ("backup", Try("s3:PutObject", OBJECT, "vault")),
+    }
+    reqs = [request(f"ok|{who}|{t.action}", "ok", state, who, t) for who, t in cases]
+    results = run(dict(WORLD) | {f"ok|{n}": d for n, d in docs.items()}, reqs)
+    assert {rid: r.decision for rid, r in results.items() if not r.allowed} == {}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_guard_on_the_backup_role_is_needed(attacked: dict[tuple[str, str], State], mutation: str) -> None:
+    admin = attacked[(mutation, "admin")]
+    assert "backup" in admin.held, f"{mutation}: the administrator did not take over the backup role: {admin.steps}"
+    assert admin.steps[: len(MUTATIONS[mutation][1])] == MUTATIONS[mutation][1]

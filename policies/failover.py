@@ -291,8 +291,7 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
     """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` view)."""
-    p = topo.promoted
-    return f"arn:{p.partition}:iam::{p.account_id}:role/{topo.name_prefix}-replication-monitor"
+    return topo.promoted.role_arn(f"{topo.name_prefix}-replication-monitor")
 
 
 def key_sites(cfg: KitConfig, topo: FailoverTopology) -> list[KeySite]:

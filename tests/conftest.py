@@ -1,4 +1,6 @@
+import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -50,6 +52,44 @@ TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # ====================================================================================================
 # END metadata cache
+# ====================================================================================================
+
+# ====================================================================================================
+# BEGIN environment guard: a setting the stand-in needs, set in-process, must not outlive the test (or module) that
+# set it: later tests on the same worker would meet it in place of botocore's and pyarrow's defaults
+# ====================================================================================================
+GUARDED_ENV = ("AWS_REQUEST_CHECKSUM_CALCULATION",)
+
+
+@contextmanager
+def env_left_alone(what: str) -> Iterator[None]:
+    """Fails when `what` leaves a `GUARDED_ENV` variable changed, after putting the variable back."""
+    before = {k: os.environ.get(k) for k in GUARDED_ENV}
+    yield
+    left = {k: os.environ.get(k) for k in GUARDED_ENV if os.environ.get(k) != before[k]}
+    for k in left:
+        if before[k] is None:
+            del os.environ[k]
+        else:
+            os.environ[k] = str(before[k])
+    if left:
+        pytest.fail(f"{what} left {left} in os.environ: set it with monkeypatch (undone after the test)")
+
+
+@pytest.fixture(autouse=True)
+def _env_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    with env_left_alone(request.node.nodeid):
+        yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _env_guard_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    with env_left_alone(f"a fixture of {request.node.nodeid}"):
+        yield
+
+
+# ====================================================================================================
+# END environment guard
 # ====================================================================================================
 
 # ====================================================================================================

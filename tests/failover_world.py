@@ -9,9 +9,10 @@ is simulated (`/_kit_test/replicate`) and the source moves on by one more commit
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from typing import Any
+
+import pytest
 
 from s3tables_kit.jobs.failover.iceberg import S3TablesCommitter, io_props
 from s3tables_kit.jobs.kernel.clients import Clients
@@ -23,8 +24,11 @@ from tests.ops_fixtures import ACCOUNT, BREAK_GLASS, SRC_BUCKET, OpsEnv, World, 
 CHECKSUM_ENV = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED"}
 
 
-def emulator_env() -> None:
-    os.environ.update(CHECKSUM_ENV)
+def emulator_env(mp: pytest.MonkeyPatch) -> None:
+    """The checksum setting for this test only: the monkeypatch undoes it, so later tests on the worker meet botocore's
+    and pyarrow's defaults."""
+    for k, v in CHECKSUM_ENV.items():
+        mp.setenv(k, v)
 
 
 def schema_and_spec() -> tuple[Any, Any]:
@@ -76,10 +80,10 @@ class FailoverWorld:
         return sid
 
 
-def build(env: OpsEnv, tables: tuple[str, ...] = ("orders", "customers")) -> FailoverWorld:
+def build(env: OpsEnv, mp: pytest.MonkeyPatch, tables: tuple[str, ...] = ("orders", "customers")) -> FailoverWorld:
     """Two commits per source table (eu: 3 rows, then us: 2 rows), replicated; then orders gets a third commit
     (eu: 1 row) that the replica lacks."""
-    emulator_env()
+    emulator_env(mp)
     w = deploy(env, tables=tables, replicate=False)
     fw = FailoverWorld(w)
     schema, spec = schema_and_spec()

@@ -85,8 +85,8 @@ def test_a_stale_point_breaches_the_backup_budget_and_an_unreadable_vault_stops_
     s3 = world.clients.s3(SRC_REGION)
     bucket = create_vault_bucket(s3, days=1)
     prefix = table_prefix("analytics", "orders", "0f3c")
-    # A locked bucket takes only uploads with a checksum (as the backup's store sends them), whatever the environment
-    # says about botocore's default checksums (WHEN_REQUIRED where other tests' writers set it).
+    # A locked bucket takes only uploads with a checksum (as the backup's store sends them), whatever botocore's
+    # default checksum setting is.
     s3.put_object(Bucket=bucket, Key=f"{prefix}files/data/a.parquet", Body=b"x", ChecksumAlgorithm="CRC32")  # no point
     s3.put_object(Bucket=bucket, Key=point_key(prefix, 42), Body=b"{}", ChecksumAlgorithm="CRC32")
     assert [(p.table, p.snapshot_id) for p in list_points(s3, bucket)] == [("analytics.orders", 42)]

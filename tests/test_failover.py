@@ -161,8 +161,8 @@ def expected_json(fw: FailoverWorld, table_arn: str | None = None) -> str:
 
 
 @pytest.fixture
-def fw(ops_env: OpsEnv) -> FailoverWorld:
-    return build(ops_env)
+def fw(ops_env: OpsEnv, monkeypatch: pytest.MonkeyPatch) -> FailoverWorld:
+    return build(ops_env, monkeypatch)
 
 
 def _req(**kw: Any) -> aws.Request:
@@ -323,12 +323,14 @@ def test_failback_plan_after_a_failover(fw: FailoverWorld, tmp_path: Path) -> No
 MANY = ("orders", "customers", "events", "items", "users", "stores")
 
 
-def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(ops_env: OpsEnv, tmp_path: Path) -> None:
+def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(
+    ops_env: OpsEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Six tables, four at a time: one table's table policy cannot be put, another's verification commit fails; each
     outcome stays with its own table, the others are promoted and verified with their own counts, and a second run
     finishes the two failed ones while converging (no write) on the others. (The faults hit the first matching call
     only; the clients make one attempt, so each failure is exactly one call.)"""
-    fw = build(ops_env, tables=MANY)
+    fw = build(ops_env, monkeypatch, tables=MANY)
     fw.env.control.inject_faults("PutTablePolicy", 1, code="InternalServerErrorException", status=500, match="users")
     fw.env.control.inject_faults(
         "UpdateTableMetadataLocation", 1, code="InternalServerErrorException", status=500, match="stores"

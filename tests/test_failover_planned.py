@@ -75,8 +75,8 @@ def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() 
 
 
 @pytest.fixture
-def fw(ops_env: OpsEnv) -> FailoverWorld:
-    world = build(ops_env)
+def fw(ops_env: OpsEnv, monkeypatch: pytest.MonkeyPatch) -> FailoverWorld:
+    world = build(ops_env, monkeypatch)
     world.world.src().put_table_bucket_policy(tableBucketARN=world.world.source_arn, resourcePolicy=ORIGINAL)
     ops_env.control.enforce_policies([world.world.source_arn])
     return world

@@ -25,13 +25,15 @@ from s3tables_kit.infra.live.probes import CONFIRMED, CONTRADICTED
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.run import SETTINGS, execute
 from s3tables_kit.infra.live.world import ALLOW_ALL, LiveTarget
+from tests.failover_world import emulator_env
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
 PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27"}
 
 
 @pytest.fixture
-def live(ops_env: OpsEnv) -> Iterator[tuple[LiveTarget, OpsEnv]]:  # noqa: F811
+def live(ops_env: OpsEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LiveTarget, OpsEnv]]:  # noqa: F811
+    emulator_env(monkeypatch)  # the in-process writer's Iceberg data files (`run`)
     target = LiveTarget(endpoint=ops_env.endpoint)
     prepare_standin(target, ops_env.control, load_settings(SETTINGS))
     yield target, ops_env
@@ -46,9 +48,6 @@ def run(target: LiveTarget, env: OpsEnv, plan: RunPlan, **kw: Any) -> Report:
     """The run, with the writer `make live-verify` runs as a subprocess called in-process (one Python start less per
     commit); `test_the_command_crashes_after_apply_and_cleans_up` runs the command itself."""
     from s3tables_kit.jobs.failover.writer import commit_to_every_table
-    from tests.failover_world import emulator_env
-
-    emulator_env()
 
     def write(bucket_arn: str) -> tuple[bool, str]:
         s3tables = target.client("s3tables", plan.settings.source_region, plan.settings.account_id)

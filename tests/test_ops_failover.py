@@ -95,8 +95,10 @@ def failover_outputs_doc(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopolo
 
 
 @pytest.fixture
-def promoted(ops_env: OpsEnv, tmp_path: Path) -> tuple[FailoverWorld, KitConfig, FailoverTopology, KitOutputs]:
-    fw = build(ops_env)
+def promoted(
+    ops_env: OpsEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[FailoverWorld, KitConfig, FailoverTopology, KitOutputs]:
+    fw = build(ops_env, monkeypatch)
     normal = hd.harden(fw.clients(), fw.world.outputs, show_progress=False)  # the replicas as protected before
     assert normal.exit_code == 0 and normal.count("hardened") == len(TABLES)
     cfg = failover_config(fw)  # the writers were configured before the incident: the tool's documents name them

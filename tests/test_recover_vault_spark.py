@@ -36,6 +36,7 @@ from s3tables_kit.jobs.vault.layout import BackupPoint
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
 from s3tables_kit.jobs.vault.store import VaultTarget
 from tests.recover_world import Warehouses, table_metadata
+from tests.spark_fixtures import stand_in_credentials
 
 pytestmark = pytest.mark.spark
 
@@ -43,7 +44,6 @@ SRC, TGT = "vr_source", "vr_target"
 T = Ident("sales", "orders")
 REGION = "us-east-1"
 CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
-JVM_CREDS = {"aws.accessKeyId": "testing", "aws.secretAccessKey": "testing"}  # the session JVM's S3FileIO
 
 
 @dataclass
@@ -69,24 +69,11 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
     w.s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name=REGION, aws_access_key_id="testing",
                         aws_secret_access_key="testing", config=Config(s3={"addressing_style": "path"}))  # fmt: skip
     w.bucket = create_vault_bucket(w.s3, days=1)
-    # the session's JVM and its executors' Python workers started without credentials: the stand-in's, for this module
-    env, jvm = spark.sparkContext.environment, spark._jvm.java.lang.System
-    saved = {k: env.get(k) for k in CREDS}
-    env.update(CREDS)
-    for k, v in JVM_CREDS.items():
-        jvm.setProperty(k, v)
-    with pytest.MonkeyPatch.context() as mp:
+    with stand_in_credentials(spark, CREDS), pytest.MonkeyPatch.context() as mp:
         for k, v in CREDS.items():
             mp.setenv(k, v)
         _build(spark, w)
         yield w
-    for k in JVM_CREDS:
-        jvm.clearProperty(k)
-    for k, old in saved.items():
-        if old is None:
-            env.pop(k, None)
-        else:
-            env[k] = old
 
 
 def _build(spark: Any, w: World) -> None:

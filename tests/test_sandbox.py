@@ -19,7 +19,6 @@ import re
 import shlex
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import pytest
 
 from harness.sandbox import Sandbox, instructions, start
+from tests.spark_fixtures import stand_in_credentials
 
 ROOT = Path(__file__).resolve().parents[1]
 PRACTISE = "## Practise this locally"
@@ -237,29 +237,15 @@ def test_practise_assurance(sandbox: tuple[Sandbox, Path]) -> None:
     assert [(cmd, got) for cmd, want, got in results if want != got] == []
 
 
-@contextmanager
-def stand_in_credentials(spark: Any, sb: Sandbox) -> Iterator[None]:
-    """The session's JVM and its Python workers started without AWS credentials: the sandbox's fake ones, meanwhile."""
-    jvm = spark._jvm.java.lang.System
-    props = {"aws.accessKeyId": "testing", "aws.secretAccessKey": "testing"}
-    environment = spark.sparkContext.environment
-    added = {k: v for k, v in sb.env().items() if k != "AWS_ENDPOINT_URL" and k not in environment}
-    for k, v in props.items():
-        jvm.setProperty(k, v)
-    environment.update(added)
-    try:
-        yield
-    finally:
-        for k in props:
-            jvm.clearProperty(k)
-        for k in added:
-            environment.pop(k, None)
+def sandbox_credentials(sb: Sandbox) -> dict[str, str]:
+    """The sandbox's variables for Spark's workers, all but its endpoint (the recovery gets it as --endpoint-url)."""
+    return {k: v for k, v in sb.env().items() if k != "AWS_ENDPOINT_URL"}
 
 
 @pytest.mark.spark
 def test_practise_recovery(sandbox: tuple[Sandbox, Path], spark: Any) -> None:
     sb, workdir = sandbox
-    with stand_in_credentials(spark, sb):
+    with stand_in_credentials(spark, sandbox_credentials(sb)):
         results = Runner(workdir, spark).run_page("recovery.md")
     assert [(cmd, got) for cmd, want, got in results if want != got] == []
     s3t = _s3tables(sb, sb.cfg.recovery_replica.region)
@@ -282,7 +268,7 @@ def test_practise_the_vault_restore(sandbox: tuple[Sandbox, Path], spark: Any, t
     assert entry_point("drill-vault") == ("module", drill.__name__)
     sb, _ = sandbox
     bucket = f"kit-backup-vault-{uuid.uuid4().hex[:12]}"
-    with stand_in_credentials(spark, sb), pytest.MonkeyPatch.context() as mp:
+    with stand_in_credentials(spark, sandbox_credentials(sb)), pytest.MonkeyPatch.context() as mp:
         for k, v in EMULATOR_ENV.items():
             mp.setenv(k, v)
         mp.delenv("AWS_ENDPOINT_URL", raising=False)

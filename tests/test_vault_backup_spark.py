@@ -27,6 +27,7 @@ from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_ta
 from s3tables_kit.jobs.vault.cli import parser, request_from_args, run
 from s3tables_kit.jobs.vault.layout import BackupPoint, file_key, points_prefix, table_prefix
 from s3tables_kit.jobs.vault.store import VaultTarget
+from tests.spark_fixtures import stand_in_credentials
 
 pytestmark = pytest.mark.spark
 
@@ -96,10 +97,6 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
     )
     spark.sql(f"INSERT INTO {CAT}.sales.orders SELECT id, repeat('v', 50) FROM range(0, 20000, 1, 4)")
     spark.sql(f"DELETE FROM {CAT}.sales.orders WHERE id % 97 = 0")
-    # the executors' Python workers see the stand-in's credentials (they start with the context's environment)
-    env = spark.sparkContext.environment
-    saved = {k: env.get(k) for k in CREDS}
-    env.update(CREDS)
     s3 = boto3.client(
         "s3",
         endpoint_url=moto_endpoint,
@@ -109,15 +106,11 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
         config=Config(s3={"addressing_style": "path"}),
     )
     bucket = create_vault_bucket(s3, days=2)
-    with pytest.MonkeyPatch.context() as mp:
+    # the executors' Python workers see the stand-in's credentials (they start with the context's environment)
+    with stand_in_credentials(spark, CREDS), pytest.MonkeyPatch.context() as mp:
         for k, v in CREDS.items():
             mp.setenv(k, v)
         yield World(spark, s3, bucket, wh, moto_endpoint)
-    for k, old in saved.items():
-        if old is None:
-            env.pop(k, None)
-        else:
-            env[k] = old
 
 
 def _snapshot_files(world: World, table: str = "sales.orders") -> dict[str, int]:

@@ -30,8 +30,7 @@ def backup_role_name(cfg: KitConfig) -> str:
 def backup_role_arn(cfg: KitConfig) -> str:
     """The backup role lives in the recovery account: the EMR Serverless application it runs in passes only roles of
     its own account (iam:PassRole never crosses accounts)."""
-    rep = cfg.recovery_replica
-    return f"arn:{rep.partition}:iam::{rep.account_id}:role/{backup_role_name(cfg)}"
+    return cfg.recovery_replica.role_arn(backup_role_name(cfg))
 
 
 def vault_kms_alias(cfg: KitConfig, vault: Vault) -> str:

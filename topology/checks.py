@@ -444,9 +444,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
                 )
             )
     replica_accounts = {r.account_id for r in cfg.replicas}
-    carried = {
-        f"arn:{r.partition}:iam::{r.account_id}:role/{n}" for r in cfg.replicas for n in prot.guardrail_attach_roles
-    }
+    carried = {r.role_arn(n) for r in cfg.replicas for n in prot.guardrail_attach_roles}
     for k, name in enumerate(prot.guardrail_attach_roles):
         arns = {a for a in carried if a.rsplit("/", 1)[1] == name}
         if arns & set(prot.break_glass_principals) or any(
@@ -551,8 +549,7 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
 
 def hardener_role_arn(cfg: KitConfig) -> str:
     """The scheduled hardener's role (`[assurance.harden]`), in the source's account."""
-    src = cfg.source
-    return f"arn:{src.partition}:iam::{src.account_id}:role/{cfg.name_prefix}-replica-hardener"
+    return cfg.source.role_arn(f"{cfg.name_prefix}-replica-hardener")
 
 
 def harden_checks(cfg: KitConfig) -> list[Issue]:

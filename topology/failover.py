@@ -75,8 +75,7 @@ class FailoverTopology:
 
     @property
     def replication_role_arn(self) -> str:
-        p = self.promoted
-        return f"arn:{p.partition}:iam::{p.account_id}:role/{self.replication_role_name}"
+        return self.promoted.role_arn(self.replication_role_name)
 
     @property
     def protected(self) -> tuple[Replica, ...]:

@@ -117,6 +117,10 @@ class _BucketSite(_Frozen):
     def site_key(self) -> tuple[str, str, str]:
         return (self.account_id, self.region, self.bucket)
 
+    def role_arn(self, name: str) -> str:
+        """The ARN of the IAM role `name` in the bucket's account (IAM is global: no Region)."""
+        return f"arn:{self.partition}:iam::{self.account_id}:role/{name}"
+
 
 class Replication(_Frozen):
     """`bucket`: one bucket-level configuration covering existing and future tables.
@@ -594,7 +598,7 @@ class KitConfig(_Frozen):
         return f"{self.name_prefix_of(src)}-s3tables-replication"
 
     def replication_role_arn_of(self, src: Source) -> str:
-        return f"arn:{src.partition}:iam::{src.account_id}:role/{self.replication_role_name_of(src)}"
+        return src.role_arn(self.replication_role_name_of(src))
 
     def replication_role_arns_into(self, replica: Replica) -> tuple[str, ...]:
         """The replication roles that write `replica` (one per source replicating into it)."""
@@ -628,8 +632,7 @@ class KitConfig(_Frozen):
 
     @property
     def recovery_role_arn(self) -> str:
-        rep = self.recovery_replica
-        return f"arn:{rep.partition}:iam::{rep.account_id}:role/{self.recovery_role_name}"
+        return self.recovery_replica.role_arn(self.recovery_role_name)
 
     @property
     def recovery_bucket_arn(self) -> str:

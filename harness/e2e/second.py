@@ -169,7 +169,7 @@ class LaterDeploys:
         wanted = "s3tables:PutTableBucketMaintenanceConfiguration"
         if value is None or not any(f.action == wanted and f.resource == rep.bucket_arn for f in found):
             return 1, "\n".join([*lines, "the check did not refuse the maintenance configuration's change"])
-        role = rep.deploy_role_arn or f"arn:{rep.partition}:iam::{rep.account_id}:role/{STANDIN_DEPLOYER}"
+        role = rep.deploy_role_arn or rep.role_arn(STANDIN_DEPLOYER)
         call = {"tableBucketARN": rep.bucket_arn, "type": "icebergUnreferencedFileRemoval", "value": value}
         answer = self._applied_anyway(role, rep.account_id, rep.region, call)
         lines.append(f"applied anyway as {role}: {answer}")

@@ -173,7 +173,7 @@ sandbox: setup ## The on-call path on a laptop: the example deployed into the lo
 rehearse: setup ## Recovery rehearsal on the local drill warehouses (demo-out/): prints the rehearsed RTO, drops what it made
 	$(PY) -m harness.drills.rehearse $(ARGS)
 
-rehearse-upload: setup ## After deploy: upload the scheduled rehearsal's job artifacts to the scripts bucket (OUTPUTS=outputs.json)
+rehearse-upload: setup ## After deploy, as the recovery deploy role or break-glass: upload the scheduled jobs' artifacts to the scripts bucket's scheduled/ (OUTPUTS=outputs.json)
 	$(PY) -m s3tables_kit.jobs.rehearse --upload $(OUTPUTS)
 
 bench: setup ## Benchmarks, every section (BENCH_SCALE=quick|small|full) -> BENCHMARKS.md + bench-out/results.json

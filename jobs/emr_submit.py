@@ -142,8 +142,9 @@ def jobs_zip() -> bytes:
     return buf.getvalue()
 
 
-def upload(s3: Any, outputs: KitOutputs, jars: list[Path]) -> None:
-    base = outputs.recovery.scripts_uri
+def upload(s3: Any, outputs: KitOutputs, jars: list[Path], base: str | None = None) -> None:
+    """The entry, the jobs zip and the jars under `base` (default: the on-demand runs' `scripts_uri`)."""
+    base = base or outputs.recovery.scripts_uri
     bucket, key = split_s3(join_s3(base, ENTRY))
     s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
     bucket, key = split_s3(join_s3(base, JOBS_ZIP))

@@ -60,6 +60,7 @@ from s3tables_kit.topology.contract import (
     REHEARSAL_STALE,
     REHEARSAL_SUCCEEDED,
     REHEARSAL_TABLES,
+    SCHEDULED_ARTIFACTS_PREFIX,
     pinned_jar_names,
 )
 
@@ -410,9 +411,10 @@ def _rehearse_and_report(
 
 
 def upload_artifacts(outputs_path: str) -> int:
-    """`make rehearse-upload`: what the scheduled job runs need under the scripts bucket: the jobs zip and the jars
-    (as `make recover-emr` uploads them) plus `rehearse_entry.py` and the vault backup's `backup_entry.py`. Run once
-    after deploy and after upgrades."""
+    """`make rehearse-upload`: what the scheduled job runs need under the scripts bucket's `scheduled/` prefix: the
+    jobs zip and the jars (as `make recover-emr` uploads them under `scripts/`) plus `rehearse_entry.py` and the vault
+    backup's `backup_entry.py`. Run once after deploy and after upgrades, with the recovery stack's deploy role or
+    break-glass (nobody else may write there)."""
     from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
     from s3tables_kit.jobs.kernel.options import refuse
     from s3tables_kit.jobs.spark import kit_jars
@@ -433,12 +435,22 @@ def upload_artifacts(outputs_path: str) -> int:
     from s3tables_kit.jobs.kernel import sdk
 
     s3 = sdk.client("s3", outputs.recovery.region)
-    upload(s3, outputs, jars)
+    base = scheduled_uri(outputs.recovery.scripts_uri)
+    upload(s3, outputs, jars, base)
     for entry in (ENTRY, BACKUP_ENTRY):
-        bucket, key = split_s3(join_s3(outputs.recovery.scripts_uri, entry))
+        bucket, key = split_s3(join_s3(base, entry))
         s3.upload_file(str(REPO / "jobs" / entry), bucket, key)
-    print(f"uploaded {ENTRY}, {BACKUP_ENTRY}, jobs.zip and {len(jars)} jars under {outputs.recovery.scripts_uri}")
+    print(f"uploaded {ENTRY}, {BACKUP_ENTRY}, jobs.zip and {len(jars)} jars under {base}")
     return 0
+
+
+def scheduled_uri(scripts_uri: str) -> str:
+    """Where the scheduled job runs read their artifacts: the scripts bucket's deploy-time prefix, which only the
+    recovery stack's deploy role and break-glass may write (the pipeline SCP)."""
+    from s3tables_kit.jobs.emr_submit import split_s3
+
+    bucket, _ = split_s3(scripts_uri)
+    return f"s3://{bucket}/{SCHEDULED_ARTIFACTS_PREFIX}"
 
 
 def _client(ns: argparse.Namespace, service: str, region: str) -> Any:

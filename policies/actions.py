@@ -357,6 +357,11 @@ DETECTION_PATH_CHANGE = (
     "logs:PutRetentionPolicy", "scheduler:DeleteSchedule", "scheduler:UpdateSchedule", "sns:DeleteTopic",
     "sns:SetTopicAttributes", "sns:Subscribe", "sns:Unsubscribe",
 )  # fmt: skip
+# Rewriting a scheduled job run's schedule, or the artifacts it runs, runs other code as its role (the vault's
+# writer, the recovery role); passing a schedule's role to a schedule of one's own does the same.
+SCHEDULED_JOB_CHANGE = (
+    "iam:PassRole", "s3:DeleteObject", "s3:PutObject", "scheduler:DeleteSchedule", "scheduler:UpdateSchedule",
+)  # fmt: skip
 KIT_METRICS_PUBLISH = "cloudwatch:PutMetricData"
 ROLE_CREATION = "iam:CreateRole"
 ASSUME_ROLE = "sts:AssumeRole"
@@ -372,6 +377,8 @@ class PipelineRule:
     actions: tuple[str, ...]
     target: str
     risk: str
+    # a statement of its own: its actions (iam:PassRole) would otherwise reach the merged statement's other resources
+    alone: bool = False
 
 
 PIPELINE_RULES: tuple[PipelineRule, ...] = (
@@ -388,6 +395,15 @@ PIPELINE_RULES: tuple[PipelineRule, ...] = (
         target="detection",
         risk="Deleting, muting or rewriting the monitor, its schedule, alarms, topic or logs silences the page that "
         "a frozen replica would raise.",
+    ),
+    PipelineRule(
+        sid="DenyScheduledJobChange",
+        actions=SCHEDULED_JOB_CHANGE,
+        target="scheduled",
+        risk="Rewriting the vault backup's or the rehearsal's schedule, or the artifacts they run, runs other code as "
+        "the backup role (a forged backup point) or the recovery role at the next run; so does a schedule of one's "
+        "own passed either schedule's role (its trust admits every schedule of the group).",
+        alone=True,
     ),
     PipelineRule(
         sid="DenySourceKeyDestruction",

@@ -19,6 +19,7 @@ from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
+from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
@@ -406,7 +407,9 @@ def recovery_role_permissions(
             A.REPLICA_WRITE_ACTIONS,
             [r.bucket_arn for r in guarded] + [S.table_arns(r.bucket_arn) for r in guarded],
         ),
-        S.allow_s3("ReadRecoveryScripts", ["GetObject"], [f"{scripts}/scripts/*"]),
+        S.allow_s3(
+            "ReadRecoveryScripts", ["GetObject"], [f"{scripts}/scripts/*", f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]
+        ),
         S.allow_s3("ListRecoveryScriptsBucket", ["ListBucket"], [scripts]),
         S.allow_s3("WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]),
     ]

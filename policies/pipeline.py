@@ -1,7 +1,8 @@
 """The pipeline that feeds the replicas, guarded like the replicas: the replication roles (their permissions, their
 boundary, whom they are passed to, who assumes them), the detection path (the monitor's function, schedule,
-alarms, topic and log group, the metrics in the kit's namespace) and the source keys (the source bucket's and the
-alarm topic's).
+alarms, topic and log group, the metrics in the kit's namespace), the source keys (the source bucket's and the
+alarm topic's) and the recovery account's scheduled job runs (their schedules, artifacts and schedule roles: whoever
+changes what they run runs code as the backup or recovery role).
 
 A ransomware operator's first step is to freeze the backups quietly: widen or break the replication role, silence
 the monitor, disable the source key. Each of those changes is denied to all but break-glass and the deploy roles of
@@ -28,6 +29,8 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import assurance, estate, freshness, hardener
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc, kms_resource
+from s3tables_kit.topology import contract as C
+from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_scheduler_role_name
 from s3tables_kit.topology.config import KitConfig, Source
 
 KeyRef = tuple[str, str | None]  # (key resource, the alias that names it, or None: the resource is the key's ARN)
@@ -45,6 +48,10 @@ class Pipeline:
     replication_roles: tuple[str, ...] = ()
     detection: tuple[str, ...] = ()
     keys: tuple[KeyRef, ...] = ()
+    # The scheduled job runs of the recovery account: their schedules, artifacts and schedules' roles, and who deploys
+    # them besides the deploy roles (the recovery stack's, exempt from this guard alone).
+    scheduled: tuple[str, ...] = ()
+    scheduled_deployers: tuple[str, ...] = ()
     # Who publishes to the kit's metric namespace: the monitors, the replica-side checks and the recovery role.
     publishers: tuple[str, ...] = ()
 
@@ -57,6 +64,8 @@ class Pipeline:
             replication_roles=both(self.replication_roles, other.replication_roles),
             detection=both(self.detection, other.detection),
             keys=tuple(dict.fromkeys((*self.keys, *other.keys))),
+            scheduled=both(self.scheduled, other.scheduled),
+            scheduled_deployers=both(self.scheduled_deployers, other.scheduled_deployers),
             publishers=both(self.publishers, other.publishers),
         )
 
@@ -86,6 +95,31 @@ def hardener_resources(site: assurance.Site, cfg: KitConfig) -> tuple[str, ...]:
         site.arn("lambda", f"function:{name}"),
         site.arn("scheduler", f"schedule/default/{name}"),
         site.arn("logs", f"log-group:{name}"),
+    )
+
+
+def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
+    """The recovery account's scheduled job runs (the vault backup, the rehearsal): their schedules, the artifacts
+    they run (`SCHEDULED_ARTIFACTS_PREFIX` of the scripts bucket) and their schedules' roles, changed by the recovery
+    stack's deploy role (or break-glass) only; `account_id`: nothing unless it is the recovery account."""
+    rep = cfg.recovery_replica
+    if account_id not in (None, rep.account_id):
+        return Pipeline()
+    site = assurance.recovery_site(cfg)
+    runs = [(assurance.schedule_name(cfg, "recovery-rehearsal"), assurance.rehearsal_scheduler_role_name(cfg))]
+    runs = runs if cfg.assurance.rehearsal.enabled else []
+    if cfg.vault is not None and cfg.vault.tables:
+        runs.append((assurance.schedule_name(cfg, BACKUP_SCHEDULE), backup_scheduler_role_name(cfg)))
+    if not runs:
+        return Pipeline()
+    artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"
+    return Pipeline(
+        scheduled_deployers=(rep.deploy_role_arn,) if rep.deploy_role_arn else (),
+        scheduled=(
+            *(site.arn("scheduler", f"schedule/default/{name}") for name, _ in runs),
+            artifacts,
+            *(site.role_arn(role) for _, role in runs),
+        ),
     )
 
 
@@ -207,10 +241,10 @@ def _any_kms(cfg: KitConfig) -> bool:
 def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[S.Statement | None]:
     """The pipeline's denies in one layer (SCP: `break_glass` exempt; a guardrail: none, it binds neither)."""
     exempt = [*break_glass, *g.deploy_roles]
-    targets: dict[str, tuple[str, ...]] = {"replication-roles": g.replication_roles, "detection": g.detection}
+    targets = {"replication-roles": g.replication_roles, "detection": g.detection, "scheduled": g.scheduled}
     # the rules on the roles and the detection path exempt the same principals and take no condition: one
     # statement (an SCP holds 5,120 characters, a guardrail 6,144), its Sid the members' names
-    merged = [r for r in A.PIPELINE_RULES if r.target != "keys" and targets[r.target]]
+    merged = [r for r in A.PIPELINE_RULES if r.target != "keys" and not r.alone and targets[r.target]]
     out: list[S.Statement | None] = []
     if merged:
         out.append(
@@ -224,6 +258,9 @@ def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[S
     for rule in A.PIPELINE_RULES:
         if rule.target == "keys":
             out += _key_guards(rule, g.keys, exempt)
+        elif rule.alone and targets[rule.target]:
+            deployers = g.scheduled_deployers if rule.target == "scheduled" else ()
+            out.append(S.deny_except(rule.sid, rule.actions, targets[rule.target], [*exempt, *deployers]))
     if g.publishers:
         out.append(S.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
     if g.replication_roles:
@@ -249,10 +286,10 @@ def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
     """The pipeline SCP of a topology: by ARN for a `[source]`, by pattern for an estate."""
     bg = cfg.protection.break_glass_principals
     if cfg.scheme.key != "sources":
-        return guards(by_arn(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE)
+        return guards(by_arn(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE)
     accounts = sorted({r.account_id for r in cfg.replicas})
     return [
-        *guards(by_pattern(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE),
+        *guards(by_pattern(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE),
         replica_account_role_creation(cfg, accounts, "DenyReplicationRoleCreationInReplicaAccounts", bg),
     ]
 

@@ -27,6 +27,7 @@ from s3tables_kit.policies.assurance import (
     schedule_name,
 )
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.backup import (
     BACKUP_SCHEDULE,
     VAULT_TABLES_PREFIX,
@@ -374,6 +375,7 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     nothing else. Every replica write stays denied to it, as to the recovery role."""
     rep = cfg.recovery_replica
     arn = bucket_arn(cfg)
+    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
     stmts: list[S.Statement | None] = [
         S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
         S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
@@ -384,6 +386,9 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
         ),
         S.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
         S.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
+        # its job run's entry, zip and jars from the deploy-time prefix only (on-call writes `scripts/`), and its logs
+        S.allow_s3("ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]),
+        S.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)

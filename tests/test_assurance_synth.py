@@ -207,7 +207,7 @@ def test_rehearsal_schedule_starts_the_recovery_job_on_emr_serverless(
     assert request["executionRoleArn"] == cfg.recovery_role_arn
     assert request["clientToken"] == "<aws.scheduler.execution-id>"
     driver = request["jobDriver"]["sparkSubmit"]
-    assert driver["entryPoint"] == f"s3://{cfg.recovery_scripts_bucket}/scripts/rehearse_entry.py"
+    assert driver["entryPoint"] == f"s3://{cfg.recovery_scripts_bucket}/scheduled/rehearse_entry.py"
     args = driver["entryPointArguments"]
     assert args[args.index("--namespace") + 1] == reh.namespace
     assert args[args.index("--offset-hours") + 1] == str(reh.offset_hours)

@@ -12,16 +12,23 @@ roles with their own documents (recovery, replication monitor, backup schedule, 
 * the backup role itself: whoever acts as it writes the vault (a forged backup point, a restore of the attacker's
   data). Its trust, its identity policies, and passing it to EMR Serverless (its trust admits job runs of the kit's
   application, so a job run started with it is code running as it) are break-glass's, passing it the schedule's too.
+  So are the paths through the schedule's legitimate pass: rewriting (or deleting and re-creating) the schedule
+  `seed-vault-backup`, a schedule of one's own with the schedule's role (its trust admits every schedule of the
+  default group), and overwriting what the scheduled run executes (the scripts bucket's `scheduled/` prefix); the
+  same for the recovery rehearsal's schedule, its role and its artifacts, which run as the recovery role. Those are
+  also the recovery stack's deploy role's (it deploys the schedules and uploads the artifacts), which the seed has not.
 
 Each actor tries, in rounds until nothing changes, every escalation it may: replace the vault bucket policy or the
 key policy with one granting itself everything, untag the key (out of the SCP's tag-matched key guard), replace the
 backup role's identity policy, take over the backup role, the backup schedule role or break-glass (rewrite its
-trust or delete and re-create it, then assume it; for the backup role also: pass it to a job run). Each success is
+trust or delete and re-create it, then assume it; for the backup role also: pass it to a job run, rewrite its
+schedule, pass the schedule's role to a schedule of its own, overwrite its scheduled artifacts). Each success is
 applied and the next round starts from there, so every order of those steps is covered. Then every protected action
 is evaluated for every identity the actor holds. The SCPs themselves live in the management account, out of reach.
 Object Lock's own refusal (a locked version, even break-glass's request) is the stand-in's proof
 (tests/test_vault_standin.py); here break-glass may ask. Mutations: the backup role's guards removed one at a time,
-the closure finds its takeover. All actors of all variants are evaluated in one simulator batch per round.
+the closure finds its takeover, and so with each guard of the schedules and the scheduled artifacts removed. All
+actors of all variants are evaluated in one simulator batch per round.
 """
 
 from __future__ import annotations
@@ -62,9 +69,15 @@ def role(name: str) -> str:
 BACKUP = role("seed-s3tables-backup")
 SCHEDULE = role("seed-vault-backup-schedule")
 BREAK_GLASS = role("s3tables-break-glass")
+REHEARSAL_SCHEDULE = role("seed-recovery-rehearsal-schedule")
+SCHEDULES = "arn:aws:scheduler:us-west-2:111122223333:schedule/default/"
+SCRIPTS = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
+ARTIFACTS = f"{SCRIPTS}/scheduled/*"  # what the pipeline SCP guards: every scheduled run's entry, zip and jars
+SCHEDULER = "scheduler.amazonaws.com"
 APPLICATION = f"arn:aws:emr-serverless:us-west-2:{ACCOUNT}:/applications/00fkitapp"
 EMR = "emr-serverless.amazonaws.com"
 BUCKET_POLICY, KEY_POLICY, BACKUP_POLICY = "vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions"
+SCRIPTS_POLICY, PIPELINE_SCP, SCHEDULED_SID = "scripts-bucket-policy", "scp-protect-pipeline", "DenyScheduledJobChange"
 # {actor: (ARN, identity policies)}; break-glass is a target only.
 PRINCIPALS: dict[str, tuple[str, tuple[str, ...]]] = {
     "admin": (role("Administrator"), (ADMIN_ACCESS,)),
@@ -104,12 +117,30 @@ class Try:
 
     action: str
     resource: str
-    kind: str  # vault | key | iam | assume | app
+    kind: str  # vault | key | iam | assume | app | schedule | scripts
     context: tuple[tuple[str, Any], ...] = ()
 
 
 PASS_BACKUP = Try("iam:PassRole", BACKUP, "iam", (("iam:PassedToService", EMR),))
 START_JOB_RUN = Try("emr-serverless:StartJobRun", APPLICATION, "app", (("aws:ResourceTag/kit", "seed"),))
+REWRITE_BACKUP_SCHEDULE = Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-vault-backup", "schedule")
+OVERWRITE_BACKUP_ENTRY = Try("s3:PutObject", f"{SCRIPTS}/scheduled/backup_entry.py", "scripts")
+
+
+def pass_schedule_role(arn: str) -> Try:
+    return Try("iam:PassRole", arn, "iam", (("iam:PassedToService", SCHEDULER),))
+
+
+# The rehearsal's schedule runs as the recovery role (which reads the vault): not a way to the backup role, but
+# guarded alike, so every holder must be denied its rewriting, its role and its artifacts.
+REHEARSAL_PATHS = (
+    Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-recovery-rehearsal", "schedule"),
+    Try("scheduler:DeleteSchedule", f"{SCHEDULES}seed-recovery-rehearsal", "schedule"),
+    Try("scheduler:DeleteSchedule", f"{SCHEDULES}seed-vault-backup", "schedule"),
+    Try("s3:PutObject", f"{SCRIPTS}/scheduled/rehearse_entry.py", "scripts"),
+    Try("s3:PutObject", f"{SCRIPTS}/scheduled/jobs.zip", "scripts"),
+    pass_schedule_role(REHEARSAL_SCHEDULE),
+)
 
 
 def protected(holder: str) -> list[Try]:
@@ -125,7 +156,7 @@ def protected(holder: str) -> list[Try]:
     out += [Try(a, BACKUP, "iam") for a in ("iam:UpdateAssumeRolePolicy", "iam:DeleteRole", *ROLE_EDITS)]
     if holder != "schedule":
         out.append(PASS_BACKUP)
-    return out
+    return out + list(REHEARSAL_PATHS)
 
 
 @dataclass
@@ -149,6 +180,8 @@ def request(rid: str, label: str, state: State, holder: str, t: Try) -> SimReque
             ctx["aws:ResourceTag/s3tables-kit-replica-key"] = "seed"
     elif t.kind == "assume":
         resource_policies = (f"trust-for-{holder}",)
+    elif t.kind == "scripts":
+        resource_policies = (SCRIPTS_POLICY,)
     return vault_request(rid, label, arn, identity, t.action, t.resource, ctx, resource_policies)
 
 
@@ -174,6 +207,14 @@ ESCALATIONS: dict[str, tuple[Try, ...]] = {
         for how, action in (("rewriting its trust", "iam:UpdateAssumeRolePolicy"), ("re-creating it", "iam:DeleteRole"))
     },
     "take over backup by a job run": (PASS_BACKUP, START_JOB_RUN),
+    # the schedule's legitimate pass, with another program: its schedule rewritten, or one of the attacker's own
+    # passed the schedule's role (a job run with any entry point), or the artifacts the next run executes
+    "take over backup by rewriting its schedule": (REWRITE_BACKUP_SCHEDULE,),
+    "take over backup by a schedule of its own": (
+        Try("scheduler:CreateSchedule", f"{SCHEDULES}attacker", "schedule"),
+        pass_schedule_role(SCHEDULE),
+    ),
+    "take over backup by overwriting its artifacts": (OVERWRITE_BACKUP_ENTRY,),
 }
 
 
@@ -265,14 +306,14 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
 def documents(doc: dict[str, Any]) -> dict[str, Any]:
     ds = build(parse_config(doc))
     names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
-    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, *sorted(names), *SCPS)}
+    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS)}
 
 
-def _without(sid: str, arn: str) -> Any:
-    """`arn` removed from the resources of statement `sid` in the guards SCP."""
+def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any:
+    """`arn` removed from the resources of statement `sid` in `scp`."""
 
     def mutate(docs: dict[str, Any]) -> None:
-        (s,) = [s for s in docs["scp-protect-replica-guards"]["Statement"] if s["Sid"] == sid]
+        (s,) = [s for s in docs[scp]["Statement"] if s["Sid"] == sid]
         assert arn in s["Resource"]
         s["Resource"] = [r for r in s["Resource"] if r != arn]
 
@@ -289,6 +330,19 @@ MUTATIONS: dict[str, tuple[Any, list[str]]] = {
     "the schedule role's trust unguarded": (  # the schedule may pass the backup role: its trust is guarded too
         _without("DenyPrivilegedRoleTampering", SCHEDULE),
         ["take over schedule by rewriting its trust", "take over backup by a job run"],
+    ),
+    # the pipeline SCP's guard of the scheduled job runs, one resource at a time
+    "the backup schedule unguarded": (
+        _without(SCHEDULED_SID, REWRITE_BACKUP_SCHEDULE.resource, PIPELINE_SCP),
+        ["take over backup by rewriting its schedule"],
+    ),
+    "passing the schedule role unguarded": (
+        _without(SCHEDULED_SID, SCHEDULE, PIPELINE_SCP),
+        ["take over backup by a schedule of its own"],
+    ),
+    "the scheduled artifacts unguarded": (
+        _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
+        ["take over backup by overwriting its artifacts"],
     ),
 }
 
@@ -316,10 +370,23 @@ def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
 
 def test_the_legitimate_paths_stay_open() -> None:
     """The guards do not simply deny everyone: break-glass edits and passes the backup role, the schedule passes it
-    and starts the job run, the backup role writes."""
-    docs = documents(with_vault(VAULT | {"tables": ["analytics.orders"]}))
+    and starts the job run, the backup role writes; the recovery stack's deploy role (and break-glass) rewrites the
+    schedules, passes their roles and uploads the scheduled artifacts."""
+    doc = with_vault(VAULT | {"tables": ["analytics.orders"]})
+    doc["replicas"][0]["deploy_role_arn"] = PRINCIPALS["deploy"][0]  # here the vault's is the recovery stack's too
+    docs = documents(doc)
     state = State(docs, set())
-    cases = {
+    deployers = {
+        (who, t)
+        for who in ("deploy", "breakglass")
+        for t in (
+            REWRITE_BACKUP_SCHEDULE,
+            OVERWRITE_BACKUP_ENTRY,
+            pass_schedule_role(SCHEDULE),
+            *REHEARSAL_PATHS,
+        )
+    }
+    cases = deployers | {
         ("breakglass", PASS_BACKUP),
         ("breakglass", Try("iam:PutRolePolicy", BACKUP, "iam")),
         ("breakglass", Try("iam:UpdateAssumeRolePolicy", BACKUP, "iam")),
@@ -327,7 +394,7 @@ def test_the_legitimate_paths_stay_open() -> None:
         ("schedule", START_JOB_RUN),
         ("backup", Try("s3:PutObject", OBJECT, "vault")),
     }
-    reqs = [request(f"ok|{who}|{t.action}", "ok", state, who, t) for who, t in cases]
+    reqs = [request(f"ok|{who}|{t.action}|{t.resource}", "ok", state, who, t) for who, t in cases]
     results = run(dict(WORLD) | {f"ok|{n}": d for n, d in docs.items()}, reqs)
     assert {rid: r.decision for rid, r in results.items() if not r.allowed} == {}
 

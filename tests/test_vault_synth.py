@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from s3tables_kit.jobs.rehearse import scheduled_uri
 from s3tables_kit.policies.docset import build
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.outputs import OUTPUT_VAULT
@@ -120,7 +121,13 @@ def test_the_backup_schedule_starts_the_backup_job_as_the_backup_role(synthesize
     assert request["executionRoleArn"] == "arn:aws:iam::111122223333:role/seed-s3tables-backup"
     assert request["name"] == "kit-vault-backup" and request["clientToken"] == "<aws.scheduler.execution-id>"
     driver = request["jobDriver"]["sparkSubmit"]
-    assert driver["entryPoint"] == f"s3://{cfg.recovery_scripts_bucket}/scripts/backup_entry.py"
+    # where `make rehearse-upload` puts it (a prefix only the deploy roles and break-glass write), not `recover-emr`'s
+    uploaded = scheduled_uri(f"s3://{cfg.recovery_scripts_bucket}/scripts/")
+    assert (
+        driver["entryPoint"]
+        == f"{uploaded}backup_entry.py"
+        == f"s3://{cfg.recovery_scripts_bucket}/scheduled/backup_entry.py"
+    )
     args = driver["entryPointArguments"]
 
     def arg(flag: str) -> str:

@@ -91,6 +91,10 @@ HARDEN_TABLE_ARN = "${table_arn}"
 
 REHEARSAL_ENTRY = "rehearse_entry.py"  # under jobs/; uploaded next to the jobs zip by `make rehearse-upload`
 BACKUP_ENTRY = "backup_entry.py"  # under jobs/: the scheduled vault backup's, uploaded with the rehearsal's
+# Where the scheduled job runs (rehearsal, vault backup) read their entries, jobs zip and jars in the scripts bucket:
+# a prefix of their own, written at deploy time only (the pipeline SCP), since whoever writes it runs code as their
+# roles; `make recover-emr` uploads its on-demand run's under `scripts/`.
+SCHEDULED_ARTIFACTS_PREFIX = "scheduled/"
 # The vault's storage classes (`[vault] storage_class`, the backup job's --storage-class): read without a restore
 # request, so a restore from the vault is a plain file copy; all take Object Lock. GLACIER and DEEP_ARCHIVE need a
 # restore of hours per object; ONEZONE_IA keeps one zone. Here, not in topology/vault.py: the backup job on EMR

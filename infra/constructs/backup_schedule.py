@@ -2,8 +2,9 @@
 EMR Serverless job run of `jobs/backup_entry.py` (the backup job, `jobs/vault/cli.py`) as the backup role, through
 the universal target, as the recovery rehearsal is started (`infra/constructs/rehearsal.py`).
 
-The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket (`backup_entry.py` beside
-`rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml). Whether it keeps up is the replication
+The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
+(`backup_entry.py` beside `rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml), which only the
+deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`). Whether it keeps up is the replication
 monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
 """
 
@@ -53,7 +54,7 @@ def scheduled_backup(
     request = packaging.start_job_run_input(
         application_id=application_id,
         execution_role_arn=backup_role_arn(cfg),
-        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}",
         logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
         job_args=backup_job_args(cfg, vault),
         jar_names=C.pinned_jar_names(),

@@ -5,8 +5,9 @@ recovery role's permission to publish the rehearsal's metrics; the alarm that fi
 succeeded in two rehearsal intervals, and the one that fires when a rehearsal recovered a point older than the lag
 budget (`RehearsalStaleTables`).
 
-The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket (`rehearse_entry.py`, the
-`jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads).
+The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
+(`rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads
+under `scripts/`), which only the deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def recovery_assurance(
     request = packaging.start_job_run_input(
         application_id=application_id,
         execution_role_arn=cfg.recovery_role_arn,
-        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}",
         logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
         job_args=_rehearsal_job_args(cfg, replica),
         jar_names=C.pinned_jar_names(),

@@ -112,7 +112,7 @@ def comparisons(res: Results) -> list[Comparison]:
     out += F.comparisons(res, ctas, kit_files)
     from bench import backup as B
 
-    out += B.comparisons(res, kit_files, ((res.extra.get("data") or {}).get("orders") or {}).get("bytes"))
+    out += B.comparisons(res)
     return out
 
 
@@ -467,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
 
             res.extra["backup"] = step(
                 "10 vault backup: full rate, incremental ratio",
-                lambda: B.measure_in_run(spark, work, d["orders"], root / "backup", B.increment_rows(sc.orders_rows)),
+                lambda: B.measure_in_run(
+                    spark, work, d["orders"], root / "backup", B.increment_rows(sc.orders_rows), max(2, sc.rounds)
+                ),
             )
     if spark is not None:
         spark.stop()

@@ -98,12 +98,15 @@ def _backups_then_check(ops_env: OpsEnv, store: VaultStore, tmp_path: Path) -> N
     time.sleep(1.1)  # the second point's time, and so its files' retention, is later than the first's
     # the second point reuses the two data files and extends their retention to its own
     assert _backup(store, tmp_path, 2, 3) == (4, 2)
-    faults = ops_env.control.stats()["faults"]
-    assert [f["served"] >= 1 for f in faults] == [True] * len(THROTTLED)  # every kind was answered SlowDown
     # read back with other clients (the restore's reader, the kit's control-plane retries)
     reader = VaultReader(f"s3://{bucket}", REGION, ops_env.endpoint)
     points = list_points(reader, "sales", "orders")
     assert [p.snapshot_id for p in points] == [1, 2]
+    # the first point's date is earlier than every file of the second: each extension is refused and read back
+    earlier = vp.retain_until(datetime.fromisoformat(points[0].backed_up_at), 3)
+    assert store.lock_until([f.key(points[1].prefix) for f in points[1].files], earlier, 4) == 0
+    faults = ops_env.control.stats()["faults"]
+    assert [f["served"] >= 1 for f in faults] == [True] * len(THROTTLED)  # every kind was answered SlowDown
     until = vp.retain_until(datetime.fromisoformat(points[1].backed_up_at), 3)
     for f in points[1].files:
         data = reader.read_checked(points[1].prefix, f)

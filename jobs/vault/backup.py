@@ -6,10 +6,10 @@ Steps (each a kill point of `BACKUP`, in this order):
   2. `after-plan` -> copy the missing files on the executors (the kernel's byte copy: streamed, CRC32, written with
      `If-None-Match: *` in the vault's storage class; 412 = another writer's copy, kept after comparing checksums);
      a held file this run cannot vouch for (a killed run's) is read back for its size and CRC32;
-  3. `after-copy` -> Iceberg's RewriteTablePath rewrites the table's metadata (up to this snapshot's metadata file)
-     to the run's restore location, staged on the driver's disk; its metadata files, manifest lists and manifests
-     are uploaded under `restorable/<snapshot id>/<run id>/` (not its rewritten position deletes: see
-     `plan.restorable_uploads`);
+  3. `after-copy` -> Iceberg's RewriteTablePath utilities rewrite the snapshot's metadata to the run's restore
+     location, staged on the driver's disk; its metadata file, manifest list and manifests are uploaded under
+     `restorable/<snapshot id>/<run id>/` (not its rewritten position deletes: see `plan.restorable_uploads`). This
+     step starts with step 2 (the driver rewrites while the executors copy) and is awaited here;
   4. `after-restorable` -> every file this run did not write is locked at least until the point's time plus the
      retention (PutObjectRetention, forwards only; the files it wrote carry that default already);
   5. `after-retention` -> the point manifest, `If-None-Match: *`: the commit point. `after-point`.
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from s3tables_kit.jobs.kernel.executors import TaskProgress, bins, run_on_executors
 from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
-from s3tables_kit.jobs.vault.layout import file_key, point_key
+from s3tables_kit.jobs.vault.layout import file_key, point_key, table_prefix
 from s3tables_kit.jobs.vault.plan import (
     BackupPlan,
     BackupRefused,
@@ -311,15 +311,22 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
     backed_up_at = datetime.now(UTC).replace(microsecond=0)
     store = VaultStore(ctx.vault)
     jtable = load_table(ctx.spark, ctx.catalog, table)
-    snap, files = read_snapshot(ctx.spark, jtable, table, ctx.source)
+    ns, _, name = table.rpartition(".")
+    prefix = table_prefix(ns, name, str(jtable.operations().current().uuid()))
+    with ThreadPoolExecutor(2) as pool:  # the vault's listings while the driver reads the replica's manifests
+        listed_points = pool.submit(store.points, prefix)
+        listed_held = pool.submit(store.held_files, prefix)
+        snap, files = read_snapshot(ctx.spark, jtable, table, ctx.source)
+        points, held = listed_points.result(), listed_held.result()
+    if snap.prefix != prefix:
+        raise BackupRefused(f"{table} changed identity while it was read ({prefix} -> {snap.prefix})")
     row.snapshot_id = snap.snapshot_id
-    point_keys = {p.key for p in store.points(snap.prefix)}
     row.point = point_key(snap.prefix, snap.snapshot_id)
-    if row.point in point_keys:
+    if row.point in {p.key for p in points}:
         row.status = "already-backed-up"
         ctx.say(f"{table}: snapshot {snap.snapshot_id} already has a point ({row.point})")
         return
-    plan = plan_backup(snap, ctx.vault.bucket, files, store.held_files(snap.prefix), store.newest_point(snap.prefix))
+    plan = plan_backup(snap, ctx.vault.bucket, files, held, store.newest_point(snap.prefix, points))
     row.files, row.reused = len(plan.files), len(plan.known)
     ctx.say(
         f"{table}: snapshot {snap.snapshot_id}: {len(plan.files)} file(s), {len(plan.to_copy)} to copy, "
@@ -327,13 +334,15 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
     )
     ctx.kill.at("after-plan", table)
     written = Written(sizes=dict(plan.known))
-    if plan.to_copy:
-        _copy(ctx, plan, row, written)
-    if plan.to_digest:
-        _digest(ctx, plan, row, written)
-    row.reused = len(plan.known) + row.digested
-    ctx.kill.at("after-copy", table)
-    restorable, restore_metadata = _restorable(ctx, jtable, plan, row)
+    with ThreadPoolExecutor(1) as pool:  # the driver rewrites the metadata while the executors copy the files
+        rewritten = pool.submit(_restorable, ctx, jtable, plan, row)
+        if plan.to_copy:
+            _copy(ctx, plan, row, written)
+        if plan.to_digest:
+            _digest(ctx, plan, row, written)
+        row.reused = len(plan.known) + row.digested
+        ctx.kill.at("after-copy", table)
+        restorable, restore_metadata = rewritten.result()
     ctx.kill.at("after-restorable", table)
     until = retain_until(backed_up_at, ctx.vault.retention_days)
     keys = [file_key(plan.prefix, rel) for rel in sorted(set(plan.files) - written.written)]

@@ -1,10 +1,10 @@
 """The vault bucket from the backup job's driver: list what a table's prefix holds, read and commit point manifests
 (`If-None-Match: *`), read and extend Object Lock retention, and the executors' digest of held objects. Its reads are
-the restore's (`jobs.vault.reader.VaultReader`), over the data plane's S3 client.
+the restore's (`jobs.vault.reader.VaultReader`), over the driver's own S3 client (`driver_client`).
 
 Writes of table files go through the executors' byte copy (`jobs.kernel.filecopy`); this module writes only point
 manifests and retention. A point or file is never overwritten: every write is conditional, and a retention is only
-ever moved forwards (Object Lock refuses the opposite anyway).
+ever moved forwards (Object Lock refuses the opposite, and `lock_until` reads back what it refused).
 """
 
 from __future__ import annotations
@@ -17,12 +17,29 @@ from datetime import datetime
 from typing import Any
 
 from s3tables_kit.jobs.kernel import sdk
-from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, s3_client
+from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head
 from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
 from s3tables_kit.jobs.vault.plan import needs_extension
 from s3tables_kit.jobs.vault.reader import Listed, VaultReader
 
 LOCK_MODE = "COMPLIANCE"
+DRIVER_CONNECTIONS = 32  # the driver's connection pool: its threads' listing, retention and metadata calls
+
+
+def driver_client(target: VaultTarget) -> Any:
+    """The driver's S3 client for the vault: the kit's standard retry mode, not the executors' adaptive one. Its calls
+    are many small ones from a pool of threads (retention per held file, the listing, the point); in adaptive mode
+    one `SlowDown` lowers the send rate of every later call of the client (an incremental backup of a large table
+    extends a retention per held file), while standard mode backs off only the throttled call."""
+    return sdk.client(
+        "s3",
+        target.region,
+        target.endpoint,
+        max_pool_connections=DRIVER_CONNECTIONS,
+        s3={"addressing_style": "path"} if target.endpoint else {},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+    )
 
 
 @dataclass(frozen=True)
@@ -40,12 +57,12 @@ class VaultTarget:
 
 
 class VaultStore:
-    """The backup's view of the vault: the restore's reader over the driver's S3 client (the kit's data-plane retry
-    policy), and the point and retention writes."""
+    """The backup's view of the vault: the restore's reader over the driver's S3 client (`driver_client`), and the
+    point and retention writes."""
 
     def __init__(self, target: VaultTarget) -> None:
         self.target = target
-        self.client: Any = s3_client(target.store_config(8 * 1024 * 1024))
+        self.client: Any = driver_client(target)
         self.reader = VaultReader(f"s3://{target.bucket}", target.region, target.endpoint, client=self.client)
 
     def listing(self, prefix: str) -> list[Listed]:
@@ -64,9 +81,10 @@ class VaultStore:
     def read_point(self, key: str) -> BackupPoint:
         return BackupPoint.from_json(self.reader.read(key))
 
-    def newest_point(self, prefix: str) -> BackupPoint | None:
-        """The most recently written point that reads as one (an unreadable manifest is skipped, not trusted)."""
-        for o in self.points(prefix):
+    def newest_point(self, prefix: str, points: list[Listed] | None = None) -> BackupPoint | None:
+        """The most recently written point that reads as one (an unreadable manifest is skipped, not trusted);
+        `points`: the table's points as `points` listed them (listed again when not given)."""
+        for o in self.points(prefix) if points is None else points:
             try:
                 return self.read_point(o.key)
             except LayoutError:
@@ -94,13 +112,18 @@ class VaultStore:
 
     def lock_until(self, keys: Iterable[str], until: datetime, threads: int = 16) -> int:
         """Move the retention of each object to `until` where it is earlier (Object Lock moves it forwards only):
-        how many were moved."""
+        how many were moved. One request per object where it is earlier (the usual case: every point is later than
+        the last): the extension is sent first, and only a refused one reads the retention back, since S3 refuses a
+        retention that would shorten the held one and the object then needs nothing."""
 
         def one(key: str) -> int:
-            if needs_extension(self.retention(key), until):
+            try:
                 self.extend_retention(key, until)
-                return 1
-            return 0
+            except Exception:
+                if needs_extension(self.retention(key), until):
+                    raise
+                return 0
+            return 1
 
         with ThreadPoolExecutor(threads) as pool:
             return sum(pool.map(one, keys))

@@ -42,6 +42,8 @@ from bench.vault_restore import backup_orders, restore_in_session
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
+    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+
 REPO = Path(__file__).resolve().parent.parent
 
 ORDERS_DDL = (
@@ -280,17 +282,19 @@ def build_planning(spark: SparkSession, work: Work, sc: Scale) -> dict[str, Any]
 # --- measurement 1 + 2 ------------------------------------------------------------------------------------------
 
 
-def kit_request(work: Work, target: str, tables: list[str], report: Path, **kw: Any) -> Any:
+def kit_request(work: Work, target: str | CatalogSpec, tables: list[str], report: Path, **kw: Any) -> Any:
+    """A recovery of the bench's replica into `target`: one of the bench's catalogs by name, or a catalog of its own."""
     from s3tables_kit.jobs.kernel.idents import Ident
     from s3tables_kit.jobs.recover.job import RecoveryRequest
 
     cats = catalogs(work)
+    into = cats[target] if isinstance(target, str) else target
     return RecoveryRequest(
-        replica=cats["replica"], target=cats[target], tables=[Ident.parse(t) for t in tables], report_dir=report, **kw
+        replica=cats["replica"], target=into, tables=[Ident.parse(t) for t in tables], report_dir=report, **kw
     )
 
 
-def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Path, **kw: Any) -> Any:
+def run_kit_in_session(spark: SparkSession, work: Work, target: str | CatalogSpec, report: Path, **kw: Any) -> Any:
     from s3tables_kit.jobs.recover.job import run
     from s3tables_kit.jobs.spark import add_catalogs
 
@@ -299,7 +303,8 @@ def run_kit_in_session(spark: SparkSession, work: Work, target: str, report: Pat
         return spark
 
     req = kit_request(work, target, ["bench.orders"], report, parallelism=1, **kw)
-    with (work.root / f"kit-{target}-{report.name}.log").open("w") as out:
+    name = target if isinstance(target, str) else target.name
+    with (work.root / f"kit-{name}-{report.name}.log").open("w") as out:
         outcome = run(req, factory, out=out, err=out)
     if outcome.exit_code != 0 or not outcome.results or outcome.results[0].verdict != "verified":
         raise RuntimeError(f"kit recovery into {target} failed: {[r.as_dict() for r in outcome.results]}")

@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m bench.vault_section", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", choices=sorted(R.SCALES), default="quick", help="the orders table's size")
-    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of each ratio")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the restore-vs-recovery ratio")
+    ap.add_argument("--backup-rounds", type=int, help="rounds of the full backup rate (default: --rounds)")
     ap.add_argument("--increment-rows", type=int, help="rows of the incremental table (default: the scale's)")
     ap.add_argument("--out", default=str(REPO / "bench-out" / "backup-section"))
     args = ap.parse_args(argv)
@@ -31,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         res = Results(args.scale, extra={"data": {"orders": orders}})
         res.extra["rounds"] = R.measure_rounds(spark, work, orders, args.rounds)
         rows = args.increment_rows or B.increment_rows(R.SCALES[args.scale].orders_rows)
-        res.extra["backup"] = B.measure_in_run(spark, work, orders, root / "backup", rows, args.rounds)
+        res.extra["backup"] = B.measure_in_run(
+            spark, work, orders, root / "backup", rows, args.backup_rounds or args.rounds
+        )
     finally:
         spark.stop()
     res.measurements = work.measurements

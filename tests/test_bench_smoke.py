@@ -240,7 +240,10 @@ def test_bench_backup_comparisons() -> None:
     res = Results("quick", machine={})
     res.extra["backup"] = {
         # the same table into the stand-in: the backup took twice the recovery's time, then half of it
-        "full_rounds": [{"recovery_s": 5.0, "backup_s": 10.0}, {"recovery_s": 6.0, "backup_s": 3.0}],
+        "full_rounds": [
+            {"recovery_s": 5.0, "backup_s": 10.0, "recovery_copy_s": 4.0, "backup_copy_s": 4.0},
+            {"recovery_s": 6.0, "backup_s": 3.0, "recovery_copy_s": 2.0, "backup_copy_s": 2.5},
+        ],
         "incremental": {
             "copied_bytes": 1_000,
             "restorable_bytes": 100,
@@ -248,8 +251,9 @@ def test_bench_backup_comparisons() -> None:
             "other_metadata_bytes": 100,
         },
     }
-    rate, incremental = backup_comparisons(res)
+    rate, stage, incremental = backup_comparisons(res)
     assert rate.rounds == [0.5, 2.0] and rate.value == 1.25  # the median of the rounds' rate ratios
     assert rate.goal is not None and rate.goal.met(min(rate.rounds)) is False  # the slower round is below the copy
+    assert stage.rounds == [1.0, 0.8] and stage.goal is None  # a diagnostic beside the goal
     assert incremental.value == 1.1 and incremental.goal is not None and incremental.goal.met(1.1) is True
-    assert [c.value for c in backup_comparisons(Results("quick", machine={}))] == [None, None]
+    assert [c.value for c in backup_comparisons(Results("quick", machine={}))] == [None, None, None]

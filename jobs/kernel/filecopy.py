@@ -127,20 +127,28 @@ def composite_crc(part_crcs: list[int]) -> int:
 _CLIENTS: dict[tuple[str | None, str | None], Any] = {}
 
 
+def object_client(region: str | None, endpoint: str | None, *, data_plane: bool = True, **config: Any) -> Any:
+    """A new S3 client for object traffic: path-style on an endpoint, checksums where the call asks for them (the copy
+    sends its own CRC32). `data_plane`: the kit's bulk retry mode (`jobs.kernel.sdk`), else the standard one."""
+    from s3tables_kit.jobs.kernel import sdk
+
+    return sdk.client(
+        "s3",
+        region,
+        endpoint,
+        data_plane=data_plane,
+        s3={"addressing_style": "path"} if endpoint else {},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        **config,
+    )
+
+
 def s3_client(cfg: StoreConfig) -> Any:
+    """The process's shared client of the file copy (one per Region and endpoint)."""
     key = (cfg.region, cfg.endpoint)
     if key not in _CLIENTS:
-        from s3tables_kit.jobs.kernel import sdk
-
-        _CLIENTS[key] = sdk.client(
-            "s3",
-            cfg.region,
-            cfg.endpoint,
-            data_plane=True,
-            s3={"addressing_style": "path"} if cfg.endpoint else {},
-            request_checksum_calculation="when_required",
-            response_checksum_validation="when_required",
-        )
+        _CLIENTS[key] = object_client(cfg.region, cfg.endpoint)
     return _CLIENTS[key]
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from s3tables_kit.jobs.kernel import sdk
-from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head
+from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, object_client
 from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
 from s3tables_kit.jobs.vault.plan import needs_extension
 from s3tables_kit.jobs.vault.reader import Listed, VaultReader
@@ -31,15 +31,7 @@ def driver_client(target: VaultTarget) -> Any:
     are many small ones from a pool of threads (retention per held file, the listing, the point); in adaptive mode
     one `SlowDown` lowers the send rate of every later call of the client (an incremental backup of a large table
     extends a retention per held file), while standard mode backs off only the throttled call."""
-    return sdk.client(
-        "s3",
-        target.region,
-        target.endpoint,
-        max_pool_connections=DRIVER_CONNECTIONS,
-        s3={"addressing_style": "path"} if target.endpoint else {},
-        request_checksum_calculation="when_required",
-        response_checksum_validation="when_required",
-    )
+    return object_client(target.region, target.endpoint, data_plane=False, max_pool_connections=DRIVER_CONNECTIONS)
 
 
 @dataclass(frozen=True)

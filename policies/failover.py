@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import estate, pipeline, vault
@@ -492,8 +492,15 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
 
 def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """A third SCP (an account or OU takes up to five), for the promoted bucket alone: its relaxed denies do not
-    fit next to the replicas' within one SCP's 5,120 characters."""
-    return doc(*_layer(cfg, topo, [topo.promoted], "scp"))
+    fit next to the replicas' within one SCP's 5,120 characters. It also carries the pipeline's guard of the
+    scheduled job runs (`pipeline.scheduled_jobs`), with the pipeline SCP's exemptions: next to both sources'
+    pipelines it would not fit the pipeline SCP (the multi-account example: 5,328 characters)."""
+    jobs = replace(pipeline.scheduled_jobs(cfg), deploy_roles=pipeline_of(cfg, topo).deploy_roles)
+    bg = cfg.protection.break_glass_principals
+    return doc(
+        *_layer(cfg, topo, [topo.promoted], "scp"),
+        *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),
+    )
 
 
 def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Document:

@@ -33,6 +33,7 @@ from s3tables_kit.topology.backup import (
     VAULT_TABLES_PREFIX,
     backup_role_arn,
     backup_role_name,
+    backup_scheduler_role_arn,
     backup_scheduler_role_name,
     vault_kms_alias,
 )
@@ -136,12 +137,7 @@ def privileged_roles(cfg: KitConfig) -> list[str]:
     trust is guarded like the replication role's."""
     if cfg.vault is None:
         return []
-    return [backup_role_arn(cfg), *([_scheduler_role_arn(cfg)] if cfg.vault.tables else [])]
-
-
-def _scheduler_role_arn(cfg: KitConfig) -> str:
-    rep = cfg.recovery_replica
-    return f"arn:{rep.partition}:iam::{rep.account_id}:role/{backup_scheduler_role_name(cfg)}"
+    return [backup_role_arn(cfg), *([backup_scheduler_role_arn(cfg)] if cfg.vault.tables else [])]
 
 
 def _vault(cfg: KitConfig) -> Vault:
@@ -282,7 +278,7 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     role (with `tables`) and break-glass pass it."""
     bg = list(cfg.protection.break_glass_principals)
     role = backup_role_arn(cfg)
-    passers = [*bg, *([_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
+    passers = [*bg, *([backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
     return [
         S.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
         S.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),

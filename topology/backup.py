@@ -23,6 +23,11 @@ def backup_scheduler_role_name(cfg: KitConfig) -> str:
     return f"{cfg.kit.name}-vault-backup-schedule"
 
 
+def backup_scheduler_role_arn(cfg: KitConfig) -> str:
+    """The backup schedule's role, beside the backup role in the recovery account: the one principal that passes it."""
+    return cfg.recovery_replica.role_arn(backup_scheduler_role_name(cfg))
+
+
 def backup_role_name(cfg: KitConfig) -> str:
     return f"{cfg.kit.name}-s3tables-backup"
 

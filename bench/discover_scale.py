@@ -1,7 +1,7 @@
-"""Discovery of a live lake at scale: `s3tables-kit discover` (`jobs.ops.discover`, its CLI in a child process as an
-engineer runs it) over 3 table buckets of 10,000 tables each on the emulator, with the ops benchmark's latency per
-call (`bench.ops_scale`), against the loop an engineer would script with boto3 (list the buckets, namespaces and
-tables, then per table its metadata location and one read of its metadata file, one call after the other), measured
+"""Discovery of a live lake at scale: `s3tables-kit discover` (`s3tables_kit.jobs.ops.discover`, its CLI in a child
+process as an engineer runs it) over 3 table buckets of 10,000 tables each on the emulator, with the ops benchmark's
+latency per call (`bench.ops_scale`), against the loop an engineer would script with boto3 (list the buckets, namespaces
+and tables, then per table its metadata location and one read of its metadata file, one call after the other), measured
 on a sample in the same run and scaled to the lake.
 
     python -m bench.discover_scale [full|small|tiny]   # writes bench-out/discover_scale.json, prints the section

@@ -286,7 +286,7 @@ def markdown(doc: dict[str, Any] | None) -> str:
     """The BENCHMARKS.md section of one run (pure)."""
     if not doc:
         return ""
-    lines = ["", "## Recovery at lake scale (issue 18, `bench/recover_scale.py`)", ""]
+    lines = ["", "## Recovery at lake scale (`bench/recover_scale.py`)", ""]
     plan = doc.get("plan") or {}
     if plan and "error" not in plan:
         calls = ", ".join(f"{k} {v:,}" for k, v in sorted((plan.get("calls") or {}).items()))

@@ -5,8 +5,8 @@ with `harness.localreplica.replicate_table` (the stand-in for managed replicatio
 `bench-out/work/` and is rebuilt every run.
 
 Measurements (sections of the issue):
-  1. copy: plain Spark CTAS (defaults) vs the kit's recovery (`jobs.recover.job.run`) vs a pyiceberg Arrow copy vs a
-     raw file copy of the data files;
+  1. copy: plain Spark CTAS (defaults) vs the kit's recovery (`s3tables_kit.jobs.recover.job.run`) vs a pyiceberg Arrow
+     copy vs a raw file copy of the data files;
   2. verification: the kit's verification vs its copy, and vs EXCEPT ALL both ways;
   3. many tables: the kit recovering a namespace at one instant in one application (`s3tables-kit recover`) vs one
      `spark-submit jobs/recover_entry.py --table ...` per table in sequence;

@@ -248,7 +248,7 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
     ):
         out.append(
             "EXCEPT ALL both ways was not run in this run (`BENCH_EXCEPT_ALL=0`: it takes several minutes on this "
-            "machine and is not a goal of issue 12); the previous full run measured the row fingerprint 17x faster."
+            "machine and is not one of the kit's goals); the previous full run measured the row fingerprint 17x faster."
         )
     rto, model = rto_model(res)
     if rto:
@@ -333,7 +333,8 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
             "other sections compare runs minutes apart."
         )
     out.append(
-        "Method: sections 1-2 run in one local[2] Spark application (driver memory 2g, `jobs.spark.build_session`). "
+        "Method: sections 1-2 run in one local[2] Spark application (driver memory 2g, "
+        "`s3tables_kit.jobs.spark.build_session`). "
         "After an unmeasured warm-up of every approach, the compared approaches run interleaved (kit file copy, "
         "Spark CTAS, pyiceberg Arrow copy; again; again ...), so each round's ratios compare neighbours in time; the "
         "value is the median of the rounds with their range, and a goal counts as met only when the WORST round meets "

@@ -2,10 +2,10 @@
 source buckets (`[[sources]]`: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
 --estate 50`).
 
-`scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
-fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
-provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the whole
-process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
+`scale_config` generates the configuration dict (pure; validated by `s3tables_kit.topology.config.parse_config`). The
+synth runs in a fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the
+CDKTF and provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the
+whole process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
 process's own high-water mark (VmHWM).
 """
 

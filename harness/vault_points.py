@@ -1,7 +1,8 @@
 """Backup points for the restore tests and the vault drill, made the way the layout describes (`jobs/vault/layout.py`)
 without the backup job's copy: the table's original files byte for byte under `files/`, its metadata rewritten as the
-job does (`jobs.vault.backup.rewrite_metadata`) to `restorable/<snapshot id>/<run id>/`, the point manifest last. The
-vault is a local directory (or any `put`); a file already held is not written again, as the backup job does."""
+job does (`s3tables_kit.jobs.vault.backup.rewrite_metadata`) to `restorable/<snapshot id>/<run id>/`, the point manifest
+last. The vault is a local directory (or any `put`); a file already held is not written again, as the backup job
+does."""
 
 from __future__ import annotations
 

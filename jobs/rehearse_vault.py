@@ -1,7 +1,8 @@
 """The rehearsal's restore from the backup vault: each rehearsed table the vault backs up (`[vault] tables`) is also
-restored from its newest backup point, through the path of `recover --from-vault` (`jobs.recover.cli.from_point`:
-the point's restore metadata, the verified file copy, every file checked against the point's manifest), into the
-rehearsal namespace as `<name>_vault`, and reported as a row of its own (`source: vault`).
+restored from its newest backup point, through the path of `recover --from-vault`
+(`s3tables_kit.jobs.recover.cli.from_point`: the point's restore metadata, the verified file copy, every file checked
+against the point's manifest), into the rehearsal namespace as `<name>_vault`, and reported as a row of its own
+(`source: vault`).
 
 A failed restore fails the rehearsal. A table without a backup point yet is a finding, not a failure: the vault's
 backup age and its alarm are what say a backup is missing or late (docs/assurance.md); the rehearsal proves that what

@@ -3,9 +3,10 @@ the kit's, once each passes the rules below (docs/decisions/0033-adopting-an-exi
 
 The kit's statements guard who changes the source's replication and its policy (decision 0028); an adopter's
 statement must not defeat them, nor deny the kit's own principals what they need. Each rule has a stable id (the
-`KIT-ADOPT*` family, beside `policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the rule.
-`merge` is what `policies.source_guard.source_bucket_policy` deploys; it refuses with `AdoptedStatementRefused`, so
-the synth of a stack (and `policies.render`) stops before anything is written.
+`KIT-ADOPT*` family, beside `s3tables_kit.policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the
+rule. `merge` is what `s3tables_kit.policies.source_guard.source_bucket_policy` deploys; it refuses with
+`AdoptedStatementRefused`, so the synth of a stack (and `s3tables_kit.policies.render`) stops before anything is
+written.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class KitPrincipals:
 
 @dataclass(frozen=True)
 class AdoptedRule:
-    id: str  # KIT-ADOPT1 ...: stable, like policies.lint's ids
+    id: str  # KIT-ADOPT1 ...: stable, like s3tables_kit.policies.lint's ids
     name: str
     explanation: str
     # (the statement, the kit's Sids, the kit's principals) -> the problem, or None

@@ -1,10 +1,11 @@
 """Policies of continuous assurance (`[assurance]`): the replication monitor, the schedules that run it and the recovery
 rehearsal, the rehearsal's metrics, and the KMS key of the encrypted alarm topics.
 
-Small named statement builders (reusing `policies.statements.statement`) and the documents built from them.
-`policies.documents.build_documents` appends `documents(cfg)`, so they are rendered to `policies/rendered/`,
-summarised in SUMMARY.md, linted at synth and proven with the IAM simulator like every other document. Every ARN
-is derived from the configuration (names are deterministic), so what is rendered is what the stacks deploy.
+Small named statement builders (reusing `s3tables_kit.policies.statements.statement`) and the documents built from them.
+`s3tables_kit.policies.documents.build_documents` appends `documents(cfg)`, so they are rendered to
+`policies/rendered/`, summarised in SUMMARY.md, linted at synth and proven with the IAM simulator like every other
+document. Every ARN is derived from the configuration (names are deterministic), so what is rendered is what the stacks
+deploy.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def schedule_name(cfg: KitConfig, what: str) -> str:
 
 
 def _alarm_prefix(cfg: KitConfig, stack: str) -> str:
-    if stack.startswith("freshness-"):  # a replica account's freshness check (`policies.freshness`)
+    if stack.startswith("freshness-"):  # a replica account's freshness check (`s3tables_kit.policies.freshness`)
         return f"{cfg.kit.name}-freshness"
     return cfg.kit.name if stack == "recovery" else cfg.name_prefix
 
@@ -179,7 +180,7 @@ def monitor_layers_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement |
 
 
 def monitors_read_table_layers(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
-    """The grant of `monitor_layers_read_grant` (also a failover destination's, `policies.failover`)."""
+    """The grant of `monitor_layers_read_grant` (also a failover destination's, `s3tables_kit.policies.failover`)."""
     if not role_arns:
         return None
     return S.allow_principals_actions(
@@ -195,7 +196,7 @@ def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement |
 
 
 def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
-    """The grant of `monitor_policy_read_grant` (also a failover destination's, `policies.failover`)."""
+    """The grant of `monitor_policy_read_grant` (also a failover destination's, `s3tables_kit.policies.failover`)."""
     if not role_arns:
         return None
     return S.allow_principals_actions(
@@ -278,8 +279,8 @@ def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.St
 
 
 def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
-    """Statements for the kit-created key of a table bucket (`policies.keys.kms_key_policy`): KMS honours an
-    identity policy only where the key policy allows it, and the kit's key policies name each key user."""
+    """Statements for the kit-created key of a table bucket (`s3tables_kit.policies.keys.kms_key_policy`): KMS honours
+    an identity policy only where the key policy allows it, and the kit's key policies name each key user."""
     if role == "source" and cfg.assurance.monitor.enabled:
         role_arn = source_site(cfg).role_arn(monitor_role_name(cfg))
         return [S.kms_allow_key_use("AllowReplicationMonitorReadSourceMetadata", [role_arn], ["Decrypt"])]

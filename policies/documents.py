@@ -1,8 +1,8 @@
-"""Every policy document of a topology, built from `policies.statements`.
+"""Every policy document of a topology, built from `s3tables_kit.policies.statements`.
 
 The stacks in `infra/` deploy exactly these documents (tests compare the synthesized JSON with them), and
-`python -m policies.render` writes them to `policies/rendered/<example>/` for review. All ARNs are derived from the
-configuration, never from Terraform attributes, so what reviewers read is what gets deployed.
+`python -m s3tables_kit.policies.render` writes them to `policies/rendered/<example>/` for review. All ARNs are derived
+from the configuration, never from Terraform attributes, so what reviewers read is what gets deployed.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def replication_role_permissions(cfg: KitConfig) -> Document:
 
 def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations: Sequence[Replica]) -> Document:
     """The user guide's replication permissions from `src` to `destinations`, plus KMS (also the failover
-    topology's, whose source is a promoted replica: `policies.failover.replication_role_permissions`)."""
+    topology's, whose source is a promoted replica: `s3tables_kit.policies.failover.replication_role_permissions`)."""
     dests = [r.bucket_arn for r in destinations]
     stmts: list[S.Statement | None] = [
         S.allow_actions("ReadSourceTables", A.REPLICATION_SOURCE_TABLE_READ, [S.table_arns(src.bucket_arn)]),
@@ -86,7 +86,7 @@ def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exempti
 
 def replication_roles_into(cfg: KitConfig, replicas: Sequence[Replica]) -> tuple[str, ...]:
     """The replication roles of the sources feeding any of `replicas`, in source order, each once (the name pattern
-    where several sources of an estate feed one: `policies.fan_in`)."""
+    where several sources of an estate feed one: `s3tables_kit.policies.fan_in`)."""
     return tuple(dict.fromkeys(arn for r in replicas for arn in fan_in.replication_roles_into(cfg, r)))
 
 
@@ -266,7 +266,7 @@ def guardrail_rules() -> list[A.ProtectionRule]:
 
 def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> list[A.ProtectionRule]:
     """PROTECTION_RULES merged by (replication-role exemption, deploy-role exemption, tables only): the key of a
-    group (`policies.protection.merged_rules`)."""
+    group (`s3tables_kit.policies.protection.merged_rules`)."""
     return P.merged_rules(A.PROTECTION_RULES, key)
 
 
@@ -286,7 +286,7 @@ def service_control_policy(cfg: KitConfig) -> Document:
     """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
     denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
-    protected buckets by tag (`policies.estate`)."""
+    protected buckets by tag (`s3tables_kit.policies.estate`)."""
     return doc(*scheme_of(cfg).scp(cfg))
 
 
@@ -300,12 +300,12 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
-    (`policies.estate`)."""
+    (`s3tables_kit.policies.estate`)."""
     return doc(*scheme_of(cfg).scp_guards(cfg), *vault.scp_statements(cfg))
 
 
 def service_control_policy_pipeline(cfg: KitConfig) -> Document:
-    """The third SCP: the pipeline that feeds the replicas (`policies.pipeline`): the replication roles'
+    """The third SCP: the pipeline that feeds the replicas (`s3tables_kit.policies.pipeline`): the replication roles'
     permissions and whom they are passed to, the detection path, the source keys, the kit's metrics."""
     return doc(*pipeline.service_control_policy(cfg))
 
@@ -459,14 +459,14 @@ def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 
 def _kept(src: Source) -> str:
-    """What an adopted bucket's policy keeps of its own (`policies.adopted`), for the reviewer's table."""
+    """What an adopted bucket's policy keeps of its own (`s3tables_kit.policies.adopted`), for the reviewer's table."""
     sids = [str(s.get("Sid")) for s in src.adopted_statement_documents()]
     return f"; adopted, its own statements kept: {', '.join(sids)}" if sids else ""
 
 
 # Per-source documents of an estate are named `<purpose>--<stack id>` (`replication-role-trust--source-sales-euw1`);
-# a source's key policy keeps its bucket name. `policies.docset.DocumentSet.for_source` maps the purposes back, so
-# a source stack looks its documents up by the names `[source]` uses.
+# a source's key policy keeps its bucket name. `s3tables_kit.policies.docset.DocumentSet.for_source` maps the purposes
+# back, so a source stack looks its documents up by the names `[source]` uses.
 def estate_source_name(name: str, stack_id: str) -> str:
     if name.startswith("kms-key-policy--alarm-topic-"):
         return f"kms-key-policy--alarm-topic-{stack_id}"
@@ -600,9 +600,10 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 @dataclass(frozen=True)
 class SchemeDocuments:
-    """What a protection scheme (`topology.model.Scheme`, chosen at load) builds its own way: a `[source]` names
-    each protected bucket and role by ARN; an estate tags its protected buckets and matches them by tag and name
-    pattern (`policies.estate`), so its SCPs and policies keep their size whatever the number of sources."""
+    """What a protection scheme (`s3tables_kit.topology.model.Scheme`, chosen at load) builds its own way: a `[source]`
+    names each protected bucket and role by ARN; an estate tags its protected buckets and matches them by tag and name
+    pattern (`s3tables_kit.policies.estate`), so its SCPs and policies keep their size whatever the number of
+    sources."""
 
     documents: Callable[[KitConfig], list[PolicyDoc]]
     scp: Callable[[KitConfig], list[S.Statement | None]]

@@ -1,11 +1,12 @@
 """The organization layer of an estate (docs/decisions/0026-estate.md): two SCPs whose size does not grow
 with the number of buckets or sources.
 
-A `[source]` configuration names every replica bucket and every replication role in its SCPs (`policies.documents`);
-an estate of fifty buckets would not fit 5,120 characters that way. So an estate's SCPs name no bucket and no source:
+A `[source]` configuration names every replica bucket and every replication role in its SCPs
+(`s3tables_kit.policies.documents`); an estate of fifty buckets would not fit 5,120 characters that way. So an estate's
+SCPs name no bucket and no source:
 
 - protected buckets are matched by their tag, `s3tables:TableBucketTag/kit-protection = <kit>` (every protected
-  table bucket of an estate carries it: `topology.rules.PROTECTION_TAG_KEY`), on any S3 Tables ARN;
+  table bucket of an estate carries it: `s3tables_kit.topology.rules.PROTECTION_TAG_KEY`), on any S3 Tables ARN;
 - `DisassociateTableReplication` is also denied by ARN pattern, on every table of the replica accounts, because
   whether AWS evaluates `s3tables:TableBucketTag` for it is unverified (docs/aws-facts.md);
 - the replication roles of every source are exempt by one name pattern (`<kit>-*-s3tables-replication`), and the
@@ -63,7 +64,7 @@ def pipeline_guardrail_arns(cfg: KitConfig) -> list[str]:
 
 def any_bucket(cfg: KitConfig) -> str:
     """Every table bucket ARN (in IAM `bucket/*` matches table ARNs too; the kit names those separately, for
-    readers and for `policies.lint`): the tag decides which are protected."""
+    readers and for `s3tables_kit.policies.lint`): the tag decides which are protected."""
     return f"arn:{partition(cfg)}:s3tables:*:*:bucket/*"
 
 
@@ -110,7 +111,8 @@ def tagged_protection_statement(cfg: KitConfig, rule: A.ProtectionRule, exempt: 
 
 
 def _rules(tables_only: bool) -> list[A.ProtectionRule]:
-    """The protection rules merged by exemption set, as in the `[source]` SCP (`policies.documents.scp_rules`)."""
+    """The protection rules merged by exemption set, as in the `[source]` SCP
+    (`s3tables_kit.policies.documents.scp_rules`)."""
     merged = P.merged_rules(
         A.PROTECTION_RULES, lambda r: (r.exempt_replication_role, r.exempt_deploy_roles, r.tables_only)
     )
@@ -177,7 +179,7 @@ def replication_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     service is no principal of the organisation: SCPs do not restrict it)."""
     bg = cfg.protection.break_glass_principals
     pattern = replication_role_pattern(cfg)
-    # a monitor-named role is exempt from the kit's metrics guard (`policies.pipeline`): minted likewise
+    # a monitor-named role is exempt from the kit's metrics guard (`s3tables_kit.policies.pipeline`): minted likewise
     monitor = [monitor_role_pattern(cfg)] if cfg.assurance.monitor.enabled else []
     return [
         S.statement(

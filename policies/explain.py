@@ -3,13 +3,13 @@
     python -m s3tables_kit.policies.explain --config kit.toml --principal <role ARN> --action <service>:<Action> \\
         --resource <table bucket, table, KMS key or role ARN> [--context key=value ...] [--json]
 
-The documents come from `policies.docset.build(cfg)`, the set that is rendered and deployed; the ones that apply are
-picked for the request: the SCPs for principals of the accounts the configuration places under their targets, the
-IAM guardrail for the roles the kit attaches it to (`--guardrail` for a role it was attached to by hand), the kit's
+The documents come from `s3tables_kit.policies.docset.build(cfg)`, the set that is rendered and deployed; the ones that
+apply are picked for the request: the SCPs for principals of the accounts the configuration places under their targets,
+the IAM guardrail for the roles the kit attaches it to (`--guardrail` for a role it was attached to by hand), the kit's
 own role policies for the kit's roles, the bucket and table policy of a replica or source, the key policy of a kit
-key, and for assuming a role its trust policy and the resource control policies (`policies.explain_roles`). The IAM
-evaluator (`policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and the
-answer names the decision, the layer and Sid that decide it (every matching Deny, the first named: SCP, then
+key, and for assuming a role its trust policy and the resource control policies (`s3tables_kit.policies.explain_roles`).
+The IAM evaluator (`s3tables_kit.policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and
+the answer names the decision, the layer and Sid that decide it (every matching Deny, the first named: SCP, then
 identity, then resource policies) or the Allow statements that grant it, and for a protected action the
 break-glass path: who may, verified in the same evaluation, and the runbook section that says how.
 

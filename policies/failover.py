@@ -8,16 +8,17 @@ still deny every data write to all but break-glass, the replication role and mai
 - **everything else break-glass only**: after a failover the promoted bucket holds the only writable
   copy of the data, so deleting, renaming, record expiration, retention (`Put*MaintenanceConfiguration`),
   encryption, replication changes, `DisassociateTableReplication`, tags and policy rewrites are denied to all but
-  break-glass in every layer. The deploy role keeps only `policies.actions.PROMOTED_DEPLOY_ACTIONS` (creating the
-  bucket-level replication from the promoted bucket, what `cdktf deploy` of the failover topology does there); the
-  failed source's replication role keeps nothing;
+  break-glass in every layer. The deploy role keeps only `s3tables_kit.policies.actions.PROMOTED_DEPLOY_ACTIONS`
+  (creating the bucket-level replication from the promoted bucket, what `cdktf deploy` of the failover topology does
+  there); the failed source's replication role keeps nothing;
 - **break-glass kept** everywhere, with the same cross-account grants.
 
 The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
 table), the account's IAM guardrail and the organization SCP (both deployed by Terraform through the replica and
 organization stacks of the failover topology). One builder serves both paths: the stacks deploy and
 `s3tables-kit failover` applies `compact_json`/`json.dumps(..., indent=2)` of these same dicts, so Terraform and the
-tool never fight. Documents are assembled only from `policies.statements` builders; Sids say what each deny is for.
+tool never fight. Documents are assembled only from `s3tables_kit.policies.statements` builders; Sids say what each deny
+is for.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def promoted_sid(rule_sid: str) -> str:
 
 def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
     """Break-glass, the writers and the promoted account's deploy role; no replication role (the failed
-    source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
+    source's role no longer writes the promoted bucket). Which rule exempts whom:
+    `s3tables_kit.policies.actions.promoted_rules`."""
     return P.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         deploy_roles=P.deploy_roles([topo.promoted]),
@@ -90,8 +92,8 @@ def _promoted_statements(
 def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """Replaces the replica-protection bucket policy of the promoted bucket: writers write and create namespaces and
     tables; everything else the replica rules deny stays break-glass only, but for the one action the deploy role
-    keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
-    role any more (it holds the only writable copy): it can neither write nor create anything here."""
+    keeps (`s3tables_kit.policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's
+    replication role any more (it holds the only writable copy): it can neither write nor create anything here."""
     p = topo.promoted
     ex = promoted_exemptions(cfg, topo)
     return doc(
@@ -112,7 +114,7 @@ def promoted_table_policy(cfg: KitConfig, topo: FailoverTopology, table_arn: str
 
 @dataclass(frozen=True)
 class FailoverDocuments:
-    """What the failover tool applies to a promoted bucket (the interface with `jobs.failover`)."""
+    """What the failover tool applies to a promoted bucket (the interface with `s3tables_kit.jobs.failover`)."""
 
     replica: Replica
     topology: FailoverTopology
@@ -184,7 +186,7 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
 
 def _promoted_monitor_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """The role of the promoted source's replication monitor (`<kit>-fo-replication-monitor`, as
-    `infra.stacks.failover.monitor_view` names it), which compares each destination's bucket policy."""
+    `s3tables_kit.infra.stacks.failover.monitor_view` names it), which compares each destination's bucket policy."""
     if not cfg.assurance.monitor.enabled:
         return []
     p = topo.promoted
@@ -274,7 +276,7 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     return doc(*statements, *extra)
 
 
-RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # policies.keys.kms_key_policy's statement
+RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # s3tables_kit.policies.keys.kms_key_policy's statement
 
 
 # ---------------------------------------------------------------- recovery ----
@@ -290,7 +292,8 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
-    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` view)."""
+    """The failover topology's monitor role (`s3tables_kit.policies.assurance.monitor_role_name` of the `<kit>-fo`
+    view)."""
     return topo.promoted.role_arn(f"{topo.name_prefix}-replication-monitor")
 
 
@@ -340,7 +343,7 @@ def pipeline_of(cfg: KitConfig, topo: FailoverTopology) -> pipeline.Pipeline:
 
 
 def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """The pipeline SCP of the failover topology (`policies.pipeline`): both sources' pipelines."""
+    """The pipeline SCP of the failover topology (`s3tables_kit.policies.pipeline`): both sources' pipelines."""
     return doc(
         *pipeline.guards(
             pipeline_of(cfg, topo), break_glass=cfg.protection.break_glass_principals, namespace=METRIC_NAMESPACE
@@ -530,7 +533,8 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
 
 def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
     """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review, each with
-    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`)."""
+    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by
+    `s3tables_kit.policies.docset`)."""
     topo = failover_topology(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
@@ -641,7 +645,7 @@ def summary_section(cfg: KitConfig) -> str:
     tables (read from the promoted bucket policy itself), and what the failover topology changes and keeps."""
     lines = [
         "",
-        "## Failover: a promoted replica (issue 17)",
+        "## Failover: a promoted replica",
         "",
         "Reviewed before any incident. When `s3tables-kit failover` promotes the tables of a replica bucket",
         "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
@@ -650,7 +654,7 @@ def summary_section(cfg: KitConfig) -> str:
         "Writers write; deletion, retention, encryption, replication, policy and setting changes are break-glass",
         "only in every layer (bucket and table policies, guardrail, SCP): after a failover the promoted bucket holds",
         "the only writable copy of the data, so one deploy with a wrong plan must not shorten its retention or cut",
-        "its replication (issue 26). The failed source's replication role is exempt from nothing there.",
+        "its replication. The failed source's replication role is exempt from nothing there.",
         "Files: `failover--<bucket>--*.json`.",
         "",
         *deploy_role_section(),

@@ -1,11 +1,12 @@
 """A replica that several sources of an estate feed (fan-in): its bucket, table and key policies keep their size
 whatever the number of sources (docs/decisions/0035-fan-in-by-account-namespaces.md).
 
-Each source's namespaces carry the prefix of its account (`topology.rules.fan_in_namespace_prefix`, checked at
-validation), so one Deny with the policy variable `${aws:PrincipalAccount}` confines every replication role to the
+Each source's namespaces carry the prefix of its account (`s3tables_kit.topology.rules.fan_in_namespace_prefix`, checked
+at validation), so one Deny with the policy variable `${aws:PrincipalAccount}` confines every replication role to the
 namespaces of its own account, and the grants and exemptions name the replication and monitor roles by their name
-pattern (`policies.estate`), the grants only in the accounts of the sources that feed the replica. What still grows
-is the list of those accounts (`topology.rules.MAX_FAN_IN_SOURCE_ACCOUNTS` bounds it at validation).
+pattern (`s3tables_kit.policies.estate`), the grants only in the accounts of the sources that feed the replica. What
+still grows is the list of those accounts (`s3tables_kit.topology.rules.MAX_FAN_IN_SOURCE_ACCOUNTS` bounds it at
+validation).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ every replica of the account and alarming through its own topic there.
 Names are per account (IAM is global, and one check covers the account's replicas), in the source monitors' forms
 with the prefix `<kit>-freshness`: the function, its schedule and log group `<kit>-freshness-replication-monitor`, its
 topic `<kit>-freshness-assurance-alarms` (key alias the same), each replica's alarm
-`<kit>-freshness-replica-stale-<bucket>`. So `policies.pipeline.detection_resources` names them, and an estate's name
-patterns guard them at no size. The roles are `<kit>-freshness` and
+`<kit>-freshness-replica-stale-<bucket>`. So `s3tables_kit.policies.pipeline.detection_resources` names them, and an
+estate's name patterns guard them at no size. The roles are `<kit>-freshness` and
 `<kit>-freshness-schedule`: outside the monitor role pattern, whose creation the estate denies in replica
 accounts to all but the sources' deploy roles.
 Documents are named by account: `freshness-role-{trust,permissions}--<account>`,
@@ -29,7 +29,8 @@ KEY_SID = "AllowReplicaFreshnessCheckReadMetadata"
 
 
 def prefix(cfg: KitConfig) -> str:
-    """The monitors' `<prefix>` of the check's resource names (`policies.pipeline.detection_resources` guards them)."""
+    """The monitors' `<prefix>` of the check's resource names (guarded by
+    `s3tables_kit.policies.pipeline.detection_resources`)."""
     return f"{cfg.kit.name}-freshness"
 
 
@@ -76,7 +77,7 @@ def role_arn(cfg: KitConfig, account_id: str) -> str:
 
 
 def role_arns(cfg: KitConfig) -> list[str]:
-    """Every check's role: publishers to the kit's namespace (`policies.pipeline`)."""
+    """Every check's role: publishers to the kit's namespace (`s3tables_kit.policies.pipeline`)."""
     return [role_arn(cfg, a) for a in accounts(cfg)]
 
 

@@ -1,8 +1,8 @@
 """Policies of the scheduled hardener (`[assurance.harden]`): the function's role, which may read a replica table's
 layers and write its table policy and retention on the source's replica buckets and nothing else, and the schedule's
 role, which may invoke that one function. The function's role is also a configured break-glass principal
-(`topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so its own
-policy is what confines it (docs/assurance.md#scheduled-hardening)."""
+(`s3tables_kit.topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so
+its own policy is what confines it (docs/assurance.md#scheduled-hardening)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The KMS key policies of the kit-created keys of table buckets (source, replica, recovery): who uses each key,
 and the denies that keep a replica key (break-glass only) and a source key (its deploy role and break-glass) from
-being disabled, deleted or re-written. `policies.documents` names them `kms-key-policy--<bucket>`."""
+being disabled, deleted or re-written. `s3tables_kit.policies.documents` names them `kms-key-policy--<bucket>`."""
 
 from __future__ import annotations
 

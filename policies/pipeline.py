@@ -6,9 +6,9 @@ changes what they run runs code as the backup or recovery role).
 
 A ransomware operator's first step is to freeze the backups quietly: widen or break the replication role, silence
 the monitor, disable the source key. Each of those changes is denied to all but break-glass and the deploy roles of
-the sources (`policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered account)
-and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic key
-policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
+the sources (`s3tables_kit.policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered
+account) and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic
+key policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
 assuming a replication role to anything but the replication service, so a role minted under the replication name
 pattern is useless to an outsider (SCPs never bind principals outside the organization; RCPs bind every caller).
 
@@ -72,7 +72,7 @@ class Pipeline:
 
 def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
     """The monitor's function, schedule, alarms (`<prefix>-replication-...`, `<prefix>-replica-bucket-policy-...`),
-    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `policies.assurance`)."""
+    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `s3tables_kit.policies.assurance`)."""
     topic = site.arn("sns", f"{prefix}-assurance-alarms")
     monitor = f"{prefix}-replication-monitor"
     return (
@@ -162,9 +162,9 @@ def recovery_publishers(cfg: KitConfig) -> Pipeline:
 
 
 def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
-    """The replica-side freshness checks (`policies.freshness`): in one account by ARN (a guardrail), or every one
-    (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts (a
-    Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
+    """The replica-side freshness checks (`s3tables_kit.policies.freshness`): in one account by ARN (a guardrail), or
+    every one (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts
+    (a Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
     exemption binds only in their own account (every guarded action acts there), where the pipeline holds nothing
     else unless a source shares the account."""
     accounts = freshness.accounts(cfg)

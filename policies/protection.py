@@ -3,9 +3,10 @@ protective denies of a site in one layer (merged where a size limit applies), th
 another account needs in a destination's bucket policy, and the denies that guard the guards (replica keys,
 privileged roles, the guardrail).
 
-`policies.documents` (the normal topology) and `policies.failover` (a promoted replica and its destinations) build
-their protection from these functions only; the rules themselves (`policies.actions.PROTECTION_RULES`, and
-`promoted_rules()` for a promoted bucket) say which exemption each rule allows.
+`s3tables_kit.policies.documents` (the normal topology) and `s3tables_kit.policies.failover` (a promoted replica and its
+destinations) build their protection from these functions only; the rules themselves
+(`s3tables_kit.policies.actions.PROTECTION_RULES`, and `promoted_rules()` for a promoted bucket) say which exemption
+each rule allows.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """Render every policy document of every example configuration for review.
 
-    python -m policies.render            # = make policies: write policies/rendered/<example>/*.json + SUMMARY.md
-    python -m policies.render --check    # = make policies-check: fail with a unified diff when the files are stale
+    python -m s3tables_kit.policies.render            # = make policies: write policies/rendered/<example>/*.json +
+    SUMMARY.md python -m s3tables_kit.policies.render --check    # = make policies-check: fail with a unified diff when
+    the files are stale
 
-One directory per `examples/<stem>.toml`; one `<document name>.json` per document of `policies.docset.build(cfg)`,
-the set the stacks deploy (2-space indent, statement keys in builder order, trailing newline) and a `SUMMARY.md` that
-says, per principal, what it may and may not do on which resource, the break-glass path, the risk each deny closes
-and where each document is attached. Reviewers read these files in pull requests; CI fails when they are stale.
+One directory per `examples/<stem>.toml`; one `<document name>.json` per document of
+`s3tables_kit.policies.docset.build(cfg)`, the set the stacks deploy (2-space indent, statement keys in builder order,
+trailing newline) and a `SUMMARY.md` that says, per principal, what it may and may not do on which resource, the
+break-glass path, the risk each deny closes and where each document is attached. Reviewers read these files in pull
+requests; CI fails when they are stale.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import docset, summary_layers, vault
 from s3tables_kit.policies import documents as D
 from s3tables_kit.policies.summary_schemes import summary_of
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import KitConfig, load_config
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES_DIR = ROOT / "examples"
-RENDERED_DIR = Path(__file__).resolve().parent / "rendered"
+EXAMPLES_DIR = paths.ROOT / "examples"
+RENDERED_DIR = paths.PACKAGE / "policies" / "rendered"
 SUMMARY = "SUMMARY.md"
 
 KIND_TITLES = {
@@ -97,7 +99,8 @@ LAYERS = (
 ALL_LAYERS = (*LAYERS, ("key-policy", "key policy"))
 
 
-REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"  # `policies.statements.kms_deny_key_policy_change`
+# `s3tables_kit.policies.statements.kms_deny_key_policy_change`
+REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"
 
 
 def _layer(d: D.PolicyDoc) -> str | None:
@@ -535,7 +538,7 @@ def _other_risk(sid: str) -> str:
 def render_example(config_path: Path) -> dict[str, str]:
     """{relative file name: content} for one example configuration."""
     cfg = load_config(config_path)
-    ds = docset.build(cfg)  # the same set `infra.app.build_app` hands to the stacks
+    ds = docset.build(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance

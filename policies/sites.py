@@ -1,6 +1,6 @@
 """Where the kit's assurance resources live (`Site`: partition, account, Region) and the service principals and
-schedule ARNs their trust policies name: shared by the assurance documents (`policies.assurance`) and the scheduled
-hardener's (`policies.hardener`)."""
+schedule ARNs their trust policies name: shared by the assurance documents (`s3tables_kit.policies.assurance`) and the
+scheduled hardener's (`s3tables_kit.policies.hardener`)."""
 
 from __future__ import annotations
 

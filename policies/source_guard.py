@@ -1,6 +1,6 @@
 """A source's replication guard (docs/decisions/0028-lock-after-first-deploy.md): who may change a source's
 replication configuration (either level) and pass a role to the replication service, in the source bucket's policy,
-the guards SCP and the guardrail. `policies.documents` assembles them into those documents."""
+the guards SCP and the guardrail. `s3tables_kit.policies.documents` assembles them into those documents."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def _source_guards_by_arn(
     ]
 
 
-# Each scheme's guards: an estate's by pattern, as its SCP (`policies.estate.source_guards`), of constant size.
+# Each scheme's guards: an estate's by pattern, as its SCP (`s3tables_kit.policies.estate.source_guards`), of constant
+# size.
 _SOURCE_GUARDS: dict[str, Callable[..., list[S.Statement | None]]] = {
     "source": _source_guards_by_arn,
     "sources": estate.source_guards,
@@ -48,7 +49,7 @@ def source_bucket_policy(cfg: KitConfig) -> Document:
     """The source bucket's own layer against changing its replication (the guards SCP and, where the source shares
     an account with a replica, the guardrail are the others): break-glass and the source's deploy role only, and
     the policy itself changes only through them. An adopted bucket's statements come first, kept as they are
-    (`policies.adopted.merge`, which refuses one that defeats these)."""
+    (`s3tables_kit.policies.adopted.merge`, which refuses one that defeats these)."""
     src = cfg.source
     bg = list(cfg.protection.break_glass_principals)
     deploy = [src.deploy_role_arn] if src.deploy_role_arn else []

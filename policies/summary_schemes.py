@@ -1,6 +1,6 @@
-"""How the review summary (`policies.render`) presents the sources of each protection scheme
-(`topology.model.Scheme`, chosen at load): one `[source]`, or each source of an estate with its own title, scope and
-monitor, and the estate's tag-based organization layer (docs/decisions/0026-estate.md)."""
+"""How the review summary (`s3tables_kit.policies.render`) presents the sources of each protection scheme
+(`s3tables_kit.topology.model.Scheme`, chosen at load): one `[source]`, or each source of an estate with its own title,
+scope and monitor, and the estate's tag-based organization layer (docs/decisions/0026-estate.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _source_line(cfg: KitConfig) -> list[str]:
 
 
 def _source_lines(cfg: KitConfig) -> list[str]:
-    out = ["- Source table buckets (an estate, issue 24):"]
+    out = ["- Source table buckets (an estate):"]
     for src in cfg.sources:
         dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
         out.append(
@@ -99,8 +99,9 @@ def _assurance_principals_of_one(cfg: KitConfig) -> list[tuple[str, list[str], s
 
 @dataclass(frozen=True)
 class SchemeSummary:
-    """How the summary presents the sources of a protection scheme (`topology.model.Scheme`): one `[source]`, or
-    each source of an estate with its own title, scope and monitor, and the estate's tag-based organization layer."""
+    """How the summary presents the sources of a protection scheme (`s3tables_kit.topology.model.Scheme`): one
+    `[source]`, or each source of an estate with its own title, scope and monitor, and the estate's tag-based
+    organization layer."""
 
     source_lines: Callable[[KitConfig], list[str]]
     source_title: str  # appended to a title of what belongs to one source (takes its `id`)

@@ -1,10 +1,10 @@
 """The backup vault's documents (`[vault]`, docs/decisions/0034-backup-vault.md): its bucket policy, its key policy,
 the backup role's trust and permissions, and the vault statements of the guards SCP.
 
-The vault's protective denies are records (`VAULT_RULES`), as the replicas' are (`policies.actions.PROTECTION_RULES`):
-a rule names its actions, whether they act on the bucket or its objects, who it exempts (break-glass, the backup
-role, nobody) and whether the guards SCP carries it too. The bucket policy and the SCP are built from the same
-records, so a new rule is a new record, never a branch.
+The vault's protective denies are records (`VAULT_RULES`), as the replicas' are
+(`s3tables_kit.policies.actions.PROTECTION_RULES`): a rule names its actions, whether they act on the bucket or its
+objects, who it exempts (break-glass, the backup role, nobody) and whether the guards SCP carries it too. The bucket
+policy and the SCP are built from the same records, so a new rule is a new record, never a branch.
 
 What Object Lock in compliance mode enforces itself (no deletion of a locked version, no shorter retention, no mode
 change, by anyone, root included) is not a policy and is not claimed here: the policies decide who may write and who

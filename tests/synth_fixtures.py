@@ -48,8 +48,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 
 
 def terraform_toolchain() -> tuple[Path, Path]:
-    """Terraform and the local provider mirror (`infra.validate`'s discovery); skips without them, fails under CI
-    (the CI image ships both)."""
+    """Terraform and the local provider mirror (`s3tables_kit.infra.validate`'s discovery); skips without them, fails
+    under CI (the CI image ships both)."""
     from s3tables_kit.infra import validate as V
 
     terraform, mirror = V.find_terraform(), V.find_mirror()

@@ -1,9 +1,10 @@
 """The replication dashboard (`infra/constructs/dashboard.py`) as synthesized for every example, the estate
 included (the shared session synth, tests/synth_fixtures.py): one dashboard per stack that deploys the monitor, and
 every metric its widgets show is one the monitor or the rehearsal really publishes. "Really publishes" is derived
-from the publishing code, fed the settings the synthesized stacks give it: `jobs.ops.monitor.metric_data` of a
-status report over every destination of the deployed function's environment (`MonitorSettings.from_env`), and
-`jobs.rehearse.metric_data` with the `--kit` and `--metrics-region` the deployed rehearsal schedule passes."""
+from the publishing code, fed the settings the synthesized stacks give it: `s3tables_kit.jobs.ops.monitor.metric_data`
+of a status report over every destination of the deployed function's environment (`MonitorSettings.from_env`), and
+`s3tables_kit.jobs.rehearse.metric_data` with the `--kit` and `--metrics-region` the deployed rehearsal schedule
+passes."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ def test_failback_counts_commits_since_the_failover_and_names_unverified_steps()
 
 
 def documents(fw: FailoverWorld) -> aws.Documents:
-    """The failover documents of the world's configuration, as the tool builds them (`policies.failover`)."""
+    """The failover documents of the world's configuration, as the tool builds them
+    (`s3tables_kit.policies.failover`)."""
     return aws.documents_from_config(fw.world.cfg, DST_BUCKET)
 
 

@@ -1,8 +1,8 @@
 """Planned failover (`s3tables-kit failover --planned`): the pure catch-up rules, then the run against the S3 Tables
 emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
 Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
-exception no step of the tool catches, raised at a named point (`jobs.kernel.killpoints.PLANNED_FAILOVER`): what
-SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
+exception no step of the tool catches, raised at a named point (`s3tables_kit.jobs.kernel.killpoints.PLANNED_FAILOVER`):
+what SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
 
 from __future__ import annotations
 

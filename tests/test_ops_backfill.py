@@ -1,6 +1,6 @@
-"""`status --backfill` (`jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto + emulator/):
-a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing one held
-FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
+"""`status --backfill` (`s3tables_kit.jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto +
+emulator/): a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing
+one held FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
 
 from __future__ import annotations
 

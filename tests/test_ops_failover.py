@@ -75,8 +75,8 @@ def deploy_failover_topology(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTo
 
 def failover_outputs_doc(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopology) -> dict[str, Any]:
     """`outputs.json` of the failover topology: no `source` stack; the promoted stack's `kit_source` is the value
-    `topology.outputs.failover_source_value` builds, as `infra.stacks.failover_outputs` exports it
-    (`tests/test_failover_outputs.py` parses the synthesized one)."""
+    `s3tables_kit.topology.outputs.failover_source_value` builds, as `s3tables_kit.infra.stacks.failover_outputs`
+    exports it (`tests/test_failover_outputs.py` parses the synthesized one)."""
     doc = copy.deepcopy(fw.world.outputs_doc)
     del doc["source"]
     doc[f"replica-{DST_BUCKET}"]["kit_source"] = failover_source_value(

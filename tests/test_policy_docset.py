@@ -1,7 +1,7 @@
 """policies/docset.py: every document of a topology built once, looked up by purpose and site, placeholders bound.
 
 The stacks deploy from this set (tests/test_infra_synth.py::test_stacks_deploy_exactly_the_reviewed_documents
-compares the synthesized JSON with the per-document builders) and `policies.render` writes it."""
+compares the synthesized JSON with the per-document builders) and `s3tables_kit.policies.render` writes it."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_the_normal_topology_deploys_its_own_documents(example: Path) -> None:
 def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> None:
     """One document set: the stacks of the failover topology read the one document set by the normal names, and the set
     resolves each to the configured promotion's reviewed `failover--<promoted>--*` document, built by the same
-    builders (`policies.failover`)."""
+    builders (`s3tables_kit.policies.failover`)."""
     from s3tables_kit.policies import failover as F
     from s3tables_kit.topology.failover import failover_topology
 

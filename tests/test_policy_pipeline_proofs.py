@@ -11,7 +11,7 @@ Each new guard is needed: removed from every layer, the first step goes through 
 one layer where the topology has two, it is still denied.
 
 The world (who the principals are, which ARNs the resources have) is written by hand here from the example
-configurations; only the documents come from the code under test (`policies.docset.build`).
+configurations; only the documents come from the code under test (`s3tables_kit.policies.docset.build`).
 """
 
 from __future__ import annotations

@@ -562,7 +562,7 @@ def test_jobs_zip_has_the_recovery_package() -> None:
     kit = "s3tables_kit/"
     assert {f"{kit}jobs/recover/cli.py", f"{kit}jobs/spark.py", f"{kit}jobs/recover_entry.py"} <= set(names)
     assert f"{kit}__init__.py" in names and not any(n.startswith(f"{kit}jobs/ops/") for n in names)
-    # the contracts the jobs import (jobs.rehearse imports topology.contract at module level)
+    # the contracts the jobs import (s3tables_kit.jobs.rehearse imports s3tables_kit.topology.contract at module level)
     assert {f"{kit}topology/__init__.py", f"{kit}topology/outputs.py", f"{kit}topology/contract.py"} <= set(names)
 
 

@@ -1,5 +1,5 @@
-"""The replica-side freshness check (`jobs.ops.freshness`) over real HTTP: moto's CloudWatch + the kit's S3 Tables
-extension. Replication is frozen the way an attacker in the source account would freeze it (the replication role
+"""The replica-side freshness check (`s3tables_kit.jobs.ops.freshness`) over real HTTP: moto's CloudWatch + the kit's S3
+Tables extension. Replication is frozen the way an attacker in the source account would freeze it (the replication role
 denied: every table's replication FAILED and held there) while the source-side monitor is silent (never run: no
 metric in the source account), and the check in the replica's account still raises its alarm metric."""
 

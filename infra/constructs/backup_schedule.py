@@ -4,8 +4,8 @@ the universal target, as the recovery rehearsal is started (`infra/constructs/re
 
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
 (`backup_entry.py` beside `rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml), which only the
-deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`). Whether it keeps up is the replication
-monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
+deploy roles and break-glass may write (`s3tables_kit.policies.pipeline.scheduled_jobs`). Whether it keeps up is the
+replication monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
 """
 
 from __future__ import annotations

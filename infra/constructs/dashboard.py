@@ -12,7 +12,7 @@ source of a failover topology), in the monitor's account and Region, showing wha
   for that widget to show data);
 - the states of the monitor's alarms (and of the rehearsal alarm when it is in the same account).
 
-Every metric is the monitor's (`jobs/ops/monitor.py`, names from `topology.contract`) or the rehearsal's
+Every metric is the monitor's (`jobs/ops/monitor.py`, names from `s3tables_kit.topology.contract`) or the rehearsal's
 (`jobs/rehearse.py`), with the dimensions they publish (`Kit`, `Destination`); tests/test_dashboard_synth.py checks
 the synthesized widgets against what that code publishes. `dashboard_body` is pure (no CDKTF).
 """

@@ -8,7 +8,7 @@ alarm per replica through a topic of this account:
 
 It does not depend on the source account (a source account's administrator, or an attacker holding it, can freeze
 replication and mute the source-side monitor together). One per replica account: the stack of its first replica
-deploys it (the one owning the guardrail, IAM being global). Names and documents: `policies.freshness`.
+deploys it (the one owning the guardrail, IAM being global). Names and documents: `s3tables_kit.policies.freshness`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class ReplicaFreshnessCheck(Construct):
             policy_id="role-permissions",
             policy_name=freshness.role_name(cfg),
         )
-        settings = {  # what `jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
+        settings = {  # what `s3tables_kit.jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
             C.ENV_KIT: cfg.kit.name,
             C.ENV_MAX_LAG: mon.max_lag_minutes * 60,
             C.ENV_CONCURRENCY: mon.concurrency,

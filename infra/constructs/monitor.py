@@ -86,10 +86,10 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
 def declared_document(
     cfg: KitConfig, reviewed: Mapping[str, Document], source_policy: Document | None = None
 ) -> dict[str, Any]:
-    """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication, the
-    reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source (`source_policy`,
-    when its stack deploys one), each replica's configured snapshot retention and the interval between runs (the
-    layers of a sample of the replica tables), and the replication point groups whose age it publishes (when
+    """`kit_declared.json` of one source's monitor (`s3tables_kit.topology.contract.DECLARED_FILE`): its declared
+    replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source
+    (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval between
+    runs (the layers of a sample of the replica tables), and the replication point groups whose age it publishes (when
     configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
     retention = {  # as `harden` writes it (icebergSnapshotManagement settings)

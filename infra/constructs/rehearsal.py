@@ -7,7 +7,8 @@ budget (`RehearsalStaleTables`).
 
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
 (`rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads
-under `scripts/`), which only the deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`).
+under `scripts/`), which only the deploy roles and break-glass may write
+(`s3tables_kit.policies.pipeline.scheduled_jobs`).
 """
 
 from __future__ import annotations

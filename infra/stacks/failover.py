@@ -119,18 +119,19 @@ class FailoverReplication(Construct):
 
 
 def recovery_reads(topo: FailoverTopology) -> Replica:
-    """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
-    decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
-    and addresses."""
+    """Recovery and its rehearsal read a replica of the new source
+    (`s3tables_kit.topology.config.failover_recovery_replica` decides which; config load refuses a failover without
+    one); the recovery stack keeps its account, Region, id and addresses."""
     if topo.recovery_replica is None:
         raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
     return topo.recovery_replica
 
 
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
-    """`docs`: the topology's document set (`policies.docset.build(cfg)`), which resolves every document these
-    stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents `policies.render` writes
-    for review): the stacks look them up by the same names as the normal topology's, with no override."""
+    """`docs`: the topology's document set (`s3tables_kit.policies.docset.build(cfg)`), which resolves every document
+    these stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents
+    `s3tables_kit.policies.render` writes for review): the stacks look them up by the same names as the normal
+    topology's, with no override."""
     topo = failover_topology(cfg)
     stacks: dict[str, ReplicaStack] = {}
     seen_accounts: set[str] = set()

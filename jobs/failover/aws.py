@@ -50,15 +50,16 @@ class Documents:
 
 def render_policy(document: Any) -> str:
     """The JSON text a policy document is deployed as: the stacks' `json.dumps(document, indent=2)`
-    (`infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same bytes."""
+    (`s3tables_kit.infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same
+    bytes."""
     return json.dumps(document, indent=2)
 
 
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
-    """`policies.failover.failover_documents` (the one builder the failover topology's stacks use too), rendered as
-    the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
+    """`s3tables_kit.policies.failover.failover_documents` (the one builder the failover topology's stacks use too),
+    rendered as the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
     topology a destination of the promoted source (a new bucket included) is promoted like a replica
-    (`jobs.failover.promotion`)."""
+    (`s3tables_kit.jobs.failover.promotion`)."""
     from s3tables_kit.jobs.failover.promotion import promotion_config
     from s3tables_kit.policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 

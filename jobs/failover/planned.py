@@ -1,13 +1,14 @@
 """The planned failover (`s3tables-kit failover --planned`): freeze the writers on the source, wait until every
-replica has caught up, promote through the emergency path's steps (`jobs.failover.aws.promote`), prove RPO 0 and
-lift the freeze. The same run in the other direction, once the original Region answers, is the failback.
+replica has caught up, promote through the emergency path's steps (`s3tables_kit.jobs.failover.aws.promote`), prove RPO
+0 and lift the freeze. The same run in the other direction, once the original Region answers, is the failback.
 
 State-changing calls, in order (nothing before the preflight passes):
   PutTableBucketPolicy on the source (the freeze, merged into its policy; journal first) -> the promotion's calls
-  (`jobs.failover.aws`) -> PutTableBucketPolicy / DeleteTableBucketPolicy on the source (its policy as it was).
+  (`s3tables_kit.jobs.failover.aws`) -> PutTableBucketPolicy / DeleteTableBucketPolicy on the source (its policy as it
+  was).
 
 One run at a time: before the freeze the run takes the leases of the source and the promoted bucket
-(`jobs.failover.planned_lease`); a second run while they are held is refused (exit 2) and changes nothing.
+(`s3tables_kit.jobs.failover.planned_lease`); a second run while they are held is refused (exit 2) and changes nothing.
 
 Rerunnable: the freeze is found again by its Sid in the source's policy, and the original policy in the journal
 (`<report dir>/.planned-freeze-<source bucket>.json`, written before the freeze); a rerun continues a killed run
@@ -44,7 +45,7 @@ from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 @dataclass(frozen=True)
 class Freeze:
-    """The reviewed freeze statement (`policies.freeze.freeze_statement`) and the merge rules of `policies.freeze`."""
+    """The reviewed freeze statement and the merge rules of `s3tables_kit.policies.freeze`."""
 
     statement: dict[str, Any]
 
@@ -81,7 +82,7 @@ class Options:
     poll_s: float = PM.DEFAULT_POLL_S
     settle_s: float = PM.DEFAULT_SETTLE_S
     unfreeze: bool = False  # only lift a freeze a killed run left (no promotion)
-    lease_dir: str | None = None  # where the run's leases live (`jobs.failover.planned_lease`); None: the report dir
+    lease_dir: str | None = None  # the run's leases (`s3tables_kit.jobs.failover.planned_lease`); None: the report dir
     lease_ttl_s: float = PL.DEFAULT_TTL_S
 
 

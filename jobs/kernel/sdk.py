@@ -25,7 +25,7 @@ file copy executors, EMR submission) and pyiceberg's/pyarrow's S3 access.
   instantiated without arguments, hence `KitS3RetryStrategy`); pyarrow 26 exposes no adaptive strategy.
 
 Long loops over many tables (the ops tools) give what still failed a second pass after a pause
-(`jobs.ops.status`/`jobs.ops.monitor`). Nothing here reads the environment.
+(`s3tables_kit.jobs.ops.status`/`s3tables_kit.jobs.ops.monitor`). Nothing here reads the environment.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def retry_config(max_attempts: int = MAX_ATTEMPTS, *, data_plane: bool = False, 
 
 def boto3_session(**kwargs: Any) -> Any:
     """A `boto3.session.Session(**kwargs)` of the stock SDK whose clients parse timestamps with
-    `jobs.aws_timestamps` (every session the kit builds for AWS calls comes from here)."""
+    `s3tables_kit.jobs.aws_timestamps` (every session the kit builds for AWS calls comes from here)."""
     import boto3
     import botocore.session
 

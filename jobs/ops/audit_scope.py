@@ -1,4 +1,4 @@
-"""What `jobs.ops.audit` compares the live state with (`Scope`: one per source of the configuration, or the
+"""What `s3tables_kit.jobs.ops.audit` compares the live state with (`Scope`: one per source of the configuration, or the
 failover topology once promoted) and what it reports (`AuditReport`, a list of `Drift`)."""
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one 
 
 
 def default_bucket_policy_builder() -> BucketPolicyBuilder:
-    """`policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
+    """`s3tables_kit.policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
     from s3tables_kit.policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
 
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
 
 
 def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """The source bucket policy the source's stack deploys (`policies.source_guard.source_bucket_policy` of the
-    source's view, docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
+    """The source bucket policy the source's stack deploys (`s3tables_kit.policies.source_guard.source_bucket_policy` of
+    the source's view, docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
     from s3tables_kit.policies.source_guard import source_bucket_policy  # type: ignore[import-not-found,unused-ignore]
 
     return source_bucket_policy(cfg.view(src))  # type: ignore[no-any-return,unused-ignore]
@@ -61,7 +61,7 @@ class Scope:
 
     @property
     def declared(self) -> DeclaredReplication:
-        """The source's declared replication, as `jobs.ops.drift` compares it."""
+        """The source's declared replication, as `s3tables_kit.jobs.ops.drift` compares it."""
         return DeclaredReplication(
             source_bucket_arn=self.source.bucket_arn,
             mode=self.mode,
@@ -91,7 +91,8 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | Non
 
 
 def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
-    """The promoted topology (`topology.failover.failover_topology`) with the documents of `policies.failover`."""
+    """The promoted topology (`s3tables_kit.topology.failover.failover_topology`) with the documents of
+    `s3tables_kit.policies.failover`."""
     from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
     from s3tables_kit.topology.failover import failover_topology
 
@@ -126,7 +127,7 @@ def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]
     return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
 
 
-Drift = DriftFinding  # one drift: its kind, the resource and a detail (`jobs.ops.drift`)
+Drift = DriftFinding  # one drift: its kind, the resource and a detail (`s3tables_kit.jobs.ops.drift`)
 
 
 @dataclass

@@ -1,13 +1,15 @@
 """Replica-side freshness check: each replica account watches its own replicas, whatever the source account says.
 
-    handler(event, context)   # the monitor's Lambda package with KIT_MONITOR_MODE=replica-freshness (jobs.ops.monitor)
+    handler(event, context)   # the monitor's Lambda package with KIT_MONITOR_MODE=replica-freshness
+    (s3tables_kit.jobs.ops.monitor)
 
-The source-side monitor (`jobs.ops.monitor`) lives in the source account, where an attacker who freezes replication
-(a Deny boundary on the replication role, a disabled source key) can also mute it. This check runs in the replica's
-own account (deployed by the replica's stack, `infra/constructs/freshness.py`) and reads only the replica buckets of
-that account: for each table, the commit time of its newest snapshot (one loadTable of the Iceberg REST endpoint,
-or the S3 Tables API where it does not answer: `jobs.ops.status_metadata.replica_window`, as `status` reads it).
-Replication copies the source's snapshots with their commit times, so that time is how fresh the replica is.
+The source-side monitor (`s3tables_kit.jobs.ops.monitor`) lives in the source account, where an attacker who freezes
+replication (a Deny boundary on the replication role, a disabled source key) can also mute it. This check runs in the
+replica's own account (deployed by the replica's stack, `infra/constructs/freshness.py`) and reads only the replica
+buckets of that account: for each table, the commit time of its newest snapshot (one loadTable of the Iceberg REST
+endpoint, or the S3 Tables API where it does not answer: `s3tables_kit.jobs.ops.status_metadata.replica_window`, as
+`status` reads it). Replication copies the source's snapshots with their commit times, so that time is how fresh the
+replica is.
 
 It publishes, in namespace `METRIC_NAMESPACE` with dimensions Kit and Destination:
 
@@ -171,8 +173,8 @@ class FreshnessResult:
         }
 
 
-# PutMetricData of a batch of data (`jobs.ops.monitor.publish`, whose handler calls this module's): the number of
-# requests.
+# PutMetricData of a batch of data (`s3tables_kit.jobs.ops.monitor.publish`, whose handler calls this module's): the
+# number of requests.
 Publish = Callable[[Any, str, Sequence[dict[str, Any]]], int]
 
 
@@ -191,8 +193,8 @@ def run_freshness(
 
 
 def handler(event: Any, context: Any, publish: Publish) -> dict[str, Any]:
-    """Lambda entry (through `jobs.ops.monitor.handler`, which hands over its `publish`): the replicas named by the
-    environment, the metrics in the function's own Region."""
+    """Lambda entry (through `s3tables_kit.jobs.ops.monitor.handler`, which hands over its `publish`): the replicas
+    named by the environment, the metrics in the function's own Region."""
     settings = FreshnessSettings.from_env(os.environ)
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
     out = run_freshness(clients, settings, publish=publish).to_json()

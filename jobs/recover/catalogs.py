@@ -124,7 +124,7 @@ def catalog_conf(spec: CatalogSpec) -> dict[str, str]:
 def specs_from_outputs(
     outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"
 ) -> tuple[CatalogSpec, CatalogSpec]:
-    """(replica, target) catalog specs from a `topology.outputs.KitOutputs`."""
+    """(replica, target) catalog specs from a `s3tables_kit.topology.outputs.KitOutputs`."""
     from s3tables_kit.topology.outputs import KitOutputs
 
     assert isinstance(outputs, KitOutputs)

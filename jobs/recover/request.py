@@ -42,7 +42,7 @@ class RecoveryRequest:
     wait: bool = False  # another live attempt on a target: wait for it (True) or refuse at plan time (False)
     lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
     lease_ttl_s: float = DEFAULT_TTL_S
-    batch: bool = True  # plain file copies of many tables in shared Spark jobs (jobs.recover.batch)
+    batch: bool = True  # plain file copies of many tables in shared Spark jobs (s3tables_kit.jobs.recover.batch)
     vault: VaultRestore | None = None  # a recovery from a backup point of the vault (`replica` is its catalog)
 
     def __post_init__(self) -> None:

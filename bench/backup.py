@@ -63,7 +63,7 @@ def _standin_catalog(spark: SparkSession, url: str) -> Any:
     to the running session; the JVM's AWS SDK reads the stand-in's credentials from its system properties (its
     environment was fixed at start)."""
     from s3tables_kit.jobs.kernel import sdk
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.spark import add_catalogs
 
     system = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]

@@ -54,8 +54,8 @@ def measure_plan(
 ) -> dict[str, Any]:
     from emulator.process import Emulator
     from s3tables_kit.jobs.kernel import sdk
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
     from s3tables_kit.jobs.kernel.idents import Ident
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
     from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one
     from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
     from s3tables_kit.jobs.recover.metadata import metadata_source
@@ -136,7 +136,7 @@ def measure_plan(
 def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, Any]:
     from bench.recovery import orders_select
     from harness.localreplica import file_uri
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.job import RecoveryRequest, run
     from s3tables_kit.jobs.spark import add_catalogs, build_session
 

@@ -42,7 +42,7 @@ from bench.vault_restore import backup_orders, restore_in_session
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -158,7 +158,7 @@ def dir_bytes(p: Path, suffix: str = "") -> int:
 
 def catalogs(work: Work) -> dict[str, Any]:
     from harness.localreplica import file_uri
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 
     return {
         name: CatalogSpec(name, "hadoop", file_uri(work.wh(wh)))
@@ -172,7 +172,7 @@ def catalogs(work: Work) -> dict[str, Any]:
 
 
 def session(work: Work) -> SparkSession:
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf
     from s3tables_kit.jobs.spark import build_session
 
     conf: dict[str, str] = {}

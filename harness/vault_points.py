@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.kernel.catalogs import file_uri
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import file_uri
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, local_path
 from s3tables_kit.jobs.vault.backup import load_table, rewrite_metadata
 from s3tables_kit.jobs.vault.layout import (

@@ -36,10 +36,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.rehearse_vault import (
     VaultRow,
@@ -345,7 +345,7 @@ def vault_side(ns: argparse.Namespace) -> VaultSide | None:
 
 
 def _local(ns: argparse.Namespace) -> int:
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf, file_uri
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf, file_uri
     from s3tables_kit.jobs.spark import build_session
 
     out = Path(ns.out).resolve()
@@ -481,7 +481,7 @@ def main(
         return 2
     replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
     target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf
 
     if spark_factory is None:
         from s3tables_kit.jobs.recover.cli import submitted_spark_factory

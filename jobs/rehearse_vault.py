@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.vault.layout import choose_point
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points

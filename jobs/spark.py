@@ -1,7 +1,7 @@
 """One place that builds a SparkSession with the kit's Iceberg / S3 Tables jars.
 
 Used by the recovery job, the local drill, the tests and the benchmarks. Catalogs are passed in as plain Spark
-configuration (`spark.sql.catalog.<name>...`), see `s3tables_kit.jobs.recover.catalogs` for builders.
+configuration (`spark.sql.catalog.<name>...`), see `s3tables_kit.jobs.kernel.catalogs` for builders.
 
 Under `spark-submit` (the `make recover` target) the jars are already on the classpath and the master comes from the
 command line: `build_session(local=False)` then only adds the catalogs and the SQL extensions.

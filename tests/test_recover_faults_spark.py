@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.killpoints import RECOVERY
 from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Holder
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.cli import main as cli_main
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome

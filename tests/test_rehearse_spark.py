@@ -12,8 +12,8 @@ import pytest
 
 from harness.localreplica import file_uri, replicate_table
 from s3tables_kit.jobs import rehearse as R
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.spark import add_catalogs
 
 pytestmark = pytest.mark.spark

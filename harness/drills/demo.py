@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
 

@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
     from s3tables_kit.jobs.failover.cli import main as failover_main
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.ops.harden import main as harden_main
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.spark import build_session
     from s3tables_kit.topology.outputs import load_outputs
 

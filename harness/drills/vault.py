@@ -89,7 +89,7 @@ SessionFactory = Callable[[Mapping[str, str]], Any]
 def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFactory | None = None) -> int:
     """The drill's steps 1-8 against the stand-in at `endpoint`; `session` (a test's) gives a running Spark session
     with the catalogs added (the drill's own otherwise, stopped at the end)."""
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as recover_main
     from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
     from s3tables_kit.jobs.spark import build_session

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from s3tables_kit.jobs.kernel.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import tool_parser
 from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
-from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run

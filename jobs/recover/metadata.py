@@ -20,10 +20,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import PlanError
 from s3tables_kit.jobs.kernel.snapshots import TableInfo, table_info_from_metadata
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession

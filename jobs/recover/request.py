@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.leases import DEFAULT_TTL_S
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.model import RecoveryError
 from s3tables_kit.jobs.recover.modes import CopyMode
 

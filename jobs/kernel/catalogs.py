@@ -1,4 +1,5 @@
-"""Spark catalog configuration for the replica (read) and the recovery target (write), per access mode (pure).
+"""Spark catalog configuration of a table bucket, per access mode (pure): the replica or vault source read, the
+recovery target written; shared by recovery, the backup and the rehearsal.
 
 Modes (docs/aws-facts.md#spark-and-iceberg):
   client  S3 Tables client catalog jar (`S3TablesCatalog`), the default on AWS; staged (atomic) CTAS.

@@ -22,7 +22,6 @@ from typing import Any
 
 from bench.ops_scale import (
     GOAL_SECONDS,
-    REPO,
     S3_LATENCY,
     S3TABLES_LATENCY,
     _brief,
@@ -34,6 +33,7 @@ from bench.ops_scale import (
     seed_namespaces,
 )
 from emulator.process import Emulator
+from s3tables_kit.topology.paths import ROOT
 
 
 @dataclass(frozen=True)
@@ -155,8 +155,8 @@ def run_estate_bench(scale_name: str = "scaled", workdir: Path | None = None) ->
             print(f"    estate: {key}: {_brief(x)}", flush=True)
     finally:
         emu.stop()
-    (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / "ops_estate.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    (ROOT / "bench-out" / "ops_estate.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return doc
 
 
@@ -239,8 +239,7 @@ def section_markdown(doc: dict[str, Any] | None) -> str:
     return "\n".join(
         [
             "",
-            f"### An estate: status and audit over every bucket (`python -m bench.ops_estate "
-            f"{doc['scale']}`)",
+            f"### An estate: status and audit over every bucket (`python -m bench.ops_estate {doc['scale']}`)",
             "",
             f"{sc['sources']} source buckets x {per_source:,} tables, each replicating at bucket level to its own "
             "replica bucket (a fan-in vault holds at most 10,000 tables, so 3 x 10,000 cannot fan into one), the "

@@ -27,8 +27,8 @@ from typing import Any
 
 from bench.sites import SSE_S3, site
 from emulator.process import Emulator
+from s3tables_kit.topology.paths import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
@@ -267,7 +267,7 @@ def run_child(
         f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause}, "
         f"{str(cache_dir) if cache_dir else None!r})))"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("AWS_ENDPOINT_URL", None)
     stats0 = emu.control.stats()
     cpu0, t0 = emu.cpu_seconds(), time.perf_counter()
@@ -275,7 +275,7 @@ def run_child(
 
     mem = TreeMemory()  # the tool and its worker processes (`--processes`): each one's VmHWM, sampled
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=so, stderr=se)
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=so, stderr=se)
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
@@ -419,8 +419,8 @@ def judged_and_written(
 ) -> dict[str, Any]:
     """A scale benchmark's document with its goals judged, written to `bench-out/<name>.json` for the report."""
     doc["goals"] = judge(doc)
-    (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / f"{name}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    (ROOT / "bench-out" / f"{name}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return doc
 
 

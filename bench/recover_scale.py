@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from s3tables_kit.topology.paths import ROOT
 
 
 def _free_port() -> int:
@@ -204,12 +204,12 @@ def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, An
 def plan_in_child(tables: int) -> dict[str, Any]:
     """`measure_plan` in a fresh interpreter, as an engineer runs the dry run: its peak RSS is the planner's own,
     not the bench process's (which has held whole tables as Arrow by then)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("AWS_ENDPOINT_URL", None)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
         proc = subprocess.run(
             [sys.executable, "-m", "bench.recover_scale", "plan", "--tables", str(tables)],
-            cwd=REPO,
+            cwd=ROOT,
             env=env,
             stdout=so,
             stderr=se,

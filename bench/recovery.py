@@ -38,13 +38,13 @@ from bench.arrow_baseline import pyiceberg_copy
 from bench.eventlog import Phase
 from bench.report import Measurement
 from bench.vault_restore import backup_orders, restore_in_session
+from s3tables_kit.topology.paths import ROOT
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
     from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 
-REPO = Path(__file__).resolve().parent.parent
 
 ORDERS_DDL = (
     "order_id bigint NOT NULL, customer_id string NOT NULL, order_date date NOT NULL, order_ts timestamp, "
@@ -519,7 +519,7 @@ def _trim_pstats(text: str) -> str:
         if "ncalls" in line:
             started = True
         if started and line.strip():
-            keep.append(line.replace(str(REPO) + "/", "").replace(str(Path(sys.prefix)) + "/", "")[:160])
+            keep.append(line.replace(str(ROOT) + "/", "").replace(str(Path(sys.prefix)) + "/", "")[:160])
     return "\n".join(keep)
 
 
@@ -550,7 +550,7 @@ def submit_cmd(work: Work, table: str, as_of: str, report: Path) -> list[str]:
         "--driver-memory", os.environ.get("KIT_SPARK_DRIVER_MEMORY", "2g"),
         "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1",
         "--jars", ",".join(str(j) for j in kit_jars()),
-        str(REPO / "jobs" / "recover_entry.py"), "--catalog-mode", "hadoop",
+        str(ROOT / "jobs" / "recover_entry.py"), "--catalog-mode", "hadoop",
         "--replica-warehouse", str(work.wh("replica")), "--target-warehouse", str(work.wh("many-submit")),
         "--table", table, "--as-of", as_of, "--report", str(report),
     ]  # fmt: skip
@@ -568,7 +568,7 @@ def find_report(directory: Path) -> dict[str, Any]:
 def _run_logged(cmd: list[str], log: Path) -> float:
     t0 = time.perf_counter()
     with log.open("w") as fh:
-        p = subprocess.run(cmd, cwd=REPO, env=_env(), stdout=fh, stderr=subprocess.STDOUT, check=False)
+        p = subprocess.run(cmd, cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT, check=False)
     secs = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} ... exited {p.returncode}; see {log}:\n{log.read_text()[-2000:]}")

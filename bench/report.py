@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from s3tables_kit.topology.paths import ROOT
 
 
 @dataclass(frozen=True)
@@ -344,7 +344,7 @@ def machine_info() -> dict[str, Any]:
         "Python": platform.python_version(),
         "Java": _java_version(),
         "Spark (pyspark)": _version("pyspark"),
-        "Iceberg": _iceberg_version(REPO / ".jars"),
+        "Iceberg": _iceberg_version(ROOT / ".jars"),
         "pyiceberg": _version("pyiceberg"),
         "pyarrow": _version("pyarrow"),
         "cdktf": _version("cdktf"),

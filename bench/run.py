@@ -21,7 +21,6 @@ from typing import Any
 
 from bench import eventlog
 from bench.report import (
-    REPO,
     Comparison,
     Goal,
     Results,
@@ -35,8 +34,9 @@ from bench.report import (
     speedup,
     verdict,
 )
+from s3tables_kit.topology.paths import ROOT
 
-OUT = REPO / "bench-out"
+OUT = ROOT / "bench-out"
 ESTATE_SOURCES = 50  # estate goal: synth of the 50-bucket estate within 60 s (its size; `BenchPlan` sizes the run)
 
 
@@ -399,7 +399,7 @@ def render_from_json(path: Path, md: Path) -> Results:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    md = Path(os.environ.get("BENCH_MARKDOWN", REPO / "BENCHMARKS.md"))
+    md = Path(os.environ.get("BENCH_MARKDOWN", ROOT / "BENCHMARKS.md"))
     if args[:1] == ["--render"]:
         src = Path(args[1]) if len(args) > 1 else OUT / "results.json"
         res = render_from_json(src, md)

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
+from s3tables_kit.topology.paths import ROOT
 from s3tables_kit.topology.rules import fan_in_namespace_prefix
 
-REPO = Path(__file__).resolve().parent.parent
 TIERING = "INTELLIGENT_TIERING"
 
 # (account, region) of the five destinations; two share an account (one guardrail per account).
@@ -374,7 +374,7 @@ def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.synthscale", "--child", str(config_json), str(outdir), str(result_json)],
-        cwd=REPO,
+        cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -404,7 +404,7 @@ def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05)
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.synthscale")
     ap.add_argument("--child", nargs=3, metavar=("CONFIG_JSON", "OUTDIR", "RESULT_JSON"))
-    ap.add_argument("--workdir", default=str(REPO / "bench-out" / "synth-scale"))
+    ap.add_argument("--workdir", default=str(ROOT / "bench-out" / "synth-scale"))
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--destinations", type=int, default=5)
     ap.add_argument("--estate", type=int, metavar="SOURCES", help="synthesise a generated estate of SOURCES buckets")

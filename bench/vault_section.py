@@ -13,7 +13,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     from bench import backup as B
     from bench import recovery as R
-    from bench.report import REPO, Results, fmt_value
+    from bench.report import ROOT, Results, fmt_value
     from bench.run import comparisons as all_comparisons
 
     ap = argparse.ArgumentParser(prog="python -m bench.vault_section", description=__doc__.splitlines()[0])
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the restore-vs-recovery ratio")
     ap.add_argument("--backup-rounds", type=int, help="rounds of the full backup rate (default: --rounds)")
     ap.add_argument("--increment-rows", type=int, help="rows of the incremental table (default: the scale's)")
-    ap.add_argument("--out", default=str(REPO / "bench-out" / "backup-section"))
+    ap.add_argument("--out", default=str(ROOT / "bench-out" / "backup-section"))
     args = ap.parse_args(argv)
     root = Path(args.out)
     shutil.rmtree(root, ignore_errors=True)

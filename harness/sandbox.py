@@ -42,9 +42,9 @@ from typing import Any
 from emulator.process import Emulator
 from harness.deploy import FAKE_KEY, DeployError, client, deploy, single_account
 from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.paths import ROOT
 
 POINT_VARIABLE = "SANDBOX_POINT_IN_TIME"  # an instant between the writer's two commits, exported by env.sh
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = Path("examples/seed.toml")
 DEFAULT_OUT = Path("sandbox-out")
 DEFAULT_PORT = 4566

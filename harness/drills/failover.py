@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from harness.drills.seed import EMULATOR_ENV, REPO, SEED, SEED_FAILOVER, deploy_seed, drill_doc
+from harness.drills.seed import EMULATOR_ENV, ROOT, SEED, SEED_FAILOVER, deploy_seed, drill_doc
 
 
 def _step(n: int | str, text: str) -> None:
@@ -41,7 +41,7 @@ def _step(n: int | str, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.drills.failover", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(REPO / "failover-out"), help="output directory (wiped first)")
+    ap.add_argument("--out", default=str(ROOT / "failover-out"), help="output directory (wiped first)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
     out = Path(args.out).resolve()

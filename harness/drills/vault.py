@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from harness.drills.seed import EMULATOR_ENV, REPO
+from harness.drills.seed import EMULATOR_ENV, ROOT
 from harness.localreplica import file_uri
 from harness.world import create_vault_bucket
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 def _options(argv: list[str] | None) -> argparse.Namespace:
     doc = (__doc__ or "").splitlines()[0]
     ap = argparse.ArgumentParser(prog="python -m harness.drills.vault", description=doc)
-    ap.add_argument("--out", default=str(REPO / "vault-out"), help="output directory (wiped first)")
+    ap.add_argument("--out", default=str(ROOT / "vault-out"), help="output directory (wiped first)")
     return ap.parse_args(argv)
 
 

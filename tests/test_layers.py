@@ -199,7 +199,7 @@ def test_no_import_circles() -> None:
 
 
 def jobs_part(name: str) -> str:
-    """The part of jobs a module belongs to: its subpackage (`jobs.vault`), or the module itself (`jobs.spark`)."""
+    """The part of jobs a module belongs to: its subpackage (`jobs/vault/`), or the module itself (`jobs/spark.py`)."""
     return ".".join(name.split(".")[:2])
 
 

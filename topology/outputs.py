@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
-from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
+from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
 
@@ -204,8 +204,7 @@ class VaultOut(_Out):
 
 class KitOutputs(_Out):
     """Every stack's output. `sources`: each source stack's `kit_source` (one per source of an estate, in stack-name
-    order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
-    several (use `sources`, `sources_into(replica)` or `source_of(replica)`)."""
+    order); a replica's are `sources_into(replica)`, its one source `source_of(replica)`."""
 
     sources: list[SourceOut] = Field(min_length=1, description="Each source stack's `kit_source`, in stack-name order.")
     replicas: list[ReplicaOut] = Field(min_length=1, description="Each replica stack's `kit_replica`.")
@@ -229,17 +228,6 @@ class KitOutputs(_Out):
     def several_sources(self) -> bool:
         """Several source stacks (an estate of more than one source): what a report names per source or bucket."""
         return len(self.sources) > 1
-
-    @property
-    def source(self) -> SourceOut:
-        """The one source of a single-source topology (`[source]`, an estate of one, a failover topology)."""
-        if len(self.sources) != 1:
-            stacks = ", ".join(s.table_bucket_name for s in self.sources)
-            raise EstateOutputsError(
-                f"the outputs hold {len(self.sources)} sources ({stacks}): a single-source name does not apply; "
-                "iterate `sources`, or take `sources_into(replica)` / `source_of(replica)`"
-            )
-        return self.sources[0]
 
     def source_by_arn(self, arn: str) -> SourceOut:
         for s in self.sources:
@@ -361,8 +349,8 @@ class OutputsError(ValueError):
     pass
 
 
-class EstateOutputsError(OutputsError, EstateError):
-    """A single-source name (`KitOutputs.source`, a replica's one source) asked of outputs with several sources."""
+class EstateOutputsError(OutputsError):
+    """One source or role asked of a replica that several sources of an estate feed (a fan-in vault), or of none."""
 
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
@@ -433,24 +421,24 @@ def encryption_value(sse_algorithm: str, kms_key_arn: str | None) -> dict[str, o
 
 def source_value(
     cfg: KitConfig,
+    src: Source,
     *,
     table_bucket_arn: str,
     replication_role_arn: str,
     destinations: Sequence[str],
     encryption: Mapping[str, object],
 ) -> dict[str, Any]:
-    """The `kit_source` value of a configuration of one source (`[source]`, or `view(src)` of an estate's source)."""
-    src = cfg.source
+    """The `kit_source` value of the source `src` of `cfg`."""
     return {
         "kit": cfg.kit.name,
         "account_id": src.account_id,
         "region": src.region,
         "table_bucket_arn": table_bucket_arn,
         "table_bucket_name": src.bucket,
-        "replication_mode": cfg.replication.mode,
+        "replication_mode": cfg.replication_of(src).mode,
         "replication_role_arn": replication_role_arn,
         "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-        "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
+        "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
         "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
         "snapshot_retention": src.snapshot_retention.model_dump(),
         "destinations": list(destinations),
@@ -466,7 +454,7 @@ def failover_source_value(
     """The `kit_source` value of a failover topology: the promoted bucket is the source. Its ARNs are the
     configuration's (deterministic names), not Terraform references: reading them needs no other state."""
     p = topo.promoted
-    replicated = cfg.replicated_tables()
+    replicated = cfg.replicated_tables_of(topo.failed_source)
     names = {f"{n}.{t}" for n, t in replicated}
     namespaces: dict[str, list[str]] = {}
     for n, t in replicated:
@@ -483,7 +471,7 @@ def failover_source_value(
         "replicated_tables": [f"{n}.{t}" for n, t in replicated],
         "partition_by": {
             f"{ns.name}.{t.name}": list(t.partition_by)
-            for ns, t in cfg.source.tables()
+            for ns, t in topo.failed_source.tables()
             if f"{ns.name}.{t.name}" in names
         },
         "snapshot_retention": {
@@ -628,13 +616,13 @@ def recovery_outputs(cfg: KitConfig) -> dict[str, Any]:
 
 
 def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it, from the source's view)."""
-    view = cfg.view(src)
+    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it)."""
     value = source_value(
-        view,
+        cfg,
+        src,
         table_bucket_arn=src.bucket_arn,
-        replication_role_arn=view.replication_role_arn,
-        destinations=[r.bucket_arn for r in view.replicas],
+        replication_role_arn=cfg.replication_role_arn_of(src),
+        destinations=[r.bucket_arn for r in cfg.destinations_of(src)],
         encryption=site_encryption(src),
     )
     return {OUTPUT_SOURCE: value}

@@ -234,7 +234,8 @@ def instructions(sb: Sandbox, config_arg: str, out_arg: str) -> str:
         "",
         f"sandbox: up ({sb.mode}) at {sb.endpoint}: {sb.config} with real Iceberg tables ({', '.join(sb.tables)})",
         f"  outputs: {o}   emulator log: {out_arg}/emulator.log",
-        f"  source {', '.join(f'{s.bucket} ({s.region})' for s in sb.cfg.sources)}, replica {rep.bucket} ({rep.region}), "
+        f"  source {', '.join(f'{s.bucket} ({s.region})' for s in sb.cfg.sources)}, "
+        f"replica {rep.bucket} ({rep.region}), "
         f"recovery {sb.cfg.recovery.bucket}",
         "",
         f"In another shell, from the repository root: `source {out_arg}/env.sh`, or",

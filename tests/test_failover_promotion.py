@@ -66,7 +66,7 @@ def test_a_new_bucket_of_the_failover_is_promoted_like_a_replica(example: str, n
     assert [r.bucket for r in view.replicas] == [*(r.bucket for r in cfg.replicas), new_bucket]
     assert view.failover == cfg.failover and view.protection == cfg.protection
     # the same source, replicating to every replica as `[source]` does: the new bucket is one of its destinations
-    assert view.source.model_copy(update={"replicate_to": cfg.source.replicate_to}) == cfg.source
+    assert view.source.model_copy(update={"replicate_to": cfg.sources[0].replicate_to}) == cfg.sources[0]
     assert view.destinations_of(view.source) == view.replicas
 
     tool = documents_from_config(cfg, new_bucket)

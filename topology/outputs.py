@@ -102,6 +102,11 @@ class SourceOut(_Out):
     replication_role_arn: str = Field(description="ARN of the role S3 Tables replication assumes for this source.")
     namespaces: dict[str, list[str]] = Field(description="The declared namespaces, each with its table names.")
     replicated_tables: list[str] = Field(description="`namespace.table` of every declared table that replicates.")
+    partition_by: dict[str, list[str]] = Field(
+        default={},
+        description="The partition transforms of each declared table (`namespace.table`: transforms, as written in "
+        "kit.toml); in a failover topology, of each replicated table.",
+    )
     snapshot_retention: RetentionOut = Field(description="The source's snapshot retention.")
     destinations: list[str] = Field(description="Table bucket ARNs this source replicates to.")
     encryption: EncryptionOut = Field(description="Default encryption of the source bucket's tables.")
@@ -349,6 +354,17 @@ class OutputsError(ValueError):
     pass
 
 
+def declared(model: type[_Out], value: Mapping[str, Any]) -> dict[str, Any]:
+    """An output's value as its model declares it: the builders below return what the ops tools read, through the
+    one declaration. Validated by `model`; a key the model does not declare, or a value it would read differently,
+    is refused (an `OutputsError` at synth, never a field silently dropped)."""
+    out = model.model_validate(value).model_dump(mode="json", exclude_unset=True)
+    if out != value:
+        differ = sorted(k for k in {*value, *out} if out.get(k) != value.get(k))
+        raise OutputsError(f"{model.__name__}: the built value differs from the declared contract at {differ}")
+    return out
+
+
 class EstateOutputsError(OutputsError):
     """One source or role asked of a replica that several sources of an estate feed (a fan-in vault), or of none."""
 
@@ -429,23 +445,26 @@ def source_value(
     encryption: Mapping[str, object],
 ) -> dict[str, Any]:
     """The `kit_source` value of the source `src` of `cfg`."""
-    return {
-        "kit": cfg.kit.name,
-        "account_id": src.account_id,
-        "region": src.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": src.bucket,
-        "replication_mode": cfg.replication_of(src).mode,
-        "replication_role_arn": replication_role_arn,
-        "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-        "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
-        "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
-        "snapshot_retention": src.snapshot_retention.model_dump(),
-        "destinations": list(destinations),
-        "encryption": dict(encryption),
-        **({"source_id": src.id} if src.id is not None else {}),
-        **point_groups_output(cfg),
-    }
+    return declared(
+        SourceOut,
+        {
+            "kit": cfg.kit.name,
+            "account_id": src.account_id,
+            "region": src.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": src.bucket,
+            "replication_mode": cfg.replication_of(src).mode,
+            "replication_role_arn": replication_role_arn,
+            "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
+            "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
+            "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
+            "snapshot_retention": src.snapshot_retention.model_dump(),
+            "destinations": list(destinations),
+            "encryption": dict(encryption),
+            **({"source_id": src.id} if src.id is not None else {}),
+            **point_groups_output(cfg),
+        },
+    )
 
 
 def failover_source_value(
@@ -459,36 +478,39 @@ def failover_source_value(
     namespaces: dict[str, list[str]] = {}
     for n, t in replicated:
         namespaces.setdefault(n, []).append(t)
-    return {
-        "kit": topo.name_prefix,  # the failover view's kit name: the monitor publishes under Kit=<kit>-fo
-        "account_id": p.account_id,
-        "region": p.region,
-        "table_bucket_arn": p.bucket_arn,
-        "table_bucket_name": p.bucket,
-        "replication_mode": "bucket",
-        "replication_role_arn": topo.replication_role_arn,
-        "namespaces": namespaces,
-        "replicated_tables": [f"{n}.{t}" for n, t in replicated],
-        "partition_by": {
-            f"{ns.name}.{t.name}": list(t.partition_by)
-            for ns, t in topo.failed_source.tables()
-            if f"{ns.name}.{t.name}" in names
+    return declared(
+        SourceOut,
+        {
+            "kit": topo.name_prefix,  # the failover view's kit name: the monitor publishes under Kit=<kit>-fo
+            "account_id": p.account_id,
+            "region": p.region,
+            "table_bucket_arn": p.bucket_arn,
+            "table_bucket_name": p.bucket,
+            "replication_mode": "bucket",
+            "replication_role_arn": topo.replication_role_arn,
+            "namespaces": namespaces,
+            "replicated_tables": [f"{n}.{t}" for n, t in replicated],
+            "partition_by": {
+                f"{ns.name}.{t.name}": list(t.partition_by)
+                for ns, t in topo.failed_source.tables()
+                if f"{ns.name}.{t.name}" in names
+            },
+            "snapshot_retention": {
+                "max_snapshot_age_hours": p.snapshot_retention.max_snapshot_age_hours,
+                "min_snapshots_to_keep": p.snapshot_retention.min_snapshots_to_keep,
+            },
+            "destinations": [d.bucket_arn for d in topo.destinations],
+            "failover": {
+                "kit": cfg.kit.name,
+                "failed_source_table_bucket_arn": topo.failed_source.bucket_arn,
+                "failed_source_region": topo.failed_source.region,
+                "failed_replication_role_arn": topo.failed_replication_role_arn,
+                "retained": [r.bucket_arn for r in topo.retained],
+            },
+            **point_groups_output(cfg),
+            "encryption": dict(encryption),
         },
-        "snapshot_retention": {
-            "max_snapshot_age_hours": p.snapshot_retention.max_snapshot_age_hours,
-            "min_snapshots_to_keep": p.snapshot_retention.min_snapshots_to_keep,
-        },
-        "destinations": [d.bucket_arn for d in topo.destinations],
-        "failover": {
-            "kit": cfg.kit.name,
-            "failed_source_table_bucket_arn": topo.failed_source.bucket_arn,
-            "failed_source_region": topo.failed_source.region,
-            "failed_replication_role_arn": topo.failed_replication_role_arn,
-            "retained": [r.bucket_arn for r in topo.retained],
-        },
-        **point_groups_output(cfg),
-        "encryption": dict(encryption),
-    }
+    )
 
 
 def replica_value(
@@ -503,20 +525,24 @@ def replica_value(
     configuration's sources into it; a bucket fed by none of them, like a failover topology's new bucket, names the
     configuration's sources)."""
     arns = list(feeding) if feeding is not None else [s.bucket_arn for s in (cfg.sources_into(replica) or cfg.sources)]
-    return {
-        "account_id": replica.account_id,
-        "region": replica.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": replica.bucket,
-        "storage_class": replica.storage_class,
-        "encryption": dict(encryption),
-        "snapshot_retention": replica.snapshot_retention.model_dump(),
-        "source_table_bucket_arn": arns[0],
-        **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
-        "break_glass_principals": list(cfg.protection.break_glass_principals),
-        "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
-        "guardrail_policy_arn": f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}",
-    }
+    guardrail = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
+    return declared(
+        ReplicaOut,
+        {
+            "account_id": replica.account_id,
+            "region": replica.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": replica.bucket,
+            "storage_class": replica.storage_class,
+            "encryption": dict(encryption),
+            "snapshot_retention": replica.snapshot_retention.model_dump(),
+            "source_table_bucket_arn": arns[0],
+            **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
+            "break_glass_principals": list(cfg.protection.break_glass_principals),
+            "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
+            "guardrail_policy_arn": guardrail,
+        },
+    )
 
 
 def recovery_value(
@@ -524,32 +550,38 @@ def recovery_value(
 ) -> dict[str, Any]:
     """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
     rep = cfg.recovery_replica
-    return {
-        "account_id": rep.account_id,
-        "region": rep.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": cfg.recovery.bucket,
-        "namespace": cfg.recovery.namespace,
-        "role_arn": role_arn,
-        "emr_application_id": emr_application_id,
-        "emr_release": cfg.recovery.emr_release,
-        "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
-        "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
-        "replica_table_bucket_arn": replica_table_bucket_arn,
-    }
+    return declared(
+        RecoveryOut,
+        {
+            "account_id": rep.account_id,
+            "region": rep.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": cfg.recovery.bucket,
+            "namespace": cfg.recovery.namespace,
+            "role_arn": role_arn,
+            "emr_application_id": emr_application_id,
+            "emr_release": cfg.recovery.emr_release,
+            "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+            "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
+            "replica_table_bucket_arn": replica_table_bucket_arn,
+        },
+    )
 
 
 def organization_value(
     cfg: KitConfig, targets: Sequence[str], *, policy_id: str, guards_policy_id: str
 ) -> dict[str, Any]:
     """The `kit_organization` value: the kit's two SCPs and where they are attached."""
-    return {
-        "policy_id": policy_id,
-        "policy_name": cfg.scp_name,
-        "guards_policy_id": guards_policy_id,
-        "guards_policy_name": cfg.scp_guards_name,
-        "targets": list(targets),
-    }
+    return declared(
+        OrganizationOut,
+        {
+            "policy_id": policy_id,
+            "policy_name": cfg.scp_name,
+            "guards_policy_id": guards_policy_id,
+            "guards_policy_name": cfg.scp_guards_name,
+            "targets": list(targets),
+        },
+    )
 
 
 def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str) -> dict[str, Any]:
@@ -557,16 +589,19 @@ def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str) -> dict[st
     v = cfg.vault
     if v is None:
         raise ValueError("the configuration has no [vault]")
-    return {
-        "account_id": v.account_id,
-        "region": v.region,
-        "bucket_name": v.bucket_name(cfg.kit.name),
-        "bucket_arn": bucket_arn,
-        "kms_key_arn": kms_key_arn,
-        "retention_days": v.retention_days,
-        "storage_class": v.storage_class,
-        "backup_role_arn": backup_role_arn(cfg),
-    }
+    return declared(
+        VaultOut,
+        {
+            "account_id": v.account_id,
+            "region": v.region,
+            "bucket_name": v.bucket_name(cfg.kit.name),
+            "bucket_arn": bucket_arn,
+            "kms_key_arn": kms_key_arn,
+            "retention_days": v.retention_days,
+            "storage_class": v.storage_class,
+            "backup_role_arn": backup_role_arn(cfg),
+        },
+    )
 
 
 def point_groups_output(cfg: KitConfig) -> dict[str, Any]:

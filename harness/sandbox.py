@@ -101,7 +101,7 @@ class Sandbox:
 
 def put_source_bucket_policies(s3tables: Any, cfg: KitConfig) -> None:
     """What each source stack deploys on its bucket besides the replication: the reviewed source bucket policy
-    (`policies.source_guard.source_bucket_policy` of the source's view, docs/decisions/0028-lock-after-first-deploy.md),
+    (`policies.source_guard.source_bucket_policy` of each source, docs/decisions/0028-lock-after-first-deploy.md),
     so that `audit` on the sandbox meets the layer a real deploy has. `s3tables`: a Region -> an s3tables client."""
     from s3tables_kit.policies.documents import compact_json
     from s3tables_kit.policies.source_guard import source_bucket_policy

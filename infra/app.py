@@ -4,8 +4,9 @@ Terraform state contract (stable, lowercase, never renamed casually).
 A configuration builds one stack per source (`source` for `[source]`, `source-<id>` for each source of an estate,
 `[[sources]]`), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack, with
 `[protection.organization]` the organization stack and, with `[vault]`, the backup vault's stack (`vault`). A source
-stack is built from the view of its source (`KitConfig.view`: its destinations, its replication, names prefixed
-`<kit>-<id>`) and reads the estate's one document set by the names `[source]` uses (`DocumentSet.for_source`)."""
+stack is built from the configuration and its source (its destinations `destinations_of(src)`, its replication
+`replication_of(src)`, names prefixed `name_prefix_of(src)`) and reads the estate's one document set by the names
+`[source]` uses (`DocumentSet.for_source`)."""
 
 from __future__ import annotations
 

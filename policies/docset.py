@@ -185,12 +185,12 @@ def build_monitor(cfg: KitConfig) -> DocumentSet:
     topology to build."""
     from s3tables_kit.policies import assurance
 
-    view = cfg.model_copy(
+    no_rehearsal = cfg.model_copy(
         update={
             "assurance": cfg.assurance.model_copy(
                 update={"rehearsal": cfg.assurance.rehearsal.model_copy(update={"enabled": False})}
             )
         }
     )
-    (src,) = view.sources  # the promoted bucket
-    return DocumentSet(tuple(assurance.documents(view, src)))
+    (src,) = cfg.sources  # the promoted bucket
+    return DocumentSet(tuple(assurance.documents(no_rehearsal, src)))

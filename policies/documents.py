@@ -614,7 +614,7 @@ class SchemeDocuments:
     guardrail_source_exempt: Callable[[KitConfig], Sequence[str]]
     # The name of one source's document (purpose, stack id): as is, or `<purpose>--<stack id>` (`estate_source_name`).
     source_document_name: Callable[[str, str], str]
-    # Names of the documents that serve every source, which a promotion seen from one source's view must not replace.
+    # Names of the documents that serve every source, which a promotion of one source's replica must not replace.
     kept_by_promotion: frozenset[str]
 
 

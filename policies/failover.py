@@ -184,7 +184,7 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
 
 def _promoted_monitor_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """The role of the promoted source's replication monitor (`<kit>-fo-replication-monitor`, as
-    `infra.stacks.failover.monitor_view` names it), which compares each destination's bucket policy."""
+    `infra.stacks.failover.failover_monitor_config` names it), which compares each destination's bucket policy."""
     if not cfg.assurance.monitor.enabled:
         return []
     p = topo.promoted
@@ -290,7 +290,7 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
-    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` view)."""
+    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` configuration)."""
     return topo.promoted.role_arn(f"{topo.name_prefix}-replication-monitor")
 
 

@@ -481,7 +481,7 @@ def failover_source_value(
     return declared(
         SourceOut,
         {
-            "kit": topo.name_prefix,  # the failover view's kit name: the monitor publishes under Kit=<kit>-fo
+            "kit": topo.name_prefix,  # the failover monitor's kit name: it publishes under Kit=<kit>-fo
             "account_id": p.account_id,
             "region": p.region,
             "table_bucket_arn": p.bucket_arn,

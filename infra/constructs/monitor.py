@@ -339,5 +339,5 @@ def source_assurance(
         docs=docs,
         alarm_topic_arn=topic.arn,
         reviewed=reviewed,
-        source_policy=docs.optional("source-bucket-policy"),  # the source stack's; a failover view's set has none
+        source_policy=docs.optional("source-bucket-policy"),  # the source stack's; the failover monitor's set has none
     )

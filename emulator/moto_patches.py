@@ -47,6 +47,16 @@ def patch_moto() -> None:
 
     responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
 
+    # moto leaves `modifiedAt` at the creation time; S3 Tables sets it on every commit (docs/aws-facts.md, U29)
+    original_update = models.Table.update_metadata_location
+
+    def update_metadata_location(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original_update(self, *args, **kwargs)
+        self.was_modified(by=self.account_id)
+        return out
+
+    models.Table.update_metadata_location = update_metadata_location  # type: ignore[method-assign]
+
     # moto's server lists its own package directory (one stat per service, ~180) on EVERY request to route it
     # (`werkzeug_app.get_backend_for_host`); the package does not change while the server runs, so list it once.
     # Pure speed (half of moto's CPU per request on a simple operation): the same answer, computed once.

@@ -117,7 +117,8 @@ class SourceStack(TerraformStack):
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,
             )
         monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
-        source_hardener(self, cfg, docs)  # `[assurance.harden]`: new replicas hardened on a schedule
+        topic = monitor.alarm_topic_arn if monitor else None
+        source_hardener(self, cfg, docs, topic)  # `[assurance.harden]`: new replicas hardened on a schedule
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
         export_output(
             self,

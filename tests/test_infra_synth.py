@@ -377,7 +377,7 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  17 resources" in text
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
-    assert "output kit_recovery: account_id, emr_application_id" in text
+    assert "output kit_recovery: account_id, deployed, emr_application_id" in text
 
 
 # ---------------------------------------------------------------- the estate (`[[sources]]`) ----

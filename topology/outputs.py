@@ -92,6 +92,34 @@ class FailoverOut(_Out):
     )
 
 
+class ScheduleOut(_Out):
+    target_arn: str = Field(description="ARN of what the schedule invokes (a function, or the universal target).")
+    input: str | None = Field(default=None, description="The target's input as deployed (a job run's request).")
+
+
+class ApplicationOut(_Out):
+    release_label: str = Field(description="EMR release of the application.")
+    image_uri: str | None = Field(default=None, description="A custom image; null: the release's own.")
+    runtime_configuration: str | None = Field(
+        default=None, description="The runtime configuration as JSON with sorted keys; null: none."
+    )
+    network_configuration: dict[str, list[str]] | None = Field(
+        default=None, description="Subnets and security groups; null: none (the service's network)."
+    )
+
+
+class DeployedOut(_Out):
+    """What a stack deployed that runs the kit's jobs, as `audit` compares it with what runs
+    (`jobs/ops/audit_deployed.py`): code, schedules and the EMR Serverless application."""
+
+    functions: dict[str, str] = Field(default={}, description="Each Lambda function's name: its code's SHA-256.")
+    schedules: dict[str, ScheduleOut] = Field(default={}, description="Each schedule's name: its target.")
+    application: ApplicationOut | None = Field(default=None, description="The EMR Serverless application, if any.")
+
+
+_DEPLOYED = Field(default=None, description="What the stack deployed that runs the kit's jobs; null: not recorded.")
+
+
 class SourceOut(_Out):
     kit: str = Field(description="The kit's name (in a failover topology, `<kit>-fo`).")
     account_id: str = _bucket("Account id", "source")
@@ -117,6 +145,7 @@ class SourceOut(_Out):
         default={},
         description="The configured replication point groups, {name: table patterns}; empty when none are configured.",
     )
+    deployed: DeployedOut | None = _DEPLOYED
 
     @property
     def monitor_kit(self) -> str:
@@ -150,6 +179,7 @@ class ReplicaOut(_Out):
         "policy.",
     )
     guardrail_policy_arn: str = Field(description="ARN of the IAM guardrail policy in the replica's account.")
+    deployed: DeployedOut | None = _DEPLOYED
 
     @property
     def feeding_source_arns(self) -> list[str]:
@@ -169,6 +199,7 @@ class RecoveryOut(_Out):
     scripts_uri: str = Field(description="S3 URI of the job scripts.")
     logs_uri: str = Field(description="S3 URI the job logs are written under.")
     replica_table_bucket_arn: str = Field(description="ARN of the replica table bucket recovery reads from.")
+    deployed: DeployedOut | None = _DEPLOYED
 
 
 class OrganizationOut(_Out):
@@ -549,6 +580,20 @@ def recovery_value(
         "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
         "replica_table_bucket_arn": replica_table_bucket_arn,
     }
+
+
+def deployed_value(
+    functions: Mapping[str, str],
+    schedules: Mapping[str, tuple[str, str | None]],
+    application: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
+    (target ARN, input)} and the EMR Serverless application's settings (`ApplicationOut`'s fields)."""
+    out: dict[str, Any] = {
+        "functions": dict(functions),
+        "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
+    }
+    return out | ({"application": dict(application)} if application is not None else {})
 
 
 def organization_value(

@@ -77,8 +77,8 @@ class ReplicaFreshnessCheck(Construct):
         fn = PackagedFunction(
             name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
         )
-        function = scheduled_function(self, fn)
-        job_schedule(
+        self.function = function = scheduled_function(self, fn)
+        self.schedule = job_schedule(
             self,
             docs,
             documents="freshness-schedule-role",

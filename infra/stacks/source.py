@@ -24,6 +24,7 @@ from s3tables_kit.infra.constructs.replica_protection import (
 )
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
+from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
@@ -118,8 +119,10 @@ class SourceStack(TerraformStack):
             )
         monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
         topic = monitor.alarm_topic_arn if monitor else None
-        source_hardener(self, cfg, docs, topic)  # `[assurance.harden]`: new replicas hardened on a schedule
+        hardener = source_hardener(self, cfg, docs, topic)  # `[assurance.harden]`: new replicas hardened on a schedule
         monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
+        runs = [x for x in (monitor, hardener) if x is not None]
+        deployed = deployed_entry([x.function for x in runs], [x.schedule for x in runs])
         export_output(
             self,
             OUTPUT_SOURCE,
@@ -129,5 +132,6 @@ class SourceStack(TerraformStack):
                 replication_role_arn=role.role.arn,
                 destinations=destination_bucket_arns,
                 encryption=bucket.encryption_output,
-            ),
+            )
+            | {"deployed": deployed},  # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)
         )

@@ -72,14 +72,19 @@ def test_audit_names_changed_code_schedule_and_application(ops_env: OpsEnv) -> N
     rec_sched.update_schedule(Target={"Arn": UNIVERSAL, "RoleArn": role_arn, "Input": forged}, **rehearsal)
     emr.stop_application(applicationId=app)
     emr.update_application(
-        applicationId=app, networkConfiguration={"subnetIds": ["subnet-0a"], "securityGroupIds": ["sg-0a"]}
+        applicationId=app,
+        networkConfiguration={"subnetIds": ["subnet-0a"], "securityGroupIds": ["sg-0a"]},
+        imageConfiguration={"imageUri": "111122223333.dkr.ecr.us-west-2.amazonaws.com/spark:mine"},
+        runtimeConfiguration=[{"classification": "spark-defaults", "properties": {"spark.jars": "s3://x/e.jar"}}],
     )
     report = au.audit(c, world.cfg, outputs, show_progress=False)  # the whole audit: the check is part of it
     deployed = sorted((d.kind, d.detail.split(" (")[0]) for d in report.drifts if d.kind.startswith("deployed-"))
     assert [k for k, _ in deployed] == [
         "deployed-application-changed", "deployed-function-code-changed", "deployed-schedule-changed"
     ]  # fmt: skip
-    assert "network configuration" in deployed[0][1] and deployed[2][1] == "input differ from the deployed"
+    assert deployed[2][1] == "input differ from the deployed"
+    changed = next(d.detail for d in report.drifts if d.kind == "deployed-application-changed")
+    assert all(w in changed for w in ("image '111122223333.dkr", "runtime configuration", "network configuration"))
 
     src_sched.delete_schedule(Name="seed-replication-monitor")  # unreadable is a finding, never a pass
     gone = AuditReport()

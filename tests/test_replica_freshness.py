@@ -102,7 +102,7 @@ def test_one_frozen_table_among_flowing_ones_is_stale_in_the_replica_account(
     )
     assert blind.replicas[0].stale(later, BUDGET) == sorted(world.tables)  # no source to compare: the budget
     assert (
-        world.clients.client("cloudwatch", world.cfg.source.region).list_metrics(
+        world.clients.client("cloudwatch", world.cfg.sources[0].region).list_metrics(
             Namespace=mon.METRIC_NAMESPACE, MetricName=mon.HEARTBEAT
         )["Metrics"]
         == []

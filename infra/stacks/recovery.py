@@ -97,6 +97,6 @@ class RecoveryStack(TerraformStack):
                 role_arn=role.role.arn,
                 emr_application_id=app.application.id,
                 replica_table_bucket_arn=replica_bucket_arn,
-            )
-            | {"deployed": deployed_entry([], [backup, rehearsal], app.deployed)},  # for `audit`
+                deployed=deployed_entry([], [backup, rehearsal], app.deployed),  # for `audit`
+            ),
         )

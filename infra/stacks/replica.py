@@ -62,7 +62,9 @@ class ReplicaStack(TerraformStack):
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         check = replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness
-        value = replica_value(cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output)
-        if check is not None:  # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)
-            value |= {"deployed": deployed_entry([check.function], [check.schedule])}
+        # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)
+        deployed = deployed_entry([check.function], [check.schedule]) if check is not None else None
+        value = replica_value(
+            cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output, deployed=deployed
+        )
         export_output(self, OUTPUT_REPLICA, value)

@@ -15,7 +15,8 @@ from s3tables_kit.infra import packaging
 from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops.audit_deployed import check_deployed
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
-from s3tables_kit.topology.outputs import deployed_value, parse_outputs
+from s3tables_kit.topology.deployed import deployed_value
+from s3tables_kit.topology.outputs import parse_outputs
 from tests.ops_fixtures import SRC_REGION, OpsEnv, deploy
 
 UNIVERSAL = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
+from s3tables_kit.topology.deployed import DEPLOYED, DeployedOut, deployed_field
 from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
@@ -92,34 +93,6 @@ class FailoverOut(_Out):
     )
 
 
-class ScheduleOut(_Out):
-    target_arn: str = Field(description="ARN of what the schedule invokes (a function, or the universal target).")
-    input: str | None = Field(default=None, description="The target's input as deployed (a job run's request).")
-
-
-class ApplicationOut(_Out):
-    release_label: str = Field(description="EMR release of the application.")
-    image_uri: str | None = Field(default=None, description="A custom image; null: the release's own.")
-    runtime_configuration: str | None = Field(
-        default=None, description="The runtime configuration as JSON with sorted keys; null: none."
-    )
-    network_configuration: dict[str, list[str]] | None = Field(
-        default=None, description="Subnets and security groups; null: none (the service's network)."
-    )
-
-
-class DeployedOut(_Out):
-    """What a stack deployed that runs the kit's jobs, as `audit` compares it with what runs
-    (`jobs/ops/audit_deployed.py`): code, schedules and the EMR Serverless application."""
-
-    functions: dict[str, str] = Field(default={}, description="Each Lambda function's name: its code's SHA-256.")
-    schedules: dict[str, ScheduleOut] = Field(default={}, description="Each schedule's name: its target.")
-    application: ApplicationOut | None = Field(default=None, description="The EMR Serverless application, if any.")
-
-
-_DEPLOYED = Field(default=None, description="What the stack deployed that runs the kit's jobs; null: not recorded.")
-
-
 class SourceOut(_Out):
     kit: str = Field(description="The kit's name (in a failover topology, `<kit>-fo`).")
     account_id: str = _bucket("Account id", "source")
@@ -150,7 +123,7 @@ class SourceOut(_Out):
         default={},
         description="The configured replication point groups, {name: table patterns}; empty when none are configured.",
     )
-    deployed: DeployedOut | None = _DEPLOYED
+    deployed: DeployedOut | None = DEPLOYED
 
     @property
     def monitor_kit(self) -> str:
@@ -184,7 +157,7 @@ class ReplicaOut(_Out):
         "policy.",
     )
     guardrail_policy_arn: str = Field(description="ARN of the IAM guardrail policy in the replica's account.")
-    deployed: DeployedOut | None = _DEPLOYED
+    deployed: DeployedOut | None = DEPLOYED
 
     @property
     def feeding_source_arns(self) -> list[str]:
@@ -204,7 +177,7 @@ class RecoveryOut(_Out):
     scripts_uri: str = Field(description="S3 URI of the job scripts.")
     logs_uri: str = Field(description="S3 URI the job logs are written under.")
     replica_table_bucket_arn: str = Field(description="ARN of the replica table bucket recovery reads from.")
-    deployed: DeployedOut | None = _DEPLOYED
+    deployed: DeployedOut | None = DEPLOYED
 
 
 class OrganizationOut(_Out):
@@ -476,7 +449,7 @@ def source_value(
     encryption: Mapping[str, object],
     deployed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The `kit_source` value of the source `src` of `cfg` (`deployed`: `deployed_value`, what runs its jobs)."""
+    """The `kit_source` value of the source `src` of `cfg` (`deployed`: `topology.deployed.deployed_value`)."""
     return declared(
         SourceOut,
         {
@@ -495,7 +468,7 @@ def source_value(
             "encryption": dict(encryption),
             **({"source_id": src.id} if src.id is not None else {}),
             **point_groups_output(cfg),
-            **_deployed(deployed),
+            **deployed_field(deployed),
         },
     )
 
@@ -575,20 +548,15 @@ def replica_value(
             "break_glass_principals": list(cfg.protection.break_glass_principals),
             "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
             "guardrail_policy_arn": guardrail,
-            **_deployed(deployed),
+            **deployed_field(deployed),
         },
     )
 
 
 def recovery_value(
-    cfg: KitConfig,
-    *,
-    table_bucket_arn: str,
-    role_arn: str,
-    emr_application_id: str,
-    replica_table_bucket_arn: str,
+    cfg: KitConfig, *, table_bucket_arn: str, role_arn: str, emr_application_id: str, replica_table_bucket_arn: str,
     deployed: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
     rep = cfg.recovery_replica
     return declared(
@@ -605,28 +573,9 @@ def recovery_value(
             "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
             "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
             "replica_table_bucket_arn": replica_table_bucket_arn,
-            **_deployed(deployed),
+            **deployed_field(deployed),
         },
     )
-
-
-def _deployed(deployed: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `deployed` entry of a stack's value, when the stack records one (the stand-in's outputs do not)."""
-    return {"deployed": dict(deployed)} if deployed is not None else {}
-
-
-def deployed_value(
-    functions: Mapping[str, str],
-    schedules: Mapping[str, tuple[str, str | None]],
-    application: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
-    (target ARN, input)} and the EMR Serverless application's settings (`ApplicationOut`'s fields)."""
-    out: dict[str, Any] = {
-        "functions": dict(functions),
-        "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
-    }
-    return out | ({"application": dict(application)} if application is not None else {})
 
 
 def organization_value(

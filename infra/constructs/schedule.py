@@ -34,7 +34,7 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.outputs import deployed_value
+from s3tables_kit.topology.deployed import deployed_value
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
@@ -142,7 +142,7 @@ def deployed_entry(
     schedules: Sequence[SchedulerSchedule | None] = (),
     application: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
-    """A stack output's `deployed` (`topology.outputs.deployed_value`): the code hash of each function and the
+    """A stack output's `deployed` (`topology.deployed.deployed_value`): the code hash of each function and the
     target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
     fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in functions if f is not None}
     targets = {}

@@ -1,5 +1,5 @@
 """What runs is what was deployed (`make audit`): the kit's Lambda functions, schedules and EMR Serverless application
-as they are, against what the deploy recorded in each stack's output (`deployed`, `topology.outputs.DeployedOut`):
+as they are, against what the deploy recorded in each stack's output (`deployed`, `topology.deployed.DeployedOut`):
 
 - `deployed-function-code-changed`: a function's code (`GetFunction`'s `CodeSha256`) is not the deployed package:
   whoever changed it runs code as the monitor, the freshness check or the hardener (a break-glass principal);
@@ -23,7 +23,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import call, describe_error
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
-from s3tables_kit.topology.outputs import ApplicationOut, DeployedOut, KitOutputs, ScheduleOut
+from s3tables_kit.topology.deployed import ApplicationOut, DeployedOut, ScheduleOut
+from s3tables_kit.topology.outputs import KitOutputs
 
 
 def check_deployed(clients: Clients, outputs: KitOutputs, report: AuditReport) -> None:

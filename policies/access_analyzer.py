@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.documents import PolicyDoc, compact_json
 from s3tables_kit.topology import paths
 
@@ -53,7 +53,9 @@ FAILING_FINDINGS = frozenset({"ERROR", "SECURITY_WARNING"})
 def destructive_actions() -> list[str]:
     """Actions no kit policy may grant on a replica: every protected action the replication role is not exempt
     from (deletion, protection, replication and settings changes)."""
-    return sorted({A.S3T + a for r in A.PROTECTION_RULES if not r.exempt_replication_role for a in r.actions})
+    return sorted(
+        {iam_actions.S3T + a for r in iam_actions.PROTECTION_RULES if not r.exempt_replication_role for a in r.actions}
+    )
 
 
 @dataclass(frozen=True)

@@ -16,19 +16,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig, Source
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
-GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
+GUARDED = (*iam_statements.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
 # Every action a protection rule of the kit denies somewhere: none may be allowed to any principal.
-PROTECTED = tuple(sorted({a for r in A.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
+PROTECTED = tuple(sorted({a for r in iam_actions.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
 # What the replication role reads in the source bucket: a Deny of it stops replication.
-REPLICATION_READS = (*A.REPLICATION_SOURCE_TABLE_READ, *A.REPLICATION_SOURCE_BUCKET_LIST)
+REPLICATION_READS = (*iam_actions.REPLICATION_SOURCE_TABLE_READ, *iam_actions.REPLICATION_SOURCE_BUCKET_LIST)
 # Wildcards are matched against every action the kit names, which holds every action the rules look for.
-KNOWN = sorted(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL)
+KNOWN = sorted(iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL)
 
 
 class AdoptedStatementRefused(ValueError):

@@ -27,10 +27,9 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import estate, pipeline, vault
-from s3tables_kit.policies import protection as P
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import estate, pipeline, protection, vault
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     METRIC_NAMESPACE,
     Site,
@@ -65,26 +64,26 @@ def promoted_sid(rule_sid: str) -> str:
 # ---------------------------------------------------------------- the promoted bucket ----
 
 
-def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
+def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> protection.Exemptions:
     """Break-glass, the writers and the promoted account's deploy role; no replication role (the failed
     source's role no longer writes the promoted bucket). Which rule exempts whom:
     `s3tables_kit.policies.actions.promoted_rules`."""
-    return P.Exemptions(
+    return protection.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        deploy_roles=P.deploy_roles([topo.promoted]),
+        deploy_roles=protection.deploy_roles([topo.promoted]),
         writers=topo.writer_roles,
     )
 
 
 def _promoted_statements(
     cfg: KitConfig, topo: FailoverTopology, kind: str, *, bucket_arns: Sequence[str], table_resources: Sequence[str]
-) -> list[S.Statement | None]:
-    return P.protection_statements(
+) -> list[iam_statements.Statement | None]:
+    return protection.protection_statements(
         kind,
         bucket_arns=bucket_arns,
         table_resources=table_resources,
         exemptions=promoted_exemptions(cfg, topo),
-        rules=A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
+        rules=iam_actions.promoted_rules(deploy_sets_up_replication=protection.deploy_sets_up_replication(cfg)),
         sid=promoted_sid,
     )
 
@@ -99,9 +98,15 @@ def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     return doc(
         *break_glass_grants(cfg, p),
         *_promoted_statements(
-            cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[S.table_arns(p.bucket_arn)]
+            cfg,
+            topo,
+            "bucket-policy",
+            bucket_arns=[p.bucket_arn],
+            table_resources=[iam_statements.table_arns(p.bucket_arn)],
         ),
-        S.deny_bucket_tag_change("DenyPromotedBucketTagChange", p.bucket_arn, [*ex.break_glass, *ex.deploy_roles]),
+        iam_statements.deny_bucket_tag_change(
+            "DenyPromotedBucketTagChange", p.bucket_arn, [*ex.break_glass, *ex.deploy_roles]
+        ),
     )
 
 
@@ -155,12 +160,12 @@ def failover_documents(cfg: KitConfig, replica_bucket: str) -> FailoverDocuments
 # ---------------------------------------------------------------- destinations of the promoted source ----
 
 
-def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> P.Exemptions:
-    return P.Exemptions(
+def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> protection.Exemptions:
+    return protection.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=topo.replication_roles_for(replica),
-        deploy_roles=P.deploy_roles([replica]),
-        createtable_dependents=P.createtable_dependents_allowed(cfg),
+        deploy_roles=protection.deploy_roles([replica]),
+        createtable_dependents=protection.createtable_dependents_allowed(cfg),
     )
 
 
@@ -171,14 +176,14 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
     arn = dest.bucket_arn
     cross_account = dest.account_id != topo.promoted.account_id
     return doc(
-        *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
+        *(protection.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
         monitors_read_bucket_policy(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
         monitors_read_table_layers(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
-        *P.protection_statements(
+        *protection.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
-            table_resources=[S.table_arns(arn)],
+            table_resources=[iam_statements.table_arns(arn)],
             exemptions=destination_exemptions(cfg, topo, dest),
         ),
     )
@@ -213,12 +218,14 @@ def destination_table_policy_of(
 ) -> Document:
     """`destination_table_policy` from what the deployment outputs carry (`make harden` has no configuration):
     the same document for the same principals."""
-    ex = P.Exemptions(
+    ex = protection.Exemptions(
         break_glass=tuple(break_glass_principals),
         replication_roles=tuple(replication_role_arns),
         deploy_roles=tuple(sorted(set(deploy_role_arns))),
     )
-    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
+    return doc(
+        *protection.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex)
+    )
 
 
 # ---------------------------------------------------------------- the failover replication role ----
@@ -247,28 +254,30 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     statements = [
         s for s in base["Statement"] if s.get("Sid") != RECOVERY_KEY_SID or reads is None or site.bucket == reads.bucket
     ]
-    extra: list[S.Statement | None] = []
+    extra: list[iam_statements.Statement | None] = []
     if reads is not None and site.bucket == reads.bucket and site.bucket != cfg.recovery.replica:
-        extra.append(S.kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
+        extra.append(iam_statements.kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
     if site.bucket == topo.promoted.bucket:
         extra.append(
-            S.kms_allow_key_use(
+            iam_statements.kms_allow_key_use(
                 "AllowFailoverReplicationRoleReadSource", [topo.replication_role_arn], ["Decrypt", "GenerateDataKey"]
             )
         )
         if cfg.assurance.monitor.enabled:  # the failover topology's monitor reads the new source's metadata
             extra.append(
-                S.kms_allow_key_use("AllowFailoverMonitorReadSourceMetadata", [monitor_role_arn(topo)], ["Decrypt"])
+                iam_statements.kms_allow_key_use(
+                    "AllowFailoverMonitorReadSourceMetadata", [monitor_role_arn(topo)], ["Decrypt"]
+                )
             )
         if topo.writer_roles:
             extra.append(
-                S.kms_allow_key_use(
+                iam_statements.kms_allow_key_use(
                     "AllowFailoverWritersUseKey", list(topo.writer_roles), ["Decrypt", "Encrypt", "GenerateDataKey"]
                 )
             )
     elif any(d.bucket == site.bucket for d in topo.destinations):
         extra.append(
-            S.kms_allow_key_use(
+            iam_statements.kms_allow_key_use(
                 "AllowFailoverReplicationRoleWriteReplica",
                 [topo.replication_role_arn],
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
@@ -318,7 +327,7 @@ def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """As before the failover, with the failover replication role and the pipeline of both sources: the failed
     source's deploy and monitor roles, the promoted bucket's monitor role (its deploy role is a replica's); the
     vault's roles (the vault outlives a failover)."""
-    return P.privileged_roles(
+    return protection.privileged_roles(
         cfg.protection.break_glass_principals,
         (topo.promoted, *topo.protected),
         [topo.failed_replication_role_arn, topo.replication_role_arn],
@@ -396,8 +405,8 @@ def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence
 @dataclass(frozen=True)
 class _SiteGroup:
     sid_prefix: str
-    exemptions: P.Exemptions
-    rules: tuple[A.ProtectionRule, ...]
+    exemptions: protection.Exemptions
+    rules: tuple[iam_actions.ProtectionRule, ...]
     replicas: tuple[Replica, ...]
 
 
@@ -406,20 +415,24 @@ def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Repl
     bg = tuple(cfg.protection.break_glass_principals)
     retained = tuple(r for r in replicas if r in topo.retained)
     dests = tuple(r for r in replicas if r in topo.destinations)
-    ct = P.createtable_dependents_allowed(cfg)
+    ct = protection.createtable_dependents_allowed(cfg)
     out: list[_SiteGroup] = []
     if retained:
-        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained), createtable_dependents=ct)
-        out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
+        ex = protection.Exemptions(
+            bg, (topo.failed_replication_role_arn,), protection.deploy_roles(retained), createtable_dependents=ct
+        )
+        out.append(_SiteGroup("DenyReplica", ex, iam_actions.PROTECTION_RULES, retained))
     if dests:
-        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests), createtable_dependents=ct)
-        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
+        ex = protection.Exemptions(
+            bg, (topo.replication_role_arn,), protection.deploy_roles(dests), createtable_dependents=ct
+        )
+        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, iam_actions.PROTECTION_RULES, dests))
     if topo.promoted in replicas:
         out.append(
             _SiteGroup(
                 PROMOTED_SID_PREFIX,
                 promoted_exemptions(cfg, topo),
-                A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
+                iam_actions.promoted_rules(deploy_sets_up_replication=protection.deploy_sets_up_replication(cfg)),
                 (topo.promoted,),
             )
         )
@@ -430,16 +443,18 @@ def _prefixed(prefix: str) -> Callable[[str], str]:
     return lambda sid: prefix + sid.removeprefix("DenyReplica")
 
 
-def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
-    out: list[S.Statement | None] = []
+def _layer(
+    cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str
+) -> list[iam_statements.Statement | None]:
+    out: list[iam_statements.Statement | None] = []
     for g in _site_groups(cfg, topo, replicas):
         ex = g.exemptions.for_guardrail() if kind == "identity" else g.exemptions
-        out += P.protection_statements(
+        out += protection.protection_statements(
             kind,
             bucket_arns=[r.bucket_arn for r in g.replicas],
-            table_resources=[S.table_arns(r.bucket_arn) for r in g.replicas],
+            table_resources=[iam_statements.table_arns(r.bucket_arn) for r in g.replicas],
             exemptions=ex,
-            rules=P.merged_rules(g.rules, P.by_exemptions(ex)),
+            rules=protection.merged_rules(g.rules, protection.by_exemptions(ex)),
             sid=_prefixed(g.sid_prefix),
         )
     return out
@@ -451,12 +466,14 @@ def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Docume
     reps = [r for r in (topo.promoted, *topo.protected) if r.account_id == account_id]
     return doc(
         *_layer(cfg, topo, reps, "identity"),
-        *P.guardrail_guards(
+        *protection.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
             guardrail_arns=guardrail_arns(cfg, topo, [account_id]),
         ),
-        S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", kit_replication_roles(topo), ()),
+        iam_statements.deny_pass_other_replication_role(
+            "DenyPassOtherReplicationRole", kit_replication_roles(topo), ()
+        ),
     )
 
 
@@ -477,19 +494,19 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
-    ex = P.Exemptions(
+    ex = protection.Exemptions(
         tuple(cfg.protection.break_glass_principals),
         roles,
-        P.deploy_roles(reps),
-        createtable_dependents=P.createtable_dependents_allowed(cfg),
+        protection.deploy_roles(reps),
+        createtable_dependents=protection.createtable_dependents_allowed(cfg),
     )
     return doc(
-        *P.protection_statements(
+        *protection.protection_statements(
             "scp",
             bucket_arns=[r.bucket_arn for r in reps],
-            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+            table_resources=[iam_statements.table_arns(r.bucket_arn) for r in reps],
             exemptions=ex,
-            rules=P.merged_rules(A.PROTECTION_RULES, P.by_exemptions(ex)),
+            rules=protection.merged_rules(iam_actions.PROTECTION_RULES, protection.by_exemptions(ex)),
         )
     )
 
@@ -511,7 +528,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
     """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
     replication role, and the guardrails of every account of the topology."""
     return doc(
-        *P.scp_guards(
+        *protection.scp_guards(
             [topo.promoted, *topo.protected],
             privileged=privileged_roles(cfg, topo),
             replication_roles=[
@@ -522,7 +539,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
             guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *estate.pipeline_guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
-        S.deny_pass_other_replication_role(
+        iam_statements.deny_pass_other_replication_role(
             "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
         ),
         *vault.scp_statements(cfg),  # the vault outlives a failover: its settings stay guarded
@@ -638,7 +655,7 @@ def deploy_role_section() -> list[str]:
         "| Deploy role action on the promoted bucket | Why `cdktf deploy` needs it |",
         "|---|---|",
     ]
-    lines += [f"| `{action}` | {why} |" for action, why in A.PROMOTED_DEPLOY_ACTIONS.items()]
+    lines += [f"| `{action}` | {why} |" for action, why in iam_actions.PROMOTED_DEPLOY_ACTIONS.items()]
     return lines
 
 

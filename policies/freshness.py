@@ -16,7 +16,7 @@ Documents are named by account: `freshness-role-{trust,permissions}--<account>`,
 from __future__ import annotations
 
 from s3tables_kit.policies import assurance
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.contract import METRIC_NAMESPACE
@@ -93,10 +93,10 @@ def sources_of(cfg: KitConfig, account_id: str) -> dict[str, list[str]]:
 def role_permissions(cfg: KitConfig, account_id: str) -> Document:
     reps = replicas_of(cfg, account_id)
     sources = sorted({s for arns in sources_of(cfg, account_id).values() for s in arns})
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
         # the source's last change per table, read where the source's account lets it (else: the budget)
-        S.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
+        iam_statements.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
         assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
         assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
     ]

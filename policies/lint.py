@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.sites import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 from s3tables_kit.topology import paths
 
@@ -35,7 +35,7 @@ MANAGED_POLICY_MAX_CHARS = 6144
 # S3 Tables PutTableBucketPolicy / PutTablePolicy: `resourcePolicy` is 1-20,480 characters (API reference); Terraform
 # sends the compact JSON. A fan-in bucket grows with the sources that feed it (an estate's fan-in vault).
 TABLES_RESOURCE_POLICY_MAX_CHARS = 20480
-INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
+INTENDED_TRUSTED_SERVICES = frozenset({iam_actions.REPLICATION_SERVICE, iam_actions.EMR_SERVERLESS_SERVICE})
 # "rcp": an Organizations resource control policy (a Deny with Principal "*"; the same 5,120 characters as an SCP)
 KINDS = (
     "trust", "identity", "bucket-policy", "table-policy", "scp", "rcp", "kms-key-policy", "s3-bucket-policy",
@@ -265,13 +265,13 @@ def check_kit_action_levels() -> list[str]:
     """policies/actions.py's BUCKET_LEVEL/TABLE_LEVEL agree with iam-data (TableBucket/Table)."""
     problems = []
     for names, want in (
-        (A.BUCKET_LEVEL, ["TableBucket"]),
-        (A.TABLE_LEVEL, ["Table"]),
-        (A.TABLE_OR_BUCKET_LEVEL, ["Table", "TableBucket"]),
+        (iam_actions.BUCKET_LEVEL, ["TableBucket"]),
+        (iam_actions.TABLE_LEVEL, ["Table"]),
+        (iam_actions.TABLE_OR_BUCKET_LEVEL, ["Table", "TableBucket"]),
     ):
         for n in sorted(names):
-            got = sorted(resource_type_names(A.S3T + n))
-            if action_details(A.S3T + n) is None:
+            got = sorted(resource_type_names(iam_actions.S3T + n))
+            if action_details(iam_actions.S3T + n) is None:
                 problems.append(f"policies/actions.py: s3tables:{n} does not exist")
             elif got != want:
                 level = "/".join(want)

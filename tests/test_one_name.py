@@ -1,5 +1,6 @@
 """Every module of the product has one name, `s3tables_kit.<package>...` (docs/decisions/0036-one-name-per-module.md):
-a checkout's top-level folders refuse their bare names, and what a reader is told to run or import names the package.
+a checkout's top-level folders refuse their bare names, what a reader is told to run or import names the package, and
+a kit module is imported under a name that says what it is.
 """
 
 from __future__ import annotations
@@ -73,3 +74,22 @@ def test_docstrings_and_comments_name_modules_by_the_package_name() -> None:
         for line, name in bare_names_in_python((ROOT / rel).read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+# A kit module imported under one letter (`... import actions as A`): `F` and `R` each came to mean two modules.
+ONE_LETTER = re.compile(r"^\s*(?:from ([\w.]+) import \w+|import ([\w.]+)) as [A-Za-z]\b", flags=re.M)
+KIT_ROOTS = ("s3tables_kit", "harness", "bench", "emulator", "tests")
+
+
+def one_letter_aliases(source: str) -> list[str]:
+    return [
+        m.group(0).strip() for m in ONE_LETTER.finditer(source) if (m.group(1) or m.group(2)).split(".")[0] in KIT_ROOTS
+    ]
+
+
+def test_a_kit_module_is_imported_under_a_name_that_says_what_it_is() -> None:
+    code = [rel for rel in tracked_files() if rel.endswith(".py") and rel.startswith(CODE_FOLDERS)]
+    found = [f"{rel}: {a}" for rel in code for a in one_letter_aliases((ROOT / rel).read_text(encoding="utf-8"))]
+    assert found == []
+    source = "from s3tables_kit.policies import actions as A\nimport pyspark.sql.functions as F\nx = 'import a as b'\n"
+    assert one_letter_aliases(source) == ["from s3tables_kit.policies import actions as A"]

@@ -42,7 +42,7 @@ from s3tables_kit.infra.stacks.organization import OrganizationStack
 from s3tables_kit.infra.stacks.recovery import RecoveryStack
 from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.policies import docset
-from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
 from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
@@ -189,7 +189,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         ReplicaScp(
             org_stack,
             "promoted-scp",
-            name=F.scp_promoted_name(cfg),
+            name=failover_policies.scp_promoted_name(cfg),
             policy=docs.document("scp-protect-promoted"),
             targets=org.targets,
             description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "

@@ -91,11 +91,11 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source) -> S
 def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
     """The promoted topology (`s3tables_kit.topology.failover.failover_topology`) with the documents of
     `s3tables_kit.policies.failover`."""
-    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as failover_policies  # type: ignore[import-not-found,unused-ignore]
     from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
-    policies = [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
+    policies = [(d, failover_policies.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
     policies += [(r, builder(cfg, r)) for r in topo.retained]  # unchanged documents
     return Scope(
         source=topo.promoted,
@@ -106,15 +106,15 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
         bucket_policies=tuple(policies),
         replica_sites=topo.destinations + topo.retained,
         destination_table_policy=functools.partial(_destination_table_policy, cfg, topo),
-        promoted_table_policy=functools.partial(F.promoted_table_policy, cfg, topo),
-        source_bucket_policy=F.promoted_bucket_policy(cfg, topo),
+        promoted_table_policy=functools.partial(failover_policies.promoted_table_policy, cfg, topo),
+        source_bucket_policy=failover_policies.promoted_bucket_policy(cfg, topo),
     )
 
 
 def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
-    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as failover_policies  # type: ignore[import-not-found,unused-ignore]
 
-    return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
+    return functools.partial(failover_policies.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
 
 
 def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]:

@@ -453,9 +453,8 @@ def sim_request(req: ExplainRequest, app: Applicable, rid: str, cfg: KitConfig) 
     table policy differs per table)."""
     ctx = simulate.principal_context(req.principal, source_account=req.resource_account)
     if req.action.startswith("kms:") and any(x.layer == "KMS key policy" for x in app.layers):
-        ctx[f"aws:ResourceTag/{iam_actions.REPLICA_KEY_TAG}"] = (
-            cfg.kit.name
-        )  # the tag the kit puts on the keys it creates
+        # the tag the kit puts on the keys it creates
+        ctx[f"aws:ResourceTag/{iam_actions.REPLICA_KEY_TAG}"] = cfg.kit.name
     if req.resource.partition("/table/")[0] in {r.bucket_arn for r in cfg.replicas}:
         # an estate's SCPs find its protected buckets by their protection tags
         ctx.update({f"{BUCKET_TAG_KEY_PREFIX}{key}": cfg.kit.name for key in cfg.scheme.protection_tags})

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import docset, summary_layers, vault
+from s3tables_kit.policies import docset, summary_failover, summary_layers, vault
 from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology import paths
@@ -552,9 +552,9 @@ def render_example(config_path: Path) -> dict[str, str]:
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance
-        from s3tables_kit.policies import failover, freeze
+        from s3tables_kit.policies import freeze
 
-        files[SUMMARY] += failover.summary_section(cfg)
+        files[SUMMARY] += summary_failover.summary_section(cfg)
         files[SUMMARY] += freeze.summary_section(cfg)
     return files
 

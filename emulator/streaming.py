@@ -10,7 +10,7 @@ later (docs/aws-facts.md#streaming-writes-putrows).
   service replicates each such commit at once, as `/_kit_test/replicate` would).
 * `GetChannel` answers NotFoundException before the table's first `PutRows`, else `state` and
   `approximateNumberOfBufferedRows`; `readsZero` has it report 0 while rows are still buffered, as AWS warns it can.
-* Whether a Deny added after acceptance stops the deferred commit is not documented (fact `U29`): by default the commit
+* Whether a Deny added after acceptance stops the deferred commit is not documented (fact `U30`): by default the commit
   is the service's own and no table bucket or table policy is evaluated for it; the switch `putrows-commit-denied`
   (`emulator.live`) evaluates them for the commit (an unknown principal, as for a service): a freeze's Deny then keeps
   the rows buffered and the channel `failing` until the Deny goes, the commit retried every `commitDelayS`.

@@ -183,7 +183,7 @@ def execute(
         if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
             glass = cfg.protection.break_glass_principals
             probe_deferred_commit(
-                facts["U29"], src, world["source"], main, plan.namespace, plan.table, glass, target.local
+                facts["U30"], src, world["source"], main, plan.namespace, plan.table, glass, target.local
             )
     except Crash:
         report.error = "crashed after apply (injected): run make live-verify-cleanup RUN=" + plan.run_id

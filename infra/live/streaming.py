@@ -1,4 +1,4 @@
-"""U29: whether a Deny added after `PutRows` accepted rows stops the service's deferred commit of them
+"""U30: whether a Deny added after `PutRows` accepted rows stops the service's deferred commit of them
 (docs/aws-facts.md, "Unverified AWS behaviours").
 
 On the run's main source table (a schema and data from the run's writer): one row through `PutRows`, then at once
@@ -34,7 +34,7 @@ def _snapshot(src: Any, bucket_arn: str, ns: str, name: str) -> str:
 def probe_deferred_commit(
     fact: Fact, src: Any, bucket_arn: str, table_arn: str, ns: str, name: str, break_glass: Sequence[str], local: bool
 ) -> None:
-    """U29 (module docstring). `src`: an s3tables client of the source account (the kit's SDK session, which knows
+    """U30 (module docstring). `src`: an s3tables client of the source account (the kit's SDK session, which knows
     PutRows and GetChannel). Leaves `fact` undecided when a request fails."""
     try:
         _probe(fact, src, bucket_arn, table_arn, ns, name, break_glass, local)

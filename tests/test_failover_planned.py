@@ -376,7 +376,7 @@ def test_a_putrows_table_fails_over_only_once_its_channel_drained_with_every_acc
     fw.env.control.call("live/switch", {"name": "putrows-commit-denied", "on": True})
     assert channels.read(fw.world.src(), _source_table_arn(fw, "analytics.orders")) is None  # never streamed to
     arn = _put_rows(fw, "analytics.customers", b'{"id": 900, "region": "eu"}\n{"id": 901, "region": "us"}\n')
-    refused = _run(fw, bg, tmp_path, monkeypatch, hook, drain_timeout_s=1.5)
+    refused = _run(fw, bg, tmp_path, monkeypatch, hook, drain_timeout_s=1.0)
     rep = refused.report
     assert rep is not None and refused.exit_code == 2 and rep.outcome.startswith("refused"), rep and rep.render()
     (line,) = [m for m in rep.messages if "streaming" in m]

@@ -172,7 +172,7 @@ def wait_caught_up(
         time.sleep(opts.poll_s)
 
 
-def channel_of(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> CH.Channel | None:
+def channel_of(clients: Clients, source_arn: str, tp: failover_model.FailoverTablePlan) -> CH.Channel | None:
     """The source table's streaming channel (None: never written through `PutRows`)."""
     b = BucketRef(source_arn)
     got = call(
@@ -187,7 +187,7 @@ def channel_of(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> CH
 def drain(
     clients: Clients,
     source_arn: str,
-    tables: Sequence[M.FailoverTablePlan],
+    tables: Sequence[failover_model.FailoverTablePlan],
     opts: Options,
     concurrency: int,
     show: bool,
@@ -418,7 +418,9 @@ def _confirmed(
             rep.messages.append(
                 f"streaming rows not committed after {opts.drain_timeout_s:.0f}s (nothing promoted): {'; '.join(held)}"
             )
-            return lifted("refused: a streaming channel did not drain (nothing was promoted)", M.EXIT_REFUSED)
+            return lifted(
+                "refused: a streaming channel did not drain (nothing was promoted)", failover_model.EXIT_REFUSED
+            )
         ok, states, plans, took = wait_caught_up(clients, src_arn, active, opts, req.concurrency, show)
         rep.catch_up_seconds = round(time.monotonic() - t_wait, 3)
     except Exception as exc:  # any error before the promotion: writers back, nothing promoted

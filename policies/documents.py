@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, vault
+from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, scopes, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -301,7 +301,7 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
     (`policies.estate`)."""
-    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.scp_statements(cfg))
+    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.guards_scp_statements(cfg))
 
 
 def service_control_policy_pipeline(cfg: KitConfig) -> Document:
@@ -382,9 +382,13 @@ def recovery_role_trust(cfg: KitConfig, application_arn: str | None = None) -> D
 
 
 def scripts_bucket_policy(cfg: KitConfig) -> Document:
-    """The recovery scripts/logs/reports bucket: TLS only."""
+    """The recovery scripts/logs/reports bucket: TLS only; its `scheduled/` artifacts (what scheduled job runs
+    execute) closed as an allow-list: read by all, written by the recovery stack's deployer and break-glass only."""
     rep = cfg.recovery_replica
-    return doc(S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"))
+    return doc(
+        S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"),
+        *scopes.statements(vault.artifacts_scope(cfg), kind="resource-policy"),
+    )
 
 
 def recovery_role_permissions(

@@ -125,7 +125,7 @@ def _denies_of(docs: Sequence[D.PolicyDoc], layer: str, action: str) -> list[dic
         for d in docs
         if _layer(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s["Action"])
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action", []))
     ]
 
 
@@ -226,7 +226,7 @@ def _protection_cells(
             if _layer(d) != layer:
                 continue
             for s in d.document["Statement"]:
-                if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action", []))):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
                 exempt = _any_matches(arns, exempt_arns) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
@@ -243,6 +243,13 @@ def _granted_by_condition(stmt: Mapping[str, Any], arns: Sequence[str]) -> bool:
     if stmt.get("Principal") != "*" or not patterns or not accounts:
         return False
     return any(a.split(":")[4] in accounts and any(fnmatch.fnmatchcase(a, p) for p in patterns) for a in arns)
+
+
+def _statement_actions(s: dict[str, Any]) -> str:
+    """A statement's actions as reviewers read them; an allow-list's Deny (`NotAction`) as "all but" its list."""
+    if "Action" in s:
+        return _short_actions(_as_list(s["Action"]))
+    return f"every action but {_short_actions(_as_list(s['NotAction']))}"
 
 
 def _principal_section(
@@ -271,7 +278,7 @@ def _principal_section(
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
             granted = granted or _granted_by_condition(s, arns)
-            acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
+            acts, res = _statement_actions(s), _code(_as_list(s["Resource"]))
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
                 may.append(line)
@@ -512,6 +519,7 @@ def _other_risk(sid: str) -> str:
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in A.PIPELINE_RULES},
         **{r.sid: r.risk for r in vault.VAULT_RULES},
+        **vault.SCOPE_RISKS,
         **vault.BACKUP_ROLE_GUARD_RISKS,
         "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
             r.risk for r in A.PIPELINE_RULES if r.target != "keys"

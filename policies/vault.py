@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import scopes as SC
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
@@ -24,6 +25,7 @@ from s3tables_kit.policies.assurance import (
     allow_start_rehearsal_job_run,
     monitors_list_vault_grant,
     recovery_site,
+    rehearsal_scheduler_role_name,
     schedule_name,
 )
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
@@ -46,8 +48,9 @@ NOBODY = "nobody"
 
 @dataclass(frozen=True)
 class VaultRule:
-    """One protective Deny of the vault. `exempt`: break-glass, the backup role, or nobody; `objects`: the actions
-    act on `<bucket>/*` (else on the bucket); `in_scp`: the guards SCP carries it too (its second layer)."""
+    """A Deny of the vault that binds every principal, break-glass and the backup role included, under `when` (the
+    request's condition). `objects`: the actions act on `<bucket>/*` (else on the bucket); `in_scp`: the vault SCP
+    carries it too (its second layer, which binds the account's root user as well)."""
 
     sid: str
     actions: tuple[str, ...]
@@ -55,62 +58,18 @@ class VaultRule:
     exempt: str
     objects: bool = False
     in_scp: bool = False
-    # The request's condition under which the rule denies (besides the exemption): None, always.
     when: dict[str, dict[str, str]] | None = None
 
 
+# Retain-until dates the backup job sets are at most `retention_days` ahead (a point's time plus the retention);
+# one day of slack for the service's rounding of the remaining days.
+RETENTION_CEILING_SLACK_DAYS = 1
+CEILING_RISK = (
+    "A retain-until date years ahead keeps a forged or malformed object (and its cost) beyond anyone's reach: no "
+    "date further ahead than the configured retention."
+)
+
 VAULT_RULES: tuple[VaultRule, ...] = (
-    VaultRule(
-        sid="DenyVaultLockAndLifecycleChange",
-        actions=("s3:PutBucketObjectLockConfiguration", "s3:PutLifecycleConfiguration"),
-        risk="A shorter default retention, or a lifecycle rule that expires objects, shortens what a backup keeps.",
-        exempt=BREAK_GLASS,
-        in_scp=True,
-    ),
-    VaultRule(
-        sid="DenyVaultPolicyAndEncryptionChange",
-        actions=(
-            "s3:PutBucketPolicy",
-            "s3:DeleteBucketPolicy",
-            "s3:PutBucketVersioning",
-            "s3:PutEncryptionConfiguration",
-            "s3:PutBucketPublicAccessBlock",
-            "s3:PutBucketOwnershipControls",
-            "s3:PutReplicationConfiguration",
-            "s3:DeleteBucket",
-        ),
-        risk="A rewritten policy lets anyone write or read the vault; other encryption or a replication rule moves "
-        "the backups out of the vault key's reach.",
-        exempt=BREAK_GLASS,
-        in_scp=True,
-    ),
-    VaultRule(
-        sid="DenyVaultWritesExceptBackupRole",
-        actions=("s3:PutObject", "s3:PutObjectRetention"),
-        risk="Anyone else writing the vault could plant a backup point (or fill it): only the backup role writes, "
-        "and Object Lock lets it extend a retention, never shorten one.",
-        exempt=BACKUP_ROLE,
-        objects=True,
-    ),
-    VaultRule(
-        sid="DenyVaultObjectChange",
-        actions=(
-            "s3:DeleteObject",
-            "s3:DeleteObjectVersion",
-            "s3:PutObjectLegalHold",
-            "s3:PutObjectAcl",
-            "s3:PutObjectVersionAcl",
-            "s3:PutObjectTagging",
-            "s3:PutObjectVersionTagging",
-            "s3:DeleteObjectTagging",
-            "s3:DeleteObjectVersionTagging",
-            "s3:BypassGovernanceRetention",
-        ),
-        risk="A delete marker hides a backup and a legal hold or tag changes what a later tool trusts: break-glass "
-        "only (Object Lock still refuses the deletion of a locked version to break-glass too).",
-        exempt=BREAK_GLASS,
-        objects=True,
-    ),
     VaultRule(
         sid="DenyVaultWeakerLockMode",
         actions=("s3:PutObject", "s3:PutObjectRetention"),
@@ -121,7 +80,213 @@ VAULT_RULES: tuple[VaultRule, ...] = (
         # the key is absent when a write takes the bucket's default (COMPLIANCE): a present key other than it
         when={"Null": {"s3:object-lock-mode": "false"}, "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"}},
     ),
+    VaultRule(
+        sid="DenyVaultWriteWithoutIfNoneMatch",
+        actions=("s3:PutObject",),
+        risk="A write without If-None-Match could add a second version under a backup's key, which a reader of the "
+        "latest version would take instead: every object is written once (multipart parts, which take no "
+        "condition header, are exempt; their CompleteMultipartUpload is not).",
+        exempt=NOBODY,
+        objects=True,
+        in_scp=True,
+        when={"Null": {"s3:if-none-match": "true"}, "Bool": {"s3:ObjectCreationOperation": "true"}},
+    ),
 )
+
+
+def retention_ceiling_rule(cfg: KitConfig) -> VaultRule:
+    """No retain-until date further than `retention_days` (and the slack) ahead: a forged object locked for a
+    century could never be removed, and its cost never stopped."""
+    days = _vault(cfg).retention_days + RETENTION_CEILING_SLACK_DAYS
+    return VaultRule(
+        sid="DenyVaultRetentionBeyondCeiling",
+        actions=("s3:PutObject", "s3:PutObjectRetention"),
+        risk=CEILING_RISK,
+        exempt=NOBODY,
+        objects=True,
+        in_scp=True,
+        when={"NumericGreaterThan": {"s3:object-lock-remaining-retention-days": str(days)}},
+    )
+
+
+def rules(cfg: KitConfig) -> tuple[VaultRule, ...]:
+    return (*VAULT_RULES, retention_ceiling_rule(cfg))
+
+
+# ---------------------------------------------------------------- the vault's scopes as allow-lists ----
+
+# What the backup job does in the vault: write a file it does not hold yet (`If-None-Match: *`), extend the
+# retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
+BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
+BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
+# Break-glass may add a legal hold (it only keeps a version longer) and read; nothing that deletes, overwrites,
+# re-encrypts, archives or re-configures.
+BREAK_GLASS_VAULT = (*SC.S3_READS, "s3:PutObjectLegalHold")
+# What the first deploy of the vault stack does to the bucket before its policy exists (the SCP's exemption of the
+# vault's deployer, docs/decisions/0028-lock-after-first-deploy.md); the bucket policy, applied last, then denies
+# every one of them to everyone for good.
+FIRST_DEPLOY_BUCKET = (
+    "s3:CreateBucket",
+    "s3:PutBucketObjectLockConfiguration",
+    "s3:PutBucketOwnershipControls",
+    "s3:PutBucketPolicy",
+    "s3:PutBucketPublicAccessBlock",
+    "s3:PutBucketTagging",
+    "s3:PutBucketVersioning",
+    "s3:PutEncryptionConfiguration",
+    "s3:PutLifecycleConfiguration",
+)
+# The vault key: the backup role encrypts and decrypts, a restore decrypts, break-glass reads what it protects; the
+# first deploy aliases it and turns rotation on (tags are given at creation). Nothing disables, deletes, re-writes
+# the policy of, moves the alias of, or grants on the key: the policy is written once (docs/decisions/0034).
+BACKUP_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+RECOVERY_KEY_ACTIONS = ("Decrypt",)  # a restore
+BREAK_GLASS_KEY = ("Decrypt", "DescribeKey")  # it reads what it protects
+FIRST_DEPLOY_KEY = ("kms:CreateAlias", "kms:EnableKeyRotation")
+# The scheduled job artifacts: written by the recovery stack's deployer (`make rehearse-upload`) and break-glass;
+# never rolled back (no version deleted) and never replicated into.
+DEPLOY_ARTIFACTS = (*SC.S3_READS, "s3:PutObject", "s3:DeleteObject")
+# The kit's EMR Serverless application: the schedules start job runs; its deployer and break-glass also start,
+# stop, update and tag it. Nobody deletes it.
+START_JOB_RUN = "emr-serverless:StartJobRun"
+DEPLOY_APPLICATION = (
+    *SC.EMR_READS,
+    START_JOB_RUN,
+    "emr-serverless:StartApplication",
+    "emr-serverless:StopApplication",
+    "emr-serverless:TagResource",
+    "emr-serverless:UntagResource",
+    "emr-serverless:UpdateApplication",
+)
+
+
+def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
+    """Who deploys a site: its deploy role, else break-glass credentials (the SCP binds every other principal)."""
+    return [deploy_role] if deploy_role else list(cfg.protection.break_glass_principals)
+
+
+def _classes(*rows: tuple[str, Sequence[str], Sequence[str]]) -> tuple[SC.ClassGrant, ...]:
+    """Principal classes, a principal named in several rows merged into one class of the union of their actions
+    (a principal bound by two class Denies could take only what both allow)."""
+    held: dict[str, set[str]] = {}
+    for _, principals, actions in rows:
+        for p in principals:
+            held.setdefault(p, set()).update(actions)
+    out: dict[tuple[str, ...], list[str]] = {}
+    names: dict[tuple[str, ...], str] = {}
+    for name, principals, _ in rows:
+        for p in principals:
+            acts = tuple(sorted(held[p]))
+            out.setdefault(acts, []).append(p)
+            names.setdefault(acts, name)
+    return tuple(SC.ClassGrant(names[a], tuple(sorted(set(ps))), a) for a, ps in out.items())
+
+
+def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
+    """The vault bucket and its objects. In the bucket policy (`kind` "resource-policy") nobody changes a setting,
+    the first deployer included (the policy is applied last); in the SCP the deployer keeps the first deploy's
+    settings, and the bucket policy binds it after (only the account's root user passes a bucket policy's Deny, for
+    the policy itself, and the SCP binds root)."""
+    arn = bucket_arn(cfg)
+    bg = list(cfg.protection.break_glass_principals)
+    rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
+        ("BackupRole", [backup_role_arn(cfg)], (*SC.S3_READS, "s3:PutObject", "s3:PutObjectRetention")),
+        ("BreakGlass", bg, BREAK_GLASS_VAULT),
+    ]
+    if kind == "scp":
+        rows.append(("Deployer", _deployers(cfg, _vault(cfg).deploy_role_arn), (*SC.S3_READS, *FIRST_DEPLOY_BUCKET)))
+    return SC.ScopeAllowList(
+        sid="Vault",
+        about=f"vault bucket `{bucket_name(cfg)}` and its objects",
+        resources=(arn, f"{arn}/*"),
+        others=SC.S3_READS,
+        classes=_classes(*rows),
+    )
+
+
+def key_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
+    """The vault key: in its key policy (Resource "*", the key itself) or, in the SCP, every key of the vault's
+    account and Region that carries the vault alias (the alias cannot move: `UpdateAlias` and `DeleteAlias` need
+    the key's permission, which its policy gives nobody)."""
+    v = _vault(cfg)
+    rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
+        ("BackupRole", [backup_role_arn(cfg)], (*SC.KMS_READS, *BACKUP_KEY_ACTIONS)),
+        ("RecoveryRole", [cfg.recovery_role_arn], (*SC.KMS_READS, "kms:Decrypt")),
+        ("BreakGlass", list(cfg.protection.break_glass_principals), (*SC.KMS_READS, "kms:Decrypt")),
+        ("Deployer", _deployers(cfg, v.deploy_role_arn), (*SC.KMS_READS, *FIRST_DEPLOY_KEY)),
+    ]
+    scp = kind == "scp"
+    return SC.ScopeAllowList(
+        sid="VaultKey",
+        about=f"vault key `{vault_kms_alias(cfg, v)}`",
+        resources=(f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",) if scp else ("*",),
+        others=SC.KMS_READS,
+        classes=_classes(*rows),
+        when={"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}} if scp else {},
+    )
+
+
+def alias_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+    """The vault key's alias (the identity grants name the key by it): created (once: a name is unique), never
+    moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which its policy gives
+    nobody)."""
+    v = _vault(cfg)
+    alias = vault_kms_alias(cfg, v)
+    return SC.ScopeAllowList(
+        sid="VaultAlias",
+        about=f"alias `{alias}`",
+        resources=(f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{alias}",),
+        others=("kms:CreateAlias",),
+    )
+
+
+def artifacts_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+    """The scheduled job runs' artifacts (`scheduled/` of the scripts bucket): what the backup and the rehearsal
+    execute as the backup and recovery roles."""
+    rep = cfg.recovery_replica
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *cfg.protection.break_glass_principals})
+    return SC.ScopeAllowList(
+        sid="ScheduledArtifacts",
+        about="scheduled job artifacts",
+        resources=(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*",),
+        others=SC.S3_READS,
+        classes=_classes(("Deployers", deployers, DEPLOY_ARTIFACTS)),
+    )
+
+
+def application_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+    """The kit's EMR Serverless application, by the `kit` tag (its id is known only after apply): only its deployer
+    and break-glass may change or tag it, so the tag that names it is guarded by the same Deny."""
+    rep = cfg.recovery_replica
+    site = recovery_site(cfg)
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *cfg.protection.break_glass_principals})
+    schedules = [backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else []
+    if cfg.assurance.rehearsal.enabled:
+        schedules.append(site.role_arn(rehearsal_scheduler_role_name(cfg)))
+    return SC.ScopeAllowList(
+        sid="KitApplication",
+        about="the kit's EMR Serverless application",
+        resources=(site.arn("emr-serverless", "/applications/*"),),
+        others=SC.EMR_READS,
+        classes=_classes(
+            ("Schedules", schedules, (*SC.EMR_READS, START_JOB_RUN)),
+            ("Deployers", deployers, DEPLOY_APPLICATION),
+        ),
+        when={"StringEquals": {"aws:ResourceTag/kit": cfg.kit.name}},
+    )
+
+
+def scopes(cfg: KitConfig) -> list[SC.ScopeAllowList]:
+    """Every scope the vault SCP closes (as the SCP renders them)."""
+    if cfg.vault is None:
+        return []
+    return [
+        bucket_scope(cfg, kind="scp"),
+        key_scope(cfg, kind="scp").collapsed(),  # the key policy, which nobody can change, splits it by class
+        alias_scope(cfg),
+        artifacts_scope(cfg),
+        application_scope(cfg),
+    ]
 
 
 def bucket_name(cfg: KitConfig) -> str:
@@ -146,49 +311,27 @@ def _vault(cfg: KitConfig) -> Vault:
     return cfg.vault
 
 
-def _exempt(cfg: KitConfig, rule: VaultRule) -> list[str]:
-    return {
-        BREAK_GLASS: list(cfg.protection.break_glass_principals),
-        BACKUP_ROLE: [backup_role_arn(cfg)],
-        NOBODY: [],
-    }[rule.exempt]
-
-
 def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
     arn = bucket_arn(cfg)
     return [f"{arn}/*"] if rule.objects else [arn]
 
 
-def _condition(exempt: Sequence[str], when: dict[str, dict[str, str]] | None) -> dict[str, dict[str, object]]:
-    out: dict[str, dict[str, object]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
-    for op, keys in (when or {}).items():
-        out[op] = dict(keys)
-    return out
-
-
 def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
-    """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the guards SCP ("scp"). The
-    SCP also exempts the vault's deploy role from the settings rules, which it cannot tell from the first deploy; the
-    bucket policy, applied last, does not (docs/decisions/0028-lock-after-first-deploy.md)."""
-    exempt = _exempt(cfg, rule)
-    deploy = _vault(cfg).deploy_role_arn
-    if kind == "scp" and rule.exempt == BREAK_GLASS and deploy:
-        exempt.append(deploy)
+    """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the vault SCP ("scp"): it
+    binds everyone, under the rule's condition."""
     return S.statement(
         rule.sid,
         "Deny",
         rule.actions,
         _resources(cfg, rule),
         principal="*" if kind == "bucket-policy" else None,
-        condition=_condition(exempt, rule.when),
+        condition={op: dict(keys) for op, keys in (rule.when or {}).items()},
     )
 
 
-_WHO = {BREAK_GLASS: "break-glass", BACKUP_ROLE: "the backup role", NOBODY: "nobody"}
-
-
 def summary_lines(cfg: KitConfig) -> list[str]:
-    """The vault's section of the rendered SUMMARY.md: each rule, whom it exempts, and the layers that carry it."""
+    """The vault's section of the rendered SUMMARY.md: each scope's allow-list by principal class, and the Denies
+    that bind everyone."""
     if cfg.vault is None:
         return []
     v = cfg.vault
@@ -198,7 +341,9 @@ def summary_lines(cfg: KitConfig) -> list[str]:
         f"S3 bucket `{bucket_name(cfg)}` ({v.account_id}, {v.region}): Object Lock in COMPLIANCE mode for "
         f"{v.retention_days} days (no version is deleted, and no retention shortened, before then by anyone, "
         f"break-glass and root included: S3 enforces it), storage class {v.storage_class}. Written only by "
-        f"`{backup_role_arn(cfg)}`.",
+        f"`{backup_role_arn(cfg)}`, each object once (`If-None-Match`). Its policy and its key's policy are written "
+        "once: nobody, break-glass included, changes a setting of the bucket or disables, deletes or re-writes the "
+        "key after the first deploy.",
         "",
         *(
             [
@@ -210,13 +355,18 @@ def summary_lines(cfg: KitConfig) -> list[str]:
             if v.tables
             else []
         ),
-        "| Rule | Actions | Exempt | Layers |",
-        "|---|---|---|---|",
+        "Allow-lists (bucket policy and key policy; the vault SCP the same, with the first deploy's settings for the "
+        "deployer, on the scripts bucket's `scheduled/` and on the kit's application too):",
+        "",
+        *SC.summary_lines([bucket_scope(cfg, kind="resource-policy"), key_scope(cfg, kind="resource-policy")]),
+        *SC.summary_lines(scopes(cfg)[2:]),
+        "",
+        "| Rule (binds everyone) | Actions | Layers |",
+        "|---|---|---|",
     ]
-    for r in VAULT_RULES:
-        layers = "bucket policy, guards SCP" if r.in_scp else "bucket policy"
-        when = " (in another lock mode than COMPLIANCE)" if r.when else ""
-        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)}{when} | {_WHO[r.exempt]} | {layers} |")
+    for r in rules(cfg):
+        layers = "bucket policy, vault SCP" if r.in_scp else "bucket policy"
+        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)} | {layers} |")
     return [*lines, ""]
 
 
@@ -234,22 +384,34 @@ def bucket_policy(cfg: KitConfig) -> Document:
         stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
         stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
-    stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
+    stmts += SC.statements(bucket_scope(cfg, kind="resource-policy"), kind="resource-policy")
+    stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in rules(cfg)]
     return doc(*stmts)
 
 
 def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
-    """The guards SCP's vault statements: each settings rule, break-glass exempt; the vault key by its tag where no
-    replica key already brings the tag-matched key guards."""
+    """The vault SCP: every scope's allow-list and the Denies that bind everyone (root included, whom a bucket
+    policy does not bind for the policy itself)."""
     if cfg.vault is None:
         return []
-    out: list[S.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
-    out += backup_role_guards(cfg)
-    if cfg.vault.creates_key and not any(r.encryption.creates_key for r in cfg.replicas):
-        bg = cfg.protection.break_glass_principals
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, bg))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, bg))
-    return out
+    out: list[S.Statement | None] = [st for sc in scopes(cfg) for st in SC.statements(sc, kind="scp")]
+    return out + [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
+
+
+def guards_scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
+    """The guards SCP's vault statements (on the organization's targets): the backup role's guards."""
+    return backup_role_guards(cfg) if cfg.vault is not None else []
+
+
+def scp_name(cfg: KitConfig) -> str:
+    return f"{cfg.kit.name}-protect-backup-vault"
+
+
+def scp_targets(cfg: KitConfig) -> list[str]:
+    """The accounts the vault SCP is attached to, each directly (its own target: the organization's targets keep
+    their room): the vault's and the recovery account's (the backup role, its schedule, the kit's application and
+    the scheduled artifacts)."""
+    return sorted({_vault(cfg).account_id, cfg.recovery_replica.account_id})
 
 
 BACKUP_ROLE_EDITS = (
@@ -289,20 +451,18 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
 
 
 def key_policy(cfg: KitConfig) -> Document:
-    """The vault key, guarded like a replica key: used by the backup role, decrypting for the recovery role (a restore);
-    administered and read by break-glass;
-    disabled, deleted, re-written or untagged by break-glass only (created with the lockout check bypassed)."""
+    """The vault key's policy, written once (created with the lockout check bypassed, and `PutKeyPolicy` is no
+    class's): the account administers it through IAM for what the allow-list leaves, the backup role encrypts,
+    a restore and break-glass decrypt, the first deploy aliases it and turns rotation on. No principal, root and
+    break-glass included, disables it, schedules its deletion, re-writes its policy, moves or deletes its alias, or
+    grants on it (a KMS key policy's Deny binds the whole account)."""
     v = _vault(cfg)
-    bg = cfg.protection.break_glass_principals
     return doc(
         S.kms_root_administration(v.account_id, v.partition),
-        S.kms_root_service_grants(v.account_id, v.partition),
         S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
         S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
-        S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS),
-        S.kms_deny_key_deletion(bg),
-        S.kms_deny_key_policy_change(bg),
-        S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg),
+        S.kms_allow_key_use("AllowBreakGlassDecrypt", cfg.protection.break_glass_principals, BREAK_GLASS_KEY),
+        *SC.statements(key_scope(cfg, kind="resource-policy"), kind="resource-policy"),
     )
 
 
@@ -325,7 +485,6 @@ def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | No
 # (not exempt from any), and Object Lock refuses a locked version's deletion to everyone.
 RECOVERY_OBJECT_ACTIONS = ("s3:GetObject",)
 RECOVERY_BUCKET_ACTIONS = ("s3:ListBucket",)
-RECOVERY_KEY_ACTIONS = ("Decrypt",)
 
 
 def _recovery_read(cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None) -> list[S.Statement | None]:
@@ -359,11 +518,6 @@ def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
 
 
 # ---------------------------------------------------------------- the backup role ----
-
-# What the backup job does in the vault: write a file it does not hold yet (`If-None-Match: *`), extend the
-# retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
-BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
-BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
 
 
 def backup_role_permissions(cfg: KitConfig) -> Document:
@@ -437,6 +591,17 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
             backup_scheduler_role_trust(cfg),
             backup_scheduler_role_permissions(cfg),
         )
+    org = cfg.protection.organization
+    if org is not None:
+        out.append(
+            PolicyDoc(
+                "scp-protect-vault",
+                "scp",
+                org.management_account_id,
+                f"SCP {scp_name(cfg)} on {', '.join(scp_targets(cfg))}",
+                doc(*scp_statements(cfg)),
+            )
+        )
     if v.creates_key:
         out.append(
             PolicyDoc(
@@ -448,3 +613,34 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
             )
         )
     return out
+
+
+_SCOPE_ABOUT = {
+    "Vault": "the vault bucket and its backups: a setting changed, a version added, a backup deleted, hidden, "
+    "re-encrypted, archived or replicated into",
+    "VaultKey": "the vault key: disabled, deleted, its policy re-written or a grant made, every backup is unreadable",
+    "VaultAlias": "the vault key's alias: moved, the roles' grants (by alias) follow it to another key",
+    "ScheduledArtifacts": "the scheduled job artifacts: replaced, replicated into or rolled back, the next scheduled "
+    "run executes other code as the backup or recovery role",
+    "KitApplication": "the kit's EMR Serverless application: updated, its image or runtime configuration runs other "
+    "code as the backup and recovery roles; stopped or deleted, backups stop",
+}
+_CLASS_ABOUT = {
+    "Reads": "everyone else may only read",
+    "BackupRole": "the backup role writes (conditionally) and reads only",
+    "RecoveryRole": "a restore decrypts only",
+    "BreakGlass": "break-glass reads (and holds) only",
+    "Deployer": "the deployer only what the first deploy does",
+    "Deployers": "the deployers only their reviewed set",
+    "Schedules": "the schedules only start job runs",
+}
+# Risks of the allow-list statements (`Deny<scope>Except<class>`), by Sid, for the rendered SUMMARY.md.
+SCOPE_RISKS = (
+    {
+        f"Deny{scope}Except{cls}": f"{risk}: {who}."
+        for scope, risk in _SCOPE_ABOUT.items()
+        for cls, who in _CLASS_ABOUT.items()
+    }
+    | {r.sid: r.risk for r in VAULT_RULES}
+    | {"DenyVaultRetentionBeyondCeiling": CEILING_RISK}
+)

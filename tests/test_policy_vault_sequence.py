@@ -53,6 +53,7 @@ from tests.test_policy_vault_proofs import (
     SCPS,
     SETTINGS,
     TLS,
+    VAULT_SCP,
     WORLD,
     drop,
     vault_request,
@@ -306,7 +307,7 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
 def documents(doc: dict[str, Any]) -> dict[str, Any]:
     ds = build(parse_config(doc))
     names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
-    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS)}
+    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, VAULT_SCP)}
 
 
 def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any:
@@ -320,9 +321,21 @@ def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any
     return mutate
 
 
+def _all(*mutations: Any) -> Any:
+    def mutate(docs: dict[str, Any]) -> None:
+        for m in mutations:
+            m(docs)
+
+    return mutate
+
+
 # {mutation: (how, the steps the closure must then find for the administrator)}
 MUTATIONS: dict[str, tuple[Any, list[str]]] = {
-    "passing the backup role unguarded": (drop("DenyPassBackupRole"), ["take over backup by a job run"]),
+    # a job run needs the pass and a StartJobRun on the kit's application: both layers removed
+    "passing the backup role unguarded": (
+        _all(drop("DenyPassBackupRole"), drop("DenyKitApplicationExceptReads", VAULT_SCP)),
+        ["take over backup by a job run"],
+    ),
     "the backup role's trust unguarded": (
         _without("DenyPrivilegedRoleTampering", BACKUP),
         ["take over backup by rewriting its trust"],
@@ -340,8 +353,12 @@ MUTATIONS: dict[str, tuple[Any, list[str]]] = {
         _without(SCHEDULED_SID, SCHEDULE, PIPELINE_SCP),
         ["take over backup by a schedule of its own"],
     ),
+    # the pipeline SCP's statement, the vault SCP's allow-list and the scripts bucket policy's: each alone holds
     "the scheduled artifacts unguarded": (
-        _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
+        _all(
+            _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
+            drop("DenyScheduledArtifactsExceptReads", VAULT_SCP, SCRIPTS_POLICY),
+        ),
         ["take over backup by overwriting its artifacts"],
     ),
 }

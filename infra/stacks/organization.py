@@ -10,6 +10,7 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
 from s3tables_kit.infra.constructs.providers import aws_provider
 from s3tables_kit.infra.stacks.exported import export_output
+from s3tables_kit.policies import vault
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Organization
 from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, organization_value
@@ -19,6 +20,7 @@ GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: rep
 PIPELINE_SCP_DESCRIPTION = (
     "Guards the S3 Tables replication pipeline: replication roles, monitor and alarms, source keys"
 )
+VAULT_SCP_DESCRIPTION = "Closes the S3 Tables kit's backup vault, its key, scheduled artifacts and application"
 RCP_DESCRIPTION = "Only the S3 Tables replication service assumes the kit's replication roles"
 
 
@@ -90,6 +92,15 @@ class OrganizationStack(TerraformStack):
                     description=about,
                     policy_type=policy_type,
                 )
+        if docs.has("scp-protect-vault"):  # attached to the vault's and the recovery account, each its own target
+            ReplicaScp(
+                self,
+                "vault-scp",
+                name=vault.scp_name(cfg),
+                policy=docs.document("scp-protect-vault"),
+                targets=vault.scp_targets(cfg),
+                description=VAULT_SCP_DESCRIPTION,
+            )
         export_output(
             self,
             OUTPUT_ORGANIZATION,

@@ -39,6 +39,7 @@ from s3tables_kit.topology.backup import (
     backup_scheduler_role_name,
     vault_kms_alias,
 )
+from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Vault
 
 BREAK_GLASS = "break-glass"
@@ -162,24 +163,30 @@ DEPLOY_APPLICATION = (
 
 def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
     """Who deploys a site: its deploy role, else break-glass credentials (the SCP binds every other principal)."""
-    return [deploy_role] if deploy_role else list(cfg.protection.break_glass_principals)
+    return [deploy_role] if deploy_role else people(cfg)
+
+
+def people(cfg: KitConfig) -> list[str]:
+    """Break-glass as the vault knows it: people, not automation. The scheduled hardener is a break-glass principal
+    for the replica table policies it writes; in the vault's scopes it is everyone else."""
+    machines = {hardener_role_arn(cfg)} if cfg.assurance.harden.enabled else set()
+    return [p for p in cfg.protection.break_glass_principals if p not in machines]
 
 
 def _classes(*rows: tuple[str, Sequence[str], Sequence[str]]) -> tuple[SC.ClassGrant, ...]:
-    """Principal classes, a principal named in several rows merged into one class of the union of their actions
-    (a principal bound by two class Denies could take only what both allow)."""
-    held: dict[str, set[str]] = {}
-    for _, principals, actions in rows:
+    """Principal classes from rows (name, principals, actions). A principal named in several rows (break-glass that
+    deploys) is one class of the union of their actions, named after them all: bound by two class Denies it could
+    take only what both allow."""
+    held: dict[str, tuple[list[str], set[str]]] = {}
+    for name, principals, actions in rows:
         for p in principals:
-            held.setdefault(p, set()).update(actions)
-    out: dict[tuple[str, ...], list[str]] = {}
-    names: dict[tuple[str, ...], str] = {}
-    for name, principals, _ in rows:
-        for p in principals:
-            acts = tuple(sorted(held[p]))
-            out.setdefault(acts, []).append(p)
-            names.setdefault(acts, name)
-    return tuple(SC.ClassGrant(names[a], tuple(sorted(set(ps))), a) for a, ps in out.items())
+            names, acts = held.setdefault(p, ([], set()))
+            names.append(name)
+            acts.update(actions)
+    out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for p, (names, acts) in held.items():
+        out.setdefault(("".join(names), tuple(sorted(acts))), []).append(p)
+    return tuple(SC.ClassGrant(name, tuple(sorted(ps)), acts) for (name, acts), ps in out.items())
 
 
 def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
@@ -188,7 +195,7 @@ def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
     settings, and the bucket policy binds it after (only the account's root user passes a bucket policy's Deny, for
     the policy itself, and the SCP binds root)."""
     arn = bucket_arn(cfg)
-    bg = list(cfg.protection.break_glass_principals)
+    bg = people(cfg)
     rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
         ("BackupRole", [backup_role_arn(cfg)], (*SC.S3_READS, "s3:PutObject", "s3:PutObjectRetention")),
         ("BreakGlass", bg, BREAK_GLASS_VAULT),
@@ -212,7 +219,7 @@ def key_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
     rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
         ("BackupRole", [backup_role_arn(cfg)], (*SC.KMS_READS, *BACKUP_KEY_ACTIONS)),
         ("RecoveryRole", [cfg.recovery_role_arn], (*SC.KMS_READS, "kms:Decrypt")),
-        ("BreakGlass", list(cfg.protection.break_glass_principals), (*SC.KMS_READS, "kms:Decrypt")),
+        ("BreakGlass", people(cfg), (*SC.KMS_READS, "kms:Decrypt")),
         ("Deployer", _deployers(cfg, v.deploy_role_arn), (*SC.KMS_READS, *FIRST_DEPLOY_KEY)),
     ]
     scp = kind == "scp"
@@ -244,7 +251,7 @@ def artifacts_scope(cfg: KitConfig) -> SC.ScopeAllowList:
     """The scheduled job runs' artifacts (`scheduled/` of the scripts bucket): what the backup and the rehearsal
     execute as the backup and recovery roles."""
     rep = cfg.recovery_replica
-    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *cfg.protection.break_glass_principals})
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
     return SC.ScopeAllowList(
         sid="ScheduledArtifacts",
         about="scheduled job artifacts",
@@ -259,7 +266,7 @@ def application_scope(cfg: KitConfig) -> SC.ScopeAllowList:
     and break-glass may change or tag it, so the tag that names it is guarded by the same Deny."""
     rep = cfg.recovery_replica
     site = recovery_site(cfg)
-    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *cfg.protection.break_glass_principals})
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
     schedules = [backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else []
     if cfg.assurance.rehearsal.enabled:
         schedules.append(site.role_arn(rehearsal_scheduler_role_name(cfg)))
@@ -438,7 +445,7 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     trust and deletion are `DenyPrivilegedRoleTampering`'s; its identity policies are break-glass's to change; and
     since its trust admits any job run of the kit's application, passing it is a takeover: only the backup schedule's
     role (with `tables`) and break-glass pass it."""
-    bg = list(cfg.protection.break_glass_principals)
+    bg = people(cfg)
     role = backup_role_arn(cfg)
     passers = [*bg, *([backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
     return [
@@ -461,7 +468,7 @@ def key_policy(cfg: KitConfig) -> Document:
         S.kms_root_administration(v.account_id, v.partition),
         S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
         S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
-        S.kms_allow_key_use("AllowBreakGlassDecrypt", cfg.protection.break_glass_principals, BREAK_GLASS_KEY),
+        S.kms_allow_key_use("AllowBreakGlassDecrypt", people(cfg), BREAK_GLASS_KEY),
         *SC.statements(key_scope(cfg, kind="resource-policy"), kind="resource-policy"),
     )
 
@@ -632,6 +639,7 @@ _CLASS_ABOUT = {
     "BreakGlass": "break-glass reads (and holds) only",
     "Deployer": "the deployer only what the first deploy does",
     "Deployers": "the deployers only their reviewed set",
+    "BreakGlassDeployer": "break-glass, deploying, only the first deploy's settings besides its reads",
     "Schedules": "the schedules only start job runs",
 }
 # Risks of the allow-list statements (`Deny<scope>Except<class>`), by Sid, for the rendered SUMMARY.md.

@@ -257,8 +257,8 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
             "admin:write:s3:PutObject": EXPLICIT_DENY,
         },
     ),
-    "break-glass's allow-list removed everywhere": (
-        drop("DenyVaultExceptBreakGlass"),
+    "break-glass's allow-list removed everywhere": (  # in the seed break-glass deploys the vault
+        both(drop("DenyVaultExceptBreakGlass", "vault-bucket-policy"), drop("DenyVaultExceptBreakGlassDeployer")),
         {"breakglass:object:s3:DeleteObject": ALLOWED, "breakglass:settings:s3:PutBucketPolicy": ALLOWED},
     ),
     "break-glass's allow-list removed from the bucket policy only": (  # the SCP leaves it the first deploy's set
@@ -287,7 +287,7 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
         {"admin:key:kms:DisableKey": EXPLICIT_DENY},
     ),
     "key allow-lists removed everywhere": (
-        both(drop("DenyVaultKeyExceptReads"), drop("DenyVaultKeyExceptBreakGlass", "kms-key-policy--vault")),
+        both(drop("DenyVaultKeyExceptReads"), drop("DenyVaultKeyExceptBreakGlassDeployer", "kms-key-policy--vault")),
         {"admin:key:kms:DisableKey": ALLOWED, "breakglass:key:kms:DisableKey": ALLOWED},
     ),
     "recovery role's read grant removed": (

@@ -283,16 +283,17 @@ def application_scope(cfg: KitConfig) -> SC.ScopeAllowList:
     )
 
 
-def scopes(cfg: KitConfig) -> list[SC.ScopeAllowList]:
-    """Every scope the vault SCP closes (as the SCP renders them)."""
+def scopes(cfg: KitConfig, scp: str) -> list[SC.ScopeAllowList]:
+    """The scopes an SCP of the vault closes (as it renders them): `VAULT_SCP`, the vault's own in its account;
+    `JOBS_SCP`, the scheduled job runs' in the recovery account."""
     if cfg.vault is None:
         return []
+    if scp == JOBS_SCP:
+        return [artifacts_scope(cfg), application_scope(cfg)]
     return [
         bucket_scope(cfg, kind="scp"),
         key_scope(cfg, kind="scp").collapsed(),  # the key policy, which nobody can change, splits it by class
         alias_scope(cfg),
-        artifacts_scope(cfg),
-        application_scope(cfg),
     ]
 
 
@@ -362,11 +363,12 @@ def summary_lines(cfg: KitConfig) -> list[str]:
             if v.tables
             else []
         ),
-        "Allow-lists (bucket policy and key policy; the vault SCP the same, with the first deploy's settings for the "
-        "deployer, on the scripts bucket's `scheduled/` and on the kit's application too):",
+        "Allow-lists (bucket policy and key policy; the vault SCP `scp-protect-vault` the same, with the first "
+        "deploy's settings for the deployer and the key's list as one; the scripts bucket policy and the "
+        "scheduled jobs' SCP `scp-protect-scheduled-jobs` on `scheduled/` and the kit's application):",
         "",
         *SC.summary_lines([bucket_scope(cfg, kind="resource-policy"), key_scope(cfg, kind="resource-policy")]),
-        *SC.summary_lines(scopes(cfg)[2:]),
+        *SC.summary_lines(scopes(cfg, JOBS_SCP)),
         "",
         "| Rule (binds everyone) | Actions | Layers |",
         "|---|---|---|",
@@ -396,13 +398,16 @@ def bucket_policy(cfg: KitConfig) -> Document:
     return doc(*stmts)
 
 
-def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
-    """The vault SCP: every scope's allow-list and the Denies that bind everyone (root included, whom a bucket
-    policy does not bind for the policy itself)."""
-    if cfg.vault is None:
-        return []
-    out: list[S.Statement | None] = [st for sc in scopes(cfg) for st in SC.statements(sc, kind="scp")]
-    return out + [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
+VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"
+
+
+def scp_statements(cfg: KitConfig, scp: str = VAULT_SCP) -> list[S.Statement | None]:
+    """An SCP of the vault: its scopes' allow-lists and, for the vault's, the Denies that bind everyone (root
+    included, whom a bucket policy does not bind for the policy itself)."""
+    out: list[S.Statement | None] = [st for sc in scopes(cfg, scp) for st in SC.statements(sc, kind="scp")]
+    if scp == VAULT_SCP and cfg.vault is not None:
+        out += [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
+    return out
 
 
 def guards_scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
@@ -410,15 +415,17 @@ def guards_scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
     return backup_role_guards(cfg) if cfg.vault is not None else []
 
 
-def scp_name(cfg: KitConfig) -> str:
-    return f"{cfg.kit.name}-protect-backup-vault"
-
-
-def scp_targets(cfg: KitConfig) -> list[str]:
-    """The accounts the vault SCP is attached to, each directly (its own target: the organization's targets keep
-    their room): the vault's and the recovery account's (the backup role, its schedule, the kit's application and
-    the scheduled artifacts)."""
-    return sorted({_vault(cfg).account_id, cfg.recovery_replica.account_id})
+def scps(cfg: KitConfig) -> list[tuple[str, str, list[str]]]:
+    """(document, SCP name, targets) of the vault's SCPs, each attached to an account directly (its own target: the
+    organization's targets keep their room): the vault's in the vault account, the scheduled jobs' (the artifacts
+    and the kit's application) in the recovery account. Two documents, as their scopes live in two accounts and one
+    SCP holds 5,120 characters."""
+    if cfg.vault is None:
+        return []
+    return [
+        (VAULT_SCP, f"{cfg.kit.name}-protect-backup-vault", [_vault(cfg).account_id]),
+        (JOBS_SCP, f"{cfg.kit.name}-protect-scheduled-jobs", [cfg.recovery_replica.account_id]),
+    ]
 
 
 BACKUP_ROLE_EDITS = (
@@ -600,15 +607,16 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
         )
     org = cfg.protection.organization
     if org is not None:
-        out.append(
+        out += [
             PolicyDoc(
-                "scp-protect-vault",
+                name,
                 "scp",
                 org.management_account_id,
-                f"SCP {scp_name(cfg)} on {', '.join(scp_targets(cfg))}",
-                doc(*scp_statements(cfg)),
+                f"SCP {scp} on {', '.join(targets)}",
+                doc(*scp_statements(cfg, name)),
             )
-        )
+            for name, scp, targets in scps(cfg)
+        ]
     if v.creates_key:
         out.append(
             PolicyDoc(

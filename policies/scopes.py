@@ -1,109 +1,97 @@
-"""Protected scopes as allow-lists: a scope (its resources, and the condition that names it where its ARN is known
-only after apply) and, for each principal class, the actions that class may take there. Every other action is
-denied to the class with `NotAction`, so an action AWS adds tomorrow is denied until a row classifies it; a class
-absent from the list (everyone else) gets `others` only.
+"""An allow-list placed in one layer of one configuration: the row of `policies.allowlists` (what anyone and each
+principal class may do on the scope), the principals each class holds here, the scope's resources and the condition
+that names it where its ARN is known only after apply (a tag, an alias).
 
-A scope is a record and so is each class: a new principal class adds a row (`ClassGrant`), a new scope a
-`ScopeAllowList`, never a branch in a builder. `statements` renders one Deny per class, for a resource policy
-(`Principal: "*"`) or an SCP (no principal); `allowed` answers "may this class take that action" from the same rows,
-which the catalogue-wide proofs compare with the simulator's decisions.
+`placed` builds one from (class, principals, actions, why) rows. A principal of several rows (break-glass that
+deploys) becomes one class of their union, named after them all: bound by the Denies of two classes it could take
+only what both allow. `Placed.allowed` answers "may this principal take that action here" from the same rows, which
+the catalogue-wide proofs compare with the simulator's decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from typing import Any
 
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import statements as S
 
-# Reads, by the catalogue's own naming: every Get*, List* and Describe* action of s3, kms and emr-serverless is of
-# access level Read or List (held by tests/test_policy_vault_catalogue.py), so a pattern grants no write AWS adds.
-S3_READS = ("s3:Get*", "s3:List*")
-KMS_READS = ("kms:Describe*", "kms:Get*", "kms:List*")
-EMR_READS = ("emr-serverless:Get*", "emr-serverless:List*")
+Row = tuple[str, Sequence[str], Sequence[str], str]  # (class, principals, actions besides everyone's, why)
 
 
 @dataclass(frozen=True)
-class ClassGrant:
-    """A principal class of a scope: its name (for reviewers), the principal ARNs (patterns) it holds, and every
-    action it may take in the scope (reads included)."""
-
-    name: str
-    principals: tuple[str, ...]
-    actions: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ScopeAllowList:
-    """One protected scope. `sid`: the stem of its statements' Sids; `resources`: what it covers; `when`: the
-    condition naming it besides its ARNs (a tag); `others`: what every principal outside `classes` may do."""
-
-    sid: str
-    about: str
+class Placed:
+    rows: AL.AllowList
+    principals: Mapping[str, Sequence[str]]
     resources: tuple[str, ...]
-    others: tuple[str, ...]
-    classes: tuple[ClassGrant, ...] = ()
-    when: dict[str, dict[str, str]] = field(default_factory=dict)
+    condition: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def collapsed(self) -> ScopeAllowList:
-        """One Deny for everyone, of every action no class holds: the coarser layer where the finer one (a key
-        policy nobody can change) splits by class, and an SCP has no room for both."""
-        held = {a for c in self.classes for a in c.actions} | set(self.others)
-        return replace(self, others=tuple(sorted(held)), classes=())
-
-    def named(self) -> list[str]:
-        return sorted({p for c in self.classes for p in c.principals})
+    def statements(self, *, resource_policy: bool) -> list[S.Statement | None]:
+        """The scope's Denies in this layer (`resource_policy`: Principal "*")."""
+        return list(
+            self.rows.statements(
+                self.resources, self.principals, condition=self.condition or None, resource_policy=resource_policy
+            )
+        )
 
     def allowed(self, action: str, principal: str) -> bool:
         """Whether the allow-list lets `principal` take `action` (what the rendered Denies leave open to it)."""
-        holders = [c for c in self.classes if any(fnmatchcase(principal, p) for p in c.principals)]
-        lists = [c.actions for c in holders] or [self.others]
-        # a principal of several classes is bound by each class's Deny: only what every one of them allows
-        return all(any(_match(action, a) for a in acts) for acts in lists)
+        held = [c for c, arns in self.principals.items() if any(fnmatchcase(principal, a) for a in arns)]
+        return all(self.rows.permits(c, action) for c in held or [AL.EVERYONE])
+
+    def collapsed(self) -> Placed:
+        """One Deny for everyone, of every action no class holds: the coarser layer where the finer one (a key
+        policy nobody can change) splits by class, and an SCP has no room for both."""
+        held = {a for c in self.rows.classes for a in c.actions} | set(self.rows.everyone)
+        return replace(self, rows=replace(self.rows, everyone=tuple(sorted(held)), classes=()), principals={})
 
 
-def _match(action: str, pattern: str) -> bool:
-    return fnmatchcase(action.lower(), pattern.lower())
+def placed(
+    rows: AL.AllowList, members: Iterable[Row], resources: Sequence[str], condition: dict[str, dict[str, Any]] | None
+) -> Placed:
+    """`rows` (its scope, title, services, everyone's list; exempting nobody) with the classes of `members`."""
+    held: dict[str, tuple[list[str], set[str], list[str]]] = {}
+    for name, principals, actions, why in members:
+        for p in principals:
+            names, acts, whys = held.setdefault(p, ([], set(), []))
+            names.append(name)
+            acts.update(actions)
+            whys.append(why)
+    classes: dict[str, AL.Allowance] = {}
+    holders: dict[str, list[str]] = {}
+    for p, (names, acts, whys) in held.items():
+        name = "-".join(names)
+        classes[name] = AL.Allowance(name, tuple(sorted(acts)), " ".join(whys))
+        holders.setdefault(name, []).append(p)
+    return Placed(
+        replace(rows, classes=tuple(classes.values()), exempt=()),
+        {c: sorted(ps) for c, ps in holders.items()},
+        tuple(resources),
+        dict(condition or {}),
+    )
 
 
-def _deny(
-    sid: str, scope: ScopeAllowList, actions: Iterable[str], arn_op: str, arns: list[str], kind: str
-) -> S.Statement:
-    condition: dict[str, dict[str, object]] = {op: dict(kv) for op, kv in scope.when.items()}
-    if arns:
-        condition[arn_op] = {"aws:PrincipalArn": arns}
-    out: S.Statement = {"Sid": sid, "Effect": "Deny"}
-    if kind == "resource-policy":
-        out["Principal"] = "*"
-    body = S.statement(sid, "Deny", sorted(set(actions)), scope.resources, condition=condition)
-    out["NotAction"] = body["Action"]
-    out["Resource"] = body["Resource"]
-    if "Condition" in body:
-        out["Condition"] = body["Condition"]
-    return out
-
-
-def statements(scope: ScopeAllowList, *, kind: str) -> list[S.Statement | None]:
-    """The scope's Denies for `kind` "resource-policy" or "scp": one for the principals outside every class (they
-    may take `others` only), one per class (it may take its own list only)."""
-    if not scope.others or any(not c.actions for c in scope.classes):
-        raise ValueError(f"{scope.sid}: an empty allow-list renders no NotAction (deny the actions by name)")
-    out: list[S.Statement | None] = [
-        _deny(f"Deny{scope.sid}ExceptReads", scope, scope.others, "ArnNotLike", scope.named(), kind)
-    ]
-    for c in scope.classes:
-        out.append(_deny(f"Deny{scope.sid}Except{c.name}", scope, c.actions, "ArnLike", sorted(c.principals), kind))
-    return out
-
-
-def summary_lines(scopes: Iterable[ScopeAllowList]) -> list[str]:
-    """The allow-lists as reviewers read them beside SUMMARY.md: each class, what it may do, every other action
-    denied."""
+def summary_lines(scopes: Iterable[Placed]) -> list[str]:
+    """The allow-lists as reviewers read them in SUMMARY.md: each class, its principals, what it may do; every
+    other action of the scope denied."""
     lines = ["| Scope | Class | May (every other action of the scope denied) |", "|---|---|---|"]
     for s in scopes:
-        lines.append(f"| {s.about} | everyone else | {', '.join(f'`{a}`' for a in s.others)} |")
-        for c in s.classes:
-            who = ", ".join(f"`{p}`" for p in c.principals)
-            lines.append(f"| {s.about} | {c.name}: {who} | {', '.join(f'`{a}`' for a in c.actions)} |")
+        lines.append(f"| {s.rows.title} | everyone else | {', '.join(f'`{a}`' for a in s.rows.everyone)} |")
+        for c in s.rows.classes:
+            who = ", ".join(f"`{p}`" for p in s.principals[c.principal_class])
+            may = ", ".join(f"`{a}`" for a in s.rows.allowed(c.principal_class))
+            lines.append(f"| {s.rows.title} | {c.principal_class}: {who} | {may} |")
     return lines
+
+
+def risks(scopes: Iterable[Placed]) -> dict[str, str]:
+    """Each Deny's risk by Sid (`Deny<scope>`, `Deny<scope><Class>`), for SUMMARY.md."""
+    out: dict[str, str] = {}
+    for s in scopes:
+        out[f"Deny{s.rows.scope}"] = f"{s.rows.risk} Everyone else may only read."
+        for c in s.rows.classes:
+            title = "".join(w.title() for w in c.principal_class.split("-"))
+            out[f"Deny{s.rows.scope}{title}"] = f"{s.rows.risk} {c.why}"
+    return out

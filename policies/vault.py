@@ -13,10 +13,10 @@ may change the settings; the lock decides what nobody may do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import scopes as SC
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.assurance import (
@@ -121,9 +121,11 @@ def rules(cfg: KitConfig) -> tuple[VaultRule, ...]:
 # retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
 BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
 BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
+S3_READS, KMS_READS = AL.reads("s3"), AL.reads("kms")
+EMR_READS = tuple(r for r in AL.reads("emr-serverless") if not r.endswith("Describe*"))  # it has no Describe action
 # Break-glass may add a legal hold (it only keeps a version longer) and read; nothing that deletes, overwrites,
 # re-encrypts, archives or re-configures.
-BREAK_GLASS_VAULT = (*SC.S3_READS, "s3:PutObjectLegalHold")
+BREAK_GLASS_VAULT = ("s3:PutObjectLegalHold",)
 # What the first deploy of the vault stack does to the bucket before its policy exists (the SCP's exemption of the
 # vault's deployer, docs/decisions/0028-lock-after-first-deploy.md); the bucket policy, applied last, then denies
 # every one of them to everyone for good.
@@ -147,12 +149,11 @@ BREAK_GLASS_KEY = ("Decrypt", "DescribeKey")  # it reads what it protects
 FIRST_DEPLOY_KEY = ("kms:CreateAlias", "kms:EnableKeyRotation")
 # The scheduled job artifacts: written by the recovery stack's deployer (`make rehearse-upload`) and break-glass;
 # never rolled back (no version deleted) and never replicated into.
-DEPLOY_ARTIFACTS = (*SC.S3_READS, "s3:PutObject", "s3:DeleteObject")
+DEPLOY_ARTIFACTS = ("s3:PutObject", "s3:DeleteObject")
 # The kit's EMR Serverless application: the schedules start job runs; its deployer and break-glass also start,
 # stop, update and tag it. Nobody deletes it.
 START_JOB_RUN = "emr-serverless:StartJobRun"
 DEPLOY_APPLICATION = (
-    *SC.EMR_READS,
     START_JOB_RUN,
     "emr-serverless:StartApplication",
     "emr-serverless:StopApplication",
@@ -160,6 +161,30 @@ DEPLOY_APPLICATION = (
     "emr-serverless:UntagResource",
     "emr-serverless:UpdateApplication",
 )
+
+
+def _row(scope: str, title: str, service: str, everyone: tuple[str, ...], risk: str) -> AL.AllowList:
+    """A vault scope's row: it exempts nobody, break-glass included (its classes are placed per configuration by
+    `policies.scopes`)."""
+    return AL.AllowList(scope=scope, title=title, services=(service,), everyone=everyone, exempt=(), risk=risk)
+
+
+VAULT, VAULT_KEY, VAULT_ALIAS, SCHEDULED_ARTIFACTS, KIT_APPLICATION = (
+    _row("Vault", "the vault bucket and its objects", "s3", S3_READS, "A setting changed, a version added, a backup "
+         "deleted, hidden, re-encrypted, archived or replicated into would undo what the vault keeps: nobody, "
+         "break-glass included, does any of it."),
+    _row("VaultKey", "the vault key", "kms", KMS_READS, "Disabled, deleted, its policy re-written or a grant made, "
+         "every backup is unreadable or read elsewhere."),
+    # everyone may create it: once, an alias name is unique
+    _row("VaultAlias", "the vault key's alias", "kms", ("kms:CreateAlias",), "Moved, the roles' grants (by alias) "
+         "follow it to another key."),
+    _row("ScheduledArtifacts", "the scheduled job artifacts (`scheduled/` of the scripts bucket)", "s3", S3_READS,
+         "Replaced, replicated into or rolled back, the next scheduled run executes other code as the backup or "
+         "recovery role."),
+    _row("KitApplication", "the kit's EMR Serverless application (its `kit` tag)", "emr-serverless", EMR_READS,
+         "Updated, its image or runtime configuration runs other code as the backup and recovery roles; stopped or "
+         "deleted, the backups stop."),
+)  # fmt: skip
 
 
 def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
@@ -174,95 +199,62 @@ def people(cfg: KitConfig) -> list[str]:
     return [p for p in cfg.protection.break_glass_principals if p not in machines]
 
 
-def _classes(*rows: tuple[str, Sequence[str], Sequence[str]]) -> tuple[SC.ClassGrant, ...]:
-    """Principal classes from rows (name, principals, actions). A principal named in several rows (break-glass that
-    deploys) is one class of the union of their actions, named after them all: bound by two class Denies it could
-    take only what both allow."""
-    held: dict[str, tuple[list[str], set[str]]] = {}
-    for name, principals, actions in rows:
-        for p in principals:
-            names, acts = held.setdefault(p, ([], set()))
-            names.append(name)
-            acts.update(actions)
-    out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for p, (names, acts) in held.items():
-        out.setdefault(("".join(names), tuple(sorted(acts))), []).append(p)
-    return tuple(SC.ClassGrant(name, tuple(sorted(ps)), acts) for (name, acts), ps in out.items())
-
-
-def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
+def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
     """The vault bucket and its objects. In the bucket policy (`kind` "resource-policy") nobody changes a setting,
     the first deployer included (the policy is applied last); in the SCP the deployer keeps the first deploy's
     settings, and the bucket policy binds it after (only the account's root user passes a bucket policy's Deny, for
     the policy itself, and the SCP binds root)."""
     arn = bucket_arn(cfg)
-    bg = people(cfg)
-    rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
-        ("BackupRole", [backup_role_arn(cfg)], (*SC.S3_READS, "s3:PutObject", "s3:PutObjectRetention")),
-        ("BreakGlass", bg, BREAK_GLASS_VAULT),
-    ]
+    rows: list[SC.Row] = [
+        ("backup-role", [backup_role_arn(cfg)], ("s3:PutObject", "s3:PutObjectRetention"), "It writes new objects "
+         "(conditionally: `DenyVaultWriteWithoutIfNoneMatch`) and extends retentions (forwards only: Object Lock)."),
+        ("break-glass", people(cfg), BREAK_GLASS_VAULT, "Break-glass reads and may add a legal hold."),
+    ]  # fmt: skip
     if kind == "scp":
-        rows.append(("Deployer", _deployers(cfg, _vault(cfg).deploy_role_arn), (*SC.S3_READS, *FIRST_DEPLOY_BUCKET)))
-    return SC.ScopeAllowList(
-        sid="Vault",
-        about=f"vault bucket `{bucket_name(cfg)}` and its objects",
-        resources=(arn, f"{arn}/*"),
-        others=SC.S3_READS,
-        classes=_classes(*rows),
-    )
+        deployers = _deployers(cfg, _vault(cfg).deploy_role_arn)
+        rows.append(("deployer", deployers, FIRST_DEPLOY_BUCKET, "The first deploy's settings (the SCP only)."))
+    return SC.placed(VAULT, rows, (arn, f"{arn}/*"), None)
 
 
-def key_scope(cfg: KitConfig, *, kind: str) -> SC.ScopeAllowList:
+def key_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
     """The vault key: in its key policy (Resource "*", the key itself) or, in the SCP, every key of the vault's
     account and Region that carries the vault alias (the alias cannot move: `UpdateAlias` and `DeleteAlias` need
     the key's permission, which its policy gives nobody)."""
     v = _vault(cfg)
-    rows: list[tuple[str, Sequence[str], Sequence[str]]] = [
-        ("BackupRole", [backup_role_arn(cfg)], (*SC.KMS_READS, *BACKUP_KEY_ACTIONS)),
-        ("RecoveryRole", [cfg.recovery_role_arn], (*SC.KMS_READS, "kms:Decrypt")),
-        ("BreakGlass", people(cfg), (*SC.KMS_READS, "kms:Decrypt")),
-        ("Deployer", _deployers(cfg, v.deploy_role_arn), (*SC.KMS_READS, *FIRST_DEPLOY_KEY)),
-    ]
-    scp = kind == "scp"
-    return SC.ScopeAllowList(
-        sid="VaultKey",
-        about=f"vault key `{vault_kms_alias(cfg, v)}`",
-        resources=(f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",) if scp else ("*",),
-        others=SC.KMS_READS,
-        classes=_classes(*rows),
-        when={"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}} if scp else {},
-    )
+    rows: list[SC.Row] = [
+        ("backup-role", [backup_role_arn(cfg)], BACKUP_KEY_ACTIONS, "The backup role encrypts and decrypts."),
+        ("recovery-role", [cfg.recovery_role_arn], ("kms:Decrypt",), "A restore decrypts."),
+        ("break-glass", people(cfg), ("kms:Decrypt",), "Break-glass reads what it protects."),
+        ("deployer", _deployers(cfg, v.deploy_role_arn), FIRST_DEPLOY_KEY, "The first deploy aliases it and turns "
+         "rotation on."),
+    ]  # fmt: skip
+    if kind == "scp":
+        alias = {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}}
+        return SC.placed(VAULT_KEY, rows, (f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",), alias)
+    return SC.placed(VAULT_KEY, rows, ("*",), None)
 
 
-def alias_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+def alias_scope(cfg: KitConfig) -> SC.Placed:
     """The vault key's alias (the identity grants name the key by it): created (once: a name is unique), never
     moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which its policy gives
     nobody)."""
     v = _vault(cfg)
-    alias = vault_kms_alias(cfg, v)
-    return SC.ScopeAllowList(
-        sid="VaultAlias",
-        about=f"alias `{alias}`",
-        resources=(f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{alias}",),
-        others=("kms:CreateAlias",),
-    )
+    alias = f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{vault_kms_alias(cfg, v)}"
+    return SC.placed(VAULT_ALIAS, [], (alias,), None)
 
 
-def artifacts_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+def artifacts_scope(cfg: KitConfig) -> SC.Placed:
     """The scheduled job runs' artifacts (`scheduled/` of the scripts bucket): what the backup and the rehearsal
     execute as the backup and recovery roles."""
     rep = cfg.recovery_replica
     deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
-    return SC.ScopeAllowList(
-        sid="ScheduledArtifacts",
-        about="scheduled job artifacts",
-        resources=(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*",),
-        others=SC.S3_READS,
-        classes=_classes(("Deployers", deployers, DEPLOY_ARTIFACTS)),
-    )
+    why = "The recovery stack's deployer and break-glass upload them (`make rehearse-upload`)."
+    rows: list[SC.Row] = [("deployers", deployers, DEPLOY_ARTIFACTS, why)]
+    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"
+    return SC.placed(SCHEDULED_ARTIFACTS, rows, (scripts,), None)
 
 
-def application_scope(cfg: KitConfig) -> SC.ScopeAllowList:
+def application_scope(cfg: KitConfig) -> SC.Placed:
     """The kit's EMR Serverless application, by the `kit` tag (its id is known only after apply): only its deployer
     and break-glass may change or tag it, so the tag that names it is guarded by the same Deny."""
     rep = cfg.recovery_replica
@@ -271,20 +263,15 @@ def application_scope(cfg: KitConfig) -> SC.ScopeAllowList:
     schedules = [backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else []
     if cfg.assurance.rehearsal.enabled:
         schedules.append(site.role_arn(rehearsal_scheduler_role_name(cfg)))
-    return SC.ScopeAllowList(
-        sid="KitApplication",
-        about="the kit's EMR Serverless application",
-        resources=(site.arn("emr-serverless", "/applications/*"),),
-        others=SC.EMR_READS,
-        classes=_classes(
-            ("Schedules", schedules, (*SC.EMR_READS, START_JOB_RUN)),
-            ("Deployers", deployers, DEPLOY_APPLICATION),
-        ),
-        when={"StringEquals": {"aws:ResourceTag/kit": cfg.kit.name}},
-    )
+    rows: list[SC.Row] = [
+        ("schedules", schedules, (START_JOB_RUN,), "The schedules start job runs."),
+        ("deployers", deployers, DEPLOY_APPLICATION, "Its deployer and break-glass start, stop, update and tag it."),
+    ]
+    tag = {"StringEquals": {"aws:ResourceTag/kit": cfg.kit.name}}
+    return SC.placed(KIT_APPLICATION, rows, (site.arn("emr-serverless", "/applications/*"),), tag)
 
 
-def scopes(cfg: KitConfig, scp: str) -> list[SC.ScopeAllowList]:
+def scopes(cfg: KitConfig, scp: str) -> list[SC.Placed]:
     """The scopes an SCP of the vault closes (as it renders them): `VAULT_SCP`, the vault's own in its account;
     `JOBS_SCP`, the scheduled job runs' in the recovery account."""
     if cfg.vault is None:
@@ -395,7 +382,7 @@ def bucket_policy(cfg: KitConfig) -> Document:
         stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
         stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
-    stmts += SC.statements(bucket_scope(cfg, kind="resource-policy"), kind="resource-policy")
+    stmts += bucket_scope(cfg, kind="resource-policy").statements(resource_policy=True)
     stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in rules(cfg)]
     return doc(*stmts)
 
@@ -406,7 +393,7 @@ VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"
 def scp_statements(cfg: KitConfig, scp: str = VAULT_SCP) -> list[S.Statement | None]:
     """An SCP of the vault: its scopes' allow-lists and, for the vault's, the Denies that bind everyone (root
     included, whom a bucket policy does not bind for the policy itself)."""
-    out: list[S.Statement | None] = [st for sc in scopes(cfg, scp) for st in SC.statements(sc, kind="scp")]
+    out: list[S.Statement | None] = [st for sc in scopes(cfg, scp) for st in sc.statements(resource_policy=False)]
     if scp == VAULT_SCP and cfg.vault is not None:
         out += [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
     return out
@@ -478,7 +465,7 @@ def key_policy(cfg: KitConfig) -> Document:
         S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
         S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
         S.kms_allow_key_use("AllowBreakGlassDecrypt", people(cfg), BREAK_GLASS_KEY),
-        *SC.statements(key_scope(cfg, kind="resource-policy"), kind="resource-policy"),
+        *key_scope(cfg, kind="resource-policy").statements(resource_policy=True),
     )
 
 
@@ -632,33 +619,9 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
     return out
 
 
-_SCOPE_ABOUT = {
-    "Vault": "the vault bucket and its backups: a setting changed, a version added, a backup deleted, hidden, "
-    "re-encrypted, archived or replicated into",
-    "VaultKey": "the vault key: disabled, deleted, its policy re-written or a grant made, every backup is unreadable",
-    "VaultAlias": "the vault key's alias: moved, the roles' grants (by alias) follow it to another key",
-    "ScheduledArtifacts": "the scheduled job artifacts: replaced, replicated into or rolled back, the next scheduled "
-    "run executes other code as the backup or recovery role",
-    "KitApplication": "the kit's EMR Serverless application: updated, its image or runtime configuration runs other "
-    "code as the backup and recovery roles; stopped or deleted, backups stop",
-}
-_CLASS_ABOUT = {
-    "Reads": "everyone else may only read",
-    "BackupRole": "the backup role writes (conditionally) and reads only",
-    "RecoveryRole": "a restore decrypts only",
-    "BreakGlass": "break-glass reads (and holds) only",
-    "Deployer": "the deployer only what the first deploy does",
-    "Deployers": "the deployers only their reviewed set",
-    "BreakGlassDeployer": "break-glass, deploying, only the first deploy's settings besides its reads",
-    "Schedules": "the schedules only start job runs",
-}
-# Risks of the allow-list statements (`Deny<scope>Except<class>`), by Sid, for the rendered SUMMARY.md.
-SCOPE_RISKS = (
-    {
-        f"Deny{scope}Except{cls}": f"{risk}: {who}."
-        for scope, risk in _SCOPE_ABOUT.items()
-        for cls, who in _CLASS_ABOUT.items()
-    }
-    | {r.sid: r.risk for r in VAULT_RULES}
-    | {"DenyVaultRetentionBeyondCeiling": CEILING_RISK}
-)
+def risks(cfg: KitConfig) -> dict[str, str]:
+    """The risk of each of the vault's Denies, by Sid, for the rendered SUMMARY.md."""
+    if cfg.vault is None:
+        return {}
+    placed = [bucket_scope(cfg, kind="scp"), key_scope(cfg, kind="resource-policy"), *scopes(cfg, VAULT_SCP)]
+    return SC.risks([*placed, *scopes(cfg, JOBS_SCP)]) | {r.sid: r.risk for r in rules(cfg)}

@@ -258,8 +258,8 @@ def test_scripts_bucket_is_tls_only_and_expires_logs_reports_and_old_versions(se
     arn = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
     # the scheduled artifacts: read by all, written by the recovery stack's deployer (break-glass in the seed)
     assert [s["Sid"] for s in scheduled] == [
-        "DenyScheduledArtifactsExceptReads",
-        "DenyScheduledArtifactsExceptDeployers",
+        "DenyScheduledArtifacts",
+        "DenyScheduledArtifactsDeployers",
     ]
     assert {s["Resource"] for s in scheduled} == {f"{arn}/scheduled/*"}
     assert deny == {

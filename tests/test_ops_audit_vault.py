@@ -67,7 +67,7 @@ def test_a_deployed_vault_audits_clean_and_each_weakened_setting_is_named(
     assert "vault-lock-changed" in capsys.readouterr().out
     rescue.put_object_lock_configuration(Bucket=VAULT["bucket"], ObjectLockConfiguration=_lock(365))
     policy = json.loads(rescue.get_bucket_policy(Bucket=VAULT["bucket"])["Policy"])
-    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "DenyVaultExceptReads"]
+    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "DenyVault"]
     rescue.put_bucket_policy(Bucket=VAULT["bucket"], Policy=json.dumps(policy))
     rescue.put_bucket_encryption(
         Bucket=VAULT["bucket"],

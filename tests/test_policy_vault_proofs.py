@@ -249,26 +249,26 @@ RESTORER_NEVER = (
 # {mutation: (mutation, {case: decision after it})}
 MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
     "everyone's allow-list removed everywhere": (
-        drop("DenyVaultExceptReads"),
+        drop("DenyVault"),
         {"admin:write:s3:PutObject": ALLOWED, "recovery:object:s3:DeleteObject": ALLOWED},
     ),
     "everyone's allow-list removed from the bucket policy only": (  # the vault SCP still binds them
-        drop("DenyVaultExceptReads", "vault-bucket-policy"),
+        drop("DenyVault", "vault-bucket-policy"),
         {
             "admin:settings:s3:PutBucketObjectLockConfiguration": EXPLICIT_DENY,
             "admin:write:s3:PutObject": EXPLICIT_DENY,
         },
     ),
     "break-glass's allow-list removed everywhere": (  # in the seed break-glass deploys the vault
-        both(drop("DenyVaultExceptBreakGlass", "vault-bucket-policy"), drop("DenyVaultExceptBreakGlassDeployer")),
+        both(drop("DenyVaultBreakGlass", "vault-bucket-policy"), drop("DenyVaultBreakGlassDeployer")),
         {"breakglass:object:s3:DeleteObject": ALLOWED, "breakglass:settings:s3:PutBucketPolicy": ALLOWED},
     ),
     "break-glass's allow-list removed from the bucket policy only": (  # the SCP leaves it the first deploy's set
-        drop("DenyVaultExceptBreakGlass", "vault-bucket-policy"),
+        drop("DenyVaultBreakGlass", "vault-bucket-policy"),
         {"breakglass:object:s3:DeleteObject": EXPLICIT_DENY, "breakglass:settings:s3:PutBucketPolicy": ALLOWED},
     ),
     "the backup role's allow-list removed everywhere": (
-        drop("DenyVaultExceptBackupRole"),
+        drop("DenyVaultBackupRole"),
         {"backup:object:s3:DeleteObjectVersion": IMPLICIT_DENY},  # from an explicit Deny to no grant
     ),
     "lock mode guard removed": (drop("DenyVaultWeakerLockMode"), {"backup:weaker-lock:s3:PutObject": ALLOWED}),
@@ -285,11 +285,11 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
         {"backup:plain-http:s3:PutObject": ALLOWED},
     ),
     "key allow-list removed from the key policy only": (
-        drop("DenyVaultKeyExceptReads", "kms-key-policy--vault"),
+        drop("DenyVaultKey", "kms-key-policy--vault"),
         {"admin:key:kms:DisableKey": EXPLICIT_DENY},
     ),
     "key allow-lists removed everywhere": (
-        both(drop("DenyVaultKeyExceptReads"), drop("DenyVaultKeyExceptBreakGlassDeployer", "kms-key-policy--vault")),
+        both(drop("DenyVaultKey"), drop("DenyVaultKeyBreakGlassDeployer", "kms-key-policy--vault")),
         {"admin:key:kms:DisableKey": ALLOWED, "breakglass:key:kms:DisableKey": ALLOWED},
     ),
     "recovery role's read grant removed": (
@@ -457,9 +457,9 @@ def test_the_vault_scps_close_every_scope_on_the_vault_and_recovery_accounts_wit
     stems = {VAULT_SCP: ("Vault", "VaultKey", "VaultAlias"), JOBS_SCP: ("ScheduledArtifacts", "KitApplication")}
     for name, scopes in stems.items():
         entry = ds.entry(name)
-        assert {f"Deny{x}ExceptReads" for x in scopes} <= {s["Sid"] for s in entry.document["Statement"]}
+        assert {f"Deny{x}" for x in scopes} <= {s["Sid"] for s in entry.document["Statement"]}
         assert entry.attached_to.endswith(f"on {ACCOUNT}")
-    assert "DenyVaultExceptReads" not in {s["Sid"] for s in ds.document("scp-protect-replica-guards")["Statement"]}
+    assert "DenyVault" not in {s["Sid"] for s in ds.document("scp-protect-replica-guards")["Statement"]}
     doc = with_vault({**VAULT, "account_id": VAULT_ACCOUNT, "deploy_role_arn": f"arn:aws:iam::{VAULT_ACCOUNT}:role/d"})
     doc["protection"]["organization"]["ou_accounts"]["ou-ab12-replicas1"].append(VAULT_ACCOUNT)
     doc["protection"]["break_glass_principals"] += [

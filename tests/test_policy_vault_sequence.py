@@ -403,7 +403,7 @@ def _all(*mutations: Any) -> Any:
 MUTATIONS: dict[str, tuple[Any, list[str]]] = {
     # a job run needs the pass and a StartJobRun on the kit's application: both layers removed
     "passing the backup role unguarded": (
-        _all(drop("DenyPassBackupRole"), drop("DenyKitApplicationExceptReads", JOBS_SCP)),
+        _all(drop("DenyPassBackupRole"), drop("DenyKitApplication", JOBS_SCP)),
         ["take over backup by a job run"],
     ),
     "the backup role's trust unguarded": (
@@ -427,7 +427,7 @@ MUTATIONS: dict[str, tuple[Any, list[str]]] = {
     "the scheduled artifacts unguarded": (
         _all(
             _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
-            drop("DenyScheduledArtifactsExceptReads", JOBS_SCP, SCRIPTS_POLICY),
+            drop("DenyScheduledArtifacts", JOBS_SCP, SCRIPTS_POLICY),
         ),
         ["take over backup by overwriting its artifacts"],
     ),
@@ -438,27 +438,27 @@ MUTATIONS: dict[str, tuple[Any, list[str]]] = {
 # each shown needed in the layer(s) that hold it
 LEAKS: dict[str, tuple[Any, str, str]] = {
     "break-glass's vault allow-list removed": (
-        drop("DenyVaultExceptBreakGlass"),
+        drop("DenyVaultBreakGlass"),
         "breakglass",
         "s3:DeleteObjectVersion",
     ),
-    "everyone's vault allow-list removed": (drop("DenyVaultExceptReads"), "admin", "s3:ReplicateObject"),
+    "everyone's vault allow-list removed": (drop("DenyVault"), "admin", "s3:ReplicateObject"),
     # the schedule's job runs as the backup role, the vault's one writer
     "conditional writes unguarded": (drop("DenyVaultWriteWithoutIfNoneMatch"), "schedule", "s3:PutObject"),
     "the retention ceiling removed": (drop("DenyVaultRetentionBeyondCeiling"), "schedule", "s3:PutObjectRetention"),
     "break-glass's key allow-list removed": (
-        _all(drop("DenyVaultKeyExceptBreakGlass", KEY_POLICY), drop("DenyVaultKeyExceptReads", VAULT_SCP)),
+        _all(drop("DenyVaultKeyBreakGlass", KEY_POLICY), drop("DenyVaultKey", VAULT_SCP)),
         "breakglass",
         "kms:DisableKey",
     ),
-    "the alias unguarded": (drop("DenyVaultAliasExceptReads", VAULT_SCP), "admin", "kms:UpdateAlias"),
+    "the alias unguarded": (drop("DenyVaultAlias", VAULT_SCP), "admin", "kms:UpdateAlias"),
     "the application's allow-list removed": (
-        drop("DenyKitApplicationExceptReads", JOBS_SCP),
+        drop("DenyKitApplication", JOBS_SCP),
         "admin",
         "emr-serverless:UpdateApplication",
     ),
     "the scheduled artifacts' allow-list removed": (
-        drop("DenyScheduledArtifactsExceptReads", JOBS_SCP, SCRIPTS_POLICY),
+        drop("DenyScheduledArtifacts", JOBS_SCP, SCRIPTS_POLICY),
         "admin",
         "s3:ReplicateObject",
     ),

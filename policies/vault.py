@@ -195,7 +195,7 @@ def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
 def people(cfg: KitConfig) -> list[str]:
     """Break-glass as the vault knows it: people, not automation. The scheduled hardener is a break-glass principal
     for the replica table policies it writes; in the vault's scopes it is everyone else."""
-    machines = {hardener_role_arn(cfg)} if cfg.assurance.harden.enabled else set()
+    machines = {hardener_role_arn(cfg, src) for src in cfg.sources} if cfg.assurance.harden.enabled else set()
     return [p for p in cfg.protection.break_glass_principals if p not in machines]
 
 

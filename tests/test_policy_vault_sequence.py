@@ -311,6 +311,14 @@ def _apply(state: State, escalation: str) -> bool:
     return True
 
 
+def _done(state: State, escalation: str) -> bool:
+    """Whether `escalation` is already applied in `state` (its target held, the key untagged, or the document
+    replaced by a step): trying it again cannot change the world."""
+    if escalation.startswith("take over "):
+        return escalation.split()[2] in state.held
+    return escalation in state.steps
+
+
 def _trust(arn: str) -> dict[str, Any]:
     """A trust policy the attacker wrote for itself."""
     s = {"Sid": "AttackerTrust", "Effect": "Allow", "Principal": {"AWS": arn}, "Action": "sts:AssumeRole"}
@@ -340,6 +348,8 @@ def close(
             for holder in sorted(state.held):
                 policies[f"{label}|trust-for-{holder}"] = _trust(PRINCIPALS[holder][0])
                 for name, steps in ESCALATIONS.items():
+                    if _done(state, name):  # already applied: asking again changes nothing
+                        continue
                     ids = [f"{label}|{holder}|{name}|{i}" for i in range(len(steps))]
                     reqs += [request(rid, label, state, holder, t) for rid, t in zip(ids, steps, strict=True)]
                     tried.append((key, name, ids))
@@ -354,9 +364,11 @@ def close(
     raise AssertionError(f"the attacks did not settle in {max_rounds} rounds")
 
 
-def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
+def through(
+    states: dict[tuple[str, str], State], only: dict[str, str] | None = None
+) -> dict[tuple[str, str, str, str], list[str]]:
     """{(variant, actor, identity held, action): the actor's steps} of every protected action allowed at the end (for
-    break-glass the durable ones only)."""
+    break-glass the durable ones only); `only`: {variant: the one action evaluated for it}."""
     policies: dict[str, Any] = dict(WORLD)
     reqs: list[SimRequest] = []
     meta: dict[str, tuple[str, str, str, str]] = {}
@@ -365,6 +377,8 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
         policies |= {f"{label}|{n}": d for n, d in state.docs.items()}
         for holder in sorted(state.held):
             for t in protected(actor, holder):
+                if only is not None and only.get(variant, t.action) != t.action:
+                    continue
                 rid = f"{label}|{holder}|{t.action}|{t.resource}|{t.context}"
                 reqs.append(request(rid, label, state, holder, t))
                 meta[rid] = (variant, actor, holder, t.action)
@@ -488,13 +502,13 @@ def attacked() -> dict[tuple[str, str], State]:
 def leaked(attacked: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
     """The protected actions allowed at the end of each attack, and those of each `LEAKS` variant's attacker as it
     starts (its own identity holds the action the allow-list kept from it: no escalation needed), in one batch."""
-    states = dict(attacked)
-    base = next(s.docs for (v, _), s in attacked.items() if v == "baseline")
+    states = {key: s for key, s in attacked.items() if key[0] == "baseline"}  # the takeover mutations need no sweep
+    base = documents(world())  # as deployed: no attacker's step in it
     for name, (mutate, actor, _) in LEAKS.items():
         docs = copy.deepcopy(base)
         mutate(docs)
         states[(name, actor)] = State(docs, set(INITIAL[actor]))
-    return through(states)
+    return through(states, only={name: action for name, (_, _, action) in LEAKS.items()})
 
 
 def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -66,12 +67,12 @@ NOT_PROBED_WHY = {
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
     "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
-    "U29": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
+    "U30": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
     "Describe*/Get*/List*/ScheduleKeyDeletion/PutKeyPolicy settles it (not written until it can run on AWS)",
-    "U30": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
-    "U31": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
+    "U31": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
+    "U32": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
     "objects unlocked) settles it",
-    "U32": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
+    "U33": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
 }
 
 TITLES = {
@@ -106,10 +107,11 @@ TITLES = {
     "denied CreateTable/CreateNamespace/PutTableMaintenanceConfiguration on the destination",
     "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
     "role pattern and account, as the fan-in confinement writes them",
-    "U29": "a KMS key policy's Deny with NotAction binds every principal of the account",
-    "U30": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
-    "U31": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
-    "U32": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
+    "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
+    "U30": "a KMS key policy's Deny with NotAction binds every principal of the account",
+    "U31": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
+    "U32": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
+    "U33": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
 }
 
 
@@ -271,6 +273,17 @@ def _probe_detach(facts: dict[str, Fact], obs: Observed, src: Any, world: dict[s
     )  # fmt: skip
 
 
+def _probe_modified_at(fact: Fact, table: dict[str, Any], status: dict[str, Any]) -> None:
+    """U29: the replication service's commit moves the replica's `modifiedAt` (what the freshness check compares)."""
+    modified, replicated = table.get("modifiedAt"), status.get("lastSuccessfulReplicatedUpdate", {}).get("timestamp")
+    ok = modified is not None and replicated is not None and modified >= replicated - timedelta(seconds=60)
+    judge(
+        fact, "modifiedAt >= lastSuccessfulReplicatedUpdate.timestamp (within a minute)", ok,
+        f"modifiedAt {modified}; last replicated update {replicated}", evidence_of(table),
+        change="compare the replicas' snapshot commit times in jobs/ops/freshness.py instead of modifiedAt",
+    )  # fmt: skip
+
+
 def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: dict[str, Any]) -> None:
     table = dst.get_table(tableArn=replica_arn)
     bucket_arn = replica_arn.split("/table/")[0]
@@ -285,6 +298,7 @@ def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: d
         f"GetTable {value!r}; ListTables {listed_value!r}", evidence_of(table),
         change="compare managedByService with the observed value where the kit tells replicas apart",
     )  # fmt: skip
+    _probe_modified_at(facts["U29"], table, status)
     loc = dst.get_table_metadata_location(
         tableBucketARN=bucket_arn, namespace=table["namespace"][0], name=table["name"]
     )

@@ -10,7 +10,7 @@ Break-glass (and any class in `exempt`) is denied nothing by a scope.
 Reads are the only wildcards: `<service>:Get*`, `List*` and `Describe*` (`READ_PREFIXES`). AWS names reads so;
 `tests/test_policy_allowlists.py` fails when the IAM catalogue holds a write under one of these prefixes.
 
-Shared by every scope's builder: the kit's resources here (`KIT_SCOPES`), the vault's in `policies.vault`.
+Shared by every scope's builder: the kit's resources here (`KIT_SCOPES`), the vault's in `s3tables_kit.policies.vault`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 
 READ_PREFIXES = ("Describe*", "Get*", "List*")
 EVERYONE = "everyone"
@@ -76,7 +76,7 @@ class AllowList:
         condition: dict[str, dict[str, Any]] | None = None,
         resource_policy: bool = False,
         sid_suffix: str = "",
-    ) -> list[S.Statement]:
+    ) -> list[iam_statements.Statement]:
         """The scope's Denies on `resources` in one layer. `principals`: the ARNs (or ARN patterns) of each class in
         this layer (a class without principals gets no statement; break-glass is left out of a guardrail, which it
         does not carry). Everyone not named is held to `everyone`; each named class to its own list.
@@ -107,12 +107,14 @@ def _deny_not(
     principal: str | None,
     who: dict[str, list[str]],
     condition: dict[str, dict[str, Any]] | None,
-) -> S.Statement:
+) -> iam_statements.Statement:
     """Deny everything but `allowed` on `resources` to the principals `who` selects (`{"ArnNotLike": [...]}`: all
     but those; `{"ArnLike": [...]}`: those; `{}`: everyone)."""
     cond: dict[str, dict[str, Any]] = {op: {"aws:PrincipalArn": arns} for op, arns in who.items()}
     cond.update(condition or {})
-    return S.statement(sid, "Deny", allowed, resources, principal=principal, condition=cond, not_action=True)
+    return iam_statements.statement(
+        sid, "Deny", allowed, resources, principal=principal, condition=cond, not_action=True
+    )
 
 
 # ---------------------------------------------------------------- the kit's own resources ----

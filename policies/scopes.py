@@ -1,6 +1,6 @@
-"""An allow-list placed in one layer of one configuration: the row of `policies.allowlists` (what anyone and each
-principal class may do on the scope), the principals each class holds here, the scope's resources and the condition
-that names it where its ARN is known only after apply (a tag, an alias).
+"""An allow-list placed in one layer of one configuration: the row of `s3tables_kit.policies.allowlists` (what anyone
+and each principal class may do on the scope), the principals each class holds here, the scope's resources and the
+condition that names it where its ARN is known only after apply (a tag, an alias).
 
 `placed` builds one from (class, principals, actions, why) rows. A principal of several rows (break-glass that
 deploys) becomes one class of their union, named after them all: bound by the Denies of two classes it could take
@@ -15,20 +15,20 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import allowlists
+from s3tables_kit.policies import statements as iam_statements
 
 Row = tuple[str, Sequence[str], Sequence[str], str]  # (class, principals, actions besides everyone's, why)
 
 
 @dataclass(frozen=True)
 class Placed:
-    rows: AL.AllowList
+    rows: allowlists.AllowList
     principals: Mapping[str, Sequence[str]]
     resources: tuple[str, ...]
     condition: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def statements(self, *, resource_policy: bool) -> list[S.Statement | None]:
+    def statements(self, *, resource_policy: bool) -> list[iam_statements.Statement | None]:
         """The scope's Denies in this layer (`resource_policy`: Principal "*")."""
         return list(
             self.rows.statements(
@@ -39,7 +39,7 @@ class Placed:
     def allowed(self, action: str, principal: str) -> bool:
         """Whether the allow-list lets `principal` take `action` (what the rendered Denies leave open to it)."""
         held = [c for c, arns in self.principals.items() if any(fnmatchcase(principal, a) for a in arns)]
-        return all(self.rows.permits(c, action) for c in held or [AL.EVERYONE])
+        return all(self.rows.permits(c, action) for c in held or [allowlists.EVERYONE])
 
     def collapsed(self) -> Placed:
         """One Deny for everyone, of every action no class holds: the coarser layer where the finer one (a key
@@ -49,7 +49,10 @@ class Placed:
 
 
 def placed(
-    rows: AL.AllowList, members: Iterable[Row], resources: Sequence[str], condition: dict[str, dict[str, Any]] | None
+    rows: allowlists.AllowList,
+    members: Iterable[Row],
+    resources: Sequence[str],
+    condition: dict[str, dict[str, Any]] | None,
 ) -> Placed:
     """`rows` (its scope, title, services, everyone's list; exempting nobody) with the classes of `members`."""
     held: dict[str, tuple[list[str], set[str], list[str]]] = {}
@@ -59,11 +62,11 @@ def placed(
             names.append(name)
             acts.update(actions)
             whys.append(why)
-    classes: dict[str, AL.Allowance] = {}
+    classes: dict[str, allowlists.Allowance] = {}
     holders: dict[str, list[str]] = {}
     for p, (names, acts, whys) in held.items():
         name = "-".join(names)
-        classes[name] = AL.Allowance(name, tuple(sorted(acts)), " ".join(whys))
+        classes[name] = allowlists.Allowance(name, tuple(sorted(acts)), " ".join(whys))
         holders.setdefault(name, []).append(p)
     return Placed(
         replace(rows, classes=tuple(classes.values()), exempt=()),

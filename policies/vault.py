@@ -1,10 +1,10 @@
 """The backup vault's documents (`[vault]`, docs/decisions/0034-backup-vault.md): its bucket policy, its key policy,
 the backup role's trust and permissions, and the vault statements of the guards SCP.
 
-The vault's protective denies are records (`VAULT_RULES`), as the replicas' are (`policies.actions.PROTECTION_RULES`):
-a rule names its actions, whether they act on the bucket or its objects, who it exempts (break-glass, the backup
-role, nobody) and whether the guards SCP carries it too. The bucket policy and the SCP are built from the same
-records, so a new rule is a new record, never a branch.
+The vault's protective denies are records (`VAULT_RULES`), as the replicas' are
+(`s3tables_kit.policies.actions.PROTECTION_RULES`): a rule names its actions, whether they act on the bucket or its
+objects, who it exempts (break-glass, the backup role, nobody) and whether the guards SCP carries it too. The bucket
+policy and the SCP are built from the same records, so a new rule is a new record, never a branch.
 
 What Object Lock in compliance mode enforces itself (no deletion of a locked version, no shorter retention, no mode
 change, by anyone, root included) is not a policy and is not claimed here: the policies decide who may write and who
@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import scopes as SC
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists, scopes
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
     allow_scheduler_assume_role,
@@ -29,7 +28,7 @@ from s3tables_kit.policies.assurance import (
     schedule_name,
 )
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import (
     BACKUP_SCHEDULE,
     VAULT_TABLES_PREFIX,
@@ -121,8 +120,10 @@ def rules(cfg: KitConfig) -> tuple[VaultRule, ...]:
 # retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
 BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
 BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
-S3_READS, KMS_READS = AL.reads("s3"), AL.reads("kms")
-EMR_READS = tuple(r for r in AL.reads("emr-serverless") if not r.endswith("Describe*"))  # it has no Describe action
+S3_READS, KMS_READS = allowlists.reads("s3"), allowlists.reads("kms")
+EMR_READS = tuple(
+    r for r in allowlists.reads("emr-serverless") if not r.endswith("Describe*")
+)  # it has no Describe action
 # Break-glass may add a legal hold (it only keeps a version longer) and read; nothing that deletes, overwrites,
 # re-encrypts, archives or re-configures.
 BREAK_GLASS_VAULT = ("s3:PutObjectLegalHold",)
@@ -163,10 +164,10 @@ DEPLOY_APPLICATION = (
 )
 
 
-def _row(scope: str, title: str, service: str, everyone: tuple[str, ...], risk: str) -> AL.AllowList:
+def _row(scope: str, title: str, service: str, everyone: tuple[str, ...], risk: str) -> allowlists.AllowList:
     """A vault scope's row: it exempts nobody, break-glass included (its classes are placed per configuration by
-    `policies.scopes`)."""
-    return AL.AllowList(scope=scope, title=title, services=(service,), everyone=everyone, exempt=(), risk=risk)
+    `policies/scopes.py`)."""
+    return allowlists.AllowList(scope=scope, title=title, services=(service,), everyone=everyone, exempt=(), risk=risk)
 
 
 VAULT, VAULT_KEY, VAULT_ALIAS, SCHEDULED_ARTIFACTS, KIT_APPLICATION = (
@@ -199,13 +200,13 @@ def people(cfg: KitConfig) -> list[str]:
     return [p for p in cfg.protection.break_glass_principals if p not in machines]
 
 
-def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
+def bucket_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
     """The vault bucket and its objects. In the bucket policy (`kind` "resource-policy") nobody changes a setting,
     the first deployer included (the policy is applied last); in the SCP the deployer keeps the first deploy's
     settings, and the bucket policy binds it after (only the account's root user passes a bucket policy's Deny, for
     the policy itself, and the SCP binds root)."""
     arn = bucket_arn(cfg)
-    rows: list[SC.Row] = [
+    rows: list[scopes.Row] = [
         ("backup-role", [backup_role_arn(cfg)], ("s3:PutObject", "s3:PutObjectRetention"), "It writes new objects "
          "(conditionally: `DenyVaultWriteWithoutIfNoneMatch`) and extends retentions (forwards only: Object Lock)."),
         ("break-glass", people(cfg), BREAK_GLASS_VAULT, "Break-glass reads and may add a legal hold."),
@@ -213,15 +214,15 @@ def bucket_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
     if kind == "scp":
         deployers = _deployers(cfg, _vault(cfg).deploy_role_arn)
         rows.append(("deployer", deployers, FIRST_DEPLOY_BUCKET, "The first deploy's settings (the SCP only)."))
-    return SC.placed(VAULT, rows, (arn, f"{arn}/*"), None)
+    return scopes.placed(VAULT, rows, (arn, f"{arn}/*"), None)
 
 
-def key_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
+def key_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
     """The vault key: in its key policy (Resource "*", the key itself) or, in the SCP, every key of the vault's
     account and Region that carries the vault alias (the alias cannot move: `UpdateAlias` and `DeleteAlias` need
     the key's permission, which its policy gives nobody)."""
     v = _vault(cfg)
-    rows: list[SC.Row] = [
+    rows: list[scopes.Row] = [
         ("backup-role", [backup_role_arn(cfg)], BACKUP_KEY_ACTIONS, "The backup role encrypts and decrypts."),
         ("recovery-role", [cfg.recovery_role_arn], ("kms:Decrypt",), "A restore decrypts."),
         ("break-glass", people(cfg), ("kms:Decrypt",), "Break-glass reads what it protects."),
@@ -230,31 +231,31 @@ def key_scope(cfg: KitConfig, *, kind: str) -> SC.Placed:
     ]  # fmt: skip
     if kind == "scp":
         alias = {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}}
-        return SC.placed(VAULT_KEY, rows, (f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",), alias)
-    return SC.placed(VAULT_KEY, rows, ("*",), None)
+        return scopes.placed(VAULT_KEY, rows, (f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",), alias)
+    return scopes.placed(VAULT_KEY, rows, ("*",), None)
 
 
-def alias_scope(cfg: KitConfig) -> SC.Placed:
+def alias_scope(cfg: KitConfig) -> scopes.Placed:
     """The vault key's alias (the identity grants name the key by it): created (once: a name is unique), never
     moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which its policy gives
     nobody)."""
     v = _vault(cfg)
     alias = f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{vault_kms_alias(cfg, v)}"
-    return SC.placed(VAULT_ALIAS, [], (alias,), None)
+    return scopes.placed(VAULT_ALIAS, [], (alias,), None)
 
 
-def artifacts_scope(cfg: KitConfig) -> SC.Placed:
+def artifacts_scope(cfg: KitConfig) -> scopes.Placed:
     """The scheduled job runs' artifacts (`scheduled/` of the scripts bucket): what the backup and the rehearsal
     execute as the backup and recovery roles."""
     rep = cfg.recovery_replica
     deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
     why = "The recovery stack's deployer and break-glass upload them (`make rehearse-upload`)."
-    rows: list[SC.Row] = [("deployers", deployers, DEPLOY_ARTIFACTS, why)]
-    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"
-    return SC.placed(SCHEDULED_ARTIFACTS, rows, (scripts,), None)
+    rows: list[scopes.Row] = [("deployers", deployers, DEPLOY_ARTIFACTS, why)]
+    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"
+    return scopes.placed(SCHEDULED_ARTIFACTS, rows, (scripts,), None)
 
 
-def application_scope(cfg: KitConfig) -> SC.Placed:
+def application_scope(cfg: KitConfig) -> scopes.Placed:
     """The kit's EMR Serverless application, by the `kit` tag (its id is known only after apply): only its deployer
     and break-glass may change or tag it, so the tag that names it is guarded by the same Deny."""
     rep = cfg.recovery_replica
@@ -263,15 +264,15 @@ def application_scope(cfg: KitConfig) -> SC.Placed:
     schedules = [backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else []
     if cfg.assurance.rehearsal.enabled:
         schedules.append(site.role_arn(rehearsal_scheduler_role_name(cfg)))
-    rows: list[SC.Row] = [
+    rows: list[scopes.Row] = [
         ("schedules", schedules, (START_JOB_RUN,), "The schedules start job runs."),
         ("deployers", deployers, DEPLOY_APPLICATION, "Its deployer and break-glass start, stop, update and tag it."),
     ]
     tag = {"StringEquals": {"aws:ResourceTag/kit": cfg.kit.name}}
-    return SC.placed(KIT_APPLICATION, rows, (site.arn("emr-serverless", "/applications/*"),), tag)
+    return scopes.placed(KIT_APPLICATION, rows, (site.arn("emr-serverless", "/applications/*"),), tag)
 
 
-def scopes(cfg: KitConfig, scp: str) -> list[SC.Placed]:
+def scp_scopes(cfg: KitConfig, scp: str) -> list[scopes.Placed]:
     """The scopes an SCP of the vault closes (as it renders them): `VAULT_SCP`, the vault's own in its account;
     `JOBS_SCP`, the scheduled job runs' in the recovery account."""
     if cfg.vault is None:
@@ -312,10 +313,10 @@ def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
     return [f"{arn}/*"] if rule.objects else [arn]
 
 
-def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
+def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> iam_statements.Statement:
     """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the vault SCP ("scp"): it
     binds everyone, under the rule's condition."""
-    return S.statement(
+    return iam_statements.statement(
         rule.sid,
         "Deny",
         rule.actions,
@@ -355,8 +356,12 @@ def summary_lines(cfg: KitConfig) -> list[str]:
         "deploy's settings for the deployer and the key's list as one; the scripts bucket policy and the "
         "scheduled jobs' SCP `scp-protect-scheduled-jobs` on `scheduled/` and the kit's application):",
         "",
-        *SC.summary_lines(
-            [bucket_scope(cfg, kind="resource-policy"), key_scope(cfg, kind="resource-policy"), *scopes(cfg, JOBS_SCP)]
+        *scopes.summary_lines(
+            [
+                bucket_scope(cfg, kind="resource-policy"),
+                key_scope(cfg, kind="resource-policy"),
+                *scp_scopes(cfg, JOBS_SCP),
+            ]
         ),
         "",
         "| Rule (binds everyone) | Actions | Layers |",
@@ -374,12 +379,18 @@ def bucket_policy(cfg: KitConfig) -> Document:
     replication monitors' grant to list it (the backup age); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
-    stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
+    stmts: list[iam_statements.Statement | None] = [iam_statements.deny_insecure_transport(arn)]
     if role.split(":")[4] != _vault(cfg).account_id:
         stmts.append(
-            S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
+            iam_statements.statement(
+                "AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role}
+            )
         )
-        stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+        stmts.append(
+            iam_statements.statement(
+                "AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}
+            )
+        )
         stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
     stmts += bucket_scope(cfg, kind="resource-policy").statements(resource_policy=True)
@@ -390,16 +401,18 @@ def bucket_policy(cfg: KitConfig) -> Document:
 VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"
 
 
-def scp_statements(cfg: KitConfig, scp: str = VAULT_SCP) -> list[S.Statement | None]:
+def scp_statements(cfg: KitConfig, scp: str = VAULT_SCP) -> list[iam_statements.Statement | None]:
     """An SCP of the vault: its scopes' allow-lists and, for the vault's, the Denies that bind everyone (root
     included, whom a bucket policy does not bind for the policy itself)."""
-    out: list[S.Statement | None] = [st for sc in scopes(cfg, scp) for st in sc.statements(resource_policy=False)]
+    out: list[iam_statements.Statement | None] = [
+        st for sc in scp_scopes(cfg, scp) for st in sc.statements(resource_policy=False)
+    ]
     if scp == VAULT_SCP and cfg.vault is not None:
         out += [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
     return out
 
 
-def guards_scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
+def guards_scp_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """The guards SCP's vault statements (on the organization's targets): the backup role's guards."""
     return backup_role_guards(cfg) if cfg.vault is not None else []
 
@@ -436,7 +449,7 @@ BACKUP_ROLE_GUARD_RISKS = {
 }
 
 
-def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
+def backup_role_guards(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """Whoever acts as the backup role writes the vault (a forged backup point restores the attacker's data). Its
     trust and deletion are `DenyPrivilegedRoleTampering`'s; its identity policies are break-glass's to change; and
     since its trust admits any job run of the kit's application, passing it is a takeover: only the backup schedule's
@@ -445,8 +458,8 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     role = backup_role_arn(cfg)
     passers = [*bg, *([backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
     return [
-        S.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
-        S.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
+        iam_statements.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
+        iam_statements.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
     ]
 
 
@@ -461,10 +474,12 @@ def key_policy(cfg: KitConfig) -> Document:
     grants on it (a KMS key policy's Deny binds the whole account)."""
     v = _vault(cfg)
     return doc(
-        S.kms_root_administration(v.account_id, v.partition),
-        S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
-        S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
-        S.kms_allow_key_use("AllowBreakGlassDecrypt", people(cfg), BREAK_GLASS_KEY),
+        iam_statements.kms_root_administration(v.account_id, v.partition),
+        iam_statements.kms_allow_key_use(
+            "AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]
+        ),
+        iam_statements.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
+        iam_statements.kms_allow_key_use("AllowBreakGlassDecrypt", people(cfg), BREAK_GLASS_KEY),
         *key_scope(cfg, kind="resource-policy").statements(resource_policy=True),
     )
 
@@ -490,17 +505,21 @@ RECOVERY_OBJECT_ACTIONS = ("s3:GetObject",)
 RECOVERY_BUCKET_ACTIONS = ("s3:ListBucket",)
 
 
-def _recovery_read(cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None) -> list[S.Statement | None]:
+def _recovery_read(
+    cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None
+) -> list[iam_statements.Statement | None]:
     arn = bucket_arn(cfg)
     listed = {"StringLike": {"s3:prefix": [f"{VAULT_TABLES_PREFIX}*"]}}
     objects = [f"{arn}/{VAULT_TABLES_PREFIX}*"]
     return [
-        S.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
-        S.statement(sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed),
+        iam_statements.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
+        iam_statements.statement(
+            sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed
+        ),
     ]
 
 
-def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_read_grants(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the vault's bucket policy (the vault in another account than the recovery role): the recovery role may read
     and list the backups."""
     return _recovery_read(
@@ -508,7 +527,7 @@ def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
     )
 
 
-def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_role_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the recovery role's permissions (none without `[vault]`): read and list the vault's backups and decrypt them
     with the vault key, so `recover --from-vault` and the rehearsal restore from it as the recovery role."""
     if cfg.vault is None:
@@ -516,7 +535,7 @@ def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
     res, cond = key_resource(cfg)
     return [
         *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
-        S.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+        iam_statements.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
     ]
 
 
@@ -529,25 +548,29 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     rep = cfg.recovery_replica
     arn = bucket_arn(cfg)
     scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
-        S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
-        S.deny_actions(
-            "DenyAllWritesToReplicas",
-            A.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ReadReplicaCatalog", iam_actions.CATALOG_BUCKET_READ, [rep.bucket_arn]),
+        iam_statements.allow_actions(
+            "ReadReplicaTables", iam_actions.CATALOG_TABLE_READ, [iam_statements.table_arns(rep.bucket_arn)]
         ),
-        S.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
-        S.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
+        iam_statements.deny_actions(
+            "DenyAllWritesToReplicas",
+            iam_actions.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in cfg.replicas] + [iam_statements.table_arns(r.bucket_arn) for r in cfg.replicas],
+        ),
+        iam_statements.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
+        iam_statements.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
         # its job run's entry, zip and jars from the deploy-time prefix only (on-call writes `scripts/`), and its logs
-        S.allow_s3("ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]),
-        S.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
+        iam_statements.allow_s3(
+            "ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"]
+        ),
+        iam_statements.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
-        stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     res, cond = key_resource(cfg)
-    stmts.append(S.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    stmts.append(iam_statements.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     return doc(*stmts)
 
 
@@ -562,7 +585,9 @@ def backup_scheduler_role_permissions(cfg: KitConfig) -> Document:
     """Start a job run on the kit's EMR Serverless application and pass it the backup role: nothing else."""
     return doc(
         allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name, sid="StartBackupJobRunOnTheKitApplication"),
-        allow_pass_role_to_service("PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), A.EMR_SERVERLESS_SERVICE),
+        allow_pass_role_to_service(
+            "PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), iam_actions.EMR_SERVERLESS_SERVICE
+        ),
     )
 
 
@@ -623,5 +648,5 @@ def risks(cfg: KitConfig) -> dict[str, str]:
     """The risk of each of the vault's Denies, by Sid, for the rendered SUMMARY.md."""
     if cfg.vault is None:
         return {}
-    placed = [bucket_scope(cfg, kind="scp"), key_scope(cfg, kind="resource-policy"), *scopes(cfg, VAULT_SCP)]
-    return SC.risks([*placed, *scopes(cfg, JOBS_SCP)]) | {r.sid: r.risk for r in rules(cfg)}
+    placed = [bucket_scope(cfg, kind="scp"), key_scope(cfg, kind="resource-policy"), *scp_scopes(cfg, VAULT_SCP)]
+    return scopes.risks([*placed, *scp_scopes(cfg, JOBS_SCP)]) | {r.sid: r.risk for r in rules(cfg)}

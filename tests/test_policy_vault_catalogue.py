@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import scopes as SC
-from s3tables_kit.policies import vault
+from s3tables_kit.policies import allowlists, scopes, vault
 from s3tables_kit.policies.lint import upstream_actions
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, errors_of, evaluate, principal_context
 from s3tables_kit.topology.config import parse_config
@@ -73,7 +71,7 @@ def catalogue(service: str, resource_type: str) -> list[str]:
     )
 
 
-def allow_lists() -> dict[str, SC.Placed]:
+def allow_lists() -> dict[str, scopes.Placed]:
     """The scopes as the resource layer renders them (the stricter layer: both apply)."""
     cfg = parse_config(with_vault(VAULT | {"tables": ["analytics.orders"]}))
     return {
@@ -180,7 +178,7 @@ def test_the_catalogue_is_swept_and_reads_are_reads() -> None:
             for a in upstream_actions(service).values()
             if a["accessLevel"] not in ("Read", "List")
         }
-        reads = AL.reads(service)
+        reads = allowlists.reads(service)
         assert not [a for a in writes if any(fnmatchcase(a.lower(), r.lower()) for r in reads)], service
 
 

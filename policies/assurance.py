@@ -364,10 +364,10 @@ def alarm_topic_key_policy(site: Site, guarded_by: list[str] | None = None) -> D
 
 
 def source_key_guardians(cfg: KitConfig, account_id: str) -> list[str]:
-    """Break-glass and the deploy roles of the sources of `account_id`: who may disable, delete or re-write a
-    source key or a source stack's alarm topic key (disabling either stops replication or every alarm)."""
-    deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id == account_id and s.deploy_role_arn]
-    return [*cfg.protection.break_glass_principals, *deploy]
+    """Break-glass: who may disable, delete or re-write a source key or an alarm topic key (disabling either stops
+    replication or every alarm; the deploy roles' allow-list on the kit's keys holds neither, `allowlists.KIT_KEYS`).
+    `account_id`: the key's (break-glass principals of every account are exempt alike)."""
+    return list(cfg.protection.break_glass_principals)
 
 
 def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
@@ -423,7 +423,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 "kms-key-policy",
                 site.account_id,
                 f"KMS key {alarm_key_alias(cfg, stack)} ({stack} stack)",
-                alarm_topic_key_policy(site, source_key_guardians(cfg, site.account_id) if stack == "source" else None),
+                alarm_topic_key_policy(site, source_key_guardians(cfg, site.account_id)),
             )
         )
     return out

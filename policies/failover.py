@@ -343,7 +343,10 @@ def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> D
     """The pipeline SCP of the failover topology (`policies.pipeline`): both sources' pipelines."""
     return doc(
         *pipeline.guards(
-            pipeline_of(cfg, topo), break_glass=cfg.protection.break_glass_principals, namespace=METRIC_NAMESPACE
+            pipeline_of(cfg, topo),
+            break_glass=cfg.protection.break_glass_principals,
+            namespace=METRIC_NAMESPACE,
+            kit_keys=False,  # in the promoted bucket's SCP
         )
     )
 
@@ -362,8 +365,10 @@ def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipe
         detection=here(g.detection),
         keys=tuple(k for k in g.keys if k[0].split(":")[4] == account_id),
         publishers=here(g.publishers),
+        kit=g.kit,
+        kit_deployers=here(g.kit_deployers),
     )
-    return own if own.replication_roles or own.detection or own.keys else None
+    return own if own.replication_roles or own.detection or own.keys or own.kit is not None else None
 
 
 def pipeline_guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
@@ -500,6 +505,7 @@ def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> D
     return doc(
         *_layer(cfg, topo, [topo.promoted], "scp"),
         *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),
+        *pipeline.kit_key_statements(cfg),
     )
 
 
@@ -680,7 +686,7 @@ def summary_section(cfg: KitConfig) -> str:
             "|---|---|",
         ]  # fmt: skip
         for stmt in policy["Statement"]:
-            if stmt["Effect"] != "Deny":
+            if stmt["Effect"] != "Deny" or "Action" not in stmt:  # an allow-list: in ALLOWLISTS.md
                 continue
             acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
             cond = stmt.get("Condition", {})

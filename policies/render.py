@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import docset, summary_layers, vault
 from s3tables_kit.policies import documents as D
+from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology.config import KitConfig, load_config
 
@@ -125,7 +127,7 @@ def _denies_of(docs: Sequence[D.PolicyDoc], layer: str, action: str) -> list[dic
         for d in docs
         if _layer(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s["Action"])
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action"))
     ]
 
 
@@ -226,7 +228,7 @@ def _protection_cells(
             if _layer(d) != layer:
                 continue
             for s in d.document["Statement"]:
-                if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action"))):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
                 exempt = _any_matches(arns, exempt_arns) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
@@ -271,7 +273,11 @@ def _principal_section(
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
             granted = granted or _granted_by_condition(s, arns)
-            acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
+            if "Action" in s:
+                acts = _short_actions(_as_list(s["Action"]))
+            else:
+                acts = f"all but {_short_actions(_as_list(s['NotAction']))}"
+            res = _code(_as_list(s["Resource"]))
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
                 may.append(line)
@@ -513,12 +519,10 @@ def _other_risk(sid: str) -> str:
         **{r.sid: r.risk for r in A.PIPELINE_RULES},
         **{r.sid: r.risk for r in vault.VAULT_RULES},
         **vault.BACKUP_ROLE_GUARD_RISKS,
-        "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
-            r.risk for r in A.PIPELINE_RULES if r.target != "keys"
-        ),
+        **{f"Deny{s.scope}{c}": f"{s.risk} See ALLOWLISTS.md." for s in AL.KIT_SCOPES for c in ("", "Deploy")},
         "DenySourceOwnKeyDestruction": "the same for a bring-your-own source key, named by ARN.",
-        "DenyKeyDestructionExceptDeployAndBreakGlass": "the source key's (or the alarm topic key's) own layer: "
-        "disabling it stops replication (or every alarm delivery); only the deploy role and break-glass.",
+        "DenyKeyDestructionExceptBreakGlass": "the source key's (or the alarm topic key's) own layer: "
+        "disabling it stops replication (or every alarm delivery); break-glass only.",
         "DenyKitMetricsFromOthers": "a heartbeat and zero lag published by anyone but the monitor (or a success by "
         "anyone but the rehearsal) would hide a frozen replica.",
         "DenyPassReplicationRoleElsewhere": "passed to another service, a replication role acts with its write access "
@@ -538,6 +542,7 @@ def render_example(config_path: Path) -> dict[str, str]:
     ds = docset.build(cfg)  # the same set `infra.app.build_app` hands to the stacks
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
+    files[ALLOWLISTS] = allowlists_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance
         from s3tables_kit.policies import failover, freeze
 

@@ -170,9 +170,9 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
 @pytest.mark.node
 def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_break_glass() -> None:
     """The hardener's role holds break-glass rights on the replicas, so its code and schedule are guarded like the
-    monitor's: the pipeline SCP and the account's guardrail deny changing them to an administrator of the source
-    account; break-glass still may. With the guard left out (the hardener not in the pipeline), the admin goes
-    through."""
+    monitor's: the pipeline SCP and the account's pipeline guardrail deny changing them to an administrator of the
+    source account (the kit's resources' allow-list, `DenyKitResources`); break-glass still may. With the guard left
+    out, the admin goes through."""
     import copy
 
     from s3tables_kit.policies import pipeline
@@ -185,12 +185,9 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
     schedule = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/seed-replica-hardener"
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
     no_hardener = copy.deepcopy(docs["scp-protect-pipeline"])
-    for st in no_hardener["Statement"]:
-        res = st.get("Resource")
-        if isinstance(res, list):
-            st["Resource"] = [r for r in res if "replica-hardener" not in r] or ["arn:aws:lambda:::function:none"]
+    no_hardener["Statement"] = [s for s in no_hardener["Statement"] if s["Sid"] != "DenyKitResources"]
     policies = {"admin": everything, "scp": docs["scp-protect-pipeline"], "scp-without": no_hardener,
-                "guardrail": docs["replica-guardrail--123456789012"], "all": everything}  # fmt: skip
+                "guardrail": docs["pipeline-guardrail--123456789012"], "all": everything}  # fmt: skip
     cases = {
         "admin code, both layers": (admin, "lambda:UpdateFunctionCode", function, ("admin", "guardrail"), "scp"),
         "admin code, SCP alone": (admin, "lambda:UpdateFunctionCode", function, ("admin",), "scp"),

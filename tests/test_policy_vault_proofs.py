@@ -285,8 +285,11 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
     ),
     "key guards removed everywhere": (
         both(
-            drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
-            drop("DenyReplicaKeyDestruction", "scp-protect-replica-guards"),
+            both(
+                drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
+                drop("DenyReplicaKeyDestruction", "scp-protect-replica-guards"),
+            ),
+            drop("DenyKitKeys", "scp-protect-replicas"),  # the kit's keys' allow-list (policies.allowlists)
         ),
         {"admin:key:kms:DisableKey": ALLOWED},
     ),

@@ -218,4 +218,23 @@ KIT_KEYS = AllowList(
     "names it; a later change of them is a break-glass deploy.",
 )
 
-KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS)
+HARDENER_SERVICES = ("iam", "lambda", "logs", "scheduler")
+KIT_HARDENER = AllowList(
+    scope="KitHardener",
+    title="The scheduled hardener (`[assurance.harden]`): its function, schedule, log group and role",
+    services=HARDENER_SERVICES,
+    everyone=reads(*HARDENER_SERVICES),
+    classes=(
+        Allowance(
+            KIT_ROLES,
+            KIT_ROLE_USE,
+            "Its schedule invokes it; it writes its own logs. Held by their own permission policies.",
+        ),
+    ),
+    self_bounded=(KIT_ROLES,),
+    risk="The hardener writes replica table policies and retention: whoever changes its code, configuration, "
+    "schedule or role acts with that exemption. Break-glass only, the deploy roles included (its first deploy is a "
+    "break-glass deploy).",
+)
+
+KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS, KIT_HARDENER)

@@ -429,11 +429,15 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
     return out
 
 
+def without_rehearsal(cfg: KitConfig) -> KitConfig:
+    """`cfg` with the rehearsal off: one source's view (the recovery replica may be another source's destination)."""
+    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
+    return cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
+
+
 def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
     """The documents of one source's stack (`cfg` has one source): its monitor and its alarm topic's key."""
-    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
-    view = cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
-    return documents(view)
+    return documents(without_rehearsal(cfg))
 
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
@@ -445,7 +449,6 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
     """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what"."""
-    rec = recovery_site(cfg)
     out: list[tuple[str, list[str], str, list[str]]] = []
     if cfg.assurance.monitor.enabled:
         src = source_site(cfg)
@@ -467,6 +470,7 @@ def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[s
             )
         )
     if cfg.assurance.rehearsal.enabled:
+        rec = recovery_site(cfg)
         out.append(
             (
                 "Recovery rehearsal schedule role",

@@ -367,6 +367,7 @@ def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipe
         publishers=here(g.publishers),
         kit=g.kit,
         kit_deployers=here(g.kit_deployers),
+        hardener=here(g.hardener),
     )
     return own if own.replication_roles or own.detection or own.keys or own.kit is not None else None
 

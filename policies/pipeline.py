@@ -59,6 +59,8 @@ class Pipeline:
     # deploy roles whose reviewed set applies there (every stack's: source, replica, recovery).
     kit: tuple[str, str] | None = None
     kit_deployers: tuple[str, ...] = ()
+    # The scheduled hardener's function, schedule, log group and role: break-glass only (`AL.KIT_HARDENER`).
+    hardener: tuple[str, ...] = ()
 
     def __add__(self, other: Pipeline) -> Pipeline:
         def both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
@@ -74,6 +76,7 @@ class Pipeline:
             publishers=both(self.publishers, other.publishers),
             kit=self.kit or other.kit,
             kit_deployers=both(self.kit_deployers, other.kit_deployers),
+            hardener=both(self.hardener, other.hardener),
         )
 
 
@@ -93,8 +96,8 @@ def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
 
 
 def hardener_resources(site: assurance.Site, cfg: KitConfig) -> tuple[str, ...]:
-    """The scheduled hardener's function, schedule and log group (`[assurance.harden]`): its role is a break-glass
-    principal, so whoever could change its code or schedule would hold break-glass rights on the replicas."""
+    """The scheduled hardener's function, schedule, log group and role (`[assurance.harden]`): it writes replica table
+    policies and retention, so whoever could change its code, schedule or role would write them."""
     if not cfg.assurance.harden.enabled:
         return ()
     name = hardener.hardener_name(cfg)
@@ -102,6 +105,8 @@ def hardener_resources(site: assurance.Site, cfg: KitConfig) -> tuple[str, ...]:
         site.arn("lambda", f"function:{name}"),
         site.arn("scheduler", f"schedule/default/{name}"),
         site.arn("logs", f"log-group:{name}"),
+        site.role_arn(name),
+        site.role_arn(hardener.hardener_schedule_role_name(cfg)),
     )
 
 
@@ -144,7 +149,8 @@ def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
     return Pipeline(
         deploy_roles=(src.deploy_role_arn,) if src.deploy_role_arn else (),
         replication_roles=(view.replication_role_arn,),
-        detection=(detection_resources(site, view.name_prefix) if monitor else ()) + hardener_resources(site, view),
+        detection=detection_resources(site, view.name_prefix) if monitor else (),
+        hardener=hardener_resources(site, view),
         keys=tuple(keys),
         publishers=(site.role_arn(assurance.monitor_role_name(view)),) if monitor else (),
     )
@@ -180,18 +186,21 @@ def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
     if not accounts:
         return Pipeline()
     site = assurance.Site(estate.partition(cfg), "*", "*") if account_id is None else freshness.site(cfg, account_id)
-    return kit_scope(cfg) + Pipeline(
+    return kit_scope(cfg, account_id=account_id) + Pipeline(
         deploy_roles=tuple(d for a in accounts for d in freshness.deploy_roles(cfg, a)),
         detection=detection_resources(site, freshness.prefix(cfg)),
         publishers=tuple(freshness.role_arn(cfg, a) for a in accounts),
     )
 
 
-def kit_scope(cfg: KitConfig, *, by_name: bool = False) -> Pipeline:
+def kit_scope(cfg: KitConfig, *, by_name: bool = False, account_id: str | None = None) -> Pipeline:
     """The kit's resources (closed by allow-list) and every deploy role of the topology (the sources', the
-    replicas', the recovery stack's) by ARN, or the sources' by name in any account (an estate's SCP)."""
+    replicas', the recovery stack's) by ARN, or the sources' by name in any account (an estate's SCP); `account_id`:
+    those of one account (a guardrail: the actions act in the caller's own account)."""
     sources = estate.deploy_role_name_patterns(cfg) if by_name else [s.deploy_role_arn for s in cfg.sources]
     deployers = [*sources, *(r.deploy_role_arn for r in cfg.replicas)]
+    if account_id is not None:
+        deployers = [d for d in deployers if d and d.split(":")[4] == account_id]
     return Pipeline(kit=(estate.partition(cfg), cfg.kit.name), kit_deployers=tuple(sorted({d for d in deployers if d})))
 
 
@@ -223,7 +232,7 @@ def by_pattern(cfg: KitConfig, account_id: str = "*") -> Pipeline:
         )
     return (
         recovery_publishers(cfg)
-        + kit_scope(cfg, by_name=account_id == "*")
+        + kit_scope(cfg, by_name=account_id == "*", account_id=None if account_id == "*" else account_id)
         + Pipeline(
             deploy_roles=deploy,
             replication_roles=(f"arn:{p}:iam::{account_id}:role/{kit}-*-s3tables-replication",),
@@ -266,6 +275,9 @@ def guards(
     out: list[S.Statement | None] = []
     if g.kit is not None:
         out += kit_allowlists(g.kit, g.kit_deployers, break_glass=break_glass, keys=kit_keys)
+    if g.hardener and g.kit is not None:
+        roles = {AL.KIT_ROLES: list(AL.kit_roles(*g.kit))} if break_glass else {}
+        out += AL.KIT_HARDENER.statements(g.hardener, {AL.BREAK_GLASS: list(break_glass), **roles})
     for rule in A.PIPELINE_RULES:
         if rule.target == "keys":
             out += _key_guards(rule, g.keys if g.kit is None else [k for k in g.keys if k[1] is None], exempt)
@@ -348,7 +360,8 @@ def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | 
         # in an estate the check is among the detection patterns
         g = by_pattern(cfg, account_id) if estate_scheme else sources_by_arn(cfg) + here
     else:
-        g = here + kit_scope(cfg)
+        g = here
+    g += kit_scope(cfg, account_id=account_id)
     out = guards(g, break_glass=(), namespace=assurance.METRIC_NAMESPACE)
     if estate_scheme:
         out.append(replica_account_role_creation(cfg, [account_id], "DenyReplicationRoleCreationHere", ()))

@@ -463,6 +463,10 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
     scps = [d for d in docs if d.kind == "scp"]
     lines += summary_of(cfg).scp_sizes(scps) if scps else []
+    managed = [d for d in docs if d.kind == "identity" and "guardrail" in d.name]
+    if managed:  # managed policies: white space not counted (`policies.lint`, KIT-IAM8)
+        sizes = ", ".join(f"`{d.name}` {len(''.join(render_json(d.document).split()))}" for d in managed)
+        lines += ["", f"Managed policy sizes (white space not counted, of 6,144 characters each): {sizes}."]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import pipeline
+from s3tables_kit.policies import assurance, pipeline
 from s3tables_kit.policies.model import PolicyDoc
 from s3tables_kit.topology.config import KitConfig
 
@@ -37,6 +37,8 @@ def _scope_resources(cfg: KitConfig, scope: AL.AllowList) -> tuple[str, ...]:
     kit = pipeline.kit_scope(cfg).kit
     assert kit is not None
     partition, name = kit
+    if scope is AL.KIT_HARDENER:
+        return pipeline.hardener_resources(assurance.source_site(cfg), cfg)
     if scope is AL.KIT_KEYS:
         cond = AL.kit_key_condition(name)["ForAnyValue:StringLike"]["kms:ResourceAliases"]
         return tuple(f"{r} (a key with an alias `{cond}`)" for r in AL.kit_key_resources(partition))
@@ -94,5 +96,6 @@ def allowlists_markdown(name: str, cfg: KitConfig, docs: Sequence[PolicyDoc]) ->
         "",
     ]
     for scope in AL.KIT_SCOPES:
-        lines += scope_section(cfg, scope, docs)
+        if scope is not AL.KIT_HARDENER or cfg.assurance.harden.enabled:
+            lines += scope_section(cfg, scope, docs)
     return "\n".join(lines).rstrip("\n") + "\n"

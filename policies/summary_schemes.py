@@ -47,7 +47,7 @@ def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, lis
 
     out: list[tuple[str, list[str], str, list[str]]] = []
     for src in cfg.sources:
-        for title, arns, intro, identity in assurance.summary_principals(cfg.view(src)):
+        for title, arns, intro, identity in assurance.summary_principals(assurance.without_rehearsal(cfg.view(src))):
             if title.startswith("Replication monitor"):
                 renamed = [D.estate_source_name(n, src.stack_id) for n in identity]
                 out.append((f"{title} of `{src.id}`", arns, intro, renamed))

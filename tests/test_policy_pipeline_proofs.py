@@ -532,13 +532,19 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
     if site.key:
         out["source key guard removed from the SCP and the key policy"] = (
             _both(drop_everywhere(KEYS), drop_from(site.key[1], KEY_POLICY_SID)),
-            {f"{w}:source-key:kms:DisableKey": ALLOWED for w in _attackers(site)},
+            {
+                f"{w}:source-key:kms:DisableKey": ALLOWED
+                for w in (*_attackers(site), *(["deploy"] if site.deploy else []))
+            },
         )
     if site.alarm_key_policy:
         out["alarm key guard removed from the SCP and the key policy"] = (
             _both(drop_everywhere(KEYS), drop_from(site.alarm_key_policy, KEY_POLICY_SID)),
             {
-                **{f"{w}:alarm-key:kms:DisableKey": ALLOWED for w in _attackers(site)},
+                **{
+                    f"{w}:alarm-key:kms:DisableKey": ALLOWED
+                    for w in (*_attackers(site), *(["deploy"] if site.deploy else []))
+                },
                 # the source key's SCP guard is the same statement: its key policy still holds it
             },
         )

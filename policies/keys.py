@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, fan_in, freshness
+from s3tables_kit.policies import assurance, fan_in
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
@@ -49,14 +49,15 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         S.kms_root_service_grants(site.account_id, partition),
         S.kms_allow_maintenance(site.bucket_arn, site.account_id),
     ]
-    if site.role == "source":
+    src = next((s for s in cfg.sources if s.bucket_arn == site.bucket_arn), None) if site.role == "source" else None
+    if src is not None:
         stmts.append(
             S.kms_allow_key_use(
-                "AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]
+                "AllowReplicationRoleReadSource", [cfg.replication_role_arn_of(src)], ["Decrypt", "GenerateDataKey"]
             )
         )
         # disabling the source key stops replication: the deploy role and break-glass only
-        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, site.account_id)))
+        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, src)))
     elif site.role == "replica":
         # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
@@ -64,11 +65,10 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         if replica is not None and fan_in.is_fan_in(cfg, replica):
             stmts.append(fan_in.key_use_grant(cfg, replica, writers, use))
         else:
-            roles = list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn]
+            roles = list(cfg.replication_role_arns_into(replica) if replica else cfg.replication_role_arns)
             stmts.append(S.kms_allow_key_use(writers, roles, use))
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
-        stmts += freshness.key_policy_statements(cfg, site.bucket)  # the replica account's own freshness check
         bg = cfg.protection.break_glass_principals
         # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
         # needs this Allow; the account root's statement covers only the key's own account).
@@ -84,5 +84,5 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     # continuous assurance: the monitor reads the source's encrypted metadata
-    stmts += assurance.key_policy_statements(cfg, site.role)
+    stmts += assurance.key_policy_statements(cfg, src)
     return doc(*stmts)

@@ -37,8 +37,9 @@ def _scope_resources(cfg: KitConfig, scope: AL.AllowList) -> tuple[str, ...]:
     kit = pipeline.kit_scope(cfg).kit
     assert kit is not None
     partition, name = kit
-    if scope is AL.KIT_HARDENER:
-        return pipeline.hardener_resources(assurance.source_site(cfg), cfg)
+    if scope is AL.KIT_HARDENER:  # `[assurance.harden]`: one source
+        src = cfg.sources[0]
+        return pipeline.hardener_resources(assurance.site_of(src), cfg, src)
     if scope is AL.KIT_KEYS:
         cond = AL.kit_key_condition(name)["ForAnyValue:StringLike"]["kms:ResourceAliases"]
         return tuple(f"{r} (a key with an alias `{cond}`)" for r in AL.kit_key_resources(partition))

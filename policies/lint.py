@@ -123,6 +123,12 @@ def _service(service: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     return actions, rtypes
 
 
+def service_catalogue(service: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(actions by lower-case name, resource types) of a service, the reviewed overlay included: what the
+    allow-list proofs sweep ({} for a service iam-data does not know)."""
+    return _service(service) or ({}, {})
+
+
 def action_details(action: str) -> dict[str, Any] | None:
     if ":" not in action:
         return None

@@ -24,6 +24,7 @@ EXAMPLE = ROOT / "examples" / "adopt.toml"
 POLICY_FILE = ROOT / "examples" / "adopt" / "bucket-policy-sales-lake.json"
 BUCKET = "arn:aws:s3tables:us-east-1:111122223333:bucket/sales-lake"
 ANALYTICS = "arn:aws:iam::111122223333:role/analytics-athena"
+PARTNER = "arn:aws:iam::999988887777:root"  # an account the configuration names nowhere
 Stack = dict[str, Any]
 
 
@@ -229,6 +230,31 @@ REFUSED = [
         "NoReplicationRole",
         "KIT-ADOPT4 NoDenyOfTheKit",
     ),
+    (
+        {
+            **OPEN,
+            "Sid": "PartnerReads",
+            "Principal": {"AWS": "arn:aws:iam::999988887777:root"},
+            "Action": "s3tables:GetTable",
+        },
+        "PartnerReads",
+        "KIT-ADOPT5 NoGrantOutsideTheOrganization",
+    ),
+    (
+        {**OPEN, "Sid": "EveryoneReads", "Principal": "*", "Action": "s3tables:GetTable"},
+        "EveryoneReads",
+        "KIT-ADOPT5 NoGrantOutsideTheOrganization",
+    ),
+    (
+        {**OPEN, "Sid": "AnalyticsTags", "Principal": {"AWS": ANALYTICS}, "Action": "s3tables:TagResource"},
+        "AnalyticsTags",
+        "KIT-ADOPT6 NoTablePolicyOrTagGrant",
+    ),
+    (
+        {**OPEN, "Sid": "AnalyticsTablePolicy", "Principal": {"AWS": ANALYTICS}, "Action": "s3tables:PutTablePolicy"},
+        "AnalyticsTablePolicy",
+        "KIT-ADOPT6 NoTablePolicyOrTagGrant",
+    ),
 ]
 
 
@@ -258,6 +284,29 @@ def test_the_synth_entry_point_refuses_it_with_exit_2(
     assert main.main() == 2
     assert "OpenLake: [KIT-ADOPT2 NoOpenProtectedAllow]" in capsys.readouterr().err
     assert not list((tmp_path / "out").rglob("cdk.tf.json"))  # no stack written
+
+
+def test_reads_for_the_organization_pass_and_a_conditional_deny_of_replication_is_warned_with_its_sid(
+    tmp_path: Path,
+) -> None:
+    org_reads = {
+        **OPEN, "Sid": "OrgReads", "Principal": "*", "Action": "s3tables:GetTable",
+        "Condition": {"StringEquals": {"aws:PrincipalOrgID": "o-abc123def4"}},
+    }  # fmt: skip
+    no_vpc = {
+        **OPEN, "Sid": "OnlyFromTheVpc", "Effect": "Deny", "Principal": "*", "Action": "s3tables:GetTableData",
+        "Condition": {"StringNotEquals": {"aws:SourceVpce": "vpce-0abc"}},
+    }  # fmt: skip
+    policy = athena_and(org_reads)
+    policy["Statement"].append(no_vpc)
+    cfg = load_config(variant(tmp_path, policy=policy))
+    ds = docset.build(cfg)
+    assert [s["Sid"] for s in ds.document("source-bucket-policy")["Statement"]][:3] == [
+        "AthenaReaders", "OrgReads", "OnlyFromTheVpc",
+    ]  # fmt: skip
+    (kept,) = [d.attached_to for d in ds.docs if d.name == "source-bucket-policy"]
+    assert "warning: OnlyFromTheVpc: [KIT-ADOPT7 ConditionalDenyOfReplication]" in kept
+    assert "OrgReads: [" not in kept
 
 
 def test_a_conditional_deny_and_a_named_grant_are_kept(tmp_path: Path) -> None:

@@ -167,6 +167,59 @@ def bucket_name_of(res: PlannedResource) -> str:
     return str(body.get("name") or body.get("table_bucket_name") or "")
 
 
+# ---------------------------------------------------------------- is it a saved plan of this configuration? ----
+
+PLAN_KEYS = ("format_version", "planned_values", "resource_changes")
+
+
+def _planned_bucket_names(plan: Json) -> set[str]:
+    """The table bucket names a plan holds (planned values and changes; awscc and aws spellings)."""
+    root = (plan.get("planned_values") or {}).get("root_module") or {}
+    bodies = [r.get("values") or {} for r in root.get("resources") or [] if r.get("type") in BUCKET_TYPES]
+    for rc in plan.get("resource_changes") or []:
+        if isinstance(rc, dict) and rc.get("type") in BUCKET_TYPES:
+            change = rc.get("change") or {}
+            bodies += [change.get("after") or {}, change.get("before") or {}]
+    return {
+        str(b.get("table_bucket_name") or b.get("name")) for b in bodies if b.get("table_bucket_name") or b.get("name")
+    }
+
+
+def config_bucket_names(cfg: KitConfig) -> set[str]:
+    """Every table bucket a configuration's stacks hold: its sources', replicas' and recovery bucket."""
+    names = {s.bucket for s in cfg.sources} | {r.bucket for r in cfg.replicas}
+    return names | {cfg.recovery.bucket}
+
+
+def saved_plan(doc: object, cfg: KitConfig | None, name: str) -> Json:
+    """`doc` when it is a saved plan (`terraform show -json <plan file>`) of one of the configuration's stacks; else
+    ValueError with the one line that says what it is not. Fail closed: the gate passes only what it can read as such
+    a plan (`terraform show -json` without the plan file prints the state, `{"format_version": "1.0"}` when empty)."""
+    if not isinstance(doc, dict):
+        raise ValueError(
+            f"{name}: not a saved plan: `terraform show -json <plan file>` writes a JSON object, this is a "
+            f"{type(doc).__name__}"
+        )
+    missing = [k for k in PLAN_KEYS if k not in doc]
+    if missing:
+        raise ValueError(
+            f"{name}: not a saved plan (no {', '.join(missing)}): write it with `terraform plan -out=tfplan` and "
+            "`terraform show -json tfplan` (without the plan file, show prints the state)"
+        )
+    if not isinstance(doc["resource_changes"], list) or not isinstance(doc["planned_values"], dict):
+        raise ValueError(f"{name}: not a saved plan: resource_changes must be a list and planned_values an object")
+    if not (doc["planned_values"].get("root_module") or {}).get("resources") and not doc["resource_changes"]:
+        raise ValueError(f"{name}: a plan of no resource: not the plan of a stack (synthesize and plan the stack)")
+    if cfg is not None:
+        found, known = _planned_bucket_names(doc), config_bucket_names(cfg)
+        if found and not found & known:
+            raise ValueError(
+                f"{name}: a plan of table bucket(s) {', '.join(sorted(found))}, none of which the configuration "
+                "names: the plan of another configuration's stack"
+            )
+    return doc
+
+
 # ---------------------------------------------------------------- the configuration's intent ----
 
 
@@ -576,7 +629,8 @@ def main(argv: list[str] | None = None) -> int:
         print("adopt-gate: --apply needs --stack-dir (it applies the plan it saved there)", file=sys.stderr)
         return 2
     try:
-        intent = AdoptionIntent.of(load_config(args.config) if args.config else None)
+        cfg = load_config(args.config) if args.config else None
+        intent = AdoptionIntent.of(cfg)
         if args.stack_dir is not None:
             from s3tables_kit.infra.validate import find_terraform
 
@@ -586,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
             done = plan_gate_apply(terraform, args.stack_dir, intent, apply=args.apply)
             reports = [done.report]
         else:
-            reports = [gate(json.loads(p.read_text()), intent, p.name) for p in args.plan_json]
+            reports = [gate(saved_plan(json.loads(p.read_text()), cfg, p.name), intent, p.name) for p in args.plan_json]
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"adopt-gate: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from s3tables_kit.infra import adoptgate
 from s3tables_kit.infra.adoptgate import AdoptionIntent, PolicyDiff, applies_to, gate, policy_diff
 from s3tables_kit.topology.config import load_config
 
@@ -139,3 +142,35 @@ def test_a_destroy_is_refused_and_a_merged_policy_is_compared_by_meaning() -> No
     assert policy_diff(old, json.dumps({"Statement": [wider]})) == PolicyDiff((), ("AthenaReaders",), (), ())
     unnamed = {k: v for k, v in grant.items() if k != "Sid"}
     assert policy_diff(old, json.dumps({"Statement": [unnamed, deny]})).dropped == ("AthenaReaders",)
+
+
+def test_the_gate_refuses_what_is_not_a_saved_plan_of_the_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fail closed: `terraform show -json` without the plan file (the state: `{"format_version":"1.0"}`), a JSON
+    list, an empty plan and the plan of another configuration's stack are each refused, exit 2, one line."""
+    intent(tmp_path)
+    saved = {**importing(first_plan(SOURCE)), "planned_values": {"root_module": {"resources": []}}}
+    foreign = copy.deepcopy(saved)
+    for rc in foreign["resource_changes"]:
+        if rc["type"] == BUCKET_TYPE:
+            rc["change"]["before"] = rc["change"]["after"] = {"table_bucket_name": "someone-elses-lake"}
+    cases = {
+        "state.json": ({"format_version": "1.0"}, "not a saved plan (no planned_values, resource_changes)"),
+        "list.json": ([], "not a saved plan: `terraform show -json <plan file>` writes a JSON object, this is a list"),
+        "empty.json": (
+            {"format_version": "1.2", "planned_values": {}, "resource_changes": []},
+            "a plan of no resource",
+        ),
+        "foreign.json": (foreign, "a plan of table bucket(s) someone-elses-lake, none of which the configuration"),
+    }
+    config = str(tmp_path / "kit.toml")
+    for name, (doc, line) in cases.items():
+        (tmp_path / name).write_text(json.dumps(doc))
+        assert adoptgate.main(["--plan-json", str(tmp_path / name), "--config", config]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and line in err and "Traceback" not in err, (name, err)
+    # The saved plan itself is read, and gated.
+    (tmp_path / "plan.json").write_text(json.dumps(saved))
+    assert adoptgate.main(["--plan-json", str(tmp_path / "plan.json"), "--config", config]) == 2
+    assert "refused: 3 change(s)" in capsys.readouterr().err

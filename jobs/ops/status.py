@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -444,11 +444,13 @@ def collect_backfill(
     *,
     cache: MetadataCache | None = None,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    expected: Mapping[str, backfill.KitDestinations] | None = None,
     **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
     (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it.
-    `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
+    `run`: as `collect_status` takes them; the sizes are read with the same concurrency. `expected`: the kit's
+    destinations per source (the outputs), which every replicated table must reach."""
     rest = (cache or NO_CACHE).empty
     report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
@@ -460,6 +462,7 @@ def collect_backfill(
         cache=cache,
         concurrency=run.get("concurrency", CONCURRENCY),
         rest=rest,
+        expected=expected,
     )
 
 
@@ -613,6 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     groups: dict[str, tuple[str, ...]] = {}
+    expected: dict[str, backfill.KitDestinations] | None = None
     if not buckets or Path(args.outputs).is_file():
         from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -629,13 +633,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+            expected = {
+                s.table_bucket_arn: backfill.KitDestinations(
+                    frozenset(s.destinations),
+                    None if s.replication_mode == "bucket" else frozenset(s.replicated_tables),
+                )
+                for s in outputs.sources
+                if s.destinations
+            }
     clients = clients_from_args(args)
     cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
     if args.backfill:
         return backfill.run(
             args,
             lambda: collect_backfill(
-                clients, buckets, cache=cache, second_pass_pause=args.second_pass_pause, **run_options(args)
+                clients,
+                buckets,
+                cache=cache,
+                second_pass_pause=args.second_pass_pause,
+                expected=expected,
+                **run_options(args),
             ),
         )
     report = collect_status(

@@ -17,6 +17,7 @@ import pytest
 from s3tables_kit.infra import adoptgate
 from s3tables_kit.infra.adoptgate import AdoptionIntent, PolicyDiff, applies_to, gate, policy_diff
 from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.loader import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = json.loads((ROOT / "tests" / "golden" / "seed" / "source.json").read_text())
@@ -174,3 +175,51 @@ def test_the_gate_refuses_what_is_not_a_saved_plan_of_the_configuration(
     (tmp_path / "plan.json").write_text(json.dumps(saved))
     assert adoptgate.main(["--plan-json", str(tmp_path / "plan.json"), "--config", config]) == 2
     assert "refused: 3 change(s)" in capsys.readouterr().err
+
+
+DEST = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
+OLD_DEST = "arn:aws:s3tables:eu-west-1:111122223333:bucket/team-copy"
+TAKEOVER = "aws_s3tables_table_bucket_replication.replication_bucket"
+
+
+def replication_change(actions: list[str], before: list[str] | None, after: list[str], **extra: Any) -> dict[str, Any]:
+    def body(dests: list[str]) -> dict[str, Any]:
+        return {"table_bucket_arn": ARN, "role": "arn:aws:iam::111122223333:role/r",
+                "rule": [{"destination": [{"destination_table_bucket_arn": d} for d in dests]}]}  # fmt: skip
+
+    change = {"actions": actions, "before": None if before is None else body(before), "after": body(after),
+              "after_unknown": {}, **extra}  # fmt: skip
+    return {"address": TAKEOVER, "mode": "managed", "type": TAKEOVER.split(".")[0], "change": change}
+
+
+def test_an_existing_replication_is_taken_over_in_place_and_never_loses_a_destination_unstated(tmp_path: Path) -> None:
+    """The bucket replicates already (to the replica the configuration keeps): the first deploy imports the
+    configuration and updates it. Kept destinations pass; one dropped is refused unless stated; a create over it and a
+    delete (a gap) are refused."""
+    existing = f'existing_destinations = ["{DEST}"]\n'
+
+    def plan_of(rc: dict[str, Any]) -> dict[str, Any]:
+        return {"format_version": "1.2", "resource_changes": [rc]}
+
+    kept = plan_of(replication_change(["update"], [DEST], [DEST, OLD_DEST], importing={"id": ARN}))
+    report = gate(kept, intent(tmp_path, "bucket_policy", written=existing))
+    assert report.passed, report.summary()
+    assert [n.detail for n in report.of_kind("replication kept")] == [
+        f"1 existing destination(s) kept; added {OLD_DEST}"
+    ]
+    dropped = plan_of(replication_change(["update"], [OLD_DEST, DEST], [DEST], importing={"id": ARN}))
+    (refusal,) = gate(dropped, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert (refusal.address, refusal.rule, refusal.attributes) == (TAKEOVER, "overwrite", ("rule",))
+    assert f"drops existing destination(s) {OLD_DEST}" in refusal.why
+    assert gate(dropped, intent(tmp_path, "bucket_policy", "replication", written=existing)).passed  # stated
+    created = plan_of(replication_change(["create"], None, [DEST]))
+    (refusal,) = gate(created, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.rule == "create over existing" and "the stack must import it" in refusal.why
+    assert gate(created, intent(tmp_path, "bucket_policy")).passed  # a bucket that replicates nowhere yet
+    gap = plan_of(replication_change(["delete", "create"], [DEST], [DEST], importing={"id": ARN}))
+    (refusal,) = gate(gap, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.rule == "replace" and "replicates nothing from the delete until" in refusal.why
+    # The configuration itself keeps each existing destination unless it states the drop.
+    with pytest.raises(ConfigError, match=r"source\.existing_destinations\[0\]: .*team-copy receives this bucket"):
+        intent(tmp_path, "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')
+    assert intent(tmp_path, "replication", "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')

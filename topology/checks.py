@@ -287,6 +287,7 @@ def _adoption_checks(cfg: KitConfig) -> list[Issue]:
                     'or use type = "sse-s3" as the bucket has',
                 )
             )
+        out += _existing_replication_checks(cfg, src, where)
         for n_i, ns in enumerate(src.namespaces):
             if ns.adopt and not src.adopt:
                 out.append(
@@ -295,6 +296,34 @@ def _adoption_checks(cfg: KitConfig) -> list[Issue]:
                         "a namespace is adopted only in an adopted bucket (adopt = true on the source)",
                     )
                 )
+    for r_i, r in enumerate(cfg.replicas):
+        if r.adopt and r.encryption.creates_key:
+            out.append(
+                Issue(
+                    f"replicas[{r_i}].encryption.kms_key",
+                    '"create" would re-point an existing bucket at a new key: name the key it uses or "sse-s3"',
+                )
+            )
+    return out
+
+
+def _existing_replication_checks(cfg: KitConfig, src: Source, where: str) -> list[Issue]:
+    """An existing replication taken over: only on an adopted bucket, and each destination it has stays one of the
+    source's destinations unless the configuration states that it drops it."""
+    out: list[Issue] = []
+    key = f"{where}.existing_destinations"
+    if src.existing_destinations and not src.adopt:
+        out.append(Issue(key, "only an adopted bucket (adopt = true) has an existing replication to take over"))
+    kept = {r.bucket_arn for r in cfg.destinations_of(src)}
+    for i, arn in enumerate(src.existing_destinations):
+        if arn not in kept and "replication" not in src.adopt_changes:
+            out.append(
+                Issue(
+                    f"{key}[{i}]",
+                    f"{arn} receives this bucket's replicas today and is not among its destinations: keep it (a "
+                    '[[replicas]] entry with adopt = true) or state the drop (adopt_changes = ["replication"])',
+                )
+            )
     return out
 
 

@@ -166,11 +166,19 @@ class Source(AdoptableSite, _BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
-    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+    adopt_changes: tuple[Literal["bucket_policy", "encryption", "replication"], ...] = Field(
         default=(),
-        description='With adopt = true: "encryption" (a different encryption than the bucket has) and '
-        '"bucket_policy" (the kit\'s policy created on a bucket that has none), changes the adoption gate '
-        "(`infra.adoptgate`) otherwise refuses; a written storage class or file removal states itself.",
+        description='With adopt = true: "encryption" (a different encryption than the bucket has), '
+        '"bucket_policy" (the kit\'s policy created on a bucket that has none) and "replication" (a destination of '
+        "`existing_destinations` dropped), changes the adoption gate (`infra.adoptgate`) otherwise refuses; a written "
+        "storage class or file removal states itself.",
+    )
+    existing_destinations: tuple[str, ...] = Field(
+        default=(),
+        description="With adopt = true: the destination bucket ARNs of the bucket's existing bucket-level replication "
+        "configuration (`s3tables-kit discover` writes them), which the first deploy imports and updates in place "
+        "(replication never stops), each kept as a destination (a `[[replicas]]` entry with adopt = true) unless "
+        'adopt_changes names "replication".',
     )
 
     @field_validator("id")
@@ -198,6 +206,17 @@ class Source(AdoptableSite, _BucketSite):
 
 
 class Replica(_BucketSite):
+    adopt: bool = Field(
+        default=False,
+        description="Whether the replica bucket already exists (the destination of an existing replication): its "
+        "stack imports it, never creates, replaces or destroys it, and gives it the kit's replica protections.",
+    )
+    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+        default=(),
+        description='With adopt = true: "bucket_policy" (the kit\'s replica policy put on the bucket, replacing '
+        'any it has) and "encryption" (a different encryption than it has), changes the adoption gate refuses '
+        "otherwise.",
+    )
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
         "count), applied by `make harden`."

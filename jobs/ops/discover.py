@@ -55,6 +55,8 @@ from s3tables_kit.jobs.ops.discover_plan import (
     policy_files,
     propose_toml,
     render_report,
+    replica_plan,
+    replica_sources,
 )
 from s3tables_kit.jobs.ops.discover_read import (
     BucketFound,
@@ -156,7 +158,12 @@ def _stop_at_refusal(results: dict[str, list[TableFound]]) -> None:
 
 def report_doc(found: Discovery, destinations: Sequence[Destination], kit_name: str) -> dict[str, Any]:
     """The JSON report (`discover.json`) of a discovery."""
-    plans = [bucket_plan(b, destinations) for b in sorted(found.buckets, key=lambda b: b.arn)]
+    replicas = replica_sources(found.buckets)
+    by_arn = {b.arn: b for b in found.buckets}
+    plans = [
+        replica_plan(b, replicas[b.arn]) if b.arn in replicas else bucket_plan(b, destinations, by_arn)
+        for b in sorted(found.buckets, key=lambda b: b.arn)
+    ]
     return {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "kit": kit_name,

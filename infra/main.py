@@ -30,7 +30,17 @@ def main() -> int:
     except (EstateFailoverError, AdoptedStatementRefused) as err:
         print(f"{env.config_path}: {err}", file=sys.stderr)
         return 2
-    app.synth()
+    try:
+        app.synth()
+    except Exception as err:  # a KIT nag rule refused a document: it comes back through jsii as a RuntimeError
+        from s3tables_kit.infra.nag import nag_refusals
+
+        lines = nag_refusals(err)
+        if not lines:
+            raise
+        for line in lines:
+            print(f"{env.config_path}: {line}", file=sys.stderr)
+        return 2
     print(f"synthesised {env.config_path} -> {env.outdir or 'cdktf.out'}/stacks/", file=sys.stderr)
     return 0
 

@@ -21,13 +21,13 @@ def main() -> int:
         EstateFailoverError,
         build_app,
     )
-    from s3tables_kit.policies.adopted import AdoptedStatementRefused
+    from s3tables_kit.topology.issues import KitRefusal
 
     try:
         app = build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy)
     # A topology the kit does not build, or an adopted statement that defeats a protection: refused before anything
     # is written.
-    except (EstateFailoverError, AdoptedStatementRefused) as err:
+    except (EstateFailoverError, KitRefusal) as err:
         print(f"{env.config_path}: {err}", file=sys.stderr)
         return 2
     try:

@@ -19,6 +19,7 @@ from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.issues import KitRefusal
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
 GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
@@ -30,7 +31,7 @@ REPLICATION_READS = (*A.REPLICATION_SOURCE_TABLE_READ, *A.REPLICATION_SOURCE_BUC
 KNOWN = sorted(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL)
 
 
-class AdoptedStatementRefused(ValueError):
+class AdoptedStatementRefused(KitRefusal):
     """An adopter's statement that defeats a protection (each problem names the Sid and the rule)."""
 
 

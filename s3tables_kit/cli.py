@@ -168,6 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     try:
         return entry(args[1:])
+    except ValueError as err:
+        from s3tables_kit.topology.issues import KitRefusal  # here, not at start: `--help` imports nothing
+
+        if not isinstance(err, KitRefusal):
+            raise
+        print(f"s3tables-kit {cmd.name}: {err}", file=sys.stderr)  # input the kit refuses: its lines, no traceback
+        return EXIT_REFUSED
     except ModuleNotFoundError as err:  # a tool that imports an extra only once it knows it needs it
         line = missing_dependency(cmd, err)
         if line is None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from s3tables_kit.topology.adoption import AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
+from s3tables_kit.topology.issues import KitRefusal
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
     EMR_RELEASE_RE,
@@ -433,7 +434,7 @@ class Failover(_Frozen):
         return v
 
 
-class EstateError(ValueError):
+class EstateError(KitRefusal):
     """A single-source name asked of a topology with several sources (iterate `sources`, or pass the source)."""
 
 

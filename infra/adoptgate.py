@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from s3tables_kit.infra.adoptplan import BUCKET_TYPES, saved_plan
+from s3tables_kit.infra.adoptplan import BUCKET_TYPES, read_saved_plan
 from s3tables_kit.topology.config import KitConfig, Source, load_config
 
 Json = dict[str, Any]
@@ -646,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
             done = plan_gate_apply(terraform, args.stack_dir, intent, apply=args.apply)
             reports = [done.report]
         else:
-            reports = [gate(saved_plan(json.loads(p.read_text()), cfg, p.name), intent, p.name) for p in args.plan_json]
+            reports = [gate(read_saved_plan(p, cfg), intent, p.name) for p in args.plan_json]
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"adopt-gate: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,8 @@ one line naming what it is not."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from s3tables_kit.topology.config import KitConfig
@@ -61,3 +63,12 @@ def saved_plan(doc: object, cfg: KitConfig | None, name: str) -> Json:
                 "names: the plan of another configuration's stack"
             )
     return doc
+
+
+def read_saved_plan(path: Path, cfg: KitConfig | None) -> Json:
+    """`saved_plan` of a file (`terraform show -json tfplan > plan.json`); ValueError, one line, when it is not."""
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path.name}: not a saved plan: not JSON ({exc})") from None
+    return saved_plan(doc, cfg, path.name)

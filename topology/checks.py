@@ -25,6 +25,7 @@ from s3tables_kit.topology.rules import (
     MAX_NAME_PREFIX,
     MAX_TABLES_PER_BUCKET,
     MAX_TAGS,
+    PLACEHOLDER_ACCOUNT,
     TEMPORAL_TRANSFORM_TYPES,
     fan_in_namespace_prefix,
 )
@@ -624,6 +625,29 @@ def point_group_checks(cfg: KitConfig) -> list[Issue]:
             if why:
                 where = f"assurance.replication_point_groups[{i}].tables[{j}]"
                 out.append(Issue(where, f"group {group.name!r}: {why}"))
+    return out
+
+
+def placeholder_issues(cfg: KitConfig) -> list[Issue]:
+    """The lines of a proposal (`s3tables-kit discover`) still to complete, each naming its field: synth and deploy
+    refuse them (a review tool only warns). An `alarm_subscriptions = []` written out is the proposal's line."""
+    out: list[Issue] = []
+    org = cfg.protection.organization
+    if org is not None and org.management_account_id == PLACEHOLDER_ACCOUNT:
+        out.append(
+            Issue(
+                "protection.organization.management_account_id",
+                f"still the proposal's placeholder {PLACEHOLDER_ACCOUNT}: name your organization's management account",
+            )
+        )
+    if "alarm_subscriptions" in cfg.assurance.model_fields_set and not cfg.assurance.alarm_subscriptions:
+        out.append(
+            Issue(
+                "assurance.alarm_subscriptions",
+                'still the proposal\'s empty list: add who the alarms notify, e.g. [{ protocol = "email", endpoint = '
+                '"oncall@example.com" }]',
+            )
+        )
     return out
 
 

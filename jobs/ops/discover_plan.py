@@ -20,12 +20,13 @@ from s3tables_kit.jobs.kernel.tables import replication_managed
 from s3tables_kit.jobs.ops.discover_read import BucketFound, TableFound
 from s3tables_kit.topology.model import UnreferencedFileRemoval
 from s3tables_kit.topology.reference import toml_value
+from s3tables_kit.topology.rules import PLACEHOLDER_ACCOUNT
 
 # What S3 Tables applies to a table whose snapshot management nobody set (the AWS default).
 SERVICE_SNAPSHOT_DEFAULT = (120, 1)
 REPLICA_RETENTION_HOURS = 2160  # 90 days: a proposal the engineer reviews, as in examples/seed.toml
 KIT_UNREFERENCED = UnreferencedFileRemoval()
-PLACEHOLDER_MANAGEMENT = "000000000000"  # no read of Organizations: the engineer names the management account
+PLACEHOLDER_MANAGEMENT = PLACEHOLDER_ACCOUNT  # no read of Organizations: the engineer names the management account
 _ACCOUNT_RE = re.compile(r"^\d{12}$")
 
 
@@ -504,6 +505,10 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         "# REVIEW: your organization's management account, and the OUs (or accounts) the protection SCP is attached to",
         "[protection.organization]",
         *_lines(organization),
+        "",
+        "# REVIEW: who the kit's alarms notify (synth refuses the empty list)",
+        "[assurance]",
+        "alarm_subscriptions = []",
         "",
         "# REVIEW: where recovery restores to",
         "# [recovery]" if comment else "[recovery]",

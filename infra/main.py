@@ -17,11 +17,18 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
+    from s3tables_kit.policies.docset import build
+    from s3tables_kit.topology.issues import KitRefusal
+
+    try:
+        build(cfg)  # the documents first: an adopter's statement refused before the provider bindings load (~20 s)
+    except KitRefusal as err:
+        print(f"{env.config_path}: {err}", file=sys.stderr)
+        return 2
     from s3tables_kit.infra.app import (  # the provider bindings (~20 s): after the config is valid
         EstateFailoverError,
         build_app,
     )
-    from s3tables_kit.topology.issues import KitRefusal
 
     try:
         app = build_app(cfg, outdir=env.outdir, allow_destroy=env.allow_destroy)

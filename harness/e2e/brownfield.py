@@ -139,7 +139,7 @@ def complete(out: Path) -> Path:
     adopted with a replica each, and every line to review present once."""
     path = out / "kit.toml"
     text = path.read_text()
-    if text.count("adopt = true") != 2 or text.count("replicate_to = ") != 2:
+    if text.count("adopt = true") != 2 or text.count("replicate_to = ") != 2 or "alarm_subscriptions = []" not in text:
         raise ValueError(f"{path} is not discovery's proposal for both buckets with their replicas")
     for line, reviewed in REVIEWED:
         if text.count(line) != 1:

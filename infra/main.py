@@ -17,11 +17,13 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
-    from s3tables_kit.policies.docset import build
+    from s3tables_kit.policies.docset import build_within_quotas
     from s3tables_kit.topology.issues import KitRefusal
 
     try:
-        build(cfg)  # the documents first: an adopter's statement refused before the provider bindings load (~20 s)
+        build_within_quotas(
+            cfg
+        )  # the documents first: an adopter's statement refused before the provider bindings load (~20 s)
     except KitRefusal as err:
         print(f"{env.config_path}: {err}", file=sys.stderr)
         return 2

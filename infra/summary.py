@@ -50,7 +50,7 @@ def describe(cfg: KitConfig) -> str:
     from s3tables_kit.policies import docset
     from s3tables_kit.topology.outputs import organization_value, outputs_doc
 
-    docs = docset.build(cfg)
+    docs = docset.build_within_quotas(cfg)
     where = {src.stack_id: (src.account_id, src.region) for src in cfg.sources}
     where |= {r.stack_id: (r.account_id, r.region) for r in cfg.replicas}
     where["recovery"] = (cfg.recovery_replica.account_id, cfg.recovery_replica.region)

@@ -34,7 +34,7 @@ from pathlib import Path
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import explain_roles as R
 from s3tables_kit.policies import simulate
-from s3tables_kit.policies.docset import DocumentSet, build
+from s3tables_kit.policies.docset import DocumentSet, build_within_quotas
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
@@ -568,7 +568,7 @@ class _Plan:
 def explain_all(cfg: KitConfig, questions: Sequence[Question]) -> list[Explanation]:
     """Evaluate every request (and, for a protected action, the same request by each break-glass principal) in one
     run of the simulator, and attribute each decision."""
-    ds = build(cfg)
+    ds = build_within_quotas(cfg)
     plans: list[_Plan] = []
     sims: list[SimRequest] = []
     policies: dict[str, Document] = {

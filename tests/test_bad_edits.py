@@ -42,6 +42,14 @@ def _edit(where: Path, example: str, *replace: tuple[str, str], policy: object =
     return where / "kit.toml"
 
 
+def _oversized() -> dict[str, object]:
+    """The adopter's policy with a grant to 500 roles: the merged bucket policy is over the 20,480 characters."""
+    doc = json.loads((EXAMPLES / "adopt" / "bucket-policy-sales-lake.json").read_text())
+    readers = [f"arn:aws:iam::111122223333:role/reader-{i:04d}" for i in range(500)]
+    doc["Statement"].append({**doc["Statement"][0], "Sid": "ManyReaders", "Principal": {"AWS": readers}})
+    return doc
+
+
 def _sidless() -> dict[str, object]:
     doc = json.loads((EXAMPLES / "adopt" / "bucket-policy-sales-lake.json").read_text())
     for statement in doc["Statement"]:
@@ -82,6 +90,11 @@ BAD_EDITS: list[tuple[str, Callable[[Path], Path], str]] = [
         "a Sid-less adopter statement",
         lambda d: _edit(d, "adopt.toml", policy=_sidless()),
         "[KIT-ADOPT1 AdoptedStatementSid] has no Sid",
+    ),
+    (
+        "a policy over its quota",
+        lambda d: _edit(d, "adopt.toml", policy=_oversized()),
+        "[KIT-IAM9 TablesResourcePolicySize] source-bucket-policy: bucket-policy is",
     ),
 ]
 

@@ -184,7 +184,7 @@ TAKEOVER = "aws_s3tables_table_bucket_replication.replication_bucket"
 
 def replication_change(actions: list[str], before: list[str] | None, after: list[str], **extra: Any) -> dict[str, Any]:
     def body(dests: list[str]) -> dict[str, Any]:
-        return {"table_bucket_arn": ARN, "role": "arn:aws:iam::111122223333:role/r",
+        return {"table_bucket_arn": ARN, "role": "arn:aws:iam::111122223333:role/r", "version_token": "t1",
                 "rule": [{"destination": [{"destination_table_bucket_arn": d} for d in dests]}]}  # fmt: skip
 
     change = {"actions": actions, "before": None if before is None else body(before), "after": body(after),
@@ -219,6 +219,11 @@ def test_an_existing_replication_is_taken_over_in_place_and_never_loses_a_destin
     gap = plan_of(replication_change(["delete", "create"], [DEST], [DEST], importing={"id": ARN}))
     (refusal,) = gate(gap, intent(tmp_path, "bucket_policy", written=existing)).refused
     assert refusal.rule == "replace" and "replicates nothing from the delete until" in refusal.why
+    # A provider that read no version token at the import (#46675) would fail the update half-way: refused.
+    tokenless = copy.deepcopy(kept)
+    tokenless["resource_changes"][0]["change"]["before"]["version_token"] = ""
+    (refusal,) = gate(tokenless, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.attributes == ("version_token",) and "#46675" in refusal.why
     # The configuration itself keeps each existing destination unless it states the drop.
     with pytest.raises(ConfigError, match=r"source\.existing_destinations\[0\]: .*team-copy receives this bucket"):
         intent(tmp_path, "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')

@@ -65,6 +65,11 @@ BAD_EDITS: list[tuple[str, Callable[[Path], Path], str]] = [
         "recovery.replica: 'gone-bucket' is not the bucket of any entry in replicas",
     ),
     (
+        "dangling recovery replica in an estate",
+        lambda d: _edit(d, "estate.toml", ('replica = "estate-vault-euc1"', 'replica = "estate-gone"')),
+        "recovery.replica: 'estate-gone' is not the bucket of any entry in replicas",
+    ),
+    (
         "replicate_to names a removed replica",
         lambda d: _edit(
             d, "estate.toml", ('"estate-vault-euc1", "estate-sales-replica-euc1"]', '"estate-vault-euc1"]')
@@ -187,3 +192,23 @@ def test_flags_are_never_silently_ignored(
         f"{__import__('botocore').__version__} knows none such); did you mean eu-west-1?\n"
     )
     assert cli.main(["--version"]) == 0 and capsys.readouterr().out.startswith("s3tables-kit ")
+
+
+def test_the_proposals_policies_render_for_review(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`s3tables-kit policies --examples discover-out` on a proposal of two buckets (each with its replica, the
+    recovery reading the first's): every document rendered, and the proposal's placeholders are only warned of."""
+    from s3tables_kit.jobs.ops.discover_plan import Destination, bucket_plan, propose_toml
+    from s3tables_kit.jobs.ops.discover_read import BucketFound
+
+    def found(name: str) -> BucketFound:
+        b = BucketFound(f"arn:aws:s3tables:us-east-1:111122223333:bucket/{name}", name, "us-east-1", "111122223333")
+        b.namespaces, b.encryption, b.storage_class = ["sales"], {"sseAlgorithm": "AES256"}, "STANDARD"
+        return b
+
+    plans = [bucket_plan(found(n), [Destination.parse("us-west-2")]) for n in ("lake-a", "lake-b")]
+    out = tmp_path / "discover-out"
+    out.mkdir()
+    (out / "kit.toml").write_text(propose_toml("lake", plans))
+    assert cli.main(["policies", "--examples", str(out), "--out", str(tmp_path / "review")]) == 0, capsys.readouterr()
+    rendered = {p.name for p in (tmp_path / "review" / "kit").iterdir()}
+    assert "SUMMARY.md" in rendered and any(n.startswith("replica-bucket-policy") for n in rendered)

@@ -257,7 +257,7 @@ def mark_detached(
         if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
             continue
         found = replicas.get(r.destination_bucket_arn, {}).get(r.table)
-        if is_detached(r.failure_message, found.managed_by_service if found else None):
+        if is_detached(r.failure_message, found.managed_by is not None if found else None):
             r.status = DETACHED
             r.lagging = False  # permanent, not a delay: its own status and alarm
             r.failure_message = r.failure_message or DETACHED_NOTE

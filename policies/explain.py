@@ -689,9 +689,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         question = Question(req, tuple(_identity_files(args.identity_policy)), args.guardrail)
         e = explain_all(cfg, [question])[0]
     except (RefusedInput, ConfigError, OSError, simulate.SimulatorUnavailable, simulate.SimulatorError) as exc:
-        problems = [f"{exc.source}: {i}" for i in exc.issues] if isinstance(exc, ConfigError) else [str(exc)]
-        for problem in problems:  # one line per problem of the configuration
-            print(f"explain: refused: {problem or type(exc).__name__}", file=sys.stderr)
+        for problem in [f"{exc.source}: {i}" for i in exc.issues] if isinstance(exc, ConfigError) else [exc]:
+            print(f"explain: refused: {problem or type(exc).__name__}", file=sys.stderr)  # one line per problem
         return EXIT_REFUSED
     print(json.dumps(e.to_json(), indent=2) if args.json else render(e))
     return e.exit_code

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from s3tables_kit.topology.adoption import AdoptableSite
+from s3tables_kit.topology.adoption import AdoptableReplica, AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
@@ -173,13 +173,6 @@ class Source(AdoptableSite, _BucketSite):
         "`existing_destinations` dropped), changes the adoption gate (`infra.adoptgate`) otherwise refuses; a written "
         "storage class or file removal states itself.",
     )
-    existing_destinations: tuple[str, ...] = Field(
-        default=(),
-        description="With adopt = true: the destination bucket ARNs of the bucket's existing bucket-level replication "
-        "configuration (`s3tables-kit discover` writes them), which the first deploy imports and updates in place "
-        "(replication never stops), each kept as a destination (a `[[replicas]]` entry with adopt = true) unless "
-        'adopt_changes names "replication".',
-    )
 
     @field_validator("id")
     @classmethod
@@ -205,18 +198,7 @@ class Source(AdoptableSite, _BucketSite):
         return table.snapshot_retention or self.snapshot_retention
 
 
-class Replica(_BucketSite):
-    adopt: bool = Field(
-        default=False,
-        description="Whether the replica bucket already exists (the destination of an existing replication): its "
-        "stack imports it, never creates, replaces or destroys it, and gives it the kit's replica protections.",
-    )
-    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
-        default=(),
-        description='With adopt = true: "bucket_policy" (the kit\'s replica policy put on the bucket, replacing '
-        'any it has) and "encryption" (a different encryption than it has), changes the adoption gate refuses '
-        "otherwise.",
-    )
+class Replica(AdoptableReplica, _BucketSite):
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
         "count), applied by `make harden`."

@@ -298,6 +298,8 @@ def _adoption_checks(cfg: KitConfig) -> list[Issue]:
                     )
                 )
     for r_i, r in enumerate(cfg.replicas):
+        if r.adopt_changes and not r.adopt:
+            out.append(Issue(f"replicas[{r_i}].adopt_changes", "only for an adopted bucket (adopt = true)"))
         if r.adopt and r.encryption.creates_key:
             out.append(
                 Issue(

@@ -177,7 +177,7 @@ def execute(
         else:
             report.error = "the table never replicated: no replica to probe or attack"
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
-        probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U29"])  # its own pair of buckets
+        probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U30"])  # its own pair of buckets
     except Crash:
         report.error = "crashed after apply (injected): run make live-verify-cleanup RUN=" + plan.run_id
         report.facts = list(facts.values())

@@ -30,6 +30,7 @@ class TableRef:
     arn: str
     managed_by_service: bool = False  # ListTables' `managedByService` names the replication service (a replica)
     created_at: datetime | None = field(default=None, compare=False)  # ListTables' `createdAt` (UTC)
+    modified_at: datetime | None = field(default=None, compare=False)  # ListTables' `modifiedAt` (UTC): service-set
     # ListTables' `managedByService` as given: a disassociated replica has none at all (docs/aws-facts.md), whatever
     # value the replication service uses (U9), so detachment is read from its absence, not from the predicate.
     managed_by: str | None = field(default=None, compare=False)
@@ -50,6 +51,7 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
             t["tableARN"],
             replication_managed(t.get("managedByService")),
             t["createdAt"].astimezone(UTC) if isinstance(t.get("createdAt"), datetime) else None,
+            t["modifiedAt"].astimezone(UTC) if isinstance(t.get("modifiedAt"), datetime) else None,
             str(t["managedByService"]) if t.get("managedByService") else None,
         )
         for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)

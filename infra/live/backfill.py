@@ -1,4 +1,4 @@
-"""U26: which snapshots a backfilled replica holds, and U31: what replacing a replicating bucket's configuration does
+"""U26: which snapshots a backfilled replica holds, and U35: what replacing a replicating bucket's configuration does
 to its replicas (docs/aws-facts.md, "Unverified AWS behaviours").
 
 A source table of its own bucket (`<run>-bfsrc`) gets several snapshots from the run's writer *before* any replication
@@ -8,7 +8,7 @@ own current metadata. One snapshot is reading (a), "the current state only"; as 
 (b), "the history too". Either reading leaves the kit's handling standing (status and recovery read each replica's own
 snapshots), so the fact is confirmed with the reading named; anything else is contradicted.
 
-U31, on the same pair once the backfill completed: the configuration is replaced in place as the first deploy of an
+U35, on the same pair once the backfill completed: the configuration is replaced in place as the first deploy of an
 adopted bucket takes it over (PutTableBucketReplication with its version token, the same destination), then the source
 is committed to once more. The kit expects the existing replica to go on receiving the source's commits (the same
 replica table, COMPLETED, no second table and no new backfill); anything else is contradicted.
@@ -105,7 +105,7 @@ def probe_backfill_history(
     replicate: Callable[[str], None] | None = None,
     replaced: Fact | None = None,
 ) -> None:
-    """U26 and, with `replaced`, U31 (module docstring). `replicate`: the stand-in's replication service, given a turn
+    """U26 and, with `replaced`, U35 (module docstring). `replicate`: the stand-in's replication service, given a turn
     on a source table ARN (None on AWS: the service runs by itself). Leaves a fact undecided (not probed, with why)
     when the backfill never completes or a request fails."""
     try:
@@ -136,7 +136,7 @@ def _wait_completed(
 def _probe_replaced(
     fact: Fact, pair: tuple[Any, str, str, dict[str, Any]], writer: Writer, replicate: Callable[[str], None] | None
 ) -> None:
-    """U31 (module docstring): the configuration replaced in place, then one more commit."""
+    """U35 (module docstring): the configuration replaced in place, then one more commit."""
     src, src_arn, table_arn, conf = pair
     before = src.get_table_replication_status(tableArn=table_arn)["destinations"][0]
     token = src.get_table_bucket_replication(tableBucketARN=src_arn)["versionToken"]

@@ -20,6 +20,7 @@ from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig, Source
+from s3tables_kit.topology.issues import KitRefusal
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
 GUARDED = (*iam_statements.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
@@ -34,7 +35,7 @@ TABLE_POLICY_AND_TAGS = ("PutTablePolicy", "DeleteTablePolicy", "TagResource")
 KNOWN = sorted(iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL)
 
 
-class AdoptedStatementRefused(ValueError):
+class AdoptedStatementRefused(KitRefusal):
     """An adopter's statement that defeats a protection (each problem names the Sid and the rule)."""
 
 

@@ -27,6 +27,7 @@ from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import docset, summary_failover, summary_layers, vault
 from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies.lint import OverQuota
 from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology import paths
@@ -557,9 +558,12 @@ def _other_risk(sid: str) -> str:
 
 
 def render_example(config_path: Path) -> dict[str, str]:
-    """{relative file name: content} for one example configuration."""
+    """{relative file name: content} for one example configuration (`OverQuota` when a document is over its quota)."""
     cfg = load_config(config_path)
-    ds = docset.build(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+    try:
+        ds = docset.build_within_quotas(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+    except OverQuota as err:
+        raise OverQuota(f"{config_path}: {err}") from None
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
     files[ALLOWLISTS] = allowlists_markdown(config_path.stem, cfg, ds.docs)

@@ -362,3 +362,31 @@ def test_a_namespace_cannot_be_adopted_in_a_bucket_the_kit_creates(tmp_path: Pat
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert [i.field for i in err.value.issues] == ["source.namespaces[0].adopt"]
+
+
+def test_an_existing_replication_and_its_replica_are_imported_not_created(tmp_path: Path) -> None:
+    """The bucket replicates already to `sales-lake-us-west-2`: the source stack imports the bucket-level
+    configuration (updated in place: no moment without replication) and the replica stack imports the replica bucket,
+    which keeps the kit's protections (its policy is stated: the kit's replica policy)."""
+    replica_arn = "arn:aws:s3tables:us-west-2:111122223333:bucket/sales-lake-us-west-2"
+    cfg = load_config(
+        variant(
+            tmp_path,
+            ("adopt = true\n", f'adopt = true\nexisting_destinations = ["{replica_arn}"]\n'),
+            ('bucket = "sales-lake-us-west-2"\n', 'bucket = "sales-lake-us-west-2"\nadopt = true\n'),
+            (
+                'encryption = { type = "sse-s3" }\nsnapshot_retention = { max_snapshot_age_hours = 2160',
+                'adopt_changes = ["bucket_policy"]\nencryption = { type = "sse-s3" }\n'
+                "snapshot_retention = { max_snapshot_age_hours = 2160",
+            ),
+        )
+    )
+    source = synth_source(cfg, tmp_path / "out")
+    takeover, body = one(source, "aws_s3tables_table_bucket_replication")
+    assert imports(source)[takeover] == BUCKET and body["lifecycle"]["prevent_destroy"] is True
+    replica = _without_metadata(
+        json.loads((tmp_path / "out" / "stacks" / "replica-sales-lake-us-west-2" / "cdk.tf.json").read_text())
+    )
+    bucket, _ = one(replica, "awscc_s3tables_table_bucket")
+    assert imports(replica) == {bucket: replica_arn}
+    assert "aws_s3tables_table_bucket_policy" in replica["resource"]  # the kit's replica protections, as stated

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U30, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U35, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -114,6 +114,7 @@ TITLES = {
     "U32": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
     "U33": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
     "U34": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
+    "U35": "a replicating bucket's configuration replaced in place: its existing replicas go on receiving commits",
 }
 
 

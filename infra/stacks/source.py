@@ -103,6 +103,7 @@ class SourceStack(TerraformStack):
             tables=replicated,
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
+            import_arn=src.bucket_arn if src.adopt and src.existing_destinations else None,
         )
         if owns_pipeline_guardrail and docs.has("pipeline-guardrail", src.account_id):
             # the pipeline's second layer in a source account without a replica (IAM is global: one stack owns it)

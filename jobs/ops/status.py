@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -260,7 +260,7 @@ def mark_detached(
         if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
             continue
         found = replicas.get(r.destination_bucket_arn, {}).get(r.table)
-        if is_detached(r.failure_message, found.managed_by_service if found else None):
+        if is_detached(r.failure_message, found.managed_by is not None if found else None):
             r.status = DETACHED
             r.lagging = False  # permanent, not a delay: its own status and alarm
             r.failure_message = r.failure_message or DETACHED_NOTE
@@ -447,11 +447,13 @@ def collect_backfill(
     *,
     cache: MetadataCache | None = None,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    expected: Mapping[str, backfill.KitDestinations] | None = None,
     **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
     (`s3tables_kit.jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before
-    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
+    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency. `expected`: the kit's
+    destinations per source (the outputs), which every replicated table must reach."""
     rest = (cache or NO_CACHE).empty
     report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
@@ -463,6 +465,7 @@ def collect_backfill(
         cache=cache,
         concurrency=run.get("concurrency", CONCURRENCY),
         rest=rest,
+        expected=expected,
     )
 
 
@@ -629,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     groups: dict[str, tuple[str, ...]] = {}
+    expected: dict[str, backfill.KitDestinations] | None = None
     if not buckets or Path(args.outputs).is_file():
         from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -645,13 +649,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+            expected = {
+                s.table_bucket_arn: backfill.KitDestinations(
+                    frozenset(s.destinations),
+                    None if s.replication_mode == "bucket" else frozenset(s.replicated_tables),
+                )
+                for s in outputs.sources
+                if s.destinations
+            }
     clients = clients_from_args(args)
     cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
     if args.backfill:
         return backfill.run(
             args,
             lambda: collect_backfill(
-                clients, buckets, cache=cache, second_pass_pause=args.second_pass_pause, **run_options(args)
+                clients,
+                buckets,
+                cache=cache,
+                second_pass_pause=args.second_pass_pause,
+                expected=expected,
+                **run_options(args),
             ),
         )
     report = collect_status(

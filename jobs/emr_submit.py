@@ -196,9 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     except OutputsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from s3tables_kit.jobs.spark import kit_jars
+    from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
 
-    jars = kit_jars()
+    try:
+        jars = kit_jars()
+    except JarsUnavailable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
     except ValueError as err:

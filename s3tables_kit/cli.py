@@ -40,7 +40,7 @@ class Command:
 
 GROUPS = {
     "on-call": "On call (base install)",
-    "recover": "Recovery on Spark ([spark] extra)",
+    "recover": "Recovery on Spark ([spark] extra; the jars are fetched on first use)",
     "deploy": "Provision and review",
     "practise": "Practise and prove (from a checkout of the kit)",
 }
@@ -56,6 +56,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("recover", "jobs.recover.cli", "writable, verified copy of a replica or of a backup", "recover", "spark"),
     Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
     Command("backup", "jobs.vault.cli", "incremental backup of replica tables into the vault", "recover", "spark"),
+    Command("fetch-jars", "jobs.jars", "download the pinned Iceberg jars (SHA-256 checked)", "recover"),
     Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
     Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "policies.render", "render the policy documents for review", "deploy"),
@@ -96,7 +97,8 @@ HARNESS_MODULES = frozenset({"harness", "emulator", "bench", "tests"})
 
 
 def usage() -> str:
-    lines = ["usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments)", ""]
+    lines = ["usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments)"]
+    lines += ["       s3tables-kit --version", ""]
     for group, title in GROUPS.items():
         lines.append(f"{title}:")
         lines += [f"  {c.name:<15} {c.summary}" for c in COMMANDS if c.group == group]
@@ -144,11 +146,25 @@ def load(cmd: Command) -> Callable[[list[str]], int]:
     return entry
 
 
+def version() -> str:
+    """The installed distribution's version; a checkout that was never installed says so."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "(not installed: a checkout)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if args else EXIT_REFUSED
+    if args[0] == "--version":
+        print(f"s3tables-kit {version()}")
+        return 0
     cmd = BY_NAME.get(args[0])
     if cmd is None:
         print(f"s3tables-kit: unknown command {args[0]!r}; `s3tables-kit --help` lists them", file=sys.stderr)
@@ -166,8 +182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(line, file=sys.stderr)
         return EXIT_REFUSED
+    from s3tables_kit.jobs.jars import JarsUnavailable  # standard library only
+
     try:
         return entry(args[1:])
+    except JarsUnavailable as err:  # a local Spark session's jars: one line naming what fetches them
+        print(f"s3tables-kit {cmd.name}: {err}", file=sys.stderr)
+        return EXIT_REFUSED
     except ModuleNotFoundError as err:  # a tool that imports an extra only once it knows it needs it
         line = missing_dependency(cmd, err)
         if line is None:

@@ -355,7 +355,11 @@ def _local(ns: argparse.Namespace) -> int:
     replica = CatalogSpec("replica", "hadoop", file_uri(wh["replica"]))
     target = CatalogSpec("recovery", "hadoop", file_uri(wh["recovered"]))
     tables = ns.table or ["analytics.orders"]
-    spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    try:
+        spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    except JobError as err:  # the pinned jars missing and not fetchable: one line, before any JVM
+        print(f"rehearsal: {err}", file=sys.stderr)
+        return 2
     try:
         res = _rehearse_and_report(ns, replica, target, tables, spark, out / "rehearsals")
         res_dir = out / "rehearsals"

@@ -97,8 +97,10 @@ HARNESS_MODULES = frozenset({"harness", "emulator", "bench", "tests"})
 
 
 def usage() -> str:
-    lines = ["usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments)"]
-    lines += ["       s3tables-kit --version", ""]
+    lines = [
+        "usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments; --version)",
+        "",
+    ]
     for group, title in GROUPS.items():
         lines.append(f"{title}:")
         lines += [f"  {c.name:<15} {c.summary}" for c in COMMANDS if c.group == group]
@@ -146,13 +148,12 @@ def load(cmd: Command) -> Callable[[list[str]], int]:
     return entry
 
 
-def version() -> str:
-    """The installed distribution's version; a checkout that was never installed says so."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+def installed_version() -> str:
+    """The installed distribution's version (a checkout that is not installed says so)."""
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return installed(DISTRIBUTION)
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return "(not installed: a checkout)"
 
@@ -162,8 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if args else EXIT_REFUSED
-    if args[0] == "--version":
-        print(f"s3tables-kit {version()}")
+    if args[0] in ("--version", "-V"):
+        print(f"s3tables-kit {installed_version()}")
         return 0
     cmd = BY_NAME.get(args[0])
     if cmd is None:
@@ -182,13 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(line, file=sys.stderr)
         return EXIT_REFUSED
-    from s3tables_kit.jobs.jars import JarsUnavailable  # standard library only
-
     try:
         return entry(args[1:])
-    except JarsUnavailable as err:  # a local Spark session's jars: one line naming what fetches them
-        print(f"s3tables-kit {cmd.name}: {err}", file=sys.stderr)
-        return EXIT_REFUSED
     except ModuleNotFoundError as err:  # a tool that imports an extra only once it knows it needs it
         line = missing_dependency(cmd, err)
         if line is None:

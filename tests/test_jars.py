@@ -155,7 +155,7 @@ def test_a_spark_command_without_its_jars_is_one_line_and_exit_2(
     assert cli.main(["rehearse", "--local", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("s3tables-kit rehearse: ") and "iceberg-spark-runtime" in err and J.FETCH_COMMAND in err
+    assert err.startswith("rehearsal: ") and "iceberg-spark-runtime" in err and J.FETCH_COMMAND in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

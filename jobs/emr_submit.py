@@ -26,8 +26,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
+from s3tables_kit.jobs.kernel import sdk
 from s3tables_kit.topology.contract import BACKUP_ENTRY, REHEARSAL_ENTRY
-from s3tables_kit.topology.outputs import KitOutputs
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, load_outputs
 from s3tables_kit.topology.shipping import shipped_modules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,15 +191,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
 
 def main(argv: list[str] | None = None) -> int:
     ns, job_args = parse_args(argv)
-    from s3tables_kit.topology.outputs import OutputsError, load_outputs
-
     try:
         outputs = load_outputs(ns.outputs)
     except OutputsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
-
     try:
         jars = kit_jars()
     except JarsUnavailable as err:
@@ -213,8 +211,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from s3tables_kit.jobs.kernel import sdk
-
     region = outputs.recovery.region
     upload(sdk.client("s3", region), outputs, jars)
     emr = sdk.client("emr-serverless", region)

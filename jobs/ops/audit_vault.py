@@ -37,7 +37,7 @@ DAYS_PER_YEAR = 365  # S3 counts a default retention of N years as N * 365 days
 
 def default_vault_policy_builder() -> VaultPolicyBuilder:
     """`policies.vault.bucket_policy(cfg)`, imported lazily (the jobs import no policy code at module load)."""
-    from s3tables_kit.policies.vault import bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.vault import bucket_policy
 
     return bucket_policy  # type: ignore[no-any-return,unused-ignore]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -100,6 +101,7 @@ TITLES = {
     "denied CreateTable/CreateNamespace/PutTableMaintenanceConfiguration on the destination",
     "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
     "role pattern and account, as the fan-in confinement writes them",
+    "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
 }
 
 
@@ -261,6 +263,17 @@ def _probe_detach(facts: dict[str, Fact], obs: Observed, src: Any, world: dict[s
     )  # fmt: skip
 
 
+def _probe_modified_at(fact: Fact, table: dict[str, Any], status: dict[str, Any]) -> None:
+    """U29: the replication service's commit moves the replica's `modifiedAt` (what the freshness check compares)."""
+    modified, replicated = table.get("modifiedAt"), status.get("lastSuccessfulReplicatedUpdate", {}).get("timestamp")
+    ok = modified is not None and replicated is not None and modified >= replicated - timedelta(seconds=60)
+    judge(
+        fact, "modifiedAt >= lastSuccessfulReplicatedUpdate.timestamp (within a minute)", ok,
+        f"modifiedAt {modified}; last replicated update {replicated}", evidence_of(table),
+        change="compare the replicas' snapshot commit times in jobs/ops/freshness.py instead of modifiedAt",
+    )  # fmt: skip
+
+
 def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: dict[str, Any]) -> None:
     table = dst.get_table(tableArn=replica_arn)
     bucket_arn = replica_arn.split("/table/")[0]
@@ -275,6 +288,7 @@ def _probe_replica(facts: dict[str, Fact], dst: Any, replica_arn: str, status: d
         f"GetTable {value!r}; ListTables {listed_value!r}", evidence_of(table),
         change="compare managedByService with the observed value where the kit tells replicas apart",
     )  # fmt: skip
+    _probe_modified_at(facts["U29"], table, status)
     loc = dst.get_table_metadata_location(
         tableBucketARN=bucket_arn, namespace=table["namespace"][0], name=table["name"]
     )

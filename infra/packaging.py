@@ -61,13 +61,13 @@ HARDENER_ENTRY = "jobs/ops/harden_scheduled.py"  # the scheduled hardener's hand
 @functools.cache
 def monitor_modules() -> tuple[str, ...]:
     """The kit modules of the monitor's package (paths under the kit), derived from its handler's imports."""
-    return shipping.shipped_modules([MONITOR_MODULE], shipping.LAMBDA_RUNTIME)
+    return shipping.shipped_modules([MONITOR_MODULE], shipping.LAMBDA_RUNTIME, command_lines=False)
 
 
 @functools.cache
 def hardener_modules() -> tuple[str, ...]:
     """The modules the hardener's package adds to the monitor's (which it ships whole: one kernel in both packages)."""
-    own = shipping.shipped_modules([HARDENER_ENTRY], shipping.LAMBDA_RUNTIME)
+    own = shipping.shipped_modules([HARDENER_ENTRY], shipping.LAMBDA_RUNTIME, command_lines=False)
     return tuple(m for m in own if m not in monitor_modules())
 
 

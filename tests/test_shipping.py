@@ -75,6 +75,9 @@ def test_the_monitor_ships_what_its_handler_can_run_in_lambda() -> None:
     assert {"jobs/ops/freshness.py", "jobs/aws_timestamps.py", "jobs/__init__.py"} <= set(modules)
     # imported inside the command line's functions, and needing pydantic, which the runtime lacks: left out
     assert {"topology/outputs.py", "topology/config.py"}.isdisjoint(modules)
+    # imported only by `status`'s command line (`main`), which a handler never runs: left out though it could load
+    assert "jobs/ops/status_channels.py" not in modules
+    assert shipping.loads_with("jobs/ops/status_channels.py") <= shipping.LAMBDA_RUNTIME
     assert shipping.loads_with("topology/outputs.py") - shipping.LAMBDA_RUNTIME == {"pydantic"}
 
 
@@ -96,7 +99,9 @@ def test_the_rule_on_a_small_tree(tmp_path: Path) -> None:
                 "if TYPE_CHECKING:\n    from s3tables_kit.jobs import typed\n"
                 "def handler():\n    from s3tables_kit.jobs.lazy import run\n    return run()\n"
                 "def cli():\n    from s3tables_kit.jobs.cli_only import load\n    return load()\n"
+                "def main(argv):\n    from s3tables_kit.jobs.tool import run\n    return run(argv)\n"
             ),
+            "jobs/tool.py": "import json\n",
             "jobs/eager.py": "import os\n",
             "jobs/typed.py": "",
             "jobs/lazy.py": "from s3tables_kit.jobs import deeper\ndef run(): ...\n",
@@ -105,10 +110,12 @@ def test_the_rule_on_a_small_tree(tmp_path: Path) -> None:
             "jobs/model.py": "import pydantic\n",
         },
     )
-    lambda_ = shipping.shipped_modules(["jobs/entry.py"], frozenset({"boto3", "botocore"}), root)
+    sdk = frozenset({"boto3", "botocore"})
+    lambda_ = shipping.shipped_modules(["jobs/entry.py"], sdk, root, command_lines=False)
     assert lambda_ == ("jobs/__init__.py", "jobs/deeper.py", "jobs/eager.py", "jobs/entry.py", "jobs/lazy.py")
+    assert set(shipping.shipped_modules(["jobs/entry.py"], sdk, root)) - set(lambda_) == {"jobs/tool.py"}
     anywhere = shipping.shipped_modules(["jobs/entry.py"], None, root)
-    assert set(anywhere) - set(lambda_) == {"jobs/cli_only.py", "jobs/model.py"}  # never the TYPE_CHECKING one
+    assert set(anywhere) - set(lambda_) == {"jobs/cli_only.py", "jobs/model.py", "jobs/tool.py"}  # never `typed`
     (root / "jobs/eager.py").write_text("from . import deeper\n")
     shipping.imports_of.cache_clear()
     with pytest.raises(ValueError, match=r"jobs/eager.py:1: a relative import"):

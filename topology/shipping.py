@@ -8,6 +8,8 @@ EMR jobs zip (`jobs/emr_submit.py`) ship the kit's modules their entries can imp
 - an import inside a function (run when that function runs) is followed too, unless the package's runtime lacks a
   third-party distribution the imported module needs at load: that path cannot run there (the monitor's command line
   reading `kit.toml` with pydantic, which the Lambda runtime does not have), so it is left out by rule;
+- an import inside a tool's command line (a function `main`) is followed only for a package whose entries run
+  command lines (the EMR jobs call `recover`'s); a Lambda package's entry is its handler, which never does;
 - the standard library and other distributions are never shipped: the runtime provides them.
 
 The walk names modules by their `s3tables_kit.` import names; a relative import is refused (the kit uses none).
@@ -44,6 +46,7 @@ def module_file(name: str, root: Path = REPO) -> str | None:
 class Imports:
     eager: frozenset[str]  # at module level, outside `if TYPE_CHECKING:`: run when the module loads
     lazy: frozenset[str]  # inside a function: run when it runs
+    command_line: frozenset[str]  # inside a tool's command line (`main`): run only where the tool runs
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -57,8 +60,9 @@ def imports_of(rel: str, root: Path = REPO) -> Imports:
     """The names a kit module imports (`from m import n` gives `m` and `m.n`: `n` may be a submodule)."""
     eager: set[str] = set()
     lazy: set[str] = set()
+    command_line: set[str] = set()
 
-    def visit(node: ast.AST, in_function: bool) -> None:
+    def visit(node: ast.AST, in_function: bool, in_main: bool = False) -> None:
         if isinstance(node, ast.If) and _type_checking(node.test):
             children: Iterable[ast.AST] = node.orelse
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -68,16 +72,17 @@ def imports_of(rel: str, root: Path = REPO) -> Imports:
                 names = [a.name for a in node.names]
             else:
                 names = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
-            (lazy if in_function else eager).update(names)
+            (command_line if in_main else lazy if in_function else eager).update(names)
             return
         else:
             children = ast.iter_child_nodes(node)
             in_function = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            in_main = in_main or (isinstance(node, ast.FunctionDef) and node.name == "main")
         for child in children:
-            visit(child, in_function)
+            visit(child, in_function, in_main)
 
     visit(ast.parse((root / rel).read_text(), rel), False)
-    return Imports(frozenset(eager), frozenset(lazy))
+    return Imports(frozenset(eager), frozenset(lazy), frozenset(command_line))
 
 
 def _packages(rel: str, root: Path) -> list[str]:
@@ -106,9 +111,12 @@ def loads_with(rel: str, root: Path = REPO) -> frozenset[str]:
     return frozenset(needed)
 
 
-def shipped_modules(entries: Iterable[str], runtime: frozenset[str] | None, root: Path = REPO) -> tuple[str, ...]:
+def shipped_modules(
+    entries: Iterable[str], runtime: frozenset[str] | None, root: Path = REPO, *, command_lines: bool = True
+) -> tuple[str, ...]:
     """Every kit module (a path under the kit, as `jobs/ops/monitor.py`) the entries can import in a runtime that
-    has the third-party distributions `runtime` (None: whatever the job brings along), sorted."""
+    has the third-party distributions `runtime` (None: whatever the job brings along), sorted; `command_lines`:
+    whether the entries run tools' command lines (`main`)."""
     seen: set[str] = set()
     todo = list(entries)
     while todo:
@@ -117,6 +125,7 @@ def shipped_modules(entries: Iterable[str], runtime: frozenset[str] | None, root
             continue
         seen.add(rel)
         imports = imports_of(rel, root)
-        lazy = [f for f in _kit_files(imports.lazy, root) if runtime is None or loads_with(f, root) <= runtime]
+        later = imports.lazy | imports.command_line if command_lines else imports.lazy
+        lazy = [f for f in _kit_files(later, root) if runtime is None or loads_with(f, root) <= runtime]
         todo += [*_packages(rel, root), *_kit_files(imports.eager, root), *lazy]
     return tuple(sorted(seen))

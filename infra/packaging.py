@@ -40,10 +40,9 @@ from typing import Any
 
 import botocore
 
-from s3tables_kit.topology import shipping
+from s3tables_kit.topology import paths, shipping
 from s3tables_kit.topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
 
-REPO = Path(__file__).resolve().parent.parent
 PACKAGE = shipping.PACKAGE  # the modules sit under the kit's distribution package, as they import each other
 
 
@@ -82,7 +81,7 @@ def declared_bytes(declared: Any) -> bytes:
 
 def _entries(declared: bytes | None, extra: Sequence[tuple[str, bytes]] = ()) -> list[tuple[str, bytes]]:
     out = [(f"{PACKAGE}/__init__.py", b"")]  # the package's own __init__ holds only its docstring
-    out += [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in monitor_modules()]
+    out += [(f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in monitor_modules()]
     out += extra
     if declared is not None:
         out.append((DECLARED_FILE, declared))
@@ -102,7 +101,7 @@ def monitor_zip(declared: bytes | None = None) -> bytes:
 def hardener_zip(plan: tuple[str, bytes]) -> bytes:
     """The scheduled hardener's package: the monitor's modules (its kernel), `hardener_modules()` and `plan`, (file
     name, content) of its plan file."""
-    own = [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in hardener_modules()]
+    own = [(f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in hardener_modules()]
     return _zip(_entries(None, [*own, plan]))
 
 

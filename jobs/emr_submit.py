@@ -28,11 +28,11 @@ from typing import Any
 
 from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
 from s3tables_kit.jobs.kernel import sdk
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import BACKUP_ENTRY, REHEARSAL_ENTRY
 from s3tables_kit.topology.outputs import KitOutputs, OutputsError, load_outputs
 from s3tables_kit.topology.shipping import shipped_modules
 
-REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
 ENTRY = "recover_entry.py"
 JOBS_ZIP = "jobs.zip"
@@ -139,7 +139,7 @@ def jobs_zip() -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for rel in shipped_modules(entries, runtime=None):
-            z.write(REPO / rel, f"s3tables_kit/{rel}")
+            z.write(paths.PACKAGE / rel, f"s3tables_kit/{rel}")
         z.writestr("s3tables_kit/__init__.py", "")
     return buf.getvalue()
 
@@ -148,7 +148,7 @@ def upload(s3: Any, outputs: KitOutputs, jars: list[Path], base: str | None = No
     """The entry, the jobs zip and the jars under `base` (default: the on-demand runs' `scripts_uri`)."""
     base = base or outputs.recovery.scripts_uri
     bucket, key = split_s3(join_s3(base, ENTRY))
-    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    s3.upload_file(str(paths.PACKAGE / "jobs" / ENTRY), bucket, key)
     bucket, key = split_s3(join_s3(base, JOBS_ZIP))
     s3.put_object(Bucket=bucket, Key=key, Body=jobs_zip())
     for j in jars:

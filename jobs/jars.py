@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s3tables_kit.jobs.kernel.idents import JobError
-from s3tables_kit.topology.contract import REPO
+from s3tables_kit.topology import paths
 
-PINS_FILE = REPO / "jars" / "pinned-jars.sha256"
-CHECKOUT_JARS = REPO / ".jars"  # a checkout's, after `make setup`; absent in an installed kit
+PINS_FILE = paths.PACKAGE / "jars" / "pinned-jars.sha256"
+CHECKOUT_JARS = paths.ROOT / ".jars"  # a checkout's, after `make setup`; absent in an installed kit
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 DIR_ENV, CACHE_ENV, REPOSITORY_ENV = "KIT_JARS_DIR", "KIT_JARS_CACHE", "KIT_MAVEN_REPOSITORY"
 FETCH_COMMAND = "s3tables-kit fetch-jars"

@@ -25,9 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from s3tables_kit.topology.contract import REPO
+from s3tables_kit.topology import paths
 
 PACKAGE = "s3tables_kit"
+REPO = paths.PACKAGE  # the kit's modules as paths below the package (links to the top-level folders in a checkout)
 # The third-party distributions the AWS Lambda Python runtime bundles (the SDK), by import name.
 LAMBDA_RUNTIME = frozenset({"boto3", "botocore"})
 

@@ -35,7 +35,7 @@ def recover(warehouses: Path) -> None:
     from pyiceberg.table import StaticTable
 
     from s3tables_kit.cli import main
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf, file_uri
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf, file_uri
     from s3tables_kit.jobs.spark import build_session
 
     replica, recovered = warehouses / "replica", warehouses / "recovered"

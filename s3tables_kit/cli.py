@@ -37,7 +37,7 @@ class Command:
 
 GROUPS = {
     "on-call": "On call (base install)",
-    "recover": "Recovery on Spark ([spark] extra)",
+    "recover": "Recovery on Spark ([spark] extra; the jars are fetched on first use)",
     "deploy": "Provision and review",
     "practise": "Practise and prove (from a checkout of the kit)",
 }
@@ -69,6 +69,7 @@ COMMANDS: tuple[Command, ...] = (
         "recover",
         "spark",
     ),
+    Command("fetch-jars", "s3tables_kit.jobs.jars", "download the pinned Iceberg jars (SHA-256 checked)", "recover"),
     Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
     Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),

@@ -168,7 +168,7 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
         assert a["period"] == 600 and a["evaluation_periods"] == a["datapoints_to_alarm"] == 2
     (fn,) = resources["aws_lambda_function"].values()
     assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(
-        packaging.HARDENER_MODULES[-1]
+        packaging.HARDENER_ENTRY
     )
     assert fn["reserved_concurrent_executions"] == 1
     (schedule,) = resources["aws_scheduler_schedule"].values()

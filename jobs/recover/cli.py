@@ -216,7 +216,7 @@ def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> 
     credentials, as `make status`); printed, so the run's instant is on record."""
     from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.kernel.selectors import selection_patterns
-    from s3tables_kit.jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
+    from s3tables_kit.jobs.ops.point_live import live_point  # read only for `--as-of replication-point`
 
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
     patterns = selection_patterns(ns.table, ns.namespace)

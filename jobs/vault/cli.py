@@ -189,9 +189,9 @@ def main(argv: list[str] | None = None, spark_factory: Callable[[dict[str, str]]
     ns = parser().parse_args(argv)
     try:
         req = request_from_args(ns)
-    except JobError as e:
+        return run(req, spark_factory or local_spark_factory)[0]
+    except JobError as e:  # bad arguments, or the pinned jars a local session needs (one line, before a JVM)
         return refuse(e)
-    return run(req, spark_factory or local_spark_factory)[0]
 
 
 if __name__ == "__main__":  # pragma: no cover

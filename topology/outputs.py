@@ -200,6 +200,11 @@ class VaultOut(_Out):
     retention_days: int = Field(description="Object Lock default retention, in days, of every object written.")
     storage_class: str = Field(description="The storage class the backup job writes objects in.")
     backup_role_arn: str = Field(description="ARN of the backup role, the only principal that writes the vault.")
+    point_key_arn: str | None = Field(
+        default=None,
+        description="ARN of the vault's point key (KMS HMAC_256): the backup role MACs every backup point with it, a "
+        "restore verifies it; a point that does not verify is refused.",
+    )
 
 
 class KitOutputs(_Out):

@@ -126,3 +126,18 @@ def test_the_point_key_on_the_stand_in_kms(ops_env: OpsEnv, monkeypatch: pytest.
     with pytest.raises(PointRefused, match="not the vault point key"):
         verify_point(forged.to_json().encode(), p.key, T0, key.verify, versioned=True)
     assert not key.verify(p.canonical(), "not base64!")
+
+
+def test_a_restore_on_emr_is_given_the_outputs_point_key() -> None:
+    from pathlib import Path
+
+    from s3tables_kit.jobs.emr_submit import remote_args
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+
+    doc = outputs_doc(load_config(Path(__file__).resolve().parents[1] / "examples/seed.toml"))
+    doc["vault"]["kit_vault"]["point_key_arn"] = key = "arn:aws:kms:us-west-2:111122223333:key/points"
+    args = remote_args(parse_outputs(doc), ["--from-vault", "--table", "a.b"])
+    assert args[args.index("--vault-point-key") + 1] == key
+    named = remote_args(parse_outputs(doc), ["--from-vault", "--table", "a.b", "--vault-point-key", "k"])
+    assert named.count("--vault-point-key") == 1

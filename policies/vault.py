@@ -36,6 +36,7 @@ from s3tables_kit.topology.backup import (
     backup_scheduler_role_arn,
     backup_scheduler_role_name,
     vault_kms_alias,
+    vault_point_key_alias,
 )
 from s3tables_kit.topology.config import KitConfig, Vault
 
@@ -306,6 +307,44 @@ def key_policy(cfg: KitConfig) -> Document:
     )
 
 
+def point_key_policy(cfg: KitConfig) -> Document:
+    """The point key (KMS HMAC): `GenerateMac` for the backup role only (it MACs each point it writes, and verifies the
+    newest point it reuses), `VerifyMac` for the recovery role (a restore); administered by break-glass; disabled,
+    deleted, re-written or its alias moved by break-glass only. No grants: a grant would hand out `GenerateMac`."""
+    v = _vault(cfg)
+    bg = cfg.protection.break_glass_principals
+    return doc(
+        S.kms_root_administration(v.account_id, v.partition),
+        S.kms_allow_key_use("AllowBackupRoleMacPoints", [backup_role_arn(cfg)], POINT_KEY_BACKUP_ACTIONS),
+        S.kms_allow_key_use("AllowRecoveryRoleVerifyPoints", [cfg.recovery_role_arn], POINT_KEY_RECOVERY_ACTIONS),
+        S.kms_allow_key_use("AllowBreakGlassKeyAdministration", bg, A.KMS_BREAK_GLASS),
+        S.kms_deny_key_deletion(bg),
+        S.kms_deny_key_policy_change(bg),
+        # the scheduled jobs name the key by its alias: moving or deleting it needs this key's permission too
+        S.statement(
+            "DenyPointKeyAliasChangeExceptBreakGlass",
+            "Deny",
+            ["kms:DeleteAlias", "kms:UpdateAlias"],
+            ["*"],
+            principal="*",
+            condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(bg))}},
+        ),
+    )
+
+
+POINT_KEY_BACKUP_ACTIONS = ("GenerateMac", "VerifyMac", "DescribeKey")
+POINT_KEY_RECOVERY_ACTIONS = ("VerifyMac", "DescribeKey")
+
+
+def point_key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]]]:
+    """(resource, condition) naming the point key in an identity policy: by its alias."""
+    v = _vault(cfg)
+    return (
+        f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",
+        {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_point_key_alias(cfg)}},
+    )
+
+
 def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | None]:
     """(resource, condition) naming the vault key in an identity policy: a created key by its alias."""
     v = _vault(cfg)
@@ -352,9 +391,11 @@ def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
     if cfg.vault is None:
         return []
     res, cond = key_resource(cfg)
+    mac, mac_cond = point_key_resource(cfg)
     return [
         *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
         S.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+        S.allow_kms("VerifyBackupPoints", POINT_KEY_RECOVERY_ACTIONS, [mac], mac_cond),
     ]
 
 
@@ -391,6 +432,8 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
         stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     res, cond = key_resource(cfg)
     stmts.append(S.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    mac, mac_cond = point_key_resource(cfg)
+    stmts.append(S.allow_kms("MacBackupPoints", POINT_KEY_BACKUP_ACTIONS, [mac], mac_cond))
     return doc(*stmts)
 
 
@@ -447,4 +490,13 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
                 key_policy(cfg),
             )
         )
+    out.append(
+        PolicyDoc(
+            "kms-key-policy--vault-points",
+            "kms-key-policy",
+            v.account_id,
+            f"KMS HMAC key {vault_point_key_alias(cfg)}",
+            point_key_policy(cfg),
+        )
+    )
     return out

@@ -95,8 +95,10 @@ def test_the_backup_role_is_never_break_glass() -> None:
 def test_the_outputs_contract_carries_the_vault() -> None:
     cfg = parse_config(with_vault({**VAULT, "kms_key": KEY}))
     doc = outputs_doc(cfg)  # what the stand-in's deployer writes, as `cdktf output` after a deploy
+    points = doc["vault"][OUTPUT_VAULT]["point_key_arn"]  # the point key the vault stack creates (its id: apply's)
+    assert points.startswith("arn:aws:kms:us-west-2:111122223333:key/")
     assert doc["vault"] == {
-        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=KEY)  # type: ignore[union-attr]
+        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=KEY, point_key_arn=points)  # type: ignore[union-attr]
     }
     out = parse_outputs(doc)
     assert out.vault is not None

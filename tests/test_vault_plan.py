@@ -206,12 +206,15 @@ def test_the_outputs_name_the_vault_and_the_recovery_replica(tmp_path: Path) -> 
     doc = outputs_doc(cfg)
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(doc))
+    req = request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
+    assert req.vault.point_key == doc["vault"]["kit_vault"]["point_key_arn"]  # the vault stack's point key
+    del doc["vault"]["kit_vault"]["point_key_arn"]
+    outputs.write_text(json.dumps(doc))
     with pytest.raises(ArgError, match="point key"):  # a point nobody can verify is never written
         request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
-    doc["vault"]["kit_vault"]["point_key_arn"] = KEY = "arn:aws:kms:us-west-2:111122223333:key/points"
+    doc["vault"]["kit_vault"]["point_key_arn"] = "arn:aws:kms:us-west-2:111122223333:key/points"
     outputs.write_text(json.dumps(doc))
     req = request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
-    assert req.vault.point_key == KEY
     parsed = parse_outputs(doc)
     assert parsed.vault is not None and req.vault.bucket == parsed.vault.bucket_name
     assert (req.vault.region, req.vault.retention_days, req.vault.storage_class) == ("us-west-2", 365, "GLACIER_IR")

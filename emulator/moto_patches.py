@@ -47,6 +47,16 @@ def patch_moto() -> None:
 
     responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
 
+    # A commit is a change of the table: its modifiedAt moves (moto keeps the creation time), the service-set time
+    # `jobs.kernel.commits` holds a commit dated in the future to (docs/aws-facts.md, U29 observes it on AWS).
+    moved = models.Table.update_metadata_location
+
+    def update_metadata_location(self: Any, metadata_location: str, version_token: str) -> None:
+        moved(self, metadata_location, version_token)
+        self.last_modified = datetime.datetime.now(tz=datetime.UTC)
+
+    models.Table.update_metadata_location = update_metadata_location  # type: ignore[method-assign]
+
     # moto's server lists its own package directory (one stat per service, ~180) on EVERY request to route it
     # (`werkzeug_app.get_backend_for_host`); the package does not change while the server runs, so list it once.
     # Pure speed (half of moto's CPU per request on a simple operation): the same answer, computed once.

@@ -249,3 +249,9 @@ def test_a_future_dated_commit_is_a_finding_of_audit_and_status(ops_env: OpsEnv,
     assert doc["untrusted_times"] == 1
     (row,) = [d for d in doc["destinations"] if d["table"] == "analytics.orders"]
     assert "snapshot 2 is dated" in row["window"]["time_findings"][0]
+    # a pending commit dated a day ahead does not make the lag 0: it counts from the service's modifiedAt
+    world.commit("analytics.orders", now + dt.timedelta(days=2))
+    ops_env.control.set_status(world.tables["analytics.orders"], world.replica_arn, "pending")
+    assert st.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet", "--json"]) == 1
+    (row,) = [d for d in json.loads(capsys.readouterr().out)["destinations"] if d["table"] == "analytics.orders"]
+    assert row["lag_seconds"] > 0 and "modifiedAt" in row["lag_source"]

@@ -89,3 +89,20 @@ def test_a_cache_entry_of_an_older_shape_is_a_miss_not_trusted() -> None:
     old = {"commit_ms": [T0], "snapshot_ms": [T0], "current_bytes": 0, "log_steps_back": [[1, 2]]}
     with pytest.raises(ValueError, match="integers"):
         MetadataSummary.from_json(old)
+
+
+def test_a_commit_dated_in_the_future_counts_from_the_service_s_modified_at() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from s3tables_kit.jobs.kernel.commits import cap_future_commits, compute_lag, future_commits
+
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    modified = now - timedelta(hours=2)  # the service saw the table change 2 h ago
+    genuine = [now - timedelta(hours=5), modified, now + timedelta(seconds=59)]  # a minute of skew is tolerated
+    assert future_commits(genuine, now) == [] and cap_future_commits(genuine, now, modified) == genuine
+    forged = [now - timedelta(hours=5), now + timedelta(days=1)]  # the pending commit dated a day ahead
+    capped = cap_future_commits(forged, now, modified)
+    assert capped == [now - timedelta(hours=5), modified]
+    replicated = now - timedelta(hours=4)
+    assert compute_lag(forged, replicated, now) == 0.0  # what the writer's time alone would say
+    assert compute_lag(capped, replicated, now) == 2 * 3600  # the service's time

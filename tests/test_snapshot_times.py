@@ -106,3 +106,11 @@ def test_a_commit_dated_in_the_future_counts_from_the_service_s_modified_at() ->
     replicated = now - timedelta(hours=4)
     assert compute_lag(forged, replicated, now) == 0.0  # what the writer's time alone would say
     assert compute_lag(capped, replicated, now) == 2 * 3600  # the service's time
+
+
+def test_the_live_probe_commits_what_the_findings_catch() -> None:
+    from s3tables_kit.infra.live.probes import untrusted_times
+
+    doc = _doc((1, T0), (2, T0 + MIN))
+    assert [kind for kind, _ in _both(untrusted_times(doc), now=T0 + 2 * MIN)] == [FUTURE, BACKWARDS]
+    assert _both(doc, now=T0 + 2 * MIN) == []  # the input is left as it was

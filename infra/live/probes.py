@@ -410,7 +410,10 @@ def probe_untrusted_times(fact: Fact, src: Any, s3: Any, table_arn: str) -> None
     where = {"tableBucketARN": table_arn.split("/table/")[0], "namespace": table["namespace"][0], "name": table["name"]}
     loc = src.get_table_metadata_location(**where)
     previous = loc.get("metadataLocation")
-    expected = "accepted: S3 Tables does not check a metadata file's snapshot times (the kit judges them itself)"
+    expected = (
+        "accepted: S3 Tables does not check a metadata file's snapshot times (the kit judges them itself); the "
+        "table's modifiedAt moves with the commit"
+    )
     if not previous:
         fact.expected, fact.observed = expected, "undecided: the throwaway table has no metadata to copy"
         return
@@ -418,18 +421,21 @@ def probe_untrusted_times(fact: Fact, src: Any, s3: Any, table_arn: str) -> None
     doc = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
     forged = f"{key.rsplit('/', 1)[0]}/99999-kit-live-verify-{uuid.uuid4().hex[:8]}.metadata.json"
     s3.put_object(Bucket=bucket, Key=forged, Body=json.dumps(untrusted_times(doc)).encode())
+    before = src.get_table(**where).get("modifiedAt")
     try:
         got = src.update_table_metadata_location(
             **where, versionToken=loc["versionToken"], metadataLocation=f"s3://{bucket}/{forged}"
         )
-        observed, ev, accepted = "accepted", evidence_of(got), True
+        moved = src.get_table(**where).get("modifiedAt") != before  # what a future-dated commit's lag counts from
+        observed, ev, accepted = f"accepted; modifiedAt moved with the commit: {moved}", evidence_of(got), True
     except ClientError as exc:
-        observed, ev, accepted = f"refused: {code_of(exc)}", evidence_of(exc), False
+        observed, ev, accepted, moved = f"refused: {code_of(exc)}", evidence_of(exc), False, False
     if accepted:  # the table's own metadata back, as the run found it
         token = src.get_table_metadata_location(**where)["versionToken"]
         src.update_table_metadata_location(**where, versionToken=token, metadataLocation=previous)
     judge(
-        fact, expected, accepted, observed, ev,
-        change="nothing to change (the kit's findings stay, a second layer): record in docs/aws-facts.md that S3 "
-        "Tables refuses such a metadata file, with the error code observed",
+        fact, expected, accepted and moved, observed, ev,
+        change="nothing endangers protection: if refused, record in docs/aws-facts.md that S3 Tables refuses such a "
+        "metadata file (the kit's findings stay, a second layer); if modifiedAt does not move, the lag of a commit "
+        "dated in the future counts from an older time (it pages early): say so in docs/assurance.md",
     )  # fmt: skip

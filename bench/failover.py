@@ -137,7 +137,7 @@ def _planned(bg: Any, outputs: Any, cfg: Any, namespace: str, concurrency: int, 
     """The planned failover of the namespace's tables (the source answering; every replica already caught up)."""
     from s3tables_kit.jobs.failover import planned
 
-    freeze = planned.freeze_from_config(cfg, outputs.source.table_bucket_arn)
+    freeze = planned.freeze_from_config(cfg, outputs.sources[0].table_bucket_arn)
     opts = planned.Options(timeout_s=600.0, poll_s=1.0, settle_s=0.0)
     return _confirmed_run(
         outputs,
@@ -203,7 +203,7 @@ def measure(
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     emu, clients, cfg, outputs, bg = _world(out)
-    src = outputs.source
+    (src,) = outputs.sources  # the seed: one source
     result: dict[str, Any] = {"tables": tables, "concurrency": concurrency}
     try:
         doc = _template(clients, src.table_bucket_arn, src.region, emu.url)

@@ -152,9 +152,9 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
     cfg_doc, cfg, out_doc = deploy_lake(emu, lambda ou_id: config_doc(sc.destinations, ou_id))
     put_source_bucket_policies(clients.s3tables, cfg)  # as the source stack deploys it: audit checks it
     commit_ms = int((time.time() - 3600) * 1000)
-    seed_namespaces(emu, cfg.source.bucket_arn, sc.namespaces, sc.tables_per_namespace, commit_ms)
+    seed_namespaces(emu, cfg.sources[0].bucket_arn, sc.namespaces, sc.tables_per_namespace, commit_ms)
     seeded = time.perf_counter() - t0
-    emu.control.replicate(source_bucket_arn=cfg.source.bucket_arn)
+    emu.control.replicate(source_bucket_arn=cfg.sources[0].bucket_arn)
     replicated = time.perf_counter() - t0
     hardened = harden_and_write(clients, cfg_doc, out_doc, workdir, sc.concurrency)
     assert hardened == (0, sc.tables * sc.destinations), hardened
@@ -215,7 +215,7 @@ def child(
     elif tool in ("monitor", "monitor-throttled"):
         settings = monitor.MonitorSettings(
             kit="lake",
-            source_bucket_arns=(outputs.source.table_bucket_arn,),
+            source_bucket_arns=tuple(s.table_bucket_arn for s in outputs.sources),
             destination_bucket_arns=tuple(r.table_bucket_arn for r in outputs.replicas),
             concurrency=concurrency,
             second_pass_pause=pause,

@@ -77,7 +77,7 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         """What a shell needs to reach the sandbox: the endpoint, fake credentials, a Region, and the checksum setting
         the emulator needs for Iceberg writes."""
-        region = self.cfg.source.region
+        region = self.cfg.sources[0].region  # the emulator answers in every Region: the first source's
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_ACCESS_KEY_ID": FAKE_KEY,
@@ -101,13 +101,13 @@ class Sandbox:
 
 def put_source_bucket_policies(s3tables: Any, cfg: KitConfig) -> None:
     """What each source stack deploys on its bucket besides the replication: the reviewed source bucket policy
-    (`policies.source_guard.source_bucket_policy` of the source's view, docs/decisions/0028-lock-after-first-deploy.md),
+    (`policies.source_guard.source_bucket_policy` of each source, docs/decisions/0028-lock-after-first-deploy.md),
     so that `audit` on the sandbox meets the layer a real deploy has. `s3tables`: a Region -> an s3tables client."""
     from s3tables_kit.policies.documents import compact_json
     from s3tables_kit.policies.source_guard import source_bucket_policy
 
     for src in cfg.sources:
-        policy = compact_json(source_bucket_policy(cfg.view(src)))
+        policy = compact_json(source_bucket_policy(cfg, src))
         s3tables(src.region).put_table_bucket_policy(tableBucketARN=src.bucket_arn, resourcePolicy=policy)
 
 
@@ -141,7 +141,7 @@ def start(
     running sandbox. The caller stops it (`Sandbox.stop`)."""
     cfg = load_config(config)
     try:
-        account = cfg.source.account_id if apply else single_account(cfg)
+        account = cfg.sources[0].account_id if apply else single_account(cfg)
     except DeployError as e:
         raise SandboxError(str(e)) from None
     out = out.resolve()
@@ -184,7 +184,7 @@ def replicate(emu: Emulator, cfg: KitConfig) -> int:
     pairs = []
     for src in cfg.sources:
         emu.control.replicate(source_bucket_arn=src.bucket_arn)
-        pairs += [(src.bucket_arn, r.bucket_arn) for r in cfg.view(src).replicas]
+        pairs += [(src.bucket_arn, r.bucket_arn) for r in cfg.destinations_of(src)]
     return rewrite_replicas(emu.url, lambda arn: arn.split(":")[3], lambda s, r: client(emu.url, s, r), pairs)
 
 
@@ -234,7 +234,8 @@ def instructions(sb: Sandbox, config_arg: str, out_arg: str) -> str:
         "",
         f"sandbox: up ({sb.mode}) at {sb.endpoint}: {sb.config} with real Iceberg tables ({', '.join(sb.tables)})",
         f"  outputs: {o}   emulator log: {out_arg}/emulator.log",
-        f"  source {sb.cfg.source.bucket} ({sb.cfg.source.region}), replica {rep.bucket} ({rep.region}), "
+        f"  source {', '.join(f'{s.bucket} ({s.region})' for s in sb.cfg.sources)}, "
+        f"replica {rep.bucket} ({rep.region}), "
         f"recovery {sb.cfg.recovery.bucket}",
         "",
         f"In another shell, from the repository root: `source {out_arg}/env.sh`, or",

@@ -167,13 +167,13 @@ def _create_tables(s3t: Any, src: Source) -> dict[str, str]:
 def put_replication(s3t: Any, cfg: KitConfig, src: Source, table_arns: dict[str, str]) -> None:
     """The source's replication configuration, with its own role, to each of its replicas: on the bucket, or on
     each replicated table (`table_arns`: "namespace.name" -> ARN)."""
-    view = cfg.view(src)
     conf = {
-        "role": view.replication_role_arn,
-        "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in view.replicas]}],
+        "role": cfg.replication_role_arn_of(src),
+        "rules": [{"destinations": [{"destinationTableBucketARN": r.bucket_arn} for r in cfg.destinations_of(src)]}],
     }
-    if view.replication.mode == "bucket":
+    replication = cfg.replication_of(src)
+    if replication.mode == "bucket":
         s3t.put_table_bucket_replication(tableBucketARN=src.bucket_arn, configuration=conf)
     else:
-        for name in view.replication.tables:
+        for name in replication.tables:
             s3t.put_table_replication(tableArn=table_arns[name], configuration=conf)

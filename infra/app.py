@@ -4,8 +4,9 @@ Terraform state contract (stable, lowercase, never renamed casually).
 A configuration builds one stack per source (`source` for `[source]`, `source-<id>` for each source of an estate,
 `[[sources]]`), one per replica (`replica-<bucket>`, fan-in vaults included), the recovery stack, with
 `[protection.organization]` the organization stack and, with `[vault]`, the backup vault's stack (`vault`). A source
-stack is built from the view of its source (`KitConfig.view`: its destinations, its replication, names prefixed
-`<kit>-<id>`) and reads the estate's one document set by the names `[source]` uses (`DocumentSet.for_source`)."""
+stack is built from the configuration and its source (its destinations `destinations_of(src)`, its replication
+`replication_of(src)`, names prefixed `name_prefix_of(src)`) and reads the estate's one document set by the names
+`[source]` uses (`DocumentSet.for_source`)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class ReplicaSet:
 
 def build_app(cfg: KitConfig, *, outdir: str | None = None, allow_destroy: bool = False) -> App:
     """The kit's own App: every stack of `cfg` (`add_replica_set`), written to `outdir` (default `cdktf.out`)."""
-    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
+    if cfg.kind.promoted:
         refuse_estate_failover(cfg)  # before the App: a refused synth writes nothing
     app = App(outdir=outdir, stack_traces=False)
     add_replica_set(app, cfg, allow_destroy=allow_destroy)
@@ -63,8 +64,7 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
     `prevent_destroy` (lifted only by `allow_destroy`) and the KIT nag rules; the App's other stacks are left as
     they are."""
     before = {c.node.id for c in app.node.children}
-    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
-    if promoted:
+    if cfg.kind.promoted:
         refuse_estate_failover(cfg)
         from s3tables_kit.infra.stacks.failover import (
             build_failover_stacks,  # `[failover] promoted_bucket`: the promoted bucket is the source
@@ -81,7 +81,8 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
     for i, src in enumerate(cfg.sources):
         SourceStack(
             app,
-            cfg.view(src),
+            cfg,
+            src,
             docs.for_source(cfg, src),
             destination_bucket_arns=[replica_stacks[r.bucket].bucket.arn for r in cfg.destinations_of(src)],
             allow_destroy=allow_destroy,
@@ -122,14 +123,14 @@ def build_replica_stacks(
 
 
 def refuse_estate_failover(cfg: KitConfig) -> None:
-    """The failover topology (`[failover]`) is built for `[source]` configurations only. Built from the view of the
-    promoted bucket's source, it would deploy that view's documents to every replica of that source, a fan-in vault
+    """The failover topology (`[failover]`) is built for `[source]` configurations only. Built from the promoted
+    bucket's source alone, it would deploy that source's documents to every replica of that source, a fan-in vault
     included (granting and exempting that source's replication role alone, so the other sources' replication into
     it would stop), and it would synthesize no stack of the other sources. Refused at synth, before anything is
     built."""
-    if cfg.failover is not None and not cfg.scheme.builds_failover_topology:
+    if cfg.kind.promoted and not cfg.scheme.builds_failover_topology:
         raise EstateFailoverError(
-            f"failover.promoted_bucket = {cfg.failover.promoted_bucket!r}: the failover topology (issue 17) is built "
+            f"failover.promoted_bucket = {cfg.kind.promoted_bucket!r}: the failover topology (issue 17) is built "
             "for a [source] configuration only, not for an estate ([[sources]]): its documents would cover one source "
             "and drop the others' replication into shared replicas. Remove promoted_bucket to synthesize the estate"
         )

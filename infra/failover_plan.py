@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
-from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
+from s3tables_kit.topology.config import PROTECTED, ConfigError, KitConfig, load_config
 
 DOCUMENT_ATTRIBUTES = frozenset({"resource_policy", "policy", "content", "assume_role_policy"})
 
@@ -72,9 +72,9 @@ def compare(
 
 def render(cfg: KitConfig, plans: Sequence[StackPlan], not_planned: Sequence[str]) -> str:
     fo = cfg.failover
-    assert fo is not None and fo.promoted_bucket is not None
+    assert fo is not None and cfg.kind.promoted
     lines = [
-        f"== failover of {cfg.kit.name}: {fo.promoted_bucket} becomes the source, replicating to "
+        f"== failover of {cfg.kit.name}: {cfg.kind.promoted_bucket} becomes the source, replicating to "
         f"{', '.join(fo.replicate_to)}",
         f"not planned (failed Region, state left as it is): {', '.join(not_planned) or 'none'}",
     ]
@@ -101,9 +101,9 @@ def plan(config: Path, workdir: Path) -> tuple[KitConfig, list[StackPlan], list[
     from s3tables_kit.infra.golden import normalize
 
     cfg = load_config(config)
-    if cfg.failover is None or cfg.failover.promoted_bucket is None:
+    if not cfg.kind.promoted:
         raise ConfigError(str(config), [])
-    normal_cfg = cfg.model_copy(update={"failover": None})
+    normal_cfg = cfg.model_copy(update={"failover": None, "kind": PROTECTED})
     synths = {}
     for label, c in (("normal", normal_cfg), ("failover", cfg)):
         out = workdir / label

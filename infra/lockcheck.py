@@ -102,8 +102,7 @@ class Classifier:
             reps += list(fo.new_buckets)
         self.replicas = {r.bucket_arn: r.bucket for r in reps}
         self.replica_names = {r.bucket: r.bucket_arn for r in reps}
-        promoted = fo.promoted_bucket if fo is not None else None
-        self.promoted = self.replica_names.get(promoted or "", "")
+        self.promoted = self.replica_names.get(cfg.kind.promoted_bucket or "", "")
         self.guarded_sources = {s.bucket_arn for s in cfg.sources if not s.deploy_role_arn}
         self.guardrail = cfg.guardrail_policy_name
         self.replication_roles = {a.rsplit("/", 1)[-1] for a in cfg.replication_role_arns}

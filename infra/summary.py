@@ -96,7 +96,7 @@ def _estate_headline(cfg: KitConfig) -> str:
 
 
 _HEADLINES: dict[str, Callable[[KitConfig], str]] = {
-    "source": lambda cfg: f"{len(cfg.replicas)} replica(s), replication mode {cfg.replication.mode}",
+    "source": lambda cfg: f"{len(cfg.replicas)} replica(s), replication mode {cfg.replication_of(cfg.sources[0]).mode}",
     "sources": _estate_headline,
 }
 

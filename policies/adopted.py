@@ -18,7 +18,7 @@ from typing import Any
 from s3tables_kit.policies import actions as A
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import VERSION, Document
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
 GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
@@ -196,21 +196,20 @@ def refusals(statements: Sequence[dict[str, Any]], kit: Document, principals: Ki
     return out
 
 
-def kit_principals(cfg: KitConfig) -> KitPrincipals:
-    src = cfg.source
+def kit_principals(cfg: KitConfig, src: Source) -> KitPrincipals:
     guardians = (*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else []))
-    return KitPrincipals(cfg.replication_role_arn, tuple(guardians))
+    return KitPrincipals(cfg.replication_role_arn_of(src), tuple(guardians))
 
 
-def merge(cfg: KitConfig, kit: Document) -> Document:
-    """The source bucket policy of `cfg`'s one source: its adopted statements (as they are, first) and the kit's;
-    `kit` alone when it adopts none. Refuses (`AdoptedStatementRefused`) when an adopted statement breaks a rule."""
-    adopted: list[dict[str, Any]] = cfg.source.adopted_statement_documents()
+def merge(cfg: KitConfig, src: Source, kit: Document) -> Document:
+    """The bucket policy of the source `src`: its adopted statements (as they are, first) and the kit's; `kit` alone
+    when it adopts none. Refuses (`AdoptedStatementRefused`) when an adopted statement breaks a rule."""
+    adopted: list[dict[str, Any]] = src.adopted_statement_documents()
     if not adopted:
         return kit
-    problems = refusals(adopted, kit, kit_principals(cfg))
+    problems = refusals(adopted, kit, kit_principals(cfg, src))
     if problems:
-        where = cfg.source.bucket_policy
+        where = src.bucket_policy
         lines = "\n".join(f"  - {p}" for p in problems)
-        raise AdoptedStatementRefused(f"the adopted bucket policy {where} of {cfg.source.bucket} is refused:\n{lines}")
+        raise AdoptedStatementRefused(f"the adopted bucket policy {where} of {src.bucket} is refused:\n{lines}")
     return {"Version": VERSION, "Statement": [*adopted, *kit["Statement"]]}

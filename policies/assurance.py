@@ -19,7 +19,6 @@ from s3tables_kit.policies.sites import (  # the names every assurance document 
     Site,
     allow_scheduler_assume_role,
     site_of,
-    source_site,
 )
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
@@ -42,58 +41,62 @@ def recovery_site(cfg: KitConfig) -> Site:
     return Site(rep.partition, rep.account_id, rep.region)
 
 
-# The monitor is a source's (one per source stack: `cfg` has one source), named by `cfg.name_prefix` (`<kit>-<id>` for
-# a source of an estate); the rehearsal and the recovery stack's alarms are the estate's, named by the kit.
+# The monitor is a source's (one per source stack), named by `cfg.name_prefix_of(src)` (`<kit>-<id>` for a source
+# of an estate); the rehearsal and the recovery stack's alarms are the estate's, named by the kit.
 
 
-def monitor_function_name(cfg: KitConfig) -> str:
-    return f"{cfg.name_prefix}-replication-monitor"
-
-
-def monitor_role_name(cfg: KitConfig) -> str:
-    return monitor_role_name_of(cfg, cfg.source)
-
-
-def monitor_role_name_of(cfg: KitConfig, src: Source) -> str:
+def monitor_function_name(cfg: KitConfig, src: Source) -> str:
     return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
-def monitor_scheduler_role_name(cfg: KitConfig) -> str:
-    return f"{cfg.name_prefix}-replication-monitor-schedule"
+def monitor_role_name(cfg: KitConfig, src: Source) -> str:
+    return f"{cfg.name_prefix_of(src)}-replication-monitor"
+
+
+def monitor_scheduler_role_name(cfg: KitConfig, src: Source) -> str:
+    return f"{cfg.name_prefix_of(src)}-replication-monitor-schedule"
 
 
 def rehearsal_scheduler_role_name(cfg: KitConfig) -> str:
     return f"{cfg.kit.name}-recovery-rehearsal-schedule"
 
 
-def monitor_log_group(cfg: KitConfig) -> str:
+def monitor_log_group(cfg: KitConfig, src: Source) -> str:
     # No "/" in the name: log group ARNs stay one segment, like every other resource the kit names.
-    return f"{cfg.name_prefix}-replication-monitor"
+    return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
-def monitor_function_arn(cfg: KitConfig) -> str:
-    return source_site(cfg).arn("lambda", f"function:{monitor_function_name(cfg)}")
+def monitor_function_arn(cfg: KitConfig, src: Source) -> str:
+    return site_of(src).arn("lambda", f"function:{monitor_function_name(cfg, src)}")
+
+
+def monitor_schedule_name(cfg: KitConfig, src: Source) -> str:
+    """`<prefix>-replication-monitor`: a source's."""
+    return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
 def schedule_name(cfg: KitConfig, what: str) -> str:
-    """`<prefix>-replication-monitor` (a source's), `<kit>-recovery-rehearsal` or `<kit>-vault-backup` (the
-    estate's)."""
-    return f"{cfg.name_prefix if what == 'replication-monitor' else cfg.kit.name}-{what}"
+    """`<kit>-recovery-rehearsal` or `<kit>-vault-backup`: the estate's."""
+    return f"{cfg.kit.name}-{what}"
 
 
-def _alarm_prefix(cfg: KitConfig, stack: str) -> str:
+def _alarm_prefix(cfg: KitConfig, stack: str, src: Source | None) -> str:
     if stack.startswith("freshness-"):  # a replica account's freshness check (`policies.freshness`)
         return f"{cfg.kit.name}-freshness"
-    return cfg.kit.name if stack == "recovery" else cfg.name_prefix
+    if stack != "source":
+        return cfg.kit.name
+    if src is None:
+        raise ValueError("the alarm topic of a source stack is named by its source")
+    return cfg.name_prefix_of(src)
 
 
-def alarm_topic_name(cfg: KitConfig, stack: str = "source") -> str:
-    """The alarm topic of a source stack (`<prefix>-...`, one per source) or of the recovery stack (`<kit>-...`)."""
-    return f"{_alarm_prefix(cfg, stack)}-assurance-alarms"
+def alarm_topic_name(cfg: KitConfig, stack: str, src: Source | None = None) -> str:
+    """The alarm topic of a source stack (`<prefix>-...` of `src`, one per source) or of another stack (`<kit>-...`)."""
+    return f"{_alarm_prefix(cfg, stack, src)}-assurance-alarms"
 
 
-def alarm_key_alias(cfg: KitConfig, stack: str = "source") -> str:
-    return f"alias/{_alarm_prefix(cfg, stack)}-assurance-alarms"
+def alarm_key_alias(cfg: KitConfig, stack: str, src: Source | None = None) -> str:
+    return f"alias/{_alarm_prefix(cfg, stack, src)}-assurance-alarms"
 
 
 # ---------------------------------------------------------------- statement builders ----
@@ -149,7 +152,7 @@ def monitors_list_vault_grant(cfg: KitConfig, bucket_arn: str, account_id: str) 
     it (their backup age check). None when no such source has a monitor."""
     roles = sorted(
         {
-            site_of(s).role_arn(monitor_role_name_of(cfg, s))
+            site_of(s).role_arn(monitor_role_name(cfg, s))
             for s in cfg.sources
             if cfg.assurance.monitor.enabled and s.account_id != account_id
         }
@@ -165,7 +168,7 @@ def monitor_roles_of_other_accounts(cfg: KitConfig, replica: Replica) -> list[st
     """The replication monitors' roles of the sources of other accounts feeding `replica`."""
     return sorted(
         {
-            site_of(s).role_arn(monitor_role_name_of(cfg, s))
+            site_of(s).role_arn(monitor_role_name(cfg, s))
             for s in cfg.sources_into(replica)
             if cfg.assurance.monitor.enabled and s.account_id != replica.account_id
         }
@@ -277,11 +280,12 @@ def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.St
     )
 
 
-def key_policy_statements(cfg: KitConfig, role: str) -> list[S.Statement]:
-    """Statements for the kit-created key of a table bucket (`policies.keys.kms_key_policy`): KMS honours an
-    identity policy only where the key policy allows it, and the kit's key policies name each key user."""
-    if role == "source" and cfg.assurance.monitor.enabled:
-        role_arn = source_site(cfg).role_arn(monitor_role_name(cfg))
+def key_policy_statements(cfg: KitConfig, src: Source | None) -> list[S.Statement]:
+    """Statements for the kit-created key of a table bucket (`policies.keys.kms_key_policy`; `src`: the source whose
+    key it is, None for another bucket's): KMS honours an identity policy only where the key policy allows it, and
+    the kit's key policies name each key user."""
+    if src is not None and cfg.assurance.monitor.enabled:
+        role_arn = site_of(src).role_arn(monitor_role_name(cfg, src))
         return [S.kms_allow_key_use("AllowReplicationMonitorReadSourceMetadata", [role_arn], ["Decrypt"])]
     return []
 
@@ -293,22 +297,22 @@ def _doc(*statements: S.Statement | None) -> Document:
     return doc(*statements)
 
 
-def monitor_role_trust(cfg: KitConfig) -> Document:
-    return _doc(allow_lambda_assume_role(source_site(cfg), monitor_function_name(cfg)))
+def monitor_role_trust(cfg: KitConfig, src: Source) -> Document:
+    return _doc(allow_lambda_assume_role(site_of(src), monitor_function_name(cfg, src)))
 
 
-def monitor_role_permissions(cfg: KitConfig) -> Document:
-    src = cfg.source
-    site = source_site(cfg)
+def monitor_role_permissions(cfg: KitConfig, src: Source) -> Document:
+    site = site_of(src)
+    destinations = [r.bucket_arn for r in cfg.destinations_of(src)]
     stmts: list[S.Statement | None] = [
         allow_list_source_tables(src.bucket_arn),
         allow_read_replication_status(src.bucket_arn),
         *allow_read_replication_configuration(src.bucket_arn),
-        allow_read_replica_bucket_policies([r.bucket_arn for r in cfg.replicas]),
+        allow_read_replica_bucket_policies(destinations),
         allow_read_source_bucket_policy(src.bucket_arn),
-        allow_read_replica_table_layers([r.bucket_arn for r in cfg.replicas]),
+        allow_read_replica_table_layers(destinations),
         allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
-        allow_write_function_logs(site, monitor_log_group(cfg)),
+        allow_write_function_logs(site, monitor_log_group(cfg, src)),
     ]
     if cfg.vault is not None:  # the backup ages: the keys of the committed points, no object read, no key
         vault_arn = cfg.vault.bucket_arn(cfg.kit.name)
@@ -319,16 +323,16 @@ def monitor_role_permissions(cfg: KitConfig) -> Document:
     return _doc(*stmts)
 
 
-def monitor_scheduler_role_trust(cfg: KitConfig) -> Document:
+def monitor_scheduler_role_trust(cfg: KitConfig, src: Source) -> Document:
     return _doc(
         allow_scheduler_assume_role(
-            "AllowSchedulerForTheMonitorSchedule", source_site(cfg), schedule_name(cfg, "replication-monitor")
+            "AllowSchedulerForTheMonitorSchedule", site_of(src), monitor_schedule_name(cfg, src)
         )
     )
 
 
-def monitor_scheduler_role_permissions(cfg: KitConfig) -> Document:
-    return _doc(allow_invoke_function(monitor_function_arn(cfg)))
+def monitor_scheduler_role_permissions(cfg: KitConfig, src: Source) -> Document:
+    return _doc(allow_invoke_function(monitor_function_arn(cfg, src)))
 
 
 def rehearsal_scheduler_role_trust(cfg: KitConfig) -> Document:
@@ -363,38 +367,39 @@ def alarm_topic_key_policy(site: Site, guarded_by: list[str] | None = None) -> D
     )
 
 
-def source_key_guardians(cfg: KitConfig, account_id: str) -> list[str]:
-    """Break-glass and the deploy roles of the sources of `account_id`: who may disable, delete or re-write a
-    source key or a source stack's alarm topic key (disabling either stops replication or every alarm)."""
-    deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id == account_id and s.deploy_role_arn]
-    return [*cfg.protection.break_glass_principals, *deploy]
+def source_key_guardians(cfg: KitConfig, src: Source) -> list[str]:
+    """Break-glass and the deploy role of the source `src`: who may disable, delete or re-write its key or its
+    stack's alarm topic key (disabling either stops replication or every alarm)."""
+    return [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
 
 
-def alarm_sites(cfg: KitConfig) -> list[tuple[str, Site]]:
-    """(stack, site) of every stack with assurance alarms, hence with an alarm topic and its key."""
+def alarm_sites(cfg: KitConfig, src: Source | None) -> list[tuple[str, Site]]:
+    """(stack, site) of every stack with assurance alarms, hence with an alarm topic and its key: the source stack of
+    `src` (with a monitor), the recovery stack (with a rehearsal)."""
     out: list[tuple[str, Site]] = []
-    if cfg.assurance.monitor.enabled:
-        out.append(("source", source_site(cfg)))
+    if cfg.assurance.monitor.enabled and src is not None:
+        out.append(("source", site_of(src)))
     if cfg.assurance.rehearsal.enabled:
         out.append(("recovery", recovery_site(cfg)))
     return out
 
 
-def documents(cfg: KitConfig) -> list[PolicyDoc]:
+def documents(cfg: KitConfig, src: Source | None) -> list[PolicyDoc]:
+    """The assurance documents of `cfg`: the monitor's of the source `src` (none without it: an estate's monitors
+    are each source's, `source_documents`), the rehearsal's, the hardener's and the alarm topic keys'."""
     a = cfg.assurance
     out: list[PolicyDoc] = []
-    if a.monitor.enabled:
-        src = source_site(cfg)
-        role, sched = monitor_role_name(cfg), monitor_scheduler_role_name(cfg)
+    if a.monitor.enabled and src is not None:
+        role, sched = monitor_role_name(cfg, src), monitor_scheduler_role_name(cfg, src)
         out += role_documents(
-            "monitor-role", src.account_id, role, monitor_role_trust(cfg), monitor_role_permissions(cfg)
+            "monitor-role", src.account_id, role, monitor_role_trust(cfg, src), monitor_role_permissions(cfg, src)
         )
         out += role_documents(
             "monitor-schedule-role",
             src.account_id,
             sched,
-            monitor_scheduler_role_trust(cfg),
-            monitor_scheduler_role_permissions(cfg),
+            monitor_scheduler_role_trust(cfg, src),
+            monitor_scheduler_role_permissions(cfg, src),
         )
     if a.rehearsal.enabled:
         rec = recovery_site(cfg)
@@ -415,45 +420,47 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 rehearsal_metrics_permissions(cfg),
             ),
         ]
-    out += hardener.documents(cfg)  # `[assurance.harden]`: the scheduled hardener's two roles
-    for stack, site in alarm_sites(cfg):
+    out += hardener.documents(cfg, src) if src is not None else []  # `[assurance.harden]`: the hardener's two roles
+    for stack, site in alarm_sites(cfg, src):
         out.append(
             PolicyDoc(
                 f"kms-key-policy--alarm-topic-{stack}",
                 "kms-key-policy",
                 site.account_id,
-                f"KMS key {alarm_key_alias(cfg, stack)} ({stack} stack)",
-                alarm_topic_key_policy(site, source_key_guardians(cfg, site.account_id) if stack == "source" else None),
+                f"KMS key {alarm_key_alias(cfg, stack, src)} ({stack} stack)",
+                alarm_topic_key_policy(site, source_key_guardians(cfg, src) if stack == "source" and src else None),
             )
         )
     return out
 
 
-def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    """The documents of one source's stack (`cfg` has one source): its monitor and its alarm topic's key."""
+def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
+    """The documents of the source `src`'s stack: its monitor and its alarm topic's key (the rehearsal is the
+    recovery stack's)."""
     rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
-    view = cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
-    return documents(view)
+    return documents(
+        cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})}), src
+    )
 
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
     """An estate's own assurance documents: the rehearsal's and the recovery stack's alarm topic key (the monitors
-    are each source's: `source_documents` of its view). `documents` of the estate with the monitor left out."""
-    monitor = cfg.assurance.monitor.model_copy(update={"enabled": False})
-    return documents(cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"monitor": monitor})}))
+    are each source's: `source_documents`)."""
+    return documents(cfg, None)
 
 
-def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
-    """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what"."""
+def summary_principals(cfg: KitConfig, src: Source | None) -> list[tuple[str, list[str], str, list[str]]]:
+    """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what": the monitor's of
+    `src` (none without it), the rehearsal's, the hardener's."""
     rec = recovery_site(cfg)
     out: list[tuple[str, list[str], str, list[str]]] = []
-    if cfg.assurance.monitor.enabled:
-        src = source_site(cfg)
+    if cfg.assurance.monitor.enabled and src is not None:
+        site = site_of(src)
         out.append(
             (
                 "Replication monitor function role",
-                [src.role_arn(monitor_role_name(cfg))],
-                f"Assumed only by Lambda for the function `{monitor_function_name(cfg)}` (`monitor-role-trust`). "
+                [site.role_arn(monitor_role_name(cfg, src))],
+                f"Assumed only by Lambda for the function `{monitor_function_name(cfg, src)}` (`monitor-role-trust`). "
                 "Reads replication status and source metadata, publishes metrics to its own namespace.",
                 ["monitor-role-permissions"],
             )
@@ -461,7 +468,7 @@ def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[s
         out.append(
             (
                 "Replication monitor schedule role",
-                [src.role_arn(monitor_scheduler_role_name(cfg))],
+                [site.role_arn(monitor_scheduler_role_name(cfg, src))],
                 "Assumed only by EventBridge Scheduler for the monitor's schedule. Invokes the monitor function.",
                 ["monitor-schedule-role-permissions"],
             )
@@ -476,4 +483,4 @@ def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[s
                 ["rehearsal-schedule-role-permissions"],
             )
         )
-    return out + hardener.summary_principals(cfg)
+    return out + (hardener.summary_principals(cfg, src) if src is not None else [])

@@ -30,7 +30,6 @@ from s3tables_kit.policies.failover import failover_policy_docs
 from s3tables_kit.policies.freeze import freeze_policy_docs
 from s3tables_kit.policies.model import Document, PolicyDoc
 from s3tables_kit.topology.config import KitConfig, Replica, Source
-from s3tables_kit.topology.failover import promotion_view
 
 SITE_SEPARATOR = "--"
 
@@ -128,7 +127,7 @@ class DocumentSet:
         name = scheme_of(cfg).source_document_name
         renames = tuple(
             (d.name, name(d.name, src.stack_id))
-            for d in source_documents(cfg.view(src))
+            for d in source_documents(cfg, src)
             if name(d.name, src.stack_id) != d.name
         )
         return replace(self, deploys=self.deploys + renames)
@@ -142,7 +141,7 @@ def build(cfg: KitConfig) -> DocumentSet:
     """Every document of the topology `cfg`, once. Names are unique (they are file names under rendered/)."""
     candidates: list[PolicyDoc] = []
     deploys: list[tuple[str, str]] = []
-    promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
+    promoted = cfg.kind.promoted_bucket
     if cfg.failover is not None:  # failover candidates: what promoting each replica would deploy, reviewed in advance
         for r in cfg.replicas:
             docs = failover_candidates(cfg, r)
@@ -159,16 +158,16 @@ def build(cfg: KitConfig) -> DocumentSet:
 
 
 def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
-    """What promoting `replica` would deploy (`policies.failover`), from the view of the one source feeding it; a
-    fan-in replica is restored from, never promoted (the configuration refuses it), so it has none; and the
+    """What promoting `replica` would deploy (`policies.failover`), among the destinations of the one source feeding
+    it; a fan-in replica is restored from, never promoted (the configuration refuses it), so it has none; and the
     candidates keep to that source's sites: no document that serves every source of an estate
     (`SchemeDocuments.kept_by_promotion`), no document of a replica another source also feeds, no guardrail of an
     account holding one (those stay the estate's)."""
     feeding = cfg.sources_into(replica)
     if len(feeding) != 1:
         return []
-    view = promotion_view(cfg, replica.bucket)
-    shared = [r for r in cfg.replicas if r not in view.replicas or len(cfg.sources_into(r)) > 1]
+    destinations = cfg.destinations_of(feeding[0])
+    shared = [r for r in cfg.replicas if r not in destinations or len(cfg.sources_into(r)) > 1]
     shared_sites = {r.bucket for r in shared} | {r.account_id for r in shared}
     kept = scheme_of(cfg).kept_by_promotion
 
@@ -176,20 +175,22 @@ def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
         name = d.deploys_as or d.name
         return name not in kept and name.rsplit(SITE_SEPARATOR, 1)[-1] not in shared_sites
 
-    return [d for d in failover_policy_docs(view, replica.bucket) if own(d)]
+    return [d for d in failover_policy_docs(cfg, replica.bucket) if own(d)]
 
 
 def build_monitor(cfg: KitConfig) -> DocumentSet:
-    """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from a view of
-    the promoted source and its destinations (`infra.stacks.failover.monitor_view`), which has no recovery site of
-    its own (its rehearsal stays in the recovery stack), so the whole set of that view is not a topology to build."""
+    """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from the
+    configuration of the promoted source and its destinations (`infra.stacks.failover.failover_monitor_config`),
+    which has no recovery site of its own (its rehearsal stays in the recovery stack), so its whole set is not a
+    topology to build."""
     from s3tables_kit.policies import assurance
 
-    view = cfg.model_copy(
+    no_rehearsal = cfg.model_copy(
         update={
             "assurance": cfg.assurance.model_copy(
                 update={"rehearsal": cfg.assurance.rehearsal.model_copy(update={"enabled": False})}
             )
         }
     )
-    return DocumentSet(tuple(assurance.documents(view)))
+    (src,) = cfg.sources  # the promoted bucket
+    return DocumentSet(tuple(assurance.documents(no_rehearsal, src)))

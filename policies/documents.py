@@ -28,8 +28,8 @@ TABLE_ID_PLACEHOLDER = "<table-uuid>"
 # ---------------------------------------------------------------- replication role ----
 
 
-def replication_role_trust(cfg: KitConfig) -> Document:
-    return replication_trust(cfg.source)
+def replication_role_trust(cfg: KitConfig, src: Source) -> Document:
+    return replication_trust(src)
 
 
 def replication_trust(src: Source | Replica) -> Document:
@@ -45,8 +45,8 @@ def replication_trust(src: Source | Replica) -> Document:
     )
 
 
-def replication_role_permissions(cfg: KitConfig) -> Document:
-    return replication_permissions(cfg, cfg.source, cfg.replicas)
+def replication_role_permissions(cfg: KitConfig, src: Source) -> Document:
+    return replication_permissions(cfg, src, cfg.destinations_of(src))
 
 
 def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations: Sequence[Replica]) -> Document:
@@ -432,30 +432,29 @@ def example_table_arn(replica: Replica) -> str:
     return f"{replica.bucket_arn}/table/{TABLE_ID_PLACEHOLDER}"
 
 
-def source_documents(cfg: KitConfig) -> list[PolicyDoc]:
-    """The documents of one source's stack (`cfg` has one source: `[source]`, or `view(src)` of an estate): its
-    replication role, its kit-created key, its replication monitor."""
-    src = cfg.source
+def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
+    """The documents of the stack of the source `src`: its bucket policy, its replication role, its kit-created key,
+    its replication monitor."""
     docs = [
         PolicyDoc(
             "source-bucket-policy",
             "bucket-policy",
             src.account_id,
             f"table bucket {src.bucket} (source{_kept(src)})",
-            source_bucket_policy(cfg),
+            source_bucket_policy(cfg, src),
         ),
         *role_documents(
             "replication-role",
             src.account_id,
-            cfg.replication_role_name,
-            replication_role_trust(cfg),
-            replication_role_permissions(cfg),
+            cfg.replication_role_name_of(src),
+            replication_role_trust(cfg, src),
+            replication_role_permissions(cfg, src),
         ),
     ]
     if src.encryption.creates_key:
         site = KeySite("source", src.account_id, src.region, src.bucket, src.bucket_arn)
         docs.append(_key_doc(cfg, site))
-    return docs + assurance.source_documents(cfg)
+    return docs + assurance.source_documents(cfg, src)
 
 
 def _kept(src: Source) -> str:
@@ -492,12 +491,13 @@ def build_documents(cfg: KitConfig) -> list[PolicyDoc]:
 def single_source_documents(cfg: KitConfig) -> list[PolicyDoc]:
     """A `[source]`'s documents: its replication role's and bucket policy, the protected sites', recovery's, every
     key the kit creates, assurance's."""
-    docs = [d for d in source_documents(cfg) if d.name.startswith(("replication-role-", "source-bucket-policy"))]
+    (src,) = cfg.sources  # the scheme of a `[source]`: one source
+    docs = [d for d in source_documents(cfg, src) if d.name.startswith(("replication-role-", "source-bucket-policy"))]
     docs += protected_site_documents(cfg)
     docs += recovery_documents(cfg)
     docs += [_key_doc(cfg, site) for site in key_sites(cfg)]
     # continuous assurance: monitor, schedules, rehearsal metrics, alarm topic keys
-    docs += assurance.documents(cfg)
+    docs += assurance.documents(cfg, src)
     return docs
 
 
@@ -589,8 +589,7 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
     replicas grant and exempt every source feeding them), the organization's, recovery's and assurance's."""
     docs: list[PolicyDoc] = []
     for src in cfg.sources:
-        view = cfg.view(src)
-        docs += [replace(d, name=estate_source_name(d.name, src.stack_id)) for d in source_documents(view)]
+        docs += [replace(d, name=estate_source_name(d.name, src.stack_id)) for d in source_documents(cfg, src)]
     docs += protected_site_documents(cfg)
     docs += recovery_documents(cfg)
     docs += [_key_doc(cfg, site) for site in key_sites(cfg) if site.role != "source"]
@@ -615,7 +614,7 @@ class SchemeDocuments:
     guardrail_source_exempt: Callable[[KitConfig], Sequence[str]]
     # The name of one source's document (purpose, stack id): as is, or `<purpose>--<stack id>` (`estate_source_name`).
     source_document_name: Callable[[str, str], str]
-    # Names of the documents that serve every source, which a promotion seen from one source's view must not replace.
+    # Names of the documents that serve every source, which a promotion of one source's replica must not replace.
     kept_by_promotion: frozenset[str]
 
 

@@ -42,8 +42,8 @@ def partition(cfg: KitConfig) -> str:
 
 
 def replication_role_pattern(cfg: KitConfig) -> str:
-    """Every source's replication role (`<kit>-<id>-s3tables-replication`, `KitConfig.replication_role_name` of a
-    source's view), in any account."""
+    """Every source's replication role (`<kit>-<id>-s3tables-replication`, `KitConfig.replication_role_name_of` a
+    source), in any account."""
     return rules.replication_role_pattern(partition(cfg), cfg.kit.name)
 
 

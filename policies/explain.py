@@ -283,7 +283,7 @@ def _for_table(policy: Document, bucket_arn: str, table_arn: str) -> Document:
 
 
 def _table_policy(cfg: KitConfig, docs: dict[str, PolicyDoc], ds: DocumentSet, bucket: str) -> PolicyDoc | None:
-    promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
+    promoted = cfg.kind.promoted_bucket
     by_name = {d.name: d for d in ds.all()}
     for name in (
         f"failover--{bucket}--table-policy" if promoted == bucket else "",
@@ -519,7 +519,7 @@ def protection_rules(cfg: KitConfig, req: ExplainRequest, layers: Sequence[Layer
         return []
     if req.resource.partition("/table/")[0] not in {r.bucket_arn for r in cfg.replicas}:
         return []
-    promoted = cfg.failover.promoted_bucket if cfg.failover is not None else None
+    promoted = cfg.kind.promoted_bucket
     on_promoted = promoted is not None and req.resource.partition("/table/")[0].endswith(f":bucket/{promoted}")
     rules = A.promoted_rules() if on_promoted else A.PROTECTION_RULES
     return [r for r in rules if req.short_action in r.actions]

@@ -51,7 +51,7 @@ from s3tables_kit.policies.documents import (
 from s3tables_kit.policies.documents import recovery_role_permissions as _recovery_role_permissions
 from s3tables_kit.policies.source_guard import source_deploy_roles
 from s3tables_kit.topology.config import KitConfig, Replica
-from s3tables_kit.topology.failover import FailoverTopology, failover_topology
+from s3tables_kit.topology.failover import FailoverTopology, failover_topology, source_promotion
 
 PROMOTED_SID_PREFIX = "DenyPromoted"
 FAILOVER_DEST_SID_PREFIX = "DenyFailoverReplica"
@@ -184,7 +184,7 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
 
 def _promoted_monitor_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """The role of the promoted source's replication monitor (`<kit>-fo-replication-monitor`, as
-    `infra.stacks.failover.monitor_view` names it), which compares each destination's bucket policy."""
+    `infra.stacks.failover.failover_monitor_config` names it), which compares each destination's bucket policy."""
     if not cfg.assurance.monitor.enabled:
         return []
     p = topo.promoted
@@ -290,7 +290,7 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
-    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` view)."""
+    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` configuration)."""
     return topo.promoted.role_arn(f"{topo.name_prefix}-replication-monitor")
 
 
@@ -530,8 +530,9 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
 
 def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
     """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review, each with
-    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`)."""
-    topo = failover_topology(cfg, replica_bucket)
+    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`).
+    In an estate, the promotion among the destinations of the source feeding it (`source_promotion`)."""
+    topo = source_promotion(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
 
@@ -664,7 +665,7 @@ def summary_section(cfg: KitConfig) -> str:
             "",
             f"- Writers: {_short(topo.writer_roles)} (`failover.writer_roles` of account {r.account_id}).",
             f"- Replicates to: {_short([d.bucket for d in topo.destinations])}"
-            + (" (the configured `replicate_to`)" if topo.new_buckets or (cfg.failover and cfg.failover.promoted_bucket)
+            + (" (the configured `replicate_to`)" if topo.new_buckets or cfg.kind.promoted
                else " (the remaining replicas, unless `failover.replicate_to` says otherwise)")
             + f", with the role `{topo.replication_role_name}`; the failed source's role can no longer write them.",
             f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",

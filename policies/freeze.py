@@ -62,7 +62,7 @@ def freeze_policy_docs(cfg: KitConfig) -> list[PolicyDoc]:
     from s3tables_kit.policies.failover import failover_documents
 
     bg = tuple(cfg.protection.break_glass_principals)
-    src = cfg.source
+    (src,) = cfg.sources  # the failover topology is built for a `[source]` only (`Scheme.builds_failover_topology`)
     out = [
         PolicyDoc(
             NAME_PREFIX + src.bucket,
@@ -91,7 +91,8 @@ def summary_section(cfg: KitConfig) -> str:
     docs = freeze_policy_docs(cfg)
     if not docs:
         return ""
-    stmt = freeze_statement(tuple(cfg.protection.break_glass_principals), cfg.source.bucket_arn)
+    (src,) = cfg.sources  # `freeze_policy_docs` has documents for a `[source]` only
+    stmt = freeze_statement(tuple(cfg.protection.break_glass_principals), src.bucket_arn)
     acts = ", ".join(a.removeprefix("s3tables:") for a in stmt["Action"])
     exempt = stmt["Condition"]["ArnNotLike"]["aws:PrincipalArn"]
     exempt = [exempt] if isinstance(exempt, str) else exempt

@@ -10,7 +10,7 @@ from s3tables_kit.policies import sites as AS
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.checks import hardener_role_arn
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 
 HARDEN_BUCKET_READ = ("ListTables",)
 HARDEN_TABLE_ACTIONS = (
@@ -22,34 +22,34 @@ HARDEN_TABLE_ACTIONS = (
 )
 
 
-def hardener_name(cfg: KitConfig) -> str:
+def hardener_name(cfg: KitConfig, src: Source) -> str:
     """The function, its role and its log group."""
-    return hardener_role_arn(cfg).rsplit("/", 1)[1]
+    return hardener_role_arn(cfg, src).rsplit("/", 1)[1]
 
 
-def hardener_schedule_role_name(cfg: KitConfig) -> str:
-    return f"{hardener_name(cfg)}-schedule"
+def hardener_schedule_role_name(cfg: KitConfig, src: Source) -> str:
+    return f"{hardener_name(cfg, src)}-schedule"
 
 
-def hardener_function_arn(cfg: KitConfig) -> str:
-    return AS.source_site(cfg).arn("lambda", f"function:{hardener_name(cfg)}")
+def hardener_function_arn(cfg: KitConfig, src: Source) -> str:
+    return AS.site_of(src).arn("lambda", f"function:{hardener_name(cfg, src)}")
 
 
-def hardener_role_trust(cfg: KitConfig) -> Document:
-    site = AS.source_site(cfg)
+def hardener_role_trust(cfg: KitConfig, src: Source) -> Document:
+    site = AS.site_of(src)
     return doc(
         S.allow_service_assume_role(
             "AllowLambdaServiceForTheHardenerFunction",
             AS.LAMBDA_SERVICE,
             source_account=site.account_id,
-            source_arns=[hardener_function_arn(cfg)],
+            source_arns=[hardener_function_arn(cfg, src)],
         )
     )
 
 
-def hardener_role_permissions(cfg: KitConfig) -> Document:
-    buckets = [r.bucket_arn for r in cfg.replicas]
-    site = AS.source_site(cfg)
+def hardener_role_permissions(cfg: KitConfig, src: Source) -> Document:
+    buckets = [r.bucket_arn for r in cfg.destinations_of(src)]
+    site = AS.site_of(src)
     return doc(
         S.allow_actions("ListReplicaTables", HARDEN_BUCKET_READ, buckets),
         S.allow_actions("HardenReplicaTables", HARDEN_TABLE_ACTIONS, [S.table_arns(b) for b in buckets]),
@@ -57,59 +57,64 @@ def hardener_role_permissions(cfg: KitConfig) -> Document:
             "WriteHardenerFunctionLogs",
             "Allow",
             ["logs:CreateLogStream", "logs:PutLogEvents"],
-            [site.arn("logs", f"log-group:{hardener_name(cfg)}:log-stream:*")],
+            [site.arn("logs", f"log-group:{hardener_name(cfg, src)}:log-stream:*")],
         ),
     )
 
 
-def hardener_schedule_role_trust(cfg: KitConfig) -> Document:
+def hardener_schedule_role_trust(cfg: KitConfig, src: Source) -> Document:
     return doc(
-        AS.allow_scheduler_assume_role("AllowSchedulerForTheHardenerSchedule", AS.source_site(cfg), hardener_name(cfg))
+        AS.allow_scheduler_assume_role("AllowSchedulerForTheHardenerSchedule", AS.site_of(src), hardener_name(cfg, src))
     )
 
 
-def hardener_schedule_role_permissions(cfg: KitConfig) -> Document:
+def hardener_schedule_role_permissions(cfg: KitConfig, src: Source) -> Document:
     return doc(
-        S.statement("InvokeTheHardenerFunction", "Allow", ["lambda:InvokeFunction"], [hardener_function_arn(cfg)])
+        S.statement("InvokeTheHardenerFunction", "Allow", ["lambda:InvokeFunction"], [hardener_function_arn(cfg, src)])
     )
 
 
-def documents(cfg: KitConfig) -> list[PolicyDoc]:
+def documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
     if not cfg.assurance.harden.enabled:
         return []
-    account = cfg.source.account_id
+    account = src.account_id
     return [
         *role_documents(
-            "hardener-role", account, hardener_name(cfg), hardener_role_trust(cfg), hardener_role_permissions(cfg)
+            "hardener-role",
+            account,
+            hardener_name(cfg, src),
+            hardener_role_trust(cfg, src),
+            hardener_role_permissions(cfg, src),
         ),
         *role_documents(
             "hardener-schedule-role",
             account,
-            hardener_schedule_role_name(cfg),
-            hardener_schedule_role_trust(cfg),
-            hardener_schedule_role_permissions(cfg),
+            hardener_schedule_role_name(cfg, src),
+            hardener_schedule_role_trust(cfg, src),
+            hardener_schedule_role_permissions(cfg, src),
         ),
     ]
 
 
-def summary_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
+def summary_principals(cfg: KitConfig, src: Source) -> list[tuple[str, list[str], str, list[str]]]:
     """SUMMARY.md's "Who may do what" rows of the hardener's two roles."""
     if not cfg.assurance.harden.enabled:
         return []
-    site = AS.source_site(cfg)
+    site = AS.site_of(src)
     bound = cfg.assurance.harden.one_layer_bound_minutes
     return [
         (
             "Scheduled hardener function role",
-            [hardener_role_arn(cfg)],
-            f"Assumed only by Lambda for the function `{hardener_name(cfg)}` (`hardener-role-trust`). A break-glass "
-            "principal by configuration, confined by its own policy to reading a replica table's policy and retention "
+            [hardener_role_arn(cfg, src)],
+            f"Assumed only by Lambda for the function `{hardener_name(cfg, src)}` (`hardener-role-trust`). A "
+            "break-glass principal by configuration, confined by its own policy to reading a replica table's policy "
+            "and retention "
             f"and writing the reviewed ones on the replica buckets: new replicas keep one layer at most {bound} min.",
             ["hardener-role-permissions"],
         ),
         (
             "Scheduled hardener schedule role",
-            [site.role_arn(hardener_schedule_role_name(cfg))],
+            [site.role_arn(hardener_schedule_role_name(cfg, src))],
             "Assumed only by EventBridge Scheduler for the hardener's schedule. Invokes the hardener function.",
             ["hardener-schedule-role-permissions"],
         ),

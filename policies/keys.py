@@ -49,14 +49,15 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         S.kms_root_service_grants(site.account_id, partition),
         S.kms_allow_maintenance(site.bucket_arn, site.account_id),
     ]
-    if site.role == "source":
+    src = next((s for s in cfg.sources if s.bucket_arn == site.bucket_arn), None) if site.role == "source" else None
+    if src is not None:
         stmts.append(
             S.kms_allow_key_use(
-                "AllowReplicationRoleReadSource", [cfg.replication_role_arn], ["Decrypt", "GenerateDataKey"]
+                "AllowReplicationRoleReadSource", [cfg.replication_role_arn_of(src)], ["Decrypt", "GenerateDataKey"]
             )
         )
         # disabling the source key stops replication: the deploy role and break-glass only
-        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, site.account_id)))
+        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, src)))
     elif site.role == "replica":
         # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
@@ -64,7 +65,7 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         if replica is not None and fan_in.is_fan_in(cfg, replica):
             stmts.append(fan_in.key_use_grant(cfg, replica, writers, use))
         else:
-            roles = list(cfg.replication_role_arns_into(replica)) if replica else [cfg.replication_role_arn]
+            roles = list(cfg.replication_role_arns_into(replica) if replica else cfg.replication_role_arns)
             stmts.append(S.kms_allow_key_use(writers, roles, use))
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
@@ -84,5 +85,5 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             )
         )
     # continuous assurance: the monitor reads the source's encrypted metadata
-    stmts += assurance.key_policy_statements(cfg, site.role)
+    stmts += assurance.key_policy_statements(cfg, src)
     return doc(*stmts)

@@ -85,12 +85,12 @@ def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
     )
 
 
-def hardener_resources(site: assurance.Site, cfg: KitConfig) -> tuple[str, ...]:
+def hardener_resources(site: assurance.Site, cfg: KitConfig, src: Source) -> tuple[str, ...]:
     """The scheduled hardener's function, schedule and log group (`[assurance.harden]`): its role is a break-glass
     principal, so whoever could change its code or schedule would hold break-glass rights on the replicas."""
     if not cfg.assurance.harden.enabled:
         return ()
-    name = hardener.hardener_name(cfg)
+    name = hardener.hardener_name(cfg, src)
     return (
         site.arn("lambda", f"function:{name}"),
         site.arn("scheduler", f"schedule/default/{name}"),
@@ -125,21 +125,21 @@ def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
 
 def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
     """One source's pipeline, by ARN: its replication role, its monitor and alarm topic key, its source key."""
-    view = cfg.view(src) if len(cfg.sources) > 1 else cfg
     site = assurance.site_of(src)
     keys: list[KeyRef] = []
     if src.encryption.type == "kms":
-        res, cond = kms_resource(view, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
+        res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
         keys.append((res, _alias(cond)))
-    monitor = view.assurance.monitor.enabled
+    monitor = cfg.assurance.monitor.enabled
     if monitor:
-        keys.append((site.arn("kms", "key/*"), assurance.alarm_key_alias(view)))
+        keys.append((site.arn("kms", "key/*"), assurance.alarm_key_alias(cfg, "source", src)))
+    detection = detection_resources(site, cfg.name_prefix_of(src)) if monitor else ()
     return Pipeline(
         deploy_roles=(src.deploy_role_arn,) if src.deploy_role_arn else (),
-        replication_roles=(view.replication_role_arn,),
-        detection=(detection_resources(site, view.name_prefix) if monitor else ()) + hardener_resources(site, view),
+        replication_roles=(cfg.replication_role_arn_of(src),),
+        detection=detection + hardener_resources(site, cfg, src),
         keys=tuple(keys),
-        publishers=(site.role_arn(assurance.monitor_role_name(view)),) if monitor else (),
+        publishers=(site.role_arn(assurance.monitor_role_name(cfg, src)),) if monitor else (),
     )
 
 
@@ -154,7 +154,7 @@ def monitor_roles(cfg: KitConfig) -> list[str]:
     """The sources' monitor roles by ARN (none when the monitor is off)."""
     if not cfg.assurance.monitor.enabled:
         return []
-    return [assurance.site_of(s).role_arn(assurance.monitor_role_name_of(cfg, s)) for s in cfg.sources]
+    return [assurance.site_of(s).role_arn(assurance.monitor_role_name(cfg, s)) for s in cfg.sources]
 
 
 def recovery_publishers(cfg: KitConfig) -> Pipeline:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import statements as S
-from s3tables_kit.topology.config import KitConfig, Source
+from s3tables_kit.topology.config import Source
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
 SCHEDULER_SERVICE = "scheduler.amazonaws.com"
@@ -26,10 +26,6 @@ class Site:
 
     def role_arn(self, name: str) -> str:
         return f"arn:{self.partition}:iam::{self.account_id}:role/{name}"
-
-
-def source_site(cfg: KitConfig) -> Site:
-    return site_of(cfg.source)
 
 
 def site_of(src: Source) -> Site:

@@ -10,7 +10,7 @@ from s3tables_kit.policies import adopted, estate
 from s3tables_kit.policies import protection as P
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 
 
 def source_deploy_roles(cfg: KitConfig) -> list[str]:
@@ -44,12 +44,11 @@ _SOURCE_GUARDS: dict[str, Callable[..., list[S.Statement | None]]] = {
 }
 
 
-def source_bucket_policy(cfg: KitConfig) -> Document:
+def source_bucket_policy(cfg: KitConfig, src: Source) -> Document:
     """The source bucket's own layer against changing its replication (the guards SCP and, where the source shares
     an account with a replica, the guardrail are the others): break-glass and the source's deploy role only, and
     the policy itself changes only through them. An adopted bucket's statements come first, kept as they are
     (`policies.adopted.merge`, which refuses one that defeats these)."""
-    src = cfg.source
     bg = list(cfg.protection.break_glass_principals)
     deploy = [src.deploy_role_arn] if src.deploy_role_arn else []
     others = sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != src.account_id})
@@ -85,4 +84,4 @@ def source_bucket_policy(cfg: KitConfig) -> Document:
         ),
         S.deny_source_policy_change("DenySourceBucketPolicyChange", src.bucket_arn, [*bg, *deploy]),
     )
-    return adopted.merge(cfg, kit)
+    return adopted.merge(cfg, src, kit)

@@ -25,8 +25,7 @@ def _scp_sizes(scps: Sequence[D.PolicyDoc]) -> list[str]:
 
 
 def _source_line(cfg: KitConfig) -> list[str]:
-    src = cfg.source
-    return [f"- Source table bucket: `{src.bucket}` ({src.account_id}, {src.region})"]
+    return [f"- Source table bucket: `{src.bucket}` ({src.account_id}, {src.region})" for src in cfg.sources]
 
 
 def _source_lines(cfg: KitConfig) -> list[str]:
@@ -41,24 +40,17 @@ def _source_lines(cfg: KitConfig) -> list[str]:
 
 
 def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
-    """The assurance roles (`[assurance]`): in an estate, each source's monitor roles (from its view, documents named
+    """The assurance roles (`[assurance]`): in an estate, each source's monitor roles (documents named
     `<purpose>--<stack id>`) and the estate's rehearsal role."""
     from s3tables_kit.policies import assurance
 
     out: list[tuple[str, list[str], str, list[str]]] = []
     for src in cfg.sources:
-        for title, arns, intro, identity in assurance.summary_principals(cfg.view(src)):
+        for title, arns, intro, identity in assurance.summary_principals(cfg, src):
             if title.startswith("Replication monitor"):
                 renamed = [D.estate_source_name(n, src.stack_id) for n in identity]
                 out.append((f"{title} of `{src.id}`", arns, intro, renamed))
-    no_monitor = cfg.model_copy(
-        update={
-            "assurance": cfg.assurance.model_copy(
-                update={"monitor": cfg.assurance.monitor.model_copy(update={"enabled": False})}
-            )
-        }
-    )
-    return out + assurance.summary_principals(no_monitor)
+    return out + assurance.summary_principals(cfg, None)
 
 
 def estate_section(cfg: KitConfig) -> list[str]:
@@ -94,7 +86,8 @@ def estate_section(cfg: KitConfig) -> list[str]:
 def _assurance_principals_of_one(cfg: KitConfig) -> list[tuple[str, list[str], str, list[str]]]:
     from s3tables_kit.policies import assurance
 
-    return assurance.summary_principals(cfg)
+    (src,) = cfg.sources  # the scheme of a `[source]`: one source
+    return assurance.summary_principals(cfg, src)
 
 
 @dataclass(frozen=True)

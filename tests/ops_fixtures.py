@@ -312,7 +312,7 @@ def deploy(
     doc["protection"]["organization"]["ou_accounts"] = {ou_id: [ACCOUNT]}
     cfg = parse_config(doc)
     deploy_replicas(clients.s3tables, cfg)
-    world_tables = deploy_sources(clients.s3tables, cfg)[cfg.source.bucket_arn]
+    world_tables = deploy_sources(clients.s3tables, cfg)[cfg.sources[0].bucket_arn]
     put_source_bucket_policies(clients.s3tables, cfg)
     organization = seed_organization_policies(clients.organizations(), cfg, [ou_id])
     outputs_doc = topology_outputs_doc(cfg, organization)
@@ -320,7 +320,7 @@ def deploy(
         env,
         cfg,
         parse_outputs(outputs_doc),
-        cfg.source.bucket_arn,
+        cfg.sources[0].bucket_arn,
         cfg.replicas[0].bucket_arn,
         ou_id,
         organization["policy_id"],
@@ -329,7 +329,7 @@ def deploy(
         cfg_doc=doc,
     )
     if replicate:
-        env.control.replicate(source_bucket_arn=cfg.source.bucket_arn)
+        env.control.replicate(source_bucket_arn=cfg.sources[0].bucket_arn)
     if harden_now:
         from s3tables_kit.jobs.ops.harden import harden
 

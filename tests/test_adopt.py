@@ -297,7 +297,7 @@ def test_the_adoption_keys_are_checked_at_load(
 ) -> None:
     path = variant(tmp_path, replace, policy=policy)
     if field is None or words is None:
-        assert load_config(path).source.adopt  # an explicit adopt = true on a namespace of an adopted bucket
+        assert load_config(path).sources[0].adopt  # an explicit adopt = true on a namespace of an adopted bucket
         return
     with pytest.raises(ConfigError) as err:
         load_config(path)

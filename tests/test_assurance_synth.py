@@ -51,7 +51,9 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     assert fn["runtime"] == "python3.12" and fn["handler"] == "s3tables_kit.jobs.ops.monitor.handler"
     # the package: the status code and this source's kit_declared.json (declared replication, reviewed documents)
     docs = docset.build(cfg)
-    declared = declared_document(cfg, reviewed_replica_policies(cfg, docs), docs.document("source-bucket-policy"))
+    declared = declared_document(
+        cfg, cfg.sources[0], reviewed_replica_policies(cfg, cfg.sources[0], docs), docs.document("source-bucket-policy")
+    )
     assert fn["source_code_hash"] == packaging.sha256_base64(packaging.monitor_zip(packaging.declared_bytes(declared)))
     (scope,) = scopes_of(cfg, default_bucket_policy_builder())  # what `audit` compares with, the monitor too
     retention = {
@@ -71,14 +73,14 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     assert re.fullmatch(r"assets/[\w-]+/[\w-]+/replication-monitor\.zip", fn["filename"]), fn["filename"]
     assert fn["reserved_concurrent_executions"] == 1
     env = fn["environment"]["variables"]
-    assert env[M.ENV_SOURCES] == cfg.source.bucket_arn
+    assert env[M.ENV_SOURCES] == cfg.sources[0].bucket_arn
     assert env[M.ENV_DESTINATIONS].split(",") == [r.bucket_arn for r in cfg.replicas]
     assert env[M.ENV_MAX_LAG] == str(cfg.assurance.monitor.max_lag_minutes * 60)
     assert env[M.ENV_CAP] == str(cfg.assurance.monitor.max_table_metrics)
     assert env["AWS_DATA_PATH"] == "/var/task/botocore_data"
     (logs,) = res(src, "aws_cloudwatch_log_group").values()
     assert fn["logging_config"]["log_group"].startswith("${aws_cloudwatch_log_group.")
-    assert logs["name"] == assurance.monitor_log_group(cfg) and logs["retention_in_days"] == 30
+    assert logs["name"] == assurance.monitor_log_group(cfg, cfg.sources[0]) and logs["retention_in_days"] == 30
 
 
 def test_no_machine_path_in_any_stack(synthesized: dict[str, Stacks]) -> None:
@@ -99,14 +101,16 @@ def test_monitor_schedule_invokes_the_function_with_its_own_role(synthesized: di
     assert sched["flexible_time_window"] == {"mode": "OFF"}
     assert sched["target"]["arn"].startswith("${aws_lambda_function.")
     roles = by_name(src, "aws_iam_role", "name")
-    sched_role = roles[assurance.monitor_scheduler_role_name(cfg)]
-    assert json.loads(sched_role["assume_role_policy"]) == assurance.monitor_scheduler_role_trust(cfg)
-    fn_role = roles[assurance.monitor_role_name(cfg)]
-    assert json.loads(fn_role["assume_role_policy"]) == assurance.monitor_role_trust(cfg)
+    sched_role = roles[assurance.monitor_scheduler_role_name(cfg, cfg.sources[0])]
+    assert json.loads(sched_role["assume_role_policy"]) == assurance.monitor_scheduler_role_trust(cfg, cfg.sources[0])
+    fn_role = roles[assurance.monitor_role_name(cfg, cfg.sources[0])]
+    assert json.loads(fn_role["assume_role_policy"]) == assurance.monitor_role_trust(cfg, cfg.sources[0])
     policies = by_name(src, "aws_iam_role_policy", "name")
-    assert json.loads(policies[assurance.monitor_role_name(cfg)]["policy"]) == assurance.monitor_role_permissions(cfg)
-    assert json.loads(policies[assurance.monitor_scheduler_role_name(cfg)]["policy"]) == (
-        assurance.monitor_scheduler_role_permissions(cfg)
+    assert json.loads(
+        policies[assurance.monitor_role_name(cfg, cfg.sources[0])]["policy"]
+    ) == assurance.monitor_role_permissions(cfg, cfg.sources[0])
+    assert json.loads(policies[assurance.monitor_scheduler_role_name(cfg, cfg.sources[0])]["policy"]) == (
+        assurance.monitor_scheduler_role_permissions(cfg, cfg.sources[0])
     )
 
 
@@ -184,8 +188,8 @@ def test_alarm_topic_is_kms_encrypted_with_the_configured_subscriptions(
     keys = [k for name, k in res(st, "aws_kms_key").items() if name.startswith("alarm-topic_key_")]
     (key,) = keys
     assert key["enable_key_rotation"] is True
-    site = assurance.source_site(cfg) if stack == "source" else assurance.recovery_site(cfg)
-    guardians = assurance.source_key_guardians(cfg, site.account_id) if stack == "source" else None
+    site = assurance.site_of(cfg.sources[0]) if stack == "source" else assurance.recovery_site(cfg)
+    guardians = assurance.source_key_guardians(cfg, cfg.sources[0]) if stack == "source" else None
     assert json.loads(key["policy"]) == assurance.alarm_topic_key_policy(site, guardians)
     subs = sorted((s["protocol"], s["endpoint"]) for s in res(st, "aws_sns_topic_subscription").values())
     assert subs == sorted((s.protocol, s.endpoint) for s in cfg.assurance.alarm_subscriptions)
@@ -218,7 +222,7 @@ def test_rehearsal_schedule_starts_the_recovery_job_on_emr_serverless(
         assert [args[i + 1] for i, a in enumerate(args) if a == "--table"] == list(reh.tables)
     else:
         assert [args[i + 1] for i, a in enumerate(args) if a == "--candidate"] == [
-            f"{n}.{t}" for n, t in cfg.replicated_tables()
+            f"{n}.{t}" for n, t in cfg.replicated_tables_of(cfg.sources[0])
         ]
         assert args[args.index("--sample") + 1] == str(reh.sample)
     roles = by_name(rec, "aws_iam_role", "name")

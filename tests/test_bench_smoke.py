@@ -134,11 +134,11 @@ def test_scale_config_is_valid_and_has_the_requested_size() -> None:
     assert count_tables(data) == 1000
     cfg = parse_config(data)
     assert len(cfg.replicas) == 5
-    assert len(cfg.replicated_tables()) == 1000
+    assert len(cfg.replicated_tables_of(cfg.sources[0])) == 1000
     assert len({r.site_key for r in cfg.replicas}) == 5
     small = parse_config(scale_config(destinations=2, tables=25, namespaces=3, table_level_replication=False))
-    assert sum(len(ns.tables) for ns in small.source.namespaces) == 25
-    assert small.replication.mode == "bucket"
+    assert sum(len(ns.tables) for ns in small.sources[0].namespaces) == 25
+    assert small.replication_of(small.sources[0]).mode == "bucket"
     with pytest.raises(ValueError):
         scale_config(destinations=6)
 

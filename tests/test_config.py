@@ -18,25 +18,25 @@ MULTI = tomllib.loads((ROOT / "examples/multi-account.toml").read_text())
 
 def test_examples_load() -> None:
     seed = load_config(ROOT / "examples/seed.toml")
-    assert seed.source.region == "us-east-1" and seed.source.bucket == "demo-source-tablebucket"
+    assert seed.sources[0].region == "us-east-1" and seed.sources[0].bucket == "demo-source-tablebucket"
     assert [r.bucket for r in seed.replicas] == ["demo-dest-tablebucket"]
     assert seed.replicas[0].storage_class == "INTELLIGENT_TIERING"
-    assert seed.source.snapshot_retention.max_snapshot_age_hours == 720
+    assert seed.sources[0].snapshot_retention.max_snapshot_age_hours == 720
     assert seed.replicas[0].snapshot_retention.max_snapshot_age_hours == 2160
-    orders = seed.source.namespaces[0].tables[0]
+    orders = seed.sources[0].namespaces[0].tables[0]
     assert [c.name for c in orders.columns] == ["order_id", "customer_id", "order_date", "amount", "status"]
     assert orders.partition_fields[0].spark_sql == "months(order_date)"
     multi = load_config(ROOT / "examples/multi-account.toml")
-    assert multi.replication.mode == "bucket" and len(multi.replicas) == 3
+    assert multi.replication_of(multi.sources[0]).mode == "bucket" and len(multi.replicas) == 3
     assert {r.region for r in multi.replicas} == {"eu-central-1", "us-east-1", "ap-southeast-2"}
     assert all(r.encryption.type == "kms" for r in multi.replicas)
-    assert all(multi.is_cross_account(r) for r in multi.replicas)
+    assert all(r.account_id != multi.sources[0].account_id for r in multi.replicas)
 
 
 def test_config_is_frozen() -> None:
     cfg = load_config(ROOT / "examples/seed.toml")
     with pytest.raises(Exception, match="frozen"):
-        cfg.source.bucket = "other"  # type: ignore[misc]
+        cfg.sources[0].bucket = "other"  # type: ignore[misc]
 
 
 def _set(doc: dict[str, Any], path: str, value: Any) -> None:

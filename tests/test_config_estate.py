@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.topology.config import ConfigError, EstateError, load_config, parse_config
+from s3tables_kit.topology.config import PROTECTED, ConfigError, Kind, Replication, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTATE = tomllib.loads((ROOT / "examples/estate.toml").read_text())
@@ -56,36 +56,45 @@ def test_the_estate_example_describes_three_sources_a_fan_in_vault_and_a_regiona
     assert len(set(cfg.replication_role_arns)) == 3
 
 
-def test_a_view_is_one_source_with_its_own_destinations_and_names() -> None:
+def test_each_source_has_its_own_destinations_and_names() -> None:
     cfg = load_config(ROOT / "examples/estate.toml")
     marketing = cfg.sources[1]
-    view = cfg.view(marketing)
-    assert view.source == marketing and [r.bucket for r in view.replicas] == ["estate-vault-euc1"]
-    assert view.replication.mode == "tables" and view.replicated_tables() == [
+    assert [r.bucket for r in cfg.destinations_of(marketing)] == ["estate-vault-euc1"]
+    assert cfg.replication_of(marketing).mode == "tables" and cfg.replicated_tables_of(marketing) == [
         ("acct111111111111_marketing", "campaigns")
     ]
-    assert view.name_prefix == "estate-marketing-euw1"
-    assert view.replication_role_name == "estate-marketing-euw1-s3tables-replication"
-    assert view.kit.name == "estate" and view.resource_tags["kit"] == "estate"  # tags stay the estate's
+    assert cfg.name_prefix_of(marketing) == "estate-marketing-euw1"
+    assert cfg.replication_role_name_of(marketing) == "estate-marketing-euw1-s3tables-replication"
+    assert cfg.kit.name == "estate" and cfg.resource_tags["kit"] == "estate"  # tags stay the estate's
 
 
-def test_single_source_names_are_refused_on_a_multi_source_estate() -> None:
-    cfg = load_config(ROOT / "examples/estate.toml")
-    with pytest.raises(EstateError, match="3 sources"):
-        _ = cfg.source
-    with pytest.raises(EstateError):
-        _ = cfg.replication_role_arn
+def test_a_removed_source_whose_replica_recovery_still_names_is_one_line_naming_the_field() -> None:
+    """The adopter's bad edit: the sales source and its regional replica removed, `[recovery] replica` left naming
+    that replica. The cross-field checks ask about every source, never "the" source: a ConfigError, no traceback."""
+    data = _estate(recovery={**ESTATE["recovery"], "replica": "estate-sales-replica-euc1"})
+    data["sources"] = [s for s in data["sources"] if s["id"] != "sales-euw1"]
+    data["replicas"] = [r for r in data["replicas"] if r["bucket"] != "estate-sales-replica-euc1"]
+    issues = _issues(data)
+    assert any(i.startswith("recovery.replica:") and "estate-sales-replica-euc1" in i for i in issues), issues
 
 
 def test_source_is_an_estate_of_one_and_unchanged() -> None:
     seed = load_config(ROOT / "examples/seed.toml")
-    assert seed.scheme.key == "source" and seed.sources == (seed.source,)
-    assert seed.source.replication == seed.replication and seed.source.replicate_to == tuple(
+    (src,) = seed.sources
+    assert seed.scheme.key == "source" and seed.kind == PROTECTED and not seed.kind.promoted
+    assert src.replication == Replication.model_validate(SEED["replication"]) and src.replicate_to == tuple(
         r.bucket for r in seed.replicas
     )
-    assert seed.source.stack_id == "source" and seed.name_prefix == "seed"
-    assert seed.replication_role_name == "seed-s3tables-replication"
-    assert seed.destinations_of(seed.source) == seed.replicas
+    assert src.stack_id == "source" and seed.name_prefix_of(src) == "seed"
+    assert seed.replication_role_name_of(src) == "seed-s3tables-replication"
+    assert seed.destinations_of(src) == seed.replicas
+
+
+def test_the_promoted_topology_is_a_kind_chosen_at_load_and_never_written() -> None:
+    promoted = load_config(ROOT / "examples/failover/seed.toml")
+    assert promoted.failover is not None and promoted.kind == Kind(promoted.failover.promoted_bucket)
+    assert promoted.kind.promoted and promoted.kind.promoted_bucket == "demo-dest-tablebucket"
+    assert any(i.startswith("kind:") and "unknown key" in i for i in _issues({**SEED, "kind": "promoted"}))
 
 
 @pytest.mark.parametrize(
@@ -244,9 +253,9 @@ def test_an_estate_leaves_room_for_the_protection_tag() -> None:
 
 def test_the_promotion_of_one_sources_replica_is_built_from_that_source_and_retains_the_vault() -> None:
     """The failover tool's plan of an estate (no `[failover] promoted_bucket`): the regional replica of sales is
-    promoted from sales' view (its replication role is the failed source's); the fan-in vault is retained, never a
+    promoted from sales (its replication role is the failed source's); the fan-in vault is retained, never a
     destination, so its documents (every feeding source's grants) are not the promotion's to replace."""
-    from s3tables_kit.topology.failover import failover_topology, promotion_view
+    from s3tables_kit.topology.failover import failover_topology, promotion_source
 
     cfg = parse_config(ESTATE)
     topo = failover_topology(cfg, "estate-sales-replica-euc1")
@@ -254,7 +263,7 @@ def test_the_promotion_of_one_sources_replica_is_built_from_that_source_and_reta
     assert topo.failed_replication_role_arn == "arn:aws:iam::111111111111:role/estate-sales-euw1-s3tables-replication"
     assert topo.destinations == () and [r.bucket for r in topo.retained] == ["estate-vault-euc1"]
     assert topo.recovery_replica is None
-    assert [s.id for s in promotion_view(cfg, "estate-sales-replica-euc1").sources] == ["sales-euw1"]
+    assert promotion_source(cfg, "estate-sales-replica-euc1").id == "sales-euw1"
     for bucket in ("estate-vault-euc1", "estate-missing"):
         with pytest.raises(ValueError, match=r"receives from 3 sources|not the bucket of any entry"):
             failover_topology(cfg, bucket)

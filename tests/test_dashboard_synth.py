@@ -146,21 +146,23 @@ def test_the_point_widget_shows_each_configured_group_as_the_monitor_publishes_i
         ]
     }
     cfg = parse_config(doc)
-    declared = Declared.from_json(json.loads(packaging.declared_bytes(declared_document(cfg, {}))))
+    declared = Declared.from_json(json.loads(packaging.declared_bytes(declared_document(cfg, cfg.sources[0], {}))))
     assert declared.groups == {"orders": ("analytics.orders",), "analytics": ("analytics.*",)}
-    body = dashboard_body(cfg, alarm_arns=[], rehearsal=None)
+    body = dashboard_body(cfg, cfg.sources[0], alarm_arns=[], rehearsal=None)
     (point,) = [w for w in body["widgets"] if w["type"] == "metric" and C.POINT_AGE in w["properties"]["metrics"][0]]
     shown = widget_series(point)
     dests = [r.bucket_arn for r in cfg.replicas]
     report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=2)
-    src = cfg.source.bucket_arn
+    src = cfg.sources[0].bucket_arn
     report.rows = [
         DestinationStatus(src, t, f"{src}/table/{t}", d, COMPLETED, lag_seconds=0.0)
         for d in dests
         for t in ("analytics.orders", "analytics.events")
     ]
-    data = M.metric_data(report, kit=cfg.name_prefix, max_table_metrics=50, destinations=dests, groups=declared.groups)
-    region = cfg.source.region
+    data = M.metric_data(
+        report, kit=cfg.name_prefix_of(cfg.sources[0]), max_table_metrics=50, destinations=dests, groups=declared.groups
+    )
+    region = cfg.sources[0].region
     published = {
         (region, C.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
         for d in data

@@ -84,26 +84,30 @@ def test_outputs_parse_with_the_promoted_bucket_as_source(name: str, synths: dic
     out: KitOutputs = parsed[name]
     # kit_source comes from the promoted bucket's stack only (there is no source stack)
     assert [s for s, st in synths[name].items() if "kit_source" in st.get("output", {})] == [topo.promoted.stack_id]
-    src = out.source
+    src = out.sources[0]
     assert (src.table_bucket_arn, src.table_bucket_name) == (topo.promoted.bucket_arn, topo.promoted.bucket)
     assert (src.account_id, src.region) == (topo.promoted.account_id, topo.promoted.region)
     assert src.replication_mode == "bucket"
     assert src.replication_role_arn == topo.replication_role_arn
     assert src.replication_role_arn.endswith(f":role/{cfg.kit.name}-fo-s3tables-replication")
     assert src.kit == f"{cfg.kit.name}-fo"  # the failover monitor publishes under Kit=<kit>-fo
-    assert src.replicated_tables == [f"{n}.{t}" for n, t in cfg.replicated_tables()]
+    assert src.replicated_tables == [f"{n}.{t}" for n, t in cfg.replicated_tables_of(cfg.sources[0])]
     assert src.snapshot_retention.max_snapshot_age_hours == topo.promoted.snapshot_retention.max_snapshot_age_hours
     assert src.destinations == [d.bucket_arn for d in topo.destinations]
     assert src.failover is not None
-    assert src.failover.failed_source_table_bucket_arn == cfg.source.bucket_arn
-    assert src.failover.failed_replication_role_arn == cfg.replication_role_arn
+    assert src.failover.failed_source_table_bucket_arn == cfg.sources[0].bucket_arn
+    assert src.failover.failed_replication_role_arn == cfg.replication_role_arn_of(cfg.sources[0])
     assert src.failover.retained == [r.bucket_arn for r in topo.retained]
     # every bucket still exports kit_replica; the destinations are the source's replicas
     assert {r.table_bucket_arn for r in out.replicas} == {r.bucket_arn for r in (*cfg.replicas, *topo.new_buckets)}
     assert sorted(r.table_bucket_arn for r in out.destination_replicas) == sorted(src.destinations)
     assert out.recovery_replica.table_bucket_arn == recovery_reads(cfg).bucket_arn  # found among the replicas
     for r in out.replicas:
-        want = topo.replication_role_arn if r.table_bucket_arn in src.destinations else cfg.replication_role_arn
+        want = (
+            topo.replication_role_arn
+            if r.table_bucket_arn in src.destinations
+            else cfg.replication_role_arn_of(cfg.sources[0])
+        )
         assert out.replication_role_for(r) == want
         assert out.is_failover_destination(r) == (r.table_bucket_arn in src.destinations)
 
@@ -148,7 +152,7 @@ def test_harden_builds_the_failover_documents_from_the_outputs(name: str, parsed
         if rep in topo.destinations:
             seen.add("destination")
             assert got == F.destination_table_policy(cfg, topo, rep, arn)
-            assert topo.replication_role_arn in str(got) and cfg.replication_role_arn not in str(got)
+            assert topo.replication_role_arn in str(got) and cfg.replication_role_arn_of(cfg.sources[0]) not in str(got)
         else:
             seen.add("promoted" if rep == topo.promoted else "retained")
             assert got == replica_table_policy_for(cfg, rep, arn)

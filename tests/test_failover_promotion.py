@@ -62,12 +62,13 @@ def test_a_new_bucket_of_the_failover_is_promoted_like_a_replica(example: str, n
     with pytest.raises(ValueError, match="not the bucket of any entry in replicas"):
         failover_documents(cfg, new_bucket)  # the policy builder alone knows only [[replicas]]
 
-    view = promotion_config(cfg, new_bucket)
-    assert [r.bucket for r in view.replicas] == [*(r.bucket for r in cfg.replicas), new_bucket]
-    assert view.failover == cfg.failover and view.protection == cfg.protection
+    promoting = promotion_config(cfg, new_bucket)
+    assert [r.bucket for r in promoting.replicas] == [*(r.bucket for r in cfg.replicas), new_bucket]
+    assert promoting.failover == cfg.failover and promoting.protection == cfg.protection
     # the same source, replicating to every replica as `[source]` does: the new bucket is one of its destinations
-    assert view.source.model_copy(update={"replicate_to": cfg.source.replicate_to}) == cfg.source
-    assert view.destinations_of(view.source) == view.replicas
+    (src,) = promoting.sources
+    assert src.model_copy(update={"replicate_to": cfg.sources[0].replicate_to}) == cfg.sources[0]
+    assert promoting.destinations_of(src) == promoting.replicas
 
     tool = documents_from_config(cfg, new_bucket)
     policy = json.loads(tool.bucket_policy)

@@ -68,8 +68,10 @@ def test_no_stack_of_the_failed_region(name: str, synths: dict[str, Any]) -> Non
     for stack_id, stack in fo.items():
         for provider in stack.get("provider", {}).get("aws", []):
             site = (provider.get("allowed_account_ids"), provider.get("region"))
-            assert site != ([cfg.source.account_id], cfg.source.region), f"{stack_id} deploys to the failed Region"
-        assert cfg.source.bucket_arn not in json.dumps(stack.get("resource", {})) or stack_id == "organization", (
+            assert site != ([cfg.sources[0].account_id], cfg.sources[0].region), (
+                f"{stack_id} deploys to the failed Region"
+            )
+        assert cfg.sources[0].bucket_arn not in json.dumps(stack.get("resource", {})) or stack_id == "organization", (
             f"{stack_id} names the failed source bucket"
         )
 
@@ -175,14 +177,15 @@ def test_promoted_bucket_replicates_and_is_monitored(name: str, synths: dict[str
     # its package declares the failover topology's replication and destination documents, as `audit` compares them
     from s3tables_kit.infra import packaging
     from s3tables_kit.infra.constructs.monitor import declared_document
-    from s3tables_kit.infra.stacks.failover import monitor_view
+    from s3tables_kit.infra.stacks.failover import failover_monitor_config
     from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
     from s3tables_kit.jobs.ops.monitor_drift import Declared
 
     (scope,) = scopes_of(cfg, default_bucket_policy_builder())
     dests = {d.bucket_arn for d in topo.destinations}
     reviewed = {r.bucket_arn: doc for r, doc in scope.bucket_policies if r.bucket_arn in dests}
-    declared = declared_document(monitor_view(cfg, topo), reviewed)
+    mon_cfg = failover_monitor_config(cfg, topo)
+    declared = declared_document(mon_cfg, mon_cfg.sources[0], reviewed)
     packaged = Declared.from_json(declared)
     assert (packaged.replication, packaged.replica_bucket_policies) == (scope.declared, reviewed)
     assert packaged.source_bucket_policy is None  # the promoted bucket's policy: `audit` compares it

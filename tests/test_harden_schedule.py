@@ -24,12 +24,18 @@ from s3tables_kit.policies.assurance import summary_principals
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.checks import hardener_role_arn
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 from s3tables_kit.topology.contract import HARDEN_PLAN_FILE
 from s3tables_kit.topology.loader import ConfigError, parse_config
 from tests.ops_fixtures import OpsEnv, World, config_dict, deploy
 
 HARDENER = "arn:aws:iam::123456789012:role/seed-replica-hardener"
+
+
+def _with_source(cfg: KitConfig) -> tuple[KitConfig, Source]:
+    """The configuration and its one source (the hardener serves a `[source]`)."""
+    (src,) = cfg.sources
+    return cfg, src
 
 
 def _doc(enabled: bool = True, listed: bool = True) -> dict[str, Any]:
@@ -45,7 +51,7 @@ def test_the_hardener_is_off_by_default_and_its_role_must_be_break_glass() -> No
     with pytest.raises(ConfigError, match=f"add {HARDENER} to protection.break_glass_principals"):
         parse_config(_doc(listed=False))
     cfg = parse_config(_doc())
-    assert hardener_role_arn(cfg) == HARDENER
+    assert hardener_role_arn(cfg, cfg.sources[0]) == HARDENER
     assert cfg.assurance.harden.one_layer_bound_minutes == 15  # 10 min interval + one run of at most 300 s
 
 
@@ -69,16 +75,18 @@ def test_the_hardener_role_may_do_what_harden_does_on_the_replica_buckets_only()
         "s3tables:PutTablePolicy",
     ]
     assert all(s["Effect"] == "Allow" and "*" not in json.dumps(s["Action"]) for s in grants.values())
-    rows = {title: arns for title, arns, _intro, _docs in summary_principals(parse_config(_doc()))}
+    rows = {title: arns for title, arns, _intro, _docs in summary_principals(*_with_source(parse_config(_doc())))}
     assert rows["Scheduled hardener function role"] == [HARDENER]  # SUMMARY.md's "Who may do what"
-    assert "Scheduled hardener function role" not in {t for t, *_ in summary_principals(parse_config(config_dict()))}
+    assert "Scheduled hardener function role" not in {
+        t for t, *_ in summary_principals(*_with_source(parse_config(config_dict())))
+    }
     invoke = docs["hardener-schedule-role-permissions"]["Statement"]
     assert [s["Resource"] for s in invoke] == ["arn:aws:lambda:us-east-1:123456789012:function:seed-replica-hardener"]
 
 
 def _package(cfg: KitConfig, into: Path) -> Path:
     """The function's package as synth builds it, unpacked."""
-    plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg)))
+    plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg, cfg.sources[0])))
     with zipfile.ZipFile(io.BytesIO(packaging.hardener_zip(plan))) as z:
         z.extractall(into)
     return into
@@ -147,8 +155,8 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
     cfg = parse_config(_doc())
     stack = TerraformStack(Testing.app(), "t")
     AwsProvider(stack, "aws", region="us-east-1")
-    assert source_hardener(stack, parse_config(_doc(enabled=False)), build(cfg)) is None
-    source_hardener(stack, cfg, build(cfg))
+    assert source_hardener(stack, *_with_source(parse_config(_doc(enabled=False))), build(cfg)) is None
+    source_hardener(stack, cfg, cfg.sources[0], build(cfg))
     apply_nag(stack)
     resources = json.loads(Testing.synth(stack))["resource"]
     (fn,) = resources["aws_lambda_function"].values()
@@ -219,4 +227,4 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
         "break-glass code": ALLOWED,
         "admin code, no guard": ALLOWED,
     }
-    assert function in pipeline.hardener_resources(pipeline.assurance.source_site(cfg), cfg)
+    assert function in pipeline.hardener_resources(pipeline.assurance.site_of(cfg.sources[0]), cfg, cfg.sources[0])

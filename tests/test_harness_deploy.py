@@ -37,13 +37,13 @@ def test_the_api_deploy_leaves_what_the_stacks_would_and_its_outputs_name_it(
     emu, doc = seeded
     cfg = load_config(SEED)
     outputs = parse_outputs(json.loads(json.dumps(doc)), "deploy")
-    src, rep = outputs.source, outputs.replicas[0]
+    src, rep = outputs.sources[0], outputs.replicas[0]
     source = client(emu.url, "s3tables", src.region)
     replica = client(emu.url, "s3tables", rep.region)
-    assert source.get_table_bucket(tableBucketARN=src.table_bucket_arn)["name"] == cfg.source.bucket
+    assert source.get_table_bucket(tableBucketARN=src.table_bucket_arn)["name"] == cfg.sources[0].bucket
     orders = source.get_table(tableBucketARN=src.table_bucket_arn, namespace="analytics", name="orders")["tableARN"]
     conf = source.get_table_replication(tableArn=orders)["configuration"]
-    assert conf["role"] == src.replication_role_arn == cfg.replication_role_arn
+    assert conf["role"] == src.replication_role_arn == cfg.replication_role_arn_of(cfg.sources[0])
     assert [d["destinationTableBucketARN"] for d in conf["rules"][0]["destinations"]] == src.destinations
     policy = json.loads(replica.get_table_bucket_policy(tableBucketARN=rep.table_bucket_arn)["resourcePolicy"])
     assert any(s["Effect"] == "Deny" for s in policy["Statement"])
@@ -73,9 +73,9 @@ def test_the_failback_outputs_of_the_drill_are_the_failover_topology_s(tmp_path:
     outputs = parse_outputs(failover_outputs(fb, [FAILBACK_BUCKET], seed), "failback")
     [failback] = outputs.replicas
     assert failback.table_bucket_name == FAILBACK_BUCKET and failback.region == "us-east-1"
-    src = outputs.source
+    src = outputs.sources[0]
     assert src.table_bucket_name == seed.replicas[0].bucket and src.destinations == [failback.table_bucket_arn]
     assert failback.source_table_bucket_arn == src.table_bucket_arn
-    assert src.failover is not None and src.failover.failed_source_table_bucket_arn == seed.source.bucket_arn
+    assert src.failover is not None and src.failover.failed_source_table_bucket_arn == seed.sources[0].bucket_arn
     assert src.replicated_tables == ["analytics.orders", "analytics.customers"]
     assert outputs.recovery.table_bucket_name == seed.recovery.bucket

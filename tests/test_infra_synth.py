@@ -293,7 +293,7 @@ def test_outputs_carry_replica_retention_and_satisfy_the_jobs_contract(
         for name, st in seed.items()
     }
     out = parse_outputs(doc)
-    assert out.source.replicated_tables == ["analytics.orders"]
+    assert out.sources[0].replicated_tables == ["analytics.orders"]
     assert out.replicas[0].snapshot_retention.max_snapshot_age_hours == 2160
     assert out.recovery.namespace == "recovered" and out.recovery.emr_release == "emr-7.12.0"
     assert out.organization is not None and out.organization.targets == ["ou-ab12-replicas1"]

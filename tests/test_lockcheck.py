@@ -140,7 +140,7 @@ def test_an_alarm_threshold_is_not_locked_a_sources_replication_is_without_a_sou
         repl = next(iter(deployed["resource"][kind]))
         other_role = edited(deployed, f"{kind}.{repl}", role="arn:aws:iam::999999999999:role/elsewhere")
         got = found(cfg, deployed, other_role)
-        if cfg.source.deploy_role_arn:
+        if cfg.sources[0].deploy_role_arn:
             assert got == set(), example
         else:
             assert {(a, r) for _, a, r in got} == {("s3tables:PutTableReplication", "DenySourceReplicationChange")}

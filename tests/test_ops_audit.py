@@ -122,7 +122,7 @@ def test_source_bucket_policy_compared_by_meaning(ops_env: OpsEnv, tmp_path, cap
 
     world = deploy(ops_env, harden_now=True)
     src = world.src()
-    reviewed = source_bucket_policy(world.cfg)
+    reviewed = source_bucket_policy(world.cfg, world.cfg.sources[0])
     assert json.loads(src.get_table_bucket_policy(tableBucketARN=world.source_arn)["resourcePolicy"]) == reviewed
     same = {"Statement": list(reversed(reviewed["Statement"])), "Version": reviewed["Version"]}
     for stmt in same["Statement"]:

@@ -206,12 +206,15 @@ def test_one_kms_bucket_is_proposed_as_a_single_source_that_loads(tmp_path: Path
     )
     (tmp_path / "kit.toml").write_text(propose_toml("one", [plan]))
     cfg = load_config(tmp_path / "kit.toml")
-    assert (cfg.source.bucket, cfg.source.encryption.kms_key, cfg.source.storage_class) == (
+    assert (cfg.sources[0].bucket, cfg.sources[0].encryption.kms_key, cfg.sources[0].storage_class) == (
         "lake-one",
         key,
         "INTELLIGENT_TIERING",
     )
-    assert (cfg.source.unreferenced_file_removal.unreferenced_days, cfg.replication.mode) == (7, "bucket")
+    assert (cfg.sources[0].unreferenced_file_removal.unreferenced_days, cfg.replication_of(cfg.sources[0]).mode) == (
+        7,
+        "bucket",
+    )
     replica = cfg.replicas[0]
     assert (replica.bucket, replica.account_id, replica.encryption.kms_key) == (
         f"lake-one-{DR_REGION}",

@@ -53,8 +53,6 @@ def _ok(tool: Callable[[list[str]], int], args: list[str], capsys: pytest.Captur
 def test_the_outputs_of_an_estate_hold_every_source(estate: Estate) -> None:
     out = estate.outputs
     assert [s.source_id for s in out.sources] == ["marketing", "ops", "sales"]  # stack-name order
-    with pytest.raises(EstateOutputsError, match=r"3 sources .*iterate `sources`"):
-        _ = out.source
     vault, regional = out.replica_by_name(VAULT), out.replica_by_name(SALES_REPLICA)
     assert [s.source_id for s in out.sources_into(vault)] == ["marketing", "ops", "sales"]
     assert vault.feeding_source_arns == [s.bucket_arn for s in estate.cfg.sources]
@@ -81,15 +79,15 @@ def test_one_source_reads_as_before_and_two_stacks_of_one_bucket_are_refused() -
     out = parse_outputs(outputs_doc(cfg))
     assert (
         not out.several_sources
-        and out.source.table_bucket_arn == cfg.source.bucket_arn
-        and out.source.source_id is None
+        and out.sources[0].table_bucket_arn == cfg.sources[0].bucket_arn
+        and out.sources[0].source_id is None
     )
     doc = outputs_doc(cfg)
     doc["source-again"] = doc["source"]
     with pytest.raises(OutputsError, match=r"names the source bucket .* in more than one stack"):
         parse_outputs(doc)
     # the single-source form of the model (`source=`) still validates
-    single = type(out).model_validate({"source": out.source.model_dump(), **out.model_dump(exclude={"sources"})})
+    single = type(out).model_validate({"source": out.sources[0].model_dump(), **out.model_dump(exclude={"sources"})})
     assert single.sources == out.sources
 
 
@@ -171,12 +169,12 @@ def test_audit_checks_the_whole_estate(estate: Estate, tmp_path: Path, capsys: p
     ):
         assert line in text
 
-    # the vault's bucket policy as a single source's view would write it (only that source's role exempt): drift on
-    # the vault, named there, and nowhere else
-    vault = _bucket(estate, VAULT)
-    view = estate.cfg.view(estate.cfg.sources[0])
+    # the vault's bucket policy as a configuration of one source would write it (only that source's role exempt):
+    # drift on the vault, named there, and nowhere else
+    vault, first = _bucket(estate, VAULT), estate.cfg.sources[0]
+    one = estate.cfg.model_copy(update={"sources": (first,), "replicas": estate.cfg.destinations_of(first)})
     estate.s3tables(vault.region).put_table_bucket_policy(
-        tableBucketARN=vault.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(view, vault))
+        tableBucketARN=vault.bucket_arn, resourcePolicy=json.dumps(documents.replica_bucket_policy(one, vault))
     )
     report = au.audit(estate.clients, estate.cfg, estate.outputs, show_progress=False)
     # (changed: the exemptions name one role, not the feeding roles' pattern; the sources share one account, so the

@@ -121,7 +121,7 @@ def _table_policy(fw: FailoverWorld, region: str, bucket_arn: str, qualified: st
 def test_harden_on_the_failover_topology(promoted: Any) -> None:
     fw, cfg, topo, outputs = promoted
     new = topo.new_buckets[0]
-    assert outputs.source.table_bucket_arn == fw.world.replica_arn and outputs.source.failover is not None
+    assert outputs.sources[0].table_bucket_arn == fw.world.replica_arn and outputs.sources[0].failover is not None
     promoted_before = {q: _table_policy(fw, DST_REGION, fw.world.replica_arn, q) for q in TABLES}
 
     report = hd.harden(fw.clients(), outputs, show_progress=False)
@@ -134,7 +134,7 @@ def test_harden_on_the_failover_topology(promoted: Any) -> None:
         new_table = by[(new.bucket_arn, q)].table_arn
         live = _table_policy(fw, NEW_REGION, new.bucket_arn, q)
         assert live == json.dumps(F.destination_table_policy(cfg, topo, new, new_table))
-        assert topo.replication_role_arn in live and cfg.replication_role_arn not in live
+        assert topo.replication_role_arn in live and cfg.replication_role_arn_of(cfg.sources[0]) not in live
         assert json.loads(live) != replica_table_policy_for(cfg, new, new_table)  # what harden did before
         # the promoted tables: detached, never given a replica table policy; the tool's primary policy stays
         assert by[(fw.world.replica_arn, q)].outcome == "detached"
@@ -232,7 +232,7 @@ def test_audit_flags_a_promoted_bucket_table_that_is_still_a_replica(promoted: A
     s3t_src.put_table_replication(
         tableArn=arn,
         configuration={
-            "role": cfg.replication_role_arn,
+            "role": cfg.replication_role_arn_of(cfg.sources[0]),
             "rules": [{"destinations": [{"destinationTableBucketARN": fw.world.replica_arn}]}],
         },
     )

@@ -27,7 +27,7 @@ def _lake(ops_env: OpsEnv, destinations: int = 3) -> tuple[World, list[str]]:
     world.src().put_table_bucket_replication(
         tableBucketARN=world.source_arn,
         configuration={
-            "role": world.cfg.replication_role_arn,
+            "role": world.cfg.replication_role_arn_of(world.cfg.sources[0]),
             "rules": [{"destinations": [{"destinationTableBucketARN": d} for d in dests]}],
         },
         versionToken=world.src().get_table_bucket_replication(tableBucketARN=world.source_arn)["versionToken"],

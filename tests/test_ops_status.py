@@ -167,7 +167,7 @@ def test_three_thousand_tables(ops_env: OpsEnv, tmp_path, capsys) -> None:
     src = world.src()
     second = src.create_table_bucket(name="demo-source-two")["arn"]
     conf = {
-        "role": world.cfg.replication_role_arn,
+        "role": world.cfg.replication_role_arn_of(world.cfg.sources[0]),
         "rules": [{"destinations": [{"destinationTableBucketARN": world.replica_arn}]}],
     }
     src.put_table_bucket_replication(tableBucketARN=second, configuration=conf)

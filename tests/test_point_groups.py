@@ -135,12 +135,12 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
     groups = [SALES, {"name": "events", "tables": ["analytics.events"]}, {"name": "gone", "tables": ["other.*"]}]
     doc["assurance"] = {"replication_point_groups": groups}
     cfg = parse_config(doc)  # bucket mode: `other.*` (no such namespace yet) is accepted
-    declared = Declared(declared_from_outputs(world.outputs.source).replication, {}, cfg.assurance.point_groups)
+    declared = Declared(declared_from_outputs(world.outputs.sources[0]).replication, {}, cfg.assurance.point_groups)
     (tmp_path / mon.DECLARED_FILE).write_text(json.dumps(declared.to_json()), encoding="utf-8")
     monkeypatch.setattr(mon, "PACKAGE_ROOT", tmp_path)
     for key, value in {
         "AWS_ENDPOINT_URL": ops_env.endpoint,
-        "AWS_REGION": world.outputs.source.region,
+        "AWS_REGION": world.outputs.sources[0].region,
         mon.ENV_KIT: KIT,
         mon.ENV_SOURCES: world.source_arn,
         mon.ENV_DESTINATIONS: world.replica_arn,

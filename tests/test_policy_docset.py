@@ -42,12 +42,12 @@ def test_lookup_by_purpose_and_site() -> None:
         assert ds.entry("replica-bucket-policy", r.bucket).account_id == r.account_id
     acct = cfg.replicas[0].account_id
     assert ds.document("replica-guardrail", acct) == documents.replica_guardrail(cfg, acct)
-    assert ds.document("replication-role-permissions") == documents.replication_role_permissions(cfg)
+    assert ds.document("replication-role-permissions") == documents.replication_role_permissions(cfg, cfg.sources[0])
     with pytest.raises(KeyError, match=r"no policy document 'replica-bucket-policy--nope'.*replication-role-trust"):
         ds.document("replica-bucket-policy", "nope")
     # a key policy exists only where the kit creates the key
     created = {s.bucket for s in documents.key_sites(cfg)}
-    for bucket in [cfg.source.bucket, *(r.bucket for r in cfg.replicas), cfg.recovery.bucket]:
+    for bucket in [cfg.sources[0].bucket, *(r.bucket for r in cfg.replicas), cfg.recovery.bucket]:
         assert (ds.optional("kms-key-policy", bucket) is not None) == (bucket in created), bucket
 
 

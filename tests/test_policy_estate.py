@@ -53,7 +53,7 @@ def test_a_source_configuration_keeps_its_arn_based_scps() -> None:
     cfg = load_config(ROOT / "examples" / "multi-account.toml")
     text = "".join(_scps(cfg).values())
     assert cfg.scheme.key == "source" and estate.TAG_CONDITION_KEY not in text
-    assert all(r.bucket_arn in text for r in cfg.replicas) and cfg.replication_role_arn in text
+    assert all(r.bucket_arn in text for r in cfg.replicas) and cfg.replication_role_arn_of(cfg.sources[0]) in text
 
 
 def test_the_pattern_matches_every_replication_role_and_nothing_else_of_the_kit(estate_of_50: KitConfig) -> None:
@@ -97,17 +97,21 @@ def _estate_with_failover() -> KitConfig:
 
 
 def test_an_estate_renders_promotions_of_single_source_replicas_only() -> None:
-    """The sales replica (fed by sales alone) gets its `failover--` candidates, built from the sales view; the
-    vault (fan-in: restored from, never promoted) gets none."""
+    """The sales replica (fed by sales alone) gets its `failover--` candidates, the promotion among sales'
+    destinations; the vault (fan-in: restored from, never promoted) gets none. The guardrails the promotion deploys
+    in the account sales shares with marketing keep guarding marketing's pipeline too (its stacks stay)."""
     from s3tables_kit.policies.failover import failover_policy_docs
 
     cfg = _estate_with_failover()
     ds = build(cfg)
     names = [d.name for d in ds.candidates]
     assert names and all(n.startswith("failover--estate-sales-replica-euc1--") for n in names)
-    sales = next(s for s in cfg.sources if s.id == "sales-euw1")
-    from_view = {d.name: d.document for d in failover_policy_docs(cfg.view(sales), "estate-sales-replica-euc1")}
-    assert all(d.document == from_view[d.name] for d in ds.candidates)
+    built = {d.name: d.document for d in failover_policy_docs(cfg, "estate-sales-replica-euc1")}
+    assert all(d.document == built[d.name] for d in ds.candidates)
+    marketing = next(s for s in cfg.sources if s.id == "marketing-euw1")
+    assert marketing.account_id == "111111111111"
+    text = json.dumps(ds.document("failover--estate-sales-replica-euc1--pipeline-guardrail--111111111111"))
+    assert cfg.replication_role_arn_of(marketing) in text and "estate-sales-euw1-s3tables-replication" in text
     promoted = ds.entry("failover--estate-sales-replica-euc1--bucket-policy")
     assert promoted.deploys_as == "replica-bucket-policy--estate-sales-replica-euc1"
 

@@ -132,8 +132,7 @@ def _requests(cfg: KitConfig, vault: Any) -> tuple[dict[str, Any], list[SimReque
     for who, arn in writers.items():
         if who != "outsider":
             src = next(s for s in feeding if cfg.replication_role_arn_of(s) == arn)
-            doc = next(d for d in build(cfg.view(src)) if d.name.startswith("replication-role-permissions"))
-            policies[who] = doc.document
+            policies[who] = D.replication_role_permissions(cfg, src)
     expected = {
         "s0>s0": ALLOWED, "s1>s0": ALLOWED,  # one account, one trust domain
         "s0>other": EXPLICIT_DENY, "other>s0": EXPLICIT_DENY,  # the confinement statement

@@ -76,7 +76,8 @@ RESOURCES = {
 def test_the_replication_role_is_the_seed_s() -> None:
     from s3tables_kit.topology.config import load_config
 
-    assert load_config(RENDERED_DIR.parents[1] / "examples" / "seed.toml").replication_role_arn == PRINCIPALS["repl"]
+    cfg = load_config(RENDERED_DIR.parents[1] / "examples" / "seed.toml")
+    assert cfg.replication_role_arn_of(cfg.sources[0]) == PRINCIPALS["repl"]
 
 
 def _policies() -> dict[str, Any]:

@@ -166,9 +166,9 @@ def documents(example: str) -> dict[str, Any]:
     names = {d.deploys_as or d.name for d in ds.all()} | {d.name for d in ds}
     out = {n: ds.document(n) for n in sorted(names) if ds.has(n)}
     if cfg.failover is not None and cfg.failover.promoted_bucket:
-        from s3tables_kit.infra.stacks.failover import monitor_view
+        from s3tables_kit.infra.stacks.failover import failover_monitor_config
 
-        monitor = build_monitor(monitor_view(cfg, failover_topology(cfg)))
+        monitor = build_monitor(failover_monitor_config(cfg, failover_topology(cfg)))
         out[PROMOTED_ALARM_KEY] = monitor.document("kms-key-policy--alarm-topic-source")
     return out
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from pydantic import Field, create_model
 
+from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.model import KitConfig, Recovery
-from s3tables_kit.topology.outputs import KitOutputs, ReplicaOut
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, ReplicaOut, SourceOut, declared, outputs_doc
 from s3tables_kit.topology.reference import (
     CONFIGURATION_PAGE,
     OUTPUTS_PAGE,
@@ -129,6 +130,21 @@ def test_every_output_field_is_in_the_reference() -> None:
     assert set(index) >= {"kit_source", "kit_replica", "kit_recovery", "kit_organization", "kit_source.failover"}
     assert [r.key for r in index["kit_replica"].rows] == list(ReplicaOut.model_fields)
     assert "| `source_id` | string or null; optional |" in outputs_page()
+
+
+def test_every_key_a_builder_writes_is_declared_and_an_undeclared_one_is_refused() -> None:
+    """One declaration: what the stacks export (`outputs_doc`, the builders the stacks call) is the model's, every
+    key of it in the reference; a builder's key the model does not declare is refused, not dropped."""
+    cfg = load_config(REPO / "examples" / "seed.toml")
+    doc = outputs_doc(cfg)
+    page = outputs_page()
+    for stack in doc.values():
+        for output, value in stack.items():
+            assert all(f"| `{key}` |" in page for key in value), output
+    source = doc["source"]["kit_source"]
+    assert source["partition_by"] == {"analytics.orders": ["month(order_date)"]}
+    with pytest.raises(OutputsError, match=r"SourceOut: .* at \['partition_spec'\]"):
+        declared(SourceOut, {**source, "partition_spec": {}})
 
 
 def test_write_then_check_on_a_checkout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,7 +75,7 @@ def test_frozen_replication_under_a_silent_source_monitor_breaches_in_the_replic
         world.commit(t, now - timedelta(minutes=5))  # the source keeps being written
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
     assert (
-        world.clients.client("cloudwatch", world.cfg.source.region).list_metrics(
+        world.clients.client("cloudwatch", world.cfg.sources[0].region).list_metrics(
             Namespace=mon.METRIC_NAMESPACE, MetricName=mon.HEARTBEAT
         )["Metrics"]
         == []

@@ -87,7 +87,7 @@ def test_the_evaluator_denies_the_source_deploy_role_replication_changes_only_un
             docs["source-bucket-policy"],
             docs["scp-protect-replica-guards"],
         )
-        bucket = cfg.source.bucket_arn
+        bucket = cfg.sources[0].bucket_arn
         for who, arn in (("deploy", SOURCE_DEPLOY), ("break-glass", cfg.protection.break_glass_principals[0])):
             for action in ("PutTableBucketReplication", "DeleteTableBucketReplication"):
                 requests.append(
@@ -96,7 +96,7 @@ def test_the_evaluator_denies_the_source_deploy_role_replication_changes_only_un
                         principal=arn,
                         action=f"s3tables:{action}",
                         resource=bucket,
-                        resource_account=cfg.source.account_id,
+                        resource_account=cfg.sources[0].account_id,
                         context=principal_context(arn),
                         identity_policies=("allow-all",),
                         scps=(ScpLevel("root", ("allow-all",)), ScpLevel("ou", ("allow-all", f"{value}:guards"))),

@@ -44,7 +44,7 @@ def _providers(source: dict[str, Any]) -> dict[str | None, dict[str, Any]]:
 def test_replicated_source_tables_are_created_without_tags(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     source = synthesized[example]["source"]
-    replicated = {f"{n}.{t}" for n, t in cfg.replicated_tables()}
+    replicated = {f"{n}.{t}" for n, t in cfg.replicated_tables_of(cfg.sources[0])}
     tables = _by_name(source)
     assert replicated and replicated <= set(tables)
     for name, table in tables.items():

@@ -517,7 +517,9 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
     out: list[Issue] = []
     a = cfg.assurance
     rec = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
-    replicated = {f"{ns}.{t}" for ns, t in (cfg.tables_into(rec) if rec else cfg.replicated_tables())}
+    # without the recovery replica (refused by its own check), every replicated table: the rehearsal's are still read
+    tables = cfg.tables_into(rec) if rec else [t for s in cfg.sources for t in cfg.replicated_tables_of(s)]
+    replicated = {f"{ns}.{t}" for ns, t in tables}
     for k, name in enumerate(a.rehearsal.tables):
         if name not in replicated:
             out.append(
@@ -547,9 +549,9 @@ def assurance_checks(cfg: KitConfig) -> list[Issue]:
     return out
 
 
-def hardener_role_arn(cfg: KitConfig) -> str:
-    """The scheduled hardener's role (`[assurance.harden]`), in the source's account."""
-    return cfg.source.role_arn(f"{cfg.name_prefix}-replica-hardener")
+def hardener_role_arn(cfg: KitConfig, src: Source) -> str:
+    """The scheduled hardener's role (`[assurance.harden]`), in the account of the source `src`."""
+    return src.role_arn(f"{cfg.name_prefix_of(src)}-replica-hardener")
 
 
 def harden_checks(cfg: KitConfig) -> list[Issue]:
@@ -559,7 +561,7 @@ def harden_checks(cfg: KitConfig) -> list[Issue]:
         return []
     if len(cfg.sources) != 1:
         return [Issue("assurance.harden.enabled", "the scheduled hardener serves a [source] configuration only")]
-    arn = hardener_role_arn(cfg)
+    arn = hardener_role_arn(cfg, cfg.sources[0])
     if arn not in cfg.protection.break_glass_principals:
         return [
             Issue(

@@ -11,7 +11,9 @@ from s3tables_kit.topology.model import KitConfig, Replica
 from s3tables_kit.topology.rules import MAX_FAILOVER_DESTINATIONS
 
 
-def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Sequence[Replica]) -> Replica | None:
+def failover_recovery_replica(
+    cfg: KitConfig, promoted: str, destinations: Sequence[Replica], among: Sequence[Replica] | None = None
+) -> Replica | None:
     """The replica recovery and its rehearsal read in the failover topology: a replica OF THE NEW SOURCE.
 
     The recovery stack never moves (its bucket, role, EMR application and scripts bucket stay in the account and
@@ -23,10 +25,12 @@ def failover_recovery_replica(cfg: KitConfig, promoted: str, destinations: Seque
       the recovery account (another Region: the rehearsal reads across Regions, `--replica-region`);
     - none in the recovery account: None (a replica of another account would need a grant to the recovery role in
       its resource and key policies, which a protected replica gives nobody): `failover_checks` refuses it.
+
+    `among`: the replicas the promotion sees (default every replica; one source's destinations for its promotion).
     """
     if any(d.bucket == cfg.recovery.replica for d in destinations):
         return next(d for d in destinations if d.bucket == cfg.recovery.replica)
-    site = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    site = next((r for r in (cfg.replicas if among is None else among) if r.bucket == cfg.recovery.replica), None)
     if site is None:
         return None
     same_account = [d for d in destinations if d.account_id == site.account_id]

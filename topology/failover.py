@@ -41,7 +41,8 @@ __all__ = [
     "failover_checks",
     "failover_recovery_replica",
     "failover_topology",
-    "promotion_view",
+    "promotion_source",
+    "source_promotion",
     "writers_of",
 ]
 
@@ -106,12 +107,12 @@ def writers_of(cfg: KitConfig, replica: Replica) -> tuple[str, ...]:
     return tuple(sorted(a for a in fo.writer_roles if a.split(":")[4] == replica.account_id))
 
 
-def promotion_view(cfg: KitConfig, bucket: str) -> KitConfig:
-    """The configuration a promotion of replica `bucket` is built from: `cfg` itself for `[source]` (or an estate of
-    one source), else the view of the ONE source of the estate feeding that replica (its replication role, its
-    destinations). A fan-in replica (several sources) is restored from, never promoted: refused with the reason."""
+def promotion_source(cfg: KitConfig, bucket: str) -> Source:
+    """The source a promotion of replica `bucket` is built from: the one source of `[source]` (or an estate of one),
+    else the ONE source of the estate feeding that replica (its replication role, its destinations). A fan-in replica
+    (several sources) is restored from, never promoted: refused with the reason."""
     if len(cfg.sources) <= 1:
-        return cfg
+        return cfg.sources[0]
     replica = next((r for r in cfg.replicas if r.bucket == bucket), None)
     if replica is None:
         raise ValueError(f"{bucket!r} is not the bucket of any entry in replicas")
@@ -121,54 +122,58 @@ def promotion_view(cfg: KitConfig, bucket: str) -> KitConfig:
             f"{bucket!r} receives from {len(feeding)} sources of the estate (fan-in): a vault is restored from "
             "(s3tables-kit recover), never promoted; promote a replica of exactly one source"
         )
-    return cfg.view(feeding[0])
+    return feeding[0]
 
 
-def failover_topology(cfg: KitConfig, promoted_bucket: str | None = None) -> FailoverTopology:
-    """The configured promotion, or (`promoted_bucket` given) the promotion of that replica: for a promotion the
-    configuration does not describe, the remaining replicas are the destinations (the plan rendered for review).
-
-    In an estate of several sources, the promotion of a replica of one source, built from that source's view
-    (`promotion_view`); a replica other sources feed too (the fan-in vault) is retained, not a destination: its
-    documents stay the estate's, with every feeding source's grants (docs/decisions/0027)."""
-    if len(cfg.sources) > 1:
-        name = promoted_bucket or (cfg.failover.promoted_bucket if cfg.failover is not None else None)
-        if name is None:
-            raise ValueError("no promoted bucket: set failover.promoted_bucket or name the replica to promote")
-        topo = failover_topology(promotion_view(cfg, name), name)
-        shared = tuple(d for d in topo.destinations if len(cfg.sources_into(d)) > 1)
-        own = tuple(d for d in topo.destinations if d not in shared)
-        return replace(
-            topo,
-            destinations=own,
-            retained=topo.retained + shared,
-            recovery_replica=failover_recovery_replica(cfg, name, own) if own else None,
-        )
+def source_promotion(cfg: KitConfig, promoted_bucket: str | None = None) -> FailoverTopology:
+    """The promotion of replica `promoted_bucket` (default: the configured one, `cfg.kind`) among the destinations of
+    the one source feeding it (`promotion_source`): what promoting it deploys to that source's sites. For a promotion
+    the configuration does not describe, the remaining destinations are the destinations (the plan rendered for
+    review)."""
     fo = cfg.failover
-    configured = fo is not None and fo.promoted_bucket is not None and promoted_bucket in (None, fo.promoted_bucket)
-    name = fo.promoted_bucket if configured and fo is not None else promoted_bucket
+    configured = cfg.kind.promoted and promoted_bucket in (None, cfg.kind.promoted_bucket)
+    name = cfg.kind.promoted_bucket if configured else promoted_bucket
     if name is None:
         raise ValueError("no promoted bucket: set failover.promoted_bucket or name the replica to promote")
-    promoted = next((r for r in cfg.replicas if r.bucket == name), None)
+    src = promotion_source(cfg, name)
+    replicas = cfg.destinations_of(src)
+    promoted = next((r for r in replicas if r.bucket == name), None)
     if promoted is None:
         raise ValueError(f"{name!r} is not the bucket of any entry in replicas")
     if configured and fo is not None:
-        by_name = {r.bucket: r for r in (*cfg.replicas, *fo.new_buckets)}
+        by_name = {r.bucket: r for r in (*replicas, *fo.new_buckets)}
         destinations = tuple(by_name[b] for b in fo.replicate_to)
         new = tuple(fo.new_buckets)
     else:
-        destinations = tuple(r for r in cfg.replicas if r.bucket != name)
+        destinations = tuple(r for r in replicas if r.bucket != name)
         new = ()
     dest_names = {d.bucket for d in destinations}
-    retained = tuple(r for r in cfg.replicas if r.bucket != name and r.bucket not in dest_names)
     return FailoverTopology(
         kit=cfg.kit.name,
-        failed_source=cfg.source,
+        failed_source=src,
         promoted=promoted,
         destinations=destinations,
         new_buckets=new,
-        retained=retained,
+        retained=tuple(r for r in replicas if r.bucket != name and r.bucket not in dest_names),
         writer_roles=writers_of(cfg, promoted),
-        failed_replication_role_arn=cfg.replication_role_arn,
-        recovery_replica=failover_recovery_replica(cfg, promoted.bucket, destinations),
+        failed_replication_role_arn=cfg.replication_role_arn_of(src),
+        recovery_replica=failover_recovery_replica(cfg, promoted.bucket, destinations, among=replicas),
+    )
+
+
+def failover_topology(cfg: KitConfig, promoted_bucket: str | None = None) -> FailoverTopology:
+    """The configured promotion (`cfg.kind`), or (`promoted_bucket` given) the promotion of that replica
+    (`source_promotion`). In an estate of several sources, a destination other sources feed too (the fan-in vault)
+    is retained, not a destination: its documents stay the estate's, with every feeding source's grants
+    (docs/decisions/0027)."""
+    topo = source_promotion(cfg, promoted_bucket)
+    if len(cfg.sources) == 1:
+        return topo
+    shared = tuple(d for d in topo.destinations if len(cfg.sources_into(d)) > 1)
+    own = tuple(d for d in topo.destinations if d not in shared)
+    return replace(
+        topo,
+        destinations=own,
+        retained=topo.retained + shared,
+        recovery_replica=failover_recovery_replica(cfg, topo.promoted.bucket, own) if own else None,
     )

@@ -132,8 +132,13 @@ def _declared(data: dict[str, object]) -> tuple[dict[str, object], list[Issue], 
     """`data` as the model reads it, the problems of its form, and the map from a model field path to the one
     written in kit.toml. `[source]` + `[replication]` loads as the estate of its one source, replicating to every
     replica, under the single-source scheme; `[[sources]]` under the estate's."""
-    if "scheme" in data:
-        return data, [Issue("scheme", "unknown key (not part of the configuration schema; check the spelling)")], _same
+    for chosen in ("scheme", "kind"):  # chosen at load, never written
+        if chosen in data:
+            return (
+                data,
+                [Issue(chosen, "unknown key (not part of the configuration schema; check the spelling)")],
+                _same,
+            )
     if "source" in data and "sources" in data:
         return (
             data,

@@ -414,8 +414,21 @@ class Failover(_Frozen):
         return v
 
 
-class EstateError(ValueError):
-    """A single-source name asked of a topology with several sources (iterate `sources`, or pass the source)."""
+@dataclass(frozen=True)
+class Kind:
+    """Which topology the configuration describes, chosen once at load from `[failover] promoted_bucket` so that no
+    layer re-derives it: the protected topology (`promoted_bucket` None), or the promoted (failover) topology whose
+    source is the replica `promoted_bucket`."""
+
+    promoted_bucket: str | None = None
+
+    @property
+    def promoted(self) -> bool:
+        """The failover topology: a promoted replica is the source."""
+        return self.promoted_bucket is not None
+
+
+PROTECTED = Kind()
 
 
 @dataclass(frozen=True)
@@ -462,8 +475,8 @@ class KitConfig(_Frozen):
     """The topology: one or more sources (`sources`, the one list every layer iterates), each with its destinations
     (`replicate_to`, bucket names of `replicas`) and its own replication; fan-in allowed (several sources naming one
     replica). `[source]` + `[replication]` loads as the estate of its one source, replicating to every replica
-    (`topology.loader`); `scheme` is the protection the declared form chose. `source` is the one source's (an error
-    on several)."""
+    (`topology.loader`); `scheme` is the protection the declared form chose, `kind` the topology (protected or
+    promoted). Per-source names take the source (`*_of(src)`, `destinations_of(src)`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
@@ -506,6 +519,22 @@ class KitConfig(_Frozen):
         exclude=True,
         description="The protection scheme the declared form chose, set by the loader (never written in kit.toml).",
     )
+    kind: Kind = Field(
+        default=PROTECTED,
+        exclude=True,
+        description="The topology the configuration describes, chosen at load from failover.promoted_bucket (never "
+        "written in kit.toml).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind(cls, data: Any) -> Any:
+        """The kind is chosen once, here, from what `[failover]` says; nothing reads `promoted_bucket` to decide it."""
+        if not isinstance(data, dict) or "kind" in data:
+            return data
+        fo = data.get("failover")
+        bucket = fo.get("promoted_bucket") if isinstance(fo, dict) else getattr(fo, "promoted_bucket", None)
+        return {**data, "kind": Kind(bucket) if isinstance(bucket, str) else PROTECTED}
 
     @model_validator(mode="before")
     @classmethod
@@ -544,24 +573,10 @@ class KitConfig(_Frozen):
             raise ValueError(f"at most {MAX_TAGS - len(KIT_TAG_KEYS)} tags (AWS allows {MAX_TAGS} per resource)")
         return v
 
-    # ---- the source(s) ----
-    @property
-    def source(self) -> Source:
-        """The configuration's one source (`[source]`, or an estate of one)."""
-        if len(self.sources) != 1:
-            raise EstateError(
-                f"this estate has {len(self.sources)} sources: a single-source name does not apply "
-                "(iterate `sources`, or pass the source)"
-            )
-        return self.sources[0]
-
-    @property
-    def replication(self) -> Replication:
-        return self.replication_of(self.source)
-
+    # ---- the source(s): per-source names take the source ----
     def replication_of(self, src: Source) -> Replication:
         if src.replication is None:  # refused at load (topology.checks); a model built in code may lack it
-            raise EstateError(f"source {src.bucket!r} has no replication section")
+            raise ValueError(f"{self.replication_path_of(src)}: the source {src.bucket!r} has no replication section")
         return src.replication
 
     def destinations_of(self, src: Source) -> tuple[Replica, ...]:
@@ -572,11 +587,6 @@ class KitConfig(_Frozen):
     def sources_into(self, replica: Replica) -> tuple[Source, ...]:
         """The sources replicating into `replica` (several: fan-in)."""
         return tuple(s for s in self.sources if replica in self.destinations_of(s))
-
-    def view(self, src: Source) -> KitConfig:
-        """The configuration of one source: that source and its destinations, from which its stack, roles and
-        monitor are built (names derived from it carry the source's id: `name_prefix`)."""
-        return self.model_copy(update={"sources": (src,), "replicas": self.destinations_of(src)})
 
     def path_of(self, src: Source) -> str:
         """The field path of a source in kit.toml: `source` or `sources[i]`."""
@@ -589,10 +599,6 @@ class KitConfig(_Frozen):
         """Prefix of the names derived for one source (its replication role, its monitor): the kit name, or
         `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name: `topology.checks`)."""
         return self.kit.name if src.id is None else f"{self.kit.name}-{src.id}"
-
-    @property
-    def name_prefix(self) -> str:
-        return self.name_prefix_of(self.source)
 
     def replication_role_name_of(self, src: Source) -> str:
         return f"{self.name_prefix_of(src)}-s3tables-replication"
@@ -614,14 +620,6 @@ class KitConfig(_Frozen):
         return dict(sorted({**self.tags, "kit": self.kit.name, "managed-by": "s3tables-replica-kit"}.items()))
 
     # ---- derived names (part of the deployed contract: never rename casually) ----
-    @property
-    def replication_role_name(self) -> str:
-        return self.replication_role_name_of(self.source)
-
-    @property
-    def replication_role_arn(self) -> str:
-        return self.replication_role_arn_of(self.source)
-
     @property
     def recovery_role_name(self) -> str:
         return f"{self.kit.name}-s3tables-recovery"
@@ -688,13 +686,6 @@ class KitConfig(_Frozen):
             return [tuple(t.split(".", 1)) for t in rep.tables]  # type: ignore[misc]
         return [(ns.name, t.name) for ns, t in src.tables()]
 
-    def replicated_tables(self) -> list[tuple[str, str]]:
-        return self.replicated_tables_of(self.source)
-
     def tables_into(self, replica: Replica) -> list[tuple[str, str]]:
         """(namespace, table) of every declared table replicated into `replica`, from each source feeding it."""
         return [t for s in self.sources_into(replica) for t in self.replicated_tables_of(s)]
-
-    def is_cross_account(self, replica: Replica) -> bool:
-        """The single source's account differs from the replica's (`sources_into` for an estate)."""
-        return replica.account_id != self.source.account_id

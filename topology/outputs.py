@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
-from s3tables_kit.topology.model import EstateError, KitConfig, Replica, Source
+from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
 
@@ -102,6 +102,11 @@ class SourceOut(_Out):
     replication_role_arn: str = Field(description="ARN of the role S3 Tables replication assumes for this source.")
     namespaces: dict[str, list[str]] = Field(description="The declared namespaces, each with its table names.")
     replicated_tables: list[str] = Field(description="`namespace.table` of every declared table that replicates.")
+    partition_by: dict[str, list[str]] = Field(
+        default={},
+        description="The partition transforms of each declared table (`namespace.table`: transforms, as written in "
+        "kit.toml); in a failover topology, of each replicated table.",
+    )
     snapshot_retention: RetentionOut = Field(description="The source's snapshot retention.")
     destinations: list[str] = Field(description="Table bucket ARNs this source replicates to.")
     encryption: EncryptionOut = Field(description="Default encryption of the source bucket's tables.")
@@ -209,8 +214,7 @@ class VaultOut(_Out):
 
 class KitOutputs(_Out):
     """Every stack's output. `sources`: each source stack's `kit_source` (one per source of an estate, in stack-name
-    order); `source` is the one source of a single-source topology and an `EstateOutputsError` on an estate of
-    several (use `sources`, `sources_into(replica)` or `source_of(replica)`)."""
+    order); a replica's are `sources_into(replica)`, its one source `source_of(replica)`."""
 
     sources: list[SourceOut] = Field(min_length=1, description="Each source stack's `kit_source`, in stack-name order.")
     replicas: list[ReplicaOut] = Field(min_length=1, description="Each replica stack's `kit_replica`.")
@@ -234,17 +238,6 @@ class KitOutputs(_Out):
     def several_sources(self) -> bool:
         """Several source stacks (an estate of more than one source): what a report names per source or bucket."""
         return len(self.sources) > 1
-
-    @property
-    def source(self) -> SourceOut:
-        """The one source of a single-source topology (`[source]`, an estate of one, a failover topology)."""
-        if len(self.sources) != 1:
-            stacks = ", ".join(s.table_bucket_name for s in self.sources)
-            raise EstateOutputsError(
-                f"the outputs hold {len(self.sources)} sources ({stacks}): a single-source name does not apply; "
-                "iterate `sources`, or take `sources_into(replica)` / `source_of(replica)`"
-            )
-        return self.sources[0]
 
     def source_by_arn(self, arn: str) -> SourceOut:
         for s in self.sources:
@@ -366,8 +359,19 @@ class OutputsError(ValueError):
     pass
 
 
-class EstateOutputsError(OutputsError, EstateError):
-    """A single-source name (`KitOutputs.source`, a replica's one source) asked of outputs with several sources."""
+def declared(model: type[_Out], value: Mapping[str, Any]) -> dict[str, Any]:
+    """An output's value as its model declares it: the builders below return what the ops tools read, through the
+    one declaration. Validated by `model`; a key the model does not declare, or a value it would read differently,
+    is refused (an `OutputsError` at synth, never a field silently dropped)."""
+    out = model.model_validate(value).model_dump(mode="json", exclude_unset=True)
+    if out != value:
+        differ = sorted(k for k in {*value, *out} if out.get(k) != value.get(k))
+        raise OutputsError(f"{model.__name__}: the built value differs from the declared contract at {differ}")
+    return out
+
+
+class EstateOutputsError(OutputsError):
+    """One source or role asked of a replica that several sources of an estate feed (a fan-in vault), or of none."""
 
 
 def parse_outputs(doc: dict[str, Any], source: str = "<dict>") -> KitOutputs:
@@ -438,31 +442,34 @@ def encryption_value(sse_algorithm: str, kms_key_arn: str | None) -> dict[str, o
 
 def source_value(
     cfg: KitConfig,
+    src: Source,
     *,
     table_bucket_arn: str,
     replication_role_arn: str,
     destinations: Sequence[str],
     encryption: Mapping[str, object],
 ) -> dict[str, Any]:
-    """The `kit_source` value of a configuration of one source (`[source]`, or `view(src)` of an estate's source)."""
-    src = cfg.source
-    return {
-        "kit": cfg.kit.name,
-        "account_id": src.account_id,
-        "region": src.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": src.bucket,
-        "replication_mode": cfg.replication.mode,
-        "replication_role_arn": replication_role_arn,
-        "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
-        "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables()],
-        "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
-        "snapshot_retention": src.snapshot_retention.model_dump(),
-        "destinations": list(destinations),
-        "encryption": dict(encryption),
-        **({"source_id": src.id} if src.id is not None else {}),
-        **point_groups_output(cfg),
-    }
+    """The `kit_source` value of the source `src` of `cfg`."""
+    return declared(
+        SourceOut,
+        {
+            "kit": cfg.kit.name,
+            "account_id": src.account_id,
+            "region": src.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": src.bucket,
+            "replication_mode": cfg.replication_of(src).mode,
+            "replication_role_arn": replication_role_arn,
+            "namespaces": {ns.name: [t.name for t in ns.tables] for ns in src.namespaces},
+            "replicated_tables": [f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)],
+            "partition_by": {f"{ns.name}.{t.name}": list(t.partition_by) for ns, t in src.tables()},
+            "snapshot_retention": src.snapshot_retention.model_dump(),
+            "destinations": list(destinations),
+            "encryption": dict(encryption),
+            **({"source_id": src.id} if src.id is not None else {}),
+            **point_groups_output(cfg),
+        },
+    )
 
 
 def failover_source_value(
@@ -471,41 +478,44 @@ def failover_source_value(
     """The `kit_source` value of a failover topology: the promoted bucket is the source. Its ARNs are the
     configuration's (deterministic names), not Terraform references: reading them needs no other state."""
     p = topo.promoted
-    replicated = cfg.replicated_tables()
+    replicated = cfg.replicated_tables_of(topo.failed_source)
     names = {f"{n}.{t}" for n, t in replicated}
     namespaces: dict[str, list[str]] = {}
     for n, t in replicated:
         namespaces.setdefault(n, []).append(t)
-    return {
-        "kit": topo.name_prefix,  # the failover view's kit name: the monitor publishes under Kit=<kit>-fo
-        "account_id": p.account_id,
-        "region": p.region,
-        "table_bucket_arn": p.bucket_arn,
-        "table_bucket_name": p.bucket,
-        "replication_mode": "bucket",
-        "replication_role_arn": topo.replication_role_arn,
-        "namespaces": namespaces,
-        "replicated_tables": [f"{n}.{t}" for n, t in replicated],
-        "partition_by": {
-            f"{ns.name}.{t.name}": list(t.partition_by)
-            for ns, t in cfg.source.tables()
-            if f"{ns.name}.{t.name}" in names
+    return declared(
+        SourceOut,
+        {
+            "kit": topo.name_prefix,  # the failover monitor's kit name: it publishes under Kit=<kit>-fo
+            "account_id": p.account_id,
+            "region": p.region,
+            "table_bucket_arn": p.bucket_arn,
+            "table_bucket_name": p.bucket,
+            "replication_mode": "bucket",
+            "replication_role_arn": topo.replication_role_arn,
+            "namespaces": namespaces,
+            "replicated_tables": [f"{n}.{t}" for n, t in replicated],
+            "partition_by": {
+                f"{ns.name}.{t.name}": list(t.partition_by)
+                for ns, t in topo.failed_source.tables()
+                if f"{ns.name}.{t.name}" in names
+            },
+            "snapshot_retention": {
+                "max_snapshot_age_hours": p.snapshot_retention.max_snapshot_age_hours,
+                "min_snapshots_to_keep": p.snapshot_retention.min_snapshots_to_keep,
+            },
+            "destinations": [d.bucket_arn for d in topo.destinations],
+            "failover": {
+                "kit": cfg.kit.name,
+                "failed_source_table_bucket_arn": topo.failed_source.bucket_arn,
+                "failed_source_region": topo.failed_source.region,
+                "failed_replication_role_arn": topo.failed_replication_role_arn,
+                "retained": [r.bucket_arn for r in topo.retained],
+            },
+            **point_groups_output(cfg),
+            "encryption": dict(encryption),
         },
-        "snapshot_retention": {
-            "max_snapshot_age_hours": p.snapshot_retention.max_snapshot_age_hours,
-            "min_snapshots_to_keep": p.snapshot_retention.min_snapshots_to_keep,
-        },
-        "destinations": [d.bucket_arn for d in topo.destinations],
-        "failover": {
-            "kit": cfg.kit.name,
-            "failed_source_table_bucket_arn": topo.failed_source.bucket_arn,
-            "failed_source_region": topo.failed_source.region,
-            "failed_replication_role_arn": topo.failed_replication_role_arn,
-            "retained": [r.bucket_arn for r in topo.retained],
-        },
-        **point_groups_output(cfg),
-        "encryption": dict(encryption),
-    }
+    )
 
 
 def replica_value(
@@ -520,20 +530,24 @@ def replica_value(
     configuration's sources into it; a bucket fed by none of them, like a failover topology's new bucket, names the
     configuration's sources)."""
     arns = list(feeding) if feeding is not None else [s.bucket_arn for s in (cfg.sources_into(replica) or cfg.sources)]
-    return {
-        "account_id": replica.account_id,
-        "region": replica.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": replica.bucket,
-        "storage_class": replica.storage_class,
-        "encryption": dict(encryption),
-        "snapshot_retention": replica.snapshot_retention.model_dump(),
-        "source_table_bucket_arn": arns[0],
-        **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
-        "break_glass_principals": list(cfg.protection.break_glass_principals),
-        "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
-        "guardrail_policy_arn": f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}",
-    }
+    guardrail = f"arn:{replica.partition}:iam::{replica.account_id}:policy/{cfg.guardrail_policy_name}"
+    return declared(
+        ReplicaOut,
+        {
+            "account_id": replica.account_id,
+            "region": replica.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": replica.bucket,
+            "storage_class": replica.storage_class,
+            "encryption": dict(encryption),
+            "snapshot_retention": replica.snapshot_retention.model_dump(),
+            "source_table_bucket_arn": arns[0],
+            **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
+            "break_glass_principals": list(cfg.protection.break_glass_principals),
+            "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
+            "guardrail_policy_arn": guardrail,
+        },
+    )
 
 
 def recovery_value(
@@ -541,32 +555,38 @@ def recovery_value(
 ) -> dict[str, Any]:
     """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
     rep = cfg.recovery_replica
-    return {
-        "account_id": rep.account_id,
-        "region": rep.region,
-        "table_bucket_arn": table_bucket_arn,
-        "table_bucket_name": cfg.recovery.bucket,
-        "namespace": cfg.recovery.namespace,
-        "role_arn": role_arn,
-        "emr_application_id": emr_application_id,
-        "emr_release": cfg.recovery.emr_release,
-        "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
-        "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
-        "replica_table_bucket_arn": replica_table_bucket_arn,
-    }
+    return declared(
+        RecoveryOut,
+        {
+            "account_id": rep.account_id,
+            "region": rep.region,
+            "table_bucket_arn": table_bucket_arn,
+            "table_bucket_name": cfg.recovery.bucket,
+            "namespace": cfg.recovery.namespace,
+            "role_arn": role_arn,
+            "emr_application_id": emr_application_id,
+            "emr_release": cfg.recovery.emr_release,
+            "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
+            "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
+            "replica_table_bucket_arn": replica_table_bucket_arn,
+        },
+    )
 
 
 def organization_value(
     cfg: KitConfig, targets: Sequence[str], *, policy_id: str, guards_policy_id: str
 ) -> dict[str, Any]:
     """The `kit_organization` value: the kit's two SCPs and where they are attached."""
-    return {
-        "policy_id": policy_id,
-        "policy_name": cfg.scp_name,
-        "guards_policy_id": guards_policy_id,
-        "guards_policy_name": cfg.scp_guards_name,
-        "targets": list(targets),
-    }
+    return declared(
+        OrganizationOut,
+        {
+            "policy_id": policy_id,
+            "policy_name": cfg.scp_name,
+            "guards_policy_id": guards_policy_id,
+            "guards_policy_name": cfg.scp_guards_name,
+            "targets": list(targets),
+        },
+    )
 
 
 def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str, point_key_arn: str) -> dict[str, Any]:
@@ -574,17 +594,20 @@ def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str, point_key_
     v = cfg.vault
     if v is None:
         raise ValueError("the configuration has no [vault]")
-    return {
-        "account_id": v.account_id,
-        "region": v.region,
-        "bucket_name": v.bucket_name(cfg.kit.name),
-        "bucket_arn": bucket_arn,
-        "kms_key_arn": kms_key_arn,
-        "retention_days": v.retention_days,
-        "storage_class": v.storage_class,
-        "backup_role_arn": backup_role_arn(cfg),
-        "point_key_arn": point_key_arn,
-    }
+    return declared(
+        VaultOut,
+        {
+            "account_id": v.account_id,
+            "region": v.region,
+            "bucket_name": v.bucket_name(cfg.kit.name),
+            "bucket_arn": bucket_arn,
+            "kms_key_arn": kms_key_arn,
+            "retention_days": v.retention_days,
+            "storage_class": v.storage_class,
+            "backup_role_arn": backup_role_arn(cfg),
+            "point_key_arn": point_key_arn,
+        },
+    )
 
 
 def point_groups_output(cfg: KitConfig) -> dict[str, Any]:
@@ -635,13 +658,13 @@ def recovery_outputs(cfg: KitConfig) -> dict[str, Any]:
 
 
 def source_outputs(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it, from the source's view)."""
-    view = cfg.view(src)
+    """One source stack's `kit_source` (as `infra/stacks/source.py` writes it)."""
     value = source_value(
-        view,
+        cfg,
+        src,
         table_bucket_arn=src.bucket_arn,
-        replication_role_arn=view.replication_role_arn,
-        destinations=[r.bucket_arn for r in view.replicas],
+        replication_role_arn=cfg.replication_role_arn_of(src),
+        destinations=[r.bucket_arn for r in cfg.destinations_of(src)],
         encryption=site_encryption(src),
     )
     return {OUTPUT_SOURCE: value}

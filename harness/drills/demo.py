@@ -49,7 +49,7 @@ def _seed_table() -> tuple[Ident, list[tuple[str, str, bool, str | None]], list[
     from s3tables_kit.topology.config import load_config
 
     cfg = load_config(SEED)
-    ns = cfg.source.namespaces[0]
+    ns = cfg.sources[0].namespaces[0]
     table = ns.tables[0]
     cols = [(c.name, c.type, c.required, c.doc) for c in table.columns]
     parts = [p.spark_sql for p in table.partition_fields]

@@ -73,7 +73,7 @@ def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t
 
     config, outputs_path = deploy_seed(emu, out)
     outputs = load_outputs(outputs_path)
-    src, rep = outputs.source, outputs.replicas[0]
+    (src,), rep = outputs.sources, outputs.replicas[0]  # the seed: one source
     print(
         f"  emulator {emu.url}; source {src.table_bucket_name}@{src.region}, "
         f"replica {rep.table_bucket_name}@{rep.region}"

@@ -133,7 +133,7 @@ def round_trip(
     assert cfg.failover is not None
     writer = Clients(endpoint_url=emu.url, role_arns={account: cfg.failover.writer_roles[0]})  # the writers' role
     outputs = load_outputs(outputs_file)
-    src, rep = outputs.source, outputs.replicas[0]
+    (src,), rep = outputs.sources, outputs.replicas[0]  # the seed: one source
     source_w = _committer(writer, src.table_bucket_arn, src.region, emu.url)
     schema, spec = writer_schema()
     clients.s3tables(src.region).create_namespace(tableBucketARN=src.table_bucket_arn, namespace=["analytics"])
@@ -218,7 +218,7 @@ def round_trip(
     us_east.put_table_bucket_replication(
         tableBucketARN=failback_arn,
         configuration={
-            "role": cfg.replication_role_arn,
+            "role": cfg.replication_role_arn_of(cfg.sources[0]),
             "rules": [{"destinations": [{"destinationTableBucketARN": reprotect_arn}]}],
         },
     )

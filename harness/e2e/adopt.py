@@ -268,7 +268,7 @@ class AdoptRun(ExampleRun):
         pairs = []
         for src in cfg.sources:
             self.emu.control.replicate(source_bucket_arn=src.bucket_arn)
-            pairs += [(src.bucket_arn, r.bucket_arn) for r in cfg.view(src).replicas]
+            pairs += [(src.bucket_arn, r.bucket_arn) for r in cfg.destinations_of(src)]
         copied = rewrite_replicas(self.emu.url, lambda a: a.split(":")[3], self.replica_client, pairs)
         _say(f"   replication simulated: {len(pairs)} source-replica pairs, {copied} files under the replicas")
 

@@ -87,8 +87,7 @@ def managed_count(plan: Json) -> int:
 
 
 def is_failover_topology(config: Path) -> bool:
-    fo = load_config(config).failover
-    return fo is not None and fo.promoted_bucket is not None
+    return load_config(config).kind.promoted
 
 
 def normal_of(config: Path) -> Path:

@@ -481,8 +481,8 @@ class ExampleRun:
         configuration and outputs. True when it promoted every table."""
         from s3tables_kit.topology.outputs import load_outputs
 
-        assert self.base is not None and cfg.failover is not None and cfg.failover.promoted_bucket is not None
-        bucket = cfg.failover.promoted_bucket
+        bucket = cfg.kind.promoted_bucket
+        assert self.base is not None and bucket is not None
         replica = next(r for r in load_outputs(self.base.outputs_path).replicas if r.table_bucket_name == bucket)
         _say(f"-- {self.name}: promote {bucket} (s3tables-kit failover --confirm, break-glass) on {self.base.name}")
         self.tool(

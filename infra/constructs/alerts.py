@@ -21,11 +21,14 @@ from constructs import Construct
 from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 
 
 class AlarmTopic(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, stack: str) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet, stack: str, src: Source | None = None
+    ) -> None:
+        """`stack`: "source" (the topic of the source `src`'s stack), "recovery", or a freshness check's."""
         super().__init__(scope, id)
         self.key = KmsKey(
             self,
@@ -35,9 +38,9 @@ class AlarmTopic(Construct):
             deletion_window_in_days=30,
             policy=policy_json(docs.document("kms-key-policy", f"alarm-topic-{stack}")),
         )
-        KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg, stack), target_key_id=self.key.key_id)
+        KmsAlias(self, "alias", name=assurance.alarm_key_alias(cfg, stack, src), target_key_id=self.key.key_id)
         self.topic = SnsTopic(
-            self, "topic", name=assurance.alarm_topic_name(cfg, stack), kms_master_key_id=self.key.arn
+            self, "topic", name=assurance.alarm_topic_name(cfg, stack, src), kms_master_key_id=self.key.arn
         )
         for i, sub in enumerate(cfg.assurance.alarm_subscriptions):
             SnsTopicSubscription(

@@ -28,7 +28,7 @@ from cdktf_cdktf_provider_aws.cloudwatch_dashboard import CloudwatchDashboard
 from constructs import Construct
 
 from s3tables_kit.topology import contract as C
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 if TYPE_CHECKING:
     from s3tables_kit.infra.constructs.monitor import ReplicationMonitor
@@ -45,16 +45,17 @@ class RehearsalSite:
     account_id: str
 
 
-def rehearsal_site(cfg: KitConfig, kit: str | None = None) -> RehearsalSite | None:
-    """The rehearsal of `cfg` (None when disabled, or when `cfg` is a view without the recovery replica)."""
+def rehearsal_site(cfg: KitConfig, among: Sequence[Replica], kit: str | None = None) -> RehearsalSite | None:
+    """The rehearsal of `cfg`, shown on a dashboard whose monitor watches the replicas `among` (None when disabled,
+    or when the recovery replica is not among them)."""
     if not cfg.assurance.rehearsal.enabled:
         return None
-    site = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    site = next((r for r in among if r.bucket == cfg.recovery.replica), None)
     return None if site is None else RehearsalSite(kit or cfg.kit.name, site.region, site.account_id)
 
 
-def _dashboard_name(cfg: KitConfig) -> str:
-    return f"{cfg.name_prefix}-replication"
+def _dashboard_name(cfg: KitConfig, src: Source) -> str:
+    return f"{cfg.name_prefix_of(src)}-replication"
 
 
 def _metric_widget(
@@ -75,11 +76,17 @@ def _metric_widget(
 
 
 def dashboard_body(
-    cfg: KitConfig, *, alarm_arns: Sequence[str], rehearsal: RehearsalSite | None, namespace: str = C.METRIC_NAMESPACE
+    cfg: KitConfig,
+    src: Source,
+    *,
+    alarm_arns: Sequence[str],
+    rehearsal: RehearsalSite | None,
+    namespace: str = C.METRIC_NAMESPACE,
 ) -> dict[str, Any]:
-    """The dashboard of the monitor of `cfg` (one source: `[source]`, an estate's `view(src)`, a failover view)."""
+    """The dashboard of the monitor of the source `src` (of `[source]`, of an estate, or the promoted bucket)."""
     mon = cfg.assurance.monitor
-    kit, region, period = cfg.name_prefix, cfg.source.region, mon.interval_minutes * 60
+    kit, region, period = cfg.name_prefix_of(src), src.region, mon.interval_minutes * 60
+    destinations = cfg.destinations_of(src)
 
     def per_destination(
         title: str, metric: str, threshold: float | None = None, extra: Sequence[list[Any]] = ()
@@ -87,13 +94,13 @@ def dashboard_body(
         """One line a replica of the monitor's `metric` (its worst value in each interval), then `extra` lines."""
         metrics = [
             [namespace, metric, "Kit", kit, "Destination", r.bucket_arn, {"label": f"{r.bucket} ({r.region})"}]
-            for r in cfg.replicas
+            for r in destinations
         ]
         return _metric_widget(title, region, [*metrics, *extra], stat="Maximum", period=period, threshold=threshold)
 
     groups = [  # a configured group's series (its age never exceeds its bucket's: the bucket's alarm covers it)
         [namespace, C.POINT_AGE, "Kit", kit, "Destination", r.bucket_arn, "Group", g, {"label": f"{r.bucket}: {g}"}]
-        for r in cfg.replicas
+        for r in destinations
         for g in cfg.assurance.point_groups
     ]
     widgets = [
@@ -109,7 +116,7 @@ def dashboard_body(
         per_destination("Tables still backfilling per replica (0: every replica is a copy)", C.BACKFILLING),
     ]
     if rehearsal is not None:
-        other, right = rehearsal.account_id != cfg.source.account_id, {"yAxis": "right"}
+        other, right = rehearsal.account_id != src.account_id, {"yAxis": "right"}
         where: dict[str, Any] = {"accountId": rehearsal.account_id} if other else {}
         hours = cfg.assurance.rehearsal.interval_hours
         widgets.append(
@@ -137,8 +144,7 @@ def dashboard_body(
     return {"widgets": widgets}
 
 
-def _alarm_arn(cfg: KitConfig, name: str, region: str | None = None, account_id: str | None = None) -> str:
-    src = cfg.source
+def _alarm_arn(src: Source, name: str, region: str | None = None, account_id: str | None = None) -> str:
     return f"arn:{src.partition}:cloudwatch:{region or src.region}:{account_id or src.account_id}:alarm:{name}"
 
 
@@ -150,25 +156,33 @@ def _rehearsal_alarm_name(kit: str) -> str:
 
 class _ReplicationDashboard(Construct):
     def __init__(
-        self, scope: Construct, id: str, *, cfg: KitConfig, alarm_names: Sequence[str], rehearsal: RehearsalSite | None
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: KitConfig,
+        src: Source,
+        alarm_names: Sequence[str],
+        rehearsal: RehearsalSite | None,
     ) -> None:
         super().__init__(scope, id)
-        arns = [_alarm_arn(cfg, n) for n in alarm_names]
-        if rehearsal is not None and rehearsal.account_id == cfg.source.account_id:
-            arns.append(_alarm_arn(cfg, _rehearsal_alarm_name(rehearsal.kit), rehearsal.region, rehearsal.account_id))
+        arns = [_alarm_arn(src, n) for n in alarm_names]
+        if rehearsal is not None and rehearsal.account_id == src.account_id:
+            arns.append(_alarm_arn(src, _rehearsal_alarm_name(rehearsal.kit), rehearsal.region, rehearsal.account_id))
         self.dashboard = CloudwatchDashboard(
             self,
             "dashboard",
-            dashboard_name=_dashboard_name(cfg),
-            dashboard_body=json.dumps(dashboard_body(cfg, alarm_arns=arns, rehearsal=rehearsal), indent=2),
+            dashboard_name=_dashboard_name(cfg, src),
+            dashboard_body=json.dumps(dashboard_body(cfg, src, alarm_arns=arns, rehearsal=rehearsal), indent=2),
         )
 
 
 def monitor_dashboard(
-    scope: Construct, cfg: KitConfig, monitor: ReplicationMonitor | None, rehearsal: RehearsalSite | None
+    scope: Construct, cfg: KitConfig, src: Source, monitor: ReplicationMonitor | None, rehearsal: RehearsalSite | None
 ) -> _ReplicationDashboard | None:
-    """The dashboard of a stack that deploys `monitor` (one hook line in the stack; none without a monitor)."""
+    """The dashboard of a stack that deploys `monitor` of the source `src` (one hook line in the stack; none without
+    a monitor)."""
     if monitor is None:
         return None
     names = [str(a.alarm_name_input) for a in monitor.alarms]
-    return _ReplicationDashboard(scope, "dashboard", cfg=cfg, alarm_names=names, rehearsal=rehearsal)
+    return _ReplicationDashboard(scope, "dashboard", cfg=cfg, src=src, alarm_names=names, rehearsal=rehearsal)

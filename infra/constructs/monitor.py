@@ -60,7 +60,7 @@ from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
 from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.assurance import monitor_schedule_expression
-from s3tables_kit.topology.config import KitConfig, Replica
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.outputs import declared_replication
 
 MONITOR_ROLE_ABOUT = "Replication monitor: reads replication status, publishes the kit's metrics"
@@ -84,23 +84,23 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
 
 
 def declared_document(
-    cfg: KitConfig, reviewed: Mapping[str, Document], source_policy: Document | None = None
+    cfg: KitConfig, src: Source, reviewed: Mapping[str, Document], source_policy: Document | None = None
 ) -> dict[str, Any]:
-    """`kit_declared.json` of one source's monitor (`topology.contract.DECLARED_FILE`): its declared replication, the
-    reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source (`source_policy`,
-    when its stack deploys one), each replica's configured snapshot retention and the interval between runs (the
-    layers of a sample of the replica tables), and the replication point groups whose age it publishes (when
-    configured)."""
+    """`kit_declared.json` of the monitor of the source `src` (`topology.contract.DECLARED_FILE`): its declared
+    replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source
+    (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval
+    between runs (the layers of a sample of the replica tables), and the replication point groups whose age it
+    publishes (when configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
     retention = {  # as `harden` writes it (icebergSnapshotManagement settings)
         r.bucket_arn: {
             "maxSnapshotAgeHours": r.snapshot_retention.max_snapshot_age_hours,
             "minSnapshotsToKeep": r.snapshot_retention.min_snapshots_to_keep,
         }
-        for r in cfg.replicas
+        for r in cfg.destinations_of(src)
     }
     doc: dict[str, Any] = {
-        C.DECLARED_REPLICATION: declared_replication(cfg, cfg.source),
+        C.DECLARED_REPLICATION: declared_replication(cfg, src),
         C.DECLARED_POLICIES: dict(reviewed),
     }
     if source_policy is not None:
@@ -109,9 +109,10 @@ def declared_document(
     return doc | ({C.DECLARED_GROUPS: groups} if groups else {})
 
 
-def reviewed_replica_policies(cfg: KitConfig, docs: DocumentSet) -> dict[str, Document]:
-    """The bucket policy each replica stack deploys, by bucket ARN (the set resolves a failover topology's names)."""
-    return {r.bucket_arn: docs.document("replica-bucket-policy", r.bucket) for r in cfg.replicas}
+def reviewed_replica_policies(cfg: KitConfig, src: Source, docs: DocumentSet) -> dict[str, Document]:
+    """The bucket policy each destination's replica stack deploys, by bucket ARN (the set resolves a failover
+    topology's names)."""
+    return {r.bucket_arn: docs.document("replica-bucket-policy", r.bucket) for r in cfg.destinations_of(src)}
 
 
 class ReplicationMonitor(Construct):
@@ -121,6 +122,7 @@ class ReplicationMonitor(Construct):
         id: str,
         *,
         cfg: KitConfig,
+        src: Source,
         docs: DocumentSet,
         alarm_topic_arn: str,
         reviewed: Mapping[str, Document],
@@ -128,16 +130,17 @@ class ReplicationMonitor(Construct):
     ) -> None:
         super().__init__(scope, id)
         mon = cfg.assurance.monitor
-        fn_name = assurance.monitor_function_name(cfg)
-        role = _role(self, docs, "role", assurance.monitor_role_name(cfg), MONITOR_ROLE_ABOUT)
-        declared = declared_document(cfg, reviewed, source_policy)
+        fn_name = assurance.monitor_function_name(cfg, src)
+        role = _role(self, docs, "role", assurance.monitor_role_name(cfg, src), MONITOR_ROLE_ABOUT)
+        declared = declared_document(cfg, src, reviewed, source_policy)
+        prefix, destinations = cfg.name_prefix_of(src), cfg.destinations_of(src)
         # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
         self.function = scheduled_function(
             self,
             PackagedFunction(
                 name=fn_name,
                 description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
-                log_group=assurance.monitor_log_group(cfg),
+                log_group=assurance.monitor_log_group(cfg, src),
                 role_arn=role.arn,
                 package=packaging.monitor_zip(packaging.declared_bytes(declared)),
                 file_name="replication-monitor.zip",
@@ -145,9 +148,9 @@ class ReplicationMonitor(Construct):
                 timeout=mon.timeout_seconds,
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    C.ENV_KIT: cfg.name_prefix,
-                    C.ENV_SOURCES: cfg.source.bucket_arn,
-                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.replicas),
+                    C.ENV_KIT: prefix,
+                    C.ENV_SOURCES: src.bucket_arn,
+                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in destinations),
                     C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
                     C.ENV_CAP: str(mon.max_table_metrics),
                     C.ENV_CONCURRENCY: str(mon.concurrency),
@@ -160,29 +163,29 @@ class ReplicationMonitor(Construct):
             self,
             docs,
             documents="monitor-schedule-role",
-            role_name=assurance.monitor_scheduler_role_name(cfg),
+            role_name=assurance.monitor_scheduler_role_name(cfg, src),
             role_description=SCHEDULE_ROLE_ABOUT,
-            name=assurance.schedule_name(cfg, "replication-monitor"),
+            name=assurance.monitor_schedule_name(cfg, src),
             description="Runs the replication monitor",
             expression=monitor_schedule_expression(mon),
             target_arn=self.function.arn,
         )
         period = mon.interval_minutes * 60
         actions = [alarm_topic_arn]
-        self.alarms = [a for rep in cfg.replicas for a in self._replica_alarms(cfg, rep, period, actions)]
+        self.alarms = [a for rep in destinations for a in self._replica_alarms(cfg, prefix, rep, period, actions)]
         not_reporting = KitMetricAlarm(
             "not-reporting",
-            f"{cfg.name_prefix}-replication-monitor-not-reporting",
+            f"{prefix}-replication-monitor-not-reporting",
             f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): the function "
             "fails, is not invoked, or cannot read some table's status, so lag and failures are unknown. README: "
             "'Assurance'.",
             C.HEARTBEAT,
-            {"Kit": cfg.name_prefix},
+            {"Kit": prefix},
         )
         self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
-        self.alarms += self._drift_alarms(cfg, period, actions, source_policy is not None)
+        self.alarms += self._drift_alarms(cfg, src, period, actions, source_policy is not None)
         if cfg.vault is not None:
-            self.alarms.append(self._backup_age_alarm(cfg, cfg.vault.max_backup_age_hours, period, actions))
+            self.alarms.append(self._backup_age_alarm(prefix, cfg.vault.max_backup_age_hours, period, actions))
 
     @staticmethod
     def _vault_environment(cfg: KitConfig) -> dict[str, str]:
@@ -192,21 +195,19 @@ class ReplicationMonitor(Construct):
         env = {C.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name), C.ENV_VAULT_REGION: cfg.vault.region}
         return env | ({C.ENV_VAULT_TABLES: ",".join(cfg.vault.tables)} if cfg.vault.tables else {})
 
-    def _backup_age_alarm(
-        self, cfg: KitConfig, max_hours: int, period: int, actions: list[str]
-    ) -> CloudwatchMetricAlarm:
+    def _backup_age_alarm(self, prefix: str, max_hours: int, period: int, actions: list[str]) -> CloudwatchMetricAlarm:
         """Fires when the stalest table's newest backup point is older than the budget, a selected table without a
         point counting from its creation (an unreadable vault stops the heartbeat instead: the not-reporting alarm)."""
         return above_threshold_alarm(
             self,
             KitMetricAlarm(
                 "backup-age",
-                f"{cfg.name_prefix}-backup-age",
+                f"{prefix}-backup-age",
                 f"A table's newest backup point in the vault is older than max_backup_age_hours ({max_hours} h), or "
                 "a table [vault] tables selects has none and was created longer ago: the scheduled backup fails or "
                 "does not run. `make backup` backs up now; docs/recovery.md 'The backup vault'.",
                 C.BACKUP_AGE,
-                {"Kit": cfg.name_prefix},
+                {"Kit": prefix},
             ),
             period=period,
             threshold=max_hours * 3600,
@@ -215,16 +216,16 @@ class ReplicationMonitor(Construct):
         )
 
     def _drift_alarms(
-        self, cfg: KitConfig, period: int, actions: list[str], source_policy: bool
+        self, cfg: KitConfig, src: Source, period: int, actions: list[str], source_policy: bool
     ) -> list[CloudwatchMetricAlarm]:
         """Replication configuration drift (the source's), bucket policy drift (one per replica, and the source's
         when its policy is declared) and the replica tables' layers (two per replica): any finding."""
-        kit = cfg.name_prefix
+        kit, destinations = cfg.name_prefix_of(src), cfg.destinations_of(src)
         drifts = [
             KitMetricAlarm(
                 "configuration-drift",
                 f"{kit}-replication-configuration-drift",
-                f"The replication configuration of {cfg.source.bucket} differs from the declared one (a destination "
+                f"The replication configuration of {src.bucket} differs from the declared one (a destination "
                 "added at either level, a deleted configuration, another role) or could not be read. README: "
                 "'Assurance' (docs/assurance.md#drift).",
                 C.CONFIG_DRIFT,
@@ -240,20 +241,20 @@ class ReplicationMonitor(Construct):
                 C.POLICY_DRIFT,
                 {"Kit": kit, "Destination": rep.bucket_arn},
             )
-            for rep in cfg.replicas
+            for rep in destinations
         ]
         if source_policy:
             drifts.append(
                 KitMetricAlarm(
                     "source-policy-drift",
                     f"{kit}-source-bucket-policy-drift",
-                    f"The bucket policy of {cfg.source.bucket} (its layer against changing its replication) is not the "
+                    f"The bucket policy of {src.bucket} (its layer against changing its replication) is not the "
                     "reviewed document, or could not be read. README: 'Assurance' (docs/assurance.md#drift).",
                     C.SOURCE_POLICY_DRIFT,
                     {"Kit": kit},
                 )
             )
-        for rep in cfg.replicas:
+        for rep in destinations:
             where, dims = f"{rep.bucket} ({rep.region})", {"Kit": kit, "Destination": rep.bucket_arn}
             drifts.append(
                 KitMetricAlarm(
@@ -283,7 +284,7 @@ class ReplicationMonitor(Construct):
         ]
 
     def _replica_alarms(
-        self, cfg: KitConfig, rep: Replica, period: int, actions: list[str]
+        self, cfg: KitConfig, prefix: str, rep: Replica, period: int, actions: list[str]
     ) -> list[CloudwatchMetricAlarm]:
         """Lag, FAILED and detached alarms of one destination: the maximum over its tables, one run at a time."""
         max_lag = cfg.assurance.monitor.max_lag_minutes
@@ -305,13 +306,11 @@ class ReplicationMonitor(Construct):
              f"older than {max_point} min. `make status` names the table holding it back. README: 'Assurance'."),
         )  # fmt: skip
         # Dimension values must be known at synth: the replica's bucket ARN is derived from the configuration.
-        dims = {"Kit": cfg.name_prefix, "Destination": rep.bucket_arn}
+        dims = {"Kit": prefix, "Destination": rep.bucket_arn}
         return [
             above_threshold_alarm(
                 self,
-                KitMetricAlarm(
-                    f"{kind}-{rep.bucket}", f"{cfg.name_prefix}-replication-{kind}-{rep.bucket}", text, metric, dims
-                ),
+                KitMetricAlarm(f"{kind}-{rep.bucket}", f"{prefix}-replication-{kind}-{rep.bucket}", text, metric, dims),
                 period=period,
                 threshold=threshold,
                 comparison=comparison,
@@ -322,21 +321,23 @@ class ReplicationMonitor(Construct):
 
 
 def source_assurance(
-    scope: Construct, cfg: KitConfig, docs: DocumentSet, reviewed: Mapping[str, Document] | None = None
+    scope: Construct, cfg: KitConfig, src: Source, docs: DocumentSet, reviewed: Mapping[str, Document] | None = None
 ) -> ReplicationMonitor | None:
-    """What the source stack gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook line).
+    """What the stack of the source `src` gets from `[assurance.monitor]`: the alarm topic and the monitor (one hook
+    line).
     `reviewed`: each replica's reviewed bucket policy by bucket ARN (default: `reviewed_replica_policies`)."""
     if not cfg.assurance.monitor.enabled:
         return None
 
-    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source")
-    reviewed = reviewed_replica_policies(cfg, docs) if reviewed is None else reviewed
+    topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source", src=src)
+    reviewed = reviewed_replica_policies(cfg, src, docs) if reviewed is None else reviewed
     return ReplicationMonitor(
         scope,
         "replication-monitor",
         cfg=cfg,
+        src=src,
         docs=docs,
         alarm_topic_arn=topic.arn,
         reviewed=reviewed,
-        source_policy=docs.optional("source-bucket-policy"),  # the source stack's; a failover view's set has none
+        source_policy=docs.optional("source-bucket-policy"),  # the source stack's; the failover monitor's set has none
     )

@@ -22,13 +22,13 @@ from s3tables_kit.policies import hardener
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.assurance import monitor_schedule_expression
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 from s3tables_kit.topology.contract import HARDEN_PLAN_FILE, HARDEN_REPLICAS, HARDEN_TABLE_ARN
 
 
-def hardener_plan(cfg: KitConfig) -> dict[str, Any]:
+def hardener_plan(cfg: KitConfig, src: Source) -> dict[str, Any]:
     """`kit_harden.json`: the reviewed table policy (`policies.documents.replica_table_policy_for`, as `make harden`
-    puts it) and the configured retention of each replica bucket of the source."""
+    puts it) and the configured retention of each replica bucket of the source `src`."""
     return {
         HARDEN_REPLICAS: [
             {
@@ -37,16 +37,16 @@ def hardener_plan(cfg: KitConfig) -> dict[str, Any]:
                 "min_snapshots_to_keep": r.snapshot_retention.min_snapshots_to_keep,
                 "table_policy": replica_table_policy_for(cfg, r, HARDEN_TABLE_ARN),
             }
-            for r in cfg.replicas
+            for r in cfg.destinations_of(src)
         ]
     }
 
 
 class ReplicaHardener(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, src: Source, docs: DocumentSet) -> None:
         super().__init__(scope, id)
         h = cfg.assurance.harden
-        name = hardener.hardener_name(cfg)
+        name = hardener.hardener_name(cfg, src)
         role, _ = documented_role(
             self,
             "role",
@@ -57,7 +57,7 @@ class ReplicaHardener(Construct):
             policy_id="role-permissions",
             policy_name=name,
         )
-        plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg)))
+        plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg, src)))
         self.function = scheduled_function(
             self,
             PackagedFunction(
@@ -76,7 +76,7 @@ class ReplicaHardener(Construct):
             self,
             docs,
             documents="hardener-schedule-role",
-            role_name=hardener.hardener_schedule_role_name(cfg),
+            role_name=hardener.hardener_schedule_role_name(cfg, src),
             role_description="EventBridge Scheduler: invokes the scheduled hardener",
             name=name,
             description=f"Hardens new replicas within {h.one_layer_bound_minutes} minutes of their creation",
@@ -85,6 +85,8 @@ class ReplicaHardener(Construct):
         )
 
 
-def source_hardener(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> ReplicaHardener | None:
-    """What the source stack gets from `[assurance.harden]` (one hook line)."""
-    return ReplicaHardener(scope, "replica-hardener", cfg=cfg, docs=docs) if cfg.assurance.harden.enabled else None
+def source_hardener(scope: Construct, cfg: KitConfig, src: Source, docs: DocumentSet) -> ReplicaHardener | None:
+    """What the stack of the source `src` gets from `[assurance.harden]` (one hook line)."""
+    if not cfg.assurance.harden.enabled:
+        return None
+    return ReplicaHardener(scope, "replica-hardener", cfg=cfg, src=src, docs=docs)

@@ -9,7 +9,7 @@ from constructs import Construct
 
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 
 __all__ = ["ReplicationRole"]
 
@@ -32,19 +32,19 @@ def add_replication_role(
 
 
 class ReplicationRole(Construct):
-    """The role S3 Tables replication assumes, named `cfg.replication_role_name`, with its reviewed documents.
+    """The role S3 Tables replication assumes for the source `src`, named `cfg.replication_role_name_of(src)`, with
+    its reviewed documents.
 
-    - `cfg`: a configuration of one source.
-    - `docs`: its document set (`replication-role-trust`, `replication-role-permissions`).
+    - `docs`: the source's document set (`replication-role-trust`, `replication-role-permissions`).
 
     Attributes: `role` (the IAM role), `policy` (its inline policy: make the replication depend on it).
     """
 
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, src: Source, docs: DocumentSet) -> None:
         super().__init__(scope, id)
         self.role, self.policy = add_replication_role(
             self,
-            name=cfg.replication_role_name,
+            name=cfg.replication_role_name_of(src),
             description="Assumed by S3 Tables replication to copy source tables to the replica buckets",
             docs=docs,
         )

@@ -175,6 +175,7 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     iam = target.client("iam", "us-east-1", s.replica_account_id)
     src_iam = target.client("iam", "us-east-1", s.account_id)
     replica = cfg.replicas[0]
+    (source,) = cfg.sources  # the run's configuration (`infra.live.plan`): one source, one replica
     tags = plan.tags
     enc = {"sseAlgorithm": "AES256"}
     src_arn = src.create_table_bucket(name=plan.source_bucket, encryptionConfiguration=enc, tags=tags)["arn"]
@@ -196,7 +197,7 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
         tables[ns] = src.create_table(tableBucketARN=src_arn, namespace=ns, name=plan.table, format="ICEBERG")[
             "tableARN"
         ]
-    _role(src_iam, plan.name("replication"), s.account_id, tags, documents.replication_role_permissions(cfg))
+    _role(src_iam, plan.name("replication"), s.account_id, tags, documents.replication_role_permissions(cfg, source))
     _role(src_iam, plan.name("setup"), s.account_id, tags, setup_role_permissions(plan))
     for who, permissions in RUN_ROLES:
         _role(iam, plan.name(who), s.replica_account_id, tags, permissions)
@@ -208,7 +209,10 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     iam.attach_role_policy(RoleName=plan.name("deploy"), PolicyArn=guardrail)  # the stacks: the deploy role's own
     for name in cfg.protection.guardrail_attach_roles:
         iam.attach_role_policy(RoleName=name, PolicyArn=guardrail)
-    conf = {"role": cfg.replication_role_arn, "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}]}
+    conf = {
+        "role": cfg.replication_role_arn_of(source),
+        "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}],
+    }
     src.put_table_bucket_replication(tableBucketARN=src_arn, configuration=conf)
     org = target.client("organizations", "us-east-1", s.management_account_id)
     scps = []

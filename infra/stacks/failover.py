@@ -45,13 +45,13 @@ from s3tables_kit.policies import docset
 from s3tables_kit.policies import failover as F
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
-from s3tables_kit.topology.config import SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
+from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
 
-def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
-    """The configuration the replication monitor of the failover topology is built from: the promoted bucket as
-    the source, the destinations as replicas, and `<kit>-fo` as the kit name, so its roles, function, topic and
+def failover_monitor_config(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
+    """The configuration the replication monitor of the failover topology is built from (with its one source, the
+    promoted bucket): the destinations as replicas, and `<kit>-fo` as the kit name, so its roles, function, topic and
     alarms never take a name the failed source's stacks still hold (IAM is global; same-account kits collide).
     The monitor publishes under `Kit=<kit>-fo`: its alarms are new ones, not the failed source's."""
     p = topo.promoted
@@ -64,7 +64,7 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
         deploy_role_arn=p.deploy_role_arn,
         snapshot_retention=p.snapshot_retention,
         unreferenced_file_removal=p.unreferenced_file_removal,
-        namespaces=cfg.source.namespaces,
+        namespaces=topo.failed_source.namespaces,
         replication=Replication(mode="bucket"),
         replicate_to=tuple(d.bucket for d in topo.destinations),
     )
@@ -74,7 +74,8 @@ def monitor_view(cfg: KitConfig, topo: FailoverTopology) -> KitConfig:
             "sources": (source,),
             "replicas": topo.destinations,
             "scheme": SINGLE_SOURCE,
-            # The view's own document set must build: its recovery reads a replica it has (the topology's choice,
+            "kind": PROTECTED,  # it describes no further failover
+            # Its own document set must build: its recovery reads a replica it has (the topology's choice,
             # a destination), and it describes no further failover.
             "recovery": cfg.recovery.model_copy(
                 update={"replica": (topo.recovery_replica or topo.destinations[0]).bucket}
@@ -158,20 +159,20 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         source_bucket_arn=promoted.bucket.arn,
         destination_bucket_arns=[stacks[d.bucket].bucket.arn for d in topo.destinations],
     )
-    view = monitor_view(cfg, topo)
+    mon_cfg = failover_monitor_config(cfg, topo)
+    (mon_src,) = mon_cfg.sources  # the promoted bucket
     if topo.promoted.encryption.creates_key and promoted.bucket.kms_key_arn:
-        # The monitor's KMS permission names the key by the view's alias: a second alias of the same key.
+        # The monitor's KMS permission names the key by its configuration's alias: a second alias of the same key.
         KmsAlias(
             promoted,
             "failover-kms-alias",
-            name=kms_alias(view, topo.promoted.bucket),
+            name=kms_alias(mon_cfg, topo.promoted.bucket),
             target_key_id=promoted.bucket.kms_key_arn,
         )
     reviewed = {d.bucket_arn: docs.document("replica-bucket-policy", d.bucket) for d in topo.destinations}
-    monitor = source_assurance(
-        promoted, view, docset.build_monitor(view), reviewed
-    )  # the monitor follows the new source
-    monitor_dashboard(promoted, view, monitor, rehearsal_site(cfg))  # the rehearsal stays the kit's
+    # the monitor follows the new source
+    monitor = source_assurance(promoted, mon_cfg, mon_src, docset.build_monitor(mon_cfg), reviewed)
+    monitor_dashboard(promoted, mon_cfg, mon_src, monitor, rehearsal_site(cfg, cfg.replicas))  # the kit's rehearsal
     add_failover_source_output(promoted, cfg, topo)  # the ops tools' outputs contract: promoted bucket as source
     RecoveryStack(
         app,

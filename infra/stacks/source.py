@@ -2,8 +2,8 @@
 role and the replication configuration pointing at the replica buckets (cross-stack references). An adopted source
 bucket (`adopt = true`), its namespaces and its existing policy are imported, never created.
 
-Built from a configuration of one source: `[source]` itself, or `view(src)` of an estate's source (`[[sources]]`), whose
-stack is `source-<id>` and whose names (replication role, monitor) carry the prefix `<kit>-<id>`."""
+Built from the configuration and one of its sources: `[source]`'s, or an estate's (`[[sources]]`), whose stack is
+`source-<id>` and whose names (replication role, monitor) carry the prefix `<kit>-<id>`."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.config import KitConfig, Source
 from s3tables_kit.topology.outputs import OUTPUT_SOURCE, source_value
 
 
@@ -36,7 +36,7 @@ class SourceStack(TerraformStack):
     """The source table bucket, its namespaces and tables, the replication role and configuration, and the monitor.
 
     - `scope`: the App.
-    - `cfg`: a configuration of one source (for an estate's source, `KitConfig.view(src)`).
+    - `cfg`: the configuration; `src`: the source this stack deploys, one of `cfg.sources`.
     - `docs`: the document set as that source's stack reads it (`build_documents(cfg)`, or for an estate's source
       `DocumentSet.for_source`).
     - `destination_bucket_arns`: the replica buckets it replicates to, 1 to 5 (usually `ReplicaStack.bucket.arn`: a
@@ -52,22 +52,22 @@ class SourceStack(TerraformStack):
         self,
         scope: Construct,
         cfg: KitConfig,
+        src: Source,
         docs: DocumentSet,
         *,
         destination_bucket_arns: Sequence[str],
         allow_destroy: bool = False,
         owns_pipeline_guardrail: bool = True,
     ) -> None:
-        """`cfg`: a configuration of one source (`KitConfig.view`); `docs`: the set as that source's stack reads it
+        """`src`: the source of `cfg` this stack deploys; `docs`: the set as that source's stack reads it
         (`DocumentSet.for_source`); `owns_pipeline_guardrail`: the first source stack of its account deploys the
         account's pipeline guardrail, where it has one."""
-        src = cfg.source
         super().__init__(scope, src.stack_id)
         bucket = site_table_bucket(self, cfg, docs, role="source", site=src, allow_destroy=allow_destroy)
         # Replicated source tables carry no AWS resource tags unless `[tags] on_replicated_source_tables = true`
         # (docs/provisioning.md#tags-and-replicated-tables): the provider's default_tags would otherwise put them on
         # every table.
-        untagged = set() if cfg.tags_on_source_tables else {f"{n}.{t}" for n, t in cfg.replicated_tables()}
+        untagged = set() if cfg.tags_on_source_tables else {f"{n}.{t}" for n, t in cfg.replicated_tables_of(src)}
         catalog = SourceCatalog(
             self,
             "catalog",
@@ -94,12 +94,13 @@ class SourceStack(TerraformStack):
         )
         if src.adopt and src.bucket_policy is not None:
             adopt(bucket_policy.resource, src.bucket_arn)
-        role = ReplicationRole(self, "replication-role", cfg=cfg, docs=docs)
-        replicated = {k: v for k, v in catalog.tables.items() if k in set(cfg.replication.tables)}
+        role = ReplicationRole(self, "replication-role", cfg=cfg, src=src, docs=docs)
+        replication = cfg.replication_of(src)
+        replicated = {k: v for k, v in catalog.tables.items() if k in set(replication.tables)}
         ReplicationConfiguration(
             self,
             "replication",
-            mode=cfg.replication.mode,
+            mode=replication.mode,
             role_arn=role.role.arn,
             source_bucket_arn=bucket.arn,
             tables=replicated,
@@ -116,14 +117,16 @@ class SourceStack(TerraformStack):
                 attach_to_roles=cfg.protection.source_guardrail_attach_roles,
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,
             )
-        monitor = source_assurance(self, cfg, docs)  # `[assurance]`: replication monitor, its alarms and alarm topic
-        source_hardener(self, cfg, docs)  # `[assurance.harden]`: new replicas hardened on a schedule
-        monitor_dashboard(self, cfg, monitor, rehearsal_site(cfg))  # what the monitor and the rehearsal publish
+        monitor = source_assurance(self, cfg, src, docs)  # `[assurance]`: replication monitor, alarms, alarm topic
+        source_hardener(self, cfg, src, docs)  # `[assurance.harden]`: new replicas hardened on a schedule
+        rehearsal = rehearsal_site(cfg, cfg.destinations_of(src))  # shown where the monitor watches its replica
+        monitor_dashboard(self, cfg, src, monitor, rehearsal)  # what the monitor and the rehearsal publish
         export_output(
             self,
             OUTPUT_SOURCE,
             source_value(
                 cfg,
+                src,
                 table_bucket_arn=bucket.arn,
                 replication_role_arn=role.role.arn,
                 destinations=destination_bucket_arns,

@@ -157,10 +157,9 @@ def table_facts(
     ref: TableRef,
     outputs: KitOutputs,
     source_error: str | None,
-    source: SourceOut | None = None,
+    source: SourceOut,
 ) -> M.TableFacts:
-    """`source`: the source the replica is of (`source_of`; default the outputs' single source)."""
-    source = source or outputs.source
+    """`source`: the source the replica is of (`source_of`)."""
     ident = Ident(ref.namespace, ref.name)
     got, info, raw = read_info_raw(clients, ref.bucket_arn, ident)
     managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
@@ -286,7 +285,7 @@ def _facts_or_error(
     outputs: KitOutputs,
     source_error: str | None,
     with_policy: bool,
-    source: SourceOut | None = None,
+    source: SourceOut,
 ) -> tuple[M.TableFacts, str | None] | str:
     """A table's facts and its live table policy (read in the same worker: one table's reads run concurrently
     with the other tables'), or why they could not be read."""

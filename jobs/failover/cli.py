@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from s3tables_kit.topology.config import load_config
 
             cfg = load_config(ns.config)
-        bucket = ns.replica_bucket or getattr(getattr(cfg, "failover", None), "promoted_bucket", None)
+        bucket = ns.replica_bucket or (cfg.kind.promoted_bucket if cfg is not None else None)
         if not bucket:
             raise ArgError("--replica-bucket is required (or [failover] promoted_bucket in --config)")
         clients = clients_from_args(ns)

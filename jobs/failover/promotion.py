@@ -13,17 +13,16 @@ replication status and other replicas are read against the new source.
 from __future__ import annotations
 
 from s3tables_kit.topology.config import KitConfig
-from s3tables_kit.topology.failover import promotion_view
 
 
 def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:
     """`cfg` itself when `bucket` is a `[[replicas]]` entry (or unknown: the documents builder names the error);
     for a new bucket of the configured failover, `cfg` with the new buckets added to `replicas`, so the promotion of
     that destination is planned like that of any replica (writers of its account, its deploy role, break-glass).
-    In an estate: the view of the one source feeding `bucket` (`topology.failover.promotion_view`; a fan-in replica
-    is refused), so the documents name that source alone and no other source's grants are touched."""
+    In an estate, the documents builder promotes `bucket` among the destinations of the one source feeding it
+    (`topology.failover.promotion_source`; a fan-in replica is refused), so no other source's grants are touched."""
     if any(r.bucket == bucket for r in cfg.replicas):
-        return promotion_view(cfg, bucket)
+        return cfg
     fo = cfg.failover
     if fo is None or not any(b.bucket == bucket for b in fo.new_buckets):
         return cfg

@@ -49,11 +49,11 @@ writers), the destinations are checked like replicas with the failover documents
 * retained replicas of the failed source keep their own bucket policy and settings (their tables are not compared
   with the failed source, which is gone).
 
-On an estate (`[[sources]]`) every source is checked with its own replication (`cfg.view`: mode, role,
-destinations) and every replica bucket once, against the estate's documents (a fan-in vault's bucket policy grants
-and exempts every source feeding it); a table missing from a replica is named `bucket/namespace.name` where two
-sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are not the configured sources; the
-report names every bucket it audited.
+On an estate (`[[sources]]`) every source is checked with its own replication (`replication_of(src)`: mode; its
+role and `destinations_of(src)`) and every replica bucket once, against the estate's documents (a fan-in vault's
+bucket policy grants and exempts every source feeding it); a table missing from a replica is named
+`bucket/namespace.name` where two sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are
+not the configured sources; the report names every bucket it audited.
 
 Exit 0 without drift, 1 with drift.
 """

@@ -25,11 +25,11 @@ def default_bucket_policy_builder() -> BucketPolicyBuilder:
 
 
 def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """The source bucket policy the source's stack deploys (`policies.source_guard.source_bucket_policy` of the
-    source's view, docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
+    """The source bucket policy the source's stack deploys (`policies.source_guard.source_bucket_policy`,
+    docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
     from s3tables_kit.policies.source_guard import source_bucket_policy  # type: ignore[import-not-found,unused-ignore]
 
-    return source_bucket_policy(cfg.view(src))  # type: ignore[no-any-return,unused-ignore]
+    return source_bucket_policy(cfg, src)  # type: ignore[no-any-return,unused-ignore]
 
 
 def replica_table_policy_of(cfg: KitConfig, replica: Replica) -> TablePolicy:
@@ -71,11 +71,9 @@ class Scope:
         )
 
 
-def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source | None = None) -> Scope:
-    """One source (`src`, default the single source) with its own replication and destinations: its own bucket
-    policy, and the replica bucket and table policies of the whole configuration (a fan-in vault grants and exempts
-    every source)."""
-    src = src or cfg.source
+def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source) -> Scope:
+    """The source `src` with its own replication and destinations: its own bucket policy, and the replica bucket
+    and table policies of the whole configuration (a fan-in vault grants and exempts every source)."""
     rep, dests = cfg.replication_of(src), cfg.destinations_of(src)
     return Scope(
         source=src,
@@ -120,8 +118,7 @@ def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> Table
 
 def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]:
     """One scope per source of the estate (one for `[source]`); the failover topology's once promoted."""
-    promoted = cfg.failover is not None and cfg.failover.promoted_bucket is not None
-    if promoted:
+    if cfg.kind.promoted:
         return (failover_scope(cfg, builder),)
     return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
 

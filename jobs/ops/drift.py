@@ -76,7 +76,7 @@ class DriftFinding:
 
 @dataclass(frozen=True)
 class DeclaredReplication:
-    """What one source's replication is declared to be (`[replication]` of its view, or its `kit_source` output)."""
+    """What one source's replication is declared to be (`replication_of(src)`, or its `kit_source` output)."""
 
     source_bucket_arn: str
     mode: str  # BUCKET or TABLES

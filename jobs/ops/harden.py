@@ -260,7 +260,7 @@ def desired_retention(replica: HardenReplica) -> dict[str, Any]:
     }
 
 
-def _retention_view(value: dict[str, Any] | None) -> dict[str, Any] | None:
+def _retention_compared(value: dict[str, Any] | None) -> dict[str, Any] | None:
     if not value:
         return None
     settings = (value.get("settings") or {}).get(SNAPSHOT) or {}
@@ -336,7 +336,7 @@ def harden_table(
 
         step = "GetTableMaintenanceConfiguration"
         live_conf = call(s3t.get_table_maintenance_configuration, **ident).get("configuration", {})
-        live_ret = _retention_view(live_conf.get(SNAPSHOT))
+        live_ret = _retention_compared(live_conf.get(SNAPSHOT))
         want_ret = desired_retention(replica)
         if live_ret != want_ret:
             result.changes.append(

@@ -47,15 +47,34 @@ def patch_moto() -> None:
 
     responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
 
-    # A commit is a change of the table: its modifiedAt moves (moto keeps the creation time), the service-set time
-    # `jobs.kernel.commits` holds a commit dated in the future to (docs/aws-facts.md, U29 observes it on AWS).
-    moved = models.Table.update_metadata_location
+    # moto leaves `modifiedAt` at the creation time; S3 Tables sets it on every commit (docs/aws-facts.md, U29)
+    original_update = models.Table.update_metadata_location
 
-    def update_metadata_location(self: Any, metadata_location: str, version_token: str) -> None:
-        moved(self, metadata_location, version_token)
-        self.last_modified = datetime.datetime.now(tz=datetime.UTC)
+    def update_metadata_location(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original_update(self, *args, **kwargs)
+        self.was_modified(by=self.account_id)
+        return out
 
     models.Table.update_metadata_location = update_metadata_location  # type: ignore[method-assign]
+
+    # moto's EMR Serverless keeps neither an application's image nor its runtime configuration (what `audit` compares
+    # with the deployed application, jobs/ops/audit_deployed.py): UpdateApplication keeps both, GetApplication answers.
+    from moto.emrserverless import responses as emr_responses
+
+    original_update_app = emr_responses.EMRServerlessResponse.update_application
+
+    def update_application(self: Any) -> Any:
+        result = original_update_app(self)
+        app = self.emrserverless_backend.get_application(application_id=self._get_param("applicationId"))
+        for param, attr in (
+            ("imageConfiguration", "image_configuration"),
+            ("runtimeConfiguration", "runtime_configuration"),
+        ):
+            if self._get_param(param) is not None:
+                setattr(app, attr, self._get_param(param))
+        return result
+
+    emr_responses.EMRServerlessResponse.update_application = update_application  # type: ignore[method-assign]
 
     # moto's server lists its own package directory (one stat per service, ~180) on EVERY request to route it
     # (`werkzeug_app.get_backend_for_host`); the package does not change while the server runs, so list it once.

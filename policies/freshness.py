@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies import statements as S
-from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
+from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.contract import METRIC_NAMESPACE
+from s3tables_kit.topology.failover import failover_topology
 
-# What the check reads of each replica table: its metadata location (or the whole table through the Iceberg REST
-# endpoint) and the metadata object, which S3 Tables authorises as GetTableData.
-TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation")
+# What the check reads: the tables of each bucket with their `modifiedAt` (nothing per table, no metadata, no key).
 BUCKET_READ = ("ListTables",)
-KEY_SID = "AllowReplicaFreshnessCheckReadMetadata"
 
 
 def prefix(cfg: KitConfig) -> str:
@@ -80,28 +78,28 @@ def role_arns(cfg: KitConfig) -> list[str]:
     return [role_arn(cfg, a) for a in accounts(cfg)]
 
 
+def sources_of(cfg: KitConfig, account_id: str) -> dict[str, list[str]]:
+    """{replica bucket ARN: the source bucket ARNs replicating into it} of the account's replicas: whose tables' last
+    change (`modifiedAt` of ListTables) the check compares with, where the account may read them."""
+    if cfg.failover is not None and cfg.failover.promoted_bucket is not None:
+        # the promoted topology: its destinations follow the promoted bucket, the other replicas nothing
+        topo = failover_topology(cfg)
+        into = {d.bucket_arn: [topo.promoted.bucket_arn] for d in topo.destinations}
+        return {r.bucket_arn: into.get(r.bucket_arn, []) for r in replicas_of(cfg, account_id)}
+    return {r.bucket_arn: sorted(s.bucket_arn for s in cfg.sources_into(r)) for r in replicas_of(cfg, account_id)}
+
+
 def role_permissions(cfg: KitConfig, account_id: str) -> Document:
     reps = replicas_of(cfg, account_id)
+    sources = sorted({s for arns in sources_of(cfg, account_id).values() for s in arns})
     stmts: list[S.Statement | None] = [
         S.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
-        S.allow_actions("ReadReplicaTableMetadata", TABLE_READ, [S.table_arns(r.bucket_arn) for r in reps]),
+        # the source's last change per table, read where the source's account lets it (else: the budget)
+        S.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
         assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
         assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
     ]
-    for r in reps:
-        if r.encryption.type == "kms":
-            res, cond = kms_resource(cfg, r.encryption, account_id=r.account_id, region=r.region, bucket=r.bucket)
-            stmts.append(S.allow_kms(f"DecryptReplicaMetadata{reps.index(r)}", ["Decrypt"], [res], cond))
     return doc(*stmts)
-
-
-def key_policy_statements(cfg: KitConfig, replica_bucket: str) -> list[S.Statement]:
-    """In a replica key's policy (KMS honours an identity policy only where the key policy allows it): the check of
-    the replica's account reads the metadata."""
-    rep = next((r for r in cfg.replicas if r.bucket == replica_bucket), None)
-    if rep is None or rep.account_id not in accounts(cfg):
-        return []
-    return [S.kms_allow_key_use(KEY_SID, [role_arn(cfg, rep.account_id)], ["Decrypt"])]
 
 
 def documents(cfg: KitConfig) -> list[PolicyDoc]:

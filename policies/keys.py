@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, fan_in, freshness
+from s3tables_kit.policies import assurance, fan_in
 from s3tables_kit.policies import statements as S
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
@@ -69,7 +69,6 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             stmts.append(S.kms_allow_key_use(writers, roles, use))
         if site.bucket == cfg.recovery.replica:
             stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
-        stmts += freshness.key_policy_statements(cfg, site.bucket)  # the replica account's own freshness check
         bg = cfg.protection.break_glass_principals
         # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
         # needs this Allow; the account root's statement covers only the key's own account).

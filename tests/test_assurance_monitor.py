@@ -8,6 +8,7 @@ replication, the cardinality cap, throttled PutMetricData, thousands of tables, 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -218,16 +219,20 @@ def test_publish_batches_and_retries_throttling(ops_env: OpsEnv) -> None:
     assert len(_series(world)) == 1200
 
 
-def test_unreadable_status_stops_the_heartbeat(ops_env: OpsEnv) -> None:
+def test_an_unreadable_table_is_a_finding_and_fails_the_run(ops_env: OpsEnv) -> None:
     world = deploy(ops_env)
-    arn = world.tables["analytics.events"]
+    arn = world.tables["analytics.events"]  # a Deny table policy naming the monitor, as the service answers it
     ops_env.control.inject_faults(
         "GetTableReplicationStatus", 1000, code="AccessDeniedException", status=403, match=arn
     )
     result = mon.run_monitor(ops_env.clients(max_attempts=1), _settings(world), region=SRC_REGION, now=NOW)
     assert result.errors == 1
-    assert _max(world, mon.ERRORS, Kit=KIT) == 1
-    assert _max(world, mon.HEARTBEAT, Kit=KIT) is None  # missing data: the "monitor not reporting" alarm breaches
+    assert _max(world, mon.ERRORS, Kit=KIT) == 1  # the `-replication-status-unreadable` alarm's metric
+    assert _max(world, mon.HEARTBEAT, Kit=KIT) is None
+    assert _max(world, mon.LAG, Kit=KIT, Destination=world.replica_arn) is not None  # what it read is published
+    with pytest.raises(mon.MonitorRunFailed, match="1 table"):  # then the run fails: AWS/Lambda Errors counts it
+        mon.fail_loud(result)
+    mon.fail_loud(replace(result, errors=0))  # every table read: the run succeeds
 
 
 def test_lambda_handler_reads_its_environment(ops_env: OpsEnv, monkeypatch: pytest.MonkeyPatch) -> None:

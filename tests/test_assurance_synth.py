@@ -119,7 +119,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["source"], "aws_cloudwatch_metric_alarm", "alarm_name")
     kit, mon = cfg.kit.name, cfg.assurance.monitor
-    assert len(alarms) == 7 * len(cfg.replicas) + 3 + (cfg.vault is not None)
+    assert len(alarms) == 7 * len(cfg.replicas) + 5 + (cfg.vault is not None)
     if cfg.vault is not None:  # the vault's backup age: the stalest table's newest point against the budget
         backup = alarms[f"{kit}-backup-age"]
         assert (backup["metric_name"], backup["dimensions"], backup["comparison_operator"]) == (
@@ -167,10 +167,17 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         for a in (lag, failed, detached, point, policy, drift, source_policy, layers, retention):
             assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
+    fn = {"FunctionName": f"{kit}-replication-monitor"}  # liveness: AWS/Lambda's metrics, written by Lambda only
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]
-    assert silent["metric_name"] == M.HEARTBEAT and silent["dimensions"] == {"Kit": kit}
+    assert (silent["namespace"], silent["metric_name"], silent["dimensions"]) == ("AWS/Lambda", "Invocations", fn)
     assert silent["treat_missing_data"] == "breaching"  # missing data breaches
     assert silent["evaluation_periods"] == 2 and silent["comparison_operator"] == "LessThanThreshold"
+    failing = alarms[f"{kit}-replication-monitor-failing"]
+    assert (failing["namespace"], failing["metric_name"], failing["dimensions"]) == ("AWS/Lambda", "Errors", fn)
+    assert failing["datapoints_to_alarm"] == 2 and failing["comparison_operator"] == "GreaterThanOrEqualToThreshold"
+    unreadable = alarms[f"{kit}-replication-status-unreadable"]  # a table the monitor cannot read is a finding
+    assert (unreadable["namespace"], unreadable["metric_name"]) == (M.METRIC_NAMESPACE, M.ERRORS)
+    assert unreadable["threshold"] == 1 and unreadable["statistic"] == "Maximum"
     (topic,) = res(synthesized[example]["source"], "aws_sns_topic")
     for a in alarms.values():
         assert a["alarm_actions"] == a["ok_actions"] == [f"${{aws_sns_topic.{topic}.arn}}"]

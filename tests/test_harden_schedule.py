@@ -155,10 +155,17 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
     cfg = parse_config(_doc())
     stack = TerraformStack(Testing.app(), "t")
     AwsProvider(stack, "aws", region="us-east-1")
-    assert source_hardener(stack, *_with_source(parse_config(_doc(enabled=False))), build(cfg)) is None
-    source_hardener(stack, cfg, cfg.sources[0], build(cfg))
+    assert source_hardener(stack, *_with_source(parse_config(_doc(enabled=False))), build(cfg), None) is None
+    source_hardener(stack, cfg, cfg.sources[0], build(cfg), None)  # the monitor off: it brings the stack's topic
     apply_nag(stack)
     resources = json.loads(Testing.synth(stack))["resource"]
+    (topic,) = resources["aws_sns_topic"].values()
+    assert topic["name"] == "seed-assurance-alarms"
+    alarms = {a["alarm_name"]: a for a in resources["aws_cloudwatch_metric_alarm"].values()}
+    assert set(alarms) == {"seed-replica-hardener-not-reporting", "seed-replica-hardener-failing"}
+    for a in alarms.values():  # AWS/Lambda's metrics of the function, which only Lambda writes
+        assert (a["namespace"], a["dimensions"]) == ("AWS/Lambda", {"FunctionName": "seed-replica-hardener"})
+        assert a["period"] == 600 and a["evaluation_periods"] == a["datapoints_to_alarm"] == 2
     (fn,) = resources["aws_lambda_function"].values()
     assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(
         packaging.HARDENER_MODULES[-1]

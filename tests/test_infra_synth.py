@@ -373,11 +373,11 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     from s3tables_kit.infra.summary import summarize
 
     text = summarize(seed)
-    # the bucket, its policy and the guardrail; and the account's replica-side freshness check (twelve)
-    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  15 resources" in text
+    # the bucket, its policy and the guardrail; and the account's replica-side freshness check (fourteen)
+    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  17 resources" in text
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
-    assert "output kit_recovery: account_id, emr_application_id" in text
+    assert "output kit_recovery: account_id, deployed, emr_application_id" in text
 
 
 # ---------------------------------------------------------------- the estate (`[[sources]]`) ----
@@ -561,13 +561,15 @@ def test_each_source_has_its_own_monitor_names_and_metrics(estate: Stacks) -> No
         for a in res(st, "aws_cloudwatch_metric_alarm").values():
             kinds = ("replication-", "replica-bucket-policy-drift-", "source-bucket-policy-drift", "replica-layers-")
             assert a["alarm_name"].startswith(tuple(f"{prefix}-{k}" for k in (*kinds, "replica-retention-")))
-            assert a["dimensions"]["Kit"] == prefix
+            # the kit's metrics under the source's Kit; the liveness alarms on its own function's AWS/Lambda metrics
+            assert a["dimensions"] in ({"FunctionName": fn["function_name"]}, a["dimensions"] | {"Kit": prefix})
             alarms[a["alarm_name"]] = (src.id or "", a["dimensions"])
     vault_lag = [n for n in alarms if n.endswith("-replication-lag-estate-vault-euc1")]
     assert len(vault_lag) == 3
     # 7 kinds per destination (lag, failed, detached, replication point, bucket-policy drift, table layers, retention;
-    # sales 2, others 1) + a heartbeat, a replication-configuration and a source-bucket-policy drift alarm per source
-    assert len(alarms) == 3 * 3 + 7 * 4
+    # sales 2, others 1) + two liveness, a status-unreadable, a replication-configuration and a source-bucket-policy
+    # drift alarm per source
+    assert len(alarms) == 3 * 5 + 7 * 4
     (topic,) = res(estate["recovery"], "aws_sns_topic").values()
     assert topic["name"] == "estate-assurance-alarms"  # the estate's own rehearsal alarms
 

@@ -77,10 +77,14 @@ ENV_MODE = "KIT_MONITOR_MODE"  # unset: the source-side monitor; MODE_FRESHNESS:
 # ------------------------------------------------------------ replica-side freshness check (jobs/ops/freshness.py) ----
 
 MODE_FRESHNESS = "replica-freshness"
-# Age of the newest commit any table of a replica bucket holds (Kit, Destination): what the replica's own account
-# alarms on (infra/constructs/freshness.py), whatever the source account's monitor says.
+# Seconds since the newest change (`modifiedAt`, a time the service sets) of any table of a replica bucket (Kit,
+# Destination): shown, not alarmed on (one flowing table would hide a frozen one).
 REPLICA_COMMIT_AGE = "ReplicaLastCommitAgeSeconds"
-REPLICA_STALE_TABLES = "ReplicaStaleTables"  # tables of that replica whose last commit is older than the lag budget
+# Tables of that replica not following their source for longer than the lag budget (or, where the replica's account
+# cannot read the source, unchanged for that long): what the replica's own account alarms on
+# (infra/constructs/freshness.py), whatever the source account's monitor says.
+REPLICA_STALE_TABLES = "ReplicaStaleTables"
+ENV_REPLICA_SOURCES = "KIT_REPLICA_SOURCES"  # JSON {replica bucket ARN: [source bucket ARNs replicating into it]}
 
 # ------------------------------------------------------------- scheduled hardener (jobs/ops/harden_scheduled.py) ----
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
+from s3tables_kit.topology.deployed import DEPLOYED, DeployedOut, deployed_field
 from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
@@ -122,6 +123,7 @@ class SourceOut(_Out):
         default={},
         description="The configured replication point groups, {name: table patterns}; empty when none are configured.",
     )
+    deployed: DeployedOut | None = DEPLOYED
 
     @property
     def monitor_kit(self) -> str:
@@ -155,6 +157,7 @@ class ReplicaOut(_Out):
         "policy.",
     )
     guardrail_policy_arn: str = Field(description="ARN of the IAM guardrail policy in the replica's account.")
+    deployed: DeployedOut | None = DEPLOYED
 
     @property
     def feeding_source_arns(self) -> list[str]:
@@ -174,6 +177,7 @@ class RecoveryOut(_Out):
     scripts_uri: str = Field(description="S3 URI of the job scripts.")
     logs_uri: str = Field(description="S3 URI the job logs are written under.")
     replica_table_bucket_arn: str = Field(description="ARN of the replica table bucket recovery reads from.")
+    deployed: DeployedOut | None = DEPLOYED
 
 
 class OrganizationOut(_Out):
@@ -448,8 +452,9 @@ def source_value(
     replication_role_arn: str,
     destinations: Sequence[str],
     encryption: Mapping[str, object],
+    deployed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The `kit_source` value of the source `src` of `cfg`."""
+    """The `kit_source` value of the source `src` of `cfg` (`deployed`: `topology.deployed.deployed_value`)."""
     return declared(
         SourceOut,
         {
@@ -468,6 +473,7 @@ def source_value(
             "encryption": dict(encryption),
             **({"source_id": src.id} if src.id is not None else {}),
             **point_groups_output(cfg),
+            **deployed_field(deployed),
         },
     )
 
@@ -525,6 +531,7 @@ def replica_value(
     table_bucket_arn: str,
     encryption: Mapping[str, object],
     feeding: Sequence[str] | None = None,
+    deployed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The `kit_replica` value of `replica`. `feeding`: the source buckets replicating into it (default: the
     configuration's sources into it; a bucket fed by none of them, like a failover topology's new bucket, names the
@@ -546,13 +553,15 @@ def replica_value(
             "break_glass_principals": list(cfg.protection.break_glass_principals),
             "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
             "guardrail_policy_arn": guardrail,
+            **deployed_field(deployed),
         },
     )
 
 
 def recovery_value(
-    cfg: KitConfig, *, table_bucket_arn: str, role_arn: str, emr_application_id: str, replica_table_bucket_arn: str
-) -> dict[str, Any]:
+    cfg: KitConfig, *, table_bucket_arn: str, role_arn: str, emr_application_id: str, replica_table_bucket_arn: str,
+    deployed: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
     rep = cfg.recovery_replica
     return declared(
@@ -569,6 +578,7 @@ def recovery_value(
             "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
             "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
             "replica_table_bucket_arn": replica_table_bucket_arn,
+            **deployed_field(deployed),
         },
     )
 

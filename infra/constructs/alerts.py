@@ -4,7 +4,10 @@ and one subscription per `[assurance].alarm_subscriptions` entry. One topic per 
 stack's is named by the source's prefix (`<kit>-<id>-...` in an estate), the recovery stack's by the kit.
 
 `above_threshold_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM
-and on OK."""
+and on OK. `liveness_alarms`: whether a scheduled function of the kit runs and succeeds, read from the metrics AWS
+publishes for it (`FunctionLiveness`, the record every liveness alarm is built from), never from the kit's namespace:
+anyone who may write a log event can create a datum there (CloudWatch's embedded metric format), nobody a datum in
+a namespace beginning `AWS/`."""
 
 from __future__ import annotations
 
@@ -107,6 +110,89 @@ def not_succeeding_alarm(
         comparison_operator="LessThanThreshold",
         treat_missing_data="breaching",
     )
+
+
+LAMBDA_NAMESPACE = "AWS/Lambda"  # written by Lambda only: PutMetricData refuses namespaces beginning `AWS/`
+# The tag that marks an alarm as a liveness alarm in the synthesized stacks (tests/test_liveness_synth.py reads it).
+SIGNAL_TAG, LIVENESS = "KitSignal", "liveness"
+
+
+@dataclass(frozen=True)
+class FunctionLiveness:
+    """The liveness alarms of one scheduled Lambda function of the kit (`<function>-not-reporting`: not invoked in
+    two runs; `<function>-failing`: two runs in a row failed), on `AWS/Lambda` `Invocations` and `Errors` of that
+    function. `what`: what the function does, for the descriptions; `doc`: where the on-call steps are."""
+
+    function_name: str
+    what: str
+    doc: str
+
+    def alarms(self) -> tuple[LivenessAlarm, LivenessAlarm]:
+        fn = self.function_name
+        return (
+            LivenessAlarm(
+                "not-reporting",
+                f"{fn}-not-reporting",
+                f"{self.what} ({fn}) was not invoked in two runs (AWS/Lambda Invocations, missing data breaching): "
+                f"its schedule is disabled, deleted or cannot invoke it, so what it watches is unknown. {self.doc}",
+                fn,
+                "Invocations",
+                "LessThanThreshold",
+                "breaching",
+            ),
+            LivenessAlarm(
+                "failing",
+                f"{fn}-failing",
+                f"{self.what} ({fn}) failed two runs in a row (AWS/Lambda Errors): it raised, timed out or could not "
+                f"read some table; its log group names why. {self.doc}",
+                fn,
+                "Errors",
+                "GreaterThanOrEqualToThreshold",
+                "notBreaching",  # a function not invoked is the other alarm's finding
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class LivenessAlarm:
+    """One liveness alarm: construct id, alarm name, description, the function and the AWS/Lambda metric it reads."""
+
+    id: str
+    name: str
+    description: str
+    function_name: str
+    metric: str
+    comparison: str
+    missing: str
+
+
+def liveness_alarms(
+    scope: Construct, liveness: FunctionLiveness, *, period: int, actions: list[str]
+) -> list[CloudwatchMetricAlarm]:
+    """The function's two liveness alarms: the Sum of its AWS/Lambda metric below 1 (not invoked) or at least 1
+    (failed) in each of two periods of one run interval."""
+    return [
+        CloudwatchMetricAlarm(
+            scope,
+            a.id,
+            alarm_name=a.name,
+            alarm_description=a.description,
+            namespace=LAMBDA_NAMESPACE,
+            metric_name=a.metric,
+            dimensions={"FunctionName": a.function_name},
+            statistic="Sum",
+            period=period,
+            evaluation_periods=2,
+            datapoints_to_alarm=2,
+            threshold=1,
+            comparison_operator=a.comparison,
+            treat_missing_data=a.missing,
+            alarm_actions=actions,
+            ok_actions=actions,
+            tags={SIGNAL_TAG: LIVENESS},
+        )
+        for a in liveness.alarms()
+    ]
 
 
 def _metric_alarm(scope: Construct, alarm: KitMetricAlarm, actions: list[str], **rule: Any) -> CloudwatchMetricAlarm:

@@ -2,9 +2,13 @@
 (`jobs/ops/freshness.py`), on an EventBridge Scheduler schedule, reading the replicas of this account only, with one
 alarm per replica through a topic of this account:
 
-- `<kit>-freshness-replica-stale-<replica>`: the newest commit any table of that replica holds is older than
-  `max_lag_minutes`, or the check did not report it for two runs (missing data breaches: muted, failing, unable to
-  read). docs/assurance.md#replica-side-freshness has the on-call steps.
+- `<kit>-freshness-replica-stale-<replica>`: some table of that replica was stale in two runs in a row
+  (`ReplicaStaleTables` > 0: its source changed and the replica has not followed for longer than `max_lag_minutes`,
+  or, where this account cannot read the source, the replica has not changed for that long), or the check did not
+  report it for two runs (missing data breaches). docs/assurance.md#replica-side-freshness has the on-call steps;
+- `<kit>-freshness-replication-monitor-not-reporting` / `-failing`: the check was not invoked, or failed, in two
+  runs (AWS/Lambda `Invocations` / `Errors` of its function: metrics only Lambda writes; a replica it cannot read
+  fails the run).
 
 It does not depend on the source account (a source account's administrator, or an attacker holding it, can freeze
 replication and mute the source-side monitor together). One per replica account: the stack of its first replica
@@ -13,10 +17,18 @@ deploys it (the one owning the guardrail, IAM being global). Names and documents
 
 from __future__ import annotations
 
+import json
+
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
-from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm
+from s3tables_kit.infra.constructs.alerts import (
+    AlarmTopic,
+    FunctionLiveness,
+    KitMetricAlarm,
+    above_threshold_alarm,
+    liveness_alarms,
+)
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
 from s3tables_kit.policies import assurance, freshness
@@ -25,7 +37,7 @@ from s3tables_kit.topology import contract as C
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica
 
-ABOUT = "Publishes the age of each replica's newest commit (s3tables-replica-kit freshness check)"
+ABOUT = "Publishes how many tables of each replica are stale (s3tables-replica-kit freshness check)"
 
 
 class ReplicaFreshnessCheck(Construct):
@@ -56,6 +68,8 @@ class ReplicaFreshnessCheck(Construct):
             "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
             C.ENV_MODE: C.MODE_FRESHNESS,
             C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
+            # the sources of each replica, whose tables' last change the check compares with where it may read them
+            C.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
             **{k: str(v) for k, v in settings.items()},
         }
         # the monitor's package, without a source's declared document
@@ -63,8 +77,8 @@ class ReplicaFreshnessCheck(Construct):
         fn = PackagedFunction(
             name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
         )
-        function = scheduled_function(self, fn)
-        job_schedule(
+        self.function = function = scheduled_function(self, fn)
+        self.schedule = job_schedule(
             self,
             docs,
             documents="freshness-schedule-role",
@@ -76,22 +90,23 @@ class ReplicaFreshnessCheck(Construct):
             expression=monitor_schedule_expression(mon),
             target_arn=function.arn,
         )
-        # two runs over the budget, or two runs without the datum (a muted, failing or unreadable check)
+        # a stale table in two runs, or two runs without the datum (a muted, failing or unreadable check)
         self.alarms = [
             above_threshold_alarm(
                 self,
                 KitMetricAlarm(
                     f"stale-{r.bucket}",
                     freshness.alarm_name(cfg, r),
-                    f"The newest commit in {r.bucket} ({r.region}) is older than {mon.max_lag_minutes} min, or this "
-                    "account's freshness check has not reported it for two runs: replication into it may be frozen, "
-                    "whatever the source account's monitor says. README: 'Assurance' "
-                    "(docs/assurance.md#replica-side-freshness).",
-                    C.REPLICA_COMMIT_AGE,
+                    f"A table of {r.bucket} ({r.region}) has not followed its source for more than "
+                    f"{mon.max_lag_minutes} min (or, where this account cannot read the source, has not changed for "
+                    "that long) in two runs, or this account's freshness check has not reported for two runs: "
+                    "replication into it may be frozen, whatever the source account's monitor says. The check's log "
+                    "line names the tables. README: 'Assurance' (docs/assurance.md#replica-side-freshness).",
+                    C.REPLICA_STALE_TABLES,
                     {"Kit": cfg.kit.name, "Destination": r.bucket_arn},
                 ),
                 period=mon.interval_minutes * 60,
-                threshold=mon.max_lag_minutes * 60,
+                threshold=0,
                 comparison="GreaterThanThreshold",
                 actions=[topic.arn],
                 periods=2,
@@ -99,6 +114,10 @@ class ReplicaFreshnessCheck(Construct):
             )
             for r in replicas
         ]
+        self.liveness = FunctionLiveness(
+            name, "This account's replica freshness check", "docs/assurance.md#replica-side-freshness."
+        )
+        self.alarms += liveness_alarms(self, self.liveness, period=mon.interval_minutes * 60, actions=[topic.arn])
 
 
 def replica_freshness(

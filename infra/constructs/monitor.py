@@ -9,8 +9,10 @@ group, and the alarms on the metrics it publishes (`jobs/ops/monitor.py` documen
 - `<kit>-replication-detached-<replica>`: a replica table in that bucket was disassociated from replication
   (DETACHED: replication to it has stopped for good; docs/assurance.md#detached-replicas has the
   on-call steps);
-- `<kit>-replication-monitor-not-reporting`: no heartbeat for two intervals (missing data breaches), i.e. the
-  function failed, was not invoked, or could not read some table's status;
+- `<kit>-replication-monitor-not-reporting` / `-failing`: the function was not invoked in two intervals, or failed
+  two runs in a row (AWS/Lambda `Invocations` / `Errors` of the function: metrics only Lambda writes; a run that
+  cannot read some table fails, `jobs/ops/monitor.py`);
+- `<kit>-replication-status-unreadable`: some table's replication status could not be read (`StatusReadErrors`);
 - `<kit>-replication-configuration-drift`: the source's live replication configurations (bucket level and every
   table's table level) differ from the declared one (a new destination, a deleted configuration, another role);
 - `<kit>-replica-bucket-policy-drift-<replica>`: that replica's bucket policy is not the reviewed document;
@@ -52,7 +54,13 @@ from cdktf_cdktf_provider_aws.iam_role import IamRole
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
-from s3tables_kit.infra.constructs.alerts import AlarmTopic, KitMetricAlarm, above_threshold_alarm, not_succeeding_alarm
+from s3tables_kit.infra.constructs.alerts import (
+    AlarmTopic,
+    FunctionLiveness,
+    KitMetricAlarm,
+    above_threshold_alarm,
+    liveness_alarms,
+)
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
 from s3tables_kit.policies import assurance
@@ -171,18 +179,29 @@ class ReplicationMonitor(Construct):
             target_arn=self.function.arn,
         )
         period = mon.interval_minutes * 60
+        self.alarm_topic_arn = alarm_topic_arn
         actions = [alarm_topic_arn]
         self.alarms = [a for rep in destinations for a in self._replica_alarms(cfg, prefix, rep, period, actions)]
-        not_reporting = KitMetricAlarm(
-            "not-reporting",
-            f"{prefix}-replication-monitor-not-reporting",
-            f"No heartbeat from the replication monitor for two runs ({2 * mon.interval_minutes} min): the function "
-            "fails, is not invoked, or cannot read some table's status, so lag and failures are unknown. README: "
-            "'Assurance'.",
-            C.HEARTBEAT,
+        # whether it runs and succeeds: AWS/Lambda's metrics of the function (`not-reporting` read the kit's heartbeat)
+        self.liveness = FunctionLiveness(
+            fn_name, "The replication monitor", "README: 'Assurance' (docs/assurance.md#alarms-and-what-to-do)."
+        )
+        self.alarms += liveness_alarms(self, self.liveness, period=period, actions=actions)
+        read_errors = KitMetricAlarm(
+            "read-errors",
+            f"{prefix}-replication-status-unreadable",
+            "The replication monitor could not read the replication status of some table (StatusReadErrors): a "
+            "table policy or key denying the monitor blinds it to that table; the run fails too. Its log line names "
+            "the tables. README: 'Assurance'.",
+            C.ERRORS,
             {"Kit": prefix},
         )
-        self.alarms.append(not_succeeding_alarm(self, not_reporting, period=period, periods=2, actions=actions))
+        self.alarms.append(
+            above_threshold_alarm(
+                self, read_errors, period=period, threshold=1, comparison="GreaterThanOrEqualToThreshold",
+                actions=actions,
+            )
+        )  # fmt: skip
         self.alarms += self._drift_alarms(cfg, src, period, actions, source_policy is not None)
         if cfg.vault is not None:
             self.alarms.append(self._backup_age_alarm(prefix, cfg.vault.max_backup_age_hours, period, actions))
@@ -197,7 +216,7 @@ class ReplicationMonitor(Construct):
 
     def _backup_age_alarm(self, prefix: str, max_hours: int, period: int, actions: list[str]) -> CloudwatchMetricAlarm:
         """Fires when the stalest table's newest backup point is older than the budget, a selected table without a
-        point counting from its creation (an unreadable vault stops the heartbeat instead: the not-reporting alarm)."""
+        point counting from its creation (an unreadable vault fails the run instead: the failing alarm)."""
         return above_threshold_alarm(
             self,
             KitMetricAlarm(

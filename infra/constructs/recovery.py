@@ -121,6 +121,9 @@ class ScriptsBucket(Construct):
 class RecoverySparkApplication(Construct):
     def __init__(self, scope: Construct, id: str, *, name: str, release_label: str) -> None:
         super().__init__(scope, id)
+        # what `audit` compares with the live application (`ApplicationOut`): the release's own image, no runtime
+        # configuration, no network configuration
+        self.deployed = {"release_label": release_label}
         self.application = EmrserverlessApplication(
             self,
             "application",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
+from cdktf_cdktf_provider_aws.scheduler_schedule import SchedulerSchedule
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
@@ -91,13 +92,13 @@ def recovery_assurance(
     application_id: str,
     recovery_role_name: str,
     replica: Replica | None = None,
-) -> None:
+) -> SchedulerSchedule | None:
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line): the alarm topic and, under the
     construct `recovery-rehearsal`, the rehearsal namespace, the recovery role's permission to publish the
     rehearsal's metrics, the schedule and its role, the alarm on no success and the alarm on a stale recovered point."""
     reh = cfg.assurance.rehearsal
     if not reh.enabled:
-        return
+        return None
 
     topic = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="recovery")
     rehearsal = Construct(scope, "recovery-rehearsal")
@@ -117,7 +118,7 @@ def recovery_assurance(
         job_args=_rehearsal_job_args(cfg, replica),
         jar_names=C.pinned_jar_names(),
     )
-    job_schedule(
+    schedule = job_schedule(
         rehearsal,
         docs,
         documents="rehearsal-schedule-role",
@@ -150,3 +151,4 @@ def recovery_assurance(
     above_threshold_alarm(
         rehearsal, stale, period=period, threshold=1, comparison="GreaterThanOrEqualToThreshold", actions=[topic.arn]
     )
+    return schedule

@@ -7,6 +7,10 @@ creates (bucket mode: one per new source table) has one layer, its bucket's, for
 What it writes is packaged with it (`kit_harden.json`, `plan`): each replica bucket's configured retention and its
 reviewed table policy with a placeholder for the table's ARN, so nothing at run time decides what a replica's layer
 says; a change of the configuration or the documents is a change of the package, deployed like code.
+
+Whether it runs and succeeds: `<prefix>-replica-hardener-not-reporting` / `-failing`, on the function's AWS/Lambda
+`Invocations` and `Errors` (`infra/constructs/alerts.py`), through the source stack's alarm topic (the monitor's, or
+its own when the monitor is off).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.alerts import AlarmTopic, FunctionLiveness, liveness_alarms
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
 from s3tables_kit.policies import hardener
@@ -43,7 +48,9 @@ def hardener_plan(cfg: KitConfig, src: Source) -> dict[str, Any]:
 
 
 class ReplicaHardener(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, src: Source, docs: DocumentSet) -> None:
+    def __init__(
+        self, scope: Construct, id: str, *, cfg: KitConfig, src: Source, docs: DocumentSet, alarm_topic_arn: str
+    ) -> None:
         super().__init__(scope, id)
         h = cfg.assurance.harden
         name = hardener.hardener_name(cfg, src)
@@ -83,10 +90,19 @@ class ReplicaHardener(Construct):
             expression=monitor_schedule_expression(h),
             target_arn=self.function.arn,
         )
+        self.liveness = FunctionLiveness(
+            name, "The scheduled hardener", "docs/assurance.md#scheduled-hardening: run `make harden` meanwhile."
+        )
+        liveness_alarms(self, self.liveness, period=h.interval_minutes * 60, actions=[alarm_topic_arn])
 
 
-def source_hardener(scope: Construct, cfg: KitConfig, src: Source, docs: DocumentSet) -> ReplicaHardener | None:
-    """What the stack of the source `src` gets from `[assurance.harden]` (one hook line)."""
+def source_hardener(
+    scope: Construct, cfg: KitConfig, src: Source, docs: DocumentSet, alarm_topic_arn: str | None
+) -> ReplicaHardener | None:
+    """What the stack of the source `src` gets from `[assurance.harden]` (one hook line); `alarm_topic_arn`: the
+    stack's alarm topic (the monitor's; None: the monitor is off, and the hardener brings the stack's topic)."""
     if not cfg.assurance.harden.enabled:
         return None
-    return ReplicaHardener(scope, "replica-hardener", cfg=cfg, src=src, docs=docs)
+    if alarm_topic_arn is None:
+        alarm_topic_arn = AlarmTopic(scope, "alarm-topic", cfg=cfg, docs=docs, stack="source", src=src).arn
+    return ReplicaHardener(scope, "replica-hardener", cfg=cfg, src=src, docs=docs, alarm_topic_arn=alarm_topic_arn)

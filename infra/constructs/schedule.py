@@ -11,7 +11,7 @@ import atexit
 import json
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -34,6 +34,7 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.deployed import deployed_value
 
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
@@ -134,6 +135,22 @@ def scheduled_function(scope: Construct, fn: PackagedFunction) -> LambdaFunction
         environment=LambdaFunctionEnvironment(variables=dict(fn.variables)),
         depends_on=[logs],
     )
+
+
+def deployed_entry(
+    functions: Sequence[LambdaFunction | None] = (),
+    schedules: Sequence[SchedulerSchedule | None] = (),
+    application: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """A stack output's `deployed` (`topology.deployed.deployed_value`): the code hash of each function and the
+    target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
+    fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in functions if f is not None}
+    targets = {}
+    for s in (s for s in schedules if s is not None):
+        target = s.target_input
+        assert isinstance(target, SchedulerScheduleTarget)
+        targets[str(s.name_input)] = (str(target.arn), target.input)
+    return deployed_value(fns, targets, application)
 
 
 # EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).

@@ -15,6 +15,7 @@ from s3tables_kit.infra.constructs.recovery import (
     SparkJobRole,
 )
 from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
+from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
@@ -74,10 +75,11 @@ class RecoveryStack(TerraformStack):
             self, "recovery-role", job="recovery", name=cfg.recovery_role_name, docs=docs, application_arn=arn
         )
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
+        backup = None
         if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
             SparkJobRole(self, "backup-role", job="backup", name=backup_role_name(cfg), docs=docs, application_arn=arn)
-            scheduled_backup(self, cfg, docs, application_id=app.application.id)  # `[vault] tables`, every interval
-        recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and alarm topic
+            backup = scheduled_backup(self, cfg, docs, application_id=app.application.id)  # `[vault] tables`
+        rehearsal = recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and topic
             self,
             cfg,
             docs,
@@ -95,5 +97,6 @@ class RecoveryStack(TerraformStack):
                 role_arn=role.role.arn,
                 emr_application_id=app.application.id,
                 replica_table_bucket_arn=replica_bucket_arn,
+                deployed=deployed_entry([], [backup, rehearsal], app.deployed),  # for `audit`
             ),
         )

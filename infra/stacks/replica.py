@@ -9,6 +9,7 @@ from constructs import Construct
 
 from s3tables_kit.infra.constructs.freshness import replica_freshness
 from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
+from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies import documents
@@ -60,9 +61,10 @@ class ReplicaStack(TerraformStack):
                 policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
-        replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness
-        export_output(
-            self,
-            OUTPUT_REPLICA,
-            replica_value(cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output),
+        check = replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness
+        # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)
+        deployed = deployed_entry([check.function], [check.schedule]) if check is not None else None
+        value = replica_value(
+            cfg, replica, table_bucket_arn=self.bucket.arn, encryption=self.bucket.encryption_output, deployed=deployed
         )
+        export_output(self, OUTPUT_REPLICA, value)

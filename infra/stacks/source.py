@@ -24,6 +24,7 @@ from s3tables_kit.infra.constructs.replica_protection import (
 )
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
+from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.lifecycle import adopt
 from s3tables_kit.infra.stacks.exported import export_output
@@ -118,9 +119,12 @@ class SourceStack(TerraformStack):
                 description=PIPELINE_GUARDRAIL_DESCRIPTION,
             )
         monitor = source_assurance(self, cfg, src, docs)  # `[assurance]`: replication monitor, alarms, alarm topic
-        source_hardener(self, cfg, src, docs)  # `[assurance.harden]`: new replicas hardened on a schedule
+        topic = monitor.alarm_topic_arn if monitor else None
+        hardener = source_hardener(self, cfg, src, docs, topic)  # `[assurance.harden]`: new replicas hardened
         rehearsal = rehearsal_site(cfg, cfg.destinations_of(src))  # shown where the monitor watches its replica
         monitor_dashboard(self, cfg, src, monitor, rehearsal)  # what the monitor and the rehearsal publish
+        runs = [x for x in (monitor, hardener) if x is not None]
+        deployed = deployed_entry([x.function for x in runs], [x.schedule for x in runs])
         export_output(
             self,
             OUTPUT_SOURCE,
@@ -131,5 +135,6 @@ class SourceStack(TerraformStack):
                 replication_role_arn=role.role.arn,
                 destinations=destination_bucket_arns,
                 encryption=bucket.encryption_output,
+                deployed=deployed,  # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)
             ),
         )

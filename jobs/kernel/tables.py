@@ -19,6 +19,7 @@ class TableRef:
     arn: str
     managed_by_service: bool = False  # ListTables' `managedByService` (a replica the service maintains)
     created_at: datetime | None = field(default=None, compare=False)  # ListTables' `createdAt` (UTC)
+    modified_at: datetime | None = field(default=None, compare=False)  # ListTables' `modifiedAt` (UTC): service-set
 
     @property
     def qualified(self) -> str:
@@ -36,6 +37,7 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
             t["tableARN"],
             bool(t.get("managedByService")),
             t["createdAt"].astimezone(UTC) if isinstance(t.get("createdAt"), datetime) else None,
+            t["modifiedAt"].astimezone(UTC) if isinstance(t.get("modifiedAt"), datetime) else None,
         )
         for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
     ]

@@ -34,6 +34,8 @@ Checks (each drift has a kind, the resource and a detail):
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
   ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each
   selected table without a backup point past the budget, ``vault-table-without-backup-point`` (`jobs.ops.audit_vault`);
+* ``deployed-*``: the kit's Lambda functions (code hash), schedules (target, input) and EMR Serverless application
+  (release, image, runtime and network configuration) against what the deploy recorded (`jobs.ops.audit_deployed`);
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
 On a failover topology (``[failover] promoted_bucket`` set: `topology.failover`) the same checks run on
@@ -72,6 +74,7 @@ from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args,
 from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.ops.audit_deployed import check_deployed
 from s3tables_kit.jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
 from s3tables_kit.jobs.ops.audit_scope import (
     AuditReport,
@@ -265,6 +268,7 @@ def _check_rest(
             checked_policies.add(bucket.bucket_arn)
             check_bucket_policy(clients, bucket.bucket_arn, wanted, report)
     check_scp(clients, cfg, outputs, report)
+    check_deployed(clients, outputs, report)  # what runs the kit's jobs against what the deploy recorded
     created = {name: t.created_at for tables in listed for name, t in tables.items()}
     check_vault(clients, cfg, outputs, report, created=created)
     check_bucket_settings(clients, scopes, outputs, report)

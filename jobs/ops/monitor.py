@@ -15,8 +15,12 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 | `TablesBackfilling`     | Kit, Destination                           | tables still in their first backfill |
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
 | `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
-| `MonitorHeartbeat`      | Kit                                        | 1 when every table's status was read |
+| `MonitorHeartbeat`      | Kit                                        | 1 when every status was read (no alarm) |
 | `ReplicationPointAgeSeconds` | Kit, Destination / + Group          | age of the replication point (point.py) |
+
+A run that cannot read some table's status (or the vault) publishes what it read, then raises: the function's
+AWS/Lambda `Errors`, which no one but Lambda writes, is what the liveness alarms read (`infra/constructs/alerts.py`),
+not the heartbeat, which anyone who may write a log event could forge in this namespace.
 
 Cardinality is bounded: per destination, the first `max_table_metrics` tables in name order (a stable set, so
 the number of metric series stays fixed while tables do not change) get `Table=<namespace.name>` series; every
@@ -41,7 +45,7 @@ once and then lags counts in `ReplicasBehind`, not here. `s3tables-kit status --
 Backup vault (`jobs.ops.monitor_vault`, with `[vault]`): `BackupAgeSeconds` (Kit: the stalest table; Kit, Table)
 and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points, and with `[vault]
 tables` `TablesWithoutBackupPoint` (Kit): a selected source table without a point is as late as it is old; a vault
-that cannot be listed stops the heartbeat.
+that cannot be listed stops the heartbeat and fails the run.
 
 `DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
@@ -396,7 +400,19 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     result = run_monitor(clients, settings, region=region, declared=declared)
     summary = result.to_json()
     print(summary)  # one log line per run in the function's log group
+    fail_loud(result)
     return summary
+
+
+class MonitorRunFailed(RuntimeError):
+    """Some table's status (or the vault) could not be read: a blinded table is a failed run, never a quiet one."""
+
+
+def fail_loud(result: MonitorResult) -> None:
+    """After publishing what it could: a run that could not read some table (or the vault) raises, so that the
+    function's AWS/Lambda `Errors` counts it (the `-failing` alarm)."""
+    if result.errors:
+        raise MonitorRunFailed(f"{result.errors} table(s) or the vault could not be read: {result.to_json()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

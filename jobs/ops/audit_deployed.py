@@ -1,0 +1,133 @@
+"""What runs is what was deployed (`make audit`): the kit's Lambda functions, schedules and EMR Serverless application
+as they are, against what the deploy recorded in each stack's output (`deployed`, `topology.deployed.DeployedOut`):
+
+- `deployed-function-code-changed`: a function's code (`GetFunction`'s `CodeSha256`) is not the deployed package:
+  whoever changed it runs code as the monitor, the freshness check or the hardener (a break-glass principal);
+- `deployed-schedule-changed`: a schedule invokes another target, or with another input (a job run's request: its
+  entry point, arguments, execution role), than deployed;
+- `deployed-application-changed`: the EMR Serverless application runs another release, a custom image, a runtime
+  configuration or a network configuration than deployed: every scheduled job run (rehearsal, backup) and recovery
+  runs in it;
+- `deployed-unverifiable`: one of those could not be read (never a pass).
+
+Outputs written before `deployed` existed are not checked (nothing recorded to compare with).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.sdk import call, describe_error
+from s3tables_kit.jobs.ops.audit_scope import AuditReport
+from s3tables_kit.topology.deployed import ApplicationOut, DeployedOut, ScheduleOut
+from s3tables_kit.topology.outputs import KitOutputs
+
+
+def check_deployed(clients: Clients, outputs: KitOutputs, report: AuditReport) -> None:
+    """Every stack's recorded functions, schedules and application against what runs."""
+    sites: list[tuple[str, str, DeployedOut | None, str | None]] = [
+        *((s.region, s.account_id, s.deployed, None) for s in outputs.sources),
+        *((r.region, r.account_id, r.deployed, None) for r in outputs.replicas),
+        (outputs.recovery.region, outputs.recovery.account_id, outputs.recovery.deployed,
+         outputs.recovery.emr_application_id),
+    ]  # fmt: skip
+    for region, account, deployed, application_id in sites:
+        if deployed is None:
+            continue
+        for name, sha in deployed.functions.items():
+            _check_function(clients.client("lambda", region, account), name, sha, report)
+        for name, target in deployed.schedules.items():
+            _check_schedule(clients.client("scheduler", region, account), name, target, report)
+        if deployed.application is not None and application_id is not None:
+            emr = clients.client("emr-serverless", region, account)
+            _check_application(emr, application_id, deployed.application, report)
+
+
+def _read(report: AuditReport, what: str, name: str, op: Any, **request: Any) -> dict[str, Any] | None:
+    """One `Get*` of a deployed resource, counted; None (and `deployed-unverifiable`) when it cannot be read."""
+    report.count(f"{what}s")
+    try:
+        got: dict[str, Any] = call(op, **request)
+    except (ClientError, BotoCoreError) as exc:
+        report.add("deployed-unverifiable", name, f"{what} not read: {describe_error(exc)}")
+        return None
+    return got
+
+
+def _check_function(client: Any, name: str, sha: str, report: AuditReport) -> None:
+    got = _read(report, "function", name, client.get_function, FunctionName=name)
+    if got is None:
+        return
+    live = got["Configuration"]
+    if live.get("CodeSha256") != sha:
+        report.add(
+            "deployed-function-code-changed",
+            live.get("FunctionArn", name),
+            f"code SHA-256 {live.get('CodeSha256')}, deployed {sha} (CloudTrail UpdateFunctionCode)",
+        )
+
+
+def _same_input(live: str | None, deployed: str | None) -> bool:
+    """Inputs compared as JSON where both parse (the service may re-serialise), else as text."""
+    if live is None or deployed is None:
+        return live == deployed
+    try:
+        return bool(json.loads(live) == json.loads(deployed))
+    except ValueError:
+        return live == deployed
+
+
+def _check_schedule(client: Any, name: str, deployed: ScheduleOut, report: AuditReport) -> None:
+    live = _read(report, "schedule", name, client.get_schedule, Name=name)
+    if live is None:
+        return
+    target = live.get("Target", {})
+    changed = [
+        what
+        for what, same in (
+            ("target", target.get("Arn") == deployed.target_arn),
+            ("input", _same_input(target.get("Input"), deployed.input)),
+        )
+        if not same
+    ]
+    if changed:
+        report.add(
+            "deployed-schedule-changed",
+            live.get("Arn", name),
+            f"{' and '.join(changed)} differ from the deployed (target {target.get('Arn')}; CloudTrail UpdateSchedule)",
+        )
+
+
+def _canonical(value: object) -> str | None:
+    """A configuration as the outputs record it: JSON with sorted keys; None when absent or empty."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")) if value else None
+
+
+def _check_application(client: Any, application_id: str, deployed: ApplicationOut, report: AuditReport) -> None:
+    got = _read(report, "application", application_id, client.get_application, applicationId=application_id)
+    if got is None:
+        return
+    app = got["application"]
+    live = {
+        "release": app.get("releaseLabel"),
+        "image": (app.get("imageConfiguration") or {}).get("imageUri"),
+        "runtime configuration": _canonical(app.get("runtimeConfiguration")),
+        "network configuration": app.get("networkConfiguration") or None,
+    }
+    want = {
+        "release": deployed.release_label,
+        "image": deployed.image_uri,
+        "runtime configuration": deployed.runtime_configuration,
+        "network configuration": deployed.network_configuration,
+    }
+    changed = [f"{k} {live[k]!r} (deployed {want[k]!r})" for k in want if live[k] != want[k]]
+    if changed:
+        report.add(
+            "deployed-application-changed",
+            app.get("arn", application_id),
+            "; ".join(changed) + " (CloudTrail UpdateApplication)",
+        )

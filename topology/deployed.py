@@ -1,0 +1,62 @@
+"""What a stack deployed that runs the kit's jobs (`deployed` in `kit_source`, `kit_replica` and `kit_recovery`,
+`topology.outputs`): each Lambda function's code hash, each schedule's target and input, and the EMR Serverless
+application's settings, as `make audit` compares them with what runs (`jobs/ops/audit_deployed.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Recorded(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")  # as every output model: a newer infra may add keys
+
+
+class ScheduleOut(_Recorded):
+    target_arn: str = Field(description="ARN of what the schedule invokes (a function, or the universal target).")
+    input: str | None = Field(default=None, description="The target's input as deployed (a job run's request).")
+
+
+class ApplicationOut(_Recorded):
+    release_label: str = Field(description="EMR release of the application.")
+    image_uri: str | None = Field(default=None, description="A custom image; null: the release's own.")
+    runtime_configuration: str | None = Field(
+        default=None, description="The runtime configuration as JSON with sorted keys; null: none."
+    )
+    network_configuration: dict[str, list[str]] | None = Field(
+        default=None, description="Subnets and security groups; null: none (the service's network)."
+    )
+
+
+class DeployedOut(_Recorded):
+    """What a stack deployed that runs the kit's jobs, as `audit` compares it with what runs
+    (`jobs/ops/audit_deployed.py`): code, schedules and the EMR Serverless application."""
+
+    functions: dict[str, str] = Field(default={}, description="Each Lambda function's name: its code's SHA-256.")
+    schedules: dict[str, ScheduleOut] = Field(default={}, description="Each schedule's name: its target.")
+    application: ApplicationOut | None = Field(default=None, description="The EMR Serverless application, if any.")
+
+
+def deployed_value(
+    functions: Mapping[str, str],
+    schedules: Mapping[str, tuple[str, str | None]],
+    application: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
+    (target ARN, input)} and the EMR Serverless application's settings (`ApplicationOut`'s fields)."""
+    out: dict[str, Any] = {
+        "functions": dict(functions),
+        "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
+    }
+    return out | ({"application": dict(application)} if application is not None else {})
+
+
+# The `deployed` field of `SourceOut`, `ReplicaOut` and `RecoveryOut`.
+DEPLOYED = Field(default=None, description="What the stack deployed that runs the kit's jobs; null: not recorded.")
+
+
+def deployed_field(deployed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `deployed` entry of a stack's value, when the stack records one (the stand-in's outputs do not)."""
+    return {"deployed": dict(deployed)} if deployed is not None else {}

@@ -23,7 +23,10 @@ from s3tables_kit.policies.sites import (  # the names every assurance document 
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.contract import METRIC_NAMESPACE  # where the monitor and the rehearsal publish
 
-MONITOR_STATUS_TABLE_READ = ("GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus")
+# GetChannel: rows a PutRows channel accepted and has not committed yet (outside every replica's recovery point)
+MONITOR_STATUS_TABLE_READ = (
+    "GetTable", "GetTableData", "GetTableMetadataLocation", "GetTableReplicationStatus", "GetChannel",
+)  # fmt: skip
 MONITOR_STATUS_BUCKET_READ = ("ListTables",)
 # The drift checks (jobs/ops/drift.py): the source's replication configurations at both levels, each replica's policy.
 MONITOR_DRIFT_BUCKET_READ = ("GetTableBucketReplication",)

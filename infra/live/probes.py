@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U30, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U31, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -103,7 +103,9 @@ TITLES = {
     "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
     "role pattern and account, as the fan-in confinement writes them",
     "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
-    "U30": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
+    "U30": "a Deny added after PutRows accepted rows (the planned failover's freeze) and the service's deferred "
+    "commit of those rows",
+    "U31": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
     "going back a day",
 }
 
@@ -195,7 +197,7 @@ def run_probes(
     _probe_replica(facts, s3tables_dst_breakglass, replicas[main_src], obs.statuses.get(main_src, {}))
     _probe_missing_namespace(facts["U11"], s3tables_src, world["source"])
     _probe_conditional_write(facts["U20"], s3tables_src, s3_src, world["source"], plan_ns)
-    probe_untrusted_times(facts["U30"], s3tables_src, s3_src, world["tables"]["throwaway"])
+    probe_untrusted_times(facts["U31"], s3tables_src, s3_src, world["tables"]["throwaway"])
 
 
 def note_replica_settings(fact: Fact, dst: Any, replica_arn: str) -> None:
@@ -417,7 +419,7 @@ def untrusted_times(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_untrusted_times(fact: Fact, src: Any, s3: Any, table_arn: str) -> None:
-    """U30: commit, to the run's throwaway source table, a copy of its metadata whose times a reader must not trust
+    """U31: commit, to the run's throwaway source table, a copy of its metadata whose times a reader must not trust
     (`untrusted_times`), then put its previous metadata location back. The kit relies on neither answer: `status`,
     `audit`, the rehearsal and `--as-of` judge the times they read."""
     table = src.get_table(tableArn=table_arn)

@@ -1,6 +1,7 @@
 """`make live-verify`: deploy a one-table kit named after the run, commit real Iceberg data, measure replication
 latency, probe the unverified facts, attack the replica from the attacker's seat, promote a throwaway replica, watch a
-backfill of a table with history (`infra/live/backfill.py`), clean up, report. `make live-verify-cleanup RUN=<id>`
+backfill of a table with history (`infra/live/backfill.py`), freeze the source right after a `PutRows` and watch the
+service's deferred commit (`infra/live/streaming.py`), clean up, report. `make live-verify-cleanup RUN=<id>`
 finishes a run that did not clean up.
 
     python -m s3tables_kit.infra.live --aws [--yes] [--settings FILE] [--out DIR]
@@ -39,6 +40,7 @@ from s3tables_kit.infra.live.probes import (
     run_probes,
 )
 from s3tables_kit.infra.live.report import Report
+from s3tables_kit.infra.live.streaming import probe_deferred_commit
 from s3tables_kit.infra.live.world import LiveTarget, deploy, harden_replica, kit_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +180,11 @@ def execute(
             report.error = "the table never replicated: no replica to probe or attack"
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
         probe_backfill_history(facts["U26"], target, plan, write, turn)  # its own pair of buckets
+        if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
+            glass = cfg.protection.break_glass_principals
+            probe_deferred_commit(
+                facts["U30"], src, world["source"], main, plan.namespace, plan.table, glass, target.local
+            )
     except Crash:
         report.error = "crashed after apply (injected): run make live-verify-cleanup RUN=" + plan.run_id
         report.facts = list(facts.values())

@@ -32,6 +32,7 @@ from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as M
 from s3tables_kit.jobs.failover import planned_lease as PL
 from s3tables_kit.jobs.failover import planned_model as PM
+from s3tables_kit.jobs.kernel import channels as CH
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -83,6 +84,8 @@ class Options:
     unfreeze: bool = False  # only lift a freeze a killed run left (no promotion)
     lease_dir: str | None = None  # where the run's leases live (`jobs.failover.planned_lease`); None: the report dir
     lease_ttl_s: float = PL.DEFAULT_TTL_S
+    drain_timeout_s: float = PM.DEFAULT_DRAIN_TIMEOUT_S  # a streaming channel still holding rows then refuses
+    commit_interval_s: float = CH.COMMIT_INTERVAL_S  # waited once every channel reads 0 (the count is approximate)
 
 
 @dataclass
@@ -164,6 +167,46 @@ def wait_caught_up(
         if waited + opts.poll_s > opts.timeout_s:
             return False, states, plans, took
         time.sleep(opts.poll_s)
+
+
+def channel_of(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> CH.Channel | None:
+    """The source table's streaming channel (None: never written through `PutRows`)."""
+    b = BucketRef(source_arn)
+    got = call(
+        clients.s3tables(b.region, b.account).get_table,
+        tableBucketARN=source_arn,
+        namespace=tp.ident.namespace,
+        name=tp.ident.name,
+    )
+    return CH.read(clients.channels(b.region, b.account), str(got["tableARN"]))
+
+
+def drain(
+    clients: Clients,
+    source_arn: str,
+    tables: Sequence[M.FailoverTablePlan],
+    opts: Options,
+    concurrency: int,
+    show: bool,
+) -> list[str]:
+    """Wait, writers frozen, until no table's streaming channel holds rows, then one commit interval (a channel can
+    read 0 before its rows are committed); the tables still holding rows after `opts.drain_timeout_s` (empty: drained).
+    No wait at all when no table has a channel."""
+    t0, todo, seen = time.monotonic(), list(tables), False
+    while True:
+        found = run_concurrently(lambda t: (str(t.ident), t, channel_of(clients, source_arn, t)), todo, concurrency)
+        seen = seen or any(ch is not None for _, _, ch in found)
+        held = [(name, tp, ch) for name, tp, ch in found if ch is not None and not ch.drained]
+        if not held:
+            break
+        if time.monotonic() - t0 + opts.poll_s > opts.drain_timeout_s:
+            return [f"{name}: {ch.describe()}" for name, _, ch in held]
+        todo = [tp for _, tp, _ in held]
+        time.sleep(opts.poll_s)
+    if seen:
+        say(f"streaming channels drained; waiting one commit interval ({opts.commit_interval_s:.0f}s)", show)
+        time.sleep(opts.commit_interval_s)
+    return []
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -363,6 +406,12 @@ def _confirmed(
         if opts.settle_s and not rep.continued_from:
             time.sleep(opts.settle_s)
         t_wait = time.monotonic()
+        held = drain(clients, src_arn, active, opts, req.concurrency, show)
+        if held:  # rows accepted before the freeze and not committed: promoting now would leave them behind
+            rep.messages.append(
+                f"streaming rows not committed after {opts.drain_timeout_s:.0f}s (nothing promoted): {'; '.join(held)}"
+            )
+            return lifted("refused: a streaming channel did not drain (nothing was promoted)", M.EXIT_REFUSED)
         ok, states, plans, took = wait_caught_up(clients, src_arn, active, opts, req.concurrency, show)
         rep.catch_up_seconds = round(time.monotonic() - t_wait, 3)
     except Exception as exc:  # any error before the promotion: writers back, nothing promoted
@@ -437,7 +486,9 @@ def render_planned(
         "Planned failover (RPO 0):",
         f"  1. freeze: merge {freeze.sid} into the bucket policy of {name} (data writes denied to all but "
         "break-glass); the original policy is kept in the journal and put back at the end",
-        f"  2. wait (timeout {opts.timeout_s:.0f}s) until every replica has the source's current snapshot",
+        f"  2. drain: wait (bound {opts.drain_timeout_s:.0f}s) until no table's PutRows channel holds rows, then one "
+        f"commit interval ({opts.commit_interval_s:.0f}s); a channel that does not drain refuses the failover",
+        f"     then wait (timeout {opts.timeout_s:.0f}s) until every replica has the source's current snapshot",
         "  3. promote (the steps above); 4. prove: source and promoted snapshot ids equal per table; lift the freeze",
         "",
         f"  bucket policy of {name} now: {live if live is not None else 'none'}",

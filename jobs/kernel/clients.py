@@ -148,6 +148,19 @@ class Clients:
     def s3tables(self, region: str, account: str | None = None) -> Any:
         return self.client("s3tables", region, account)
 
+    def channels(self, region: str, account: str) -> Any:
+        """An s3tables client for `GetChannel`, whose endpoint on AWS is another host than the control plane's
+        (`<account>.putrows.s3tables-data.<region>`, docs/aws-facts.md#streaming-writes-putrows); locally the same."""
+        key = ("s3tables-channels", region, account)
+        with self._lock:
+            if key not in self._cache:
+                session = self._session(region, self._credentials(account, region))
+                url = (
+                    self._endpoint_for("s3tables") or f"https://{account}.putrows.s3tables-data.{region}.amazonaws.com"
+                )
+                self._cache[key] = session.client("s3tables", config=self._config("s3tables"), endpoint_url=url)
+            return self._cache[key]
+
     def iceberg_rest(self, region: str, account: str | None = None) -> IcebergRest:
         """The S3 Tables Iceberg REST endpoint of a Region (and account), over the s3tables client's transport and
         credentials (`jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one lookup."""

@@ -34,6 +34,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
@@ -66,8 +67,23 @@ def boto3_session(**kwargs: Any) -> Any:
 
     from s3tables_kit.jobs import aws_timestamps
 
-    session = aws_timestamps.install(botocore.session.get_session())
+    session = aws_timestamps.install(extended(botocore.session.get_session()))
     return boto3.session.Session(botocore_session=session, **kwargs)
+
+
+# The one place the kit extends botocore's models: operations AWS documents that the pinned botocore lacks, merged by
+# botocore's own loader (`<service>/<version>/service-2.sdk-extras.json` on a search path), never a patched SDK.
+# Now: `GetChannel` and `PutRows` (botocore >= 1.44.18; docs/aws-facts.md#streaming-writes-putrows). Remove an entry
+# once the pinned botocore has it (tests/test_sdk_models.py says when).
+MODELS_DIR = Path(__file__).resolve().parent / "botocore_models"
+
+
+def extended(session: Any) -> Any:
+    """`session` (a botocore session) whose loader also reads the kit's model extensions (`MODELS_DIR`)."""
+    loader = session.get_component("data_loader")
+    if str(MODELS_DIR) not in loader.search_paths:
+        loader.search_paths.insert(0, str(MODELS_DIR))
+    return session
 
 
 def client(

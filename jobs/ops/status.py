@@ -178,6 +178,7 @@ class StatusReport:
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
             "untrusted_times": len(self.untrusted_times),
+            "buffered_rows": sum({r.source_table_arn: r.buffered_rows or 0 for r in self.rows}.values()),
             "second_pass": self.second_pass,
             "second_pass_unresolved": self.second_pass_unresolved,
             "exit_code": self.exit_code,
@@ -566,7 +567,19 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
     )
     summary = f"{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}{second}"
     points = render_points(report.points)
-    return f"{body}\n\n{summary}{_render_sources(report)}{points}{detached}{warnings}"
+    streaming = buffered_summary(report.rows)
+    return f"{body}\n\n{summary}{streaming}{_render_sources(report)}{points}{detached}{warnings}"
+
+
+def buffered_summary(rows: Sequence[DestinationStatus]) -> str:
+    """The streaming line (`jobs.ops.status_channels`), empty when no source table holds buffered rows."""
+    held = {r.source_table_arn: r.buffered_rows for r in rows if r.buffered_rows}
+    if not held:
+        return ""
+    return (
+        f"\nstreaming: ~{sum(n for n in held.values() if n)} row(s) accepted on {len(held)} table(s) not yet "
+        "committed: outside every replica's recovery point until committed and replicated"
+    )
 
 
 def _render_sources(report: StatusReport) -> str:
@@ -618,6 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--watch", type=float, metavar="SECONDS", help="with --backfill: refresh every SECONDS (rate, ETA)")
     p.add_argument("--refreshes", type=int, help="with --watch: stop after this many observations")
+    p.add_argument("--no-channels", action="store_true", help="skip the PutRows channels (a GetChannel per table)")
     args = p.parse_args(argv)
     if (args.watch is not None or args.refreshes is not None) and not args.backfill:
         return refuse(ValueError("--watch and --refreshes go with --backfill"))
@@ -660,6 +674,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         **run_options(args),
     )
     report.groups = groups | {k: v for g in args.group for k, v in g.items()}
+    if not args.no_channels:
+        from s3tables_kit.jobs.ops.status_channels import mark_buffered
+
+        report.warnings += mark_buffered(clients, report.rows, args.concurrency)
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 
 

@@ -34,6 +34,8 @@ class DestinationStatus:
     failure_message: str | None = None
     lagging: bool = False
     window: RecoveryWindow | None = None
+    # rows a PutRows channel accepted on the source table, not yet committed: outside this replica's recovery point
+    buffered_rows: int | None = None
 
     @property
     def problem(self) -> bool:

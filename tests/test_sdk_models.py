@@ -1,6 +1,6 @@
-"""The kit's one extension of botocore's models (`jobs.kernel.sdk.MODELS_DIR`): what it adds is what AWS documents,
-it is merged by botocore's own loader into every session the kit builds, and it goes once the pinned botocore ships
-the operations (this test fails then and names them)."""
+"""The kit's one extension of botocore's models (`s3tables_kit.jobs.kernel.sdk.MODELS_DIR`): what it adds is what AWS
+documents, it is merged by botocore's own loader into every session the kit builds, and it goes once the pinned botocore
+ships the operations (this test fails then and names them)."""
 
 from __future__ import annotations
 

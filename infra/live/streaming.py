@@ -2,12 +2,12 @@
 (docs/aws-facts.md, "Unverified AWS behaviours").
 
 On the run's main source table (a schema and data from the run's writer): one row through `PutRows`, then at once
-the planned failover's own freeze (`policies.freeze`, merged into the source bucket's policy as the tool merges it),
-then, while frozen, the table's snapshot and its channel are watched for `WATCH_S`. Reading (a): the row is committed
-while frozen (the Deny does not bind the service's commit); reading (b): it stays buffered (or the channel fails)
-until the freeze is lifted, then it is committed. The planned failover is right either way (it drains the channels
-while frozen and refuses when one does not drain), so either reading confirms the fact and names itself; a row that
-is committed neither while frozen nor after the lift contradicts it (accepted rows lost).
+the planned failover's own freeze (`s3tables_kit.policies.freeze`, merged into the source bucket's policy as the tool
+merges it), then, while frozen, the table's snapshot and its channel are watched for `WATCH_S`. Reading (a): the row is
+committed while frozen (the Deny does not bind the service's commit); reading (b): it stays buffered (or the channel
+fails) until the freeze is lifted, then it is committed. The planned failover is right either way (it drains the
+channels while frozen and refuses when one does not drain), so either reading confirms the fact and names itself; a row
+that is committed neither while frozen nor after the lift contradicts it (accepted rows lost).
 
 The bucket policy is put back as it was read (or deleted when there was none) whatever happens.
 """

@@ -178,7 +178,7 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     iam = target.client("iam", "us-east-1", s.replica_account_id)
     src_iam = target.client("iam", "us-east-1", s.account_id)
     replica = cfg.replicas[0]
-    (source,) = cfg.sources  # the run's configuration (`infra.live.plan`): one source, one replica
+    (source,) = cfg.sources  # the run's configuration (`s3tables_kit.infra.live.plan`): one source, one replica
     tags = plan.tags
     enc = {"sseAlgorithm": "AES256"}
     src_arn = src.create_table_bucket(name=plan.source_bucket, encryptionConfiguration=enc, tags=tags)["arn"]

@@ -1,5 +1,5 @@
-"""The replica half of `jobs.ops.audit`: every replica bucket's tables against the source tables in replication
-scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
+"""The replica half of `s3tables_kit.jobs.ops.audit`: every replica bucket's tables against the source tables in
+replication scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
 (``retention-below-source``) and against the replica's configured ``snapshot_retention``
 (``retention-below-configured``: the replication service may give a new replica the source's shorter window), their
 table policy, the second layer of every replica (``table-policy-missing`` / ``table-policy-changed``: a replica
@@ -7,7 +7,7 @@ table policy, the second layer of every replica (``table-policy-missing`` / ``ta
 (``promoted-table-still-replica``), and each replica's snapshot times (``snapshot-time-untrusted``: a snapshot dated in
 the future or a snapshot log going backwards). Each source table is read once (its retention), each replica table
 three times (its table policy, its retention and its metadata); large buckets are split over worker processes
-(`jobs.kernel.concurrency`).
+(`s3tables_kit.jobs.kernel.concurrency`).
 
 A replica's source is known without a call when it is unambiguous (`pair_by_name`): S3 Tables gives a replica the
 namespace and name of its source (docs/aws-facts.md#replication), so a table that `ListTables` reports managed by

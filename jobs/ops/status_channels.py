@@ -1,9 +1,10 @@
 """`status`'s streaming column: rows a `PutRows` channel accepted on a source table and has not committed yet.
 
 Such rows are in no snapshot of the source, so in no replica: they are outside every replica's recovery point until
-the service commits them and replication carries the commit (`jobs.kernel.channels`). One `GetChannel` per source
-table (`s3tables:GetChannel`, granted to the monitor role); a table never written through `PutRows` has no channel and
-shows nothing. Read by the command only (the monitor's package does not carry the model extension GetChannel needs).
+the service commits them and replication carries the commit (`s3tables_kit.jobs.kernel.channels`). One `GetChannel` per
+source table (`s3tables:GetChannel`, granted to the monitor role); a table never written through `PutRows` has no
+channel and shows nothing. Read by the command only (the monitor's package does not carry the model extension GetChannel
+needs).
 """
 
 from __future__ import annotations

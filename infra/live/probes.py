@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U31, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U35, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -68,6 +68,12 @@ NOT_PROBED_WHY = {
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
     "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
+    "U31": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
+    "Describe*/Get*/List*/ScheduleKeyDeletion/PutKeyPolicy settles it (not written until it can run on AWS)",
+    "U32": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
+    "U33": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
+    "objects unlocked) settles it",
+    "U34": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
 }
 
 TITLES = {
@@ -105,7 +111,11 @@ TITLES = {
     "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
     "U30": "a Deny added after PutRows accepted rows (the planned failover's freeze) and the service's deferred "
     "commit of those rows",
-    "U31": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
+    "U31": "a KMS key policy's Deny with NotAction binds every principal of the account",
+    "U32": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
+    "U33": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
+    "U34": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
+    "U35": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
     "going back a day",
 }
 
@@ -197,7 +207,7 @@ def run_probes(
     _probe_replica(facts, s3tables_dst_breakglass, replicas[main_src], obs.statuses.get(main_src, {}))
     _probe_missing_namespace(facts["U11"], s3tables_src, world["source"])
     _probe_conditional_write(facts["U20"], s3tables_src, s3_src, world["source"], plan_ns)
-    probe_untrusted_times(facts["U31"], s3tables_src, s3_src, world["tables"]["throwaway"])
+    probe_untrusted_times(facts["U35"], s3tables_src, s3_src, world["tables"]["throwaway"])
 
 
 def note_replica_settings(fact: Fact, dst: Any, replica_arn: str) -> None:
@@ -419,7 +429,7 @@ def untrusted_times(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_untrusted_times(fact: Fact, src: Any, s3: Any, table_arn: str) -> None:
-    """U31: commit, to the run's throwaway source table, a copy of its metadata whose times a reader must not trust
+    """U35: commit, to the run's throwaway source table, a copy of its metadata whose times a reader must not trust
     (`untrusted_times`), then put its previous metadata location back. The kit relies on neither answer: `status`,
     `audit`, the rehearsal and `--as-of` judge the times they read."""
     table = src.get_table(tableArn=table_arn)

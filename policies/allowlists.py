@@ -30,6 +30,7 @@ EVERYONE = "everyone"
 BREAK_GLASS = "break-glass"
 DEPLOY = "deploy"
 KIT_ROLES = "kit-roles"
+HARDENER = "hardener"
 
 
 def reads(*services: str) -> tuple[str, ...]:
@@ -240,3 +241,12 @@ KIT_HARDENER = AllowList(
 )
 
 KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS, KIT_HARDENER)
+
+# The scheduled hardener's class in the replica layers (bucket, table policies, SCP): it writes a replica table's
+# policy and retention and nothing else; it is no break-glass principal (no key or vault grant, not in
+# `AllowCrossAccountBreakGlass*`). Each layer exempts it from these actions only.
+REPLICA_HARDENER = Allowance(
+    HARDENER,
+    ("s3tables:PutTableMaintenanceConfiguration", "s3tables:PutTablePolicy"),
+    "It writes the reviewed table policy and retention of the replica tables the service creates.",
+)

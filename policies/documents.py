@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, pipeline, protection, vault
+from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, hardener, pipeline, protection, vault
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
 from s3tables_kit.topology import contract
+from s3tables_kit.topology.checks import hardener_principals
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
@@ -89,6 +90,7 @@ def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> protectio
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=replication_roles_into(cfg, replicas),
         deploy_roles=protection.deploy_roles(replicas),
+        hardeners=hardener_principals(cfg),
         createtable_dependents=protection.createtable_dependents_allowed(cfg),
     )
 
@@ -111,6 +113,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     return doc(
         *(fan_in.replication_grants(cfg, replica) if by_pattern else source_grants(cfg, replica)),
         *break_glass_grants(cfg, replica),
+        *hardener_grants(cfg, replica),
         *(fan_in.monitor_grants(cfg, replica) if by_pattern else monitor_grants),
         *protection.protection_statements(
             "bucket-policy",
@@ -185,18 +188,42 @@ def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.
     ]
 
 
+def hardener_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
+    """The scheduled hardener of another account: what it reads and writes on the replica's tables (its own class,
+    `AL.REPLICA_HARDENER`; no bucket write)."""
+    principals = sorted(p for p in hardener_principals(cfg) if p.split(":")[4] != replica.account_id)
+    if not principals:
+        return []
+    arn = replica.bucket_arn
+    return [
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnBucket", principals, hardener.HARDEN_BUCKET_READ, [arn]
+        ),
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnTables",
+            principals,
+            hardener.HARDEN_TABLE_ACTIONS,
+            [iam_statements.table_arns(arn)],
+        ),
+    ]
+
+
 def replica_table_policy(
     *,
     table_arn: str,
     break_glass_principals: Sequence[str],
     replication_role_arn: str | Sequence[str],
     deploy_role_arns: Sequence[str] = (),
+    hardener_principals: Sequence[str] = (),
 ) -> Document:
     """Table policy for one service-created replica table. Its ARN carries the table's UUID, so it is applied after
     the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened.
-    `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in)."""
+    `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in);
+    `hardener_principals`: the scheduled hardener, exempt from its own writes only."""
     roles = (replication_role_arn,) if isinstance(replication_role_arn, str) else tuple(replication_role_arn)
-    ex = protection.Exemptions(tuple(break_glass_principals), roles, tuple(deploy_role_arns))
+    ex = protection.Exemptions(
+        tuple(break_glass_principals), roles, tuple(deploy_role_arns), hardeners=tuple(hardener_principals)
+    )
     return doc(
         *protection.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex)
     )
@@ -208,6 +235,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
         break_glass_principals=cfg.protection.break_glass_principals,
         replication_role_arn=fan_in.replication_roles_into(cfg, replica),
         deploy_role_arns=protection.deploy_roles([replica]),
+        hardener_principals=hardener_principals(cfg),
     )
 
 

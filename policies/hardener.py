@@ -1,11 +1,12 @@
 """Policies of the scheduled hardener (`[assurance.harden]`): the function's role, which may read a replica table's
 layers and write its table policy and retention on the source's replica buckets and nothing else, and the schedule's
-role, which may invoke that one function. The function's role is also a configured break-glass principal
-(`s3tables_kit.topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so
-its own policy is what confines it (docs/assurance.md#scheduled-hardening)."""
+role, which may invoke that one function. The function's role is a principal class of its own in the replica layers
+(`s3tables_kit.policies.allowlists.REPLICA_HARDENER`): they exempt it from the table writes below only, and it is no
+break-glass principal (`s3tables_kit.topology.checks.harden_checks`; docs/assurance.md#scheduled-hardening)."""
 
 from __future__ import annotations
 
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import sites as AS
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
@@ -17,8 +18,7 @@ HARDEN_TABLE_ACTIONS = (
     "GetTable",
     "GetTablePolicy",
     "GetTableMaintenanceConfiguration",
-    "PutTableMaintenanceConfiguration",
-    "PutTablePolicy",
+    *(a.split(":", 1)[1] for a in AL.REPLICA_HARDENER.actions),  # the writes the replica layers exempt it from
 )
 
 
@@ -110,10 +110,10 @@ def summary_principals(cfg: KitConfig, src: Source) -> list[tuple[str, list[str]
         (
             "Scheduled hardener function role",
             [hardener_role_arn(cfg, src)],
-            f"Assumed only by Lambda for the function `{hardener_name(cfg, src)}` (`hardener-role-trust`). A "
-            "break-glass principal by configuration, confined by its own policy to reading a replica table's policy "
-            "and retention "
-            f"and writing the reviewed ones on the replica buckets: new replicas keep one layer at most {bound} min.",
+            f"Assumed only by Lambda for the function `{hardener_name(cfg, src)}` (`hardener-role-trust`). No "
+            "break-glass principal: every replica layer exempts it from writing a replica table's policy and "
+            "retention only (no deletion, no bucket policy, no key or vault grant); its own policy reads and writes "
+            f"those on the replica buckets: new replicas keep one layer at most {bound} min.",
             ["hardener-role-permissions"],
         ),
         (

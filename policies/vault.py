@@ -195,8 +195,8 @@ def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
 
 
 def people(cfg: KitConfig) -> list[str]:
-    """Break-glass as the vault knows it: people, not automation. The scheduled hardener is a break-glass principal
-    for the replica table policies it writes; in the vault's scopes it is everyone else."""
+    """Break-glass as the vault knows it: people, not automation (the scheduled hardener, which validation keeps out
+    of break-glass, is everyone else here too)."""
     machines = {hardener_role_arn(cfg, src) for src in cfg.sources} if cfg.assurance.harden.enabled else set()
     return [p for p in cfg.protection.break_glass_principals if p not in machines]
 

@@ -2,7 +2,7 @@
 tests/test_policy_attacks.py, whose world holds the replicas only).
 
 The world: the seed with its vault beside the recovery replica, `[vault] tables` scheduled and the scheduled hardener
-on (`[assurance.harden]`, its role a break-glass principal by configuration); the kit's SCPs on the account's OU and
+on (`[assurance.harden]`, its role a class of its own, no break-glass); the kit's SCPs on the account's OU and
 the vault SCP on the account itself (the seed's vault and recovery account are one: its administrator is both). The
 actors are every principal that can act there: an administrator (AdministratorAccess, the worst case), the vault's
 deploy role and the hardener (AdministratorAccess each), the kit's roles with their own documents (recovery,
@@ -95,7 +95,7 @@ SCRIPTS_POLICY, PIPELINE_SCP, SCHEDULED_SID = "scripts-bucket-policy", "scp-prot
 PRINCIPALS: dict[str, tuple[str, tuple[str, ...]]] = {
     "admin": (role("Administrator"), (ADMIN_ACCESS,)),
     "deploy": (role("vault-deploy"), (ADMIN_ACCESS,)),
-    "hardener": (HARDENER, (ADMIN_ACCESS,)),  # its code or its policy taken over: a break-glass ARN, not a person
+    "hardener": (HARDENER, (ADMIN_ACCESS,)),  # its code or its policy taken over: an exempt ARN, not a person
     "recovery": (role("seed-s3tables-recovery"), ("recovery-role-permissions",)),
     "monitor": (role("seed-replication-monitor"), ("monitor-role-permissions",)),
     "schedule": (SCHEDULE, ("backup-schedule-role-permissions",)),
@@ -494,10 +494,10 @@ LEAKS: dict[str, tuple[Any, str, str]] = {
 
 
 def world() -> dict[str, Any]:
-    """The seed with the vault's deploy role, `[vault] tables` and the scheduled hardener on (a break-glass ARN)."""
+    """The seed with the vault's deploy role, `[vault] tables` and the scheduled hardener on (its own class)."""
     doc = with_vault(VAULT | {"tables": ["analytics.orders"], "deploy_role_arn": PRINCIPALS["deploy"][0]})
     doc["assurance"]["harden"] = {"enabled": True}
-    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS]
     return doc
 
 
@@ -539,7 +539,7 @@ def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
 def test_break_glass_gathers_the_rescue_roles_and_still_cannot_destroy_a_backup(
     attacked: dict[tuple[str, str], State],
 ) -> None:
-    """Break-glass (and the hardener, a break-glass ARN) takes over the backup and schedule roles (the rescue path),
+    """Break-glass takes over the backup and schedule roles (the rescue path),
     never rewrites the vault's policies: what it holds at the end gets nothing of `DURABLE` (the baseline test's
     sweep covers it)."""
     bg = attacked[("baseline", "breakglass")]
@@ -563,7 +563,7 @@ def test_the_legitimate_paths_stay_open() -> None:
     doc = with_vault(VAULT | {"tables": ["analytics.orders"]})
     doc["replicas"][0]["deploy_role_arn"] = PRINCIPALS["deploy"][0]  # here the vault's is the recovery stack's too
     doc["assurance"]["harden"] = {"enabled": True}
-    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS]
     docs = documents(doc)
     state = State(docs, set())
     deployers = {

@@ -126,12 +126,19 @@ class Metrics:
     cloudwatch: Callable[[str], Any]  # Region -> a CloudWatch client of the stand-in
     logs: Callable[[str], Any]  # Region -> a CloudWatch Logs client of the stand-in
     lambda_data: list[tuple[datetime, str, str, float]] = field(default_factory=list)  # (at, function, metric, v)
+    _seen: dict[tuple[AlarmRule, Window], float | None] = field(default_factory=dict)  # a past period is final
+    _events: dict[tuple[str, Window], list[str]] = field(default_factory=dict)
 
     def record(self, at: datetime, function: str, metric: str, value: float) -> None:
         self.lambda_data.append((at, function, metric, value))
 
     def value(self, rule: AlarmRule, window: Window) -> float | None:
         """The rule's statistic of its metric over the window; None: no datum (missing data)."""
+        if (rule, window) not in self._seen:
+            self._seen[rule, window] = self._value(rule, window)
+        return self._seen[rule, window]
+
+    def _value(self, rule: AlarmRule, window: Window) -> float | None:
         start, end = window
         if rule.namespace == LAMBDA_NAMESPACE:
             fn = dict(rule.dimensions).get("FunctionName")
@@ -157,12 +164,18 @@ class Metrics:
 
     def _embedded(self, rule: AlarmRule, window: Window) -> Iterator[float]:
         """The values of the rule's metric in log events in the embedded metric format, in any log group."""
+        if (rule.region, window) not in self._events:
+            self._events[rule.region, window] = self._log_events(rule.region, window)
+        for message in self._events[rule.region, window]:
+            yield from _emf_values(message, rule)
+
+    def _log_events(self, region: str, window: Window) -> list[str]:
         start, end = (int(t.timestamp() * 1000) for t in window)
-        logs = self.logs(rule.region)
+        logs, out = self.logs(region), []
         for group in logs.describe_log_groups().get("logGroups", []):
-            events = logs.filter_log_events(logGroupName=group["logGroupName"], startTime=start, endTime=end + 1000)
-            for event in events.get("events", []):
-                yield from _emf_values(event["message"], rule)
+            got = logs.filter_log_events(logGroupName=group["logGroupName"], startTime=start, endTime=end + 1000)
+            out += [e["message"] for e in got.get("events", [])]
+        return out
 
 
 def _emf_values(message: str, rule: AlarmRule) -> list[float]:

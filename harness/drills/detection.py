@@ -30,7 +30,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,8 +66,12 @@ class World:
     def control(self) -> Control:
         return Control(self.endpoint)
 
+    _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
+
     def client(self, service: str, region: str) -> Any:
-        return client(self.endpoint, service, region)
+        if (service, region) not in self._clients:
+            self._clients[service, region] = client(self.endpoint, service, region)
+        return self._clients[service, region]
 
     def env(self) -> dict[str, str]:
         """What a process needs to reach the stand-in."""
@@ -104,7 +108,9 @@ def commit(world: World, bucket_arn: str, qualified: str, at_ms: int | None = No
         doc = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
         previous = {"timestamp-ms": doc["last-updated-ms"], "metadata-file": loc["metadataLocation"]}
         doc["metadata-log"] = [*doc.get("metadata-log", []), previous]
-    current = next((s for s in doc["snapshots"] if s["snapshot-id"] == doc.get("current-snapshot-id")), {})
+    current: dict[str, Any] = next(
+        (s for s in doc["snapshots"] if s["snapshot-id"] == doc.get("current-snapshot-id")), {}
+    )
     snap = {**current, "snapshot-id": uuid.uuid4().int % (1 << 62), "timestamp-ms": at}
     if current:
         snap["parent-snapshot-id"] = current["snapshot-id"]
@@ -303,26 +309,40 @@ def change_application(drill: Drill) -> None:
     )
 
 
-def run(drill: Drill, chosen: Sequence[Technique]) -> tuple[list[str], list[Outcome]]:
-    """The baseline, then each technique; (the alarms or findings the baseline raised, each technique's outcome)."""
+@dataclass
+class Runs:
+    """What the drill ran: the baseline's periods, and per technique its periods (or its audit's new findings)."""
+
+    baseline: list[Window]
+    findings_before: set[str]
+    techniques: list[tuple[Technique, list[Window], set[str]]] = field(default_factory=list)
+
+
+def run(drill: Drill, chosen: Sequence[Technique]) -> Runs:
+    """The baseline, then each technique with its runs (or its audit)."""
     drill.say("== 0. baseline: two runs, nothing attacked")
-    windows = [drill.interval() for _ in range(RUNS)]
-    noisy = sorted(drill.fired(windows))
-    before = drill.findings() if drill.findings else set()
-    noisy += sorted(before & {k for t in chosen if t.audit for k in t.expect})
-    outcomes = []
+    runs = Runs([drill.interval() for _ in range(RUNS)], drill.findings() if drill.findings else set())
     for t in chosen:
         drill.say(f"== {t.key}. {t.title}")
         t.attack(drill)
-        out = Outcome(t)
         if t.audit:
-            found = (drill.findings() if drill.findings else set()) - before
-            out.caught = {k: 1 for k in found}
+            found = drill.findings() if drill.findings else set()
+            runs.techniques.append((t, [], found - runs.findings_before))
         else:
-            windows = [drill.interval() for _ in range(RUNS)]
-            out.caught = drill.fired(windows)
-            if t.decoy is not None:
-                out.decoy_fired = Drill(drill.world, [t.decoy], drill.player, drill.metrics).fired(windows) != {}
+            runs.techniques.append((t, [drill.interval() for _ in range(RUNS)], set()))
+    return runs
+
+
+def judge(drill: Drill, runs: Runs, rules: Sequence[AlarmRule]) -> tuple[list[str], list[Outcome]]:
+    """The runs read through `rules`: (what the baseline raised, each technique's outcome)."""
+    judged = replace(drill, rules=rules)
+    noisy = sorted(judged.fired(runs.baseline))
+    noisy += sorted(runs.findings_before & {k for t, _, _ in runs.techniques if t.audit for k in t.expect})
+    outcomes = []
+    for t, windows, found in runs.techniques:
+        out = Outcome(t, {k: 1 for k in found} if t.audit else judged.fired(windows))
+        if t.decoy is not None:
+            out.decoy_fired = replace(drill, rules=[t.decoy]).fired(windows) != {}
         out.missing = [e for e in t.expect if e not in out.caught]
         outcomes.append(out)
     return noisy, outcomes
@@ -390,14 +410,21 @@ def _audit_findings(world: World) -> set[str]:
     return got.kinds()
 
 
-def drill(world: World, rules: Sequence[AlarmRule] | None = None, say: Callable[[str], None] = print) -> int:
-    """Every technique against `world`; 0 when every one was caught and the baseline was quiet."""
-    d = prepare(world, rules, say)
+def drill(world: World, say: Callable[[str], None] = print) -> tuple[Drill, Runs]:
+    """Every technique against `world` (its stacks' alarms judge the runs: `judge`)."""
+    d = prepare(world, None, say)
     chosen = techniques(world.cfg.kit.name, [r.bucket for r in world.cfg.replicas], world.cfg.sources[0].region)
-    noisy, outcomes = run(d, chosen)
-    text, ok = report(noisy, outcomes)
-    say(text)
-    say(f"\ndrill-detection: {'every technique caught' if ok else 'FAILED (a technique missed, or a noisy baseline)'}")
+    return d, run(d, chosen)
+
+
+def verdict(d: Drill, runs: Runs, rules: Sequence[AlarmRule] | None = None) -> int:
+    """The drill's report through `rules` (default: the stacks' alarms); 0 when every technique was caught and the
+    baseline was quiet."""
+    text, ok = report(*judge(d, runs, d.rules if rules is None else rules))
+    d.say(text)
+    d.say(
+        f"\ndrill-detection: {'every technique caught' if ok else 'FAILED (a technique missed, or a noisy baseline)'}"
+    )
     return 0 if ok else 1
 
 
@@ -425,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         outputs = json.loads(sandbox.outputs.read_text())
         os.environ.update(sandbox.env())
-        return drill(World(sandbox.endpoint, sandbox.cfg, outputs, stacks))
+        return verdict(*drill(World(sandbox.endpoint, sandbox.cfg, outputs, stacks)))
     finally:
         sandbox.stop()
 

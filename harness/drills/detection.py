@@ -48,6 +48,8 @@ from harness.drills.alarms import (
 )
 from s3tables_kit.topology.config import KitConfig
 
+Finding = tuple[str, str]  # (the kind a technique expects, what it says)
+Check = Callable[[], set[Finding]]
 BUDGET_S = 1.0  # the freshness check's budget in the drill (module docstring)
 RUNS = 2  # the acceptance: caught within two runs of the monitor or the check
 DENIED = "User is not authorized to perform this action with an explicit deny in a resource-based policy"
@@ -92,6 +94,16 @@ class World:
         return out
 
 
+# A table's first metadata when the world's tables have none yet (a writer's schema of one column).
+_EMPTY_TABLE = {
+    "schemas": [{"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False,
+                                                               "type": "long"}]}],
+    "current-schema-id": 0, "last-column-id": 1, "partition-specs": [{"spec-id": 0, "fields": []}],
+    "default-spec-id": 0, "last-partition-id": 999, "sort-orders": [{"order-id": 0, "fields": []}],
+    "default-sort-order-id": 0, "last-sequence-number": 0, "properties": {},
+}  # fmt: skip
+
+
 def commit(world: World, bucket_arn: str, qualified: str, at_ms: int | None = None) -> str:
     """A writer's commit to a source table: a new metadata file whose new snapshot (the current one's files again)
     is dated `at_ms` (the writer chooses it; default now), through UpdateTableMetadataLocation; its location."""
@@ -101,7 +113,7 @@ def commit(world: World, bucket_arn: str, qualified: str, at_ms: int | None = No
     loc = s3t.get_table_metadata_location(tableBucketARN=bucket_arn, namespace=ns, name=name)
     now_ms = int(time.time() * 1000)
     at = now_ms if at_ms is None else at_ms
-    doc: dict[str, Any] = {"format-version": 2, "table-uuid": str(uuid.uuid4()), "snapshots": []}
+    doc: dict[str, Any] = {"format-version": 2, "table-uuid": str(uuid.uuid4()), "snapshots": [], **_EMPTY_TABLE}
     doc["location"] = loc["warehouseLocation"]
     if loc.get("metadataLocation"):
         bucket, key = loc["metadataLocation"].removeprefix("s3://").split("/", 1)
@@ -135,7 +147,7 @@ class Drill:
     player: LambdaPlayer
     metrics: Metrics
     say: Callable[[str], None] = print
-    findings: Callable[[], set[str]] | None = None  # the audit's finding kinds (technique g)
+    checks: dict[str, Check] = field(default_factory=dict)  # the one-shot tools the techniques' findings come from
 
     def traffic(self) -> None:
         """The writers commit to every source table and the replication service runs (held tables stay held)."""
@@ -172,8 +184,8 @@ class Technique:
     key: str
     title: str
     attack: Callable[[Drill], None]
-    expect: tuple[str, ...]  # the alarms (or audit finding kinds, with `audit`) that must catch it
-    audit: bool = False
+    expect: tuple[str, ...]  # the alarms (or the findings of `check`) that must catch it
+    checks: tuple[str, ...] = ()  # tools of `Drill.checks` run once after the attack, instead of the functions' runs
     decoy: AlarmRule | None = None  # an alarm the forgery must hold OK (else the attack did not take)
 
 
@@ -274,7 +286,7 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
             "the EMR Serverless application's configuration changed (another image)",
             change_application,
             ("deployed-application-changed",),
-            audit=True,
+            checks=("audit",),
         ),
         Technique(
             "a",
@@ -311,23 +323,30 @@ def change_application(drill: Drill) -> None:
 
 @dataclass
 class Runs:
-    """What the drill ran: the baseline's periods, and per technique its periods (or its audit's new findings)."""
+    """What the drill ran: the baseline's periods and tools' findings, and per technique its periods (or the new
+    findings of its tool)."""
 
     baseline: list[Window]
-    findings_before: set[str]
-    techniques: list[tuple[Technique, list[Window], set[str]]] = field(default_factory=list)
+    findings_before: dict[str, set[Finding]]
+    techniques: list[tuple[Technique, list[Window], set[Finding]]] = field(default_factory=list)
 
 
 def run(drill: Drill, chosen: Sequence[Technique]) -> Runs:
     """The baseline, then each technique with its runs (or its audit)."""
     drill.say("== 0. baseline: two runs, nothing attacked")
-    runs = Runs([drill.interval() for _ in range(RUNS)], drill.findings() if drill.findings else set())
+    windows = [drill.interval() for _ in range(RUNS)]
+    runs = Runs(windows, {c: drill.checks[c]() for c in sorted({c for t in chosen for c in t.checks})})
+    seen = {c: set(f) for c, f in runs.findings_before.items()}
     for t in chosen:
         drill.say(f"== {t.key}. {t.title}")
         t.attack(drill)
-        if t.audit:
-            found = drill.findings() if drill.findings else set()
-            runs.techniques.append((t, [], found - runs.findings_before))
+        if t.checks:
+            found: set[Finding] = set()
+            for c in t.checks:
+                new = drill.checks[c]() - seen[c]
+                seen[c] |= new  # a later technique is judged by its own findings only
+                found |= new
+            runs.techniques.append((t, [], found))
         else:
             runs.techniques.append((t, [drill.interval() for _ in range(RUNS)], set()))
     return runs
@@ -337,10 +356,11 @@ def judge(drill: Drill, runs: Runs, rules: Sequence[AlarmRule]) -> tuple[list[st
     """The runs read through `rules`: (what the baseline raised, each technique's outcome)."""
     judged = replace(drill, rules=rules)
     noisy = sorted(judged.fired(runs.baseline))
-    noisy += sorted(runs.findings_before & {k for t, _, _ in runs.techniques if t.audit for k in t.expect})
+    expected = {(c, k) for t, _, _ in runs.techniques for c in t.checks for k in t.expect}
+    noisy += sorted({f"{k} ({c})" for c, got in runs.findings_before.items() for k, _ in got if (c, k) in expected})
     outcomes = []
     for t, windows, found in runs.techniques:
-        out = Outcome(t, {k: 1 for k in found} if t.audit else judged.fired(windows))
+        out = Outcome(t, {k: 1 for k, _ in found} if t.checks else judged.fired(windows))
         if t.decoy is not None:
             out.decoy_fired = replace(drill, rules=[t.decoy]).fired(windows) != {}
         out.missing = [e for e in t.expect if e not in out.caught]
@@ -353,7 +373,7 @@ def report(noisy: Sequence[str], outcomes: Sequence[Outcome]) -> tuple[str, bool
     if noisy:
         lines.append(f"baseline | NOISY | {', '.join(noisy)} fired with nothing attacked")
     for o in outcomes:
-        unit = "audit run" if o.technique.audit else "run"
+        unit = f"{' and '.join(o.technique.checks)} run" if o.technique.checks else "run"
         by = ", ".join(f"{k} ({n} {unit}{'s' * (n > 1)})" for k, n in sorted(o.caught.items(), key=lambda x: x[1]))
         miss = f"; NOT fired: {', '.join(o.missing)}" if o.missing else ""
         if o.technique.decoy is not None:
@@ -382,7 +402,7 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     overrides = {f.name: {ENV_MAX_LAG: str(BUDGET_S)} for f in fns if f.env.get(ENV_MODE) == MODE_FRESHNESS}
     player = LambdaPlayer(fns, metrics, monitor.handler, world.env(), overrides)
     _deploy_application(world)
-    return Drill(world, cw_rules, player, metrics, say, findings=lambda: _audit_findings(world))
+    return Drill(world, cw_rules, player, metrics, say, checks={"audit": lambda: _audit_findings(world)})
 
 
 def _deploy_application(world: World) -> None:
@@ -397,8 +417,8 @@ def _deploy_application(world: World) -> None:
     rec |= {"emr_application_id": created["applicationId"], "deployed": {"application": recorded}}
 
 
-def _audit_findings(world: World) -> set[str]:
-    """`audit`'s finding kinds on the world (as `make audit` runs it)."""
+def _audit_findings(world: World) -> set[Finding]:
+    """`audit`'s findings on the world (as `make audit` runs it): (kind, resource and detail)."""
     from harness.drills.alarms import _environ
     from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.ops.audit import audit
@@ -407,7 +427,7 @@ def _audit_findings(world: World) -> set[str]:
     with _environ(world.env()):
         got = audit(Clients(endpoint_url=world.endpoint), world.cfg, parse_outputs(world.outputs_doc),
                     show_progress=False)  # fmt: skip
-    return got.kinds()
+    return {(d.kind, f"{d.resource}: {d.detail}") for d in got.drifts}
 
 
 def drill(world: World, say: Callable[[str], None] = print) -> tuple[Drill, Runs]:

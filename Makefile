@@ -116,7 +116,8 @@ outputs: setup ## After `cdktf deploy`: write the outputs contract of CONFIG's s
 
 # The on-call targets pass their tool's exit code through: 0 healthy, 1 unhealthy, 2 refused. GNU make exits 2 when
 # any recipe fails, except in question mode (-q), where a recipe line marked `+` still runs and its exit status 1
-# comes back as make's own; setup runs in a sub-make outside question mode.
+# comes back as make's own; setup runs in a sub-make outside question mode. Every recipe line of an on-call target is
+# marked `+`: with one unmarked line make runs nothing and answers 1 (tests/test_cli.py checks each line).
 ONCALL := status harden audit failover explain recover recover-emr live-verify
 ifneq ($(filter $(ONCALL),$(MAKECMDGOALS)),)
 MAKEFLAGS += -q

@@ -23,7 +23,8 @@ Where the exact AWS wording of an error message is not documented the message is
 comment.
 
 The pieces live by concern: `state` (errors, wording, state), `lookup` (buckets and tables by ARN), `moto_patches`,
-`routing` (operation matching, handler registry), `tables` and `replication` (the handlers), `iceberg_rest` (the
+`routing` (operation matching, handler registry), `tables`, `replication` and `streaming` (the handlers; `streaming`:
+`PutRows` buffering, the service's deferred commit and `GetChannel`), `iceberg_rest` (the
 Iceberg REST endpoint's loadTable), `storage` (table storage's S3 operations), `hooks` (the `/_kit_test/` control
 endpoint); this module is the WSGI middleware.
 """
@@ -38,16 +39,28 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from emulator import cbor_rpc, hooks, hosts, iceberg_rest, live, lookup, replication, resource_policy, state, tables
+from emulator import (
+    cbor_rpc,
+    hooks,
+    hosts,
+    iceberg_rest,
+    live,
+    lookup,
+    replication,
+    resource_policy,
+    state,
+    streaming,
+    tables,
+)
 from emulator.hooks import _control
 from emulator.lookup import get_table_by_name
 from emulator.moto_patches import patch_moto
-from emulator.routing import GUARDS, HANDLERS, RAW_QUERY, match_route
+from emulator.routing import GUARDS, HANDLERS, RAW_BODY, RAW_BODY_OPS, RAW_QUERY, match_route
 from emulator.state import DETACHED_FAILURE, LOCK, STATE, ApiError, Fault
 from emulator.storage import _s3_error, _table_storage, plain_read, s3_operation
 
 # The handler modules register their operations on import; DETACHED_FAILURE is read by tests from here.
-__all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "iceberg_rest", "replication", "tables"]
+__all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "iceberg_rest", "replication", "streaming", "tables"]
 
 # ----------------------------------------------------------------------------------------------------
 # The middleware
@@ -254,7 +267,10 @@ class KitMotoApp:
             query = _first_values(raw_query, keep_blank=True)
             query[RAW_QUERY] = raw_query  # a repeated parameter (UntagResource's tagKeys) needs every value
             try:
-                request = json.loads(body_bytes) if body_bytes else {}
+                if op in RAW_BODY_OPS:
+                    request: dict[str, Any] = {RAW_BODY: body_bytes}
+                else:
+                    request = json.loads(body_bytes) if body_bytes else {}
                 with LOCK:
                     status, answer = live.rewrite_answer(op, *HANDLERS[op](params, query, request))
                 return _json_response(start_response, status, answer)

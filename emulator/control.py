@@ -162,6 +162,11 @@ class Control:
         (`emulator.resource_policy`); the buckets enforced now."""
         return list(self._post("enforce-policies", {"bucketArns": bucket_arns, "enabled": enabled})["enforced"])
 
+    def putrows(self, **settings: Any) -> dict[str, dict[str, int]]:
+        """The PutRows service (`emulator.streaming`): `commitDelayS`, `replicate`, `readsZero` settings, `flush=True`
+        commits every buffered row now; each channel's buffered and committed rows."""
+        return dict(self._post("putrows", settings))
+
     def seed(
         self,
         bucket_arn: str,

@@ -41,6 +41,8 @@ SWITCHES = {
     "replication-setup-needs-destination": "PutTableBucketReplication and PutTableReplication also need "
     "s3tables:CreateTable, s3tables:CreateNamespace and s3tables:PutTableMaintenanceConfiguration on each destination "
     "for the caller (an assumed role), evaluated against every layer: a Deny or no Allow refuses the setup",
+    "putrows-commit-denied": "the service's deferred commit of rows PutRows accepted is evaluated against the table "
+    "bucket's and table's policies (as an unknown principal): a Deny added after acceptance keeps them buffered",
 }
 __doc__ = (__doc__ or "") + "".join(f"* `{k}`: {v}.\n" for k, v in SWITCHES.items())
 

@@ -71,10 +71,12 @@ def refusal(
     return None if why is None else ("AccessDeniedException", why, 403)
 
 
-def check(op: str, resource: str, bucket_arn: str, policies: list[str], environ: dict[str, Any]) -> str | None:
+def check(
+    op: str, resource: str, bucket_arn: str, policies: list[str], environ: dict[str, Any], *, always: bool = False
+) -> str | None:
     """Why `op` on `resource` (a table or the bucket) is refused by the `policies` texts in force there, None when it
-    is not (or the bucket is not enforced)."""
-    if op not in CHECKED or bucket_arn not in ENFORCED:
+    is not (or the bucket is not enforced and not `always`: the stand-in's own service, `emulator.streaming`)."""
+    if op not in CHECKED or (bucket_arn not in ENFORCED and not always):
         return None
     who = authz.caller(environ)
     context: dict[str, str] = {}

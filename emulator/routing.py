@@ -11,6 +11,8 @@ from urllib.parse import unquote
 
 import botocore.session
 
+from s3tables_kit.jobs.kernel.sdk import extended
+
 # ----------------------------------------------------------------------------------------------------
 # Operation matching from the botocore model
 # ----------------------------------------------------------------------------------------------------
@@ -25,7 +27,7 @@ class Route:
 
 
 def _routes() -> list[Route]:
-    model = botocore.session.get_session().get_service_model("s3tables")
+    model = extended(botocore.session.get_session()).get_service_model("s3tables")  # the kit's extensions too
     routes = []
     for op in model.operation_names:
         http = model.operation_model(op).http
@@ -56,7 +58,9 @@ def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None
 # Handlers (operation -> function(params, query, body) -> (status, body dict | None))
 # ----------------------------------------------------------------------------------------------------
 
-RAW_QUERY = "__raw_query__"  # the whole query string, beside the first value of each parameter
+RAW_QUERY = "__raw_query__"
+RAW_BODY = "__raw_body__"  # the request body of an operation whose payload is not JSON (PutRows' rows)
+RAW_BODY_OPS = frozenset({"PutRows"})  # the whole query string, beside the first value of each parameter
 Handler = Callable[[dict[str, str], dict[str, str], dict[str, Any]], tuple[int, dict[str, Any] | None]]
 HANDLERS: dict[str, Handler] = {}
 

@@ -160,6 +160,8 @@ class StandInState:
     plain_reads: int = 0  # reads answered without moto's request stack (emulator.storage.plain_read)
     in_flight: int = 0
     max_in_flight: int = 0
+    channels: dict[str, Any] = field(default_factory=dict)  # table ARN -> its PutRows channel (emulator.streaming)
+    streaming: dict[str, Any] = field(default_factory=dict)  # the simulated commit's settings (emulator.streaming)
 
 
 STATE = StandInState()

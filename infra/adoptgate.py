@@ -31,9 +31,9 @@ or in one step, which applies the saved plan only when the gate passes (`--apply
     python -m s3tables_kit.infra.adoptgate --stack-dir cdktf.out/stacks/source --config kit.toml --apply
 
 Exit 0: a summary of the imports, creates, stated changes and merged policies (`--json` prints it as JSON, `--report`
-writes the JSON to a file); exit 2: refused, or the plan or configuration cannot be read. Like `infra.lockcheck`,
-this is a gate for an honest pipeline, read before the apply; `prevent_destroy` and the bucket policies are the
-protection layers.
+writes the JSON to a file); exit 2: refused, or the plan or configuration cannot be read. Like
+`s3tables_kit.infra.lockcheck`, this is a gate for an honest pipeline, read before the apply; `prevent_destroy` and the
+bucket policies are the protection layers.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def refuse_estate_failover(cfg: KitConfig) -> None:
     built."""
     if cfg.kind.promoted and not cfg.scheme.builds_failover_topology:
         raise EstateFailoverError(
-            f"failover.promoted_bucket = {cfg.kind.promoted_bucket!r}: the failover topology (issue 17) is built "
+            f"failover.promoted_bucket = {cfg.kind.promoted_bucket!r}: the failover topology is built "
             "for a [source] configuration only, not for an estate ([[sources]]): its documents would cover one source "
             "and drop the others' replication into shared replicas. Remove promoted_bucket to synthesize the estate"
         )

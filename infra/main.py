@@ -1,4 +1,4 @@
-"""Entry point for `cdktf synth` / `cdktf deploy` (cdktf.json runs `python -m infra.main`).
+"""Entry point for `cdktf synth` / `cdktf deploy` (cdktf.json runs `python -m s3tables_kit.infra.main`).
 
 Loads and validates the configuration named by KIT_CONFIG before anything is built, so an invalid configuration
 writes nothing. Without KIT_CONFIG it refuses (exit 2): a forgotten `KIT_CONFIG=` must never synthesise, deploy or

@@ -11,7 +11,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
     jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
-    topology/__init__.py, topology/contract.py                               the names infra and the handler share
+    topology/__init__.py, topology/{contract,paths}.py                       the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
     kit_declared.json (`DECLARED_FILE`)                                        what the drift checks compare with
@@ -43,9 +43,9 @@ from typing import Any
 
 import botocore
 
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
 
-REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "s3tables_kit"  # the modules sit under the kit's distribution package, as they import each other
 
 
@@ -88,6 +88,7 @@ MODULES = (
     "jobs/vault/layout.py",
     "topology/__init__.py",
     "topology/contract.py",
+    "topology/paths.py",
 )
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -100,7 +101,7 @@ def declared_bytes(declared: Any) -> bytes:
 
 def _entries(declared: bytes | None, extra: Sequence[tuple[str, bytes]] = ()) -> list[tuple[str, bytes]]:
     out = [(f"{PACKAGE}/__init__.py", b"")]  # the package's own __init__ holds only its docstring
-    out += [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in MODULES]
+    out += [(f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in MODULES]
     out += extra
     if declared is not None:
         out.append((DECLARED_FILE, declared))
@@ -124,7 +125,9 @@ HARDENER_MODULES = ("jobs/ops/harden.py", "jobs/ops/harden_scheduled.py")
 def hardener_zip(plan: tuple[str, bytes]) -> bytes:
     """The scheduled hardener's package: the monitor's modules (its kernel), `HARDENER_MODULES` and `plan`, (file
     name, content) of its plan file."""
-    return _zip(_entries(None, [*((f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in HARDENER_MODULES), plan]))
+    return _zip(
+        _entries(None, [*((f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in HARDENER_MODULES), plan])
+    )
 
 
 def _zip(entries: list[tuple[str, bytes]]) -> bytes:

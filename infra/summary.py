@@ -2,8 +2,8 @@
 the protective denies of each replica bucket policy with their exemptions, and the outputs each stack exports.
 `s3tables-kit summary --config kit.toml` (`make summary`, the first part of `make demo`).
 
-The summary is read from the configuration, the policy documents (`policies.docset`, the set that deploys) and the
-outputs contract, so it needs the base install only; `--resources` adds the resource counts of the synthesized
+The summary is read from the configuration, the policy documents (`s3tables_kit.policies.docset`, the set that deploys)
+and the outputs contract, so it needs the base install only; `--resources` adds the resource counts of the synthesized
 stacks, which needs the CDKTF bindings (the `[infra]` extra).
 """
 

@@ -33,10 +33,10 @@ from typing import Any
 
 from s3tables_kit.infra.provider_cache import current_mirror
 from s3tables_kit.infra.tfvalidate import root_only, validate_dir, validate_together
+from s3tables_kit.topology import paths
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-BUILD = ROOT / ".build" / "validate"
+EXAMPLES = paths.ROOT / "examples"
+BUILD = paths.ROOT / ".build" / "validate"
 DEFAULT_HOST = "registry.terraform.io"
 DEFAULT_NAMESPACE = "hashicorp"
 BUILTIN_PREFIX = "terraform_"  # terraform_remote_state, terraform_data: Terraform's built-in provider
@@ -162,7 +162,7 @@ def find_mirror() -> Path | None:
         if (p / DEFAULT_HOST).is_dir():
             return p
     for d in _walk_dirs(Path("/"), 4):
-        if d.name == DEFAULT_HOST and d.parent != ROOT and ROOT not in d.parents:
+        if d.name == DEFAULT_HOST and d.parent != paths.ROOT and paths.ROOT not in d.parents:
             return d.parent
     return None
 

@@ -26,9 +26,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.outputs import KitOutputs
 
-REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
 ENTRY = "recover_entry.py"
 JOBS_ZIP = "jobs.zip"
@@ -133,8 +133,8 @@ def jobs_zip() -> bytes:
     jobs import), importable from --py-files."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
-            rel = p.relative_to(REPO)
+        for p in sorted([*(paths.PACKAGE / "jobs").rglob("*.py"), *(paths.PACKAGE / "topology").rglob("*.py")]):
+            rel = p.relative_to(paths.PACKAGE)
             if rel.parts[1] in ("ops",) or rel.name == "drill.py":
                 continue
             z.write(p, f"s3tables_kit/{rel}")
@@ -146,7 +146,7 @@ def upload(s3: Any, outputs: KitOutputs, jars: list[Path], base: str | None = No
     """The entry, the jobs zip and the jars under `base` (default: the on-demand runs' `scripts_uri`)."""
     base = base or outputs.recovery.scripts_uri
     bucket, key = split_s3(join_s3(base, ENTRY))
-    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    s3.upload_file(str(paths.PACKAGE / "jobs" / ENTRY), bucket, key)
     bucket, key = split_s3(join_s3(base, JOBS_ZIP))
     s3.put_object(Bucket=bucket, Key=key, Body=jobs_zip())
     for j in jars:

@@ -36,10 +36,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.rehearse_vault import (
     VaultRow,
@@ -52,6 +52,7 @@ from s3tables_kit.jobs.rehearse_vault import (
 )
 
 # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import (
     BACKUP_ENTRY,
     METRIC_NAMESPACE,
@@ -67,7 +68,6 @@ from s3tables_kit.topology.contract import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-REPO = Path(__file__).resolve().parent.parent
 SUCCEEDED, RTO, TABLES, STALE = REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES, REHEARSAL_STALE
 ENTRY = REHEARSAL_ENTRY
 
@@ -309,7 +309,7 @@ def parser() -> argparse.ArgumentParser:
     p = tool_parser("rehearse", __doc__)
     p.add_argument("--local", action="store_true", help="rehearse on the local drill warehouses (make rehearse)")
     p.add_argument("--upload", metavar="OUTPUTS", help="upload the scheduled job's artifacts (make rehearse-upload)")
-    p.add_argument("--out", default=str(REPO / "demo-out"), help="local: the drill's output directory")
+    p.add_argument("--out", default=str(paths.ROOT / "demo-out"), help="local: the drill's output directory")
     p.add_argument("--kit", default="seed")
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="tables to rehearse (repeatable)")
     p.add_argument("--candidate", action="append", default=[], metavar="NS.NAME", help="sample from these")
@@ -345,7 +345,7 @@ def vault_side(ns: argparse.Namespace) -> VaultSide | None:
 
 
 def _local(ns: argparse.Namespace) -> int:
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf, file_uri
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf, file_uri
     from s3tables_kit.jobs.spark import build_session
 
     out = Path(ns.out).resolve()
@@ -439,7 +439,7 @@ def upload_artifacts(outputs_path: str) -> int:
     upload(s3, outputs, jars, base)
     for entry in (ENTRY, BACKUP_ENTRY):
         bucket, key = split_s3(join_s3(base, entry))
-        s3.upload_file(str(REPO / "jobs" / entry), bucket, key)
+        s3.upload_file(str(paths.PACKAGE / "jobs" / entry), bucket, key)
     print(f"uploaded {ENTRY}, {BACKUP_ENTRY}, jobs.zip and {len(jars)} jars under {base}")
     return 0
 
@@ -481,7 +481,7 @@ def main(
         return 2
     replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
     target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf
 
     if spark_factory is None:
         from s3tables_kit.jobs.recover.cli import submitted_spark_factory

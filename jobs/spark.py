@@ -1,7 +1,7 @@
 """One place that builds a SparkSession with the kit's Iceberg / S3 Tables jars.
 
 Used by the recovery job, the local drill, the tests and the benchmarks. Catalogs are passed in as plain Spark
-configuration (`spark.sql.catalog.<name>...`), see `jobs.recover.catalogs` for builders.
+configuration (`spark.sql.catalog.<name>...`), see `s3tables_kit.jobs.kernel.catalogs` for builders.
 
 Under `spark-submit` (the `make recover` target) the jars are already on the classpath and the master comes from the
 command line: `build_session(local=False)` then only adds the catalogs and the SQL extensions.
@@ -15,15 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import pinned_jar_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-JARS_DIR = REPO_ROOT / ".jars"
-# Where `s3tables_kit` is imported from (a checkout, or site-packages): the executors' Python tasks import it there.
-IMPORT_ROOT = Path(__file__).parents[2]
+JARS_DIR = paths.ROOT / ".jars"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 JAVA_OPTIONS_ENV = "KIT_SPARK_JAVA_OPTIONS"  # extra JVM flags of a local session's driver (the tests: C1 JIT only)
 
@@ -72,7 +70,7 @@ def session_conf(
         conf["spark.default.parallelism"] = str(cores)
         # Python tasks (the file copy) import the kit from the repository.
         conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")) if p
+            p for p in (str(paths.ROOT), os.environ.get("PYTHONPATH", "")) if p
         )
         conf["spark.sql.warehouse.dir"] = os.environ.get("KIT_SPARK_WAREHOUSE", "/tmp/kit-spark-warehouse")
         # The local driver's JVM flags: must be set before that JVM starts, so they come with the launch conf.

@@ -37,7 +37,7 @@ TABLE_LEVEL = frozenset(
         "GetTableReplication", "GetTableReplicationStatus", "GetTableStorageClass", "PutTableData",
         "PutTableEncryption", "PutTableMaintenanceConfiguration", "PutTablePolicy",
         "PutTableRecordExpirationConfiguration", "PutTableReplication", "PutTableStorageClass", "RenameTable",
-        "UpdateTableMetadataLocation", "DisassociateTableReplication",
+        "UpdateTableMetadataLocation", "DisassociateTableReplication", "GetChannel",
     }
 )  # fmt: skip
 # Authorised on a table OR a table bucket (iam-data lists both, neither required). The kit names them only on
@@ -53,6 +53,7 @@ _SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_
 # Reference lists no entry yet; iam-data 0.21.202609261 knows only the metrics and tagging actions.
 NEW_ACTION_SOURCES: dict[str, tuple[str, str]] = {
     "DisassociateTableReplication": ("table", _API + "DisassociateTableReplication.html"),
+    "GetChannel": ("table", _API + "GetChannel.html"),
     "PutTableBucketLogging": ("bucket", _API + "PutTableBucketLogging.html"),
     "GetTableBucketLogging": ("bucket", _API + "GetTableBucketLogging.html"),
     "PutTableBucketMetricsConfiguration": ("bucket", _SAR),
@@ -371,7 +372,7 @@ PASS_ROLE = "iam:PassRole"
 @dataclass(frozen=True)
 class PipelineRule:
     """One guard of the pipeline: `actions` on the resources of `target` (replication-roles, detection, keys),
-    denied to all but break-glass and the deploy roles of the sources (`policies.pipeline`)."""
+    denied to all but break-glass and the deploy roles of the sources (`s3tables_kit.policies.pipeline`)."""
 
     sid: str
     actions: tuple[str, ...]

@@ -3,9 +3,10 @@ the kit's, once each passes the rules below (docs/decisions/0033-adopting-an-exi
 
 The kit's statements guard who changes the source's replication and its policy (decision 0028); an adopter's
 statement must not defeat them, nor deny the kit's own principals what they need. Each rule has a stable id (the
-`KIT-ADOPT*` family, beside `policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the rule.
-`merge` is what `policies.source_guard.source_bucket_policy` deploys; it refuses with `AdoptedStatementRefused`, so
-the synth of a stack (and `policies.render`) stops before anything is written.
+`KIT-ADOPT*` family, beside `s3tables_kit.policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the
+rule. `merge` is what `s3tables_kit.policies.source_guard.source_bucket_policy` deploys; it refuses with
+`AdoptedStatementRefused`, so the synth of a stack (and `s3tables_kit.policies.render`) stops before anything is
+written.
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig, Source
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
-GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
+GUARDED = (*iam_statements.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
 # Every action a protection rule of the kit denies somewhere: none may be allowed to any principal.
-PROTECTED = tuple(sorted({a for r in A.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
+PROTECTED = tuple(sorted({a for r in iam_actions.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
 # What the replication role reads in the source bucket: a Deny of it stops replication.
-REPLICATION_READS = (*A.REPLICATION_SOURCE_TABLE_READ, *A.REPLICATION_SOURCE_BUCKET_LIST)
+REPLICATION_READS = (*iam_actions.REPLICATION_SOURCE_TABLE_READ, *iam_actions.REPLICATION_SOURCE_BUCKET_LIST)
 # Wildcards are matched against every action the kit names, which holds every action the rules look for.
-KNOWN = sorted(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL)
+KNOWN = sorted(iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL)
 
 
 class AdoptedStatementRefused(ValueError):
@@ -44,7 +45,7 @@ class KitPrincipals:
 
 @dataclass(frozen=True)
 class AdoptedRule:
-    id: str  # KIT-ADOPT1 ...: stable, like policies.lint's ids
+    id: str  # KIT-ADOPT1 ...: stable, like s3tables_kit.policies.lint's ids
     name: str
     explanation: str
     # (the statement, the kit's Sids, the kit's principals) -> the problem, or None

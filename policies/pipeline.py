@@ -6,9 +6,9 @@ changes what they run runs code as the backup or recovery role).
 
 A ransomware operator's first step is to freeze the backups quietly: widen or break the replication role, silence
 the monitor, disable the source key. Each of those changes is denied to all but break-glass and the deploy roles of
-the sources (`policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered account)
-and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic key
-policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
+the sources (`s3tables_kit.policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered
+account) and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic
+key policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
 assuming a replication role to anything but the replication service, so a role minted under the replication name
 pattern is useless to an outsider (SCPs never bind principals outside the organization; RCPs bind every caller).
 
@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import assurance, estate, freshness, hardener
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc, kms_resource
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_scheduler_role_name
 from s3tables_kit.topology.config import KitConfig, Source
 
@@ -72,7 +72,7 @@ class Pipeline:
 
 def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
     """The monitor's function, schedule, alarms (`<prefix>-replication-...`, `<prefix>-replica-bucket-policy-...`),
-    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `policies.assurance`)."""
+    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `s3tables_kit.policies.assurance`)."""
     topic = site.arn("sns", f"{prefix}-assurance-alarms")
     monitor = f"{prefix}-replication-monitor"
     return (
@@ -112,7 +112,7 @@ def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
         runs.append((assurance.schedule_name(cfg, BACKUP_SCHEDULE), backup_scheduler_role_name(cfg)))
     if not runs:
         return Pipeline()
-    artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"
+    artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"
     return Pipeline(
         scheduled_deployers=(rep.deploy_role_arn,) if rep.deploy_role_arn else (),
         scheduled=(
@@ -162,9 +162,9 @@ def recovery_publishers(cfg: KitConfig) -> Pipeline:
 
 
 def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
-    """The replica-side freshness checks (`policies.freshness`): in one account by ARN (a guardrail), or every one
-    (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts (a
-    Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
+    """The replica-side freshness checks (`s3tables_kit.policies.freshness`): in one account by ARN (a guardrail), or
+    every one (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts
+    (a Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
     exemption binds only in their own account (every guarded action acts there), where the pipeline holds nothing
     else unless a source shares the account."""
     accounts = freshness.accounts(cfg)
@@ -238,51 +238,55 @@ def _any_kms(cfg: KitConfig) -> bool:
 # ---------------------------------------------------------------- statements ----
 
 
-def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[S.Statement | None]:
+def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[iam_statements.Statement | None]:
     """The pipeline's denies in one layer (SCP: `break_glass` exempt; a guardrail: none, it binds neither)."""
     exempt = [*break_glass, *g.deploy_roles]
     targets = {"replication-roles": g.replication_roles, "detection": g.detection, "scheduled": g.scheduled}
     # the rules on the roles and the detection path exempt the same principals and take no condition: one
     # statement (an SCP holds 5,120 characters, a guardrail 6,144), its Sid the members' names
-    merged = [r for r in A.PIPELINE_RULES if r.target != "keys" and not r.alone and targets[r.target]]
-    out: list[S.Statement | None] = []
+    merged = [r for r in iam_actions.PIPELINE_RULES if r.target != "keys" and not r.alone and targets[r.target]]
+    out: list[iam_statements.Statement | None] = []
     if merged:
         out.append(
-            S.deny_except(
+            iam_statements.deny_except(
                 "Deny" + "And".join(r.sid.removeprefix("Deny") for r in merged),
                 [a for r in merged for a in r.actions],
                 [res for r in merged for res in targets[r.target]],
                 exempt,
             )
         )
-    for rule in A.PIPELINE_RULES:
+    for rule in iam_actions.PIPELINE_RULES:
         if rule.target == "keys":
             out += _key_guards(rule, g.keys, exempt)
         elif rule.alone and targets[rule.target]:
             deployers = g.scheduled_deployers if rule.target == "scheduled" else ()
-            out.append(S.deny_except(rule.sid, rule.actions, targets[rule.target], [*exempt, *deployers]))
+            out.append(iam_statements.deny_except(rule.sid, rule.actions, targets[rule.target], [*exempt, *deployers]))
     if g.publishers:
-        out.append(S.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
+        out.append(iam_statements.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
     if g.replication_roles:
-        out.append(S.deny_pass_role_elsewhere(PASS_ELSEWHERE_SID, g.replication_roles, break_glass))
+        out.append(iam_statements.deny_pass_role_elsewhere(PASS_ELSEWHERE_SID, g.replication_roles, break_glass))
     return out
 
 
-def _key_guards(rule: A.PipelineRule, keys: Sequence[KeyRef], exempt: Sequence[str]) -> list[S.Statement | None]:
+def _key_guards(
+    rule: iam_actions.PipelineRule, keys: Sequence[KeyRef], exempt: Sequence[str]
+) -> list[iam_statements.Statement | None]:
     """Kit-created keys by alias (their ARN is unknown until apply), bring-your-own keys by ARN."""
     by_alias = sorted({a for _r, a in keys if a is not None})
     alias_resources = sorted({r for r, a in keys if a is not None})
     own = sorted({r for r, a in keys if a is None})
     cond_key = "ForAnyValue:StringLike" if any("*" in a for a in by_alias) else "ForAnyValue:StringEquals"
     return [
-        S.deny_except(rule.sid, rule.actions, alias_resources, exempt, {cond_key: {"kms:ResourceAliases": by_alias}})
+        iam_statements.deny_except(
+            rule.sid, rule.actions, alias_resources, exempt, {cond_key: {"kms:ResourceAliases": by_alias}}
+        )
         if by_alias
         else None,
-        S.deny_except(rule.sid.replace("Source", "SourceOwn"), rule.actions, own, exempt) if own else None,
+        iam_statements.deny_except(rule.sid.replace("Source", "SourceOwn"), rule.actions, own, exempt) if own else None,
     ]
 
 
-def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
+def service_control_policy(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """The pipeline SCP of a topology: by ARN for a `[source]`, by pattern for an estate."""
     bg = cfg.protection.break_glass_principals
     if cfg.scheme.key != "sources":
@@ -294,11 +298,11 @@ def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
     ]
 
 
-def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | None]:
+def guardrail_statements(cfg: KitConfig, account_id: str) -> list[iam_statements.Statement | None]:
     """The pipeline's second layer in a replica account's guardrail, for the sources of that account (by ARN), and
     in an estate the guard against minting a role under the replication name pattern there."""
     estate_scheme = cfg.scheme.key == "sources"
-    out: list[S.Statement | None] = []
+    out: list[iam_statements.Statement | None] = []
     here = replica_checks(cfg, account_id)  # the account's own replica-side check (a replica account)
     if any(s.account_id == account_id for s in cfg.sources):
         # in an estate the check is among the detection patterns
@@ -320,13 +324,15 @@ def source_account_guardrail(cfg: KitConfig, account_id: str) -> Document:
     p = estate.partition(cfg)
     own = [f"arn:{p}:iam::{account_id}:policy/{cfg.pipeline_guardrail_policy_name}"]
     return doc(
-        *guardrail_statements(cfg, account_id), S.deny_guardrail_change(own, ()), S.deny_guardrail_detach(own, ())
+        *guardrail_statements(cfg, account_id),
+        iam_statements.deny_guardrail_change(own, ()),
+        iam_statements.deny_guardrail_detach(own, ()),
     )
 
 
 def replica_account_role_creation(
     cfg: KitConfig, accounts: Sequence[str], sid: str, break_glass: Sequence[str]
-) -> S.Statement | None:
+) -> iam_statements.Statement | None:
     """An estate: creating a role under the replication (or monitor) name pattern in a replica account, to all but
     break-glass and the deploy roles of the sources of that account (exact ARNs). The SCP's creation guard exempts
     the deploy roles by name, which a replica account's deploy role (the vault's) also carries."""
@@ -337,7 +343,7 @@ def replica_account_role_creation(
     names = (f"{kit}-*-s3tables-replication", f"{kit}-*-replication-monitor")
     resources = [f"arn:{p}:iam::{acct}:role/{n}" for acct in accounts for n in names]
     deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id in accounts and s.deploy_role_arn]
-    return S.deny_except(sid, [A.ROLE_CREATION], resources, [*break_glass, *deploy])
+    return iam_statements.deny_except(sid, [iam_actions.ROLE_CREATION], resources, [*break_glass, *deploy])
 
 
 # ---------------------------------------------------------------- resource control policy ----
@@ -351,5 +357,7 @@ def resource_control_policy(cfg: KitConfig, role_arns: Sequence[str] | None = No
             [estate.replication_role_pattern(cfg)] if cfg.scheme.key == "sources" else list(cfg.replication_role_arns)
         )
     return doc(
-        S.rcp_deny_assume_but_service(RCP_SID, role_arns, A.REPLICATION_SERVICE, cfg.protection.break_glass_principals)
+        iam_statements.rcp_deny_assume_but_service(
+            RCP_SID, role_arns, iam_actions.REPLICATION_SERVICE, cfg.protection.break_glass_principals
+        )
     )

@@ -1,7 +1,8 @@
 """Small named statement builders. Each returns one IAM policy statement (a plain dict) with a descriptive Sid.
 
-Documents (`policies.documents`) are assembled only from these builders, so every statement a reviewer reads in
-`policies/rendered/` has exactly one place in code. Lists are sorted and de-duplicated: output is deterministic.
+Documents (`s3tables_kit.policies.documents`) are assembled only from these builders, so every statement a reviewer
+reads in `policies/rendered/` has exactly one place in code. Lists are sorted and de-duplicated: output is
+deterministic.
 """
 
 from __future__ import annotations

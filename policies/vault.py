@@ -1,10 +1,10 @@
 """The backup vault's documents (`[vault]`, docs/decisions/0034-backup-vault.md): its bucket policy, its key policy,
 the backup role's trust and permissions, and the vault statements of the guards SCP.
 
-The vault's protective denies are records (`VAULT_RULES`), as the replicas' are (`policies.actions.PROTECTION_RULES`):
-a rule names its actions, whether they act on the bucket or its objects, who it exempts (break-glass, the backup
-role, nobody) and whether the guards SCP carries it too. The bucket policy and the SCP are built from the same
-records, so a new rule is a new record, never a branch.
+The vault's protective denies are records (`VAULT_RULES`), as the replicas' are
+(`s3tables_kit.policies.actions.PROTECTION_RULES`): a rule names its actions, whether they act on the bucket or its
+objects, who it exempts (break-glass, the backup role, nobody) and whether the guards SCP carries it too. The bucket
+policy and the SCP are built from the same records, so a new rule is a new record, never a branch.
 
 What Object Lock in compliance mode enforces itself (no deletion of a locked version, no shorter retention, no mode
 change, by anyone, root included) is not a policy and is not claimed here: the policies decide who may write and who
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
     allow_scheduler_assume_role,
@@ -27,7 +27,7 @@ from s3tables_kit.policies.assurance import (
     schedule_name,
 )
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import (
     BACKUP_SCHEDULE,
     VAULT_TABLES_PREFIX,
@@ -166,7 +166,7 @@ def _condition(exempt: Sequence[str], when: dict[str, dict[str, str]] | None) ->
     return out
 
 
-def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
+def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> iam_statements.Statement:
     """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the guards SCP ("scp"). The
     SCP also exempts the vault's deploy role from the settings rules, which it cannot tell from the first deploy; the
     bucket policy, applied last, does not (docs/decisions/0028-lock-after-first-deploy.md)."""
@@ -174,7 +174,7 @@ def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement
     deploy = _vault(cfg).deploy_role_arn
     if kind == "scp" and rule.exempt == BREAK_GLASS and deploy:
         exempt.append(deploy)
-    return S.statement(
+    return iam_statements.statement(
         rule.sid,
         "Deny",
         rule.actions,
@@ -226,29 +226,37 @@ def bucket_policy(cfg: KitConfig) -> Document:
     replication monitors' grant to list it (the backup age); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
-    stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
+    stmts: list[iam_statements.Statement | None] = [iam_statements.deny_insecure_transport(arn)]
     if role.split(":")[4] != _vault(cfg).account_id:
         stmts.append(
-            S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
+            iam_statements.statement(
+                "AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role}
+            )
         )
-        stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+        stmts.append(
+            iam_statements.statement(
+                "AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}
+            )
+        )
         stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
     stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
     return doc(*stmts)
 
 
-def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
+def scp_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """The guards SCP's vault statements: each settings rule, break-glass exempt; the vault key by its tag where no
     replica key already brings the tag-matched key guards."""
     if cfg.vault is None:
         return []
-    out: list[S.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
+    out: list[iam_statements.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
     out += backup_role_guards(cfg)
     if cfg.vault.creates_key and not any(r.encryption.creates_key for r in cfg.replicas):
         bg = cfg.protection.break_glass_principals
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, bg))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, bg))
+        out.append(
+            iam_statements.deny_tagged_key_destruction("DenyReplicaKeyDestruction", iam_actions.REPLICA_KEY_TAG, bg)
+        )
+        out.append(iam_statements.deny_key_tag_removal("DenyReplicaKeyUntag", iam_actions.REPLICA_KEY_TAG, bg))
     return out
 
 
@@ -271,7 +279,7 @@ BACKUP_ROLE_GUARD_RISKS = {
 }
 
 
-def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
+def backup_role_guards(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """Whoever acts as the backup role writes the vault (a forged backup point restores the attacker's data). Its
     trust and deletion are `DenyPrivilegedRoleTampering`'s; its identity policies are break-glass's to change; and
     since its trust admits any job run of the kit's application, passing it is a takeover: only the backup schedule's
@@ -280,8 +288,8 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
     role = backup_role_arn(cfg)
     passers = [*bg, *([backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
     return [
-        S.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
-        S.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
+        iam_statements.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
+        iam_statements.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
     ]
 
 
@@ -295,14 +303,16 @@ def key_policy(cfg: KitConfig) -> Document:
     v = _vault(cfg)
     bg = cfg.protection.break_glass_principals
     return doc(
-        S.kms_root_administration(v.account_id, v.partition),
-        S.kms_root_service_grants(v.account_id, v.partition),
-        S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
-        S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
-        S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS),
-        S.kms_deny_key_deletion(bg),
-        S.kms_deny_key_policy_change(bg),
-        S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg),
+        iam_statements.kms_root_administration(v.account_id, v.partition),
+        iam_statements.kms_root_service_grants(v.account_id, v.partition),
+        iam_statements.kms_allow_key_use(
+            "AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]
+        ),
+        iam_statements.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
+        iam_statements.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, iam_actions.KMS_BREAK_GLASS),
+        iam_statements.kms_deny_key_deletion(bg),
+        iam_statements.kms_deny_key_policy_change(bg),
+        iam_statements.kms_deny_protection_tag_removal(iam_actions.REPLICA_KEY_TAG, bg),
     )
 
 
@@ -328,17 +338,21 @@ RECOVERY_BUCKET_ACTIONS = ("s3:ListBucket",)
 RECOVERY_KEY_ACTIONS = ("Decrypt",)
 
 
-def _recovery_read(cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None) -> list[S.Statement | None]:
+def _recovery_read(
+    cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None
+) -> list[iam_statements.Statement | None]:
     arn = bucket_arn(cfg)
     listed = {"StringLike": {"s3:prefix": [f"{VAULT_TABLES_PREFIX}*"]}}
     objects = [f"{arn}/{VAULT_TABLES_PREFIX}*"]
     return [
-        S.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
-        S.statement(sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed),
+        iam_statements.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
+        iam_statements.statement(
+            sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed
+        ),
     ]
 
 
-def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_read_grants(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the vault's bucket policy (the vault in another account than the recovery role): the recovery role may read
     and list the backups."""
     return _recovery_read(
@@ -346,7 +360,7 @@ def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
     )
 
 
-def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_role_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the recovery role's permissions (none without `[vault]`): read and list the vault's backups and decrypt them
     with the vault key, so `recover --from-vault` and the rehearsal restore from it as the recovery role."""
     if cfg.vault is None:
@@ -354,7 +368,7 @@ def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
     res, cond = key_resource(cfg)
     return [
         *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
-        S.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+        iam_statements.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
     ]
 
 
@@ -372,25 +386,29 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     rep = cfg.recovery_replica
     arn = bucket_arn(cfg)
     scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
-        S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
-        S.deny_actions(
-            "DenyAllWritesToReplicas",
-            A.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ReadReplicaCatalog", iam_actions.CATALOG_BUCKET_READ, [rep.bucket_arn]),
+        iam_statements.allow_actions(
+            "ReadReplicaTables", iam_actions.CATALOG_TABLE_READ, [iam_statements.table_arns(rep.bucket_arn)]
         ),
-        S.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
-        S.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
+        iam_statements.deny_actions(
+            "DenyAllWritesToReplicas",
+            iam_actions.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in cfg.replicas] + [iam_statements.table_arns(r.bucket_arn) for r in cfg.replicas],
+        ),
+        iam_statements.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
+        iam_statements.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
         # its job run's entry, zip and jars from the deploy-time prefix only (on-call writes `scripts/`), and its logs
-        S.allow_s3("ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]),
-        S.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
+        iam_statements.allow_s3(
+            "ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"]
+        ),
+        iam_statements.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
-        stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     res, cond = key_resource(cfg)
-    stmts.append(S.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    stmts.append(iam_statements.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     return doc(*stmts)
 
 
@@ -405,7 +423,9 @@ def backup_scheduler_role_permissions(cfg: KitConfig) -> Document:
     """Start a job run on the kit's EMR Serverless application and pass it the backup role: nothing else."""
     return doc(
         allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name, sid="StartBackupJobRunOnTheKitApplication"),
-        allow_pass_role_to_service("PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), A.EMR_SERVERLESS_SERVICE),
+        allow_pass_role_to_service(
+            "PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), iam_actions.EMR_SERVERLESS_SERVICE
+        ),
     )
 
 

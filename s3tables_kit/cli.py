@@ -17,7 +17,8 @@ import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from s3tables_kit.topology import paths
 
 DISTRIBUTION = "s3tables-replica-kit"
 EXIT_REFUSED = 2
@@ -26,16 +27,12 @@ EXIT_REFUSED = 2
 @dataclass(frozen=True)
 class Command:
     name: str
-    module: str  # whose `main(argv) -> int` runs it: a product module below this package, or a harness module
+    module: str  # whose `main(argv) -> int` runs it: a product module (`s3tables_kit.<package>...`) or a harness one
     summary: str
     group: str  # a key of GROUPS
     extra: str = ""  # the extra whose packages it imports ("" for the base install)
     checkout: bool = False  # part of the harness: runs from a checkout of the kit, not shipped in the wheel
     make_target: str = ""  # the checkout's make target that runs it, where it is not the command's name
-
-    @property
-    def import_name(self) -> str:
-        return self.module if self.checkout else f"{__package__}.{self.module}"
 
 
 GROUPS = {
@@ -46,22 +43,42 @@ GROUPS = {
 }
 
 COMMANDS: tuple[Command, ...] = (
-    Command("status", "jobs.ops.status", "replication status, lag, recovery windows; --backfill", "on-call"),
-    Command("audit", "jobs.ops.audit", "compare live protections with the configuration", "on-call"),
-    Command("harden", "jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
-    Command("discover", "jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
-    Command("failover", "jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
-    Command("explain", "policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
-    Command("recover-emr", "jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
-    Command("recover", "jobs.recover.cli", "writable, verified copy of a replica or of a backup", "recover", "spark"),
-    Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
-    Command("backup", "jobs.vault.cli", "incremental backup of replica tables into the vault", "recover", "spark"),
-    Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
-    Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
-    Command("policies", "policies.render", "render the policy documents for review", "deploy"),
-    Command("lockcheck", "infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"),
-    Command("adopt-gate", "infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"),
-    Command("live-verify", "infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
+    Command(
+        "status", "s3tables_kit.jobs.ops.status", "replication status, lag, recovery windows; --backfill", "on-call"
+    ),
+    Command("audit", "s3tables_kit.jobs.ops.audit", "compare live protections with the configuration", "on-call"),
+    Command("harden", "s3tables_kit.jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
+    Command("discover", "s3tables_kit.jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
+    Command("failover", "s3tables_kit.jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
+    Command(
+        "explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"
+    ),
+    Command("recover-emr", "s3tables_kit.jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
+    Command(
+        "recover",
+        "s3tables_kit.jobs.recover.cli",
+        "writable, verified copy of a replica or of a backup",
+        "recover",
+        "spark",
+    ),
+    Command("rehearse", "s3tables_kit.jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
+    Command(
+        "backup",
+        "s3tables_kit.jobs.vault.cli",
+        "incremental backup of replica tables into the vault",
+        "recover",
+        "spark",
+    ),
+    Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
+    Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
+    Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),
+    Command(
+        "lockcheck", "s3tables_kit.infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"
+    ),
+    Command(
+        "adopt-gate", "s3tables_kit.infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"
+    ),
+    Command("live-verify", "s3tables_kit.infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
     Command(
         "drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True, "demo"
@@ -129,17 +146,11 @@ def extra_missing(cmd: Command) -> str | None:
     return missing_dependency(cmd, ModuleNotFoundError(name=probe))
 
 
-def checkout_root() -> Path | None:
-    """The checkout this package is imported from, when it is one (the harness sits beside the package there)."""
-    root = Path(__file__).parent.parent
-    return root if (root / "harness").is_dir() and (root / "Makefile").is_file() else None
-
-
 def load(cmd: Command) -> Callable[[list[str]], int]:
-    root = checkout_root() if cmd.checkout else None
+    root = paths.checkout() if cmd.checkout else None
     if root is not None and str(root) not in sys.path:
         sys.path.insert(0, str(root))  # the harness runs from a checkout: its packages sit beside s3tables_kit/
-    module = importlib.import_module(cmd.import_name)
+    module = importlib.import_module(cmd.module)
     entry: Callable[[list[str]], int] = module.main
     return entry
 

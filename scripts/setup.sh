@@ -25,7 +25,7 @@ node_check() {
   case " $SUPPORTED_NODE " in
     *" $major "*) ;;
     *) echo "setup: Node.js $(node --version) is not one the pinned jsii supports (22 or 24): make targets work and" \
-         "silence its warning, direct npx cdktf / python -m infra commands print it; install Node 22 or 24" >&2 ;;
+         "silence its warning, direct npx cdktf / python -m s3tables_kit.infra commands print it; install Node 22 or 24" >&2 ;;
   esac
 }
 

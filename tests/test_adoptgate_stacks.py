@@ -1,8 +1,9 @@
-"""`infra.adoptgate` on the kit's own source stack (the recorded synth, tests/golden/seed/source.json) adopting a bucket
-that exists: the apply that stopped half-way on `ConflictException`, and the import that silently changed the bucket's
-unreferenced file removal and storage class and replaced its policy with a plain create, are each refused by name.
-The plans are built from the stack's document in the shape `terraform show -json` writes (values that refer to other
-resources are unknown at plan time, as Terraform reports them); tests/test_adoptgate.py gates real Terraform plans."""
+"""`s3tables_kit.infra.adoptgate` on the kit's own source stack (the recorded synth, tests/golden/seed/source.json)
+adopting a bucket that exists: the apply that stopped half-way on `ConflictException`, and the import that silently
+changed the bucket's unreferenced file removal and storage class and replaced its policy with a plain create, are each
+refused by name. The plans are built from the stack's document in the shape `terraform show -json` writes (values that
+refer to other resources are unknown at plan time, as Terraform reports them); tests/test_adoptgate.py gates real
+Terraform plans."""
 
 from __future__ import annotations
 

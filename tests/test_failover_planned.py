@@ -1,8 +1,8 @@
 """Planned failover (`s3tables-kit failover --planned`): the pure catch-up rules, then the run against the S3 Tables
 emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
 Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
-exception no step of the tool catches, raised at a named point (`jobs.kernel.killpoints.PLANNED_FAILOVER`): what
-SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
+exception no step of the tool catches, raised at a named point (`s3tables_kit.jobs.kernel.killpoints.PLANNED_FAILOVER`):
+what SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
 
 from __future__ import annotations
 
@@ -58,15 +58,21 @@ def test_caught_up_needs_the_same_snapshot_and_the_source_s_last_update() -> Non
 
 
 def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() -> None:
-    from s3tables_kit.jobs.failover import model as M
+    from s3tables_kit.jobs.failover import model as failover_model
 
-    mine = {M.LINEAGE.snapshot_id: "7", M.PROP_TABLE_ARN: "arn:t/back", M.LINEAGE.source_table_arn: "arn:t/src"}
-    assert M.own_lineage(mine, "arn:t/back", None)
-    assert not M.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
-    legacy = {M.LINEAGE.snapshot_id: "7", M.LINEAGE.source_table_arn: "arn:t/src"}
-    assert M.own_lineage(legacy, "arn:t/x", None) and M.own_lineage(legacy, "arn:t/x", "arn:t/src")
-    assert not M.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
-    assert not M.own_lineage({}, "arn:t/x", None)
+    mine = {
+        failover_model.LINEAGE.snapshot_id: "7",
+        failover_model.PROP_TABLE_ARN: "arn:t/back",
+        failover_model.LINEAGE.source_table_arn: "arn:t/src",
+    }
+    assert failover_model.own_lineage(mine, "arn:t/back", None)
+    assert not failover_model.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
+    legacy = {failover_model.LINEAGE.snapshot_id: "7", failover_model.LINEAGE.source_table_arn: "arn:t/src"}
+    assert failover_model.own_lineage(legacy, "arn:t/x", None) and failover_model.own_lineage(
+        legacy, "arn:t/x", "arn:t/src"
+    )
+    assert not failover_model.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
+    assert not failover_model.own_lineage({}, "arn:t/x", None)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -99,6 +105,7 @@ def _run(
     monkeypatch: pytest.MonkeyPatch,
     hook: Callable[[str, str], None] | None = None,
     timeout: float = 30.0,
+    **options: float,
 ) -> planned.PlannedResult:
     monkeypatch.setattr(PLANNED_FAILOVER, "hook", hook)
     req = aws.Request(
@@ -106,7 +113,7 @@ def _run(
     )
     docs = aws.documents_from_config(fw.world.cfg, DST_BUCKET)
     freeze = planned.freeze_from_config(fw.world.cfg, fw.world.source_arn)
-    opts = planned.Options(timeout_s=timeout, poll_s=0.02, settle_s=0.0)
+    opts = planned.Options(timeout_s=timeout, poll_s=0.02, settle_s=0.0, **options)
     try:
         return planned.run(bg, req, fw.world.outputs, docs, freeze, opts)
     finally:
@@ -322,3 +329,79 @@ def test_a_second_run_while_one_runs_is_refused_and_changes_nothing(
     assert rerun.exit_code == 0, rerun.report and rerun.report.render()  # taken over; every table already promoted
     assert rerun.report is not None and rerun.report.continued_from == stopped.report.run_id
     assert _source_policy(fw) == ORIGINAL and not _leases(tmp_path)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Streaming writers (PutRows): accepted rows the service commits later (`emulator.streaming`)
+# ----------------------------------------------------------------------------------------------------
+
+
+def _source_table_arn(fw: FailoverWorld, qualified: str) -> str:
+    ident = Ident.parse(qualified)
+    got = fw.world.src().get_table(tableBucketARN=fw.world.source_arn, namespace=ident.namespace, name=ident.name)
+    return str(got["tableARN"])
+
+
+def _put_rows(fw: FailoverWorld, qualified: str, rows: bytes) -> str:
+    """A streaming writer's PutRows of two rows to a source table (accepted: the service commits them later)."""
+    arn = _source_table_arn(fw, qualified)
+    assert fw.world.src().put_rows(tableArn=arn, payloadFormat="JSON", payload=rows)["acceptedRows"] == 2
+    return arn
+
+
+def _ids(committer: Any, qualified: str) -> set[int]:
+    """The table's rows as any Iceberg reader sees them: its current metadata file read alone, its data scanned."""
+    from pyiceberg.table import StaticTable
+
+    location = committer.load(Ident.parse(qualified)).metadata_location
+    table = StaticTable.from_metadata(location, properties=committer.io_props)
+    return set(table.scan().to_arrow()["id"].to_pylist())
+
+
+def test_a_putrows_table_fails_over_only_once_its_channel_drained_with_every_accepted_row(
+    fw: FailoverWorld, bg: Clients, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service commits accepted rows during the freeze (`emulator.streaming`, flushed by the hook).
+    1. If the freeze's Deny also stops that commit (unverified: the stand-in's switch), the channel keeps the rows: the
+       run refuses in one line (exit 2), promotes nothing and lifts the freeze; the service's next attempt commits.
+    2. The channel reads 0 while it still holds the rows (AWS warns it can): only the commit interval the drain waits
+       after reading 0 brings them into the promoted replica (without the drain the promotion runs at once)."""
+    import threading
+
+    from s3tables_kit.jobs.kernel import channels
+
+    seen: dict[str, Any] = {}
+    replicate = _replicate_after_freeze(fw, seen)
+
+    def hook(point: str, what: str) -> None:
+        replicate(point, what)
+        if point == "after-freeze":  # the service's own commit, half a second into the freeze
+            threading.Timer(0.5, lambda: fw.env.control.putrows(flush=True)).start()
+
+    fw.env.control.putrows(commitDelayS=60, replicate=True)
+    fw.env.control.call("live/switch", {"name": "putrows-commit-denied", "on": True})
+    assert channels.read(fw.world.src(), _source_table_arn(fw, "analytics.orders")) is None  # never streamed to
+    arn = _put_rows(fw, "analytics.customers", b'{"id": 900, "region": "eu"}\n{"id": 901, "region": "us"}\n')
+    refused = _run(fw, bg, tmp_path, monkeypatch, hook, drain_timeout_s=1.0)
+    rep = refused.report
+    assert rep is not None and refused.exit_code == 2 and rep.outcome.startswith("refused"), rep and rep.render()
+    (line,) = [m for m in rep.messages if "streaming" in m]
+    assert "analytics.customers: ~2 buffered row(s), channel failing (AccessDenied" in line and "\n" not in line
+    assert fw.world.replica_table("analytics.customers").get("managedTableInformation")  # nothing promoted
+    assert _source_policy(fw) == ORIGINAL
+    fw.env.control.putrows(commitDelayS=0.05, flush=True)  # the freeze is gone: the service's next attempt commits
+    assert fw.env.control.putrows()[arn] == {"buffered": 0, "committed": 2}
+    assert {900, 901} <= _ids(fw.source_committer(), "analytics.customers")
+
+    fw.env.control.call("live/switch", {"name": "putrows-commit-denied", "on": False})
+    fw.env.control.putrows(commitDelayS=60, readsZero=True)
+    _put_rows(fw, "analytics.customers", b'{"id": 902, "region": "eu"}\n{"id": 903, "region": "eu"}\n')
+    got = channels.read(fw.world.src(), arn)
+    assert got is not None and got.buffered_rows == 0 and got.drained  # the approximate count reads 0 ...
+    assert fw.env.control.putrows()[arn] == {"buffered": 2, "committed": 2}  # ... with both rows still buffered
+    result = _run(fw, bg, tmp_path, monkeypatch, hook, commit_interval_s=1.5)
+    rep = result.report
+    assert rep is not None and result.exit_code == 0 and rep.rpo_zero, rep and rep.render()
+    assert fw.env.control.putrows()[arn] == {"buffered": 0, "committed": 4}
+    promoted = _ids(fw.replica_committer(), "analytics.customers")
+    assert {900, 901, 902, 903} <= promoted == _ids(fw.source_committer(), "analytics.customers")

@@ -28,7 +28,7 @@ from s3tables_kit.infra.live.world import ALLOW_ALL, LiveTarget
 from tests.failover_world import emulator_env
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
-PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27", "U29"}
+PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27", "U29", "U30"}
 
 
 @pytest.fixture
@@ -67,12 +67,15 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 29 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 30 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")
     assert u26.observed.startswith("source 3 snapshots before replication; replica 3 after the backfill: reading b")
     assert "the stand-in" in u26.observed
+    # U30: the stand-in's service commits a PutRows row through the freeze by default (reading a)
+    u30 = next(f for f in report.facts if f.id == "U30")
+    assert u30.observed.startswith("reading a (the Deny does not stop the commit)"), u30.observed
     # latency: commit (the metadata's last-updated-ms) -> lastSuccessfulReplicatedUpdate, at least the simulated delay
     assert len(report.latencies_s) == 2 and min(report.latencies_s) >= STANDIN_DELAY_S
     # every protected action denied to the deploy and admin roles (the replica is locked after its first deploy: the
@@ -97,7 +100,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
 
 def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[LiveTarget, OpsEnv]) -> None:
     target, env = live
-    for name in ("replica-write-error", "managed-by-service", "disassociate-error"):
+    for name in ("replica-write-error", "managed-by-service", "disassociate-error", "putrows-commit-denied"):
         env.control.call("live/switch", {"name": name, "on": True})
     report = run(target, env, plan_of(2, "0000ab01"))
     got = verdicts(report)
@@ -105,6 +108,9 @@ def test_each_switch_contradicts_its_fact_without_failing_the_run(live: tuple[Li
     facts = {f.id: f for f in report.facts}
     assert facts["U8"].observed == "AccessDeniedException" and "AccessDeniedException" in facts["U8"].change
     assert "ConflictException" in facts["U5"].observed and facts["U9"].change
+    # U30's other reading: the freeze holds the row (the channel failing) until it is lifted; still confirmed
+    assert facts["U30"].verdict == CONFIRMED and facts["U30"].observed.startswith("reading b"), facts["U30"].observed
+    assert "channel failing (AccessDenied" in facts["U30"].observed
     assert report.exit_code == 0 and report.endangering() == []  # none of them endangers protection or replication
 
 

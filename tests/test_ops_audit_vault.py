@@ -1,5 +1,5 @@
-"""`jobs.ops.audit` of the backup vault over real HTTP: a vault deployed as the vault stack leaves it audits clean;
-a shortened or weakened lock, another encryption, a changed bucket policy is named and exits 1."""
+"""`s3tables_kit.jobs.ops.audit` of the backup vault over real HTTP: a vault deployed as the vault stack leaves it
+audits clean; a shortened or weakened lock, another encryption, a changed bucket policy is named and exits 1."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`status --backfill` (`jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto + emulator/):
-a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing one held
-FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
+"""`status --backfill` (`s3tables_kit.jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto +
+emulator/): a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing
+one held FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
 from s3tables_kit.jobs.ops import backfill as bf
-from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops import monitor
 from s3tables_kit.jobs.ops import status as st
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from tests.ops_fixtures import OpsEnv, World, deploy, ms
 
 NOW = dt.datetime.now(dt.UTC)
@@ -165,11 +165,12 @@ def test_monitor_publishes_the_tables_still_backfilling(ops_env: OpsEnv) -> None
     settings = world.monitor_settings(second_pass_pause=0)
 
     def backfilling() -> float:
-        result = M.run_monitor(world.clients, settings, region="us-east-1", dry_run=True)
+        result = monitor.run_monitor(world.clients, settings, region="us-east-1", dry_run=True)
         (value,) = [
             d["Value"]
             for d in result.data
-            if d["MetricName"] == C.BACKFILLING and [x["Name"] for x in d["Dimensions"]] == ["Kit", "Destination"]
+            if d["MetricName"] == contract.BACKFILLING
+            and [x["Name"] for x in d["Dimensions"]] == ["Kit", "Destination"]
         ]
         return float(value)
 

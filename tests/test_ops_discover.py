@@ -1,7 +1,8 @@
-"""`jobs.ops.discover` over real HTTP against the emulator: a brownfield lake of two buckets (tables with real metadata
-whose snapshot summaries carry their sizes, a bucket policy granting an analytics role, a table's own maintenance, a
-table-level replication configuration) is reported item by item, its proposed kit.toml loads, the backfill's bytes
-per destination are the sum of the summaries; a refused permission stops it with one line, exit 2, nothing written."""
+"""`s3tables_kit.jobs.ops.discover` over real HTTP against the emulator: a brownfield lake of two buckets (tables with
+real metadata whose snapshot summaries carry their sizes, a bucket policy granting an analytics role, a table's own
+maintenance, a table-level replication configuration) is reported item by item, its proposed kit.toml loads, the
+backfill's bytes per destination are the sum of the summaries; a refused permission stops it with one line, exit 2,
+nothing written."""
 
 from __future__ import annotations
 

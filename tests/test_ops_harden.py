@@ -1,4 +1,4 @@
-"""`jobs.ops.harden` over real HTTP: replicas get the table policy and retention; a second run changes
+"""`s3tables_kit.jobs.ops.harden` over real HTTP: replicas get the table policy and retention; a second run changes
 nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`jobs.ops.status` over real HTTP (moto + emulator/): healthy, pending, failed, lagging, throttled,
+"""`s3tables_kit.jobs.ops.status` over real HTTP (moto + emulator/): healthy, pending, failed, lagging, throttled,
 3,000."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from s3tables_kit.jobs.kernel.commits import compute_lag
 from s3tables_kit.jobs.kernel.render import parse_duration
 from s3tables_kit.jobs.ops import status as st
 from s3tables_kit.jobs.ops.status_metadata import recovery_window
-from tests.ops_fixtures import DST_REGION, OpsEnv, deploy
+from tests.ops_fixtures import DST_REGION, OpsEnv, deploy, ms
 
 NOW = dt.datetime.now(dt.UTC)
 
@@ -51,10 +51,22 @@ def test_healthy(ops_env: OpsEnv, tmp_path, capsys) -> None:
     assert {r.status for r in report.rows} == {"completed"}
     assert all(r.lag_seconds == 0 and r.destination_table_arn and r.last_replicated_at for r in report.rows)
     assert report.exit_code == 0
+    # a streaming writer's rows, accepted and not yet committed: shown outside the replicas' recovery point
+    ops_env.control.putrows(commitDelayS=600)
+    (orders,) = ops_env.control.seed(world.source_arn, {"analytics": ["orders"]}, commit_ms=ms(NOW))  # a schema
+    world.src().put_rows(tableArn=orders, payloadFormat="JSON", payload=b'{"id": 1}\n{"id": 2}\n')
     code, out = _run_cli(world, tmp_path, capsys, "--max-lag", "30m", "--json")
     assert code == 0
     doc = json.loads(out)
     assert doc["counts"] == {"completed": 3} and doc["failed"] == 0 and doc["lagging"] == 0
+    assert doc["buffered_rows"] == 2
+    assert {d["table"]: d["buffered_rows"] for d in doc["destinations"]} == {
+        "analytics.orders": 2,
+        "analytics.customers": None,
+        "analytics.events": None,
+    }
+    code, out = _run_cli(world, tmp_path, capsys)
+    assert code == 0 and "streaming: ~2 row(s) accepted on 1 table(s) not yet committed: outside every replica" in out
 
 
 def test_upper_case_status_is_understood(ops_env: OpsEnv) -> None:

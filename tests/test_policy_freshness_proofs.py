@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
-from tests import policy_fixtures as W
+from tests import policy_fixtures
 from tests.test_policy_pipeline_proofs import NAMESPACE, WORLD, Case, Site, documents
 from tests.test_policy_pipeline_proofs import request as sim_request
 
@@ -125,7 +125,7 @@ def proven(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str, Sim
     reqs = [
         sim_request(site, cid, case, label, d) for label, d in variants.items() for cid, case in cases(name).items()
     ]
-    return name, W.evaluate_variants(variants, reqs, world=WORLD)
+    return name, policy_fixtures.evaluate_variants(variants, reqs, world=WORLD)
 
 
 def test_the_check_cannot_be_silenced_from_its_own_account(proven: tuple[str, dict[str, dict[str, SimResult]]]) -> None:

@@ -11,7 +11,7 @@ Each new guard is needed: removed from every layer, the first step goes through 
 one layer where the topology has two, it is still denied.
 
 The world (who the principals are, which ARNs the resources have) is written by hand here from the example
-configurations; only the documents come from the code under test (`policies.docset.build`).
+configurations; only the documents come from the code under test (`s3tables_kit.policies.docset.build`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from s3tables_kit.policies.docset import build, build_monitor
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.failover import failover_topology
-from tests import policy_fixtures as W
+from tests import policy_fixtures
 
 pytestmark = pytest.mark.node
 
@@ -361,7 +361,7 @@ def run(site: Site, variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
     reqs = [
         request(site, cid, case, label, docs) for label, docs in variants.items() for cid, case in cases(site).items()
     ]
-    return W.evaluate_variants(variants, reqs, world=WORLD)
+    return policy_fixtures.evaluate_variants(variants, reqs, world=WORLD)
 
 
 # ---------------------------------------------------------------- mutations ----

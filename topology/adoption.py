@@ -4,8 +4,8 @@ adopter's bucket policy file read beside `kit.toml`, and the rules between them.
 An adopted bucket is imported by the source stack, never created; its namespaces are imported too (unless one says
 `adopt = false`: the kit creates it). Its settings are the bucket's own unless `kit.toml` states them: `states`
 tells which keys were written, so the stack sets only those (docs/decisions/0033-adopting-an-existing-lake.md).
-The adopter's statements are linted and merged with the kit's by `policies.adopted`; this module only reads them,
-and `topology.checks` holds the rules between the keys.
+The adopter's statements are linted and merged with the kit's by `s3tables_kit.policies.adopted`; this module only reads
+them, and `s3tables_kit.topology.checks` holds the rules between the keys.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ STATEMENTS_KEY = "adopted_statements"
 
 
 class AdoptableSite(BaseModel):
-    """The keys of a source that adopt an existing bucket (mixed into `topology.model.Source`)."""
+    """The keys of a source that adopt an existing bucket (mixed into `s3tables_kit.topology.model.Source`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 

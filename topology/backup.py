@@ -13,9 +13,10 @@ from s3tables_kit.topology.rules import KMS_KEY_ARN_RE
 from s3tables_kit.topology.vault import check_s3_bucket_name
 
 VAULT_STACK_ID = "vault"
-BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`policies.assurance.schedule_name`)
-# The vault's object layout (`jobs.vault.layout.LAYOUT_VERSION`, held equal by tests/test_vault_layout.py): every backup
-# of every table lives under `v1/tables/`, the only prefix the recovery role reads and lists (policies/vault.py).
+BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`s3tables_kit.policies.assurance.schedule_name`)
+# The vault's object layout (`s3tables_kit.jobs.vault.layout.LAYOUT_VERSION`, held equal by tests/test_vault_layout.py):
+# every backup of every table lives under `v1/tables/`, the only prefix the recovery role reads and lists
+# (policies/vault.py).
 VAULT_TABLES_PREFIX = "v1/tables/"
 
 

@@ -229,9 +229,9 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
 
 def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
     """In a replica that sources of several accounts of an estate feed, one Deny confines each replication role to the
-    namespaces of its own account's prefix (`policies.fan_in`): every namespace such a source replicates carries it (a
-    bucket-mode source's undeclared namespaces cannot be checked: their replication is denied there), and the grants
-    name the feeding accounts, whose number the bucket policy's size bounds."""
+    namespaces of its own account's prefix (`s3tables_kit.policies.fan_in`): every namespace such a source replicates
+    carries it (a bucket-mode source's undeclared namespaces cannot be checked: their replication is denied there), and
+    the grants name the feeding accounts, whose number the bucket policy's size bounds."""
     out: list[Issue] = []
     for r_i, rep in enumerate(cfg.replicas):
         feeding = cfg.sources_into(rep)
@@ -270,8 +270,8 @@ def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
 
 
 def _adoption_checks(cfg: KitConfig) -> list[Issue]:
-    """The adoption keys (`topology.adoption`): a policy file and adopted namespaces only on an adopted bucket, and
-    no key the kit would create for a bucket that already has one."""
+    """The adoption keys (`s3tables_kit.topology.adoption`): a policy file and adopted namespaces only on an adopted
+    bucket, and no key the kit would create for a bucket that already has one."""
     out: list[Issue] = []
     for src in cfg.sources:
         where = cfg.path_of(src)

@@ -1,5 +1,5 @@
 """A problem of the configuration (`Issue`: the field and the rule it breaks) and the rules shared by the cross-field
-checks of `topology.checks` and `topology.checks_failover`."""
+checks of `s3tables_kit.topology.checks` and `s3tables_kit.topology.checks_failover`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The rules of AWS and of Iceberg that the configuration is checked against: quotas, name and ARN shapes, column
 types and partition transforms (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas).
-Pure functions and constants, used by the model's field validators (`topology.model`) and the cross-field checks
-(`topology.checks`), and the field types that carry the checks every section placing a resource shares.
+Pure functions and constants, used by the model's field validators (`s3tables_kit.topology.model`) and the cross-field
+checks (`s3tables_kit.topology.checks`), and the field types that carry the checks every section placing a resource
+shares.
 """
 
 from __future__ import annotations

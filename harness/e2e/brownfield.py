@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from s3tables_kit.topology.paths import ROOT
+
 ACCOUNT, REGION, REPLICA_REGION = "111122223333", "us-east-1", "us-west-2"
 PARTNER, PARTNER_REGION, PARTNER_BUCKET = "444455556666", "us-east-2", "partner-share"
 ANALYTICS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/analytics-athena"

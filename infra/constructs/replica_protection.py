@@ -2,7 +2,7 @@
 source's replication role + protective denies) and the IAM guardrail managed policy with its attachments.
 
 Table policies for individual replica tables need the tables' UUIDs, which exist only after the service creates the
-replicas: `make harden` applies them (policies.documents.replica_table_policy)."""
+replicas: `make harden` applies them (s3tables_kit.policies.documents.replica_table_policy)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class ReplicaGuardrail(Construct):
 
     - `name`: the managed policy's name (`cfg.guardrail_policy_name`).
     - `policy`: the document (`docs.document("replica-guardrail", account_id)`).
-    - `attach_to_roles`: role names it is attached to (`policies.documents.guardrail_attachments`).
+    - `attach_to_roles`: role names it is attached to (`s3tables_kit.policies.documents.guardrail_attachments`).
     - `description`: the managed policy's description (a companion guardrail says what it guards).
 
     Attribute `policy`: the IAM policy.

@@ -4,7 +4,7 @@ unreferenced-file removal, tags, and `prevent_destroy`.
 
 An adopted source bucket (`adopt = true`) is imported, never created: it keeps its tags (awscc's `tags` is the whole
 set, so the kit's would remove the adopter's) and the storage class and unreferenced-file removal kit.toml does not
-state (`topology.adoption.states`); its stated encryption is set, so a plan shows any difference.
+state (`s3tables_kit.topology.adoption.states`); its stated encryption is set, so a plan shows any difference.
 
 In an estate (`[[sources]]`) every protected (replica) table bucket also carries the protection tag
 `kit-protection = <kit name>`, on the bucket resource itself (awscc has no provider default tags): the estate's SCPs

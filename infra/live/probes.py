@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U27, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U30, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -102,6 +102,8 @@ TITLES = {
     "U28": 'a table bucket policy\'s ${aws:PrincipalAccount} in s3tables:namespace, and Principal "*" grants by '
     "role pattern and account, as the fan-in confinement writes them",
     "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
+    "U30": "a Deny added after PutRows accepted rows (the planned failover's freeze) and the service's deferred "
+    "commit of those rows",
 }
 
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import botocore.session
 
 from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
+from s3tables_kit.jobs.kernel.sdk import extended
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.model import kms_alias
@@ -56,7 +58,8 @@ class LiveTarget:
         return self.endpoint is not None
 
     def __post_init__(self) -> None:
-        self._session = boto3.session.Session()  # one session: botocore loads each service model once
+        # one session: botocore loads each service model once, with the kit's model extensions (PutRows, GetChannel)
+        self._session = boto3.session.Session(botocore_session=extended(botocore.session.get_session()))
         self._clients: dict[tuple[str, str, str], Any] = {}
 
     def client(self, service: str, region: str, account: str | None = None) -> Any:
@@ -175,7 +178,7 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     iam = target.client("iam", "us-east-1", s.replica_account_id)
     src_iam = target.client("iam", "us-east-1", s.account_id)
     replica = cfg.replicas[0]
-    (source,) = cfg.sources  # the run's configuration (`infra.live.plan`): one source, one replica
+    (source,) = cfg.sources  # the run's configuration (`s3tables_kit.infra.live.plan`): one source, one replica
     tags = plan.tags
     enc = {"sseAlgorithm": "AES256"}
     src_arn = src.create_table_bucket(name=plan.source_bucket, encryptionConfiguration=enc, tags=tags)["arn"]

@@ -42,7 +42,7 @@ from s3tables_kit.infra.stacks.organization import OrganizationStack
 from s3tables_kit.infra.stacks.recovery import RecoveryStack
 from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.policies import docset
-from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
 from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
@@ -120,18 +120,19 @@ class FailoverReplication(Construct):
 
 
 def recovery_reads(topo: FailoverTopology) -> Replica:
-    """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
-    decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
-    and addresses."""
+    """Recovery and its rehearsal read a replica of the new source
+    (`s3tables_kit.topology.config.failover_recovery_replica` decides which; config load refuses a failover without
+    one); the recovery stack keeps its account, Region, id and addresses."""
     if topo.recovery_replica is None:
         raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
     return topo.recovery_replica
 
 
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
-    """`docs`: the topology's document set (`policies.docset.build(cfg)`), which resolves every document these
-    stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents `policies.render` writes
-    for review): the stacks look them up by the same names as the normal topology's, with no override."""
+    """`docs`: the topology's document set (`s3tables_kit.policies.docset.build(cfg)`), which resolves every document
+    these stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents
+    `s3tables_kit.policies.render` writes for review): the stacks look them up by the same names as the normal
+    topology's, with no override."""
     topo = failover_topology(cfg)
     stacks: dict[str, ReplicaStack] = {}
     seen_accounts: set[str] = set()
@@ -188,7 +189,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         ReplicaScp(
             org_stack,
             "promoted-scp",
-            name=F.scp_promoted_name(cfg),
+            name=failover_policies.scp_promoted_name(cfg),
             policy=docs.document("scp-protect-promoted"),
             targets=org.targets,
             description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "

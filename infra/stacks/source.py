@@ -88,8 +88,8 @@ class SourceStack(TerraformStack):
         )
         # The source bucket's layer against changing its replication (docs/decisions/0028): deploy role and
         # break-glass only, like the guards SCP.
-        # An adopted bucket's policy is the adopter's statements and the kit's (`policies.adopted`); the existing
-        # policy is imported, so the plan shows the change to it rather than a create over it.
+        # An adopted bucket's policy is the adopter's statements and the kit's (`s3tables_kit.policies.adopted`); the
+        # existing policy is imported, so the plan shows the change to it rather than a create over it.
         bucket_policy = ReplicaBucketPolicy(
             self, "source-bucket-policy", bucket_arn=bucket.arn, policy=docs.document("source-bucket-policy")
         )

@@ -71,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=900.0, metavar="S", help="--planned: catch-up timeout (900)")
     p.add_argument("--poll", type=float, default=5.0, metavar="S", help="--planned: seconds between checks (5)")
     p.add_argument("--settle", type=float, default=5.0, metavar="S", help="--planned: wait after the freeze (5)")
+    p.add_argument(
+        "--drain-timeout", type=float, default=300.0, metavar="S", help="--planned: PutRows channels' drain bound (300)"
+    )
+    p.add_argument(
+        "--commit-interval", type=float, default=60.0, metavar="S", help="--planned: wait after channels drain (60)"
+    )
     p.add_argument("--unfreeze", action="store_true", help="--planned: only lift a freeze a killed run left")
     p.add_argument(
         "--show-documents",
@@ -150,7 +156,13 @@ def _planned(ns: argparse.Namespace, clients: Any, req: Any, outputs: Any, docum
     if cfg is not None and replica is not None:
         freeze = planned.freeze_from_config(cfg, aws.source_of(outputs, replica).table_bucket_arn)
     opts = planned.Options(
-        timeout_s=ns.timeout, poll_s=ns.poll, settle_s=ns.settle, unfreeze=ns.unfreeze, lease_dir=ns.lease_dir
+        timeout_s=ns.timeout,
+        poll_s=ns.poll,
+        settle_s=ns.settle,
+        unfreeze=ns.unfreeze,
+        lease_dir=ns.lease_dir,
+        drain_timeout_s=ns.drain_timeout,
+        commit_interval_s=ns.commit_interval,
     )
     return planned.run(clients, req, outputs, documents, freeze, opts, as_json=ns.json).exit_code
 
@@ -159,8 +171,8 @@ def replication_point_ms(
     clients: Any, outputs: Any, bucket: str, tables: Sequence[str], namespaces: Sequence[str]
 ) -> int:
     """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
-    (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
-    answer leaves the tables without a point: choose an instant with --as-of)."""
+    (`s3tables_kit.jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that
+    does not answer leaves the tables without a point: choose an instant with --as-of)."""
     from s3tables_kit.jobs.kernel.selectors import selection_patterns, to_ms
     from s3tables_kit.jobs.ops.point_live import live_point
 

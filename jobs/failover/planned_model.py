@@ -25,6 +25,9 @@ DEFAULT_POLL_S = 5.0
 # Seconds between putting the freeze and the first catch-up check: a bucket policy takes effect within seconds on
 # AWS (how fast is UNVERIFIED); a commit that lands after the check is caught by the proof after the promotion.
 DEFAULT_SETTLE_S = 5.0
+# How long the writers stay frozen while streaming channels still hold accepted rows before the run refuses: a few
+# of the service's commit intervals ("usually within a minute").
+DEFAULT_DRAIN_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)

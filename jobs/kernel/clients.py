@@ -1,15 +1,15 @@
 """boto3 clients for the ops jobs.
 
-Every session is a stock boto3 session (`jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3 Tables
-operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
+Every session is a stock boto3 session (`s3tables_kit.jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3
+Tables operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
 (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
 service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
 request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
 default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
 in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
 
-Retries: the kit's one policy, `jobs.kernel.sdk` (control-plane calls: botocore's ``standard`` mode with its
-client-side retry quota, exponential backoff with jitter, throttling codes such as
+Retries: the kit's one policy, `s3tables_kit.jobs.kernel.sdk` (control-plane calls: botocore's ``standard`` mode with
+its client-side retry quota, exponential backoff with jitter, throttling codes such as
 ``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count; `sdk.call`
 adds an outer backoff for throttling that outlives botocore's attempts, and the tools give what still failed a
 second pass.
@@ -69,8 +69,8 @@ class Clients:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a worker process needs to build the same clients (`jobs.kernel.concurrency.WorkerPool`): the settings
-        and the credentials already assumed; not the clients, caches or lock of this process."""
+        """What a worker process needs to build the same clients (`s3tables_kit.jobs.kernel.concurrency.WorkerPool`):
+        the settings and the credentials already assumed; not the clients, caches or lock of this process."""
         return {
             "endpoint_url": self.endpoint_url,
             "role_arns": dict(self.role_arns),
@@ -148,9 +148,23 @@ class Clients:
     def s3tables(self, region: str, account: str | None = None) -> Any:
         return self.client("s3tables", region, account)
 
+    def channels(self, region: str, account: str) -> Any:
+        """An s3tables client for `GetChannel`, whose endpoint on AWS is another host than the control plane's
+        (`<account>.putrows.s3tables-data.<region>`, docs/aws-facts.md#streaming-writes-putrows); locally the same."""
+        key = ("s3tables-channels", region, account)
+        with self._lock:
+            if key not in self._cache:
+                session = self._session(region, self._credentials(account, region))
+                url = (
+                    self._endpoint_for("s3tables") or f"https://{account}.putrows.s3tables-data.{region}.amazonaws.com"
+                )
+                self._cache[key] = session.client("s3tables", config=self._config("s3tables"), endpoint_url=url)
+            return self._cache[key]
+
     def iceberg_rest(self, region: str, account: str | None = None) -> IcebergRest:
         """The S3 Tables Iceberg REST endpoint of a Region (and account), over the s3tables client's transport and
-        credentials (`jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one lookup."""
+        credentials (`s3tables_kit.jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one
+        lookup."""
         key = ("iceberg-rest", region, account)
         with self._lock:
             rest: IcebergRest | None = self._cache.get(key)

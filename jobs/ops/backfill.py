@@ -13,8 +13,8 @@ snapshot is what the replica must hold; of the replica's current snapshot, what 
 the source's current metadata (docs/aws-facts.md#replication), so it is counted done without reading the replica; a
 pending or failed one is read (a replica the service has not created yet holds 0 bytes). Each table is read the way
 `status` reads a replica window: one Iceberg REST ``loadTable`` on a run with nothing cached to reuse, else its
-metadata location and the cached summary of the file (`jobs.kernel.metadata_cache`; decision 0031). A table whose
-summary has no ``total-files-size`` is counted but not sized (the report says how many).
+metadata location and the cached summary of the file (`s3tables_kit.jobs.kernel.metadata_cache`; decision 0031). A table
+whose summary has no ``total-files-size`` is counted but not sized (the report says how many).
 
 Rate and ETA need two observations: with ``--watch <seconds>`` the view refreshes and the rate of each destination is
 its bytes done since the watch's first observation over the time since then; the ETA is the bytes remaining at that
@@ -370,7 +370,7 @@ def render(report: BackfillReport) -> str:
 
 def run(args: argparse.Namespace, observe: Callable[[], BackfillReport]) -> int:
     """`status --backfill` with the options `status` parsed (`--watch`, `--refreshes`, `--json`); `observe` makes one
-    observation (`jobs.ops.status.collect_backfill`)."""
+    observation (`s3tables_kit.jobs.ops.status.collect_backfill`)."""
     if args.watch is not None and args.watch <= 0:
         return refuse(ValueError("--watch takes a positive number of seconds"))
     if args.refreshes is not None and args.refreshes < 1:

@@ -11,7 +11,7 @@ Writes `<out>/kit.toml`, `<out>/discover.json`, `<out>/report.txt` and each buck
 `<out>/bucket-policy-<bucket>.json` (the proposal's `bucket_policy`), all or nothing (a temporary directory beside
 `<out>`, renamed at the end). Exit 0 when written; 2 with one line when a permission is refused (the action and the
 resource), when a table stays unreadable after the second pass, or on bad input. The reading is
-`jobs.ops.discover_read`, the plan and the proposal `jobs.ops.discover_plan`.
+`s3tables_kit.jobs.ops.discover_read`, the plan and the proposal `s3tables_kit.jobs.ops.discover_plan`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What `jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would change and
-what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml` that
-adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several)."""
+"""What `s3tables_kit.jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would
+change and what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml`
+that adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Replication status and lag of every source table, per destination.
 
-    python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
-    python -m jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill (jobs/ops/backfill.py)
+    python -m s3tables_kit.jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
+    python -m s3tables_kit.jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill
+    (jobs/ops/backfill.py)
 
 Exit codes: 0 healthy; 1 a destination is FAILED, DETACHED or (with ``--max-lag``) lags beyond it; 2 the status of
 some table could not be read (permissions, persistent throttling, ...), so health is unknown.
@@ -17,7 +18,7 @@ attempt on), or, before that, the destination bucket's ``ListTables`` (one call 
 the table without ``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a
 warning.
 
-On an estate (several `kit_source` outputs, issue 24) every source bucket is read; a table is named
+On an estate (several `kit_source` outputs) every source bucket is read; a table is named
 ``bucket/namespace.name`` where two source buckets hold that name, and the report counts each source bucket.
 
 How lag is computed
@@ -114,19 +115,20 @@ class StatusReport:
     second_pass: int = 0  # tables read again after a pause (a transient error survived the retries)
     second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
     tables_by_source: dict[str, int] = field(default_factory=dict)  # source bucket ARN -> its tables, in order
-    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`jobs.ops.point`)
+    # replication point groups (`s3tables_kit.jobs.ops.point`)
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     created: dict[str, datetime | None] = field(default_factory=dict)  # namespace.name -> ListTables' createdAt
 
     @property
     def points(self) -> list[ReplicationPoint]:
-        """The replication point of every destination bucket and group (`jobs.ops.point`)."""
+        """The replication point of every destination bucket and group (`s3tables_kit.jobs.ops.point`)."""
         amb = ambiguous_tables((r.source_bucket_arn, r.table) for r in self.rows)
         label = lambda r: table_label(r.source_bucket_arn, r.table, amb)  # noqa: E731
         return replication_points(self.rows, datetime.fromisoformat(self.generated_at), self.groups, label)
 
     @property
     def estate(self) -> bool:
-        """Several source buckets (an estate, issue 24): the report then names each and its counts."""
+        """Several source buckets (an estate): the report then names each and its counts."""
         return len(self.tables_by_source) > 1
 
     @property
@@ -172,6 +174,7 @@ class StatusReport:
             "lagging": len(self.lagging),
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
+            "buffered_rows": sum({r.source_table_arn: r.buffered_rows or 0 for r in self.rows}.values()),
             "second_pass": self.second_pass,
             "second_pass_unresolved": self.second_pass_unresolved,
             "exit_code": self.exit_code,
@@ -197,7 +200,7 @@ SECOND_PASSES = 3  # at most this many passes after the first, while each still 
 
 
 # ----------------------------------------------------------------------------------------------------
-# Detached replicas (issue 15)
+# Detached replicas
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -361,8 +364,8 @@ def collect_status(
     window (destinations not in the mapping get a window without a promise); None skips them.
     `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`).
     `processes`: worker processes for the first pass (None: `processes_for` decides by the table count).
-    `cache`: summaries of metadata files by location (`jobs.kernel.metadata_cache`; None: every file is read).
-    A cache with nothing to reuse (a first run, or none) has each listed replica read with one loadTable of the
+    `cache`: summaries of metadata files by location (`s3tables_kit.jobs.kernel.metadata_cache`; None: every file is
+    read). A cache with nothing to reuse (a first run, or none) has each listed replica read with one loadTable of the
     Iceberg REST endpoint, its location and metadata together; else its location, then its metadata unless cached."""
     now = now or datetime.now(UTC)
     meta = cache or NO_CACHE
@@ -447,8 +450,8 @@ def collect_backfill(
     **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
-    (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it.
-    `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
+    (`s3tables_kit.jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before
+    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
     rest = (cache or NO_CACHE).empty
     report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
@@ -554,7 +557,19 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
     )
     summary = f"{report.tables} tables, {len(report.rows)} destination rows: {counts}{limit}{short}{second}"
     points = render_points(report.points)
-    return f"{body}\n\n{summary}{_render_sources(report)}{points}{detached}{warnings}"
+    streaming = buffered_summary(report.rows)
+    return f"{body}\n\n{summary}{streaming}{_render_sources(report)}{points}{detached}{warnings}"
+
+
+def buffered_summary(rows: Sequence[DestinationStatus]) -> str:
+    """The streaming line (`s3tables_kit.jobs.ops.status_channels`), empty when no source table holds buffered rows."""
+    held = {r.source_table_arn: r.buffered_rows for r in rows if r.buffered_rows}
+    if not held:
+        return ""
+    return (
+        f"\nstreaming: ~{sum(n for n in held.values() if n)} row(s) accepted on {len(held)} table(s) not yet "
+        "committed: outside every replica's recovery point until committed and replicated"
+    )
 
 
 def _render_sources(report: StatusReport) -> str:
@@ -606,6 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--watch", type=float, metavar="SECONDS", help="with --backfill: refresh every SECONDS (rate, ETA)")
     p.add_argument("--refreshes", type=int, help="with --watch: stop after this many observations")
+    p.add_argument("--no-channels", action="store_true", help="skip the PutRows channels (a GetChannel per table)")
     args = p.parse_args(argv)
     if (args.watch is not None or args.refreshes is not None) and not args.backfill:
         return refuse(ValueError("--watch and --refreshes go with --backfill"))
@@ -648,6 +664,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         **run_options(args),
     )
     report.groups = groups | {k: v for g in args.group for k, v in g.items()}
+    if not args.no_channels:
+        from s3tables_kit.jobs.ops.status_channels import mark_buffered
+
+        report.warnings += mark_buffered(clients, report.rows, args.concurrency)
     return emit(report, as_json=args.json, render=lambda: render(report, args.problems_only))
 
 

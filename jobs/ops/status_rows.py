@@ -1,5 +1,6 @@
 """One row of `status`: a source table toward one destination, and the words its status is said in. Apart from
-`jobs.ops.status` so that a view over its rows (`jobs.ops.backfill`) needs nothing of how they are collected."""
+`s3tables_kit.jobs.ops.status` so that a view over its rows (`s3tables_kit.jobs.ops.backfill`) needs nothing of how they
+are collected."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class DestinationStatus:
     failure_message: str | None = None
     lagging: bool = False
     window: RecoveryWindow | None = None
+    # rows a PutRows channel accepted on the source table, not yet committed: outside this replica's recovery point
+    buffered_rows: int | None = None
 
     @property
     def problem(self) -> bool:

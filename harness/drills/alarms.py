@@ -234,7 +234,7 @@ class LambdaPlayer:
         env |= self.overrides.get(fn.name, {})
         at = self.now()
         self.metrics.record(at, fn.name, "Invocations", 1)
-        with _environ(env), contextlib.redirect_stdout(io.StringIO()):
+        with environ(env), contextlib.redirect_stdout(io.StringIO()):
             try:
                 self.handler({}, None)
             except Exception as exc:  # the run failed: what Lambda counts in Errors
@@ -245,7 +245,8 @@ class LambdaPlayer:
 
 
 @contextlib.contextmanager
-def _environ(env: Mapping[str, str]) -> Iterator[None]:
+def environ(env: Mapping[str, str]) -> Iterator[None]:
+    """The process environment with `env` added, restored afterwards (the handlers read their settings there)."""
     saved = dict(os.environ)
     os.environ.update(env)
     try:

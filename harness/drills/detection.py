@@ -419,12 +419,12 @@ def _deploy_application(world: World) -> None:
 
 def _audit_findings(world: World) -> set[Finding]:
     """`audit`'s findings on the world (as `make audit` runs it): (kind, resource and detail)."""
-    from harness.drills.alarms import _environ
+    from harness.drills.alarms import environ
     from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.ops.audit import audit
     from s3tables_kit.topology.outputs import parse_outputs
 
-    with _environ(world.env()):
+    with environ(world.env()):
         got = audit(Clients(endpoint_url=world.endpoint), world.cfg, parse_outputs(world.outputs_doc),
                     show_progress=False)  # fmt: skip
     return {(d.kind, f"{d.resource}: {d.detail}") for d in got.drifts}

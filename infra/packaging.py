@@ -11,7 +11,7 @@ same sources always give the same archive, hash and synthesised Terraform, on an
     jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
     jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
     jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
-    topology/__init__.py, topology/{contract,paths}.py                       the names infra and the handler share
+    topology/__init__.py, topology/{contract,paths,sdk_models}.py            the names infra and the handler share
     jobs/aws_timestamps.py                                                    the sessions' timestamp parser
     botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
     kit_declared.json (`DECLARED_FILE`)                                        what the drift checks compare with
@@ -89,6 +89,7 @@ MODULES = (
     "topology/__init__.py",
     "topology/contract.py",
     "topology/paths.py",
+    "topology/sdk_models.py",
 )
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)

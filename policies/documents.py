@@ -317,7 +317,7 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
     (`s3tables_kit.policies.estate`)."""
-    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.scp_statements(cfg))
+    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.guards_scp_statements(cfg))
 
 
 def service_control_policy_pipeline(cfg: KitConfig) -> Document:
@@ -401,9 +401,13 @@ def recovery_role_trust(cfg: KitConfig, application_arn: str | None = None) -> D
 
 
 def scripts_bucket_policy(cfg: KitConfig) -> Document:
-    """The recovery scripts/logs/reports bucket: TLS only."""
+    """The recovery scripts/logs/reports bucket: TLS only; its `scheduled/` artifacts (what scheduled job runs
+    execute) closed as an allow-list: read by all, written by the recovery stack's deployer and break-glass only."""
     rep = cfg.recovery_replica
-    return doc(iam_statements.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"))
+    return doc(
+        iam_statements.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"),
+        *vault.artifacts_scope(cfg).statements(resource_policy=True),
+    )
 
 
 def recovery_role_permissions(

@@ -540,7 +540,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
         deny_pass_other_replication_role(
             "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
         ),
-        *vault.scp_statements(cfg),  # the vault outlives a failover: its settings stay guarded
+        *vault.guards_scp_statements(cfg),  # the vault outlives a failover: its writer stays guarded
     )
 
 

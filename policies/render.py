@@ -130,7 +130,7 @@ def _denies_of(docs: Sequence[policy_documents.PolicyDoc], layer: str, action: s
         for d in docs
         if _layer(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s["Action"])
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action", []))
     ]
 
 
@@ -234,7 +234,7 @@ def _protection_cells(
             if _layer(d) != layer:
                 continue
             for s in d.document["Statement"]:
-                if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action", []))):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
                 exempt = _any_matches(arns, exempt_arns) or (
@@ -253,6 +253,13 @@ def _granted_by_condition(stmt: Mapping[str, Any], arns: Sequence[str]) -> bool:
     if stmt.get("Principal") != "*" or not patterns or not accounts:
         return False
     return any(a.split(":")[4] in accounts and any(fnmatch.fnmatchcase(a, p) for p in patterns) for a in arns)
+
+
+def _statement_actions(s: dict[str, Any]) -> str:
+    """A statement's actions as reviewers read them; an allow-list's Deny (`NotAction`) as "all but" its list."""
+    if "Action" in s:
+        return _short_actions(_as_list(s["Action"]))
+    return f"every action but {_short_actions(_as_list(s['NotAction']))}"
 
 
 def _principal_section(
@@ -281,7 +288,7 @@ def _principal_section(
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
             granted = granted or _granted_by_condition(s, arns)
-            acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
+            acts, res = _statement_actions(s), _code(_as_list(s["Resource"]))
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
                 may.append(line)
@@ -452,8 +459,9 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
         by_sid: dict[str, list[str]] = {}
         for d, s in other_denies:
             by_sid.setdefault(s["Sid"], []).append(f"`{d.name}`")
+        vault_risks = vault.risks(cfg)
         for sid, where in by_sid.items():
-            lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
+            lines.append(f"- `{sid}` ({', '.join(where)}): {vault_risks.get(sid) or _other_risk(sid)}")
         lines.append("")
     lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
@@ -524,7 +532,6 @@ def _other_risk(sid: str) -> str:
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in iam_actions.PIPELINE_RULES},
-        **{r.sid: r.risk for r in vault.VAULT_RULES},
         **vault.BACKUP_ROLE_GUARD_RISKS,
         "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
             r.risk for r in iam_actions.PIPELINE_RULES if r.target != "keys"

@@ -38,13 +38,16 @@ def statement(
     *,
     principal: dict[str, Any] | str | None = None,
     condition: dict[str, dict[str, Any]] | None = None,
+    not_action: bool = False,
 ) -> Statement:
+    """`not_action`: the statement covers every action but `actions` (an allow-list's Deny, built by
+    `s3tables_kit.policies.allowlists`)."""
     if not sid.isalnum():
         raise ValueError(f"Sid {sid!r} must be alphanumeric")
     out: Statement = {"Sid": sid, "Effect": effect}
     if principal is not None:
         out["Principal"] = principal
-    out["Action"] = _one_or_many(actions)
+    out["NotAction" if not_action else "Action"] = _one_or_many(actions)
     out["Resource"] = _one_or_many(resources)
     if condition:
         out["Condition"] = {

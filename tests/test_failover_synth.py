@@ -13,8 +13,9 @@ import pytest
 
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
 from s3tables_kit.policies import failover as failover_policies
-from s3tables_kit.policies import pipeline
+from s3tables_kit.policies import pipeline, vault
 from s3tables_kit.policies.documents import compact_json, guardrail_attachments
+from s3tables_kit.policies.model import doc
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.failover import failover_topology
 
@@ -148,10 +149,14 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
         failover_policies.scp_promoted_name(cfg): compact_json(
             failover_policies.service_control_policy_promoted(cfg, topo)
         ),
+        # the vault's SCPs outlive a failover as the vault does, on their own accounts
+        **{scp: compact_json(doc(*vault.scp_statements(cfg, name))) for name, scp, _ in vault.scps(cfg)},
         cfg.scp_pipeline_name: compact_json(failover_policies.service_control_policy_pipeline(cfg, topo)),
         cfg.rcp_name: compact_json(
             pipeline.resource_control_policy(cfg, failover_policies.kit_replication_roles(topo))
         ),
+        # the vault's SCPs outlive a failover as the vault does, on their own accounts
+        **{scp: compact_json(doc(*vault.scp_statements(cfg, name))) for name, scp, _ in vault.scps(cfg)},
     }
     for content in scps.values():
         assert len(content) <= 5120

@@ -199,12 +199,15 @@ def test_scps_and_attachments(seed: Stacks) -> None:
         "seed-protect-s3tables-replica-guards": "SERVICE_CONTROL_POLICY",
         "seed-protect-s3tables-pipeline": "SERVICE_CONTROL_POLICY",
         "seed-protect-s3tables-replication-roles": "RESOURCE_CONTROL_POLICY",
+        "seed-protect-backup-vault": "SERVICE_CONTROL_POLICY",
+        "seed-protect-scheduled-jobs": "SERVICE_CONTROL_POLICY",
     }
     for policy in policies.values():
         assert len(policy["content"]) <= 5120
         assert all(s["Effect"] == "Deny" for s in json.loads(policy["content"])["Statement"])
     attachments = org["resource"]["aws_organizations_policy_attachment"].values()
-    assert sorted(a["target_id"] for a in attachments) == ["ou-ab12-replicas1"] * 4
+    # the vault's two SCPs on the vault's and the recovery account itself (one account in the seed)
+    assert sorted(a["target_id"] for a in attachments) == ["111122223333"] * 2 + ["ou-ab12-replicas1"] * 4
     assert org["provider"]["aws"][0]["allowed_account_ids"] == ["999988887777"]
 
 
@@ -251,8 +254,14 @@ def test_scripts_bucket_is_tls_only_and_expires_logs_reports_and_old_versions(se
     (bucket_id,) = res(rec, "aws_s3_bucket")
     policy = only(rec, "aws_s3_bucket_policy")
     assert policy["bucket"] == f"${{aws_s3_bucket.{bucket_id}.id}}"
-    (deny,) = json.loads(policy["policy"])["Statement"]
+    deny, *scheduled = json.loads(policy["policy"])["Statement"]
     arn = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
+    # the scheduled artifacts: read by all, written by the recovery stack's deployer (break-glass in the seed)
+    assert [s["Sid"] for s in scheduled] == [
+        "DenyScheduledArtifacts",
+        "DenyScheduledArtifactsDeployers",
+    ]
+    assert {s["Resource"] for s in scheduled} == {f"{arn}/scheduled/*"}
     assert deny == {
         "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
         "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}},

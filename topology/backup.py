@@ -51,7 +51,7 @@ def longest_replica_retention_days(cfg: KitConfig) -> int:
 def vault_checks(cfg: KitConfig) -> list[Issue]:
     """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; a backup
     budget longer than the interval between backups; its account must be reached by the SCPs (not the management
-    account); a key of its own account and Region."""
+    account); a key the kit creates (a bring-your-own key is refused)."""
     v = cfg.vault
     if v is None:
         return []
@@ -78,6 +78,14 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
         m = KMS_KEY_ARN_RE.match(v.kms_key)
         if m and (m.group(2), m.group(3)) != (v.region, v.account_id):
             out.append(Issue("vault.kms_key", "the key must be in the vault's account and Region (SSE-KMS of S3)"))
+        else:
+            out.append(
+                Issue(
+                    "vault.kms_key",
+                    'must be "create": the vault key\'s policy is written once by the kit so that nobody, break-glass '
+                    "included, can disable or delete it; a key of your own has a policy the kit cannot prove",
+                )
+            )
     has_recovery_replica = any(r.bucket == cfg.recovery.replica for r in cfg.replicas)  # else reported on its own
     if has_recovery_replica and backup_role_arn(cfg) in cfg.protection.break_glass_principals:
         out.append(Issue("protection.break_glass_principals", "the backup role cannot be a break-glass principal"))

@@ -18,11 +18,11 @@ import boto3
 import botocore.session
 
 from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
-from s3tables_kit.jobs.kernel.sdk import extended
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.model import kms_alias
 from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.sdk_models import extended
 
 ALLOW_ALL = {
     "Version": "2012-10-17",

@@ -33,7 +33,7 @@ from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.failover import model as failover_model
 from s3tables_kit.jobs.failover import planned_lease as PL
 from s3tables_kit.jobs.failover import planned_model as PM
-from s3tables_kit.jobs.kernel import channels as CH
+from s3tables_kit.jobs.kernel import channels as channel_reads
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -41,6 +41,7 @@ from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
 from s3tables_kit.jobs.kernel.snapshots import Snapshot
 from s3tables_kit.jobs.kernel.tables import read_table_metadata
+from s3tables_kit.topology import channels
 from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
@@ -86,7 +87,7 @@ class Options:
     lease_dir: str | None = None  # the run's leases (`s3tables_kit.jobs.failover.planned_lease`); None: the report dir
     lease_ttl_s: float = PL.DEFAULT_TTL_S
     drain_timeout_s: float = PM.DEFAULT_DRAIN_TIMEOUT_S  # a streaming channel still holding rows then refuses
-    commit_interval_s: float = CH.COMMIT_INTERVAL_S  # waited once every channel reads 0 (the count is approximate)
+    commit_interval_s: float = channels.COMMIT_INTERVAL_S  # waited once every channel reads 0 (an approximate count)
 
 
 @dataclass
@@ -172,7 +173,7 @@ def wait_caught_up(
         time.sleep(opts.poll_s)
 
 
-def channel_of(clients: Clients, source_arn: str, tp: failover_model.FailoverTablePlan) -> CH.Channel | None:
+def channel_of(clients: Clients, source_arn: str, tp: failover_model.FailoverTablePlan) -> channels.Channel | None:
     """The source table's streaming channel (None: never written through `PutRows`)."""
     b = BucketRef(source_arn)
     got = call(
@@ -181,7 +182,7 @@ def channel_of(clients: Clients, source_arn: str, tp: failover_model.FailoverTab
         namespace=tp.ident.namespace,
         name=tp.ident.name,
     )
-    return CH.read(clients.channels(b.region, b.account), str(got["tableARN"]))
+    return channel_reads.read(clients.channels(b.region, b.account), str(got["tableARN"]))
 
 
 def drain(

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
-from s3tables_kit.topology import paths
+from s3tables_kit.topology import sdk_models
 
 R = TypeVar("R")
 
@@ -68,23 +68,8 @@ def boto3_session(**kwargs: Any) -> Any:
 
     from s3tables_kit.jobs import aws_timestamps
 
-    session = aws_timestamps.install(extended(botocore.session.get_session()))
+    session = aws_timestamps.install(sdk_models.extended(botocore.session.get_session()))
     return boto3.session.Session(botocore_session=session, **kwargs)
-
-
-# The one place the kit extends botocore's models: operations AWS documents that the pinned botocore lacks, merged by
-# botocore's own loader (`<service>/<version>/service-2.sdk-extras.json` on a search path), never a patched SDK.
-# Now: `GetChannel` and `PutRows` (botocore >= 1.44.18; docs/aws-facts.md#streaming-writes-putrows). Remove an entry
-# once the pinned botocore has it (tests/test_sdk_models.py says when).
-MODELS_DIR = paths.PACKAGE / "jobs" / "kernel" / "botocore_models"
-
-
-def extended(session: Any) -> Any:
-    """`session` (a botocore session) whose loader also reads the kit's model extensions (`MODELS_DIR`)."""
-    loader = session.get_component("data_loader")
-    if str(MODELS_DIR) not in loader.search_paths:
-        loader.search_paths.insert(0, str(MODELS_DIR))
-    return session
 
 
 def client(

@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 	@bash scripts/setup.sh venv
 node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh npm
-.jars/.stamp: jars/pom.xml
+.jars/.stamp: jars/pom.xml jars/pinned-jars.sha256
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all e2e-adopt synth golden policies policies-check policy-check \

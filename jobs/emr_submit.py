@@ -5,8 +5,8 @@
 Every argument this tool does not declare is the recovery job's (`s3tables-kit recover --help`); a `--` ends this
 tool's own arguments where a job argument shares a name with one of them.
 
-1. uploads `jobs/recover_entry.py`, a zip of the `jobs` package and the catalog jars of `.jars/` under the provisioned
-   `scripts_uri` (outputs `kit_recovery.scripts_uri`);
+1. uploads `jobs/recover_entry.py`, a zip of the modules the jobs import and the pinned catalog jars under the
+   provisioned `scripts_uri` (outputs `kit_recovery.scripts_uri`);
 2. `StartJobRun` on `emr_application_id` with the recovery role `role_arn`, logs to `logs_uri`; the job gets explicit
    catalog arguments (replica and recovery table bucket ARNs, regions, recovery namespace), so the remote side needs
    no outputs file and no pydantic;
@@ -26,8 +26,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
+from s3tables_kit.jobs.kernel import sdk
 from s3tables_kit.topology import paths
-from s3tables_kit.topology.outputs import KitOutputs
+from s3tables_kit.topology.contract import BACKUP_ENTRY, REHEARSAL_ENTRY
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, load_outputs
+from s3tables_kit.topology.shipping import shipped_modules
 
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
 ENTRY = "recover_entry.py"
@@ -65,7 +69,8 @@ def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") 
 
 
 def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:
-    """`--vault` and `--vault-region` of the outputs' vault, unless the job's arguments name them."""
+    """`--vault`, `--vault-region` and `--vault-point-key` of the outputs' vault, unless the job's arguments name
+    them."""
     vault = outputs.vault
     if vault is None and "--vault" not in job_args:
         raise ValueError(
@@ -76,6 +81,8 @@ def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:
         args += ["--vault", f"s3://{vault.bucket_name}"]
     if "--vault-region" not in job_args and vault is not None:
         args += ["--vault-region", vault.region]
+    if "--vault-point-key" not in job_args and vault is not None and vault.point_key_arn:
+        args += ["--vault-point-key", vault.point_key_arn]
     return args
 
 
@@ -129,15 +136,13 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 
 def jobs_zip() -> bytes:
-    """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
-    jobs import), importable from --py-files."""
+    """The kit modules the EMR entries (recovery, rehearsal, vault backup) can import, importable from --py-files:
+    derived from their imports (`topology/shipping.py`), the job's own dependencies left to its runtime."""
+    entries = [f"jobs/{e}" for e in (ENTRY, REHEARSAL_ENTRY, BACKUP_ENTRY)]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted([*(paths.PACKAGE / "jobs").rglob("*.py"), *(paths.PACKAGE / "topology").rglob("*.py")]):
-            rel = p.relative_to(paths.PACKAGE)
-            if rel.parts[1] in ("ops",) or rel.name == "drill.py":
-                continue
-            z.write(p, f"s3tables_kit/{rel}")
+        for rel in shipped_modules(entries, runtime=None):
+            z.write(paths.PACKAGE / rel, f"s3tables_kit/{rel}")
         z.writestr("s3tables_kit/__init__.py", "")
     return buf.getvalue()
 
@@ -189,16 +194,16 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
 
 def main(argv: list[str] | None = None) -> int:
     ns, job_args = parse_args(argv)
-    from s3tables_kit.topology.outputs import OutputsError, load_outputs
-
     try:
         outputs = load_outputs(ns.outputs)
     except OutputsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from s3tables_kit.jobs.spark import kit_jars
-
-    jars = kit_jars()
+    try:
+        jars = kit_jars()
+    except JarsUnavailable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
     except ValueError as err:
@@ -209,8 +214,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from s3tables_kit.jobs.kernel import sdk
-
     region = outputs.recovery.region
     upload(sdk.client("s3", region), outputs, jars)
     emr = sdk.client("emr-serverless", region)

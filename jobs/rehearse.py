@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
-from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.idents import Ident, JobError
 from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
@@ -62,7 +62,6 @@ from s3tables_kit.topology.contract import (
     REHEARSAL_SUCCEEDED,
     REHEARSAL_TABLES,
     SCHEDULED_ARTIFACTS_PREFIX,
-    pinned_jar_names,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -331,6 +330,7 @@ def parser() -> argparse.ArgumentParser:
         "--vault", metavar="s3://BUCKET|DIR", help="also restore from this backup vault (with --vault-table)"
     )
     p.add_argument("--vault-region", help="the vault's Region")
+    p.add_argument("--vault-point-key", metavar="ARN", help="the vault's point key, which verifies every point")
     p.add_argument(
         "--vault-table", action="append", default=[], metavar="NS.NAME|NS.*", help="the tables the vault backs up"
     )
@@ -341,7 +341,7 @@ def vault_side(ns: argparse.Namespace) -> VaultSide | None:
     """The vault the rehearsal also restores from, or None (no --vault or no --vault-table)."""
     if not (ns.vault and ns.vault_table):
         return None
-    return VaultSide(ns.vault, ns.vault_region, tuple(ns.vault_table), ns.endpoint_url or None)
+    return VaultSide(ns.vault, ns.vault_region, tuple(ns.vault_table), ns.endpoint_url or None, ns.vault_point_key)
 
 
 def _local(ns: argparse.Namespace) -> int:
@@ -356,7 +356,11 @@ def _local(ns: argparse.Namespace) -> int:
     replica = CatalogSpec("replica", "hadoop", file_uri(wh["replica"]))
     target = CatalogSpec("recovery", "hadoop", file_uri(wh["recovered"]))
     tables = ns.table or ["analytics.orders"]
-    spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    try:
+        spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    except JobError as err:  # the pinned jars missing and not fetchable: one line, before any JVM
+        print(f"rehearsal: {err}", file=sys.stderr)
+        return 2
     try:
         res = _rehearse_and_report(ns, replica, target, tables, spark, out / "rehearsals")
         res_dir = out / "rehearsals"
@@ -416,22 +420,18 @@ def upload_artifacts(outputs_path: str) -> int:
     backup's `backup_entry.py`. Run once after deploy and after upgrades, with the recovery stack's deploy role or
     break-glass (nobody else may write there)."""
     from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
+    from s3tables_kit.jobs.jars import kit_jars
     from s3tables_kit.jobs.kernel.options import refuse
-    from s3tables_kit.jobs.spark import kit_jars
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(outputs_path)
     except OutputsError as err:
         return refuse(err)
-    jars = kit_jars()
-    missing = sorted(set(pinned_jar_names()) - {j.name for j in jars})
-    if missing:
-        print(
-            f"error: .jars/ lacks {missing} (the schedule names the jars of jars/pom.xml); run make setup",
-            file=sys.stderr,
-        )
-        return 2
+    try:
+        jars = kit_jars()  # every jar of jars/pom.xml, which the schedule names
+    except JobError as err:
+        return refuse(err)
     from s3tables_kit.jobs.kernel import sdk
 
     s3 = sdk.client("s3", outputs.recovery.region)

@@ -15,31 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.jobs.jars import kit_jars
 from s3tables_kit.topology import paths
-from s3tables_kit.topology.contract import pinned_jar_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-JARS_DIR = paths.ROOT / ".jars"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 JAVA_OPTIONS_ENV = "KIT_SPARK_JAVA_OPTIONS"  # extra JVM flags of a local session's driver (the tests: C1 JIT only)
-
-
-class SparkSetupError(RuntimeError):
-    pass
-
-
-def kit_jars(jars_dir: Path | None = None) -> list[Path]:
-    """The jars of `.jars/` (installed by `make setup`), sorted; fails clearly when the Iceberg runtime is missing."""
-    d = Path(os.environ.get("KIT_JARS_DIR", jars_dir or JARS_DIR))
-    jars = sorted(d.glob("*.jar"))
-    if not any(j.name.startswith("iceberg-spark-runtime-") for j in jars):
-        raise SparkSetupError(
-            f"no iceberg-spark-runtime jar in {d}: run `make setup` in a checkout, or set KIT_JARS_DIR to a "
-            f"directory holding the pinned jars ({', '.join(pinned_jar_names())})"
-        )
-    return jars
 
 
 def session_conf(

@@ -23,6 +23,9 @@ from typing import Any
 from s3tables_kit.policies import statements as iam_statements
 
 READ_PREFIXES = ("Describe*", "Get*", "List*")
+# The read prefixes each service's actions use (a pattern that matches no action is refused by `KIT-IAM1`).
+SERVICE_READ_PREFIXES = {"iam": ("Get*", "List*"), "lambda": ("Get*", "List*"), "scheduler": ("Get*", "List*"),
+                         "sns": ("Get*", "List*")}  # fmt: skip
 EVERYONE = "everyone"
 BREAK_GLASS = "break-glass"
 DEPLOY = "deploy"
@@ -31,7 +34,7 @@ KIT_ROLES = "kit-roles"
 
 def reads(*services: str) -> tuple[str, ...]:
     """`<service>:Describe*`, `Get*`, `List*` of each service: what anyone may read of a scope."""
-    return tuple(f"{s}:{p}" for s in services for p in READ_PREFIXES)
+    return tuple(f"{s}:{p}" for s in services for p in SERVICE_READ_PREFIXES.get(s, READ_PREFIXES))
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class AllowList:
     everyone: tuple[str, ...]
     classes: tuple[Allowance, ...] = ()
     exempt: tuple[str, ...] = (BREAK_GLASS,)
+    # Classes held by their own permission policies, which the scope itself guards (a kit role's policies change by
+    # a deploy role only): exempt from the scope's Deny for everyone, with no statement of their own (an SCP holds
+    # 5,120 characters); the proofs show each such principal stays within its class's list.
+    self_bounded: tuple[str, ...] = ()
     risk: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -83,13 +90,14 @@ class AllowList:
         `condition`: added to every statement (a key matched by alias); `resource_policy`: Principal "*"."""
         if not resources:
             return []
-        named = sorted({p for c, arns in principals.items() for p in arns if c != EVERYONE})
+        known = {*self.exempt, *self.self_bounded, *(c.principal_class for c in self.classes)}
+        named = sorted({p for c, arns in principals.items() for p in arns if c in known})
         principal = "*" if resource_policy else None
         sid = f"Deny{self.scope}{sid_suffix}"
         out = [_deny_not(sid, self.everyone, resources, principal, {"ArnNotLike": named} if named else {}, condition)]
         for c in self.classes:
             arns = sorted(set(principals.get(c.principal_class, ())))
-            if arns and c.principal_class not in self.exempt:
+            if arns and c.principal_class not in (*self.exempt, *self.self_bounded):
                 title = "".join(w.title() for w in c.principal_class.split("-"))
                 out.append(
                     _deny_not(
@@ -152,28 +160,22 @@ def kit_key_condition(kit: str) -> dict[str, dict[str, Any]]:
 
 
 KIT_ROLE_USE = ("iam:PassRole", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents")
+# What `cdktf deploy` of the kit's stacks calls on the kit's resources: create, update in place, tag. Destroying
+# one (an alarm, the monitor, a role, a subscription) or re-writing a role's trust is a break-glass deploy.
 KIT_DEPLOY = (
-    "cloudwatch:DeleteAlarms", "cloudwatch:PutMetricAlarm", "cloudwatch:TagResource",
-    "cloudwatch:UntagResource",
-    "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRole", "iam:DeleteRolePolicy",
-    "iam:DetachRolePolicy", "iam:PassRole", "iam:PutRolePolicy", "iam:TagRole", "iam:UntagRole",
-    "iam:UpdateAssumeRolePolicy", "iam:UpdateRole", "iam:UpdateRoleDescription",
-    "kms:CreateAlias", "lambda:AddPermission", "lambda:CreateFunction", "lambda:DeleteFunction",
-    "lambda:InvokeFunction", "lambda:PutFunctionConcurrency", "lambda:RemovePermission",
-    "lambda:TagResource", "lambda:UntagResource", "lambda:UpdateFunctionCode",
+    "cloudwatch:PutMetricAlarm", "cloudwatch:TagResource", "cloudwatch:UntagResource",
+    "iam:AttachRolePolicy", "iam:CreateRole", "iam:DeleteRolePolicy", "iam:DetachRolePolicy", "iam:PassRole",
+    "iam:PutRolePolicy", "iam:TagRole", "iam:UntagRole", "iam:UpdateRole", "iam:UpdateRoleDescription",
+    "kms:CreateAlias",
+    "lambda:AddPermission", "lambda:CreateFunction", "lambda:InvokeFunction", "lambda:PutFunctionConcurrency",
+    "lambda:RemovePermission", "lambda:TagResource", "lambda:UntagResource", "lambda:UpdateFunctionCode",
     "lambda:UpdateFunctionConfiguration",
-    "logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:TagLogGroup",
-    "logs:TagResource", "logs:UntagLogGroup", "logs:UntagResource",
-    "scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:TagResource",
-    "scheduler:UntagResource", "scheduler:UpdateSchedule",
-    "sns:ConfirmSubscription", "sns:CreateTopic", "sns:DeleteTopic", "sns:SetTopicAttributes",
-    "sns:Subscribe", "sns:TagResource", "sns:Unsubscribe", "sns:UntagResource",
+    "logs:CreateLogGroup", "logs:PutRetentionPolicy", "logs:TagResource", "logs:UntagResource",
+    "scheduler:CreateSchedule", "scheduler:TagResource", "scheduler:UntagResource", "scheduler:UpdateSchedule",
+    "sns:ConfirmSubscription", "sns:CreateTopic", "sns:SetTopicAttributes", "sns:Subscribe", "sns:TagResource",
+    "sns:UntagResource",
 )  # fmt: skip
 KIT_KEY_USE = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext")
-KIT_KEY_DEPLOY = (
-    "kms:CreateAlias", "kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource",
-    "kms:UntagResource", "kms:UpdateKeyDescription",
-)  # fmt: skip
 
 
 KIT_RESOURCES = AllowList(
@@ -187,17 +189,20 @@ KIT_RESOURCES = AllowList(
             KIT_ROLES,
             KIT_ROLE_USE,
             "A schedule invokes its function or passes the recovery role to a job run; a function writes its own "
-            "logs. Each kit role is held further by its own permission policies (rendered beside).",
+            "logs. Each kit role is held by its own permission policies (rendered beside), which only a deploy role "
+            "changes: the organization's layer exempts the kit's roles by name and lets their policies decide.",
         ),
         Allowance(
             DEPLOY,
             KIT_DEPLOY,
-            "What `cdktf deploy` of the kit's stacks calls on these resources (create, update, tag, destroy), "
-            "reviewed: no permissions boundary, no mute rule, composite or log alarm, no alarm state or actions "
-            "switched off, no subscription filter, delivery or data-protection policy, no function event "
-            "configuration, no log subscription, key association or retention removal, no alias moved or deleted.",
+            "What `cdktf deploy` of the kit's stacks calls on these resources (create, update in place, tag), "
+            "reviewed: no deletion, no trust rewritten, no permissions boundary, no mute rule, composite or log "
+            "alarm, no alarm state or actions switched off, no subscription filter, delivery or data-protection "
+            "policy, no function event configuration, no log subscription, key association or retention removal, "
+            "no alias moved or deleted.",
         ),
     ),
+    self_bounded=(KIT_ROLES,),
     risk="Deleting, muting or rewriting the monitor, its schedule, alarms, topic or logs silences the page that a "
     "frozen replica would raise; a kit role widened, given a Deny boundary or passed to another function or job "
     "acts for whoever changed it (the replication role writes wherever its editor wants, the recovery role reads "
@@ -209,16 +214,29 @@ KIT_KEYS = AllowList(
     title="The keys the kit created (source, replica, alarm topic and vault keys, known by their `<kit>-` alias)",
     services=("kms",),
     everyone=(*reads("kms"), *KIT_KEY_USE),
-    classes=(
-        Allowance(
-            DEPLOY,
-            KIT_KEY_DEPLOY,
-            "What `cdktf deploy` calls on a key it created (alias, rotation, the reviewed key policy, tags); never "
-            "disabling it, scheduling its deletion or moving an alias (break-glass).",
-        ),
-    ),
     risk="Disabling a key or scheduling its deletion makes every file it encrypts unreadable (or stops replication, "
-    "or every alarm delivery); a grant or a moved alias hands its use elsewhere.",
+    "or every alarm delivery); a grant or a moved alias hands its use elsewhere. Nobody but break-glass administers a "
+    "key once it carries the kit's alias: a deploy creates a key, its policy, rotation and tags before the alias "
+    "names it; a later change of them is a break-glass deploy.",
 )
 
-KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS)
+HARDENER_SERVICES = ("iam", "lambda", "logs", "scheduler")
+KIT_HARDENER = AllowList(
+    scope="KitHardener",
+    title="The scheduled hardener (`[assurance.harden]`): its function, schedule, log group and role",
+    services=HARDENER_SERVICES,
+    everyone=reads(*HARDENER_SERVICES),
+    classes=(
+        Allowance(
+            KIT_ROLES,
+            KIT_ROLE_USE,
+            "Its schedule invokes it; it writes its own logs. Held by their own permission policies.",
+        ),
+    ),
+    self_bounded=(KIT_ROLES,),
+    risk="The hardener writes replica table policies and retention: whoever changes its code, configuration, "
+    "schedule or role acts with that exemption. Break-glass only, the deploy roles included (its first deploy is a "
+    "break-glass deploy).",
+)
+
+KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS, KIT_HARDENER)

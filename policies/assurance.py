@@ -380,10 +380,11 @@ def alarm_topic_key_policy(site: Site, guarded_by: list[str] | None = None) -> D
     )
 
 
-def source_key_guardians(cfg: KitConfig, src: Source) -> list[str]:
-    """Break-glass and the deploy role of the source `src`: who may disable, delete or re-write its key or its
-    stack's alarm topic key (disabling either stops replication or every alarm)."""
-    return [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
+def source_key_guardians(cfg: KitConfig, src: Source | None = None) -> list[str]:
+    """Break-glass: who may disable, delete or re-write a source key or an alarm topic key (disabling either stops
+    replication or every alarm; the deploy roles' allow-list on the kit's keys holds neither, `allowlists.KIT_KEYS`).
+    Whatever the source `src`: break-glass principals of every account are exempt alike."""
+    return list(cfg.protection.break_glass_principals)
 
 
 def alarm_sites(cfg: KitConfig, src: Source | None) -> list[tuple[str, Site]]:
@@ -441,19 +442,22 @@ def documents(cfg: KitConfig, src: Source | None) -> list[PolicyDoc]:
                 "kms-key-policy",
                 site.account_id,
                 f"KMS key {alarm_key_alias(cfg, stack, src)} ({stack} stack)",
-                alarm_topic_key_policy(site, source_key_guardians(cfg, src) if stack == "source" and src else None),
+                alarm_topic_key_policy(site, source_key_guardians(cfg, src)),
             )
         )
     return out
 
 
+def without_rehearsal(cfg: KitConfig) -> KitConfig:
+    """`cfg` with the rehearsal off (the recovery stack's): what one source's stack deploys of assurance."""
+    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
+    return cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
+
+
 def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
     """The documents of the source `src`'s stack: its monitor and its alarm topic's key (the rehearsal is the
     recovery stack's)."""
-    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
-    return documents(
-        cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})}), src
-    )
+    return documents(without_rehearsal(cfg), src)
 
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
@@ -465,7 +469,6 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 def summary_principals(cfg: KitConfig, src: Source | None) -> list[tuple[str, list[str], str, list[str]]]:
     """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what": the monitor's of
     `src` (none without it), the rehearsal's, the hardener's."""
-    rec = recovery_site(cfg)
     out: list[tuple[str, list[str], str, list[str]]] = []
     if cfg.assurance.monitor.enabled and src is not None:
         site = site_of(src)
@@ -487,6 +490,7 @@ def summary_principals(cfg: KitConfig, src: Source | None) -> list[tuple[str, li
             )
         )
     if cfg.assurance.rehearsal.enabled:
+        rec = recovery_site(cfg)
         out.append(
             (
                 "Recovery rehearsal schedule role",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, protection, vault
+from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, pipeline, protection, vault
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
@@ -252,7 +252,7 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
         *protection.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
-            guardrail_arns=[guardrail_policy_arn(cfg, account_id)],
+            guardrail_arns=[guardrail_policy_arn(cfg, account_id), pipeline.guardrail_policy_arn(cfg, account_id)],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(
@@ -260,8 +260,7 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
             exempt=protection.replication_setup_roles(cfg, scheme_of(cfg).guardrail_source_exempt(cfg)),
             account_id=account_id,
         ),
-        # the pipeline of the sources of this account (its second layer, after the pipeline SCP)
-        *pipeline.guardrail_statements(cfg, account_id),
+        # the pipeline and the kit's allow-lists in this account: the pipeline guardrail beside it
     )
 
 
@@ -303,7 +302,7 @@ def service_control_policy(cfg: KitConfig) -> Document:
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
     denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
     protected buckets by tag (`s3tables_kit.policies.estate`)."""
-    return doc(*scheme_of(cfg).scp(cfg))
+    return doc(*scheme_of(cfg).scp(cfg), *pipeline.kit_key_statements(cfg))
 
 
 def _scp_by_arn(cfg: KitConfig) -> list[iam_statements.Statement | None]:
@@ -335,10 +334,7 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[iam_statements.Statement | None]:
             replication_roles=[
                 (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
             ],
-            guardrail_arns=[
-                *(guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)),
-                *estate.pipeline_guardrail_arns(cfg),
-            ],
+            guardrail_arns=[estate.guardrail_pattern(cfg), *estate.pipeline_guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         *source_guards(
@@ -477,7 +473,7 @@ def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
             "source-bucket-policy",
             "bucket-policy",
             src.account_id,
-            f"table bucket {src.bucket} (source{_kept(src)})",
+            f"table bucket {src.bucket} (source{_kept(cfg, src)})",
             source_bucket_policy(cfg, src),
         ),
         *role_documents(
@@ -494,10 +490,15 @@ def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
     return docs + assurance.source_documents(cfg, src)
 
 
-def _kept(src: Source) -> str:
-    """What an adopted bucket's policy keeps of its own (`s3tables_kit.policies.adopted`), for the reviewer's table."""
-    sids = [str(s.get("Sid")) for s in src.adopted_statement_documents()]
-    return f"; adopted, its own statements kept: {', '.join(sids)}" if sids else ""
+def _kept(cfg: KitConfig, src: Source) -> str:
+    """What an adopted bucket's policy keeps of its own (`s3tables_kit.policies.adopted`), and the lint's warnings on
+    it (each with its Sid), for the reviewer's table."""
+    stmts = src.adopted_statement_documents()
+    sids = [str(s.get("Sid")) for s in stmts]
+    warned = adopted.warnings(stmts, adopted.kit_principals(cfg, src)) if stmts else []
+    return (f"; adopted, its own statements kept: {', '.join(sids)}" if sids else "") + "".join(
+        f"; warning: {w}" for w in warned
+    )
 
 
 # Per-source documents of an estate are named `<purpose>--<stack id>` (`replication-role-trust--source-sales-euw1`);
@@ -569,7 +570,7 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 replica_guardrail(cfg, acct),
             )
         )
-    for acct in cfg.pipeline_guardrail_accounts:
+    for acct in estate.pipeline_guardrail_accounts(cfg):
         docs.append(
             PolicyDoc(
                 f"pipeline-guardrail--{acct}",

@@ -52,13 +52,19 @@ def guardrail_pattern(cfg: KitConfig) -> str:
     return f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}"
 
 
+def pipeline_guardrail_accounts(cfg: KitConfig) -> list[str]:
+    """The accounts with a pipeline guardrail: every replica account (beside its guardrail and attached to the same
+    roles: the kit's allow-lists do not fit the guardrail's 6,144 characters too) and every source account without a
+    replica whose roles are named to carry it (`protection.source_guardrail_attach_roles`)."""
+    return sorted({*cfg.pipeline_guardrail_accounts, *(r.account_id for r in cfg.replicas)})
+
+
 def pipeline_guardrail_arns(cfg: KitConfig) -> list[str]:
-    """The pipeline guardrails of the source accounts without a replica (an estate: by name, in any account)."""
-    accounts = cfg.pipeline_guardrail_accounts
-    return [
-        f"arn:{partition(cfg)}:iam::{a}:policy/{cfg.pipeline_guardrail_policy_name}"
-        for a in (["*"] if cfg.scheme.key == "sources" and accounts else accounts)
-    ]
+    """The pipeline guardrails (`pipeline_guardrail_accounts`), by name in any account: the guards SCP keeps its
+    size whatever the number of accounts."""
+    if not pipeline_guardrail_accounts(cfg):
+        return []
+    return [f"arn:{partition(cfg)}:iam::*:policy/{cfg.pipeline_guardrail_policy_name}"]
 
 
 def any_bucket(cfg: KitConfig) -> str:

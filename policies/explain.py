@@ -33,7 +33,7 @@ from pathlib import Path
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import explain_roles, simulate
-from s3tables_kit.policies.docset import DocumentSet, build
+from s3tables_kit.policies.docset import DocumentSet, build_within_quotas
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
@@ -569,7 +569,7 @@ class _Plan:
 def explain_all(cfg: KitConfig, questions: Sequence[Question]) -> list[Explanation]:
     """Evaluate every request (and, for a protected action, the same request by each break-glass principal) in one
     run of the simulator, and attribute each decision."""
-    ds = build(cfg)
+    ds = build_within_quotas(cfg)
     plans: list[_Plan] = []
     sims: list[SimRequest] = []
     policies: dict[str, Document] = {
@@ -690,7 +690,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         question = Question(req, tuple(_identity_files(args.identity_policy)), args.guardrail)
         e = explain_all(cfg, [question])[0]
     except (RefusedInput, ConfigError, OSError, simulate.SimulatorUnavailable, simulate.SimulatorError) as exc:
-        print(f"explain: refused: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        for problem in [f"{exc.source}: {i}" for i in exc.issues] if isinstance(exc, ConfigError) else [exc]:
+            print(f"explain: refused: {problem or type(exc).__name__}", file=sys.stderr)  # one line per problem
         return EXIT_REFUSED
     print(json.dumps(e.to_json(), indent=2) if args.json else render(e))
     return e.exit_code

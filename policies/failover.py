@@ -360,7 +360,10 @@ def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> D
     """The pipeline SCP of the failover topology (`s3tables_kit.policies.pipeline`): both sources' pipelines."""
     return doc(
         *pipeline.guards(
-            pipeline_of(cfg, topo), break_glass=cfg.protection.break_glass_principals, namespace=METRIC_NAMESPACE
+            pipeline_of(cfg, topo),
+            break_glass=cfg.protection.break_glass_principals,
+            namespace=METRIC_NAMESPACE,
+            kit_keys=False,  # in the promoted bucket's SCP
         )
     )
 
@@ -379,8 +382,11 @@ def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipe
         detection=here(g.detection),
         keys=tuple(k for k in g.keys if k[0].split(":")[4] == account_id),
         publishers=here(g.publishers),
+        kit=g.kit,
+        kit_deployers=here(g.kit_deployers),
+        hardener=here(g.hardener),
     )
-    return own if own.replication_roles or own.detection or own.keys else None
+    return own if own.replication_roles or own.detection or own.keys or own.kit is not None else None
 
 
 def pipeline_guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
@@ -519,6 +525,7 @@ def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> D
     return doc(
         *_layer(cfg, topo, [topo.promoted], "scp"),
         *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),
+        *pipeline.kit_key_statements(cfg),
     )
 
 

@@ -128,7 +128,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 "kms-key-policy",
                 acct,
                 f"KMS key {assurance.alarm_key_alias(cfg, topic_stack(acct))} (replica account {acct})",
-                assurance.alarm_topic_key_policy(s, [*cfg.protection.break_glass_principals, *deploy_roles(cfg, acct)]),
+                assurance.alarm_topic_key_policy(s, assurance.source_key_guardians(cfg)),
             )
         )
     return [_sited(d) for d in out]

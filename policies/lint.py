@@ -24,6 +24,7 @@ from typing import Any
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.sites import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 from s3tables_kit.topology import paths
+from s3tables_kit.topology.issues import KitRefusal
 
 IAM_DATA = paths.ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 # Reviewed additions for actions the pinned iam-data does not know yet; the simulator applies the same file.
@@ -121,6 +122,12 @@ def _service(service: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     rt_file = IAM_DATA / "resourceTypes" / f"{service.lower()}.json"
     rtypes = json.loads(rt_file.read_text(encoding="utf-8")) if rt_file.is_file() else {}
     return actions, rtypes
+
+
+def service_catalogue(service: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(actions by lower-case name, resource types) of a service, the reviewed overlay included: what the
+    allow-list proofs sweep ({} for a service iam-data does not know)."""
+    return _service(service) or ({}, {})
 
 
 def action_details(action: str) -> dict[str, Any] | None:
@@ -458,6 +465,22 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 RULES_BY_ID = {r.id: r for r in RULES}
+
+
+# The rules of a document's size against its AWS quota: a document over one never applies, so no tool renders it.
+QUOTA_RULES = ("KIT-IAM5", "KIT-IAM8", "KIT-IAM9")
+
+
+class OverQuota(KitRefusal):
+    """Documents over their AWS quota (they would never apply): one line per document."""
+
+
+def refuse_over_quota(docs: Iterable[Any]) -> None:
+    """`OverQuota` naming each document (anything with .name, .kind, .document) over its quota (`QUOTA_RULES`)."""
+    rules = [RULES_BY_ID[r] for r in QUOTA_RULES]
+    over = [f for d in docs for f in lint_document(d.document, d.kind, d.name, rules)]
+    if over:
+        raise OverQuota(f"{len(over)} document(s) over their quota:\n" + "\n".join(f"  - {f}" for f in over))
 
 
 def lint_document(doc: Document, kind: str, name: str = "<document>", rules: Iterable[Rule] = RULES) -> list[Finding]:

@@ -24,8 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import docset, summary_failover, summary_layers, vault
 from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies.lint import OverQuota
+from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -130,7 +133,7 @@ def _denies_of(docs: Sequence[policy_documents.PolicyDoc], layer: str, action: s
         for d in docs
         if _layer(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s.get("Action", []))
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action"))
     ]
 
 
@@ -234,7 +237,7 @@ def _protection_cells(
             if _layer(d) != layer:
                 continue
             for s in d.document["Statement"]:
-                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action", []))):
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action"))):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
                 exempt = _any_matches(arns, exempt_arns) or (
@@ -477,6 +480,10 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
         lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
     scps = [d for d in docs if d.kind == "scp"]
     lines += summary_of(cfg).scp_sizes(scps) if scps else []
+    managed = [d for d in docs if d.kind == "identity" and "guardrail" in d.name]
+    if managed:  # managed policies: white space not counted (`s3tables_kit.policies.lint`, KIT-IAM8)
+        sizes = ", ".join(f"`{d.name}` {len(''.join(render_json(d.document).split()))}" for d in managed)
+        lines += ["", f"Managed policy sizes (white space not counted, of 6,144 characters each): {sizes}."]
     return "\n".join(lines) + "\n"
 
 
@@ -533,12 +540,10 @@ def _other_risk(sid: str) -> str:
         "replication-path denies; only the sources' deploy roles create them.",
         **{r.sid: r.risk for r in iam_actions.PIPELINE_RULES},
         **vault.BACKUP_ROLE_GUARD_RISKS,
-        "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
-            r.risk for r in iam_actions.PIPELINE_RULES if r.target != "keys"
-        ),
+        **{f"Deny{s.scope}{c}": f"{s.risk} See ALLOWLISTS.md." for s in AL.KIT_SCOPES for c in ("", "Deploy")},
         "DenySourceOwnKeyDestruction": "the same for a bring-your-own source key, named by ARN.",
-        "DenyKeyDestructionExceptDeployAndBreakGlass": "the source key's (or the alarm topic key's) own layer: "
-        "disabling it stops replication (or every alarm delivery); only the deploy role and break-glass.",
+        "DenyKeyDestructionExceptBreakGlass": "the source key's (or the alarm topic key's) own layer: "
+        "disabling it stops replication (or every alarm delivery); break-glass only.",
         "DenyKitMetricsFromOthers": "a heartbeat and zero lag published by anyone but the monitor (or a success by "
         "anyone but the rehearsal) would hide a frozen replica.",
         "DenyPassReplicationRoleElsewhere": "passed to another service, a replication role acts with its write access "
@@ -553,11 +558,15 @@ def _other_risk(sid: str) -> str:
 
 
 def render_example(config_path: Path) -> dict[str, str]:
-    """{relative file name: content} for one example configuration."""
+    """{relative file name: content} for one example configuration (`OverQuota` when a document is over its quota)."""
     cfg = load_config(config_path)
-    ds = docset.build(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+    try:
+        ds = docset.build_within_quotas(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+    except OverQuota as err:
+        raise OverQuota(f"{config_path}: {err}") from None
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
+    files[ALLOWLISTS] = allowlists_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance
         from s3tables_kit.policies import freeze
 

@@ -248,11 +248,12 @@ def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
 
 
 def kms_deny_destruction_except(exempt_arns: Sequence[str]) -> Statement:
-    """A source key's or an alarm topic key's own layer: disabling, deleting or re-writing it is for the deploy role
-    and break-glass only (the account root's administration statement grants `kms:Disable*` and `kms:Put*`, so
-    without it any administrator of the account could stop replication or every alarm delivery)."""
+    """A source key's or an alarm topic key's own layer: disabling, deleting or re-writing it is for break-glass
+    only (the account root's administration statement grants `kms:Disable*` and `kms:Put*`, so without it any
+    administrator of the account could stop replication or every alarm delivery; a deploy neither destroys a key nor
+    rewrites its reviewed policy once deployed)."""
     return statement(
-        "DenyKeyDestructionExceptDeployAndBreakGlass",
+        "DenyKeyDestructionExceptBreakGlass",
         "Deny",
         KMS_KEY_DESTRUCTION,
         ["*"],

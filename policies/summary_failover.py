@@ -75,7 +75,7 @@ def summary_section(cfg: KitConfig) -> str:
             "|---|---|",
         ]  # fmt: skip
         for stmt in policy["Statement"]:
-            if stmt["Effect"] != "Deny":
+            if stmt["Effect"] != "Deny" or "Action" not in stmt:  # an allow-list: in ALLOWLISTS.md
                 continue
             acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
             cond = stmt.get("Condition", {})

@@ -66,7 +66,7 @@ def covering(
         for d in docs
         if layer_of(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s.get("Action", [])) and _names_replica(s, action, replica)
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action")) and _names_replica(s, action, replica)
     ]
 
 

@@ -37,7 +37,7 @@ class Command:
 
 GROUPS = {
     "on-call": "On call (base install)",
-    "recover": "Recovery on Spark ([spark] extra)",
+    "recover": "Recovery on Spark ([spark] extra; the jars are fetched on first use)",
     "deploy": "Provision and review",
     "practise": "Practise and prove (from a checkout of the kit)",
 }
@@ -69,6 +69,7 @@ COMMANDS: tuple[Command, ...] = (
         "recover",
         "spark",
     ),
+    Command("fetch-jars", "s3tables_kit.jobs.jars", "download the pinned Iceberg jars (SHA-256 checked)", "recover"),
     Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
     Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
     Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),
@@ -113,7 +114,10 @@ HARNESS_MODULES = frozenset({"harness", "emulator", "bench", "tests"})
 
 
 def usage() -> str:
-    lines = ["usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments)", ""]
+    lines = [
+        "usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments; --version)",
+        "",
+    ]
     for group, title in GROUPS.items():
         lines.append(f"{title}:")
         lines += [f"  {c.name:<15} {c.summary}" for c in COMMANDS if c.group == group]
@@ -155,11 +159,24 @@ def load(cmd: Command) -> Callable[[list[str]], int]:
     return entry
 
 
+def installed_version() -> str:
+    """The installed distribution's version (a checkout that is not installed says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "(not installed: a checkout)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if args else EXIT_REFUSED
+    if args[0] in ("--version", "-V"):
+        print(f"s3tables-kit {installed_version()}")
+        return 0
     cmd = BY_NAME.get(args[0])
     if cmd is None:
         print(f"s3tables-kit: unknown command {args[0]!r}; `s3tables-kit --help` lists them", file=sys.stderr)
@@ -179,6 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     try:
         return entry(args[1:])
+    except ValueError as err:
+        from s3tables_kit.topology.issues import KitRefusal  # here, not at start: `--help` imports nothing
+
+        if not isinstance(err, KitRefusal):
+            raise
+        print(f"s3tables-kit {cmd.name}: {err}", file=sys.stderr)  # input the kit refuses: its lines, no traceback
+        return EXIT_REFUSED
     except ModuleNotFoundError as err:  # a tool that imports an extra only once it knows it needs it
         line = missing_dependency(cmd, err)
         if line is None:

@@ -196,7 +196,7 @@ def test_alarm_topic_is_kms_encrypted_with_the_configured_subscriptions(
     (key,) = keys
     assert key["enable_key_rotation"] is True
     site = assurance.site_of(cfg.sources[0]) if stack == "source" else assurance.recovery_site(cfg)
-    guardians = assurance.source_key_guardians(cfg, cfg.sources[0]) if stack == "source" else None
+    guardians = assurance.source_key_guardians(cfg, cfg.sources[0])
     assert json.loads(key["policy"]) == assurance.alarm_topic_key_policy(site, guardians)
     subs = sorted((s["protocol"], s["endpoint"]) for s in res(st, "aws_sns_topic_subscription").values())
     assert subs == sorted((s.protocol, s.endpoint) for s in cfg.assurance.alarm_subscriptions)

@@ -324,9 +324,10 @@ TOOL_MODULES = (
         f"s3tables_kit.{m}"
         for m in (
             "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.failover.cli", "jobs.failover.writer",
+            "jobs.vault.cli",
             "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor", "jobs.ops.discover",
             "infra.validate", "infra.golden", "policies.render", "policies.access_analyzer", "infra.live.run",
-            "infra.lockcheck", "infra.adoptgate", "topology.reference", "policies.explain",
+            "infra.lockcheck", "infra.adoptgate", "topology.reference", "policies.explain", "jobs.jars",
         )
     ),
     "harness.drills.demo", "harness.drills.failover", "harness.e2e.run", "harness.sandbox", "harness.live_standin",
@@ -414,7 +415,9 @@ def tool_flags() -> set[str]:
     import importlib
     import io
 
-    flags: set[str] = set()
+    from s3tables_kit import cli
+
+    flags = set(_FLAG.findall(cli.usage()))  # the command's own (--version)
     for module in TOOL_MODULES:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf), pytest.raises(SystemExit):

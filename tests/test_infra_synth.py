@@ -225,7 +225,8 @@ def test_replica_keys_carry_the_protection_tag_and_deny_their_own_policy_change(
 def test_guardrail_is_attached_to_the_replica_deploy_role(synthesized: dict[str, Stacks]) -> None:
     stack = synthesized["multi-account"]["replica-lakehouse-replica-euc1"]
     roles = sorted(a["role"] for a in stack["resource"]["aws_iam_role_policy_attachment"].values())
-    assert roles == ["data-engineer", "platform-admin", "terraform-deploy"]
+    # each role carries the guardrail and, beside it, the account's pipeline guardrail
+    assert roles == sorted(2 * ["data-engineer", "platform-admin", "terraform-deploy"])
 
 
 def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
@@ -382,8 +383,8 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     from s3tables_kit.infra.summary import summarize
 
     text = summarize(seed)
-    # the bucket, its policy and the guardrail; and the account's replica-side freshness check (fourteen)
-    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  17 resources" in text
+    # the bucket, its policy, the guardrail and the pipeline guardrail; the account's freshness check (fourteen)
+    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  18 resources" in text
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
     assert "output kit_recovery: account_id, deployed, emr_application_id" in text
@@ -519,11 +520,13 @@ def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate
 
 
 def test_one_guardrail_per_replica_account(estate: Stacks) -> None:
+    """Each replica account: its guardrail and, beside it on the same roles, its pipeline guardrail (the kit's
+    allow-lists: one managed policy holds 6,144 characters)."""
     for stack, account in ((VAULT, "666666666666"), (SALES_REPLICA, "111111111111")):
-        (policy,) = res(estate[stack], "aws_iam_policy").values()
-        assert policy["name"] == "estate-s3tables-replica-guardrail"
+        names = sorted(p["name"] for p in res(estate[stack], "aws_iam_policy").values())
+        assert names == ["estate-s3tables-pipeline-guardrail", "estate-s3tables-replica-guardrail"], account
         roles = sorted(a["role"] for a in res(estate[stack], "aws_iam_role_policy_attachment").values())
-        assert roles == ["data-engineer", "terraform-deploy"], account
+        assert roles == ["data-engineer", "data-engineer", "terraform-deploy", "terraform-deploy"], account
     # the one other managed policy: the pipeline guardrail of the source account without a replica
     others = {name: res(st, "aws_iam_policy") for name, st in estate.items() if not name.startswith("replica-")}
     assert {n: [p["name"] for p in ps.values()] for n, ps in others.items() if ps} == {

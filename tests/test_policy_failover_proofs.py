@@ -484,6 +484,9 @@ def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
     names = {f"s3tables:{a}" for a in ISSUE26_TABLE + ISSUE26_BUCKET}
     kept, removed = [], 0
     for stmt in doc["Statement"]:
+        if "Action" not in stmt:  # an allow-list (NotAction) of the kit's own resources: none of these actions
+            kept.append(stmt)
+            continue
         acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
         if stmt["Effect"] == "Deny" and names & set(acts):
             stmt["Action"] = [a for a in acts if a not in names]

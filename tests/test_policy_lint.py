@@ -174,7 +174,8 @@ def test_iam5_every_example_scp_fits_even_with_five_destinations() -> None:
 
 def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
     """The worst case for both limits: five replicas (KMS everywhere) share one account, so one guardrail and both
-    SCPs name all five; every document passes KIT-IAM5 and KIT-IAM8."""
+    SCPs name all five (the account's pipeline guardrail, with the kit's allow-lists, is attached beside it);
+    every document passes KIT-IAM5 and KIT-IAM8."""
     from bench.synthscale import scale_config
     from s3tables_kit.topology.config import parse_config
 
@@ -194,7 +195,7 @@ def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
     raw["protection"]["organization"]["targets"] = ["111111111111", "222222222222"]
     docs = build_documents(parse_config(raw))
     guardrails = [d.name for d in docs if d.kind == "identity" and "guardrail" in d.name]
-    assert guardrails == ["replica-guardrail--222222222222"]
+    assert guardrails == ["replica-guardrail--222222222222", "pipeline-guardrail--222222222222"]
     for d in docs:
         sizes = [lint.RULES_BY_ID["KIT-IAM5"], lint.RULES_BY_ID["KIT-IAM8"]]
         assert lint.lint_document(d.document, d.kind, d.name, sizes) == [], d.name

@@ -633,10 +633,13 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         _both(
             _mut_drop_stmt(policy_fixtures.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
             _mut_detach(policy_fixtures.SCP_GUARDS),
+            _mut_drop_stmt(
+                policy_fixtures.SCP, "DenyKitKeys"
+            ),  # the kit's keys' allow-list (by their alias) in the first SCP
         ),
         {
             # the deploy role and the engineer still meet their guardrail; the administrator (no guardrail) gets
-            # through: its two layers were the key policy and the SCP, exactly the two removed
+            # through: its layers were the key policy and the SCPs, exactly those removed
             "admin:replica-key:kms:DisableKey": ALLOWED,
             **{
                 f"{p}:replica-key:kms:{a}": IMPLICIT_DENY

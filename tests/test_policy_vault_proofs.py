@@ -289,7 +289,10 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
         {"admin:key:kms:DisableKey": EXPLICIT_DENY},
     ),
     "key allow-lists removed everywhere": (
-        both(drop("DenyVaultKey"), drop("DenyVaultKeyBreakGlassDeployer", "kms-key-policy--vault")),
+        both(
+            both(drop("DenyVaultKey"), drop("DenyVaultKeyBreakGlassDeployer", "kms-key-policy--vault")),
+            drop("DenyKitKeys"),  # the kit's keys' allow-list closes the vault key (alias <kit>-*) too
+        ),
         {"admin:key:kms:DisableKey": ALLOWED, "breakglass:key:kms:DisableKey": ALLOWED},
     ),
     "recovery role's read grant removed": (

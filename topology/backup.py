@@ -9,7 +9,7 @@ import math
 
 from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.model import KitConfig, Vault
-from s3tables_kit.topology.rules import KMS_KEY_ARN_RE
+from s3tables_kit.topology.rules import KMS_KEY_ARN_RE, fan_in_namespace_prefix
 from s3tables_kit.topology.vault import check_s3_bucket_name
 
 VAULT_STACK_ID = "vault"
@@ -41,6 +41,17 @@ def backup_role_arn(cfg: KitConfig) -> str:
 
 def vault_kms_alias(cfg: KitConfig, vault: Vault) -> str:
     return f"alias/{cfg.kit.name}-{vault.bucket_name(cfg.kit.name)}"
+
+
+def vault_point_key_alias(cfg: KitConfig) -> str:
+    """The alias of the vault's point key (the KMS HMAC key that authenticates backup points)."""
+    return f"alias/{cfg.kit.name}-vault-points"
+
+
+def vault_point_key_alias_arn(cfg: KitConfig, vault: Vault) -> str:
+    """Its ARN, known before the deploy: the scheduled jobs name the key by it (a restore by `--outputs` pins the key
+    ARN, `kit_vault.point_key_arn`)."""
+    return f"arn:{vault.partition}:kms:{vault.region}:{vault.account_id}:{vault_point_key_alias(cfg)}"
 
 
 def longest_replica_retention_days(cfg: KitConfig) -> int:
@@ -111,4 +122,34 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
         check_s3_bucket_name(v.bucket_name(cfg.kit.name))
     except ValueError as err:
         out.append(Issue("vault.bucket", str(err)))
-    return out
+    return out + _vault_table_issues(cfg, v)
+
+
+def _vault_table_issues(cfg: KitConfig, v: Vault) -> list[Issue]:
+    """Each of `tables` names a namespace some source replicates into the recovery replica: a table-level
+    configuration names it, or a bucket-level one carries it (in a replica several accounts feed, only the namespaces
+    named after the source's account); one no source carries (its source removed) would back up nothing, silently."""
+    replica = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if replica is None:
+        return []  # reported on its own
+    feeding = cfg.sources_into(replica)
+    confined = cfg.scheme.key == "sources" and len({s.account_id for s in feeding}) > 1
+
+    def carries(ns: str) -> bool:
+        for src in feeding:
+            rep = cfg.replication_of(src)
+            if rep.mode == "tables" and ns in {t.split(".", 1)[0] for t in rep.tables}:
+                return True
+            if rep.mode == "bucket" and (not confined or ns.startswith(fan_in_namespace_prefix(src.account_id))):
+                return True
+        return False
+
+    return [
+        Issue(
+            f"vault.tables[{i}]",
+            f"namespace {ns!r} reaches the recovery replica {replica.bucket!r} from no source (its source removed, "
+            "or a typo): the backup would hold nothing of it",
+        )
+        for i, ns in enumerate(t.split(".", 1)[0] for t in v.tables)
+        if not carries(ns)
+    ]

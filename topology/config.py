@@ -16,7 +16,7 @@ re-exported here so that `from s3tables_kit.topology.config import ...` is the o
 
 from __future__ import annotations
 
-from s3tables_kit.topology.checks import assurance_checks, config_warnings
+from s3tables_kit.topology.checks import assurance_checks, config_warnings, placeholder_issues
 from s3tables_kit.topology.checks_failover import failover_checks, failover_recovery_replica
 from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.loader import (
@@ -132,4 +132,5 @@ __all__ = [
     "parse_config",
     "parse_partition",
     "partition_of_arn",
+    "placeholder_issues",
 ]

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from s3tables_kit.topology.rules import MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
 
 
+class KitRefusal(ValueError):
+    """Input the kit refuses (a configuration, an adopter's statement): its message is a head line and one line per
+    problem, which every entry point prints as it is, exit 2, never a traceback."""
+
+
 @dataclass(frozen=True)
 class Issue:
     field: str

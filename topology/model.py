@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from s3tables_kit.topology.adoption import AdoptableSite
+from s3tables_kit.topology.adoption import AdoptableReplica, AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
@@ -167,11 +167,12 @@ class Source(AdoptableSite, _BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
-    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+    adopt_changes: tuple[Literal["bucket_policy", "encryption", "replication"], ...] = Field(
         default=(),
-        description='With adopt = true: "encryption" (a different encryption than the bucket has) and '
-        '"bucket_policy" (the kit\'s policy created on a bucket that has none), changes the adoption gate '
-        "(`s3tables_kit.infra.adoptgate`) otherwise refuses; a written storage class or file removal states itself.",
+        description='With adopt = true: "encryption" (a different encryption than the bucket has), '
+        '"bucket_policy" (the kit\'s policy created on a bucket that has none) and "replication" (a destination of '
+        "`existing_destinations` dropped), changes the adoption gate (`s3tables_kit.infra.adoptgate`) otherwise "
+        "refuses; a written storage class or file removal states itself.",
     )
 
     @field_validator("id")
@@ -198,7 +199,7 @@ class Source(AdoptableSite, _BucketSite):
         return table.snapshot_retention or self.snapshot_retention
 
 
-class Replica(_BucketSite):
+class Replica(AdoptableReplica, _BucketSite):
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
         "count), applied by `make harden`."

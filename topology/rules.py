@@ -64,6 +64,7 @@ BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
 ACCOUNT_RE = re.compile(r"^\d{12}$")
+PLACEHOLDER_ACCOUNT = "000000000000"  # what a proposal (`s3tables-kit discover`) writes for an account to name
 KIT_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 SOURCE_ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,14}[a-z0-9])?$")
 MAX_NAME_PREFIX = 24  # `<kit>-<id>` prefixes IAM names like the kit name

@@ -50,11 +50,11 @@ REVIEWED = (
     ('management_account_id = "000000000000"', 'management_account_id = "999988887777"'),
     (f'replica = "{MARKETING}-{REPLICA_REGION}"', f'replica = "{SALES}-{REPLICA_REGION}"'),
     (f'bucket = "{KIT_NAME}-recovery"', f'bucket = "{SALES}-recovery"'),
+    (
+        "alarm_subscriptions = []",
+        'alarm_subscriptions = [{ protocol = "email", endpoint = "data-oncall@example.com" }]',
+    ),
 )
-ASSURANCE = """
-[assurance]
-alarm_subscriptions = [{ protocol = "email", endpoint = "data-oncall@example.com" }]
-"""
 
 ClientOf = Callable[[str, str, str], Any]  # (account, service, Region) -> a boto3 client of the stand-in
 
@@ -135,18 +135,18 @@ def discover_args(out: Path, endpoint: str, operator: str) -> list[str]:
 
 
 def complete(out: Path) -> Path:
-    """Discovery's proposal in `out` completed as the engineer completes it (`REVIEWED`, and the alarms' address);
+    """Discovery's proposal in `out` completed as the engineer completes it (`REVIEWED`, the alarms' address among);
     the completed kit.toml. ValueError when the proposal is not what discovery of this world writes: both buckets
     adopted with a replica each, and every line to review present once."""
     path = out / "kit.toml"
     text = path.read_text()
-    if text.count("adopt = true") != 2 or text.count("replicate_to = ") != 2 or "[assurance]" in text:
+    if text.count("adopt = true") != 2 or text.count("replicate_to = ") != 2 or "alarm_subscriptions = []" not in text:
         raise ValueError(f"{path} is not discovery's proposal for both buckets with their replicas")
     for line, reviewed in REVIEWED:
         if text.count(line) != 1:
             raise ValueError(f"{path}: the line to review `{line}` is not there once")
         text = text.replace(line, reviewed)
-    path.write_text(text.rstrip("\n") + "\n\n# Completed by the engineer (harness/e2e/brownfield.py):" + ASSURANCE)
+    path.write_text(text)
     return path
 
 

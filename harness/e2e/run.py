@@ -85,6 +85,7 @@ from harness.e2e.terraform import (
     toolchain,
 )
 from s3tables_kit.infra.adoptgate import AdoptionIntent, applies_to, gate
+from s3tables_kit.infra.build_state import keyed_dir, terraform_inputs
 from s3tables_kit.infra.provider_cache import VERIFIED_MARK, current_mirror
 from s3tables_kit.infra.validate import (
     Json,
@@ -92,6 +93,7 @@ from s3tables_kit.infra.validate import (
     find_mirror,
     find_terraform,
     mirror_origin,
+    mirror_providers,
     tf_env,
 )
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -622,8 +624,7 @@ def terraform_setup(workdir: Path) -> tuple[Terraform, Path] | None:
     if binary is None or mirror is None:
         return None
     workdir.mkdir(parents=True, exist_ok=True)
-    cache = workdir / "plugin-cache"
-    cache.mkdir(exist_ok=True)
+    cache = keyed_dir(workdir / "plugin-cache", terraform_inputs(binary, mirror, mirror_providers(mirror)))
     (workdir / "terraform.rc").write_text(cli_config(mirror, cache))
     env = tf_env(workdir / "terraform.rc")
     for k in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):

@@ -74,7 +74,7 @@ class ReplicaHardener(Construct):
                 role_arn=role.arn,
                 package=packaging.hardener_zip(plan),
                 file_name="replica-hardener.zip",
-                handler=packaging.handler_of(packaging.HARDENER_MODULES[-1]),
+                handler=packaging.handler_of(packaging.HARDENER_ENTRY),
                 timeout=h.timeout_seconds,
                 variables={"AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}"},
             ),

@@ -73,3 +73,16 @@ class ReplicaGuardrail(Construct):
         )
         for role in attach_to_roles:
             IamRolePolicyAttachment(self, f"attach-{role.lower()}", role=role, policy_arn=self.policy.arn)
+
+
+def pipeline_guardrail(scope: Construct, name: str, policy: Document, attach_to_roles: Sequence[str]) -> None:
+    """The account's pipeline guardrail (the kit's allow-lists, the pipeline's guards) beside its guardrail: one
+    stack of the account deploys it (IAM is global), construct id `pipeline-guardrail`."""
+    ReplicaGuardrail(
+        scope,
+        "pipeline-guardrail",
+        name=name,
+        policy=policy,
+        attach_to_roles=attach_to_roles,
+        description=PIPELINE_GUARDRAIL_DESCRIPTION,
+    )

@@ -179,7 +179,7 @@ def execute(
         else:
             report.error = "the table never replicated: no replica to probe or attack"
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
-        probe_backfill_history(facts["U26"], target, plan, write, turn)  # its own pair of buckets
+        probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U35"])  # its own pair of buckets
         if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
             glass = cfg.protection.break_glass_principals
             probe_deferred_commit(

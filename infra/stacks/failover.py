@@ -34,7 +34,6 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from s3tables_kit.infra.constructs.monitor import source_assurance
 from s3tables_kit.infra.constructs.organization_guardrail import ReplicaScp
-from s3tables_kit.infra.constructs.replica_protection import PIPELINE_GUARDRAIL_DESCRIPTION, ReplicaGuardrail
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import add_replication_role
 from s3tables_kit.infra.stacks.failover_outputs import add_failover_source_output
@@ -44,7 +43,7 @@ from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.policies import docset
 from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
+from s3tables_kit.policies.documents import kms_alias
 from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
@@ -140,16 +139,6 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         stacks[r.bucket] = ReplicaStack(
             app, cfg, docs, r, owns_guardrail=r.account_id not in seen_accounts, allow_destroy=allow_destroy
         )
-        if r.account_id not in seen_accounts and docs.has("pipeline-guardrail", r.account_id):
-            # the pipeline's identity layer, beside the guardrail the same stack owns (IAM is global)
-            ReplicaGuardrail(
-                stacks[r.bucket],
-                "pipeline-guardrail",
-                name=cfg.pipeline_guardrail_policy_name,
-                policy=docs.document("pipeline-guardrail", r.account_id),
-                attach_to_roles=guardrail_attachments(cfg, r.account_id),
-                description=PIPELINE_GUARDRAIL_DESCRIPTION,
-            )
         seen_accounts.add(r.account_id)
     promoted = stacks[topo.promoted.bucket]
     FailoverReplication(

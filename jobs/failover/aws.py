@@ -37,6 +37,7 @@ from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms, table_info_from_metadata
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata, table_call
+from s3tables_kit.policies.failover import failover_documents
 from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
@@ -57,11 +58,9 @@ def render_policy(document: Any) -> str:
 
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
     """`s3tables_kit.policies.failover.failover_documents` (the one builder the failover topology's stacks use too),
-    rendered as the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
-    topology a destination of the promoted source (a new bucket included) is promoted like a replica
-    (`s3tables_kit.jobs.failover.promotion`)."""
+    rendered as the stacks render them. In a failover topology a destination of the promoted source (a new bucket
+    included) is promoted like a replica (`s3tables_kit.jobs.failover.promotion`)."""
     from s3tables_kit.jobs.failover.promotion import promotion_config
-    from s3tables_kit.policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
     docs = failover_documents(promotion_config(cfg, replica_bucket), replica_bucket)
     return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))

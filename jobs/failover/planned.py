@@ -41,6 +41,7 @@ from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
 from s3tables_kit.jobs.kernel.snapshots import Snapshot
 from s3tables_kit.jobs.kernel.tables import read_table_metadata
+from s3tables_kit.policies import freeze as policy_freeze
 from s3tables_kit.topology import channels
 from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
@@ -56,26 +57,20 @@ class Freeze:
         return str(self.statement["Sid"])
 
     def is_frozen(self, text: str | None) -> bool:
-        from s3tables_kit.policies.freeze import is_frozen  # type: ignore[import-not-found,unused-ignore]
-
-        return text is not None and bool(is_frozen(json.loads(text)))
+        return text is not None and bool(policy_freeze.is_frozen(json.loads(text)))
 
     def frozen(self, text: str | None) -> str:
-        from s3tables_kit.policies.freeze import frozen_policy, render  # type: ignore[import-not-found,unused-ignore]
-
-        return str(render(frozen_policy(json.loads(text) if text else None, self.statement)))
+        return str(
+            policy_freeze.render(policy_freeze.frozen_policy(json.loads(text) if text else None, self.statement))
+        )
 
     def thawed(self, text: str) -> str | None:
-        from s3tables_kit.policies.freeze import render, thawed  # type: ignore[import-not-found,unused-ignore]
-
-        left = thawed(json.loads(text))
-        return None if left is None else str(render(left))
+        left = policy_freeze.thawed(json.loads(text))
+        return None if left is None else str(policy_freeze.render(left))
 
 
 def freeze_from_config(cfg: Any, source_bucket_arn: str) -> Freeze:
-    from s3tables_kit.policies.freeze import freeze_statement  # type: ignore[import-not-found,unused-ignore]
-
-    return Freeze(freeze_statement(tuple(cfg.protection.break_glass_principals), source_bucket_arn))
+    return Freeze(policy_freeze.freeze_statement(tuple(cfg.protection.break_glass_principals), source_bucket_arn))
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 Every session is a stock boto3 session (`s3tables_kit.jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3
 Tables operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
-(``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
-service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
-request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
+(``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`: the flag
+wins) every service's URL is that endpoint and the credentials default to localstack-client's, so every request goes
+through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
 default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
 in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
 
@@ -22,7 +22,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from botocore.config import Config
 
@@ -117,12 +116,9 @@ class Clients:
         return boto3_session(**kwargs)
 
     def _endpoint_for(self, service: str) -> str | None:
-        if not self.endpoint_url:
-            return None
-        from localstack_client.config import get_service_endpoints
-
-        parsed = urlparse(self.endpoint_url)
-        return str(get_service_endpoints(parsed.netloc or parsed.path)[service])
+        """The endpoint every service is sent to: the resolved one as given (never re-read from the environment,
+        where `$AWS_ENDPOINT_URL` would override the flag)."""
+        return self.endpoint_url.rstrip("/") if self.endpoint_url else None
 
     def _credentials(self, account: str | None, region: str) -> dict[str, str] | None:
         role = self.role_for(account)

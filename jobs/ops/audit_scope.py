@@ -19,7 +19,7 @@ TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one 
 
 def default_bucket_policy_builder() -> BucketPolicyBuilder:
     """`s3tables_kit.policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
-    from s3tables_kit.policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.documents import replica_bucket_policy
 
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
 
@@ -27,7 +27,7 @@ def default_bucket_policy_builder() -> BucketPolicyBuilder:
 def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]:
     """The source bucket policy the source's stack deploys (`s3tables_kit.policies.source_guard.source_bucket_policy`,
     docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
-    from s3tables_kit.policies.source_guard import source_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.source_guard import source_bucket_policy
 
     return source_bucket_policy(cfg, src)  # type: ignore[no-any-return,unused-ignore]
 
@@ -35,7 +35,7 @@ def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]
 def replica_table_policy_of(cfg: KitConfig, replica: Replica) -> TablePolicy:
     """The table policy `harden` puts on every replica table of `replica` (a fan-in vault's exempts every feeding
     source's replication role), by table ARN."""
-    from s3tables_kit.policies.documents import replica_table_policy_for  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.documents import replica_table_policy_for
 
     return functools.partial(replica_table_policy_for, cfg, replica)  # type: ignore[no-any-return,unused-ignore]
 
@@ -91,7 +91,7 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source) -> S
 def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
     """The promoted topology (`s3tables_kit.topology.failover.failover_topology`) with the documents of
     `s3tables_kit.policies.failover`."""
-    from s3tables_kit.policies import failover as failover_policies  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as failover_policies
     from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
@@ -112,7 +112,7 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
 
 
 def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
-    from s3tables_kit.policies import failover as failover_policies  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as failover_policies
 
     return functools.partial(failover_policies.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
 

@@ -38,7 +38,7 @@ DAYS_PER_YEAR = 365  # S3 counts a default retention of N years as N * 365 days
 
 def default_vault_policy_builder() -> VaultPolicyBuilder:
     """`s3tables_kit.policies.vault.bucket_policy(cfg)`, imported lazily (the jobs import no policy code at load)."""
-    from s3tables_kit.policies.vault import bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.vault import bucket_policy
 
     return bucket_policy  # type: ignore[no-any-return,unused-ignore]
 

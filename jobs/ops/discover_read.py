@@ -244,6 +244,7 @@ class BucketFound:
     replication: dict[str, Any] | None = None
     namespaces: list[str] = field(default_factory=list)
     listed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, ARN) of every table
+    managed_by: dict[str, str] = field(default_factory=dict)  # table ARN -> ListTables' `managedByService`, if any
     tables: list[TableFound] = field(default_factory=list)
 
 
@@ -297,10 +298,9 @@ def read_bucket(clients: Clients, entry: dict[str, Any], page_size: int | None =
             n["namespace"][0] for n in paginate(s3t, "list_namespaces", "namespaces", tableBucketARN=arn)
         )
         operation = "ListTables"
-        found.listed = [
-            (t["namespace"][0], t["name"], t["tableARN"])
-            for t in paginate(s3t, "list_tables", "tables", page_size, tableBucketARN=arn)
-        ]
+        summaries = list(paginate(s3t, "list_tables", "tables", page_size, tableBucketARN=arn))
+        found.listed = [(t["namespace"][0], t["name"], t["tableARN"]) for t in summaries]
+        found.managed_by = {t["tableARN"]: str(t["managedByService"]) for t in summaries if t.get("managedByService")}
     except ClientError as exc:
         refused = refusal(exc, arn)
         if refused is not None:

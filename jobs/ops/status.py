@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -158,8 +158,13 @@ class StatusReport:
         return out
 
     @property
+    def untrusted_times(self) -> list[DestinationStatus]:
+        """Replicas whose snapshot times are in the future or go backwards (`jobs.kernel.snapshot_times`)."""
+        return [r for r in self.rows if r.window is not None and r.window.time_findings]
+
+    @property
     def exit_code(self) -> int:
-        if self.failed or self.detached or self.lagging:
+        if self.failed or self.detached or self.lagging or self.untrusted_times:
             return 1
         return 2 if self.errors else 0
 
@@ -174,6 +179,7 @@ class StatusReport:
             "lagging": len(self.lagging),
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
+            "untrusted_times": len(self.untrusted_times),
             "buffered_rows": sum({r.source_table_arn: r.buffered_rows or 0 for r in self.rows}.values()),
             "second_pass": self.second_pass,
             "second_pass_unresolved": self.second_pass_unresolved,
@@ -260,7 +266,7 @@ def mark_detached(
         if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
             continue
         found = replicas.get(r.destination_bucket_arn, {}).get(r.table)
-        if is_detached(r.failure_message, found.managed_by_service if found else None):
+        if is_detached(r.failure_message, found.managed_by is not None if found else None):
             r.status = DETACHED
             r.lagging = False  # permanent, not a delay: its own status and alarm
             r.failure_message = r.failure_message or DETACHED_NOTE
@@ -447,11 +453,13 @@ def collect_backfill(
     *,
     cache: MetadataCache | None = None,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    expected: Mapping[str, backfill.KitDestinations] | None = None,
     **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
     (`s3tables_kit.jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before
-    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
+    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency. `expected`: the kit's
+    destinations per source (the outputs), which every replicated table must reach."""
     rest = (cache or NO_CACHE).empty
     report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
@@ -463,6 +471,7 @@ def collect_backfill(
         cache=cache,
         concurrency=run.get("concurrency", CONCURRENCY),
         rest=rest,
+        expected=expected,
     )
 
 
@@ -516,6 +525,10 @@ def _render_window(w: RecoveryWindow | None) -> str:
     return text + (" SHORT" if w.short else "")
 
 
+def _times(w: RecoveryWindow | None) -> list[str]:
+    return [f"UNTRUSTED TIME: {f}" for f in w.time_findings] if w else []
+
+
 def render(report: StatusReport, problems_only: bool = False) -> str:
     rows = [r for r in report.rows if r.problem] if problems_only else report.rows
     ambiguous = ambiguous_tables((r.source_bucket_arn, r.table) for r in report.rows)
@@ -531,7 +544,7 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
                 (r.last_replicated_at or "-")[:19],
                 format_duration(r.lag_seconds) + ("+" if r.lag_source and "lower" in r.lag_source else ""),
                 _render_window(r.window),
-                "; ".join(x for x in (r.failure_message, r.window.note if r.window else None) if x),
+                "; ".join(x for x in (r.failure_message, r.window.note if r.window else None, *_times(r.window)) if x),
             )
             for r in rows
         ],
@@ -543,6 +556,8 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     short = f"; {len(report.short_windows)} recovery window(s) shorter than promised" if report.short_windows else ""
+    if report.untrusted_times:
+        short += f"; {len(report.untrusted_times)} replica(s) with snapshot times in the future or going backwards"
     detached = (
         f"\n{len(report.detached)} DETACHED replica(s): replication to them has stopped for good (README: 'Detached "
         "replicas')"
@@ -629,6 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     groups: dict[str, tuple[str, ...]] = {}
+    expected: dict[str, backfill.KitDestinations] | None = None
     if not buckets or Path(args.outputs).is_file():
         from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -645,13 +661,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+            expected = {
+                s.table_bucket_arn: backfill.KitDestinations(
+                    frozenset(s.destinations),
+                    None if s.replication_mode == "bucket" else frozenset(s.replicated_tables),
+                )
+                for s in outputs.sources
+                if s.destinations
+            }
     clients = clients_from_args(args)
     cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
     if args.backfill:
         return backfill.run(
             args,
             lambda: collect_backfill(
-                clients, buckets, cache=cache, second_pass_pause=args.second_pass_pause, **run_options(args)
+                clients,
+                buckets,
+                cache=cache,
+                second_pass_pause=args.second_pass_pause,
+                expected=expected,
+                **run_options(args),
             ),
         )
     report = collect_status(

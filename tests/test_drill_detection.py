@@ -47,7 +47,7 @@ def test_every_technique_is_caught_within_two_runs_and_the_baseline_is_quiet(
     noisy, outcomes = D.judge(d, runs, d.rules)
     assert noisy == []
     got = {o.technique.key: (o.verdict, o.caught) for o in outcomes}
-    assert {k: v for k, (v, _) in got.items()} == {"g": "CAUGHT", "a": "CAUGHT", "b": "CAUGHT", "b'": "CAUGHT"}
+    assert {k: v for k, (v, _) in got.items()} == dict.fromkeys(("g", "c", "d", "e", "f", "a", "b", "b'"), "CAUGHT")
     assert got["a"][1]["seed-replication-status-unreadable"] == 1  # the blinded run's own datum
     assert got["a"][1]["seed-replication-monitor-failing"] == 2  # AWS/Lambda Errors in two runs
     assert got["a"][1]["seed-freshness-replica-stale-demo-dest-tablebucket"] == 2  # the replica account's check
@@ -55,6 +55,9 @@ def test_every_technique_is_caught_within_two_runs_and_the_baseline_is_quiet(
     forged = next(o for o in outcomes if o.technique.key == "b'")
     assert not forged.decoy_fired  # the forged heartbeat held the former heartbeat alarm OK: the forgery took
     assert got["g"][1] == {"deployed-application-changed": 1}
+    assert got["c"][1] == {"snapshot-time-untrusted": 1}  # audit, on the replica the commit reached
+    assert got["d"][1] == {"snapshot-time-untrusted": 1, "as-of-refused": 1}  # and the rehearsal's --as-of plan
+    assert got["e"][1] == got["f"][1] == {"point-refused": 1}  # skipped and reported; the listing did not fail
     assert D.verdict(d, runs) == 0
     assert "drill-detection: every technique caught" in said[-1]
     assert all(r.period == 300 for r in d.rules) and "seed-recovery-rehearsal-not-succeeding" in said[0]

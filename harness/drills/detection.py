@@ -13,8 +13,10 @@ table is stale within the drill.
 
   0. baseline: two runs with nothing attacked; every alarm must stay OK (a drill whose alarms always fire proves
      nothing);
-  then each technique, with two runs (or one audit) after it; a technique is caught when every signal expected to
-  catch it fired, missed when none did (exit 1 for a miss, a partial catch or a noisy baseline).
+  then each technique, with two runs after it, or one run of the tools whose findings catch it (`audit`, the
+  rehearsal's `--as-of` plan, `recover --from-vault --list-points`: `harness.drills.detection_points`); a technique
+  is caught when every signal expected to catch it fired, missed when none did (exit 1 for a miss, a partial catch
+  or a noisy baseline).
 
 The Deny table policy is put on the table as the attacker would put it; the stand-in evaluates table policies on the
 commit path only, so its two effects on the services are applied as AWS would: the replication role's writes to that
@@ -37,6 +39,7 @@ from typing import Any
 
 from emulator.control import Control
 from harness.deploy import FAKE_KEY, client
+from harness.drills import detection_points as P
 from harness.drills.alarms import (
     AlarmRule,
     LambdaPlayer,
@@ -289,6 +292,34 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
             checks=("audit",),
         ),
         Technique(
+            "c",
+            "a writer's commit dated two days ahead, replicated",
+            P.future_dated_commit,
+            ("snapshot-time-untrusted",),
+            checks=("audit",),
+        ),
+        Technique(
+            "d",
+            "a backdated commit appended last, before an --as-of rehearsal",
+            P.backdated_commit,
+            ("snapshot-time-untrusted", "as-of-refused"),
+            checks=("audit", "as-of"),
+        ),
+        Technique(
+            "e",
+            "a forged vault point dated a month ahead (no MAC of the point key)",
+            P.forged_point,
+            ("point-refused",),
+            checks=("points",),
+        ),
+        Technique(
+            "f",
+            "a malformed object under the table's points/",
+            P.malformed_point,
+            ("point-refused",),
+            checks=("points",),
+        ),
+        Technique(
             "a",
             "Deny table policy on one source table of several (replication role and monitor)",
             deny_table_policy,
@@ -402,7 +433,12 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     overrides = {f.name: {ENV_MAX_LAG: str(BUDGET_S)} for f in fns if f.env.get(ENV_MODE) == MODE_FRESHNESS}
     player = LambdaPlayer(fns, metrics, monitor.handler, world.env(), overrides)
     _deploy_application(world)
-    return Drill(world, cw_rules, player, metrics, say, checks={"audit": lambda: _audit_findings(world)})
+    checks: dict[str, Check] = {
+        "audit": lambda: _audit_findings(world),
+        "as-of": lambda: P.as_of_findings(world),
+        "points": lambda: P.point_findings(world),
+    }
+    return Drill(world, cw_rules, player, metrics, say, checks=checks)
 
 
 def _deploy_application(world: World) -> None:

@@ -327,24 +327,32 @@ def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key(monkeyp
 
 
 def test_the_hardener_gets_no_key_vault_or_break_glass_grant() -> None:
-    """In the seed with its vault and the hardener on, no document but the hardener's own allows its role anything
-    (no key, vault or `AllowCrossAccountBreakGlass*` grant), and the only Denies that exempt it are the replica
-    layers' statements of its own two writes."""
-    from tests.test_vault_config import VAULT, with_vault
+    """In the seed with its vault, and in the multi-account example (replicas in other accounts), with the hardener
+    on, no document but the hardener's own allows its role anything but its reads and two writes on the replicas
+    (`AllowCrossAccountHardenerOn*`: no key, vault or `AllowCrossAccountBreakGlass*` grant), and the only Denies
+    that exempt it are the replica layers' statements of its own two writes."""
+    import tomllib
 
-    doc = with_vault(VAULT)
-    doc["assurance"]["harden"] = {"enabled": True}
-    cfg = parse_config(doc)
-    arn = hardener_role_arn(cfg, cfg.sources[0])
-    exempting: set[tuple[str, tuple[str, ...]]] = set()
-    for d in build(cfg).all():
-        for st in d.document.get("Statement", []):
-            if st["Effect"] == "Allow" and arn in json.dumps(st):
-                assert d.name.startswith("hardener-"), (d.name, st["Sid"])
-            if st["Effect"] == "Deny" and arn in json.dumps(st.get("Condition", {})):
+    from tests.test_vault_config import ROOT, VAULT, with_vault
+
+    seed = with_vault(VAULT)
+    multi = tomllib.loads((ROOT / "examples/multi-account.toml").read_text())
+    writes = {"s3tables:PutTableMaintenanceConfiguration", "s3tables:PutTablePolicy"}
+    cross = {"s3tables:ListTables", "s3tables:GetTable", "s3tables:GetTablePolicy",
+             "s3tables:GetTableMaintenanceConfiguration", *writes}  # fmt: skip
+    for doc, grants in ((seed, 0), (multi, 6)):
+        doc.setdefault("assurance", {})["harden"] = {"enabled": True}
+        cfg = parse_config(doc)
+        arn = hardener_role_arn(cfg, cfg.sources[0])
+        exempting: set[str] = set()
+        granted: list[str] = []
+        for d in build(cfg).all():
+            for st in d.document.get("Statement", []):
                 actions = st.get("Action", [])
-                exempting.add((st["Sid"], tuple(sorted([actions] if isinstance(actions, str) else actions))))
-    assert exempting and {a for _, acts in exempting for a in acts} == {
-        "s3tables:PutTableMaintenanceConfiguration",
-        "s3tables:PutTablePolicy",
-    }, exempting
+                actions = {actions} if isinstance(actions, str) else set(actions)
+                if st["Effect"] == "Allow" and arn in json.dumps(st) and not d.name.startswith("hardener-"):
+                    assert st["Sid"].startswith("AllowCrossAccountHardenerOn") and actions <= cross, (d.name, st)
+                    granted.append(st["Sid"])
+                if st["Effect"] == "Deny" and arn in json.dumps(st.get("Condition", {})):
+                    exempting |= actions
+        assert exempting == writes and len(granted) == grants, (exempting, granted)

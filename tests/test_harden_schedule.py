@@ -356,3 +356,21 @@ def test_the_hardener_gets_no_key_vault_or_break_glass_grant() -> None:
                 if st["Effect"] == "Deny" and arn in json.dumps(st.get("Condition", {})):
                     exempting |= actions
         assert exempting == writes and len(granted) == grants, (exempting, granted)
+
+
+def test_harden_from_the_outputs_writes_the_table_policy_that_exempts_the_hardener() -> None:
+    """`make harden` has no configuration: the hardener's role reaches the table policy through the outputs
+    (`ReplicaOut.hardener_principals`), so what it puts is the reviewed document; with the hardener off the outputs
+    carry no such key."""
+    from s3tables_kit.jobs.ops.harden import default_table_policy_builder, desired_table_policy
+    from s3tables_kit.policies.documents import example_table_arn
+    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+
+    cfg = parse_config(_doc())
+    out = parse_outputs(outputs_doc(cfg))
+    (rep_out,) = out.replicas
+    arn = example_table_arn(cfg.replicas[0])
+    got = desired_table_policy(out, rep_out, arn, default_table_policy_builder())
+    assert rep_out.hardener_principals == [HARDENER]
+    assert got == replica_table_policy_for(cfg, cfg.replicas[0], arn) and HARDENER in json.dumps(got)
+    assert "hardener_principals" not in json.dumps(outputs_doc(parse_config(_doc(enabled=False))))

@@ -113,7 +113,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     return doc(
         *(fan_in.replication_grants(cfg, replica) if by_pattern else source_grants(cfg, replica)),
         *break_glass_grants(cfg, replica),
-        *hardener_grants(cfg, replica),
+        *hardener.cross_account_grants(cfg, replica),
         *(fan_in.monitor_grants(cfg, replica) if by_pattern else monitor_grants),
         *protection.protection_statements(
             "bucket-policy",
@@ -133,29 +133,6 @@ def source_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.State
     (about 900 characters) would stop a vault at about fourteen sources of other accounts."""
     others = [cfg.replication_role_arn_of(s) for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
     return scheme_of(cfg).source_grants(others, replica.bucket_arn)
-
-
-def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
-    return [g for arn in role_arns for g in protection.replication_grants("Source", arn, bucket_arn)]
-
-
-def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
-    if not role_arns:
-        return []
-    return [
-        iam_statements.allow_principals_actions(
-            "AllowSourceReplicationRolesCreateReplicas",
-            role_arns,
-            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
-            [bucket_arn],
-        ),
-        iam_statements.allow_principals_actions(
-            "AllowSourceReplicationRolesWriteReplicas",
-            role_arns,
-            iam_actions.REPLICATION_DEST_TABLE_WRITE,
-            [iam_statements.table_arns(bucket_arn)],
-        ),
-    ]
 
 
 def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
@@ -183,26 +160,6 @@ def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.
             "AllowCrossAccountBreakGlassOnTables",
             principals,
             tuple(sorted(set(table_names) | set(iam_actions.REPLICA_ADMIN_READ_TABLE))),
-            [iam_statements.table_arns(arn)],
-        ),
-    ]
-
-
-def hardener_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
-    """The scheduled hardener of another account: what it reads and writes on the replica's tables (its own class,
-    `AL.REPLICA_HARDENER`; no bucket write)."""
-    principals = sorted(p for p in hardener_principals(cfg) if p.split(":")[4] != replica.account_id)
-    if not principals:
-        return []
-    arn = replica.bucket_arn
-    return [
-        iam_statements.allow_principals_actions(
-            "AllowCrossAccountHardenerOnBucket", principals, hardener.HARDEN_BUCKET_READ, [arn]
-        ),
-        iam_statements.allow_principals_actions(
-            "AllowCrossAccountHardenerOnTables",
-            principals,
-            hardener.HARDEN_TABLE_ACTIONS,
             [iam_statements.table_arns(arn)],
         ),
     ]
@@ -692,7 +649,7 @@ SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
         documents=single_source_documents,
         scp=_scp_by_arn,
         scp_guards=_scp_guards_by_arn,
-        source_grants=per_source_grants,
+        source_grants=protection.per_source_grants,
         bucket_tag_guard=lambda cfg, arn: None,
         retag_actions=(),
         guardrail_source_exempt=source_deploy_roles,
@@ -703,7 +660,7 @@ SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
         documents=estate_documents,
         scp=estate.service_control_policy,
         scp_guards=estate.service_control_policy_guards,
-        source_grants=estate_source_grants,
+        source_grants=protection.estate_source_grants,
         bucket_tag_guard=estate.bucket_protection_tag_guard,
         retag_actions=("TagResource", "UntagResource"),  # break-glass re-tags a bucket that lost its tag (rescue)
         guardrail_source_exempt=lambda cfg: (),

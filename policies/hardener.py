@@ -10,8 +10,8 @@ from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import sites as AS
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
-from s3tables_kit.topology.checks import hardener_role_arn
-from s3tables_kit.topology.config import KitConfig, Source
+from s3tables_kit.topology.checks import hardener_principals, hardener_role_arn
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 HARDEN_BUCKET_READ = ("ListTables",)
 HARDEN_TABLE_ACTIONS = (
@@ -33,6 +33,26 @@ def hardener_schedule_role_name(cfg: KitConfig, src: Source) -> str:
 
 def hardener_function_arn(cfg: KitConfig, src: Source) -> str:
     return AS.site_of(src).arn("lambda", f"function:{hardener_name(cfg, src)}")
+
+
+def cross_account_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
+    """The scheduled hardener of another account: what it reads and writes on the replica's tables (its own class,
+    `AL.REPLICA_HARDENER`; no bucket write)."""
+    principals = sorted(p for p in hardener_principals(cfg) if p.split(":")[4] != replica.account_id)
+    if not principals:
+        return []
+    arn = replica.bucket_arn
+    return [
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnBucket", principals, HARDEN_BUCKET_READ, [arn]
+        ),
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnTables",
+            principals,
+            HARDEN_TABLE_ACTIONS,
+            [iam_statements.table_arns(arn)],
+        ),
+    ]
 
 
 def hardener_role_trust(cfg: KitConfig, src: Source) -> Document:

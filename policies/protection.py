@@ -220,6 +220,29 @@ def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[iam_st
     ]
 
 
+def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
+    return [g for arn in role_arns for g in replication_grants("Source", arn, bucket_arn)]
+
+
+def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
+    if not role_arns:
+        return []
+    return [
+        iam_statements.allow_principals_actions(
+            "AllowSourceReplicationRolesCreateReplicas",
+            role_arns,
+            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
+            [bucket_arn],
+        ),
+        iam_statements.allow_principals_actions(
+            "AllowSourceReplicationRolesWriteReplicas",
+            role_arns,
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            [iam_statements.table_arns(bucket_arn)],
+        ),
+    ]
+
+
 # ---------------------------------------------------------------- guarding the guards ----
 
 

@@ -176,7 +176,11 @@ KIT_DEPLOY = (
     "sns:ConfirmSubscription", "sns:CreateTopic", "sns:SetTopicAttributes", "sns:Subscribe", "sns:TagResource",
     "sns:UntagResource",
 )  # fmt: skip
-KIT_KEY_USE = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext")
+# Use, which each key's own policy decides (the point key's MACs included: `GenerateMac` is the backup role's there).
+KIT_KEY_USE = (
+    "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateMac",
+    "kms:VerifyMac",
+)  # fmt: skip
 
 
 KIT_RESOURCES = AllowList(

@@ -645,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_config(args.config) if args.config else None
         if cfg is not None:  # the documents the plan was built from: an adopter's statement refused refuses it too
-            from s3tables_kit.policies.docset import build_within_quotas
+            from s3tables_kit.policies.lint import build_within_quotas
 
             build_within_quotas(cfg)
         intent = AdoptionIntent.of(cfg)

@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 	@bash scripts/setup.sh venv
 node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh npm
-.jars/.stamp: jars/pom.xml
+.jars/.stamp: jars/pom.xml jars/pinned-jars.sha256
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all e2e-adopt synth golden policies policies-check policy-check \
@@ -112,7 +112,8 @@ outputs: setup ## After `cdktf deploy`: write the outputs contract of CONFIG's s
 
 # The on-call targets pass their tool's exit code through: 0 healthy, 1 unhealthy, 2 refused. GNU make exits 2 when
 # any recipe fails, except in question mode (-q), where a recipe line marked `+` still runs and its exit status 1
-# comes back as make's own; setup runs in a sub-make outside question mode.
+# comes back as make's own; setup runs in a sub-make outside question mode. Every recipe line of an on-call target is
+# marked `+`: with one unmarked line make runs nothing and answers 1 (tests/test_cli.py checks each line).
 ONCALL := status harden audit failover explain recover recover-emr live-verify
 ifneq ($(filter $(ONCALL),$(MAKECMDGOALS)),)
 MAKEFLAGS += -q

@@ -7,8 +7,8 @@ buckets with Object Lock on a local stand-in of its own (moto over HTTP, `emulat
   the replica's `bench.orders` into a table bucket of the stand-in through the S3 Tables client catalog, as on AWS;
   each backup round goes into a new vault bucket, so each is a full first backup. Each round's figure is recovery
   seconds over backup seconds (the same data bytes on both sides; the backup also writes the table's metadata
-  files). Both copy stages are the same executors' code (`jobs.kernel.filecopy.copy_partition`); the copy stages
-  alone are reported beside it. The backup reads the source's table, whose data files are the replica's byte for
+  files). Both copy stages are the same executors' code (`s3tables_kit.jobs.kernel.filecopy.copy_partition`); the copy
+  stages alone are reported beside it. The backup reads the source's table, whose data files are the replica's byte for
   byte: the bench's replica is relocated by RewriteTablePath, whose manifest lists keep the source manifests'
   lengths, and the backup refuses a manifest whose size is not the one its manifest list records;
 * the incremental ratio: a table of its own (`increment_rows`), backed up, changed by about 1% of its rows, backed
@@ -63,7 +63,7 @@ def _standin_catalog(spark: SparkSession, url: str) -> Any:
     to the running session; the JVM's AWS SDK reads the stand-in's credentials from its system properties (its
     environment was fixed at start)."""
     from s3tables_kit.jobs.kernel import sdk
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.spark import add_catalogs
 
     system = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]

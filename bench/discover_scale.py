@@ -1,7 +1,7 @@
-"""Discovery of a live lake at scale: `s3tables-kit discover` (`jobs.ops.discover`, its CLI in a child process as an
-engineer runs it) over 3 table buckets of 10,000 tables each on the emulator, with the ops benchmark's latency per
-call (`bench.ops_scale`), against the loop an engineer would script with boto3 (list the buckets, namespaces and
-tables, then per table its metadata location and one read of its metadata file, one call after the other), measured
+"""Discovery of a live lake at scale: `s3tables-kit discover` (`s3tables_kit.jobs.ops.discover`, its CLI in a child
+process as an engineer runs it) over 3 table buckets of 10,000 tables each on the emulator, with the ops benchmark's
+latency per call (`bench.ops_scale`), against the loop an engineer would script with boto3 (list the buckets, namespaces
+and tables, then per table its metadata location and one read of its metadata file, one call after the other), measured
 on a sample in the same run and scaled to the lake.
 
     python -m bench.discover_scale [full|small|tiny]   # writes bench-out/discover_scale.json, prints the section
@@ -23,8 +23,8 @@ from typing import Any
 
 from bench.ops_scale import S3_LATENCY, S3TABLES_LATENCY, judged_and_written, limits, requests_between, run_scale_main
 from emulator.process import Emulator
+from s3tables_kit.topology.paths import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
 REGION, DST_REGION = "us-east-1", "us-west-2"
 GOAL_SECONDS = 60.0
@@ -102,12 +102,12 @@ def run_kit(emu: Emulator, sc: DiscoverScale, out: Path) -> dict[str, Any]:
 
     cmd = [sys.executable, "-m", "s3tables_kit.jobs.ops.discover", "--endpoint-url", emu.url, "--region", REGION]
     cmd += ["--replicate-to", DST_REGION, "--out", str(out), "--concurrency", str(sc.concurrency), "--quiet", "--json"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("AWS_ENDPOINT_URL", None)
     stats0, cpu0 = emu.control.stats(), emu.cpu_seconds()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)

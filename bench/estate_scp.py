@@ -1,12 +1,13 @@
 """The organization layer of an estate at any size: SCP count per target and the largest minified SCP for
 estates of 1, 5, 20 and 50 source buckets.
 
-`estate_config(n)` generates the configuration dict in code (validated by `topology.config.parse_config`, like
-`bench.synthscale`): `n` source buckets, ten per source account (the per-Region quota), each replicating its own
+`estate_config(n)` generates the configuration dict in code (validated by `s3tables_kit.topology.config.parse_config`,
+like `bench.synthscale`): `n` source buckets, ten per source account (the per-Region quota), each replicating its own
 namespace into a vault bucket of the vault account (ten sources per vault: fan-in), and one regional replica of the
-first source in its own account. The measurement builds the estate's documents (`policies.docset.build`) and counts
-the SCPs attached to each organization target and the compact-JSON size of each (`policies.documents.compact_json`,
-the form deployed; the limit is 5,120 characters). Pure Python, well under a second per estate.
+first source in its own account. The measurement builds the estate's documents (`s3tables_kit.policies.docset.build`)
+and counts the SCPs attached to each organization target and the compact-JSON size of each
+(`s3tables_kit.policies.documents.compact_json`, the form deployed; the limit is 5,120 characters). Pure Python, well
+under a second per estate.
 
 `replica_accounts` spreads the vaults over that many accounts instead of one: what an estate's SCPs still list
 grows with the replica accounts (their deploy roles and the disassociation ARN pattern), never with buckets or
@@ -155,7 +156,7 @@ def markdown(rows: list[dict[str, Any]] | None) -> str:
     rows = rows if rows is not None else measure()
     out = [
         "",
-        "## Estate: the organization layer at any size (issue 24, `bench/estate_scp.py`)",
+        "## Estate: the organization layer at any size (`bench/estate_scp.py`)",
         "",
         "SCPs attached to each organization target and the largest of them as deployed (compact JSON; limit "
         f"{SCP_LIMIT:,} characters) for generated estates: ten source buckets per account, ten sources per vault "

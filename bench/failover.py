@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from s3tables_kit.topology.paths import ROOT
 
 
 def _world(out: Path) -> tuple[Any, Any, Any, Any, Any]:
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--orders-metadata", help="metadata.json of a large local Iceberg table (bench/recovery orders)")
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--out", default=str(REPO / "bench-out" / "failover"))
+    ap.add_argument("--out", default=str(ROOT / "bench-out" / "failover"))
     ap.add_argument("--profile", action="store_true", help="cProfile the fleet's failover into <out>/profile-fleet.txt")
     args = ap.parse_args(argv)
     r = measure(Path(args.out), args.tables, args.orders_metadata, args.concurrency, args.profile)

@@ -1,8 +1,8 @@
 """Ops tools over an estate: status and audit over 3 source buckets x N tables, each source replicating to
-its own replica bucket (a fan-in vault holds at most 10,000 tables: `topology.checks`), with the lake run's latency
-(`bench.ops_scale`). `status` runs twice over the same estate with the same metadata cache
-(`jobs.kernel.metadata_cache`): cold (an empty cache: every metadata file read and its summary written), then warm
-(nothing changed: every metadata location read, no file). The "estimate, service latency alone" for 3 x 10,000
+its own replica bucket (a fan-in vault holds at most 10,000 tables: `s3tables_kit.topology.checks`), with the lake run's
+latency (`bench.ops_scale`). `status` runs twice over the same estate with the same metadata cache
+(`s3tables_kit.jobs.kernel.metadata_cache`): cold (an empty cache: every metadata file read and its summary written),
+then warm (nothing changed: every metadata location read, no file). The "estimate, service latency alone" for 3 x 10,000
 tables is extrapolated per table from the run (`estate_estimate`; at full scale it is the run's own size).
 
     python -m bench.ops_estate [scaled|full|tiny]   # writes bench-out/ops_estate.json, prints the Markdown section
@@ -22,7 +22,6 @@ from typing import Any
 
 from bench.ops_scale import (
     GOAL_SECONDS,
-    REPO,
     S3_LATENCY,
     S3TABLES_LATENCY,
     _brief,
@@ -34,6 +33,7 @@ from bench.ops_scale import (
     seed_namespaces,
 )
 from emulator.process import Emulator
+from s3tables_kit.topology.paths import ROOT
 
 
 @dataclass(frozen=True)
@@ -155,8 +155,8 @@ def run_estate_bench(scale_name: str = "scaled", workdir: Path | None = None) ->
             print(f"    estate: {key}: {_brief(x)}", flush=True)
     finally:
         emu.stop()
-    (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / "ops_estate.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    (ROOT / "bench-out" / "ops_estate.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return doc
 
 
@@ -239,15 +239,15 @@ def section_markdown(doc: dict[str, Any] | None) -> str:
     return "\n".join(
         [
             "",
-            f"### An estate: status and audit over every bucket (issue 24, `python -m bench.ops_estate "
-            f"{doc['scale']}`)",
+            f"### An estate: status and audit over every bucket (`python -m bench.ops_estate {doc['scale']}`)",
             "",
             f"{sc['sources']} source buckets x {per_source:,} tables, each replicating at bucket level to its own "
             "replica bucket (a fan-in vault holds at most 10,000 tables, so 3 x 10,000 cannot fan into one), the "
             f"lake run's emulator latency ({S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call, "
             f"{S3_LATENCY * 1000:.0f} ms per S3 call), concurrency {sc['concurrency']}, each tool in a child process "
             "as its CLI runs. `status` reads the replicas' metadata files through its cache "
-            "(`jobs.kernel.metadata_cache`, keyed by metadata location: a metadata file never changes): first with an "
+            "(`s3tables_kit.jobs.kernel.metadata_cache`, keyed by metadata location: a metadata file never changes): "
+            "first with an "
             "empty cache (cold: every file read and its summary written), then again over the unchanged estate "
             "(warm: every replica's metadata location read, no file). Both are real runs of the same code; a run "
             "after a day of commits lies between them (a table whose metadata changed is read again). The load "

@@ -27,8 +27,8 @@ from typing import Any
 
 from bench.sites import SSE_S3, site
 from emulator.process import Emulator
+from s3tables_kit.topology.paths import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "123456789012"
 SRC_REGION, DST_REGION = "us-east-1", "us-west-2"
 BREAK_GLASS = f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass"
@@ -176,7 +176,7 @@ def child(
     tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0, cache_dir: str | None = None
 ) -> dict[str, Any]:
     """Run one tool as its CLI would, return a summary (runs in the child process). `cache_dir`: status's metadata
-    cache (`jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
+    cache (`s3tables_kit.jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
     from datetime import timedelta
 
     from s3tables_kit.jobs.kernel.clients import Clients
@@ -201,7 +201,8 @@ def child(
             concurrency=concurrency,
             show_progress=False,
             windows=promised,
-            processes=None,  # as the CLI: worker processes by the table count (`jobs.kernel.concurrency.processes_for`)
+            # as the CLI: worker processes by the table count (`s3tables_kit.jobs.kernel.concurrency.processes_for`)
+            processes=None,
             cache=MetadataCache.open(Path(cache_dir)) if cache_dir else None,
         )
         out = {
@@ -266,7 +267,7 @@ def run_child(
         f"print(json.dumps(child({tool!r}, {emu.url!r}, {str(workdir)!r}, {concurrency}, {pause}, "
         f"{str(cache_dir) if cache_dir else None!r})))"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("AWS_ENDPOINT_URL", None)
     stats0 = emu.control.stats()
     cpu0, t0 = emu.cpu_seconds(), time.perf_counter()
@@ -274,7 +275,7 @@ def run_child(
 
     mem = TreeMemory()  # the tool and its worker processes (`--processes`): each one's VmHWM, sampled
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=so, stderr=se)
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=so, stderr=se)
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
@@ -418,14 +419,14 @@ def judged_and_written(
 ) -> dict[str, Any]:
     """A scale benchmark's document with its goals judged, written to `bench-out/<name>.json` for the report."""
     doc["goals"] = judge(doc)
-    (REPO / "bench-out").mkdir(exist_ok=True)
-    (REPO / "bench-out" / f"{name}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    (ROOT / "bench-out" / f"{name}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return doc
 
 
-# `status` twice over the unchanged lake with one metadata cache (`jobs.kernel.metadata_cache`): the first run reads
-# every replica's metadata file (cold), the second only their locations (warm); both against the one hand-scripted
-# baseline (a script has no cache).
+# `status` twice over the unchanged lake with one metadata cache (`s3tables_kit.jobs.kernel.metadata_cache`): the first
+# run reads every replica's metadata file (cold), the second only their locations (warm); both against the one
+# hand-scripted baseline (a script has no cache).
 KIT_RUNS = ("status", "status-warm", "monitor", "harden", "audit")
 TOOL_OF = {"status-warm": "status"}
 
@@ -495,7 +496,7 @@ def markdown(doc: dict[str, Any] | None) -> str:
     sc, k, b = doc["config"], doc["kit"], doc["baseline"]
     lines = [
         "",
-        f"## Ops tools at lake scale (issue 18, scale {doc['scale']})",
+        f"## Ops tools at lake scale (scale {doc['scale']})",
         "",
         f"{sc['tables']:,} tables in {sc['namespaces']} namespaces x {sc['destinations']} destinations on the emulator "
         f"(emulator/) with {S3TABLES_LATENCY * 1000:.0f} ms per S3 Tables call and {S3_LATENCY * 1000:.0f} ms per "
@@ -504,7 +505,8 @@ def markdown(doc: dict[str, Any] | None) -> str:
         f"resource tracker; peak RSS = the largest sum of their resident sets, sampled every 0.25 s). "
         f"Baseline: the same calls a user would script per table (`aws s3tables ...`), serial, measured on "
         f"{sc['sample']} tables in the same run and scaled. `status` runs twice with one metadata cache "
-        f"(`jobs.kernel.metadata_cache`), as the CLI keeps it: first empty (each replica's location and metadata read "
+        f"(`s3tables_kit.jobs.kernel.metadata_cache`), as the CLI keeps it: first empty (each replica's location and "
+        f"metadata read "
         f"with one loadTable of the Iceberg REST endpoint), then warm over the unchanged lake (`status-warm`: every "
         f"metadata location read, no file). "
         f"Set-up (not measured): {doc.get('setup')}.",

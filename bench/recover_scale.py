@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from s3tables_kit.topology.paths import ROOT
 
 
 def _free_port() -> int:
@@ -54,8 +54,8 @@ def measure_plan(
 ) -> dict[str, Any]:
     from emulator.process import Emulator
     from s3tables_kit.jobs.kernel import sdk
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
     from s3tables_kit.jobs.kernel.idents import Ident
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
     from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one
     from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale
     from s3tables_kit.jobs.recover.metadata import metadata_source
@@ -136,7 +136,7 @@ def measure_plan(
 def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, Any]:
     from bench.recovery import orders_select
     from harness.localreplica import file_uri
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.job import RecoveryRequest, run
     from s3tables_kit.jobs.spark import add_catalogs, build_session
 
@@ -204,12 +204,12 @@ def measure_many(root: Path, tables: int = 200, rounds: int = 2) -> dict[str, An
 def plan_in_child(tables: int) -> dict[str, Any]:
     """`measure_plan` in a fresh interpreter, as an engineer runs the dry run: its peak RSS is the planner's own,
     not the bench process's (which has held whole tables as Arrow by then)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("AWS_ENDPOINT_URL", None)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
         proc = subprocess.run(
             [sys.executable, "-m", "bench.recover_scale", "plan", "--tables", str(tables)],
-            cwd=REPO,
+            cwd=ROOT,
             env=env,
             stdout=so,
             stderr=se,
@@ -286,7 +286,7 @@ def markdown(doc: dict[str, Any] | None) -> str:
     """The BENCHMARKS.md section of one run (pure)."""
     if not doc:
         return ""
-    lines = ["", "## Recovery at lake scale (issue 18, `bench/recover_scale.py`)", ""]
+    lines = ["", "## Recovery at lake scale (`bench/recover_scale.py`)", ""]
     plan = doc.get("plan") or {}
     if plan and "error" not in plan:
         calls = ", ".join(f"{k} {v:,}" for k, v in sorted((plan.get("calls") or {}).items()))

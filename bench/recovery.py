@@ -5,8 +5,8 @@ with `harness.localreplica.replicate_table` (the stand-in for managed replicatio
 `bench-out/work/` and is rebuilt every run.
 
 Measurements (sections of the issue):
-  1. copy: plain Spark CTAS (defaults) vs the kit's recovery (`jobs.recover.job.run`) vs a pyiceberg Arrow copy vs a
-     raw file copy of the data files;
+  1. copy: plain Spark CTAS (defaults) vs the kit's recovery (`s3tables_kit.jobs.recover.job.run`) vs a pyiceberg Arrow
+     copy vs a raw file copy of the data files;
   2. verification: the kit's verification vs its copy, and vs EXCEPT ALL both ways;
   3. many tables: the kit recovering a namespace at one instant in one application (`s3tables-kit recover`) vs one
      `spark-submit jobs/recover_entry.py --table ...` per table in sequence;
@@ -38,13 +38,13 @@ from bench.arrow_baseline import pyiceberg_copy
 from bench.eventlog import Phase
 from bench.report import Measurement
 from bench.vault_restore import backup_orders, restore_in_session
+from s3tables_kit.topology.paths import ROOT
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 
-REPO = Path(__file__).resolve().parent.parent
 
 ORDERS_DDL = (
     "order_id bigint NOT NULL, customer_id string NOT NULL, order_date date NOT NULL, order_ts timestamp, "
@@ -158,7 +158,7 @@ def dir_bytes(p: Path, suffix: str = "") -> int:
 
 def catalogs(work: Work) -> dict[str, Any]:
     from harness.localreplica import file_uri
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 
     return {
         name: CatalogSpec(name, "hadoop", file_uri(work.wh(wh)))
@@ -172,7 +172,7 @@ def catalogs(work: Work) -> dict[str, Any]:
 
 
 def session(work: Work) -> SparkSession:
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf
     from s3tables_kit.jobs.spark import build_session
 
     conf: dict[str, str] = {}
@@ -519,7 +519,7 @@ def _trim_pstats(text: str) -> str:
         if "ncalls" in line:
             started = True
         if started and line.strip():
-            keep.append(line.replace(str(REPO) + "/", "").replace(str(Path(sys.prefix)) + "/", "")[:160])
+            keep.append(line.replace(str(ROOT) + "/", "").replace(str(Path(sys.prefix)) + "/", "")[:160])
     return "\n".join(keep)
 
 
@@ -550,7 +550,7 @@ def submit_cmd(work: Work, table: str, as_of: str, report: Path) -> list[str]:
         "--driver-memory", os.environ.get("KIT_SPARK_DRIVER_MEMORY", "2g"),
         "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1",
         "--jars", ",".join(str(j) for j in kit_jars()),
-        str(REPO / "jobs" / "recover_entry.py"), "--catalog-mode", "hadoop",
+        str(ROOT / "jobs" / "recover_entry.py"), "--catalog-mode", "hadoop",
         "--replica-warehouse", str(work.wh("replica")), "--target-warehouse", str(work.wh("many-submit")),
         "--table", table, "--as-of", as_of, "--report", str(report),
     ]  # fmt: skip
@@ -568,7 +568,7 @@ def find_report(directory: Path) -> dict[str, Any]:
 def _run_logged(cmd: list[str], log: Path) -> float:
     t0 = time.perf_counter()
     with log.open("w") as fh:
-        p = subprocess.run(cmd, cwd=REPO, env=_env(), stdout=fh, stderr=subprocess.STDOUT, check=False)
+        p = subprocess.run(cmd, cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT, check=False)
     secs = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} ... exited {p.returncode}; see {log}:\n{log.read_text()[-2000:]}")

@@ -21,7 +21,6 @@ from typing import Any
 
 from bench import eventlog
 from bench.report import (
-    REPO,
     Comparison,
     Goal,
     Results,
@@ -35,8 +34,9 @@ from bench.report import (
     speedup,
     verdict,
 )
+from s3tables_kit.topology.paths import ROOT
 
-OUT = REPO / "bench-out"
+OUT = ROOT / "bench-out"
 ESTATE_SOURCES = 50  # estate goal: synth of the 50-bucket estate within 60 s (its size; `BenchPlan` sizes the run)
 
 
@@ -107,12 +107,12 @@ def comparisons(res: Results) -> list[Comparison]:
         Comparison("5", "planning: dry run of 100 tables, no JVM", plan, "s",
                    "fresh interpreter, start to exit", Goal("<", 3)),
     ]  # fmt: skip
-    from bench import failover as F
+    from bench import failover as failover_bench
 
-    out += F.comparisons(res, ctas, kit_files)
-    from bench import backup as B
+    out += failover_bench.comparisons(res, ctas, kit_files)
+    from bench import backup as backup_bench
 
-    out += B.comparisons(res)
+    out += backup_bench.comparisons(res)
     return out
 
 
@@ -248,7 +248,7 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
     ):
         out.append(
             "EXCEPT ALL both ways was not run in this run (`BENCH_EXCEPT_ALL=0`: it takes several minutes on this "
-            "machine and is not a goal of issue 12); the previous full run measured the row fingerprint 17x faster."
+            "machine and is not one of the kit's goals); the previous full run measured the row fingerprint 17x faster."
         )
     rto, model = rto_model(res)
     if rto:
@@ -333,7 +333,8 @@ def notes(res: Results, prof: dict[str, dict[str, Any]]) -> list[str]:
             "other sections compare runs minutes apart."
         )
     out.append(
-        "Method: sections 1-2 run in one local[2] Spark application (driver memory 2g, `jobs.spark.build_session`). "
+        "Method: sections 1-2 run in one local[2] Spark application (driver memory 2g, "
+        "`s3tables_kit.jobs.spark.build_session`). "
         "After an unmeasured warm-up of every approach, the compared approaches run interleaved (kit file copy, "
         "Spark CTAS, pyiceberg Arrow copy; again; again ...), so each round's ratios compare neighbours in time; the "
         "value is the median of the rounds with their range, and a goal counts as met only when the WORST round meets "
@@ -398,7 +399,7 @@ def render_from_json(path: Path, md: Path) -> Results:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    md = Path(os.environ.get("BENCH_MARKDOWN", REPO / "BENCHMARKS.md"))
+    md = Path(os.environ.get("BENCH_MARKDOWN", ROOT / "BENCHMARKS.md"))
     if args[:1] == ["--render"]:
         src = Path(args[1]) if len(args) > 1 else OUT / "results.json"
         res = render_from_json(src, md)
@@ -436,15 +437,15 @@ def main(argv: list[str] | None = None) -> int:
     spark_box: dict[str, Any] = {}
 
     def data() -> dict[str, Any]:
-        from bench import recovery as R
+        from bench import recovery as recovery_bench
 
-        spark = R.session(work)
+        spark = recovery_bench.session(work)
         spark_box["spark"] = spark
         t0 = time.perf_counter()
-        d: dict[str, Any] = {"orders": R.build_orders(spark, work, sc)}
+        d: dict[str, Any] = {"orders": recovery_bench.build_orders(spark, work, sc)}
         print(f"    orders ready in {time.perf_counter() - t0:.0f} s: {d['orders']}", flush=True)
-        d["many"] = R.build_many(spark, work, sc)
-        d["planning"] = R.build_planning(spark, work, sc)
+        d["many"] = recovery_bench.build_many(spark, work, sc)
+        d["planning"] = recovery_bench.build_planning(spark, work, sc)
         d["setup_s"] = time.perf_counter() - t0
         return d
 
@@ -452,42 +453,51 @@ def main(argv: list[str] | None = None) -> int:
     res.extra["data"] = d
     spark = spark_box.get("spark")
     if spark is not None and d.get("orders"):
-        from bench import recovery as R
+        from bench import recovery as recovery_bench
 
         res.extra["rounds"] = step(
             "1+2 interleaved rounds: kit file copy, Spark CTAS, pyiceberg",
-            lambda: R.measure_rounds(spark, work, d["orders"], int(os.environ.get("BENCH_ROUNDS", sc.rounds))),
+            lambda: recovery_bench.measure_rounds(
+                spark, work, d["orders"], int(os.environ.get("BENCH_ROUNDS", sc.rounds))
+            ),
         )
         res.extra["copy"] = step(
             "1+2 CTAS-mode kit, fingerprint, EXCEPT ALL",
-            lambda: R.measure_copy(spark, work, d["orders"], except_all=os.environ.get("BENCH_EXCEPT_ALL", "1") != "0"),
+            lambda: recovery_bench.measure_copy(
+                spark, work, d["orders"], except_all=os.environ.get("BENCH_EXCEPT_ALL", "1") != "0"
+            ),
         )
         if os.environ.get("BENCH_BACKUP", "1") != "0":
-            from bench import backup as B
+            from bench import backup as backup_bench
 
             res.extra["backup"] = step(
                 "10 vault backup: full rate, incremental ratio",
-                lambda: B.measure_in_run(
-                    spark, work, d["orders"], root / "backup", B.increment_rows(sc.orders_rows), max(2, sc.rounds)
+                lambda: backup_bench.measure_in_run(
+                    spark,
+                    work,
+                    d["orders"],
+                    root / "backup",
+                    backup_bench.increment_rows(sc.orders_rows),
+                    max(2, sc.rounds),
                 ),
             )
     if spark is not None:
         spark.stop()
     if d.get("many"):
-        from bench import recovery as R
+        from bench import recovery as recovery_bench
 
-        res.extra["many"] = step("3 many tables", lambda: R.measure_many(work, d["many"], sc))
+        res.extra["many"] = step("3 many tables", lambda: recovery_bench.measure_many(work, d["many"], sc))
     if d.get("planning"):
-        from bench import recovery as R
+        from bench import recovery as recovery_bench
 
-        res.extra["planning"] = step("5 planning", lambda: R.measure_planning(work, d["planning"]))
+        res.extra["planning"] = step("5 planning", lambda: recovery_bench.measure_planning(work, d["planning"]))
 
     if os.environ.get("BENCH_FAILOVER", "1") != "0":
-        from bench import failover as F
+        from bench import failover as failover_bench
 
         res.extra["failover"] = step(
             "6 failover: time to a writable table",
-            lambda: F.measure_in_run(
+            lambda: failover_bench.measure_in_run(
                 work,
                 root / "failover",
                 d.get("orders"),

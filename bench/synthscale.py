@@ -2,10 +2,10 @@
 source buckets (`[[sources]]`: one source stack each, fan-in vaults; `estate_config`, `python -m bench.synthscale
 --estate 50`).
 
-`scale_config` generates the configuration dict (pure; validated by `topology.config.parse_config`). The synth runs in a
-fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the CDKTF and
-provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the whole
-process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
+`scale_config` generates the configuration dict (pure; validated by `s3tables_kit.topology.config.parse_config`). The
+synth runs in a fresh subprocess (`python -m bench.synthscale --child ...`) that times its phases itself: importing the
+CDKTF and provider bindings, building the app (constructs), synthesising (writing cdk.tf.json). The parent samples the
+whole process tree (Python + the jsii node runtime) through /proc for the peak resident memory, and also reads each
 process's own high-water mark (VmHWM).
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.sites import KMS_CREATED, SSE_S3, deploy_role, site
+from s3tables_kit.topology.paths import ROOT
 from s3tables_kit.topology.rules import fan_in_namespace_prefix
 
-REPO = Path(__file__).resolve().parent.parent
 TIERING = "INTELLIGENT_TIERING"
 
 # (account, region) of the five destinations; two share an account (one guardrail per account).
@@ -374,7 +374,7 @@ def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.synthscale", "--child", str(config_json), str(outdir), str(result_json)],
-        cwd=REPO,
+        cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -404,7 +404,7 @@ def run_config_synth(workdir: Path, cfg: dict[str, Any], interval: float = 0.05)
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.synthscale")
     ap.add_argument("--child", nargs=3, metavar=("CONFIG_JSON", "OUTDIR", "RESULT_JSON"))
-    ap.add_argument("--workdir", default=str(REPO / "bench-out" / "synth-scale"))
+    ap.add_argument("--workdir", default=str(ROOT / "bench-out" / "synth-scale"))
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--destinations", type=int, default=5)
     ap.add_argument("--estate", type=int, metavar="SOURCES", help="synthesise a generated estate of SOURCES buckets")

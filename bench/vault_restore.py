@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
     from s3tables_kit.jobs.vault.layout import BackupPoint
 
 ORDERS = "bench.orders"

@@ -157,6 +157,11 @@ class Control:
             body["timestamp"] = at.isoformat()
         return list(self._post("replicate", body)["replicated"])
 
+    def managed_by(self, table_arn: str, service: str) -> None:
+        """Mark a table as written by another AWS service: GetTable and ListTables report `service` as its
+        `managedByService` (not the replication service's value; no replication information)."""
+        self._post("managed-by", {"tableArn": table_arn, "service": service})
+
     def enforce_policies(self, bucket_arns: list[str], enabled: bool = True) -> list[str]:
         """Evaluate the explicit Denies of these table buckets' (and their tables') policies on the write path
         (`emulator.resource_policy`); the buckets enforced now."""

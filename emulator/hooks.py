@@ -120,6 +120,9 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
                 st = merged
             STATE.repl_status[key] = st
         return {"ok": True}
+    if path == "managed-by":  # a table another AWS service writes (zero-ETL, catalog export): its managedByService
+        STATE.managed_by[str(body["tableArn"])] = str(body["service"])
+        return {"ok": True}
     if path == "replication-hold":
         return _hold(body)
     if path == "replicate":

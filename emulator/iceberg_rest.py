@@ -1,5 +1,5 @@
 """The S3 Tables Iceberg REST endpoint's `loadTable`, the one operation of that endpoint the kit calls
-(`jobs.kernel.iceberg_rest`), and `getConfig`, which standard Iceberg REST clients read first.
+(`s3tables_kit.jobs.kernel.iceberg_rest`), and `getConfig`, which standard Iceberg REST clients read first.
 
 AWS serves it at ``https://s3tables.<region>.amazonaws.com/iceberg`` (SigV4, signing name ``s3tables``; the table
 bucket's ARN is the warehouse and, URL-encoded, the catalog prefix). Here it is served under ``/iceberg`` of the

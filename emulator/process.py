@@ -23,6 +23,9 @@ from emulator.control import Control
 
 REPO = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
+# The service models of the API AWS serves ahead of the pinned botocore (the checkout's one reviewed extension,
+# read as data by path: the stand-in imports nothing of the kit).
+SERVICE_MODELS = REPO / "topology" / "botocore_models"
 # Regions beyond moto's built-in list are served too (the examples use any Region a user may name).
 BASE_ENV = {"MOTO_ALLOW_NONEXISTENT_REGION": "true"}
 
@@ -90,7 +93,8 @@ class Emulator:
         self.control = Control(self.url)
 
     def _start_once(self) -> Emulator:
-        env = {**os.environ, **BASE_ENV, "PYTHONPATH": str(REPO), **self._env}
+        data_path = os.pathsep.join(p for p in (str(SERVICE_MODELS), os.environ.get("AWS_DATA_PATH", "")) if p)
+        env = {**os.environ, **BASE_ENV, "AWS_DATA_PATH": data_path, "PYTHONPATH": str(REPO), **self._env}
         env.pop("AWS_ENDPOINT_URL", None)  # the server itself must not talk to another endpoint
         if self._log_path is None:
             self._log = tempfile.NamedTemporaryFile(prefix="kit-emulator-", suffix=".log", delete=False)  # noqa: SIM115

@@ -11,8 +11,6 @@ from urllib.parse import unquote
 
 import botocore.session
 
-from s3tables_kit.jobs.kernel.sdk import extended
-
 # ----------------------------------------------------------------------------------------------------
 # Operation matching from the botocore model
 # ----------------------------------------------------------------------------------------------------
@@ -27,7 +25,8 @@ class Route:
 
 
 def _routes() -> list[Route]:
-    model = extended(botocore.session.get_session()).get_service_model("s3tables")  # the kit's extensions too
+    # AWS_DATA_PATH (set by `emulator.process`) adds the API AWS serves ahead of the pinned botocore.
+    model = botocore.session.get_session().get_service_model("s3tables")
     routes = []
     for op in model.operation_names:
         http = model.operation_model(op).http

@@ -148,6 +148,8 @@ class StandInState:
     # (source table, dest bucket) -> the status the replication simulation keeps it at (a slow or failing backfill)
     repl_hold: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     replica_source: dict[str, str] = field(default_factory=dict)  # replica table ARN -> source table ARN
+    # table ARN -> the `managedByService` another AWS service (zero-ETL, catalog export) gives the tables it writes
+    managed_by: dict[str, str] = field(default_factory=dict)
     detached: dict[str, str] = field(default_factory=dict)  # disassociated replica ARN -> its former source ARN
     latency: dict[str, float] = field(default_factory=dict)  # operation -> seconds added to every call
     service_latency: dict[str, float] = field(default_factory=dict)  # signing name -> seconds (unless per op)

@@ -153,9 +153,7 @@ def _commit(arn: str) -> None:
     _append(t, rows)
     ch.committed += len(rows)
     if STATE.streaming.get("replicate"):
-        from emulator.hooks import _replicate
-
-        _replicate({"sourceTableArn": arn})
+        live._app()._replicate({"sourceTableArn": arn})  # the replication service, through what emulator.app binds
 
 
 def _append(t: Any, rows: list[dict[str, Any]]) -> None:

@@ -49,6 +49,8 @@ def _table_view(t: Any) -> dict[str, Any]:
     if src:
         out["managedByService"] = MANAGED_BY_REPLICATION
         out["managedTableInformation"] = {"replicationInformation": {"sourceTableARN": src}}
+    elif t.arn in STATE.managed_by:
+        out["managedByService"] = STATE.managed_by[t.arn]
     return out
 
 
@@ -63,6 +65,8 @@ def _summary_view(t: Any) -> dict[str, Any]:
     }
     if t.arn in STATE.replica_source:
         out["managedByService"] = MANAGED_BY_REPLICATION
+    elif t.arn in STATE.managed_by:
+        out["managedByService"] = STATE.managed_by[t.arn]
     return out
 
 

@@ -1,12 +1,12 @@
 """The one deployer into the local AWS stand-in (`emulator/`): `deploy(cfg, standin, how=...)` creates what `cdktf
 deploy` of every stack of a configuration leaves behind and returns the outputs contract of that deploy (the JSON
-`npx cdktf output '*'` writes, which `topology.outputs.parse_outputs` reads).
+`npx cdktf output '*'` writes, which `s3tables_kit.topology.outputs.parse_outputs` reads).
 
 - `how="api"`: through the public APIs Terraform calls (`harness.world`: table buckets with their encryption and
   storage class, namespaces and tables with their retention, the replica bucket policies, the replication
   configuration, the recovery bucket, the vault bucket of `[vault]`, the SCPs on the organization's targets);
-  seconds. The outputs are built by the contract's builders (`topology.outputs`) from the configuration, as the
-  stacks build them from Terraform's values.
+  seconds. The outputs are built by the contract's builders (`s3tables_kit.topology.outputs`) from the configuration, as
+  the stacks build them from Terraform's values.
 - `how="terraform"`: the real Terraform apply of every stack, the `make e2e` path (`harness.e2e.run.ExampleRun`:
   plan after apply empty, destroy protection, the tools once); minutes, needs `terraform` and a provider mirror.
   The outputs are Terraform's own (`terraform output`).

@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.jobs.kernel.catalogs import file_uri
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import file_uri
 from s3tables_kit.jobs.recover.metadata import local_path
 
 if TYPE_CHECKING:  # pragma: no cover

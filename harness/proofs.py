@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from s3tables_kit.topology.paths import ROOT
+
 PROOFS = ("tests/test_policy_proofs.py", "tests/test_policy_attacks.py")
 
 

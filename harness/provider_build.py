@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.infra.provider_cache import CACHE_ENV, cache_root
+from s3tables_kit.topology.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 MODULE = "github.com/hashicorp/terraform-provider-aws"
 # `main` of 2026-06-02 (version/VERSION 6.47.1); the v6.x tags are not Go-module versions, so a pseudo-version.
 PSEUDO_VERSION = "v1.60.1-0.20260602190131-5f2286d6d836"

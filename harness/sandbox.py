@@ -42,9 +42,9 @@ from typing import Any
 from emulator.process import Emulator
 from harness.deploy import FAKE_KEY, DeployError, client, deploy, single_account
 from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.paths import ROOT
 
 POINT_VARIABLE = "SANDBOX_POINT_IN_TIME"  # an instant between the writer's two commits, exported by env.sh
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = Path("examples/seed.toml")
 DEFAULT_OUT = Path("sandbox-out")
 DEFAULT_PORT = 4566
@@ -101,8 +101,9 @@ class Sandbox:
 
 def put_source_bucket_policies(s3tables: Any, cfg: KitConfig) -> None:
     """What each source stack deploys on its bucket besides the replication: the reviewed source bucket policy
-    (`policies.source_guard.source_bucket_policy` of each source, docs/decisions/0028-lock-after-first-deploy.md),
-    so that `audit` on the sandbox meets the layer a real deploy has. `s3tables`: a Region -> an s3tables client."""
+    (`s3tables_kit.policies.source_guard.source_bucket_policy` of each source,
+    docs/decisions/0028-lock-after-first-deploy.md), so that `audit` on the sandbox meets the layer a real deploy has.
+    `s3tables`: a Region -> an s3tables client."""
     from s3tables_kit.policies.documents import compact_json
     from s3tables_kit.policies.source_guard import source_bucket_policy
 

@@ -1,7 +1,8 @@
 """Backup points for the restore tests and the vault drill, made the way the layout describes (`jobs/vault/layout.py`)
 without the backup job's copy: the table's original files byte for byte under `files/`, its metadata rewritten as the
-job does (`jobs.vault.backup.rewrite_metadata`) to `restorable/<snapshot id>/<run id>/`, the point manifest last. The
-vault is a local directory (or any `put`); a file already held is not written again, as the backup job does."""
+job does (`s3tables_kit.jobs.vault.backup.rewrite_metadata`) to `restorable/<snapshot id>/<run id>/`, the point manifest
+last. The vault is a local directory (or any `put`); a file already held is not written again, as the backup job
+does."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.kernel.catalogs import file_uri
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import file_uri
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, local_path
 from s3tables_kit.jobs.vault.backup import load_table, rewrite_metadata
 from s3tables_kit.jobs.vault.layout import (

@@ -19,7 +19,11 @@ resource and attribute:
 - a setting resource created on an imported or adopted bucket (a bucket policy: the bucket may have one whether
   Terraform knows it or not), unless `adopt_changes = ["bucket_policy"]` states it (the bucket has none);
 - a table bucket created with the name of a bucket the configuration adopts (it exists: the apply would stop
-  half-way on `ConflictException`).
+  half-way on `ConflictException`);
+- an existing replication configuration taken over (`existing_destinations`) that loses a destination the
+  configuration does not drop on purpose (`adopt_changes = ["replication"]`), or that is created instead of imported;
+  and a replication configuration deleted (a replacement included: the bucket replicates nothing from the delete
+  until the create).
 
     terraform -chdir=cdktf.out/stacks/source plan -out=tfplan
     terraform -chdir=cdktf.out/stacks/source show -json tfplan > plan.json
@@ -31,9 +35,9 @@ or in one step, which applies the saved plan only when the gate passes (`--apply
     python -m s3tables_kit.infra.adoptgate --stack-dir cdktf.out/stacks/source --config kit.toml --apply
 
 Exit 0: a summary of the imports, creates, stated changes and merged policies (`--json` prints it as JSON, `--report`
-writes the JSON to a file); exit 2: refused, or the plan or configuration cannot be read. Like `infra.lockcheck`,
-this is a gate for an honest pipeline, read before the apply; `prevent_destroy` and the bucket policies are the
-protection layers.
+writes the JSON to a file); exit 2: refused, or the plan or configuration cannot be read. Like
+`s3tables_kit.infra.lockcheck`, this is a gate for an honest pipeline, read before the apply; `prevent_destroy` and the
+bucket policies are the protection layers.
 """
 
 from __future__ import annotations
@@ -47,13 +51,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from s3tables_kit.infra.adoptplan import BUCKET_TYPES, read_saved_plan
 from s3tables_kit.topology.config import KitConfig, Source, load_config
 
 Json = dict[str, Any]
-Setting = Literal["bucket_policy", "encryption", "maintenance", "storage_class", "table_maintenance"]
+Setting = Literal["bucket_policy", "encryption", "maintenance", "replication", "storage_class", "table_maintenance"]
 GUIDE = 'docs/provisioning.md, "When the adoption gate refuses a plan"'
 SAVED_PLAN = "adopt.tfplan"
-BUCKET_TYPES = ("aws_s3tables_table_bucket", "awscc_s3tables_table_bucket")
 # The protected settings each resource type carries inline: attribute -> setting (aws and awscc spellings).
 INLINE_SETTINGS: dict[str, dict[str, Setting]] = {
     "awscc_s3tables_table_bucket": {
@@ -72,9 +76,11 @@ INLINE_SETTINGS: dict[str, dict[str, Setting]] = {
         "maintenance_configuration": "table_maintenance",
     },
     "aws_s3tables_table_bucket_policy": {"resource_policy": "bucket_policy"},
+    "aws_s3tables_table_bucket_replication": {"rule": "replication"},
 }
 # Resources that are one setting of the bucket they name by `table_bucket_arn`.
 ATTACHED_SETTINGS: dict[str, Setting] = {"aws_s3tables_table_bucket_policy": "bucket_policy"}
+REPLICATION_TYPES = ("aws_s3tables_table_bucket_replication", "aws_s3tables_table_replication")
 
 
 # ---------------------------------------------------------------- the plan, typed ----
@@ -187,17 +193,22 @@ class AdoptionIntent:
     adopted_names: frozenset[str] = frozenset()
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
     stated_tables: frozenset[tuple[str, str, str]] = frozenset()
+    # source bucket ARN -> the destinations of its existing bucket-level replication (`existing_destinations`)
+    replicating: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, cfg: KitConfig | None) -> AdoptionIntent:
         if cfg is None:
             return cls()
         adopted = [s for s in cfg.sources if s.adopt]
+        replicas = [r for r in cfg.replicas if r.adopt]
         return cls(
-            frozenset(s.bucket_arn for s in adopted),
-            frozenset(s.bucket for s in adopted),
-            {s.bucket_arn: stated_settings(s) for s in adopted},
+            frozenset(s.bucket_arn for s in adopted) | {r.bucket_arn for r in replicas},
+            frozenset(s.bucket for s in adopted) | {r.bucket for r in replicas},
+            {s.bucket_arn: stated_settings(s) for s in adopted}
+            | {r.bucket_arn: frozenset(r.adopt_changes) for r in replicas},
             frozenset((s.bucket_arn, ns.name, t.name) for s in adopted for ns, t in s.tables() if t.snapshot_retention),
+            {s.bucket_arn: frozenset(s.existing_destinations) for s in adopted if s.existing_destinations},
         )
 
     def states(self, res: PlannedResource, setting: str) -> bool:
@@ -214,7 +225,7 @@ class AdoptionIntent:
 # ---------------------------------------------------------------- the verdict ----
 
 RefusalRule = Literal["destroy", "replace", "overwrite", "create over existing", "create of an adopted bucket"]
-NoteKind = Literal["import", "create", "stated change", "policy merged", "update", "forget"]
+NoteKind = Literal["import", "create", "stated change", "policy merged", "replication kept", "update", "forget"]
 
 
 @dataclass(frozen=True)
@@ -274,6 +285,7 @@ class AdoptGateReport:
             "creates": notes("create"),
             "stated_changes": notes("stated change"),
             "merged_policies": notes("policy merged"),
+            "replications_taken_over": notes("replication kept"),
             "updates": notes("update"),
             "forgotten": notes("forget"),
         }
@@ -281,7 +293,8 @@ class AdoptGateReport:
     def summary(self) -> str:
         labels: tuple[tuple[NoteKind, str], ...] = (
             ("import", "import(s)"), ("create", "create(s)"), ("stated change", "stated change(s)"),
-            ("policy merged", "merged policy(ies)"), ("update", "other update(s)"),
+            ("policy merged", "merged policy(ies)"), ("replication kept", "replication(s) taken over"),
+            ("update", "other update(s)"),
         )  # fmt: skip
         counts = ", ".join(f"{len(self.of_kind(k))} {label}" for k, label in labels)
         if self.passed:
@@ -368,11 +381,16 @@ def policy_diff(before: object, after: object) -> PolicyDiff:
 def _destroys(res: PlannedResource) -> GateRefusal:
     where = " (being imported)" if res.importing else " (in the state)"
     reason = f"; {res.reason}" if res.reason else ""
+    gap = (
+        ": the bucket replicates nothing from the delete until a configuration is put again; update it in place"
+        if res.rtype in REPLICATION_TYPES
+        else ""
+    )
     if res.replaced:
         paths = ", ".join(res.replace_paths) or "no attribute named by the plan"
-        why = f"would be replaced{where}: forced by {paths}{reason}"
+        why = f"would be replaced{where}: forced by {paths}{reason}{gap}"
         return GateRefusal(res.address, "replace", res.replace_paths, why)
-    return GateRefusal(res.address, "destroy", (), f"would be destroyed{where}{reason}")
+    return GateRefusal(res.address, "destroy", (), f"would be destroyed{where}{reason}{gap}")
 
 
 # What a refused overwrite tells the engineer to do, by setting.
@@ -392,6 +410,11 @@ def _imported_update(res: PlannedResource, intent: AdoptionIntent) -> tuple[list
     for attr, setting in changed_attributes(res):
         if intent.states(res, setting):
             notes.append(GateNote(res.address, "stated change", f"{setting} ({attr}), stated in kit.toml"))
+            continue
+        if setting == "replication":
+            refusal, note = _replication_update(res, attr)
+            refused += [refusal] if refusal else []
+            notes += [note] if note else []
             continue
         if setting == "bucket_policy":
             refusal, note = _policy_update(res, attr)
@@ -424,6 +447,43 @@ def _policy_update(res: PlannedResource, attr: str) -> tuple[GateRefusal | None,
     if diff.rewritten:
         detail += f"; rewritten as kit.toml states them: {', '.join(diff.rewritten)}"
     return None, GateNote(res.address, "policy merged", detail)
+
+
+def _destinations(rule: object) -> set[str]:
+    """The destination bucket ARNs of a replication resource's `rule` (aws provider: rule[].destination[])."""
+    rules = rule if isinstance(rule, list) else []
+    return {
+        str(d.get("destination_table_bucket_arn"))
+        for r in rules
+        if isinstance(r, dict)
+        for d in r.get("destination") or []
+        if isinstance(d, dict)
+    }
+
+
+def _replication_update(res: PlannedResource, attr: str) -> tuple[GateRefusal | None, GateNote | None]:
+    """An imported replication configuration, updated in place: it may gain destinations, never lose one unstated."""
+    if _unknown(res.after_unknown, attr):
+        why = f"the new {attr} is not known at plan time: the existing destinations cannot be shown kept"
+        return GateRefusal(res.address, "overwrite", (attr,), why), None
+    before, after = _destinations(res.before.get(attr)), _destinations(res.after.get(attr))
+    if res.importing is not None and not res.before.get("version_token"):
+        why = (
+            "imported without its version token (the provider's Read keeps none: hashicorp/terraform-provider-aws"
+            "#46675): S3 Tables would refuse the update (`A version token is not specified`) after the rest of the "
+            "stack applied; a provider with the fix (PR #46688) reads the token, until then keep the configuration "
+            "as it is or take the way out in docs/provisioning.md (#46675)"
+        )
+        return GateRefusal(res.address, "overwrite", ("version_token",), why), None
+    dropped = sorted(before - after)
+    if dropped:
+        why = (
+            f"imported, and the plan drops existing destination(s) {', '.join(dropped)} from the replication: keep "
+            'each (a [[replicas]] entry with adopt = true) or state the drop (adopt_changes = ["replication"])'
+        )
+        return GateRefusal(res.address, "overwrite", (attr,), why), None
+    detail = f"{len(before)} existing destination(s) kept; added {', '.join(sorted(after - before)) or 'nothing'}"
+    return None, GateNote(res.address, "replication kept", detail)
 
 
 def _short(value: object) -> str:
@@ -499,6 +559,13 @@ def _created_over(
             "so the stack must import it, not create it"
         )
         return GateRefusal(res.address, "create of an adopted bucket", (), why)
+    if res.rtype == REPLICATION_TYPES[0] and _attached_bucket(res, buckets) in intent.replicating:
+        arn = _attached_bucket(res, buckets)
+        why = (
+            f"creates a replication configuration on {arn}, which replicates already (existing_destinations): the "
+            "create would replace it or stop on its version token; the stack must import it and update it in place"
+        )
+        return GateRefusal(res.address, "create over existing", ("replication",), why)
     setting = ATTACHED_SETTINGS.get(res.rtype)
     if setting is None:
         return None
@@ -576,7 +643,12 @@ def main(argv: list[str] | None = None) -> int:
         print("adopt-gate: --apply needs --stack-dir (it applies the plan it saved there)", file=sys.stderr)
         return 2
     try:
-        intent = AdoptionIntent.of(load_config(args.config) if args.config else None)
+        cfg = load_config(args.config) if args.config else None
+        if cfg is not None:  # the documents the plan was built from: an adopter's statement refused refuses it too
+            from s3tables_kit.policies.docset import build_within_quotas
+
+            build_within_quotas(cfg)
+        intent = AdoptionIntent.of(cfg)
         if args.stack_dir is not None:
             from s3tables_kit.infra.validate import find_terraform
 
@@ -586,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
             done = plan_gate_apply(terraform, args.stack_dir, intent, apply=args.apply)
             reports = [done.report]
         else:
-            reports = [gate(json.loads(p.read_text()), intent, p.name) for p in args.plan_json]
+            reports = [gate(read_saved_plan(p, cfg), intent, p.name) for p in args.plan_json]
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"adopt-gate: {exc}", file=sys.stderr)
         return 2

@@ -86,7 +86,9 @@ def add_replica_set(app: App, cfg: KitConfig, *, allow_destroy: bool = False) ->
             docs.for_source(cfg, src),
             destination_bucket_arns=[replica_stacks[r.bucket].bucket.arn for r in cfg.destinations_of(src)],
             allow_destroy=allow_destroy,
-            owns_pipeline_guardrail=all(s.account_id != src.account_id for s in cfg.sources[:i]),
+            # a replica account's pipeline guardrail is its replica stack's (beside the guardrail)
+            owns_pipeline_guardrail=all(s.account_id != src.account_id for s in cfg.sources[:i])
+            and all(r.account_id != src.account_id for r in cfg.replicas),
         )
     RecoveryStack(
         app,
@@ -130,7 +132,7 @@ def refuse_estate_failover(cfg: KitConfig) -> None:
     built."""
     if cfg.kind.promoted and not cfg.scheme.builds_failover_topology:
         raise EstateFailoverError(
-            f"failover.promoted_bucket = {cfg.kind.promoted_bucket!r}: the failover topology (issue 17) is built "
+            f"failover.promoted_bucket = {cfg.kind.promoted_bucket!r}: the failover topology is built "
             "for a [source] configuration only, not for an estate ([[sources]]): its documents would cover one source "
             "and drop the others' replication into shared replicas. Remove promoted_bucket to synthesize the estate"
         )

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from s3tables_kit.topology.config import ConfigError, KitConfig, config_warnings, load_config
+from s3tables_kit.topology.config import ConfigError, KitConfig, config_warnings, load_config, placeholder_issues
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ def read_env_config() -> tuple[InfraEnv, KitConfig] | None:
         return None
     try:
         cfg = load_config(env.config_path)
+        unfinished = placeholder_issues(cfg)
+        if unfinished:  # a proposal's lines still to complete: never synthesised or deployed
+            raise ConfigError(env.config_path, unfinished)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None

@@ -1,7 +1,7 @@
 """The plan a reviewer sees for a failover topology: what `cdktf deploy` of `[failover] promoted_bucket`
 changes against the kit's normal topology, per stack, and the proof that nothing `prevent_destroy` guards is replaced.
 
-    python -m infra.failover_plan examples/failover/multi-account.toml
+    python -m s3tables_kit.infra.failover_plan examples/failover/multi-account.toml
 
 Both topologies are synthesized from the same file (the normal one without `promoted_bucket`), so the comparison is
 by Terraform address: *added*, *updated in place* (only a policy document changes), *unchanged*, and stacks *not
@@ -119,7 +119,8 @@ def plan(config: Path, workdir: Path) -> tuple[KitConfig, list[StackPlan], list[
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m infra.failover_plan <kit.toml with [failover] promoted_bucket>", file=sys.stderr)
+        usage = "usage: python -m s3tables_kit.infra.failover_plan <kit.toml with [failover] promoted_bucket>"
+        print(usage, file=sys.stderr)
         return 2
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,7 @@
 """Golden snapshots of the synthesised stacks, normalised (no cdktf metadata, no machine paths, sorted keys).
 
-`make golden` (`python -m infra.golden --write`) re-records tests/golden/<example>/<stack>.json; review the diff like
-any other change. The tests compare a fresh full-app synth with these files and never write them.
+`make golden` (`python -m s3tables_kit.infra.golden --write`) re-records tests/golden/<example>/<stack>.json; review the
+diff like any other change. The tests compare a fresh full-app synth with these files and never write them.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import load_config
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-GOLDEN = ROOT / "tests" / "golden"
+EXAMPLES = paths.ROOT / "examples"
+GOLDEN = paths.ROOT / "tests" / "golden"
 CWD_MARK = "<cwd>"
 
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         target.mkdir(parents=True)
         for name, doc in stacks.items():
             (target / f"{name}.json").write_text(render(doc))
-        print(f"golden: {config.name} -> {target.relative_to(ROOT)}/ ({len(stacks)} stacks)", file=sys.stderr)
+        print(f"golden: {config.name} -> {target.relative_to(paths.ROOT)}/ ({len(stacks)} stacks)", file=sys.stderr)
     return 0
 
 

@@ -10,7 +10,7 @@ would be refused, with the rule that refuses it:
 
     terraform -chdir=cdktf.out/stacks/<stack> plan -out=tfplan
     terraform -chdir=cdktf.out/stacks/<stack> show -json tfplan > plan.json
-    python -m infra.lockcheck --config kit.toml plan.json [more plans...]
+    python -m s3tables_kit.infra.lockcheck --config kit.toml plan.json [more plans...]
 
 Exit 0: no locked change, the deploy role applies it. Exit 2: at least one, "this change is a break-glass deploy"
 (docs/provisioning.md, "Changing a locked setting: a break-glass deploy"), or the plan or configuration cannot be

@@ -4,17 +4,13 @@ The replication monitor's Lambda package is built at synth from the kit's own `j
 `monitor_zip()` returns the bytes of a deterministic zip (sorted entries, fixed timestamps and permissions), so the
 same sources always give the same archive, hash and synthesised Terraform, on any machine and in any directory:
 
-    jobs/__init__.py, jobs/ops/{__init__,cli,status,point,monitor}.py        the status logic and the handler
-    jobs/ops/{drift,drift_read,monitor_drift}.py                              the drift checks
-    jobs/ops/monitor_vault.py, jobs/vault/{__init__,layout}.py                the backup vault's ages
-    jobs/ops/freshness.py                                                     a replica account's freshness check
-    jobs/kernel/{__init__,sdk,clients,concurrency,tables}.py                 the jobs' kernel (sessions, retries, pools)
-    jobs/kernel/{metadata_cache,iceberg_rest,commits,options,render}.py      the kernel's metadata reads, lag and output
-    jobs/kernel/signed_get.py                                                 the endpoint's signed GETs
-    topology/__init__.py, topology/contract.py                               the names infra and the handler share
-    jobs/aws_timestamps.py                                                    the sessions' timestamp parser
-    botocore_data/s3tables/<version>/*                                        the pinned botocore's S3 Tables model
-    kit_declared.json (`DECLARED_FILE`)                                        what the drift checks compare with
+    s3tables_kit/<module>                       `monitor_modules()`: what the handler (`MONITOR_MODULE`) can import in
+                                                the Lambda runtime, derived from the imports (`topology/shipping.py`)
+    botocore_data/s3tables/<version>/*          the pinned botocore's S3 Tables model
+    kit_declared.json (`DECLARED_FILE`)         what the drift checks compare with
+
+The same package runs the replica freshness check (the handler's `MODE_FRESHNESS`); the scheduled hardener's adds the
+modules its entry (`HARDENER_ENTRY`) imports beyond the monitor's.
 
 The code is the same for every stack; `kit_declared.json` is one source's: its declared replication and the reviewed
 bucket policy of each of its replicas, written at synth from the configuration and the policy documents (so a change
@@ -33,6 +29,7 @@ code and nothing of `jobs/`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -43,52 +40,36 @@ from typing import Any
 
 import botocore
 
+from s3tables_kit.topology import paths, shipping
 from s3tables_kit.topology.contract import DECLARED_FILE, MONITOR_MODULE, REHEARSAL_ENTRY
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGE = "s3tables_kit"  # the modules sit under the kit's distribution package, as they import each other
+PACKAGE = shipping.PACKAGE  # the modules sit under the kit's distribution package, as they import each other
 
 
 def handler_of(module: str) -> str:
-    """The Lambda handler string of the function `handler` of `module` (a path under the kit, as in MODULES)."""
+    """The Lambda handler string of the function `handler` of `module` (a path under the kit, as `MONITOR_MODULE`)."""
     return f"{PACKAGE}." + module.removesuffix(".py").replace("/", ".") + ".handler"
 
 
 HANDLER = handler_of(MONITOR_MODULE)
 DATA_DIR = "botocore_data"
 LAMBDA_TASK_ROOT = "/var/task"
-MODULES = (
-    "jobs/__init__.py",
-    "jobs/ops/__init__.py",
-    "jobs/ops/cli.py",
-    "jobs/ops/status.py",
-    "jobs/ops/status_rows.py",
-    "jobs/ops/status_metadata.py",
-    "jobs/ops/backfill.py",
-    "jobs/ops/point.py",
-    "jobs/ops/drift.py",
-    "jobs/ops/drift_read.py",
-    "jobs/ops/monitor_drift.py",
-    "jobs/ops/monitor_vault.py",
-    "jobs/ops/freshness.py",
-    MONITOR_MODULE,
-    "jobs/kernel/__init__.py",
-    "jobs/kernel/sdk.py",
-    "jobs/kernel/clients.py",
-    "jobs/kernel/iceberg_rest.py",
-    "jobs/kernel/signed_get.py",
-    "jobs/kernel/concurrency.py",
-    "jobs/kernel/tables.py",
-    "jobs/kernel/metadata_cache.py",
-    "jobs/kernel/commits.py",
-    "jobs/kernel/options.py",
-    "jobs/kernel/render.py",
-    "jobs/aws_timestamps.py",
-    "jobs/vault/__init__.py",
-    "jobs/vault/layout.py",
-    "topology/__init__.py",
-    "topology/contract.py",
-)
+HARDENER_ENTRY = "jobs/ops/harden_scheduled.py"  # the scheduled hardener's handler
+
+
+@functools.cache
+def monitor_modules() -> tuple[str, ...]:
+    """The kit modules of the monitor's package (paths under the kit), derived from its handler's imports."""
+    return shipping.shipped_modules([MONITOR_MODULE], shipping.LAMBDA_RUNTIME, command_lines=False)
+
+
+@functools.cache
+def hardener_modules() -> tuple[str, ...]:
+    """The modules the hardener's package adds to the monitor's (which it ships whole: one kernel in both packages)."""
+    own = shipping.shipped_modules([HARDENER_ENTRY], shipping.LAMBDA_RUNTIME, command_lines=False)
+    return tuple(m for m in own if m not in monitor_modules())
+
+
 BUNDLED_MODELS = ("s3tables",)
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -100,7 +81,7 @@ def declared_bytes(declared: Any) -> bytes:
 
 def _entries(declared: bytes | None, extra: Sequence[tuple[str, bytes]] = ()) -> list[tuple[str, bytes]]:
     out = [(f"{PACKAGE}/__init__.py", b"")]  # the package's own __init__ holds only its docstring
-    out += [(f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in MODULES]
+    out += [(f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in monitor_modules()]
     out += extra
     if declared is not None:
         out.append((DECLARED_FILE, declared))
@@ -117,14 +98,11 @@ def monitor_zip(declared: bytes | None = None) -> bytes:
     return _zip(_entries(declared))
 
 
-# The scheduled hardener's modules beyond the monitor's kernel; the last one holds its handler.
-HARDENER_MODULES = ("jobs/ops/harden.py", "jobs/ops/harden_scheduled.py")
-
-
 def hardener_zip(plan: tuple[str, bytes]) -> bytes:
-    """The scheduled hardener's package: the monitor's modules (its kernel), `HARDENER_MODULES` and `plan`, (file
+    """The scheduled hardener's package: the monitor's modules (its kernel), `hardener_modules()` and `plan`, (file
     name, content) of its plan file."""
-    return _zip(_entries(None, [*((f"{PACKAGE}/{rel}", (REPO / rel).read_bytes()) for rel in HARDENER_MODULES), plan]))
+    own = [(f"{PACKAGE}/{rel}", (paths.PACKAGE / rel).read_bytes()) for rel in hardener_modules()]
+    return _zip(_entries(None, [*own, plan]))
 
 
 def _zip(entries: list[tuple[str, bytes]]) -> bytes:

@@ -32,8 +32,8 @@ def policy_json(document: Document | dict[str, Any]) -> str:
 
 
 def compact_policy_json(document: Document | dict[str, Any]) -> str:
-    """`policies.documents.compact_json` (the Organizations policies' form: their size limit counts whitespace),
-    escaped for Terraform."""
+    """`s3tables_kit.policies.documents.compact_json` (the Organizations policies' form: their size limit counts
+    whitespace), escaped for Terraform."""
     return escape_policy_variables(compact_json(document))
 
 

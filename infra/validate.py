@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import json
 import os
 import re
@@ -31,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.infra.build_state import input_key, keyed_dir, terraform_inputs
 from s3tables_kit.infra.provider_cache import current_mirror
 from s3tables_kit.infra.tfvalidate import root_only, validate_dir, validate_together
+from s3tables_kit.topology import paths
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-BUILD = ROOT / ".build" / "validate"
+EXAMPLES = paths.ROOT / "examples"
+BUILD = paths.ROOT / ".build" / "validate"
 DEFAULT_HOST = "registry.terraform.io"
 DEFAULT_NAMESPACE = "hashicorp"
 BUILTIN_PREFIX = "terraform_"  # terraform_remote_state, terraform_data: Terraform's built-in provider
@@ -162,7 +162,7 @@ def find_mirror() -> Path | None:
         if (p / DEFAULT_HOST).is_dir():
             return p
     for d in _walk_dirs(Path("/"), 4):
-        if d.name == DEFAULT_HOST and d.parent != ROOT and ROOT not in d.parents:
+        if d.name == DEFAULT_HOST and d.parent != paths.ROOT and paths.ROOT not in d.parents:
             return d.parent
     return None
 
@@ -226,14 +226,8 @@ def provider_schemas(
     terraform: Path, env: dict[str, str], mirror: Path, providers: dict[str, str], workdir: Path
 ) -> Json:
     """`terraform providers schema -json` of the given local providers ({address: version}), cached in workdir by
-    Terraform version + the providers' files in the mirror (path, size, mtime)."""
-    key_src = [terraform_version(terraform, env)]
-    for addr, version in sorted(providers.items()):
-        key_src.append(f"{addr}={version}")
-        for f in sorted((mirror / addr).rglob("*")):
-            st = f.stat()
-            key_src.append(f"{f}:{st.st_size}:{int(st.st_mtime)}")
-    key = hashlib.sha256("\n".join(key_src).encode()).hexdigest()[:16]
+    the Terraform binary and the providers' files in the mirror (`build_state.terraform_inputs`)."""
+    key = input_key(terraform_inputs(terraform, mirror, {a: [v] for a, v in providers.items()}))
     cached = workdir / f"schema-{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
@@ -594,6 +588,8 @@ def main(argv: list[str] | None = None) -> int:
     for addr, versions in local.items():
         print(f"  {addr} {', '.join(versions)}", file=sys.stderr)
 
+    # Terraform's working directories (lock files, .terraform/) are rebuilt when the binary or the mirror changes.
+    stacks_dir = keyed_dir(workdir / "stacks", terraform_inputs(terraform, mirror, local))
     stacks = synth_examples(configs, workdir / "synth")
     needed: dict[str, str] = {}
     for docs in stacks.values():
@@ -621,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
                 if f"{example}/{name}" not in where:
                     where.append(f"{example}/{name}")
             notes.update(prepared.notes)
-            stack_dir = workdir / "stacks" / example / name
+            stack_dir = stacks_dir / example / name
             write_stack(stack_dir, prepared.document)
             jobs.append((example, name, stack_dir, checked_with(doc, local)))
 
@@ -640,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     # The stacks as modules of one root (one provider start for all); a stack with root-only blocks on its own.
     alone = {f"{ex}/{name}" for ex, docs in stacks.items() for name, doc in docs.items() if root_only(doc)}
     together = {f"{ex}/{name}": d for ex, name, d, _ in jobs if f"{ex}/{name}" not in alone}
-    verdicts = validate_together(terraform, env, workdir / "stacks", together) if together else {}
+    verdicts = validate_together(terraform, env, stacks_dir, together) if together else {}
 
     def run(job: tuple[str, str, Path, str]) -> StackResult:
         example, name, stack_dir, providers = job
@@ -659,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     total = len(results)
     print(
         f"validate: {total - failed}/{total} stacks of {len(stacks)} example(s) valid against the local provider "
-        f"binaries ({workdir / 'stacks'})"
+        f"binaries ({stacks_dir})"
     )
     return 1 if failed else 0
 

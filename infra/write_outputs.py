@@ -1,8 +1,8 @@
 """`s3tables-kit outputs --config kit.toml`: after `cdktf deploy`, write the outputs contract that the jobs read.
 
 Runs `npx cdktf output '*'` for the configuration's stacks (in the current directory, the CDKTF app's), then loads
-the file it wrote with `topology.outputs.load_outputs`, so a file the jobs would refuse is refused here, at once.
-Exit 0 with the path written; 2 when the configuration is not named or invalid, cdktf fails, or the file is not a
+the file it wrote with `s3tables_kit.topology.outputs.load_outputs`, so a file the jobs would refuse is refused here, at
+once. Exit 0 with the path written; 2 when the configuration is not named or invalid, cdktf fails, or the file is not a
 valid outputs contract (the file is then left for inspection, and the line says so).
 """
 

@@ -29,10 +29,10 @@ def parse_timestamp(value: Any) -> datetime:
             try:
                 parsed = parsedate_to_datetime(value)
             except (TypeError, ValueError, IndexError):
-                return botocore_parse(value)  # type: ignore[no-any-return]
+                return botocore_parse(value)
         if parsed.tzinfo is not None:
             return parsed
-    return botocore_parse(value)  # type: ignore[no-any-return]
+    return botocore_parse(value)
 
 
 def install(botocore_session: Any) -> Any:

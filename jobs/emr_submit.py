@@ -5,8 +5,8 @@
 Every argument this tool does not declare is the recovery job's (`s3tables-kit recover --help`); a `--` ends this
 tool's own arguments where a job argument shares a name with one of them.
 
-1. uploads `jobs/recover_entry.py`, a zip of the `jobs` package and the catalog jars of `.jars/` under the provisioned
-   `scripts_uri` (outputs `kit_recovery.scripts_uri`);
+1. uploads `jobs/recover_entry.py`, a zip of the modules the jobs import and the pinned catalog jars under the
+   provisioned `scripts_uri` (outputs `kit_recovery.scripts_uri`);
 2. `StartJobRun` on `emr_application_id` with the recovery role `role_arn`, logs to `logs_uri`; the job gets explicit
    catalog arguments (replica and recovery table bucket ARNs, regions, recovery namespace), so the remote side needs
    no outputs file and no pydantic;
@@ -26,9 +26,13 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.topology.outputs import KitOutputs
+from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
+from s3tables_kit.jobs.kernel import sdk
+from s3tables_kit.topology import paths
+from s3tables_kit.topology.contract import BACKUP_ENTRY, REHEARSAL_ENTRY
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, load_outputs
+from s3tables_kit.topology.shipping import shipped_modules
 
-REPO = Path(__file__).resolve().parent.parent
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
 ENTRY = "recover_entry.py"
 JOBS_ZIP = "jobs.zip"
@@ -129,15 +133,13 @@ def driver_log_location(logs_uri: str, application_id: str, job_run_id: str) -> 
 
 
 def jobs_zip() -> bytes:
-    """The `jobs` package (recovery modules only) + the `topology` package (the outputs and runtime contracts the
-    jobs import), importable from --py-files."""
+    """The kit modules the EMR entries (recovery, rehearsal, vault backup) can import, importable from --py-files:
+    derived from their imports (`topology/shipping.py`), the job's own dependencies left to its runtime."""
+    entries = [f"jobs/{e}" for e in (ENTRY, REHEARSAL_ENTRY, BACKUP_ENTRY)]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted([*(REPO / "jobs").rglob("*.py"), *(REPO / "topology").rglob("*.py")]):
-            rel = p.relative_to(REPO)
-            if rel.parts[1] in ("ops",) or rel.name == "drill.py":
-                continue
-            z.write(p, f"s3tables_kit/{rel}")
+        for rel in shipped_modules(entries, runtime=None):
+            z.write(paths.PACKAGE / rel, f"s3tables_kit/{rel}")
         z.writestr("s3tables_kit/__init__.py", "")
     return buf.getvalue()
 
@@ -146,7 +148,7 @@ def upload(s3: Any, outputs: KitOutputs, jars: list[Path], base: str | None = No
     """The entry, the jobs zip and the jars under `base` (default: the on-demand runs' `scripts_uri`)."""
     base = base or outputs.recovery.scripts_uri
     bucket, key = split_s3(join_s3(base, ENTRY))
-    s3.upload_file(str(REPO / "jobs" / ENTRY), bucket, key)
+    s3.upload_file(str(paths.PACKAGE / "jobs" / ENTRY), bucket, key)
     bucket, key = split_s3(join_s3(base, JOBS_ZIP))
     s3.put_object(Bucket=bucket, Key=key, Body=jobs_zip())
     for j in jars:
@@ -189,16 +191,16 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
 
 def main(argv: list[str] | None = None) -> int:
     ns, job_args = parse_args(argv)
-    from s3tables_kit.topology.outputs import OutputsError, load_outputs
-
     try:
         outputs = load_outputs(ns.outputs)
     except OutputsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from s3tables_kit.jobs.spark import kit_jars
-
-    jars = kit_jars()
+    try:
+        jars = kit_jars()
+    except JarsUnavailable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         request = build_start_job_run(outputs, job_args, [j.name for j in jars], name=ns.name, mode=ns.catalog_mode)
     except ValueError as err:
@@ -209,8 +211,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(json.dumps(request, indent=2))
         return 0
-    from s3tables_kit.jobs.kernel import sdk
-
     region = outputs.recovery.region
     upload(sdk.client("s3", region), outputs, jars)
     emr = sdk.client("emr-serverless", region)

@@ -36,10 +36,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from s3tables_kit.jobs.kernel.idents import Ident
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
+from s3tables_kit.jobs.kernel.idents import Ident, JobError
 from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.rehearse_vault import (
     VaultRow,
@@ -52,6 +52,7 @@ from s3tables_kit.jobs.rehearse_vault import (
 )
 
 # names the rehearsal schedule and its alarm (infra/constructs/rehearsal.py) use
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import (
     BACKUP_ENTRY,
     METRIC_NAMESPACE,
@@ -61,13 +62,11 @@ from s3tables_kit.topology.contract import (
     REHEARSAL_SUCCEEDED,
     REHEARSAL_TABLES,
     SCHEDULED_ARTIFACTS_PREFIX,
-    pinned_jar_names,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-REPO = Path(__file__).resolve().parent.parent
 SUCCEEDED, RTO, TABLES, STALE = REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES, REHEARSAL_STALE
 ENTRY = REHEARSAL_ENTRY
 
@@ -309,7 +308,7 @@ def parser() -> argparse.ArgumentParser:
     p = tool_parser("rehearse", __doc__)
     p.add_argument("--local", action="store_true", help="rehearse on the local drill warehouses (make rehearse)")
     p.add_argument("--upload", metavar="OUTPUTS", help="upload the scheduled job's artifacts (make rehearse-upload)")
-    p.add_argument("--out", default=str(REPO / "demo-out"), help="local: the drill's output directory")
+    p.add_argument("--out", default=str(paths.ROOT / "demo-out"), help="local: the drill's output directory")
     p.add_argument("--kit", default="seed")
     p.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="tables to rehearse (repeatable)")
     p.add_argument("--candidate", action="append", default=[], metavar="NS.NAME", help="sample from these")
@@ -345,7 +344,7 @@ def vault_side(ns: argparse.Namespace) -> VaultSide | None:
 
 
 def _local(ns: argparse.Namespace) -> int:
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf, file_uri
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf, file_uri
     from s3tables_kit.jobs.spark import build_session
 
     out = Path(ns.out).resolve()
@@ -356,7 +355,11 @@ def _local(ns: argparse.Namespace) -> int:
     replica = CatalogSpec("replica", "hadoop", file_uri(wh["replica"]))
     target = CatalogSpec("recovery", "hadoop", file_uri(wh["recovered"]))
     tables = ns.table or ["analytics.orders"]
-    spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    try:
+        spark = build_session({**catalog_conf(replica), **catalog_conf(target)}, app_name="kit-rehearsal")
+    except JobError as err:  # the pinned jars missing and not fetchable: one line, before any JVM
+        print(f"rehearsal: {err}", file=sys.stderr)
+        return 2
     try:
         res = _rehearse_and_report(ns, replica, target, tables, spark, out / "rehearsals")
         res_dir = out / "rehearsals"
@@ -416,22 +419,18 @@ def upload_artifacts(outputs_path: str) -> int:
     backup's `backup_entry.py`. Run once after deploy and after upgrades, with the recovery stack's deploy role or
     break-glass (nobody else may write there)."""
     from s3tables_kit.jobs.emr_submit import join_s3, split_s3, upload
+    from s3tables_kit.jobs.jars import kit_jars
     from s3tables_kit.jobs.kernel.options import refuse
-    from s3tables_kit.jobs.spark import kit_jars
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     try:
         outputs = load_outputs(outputs_path)
     except OutputsError as err:
         return refuse(err)
-    jars = kit_jars()
-    missing = sorted(set(pinned_jar_names()) - {j.name for j in jars})
-    if missing:
-        print(
-            f"error: .jars/ lacks {missing} (the schedule names the jars of jars/pom.xml); run make setup",
-            file=sys.stderr,
-        )
-        return 2
+    try:
+        jars = kit_jars()  # every jar of jars/pom.xml, which the schedule names
+    except JobError as err:
+        return refuse(err)
     from s3tables_kit.jobs.kernel import sdk
 
     s3 = sdk.client("s3", outputs.recovery.region)
@@ -439,7 +438,7 @@ def upload_artifacts(outputs_path: str) -> int:
     upload(s3, outputs, jars, base)
     for entry in (ENTRY, BACKUP_ENTRY):
         bucket, key = split_s3(join_s3(base, entry))
-        s3.upload_file(str(REPO / "jobs" / entry), bucket, key)
+        s3.upload_file(str(paths.PACKAGE / "jobs" / entry), bucket, key)
     print(f"uploaded {ENTRY}, {BACKUP_ENTRY}, jobs.zip and {len(jars)} jars under {base}")
     return 0
 
@@ -481,7 +480,7 @@ def main(
         return 2
     replica = CatalogSpec("replica", ns.catalog_mode, ns.replica_warehouse, region=ns.replica_region)
     target = CatalogSpec("recovery", ns.catalog_mode, ns.target_warehouse, region=ns.target_region or ns.replica_region)
-    from s3tables_kit.jobs.recover.catalogs import catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import catalog_conf
 
     if spark_factory is None:
         from s3tables_kit.jobs.recover.cli import submitted_spark_factory

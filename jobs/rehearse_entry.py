@@ -1,7 +1,7 @@
 """spark-submit entry of the recovery rehearsal (EMR Serverless `entryPoint`, started by the rehearsal schedule).
 
 Like `recover_entry.py`: make the repository (or the uploaded `jobs` zip on --py-files) importable, then run
-`jobs.rehearse` on the session spark-submit configured.
+`s3tables_kit.jobs.rehearse` on the session spark-submit configured.
 """
 
 import os

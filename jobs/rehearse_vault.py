@@ -1,7 +1,8 @@
 """The rehearsal's restore from the backup vault: each rehearsed table the vault backs up (`[vault] tables`) is also
-restored from its newest backup point, through the path of `recover --from-vault` (`jobs.recover.cli.from_point`:
-the point's restore metadata, the verified file copy, every file checked against the point's manifest), into the
-rehearsal namespace as `<name>_vault`, and reported as a row of its own (`source: vault`).
+restored from its newest backup point, through the path of `recover --from-vault`
+(`s3tables_kit.jobs.recover.cli.from_point`: the point's restore metadata, the verified file copy, every file checked
+against the point's manifest), into the rehearsal namespace as `<name>_vault`, and reported as a row of its own
+(`source: vault`).
 
 A failed restore fails the rehearsal. A table without a backup point yet is a finding, not a failure: the vault's
 backup age and its alarm are what say a backup is missing or late (docs/assurance.md); the rehearsal proves that what
@@ -20,9 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.vault.layout import choose_point
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points

@@ -1,7 +1,7 @@
 """One place that builds a SparkSession with the kit's Iceberg / S3 Tables jars.
 
 Used by the recovery job, the local drill, the tests and the benchmarks. Catalogs are passed in as plain Spark
-configuration (`spark.sql.catalog.<name>...`), see `jobs.recover.catalogs` for builders.
+configuration (`spark.sql.catalog.<name>...`), see `s3tables_kit.jobs.kernel.catalogs` for builders.
 
 Under `spark-submit` (the `make recover` target) the jars are already on the classpath and the master comes from the
 command line: `build_session(local=False)` then only adds the catalogs and the SQL extensions.
@@ -15,33 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from s3tables_kit.topology.contract import pinned_jar_names
+from s3tables_kit.jobs.jars import kit_jars
+from s3tables_kit.topology import paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-JARS_DIR = REPO_ROOT / ".jars"
-# Where `s3tables_kit` is imported from (a checkout, or site-packages): the executors' Python tasks import it there.
-IMPORT_ROOT = Path(__file__).parents[2]
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 JAVA_OPTIONS_ENV = "KIT_SPARK_JAVA_OPTIONS"  # extra JVM flags of a local session's driver (the tests: C1 JIT only)
-
-
-class SparkSetupError(RuntimeError):
-    pass
-
-
-def kit_jars(jars_dir: Path | None = None) -> list[Path]:
-    """The jars of `.jars/` (installed by `make setup`), sorted; fails clearly when the Iceberg runtime is missing."""
-    d = Path(os.environ.get("KIT_JARS_DIR", jars_dir or JARS_DIR))
-    jars = sorted(d.glob("*.jar"))
-    if not any(j.name.startswith("iceberg-spark-runtime-") for j in jars):
-        raise SparkSetupError(
-            f"no iceberg-spark-runtime jar in {d}: run `make setup` in a checkout, or set KIT_JARS_DIR to a "
-            f"directory holding the pinned jars ({', '.join(pinned_jar_names())})"
-        )
-    return jars
 
 
 def session_conf(
@@ -72,7 +53,7 @@ def session_conf(
         conf["spark.default.parallelism"] = str(cores)
         # Python tasks (the file copy) import the kit from the repository.
         conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")) if p
+            p for p in (str(paths.ROOT), os.environ.get("PYTHONPATH", "")) if p
         )
         conf["spark.sql.warehouse.dir"] = os.environ.get("KIT_SPARK_WAREHOUSE", "/tmp/kit-spark-warehouse")
         # The local driver's JVM flags: must be set before that JVM starts, so they come with the launch conf.

@@ -1,6 +1,7 @@
 """Optional credentialed stage: IAM Access Analyzer custom policy checks of every document (`make policy-check`).
 
-    python -m policies.access_analyzer [--baseline-ref origin/main] [--region us-east-1] [--examples examples]
+    python -m s3tables_kit.policies.access_analyzer [--baseline-ref origin/main] [--region us-east-1] [--examples
+    examples]
 
 With AWS credentials (anything a boto3 session resolves), for every document of every example configuration:
 
@@ -26,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.documents import PolicyDoc, compact_json
+from s3tables_kit.topology import paths
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES_DIR = ROOT / "examples"
+EXAMPLES_DIR = paths.ROOT / "examples"
 RENDERED = "policies/rendered"
 MAX_ACCESS_ACTIONS = 100  # CheckAccessNotGranted accepts at most 100 actions per access entry
 
@@ -52,7 +53,9 @@ FAILING_FINDINGS = frozenset({"ERROR", "SECURITY_WARNING"})
 def destructive_actions() -> list[str]:
     """Actions no kit policy may grant on a replica: every protected action the replication role is not exempt
     from (deletion, protection, replication and settings changes)."""
-    return sorted({A.S3T + a for r in A.PROTECTION_RULES if not r.exempt_replication_role for a in r.actions})
+    return sorted(
+        {iam_actions.S3T + a for r in iam_actions.PROTECTION_RULES if not r.exempt_replication_role for a in r.actions}
+    )
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def git_baseline(ref: str, example: str) -> Callable[[str], str | None]:
     def read(name: str) -> str | None:
         proc = subprocess.run(
             ["git", "show", f"{ref}:{RENDERED}/{example}/{name}.json"],
-            cwd=ROOT,
+            cwd=paths.ROOT,
             capture_output=True,
             text=True,
             check=False,
@@ -182,7 +185,8 @@ def run(client: Any, requests: Iterable[AnalyzerRequest]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m policies.access_analyzer", description=__doc__.splitlines()[0])
+    prog = "python -m s3tables_kit.policies.access_analyzer"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-ref", default="HEAD", help="git ref of the committed rendered baseline")
     parser.add_argument(
         "--region", default=None, help="Access Analyzer Region (default: the session's, else us-east-1)"

@@ -372,7 +372,7 @@ PASS_ROLE = "iam:PassRole"
 @dataclass(frozen=True)
 class PipelineRule:
     """One guard of the pipeline: `actions` on the resources of `target` (replication-roles, detection, keys),
-    denied to all but break-glass and the deploy roles of the sources (`policies.pipeline`)."""
+    denied to all but break-glass and the deploy roles of the sources (`s3tables_kit.policies.pipeline`)."""
 
     sid: str
     actions: tuple[str, ...]

@@ -3,9 +3,10 @@ the kit's, once each passes the rules below (docs/decisions/0033-adopting-an-exi
 
 The kit's statements guard who changes the source's replication and its policy (decision 0028); an adopter's
 statement must not defeat them, nor deny the kit's own principals what they need. Each rule has a stable id (the
-`KIT-ADOPT*` family, beside `policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the rule.
-`merge` is what `policies.source_guard.source_bucket_policy` deploys; it refuses with `AdoptedStatementRefused`, so
-the synth of a stack (and `policies.render`) stops before anything is written.
+`KIT-ADOPT*` family, beside `s3tables_kit.policies.lint`'s `KIT-IAM*`), and a refusal names the statement's Sid and the
+rule. `merge` is what `s3tables_kit.policies.source_guard.source_bucket_policy` deploys; it refuses with
+`AdoptedStatementRefused`, so the synth of a stack (and `s3tables_kit.policies.render`) stops before anything is
+written.
 """
 
 from __future__ import annotations
@@ -15,22 +16,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import VERSION, Document
 from s3tables_kit.topology.config import KitConfig, Source
+from s3tables_kit.topology.issues import KitRefusal
 
 # What the kit's source statements guard: a grant of them in the adopter's statements is a second, unreviewed path.
-GUARDED = (*S.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
+GUARDED = (*iam_statements.SOURCE_REPLICATION_CHANGE, "PutTableBucketPolicy", "DeleteTableBucketPolicy")
 # Every action a protection rule of the kit denies somewhere: none may be allowed to any principal.
-PROTECTED = tuple(sorted({a for r in A.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
+PROTECTED = tuple(sorted({a for r in iam_actions.PROTECTION_RULES for a in r.actions} | set(GUARDED)))
 # What the replication role reads in the source bucket: a Deny of it stops replication.
-REPLICATION_READS = (*A.REPLICATION_SOURCE_TABLE_READ, *A.REPLICATION_SOURCE_BUCKET_LIST)
+REPLICATION_READS = (*iam_actions.REPLICATION_SOURCE_TABLE_READ, *iam_actions.REPLICATION_SOURCE_BUCKET_LIST)
+# A source table's policy and tags: a Deny table policy naming the replication role freezes that table's replication,
+# and replication does not support tagged tables; no adopted statement grants them to anyone.
+TABLE_POLICY_AND_TAGS = ("PutTablePolicy", "DeleteTablePolicy", "TagResource")
 # Wildcards are matched against every action the kit names, which holds every action the rules look for.
-KNOWN = sorted(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL)
+KNOWN = sorted(iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL)
 
 
-class AdoptedStatementRefused(ValueError):
+class AdoptedStatementRefused(KitRefusal):
     """An adopter's statement that defeats a protection (each problem names the Sid and the rule)."""
 
 
@@ -40,11 +45,12 @@ class KitPrincipals:
 
     replication_role: str
     guardians: tuple[str, ...]  # break-glass and the source's deploy role: who changes the guarded actions
+    accounts: frozenset[str] = frozenset()  # the configured accounts: a grant names no principal outside them
 
 
 @dataclass(frozen=True)
 class AdoptedRule:
-    id: str  # KIT-ADOPT1 ...: stable, like policies.lint's ids
+    id: str  # KIT-ADOPT1 ...: stable, like s3tables_kit.policies.lint's ids
     name: str
     explanation: str
     # (the statement, the kit's Sids, the kit's principals) -> the problem, or None
@@ -126,16 +132,23 @@ def _open_allow(stmt: dict[str, Any], _s: frozenset[str], _k: KitPrincipals) -> 
     return None
 
 
-def _guarded_grant(stmt: dict[str, Any], _s: frozenset[str], _k: KitPrincipals) -> str | None:
-    if stmt.get("Effect") != "Allow":
-        return None
-    hit = sorted(_actions(stmt) & set(GUARDED))
-    if hit:
-        return (
-            f"grants {', '.join(hit)}: the source's replication and its policy change only through the kit's "
-            "deploy role and break-glass (docs/decisions/0028-lock-after-first-deploy.md)"
-        )
-    return None
+def _grant_of(
+    actions: Sequence[str], why: str
+) -> Callable[[dict[str, Any], frozenset[str], KitPrincipals], str | None]:
+    """A rule refusing any Allow of `actions`, to anyone: `grants <the actions>: <why>`."""
+
+    def check(stmt: dict[str, Any], _s: frozenset[str], _k: KitPrincipals) -> str | None:
+        hit = sorted(_actions(stmt) & set(actions)) if stmt.get("Effect") == "Allow" else []
+        return f"grants {', '.join(hit)}: {why}" if hit else None
+
+    return check
+
+
+_guarded_grant = _grant_of(
+    GUARDED,
+    "the source's replication and its policy change only through the kit's deploy role and break-glass "
+    "(docs/decisions/0028-lock-after-first-deploy.md)",
+)
 
 
 def _denies_the_kit(stmt: dict[str, Any], _s: frozenset[str], kit: KitPrincipals) -> str | None:
@@ -148,6 +161,39 @@ def _denies_the_kit(stmt: dict[str, Any], _s: frozenset[str], kit: KitPrincipals
         if actions & set(GUARDED) and _applies_to(stmt, guardian):
             return f"denies {guardian} the replication and policy changes only it may make"
     return None
+
+
+def _org_condition(stmt: dict[str, Any]) -> bool:
+    """The statement holds only for principals of an organization (`aws:PrincipalOrgID`)."""
+    return any("aws:principalorgid" in {k.lower() for k in kv} for kv in (stmt.get("Condition") or {}).values())
+
+
+def _foreign_grant(stmt: dict[str, Any], _s: frozenset[str], kit: KitPrincipals) -> str | None:
+    if stmt.get("Effect") != "Allow":
+        return None
+    named, anyone = _principals(stmt)
+    if anyone:
+        if _org_condition(stmt):
+            return None
+        return "grants any principal (`*`) without an aws:PrincipalOrgID condition"
+    foreign = sorted(p for p in named if _account_of(p) not in kit.accounts)
+    if foreign:
+        return f"grants principals outside the configured accounts ({', '.join(foreign[:3])})"
+    return None
+
+
+def _account_of(principal: str) -> str:
+    """The account of an AWS principal (an ARN, or a bare 12-digit account id); "" for anything else."""
+    if principal.isdigit():
+        return principal
+    parts = principal.split(":")
+    return parts[4] if len(parts) > 4 else ""
+
+
+_table_policy_or_tag_grant = _grant_of(
+    TABLE_POLICY_AND_TAGS,
+    "a table policy can freeze a table's replication, and replication does not support tagged tables",
+)
 
 
 ADOPTED_RULES: tuple[AdoptedRule, ...] = (
@@ -176,7 +222,37 @@ ADOPTED_RULES: tuple[AdoptedRule, ...] = (
         "deploy role.",
         _denies_the_kit,
     ),
+    AdoptedRule(
+        "KIT-ADOPT5",
+        "NoGrantOutsideTheOrganization",
+        "No grant to a principal outside the configured accounts, nor to `*` without an aws:PrincipalOrgID condition.",
+        _foreign_grant,
+    ),
+    AdoptedRule(
+        "KIT-ADOPT6",
+        "NoTablePolicyOrTagGrant",
+        "No grant of PutTablePolicy, DeleteTablePolicy or TagResource, to anyone.",
+        _table_policy_or_tag_grant,
+    ),
 )
+
+
+def warnings(statements: Sequence[dict[str, Any]], principals: KitPrincipals) -> list[str]:
+    """`<Sid>: [KIT-ADOPT7 ...]` for each conditional Deny of what the replication role reads that may reach it (the
+    condition decides, at request time: the adopter reasons about it; the kit's proofs cover its own statements)."""
+    out = []
+    for stmt in statements:
+        if stmt.get("Effect") != "Deny" or not stmt.get("Condition"):
+            continue
+        named, anyone = _principals(stmt)
+        role = principals.replication_role
+        reaches = anyone or role in named or _account_of(role) in {_account_of(p) for p in named}
+        if reaches and _actions(stmt) & set(REPLICATION_READS) and not _applies_to(stmt, role):
+            out.append(
+                f"{stmt.get('Sid')}: [KIT-ADOPT7 ConditionalDenyOfReplication] a conditional Deny of what the "
+                f"replication role {role} reads: check that its condition never holds for it"
+            )
+    return out
 
 
 def refusals(statements: Sequence[dict[str, Any]], kit: Document, principals: KitPrincipals) -> list[str]:
@@ -198,7 +274,12 @@ def refusals(statements: Sequence[dict[str, Any]], kit: Document, principals: Ki
 
 def kit_principals(cfg: KitConfig, src: Source) -> KitPrincipals:
     guardians = (*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else []))
-    return KitPrincipals(cfg.replication_role_arn_of(src), tuple(guardians))
+    accounts = {
+        *(s.account_id for s in cfg.sources),
+        *(r.account_id for r in cfg.replicas),
+        *(p.split(":")[4] for p in cfg.protection.break_glass_principals),
+    }
+    return KitPrincipals(cfg.replication_role_arn_of(src), tuple(guardians), frozenset(accounts))
 
 
 def merge(cfg: KitConfig, src: Source, kit: Document) -> Document:

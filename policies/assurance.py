@@ -1,17 +1,18 @@
 """Policies of continuous assurance (`[assurance]`): the replication monitor, the schedules that run it and the recovery
 rehearsal, the rehearsal's metrics, and the KMS key of the encrypted alarm topics.
 
-Small named statement builders (reusing `policies.statements.statement`) and the documents built from them.
-`policies.documents.build_documents` appends `documents(cfg)`, so they are rendered to `policies/rendered/`,
-summarised in SUMMARY.md, linted at synth and proven with the IAM simulator like every other document. Every ARN
-is derived from the configuration (names are deterministic), so what is rendered is what the stacks deploy.
+Small named statement builders (reusing `s3tables_kit.policies.statements.statement`) and the documents built from them.
+`s3tables_kit.policies.documents.build_documents` appends `documents(cfg)`, so they are rendered to
+`policies/rendered/`, summarised in SUMMARY.md, linted at synth and proven with the IAM simulator like every other
+document. Every ARN is derived from the configuration (names are deterministic), so what is rendered is what the stacks
+deploy.
 """
 
 from __future__ import annotations
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import hardener
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
 from s3tables_kit.policies.sites import (  # the names every assurance document uses (the hardener's too)
     CLOUDWATCH_SERVICE,
@@ -84,7 +85,7 @@ def schedule_name(cfg: KitConfig, what: str) -> str:
 
 
 def _alarm_prefix(cfg: KitConfig, stack: str, src: Source | None) -> str:
-    if stack.startswith("freshness-"):  # a replica account's freshness check (`policies.freshness`)
+    if stack.startswith("freshness-"):  # a replica account's freshness check (`s3tables_kit.policies.freshness`)
         return f"{cfg.kit.name}-freshness"
     if stack != "source":
         return cfg.kit.name
@@ -105,9 +106,9 @@ def alarm_key_alias(cfg: KitConfig, stack: str, src: Source | None = None) -> st
 # ---------------------------------------------------------------- statement builders ----
 
 
-def allow_lambda_assume_role(site: Site, function_name: str) -> S.Statement:
+def allow_lambda_assume_role(site: Site, function_name: str) -> iam_statements.Statement:
     """Lambda assumes the function's role; confused-deputy conditions name the one function."""
-    return S.allow_service_assume_role(
+    return iam_statements.allow_service_assume_role(
         "AllowLambdaServiceForTheMonitorFunction",
         LAMBDA_SERVICE,
         source_account=site.account_id,
@@ -115,42 +116,48 @@ def allow_lambda_assume_role(site: Site, function_name: str) -> S.Statement:
     )
 
 
-def allow_read_replication_status(bucket_arn: str) -> S.Statement:
+def allow_read_replication_status(bucket_arn: str) -> iam_statements.Statement:
     """What `status` reads per source table: replication status, and the metadata (location + object, which S3
     Tables authorises as GetTableData) for the commit times behind the lag."""
-    return S.allow_actions("ReadSourceReplicationStatus", MONITOR_STATUS_TABLE_READ, [S.table_arns(bucket_arn)])
+    return iam_statements.allow_actions(
+        "ReadSourceReplicationStatus", MONITOR_STATUS_TABLE_READ, [iam_statements.table_arns(bucket_arn)]
+    )
 
 
-def allow_read_replication_configuration(bucket_arn: str) -> list[S.Statement]:
+def allow_read_replication_configuration(bucket_arn: str) -> list[iam_statements.Statement]:
     """What the drift check reads on the source: the bucket-level configuration and every table's table-level one."""
-    tables = [S.table_arns(bucket_arn)]
+    tables = [iam_statements.table_arns(bucket_arn)]
     return [
-        S.allow_actions("ReadSourceBucketReplicationConfiguration", MONITOR_DRIFT_BUCKET_READ, [bucket_arn]),
-        S.allow_actions("ReadSourceTableReplicationConfiguration", MONITOR_DRIFT_TABLE_READ, tables),
+        iam_statements.allow_actions(
+            "ReadSourceBucketReplicationConfiguration", MONITOR_DRIFT_BUCKET_READ, [bucket_arn]
+        ),
+        iam_statements.allow_actions("ReadSourceTableReplicationConfiguration", MONITOR_DRIFT_TABLE_READ, tables),
     ]
 
 
-def allow_read_replica_bucket_policies(bucket_arns: list[str]) -> S.Statement:
+def allow_read_replica_bucket_policies(bucket_arns: list[str]) -> iam_statements.Statement:
     """What the drift check reads on each replica: its bucket policy (a replica of another account must also grant
     it in its bucket policy)."""
-    return S.allow_actions("ReadReplicaBucketPolicies", MONITOR_DRIFT_REPLICA_READ, bucket_arns)
+    return iam_statements.allow_actions("ReadReplicaBucketPolicies", MONITOR_DRIFT_REPLICA_READ, bucket_arns)
 
 
-def allow_read_source_bucket_policy(bucket_arn: str) -> S.Statement:
+def allow_read_source_bucket_policy(bucket_arn: str) -> iam_statements.Statement:
     """What the drift check reads on the source: its bucket policy (compared with the reviewed document)."""
-    return S.allow_actions("ReadSourceBucketPolicy", MONITOR_DRIFT_REPLICA_READ, [bucket_arn])
+    return iam_statements.allow_actions("ReadSourceBucketPolicy", MONITOR_DRIFT_REPLICA_READ, [bucket_arn])
 
 
-def allow_read_replica_table_layers(bucket_arns: list[str]) -> S.Statement:
+def allow_read_replica_table_layers(bucket_arns: list[str]) -> iam_statements.Statement:
     """What the layer check reads on a sample of each replica's tables: the table policy and the retention (a replica
     of another account must also grant it in its bucket policy)."""
-    return S.allow_actions("ReadReplicaTableLayers", MONITOR_LAYERS_READ, [S.table_arns(a) for a in bucket_arns])
+    return iam_statements.allow_actions(
+        "ReadReplicaTableLayers", MONITOR_LAYERS_READ, [iam_statements.table_arns(a) for a in bucket_arns]
+    )
 
 
 MONITOR_VAULT_READ = ("s3:ListBucket",)
 
 
-def monitors_list_vault_grant(cfg: KitConfig, bucket_arn: str, account_id: str) -> S.Statement | None:
+def monitors_list_vault_grant(cfg: KitConfig, bucket_arn: str, account_id: str) -> iam_statements.Statement | None:
     """In the vault's bucket policy: the replication monitors of sources in other accounts than the vault's may list
     it (their backup age check). None when no such source has a monitor."""
     roles = sorted(
@@ -162,7 +169,7 @@ def monitors_list_vault_grant(cfg: KitConfig, bucket_arn: str, account_id: str) 
     )
     if not roles:
         return None
-    return S.statement(
+    return iam_statements.statement(
         "AllowReplicationMonitorsListVault", "Allow", MONITOR_VAULT_READ, [bucket_arn], principal={"AWS": roles}
     )
 
@@ -178,45 +185,48 @@ def monitor_roles_of_other_accounts(cfg: KitConfig, replica: Replica) -> list[st
     )
 
 
-def monitor_layers_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+def monitor_layers_read_grant(cfg: KitConfig, replica: Replica) -> iam_statements.Statement | None:
     """In a replica's bucket policy: the replication monitors of the sources of other accounts may read the table
     policy and retention of its tables (the layer check). None when no such source has a monitor."""
     return monitors_read_table_layers(monitor_roles_of_other_accounts(cfg, replica), replica.bucket_arn)
 
 
-def monitors_read_table_layers(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
-    """The grant of `monitor_layers_read_grant` (also a failover destination's, `policies.failover`)."""
+def monitors_read_table_layers(role_arns: list[str], bucket_arn: str) -> iam_statements.Statement | None:
+    """The grant of `monitor_layers_read_grant` (also a failover destination's, `s3tables_kit.policies.failover`)."""
     if not role_arns:
         return None
-    return S.allow_principals_actions(
-        "AllowReplicationMonitorsReadTableLayers", role_arns, MONITOR_LAYERS_READ, [S.table_arns(bucket_arn)]
+    return iam_statements.allow_principals_actions(
+        "AllowReplicationMonitorsReadTableLayers",
+        role_arns,
+        MONITOR_LAYERS_READ,
+        [iam_statements.table_arns(bucket_arn)],
     )
 
 
-def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+def monitor_policy_read_grant(cfg: KitConfig, replica: Replica) -> iam_statements.Statement | None:
     """In a replica's bucket policy: the replication monitors of the sources of other accounts feeding it may read
     the policy (an identity policy alone does not reach another account), so their drift check can compare it with
     the reviewed document. None when no such source has a monitor."""
     return monitors_read_bucket_policy(monitor_roles_of_other_accounts(cfg, replica), replica.bucket_arn)
 
 
-def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> S.Statement | None:
-    """The grant of `monitor_policy_read_grant` (also a failover destination's, `policies.failover`)."""
+def monitors_read_bucket_policy(role_arns: list[str], bucket_arn: str) -> iam_statements.Statement | None:
+    """The grant of `monitor_policy_read_grant` (also a failover destination's, `s3tables_kit.policies.failover`)."""
     if not role_arns:
         return None
-    return S.allow_principals_actions(
+    return iam_statements.allow_principals_actions(
         "AllowReplicationMonitorsReadBucketPolicy", role_arns, MONITOR_DRIFT_REPLICA_READ, [bucket_arn]
     )
 
 
-def allow_list_source_tables(bucket_arn: str) -> S.Statement:
-    return S.allow_actions("ListSourceTablesToMonitor", MONITOR_STATUS_BUCKET_READ, [bucket_arn])
+def allow_list_source_tables(bucket_arn: str) -> iam_statements.Statement:
+    return iam_statements.allow_actions("ListSourceTablesToMonitor", MONITOR_STATUS_BUCKET_READ, [bucket_arn])
 
 
-def allow_put_metric_data(sid: str, namespace: str) -> S.Statement:
+def allow_put_metric_data(sid: str, namespace: str) -> iam_statements.Statement:
     """PutMetricData authorises only Resource "*"; the cloudwatch:namespace condition keeps the role to the kit's
     own namespace."""
-    return S.statement(
+    return iam_statements.statement(
         sid,
         "Allow",
         ["cloudwatch:PutMetricData"],
@@ -225,8 +235,8 @@ def allow_put_metric_data(sid: str, namespace: str) -> S.Statement:
     )
 
 
-def allow_write_function_logs(site: Site, log_group: str) -> S.Statement:
-    return S.statement(
+def allow_write_function_logs(site: Site, log_group: str) -> iam_statements.Statement:
+    return iam_statements.statement(
         "WriteMonitorFunctionLogs",
         "Allow",
         ["logs:CreateLogStream", "logs:PutLogEvents"],
@@ -234,16 +244,16 @@ def allow_write_function_logs(site: Site, log_group: str) -> S.Statement:
     )
 
 
-def allow_invoke_function(function_arn: str) -> S.Statement:
-    return S.statement("InvokeTheMonitorFunction", "Allow", ["lambda:InvokeFunction"], [function_arn])
+def allow_invoke_function(function_arn: str) -> iam_statements.Statement:
+    return iam_statements.statement("InvokeTheMonitorFunction", "Allow", ["lambda:InvokeFunction"], [function_arn])
 
 
 def allow_start_rehearsal_job_run(
     site: Site, kit: str, sid: str = "StartRehearsalJobRunOnTheKitApplication"
-) -> S.Statement:
+) -> iam_statements.Statement:
     """StartJobRun on the kit's EMR Serverless application only. Its id is known only after apply, so the
     application is matched by the `kit` tag every kit resource carries (provider default_tags)."""
-    return S.statement(
+    return iam_statements.statement(
         sid,
         "Allow",
         ["emr-serverless:StartJobRun"],
@@ -252,16 +262,16 @@ def allow_start_rehearsal_job_run(
     )
 
 
-def allow_pass_role_to_service(sid: str, role_arn: str, service: str) -> S.Statement:
-    return S.statement(
+def allow_pass_role_to_service(sid: str, role_arn: str, service: str) -> iam_statements.Statement:
+    return iam_statements.statement(
         sid, "Allow", ["iam:PassRole"], [role_arn], condition={"StringEquals": {"iam:PassedToService": service}}
     )
 
 
-def kms_allow_service_use_for_topic(service: str, account_id: str) -> S.Statement:
+def kms_allow_service_use_for_topic(service: str, account_id: str) -> iam_statements.Statement:
     """CloudWatch alarms publish to a KMS-encrypted topic only if the key lets the cloudwatch service principal
     generate data keys and decrypt (an AWS managed key cannot grant this)."""
-    return S.statement(
+    return iam_statements.statement(
         "AllowCloudWatchAlarmsToPublishToTheEncryptedTopic",
         "Allow",
         ["kms:Decrypt", "kms:GenerateDataKey"],
@@ -271,9 +281,9 @@ def kms_allow_service_use_for_topic(service: str, account_id: str) -> S.Statemen
     )
 
 
-def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.Statement:
+def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> iam_statements.Statement:
     """Principals of the account may use the key only through SNS (publishing test messages, subscriptions)."""
-    return S.statement(
+    return iam_statements.statement(
         "AllowAccountUseOfTheKeyThroughSns",
         "Allow",
         ["kms:Decrypt", "kms:GenerateDataKey"],
@@ -283,20 +293,20 @@ def kms_allow_sns_delivery(account_id: str, region: str, partition: str) -> S.St
     )
 
 
-def key_policy_statements(cfg: KitConfig, src: Source | None) -> list[S.Statement]:
-    """Statements for the kit-created key of a table bucket (`policies.keys.kms_key_policy`; `src`: the source whose
-    key it is, None for another bucket's): KMS honours an identity policy only where the key policy allows it, and
-    the kit's key policies name each key user."""
+def key_policy_statements(cfg: KitConfig, src: Source | None) -> list[iam_statements.Statement]:
+    """Statements for the kit-created key of a table bucket (`s3tables_kit.policies.keys.kms_key_policy`; `src`: the
+    source whose key it is, None for another bucket's): KMS honours an identity policy only where the key policy allows
+    it, and the kit's key policies name each key user."""
     if src is not None and cfg.assurance.monitor.enabled:
         role_arn = site_of(src).role_arn(monitor_role_name(cfg, src))
-        return [S.kms_allow_key_use("AllowReplicationMonitorReadSourceMetadata", [role_arn], ["Decrypt"])]
+        return [iam_statements.kms_allow_key_use("AllowReplicationMonitorReadSourceMetadata", [role_arn], ["Decrypt"])]
     return []
 
 
 # ---------------------------------------------------------------- documents ----
 
 
-def _doc(*statements: S.Statement | None) -> Document:
+def _doc(*statements: iam_statements.Statement | None) -> Document:
     return doc(*statements)
 
 
@@ -307,7 +317,7 @@ def monitor_role_trust(cfg: KitConfig, src: Source) -> Document:
 def monitor_role_permissions(cfg: KitConfig, src: Source) -> Document:
     site = site_of(src)
     destinations = [r.bucket_arn for r in cfg.destinations_of(src)]
-    stmts: list[S.Statement | None] = [
+    stmts: list[iam_statements.Statement | None] = [
         allow_list_source_tables(src.bucket_arn),
         allow_read_replication_status(src.bucket_arn),
         *allow_read_replication_configuration(src.bucket_arn),
@@ -319,10 +329,10 @@ def monitor_role_permissions(cfg: KitConfig, src: Source) -> Document:
     ]
     if cfg.vault is not None:  # the backup ages: the keys of the committed points, no object read, no key
         vault_arn = cfg.vault.bucket_arn(cfg.kit.name)
-        stmts.append(S.statement("ListBackupVaultPoints", "Allow", MONITOR_VAULT_READ, [vault_arn]))
+        stmts.append(iam_statements.statement("ListBackupVaultPoints", "Allow", MONITOR_VAULT_READ, [vault_arn]))
     if src.encryption.type == "kms":
         res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
-        stmts.append(S.allow_kms("DecryptSourceTableMetadata", ["Decrypt"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptSourceTableMetadata", ["Decrypt"], [res], cond))
     return _doc(*stmts)
 
 
@@ -350,7 +360,7 @@ def rehearsal_scheduler_role_permissions(cfg: KitConfig) -> Document:
     return _doc(
         allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name),
         allow_pass_role_to_service(
-            "PassTheRecoveryRoleToEmrServerless", cfg.recovery_role_arn, A.EMR_SERVERLESS_SERVICE
+            "PassTheRecoveryRoleToEmrServerless", cfg.recovery_role_arn, iam_actions.EMR_SERVERLESS_SERVICE
         ),
     )
 
@@ -363,17 +373,18 @@ def rehearsal_metrics_permissions(cfg: KitConfig) -> Document:
 def alarm_topic_key_policy(site: Site, guarded_by: list[str] | None = None) -> Document:
     """`guarded_by`: a source stack's key (the detection path): only they disable, delete or re-write it."""
     return _doc(
-        S.kms_root_administration(site.account_id, site.partition),
+        iam_statements.kms_root_administration(site.account_id, site.partition),
         kms_allow_service_use_for_topic(CLOUDWATCH_SERVICE, site.account_id),
         kms_allow_sns_delivery(site.account_id, site.region, site.partition),
-        S.kms_deny_destruction_except(guarded_by) if guarded_by is not None else None,
+        iam_statements.kms_deny_destruction_except(guarded_by) if guarded_by is not None else None,
     )
 
 
-def source_key_guardians(cfg: KitConfig, src: Source) -> list[str]:
-    """Break-glass and the deploy role of the source `src`: who may disable, delete or re-write its key or its
-    stack's alarm topic key (disabling either stops replication or every alarm)."""
-    return [*cfg.protection.break_glass_principals, *([src.deploy_role_arn] if src.deploy_role_arn else [])]
+def source_key_guardians(cfg: KitConfig, src: Source | None = None) -> list[str]:
+    """Break-glass: who may disable, delete or re-write a source key or an alarm topic key (disabling either stops
+    replication or every alarm; the deploy roles' allow-list on the kit's keys holds neither, `allowlists.KIT_KEYS`).
+    Whatever the source `src`: break-glass principals of every account are exempt alike."""
+    return list(cfg.protection.break_glass_principals)
 
 
 def alarm_sites(cfg: KitConfig, src: Source | None) -> list[tuple[str, Site]]:
@@ -431,19 +442,22 @@ def documents(cfg: KitConfig, src: Source | None) -> list[PolicyDoc]:
                 "kms-key-policy",
                 site.account_id,
                 f"KMS key {alarm_key_alias(cfg, stack, src)} ({stack} stack)",
-                alarm_topic_key_policy(site, source_key_guardians(cfg, src) if stack == "source" and src else None),
+                alarm_topic_key_policy(site, source_key_guardians(cfg, src)),
             )
         )
     return out
 
 
+def without_rehearsal(cfg: KitConfig) -> KitConfig:
+    """`cfg` with the rehearsal off (the recovery stack's): what one source's stack deploys of assurance."""
+    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
+    return cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})})
+
+
 def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
     """The documents of the source `src`'s stack: its monitor and its alarm topic's key (the rehearsal is the
     recovery stack's)."""
-    rehearsal = cfg.assurance.rehearsal.model_copy(update={"enabled": False})
-    return documents(
-        cfg.model_copy(update={"assurance": cfg.assurance.model_copy(update={"rehearsal": rehearsal})}), src
-    )
+    return documents(without_rehearsal(cfg), src)
 
 
 def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
@@ -455,7 +469,6 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 def summary_principals(cfg: KitConfig, src: Source | None) -> list[tuple[str, list[str], str, list[str]]]:
     """(title, principal ARNs, intro, own identity documents) for SUMMARY.md's "Who may do what": the monitor's of
     `src` (none without it), the rehearsal's, the hardener's."""
-    rec = recovery_site(cfg)
     out: list[tuple[str, list[str], str, list[str]]] = []
     if cfg.assurance.monitor.enabled and src is not None:
         site = site_of(src)
@@ -477,6 +490,7 @@ def summary_principals(cfg: KitConfig, src: Source | None) -> list[tuple[str, li
             )
         )
     if cfg.assurance.rehearsal.enabled:
+        rec = recovery_site(cfg)
         out.append(
             (
                 "Recovery rehearsal schedule role",

@@ -1,9 +1,10 @@
 """Every policy document of one topology, built in one call: `build(cfg) -> DocumentSet`.
 
-`python -m policies.render` writes this set to `policies/rendered/<example>/`, and `infra.app.build_app` builds it
-once and hands it to the stacks, whose constructs take the document they deploy from it. What reviewers read and
-what `cdktf deploy` puts in place are therefore the same object by construction; the knowledge of which documents a
-topology has lives in one place (`policies.documents.build_documents`, which appends `policies.assurance.documents`).
+`python -m s3tables_kit.policies.render` writes this set to `policies/rendered/<example>/`, and
+`s3tables_kit.infra.app.build_app` builds it once and hands it to the stacks, whose constructs take the document they
+deploy from it. What reviewers read and what `cdktf deploy` puts in place are therefore the same object by construction;
+the knowledge of which documents a topology has lives in one place (`s3tables_kit.policies.documents.build_documents`,
+which appends `s3tables_kit.policies.assurance.documents`).
 
 Documents are looked up by purpose and site, the two halves of their rendered name `<purpose>--<site>` (e.g.
 `replica-bucket-policy--<bucket>`, `replica-guardrail--<account>`, `kms-key-policy--<bucket>`,
@@ -15,7 +16,7 @@ The failover topology (`[failover] promoted_bucket`) is built from the same set:
 up by the same names, and the set resolves each name the promotion changes (`DocumentSet.deploys`, from
 `PolicyDoc.deploys_as`) to the reviewed `failover--<promoted>--<document>` candidate. No stack takes a document
 through a parameter of its own, so "deployed = reviewed" holds for that topology by construction too (one protection
-engine for both topologies, `policies.protection`).
+engine for both topologies, `s3tables_kit.policies.protection`).
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ class DocumentSet:
     docs: tuple[PolicyDoc, ...]
     placeholders: tuple[tuple[str, str], ...] = ()  # (binding name, the placeholder string in the rendered form)
     # Reviewed in advance, deployed only by a later topology: what promoting each replica would deploy (the failover
-    # `failover--<replica>--<document>`, from `policies.failover`). Rendered and looked up like the others; never
-    # iterated with the deployed documents (the summary's layer tables describe what this topology deploys).
+    # `failover--<replica>--<document>`, from `s3tables_kit.policies.failover`). Rendered and looked up like the others;
+    # never iterated with the deployed documents (the summary's layer tables describe what this topology deploys).
     candidates: tuple[PolicyDoc, ...] = ()
     # The failover topology (`[failover] promoted_bucket`) deploys the configured promotion's candidates:
     # (name the stacks look up, candidate deployed under it). Lookups resolve through it, so the stacks of both
@@ -80,7 +81,7 @@ class DocumentSet:
         return len(self.docs)
 
     def all(self) -> tuple[PolicyDoc, ...]:
-        """The deployed documents and the candidates: everything `policies.render` writes."""
+        """The deployed documents and the candidates: everything `s3tables_kit.policies.render` writes."""
         return self.docs + self.candidates
 
     def names(self) -> list[str]:
@@ -122,8 +123,8 @@ class DocumentSet:
 
     def for_source(self, cfg: KitConfig, src: Source) -> DocumentSet:
         """The set as one source's stack reads it: in an estate, each per-source document
-        (`<purpose>--<stack id>`, `policies.documents.estate_source_name`) under the name `[source]` uses, so the
-        source constructs look their documents up the same way in both forms."""
+        (`<purpose>--<stack id>`, `s3tables_kit.policies.documents.estate_source_name`) under the name `[source]` uses,
+        so the source constructs look their documents up the same way in both forms."""
         name = scheme_of(cfg).source_document_name
         renames = tuple(
             (d.name, name(d.name, src.stack_id))
@@ -158,9 +159,9 @@ def build(cfg: KitConfig) -> DocumentSet:
 
 
 def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
-    """What promoting `replica` would deploy (`policies.failover`), among the destinations of the one source feeding
-    it; a fan-in replica is restored from, never promoted (the configuration refuses it), so it has none; and the
-    candidates keep to that source's sites: no document that serves every source of an estate
+    """What promoting `replica` would deploy (`s3tables_kit.policies.failover`), among the destinations of the one
+    source feeding it; a fan-in replica is restored from, never promoted (the configuration refuses it), so it has none;
+    and the candidates keep to that source's sites: no document that serves every source of an estate
     (`SchemeDocuments.kept_by_promotion`), no document of a replica another source also feeds, no guardrail of an
     account holding one (those stay the estate's)."""
     feeding = cfg.sources_into(replica)
@@ -178,11 +179,21 @@ def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
     return [d for d in failover_policy_docs(cfg, replica.bucket) if own(d)]
 
 
+def build_within_quotas(cfg: KitConfig) -> DocumentSet:
+    """`build`, refused (`policies.lint.OverQuota`, a line per document) when a document is over its AWS quota: what
+    every tool that reviews or deploys the set reads, so that no document that would never apply gets that far."""
+    from s3tables_kit.policies.lint import refuse_over_quota
+
+    ds = build(cfg)
+    refuse_over_quota(ds.all())
+    return ds
+
+
 def build_monitor(cfg: KitConfig) -> DocumentSet:
     """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from the
-    configuration of the promoted source and its destinations (`infra.stacks.failover.failover_monitor_config`),
-    which has no recovery site of its own (its rehearsal stays in the recovery stack), so its whole set is not a
-    topology to build."""
+    configuration of the promoted source and its destinations
+    (`s3tables_kit.infra.stacks.failover.failover_monitor_config`), which has no recovery site of its own (its rehearsal
+    stays in the recovery stack), so its whole set is not a topology to build."""
     from s3tables_kit.policies import assurance
 
     no_rehearsal = cfg.model_copy(

@@ -1,8 +1,8 @@
-"""Every policy document of a topology, built from `policies.statements`.
+"""Every policy document of a topology, built from `s3tables_kit.policies.statements`.
 
 The stacks in `infra/` deploy exactly these documents (tests compare the synthesized JSON with them), and
-`python -m policies.render` writes them to `policies/rendered/<example>/` for review. All ARNs are derived from the
-configuration, never from Terraform attributes, so what reviewers read is what gets deployed.
+`python -m s3tables_kit.policies.render` writes them to `policies/rendered/<example>/` for review. All ARNs are derived
+from the configuration, never from Terraform attributes, so what reviewers read is what gets deployed.
 """
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import assurance, estate, fan_in, freshness, pipeline, vault
-from s3tables_kit.policies import protection as P
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, pipeline, protection, vault
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
@@ -36,11 +35,11 @@ def replication_trust(src: Source | Replica) -> Document:
     """The replication service assumes the role for replication from `src` only (also the failover topology's,
     whose source is a promoted replica)."""
     return doc(
-        S.allow_service_assume_role(
+        iam_statements.allow_service_assume_role(
             "AllowS3TablesReplicationService",
-            A.REPLICATION_SERVICE,
+            iam_actions.REPLICATION_SERVICE,
             source_account=src.account_id,
-            source_arns=[src.bucket_arn, S.table_arns(src.bucket_arn)],
+            source_arns=[src.bucket_arn, iam_statements.table_arns(src.bucket_arn)],
         )
     )
 
@@ -51,21 +50,31 @@ def replication_role_permissions(cfg: KitConfig, src: Source) -> Document:
 
 def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations: Sequence[Replica]) -> Document:
     """The user guide's replication permissions from `src` to `destinations`, plus KMS (also the failover
-    topology's, whose source is a promoted replica: `policies.failover.replication_role_permissions`)."""
+    topology's, whose source is a promoted replica: `s3tables_kit.policies.failover.replication_role_permissions`)."""
     dests = [r.bucket_arn for r in destinations]
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadSourceTables", A.REPLICATION_SOURCE_TABLE_READ, [S.table_arns(src.bucket_arn)]),
-        S.allow_actions("ListSourceTables", A.REPLICATION_SOURCE_BUCKET_LIST, [src.bucket_arn]),
-        S.allow_actions("CreateReplicaNamespacesAndTables", A.REPLICATION_DEST_BUCKET_CREATE, dests),
-        S.allow_actions("WriteReplicaTables", A.REPLICATION_DEST_TABLE_WRITE, [S.table_arns(d) for d in dests]),
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions(
+            "ReadSourceTables", iam_actions.REPLICATION_SOURCE_TABLE_READ, [iam_statements.table_arns(src.bucket_arn)]
+        ),
+        iam_statements.allow_actions("ListSourceTables", iam_actions.REPLICATION_SOURCE_BUCKET_LIST, [src.bucket_arn]),
+        iam_statements.allow_actions(
+            "CreateReplicaNamespacesAndTables", iam_actions.REPLICATION_DEST_BUCKET_CREATE, dests
+        ),
+        iam_statements.allow_actions(
+            "WriteReplicaTables",
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            [iam_statements.table_arns(d) for d in dests],
+        ),
     ]
     if src.encryption.type == "kms":
         res, cond = kms_resource(cfg, src.encryption, account_id=src.account_id, region=src.region, bucket=src.bucket)
-        stmts.append(S.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptSourceTableData", ["Decrypt", "GenerateDataKey"], [res], cond))
     for i, rep in enumerate(r for r in destinations if r.encryption.type == "kms"):
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
         stmts.append(
-            S.allow_kms(f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
+            iam_statements.allow_kms(
+                f"EncryptReplicaTableData{i + 1}", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond
+            )
         )
     return doc(*stmts)
 
@@ -73,20 +82,20 @@ def replication_permissions(cfg: KitConfig, src: Source | Replica, destinations:
 # ---------------------------------------------------------------- replica protection ----
 
 
-def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> P.Exemptions:
+def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> protection.Exemptions:
     """Break-glass, the replication roles writing these replicas (one per source feeding them: fan-in) and the
     replicas' deploy roles (each where a rule allows it)."""
-    return P.Exemptions(
+    return protection.Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=replication_roles_into(cfg, replicas),
-        deploy_roles=P.deploy_roles(replicas),
-        createtable_dependents=P.createtable_dependents_allowed(cfg),
+        deploy_roles=protection.deploy_roles(replicas),
+        createtable_dependents=protection.createtable_dependents_allowed(cfg),
     )
 
 
 def replication_roles_into(cfg: KitConfig, replicas: Sequence[Replica]) -> tuple[str, ...]:
     """The replication roles of the sources feeding any of `replicas`, in source order, each once (the name pattern
-    where several sources of an estate feed one: `policies.fan_in`)."""
+    where several sources of an estate feed one: `s3tables_kit.policies.fan_in`)."""
     return tuple(dict.fromkeys(arn for r in replicas for arn in fan_in.replication_roles_into(cfg, r)))
 
 
@@ -103,10 +112,10 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
         *(fan_in.replication_grants(cfg, replica) if by_pattern else source_grants(cfg, replica)),
         *break_glass_grants(cfg, replica),
         *(fan_in.monitor_grants(cfg, replica) if by_pattern else monitor_grants),
-        *P.protection_statements(
+        *protection.protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
-            table_resources=[S.table_arns(arn)],
+            table_resources=[iam_statements.table_arns(arn)],
             exemptions=replica_exemptions(cfg, [replica]),
         ),
         scheme_of(cfg).bucket_tag_guard(cfg, arn),
@@ -114,7 +123,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     )
 
 
-def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+def source_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
     """The grants of the replication roles of other accounts than the replica's: Sids `Source...` for `[source]`;
     in an estate one pair of statements naming every such role of the sources feeding it
     (`AllowSourceReplicationRoles...`): a table bucket policy holds at most 20,480 characters, and a pair per source
@@ -123,22 +132,25 @@ def source_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
     return scheme_of(cfg).source_grants(others, replica.bucket_arn)
 
 
-def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
-    return [g for arn in role_arns for g in P.replication_grants("Source", arn, bucket_arn)]
+def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
+    return [g for arn in role_arns for g in protection.replication_grants("Source", arn, bucket_arn)]
 
 
-def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[S.Statement | None]:
+def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
     if not role_arns:
         return []
     return [
-        S.allow_principals_actions(
-            "AllowSourceReplicationRolesCreateReplicas", role_arns, A.REPLICATION_DEST_BUCKET_CREATE, [bucket_arn]
+        iam_statements.allow_principals_actions(
+            "AllowSourceReplicationRolesCreateReplicas",
+            role_arns,
+            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
+            [bucket_arn],
         ),
-        S.allow_principals_actions(
+        iam_statements.allow_principals_actions(
             "AllowSourceReplicationRolesWriteReplicas",
             role_arns,
-            A.REPLICATION_DEST_TABLE_WRITE,
-            [S.table_arns(bucket_arn)],
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            [iam_statements.table_arns(bucket_arn)],
         ),
     ]
 
@@ -149,26 +161,26 @@ def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
     return sorted({p for p in cfg.protection.break_glass_principals if p.split(":")[4] != account_id})
 
 
-def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+def break_glass_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
     """What `make harden`/`make audit` and a rescue need, for break-glass principals of other accounts."""
     principals = cross_account_break_glass(cfg, replica.account_id)
     if not principals:
         return []
-    bucket_names, table_names = A.level_split(A.PROTECTED_ACTIONS)
+    bucket_names, table_names = iam_actions.level_split(iam_actions.PROTECTED_ACTIONS)
     bucket_names += scheme_of(cfg).retag_actions
     arn = replica.bucket_arn
     return [
-        S.allow_principals_actions(
+        iam_statements.allow_principals_actions(
             "AllowCrossAccountBreakGlassOnBucket",
             principals,
-            tuple(sorted(set(bucket_names) | set(A.REPLICA_ADMIN_READ_BUCKET))),
+            tuple(sorted(set(bucket_names) | set(iam_actions.REPLICA_ADMIN_READ_BUCKET))),
             [arn],
         ),
-        S.allow_principals_actions(
+        iam_statements.allow_principals_actions(
             "AllowCrossAccountBreakGlassOnTables",
             principals,
-            tuple(sorted(set(table_names) | set(A.REPLICA_ADMIN_READ_TABLE))),
-            [S.table_arns(arn)],
+            tuple(sorted(set(table_names) | set(iam_actions.REPLICA_ADMIN_READ_TABLE))),
+            [iam_statements.table_arns(arn)],
         ),
     ]
 
@@ -184,8 +196,10 @@ def replica_table_policy(
     the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened.
     `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in)."""
     roles = (replication_role_arn,) if isinstance(replication_role_arn, str) else tuple(replication_role_arn)
-    ex = P.Exemptions(tuple(break_glass_principals), roles, tuple(deploy_role_arns))
-    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
+    ex = protection.Exemptions(tuple(break_glass_principals), roles, tuple(deploy_role_arns))
+    return doc(
+        *protection.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex)
+    )
 
 
 def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -> Document:
@@ -193,7 +207,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
         table_arn=table_arn,
         break_glass_principals=cfg.protection.break_glass_principals,
         replication_role_arn=fan_in.replication_roles_into(cfg, replica),
-        deploy_role_arns=P.deploy_roles([replica]),
+        deploy_role_arns=protection.deploy_roles([replica]),
     )
 
 
@@ -213,7 +227,7 @@ def guardrail_attachments(cfg: KitConfig, account_id: str) -> list[str]:
     role, which may rewrite the replica's resource policies and so must meet the identity layer it cannot remove
     (the SCP denies detaching or rewriting the guardrail)."""
     names = list(cfg.protection.guardrail_attach_roles)
-    for arn in P.deploy_roles(r for r in cfg.replicas if r.account_id == account_id):
+    for arn in protection.deploy_roles(r for r in cfg.replicas if r.account_id == account_id):
         name = arn.rsplit("/", 1)[1]
         if name not in names:
             names.append(name)
@@ -228,55 +242,56 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
     or rewrite it, nor take over the account's privileged roles (the SCP denies the same to everyone)."""
     reps = [r for r in cfg.replicas if r.account_id == account_id]
     return doc(
-        *P.protection_statements(
+        *protection.protection_statements(
             "identity",
             bucket_arns=[r.bucket_arn for r in reps],
-            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+            table_resources=[iam_statements.table_arns(r.bucket_arn) for r in reps],
             exemptions=replica_exemptions(cfg, reps).for_guardrail(),
             rules=guardrail_rules(),
         ),
-        *P.guardrail_guards(
+        *protection.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
-            guardrail_arns=[guardrail_policy_arn(cfg, account_id)],
+            guardrail_arns=[guardrail_policy_arn(cfg, account_id), pipeline.guardrail_policy_arn(cfg, account_id)],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(
             cfg,
-            exempt=P.replication_setup_roles(cfg, scheme_of(cfg).guardrail_source_exempt(cfg)),
+            exempt=protection.replication_setup_roles(cfg, scheme_of(cfg).guardrail_source_exempt(cfg)),
             account_id=account_id,
         ),
-        # the pipeline of the sources of this account (its second layer, after the pipeline SCP)
-        *pipeline.guardrail_statements(cfg, account_id),
+        # the pipeline and the kit's allow-lists in this account: the pipeline guardrail beside it
     )
 
 
-def scp_rules() -> list[A.ProtectionRule]:
+def scp_rules() -> list[iam_actions.ProtectionRule]:
     """The protection rules merged by exemption set, so the SCP stays under the 5,120-character limit with five
     destinations. Sids concatenate the merged rules' names (DenyReplicaDeletionAndReplicationChange, ...)."""
     return merged_rules(lambda r: (r.exempt_replication_role, r.exempt_deploy_roles, r.tables_only))
 
 
-def guardrail_rules() -> list[A.ProtectionRule]:
+def guardrail_rules() -> list[iam_actions.ProtectionRule]:
     """In the guardrail only the deploy-role exemption exists (it is never attached to break-glass or the
     replication role), so the rules merge into two statements: a managed policy holds at most 6,144 characters,
     and five replicas in one account must fit."""
     return merged_rules(lambda r: (False, r.exempt_deploy_roles, r.tables_only))
 
 
-def merged_rules(key: Callable[[A.ProtectionRule], tuple[bool, bool, bool]]) -> list[A.ProtectionRule]:
+def merged_rules(
+    key: Callable[[iam_actions.ProtectionRule], tuple[bool, bool, bool]],
+) -> list[iam_actions.ProtectionRule]:
     """PROTECTION_RULES merged by (replication-role exemption, deploy-role exemption, tables only): the key of a
-    group (`policies.protection.merged_rules`)."""
-    return P.merged_rules(A.PROTECTION_RULES, key)
+    group (`s3tables_kit.policies.protection.merged_rules`)."""
+    return protection.merged_rules(iam_actions.PROTECTION_RULES, key)
 
 
-def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[S.Statement | None]:
+def _scp_protection_statements(cfg: KitConfig, tables_only: bool) -> list[iam_statements.Statement | None]:
     """The protective denies of the SCP rules whose `tables_only` is as given (the SCP holds the others, the guards
     SCP the table-only ones: one SCP has 5,120 characters and five destinations in three accounts overflowed it)."""
-    return P.protection_statements(
+    return protection.protection_statements(
         "scp",
         bucket_arns=[r.bucket_arn for r in cfg.replicas],
-        table_resources=[S.table_arns(r.bucket_arn) for r in cfg.replicas],
+        table_resources=[iam_statements.table_arns(r.bucket_arn) for r in cfg.replicas],
         exemptions=replica_exemptions(cfg, cfg.replicas),
         rules=[r for r in scp_rules() if r.tables_only == tables_only],
     )
@@ -286,11 +301,11 @@ def service_control_policy(cfg: KitConfig) -> Document:
     """Organizations SCP: the same denies for every principal in the target OUs/accounts, break-glass exempt.
     SCPs do not restrict service principals, and Resource Control Policies do not cover S3 Tables. The table-only
     denies (`DenyReplicaTagChange`) are in the guards SCP, attached to the same targets. An estate's match its
-    protected buckets by tag (`policies.estate`)."""
-    return doc(*scheme_of(cfg).scp(cfg))
+    protected buckets by tag (`s3tables_kit.policies.estate`)."""
+    return doc(*scheme_of(cfg).scp(cfg), *pipeline.kit_key_statements(cfg))
 
 
-def _scp_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
+def _scp_by_arn(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     return _scp_protection_statements(cfg, tables_only=False)
 
 
@@ -300,34 +315,34 @@ def service_control_policy_guards(cfg: KitConfig) -> Document:
     re-create would hand them over), assuming the replication role, and the guardrail (rewrite, delete, detach);
     and the replica denies that apply to tables only (tag changes). A separate document because one SCP is limited
     to 5,120 characters (an account or OU takes up to five). An estate's names no bucket and no source
-    (`policies.estate`)."""
-    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.scp_statements(cfg))
+    (`s3tables_kit.policies.estate`)."""
+    return doc(*scheme_of(cfg).scp_guards(cfg), *vault.guards_scp_statements(cfg))
 
 
 def service_control_policy_pipeline(cfg: KitConfig) -> Document:
-    """The third SCP: the pipeline that feeds the replicas (`policies.pipeline`): the replication roles'
+    """The third SCP: the pipeline that feeds the replicas (`s3tables_kit.policies.pipeline`): the replication roles'
     permissions and whom they are passed to, the detection path, the source keys, the kit's metrics."""
     return doc(*pipeline.service_control_policy(cfg))
 
 
-def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
+def _scp_guards_by_arn(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     return [
         *_scp_protection_statements(cfg, tables_only=True),
-        *P.scp_guards(
+        *protection.scp_guards(
             cfg.replicas,
             privileged=privileged_roles(cfg),
             replication_roles=[
                 (f"DenyAssumeReplicationRole{i or ''}", arn) for i, arn in enumerate(cfg.replication_role_arns)
             ],
-            guardrail_arns=[
-                *(guardrail_policy_arn(cfg, a) for a in replica_accounts(cfg)),
-                *estate.pipeline_guardrail_arns(cfg),
-            ],
+            guardrail_arns=[estate.guardrail_pattern(cfg), *estate.pipeline_guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         *source_guards(
             cfg,
-            exempt=[*cfg.protection.break_glass_principals, *P.replication_setup_roles(cfg, source_deploy_roles(cfg))],
+            exempt=[
+                *cfg.protection.break_glass_principals,
+                *protection.replication_setup_roles(cfg, source_deploy_roles(cfg)),
+            ],
             break_glass=cfg.protection.break_glass_principals,
         ),
     ]
@@ -336,7 +351,7 @@ def _scp_guards_by_arn(cfg: KitConfig) -> list[S.Statement | None]:
 def privileged_roles(cfg: KitConfig) -> list[str]:
     """Roles whose ARN carries an exemption: break-glass roles, the replica and source deploy roles, the replication
     role, the monitor roles (the only publishers of the kit's metrics besides recovery)."""
-    return P.privileged_roles(
+    return protection.privileged_roles(
         cfg.protection.break_glass_principals,
         cfg.replicas,
         cfg.replication_role_arns,
@@ -372,9 +387,9 @@ def recovery_role_trust(cfg: KitConfig, application_arn: str | None = None) -> D
     in the account)."""
     rep = cfg.recovery_replica
     return doc(
-        S.allow_service_assume_role(
+        iam_statements.allow_service_assume_role(
             "AllowEmrServerlessJobRuns",
-            A.EMR_SERVERLESS_SERVICE,
+            iam_actions.EMR_SERVERLESS_SERVICE,
             source_account=rep.account_id,
             source_arns=[application_arn or emr_application_arn(cfg)],
         )
@@ -382,9 +397,13 @@ def recovery_role_trust(cfg: KitConfig, application_arn: str | None = None) -> D
 
 
 def scripts_bucket_policy(cfg: KitConfig) -> Document:
-    """The recovery scripts/logs/reports bucket: TLS only."""
+    """The recovery scripts/logs/reports bucket: TLS only; its `scheduled/` artifacts (what scheduled job runs
+    execute) closed as an allow-list: read by all, written by the recovery stack's deployer and break-glass only."""
     rep = cfg.recovery_replica
-    return doc(S.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"))
+    return doc(
+        iam_statements.deny_insecure_transport(f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"),
+        *vault.artifacts_scope(cfg).statements(resource_policy=True),
+    )
 
 
 def recovery_role_permissions(
@@ -397,30 +416,44 @@ def recovery_role_permissions(
     guarded = list(cfg.replicas if never_writes is None else never_writes)
     rec = cfg.recovery_bucket_arn
     scripts = f"arn:{site.partition}:s3:::{cfg.recovery_scripts_bucket}"
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
-        S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
-        S.allow_actions("ManageRecoveryCatalog", A.CATALOG_BUCKET_READ + A.RECOVERY_BUCKET_WRITE, [rec]),
-        S.allow_actions("WriteRecoveryTables", A.CATALOG_TABLE_READ + A.RECOVERY_TABLE_WRITE, [S.table_arns(rec)]),
-        S.deny_actions(
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ReadReplicaCatalog", iam_actions.CATALOG_BUCKET_READ, [rep.bucket_arn]),
+        iam_statements.allow_actions(
+            "ReadReplicaTables", iam_actions.CATALOG_TABLE_READ, [iam_statements.table_arns(rep.bucket_arn)]
+        ),
+        iam_statements.allow_actions(
+            "ManageRecoveryCatalog", iam_actions.CATALOG_BUCKET_READ + iam_actions.RECOVERY_BUCKET_WRITE, [rec]
+        ),
+        iam_statements.allow_actions(
+            "WriteRecoveryTables",
+            iam_actions.CATALOG_TABLE_READ + iam_actions.RECOVERY_TABLE_WRITE,
+            [iam_statements.table_arns(rec)],
+        ),
+        iam_statements.deny_actions(
             "DenyAllWritesToReplicas",
-            A.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in guarded] + [S.table_arns(r.bucket_arn) for r in guarded],
+            iam_actions.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in guarded] + [iam_statements.table_arns(r.bucket_arn) for r in guarded],
         ),
-        S.allow_s3(
-            "ReadRecoveryScripts", ["GetObject"], [f"{scripts}/scripts/*", f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]
+        iam_statements.allow_s3(
+            "ReadRecoveryScripts",
+            ["GetObject"],
+            [f"{scripts}/scripts/*", f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"],
         ),
-        S.allow_s3("ListRecoveryScriptsBucket", ["ListBucket"], [scripts]),
-        S.allow_s3("WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]),
+        iam_statements.allow_s3("ListRecoveryScriptsBucket", ["ListBucket"], [scripts]),
+        iam_statements.allow_s3(
+            "WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]
+        ),
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
-        stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     if cfg.recovery.encryption.type == "kms":
         res, cond = kms_resource(
             cfg, cfg.recovery.encryption, account_id=site.account_id, region=site.region, bucket=cfg.recovery.bucket
         )
-        stmts.append(S.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+        stmts.append(
+            iam_statements.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
+        )
     stmts += vault.recovery_role_statements(cfg)  # a restore from the backup vault
     return doc(*stmts)
 
@@ -440,7 +473,7 @@ def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
             "source-bucket-policy",
             "bucket-policy",
             src.account_id,
-            f"table bucket {src.bucket} (source{_kept(src)})",
+            f"table bucket {src.bucket} (source{_kept(cfg, src)})",
             source_bucket_policy(cfg, src),
         ),
         *role_documents(
@@ -457,15 +490,20 @@ def source_documents(cfg: KitConfig, src: Source) -> list[PolicyDoc]:
     return docs + assurance.source_documents(cfg, src)
 
 
-def _kept(src: Source) -> str:
-    """What an adopted bucket's policy keeps of its own (`policies.adopted`), for the reviewer's table."""
-    sids = [str(s.get("Sid")) for s in src.adopted_statement_documents()]
-    return f"; adopted, its own statements kept: {', '.join(sids)}" if sids else ""
+def _kept(cfg: KitConfig, src: Source) -> str:
+    """What an adopted bucket's policy keeps of its own (`s3tables_kit.policies.adopted`), and the lint's warnings on
+    it (each with its Sid), for the reviewer's table."""
+    stmts = src.adopted_statement_documents()
+    sids = [str(s.get("Sid")) for s in stmts]
+    warned = adopted.warnings(stmts, adopted.kit_principals(cfg, src)) if stmts else []
+    return (f"; adopted, its own statements kept: {', '.join(sids)}" if sids else "") + "".join(
+        f"; warning: {w}" for w in warned
+    )
 
 
 # Per-source documents of an estate are named `<purpose>--<stack id>` (`replication-role-trust--source-sales-euw1`);
-# a source's key policy keeps its bucket name. `policies.docset.DocumentSet.for_source` maps the purposes back, so
-# a source stack looks its documents up by the names `[source]` uses.
+# a source's key policy keeps its bucket name. `s3tables_kit.policies.docset.DocumentSet.for_source` maps the purposes
+# back, so a source stack looks its documents up by the names `[source]` uses.
 def estate_source_name(name: str, stack_id: str) -> str:
     if name.startswith("kms-key-policy--alarm-topic-"):
         return f"kms-key-policy--alarm-topic-{stack_id}"
@@ -532,7 +570,7 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 replica_guardrail(cfg, acct),
             )
         )
-    for acct in cfg.pipeline_guardrail_accounts:
+    for acct in estate.pipeline_guardrail_accounts(cfg):
         docs.append(
             PolicyDoc(
                 f"pipeline-guardrail--{acct}",
@@ -599,16 +637,19 @@ def estate_documents(cfg: KitConfig) -> list[PolicyDoc]:
 
 @dataclass(frozen=True)
 class SchemeDocuments:
-    """What a protection scheme (`topology.model.Scheme`, chosen at load) builds its own way: a `[source]` names
-    each protected bucket and role by ARN; an estate tags its protected buckets and matches them by tag and name
-    pattern (`policies.estate`), so its SCPs and policies keep their size whatever the number of sources."""
+    """What a protection scheme (`s3tables_kit.topology.model.Scheme`, chosen at load) builds its own way: a `[source]`
+    names each protected bucket and role by ARN; an estate tags its protected buckets and matches them by tag and name
+    pattern (`s3tables_kit.policies.estate`), so its SCPs and policies keep their size whatever the number of
+    sources."""
 
     documents: Callable[[KitConfig], list[PolicyDoc]]
-    scp: Callable[[KitConfig], list[S.Statement | None]]
-    scp_guards: Callable[[KitConfig], list[S.Statement | None]]
+    scp: Callable[[KitConfig], list[iam_statements.Statement | None]]
+    scp_guards: Callable[[KitConfig], list[iam_statements.Statement | None]]
     # A replica's grants to the replication roles of other accounts: a pair per role, or one pair naming them all.
-    source_grants: Callable[[Sequence[str], str], list[S.Statement | None]]
-    bucket_tag_guard: Callable[[KitConfig, str], S.Statement | None]  # a replica bucket policy's guard of its tag
+    source_grants: Callable[[Sequence[str], str], list[iam_statements.Statement | None]]
+    bucket_tag_guard: Callable[
+        [KitConfig, str], iam_statements.Statement | None
+    ]  # a replica bucket policy's guard of its tag
     retag_actions: tuple[str, ...]  # bucket actions break-glass is granted besides the protected ones
     # Who the guardrail's source guards exempt: the sources' deploy roles by ARN, or none (matched by name pattern).
     guardrail_source_exempt: Callable[[KitConfig], Sequence[str]]

@@ -3,13 +3,13 @@
     python -m s3tables_kit.policies.explain --config kit.toml --principal <role ARN> --action <service>:<Action> \\
         --resource <table bucket, table, KMS key or role ARN> [--context key=value ...] [--json]
 
-The documents come from `policies.docset.build(cfg)`, the set that is rendered and deployed; the ones that apply are
-picked for the request: the SCPs for principals of the accounts the configuration places under their targets, the
-IAM guardrail for the roles the kit attaches it to (`--guardrail` for a role it was attached to by hand), the kit's
+The documents come from `s3tables_kit.policies.docset.build(cfg)`, the set that is rendered and deployed; the ones that
+apply are picked for the request: the SCPs for principals of the accounts the configuration places under their targets,
+the IAM guardrail for the roles the kit attaches it to (`--guardrail` for a role it was attached to by hand), the kit's
 own role policies for the kit's roles, the bucket and table policy of a replica or source, the key policy of a kit
-key, and for assuming a role its trust policy and the resource control policies (`policies.explain_roles`). The IAM
-evaluator (`policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and the
-answer names the decision, the layer and Sid that decide it (every matching Deny, the first named: SCP, then
+key, and for assuming a role its trust policy and the resource control policies (`s3tables_kit.policies.explain_roles`).
+The IAM evaluator (`s3tables_kit.policies.simulate`, the npm simulator of the policy proofs; `make setup`) decides, and
+the answer names the decision, the layer and Sid that decide it (every matching Deny, the first named: SCP, then
 identity, then resource policies) or the Allow statements that grant it, and for a protected action the
 break-glass path: who may, verified in the same evaluation, and the runbook section that says how.
 
@@ -31,10 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import explain_roles as R
-from s3tables_kit.policies import simulate
-from s3tables_kit.policies.docset import DocumentSet, build
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import explain_roles, simulate
+from s3tables_kit.policies.docset import DocumentSet, build_within_quotas
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
@@ -51,8 +50,8 @@ ASSUMED_GRANT = "assumed:identity-grant"
 FULL_AWS_ACCESS = "assumed:FullAWSAccess"
 SERVICE_GRANT = "assumed:aws-authorises-its-service"
 
-KMS_ACTIONS = frozenset({*A.KMS_BREAK_GLASS, "Encrypt", "GenerateDataKey", "TagResource", "UntagResource"})
-KMS_PROTECTED = frozenset(a.removeprefix("kms:") for a in A.KMS_KEY_DESTRUCTION)
+KMS_ACTIONS = frozenset({*iam_actions.KMS_BREAK_GLASS, "Encrypt", "GenerateDataKey", "TagResource", "UntagResource"})
+KMS_PROTECTED = frozenset(a.removeprefix("kms:") for a in iam_actions.KMS_KEY_DESTRUCTION)
 
 _PARTITION = r"aws(?:-cn|-us-gov)?"
 TABLE_RESOURCE_RE = re.compile(
@@ -62,10 +61,11 @@ KEY_RESOURCE_RE = re.compile(rf"^arn:{_PARTITION}:kms:[a-z0-9-]+:(\d{{12}}):key/
 PRINCIPAL_RE = re.compile(rf"^arn:({_PARTITION}):(iam|sts)::(\d{{12}}):(role|user|assumed-role)/([\w+=,.@/-]+)$")
 SERVICE_PRINCIPAL_RE = re.compile(r"^[a-z0-9.-]+\.amazonaws\.com$")
 RESOURCE_FORMS: dict[str, tuple[frozenset[str], re.Pattern[str], str]] = {  # the actions of a service, its resource
-    "s3tables": (frozenset(A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL), TABLE_RESOURCE_RE,
+    "s3tables": (frozenset(iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL),
+                 TABLE_RESOURCE_RE,
                  "arn:aws:s3tables:<region>:<account>:bucket/<name>[/table/<id>]"),
     "kms": (KMS_ACTIONS, KEY_RESOURCE_RE, "arn:aws:kms:<region>:<account>:key/<id>"),
-    "sts": (R.STS_ACTIONS, R.ROLE_RESOURCE_RE, "arn:aws:iam::<account>:role/<name>"),
+    "sts": (explain_roles.STS_ACTIONS, explain_roles.ROLE_RESOURCE_RE, "arn:aws:iam::<account>:role/<name>"),
 }  # fmt: skip
 
 # How break-glass makes each protected change, by the rule's risk (its Sid without DenyReplica / DenyPromoted).
@@ -228,9 +228,9 @@ def parse_request(principal: str, action: str, resource: str, context: Sequence[
     m = pattern.match(resource)
     if not m:
         raise RefusedInput(f"--resource {resource!r}: expected {form}")
-    if name in A.TABLE_LEVEL and service == "s3tables" and m.group(3) is None:
+    if name in iam_actions.TABLE_LEVEL and service == "s3tables" and m.group(3) is None:
         raise RefusedInput(f"{action} is authorised on a table: pass its ARN (…/bucket/<name>/table/<id>)")
-    if name in A.BUCKET_LEVEL and service == "s3tables" and m.group(3) is not None:
+    if name in iam_actions.BUCKET_LEVEL and service == "s3tables" and m.group(3) is not None:
         raise RefusedInput(f"{action} is authorised on a table bucket: pass its ARN (…/bucket/<name>)")
     return ExplainRequest(_principal(principal), action, resource, m.group(1), parse_context(context))
 
@@ -301,12 +301,12 @@ def resource_layers(cfg: KitConfig, ds: DocumentSet, req: ExplainRequest) -> tup
     if req.action.startswith("kms:"):
         return _key_layers(cfg, docs, req), notes
     if req.action.startswith("sts:"):
-        trust = R.kit_trust(docs, req.resource)
+        trust = explain_roles.kit_trust(docs, req.resource)
         if trust is not None:
             return [_layer(trust)], notes
-        stmt = R.trust_naming(req.principal, req.action)["Statement"][0]
+        stmt = explain_roles.trust_naming(req.principal, req.action)["Statement"][0]
         notes.append("not a role the kit makes: its trust policy is assumed to name the caller")
-        return [_stand_in("trust (assumed)", R.ASSUMED_TRUST, f"{req.resource} (trust)", stmt)], notes
+        return [_stand_in("trust (assumed)", explain_roles.ASSUMED_TRUST, f"{req.resource} (trust)", stmt)], notes
     bucket_arn, _, table = req.resource.partition("/table/")
     out: list[Layer] = []
     for r in cfg.replicas:
@@ -394,7 +394,7 @@ def applicable(
     elif account is not None and org is not None:
         notes.append(f"account {account} is not under the SCPs' targets as the configuration states them")
     rcp_levels: tuple[ScpLevel, ...] = ()
-    if req.action.startswith(("sts:", "kms:")) and R.rcps_apply(cfg, req.resource_account):
+    if req.action.startswith(("sts:", "kms:")) and explain_roles.rcps_apply(cfg, req.resource_account):
         rcps = [_layer(d) for d in docs.values() if d.kind == "rcp"]
         layers += rcps
         levels = _scp_levels(cfg, req.resource_account, [x.document for x in rcps])
@@ -453,7 +453,8 @@ def sim_request(req: ExplainRequest, app: Applicable, rid: str, cfg: KitConfig) 
     table policy differs per table)."""
     ctx = simulate.principal_context(req.principal, source_account=req.resource_account)
     if req.action.startswith("kms:") and any(x.layer == "KMS key policy" for x in app.layers):
-        ctx[f"aws:ResourceTag/{A.REPLICA_KEY_TAG}"] = cfg.kit.name  # the tag the kit puts on the keys it creates
+        # the tag the kit puts on the keys it creates
+        ctx[f"aws:ResourceTag/{iam_actions.REPLICA_KEY_TAG}"] = cfg.kit.name
     if req.resource.partition("/table/")[0] in {r.bucket_arn for r in cfg.replicas}:
         # an estate's SCPs find its protected buckets by their protection tags
         ctx.update({f"{BUCKET_TAG_KEY_PREFIX}{key}": cfg.kit.name for key in cfg.scheme.protection_tags})
@@ -509,23 +510,23 @@ def attribute(reasons: Sequence[str], layers: Sequence[Layer], rid: str) -> list
     return [ref for _, _, ref in sorted(found, key=lambda f: (f[0], f[1]))]
 
 
-def protection_rules(cfg: KitConfig, req: ExplainRequest, layers: Sequence[Layer]) -> list[A.ProtectionRule]:
+def protection_rules(cfg: KitConfig, req: ExplainRequest, layers: Sequence[Layer]) -> list[iam_actions.ProtectionRule]:
     """The protection rules naming the request's action on a protected resource (a replica, its tables, a replica's
     key; a promoted bucket's rules in the failover topology). None elsewhere: the recovery bucket is writable."""
     if req.action.startswith("kms:"):
         replica_keys = {f"kms-key-policy--{r.bucket}" for r in cfg.replicas}
         if req.short_action in KMS_PROTECTED and any(x.document.endswith(tuple(replica_keys)) for x in layers):
-            return [A.ProtectionRule("DenyReplicaKeyDestruction", tuple(sorted(KMS_PROTECTED)), "")]
+            return [iam_actions.ProtectionRule("DenyReplicaKeyDestruction", tuple(sorted(KMS_PROTECTED)), "")]
         return []
     if req.resource.partition("/table/")[0] not in {r.bucket_arn for r in cfg.replicas}:
         return []
     promoted = cfg.kind.promoted_bucket
     on_promoted = promoted is not None and req.resource.partition("/table/")[0].endswith(f":bucket/{promoted}")
-    rules = A.promoted_rules() if on_promoted else A.PROTECTION_RULES
+    rules = iam_actions.promoted_rules() if on_promoted else iam_actions.PROTECTION_RULES
     return [r for r in rules if req.short_action in r.actions]
 
 
-def also_exempt(cfg: KitConfig, req: ExplainRequest, rules: Sequence[A.ProtectionRule]) -> tuple[str, ...]:
+def also_exempt(cfg: KitConfig, req: ExplainRequest, rules: Sequence[iam_actions.ProtectionRule]) -> tuple[str, ...]:
     """Whom the rules exempt besides break-glass at the request's bucket (`ProtectionRule.exempt_*`)."""
     replica = next((r for r in cfg.replicas if req.resource.partition("/table/")[0] == r.bucket_arn), None)
     deploy = [r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn and r.account_id == req.resource_account]
@@ -534,7 +535,7 @@ def also_exempt(cfg: KitConfig, req: ExplainRequest, rules: Sequence[A.Protectio
         if rule.exempt_replication_role and replica is not None:
             out += [f"replication role {a}" for a in cfg.replication_role_arns_into(replica)]
         if rule.exempt_maintenance_service:
-            out.append(f"service {A.MAINTENANCE_SERVICE}")
+            out.append(f"service {iam_actions.MAINTENANCE_SERVICE}")
         if rule.exempt_writers and cfg.failover is not None:
             out += [f"writer {a}" for a in cfg.failover.writer_roles]
         first = " (first deploy only: the bucket and table policies deny it later)"
@@ -561,14 +562,14 @@ class _Plan:
     question: Question
     rid: str
     app: Applicable
-    rules: tuple[A.ProtectionRule, ...]
+    rules: tuple[iam_actions.ProtectionRule, ...]
     glass: tuple[tuple[str, str], ...]  # (break-glass principal, its request id)
 
 
 def explain_all(cfg: KitConfig, questions: Sequence[Question]) -> list[Explanation]:
     """Evaluate every request (and, for a protected action, the same request by each break-glass principal) in one
     run of the simulator, and attribute each decision."""
-    ds = build(cfg)
+    ds = build_within_quotas(cfg)
     plans: list[_Plan] = []
     sims: list[SimRequest] = []
     policies: dict[str, Document] = {
@@ -689,7 +690,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         question = Question(req, tuple(_identity_files(args.identity_policy)), args.guardrail)
         e = explain_all(cfg, [question])[0]
     except (RefusedInput, ConfigError, OSError, simulate.SimulatorUnavailable, simulate.SimulatorError) as exc:
-        print(f"explain: refused: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        for problem in [f"{exc.source}: {i}" for i in exc.issues] if isinstance(exc, ConfigError) else [exc]:
+            print(f"explain: refused: {problem or type(exc).__name__}", file=sys.stderr)  # one line per problem
         return EXIT_REFUSED
     print(json.dumps(e.to_json(), indent=2) if args.json else render(e))
     return e.exit_code

@@ -19,7 +19,7 @@ ASSUMED_TRUST = "assumed:trust-names-the-caller"
 
 
 def kit_trust(docs: Mapping[str, PolicyDoc], role_arn: str) -> PolicyDoc | None:
-    """The trust document of the role, if the kit makes it (`policies.model.role_documents`)."""
+    """The trust document of the role, if the kit makes it (`s3tables_kit.policies.model.role_documents`)."""
     account, name = role_arn.split(":")[4], role_arn.rsplit("/", 1)[1]
     for d in docs.values():
         if d.kind == "trust" and d.account_id == account and d.attached_to == f"IAM role {name} (trust)":

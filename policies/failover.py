@@ -8,16 +8,16 @@ still deny every data write to all but break-glass, the replication role and mai
 - **everything else break-glass only**: after a failover the promoted bucket holds the only writable
   copy of the data, so deleting, renaming, record expiration, retention (`Put*MaintenanceConfiguration`),
   encryption, replication changes, `DisassociateTableReplication`, tags and policy rewrites are denied to all but
-  break-glass in every layer. The deploy role keeps only `policies.actions.PROMOTED_DEPLOY_ACTIONS` (creating the
-  bucket-level replication from the promoted bucket, what `cdktf deploy` of the failover topology does there); the
-  failed source's replication role keeps nothing;
+  break-glass in every layer. The deploy role keeps only `PROMOTED_DEPLOY_ACTIONS` (creating the bucket-level
+  replication from the promoted bucket, what `cdktf deploy` of the failover topology does there); the failed source's
+  replication role keeps nothing;
 - **break-glass kept** everywhere, with the same cross-account grants.
 
 The same rules reach every layer: bucket policy, table policies (applied by the failover tool to each promoted
 table), the account's IAM guardrail and the organization SCP (both deployed by Terraform through the replica and
 organization stacks of the failover topology). One builder serves both paths: the stacks deploy and
 `s3tables-kit failover` applies `compact_json`/`json.dumps(..., indent=2)` of these same dicts, so Terraform and the
-tool never fight. Documents are assembled only from `policies.statements` builders; Sids say what each deny is for.
+tool never fight. Documents are assembled only from the statement builders; Sids say what each deny is for.
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import estate, pipeline, vault
-from s3tables_kit.policies import protection as P
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import estate, pipeline, protection, vault
+from s3tables_kit.policies.actions import PROTECTION_RULES, ProtectionRule, promoted_rules
 from s3tables_kit.policies.assurance import (
     METRIC_NAMESPACE,
     Site,
@@ -49,7 +47,24 @@ from s3tables_kit.policies.documents import (
     replication_trust,
 )
 from s3tables_kit.policies.documents import recovery_role_permissions as _recovery_role_permissions
+from s3tables_kit.policies.protection import (
+    Exemptions,
+    by_exemptions,
+    createtable_dependents_allowed,
+    guardrail_guards,
+    merged_rules,
+    protection_statements,
+    replication_grants,
+    scp_guards,
+)
 from s3tables_kit.policies.source_guard import source_deploy_roles
+from s3tables_kit.policies.statements import (
+    Statement,
+    deny_bucket_tag_change,
+    deny_pass_other_replication_role,
+    kms_allow_key_use,
+    table_arns,
+)
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology, source_promotion
 
@@ -64,25 +79,25 @@ def promoted_sid(rule_sid: str) -> str:
 # ---------------------------------------------------------------- the promoted bucket ----
 
 
-def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> P.Exemptions:
+def promoted_exemptions(cfg: KitConfig, topo: FailoverTopology) -> Exemptions:
     """Break-glass, the writers and the promoted account's deploy role; no replication role (the failed
-    source's role no longer writes the promoted bucket). Which rule exempts whom: `policies.actions.promoted_rules`."""
-    return P.Exemptions(
+    source's role no longer writes the promoted bucket). Which rule exempts whom: `promoted_rules`."""
+    return Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
-        deploy_roles=P.deploy_roles([topo.promoted]),
+        deploy_roles=protection.deploy_roles([topo.promoted]),
         writers=topo.writer_roles,
     )
 
 
 def _promoted_statements(
     cfg: KitConfig, topo: FailoverTopology, kind: str, *, bucket_arns: Sequence[str], table_resources: Sequence[str]
-) -> list[S.Statement | None]:
-    return P.protection_statements(
+) -> list[Statement | None]:
+    return protection_statements(
         kind,
         bucket_arns=bucket_arns,
         table_resources=table_resources,
         exemptions=promoted_exemptions(cfg, topo),
-        rules=A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
+        rules=promoted_rules(deploy_sets_up_replication=protection.deploy_sets_up_replication(cfg)),
         sid=promoted_sid,
     )
 
@@ -90,16 +105,16 @@ def _promoted_statements(
 def promoted_bucket_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     """Replaces the replica-protection bucket policy of the promoted bucket: writers write and create namespaces and
     tables; everything else the replica rules deny stays break-glass only, but for the one action the deploy role
-    keeps (`policies.actions.PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication
-    role any more (it holds the only writable copy): it can neither write nor create anything here."""
+    keeps (`PROMOTED_DEPLOY_ACTIONS`). No grant or exemption for the failed source's replication role any more (it
+    holds the only writable copy): it can neither write nor create anything here."""
     p = topo.promoted
     ex = promoted_exemptions(cfg, topo)
     return doc(
         *break_glass_grants(cfg, p),
         *_promoted_statements(
-            cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[S.table_arns(p.bucket_arn)]
+            cfg, topo, "bucket-policy", bucket_arns=[p.bucket_arn], table_resources=[table_arns(p.bucket_arn)]
         ),
-        S.deny_bucket_tag_change("DenyPromotedBucketTagChange", p.bucket_arn, [*ex.break_glass, *ex.deploy_roles]),
+        deny_bucket_tag_change("DenyPromotedBucketTagChange", p.bucket_arn, [*ex.break_glass, *ex.deploy_roles]),
     )
 
 
@@ -112,7 +127,7 @@ def promoted_table_policy(cfg: KitConfig, topo: FailoverTopology, table_arn: str
 
 @dataclass(frozen=True)
 class FailoverDocuments:
-    """What the failover tool applies to a promoted bucket (the interface with `jobs.failover`)."""
+    """What the failover tool applies to a promoted bucket (the interface with `s3tables_kit.jobs.failover`)."""
 
     replica: Replica
     topology: FailoverTopology
@@ -153,12 +168,12 @@ def failover_documents(cfg: KitConfig, replica_bucket: str) -> FailoverDocuments
 # ---------------------------------------------------------------- destinations of the promoted source ----
 
 
-def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> P.Exemptions:
-    return P.Exemptions(
+def destination_exemptions(cfg: KitConfig, topo: FailoverTopology, replica: Replica) -> Exemptions:
+    return Exemptions(
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=topo.replication_roles_for(replica),
-        deploy_roles=P.deploy_roles([replica]),
-        createtable_dependents=P.createtable_dependents_allowed(cfg),
+        deploy_roles=protection.deploy_roles([replica]),
+        createtable_dependents=createtable_dependents_allowed(cfg),
     )
 
 
@@ -169,14 +184,14 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
     arn = dest.bucket_arn
     cross_account = dest.account_id != topo.promoted.account_id
     return doc(
-        *(P.replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
+        *(replication_grants("Failover", topo.replication_role_arn, arn) if cross_account else []),
         *break_glass_grants(cfg, dest),
         monitors_read_bucket_policy(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
         monitors_read_table_layers(_promoted_monitor_roles(cfg, topo) if cross_account else [], arn),
-        *P.protection_statements(
+        *protection_statements(
             "bucket-policy",
             bucket_arns=[arn],
-            table_resources=[S.table_arns(arn)],
+            table_resources=[table_arns(arn)],
             exemptions=destination_exemptions(cfg, topo, dest),
         ),
     )
@@ -184,7 +199,8 @@ def destination_bucket_policy(cfg: KitConfig, topo: FailoverTopology, dest: Repl
 
 def _promoted_monitor_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """The role of the promoted source's replication monitor (`<kit>-fo-replication-monitor`, as
-    `infra.stacks.failover.failover_monitor_config` names it), which compares each destination's bucket policy."""
+    `s3tables_kit.infra.stacks.failover.failover_monitor_config` names it), which compares each destination's bucket
+    policy."""
     if not cfg.assurance.monitor.enabled:
         return []
     p = topo.promoted
@@ -210,12 +226,12 @@ def destination_table_policy_of(
 ) -> Document:
     """`destination_table_policy` from what the deployment outputs carry (`make harden` has no configuration):
     the same document for the same principals."""
-    ex = P.Exemptions(
+    ex = Exemptions(
         break_glass=tuple(break_glass_principals),
         replication_roles=tuple(replication_role_arns),
         deploy_roles=tuple(sorted(set(deploy_role_arns))),
     )
-    return doc(*P.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
+    return doc(*protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex))
 
 
 # ---------------------------------------------------------------- the failover replication role ----
@@ -244,28 +260,28 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     statements = [
         s for s in base["Statement"] if s.get("Sid") != RECOVERY_KEY_SID or reads is None or site.bucket == reads.bucket
     ]
-    extra: list[S.Statement | None] = []
+    extra: list[Statement | None] = []
     if reads is not None and site.bucket == reads.bucket and site.bucket != cfg.recovery.replica:
-        extra.append(S.kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
+        extra.append(kms_allow_key_use(RECOVERY_KEY_SID, [cfg.recovery_role_arn], ["Decrypt"]))
     if site.bucket == topo.promoted.bucket:
         extra.append(
-            S.kms_allow_key_use(
+            kms_allow_key_use(
                 "AllowFailoverReplicationRoleReadSource", [topo.replication_role_arn], ["Decrypt", "GenerateDataKey"]
             )
         )
         if cfg.assurance.monitor.enabled:  # the failover topology's monitor reads the new source's metadata
             extra.append(
-                S.kms_allow_key_use("AllowFailoverMonitorReadSourceMetadata", [monitor_role_arn(topo)], ["Decrypt"])
+                kms_allow_key_use("AllowFailoverMonitorReadSourceMetadata", [monitor_role_arn(topo)], ["Decrypt"])
             )
         if topo.writer_roles:
             extra.append(
-                S.kms_allow_key_use(
+                kms_allow_key_use(
                     "AllowFailoverWritersUseKey", list(topo.writer_roles), ["Decrypt", "Encrypt", "GenerateDataKey"]
                 )
             )
     elif any(d.bucket == site.bucket for d in topo.destinations):
         extra.append(
-            S.kms_allow_key_use(
+            kms_allow_key_use(
                 "AllowFailoverReplicationRoleWriteReplica",
                 [topo.replication_role_arn],
                 ["Decrypt", "Encrypt", "GenerateDataKey"],
@@ -274,7 +290,7 @@ def key_policy(cfg: KitConfig, topo: FailoverTopology, site: KeySite) -> Documen
     return doc(*statements, *extra)
 
 
-RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # policies.keys.kms_key_policy's statement
+RECOVERY_KEY_SID = "AllowRecoveryRoleReadReplica"  # s3tables_kit.policies.keys.kms_key_policy's statement
 
 
 # ---------------------------------------------------------------- recovery ----
@@ -290,7 +306,8 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
-    """The failover topology's monitor role (`policies.assurance.monitor_role_name` of the `<kit>-fo` configuration)."""
+    """The failover topology's monitor role (`s3tables_kit.policies.assurance.monitor_role_name` of the `<kit>-fo`
+    configuration)."""
     return topo.promoted.role_arn(f"{topo.name_prefix}-replication-monitor")
 
 
@@ -314,7 +331,7 @@ def privileged_roles(cfg: KitConfig, topo: FailoverTopology) -> list[str]:
     """As before the failover, with the failover replication role and the pipeline of both sources: the failed
     source's deploy and monitor roles, the promoted bucket's monitor role (its deploy role is a replica's); the
     vault's roles (the vault outlives a failover)."""
-    return P.privileged_roles(
+    return protection.privileged_roles(
         cfg.protection.break_glass_principals,
         (topo.promoted, *topo.protected),
         [topo.failed_replication_role_arn, topo.replication_role_arn],
@@ -340,10 +357,13 @@ def pipeline_of(cfg: KitConfig, topo: FailoverTopology) -> pipeline.Pipeline:
 
 
 def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """The pipeline SCP of the failover topology (`policies.pipeline`): both sources' pipelines."""
+    """The pipeline SCP of the failover topology (`s3tables_kit.policies.pipeline`): both sources' pipelines."""
     return doc(
         *pipeline.guards(
-            pipeline_of(cfg, topo), break_glass=cfg.protection.break_glass_principals, namespace=METRIC_NAMESPACE
+            pipeline_of(cfg, topo),
+            break_glass=cfg.protection.break_glass_principals,
+            namespace=METRIC_NAMESPACE,
+            kit_keys=False,  # in the promoted bucket's SCP
         )
     )
 
@@ -362,8 +382,11 @@ def pipeline_in(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> pipe
         detection=here(g.detection),
         keys=tuple(k for k in g.keys if k[0].split(":")[4] == account_id),
         publishers=here(g.publishers),
+        kit=g.kit,
+        kit_deployers=here(g.kit_deployers),
+        hardener=here(g.hardener),
     )
-    return own if own.replication_roles or own.detection or own.keys else None
+    return own if own.replication_roles or own.detection or own.keys or own.kit is not None else None
 
 
 def pipeline_guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Document:
@@ -392,8 +415,8 @@ def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence
 @dataclass(frozen=True)
 class _SiteGroup:
     sid_prefix: str
-    exemptions: P.Exemptions
-    rules: tuple[A.ProtectionRule, ...]
+    exemptions: Exemptions
+    rules: tuple[ProtectionRule, ...]
     replicas: tuple[Replica, ...]
 
 
@@ -402,20 +425,22 @@ def _site_groups(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Repl
     bg = tuple(cfg.protection.break_glass_principals)
     retained = tuple(r for r in replicas if r in topo.retained)
     dests = tuple(r for r in replicas if r in topo.destinations)
-    ct = P.createtable_dependents_allowed(cfg)
+    ct = createtable_dependents_allowed(cfg)
     out: list[_SiteGroup] = []
     if retained:
-        ex = P.Exemptions(bg, (topo.failed_replication_role_arn,), P.deploy_roles(retained), createtable_dependents=ct)
-        out.append(_SiteGroup("DenyReplica", ex, A.PROTECTION_RULES, retained))
+        ex = Exemptions(
+            bg, (topo.failed_replication_role_arn,), protection.deploy_roles(retained), createtable_dependents=ct
+        )
+        out.append(_SiteGroup("DenyReplica", ex, PROTECTION_RULES, retained))
     if dests:
-        ex = P.Exemptions(bg, (topo.replication_role_arn,), P.deploy_roles(dests), createtable_dependents=ct)
-        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, A.PROTECTION_RULES, dests))
+        ex = Exemptions(bg, (topo.replication_role_arn,), protection.deploy_roles(dests), createtable_dependents=ct)
+        out.append(_SiteGroup(FAILOVER_DEST_SID_PREFIX, ex, PROTECTION_RULES, dests))
     if topo.promoted in replicas:
         out.append(
             _SiteGroup(
                 PROMOTED_SID_PREFIX,
                 promoted_exemptions(cfg, topo),
-                A.promoted_rules(deploy_sets_up_replication=P.deploy_sets_up_replication(cfg)),
+                promoted_rules(deploy_sets_up_replication=protection.deploy_sets_up_replication(cfg)),
                 (topo.promoted,),
             )
         )
@@ -426,16 +451,16 @@ def _prefixed(prefix: str) -> Callable[[str], str]:
     return lambda sid: prefix + sid.removeprefix("DenyReplica")
 
 
-def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[S.Statement | None]:
-    out: list[S.Statement | None] = []
+def _layer(cfg: KitConfig, topo: FailoverTopology, replicas: Sequence[Replica], kind: str) -> list[Statement | None]:
+    out: list[Statement | None] = []
     for g in _site_groups(cfg, topo, replicas):
         ex = g.exemptions.for_guardrail() if kind == "identity" else g.exemptions
-        out += P.protection_statements(
+        out += protection_statements(
             kind,
             bucket_arns=[r.bucket_arn for r in g.replicas],
-            table_resources=[S.table_arns(r.bucket_arn) for r in g.replicas],
+            table_resources=[table_arns(r.bucket_arn) for r in g.replicas],
             exemptions=ex,
-            rules=P.merged_rules(g.rules, P.by_exemptions(ex)),
+            rules=merged_rules(g.rules, by_exemptions(ex)),
             sid=_prefixed(g.sid_prefix),
         )
     return out
@@ -447,12 +472,12 @@ def guardrail(cfg: KitConfig, topo: FailoverTopology, account_id: str) -> Docume
     reps = [r for r in (topo.promoted, *topo.protected) if r.account_id == account_id]
     return doc(
         *_layer(cfg, topo, reps, "identity"),
-        *P.guardrail_guards(
+        *guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg, topo) if a.split(":")[4] == account_id],
             guardrail_arns=guardrail_arns(cfg, topo, [account_id]),
         ),
-        S.deny_pass_other_replication_role("DenyPassOtherReplicationRole", kit_replication_roles(topo), ()),
+        deny_pass_other_replication_role("DenyPassOtherReplicationRole", kit_replication_roles(topo), ()),
     )
 
 
@@ -473,19 +498,19 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
     policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
-    ex = P.Exemptions(
+    ex = Exemptions(
         tuple(cfg.protection.break_glass_principals),
         roles,
-        P.deploy_roles(reps),
-        createtable_dependents=P.createtable_dependents_allowed(cfg),
+        protection.deploy_roles(reps),
+        createtable_dependents=createtable_dependents_allowed(cfg),
     )
     return doc(
-        *P.protection_statements(
+        *protection_statements(
             "scp",
             bucket_arns=[r.bucket_arn for r in reps],
-            table_resources=[S.table_arns(r.bucket_arn) for r in reps],
+            table_resources=[table_arns(r.bucket_arn) for r in reps],
             exemptions=ex,
-            rules=P.merged_rules(A.PROTECTION_RULES, P.by_exemptions(ex)),
+            rules=merged_rules(PROTECTION_RULES, by_exemptions(ex)),
         )
     )
 
@@ -500,6 +525,7 @@ def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> D
     return doc(
         *_layer(cfg, topo, [topo.promoted], "scp"),
         *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),
+        *pipeline.kit_key_statements(cfg),
     )
 
 
@@ -507,7 +533,7 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
     """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
     replication role, and the guardrails of every account of the topology."""
     return doc(
-        *P.scp_guards(
+        *scp_guards(
             [topo.promoted, *topo.protected],
             privileged=privileged_roles(cfg, topo),
             replication_roles=[
@@ -518,10 +544,10 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
             guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *estate.pipeline_guardrail_arns(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
-        S.deny_pass_other_replication_role(
+        deny_pass_other_replication_role(
             "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
         ),
-        *vault.scp_statements(cfg),  # the vault outlives a failover: its settings stay guarded
+        *vault.guards_scp_statements(cfg),  # the vault outlives a failover: its writer stays guarded
     )
 
 
@@ -530,8 +556,9 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
 
 def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]:
     """Every document of promoting `replica_bucket`, named `failover--<bucket>--<document>` for review, each with
-    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by `policies.docset`).
-    In an estate, the promotion among the destinations of the source feeding it (`source_promotion`)."""
+    the name the failover topology's stacks deploy it as (`PolicyDoc.deploys_as`, resolved by
+    `s3tables_kit.policies.docset`). In an estate, the promotion among the destinations of the source feeding it
+    (`source_promotion`)."""
     topo = source_promotion(cfg, replica_bucket)
     p = topo.promoted
     stem = f"failover--{p.bucket}--"
@@ -615,81 +642,3 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
             key_policy(cfg, topo, site),
         ))  # fmt: skip
     return out
-
-
-def _short(arns: Sequence[str]) -> str:
-    """`<account>:role/<name>` for IAM ARNs (two accounts may hold a role of the same name), names otherwise."""
-    out = [f"`{a.split(':')[4]}:{a.rsplit(':', 1)[-1]}`" if a.startswith("arn:") else f"`{a}`" for a in arns]
-    return ", ".join(out) or "nobody"
-
-
-def deploy_role_section() -> list[str]:
-    """What the promoted account's deploy role may still do on the promoted bucket, with the reason per action."""
-    lines = [
-        "The promoted account's deploy role keeps only what `cdktf deploy` of the failover topology does on the",
-        "promoted bucket; it may not rewrite the promoted bucket's or tables' policies (denied at the first step:",
-        "`s3tables-kit failover` applies them as break-glass, the deploy then finds them unchanged):",
-        "",
-        "| Deploy role action on the promoted bucket | Why `cdktf deploy` needs it |",
-        "|---|---|",
-    ]
-    lines += [f"| `{action}` | {why} |" for action, why in A.PROMOTED_DEPLOY_ACTIONS.items()]
-    return lines
-
-
-def summary_section(cfg: KitConfig) -> str:
-    """The SUMMARY.md section on failover: per replica that could be promoted, who may do what on its promoted
-    tables (read from the promoted bucket policy itself), and what the failover topology changes and keeps."""
-    lines = [
-        "",
-        "## Failover: a promoted replica (issue 17)",
-        "",
-        "Reviewed before any incident. When `s3tables-kit failover` promotes the tables of a replica bucket",
-        "(`DisassociateTableReplication`), these documents replace its replica protection: the tool applies the",
-        "bucket policy and one table policy per promoted table, and `cdktf deploy` of the failover topology",
-        "(`[failover] promoted_bucket`, with break-glass credentials) deploys the same bucket policy and the rest.",
-        "Writers write; deletion, retention, encryption, replication, policy and setting changes are break-glass",
-        "only in every layer (bucket and table policies, guardrail, SCP): after a failover the promoted bucket holds",
-        "the only writable copy of the data, so one deploy with a wrong plan must not shorten its retention or cut",
-        "its replication (issue 26). The failed source's replication role is exempt from nothing there.",
-        "Files: `failover--<bucket>--*.json`.",
-        "",
-        *deploy_role_section(),
-    ]
-    for r in cfg.replicas:
-        topo = failover_topology(cfg, r.bucket)
-        policy = promoted_bucket_policy(cfg, topo)
-        lines += [
-            "",
-            f"### Promoting `{r.bucket}` ({r.region}, account {r.account_id})",
-            "",
-            f"- Writers: {_short(topo.writer_roles)} (`failover.writer_roles` of account {r.account_id}).",
-            f"- Replicates to: {_short([d.bucket for d in topo.destinations])}"
-            + (" (the configured `replicate_to`)" if topo.new_buckets or cfg.kind.promoted
-               else " (the remaining replicas, unless `failover.replicate_to` says otherwise)")
-            + f", with the role `{topo.replication_role_name}`; the failed source's role can no longer write them.",
-            f"- Stays a replica of the failed source: {_short([x.bucket for x in topo.retained])}.",
-            "- Recovery and its rehearsal read: "
-            + (f"`{topo.recovery_replica.bucket}` (`failover--{r.bucket}--recovery-role-permissions`)"
-               if topo.recovery_replica else "none yet: `failover.replicate_to` must name a bucket of the "
-               "recovery account (the configuration is refused otherwise)")
-            + f"; the recovery bucket `{cfg.recovery.bucket}` stays where it is.",
-            "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
-            f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",
-            "",
-            "| Actions on the promoted bucket and tables | Denied to everyone except |",
-            "|---|---|",
-        ]  # fmt: skip
-        for stmt in policy["Statement"]:
-            if stmt["Effect"] != "Deny":
-                continue
-            acts = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
-            cond = stmt.get("Condition", {})
-            exempt = cond.get("ArnNotLike", {}).get("aws:PrincipalArn", [])
-            exempt = [exempt] if isinstance(exempt, str) else list(exempt)
-            who = _short(exempt)
-            if "StringNotEqualsIfExists" in cond:
-                who += ", S3 Tables maintenance"
-            short = ", ".join(a.removeprefix("s3tables:") for a in acts)
-            lines.append(f"| `{stmt['Sid']}`: {short} | {who} |")
-    return "\n".join(lines) + "\n"

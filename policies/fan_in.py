@@ -1,25 +1,26 @@
 """A replica that several sources of an estate feed (fan-in): its bucket, table and key policies keep their size
 whatever the number of sources (docs/decisions/0035-fan-in-by-account-namespaces.md).
 
-Each source's namespaces carry the prefix of its account (`topology.rules.fan_in_namespace_prefix`, checked at
-validation), so one Deny with the policy variable `${aws:PrincipalAccount}` confines every replication role to the
+Each source's namespaces carry the prefix of its account (`s3tables_kit.topology.rules.fan_in_namespace_prefix`, checked
+at validation), so one Deny with the policy variable `${aws:PrincipalAccount}` confines every replication role to the
 namespaces of its own account, and the grants and exemptions name the replication and monitor roles by their name
-pattern (`policies.estate`), the grants only in the accounts of the sources that feed the replica. What still grows
-is the list of those accounts (`topology.rules.MAX_FAN_IN_SOURCE_ACCOUNTS` bounds it at validation).
+pattern (`s3tables_kit.policies.estate`), the grants only in the accounts of the sources that feed the replica. What
+still grows is the list of those accounts (`s3tables_kit.topology.rules.MAX_FAN_IN_SOURCE_ACCOUNTS` bounds it at
+validation).
 """
 
 from __future__ import annotations
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import assurance, estate
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.rules import FAN_IN_NAMESPACE_PREFIX
 
 CONFINEMENT_SID = "DenyFanInRolesOutsideTheirAccountsNamespaces"
 # A replication role's requests that name a namespace (`s3tables:namespace`); `CreateNamespace` carries no such key,
 # so a namespace it creates elsewhere stays empty of its tables.
-CONFINED_ACTIONS = ("CreateTable", *A.REPLICATION_DEST_TABLE_WRITE)
+CONFINED_ACTIONS = ("CreateTable", *iam_actions.REPLICATION_DEST_TABLE_WRITE)
 
 
 def is_fan_in(cfg: KitConfig, replica: Replica) -> bool:
@@ -51,18 +52,20 @@ def feeding_accounts(cfg: KitConfig, replica: Replica) -> list[str]:
     return sorted({s.account_id for s in cfg.sources_into(replica) if s.account_id != replica.account_id})
 
 
-def _grant(sid: str, pattern: str, accounts: list[str], names: tuple[str, ...], resource: str) -> S.Statement:
-    return S.statement(
+def _grant(
+    sid: str, pattern: str, accounts: list[str], names: tuple[str, ...], resource: str
+) -> iam_statements.Statement:
+    return iam_statements.statement(
         sid,
         "Allow",
-        A.s3t(*names),
+        iam_actions.s3t(*names),
         [resource],
         principal="*",
         condition={"ArnLike": {"aws:PrincipalArn": pattern}, "StringEquals": {"aws:PrincipalAccount": accounts}},
     )
 
 
-def replication_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+def replication_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
     """A fan-in replica's grants to the replication roles (the Sids of the grants by ARN): by name pattern, in the
     feeding accounts of other accounts than the replica's."""
     accounts = feeding_accounts(cfg, replica)
@@ -70,22 +73,24 @@ def replication_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | N
         return []
     role, arn = estate.replication_role_pattern(cfg), replica.bucket_arn
     return [
-        _grant("AllowSourceReplicationRolesCreateReplicas", role, accounts, A.REPLICATION_DEST_BUCKET_CREATE, arn),
+        _grant(
+            "AllowSourceReplicationRolesCreateReplicas", role, accounts, iam_actions.REPLICATION_DEST_BUCKET_CREATE, arn
+        ),
         _grant(
             "AllowSourceReplicationRolesWriteReplicas",
             role,
             accounts,
-            A.REPLICATION_DEST_TABLE_WRITE,
-            S.table_arns(arn),
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            iam_statements.table_arns(arn),
         ),
     ]
 
 
-def key_use_grant(cfg: KitConfig, replica: Replica, sid: str, actions: list[str]) -> S.Statement:
+def key_use_grant(cfg: KitConfig, replica: Replica, sid: str, actions: list[str]) -> iam_statements.Statement:
     """A fan-in replica's key policy lets the replication roles use its key by name pattern, in every feeding account
     (a key policy grants its own account's principals too), so it keeps its size whatever the number of sources."""
     accounts = sorted({s.account_id for s in cfg.sources_into(replica)})
-    return S.statement(
+    return iam_statements.statement(
         sid,
         "Allow",
         [f"kms:{a}" for a in actions],
@@ -98,7 +103,7 @@ def key_use_grant(cfg: KitConfig, replica: Replica, sid: str, actions: list[str]
     )
 
 
-def monitor_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]:
+def monitor_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
     """A fan-in replica's grants to the sources' monitor roles (the drift and layer checks), likewise by pattern."""
     accounts = feeding_accounts(cfg, replica)
     if not accounts or not cfg.assurance.monitor.enabled:
@@ -107,23 +112,27 @@ def monitor_grants(cfg: KitConfig, replica: Replica) -> list[S.Statement | None]
     return [
         _grant("AllowReplicationMonitorsReadBucketPolicy", role, accounts, assurance.MONITOR_DRIFT_REPLICA_READ, arn),
         _grant(
-            "AllowReplicationMonitorsReadTableLayers", role, accounts, assurance.MONITOR_LAYERS_READ, S.table_arns(arn)
+            "AllowReplicationMonitorsReadTableLayers",
+            role,
+            accounts,
+            assurance.MONITOR_LAYERS_READ,
+            iam_statements.table_arns(arn),
         ),
     ]
 
 
-def confinement(cfg: KitConfig, replica: Replica) -> S.Statement | None:
+def confinement(cfg: KitConfig, replica: Replica) -> iam_statements.Statement | None:
     """One Deny for every source: a replication role (by pattern, any account) creates and writes in the replica
     only the namespaces that start with its own account's prefix (the request's `aws:PrincipalAccount`, which the
     caller cannot choose). A source cannot overwrite the copy of another account's tables."""
     if not spans_accounts(cfg, replica):
         return None
     arn = replica.bucket_arn
-    return S.statement(
+    return iam_statements.statement(
         CONFINEMENT_SID,
         "Deny",
-        A.s3t(*CONFINED_ACTIONS),
-        [arn, S.table_arns(arn)],
+        iam_actions.s3t(*CONFINED_ACTIONS),
+        [arn, iam_statements.table_arns(arn)],
         principal="*",
         condition={
             "ArnLike": {"aws:PrincipalArn": estate.replication_role_pattern(cfg)},

@@ -18,34 +18,36 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc
 from s3tables_kit.topology.config import KitConfig
 
 NAME_PREFIX = "planned-failover-freeze--"
 
 
-def freeze_statement(break_glass: Sequence[str], bucket_arn: str) -> S.Statement:
+def freeze_statement(break_glass: Sequence[str], bucket_arn: str) -> iam_statements.Statement:
     """The Deny of every data write on `bucket_arn` and its tables, for everyone but `break_glass`."""
-    return S.deny_writes_during_planned_failover(A.FREEZE_SID, A.FREEZE_ACTIONS, bucket_arn, break_glass)
+    return iam_statements.deny_writes_during_planned_failover(
+        iam_actions.FREEZE_SID, iam_actions.FREEZE_ACTIONS, bucket_arn, break_glass
+    )
 
 
 def is_frozen(document: Document | None) -> bool:
-    return document is not None and any(s.get("Sid") == A.FREEZE_SID for s in document.get("Statement", []))
+    return document is not None and any(s.get("Sid") == iam_actions.FREEZE_SID for s in document.get("Statement", []))
 
 
-def frozen_policy(live: Document | None, statement: S.Statement) -> Document:
+def frozen_policy(live: Document | None, statement: iam_statements.Statement) -> Document:
     """`live` (the bucket's policy, None: it has none) with the freeze appended (replacing an earlier freeze)."""
     if live is None:
         return doc(statement)
-    others = [s for s in live.get("Statement", []) if s.get("Sid") != A.FREEZE_SID]
+    others = [s for s in live.get("Statement", []) if s.get("Sid") != iam_actions.FREEZE_SID]
     return {**live, "Statement": [*others, statement]}
 
 
 def thawed(document: Document) -> Document | None:
     """`document` without the freeze; None when nothing else is left (the bucket had no policy)."""
-    others = [s for s in document.get("Statement", []) if s.get("Sid") != A.FREEZE_SID]
+    others = [s for s in document.get("Statement", []) if s.get("Sid") != iam_actions.FREEZE_SID]
     return {**document, "Statement": others} if others else None
 
 

@@ -5,8 +5,8 @@ every replica of the account and alarming through its own topic there.
 Names are per account (IAM is global, and one check covers the account's replicas), in the source monitors' forms
 with the prefix `<kit>-freshness`: the function, its schedule and log group `<kit>-freshness-replication-monitor`, its
 topic `<kit>-freshness-assurance-alarms` (key alias the same), each replica's alarm
-`<kit>-freshness-replica-stale-<bucket>`. So `policies.pipeline.detection_resources` names them, and an estate's name
-patterns guard them at no size. The roles are `<kit>-freshness` and
+`<kit>-freshness-replica-stale-<bucket>`. So `s3tables_kit.policies.pipeline.detection_resources` names them, and an
+estate's name patterns guard them at no size. The roles are `<kit>-freshness` and
 `<kit>-freshness-schedule`: outside the monitor role pattern, whose creation the estate denies in replica
 accounts to all but the sources' deploy roles.
 Documents are named by account: `freshness-role-{trust,permissions}--<account>`,
@@ -16,7 +16,7 @@ Documents are named by account: `freshness-role-{trust,permissions}--<account>`,
 from __future__ import annotations
 
 from s3tables_kit.policies import assurance
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.contract import METRIC_NAMESPACE
@@ -27,7 +27,8 @@ BUCKET_READ = ("ListTables",)
 
 
 def prefix(cfg: KitConfig) -> str:
-    """The monitors' `<prefix>` of the check's resource names (`policies.pipeline.detection_resources` guards them)."""
+    """The monitors' `<prefix>` of the check's resource names (guarded by
+    `s3tables_kit.policies.pipeline.detection_resources`)."""
     return f"{cfg.kit.name}-freshness"
 
 
@@ -74,7 +75,7 @@ def role_arn(cfg: KitConfig, account_id: str) -> str:
 
 
 def role_arns(cfg: KitConfig) -> list[str]:
-    """Every check's role: publishers to the kit's namespace (`policies.pipeline`)."""
+    """Every check's role: publishers to the kit's namespace (`s3tables_kit.policies.pipeline`)."""
     return [role_arn(cfg, a) for a in accounts(cfg)]
 
 
@@ -92,10 +93,10 @@ def sources_of(cfg: KitConfig, account_id: str) -> dict[str, list[str]]:
 def role_permissions(cfg: KitConfig, account_id: str) -> Document:
     reps = replicas_of(cfg, account_id)
     sources = sorted({s for arns in sources_of(cfg, account_id).values() for s in arns})
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ListReplicaTablesToCheck", BUCKET_READ, [r.bucket_arn for r in reps]),
         # the source's last change per table, read where the source's account lets it (else: the budget)
-        S.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
+        iam_statements.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
         assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
         assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
     ]
@@ -127,7 +128,7 @@ def documents(cfg: KitConfig) -> list[PolicyDoc]:
                 "kms-key-policy",
                 acct,
                 f"KMS key {assurance.alarm_key_alias(cfg, topic_stack(acct))} (replica account {acct})",
-                assurance.alarm_topic_key_policy(s, [*cfg.protection.break_glass_principals, *deploy_roles(cfg, acct)]),
+                assurance.alarm_topic_key_policy(s, assurance.source_key_guardians(cfg)),
             )
         )
     return [_sited(d) for d in out]

@@ -1,13 +1,13 @@
 """Policies of the scheduled hardener (`[assurance.harden]`): the function's role, which may read a replica table's
 layers and write its table policy and retention on the source's replica buckets and nothing else, and the schedule's
 role, which may invoke that one function. The function's role is also a configured break-glass principal
-(`topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so its own
-policy is what confines it (docs/assurance.md#scheduled-hardening)."""
+(`s3tables_kit.topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so
+its own policy is what confines it (docs/assurance.md#scheduled-hardening)."""
 
 from __future__ import annotations
 
 from s3tables_kit.policies import sites as AS
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
 from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Source
@@ -38,7 +38,7 @@ def hardener_function_arn(cfg: KitConfig, src: Source) -> str:
 def hardener_role_trust(cfg: KitConfig, src: Source) -> Document:
     site = AS.site_of(src)
     return doc(
-        S.allow_service_assume_role(
+        iam_statements.allow_service_assume_role(
             "AllowLambdaServiceForTheHardenerFunction",
             AS.LAMBDA_SERVICE,
             source_account=site.account_id,
@@ -51,9 +51,11 @@ def hardener_role_permissions(cfg: KitConfig, src: Source) -> Document:
     buckets = [r.bucket_arn for r in cfg.destinations_of(src)]
     site = AS.site_of(src)
     return doc(
-        S.allow_actions("ListReplicaTables", HARDEN_BUCKET_READ, buckets),
-        S.allow_actions("HardenReplicaTables", HARDEN_TABLE_ACTIONS, [S.table_arns(b) for b in buckets]),
-        S.statement(
+        iam_statements.allow_actions("ListReplicaTables", HARDEN_BUCKET_READ, buckets),
+        iam_statements.allow_actions(
+            "HardenReplicaTables", HARDEN_TABLE_ACTIONS, [iam_statements.table_arns(b) for b in buckets]
+        ),
+        iam_statements.statement(
             "WriteHardenerFunctionLogs",
             "Allow",
             ["logs:CreateLogStream", "logs:PutLogEvents"],
@@ -70,7 +72,9 @@ def hardener_schedule_role_trust(cfg: KitConfig, src: Source) -> Document:
 
 def hardener_schedule_role_permissions(cfg: KitConfig, src: Source) -> Document:
     return doc(
-        S.statement("InvokeTheHardenerFunction", "Allow", ["lambda:InvokeFunction"], [hardener_function_arn(cfg, src)])
+        iam_statements.statement(
+            "InvokeTheHardenerFunction", "Allow", ["lambda:InvokeFunction"], [hardener_function_arn(cfg, src)]
+        )
     )
 
 

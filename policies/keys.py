@@ -1,14 +1,14 @@
 """The KMS key policies of the kit-created keys of table buckets (source, replica, recovery): who uses each key,
 and the denies that keep a replica key (break-glass only) and a source key (its deploy role and break-glass) from
-being disabled, deleted or re-written. `policies.documents` names them `kms-key-policy--<bucket>`."""
+being disabled, deleted or re-written. `s3tables_kit.policies.documents` names them `kms-key-policy--<bucket>`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import assurance, fan_in
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
 
@@ -39,25 +39,25 @@ def key_sites(cfg: KitConfig) -> list[KeySite]:
 
 def replica_key_tags(cfg: KitConfig) -> dict[str, str]:
     """Tags on every replica key the kit creates: the SCP and the guardrail protect keys that carry this key."""
-    return {A.REPLICA_KEY_TAG: cfg.kit.name}
+    return {iam_actions.REPLICA_KEY_TAG: cfg.kit.name}
 
 
 def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
     partition = partition_of_arn(site.region)
-    stmts: list[S.Statement | None] = [
-        S.kms_root_administration(site.account_id, partition),
-        S.kms_root_service_grants(site.account_id, partition),
-        S.kms_allow_maintenance(site.bucket_arn, site.account_id),
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.kms_root_administration(site.account_id, partition),
+        iam_statements.kms_root_service_grants(site.account_id, partition),
+        iam_statements.kms_allow_maintenance(site.bucket_arn, site.account_id),
     ]
     src = next((s for s in cfg.sources if s.bucket_arn == site.bucket_arn), None) if site.role == "source" else None
     if src is not None:
         stmts.append(
-            S.kms_allow_key_use(
+            iam_statements.kms_allow_key_use(
                 "AllowReplicationRoleReadSource", [cfg.replication_role_arn_of(src)], ["Decrypt", "GenerateDataKey"]
             )
         )
         # disabling the source key stops replication: the deploy role and break-glass only
-        stmts.append(S.kms_deny_destruction_except(assurance.source_key_guardians(cfg, src)))
+        stmts.append(iam_statements.kms_deny_destruction_except(assurance.source_key_guardians(cfg, src)))
     elif site.role == "replica":
         # a failover topology's new bucket is no replica of the configuration: the (failed) source's role, as before
         replica = next((r for r in cfg.replicas if r.bucket == site.bucket), None)
@@ -66,20 +66,26 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             stmts.append(fan_in.key_use_grant(cfg, replica, writers, use))
         else:
             roles = list(cfg.replication_role_arns_into(replica) if replica else cfg.replication_role_arns)
-            stmts.append(S.kms_allow_key_use(writers, roles, use))
+            stmts.append(iam_statements.kms_allow_key_use(writers, roles, use))
         if site.bucket == cfg.recovery.replica:
-            stmts.append(S.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"]))
+            stmts.append(
+                iam_statements.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"])
+            )
         bg = cfg.protection.break_glass_principals
         # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
         # needs this Allow; the account root's statement covers only the key's own account).
-        stmts.append(S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS))
-        stmts.append(S.kms_deny_key_deletion(bg))
+        stmts.append(
+            iam_statements.kms_allow_key_use(
+                "AllowBreakGlassKeyAdministrationAndDecrypt", bg, iam_actions.KMS_BREAK_GLASS
+            )
+        )
+        stmts.append(iam_statements.kms_deny_key_deletion(bg))
         # Nobody but break-glass replaces the policy, so the key is created with the lockout check bypassed.
-        stmts.append(S.kms_deny_key_policy_change(bg))
-        stmts.append(S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg))
+        stmts.append(iam_statements.kms_deny_key_policy_change(bg))
+        stmts.append(iam_statements.kms_deny_protection_tag_removal(iam_actions.REPLICA_KEY_TAG, bg))
     else:
         stmts.append(
-            S.kms_allow_key_use(
+            iam_statements.kms_allow_key_use(
                 "AllowRecoveryRoleUseKey", [cfg.recovery_role_arn], ["Decrypt", "Encrypt", "GenerateDataKey"]
             )
         )

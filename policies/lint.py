@@ -3,8 +3,8 @@ one stable id and name, one explanation, one check; each with a compliant and a 
 `tests/test_policy_lint.py` and, at synth time, in `tests/test_nag.py`).
 
 They run on the built documents (`tests/test_policy_lint.py`), on the rendered files
-(`python -m policies.lint [examples/*.toml]`) and at synth time: the CDKTF aspect `infra/nag/` runs these same rule
-objects on every construct that carries policy JSON (infra imports policies, never the other way round).
+(`python -m s3tables_kit.policies.lint [examples/*.toml]`) and at synth time: the CDKTF aspect `infra/nag/` runs these
+same rule objects on every construct that carries policy JSON (infra imports policies, never the other way round).
 
 The iam-data JSON files are read directly from node_modules (no node process needed).
 """
@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.sites import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
+from s3tables_kit.topology import paths
+from s3tables_kit.topology.issues import KitRefusal
 
-ROOT = Path(__file__).resolve().parent.parent
-IAM_DATA = ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
+IAM_DATA = paths.ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 # Reviewed additions for actions the pinned iam-data does not know yet; the simulator applies the same file.
-IAM_DATA_OVERLAY = ROOT / "policies" / "simulator" / "iam-data-overlay.json"
+IAM_DATA_OVERLAY = paths.PACKAGE / "policies" / "simulator" / "iam-data-overlay.json"
 SCP_MAX_CHARS = 5120
 # IAM managed policy: 6,144 characters, white space not counted. Inline role policies have a larger aggregate limit
 # (10,240), so applying this to every identity document is the conservative side.
@@ -35,7 +36,7 @@ MANAGED_POLICY_MAX_CHARS = 6144
 # S3 Tables PutTableBucketPolicy / PutTablePolicy: `resourcePolicy` is 1-20,480 characters (API reference); Terraform
 # sends the compact JSON. A fan-in bucket grows with the sources that feed it (an estate's fan-in vault).
 TABLES_RESOURCE_POLICY_MAX_CHARS = 20480
-INTENDED_TRUSTED_SERVICES = frozenset({A.REPLICATION_SERVICE, A.EMR_SERVERLESS_SERVICE})
+INTENDED_TRUSTED_SERVICES = frozenset({iam_actions.REPLICATION_SERVICE, iam_actions.EMR_SERVERLESS_SERVICE})
 # "rcp": an Organizations resource control policy (a Deny with Principal "*"; the same 5,120 characters as an SCP)
 KINDS = (
     "trust", "identity", "bucket-policy", "table-policy", "scp", "rcp", "kms-key-policy", "s3-bucket-policy",
@@ -121,6 +122,12 @@ def _service(service: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     rt_file = IAM_DATA / "resourceTypes" / f"{service.lower()}.json"
     rtypes = json.loads(rt_file.read_text(encoding="utf-8")) if rt_file.is_file() else {}
     return actions, rtypes
+
+
+def service_catalogue(service: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(actions by lower-case name, resource types) of a service, the reviewed overlay included: what the
+    allow-list proofs sweep ({} for a service iam-data does not know)."""
+    return _service(service) or ({}, {})
 
 
 def action_details(action: str) -> dict[str, Any] | None:
@@ -265,13 +272,13 @@ def check_kit_action_levels() -> list[str]:
     """policies/actions.py's BUCKET_LEVEL/TABLE_LEVEL agree with iam-data (TableBucket/Table)."""
     problems = []
     for names, want in (
-        (A.BUCKET_LEVEL, ["TableBucket"]),
-        (A.TABLE_LEVEL, ["Table"]),
-        (A.TABLE_OR_BUCKET_LEVEL, ["Table", "TableBucket"]),
+        (iam_actions.BUCKET_LEVEL, ["TableBucket"]),
+        (iam_actions.TABLE_LEVEL, ["Table"]),
+        (iam_actions.TABLE_OR_BUCKET_LEVEL, ["Table", "TableBucket"]),
     ):
         for n in sorted(names):
-            got = sorted(resource_type_names(A.S3T + n))
-            if action_details(A.S3T + n) is None:
+            got = sorted(resource_type_names(iam_actions.S3T + n))
+            if action_details(iam_actions.S3T + n) is None:
                 problems.append(f"policies/actions.py: s3tables:{n} does not exist")
             elif got != want:
                 level = "/".join(want)
@@ -460,6 +467,22 @@ RULES: tuple[Rule, ...] = (
 RULES_BY_ID = {r.id: r for r in RULES}
 
 
+# The rules of a document's size against its AWS quota: a document over one never applies, so no tool renders it.
+QUOTA_RULES = ("KIT-IAM5", "KIT-IAM8", "KIT-IAM9")
+
+
+class OverQuota(KitRefusal):
+    """Documents over their AWS quota (they would never apply): one line per document."""
+
+
+def refuse_over_quota(docs: Iterable[Any]) -> None:
+    """`OverQuota` naming each document (anything with .name, .kind, .document) over its quota (`QUOTA_RULES`)."""
+    rules = [RULES_BY_ID[r] for r in QUOTA_RULES]
+    over = [f for d in docs for f in lint_document(d.document, d.kind, d.name, rules)]
+    if over:
+        raise OverQuota(f"{len(over)} document(s) over their quota:\n" + "\n".join(f"  - {f}" for f in over))
+
+
 def lint_document(doc: Document, kind: str, name: str = "<document>", rules: Iterable[Rule] = RULES) -> list[Finding]:
     if kind not in KINDS:
         raise ValueError(f"unknown document kind {kind!r}; expected one of {KINDS}")
@@ -467,7 +490,7 @@ def lint_document(doc: Document, kind: str, name: str = "<document>", rules: Ite
 
 
 def lint_documents(docs: Iterable[Any]) -> list[Finding]:
-    """Lint `policies.documents.PolicyDoc`s (anything with .name, .kind, .document)."""
+    """Lint `s3tables_kit.policies.documents.PolicyDoc`s (anything with .name, .kind, .document)."""
     out: list[Finding] = []
     for d in docs:
         out += lint_document(d.document, d.kind, d.name)
@@ -493,11 +516,11 @@ def lint_examples(examples: Sequence[Path]) -> list[Finding]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    examples = [Path(a) for a in args] or sorted((ROOT / "examples").glob("*.toml"))
+    examples = [Path(a) for a in args] or sorted((paths.ROOT / "examples").glob("*.toml"))
     findings = lint_examples(examples)
     for f in findings:
         print(f)
-    print(f"policies.lint: {len(findings)} finding(s) in {len(examples)} example(s)")
+    print(f"s3tables_kit.policies.lint: {len(findings)} finding(s) in {len(examples)} example(s)")
     return 1 if findings else 0
 
 

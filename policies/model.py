@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.topology.config import Encryption, KitConfig, partition_of_arn
 
 Document = dict[str, Any]
 VERSION = "2012-10-17"
 
 
-def doc(*statements: S.Statement | None) -> Document:
+def doc(*statements: iam_statements.Statement | None) -> Document:
     stmts = [s for s in statements if s is not None]
     sids = [s["Sid"] for s in stmts]
     dupes = {x for x in sids if sids.count(x) > 1}

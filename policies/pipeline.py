@@ -6,9 +6,9 @@ changes what they run runs code as the backup or recovery role).
 
 A ransomware operator's first step is to freeze the backups quietly: widen or break the replication role, silence
 the monitor, disable the source key. Each of those changes is denied to all but break-glass and the deploy roles of
-the sources (`policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered account)
-and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic key
-policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
+the sources (`s3tables_kit.policies.actions.PIPELINE_RULES`) in the pipeline SCP (`scp-protect-pipeline`, every covered
+account) and, where a source shares an account with a replica, in that account's guardrail; the source and alarm topic
+key policies hold their keys' destruction themselves. A resource control policy (`rcp-protect-replication-roles`) denies
 assuming a replication role to anything but the replication service, so a role minted under the replication name
 pattern is useless to an outsider (SCPs never bind principals outside the organization; RCPs bind every caller).
 
@@ -23,13 +23,14 @@ by account where a replica lives (`replica_account_role_creation`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import assurance, estate, freshness, hardener
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc, kms_resource
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_scheduler_role_name
 from s3tables_kit.topology.config import KitConfig, Source
 
@@ -54,6 +55,12 @@ class Pipeline:
     scheduled_deployers: tuple[str, ...] = ()
     # Who publishes to the kit's metric namespace: the monitors, the replica-side checks and the recovery role.
     publishers: tuple[str, ...] = ()
+    # (partition, kit name) of the kit's resources this layer closes by allow-list (`s3tables_kit.policies.allowlists`),
+    # and the deploy roles whose reviewed set applies there (every stack's: source, replica, recovery).
+    kit: tuple[str, str] | None = None
+    kit_deployers: tuple[str, ...] = ()
+    # The scheduled hardener's function, schedule, log group and role: break-glass only (`AL.KIT_HARDENER`).
+    hardener: tuple[str, ...] = ()
 
     def __add__(self, other: Pipeline) -> Pipeline:
         def both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
@@ -67,12 +74,15 @@ class Pipeline:
             scheduled=both(self.scheduled, other.scheduled),
             scheduled_deployers=both(self.scheduled_deployers, other.scheduled_deployers),
             publishers=both(self.publishers, other.publishers),
+            kit=self.kit or other.kit,
+            kit_deployers=both(self.kit_deployers, other.kit_deployers),
+            hardener=both(self.hardener, other.hardener),
         )
 
 
 def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
     """The monitor's function, schedule, alarms (`<prefix>-replication-...`, `<prefix>-replica-bucket-policy-...`),
-    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `policies.assurance`)."""
+    alarm topic (and its subscriptions, `<topic>:<id>`) and log group (names: `s3tables_kit.policies.assurance`)."""
     topic = site.arn("sns", f"{prefix}-assurance-alarms")
     monitor = f"{prefix}-replication-monitor"
     return (
@@ -86,8 +96,8 @@ def detection_resources(site: assurance.Site, prefix: str) -> tuple[str, ...]:
 
 
 def hardener_resources(site: assurance.Site, cfg: KitConfig, src: Source) -> tuple[str, ...]:
-    """The scheduled hardener's function, schedule and log group (`[assurance.harden]`): its role is a break-glass
-    principal, so whoever could change its code or schedule would hold break-glass rights on the replicas."""
+    """The scheduled hardener's function, schedule, log group and roles (`[assurance.harden]`): it writes replica
+    table policies and retention, so whoever could change its code, schedule or role would write them."""
     if not cfg.assurance.harden.enabled:
         return ()
     name = hardener.hardener_name(cfg, src)
@@ -95,6 +105,8 @@ def hardener_resources(site: assurance.Site, cfg: KitConfig, src: Source) -> tup
         site.arn("lambda", f"function:{name}"),
         site.arn("scheduler", f"schedule/default/{name}"),
         site.arn("logs", f"log-group:{name}"),
+        site.role_arn(name),
+        site.role_arn(hardener.hardener_schedule_role_name(cfg, src)),
     )
 
 
@@ -112,7 +124,7 @@ def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
         runs.append((assurance.schedule_name(cfg, BACKUP_SCHEDULE), backup_scheduler_role_name(cfg)))
     if not runs:
         return Pipeline()
-    artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"
+    artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"
     return Pipeline(
         scheduled_deployers=(rep.deploy_role_arn,) if rep.deploy_role_arn else (),
         scheduled=(
@@ -137,7 +149,8 @@ def source_pipeline(cfg: KitConfig, src: Source) -> Pipeline:
     return Pipeline(
         deploy_roles=(src.deploy_role_arn,) if src.deploy_role_arn else (),
         replication_roles=(cfg.replication_role_arn_of(src),),
-        detection=detection + hardener_resources(site, cfg, src),
+        detection=detection,
+        hardener=hardener_resources(site, cfg, src),
         keys=tuple(keys),
         publishers=(site.role_arn(assurance.monitor_role_name(cfg, src)),) if monitor else (),
     )
@@ -162,9 +175,9 @@ def recovery_publishers(cfg: KitConfig) -> Pipeline:
 
 
 def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
-    """The replica-side freshness checks (`policies.freshness`): in one account by ARN (a guardrail), or every one
-    (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts (a
-    Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
+    """The replica-side freshness checks (`s3tables_kit.policies.freshness`): in one account by ARN (a guardrail), or
+    every one (an SCP) by their names in any account and Region, so the document does not grow with the replica accounts
+    (a Deny broader than needed). The replica stacks' deploy roles deploy them: they join the deploy roles, whose
     exemption binds only in their own account (every guarded action acts there), where the pipeline holds nothing
     else unless a source shares the account."""
     accounts = freshness.accounts(cfg)
@@ -173,16 +186,27 @@ def replica_checks(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
     if not accounts:
         return Pipeline()
     site = assurance.Site(estate.partition(cfg), "*", "*") if account_id is None else freshness.site(cfg, account_id)
-    return Pipeline(
+    return kit_scope(cfg, account_id=account_id) + Pipeline(
         deploy_roles=tuple(d for a in accounts for d in freshness.deploy_roles(cfg, a)),
         detection=detection_resources(site, freshness.prefix(cfg)),
         publishers=tuple(freshness.role_arn(cfg, a) for a in accounts),
     )
 
 
+def kit_scope(cfg: KitConfig, *, by_name: bool = False, account_id: str | None = None) -> Pipeline:
+    """The kit's resources (closed by allow-list) and every deploy role of the topology (the sources', the
+    replicas', the recovery stack's) by ARN, or the sources' by name in any account (an estate's SCP); `account_id`:
+    those of one account (a guardrail: the actions act in the caller's own account)."""
+    sources = estate.deploy_role_name_patterns(cfg) if by_name else [s.deploy_role_arn for s in cfg.sources]
+    deployers = [*sources, *(r.deploy_role_arn for r in cfg.replicas)]
+    if account_id is not None:
+        deployers = [d for d in deployers if d and d.split(":")[4] == account_id]
+    return Pipeline(kit=(estate.partition(cfg), cfg.kit.name), kit_deployers=tuple(sorted({d for d in deployers if d})))
+
+
 def sources_by_arn(cfg: KitConfig) -> Pipeline:
     """Every source's pipeline, by ARN, and the recovery role's publishing."""
-    out = recovery_publishers(cfg)
+    out = recovery_publishers(cfg) + kit_scope(cfg)
     for src in cfg.sources:
         out += source_pipeline(cfg, src)
     return out
@@ -208,6 +232,7 @@ def by_pattern(cfg: KitConfig, account_id: str = "*") -> Pipeline:
         )
     return (
         recovery_publishers(cfg)
+        + kit_scope(cfg, by_name=account_id == "*", account_id=None if account_id == "*" else account_id)
         + Pipeline(
             deploy_roles=deploy,
             replication_roles=(f"arn:{p}:iam::{account_id}:role/{kit}-*-s3tables-replication",),
@@ -238,95 +263,136 @@ def _any_kms(cfg: KitConfig) -> bool:
 # ---------------------------------------------------------------- statements ----
 
 
-def guards(g: Pipeline, *, break_glass: Sequence[str], namespace: str) -> list[S.Statement | None]:
-    """The pipeline's denies in one layer (SCP: `break_glass` exempt; a guardrail: none, it binds neither)."""
+def guards(
+    g: Pipeline, *, break_glass: Sequence[str], namespace: str, kit_keys: bool = True
+) -> list[iam_statements.Statement | None]:
+    """The pipeline's denies in one layer (SCP: `break_glass` exempt; a guardrail: none, it binds neither them nor
+    the kit's roles). The kit's roles, functions, schedules, alarms, topics, log groups and keys are closed by their
+    allow-lists (`s3tables_kit.policies.allowlists.KIT_SCOPES`; `kit_keys` False: the keys' are in another SCP of the
+    same targets, `kit_key_statements`); the scheduled job runs and bring-your-own keys by their rules."""
     exempt = [*break_glass, *g.deploy_roles]
     targets = {"replication-roles": g.replication_roles, "detection": g.detection, "scheduled": g.scheduled}
-    # the rules on the roles and the detection path exempt the same principals and take no condition: one
-    # statement (an SCP holds 5,120 characters, a guardrail 6,144), its Sid the members' names
-    merged = [r for r in A.PIPELINE_RULES if r.target != "keys" and not r.alone and targets[r.target]]
-    out: list[S.Statement | None] = []
-    if merged:
-        out.append(
-            S.deny_except(
-                "Deny" + "And".join(r.sid.removeprefix("Deny") for r in merged),
-                [a for r in merged for a in r.actions],
-                [res for r in merged for res in targets[r.target]],
-                exempt,
-            )
-        )
-    for rule in A.PIPELINE_RULES:
+    out: list[iam_statements.Statement | None] = []
+    if g.kit is not None:
+        out += kit_allowlists(g.kit, g.kit_deployers, break_glass=break_glass, keys=kit_keys)
+    if g.hardener and g.kit is not None:
+        roles = {AL.KIT_ROLES: list(AL.kit_roles(*g.kit))} if break_glass else {}
+        out += AL.KIT_HARDENER.statements(g.hardener, {AL.BREAK_GLASS: list(break_glass), **roles})
+    for rule in iam_actions.PIPELINE_RULES:
         if rule.target == "keys":
-            out += _key_guards(rule, g.keys, exempt)
+            out += _key_guards(rule, g.keys if g.kit is None else [k for k in g.keys if k[1] is None], exempt)
         elif rule.alone and targets[rule.target]:
             deployers = g.scheduled_deployers if rule.target == "scheduled" else ()
-            out.append(S.deny_except(rule.sid, rule.actions, targets[rule.target], [*exempt, *deployers]))
+            out.append(iam_statements.deny_except(rule.sid, rule.actions, targets[rule.target], [*exempt, *deployers]))
     if g.publishers:
-        out.append(S.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
+        out.append(iam_statements.deny_foreign_metrics(METRICS_SID, namespace, [*break_glass, *g.publishers]))
     if g.replication_roles:
-        out.append(S.deny_pass_role_elsewhere(PASS_ELSEWHERE_SID, g.replication_roles, break_glass))
+        out.append(iam_statements.deny_pass_role_elsewhere(PASS_ELSEWHERE_SID, g.replication_roles, break_glass))
     return out
 
 
-def _key_guards(rule: A.PipelineRule, keys: Sequence[KeyRef], exempt: Sequence[str]) -> list[S.Statement | None]:
+def kit_allowlists(
+    kit: tuple[str, str], deployers: Sequence[str], *, break_glass: Sequence[str], keys: bool = True
+) -> list[iam_statements.Statement | None]:
+    """The kit's resources (and keys) closed by allow-list in one layer: break-glass exempt (an SCP), the kit's roles
+    held by their own policies (an SCP: a guardrail is attached to none of them), the deploy roles to their
+    reviewed set."""
+    partition, name = kit
+    principals = {AL.BREAK_GLASS: list(break_glass), AL.DEPLOY: sorted(set(deployers))}
+    roles = {AL.KIT_ROLES: list(AL.kit_roles(partition, name))} if break_glass else {}
+    out: list[iam_statements.Statement | None] = [
+        *AL.KIT_RESOURCES.statements(AL.kit_resources(partition, name), {**principals, **roles})
+    ]
+    if keys:
+        out += AL.KIT_KEYS.statements(AL.kit_key_resources(partition), principals, condition=AL.kit_key_condition(name))
+    return out
+
+
+def kit_key_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
+    """The kit's keys' allow-list in the organization's layer, in the SCP that holds the replicas' denies (the
+    pipeline SCP has no room for it: 5,120 characters)."""
+    scope = kit_scope(cfg, by_name=cfg.scheme.key == "sources")
+    assert scope.kit is not None
+    partition, name = scope.kit
+    principals = {AL.BREAK_GLASS: list(cfg.protection.break_glass_principals), AL.DEPLOY: list(scope.kit_deployers)}
+    return list(
+        AL.KIT_KEYS.statements(AL.kit_key_resources(partition), principals, condition=AL.kit_key_condition(name))
+    )
+
+
+def _key_guards(
+    rule: iam_actions.PipelineRule, keys: Sequence[KeyRef], exempt: Sequence[str]
+) -> list[iam_statements.Statement | None]:
     """Kit-created keys by alias (their ARN is unknown until apply), bring-your-own keys by ARN."""
     by_alias = sorted({a for _r, a in keys if a is not None})
     alias_resources = sorted({r for r, a in keys if a is not None})
     own = sorted({r for r, a in keys if a is None})
     cond_key = "ForAnyValue:StringLike" if any("*" in a for a in by_alias) else "ForAnyValue:StringEquals"
     return [
-        S.deny_except(rule.sid, rule.actions, alias_resources, exempt, {cond_key: {"kms:ResourceAliases": by_alias}})
+        iam_statements.deny_except(
+            rule.sid, rule.actions, alias_resources, exempt, {cond_key: {"kms:ResourceAliases": by_alias}}
+        )
         if by_alias
         else None,
-        S.deny_except(rule.sid.replace("Source", "SourceOwn"), rule.actions, own, exempt) if own else None,
+        iam_statements.deny_except(rule.sid.replace("Source", "SourceOwn"), rule.actions, own, exempt) if own else None,
     ]
 
 
-def service_control_policy(cfg: KitConfig) -> list[S.Statement | None]:
+def service_control_policy(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """The pipeline SCP of a topology: by ARN for a `[source]`, by pattern for an estate."""
     bg = cfg.protection.break_glass_principals
     if cfg.scheme.key != "sources":
-        return guards(by_arn(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE)
+        return guards(
+            by_arn(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE, kit_keys=False
+        )
     accounts = sorted({r.account_id for r in cfg.replicas})
     return [
-        *guards(by_pattern(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE),
+        *guards(
+            by_pattern(cfg) + scheduled_jobs(cfg), break_glass=bg, namespace=assurance.METRIC_NAMESPACE, kit_keys=False
+        ),
         replica_account_role_creation(cfg, accounts, "DenyReplicationRoleCreationInReplicaAccounts", bg),
     ]
 
 
-def guardrail_statements(cfg: KitConfig, account_id: str) -> list[S.Statement | None]:
-    """The pipeline's second layer in a replica account's guardrail, for the sources of that account (by ARN), and
-    in an estate the guard against minting a role under the replication name pattern there."""
+def guardrail_statements(cfg: KitConfig, account_id: str) -> list[iam_statements.Statement | None]:
+    """The pipeline's second layer in an account's pipeline guardrail: the kit's allow-lists, the pipeline of the
+    sources of that account (by ARN) or its replica-side check, and in an estate the guard against minting a role
+    under the replication name pattern there."""
     estate_scheme = cfg.scheme.key == "sources"
-    out: list[S.Statement | None] = []
     here = replica_checks(cfg, account_id)  # the account's own replica-side check (a replica account)
     if any(s.account_id == account_id for s in cfg.sources):
         # in an estate the check is among the detection patterns
         g = by_pattern(cfg, account_id) if estate_scheme else sources_by_arn(cfg) + here
-        out += guards(g, break_glass=(), namespace=assurance.METRIC_NAMESPACE)
-    elif here.detection:
-        # the check's detection path only: the metrics guard's second layer would not fit the guardrail of an account
-        # holding five replicas, and the pipeline SCP holds it there
-        out += guards(replace(here, publishers=()), break_glass=(), namespace=assurance.METRIC_NAMESPACE)
+    else:
+        g = here
+    g += kit_scope(cfg, account_id=account_id)
+    out = guards(g, break_glass=(), namespace=assurance.METRIC_NAMESPACE)
     if estate_scheme:
         out.append(replica_account_role_creation(cfg, [account_id], "DenyReplicationRoleCreationHere", ()))
     return out
+
+
+def guardrail_policy_arn(cfg: KitConfig, account_id: str) -> str:
+    return f"arn:{estate.partition(cfg)}:iam::{account_id}:policy/{cfg.pipeline_guardrail_policy_name}"
 
 
 def source_account_guardrail(cfg: KitConfig, account_id: str) -> Document:
     """The pipeline's second layer in a source account without a replica: the guardrail's pipeline denies for the
     sources of that account, attached to its configured roles, which cannot detach or rewrite it (nor can anyone but
     break-glass: the guards SCP)."""
-    p = estate.partition(cfg)
-    own = [f"arn:{p}:iam::{account_id}:policy/{cfg.pipeline_guardrail_policy_name}"]
+    own = [guardrail_policy_arn(cfg, account_id)]
+    if any(r.account_id == account_id for r in cfg.replicas):  # carried beside the guardrail: it guards both
+        own.append(f"arn:{estate.partition(cfg)}:iam::{account_id}:policy/{cfg.guardrail_policy_name}")
     return doc(
-        *guardrail_statements(cfg, account_id), S.deny_guardrail_change(own, ()), S.deny_guardrail_detach(own, ())
+        *guardrail_statements(cfg, account_id),
+        iam_statements.deny_guardrail_change(own, ()),
+        iam_statements.deny_guardrail_detach(own, ()),
     )
 
 
 def replica_account_role_creation(
     cfg: KitConfig, accounts: Sequence[str], sid: str, break_glass: Sequence[str]
-) -> S.Statement | None:
+) -> iam_statements.Statement | None:
     """An estate: creating a role under the replication (or monitor) name pattern in a replica account, to all but
     break-glass and the deploy roles of the sources of that account (exact ARNs). The SCP's creation guard exempts
     the deploy roles by name, which a replica account's deploy role (the vault's) also carries."""
@@ -337,7 +403,7 @@ def replica_account_role_creation(
     names = (f"{kit}-*-s3tables-replication", f"{kit}-*-replication-monitor")
     resources = [f"arn:{p}:iam::{acct}:role/{n}" for acct in accounts for n in names]
     deploy = [s.deploy_role_arn for s in cfg.sources if s.account_id in accounts and s.deploy_role_arn]
-    return S.deny_except(sid, [A.ROLE_CREATION], resources, [*break_glass, *deploy])
+    return iam_statements.deny_except(sid, [iam_actions.ROLE_CREATION], resources, [*break_glass, *deploy])
 
 
 # ---------------------------------------------------------------- resource control policy ----
@@ -351,5 +417,7 @@ def resource_control_policy(cfg: KitConfig, role_arns: Sequence[str] | None = No
             [estate.replication_role_pattern(cfg)] if cfg.scheme.key == "sources" else list(cfg.replication_role_arns)
         )
     return doc(
-        S.rcp_deny_assume_but_service(RCP_SID, role_arns, A.REPLICATION_SERVICE, cfg.protection.break_glass_principals)
+        iam_statements.rcp_deny_assume_but_service(
+            RCP_SID, role_arns, iam_actions.REPLICATION_SERVICE, cfg.protection.break_glass_principals
+        )
     )

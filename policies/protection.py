@@ -3,9 +3,10 @@ protective denies of a site in one layer (merged where a size limit applies), th
 another account needs in a destination's bucket policy, and the denies that guard the guards (replica keys,
 privileged roles, the guardrail).
 
-`policies.documents` (the normal topology) and `policies.failover` (a promoted replica and its destinations) build
-their protection from these functions only; the rules themselves (`policies.actions.PROTECTION_RULES`, and
-`promoted_rules()` for a promoted bucket) say which exemption each rule allows.
+`s3tables_kit.policies.documents` (the normal topology) and `s3tables_kit.policies.failover` (a promoted replica and its
+destinations) build their protection from these functions only; the rules themselves
+(`s3tables_kit.policies.actions.PROTECTION_RULES`, and `promoted_rules()` for a promoted bucket) say which exemption
+each rule allows.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
@@ -30,7 +31,7 @@ class Exemptions:
     # denies of `CreateTable`'s dependent actions (`A.CREATE_TABLE_DEPENDENTS`) outside table policies.
     createtable_dependents: bool = False
 
-    def for_rule(self, rule: A.ProtectionRule) -> list[str]:
+    def for_rule(self, rule: iam_actions.ProtectionRule) -> list[str]:
         out = list(self.break_glass)
         if rule.exempt_replication_role:
             out += self.replication_roles
@@ -51,20 +52,20 @@ def deploy_roles(replicas: Iterable[Replica]) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------- protective denies ----
 
-RuleKey = Callable[[A.ProtectionRule], Hashable]
+RuleKey = Callable[[iam_actions.ProtectionRule], Hashable]
 
 
-def merged_rules(rules: Sequence[A.ProtectionRule], key: RuleKey) -> list[A.ProtectionRule]:
+def merged_rules(rules: Sequence[iam_actions.ProtectionRule], key: RuleKey) -> list[iam_actions.ProtectionRule]:
     """Rules merged by `key` (rules of one key become one statement: the SCP has 5,120 characters, a managed policy
     6,144). A merged rule keeps its first member's exemptions, so a key must tell apart rules whose exemptions differ
     at the site; its Sid concatenates the members' names (DenyReplicaDeletionAndReplicationChange, ...)."""
-    groups: dict[Hashable, list[A.ProtectionRule]] = {}
+    groups: dict[Hashable, list[iam_actions.ProtectionRule]] = {}
     for rule in rules:
         groups.setdefault(key(rule), []).append(rule)
     return [_merge(members) for members in groups.values()]
 
 
-def _merge(members: Sequence[A.ProtectionRule]) -> A.ProtectionRule:
+def _merge(members: Sequence[iam_actions.ProtectionRule]) -> iam_actions.ProtectionRule:
     return replace(
         members[0],
         sid="DenyReplica" + "And".join(r.sid.removeprefix("DenyReplica") for r in members),
@@ -88,7 +89,7 @@ def _same(sid: str) -> str:
 RESOURCE_POLICY_KINDS = ("bucket-policy", "table-policy")
 
 
-def exemptions_at(kind: str, rule: A.ProtectionRule, exemptions: Exemptions) -> list[str]:
+def exemptions_at(kind: str, rule: iam_actions.ProtectionRule, exemptions: Exemptions) -> list[str]:
     """Who `rule` exempts in a layer of `kind`. A rule locked after the first deploy exempts the deploy roles in the
     SCP and the guardrail only (which cannot tell the first deploy from a later one); the bucket and table policies
     deny them, and the bucket policy, applied last by the first deploy, is itself such a rule's resource: from then
@@ -113,14 +114,16 @@ def replication_setup_roles(cfg: KitConfig, deploy_roles: Sequence[str]) -> list
     return list(deploy_roles) if deploy_sets_up_replication(cfg) else []
 
 
-def split_createtable_dependents(rules: Sequence[A.ProtectionRule], kind: str = "") -> list[A.ProtectionRule]:
+def split_createtable_dependents(
+    rules: Sequence[iam_actions.ProtectionRule], kind: str = ""
+) -> list[iam_actions.ProtectionRule]:
     """Each rule that denies a dependent action of `CreateTable` to the replication role, split in two: the rule
     without them, and `<Sid>OnReplicaCreation` with them, exempting the replication role (the service's
     `CreateTable` of a replica may carry encryption, storage class or tags). Table policies never need it: a table
     policy exists only once its table does."""
-    out: list[A.ProtectionRule] = []
+    out: list[iam_actions.ProtectionRule] = []
     for rule in rules:
-        dependents = tuple(a for a in rule.actions if a in A.CREATE_TABLE_DEPENDENTS)
+        dependents = tuple(a for a in rule.actions if a in iam_actions.CREATE_TABLE_DEPENDENTS)
         if not dependents or rule.exempt_replication_role:
             out.append(rule)
             continue
@@ -135,7 +138,7 @@ def split_createtable_dependents(rules: Sequence[A.ProtectionRule], kind: str = 
         out.append(
             replace(
                 rule,
-                sid=rule.sid + A.CREATE_TABLE_DEPENDENTS_SID_SUFFIX,
+                sid=rule.sid + iam_actions.CREATE_TABLE_DEPENDENTS_SID_SUFFIX,
                 actions=dependents,
                 exempt_replication_role=True,
             )
@@ -149,15 +152,15 @@ def protection_statements(
     bucket_arns: Sequence[str],
     table_resources: Sequence[str],
     exemptions: Exemptions,
-    rules: Sequence[A.ProtectionRule] = A.PROTECTION_RULES,
+    rules: Sequence[iam_actions.ProtectionRule] = iam_actions.PROTECTION_RULES,
     sid: Callable[[str], str] = _same,
-) -> list[S.Statement | None]:
+) -> list[iam_statements.Statement | None]:
     """The protective Deny of each rule at one site (kind: bucket-policy, table-policy, identity, scp), each
     exempting whom `exemptions` and the rule say; `sid` renames (DenyReplicaX -> DenyPromotedX, ...)."""
     if exemptions.createtable_dependents and kind != "table-policy":
         rules = split_createtable_dependents(rules, kind)
     return [
-        S.protection_statement(
+        iam_statements.protection_statement(
             replace(rule, sid=sid(rule.sid)),
             bucket_arns=bucket_arns,
             table_resources=table_resources,
@@ -171,18 +174,21 @@ def protection_statements(
 # ---------------------------------------------------------------- grants ----
 
 
-def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[S.Statement | None]:
+def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[iam_statements.Statement | None]:
     """What a replication role of another account needs in a destination's bucket policy (a cross-account request
     needs an Allow on both sides). `role` names it in the Sids (Source, Failover)."""
     return [
-        S.allow_principal_actions(
-            f"Allow{role}ReplicationRoleCreateReplicas", role_arn, A.REPLICATION_DEST_BUCKET_CREATE, [bucket_arn]
+        iam_statements.allow_principal_actions(
+            f"Allow{role}ReplicationRoleCreateReplicas",
+            role_arn,
+            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
+            [bucket_arn],
         ),
-        S.allow_principal_actions(
+        iam_statements.allow_principal_actions(
             f"Allow{role}ReplicationRoleWriteReplicas",
             role_arn,
-            A.REPLICATION_DEST_TABLE_WRITE,
-            [S.table_arns(bucket_arn)],
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            [iam_statements.table_arns(bucket_arn)],
         ),
     ]
 
@@ -190,37 +196,39 @@ def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[S.Stat
 # ---------------------------------------------------------------- guarding the guards ----
 
 
-def key_guards(replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[S.Statement | None]:
+def key_guards(replicas: Sequence[Replica], *, exempt: Sequence[str]) -> list[iam_statements.Statement | None]:
     """Identity-side/SCP denies on replica keys: kit-created keys by tag, bring-your-own keys by ARN."""
-    out: list[S.Statement | None] = []
+    out: list[iam_statements.Statement | None] = []
     if any(r.encryption.creates_key for r in replicas):
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, exempt))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, exempt))
+        out.append(
+            iam_statements.deny_tagged_key_destruction("DenyReplicaKeyDestruction", iam_actions.REPLICA_KEY_TAG, exempt)
+        )
+        out.append(iam_statements.deny_key_tag_removal("DenyReplicaKeyUntag", iam_actions.REPLICA_KEY_TAG, exempt))
     byo = sorted(
         r.encryption.kms_key
         for r in replicas
         if r.encryption.type == "kms" and r.encryption.kms_key and not r.encryption.creates_key
     )
     if byo:
-        out.append(S.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
+        out.append(iam_statements.deny_key_destruction("DenyReplicaOwnKeyDestruction", byo, exempt))
     return out
 
 
-def role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> S.Statement | None:
-    return S.deny_privileged_role_tampering(role_arns, exempt) if role_arns else None
+def role_guard(role_arns: Sequence[str], exempt: Sequence[str]) -> iam_statements.Statement | None:
+    return iam_statements.deny_privileged_role_tampering(role_arns, exempt) if role_arns else None
 
 
 def guardrail_guards(
     replicas: Sequence[Replica], *, privileged: Sequence[str], guardrail_arns: Sequence[str]
-) -> list[S.Statement | None]:
+) -> list[iam_statements.Statement | None]:
     """The guardrail's own denies after its protection statements: the account's replica keys, its privileged roles,
     and itself with any companion policy attached to the same roles (a role that carries them cannot detach or
     rewrite them). No exemption: it is attached to neither break-glass nor a replication role."""
     return [
         *key_guards(replicas, exempt=()),
         role_guard(privileged, ()),
-        S.deny_guardrail_change(guardrail_arns, ()),
-        S.deny_guardrail_detach(guardrail_arns, ()),
+        iam_statements.deny_guardrail_change(guardrail_arns, ()),
+        iam_statements.deny_guardrail_detach(guardrail_arns, ()),
     ]
 
 
@@ -231,16 +239,16 @@ def scp_guards(
     replication_roles: Sequence[tuple[str, str]],
     guardrail_arns: Sequence[str],
     break_glass: Sequence[str],
-) -> list[S.Statement | None]:
+) -> list[iam_statements.Statement | None]:
     """The guards SCP's denies for every principal of the covered accounts, break-glass exempt: replica keys, the
     privileged roles, assuming a replication role (`(Sid, role ARN)`; SCPs never restrict the service principal),
     and the guardrails (rewrite, delete, detach)."""
     return [
         *key_guards(replicas, exempt=break_glass),
         role_guard(privileged, break_glass),
-        *(S.deny_assume_service_role(sid, arn, break_glass) for sid, arn in replication_roles),
-        S.deny_guardrail_change(guardrail_arns, break_glass),
-        S.deny_guardrail_detach(guardrail_arns, break_glass),
+        *(iam_statements.deny_assume_service_role(sid, arn, break_glass) for sid, arn in replication_roles),
+        iam_statements.deny_guardrail_change(guardrail_arns, break_glass),
+        iam_statements.deny_guardrail_detach(guardrail_arns, break_glass),
     ]
 
 

@@ -1,12 +1,14 @@
 """Render every policy document of every example configuration for review.
 
-    python -m policies.render            # = make policies: write policies/rendered/<example>/*.json + SUMMARY.md
-    python -m policies.render --check    # = make policies-check: fail with a unified diff when the files are stale
+    python -m s3tables_kit.policies.render            # = make policies: write policies/rendered/<example>/*.json +
+    SUMMARY.md python -m s3tables_kit.policies.render --check    # = make policies-check: fail with a unified diff when
+    the files are stale
 
-One directory per `examples/<stem>.toml`; one `<document name>.json` per document of `policies.docset.build(cfg)`,
-the set the stacks deploy (2-space indent, statement keys in builder order, trailing newline) and a `SUMMARY.md` that
-says, per principal, what it may and may not do on which resource, the break-glass path, the risk each deny closes
-and where each document is attached. Reviewers read these files in pull requests; CI fails when they are stale.
+One directory per `examples/<stem>.toml`; one `<document name>.json` per document of
+`s3tables_kit.policies.docset.build(cfg)`, the set the stacks deploy (2-space indent, statement keys in builder order,
+trailing newline) and a `SUMMARY.md` that says, per principal, what it may and may not do on which resource, the
+break-glass path, the risk each deny closes and where each document is attached. Reviewers read these files in pull
+requests; CI fails when they are stale.
 """
 
 from __future__ import annotations
@@ -21,15 +23,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import docset, summary_layers, vault
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists as AL
+from s3tables_kit.policies import docset, summary_failover, summary_layers, vault
+from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies.lint import OverQuota
+from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import KitConfig, load_config
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES_DIR = ROOT / "examples"
-RENDERED_DIR = Path(__file__).resolve().parent / "rendered"
+EXAMPLES_DIR = paths.ROOT / "examples"
+RENDERED_DIR = paths.PACKAGE / "policies" / "rendered"
 SUMMARY = "SUMMARY.md"
 
 KIND_TITLES = {
@@ -44,7 +49,7 @@ KIND_TITLES = {
 }
 
 
-def render_json(document: D.Document) -> str:
+def render_json(document: policy_documents.Document) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -66,7 +71,9 @@ def _code(values: Iterable[str]) -> str:
 
 
 def _short_actions(actions: Iterable[str]) -> str:
-    return ", ".join(f"`{a.removeprefix(A.S3T)}`" if a.startswith(A.S3T) else f"`{a}`" for a in actions)
+    return ", ".join(
+        f"`{a.removeprefix(iam_actions.S3T)}`" if a.startswith(iam_actions.S3T) else f"`{a}`" for a in actions
+    )
 
 
 def _exemptions(stmt: dict[str, Any]) -> tuple[list[str], bool]:
@@ -75,7 +82,7 @@ def _exemptions(stmt: dict[str, Any]) -> tuple[list[str], bool]:
     cond = stmt.get("Condition", {})
     arns = _as_list(cond.get("ArnNotLike", {}).get("aws:PrincipalArn"))
     service = _as_list(cond.get("StringNotEqualsIfExists", {}).get("aws:PrincipalServiceName"))
-    return arns, A.MAINTENANCE_SERVICE in service
+    return arns, iam_actions.MAINTENANCE_SERVICE in service
 
 
 def _any_matches(arns: Iterable[str], exempt: Iterable[str]) -> bool:
@@ -84,7 +91,7 @@ def _any_matches(arns: Iterable[str], exempt: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(arn, pattern) for arn in arns for pattern in exempt)
 
 
-def _deny_rows(docs: Sequence[D.PolicyDoc]) -> list[tuple[D.PolicyDoc, dict[str, Any]]]:
+def _deny_rows(docs: Sequence[policy_documents.PolicyDoc]) -> list[tuple[policy_documents.PolicyDoc, dict[str, Any]]]:
     return [(d, s) for d in docs for s in d.document["Statement"] if s["Effect"] == "Deny"]
 
 
@@ -97,10 +104,11 @@ LAYERS = (
 ALL_LAYERS = (*LAYERS, ("key-policy", "key policy"))
 
 
-REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"  # `policies.statements.kms_deny_key_policy_change`
+# `s3tables_kit.policies.statements.kms_deny_key_policy_change`
+REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"
 
 
-def _layer(d: D.PolicyDoc) -> str | None:
+def _layer(d: policy_documents.PolicyDoc) -> str | None:
     if d.kind in ("bucket-policy", "table-policy", "scp"):
         return d.kind
     if d.kind == "identity" and d.name.startswith("replica-guardrail--"):
@@ -119,13 +127,13 @@ _LAYER_CHANGE = {
 }
 
 
-def _denies_of(docs: Sequence[D.PolicyDoc], layer: str, action: str) -> list[dict[str, Any]]:
+def _denies_of(docs: Sequence[policy_documents.PolicyDoc], layer: str, action: str) -> list[dict[str, Any]]:
     return [
         s
         for d in docs
         if _layer(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s["Action"])
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action"))
     ]
 
 
@@ -137,14 +145,14 @@ def _exempt_union(stmts: Sequence[dict[str, Any]]) -> set[str]:
     return out
 
 
-def _change_exempt(docs: Sequence[D.PolicyDoc], layer: str) -> set[str] | None:
+def _change_exempt(docs: Sequence[policy_documents.PolicyDoc], layer: str) -> set[str] | None:
     """Principals exempt from the deny on changing `layer` (None: no deny covers that change)."""
     action, where = _LAYER_CHANGE[layer]
     stmts = _denies_of(docs, where, action)
     return _exempt_union(stmts) if stmts else None
 
 
-def layer_changers(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> dict[str, str]:
+def layer_changers(cfg: KitConfig, docs: Sequence[policy_documents.PolicyDoc]) -> dict[str, str]:
     """Who besides break-glass can change or remove each layer, read from the deployed denies."""
     bg = set(cfg.protection.break_glass_principals)
     out: dict[str, str] = {}
@@ -162,14 +170,14 @@ def layer_changers(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> dict[str, str
     return out
 
 
-def protected_actions(docs: Sequence[D.PolicyDoc]) -> list[str]:
-    acts = [A.S3T + a for a in A.PROTECTED_ACTIONS]
+def protected_actions(docs: Sequence[policy_documents.PolicyDoc]) -> list[str]:
+    acts = [iam_actions.S3T + a for a in iam_actions.PROTECTED_ACTIONS]
     if any(_layer(d) == "key-policy" for d in docs):
-        acts += list(A.KMS_KEY_DESTRUCTION)
+        acts += list(iam_actions.KMS_KEY_DESTRUCTION)
     return acts
 
 
-def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
+def layer_table(cfg: KitConfig, docs: Sequence[policy_documents.PolicyDoc]) -> list[str]:
     """Per protected action: the layers that deny it (to whom), and whether any one non-break-glass actor that can
     change layers still meets two it cannot change."""
     changers = layer_changers(cfg, docs)
@@ -210,12 +218,15 @@ def layer_table(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
 
 
 def _protection_cells(
-    rule: A.ProtectionRule, arns: Sequence[str], docs: Sequence[D.PolicyDoc], service: str | None
+    rule: iam_actions.ProtectionRule,
+    arns: Sequence[str],
+    docs: Sequence[policy_documents.PolicyDoc],
+    service: str | None,
 ) -> list[str]:
     """One cell per layer: `denied` when a deployed Deny of that layer covers one of the rule's actions and does not
     exempt the principal, `exempt` when every such Deny exempts it, `—` when the layer carries none of the actions
     (or does not apply to a service principal)."""
-    wanted = {A.S3T + a for a in rule.actions}
+    wanted = {iam_actions.S3T + a for a in rule.actions}
     cells = []
     for layer, _title in LAYERS:
         if service is not None and layer in ("guardrail", "scp"):
@@ -226,10 +237,12 @@ def _protection_cells(
             if _layer(d) != layer:
                 continue
             for s in d.document["Statement"]:
-                if s["Effect"] != "Deny" or not wanted & set(_as_list(s["Action"])):
+                if s["Effect"] != "Deny" or not wanted & set(_as_list(s.get("Action"))):
                     continue
                 exempt_arns, maintenance_exempt = _exemptions(s)
-                exempt = _any_matches(arns, exempt_arns) or (service == A.MAINTENANCE_SERVICE and maintenance_exempt)
+                exempt = _any_matches(arns, exempt_arns) or (
+                    service == iam_actions.MAINTENANCE_SERVICE and maintenance_exempt
+                )
                 verdicts.add("exempt" if exempt else "denied")
         cells.append("denied" if "denied" in verdicts else ("exempt" if verdicts else "—"))
     return cells
@@ -245,10 +258,17 @@ def _granted_by_condition(stmt: Mapping[str, Any], arns: Sequence[str]) -> bool:
     return any(a.split(":")[4] in accounts and any(fnmatch.fnmatchcase(a, p) for p in patterns) for a in arns)
 
 
+def _statement_actions(s: dict[str, Any]) -> str:
+    """A statement's actions as reviewers read them; an allow-list's Deny (`NotAction`) as "all but" its list."""
+    if "Action" in s:
+        return _short_actions(_as_list(s["Action"]))
+    return f"every action but {_short_actions(_as_list(s['NotAction']))}"
+
+
 def _principal_section(
     title: str,
     arns: Sequence[str],
-    docs: Sequence[D.PolicyDoc],
+    docs: Sequence[policy_documents.PolicyDoc],
     *,
     intro: str,
     identity_docs: Sequence[str] = (),
@@ -271,7 +291,7 @@ def _principal_section(
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
             granted = granted or _granted_by_condition(s, arns)
-            acts, res = _short_actions(_as_list(s["Action"])), _code(_as_list(s["Resource"]))
+            acts, res = _statement_actions(s), _code(_as_list(s["Resource"]))
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
                 may.append(line)
@@ -292,7 +312,7 @@ def _principal_section(
         "| Rule | Actions | " + " | ".join(t for _, t in LAYERS) + " |",
         "|---|---|" + "---|" * len(LAYERS),
     ]
-    for rule in A.PROTECTION_RULES:
+    for rule in iam_actions.PROTECTION_RULES:
         cells = _protection_cells(rule, arns, docs, service)
         out.append(f"| `{rule.sid}` | {_short_actions(rule.actions)} | " + " | ".join(cells) + " |")
     key_denies = sorted(
@@ -314,7 +334,7 @@ def _principal_section(
     return out
 
 
-def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> str:
+def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.PolicyDoc]) -> str:
     names = [d.name for d in docs]
     deploy_roles = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn})
     bg = list(cfg.protection.break_glass_principals)
@@ -348,9 +368,9 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "S3 Tables maintenance service",
         [],
         docs,
-        intro=f"Service principal `{A.MAINTENANCE_SERVICE}` (snapshot expiry, unreferenced-file removal). AWS "
-        "authorises it internally; the kit's resource-policy denies still bind it, except for replica data writes.",
-        service=A.MAINTENANCE_SERVICE,
+        intro=f"Service principal `{iam_actions.MAINTENANCE_SERVICE}` (snapshot expiry, unreferenced-file removal). "
+        "AWS authorises it internally; the kit's resource-policy denies still bind it, except for replica data writes.",
+        service=iam_actions.MAINTENANCE_SERVICE,
     )
     lines += _principal_section(
         "Recovery role",
@@ -404,7 +424,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "| Sid | Actions | Risk it closes | Exempt besides break-glass |",
         "|---|---|---|---|",
     ]
-    for rule in A.PROTECTION_RULES:
+    for rule in iam_actions.PROTECTION_RULES:
         exempt = []
         if rule.exempt_replication_role:
             exempt.append("replication role")
@@ -423,25 +443,28 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         "",
         "In the SCP (and, by the deploy-role exemption alone, in the guardrail) the rules with the same exemptions "
         "are merged to stay within the size limits: "
-        + "; ".join(f"`{r.sid}`" for r in D.scp_rules())
+        + "; ".join(f"`{r.sid}`" for r in policy_documents.scp_rules())
         + "; guardrail: "
-        + "; ".join(f"`{r.sid}`" for r in D.guardrail_rules())
+        + "; ".join(f"`{r.sid}`" for r in policy_documents.guardrail_rules())
         + ". The table-only "
-        + ", ".join(f"`{r.sid}`" for r in D.scp_rules() if r.tables_only)
+        + ", ".join(f"`{r.sid}`" for r in policy_documents.scp_rules() if r.tables_only)
         + " is in the second SCP (`scp-protect-replica-guards`, attached to the same targets), the others in the "
         "first: one SCP holds 5,120 characters.",
         "",
     ]
-    other_denies = [(d, s) for d, s in _deny_rows(docs) if s["Sid"] not in {r.sid for r in A.PROTECTION_RULES}]
-    merged = {r.sid for r in (*D.scp_rules(), *D.guardrail_rules())}
+    other_denies = [
+        (d, s) for d, s in _deny_rows(docs) if s["Sid"] not in {r.sid for r in iam_actions.PROTECTION_RULES}
+    ]
+    merged = {r.sid for r in (*policy_documents.scp_rules(), *policy_documents.guardrail_rules())}
     other_denies = [(d, s) for d, s in other_denies if s["Sid"] not in merged]
     if other_denies:
         lines += ["Other denies:", ""]
         by_sid: dict[str, list[str]] = {}
         for d, s in other_denies:
             by_sid.setdefault(s["Sid"], []).append(f"`{d.name}`")
+        vault_risks = vault.risks(cfg)
         for sid, where in by_sid.items():
-            lines.append(f"- `{sid}` ({', '.join(where)}): {_other_risk(sid)}")
+            lines.append(f"- `{sid}` ({', '.join(where)}): {vault_risks.get(sid) or _other_risk(sid)}")
         lines.append("")
     lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
@@ -457,17 +480,21 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> 
         lines.append(f"| [`{d.name}.json`]({d.name}.json) | {title} | {d.account_id} | {d.attached_to} |")
     scps = [d for d in docs if d.kind == "scp"]
     lines += summary_of(cfg).scp_sizes(scps) if scps else []
+    managed = [d for d in docs if d.kind == "identity" and "guardrail" in d.name]
+    if managed:  # managed policies: white space not counted (`s3tables_kit.policies.lint`, KIT-IAM8)
+        sizes = ", ".join(f"`{d.name}` {len(''.join(render_json(d.document).split()))}" for d in managed)
+        lines += ["", f"Managed policy sizes (white space not counted, of 6,144 characters each): {sizes}."]
     return "\n".join(lines) + "\n"
 
 
-def _replication_role_sections(cfg: KitConfig, docs: Sequence[D.PolicyDoc]) -> list[str]:
+def _replication_role_sections(cfg: KitConfig, docs: Sequence[policy_documents.PolicyDoc]) -> list[str]:
     """One section per source's replication role (its documents `<purpose>--<stack id>` in an estate)."""
     out: list[str] = []
     for src in cfg.sources:
-        name = D.scheme_of(cfg).source_document_name
+        name = policy_documents.scheme_of(cfg).source_document_name
         dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
         intro = (
-            f"Assumed only by `{A.REPLICATION_SERVICE}` for the source account `{src.account_id}` "
+            f"Assumed only by `{iam_actions.REPLICATION_SERVICE}` for the source account `{src.account_id}` "
             f"(`{name('replication-role-trust', src.stack_id)}`). Reads the source, creates and writes replicas."
         )
         summary = summary_of(cfg)
@@ -490,10 +517,11 @@ def _other_risk(sid: str) -> str:
         "DenyKeyPolicyChangeExceptBreakGlass": "rewriting the replica key policy would remove the key deletion deny "
         "(the first step of destroying the replica through its key); the deploy role is not exempt either.",
         "DenyReplicaKeyDestruction": "identity/SCP layer over the replica keys the kit created (matched by their "
-        f"`{A.REPLICA_KEY_TAG}` tag): disabling, scheduling deletion or rewriting the key policy.",
-        "DenyReplicaKeyUntag": f"removing the `{A.REPLICA_KEY_TAG}` tag would take a key out of the denies above.",
+        f"`{iam_actions.REPLICA_KEY_TAG}` tag): disabling, scheduling deletion or rewriting the key policy.",
+        "DenyReplicaKeyUntag": f"removing the `{iam_actions.REPLICA_KEY_TAG}` tag would take a key out of the denies "
+        "above.",
         "DenyProtectionTagRemovalExceptBreakGlass": "the key policy's own layer against removing the "
-        f"`{A.REPLICA_KEY_TAG}` tag (SCP and guardrail match replica keys by it).",
+        f"`{iam_actions.REPLICA_KEY_TAG}` tag (SCP and guardrail match replica keys by it).",
         "DenyReplicaOwnKeyDestruction": "the same for bring-your-own replica keys, named by ARN.",
         "DenyPrivilegedRoleTampering": "rewriting the trust of (or deleting and re-creating) a break-glass, deploy or "
         "replication role would let an administrator become it: every exemption is keyed on the role's ARN.",
@@ -510,15 +538,12 @@ def _other_risk(sid: str) -> str:
         "another account's copies.",
         "DenyReplicationRoleCreation": "a new role named like a replication role would be exempt from the SCP's "
         "replication-path denies; only the sources' deploy roles create them.",
-        **{r.sid: r.risk for r in A.PIPELINE_RULES},
-        **{r.sid: r.risk for r in vault.VAULT_RULES},
+        **{r.sid: r.risk for r in iam_actions.PIPELINE_RULES},
         **vault.BACKUP_ROLE_GUARD_RISKS,
-        "DenyReplicationRoleEditAndDetectionPathChange": " ".join(
-            r.risk for r in A.PIPELINE_RULES if r.target != "keys"
-        ),
+        **{f"Deny{s.scope}{c}": f"{s.risk} See ALLOWLISTS.md." for s in AL.KIT_SCOPES for c in ("", "Deploy")},
         "DenySourceOwnKeyDestruction": "the same for a bring-your-own source key, named by ARN.",
-        "DenyKeyDestructionExceptDeployAndBreakGlass": "the source key's (or the alarm topic key's) own layer: "
-        "disabling it stops replication (or every alarm delivery); only the deploy role and break-glass.",
+        "DenyKeyDestructionExceptBreakGlass": "the source key's (or the alarm topic key's) own layer: "
+        "disabling it stops replication (or every alarm delivery); break-glass only.",
         "DenyKitMetricsFromOthers": "a heartbeat and zero lag published by anyone but the monitor (or a success by "
         "anyone but the rehearsal) would hide a frozen replica.",
         "DenyPassReplicationRoleElsewhere": "passed to another service, a replication role acts with its write access "
@@ -533,15 +558,19 @@ def _other_risk(sid: str) -> str:
 
 
 def render_example(config_path: Path) -> dict[str, str]:
-    """{relative file name: content} for one example configuration."""
+    """{relative file name: content} for one example configuration (`OverQuota` when a document is over its quota)."""
     cfg = load_config(config_path)
-    ds = docset.build(cfg)  # the same set `infra.app.build_app` hands to the stacks
+    try:
+        ds = docset.build_within_quotas(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+    except OverQuota as err:
+        raise OverQuota(f"{config_path}: {err}") from None
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates
     files[SUMMARY] = summary_markdown(config_path.stem, cfg, ds.docs)
+    files[ALLOWLISTS] = allowlists_markdown(config_path.stem, cfg, ds.docs)
     if ds.candidates:  # failover candidates: what promoting each replica would deploy, reviewed in advance
-        from s3tables_kit.policies import failover, freeze
+        from s3tables_kit.policies import freeze
 
-        files[SUMMARY] += failover.summary_section(cfg)
+        files[SUMMARY] += summary_failover.summary_section(cfg)
         files[SUMMARY] += freeze.summary_section(cfg)
     return files
 

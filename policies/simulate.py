@@ -2,8 +2,8 @@
 
 The simulator is AGPL-3.0 and is never shipped or imported: it runs as a separate node process (from a checkout's
 `make setup`) that reads one JSON batch on stdin and writes one JSON list on stdout. The policy proofs use it, and so
-does the operator's `policies.explain` (which Allow or Deny decides a request). One process evaluates a whole batch,
-so a proof matrix of hundreds of requests costs one node start (well under a few seconds).
+does the operator's `s3tables_kit.policies.explain` (which Allow or Deny decides a request). One process evaluates a
+whole batch, so a proof matrix of hundreds of requests costs one node start (well under a few seconds).
 
     results = evaluate(policies={"admin": doc, ...}, requests=[SimRequest(...), ...])
     results["case-id"].decision   # "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied" | "Error"
@@ -21,12 +21,12 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-EVALUATOR = Path(__file__).resolve().parent / "simulator" / "evaluate.mjs"
-SIMULATOR_PACKAGE = ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate"
+from s3tables_kit.topology import paths
+
+EVALUATOR = paths.PACKAGE / "policies" / "simulator" / "evaluate.mjs"
+SIMULATOR_PACKAGE = paths.ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate"
 
 ALLOWED = "Allowed"
 EXPLICIT_DENY = "ExplicitlyDenied"
@@ -143,7 +143,7 @@ def evaluate(
     slices = [reqs[i::processes] for i in range(processes)]
     procs = [
         subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=paths.ROOT
         )
         for _ in slices
     ]

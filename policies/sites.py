@@ -1,12 +1,12 @@
 """Where the kit's assurance resources live (`Site`: partition, account, Region) and the service principals and
-schedule ARNs their trust policies name: shared by the assurance documents (`policies.assurance`) and the scheduled
-hardener's (`policies.hardener`)."""
+schedule ARNs their trust policies name: shared by the assurance documents (`s3tables_kit.policies.assurance`) and the
+scheduled hardener's (`s3tables_kit.policies.hardener`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.topology.config import Source
 
 LAMBDA_SERVICE = "lambda.amazonaws.com"
@@ -38,8 +38,8 @@ def schedule_arns(site: Site, name: str) -> list[str]:
     return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
 
 
-def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> S.Statement:
+def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> iam_statements.Statement:
     """EventBridge Scheduler assumes the role to invoke one schedule's target."""
-    return S.allow_service_assume_role(
+    return iam_statements.allow_service_assume_role(
         sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule)
     )

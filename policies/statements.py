@@ -1,7 +1,8 @@
 """Small named statement builders. Each returns one IAM policy statement (a plain dict) with a descriptive Sid.
 
-Documents (`policies.documents`) are assembled only from these builders, so every statement a reviewer reads in
-`policies/rendered/` has exactly one place in code. Lists are sorted and de-duplicated: output is deterministic.
+Documents (`s3tables_kit.policies.documents`) are assembled only from these builders, so every statement a reviewer
+reads in `policies/rendered/` has exactly one place in code. Lists are sorted and de-duplicated: output is
+deterministic.
 """
 
 from __future__ import annotations
@@ -37,13 +38,16 @@ def statement(
     *,
     principal: dict[str, Any] | str | None = None,
     condition: dict[str, dict[str, Any]] | None = None,
+    not_action: bool = False,
 ) -> Statement:
+    """`not_action`: the statement covers every action but `actions` (an allow-list's Deny, built by
+    `s3tables_kit.policies.allowlists`)."""
     if not sid.isalnum():
         raise ValueError(f"Sid {sid!r} must be alphanumeric")
     out: Statement = {"Sid": sid, "Effect": effect}
     if principal is not None:
         out["Principal"] = principal
-    out["Action"] = _one_or_many(actions)
+    out["NotAction" if not_action else "Action"] = _one_or_many(actions)
     out["Resource"] = _one_or_many(resources)
     if condition:
         out["Condition"] = {
@@ -244,11 +248,12 @@ def kms_deny_key_policy_change(exempt_arns: Sequence[str]) -> Statement:
 
 
 def kms_deny_destruction_except(exempt_arns: Sequence[str]) -> Statement:
-    """A source key's or an alarm topic key's own layer: disabling, deleting or re-writing it is for the deploy role
-    and break-glass only (the account root's administration statement grants `kms:Disable*` and `kms:Put*`, so
-    without it any administrator of the account could stop replication or every alarm delivery)."""
+    """A source key's or an alarm topic key's own layer: disabling, deleting or re-writing it is for break-glass
+    only (the account root's administration statement grants `kms:Disable*` and `kms:Put*`, so without it any
+    administrator of the account could stop replication or every alarm delivery; a deploy neither destroys a key nor
+    rewrites its reviewed policy once deployed)."""
     return statement(
-        "DenyKeyDestructionExceptDeployAndBreakGlass",
+        "DenyKeyDestructionExceptBreakGlass",
         "Deny",
         KMS_KEY_DESTRUCTION,
         ["*"],

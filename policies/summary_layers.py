@@ -12,8 +12,8 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
@@ -32,7 +32,7 @@ def passes(actor: str, exempt: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(actor, pattern) for pattern in exempt)
 
 
-def replica_documents(docs: Sequence[D.PolicyDoc], replica: Replica) -> list[D.PolicyDoc]:
+def replica_documents(docs: Sequence[policy_documents.PolicyDoc], replica: Replica) -> list[policy_documents.PolicyDoc]:
     names = {
         f"replica-bucket-policy--{replica.bucket}",
         f"replica-table-policy--{replica.bucket}",
@@ -43,7 +43,9 @@ def replica_documents(docs: Sequence[D.PolicyDoc], replica: Replica) -> list[D.P
 
 
 # The pipeline's key guards name the source keys (and alarm topic keys), never a replica's.
-SOURCE_KEY_SIDS = frozenset({r.sid for r in A.PIPELINE_RULES if r.target == "keys"} | {"DenySourceOwnKeyDestruction"})
+SOURCE_KEY_SIDS = frozenset(
+    {r.sid for r in iam_actions.PIPELINE_RULES if r.target == "keys"} | {"DenySourceOwnKeyDestruction"}
+)
 
 
 def _names_replica(stmt: dict[str, Any], action: str, replica: Replica) -> bool:
@@ -51,12 +53,12 @@ def _names_replica(stmt: dict[str, Any], action: str, replica: Replica) -> bool:
     named by tag, alias or key ARN: every key statement of the replica's documents counts, but the source keys'."""
     if not action.startswith("s3tables:"):
         return replica.encryption.type == "kms" and stmt.get("Sid") not in SOURCE_KEY_SIDS
-    samples = [replica.bucket_arn, f"{replica.bucket_arn}/table/{D.TABLE_ID_PLACEHOLDER}"]
+    samples = [replica.bucket_arn, f"{replica.bucket_arn}/table/{policy_documents.TABLE_ID_PLACEHOLDER}"]
     return any(fnmatch.fnmatchcase(arn, r) for arn in samples for r in _as_list(stmt.get("Resource")))
 
 
 def covering(
-    docs: Sequence[D.PolicyDoc], layer_of: Any, layer: str, action: str, replica: Replica
+    docs: Sequence[policy_documents.PolicyDoc], layer_of: Any, layer: str, action: str, replica: Replica
 ) -> list[dict[str, Any]]:
     """The Deny statements of `layer` (among the replica's documents) that cover `action` on the replica."""
     return [
@@ -64,13 +66,13 @@ def covering(
         for d in docs
         if layer_of(d) == layer
         for s in d.document["Statement"]
-        if s["Effect"] == "Deny" and action in _as_list(s["Action"]) and _names_replica(s, action, replica)
+        if s["Effect"] == "Deny" and action in _as_list(s.get("Action")) and _names_replica(s, action, replica)
     ]
 
 
 def layers_left(
     cfg: KitConfig,
-    docs: Sequence[D.PolicyDoc],
+    docs: Sequence[policy_documents.PolicyDoc],
     action: str,
     *,
     layer_of: Any,

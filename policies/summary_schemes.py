@@ -1,13 +1,13 @@
-"""How the review summary (`policies.render`) presents the sources of each protection scheme
-(`topology.model.Scheme`, chosen at load): one `[source]`, or each source of an estate with its own title, scope and
-monitor, and the estate's tag-based organization layer (docs/decisions/0026-estate.md)."""
+"""How the review summary (`s3tables_kit.policies.render`) presents the sources of each protection scheme
+(`s3tables_kit.topology.model.Scheme`, chosen at load): one `[source]`, or each source of an estate with its own title,
+scope and monitor, and the estate's tag-based organization layer (docs/decisions/0026-estate.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.topology.config import KitConfig
 
 
@@ -15,12 +15,12 @@ def _code(values: Iterable[str]) -> str:
     return ", ".join(f"`{v}`" for v in values) or "(none)"
 
 
-def _scp_size(scps: Sequence[D.PolicyDoc]) -> list[str]:
-    return ["", f"SCP size (compact JSON): {len(D.compact_json(scps[0].document))} of 5,120 characters."]
+def _scp_size(scps: Sequence[policy_documents.PolicyDoc]) -> list[str]:
+    return ["", f"SCP size (compact JSON): {len(policy_documents.compact_json(scps[0].document))} of 5,120 characters."]
 
 
-def _scp_sizes(scps: Sequence[D.PolicyDoc]) -> list[str]:
-    sizes = ", ".join(f"`{d.name}` {len(D.compact_json(d.document))}" for d in scps)
+def _scp_sizes(scps: Sequence[policy_documents.PolicyDoc]) -> list[str]:
+    sizes = ", ".join(f"`{d.name}` {len(policy_documents.compact_json(d.document))}" for d in scps)
     return ["", f"SCP sizes (compact JSON, of 5,120 characters each): {sizes}."]
 
 
@@ -29,7 +29,7 @@ def _source_line(cfg: KitConfig) -> list[str]:
 
 
 def _source_lines(cfg: KitConfig) -> list[str]:
-    out = ["- Source table buckets (an estate, issue 24):"]
+    out = ["- Source table buckets (an estate):"]
     for src in cfg.sources:
         dests = ", ".join(f"`{r.bucket}`" for r in cfg.destinations_of(src))
         out.append(
@@ -48,7 +48,7 @@ def _assurance_principals(cfg: KitConfig) -> list[tuple[str, list[str], str, lis
     for src in cfg.sources:
         for title, arns, intro, identity in assurance.summary_principals(cfg, src):
             if title.startswith("Replication monitor"):
-                renamed = [D.estate_source_name(n, src.stack_id) for n in identity]
+                renamed = [policy_documents.estate_source_name(n, src.stack_id) for n in identity]
                 out.append((f"{title} of `{src.id}`", arns, intro, renamed))
     return out + assurance.summary_principals(cfg, None)
 
@@ -92,15 +92,16 @@ def _assurance_principals_of_one(cfg: KitConfig) -> list[tuple[str, list[str], s
 
 @dataclass(frozen=True)
 class SchemeSummary:
-    """How the summary presents the sources of a protection scheme (`topology.model.Scheme`): one `[source]`, or
-    each source of an estate with its own title, scope and monitor, and the estate's tag-based organization layer."""
+    """How the summary presents the sources of a protection scheme (`s3tables_kit.topology.model.Scheme`): one
+    `[source]`, or each source of an estate with its own title, scope and monitor, and the estate's tag-based
+    organization layer."""
 
     source_lines: Callable[[KitConfig], list[str]]
     source_title: str  # appended to a title of what belongs to one source (takes its `id`)
     role_scope: str  # appended to a replication role's introduction (takes `bucket` and `dests`)
     assurance_principals: Callable[[KitConfig], list[tuple[str, list[str], str, list[str]]]]
     organization: Callable[[KitConfig], list[str]]
-    scp_sizes: Callable[[Sequence[D.PolicyDoc]], list[str]]
+    scp_sizes: Callable[[Sequence[policy_documents.PolicyDoc]], list[str]]
 
 
 SCHEME_SUMMARIES = {

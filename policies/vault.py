@@ -1,10 +1,10 @@
 """The backup vault's documents (`[vault]`, docs/decisions/0034-backup-vault.md): its bucket policy, its key policy,
 the backup role's trust and permissions, and the vault statements of the guards SCP.
 
-The vault's protective denies are records (`VAULT_RULES`), as the replicas' are (`policies.actions.PROTECTION_RULES`):
-a rule names its actions, whether they act on the bucket or its objects, who it exempts (break-glass, the backup
-role, nobody) and whether the guards SCP carries it too. The bucket policy and the SCP are built from the same
-records, so a new rule is a new record, never a branch.
+The vault's protective denies are records (`VAULT_RULES`), as the replicas' are
+(`s3tables_kit.policies.actions.PROTECTION_RULES`): a rule names its actions, whether they act on the bucket or its
+objects, who it exempts (break-glass, the backup role, nobody) and whether the guards SCP carries it too. The bucket
+policy and the SCP are built from the same records, so a new rule is a new record, never a branch.
 
 What Object Lock in compliance mode enforces itself (no deletion of a locked version, no shorter retention, no mode
 change, by anyone, root included) is not a policy and is not claimed here: the policies decide who may write and who
@@ -13,21 +13,22 @@ may change the settings; the lock decides what nobody may do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists, scopes
+from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
     allow_scheduler_assume_role,
     allow_start_rehearsal_job_run,
     monitors_list_vault_grant,
     recovery_site,
+    rehearsal_scheduler_role_name,
     schedule_name,
 )
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import (
     BACKUP_SCHEDULE,
     VAULT_TABLES_PREFIX,
@@ -37,6 +38,7 @@ from s3tables_kit.topology.backup import (
     backup_scheduler_role_name,
     vault_kms_alias,
 )
+from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Vault
 
 BREAK_GLASS = "break-glass"
@@ -46,8 +48,9 @@ NOBODY = "nobody"
 
 @dataclass(frozen=True)
 class VaultRule:
-    """One protective Deny of the vault. `exempt`: break-glass, the backup role, or nobody; `objects`: the actions
-    act on `<bucket>/*` (else on the bucket); `in_scp`: the guards SCP carries it too (its second layer)."""
+    """A Deny of the vault that binds every principal, break-glass and the backup role included, under `when` (the
+    request's condition). `objects`: the actions act on `<bucket>/*` (else on the bucket); `in_scp`: the vault SCP
+    carries it too (its second layer, which binds the account's root user as well)."""
 
     sid: str
     actions: tuple[str, ...]
@@ -55,62 +58,18 @@ class VaultRule:
     exempt: str
     objects: bool = False
     in_scp: bool = False
-    # The request's condition under which the rule denies (besides the exemption): None, always.
     when: dict[str, dict[str, str]] | None = None
 
 
+# Retain-until dates the backup job sets are at most `retention_days` ahead (a point's time plus the retention);
+# one day of slack for the service's rounding of the remaining days.
+RETENTION_CEILING_SLACK_DAYS = 1
+CEILING_RISK = (
+    "A retain-until date years ahead keeps a forged or malformed object (and its cost) beyond anyone's reach: no "
+    "date further ahead than the configured retention."
+)
+
 VAULT_RULES: tuple[VaultRule, ...] = (
-    VaultRule(
-        sid="DenyVaultLockAndLifecycleChange",
-        actions=("s3:PutBucketObjectLockConfiguration", "s3:PutLifecycleConfiguration"),
-        risk="A shorter default retention, or a lifecycle rule that expires objects, shortens what a backup keeps.",
-        exempt=BREAK_GLASS,
-        in_scp=True,
-    ),
-    VaultRule(
-        sid="DenyVaultPolicyAndEncryptionChange",
-        actions=(
-            "s3:PutBucketPolicy",
-            "s3:DeleteBucketPolicy",
-            "s3:PutBucketVersioning",
-            "s3:PutEncryptionConfiguration",
-            "s3:PutBucketPublicAccessBlock",
-            "s3:PutBucketOwnershipControls",
-            "s3:PutReplicationConfiguration",
-            "s3:DeleteBucket",
-        ),
-        risk="A rewritten policy lets anyone write or read the vault; other encryption or a replication rule moves "
-        "the backups out of the vault key's reach.",
-        exempt=BREAK_GLASS,
-        in_scp=True,
-    ),
-    VaultRule(
-        sid="DenyVaultWritesExceptBackupRole",
-        actions=("s3:PutObject", "s3:PutObjectRetention"),
-        risk="Anyone else writing the vault could plant a backup point (or fill it): only the backup role writes, "
-        "and Object Lock lets it extend a retention, never shorten one.",
-        exempt=BACKUP_ROLE,
-        objects=True,
-    ),
-    VaultRule(
-        sid="DenyVaultObjectChange",
-        actions=(
-            "s3:DeleteObject",
-            "s3:DeleteObjectVersion",
-            "s3:PutObjectLegalHold",
-            "s3:PutObjectAcl",
-            "s3:PutObjectVersionAcl",
-            "s3:PutObjectTagging",
-            "s3:PutObjectVersionTagging",
-            "s3:DeleteObjectTagging",
-            "s3:DeleteObjectVersionTagging",
-            "s3:BypassGovernanceRetention",
-        ),
-        risk="A delete marker hides a backup and a legal hold or tag changes what a later tool trusts: break-glass "
-        "only (Object Lock still refuses the deletion of a locked version to break-glass too).",
-        exempt=BREAK_GLASS,
-        objects=True,
-    ),
     VaultRule(
         sid="DenyVaultWeakerLockMode",
         actions=("s3:PutObject", "s3:PutObjectRetention"),
@@ -118,10 +77,213 @@ VAULT_RULES: tuple[VaultRule, ...] = (
         "s3:BypassGovernanceRetention: the vault takes COMPLIANCE only.",
         exempt=NOBODY,
         objects=True,
+        in_scp=True,
         # the key is absent when a write takes the bucket's default (COMPLIANCE): a present key other than it
         when={"Null": {"s3:object-lock-mode": "false"}, "StringNotEquals": {"s3:object-lock-mode": "COMPLIANCE"}},
     ),
+    VaultRule(
+        sid="DenyVaultWriteWithoutIfNoneMatch",
+        actions=("s3:PutObject",),
+        risk="A write without If-None-Match could add a second version under a backup's key, which a reader of the "
+        "latest version would take instead: every object is written once (multipart parts, which take no "
+        "condition header, are exempt; their CompleteMultipartUpload is not).",
+        exempt=NOBODY,
+        objects=True,
+        in_scp=True,
+        when={"Null": {"s3:if-none-match": "true"}, "Bool": {"s3:ObjectCreationOperation": "true"}},
+    ),
 )
+
+
+def retention_ceiling_rule(cfg: KitConfig) -> VaultRule:
+    """No retain-until date further than `retention_days` (and the slack) ahead: a forged object locked for a
+    century could never be removed, and its cost never stopped."""
+    days = _vault(cfg).retention_days + RETENTION_CEILING_SLACK_DAYS
+    return VaultRule(
+        sid="DenyVaultRetentionBeyondCeiling",
+        actions=("s3:PutObject", "s3:PutObjectRetention"),
+        risk=CEILING_RISK,
+        exempt=NOBODY,
+        objects=True,
+        in_scp=True,
+        when={"NumericGreaterThan": {"s3:object-lock-remaining-retention-days": str(days)}},
+    )
+
+
+def rules(cfg: KitConfig) -> tuple[VaultRule, ...]:
+    return (*VAULT_RULES, retention_ceiling_rule(cfg))
+
+
+# ---------------------------------------------------------------- the vault's scopes as allow-lists ----
+
+# What the backup job does in the vault: write a file it does not hold yet (`If-None-Match: *`), extend the
+# retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
+BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
+BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
+S3_READS, KMS_READS = allowlists.reads("s3"), allowlists.reads("kms")
+EMR_READS = tuple(
+    r for r in allowlists.reads("emr-serverless") if not r.endswith("Describe*")
+)  # it has no Describe action
+# Break-glass may add a legal hold (it only keeps a version longer) and read; nothing that deletes, overwrites,
+# re-encrypts, archives or re-configures.
+BREAK_GLASS_VAULT = ("s3:PutObjectLegalHold",)
+# What the first deploy of the vault stack does to the bucket before its policy exists (the SCP's exemption of the
+# vault's deployer, docs/decisions/0028-lock-after-first-deploy.md); the bucket policy, applied last, then denies
+# every one of them to everyone for good.
+FIRST_DEPLOY_BUCKET = (
+    "s3:CreateBucket",
+    "s3:PutBucketObjectLockConfiguration",
+    "s3:PutBucketOwnershipControls",
+    "s3:PutBucketPolicy",
+    "s3:PutBucketPublicAccessBlock",
+    "s3:PutBucketTagging",
+    "s3:PutBucketVersioning",
+    "s3:PutEncryptionConfiguration",
+    "s3:PutLifecycleConfiguration",
+)
+# The vault key: the backup role encrypts and decrypts, a restore decrypts, break-glass reads what it protects; the
+# first deploy aliases it and turns rotation on (tags are given at creation). Nothing disables, deletes, re-writes
+# the policy of, moves the alias of, or grants on the key: the policy is written once (docs/decisions/0034).
+BACKUP_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+RECOVERY_KEY_ACTIONS = ("Decrypt",)  # a restore
+BREAK_GLASS_KEY = ("Decrypt", "DescribeKey")  # it reads what it protects
+FIRST_DEPLOY_KEY = ("kms:CreateAlias", "kms:EnableKeyRotation")
+# The scheduled job artifacts: written by the recovery stack's deployer (`make rehearse-upload`) and break-glass;
+# never rolled back (no version deleted) and never replicated into.
+DEPLOY_ARTIFACTS = ("s3:PutObject", "s3:DeleteObject")
+# The kit's EMR Serverless application: the schedules start job runs; its deployer and break-glass also start,
+# stop, update and tag it. Nobody deletes it.
+START_JOB_RUN = "emr-serverless:StartJobRun"
+DEPLOY_APPLICATION = (
+    START_JOB_RUN,
+    "emr-serverless:StartApplication",
+    "emr-serverless:StopApplication",
+    "emr-serverless:TagResource",
+    "emr-serverless:UntagResource",
+    "emr-serverless:UpdateApplication",
+)
+
+
+def _row(scope: str, title: str, service: str, everyone: tuple[str, ...], risk: str) -> allowlists.AllowList:
+    """A vault scope's row: it exempts nobody, break-glass included (its classes are placed per configuration by
+    `policies/scopes.py`)."""
+    return allowlists.AllowList(scope=scope, title=title, services=(service,), everyone=everyone, exempt=(), risk=risk)
+
+
+VAULT, VAULT_KEY, VAULT_ALIAS, SCHEDULED_ARTIFACTS, KIT_APPLICATION = (
+    _row("Vault", "the vault bucket and its objects", "s3", S3_READS, "A setting changed, a version added, a backup "
+         "deleted, hidden, re-encrypted, archived or replicated into would undo what the vault keeps: nobody, "
+         "break-glass included, does any of it."),
+    _row("VaultKey", "the vault key", "kms", KMS_READS, "Disabled, deleted, its policy re-written or a grant made, "
+         "every backup is unreadable or read elsewhere."),
+    # everyone may create it: once, an alias name is unique
+    _row("VaultAlias", "the vault key's alias", "kms", ("kms:CreateAlias",), "Moved, the roles' grants (by alias) "
+         "follow it to another key."),
+    _row("ScheduledArtifacts", "the scheduled job artifacts (`scheduled/` of the scripts bucket)", "s3", S3_READS,
+         "Replaced, replicated into or rolled back, the next scheduled run executes other code as the backup or "
+         "recovery role."),
+    _row("KitApplication", "the kit's EMR Serverless application (its `kit` tag)", "emr-serverless", EMR_READS,
+         "Updated, its image or runtime configuration runs other code as the backup and recovery roles; stopped or "
+         "deleted, the backups stop."),
+)  # fmt: skip
+
+
+def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
+    """Who deploys a site: its deploy role, else break-glass credentials (the SCP binds every other principal)."""
+    return [deploy_role] if deploy_role else people(cfg)
+
+
+def people(cfg: KitConfig) -> list[str]:
+    """Break-glass as the vault knows it: people, not automation. The scheduled hardener is a break-glass principal
+    for the replica table policies it writes; in the vault's scopes it is everyone else."""
+    machines = {hardener_role_arn(cfg, src) for src in cfg.sources} if cfg.assurance.harden.enabled else set()
+    return [p for p in cfg.protection.break_glass_principals if p not in machines]
+
+
+def bucket_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
+    """The vault bucket and its objects. In the bucket policy (`kind` "resource-policy") nobody changes a setting,
+    the first deployer included (the policy is applied last); in the SCP the deployer keeps the first deploy's
+    settings, and the bucket policy binds it after (only the account's root user passes a bucket policy's Deny, for
+    the policy itself, and the SCP binds root)."""
+    arn = bucket_arn(cfg)
+    rows: list[scopes.Row] = [
+        ("backup-role", [backup_role_arn(cfg)], ("s3:PutObject", "s3:PutObjectRetention"), "It writes new objects "
+         "(conditionally: `DenyVaultWriteWithoutIfNoneMatch`) and extends retentions (forwards only: Object Lock)."),
+        ("break-glass", people(cfg), BREAK_GLASS_VAULT, "Break-glass reads and may add a legal hold."),
+    ]  # fmt: skip
+    if kind == "scp":
+        deployers = _deployers(cfg, _vault(cfg).deploy_role_arn)
+        rows.append(("deployer", deployers, FIRST_DEPLOY_BUCKET, "The first deploy's settings (the SCP only)."))
+    return scopes.placed(VAULT, rows, (arn, f"{arn}/*"), None)
+
+
+def key_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
+    """The vault key: in its key policy (Resource "*", the key itself) or, in the SCP, every key of the vault's
+    account and Region that carries the vault alias (the alias cannot move: `UpdateAlias` and `DeleteAlias` need
+    the key's permission, which its policy gives nobody)."""
+    v = _vault(cfg)
+    rows: list[scopes.Row] = [
+        ("backup-role", [backup_role_arn(cfg)], BACKUP_KEY_ACTIONS, "The backup role encrypts and decrypts."),
+        ("recovery-role", [cfg.recovery_role_arn], ("kms:Decrypt",), "A restore decrypts."),
+        ("break-glass", people(cfg), ("kms:Decrypt",), "Break-glass reads what it protects."),
+        ("deployer", _deployers(cfg, v.deploy_role_arn), FIRST_DEPLOY_KEY, "The first deploy aliases it and turns "
+         "rotation on."),
+    ]  # fmt: skip
+    if kind == "scp":
+        alias = {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_kms_alias(cfg, v)}}
+        return scopes.placed(VAULT_KEY, rows, (f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",), alias)
+    return scopes.placed(VAULT_KEY, rows, ("*",), None)
+
+
+def alias_scope(cfg: KitConfig) -> scopes.Placed:
+    """The vault key's alias (the identity grants name the key by it): created (once: a name is unique), never
+    moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which its policy gives
+    nobody)."""
+    v = _vault(cfg)
+    alias = f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{vault_kms_alias(cfg, v)}"
+    return scopes.placed(VAULT_ALIAS, [], (alias,), None)
+
+
+def artifacts_scope(cfg: KitConfig) -> scopes.Placed:
+    """The scheduled job runs' artifacts (`scheduled/` of the scripts bucket): what the backup and the rehearsal
+    execute as the backup and recovery roles."""
+    rep = cfg.recovery_replica
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
+    why = "The recovery stack's deployer and break-glass upload them (`make rehearse-upload`)."
+    rows: list[scopes.Row] = [("deployers", deployers, DEPLOY_ARTIFACTS, why)]
+    scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"
+    return scopes.placed(SCHEDULED_ARTIFACTS, rows, (scripts,), None)
+
+
+def application_scope(cfg: KitConfig) -> scopes.Placed:
+    """The kit's EMR Serverless application, by the `kit` tag (its id is known only after apply): only its deployer
+    and break-glass may change or tag it, so the tag that names it is guarded by the same Deny."""
+    rep = cfg.recovery_replica
+    site = recovery_site(cfg)
+    deployers = sorted({*_deployers(cfg, rep.deploy_role_arn), *people(cfg)})
+    schedules = [backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else []
+    if cfg.assurance.rehearsal.enabled:
+        schedules.append(site.role_arn(rehearsal_scheduler_role_name(cfg)))
+    rows: list[scopes.Row] = [
+        ("schedules", schedules, (START_JOB_RUN,), "The schedules start job runs."),
+        ("deployers", deployers, DEPLOY_APPLICATION, "Its deployer and break-glass start, stop, update and tag it."),
+    ]
+    tag = {"StringEquals": {"aws:ResourceTag/kit": cfg.kit.name}}
+    return scopes.placed(KIT_APPLICATION, rows, (site.arn("emr-serverless", "/applications/*"),), tag)
+
+
+def scp_scopes(cfg: KitConfig, scp: str) -> list[scopes.Placed]:
+    """The scopes an SCP of the vault closes (as it renders them): `VAULT_SCP`, the vault's own in its account;
+    `JOBS_SCP`, the scheduled job runs' in the recovery account."""
+    if cfg.vault is None:
+        return []
+    if scp == JOBS_SCP:
+        return [artifacts_scope(cfg), application_scope(cfg)]
+    return [
+        bucket_scope(cfg, kind="scp"),
+        key_scope(cfg, kind="scp").collapsed(),  # the key policy, which nobody can change, splits it by class
+        alias_scope(cfg),
+    ]
 
 
 def bucket_name(cfg: KitConfig) -> str:
@@ -146,49 +308,27 @@ def _vault(cfg: KitConfig) -> Vault:
     return cfg.vault
 
 
-def _exempt(cfg: KitConfig, rule: VaultRule) -> list[str]:
-    return {
-        BREAK_GLASS: list(cfg.protection.break_glass_principals),
-        BACKUP_ROLE: [backup_role_arn(cfg)],
-        NOBODY: [],
-    }[rule.exempt]
-
-
 def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
     arn = bucket_arn(cfg)
     return [f"{arn}/*"] if rule.objects else [arn]
 
 
-def _condition(exempt: Sequence[str], when: dict[str, dict[str, str]] | None) -> dict[str, dict[str, object]]:
-    out: dict[str, dict[str, object]] = {"ArnNotLike": {"aws:PrincipalArn": sorted(set(exempt))}} if exempt else {}
-    for op, keys in (when or {}).items():
-        out[op] = dict(keys)
-    return out
-
-
-def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> S.Statement:
-    """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the guards SCP ("scp"). The
-    SCP also exempts the vault's deploy role from the settings rules, which it cannot tell from the first deploy; the
-    bucket policy, applied last, does not (docs/decisions/0028-lock-after-first-deploy.md)."""
-    exempt = _exempt(cfg, rule)
-    deploy = _vault(cfg).deploy_role_arn
-    if kind == "scp" and rule.exempt == BREAK_GLASS and deploy:
-        exempt.append(deploy)
-    return S.statement(
+def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> iam_statements.Statement:
+    """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the vault SCP ("scp"): it
+    binds everyone, under the rule's condition."""
+    return iam_statements.statement(
         rule.sid,
         "Deny",
         rule.actions,
         _resources(cfg, rule),
         principal="*" if kind == "bucket-policy" else None,
-        condition=_condition(exempt, rule.when),
+        condition={op: dict(keys) for op, keys in (rule.when or {}).items()},
     )
 
 
-_WHO = {BREAK_GLASS: "break-glass", BACKUP_ROLE: "the backup role", NOBODY: "nobody"}
-
-
 def summary_lines(cfg: KitConfig) -> list[str]:
-    """The vault's section of the rendered SUMMARY.md: each rule, whom it exempts, and the layers that carry it."""
+    """The vault's section of the rendered SUMMARY.md: each scope's allow-list by principal class, and the Denies
+    that bind everyone."""
     if cfg.vault is None:
         return []
     v = cfg.vault
@@ -198,7 +338,9 @@ def summary_lines(cfg: KitConfig) -> list[str]:
         f"S3 bucket `{bucket_name(cfg)}` ({v.account_id}, {v.region}): Object Lock in COMPLIANCE mode for "
         f"{v.retention_days} days (no version is deleted, and no retention shortened, before then by anyone, "
         f"break-glass and root included: S3 enforces it), storage class {v.storage_class}. Written only by "
-        f"`{backup_role_arn(cfg)}`.",
+        f"`{backup_role_arn(cfg)}`, each object once (`If-None-Match`). Its policy and its key's policy are written "
+        "once: nobody, break-glass included, changes a setting of the bucket or disables, deletes or re-writes the "
+        "key after the first deploy.",
         "",
         *(
             [
@@ -210,13 +352,24 @@ def summary_lines(cfg: KitConfig) -> list[str]:
             if v.tables
             else []
         ),
-        "| Rule | Actions | Exempt | Layers |",
-        "|---|---|---|---|",
+        "Allow-lists (bucket policy and key policy; the vault SCP `scp-protect-vault` the same, with the first "
+        "deploy's settings for the deployer and the key's list as one; the scripts bucket policy and the "
+        "scheduled jobs' SCP `scp-protect-scheduled-jobs` on `scheduled/` and the kit's application):",
+        "",
+        *scopes.summary_lines(
+            [
+                bucket_scope(cfg, kind="resource-policy"),
+                key_scope(cfg, kind="resource-policy"),
+                *scp_scopes(cfg, JOBS_SCP),
+            ]
+        ),
+        "",
+        "| Rule (binds everyone) | Actions | Layers |",
+        "|---|---|---|",
     ]
-    for r in VAULT_RULES:
-        layers = "bucket policy, guards SCP" if r.in_scp else "bucket policy"
-        when = " (in another lock mode than COMPLIANCE)" if r.when else ""
-        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)}{when} | {_WHO[r.exempt]} | {layers} |")
+    for r in rules(cfg):
+        layers = "bucket policy, vault SCP" if r.in_scp else "bucket policy"
+        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)} | {layers} |")
     return [*lines, ""]
 
 
@@ -226,30 +379,55 @@ def bucket_policy(cfg: KitConfig) -> Document:
     replication monitors' grant to list it (the backup age); each rule's Deny."""
     arn = bucket_arn(cfg)
     role = backup_role_arn(cfg)
-    stmts: list[S.Statement | None] = [S.deny_insecure_transport(arn)]
+    stmts: list[iam_statements.Statement | None] = [iam_statements.deny_insecure_transport(arn)]
     if role.split(":")[4] != _vault(cfg).account_id:
         stmts.append(
-            S.statement("AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role})
+            iam_statements.statement(
+                "AllowBackupRoleWrite", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"], principal={"AWS": role}
+            )
         )
-        stmts.append(S.statement("AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}))
+        stmts.append(
+            iam_statements.statement(
+                "AllowBackupRoleList", "Allow", BACKUP_BUCKET_ACTIONS, [arn], principal={"AWS": role}
+            )
+        )
         stmts += recovery_read_grants(cfg)
     stmts.append(monitors_list_vault_grant(cfg, arn, _vault(cfg).account_id))
-    stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in VAULT_RULES]
+    stmts += bucket_scope(cfg, kind="resource-policy").statements(resource_policy=True)
+    stmts += [rule_statement(cfg, r, kind="bucket-policy") for r in rules(cfg)]
     return doc(*stmts)
 
 
-def scp_statements(cfg: KitConfig) -> list[S.Statement | None]:
-    """The guards SCP's vault statements: each settings rule, break-glass exempt; the vault key by its tag where no
-    replica key already brings the tag-matched key guards."""
+VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"
+
+
+def scp_statements(cfg: KitConfig, scp: str = VAULT_SCP) -> list[iam_statements.Statement | None]:
+    """An SCP of the vault: its scopes' allow-lists and, for the vault's, the Denies that bind everyone (root
+    included, whom a bucket policy does not bind for the policy itself)."""
+    out: list[iam_statements.Statement | None] = [
+        st for sc in scp_scopes(cfg, scp) for st in sc.statements(resource_policy=False)
+    ]
+    if scp == VAULT_SCP and cfg.vault is not None:
+        out += [rule_statement(cfg, r, kind="scp") for r in rules(cfg) if r.in_scp]
+    return out
+
+
+def guards_scp_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
+    """The guards SCP's vault statements (on the organization's targets): the backup role's guards."""
+    return backup_role_guards(cfg) if cfg.vault is not None else []
+
+
+def scps(cfg: KitConfig) -> list[tuple[str, str, list[str]]]:
+    """(document, SCP name, targets) of the vault's SCPs, each attached to an account directly (its own target: the
+    organization's targets keep their room): the vault's in the vault account, the scheduled jobs' (the artifacts
+    and the kit's application) in the recovery account. Two documents, as their scopes live in two accounts and one
+    SCP holds 5,120 characters."""
     if cfg.vault is None:
         return []
-    out: list[S.Statement | None] = [rule_statement(cfg, r, kind="scp") for r in VAULT_RULES if r.in_scp]
-    out += backup_role_guards(cfg)
-    if cfg.vault.creates_key and not any(r.encryption.creates_key for r in cfg.replicas):
-        bg = cfg.protection.break_glass_principals
-        out.append(S.deny_tagged_key_destruction("DenyReplicaKeyDestruction", A.REPLICA_KEY_TAG, bg))
-        out.append(S.deny_key_tag_removal("DenyReplicaKeyUntag", A.REPLICA_KEY_TAG, bg))
-    return out
+    return [
+        (VAULT_SCP, f"{cfg.kit.name}-protect-backup-vault", [_vault(cfg).account_id]),
+        (JOBS_SCP, f"{cfg.kit.name}-protect-scheduled-jobs", [cfg.recovery_replica.account_id]),
+    ]
 
 
 BACKUP_ROLE_EDITS = (
@@ -271,17 +449,17 @@ BACKUP_ROLE_GUARD_RISKS = {
 }
 
 
-def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
+def backup_role_guards(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """Whoever acts as the backup role writes the vault (a forged backup point restores the attacker's data). Its
     trust and deletion are `DenyPrivilegedRoleTampering`'s; its identity policies are break-glass's to change; and
     since its trust admits any job run of the kit's application, passing it is a takeover: only the backup schedule's
     role (with `tables`) and break-glass pass it."""
-    bg = list(cfg.protection.break_glass_principals)
+    bg = people(cfg)
     role = backup_role_arn(cfg)
     passers = [*bg, *([backup_scheduler_role_arn(cfg)] if _vault(cfg).tables else [])]
     return [
-        S.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
-        S.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
+        iam_statements.deny_except("DenyBackupRoleEdit", BACKUP_ROLE_EDITS, [role], bg),
+        iam_statements.deny_except("DenyPassBackupRole", ["iam:PassRole"], [role], passers),
     ]
 
 
@@ -289,20 +467,20 @@ def backup_role_guards(cfg: KitConfig) -> list[S.Statement | None]:
 
 
 def key_policy(cfg: KitConfig) -> Document:
-    """The vault key, guarded like a replica key: used by the backup role, decrypting for the recovery role (a restore);
-    administered and read by break-glass;
-    disabled, deleted, re-written or untagged by break-glass only (created with the lockout check bypassed)."""
+    """The vault key's policy, written once (created with the lockout check bypassed, and `PutKeyPolicy` is no
+    class's): the account administers it through IAM for what the allow-list leaves, the backup role encrypts,
+    a restore and break-glass decrypt, the first deploy aliases it and turns rotation on. No principal, root and
+    break-glass included, disables it, schedules its deletion, re-writes its policy, moves or deletes its alias, or
+    grants on it (a KMS key policy's Deny binds the whole account)."""
     v = _vault(cfg)
-    bg = cfg.protection.break_glass_principals
     return doc(
-        S.kms_root_administration(v.account_id, v.partition),
-        S.kms_root_service_grants(v.account_id, v.partition),
-        S.kms_allow_key_use("AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]),
-        S.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
-        S.kms_allow_key_use("AllowBreakGlassKeyAdministrationAndDecrypt", bg, A.KMS_BREAK_GLASS),
-        S.kms_deny_key_deletion(bg),
-        S.kms_deny_key_policy_change(bg),
-        S.kms_deny_protection_tag_removal(A.REPLICA_KEY_TAG, bg),
+        iam_statements.kms_root_administration(v.account_id, v.partition),
+        iam_statements.kms_allow_key_use(
+            "AllowBackupRoleUseKey", [backup_role_arn(cfg)], ["Decrypt", "Encrypt", "GenerateDataKey"]
+        ),
+        iam_statements.kms_allow_key_use("AllowRecoveryRoleDecrypt", [cfg.recovery_role_arn], RECOVERY_KEY_ACTIONS),
+        iam_statements.kms_allow_key_use("AllowBreakGlassDecrypt", people(cfg), BREAK_GLASS_KEY),
+        *key_scope(cfg, kind="resource-policy").statements(resource_policy=True),
     )
 
 
@@ -325,20 +503,23 @@ def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | No
 # (not exempt from any), and Object Lock refuses a locked version's deletion to everyone.
 RECOVERY_OBJECT_ACTIONS = ("s3:GetObject",)
 RECOVERY_BUCKET_ACTIONS = ("s3:ListBucket",)
-RECOVERY_KEY_ACTIONS = ("Decrypt",)
 
 
-def _recovery_read(cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None) -> list[S.Statement | None]:
+def _recovery_read(
+    cfg: KitConfig, sids: tuple[str, str], principal: dict[str, str] | None
+) -> list[iam_statements.Statement | None]:
     arn = bucket_arn(cfg)
     listed = {"StringLike": {"s3:prefix": [f"{VAULT_TABLES_PREFIX}*"]}}
     objects = [f"{arn}/{VAULT_TABLES_PREFIX}*"]
     return [
-        S.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
-        S.statement(sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed),
+        iam_statements.statement(sids[0], "Allow", RECOVERY_OBJECT_ACTIONS, objects, principal=principal),
+        iam_statements.statement(
+            sids[1], "Allow", RECOVERY_BUCKET_ACTIONS, [arn], principal=principal, condition=listed
+        ),
     ]
 
 
-def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_read_grants(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the vault's bucket policy (the vault in another account than the recovery role): the recovery role may read
     and list the backups."""
     return _recovery_read(
@@ -346,7 +527,7 @@ def recovery_read_grants(cfg: KitConfig) -> list[S.Statement | None]:
     )
 
 
-def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
+def recovery_role_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
     """In the recovery role's permissions (none without `[vault]`): read and list the vault's backups and decrypt them
     with the vault key, so `recover --from-vault` and the rehearsal restore from it as the recovery role."""
     if cfg.vault is None:
@@ -354,16 +535,11 @@ def recovery_role_statements(cfg: KitConfig) -> list[S.Statement | None]:
     res, cond = key_resource(cfg)
     return [
         *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
-        S.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+        iam_statements.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
     ]
 
 
 # ---------------------------------------------------------------- the backup role ----
-
-# What the backup job does in the vault: write a file it does not hold yet (`If-None-Match: *`), extend the
-# retention of a file a new backup point reuses, and read back what it holds (HeadObject is authorised as GetObject).
-BACKUP_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectRetention", "s3:GetObject", "s3:GetObjectRetention")
-BACKUP_BUCKET_ACTIONS = ("s3:ListBucket",)
 
 
 def backup_role_permissions(cfg: KitConfig) -> Document:
@@ -372,25 +548,29 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
     rep = cfg.recovery_replica
     arn = bucket_arn(cfg)
     scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
-    stmts: list[S.Statement | None] = [
-        S.allow_actions("ReadReplicaCatalog", A.CATALOG_BUCKET_READ, [rep.bucket_arn]),
-        S.allow_actions("ReadReplicaTables", A.CATALOG_TABLE_READ, [S.table_arns(rep.bucket_arn)]),
-        S.deny_actions(
-            "DenyAllWritesToReplicas",
-            A.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in cfg.replicas] + [S.table_arns(r.bucket_arn) for r in cfg.replicas],
+    stmts: list[iam_statements.Statement | None] = [
+        iam_statements.allow_actions("ReadReplicaCatalog", iam_actions.CATALOG_BUCKET_READ, [rep.bucket_arn]),
+        iam_statements.allow_actions(
+            "ReadReplicaTables", iam_actions.CATALOG_TABLE_READ, [iam_statements.table_arns(rep.bucket_arn)]
         ),
-        S.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
-        S.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
+        iam_statements.deny_actions(
+            "DenyAllWritesToReplicas",
+            iam_actions.REPLICA_WRITE_ACTIONS,
+            [r.bucket_arn for r in cfg.replicas] + [iam_statements.table_arns(r.bucket_arn) for r in cfg.replicas],
+        ),
+        iam_statements.statement("WriteVaultObjects", "Allow", BACKUP_OBJECT_ACTIONS, [f"{arn}/*"]),
+        iam_statements.statement("ListVault", "Allow", BACKUP_BUCKET_ACTIONS, [arn]),
         # its job run's entry, zip and jars from the deploy-time prefix only (on-call writes `scripts/`), and its logs
-        S.allow_s3("ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{C.SCHEDULED_ARTIFACTS_PREFIX}*"]),
-        S.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
+        iam_statements.allow_s3(
+            "ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"]
+        ),
+        iam_statements.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
-        stmts.append(S.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+        stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     res, cond = key_resource(cfg)
-    stmts.append(S.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    stmts.append(iam_statements.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     return doc(*stmts)
 
 
@@ -405,7 +585,9 @@ def backup_scheduler_role_permissions(cfg: KitConfig) -> Document:
     """Start a job run on the kit's EMR Serverless application and pass it the backup role: nothing else."""
     return doc(
         allow_start_rehearsal_job_run(recovery_site(cfg), cfg.kit.name, sid="StartBackupJobRunOnTheKitApplication"),
-        allow_pass_role_to_service("PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), A.EMR_SERVERLESS_SERVICE),
+        allow_pass_role_to_service(
+            "PassTheBackupRoleToEmrServerless", backup_role_arn(cfg), iam_actions.EMR_SERVERLESS_SERVICE
+        ),
     )
 
 
@@ -437,6 +619,18 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
             backup_scheduler_role_trust(cfg),
             backup_scheduler_role_permissions(cfg),
         )
+    org = cfg.protection.organization
+    if org is not None:
+        out += [
+            PolicyDoc(
+                name,
+                "scp",
+                org.management_account_id,
+                f"SCP {scp} on {', '.join(targets)}",
+                doc(*scp_statements(cfg, name)),
+            )
+            for name, scp, targets in scps(cfg)
+        ]
     if v.creates_key:
         out.append(
             PolicyDoc(
@@ -448,3 +642,11 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
             )
         )
     return out
+
+
+def risks(cfg: KitConfig) -> dict[str, str]:
+    """The risk of each of the vault's Denies, by Sid, for the rendered SUMMARY.md."""
+    if cfg.vault is None:
+        return {}
+    placed = [bucket_scope(cfg, kind="scp"), key_scope(cfg, kind="resource-policy"), *scp_scopes(cfg, VAULT_SCP)]
+    return scopes.risks([*placed, *scp_scopes(cfg, JOBS_SCP)]) | {r.sid: r.risk for r in rules(cfg)}

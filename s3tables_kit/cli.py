@@ -17,7 +17,8 @@ import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from s3tables_kit.topology import paths
 
 DISTRIBUTION = "s3tables-replica-kit"
 EXIT_REFUSED = 2
@@ -26,42 +27,59 @@ EXIT_REFUSED = 2
 @dataclass(frozen=True)
 class Command:
     name: str
-    module: str  # whose `main(argv) -> int` runs it: a product module below this package, or a harness module
+    module: str  # whose `main(argv) -> int` runs it: a product module (`s3tables_kit.<package>...`) or a harness one
     summary: str
     group: str  # a key of GROUPS
     extra: str = ""  # the extra whose packages it imports ("" for the base install)
     checkout: bool = False  # part of the harness: runs from a checkout of the kit, not shipped in the wheel
     make_target: str = ""  # the checkout's make target that runs it, where it is not the command's name
 
-    @property
-    def import_name(self) -> str:
-        return self.module if self.checkout else f"{__package__}.{self.module}"
-
 
 GROUPS = {
     "on-call": "On call (base install)",
-    "recover": "Recovery on Spark ([spark] extra)",
+    "recover": "Recovery on Spark ([spark] extra; the jars are fetched on first use)",
     "deploy": "Provision and review",
     "practise": "Practise and prove (from a checkout of the kit)",
 }
 
 COMMANDS: tuple[Command, ...] = (
-    Command("status", "jobs.ops.status", "replication status, lag, recovery windows; --backfill", "on-call"),
-    Command("audit", "jobs.ops.audit", "compare live protections with the configuration", "on-call"),
-    Command("harden", "jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
-    Command("discover", "jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
-    Command("failover", "jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
-    Command("explain", "policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"),
-    Command("recover-emr", "jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
-    Command("recover", "jobs.recover.cli", "writable, verified copy of a replica or of a backup", "recover", "spark"),
-    Command("rehearse", "jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
-    Command("backup", "jobs.vault.cli", "incremental backup of replica tables into the vault", "recover", "spark"),
-    Command("summary", "infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
-    Command("outputs", "infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
-    Command("policies", "policies.render", "render the policy documents for review", "deploy"),
-    Command("lockcheck", "infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"),
-    Command("adopt-gate", "infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"),
-    Command("live-verify", "infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
+    Command(
+        "status", "s3tables_kit.jobs.ops.status", "replication status, lag, recovery windows; --backfill", "on-call"
+    ),
+    Command("audit", "s3tables_kit.jobs.ops.audit", "compare live protections with the configuration", "on-call"),
+    Command("harden", "s3tables_kit.jobs.ops.harden", "table policies and retention on new replicas", "on-call"),
+    Command("discover", "s3tables_kit.jobs.ops.discover", "an existing lake read: a kit.toml to adopt it", "on-call"),
+    Command("failover", "s3tables_kit.jobs.failover.cli", "promote a replica bucket in place (plan first)", "on-call"),
+    Command(
+        "explain", "s3tables_kit.policies.explain", "why a request is allowed or denied, by layer and Sid", "on-call"
+    ),
+    Command("recover-emr", "s3tables_kit.jobs.emr_submit", "submit recovery to EMR Serverless", "on-call"),
+    Command(
+        "recover",
+        "s3tables_kit.jobs.recover.cli",
+        "writable, verified copy of a replica or of a backup",
+        "recover",
+        "spark",
+    ),
+    Command("rehearse", "s3tables_kit.jobs.rehearse", "recovery rehearsal with a measured RTO", "recover", "spark"),
+    Command(
+        "backup",
+        "s3tables_kit.jobs.vault.cli",
+        "incremental backup of replica tables into the vault",
+        "recover",
+        "spark",
+    ),
+    Command("fetch-jars", "s3tables_kit.jobs.jars", "download the pinned Iceberg jars (SHA-256 checked)", "recover"),
+    Command("summary", "s3tables_kit.infra.summary", "what `cdktf deploy` of a configuration creates", "deploy"),
+    Command("outputs", "s3tables_kit.infra.write_outputs", "write outputs.json after `cdktf deploy`", "deploy"),
+    Command("policies", "s3tables_kit.policies.render", "render the policy documents for review", "deploy"),
+    Command(
+        "lockcheck", "s3tables_kit.infra.lockcheck", "refuse a saved plan that changes a locked protection", "deploy"
+    ),
+    Command(
+        "adopt-gate", "s3tables_kit.infra.adoptgate", "refuse a saved plan that overwrites an adopted bucket", "deploy"
+    ),
+    Command("live-verify", "s3tables_kit.infra.live.run", "prove the kit's AWS assumptions on a sandbox", "deploy"),
     Command("sandbox", "harness.sandbox", "the example deployed into the local stand-in", "practise", checkout=True),
     Command(
         "drill", "harness.drills.demo", "the replica-recovery drill on local Spark", "practise", "spark", True, "demo"
@@ -96,7 +114,10 @@ HARNESS_MODULES = frozenset({"harness", "emulator", "bench", "tests"})
 
 
 def usage() -> str:
-    lines = ["usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments)", ""]
+    lines = [
+        "usage: s3tables-kit <command> [args...]   (s3tables-kit <command> --help for its arguments; --version)",
+        "",
+    ]
     for group, title in GROUPS.items():
         lines.append(f"{title}:")
         lines += [f"  {c.name:<15} {c.summary}" for c in COMMANDS if c.group == group]
@@ -129,19 +150,23 @@ def extra_missing(cmd: Command) -> str | None:
     return missing_dependency(cmd, ModuleNotFoundError(name=probe))
 
 
-def checkout_root() -> Path | None:
-    """The checkout this package is imported from, when it is one (the harness sits beside the package there)."""
-    root = Path(__file__).parent.parent
-    return root if (root / "harness").is_dir() and (root / "Makefile").is_file() else None
-
-
 def load(cmd: Command) -> Callable[[list[str]], int]:
-    root = checkout_root() if cmd.checkout else None
+    root = paths.checkout() if cmd.checkout else None
     if root is not None and str(root) not in sys.path:
         sys.path.insert(0, str(root))  # the harness runs from a checkout: its packages sit beside s3tables_kit/
-    module = importlib.import_module(cmd.import_name)
+    module = importlib.import_module(cmd.module)
     entry: Callable[[list[str]], int] = module.main
     return entry
+
+
+def installed_version() -> str:
+    """The installed distribution's version (a checkout that is not installed says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "(not installed: a checkout)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if args else EXIT_REFUSED
+    if args[0] in ("--version", "-V"):
+        print(f"s3tables-kit {installed_version()}")
+        return 0
     cmd = BY_NAME.get(args[0])
     if cmd is None:
         print(f"s3tables-kit: unknown command {args[0]!r}; `s3tables-kit --help` lists them", file=sys.stderr)
@@ -168,6 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     try:
         return entry(args[1:])
+    except ValueError as err:
+        from s3tables_kit.topology.issues import KitRefusal  # here, not at start: `--help` imports nothing
+
+        if not isinstance(err, KitRefusal):
+            raise
+        print(f"s3tables-kit {cmd.name}: {err}", file=sys.stderr)  # input the kit refuses: its lines, no traceback
+        return EXIT_REFUSED
     except ModuleNotFoundError as err:  # a tool that imports an extra only once it knows it needs it
         line = missing_dependency(cmd, err)
         if line is None:

@@ -25,7 +25,7 @@ node_check() {
   case " $SUPPORTED_NODE " in
     *" $major "*) ;;
     *) echo "setup: Node.js $(node --version) is not one the pinned jsii supports (22 or 24): make targets work and" \
-         "silence its warning, direct npx cdktf / python -m infra commands print it; install Node 22 or 24" >&2 ;;
+         "silence its warning, direct npx cdktf / python -m s3tables_kit.infra commands print it; install Node 22 or 24" >&2 ;;
   esac
 }
 
@@ -42,6 +42,9 @@ jars() {
   echo "setup: fetching pinned jars from Maven Central into .jars/"
   rm -rf .jars.tmp
   mvn -q -B -f jars/pom.xml dependency:copy-dependencies -DoutputDirectory="$PWD/.jars.tmp" -DincludeScope=runtime
+  # the same SHA-256 an installed kit checks when it fetches them (jars/pinned-jars.sha256, by file name here)
+  awk '!/^#/ && NF { n = split($2, p, "/"); print $1 "  " p[n] }' jars/pinned-jars.sha256 \
+    | (cd .jars.tmp && sha256sum --check --quiet --strict -)
   rm -rf .jars && mv .jars.tmp .jars
   touch .jars/.stamp
 }

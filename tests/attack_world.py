@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies.simulate import ScpLevel
 from s3tables_kit.topology.config import KitConfig, load_config
 from tests.policy_fixtures import (
@@ -199,10 +199,10 @@ class World:
     def kit_documents(self) -> dict[str, Any]:
         """The kit's documents by name, with each replica's table policy built for its concrete table."""
         cfg = self.config()
-        docs = {d.name: d.document for d in D.build_documents(cfg)}
+        docs = {d.name: d.document for d in policy_documents.build_documents(cfg)}
         for site in self.replicas:
             replica = next(r for r in cfg.replicas if r.bucket_arn == site.bucket_arn)
-            docs[site.table_policy] = D.replica_table_policy_for(cfg, replica, site.table_arn)
+            docs[site.table_policy] = policy_documents.replica_table_policy_for(cfg, replica, site.table_arn)
         return docs
 
     def world_policies(self) -> dict[str, Any]:

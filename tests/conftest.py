@@ -34,8 +34,8 @@ from tests.synth_fixtures import synthesized  # noqa: F401
 
 
 # ====================================================================================================
-# BEGIN metadata cache (`jobs.kernel.metadata_cache`): the tools' cache goes to a temporary directory, never the
-# user's ~/.cache (also for the tools the tests start as subprocesses: they inherit the environment)
+# BEGIN metadata cache (`s3tables_kit.jobs.kernel.metadata_cache`): the tools' cache goes to a temporary directory,
+# never the user's ~/.cache (also for the tools the tests start as subprocesses: they inherit the environment)
 # ====================================================================================================
 @pytest.fixture(autouse=True, scope="session")
 def _kit_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, principal_context
 from s3tables_kit.topology.config import KitConfig, load_config
 from tests import policy_fixtures
@@ -194,10 +194,10 @@ def load() -> KitConfig:
 
 def kit_documents(cfg: KitConfig) -> dict[str, Any]:
     """Every document of the estate by name, each replica's table policy built for its concrete table."""
-    docs = {d.name: d.document for d in D.build_documents(cfg)}
+    docs = {d.name: d.document for d in policy_documents.build_documents(cfg)}
     for name, bucket_arn in ((VAULT_TABLE_POLICY, VAULT), (SALES_REPLICA_TABLE_POLICY, SALES_REPLICA)):
         replica = next(r for r in cfg.replicas if r.bucket_arn == bucket_arn)
-        docs[name] = D.replica_table_policy_for(cfg, replica, table_of(bucket_arn))
+        docs[name] = policy_documents.replica_table_policy_for(cfg, replica, table_of(bucket_arn))
     return docs
 
 

@@ -2,8 +2,8 @@
 
 `tests.ops_fixtures.deploy` creates what `cdktf deploy` leaves (buckets, replication configuration, replica bucket
 policy, SCP); here each source table gets real Iceberg metadata and data written by pyiceberg through the S3 Tables
-control plane (`jobs.failover.iceberg.S3TablesCommitter`, what a writer engine does), then the replication service
-is simulated (`/_kit_test/replicate`) and the source moves on by one more commit that is not replicated.
+control plane (`s3tables_kit.jobs.failover.iceberg.S3TablesCommitter`, what a writer engine does), then the replication
+service is simulated (`/_kit_test/replicate`) and the source moves on by one more commit that is not replicated.
 """
 
 from __future__ import annotations

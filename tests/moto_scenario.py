@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 from emulator.process import Emulator
-from s3tables_kit.jobs.spark import REPO_ROOT
+from s3tables_kit.topology import paths
 
 
 def run_scenario(module: str, tmp_path: Path, *, timeout: float) -> subprocess.CompletedProcess[str]:
     """`python -m <module> <endpoint> <reports dir>` with a moto server up for its whole run; returns the result."""
     env = {
         **os.environ,
-        "PYTHONPATH": str(REPO_ROOT),
+        "PYTHONPATH": str(paths.ROOT),
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_REGION": "us-east-1",
@@ -32,7 +32,7 @@ def run_scenario(module: str, tmp_path: Path, *, timeout: float) -> subprocess.C
         endpoint = emu.url
         return subprocess.run(
             [sys.executable, "-m", module, endpoint, str(tmp_path / "reports")],
-            cwd=REPO_ROOT,
+            cwd=paths.ROOT,
             env=env,
             capture_output=True,
             text=True,

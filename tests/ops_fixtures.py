@@ -303,8 +303,8 @@ def deploy(
 ) -> World:
     """What `cdktf deploy` + the service leave behind (`harness.world`): buckets, tables with source retention,
     encryption, storage class, the replica and source bucket policies, the replication configuration, the SCPs
-    attached to an OU, and the outputs of that deploy (`topology.outputs.outputs_doc`); then (optionally) the
-    service's initial replication."""
+    attached to an OU, and the outputs of that deploy (`s3tables_kit.topology.outputs.outputs_doc`); then (optionally)
+    the service's initial replication."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())
     doc = config_dict(mode, tables)
@@ -419,8 +419,9 @@ class Estate(_Deployed):
 def deploy_estate(env: OpsEnv, *, commit_ms: int | None = None, replicate: bool = True) -> Estate:
     """What `cdktf deploy` of every stack of the estate leaves behind (buckets, tables with their retention, bucket
     settings, the replica bucket policies of the whole estate, each source's bucket policy and replication
-    configuration with its own role, the SCPs on an OU), the outputs of every stack (`topology.outputs.outputs_doc`),
-    then a commit to every source table (`commit_ms`) and the service's replication of each source."""
+    configuration with its own role, the SCPs on an OU), the outputs of every stack
+    (`s3tables_kit.topology.outputs.outputs_doc`), then a commit to every source table (`commit_ms`) and the service's
+    replication of each source."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())
     doc = estate_config_dict(ou_id)

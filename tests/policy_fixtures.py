@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.policies import documents as D
-from s3tables_kit.policies import simulate as S
+from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies import simulate
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, principal_context
 from s3tables_kit.topology.config import KitConfig, load_config
 
@@ -185,9 +185,9 @@ def load() -> KitConfig:
 
 def kit_policies(cfg: KitConfig) -> dict[str, Any]:
     """Every document of the topology by name, with the table policy built for the concrete replica table."""
-    docs = {d.name: d.document for d in D.build_documents(cfg)}
+    docs = {d.name: d.document for d in policy_documents.build_documents(cfg)}
     replica = next(r for r in cfg.replicas if r.bucket_arn == REPLICA_BUCKET)
-    docs[TABLE_POLICY] = D.replica_table_policy_for(cfg, replica, REPLICA_TABLE)
+    docs[TABLE_POLICY] = policy_documents.replica_table_policy_for(cfg, replica, REPLICA_TABLE)
     return docs
 
 
@@ -273,13 +273,13 @@ def evaluate_variants(
     requests: Sequence[SimRequest],
     world: Mapping[str, Any] = WORLD_POLICIES,
     processes: int = 1,
-) -> dict[str, dict[str, S.SimResult]]:
+) -> dict[str, dict[str, simulate.SimResult]]:
     """Evaluate the requests of every variant of the documents in one batch (the simulator rejecting none):
     {variant label: {case id: result}}."""
-    results = S.evaluate(variant_policies(variants, world), list(requests), processes=processes)
-    errors = S.errors_of(results)
+    results = simulate.evaluate(variant_policies(variants, world), list(requests), processes=processes)
+    errors = simulate.errors_of(results)
     assert not errors, "simulator rejected requests:\n" + "\n".join(errors[:20])
-    out: dict[str, dict[str, S.SimResult]] = {label: {} for label in variants}
+    out: dict[str, dict[str, simulate.SimResult]] = {label: {} for label in variants}
     for rid, res in results.items():
         label, _, cid = rid.rpartition("|") if "|" in rid else ("", "", rid)
         out[label][cid] = res
@@ -288,7 +288,7 @@ def evaluate_variants(
 
 # ---------------------------------------------------------------- hand-written decision matrices ----
 
-CELL = {"A": S.ALLOWED, "D": S.EXPLICIT_DENY, "-": S.IMPLICIT_DENY}
+CELL = {"A": simulate.ALLOWED, "D": simulate.EXPLICIT_DENY, "-": simulate.IMPLICIT_DENY}
 
 
 def parse_matrix(

@@ -18,7 +18,7 @@ def main(endpoint: str, report_dir: str) -> None:
     import boto3
 
     from emulator.control import Control
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as cli_main
     from s3tables_kit.jobs.spark import build_session
 

@@ -15,7 +15,7 @@ from typing import Any
 def main(endpoint: str, report_dir: str) -> None:
     import boto3
 
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as cli_main
     from s3tables_kit.jobs.spark import build_session
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.localreplica import file_uri
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
 from s3tables_kit.jobs.spark import add_catalogs

@@ -1,8 +1,9 @@
 """The ONE local SparkSession of the test run (session scope), shared by every `@pytest.mark.spark` test.
 
-Tests register their own catalogs on it with `jobs.spark.add_catalogs` (catalog names are resolved lazily, so a test
-module picks names of its own, e.g. `rt_replica`). Built by `jobs.spark.build_session`: local[2], 4 shuffle partitions,
-Iceberg extensions, the jars of `.jars/`. `stand_in_credentials` hands it the local stand-in's credentials for a block.
+Tests register their own catalogs on it with `s3tables_kit.jobs.spark.add_catalogs` (catalog names are resolved lazily,
+so a test module picks names of its own, e.g. `rt_replica`). Built by `s3tables_kit.jobs.spark.build_session`: local[2],
+4 shuffle partitions, Iceberg extensions, the jars of `.jars/`. `stand_in_credentials` hands it the local stand-in's
+credentials for a block.
 """
 
 from __future__ import annotations

@@ -48,11 +48,11 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 
 
 def terraform_toolchain() -> tuple[Path, Path]:
-    """Terraform and the local provider mirror (`infra.validate`'s discovery); skips without them, fails under CI
-    (the CI image ships both)."""
-    from s3tables_kit.infra import validate as V
+    """Terraform and the local provider mirror (`s3tables_kit.infra.validate`'s discovery); skips without them, fails
+    under CI (the CI image ships both)."""
+    from s3tables_kit.infra import validate
 
-    terraform, mirror = V.find_terraform(), V.find_mirror()
+    terraform, mirror = validate.find_terraform(), validate.find_mirror()
     if terraform is None or mirror is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail("CI=true but no terraform or provider mirror on this machine")

@@ -24,6 +24,7 @@ EXAMPLE = ROOT / "examples" / "adopt.toml"
 POLICY_FILE = ROOT / "examples" / "adopt" / "bucket-policy-sales-lake.json"
 BUCKET = "arn:aws:s3tables:us-east-1:111122223333:bucket/sales-lake"
 ANALYTICS = "arn:aws:iam::111122223333:role/analytics-athena"
+PARTNER = "arn:aws:iam::999988887777:root"  # an account the configuration names nowhere
 Stack = dict[str, Any]
 
 
@@ -229,6 +230,31 @@ REFUSED = [
         "NoReplicationRole",
         "KIT-ADOPT4 NoDenyOfTheKit",
     ),
+    (
+        {
+            **OPEN,
+            "Sid": "PartnerReads",
+            "Principal": {"AWS": "arn:aws:iam::999988887777:root"},
+            "Action": "s3tables:GetTable",
+        },
+        "PartnerReads",
+        "KIT-ADOPT5 NoGrantOutsideTheOrganization",
+    ),
+    (
+        {**OPEN, "Sid": "EveryoneReads", "Principal": "*", "Action": "s3tables:GetTable"},
+        "EveryoneReads",
+        "KIT-ADOPT5 NoGrantOutsideTheOrganization",
+    ),
+    (
+        {**OPEN, "Sid": "AnalyticsTags", "Principal": {"AWS": ANALYTICS}, "Action": "s3tables:TagResource"},
+        "AnalyticsTags",
+        "KIT-ADOPT6 NoTablePolicyOrTagGrant",
+    ),
+    (
+        {**OPEN, "Sid": "AnalyticsTablePolicy", "Principal": {"AWS": ANALYTICS}, "Action": "s3tables:PutTablePolicy"},
+        "AnalyticsTablePolicy",
+        "KIT-ADOPT6 NoTablePolicyOrTagGrant",
+    ),
 ]
 
 
@@ -258,6 +284,29 @@ def test_the_synth_entry_point_refuses_it_with_exit_2(
     assert main.main() == 2
     assert "OpenLake: [KIT-ADOPT2 NoOpenProtectedAllow]" in capsys.readouterr().err
     assert not list((tmp_path / "out").rglob("cdk.tf.json"))  # no stack written
+
+
+def test_reads_for_the_organization_pass_and_a_conditional_deny_of_replication_is_warned_with_its_sid(
+    tmp_path: Path,
+) -> None:
+    org_reads = {
+        **OPEN, "Sid": "OrgReads", "Principal": "*", "Action": "s3tables:GetTable",
+        "Condition": {"StringEquals": {"aws:PrincipalOrgID": "o-abc123def4"}},
+    }  # fmt: skip
+    no_vpc = {
+        **OPEN, "Sid": "OnlyFromTheVpc", "Effect": "Deny", "Principal": "*", "Action": "s3tables:GetTableData",
+        "Condition": {"StringNotEquals": {"aws:SourceVpce": "vpce-0abc"}},
+    }  # fmt: skip
+    policy = athena_and(org_reads)
+    policy["Statement"].append(no_vpc)
+    cfg = load_config(variant(tmp_path, policy=policy))
+    ds = docset.build(cfg)
+    assert [s["Sid"] for s in ds.document("source-bucket-policy")["Statement"]][:3] == [
+        "AthenaReaders", "OrgReads", "OnlyFromTheVpc",
+    ]  # fmt: skip
+    (kept,) = [d.attached_to for d in ds.docs if d.name == "source-bucket-policy"]
+    assert "warning: OnlyFromTheVpc: [KIT-ADOPT7 ConditionalDenyOfReplication]" in kept
+    assert "OrgReads: [" not in kept
 
 
 def test_a_conditional_deny_and_a_named_grant_are_kept(tmp_path: Path) -> None:
@@ -313,3 +362,31 @@ def test_a_namespace_cannot_be_adopted_in_a_bucket_the_kit_creates(tmp_path: Pat
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert [i.field for i in err.value.issues] == ["source.namespaces[0].adopt"]
+
+
+def test_an_existing_replication_and_its_replica_are_imported_not_created(tmp_path: Path) -> None:
+    """The bucket replicates already to `sales-lake-us-west-2`: the source stack imports the bucket-level
+    configuration (updated in place: no moment without replication) and the replica stack imports the replica bucket,
+    which keeps the kit's protections (its policy is stated: the kit's replica policy)."""
+    replica_arn = "arn:aws:s3tables:us-west-2:111122223333:bucket/sales-lake-us-west-2"
+    cfg = load_config(
+        variant(
+            tmp_path,
+            ("adopt = true\n", f'adopt = true\nexisting_destinations = ["{replica_arn}"]\n'),
+            ('bucket = "sales-lake-us-west-2"\n', 'bucket = "sales-lake-us-west-2"\nadopt = true\n'),
+            (
+                'encryption = { type = "sse-s3" }\nsnapshot_retention = { max_snapshot_age_hours = 2160',
+                'adopt_changes = ["bucket_policy"]\nencryption = { type = "sse-s3" }\n'
+                "snapshot_retention = { max_snapshot_age_hours = 2160",
+            ),
+        )
+    )
+    source = synth_source(cfg, tmp_path / "out")
+    takeover, body = one(source, "aws_s3tables_table_bucket_replication")
+    assert imports(source)[takeover] == BUCKET and body["lifecycle"]["prevent_destroy"] is True
+    replica = _without_metadata(
+        json.loads((tmp_path / "out" / "stacks" / "replica-sales-lake-us-west-2" / "cdk.tf.json").read_text())
+    )
+    bucket, _ = one(replica, "awscc_s3tables_table_bucket")
+    assert imports(replica) == {bucket: replica_arn}
+    assert "aws_s3tables_table_bucket_policy" in replica["resource"]  # the kit's replica protections, as stated

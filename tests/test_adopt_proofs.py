@@ -18,7 +18,7 @@ import pytest
 from s3tables_kit.policies import docset
 from s3tables_kit.policies.simulate import IMPLICIT_DENY, SimRequest, evaluate
 from s3tables_kit.topology.config import load_config
-from tests import policy_fixtures as W
+from tests import policy_fixtures
 
 pytestmark = pytest.mark.node
 
@@ -66,7 +66,9 @@ def cases() -> list[tuple[str, str, str, str]]:
 def request(who: str, resource: str, action: str, policy: str) -> SimRequest:
     arn = BUCKET if resource == "bucket" else TABLE
     cid = f"{policy}:{who}:{resource}:{action}"
-    return W.own_request(cid, PRINCIPALS[who], f"s3tables:{action}", arn, ACCOUNT, IDENTITY[who], (policy,))
+    return policy_fixtures.own_request(
+        cid, PRINCIPALS[who], f"s3tables:{action}", arn, ACCOUNT, IDENTITY[who], (policy,)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +93,7 @@ def test_the_analytics_grant_still_reads_and_the_protections_still_deny(policies
     wrong = [
         f"{who} {action} on {resource}: expected {cell}, got {results[r.id].decision} {results[r.id].denied_by}"
         for (who, resource, action, cell), r in zip(cases(), reqs, strict=True)
-        if results[r.id].decision != W.CELL[cell]
+        if results[r.id].decision != policy_fixtures.CELL[cell]
     ]
     assert not wrong, "\n".join(wrong)
     read = results[request("ath", "table", "GetTableData", "merged").id]

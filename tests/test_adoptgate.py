@@ -1,5 +1,5 @@
-"""`infra.adoptgate`: the saved plan of an adopting stack is refused before apply when it would destroy, replace or
-overwrite what the account holds, and a clean import passes and is applied as planned.
+"""`s3tables_kit.infra.adoptgate`: the saved plan of an adopting stack is refused before apply when it would destroy,
+replace or overwrite what the account holds, and a clean import passes and is applied as planned.
 
 The plans are real: a small Terraform configuration (an `aws_s3tables_table_bucket` and its bucket policy, each with
 an `import {}` block) planned with the real `terraform` binary and the local provider against the emulator, where the

@@ -1,8 +1,9 @@
-"""`infra.adoptgate` on the kit's own source stack (the recorded synth, tests/golden/seed/source.json) adopting a bucket
-that exists: the apply that stopped half-way on `ConflictException`, and the import that silently changed the bucket's
-unreferenced file removal and storage class and replaced its policy with a plain create, are each refused by name.
-The plans are built from the stack's document in the shape `terraform show -json` writes (values that refer to other
-resources are unknown at plan time, as Terraform reports them); tests/test_adoptgate.py gates real Terraform plans."""
+"""`s3tables_kit.infra.adoptgate` on the kit's own source stack (the recorded synth, tests/golden/seed/source.json)
+adopting a bucket that exists: the apply that stopped half-way on `ConflictException`, and the import that silently
+changed the bucket's unreferenced file removal and storage class and replaced its policy with a plain create, are each
+refused by name. The plans are built from the stack's document in the shape `terraform show -json` writes (values that
+refer to other resources are unknown at plan time, as Terraform reports them); tests/test_adoptgate.py gates real
+Terraform plans."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from s3tables_kit.infra import adoptgate
 from s3tables_kit.infra.adoptgate import AdoptionIntent, PolicyDiff, applies_to, gate, policy_diff
 from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.loader import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = json.loads((ROOT / "tests" / "golden" / "seed" / "source.json").read_text())
@@ -139,3 +144,88 @@ def test_a_destroy_is_refused_and_a_merged_policy_is_compared_by_meaning() -> No
     assert policy_diff(old, json.dumps({"Statement": [wider]})) == PolicyDiff((), ("AthenaReaders",), (), ())
     unnamed = {k: v for k, v in grant.items() if k != "Sid"}
     assert policy_diff(old, json.dumps({"Statement": [unnamed, deny]})).dropped == ("AthenaReaders",)
+
+
+def test_the_gate_refuses_what_is_not_a_saved_plan_of_the_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fail closed: `terraform show -json` without the plan file (the state: `{"format_version":"1.0"}`), a JSON
+    list, an empty plan and the plan of another configuration's stack are each refused, exit 2, one line."""
+    intent(tmp_path)
+    saved = {**importing(first_plan(SOURCE)), "planned_values": {"root_module": {"resources": []}}}
+    foreign = copy.deepcopy(saved)
+    for rc in foreign["resource_changes"]:
+        if rc["type"] == BUCKET_TYPE:
+            rc["change"]["before"] = rc["change"]["after"] = {"table_bucket_name": "someone-elses-lake"}
+    cases = {
+        "state.json": ({"format_version": "1.0"}, "not a saved plan (no planned_values, resource_changes)"),
+        "list.json": ([], "not a saved plan: `terraform show -json <plan file>` writes a JSON object, this is a list"),
+        "empty.json": (
+            {"format_version": "1.2", "planned_values": {}, "resource_changes": []},
+            "a plan of no resource",
+        ),
+        "foreign.json": (foreign, "a plan of table bucket(s) someone-elses-lake, none of which the configuration"),
+    }
+    config = str(tmp_path / "kit.toml")
+    for name, (doc, line) in cases.items():
+        (tmp_path / name).write_text(json.dumps(doc))
+        assert adoptgate.main(["--plan-json", str(tmp_path / name), "--config", config]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and line in err and "Traceback" not in err, (name, err)
+    # The saved plan itself is read, and gated.
+    (tmp_path / "plan.json").write_text(json.dumps(saved))
+    assert adoptgate.main(["--plan-json", str(tmp_path / "plan.json"), "--config", config]) == 2
+    assert "refused: 3 change(s)" in capsys.readouterr().err
+
+
+DEST = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket"
+OLD_DEST = "arn:aws:s3tables:eu-west-1:111122223333:bucket/team-copy"
+TAKEOVER = "aws_s3tables_table_bucket_replication.replication_bucket"
+
+
+def replication_change(actions: list[str], before: list[str] | None, after: list[str], **extra: Any) -> dict[str, Any]:
+    def body(dests: list[str]) -> dict[str, Any]:
+        return {"table_bucket_arn": ARN, "role": "arn:aws:iam::111122223333:role/r", "version_token": "t1",
+                "rule": [{"destination": [{"destination_table_bucket_arn": d} for d in dests]}]}  # fmt: skip
+
+    change = {"actions": actions, "before": None if before is None else body(before), "after": body(after),
+              "after_unknown": {}, **extra}  # fmt: skip
+    return {"address": TAKEOVER, "mode": "managed", "type": TAKEOVER.split(".")[0], "change": change}
+
+
+def test_an_existing_replication_is_taken_over_in_place_and_never_loses_a_destination_unstated(tmp_path: Path) -> None:
+    """The bucket replicates already (to the replica the configuration keeps): the first deploy imports the
+    configuration and updates it. Kept destinations pass; one dropped is refused unless stated; a create over it and a
+    delete (a gap) are refused."""
+    existing = f'existing_destinations = ["{DEST}"]\n'
+
+    def plan_of(rc: dict[str, Any]) -> dict[str, Any]:
+        return {"format_version": "1.2", "resource_changes": [rc]}
+
+    kept = plan_of(replication_change(["update"], [DEST], [DEST, OLD_DEST], importing={"id": ARN}))
+    report = gate(kept, intent(tmp_path, "bucket_policy", written=existing))
+    assert report.passed, report.summary()
+    assert [n.detail for n in report.of_kind("replication kept")] == [
+        f"1 existing destination(s) kept; added {OLD_DEST}"
+    ]
+    dropped = plan_of(replication_change(["update"], [OLD_DEST, DEST], [DEST], importing={"id": ARN}))
+    (refusal,) = gate(dropped, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert (refusal.address, refusal.rule, refusal.attributes) == (TAKEOVER, "overwrite", ("rule",))
+    assert f"drops existing destination(s) {OLD_DEST}" in refusal.why
+    assert gate(dropped, intent(tmp_path, "bucket_policy", "replication", written=existing)).passed  # stated
+    created = plan_of(replication_change(["create"], None, [DEST]))
+    (refusal,) = gate(created, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.rule == "create over existing" and "the stack must import it" in refusal.why
+    assert gate(created, intent(tmp_path, "bucket_policy")).passed  # a bucket that replicates nowhere yet
+    gap = plan_of(replication_change(["delete", "create"], [DEST], [DEST], importing={"id": ARN}))
+    (refusal,) = gate(gap, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.rule == "replace" and "replicates nothing from the delete until" in refusal.why
+    # A provider that read no version token at the import (#46675) would fail the update half-way: refused.
+    tokenless = copy.deepcopy(kept)
+    tokenless["resource_changes"][0]["change"]["before"]["version_token"] = ""
+    (refusal,) = gate(tokenless, intent(tmp_path, "bucket_policy", written=existing)).refused
+    assert refusal.attributes == ("version_token",) and "#46675" in refusal.why
+    # The configuration itself keeps each existing destination unless it states the drop.
+    with pytest.raises(ConfigError, match=r"source\.existing_destinations\[0\]: .*team-copy receives this bucket"):
+        intent(tmp_path, "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')
+    assert intent(tmp_path, "replication", "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')

@@ -1,7 +1,7 @@
 """The replication monitor (`[assurance]`) over real HTTP: moto's CloudWatch + the kit's S3 Tables extension.
 
-The handler's status logic is `jobs.ops.status` (tested in test_ops_status.py); these tests check what the monitor
-makes of it: the documented metric names and dimensions, the failure metric driven by an injected failed
+The handler's status logic is `s3tables_kit.jobs.ops.status` (tested in test_ops_status.py); these tests check what the
+monitor makes of it: the documented metric names and dimensions, the failure metric driven by an injected failed
 replication, the cardinality cap, throttled PutMetricData, thousands of tables, and the Lambda entry point.
 """
 

@@ -26,7 +26,7 @@ from s3tables_kit.policies.documents import build_documents
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimRequest, evaluate
 from s3tables_kit.policies.sites import SCHEDULER_SERVICE
 from s3tables_kit.topology.config import load_config
-from tests import policy_fixtures as W
+from tests import policy_fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = load_config(ROOT / "examples" / "multi-account.toml")
@@ -146,12 +146,16 @@ def results() -> dict[str, Any]:
     reqs: list[SimRequest] = []
     for cid, principal, action, resource, account, ctx, policies, _ in IDENTITY_CASES:
         on_resource = GRANTED_BY.get(cid) or key_policies.get(resource, ())
-        reqs.append(W.own_request(cid, principal, action, resource, account, policies, on_resource, ctx))
+        reqs.append(policy_fixtures.own_request(cid, principal, action, resource, account, policies, on_resource, ctx))
     for cid, doc, role, service, ctx, _ in TRUST_CASES:
-        reqs.append(W.own_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], (), (doc,), ctx))
+        reqs.append(
+            policy_fixtures.own_request(cid, service, "sts:AssumeRole", role, role.split(":")[4], (), (doc,), ctx)
+        )
     for cid, service, action, ctx, _ in KEY_CASES:
         reqs.append(
-            W.own_request(cid, service, action, ALARM_KEY, SRC, (), ("kms-key-policy--alarm-topic-source",), ctx)
+            policy_fixtures.own_request(
+                cid, service, action, ALARM_KEY, SRC, (), ("kms-key-policy--alarm-topic-source",), ctx
+            )
         )
     return evaluate(docs, reqs)
 

@@ -12,7 +12,7 @@ import pytest
 
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.monitor import declared_document, reviewed_replica_policies
-from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops import monitor
 from s3tables_kit.jobs.ops.audit_scope import default_bucket_policy_builder, scopes_of
 from s3tables_kit.jobs.ops.monitor_drift import Declared
 from s3tables_kit.jobs.rehearse import SUCCEEDED
@@ -73,10 +73,10 @@ def test_monitor_function_is_the_packaged_status_code(synthesized: dict[str, Sta
     assert re.fullmatch(r"assets/[\w-]+/[\w-]+/replication-monitor\.zip", fn["filename"]), fn["filename"]
     assert fn["reserved_concurrent_executions"] == 1
     env = fn["environment"]["variables"]
-    assert env[M.ENV_SOURCES] == cfg.sources[0].bucket_arn
-    assert env[M.ENV_DESTINATIONS].split(",") == [r.bucket_arn for r in cfg.replicas]
-    assert env[M.ENV_MAX_LAG] == str(cfg.assurance.monitor.max_lag_minutes * 60)
-    assert env[M.ENV_CAP] == str(cfg.assurance.monitor.max_table_metrics)
+    assert env[monitor.ENV_SOURCES] == cfg.sources[0].bucket_arn
+    assert env[monitor.ENV_DESTINATIONS].split(",") == [r.bucket_arn for r in cfg.replicas]
+    assert env[monitor.ENV_MAX_LAG] == str(cfg.assurance.monitor.max_lag_minutes * 60)
+    assert env[monitor.ENV_CAP] == str(cfg.assurance.monitor.max_table_metrics)
     assert env["AWS_DATA_PATH"] == "/var/task/botocore_data"
     (logs,) = res(src, "aws_cloudwatch_log_group").values()
     assert fn["logging_config"]["log_group"].startswith("${aws_cloudwatch_log_group.")
@@ -134,18 +134,18 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     for rep in cfg.replicas:
         lag = alarms[f"{kit}-replication-lag-{rep.bucket}"]
         assert (lag["metric_name"], lag["statistic"], lag["comparison_operator"]) == (
-            M.LAG, "Maximum", "GreaterThanThreshold"
+            monitor.LAG, "Maximum", "GreaterThanThreshold"
         )  # fmt: skip
         assert lag["threshold"] == mon.max_lag_minutes * 60
         assert lag["dimensions"] == {"Kit": kit, "Destination": rep.bucket_arn}
         failed = alarms[f"{kit}-replication-failed-{rep.bucket}"]
         assert (failed["metric_name"], failed["threshold"], failed["comparison_operator"]) == (
-            M.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold"
+            monitor.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold"
         )  # fmt: skip
         assert failed["dimensions"] == lag["dimensions"]
         detached = alarms[f"{kit}-replication-detached-{rep.bucket}"]  # any detached replica
         assert (detached["metric_name"], detached["statistic"], detached["threshold"]) == (
-            M.DETACHED_METRIC, "Maximum", 1
+            monitor.DETACHED_METRIC, "Maximum", 1
         )  # fmt: skip
         assert detached["comparison_operator"] == "GreaterThanOrEqualToThreshold"
         assert detached["dimensions"] == lag["dimensions"]
@@ -165,7 +165,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
         assert layers["comparison_operator"] == retention["comparison_operator"] == "GreaterThanOrEqualToThreshold"
         assert layers["dimensions"] == retention["dimensions"] == lag["dimensions"]
         for a in (lag, failed, detached, point, policy, drift, source_policy, layers, retention):
-            assert a["namespace"] == M.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
+            assert a["namespace"] == monitor.METRIC_NAMESPACE and a["period"] == mon.interval_minutes * 60
             assert a["treat_missing_data"] == "notBreaching"
     fn = {"FunctionName": f"{kit}-replication-monitor"}  # liveness: AWS/Lambda's metrics, written by Lambda only
     silent = alarms[f"{kit}-replication-monitor-not-reporting"]
@@ -176,7 +176,7 @@ def test_monitor_alarms(synthesized: dict[str, Stacks], example: str) -> None:
     assert (failing["namespace"], failing["metric_name"], failing["dimensions"]) == ("AWS/Lambda", "Errors", fn)
     assert failing["datapoints_to_alarm"] == 2 and failing["comparison_operator"] == "GreaterThanOrEqualToThreshold"
     unreadable = alarms[f"{kit}-replication-status-unreadable"]  # a table the monitor cannot read is a finding
-    assert (unreadable["namespace"], unreadable["metric_name"]) == (M.METRIC_NAMESPACE, M.ERRORS)
+    assert (unreadable["namespace"], unreadable["metric_name"]) == (monitor.METRIC_NAMESPACE, monitor.ERRORS)
     assert unreadable["threshold"] == 1 and unreadable["statistic"] == "Maximum"
     (topic,) = res(synthesized[example]["source"], "aws_sns_topic")
     for a in alarms.values():
@@ -196,7 +196,7 @@ def test_alarm_topic_is_kms_encrypted_with_the_configured_subscriptions(
     (key,) = keys
     assert key["enable_key_rotation"] is True
     site = assurance.site_of(cfg.sources[0]) if stack == "source" else assurance.recovery_site(cfg)
-    guardians = assurance.source_key_guardians(cfg, cfg.sources[0]) if stack == "source" else None
+    guardians = assurance.source_key_guardians(cfg, cfg.sources[0])
     assert json.loads(key["policy"]) == assurance.alarm_topic_key_policy(site, guardians)
     subs = sorted((s["protocol"], s["endpoint"]) for s in res(st, "aws_sns_topic_subscription").values())
     assert subs == sorted((s.protocol, s.endpoint) for s in cfg.assurance.alarm_subscriptions)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra import packaging
-from s3tables_kit.jobs import rehearse as R
-from s3tables_kit.topology import contract as C
+from s3tables_kit.jobs import rehearse
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import ConfigError, parse_config
 from tests.ops_fixtures import config_dict
@@ -102,7 +102,7 @@ def test_package_is_deterministic_and_holds_exactly_the_status_code() -> None:
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
     code = [n for n in names if not n.startswith(packaging.DATA_DIR + "/")]
     assert code == sorted(
-        [f"{packaging.PACKAGE}/__init__.py", *(f"{packaging.PACKAGE}/{m}" for m in packaging.MODULES)]
+        [f"{packaging.PACKAGE}/__init__.py", *(f"{packaging.PACKAGE}/{m}" for m in packaging.monitor_modules())]
     )
     assert any(n.startswith("botocore_data/s3tables/") and "service-2" in n for n in names)
     for info in zipfile.ZipFile(io.BytesIO(first)).infolist():
@@ -150,17 +150,19 @@ def test_rotating_sample_covers_every_table() -> None:
     names = [f"ns.t{i}" for i in range(7)]
     seen: set[str] = set()
     for day in range(4):
-        picked = R.choose_tables(names, 2, day)
+        picked = rehearse.choose_tables(names, 2, day)
         assert len(picked) == 2 and len(set(picked)) == 2
         seen |= set(picked)
     assert seen == set(names)
-    assert R.choose_tables(names, 2, 10) == R.choose_tables(list(reversed(names)), 2, 10)  # order-independent
-    assert R.choose_tables(names[:1], 3, 5) == names[:1]
+    assert rehearse.choose_tables(names, 2, 10) == rehearse.choose_tables(
+        list(reversed(names)), 2, 10
+    )  # order-independent
+    assert rehearse.choose_tables(names[:1], 3, 5) == names[:1]
 
 
 def test_pinned_jar_names_are_what_setup_installs() -> None:
     installed = sorted(p.name for p in (ROOT / ".jars").glob("*.jar"))
-    assert C.pinned_jar_names() == installed
+    assert contract.pinned_jar_names() == installed
 
 
 def test_start_job_run_input_is_the_api_request() -> None:
@@ -194,15 +196,15 @@ def test_rehearsal_metrics() -> None:
     import datetime as dt
 
     at = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
-    data = R.metric_data("kit", succeeded=True, seconds=12.34567, tables=2, at=at)
+    data = rehearse.metric_data("kit", succeeded=True, seconds=12.34567, tables=2, at=at)
     assert {d["MetricName"]: d["Value"] for d in data} == {
-        R.SUCCEEDED: 1.0,
-        R.RTO: 12.346,
-        R.TABLES: 2.0,
-        R.STALE: 0.0,
+        rehearse.SUCCEEDED: 1.0,
+        rehearse.RTO: 12.346,
+        rehearse.TABLES: 2.0,
+        rehearse.STALE: 0.0,
     }
-    stale = R.metric_data("kit", succeeded=False, seconds=1.0, tables=2, at=at, stale=1)
-    assert {d["MetricName"]: d["Value"] for d in stale}[R.STALE] == 1.0
+    stale = rehearse.metric_data("kit", succeeded=False, seconds=1.0, tables=2, at=at, stale=1)
+    assert {d["MetricName"]: d["Value"] for d in stale}[rehearse.STALE] == 1.0
     assert all(d["Dimensions"] == [{"Name": "Kit", "Value": "kit"}] for d in data)
     assert json.dumps([{k: v for k, v in d.items() if k != "Timestamp"} for d in data])
 
@@ -216,12 +218,12 @@ def test_a_recovered_point_older_than_the_lag_budget_is_stale() -> None:
         "a.frozen": (as_of - dt.timedelta(hours=3)).isoformat(),
         "a.none": None,  # nothing recovered: its verdict says why
     }
-    assert R.stale_points(points, as_of, dt.timedelta(minutes=30)) == {"a.frozen": 10800.0}
-    assert R.stale_points(points, as_of, dt.timedelta(hours=4)) == {}
-    assert R.stale_points(points, as_of, None) == {}  # no budget, no finding
-    res = R.RehearsalResult("k", "r", as_of.isoformat(), as_of.isoformat(), "rehearsal", ["a.frozen"])
+    assert rehearse.stale_points(points, as_of, dt.timedelta(minutes=30)) == {"a.frozen": 10800.0}
+    assert rehearse.stale_points(points, as_of, dt.timedelta(hours=4)) == {}
+    assert rehearse.stale_points(points, as_of, None) == {}  # no budget, no finding
+    res = rehearse.RehearsalResult("k", "r", as_of.isoformat(), as_of.isoformat(), "rehearsal", ["a.frozen"])
     res.stale, res.max_lag_seconds = {"a.frozen": 10800.0}, 1800.0
-    assert res.outcome == "STALE" and "STALE (budget 30m00s)" in R.render(res)
+    assert res.outcome == "STALE" and "STALE (budget 30m00s)" in rehearse.render(res)
     res.error = "boom"
     assert res.outcome == "FAILED"  # a failure is reported as one, whatever its points
 

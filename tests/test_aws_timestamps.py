@@ -1,5 +1,5 @@
-"""`jobs.aws_timestamps`: the kit's sessions parse timestamps as botocore does, only faster (botocore's own parser is
-the oracle for every shape AWS sends and for the shapes it hands back to botocore)."""
+"""`s3tables_kit.jobs.aws_timestamps`: the kit's sessions parse timestamps as botocore does, only faster (botocore's own
+parser is the oracle for every shape AWS sends and for the shapes it hands back to botocore)."""
 
 from __future__ import annotations
 

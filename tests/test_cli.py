@@ -4,6 +4,7 @@ pass through unchanged, through the command and through `make`, on a real world 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from s3tables_kit import cli
 from tests.ops_fixtures import OpsEnv, deploy
+from tests.test_sandbox import makefile_recipes
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = [sys.executable, "-m", "s3tables_kit.cli"]
@@ -80,3 +82,37 @@ def test_status_exit_codes_pass_through_the_command_and_make(ops_env: OpsEnv, tm
     refused = _run([*KIT, "status", *refused_args])
     assert refused.returncode == 2 and "outputs file not found" in refused.stderr
     assert _run([*make, f"ARGS={' '.join(refused_args)}"]).returncode == 2
+
+
+# `make <on-call target>` runs in question mode (Makefile: `MAKEFLAGS += -q`) so that the tool's exit code comes back
+# as make's own. In that mode make runs only the recipe lines marked `+`, and a target with any other line runs nothing
+# at all and answers 1 ("unhealthy"), without a word.
+def oncall_targets(makefile: str) -> list[str]:
+    found = re.search(r"^ONCALL := (.+)$", makefile, flags=re.M)
+    assert found, "the Makefile names its on-call targets in ONCALL"
+    return found.group(1).split()
+
+
+def unmarked_oncall_lines(makefile: str, recipes: dict[str, list[str]]) -> list[str]:
+    """Recipe lines of an on-call target that question mode would skip: neither `+` nor `$(SETUP_FIRST)`."""
+    return [
+        f"{target}: {line}"
+        for target in oncall_targets(makefile)
+        for line in recipes[target]
+        if not line.startswith(("+", "$(SETUP_FIRST)"))
+    ]
+
+
+def test_every_line_of_an_on_call_target_runs_in_question_mode(tmp_path: Path) -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipes = makefile_recipes()
+    oncall = oncall_targets(makefile)
+    assert {t for t in recipes if re.search(rf"^{t}:.*## On call: ", makefile, flags=re.M)} <= set(oncall)
+    assert unmarked_oncall_lines(makefile, recipes) == []
+    # the trap is real: one unmarked line and the tool never runs, yet make answers 1
+    for recipe, answer in (("\t+@echo ran; exit 0\n", ("ran\n", 0)), ("\t@echo setup\n\t+@echo ran\n", ("", 1))):
+        (tmp_path / "Makefile").write_text(f"MAKEFLAGS += -q\nstatus:\n{recipe}")
+        run = subprocess.run(["make", "-s", "status"], cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert (run.stdout, run.returncode) == answer
+    added = {**recipes, "status": [*recipes["status"], "@echo done"]}
+    assert unmarked_oncall_lines(makefile, added) == ["status: @echo done"]

@@ -99,7 +99,7 @@ def test_empty_alarm_subscriptions_warn_but_do_not_refuse(tmp_path: Path) -> Non
     # The entry point of `make synth`/`make summary`/`cdktf deploy` prints it and goes on.
     cfg = tmp_path / "kit.toml"
     cfg.write_text(SEED.replace('alarm_subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]', ""))
-    code = "import sys; from infra.env import read_env_config; sys.exit(0 if read_env_config() else 2)"
+    code = "import sys; from s3tables_kit.infra.env import read_env_config; sys.exit(0 if read_env_config() else 2)"
     env = {"KIT_CONFIG": str(cfg), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0 and f"warning: {cfg}: assurance.alarm_subscriptions: empty" in out.stderr

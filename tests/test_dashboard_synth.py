@@ -1,9 +1,10 @@
 """The replication dashboard (`infra/constructs/dashboard.py`) as synthesized for every example, the estate
 included (the shared session synth, tests/synth_fixtures.py): one dashboard per stack that deploys the monitor, and
 every metric its widgets show is one the monitor or the rehearsal really publishes. "Really publishes" is derived
-from the publishing code, fed the settings the synthesized stacks give it: `jobs.ops.monitor.metric_data` of a
-status report over every destination of the deployed function's environment (`MonitorSettings.from_env`), and
-`jobs.rehearse.metric_data` with the `--kit` and `--metrics-region` the deployed rehearsal schedule passes."""
+from the publishing code, fed the settings the synthesized stacks give it: `s3tables_kit.jobs.ops.monitor.metric_data`
+of a status report over every destination of the deployed function's environment (`MonitorSettings.from_env`), and
+`s3tables_kit.jobs.rehearse.metric_data` with the `--kit` and `--metrics-region` the deployed rehearsal schedule
+passes."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from typing import Any
 import pytest
 
 from s3tables_kit.jobs import rehearse
-from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops import monitor
 from s3tables_kit.jobs.ops.status import COMPLETED, DestinationStatus, StatusReport
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 
 pytestmark = pytest.mark.synth
 Stacks = dict[str, dict[str, Any]]
@@ -30,7 +31,7 @@ def _res(stack: dict[str, Any], rtype: str) -> list[dict[str, Any]]:
 
 def _monitors(stack: dict[str, Any]) -> list[dict[str, Any]]:
     """The stack's source-side monitor functions (a replica account's freshness check runs in a mode of its own)."""
-    return [f for f in _res(stack, "aws_lambda_function") if C.ENV_MODE not in f["environment"]["variables"]]
+    return [f for f in _res(stack, "aws_lambda_function") if contract.ENV_MODE not in f["environment"]["variables"]]
 
 
 def _region(stack: dict[str, Any]) -> str:
@@ -42,14 +43,14 @@ def monitor_series(stack: dict[str, Any]) -> set[Series]:
     holding a table for each of its destinations."""
     (fn,) = _monitors(stack)
     env = fn["environment"]["variables"]
-    settings = M.MonitorSettings.from_env(env)
+    settings = monitor.MonitorSettings.from_env(env)
     report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=1)
     src = settings.source_bucket_arns[0]
     report.rows = [
         DestinationStatus(src, "ns.t", f"{src}/table/t", dest, COMPLETED, lag_seconds=0.0)
         for dest in settings.destination_bucket_arns
     ]
-    data = M.metric_data(
+    data = monitor.metric_data(
         report,
         kit=settings.kit,
         max_table_metrics=settings.max_table_metrics,
@@ -71,7 +72,12 @@ def rehearsal_series(synth: Stacks) -> set[Series]:
             kit, region = args[args.index("--kit") + 1], args[args.index("--metrics-region") + 1]
             data = rehearse.metric_data(kit, succeeded=True, seconds=1.0, tables=1, at=NOW)
             out |= {
-                (region, C.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
+                (
+                    region,
+                    contract.METRIC_NAMESPACE,
+                    d["MetricName"],
+                    tuple((x["Name"], x["Value"]) for x in d["Dimensions"]),
+                )
                 for d in data
             }
     return out
@@ -112,9 +118,9 @@ def test_every_widget_metric_is_one_the_monitor_or_the_rehearsal_publishes(
         # what a person looks at first: per destination the point's age, lag, failures and detached replicas;
         # the rehearsal's RTO and outcome
         dests = {dict(s[3]).get("Destination") for s in monitor_series(synth[name])} - {None}
-        for metric in (C.POINT_AGE, C.LAG, C.FAILED_METRIC, C.DETACHED_METRIC):
+        for metric in (contract.POINT_AGE, contract.LAG, contract.FAILED_METRIC, contract.DETACHED_METRIC):
             assert {dict(s[3]).get("Destination") for s in shown if s[2] == metric} == dests, metric
-        assert {s[2] for s in shown if s in rehearsal} == {C.REHEARSAL_RTO, C.REHEARSAL_SUCCEEDED}
+        assert {s[2] for s in shown if s in rehearsal} == {contract.REHEARSAL_RTO, contract.REHEARSAL_SUCCEEDED}
         # the alarm widget shows the state of every alarm of the stack (and the rehearsal's, same account)
         (alarms,) = [w["properties"]["alarms"] for w in body["widgets"] if w["type"] == "alarm"]
         stack_alarms = {a["alarm_name"]: a for a in _res(synth[name], "aws_cloudwatch_metric_alarm")}
@@ -122,8 +128,8 @@ def test_every_widget_metric_is_one_the_monitor_or_the_rehearsal_publishes(
         assert set(stack_alarms) <= shown_alarms
         assert all(a.endswith("-recovery-rehearsal-not-succeeding") for a in shown_alarms - set(stack_alarms))
         # the point's widget marks the threshold its alarms fire at
-        (point,) = [w for w in metrics if C.POINT_AGE in w["properties"]["metrics"][0]]
-        thresholds = {a["threshold"] for a in stack_alarms.values() if a["metric_name"] == C.POINT_AGE}
+        (point,) = [w for w in metrics if contract.POINT_AGE in w["properties"]["metrics"][0]]
+        thresholds = {a["threshold"] for a in stack_alarms.values() if a["metric_name"] == contract.POINT_AGE}
         assert [h["value"] for h in point["properties"]["annotations"]["horizontal"]] == sorted(thresholds)
 
 
@@ -149,7 +155,9 @@ def test_the_point_widget_shows_each_configured_group_as_the_monitor_publishes_i
     declared = Declared.from_json(json.loads(packaging.declared_bytes(declared_document(cfg, cfg.sources[0], {}))))
     assert declared.groups == {"orders": ("analytics.orders",), "analytics": ("analytics.*",)}
     body = dashboard_body(cfg, cfg.sources[0], alarm_arns=[], rehearsal=None)
-    (point,) = [w for w in body["widgets"] if w["type"] == "metric" and C.POINT_AGE in w["properties"]["metrics"][0]]
+    (point,) = [
+        w for w in body["widgets"] if w["type"] == "metric" and contract.POINT_AGE in w["properties"]["metrics"][0]
+    ]
     shown = widget_series(point)
     dests = [r.bucket_arn for r in cfg.replicas]
     report = StatusReport(generated_at=NOW.isoformat(), max_lag_seconds=None, tables=2)
@@ -159,12 +167,12 @@ def test_the_point_widget_shows_each_configured_group_as_the_monitor_publishes_i
         for d in dests
         for t in ("analytics.orders", "analytics.events")
     ]
-    data = M.metric_data(
+    data = monitor.metric_data(
         report, kit=cfg.name_prefix_of(cfg.sources[0]), max_table_metrics=50, destinations=dests, groups=declared.groups
     )
     region = cfg.sources[0].region
     published = {
-        (region, C.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
+        (region, contract.METRIC_NAMESPACE, d["MetricName"], tuple((x["Name"], x["Value"]) for x in d["Dimensions"]))
         for d in data
     }
     assert set(shown) <= published, set(shown) - published

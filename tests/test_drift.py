@@ -1,5 +1,5 @@
-"""Drift of what cannot be prevented (`jobs.ops.drift`): a source's replication configurations at both levels and
-each replica's bucket policy, as `audit` and the replication monitor see them.
+"""Drift of what cannot be prevented (`s3tables_kit.jobs.ops.drift`): a source's replication configurations at both
+levels and each replica's bucket policy, as `audit` and the replication monitor see them.
 
 The comparisons are pure and tested first on documents; then each kind of drift is made on the emulator over HTTP
 (a table-level destination beside the bucket-level configuration, a deleted configuration, another role, a bucket-level
@@ -126,9 +126,9 @@ def test_policy_drift_is_an_exact_comparison_with_the_reviewed_document() -> Non
 
 @pytest.mark.parametrize("example", ["seed", "multi-account", "estate"])
 def test_the_monitor_declares_what_audit_compares(example: str) -> None:
-    """The package's declared replication (`topology.outputs.declared_replication` of each source's view), the one
-    the outputs state, and the one `audit` compares with are the same, source by source (the failover topology's:
-    test_failover_synth.py)."""
+    """The package's declared replication (`s3tables_kit.topology.outputs.declared_replication` of each source's view),
+    the one the outputs state, and the one `audit` compares with are the same, source by source (the failover
+    topology's: test_failover_synth.py)."""
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     scopes = scopes_of(cfg, default_bucket_policy_builder())
     packaged = [declared_replication(cfg, s) for s in cfg.sources]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import explain as X
+from s3tables_kit.policies import explain
 from s3tables_kit.topology.config import KitConfig, load_config
 from tests.test_docs import anchors
 
@@ -63,19 +63,19 @@ QUESTIONS = {
 
 
 @pytest.fixture(scope="module")
-def answers(cfg: KitConfig) -> dict[str, X.Explanation]:
-    questions = [X.Question(X.parse_request(p, a, r, [])) for p, a, r in QUESTIONS.values()]
-    return dict(zip(QUESTIONS, X.explain_all(cfg, questions), strict=True))
+def answers(cfg: KitConfig) -> dict[str, explain.Explanation]:
+    questions = [explain.Question(explain.parse_request(p, a, r, [])) for p, a, r in QUESTIONS.values()]
+    return dict(zip(QUESTIONS, explain.explain_all(cfg, questions), strict=True))
 
 
 @pytest.mark.node
 def test_a_protected_action_is_denied_by_the_scp_first_and_names_the_break_glass_path(
-    answers: dict[str, X.Explanation],
+    answers: dict[str, explain.Explanation],
 ) -> None:
     e = answers["admin-delete"]
-    assert e.decision == X.EXPLICIT and e.exit_code == 1
+    assert e.decision == explain.EXPLICIT and e.exit_code == 1
     sid = rendered_sid(SCP, "s3tables:DeleteTable", "Deny")
-    assert e.deciding == X.StatementRef("SCP", SCP, sid)
+    assert e.deciding == explain.StatementRef("SCP", SCP, sid)
     assert [(d.document, d.sid) for d in e.denies] == [
         (SCP, sid),
         (BUCKET_POLICY, rendered_sid(BUCKET_POLICY, "s3tables:DeleteTable", "Deny")),
@@ -84,18 +84,18 @@ def test_a_protected_action_is_denied_by_the_scp_first_and_names_the_break_glass
     assert e.break_glass is not None
     assert e.break_glass.rules == ("DenyReplicaDeletion",)
     assert e.break_glass.principals == ((BREAK_GLASS, True),)
-    text = X.render(e)
+    text = explain.render(e)
     assert f"decided by: SCP {SCP}, statement {sid}" in text
     assert f"{BREAK_GLASS}: allowed by the same documents" in text
     assert "docs/policy-review.md#protection-rules" in text
 
 
 @pytest.mark.node
-def test_an_allowed_action_names_the_allowing_statement(answers: dict[str, X.Explanation]) -> None:
+def test_an_allowed_action_names_the_allowing_statement(answers: dict[str, explain.Explanation]) -> None:
     e = answers["replication-write"]
-    assert e.decision == X.ALLOWED and e.exit_code == 0 and e.denies == ()
+    assert e.decision == explain.ALLOWED and e.exit_code == 0 and e.denies == ()
     assert e.allows == (
-        X.StatementRef(
+        explain.StatementRef(
             "identity policy",
             "replication-role-permissions",
             rendered_sid("replication-role-permissions", "s3tables:PutTableData", "Allow"),
@@ -107,43 +107,43 @@ def test_an_allowed_action_names_the_allowing_statement(answers: dict[str, X.Exp
         "service maintenance.s3tables.amazonaws.com",
     )
     recovery = answers["recovery-write"]
-    assert recovery.decision == X.ALLOWED
+    assert recovery.decision == explain.ALLOWED
     sid = rendered_sid("recovery-role-permissions", "s3tables:PutTableData", "Allow")
-    assert recovery.deciding == X.StatementRef("identity policy", "recovery-role-permissions", sid)
+    assert recovery.deciding == explain.StatementRef("identity policy", "recovery-role-permissions", sid)
     assert recovery.break_glass is None  # the recovery bucket is writable, not protected
     assert "the kit puts no resource policy on the recovery bucket" in recovery.assumptions
 
 
 @pytest.mark.node
 def test_the_recovery_role_is_denied_a_replica_write_by_every_layer_its_own_policy_included(
-    answers: dict[str, X.Explanation],
+    answers: dict[str, explain.Explanation],
 ) -> None:
     e = answers["recovery-writes-replica"]
-    assert e.decision == X.EXPLICIT
+    assert e.decision == explain.EXPLICIT
     assert [d.document for d in e.denies] == [SCP, "recovery-role-permissions", BUCKET_POLICY, TABLE_POLICY]
     assert e.denies[1].sid == rendered_sid("recovery-role-permissions", "s3tables:PutTableData", "Deny")
 
 
 @pytest.mark.node
-def test_the_same_protected_action_by_break_glass_is_allowed(answers: dict[str, X.Explanation]) -> None:
+def test_the_same_protected_action_by_break_glass_is_allowed(answers: dict[str, explain.Explanation]) -> None:
     e = answers["break-glass-delete"]
-    assert e.decision == X.ALLOWED and e.denies == ()
-    assert e.allows == (X.StatementRef("identity (assumed)", X.ASSUMED_GRANT, "AssumedIdentityGrant"),)
+    assert e.decision == explain.ALLOWED and e.denies == ()
+    assert e.allows == (explain.StatementRef("identity (assumed)", explain.ASSUMED_GRANT, "AssumedIdentityGrant"),)
 
 
 @pytest.mark.node
-def test_an_implicit_deny_names_the_layer_without_an_allow(answers: dict[str, X.Explanation]) -> None:
+def test_an_implicit_deny_names_the_layer_without_an_allow(answers: dict[str, explain.Explanation]) -> None:
     e = answers["recovery-bucket-policy"]
-    assert e.decision == X.IMPLICIT and e.exit_code == 1 and e.denies == ()
+    assert e.decision == explain.IMPLICIT and e.exit_code == 1 and e.denies == ()
     assert e.missing_allow == ("identity",)
 
 
 @pytest.mark.node
 def test_the_command_exits_1_on_a_denial_and_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--config", str(CONFIG), "--principal", ADMIN, "--action", "s3tables:DeleteTable"]
-    assert X.main([*argv, "--resource", REPLICA_TABLE, "--json"]) == 1
+    assert explain.main([*argv, "--resource", REPLICA_TABLE, "--json"]) == 1
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert out["decision"] == X.EXPLICIT and out["exit_code"] == 1
+    assert out["decision"] == explain.EXPLICIT and out["exit_code"] == 1
     sid = rendered_sid(SCP, "s3tables:DeleteTable", "Deny")
     assert out["deciding"] == {"layer": "SCP", "document": SCP, "sid": sid}
     assert out["break_glass"]["principals"] == [{"principal": BREAK_GLASS, "allowed": True}]
@@ -165,33 +165,33 @@ def test_bad_input_is_refused_with_exit_2_and_one_line(
     args: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     principal = [] if "--principal" in args else ["--principal", ADMIN]
-    assert X.main(["--config", str(CONFIG), *principal, *args]) == 2
+    assert explain.main(["--config", str(CONFIG), *principal, *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and says in err, err
 
 
 def test_a_missing_configuration_is_refused_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--config", "no/such/kit.toml", "--principal", ADMIN, "--action", "s3tables:GetTable"]
-    assert X.main([*argv, "--resource", REPLICA_TABLE]) == 2
+    assert explain.main([*argv, "--resource", REPLICA_TABLE]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_an_assumed_role_session_is_evaluated_as_its_role() -> None:
     session = f"arn:aws:sts::{ACCOUNT}:assumed-role/Administrator/alice"
-    assert X.parse_request(session, "s3tables:GetTable", REPLICA_TABLE, []).principal == ADMIN
+    assert explain.parse_request(session, "s3tables:GetTable", REPLICA_TABLE, []).principal == ADMIN
 
 
 def test_every_runbook_section_the_break_glass_path_cites_exists() -> None:
-    for section, _ in X.RUNBOOK.values():
+    for section, _ in explain.RUNBOOK.values():
         page, _, anchor = section.partition("#")
         assert anchor in anchors((ROOT / page).read_text(encoding="utf-8")), section
 
 
 def test_every_protection_rule_has_a_break_glass_path() -> None:
-    from s3tables_kit.policies import actions as A
+    from s3tables_kit.policies import actions as iam_actions
 
-    risks = {r.sid.removeprefix("DenyReplica") for r in (*A.PROTECTION_RULES, *A.promoted_rules())}
-    assert risks - set(X.RUNBOOK) == set()
+    risks = {r.sid.removeprefix("DenyReplica") for r in (*iam_actions.PROTECTION_RULES, *iam_actions.promoted_rules())}
+    assert risks - set(explain.RUNBOOK) == set()
 
 
 def test_without_node_the_command_is_refused_with_one_line_naming_the_setup(
@@ -199,6 +199,6 @@ def test_without_node_the_command_is_refused_with_one_line_naming_the_setup(
 ) -> None:
     monkeypatch.setenv("PATH", "")
     argv = ["--config", str(CONFIG), "--principal", ADMIN, "--action", "s3tables:DeleteTable"]
-    assert X.main([*argv, "--resource", REPLICA_TABLE]) == 2
+    assert explain.main([*argv, "--resource", REPLICA_TABLE]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "make setup" in err[0], err

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import explain as X
+from s3tables_kit.policies import explain
 from s3tables_kit.topology.config import KitConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,9 +36,9 @@ QUESTIONS: dict[str, tuple[str, str, str, list[str]]] = {
 }
 
 
-def ask(cfg: KitConfig) -> dict[str, X.Explanation]:
-    questions = [X.Question(X.parse_request(p, a, r, c)) for p, a, r, c in QUESTIONS.values()]
-    return dict(zip(QUESTIONS, X.explain_all(cfg, questions), strict=True))
+def ask(cfg: KitConfig) -> dict[str, explain.Explanation]:
+    questions = [explain.Question(explain.parse_request(p, a, r, c)) for p, a, r, c in QUESTIONS.values()]
+    return dict(zip(QUESTIONS, explain.explain_all(cfg, questions), strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -47,24 +47,24 @@ def cfg() -> KitConfig:
 
 
 @pytest.fixture(scope="module")
-def answers(cfg: KitConfig) -> dict[str, X.Explanation]:
+def answers(cfg: KitConfig) -> dict[str, explain.Explanation]:
     return ask(cfg)
 
 
 @pytest.mark.node
 @pytest.mark.parametrize("question", ["outsider-minted", "outsider-web-identity", "outsider-kit-role"])
 def test_an_outsider_assuming_a_replication_role_is_denied_by_the_rcp(
-    question: str, answers: dict[str, X.Explanation]
+    question: str, answers: dict[str, explain.Explanation]
 ) -> None:
     e = answers[question]
-    assert e.decision == X.EXPLICIT and e.exit_code == 1
-    assert e.deciding == X.StatementRef("RCP", RCP, RCP_SID)
+    assert e.decision == explain.EXPLICIT and e.exit_code == 1
+    assert e.deciding == explain.StatementRef("RCP", RCP, RCP_SID)
     assert [d.layer for d in e.denies] == ["RCP"]  # no SCP binds a caller outside the organization
     assert not any(x.layer == "SCP" for x in e.layers)
 
 
 @pytest.mark.node
-def test_a_minted_role_is_evaluated_with_a_trust_that_names_the_caller(answers: dict[str, X.Explanation]) -> None:
+def test_a_minted_role_is_evaluated_with_a_trust_that_names_the_caller(answers: dict[str, explain.Explanation]) -> None:
     e = answers["outsider-minted"]
     assert [x.document for x in e.layers if x.position == "resource"] == ["assumed:trust-names-the-caller"]
     assert any("trust policy is assumed to name the caller" in a for a in e.assumptions)
@@ -73,11 +73,13 @@ def test_a_minted_role_is_evaluated_with_a_trust_that_names_the_caller(answers: 
 
 
 @pytest.mark.node
-def test_the_replication_service_assumes_its_role(answers: dict[str, X.Explanation]) -> None:
+def test_the_replication_service_assumes_its_role(answers: dict[str, explain.Explanation]) -> None:
     e = answers["service-kit-role"]
-    assert e.decision == X.ALLOWED, e.to_json()
+    assert e.decision == explain.ALLOWED, e.to_json()
     assert e.allows == (
-        X.StatementRef("trust policy", "replication-role-trust--source-sales-euw1", "AllowS3TablesReplicationService"),
+        explain.StatementRef(
+            "trust policy", "replication-role-trust--source-sales-euw1", "AllowS3TablesReplicationService"
+        ),
     )
     assert any(x.document == RCP for x in e.layers)  # evaluated, and it lets the service through
 
@@ -87,13 +89,13 @@ def test_without_the_rcp_the_outsider_assumes_the_minted_role(cfg: KitConfig) ->
     """The mutation: an organization without the kit's policies (no RCP) lets the outsider in."""
     bare = cfg.model_copy(update={"protection": cfg.protection.model_copy(update={"organization": None})})
     answers = ask(bare)
-    assert answers["outsider-minted"].decision == X.ALLOWED
+    assert answers["outsider-minted"].decision == explain.ALLOWED
     assert not any(d.layer == "RCP" for e in answers.values() for d in e.denies)
 
 
 def test_a_role_resource_is_checked_and_the_sts_catalogue_is_closed(capsys: pytest.CaptureFixture[str]) -> None:
     argv: list[Any] = ["--config", str(CONFIG), "--principal", OUTSIDER]
-    assert X.main([*argv, "--action", "sts:AssumeRole", "--resource", "arn:aws:iam::1:role/x"]) == 2
+    assert explain.main([*argv, "--action", "sts:AssumeRole", "--resource", "arn:aws:iam::1:role/x"]) == 2
     assert "arn:aws:iam::<account>:role/<name>" in capsys.readouterr().err
-    assert X.main([*argv, "--action", "sts:GetCallerIdentity", "--resource", MINTED]) == 2
+    assert explain.main([*argv, "--action", "sts:GetCallerIdentity", "--resource", MINTED]) == 2
     assert "not in the kit's action catalogue" in capsys.readouterr().err

@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.exceptions import ValidationError
 
 from s3tables_kit.jobs.failover import aws
-from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover import model as failover_model
 from s3tables_kit.jobs.failover.iceberg import partition_counts
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -56,15 +56,15 @@ def _info(
 
 def test_rpo_counts_the_source_commits_the_replica_lacks() -> None:
     t1, t2, t3 = (NOW - dt.timedelta(minutes=m) for m in (30, 20, 10))
-    src = M.SourceFacts(commits=(t1, t2, t3))
-    rpo = M.compute_rpo(_ms(t1), src, NOW)
+    src = failover_model.SourceFacts(commits=(t1, t2, t3))
+    rpo = failover_model.compute_rpo(_ms(t1), src, NOW)
     assert (rpo.lacking_commits, rpo.seconds) == (2, 1200.0)
-    assert M.compute_rpo(_ms(t3), src, NOW).lacking_commits == 0
+    assert failover_model.compute_rpo(_ms(t3), src, NOW).lacking_commits == 0
 
 
 def test_rpo_is_a_lower_bound_when_the_source_does_not_answer() -> None:
     t1 = NOW - dt.timedelta(minutes=30)
-    rpo = M.compute_rpo(_ms(t1), M.SourceFacts(error="GetTable: 503"), NOW)
+    rpo = failover_model.compute_rpo(_ms(t1), failover_model.SourceFacts(error="GetTable: 503"), NOW)
     assert rpo.lacking_commits is None and rpo.at_least_since == t1.isoformat()
     assert rpo.describe().startswith(f"at least since {t1.isoformat()}")
 
@@ -79,17 +79,17 @@ def test_rpo_is_a_lower_bound_when_the_source_does_not_answer() -> None:
     ],
 )
 def test_break_glass_matching(caller: str, principal: str, ok: bool) -> None:
-    assert M.principal_matches(caller, principal) is ok
+    assert failover_model.principal_matches(caller, principal) is ok
 
 
-def _facts(info: TableInfo | None, *, managed: bool = True, **kw: Any) -> M.TableFacts:
-    return M.TableFacts(
+def _facts(info: TableInfo | None, *, managed: bool = True, **kw: Any) -> failover_model.TableFacts:
+    return failover_model.TableFacts(
         ident=Ident("analytics", "orders"),
         table_arn="arn:aws:s3tables:us-west-2:1:bucket/r/table/u",
         managed=managed,
         source_table_arn="arn:src",
         info=info,
-        source=kw.pop("source", M.SourceFacts()),
+        source=kw.pop("source", failover_model.SourceFacts()),
         **kw,
     )
 
@@ -102,44 +102,55 @@ def test_plan_resolves_the_point_in_time_with_the_recovery_planner() -> None:
         "kit_replica_buckets": ["arn:r", "arn:other"],
         "table_policy": None,
     }
-    latest = M.plan_table(_facts(info), Selector(), NOW, **kw)
+    latest = failover_model.plan_table(_facts(info), Selector(), NOW, **kw)
     assert (
-        latest.step is M.FailoverStep.PROMOTE
+        latest.step is failover_model.FailoverStep.PROMOTE
         and latest.snapshot
         and latest.snapshot.snapshot_id == 2
         and not latest.pit
     )
-    pit = M.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 + dt.timedelta(minutes=1))), NOW, **kw)
+    pit = failover_model.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 + dt.timedelta(minutes=1))), NOW, **kw)
     assert pit.snapshot and pit.snapshot.snapshot_id == 1 and pit.pit
-    too_early = M.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 - dt.timedelta(minutes=1))), NOW, **kw)
+    too_early = failover_model.plan_table(_facts(info), Selector(as_of_ms=_ms(t1 - dt.timedelta(minutes=1))), NOW, **kw)
     assert too_early.problems and "no snapshot at or before" in too_early.problems[0]
     assert latest.other_replicas == ("arn:other",) and latest.other_replicas_from == "outputs"
 
 
 def test_states_replica_detached_not_a_replica() -> None:
     info = _info([(1, NOW)])
-    assert _facts(info).state is M.ReplicaState.REPLICA
-    assert _facts(info, managed=False).state is M.ReplicaState.DETACHED  # the outputs list it as replicated
-    assert _facts(info, managed=False, expected_replica=False).state is M.ReplicaState.NOT_REPLICA
-    detached = M.SourceFacts(
-        destinations=(M.SourceDestination("arn:r", "failed", "t", None, "The destination table has been detached"),)
+    assert _facts(info).state is failover_model.ReplicaState.REPLICA
+    assert (
+        _facts(info, managed=False).state is failover_model.ReplicaState.DETACHED
+    )  # the outputs list it as replicated
+    assert _facts(info, managed=False, expected_replica=False).state is failover_model.ReplicaState.NOT_REPLICA
+    detached = failover_model.SourceFacts(
+        destinations=(
+            failover_model.SourceDestination("arn:r", "failed", "t", None, "The destination table has been detached"),
+        )
     )
-    assert _facts(info, managed=False, expected_replica=False, source=detached).state is M.ReplicaState.DETACHED
+    assert (
+        _facts(info, managed=False, expected_replica=False, source=detached).state
+        is failover_model.ReplicaState.DETACHED
+    )
 
 
 def test_failback_counts_commits_since_the_failover_and_names_unverified_steps() -> None:
     t1, t2, t3 = (NOW - dt.timedelta(hours=h) for h in (3, 2, 1))
-    props = {M.LINEAGE.snapshot_id: "1", M.PROP_PROMOTED_AT: t1.isoformat(), M.LINEAGE.run_id: "r"}
+    props = {
+        failover_model.LINEAGE.snapshot_id: "1",
+        failover_model.PROP_PROMOTED_AT: t1.isoformat(),
+        failover_model.LINEAGE.run_id: "r",
+    }
     promoted = _info([(1, t1), (2, t2), (3, t3)], props=props)
     original = _info([(1, t1 - dt.timedelta(minutes=5))])
-    fb = M.failback_table(Ident("analytics", "orders"), "arn:p", promoted, "arn:o", original, None)
+    fb = failover_model.failback_table(Ident("analytics", "orders"), "arn:p", promoted, "arn:o", original, None)
     assert (fb.commits_since_failover, fb.original_commits_after_failover) == (2, 0)
     # a point in time set the current snapshot back to 1, then one writer commit (4, child of 1): 3 is set aside
     pit = _info([(1, t1), (2, t2), (3, t3), (4, NOW)], props=props)
     pit = replace(pit, snapshots=(*pit.snapshots[:3], Snapshot(4, _ms(NOW), parent_id=1)))
-    assert M.commits_since(pit, 1) == 1
-    steps = M.failback_steps("arn:aws:s3tables:r:1:bucket/p", "arn:aws:s3tables:r:1:bucket/o", [fb])
-    assert sum(M.UNVERIFIED in s for s in steps) == 2
+    assert failover_model.commits_since(pit, 1) == 1
+    steps = failover_model.failback_steps("arn:aws:s3tables:r:1:bucket/p", "arn:aws:s3tables:r:1:bucket/o", [fb])
+    assert sum(failover_model.UNVERIFIED in s for s in steps) == 2
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -148,7 +159,8 @@ def test_failback_counts_commits_since_the_failover_and_names_unverified_steps()
 
 
 def documents(fw: FailoverWorld) -> aws.Documents:
-    """The failover documents of the world's configuration, as the tool builds them (`policies.failover`)."""
+    """The failover documents of the world's configuration, as the tool builds them
+    (`s3tables_kit.policies.failover`)."""
     return aws.documents_from_config(fw.world.cfg, DST_BUCKET)
 
 
@@ -184,7 +196,7 @@ def test_dry_run_plans_and_writes_nothing(fw: FailoverWorld, tmp_path: Path) -> 
     assert _writes(after) == _writes(before)  # not one state-changing call, data plane included
     by = {str(t.ident): t for t in result.plan.tables}
     assert by["analytics.orders"].rpo.lacking_commits == 1 and by["analytics.customers"].rpo.lacking_commits == 0
-    assert all(t.step is M.FailoverStep.PROMOTE for t in by.values())
+    assert all(t.step is failover_model.FailoverStep.PROMOTE for t in by.values())
     assert result.plan.break_glass and result.plan.bucket_policy and result.plan.bucket_policy.changed
     assert by["analytics.orders"].snapshot.snapshot_id == fw.snapshots["analytics.orders"][1]  # type: ignore[union-attr]
     assert not list(tmp_path.iterdir())
@@ -193,14 +205,14 @@ def test_dry_run_plans_and_writes_nothing(fw: FailoverWorld, tmp_path: Path) -> 
 def test_not_break_glass_is_refused_before_any_change(fw: FailoverWorld) -> None:
     before = fw.env.control.stats()
     result = aws.run(fw.clients(break_glass=False), _req(confirm=DST_BUCKET), fw.world.outputs, documents(fw))
-    assert result.exit_code == M.EXIT_REFUSED
+    assert result.exit_code == failover_model.EXIT_REFUSED
     assert result.plan is not None and any("not a break-glass principal" in r for r in result.plan.refusals)
     assert _writes(fw.env.control.stats()) == _writes(before)
 
 
 def test_wrong_confirmation_is_refused(fw: FailoverWorld) -> None:
     result = aws.run(fw.clients(), _req(confirm="demo-source-tablebucket"), fw.world.outputs, documents(fw))
-    assert result.exit_code == M.EXIT_REFUSED
+    assert result.exit_code == failover_model.EXIT_REFUSED
     assert fw.world.replica_table("analytics.orders").get("managedTableInformation")
 
 
@@ -231,8 +243,8 @@ def test_promote_opens_verifies_reports_and_a_second_run_converges(fw: FailoverW
     assert dst.get_table_bucket_policy(tableBucketARN=fw.world.replica_arn)["resourcePolicy"] == expected_json(fw)
     table = fw.replica_committer().load(Ident("analytics", "orders"))
     props = table.metadata.properties
-    assert props[M.LINEAGE.snapshot_id] == str(fw.snapshots["analytics.orders"][1])
-    assert props[M.LINEAGE.source_table_arn] == fw.world.tables["analytics.orders"]
+    assert props[failover_model.LINEAGE.snapshot_id] == str(fw.snapshots["analytics.orders"][1])
+    assert props[failover_model.LINEAGE.source_table_arn] == fw.world.tables["analytics.orders"]
     orders = next(o for o in first.outcomes if o.table == "analytics.orders")
     assert (orders.rows, orders.partitions) == (5, 2)
     report = json.loads(first.report.with_suffix(".json").read_text())  # type: ignore[union-attr]
@@ -259,7 +271,7 @@ def test_a_failure_on_one_table_does_not_stop_the_others(fw: FailoverWorld, tmp_
         documents(fw),
     )
     verdicts = {o.table: o.verdict for o in result.outcomes}
-    assert result.exit_code == M.EXIT_FAILED
+    assert result.exit_code == failover_model.EXIT_FAILED
     assert verdicts == {"analytics.orders": "failed", "analytics.customers": "promoted"}
     assert fw.world.replica_table("analytics.orders").get("managedTableInformation")  # untouched, still protected
 
@@ -276,7 +288,7 @@ def test_point_in_time_sets_the_chosen_snapshot(fw: FailoverWorld, tmp_path: Pat
     table = fw.replica_committer().load(Ident("analytics", "customers"))
     assert table.metadata.current_snapshot_id == first_snapshot
     assert partition_counts(table, first_snapshot) == {"[('region', 'eu')]": 3}
-    assert table.metadata.properties[M.PROP_PIT] == "true"
+    assert table.metadata.properties[failover_model.PROP_PIT] == "true"
 
 
 def test_bench_failover_comparisons() -> None:
@@ -339,7 +351,7 @@ def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(
     docs = documents(fw)
     first = aws.run(fast, _req(confirm=DST_BUCKET, report_dir=tmp_path, concurrency=4), fw.world.outputs, docs)
     by = {o.table: o for o in first.outcomes}
-    assert first.exit_code == M.EXIT_FAILED
+    assert first.exit_code == failover_model.EXIT_FAILED
     assert [o.table for o in first.outcomes] == [str(t.ident) for t in first.plan.tables]  # type: ignore[union-attr]
     assert by["analytics.users"].verdict == "failed" and "InternalServerError" in by["analytics.users"].message
     assert by["analytics.stores"].verdict == "failed" and by["analytics.stores"].message.startswith("verification")
@@ -347,7 +359,7 @@ def test_concurrent_failures_stay_on_their_table_and_a_second_run_completes(
     assert {by[t].verdict for t in ok} == {"promoted"}
     for t in ok:  # each table's own snapshot and counts (orders' replica lacks the source's third commit)
         assert by[t].snapshot_id == fw.snapshots[t][1] and (by[t].rows, by[t].partitions) == (5, 2)
-        assert fw.replica_committer().load(Ident.parse(t)).metadata.properties[M.LINEAGE.run_id]
+        assert fw.replica_committer().load(Ident.parse(t)).metadata.properties[failover_model.LINEAGE.run_id]
     report = json.loads(first.report.with_suffix(".json").read_text())  # type: ignore[union-attr]
     assert {t["table"]: t["verdict"] for t in report["tables"]} == {t: o.verdict for t, o in by.items()}
 

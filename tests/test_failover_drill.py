@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from s3tables_kit.jobs.spark import REPO_ROOT
+from s3tables_kit.topology import paths
 
 pytestmark = pytest.mark.spark
 
 
 def test_failover_drill_prints_rpo_and_rto_and_the_planned_round_trip(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
     env.pop("AWS_ENDPOINT_URL", None)
     r = subprocess.run(
         [sys.executable, "-m", "harness.drills.failover", "--out", str(tmp_path / "out")],
-        cwd=REPO_ROOT,
+        cwd=paths.ROOT,
         env=env,
         capture_output=True,
         text=True,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.jobs.ops.harden import default_table_policy_builder, desired_table_policy
-from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.documents import example_table_arn, replica_table_policy_for
 from s3tables_kit.policies.render import render_json
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -151,7 +151,7 @@ def test_harden_builds_the_failover_documents_from_the_outputs(name: str, parsed
         got = desired_table_policy(out, rep_out, arn, default_table_policy_builder())
         if rep in topo.destinations:
             seen.add("destination")
-            assert got == F.destination_table_policy(cfg, topo, rep, arn)
+            assert got == failover_policies.destination_table_policy(cfg, topo, rep, arn)
             assert topo.replication_role_arn in str(got) and cfg.replication_role_arn_of(cfg.sources[0]) not in str(got)
         else:
             seen.add("promoted" if rep == topo.promoted else "retained")

@@ -1,8 +1,8 @@
 """Planned failover (`s3tables-kit failover --planned`): the pure catch-up rules, then the run against the S3 Tables
 emulator over real HTTP with real Iceberg tables (`tests/failover_world.py`). The emulator evaluates the freeze's
 Deny on the source's commit path (`emulator.resource_policy`, enforced on the source bucket here). A kill is an
-exception no step of the tool catches, raised at a named point (`jobs.kernel.killpoints.PLANNED_FAILOVER`): what
-SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
+exception no step of the tool catches, raised at a named point (`s3tables_kit.jobs.kernel.killpoints.PLANNED_FAILOVER`):
+what SIGKILL leaves behind (the freeze in place, the journal, a half-done promotion)."""
 
 from __future__ import annotations
 
@@ -58,15 +58,21 @@ def test_caught_up_needs_the_same_snapshot_and_the_source_s_last_update() -> Non
 
 
 def test_lineage_replicated_from_an_upstream_promotion_is_not_the_table_s_own() -> None:
-    from s3tables_kit.jobs.failover import model as M
+    from s3tables_kit.jobs.failover import model as failover_model
 
-    mine = {M.LINEAGE.snapshot_id: "7", M.PROP_TABLE_ARN: "arn:t/back", M.LINEAGE.source_table_arn: "arn:t/src"}
-    assert M.own_lineage(mine, "arn:t/back", None)
-    assert not M.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
-    legacy = {M.LINEAGE.snapshot_id: "7", M.LINEAGE.source_table_arn: "arn:t/src"}
-    assert M.own_lineage(legacy, "arn:t/x", None) and M.own_lineage(legacy, "arn:t/x", "arn:t/src")
-    assert not M.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
-    assert not M.own_lineage({}, "arn:t/x", None)
+    mine = {
+        failover_model.LINEAGE.snapshot_id: "7",
+        failover_model.PROP_TABLE_ARN: "arn:t/back",
+        failover_model.LINEAGE.source_table_arn: "arn:t/src",
+    }
+    assert failover_model.own_lineage(mine, "arn:t/back", None)
+    assert not failover_model.own_lineage(mine, "arn:t/failback-replica", None)  # the failback's replica carries it
+    legacy = {failover_model.LINEAGE.snapshot_id: "7", failover_model.LINEAGE.source_table_arn: "arn:t/src"}
+    assert failover_model.own_lineage(legacy, "arn:t/x", None) and failover_model.own_lineage(
+        legacy, "arn:t/x", "arn:t/src"
+    )
+    assert not failover_model.own_lineage(legacy, "arn:t/x", "arn:t/promoted")  # still a replica of the promoted table
+    assert not failover_model.own_lineage({}, "arn:t/x", None)
 
 
 # ----------------------------------------------------------------------------------------------------

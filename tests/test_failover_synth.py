@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
-from s3tables_kit.policies import failover as F
-from s3tables_kit.policies import pipeline
+from s3tables_kit.policies import failover as failover_policies
+from s3tables_kit.policies import pipeline, vault
 from s3tables_kit.policies.documents import compact_json, guardrail_attachments
+from s3tables_kit.policies.model import doc
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.failover import failover_topology
 
@@ -117,13 +118,13 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
     topo = failover_topology(cfg)
     fo = synths[f"failover/{name}"]
     promoted = fo[f"replica-{topo.promoted.bucket}"]
-    docs = F.failover_documents(cfg, topo.promoted.bucket)
+    docs = failover_policies.failover_documents(cfg, topo.promoted.bucket)
     # The promoted bucket policy: byte-identical to what the failover tool puts.
     assert only(promoted, "aws_s3tables_table_bucket_policy")["resource_policy"] == docs.bucket_policy_json()
     for d in topo.destinations:
         dest = fo[f"replica-{d.bucket}"]
         got = json.loads(only(dest, "aws_s3tables_table_bucket_policy")["resource_policy"])
-        assert got == F.destination_bucket_policy(cfg, topo, d)
+        assert got == failover_policies.destination_bucket_policy(cfg, topo, d)
     for r in topo.retained:
         from s3tables_kit.policies.documents import replica_bucket_policy
 
@@ -133,21 +134,29 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
     acct = topo.promoted.account_id
     policies = {b["name"]: json.loads(b["policy"]) for b in only_of(promoted, "aws_iam_policy")}
     assert policies == {
-        cfg.guardrail_policy_name: F.guardrail(cfg, topo, acct),
-        cfg.pipeline_guardrail_policy_name: F.pipeline_guardrail(cfg, topo, acct),
+        cfg.guardrail_policy_name: failover_policies.guardrail(cfg, topo, acct),
+        cfg.pipeline_guardrail_policy_name: failover_policies.pipeline_guardrail(cfg, topo, acct),
     }
     attached = sorted(b["role"] for b in only_of(promoted, "aws_iam_role_policy_attachment"))
     assert attached == sorted(2 * guardrail_attachments(cfg, acct))
     roles = {b["name"]: b for b in resources(promoted).values() if "assume_role_policy" in b}
     role = roles[topo.replication_role_name]
-    assert json.loads(role["assume_role_policy"]) == F.replication_role_trust(topo)
+    assert json.loads(role["assume_role_policy"]) == failover_policies.replication_role_trust(topo)
     scps = {b["name"]: b["content"] for b in resources(fo["organization"]).values() if "content" in b}
     assert scps == {
-        cfg.scp_name: compact_json(F.service_control_policy(cfg, topo)),
-        cfg.scp_guards_name: compact_json(F.service_control_policy_guards(cfg, topo)),
-        F.scp_promoted_name(cfg): compact_json(F.service_control_policy_promoted(cfg, topo)),
-        cfg.scp_pipeline_name: compact_json(F.service_control_policy_pipeline(cfg, topo)),
-        cfg.rcp_name: compact_json(pipeline.resource_control_policy(cfg, F.kit_replication_roles(topo))),
+        cfg.scp_name: compact_json(failover_policies.service_control_policy(cfg, topo)),
+        cfg.scp_guards_name: compact_json(failover_policies.service_control_policy_guards(cfg, topo)),
+        failover_policies.scp_promoted_name(cfg): compact_json(
+            failover_policies.service_control_policy_promoted(cfg, topo)
+        ),
+        # the vault's SCPs outlive a failover as the vault does, on their own accounts
+        **{scp: compact_json(doc(*vault.scp_statements(cfg, name))) for name, scp, _ in vault.scps(cfg)},
+        cfg.scp_pipeline_name: compact_json(failover_policies.service_control_policy_pipeline(cfg, topo)),
+        cfg.rcp_name: compact_json(
+            pipeline.resource_control_policy(cfg, failover_policies.kit_replication_roles(topo))
+        ),
+        # the vault's SCPs outlive a failover as the vault does, on their own accounts
+        **{scp: compact_json(doc(*vault.scp_statements(cfg, name))) for name, scp, _ in vault.scps(cfg)},
     }
     for content in scps.values():
         assert len(content) <= 5120
@@ -196,8 +205,8 @@ def test_promoted_bucket_replicates_and_is_monitored(name: str, synths: dict[str
 def test_the_promoted_key_keeps_its_replica_protection() -> None:
     cfg = cfg_of("multi-account")
     topo = failover_topology(cfg)
-    (site,) = [s for s in F.key_sites(cfg, topo) if s.bucket == topo.promoted.bucket]
-    sids = {s["Sid"] for s in F.key_policy(cfg, topo, site)["Statement"]}
+    (site,) = [s for s in failover_policies.key_sites(cfg, topo) if s.bucket == topo.promoted.bucket]
+    sids = {s["Sid"] for s in failover_policies.key_policy(cfg, topo, site)["Statement"]}
     assert {"DenyKeyDeletionExceptBreakGlass", "DenyKeyPolicyChangeExceptBreakGlass"} <= sids
     assert {"AllowFailoverReplicationRoleReadSource", "AllowFailoverWritersUseKey"} <= sids
 
@@ -268,7 +277,7 @@ def test_recovery_and_its_rehearsal_follow_the_new_source(name: str, synths: dic
     # The recovery role: the builder's document, deployed as is; reads only the new replica.
     policies = {b["name"]: json.loads(b["policy"]) for b in only_of(fo, "aws_iam_role_policy")}
     perms = policies["s3tables-recovery"]
-    assert perms == F.recovery_role_permissions(cfg, topo)
+    assert perms == failover_policies.recovery_role_permissions(cfg, topo)
     stmts = {st["Sid"]: st for st in perms["Statement"]}
     assert stmts["ReadReplicaCatalog"]["Resource"] == reads.bucket_arn
     assert stmts["ReadReplicaTables"]["Resource"] == f"{reads.bucket_arn}/table/*"
@@ -297,8 +306,8 @@ def test_replica_key_policies_follow_the_recovery_replica(synths: dict[str, Any]
         keys = only_of(fo[f"replica-{r.bucket}"], "aws_kms_key")
         (key,) = [k for k in keys if k["description"] == f"S3 Tables bucket {r.bucket}"]
         policy = json.loads(key["policy"])
-        site = next(s for s in F.key_sites(cfg, topo) if s.bucket == r.bucket)
-        assert policy == F.key_policy(cfg, topo, site)
+        site = next(s for s in failover_policies.key_sites(cfg, topo) if s.bucket == r.bucket)
+        assert policy == failover_policies.key_policy(cfg, topo, site)
         grants[r.bucket] = [
             st["Principal"]["AWS"] for st in policy["Statement"] if st["Sid"] == "AllowRecoveryRoleReadReplica"
         ]

@@ -1,5 +1,6 @@
 """The failover tool and `cdktf deploy` of the failover topology put the same bytes: the promoted bucket's
-policy in the synthesized replica stack of `examples/failover/seed.toml` equals what `jobs.failover` applies."""
+policy in the synthesized replica stack of `examples/failover/seed.toml` equals what `s3tables_kit.jobs.failover`
+applies."""
 
 from __future__ import annotations
 

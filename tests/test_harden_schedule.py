@@ -168,7 +168,7 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
         assert a["period"] == 600 and a["evaluation_periods"] == a["datapoints_to_alarm"] == 2
     (fn,) = resources["aws_lambda_function"].values()
     assert fn["function_name"] == "seed-replica-hardener" and fn["handler"] == packaging.handler_of(
-        packaging.HARDENER_MODULES[-1]
+        packaging.HARDENER_ENTRY
     )
     assert fn["reserved_concurrent_executions"] == 1
     (schedule,) = resources["aws_scheduler_schedule"].values()
@@ -185,9 +185,9 @@ def test_the_construct_synthesizes_the_function_its_schedule_and_roles_under_the
 @pytest.mark.node
 def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_break_glass() -> None:
     """The hardener's role holds break-glass rights on the replicas, so its code and schedule are guarded like the
-    monitor's: the pipeline SCP and the account's guardrail deny changing them to an administrator of the source
-    account; break-glass still may. With the guard left out (the hardener not in the pipeline), the admin goes
-    through."""
+    monitor's: the pipeline SCP and the account's pipeline guardrail deny changing them to an administrator of the
+    source account (the kit's resources' allow-list, `DenyKitResources`); break-glass still may. With the guard left
+    out, the admin goes through."""
     import copy
 
     from s3tables_kit.policies import pipeline
@@ -200,12 +200,11 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
     schedule = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/seed-replica-hardener"
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
     no_hardener = copy.deepcopy(docs["scp-protect-pipeline"])
-    for st in no_hardener["Statement"]:
-        res = st.get("Resource")
-        if isinstance(res, list):
-            st["Resource"] = [r for r in res if "replica-hardener" not in r] or ["arn:aws:lambda:::function:none"]
+    no_hardener["Statement"] = [
+        s for s in no_hardener["Statement"] if s["Sid"] not in ("DenyKitResources", "DenyKitHardener")
+    ]
     policies = {"admin": everything, "scp": docs["scp-protect-pipeline"], "scp-without": no_hardener,
-                "guardrail": docs["replica-guardrail--123456789012"], "all": everything}  # fmt: skip
+                "guardrail": docs["pipeline-guardrail--123456789012"], "all": everything}  # fmt: skip
     cases = {
         "admin code, both layers": (admin, "lambda:UpdateFunctionCode", function, ("admin", "guardrail"), "scp"),
         "admin code, SCP alone": (admin, "lambda:UpdateFunctionCode", function, ("admin",), "scp"),
@@ -213,6 +212,10 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
         "admin schedule, SCP alone": (admin, "scheduler:DeleteSchedule", schedule, ("admin",), "scp"),
         "break-glass code": (glass, "lambda:UpdateFunctionCode", function, ("admin",), "scp"),
         "admin code, no guard": (admin, "lambda:UpdateFunctionCode", function, ("admin",), "scp-without"),
+        # its role widened (a statement of one's own), given a boundary, or passed to another function
+        "admin widens its role": (admin, "iam:PutRolePolicy", HARDENER, ("admin", "guardrail"), "scp"),
+        "admin bounds its role": (admin, "iam:PutRolePermissionsBoundary", HARDENER, ("admin",), "scp"),
+        "admin passes its role": (admin, "iam:PassRole", HARDENER, ("admin",), "scp"),
     }
 
     def levels(scp: str) -> tuple[ScpLevel, ...]:
@@ -233,5 +236,60 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
         "admin schedule, SCP alone": EXPLICIT_DENY,
         "break-glass code": ALLOWED,
         "admin code, no guard": ALLOWED,
+        "admin widens its role": EXPLICIT_DENY,
+        "admin bounds its role": EXPLICIT_DENY,
+        "admin passes its role": EXPLICIT_DENY,
     }
     assert function in pipeline.hardener_resources(pipeline.assurance.site_of(cfg.sources[0]), cfg, cfg.sources[0])
+
+
+def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key() -> None:
+    """With `[assurance.harden]` on, the hardener's role (its own policy, under the kit's SCPs, against the replica's
+    bucket and table policies and its key policy) writes a replica table's policy and retention and nothing that
+    destroys: no table, namespace or bucket deleted, no bucket policy rewritten or deleted, no key disabled or
+    scheduled for deletion. Its own policy is what holds it (it is a break-glass principal of the replica layers):
+    the test above shows nobody but break-glass widens, bounds or passes it."""
+    from s3tables_kit.policies.simulate import ALLOWED, ScpLevel, SimRequest, evaluate, principal_context
+
+    cfg = parse_config(_doc())
+    docs = {d.name: d.document for d in build(cfg).all()}
+    bucket = "arn:aws:s3tables:us-west-2:123456789012:bucket/demo-dest-tablebucket"
+    table = f"{bucket}/table/6f1b2c3d-4e5f-4a6b-9c8d-112233445566"
+    key = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+    policies = {
+        "own": docs["hardener-role-permissions"],
+        "all": everything,
+        "bucket": docs["replica-bucket-policy--demo-dest-tablebucket"],
+        "table": replica_table_policy_for(cfg, cfg.replicas[0], table),
+        **{n: docs[n] for n in docs if n.startswith("scp-")},
+    }
+    scps = tuple(n for n in policies if n.startswith("scp-"))
+    cases = {
+        "s3tables:PutTablePolicy": (table, ("bucket",)),
+        "s3tables:PutTableMaintenanceConfiguration": (table, ("bucket",)),
+        "s3tables:DeleteTable": (table, ("bucket", "table")),
+        "s3tables:DeleteNamespace": (bucket, ("bucket",)),
+        "s3tables:DeleteTableBucket": (bucket, ("bucket",)),
+        "s3tables:DeleteTableBucketPolicy": (bucket, ("bucket",)),
+        "s3tables:PutTableBucketPolicy": (bucket, ("bucket",)),
+        "kms:ScheduleKeyDeletion": (key, ()),
+        "kms:DisableKey": (key, ()),
+    }
+    ctx = {**principal_context(HARDENER), "kms:ResourceAliases": ["alias/seed-demo-dest-tablebucket"]}
+    reqs = [
+        SimRequest(
+            action,
+            HARDENER,
+            action,
+            resource,
+            "123456789012",
+            ctx,
+            ("own",),
+            scps=(ScpLevel("r-root", ("all",)), ScpLevel("123456789012", ("all", *scps))),
+            resource_policies=resource_policies,
+        )
+        for action, (resource, resource_policies) in cases.items()
+    ]
+    got = {rid: r.decision == ALLOWED for rid, r in evaluate(policies, reqs).items()}
+    assert got == {a: a in ("s3tables:PutTablePolicy", "s3tables:PutTableMaintenanceConfiguration") for a in cases}

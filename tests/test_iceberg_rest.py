@@ -1,4 +1,5 @@
-"""The S3 Tables Iceberg REST endpoint's loadTable (`jobs.kernel.iceberg_rest`, served by `emulator.iceberg_rest`).
+"""The S3 Tables Iceberg REST endpoint's loadTable (`s3tables_kit.jobs.kernel.iceberg_rest`, served by
+`emulator.iceberg_rest`).
 
 The emulator's answer is checked with a client the kit did not write (pyiceberg's `RestCatalog`, SigV4-signed under
 ``s3tables``, which validates the answer against Iceberg's table model) and against the S3 Tables API's own read of

@@ -199,12 +199,15 @@ def test_scps_and_attachments(seed: Stacks) -> None:
         "seed-protect-s3tables-replica-guards": "SERVICE_CONTROL_POLICY",
         "seed-protect-s3tables-pipeline": "SERVICE_CONTROL_POLICY",
         "seed-protect-s3tables-replication-roles": "RESOURCE_CONTROL_POLICY",
+        "seed-protect-backup-vault": "SERVICE_CONTROL_POLICY",
+        "seed-protect-scheduled-jobs": "SERVICE_CONTROL_POLICY",
     }
     for policy in policies.values():
         assert len(policy["content"]) <= 5120
         assert all(s["Effect"] == "Deny" for s in json.loads(policy["content"])["Statement"])
     attachments = org["resource"]["aws_organizations_policy_attachment"].values()
-    assert sorted(a["target_id"] for a in attachments) == ["ou-ab12-replicas1"] * 4
+    # the vault's two SCPs on the vault's and the recovery account itself (one account in the seed)
+    assert sorted(a["target_id"] for a in attachments) == ["111122223333"] * 2 + ["ou-ab12-replicas1"] * 4
     assert org["provider"]["aws"][0]["allowed_account_ids"] == ["999988887777"]
 
 
@@ -222,7 +225,8 @@ def test_replica_keys_carry_the_protection_tag_and_deny_their_own_policy_change(
 def test_guardrail_is_attached_to_the_replica_deploy_role(synthesized: dict[str, Stacks]) -> None:
     stack = synthesized["multi-account"]["replica-lakehouse-replica-euc1"]
     roles = sorted(a["role"] for a in stack["resource"]["aws_iam_role_policy_attachment"].values())
-    assert roles == ["data-engineer", "platform-admin", "terraform-deploy"]
+    # each role carries the guardrail and, beside it, the account's pipeline guardrail
+    assert roles == sorted(2 * ["data-engineer", "platform-admin", "terraform-deploy"])
 
 
 def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
@@ -251,8 +255,14 @@ def test_scripts_bucket_is_tls_only_and_expires_logs_reports_and_old_versions(se
     (bucket_id,) = res(rec, "aws_s3_bucket")
     policy = only(rec, "aws_s3_bucket_policy")
     assert policy["bucket"] == f"${{aws_s3_bucket.{bucket_id}.id}}"
-    (deny,) = json.loads(policy["policy"])["Statement"]
+    deny, *scheduled = json.loads(policy["policy"])["Statement"]
     arn = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
+    # the scheduled artifacts: read by all, written by the recovery stack's deployer (break-glass in the seed)
+    assert [s["Sid"] for s in scheduled] == [
+        "DenyScheduledArtifacts",
+        "DenyScheduledArtifactsDeployers",
+    ]
+    assert {s["Resource"] for s in scheduled} == {f"{arn}/scheduled/*"}
     assert deny == {
         "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
         "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}},
@@ -373,8 +383,8 @@ def test_summary_names_stacks_denies_and_outputs(seed: Stacks) -> None:
     from s3tables_kit.infra.summary import summarize
 
     text = summarize(seed)
-    # the bucket, its policy and the guardrail; and the account's replica-side freshness check (fourteen)
-    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  17 resources" in text
+    # the bucket, its policy, the guardrail and the pipeline guardrail; the account's freshness check (fourteen)
+    assert f"stack {REPLICA_STACK}  [111122223333 us-west-2]  18 resources" in text
     assert "DenyReplicaDeletion: DeleteNamespace, DeleteTable, DeleteTableBucket" in text
     assert "(except s3tables-break-glass, seed-s3tables-replication + maintenance service)" in text
     assert "output kit_recovery: account_id, deployed, emr_application_id" in text
@@ -510,11 +520,13 @@ def test_the_vault_grants_every_cross_account_source_role_and_exempts_all(estate
 
 
 def test_one_guardrail_per_replica_account(estate: Stacks) -> None:
+    """Each replica account: its guardrail and, beside it on the same roles, its pipeline guardrail (the kit's
+    allow-lists: one managed policy holds 6,144 characters)."""
     for stack, account in ((VAULT, "666666666666"), (SALES_REPLICA, "111111111111")):
-        (policy,) = res(estate[stack], "aws_iam_policy").values()
-        assert policy["name"] == "estate-s3tables-replica-guardrail"
+        names = sorted(p["name"] for p in res(estate[stack], "aws_iam_policy").values())
+        assert names == ["estate-s3tables-pipeline-guardrail", "estate-s3tables-replica-guardrail"], account
         roles = sorted(a["role"] for a in res(estate[stack], "aws_iam_role_policy_attachment").values())
-        assert roles == ["data-engineer", "terraform-deploy"], account
+        assert roles == ["data-engineer", "data-engineer", "terraform-deploy", "terraform-deploy"], account
     # the one other managed policy: the pipeline guardrail of the source account without a replica
     others = {name: res(st, "aws_iam_policy") for name, st in estate.items() if not name.startswith("replica-")}
     assert {n: [p["name"] for p in ps.values()] for n, ps in others.items() if ps} == {

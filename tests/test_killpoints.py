@@ -1,5 +1,5 @@
-"""The one kill-point mechanism of the jobs (`jobs.kernel.killpoints`): `KIT_KILL_AT=<job>:<point>` kills a real
-process at that point of that job only, a hook sees every point reached, and a point that does not exist is refused
+"""The one kill-point mechanism of the jobs (`s3tables_kit.jobs.kernel.killpoints`): `KIT_KILL_AT=<job>:<point>` kills a
+real process at that point of that job only, a hook sees every point reached, and a point that does not exist is refused
 rather than silently never reached."""
 
 from __future__ import annotations

@@ -6,8 +6,10 @@
                  │          └────────────────────────┘
                  └──────► emulator (the local AWS stand-in; imports nothing of the kit)
 
-The product (`infra`, `jobs`, `policies`, `topology`, shipped in the wheel as `s3tables_kit.<package>`) never imports
-the stand-in or the harness; the harness (checkout-only) deploys and exercises the product on a laptop.
+The product (`infra`, `jobs`, `policies`, `topology`: the package `s3tables_kit`, read here as Python imports it,
+through `s3tables_kit/<package>`) never imports the stand-in or the harness; the harness (checkout-only) deploys and
+exercises the product on a laptop. A product module is named here below the package, as the rules are written: the
+first part of that name is its layer.
 
 Every import counts wherever it is written (module level, inside a function, under `if TYPE_CHECKING:`): a lazy or
 type-only import still ties the two modules together for a reader, and would hide a circle. `infra` packages the
@@ -17,13 +19,16 @@ code of `jobs/` by file path (infra/packaging.py) and never imports it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from s3tables_kit.topology import paths
+
+ROOT = paths.checkout() or paths.ROOT
 
 # What each package may import besides itself. Order: topology, emulator < policies < jobs, infra < harness < bench.
 MAY_IMPORT: Mapping[str, frozenset[str]] = {
@@ -41,7 +46,7 @@ PRODUCT = frozenset({"infra", "jobs", "policies", "topology"})  # shipped in the
 
 @dataclass(frozen=True)
 class Module:
-    name: str  # dotted, e.g. "jobs.ops.monitor"; a package is named by its directory ("jobs.ops")
+    name: str  # dotted below `s3tables_kit` for the product; a package is named by its directory
     is_package: bool
     source: str
 
@@ -53,11 +58,17 @@ class Edge:
     line: int
 
 
+def package_dir(pkg: str, root: Path = ROOT) -> Path:
+    """Where Python imports `pkg` from: the product's packages below `s3tables_kit/`, the harness's at the root."""
+    return paths.PACKAGE / pkg if pkg in PRODUCT else root / pkg
+
+
 def discover(root: Path = ROOT) -> dict[str, Module]:
     out: dict[str, Module] = {}
     for pkg in sorted(KIT):
-        for path in sorted((root / pkg).rglob("*.py")):
-            rel = path.relative_to(root).with_suffix("")
+        base = package_dir(pkg, root)
+        for path in sorted(base.rglob("*.py")):
+            rel = Path(pkg, path.relative_to(base).with_suffix(""))
             parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
             name = ".".join(parts)
             out[name] = Module(name, rel.name == "__init__", path.read_text(encoding="utf-8"))
@@ -124,12 +135,16 @@ def layer_violations(modules: Mapping[str, Module]) -> list[str]:
     return sorted(out)
 
 
-def import_cycles(modules: Mapping[str, Module]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan), each sorted."""
-    graph: dict[str, set[str]] = {m: set() for m in modules}
+def import_cycles(modules: Mapping[str, Module], group: Callable[[str], str] = lambda name: name) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted; with `group`, of the groups of
+    modules it names (an import inside one group is no edge)."""
+    graph: dict[str, set[str]] = {group(m): set() for m in modules}
     for e in edges(modules):
-        graph.setdefault(e.importer, set()).add(e.imported)
-        graph.setdefault(e.imported, set())
+        src, dst = group(e.importer), group(e.imported)
+        graph.setdefault(src, set())
+        graph.setdefault(dst, set())
+        if src != dst:
+            graph[src].add(dst)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -167,6 +182,9 @@ def import_cycles(modules: Mapping[str, Module]) -> list[list[str]]:
 
 
 def test_the_kit_has_every_layer() -> None:
+    for pkg in PRODUCT:  # the product is read where Python imports it from
+        spec = importlib.util.find_spec(f"s3tables_kit.{pkg}")
+        assert spec is not None and spec.submodule_search_locations == [str(package_dir(pkg))]
     modules = discover()
     assert {m.split(".")[0] for m in modules} == KIT
     assert {"topology.config", "topology.assurance", "topology.outputs", "policies.docset"} <= set(modules)
@@ -180,13 +198,27 @@ def test_no_import_circles() -> None:
     assert import_cycles(discover()) == []
 
 
+def jobs_part(name: str) -> str:
+    """The part of jobs a module belongs to: its subpackage (`jobs/vault/`), or the module itself (`jobs/spark.py`)."""
+    return ".".join(name.split(".")[:2])
+
+
+def test_the_parts_of_jobs_import_each_other_in_one_direction() -> None:
+    """No two parts of jobs import each other, even through different modules: what both need sits in the kernel."""
+    jobs = {name: mod for name, mod in discover().items() if name.startswith("jobs.")}
+    assert import_cycles(jobs, jobs_part) == []
+    # and the rule bites: the backup reading the recovery's catalogs again closes a circle with recovery from a vault
+    bad = with_code(jobs, "jobs.vault.cli", "\nfrom s3tables_kit.jobs.recover.request import RecoveryRequest\n")
+    assert any({"jobs.recover", "jobs.vault"} <= set(c) for c in import_cycles(bad, jobs_part))
+
+
 # Inside jobs: the shared kernel sits below every job and imports none of them.
 KERNEL = "jobs.kernel"
 KERNEL_MAY_IMPORT = frozenset({"jobs.aws_timestamps"})
 
 
 def kernel_violations(modules: Mapping[str, Module]) -> list[str]:
-    """Imports of `jobs.kernel` modules that reach into jobs above the kernel (ops, failover, recover, ...)."""
+    """Imports of the kernel's modules that reach into jobs above the kernel (ops, failover, recover, ...)."""
     out = []
     for e in edges(modules):
         inside = e.importer == KERNEL or e.importer.startswith(KERNEL + ".")
@@ -243,7 +275,7 @@ def test_checker_flags_a_climb_in_any_form() -> None:
         policies__init="",
         policies__documents="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import jobs.ops\n",
         jobs__init="",
-        jobs__ops__init="from .. import common\n",  # relative: jobs.common (same package: allowed)
+        jobs__ops__init="from .. import common\n",  # relative: the module common of jobs (same package: allowed)
         jobs__common="",
         infra__init="",
         infra__app="from jobs import ops\nfrom bench import run\n",

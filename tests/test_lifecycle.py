@@ -40,9 +40,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("recovery", "aws_s3tables_namespace"): 2,  # recovery target + rehearsal namespace
         ("recovery", "aws_kms_key"): 1,  # the rehearsal alarm topic's key
         **{("recovery", t): 1 for t in SCRIPTS_BUCKET},
-        # two SCPs (replica protection + guards), each attached to the one OU
-        ("organization", "aws_organizations_policy"): 4,  # three SCPs and the RCP
-        ("organization", "aws_organizations_policy_attachment"): 4,  # four policies x one target
+        # three SCPs and the RCP on the one OU; the vault's two SCPs on its account (the recovery account too)
+        ("organization", "aws_organizations_policy"): 6,
+        ("organization", "aws_organizations_policy_attachment"): 6,  # four policies x one target, two x one account
         # the backup vault: its bucket with every setting, its Object Lock configuration, its key
         **{("vault", t): 1 for t in SCRIPTS_BUCKET},
         ("vault", "aws_s3_bucket_object_lock_configuration"): 1,

@@ -28,7 +28,25 @@ from s3tables_kit.infra.live.world import ALLOW_ALL, LiveTarget
 from tests.failover_world import emulator_env
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
-PROBED = {"U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27", "U29", "U30"}
+PROBED = {
+    "U1",
+    "U2",
+    "U5",
+    "U6",
+    "U8",
+    "U9",
+    "U10",
+    "U11",
+    "U18",
+    "U20",
+    "U22",
+    "U25",
+    "U26",
+    "U27",
+    "U29",
+    "U30",
+    "U35",
+}
 
 
 @pytest.fixture
@@ -67,7 +85,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 30 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 35 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")

@@ -1,5 +1,5 @@
-"""`infra.lockcheck`: a plan that changes a locked setting is refused before apply as a break-glass deploy; the
-first deploy and the changes a platform engineer makes on a running kit are not. The plans are built from the
+"""`s3tables_kit.infra.lockcheck`: a plan that changes a locked setting is refused before apply as a break-glass deploy;
+the first deploy and the changes a platform engineer makes on a running kit are not. The plans are built from the
 recorded synthesized stacks (tests/golden/) in the shape `terraform show -json` writes; `make e2e` runs the same
 check on real Terraform plans (harness/e2e/second.py)."""
 

@@ -6,12 +6,12 @@ and read the seed's stack list; a `cdktf deploy` with a forgotten `KIT_CONFIG=` 
 
 How the real target is run cheaply and honestly: the repository is mirrored into a temporary directory (symlinks,
 so `cdktf.out/` and the state files land there), each stack of a non-example configuration is initialised and
-applied by the real `terraform` with its outputs (the kit's contract values, `topology.outputs.outputs_doc`) into
-the local state the kit's stacks use, then `make outputs CONFIG=...` runs the real cdktf CLI, which synthesises the
-configuration and runs `terraform output -json` in each stack directory. The only thing not real is provider
-installation: cdktf runs `terraform init` first, which would download hashicorp/aws (no network here); a wrapper
-named by cdktf's TERRAFORM_BINARY_NAME answers `init` as already done (the directories were initialised with the
-same backend) and hands every other command to the real binary."""
+applied by the real `terraform` with its outputs (the kit's contract values,
+`s3tables_kit.topology.outputs.outputs_doc`) into the local state the kit's stacks use, then `make outputs CONFIG=...`
+runs the real cdktf CLI, which synthesises the configuration and runs `terraform output -json` in each stack directory.
+The only thing not real is provider installation: cdktf runs `terraform init` first, which would download hashicorp/aws
+(no network here); a wrapper named by cdktf's TERRAFORM_BINARY_NAME answers `init` as already done (the directories were
+initialised with the same backend) and hands every other command to the real binary."""
 
 from __future__ import annotations
 

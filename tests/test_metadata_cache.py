@@ -1,5 +1,5 @@
-"""The metadata summary cache (`jobs.kernel.metadata_cache`) on real files, and `status` through it over real HTTP
-(moto + emulator/): a second run reads no metadata file, a new metadata location is read, a corrupt entry is a
+"""The metadata summary cache (`s3tables_kit.jobs.kernel.metadata_cache`) on real files, and `status` through it over
+real HTTP (moto + emulator/): a second run reads no metadata file, a new metadata location is read, a corrupt entry is a
 miss and is rewritten, two processes write the same entries at once, the cache is bounded and can be bypassed."""
 
 from __future__ import annotations

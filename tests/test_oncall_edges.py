@@ -25,7 +25,7 @@ DOCS = ROOT / "docs"
 
 @pytest.fixture
 def outputs_file(tmp_path: Path) -> Path:
-    """The seed's outputs.json as a deploy writes it (topology.outputs.outputs_doc)."""
+    """The seed's outputs.json as a deploy writes it (s3tables_kit.topology.outputs.outputs_doc)."""
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(outputs_doc(load_config(ROOT / "examples/seed.toml"))))
     return path

@@ -1,4 +1,4 @@
-"""`jobs.ops.audit` over real HTTP: a clean deployment has no drift; each kind of drift is named."""
+"""`s3tables_kit.jobs.ops.audit` over real HTTP: a clean deployment has no drift; each kind of drift is named."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""`make audit`: what runs is what was deployed (`jobs.ops.audit_deployed`), over real HTTP against the stand-in's
-Lambda, EventBridge Scheduler and EMR Serverless (moto): the deploy's record (`deployed` in the stack outputs) against
-the live function's code hash, the schedules' targets and inputs and the application's network configuration; then an
-attacker changes each, and audit names each change."""
+"""`make audit`: what runs is what was deployed (`s3tables_kit.jobs.ops.audit_deployed`), over real HTTP against the
+stand-in's Lambda, EventBridge Scheduler and EMR Serverless (moto): the deploy's record (`deployed` in the stack
+outputs) against the live function's code hash, the schedules' targets and inputs and the application's network
+configuration; then an attacker changes each, and audit names each change."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`jobs.ops.audit` of the backup vault over real HTTP: a vault deployed as the vault stack leaves it audits clean;
-a shortened or weakened lock, another encryption, a changed bucket policy is named and exits 1."""
+"""`s3tables_kit.jobs.ops.audit` of the backup vault over real HTTP: a vault deployed as the vault stack leaves it
+audits clean; a shortened or weakened lock, another encryption, a changed bucket policy is named and exits 1."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ def test_a_deployed_vault_audits_clean_and_each_weakened_setting_is_named(
     world = _vault_world(ops_env)
     assert au.main(world.tool_args(tmp_path, "--quiet")) == 0, capsys.readouterr().out
     assert "1 vault buckets" in capsys.readouterr().out
-    # On AWS only break-glass may make these changes (the bucket policy); the stand-in does not evaluate it for
-    # bucket settings, so the test's own credentials stand for break-glass.
+    # On AWS nobody may make these changes after the first deploy (the bucket policy and the vault SCP); the stand-in
+    # does not evaluate either for bucket settings, so the test's own credentials stand for what audit must catch.
     rescue = world.clients.s3(VAULT_REGION)
     rescue.put_object_lock_configuration(Bucket=VAULT["bucket"], ObjectLockConfiguration=_lock(30))
     assert _vault_kinds(world) == ["vault-retention-below-configured"]
@@ -67,7 +67,7 @@ def test_a_deployed_vault_audits_clean_and_each_weakened_setting_is_named(
     assert "vault-lock-changed" in capsys.readouterr().out
     rescue.put_object_lock_configuration(Bucket=VAULT["bucket"], ObjectLockConfiguration=_lock(365))
     policy = json.loads(rescue.get_bucket_policy(Bucket=VAULT["bucket"])["Policy"])
-    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "DenyVaultWritesExceptBackupRole"]
+    policy["Statement"] = [s for s in policy["Statement"] if s["Sid"] != "DenyVault"]
     rescue.put_bucket_policy(Bucket=VAULT["bucket"], Policy=json.dumps(policy))
     rescue.put_bucket_encryption(
         Bucket=VAULT["bucket"],

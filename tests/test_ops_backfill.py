@@ -1,6 +1,6 @@
-"""`status --backfill` (`jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto + emulator/):
-a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing one held
-FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
+"""`status --backfill` (`s3tables_kit.jobs.ops.backfill`) and the monitor's `TablesBackfilling` over real HTTP (moto +
+emulator/): a lake whose replication was just turned on, with a table completed, a slow one held PENDING and a failing
+one held FAILED by the emulator's replication simulation; sizes from the snapshot summaries the tables really carry."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
 from s3tables_kit.jobs.ops import backfill as bf
-from s3tables_kit.jobs.ops import monitor as M
+from s3tables_kit.jobs.ops import monitor
 from s3tables_kit.jobs.ops import status as st
-from s3tables_kit.topology import contract as C
-from tests.ops_fixtures import OpsEnv, World, deploy, ms
+from s3tables_kit.topology import contract
+from tests.ops_fixtures import ACCOUNT, OpsEnv, World, deploy, ms
 
 NOW = dt.datetime.now(dt.UTC)
 SIZES = {"orders": 7_000, "customers": 3_000, "events": 50_000}  # total-files-size of each current snapshot
@@ -100,6 +100,18 @@ def test_backfill_counts_completed_pending_failed_with_bytes(ops_env: OpsEnv, tm
     done = st.collect_backfill(world.clients, [world.source_arn], show_progress=False)
     assert done.destinations[0].bytes_done == sum(SIZES.values()) and done.destinations[0].bytes_remaining == 0
 
+    # A table's own table-level replication (to a bucket outside the kit) overrides the bucket's: its replica in the
+    # kit's destination is no longer a copy, whatever the other destination reports.
+    other = world.src().create_table_bucket(name="team-copy")["arn"]
+    conf = {"role": f"arn:aws:iam::{ACCOUNT}:role/team", "rules": [{"destinations": [
+        {"destinationTableBucketARN": other}]}]}  # fmt: skip
+    world.src().put_table_replication(tableArn=world.tables["analytics.orders"], configuration=conf)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn)
+    code, out = _cli(world, tmp_path, capsys, "--backfill")
+    assert code == 1 and "1 bypassed" in out and "backfill not complete" in out
+    assert "BYPASSED" in out and "own table-level replication to team-copy: not a copy" in out
+    assert "analytics.orders: replicates to team-copy (its own table-level replication)" in out
+
 
 def test_a_partly_copied_replica_counts_what_it_holds(ops_env: OpsEnv, tmp_path: Path) -> None:
     world = _lake(ops_env)
@@ -165,11 +177,12 @@ def test_monitor_publishes_the_tables_still_backfilling(ops_env: OpsEnv) -> None
     settings = world.monitor_settings(second_pass_pause=0)
 
     def backfilling() -> float:
-        result = M.run_monitor(world.clients, settings, region="us-east-1", dry_run=True)
+        result = monitor.run_monitor(world.clients, settings, region="us-east-1", dry_run=True)
         (value,) = [
             d["Value"]
             for d in result.data
-            if d["MetricName"] == C.BACKFILLING and [x["Name"] for x in d["Dimensions"]] == ["Kit", "Destination"]
+            if d["MetricName"] == contract.BACKFILLING
+            and [x["Name"] for x in d["Dimensions"]] == ["Kit", "Destination"]
         ]
         return float(value)
 

@@ -83,6 +83,18 @@ def test_status_sees_the_sources_failure_message_without_listing_destinations(op
     assert row.last_replicated_at is not None and report.exit_code == 1
 
 
+def test_replicas_marked_with_another_value_are_not_taken_for_detached(ops_env: OpsEnv) -> None:
+    """If the replication service's `managedByService` is not the value the kit assumes (U9, the stand-in's switch),
+    a replica is still no detached table: detachment is the value's absence, not a mismatch."""
+    world = deploy(ops_env)
+    ops_env.control.call("live/switch", {"name": "managed-by-service", "on": True})
+    try:
+        report = st.collect_status(world.clients, [world.source_arn], show_progress=False)
+    finally:
+        ops_env.control.call("live/switch", {"name": "managed-by-service", "on": False})
+    assert {r.status for r in report.rows} == {st.COMPLETED} and not report.detached
+
+
 def test_an_ordinary_failure_stays_failed(ops_env: OpsEnv) -> None:
     world = deploy(ops_env)
     ops_env.control.set_status(

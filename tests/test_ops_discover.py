@@ -1,7 +1,8 @@
-"""`jobs.ops.discover` over real HTTP against the emulator: a brownfield lake of two buckets (tables with real metadata
-whose snapshot summaries carry their sizes, a bucket policy granting an analytics role, a table's own maintenance, a
-table-level replication configuration) is reported item by item, its proposed kit.toml loads, the backfill's bytes
-per destination are the sum of the summaries; a refused permission stops it with one line, exit 2, nothing written."""
+"""`s3tables_kit.jobs.ops.discover` over real HTTP against the emulator: a brownfield lake of two buckets (tables with
+real metadata whose snapshot summaries carry their sizes, a bucket policy granting an analytics role, a table's own
+maintenance, a table-level replication configuration) is reported item by item, its proposed kit.toml loads, the
+backfill's bytes per destination are the sum of the summaries; a refused permission stops it with one line, exit 2,
+nothing written."""
 
 from __future__ import annotations
 
@@ -257,3 +258,69 @@ def test_a_replica_is_proposed_to_keep_at_least_what_every_table_it_receives_kee
         "max_snapshot_age_hours": REPLICA_RETENTION_HOURS,
         "min_snapshots_to_keep": 1,
     }
+
+
+def test_an_existing_replication_is_seen_as_it_is(ops_env: OpsEnv, tmp_path: Path) -> None:  # noqa: F811
+    """lake-sales already replicates (bucket level) to lake-sales-copy (us-west-2), which holds its replicas, and to
+    lake-sales-mirror (its own Region and account); a zero-ETL target in lake-ops is written by another service. The
+    copy is proposed as an adopted replica of lake-sales (never as a source), the configuration is taken over, the
+    mirror is dropped for review, and each --replicate-to adds a replica where the source has none."""
+    brownfield(ops_env)
+    s3t, dr = ops_env.clients().s3tables(REGION), ops_env.clients().s3tables(DR_REGION)
+    copy = dr.create_table_bucket(name="lake-sales-copy")["arn"]
+    mirror = s3t.create_table_bucket(name="lake-sales-mirror")["arn"]
+    s3t.put_table_bucket_replication(
+        tableBucketARN=bucket_arn("lake-sales"),
+        configuration={"role": f"arn:aws:iam::{ACCOUNT}:role/team-replication", "rules": [
+            {"destinations": [{"destinationTableBucketARN": copy}, {"destinationTableBucketARN": mirror}]}]},
+    )  # fmt: skip
+    ops_env.control.replicate(source_bucket_arn=bucket_arn("lake-sales"))
+    incidents = s3t.get_table(tableBucketARN=bucket_arn("lake-ops"), namespace="ops", name="incidents")["tableARN"]
+    ops_env.control.managed_by(incidents, "rds.amazonaws.com")
+    out = tmp_path / "out"
+    extra = [
+        "--region",
+        DR_REGION,
+        "--replicate-to",
+        DR_REGION,
+        "--replicate-to",
+        "eu-west-1",
+        "--replicate-to",
+        REGION,
+    ]
+    assert run(ops_env, out, *extra) == 0
+    doc = json.loads((out / "discover.json").read_text())
+    roles = {b["bucket"]: (b["role"], b["replica_of"]) for b in doc["buckets"]}
+    assert roles == {
+        "lake-sales": ("source", None), "lake-ops": ("source", None),
+        "lake-sales-copy": ("replica", bucket_arn("lake-sales")),
+        "lake-sales-mirror": ("replica", bucket_arn("lake-sales")),
+        "events-dr": ("replica", bucket_arn("lake-sales")),  # web.events' own table-level destination
+    }  # fmt: skip
+    sales = next(b for b in doc["buckets"] if b["bucket"] == "lake-sales")
+    assert (sales["existing_destinations"], sales["dropped_destinations"]) == ([copy, mirror], [mirror])
+    assert next(b for b in doc["buckets"] if b["bucket"] == "lake-ops")["other_services"] == {
+        "ops.incidents": "rds.amazonaws.com"
+    }
+    report = (out / "report.txt").read_text()
+    assert f"## {copy} (replica of {bucket_arn('lake-sales')})" in report
+    assert f"existing destinations: {copy} (kept as replicas)" in report
+    assert f"existing destinations dropped: {mirror}" in report
+    assert "table ops.incidents: written by rds.amazonaws.com, not a replica" in report
+    assert "--replicate-to us-east-1 is this bucket's own Region and account: no replica proposed" in report
+    assert "taken over by the first deploy" in report and "version token" not in report
+    proposal = (out / "kit.toml").read_text()
+    assert "REVIEW table web.events: its own replication bypasses" in proposal
+    assert f"REVIEW {mirror} (this bucket's own Region and account) protects against nothing" in proposal
+    assert "# REVIEW: events-dr holds replicas of" in proposal
+    cfg = load_config(out / "kit.toml")
+    assert {s.bucket for s in cfg.sources} == {"lake-sales", "lake-ops"}  # a replica is never a source
+    sales_cfg = next(s for s in cfg.sources if s.bucket == "lake-sales")
+    assert sales_cfg.existing_destinations == (copy, mirror) and sales_cfg.adopt_changes == ("replication",)
+    assert set(sales_cfg.replicate_to) == {"lake-sales-copy", "lake-sales-eu-west-1"}
+    ops_cfg = next(s for s in cfg.sources if s.bucket == "lake-ops")
+    assert set(ops_cfg.replicate_to) == {"lake-ops-us-west-2", "lake-ops-eu-west-1"}  # several per source
+    kept = next(r for r in cfg.replicas if r.bucket == "lake-sales-copy")
+    assert kept.adopt and kept.adopt_changes == ("bucket_policy",) and kept.region == DR_REGION
+    assert [r.bucket for r in cfg.replicas if r.adopt] == ["lake-sales-copy"]
+    assert copy not in {d["destination"] for d in doc["backfill"]}  # it holds its copies already

@@ -2,8 +2,8 @@
 replica bucket of an estate of three sources with a fan-in vault, name each bucket, and name a table by
 `bucket/namespace.name` where two buckets hold that name; the failover tool refuses the vault; recovery plans tables
 of several sources in the vault at one cut. Real HTTP against the emulator (`emulator/`); the outputs are those of a
-deploy of the estate (`topology.outputs.outputs_doc`). The `[source]` outputs of every tool are the existing tests'
-(unchanged)."""
+deploy of the estate (`s3tables_kit.topology.outputs.outputs_doc`). The `[source]` outputs of every tool are the
+existing tests' (unchanged)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from s3tables_kit.jobs.failover import aws
 from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops import harden as hd
 from s3tables_kit.jobs.ops import status as st
-from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.documents import replica_table_policy_for
 from s3tables_kit.topology.config import KitConfig, parse_config
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
@@ -61,7 +61,8 @@ def deploy_failover_topology(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTo
         tableBucketARN=arn, storageClassConfiguration={"storageClass": new.storage_class}
     )
     s3t_new.put_table_bucket_policy(
-        tableBucketARN=arn, resourcePolicy=json.dumps(F.destination_bucket_policy(cfg, topo, new), indent=2)
+        tableBucketARN=arn,
+        resourcePolicy=json.dumps(failover_policies.destination_bucket_policy(cfg, topo, new), indent=2),
     )
     fw.world.dst().put_table_bucket_replication(
         tableBucketARN=fw.world.replica_arn,
@@ -75,8 +76,8 @@ def deploy_failover_topology(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTo
 
 def failover_outputs_doc(fw: FailoverWorld, cfg: KitConfig, topo: FailoverTopology) -> dict[str, Any]:
     """`outputs.json` of the failover topology: no `source` stack; the promoted stack's `kit_source` is the value
-    `topology.outputs.failover_source_value` builds, as `infra.stacks.failover_outputs` exports it
-    (`tests/test_failover_outputs.py` parses the synthesized one)."""
+    `s3tables_kit.topology.outputs.failover_source_value` builds, as `s3tables_kit.infra.stacks.failover_outputs`
+    exports it (`tests/test_failover_outputs.py` parses the synthesized one)."""
     doc = copy.deepcopy(fw.world.outputs_doc)
     del doc["source"]
     doc[f"replica-{DST_BUCKET}"]["kit_source"] = failover_source_value(
@@ -133,7 +134,7 @@ def test_harden_on_the_failover_topology(promoted: Any) -> None:
         assert by[(new.bucket_arn, q)].outcome == "hardened"
         new_table = by[(new.bucket_arn, q)].table_arn
         live = _table_policy(fw, NEW_REGION, new.bucket_arn, q)
-        assert live == json.dumps(F.destination_table_policy(cfg, topo, new, new_table))
+        assert live == json.dumps(failover_policies.destination_table_policy(cfg, topo, new, new_table))
         assert topo.replication_role_arn in live and cfg.replication_role_arn_of(cfg.sources[0]) not in live
         assert json.loads(live) != replica_table_policy_for(cfg, new, new_table)  # what harden did before
         # the promoted tables: detached, never given a replica table policy; the tool's primary policy stays

@@ -1,4 +1,4 @@
-"""`jobs.ops.harden` over real HTTP: replicas get the table policy and retention; a second run changes
+"""`s3tables_kit.jobs.ops.harden` over real HTTP: replicas get the table policy and retention; a second run changes
 nothing."""
 
 from __future__ import annotations
@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
+import pytest
+from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.ops import harden as hd
 from s3tables_kit.jobs.ops.cli import canonical_policy
@@ -94,6 +97,9 @@ def test_skips_non_replicas_and_reports_failures(ops_env: OpsEnv) -> None:
     dst = world.dst()
     dst.create_namespace(tableBucketARN=world.replica_arn, namespace=["scratch"])
     dst.create_table(tableBucketARN=world.replica_arn, namespace="scratch", name="notes", format="ICEBERG")
+    # A table another service writes (a zero-ETL target): managed, but not by the replication service.
+    feed = dst.create_table(tableBucketARN=world.replica_arn, namespace="scratch", name="feed", format="ICEBERG")
+    ops_env.control.managed_by(feed["tableARN"], "glue.amazonaws.com")
     orders = world.replica_table("analytics.orders")["tableARN"]
     ops_env.control.inject_faults(
         "PutTablePolicy",
@@ -108,8 +114,10 @@ def test_skips_non_replicas_and_reports_failures(ops_env: OpsEnv) -> None:
     (failed,) = report.by("failed")
     assert failed.table == "analytics.orders" and failed.table_arn == orders
     assert "PutTablePolicy" in (failed.reason or "") and "ForbiddenException" in (failed.reason or "")
-    assert [r.table for r in report.by("skipped")] == ["scratch.notes"]
+    assert sorted(r.table for r in report.by("skipped")) == ["scratch.feed", "scratch.notes"]
     assert len(report.by("hardened")) == 2
+    with pytest.raises(ClientError, match="NotFound"):  # left alone: no table policy put on it
+        dst.get_table_policy(tableBucketARN=world.replica_arn, namespace="scratch", name="feed")
     assert "analytics.orders" in hd.render(report) and "ForbiddenException" in hd.render(report)
     # The retry hardens the remaining policy; then nothing is left to do.
     again = hd.harden(world.clients, world.outputs, show_progress=False)

@@ -1,6 +1,6 @@
-"""The replication point (`jobs.ops.point`): pure, on hand-made status rows (no AWS, no Spark); the emulator-level
-behaviour (status over HTTP, the monitor's metric, `recover --as-of replication-point`) is in tests/test_ops_status.py
-and tests/test_assurance_monitor.py."""
+"""The replication point (`s3tables_kit.jobs.ops.point`): pure, on hand-made status rows (no AWS, no Spark); the
+emulator-level behaviour (status over HTTP, the monitor's metric, `recover --as-of replication-point`) is in
+tests/test_ops_status.py and tests/test_assurance_monitor.py."""
 
 from __future__ import annotations
 

@@ -270,8 +270,9 @@ def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: Op
 
 
 def test_worker_processes_give_the_same_reports(ops_env: OpsEnv) -> None:
-    """status, harden and audit in 2 worker processes (the large-lake path, `jobs.kernel.concurrency.WorkerPool`)
-    report exactly what one process does; small jobs so every process gets several."""
+    """status, harden and audit in 2 worker processes (the large-lake path,
+    `s3tables_kit.jobs.kernel.concurrency.WorkerPool`) report exactly what one process does; small jobs so every process
+    gets several."""
     import s3tables_kit.jobs.ops.audit as au
     import s3tables_kit.jobs.ops.harden as hd
 

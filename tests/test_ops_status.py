@@ -1,4 +1,4 @@
-"""`jobs.ops.status` over real HTTP (moto + emulator/): healthy, pending, failed, lagging, throttled,
+"""`s3tables_kit.jobs.ops.status` over real HTTP (moto + emulator/): healthy, pending, failed, lagging, throttled,
 3,000."""
 
 from __future__ import annotations

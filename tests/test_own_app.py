@@ -128,22 +128,22 @@ def test_every_policy_document_of_the_app_passes_the_kit_rules(own_app: Stacks) 
 @pytest.mark.synth
 @pytest.mark.terraform
 def test_every_stack_of_the_app_passes_terraform_validate(own_app: Stacks, tmp_path: Path) -> None:
-    from s3tables_kit.infra import validate as V
+    from s3tables_kit.infra import validate
     from s3tables_kit.infra.tfvalidate import validate_together
 
     terraform, mirror = terraform_toolchain()
-    (tmp_path / "terraform.rc").write_text(V.cli_config(mirror))
-    env = V.tf_env(tmp_path / "terraform.rc")
-    local = V.mirror_providers(mirror)
+    (tmp_path / "terraform.rc").write_text(validate.cli_config(mirror))
+    env = validate.tf_env(tmp_path / "terraform.rc")
+    local = validate.mirror_providers(mirror)
     needed = {
         st.address: st.local_version
         for doc in own_app.values()
-        for st in V.provider_statuses(doc, local).values()
+        for st in validate.provider_statuses(doc, local).values()
         if st.local_version and not st.satisfied
     }
-    schemas = V.provider_schemas(terraform, env, mirror, needed, V.BUILD) if needed else {}
+    schemas = validate.provider_schemas(terraform, env, mirror, needed, validate.BUILD) if needed else {}
     for name, doc in own_app.items():
-        V.write_stack(tmp_path / "stacks" / name, V.prepare_stack(doc, schemas, local).document)
+        validate.write_stack(tmp_path / "stacks" / name, validate.prepare_stack(doc, schemas, local).document)
     verdicts = validate_together(terraform, env, tmp_path / "stacks", {n: tmp_path / "stacks" / n for n in own_app})
     assert set(verdicts) == set(own_app)
     failed = {name: diags for name, (ok, diags) in verdicts.items() if not ok}

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import ConfigError, parse_config
 from s3tables_kit.topology.outputs import outputs_doc, parse_outputs, point_groups_output
 from tests.ops_fixtures import OpsEnv, config_dict, deploy
@@ -137,7 +138,7 @@ def test_the_monitor_publishes_the_point_of_each_group_its_package_declares(
     cfg = parse_config(doc)  # bucket mode: `other.*` (no such namespace yet) is accepted
     declared = Declared(declared_from_outputs(world.outputs.sources[0]).replication, {}, cfg.assurance.point_groups)
     (tmp_path / mon.DECLARED_FILE).write_text(json.dumps(declared.to_json()), encoding="utf-8")
-    monkeypatch.setattr(mon, "PACKAGE_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
     for key, value in {
         "AWS_ENDPOINT_URL": ops_env.endpoint,
         "AWS_REGION": world.outputs.sources[0].region,

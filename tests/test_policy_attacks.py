@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.simulate import SimRequest, SimResult, errors_of, evaluate, principal_context
-from tests import attack_world as W
+from tests import attack_world
 
 pytestmark = pytest.mark.node
 
@@ -49,11 +49,11 @@ class Target:
     kind: str  # bucket | table | key | iam | assume
     arn: str
     account: str
-    site: W.ReplicaSite | None = None
+    site: attack_world.ReplicaSite | None = None
     trust: str | None = None  # assume: document name of the trust policy
 
 
-def targets_of(site: W.ReplicaSite) -> dict[str, Target]:
+def targets_of(site: attack_world.ReplicaSite) -> dict[str, Target]:
     out = {
         "bucket": Target("bucket", site.bucket_arn, site.account, site),
         "table": Target("table", site.table_arn, site.account, site),
@@ -78,10 +78,10 @@ class State:
 
 
 def request(
-    world: W.World,
+    world: attack_world.World,
     label: str,
     state: State,
-    who: W.Principal,
+    who: attack_world.Principal,
     action: str,
     target: Target,
     *,
@@ -105,7 +105,7 @@ def request(
         resource_policies = [target.site.key_policy]
         ctx["kms:ResourceAliases"] = [target.site.key_alias]
         if target.arn not in state.untagged:
-            ctx[f"aws:ResourceTag/{W.KEY_TAG}"] = "lakehouse"
+            ctx[f"aws:ResourceTag/{attack_world.KEY_TAG}"] = "lakehouse"
     elif target.kind == "assume":
         assert target.trust is not None
         resource_policies = [target.trust]
@@ -129,7 +129,7 @@ def request(
     )
 
 
-def run(world: W.World, states: dict[str, State], reqs: list[SimRequest]) -> dict[str, SimResult]:
+def run(world: attack_world.World, states: dict[str, State], reqs: list[SimRequest]) -> dict[str, SimResult]:
     policies: dict[str, Any] = dict(world.world_policies())
     for label, state in states.items():
         for name, doc in state.docs.items():
@@ -143,7 +143,7 @@ def run(world: W.World, states: dict[str, State], reqs: list[SimRequest]) -> dic
 # ---------------------------------------------------------------- layers ----
 
 
-def layers(result: SimResult, who: W.Principal, target: Target) -> set[str]:
+def layers(result: SimResult, who: attack_world.Principal, target: Target) -> set[str]:
     """The independent layers that deny a request, named from the deciding statements."""
     out: set[str] = set()
     for entry in result.denied_by:
@@ -170,19 +170,21 @@ def layers(result: SimResult, who: W.Principal, target: Target) -> set[str]:
 # ---------------------------------------------------------------- protected actions and legitimate paths ----
 
 
-def protected_cases(world: W.World) -> Iterable[tuple[W.ReplicaSite, str, Target]]:
+def protected_cases(world: attack_world.World) -> Iterable[tuple[attack_world.ReplicaSite, str, Target]]:
     for site in world.replicas:
         t = targets_of(site)
-        for a in W.PROTECTED_BUCKET:
+        for a in attack_world.PROTECTED_BUCKET:
             yield site, a, t["bucket"]
-        for a in W.PROTECTED_TABLE:
+        for a in attack_world.PROTECTED_TABLE:
             yield site, a, t["table"]
         if "key" in t:
-            for a in W.KEY_DESTRUCTIVE:
+            for a in attack_world.KEY_DESTRUCTIVE:
                 yield site, a, t["key"]
 
 
-def is_legit(world: W.World, who: W.Principal, action: str, site: W.ReplicaSite) -> bool:
+def is_legit(
+    world: attack_world.World, who: attack_world.Principal, action: str, site: attack_world.ReplicaSite
+) -> bool:
     if who.kind == "breakglass":
         return True
     if who.kind == "deploy" and who.account != site.account:
@@ -190,22 +192,24 @@ def is_legit(world: W.World, who: W.Principal, action: str, site: W.ReplicaSite)
     return action in world.legit(who)
 
 
-def legit_paths(world: W.World) -> list[tuple[W.Principal, str, Target]]:
+def legit_paths(world: attack_world.World) -> list[tuple[attack_world.Principal, str, Target]]:
     """Requests that must be ALLOWED, from the intent."""
-    out: list[tuple[W.Principal, str, Target]] = []
+    out: list[tuple[attack_world.Principal, str, Target]] = []
     p = world.principals
     for site in world.replicas:
         t = targets_of(site)
         repl = p[world.replication_role]
-        out += [(repl, a, t["table"]) for a in W.TABLE_WRITE + W.TABLE_RETENTION + ("GetTableData",)]
-        out += [(repl, a, t["bucket"]) for a in W.BUCKET_NAMES]
-        out += [(p["maint"], a, t["table"]) for a in W.TABLE_WRITE]
+        out += [
+            (repl, a, t["table"]) for a in attack_world.TABLE_WRITE + attack_world.TABLE_RETENTION + ("GetTableData",)
+        ]
+        out += [(repl, a, t["bucket"]) for a in attack_world.BUCKET_NAMES]
+        out += [(p["maint"], a, t["table"]) for a in attack_world.TABLE_WRITE]
         for who in p.values():
             if who.kind == "breakglass":
-                out += [(who, a, t["bucket"]) for a in W.PROTECTED_BUCKET + W.HARDEN_AUDIT_BUCKET]
-                out += [(who, a, t["table"]) for a in W.PROTECTED_TABLE + W.HARDEN_AUDIT_TABLE]
+                out += [(who, a, t["bucket"]) for a in attack_world.PROTECTED_BUCKET + attack_world.HARDEN_AUDIT_BUCKET]
+                out += [(who, a, t["table"]) for a in attack_world.PROTECTED_TABLE + attack_world.HARDEN_AUDIT_TABLE]
                 if "key" in t:
-                    out += [(who, a, t["key"]) for a in (*W.KEY_DESTRUCTIVE, "kms:Decrypt")]
+                    out += [(who, a, t["key"]) for a in (*attack_world.KEY_DESTRUCTIVE, "kms:Decrypt")]
             if who.kind == "deploy" and who.account == site.account:
                 # a later deploy refreshes what it deployed (locked after the first deploy: it changes none of it)
                 out += [
@@ -221,7 +225,7 @@ def legit_paths(world: W.World) -> list[tuple[W.Principal, str, Target]]:
     out += [(recovery, a, rt["bucket"]) for a in ("GetTableBucket", "ListNamespaces", "ListTables")]
     if "key" in rt:
         out.append((recovery, "kms:Decrypt", rt["key"]))
-    unique: dict[tuple[str, str, str], tuple[W.Principal, str, Target]] = {}
+    unique: dict[tuple[str, str, str], tuple[attack_world.Principal, str, Target]] = {}
     for who, action, target in out:
         unique.setdefault((who.key, action, target.arn), (who, action, target))
     return list(unique.values())
@@ -249,16 +253,16 @@ def _harmless() -> dict[str, Any]:
     }
 
 
-def privileged(world: W.World) -> list[W.Principal]:
+def privileged(world: attack_world.World) -> list[attack_world.Principal]:
     return [x for x in world.principals.values() if x.kind in ("breakglass", "deploy", "replication")]
 
 
-def escalations(world: W.World, state: State, label: str) -> list[tuple[SimRequest, str, Any]]:
+def escalations(world: attack_world.World, state: State, label: str) -> list[tuple[SimRequest, str, Any]]:
     """(request, effect, argument) for every escalation each held identity may try."""
     out: list[tuple[SimRequest, str, Any]] = []
     n = 0
 
-    def add(who: W.Principal, action: str, target: Target, effect: str, arg: Any, **ctx: Any) -> None:
+    def add(who: attack_world.Principal, action: str, target: Target, effect: str, arg: Any, **ctx: Any) -> None:
         nonlocal n
         n += 1
         out.append((request(world, label, state, who, action, target, rid=f"{label}#{n}", context=ctx), effect, arg))
@@ -271,7 +275,9 @@ def escalations(world: W.World, state: State, label: str) -> list[tuple[SimReque
             add(who, "PutTablePolicy", t["table"], "replace", (site.table_policy, "table", site))
             if "key" in t:
                 add(who, "kms:PutKeyPolicy", t["key"], "replace", (site.key_policy, "key", site))
-                add(who, "kms:UntagResource", t["key"], "untag", site.key_arn, **{"aws:TagKeys": [W.KEY_TAG]})
+                add(
+                    who, "kms:UntagResource", t["key"], "untag", site.key_arn, **{"aws:TagKeys": [attack_world.KEY_TAG]}
+                )
         for doc, arn in world.guardrail_arns.items():
             account = arn.split(":")[4]
             if account == who.account:
@@ -302,7 +308,7 @@ def escalations(world: W.World, state: State, label: str) -> list[tuple[SimReque
     return out
 
 
-def _apply(world: W.World, state: State, req: SimRequest, effect: str, arg: Any) -> str | None:
+def _apply(world: attack_world.World, state: State, req: SimRequest, effect: str, arg: Any) -> str | None:
     """Apply one allowed state-changing escalation to `state`; the step it records, or None when it changes nothing
     (the document already the attacker's, the tag already off, the guardrail already harmless, the policy detached)."""
     if effect == "replace":
@@ -327,7 +333,7 @@ def _apply(world: W.World, state: State, req: SimRequest, effect: str, arg: Any)
     return f"{req.principal} {req.action} {req.resource}"
 
 
-def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> State:
+def attack(world: attack_world.World, actor: str, base: State, max_rounds: int = 6) -> State:
     state = base.copy()
     state.held = {actor}
     for rnd in range(max_rounds):
@@ -359,24 +365,26 @@ def attack(world: W.World, actor: str, base: State, max_rounds: int = 6) -> Stat
 # ---------------------------------------------------------------- fixtures ----
 
 
-@pytest.fixture(scope="module", params=sorted(W.WORLDS))
-def world(request: pytest.FixtureRequest) -> W.World:
-    return W.WORLDS[request.param]
+@pytest.fixture(scope="module", params=sorted(attack_world.WORLDS))
+def world(request: pytest.FixtureRequest) -> attack_world.World:
+    return attack_world.WORLDS[request.param]
 
 
 @pytest.fixture(scope="module")
-def base(world: W.World) -> State:
+def base(world: attack_world.World) -> State:
     return State(world.kit_documents())
 
 
 Case = tuple[str, str, str, str, str]  # (state label, principal, replica site, action, target kind)
-Outcomes = dict[Case, tuple[W.Principal, Target, SimResult]]
+Outcomes = dict[Case, tuple[attack_world.Principal, Target, SimResult]]
 
 
-def evaluate_protected(world: W.World, states: dict[str, State], principals: dict[str, Iterable[str]]) -> Outcomes:
+def evaluate_protected(
+    world: attack_world.World, states: dict[str, State], principals: dict[str, Iterable[str]]
+) -> Outcomes:
     """Every protected case for the named principals under each state: {(label, principal, site, action, kind)}."""
     reqs: list[SimRequest] = []
-    meta: dict[str, tuple[Case, W.Principal, Target]] = {}
+    meta: dict[str, tuple[Case, attack_world.Principal, Target]] = {}
     for label, state in states.items():
         for key in principals[label]:
             who = world.principals[key]
@@ -394,14 +402,14 @@ NON_BREAK_GLASS = lambda world: [k for k, p in world.principals.items() if p.kin
 
 
 @pytest.fixture(scope="module")
-def baseline(world: W.World, base: State) -> Outcomes:
+def baseline(world: attack_world.World, base: State) -> Outcomes:
     return evaluate_protected(world, {"base": base}, {"base": NON_BREAK_GLASS(world)})
 
 
 # ---------------------------------------------------------------- 1. baseline ----
 
 
-def test_every_protected_action_is_denied_by_two_layers(world: W.World, baseline: dict[Any, Any]) -> None:
+def test_every_protected_action_is_denied_by_two_layers(world: attack_world.World, baseline: dict[Any, Any]) -> None:
     allowed = [k for k, (_w, _t, r) in baseline.items() if r.allowed]
     assert not allowed, f"{world.example}: protected actions ALLOWED: {allowed[:20]}"
     thin = {
@@ -410,7 +418,9 @@ def test_every_protected_action_is_denied_by_two_layers(world: W.World, baseline
         if not who.is_service and len(layers(r, who, t)) < 2
     }
     # The deploy role's locked bucket-level changes: the self-protecting bucket policy alone (decision 0028).
-    locked = {k: v for k, v in thin.items() if k[3] in W.LOCKED_BY_BUCKET_POLICY and k[1].startswith("deploy")}
+    locked = {
+        k: v for k, v in thin.items() if k[3] in attack_world.LOCKED_BY_BUCKET_POLICY and k[1].startswith("deploy")
+    }
     assert all("bucket policy" in v for v in locked.values()), locked
     thin = {k: v for k, v in thin.items() if k not in locked}
     assert not thin, f"{world.example}: protected actions resting on fewer than two layers: {thin}"
@@ -419,7 +429,7 @@ def test_every_protected_action_is_denied_by_two_layers(world: W.World, baseline
     assert not services
 
 
-def expected_layers(who: W.Principal, target: Target, action: str = "") -> set[str]:
+def expected_layers(who: attack_world.Principal, target: Target, action: str = "") -> set[str]:
     """The layers the design puts in front of a non-exempt principal for a protected bucket or table action (from
     the intent: every layer carries every protected action): both resource policies (the table policy only for a
     table), the SCP if its account is under it, the guardrail if attached (a guardrail names the replicas of its
@@ -428,7 +438,7 @@ def expected_layers(who: W.Principal, target: Target, action: str = "") -> set[s
     policies and the boundary."""
     out = {"bucket policy"} | ({"table policy"} if target.kind == "table" else set())
     same_account = who.account == target.account
-    if W.locked_by_resource_policies_only(who, action):  # decision 0028: the resource policies are the lock
+    if attack_world.locked_by_resource_policies_only(who, action):  # decision 0028: the resource policies are the lock
         return out | (set() if same_account else {"account boundary"})
     if who.scp and (same_account or who.kind != "deploy"):
         out.add("scp")
@@ -453,7 +463,7 @@ def missing_layers(outcomes: Outcomes, actions: Iterable[str] | None = None) -> 
     return out
 
 
-def test_every_layer_denies_every_protected_action(world: W.World, baseline: Outcomes) -> None:
+def test_every_layer_denies_every_protected_action(world: attack_world.World, baseline: Outcomes) -> None:
     """Stronger than two layers: each layer that applies to a principal carries every protected action, so no
     layer's copy of a rule can silently go missing (DisassociateTableReplication, bucket logging, tags)."""
     gaps = missing_layers(baseline)
@@ -471,7 +481,9 @@ NEW_ACTION_SIDS = {  # layer -> (document name prefix, Sid carrying Disassociate
 }
 
 
-def test_disassociation_is_denied_to_everyone_but_break_glass_by_two_layers(world: W.World, base: State) -> None:
+def test_disassociation_is_denied_to_everyone_but_break_glass_by_two_layers(
+    world: attack_world.World, base: State
+) -> None:
     """Every non-exempt principal gets an explicit deny for DisassociateTableReplication on
     every replica from at least two layers (every layer that applies to it), and break-glass is allowed."""
     action = "DisassociateTableReplication"
@@ -495,7 +507,7 @@ def test_disassociation_is_denied_to_everyone_but_break_glass_by_two_layers(worl
 
 @pytest.mark.parametrize("layer", sorted(NEW_ACTION_SIDS))
 def test_removing_the_disassociation_deny_from_one_layer_fails_the_proof(
-    world: W.World, base: State, layer: str
+    world: attack_world.World, base: State, layer: str
 ) -> None:
     """The proof above is not vacuous: drop DisassociateTableReplication from ONE layer's statement and the
     every-layer proof names exactly that layer as missing for the principals it binds."""
@@ -527,7 +539,7 @@ def test_migration_cannot_create_or_fill_a_table_in_a_replica_bucket() -> None:
     """Table migration (StartTableMigration ... CompleteTableMigration) writes its target through the migration
     role's CreateTable / UpdateTableMetadataLocation / PutTableData: in a replica bucket they are denied to that role
     by every layer (name squatting, data writes), so migration cannot take a name replication will need."""
-    world = W.WORLDS["multi-account"]
+    world = attack_world.WORLDS["multi-account"]
     state = State(world.kit_documents())
     who = world.principals["migration222"]
     reqs, meta = [], {}
@@ -545,7 +557,7 @@ def test_migration_cannot_create_or_fill_a_table_in_a_replica_bucket() -> None:
         assert expected_layers(who, target) <= layers(r, who, target), (rid, r.denied_by)
 
 
-def test_legitimate_paths_work(world: W.World, base: State) -> None:
+def test_legitimate_paths_work(world: attack_world.World, base: State) -> None:
     paths = legit_paths(world)
     reqs = [
         request(world, "base", base, who, action, target, rid=f"{who.key}|{action}|{target.arn}")
@@ -560,17 +572,19 @@ def test_legitimate_paths_work(world: W.World, base: State) -> None:
 def test_cross_account_automation_runs_harden_and_audit() -> None:
     """The multi-account example's automation principal (in the management account) reaches every replica, in
     both replica accounts, for what `make harden` and `make audit` call."""
-    world = W.WORLDS["multi-account"]
+    world = attack_world.WORLDS["multi-account"]
     state = State(world.kit_documents())
     auto = world.principals["automation444"]
     reqs = []
     for site in world.replicas:
         t = targets_of(site)
         reqs += [
-            request(world, "base", state, auto, a, t["bucket"], rid=f"{site.key}|{a}") for a in W.HARDEN_AUDIT_BUCKET
+            request(world, "base", state, auto, a, t["bucket"], rid=f"{site.key}|{a}")
+            for a in attack_world.HARDEN_AUDIT_BUCKET
         ]
         reqs += [
-            request(world, "base", state, auto, a, t["table"], rid=f"{site.key}|{a}") for a in W.HARDEN_AUDIT_TABLE
+            request(world, "base", state, auto, a, t["table"], rid=f"{site.key}|{a}")
+            for a in attack_world.HARDEN_AUDIT_TABLE
         ]
     results = run(world, {"base": state}, reqs)
     assert {r.id: r.decision for r in results.values() if not r.allowed} == {}
@@ -580,11 +594,11 @@ def test_cross_account_automation_runs_harden_and_audit() -> None:
 # ---------------------------------------------------------------- 2. attacks in sequence ----
 
 
-def attackers(world: W.World) -> list[str]:
+def attackers(world: attack_world.World) -> list[str]:
     return [k for k, p in world.principals.items() if p.kind not in ("breakglass", "maintenance")]
 
 
-def test_no_actor_gets_a_protected_action_through_in_any_order(world: W.World, base: State) -> None:
+def test_no_actor_gets_a_protected_action_through_in_any_order(world: attack_world.World, base: State) -> None:
     outcomes = {actor: attack(world, actor, base) for actor in attackers(world)}
     takeovers = {a: sorted(s.held - {a}) for a, s in outcomes.items() if s.held != {a}}
     assert not takeovers, f"{world.example}: roles taken over: {takeovers}"
@@ -628,7 +642,7 @@ def without(base: State, layer: str) -> State:
     return state
 
 
-def test_removing_any_one_layer_keeps_every_protected_action_denied(world: W.World, base: State) -> None:
+def test_removing_any_one_layer_keeps_every_protected_action_denied(world: attack_world.World, base: State) -> None:
     present = [layer for layer, match in LAYER_DOCS.items() if any(match(n) for n in base.docs)]
     states = {layer.replace(" ", "-"): without(base, layer) for layer in present}
     results = evaluate_protected(world, states, {label: NON_BREAK_GLASS(world) for label in states})
@@ -638,7 +652,7 @@ def test_removing_any_one_layer_keeps_every_protected_action_denied(world: W.Wor
     allowed = sorted(k for k, (who, _t, r) in results.items() if r.allowed and not who.is_service)
     # Decision 0028: with the bucket policy gone (drift), the deploy role's locked bucket-level changes are its
     # first-deploy permissions again; nothing destructive (deleting a policy or the encryption is a deletion).
-    unlocked = [k for k in allowed if k[0] == "bucket-policy" and k[3] in W.LOCKED_BY_BUCKET_POLICY]
+    unlocked = [k for k in allowed if k[0] == "bucket-policy" and k[3] in attack_world.LOCKED_BY_BUCKET_POLICY]
     assert all(k[1].startswith("deploy") for k in unlocked), unlocked
     allowed = [k for k in allowed if k not in unlocked]
     assert not allowed, f"{world.example}: one layer removed lets through: {allowed[:20]}"
@@ -657,7 +671,7 @@ def test_removing_any_one_layer_keeps_every_protected_action_denied(world: W.Wor
 
 def test_at_least_a_thousand_requests_across_both_examples() -> None:
     n = 0
-    for world in W.WORLDS.values():
+    for world in attack_world.WORLDS.values():
         cases = list(protected_cases(world))
         n += len(cases) * len(NON_BREAK_GLASS(world)) * (1 + len(LAYER_DOCS))  # baseline + one per removed layer
         n += len(legit_paths(world))

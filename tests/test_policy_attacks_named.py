@@ -3,7 +3,7 @@ tests/test_policy_attacks.py: each stops at its first step."""
 
 from __future__ import annotations
 
-from tests import attack_world as W
+from tests import attack_world
 from tests.test_policy_attacks import State, attack, layers, request, run, targets_of
 
 
@@ -13,7 +13,7 @@ def test_deploy_role_cannot_crypto_shred_or_strip_and_delete() -> None:
     stops at its first step: the locked bucket policy (and the table policy) deny the deploy role every policy
     rewrite, so the outsider meets the kit's own bucket policy; key and delete stay denied by the layers the deploy
     role cannot touch."""
-    world = W.WORLDS["multi-account"]
+    world = attack_world.WORLDS["multi-account"]
     state = attack(world, "deploy222", State(world.kit_documents()))
     assert state.steps == [], state.steps  # blocked at step 1: no policy of any kind was replaced
     who = world.principals["deploy222"]
@@ -47,7 +47,7 @@ def test_deploy_role_cannot_crypto_shred_or_strip_and_delete() -> None:
 
 
 def test_name_squatting_is_denied_to_replica_account_admins() -> None:
-    world = W.WORLDS["multi-account"]
+    world = attack_world.WORLDS["multi-account"]
     state = State(world.kit_documents())
     t = targets_of(world.replicas[0])
     reqs = [

@@ -1,7 +1,7 @@
 """policies/docset.py: every document of a topology built once, looked up by purpose and site, placeholders bound.
 
 The stacks deploy from this set (tests/test_infra_synth.py::test_stacks_deploy_exactly_the_reviewed_documents
-compares the synthesized JSON with the per-document builders) and `policies.render` writes it."""
+compares the synthesized JSON with the per-document builders) and `s3tables_kit.policies.render` writes it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from s3tables_kit.policies import docset, documents
-from s3tables_kit.policies import render as R
+from s3tables_kit.policies import docset, documents, render
 from s3tables_kit.policies.model import PolicyDoc
 from s3tables_kit.topology.config import load_config
 
@@ -22,11 +21,11 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 def test_the_set_is_what_render_writes(example: Path) -> None:
     cfg = load_config(example)
     ds = docset.build(cfg)
-    rendered = sorted(p.stem for p in (R.RENDERED_DIR / example.stem).glob("*.json"))
+    rendered = sorted(p.stem for p in (render.RENDERED_DIR / example.stem).glob("*.json"))
     assert sorted(ds.names()) == rendered
     for d in ds.all():
-        committed = (R.RENDERED_DIR / example.stem / f"{d.name}.json").read_text()
-        assert R.render_json(ds.document(*_split(d.name))) == committed
+        committed = (render.RENDERED_DIR / example.stem / f"{d.name}.json").read_text()
+        assert render.render_json(ds.document(*_split(d.name))) == committed
 
 
 def _split(name: str) -> tuple[str, str | None]:
@@ -92,8 +91,8 @@ def test_the_normal_topology_deploys_its_own_documents(example: Path) -> None:
 def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> None:
     """One document set: the stacks of the failover topology read the one document set by the normal names, and the set
     resolves each to the configured promotion's reviewed `failover--<promoted>--*` document, built by the same
-    builders (`policies.failover`)."""
-    from s3tables_kit.policies import failover as F
+    builders (`s3tables_kit.policies.failover`)."""
+    from s3tables_kit.policies import failover as failover_policies
     from s3tables_kit.topology.failover import failover_topology
 
     cfg = load_config(example)
@@ -101,20 +100,24 @@ def test_the_failover_topology_deploys_the_reviewed_promotion(example: Path) -> 
     ds = docset.build(cfg)
     stem = f"failover--{topo.promoted.bucket}--"
     assert ds.deploys and all(name.startswith(stem) and name in ds.names() for _, name in ds.deploys)
-    assert ds.document("replica-bucket-policy", topo.promoted.bucket) == F.promoted_bucket_policy(cfg, topo)
+    assert ds.document("replica-bucket-policy", topo.promoted.bucket) == failover_policies.promoted_bucket_policy(
+        cfg, topo
+    )
     for d in topo.destinations:  # new buckets too: the normal topology has no document for them
-        assert ds.document("replica-bucket-policy", d.bucket) == F.destination_bucket_policy(cfg, topo, d)
+        assert ds.document("replica-bucket-policy", d.bucket) == failover_policies.destination_bucket_policy(
+            cfg, topo, d
+        )
     for r in topo.retained:  # a retained replica keeps its own
         assert ds.document("replica-bucket-policy", r.bucket) == documents.replica_bucket_policy(cfg, r)
-    for acct in F.accounts(topo):
-        assert ds.document("replica-guardrail", acct) == F.guardrail(cfg, topo, acct)
-    for site in F.key_sites(cfg, topo):
-        assert ds.document("kms-key-policy", site.bucket) == F.key_policy(cfg, topo, site)
-    assert ds.document("replication-role-trust") == F.replication_role_trust(topo)
-    assert ds.document("replication-role-permissions") == F.replication_role_permissions(cfg, topo)
-    assert ds.document("recovery-role-permissions") == F.recovery_role_permissions(cfg, topo)
-    assert ds.document("scp-protect-replicas") == F.service_control_policy(cfg, topo)
-    assert ds.document("scp-protect-replica-guards") == F.service_control_policy_guards(cfg, topo)
-    assert ds.document("scp-protect-promoted") == F.service_control_policy_promoted(cfg, topo)
+    for acct in failover_policies.accounts(topo):
+        assert ds.document("replica-guardrail", acct) == failover_policies.guardrail(cfg, topo, acct)
+    for site in failover_policies.key_sites(cfg, topo):
+        assert ds.document("kms-key-policy", site.bucket) == failover_policies.key_policy(cfg, topo, site)
+    assert ds.document("replication-role-trust") == failover_policies.replication_role_trust(topo)
+    assert ds.document("replication-role-permissions") == failover_policies.replication_role_permissions(cfg, topo)
+    assert ds.document("recovery-role-permissions") == failover_policies.recovery_role_permissions(cfg, topo)
+    assert ds.document("scp-protect-replicas") == failover_policies.service_control_policy(cfg, topo)
+    assert ds.document("scp-protect-replica-guards") == failover_policies.service_control_policy_guards(cfg, topo)
+    assert ds.document("scp-protect-promoted") == failover_policies.service_control_policy_promoted(cfg, topo)
     # what only the normal topology deploys stays as it is (the recovery bucket's key, the recovery trust)
     assert ds.document("recovery-role-trust") == documents.recovery_role_trust(cfg)

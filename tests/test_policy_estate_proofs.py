@@ -31,10 +31,9 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import fan_in
-from s3tables_kit.policies import simulate as S
+from s3tables_kit.policies import fan_in, simulate
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
-from tests import estate_world as W
+from tests import estate_world
 from tests.policy_fixtures import drop_statement, evaluate_variants, parse_matrix
 
 pytestmark = pytest.mark.node
@@ -120,7 +119,7 @@ PROTECTED_ROWS = {  # a row of MATRIX naming one of these stands for a row of ea
     "protected-table": tuple(f"{site}-table" for site in PROTECTED_SITES),
     "protected-untagged": tuple(f"{site}-table-untagged" for site in PROTECTED_SITES),
 }
-EXPECTED = parse_matrix(MATRIX, W.ORDER, PROTECTED_ROWS)
+EXPECTED = parse_matrix(MATRIX, estate_world.ORDER, PROTECTED_ROWS)
 
 
 def _split(cid: str) -> tuple[str, str, str]:
@@ -133,8 +132,8 @@ def run_variants(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Sim
 
 
 def run_cases(variants: dict[str, dict[str, Any]], cases: list[str]) -> dict[str, dict[str, SimResult]]:
-    requests = [W.request(*_split(cid), variant=label) for label in variants for cid in cases]
-    return evaluate_variants(variants, requests, W.WORLD)
+    requests = [estate_world.request(*_split(cid), variant=label) for label in variants for cid in cases]
+    return evaluate_variants(variants, requests, estate_world.WORLD)
 
 
 def mismatches(results: dict[str, SimResult]) -> dict[str, str]:
@@ -143,7 +142,7 @@ def mismatches(results: dict[str, SimResult]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def kit() -> dict[str, Any]:
-    return W.kit_documents(W.load())
+    return estate_world.kit_documents(estate_world.load())
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +157,8 @@ def test_matrix_covers_every_protected_site_and_action() -> None:
     from s3tables_kit.policies.actions import BUCKET_LEVEL, PROTECTED_ACTIONS
 
     rows = {tuple(cid.split(":", 2)[1:]) for cid in EXPECTED}
-    assert {p for p in W.ORDER} == {cid.split(":", 1)[0] for cid in EXPECTED}
-    vault_actions = {W.split_action(a)[0].split(":", 1)[1] for r, a in rows if r.startswith("vault-")}
+    assert {p for p in estate_world.ORDER} == {cid.split(":", 1)[0] for cid in EXPECTED}
+    vault_actions = {estate_world.split_action(a)[0].split(":", 1)[1] for r, a in rows if r.startswith("vault-")}
     assert set(PROTECTED_ACTIONS) <= vault_actions, sorted(set(PROTECTED_ACTIONS) - vault_actions)
     for site in PROTECTED_SITES:  # deletion, retention, disassociation, policy change, tag change on every site
         acts = {a for r, a in rows if r.startswith(site + "-")}
@@ -184,26 +183,26 @@ def test_no_proof_relies_on_a_context_key_the_simulator_ignored(baseline: dict[s
 def test_the_tag_matched_scp_denies_each_protected_site(baseline: dict[str, SimResult]) -> None:
     """The SCP layer really comes from the tag: an administrator's deletion on each tagged site is denied by the
     tag-matched SCP statement, and on the untagged copy it is not (other layers hold there)."""
-    scp = f"scp:{W.SCP}#DenyReplicaDeletionAndReplicationChange"
+    scp = f"scp:{estate_world.SCP}#DenyReplicaDeletionAndReplicationChange"
     for resource in ("vault-table", "salesrep-table"):
-        assert scp in baseline[W.case_id("adm6", resource, "DeleteTable")].denied_by
-        assert scp not in baseline[W.case_id("adm6", resource + "-untagged", "DeleteTable")].denied_by
+        assert scp in baseline[estate_world.case_id("adm6", resource, "DeleteTable")].denied_by
+        assert scp not in baseline[estate_world.case_id("adm6", resource + "-untagged", "DeleteTable")].denied_by
 
 
 def test_untagged_disassociation_is_still_denied_by_the_scps_arn_pattern(baseline: dict[str, SimResult]) -> None:
     """Whether AWS evaluates `s3tables:TableBucketTag` for DisassociateTableReplication is unverified: without the
     tag in the context the SCP's ARN-pattern statement denies it, for principals of both replica accounts."""
-    by_arn = f"scp:{W.SCP}#DenyReplicaDisassociationByAccount"
+    by_arn = f"scp:{estate_world.SCP}#DenyReplicaDisassociationByAccount"
     for who in ("adm6", "dep6", "adm1", "dep1"):
         for resource in ("vault-table-untagged", "salesrep-table-untagged"):
-            assert by_arn in baseline[W.case_id(who, resource, "DisassociateTableReplication")].denied_by
+            assert by_arn in baseline[estate_world.case_id(who, resource, "DisassociateTableReplication")].denied_by
 
 
 def test_untagging_is_denied_by_two_layers(baseline: dict[str, SimResult]) -> None:
     """Step 1 of "untag, then delete": the guards SCP and the bucket's own policy each deny it."""
     for who, resource in (("adm6", "vault-bucket"), ("dep6", "vault-bucket"), ("dep1", "salesrep-bucket")):
-        denied_by = set(baseline[W.case_id(who, resource, "UntagResource[kit-protection]")].denied_by)
-        assert f"scp:{W.SCP_GUARDS}#DenyProtectionTagChange" in denied_by
+        denied_by = set(baseline[estate_world.case_id(who, resource, "UntagResource[kit-protection]")].denied_by)
+        assert f"scp:{estate_world.SCP_GUARDS}#DenyProtectionTagChange" in denied_by
         # resource policies are merged into one by the evaluator, which mangles their Sids: `<policy>X<Sid>`
         assert any(d.startswith("resource:") and d.endswith("DenyProtectionTagChange") for d in denied_by), denied_by
 
@@ -225,20 +224,21 @@ def _all(*mutations: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, An
 
 MUTATIONS: dict[str, Callable[[dict[str, Any]], None]] = {
     # one layer of two against untagging: nothing flips
-    "scp-tag-guard-only": _drop(W.SCP_GUARDS, "DenyProtectionTagChange"),
+    "scp-tag-guard-only": _drop(estate_world.SCP_GUARDS, "DenyProtectionTagChange"),
     # both layers against untagging
     "every-tag-guard": _all(
-        _drop(W.SCP_GUARDS, "DenyProtectionTagChange"),
-        _drop(W.VAULT_BUCKET_POLICY, "DenyProtectionTagChange"),
-        _drop(W.SALES_REPLICA_BUCKET_POLICY, "DenyProtectionTagChange"),
+        _drop(estate_world.SCP_GUARDS, "DenyProtectionTagChange"),
+        _drop(estate_world.VAULT_BUCKET_POLICY, "DenyProtectionTagChange"),
+        _drop(estate_world.SALES_REPLICA_BUCKET_POLICY, "DenyProtectionTagChange"),
     ),
     # the tag-matched SCP statement alone: the bucket, table and identity layers still deny every deletion
-    "scp-tag-statement": _drop(W.SCP, "DenyReplicaDeletionAndReplicationChange"),
+    "scp-tag-statement": _drop(estate_world.SCP, "DenyReplicaDeletionAndReplicationChange"),
     # the vault's own deletion denies gone: the tag-matched SCP is then what stands, and only while the tag is there
     "vault-resource-deletion-denies": _all(
-        _drop(W.VAULT_BUCKET_POLICY, "DenyReplicaDeletion"), _drop(W.VAULT_TABLE_POLICY, "DenyReplicaDeletion")
+        _drop(estate_world.VAULT_BUCKET_POLICY, "DenyReplicaDeletion"),
+        _drop(estate_world.VAULT_TABLE_POLICY, "DenyReplicaDeletion"),
     ),
-    "role-creation-guard": _drop(W.SCP_GUARDS, "DenyReplicationRoleCreation"),
+    "role-creation-guard": _drop(estate_world.SCP_GUARDS, "DenyReplicationRoleCreation"),
 }
 
 
@@ -259,9 +259,9 @@ def test_a_redundant_layer_removed_flips_nothing(mutated: dict[str, dict[str, st
 
 def test_without_both_tag_guards_an_administrator_untags(mutated: dict[str, dict[str, str]]) -> None:
     flips = mutated["every-tag-guard"]
-    assert flips[W.case_id("adm6", "vault-bucket", "UntagResource[kit-protection]")] == ALLOWED
-    assert flips[W.case_id("dep6", "vault-bucket", "TagResource[kit-protection]")] == ALLOWED
-    assert flips[W.case_id("adm1", "salesrep-bucket", "UntagResource[kit-protection]")] == ALLOWED
+    assert flips[estate_world.case_id("adm6", "vault-bucket", "UntagResource[kit-protection]")] == ALLOWED
+    assert flips[estate_world.case_id("dep6", "vault-bucket", "TagResource[kit-protection]")] == ALLOWED
+    assert flips[estate_world.case_id("adm1", "salesrep-bucket", "UntagResource[kit-protection]")] == ALLOWED
     assert {cid.split(":", 2)[2] for cid in flips} == {"TagResource[kit-protection]", "UntagResource[kit-protection]"}
 
 
@@ -270,9 +270,9 @@ def test_without_its_own_denies_the_vault_rests_on_its_tag(mutated: dict[str, di
     once the tag is gone: the tag-matched SCP denies the tagged vault, nothing denies the untagged one (which is why
     untagging is denied by two layers, and why the bucket and table policies stay)."""
     flips = mutated["vault-resource-deletion-denies"]
-    assert W.case_id("adm6", "vault-table", "DeleteTable") not in flips
-    assert flips[W.case_id("adm6", "vault-table-untagged", "DeleteTable")] == ALLOWED
-    assert flips[W.case_id("adm6", "vault-bucket-untagged", "DeleteTableBucket")] == ALLOWED
+    assert estate_world.case_id("adm6", "vault-table", "DeleteTable") not in flips
+    assert flips[estate_world.case_id("adm6", "vault-table-untagged", "DeleteTable")] == ALLOWED
+    assert flips[estate_world.case_id("adm6", "vault-bucket-untagged", "DeleteTableBucket")] == ALLOWED
     # every other flip is on an untagged copy, or by a principal no SCP binds (maintenance, another organisation)
     no_scp = {"mnt", "oth"}
     assert all(r.endswith("-untagged") or p in no_scp for p, r, _ in map(_split, flips)), sorted(flips)
@@ -282,7 +282,7 @@ def test_without_the_creation_guard_an_administrator_creates_a_replication_named
     mutated: dict[str, dict[str, str]],
 ) -> None:
     flips = mutated["role-creation-guard"]
-    assert flips[W.case_id("adm1", "imposter-role", "iam:CreateRole")] == ALLOWED
+    assert flips[estate_world.case_id("adm1", "imposter-role", "iam:CreateRole")] == ALLOWED
     assert {cid.split(":", 2)[1] for cid in flips} == {"imposter-role"}
 
 
@@ -291,15 +291,18 @@ def test_without_the_fan_in_statement_a_source_writes_another_accounts_namespace
     without it sales' and marketing's roles write ops' namespace and ops' role writes sales', and nothing else
     flips (only the replication roles' requests on the vault are evaluated: nobody else meets the statement)."""
     docs = copy.deepcopy(kit)
-    drop_statement(docs[W.VAULT_BUCKET_POLICY], fan_in.CONFINEMENT_SID)
+    drop_statement(docs[estate_world.VAULT_BUCKET_POLICY], fan_in.CONFINEMENT_SID)
     cases = [cid for cid in EXPECTED if _split(cid)[0] in ("rS", "rM", "rO") and _split(cid)[1].startswith("vault-")]
     results = run_cases({"unconfined": docs}, cases)["unconfined"]
     flips = {cid: results[cid].decision for cid in cases if results[cid].decision != EXPECTED[cid]}
     writes = {"CreateTable", "PutTableData", "UpdateTableMetadataLocation", "PutTableMaintenanceConfiguration"}
     for who in ("rS", "rM"):
-        assert all(flips[W.case_id(who, f"vault-{k}-ops", a)] == ALLOWED for k, a in _OPS_WRITES), (who, flips)
-    assert flips[W.case_id("rO", "vault-table", "PutTableData")] == ALLOWED
-    assert flips[W.case_id("rO", "vault-bucket", "CreateTable")] == ALLOWED
+        assert all(flips[estate_world.case_id(who, f"vault-{k}-ops", a)] == ALLOWED for k, a in _OPS_WRITES), (
+            who,
+            flips,
+        )
+    assert flips[estate_world.case_id("rO", "vault-table", "PutTableData")] == ALLOWED
+    assert flips[estate_world.case_id("rO", "vault-bucket", "CreateTable")] == ALLOWED
     for p, r, a in map(_split, flips):
         assert p in ("rS", "rM", "rO") and r.startswith("vault-") and (r.endswith("-ops") != (p == "rO")), (p, r, a)
         assert a in writes | {"GetTableData"}, (p, r, a)
@@ -320,8 +323,8 @@ def _allow_all(principal: str, bucket_arn: str) -> dict[str, Any]:
 
 
 CHAIN = (  # (who, the bucket policy it replaced at step 1, its steps 2 and 3 on the same site)
-    ("dep6", W.VAULT_BUCKET_POLICY, W.VAULT, "vault"),
-    ("dep1", W.SALES_REPLICA_BUCKET_POLICY, W.SALES_REPLICA, "salesrep"),
+    ("dep6", estate_world.VAULT_BUCKET_POLICY, estate_world.VAULT, "vault"),
+    ("dep1", estate_world.SALES_REPLICA_BUCKET_POLICY, estate_world.SALES_REPLICA, "salesrep"),
 )
 
 
@@ -331,34 +334,34 @@ def test_a_deploy_role_cannot_rewrite_its_bucket_policy_nor_untag_or_delete_had_
     replaced anyway (a break-glass mistake): step 2, untag, the guards SCP still denies it; step 3, delete, denied by
     the tag-matched SCP, the table policy and its guardrail on the tagged bucket, and still by the table policy and
     the guardrail had the tag gone."""
-    step1 = [W.request(who, f"{site}-bucket", "PutTableBucketPolicy") for who, _, _, site in CHAIN]
-    first = S.evaluate(W.variant_policies({"": kit}), step1)
+    step1 = [estate_world.request(who, f"{site}-bucket", "PutTableBucketPolicy") for who, _, _, site in CHAIN]
+    first = simulate.evaluate(estate_world.variant_policies({"": kit}), step1)
     assert all(r.decision == EXPLICIT_DENY for r in first.values()), first
     assert all(any(d.endswith("DenyReplicaProtectionChange") for d in r.denied_by) for r in first.values()), first
     variants: dict[str, dict[str, Any]] = {}
     requests: list[Any] = []
     for who, policy, bucket_arn, site in CHAIN:
         docs = copy.deepcopy(kit)
-        docs[policy] = _allow_all(W.PRINCIPALS[who].arn, bucket_arn)
+        docs[policy] = _allow_all(estate_world.PRINCIPALS[who].arn, bucket_arn)
         variants[who] = docs
         requests += [
-            W.request(who, f"{site}-bucket", "UntagResource[kit-protection]", variant=who),
-            W.request(who, f"{site}-table", "DeleteTable", variant=who),
-            W.request(who, f"{site}-table-untagged", "DeleteTable", variant=who),
-            W.request(who, f"{site}-table-untagged", "DisassociateTableReplication", variant=who),
+            estate_world.request(who, f"{site}-bucket", "UntagResource[kit-protection]", variant=who),
+            estate_world.request(who, f"{site}-table", "DeleteTable", variant=who),
+            estate_world.request(who, f"{site}-table-untagged", "DeleteTable", variant=who),
+            estate_world.request(who, f"{site}-table-untagged", "DisassociateTableReplication", variant=who),
         ]
-    results = S.evaluate(W.variant_policies(variants), requests)
+    results = simulate.evaluate(estate_world.variant_policies(variants), requests)
     for who, _, _, site in CHAIN:
-        untag = results[f"{who}|" + W.case_id(who, f"{site}-bucket", "UntagResource[kit-protection]")]
+        untag = results[f"{who}|" + estate_world.case_id(who, f"{site}-bucket", "UntagResource[kit-protection]")]
         assert untag.decision == EXPLICIT_DENY and untag.denied_by == (
-            f"scp:{who}|{W.SCP_GUARDS}#DenyProtectionTagChange",
+            f"scp:{who}|{estate_world.SCP_GUARDS}#DenyProtectionTagChange",
         )
         for resource, action, must in (
             (f"{site}-table", "DeleteTable", {"scp", "table policy", "guardrail"}),
             (f"{site}-table-untagged", "DeleteTable", {"table policy", "guardrail"}),
             (f"{site}-table-untagged", "DisassociateTableReplication", {"scp", "table policy", "guardrail"}),
         ):
-            res = results[f"{who}|" + W.case_id(who, resource, action)]
+            res = results[f"{who}|" + estate_world.case_id(who, resource, action)]
             assert res.decision == EXPLICIT_DENY, (who, resource, action)
             assert must <= _layers(res), (who, resource, action, res.denied_by)
 

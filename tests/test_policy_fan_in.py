@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bench.estate_scp import estate_config
-from s3tables_kit.policies import documents as D
+from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies import fan_in
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
@@ -50,21 +50,21 @@ def test_fifty_sources_into_two_vaults_render_every_document_within_its_limit(tw
     docs = build(two_vaults)
     assert lint_documents(docs) == []
     for v in vaults:
-        sids = [s["Sid"] for s in D.replica_bucket_policy(two_vaults, v)["Statement"]]
+        sids = [s["Sid"] for s in policy_documents.replica_bucket_policy(two_vaults, v)["Statement"]]
         assert sids.count(fan_in.CONFINEMENT_SID) == 1 and not any(s.startswith("DenyFanInRole1") for s in sids)
     more = _estate(30, sources_per_vault=30)  # 30 sources of the same three accounts as the first vault's 25
     first = more.replicas[0]
     assert {s.account_id for s in more.sources_into(first)} == {
         s.account_id for s in two_vaults.sources_into(vaults[0])
     }
-    size = len(D.compact_json(D.replica_bucket_policy(two_vaults, vaults[0])))
-    assert size == len(D.compact_json(D.replica_bucket_policy(more, first))) < LIMIT
+    size = len(policy_documents.compact_json(policy_documents.replica_bucket_policy(two_vaults, vaults[0])))
+    assert size == len(policy_documents.compact_json(policy_documents.replica_bucket_policy(more, first))) < LIMIT
     assert _key_policy_size(two_vaults, vaults[0]) == _key_policy_size(more, first)  # the vault key's policy too
 
 
 def _key_policy_size(cfg: KitConfig, replica: Any) -> int:
     site = next(s for s in key_sites(cfg) if s.bucket == replica.bucket)
-    return len(D.compact_json(kms_key_policy(cfg, site)))
+    return len(policy_documents.compact_json(kms_key_policy(cfg, site)))
 
 
 def test_one_vault_takes_fifty_sources_of_fifty_accounts() -> None:
@@ -87,7 +87,7 @@ def _long_names(data: dict[str, Any]) -> dict[str, Any]:
 def test_the_feeding_accounts_bound_fits_the_bucket_policy_and_one_more_is_refused() -> None:
     n = MAX_FAN_IN_SOURCE_ACCOUNTS
     cfg = parse_config(_long_names(estate_config(n, sources_per_vault=n, sources_per_account=1)), "<max>")
-    assert len(D.compact_json(D.replica_bucket_policy(cfg, cfg.replicas[0]))) <= LIMIT
+    assert len(policy_documents.compact_json(policy_documents.replica_bucket_policy(cfg, cfg.replicas[0]))) <= LIMIT
     with pytest.raises(ValueError) as err:
         parse_config(estate_config(n + 1, sources_per_vault=n + 1, sources_per_account=1), "<max+1>")
     assert f"replicas[0]: 'estate-vault00-euc1' receives from sources of {n + 1} other accounts" in str(err.value)
@@ -124,7 +124,7 @@ def _requests(cfg: KitConfig, vault: Any) -> tuple[dict[str, Any], list[SimReque
     feeding = cfg.sources_into(vault)
     s0, s1, other = feeding[0], feeding[1], next(s for s in feeding if s.account_id != feeding[0].account_id)
     assert s0.account_id == s1.account_id
-    policies = {"vault": D.replica_bucket_policy(cfg, vault), "admin": ADMIN}
+    policies = {"vault": policy_documents.replica_bucket_policy(cfg, vault), "admin": ADMIN}
     writers = {"s0": cfg.replication_role_arn_of(s0), "s1": cfg.replication_role_arn_of(s1)}
     writers["other"], writers["outsider"] = cfg.replication_role_arn_of(other), OUTSIDER
     owners = {"s0": s0.namespaces[0].name, "other": other.namespaces[0].name}
@@ -132,7 +132,7 @@ def _requests(cfg: KitConfig, vault: Any) -> tuple[dict[str, Any], list[SimReque
     for who, arn in writers.items():
         if who != "outsider":
             src = next(s for s in feeding if cfg.replication_role_arn_of(s) == arn)
-            policies[who] = D.replication_role_permissions(cfg, src)
+            policies[who] = policy_documents.replication_role_permissions(cfg, src)
     expected = {
         "s0>s0": ALLOWED, "s1>s0": ALLOWED,  # one account, one trust domain
         "s0>other": EXPLICIT_DENY, "other>s0": EXPLICIT_DENY,  # the confinement statement

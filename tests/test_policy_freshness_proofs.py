@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimResult
-from tests import policy_fixtures as W
-from tests.test_policy_pipeline_proofs import NAMESPACE, WORLD, Case, Site, documents
+from tests import policy_fixtures
+from tests.test_policy_pipeline_proofs import DEPLOY_MAY, NAMESPACE, WORLD, Case, Site, documents
 from tests.test_policy_pipeline_proofs import request as sim_request
 
 pytestmark = pytest.mark.node
@@ -30,7 +30,8 @@ def _check(example: str, account: str, kit: str, bucket: str) -> tuple[Site, str
     role = f"arn:aws:iam::{account}:role"
     site = Site(
         example, account, "eu-central-1", f"{kit}-freshness", bucket, f"{role}/terraform-deploy", "",
-        f"{role}/s3tables-break-glass", "", guardrail=f"replica-guardrail--{account}", engineer=f"{role}/data-engineer",
+        f"{role}/s3tables-break-glass", "", guardrail=f"replica-guardrail--{account}",
+        pipeline_guardrail=f"pipeline-guardrail--{account}", engineer=f"{role}/data-engineer",
         monitor_role=f"{role}/{kit}-freshness",
     )  # fmt: skip
     return site, kit, bucket, f"kms-key-policy--alarm-topic-freshness-{account}"
@@ -61,8 +62,10 @@ def cases(name: str) -> dict[str, Case]:
     for who in ("admin", "engineer", "deploy", "breakglass"):
         want = EXPLICIT_DENY if who in ("admin", "engineer") else ALLOWED
         for action, resource in silence.items():
-            out[f"{who}:silence:{action}"] = Case(who, action, resource, want)
-        out[f"{who}:topic-key:kms:DisableKey"] = Case(who, "kms:DisableKey", key, want, alias, key_policy)
+            deploy_denied = who == "deploy" and action not in DEPLOY_MAY  # no deletion, no muting
+            out[f"{who}:silence:{action}"] = Case(who, action, resource, EXPLICIT_DENY if deploy_denied else want)
+        key_want = EXPLICIT_DENY if who == "deploy" else want  # a key is break-glass's once the kit's alias names it
+        out[f"{who}:topic-key:kms:DisableKey"] = Case(who, "kms:DisableKey", key, key_want, alias, key_policy)
     for who in ("admin", "engineer"):
         out[f"{who}:heartbeat:cloudwatch:PutMetricData"] = Case(
             who, "cloudwatch:PutMetricData", metrics, EXPLICIT_DENY, ns
@@ -73,17 +76,14 @@ def cases(name: str) -> dict[str, Case]:
     return out
 
 
-def _check_resources_dropped(docs: dict[str, Any]) -> None:
-    """The check's function, schedule, alarms, topic and log group out of every statement that names them."""
+def _kit_allowlist_dropped(docs: dict[str, Any]) -> None:
+    """The kit's resources' allow-list (the check's function, schedule, alarms, topic and log group) out of every
+    layer."""
     found = False
     for d in docs.values():
-        for stmt in d["Statement"]:
-            res = stmt.get("Resource")
-            if stmt["Effect"] != "Deny" or not isinstance(res, list):
-                continue
-            kept = [r for r in res if "-freshness-" not in r and "-replica*" not in r and "-*-" not in r]
-            found |= kept != res
-            stmt["Resource"] = kept or ["arn:aws:s3:::nothing"]
+        kept = [s for s in d["Statement"] if s.get("Sid") != "DenyKitResources"]
+        found |= kept != d["Statement"]
+        d["Statement"] = kept
     assert found
 
 
@@ -104,8 +104,8 @@ def _publisher_dropped(docs: dict[str, Any]) -> None:
 
 
 MUTATIONS = {
-    "check out of the detection path": (
-        _check_resources_dropped,
+    "the kit's resources' allow-list removed": (
+        _kit_allowlist_dropped,
         {f"{w}:silence:{a}" for w in ("admin", "engineer") for a in ("cloudwatch:DeleteAlarms", "sns:Unsubscribe")},
     ),
     "check role out of the publishers": (_publisher_dropped, {"monitor:heartbeat:cloudwatch:PutMetricData"}),
@@ -125,7 +125,7 @@ def proven(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str, Sim
     reqs = [
         sim_request(site, cid, case, label, d) for label, d in variants.items() for cid, case in cases(name).items()
     ]
-    return name, W.evaluate_variants(variants, reqs, world=WORLD)
+    return name, policy_fixtures.evaluate_variants(variants, reqs, world=WORLD)
 
 
 def test_the_check_cannot_be_silenced_from_its_own_account(proven: tuple[str, dict[str, dict[str, SimResult]]]) -> None:
@@ -143,7 +143,7 @@ def test_the_check_cannot_be_silenced_from_its_own_account(proven: tuple[str, di
         if case.want == EXPLICIT_DENY and ":topic-key:" in cid:
             assert "resource" in layers, (cid, base[cid].denied_by)  # the key's own policy
         elif case.want == EXPLICIT_DENY and ":heartbeat:" in cid:
-            assert layers == {"scp"}, (cid, base[cid].denied_by)  # the pipeline SCP (no room in the guardrail)
+            assert "scp" in layers, (cid, base[cid].denied_by)  # the pipeline SCP (and the engineer's guardrail)
         elif case.want == EXPLICIT_DENY and case.who == "engineer":
             assert layers == {"identity", "scp"}, (cid, base[cid].denied_by)  # the guardrail and the pipeline SCP
 

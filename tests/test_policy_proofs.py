@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
-from tests import policy_fixtures as F
+from tests import policy_fixtures
 
 pytestmark = pytest.mark.node
 
@@ -124,7 +124,7 @@ own-role          iam:PassRole                            D   D   D   -   D   - 
 # fmt: on
 
 
-EXPECTED = F.parse_matrix(MATRIX)
+EXPECTED = policy_fixtures.parse_matrix(MATRIX)
 
 # Cases the simulator cannot decide, with the reason; each is proven another way below. The simulator only accepts
 # variable context keys of the form `prefix/<name>`, so `kms:EncryptionContext:aws:s3:arn` (the key the S3 Tables
@@ -142,8 +142,8 @@ def _split(cid: str) -> tuple[str, str, str]:
 
 def run_variants(variants: dict[str, dict[str, Any]], processes: int = 1) -> dict[str, dict[str, SimResult]]:
     """Evaluate the whole matrix against each variant of the documents in one batch."""
-    requests = [F.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
-    return F.evaluate_variants(variants, requests, processes=processes)
+    requests = [policy_fixtures.request(*_split(cid), variant=label) for label in variants for cid in EXPECTED]
+    return policy_fixtures.evaluate_variants(variants, requests, processes=processes)
 
 
 def run(kit: dict[str, Any]) -> dict[str, SimResult]:
@@ -161,7 +161,7 @@ def mismatches(results: dict[str, SimResult]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def kit() -> dict[str, Any]:
-    return F.kit_policies(F.load())
+    return policy_fixtures.kit_policies(policy_fixtures.load())
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def test_matrix_is_large_and_covers_every_principal_and_protected_action() -> No
     from s3tables_kit.policies.actions import PROTECTED_ACTIONS
 
     assert len(EXPECTED) >= 200
-    assert {_split(c)[0] for c in EXPECTED} == set(F.PRINCIPALS)
+    assert {_split(c)[0] for c in EXPECTED} == set(policy_fixtures.PRINCIPALS)
     replica_actions = {_split(c)[2] for c in EXPECTED if _split(c)[1].startswith("replica-")}
     missing = set(PROTECTED_ACTIONS) - replica_actions
     assert not missing, f"protected actions without a row in MATRIX: {sorted(missing)}"
@@ -219,15 +219,15 @@ def test_maintenance_key_grant_matches_the_replica_tables(kit: dict[str, Any]) -
     service principal use the key for objects of this replica bucket, in this account."""
     import fnmatch
 
-    stmt = F.find(kit[F.REPLICA_KEY_POLICY], "AllowS3TablesMaintenanceService")
+    stmt = policy_fixtures.find(kit[policy_fixtures.REPLICA_KEY_POLICY], "AllowS3TablesMaintenanceService")
     assert stmt["Effect"] == "Allow"
     assert stmt["Principal"] == {"Service": "maintenance.s3tables.amazonaws.com"}
     assert sorted(stmt["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey"]
     assert stmt["Condition"]["StringEquals"] == {"aws:SourceAccount": "222222222222"}
     pattern = stmt["Condition"]["StringLike"]["kms:EncryptionContext:aws:s3:arn"]
-    assert fnmatch.fnmatchcase(F.REPLICA_TABLE, pattern)
-    assert not fnmatch.fnmatchcase(F.RECOVERY_TABLE, pattern)
-    assert not fnmatch.fnmatchcase(F.REPLICA_TABLE.replace("222222222222", "555555555555"), pattern)
+    assert fnmatch.fnmatchcase(policy_fixtures.REPLICA_TABLE, pattern)
+    assert not fnmatch.fnmatchcase(policy_fixtures.RECOVERY_TABLE, pattern)
+    assert not fnmatch.fnmatchcase(policy_fixtures.REPLICA_TABLE.replace("222222222222", "555555555555"), pattern)
 
 
 @pytest.mark.parametrize(
@@ -262,7 +262,7 @@ def test_denies_name_the_deciding_statement(baseline: dict[str, SimResult]) -> N
     assert "DenyReplicaDeletion" in denied_by  # bucket policy and table policy
     assert "scp:" in denied_by  # and the SCP
     denied_by = " ".join(baseline["engineer:replica-table:DeleteTable"].denied_by)
-    assert "identity:" + F.GUARDRAIL in denied_by
+    assert "identity:" + policy_fixtures.GUARDRAIL in denied_by
 
 
 # ---------------------------------------------------------------- mutations ----
@@ -271,15 +271,15 @@ def test_denies_name_the_deciding_statement(baseline: dict[str, SimResult]) -> N
 
 
 def _mut_drop_exempt(doc: str, sid: str, principal: str) -> Callable[[dict[str, Any]], None]:
-    return lambda kit: F.drop_exempt_principal(kit[doc], sid, F.PRINCIPALS[principal])
+    return lambda kit: policy_fixtures.drop_exempt_principal(kit[doc], sid, policy_fixtures.PRINCIPALS[principal])
 
 
 def _mut_drop_stmt(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
-    return lambda kit: F.drop_statement(kit[doc], sid)
+    return lambda kit: policy_fixtures.drop_statement(kit[doc], sid)
 
 
 def _mut_drop_actions(doc: str, sid: str, *actions: str) -> Callable[[dict[str, Any]], None]:
-    return lambda kit: F.drop_actions(kit[doc], sid, set(actions))
+    return lambda kit: policy_fixtures.drop_actions(kit[doc], sid, set(actions))
 
 
 DISASSOCIATE = "s3tables:DisassociateTableReplication"
@@ -287,7 +287,7 @@ DISASSOCIATE = "s3tables:DisassociateTableReplication"
 
 def _mut_drop_maintenance_exemption(doc: str, sid: str) -> Callable[[dict[str, Any]], None]:
     def mutate(kit: dict[str, Any]) -> None:
-        del F.find(kit[doc], sid)["Condition"]["StringNotEqualsIfExists"]
+        del policy_fixtures.find(kit[doc], sid)["Condition"]["StringNotEqualsIfExists"]
 
     return mutate
 
@@ -300,16 +300,20 @@ def _mut_remove_deletion_everywhere(kit: dict[str, Any]) -> None:
         "s3tables:RenameTable",
         "s3tables:PutTableRecordExpirationConfiguration",
     }
-    for doc in (F.BUCKET_POLICY, F.TABLE_POLICY):
-        F.drop_statement(kit[doc], "DenyReplicaDeletion")
+    for doc in (policy_fixtures.BUCKET_POLICY, policy_fixtures.TABLE_POLICY):
+        policy_fixtures.drop_statement(kit[doc], "DenyReplicaDeletion")
     # The SCP and the guardrail merge rules with the same exemptions into one statement each.
-    F.drop_actions(kit[F.SCP], "DenyReplicaDeletionAndReplicationChange", deletion)
+    policy_fixtures.drop_actions(kit[policy_fixtures.SCP], "DenyReplicaDeletionAndReplicationChange", deletion)
     merged = "DenyReplicaDeletionAndRetentionChangeAndDataWriteAndReplicationChangeAndNameSquatting"
-    F.drop_actions(kit[F.GUARDRAIL], merged, deletion)
+    policy_fixtures.drop_actions(kit[policy_fixtures.GUARDRAIL], merged, deletion)
 
 
 def _mut_drop_repl_from_scp(kit: dict[str, Any]) -> None:
-    F.drop_exempt_principal(kit[F.SCP], "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting", F.PRINCIPALS["repl"])
+    policy_fixtures.drop_exempt_principal(
+        kit[policy_fixtures.SCP],
+        "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
+        policy_fixtures.PRINCIPALS["repl"],
+    )
 
 
 def _mut_detach(doc: str) -> Callable[[dict[str, Any]], None]:
@@ -333,7 +337,7 @@ def _both(*mutations: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, A
 
 
 def _mut_add_exempt(doc: str, sid: str, principal: str) -> Callable[[dict[str, Any]], None]:
-    return lambda kit: F.add_exempt_principal(kit[doc], sid, F.PRINCIPALS[principal])
+    return lambda kit: policy_fixtures.add_exempt_principal(kit[doc], sid, policy_fixtures.PRINCIPALS[principal])
 
 
 LOCKED_BUCKET_ACTIONS = (
@@ -409,13 +413,13 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # Replication breaks if ANY layer forgets the replication role: each layer is load-bearing on its own.
     "replication role dropped from the bucket-policy exemptions": (
         _both(
-            _mut_drop_exempt(F.BUCKET_POLICY, "DenyReplicaDataWrite", "repl"),
-            _mut_drop_exempt(F.BUCKET_POLICY, "DenyReplicaRetentionChange", "repl"),
+            _mut_drop_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaDataWrite", "repl"),
+            _mut_drop_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaRetentionChange", "repl"),
         ),
         REPL_WRITES_DENIED,
     ),
     "replication role dropped from the bucket-policy data-write exemption only": (
-        _mut_drop_exempt(F.BUCKET_POLICY, "DenyReplicaDataWrite", "repl"),
+        _mut_drop_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaDataWrite", "repl"),
         {
             "repl:replica-table:PutTableData": EXPLICIT_DENY,
             "repl:replica-table:UpdateTableMetadataLocation": EXPLICIT_DENY,
@@ -423,8 +427,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     ),
     "replication role dropped from the table-policy exemptions": (
         _both(
-            _mut_drop_exempt(F.TABLE_POLICY, "DenyReplicaDataWrite", "repl"),
-            _mut_drop_exempt(F.TABLE_POLICY, "DenyReplicaRetentionChange", "repl"),
+            _mut_drop_exempt(policy_fixtures.TABLE_POLICY, "DenyReplicaDataWrite", "repl"),
+            _mut_drop_exempt(policy_fixtures.TABLE_POLICY, "DenyReplicaRetentionChange", "repl"),
         ),
         REPL_WRITES_DENIED,
     ),
@@ -438,7 +442,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         },
     ),
     "cross-account grant to the replication role removed from the bucket policy": (
-        _mut_drop_stmt(F.BUCKET_POLICY, "AllowSourceReplicationRoleWriteReplicas"),
+        _mut_drop_stmt(policy_fixtures.BUCKET_POLICY, "AllowSourceReplicationRoleWriteReplicas"),
         {
             "repl:replica-table:PutTableData": IMPLICIT_DENY,
             "repl:replica-table:UpdateTableMetadataLocation": IMPLICIT_DENY,
@@ -447,7 +451,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         },
     ),
     "maintenance service exemption removed from the table policy": (
-        _mut_drop_maintenance_exemption(F.TABLE_POLICY, "DenyReplicaDataWrite"),
+        _mut_drop_maintenance_exemption(policy_fixtures.TABLE_POLICY, "DenyReplicaDataWrite"),
         {
             "maint:replica-table:PutTableData": EXPLICIT_DENY,
             "maint:replica-table:UpdateTableMetadataLocation": EXPLICIT_DENY,
@@ -457,8 +461,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # (the SCP and the guardrail exempt it for the first deploy); the table policy holds the table-level ones.
     "lock removed: the deploy role exempt again in the bucket policy": (
         _both(
-            _mut_add_exempt(F.BUCKET_POLICY, "DenyReplicaProtectionChange", "deploy"),
-            _mut_add_exempt(F.BUCKET_POLICY, "DenyReplicaBucketSettingsChange", "deploy"),
+            _mut_add_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaProtectionChange", "deploy"),
+            _mut_add_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaBucketSettingsChange", "deploy"),
         ),
         {f"deploy:replica-bucket:{a}": ALLOWED for a in LOCKED_BUCKET_ACTIONS},
     ),
@@ -466,7 +470,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         _both(
             *(
                 _mut_add_exempt(doc, sid, "deploy")
-                for doc in (F.BUCKET_POLICY, F.TABLE_POLICY)
+                for doc in (policy_fixtures.BUCKET_POLICY, policy_fixtures.TABLE_POLICY)
                 for sid in ("DenyReplicaProtectionChange", "DenyReplicaBucketSettingsChange")
             )
         ),
@@ -478,13 +482,13 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # The source's replication: its bucket policy is the layer for principals no SCP reaches (the outside account,
     # a service); the guards SCP and the bucket policy each hold the principals of the organization.
     "source bucket policy's replication deny removed": (
-        _mut_drop_stmt(F.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
+        _mut_drop_stmt(policy_fixtures.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
         {f"{p}:{res}:{a}": IMPLICIT_DENY for p in ("maint", "other") for res, a in SOURCE_REPLICATION},
     ),
     "source replication denies removed from the source bucket policy and the guards SCP": (
         _both(
-            _mut_drop_stmt(F.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
-            _mut_drop_stmt(F.SCP_GUARDS, "DenySourceReplicationChange"),
+            _mut_drop_stmt(policy_fixtures.SOURCE_BUCKET_POLICY, "DenySourceReplicationChange"),
+            _mut_drop_stmt(policy_fixtures.SCP_GUARDS, "DenySourceReplicationChange"),
         ),
         {
             **{f"source:{res}:{a}": ALLOWED for res, a in SOURCE_REPLICATION},
@@ -497,7 +501,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
         },
     ),
     "pass-role deny removed from the guards SCP": (
-        _mut_drop_stmt(F.SCP_GUARDS, "DenyPassOtherReplicationRole"),
+        _mut_drop_stmt(policy_fixtures.SCP_GUARDS, "DenyPassOtherReplicationRole"),
         {
             "source:own-role:iam:PassRole": ALLOWED,
             "srcdeploy:own-role:iam:PassRole": ALLOWED,
@@ -507,14 +511,16 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     "break-glass dropped from the SCP exemptions": (
         _both(
             *(
-                _mut_drop_exempt(F.SCP, sid, "breakglass")
+                _mut_drop_exempt(policy_fixtures.SCP, sid, "breakglass")
                 for sid in (
                     "DenyReplicaDeletionAndReplicationChange",
                     "DenyReplicaRetentionChangeAndDataWriteAndNameSquatting",
                     "DenyReplicaProtectionChangeAndBucketSettingsChange",
                 )
             ),
-            _mut_drop_exempt(F.SCP_GUARDS, "DenyReplicaTagChange", "breakglass"),  # the table-only denies' SCP
+            _mut_drop_exempt(
+                policy_fixtures.SCP_GUARDS, "DenyReplicaTagChange", "breakglass"
+            ),  # the table-only denies' SCP
         ),
         {f"breakglass:{res}:{a}": EXPLICIT_DENY for res, acts in BREAK_GLASS_PROTECTED.items() for a in acts},
     ),
@@ -544,7 +550,7 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # Removing it from the bucket policy alone: the table policy still holds table deletes, the SCP still holds
     # every principal in the replica and source accounts; only the service principal and outside accounts change.
     "DenyReplicaDeletion removed from the bucket policy only": (
-        _mut_drop_stmt(F.BUCKET_POLICY, "DenyReplicaDeletion"),
+        _mut_drop_stmt(policy_fixtures.BUCKET_POLICY, "DenyReplicaDeletion"),
         {
             "maint:replica-bucket:DeleteTableBucket": ALLOWED,
             "maint:replica-bucket:DeleteNamespace": ALLOWED,
@@ -556,8 +562,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     ),
     "DenyReplicaDeletion removed from the bucket policy and the table policy": (
         _both(
-            _mut_drop_stmt(F.BUCKET_POLICY, "DenyReplicaDeletion"),
-            _mut_drop_stmt(F.TABLE_POLICY, "DenyReplicaDeletion"),
+            _mut_drop_stmt(policy_fixtures.BUCKET_POLICY, "DenyReplicaDeletion"),
+            _mut_drop_stmt(policy_fixtures.TABLE_POLICY, "DenyReplicaDeletion"),
         ),
         {
             **{f"maint:{res}:{a}": ALLOWED for res, acts in DELETION_ACTIONS.items() for a in acts},
@@ -568,8 +574,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     ),
     "DenyReplicaRetentionChange removed from the bucket and table policies": (
         _both(
-            _mut_drop_stmt(F.BUCKET_POLICY, "DenyReplicaRetentionChange"),
-            _mut_drop_stmt(F.TABLE_POLICY, "DenyReplicaRetentionChange"),
+            _mut_drop_stmt(policy_fixtures.BUCKET_POLICY, "DenyReplicaRetentionChange"),
+            _mut_drop_stmt(policy_fixtures.TABLE_POLICY, "DenyReplicaRetentionChange"),
         ),
         {
             "maint:replica-table:PutTableMaintenanceConfiguration": ALLOWED,
@@ -583,8 +589,8 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # that each removal leaves some principal with one layer fewer than the design.
     "DisassociateTableReplication removed from the bucket and table policies": (
         _both(
-            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
-            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(policy_fixtures.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(policy_fixtures.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
         ),
         {
             "maint:replica-table:DisassociateTableReplication": ALLOWED,
@@ -593,9 +599,9 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     ),
     "DisassociateTableReplication removed from the resource policies and the SCP": (
         _both(
-            _mut_drop_actions(F.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
-            _mut_drop_actions(F.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
-            _mut_drop_actions(F.SCP, "DenyReplicaDeletionAndReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(policy_fixtures.BUCKET_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(policy_fixtures.TABLE_POLICY, "DenyReplicaReplicationChange", DISASSOCIATE),
+            _mut_drop_actions(policy_fixtures.SCP, "DenyReplicaDeletionAndReplicationChange", DISASSOCIATE),
         ),
         {
             # only the guardrail is left: whoever does not carry it (the administrator) and whose IAM allows it
@@ -612,11 +618,11 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     # removing one changes nothing for them; only the service principal and the outside account go from an explicit
     # to an implicit deny. Before the guards SCP, removing them let the administrator rewrite and disable the key.
     "replica key policy-change deny removed": (
-        _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyPolicyChangeExceptBreakGlass"),
+        _mut_drop_stmt(policy_fixtures.REPLICA_KEY_POLICY, "DenyKeyPolicyChangeExceptBreakGlass"),
         {f"{p}:replica-key:kms:PutKeyPolicy": IMPLICIT_DENY for p in ("maint", "other")},
     ),
     "replica key deletion deny removed": (
-        _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
+        _mut_drop_stmt(policy_fixtures.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
         {
             f"{p}:replica-key:kms:{a}": IMPLICIT_DENY
             for p in ("maint", "other")
@@ -625,12 +631,15 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
     ),
     "replica key deletion deny removed and the guards SCP detached": (
         _both(
-            _mut_drop_stmt(F.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
-            _mut_detach(F.SCP_GUARDS),
+            _mut_drop_stmt(policy_fixtures.REPLICA_KEY_POLICY, "DenyKeyDeletionExceptBreakGlass"),
+            _mut_detach(policy_fixtures.SCP_GUARDS),
+            _mut_drop_stmt(
+                policy_fixtures.SCP, "DenyKitKeys"
+            ),  # the kit's keys' allow-list (by their alias) in the first SCP
         ),
         {
             # the deploy role and the engineer still meet their guardrail; the administrator (no guardrail) gets
-            # through: its two layers were the key policy and the SCP, exactly the two removed
+            # through: its layers were the key policy and the SCPs, exactly those removed
             "admin:replica-key:kms:DisableKey": ALLOWED,
             **{
                 f"{p}:replica-key:kms:{a}": IMPLICIT_DENY
@@ -679,5 +688,5 @@ def test_redundant_layer_removal_flips_nothing(kit: dict[str, Any]) -> None:
     removing it from the table policy alone changes no decision. (The table policy matters once the bucket policy
     is loosened: see the mutation removing it from both.)"""
     mutated = copy.deepcopy(kit)
-    F.drop_statement(mutated[F.TABLE_POLICY], "DenyReplicaDeletion")
+    policy_fixtures.drop_statement(mutated[policy_fixtures.TABLE_POLICY], "DenyReplicaDeletion")
     assert mismatches(run(mutated)) == {}

@@ -7,31 +7,31 @@ from pathlib import Path
 
 import pytest
 
-from s3tables_kit.policies import render as R
-from s3tables_kit.policies import statements as S
+from s3tables_kit.policies import render
+from s3tables_kit.policies import statements as iam_statements
 
 
 def test_render_is_deterministic() -> None:
-    assert R.render_all() == R.render_all()
+    assert render.render_all() == render.render_all()
 
 
 def test_committed_rendering_is_up_to_date() -> None:
-    problems = R.check()
+    problems = render.check()
     assert problems == [], "run `make policies`:\n" + "".join(problems)
 
 
 def test_json_format_pretty_with_trailing_newline() -> None:
-    files = R.render_all()
+    files = render.render_all()
     for rel, text in files.items():
         if rel.endswith(".json"):
             assert text.endswith("}\n")
             assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
-    assert {rel.split("/")[0] for rel in files} == {p.stem for p in R.example_configs()}
+    assert {rel.split("/")[0] for rel in files} == {p.stem for p in render.example_configs()}
     assert all(f"{stem}/SUMMARY.md" in files for stem in {rel.split("/")[0] for rel in files})
 
 
 def test_summary_names_principals_break_glass_risks_and_attachments() -> None:
-    text = R.render_all()["seed/SUMMARY.md"]
+    text = render.render_all()["seed/SUMMARY.md"]
     for needle in (
         "### Replication role",
         "### S3 Tables maintenance service",
@@ -51,17 +51,17 @@ def test_summary_names_principals_break_glass_risks_and_attachments() -> None:
 def test_changing_a_statement_builder_fails_the_check_with_a_diff(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    R.write_tree(R.render_all(), tmp_path)
-    assert R.check(tmp_path) == []
-    original = S.kms_deny_key_deletion
+    render.write_tree(render.render_all(), tmp_path)
+    assert render.check(tmp_path) == []
+    original = iam_statements.kms_deny_key_deletion
 
     def weaker(exempt_arns):  # type: ignore[no-untyped-def]
         stmt = original(exempt_arns)
         stmt["Action"] = "kms:ScheduleKeyDeletion"  # someone drops kms:DisableKey
         return stmt
 
-    monkeypatch.setattr(S, "kms_deny_key_deletion", weaker)
-    problems = R.check(tmp_path)
+    monkeypatch.setattr(iam_statements, "kms_deny_key_deletion", weaker)
+    problems = render.check(tmp_path)
     assert problems
     diff = "".join(problems)
     assert "--- a/policies/rendered/multi-account/kms-key-policy--lakehouse-replica-euc1.json (committed)" in diff
@@ -70,10 +70,10 @@ def test_changing_a_statement_builder_fails_the_check_with_a_diff(
 
 
 def test_missing_and_extra_files_are_reported(tmp_path: Path) -> None:
-    R.write_tree(R.render_all(), tmp_path)
+    render.write_tree(render.render_all(), tmp_path)
     (tmp_path / "seed" / "scp-protect-replicas.json").unlink()
     (tmp_path / "seed" / "old-policy.json").write_text("{}\n")
-    problems = "".join(R.check(tmp_path))
+    problems = "".join(render.check(tmp_path))
     assert "missing: policies/rendered/seed/scp-protect-replicas.json" in problems
     assert "extra: policies/rendered/seed/old-policy.json" in problems
 
@@ -82,11 +82,11 @@ def test_cli_write_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = tmp_path / "rendered"
     (out / "gone").mkdir(parents=True)
     (out / "gone" / "stale.json").write_text("{}\n")
-    assert R.main(["--out", str(out)]) == 0
+    assert render.main(["--out", str(out)]) == 0
     assert not (out / "gone" / "stale.json").exists()
-    assert R.main(["--check", "--out", str(out)]) == 0
+    assert render.main(["--check", "--out", str(out)]) == 0
     (out / "seed" / "SUMMARY.md").write_text("edited by hand\n")
-    assert R.main(["--check", "--out", str(out)]) == 1
+    assert render.main(["--check", "--out", str(out)]) == 1
     assert "Run `make policies`" in capsys.readouterr().out
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.documents import compact_json
 from s3tables_kit.policies.simulate import (
     ALLOWED,
     EXPLICIT_DENY,
@@ -55,6 +56,8 @@ PRINCIPALS = {
     "restorer": (f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery", ("recovery-role-permissions",)),
 }
 SCPS = ("scp-protect-replicas", "scp-protect-replica-guards", "scp-protect-pipeline")
+VAULT_SCP, JOBS_SCP = "scp-protect-vault", "scp-protect-scheduled-jobs"  # each attached to its account itself
+ACCOUNT_SCPS = (VAULT_SCP, JOBS_SCP)
 SETTINGS = (
     "s3:PutBucketObjectLockConfiguration",
     "s3:PutLifecycleConfiguration",
@@ -68,6 +71,8 @@ WRITES = ("s3:PutObject", "s3:PutObjectRetention")
 OBJECT_CHANGES = ("s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectLegalHold")
 Ctx = tuple[tuple[str, str], ...]
 TLS: Ctx = (("aws:SecureTransport", "true"),)
+# what the backup job sends with every object it writes (`If-None-Match: *`): a first version only
+ONCE: Ctx = (("s3:if-none-match", "*"), ("s3:ObjectCreationOperation", "true"))
 LISTED: Ctx = (*TLS, ("s3:prefix", "v1/tables/analytics/orders/"))  # what `list_points` asks for
 
 
@@ -76,17 +81,30 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
     out: dict[str, tuple[str, str, str, str, Ctx, str]] = {}
     for who in PRINCIPALS:
         for action in SETTINGS:
-            want = ALLOWED if who == "breakglass" else EXPLICIT_DENY
-            out[f"{who}:settings:{action}"] = (who, action, BUCKET, want, TLS, "vault-bucket-policy")
+            # nobody, break-glass included, changes a setting once the policy is applied
+            out[f"{who}:settings:{action}"] = (who, action, BUCKET, EXPLICIT_DENY, TLS, "vault-bucket-policy")
         for action in WRITES:
             want = ALLOWED if who == "backup" else EXPLICIT_DENY
-            mode = (("s3:object-lock-mode", "COMPLIANCE"),) if action == "s3:PutObjectRetention" else ()
+            mode = (("s3:object-lock-mode", "COMPLIANCE"),) if action == "s3:PutObjectRetention" else ONCE
             out[f"{who}:write:{action}"] = (who, action, OBJECT, want, TLS + mode, "vault-bucket-policy")
         for action in OBJECT_CHANGES:
-            # break-glass may ask; Object Lock refuses a locked version's deletion (the stand-in's proof)
-            want = ALLOWED if who == "breakglass" else EXPLICIT_DENY
+            # a legal hold only keeps a version longer: break-glass's; no delete marker, by anyone
+            want = ALLOWED if (who, action) == ("breakglass", "s3:PutObjectLegalHold") else EXPLICIT_DENY
             out[f"{who}:object:{action}"] = (who, action, OBJECT, want, TLS, "vault-bucket-policy")
-    weaker = (*TLS, ("s3:object-lock-mode", "GOVERNANCE"))
+    out["backup:unconditional:s3:PutObject"] = (
+        "backup", "s3:PutObject", OBJECT, EXPLICIT_DENY, (*TLS, ("s3:ObjectCreationOperation", "true")),
+        "vault-bucket-policy",
+    )  # fmt: skip
+    out["backup:multipart-part:s3:PutObject"] = (  # UploadPart takes no condition header
+        "backup", "s3:PutObject", OBJECT, ALLOWED, (*TLS, ("s3:ObjectCreationOperation", "false")),
+        "vault-bucket-policy",
+    )  # fmt: skip
+    out["backup:beyond-ceiling:s3:PutObjectRetention"] = (
+        "backup", "s3:PutObjectRetention", OBJECT, EXPLICIT_DENY,
+        (*TLS, ("s3:object-lock-mode", "COMPLIANCE"), ("s3:object-lock-remaining-retention-days", "3650")),
+        "vault-bucket-policy",
+    )  # fmt: skip
+    weaker = (*TLS, *ONCE, ("s3:object-lock-mode", "GOVERNANCE"))
     out["backup:weaker-lock:s3:PutObject"] = (
         "backup",
         "s3:PutObject",
@@ -95,7 +113,7 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
         weaker,
         "vault-bucket-policy",
     )
-    insecure: Ctx = (("aws:SecureTransport", "false"),)
+    insecure: Ctx = (("aws:SecureTransport", "false"), *ONCE)
     out["backup:plain-http:s3:PutObject"] = (
         "backup",
         "s3:PutObject",
@@ -110,8 +128,8 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
         f"arn:aws:s3tables:us-west-2:{ACCOUNT}:bucket/demo-dest-tablebucket/table/0f3c", EXPLICIT_DENY, (), "",
     )  # fmt: skip
     tagged: Ctx = (("aws:ResourceTag/s3tables-kit-replica-key", "seed"),)
-    for who, want in (("admin", EXPLICIT_DENY), ("breakglass", ALLOWED)):
-        for action in ("kms:DisableKey", "kms:PutKeyPolicy"):
+    for who, want in (("admin", EXPLICIT_DENY), ("breakglass", EXPLICIT_DENY)):  # the key outlives everyone
+        for action in ("kms:DisableKey", "kms:PutKeyPolicy", "kms:ScheduleKeyDeletion"):
             out[f"{who}:key:{action}"] = (who, action, KEY, want, tagged, "kms-key-policy--vault")
     # the recovery role restores: lists the points, reads the objects, decrypts them; it never uses the key otherwise
     out["restorer:restore:s3:GetObject"] = ("restorer", "s3:GetObject", OBJECT, ALLOWED, TLS, "vault-bucket-policy")
@@ -125,7 +143,7 @@ def cases() -> dict[str, tuple[str, str, str, str, Ctx, str]]:
     )
     out["restorer:restore:kms:Decrypt"] = ("restorer", "kms:Decrypt", KEY, ALLOWED, tagged, "kms-key-policy--vault")
     for action, want in (
-        ("kms:Encrypt", IMPLICIT_DENY), ("kms:GenerateDataKey", IMPLICIT_DENY), ("kms:PutKeyPolicy", EXPLICIT_DENY),
+        ("kms:Encrypt", EXPLICIT_DENY), ("kms:GenerateDataKey", EXPLICIT_DENY), ("kms:PutKeyPolicy", EXPLICIT_DENY),
     ):  # fmt: skip
         out[f"restorer:key:{action}"] = ("restorer", action, KEY, want, tagged, "kms-key-policy--vault")
     out["backup:key:kms:GenerateDataKey"] = (
@@ -173,7 +191,7 @@ def vault_request(
         scps=(
             ScpLevel("r-root", (FULL_AWS_ACCESS,)),
             ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(ns(n) for n in SCPS))),
-            ScpLevel(ACCOUNT, (FULL_AWS_ACCESS,)),
+            ScpLevel(ACCOUNT, (FULL_AWS_ACCESS, *(ns(n) for n in ACCOUNT_SCPS))),
         ),
         resource_policies=tuple(ns(n) for n in resource_policies),
     )
@@ -230,37 +248,52 @@ RESTORER_NEVER = (
 
 # {mutation: (mutation, {case: decision after it})}
 MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
-    "writes guard removed": (
-        drop("DenyVaultWritesExceptBackupRole"),
-        {"admin:write:s3:PutObject": ALLOWED, "recovery:write:s3:PutObjectRetention": ALLOWED},
+    "everyone's allow-list removed everywhere": (
+        drop("DenyVault"),
+        {"admin:write:s3:PutObject": ALLOWED, "recovery:object:s3:DeleteObject": ALLOWED},
     ),
-    "lock and lifecycle guard removed from the bucket policy only": (
-        drop("DenyVaultLockAndLifecycleChange", "vault-bucket-policy"),
-        {"admin:settings:s3:PutBucketObjectLockConfiguration": EXPLICIT_DENY},
-    ),
-    "lock and lifecycle guard removed everywhere": (
-        drop("DenyVaultLockAndLifecycleChange"),
+    "everyone's allow-list removed from the bucket policy only": (  # the vault SCP still binds them
+        drop("DenyVault", "vault-bucket-policy"),
         {
-            "admin:settings:s3:PutBucketObjectLockConfiguration": ALLOWED,
-            "admin:settings:s3:PutLifecycleConfiguration": ALLOWED,
+            "admin:settings:s3:PutBucketObjectLockConfiguration": EXPLICIT_DENY,
+            "admin:write:s3:PutObject": EXPLICIT_DENY,
         },
     ),
-    "policy and encryption guard removed everywhere": (
-        drop("DenyVaultPolicyAndEncryptionChange"),
-        {"admin:settings:s3:PutBucketPolicy": ALLOWED, "recovery:settings:s3:PutEncryptionConfiguration": ALLOWED},
+    "break-glass's allow-list removed everywhere": (  # in the seed break-glass deploys the vault
+        both(drop("DenyVaultBreakGlass", "vault-bucket-policy"), drop("DenyVaultBreakGlassDeployer")),
+        {"breakglass:object:s3:DeleteObject": ALLOWED, "breakglass:settings:s3:PutBucketPolicy": ALLOWED},
     ),
-    "object change guard removed": (
-        drop("DenyVaultObjectChange"),
-        {"admin:object:s3:DeleteObject": ALLOWED, "recovery:object:s3:PutObjectLegalHold": ALLOWED},
+    "break-glass's allow-list removed from the bucket policy only": (  # the SCP leaves it the first deploy's set
+        drop("DenyVaultBreakGlass", "vault-bucket-policy"),
+        {"breakglass:object:s3:DeleteObject": EXPLICIT_DENY, "breakglass:settings:s3:PutBucketPolicy": ALLOWED},
+    ),
+    "the backup role's allow-list removed everywhere": (
+        drop("DenyVaultBackupRole"),
+        {"backup:object:s3:DeleteObjectVersion": IMPLICIT_DENY},  # from an explicit Deny to no grant
     ),
     "lock mode guard removed": (drop("DenyVaultWeakerLockMode"), {"backup:weaker-lock:s3:PutObject": ALLOWED}),
+    "conditional write guard removed everywhere": (
+        drop("DenyVaultWriteWithoutIfNoneMatch"),
+        {"backup:unconditional:s3:PutObject": ALLOWED},
+    ),
+    "retention ceiling removed everywhere": (
+        drop("DenyVaultRetentionBeyondCeiling"),
+        {"backup:beyond-ceiling:s3:PutObjectRetention": ALLOWED},
+    ),
     "TLS guard removed": (
         drop("DenyInsecureTransport", "vault-bucket-policy"),
         {"backup:plain-http:s3:PutObject": ALLOWED},
     ),
-    "key guards removed from the key policy only": (
-        drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
+    "key allow-list removed from the key policy only": (
+        drop("DenyVaultKey", "kms-key-policy--vault"),
         {"admin:key:kms:DisableKey": EXPLICIT_DENY},
+    ),
+    "key allow-lists removed everywhere": (
+        both(
+            both(drop("DenyVaultKey"), drop("DenyVaultKeyBreakGlassDeployer", "kms-key-policy--vault")),
+            drop("DenyKitKeys"),  # the kit's keys' allow-list closes the vault key (alias <kit>-*) too
+        ),
+        {"admin:key:kms:DisableKey": ALLOWED, "breakglass:key:kms:DisableKey": ALLOWED},
     ),
     "recovery role's read grant removed": (
         drop("ReadVaultBackups", "recovery-role-permissions"),
@@ -283,13 +316,6 @@ MUTATIONS: dict[str, tuple[Mutation, dict[str, str]]] = {
         widen("ReadVaultBackups", "recovery-role-permissions"),
         {cid: EXPLICIT_DENY for cid in RESTORER_NEVER},
     ),
-    "key guards removed everywhere": (
-        both(
-            drop("DenyKeyDeletionExceptBreakGlass", "kms-key-policy--vault"),
-            drop("DenyReplicaKeyDestruction", "scp-protect-replica-guards"),
-        ),
-        {"admin:key:kms:DisableKey": ALLOWED},
-    ),
 }
 
 
@@ -302,6 +328,7 @@ def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "monitor-role-permissions",
         "recovery-role-permissions",
         *SCPS,
+        *ACCOUNT_SCPS,
     )
     return {n: ds.document(n) for n in names}
 
@@ -360,7 +387,7 @@ def cross_account_requests(variant: str) -> list[SimRequest]:
             scps=(
                 ScpLevel("r-root", (FULL_AWS_ACCESS,)),
                 ScpLevel("ou-kit", (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in SCPS))),
-                ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS,)),
+                ScpLevel(who.split(":")[4], (FULL_AWS_ACCESS, *(f"{variant}|{n}" for n in ACCOUNT_SCPS))),
             ),
             resource_policies=(f"{variant}|{_cross_target(action)[1]}",),
         )
@@ -426,11 +453,27 @@ def test_only_the_backup_role_writes_and_only_break_glass_changes_the_settings(
     assert not wrong, wrong
 
 
-def test_the_settings_guards_have_two_layers() -> None:
-    docs = documents()
-    scp = {s["Sid"] for s in docs["scp-protect-replica-guards"]["Statement"]}
-    assert {"DenyVaultLockAndLifecycleChange", "DenyVaultPolicyAndEncryptionChange"} <= scp
-    assert not {"DenyVaultWritesExceptBackupRole", "DenyVaultObjectChange"} & scp
+def test_the_vault_scps_close_every_scope_on_the_vault_and_recovery_accounts_within_the_quota() -> None:
+    """The vault's scopes in the vault SCP, the scheduled jobs' in theirs, each on its account; within 5,120
+    characters even with a vault of its own account, deploy roles and three break-glass principals."""
+    ds = build(parse_config(with_vault(VAULT)))
+    stems = {VAULT_SCP: ("Vault", "VaultKey", "VaultAlias"), JOBS_SCP: ("ScheduledArtifacts", "KitApplication")}
+    for name, scopes in stems.items():
+        entry = ds.entry(name)
+        assert {f"Deny{x}" for x in scopes} <= {s["Sid"] for s in entry.document["Statement"]}
+        assert entry.attached_to.endswith(f"on {ACCOUNT}")
+    assert "DenyVault" not in {s["Sid"] for s in ds.document("scp-protect-replica-guards")["Statement"]}
+    doc = with_vault({**VAULT, "account_id": VAULT_ACCOUNT, "deploy_role_arn": f"arn:aws:iam::{VAULT_ACCOUNT}:role/d"})
+    doc["protection"]["organization"]["ou_accounts"]["ou-ab12-replicas1"].append(VAULT_ACCOUNT)
+    doc["protection"]["break_glass_principals"] += [
+        f"arn:aws:iam::{VAULT_ACCOUNT}:role/s3tables-break-glass-of-the-vault-account",
+        "arn:aws:iam::222233334444:role/s3tables-break-glass-of-another-account",
+    ]
+    doc["replicas"][0]["deploy_role_arn"] = f"arn:aws:iam::{ACCOUNT}:role/kit-recovery-deploy"
+    big = build(parse_config(doc))
+    sizes = {n: len(compact_json(big.document(n))) for n in ACCOUNT_SCPS}
+    assert max(sizes.values()) <= 5120, sizes
+    assert big.entry(VAULT_SCP).attached_to.endswith(f"on {VAULT_ACCOUNT}")
 
 
 def test_a_vault_of_its_own_account_is_written_by_the_backup_role_and_listed_by_the_monitor_through_grants(

@@ -1,10 +1,12 @@
 """Attacks in sequence on the backup vault, with the IAM simulator (the vault's part of the attack closure of
 tests/test_policy_attacks.py, whose world holds the replicas only).
 
-The world: the seed with its vault beside the recovery replica and `[vault] tables` scheduled; the guards SCP on
-the account's OU. The actors are every non-break-glass principal that can act in the vault's account: an
-administrator (AdministratorAccess, the worst case), the vault's deploy role (AdministratorAccess), and the kit's
-roles with their own documents (recovery, replication monitor, backup schedule, backup). What they aim at:
+The world: the seed with its vault beside the recovery replica, `[vault] tables` scheduled and the scheduled hardener
+on (`[assurance.harden]`, its role a break-glass principal by configuration); the kit's SCPs on the account's OU and
+the vault SCP on the account itself (the seed's vault and recovery account are one: its administrator is both). The
+actors are every principal that can act there: an administrator (AdministratorAccess, the worst case), the vault's
+deploy role and the hardener (AdministratorAccess each), the kit's roles with their own documents (recovery,
+replication monitor, backup schedule, backup), and break-glass itself (AdministratorAccess). What they aim at:
 
 * the vault bucket's settings (bucket policy, Object Lock configuration, lifecycle, encryption, versioning, the
   bucket itself), a locked version's deletion or a shorter retention, any write (the backup role's alone);
@@ -25,10 +27,15 @@ trust or delete and re-create it, then assume it; for the backup role also: pass
 schedule, pass the schedule's role to a schedule of its own, overwrite its scheduled artifacts). Each success is
 applied and the next round starts from there, so every order of those steps is covered. Then every protected action
 is evaluated for every identity the actor holds. The SCPs themselves live in the management account, out of reach.
-Object Lock's own refusal (a locked version, even break-glass's request) is the stand-in's proof
-(tests/test_vault_standin.py); here break-glass may ask. Mutations: the backup role's guards removed one at a time,
-the closure finds its takeover, and so with each guard of the schedules and the scheduled artifacts removed. All
-actors of all variants are evaluated in one simulator batch per round.
+Break-glass may take over the backup and schedule roles (the rescue path) but, with every identity it gathers, it
+gets nothing that outlives it: no backup deleted, hidden, replaced, shadowed by a second version, re-encrypted,
+archived, replicated into or locked beyond the ceiling, no vault setting or key state changed, no alias moved, no
+scheduled artifact replicated into or rolled back, the application never deleted (`DURABLE`). Every other actor also
+gets none of the guarded paths (`guarded`: a job run, the backup role, the schedules, an application update).
+Object Lock's own refusal (a locked version's deletion) is the stand-in's proof (tests/test_vault_standin.py).
+Mutations: the backup role's guards removed one at a time, the closure finds its takeover, and so with each guard of
+the schedules and the scheduled artifacts removed; each of the vault's allow-lists removed (`LEAKS`), the closure
+finds the action it kept from its attacker. All actors of all variants are evaluated in one simulator batch a round.
 """
 
 from __future__ import annotations
@@ -46,13 +53,17 @@ from s3tables_kit.policies.simulate import SimRequest, SimResult, errors_of, eva
 from s3tables_kit.topology.config import parse_config
 from tests.test_policy_vault_proofs import (
     ACCOUNT,
+    ACCOUNT_SCPS,
     ADMIN_ACCESS,
     BUCKET,
+    JOBS_SCP,
     KEY,
     OBJECT,
+    ONCE,
     SCPS,
     SETTINGS,
     TLS,
+    VAULT_SCP,
     WORLD,
     drop,
     vault_request,
@@ -67,6 +78,8 @@ def role(name: str) -> str:
 
 
 BACKUP = role("seed-s3tables-backup")
+HARDENER = role("seed-replica-hardener")
+ALIAS = f"arn:aws:kms:us-west-2:{ACCOUNT}:alias/seed-seed-backup-vault-111122223333-us-west-2"
 SCHEDULE = role("seed-vault-backup-schedule")
 BREAK_GLASS = role("s3tables-break-glass")
 REHEARSAL_SCHEDULE = role("seed-recovery-rehearsal-schedule")
@@ -78,17 +91,18 @@ APPLICATION = f"arn:aws:emr-serverless:us-west-2:{ACCOUNT}:/applications/00fkita
 EMR = "emr-serverless.amazonaws.com"
 BUCKET_POLICY, KEY_POLICY, BACKUP_POLICY = "vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions"
 SCRIPTS_POLICY, PIPELINE_SCP, SCHEDULED_SID = "scripts-bucket-policy", "scp-protect-pipeline", "DenyScheduledJobChange"
-# {actor: (ARN, identity policies)}; break-glass is a target only.
+# {actor: (ARN, identity policies)}
 PRINCIPALS: dict[str, tuple[str, tuple[str, ...]]] = {
     "admin": (role("Administrator"), (ADMIN_ACCESS,)),
     "deploy": (role("vault-deploy"), (ADMIN_ACCESS,)),
+    "hardener": (HARDENER, (ADMIN_ACCESS,)),  # its code or its policy taken over: a break-glass ARN, not a person
     "recovery": (role("seed-s3tables-recovery"), ("recovery-role-permissions",)),
     "monitor": (role("seed-replication-monitor"), ("monitor-role-permissions",)),
     "schedule": (SCHEDULE, ("backup-schedule-role-permissions",)),
     "backup": (BACKUP, (BACKUP_POLICY,)),
     "breakglass": (BREAK_GLASS, (ADMIN_ACCESS,)),
 }
-ACTORS = tuple(k for k in PRINCIPALS if k != "breakglass")
+ACTORS = tuple(PRINCIPALS)
 TAKEN_OVER = ("backup", "schedule", "breakglass")  # roles an attacker would become
 # What each actor holds from the start: the schedule's role starts job runs as the backup role by design.
 INITIAL = {a: {a, "backup"} if a == "schedule" else {a} for a in ACTORS}
@@ -117,12 +131,13 @@ class Try:
 
     action: str
     resource: str
-    kind: str  # vault | key | iam | assume | app | schedule | scripts
+    kind: str  # vault | key | alias | iam | assume | app | schedule | scripts
     context: tuple[tuple[str, Any], ...] = ()
 
 
 PASS_BACKUP = Try("iam:PassRole", BACKUP, "iam", (("iam:PassedToService", EMR),))
 START_JOB_RUN = Try("emr-serverless:StartJobRun", APPLICATION, "app", (("aws:ResourceTag/kit", "seed"),))
+REPLACE_KEY_POLICY = Try("kms:PutKeyPolicy", KEY, "key")
 REWRITE_BACKUP_SCHEDULE = Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-vault-backup", "schedule")
 OVERWRITE_BACKUP_ENTRY = Try("s3:PutObject", f"{SCRIPTS}/scheduled/backup_entry.py", "scripts")
 
@@ -143,20 +158,71 @@ REHEARSAL_PATHS = (
 )
 
 
-def protected(holder: str) -> list[Try]:
-    """What `holder` must never get through (its own legitimate actions left out: the backup role writes, the
-    schedule passes the backup role)."""
-    out = [Try(a, BUCKET, "vault") for a in SETTINGS]
-    out += [
-        Try(a, OBJECT, "vault", (("s3:object-lock-mode", "COMPLIANCE"),) if a == "s3:PutObjectRetention" else ())
-        for a in OBJECT_ACTIONS
+SHADOW: tuple[tuple[str, Any], ...] = (("s3:ObjectCreationOperation", "true"),)  # a write without If-None-Match
+COMPLIANCE = (("s3:object-lock-mode", "COMPLIANCE"),)
+APP = (("aws:ResourceTag/kit", "seed"),)
+SCHEDULED = f"{SCRIPTS}/scheduled/backup_entry.py"
+# What nobody may do, break-glass and every identity it gathers included: the vault outlives every principal.
+DURABLE = (
+    *(Try(a, BUCKET, "vault") for a in SETTINGS),
+    *(
+        Try(a, BUCKET, "vault")
+        for a in (
+            "s3:PutIntelligentTieringConfiguration",
+            "s3:PutBucketRequestPayment",
+            "s3:PutReplicationConfiguration",
+        )
+    ),
+    *(
+        Try(a, OBJECT, "vault")
+        for a in (
+            "s3:DeleteObject",
+            "s3:DeleteObjectVersion",
+            "s3:BypassGovernanceRetention",
+            "s3:UpdateObjectEncryption",
+            "s3:ReplicateObject",
+            "s3:ReplicateDelete",
+            "s3:ReplicateTags",
+            "s3:PutObjectAcl",
+            "s3:PutObjectTagging",
+        )
+    ),
+    Try("s3:PutObject", OBJECT, "vault", SHADOW),  # a second version under a backup's key
+    Try(  # a retain-until date far beyond the configured retention
+        "s3:PutObjectRetention", OBJECT, "vault", (*COMPLIANCE, ("s3:object-lock-remaining-retention-days", "3650"))
+    ),
+    *(Try(a, KEY, "key") for a in (*KEY_ACTIONS, "kms:CreateGrant", "kms:UpdateAlias", "kms:DeleteAlias")),
+    Try("kms:UpdateAlias", ALIAS, "alias"),  # the alias moved, the roles' grants (by alias) follow it
+    Try("s3:ReplicateObject", SCHEDULED, "scripts"),
+    Try("s3:DeleteObjectVersion", SCHEDULED, "scripts"),  # an artifact rolled back
+    Try("emr-serverless:DeleteApplication", APPLICATION, "app", APP),
+)
+
+
+def guarded(holder: str) -> list[Try]:
+    """What only the reviewed classes may do (break-glass, the deployers, the schedules), so every other actor must
+    never get, with the holder's own legitimate actions left out (the backup role writes once, the schedule passes
+    the backup role and starts job runs)."""
+    out = [
+        Try(a, OBJECT, "vault", COMPLIANCE if a == "s3:PutObjectRetention" else ())
+        for a in ("s3:PutObjectLegalHold", "s3:PutObjectRetention", "s3:PutObject")
         if not (holder == "backup" and a in ("s3:PutObject", "s3:PutObjectRetention"))
     ]
-    out += [Try(a, KEY, "key") for a in KEY_ACTIONS]
     out += [Try(a, BACKUP, "iam") for a in ("iam:UpdateAssumeRolePolicy", "iam:DeleteRole", *ROLE_EDITS)]
+    out += [Try(f"emr-serverless:{a}", APPLICATION, "app", APP) for a in ("UpdateApplication", "StopApplication")]
     if holder != "schedule":
-        out.append(PASS_BACKUP)
+        out += [PASS_BACKUP, START_JOB_RUN]
     return out + list(REHEARSAL_PATHS)
+
+
+# Break-glass ARNs: break-glass, and the hardener as long as its role is one by configuration (it then takes over
+# break-glass through the privileged roles' break-glass exemption, which is not the vault's to narrow): for them the
+# vault holds what outlives every principal.
+BREAK_GLASS_ARNS = ("breakglass", "hardener")
+
+
+def protected(actor: str, holder: str) -> list[Try]:
+    return list(DURABLE) + ([] if actor in BREAK_GLASS_ARNS else guarded(holder))
 
 
 @dataclass
@@ -182,6 +248,8 @@ def request(rid: str, label: str, state: State, holder: str, t: Try) -> SimReque
         resource_policies = (f"trust-for-{holder}",)
     elif t.kind == "scripts":
         resource_policies = (SCRIPTS_POLICY,)
+    elif t.kind == "alias":
+        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
     return vault_request(rid, label, arn, identity, t.action, t.resource, ctx, resource_policies)
 
 
@@ -195,7 +263,7 @@ def _allow_all(arns: Iterable[str], actions: str, resources: list[str], principa
 # (escalation, its requests: all allowed for it to succeed)
 ESCALATIONS: dict[str, tuple[Try, ...]] = {
     "replace the vault bucket policy": (Try("s3:PutBucketPolicy", BUCKET, "vault"),),
-    "replace the vault key policy": (Try("kms:PutKeyPolicy", KEY, "key"),),
+    "replace the vault key policy": (REPLACE_KEY_POLICY,),
     "untag the vault key": (Try("kms:UntagResource", KEY, "key", (("aws:TagKeys", ["s3tables-kit-replica-key"]),)),),
     "replace the backup role's identity policy": (Try("iam:PutRolePolicy", BACKUP, "iam"),),
     **{
@@ -243,6 +311,14 @@ def _apply(state: State, escalation: str) -> bool:
     return True
 
 
+def _done(state: State, escalation: str) -> bool:
+    """Whether `escalation` is already applied in `state` (its target held, the key untagged, or the document
+    replaced by a step): trying it again cannot change the world."""
+    if escalation.startswith("take over "):
+        return escalation.split()[2] in state.held
+    return escalation in state.steps
+
+
 def _trust(arn: str) -> dict[str, Any]:
     """A trust policy the attacker wrote for itself."""
     s = {"Sid": "AttackerTrust", "Effect": "Allow", "Principal": {"AWS": arn}, "Action": "sts:AssumeRole"}
@@ -272,6 +348,8 @@ def close(
             for holder in sorted(state.held):
                 policies[f"{label}|trust-for-{holder}"] = _trust(PRINCIPALS[holder][0])
                 for name, steps in ESCALATIONS.items():
+                    if _done(state, name):  # already applied: asking again changes nothing
+                        continue
                     ids = [f"{label}|{holder}|{name}|{i}" for i in range(len(steps))]
                     reqs += [request(rid, label, state, holder, t) for rid, t in zip(ids, steps, strict=True)]
                     tried.append((key, name, ids))
@@ -286,8 +364,11 @@ def close(
     raise AssertionError(f"the attacks did not settle in {max_rounds} rounds")
 
 
-def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
-    """{(variant, actor, identity held, action): the actor's steps} of every protected action allowed at the end."""
+def through(
+    states: dict[tuple[str, str], State], only: dict[str, str] | None = None
+) -> dict[tuple[str, str, str, str], list[str]]:
+    """{(variant, actor, identity held, action): the actor's steps} of every protected action allowed at the end (for
+    break-glass the durable ones only); `only`: {variant: the one action evaluated for it}."""
     policies: dict[str, Any] = dict(WORLD)
     reqs: list[SimRequest] = []
     meta: dict[str, tuple[str, str, str, str]] = {}
@@ -295,8 +376,10 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
         label = f"{variant}/{actor}/end"
         policies |= {f"{label}|{n}": d for n, d in state.docs.items()}
         for holder in sorted(state.held):
-            for t in protected(holder):
-                rid = f"{label}|{holder}|{t.action}|{t.resource}"
+            for t in protected(actor, holder):
+                if only is not None and only.get(variant, t.action) != t.action:
+                    continue
+                rid = f"{label}|{holder}|{t.action}|{t.resource}|{t.context}"
                 reqs.append(request(rid, label, state, holder, t))
                 meta[rid] = (variant, actor, holder, t.action)
     results = run(policies, reqs)
@@ -306,7 +389,9 @@ def through(states: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, s
 def documents(doc: dict[str, Any]) -> dict[str, Any]:
     ds = build(parse_config(doc))
     names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
-    return {n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS)}
+    return {
+        n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, *ACCOUNT_SCPS)
+    }
 
 
 def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any:
@@ -320,36 +405,105 @@ def _without(sid: str, arn: str, scp: str = "scp-protect-replica-guards") -> Any
     return mutate
 
 
+def _all(*mutations: Any) -> Any:
+    def mutate(docs: dict[str, Any]) -> None:
+        for m in mutations:
+            m(docs)
+
+    return mutate
+
+
+def _and_kit_allowlist(mutate: Any) -> Any:
+    """`mutate`, and the kit's resources' allow-list out of the pipeline SCP: the kit's roles and schedules are
+    also closed by it (`s3tables_kit.policies.allowlists.KIT_RESOURCES`), so a guard of its own is shown needed with
+    it gone."""
+
+    def both(docs: dict[str, Any]) -> None:
+        mutate(docs)
+        docs[PIPELINE_SCP]["Statement"] = [s for s in docs[PIPELINE_SCP]["Statement"] if s["Sid"] != KIT_SID]
+
+    return both
+
+
+KIT_SID = "DenyKitResources"
+
 # {mutation: (how, the steps the closure must then find for the administrator)}
 MUTATIONS: dict[str, tuple[Any, list[str]]] = {
-    "passing the backup role unguarded": (drop("DenyPassBackupRole"), ["take over backup by a job run"]),
+    # a job run needs the pass and a StartJobRun on the kit's application: every layer removed
+    "passing the backup role unguarded": (
+        _and_kit_allowlist(_all(drop("DenyPassBackupRole"), drop("DenyKitApplication", JOBS_SCP))),
+        ["take over backup by a job run"],
+    ),
     "the backup role's trust unguarded": (
-        _without("DenyPrivilegedRoleTampering", BACKUP),
+        _and_kit_allowlist(_without("DenyPrivilegedRoleTampering", BACKUP)),
         ["take over backup by rewriting its trust"],
     ),
     "the schedule role's trust unguarded": (  # the schedule may pass the backup role: its trust is guarded too
-        _without("DenyPrivilegedRoleTampering", SCHEDULE),
+        _and_kit_allowlist(_without("DenyPrivilegedRoleTampering", SCHEDULE)),
         ["take over schedule by rewriting its trust", "take over backup by a job run"],
     ),
     # the pipeline SCP's guard of the scheduled job runs, one resource at a time
     "the backup schedule unguarded": (
-        _without(SCHEDULED_SID, REWRITE_BACKUP_SCHEDULE.resource, PIPELINE_SCP),
+        _and_kit_allowlist(_without(SCHEDULED_SID, REWRITE_BACKUP_SCHEDULE.resource, PIPELINE_SCP)),
         ["take over backup by rewriting its schedule"],
     ),
     "passing the schedule role unguarded": (
-        _without(SCHEDULED_SID, SCHEDULE, PIPELINE_SCP),
+        _and_kit_allowlist(_without(SCHEDULED_SID, SCHEDULE, PIPELINE_SCP)),
         ["take over backup by a schedule of its own"],
     ),
+    # the pipeline SCP's statement, the vault SCP's allow-list and the scripts bucket policy's: each alone holds
     "the scheduled artifacts unguarded": (
-        _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),
+        _all(
+            _without(SCHEDULED_SID, ARTIFACTS, PIPELINE_SCP),  # S3 objects: not the kit's resources' scope
+            drop("DenyScheduledArtifacts", JOBS_SCP, SCRIPTS_POLICY),
+        ),
         ["take over backup by overwriting its artifacts"],
     ),
 }
 
 
+# {mutation: (how, the actor, the protected action the closure must then find it holding)}: the vault's allow-lists,
+# each shown needed in the layer(s) that hold it
+LEAKS: dict[str, tuple[Any, str, str]] = {
+    "break-glass's vault allow-list removed": (
+        drop("DenyVaultBreakGlass"),
+        "breakglass",
+        "s3:DeleteObjectVersion",
+    ),
+    "everyone's vault allow-list removed": (drop("DenyVault"), "admin", "s3:ReplicateObject"),
+    # the schedule's job runs as the backup role, the vault's one writer
+    "conditional writes unguarded": (drop("DenyVaultWriteWithoutIfNoneMatch"), "schedule", "s3:PutObject"),
+    "the retention ceiling removed": (drop("DenyVaultRetentionBeyondCeiling"), "schedule", "s3:PutObjectRetention"),
+    "break-glass's key allow-list removed": (
+        _all(drop("DenyVaultKeyBreakGlass", KEY_POLICY), drop("DenyVaultKey", VAULT_SCP)),
+        "breakglass",
+        "kms:DisableKey",
+    ),
+    "the alias unguarded": (_and_kit_allowlist(drop("DenyVaultAlias", VAULT_SCP)), "admin", "kms:UpdateAlias"),
+    "the application's allow-list removed": (
+        drop("DenyKitApplication", JOBS_SCP),
+        "admin",
+        "emr-serverless:UpdateApplication",
+    ),
+    "the scheduled artifacts' allow-list removed": (
+        drop("DenyScheduledArtifacts", JOBS_SCP, SCRIPTS_POLICY),
+        "admin",
+        "s3:ReplicateObject",
+    ),
+}
+
+
+def world() -> dict[str, Any]:
+    """The seed with the vault's deploy role, `[vault] tables` and the scheduled hardener on (a break-glass ARN)."""
+    doc = with_vault(VAULT | {"tables": ["analytics.orders"], "deploy_role_arn": PRINCIPALS["deploy"][0]})
+    doc["assurance"]["harden"] = {"enabled": True}
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
+    return doc
+
+
 @pytest.fixture(scope="module")
 def attacked() -> dict[tuple[str, str], State]:
-    base = documents(with_vault(VAULT | {"tables": ["analytics.orders"], "deploy_role_arn": PRINCIPALS["deploy"][0]}))
+    base = documents(world())
     variants = {"baseline": (base, ACTORS)}
     for name, (mutate, _) in MUTATIONS.items():
         docs = copy.deepcopy(base)
@@ -358,14 +512,48 @@ def attacked() -> dict[tuple[str, str], State]:
     return close(variants)
 
 
+@pytest.fixture(scope="module")
+def leaked(attacked: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
+    """The protected actions allowed at the end of each attack, and those of each `LEAKS` variant's attacker as it
+    starts (its own identity holds the action the allow-list kept from it: no escalation needed), in one batch."""
+    states = {key: s for key, s in attacked.items() if key[0] == "baseline"}  # the takeover mutations need no sweep
+    base = documents(world())  # as deployed: no attacker's step in it
+    for name, (mutate, actor, _) in LEAKS.items():
+        docs = copy.deepcopy(base)
+        mutate(docs)
+        states[(name, actor)] = State(docs, set(INITIAL[actor]))
+    return through(states, only={name: action for name, (_, _, action) in LEAKS.items()})
+
+
 def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
-    attacked: dict[tuple[str, str], State],
+    attacked: dict[tuple[str, str], State], leaked: dict[tuple[str, str, str, str], list[str]]
 ) -> None:
     base = {actor: s for (variant, actor), s in attacked.items() if variant == "baseline"}
-    assert {a: s.steps for a, s in base.items() if s.steps} == {}  # no escalation succeeds, the first included
-    assert {a: s.held for a, s in base.items()} == INITIAL  # no role taken over, the backup role included
-    allowed = {k: steps for k, steps in through({("baseline", a): s for a, s in base.items()}).items()}
+    people = {a: s for a, s in base.items() if a not in BREAK_GLASS_ARNS}
+    assert {a: s.steps for a, s in people.items() if s.steps} == {}  # no escalation succeeds, the first included
+    assert {a: s.held for a, s in people.items()} == {a: INITIAL[a] for a in people}  # no role taken over
+    allowed = {k: steps for k, steps in leaked.items() if k[0] == "baseline"}
     assert not allowed, f"protected actions allowed after the attackers' steps: {allowed}"
+
+
+def test_break_glass_gathers_the_rescue_roles_and_still_cannot_destroy_a_backup(
+    attacked: dict[tuple[str, str], State],
+) -> None:
+    """Break-glass (and the hardener, a break-glass ARN) takes over the backup and schedule roles (the rescue path),
+    never rewrites the vault's policies: what it holds at the end gets nothing of `DURABLE` (the baseline test's
+    sweep covers it)."""
+    bg = attacked[("baseline", "breakglass")]
+    assert {"backup", "schedule"} <= bg.held
+    assert not {"replace the vault bucket policy", "replace the vault key policy", "untag the vault key"} & set(
+        bg.steps
+    )
+
+
+@pytest.mark.parametrize("mutation", sorted(LEAKS))
+def test_each_vault_allow_list_is_needed(leaked: dict[tuple[str, str, str, str], list[str]], mutation: str) -> None:
+    _, actor, action = LEAKS[mutation]
+    found = {k[3] for k in leaked if k[:2] == (mutation, actor)}
+    assert action in found, f"{mutation}: {actor} got {sorted(found)}"
 
 
 def test_the_legitimate_paths_stay_open() -> None:
@@ -374,6 +562,8 @@ def test_the_legitimate_paths_stay_open() -> None:
     schedules, passes their roles and uploads the scheduled artifacts."""
     doc = with_vault(VAULT | {"tables": ["analytics.orders"]})
     doc["replicas"][0]["deploy_role_arn"] = PRINCIPALS["deploy"][0]  # here the vault's is the recovery stack's too
+    doc["assurance"]["harden"] = {"enabled": True}
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
     docs = documents(doc)
     state = State(docs, set())
     deployers = {
@@ -385,6 +575,8 @@ def test_the_legitimate_paths_stay_open() -> None:
             pass_schedule_role(SCHEDULE),
             *REHEARSAL_PATHS,
         )
+        # deleting a schedule is a break-glass deploy (the kit's resources' allow-list, policies/allowlists.py)
+        if who == "breakglass" or t.action != "scheduler:DeleteSchedule"
     }
     cases = deployers | {
         ("breakglass", PASS_BACKUP),
@@ -392,7 +584,12 @@ def test_the_legitimate_paths_stay_open() -> None:
         ("breakglass", Try("iam:UpdateAssumeRolePolicy", BACKUP, "iam")),
         ("schedule", PASS_BACKUP),
         ("schedule", START_JOB_RUN),
-        ("backup", Try("s3:PutObject", OBJECT, "vault")),
+        ("backup", Try("s3:PutObject", OBJECT, "vault", ONCE)),
+        ("backup", Try("s3:PutObjectRetention", OBJECT, "vault", COMPLIANCE)),
+        ("breakglass", Try("s3:PutObjectLegalHold", OBJECT, "vault")),
+        ("breakglass", Try("kms:Decrypt", KEY, "key")),
+        ("breakglass", Try("emr-serverless:UpdateApplication", APPLICATION, "app", APP)),
+        ("deploy", Try("emr-serverless:UpdateApplication", APPLICATION, "app", APP)),
     }
     reqs = [request(f"ok|{who}|{t.action}|{t.resource}", "ok", state, who, t) for who, t in cases]
     results = run(dict(WORLD) | {f"ok|{n}": d for n, d in docs.items()}, reqs)

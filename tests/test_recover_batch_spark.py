@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover import batch
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.spark import add_catalogs

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.batch import batchable, share, source_counts
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import SourceFile
 from s3tables_kit.jobs.recover.job import RecoveryRequest
 from s3tables_kit.jobs.recover.modes import CopyMode, ModeDecision

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from s3tables_kit.jobs.spark import REPO_ROOT
+from s3tables_kit.topology import paths
 
 pytestmark = pytest.mark.spark
 
@@ -17,8 +17,8 @@ pytestmark = pytest.mark.spark
 def test_drill_prints_the_walkthrough(tmp_path: Path) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "harness.drills.demo", "--out", str(tmp_path / "demo-out")],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        cwd=paths.ROOT,
+        env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
         capture_output=True,
         text=True,
         timeout=400,

@@ -22,16 +22,16 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.killpoints import RECOVERY
 from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Holder
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fastpath import _iter, iceberg_catalog
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome, RecoveryRequest, run
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
 from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.modes import CopyMode
-from s3tables_kit.jobs.spark import REPO_ROOT
+from s3tables_kit.topology import paths
 from tests.recover_world import Warehouses, digest, recover
 
 pytestmark = pytest.mark.spark
@@ -247,9 +247,9 @@ def test_kill_at_the_commit_boundary_without_a_version_hint_then_rerun_converges
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "kill"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed")]
     cmd += ["--no-batch"]  # the batched copy commits data + verified at once: no unverified state to kill into
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **RECOVERY.kill_env("after-commit")}
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT), **RECOVERY.kill_env("after-commit")}
     with log.open("w") as fh:
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+        proc = subprocess.run(cmd, cwd=paths.ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
                               start_new_session=True, timeout=300)  # fmt: skip
     assert proc.returncode == -signal.SIGKILL, log.read_text()[-2000:]
     tdir = world.target_wh / "kill" / "plain"
@@ -280,9 +280,9 @@ def test_kill_before_the_batched_commit_then_rerun_converges(spark: Any, world: 
     cmd = [sys.executable, "-m", "s3tables_kit.jobs.recover", "--replica-warehouse", world.replica.warehouse]
     cmd += ["--target-warehouse", world.target.warehouse, "--table", "sales.plain", "--target-namespace", "killb"]
     cmd += ["--copy-mode", "files", "--report", str(world.root / "reports" / "killed-batch")]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **RECOVERY.kill_env("before-commit")}
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT), **RECOVERY.kill_env("before-commit")}
     with log.open("w") as fh:
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+        proc = subprocess.run(cmd, cwd=paths.ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
                               start_new_session=True, timeout=300)  # fmt: skip
     assert proc.returncode == -signal.SIGKILL, log.read_text()[-2000:]
     assert "file copy of 1 table(s)" in log.read_text()  # it was the batched copy that was killed

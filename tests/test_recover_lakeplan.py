@@ -12,8 +12,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel import sdk
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.job import RecoveryRequest, build_plan, plan_one, run
 from s3tables_kit.jobs.recover.lakeplan import Listing, bounded_map, build_plan_at_scale, describe_error
 from s3tables_kit.jobs.recover.metadata import MetadataSource, S3TablesMetadataSource, metadata_source

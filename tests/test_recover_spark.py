@@ -22,16 +22,16 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.cli import main as cli_main
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import ATTEMPT_MARKER, Outcome
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, load_table_info
 from s3tables_kit.jobs.recover.model import LINEAGE, PROP_VERIFIED
 from s3tables_kit.jobs.recover.verify import verify
-from s3tables_kit.jobs.spark import REPO_ROOT
+from s3tables_kit.topology import paths
 from tests.recover_world import Warehouses, digest, recover, sym_diff, table_metadata
 
 pytestmark = pytest.mark.spark
@@ -404,7 +404,7 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
     a file copy) over the leftovers."""
     data_dir = world.target_wh / "kill" / "events" / "data"
     log = world.root / "killed-job.log"
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
     with log.open("w") as fh:
         proc = subprocess.Popen(
             [
@@ -424,7 +424,7 @@ def test_killed_during_copy_then_rerun_converges(spark: Any, world: World) -> No
                 "--report",
                 str(world.root / "reports" / "killed"),
             ],
-            cwd=REPO_ROOT,
+            cwd=paths.ROOT,
             env=env,
             stdout=fh,
             stderr=subprocess.STDOUT,
@@ -469,14 +469,14 @@ def _dry_run(world: World, as_of_ms: int, *tables: str) -> subprocess.CompletedP
         [
             sys.executable,
             "-c",
-            "import sys, jobs.recover.cli as c; code = c.main(sys.argv[1:]); "
+            "import sys, s3tables_kit.jobs.recover.cli as c; code = c.main(sys.argv[1:]); "
             "assert 'pyspark' not in sys.modules, 'pyspark imported'; sys.exit(code)",
             *args,
         ],
-        cwd=REPO_ROOT,
+        cwd=paths.ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
     )
 
 

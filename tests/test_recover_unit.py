@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from s3tables_kit.jobs.emr_submit import build_start_job_run, driver_log_location, jobs_zip, remote_args
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident
 from s3tables_kit.jobs.kernel.selectors import PlanError, Selector, parse_as_of, resolve_snapshot, to_ms
 from s3tables_kit.jobs.kernel.snapshots import IcebergColumn, table_info_from_metadata
 from s3tables_kit.jobs.recover import sql
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.cli import parser, request_from_args
 from s3tables_kit.jobs.recover.guard import write_target_catalog
 from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_TABLE, PROP_VERIFIED
@@ -561,8 +561,10 @@ def test_jobs_zip_has_the_recovery_package() -> None:
     names = zipfile.ZipFile(io.BytesIO(jobs_zip())).namelist()
     kit = "s3tables_kit/"
     assert {f"{kit}jobs/recover/cli.py", f"{kit}jobs/spark.py", f"{kit}jobs/recover_entry.py"} <= set(names)
-    assert f"{kit}__init__.py" in names and not any(n.startswith(f"{kit}jobs/ops/") for n in names)
-    # the contracts the jobs import (jobs.rehearse imports topology.contract at module level)
+    assert f"{kit}__init__.py" in names and f"{kit}jobs/vault/backup.py" in names  # the scheduled backup's
+    # what no entry imports stays out: the failover tool, the on-call tools no job reaches
+    assert not any(n.startswith((f"{kit}jobs/failover/", f"{kit}jobs/ops/audit")) for n in names)
+    # the contracts the jobs import (s3tables_kit.jobs.rehearse imports s3tables_kit.topology.contract at module level)
     assert {f"{kit}topology/__init__.py", f"{kit}topology/outputs.py", f"{kit}topology/contract.py"} <= set(names)
 
 

@@ -135,14 +135,14 @@ def test_points_are_listed_readable_and_as_json(world: World, capsys: pytest.Cap
 def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_own(spark: Any, world: World) -> None:
     """Before the table is dropped (a later test drops it): the replica's recovery and the vault's restore, both
     verified and both dropped; a table without a point is a finding, an unreadable vault a failed row."""
-    from s3tables_kit.jobs import rehearse as R
+    from s3tables_kit.jobs import rehearse
     from s3tables_kit.jobs.rehearse_vault import NO_POINT, VaultSide, rehearse_vault, vault_metrics
 
     side = VaultSide(world.vault, REGION, ("sales.*",), world.endpoint)
     kw: dict[str, Any] = {"target": world.target, "namespace": "rehearsal", "spark": spark}
-    res = R.rehearse(kit="t", replica=world.replica, tables=[str(T)], offset=timedelta(0),
+    res = rehearse.rehearse(kit="t", replica=world.replica, tables=[str(T)], offset=timedelta(0),
                      report_dir=world.root / "rehearsal", vault=side, **kw)  # fmt: skip
-    assert res.succeeded and res.outcome == "SUCCEEDED", R.render(res)
+    assert res.succeeded and res.outcome == "SUCCEEDED", rehearse.render(res)
     (row,) = res.vault
     assert (
         row.verified
@@ -155,7 +155,7 @@ def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_
     ]
     assert res.dropped == ["rehearsal.orders", "rehearsal.orders_vault"] and res.leftovers == []
     assert vault_metrics(res.vault)["RehearsalVaultTables"] == (1.0, "Count")
-    assert "vault:              sales.orders: verified" in R.render(res)
+    assert "vault:              sales.orders: verified" in rehearse.render(res)
     (none,) = rehearse_vault(side, ["sales.nothing", "other.t"], report_dir=world.root / "rehearsal", **kw)
     assert none.finding == NO_POINT and none.ok and not none.verified
     gone = VaultSide("s3://no-such-vault-bucket", REGION, ("sales.*",), world.endpoint)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from harness.localreplica import file_uri, replicate_table
-from s3tables_kit.jobs import rehearse as R
+from s3tables_kit.jobs import rehearse
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import Ident
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.spark import add_catalogs
 
 pytestmark = pytest.mark.spark
@@ -39,10 +39,10 @@ def catalogs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Cata
     return rep, tgt, root
 
 
-def _rehearse(spark: Any, catalogs: Any, tables: list[str], reports: str, **kw: Any) -> R.RehearsalResult:
+def _rehearse(spark: Any, catalogs: Any, tables: list[str], reports: str, **kw: Any) -> rehearse.RehearsalResult:
     """One rehearsal of `tables` into the namespace `rehearsal`, as of now (`kw`: `now`, `max_lag`)."""
     rep, tgt, root = catalogs
-    return R.rehearse(
+    return rehearse.rehearse(
         kit="t",
         replica=rep,
         target=tgt,
@@ -67,9 +67,9 @@ def test_rehearsal_recovers_verifies_measures_and_drops(spark: Any, catalogs: An
     assert res.dropped == ["rehearsal.orders"] and res.leftovers == []
     assert spark.sql(f"SHOW TABLES IN {TGT}.rehearsal").count() == 0
     assert spark.sql(f"SELECT count(*) FROM {REP}.sales.orders").first()[0] == 3  # replica untouched
-    report = json.loads(R.write_report(res, root / "reports").read_text())
+    report = json.loads(rehearse.write_report(res, root / "reports").read_text())
     assert report["succeeded"] is True and report["tables"] == ["sales.orders"]
-    assert "rehearsed RTO" in R.render(res)
+    assert "rehearsed RTO" in rehearse.render(res)
 
 
 def test_failed_rehearsal_is_reported_and_leaves_nothing(spark: Any, catalogs: Any) -> None:
@@ -77,8 +77,10 @@ def test_failed_rehearsal_is_reported_and_leaves_nothing(spark: Any, catalogs: A
     assert not res.succeeded
     assert res.recovery_exit_code == 2  # the plan names the missing table; nothing is written
     assert res.leftovers == [] and spark.sql(f"SHOW TABLES IN {TGT}.rehearsal").count() == 0
-    data = R.metric_data("t", succeeded=res.succeeded, seconds=res.rto_seconds, tables=2, at=R.datetime.now(R.UTC))
-    assert data[0]["MetricName"] == R.SUCCEEDED and data[0]["Value"] == 0.0
+    data = rehearse.metric_data(
+        "t", succeeded=res.succeeded, seconds=res.rto_seconds, tables=2, at=rehearse.datetime.now(rehearse.UTC)
+    )
+    assert data[0]["MetricName"] == rehearse.SUCCEEDED and data[0]["Value"] == 0.0
 
 
 def test_rehearsal_of_a_stale_replica_is_a_finding_not_a_success(spark: Any, catalogs: Any) -> None:
@@ -91,5 +93,5 @@ def test_rehearsal_of_a_stale_replica_is_a_finding_not_a_success(spark: Any, cat
     assert res.verdicts == {"sales.orders": "verified"} and res.recovery_exit_code == 0  # it did recover
     assert not res.succeeded and res.outcome == "STALE"
     assert list(res.stale) == ["sales.orders"] and res.stale["sales.orders"] > budget.total_seconds()
-    assert "STALE (budget 0s)" in R.render(res) and res.leftovers == []
-    assert json.loads(R.write_report(res, root / "reports-stale").read_text())["outcome"] == "STALE"
+    assert "STALE (budget 0s)" in rehearse.render(res) and res.leftovers == []
+    assert json.loads(rehearse.write_report(res, root / "reports-stale").read_text())["outcome"] == "STALE"

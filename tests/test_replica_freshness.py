@@ -1,7 +1,7 @@
-"""The replica-side freshness check (`jobs.ops.freshness`) over real HTTP: moto's CloudWatch + the kit's S3 Tables
-extension. Replication of one table among several is frozen the way an attacker in the source account would freeze
-it (the replication role denied for that table: its replication FAILED and held there) while the source-side monitor
-is silent (never run: no metric in the source account), and the check in the replica's account still counts that
+"""The replica-side freshness check (`s3tables_kit.jobs.ops.freshness`) over real HTTP: moto's CloudWatch + the kit's S3
+Tables extension. Replication of one table among several is frozen the way an attacker in the source account would
+freeze it (the replication role denied for that table: its replication FAILED and held there) while the source-side
+monitor is silent (never run: no metric in the source account), and the check in the replica's account still counts that
 table stale, by the times S3 Tables sets (`modifiedAt`), while the tables that flow keep nothing fresh but
 themselves. A replica it cannot read fails the run."""
 
@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import pytest
 
-from s3tables_kit.jobs.ops import freshness as F
+from s3tables_kit.jobs.ops import freshness
 from s3tables_kit.jobs.ops import monitor as mon
 from s3tables_kit.topology.contract import (
     ENV_MODE,
@@ -53,20 +53,20 @@ def test_a_table_is_stale_against_its_source_where_readable_else_against_the_bud
         "a.frozen": now - timedelta(hours=2),  # changed after the replica's last change, longer ago than the budget
         "a.flow": now - timedelta(minutes=1),
     }
-    rep = F.ReplicaFreshness("arn:r", dict(changed), sources)
+    rep = freshness.ReplicaFreshness("arn:r", dict(changed), sources)
     assert rep.stale(now, BUDGET) == ["a.frozen"]  # one flowing table does not keep the frozen one fresh
     assert rep.age_seconds(now) == 0.0  # the newest change of any table: shown, not alarmed on
-    budget = F.ReplicaFreshness("arn:b", dict(changed), None, "source: AccessDenied")
+    budget = freshness.ReplicaFreshness("arn:b", dict(changed), None, "source: AccessDenied")
     assert budget.stale(now, BUDGET) == ["a.frozen", "a.idle"]  # without the source: an idle table looks frozen
     assert budget.to_json(now, BUDGET)["compared_with"] == "budget (source: AccessDenied)"
-    unread = F.ReplicaFreshness("arn:u", unread="AccessDenied")
-    data = F.metric_data([unread, rep], kit="k", now=now, max_lag=BUDGET)
+    unread = freshness.ReplicaFreshness("arn:u", unread="AccessDenied")
+    data = freshness.metric_data([unread, rep], kit="k", now=now, max_lag=BUDGET)
     # the unreadable replica publishes nothing: its alarm treats missing data as breaching, and the run fails
     assert [(d["MetricName"], d["Dimensions"][1]["Value"], d["Value"]) for d in data] == [
         (REPLICA_COMMIT_AGE, "arn:r", 0.0),
         (REPLICA_STALE_TABLES, "arn:r", 1.0),
     ]
-    result = F.FreshnessResult([rep, unread], data, now, BUDGET)
+    result = freshness.FreshnessResult([rep, unread], data, now, BUDGET)
     assert result.breached() == ["arn:r", "arn:u"] and result.unread() == {"arn:u": "AccessDenied"}
 
 
@@ -82,8 +82,8 @@ def test_one_frozen_table_among_flowing_ones_is_stale_in_the_replica_account(
         world.commit(t, now - timedelta(hours=3))
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
     sources = {world.replica_arn: (world.source_arn,)}
-    settings = F.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET, sources=sources)
-    before = F.run_freshness(world.clients, settings, now=now + timedelta(hours=2), publish=mon.publish)
+    settings = freshness.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET, sources=sources)
+    before = freshness.run_freshness(world.clients, settings, now=now + timedelta(hours=2), publish=mon.publish)
     assert before.breached() == [] and before.requests == 1  # an idle source, told apart: nothing to follow
 
     # the attacker freezes one table's replication (the replication role denied on it); the source monitor is silent
@@ -94,11 +94,11 @@ def test_one_frozen_table_among_flowing_ones_is_stale_in_the_replica_account(
         world.commit(t, now - timedelta(minutes=5))  # the source keeps being written
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
     later = now + timedelta(hours=2)
-    after = F.run_freshness(world.clients, settings, now=later)
+    after = freshness.run_freshness(world.clients, settings, now=later)
     assert after.replicas[0].stale(later, BUDGET) == [frozen]  # the flowing tables do not hide it
-    assert F.run_freshness(world.clients, settings, now=now).breached() == []  # within the budget: not yet
-    blind = F.run_freshness(
-        world.clients, F.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET), now=later
+    assert freshness.run_freshness(world.clients, settings, now=now).breached() == []  # within the budget: not yet
+    blind = freshness.run_freshness(
+        world.clients, freshness.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET), now=later
     )
     assert blind.replicas[0].stale(later, BUDGET) == sorted(world.tables)  # no source to compare: the budget
     assert (
@@ -127,5 +127,5 @@ def test_one_frozen_table_among_flowing_ones_is_stale_in_the_replica_account(
     # a replica the check cannot read: the others are published, then the run fails (AWS/Lambda Errors)
     missing = world.replica_arn.rsplit("/", 1)[0] + "/no-such-bucket"
     monkeypatch.setenv(mon.ENV_DESTINATIONS, f"{world.replica_arn},{missing}")
-    with pytest.raises(F.FreshnessRunFailed, match="no-such-bucket"):
+    with pytest.raises(freshness.FreshnessRunFailed, match="no-such-bucket"):
         mon.handler({}, None)

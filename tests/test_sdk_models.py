@@ -1,6 +1,6 @@
-"""The kit's one extension of botocore's models (`jobs.kernel.sdk.MODELS_DIR`): what it adds is what AWS documents,
-it is merged by botocore's own loader into every session the kit builds, and it goes once the pinned botocore ships
-the operations (this test fails then and names them)."""
+"""The kit's one extension of botocore's models (`s3tables_kit.topology.sdk_models.MODELS_DIR`): what it adds is
+what AWS documents, it is merged by botocore's own loader into every session the kit builds, and it goes once the
+pinned botocore ships the operations (this test fails then and names them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 
 import botocore.session
 
-from s3tables_kit.jobs.kernel.sdk import MODELS_DIR, boto3_session
+from s3tables_kit.jobs.kernel.sdk import boto3_session
+from s3tables_kit.topology.sdk_models import MODELS_DIR
 
 EXTRAS = MODELS_DIR / "s3tables" / "2018-05-10" / "service-2.sdk-extras.json"
 

@@ -1,6 +1,6 @@
-"""`jobs.kernel.signed_get`: a GET signed as botocore's `SigV4Auth` signs it (the same Authorization, byte for byte,
-so AWS accepts it wherever it accepts botocore's), and sent over a keep-alive connection that survives the server
-closing it while idle."""
+"""`s3tables_kit.jobs.kernel.signed_get`: a GET signed as botocore's `SigV4Auth` signs it (the same Authorization, byte
+for byte, so AWS accepts it wherever it accepts botocore's), and sent over a keep-alive connection that survives the
+server closing it while idle."""
 
 from __future__ import annotations
 

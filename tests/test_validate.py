@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.infra import validate as V
+from s3tables_kit.infra import validate
 from s3tables_kit.infra.tfvalidate import root_only, validate_together
 from tests.synth_fixtures import terraform_toolchain
 
@@ -67,16 +67,18 @@ def stack() -> dict[str, Any]:
 
 
 def test_version_constraints() -> None:
-    v = V.parse_version
-    assert V.satisfies(v("6.25.0"), "6.25.0") and not V.satisfies(v("5.100.0"), "6.25.0")
-    assert V.satisfies(v("1.67.0"), ">= 1.67.0, < 2.0.0") and not V.satisfies(v("1.66.9"), ">= 1.67.0, < 2.0.0")
-    assert V.satisfies(v("6.30.1"), "~> 6.25") and not V.satisfies(v("7.0.0"), "~> 6.25")
-    assert V.satisfies(v("1.11.4"), ">= 1.10.0") and V.satisfies(v("1.2.3"), None)
+    v = validate.parse_version
+    assert validate.satisfies(v("6.25.0"), "6.25.0") and not validate.satisfies(v("5.100.0"), "6.25.0")
+    assert validate.satisfies(v("1.67.0"), ">= 1.67.0, < 2.0.0") and not validate.satisfies(
+        v("1.66.9"), ">= 1.67.0, < 2.0.0"
+    )
+    assert validate.satisfies(v("6.30.1"), "~> 6.25") and not validate.satisfies(v("7.0.0"), "~> 6.25")
+    assert validate.satisfies(v("1.11.4"), ">= 1.10.0") and validate.satisfies(v("1.2.3"), None)
 
 
 def test_exactly_what_the_local_provider_does_not_know_is_left_out_and_listed() -> None:
     original = stack()
-    prepared = V.prepare_stack(original, SCHEMA, LOCAL)
+    prepared = validate.prepare_stack(original, SCHEMA, LOCAL)
     assert original == stack(), "the synthesized document itself is never modified"
     got = {(g.provider.rsplit("/", 1)[-1], g.what, g.item) for g in prepared.gaps}
     assert got == {
@@ -112,7 +114,7 @@ def test_an_import_block_goes_with_the_resource_left_out_and_is_listed() -> None
         {"to": "awscc_s3tables_table_bucket.b", "id": "arn:aws:s3tables:us-east-1:111122223333:bucket/x"},
         {"to": "aws_s3tables_table.t", "id": "arn:aws:s3tables:us-east-1:111122223333:bucket/x;ns;orders"},
     ]
-    prepared = V.prepare_stack(doc, SCHEMA, LOCAL)
+    prepared = validate.prepare_stack(doc, SCHEMA, LOCAL)
     assert prepared.document["import"] == [doc["import"][1]]
     assert ("import block", "import to awscc_s3tables_table_bucket") in {(g.what, g.item) for g in prepared.gaps}
 
@@ -121,7 +123,7 @@ def test_nothing_is_left_out_when_the_pinned_provider_is_local() -> None:
     doc = stack()
     del doc["terraform"]["required_providers"]["awscc"], doc["provider"]["awscc"]
     del doc["resource"]["awscc_s3tables_table_bucket"]
-    prepared = V.prepare_stack(doc, {}, {"registry.terraform.io/hashicorp/aws": ["6.25.0", "5.100.0"]})
+    prepared = validate.prepare_stack(doc, {}, {"registry.terraform.io/hashicorp/aws": ["6.25.0", "5.100.0"]})
     assert prepared.gaps == [] and prepared.notes == []
     assert prepared.document["resource"] == doc["resource"]
 
@@ -138,14 +140,16 @@ def test_real_provider_rejects_a_partial_encryption_configuration(
     (table,) = doc["resource"]["aws_s3tables_table"].values()
     del table["encryption_configuration"]["kms_key_arn"]  # the pre-fix synthesized table
     sound = synthesized["seed"]["replica-demo-dest-tablebucket"]
-    (tmp_path / "terraform.rc").write_text(V.cli_config(mirror))
-    env = V.tf_env(tmp_path / "terraform.rc")
-    local = V.mirror_providers(mirror)
-    needed = {st.address: st.local_version for st in V.provider_statuses(doc, local).values() if st.local_version}
-    schemas = V.provider_schemas(terraform, env, mirror, needed, V.BUILD)  # type: ignore[arg-type]
+    (tmp_path / "terraform.rc").write_text(validate.cli_config(mirror))
+    env = validate.tf_env(tmp_path / "terraform.rc")
+    local = validate.mirror_providers(mirror)
+    needed = {
+        st.address: st.local_version for st in validate.provider_statuses(doc, local).values() if st.local_version
+    }
+    schemas = validate.provider_schemas(terraform, env, mirror, needed, validate.BUILD)  # type: ignore[arg-type]
     root = tmp_path / "stacks"
     for name, body in (("source", doc), ("replica", sound)):
-        V.write_stack(root / "seed" / name, V.prepare_stack(body, schemas, local).document)
+        validate.write_stack(root / "seed" / name, validate.prepare_stack(body, schemas, local).document)
     verdicts = validate_together(terraform, env, root, {n: root / "seed" / n for n in ("source", "replica")})
     (ok, diags), (replica_ok, replica_diags) = verdicts["source"], verdicts["replica"]
     assert not ok
@@ -165,6 +169,6 @@ def test_a_stack_with_root_only_blocks_is_validated_on_its_own(
 
 def test_make_validate_covers_every_example_the_estate_included() -> None:
     """`make validate` with no arguments validates every example and each failover topology (the estate's included)."""
-    names = [V.example_name(c) for c in V.default_configs()]
+    names = [validate.example_name(c) for c in validate.default_configs()]
     assert {"seed", "multi-account", "estate", "failover-seed", "failover-multi-account"} <= set(names)
     assert len(names) == len(set(names))  # one work directory each

@@ -20,8 +20,8 @@ from botocore.config import Config
 
 from harness.localreplica import file_uri
 from harness.world import create_vault_bucket
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.spark import add_catalogs
 from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_table, load_table, read_snapshot
 from s3tables_kit.jobs.vault.cli import parser, request_from_args, run

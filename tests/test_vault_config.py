@@ -64,6 +64,8 @@ def test_without_a_vault_nothing_changes() -> None:
         ({**VAULT, "storage_class": "ONEZONE_IA"}, "vault.storage_class", "'STANDARD_IA'"),
         ({**VAULT, "kms_key": "alias/vault"}, "vault.kms_key", 'must be "create" or a KMS key ARN'),
         ({**VAULT, "kms_key": KEY.replace("us-west-2", "us-east-1")}, "vault.kms_key", "vault's account and Region"),
+        # a key of one's own: its policy is not the kit's, so nothing proves it cannot be disabled or deleted
+        ({**VAULT, "kms_key": KEY}, "vault.kms_key", 'must be "create"'),
         ({**VAULT, "account_id": 111122223333}, "vault.account_id", "quote them in TOML"),
         ({**VAULT, "region": "us-west-9"}, "vault.region", "unknown AWS Region"),
         ({**VAULT, "bucket": "Vault_Bucket"}, "vault.bucket", "lower case letters, digits and hyphens"),
@@ -93,14 +95,15 @@ def test_the_backup_role_is_never_break_glass() -> None:
 
 
 def test_the_outputs_contract_carries_the_vault() -> None:
-    cfg = parse_config(with_vault({**VAULT, "kms_key": KEY}))
+    cfg = parse_config(with_vault(VAULT))
     doc = outputs_doc(cfg)  # what the stand-in's deployer writes, as `cdktf output` after a deploy
+    key = doc["vault"][OUTPUT_VAULT]["kms_key_arn"]  # the created key's, as the stand-in's deployer reports it
     assert doc["vault"] == {
-        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=KEY)  # type: ignore[union-attr]
+        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=key)  # type: ignore[union-attr]
     }
     out = parse_outputs(doc)
     assert out.vault is not None
     assert out.vault.bucket_name == "seed-backup-vault-111122223333-us-west-2"
-    assert (out.vault.kms_key_arn, out.vault.retention_days, out.vault.storage_class) == (KEY, 365, "GLACIER_IR")
+    assert (out.vault.kms_key_arn, out.vault.retention_days, out.vault.storage_class) == (key, 365, "GLACIER_IR")
     assert out.vault.backup_role_arn == backup_role_arn(cfg)
     assert parse_outputs(outputs_doc(parse_config(with_vault(None)))).vault is None  # no vault stack, no vault

@@ -52,8 +52,8 @@ def _table(root: Path, snapshot_id: int, data_files: int) -> tuple[vp.TableSnaps
 
 
 def _backup(store: VaultStore, root: Path, snapshot_id: int, data_files: int) -> tuple[int, int]:
-    """One backup as `jobs.vault.backup` runs it, the Spark steps done in process: (files written, retentions
-    extended)."""
+    """One backup as `s3tables_kit.jobs.vault.backup` runs it, the Spark steps done in process: (files written,
+    retentions extended)."""
     at = datetime.now(UTC).replace(microsecond=0)
     snap, files = _table(root, snapshot_id, data_files)
     held = store.held_files(snap.prefix)

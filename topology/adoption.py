@@ -4,14 +4,15 @@ adopter's bucket policy file read beside `kit.toml`, and the rules between them.
 An adopted bucket is imported by the source stack, never created; its namespaces are imported too (unless one says
 `adopt = false`: the kit creates it). Its settings are the bucket's own unless `kit.toml` states them: `states`
 tells which keys were written, so the stack sets only those (docs/decisions/0033-adopting-an-existing-lake.md).
-The adopter's statements are linted and merged with the kit's by `policies.adopted`; this module only reads them,
-and `topology.checks` holds the rules between the keys.
+The adopter's statements are linted and merged with the kit's by `s3tables_kit.policies.adopted`; this module only reads
+them, and `s3tables_kit.topology.checks` holds the rules between the keys.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +24,7 @@ STATEMENTS_KEY = "adopted_statements"
 
 
 class AdoptableSite(BaseModel):
-    """The keys of a source that adopt an existing bucket (mixed into `topology.model.Source`)."""
+    """The keys of a source that adopt an existing bucket (mixed into `s3tables_kit.topology.model.Source`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
@@ -39,6 +40,13 @@ class AdoptableSite(BaseModel):
         "as it is today (`s3tables-kit discover` writes `bucket-policy-<bucket>.json`), whose statements are kept "
         "and deployed beside the kit's once linted (each needs a Sid).",
     )
+    existing_destinations: tuple[str, ...] = Field(
+        default=(),
+        description="With adopt = true: the destination bucket ARNs of the bucket's existing bucket-level replication "
+        "configuration (`s3tables-kit discover` writes them), which the first deploy imports and updates in place "
+        "(replication never stops), each kept as a destination (a `[[replicas]]` entry with adopt = true) unless "
+        'adopt_changes names "replication".',
+    )
     # JSON text, one per statement, so that a source stays hashable like every frozen section.
     adopted_statements: tuple[str, ...] = Field(
         default=(),
@@ -49,6 +57,25 @@ class AdoptableSite(BaseModel):
     def adopted_statement_documents(self) -> list[dict[str, object]]:
         """The adopted statements, parsed (a fresh copy each call)."""
         return [json.loads(s) for s in self.adopted_statements]
+
+
+class AdoptableReplica(BaseModel):
+    """The keys of a replica that adopt an existing bucket, the destination of a replication taken over (mixed into
+    `topology.model.Replica`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+    adopt: bool = Field(
+        default=False,
+        description="Whether the replica bucket already exists (the destination of an existing replication): its "
+        "stack imports it, never creates, replaces or destroys it, and gives it the kit's replica protections.",
+    )
+    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+        default=(),
+        description='With adopt = true: "bucket_policy" (the kit\'s replica policy put on the bucket, replacing '
+        'any it has) and "encryption" (a different encryption than it has), changes the adoption gate refuses '
+        "otherwise.",
+    )
 
 
 def states(src: AdoptableSite, key: str) -> bool:

@@ -238,7 +238,7 @@ class Assurance(_Frozen):
 
     @property
     def point_groups(self) -> dict[str, tuple[str, ...]]:
-        """{group name: table patterns}: what the outputs export and `jobs.ops.point` takes."""
+        """{group name: table patterns}: what the outputs export and `s3tables_kit.jobs.ops.point` takes."""
         return {g.name: g.tables for g in self.replication_point_groups}
 
 

@@ -9,13 +9,14 @@ import math
 
 from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.model import KitConfig, Vault
-from s3tables_kit.topology.rules import KMS_KEY_ARN_RE
+from s3tables_kit.topology.rules import KMS_KEY_ARN_RE, fan_in_namespace_prefix
 from s3tables_kit.topology.vault import check_s3_bucket_name
 
 VAULT_STACK_ID = "vault"
-BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`policies.assurance.schedule_name`)
-# The vault's object layout (`jobs.vault.layout.LAYOUT_VERSION`, held equal by tests/test_vault_layout.py): every backup
-# of every table lives under `v1/tables/`, the only prefix the recovery role reads and lists (policies/vault.py).
+BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`s3tables_kit.policies.assurance.schedule_name`)
+# The vault's object layout (`s3tables_kit.jobs.vault.layout.LAYOUT_VERSION`, held equal by tests/test_vault_layout.py):
+# every backup of every table lives under `v1/tables/`, the only prefix the recovery role reads and lists
+# (policies/vault.py).
 VAULT_TABLES_PREFIX = "v1/tables/"
 
 
@@ -50,7 +51,7 @@ def longest_replica_retention_days(cfg: KitConfig) -> int:
 def vault_checks(cfg: KitConfig) -> list[Issue]:
     """`[vault]`'s rules across sections: a vault that forgets history before a replica does adds nothing; a backup
     budget longer than the interval between backups; its account must be reached by the SCPs (not the management
-    account); a key of its own account and Region."""
+    account); a key the kit creates (a bring-your-own key is refused)."""
     v = cfg.vault
     if v is None:
         return []
@@ -77,6 +78,14 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
         m = KMS_KEY_ARN_RE.match(v.kms_key)
         if m and (m.group(2), m.group(3)) != (v.region, v.account_id):
             out.append(Issue("vault.kms_key", "the key must be in the vault's account and Region (SSE-KMS of S3)"))
+        else:
+            out.append(
+                Issue(
+                    "vault.kms_key",
+                    'must be "create": the vault key\'s policy is written once by the kit so that nobody, break-glass '
+                    "included, can disable or delete it; a key of your own has a policy the kit cannot prove",
+                )
+            )
     has_recovery_replica = any(r.bucket == cfg.recovery.replica for r in cfg.replicas)  # else reported on its own
     if has_recovery_replica and backup_role_arn(cfg) in cfg.protection.break_glass_principals:
         out.append(Issue("protection.break_glass_principals", "the backup role cannot be a break-glass principal"))
@@ -102,4 +111,34 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
         check_s3_bucket_name(v.bucket_name(cfg.kit.name))
     except ValueError as err:
         out.append(Issue("vault.bucket", str(err)))
-    return out
+    return out + _vault_table_issues(cfg, v)
+
+
+def _vault_table_issues(cfg: KitConfig, v: Vault) -> list[Issue]:
+    """Each of `tables` names a namespace some source replicates into the recovery replica: a table-level
+    configuration names it, or a bucket-level one carries it (in a replica several accounts feed, only the namespaces
+    named after the source's account); one no source carries (its source removed) would back up nothing, silently."""
+    replica = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
+    if replica is None:
+        return []  # reported on its own
+    feeding = cfg.sources_into(replica)
+    confined = cfg.scheme.key == "sources" and len({s.account_id for s in feeding}) > 1
+
+    def carries(ns: str) -> bool:
+        for src in feeding:
+            rep = cfg.replication_of(src)
+            if rep.mode == "tables" and ns in {t.split(".", 1)[0] for t in rep.tables}:
+                return True
+            if rep.mode == "bucket" and (not confined or ns.startswith(fan_in_namespace_prefix(src.account_id))):
+                return True
+        return False
+
+    return [
+        Issue(
+            f"vault.tables[{i}]",
+            f"namespace {ns!r} reaches the recovery replica {replica.bucket!r} from no source (its source removed, "
+            "or a typo): the backup would hold nothing of it",
+        )
+        for i, ns in enumerate(t.split(".", 1)[0] for t in v.tables)
+        if not carries(ns)
+    ]

@@ -25,6 +25,7 @@ from s3tables_kit.topology.rules import (
     MAX_NAME_PREFIX,
     MAX_TABLES_PER_BUCKET,
     MAX_TAGS,
+    PLACEHOLDER_ACCOUNT,
     TEMPORAL_TRANSFORM_TYPES,
     fan_in_namespace_prefix,
 )
@@ -229,9 +230,9 @@ def _fan_in_checks(cfg: KitConfig) -> list[Issue]:
 
 def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
     """In a replica that sources of several accounts of an estate feed, one Deny confines each replication role to the
-    namespaces of its own account's prefix (`policies.fan_in`): every namespace such a source replicates carries it (a
-    bucket-mode source's undeclared namespaces cannot be checked: their replication is denied there), and the grants
-    name the feeding accounts, whose number the bucket policy's size bounds."""
+    namespaces of its own account's prefix (`s3tables_kit.policies.fan_in`): every namespace such a source replicates
+    carries it (a bucket-mode source's undeclared namespaces cannot be checked: their replication is denied there), and
+    the grants name the feeding accounts, whose number the bucket policy's size bounds."""
     out: list[Issue] = []
     for r_i, rep in enumerate(cfg.replicas):
         feeding = cfg.sources_into(rep)
@@ -270,8 +271,8 @@ def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
 
 
 def _adoption_checks(cfg: KitConfig) -> list[Issue]:
-    """The adoption keys (`topology.adoption`): a policy file and adopted namespaces only on an adopted bucket, and
-    no key the kit would create for a bucket that already has one."""
+    """The adoption keys (`s3tables_kit.topology.adoption`): a policy file and adopted namespaces only on an adopted
+    bucket, and no key the kit would create for a bucket that already has one."""
     out: list[Issue] = []
     for src in cfg.sources:
         where = cfg.path_of(src)
@@ -287,6 +288,7 @@ def _adoption_checks(cfg: KitConfig) -> list[Issue]:
                     'or use type = "sse-s3" as the bucket has',
                 )
             )
+        out += _existing_replication_checks(cfg, src, where)
         for n_i, ns in enumerate(src.namespaces):
             if ns.adopt and not src.adopt:
                 out.append(
@@ -295,6 +297,36 @@ def _adoption_checks(cfg: KitConfig) -> list[Issue]:
                         "a namespace is adopted only in an adopted bucket (adopt = true on the source)",
                     )
                 )
+    for r_i, r in enumerate(cfg.replicas):
+        if r.adopt_changes and not r.adopt:
+            out.append(Issue(f"replicas[{r_i}].adopt_changes", "only for an adopted bucket (adopt = true)"))
+        if r.adopt and r.encryption.creates_key:
+            out.append(
+                Issue(
+                    f"replicas[{r_i}].encryption.kms_key",
+                    '"create" would re-point an existing bucket at a new key: name the key it uses or "sse-s3"',
+                )
+            )
+    return out
+
+
+def _existing_replication_checks(cfg: KitConfig, src: Source, where: str) -> list[Issue]:
+    """An existing replication taken over: only on an adopted bucket, and each destination it has stays one of the
+    source's destinations unless the configuration states that it drops it."""
+    out: list[Issue] = []
+    key = f"{where}.existing_destinations"
+    if src.existing_destinations and not src.adopt:
+        out.append(Issue(key, "only an adopted bucket (adopt = true) has an existing replication to take over"))
+    kept = {r.bucket_arn for r in cfg.destinations_of(src)}
+    for i, arn in enumerate(src.existing_destinations):
+        if arn not in kept and "replication" not in src.adopt_changes:
+            out.append(
+                Issue(
+                    f"{key}[{i}]",
+                    f"{arn} receives this bucket's replicas today and is not among its destinations: keep it (a "
+                    '[[replicas]] entry with adopt = true) or state the drop (adopt_changes = ["replication"])',
+                )
+            )
     return out
 
 
@@ -597,6 +629,29 @@ def point_group_checks(cfg: KitConfig) -> list[Issue]:
             if why:
                 where = f"assurance.replication_point_groups[{i}].tables[{j}]"
                 out.append(Issue(where, f"group {group.name!r}: {why}"))
+    return out
+
+
+def placeholder_issues(cfg: KitConfig) -> list[Issue]:
+    """The lines of a proposal (`s3tables-kit discover`) still to complete, each naming its field: synth and deploy
+    refuse them (a review tool only warns). An `alarm_subscriptions = []` written out is the proposal's line."""
+    out: list[Issue] = []
+    org = cfg.protection.organization
+    if org is not None and org.management_account_id == PLACEHOLDER_ACCOUNT:
+        out.append(
+            Issue(
+                "protection.organization.management_account_id",
+                f"still the proposal's placeholder {PLACEHOLDER_ACCOUNT}: name your organization's management account",
+            )
+        )
+    if "alarm_subscriptions" in cfg.assurance.model_fields_set and not cfg.assurance.alarm_subscriptions:
+        out.append(
+            Issue(
+                "assurance.alarm_subscriptions",
+                'still the proposal\'s empty list: add who the alarms notify, e.g. [{ protocol = "email", endpoint = '
+                '"oncall@example.com" }]',
+            )
+        )
     return out
 
 

@@ -1,5 +1,6 @@
 """The cross-field rules of `[failover]` (the failover topology: which bucket is promoted, where it replicates to,
-its writers, the replica recovery then reads), run by `topology.checks.cross_checks` after the model validates."""
+its writers, the replica recovery then reads), run by `s3tables_kit.topology.checks.cross_checks` after the model
+validates."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def failover_recovery_replica(
 
 
 def failover_checks(cfg: KitConfig) -> list[Issue]:
-    """Cross-field rules of the section (run by `topology.loader.parse_config` after the model validates)."""
+    """Cross-field rules of the section, run by `s3tables_kit.topology.loader.parse_config` once the model validates."""
 
     fo = cfg.failover
     if fo is None:

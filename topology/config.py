@@ -5,18 +5,18 @@ field (``replicas[0].bucket``) and the rule it breaks. This module imports no CD
 use it too.
 
 It is the package's front door: the names live in four modules, one concern each, and the public ones are
-re-exported here so that `from topology.config import ...` is the one import callers need:
+re-exported here so that `from s3tables_kit.topology.config import ...` is the one import callers need:
 
-- `topology.rules`   the rules of AWS and Iceberg (quotas, name and ARN shapes, column types);
-- `topology.model`   the frozen model of each section and the root `KitConfig` with its derived names;
-- `topology.checks`  the cross-field rules (`cross_checks`, `assurance_checks`); `[failover]`'s in
-  `topology.checks_failover` (`failover_checks`); a problem is a `topology.issues.Issue`;
-- `topology.loader`  TOML -> model -> checks (`load_config`, `parse_config`, `ConfigError`).
+- `s3tables_kit.topology.rules`   the rules of AWS and Iceberg (quotas, name and ARN shapes, column types);
+- `s3tables_kit.topology.model`   the frozen model of each section and the root `KitConfig` with its derived names;
+- `s3tables_kit.topology.checks`  the cross-field rules (`cross_checks`, `assurance_checks`); `[failover]`'s in
+  `s3tables_kit.topology.checks_failover` (`failover_checks`); a problem is a `s3tables_kit.topology.issues.Issue`;
+- `s3tables_kit.topology.loader`  TOML -> model -> checks (`load_config`, `parse_config`, `ConfigError`).
 """
 
 from __future__ import annotations
 
-from s3tables_kit.topology.checks import assurance_checks, config_warnings
+from s3tables_kit.topology.checks import assurance_checks, config_warnings, placeholder_issues
 from s3tables_kit.topology.checks_failover import failover_checks, failover_recovery_replica
 from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.loader import (
@@ -132,4 +132,5 @@ __all__ = [
     "parse_config",
     "parse_partition",
     "partition_of_arn",
+    "placeholder_issues",
 ]

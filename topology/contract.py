@@ -1,5 +1,5 @@
 """The runtime contract between what `infra/` deploys and the `jobs/` code that runs there (besides `outputs.json`,
-`topology.outputs`): names both sides must agree on, defined once here so neither imports the other.
+`s3tables_kit.topology.outputs`): names both sides must agree on, defined once here so neither imports the other.
 
 - the replication monitor Lambda: its environment variables (set by `infra/constructs/monitor.py`, read by
   `jobs/ops/monitor.py`) and the metrics it publishes (alarmed on by the monitor construct), the backup vault's
@@ -16,7 +16,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from s3tables_kit.topology import paths
 
 METRIC_NAMESPACE = "S3TablesReplicaKit"
 
@@ -28,7 +28,7 @@ TABLES, ERRORS, HEARTBEAT = "TablesMonitored", "StatusReadErrors", "MonitorHeart
 DETACHED_METRIC = "DetachedReplicas"  # replicas whose table was disassociated: replication stopped for good
 BACKFILLING = "TablesBackfilling"  # tables never yet replicated to a destination (not COMPLETED, no update since)
 POINT_AGE = "ReplicationPointAgeSeconds"  # age of the replication point of a replica bucket (jobs/ops/point.py)
-AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of jobs.recover and jobs.failover
+AS_OF_REPLICATION_POINT = "replication-point"  # `--as-of replication-point` of `recover` and `failover`
 # Drift of what cannot be prevented (jobs/ops/drift.py): findings in the source's replication configurations (either
 # level, every table), and in each replica bucket policy against the reviewed document (Kit, Destination).
 CONFIG_DRIFT = "ReplicationConfigurationDrift"
@@ -39,7 +39,7 @@ LAYERS_MISSING = "ReplicaLayersMissing"  # replica tables without their table po
 RETENTION_BELOW = "RetentionBelowConfigured"  # replica tables keeping snapshots for less than configured
 LAYER_SAMPLE = 50  # replica tables per destination per run whose layers are read (two requests each)
 # What the monitor compares with, written into its package at synth (infra/constructs/monitor.py) as JSON:
-# {DECLARED_REPLICATION: the source's declared replication (topology.outputs.declared_replication),
+# {DECLARED_REPLICATION: the source's declared replication (s3tables_kit.topology.outputs.declared_replication),
 #  DECLARED_POLICIES: {replica bucket ARN: its reviewed bucket policy document},
 #  DECLARED_SOURCE_POLICY: the source bucket's reviewed policy document,
 #  DECLARED_RETENTION: {replica bucket ARN: its configured icebergSnapshotManagement settings},
@@ -113,7 +113,7 @@ REHEARSAL_SUCCEEDED, REHEARSAL_RTO, REHEARSAL_TABLES = (
 REHEARSAL_STALE = "RehearsalStaleTables"  # rehearsed tables whose recovered point is older than the lag budget
 
 
-def pinned_jar_names(pom: Path = REPO / "jars" / "pom.xml") -> list[str]:
+def pinned_jar_names(pom: Path = paths.PACKAGE / "jars" / "pom.xml") -> list[str]:
     """`<artifactId>-<version>.jar` of every dependency of jars/pom.xml (what `make setup` puts in .jars/ and what
     `--upload` copies to the scripts bucket), sorted; known at synth without the jars themselves."""
     ns = {"m": "http://maven.apache.org/POM/4.0.0"}

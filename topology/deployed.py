@@ -1,6 +1,6 @@
 """What a stack deployed that runs the kit's jobs (`deployed` in `kit_source`, `kit_replica` and `kit_recovery`,
-`topology.outputs`): each Lambda function's code hash, each schedule's target and input, and the EMR Serverless
-application's settings, as `make audit` compares them with what runs (`jobs/ops/audit_deployed.py`)."""
+`s3tables_kit.topology.outputs`): each Lambda function's code hash, each schedule's target and input, and the EMR
+Serverless application's settings, as `make audit` compares them with what runs (`jobs/ops/audit_deployed.py`)."""
 
 from __future__ import annotations
 

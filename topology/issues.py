@@ -1,5 +1,5 @@
 """A problem of the configuration (`Issue`: the field and the rule it breaks) and the rules shared by the cross-field
-checks of `topology.checks` and `topology.checks_failover`."""
+checks of `s3tables_kit.topology.checks` and `s3tables_kit.topology.checks_failover`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from s3tables_kit.topology.rules import MAX_TABLE_BUCKETS_PER_ACCOUNT_REGION
+
+
+class KitRefusal(ValueError):
+    """Input the kit refuses (a configuration, an adopter's statement): its message is a head line and one line per
+    problem, which every entry point prints as it is, exit 2, never a traceback."""
 
 
 @dataclass(frozen=True)

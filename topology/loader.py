@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from s3tables_kit.topology.adoption import read_bucket_policies
 from s3tables_kit.topology.checks import Issue, cross_checks
+from s3tables_kit.topology.issues import KitRefusal
 from s3tables_kit.topology.model import ESTATE, SINGLE_SOURCE, KitConfig
 from s3tables_kit.topology.rules import MAX_DESTINATIONS
 from s3tables_kit.topology.textfile import read_parsed
@@ -25,7 +26,7 @@ def _same(loc: Loc) -> Loc:
     return loc
 
 
-class ConfigError(ValueError):
+class ConfigError(KitRefusal):
     """Invalid configuration. `issues` lists every problem found, each naming the field and the rule."""
 
     def __init__(self, source: str, issues: list[Issue]):

@@ -1,6 +1,6 @@
 """The configuration's model: one frozen pydantic model per section of `kit.toml` and the root `KitConfig` with the
 names it derives (part of the deployed contract). Field-level rules only; the rules that read several sections are
-`topology.checks`, loading is `topology.loader`.
+`s3tables_kit.topology.checks`, loading is `s3tables_kit.topology.loader`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from s3tables_kit.topology.adoption import AdoptableSite
+from s3tables_kit.topology.adoption import AdoptableReplica, AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
@@ -38,7 +38,8 @@ from s3tables_kit.topology.rules import (
     partition_of_arn,
 )
 
-# Sections of their own modules, re-exported here: the model is where `topology.config` takes every section from.
+# Sections of their own modules, re-exported here: the model is where `s3tables_kit.topology.config` takes every section
+# from.
 from s3tables_kit.topology.schema import Column as Column
 from s3tables_kit.topology.schema import Namespace as Namespace
 from s3tables_kit.topology.schema import PartitionField as PartitionField
@@ -140,8 +141,8 @@ class Source(AdoptableSite, _BucketSite):
     """A source table bucket: `[source]` (with `[replication]` beside it, replicating to every `[[replicas]]`), or one
     entry of `[[sources]]` in an estate, which also names itself (`id`), its destinations (`replicate_to`,
     bucket names of `[[replicas]]`) and its own `replication`. The loader refuses the estate keys under `[source]`
-    and loads it with `[replication]` and every replica as its own (`topology.loader`); `topology.checks` requires
-    them under `[[sources]]`."""
+    and loads it with `[replication]` and every replica as its own (`s3tables_kit.topology.loader`);
+    `s3tables_kit.topology.checks` requires them under `[[sources]]`."""
 
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of every source table that sets none of its own."
@@ -166,11 +167,12 @@ class Source(AdoptableSite, _BucketSite):
         default=None,
         description="Only under `[[sources]]`: this source's replication (`[source]` uses `[replication]`).",
     )
-    adopt_changes: tuple[Literal["bucket_policy", "encryption"], ...] = Field(
+    adopt_changes: tuple[Literal["bucket_policy", "encryption", "replication"], ...] = Field(
         default=(),
-        description='With adopt = true: "encryption" (a different encryption than the bucket has) and '
-        '"bucket_policy" (the kit\'s policy created on a bucket that has none), changes the adoption gate '
-        "(`infra.adoptgate`) otherwise refuses; a written storage class or file removal states itself.",
+        description='With adopt = true: "encryption" (a different encryption than the bucket has), '
+        '"bucket_policy" (the kit\'s policy created on a bucket that has none) and "replication" (a destination of '
+        "`existing_destinations` dropped), changes the adoption gate (`s3tables_kit.infra.adoptgate`) otherwise "
+        "refuses; a written storage class or file removal states itself.",
     )
 
     @field_validator("id")
@@ -197,7 +199,7 @@ class Source(AdoptableSite, _BucketSite):
         return table.snapshot_retention or self.snapshot_retention
 
 
-class Replica(_BucketSite):
+class Replica(AdoptableReplica, _BucketSite):
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
         "count), applied by `make harden`."
@@ -437,7 +439,7 @@ class Scheme:
     re-derives it: a `[source]` names each protected bucket and replication role by ARN; an estate (`[[sources]]`)
     tags its protected buckets and matches them by tag and name pattern, so that its organization layer keeps a
     constant size whatever the number of sources (docs/decisions/0026-estate.md). Paths take the
-    source's index `i`; `policies.documents.SCHEME_DOCUMENTS` holds what each scheme builds its own way."""
+    source's index `i`; `s3tables_kit.policies.documents.SCHEME_DOCUMENTS` holds what each scheme builds its own way."""
 
     key: Literal["source", "sources"]  # the TOML form the topology is declared in
     by_tag: bool  # protected buckets matched by their protection tag and roles by name pattern, not by ARN
@@ -475,8 +477,8 @@ class KitConfig(_Frozen):
     """The topology: one or more sources (`sources`, the one list every layer iterates), each with its destinations
     (`replicate_to`, bucket names of `replicas`) and its own replication; fan-in allowed (several sources naming one
     replica). `[source]` + `[replication]` loads as the estate of its one source, replicating to every replica
-    (`topology.loader`); `scheme` is the protection the declared form chose, `kind` the topology (protected or
-    promoted). Per-source names take the source (`*_of(src)`, `destinations_of(src)`)."""
+    (`s3tables_kit.topology.loader`); `scheme` is the protection the declared form chose, `kind` the topology (protected
+    or promoted). Per-source names take the source (`*_of(src)`, `destinations_of(src)`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
@@ -575,7 +577,7 @@ class KitConfig(_Frozen):
 
     # ---- the source(s): per-source names take the source ----
     def replication_of(self, src: Source) -> Replication:
-        if src.replication is None:  # refused at load (topology.checks); a model built in code may lack it
+        if src.replication is None:  # refused at load (s3tables_kit.topology.checks); a model built in code may lack it
             raise ValueError(f"{self.replication_path_of(src)}: the source {src.bucket!r} has no replication section")
         return src.replication
 
@@ -597,7 +599,8 @@ class KitConfig(_Frozen):
 
     def name_prefix_of(self, src: Source) -> str:
         """Prefix of the names derived for one source (its replication role, its monitor): the kit name, or
-        `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name: `topology.checks`)."""
+        `<kit>-<id>` for a source of an estate (at most 24 characters, like the kit name:
+        `s3tables_kit.topology.checks`)."""
         return self.kit.name if src.id is None else f"{self.kit.name}-{src.id}"
 
     def replication_role_name_of(self, src: Source) -> str:

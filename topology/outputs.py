@@ -331,7 +331,7 @@ class KitOutputs(_Out):
 
     def table_policy_writers(self, replica: ReplicaOut) -> list[str]:
         """The writers a replica's table policy exempts: `replication_roles_for`, or where several sources of an
-        estate feed it their name pattern (its bucket policy's too: `policies.fan_in`)."""
+        estate feed it their name pattern (its bucket policy's too: `s3tables_kit.policies.fan_in`)."""
         roles = self.replication_roles_for(replica)
         if len(roles) < 2:
             return roles
@@ -449,7 +449,8 @@ def source_value(
     encryption: Mapping[str, object],
     deployed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The `kit_source` value of the source `src` of `cfg` (`deployed`: `topology.deployed.deployed_value`)."""
+    """The `kit_source` value of the source `src` of `cfg` (`deployed`: from
+    `s3tables_kit.topology.deployed.deployed_value`)."""
     return declared(
         SourceOut,
         {
@@ -622,7 +623,8 @@ def point_groups_output(cfg: KitConfig) -> dict[str, Any]:
 
 def declared_replication(cfg: KitConfig, src: Source) -> dict[str, Any]:
     """The declared replication of one source, as the drift checks compare it
-    (`jobs.ops.drift.DeclaredReplication.from_json`): what the replication construct deploys for that source."""
+    (`s3tables_kit.jobs.ops.drift.DeclaredReplication.from_json`): what the replication construct deploys for that
+    source."""
     mode = cfg.replication_of(src).mode
     return {
         "source_bucket_arn": src.bucket_arn,

@@ -26,6 +26,7 @@ import annotated_types
 from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
 
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.model import KitConfig, Replication, Source
 from s3tables_kit.topology.outputs import (
     OUTPUT_ORGANIZATION,
@@ -36,7 +37,6 @@ from s3tables_kit.topology.outputs import (
     KitOutputs,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIGURATION_PAGE = Path("docs/reference/configuration.md")
 OUTPUTS_PAGE = Path("docs/reference/outputs.md")
 REGENERATE = "make docs-reference"
@@ -476,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="write docs/reference/*.md from the models")
     mode.add_argument("--check", action="store_true", help="fail (exit 1) with a diff when a page is stale")
-    parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("--root", type=Path, default=paths.ROOT, help="repository root (default: this checkout)")
     args = parser.parse_args(argv)
     try:
         if args.check:

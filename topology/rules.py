@@ -1,7 +1,8 @@
 """The rules of AWS and of Iceberg that the configuration is checked against: quotas, name and ARN shapes, column
 types and partition transforms (S3 user guide: naming rules and quotas; see docs/aws-facts.md#names-and-quotas).
-Pure functions and constants, used by the model's field validators (`topology.model`) and the cross-field checks
-(`topology.checks`), and the field types that carry the checks every section placing a resource shares.
+Pure functions and constants, used by the model's field validators (`s3tables_kit.topology.model`) and the cross-field
+checks (`s3tables_kit.topology.checks`), and the field types that carry the checks every section placing a resource
+shares.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ BUCKET_FORBIDDEN_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3", "--table-s3")
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 ICEBERG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,254}$")
 ACCOUNT_RE = re.compile(r"^\d{12}$")
+PLACEHOLDER_ACCOUNT = "000000000000"  # what a proposal (`s3tables-kit discover`) writes for an account to name
 KIT_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")
 SOURCE_ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,14}[a-z0-9])?$")
 MAX_NAME_PREFIX = 24  # `<kit>-<id>` prefixes IAM names like the kit name

@@ -6,7 +6,7 @@ and Object Lock in compliance mode, encrypted with its own KMS key (docs/decisio
     region = "us-east-2"
     retention_days = 365            # Object Lock default retention (COMPLIANCE); at least the replicas' snapshot age
     storage_class = "GLACIER_IR"    # what the backup job writes and the lifecycle rule moves objects to
-    kms_key = "create"              # or the ARN of an existing key in the vault's account and Region
+    kms_key = "create"              # the only value: the kit writes its policy once (a key of your own is refused)
     tables = ["analytics.*"]        # what `s3tables-kit backup --config` backs up: "ns.name" or "ns.*"
     interval_hours = 24             # the scheduled backup of `tables` (an EMR Serverless job run) runs this often
     max_backup_age_hours = 48       # the monitor's alarm fires when a table's newest backup point is older
@@ -71,8 +71,8 @@ class Vault(BaseModel):
     )
     kms_key: str = Field(
         default="create",
-        description='"create" (the kit creates the vault key, guarded like the replica keys) or the ARN of an '
-        "existing KMS key in the vault's account and Region.",
+        description='"create", the only value accepted: the kit creates the vault key with a policy written once, '
+        "so that nobody, break-glass included, can disable or delete it (a key ARN of your own is refused).",
     )
     bucket: str | None = Field(
         default=None,

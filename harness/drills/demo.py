@@ -21,14 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.localreplica import file_uri, replicate_table
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector, to_ms
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.guard import GuardedSql, ReadOnlyReplicaError
 from s3tables_kit.jobs.recover.job import Outcome, RecoveryRequest, run
+from s3tables_kit.topology.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
-SEED = REPO / "examples" / "seed.toml"
+SEED = ROOT / "examples" / "seed.toml"
 
 SEED_ROWS = [
     ("o-1001", "c-01", "2025-10-03", 120.50, "shipped"),
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m harness.drills.demo", description=__doc__.splitlines()[0] if __doc__ else ""
     )
-    ap.add_argument("--out", default=str(REPO / "demo-out"), help="output directory (wiped first)")
+    ap.add_argument("--out", default=str(ROOT / "demo-out"), help="output directory (wiped first)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
     out = Path(args.out).resolve()

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from harness.drills.seed import EMULATOR_ENV, REPO, SEED, SEED_FAILOVER, deploy_seed, drill_doc
+from harness.drills.seed import EMULATOR_ENV, ROOT, SEED, SEED_FAILOVER, deploy_seed, drill_doc
 
 
 def _step(n: int | str, text: str) -> None:
@@ -41,7 +41,7 @@ def _step(n: int | str, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.drills.failover", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(REPO / "failover-out"), help="output directory (wiped first)")
+    ap.add_argument("--out", default=str(ROOT / "failover-out"), help="output directory (wiped first)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
     out = Path(args.out).resolve()
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _drill(cfg: Any, emu: Emulator, out: Path, account: str, break_glass: str, t_start: float) -> int:
     from s3tables_kit.jobs.failover.cli import main as failover_main
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.ops.harden import main as harden_main
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.spark import build_session
     from s3tables_kit.topology.outputs import load_outputs
 

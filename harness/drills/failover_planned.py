@@ -8,7 +8,7 @@
         new bucket in the original Region; the same planned failover promotes it (freeze, wait, promote, RPO 0)
   re-protect: the new primary replicates to a new replica, as the next topology would deploy it
 
-Writers are pyiceberg through the S3 Tables API (`jobs.failover.iceberg`, what a writer engine does).
+Writers are pyiceberg through the S3 Tables API (`s3tables_kit.jobs.failover.iceberg`, what a writer engine does).
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from typing import Any
 
 from emulator.process import Emulator
 from harness.deploy import deploy, toml_text
+from s3tables_kit.topology.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
-SEED = REPO / "examples" / "seed.toml"
-SEED_FAILOVER = REPO / "examples" / "failover" / "seed.toml"
+SEED = ROOT / "examples" / "seed.toml"
+SEED_FAILOVER = ROOT / "examples" / "failover" / "seed.toml"
 CUSTOMERS = {
     "name": "customers",
     "columns": [{"name": "customer_id", "type": "string", "required": True}, {"name": "name", "type": "string"}],

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.process import Emulator
-from harness.drills.seed import EMULATOR_ENV, REPO
+from harness.drills.seed import EMULATOR_ENV, ROOT
 from harness.localreplica import file_uri
 from harness.world import create_vault_bucket
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 def _options(argv: list[str] | None) -> argparse.Namespace:
     doc = (__doc__ or "").splitlines()[0]
     ap = argparse.ArgumentParser(prog="python -m harness.drills.vault", description=doc)
-    ap.add_argument("--out", default=str(REPO / "vault-out"), help="output directory (wiped first)")
+    ap.add_argument("--out", default=str(ROOT / "vault-out"), help="output directory (wiped first)")
     return ap.parse_args(argv)
 
 
@@ -89,7 +89,7 @@ SessionFactory = Callable[[Mapping[str, str]], Any]
 def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFactory | None = None) -> int:
     """The drill's steps 1-8 against the stand-in at `endpoint`; `session` (a test's) gives a running Spark session
     with the catalogs added (the drill's own otherwise, stopped at the end)."""
-    from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
+    from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as recover_main
     from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
     from s3tables_kit.jobs.spark import build_session

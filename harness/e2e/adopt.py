@@ -8,13 +8,13 @@ The `lake` world:
    the analytics role read access, a table-level maintenance setting, a table-level replication of its own;
 2. `s3tables-kit discover` of the account, and its proposal completed as the engineer completes it;
 3. that configuration through `make e2e`'s own run (harness/e2e/run.ExampleRun): synth with import blocks, each stack
-   planned, the adoption gate (`infra.adoptgate`) before each adopting apply, the apply, every stack's re-plan empty,
-   nothing protected destroyed or replaced, the destroy check (one round; what adoption imported stays protected
-   under KIT_ALLOW_DESTROY=1 too), the second deploy and the locked change;
+   planned, the adoption gate (`s3tables_kit.infra.adoptgate`) before each adopting apply, the apply, every stack's
+   re-plan empty, nothing protected destroyed or replaced, the destroy check (one round; what adoption imported stays
+   protected under KIT_ALLOW_DESTROY=1 too), the second deploy and the locked change;
 4. what adoption must leave working, checked on the deployed account:
    - the lake as it was: the table-level maintenance and replication settings unchanged;
-   - the analytics role's read, by the IAM evaluator (`policies.simulate`) on the bucket policy as deployed (the
-     adopter's statements and the kit's) and by requests as that role to the stand-in with its authorization on;
+   - the analytics role's read, by the IAM evaluator (`s3tables_kit.policies.simulate`) on the bucket policy as deployed
+     (the adopter's statements and the kit's) and by requests as that role to the stand-in with its authorization on;
    - the backfill: `status --backfill` exits 1 before the replication service runs and 0 once every table is Completed;
    - a recovery (local Spark) of a table that existed before the kit, from its replica, equal to its source;
 5. then the tools of `make e2e` on the outputs (writer, harden, status, audit, recover and failover dry runs).

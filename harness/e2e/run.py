@@ -8,18 +8,18 @@ it, then the multi-account example and its failover topology on top of that):
   1. the emulator (`emulator.process.Emulator`) on loopback, seeded as the configuration's organization: the
      management account, the OUs of `[protection.organization]` under their own ids, every account of the
      configuration with an access key of its own (cross-account ARNs are the configuration's, not moto's default);
-  2. the production synth (the same `infra.app` the user's `cdktf synth` runs), then a localized copy of each stack
-     (`harness/e2e/standins.py`: endpoints, provider version, stand-ins; each change listed);
+  2. the production synth (the same `s3tables_kit.infra.app` the user's `cdktf synth` runs), then a localized copy of
+     each stack (`harness/e2e/standins.py`: endpoints, provider version, stand-ins; each change listed);
   3. `terraform init` + `plan -out` + `apply` of that plan, each stack in dependency order (replica stacks, source,
      recovery, organization), the stacks reading each other through the synthesized remote state (local files, or the
      s3 backend on the emulator); the saved plan (`terraform show -json`) must destroy or replace no resource that
      `prevent_destroy` guards (before or after), and a plan that imports (an adopting stack) must pass the adoption
-     gate (`infra.adoptgate`) before it is applied. A first apply into an empty state without imports can only
-     create: one `apply -json`, its planned changes read from the machine-readable output;
+     gate (`s3tables_kit.infra.adoptgate`) before it is applied. A first apply into an empty state without imports can
+     only create: one `apply -json`, its planned changes read from the machine-readable output;
   4. `terraform plan -detailed-exitcode` of every stack: 0 (no changes) is the pass mark; once every stack passed
      (a normal topology): the second deploy, a non-protective configuration change applied (it changes at least one
      resource; no locked change; the plan after it empty), and a locked change refused before apply by
-     `infra.lockcheck` and by the stand-in's authorization if applied anyway (harness/e2e/second.py);
+     `s3tables_kit.infra.lockcheck` and by the stand-in's authorization if applied anyway (harness/e2e/second.py);
   5. `terraform output -json` of every stack -> `outputs.json` in the format `npx cdktf output` writes; a writer's
      commit (real Iceberg data, pyiceberg) to every table of the source, the replication service simulated (the
      emulator's replicate hook), then harden, status and audit run on those outputs, then the recovery plan and the
@@ -85,17 +85,19 @@ from harness.e2e.terraform import (
     toolchain,
 )
 from s3tables_kit.infra.adoptgate import AdoptionIntent, applies_to, gate
+from s3tables_kit.infra.build_state import keyed_dir, terraform_inputs
 from s3tables_kit.infra.provider_cache import VERIFIED_MARK, current_mirror
 from s3tables_kit.infra.validate import (
-    ROOT,
     Json,
     checked_with,
     find_mirror,
     find_terraform,
     mirror_origin,
+    mirror_providers,
     tf_env,
 )
 from s3tables_kit.topology.config import KitConfig, load_config
+from s3tables_kit.topology.paths import ROOT
 
 EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
@@ -622,8 +624,7 @@ def terraform_setup(workdir: Path) -> tuple[Terraform, Path] | None:
     if binary is None or mirror is None:
         return None
     workdir.mkdir(parents=True, exist_ok=True)
-    cache = workdir / "plugin-cache"
-    cache.mkdir(exist_ok=True)
+    cache = keyed_dir(workdir / "plugin-cache", terraform_inputs(binary, mirror, mirror_providers(mirror)))
     (workdir / "terraform.rc").write_text(cli_config(mirror, cache))
     env = tf_env(workdir / "terraform.rc")
     for k in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):

@@ -5,13 +5,13 @@ deploy: docs/decisions/0028-lock-after-first-deploy.md):
    `[assurance.monitor] max_replication_point_age_minutes` doubled (the point alarm fires too early). The changed
    configuration is synthesized; every stack whose applied document changes (the source stack: the point alarm's
    threshold and the dashboard's line) is planned to a file, the plan must change at least one resource and
-   destroy nothing, `infra.lockcheck` must find no locked change in it, then it is applied and the plan after it
-   (refreshing the changed resources and what they depend on) must be empty. The other stacks' documents are
+   destroy nothing, `s3tables_kit.infra.lockcheck` must find no locked change in it, then it is applied and the plan
+   after it (refreshing the changed resources and what they depend on) must be empty. The other stacks' documents are
    unchanged: their plan is the empty plan already proven.
 2. **The refusal of a locked change**: the first replica's noncurrent files removed sooner
    (`unreferenced_file_removal.noncurrent_days` halved: a bucket maintenance setting, one resource of one stack).
-   The replica stack is planned with it (not applied; its applied document is restored): `infra.lockcheck` must
-   refuse the plan ("this change is a break-glass deploy", naming `PutTableBucketMaintenanceConfiguration` on the
+   The replica stack is planned with it (not applied; its applied document is restored): `s3tables_kit.infra.lockcheck`
+   must refuse the plan ("this change is a break-glass deploy", naming `PutTableBucketMaintenanceConfiguration` on the
    replica), and the stand-in, authorizing by the deployed documents (`emulator/live.py`), must refuse the same call
    with AccessDenied to the replica's deploy role (to a non-break-glass role of the replica's account where the
    configuration names none: there the credentials that run `cdktf`).
@@ -55,8 +55,8 @@ class ExampleRunView(Protocol):
 SECOND_DEPLOY = "second deploy"
 LOCK_REFUSAL = "locked change refused"
 STANDIN_DEPLOYER = "kit-e2e-deploy"  # the non-break-glass role of a replica account whose configuration names none
-POINT_DEFAULT_MINUTES = 60  # topology.assurance.Monitor's default
-NONCURRENT_DEFAULT_DAYS = 10  # topology.model.UnreferencedFileRemoval's default
+POINT_DEFAULT_MINUTES = 60  # s3tables_kit.topology.assurance.Monitor's default
+NONCURRENT_DEFAULT_DAYS = 10  # s3tables_kit.topology.model.UnreferencedFileRemoval's default
 
 
 def non_protective(data: dict[str, Any]) -> str:
@@ -141,7 +141,8 @@ class LaterDeploys:
             again = ["plan", "-detailed-exitcode", "-input=false", "-no-color", "-lock=false", *targets]
             after = self.run.tf.run(again, stack_dir, log="plan-after-second")
             verdict = {0: "empty", 2: "changes"}.get(after.returncode, "error")
-            lines.append(f"{stack}: applied; no locked change (infra.lockcheck); plan after apply, refreshing the "
+            lines.append(f"{stack}: applied; no locked change (s3tables_kit.infra.lockcheck); plan after apply, "
+                f"refreshing the "
                          f"{len(actions)} changed: {verdict}")  # fmt: skip
             if after.returncode != 0:
                 return 1, "\n".join(lines)

@@ -4,8 +4,8 @@ the universal target, as the recovery rehearsal is started (`infra/constructs/re
 
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
 (`backup_entry.py` beside `rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml), which only the
-deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`). Whether it keeps up is the replication
-monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
+deploy roles and break-glass may write (`s3tables_kit.policies.pipeline.scheduled_jobs`). Whether it keeps up is the
+replication monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_role_arn, backup_scheduler_role_name
 from s3tables_kit.topology.config import KitConfig, Vault
 
@@ -54,11 +54,11 @@ def scheduled_backup(
     request = packaging.start_job_run_input(
         application_id=application_id,
         execution_role_arn=backup_role_arn(cfg),
-        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}",
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}",
         logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
         job_args=backup_job_args(cfg, vault),
-        jar_names=C.pinned_jar_names(),
-        entry=C.BACKUP_ENTRY,
+        jar_names=contract.pinned_jar_names(),
+        entry=contract.BACKUP_ENTRY,
         name="kit-vault-backup",
     )
     return job_schedule(  # a retried start is safe: a run never copies a file the vault holds

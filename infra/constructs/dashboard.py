@@ -12,7 +12,7 @@ source of a failover topology), in the monitor's account and Region, showing wha
   for that widget to show data);
 - the states of the monitor's alarms (and of the rehearsal alarm when it is in the same account).
 
-Every metric is the monitor's (`jobs/ops/monitor.py`, names from `topology.contract`) or the rehearsal's
+Every metric is the monitor's (`jobs/ops/monitor.py`, names from `s3tables_kit.topology.contract`) or the rehearsal's
 (`jobs/rehearse.py`), with the dimensions they publish (`Kit`, `Destination`); tests/test_dashboard_synth.py checks
 the synthesized widgets against what that code publishes. `dashboard_body` is pure (no CDKTF).
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from cdktf_cdktf_provider_aws.cloudwatch_dashboard import CloudwatchDashboard
 from constructs import Construct
 
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def dashboard_body(
     *,
     alarm_arns: Sequence[str],
     rehearsal: RehearsalSite | None,
-    namespace: str = C.METRIC_NAMESPACE,
+    namespace: str = contract.METRIC_NAMESPACE,
 ) -> dict[str, Any]:
     """The dashboard of the monitor of the source `src` (of `[source]`, of an estate, or the promoted bucket)."""
     mon = cfg.assurance.monitor
@@ -99,21 +99,31 @@ def dashboard_body(
         return _metric_widget(title, region, [*metrics, *extra], stat="Maximum", period=period, threshold=threshold)
 
     groups = [  # a configured group's series (its age never exceeds its bucket's: the bucket's alarm covers it)
-        [namespace, C.POINT_AGE, "Kit", kit, "Destination", r.bucket_arn, "Group", g, {"label": f"{r.bucket}: {g}"}]
+        [
+            namespace,
+            contract.POINT_AGE,
+            "Kit",
+            kit,
+            "Destination",
+            r.bucket_arn,
+            "Group",
+            g,
+            {"label": f"{r.bucket}: {g}"},
+        ]
         for r in destinations
         for g in cfg.assurance.point_groups
     ]
     widgets = [
         per_destination(
             "Replication point age (s): newest instant every table of the replica can be restored to",
-            C.POINT_AGE,
+            contract.POINT_AGE,
             mon.max_replication_point_age_minutes * 60,
             groups,
         ),
-        per_destination("Replication lag (s) per replica", C.LAG, mon.max_lag_minutes * 60),
-        per_destination("Failed replications per replica", C.FAILED_METRIC),
-        per_destination("Detached replicas per replica", C.DETACHED_METRIC),
-        per_destination("Tables still backfilling per replica (0: every replica is a copy)", C.BACKFILLING),
+        per_destination("Replication lag (s) per replica", contract.LAG, mon.max_lag_minutes * 60),
+        per_destination("Failed replications per replica", contract.FAILED_METRIC),
+        per_destination("Detached replicas per replica", contract.DETACHED_METRIC),
+        per_destination("Tables still backfilling per replica (0: every replica is a copy)", contract.BACKFILLING),
     ]
     if rehearsal is not None:
         other, right = rehearsal.account_id != src.account_id, {"yAxis": "right"}
@@ -124,8 +134,14 @@ def dashboard_body(
                 "Recovery rehearsal: rehearsed RTO (s) and outcome (1 succeeded, 0 failed)",
                 rehearsal.region,
                 [
-                    [namespace, C.REHEARSAL_RTO, "Kit", rehearsal.kit, {"stat": "Maximum", **where}],
-                    [namespace, C.REHEARSAL_SUCCEEDED, "Kit", rehearsal.kit, {"stat": "Minimum", **right, **where}],
+                    [namespace, contract.REHEARSAL_RTO, "Kit", rehearsal.kit, {"stat": "Maximum", **where}],
+                    [
+                        namespace,
+                        contract.REHEARSAL_SUCCEEDED,
+                        "Kit",
+                        rehearsal.kit,
+                        {"stat": "Minimum", **right, **where},
+                    ],
                 ],
                 stat="Maximum",
                 period=hours * 3600,

@@ -12,7 +12,7 @@ alarm per replica through a topic of this account:
 
 It does not depend on the source account (a source account's administrator, or an attacker holding it, can freeze
 replication and mute the source-side monitor together). One per replica account: the stack of its first replica
-deploys it (the one owning the guardrail, IAM being global). Names and documents: `policies.freshness`.
+deploys it (the one owning the guardrail, IAM being global). Names and documents: `s3tables_kit.policies.freshness`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
 from s3tables_kit.policies import assurance, freshness
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica
 
@@ -58,18 +58,18 @@ class ReplicaFreshnessCheck(Construct):
             policy_id="role-permissions",
             policy_name=freshness.role_name(cfg),
         )
-        settings = {  # what `jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
-            C.ENV_KIT: cfg.kit.name,
-            C.ENV_MAX_LAG: mon.max_lag_minutes * 60,
-            C.ENV_CONCURRENCY: mon.concurrency,
-            C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+        settings = {  # what `s3tables_kit.jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
+            contract.ENV_KIT: cfg.kit.name,
+            contract.ENV_MAX_LAG: mon.max_lag_minutes * 60,
+            contract.ENV_CONCURRENCY: mon.concurrency,
+            contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
         }
         env = {
             "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-            C.ENV_MODE: C.MODE_FRESHNESS,
-            C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
+            contract.ENV_MODE: contract.MODE_FRESHNESS,
+            contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
             # the sources of each replica, whose tables' last change the check compares with where it may read them
-            C.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
+            contract.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
             **{k: str(v) for k, v in settings.items()},
         }
         # the monitor's package, without a source's declared document
@@ -102,7 +102,7 @@ class ReplicaFreshnessCheck(Construct):
                     "that long) in two runs, or this account's freshness check has not reported for two runs: "
                     "replication into it may be frozen, whatever the source account's monitor says. The check's log "
                     "line names the tables. README: 'Assurance' (docs/assurance.md#replica-side-freshness).",
-                    C.REPLICA_STALE_TABLES,
+                    contract.REPLICA_STALE_TABLES,
                     {"Kit": cfg.kit.name, "Destination": r.bucket_arn},
                 ),
                 period=mon.interval_minutes * 60,

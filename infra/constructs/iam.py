@@ -50,7 +50,7 @@ def documented_role(
     site: str | None = None,
     **trust_bindings: str,
 ) -> tuple[IamRole, IamRolePolicy]:
-    """`_role_with_policy` with the role's two rendered documents (`policies.model.role_documents`):
+    """`_role_with_policy` with the role's two rendered documents (`s3tables_kit.policies.model.role_documents`):
     `<documents>-trust` (its placeholders bound by `trust_bindings`) and `<documents>-permissions`, of `site` when the
     topology has one per site (`<documents>-trust--<site>`)."""
     return _role_with_policy(

@@ -66,7 +66,7 @@ from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedul
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.outputs import declared_replication
@@ -94,9 +94,9 @@ def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: 
 def declared_document(
     cfg: KitConfig, src: Source, reviewed: Mapping[str, Document], source_policy: Document | None = None
 ) -> dict[str, Any]:
-    """`kit_declared.json` of the monitor of the source `src` (`topology.contract.DECLARED_FILE`): its declared
-    replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the source
-    (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval
+    """`kit_declared.json` of the monitor of the source `src` (`s3tables_kit.topology.contract.DECLARED_FILE`): its
+    declared replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the
+    source (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval
     between runs (the layers of a sample of the replica tables), and the replication point groups whose age it
     publishes (when configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
@@ -108,13 +108,16 @@ def declared_document(
         for r in cfg.destinations_of(src)
     }
     doc: dict[str, Any] = {
-        C.DECLARED_REPLICATION: declared_replication(cfg, src),
-        C.DECLARED_POLICIES: dict(reviewed),
+        contract.DECLARED_REPLICATION: declared_replication(cfg, src),
+        contract.DECLARED_POLICIES: dict(reviewed),
     }
     if source_policy is not None:
-        doc[C.DECLARED_SOURCE_POLICY] = source_policy
-    doc |= {C.DECLARED_RETENTION: retention, C.DECLARED_INTERVAL: cfg.assurance.monitor.interval_minutes * 60}
-    return doc | ({C.DECLARED_GROUPS: groups} if groups else {})
+        doc[contract.DECLARED_SOURCE_POLICY] = source_policy
+    doc |= {
+        contract.DECLARED_RETENTION: retention,
+        contract.DECLARED_INTERVAL: cfg.assurance.monitor.interval_minutes * 60,
+    }
+    return doc | ({contract.DECLARED_GROUPS: groups} if groups else {})
 
 
 def reviewed_replica_policies(cfg: KitConfig, src: Source, docs: DocumentSet) -> dict[str, Document]:
@@ -156,13 +159,13 @@ class ReplicationMonitor(Construct):
                 timeout=mon.timeout_seconds,
                 variables={
                     "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    C.ENV_KIT: prefix,
-                    C.ENV_SOURCES: src.bucket_arn,
-                    C.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in destinations),
-                    C.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
-                    C.ENV_CAP: str(mon.max_table_metrics),
-                    C.ENV_CONCURRENCY: str(mon.concurrency),
-                    C.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+                    contract.ENV_KIT: prefix,
+                    contract.ENV_SOURCES: src.bucket_arn,
+                    contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in destinations),
+                    contract.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
+                    contract.ENV_CAP: str(mon.max_table_metrics),
+                    contract.ENV_CONCURRENCY: str(mon.concurrency),
+                    contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
                 }
                 | self._vault_environment(cfg),
             ),
@@ -193,7 +196,7 @@ class ReplicationMonitor(Construct):
             "The replication monitor could not read the replication status of some table (StatusReadErrors): a "
             "table policy or key denying the monitor blinds it to that table; the run fails too. Its log line names "
             "the tables. README: 'Assurance'.",
-            C.ERRORS,
+            contract.ERRORS,
             {"Kit": prefix},
         )
         self.alarms.append(
@@ -211,8 +214,11 @@ class ReplicationMonitor(Construct):
         """Where the vault's backup points are listed (nothing without `[vault]`)."""
         if cfg.vault is None:
             return {}
-        env = {C.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name), C.ENV_VAULT_REGION: cfg.vault.region}
-        return env | ({C.ENV_VAULT_TABLES: ",".join(cfg.vault.tables)} if cfg.vault.tables else {})
+        env = {
+            contract.ENV_VAULT_BUCKET: cfg.vault.bucket_name(cfg.kit.name),
+            contract.ENV_VAULT_REGION: cfg.vault.region,
+        }
+        return env | ({contract.ENV_VAULT_TABLES: ",".join(cfg.vault.tables)} if cfg.vault.tables else {})
 
     def _backup_age_alarm(self, prefix: str, max_hours: int, period: int, actions: list[str]) -> CloudwatchMetricAlarm:
         """Fires when the stalest table's newest backup point is older than the budget, a selected table without a
@@ -225,7 +231,7 @@ class ReplicationMonitor(Construct):
                 f"A table's newest backup point in the vault is older than max_backup_age_hours ({max_hours} h), or "
                 "a table [vault] tables selects has none and was created longer ago: the scheduled backup fails or "
                 "does not run. `make backup` backs up now; docs/recovery.md 'The backup vault'.",
-                C.BACKUP_AGE,
+                contract.BACKUP_AGE,
                 {"Kit": prefix},
             ),
             period=period,
@@ -247,7 +253,7 @@ class ReplicationMonitor(Construct):
                 f"The replication configuration of {src.bucket} differs from the declared one (a destination "
                 "added at either level, a deleted configuration, another role) or could not be read. README: "
                 "'Assurance' (docs/assurance.md#drift).",
-                C.CONFIG_DRIFT,
+                contract.CONFIG_DRIFT,
                 {"Kit": kit},
             )
         ]
@@ -257,7 +263,7 @@ class ReplicationMonitor(Construct):
                 f"{kit}-replica-bucket-policy-drift-{rep.bucket}",
                 f"The bucket policy of {rep.bucket} ({rep.region}) is not the reviewed document, or could not be "
                 "read. README: 'Assurance' (docs/assurance.md#drift).",
-                C.POLICY_DRIFT,
+                contract.POLICY_DRIFT,
                 {"Kit": kit, "Destination": rep.bucket_arn},
             )
             for rep in destinations
@@ -269,7 +275,7 @@ class ReplicationMonitor(Construct):
                     f"{kit}-source-bucket-policy-drift",
                     f"The bucket policy of {src.bucket} (its layer against changing its replication) is not the "
                     "reviewed document, or could not be read. README: 'Assurance' (docs/assurance.md#drift).",
-                    C.SOURCE_POLICY_DRIFT,
+                    contract.SOURCE_POLICY_DRIFT,
                     {"Kit": kit},
                 )
             )
@@ -281,7 +287,7 @@ class ReplicationMonitor(Construct):
                     f"{kit}-replica-layers-missing-{rep.bucket}",
                     f"A replica table in {where} has no table policy (one of its two layers), or it could not be "
                     "read: run `make harden`. README: 'Assurance' (docs/assurance.md#drift).",
-                    C.LAYERS_MISSING,
+                    contract.LAYERS_MISSING,
                     dims,
                 )
             )
@@ -291,7 +297,7 @@ class ReplicationMonitor(Construct):
                     f"{kit}-replica-retention-below-configured-{rep.bucket}",
                     f"A replica table in {where} keeps snapshots for less than its configured snapshot_retention, or "
                     "it could not be read: `make audit` names it. README: 'Assurance' (docs/assurance.md#drift).",
-                    C.RETENTION_BELOW,
+                    contract.RETENTION_BELOW,
                     dims,
                 )
             )
@@ -311,16 +317,16 @@ class ReplicationMonitor(Construct):
         where = f"{rep.bucket} ({rep.region})"
         problems_only = "Run `make status ARGS=--problems-only` for"
         alarms = (  # (kind, metric, threshold, comparison, description)
-            ("lag", C.LAG, max_lag * 60, "GreaterThanThreshold",
+            ("lag", contract.LAG, max_lag * 60, "GreaterThanThreshold",
              f"Replication to {where} lags more than {max_lag} min: the oldest source commit the replica lacks is "
              "older than that. README: 'Assurance'."),
-            ("failed", C.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold",
+            ("failed", contract.FAILED_METRIC, 1, "GreaterThanOrEqualToThreshold",
              f"At least one table's replication to {where} is FAILED. {problems_only} the failure message. "
              "README: 'Assurance'."),
-            ("detached", C.DETACHED_METRIC, 1, "GreaterThanOrEqualToThreshold",
+            ("detached", contract.DETACHED_METRIC, 1, "GreaterThanOrEqualToThreshold",
              f"A replica table in {where} was disassociated from replication (DisassociateTableReplication): "
              f"replication to it has stopped for good. {problems_only} the table. README: 'Detached replicas'."),
-            ("point", C.POINT_AGE, max_point * 60, "GreaterThanThreshold",
+            ("point", contract.POINT_AGE, max_point * 60, "GreaterThanThreshold",
              f"The replication point of {where} (the newest instant to which every table in it can be restored) is "
              f"older than {max_point} min. `make status` names the table holding it back. README: 'Assurance'."),
         )  # fmt: skip

@@ -7,7 +7,8 @@ budget (`RehearsalStaleTables`).
 
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
 (`rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml, the same ones `make recover-emr` uploads
-under `scripts/`), which only the deploy roles and break-glass may write (`policies.pipeline.scheduled_jobs`).
+under `scripts/`), which only the deploy roles and break-glass may write
+(`s3tables_kit.policies.pipeline.scheduled_jobs`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from s3tables_kit.infra.constructs.iam import role_policy
 from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology import contract as C
+from s3tables_kit.topology import contract
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
@@ -44,7 +45,7 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
         "--namespace", reh.namespace,
         "--offset-hours", str(reh.offset_hours),
         "--max-lag-minutes", str(cfg.assurance.monitor.max_lag_minutes),
-        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{C.REHEARSAL_REPORT_PREFIX}",
+        "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{contract.REHEARSAL_REPORT_PREFIX}",
         "--metrics-region", site.region,
     ]  # fmt: skip
     if reh.tables:
@@ -111,10 +112,10 @@ def recovery_assurance(
     request = packaging.start_job_run_input(
         application_id=application_id,
         execution_role_arn=cfg.recovery_role_arn,
-        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{C.SCHEDULED_ARTIFACTS_PREFIX}",
+        scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}",
         logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
         job_args=_rehearsal_job_args(cfg, replica),
-        jar_names=C.pinned_jar_names(),
+        jar_names=contract.pinned_jar_names(),
     )
     schedule = job_schedule(
         rehearsal,
@@ -133,7 +134,7 @@ def recovery_assurance(
         not_succeeding_alarm_name(cfg.kit.name),
         f"No recovery rehearsal has succeeded in two rehearsal intervals ({2 * reh.interval_hours} h): "
         "recovery is failing, or the schedule/job does not run. README: 'Assurance'.",
-        C.REHEARSAL_SUCCEEDED,
+        contract.REHEARSAL_SUCCEEDED,
         {"Kit": cfg.kit.name},
     )
     not_succeeding_alarm(rehearsal, no_success, period=period, periods=periods, actions=[topic.arn])
@@ -143,7 +144,7 @@ def recovery_assurance(
         f"The last recovery rehearsal recovered a point older than the lag budget "
         f"({cfg.assurance.monitor.max_lag_minutes} min): the replica had stopped receiving updates. README: "
         "'Assurance' (docs/assurance.md#replica-side-freshness).",
-        C.REHEARSAL_STALE,
+        contract.REHEARSAL_STALE,
         {"Kit": cfg.kit.name},
     )
     above_threshold_alarm(

@@ -32,8 +32,8 @@ from s3tables_kit.topology.contract import HARDEN_PLAN_FILE, HARDEN_REPLICAS, HA
 
 
 def hardener_plan(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """`kit_harden.json`: the reviewed table policy (`policies.documents.replica_table_policy_for`, as `make harden`
-    puts it) and the configured retention of each replica bucket of the source `src`."""
+    """`kit_harden.json`: the reviewed table policy (`s3tables_kit.policies.documents.replica_table_policy_for`, as
+    `make harden` puts it) and the configured retention of each replica bucket of the source `src`."""
     return {
         HARDEN_REPLICAS: [
             {
@@ -74,7 +74,7 @@ class ReplicaHardener(Construct):
                 role_arn=role.arn,
                 package=packaging.hardener_zip(plan),
                 file_name="replica-hardener.zip",
-                handler=packaging.handler_of(packaging.HARDENER_MODULES[-1]),
+                handler=packaging.handler_of(packaging.HARDENER_ENTRY),
                 timeout=h.timeout_seconds,
                 variables={"AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}"},
             ),

@@ -2,7 +2,7 @@
 source's replication role + protective denies) and the IAM guardrail managed policy with its attachments.
 
 Table policies for individual replica tables need the tables' UUIDs, which exist only after the service creates the
-replicas: `make harden` applies them (policies.documents.replica_table_policy)."""
+replicas: `make harden` applies them (s3tables_kit.policies.documents.replica_table_policy)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class ReplicaGuardrail(Construct):
 
     - `name`: the managed policy's name (`cfg.guardrail_policy_name`).
     - `policy`: the document (`docs.document("replica-guardrail", account_id)`).
-    - `attach_to_roles`: role names it is attached to (`policies.documents.guardrail_attachments`).
+    - `attach_to_roles`: role names it is attached to (`s3tables_kit.policies.documents.guardrail_attachments`).
     - `description`: the managed policy's description (a companion guardrail says what it guards).
 
     Attribute `policy`: the IAM policy.
@@ -73,3 +73,16 @@ class ReplicaGuardrail(Construct):
         )
         for role in attach_to_roles:
             IamRolePolicyAttachment(self, f"attach-{role.lower()}", role=role, policy_arn=self.policy.arn)
+
+
+def pipeline_guardrail(scope: Construct, name: str, policy: Document, attach_to_roles: Sequence[str]) -> None:
+    """The account's pipeline guardrail (the kit's allow-lists, the pipeline's guards) beside its guardrail: one
+    stack of the account deploys it (IAM is global), construct id `pipeline-guardrail`."""
+    ReplicaGuardrail(
+        scope,
+        "pipeline-guardrail",
+        name=name,
+        policy=policy,
+        attach_to_roles=attach_to_roles,
+        description=PIPELINE_GUARDRAIL_DESCRIPTION,
+    )

@@ -23,6 +23,8 @@ from cdktf_cdktf_provider_aws.s3_tables_table_replication import (
 )
 from constructs import Construct
 
+from s3tables_kit.infra.lifecycle import adopt
+
 __all__ = ["ReplicationConfiguration"]
 
 R = TypeVar("R")
@@ -42,6 +44,8 @@ class ReplicationConfiguration(Construct):
     - `tables`: the replicated tables by "namespace.table" (`SourceCatalog.tables`; unused in `bucket` mode).
     - `destination_bucket_arns`: the replica buckets, 1 to 5.
     - `depends_on`: what must exist first, usually the role's policy (default none).
+    - `import_arn`: in `bucket` mode, the source bucket whose existing configuration is imported and updated in place
+      (an adopted bucket that replicates already: no moment without replication; default None: created).
     """
 
     def __init__(
@@ -55,12 +59,13 @@ class ReplicationConfiguration(Construct):
         tables: dict[str, S3TablesTable],
         destination_bucket_arns: Sequence[str],
         depends_on: Sequence[ITerraformDependable] = (),
+        import_arn: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not 1 <= len(destination_bucket_arns) <= 5:
             raise ValueError("replication needs 1 to 5 destinations")
         if mode == "bucket":
-            S3TablesTableBucketReplication(
+            configuration = S3TablesTableBucketReplication(
                 self,
                 "bucket",
                 role=role_arn,
@@ -72,6 +77,8 @@ class ReplicationConfiguration(Construct):
                 ),
                 depends_on=list(depends_on),
             )
+            if import_arn is not None:
+                adopt(configuration, import_arn)  # the provider's import id is the bucket's ARN
             return
         for key, table in tables.items():
             S3TablesTableReplication(

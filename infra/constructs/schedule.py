@@ -142,8 +142,8 @@ def deployed_entry(
     schedules: Sequence[SchedulerSchedule | None] = (),
     application: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
-    """A stack output's `deployed` (`topology.deployed.deployed_value`): the code hash of each function and the
-    target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
+    """A stack output's `deployed` (`s3tables_kit.topology.deployed.deployed_value`): the code hash of each function and
+    the target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
     fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in functions if f is not None}
     targets = {}
     for s in (s for s in schedules if s is not None):

@@ -2,9 +2,10 @@
 when asked), storage class (updatable: PutTableBucketStorageClass, applies to tables created afterwards),
 unreferenced-file removal, tags, and `prevent_destroy`.
 
-An adopted source bucket (`adopt = true`) is imported, never created: it keeps its tags (awscc's `tags` is the whole
-set, so the kit's would remove the adopter's) and the storage class and unreferenced-file removal kit.toml does not
-state (`topology.adoption.states`); its stated encryption is set, so a plan shows any difference.
+An adopted bucket (`adopt = true`) is imported, never created. A source keeps its tags (awscc's `tags` is the whole
+set, so the kit's would remove the adopter's; a replica takes the kit's, its protection tag among them) and the
+storage class and unreferenced-file removal kit.toml does not state (`s3tables_kit.topology.adoption.states`); its
+stated encryption is set, so a plan shows any difference.
 
 In an estate (`[[sources]]`) every protected (replica) table bucket also carries the protection tag
 `kit-protection = <kit name>`, on the bucket resource itself (awscc has no provider default tags): the estate's SCPs
@@ -170,7 +171,8 @@ def kit_table_bucket(
         kms_alias=documents.kms_alias(cfg, name),
         kms_key_policy=docs.optional("kms-key-policy", name),
         allow_destroy=allow_destroy,
-        tags=None if import_arn else bucket_tags(cfg, role),
+        # An imported source keeps its own tags; an imported replica carries the kit's (its protection tag).
+        tags=None if import_arn and role != "replica" else bucket_tags(cfg, role),
         replica_key_tag=documents.replica_key_tags(cfg) if role == "replica" else None,
         import_arn=import_arn,
     )
@@ -186,9 +188,9 @@ def site_table_bucket(
     allow_destroy: bool,
 ) -> TableBucket:
     """The providers of a site's stack (`site_providers`) and the site's own table bucket, with the bucket settings
-    its configuration section names (the source's or a replica's); an adopted source's is imported, with the
-    settings kit.toml states."""
-    adopted = isinstance(site, Source) and site.adopt
+    its configuration section names (the source's or a replica's); an adopted one is imported, with the settings
+    kit.toml states."""
+    adopted = site.adopt
     return kit_table_bucket(
         scope,
         cfg,
@@ -207,4 +209,4 @@ def site_table_bucket(
 
 
 def _states(site: Source | Replica, key: str) -> bool:
-    return not isinstance(site, Source) or states(site, key)
+    return states(site, key) if isinstance(site, Source) else not site.adopt or key in site.model_fields_set

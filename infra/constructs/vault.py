@@ -24,7 +24,7 @@ from constructs import Construct
 
 from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
 from s3tables_kit.infra.policy_json import policy_json
-from s3tables_kit.policies import actions as A
+from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.backup import vault_kms_alias
 from s3tables_kit.topology.config import KitConfig, Vault
@@ -48,7 +48,7 @@ class VaultKey(Construct):
             deletion_window_in_days=30,
             policy=policy_json(docs.document("kms-key-policy", "vault")),
             bypass_policy_lockout_safety_check=True,
-            tags={A.REPLICA_KEY_TAG: cfg.kit.name},
+            tags={iam_actions.REPLICA_KEY_TAG: cfg.kit.name},
         )
         KmsAlias(self, "kms-alias", name=vault_kms_alias(cfg, vault), target_key_id=key.key_id)
         self.arn = key.arn

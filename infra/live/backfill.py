@@ -1,4 +1,5 @@
-"""U26: which snapshots a backfilled replica holds (docs/aws-facts.md, "Unverified AWS behaviours").
+"""U26: which snapshots a backfilled replica holds, and U35: what replacing a replicating bucket's configuration does
+to its replicas (docs/aws-facts.md, "Unverified AWS behaviours").
 
 A source table of its own bucket (`<run>-bfsrc`) gets several snapshots from the run's writer *before* any replication
 configuration names it; then replication is turned on (bucket level, into `<run>-bfdst`, with a replication role of its
@@ -6,6 +7,11 @@ own, `<run>-bf-replication`), and once the table's status is COMPLETED the repli
 own current metadata. One snapshot is reading (a), "the current state only"; as many as the source retained is reading
 (b), "the history too". Either reading leaves the kit's handling standing (status and recovery read each replica's own
 snapshots), so the fact is confirmed with the reading named; anything else is contradicted.
+
+U35, on the same pair once the backfill completed: the configuration is replaced in place as the first deploy of an
+adopted bucket takes it over (PutTableBucketReplication with its version token, the same destination), then the source
+is committed to once more. The kit expects the existing replica to go on receiving the source's commits (the same
+replica table, COMPLETED, no second table and no new backfill); anything else is contradicted.
 
 Both buckets and the role carry the run's prefix and tag, so the run's cleanup removes them like the rest.
 """
@@ -20,7 +26,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from s3tables_kit.infra.live.plan import RunPlan
-from s3tables_kit.infra.live.probes import Fact, evidence_of, judge
+from s3tables_kit.infra.live.probes import NOT_PROBED, Fact, evidence_of, judge
 from s3tables_kit.infra.live.world import LiveTarget
 
 COMMITS = 3  # snapshots the source table has before replication reaches it
@@ -92,20 +98,76 @@ def snapshot_count(target: LiveTarget, client: Any, account: str, bucket_arn: st
 
 
 def probe_backfill_history(
-    fact: Fact, target: LiveTarget, plan: RunPlan, writer: Writer, replicate: Callable[[str], None] | None = None
+    fact: Fact,
+    target: LiveTarget,
+    plan: RunPlan,
+    writer: Writer,
+    replicate: Callable[[str], None] | None = None,
+    replaced: Fact | None = None,
 ) -> None:
-    """U26 (module docstring). `replicate`: the stand-in's replication service, given a turn on a source table ARN
-    (None on AWS: the service runs by itself). Leaves `fact` undecided (not probed, with why) when the backfill never
-    completes or a request fails."""
+    """U26 and, with `replaced`, U35 (module docstring). `replicate`: the stand-in's replication service, given a turn
+    on a source table ARN (None on AWS: the service runs by itself). Leaves a fact undecided (not probed, with why)
+    when the backfill never completes or a request fails."""
     try:
-        _probe(fact, target, plan, writer, replicate)
+        pair = _probe(fact, target, plan, writer, replicate)
+        if pair is not None and replaced is not None:
+            _probe_replaced(replaced, pair, writer, replicate)
     except ClientError as exc:
-        fact.observed = f"undecided: {evidence_of(exc)}: {exc}"
+        for f in (fact, replaced):
+            if f is not None and f.verdict == NOT_PROBED:
+                f.observed = f"undecided: {evidence_of(exc)}: {exc}"
+
+
+def _wait_completed(
+    src: Any, table_arn: str, replicate: Callable[[str], None] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The table's replication status and its destination entry once COMPLETED (or when the wait is over)."""
+    deadline = time.monotonic() + (0 if replicate is not None else WAIT_S)
+    while True:
+        if replicate is not None:  # the stand-in's replication service takes its turn
+            replicate(table_arn)
+        got = src.get_table_replication_status(tableArn=table_arn)
+        dest = dict((got.get("destinations") or [{}])[0])
+        if str(dest.get("replicationStatus", "")).lower() == "completed" or time.monotonic() >= deadline:
+            return got, dest
+        time.sleep(POLL_S)
+
+
+def _probe_replaced(
+    fact: Fact, pair: tuple[Any, str, str, dict[str, Any]], writer: Writer, replicate: Callable[[str], None] | None
+) -> None:
+    """U35 (module docstring): the configuration replaced in place, then one more commit."""
+    src, src_arn, table_arn, conf = pair
+    before = src.get_table_replication_status(tableArn=table_arn)["destinations"][0]
+    token = src.get_table_bucket_replication(tableBucketARN=src_arn)["versionToken"]
+    put = src.put_table_bucket_replication(tableBucketARN=src_arn, versionToken=token, configuration=conf)
+    ok, tail = writer(src_arn)
+    if not ok:
+        fact.observed = f"undecided: the writer failed after the configuration was replaced: {tail}"
+        return
+    _, after = _wait_completed(src, table_arn, replicate)
+    moved = after.get("lastSuccessfulReplicatedUpdate", {}).get("timestamp") != before.get(
+        "lastSuccessfulReplicatedUpdate", {}
+    ).get("timestamp")
+    same = after.get("destinationTableArn") == before.get("destinationTableArn")
+    judge(
+        fact,
+        "after PutTableBucketReplication with its version token (same destination), the existing replica receives "
+        "the next commit: the same replica table, COMPLETED",
+        same and moved and str(after.get("replicationStatus", "")).lower() == "completed",
+        f"replica {before.get('destinationTableArn')} -> {after.get('destinationTableArn')}; status "
+        f"{after.get('replicationStatus')}; last replicated update moved: {moved}",
+        evidence_of(put),
+        change="say in docs/adoption.md what replacing the configuration does to existing replicas; the takeover "
+        "may need a re-backfill (status --backfill) or keep the adopter's configuration until the replicas caught up",
+        endangers="replication",
+    )
 
 
 def _probe(
     fact: Fact, target: LiveTarget, plan: RunPlan, writer: Writer, replicate: Callable[[str], None] | None
-) -> None:
+) -> tuple[Any, str, str, dict[str, Any]] | None:
+    """U26; the pair (source client, source bucket, table, configuration) once the backfill completed."""
     s = plan.settings
     src = target.client("s3tables", s.source_region, s.account_id)
     dst = target.client("s3tables", s.replica_region, s.replica_account_id)
@@ -121,7 +183,7 @@ def _probe(
         ok, tail = writer(src_arn)
         if not ok:
             fact.observed = f"undecided: the writer failed before replication was turned on: {tail}"
-            return
+            return None
     source_snapshots = snapshot_count(target, src, s.account_id, src_arn, ns, name)
     role = _replication_role(target, plan, src_arn, dst_arn)
     conf = {"role": role, "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}]}
@@ -130,20 +192,12 @@ def _probe(
         f"after the backfill, the replica holds 1 snapshot (reading a: the current state only) or all "
         f"{source_snapshots} of the source's (reading b: the history too)"
     )
-    deadline = time.monotonic() + (0 if replicate is not None else WAIT_S)
-    while True:
-        if replicate is not None:  # the stand-in's replication service takes its turn
-            replicate(table_arn)
-        got = src.get_table_replication_status(tableArn=table_arn)
-        dest = (got.get("destinations") or [{}])[0]
-        state = str(dest.get("replicationStatus", "")).lower()
-        if state == "completed" or time.monotonic() >= deadline:
-            break
-        time.sleep(POLL_S)
+    got, dest = _wait_completed(src, table_arn, replicate)
+    state = str(dest.get("replicationStatus", "")).lower()
     if state != "completed":
         why = f"{dest.get('replicationStatus')} {dest.get('failureMessage', '')}".strip()
         fact.observed = f"undecided: the backfill did not complete: {why}"
-        return
+        return None
     replica = snapshot_count(target, dst, s.replica_account_id, dst_arn, ns, name)
     reading = {1: "a (the current state only)", source_snapshots: "b (the history too)"}.get(replica)
     where = "; the stand-in: the emulator's replication copies the source's metadata whole" if target.local else ""
@@ -156,3 +210,4 @@ def _probe(
         evidence_of(got),
         change="record the observed count in docs/aws-facts.md and docs/recovery.md ('A replica still backfilling')",
     )
+    return src, src_arn, table_arn, conf

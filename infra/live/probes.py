@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U30, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U35, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -67,6 +67,12 @@ NOT_PROBED_WHY = {
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
     "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
+    "U31": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
+    "Describe*/Get*/List*/ScheduleKeyDeletion/PutKeyPolicy settles it (not written until it can run on AWS)",
+    "U32": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
+    "U33": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
+    "objects unlocked) settles it",
+    "U34": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
 }
 
 TITLES = {
@@ -104,6 +110,11 @@ TITLES = {
     "U29": "a replica's modifiedAt (GetTable) is not older than its last replicated update",
     "U30": "a Deny added after PutRows accepted rows (the planned failover's freeze) and the service's deferred "
     "commit of those rows",
+    "U31": "a KMS key policy's Deny with NotAction binds every principal of the account",
+    "U32": 'an S3 bucket policy\'s Deny with Principal "*" and NotAction',
+    "U33": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
+    "U34": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
+    "U35": "a replicating bucket's configuration replaced in place: its existing replicas go on receiving commits",
 }
 
 

@@ -42,10 +42,10 @@ from s3tables_kit.infra.live.probes import (
 from s3tables_kit.infra.live.report import Report
 from s3tables_kit.infra.live.streaming import probe_deferred_commit
 from s3tables_kit.infra.live.world import LiveTarget, deploy, harden_replica, kit_config
+from s3tables_kit.topology import paths
 
-ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = ROOT / "examples" / "live-verify" / "live-verify.toml"
-OUTDIR = ROOT / ".build" / "live-verify"
+SETTINGS = paths.ROOT / "examples" / "live-verify" / "live-verify.toml"
+OUTDIR = paths.ROOT / ".build" / "live-verify"
 POLL_S, WAIT_S = 10.0, 600.0  # AWS: poll status every 10 s, give one commit up to 10 minutes
 
 
@@ -67,14 +67,14 @@ def _writer(target: LiveTarget, plan: RunPlan, bucket_arn: str) -> tuple[bool, s
     """A writer's commit of real Iceberg data to every table of the source (the same writer `make e2e` runs)."""
     s = plan.settings
     env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-    env.update(PYTHONPATH=str(ROOT), AWS_REGION=s.source_region, AWS_DEFAULT_REGION=s.source_region)
+    env.update(PYTHONPATH=str(paths.ROOT), AWS_REGION=s.source_region, AWS_DEFAULT_REGION=s.source_region)
     args = [sys.executable, "-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", bucket_arn]
     if target.endpoint:
         key = target.keys[s.account_id]
         env.update(AWS_ACCESS_KEY_ID=key["accessKeyId"], AWS_SECRET_ACCESS_KEY=key["secretAccessKey"])
         env.update(MOTO_ALLOW_NONEXISTENT_REGION="true", AWS_REQUEST_CHECKSUM_CALCULATION="WHEN_REQUIRED")
         args += ["--endpoint-url", target.endpoint]
-    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    proc = subprocess.run(args, cwd=paths.ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     return proc.returncode == 0, (proc.stdout + proc.stderr).strip().splitlines()[-1:][0] if proc.returncode else ""
 
 
@@ -179,7 +179,7 @@ def execute(
         else:
             report.error = "the table never replicated: no replica to probe or attack"
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
-        probe_backfill_history(facts["U26"], target, plan, write, turn)  # its own pair of buckets
+        probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U35"])  # its own pair of buckets
         if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
             glass = cfg.protection.break_glass_principals
             probe_deferred_commit(

@@ -2,12 +2,12 @@
 (docs/aws-facts.md, "Unverified AWS behaviours").
 
 On the run's main source table (a schema and data from the run's writer): one row through `PutRows`, then at once
-the planned failover's own freeze (`policies.freeze`, merged into the source bucket's policy as the tool merges it),
-then, while frozen, the table's snapshot and its channel are watched for `WATCH_S`. Reading (a): the row is committed
-while frozen (the Deny does not bind the service's commit); reading (b): it stays buffered (or the channel fails)
-until the freeze is lifted, then it is committed. The planned failover is right either way (it drains the channels
-while frozen and refuses when one does not drain), so either reading confirms the fact and names itself; a row that
-is committed neither while frozen nor after the lift contradicts it (accepted rows lost).
+the planned failover's own freeze (`s3tables_kit.policies.freeze`, merged into the source bucket's policy as the tool
+merges it), then, while frozen, the table's snapshot and its channel are watched for `WATCH_S`. Reading (a): the row is
+committed while frozen (the Deny does not bind the service's commit); reading (b): it stays buffered (or the channel
+fails) until the freeze is lifted, then it is committed. The planned failover is right either way (it drains the
+channels while frozen and refuses when one does not drain), so either reading confirms the fact and names itself; a row
+that is committed neither while frozen nor after the lift contradicts it (accepted rows lost).
 
 The bucket policy is put back as it was read (or deleted when there was none) whatever happens.
 """
@@ -45,7 +45,6 @@ def probe_deferred_commit(
 def _probe(
     fact: Fact, src: Any, bucket_arn: str, table_arn: str, ns: str, name: str, break_glass: Sequence[str], local: bool
 ) -> None:
-    from s3tables_kit.jobs.kernel import channels
     from s3tables_kit.policies.freeze import freeze_statement, frozen_policy, render
 
     watch = 1.0 if local else WATCH_S  # the stand-in commits 0.2 s after acceptance
@@ -63,7 +62,7 @@ def _probe(
         src.put_table_bucket_policy(tableBucketARN=bucket_arn, resourcePolicy=render(frozen))
         seen, deadline = None, time.monotonic() + watch
         while time.monotonic() < deadline and _snapshot(src, bucket_arn, ns, name) == before:
-            seen = channels.read(src, table_arn)
+            seen = _channel(src, table_arn)
             time.sleep(0.1 if local else POLL_S)
         while_frozen = _snapshot(src, bucket_arn, ns, name) != before
     finally:
@@ -87,3 +86,15 @@ def _probe(
         change="accepted rows were lost to a freeze: stop PutRows producers before a planned failover (runbook) and "
         "record it in docs/failover.md",
     )
+
+
+def _channel(src: Any, table_arn: str) -> Any:
+    """The table's channel as `GetChannel` reports it, None before its first `PutRows` (NotFoundException)."""
+    from s3tables_kit.topology import channels
+
+    try:
+        return channels.of_answer(table_arn, src.get_channel(tableArn=table_arn))
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "NotFoundException":
+            return None
+        raise

@@ -18,11 +18,11 @@ import boto3
 import botocore.session
 
 from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
-from s3tables_kit.jobs.kernel.sdk import extended
 from s3tables_kit.policies import documents
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.model import kms_alias
 from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.sdk_models import extended
 
 ALLOW_ALL = {
     "Version": "2012-10-17",
@@ -178,7 +178,7 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     iam = target.client("iam", "us-east-1", s.replica_account_id)
     src_iam = target.client("iam", "us-east-1", s.account_id)
     replica = cfg.replicas[0]
-    (source,) = cfg.sources  # the run's configuration (`infra.live.plan`): one source, one replica
+    (source,) = cfg.sources  # the run's configuration (`s3tables_kit.infra.live.plan`): one source, one replica
     tags = plan.tags
     enc = {"sseAlgorithm": "AES256"}
     src_arn = src.create_table_bucket(name=plan.source_bucket, encryptionConfiguration=enc, tags=tags)["arn"]

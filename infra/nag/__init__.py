@@ -16,6 +16,7 @@ from s3tables_kit.infra.nag.aspect import (
     Violation,
     apply_nag,
     check_construct,
+    nag_refusals,
     suppress,
     suppressions_of,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "Violation",
     "apply_nag",
     "check_construct",
+    "nag_refusals",
     "suppress",
     "suppressions_of",
 ]

@@ -42,8 +42,26 @@ SCP_TYPE = "SERVICE_CONTROL_POLICY"
 RCP_TYPE = "RESOURCE_CONTROL_POLICY"
 
 
+NAG_FAILED = "KIT nag rules failed:"
+
+
 class NagError(Exception):
     """A KIT rule failed at synth time."""
+
+
+def nag_refusals(err: BaseException) -> list[str]:
+    """The violations a failed synth reports, one line each, when `err` is a `NagError` (raised by the aspect, it
+    reaches the caller through jsii as a RuntimeError holding its message); empty for any other error."""
+    text = str(err)
+    if NAG_FAILED not in text:
+        return []
+    lines = text.split(NAG_FAILED, 1)[1].splitlines()[1:]
+    out = []
+    for line in lines:
+        if not line.startswith("  [KIT-"):
+            break
+        out.append(line.strip())
+    return out
 
 
 # A finding of a rule on a construct: its document is "<construct path> (<attribute>)".
@@ -153,7 +171,7 @@ class KitNagAspect:
         for v in found:
             Annotations.of(node).add_error(str(v))
         if self.fail:
-            raise NagError("KIT nag rules failed:\n" + "\n".join(f"  {v}" for v in found))
+            raise NagError(f"{NAG_FAILED}\n" + "\n".join(f"  {v}" for v in found))
 
 
 def apply_nag(scope: IConstruct, *, rules: Iterable[NagRule] = ALL_RULES, fail: bool = True) -> KitNagAspect:

@@ -34,7 +34,6 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal_site
 from s3tables_kit.infra.constructs.monitor import source_assurance
 from s3tables_kit.infra.constructs.organization_guardrail import ReplicaScp
-from s3tables_kit.infra.constructs.replica_protection import PIPELINE_GUARDRAIL_DESCRIPTION, ReplicaGuardrail
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import add_replication_role
 from s3tables_kit.infra.stacks.failover_outputs import add_failover_source_output
@@ -42,9 +41,9 @@ from s3tables_kit.infra.stacks.organization import OrganizationStack
 from s3tables_kit.infra.stacks.recovery import RecoveryStack
 from s3tables_kit.infra.stacks.replica import ReplicaStack
 from s3tables_kit.policies import docset
-from s3tables_kit.policies import failover as F
+from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.policies.documents import guardrail_attachments, kms_alias
+from s3tables_kit.policies.documents import kms_alias
 from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
@@ -120,18 +119,19 @@ class FailoverReplication(Construct):
 
 
 def recovery_reads(topo: FailoverTopology) -> Replica:
-    """Recovery and its rehearsal read a replica of the new source (`topology.config.failover_recovery_replica`
-    decides which; config load refuses a failover without one); the recovery stack keeps its account, Region, id
-    and addresses."""
+    """Recovery and its rehearsal read a replica of the new source
+    (`s3tables_kit.topology.config.failover_recovery_replica` decides which; config load refuses a failover without
+    one); the recovery stack keeps its account, Region, id and addresses."""
     if topo.recovery_replica is None:
         raise ValueError("failover.replicate_to: no replica of the new source in the recovery account")
     return topo.recovery_replica
 
 
 def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_destroy: bool) -> None:
-    """`docs`: the topology's document set (`policies.docset.build(cfg)`), which resolves every document these
-    stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents `policies.render` writes
-    for review): the stacks look them up by the same names as the normal topology's, with no override."""
+    """`docs`: the topology's document set (`s3tables_kit.policies.docset.build(cfg)`), which resolves every document
+    these stacks deploy to the configured promotion's `failover--<promoted>--*` (the documents
+    `s3tables_kit.policies.render` writes for review): the stacks look them up by the same names as the normal
+    topology's, with no override."""
     topo = failover_topology(cfg)
     stacks: dict[str, ReplicaStack] = {}
     seen_accounts: set[str] = set()
@@ -139,16 +139,6 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         stacks[r.bucket] = ReplicaStack(
             app, cfg, docs, r, owns_guardrail=r.account_id not in seen_accounts, allow_destroy=allow_destroy
         )
-        if r.account_id not in seen_accounts and docs.has("pipeline-guardrail", r.account_id):
-            # the pipeline's identity layer, beside the guardrail the same stack owns (IAM is global)
-            ReplicaGuardrail(
-                stacks[r.bucket],
-                "pipeline-guardrail",
-                name=cfg.pipeline_guardrail_policy_name,
-                policy=docs.document("pipeline-guardrail", r.account_id),
-                attach_to_roles=guardrail_attachments(cfg, r.account_id),
-                description=PIPELINE_GUARDRAIL_DESCRIPTION,
-            )
         seen_accounts.add(r.account_id)
     promoted = stacks[topo.promoted.bucket]
     FailoverReplication(
@@ -188,7 +178,7 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
         ReplicaScp(
             org_stack,
             "promoted-scp",
-            name=F.scp_promoted_name(cfg),
+            name=failover_policies.scp_promoted_name(cfg),
             policy=docs.document("scp-protect-promoted"),
             targets=org.targets,
             description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "

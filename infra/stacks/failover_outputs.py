@@ -1,8 +1,8 @@
 """The outputs contract of the failover topology (`[failover] promoted_bucket`): the promoted bucket is the source.
 
 A failover topology has no source stack, so without this `outputs.json` would have no `kit_source` and
-`topology.outputs.KitOutputs` could not be parsed: `status`, `harden`, `audit` and `monitor` could not run against
-the promoted topology. The promoted bucket's replica stack therefore exports `kit_source` as well (next to its
+`s3tables_kit.topology.outputs.KitOutputs` could not be parsed: `status`, `harden`, `audit` and `monitor` could not run
+against the promoted topology. The promoted bucket's replica stack therefore exports `kit_source` as well (next to its
 unchanged `kit_replica`; output names are part of the state contract, so nothing is renamed):
 
 - the promoted bucket as the source (ARN, name, account, Region, encryption, its snapshot retention);

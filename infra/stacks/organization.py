@@ -10,6 +10,7 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.organization_guardrail import REPLICAS_SCP_DESCRIPTION, ReplicaScp
 from s3tables_kit.infra.constructs.providers import aws_provider
 from s3tables_kit.infra.stacks.exported import export_output
+from s3tables_kit.policies import vault
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.config import KitConfig, Organization
 from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, organization_value
@@ -19,6 +20,10 @@ GUARDS_SCP_DESCRIPTION = "Guards what S3 Tables replica protection rests on: rep
 PIPELINE_SCP_DESCRIPTION = (
     "Guards the S3 Tables replication pipeline: replication roles, monitor and alarms, source keys"
 )
+VAULT_SCP_DESCRIPTIONS = {
+    vault.VAULT_SCP: "Closes the S3 Tables kit's backup vault and its key: nobody destroys a backup before its date",
+    vault.JOBS_SCP: "Closes what the S3 Tables kit's scheduled jobs run: their artifacts and the EMR application",
+}
 RCP_DESCRIPTION = "Only the S3 Tables replication service assumes the kit's replication roles"
 
 
@@ -90,6 +95,16 @@ class OrganizationStack(TerraformStack):
                     description=about,
                     policy_type=policy_type,
                 )
+        # the vault's SCPs, each attached to its account directly (its own target)
+        for document, name, targets in vault.scps(cfg):
+            ReplicaScp(
+                self,
+                document.removeprefix("scp-protect-"),
+                name=name,
+                policy=docs.document(document),
+                targets=targets,
+                description=VAULT_SCP_DESCRIPTIONS[document],
+            )
         export_output(
             self,
             OUTPUT_ORGANIZATION,

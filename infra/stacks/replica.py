@@ -8,7 +8,11 @@ from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.freshness import replica_freshness
-from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, ReplicaGuardrail
+from s3tables_kit.infra.constructs.replica_protection import (
+    ReplicaBucketPolicy,
+    ReplicaGuardrail,
+    pipeline_guardrail,
+)
 from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import site_table_bucket
 from s3tables_kit.infra.stacks.exported import export_output
@@ -60,6 +64,15 @@ class ReplicaStack(TerraformStack):
                 name=cfg.guardrail_policy_name,
                 policy=docs.document("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
+            )
+        if owns_guardrail and docs.has("pipeline-guardrail", replica.account_id):
+            # the pipeline's and the kit's allow-lists' identity layer, beside the guardrail and attached to the same
+            # roles (IAM is global: the stack owning the account's guardrail owns it)
+            pipeline_guardrail(
+                self,
+                cfg.pipeline_guardrail_policy_name,
+                docs.document("pipeline-guardrail", replica.account_id),
+                documents.guardrail_attachments(cfg, replica.account_id),
             )
         check = replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness
         # what runs the kit's jobs here, for `audit` (jobs/ops/audit_deployed.py)

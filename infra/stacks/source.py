@@ -17,11 +17,7 @@ from s3tables_kit.infra.constructs.dashboard import monitor_dashboard, rehearsal
 from s3tables_kit.infra.constructs.monitor import source_assurance
 from s3tables_kit.infra.constructs.providers import untagged_aws_provider
 from s3tables_kit.infra.constructs.replica_hardener import source_hardener
-from s3tables_kit.infra.constructs.replica_protection import (
-    PIPELINE_GUARDRAIL_DESCRIPTION,
-    ReplicaBucketPolicy,
-    ReplicaGuardrail,
-)
+from s3tables_kit.infra.constructs.replica_protection import ReplicaBucketPolicy, pipeline_guardrail
 from s3tables_kit.infra.constructs.replication import ReplicationConfiguration
 from s3tables_kit.infra.constructs.replication_role import ReplicationRole
 from s3tables_kit.infra.constructs.schedule import deployed_entry
@@ -88,8 +84,8 @@ class SourceStack(TerraformStack):
         )
         # The source bucket's layer against changing its replication (docs/decisions/0028): deploy role and
         # break-glass only, like the guards SCP.
-        # An adopted bucket's policy is the adopter's statements and the kit's (`policies.adopted`); the existing
-        # policy is imported, so the plan shows the change to it rather than a create over it.
+        # An adopted bucket's policy is the adopter's statements and the kit's (`s3tables_kit.policies.adopted`); the
+        # existing policy is imported, so the plan shows the change to it rather than a create over it.
         bucket_policy = ReplicaBucketPolicy(
             self, "source-bucket-policy", bucket_arn=bucket.arn, policy=docs.document("source-bucket-policy")
         )
@@ -107,16 +103,15 @@ class SourceStack(TerraformStack):
             tables=replicated,
             destination_bucket_arns=destination_bucket_arns,
             depends_on=[role.policy],
+            import_arn=src.bucket_arn if src.adopt and src.existing_destinations else None,
         )
         if owns_pipeline_guardrail and docs.has("pipeline-guardrail", src.account_id):
             # the pipeline's second layer in a source account without a replica (IAM is global: one stack owns it)
-            ReplicaGuardrail(
+            pipeline_guardrail(
                 self,
-                "pipeline-guardrail",
-                name=cfg.pipeline_guardrail_policy_name,
-                policy=docs.document("pipeline-guardrail", src.account_id),
-                attach_to_roles=cfg.protection.source_guardrail_attach_roles,
-                description=PIPELINE_GUARDRAIL_DESCRIPTION,
+                cfg.pipeline_guardrail_policy_name,
+                docs.document("pipeline-guardrail", src.account_id),
+                cfg.protection.source_guardrail_attach_roles,
             )
         monitor = source_assurance(self, cfg, src, docs)  # `[assurance]`: replication monitor, alarms, alarm topic
         topic = monitor.alarm_topic_arn if monitor else None

@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover import model as failover_model
 from s3tables_kit.jobs.failover.iceberg import (
     S3TablesCommitter,
     io_props,
@@ -37,6 +37,7 @@ from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.kernel.snapshots import TableInfo, iso_ms, table_info_from_metadata
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, read_table_metadata, table_call
+from s3tables_kit.policies.failover import failover_documents
 from s3tables_kit.topology.outputs import EstateOutputsError, KitOutputs, ReplicaOut, SourceOut
 
 
@@ -50,17 +51,16 @@ class Documents:
 
 def render_policy(document: Any) -> str:
     """The JSON text a policy document is deployed as: the stacks' `json.dumps(document, indent=2)`
-    (`infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same bytes."""
+    (`s3tables_kit.infra.constructs.replica_protection.ReplicaBucketPolicy`), so the tool and Terraform put the same
+    bytes."""
     return json.dumps(document, indent=2)
 
 
 def documents_from_config(cfg: Any, replica_bucket: str) -> Documents:
-    """`policies.failover.failover_documents` (the one builder the failover topology's stacks use too), rendered as
-    the stacks render them; imported lazily so the rest of the tool works without `policies/`. In a failover
-    topology a destination of the promoted source (a new bucket included) is promoted like a replica
-    (`jobs.failover.promotion`)."""
+    """`s3tables_kit.policies.failover.failover_documents` (the one builder the failover topology's stacks use too),
+    rendered as the stacks render them. In a failover topology a destination of the promoted source (a new bucket
+    included) is promoted like a replica (`s3tables_kit.jobs.failover.promotion`)."""
     from s3tables_kit.jobs.failover.promotion import promotion_config
-    from s3tables_kit.policies.failover import failover_documents  # type: ignore[import-not-found,unused-ignore]
 
     docs = failover_documents(promotion_config(cfg, replica_bucket), replica_bucket)
     return Documents(render_policy(docs.bucket_policy), lambda arn: render_policy(docs.table_policy(arn)))
@@ -121,7 +121,9 @@ def source_reachable(clients: Clients, source_bucket_arn: str) -> str | None:
         return describe_error(exc)
 
 
-def source_facts(clients: Clients, source_bucket_arn: str, ident: Ident, source_arn: str | None) -> M.SourceFacts:
+def source_facts(
+    clients: Clients, source_bucket_arn: str, ident: Ident, source_arn: str | None
+) -> failover_model.SourceFacts:
     b = BucketRef(source_bucket_arn)
     s3t = clients.s3tables(b.region, b.account)
     try:
@@ -130,11 +132,11 @@ def source_facts(clients: Clients, source_bucket_arn: str, ident: Ident, source_
             source_arn = str(got["tableARN"])
         ref = TableRef(source_bucket_arn, ident.namespace, ident.name, source_arn)
         commits, where = source_commits(clients, ref)
-        dests: tuple[M.SourceDestination, ...] = ()
+        dests: tuple[failover_model.SourceDestination, ...] = ()
         try:
             st = call(s3t.get_table_replication_status, tableArn=source_arn)
             dests = tuple(
-                M.SourceDestination(
+                failover_model.SourceDestination(
                     bucket_arn=str(d.get("destinationTableBucketArn")),
                     status=str(d.get("replicationStatus", "")).lower(),
                     table_arn=d.get("destinationTableArn"),
@@ -147,9 +149,9 @@ def source_facts(clients: Clients, source_bucket_arn: str, ident: Ident, source_
         except ClientError as exc:
             if error_code(exc) != "NotFoundException":
                 raise
-        return M.SourceFacts(commits=tuple(commits), commits_from=where, destinations=dests)
+        return failover_model.SourceFacts(commits=tuple(commits), commits_from=where, destinations=dests)
     except (ClientError, BotoCoreError) as exc:
-        return M.SourceFacts(error=describe_error(exc))
+        return failover_model.SourceFacts(error=describe_error(exc))
 
 
 def table_facts(
@@ -158,19 +160,19 @@ def table_facts(
     outputs: KitOutputs,
     source_error: str | None,
     source: SourceOut,
-) -> M.TableFacts:
+) -> failover_model.TableFacts:
     """`source`: the source the replica is of (`source_of`)."""
     ident = Ident(ref.namespace, ref.name)
     got, info, raw = read_info_raw(clients, ref.bucket_arn, ident)
     managed_info = (got.get("managedTableInformation") or {}).get("replicationInformation") or {}
     props = info.properties if info else {}
-    source_arn = managed_info.get("sourceTableARN") or props.get(M.LINEAGE.source_table_arn)
+    source_arn = managed_info.get("sourceTableARN") or props.get(failover_model.LINEAGE.source_table_arn)
     src = (
-        M.SourceFacts(error=source_error)
+        failover_model.SourceFacts(error=source_error)
         if source_error
         else source_facts(clients, source.table_bucket_arn, ident, source_arn)
     )
-    return M.TableFacts(
+    return failover_model.TableFacts(
         ident=ident,
         table_arn=ref.arn,
         managed=bool(managed_info),
@@ -178,14 +180,14 @@ def table_facts(
         info=info,
         source=src,
         expected_replica=str(ident) in set(source.replicated_tables),
-        promoted_by_run=props.get(M.LINEAGE.run_id),
+        promoted_by_run=props.get(failover_model.LINEAGE.run_id),
         metadata_json=raw,
     )
 
 
-def caller_identity(clients: Clients, region: str, account: str) -> M.Caller:
+def caller_identity(clients: Clients, region: str, account: str) -> failover_model.Caller:
     ident = call(clients.client("sts", region, account).get_caller_identity)
-    return M.Caller(arn=str(ident["Arn"]), account=str(ident["Account"]))
+    return failover_model.Caller(arn=str(ident["Arn"]), account=str(ident["Account"]))
 
 
 def live_bucket_policy(clients: Clients, bucket_arn: str) -> str | None:
@@ -215,28 +217,28 @@ def source_of(outputs: KitOutputs, replica: ReplicaOut) -> SourceOut:
     try:
         return outputs.source_of(replica)
     except EstateOutputsError as exc:
-        raise M.FailoverError(str(exc)) from None
+        raise failover_model.FailoverError(str(exc)) from None
 
 
 def build_plan(
     clients: Clients, req: Request, outputs: KitOutputs, documents: Documents | None, now: datetime | None = None
-) -> M.FailoverPlan:
+) -> failover_model.FailoverPlan:
     """Read-only: every call here is a Get/List (the dry run's guarantee, tested against the emulator)."""
     now = now or datetime.now(UTC)
     replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
     if replica is None:
         names = ", ".join(r.table_bucket_name for r in outputs.replicas)
-        raise M.FailoverError(
+        raise failover_model.FailoverError(
             f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs ({names})"
         )
     arn = replica.table_bucket_arn
     source = source_of(outputs, replica)
     caller = caller_identity(clients, replica.region, replica.account_id)
-    plan = M.FailoverPlan(
+    plan = failover_model.FailoverPlan(
         replica_bucket_arn=arn,
         selector=req.selector,
         caller=caller,
-        break_glass=M.is_break_glass(caller, replica.break_glass_principals),
+        break_glass=failover_model.is_break_glass(caller, replica.break_glass_principals),
         break_glass_principals=tuple(replica.break_glass_principals),
         generated_at=now.isoformat(),
     )
@@ -259,7 +261,7 @@ def build_plan(
     same_source = outputs.replicas_of(source)
     kit_buckets = [r.table_bucket_arn for r in same_source]
     if documents is not None:
-        plan.bucket_policy = M.PolicyChange(
+        plan.bucket_policy = failover_model.PolicyChange(
             arn, "bucket-policy", live_bucket_policy(clients, arn), documents.bucket_policy
         )
     for item in facts:
@@ -268,9 +270,11 @@ def build_plan(
             continue
         f, live = item
         tp_change = None
-        if documents is not None and f.state is not M.ReplicaState.NOT_REPLICA:
-            tp_change = M.PolicyChange(f.table_arn, "table-policy", live, documents.table_policy(f.table_arn))
-        tp = M.plan_table(
+        if documents is not None and f.state is not failover_model.ReplicaState.NOT_REPLICA:
+            tp_change = failover_model.PolicyChange(
+                f.table_arn, "table-policy", live, documents.table_policy(f.table_arn)
+            )
+        tp = failover_model.plan_table(
             f, req.selector, now, replica_bucket_arn=arn, kit_replica_buckets=kit_buckets, table_policy=tp_change
         )
         plan.tables.append(_guard_rerun(tp))
@@ -286,25 +290,25 @@ def _facts_or_error(
     source_error: str | None,
     with_policy: bool,
     source: SourceOut,
-) -> tuple[M.TableFacts, str | None] | str:
+) -> tuple[failover_model.TableFacts, str | None] | str:
     """A table's facts and its live table policy (read in the same worker: one table's reads run concurrently
     with the other tables'), or why they could not be read."""
     try:
         f = table_facts(clients, ref, outputs, source_error, source)
         live = None
-        if with_policy and f.state is not M.ReplicaState.NOT_REPLICA:
+        if with_policy and f.state is not failover_model.ReplicaState.NOT_REPLICA:
             live = live_table_policy(clients, ref.bucket_arn, f.ident)
         return f, live
     except (ClientError, BotoCoreError, ValueError) as exc:
         return f"{ref.qualified}: facts unreadable: {describe_error(exc)}"
 
 
-def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
+def _guard_rerun(tp: failover_model.FailoverTablePlan) -> failover_model.FailoverTablePlan:
     """A second run converges; it never sets back a table that writers have committed to since the failover."""
     info, snap = tp.facts.info, tp.snapshot
-    if tp.step is not M.FailoverStep.ALREADY or info is None or snap is None:
+    if tp.step is not failover_model.FailoverStep.ALREADY or info is None or snap is None:
         return tp
-    recorded = info.properties.get(M.LINEAGE.snapshot_id)
+    recorded = info.properties.get(failover_model.LINEAGE.snapshot_id)
     if recorded == str(snap.snapshot_id) or not tp.pit:
         return replace(tp, pit=False)
     if recorded is not None:
@@ -312,7 +316,8 @@ def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
             tp,
             problems=(
                 *tp.problems,
-                f"already promoted (run {info.properties.get(M.LINEAGE.run_id)}) at snapshot {recorded}; setting it "
+                f"already promoted (run {info.properties.get(failover_model.LINEAGE.run_id)}) at snapshot {recorded}; "
+                "setting it "
                 f"to {snap.snapshot_id} now would discard commits made since: refused (use Iceberg's "
                 "set_current_snapshot by hand if that is what you want)",
             ),
@@ -325,11 +330,11 @@ def _guard_rerun(tp: M.FailoverTablePlan) -> M.FailoverTablePlan:
 # ----------------------------------------------------------------------------------------------------
 
 
-def disassociate(clients: Clients, bucket_arn: str, tp: M.FailoverTablePlan) -> str:
+def disassociate(clients: Clients, bucket_arn: str, tp: failover_model.FailoverTablePlan) -> str:
     """'disassociated' or 'already detached' (recognised, also when a concurrent run won the race)."""
     b = BucketRef(bucket_arn)
     s3t = clients.s3tables(b.region, b.account)
-    if tp.step is M.FailoverStep.ALREADY:
+    if tp.step is failover_model.FailoverStep.ALREADY:
         return "already detached"
     try:
         call(s3t.disassociate_table_replication, tableArn=tp.facts.table_arn)
@@ -344,7 +349,7 @@ def disassociate(clients: Clients, bucket_arn: str, tp: M.FailoverTablePlan) -> 
 def promote(
     clients: Clients,
     req: Request,
-    plan: M.FailoverPlan,
+    plan: failover_model.FailoverPlan,
     documents: Documents,
     run_id: str,
     t0: float,
@@ -353,7 +358,7 @@ def promote(
     b = BucketRef(arn)
     s3t = clients.s3tables(b.region, b.account)
     committer = S3TablesCommitter(s3t, arn, io_props(s3t, arn, clients.endpoint_url))
-    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
+    active = [t for t in plan.tables if t.step is not failover_model.FailoverStep.SKIP]
     outcomes = {str(t.ident): _outcome(t) for t in plan.tables}
     progress = Progress("promote", len(active), enabled=req.show_progress)
 
@@ -364,7 +369,7 @@ def promote(
         finally:
             o.steps[name] = round(time.monotonic() - s, 3)
 
-    def first(tp: M.FailoverTablePlan) -> None:
+    def first(tp: failover_model.FailoverTablePlan) -> None:
         o = outcomes[str(tp.ident)]
         try:
             how = step(o, "disassociate", lambda: disassociate(clients, arn, tp))
@@ -410,7 +415,7 @@ def promote(
                 if o.ok:
                     o.verdict, o.message = "failed", f"bucket policy not applied: {describe_error(exc)}"
 
-    def second(tp: M.FailoverTablePlan) -> None:
+    def second(tp: failover_model.FailoverTablePlan) -> None:
         o = outcomes[str(tp.ident)]
         if not o.ok:
             return
@@ -424,23 +429,23 @@ def promote(
     return [outcomes[str(t.ident)] for t in plan.tables]
 
 
-def _outcome(tp: M.FailoverTablePlan) -> TableOutcome:
+def _outcome(tp: failover_model.FailoverTablePlan) -> TableOutcome:
     s = tp.snapshot
     return TableOutcome(
         table=str(tp.ident),
         table_arn=tp.facts.table_arn,
-        verdict="skipped" if tp.step is M.FailoverStep.SKIP else "planned",
+        verdict="skipped" if tp.step is failover_model.FailoverStep.SKIP else "planned",
         source_table_arn=tp.facts.source_table_arn,
         snapshot_id=s.snapshot_id if s else None,
         snapshot_committed_at=s.committed_at if s else None,
         rpo=tp.rpo.describe(),
         rpo_seconds=tp.rpo.seconds,
         protection=protection_text(tp),
-        message="not a replica: left alone" if tp.step is M.FailoverStep.SKIP else "",
+        message="not a replica: left alone" if tp.step is failover_model.FailoverStep.SKIP else "",
     )
 
 
-def protection_text(tp: M.FailoverTablePlan) -> str:
+def protection_text(tp: failover_model.FailoverTablePlan) -> str:
     others = ", ".join(a.rsplit("/", 1)[1] for a in tp.other_replicas)
     text = (
         "failover table + bucket policies (writers allowed; deletion, retention and policy changes: break-glass "
@@ -449,7 +454,7 @@ def protection_text(tp: M.FailoverTablePlan) -> str:
     return text + (f"; stale copies remain in {others}" if others else "; no other replica holds it")
 
 
-def _known_metadata(tp: M.FailoverTablePlan) -> tuple[str, bytes] | None:
+def _known_metadata(tp: failover_model.FailoverTablePlan) -> tuple[str, bytes] | None:
     """The metadata file read at plan time, by location (the committer reuses it when the table still points there)."""
     f = tp.facts
     if f.info is None or f.info.metadata_location is None or f.metadata_json is None:
@@ -457,7 +462,7 @@ def _known_metadata(tp: M.FailoverTablePlan) -> tuple[str, bytes] | None:
     return f.info.metadata_location, f.metadata_json
 
 
-def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcome, run_id: str) -> None:
+def verify(committer: S3TablesCommitter, tp: failover_model.FailoverTablePlan, o: TableOutcome, run_id: str) -> None:
     """The table accepts a commit (lineage properties), its current snapshot is the chosen one, and its record counts
     per partition, read from the manifests, add up to the chosen snapshot's record count in the replica's metadata
     as read at plan time."""
@@ -465,13 +470,17 @@ def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcom
     table = committer.load(tp.ident, known=_known_metadata(tp))
     current = table.metadata.current_snapshot_id
     chosen = tp.snapshot.snapshot_id if tp.snapshot else None
-    if chosen is None or (not tp.pit and tp.step is M.FailoverStep.PROMOTE):
+    if chosen is None or (not tp.pit and tp.step is failover_model.FailoverStep.PROMOTE):
         chosen = current  # latest: whatever the replica had when it was detached (an in-flight commit may land)
     props, managed = table.metadata.properties, tp.facts.source_table_arn if tp.facts.managed else None
-    recorded = props.get(M.LINEAGE.snapshot_id) if M.own_lineage(props, tp.facts.table_arn, managed) else None
-    if recorded is not None and recorded != str(chosen) and tp.step is M.FailoverStep.ALREADY:
+    recorded = (
+        props.get(failover_model.LINEAGE.snapshot_id)
+        if failover_model.own_lineage(props, tp.facts.table_arn, managed)
+        else None
+    )
+    if recorded is not None and recorded != str(chosen) and tp.step is failover_model.FailoverStep.ALREADY:
         chosen = int(recorded)  # converged run: the failover point is the first run's
-    if current != chosen and tp.step is M.FailoverStep.PROMOTE:
+    if current != chosen and tp.step is failover_model.FailoverStep.PROMOTE:
         raise ValueError(f"current snapshot {current} is not the chosen snapshot {chosen}")
     o.snapshot_id = chosen
     snap = table.metadata.snapshot_by_id(chosen) if chosen is not None else None
@@ -483,19 +492,21 @@ def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcom
             committer,
             tp.ident,
             {
-                M.PROP_PROMOTED_AT: datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                M.LINEAGE.source_table_arn: tp.facts.source_table_arn or "unknown",
-                M.LINEAGE.snapshot_id: str(chosen),
-                M.LINEAGE.run_id: run_id,
-                M.PROP_TABLE_ARN: tp.facts.table_arn,
-                M.PROP_PIT: "true" if o.point_in_time else "false",
+                failover_model.PROP_PROMOTED_AT: datetime.now(UTC)
+                .isoformat(timespec="milliseconds")
+                .replace("+00:00", "Z"),
+                failover_model.LINEAGE.source_table_arn: tp.facts.source_table_arn or "unknown",
+                failover_model.LINEAGE.snapshot_id: str(chosen),
+                failover_model.LINEAGE.run_id: run_id,
+                failover_model.PROP_TABLE_ARN: tp.facts.table_arn,
+                failover_model.PROP_PIT: "true" if o.point_in_time else "false",
             },
             table=table,
         )
-        if table.metadata.properties.get(M.LINEAGE.run_id) != run_id:
+        if table.metadata.properties.get(failover_model.LINEAGE.run_id) != run_id:
             raise ValueError("the lineage commit is not visible after it succeeded")
     else:
-        o.message = f"verified earlier by run {table.metadata.properties.get(M.LINEAGE.run_id)}"
+        o.message = f"verified earlier by run {table.metadata.properties.get(failover_model.LINEAGE.run_id)}"
     o.steps["verify_commit"] = round(time.monotonic() - t, 3)
     t = time.monotonic()
     counts = partition_counts(table, chosen)
@@ -518,7 +529,9 @@ def verify(committer: S3TablesCommitter, tp: M.FailoverTablePlan, o: TableOutcom
 def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, dict[str, Any]]:
     replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
     if replica is None:
-        raise M.FailoverError(f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs")
+        raise failover_model.FailoverError(
+            f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs"
+        )
     promoted_arn, original_arn = replica.table_bucket_arn, source_of(outputs, replica).table_bucket_arn
     original_error = source_reachable(clients, original_arn)
     out = []
@@ -527,9 +540,9 @@ def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, 
         if not req.selects(ident):
             continue
         got, info = read_info(clients, promoted_arn, ident)
-        if got.get("managedTableInformation") or info is None or M.LINEAGE.run_id not in info.properties:
+        if got.get("managedTableInformation") or info is None or failover_model.LINEAGE.run_id not in info.properties:
             continue  # still a replica, or not promoted by the kit
-        orig_arn: str | None = info.properties.get(M.LINEAGE.source_table_arn)
+        orig_arn: str | None = info.properties.get(failover_model.LINEAGE.source_table_arn)
         original: TableInfo | None = None
         err = original_error
         if err is None:
@@ -541,8 +554,10 @@ def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, 
                     orig_arn = None
                 else:
                     err = describe_error(exc)
-        out.append(M.failback_table(ident, ref.arn, info, orig_arn, original, err))
-    return M.render_failback(promoted_arn, original_arn, out), M.failback_dict(promoted_arn, original_arn, out)
+        out.append(failover_model.failback_table(ident, ref.arn, info, orig_arn, original, err))
+    return failover_model.render_failback(promoted_arn, original_arn, out), failover_model.failback_dict(
+        promoted_arn, original_arn, out
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -553,7 +568,7 @@ def failback(clients: Clients, req: Request, outputs: KitOutputs) -> tuple[str, 
 @dataclass
 class RunResult:
     exit_code: int
-    plan: M.FailoverPlan | None = None
+    plan: failover_model.FailoverPlan | None = None
     outcomes: list[TableOutcome] = field(default_factory=list)
     report: Path | None = None
     rto_seconds: float | None = None
@@ -576,15 +591,16 @@ def run(
         )
         if not as_json:
             print("\nDry run: nothing was changed. To promote: --confirm " + plan.bucket_name)
-        return RunResult(M.EXIT_REFUSED if plan.refusals else M.EXIT_OK, plan)
+        return RunResult(failover_model.EXIT_REFUSED if plan.refusals else failover_model.EXIT_OK, plan)
     if req.confirm != plan.bucket_name:
         plan.errors.append(f"--confirm {req.confirm!r} does not equal the replica bucket name {plan.bucket_name!r}")
     if plan.refusals or documents is None:
         print(plan.render(show_documents=False))
         print("\nNothing was changed.", file=sys.stderr)
-        return RunResult(M.EXIT_REFUSED, plan)
+        return RunResult(failover_model.EXIT_REFUSED, plan)
     say(
-        f"promoting {sum(t.step is not M.FailoverStep.SKIP for t in plan.tables)} table(s) of {plan.bucket_name}",
+        f"promoting {sum(t.step is not failover_model.FailoverStep.SKIP for t in plan.tables)} table(s) "
+        f"of {plan.bucket_name}",
         req.show_progress,
     )
     outcomes = promote(clients, req, plan, documents, run_id, t0)
@@ -603,5 +619,5 @@ def run(
     print(summary(outcomes, header))
     if report is not None:
         print(f"Report: {report}")
-    code = M.EXIT_OK if all(o.ok for o in outcomes) else M.EXIT_FAILED
+    code = failover_model.EXIT_OK if all(o.ok for o in outcomes) else failover_model.EXIT_FAILED
     return RunResult(code, plan, outcomes, report, rto, round(plan_seconds, 3))

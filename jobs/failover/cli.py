@@ -171,8 +171,8 @@ def replication_point_ms(
     clients: Any, outputs: Any, bucket: str, tables: Sequence[str], namespaces: Sequence[str]
 ) -> int:
     """`--as-of replication-point`: the live replication point of the replica to promote over the selected tables
-    (`jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that does not
-    answer leaves the tables without a point: choose an instant with --as-of)."""
+    (`s3tables_kit.jobs.ops.point`); refused (exit 2) when the source's status cannot give one (a source Region that
+    does not answer leaves the tables without a point: choose an instant with --as-of)."""
     from s3tables_kit.jobs.kernel.selectors import selection_patterns, to_ms
     from s3tables_kit.jobs.ops.point_live import live_point
 

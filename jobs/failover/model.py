@@ -1,9 +1,9 @@
 """The failover plan, pure: facts gathered by `aws.py` in, the plan (per table state, RPO, snapshot, other replicas,
 policy changes, steps) and the failback plan out. No I/O, no AWS, no Spark: tested with hand-made facts.
 
-RPO reuses the lag logic `status` reports (`jobs.kernel.commits`: `commit_times`, `compute_lag`): the source commits
-the replica lacks are the source commit times after the replica's last replicated commit (the replica's own
-`last-updated-ms`, a copy of the source's value at that commit); when the source Region does not answer, the RPO is
+RPO reuses the lag logic `status` reports (`s3tables_kit.jobs.kernel.commits`: `commit_times`, `compute_lag`): the
+source commits the replica lacks are the source commit times after the replica's last replicated commit (the replica's
+own `last-updated-ms`, a copy of the source's value at that commit); when the source Region does not answer, the RPO is
 "at least since" that commit.
 """
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover import model as failover_model
 
 
 @dataclass
@@ -36,14 +36,14 @@ class TableOutcome:
         return self.verdict in ("promoted", "converged", "skipped")
 
 
-def worst_rpo(plan: M.FailoverPlan) -> str:
-    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
+def worst_rpo(plan: failover_model.FailoverPlan) -> str:
+    active = [t for t in plan.tables if t.step is not failover_model.FailoverStep.SKIP]
     unknown = [t.rpo.at_least_since for t in active if t.rpo.lacking_commits is None and t.rpo.at_least_since]
     if unknown:
         return f"at least since {min(unknown)} (source unreachable)"
     secs = [t.rpo.seconds or 0.0 for t in active]
     n = sum(t.rpo.lacking_commits or 0 for t in active)
-    return f"{n} commit(s) lacking, worst {M.format_seconds(max(secs, default=0.0))}"
+    return f"{n} commit(s) lacking, worst {failover_model.format_seconds(max(secs, default=0.0))}"
 
 
 def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
@@ -58,7 +58,7 @@ def summary(outcomes: Sequence[TableOutcome], header: dict[str, Any]) -> str:
                 o.snapshot_id or "-",
                 "yes" if o.point_in_time else "-",
                 o.rpo,
-                M.format_seconds(o.rto_seconds),
+                failover_model.format_seconds(o.rto_seconds),
                 "-" if o.rows is None else o.rows,
                 o.message,
             )
@@ -74,7 +74,7 @@ def write_report(
     started: datetime,
     run_id: str,
     header: dict[str, Any],
-    plan: M.FailoverPlan,
+    plan: failover_model.FailoverPlan,
     outcomes: Sequence[TableOutcome],
 ) -> Path:
     """`<dir>/<UTC time>-<run id>/report.{json,md}`, the layout of the recovery job's reports."""
@@ -102,6 +102,6 @@ def write_report(
     if problems:
         lines += ["", "## Messages", "", *[f"- `{o.table}`: {o.message}" for o in problems]]
     if any(o.point_in_time for o in outcomes):
-        lines += ["", M.PIT_WARNING]
+        lines += ["", failover_model.PIT_WARNING]
     (d / "report.md").write_text("\n".join(lines) + "\n")
     return d / "report.md"

@@ -1,13 +1,14 @@
 """The planned failover (`s3tables-kit failover --planned`): freeze the writers on the source, wait until every
-replica has caught up, promote through the emergency path's steps (`jobs.failover.aws.promote`), prove RPO 0 and
-lift the freeze. The same run in the other direction, once the original Region answers, is the failback.
+replica has caught up, promote through the emergency path's steps (`s3tables_kit.jobs.failover.aws.promote`), prove RPO
+0 and lift the freeze. The same run in the other direction, once the original Region answers, is the failback.
 
 State-changing calls, in order (nothing before the preflight passes):
   PutTableBucketPolicy on the source (the freeze, merged into its policy; journal first) -> the promotion's calls
-  (`jobs.failover.aws`) -> PutTableBucketPolicy / DeleteTableBucketPolicy on the source (its policy as it was).
+  (`s3tables_kit.jobs.failover.aws`) -> PutTableBucketPolicy / DeleteTableBucketPolicy on the source (its policy as it
+  was).
 
 One run at a time: before the freeze the run takes the leases of the source and the promoted bucket
-(`jobs.failover.planned_lease`); a second run while they are held is refused (exit 2) and changes nothing.
+(`s3tables_kit.jobs.failover.planned_lease`); a second run while they are held is refused (exit 2) and changes nothing.
 
 Rerunnable: the freeze is found again by its Sid in the source's policy, and the original policy in the journal
 (`<report dir>/.planned-freeze-<source bucket>.json`, written before the freeze); a rerun continues a killed run
@@ -29,10 +30,10 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.failover import aws
-from s3tables_kit.jobs.failover import model as M
+from s3tables_kit.jobs.failover import model as failover_model
 from s3tables_kit.jobs.failover import planned_lease as PL
 from s3tables_kit.jobs.failover import planned_model as PM
-from s3tables_kit.jobs.kernel import channels as CH
+from s3tables_kit.jobs.kernel import channels as channel_reads
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.idents import Ident
@@ -40,12 +41,14 @@ from s3tables_kit.jobs.kernel.killpoints import PLANNED_FAILOVER
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
 from s3tables_kit.jobs.kernel.snapshots import Snapshot
 from s3tables_kit.jobs.kernel.tables import read_table_metadata
+from s3tables_kit.policies import freeze as policy_freeze
+from s3tables_kit.topology import channels
 from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 
 @dataclass(frozen=True)
 class Freeze:
-    """The reviewed freeze statement (`policies.freeze.freeze_statement`) and the merge rules of `policies.freeze`."""
+    """The reviewed freeze statement and the merge rules of `s3tables_kit.policies.freeze`."""
 
     statement: dict[str, Any]
 
@@ -54,26 +57,20 @@ class Freeze:
         return str(self.statement["Sid"])
 
     def is_frozen(self, text: str | None) -> bool:
-        from s3tables_kit.policies.freeze import is_frozen  # type: ignore[import-not-found,unused-ignore]
-
-        return text is not None and bool(is_frozen(json.loads(text)))
+        return text is not None and bool(policy_freeze.is_frozen(json.loads(text)))
 
     def frozen(self, text: str | None) -> str:
-        from s3tables_kit.policies.freeze import frozen_policy, render  # type: ignore[import-not-found,unused-ignore]
-
-        return str(render(frozen_policy(json.loads(text) if text else None, self.statement)))
+        return str(
+            policy_freeze.render(policy_freeze.frozen_policy(json.loads(text) if text else None, self.statement))
+        )
 
     def thawed(self, text: str) -> str | None:
-        from s3tables_kit.policies.freeze import render, thawed  # type: ignore[import-not-found,unused-ignore]
-
-        left = thawed(json.loads(text))
-        return None if left is None else str(render(left))
+        left = policy_freeze.thawed(json.loads(text))
+        return None if left is None else str(policy_freeze.render(left))
 
 
 def freeze_from_config(cfg: Any, source_bucket_arn: str) -> Freeze:
-    from s3tables_kit.policies.freeze import freeze_statement  # type: ignore[import-not-found,unused-ignore]
-
-    return Freeze(freeze_statement(tuple(cfg.protection.break_glass_principals), source_bucket_arn))
+    return Freeze(policy_freeze.freeze_statement(tuple(cfg.protection.break_glass_principals), source_bucket_arn))
 
 
 @dataclass(frozen=True)
@@ -82,10 +79,10 @@ class Options:
     poll_s: float = PM.DEFAULT_POLL_S
     settle_s: float = PM.DEFAULT_SETTLE_S
     unfreeze: bool = False  # only lift a freeze a killed run left (no promotion)
-    lease_dir: str | None = None  # where the run's leases live (`jobs.failover.planned_lease`); None: the report dir
+    lease_dir: str | None = None  # the run's leases (`s3tables_kit.jobs.failover.planned_lease`); None: the report dir
     lease_ttl_s: float = PL.DEFAULT_TTL_S
     drain_timeout_s: float = PM.DEFAULT_DRAIN_TIMEOUT_S  # a streaming channel still holding rows then refuses
-    commit_interval_s: float = CH.COMMIT_INTERVAL_S  # waited once every channel reads 0 (the count is approximate)
+    commit_interval_s: float = channels.COMMIT_INTERVAL_S  # waited once every channel reads 0 (an approximate count)
 
 
 @dataclass
@@ -109,22 +106,24 @@ def source_head(clients: Clients, source_arn: str, ident: Ident) -> PM.Head:
     return PM.Head.of(json.loads(m.raw) if m.raw else None)
 
 
-def catch_up(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> tuple[PM.CatchUp, M.FailoverTablePlan]:
+def catch_up(
+    clients: Clients, source_arn: str, tp: failover_model.FailoverTablePlan
+) -> tuple[PM.CatchUp, failover_model.FailoverTablePlan]:
     """One table's catch-up state, and its plan with the replica's metadata as read now (the promotion's input)."""
     ident = tp.ident
     try:
         src = source_head(clients, source_arn, ident)
         got, info, raw = aws.read_info_raw(clients, tp.facts.table_arn.split("/table/")[0], ident)
         detached = not got.get("managedTableInformation")
-        own = info is not None and detached and M.own_lineage(info.properties, tp.facts.table_arn, None)
-        recorded = info.properties.get(M.LINEAGE.snapshot_id) if info is not None and own else None
+        own = info is not None and detached and failover_model.own_lineage(info.properties, tp.facts.table_arn, None)
+        recorded = info.properties.get(failover_model.LINEAGE.snapshot_id) if info is not None and own else None
         state = PM.CatchUp(str(ident), src, PM.Head.of_info(info, recorded), detached=detached)
         if info is None:
             return state, tp
         snap: Snapshot | None = info.snapshot(info.current_snapshot_id) if info.current_snapshot_id else None
         facts = replace(tp.facts, info=info, metadata_json=raw, managed=not detached)
-        step = M.FailoverStep.PROMOTE if not detached else M.FailoverStep.ALREADY
-        rpo = M.Rpo(0, 0.0, None) if state.caught_up else tp.rpo
+        step = failover_model.FailoverStep.PROMOTE if not detached else failover_model.FailoverStep.ALREADY
+        rpo = failover_model.Rpo(0, 0.0, None) if state.caught_up else tp.rpo
         return state, replace(tp, facts=facts, snapshot=snap, pit=False, step=step, rpo=rpo)
     except (ClientError, BotoCoreError, ValueError) as exc:
         return PM.CatchUp(str(ident), PM.Head(None, None), PM.Head(None, None), error=describe_error(exc)), tp
@@ -133,11 +132,11 @@ def catch_up(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> tupl
 def wait_caught_up(
     clients: Clients,
     source_arn: str,
-    tables: Sequence[M.FailoverTablePlan],
+    tables: Sequence[failover_model.FailoverTablePlan],
     opts: Options,
     concurrency: int,
     show: bool,
-) -> tuple[bool, dict[str, PM.CatchUp], dict[str, M.FailoverTablePlan], dict[str, float]]:
+) -> tuple[bool, dict[str, PM.CatchUp], dict[str, failover_model.FailoverTablePlan], dict[str, float]]:
     """Poll the tables not yet caught up until all are, or the timeout. (all caught up, last state per table, the
     refreshed plans, seconds each took)."""
     t0 = time.monotonic()
@@ -169,7 +168,7 @@ def wait_caught_up(
         time.sleep(opts.poll_s)
 
 
-def channel_of(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> CH.Channel | None:
+def channel_of(clients: Clients, source_arn: str, tp: failover_model.FailoverTablePlan) -> channels.Channel | None:
     """The source table's streaming channel (None: never written through `PutRows`)."""
     b = BucketRef(source_arn)
     got = call(
@@ -178,13 +177,13 @@ def channel_of(clients: Clients, source_arn: str, tp: M.FailoverTablePlan) -> CH
         namespace=tp.ident.namespace,
         name=tp.ident.name,
     )
-    return CH.read(clients.channels(b.region, b.account), str(got["tableARN"]))
+    return channel_reads.read(clients.channels(b.region, b.account), str(got["tableARN"]))
 
 
 def drain(
     clients: Clients,
     source_arn: str,
-    tables: Sequence[M.FailoverTablePlan],
+    tables: Sequence[failover_model.FailoverTablePlan],
     opts: Options,
     concurrency: int,
     show: bool,
@@ -267,7 +266,7 @@ def _seconds_since(iso: str) -> float:
     return (datetime.now(UTC) - datetime.fromisoformat(iso)).total_seconds()
 
 
-def preflight(plan: M.FailoverPlan, req: aws.Request, source_error: str | None) -> list[str]:
+def preflight(plan: failover_model.FailoverPlan, req: aws.Request, source_error: str | None) -> list[str]:
     out = list(plan.refusals)
     if req.selector.as_of_ms is not None or req.selector.snapshot_id is not None:
         out.append("--planned promotes the latest state (RPO 0): --as-of / --snapshot-id do not apply")
@@ -294,7 +293,9 @@ def run(
     opts = opts or Options()
     replica = next((r for r in outputs.replicas if r.table_bucket_name == req.replica_bucket), None)
     if replica is None:
-        raise M.FailoverError(f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs")
+        raise failover_model.FailoverError(
+            f"--replica-bucket {req.replica_bucket!r} is not a replica bucket of the outputs"
+        )
     source = source or aws.source_of(outputs, replica)
     src_arn = source.table_bucket_arn
     report_dir = req.report_dir or Path("reports/failover")
@@ -316,16 +317,18 @@ def run(
         return PlannedResult(code, rep, path)
 
     if freeze is None:
-        raise M.FailoverError("--planned needs --config (the freeze is built from its break-glass principals)")
+        raise failover_model.FailoverError(
+            "--planned needs --config (the freeze is built from its break-glass principals)"
+        )
     if opts.unfreeze:
         try:
             with leased():
                 was_frozen = lift_freeze(clients, freeze, src_arn, journal_file, show)
         except PL.LeaseRefused as exc:
             print(f"REFUSED: {exc}")
-            return PlannedResult(M.EXIT_REFUSED)
+            return PlannedResult(failover_model.EXIT_REFUSED)
         print("freeze lifted" if was_frozen else "no freeze in place: nothing to do")
-        return PlannedResult(M.EXIT_OK)
+        return PlannedResult(failover_model.EXIT_OK)
     plan = aws.build_plan(clients, req, outputs, documents, started)
     source_error = aws.source_reachable(clients, src_arn)
     refusals = preflight(plan, req, source_error)
@@ -335,7 +338,7 @@ def run(
         refusals.append("no failover documents (pass --config with the kit configuration)")
     live = None if source_error else aws.live_bucket_policy(clients, src_arn)
     already = freeze.is_frozen(live)
-    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
+    active = [t for t in plan.tables if t.step is not failover_model.FailoverStep.SKIP]
     if req.confirm is None:
         now = [catch_up(clients, src_arn, t)[0] for t in active] if not source_error else []
         print(
@@ -345,22 +348,22 @@ def run(
         )
         running = PL.live_holder(lease_dir, buckets)
         print(render_planned(freeze, src_arn, live, now, opts, already, refusals, running))
-        return PlannedResult(M.EXIT_REFUSED if refusals else M.EXIT_OK)
+        return PlannedResult(failover_model.EXIT_REFUSED if refusals else failover_model.EXIT_OK)
     if refusals and not already:
         rep.messages += refusals
-        return finish(M.EXIT_REFUSED, "refused (nothing was changed)")
+        return finish(failover_model.EXIT_REFUSED, "refused (nothing was changed)")
     try:
         with leased() as leases:
             return _confirmed(clients, req, plan, documents, freeze, opts, rep, finish, refusals, leases, t0)
     except PL.LeaseRefused as exc:
         rep.messages.append(str(exc))
-        return finish(M.EXIT_REFUSED, "refused (another run holds the lease: nothing was changed)")
+        return finish(failover_model.EXIT_REFUSED, "refused (another run holds the lease: nothing was changed)")
 
 
 def _confirmed(
     clients: Clients,
     req: aws.Request,
-    plan: M.FailoverPlan,
+    plan: failover_model.FailoverPlan,
     documents: aws.Documents | None,
     freeze: Freeze,
     opts: Options,
@@ -373,12 +376,12 @@ def _confirmed(
     """The confirmed run, under the leases: freeze, wait, promote, prove, lift."""
     show, run_id, src_arn = req.show_progress, rep.run_id, rep.source_bucket_arn
     journal_file = PM.journal_path(req.report_dir or Path("reports/failover"), src_arn.rsplit("/", 1)[1])
-    active = [t for t in plan.tables if t.step is not M.FailoverStep.SKIP]
+    active = [t for t in plan.tables if t.step is not failover_model.FailoverStep.SKIP]
     if refusals:  # the source answers and a killed run's freeze is in place: writers are not left frozen
         rep.messages += refusals
         if lift_freeze(clients, freeze, src_arn, journal_file, show):
             rep.messages.append("the freeze a killed run left was lifted")
-        return finish(M.EXIT_REFUSED, "refused")
+        return finish(failover_model.EXIT_REFUSED, "refused")
 
     assert documents is not None
     try:
@@ -386,7 +389,7 @@ def _confirmed(
     except (ClientError, BotoCoreError) as exc:
         lift_freeze(clients, freeze, src_arn, journal_file, show)
         rep.messages.append(f"the freeze could not be applied: {describe_error(exc)}")
-        return finish(M.EXIT_FAILED, "failed before promotion")
+        return finish(failover_model.EXIT_FAILED, "failed before promotion")
     rep.frozen_at = journal.frozen_at
     if journal.run_id != run_id:
         rep.continued_from = journal.run_id
@@ -411,12 +414,14 @@ def _confirmed(
             rep.messages.append(
                 f"streaming rows not committed after {opts.drain_timeout_s:.0f}s (nothing promoted): {'; '.join(held)}"
             )
-            return lifted("refused: a streaming channel did not drain (nothing was promoted)", M.EXIT_REFUSED)
+            return lifted(
+                "refused: a streaming channel did not drain (nothing was promoted)", failover_model.EXIT_REFUSED
+            )
         ok, states, plans, took = wait_caught_up(clients, src_arn, active, opts, req.concurrency, show)
         rep.catch_up_seconds = round(time.monotonic() - t_wait, 3)
     except Exception as exc:  # any error before the promotion: writers back, nothing promoted
         rep.messages.append(f"before promotion: {type(exc).__name__}: {exc}")
-        return lifted("failed before promotion (nothing was promoted)", M.EXIT_FAILED)
+        return lifted("failed before promotion (nothing was promoted)", failover_model.EXIT_FAILED)
     if not ok:
         rep.behind = [s.table for s in PM.slowest(list(states.values()), len(states))]
         rep.tables = [
@@ -424,10 +429,10 @@ def _confirmed(
             for n, s in states.items()
         ]
         rep.messages.append(f"timed out after {opts.timeout_s:.0f}s waiting for the replicas to catch up")
-        return lifted("timed out (nothing was promoted)", M.EXIT_FAILED)
+        return lifted("timed out (nothing was promoted)", failover_model.EXIT_FAILED)
     PLANNED_FAILOVER.at("caught-up", src_arn)
     if PL.lost(leases):  # another run took the leases over (this one stalled past their time to live)
-        return lifted("stopped before the promotion (nothing was promoted by this run)", M.EXIT_FAILED)
+        return lifted("stopped before the promotion (nothing was promoted by this run)", failover_model.EXIT_FAILED)
 
     t_caught = time.monotonic()
     plan.tables = [plans.get(str(t.ident), t) for t in plan.tables]
@@ -437,19 +442,19 @@ def _confirmed(
         outcomes = aws.promote(clients, req, plan, documents, run_id, t0)
     except Exception as exc:
         rep.messages.append(f"promotion: {type(exc).__name__}: {exc}")
-        return lifted("promotion failed", M.EXIT_FAILED)
+        return lifted("promotion failed", failover_model.EXIT_FAILED)
     rep.writable_after_caught_up_seconds = round(time.monotonic() - t_caught, 3)
     rep.rto_seconds = round(time.monotonic() - t0, 3)
     rep.tables = prove(clients, src_arn, plan, outcomes, took, req.concurrency)
     PLANNED_FAILOVER.at("before-lift", src_arn)
-    code = M.EXIT_OK if rep.rpo_zero and all(o.ok for o in outcomes) else M.EXIT_FAILED
+    code = failover_model.EXIT_OK if rep.rpo_zero and all(o.ok for o in outcomes) else failover_model.EXIT_FAILED
     return lifted("promoted", code)
 
 
 def prove(
     clients: Clients,
     source_arn: str,
-    plan: M.FailoverPlan,
+    plan: failover_model.FailoverPlan,
     outcomes: Sequence[aws.TableOutcome],
     took: dict[str, float],
     concurrency: int,

@@ -1,4 +1,4 @@
-"""At most one planned failover at a time per bucket it changes: the jobs' leases (`jobs.kernel.leases`).
+"""At most one planned failover at a time per bucket it changes: the jobs' leases (`s3tables_kit.jobs.kernel.leases`).
 
 A planned run changes two buckets: the source (its writers are frozen, its bucket policy rewritten and put back) and
 the replica bucket it promotes (its tables detached, its bucket policy replaced). It takes one lease per bucket,

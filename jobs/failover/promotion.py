@@ -5,9 +5,9 @@ configuration, unchanged. Once a failover topology is deployed (`[failover] prom
 the promoted source are its destinations (`replicate_to`): remaining `[[replicas]]`, and `[[failover.new_buckets]]`
 that no `[[replicas]]` entry names. Promoting one of those is a failover of the promoted source: its documents are
 those of a promoted primary (writers of its account, its deploy role, break-glass), built by the same
-`policies.failover.failover_documents` from the configuration in which the new buckets are replicas too. The outputs
-of the failover topology already describe that promotion: their source is the promoted bucket, so the plan's RPO,
-replication status and other replicas are read against the new source.
+`s3tables_kit.policies.failover.failover_documents` from the configuration in which the new buckets are replicas too.
+The outputs of the failover topology already describe that promotion: their source is the promoted bucket, so the plan's
+RPO, replication status and other replicas are read against the new source.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ def promotion_config(cfg: KitConfig, bucket: str) -> KitConfig:
     for a new bucket of the configured failover, `cfg` with the new buckets added to `replicas`, so the promotion of
     that destination is planned like that of any replica (writers of its account, its deploy role, break-glass).
     In an estate, the documents builder promotes `bucket` among the destinations of the one source feeding it
-    (`topology.failover.promotion_source`; a fan-in replica is refused), so no other source's grants are touched."""
+    (`s3tables_kit.topology.failover.promotion_source`; a fan-in replica is refused), so no other source's grants are
+    touched."""
     if any(r.bucket == bucket for r in cfg.replicas):
         return cfg
     fo = cfg.failover

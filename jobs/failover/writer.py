@@ -1,7 +1,8 @@
 """A writer's commit, for local runs only (`make e2e`): a few rows of real Iceberg data and metadata appended to every
-table of a table bucket, through the S3 Tables API with pyiceberg (`jobs.failover.iceberg.S3TablesCommitter`, what
-a writer engine does). A table without metadata yet (as Terraform creates it) gets its first commit, which creates
-it with a two-column schema (`id` long, `region` string, partitioned by `region`).
+table of a table bucket, through the S3 Tables API with pyiceberg
+(`s3tables_kit.jobs.failover.iceberg.S3TablesCommitter`, what a writer engine does). A table without metadata yet (as
+Terraform creates it) gets its first commit, which creates it with a two-column schema (`id` long, `region` string,
+partitioned by `region`).
 
     python -m s3tables_kit.jobs.failover.writer --bucket-arn ARN --endpoint-url URL
 

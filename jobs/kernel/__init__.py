@@ -13,5 +13,5 @@
 * `leases`: at most one live run per thing it changes (heartbeat, expiry, takeover);
 * `killpoints`: the named points the kill tests stop a job at (`KIT_KILL_AT`).
 
-It imports nothing of `jobs` but itself and `jobs.aws_timestamps` (tests/test_layers.py).
+It imports nothing of `jobs` but itself and `s3tables_kit.jobs.aws_timestamps` (tests/test_layers.py).
 """

@@ -1,15 +1,15 @@
 """boto3 clients for the ops jobs.
 
-Every session is a stock boto3 session (`jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3 Tables
-operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
-(``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`) each
-service's URL comes from `localstack_client.config` and the credentials default to localstack-client's, so every
-request goes through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
+Every session is a stock boto3 session (`s3tables_kit.jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3
+Tables operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
+(``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`: the flag
+wins) every service's URL is that endpoint and the credentials default to localstack-client's, so every request goes
+through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
 default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
 in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
 
-Retries: the kit's one policy, `jobs.kernel.sdk` (control-plane calls: botocore's ``standard`` mode with its
-client-side retry quota, exponential backoff with jitter, throttling codes such as
+Retries: the kit's one policy, `s3tables_kit.jobs.kernel.sdk` (control-plane calls: botocore's ``standard`` mode with
+its client-side retry quota, exponential backoff with jitter, throttling codes such as
 ``TooManyRequestsException``/``ThrottlingException`` included) with a configurable attempt count; `sdk.call`
 adds an outer backoff for throttling that outlives botocore's attempts, and the tools give what still failed a
 second pass.
@@ -22,7 +22,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from botocore.config import Config
 
@@ -69,8 +68,8 @@ class Clients:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a worker process needs to build the same clients (`jobs.kernel.concurrency.WorkerPool`): the settings
-        and the credentials already assumed; not the clients, caches or lock of this process."""
+        """What a worker process needs to build the same clients (`s3tables_kit.jobs.kernel.concurrency.WorkerPool`):
+        the settings and the credentials already assumed; not the clients, caches or lock of this process."""
         return {
             "endpoint_url": self.endpoint_url,
             "role_arns": dict(self.role_arns),
@@ -117,12 +116,9 @@ class Clients:
         return boto3_session(**kwargs)
 
     def _endpoint_for(self, service: str) -> str | None:
-        if not self.endpoint_url:
-            return None
-        from localstack_client.config import get_service_endpoints
-
-        parsed = urlparse(self.endpoint_url)
-        return str(get_service_endpoints(parsed.netloc or parsed.path)[service])
+        """The endpoint every service is sent to: the resolved one as given (never re-read from the environment,
+        where `$AWS_ENDPOINT_URL` would override the flag)."""
+        return self.endpoint_url.rstrip("/") if self.endpoint_url else None
 
     def _credentials(self, account: str | None, region: str) -> dict[str, str] | None:
         role = self.role_for(account)
@@ -163,7 +159,8 @@ class Clients:
 
     def iceberg_rest(self, region: str, account: str | None = None) -> IcebergRest:
         """The S3 Tables Iceberg REST endpoint of a Region (and account), over the s3tables client's transport and
-        credentials (`jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one lookup."""
+        credentials (`s3tables_kit.jobs.kernel.iceberg_rest`). Called once per replica read: a cached one costs one
+        lookup."""
         key = ("iceberg-rest", region, account)
         with self._lock:
             rest: IcebergRest | None = self._cache.get(key)

@@ -1,6 +1,6 @@
 """A table's commit history as its metadata file tells it, and how far a replica lags it: the source's commit times
-(through the metadata cache: each file is summarised once, `jobs.kernel.metadata_cache`) and the age of the oldest
-commit a replica lacks. `status` reports that lag; failover reports it as the RPO of a promotion."""
+(through the metadata cache: each file is summarised once, `s3tables_kit.jobs.kernel.metadata_cache`) and the age of the
+oldest commit a replica lacks. `status` reports that lag; failover reports it as the RPO of a promotion."""
 
 from __future__ import annotations
 

@@ -110,8 +110,8 @@ def run_concurrently(
 
 # botocore spends 1-2 ms of CPU per request (serialise, sign, parse) under one interpreter lock, so one process tops
 # out at a few hundred requests per second whatever the thread count; at 10,000 tables x 3 destinations that is
-# the wall time (BENCHMARKS.md, issue 18). A many-table loop therefore runs in worker processes when it is large:
-# each process has its own clients and `concurrency // processes` threads.
+# the wall time (BENCHMARKS.md, ops tools at lake scale). A many-table loop therefore runs in worker processes when it
+# is large: each process has its own clients and `concurrency // processes` threads.
 PROCESSES_FROM = 2000  # items; below that, starting processes (imports, clients) costs more than it saves
 MAX_PROCESSES = 4
 

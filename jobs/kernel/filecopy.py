@@ -129,7 +129,8 @@ _CLIENTS: dict[tuple[str | None, str | None], Any] = {}
 
 def object_client(region: str | None, endpoint: str | None, *, data_plane: bool = True, **config: Any) -> Any:
     """A new S3 client for object traffic: path-style on an endpoint, checksums where the call asks for them (the copy
-    sends its own CRC32). `data_plane`: the kit's bulk retry mode (`jobs.kernel.sdk`), else the standard one."""
+    sends its own CRC32). `data_plane`: the kit's bulk retry mode (`s3tables_kit.jobs.kernel.sdk`), else the standard
+    one."""
     from s3tables_kit.jobs.kernel import sdk
 
     return sdk.client(

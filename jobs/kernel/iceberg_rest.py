@@ -1,8 +1,8 @@
 """`loadTable` of the S3 Tables Iceberg REST endpoint: a table's metadata location and its metadata in one request.
 
 The S3 Tables API needs two requests for the same answer (``GetTableMetadataLocation``, then a ``GetObject`` of the
-file). `jobs.ops.status` reads every replica's metadata when it has no summary of it cached (its first run on a
-machine, ``--no-cache``), so this halves its requests per replica (decision 0017).
+file). `s3tables_kit.jobs.ops.status` reads every replica's metadata when it has no summary of it cached (its first run
+on a machine, ``--no-cache``), so this halves its requests per replica (decision 0017).
 
 The endpoint (AWS S3 user guide, "Accessing tables using the Amazon S3 Tables Iceberg REST endpoint"):
 ``https://s3tables.<region>.amazonaws.com/iceberg``, requests signed with SigV4 under the signing name ``s3tables``,
@@ -13,18 +13,18 @@ into S3 Tables operations, so it needs what the two-request path needs: ``s3tabl
 ``s3tables:GetTableData`` on the table.
 
 The request uses the boto3 client's endpoint, credentials (refreshed as botocore refreshes them), CA bundle and
-timeouts. Without a proxy or a client certificate it is signed and sent by `jobs.kernel.signed_get` (botocore's
-SigV4 canonical form, a cached signing key, keep-alive connections: a fraction of botocore's CPU per request);
-otherwise signed with botocore's `SigV4Auth` and sent over the client's HTTP session
+timeouts. Without a proxy or a client certificate it is signed and sent by `s3tables_kit.jobs.kernel.signed_get`
+(botocore's SigV4 canonical form, a cached signing key, keep-alive connections: a fraction of botocore's CPU per
+request); otherwise signed with botocore's `SigV4Auth` and sent over the client's HTTP session
 (``client._endpoint.http_session`` is botocore's; its ``_proxy_config``, ``_cert_file`` and ``_verify`` are the
 private attributes read here). pyiceberg's ``RestCatalog`` is not used: it builds a full table model of every
 answer, which costs more CPU than the request saves.
 
 Errors are raised as botocore ``ClientError`` (operation ``LoadTable``) so the kit's error handling applies
-unchanged (`jobs.kernel.sdk.call`'s throttling backoff, `describe_error`, the tools' second pass). Throttling,
-server errors and connection errors are retried here first, like botocore's standard mode: `MAX_ATTEMPTS` attempts
-in all, exponential backoff with full jitter. An answer that says the endpoint itself is refused to this caller (no
-permission, an unknown route, a method not allowed) sets `refused`: the callers then use the S3 Tables API for the
+unchanged (`s3tables_kit.jobs.kernel.sdk.call`'s throttling backoff, `describe_error`, the tools' second pass).
+Throttling, server errors and connection errors are retried here first, like botocore's standard mode: `MAX_ATTEMPTS`
+attempts in all, exponential backoff with full jitter. An answer that says the endpoint itself is refused to this caller
+(no permission, an unknown route, a method not allowed) sets `refused`: the callers then use the S3 Tables API for the
 rest of the run, which answers the same question in two requests.
 """
 

@@ -25,7 +25,7 @@ file copy executors, EMR submission) and pyiceberg's/pyarrow's S3 access.
   instantiated without arguments, hence `KitS3RetryStrategy`); pyarrow 26 exposes no adaptive strategy.
 
 Long loops over many tables (the ops tools) give what still failed a second pass after a pause
-(`jobs.ops.status`/`jobs.ops.monitor`). Nothing here reads the environment.
+(`s3tables_kit.jobs.ops.status`/`s3tables_kit.jobs.ops.monitor`). Nothing here reads the environment.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
+
+from s3tables_kit.topology import sdk_models
 
 R = TypeVar("R")
 
@@ -61,29 +62,14 @@ def retry_config(max_attempts: int = MAX_ATTEMPTS, *, data_plane: bool = False, 
 
 def boto3_session(**kwargs: Any) -> Any:
     """A `boto3.session.Session(**kwargs)` of the stock SDK whose clients parse timestamps with
-    `jobs.aws_timestamps` (every session the kit builds for AWS calls comes from here)."""
+    `s3tables_kit.jobs.aws_timestamps` (every session the kit builds for AWS calls comes from here)."""
     import boto3
     import botocore.session
 
     from s3tables_kit.jobs import aws_timestamps
 
-    session = aws_timestamps.install(extended(botocore.session.get_session()))
+    session = aws_timestamps.install(sdk_models.extended(botocore.session.get_session()))
     return boto3.session.Session(botocore_session=session, **kwargs)
-
-
-# The one place the kit extends botocore's models: operations AWS documents that the pinned botocore lacks, merged by
-# botocore's own loader (`<service>/<version>/service-2.sdk-extras.json` on a search path), never a patched SDK.
-# Now: `GetChannel` and `PutRows` (botocore >= 1.44.18; docs/aws-facts.md#streaming-writes-putrows). Remove an entry
-# once the pinned botocore has it (tests/test_sdk_models.py says when).
-MODELS_DIR = Path(__file__).resolve().parent / "botocore_models"
-
-
-def extended(session: Any) -> Any:
-    """`session` (a botocore session) whose loader also reads the kit's model extensions (`MODELS_DIR`)."""
-    loader = session.get_component("data_loader")
-    if str(MODELS_DIR) not in loader.search_paths:
-        loader.search_paths.insert(0, str(MODELS_DIR))
-    return session
 
 
 def client(

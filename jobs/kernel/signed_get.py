@@ -1,5 +1,5 @@
-"""SigV4-signed GETs without botocore's per-request machinery: the transport of `jobs.kernel.iceberg_rest.IcebergRest`
-when the s3tables client uses no proxy.
+"""SigV4-signed GETs without botocore's per-request machinery: the transport of
+`s3tables_kit.jobs.kernel.iceberg_rest.IcebergRest` when the s3tables client uses no proxy.
 
 A many-table read (discovery's four requests per table, status's loadTable per replica) is bound by the client's CPU:
 botocore builds an `AWSRequest`, its header maps and a `urllib3` request per call and derives the SigV4 signing key

@@ -10,6 +10,17 @@ from typing import Any
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, paginate, split_s3_uri
 
+# The `managedByService` of a table the replication service maintains (a replica). AWS documents only that "a
+# replicated table is managed by the S3 Tables replication service" (docs/aws-facts.md#replication, U9): the value is
+# taken to be the service's principal. Other services (zero-ETL, system tables, catalog export) set values of their own.
+REPLICATION_MANAGED_BY = "replication.s3tables.amazonaws.com"
+
+
+def replication_managed(managed_by_service: object) -> bool:
+    """Whether a table's `managedByService` (ListTables or GetTable) says the replication service maintains it: the
+    one test every tool applies before treating a table as a replica (a table another service writes is not one)."""
+    return managed_by_service == REPLICATION_MANAGED_BY
+
 
 @dataclass(frozen=True)
 class TableRef:
@@ -17,9 +28,12 @@ class TableRef:
     namespace: str
     name: str
     arn: str
-    managed_by_service: bool = False  # ListTables' `managedByService` (a replica the service maintains)
+    managed_by_service: bool = False  # ListTables' `managedByService` names the replication service (a replica)
     created_at: datetime | None = field(default=None, compare=False)  # ListTables' `createdAt` (UTC)
     modified_at: datetime | None = field(default=None, compare=False)  # ListTables' `modifiedAt` (UTC): service-set
+    # ListTables' `managedByService` as given: a disassociated replica has none at all (docs/aws-facts.md), whatever
+    # value the replication service uses (U9), so detachment is read from its absence, not from the predicate.
+    managed_by: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -35,9 +49,10 @@ def list_tables(clients: Clients, bucket_arn: str, page_size: int | None = None)
             t["namespace"][0],
             t["name"],
             t["tableARN"],
-            bool(t.get("managedByService")),
+            replication_managed(t.get("managedByService")),
             t["createdAt"].astimezone(UTC) if isinstance(t.get("createdAt"), datetime) else None,
             t["modifiedAt"].astimezone(UTC) if isinstance(t.get("modifiedAt"), datetime) else None,
+            str(t["managedByService"]) if t.get("managedByService") else None,
         )
         for t in paginate(client, "list_tables", "tables", page_size, tableBucketARN=bucket_arn)
     ]

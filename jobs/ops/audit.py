@@ -1,6 +1,6 @@
 """Audit live protections against the configuration and the outputs; name every drift.
 
-    python -m jobs.ops.audit --config examples/seed.toml --outputs outputs.json [--json]
+    python -m s3tables_kit.jobs.ops.audit --config examples/seed.toml --outputs outputs.json [--json]
 
 Checks (each drift has a kind, the resource and a detail):
 
@@ -8,35 +8,37 @@ Checks (each drift has a kind, the resource and a detail):
   configuration of EVERY source table, in either mode, against the declared replication: the configuration of the
   mode exists, uses the kit's replication role and exactly the configured destinations, and no other configuration
   exists (``replication-extra-configuration``: a table-level destination beside the bucket-level configuration, a
-  bucket-level one in tables mode); `jobs.ops.drift` has every kind;
+  bucket-level one in tables mode); `s3tables_kit.jobs.ops.drift` has every kind;
 * ``replica-missing``: every replicated source table has a replica in every destination (a deleted replica);
 * ``replica-detached``: a table in a replica bucket that the configuration replicates but that is no longer managed
   by S3 Tables replication (disassociated with ``DisassociateTableReplication``: permanent;
   docs/assurance.md#detached-replicas);
 * ``bucket-policy-*``: each replica bucket policy is the reviewed document
-  ``policies.documents.replica_bucket_policy(cfg, replica)``, and the source bucket policy is the reviewed
-  ``policies.source_guard.source_bucket_policy`` (rendered ``source-bucket-policy``, ``--<stack id>`` in an estate;
-  docs/decisions/0028-lock-after-first-deploy.md): every statement, matched by ``Sid`` and compared in canonical
+  ``s3tables_kit.policies.documents.replica_bucket_policy(cfg, replica)``, and the source bucket policy is the reviewed
+  ``s3tables_kit.policies.source_guard.source_bucket_policy`` (rendered ``source-bucket-policy``, ``--<stack id>`` in an
+  estate; docs/decisions/0028-lock-after-first-deploy.md): every statement, matched by ``Sid`` and compared in canonical
   form (by meaning: order and one-element lists do not matter), and no other (``bucket-policy-statement-unexpected``);
 * ``table-policy-missing`` / ``table-policy-changed``: every replica table carries the table policy `harden` puts
-  (``policies.documents.replica_table_policy_for``), the second layer of every replica: a table without it (a new
-  replica `harden` has not reached, a deleted policy) has one layer only;
+  (``s3tables_kit.policies.documents.replica_table_policy_for``), the second layer of every replica: a table without it
+  (a new replica `harden` has not reached, a deleted policy) has one layer only;
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
 * ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
   source table is read once, its retention; a replica costs two reads, its table policy and its retention: its
   source is known by its name, which the service gives every replica, where one source table of that name feeds the
-  bucket, else ``GetTable`` names it: `jobs.ops.audit_replicas.pair_by_name`);
+  bucket, else ``GetTable`` names it: `s3tables_kit.jobs.ops.audit_replicas.pair_by_name`);
 * ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
   ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each
-  selected table without a backup point past the budget, ``vault-table-without-backup-point`` (`jobs.ops.audit_vault`);
+  selected table without a backup point past the budget, ``vault-table-without-backup-point``
+  (`s3tables_kit.jobs.ops.audit_vault`);
 * ``deployed-*``: the kit's Lambda functions (code hash), schedules (target, input) and EMR Serverless application
-  (release, image, runtime and network configuration) against what the deploy recorded (`jobs.ops.audit_deployed`);
+  (release, image, runtime and network configuration) against what the deploy recorded
+  (`s3tables_kit.jobs.ops.audit_deployed`);
 * ``unverifiable``: a check could not be made (the error is the detail) -- never silently passed.
 
-On a failover topology (``[failover] promoted_bucket`` set: `topology.failover`) the same checks run on
+On a failover topology (``[failover] promoted_bucket`` set: `s3tables_kit.topology.failover`) the same checks run on
 the promoted topology (`Scope`): the promoted bucket is the source (its bucket-level replication uses the failover
 replication role and the ``replicate_to`` destinations; its bucket policy is the promoted one, opened to the
 writers), the destinations are checked like replicas with the failover documents, and also:
@@ -94,7 +96,7 @@ __all__ = ["AuditReport", "Drift", "audit", "main", "render"]
 
 
 # ----------------------------------------------------------------------------------------------------
-# Replication configuration and bucket policies (compared by `jobs.ops.drift`)
+# Replication configuration and bucket policies (compared by `s3tables_kit.jobs.ops.drift`)
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -107,8 +109,8 @@ def check_replication(
     pool: WorkerPool | None = None,
 ) -> list[TableRef]:
     """The source's bucket-level configuration and every table's table-level one against the declared replication
-    (`jobs.ops.drift.replication_drift`). Returns the source tables in replication scope (for the replica coverage
-    check)."""
+    (`s3tables_kit.jobs.ops.drift.replication_drift`). Returns the source tables in replication scope (for the replica
+    coverage check)."""
     listed = source_tables if isinstance(source_tables, Unreadable) else list(source_tables.values())
     live = read_replication(clients, scope.source.bucket_arn, listed, concurrency=concurrency, pool=pool)
     report.count("replication configurations", 1 + len(live.tables))
@@ -122,7 +124,7 @@ def check_replication(
 
 def check_bucket_policy(clients: Clients, arn: str, wanted: dict[str, Any], report: AuditReport) -> None:
     """The live bucket policy of `arn` is the reviewed document `wanted`: every statement (by Sid, canonical form),
-    and no other (`jobs.ops.drift.policy_drift`)."""
+    and no other (`s3tables_kit.jobs.ops.drift.policy_drift`)."""
     report.count("bucket policies")
     report.drifts.extend(policy_drift(arn, read_bucket_policy(clients, arn), wanted))
 

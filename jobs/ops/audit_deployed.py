@@ -1,5 +1,6 @@
 """What runs is what was deployed (`make audit`): the kit's Lambda functions, schedules and EMR Serverless application
-as they are, against what the deploy recorded in each stack's output (`deployed`, `topology.deployed.DeployedOut`):
+as they are, against what the deploy recorded in each stack's output (`deployed`,
+`s3tables_kit.topology.deployed.DeployedOut`):
 
 - `deployed-function-code-changed`: a function's code (`GetFunction`'s `CodeSha256`) is not the deployed package:
   whoever changed it runs code as the monitor, the freshness check or the hardener (a break-glass principal);

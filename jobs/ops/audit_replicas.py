@@ -1,11 +1,11 @@
-"""The replica half of `jobs.ops.audit`: every replica bucket's tables against the source tables in replication
-scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
+"""The replica half of `s3tables_kit.jobs.ops.audit`: every replica bucket's tables against the source tables in
+replication scope (coverage: ``replica-missing``, ``replica-detached``), their snapshot retention against the source's
 (``retention-below-source``) and against the replica's configured ``snapshot_retention``
 (``retention-below-configured``: the replication service may give a new replica the source's shorter window), their
 table policy, the second layer of every replica (``table-policy-missing`` / ``table-policy-changed``: a replica
 `harden` has not reached yet, or whose policy was deleted), and, on a failover topology, the promoted tables
 (``promoted-table-still-replica``). Each source table is read once (its retention), each replica table twice (its
-table policy and its retention); large buckets are split over worker processes (`jobs.kernel.concurrency`).
+table policy and its retention); large buckets are split over worker processes (`s3tables_kit.jobs.kernel.concurrency`).
 
 A replica's source is known without a call when it is unambiguous (`pair_by_name`): S3 Tables gives a replica the
 namespace and name of its source (docs/aws-facts.md#replication), so a table that `ListTables` reports managed by

@@ -1,4 +1,4 @@
-"""What `jobs.ops.audit` compares the live state with (`Scope`: one per source of the configuration, or the
+"""What `s3tables_kit.jobs.ops.audit` compares the live state with (`Scope`: one per source of the configuration, or the
 failover topology once promoted) and what it reports (`AuditReport`, a list of `Drift`)."""
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ TablePolicy = Callable[[str], dict[str, Any]]  # the wanted table policy of one 
 
 
 def default_bucket_policy_builder() -> BucketPolicyBuilder:
-    """`policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
-    from s3tables_kit.policies.documents import replica_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    """`s3tables_kit.policies.documents.replica_bucket_policy(cfg, replica)`, imported lazily."""
+    from s3tables_kit.policies.documents import replica_bucket_policy
 
     return replica_bucket_policy  # type: ignore[no-any-return,unused-ignore]
 
 
 def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]:
-    """The source bucket policy the source's stack deploys (`policies.source_guard.source_bucket_policy`,
+    """The source bucket policy the source's stack deploys (`s3tables_kit.policies.source_guard.source_bucket_policy`,
     docs/decisions/0028-lock-after-first-deploy.md), imported lazily."""
-    from s3tables_kit.policies.source_guard import source_bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.source_guard import source_bucket_policy
 
     return source_bucket_policy(cfg, src)  # type: ignore[no-any-return,unused-ignore]
 
@@ -35,7 +35,7 @@ def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]
 def replica_table_policy_of(cfg: KitConfig, replica: Replica) -> TablePolicy:
     """The table policy `harden` puts on every replica table of `replica` (a fan-in vault's exempts every feeding
     source's replication role), by table ARN."""
-    from s3tables_kit.policies.documents import replica_table_policy_for  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies.documents import replica_table_policy_for
 
     return functools.partial(replica_table_policy_for, cfg, replica)  # type: ignore[no-any-return,unused-ignore]
 
@@ -61,7 +61,7 @@ class Scope:
 
     @property
     def declared(self) -> DeclaredReplication:
-        """The source's declared replication, as `jobs.ops.drift` compares it."""
+        """The source's declared replication, as `s3tables_kit.jobs.ops.drift` compares it."""
         return DeclaredReplication(
             source_bucket_arn=self.source.bucket_arn,
             mode=self.mode,
@@ -89,12 +89,13 @@ def normal_scope(cfg: KitConfig, builder: BucketPolicyBuilder, src: Source) -> S
 
 
 def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
-    """The promoted topology (`topology.failover.failover_topology`) with the documents of `policies.failover`."""
-    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    """The promoted topology (`s3tables_kit.topology.failover.failover_topology`) with the documents of
+    `s3tables_kit.policies.failover`."""
+    from s3tables_kit.policies import failover as failover_policies
     from s3tables_kit.topology.failover import failover_topology
 
     topo = failover_topology(cfg)
-    policies = [(d, F.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
+    policies = [(d, failover_policies.destination_bucket_policy(cfg, topo, d)) for d in topo.destinations]
     policies += [(r, builder(cfg, r)) for r in topo.retained]  # unchanged documents
     return Scope(
         source=topo.promoted,
@@ -105,15 +106,15 @@ def failover_scope(cfg: KitConfig, builder: BucketPolicyBuilder) -> Scope:
         bucket_policies=tuple(policies),
         replica_sites=topo.destinations + topo.retained,
         destination_table_policy=functools.partial(_destination_table_policy, cfg, topo),
-        promoted_table_policy=functools.partial(F.promoted_table_policy, cfg, topo),
-        source_bucket_policy=F.promoted_bucket_policy(cfg, topo),
+        promoted_table_policy=functools.partial(failover_policies.promoted_table_policy, cfg, topo),
+        source_bucket_policy=failover_policies.promoted_bucket_policy(cfg, topo),
     )
 
 
 def _destination_table_policy(cfg: KitConfig, topo: Any, dest: Replica) -> TablePolicy:
-    from s3tables_kit.policies import failover as F  # type: ignore[import-not-found,unused-ignore]
+    from s3tables_kit.policies import failover as failover_policies
 
-    return functools.partial(F.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
+    return functools.partial(failover_policies.destination_table_policy, cfg, topo, dest)  # type: ignore[no-any-return,unused-ignore]
 
 
 def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]:
@@ -123,7 +124,7 @@ def scopes_of(cfg: KitConfig, builder: BucketPolicyBuilder) -> tuple[Scope, ...]
     return tuple(normal_scope(cfg, builder, src) for src in cfg.sources)
 
 
-Drift = DriftFinding  # one drift: its kind, the resource and a detail (`jobs.ops.drift`)
+Drift = DriftFinding  # one drift: its kind, the resource and a detail (`s3tables_kit.jobs.ops.drift`)
 
 
 @dataclass

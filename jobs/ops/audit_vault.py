@@ -1,5 +1,5 @@
-"""The vault half of `jobs.ops.audit` (`[vault]`, docs/decisions/0034-backup-vault.md): the vault bucket's settings
-against the configuration and the outputs. Object Lock binds even root only while its default retention is as
+"""The vault half of `s3tables_kit.jobs.ops.audit` (`[vault]`, docs/decisions/0034-backup-vault.md): the vault bucket's
+settings against the configuration and the outputs. Object Lock binds even root only while its default retention is as
 configured, so a shortened or weakened lock is the drift that matters most:
 
 * ``vault-lock-changed``: Object Lock is not enabled, or its default retention is not COMPLIANCE (GOVERNANCE can be
@@ -8,10 +8,11 @@ configured, so a shortened or weakened lock is the drift that matters most:
   be kept less long than configured);
 * ``vault-versioning-disabled``: versioning is not Enabled (Object Lock needs it);
 * ``vault-encryption-mismatch``: not SSE-KMS with the vault key of the outputs and an S3 Bucket Key;
-* ``bucket-policy-*``: the bucket policy is the reviewed ``vault-bucket-policy`` (`policies.vault.bucket_policy`),
+* ``bucket-policy-*``: the bucket policy is the reviewed ``vault-bucket-policy``
+(`s3tables_kit.policies.vault.bucket_policy`),
   compared by statement as the replicas' are;
 * ``vault-table-without-backup-point``: a source table `[vault] tables` selects has no backup point and was created
-  longer than `max_backup_age_hours` ago (the backup age alarm's rule, `jobs.ops.monitor_vault`);
+  longer than `max_backup_age_hours` ago (the backup age alarm's rule, `s3tables_kit.jobs.ops.monitor_vault`);
 * ``vault-missing``: the bucket does not exist; ``unverifiable``: a setting could not be read.
 """
 
@@ -36,8 +37,8 @@ DAYS_PER_YEAR = 365  # S3 counts a default retention of N years as N * 365 days
 
 
 def default_vault_policy_builder() -> VaultPolicyBuilder:
-    """`policies.vault.bucket_policy(cfg)`, imported lazily (the jobs import no policy code at module load)."""
-    from s3tables_kit.policies.vault import bucket_policy  # type: ignore[import-not-found,unused-ignore]
+    """`s3tables_kit.policies.vault.bucket_policy(cfg)`, imported lazily (the jobs import no policy code at load)."""
+    from s3tables_kit.policies.vault import bucket_policy
 
     return bucket_policy  # type: ignore[no-any-return,unused-ignore]
 

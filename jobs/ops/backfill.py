@@ -13,16 +13,21 @@ snapshot is what the replica must hold; of the replica's current snapshot, what 
 the source's current metadata (docs/aws-facts.md#replication), so it is counted done without reading the replica; a
 pending or failed one is read (a replica the service has not created yet holds 0 bytes). Each table is read the way
 `status` reads a replica window: one Iceberg REST ``loadTable`` on a run with nothing cached to reuse, else its
-metadata location and the cached summary of the file (`jobs.kernel.metadata_cache`; decision 0031). A table whose
-summary has no ``total-files-size`` is counted but not sized (the report says how many).
+metadata location and the cached summary of the file (`s3tables_kit.jobs.kernel.metadata_cache`; decision 0031). A table
+whose summary has no ``total-files-size`` is counted but not sized (the report says how many).
 
 Rate and ETA need two observations: with ``--watch <seconds>`` the view refreshes and the rate of each destination is
 its bytes done since the watch's first observation over the time since then; the ETA is the bytes remaining at that
 rate. ``GetTableReplicationStatus`` gives no start time of a backfill, so a single observation says the rate is unknown.
 The watch ends when every table is COMPLETED, after ``--refreshes`` observations, or on Ctrl-C.
 
-Exit codes: 0 when every replicated table's status is COMPLETED for every destination; 1 while one is pending, failed
-or detached; 2 when some table's status could not be read (health unknown) or on bad input. Tables without any
+A table whose own table-level replication overrides the bucket's (docs/aws-facts.md#replication) may replicate
+elsewhere and never reach a destination of the kit: with the outputs, each replicated source table must report every
+one of its source's destinations; one it does not report is a row BYPASSED (not a copy, it never completes on its own),
+and its replication toward other buckets is not the kit's backfill (a warning names it).
+
+Exit codes: 0 when every replicated table's status is COMPLETED for every destination; 1 while one is pending, failed,
+detached or bypassed; 2 when some table's status could not be read (health unknown) or on bad input. Tables without any
 replication configuration are not part of a backfill: they are counted apart and do not hold the exit code.
 """
 
@@ -30,8 +35,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +62,7 @@ from s3tables_kit.jobs.ops.status_rows import (
     DestinationStatus,
 )
 
+BYPASSED = "bypassed"  # the table's own replication leaves out a destination of the kit: its replica is no copy
 RATE_UNKNOWN = "rate unknown: one observation (refresh with --watch <seconds> for a rate and an ETA)"
 
 
@@ -67,7 +73,7 @@ class TableBackfill:
     source_bucket_arn: str
     table: str  # namespace.name
     destination_bucket_arn: str
-    status: str  # completed | pending | failed | detached
+    status: str  # completed | pending | failed | detached | bypassed
     source_bytes: int | None = None
     replica_bytes: int | None = None
     failure_message: str | None = None
@@ -97,7 +103,7 @@ class DestinationBackfill:
     destination_bucket_arn: str
     completed: int = 0
     pending: int = 0
-    failed: int = 0  # failed and detached: neither completes on its own
+    failed: int = 0  # failed, detached and bypassed: none completes on its own
     bytes_done: int = 0
     bytes_remaining: int = 0
     bytes_pending: int = 0  # of `bytes_remaining`, what pending tables lack (failed ones wait for a fix, not time)
@@ -207,10 +213,12 @@ def backfill_of(
     cache: MetadataCache | None = None,
     concurrency: int = 16,
     rest: bool | None = None,
+    expected: Mapping[str, KitDestinations] | None = None,
 ) -> BackfillReport:
     """The backfill the rows of one `status` run (read without windows) tell, sized from the snapshot summaries of
     each replicated source table and of each replica not yet COMPLETED. `rest`: read each table with one loadTable
-    (default: when `cache` holds nothing to reuse)."""
+    (default: when `cache` holds nothing to reuse). `expected`: per source bucket, the kit's destinations (the
+    outputs): a replicated table missing one is BYPASSED, its rows toward other buckets are left out."""
     meta = cache or NO_CACHE
     rest = meta.empty if rest is None else rest
     report = BackfillReport(generated_at=generated_at, tables=tables, warnings=list(warnings))
@@ -225,6 +233,8 @@ def backfill_of(
             report.errors.append(f"{r.table}: {r.failure_message or 'status unreadable'}")
         else:
             replicated.append(r)
+    if expected is not None:
+        replicated = _kit_rows(replicated, expected, report.warnings)
 
     def size(key: tuple[str, str, str]) -> int | None:
         bucket_arn, source_bucket_arn, qualified = key
@@ -255,17 +265,70 @@ def backfill_of(
         d = per_dest.setdefault(dest, DestinationBackfill(dest))
         if row.status == COMPLETED:
             d.completed += 1
-        elif row.status in (FAILED, DETACHED):
+        elif row.status in (FAILED, DETACHED, BYPASSED):
             d.failed += 1
         else:
             d.pending += 1  # PENDING, and any status AWS may add: not a copy until COMPLETED
         done, remaining = row.done_bytes, row.remaining_bytes
         d.bytes_done += done or 0
         d.bytes_remaining += remaining or 0
-        d.bytes_pending += (remaining or 0) if row.status not in (COMPLETED, FAILED, DETACHED) else 0
+        d.bytes_pending += (remaining or 0) if row.status not in (COMPLETED, FAILED, DETACHED, BYPASSED) else 0
         d.unsized += int(done is None or remaining is None)
     report.destinations = [per_dest[k] for k in sorted(per_dest)]
     return report
+
+
+@dataclass(frozen=True)
+class KitDestinations:
+    """What the outputs say one source replicates: to `destinations`, every table (`tables` None: bucket mode) or the
+    listed `namespace.table` names."""
+
+    destinations: frozenset[str]
+    tables: frozenset[str] | None = None
+
+    def covers(self, table: str) -> bool:
+        return self.tables is None or table in self.tables
+
+
+def _kit_rows(
+    rows: Sequence[DestinationStatus], expected: Mapping[str, KitDestinations], warnings: list[str]
+) -> list[DestinationStatus]:
+    """The rows toward the kit's destinations, plus a BYPASSED row for each kit destination a replicated table does
+    not report (its own table-level replication goes elsewhere); rows toward other buckets become a warning."""
+    out: list[DestinationStatus] = []
+    reported: dict[tuple[str, str], set[str]] = {}
+    for r in rows:
+        kit = expected.get(r.source_bucket_arn)
+        if kit is None or not kit.covers(r.table):
+            out.append(r)
+            continue
+        seen = reported.setdefault((r.source_bucket_arn, r.table), set())
+        seen.add(str(r.destination_bucket_arn))
+        if r.destination_bucket_arn in kit.destinations:
+            out.append(r)
+        else:
+            warnings.append(
+                f"{r.table}: replicates to {BucketRef(str(r.destination_bucket_arn)).name} (its own table-level "
+                "replication), not a destination of the kit"
+            )
+    for (bucket, table), seen in sorted(reported.items()):
+        sample = next(r for r in rows if (r.source_bucket_arn, r.table) == (bucket, table))
+        for dest in sorted(expected[bucket].destinations - seen):
+            names = ", ".join(sorted(BucketRef(d).name for d in seen)) or "nowhere"
+            why = f"own table-level replication to {names}: not a copy"
+            out.append(
+                replace(
+                    sample,
+                    destination_bucket_arn=dest,
+                    status=BYPASSED,
+                    failure_message=why,
+                    destination_table_arn=None,
+                    last_replicated_at=None,
+                    lag_seconds=None,
+                    lag_source=None,
+                )
+            )
+    return out
 
 
 def watch(
@@ -355,11 +418,11 @@ def render(report: BackfillReport) -> str:
                 for r in behind
             ],
         )
-    counts = {k: sum(1 for r in report.rows if r.status == k) for k in (COMPLETED, PENDING, FAILED, DETACHED)}
+    counts = {k: sum(1 for r in report.rows if r.status == k) for k in (COMPLETED, PENDING, FAILED, DETACHED, BYPASSED)}
     state = "backfill complete: every replica is a copy" if report.complete else "backfill not complete"
     summary = (
         f"{report.tables} tables ({report.unconfigured} without replication); destination rows: "
-        + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k != DETACHED)
+        + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k not in (DETACHED, BYPASSED))
         + f"; {state}"
     )
     notes = "".join(f"\n{x}" for x in ([report.rate_note] if report.rate_note else []))
@@ -370,7 +433,7 @@ def render(report: BackfillReport) -> str:
 
 def run(args: argparse.Namespace, observe: Callable[[], BackfillReport]) -> int:
     """`status --backfill` with the options `status` parsed (`--watch`, `--refreshes`, `--json`); `observe` makes one
-    observation (`jobs.ops.status.collect_backfill`)."""
+    observation (`s3tables_kit.jobs.ops.status.collect_backfill`)."""
     if args.watch is not None and args.watch <= 0:
         return refuse(ValueError("--watch takes a positive number of seconds"))
     if args.refreshes is not None and args.refreshes < 1:
@@ -389,6 +452,7 @@ def run(args: argparse.Namespace, observe: Callable[[], BackfillReport]) -> int:
 __all__ = [
     "BackfillReport",
     "DestinationBackfill",
+    "KitDestinations",
     "TableBackfill",
     "backfill_of",
     "current_bytes",

@@ -1,5 +1,5 @@
-"""What the ops tools share besides the kernel (`jobs.kernel`): how a report names a table of an estate, and the
-canonical form of the IAM documents they compare."""
+"""What the ops tools share besides the kernel (`s3tables_kit.jobs.kernel`): how a report names a table of an estate,
+and the canonical form of the IAM documents they compare."""
 
 from __future__ import annotations
 

@@ -4,19 +4,20 @@ class, bucket- and table-level maintenance, bucket and table policies and both l
 `kit.toml` that adopts what it found, and a report (readable and JSON) of what the kit would add, change and leave
 alone, with the bytes the first backfill copies to each destination.
 
-    python -m s3tables_kit.jobs.ops.discover --region us-east-1 [--region eu-west-1] \\
+    s3tables-kit discover --region us-east-1 [--region eu-west-1] \\
         [--account 111122223333 --role-name audit-ro] [--replicate-to us-west-2[:210987654321]] [--out discover-out]
 
 Writes `<out>/kit.toml`, `<out>/discover.json`, `<out>/report.txt` and each bucket policy found as
 `<out>/bucket-policy-<bucket>.json` (the proposal's `bucket_policy`), all or nothing (a temporary directory beside
 `<out>`, renamed at the end). Exit 0 when written; 2 with one line when a permission is refused (the action and the
 resource), when a table stays unreadable after the second pass, or on bad input. The reading is
-`jobs.ops.discover_read`, the plan and the proposal `jobs.ops.discover_plan`.
+`s3tables_kit.jobs.ops.discover_read`, the plan and the proposal `s3tables_kit.jobs.ops.discover_plan`.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import shutil
 import sys
@@ -55,6 +56,8 @@ from s3tables_kit.jobs.ops.discover_plan import (
     policy_files,
     propose_toml,
     render_report,
+    replica_plan,
+    replica_sources,
 )
 from s3tables_kit.jobs.ops.discover_read import (
     BucketFound,
@@ -65,6 +68,7 @@ from s3tables_kit.jobs.ops.discover_read import (
     read_table,
 )
 from s3tables_kit.jobs.ops.discover_read import read_chunk as _read_chunk
+from s3tables_kit.topology.rules import botocore_version, known_regions
 
 CHUNK = 250  # tables per worker-process job
 SECOND_PASS_PAUSE = 5.0
@@ -156,7 +160,12 @@ def _stop_at_refusal(results: dict[str, list[TableFound]]) -> None:
 
 def report_doc(found: Discovery, destinations: Sequence[Destination], kit_name: str) -> dict[str, Any]:
     """The JSON report (`discover.json`) of a discovery."""
-    plans = [bucket_plan(b, destinations) for b in sorted(found.buckets, key=lambda b: b.arn)]
+    replicas = replica_sources(found.buckets)
+    by_arn = {b.arn: b for b in found.buckets}
+    plans = [
+        replica_plan(b, replicas[b.arn]) if b.arn in replicas else bucket_plan(b, destinations, by_arn)
+        for b in sorted(found.buckets, key=lambda b: b.arn)
+    ]
     return {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "kit": kit_name,
@@ -192,6 +201,18 @@ def write_all(out: Path, files: dict[str, str]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_regions(regions: Sequence[str], destinations: Sequence[Destination]) -> None:
+    """ValueError naming a Region the kit does not know (a typo would otherwise read as "no table bucket there")."""
+    known = known_regions()
+    for flag, region in [*(("--region", r) for r in regions), *(("--replicate-to", d.region) for d in destinations)]:
+        if region not in known:
+            close = difflib.get_close_matches(region, sorted(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ValueError(
+                f"{flag} {region}: unknown AWS Region (botocore {botocore_version()} knows none such){hint}"
+            )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="s3tables-kit discover",
@@ -222,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         destinations = [Destination.parse(d) for d in args.replicate_to]
+        check_regions(args.region, destinations)
         clients = clients_from_args(args)
         found = discover(
             clients,

@@ -1,25 +1,33 @@
-"""What `jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would change and
-what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml` that
-adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several)."""
+"""What `s3tables_kit.jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it
+would change and what it leaves alone, the bytes the first backfill copies to each destination, and the proposed
+`kit.toml` that adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several).
+
+Replication is read as it is: a bucket that a found configuration names as a destination, or whose tables the
+replication service manages (`s3tables_kit.jobs.kernel.tables.replication_managed`), is a replica, proposed among
+`[[replicas]]` (adopted, with the kit's protections), never as a source; its source's configuration is taken over by
+the first deploy (`existing_destinations`). Tables another service writes (another `managedByService`) are named and
+left alone."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from s3tables_kit.jobs.kernel.tables import replication_managed
 from s3tables_kit.jobs.ops.discover_read import BucketFound, TableFound
 from s3tables_kit.topology.model import UnreferencedFileRemoval
 from s3tables_kit.topology.reference import toml_value
+from s3tables_kit.topology.rules import PLACEHOLDER_ACCOUNT
 
 # What S3 Tables applies to a table whose snapshot management nobody set (the AWS default).
 SERVICE_SNAPSHOT_DEFAULT = (120, 1)
 REPLICA_RETENTION_HOURS = 2160  # 90 days: a proposal the engineer reviews, as in examples/seed.toml
 KIT_UNREFERENCED = UnreferencedFileRemoval()
-PLACEHOLDER_MANAGEMENT = "000000000000"  # no read of Organizations: the engineer names the management account
+PLACEHOLDER_MANAGEMENT = PLACEHOLDER_ACCOUNT  # no read of Organizations: the engineer names the management account
 _ACCOUNT_RE = re.compile(r"^\d{12}$")
 
 
@@ -129,7 +137,8 @@ def bucket_bytes(b: BucketFound) -> tuple[int, int]:
     return sum(t.bytes or 0 for t in b.tables), sum(1 for t in b.tables if t.bytes is None)
 
 
-def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[dict[str, str]]:
+def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[dict[str, Any]]:
+    """The new replicas `--replicate-to` proposes for a source (created by the kit)."""
     partition = b.arn.split(":", 2)[1]
     return [
         {
@@ -138,34 +147,102 @@ def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[di
             "account_id": d.account or b.account,
             "arn": f"arn:{partition}:s3tables:{d.region}:{d.account or b.account}:bucket/"
             f"{replica_name(b.name, d.region)}",
+            "adopt": False,
         }
         for d in destinations
     ]
 
 
-def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str, Any]:
-    """What the kit would add, change and leave alone in one bucket, and its backfill (pure)."""
+def replica_sources(buckets: Sequence[BucketFound]) -> dict[str, str | None]:
+    """The found buckets that are replicas, each with its source's ARN: one a found configuration (bucket or table
+    level) names as a destination is a replica of that source; one whose tables the replication service manages,
+    with no found configuration naming it, is a replica of a source not discovered (None)."""
+    out: dict[str, str | None] = {}
+    for b in buckets:
+        for conf in [b.replication, *(t.replication for t in b.tables)]:
+            for dest in replication_destinations(conf):
+                out.setdefault(dest, b.arn)
+    for b in buckets:
+        if b.arn not in out and any(replication_managed(v) for v in b.managed_by.values()):
+            out[b.arn] = None
+    return out
+
+
+def existing_replica(arn: str, found: BucketFound | None) -> dict[str, Any]:
+    """A destination of an existing bucket-level configuration, kept as an adopted replica (its settings as found;
+    guessed when discovery did not read it)."""
+    _, _, rest = arn.partition(":s3tables:")
+    region, account, name = rest.split(":")[0], rest.split(":")[1], rest.rsplit("/", 1)[-1]
+    return {
+        "bucket": name,
+        "region": region,
+        "account_id": account,
+        "arn": arn,
+        "adopt": True,
+        "found": found is not None,
+        "found_encryption": found.encryption if found else {},
+        "found_storage_class": found.storage_class if found else None,
+        "found_policy_sids": [str(s.get("Sid") or "(no Sid)") for s in statements(found.policy)] if found else [],
+    }
+
+
+def other_services(b: BucketFound) -> dict[str, str]:
+    """`namespace.table` -> the service that writes it, for tables another AWS service manages (not replicas)."""
+    names = {arn: f"{ns}.{name}" for ns, name, arn in b.listed}
+    return {names.get(arn, arn): v for arn, v in sorted(b.managed_by.items()) if not replication_managed(v)}
+
+
+def bucket_plan(
+    b: BucketFound, destinations: Sequence[Destination], found: Mapping[str, BucketFound] | None = None
+) -> dict[str, Any]:
+    """What the kit would add, change and leave alone in one source bucket, and its backfill (pure). `found`: every
+    bucket discovered, by ARN (the settings of its existing destinations)."""
     add: list[str] = []
     change: list[str] = []
     leave: list[str] = []
-    replicas = replicas_for(b, destinations)
-    if replicas:
-        names = ", ".join(f"{r['bucket']} ({r['region']}, {r['account_id']})" for r in replicas)
+    warnings: list[str] = []
+    existing = replication_destinations(b.replication)
+    kept = [existing_replica(arn, (found or {}).get(arn)) for arn in existing]
+    here = (b.region, b.account)
+    dropped = [r["arn"] for r in kept if (r["region"], r["account_id"]) == here]
+    kept = [r for r in kept if r["arn"] not in dropped]
+    warnings += [
+        f"REVIEW {arn} (this bucket's own Region and account) protects against nothing the kit covers: the first "
+        'deploy drops it from the replication (adopt_changes = ["replication"]); its replicas stay, no longer updated'
+        for arn in dropped
+    ]
+    sites = {(r["region"], r["account_id"]) for r in kept} | {here}
+    for d in destinations:
+        if (d.region, d.account or b.account) == here:
+            warnings.append(
+                f"--replicate-to {d.region} is this bucket's own Region and account: no replica proposed there (it "
+                "gives no Regional protection; the kit refuses such a destination)"
+            )
+    new = [r for r in replicas_for(b, destinations) if (r["region"], r["account_id"]) not in sites]
+    replicas = kept + new
+    if new:
+        names = ", ".join(f"{r['bucket']} ({r['region']}, {r['account_id']})" for r in new)
         add.append(f"bucket-level replication to {names}: covers every table, those written outside Terraform too")
+    elif not kept:
+        add.append("bucket-level replication to the replicas you choose (--replicate-to), with their protections")
+    if replicas:
         add.append(
             "replica protections on each replica: its bucket policy's Denies, the protection SCP, the replica "
             "tables' retention and policies (harden)"
         )
-    else:
-        add.append("bucket-level replication to the replicas you choose (--replicate-to), with their protections")
+    warnings += [
+        f"--replicate-to {r['region']} is this bucket's own Region: {r['bucket']} (another account) gives no "
+        "Regional protection"
+        for r in new
+        if r["region"] == b.region
+    ]
     add.append("the kit's Deny statements in the bucket policy, beside the statements it holds today")
     add.append("the kit's protection tag on the bucket, its replication role, monitor and alarms")
     if b.replication is not None:
-        found = ", ".join(replication_destinations(b.replication)) or "no destination"
         change.append(
-            f"the bucket-level replication configuration (to {found}) cannot be taken over by a deploy: delete it "
-            "with its version token before the first deploy (docs/adoption.md#adopt-an-existing-lake); list its "
-            "destinations among the replicas to keep them"
+            f"the bucket-level replication configuration (to {', '.join(existing) or 'no destination'}) is taken "
+            "over by the first deploy: imported and updated in place (replication never stops), each destination "
+            "kept as an adopted replica (existing_destinations)"
         )
     status, unref, noncurrent = unreferenced(b)
     if (status, unref, noncurrent) != ("enabled", KIT_UNREFERENCED.unreferenced_days, KIT_UNREFERENCED.noncurrent_days):
@@ -186,11 +263,19 @@ def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str
             sids = ", ".join(str(s.get("Sid") or "(no Sid)") for s in statements(t.policy))
             leave.append(f"table {t.qualified}: its table policy ({sids})")
         if t.replication is not None:
-            found = ", ".join(replication_destinations(t.replication)) or "no destination"
+            to = ", ".join(replication_destinations(t.replication)) or "no destination"
             leave.append(
-                f"table {t.qualified}: its table-level replication (to {found}), which overrides the bucket-level "
+                f"table {t.qualified}: its table-level replication (to {to}), which overrides the bucket-level "
                 "configuration for this table"
             )
+            bypassed = sorted({r["arn"] for r in replicas} - set(replication_destinations(t.replication)))
+            if bypassed:
+                warnings.append(
+                    f"REVIEW table {t.qualified}: its own replication bypasses {', '.join(bypassed)}: its replica "
+                    "there is no copy (status --backfill: BYPASSED) until you delete it or add the destination"
+                )
+    for table, service in other_services(b).items():
+        leave.append(f"table {table}: written by {service}, not a replica (harden and the tools leave it alone)")
     if b.tables:
         leave.append(f"{len(b.tables)} table(s) written outside Terraform: adopted by reference, never recreated")
     total, unknown = bucket_bytes(b)
@@ -212,9 +297,54 @@ def bucket_plan(b: BucketFound, destinations: Sequence[Destination]) -> dict[str
         "snapshot_retention": {"max_snapshot_age_hours": retention[0], "min_snapshots_to_keep": retention[1]},
         "table_settings": [_table_json(t) for t in b.tables if _notable(t, retention)],
         "replicas": replicas,
+        "role": "source",
+        "replica_of": None,
+        "existing_destinations": existing,
+        "dropped_destinations": dropped,
+        "other_services": other_services(b),
         "add": add,
         "change": change,
         "leave_alone": leave,
+        "warnings": warnings,
+    }
+
+
+def replica_plan(b: BucketFound, source: str | None) -> dict[str, Any]:
+    """A found bucket that holds replicas (of `source`; None: a source not discovered): adopted as a replica with the
+    kit's protections, never proposed as a source (pure)."""
+    total, unknown = bucket_bytes(b)
+    sids = ", ".join(str(s.get("Sid") or "(no Sid)") for s in statements(b.policy))
+    of = source or "a source not discovered (discover its Region and account to adopt both)"
+    return {
+        "bucket": b.name,
+        "arn": b.arn,
+        "region": b.region,
+        "account": b.account,
+        "encryption": b.encryption,
+        "storage_class": b.storage_class,
+        "maintenance": b.maintenance,
+        "policy": b.policy,
+        "replication": b.replication,
+        "namespaces": b.namespaces,
+        "tables": len(b.tables),
+        "bytes": total,
+        "records": sum(t.records or 0 for t in b.tables),
+        "tables_without_size": unknown,
+        "snapshot_retention": {},
+        "table_settings": [],
+        "replicas": [],
+        "role": "replica",
+        "replica_of": source,
+        "existing_destinations": [],
+        "dropped_destinations": [],
+        "other_services": other_services(b),
+        "add": [
+            f"adopted as a replica of {of}: imported, never created; the kit's replica protections (its bucket "
+            "policy's Denies, the protection SCP and guardrail, the replica tables' retention and policies by harden)"
+        ],
+        "change": [f"its bucket policy ({sids}) is replaced by the kit's replica policy"] if b.policy else [],
+        "leave_alone": [f"{len(b.tables)} replica table(s) the replication service maintains"],
+        "warnings": [] if source else [f"REVIEW replica of {of}: left out of the proposal"],
     }
 
 
@@ -247,7 +377,7 @@ def backfill(plans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     total-files-size (pure)."""
     out: dict[str, dict[str, Any]] = {}
     for p in plans:
-        for r in p["replicas"]:
+        for r in (r for r in p["replicas"] if not r["adopt"]):  # an existing destination holds its copies already
             d = out.setdefault(
                 r["arn"], {"destination": r["arn"], "sources": [], "tables": 0, "bytes": 0, "tables_without_size": 0}
             )
@@ -271,6 +401,10 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
     """The proposed kit.toml (pure): every bucket adopted with its settings as found. With replicas proposed it is a
     complete configuration; without, the replicas are a commented template and the file does not load until they
     are filled in."""
+    held = [p for p in plans if p["role"] == "replica"]
+    plans = [p for p in plans if p["role"] == "source"]
+    if not plans:
+        raise ValueError("every table bucket found holds replicas: discover their sources' Regions and accounts too")
     estate = len(plans) > 1
     proposed = any(p["replicas"] for p in plans)
     first = plans[0]
@@ -294,11 +428,13 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             "bucket": p["bucket"],
             "adopt": True,
             # Without a policy found, the first deploy creates the kit's: stated, or the adoption gate refuses it.
-            **({"bucket_policy": policy_file(p["bucket"])} if p["policy"] else {"adopt_changes": ["bucket_policy"]}),
+            **({"bucket_policy": policy_file(p["bucket"])} if p["policy"] else {}),
+            **({"adopt_changes": stated} if (stated := _stated(p)) else {}),
             "encryption": _encryption(p),
             "storage_class": p["storage_class"] or "STANDARD",
             "snapshot_retention": p["snapshot_retention"],
             "unreferenced_file_removal": {"unreferenced_days": unref, "noncurrent_days": noncurrent},
+            **({"existing_destinations": p["existing_destinations"]} if p["existing_destinations"] else {}),
         }
         header = "[[sources]]" if estate else "[source]"
         out.append(f"# {p['tables']} table(s), {p['bytes']:,} bytes; unreferenced file removal {status} as found")
@@ -307,6 +443,7 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             out.append(f"id = {toml_value(source_id(p['bucket'], taken))}")
         if not p["policy"]:
             out.append("# REVIEW: no bucket policy found: the first deploy creates the kit's (adopt_changes)")
+        out += [f"# {w}" for w in p["warnings"]]
         out += _lines(site)
         names = [r["bucket"] for r in p["replicas"]]
         if estate:
@@ -324,24 +461,26 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
             ]
         out.append("")
         for r in p["replicas"]:
+            found = r["adopt"] and r["found"]
             replicas.setdefault(
                 r["bucket"] + "@" + r["account_id"],
-                {**r, "encryption": p["encryption"], "sc": p["storage_class"], "fed_by": []},
+                {
+                    **r,
+                    "encryption": r["found_encryption"] if found else p["encryption"],
+                    "sc": r["found_storage_class"] if found else p["storage_class"],
+                    "fed_by": [],
+                },
             )["fed_by"].append(p)
     if not estate:
         out += ["[replication]", 'mode = "bucket"', ""] if proposed else ["# [replication]", '# mode = "bucket"', ""]
     for r in replicas.values():
-        site = {
-            "account_id": r["account_id"],
-            "region": r["region"],
-            "bucket": r["bucket"],
-            "storage_class": r["sc"] or "STANDARD",
-            "encryption": {"type": "kms", "kms_key": "create"}
-            if (r["encryption"] or {}).get("sseAlgorithm") == "aws:kms"
-            else {"type": "sse-s3"},
-            "snapshot_retention": replica_retention(r["fed_by"]),
-        }
-        out += ["[[replicas]]  # REVIEW: retention of the replicas", *_lines(site), ""]
+        out += _replica_lines(r)
+    adopted = {r["arn"] for r in replicas.values()}
+    out += [
+        f"# REVIEW: {h['bucket']} holds replicas of {h['replica_of'] or 'a source not discovered'}: not proposed"
+        for h in held
+        if h["arn"] not in adopted
+    ]
     if not proposed:
         template = {
             "account_id": first["account"],
@@ -368,12 +507,52 @@ def propose_toml(kit_name: str, plans: Sequence[dict[str, Any]]) -> str:
         "[protection.organization]",
         *_lines(organization),
         "",
+        "# REVIEW: who the kit's alarms notify (synth refuses the empty list)",
+        "[assurance]",
+        "alarm_subscriptions = []",
+        "",
         "# REVIEW: where recovery restores to",
         "# [recovery]" if comment else "[recovery]",
         *_lines(recovery, comment=comment),
         "",
     ]
     return "\n".join(out)
+
+
+def _stated(p: dict[str, Any]) -> list[str]:
+    """The adoption changes a source's proposal states: the kit's policy on a bucket without one, and a dropped
+    destination of its existing replication."""
+    return [k for k, on in (("bucket_policy", not p["policy"]), ("replication", p["dropped_destinations"])) if on]
+
+
+def _replica_lines(r: dict[str, Any]) -> list[str]:
+    """One `[[replicas]]` entry: a new replica (a key created where its source uses KMS), or an existing destination
+    adopted with its settings as found and the kit's replica policy stated."""
+    encryption = (
+        {"type": "kms", "kms_key": "create"}
+        if (r["encryption"] or {}).get("sseAlgorithm") == "aws:kms"
+        else {"type": "sse-s3"}
+    )
+    comments = ["# REVIEW: retention of the replicas"]
+    if r["adopt"]:
+        encryption = _encryption({"encryption": r["encryption"]}) if r["found"] else {"type": "sse-s3"}
+        comments.append(
+            f"# an existing destination of {', '.join(p['bucket'] for p in r['fed_by'])}: adopted (imported), "
+            "with the kit's replica policy"
+            + (f" replacing its own ({', '.join(r['found_policy_sids'])})" if r["found_policy_sids"] else "")
+        )
+        if not r["found"]:
+            comments.append("# REVIEW: not discovered (another Region or account): its encryption and storage class")
+    site: dict[str, Any] = {
+        "account_id": r["account_id"],
+        "region": r["region"],
+        "bucket": r["bucket"],
+        **({"adopt": True, "adopt_changes": ["bucket_policy"]} if r["adopt"] else {}),
+        "storage_class": r["sc"] or "STANDARD",
+        "encryption": encryption,
+        "snapshot_retention": replica_retention(r["fed_by"]),
+    }
+    return [*comments, "[[replicas]]", *_lines(site), ""]
 
 
 def policy_file(bucket: str) -> str:
@@ -383,7 +562,11 @@ def policy_file(bucket: str) -> str:
 
 def policy_files(plans: Sequence[dict[str, Any]]) -> dict[str, str]:
     """The bucket policies found, one file each, as the proposal's `bucket_policy` keys name them."""
-    return {policy_file(p["bucket"]): json.dumps(p["policy"], indent=2) + "\n" for p in plans if p["policy"]}
+    return {
+        policy_file(p["bucket"]): json.dumps(p["policy"], indent=2) + "\n"
+        for p in plans
+        if p["policy"] and p["role"] == "source"
+    }
 
 
 def _unref_days(p: dict[str, Any]) -> tuple[int, int]:
@@ -427,8 +610,14 @@ def render_report(doc: dict[str, Any]) -> str:
         enc = p["encryption"].get("sseAlgorithm", "?") + (
             f" ({p['encryption']['kmsKeyArn']})" if p["encryption"].get("kmsKeyArn") else ""
         )
+        role = f" (replica of {p['replica_of'] or 'a source not discovered'})" if p["role"] == "replica" else ""
+        kept = [d for d in p["existing_destinations"] if d not in p["dropped_destinations"]]
+        existing = [f"   existing destinations: {', '.join(kept) or '-'} (kept as replicas)"] if kept else []
+        existing += [f"   existing destinations dropped: {', '.join(p['dropped_destinations'])}"] * bool(
+            p["dropped_destinations"]
+        )
         out += [
-            f"## {p['arn']}",
+            f"## {p['arn']}{role}",
             f"   {len(p['namespaces'])} namespace(s), {p['tables']} table(s), {p['bytes']:,} bytes "
             f"({human_bytes(p['bytes'])}), {p['records']:,} records"
             + (
@@ -438,6 +627,8 @@ def render_report(doc: dict[str, Any]) -> str:
             ),
             f"   encryption {enc}, storage class {p['storage_class']}",
             f"   namespaces: {', '.join(p['namespaces']) or '-'}",
+            *existing,
+            *(f"   ! {w}" for w in p["warnings"]),
             "   the kit would add:",
             *(f"     + {x}" for x in p["add"]),
             "   the kit would change:",

@@ -1,19 +1,20 @@
-"""What `jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts) with its
-settings, policies and replication, and of each table its size from the current snapshot's summary, its maintenance,
+"""What `s3tables_kit.jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts) with
+its settings, policies and replication, and of each table its size from the current snapshot's summary, its maintenance,
 its policy and its table-level replication. Read-only: nothing here writes.
 
 Per table, four requests: one loadTable of the Iceberg REST endpoint (the metadata location and the metadata
-together, as `jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation and
-a GetObject of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and GetTableReplication. Those three
-are sent as signed GETs by the endpoint's client (`jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name
-is the same, and its transport `jobs.kernel.signed_get`), their paths taken from botocore's model of the operation:
-botocore's request serialisation and response parsing would cost about a millisecond of CPU per request, which at
-30,000 tables is the run's wall time. Data files are never listed. The requests are bounded in flight by
-`--concurrency` (worker processes for a large lake) and retried with the kit's backoff on throttling.
+together, as `s3tables_kit.jobs.ops.status_metadata` reads a replica; where the endpoint is refused,
+GetTableMetadataLocation and a GetObject of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and
+GetTableReplication. Those three are sent as signed GETs by the endpoint's client
+(`s3tables_kit.jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is the same, and its transport
+`s3tables_kit.jobs.kernel.signed_get`), their paths taken from botocore's model of the operation: botocore's request
+serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
+run's wall time. Data files are never listed. The requests are bounded in flight by `--concurrency` (worker processes
+for a large lake) and retried with the kit's backoff on throttling.
 
 A refused permission is not an error of one table: `DiscoverRefused` names the action and the resource, and the tool
-stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
-still fails is kept in the table's `error` for the tool's second pass.
+stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy,
+`s3tables_kit.jobs.kernel.sdk`); what still fails is kept in the table's `error` for the tool's second pass.
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ def read_chunk(
     bucket_arn: str, items: list[tuple[str, str, str]], concurrency: int, clients: Clients
 ) -> list[TableFound]:
     """`read_table` over (namespace, name, ARN) items of one bucket with `concurrency` threads (a worker process's
-    job, `jobs.kernel.concurrency.WorkerPool`)."""
+    job, `s3tables_kit.jobs.kernel.concurrency.WorkerPool`)."""
     return run_concurrently(lambda i: read_table(clients, bucket_arn, *i), items, concurrency)
 
 
@@ -243,6 +244,7 @@ class BucketFound:
     replication: dict[str, Any] | None = None
     namespaces: list[str] = field(default_factory=list)
     listed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, ARN) of every table
+    managed_by: dict[str, str] = field(default_factory=dict)  # table ARN -> ListTables' `managedByService`, if any
     tables: list[TableFound] = field(default_factory=list)
 
 
@@ -296,10 +298,9 @@ def read_bucket(clients: Clients, entry: dict[str, Any], page_size: int | None =
             n["namespace"][0] for n in paginate(s3t, "list_namespaces", "namespaces", tableBucketARN=arn)
         )
         operation = "ListTables"
-        found.listed = [
-            (t["namespace"][0], t["name"], t["tableARN"])
-            for t in paginate(s3t, "list_tables", "tables", page_size, tableBucketARN=arn)
-        ]
+        summaries = list(paginate(s3t, "list_tables", "tables", page_size, tableBucketARN=arn))
+        found.listed = [(t["namespace"][0], t["name"], t["tableARN"]) for t in summaries]
+        found.managed_by = {t["tableARN"]: str(t["managedByService"]) for t in summaries if t.get("managedByService")}
     except ClientError as exc:
         refused = refusal(exc, arn)
         if refused is not None:

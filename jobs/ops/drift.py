@@ -1,6 +1,6 @@
 """Drift of what cannot be prevented: a source's live replication configuration and a replica's live bucket policy,
 compared with what the kit declares. Pure functions (no AWS calls), used by `audit` and the replication monitor;
-`jobs.ops.drift_read` reads the live side.
+`s3tables_kit.jobs.ops.drift_read` reads the live side.
 
 Replication (`replication_drift`): the declared replication of one source (`DeclaredReplication`: its mode, role,
 destinations and, in tables mode, its tables) against the bucket-level configuration and the table-level
@@ -22,11 +22,11 @@ exist for one table, and the table's overrides the bucket's for it). Kinds:
 Replica retention (`below_configured`): a replica table's snapshot retention against the replica's configured one.
 
 Bucket policy (`policy_drift`): the live document against the reviewed one, statement by statement (by ``Sid``,
-canonical form, `jobs.ops.cli.canonical`): ``bucket-policy-missing``, ``bucket-policy-statement-missing``,
+canonical form, `s3tables_kit.jobs.ops.cli.canonical`): ``bucket-policy-missing``, ``bucket-policy-statement-missing``,
 ``bucket-policy-statement-changed``, ``bucket-policy-statement-unexpected`` (a statement the reviewed document does
 not hold, e.g. a grant to another account), ``unverifiable``.
 
-Standard library and `jobs.ops.cli` only: the monitor's Lambda package ships this module.
+Standard library and `s3tables_kit.jobs.ops.cli` only: the monitor's Lambda package ships this module.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The live side of `jobs.ops.drift`: a source's replication configurations (bucket level, and table level for every
-table of the bucket: one `GetTableReplication` per table) and a bucket's policy. A configuration or policy that does
-not exist is None; one that could not be read is `Unreadable` (never silently passed). Shipped in the monitor's
-Lambda package."""
+"""The live side of `s3tables_kit.jobs.ops.drift`: a source's replication configurations (bucket level, and table level
+for every table of the bucket: one `GetTableReplication` per table) and a bucket's policy. A configuration or policy
+that does not exist is None; one that could not be read is `Unreadable` (never silently passed). Shipped in the
+monitor's Lambda package."""
 
 from __future__ import annotations
 

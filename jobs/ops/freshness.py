@@ -1,13 +1,14 @@
 """Replica-side freshness check: each replica account watches its own replicas, whatever the source account says.
 
-    handler(event, context)   # the monitor's Lambda package with KIT_MONITOR_MODE=replica-freshness (jobs.ops.monitor)
+    handler(event, context)   # the monitor's Lambda package with KIT_MONITOR_MODE=replica-freshness
+    (s3tables_kit.jobs.ops.monitor)
 
-The source-side monitor (`jobs.ops.monitor`) lives in the source account, where an attacker who freezes replication
-(a Deny boundary on the replication role, a disabled source key, a Deny table policy on chosen tables) can also mute
-it. This check runs in the replica's own account (deployed by the replica's stack, `infra/constructs/freshness.py`)
-and reads, per run, one paged ListTables of each replica bucket of that account and of each source bucket replicating
-into it: every table's `modifiedAt`, a time S3 Tables sets (never the writer's snapshot `timestamp-ms`, which a
-writer chooses and could date in the future).
+The source-side monitor (`s3tables_kit.jobs.ops.monitor`) lives in the source account, where an attacker who freezes
+replication (a Deny boundary on the replication role, a disabled source key, a Deny table policy on chosen tables) can
+also mute it. This check runs in the replica's own account (deployed by the replica's stack,
+`infra/constructs/freshness.py`) and reads, per run, one paged ListTables of each replica bucket of that account and of
+each source bucket replicating into it: every table's `modifiedAt`, a time S3 Tables sets (never the writer's snapshot
+`timestamp-ms`, which a writer chooses and could date in the future).
 
 A table of a replica is **stale** when
 
@@ -207,8 +208,8 @@ class FreshnessResult:
         }
 
 
-# PutMetricData of a batch of data (`jobs.ops.monitor.publish`, whose handler calls this module's): the number of
-# requests.
+# PutMetricData of a batch of data (`s3tables_kit.jobs.ops.monitor.publish`, whose handler calls this module's): the
+# number of requests.
 Publish = Callable[[Any, str, Sequence[dict[str, Any]]], int]
 
 
@@ -230,8 +231,9 @@ def run_freshness(
 
 
 def handler(event: Any, context: Any, publish: Publish) -> dict[str, Any]:
-    """Lambda entry (through `jobs.ops.monitor.handler`, which hands over its `publish`): the replicas named by the
-    environment, the metrics in the function's own Region; raises after publishing when a replica was unreadable."""
+    """Lambda entry (through `s3tables_kit.jobs.ops.monitor.handler`, which hands over its `publish`): the replicas
+    named by the environment, the metrics in the function's own Region; raises after publishing when a replica was
+    unreadable."""
     settings = FreshnessSettings.from_env(os.environ)
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
     result = run_freshness(clients, settings, publish=publish)

@@ -1,6 +1,6 @@
 """Harden the replica tables the S3 Tables service created: table policy + replica snapshot retention.
 
-    python -m jobs.ops.harden --outputs outputs.json [--dry-run] [--check-retention] [--json]
+    python -m s3tables_kit.jobs.ops.harden --outputs outputs.json [--dry-run] [--check-retention] [--json]
 
 For each destination bucket in the outputs, every replica (``ListTables`` marks it ``managedByService``; a table
 without the mark is asked with ``GetTable``: a replica has
@@ -9,10 +9,10 @@ without the mark is asked with ``GetTable``: a replica has
 1. snapshot retention: ``icebergSnapshotManagement`` = the replica's ``snapshot_retention`` from the outputs
    (written first: the table policy denies ``PutTableMaintenanceConfiguration`` to everyone but the break-glass
    principals, so a run by any other principal still leaves the retention right before it locks the table);
-2. table policy: ``policies.documents.replica_table_policy`` for the table's UUID-scoped ARN; in a failover
+2. table policy: ``s3tables_kit.policies.documents.replica_table_policy`` for the table's UUID-scoped ARN; in a failover
    topology (`[failover]`: the outputs' source is a promoted bucket, with a ``failover`` section), the destinations of
-   the promoted source get ``policies.failover.destination_table_policy_of`` instead (the failover replication role
-   exempt), and the other buckets' replicas keep the replica document with the failed source's role.
+   the promoted source get ``s3tables_kit.policies.failover.destination_table_policy_of`` instead (the failover
+   replication role exempt), and the other buckets' replicas keep the replica document with the failed source's role.
 
 A table without that information is not a replica and is never hardened as one; a table the outputs list as
 replicated (``replicated_tables``) that has none is reported as ``detached``: it was disassociated from replication
@@ -21,8 +21,8 @@ now.
 
 On an estate (several `kit_source` outputs) every replica bucket of every source is hardened; a replica
 fed by several sources (a fan-in vault) gets the table policy exempting every feeding source's replication role by
-name pattern (`KitOutputs.table_policy_writers`, the same document as `policies.documents.replica_table_policy_for`),
-and the report counts each destination bucket.
+name pattern (`KitOutputs.table_policy_writers`, the same document as
+`s3tables_kit.policies.documents.replica_table_policy_for`), and the report counts each destination bucket.
 
 Both are compared with the live state (policies in canonical form) and written only when they differ, so a second
 run changes nothing. A replica whose table policy is already the desired one costs ONE read (``GetTablePolicy``):
@@ -64,7 +64,7 @@ TablePolicyBuilder = Callable[..., dict[str, Any]]
 SNAPSHOT = "icebergSnapshotManagement"
 
 
-# What harden reads of the outputs contract (`topology.outputs.KitOutputs`, `ReplicaOut`), as protocols
+# What harden reads of the outputs contract (`s3tables_kit.topology.outputs.KitOutputs`, `ReplicaOut`), as protocols
 # (`HardenOutputs`, `HardenReplica`): the scheduled hardener (`jobs/ops/harden_scheduled.py`) runs where the
 # contract's models cannot be imported and hands in its own.
 class Retention(Protocol):
@@ -125,7 +125,7 @@ class HardenOutputs(Protocol):
 
 
 def default_table_policy_builder() -> TablePolicyBuilder:
-    """`policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn,
+    """`s3tables_kit.policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn,
     deploy_role_arns)`,
     imported lazily so the other ops modules work without `policies/`."""
     from s3tables_kit.policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
@@ -134,8 +134,9 @@ def default_table_policy_builder() -> TablePolicyBuilder:
 
 
 def default_failover_table_policy_builder() -> TablePolicyBuilder:
-    """`policies.failover.destination_table_policy_of(*, table_arn, break_glass_principals, replication_role_arns,
-    deploy_role_arns)`: the table policy of a destination of a promoted source (failover), imported lazily."""
+    """`s3tables_kit.policies.failover.destination_table_policy_of(*, table_arn, break_glass_principals,
+    replication_role_arns, deploy_role_arns)`: the table policy of a destination of a promoted source (failover),
+    imported lazily."""
     from s3tables_kit.policies.failover import destination_table_policy_of  # type: ignore[import-not-found,unused-ignore]
 
     return destination_table_policy_of  # type: ignore[no-any-return,unused-ignore]

@@ -3,7 +3,7 @@ function (`infra/constructs/replica_hardener.py`), so that a replica the service
 table policy and retention within one interval, without a person.
 
 What it writes comes from its package, not from the outputs contract (the Lambda runtime has no pydantic): the
-plan file (`topology.contract.HARDEN_PLAN_FILE`), written at synth from the configuration and the reviewed
+plan file (`s3tables_kit.topology.contract.HARDEN_PLAN_FILE`), written at synth from the configuration and the reviewed
 documents, holds each replica bucket's configured retention and its reviewed table policy with a placeholder where
 the table's ARN goes. A change of either is a change of the package, deployed like code. The function's role is a
 break-glass principal of the configuration (the table policy and retention of a replica are break-glass only) whose
@@ -15,14 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
 from s3tables_kit.jobs.ops.harden import HardenReport, harden
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import HARDEN_PLAN_FILE, HARDEN_REPLICAS, HARDEN_TABLE_ARN
-
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the package root, above s3tables_kit/jobs/ops/: the plan file
 
 
 class PlannedRetention(NamedTuple):
@@ -101,7 +99,7 @@ def run_scheduled(clients: Clients, plan: HardenPlan) -> HardenReport:
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Lambda entry point: the plan from the package; exit status as the summary's `exit_code` (1: some replica
     could not be hardened, which the monitor's layers alarm then reports)."""
-    plan = load_plan(json.loads((PACKAGE_ROOT / HARDEN_PLAN_FILE).read_text(encoding="utf-8")))
+    plan = load_plan(json.loads((paths.ROOT / HARDEN_PLAN_FILE).read_text(encoding="utf-8")))
     clients = Clients(endpoint_url=resolve_endpoint(None))
     report = run_scheduled(clients, plan)
     summary = {k: v for k, v in report.to_json().items() if k in ("counts", "bucket_errors", "exit_code")}

@@ -1,7 +1,8 @@
 """Replication monitor: the kit's `status` logic as CloudWatch metrics (the Lambda function `cdktf deploy` creates).
 
-    handler(event, context)                   # Lambda entry: jobs.ops.monitor.handler, configured by environment
-    python -m s3tables_kit.jobs.ops.monitor --outputs outputs.json --endpoint-url http://127.0.0.1:4566 --dry-run
+    handler(event, context)                   # Lambda entry: s3tables_kit.jobs.ops.monitor.handler, configured by
+    environment python -m s3tables_kit.jobs.ops.monitor --outputs outputs.json --endpoint-url http://127.0.0.1:4566
+    --dry-run
 
 AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationStatus`), so the monitor runs
 `status.collect_status` on every source table and publishes, in namespace `METRIC_NAMESPACE`:
@@ -29,10 +30,10 @@ series always cover every table. Configured destinations without any table still
 see data. The replication point's age is published for the whole bucket and for each configured group
 (`[assurance] replication_point_groups`, read from the package's `kit_declared.json`) with a table in it.
 
-Drift (`jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket level and
-every table's table level) with the declared one, each replica bucket policy and the source bucket policy with the
-reviewed documents, and the two layers of a bounded sample of the replica tables (table policy present, retention not
-below the configured one), publishing `ReplicationConfigurationDrift` (Kit), `ReplicaBucketPolicyDrift` (Kit,
+Drift (`s3tables_kit.jobs.ops.monitor_drift`): every run also compares the source's replication configurations (bucket
+level and every table's table level) with the declared one, each replica bucket policy and the source bucket policy with
+the reviewed documents, and the two layers of a bounded sample of the replica tables (table policy present, retention
+not below the configured one), publishing `ReplicationConfigurationDrift` (Kit), `ReplicaBucketPolicyDrift` (Kit,
 Destination), `SourceBucketPolicyDrift` (Kit), `ReplicaLayersMissing` and `RetentionBelowConfigured` (Kit,
 Destination): the number of findings, each named in the run's summary. What they are compared with is the package's
 `kit_declared.json`.
@@ -42,12 +43,12 @@ replicated update ever (`lastSuccessfulReplicatedUpdate` absent), DETACHED exclu
 for a lake that already holds tables (an adoption) it falls to 0 as the backfill completes; a table that completed
 once and then lags counts in `ReplicasBehind`, not here. `s3tables-kit status --backfill` shows the bytes and an ETA.
 
-Backup vault (`jobs.ops.monitor_vault`, with `[vault]`): `BackupAgeSeconds` (Kit: the stalest table; Kit, Table)
-and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points, and with `[vault]
+Backup vault (`s3tables_kit.jobs.ops.monitor_vault`, with `[vault]`): `BackupAgeSeconds` (Kit: the stalest table; Kit,
+Table) and `OldestBackupPointAgeSeconds` (Kit), from the keys of the vault's committed backup points, and with `[vault]
 tables` `TablesWithoutBackupPoint` (Kit): a selected source table without a point is as late as it is old; a vault
 that cannot be listed stops the heartbeat and fails the run.
 
-`DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication, issue 15). The
+`DetachedReplicas` counts destinations `status` classifies DETACHED (permanent loss of replication). The
 function's role reads the source account only, so it sees a detachment once the source reports it (the documented
 FAILED message, at the next replication attempt); `status` run with access to the replica buckets sees it earlier.
 """
@@ -60,7 +61,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
@@ -81,6 +81,7 @@ from s3tables_kit.jobs.ops.status import (
     StatusReport,
     collect_status,
 )
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import (  # the names infra/constructs/monitor.py deploys and alarms on
     BACKFILLING,
     BEHIND,
@@ -110,9 +111,6 @@ if TYPE_CHECKING:  # the Lambda package ships no pydantic: the outputs are read 
     from s3tables_kit.topology.outputs import KitOutputs, SourceOut
 
 OTHER_TABLES = "_other"
-PACKAGE_ROOT = (
-    Path(__file__).resolve().parents[3]
-)  # the Lambda package's root (above s3tables_kit/jobs/ops/), which holds `DECLARED_FILE`
 # PutMetricData takes up to 1,000 metrics per request (and 1 MB); a smaller batch keeps a throttled retry cheap.
 BATCH = 500
 
@@ -386,7 +384,7 @@ def _vault_data(
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Lambda entry point. Configuration comes from the environment the construct sets; the function's own
     Region (AWS_REGION) receives the metrics. With `ENV_MODE` = `MODE_FRESHNESS` the same package is a replica
-    account's freshness check (`jobs.ops.freshness`)."""
+    account's freshness check (`s3tables_kit.jobs.ops.freshness`)."""
     if os.environ.get(ENV_MODE) == MODE_FRESHNESS:
         from s3tables_kit.jobs.ops import freshness
 
@@ -394,7 +392,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     settings = MonitorSettings.from_env(os.environ)
     region = os.environ.get("AWS_REGION") or BucketRef(settings.source_bucket_arns[0]).region
     clients = Clients(endpoint_url=resolve_endpoint(None), max_pool_connections=max(10, settings.concurrency * 2))
-    declared = load_declared(PACKAGE_ROOT / DECLARED_FILE)
+    declared = load_declared(paths.ROOT / DECLARED_FILE)
     if declared is not None:
         settings = replace(settings, groups=declared.groups)
     result = run_monitor(clients, settings, region=region, declared=declared)

@@ -1,4 +1,5 @@
-"""The replication monitor's drift checks (`jobs.ops.drift`), run on every interval beside the status metrics:
+"""The replication monitor's drift checks (`s3tables_kit.jobs.ops.drift`), run on every interval beside the status
+metrics:
 
 | metric | dimensions | value |
 |---|---|---|
@@ -18,9 +19,10 @@ ceil(tables / LAYER_SAMPLE) runs (the summary's `layers.cycle_runs`). Only a rep
 successful replicated update, not DETACHED) is read.
 
 A check that could not be made (AccessDenied, a throttled read out of retries) counts as a finding: never silently
-passed. What the checks compare with is the package's `kit_declared.json` (`topology.contract.DECLARED_FILE`, written
-at synth), or, from the command line, the outputs (`declared_from_outputs`) and optionally the configuration's
-documents. Every finding is in the run's summary (the function's log line).
+passed. What the checks compare with is the package's `kit_declared.json`
+(`s3tables_kit.topology.contract.DECLARED_FILE`, written at synth), or, from the command line, the outputs
+(`declared_from_outputs`) and optionally the configuration's documents. Every finding is in the run's summary (the
+function's log line).
 """
 
 from __future__ import annotations

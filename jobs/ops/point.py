@@ -13,7 +13,7 @@ A table's own instant on a destination is how far its replica is complete:
   For a table never replicated the age is still that of its oldest commit (its lag), so the alarm sees it.
 
 The group's point is the minimum over its tables, and `held_back_by` names the table holding it (the first in
-name order on a tie). Its age (`now - point`) is what the monitor publishes (`topology.contract.POINT_AGE`,
+name order on a tie). Its age (`now - point`) is what the monitor publishes (`s3tables_kit.topology.contract.POINT_AGE`,
 `point_metric_data`) and alarms on; `s3tables-kit recover --as-of replication-point` recovers to it.
 
 Groups: the whole bucket (`WHOLE_BUCKET`) always, plus named groups of table patterns (`namespace.name`,
@@ -38,11 +38,11 @@ from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT, POINT_AGE
 
 WHOLE_BUCKET = "*"
-COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `jobs.ops.status`'s statuses
+COMPLETED, ERROR, UNCONFIGURED = "completed", "error", "unconfigured"  # `s3tables_kit.jobs.ops.status`'s statuses
 
 
 class Row(Protocol):
-    """What the point reads of a `jobs.ops.status.DestinationStatus`."""
+    """What the point reads of a `s3tables_kit.jobs.ops.status.DestinationStatus`."""
 
     @property
     def source_bucket_arn(self) -> str: ...
@@ -201,8 +201,9 @@ def point_metric_data(
 
 
 def group_selection(groups: Mapping[str, Sequence[str]], name: str) -> tuple[list[str], list[str]]:
-    """`--group NAME` of `jobs.recover` / `jobs.failover`: the configured group's (`--table`s, `--namespace`s), the
-    selection whose replication point `--as-of replication-point` then takes; ValueError for an unknown group."""
+    """`--group NAME` of `s3tables_kit.jobs.recover` / `s3tables_kit.jobs.failover`: the configured group's (`--table`s,
+    `--namespace`s), the selection whose replication point `--as-of replication-point` then takes; ValueError for an
+    unknown group."""
     if name not in groups:
         known = ", ".join(sorted(groups)) or "none are configured ([assurance] replication_point_groups)"
         raise ValueError(f"--group {name}: no such replication point group (groups: {known})")
@@ -210,7 +211,8 @@ def group_selection(groups: Mapping[str, Sequence[str]], name: str) -> tuple[lis
     return [p for p in patterns if not p.endswith(".*")], [p[:-2] for p in patterns if p.endswith(".*")]
 
 
-# ---- `--as-of replication-point` (jobs.recover, jobs.failover) -------------------------------------------------
+# ---- `--as-of replication-point` (s3tables_kit.jobs.recover, s3tables_kit.jobs.failover)
+# -------------------------------------------------
 
 AS_OF_KEYWORD = AS_OF_REPLICATION_POINT  # `--as-of replication-point`: the live replication point
 SELECTION = "selection"  # the group of the tables a recovery or failover selects

@@ -1,7 +1,8 @@
 """Replication status and lag of every source table, per destination.
 
-    python -m jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
-    python -m jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill (jobs/ops/backfill.py)
+    python -m s3tables_kit.jobs.ops.status --outputs outputs.json [--max-lag 30m] [--json] [--problems-only]
+    python -m s3tables_kit.jobs.ops.status --outputs outputs.json --backfill [--watch 60]   # the backfill
+    (jobs/ops/backfill.py)
 
 Exit codes: 0 healthy; 1 a destination is FAILED, DETACHED or (with ``--max-lag``) lags beyond it; 2 the status of
 some table could not be read (permissions, persistent throttling, ...), so health is unknown.
@@ -17,7 +18,7 @@ attempt on), or, before that, the destination bucket's ``ListTables`` (one call 
 the table without ``managedByService``. A destination bucket that cannot be listed leaves only the first sign, with a
 warning.
 
-On an estate (several `kit_source` outputs, issue 24) every source bucket is read; a table is named
+On an estate (several `kit_source` outputs) every source bucket is read; a table is named
 ``bucket/namespace.name`` where two source buckets hold that name, and the report counts each source bucket.
 
 How lag is computed
@@ -59,7 +60,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -114,19 +115,20 @@ class StatusReport:
     second_pass: int = 0  # tables read again after a pause (a transient error survived the retries)
     second_pass_unresolved: int = 0  # of those, still unreadable after the second pass
     tables_by_source: dict[str, int] = field(default_factory=dict)  # source bucket ARN -> its tables, in order
-    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # replication point groups (`jobs.ops.point`)
+    # replication point groups (`s3tables_kit.jobs.ops.point`)
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     created: dict[str, datetime | None] = field(default_factory=dict)  # namespace.name -> ListTables' createdAt
 
     @property
     def points(self) -> list[ReplicationPoint]:
-        """The replication point of every destination bucket and group (`jobs.ops.point`)."""
+        """The replication point of every destination bucket and group (`s3tables_kit.jobs.ops.point`)."""
         amb = ambiguous_tables((r.source_bucket_arn, r.table) for r in self.rows)
         label = lambda r: table_label(r.source_bucket_arn, r.table, amb)  # noqa: E731
         return replication_points(self.rows, datetime.fromisoformat(self.generated_at), self.groups, label)
 
     @property
     def estate(self) -> bool:
-        """Several source buckets (an estate, issue 24): the report then names each and its counts."""
+        """Several source buckets (an estate): the report then names each and its counts."""
         return len(self.tables_by_source) > 1
 
     @property
@@ -198,7 +200,7 @@ SECOND_PASSES = 3  # at most this many passes after the first, while each still 
 
 
 # ----------------------------------------------------------------------------------------------------
-# Detached replicas (issue 15)
+# Detached replicas
 # ----------------------------------------------------------------------------------------------------
 
 
@@ -258,7 +260,7 @@ def mark_detached(
         if r.status in (UNCONFIGURED, ERROR) or not r.destination_bucket_arn:
             continue
         found = replicas.get(r.destination_bucket_arn, {}).get(r.table)
-        if is_detached(r.failure_message, found.managed_by_service if found else None):
+        if is_detached(r.failure_message, found.managed_by is not None if found else None):
             r.status = DETACHED
             r.lagging = False  # permanent, not a delay: its own status and alarm
             r.failure_message = r.failure_message or DETACHED_NOTE
@@ -362,8 +364,8 @@ def collect_status(
     window (destinations not in the mapping get a window without a promise); None skips them.
     `list_destinations`: list every destination bucket to see detached replicas early (`mark_detached`).
     `processes`: worker processes for the first pass (None: `processes_for` decides by the table count).
-    `cache`: summaries of metadata files by location (`jobs.kernel.metadata_cache`; None: every file is read).
-    A cache with nothing to reuse (a first run, or none) has each listed replica read with one loadTable of the
+    `cache`: summaries of metadata files by location (`s3tables_kit.jobs.kernel.metadata_cache`; None: every file is
+    read). A cache with nothing to reuse (a first run, or none) has each listed replica read with one loadTable of the
     Iceberg REST endpoint, its location and metadata together; else its location, then its metadata unless cached."""
     now = now or datetime.now(UTC)
     meta = cache or NO_CACHE
@@ -445,11 +447,13 @@ def collect_backfill(
     *,
     cache: MetadataCache | None = None,
     second_pass_pause: float = SECOND_PASS_PAUSE,
+    expected: Mapping[str, backfill.KitDestinations] | None = None,
     **run: Unpack[RunOptions],
 ) -> backfill.BackfillReport:
     """One observation of `status --backfill`: the status of every source table (no windows), then the sizes
-    (`jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before it.
-    `run`: as `collect_status` takes them; the sizes are read with the same concurrency."""
+    (`s3tables_kit.jobs.ops.backfill.backfill_of`), with one loadTable a table when `cache` held nothing to reuse before
+    it. `run`: as `collect_status` takes them; the sizes are read with the same concurrency. `expected`: the kit's
+    destinations per source (the outputs), which every replicated table must reach."""
     rest = (cache or NO_CACHE).empty
     report = collect_status(clients, source_bucket_arns, cache=cache, second_pass_pause=second_pass_pause, **run)
     return backfill.backfill_of(
@@ -461,6 +465,7 @@ def collect_backfill(
         cache=cache,
         concurrency=run.get("concurrency", CONCURRENCY),
         rest=rest,
+        expected=expected,
     )
 
 
@@ -560,7 +565,7 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
 
 
 def buffered_summary(rows: Sequence[DestinationStatus]) -> str:
-    """The streaming line (`jobs.ops.status_channels`), empty when no source table holds buffered rows."""
+    """The streaming line (`s3tables_kit.jobs.ops.status_channels`), empty when no source table holds buffered rows."""
     held = {r.source_table_arn: r.buffered_rows for r in rows if r.buffered_rows}
     if not held:
         return ""
@@ -627,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     buckets = args.source_bucket_arn
     promised: dict[str, timedelta | None] = {}
     groups: dict[str, tuple[str, ...]] = {}
+    expected: dict[str, backfill.KitDestinations] | None = None
     if not buckets or Path(args.outputs).is_file():
         from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -643,13 +649,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in outputs.replicas
             }
             groups = dict(outputs.replication_point_groups)  # configured; a `--group` of the same name overrides
+            expected = {
+                s.table_bucket_arn: backfill.KitDestinations(
+                    frozenset(s.destinations),
+                    None if s.replication_mode == "bucket" else frozenset(s.replicated_tables),
+                )
+                for s in outputs.sources
+                if s.destinations
+            }
     clients = clients_from_args(args)
     cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
     if args.backfill:
         return backfill.run(
             args,
             lambda: collect_backfill(
-                clients, buckets, cache=cache, second_pass_pause=args.second_pass_pause, **run_options(args)
+                clients,
+                buckets,
+                cache=cache,
+                second_pass_pause=args.second_pass_pause,
+                expected=expected,
+                **run_options(args),
             ),
         )
     report = collect_status(

@@ -1,8 +1,8 @@
-"""What `jobs.ops.status` reads from Iceberg metadata files: each replica's recovery window (the source's commit
-times, for the lag, are `jobs.kernel.commits`). Each metadata file is summarised once
-(`jobs.kernel.metadata_cache.MetadataSummary`) and the summary is cached on local disk by the file's location
-(immutable: `MetadataCache`), so a run over an unchanged table reads its metadata location (one call) but not the
-file. A first run (nothing cached to reuse)
+"""What `s3tables_kit.jobs.ops.status` reads from Iceberg metadata files: each replica's recovery window (the source's
+commit times, for the lag, are `s3tables_kit.jobs.kernel.commits`). Each metadata file is summarised once
+(`s3tables_kit.jobs.kernel.metadata_cache.MetadataSummary`) and the summary is cached on local disk by the file's
+location (immutable: `MetadataCache`), so a run over an unchanged table reads its metadata location (one call) but not
+the file. A first run (nothing cached to reuse)
 reads each replica's location and metadata in one request of the Iceberg REST endpoint instead
 (`replica_window`)."""
 
@@ -85,8 +85,8 @@ def recovery_window(
 
 def loaded_summary(clients: Clients, bucket_arn: str, table: TableRef, cache: MetadataCache) -> MetadataSummary | None:
     """The summary of a table's current metadata from one loadTable of the Iceberg REST endpoint
-    (`jobs.kernel.iceberg_rest`), cached by its location; None when the endpoint does not answer it for a reason
-    that is not transient (refused to this caller, a missing table, no metadata): the S3 Tables API then answers,
+    (`s3tables_kit.jobs.kernel.iceberg_rest`), cached by its location; None when the endpoint does not answer it for a
+    reason that is not transient (refused to this caller, a missing table, no metadata): the S3 Tables API then answers,
     and says why. Transient errors are raised (the tools' second pass reads the table again)."""
     b = BucketRef(bucket_arn)
     rest = clients.iceberg_rest(b.region, b.account)

@@ -1,5 +1,6 @@
 """One row of `status`: a source table toward one destination, and the words its status is said in. Apart from
-`jobs.ops.status` so that a view over its rows (`jobs.ops.backfill`) needs nothing of how they are collected."""
+`s3tables_kit.jobs.ops.status` so that a view over its rows (`s3tables_kit.jobs.ops.backfill`) needs nothing of how they
+are collected."""
 
 from __future__ import annotations
 

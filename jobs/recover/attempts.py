@@ -14,11 +14,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.filecopy import StoreConfig
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.leases import LeaseLost
 from s3tables_kit.jobs.recover import sql
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.metadata import local_path
 from s3tables_kit.jobs.recover.model import LINEAGE, RecoveryError

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from s3tables_kit.jobs.kernel.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import tool_parser
 from s3tables_kit.jobs.kernel.selectors import Selector, add_selection_args, selector_from_args, to_ms
-from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec
 from s3tables_kit.jobs.recover.errors import describe as describe_failure
 from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
@@ -212,11 +212,11 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
 
 def replication_point_ms(ns: argparse.Namespace, outputs: Any, replica: Any) -> int:
     """`--as-of replication-point`: the live replication point of the replica recovery reads, over the selected
-    tables (`jobs.ops.point`), read from the replication status of the sources feeding it (default credentials, as
-    `make status`); printed, so the run's instant is on record."""
+    tables (`s3tables_kit.jobs.ops.point`), read from the replication status of the sources feeding it (default
+    credentials, as `make status`); printed, so the run's instant is on record."""
     from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.kernel.selectors import selection_patterns
-    from s3tables_kit.jobs.ops.point_live import live_point  # not in the EMR jobs zip: only when asked
+    from s3tables_kit.jobs.ops.point_live import live_point  # read only for `--as-of replication-point`
 
     sources = [s.table_bucket_arn for s in (outputs.sources_into(replica) or outputs.sources)]
     patterns = selection_patterns(ns.table, ns.namespace)

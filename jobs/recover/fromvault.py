@@ -17,9 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, file_uri
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import PlanError
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, file_uri
 from s3tables_kit.jobs.recover.fastpath import SourceBytes
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, _decode
 from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint, file_key

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.killpoints import RECOVERY
 from s3tables_kit.jobs.kernel.leases import LEASE_SUFFIX, Lease, LeaseHeld, Leases, store_for
@@ -44,7 +45,6 @@ from s3tables_kit.jobs.recover.attempts import (  # noqa: F401  (re-exported: te
     record_failure,
     unreferenced_window,
 )
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 from s3tables_kit.jobs.recover.fromvault import VaultMetadataSource
 from s3tables_kit.jobs.recover.guard import GuardedSql
 from s3tables_kit.jobs.recover.lakeplan import build_plan_at_scale

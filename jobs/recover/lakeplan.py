@@ -6,7 +6,8 @@
 - Resolution: `job.plan_one` per table on a bounded thread pool, in batches (bounded memory for futures); the
   replica's `GetTable` answers both the metadata location and the source table ARN (one round trip instead of two);
   the metadata JSON is read through ONE pyiceberg FileIO per catalog (one pyarrow S3 filesystem, connection reuse).
-- Faults: every client carries the kit's one retry policy (`jobs.kernel.sdk`: botocore standard mode, 10 attempts;
+- Faults: every client carries the kit's one retry policy (`s3tables_kit.jobs.kernel.sdk`: botocore standard mode, 10
+attempts;
   pyarrow's retry strategy for pyiceberg's S3 reads). Whatever still fails for one table (any botocore error,
   throttling after the retries, a pyiceberg or pyarrow read error, a malformed document) becomes that table's plan
   error; the other tables are still planned.
@@ -31,7 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from s3tables_kit.jobs.recover.request import RecoveryRequest
 
 # Threads resolving tables at once: each waits on round trips (30 ms S3 Tables, 20 ms S3); 32 in flight keep a Region
-# endpoint busy; the pool, not a client-side rate limiter, caps the request rate (jobs.kernel.sdk: standard mode).
+# endpoint busy; the pool, not a client-side rate limiter, caps the request rate (s3tables_kit.jobs.kernel.sdk: standard
+# mode).
 DEFAULT_CONCURRENCY = 32
 BATCH = 1000  # tables submitted to the pool at once (futures and partial results stay bounded)
 PAGE = 1000  # ListTables maxTables (the API's maximum)

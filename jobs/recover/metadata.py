@@ -20,10 +20,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import PlanError
 from s3tables_kit.jobs.kernel.snapshots import TableInfo, table_info_from_metadata
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -200,7 +200,8 @@ class S3TablesMetadataSource:
         return fileio_properties(props)  # pyarrow's S3 retries: the kit's attempt count
 
     def file_io(self) -> Any:
-        """One FileIO, one S3 filesystem, for the metadata of every table of the bucket (`jobs.iceberg_io`)."""
+        """One FileIO, one S3 filesystem, for the metadata of every table of the bucket
+        (`s3tables_kit.jobs.iceberg_io`)."""
         with self._io_lock:
             if self._io is None:
                 from s3tables_kit.jobs.iceberg_io import shared_s3_file_io

@@ -1,7 +1,7 @@
 """The recovery's own vocabulary: the lineage properties it writes on every recovered table, and its errors.
 
-The tables, snapshots and selectors it shares with failover live in the jobs' kernel (`jobs.kernel.idents`,
-`jobs.kernel.snapshots`, `jobs.kernel.selectors`).
+The tables, snapshots and selectors it shares with failover live in the jobs' kernel (`s3tables_kit.jobs.kernel.idents`,
+`s3tables_kit.jobs.kernel.snapshots`, `s3tables_kit.jobs.kernel.selectors`).
 """
 
 from __future__ import annotations

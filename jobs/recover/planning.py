@@ -1,5 +1,5 @@
 """What to do with each table's target, and the recovery plan (pure). Which snapshot each table is taken at is the
-selector's (`jobs.kernel.selectors`, shared with failover)."""
+selector's (`s3tables_kit.jobs.kernel.selectors`, shared with failover)."""
 
 from __future__ import annotations
 

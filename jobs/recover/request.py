@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.filecopy import DEFAULT_PART_SIZE, StoreConfig
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.leases import DEFAULT_TTL_S
 from s3tables_kit.jobs.kernel.selectors import Selector
-from s3tables_kit.jobs.recover.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.recover.model import RecoveryError
 from s3tables_kit.jobs.recover.modes import CopyMode
 
@@ -42,7 +42,7 @@ class RecoveryRequest:
     wait: bool = False  # another live attempt on a target: wait for it (True) or refuse at plan time (False)
     lease_dir: str | None = None  # local path or s3://bucket/prefix; default: next to a local target's table
     lease_ttl_s: float = DEFAULT_TTL_S
-    batch: bool = True  # plain file copies of many tables in shared Spark jobs (jobs.recover.batch)
+    batch: bool = True  # plain file copies of many tables in shared Spark jobs (s3tables_kit.jobs.recover.batch)
     vault: VaultRestore | None = None  # a recovery from a backup point of the vault (`replica` is its catalog)
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""The backup of one replica table into the vault, on Spark: the thin layer around `jobs.vault.plan`.
+"""The backup of one replica table into the vault, on Spark: the thin layer around `s3tables_kit.jobs.vault.plan`.
 
 Steps (each a kill point of `BACKUP`, in this order):
   1. read the current snapshot's files from the replica's metadata (Iceberg's Java API through py4j, read-only) and

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from s3tables_kit.jobs.kernel.catalogs import MODES, CatalogSpec, catalog_conf, specs_from_outputs
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import refuse, tool_parser
-from s3tables_kit.jobs.recover.catalogs import MODES, CatalogSpec, catalog_conf, specs_from_outputs
 from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_table, list_tables
 from s3tables_kit.jobs.vault.report import exit_code, summary_text, write_reports
 from s3tables_kit.jobs.vault.store import VaultTarget
@@ -189,9 +189,9 @@ def main(argv: list[str] | None = None, spark_factory: Callable[[dict[str, str]]
     ns = parser().parse_args(argv)
     try:
         req = request_from_args(ns)
-    except JobError as e:
+        return run(req, spark_factory or local_spark_factory)[0]
+    except JobError as e:  # bad arguments, or the pinned jars a local session needs (one line, before a JVM)
         return refuse(e)
-    return run(req, spark_factory or local_spark_factory)[0]
 
 
 if __name__ == "__main__":  # pragma: no cover

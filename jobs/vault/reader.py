@@ -2,7 +2,7 @@
 
 The vault is an S3 bucket (`s3://bucket`); a local directory (`file:/abs/dir` or `/abs/dir`) holds the same layout for
 the drills and the tests. Read-only: nothing here writes, a restore reads the vault and writes elsewhere; the backup's
-`jobs.vault.store.VaultStore` reads through this class too and adds its conditional writes.
+`s3tables_kit.jobs.vault.store.VaultStore` reads through this class too and adds its conditional writes.
 """
 
 from __future__ import annotations

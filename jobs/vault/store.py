@@ -1,9 +1,9 @@
 """The vault bucket from the backup job's driver: list what a table's prefix holds, read and commit point manifests
 (`If-None-Match: *`), read and extend Object Lock retention, and the executors' digest of held objects. Its reads are
-the restore's (`jobs.vault.reader.VaultReader`), over the driver's own S3 client (`driver_client`).
+the restore's (`s3tables_kit.jobs.vault.reader.VaultReader`), over the driver's own S3 client (`driver_client`).
 
-Writes of table files go through the executors' byte copy (`jobs.kernel.filecopy`); this module writes only point
-manifests and retention. A point or file is never overwritten: every write is conditional, and a retention is only
+Writes of table files go through the executors' byte copy (`s3tables_kit.jobs.kernel.filecopy`); this module writes only
+point manifests and retention. A point or file is never overwritten: every write is conditional, and a retention is only
 ever moved forwards (Object Lock refuses the opposite, and `lock_until` reads back what it refused).
 """
 

@@ -1,4 +1,5 @@
-"""Spark catalog configuration for the replica (read) and the recovery target (write), per access mode (pure).
+"""Spark catalog configuration of a table bucket, per access mode (pure): the replica or vault source read, the
+recovery target written; shared by recovery, the backup and the rehearsal.
 
 Modes (docs/aws-facts.md#spark-and-iceberg):
   client  S3 Tables client catalog jar (`S3TablesCatalog`), the default on AWS; staged (atomic) CTAS.
@@ -124,7 +125,7 @@ def catalog_conf(spec: CatalogSpec) -> dict[str, str]:
 def specs_from_outputs(
     outputs: object, mode: str, replica_name: str = "replica", target_name: str = "recovery"
 ) -> tuple[CatalogSpec, CatalogSpec]:
-    """(replica, target) catalog specs from a `topology.outputs.KitOutputs`."""
+    """(replica, target) catalog specs from a `s3tables_kit.topology.outputs.KitOutputs`."""
     from s3tables_kit.topology.outputs import KitOutputs
 
     assert isinstance(outputs, KitOutputs)

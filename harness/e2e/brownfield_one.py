@@ -12,9 +12,6 @@ In the account 111122223333:
 Discovery of both Regions with `--replicate-to us-west-2` must propose `orders-lake-dr` as an adopted replica of
 `orders-lake` (never a source; the configuration taken over, `existing_destinations`), a new replica in us-west-2 for
 the other bucket, and report the table `PutRows` feeds. `complete` then does the engineer's review.
-
-Two sources: a third source's replica guardrail is over the identity policy quota (`KIT-IAM8`) until the guardrail
-is split.
 """
 
 from __future__ import annotations

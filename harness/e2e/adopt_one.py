@@ -22,8 +22,10 @@ table fed by `PutRows`) adopted end to end, on the local stand-in with the real 
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from harness.e2e.adopt import COMPLETED, DISCOVER, PENDING, AdoptRun, expect_exi
 from harness.e2e.run import TOOLS, WRITER, ExampleRun, synth
 from harness.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY
 from harness.e2e.stackio import write_stack
-from harness.e2e.standins import Localized
+from harness.e2e.standins import STANDIN_TYPE, Localized
 from harness.e2e.terraform import E2eStackResult, E2eToolchain, Terraform
 from s3tables_kit.infra.adoptgate import AdoptionIntent, gate
 from s3tables_kit.infra.validate import Json
@@ -43,6 +45,8 @@ BUILT = "one-account lake"
 TAKEOVER, DROP = "gate: the takeover's plan", "gate refuses the dropped destination"
 WAY_OUT, KEPT, STREAMED = "way out (#46675)", "existing destination kept", "PutRows rows replicated"
 TOKEN_GAP = "#46675"  # the one refusal the pinned provider causes (infra/adoptgate.py's reason names the issue)
+REPLICATION = "aws_s3tables_table_bucket_replication"
+STANDIN_PREFIX = f"kit_e2e__{REPLICATION}__"  # harness/e2e/standins.py's name of its API stand-in
 
 
 class OneAccountRun(AdoptRun):
@@ -110,13 +114,14 @@ class OneAccountRun(AdoptRun):
         """The e2e's apply; for the source stack that imports the existing configuration, first the takeover's own
         plan gated (nothing applied), its variant without the destination refused, then the way out and its apply."""
         imports = json.dumps(doc.get("import") or {})
-        if self.took_over or "aws_s3tables_table_bucket_replication" not in imports:
+        if self.took_over or REPLICATION not in imports:
             return super().apply(stack, stack_dir, doc, before, result)
         self.took_over = True
         self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
         self.tf.checked(["plan", "-out=takeover.tfplan", "-input=false", "-no-color"], stack_dir, log="takeover-plan")
         plan_path = self.dir / "takeover-plan.json"
-        plan_path.write_text(self.tf.checked(["show", "-json", "takeover.tfplan"], stack_dir).stdout)
+        shown = json.loads(self.tf.checked(["show", "-json", "takeover.tfplan"], stack_dir).stdout)
+        plan_path.write_text(json.dumps(provider_view(shown, self.live_replication)))
         gated = self.check(TAKEOVER, lambda: self.takeover_gated(stack, plan_path))
         if not (gated and self.check(DROP, lambda: self.drop_refused(stack, plan_path))):
             raise RuntimeError(f"{stack}: the takeover's gate did not answer as expected ({TAKEOVER}, {DROP})")
@@ -142,6 +147,10 @@ class OneAccountRun(AdoptRun):
     ) -> None:
         loc, loose = self.replaced.get(stack, (loc, loose))
         super().destroy_check(stack, stack_dir, loc, loose, result)
+
+    def live_replication(self, bucket_arn: str) -> Json:
+        s3t = self.client_of(world.ACCOUNT, "s3tables", bucket_arn.split(":")[3])
+        return dict(s3t.get_table_bucket_replication(tableBucketARN=bucket_arn)["configuration"])
 
     def takeover_gated(self, stack: str, plan_path: Path) -> str:
         """The takeover's plan: with the provider the kit pins, refused only for the version token it does not read
@@ -246,3 +255,36 @@ class OneAccountRun(AdoptRun):
             raise AssertionError(f"{bucket_arn} {ns}.{name}: no metadata")
         meta = StaticTable.from_metadata(location, io_props(s3t, bucket_arn, self.emu.url)).metadata
         return meta.current_snapshot_id, sorted(s.snapshot_id for s in meta.snapshots)
+
+
+def _provider_attributes(bucket_arn: str, configuration: Json) -> Json:
+    """A bucket-level replication configuration as the aws provider's resource holds it (no version token)."""
+    rules = [
+        {"destination": [{"destination_table_bucket_arn": d["destinationTableBucketARN"]} for d in r["destinations"]]}
+        for r in configuration.get("rules") or []
+    ]
+    return {"table_bucket_arn": bucket_arn, "role": configuration.get("role"), "rule": rules}
+
+
+def provider_view(plan: Json, live: Callable[[str], Json]) -> Json:
+    """The saved plan as the aws provider (>= 6.25) shows it, which the adoption gate judges. With the machine
+    image's aws 5.100.0 the e2e applies a bucket-level replication through an API stand-in (a `terraform_data`,
+    harness/e2e/standins.py rule 3): its change is shown as `aws_s3tables_table_bucket_replication`, and an imported
+    one's `before` as the provider's import reads the live configuration (`live(bucket ARN)`: role and rules, never
+    the version token, #46675). A plan of the real resource is returned as it is."""
+    out = copy.deepcopy(plan)
+    for rc in out.get("resource_changes") or []:
+        name = str(rc.get("name", ""))
+        if rc.get("type") != STANDIN_TYPE or not name.startswith(STANDIN_PREFIX):
+            continue
+        change = rc["change"]
+        args = ((change.get("after") or {}).get("input") or [{}])[0].get("arguments") or {}
+        arn = str(args.get("tableBucketARN"))
+        rc.update(
+            type=REPLICATION, name=name[len(STANDIN_PREFIX) :], address=f"{REPLICATION}.{name[len(STANDIN_PREFIX) :]}"
+        )
+        change["after"] = _provider_attributes(arn, args.get("configuration") or {})
+        change["after_unknown"] = {}
+        if change.get("importing"):
+            change["before"] = _provider_attributes(arn, live(arn))
+    return out

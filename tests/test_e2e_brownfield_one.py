@@ -7,6 +7,7 @@ drops it."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
@@ -105,6 +106,9 @@ def test_the_one_account_lake_is_discovered_as_it_is_and_the_gate_refuses_a_drop
     kept = {"format_version": "1.2", "resource_changes": [_replication_import([world.DR_ARN], [world.DR_ARN])]}
     taken_over = gate(kept, intent, "source-orders")
     assert taken_over.passed and [n.kind for n in taken_over.notes] == ["import"]
+    tokenless = copy.deepcopy(kept)  # as the pinned provider imports it: the role changes, the token is not read
+    del tokenless["resource_changes"][0]["change"]["before"]["version_token"]
+    assert [r.attributes for r in gate(tokenless, intent, "source-orders").refused] == [("version_token",)]
     dropped = gate(world.without_destination(kept, world.DR_ARN), intent, "source-orders")
     assert not dropped.passed
     assert [r.rule for r in dropped.refused] == ["overwrite"]

@@ -23,7 +23,7 @@ node_modules/.stamp: package.json package-lock.json
 	@bash scripts/setup.sh jars
 
 .PHONY: help setup test test-fast lint typecheck check provider validate e2e e2e-all e2e-adopt synth golden policies policies-check policy-check \
-        demo drill-vault summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
+        demo drill-vault drill-detection summary proofs recover recover-emr backup outputs status harden audit explain discover adopt-gate bench clean wheel-check \
         live-verify live-verify-cleanup
 
 help: ## List the targets: the on-call ones first
@@ -58,10 +58,11 @@ e2e: setup ## Terraform + the real provider apply every stack of the seed to the
 e2e-adopt: setup ## Two brownfield lakes (ARGS="--world lake|one"; both by default): two buckets written by pyiceberg with a reader's grant and table-level settings; one account in two Regions that already replicates, with a KMS bucket and a PutRows table. Each discovered, its proposal completed, adopted by the e2e's Terraform apply behind the adoption gate, then checked
 	$(PY) -m harness.e2e.adopt $(ARGS)
 
-e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, then make live-verify through Terraform
+e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, the detection drill, then make live-verify through Terraform
 	$(PY) -m harness.e2e --all $(ARGS)
 	$(PY) -m harness.e2e.token_probe --json .build/e2e/token-probe.json
 	$(PY) -m harness.e2e.adopt
+	$(PY) -m harness.drills.detection
 	$(PY) -m harness.live_standin --yes --apply terraform
 
 live-verify: ## Prove the kit's AWS assumptions on a sandbox: AWS=1 for real AWS (asks first; ARGS="--yes" for CI), else the local stand-in
@@ -101,6 +102,9 @@ demo: setup ## Main job on the embedded local default: seed summary, then the wa
 
 drill-vault: setup ## Vault drill on the stand-in: back up, change, back up, the replica expires point 1, restore it from the vault
 	$(PY) -m harness.drills.vault $(ARGS)
+
+drill-detection: setup ## Detection drill on the sandbox: each way to blind or fool the alarms, which alarm or finding caught it after how many runs (exit 1: one missed)
+	$(PY) -m harness.drills.detection $(ARGS)
 
 summary: setup ## What `cdktf deploy` of CONFIG would create: stacks, resources, protective denies, outputs
 	$(KIT) summary --config $(CONFIG) --resources

@@ -103,7 +103,7 @@ def measure_in_run(
     from botocore.config import Config
 
     from emulator.process import Emulator
-    from harness.world import create_vault_bucket
+    from harness.world import create_point_key, create_vault_bucket
     from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
     from s3tables_kit.jobs.vault.store import VaultTarget
 
@@ -116,8 +116,11 @@ def measure_in_run(
         s3 = boto3.client("s3", endpoint_url=emu.url, config=Config(s3={"addressing_style": "path"}))
         standin = _standin_catalog(spark, emu.url)
 
+        point_key = create_point_key(boto3.client("kms", region_name=STANDIN_REGION, endpoint_url=emu.url))
+
         def vault() -> VaultTarget:
-            return VaultTarget(create_vault_bucket(s3, days=1), STANDIN_REGION, 1, endpoint=emu.url)
+            bucket = create_vault_bucket(s3, days=1)
+            return VaultTarget(bucket, STANDIN_REGION, 1, endpoint=emu.url, point_key=point_key)
 
         def backup(catalog: str, table: str, into: VaultTarget) -> Any:
             t0 = time.monotonic()

@@ -125,6 +125,7 @@ def _api_deploy(cfg: KitConfig, standin: Standin, *, tables: bool) -> dict[str, 
     if cfg.vault is not None:
         vault = doc[VAULT_STACK_ID][OUTPUT_VAULT]
         world.deploy_vault(client(standin.url, "s3", cfg.vault.region), cfg, vault["kms_key_arn"])
+        vault["point_key_arn"] = world.create_point_key(client(standin.url, "kms", cfg.vault.region))
     return doc
 
 

@@ -42,6 +42,12 @@ def create_vault_bucket(s3: Any, *, days: int, bucket: str | None = None, region
     return name
 
 
+def create_point_key(kms: Any) -> str:
+    """The vault's point key as the vault stack makes it: a KMS HMAC key (HMAC_256, GENERATE_VERIFY_MAC); its ARN."""
+    meta = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC", Description="vault point key")
+    return str(meta["KeyMetadata"]["Arn"])
+
+
 def deploy_vault(s3: Any, cfg: KitConfig, kms_key_arn: str) -> str:
     """The vault bucket of `cfg` (an `s3` client of the vault's Region) as the vault stack leaves it: Object Lock with
     the configured COMPLIANCE retention (versioning comes with it), SSE-KMS with `kms_key_arn` and a Bucket Key, all

@@ -69,7 +69,8 @@ def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") 
 
 
 def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:
-    """`--vault` and `--vault-region` of the outputs' vault, unless the job's arguments name them."""
+    """`--vault`, `--vault-region` and `--vault-point-key` of the outputs' vault, unless the job's arguments name
+    them."""
     vault = outputs.vault
     if vault is None and "--vault" not in job_args:
         raise ValueError(
@@ -80,6 +81,8 @@ def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:
         args += ["--vault", f"s3://{vault.bucket_name}"]
     if "--vault-region" not in job_args and vault is not None:
         args += ["--vault-region", vault.region]
+    if "--vault-point-key" not in job_args and vault is not None and vault.point_key_arn:
+        args += ["--vault-point-key", vault.point_key_arn]
     return args
 
 

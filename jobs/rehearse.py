@@ -330,6 +330,7 @@ def parser() -> argparse.ArgumentParser:
         "--vault", metavar="s3://BUCKET|DIR", help="also restore from this backup vault (with --vault-table)"
     )
     p.add_argument("--vault-region", help="the vault's Region")
+    p.add_argument("--vault-point-key", metavar="ARN", help="the vault's point key, which verifies every point")
     p.add_argument(
         "--vault-table", action="append", default=[], metavar="NS.NAME|NS.*", help="the tables the vault backs up"
     )
@@ -340,7 +341,7 @@ def vault_side(ns: argparse.Namespace) -> VaultSide | None:
     """The vault the rehearsal also restores from, or None (no --vault or no --vault-table)."""
     if not (ns.vault and ns.vault_table):
         return None
-    return VaultSide(ns.vault, ns.vault_region, tuple(ns.vault_table), ns.endpoint_url or None)
+    return VaultSide(ns.vault, ns.vault_region, tuple(ns.vault_table), ns.endpoint_url or None, ns.vault_point_key)
 
 
 def _local(ns: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import fnmatch
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,9 @@ from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.kernel.selectors import Selector
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.vault.layout import choose_point
+from s3tables_kit.jobs.vault.mac import PointKey
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
+from s3tables_kit.topology.contract import VAULT_POINTS_REFUSED
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -36,6 +38,7 @@ SUFFIX = "_vault"  # the restored table's name in the rehearsal namespace, besid
 NO_POINT = "no backup point in the vault yet"
 # Names of the metrics the rehearsal adds with a vault (beside RehearsalSucceeded and the others, which keep theirs).
 VAULT_TABLES_METRIC, VAULT_SECONDS_METRIC = "RehearsalVaultTables", "RehearsedVaultRestoreSeconds"
+REFUSED_METRIC = VAULT_POINTS_REFUSED
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class VaultSide:
     region: str | None
     tables: tuple[str, ...]
     endpoint: str | None = None
+    point_key: str | None = None  # the vault's point key ARN (kit_vault.point_key_arn), which verifies every point
 
 
 @dataclass
@@ -62,6 +66,7 @@ class VaultRow:
     exit_code: int | None = None
     seconds: float = 0.0
     finding: str | None = None  # nothing to restore yet (no point): reported, not a failure
+    refused: list[str] = field(default_factory=list)  # point objects skipped (forged, malformed, future-dated)
     error: str | None = None
     report: str | None = None  # the recovery's report of this restore
 
@@ -91,12 +96,14 @@ def vault_metrics(rows: Sequence[VaultRow]) -> dict[str, tuple[float, str]]:
     return {
         VAULT_TABLES_METRIC: (float(sum(r.verified for r in rows)), "Count"),
         VAULT_SECONDS_METRIC: (round(sum(r.seconds for r in rows), 3), "Seconds"),
+        REFUSED_METRIC: (float(sum(len(r.refused) for r in rows)), "Count"),
     }
 
 
 def render_rows(rows: Sequence[VaultRow]) -> list[str]:
     out = []
     for r in rows:
+        out += [f"  vault:              {r.table}: FINDING: {line}" for line in r.refused]
         if r.finding is not None and r.error is None:
             out.append(f"  vault:              {r.table}: FINDING: {r.finding}")
             continue
@@ -139,14 +146,17 @@ def restore_newest(
     from s3tables_kit.jobs.recover.fromvault import open_point
 
     ident = Ident.parse(row.table)
-    store = VaultReader(side.root, side.region, side.endpoint)
-    point = choose_point(list_points(store, ident.namespace, ident.name))
+    key = PointKey(side.point_key, side.region, side.endpoint) if side.point_key else None
+    store = VaultReader(side.root, side.region, side.endpoint, point_key=key)
+    scan = list_points(store, ident.namespace, ident.name)
+    row.refused = scan.findings()
+    point = choose_point(scan.points)
     if point is None:
         row.finding = NO_POINT
         return
     row.snapshot_id, row.backed_up_at = point.snapshot_id, point.backed_up_at
     with tempfile.TemporaryDirectory(prefix="kit-rehearsal-vault-") as work:
-        restore = open_point(store, point, Path(work))
+        restore = open_point(store, point, Path(work), scan.refused)
         req = RecoveryRequest(
             replica=restore.catalog(),
             target=target,

@@ -37,6 +37,7 @@ from s3tables_kit.topology.backup import (
     backup_scheduler_role_arn,
     backup_scheduler_role_name,
     vault_kms_alias,
+    vault_point_key_alias,
 )
 from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Vault
@@ -484,6 +485,46 @@ def key_policy(cfg: KitConfig) -> Document:
     )
 
 
+def point_key_policy(cfg: KitConfig) -> Document:
+    """The point key (KMS HMAC): `GenerateMac` for the backup role only (it MACs each point it writes, and verifies the
+    newest point it reuses), `VerifyMac` for the recovery role (a restore); administered by break-glass; disabled,
+    deleted, re-written or its alias moved by break-glass only. No grants: a grant would hand out `GenerateMac`."""
+    v = _vault(cfg)
+    bg = cfg.protection.break_glass_principals
+    return doc(
+        iam_statements.kms_root_administration(v.account_id, v.partition),
+        iam_statements.kms_allow_key_use("AllowBackupRoleMacPoints", [backup_role_arn(cfg)], POINT_KEY_BACKUP_ACTIONS),
+        iam_statements.kms_allow_key_use(
+            "AllowRecoveryRoleVerifyPoints", [cfg.recovery_role_arn], POINT_KEY_RECOVERY_ACTIONS
+        ),
+        iam_statements.kms_allow_key_use("AllowBreakGlassKeyAdministration", bg, iam_actions.KMS_BREAK_GLASS),
+        iam_statements.kms_deny_key_deletion(bg),
+        iam_statements.kms_deny_key_policy_change(bg),
+        # the scheduled jobs name the key by its alias: moving or deleting it needs this key's permission too
+        iam_statements.statement(
+            "DenyPointKeyAliasChangeExceptBreakGlass",
+            "Deny",
+            ["kms:DeleteAlias", "kms:UpdateAlias"],
+            ["*"],
+            principal="*",
+            condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(bg))}},
+        ),
+    )
+
+
+POINT_KEY_BACKUP_ACTIONS = ("GenerateMac", "VerifyMac", "DescribeKey")
+POINT_KEY_RECOVERY_ACTIONS = ("VerifyMac", "DescribeKey")
+
+
+def point_key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]]]:
+    """(resource, condition) naming the point key in an identity policy: by its alias."""
+    v = _vault(cfg)
+    return (
+        f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",
+        {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_point_key_alias(cfg)}},
+    )
+
+
 def key_resource(cfg: KitConfig) -> tuple[str, dict[str, dict[str, object]] | None]:
     """(resource, condition) naming the vault key in an identity policy: a created key by its alias."""
     v = _vault(cfg)
@@ -533,9 +574,11 @@ def recovery_role_statements(cfg: KitConfig) -> list[iam_statements.Statement | 
     if cfg.vault is None:
         return []
     res, cond = key_resource(cfg)
+    mac, mac_cond = point_key_resource(cfg)
     return [
         *_recovery_read(cfg, ("ReadVaultBackups", "ListVaultBackups"), None),
         iam_statements.allow_kms("DecryptVaultBackups", RECOVERY_KEY_ACTIONS, [res], cond),
+        iam_statements.allow_kms("VerifyBackupPoints", POINT_KEY_RECOVERY_ACTIONS, [mac], mac_cond),
     ]
 
 
@@ -571,6 +614,8 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
         stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
     res, cond = key_resource(cfg)
     stmts.append(iam_statements.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
+    mac, mac_cond = point_key_resource(cfg)
+    stmts.append(iam_statements.allow_kms("MacBackupPoints", POINT_KEY_BACKUP_ACTIONS, [mac], mac_cond))
     return doc(*stmts)
 
 
@@ -641,6 +686,15 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
                 key_policy(cfg),
             )
         )
+    out.append(
+        PolicyDoc(
+            "kms-key-policy--vault-points",
+            "kms-key-policy",
+            v.account_id,
+            f"KMS HMAC key {vault_point_key_alias(cfg)}",
+            point_key_policy(cfg),
+        )
+    )
     return out
 
 

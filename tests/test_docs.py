@@ -324,6 +324,7 @@ TOOL_MODULES = (
         f"s3tables_kit.{m}"
         for m in (
             "jobs.recover.cli", "jobs.emr_submit", "jobs.rehearse", "jobs.failover.cli", "jobs.failover.writer",
+            "jobs.vault.cli",
             "jobs.ops.status", "jobs.ops.harden", "jobs.ops.audit", "jobs.ops.monitor", "jobs.ops.discover",
             "infra.validate", "infra.golden", "policies.render", "policies.access_analyzer", "infra.live.run",
             "infra.lockcheck", "infra.adoptgate", "topology.reference", "policies.explain", "jobs.jars",

@@ -46,7 +46,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         # the backup vault: its bucket with every setting, its Object Lock configuration, its key
         **{("vault", t): 1 for t in SCRIPTS_BUCKET},
         ("vault", "aws_s3_bucket_object_lock_configuration"): 1,
-        ("vault", "aws_kms_key"): 1,
+        ("vault", "aws_kms_key"): 2,  # the vault key + the point key (an HMAC key authenticating backup points)
     },
     "multi-account": {
         ("source", "awscc_s3tables_table_bucket"): 1,

@@ -29,23 +29,9 @@ from tests.failover_world import emulator_env
 from tests.ops_fixtures import OpsEnv, ops_env  # noqa: F401 - the fixture
 
 PROBED = {
-    "U1",
-    "U2",
-    "U5",
-    "U6",
-    "U8",
-    "U9",
-    "U10",
-    "U11",
-    "U18",
-    "U20",
-    "U22",
-    "U25",
-    "U26",
-    "U27",
-    "U29",
-    "U30",
+    *("U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27", "U29", "U30"),
     "U35",
+    "U36",
 }
 
 

@@ -226,3 +226,32 @@ def test_a_replica_is_paired_by_name_only_when_one_managed_source_table_has_it()
     assert pair_by_name(replicas, feeding) == {"vault-a": "sales-a"}
     detached = [TableRef(vault, "ns", "a", "vault-a", managed_by_service=False)]
     assert pair_by_name(detached, feeding) == {}
+
+
+def test_a_future_dated_commit_is_a_finding_of_audit_and_status(ops_env: OpsEnv, tmp_path, capsys) -> None:
+    """One replicated commit dated a day ahead: freshness would read its age as 0 for good; `audit` and `status`
+    name it (the replica's snapshot times cannot be trusted)."""
+    import datetime as dt
+
+    from s3tables_kit.jobs.ops import status as st
+
+    world = deploy(ops_env, tables=("orders",), harden_now=True, replicate=False)
+    now = dt.datetime.now(dt.UTC)
+    world.commit("analytics.orders", now - dt.timedelta(hours=1))
+    world.commit("analytics.orders", now + dt.timedelta(days=1))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn)
+    (drift,) = [d for d in _audit(world).drifts if d.kind == "snapshot-time-untrusted"]  # the others: not hardened
+    assert drift.resource.split()[0] == "analytics.orders"
+    assert "snapshot 2 is dated" in drift.detail
+    out = world.write_outputs(tmp_path)
+    assert st.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["untrusted_times"] == 1
+    (row,) = [d for d in doc["destinations"] if d["table"] == "analytics.orders"]
+    assert "snapshot 2 is dated" in row["window"]["time_findings"][0]
+    # a pending commit dated a day ahead does not make the lag 0: it counts from the service's modifiedAt
+    world.commit("analytics.orders", now + dt.timedelta(days=2))
+    ops_env.control.set_status(world.tables["analytics.orders"], world.replica_arn, "pending")
+    assert st.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet", "--json"]) == 1
+    (row,) = [d for d in json.loads(capsys.readouterr().out)["destinations"] if d["table"] == "analytics.orders"]
+    assert row["lag_seconds"] > 0 and "modifiedAt" in row["lag_source"]

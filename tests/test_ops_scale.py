@@ -250,6 +250,8 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     assert "GetTable" not in calls and "GetTableReplicationStatus" not in calls
     assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES
     assert calls["GetTablePolicy"] == TABLES
+    # and each replica's metadata location once, for the snapshot times it holds (snapshot-time-untrusted)
+    assert calls["GetTableMetadataLocation"] == TABLES
 
 
 def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: OpsEnv) -> None:

@@ -4,8 +4,10 @@ file copy into a local target.
 
 The table stands in for the replica: backed up (point 1), changed twice (a copy-on-write DELETE rewrites every data
 file, then a merge-on-read DELETE adds position deletes), backed up again (point 2), its first two snapshots expired
-(the files only they held are deleted) and finally the table dropped. Every restore is read back with pyiceberg
-from the restored table's own metadata and Parquet files (not through Spark).
+(the files only they held are deleted) and finally the table dropped. Beside the two points, the vault holds what an
+attacker with a write could leave under `points/`: a point MACed by the point key but dated a year ahead, a newer one
+not MACed by it, and a malformed object; every restore skips and reports them. Every restore is read back with
+pyiceberg from the restored table's own metadata and Parquet files (not through Spark).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -25,14 +27,15 @@ import pytest
 from botocore.config import Config
 
 from harness.localreplica import file_uri
-from harness.world import create_vault_bucket
+from harness.world import create_point_key, create_vault_bucket
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.recover.cli import main
 from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
 from s3tables_kit.jobs.recover.model import LINEAGE, PROP_REPLICA_METADATA, PROP_VERIFIED
 from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
-from s3tables_kit.jobs.vault.layout import BackupPoint
+from s3tables_kit.jobs.vault.layout import BackupPoint, point_key
+from s3tables_kit.jobs.vault.mac import PointKey
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
 from s3tables_kit.jobs.vault.store import VaultTarget
 from tests.recover_world import Warehouses, table_metadata
@@ -51,6 +54,7 @@ class World(Warehouses):
     endpoint: str = ""
     s3: Any = None
     bucket: str = ""
+    point_key: str = ""
     points: list[BackupPoint] = field(default_factory=list)
     rows: list[list[tuple[Any, ...]]] = field(default_factory=list)  # the table's rows at each point
 
@@ -69,6 +73,9 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
     w.s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name=REGION, aws_access_key_id="testing",
                         aws_secret_access_key="testing", config=Config(s3={"addressing_style": "path"}))  # fmt: skip
     w.bucket = create_vault_bucket(w.s3, days=1)
+    kms = boto3.client("kms", endpoint_url=moto_endpoint, region_name=REGION, aws_access_key_id="testing",
+                       aws_secret_access_key="testing")  # fmt: skip
+    w.point_key = create_point_key(kms)
     with stand_in_credentials(spark, CREDS), pytest.MonkeyPatch.context() as mp:
         for k, v in CREDS.items():
             mp.setenv(k, v)
@@ -86,7 +93,7 @@ def _build(spark: Any, w: World) -> None:
         f"INSERT INTO {SRC}.{T} SELECT id, date_add(DATE '2025-10-01', CAST(id % 60 AS int)), id * 1.5 "
         "FROM range(0, 400)"
     )
-    vault = VaultTarget(w.bucket, REGION, retention_days=1, endpoint=w.endpoint)
+    vault = VaultTarget(w.bucket, REGION, retention_days=1, endpoint=w.endpoint, point_key=w.point_key)
     changes = (
         f"DELETE FROM {SRC}.{T} WHERE id % 3 = 0",  # copy-on-write: every data file rewritten
         f"ALTER TABLE {SRC}.{T} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')",
@@ -99,16 +106,45 @@ def _build(spark: Any, w: World) -> None:
         ctx = BackupContext(spark, SRC, file_uri(w.replica_wh), vault, uuid.uuid4().hex[:8], lambda m: None)
         done = backup_table(ctx, str(T))
         assert done.status == "backed-up", done.error
-    w.points = list_points(VaultReader(w.vault, REGION, w.endpoint), T.namespace, T.name)
+    w.points = list(list_points(_reader(w), T.namespace, T.name).points)
+    _plant_refusable_points(w)
     # the replica forgets the earlier snapshots: expiry deletes the data files only they held
     sql(f"CALL {SRC}.system.expire_snapshots(table => '{T}', older_than => TIMESTAMP '2100-01-01', retain_last => 1)")
     assert [r[0] for r in sql(f"SELECT snapshot_id FROM {SRC}.{T}.snapshots").collect()] == [w.points[1].snapshot_id]
 
 
+def _reader(w: World) -> VaultReader:
+    return VaultReader(w.vault, REGION, w.endpoint, point_key=PointKey(w.point_key, REGION, w.endpoint))
+
+
+def _renumbered(p: BackupPoint, sid: int, **changes: Any) -> BackupPoint:
+    """`p` as the point of snapshot `sid` (its restorable keys moved along), with `changes`."""
+    old, new = f"restorable/{p.snapshot_id}/", f"restorable/{sid}/"
+    files = tuple(replace(f, relative=f.relative.replace(old, new, 1)) for f in p.files)
+    return replace(p, snapshot_id=sid, restore_metadata=p.restore_metadata.replace(old, new, 1), files=files, **changes)
+
+
+FUTURE, FORGED, MALFORMED = 7_000_000_001, 7_000_000_002, 7_000_000_003
+
+
+def _plant_refusable_points(w: World) -> None:
+    """Three point objects no restore may trust, each of which would otherwise be "latest" or break the listing."""
+    newest, key = w.points[1], PointKey(w.point_key, REGION, w.endpoint)
+    year = 365 * 24 * 3600 * 1000
+    future = _renumbered(newest, FUTURE, snapshot_timestamp_ms=newest.snapshot_timestamp_ms + year)
+    future = replace(future, mac=key.sign(future.canonical()))  # even MACed: dated after S3 wrote it
+    forged = _renumbered(newest, FORGED, snapshot_timestamp_ms=newest.snapshot_timestamp_ms + 1, mac=newest.mac)
+    for obj, body in ((future, future.to_json()), (forged, forged.to_json())):
+        w.s3.put_object(Bucket=w.bucket, Key=obj.key, Body=body.encode(), IfNoneMatch="*")
+    malformed = point_key(newest.prefix, MALFORMED)
+    w.s3.put_object(Bucket=w.bucket, Key=malformed, Body=b'{"format": 2, "files": [', IfNoneMatch="*")
+
+
 def _restore(w: World, *extra: str) -> list[str]:
     return [
         "--from-vault", "--vault", w.vault, "--vault-region", REGION, "--endpoint-url", w.endpoint, "--table", str(T),
-        "--target-warehouse", str(w.target_wh), "--report", str(w.root / "reports"), *extra,
+        "--vault-point-key", w.point_key, "--target-warehouse", str(w.target_wh), "--report", str(w.root / "reports"),
+        *extra,
     ]  # fmt: skip
 
 
@@ -126,9 +162,14 @@ def test_points_are_listed_readable_and_as_json(world: World, capsys: pytest.Cap
     assert main(_restore(world, "--list-points")) == 0
     out = capsys.readouterr().out
     assert "sales.orders: 2 backup point(s)" in out and str(world.points[0].snapshot_id) in out
+    assert [line.split(":")[0].rsplit("/", 1)[-1] for line in out.splitlines() if "refused backup point" in line] == [
+        f"{sid}.json" for sid in (FUTURE, FORGED, MALFORMED)
+    ]
+    assert "after S3 wrote its object" in out and "not the vault point key" in out and "malformed" in out
     assert main(_restore(world, "--list-points", "--json")) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [p["snapshot_id"] for p in listed] == [p.snapshot_id for p in world.points]
+    assert [p["snapshot_id"] for p in listed[:2]] == [p.snapshot_id for p in world.points]
+    assert len(listed) == 5 and all("refused" in p for p in listed[2:])
     assert listed[0]["files"] == len(world.points[0].files) and listed[0]["bytes"] == world.points[0].total_bytes
 
 
@@ -138,7 +179,7 @@ def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_
     from s3tables_kit.jobs import rehearse
     from s3tables_kit.jobs.rehearse_vault import NO_POINT, VaultSide, rehearse_vault, vault_metrics
 
-    side = VaultSide(world.vault, REGION, ("sales.*",), world.endpoint)
+    side = VaultSide(world.vault, REGION, ("sales.*",), world.endpoint, world.point_key)
     kw: dict[str, Any] = {"target": world.target, "namespace": "rehearsal", "spark": spark}
     res = rehearse.rehearse(kit="t", replica=world.replica, tables=[str(T)], offset=timedelta(0),
                      report_dir=world.root / "rehearsal", vault=side, **kw)  # fmt: skip
@@ -146,9 +187,10 @@ def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_
     (row,) = res.vault
     assert (
         row.verified
-        and row.snapshot_id == world.points[1].snapshot_id
+        and row.snapshot_id == world.points[1].snapshot_id  # the newest verified point, not the planted ones
         and row.target == f"{TGT}.rehearsal.orders_vault"
     )
+    assert len(row.refused) == 3 and vault_metrics(res.vault)["VaultPointsRefused"] == (3.0, "Count")
     assert [(r["source"], r["verdict"]) for r in res.to_json()["rows"]] == [
         ("replica", "verified"),
         ("vault", "verified"),
@@ -158,7 +200,7 @@ def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_
     assert "vault:              sales.orders: verified" in rehearse.render(res)
     (none,) = rehearse_vault(side, ["sales.nothing", "other.t"], report_dir=world.root / "rehearsal", **kw)
     assert none.finding == NO_POINT and none.ok and not none.verified
-    gone = VaultSide("s3://no-such-vault-bucket", REGION, ("sales.*",), world.endpoint)
+    gone = VaultSide("s3://no-such-vault-bucket", REGION, ("sales.*",), world.endpoint, world.point_key)
     (failed,) = rehearse_vault(gone, [str(T)], report_dir=world.root / "rehearsal", **kw)
     assert not failed.ok and "cannot list" in (failed.error or "")
 
@@ -189,7 +231,7 @@ def test_a_snapshot_the_replica_expired_is_restored_verified_and_never_overwritt
     assert sorted(p.name for p in (world.target_wh / "sales/orders_first/metadata").iterdir()) == before
 
 
-def test_a_vault_object_that_differs_from_its_point_fails_the_restore_before_the_commit(
+def test_a_newer_version_of_a_point_s_file_is_not_what_the_restore_reads(
     spark: Any, world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first = world.points[0]
@@ -200,9 +242,8 @@ def test_a_vault_object_that_differs_from_its_point_fails_the_restore_before_the
     md5 = base64.b64encode(hashlib.md5(bytes(body)).digest()).decode()
     world.s3.put_object(Bucket=world.bucket, Key=key, Body=bytes(body), ContentMD5=md5)
     args = _restore(world, "--snapshot-id", str(first.snapshot_id), "--suffix", "_tampered")
-    assert main(args, spark_factory=lambda conf: spark) == 1
-    assert "differ from its backup point" in capsys.readouterr().out
-    assert not (world.target_wh / "sales/orders_tampered/metadata").exists()
+    assert main(args, spark_factory=lambda conf: spark) == 0, capsys.readouterr()
+    assert _read_back(world, Ident("sales", "orders_tampered")) == world.rows[0]  # the version the point recorded
 
 
 def test_a_table_dropped_everywhere_is_restored_as_of_a_time(
@@ -210,9 +251,11 @@ def test_a_table_dropped_everywhere_is_restored_as_of_a_time(
 ) -> None:
     spark.sql(f"DROP TABLE {SRC}.{T} PURGE")
     assert not (world.replica_wh / "sales/orders").exists()
-    after_second = _iso(world.points[1].snapshot_timestamp_ms + 1)
-    assert main(_restore(world, "--as-of", after_second, "--suffix", "_latest"), spark_factory=lambda conf: spark) == 0
-    assert _read_back(world, Ident("sales", "orders_latest")) == world.rows[1]
+    assert main(_restore(world, "--suffix", "_latest"), spark_factory=lambda conf: spark) == 0  # latest
+    assert _read_back(world, Ident("sales", "orders_latest")) == world.rows[1]  # not the planted "newer" points
+    assert capsys.readouterr().err.count("FINDING: refused backup point") == 3
+    report = max((world.root / "reports").rglob("report.json"), key=lambda p: p.stat().st_mtime)
+    assert json.dumps(json.loads(report.read_text())).count("refused backup point") >= 3
     before_first = _iso(world.points[0].snapshot_timestamp_ms - 1)
     assert main(_restore(world, "--as-of", before_first)) == 2
     assert "no backup point" in capsys.readouterr().err
@@ -252,6 +295,23 @@ def _iso(ms: int) -> str:
 
 
 def test_list_points_reads_every_incarnation(world: World) -> None:
-    store = VaultReader(world.vault, REGION, world.endpoint)
-    assert [p.snapshot_id for p in list_points(store, "sales", "orders")] == [p.snapshot_id for p in world.points]
-    assert list_points(store, "sales", "nothing") == []
+    store = _reader(world)
+    scan = list_points(store, "sales", "orders")
+    assert [p.snapshot_id for p in scan.points] == [p.snapshot_id for p in world.points] and len(scan.refused) == 3
+    assert list_points(store, "sales", "nothing").points == ()
+    assert main(_restore(world, "--list-points", "--vault-point-key", "")) == 2  # no key: nothing is trusted
+
+
+def test_a_newer_version_of_a_rewritten_manifest_refuses_the_restore(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Iceberg reads the rewritten manifests by key: one that is no longer the version the point recorded is refused
+    before anything is written (last in this module: it changes point 1 for good)."""
+    first = world.points[0]
+    manifest = next(f for f in first.files if f.kind == "restorable" and f.relative.endswith(".avro"))
+    key = manifest.key(first.prefix)
+    world.s3.put_object(Bucket=world.bucket, Key=key, Body=b"a manifest of the attacker's")
+    args = _restore(world, "--snapshot-id", str(first.snapshot_id), "--suffix", "_manifest")
+    assert main(args) == 2
+    assert "not the one backup point" in capsys.readouterr().err
+    assert not (world.target_wh / "sales/orders_manifest").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import time
 from datetime import timedelta
@@ -95,3 +97,46 @@ def test_rehearsal_of_a_stale_replica_is_a_finding_not_a_success(spark: Any, cat
     assert list(res.stale) == ["sales.orders"] and res.stale["sales.orders"] > budget.total_seconds()
     assert "STALE (budget 0s)" in rehearse.render(res) and res.leftovers == []
     assert json.loads(rehearse.write_report(res, root / "reports-stale").read_text())["outcome"] == "STALE"
+
+
+def test_a_future_dated_commit_fails_the_rehearsal_and_as_of_refuses_it(spark: Any, catalogs: Any) -> None:
+    """Last in this module (it changes the replica for good): a commit whose snapshot is dated a day ahead (its log
+    entry after the others, as Iceberg's reader requires; a log going back more than a minute is refused by Iceberg
+    itself, "Expected sorted snapshot log entries"). Freshness would read its age as 0 for good and `--as-of` would
+    trust the log; the rehearsal fails instead, `--as-of` refuses in one line naming the snapshots, and recovery by
+    `--snapshot-id` restores the genuine state."""
+    from s3tables_kit.jobs.recover.cli import main as recover_main
+    from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
+
+    root = catalogs[2]
+    genuine = sorted(spark.sql(f"SELECT * FROM {REP}.sales.orders").collect())
+    source_wh, replica_wh = root / "source", root / "replica"
+    spark.sql(f"INSERT INTO {SRC}.sales.orders VALUES (666, -1.0)")  # the attacker's commit, replicated
+    replicate_table(spark, SRC, source_wh, REP, replica_wh, Ident.parse("sales.orders"))
+    meta_dir = replica_wh / "sales/orders/metadata"
+    location = HadoopMetadataSource(file_uri(replica_wh)).metadata_location(Ident.parse("sales.orders"))
+    assert location is not None
+    doc = json.loads(Path(location.removeprefix("file:")).read_text())
+    forged = doc["current-snapshot-id"]
+    ahead = max(s["timestamp-ms"] for s in doc["snapshots"]) + 86_400_000
+    for s in doc["snapshots"]:
+        if s["snapshot-id"] == forged:
+            s["timestamp-ms"] = ahead
+    doc["snapshot-log"][-1]["timestamp-ms"] = doc["last-updated-ms"] = ahead
+    version = int((meta_dir / "version-hint.text").read_text()) + 1
+    (meta_dir / f"v{version}.metadata.json").write_text(json.dumps(doc))  # a metadata file written by hand
+    (meta_dir / "version-hint.text").write_text(str(version))
+
+    res = _rehearse(spark, catalogs, ["sales.orders"], "reports-future")
+    assert not res.succeeded and res.outcome == "FAILED" and res.recovery_exit_code == 2 and res.leftovers == []
+    args = ["--catalog-mode", "hadoop", "--replica-warehouse", str(replica_wh), "--target-warehouse",
+            str(root / "target"), "--table", "sales.orders", "--target-namespace", "genuine",
+            "--report", str(root / "reports-genuine")]  # fmt: skip
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert recover_main([*args, "--as-of", rehearse.datetime.now(rehearse.UTC).isoformat()]) == 2
+    (line,) = [x for x in out.getvalue().splitlines() if "refused" in x]  # one line, nothing written
+    assert "--snapshot-id" in line and "is dated" in line and str(forged) in line
+    good = max((s for s in doc["snapshots"] if s["snapshot-id"] != forged), key=lambda s: s["timestamp-ms"])
+    assert recover_main([*args, "--snapshot-id", str(good["snapshot-id"])], lambda conf: spark) == 0
+    assert sorted(spark.sql(f"SELECT * FROM {TGT}.genuine.orders").collect()) == genuine

@@ -61,6 +61,7 @@ def test_the_metrics_keep_their_names_and_add_the_vault_s() -> None:
     assert {d["MetricName"]: (d["Value"], d["Unit"]) for d in data[4:]} == {
         "RehearsalVaultTables": (1.0, "Count"),
         "RehearsedVaultRestoreSeconds": (2.5, "Seconds"),
+        "VaultPointsRefused": (0.0, "Count"),
     }
     assert vault_metrics([]) == {}  # no table in the vault: the metrics of a rehearsal without one
 

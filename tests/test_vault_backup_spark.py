@@ -19,13 +19,14 @@ import pytest
 from botocore.config import Config
 
 from harness.localreplica import file_uri
-from harness.world import create_vault_bucket
+from harness.world import create_point_key, create_vault_bucket
 from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
 from s3tables_kit.jobs.spark import add_catalogs
 from s3tables_kit.jobs.vault.backup import BackupContext, TableBackup, backup_table, load_table, read_snapshot
 from s3tables_kit.jobs.vault.cli import parser, request_from_args, run
 from s3tables_kit.jobs.vault.layout import BackupPoint, file_key, points_prefix, table_prefix
+from s3tables_kit.jobs.vault.mac import PointKey
 from s3tables_kit.jobs.vault.store import VaultTarget
 from tests.spark_fixtures import stand_in_credentials
 
@@ -46,13 +47,14 @@ class World:
     bucket: str
     warehouse: Path
     endpoint: str
+    point_key: str
 
     def sql(self, text: str) -> Any:
         return self.spark.sql(text)
 
     def backup(self, table: str = "sales.orders", hook: Any = None) -> TableBackup:
         kill = KillPoints(BACKUP.job, BACKUP.points, hook=hook)
-        vault = VaultTarget(self.bucket, "us-east-1", retention_days=2, endpoint=self.endpoint)
+        vault = VaultTarget(self.bucket, "us-east-1", 2, endpoint=self.endpoint, point_key=self.point_key)
         ctx = BackupContext(self.spark, CAT, file_uri(self.warehouse), vault, uuid.uuid4().hex[:8], lambda m: None)
         ctx.kill = kill
         return backup_table(ctx, table)
@@ -74,13 +76,15 @@ class World:
         return [BackupPoint.from_json(self.s3.get_object(Bucket=self.bucket, Key=k)["Body"].read()) for k in keys]
 
     def assert_consistent(self, prefix: str) -> list[BackupPoint]:
-        """Every listed point's files are in the vault at their size and CRC32, each object written once."""
+        """Every listed point's files are in the vault at their size, CRC32 and version, each object written once."""
         versions = self.keys(prefix)
         assert set(versions.values()) == {1}, "an object of the vault was written twice"
         points = self.points(prefix)
+        key = PointKey(self.point_key, "us-east-1", self.endpoint)
         for p in points:
+            assert p.mac and key.verify(p.canonical(), p.mac), "a point not MACed by the point key"
             for f in p.files:
-                body = self.s3.get_object(Bucket=self.bucket, Key=f.key(prefix))["Body"].read()
+                body = self.s3.get_object(Bucket=self.bucket, Key=f.key(prefix), VersionId=f.version)["Body"].read()
                 assert (len(body), zlib.crc32(body)) == (f.size, f.crc32), f.relative
         return points
 
@@ -106,11 +110,13 @@ def world(spark: Any, moto_endpoint: str, tmp_path_factory: pytest.TempPathFacto
         config=Config(s3={"addressing_style": "path"}),
     )
     bucket = create_vault_bucket(s3, days=2)
+    kms = boto3.client("kms", endpoint_url=moto_endpoint, region_name="us-east-1", aws_access_key_id="testing",
+                       aws_secret_access_key="testing")  # fmt: skip
     # the executors' Python workers see the stand-in's credentials (they start with the context's environment)
     with stand_in_credentials(spark, CREDS), pytest.MonkeyPatch.context() as mp:
         for k, v in CREDS.items():
             mp.setenv(k, v)
-        yield World(spark, s3, bucket, wh, moto_endpoint)
+        yield World(spark, s3, bucket, wh, moto_endpoint, create_point_key(kms))
 
 
 def _snapshot_files(world: World, table: str = "sales.orders") -> dict[str, int]:
@@ -241,6 +247,7 @@ def test_the_command_line_backs_up_reports_and_exits_0(world: World, tmp_path: P
     world.sql(f"INSERT INTO {CAT}.sales.orders VALUES (500000, 'cli')")
     args = ["--replica-warehouse", str(world.warehouse), "--vault-bucket", world.bucket, "--vault-region", "us-east-1"]
     args += ["--retention-days", "2", "--endpoint-url", world.endpoint, "--namespace", "sales"]
+    args += ["--point-key", world.point_key]
     req = request_from_args(parser().parse_args([*args, "--report", str(tmp_path)]))
     req = replace(req, replica=replace(req.replica, name=CAT))  # the module's catalog on the session
     out, err = io.StringIO(), io.StringIO()

@@ -98,8 +98,10 @@ def test_the_outputs_contract_carries_the_vault() -> None:
     cfg = parse_config(with_vault(VAULT))
     doc = outputs_doc(cfg)  # what the stand-in's deployer writes, as `cdktf output` after a deploy
     key = doc["vault"][OUTPUT_VAULT]["kms_key_arn"]  # the created key's, as the stand-in's deployer reports it
+    points = doc["vault"][OUTPUT_VAULT]["point_key_arn"]  # the point key the vault stack creates (its id: apply's)
+    assert points.startswith("arn:aws:kms:us-west-2:111122223333:key/") and points != key
     assert doc["vault"] == {
-        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=key)  # type: ignore[union-attr]
+        OUTPUT_VAULT: vault_value(cfg, bucket_arn=cfg.vault.bucket_arn("seed"), kms_key_arn=key, point_key_arn=points)  # type: ignore[union-attr]
     }
     out = parse_outputs(doc)
     assert out.vault is not None

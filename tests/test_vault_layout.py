@@ -3,6 +3,7 @@ increment and the choice of a point."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -27,9 +28,9 @@ def _point(sid: int, ts: int) -> BackupPoint:
     meta = f"metadata/0000{sid}.metadata.json"
     restore = f"restorable/{sid}/r1/metadata/v.metadata.json"
     files = (
-        BackupFile("data/a.parquet", "data", 10, 1),
-        BackupFile(meta, "metadata", 5, 2),
-        BackupFile(restore, "restorable", 6, 3),
+        BackupFile("data/a.parquet", "data", 10, 1, "v1"),
+        BackupFile(meta, "metadata", 5, 2, "v2"),
+        BackupFile(restore, "restorable", 6, 3, "v3"),
     )
     return BackupPoint(
         "sales", "orders", "u-1", sid, ts, meta, restore, LOC, "arn:x", "2026-11-29T00:00:00+00:00", files
@@ -75,8 +76,11 @@ def test_point_round_trip_and_refusals() -> None:
         BackupPoint.from_json(p.to_json().replace("restorable/7/r1", "restorable/8/r1"))
     with pytest.raises(LayoutError, match="restorable"):
         BackupPoint.from_json(p.to_json().replace('"restore_metadata":"restorable/7', '"restore_metadata":"x/7'))
-    with pytest.raises(LayoutError, match="format"):
-        BackupPoint.from_json(p.to_json().replace('"format":1', '"format":2'))
+    with pytest.raises(LayoutError, match="format"):  # format 1 had no version ids and no MAC
+        BackupPoint.from_json(p.to_json().replace('"format":2', '"format":1'))
+    signed = BackupPoint.from_json(replace(p, mac="bWFj").to_json())
+    assert signed.mac == "bWFj" and signed.canonical() == p.canonical()  # the MAC covers everything but itself
+    assert b'"mac"' not in signed.canonical() and [f.version for f in signed.files] == ["v1", "v2", "v3"]
     with pytest.raises(LayoutError, match="metadata file"):
         BackupPoint.from_json(p.to_json().replace('"metadata":"metadata/00007', '"metadata":"metadata/9'))
     with pytest.raises(LayoutError, match="kind"):

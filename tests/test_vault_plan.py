@@ -62,10 +62,12 @@ def test_a_first_backup_copies_every_file_once() -> None:
 
 
 def test_held_files_are_reused_trusting_the_newest_point_only_at_the_same_size() -> None:
-    newest = _point([BackupFile("data/a.parquet", "data", 1000, 7), BackupFile("metadata/m1.avro", "manifest", 300, 8)])
+    newest = _point(
+        [BackupFile("data/a.parquet", "data", 1000, 7, "va"), BackupFile("metadata/m1.avro", "manifest", 300, 8, "vm")]
+    )
     held = {"data/a.parquet": 1000, "metadata/m1.avro": 300, "data/d-deletes.parquet": 50}
     plan = vp.plan_backup(SNAP, "vault", FILES, held, newest)
-    assert plan.known == {"data/a.parquet": (1000, 7), "metadata/m1.avro": (300, 8)}
+    assert plan.known == {"data/a.parquet": (1000, 7, "va"), "metadata/m1.avro": (300, 8, "vm")}
     assert plan.to_digest == ["data/d-deletes.parquet"]  # a killed run's: compared with the replica before use
     assert plan.to_copy == ["data/b.parquet", "metadata/00002.metadata.json", "metadata/snap-42.avro"]
 
@@ -133,11 +135,12 @@ def test_retention_moves_forwards_only() -> None:
 
 def test_the_point_lists_every_file_and_refuses_a_missing_one() -> None:
     plan = vp.plan_backup(SNAP, "vault", FILES, {}, None)
-    sizes = {rel: (max(f.size, 5), 11) for rel, f in plan.files.items()}
+    sizes = {rel: (max(f.size, 5), 11, f"v-{rel}") for rel, f in plan.files.items()}
     restore = "restorable/42/r1/metadata/00002.metadata.json"
     at = datetime(2026, 11, 29, 1, 2, 3, tzinfo=UTC)
-    point = vp.build_point(plan, vp.Written(sizes), {restore: (77, 12)}, restore, at)
+    point = vp.build_point(plan, vp.Written(sizes), {restore: (77, 12, "v-r")}, restore, at)
     assert BackupPoint.from_json(point.to_json()) == point
+    assert {f.relative: f.version for f in point.files}["data/a.parquet"] == "v-data/a.parquet"
     assert point.metadata == "metadata/00002.metadata.json" and point.backed_up_at == "2026-11-29T01:02:03+00:00"
     assert {f.kind for f in point.files} == {
         "metadata",
@@ -147,9 +150,11 @@ def test_the_point_lists_every_file_and_refuses_a_missing_one() -> None:
         "position-deletes",
         "restorable",
     }
+    with pytest.raises(vp.BackupRefused, match="without an S3 version id"):  # a restore reads exactly these versions
+        vp.build_point(plan, vp.Written(sizes), {restore: (77, 12, "")}, restore, at)
     del sizes["data/a.parquet"]
     with pytest.raises(vp.BackupRefused, match="not in the vault"):
-        vp.build_point(plan, vp.Written(sizes), {restore: (77, 12)}, restore, at)
+        vp.build_point(plan, vp.Written(sizes), {restore: (77, 12, "v-r")}, restore, at)
 
 
 @pytest.mark.parametrize(
@@ -181,7 +186,7 @@ def test_the_configured_tables_are_backed_up_when_none_are_named(tmp_path: Path)
     )
     config = tmp_path / "kit.toml"
     config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics.orders", "sales.*"]\n', 1))
-    local = ["--replica-warehouse", str(tmp_path), "--vault-bucket", "v", "--retention-days", "1"]
+    local = ["--replica-warehouse", str(tmp_path), "--vault-bucket", "v", "--retention-days", "1", "--point-key", "k"]
     req = request_from_args(parser().parse_args([*local, "--config", str(config)]))
     assert req.selection == (("analytics.orders",), ("sales",))
     named = request_from_args(parser().parse_args([*local, "--config", str(config), "--table", "a.b"]))
@@ -200,6 +205,14 @@ def test_the_outputs_name_the_vault_and_the_recovery_replica(tmp_path: Path) -> 
     cfg = load_config(ROOT / "examples/seed.toml")
     doc = outputs_doc(cfg)
     outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(doc))
+    req = request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
+    assert req.vault.point_key == doc["vault"]["kit_vault"]["point_key_arn"]  # the vault stack's point key
+    del doc["vault"]["kit_vault"]["point_key_arn"]
+    outputs.write_text(json.dumps(doc))
+    with pytest.raises(ArgError, match="point key"):  # a point nobody can verify is never written
+        request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
+    doc["vault"]["kit_vault"]["point_key_arn"] = "arn:aws:kms:us-west-2:111122223333:key/points"
     outputs.write_text(json.dumps(doc))
     req = request_from_args(parser().parse_args(["--outputs", str(outputs), "--namespace", "analytics"]))
     parsed = parse_outputs(doc)

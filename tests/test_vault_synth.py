@@ -38,7 +38,8 @@ def test_the_vault_bucket_has_every_setting(synthesized: dict[str, Stacks]) -> N
     assert lock["rule"]["default_retention"] == {"mode": "COMPLIANCE", "days": cfg.vault.retention_days}
     _, versioning = only(vault, "aws_s3_bucket_versioning")
     assert versioning["versioning_configuration"]["status"] == "Enabled"
-    key_name, key = only(vault, "aws_kms_key")
+    keys = {name: body for name, body in vault["resource"]["aws_kms_key"].items() if name.startswith("key_")}
+    ((key_name, key),) = keys.items()
     assert key["bypass_policy_lockout_safety_check"] is True
     assert key["tags"] == {"s3tables-kit-replica-key": "seed"}
     assert json.loads(key["policy"]) == build(cfg).document("kms-key-policy", "vault")
@@ -158,3 +159,28 @@ def test_the_backup_schedule_starts_the_backup_job_as_the_backup_role(synthesize
     assert permissions == docs.document("backup-schedule-role-permissions")
     passed = [s for s in permissions["Statement"] if s["Action"] == "iam:PassRole"]
     assert [s["Resource"] for s in passed] == [request["executionRoleArn"]]  # the backup role, nothing else
+
+
+def test_the_point_key_is_an_hmac_key_only_the_backup_role_macs_with(synthesized: dict[str, Stacks]) -> None:
+    from s3tables_kit.topology.backup import backup_role_arn, vault_point_key_alias_arn
+
+    cfg = load_config(ROOT / "examples/seed.toml")
+    assert cfg.vault is not None
+    vault, recovery = synthesized["seed"]["vault"], synthesized["seed"]["recovery"]
+    keys = {name: body for name, body in vault["resource"]["aws_kms_key"].items() if name.startswith("point-key")}
+    ((name, key),) = keys.items()
+    assert (key["customer_master_key_spec"], key["key_usage"]) == ("HMAC_256", "GENERATE_VERIFY_MAC")
+    assert key["lifecycle"]["prevent_destroy"] is True
+    policy = json.loads(key["policy"])
+    assert policy == build(cfg).document("kms-key-policy", "vault-points")
+    macs = [s for s in policy["Statement"] if s["Effect"] == "Allow" and "kms:GenerateMac" in s["Action"]]
+    assert [s["Principal"]["AWS"] for s in macs] == [backup_role_arn(cfg)]  # nobody else MACs a point
+    output = vault["output"]["kit_vault"]["value"]
+    assert output["point_key_arn"] == f"${{aws_kms_key.{name}.arn}}"
+    # the scheduled backup MACs with it and the scheduled rehearsal verifies with it, by its alias
+    jobs = [json.loads(s["target"]["input"]) for s in recovery["resource"]["aws_scheduler_schedule"].values()]
+    args = {j["name"]: j["jobDriver"]["sparkSubmit"]["entryPointArguments"] for j in jobs}
+    alias = vault_point_key_alias_arn(cfg, cfg.vault)
+    assert args["kit-vault-backup"][args["kit-vault-backup"].index("--point-key") + 1] == alias
+    rehearsal = next(a for n, a in args.items() if n != "kit-vault-backup")
+    assert rehearsal[rehearsal.index("--vault-point-key") + 1] == alias

@@ -12,11 +12,13 @@ import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import boto3
 import pytest
 
-from harness.world import create_vault_bucket
+from harness.world import create_point_key, create_vault_bucket
 from s3tables_kit.jobs.kernel.filecopy import CopyItem, copy_partition
 from s3tables_kit.jobs.vault import plan as vp
+from s3tables_kit.jobs.vault.mac import PointKey
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
 from s3tables_kit.jobs.vault.store import VaultStore, VaultTarget
 from tests.ops_fixtures import OpsEnv
@@ -71,7 +73,8 @@ def _backup(store: VaultStore, root: Path, snapshot_id: int, data_files: int) ->
     until = vp.retain_until(at, store.target.retention_days)
     keys = [f"{plan.prefix}files/{rel}" for rel in sorted(set(plan.files) - written.written)]
     extended = store.lock_until(keys, until, 4)
-    point = vp.build_point(plan, written, {restore: (rewritten["size"], rewritten["crc32"])}, restore, at)
+    restorable = {restore: (rewritten["size"], rewritten["crc32"], rewritten["version"])}
+    point = vp.build_point(plan, written, restorable, restore, at)
     assert store.commit_point(point)
     return copied, extended
 
@@ -83,7 +86,8 @@ def test_a_backup_s_vault_calls_survive_one_request_in_five_throttled(
         monkeypatch.setenv(k, v)
     s3 = ops_env.clients().s3(REGION)
     bucket = create_vault_bucket(s3, days=3, bucket="vault-throttled")  # named: the same calls throttled every run
-    store = VaultStore(VaultTarget(bucket, REGION, 3, endpoint=ops_env.endpoint))
+    key = create_point_key(boto3.client("kms", region_name=REGION, endpoint_url=ops_env.endpoint))
+    store = VaultStore(VaultTarget(bucket, REGION, 3, endpoint=ops_env.endpoint, point_key=key))
     for op, match, seed in THROTTLED:
         ops_env.control.inject_faults(op, -1, *SLOW_DOWN, match=match, share=0.2, seed=seed, service="s3")
     try:
@@ -99,8 +103,11 @@ def _backups_then_check(ops_env: OpsEnv, store: VaultStore, tmp_path: Path) -> N
     # the second point reuses the two data files and extends their retention to its own
     assert _backup(store, tmp_path, 2, 3) == (4, 2)
     # read back with other clients (the restore's reader, the kit's control-plane retries)
-    reader = VaultReader(f"s3://{bucket}", REGION, ops_env.endpoint)
-    points = list_points(reader, "sales", "orders")
+    key = PointKey(str(store.target.point_key), REGION, ops_env.endpoint)
+    reader = VaultReader(f"s3://{bucket}", REGION, ops_env.endpoint, point_key=key)
+    scan = list_points(reader, "sales", "orders")
+    points = scan.points
+    assert not scan.refused
     assert [p.snapshot_id for p in points] == [1, 2]
     # the first point's date is earlier than every file of the second: each extension is refused and read back
     earlier = vp.retain_until(datetime.fromisoformat(points[0].backed_up_at), 3)

@@ -43,6 +43,17 @@ def vault_kms_alias(cfg: KitConfig, vault: Vault) -> str:
     return f"alias/{cfg.kit.name}-{vault.bucket_name(cfg.kit.name)}"
 
 
+def vault_point_key_alias(cfg: KitConfig) -> str:
+    """The alias of the vault's point key (the KMS HMAC key that authenticates backup points)."""
+    return f"alias/{cfg.kit.name}-vault-points"
+
+
+def vault_point_key_alias_arn(cfg: KitConfig, vault: Vault) -> str:
+    """Its ARN, known before the deploy: the scheduled jobs name the key by it (a restore by `--outputs` pins the key
+    ARN, `kit_vault.point_key_arn`)."""
+    return f"arn:{vault.partition}:kms:{vault.region}:{vault.account_id}:{vault_point_key_alias(cfg)}"
+
+
 def longest_replica_retention_days(cfg: KitConfig) -> int:
     """The longest snapshot age a replica keeps, in whole days (rounded up)."""
     return max(math.ceil(r.snapshot_retention.max_snapshot_age_hours / 24) for r in cfg.replicas)

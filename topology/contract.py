@@ -69,6 +69,9 @@ ENV_VAULT_TABLES = "KIT_VAULT_TABLES"  # `[vault] tables`, comma-separated: the 
 BACKUP_AGE = "BackupAgeSeconds"
 OLDEST_BACKUP_POINT_AGE = "OldestBackupPointAgeSeconds"  # Kit: age of the vault's oldest backup point
 TABLES_WITHOUT_BACKUP_POINT = "TablesWithoutBackupPoint"  # Kit: selected tables the vault holds no point of
+# Kit: point objects a vault restore or rehearsal refused (malformed, not MACed by the point key, dated after S3 wrote
+# them); published by the rehearsal, skipped by every restore.
+VAULT_POINTS_REFUSED = "VaultPointsRefused"
 ENV_MODE = "KIT_MONITOR_MODE"  # unset: the source-side monitor; MODE_FRESHNESS: the replica-side freshness check
 
 # ------------------------------------------------------------ replica-side freshness check (jobs/ops/freshness.py) ----

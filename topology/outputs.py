@@ -209,6 +209,11 @@ class VaultOut(_Out):
     retention_days: int = Field(description="Object Lock default retention, in days, of every object written.")
     storage_class: str = Field(description="The storage class the backup job writes objects in.")
     backup_role_arn: str = Field(description="ARN of the backup role, the only principal that writes the vault.")
+    point_key_arn: str | None = Field(
+        default=None,
+        description="ARN of the vault's point key (KMS HMAC_256): the backup role MACs every backup point with it, a "
+        "restore verifies it; a point that does not verify is refused.",
+    )
 
 
 class KitOutputs(_Out):
@@ -595,7 +600,7 @@ def organization_value(
     )
 
 
-def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str) -> dict[str, Any]:
+def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str, point_key_arn: str) -> dict[str, Any]:
     """The `kit_vault` value: what the backup job (and a restore from the vault) reads."""
     v = cfg.vault
     if v is None:
@@ -611,6 +616,7 @@ def vault_value(cfg: KitConfig, *, bucket_arn: str, kms_key_arn: str) -> dict[st
             "retention_days": v.retention_days,
             "storage_class": v.storage_class,
             "backup_role_arn": backup_role_arn(cfg),
+            "point_key_arn": point_key_arn,
         },
     )
 
@@ -642,6 +648,7 @@ def declared_replication(cfg: KitConfig, src: Source) -> dict[str, Any]:
 
 PLACEHOLDER_EMR_APPLICATION = "00abc"  # nothing in the stand-in runs an EMR job
 PLACEHOLDER_KEY_ID = "00000000-0000-4000-8000-000000000000"  # a kit-created key's id exists after apply only
+PLACEHOLDER_POINT_KEY_ID = "00000000-0000-4000-8000-000000000001"  # the vault's point key's, likewise
 
 
 def site_encryption(site: Source | Replica) -> dict[str, object]:
@@ -694,7 +701,9 @@ def outputs_doc(cfg: KitConfig, organization: dict[str, Any] | None = None) -> d
         key = (
             f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/{PLACEHOLDER_KEY_ID}" if v.creates_key else v.kms_key
         )
-        doc[VAULT_STACK_ID] = {OUTPUT_VAULT: vault_value(cfg, bucket_arn=v.bucket_arn(cfg.kit.name), kms_key_arn=key)}
+        points = f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/{PLACEHOLDER_POINT_KEY_ID}"
+        value = vault_value(cfg, bucket_arn=v.bucket_arn(cfg.kit.name), kms_key_arn=key, point_key_arn=points)
+        doc[VAULT_STACK_ID] = {OUTPUT_VAULT: value}
     if organization is not None:
         doc["organization"] = {OUTPUT_ORGANIZATION: organization}
     return doc

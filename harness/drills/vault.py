@@ -30,7 +30,7 @@ from typing import Any
 from emulator.process import Emulator
 from harness.drills.seed import EMULATOR_ENV, ROOT
 from harness.localreplica import file_uri
-from harness.world import create_vault_bucket
+from harness.world import create_point_key, create_vault_bucket
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.jobs.vault.backup import BackupContext, backup_table
 from s3tables_kit.jobs.vault.reader import VaultReader, list_points
@@ -89,21 +89,24 @@ SessionFactory = Callable[[Mapping[str, str]], Any]
 def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFactory | None = None) -> int:
     """The drill's steps 1-8 against the stand-in at `endpoint`; `session` (a test's) gives a running Spark session
     with the catalogs added (the drill's own otherwise, stopped at the end)."""
+    from s3tables_kit.jobs.kernel import sdk
     from s3tables_kit.jobs.kernel.catalogs import CatalogSpec, catalog_conf
     from s3tables_kit.jobs.recover.cli import main as recover_main
     from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource
     from s3tables_kit.jobs.spark import build_session
+    from s3tables_kit.jobs.vault.mac import PointKey
 
     t0 = time.monotonic()
     s3 = _vault_bucket(endpoint, bucket)
+    point_key = create_point_key(sdk.client("kms", REGION, endpoint))  # the vault stack's HMAC key, on the stand-in
     wh = {k: out / "warehouses" / k for k in ("replica", "restored")}
     for p in wh.values():
         p.mkdir(parents=True)
     conf = catalog_conf(CatalogSpec("replica", "hadoop", file_uri(wh["replica"])))
     spark = session(conf) if session else build_session(conf, app_name="kit-vault-drill")
     rep = f"replica.{TABLE}"
-    vault = VaultTarget(bucket, REGION, retention_days=1, endpoint=endpoint)
-    reader = VaultReader(f"s3://{bucket}", REGION, endpoint)
+    vault = VaultTarget(bucket, REGION, retention_days=1, endpoint=endpoint, point_key=point_key)
+    reader = VaultReader(f"s3://{bucket}", REGION, endpoint, point_key=PointKey(point_key, REGION, endpoint))
 
     def backup(n: int) -> Any:
         """The backup job on the replica table, as `make backup` runs it; the point it committed."""
@@ -111,7 +114,8 @@ def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFac
         done = backup_table(ctx, str(TABLE))
         if done.status != "backed-up":
             raise RuntimeError(f"backup {n}: {done.status}: {done.error}")
-        point = next(p for p in list_points(reader, TABLE.namespace, TABLE.name) if p.snapshot_id == done.snapshot_id)
+        points = list_points(reader, TABLE.namespace, TABLE.name).points
+        point = next(p for p in points if p.snapshot_id == done.snapshot_id)
         print(f"  point {n}: {done.status}, snapshot {point.snapshot_id}, {done.copied} file(s) copied, "
               f"{done.reused} reused, {len(point.files)} in the point")  # fmt: skip
         return point
@@ -153,7 +157,7 @@ def drill(endpoint: str, out: Path, *, bucket: str = BUCKET, session: SessionFac
 
     _step(6, "recover --from-vault: the points, then point 1 into a new writable table")
     common = ["--from-vault", "--vault", f"s3://{bucket}", "--vault-region", REGION, "--endpoint-url", endpoint,
-              "--table", str(TABLE)]  # fmt: skip
+              "--vault-point-key", point_key, "--table", str(TABLE)]  # fmt: skip
     recover_main([*common, "--list-points"])
     code = recover_main(
         [*common, "--snapshot-id", str(first.snapshot_id), "--target-warehouse", str(wh["restored"]),

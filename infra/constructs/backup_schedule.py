@@ -18,7 +18,12 @@ from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_targe
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract
-from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_role_arn, backup_scheduler_role_name
+from s3tables_kit.topology.backup import (
+    BACKUP_SCHEDULE,
+    backup_role_arn,
+    backup_scheduler_role_name,
+    vault_point_key_alias_arn,
+)
 from s3tables_kit.topology.config import KitConfig, Vault
 
 
@@ -34,6 +39,7 @@ def backup_job_args(cfg: KitConfig, vault: Vault) -> list[str]:
         "--vault-region", vault.region,
         "--retention-days", str(vault.retention_days),
         "--storage-class", vault.storage_class,
+        "--point-key", vault_point_key_alias_arn(cfg, vault),
     ]  # fmt: skip
     tables, namespaces = vault.selection()
     for t in tables:

@@ -26,6 +26,7 @@ from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_targe
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract
+from s3tables_kit.topology.backup import vault_point_key_alias_arn
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
@@ -58,6 +59,7 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
     v = cfg.vault
     if v is not None and v.tables:  # the tables the vault backs up are restored from it too, as the recovery role
         args += ["--vault", f"s3://{v.bucket_name(cfg.kit.name)}", "--vault-region", v.region]
+        args += ["--vault-point-key", vault_point_key_alias_arn(cfg, v)]  # by its alias: the key's ARN is the apply's
         for t in v.tables:
             args += ["--vault-table", t]
     return args

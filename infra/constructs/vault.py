@@ -26,7 +26,7 @@ from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, de
 from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.docset import DocumentSet
-from s3tables_kit.topology.backup import vault_kms_alias
+from s3tables_kit.topology.backup import vault_kms_alias, vault_point_key_alias
 from s3tables_kit.topology.config import KitConfig, Vault
 
 
@@ -51,6 +51,27 @@ class VaultKey(Construct):
             tags={iam_actions.REPLICA_KEY_TAG: cfg.kit.name},
         )
         KmsAlias(self, "kms-alias", name=vault_kms_alias(cfg, vault), target_key_id=key.key_id)
+        self.arn = key.arn
+
+
+class VaultPointKey(Construct):
+    """The vault's point key: a KMS HMAC key (`HMAC_256`, `GENERATE_VERIFY_MAC`) whose MAC authenticates every backup
+    point (decision 0034, "Points that cannot be forged"), guarded like the vault key; KMS does not rotate HMAC keys."""
+
+    def __init__(self, scope: Construct, id: str, *, cfg: KitConfig, docs: DocumentSet) -> None:
+        super().__init__(scope, id)
+        key = KmsKey(
+            self,
+            "kms-key",
+            description=f"Backup points of {cfg.kit.name}",
+            customer_master_key_spec="HMAC_256",
+            key_usage="GENERATE_VERIFY_MAC",
+            deletion_window_in_days=30,
+            policy=policy_json(docs.document("kms-key-policy", "vault-points")),
+            bypass_policy_lockout_safety_check=True,
+            tags={iam_actions.REPLICA_KEY_TAG: cfg.kit.name},
+        )
+        KmsAlias(self, "kms-alias", name=vault_point_key_alias(cfg), target_key_id=key.key_id)
         self.arn = key.arn
 
 

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U35, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U36, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -7,6 +7,7 @@ A contradicted fact with `endangers` set (replication or protection would break)
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -115,6 +116,8 @@ TITLES = {
     "U33": "a bucket policy refusing PutObject without If-None-Match (s3:if-none-match) on an Object Lock bucket",
     "U34": "s3:object-lock-remaining-retention-days caps a retain-until date (PutObject, PutObjectRetention)",
     "U35": "a replicating bucket's configuration replaced in place: its existing replicas go on receiving commits",
+    "U36": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
+    "going back a day",
 }
 
 
@@ -205,6 +208,7 @@ def run_probes(
     _probe_replica(facts, s3tables_dst_breakglass, replicas[main_src], obs.statuses.get(main_src, {}))
     _probe_missing_namespace(facts["U11"], s3tables_src, world["source"])
     _probe_conditional_write(facts["U20"], s3tables_src, s3_src, world["source"], plan_ns)
+    probe_untrusted_times(facts["U36"], s3tables_src, s3_src, world["tables"]["throwaway"])
 
 
 def note_replica_settings(fact: Fact, dst: Any, replica_arn: str) -> None:
@@ -403,4 +407,56 @@ def _probe_conditional_write(fact: Fact, src: Any, s3: Any, bucket_arn: str, ns:
         fact, "the first If-None-Match write succeeds, the second is refused (PreconditionFailed)",
         observed == "second write refused: PreconditionFailed", f"first {evidence_of(first)}; {observed}", ev,
         change="recovery leases: fall back to a lease table or DynamoDB conditional writes",
+    )  # fmt: skip
+
+
+DAY_MS = 86_400_000
+
+
+def untrusted_times(doc: dict[str, Any]) -> dict[str, Any]:
+    """`doc` (a table's current metadata) with its current snapshot dated a day ahead and, after it, a snapshot-log
+    entry dated a day before the log's first: the times `jobs.kernel.snapshot_times` reports (pure)."""
+    out = json.loads(json.dumps(doc))
+    current = out["current-snapshot-id"]
+    ahead = max(int(s["timestamp-ms"]) for s in out["snapshots"]) + DAY_MS
+    for s in out["snapshots"]:
+        if s["snapshot-id"] == current:
+            s["timestamp-ms"] = ahead
+    log = out.setdefault("snapshot-log", [])
+    first = min([int(e["timestamp-ms"]) for e in log] or [ahead - DAY_MS])
+    log += [{"snapshot-id": current, "timestamp-ms": ahead}, {"snapshot-id": current, "timestamp-ms": first - DAY_MS}]
+    out["last-updated-ms"] = ahead
+    return out
+
+
+def probe_untrusted_times(fact: Fact, src: Any, s3: Any, table_arn: str) -> None:
+    """U36: commit, to the run's throwaway source table, a copy of its metadata whose times a reader must not trust
+    (`untrusted_times`), then put its previous metadata location back. The kit relies on neither answer: `status`,
+    `audit`, the rehearsal and `--as-of` judge the times they read."""
+    table = src.get_table(tableArn=table_arn)
+    where = {"tableBucketARN": table_arn.split("/table/")[0], "namespace": table["namespace"][0], "name": table["name"]}
+    loc = src.get_table_metadata_location(**where)
+    previous = loc.get("metadataLocation")
+    expected = "accepted: S3 Tables does not check a metadata file's snapshot times (the kit judges them itself)"
+    if not previous:
+        fact.expected, fact.observed = expected, "undecided: the throwaway table has no metadata to copy"
+        return
+    bucket, _, key = previous.removeprefix("s3://").partition("/")
+    doc = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    forged = f"{key.rsplit('/', 1)[0]}/99999-kit-live-verify-{uuid.uuid4().hex[:8]}.metadata.json"
+    s3.put_object(Bucket=bucket, Key=forged, Body=json.dumps(untrusted_times(doc)).encode())
+    try:
+        got = src.update_table_metadata_location(
+            **where, versionToken=loc["versionToken"], metadataLocation=f"s3://{bucket}/{forged}"
+        )
+        observed, ev, accepted = "accepted", evidence_of(got), True
+    except ClientError as exc:
+        observed, ev, accepted = f"refused: {code_of(exc)}", evidence_of(exc), False
+    if accepted:  # the table's own metadata back, as the run found it
+        token = src.get_table_metadata_location(**where)["versionToken"]
+        src.update_table_metadata_location(**where, versionToken=token, metadataLocation=previous)
+    judge(
+        fact, expected, accepted, observed, ev,
+        change="nothing endangers protection: record in docs/aws-facts.md that S3 Tables refuses such a metadata "
+        "file, with the error code observed (the kit's findings stay, a second layer)",
     )  # fmt: skip

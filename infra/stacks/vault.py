@@ -7,7 +7,7 @@ from cdktf import TerraformStack
 from constructs import Construct
 
 from s3tables_kit.infra.constructs.providers import aws_provider
-from s3tables_kit.infra.constructs.vault import VaultBucket, VaultKey
+from s3tables_kit.infra.constructs.vault import VaultBucket, VaultKey, VaultPointKey
 from s3tables_kit.infra.stacks.exported import export_output
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology.backup import VAULT_STACK_ID
@@ -23,7 +23,8 @@ class VaultStack(TerraformStack):
     - `docs`: the topology's document set: the vault bucket policy and key policy.
     - `vault`: `cfg.vault`.
 
-    The stack id is `vault`. Attributes: `key` (`VaultKey`), `bucket` (`VaultBucket`).
+    The stack id is `vault`. Attributes: `key` (`VaultKey`), `bucket` (`VaultBucket`), `point_key`
+    (`VaultPointKey`).
     """
 
     def __init__(self, scope: Construct, cfg: KitConfig, docs: DocumentSet, vault: Vault) -> None:
@@ -38,8 +39,11 @@ class VaultStack(TerraformStack):
         )
         self.key = VaultKey(self, "key", cfg=cfg, vault=vault, docs=docs)
         self.bucket = VaultBucket(self, "vault", cfg=cfg, vault=vault, docs=docs, kms_key_arn=self.key.arn)
+        self.point_key = VaultPointKey(self, "point-key", cfg=cfg, docs=docs)
         export_output(
             self,
             OUTPUT_VAULT,
-            vault_value(cfg, bucket_arn=self.bucket.bucket.arn, kms_key_arn=self.key.arn),
+            vault_value(
+                cfg, bucket_arn=self.bucket.bucket.arn, kms_key_arn=self.key.arn, point_key_arn=self.point_key.arn
+            ),
         )

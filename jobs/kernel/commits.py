@@ -5,7 +5,7 @@ oldest commit a replica lacks. `status` reports that lag; failover reports it as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
 from s3tables_kit.jobs.kernel.sdk import BucketRef
+from s3tables_kit.jobs.kernel.snapshots import CLOCK_SKEW_MS
 from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object, table_call
 
 NO_CACHE = MetadataCache.disabled()
@@ -49,20 +50,37 @@ def commit_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime
 
 
 def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_CACHE) -> tuple[list[datetime], str]:
-    """(commit times ascending, where they came from). Empty when the table has no committed metadata."""
+    """(commit times ascending, where they came from). Empty when the table has no committed metadata. The metadata's
+    times are its writers': one dated in the future (beyond Iceberg's minute of skew) would make a lag look 0, so it
+    is replaced by the table's `modifiedAt` (GetTable), which the service sets (`cap_future_commits`)."""
     loc = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_metadata_location")
     location = metadata_location(loc)
     if not location:
         return [], "metadata"
     try:
         times = commit_times(summary_at(clients, location, table.bucket_arn, cache))
-        if times:
-            return times, "metadata"
     except (ClientError, ValueError):
-        pass
+        times = []
+    now = datetime.now(UTC)
+    if times and not future_commits(times, now):
+        return times, "metadata"
     got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table")
-    modified = got["modifiedAt"]
-    return [modified.astimezone(UTC)], "modifiedAt (lower bound)"
+    modified = got["modifiedAt"].astimezone(UTC)
+    if times:
+        return cap_future_commits(times, now, modified), "metadata, future-dated commits at modifiedAt"
+    return [modified], "modifiedAt (lower bound)"
+
+
+def future_commits(times: Sequence[datetime], now: datetime) -> list[datetime]:
+    """The commit times later than `now` plus Iceberg's minute of skew (pure)."""
+    return [t for t in times if t > now + timedelta(milliseconds=CLOCK_SKEW_MS)]
+
+
+def cap_future_commits(times: Sequence[datetime], now: datetime, modified: datetime) -> list[datetime]:
+    """Writer-chosen commit times with each one dated in the future replaced by `modified`, the time the service set
+    (pure, ascending)."""
+    late = set(future_commits(times, now))
+    return sorted(modified if t in late else t for t in times)
 
 
 def compute_lag(commits: Sequence[datetime], replicated_at: datetime | None, now: datetime) -> float:

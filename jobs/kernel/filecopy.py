@@ -53,6 +53,7 @@ class CopyItem:
     kind: str = "data"  # data | position-deletes
     src_prefix: str = ""  # position-deletes: replica table location (file_path values are rewritten from ...)
     dst_prefix: str = ""  # ... to the target table location
+    src_version: str = ""  # the S3 version of `src` to read (a vault point's file), else its current version
 
 
 @dataclass
@@ -67,6 +68,7 @@ class CopyResult:
     reused: bool = False
     seconds: float = 0.0
     records: int | None = None  # position-deletes: rows rewritten
+    version: str = ""  # S3 version id of the object at `dst` (written, or reused), "" where unversioned
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -163,8 +165,8 @@ def _is_status(e: Exception, *codes: str) -> bool:
 # --- reading ------------------------------------------------------------------------------------------------------
 
 
-def read_chunks(uri: str, cfg: StoreConfig, chunk: int = CHUNK) -> Iterator[bytes]:
-    """The object's bytes in chunks (GetObject, streamed)."""
+def read_chunks(uri: str, cfg: StoreConfig, chunk: int = CHUNK, version: str = "") -> Iterator[bytes]:
+    """The object's bytes in chunks (GetObject, streamed): of the S3 version `version` when given."""
     if is_local(uri):
         with open(local_path(uri), "rb") as fh:
             while True:
@@ -174,22 +176,28 @@ def read_chunks(uri: str, cfg: StoreConfig, chunk: int = CHUNK) -> Iterator[byte
                 yield b
     else:
         bucket, key = split_s3(uri)
-        body = s3_client(cfg).get_object(Bucket=bucket, Key=key)["Body"]
+        body = s3_client(cfg).get_object(Bucket=bucket, Key=key, **({"VersionId": version} if version else {}))["Body"]
         try:
             yield from body.iter_chunks(chunk)
         finally:
             body.close()
 
 
-def read_all(uri: str, cfg: StoreConfig) -> bytes:
-    return b"".join(read_chunks(uri, cfg))
+def read_all(uri: str, cfg: StoreConfig, version: str = "") -> bytes:
+    return b"".join(read_chunks(uri, cfg, version=version))
 
 
 def head(uri: str, cfg: StoreConfig) -> tuple[int, str | None] | None:
     """(size, stored CRC32 checksum or None), or None when there is no such object (HeadObject)."""
+    h = head_version(uri, cfg)
+    return None if h is None else h[:2]
+
+
+def head_version(uri: str, cfg: StoreConfig) -> tuple[int, str | None, str] | None:
+    """(size, stored CRC32 checksum or None, S3 version id or ""), or None when there is no such object."""
     if is_local(uri):
         p = local_path(uri)
-        return (os.path.getsize(p), None) if os.path.exists(p) else None
+        return (os.path.getsize(p), None, "") if os.path.exists(p) else None
     bucket, key = split_s3(uri)
     try:
         r = s3_client(cfg).head_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
@@ -197,13 +205,13 @@ def head(uri: str, cfg: StoreConfig) -> tuple[int, str | None] | None:
         if _is_status(e, "404", "NoSuchKey", "NotFound"):
             return None
         raise
-    return int(r["ContentLength"]), r.get("ChecksumCRC32")
+    return int(r["ContentLength"]), r.get("ChecksumCRC32"), str(r.get("VersionId") or "")
 
 
-def crc_of(uri: str, cfg: StoreConfig) -> tuple[int, int]:
-    """(size, CRC32) by reading the object again (GetObject)."""
+def crc_of(uri: str, cfg: StoreConfig, version: str = "") -> tuple[int, int]:
+    """(size, CRC32) by reading the object again (GetObject; the S3 version `version` when given)."""
     crc, n = 0, 0
-    for b in read_chunks(uri, cfg):
+    for b in read_chunks(uri, cfg, version=version):
         crc = zlib.crc32(b, crc)
         n += len(b)
     return n, crc
@@ -231,6 +239,7 @@ class _Writer:
         self.part_crcs: list[int] = []
         self.parts: list[dict[str, Any]] = []
         self.upload_id: str | None = None
+        self.version = ""  # the S3 version id the write created
         self.fh: Any = None
         if is_local(uri):
             p = local_path(uri)
@@ -275,7 +284,7 @@ class _Writer:
         client = s3_client(self.cfg)
         if self.upload_id is None:  # one PutObject
             try:
-                client.put_object(
+                r = client.put_object(
                     Bucket=bucket,
                     Key=key,
                     Body=bytes(self.buf),
@@ -288,12 +297,13 @@ class _Writer:
                 if _is_status(e, "412", "PreconditionFailed"):
                     raise Exists(self.uri) from None
                 raise
+            self.version = str(r.get("VersionId") or "")
             return
         if self.buf:
             self._upload_part(bytes(self.buf))
             self.buf.clear()
         try:
-            client.complete_multipart_upload(
+            r = client.complete_multipart_upload(
                 Bucket=bucket,
                 Key=key,
                 UploadId=self.upload_id,
@@ -305,6 +315,7 @@ class _Writer:
             if _is_status(e, "412", "PreconditionFailed"):
                 raise Exists(self.uri) from None
             raise
+        self.version = str(r.get("VersionId") or "")
 
     def abort(self) -> None:
         if self.fh is not None:
@@ -363,13 +374,13 @@ def _material(item: CopyItem, cfg: StoreConfig) -> tuple[Iterable[bytes], list[i
     position-delete rows rewritten."""
     read = [0]
     if item.kind == "position-deletes":
-        raw = read_all(item.src, cfg)
+        raw = read_all(item.src, cfg, item.src_version)
         read[0] = len(raw)
         data, records = _rewrite_deletes(raw, item.src_prefix, item.dst_prefix)
         return [data[i : i + cfg.part_size] for i in range(0, len(data), cfg.part_size)], read, records
 
     def counting() -> Iterator[bytes]:
-        for b in read_chunks(item.src, cfg):
+        for b in read_chunks(item.src, cfg, version=item.src_version):
             read[0] += len(b)
             yield b
 
@@ -413,15 +424,16 @@ def copy_one(item: CopyItem, cfg: StoreConfig) -> CopyResult:
                 # An earlier attempt wrote this name: re-use it when it holds the same bytes, else take alt_dst.
                 chunks, read, records = _material(item, cfg)
                 n, crc, parts = _digest(chunks, cfg.part_size)
-                existing = head(target, cfg)
-                if existing is not None and _same_as(existing, target, n, crc, parts, cfg):
+                existing = head_version(target, cfg)
+                if existing is not None and _same_as(existing[:2], target, n, crc, parts, cfg):
                     res.dst, res.size, res.crc32, res.part_crcs, res.reused = target, n, crc, parts, True
+                    res.version = existing[2]
                     res.source_size, res.records = read[0], records
                     break
                 if target == item.alt_dst:
                     raise RuntimeError(f"{target} exists with other content") from None
                 continue
-            res.dst, res.size, res.crc32, res.part_crcs = target, w.size, w.crc, w.part_crcs
+            res.dst, res.size, res.crc32, res.part_crcs, res.version = target, w.size, w.crc, w.part_crcs, w.version
             res.source_size, res.records = read[0], records
             break
     except Exception as e:  # reported per file; the driver fails the table

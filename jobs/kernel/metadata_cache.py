@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from s3tables_kit.jobs.kernel.snapshot_times import log_steps_back, newest_time
+
 CACHE_ENV = "KIT_CACHE_DIR"
-FORMAT = 2  # bump when `MetadataSummary` changes shape: older entries become misses
+FORMAT = 3  # bump when `MetadataSummary` changes shape: older entries become misses
 MAX_ENTRIES = 500_000  # ~ 300 bytes each on disk (plus the file system's block): a few 100 MB at most
 
 
@@ -61,6 +63,23 @@ def _ms(values: Iterable[Any]) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def _pairs(entries: Any) -> list[tuple[int, int]]:
+    """(timestamp-ms, snapshot-id) of each well-formed snapshot-log entry or snapshot, in their order."""
+    out = []
+    for e in entries if isinstance(entries, list) else []:
+        try:
+            out.append((int(e["timestamp-ms"]), int(e["snapshot-id"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def _ints(values: Any, n: int) -> tuple[int, ...]:
+    if not isinstance(values, list) or len(values) != n or not all(isinstance(v, int) for v in values):
+        raise ValueError(f"expected {n} integers")
+    return tuple(values)
+
+
 def current_snapshot_bytes(metadata: Mapping[str, Any]) -> int | None:
     """``total-files-size`` of an Iceberg metadata document's current snapshot, from its summary: 0 without a current
     snapshot, None when the summary does not say (pure)."""
@@ -84,15 +103,21 @@ class MetadataSummary:
     commit_ms: tuple[int, ...]
     snapshot_ms: tuple[int, ...]
     current_bytes: int | None = None
+    # What `jobs.kernel.snapshot_times` judges: the snapshot log's steps back, and the newest (time, snapshot id).
+    log_steps_back: tuple[tuple[int, int, int, int], ...] = ()
+    newest_snapshot: tuple[int, int] | None = None
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any]) -> MetadataSummary:
         snapshots = [s.get("timestamp-ms") for s in metadata.get("snapshots") or []]
         log = [e.get("timestamp-ms") for e in metadata.get("metadata-log") or []]
+        snapshot_log = _pairs(metadata.get("snapshot-log"))
         return cls(
             commit_ms=_ms([metadata.get("last-updated-ms"), *log, *snapshots]),
             snapshot_ms=_ms(snapshots),
             current_bytes=current_snapshot_bytes(metadata),
+            log_steps_back=log_steps_back(snapshot_log),
+            newest_snapshot=newest_time([*snapshot_log, *_pairs(metadata.get("snapshots"))]),
         )
 
     @classmethod
@@ -108,6 +133,8 @@ class MetadataSummary:
             "commit_ms": list(self.commit_ms),
             "snapshot_ms": list(self.snapshot_ms),
             "current_bytes": self.current_bytes,
+            "log_steps_back": [list(s) for s in self.log_steps_back],
+            "newest_snapshot": list(self.newest_snapshot) if self.newest_snapshot else None,
         }
 
     @classmethod
@@ -117,7 +144,9 @@ class MetadataSummary:
             raise ValueError("commit and snapshot times are integers")
         if size is not None and not isinstance(size, int):
             raise ValueError("the current snapshot's size is an integer")
-        return cls(commit_ms=tuple(commits), snapshot_ms=tuple(snapshots), current_bytes=size)
+        steps = tuple(_ints(s, 4) for s in doc.get("log_steps_back") or [])
+        newest = _ints(doc["newest_snapshot"], 2) if doc.get("newest_snapshot") is not None else None
+        return cls(tuple(commits), tuple(snapshots), size, steps, newest)  # type: ignore[arg-type]
 
 
 @dataclass

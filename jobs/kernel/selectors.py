@@ -3,7 +3,9 @@ the options that choose the tables (`--table`, `--namespace`), as recovery and f
 
 Point in time follows Iceberg's own rule (`SnapshotUtil.snapshotIdAsOfTime`): the table's snapshot log, last entry at
 or before the instant. The resolved snapshot must still be retained by the replica. One `--as-of` instant applied to
-several tables gives each table's state at that moment: a consistent cut.
+several tables gives each table's state at that moment: a consistent cut. The log's times are its writers': on a table
+whose log goes backwards or holds a snapshot dated in the future (`jobs.kernel.snapshot_times`) `--as-of` refuses to
+resolve, naming the snapshots to choose from with `--snapshot-id`, instead of trusting log order.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from s3tables_kit.jobs.kernel.idents import ArgError, JobError
+from s3tables_kit.jobs.kernel.snapshot_times import snapshot_time_findings
 from s3tables_kit.jobs.kernel.snapshots import Snapshot, TableInfo, iso_ms
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT
 
@@ -134,6 +137,7 @@ def resolve_snapshot(info: TableInfo, sel: Selector, now_ms: int) -> Snapshot:
             f"(omit --as-of) or a past instant. Nearest snapshots: {_nearest_text(info, ts)}. "
             f"Retained window: {retained_window(info)}"
         )
+    refuse_untrusted_times(info, ts, now_ms)
     log = list(info.snapshot_log) or [(s.timestamp_ms, s.snapshot_id) for s in info.snapshots]
     candidates = [sid for (when, sid) in log if when <= ts]
     if not candidates:
@@ -149,6 +153,25 @@ def resolve_snapshot(info: TableInfo, sel: Selector, now_ms: int) -> Snapshot:
             f"Retained window: {retained_window(info)}"
         )
     return snap
+
+
+CHOICES_SHOWN = 20  # the most recent snapshots an `--as-of` refusal names
+
+
+def refuse_untrusted_times(info: TableInfo, as_of_ms: int, now_ms: int) -> None:
+    """A PlanError (one line) when the table's snapshot times cannot resolve an instant: its findings and the
+    snapshots to choose from with `--snapshot-id`, newest first."""
+    findings = snapshot_time_findings(info, now_ms)
+    if not findings:
+        return
+    recent = sorted(info.snapshots, key=lambda s: s.timestamp_ms, reverse=True)
+    shown = ", ".join(s.describe() for s in recent[:CHOICES_SHOWN])
+    more = f" (and {len(recent) - CHOICES_SHOWN} older)" if len(recent) > CHOICES_SHOWN else ""
+    why = "; ".join(f.detail for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
+    raise PlanError(
+        f"{info.ident}: --as-of {iso_ms(as_of_ms)} refused: the table's snapshot times are its writers' and cannot "
+        f"be trusted ({why}); choose a snapshot with --snapshot-id: {shown}{more}"
+    )
 
 
 def selection_patterns(tables: Sequence[str] = (), namespaces: Sequence[str] = ()) -> tuple[str, ...]:

@@ -10,6 +10,10 @@ from typing import Any
 
 from s3tables_kit.jobs.kernel.idents import Ident
 
+# How far a writer's clock may run ahead of the service's, or a snapshot log step back, before a time is not trusted:
+# Iceberg's own metadata builder allows one minute (TableMetadata.ONE_MINUTE) and refuses a log that goes back further.
+CLOCK_SKEW_MS = 60_000
+
 
 def iso_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -4,8 +4,10 @@ replication scope (coverage: ``replica-missing``, ``replica-detached``), their s
 (``retention-below-configured``: the replication service may give a new replica the source's shorter window), their
 table policy, the second layer of every replica (``table-policy-missing`` / ``table-policy-changed``: a replica
 `harden` has not reached yet, or whose policy was deleted), and, on a failover topology, the promoted tables
-(``promoted-table-still-replica``). Each source table is read once (its retention), each replica table twice (its
-table policy and its retention); large buckets are split over worker processes (`s3tables_kit.jobs.kernel.concurrency`).
+(``promoted-table-still-replica``), and each replica's snapshot times (``snapshot-time-untrusted``: a snapshot dated in
+the future or a snapshot log going backwards). Each source table is read once (its retention), each replica table
+three times (its table policy, its retention and its metadata); large buckets are split over worker processes
+(`s3tables_kit.jobs.kernel.concurrency`).
 
 A replica's source is known without a call when it is unambiguous (`pair_by_name`): S3 Tables gives a replica the
 namespace and name of its source (docs/aws-facts.md#replication), so a table that `ListTables` reports managed by
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.commits import NO_CACHE, summary_at
 from s3tables_kit.jobs.kernel.concurrency import (
     Progress,
     WorkerPool,
@@ -35,7 +39,8 @@ from s3tables_kit.jobs.kernel.concurrency import (
     worker_pool,
 )
 from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
-from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, table_call
+from s3tables_kit.jobs.kernel.snapshot_times import summary_time_findings
+from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, metadata_location, table_call
 from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
 from s3tables_kit.jobs.ops.drift import below_configured
@@ -137,6 +142,7 @@ def _replica_check(
             )
         if not source:
             return table, None, drifts
+        drifts.extend(time_drifts(clients, table, f"{table.qualified} ({table_arn})"))
         if want_policy is not None:
             drifts.extend(d for d in [table_policy_drift(clients, table, table_arn, want_policy)] if d)
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
@@ -157,6 +163,21 @@ def _replica_check(
     except (ClientError, BotoCoreError) as exc:
         drifts.append(Drift("unverifiable", f"{table.qualified} in {table.bucket_arn}", describe_error(exc)))
         return table, None, drifts
+
+
+def time_drifts(clients: Clients, table: TableRef, label: str) -> list[Drift]:
+    """``snapshot-time-untrusted``: the replica's snapshot times in the future or its snapshot log going backwards
+    (`jobs.kernel.snapshot_times`), from its current metadata file (one more read per replica table)."""
+    got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_metadata_location")
+    location = metadata_location(got)
+    if not location:
+        return []
+    try:
+        summary = summary_at(clients, location, table.bucket_arn, NO_CACHE)
+    except ValueError as exc:
+        return [Drift("unverifiable", label, f"metadata {location}: {exc}")]
+    now_ms = int(time.time() * 1000)
+    return [Drift("snapshot-time-untrusted", label, f.detail) for f in summary_time_findings(summary, now_ms)]
 
 
 def check_detached(

@@ -158,8 +158,13 @@ class StatusReport:
         return out
 
     @property
+    def untrusted_times(self) -> list[DestinationStatus]:
+        """Replicas whose snapshot times are in the future or go backwards (`jobs.kernel.snapshot_times`)."""
+        return [r for r in self.rows if r.window is not None and r.window.time_findings]
+
+    @property
     def exit_code(self) -> int:
-        if self.failed or self.detached or self.lagging:
+        if self.failed or self.detached or self.lagging or self.untrusted_times:
             return 1
         return 2 if self.errors else 0
 
@@ -174,6 +179,7 @@ class StatusReport:
             "lagging": len(self.lagging),
             "errors": len(self.errors),
             "short_windows": len(self.short_windows),
+            "untrusted_times": len(self.untrusted_times),
             "buffered_rows": sum({r.source_table_arn: r.buffered_rows or 0 for r in self.rows}.values()),
             "second_pass": self.second_pass,
             "second_pass_unresolved": self.second_pass_unresolved,
@@ -519,6 +525,10 @@ def _render_window(w: RecoveryWindow | None) -> str:
     return text + (" SHORT" if w.short else "")
 
 
+def _times(w: RecoveryWindow | None) -> list[str]:
+    return [f"UNTRUSTED TIME: {f}" for f in w.time_findings] if w else []
+
+
 def render(report: StatusReport, problems_only: bool = False) -> str:
     rows = [r for r in report.rows if r.problem] if problems_only else report.rows
     ambiguous = ambiguous_tables((r.source_bucket_arn, r.table) for r in report.rows)
@@ -534,7 +544,7 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
                 (r.last_replicated_at or "-")[:19],
                 format_duration(r.lag_seconds) + ("+" if r.lag_source and "lower" in r.lag_source else ""),
                 _render_window(r.window),
-                "; ".join(x for x in (r.failure_message, r.window.note if r.window else None) if x),
+                "; ".join(x for x in (r.failure_message, r.window.note if r.window else None, *_times(r.window)) if x),
             )
             for r in rows
         ],
@@ -546,6 +556,8 @@ def render(report: StatusReport, problems_only: bool = False) -> str:
         else ""
     )
     short = f"; {len(report.short_windows)} recovery window(s) shorter than promised" if report.short_windows else ""
+    if report.untrusted_times:
+        short += f"; {len(report.untrusted_times)} replica(s) with snapshot times in the future or going backwards"
     detached = (
         f"\n{len(report.detached)} DETACHED replica(s): replication to them has stopped for good (README: 'Detached "
         "replicas')"

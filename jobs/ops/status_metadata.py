@@ -9,7 +9,7 @@ reads each replica's location and metadata in one request of the Iceberg REST en
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,7 @@ from s3tables_kit.jobs.kernel.commits import NO_CACHE, summary_at, utc_from_ms
 from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
 from s3tables_kit.jobs.kernel.render import format_duration
 from s3tables_kit.jobs.kernel.sdk import TRANSIENT_CODES, BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.snapshot_times import summary_time_findings
 from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location
 
 # ----------------------------------------------------------------------------------------------------
@@ -43,6 +44,8 @@ class RecoveryWindow:
     snapshots: int = 0
     short: bool = False
     note: str | None = None
+    # Snapshot times the replica's writers chose and a reader cannot trust (`jobs.kernel.snapshot_times`): a finding.
+    time_findings: list[str] = field(default_factory=list)
 
 
 def snapshot_times(metadata: Mapping[str, Any] | MetadataSummary) -> list[datetime]:
@@ -59,9 +62,12 @@ def recovery_window(
     created_at: datetime | None,
     grace: timedelta = WINDOW_GRACE,
 ) -> RecoveryWindow:
-    """The recoverable window of one replica table from its metadata or its summary (pure)."""
+    """The recoverable window of one replica table from its metadata or its summary (pure), and the findings of its
+    snapshot times: a snapshot dated in the future (the window's end then says nothing) or a log going backwards."""
     times = snapshot_times(metadata)
     w = RecoveryWindow(snapshots=len(times), promised_seconds=promised.total_seconds() if promised else None)
+    summary = metadata if isinstance(metadata, MetadataSummary) else MetadataSummary.of(metadata)
+    w.time_findings = [f.detail for f in summary_time_findings(summary, int(now.timestamp() * 1000))]
     if not times:
         w.note = "no snapshot yet: nothing to recover"  # an empty table promises nothing
         return w

@@ -40,7 +40,8 @@ class DestinationStatus:
 
     @property
     def problem(self) -> bool:
-        return self.status in (FAILED, DETACHED, ERROR) or self.lagging or bool(self.window and self.window.short)
+        w = self.window
+        return self.status in (FAILED, DETACHED, ERROR) or self.lagging or bool(w and (w.short or w.time_findings))
 
 
 __all__ = [

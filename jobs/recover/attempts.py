@@ -168,7 +168,7 @@ def planned_result(req: RecoveryRequest, t: TablePlan, plan_seconds: float) -> T
         snapshot_committed_at=t.snapshot.committed_at,
         action=t.action.value,
         plan_seconds=plan_seconds,
-        warnings=list(t.warnings),
+        warnings=[*t.warnings, *(req.vault.findings() if req.vault is not None else [])],
         copy_mode=t.copy_mode.value,
         copy_mode_reason=t.mode.describe() if t.mode else "",
         expected_rows=t.rows,

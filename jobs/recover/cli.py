@@ -21,6 +21,7 @@ from s3tables_kit.jobs.recover.fromvault import VaultRestore, open_point
 from s3tables_kit.jobs.recover.job import RecoveryRequest, run
 from s3tables_kit.jobs.recover.modes import COPY_MODES, CopyMode
 from s3tables_kit.jobs.vault.layout import choose_point
+from s3tables_kit.jobs.vault.mac import PointKey
 from s3tables_kit.jobs.vault.reader import VaultError, VaultReader, list_points, point_summary, render_points
 from s3tables_kit.topology.contract import AS_OF_REPLICATION_POINT as AS_OF_KEYWORD
 
@@ -278,12 +279,15 @@ def add_vault_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--vault", metavar="s3://BUCKET|DIR", help="the vault (default: the vault bucket of --outputs)")
     g.add_argument("--vault-region", metavar="REGION", help="default: the vault's Region in --outputs")
+    g.add_argument(
+        "--vault-point-key", metavar="ARN", help="the vault's point key, which verifies each point (default: --outputs)"
+    )
     g.add_argument("--list-points", action="store_true", help="with --from-vault: list the table's backup points")
     g.add_argument("--json", action="store_true", help="with --list-points: one JSON document")
 
 
 def vault_store(ns: argparse.Namespace) -> VaultReader:
-    root, region = ns.vault, ns.vault_region
+    root, region, key = ns.vault, ns.vault_region, ns.vault_point_key
     if ns.outputs:
         from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
@@ -293,10 +297,11 @@ def vault_store(ns: argparse.Namespace) -> VaultReader:
             raise ArgError(str(e)) from None
         if vault is not None:
             root, region = root or f"s3://{vault.bucket_name}", region or vault.region
+            key = key or vault.point_key_arn
     if not root:
         raise ArgError("--from-vault needs --vault s3://BUCKET (or --outputs of a deployment with a [vault])")
     try:
-        return VaultReader(root, region, ns.endpoint)
+        return VaultReader(root, region, ns.endpoint, point_key=PointKey(key, region, ns.endpoint) if key else None)
     except VaultError as e:
         raise ArgError(str(e)) from None
 
@@ -351,23 +356,27 @@ def main_from_vault(
     out = out or sys.stdout
     ident = _refuse_other_selections(ns)
     store = vault_store(ns)
-    points = list_points(store, ident.namespace, ident.name)
+    scan = list_points(store, ident.namespace, ident.name)
+    points = list(scan.points)
     if ns.list_points:
         if ns.json:
-            print(json.dumps([point_summary(p) for p in points], indent=2), file=out)
+            refused = [{"point": r.key, "refused": r.reason} for r in scan.refused]
+            print(json.dumps([*(point_summary(p) for p in points), *refused], indent=2), file=out)
         else:
-            print(render_points(store, ident.namespace, ident.name, points), file=out)
+            print(render_points(store, ident.namespace, ident.name, scan), file=out)
         return 0
+    for line in scan.findings():
+        print(f"FINDING: {line}", file=sys.stderr)
     sel, _ = selector_from_args(ns.as_of, ns.snapshot_id)
     as_of = datetime.fromtimestamp(sel.as_of_ms / 1000, UTC) if sel.as_of_ms is not None else None
     point = choose_point(points, snapshot_id=sel.snapshot_id, as_of=as_of)
     if point is None:
         raise ArgError(
             f"no backup point of {ident} in the vault {store.root} for {sel.describe()} "
-            f"({len(points)} point(s); --list-points shows them)"
+            f"({len(points)} verified point(s), {len(scan.refused)} refused; --list-points shows them)"
         )
     with tempfile.TemporaryDirectory(prefix="kit-vault-restore-") as work:
-        restore = open_point(store, point, Path(work))
+        restore = open_point(store, point, Path(work), scan.refused)
         # The target side (catalog, namespace, report, flags) is built as for a replica; the replica is the point.
         ns.as_of, ns.snapshot_id = None, point.snapshot_id
         req = from_point(target_request(ns), restore)

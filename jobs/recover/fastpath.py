@@ -211,6 +211,7 @@ class SourceBytes:
 
     uri: str
     rows_prefix: str
+    version: str = ""  # the S3 version to read (a backup point's), else the object's current one
 
 
 def copy_items(
@@ -239,6 +240,7 @@ def copy_items(
                 f.kind,
                 src.rows_prefix if f.kind == "position-deletes" else "",
                 dst_loc if f.kind == "position-deletes" else "",
+                src.version,
             )
         )
     return items

@@ -23,6 +23,7 @@ from s3tables_kit.jobs.kernel.selectors import PlanError
 from s3tables_kit.jobs.recover.fastpath import SourceBytes
 from s3tables_kit.jobs.recover.metadata import HadoopMetadataSource, _decode
 from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint, file_key
+from s3tables_kit.jobs.vault.points import RefusedPoint
 from s3tables_kit.jobs.vault.reader import VaultError, VaultReader
 
 VAULT_CATALOG = "vault"
@@ -36,6 +37,7 @@ class VaultRestore:
     store: VaultReader
     point: BackupPoint
     warehouse: Path
+    refused: tuple[RefusedPoint, ...] = ()  # the table's point objects the restore skipped (reported as findings)
 
     @property
     def ident(self) -> Ident:
@@ -64,8 +66,11 @@ class VaultRestore:
         p = self.point
         rewritten = f"{p.restore_location}/{rel}"
         if rewritten in self._keys[0]:
-            return SourceBytes(self.store.uri(f"{p.prefix}{rewritten}"), self.location)
-        return SourceBytes(self.store.uri(file_key(p.prefix, rel)), p.table_location)
+            uri, rows = self.store.uri(f"{p.prefix}{rewritten}"), self.location
+        else:
+            uri, rows = self.store.uri(file_key(p.prefix, rel)), p.table_location
+        listed = self._keys[1].get(uri)
+        return SourceBytes(uri, rows, listed.version if listed else "")  # the version the point recorded
 
     @property
     def metadata_uri(self) -> str:
@@ -87,6 +92,10 @@ class VaultRestore:
             f"(table uuid {p.table_uuid}, backed up at {p.backed_up_at}, {len(p.files)} file(s))"
         )
 
+    def findings(self) -> list[str]:
+        """What the restore refused to trust (forged, malformed or future-dated point objects), for its report."""
+        return [r.line() for r in self.refused]
+
     def check_copied(self, results: Iterable[dict[str, Any]]) -> list[str]:
         """Every file the copy read is one of the point's and has the size (and, copied byte for byte, the CRC32)
         its manifest records; a position-delete file is rewritten on the way, so its size read is what is checked."""
@@ -107,18 +116,29 @@ class VaultRestore:
         return problems
 
 
-def open_point(store: VaultReader, point: BackupPoint, workdir: Path) -> VaultRestore:
-    """Check the point's restore metadata against its manifest and place it as `v1.metadata.json` of the only table
-    of a Hadoop warehouse under `workdir` (the catalog's `version-hint.text` names it)."""
+def open_point(
+    store: VaultReader, point: BackupPoint, workdir: Path, refused: tuple[RefusedPoint, ...] = ()
+) -> VaultRestore:
+    """Check the point's restore metadata against its manifest (read at the version the point recorded) and place it
+    as `v1.metadata.json` of the only table of a Hadoop warehouse under `workdir` (the catalog's `version-hint.text`
+    names it). Iceberg reads the rewritten manifest list and manifests by key, not by version: each must still be the
+    version the point recorded (a later one is refused; the vault's bucket policy refuses an unconditional write)."""
     entry = next(f for f in point.files if f.kind == "restorable" and f.relative == point.restore_metadata)
     data = store.read_checked(point.prefix, entry)
+    if store.local is None:
+        for f in point.files:
+            if f.kind == "restorable" and f is not entry and store.current_version(f.key(point.prefix)) != f.version:
+                raise VaultError(
+                    f"{store.uri(f.key(point.prefix))}: its current version is not the one backup point "
+                    f"{point.snapshot_id} recorded ({f.version}): refused"
+                )
     gz = point.restore_metadata.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b"
     meta_dir = workdir / "warehouse" / point.namespace / point.table / "metadata"
     meta_dir.mkdir(parents=True)
     (meta_dir / ("v1.gz.metadata.json" if gz else "v1.metadata.json")).write_bytes(data)
     (meta_dir / "version-hint.text").write_text("1\n")
     doc = _decode(data, point.restore_metadata)
-    restore = VaultRestore(store, point, workdir / "warehouse")
+    restore = VaultRestore(store, point, workdir / "warehouse", refused)
     found = (doc.get("current-snapshot-id"), str(doc.get("location", "")).rstrip("/"))
     if found != (point.snapshot_id, restore.location):
         raise VaultError(
@@ -149,8 +169,10 @@ class VaultMetadataSource(HadoopMetadataSource):
         store = self.restore.store
         if not location.startswith(store.root + "/"):
             raise PlanError(f"the metadata file {location} is not in the vault {store.root}")
+        key = location[len(store.root) + 1 :]
+        listed = self.restore._keys[1].get(location)
         try:
-            return _decode(store.read(location[len(store.root) + 1 :]), location)
+            return _decode(store.read(key, listed.version if listed else ""), location)
         except (VaultError, ValueError) as e:
             raise PlanError(str(e)) from None
 

@@ -12,7 +12,8 @@ Steps (each a kill point of `BACKUP`, in this order):
      step starts with step 2 (the driver rewrites while the executors copy) and is awaited here;
   4. `after-restorable` -> every file this run did not write is locked at least until the point's time plus the
      retention (PutObjectRetention, forwards only; the files it wrote carry that default already);
-  5. `after-retention` -> the point manifest, `If-None-Match: *`: the commit point. `after-point`.
+  5. `after-retention` -> the point manifest, naming the S3 version id of every file and MACed with the vault's point
+     key (KMS `GenerateMac`), `If-None-Match: *`: the commit point. `after-point`.
 A killed run leaves files without a point; the next run reuses them. Two runs of one snapshot write one point.
 """
 
@@ -34,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from s3tables_kit.jobs.kernel.executors import TaskProgress, bins, run_on_executors
 from s3tables_kit.jobs.kernel.filecopy import CopyItem, StoreConfig, copy_one, copy_partition
 from s3tables_kit.jobs.kernel.killpoints import BACKUP, KillPoints
+from s3tables_kit.jobs.kernel.selectors import to_ms
+from s3tables_kit.jobs.kernel.snapshots import CLOCK_SKEW_MS, iso_ms
 from s3tables_kit.jobs.vault.layout import file_key, point_key, table_prefix
 from s3tables_kit.jobs.vault.plan import (
     BackupPlan,
@@ -211,7 +214,7 @@ def _digest(ctx: BackupContext, plan: BackupPlan, row: TableBackup, written: Wri
             f"{len(errors)} held file(s) unreadable, e.g. {errors[0]['relative']}: {errors[0]['error']}"
         )
     for r in results:
-        written.sizes[str(r["relative"])] = (int(r["size"]), int(r["crc32"]))
+        written.sizes[str(r["relative"])] = (int(r["size"]), int(r["crc32"]), str(r["version"]))
     row.digested = len(results)
 
 
@@ -264,8 +267,8 @@ def rewrite_metadata(
 
 def _restorable(
     ctx: BackupContext, jtable: Any, plan: BackupPlan, row: TableBackup
-) -> tuple[dict[str, tuple[int, int]], str]:
-    """Rewrite and upload the point's metadata: (key relative to the table prefix -> size, CRC32), and the key
+) -> tuple[dict[str, tuple[int, int, str]], str]:
+    """Rewrite and upload the point's metadata: (key relative to the table prefix -> size, CRC32, version), and the key
     relative to the table prefix of the rewritten metadata file a restore loads."""
     root_key, root_uri = restore_root(plan, ctx.run_id)
     scratch = Path(tempfile.mkdtemp(prefix="kit-backup-", dir=ctx.scratch))
@@ -284,7 +287,9 @@ def _restorable(
         raise BackupRefused(
             f"{len(bad)} rewritten metadata file(s) failed to upload, e.g. {bad[0].dst}: {bad[0].error}"
         )
-    out = {key[len(plan.prefix) :]: (r.size, r.crc32) for (_src, key), r in zip(uploads, results, strict=True)}
+    out = {
+        key[len(plan.prefix) :]: (r.size, r.crc32, r.version) for (_src, key), r in zip(uploads, results, strict=True)
+    }
     meta_rel = plan.snapshot.metadata_path[len(plan.snapshot.location) + 1 :]
     restore_metadata = f"{root_key[len(plan.prefix) :]}/{meta_rel}"
     if restore_metadata not in out:
@@ -308,6 +313,8 @@ def backup_table(ctx: BackupContext, table: str) -> TableBackup:
 
 
 def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
+    if not ctx.vault.point_key:
+        raise BackupRefused("the vault's point key is not named: a point a restore cannot verify is not written")
     backed_up_at = datetime.now(UTC).replace(microsecond=0)
     store = VaultStore(ctx.vault)
     jtable = load_table(ctx.spark, ctx.catalog, table)
@@ -322,6 +329,8 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
         raise BackupRefused(f"{table} changed identity while it was read ({prefix} -> {snap.prefix})")
     row.snapshot_id = snap.snapshot_id
     row.point = point_key(snap.prefix, snap.snapshot_id)
+    if snap.snapshot_timestamp_ms > to_ms(backed_up_at) + CLOCK_SKEW_MS:  # a restore would refuse its point
+        raise BackupRefused(f"snapshot {snap.snapshot_id} is dated {iso_ms(snap.snapshot_timestamp_ms)}, in the future")
     if row.point in {p.key for p in points}:
         row.status = "already-backed-up"
         ctx.say(f"{table}: snapshot {snap.snapshot_id} already has a point ({row.point})")

@@ -39,7 +39,8 @@ EPILOG = """examples:
   make backup ARGS="--outputs outputs.json --table analytics.orders"
   # a local warehouse into a vault bucket on the local stand-in:
   s3tables-kit backup --replica-warehouse /path/replica --vault-bucket my-vault --vault-region us-east-1 \\
-      --retention-days 30 --endpoint-url http://127.0.0.1:4566 --table sales.orders
+      --retention-days 30 --point-key arn:aws:kms:us-east-1:111122223333:key/KEY-ID \\
+      --endpoint-url http://127.0.0.1:4566 --table sales.orders
 exit codes: 0 every table has a backup point of its current snapshot, 1 some table failed (the others completed),
 2 bad arguments (nothing written)."""
 
@@ -66,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     vault.add_argument("--retention-days", type=int, help="the vault's Object Lock retention, in days")
     vault.add_argument("--storage-class", choices=VAULT_STORAGE_CLASSES, default="STANDARD", help="objects' class")
     vault.add_argument("--endpoint-url", dest="endpoint", help="S3 / S3 Tables endpoint (the local stand-in)")
+    vault.add_argument("--point-key", metavar="ARN", help="the vault's point key (KMS HMAC), which MACs every point")
     rep = p.add_argument_group("replica (without --outputs)")
     rep.add_argument("--replica-warehouse", help="the replica's table bucket ARN, or a local warehouse")
     rep.add_argument("--replica-region", help="the replica's Region (AWS catalog modes)")
@@ -94,6 +96,7 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
         if ns.replica_warehouse or ns.vault_bucket:
             raise ArgError("use either --outputs or --replica-warehouse/--vault-bucket, not both")
         replica, vault = _from_outputs(ns.outputs, ns.catalog_mode or "client", ns.endpoint)
+        vault = replace(vault, point_key=ns.point_key or vault.point_key)
     else:
         if not (ns.replica_warehouse and ns.vault_bucket and ns.retention_days is not None):
             raise ArgError("pass --outputs FILE, or --replica-warehouse, --vault-bucket and --retention-days")
@@ -103,7 +106,14 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
         replica = CatalogSpec(CATALOG, mode, ns.replica_warehouse, region=ns.replica_region, endpoint=ns.endpoint)
         if replica.is_aws and not replica.region:
             raise ArgError("AWS catalog modes need --replica-region")
-        vault = VaultTarget(ns.vault_bucket, ns.vault_region, ns.retention_days, ns.storage_class, ns.endpoint)
+        vault = VaultTarget(
+            ns.vault_bucket, ns.vault_region, ns.retention_days, ns.storage_class, ns.endpoint, ns.point_key
+        )
+    if not vault.point_key:
+        raise ArgError(
+            "name the vault's point key: --point-key ARN (or kit_vault.point_key_arn in --outputs); a point a restore "
+            "cannot verify is never written"
+        )
     if replica.is_aws:
         replica = replace(replica, extra={"io-impl": RESOLVING_FILE_IO})
     selection = (tables, chosen[1])
@@ -137,7 +147,8 @@ def _from_outputs(path: str, mode: str, endpoint: str | None) -> tuple[CatalogSp
     if v is None:
         raise ArgError(f"{path} has no kit_vault output: the configuration has no [vault]")
     replica = replace(specs_from_outputs(outputs, mode, CATALOG)[0], endpoint=endpoint)
-    return replica, VaultTarget(v.bucket_name, v.region, v.retention_days, v.storage_class, endpoint)
+    target = VaultTarget(v.bucket_name, v.region, v.retention_days, v.storage_class, endpoint, v.point_key_arn)
+    return replica, target
 
 
 def run(

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 LAYOUT_VERSION = "v1"
-POINT_FORMAT = 1
+POINT_FORMAT = 2  # 2: every file's S3 version id and the point's MAC (format 1 points are refused as unauthenticated)
 _POINT_KEY_RE = re.compile(rf"^{LAYOUT_VERSION}/tables/[^/]+/[^/]+/[^/]+/points/(-?[0-9]+)\.json$")
 FILE_KINDS = (
     "data",
@@ -104,7 +104,8 @@ def snapshot_of_point_key(key: str) -> int | None:
 
 @dataclass(frozen=True)
 class BackupFile:
-    """One file of a backup point: what it is, its size and the CRC32 of its bytes as the vault holds them.
+    """One file of a backup point: what it is, its size, the CRC32 of its bytes and the S3 version id of the object
+    as the vault holds them (a restore reads that version; "" in a local directory, which has no versions).
     `relative` is the path relative to the table location (kept under `files/`), or for kind `restorable` the key
     relative to the table prefix (`restorable/<snapshot id>/...`)."""
 
@@ -112,6 +113,7 @@ class BackupFile:
     kind: str
     size: int
     crc32: int
+    version: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in FILE_KINDS:
@@ -139,6 +141,18 @@ class BackupPoint:
     source: str  # the replica table's ARN (or local path) it was read from
     backed_up_at: str  # ISO 8601 UTC
     files: tuple[BackupFile, ...]
+    mac: str = field(default="", compare=False)  # base64 HMAC of `canonical()` with the vault's point key
+
+    @property
+    def backed_up_ms(self) -> int:
+        """`backed_up_at` in epoch milliseconds (a LayoutError when it is not an ISO 8601 time with a zone)."""
+        try:
+            ts = datetime.fromisoformat(self.backed_up_at)
+        except ValueError:
+            raise LayoutError(f"backed_up_at {self.backed_up_at!r} is not an ISO 8601 time") from None
+        if ts.tzinfo is None:
+            raise LayoutError(f"backed_up_at {self.backed_up_at!r} has no zone")
+        return int(ts.timestamp() * 1000)
 
     @property
     def prefix(self) -> str:
@@ -166,8 +180,18 @@ class BackupPoint:
             return f"{self.prefix}{rewritten}"
         return file_key(self.prefix, relative)
 
+    def canonical(self) -> bytes:
+        """The bytes the point's MAC covers: its JSON without the MAC (sorted keys, no spaces)."""
+        return json.dumps(self._body(), sort_keys=True, separators=(",", ":")).encode()
+
     def to_json(self) -> str:
-        body = {
+        body = self._body()
+        if self.mac:
+            body["mac"] = self.mac
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    def _body(self) -> dict[str, object]:
+        return {
             "format": POINT_FORMAT,
             "namespace": self.namespace,
             "table": self.table,
@@ -179,9 +203,10 @@ class BackupPoint:
             "table_location": self.table_location,
             "source": self.source,
             "backed_up_at": self.backed_up_at,
-            "files": [[f.relative, f.kind, f.size, f.crc32] for f in sorted(self.files, key=lambda f: f.relative)],
+            "files": [
+                [f.relative, f.kind, f.size, f.crc32, f.version] for f in sorted(self.files, key=lambda f: f.relative)
+            ],
         }
-        return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> BackupPoint:
@@ -192,7 +217,7 @@ class BackupPoint:
         if not isinstance(raw, Mapping) or raw.get("format") != POINT_FORMAT:
             raise LayoutError(f"backup point format must be {POINT_FORMAT}")
         try:
-            files = tuple(BackupFile(str(r), str(k), int(s), int(c)) for r, k, s, c in raw["files"])
+            files = tuple(BackupFile(str(r), str(k), int(s), int(c), str(v)) for r, k, s, c, v in raw["files"])
             point = cls(
                 namespace=str(raw["namespace"]),
                 table=str(raw["table"]),
@@ -205,6 +230,7 @@ class BackupPoint:
                 source=str(raw["source"]),
                 backed_up_at=str(raw["backed_up_at"]),
                 files=files,
+                mac=str(raw.get("mac", "")),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LayoutError(f"backup point is missing or mistypes a field: {e}") from e

@@ -64,7 +64,7 @@ class BackupPlan:
     bucket: str
     files: dict[str, SnapshotFile]  # relative path -> file
     to_copy: list[str]  # relative paths the vault lacks
-    known: dict[str, tuple[int, int]]  # held, size and CRC32 from the newest point
+    known: dict[str, tuple[int, int, str]]  # held, size, CRC32 and S3 version id from the newest point
     to_digest: list[str]  # held, not in the newest point (a killed run's): size and CRC32 read from the vault
 
     @property
@@ -96,9 +96,9 @@ def plan_backup(
     newest_point: BackupPoint | None,
 ) -> BackupPlan:
     """The plan of one backup. `held`: relative path -> size of every object under the table's `files/`;
-    `newest_point`: the latest complete point of this table, whose sizes and CRC32s are trusted for the objects held
-    at the same size. A held object whose size differs from the size the metadata records is not this file: refused
-    (it is never overwritten)."""
+    `newest_point`: the latest verified point of this table, whose sizes, CRC32s and version ids are trusted for the
+    objects held at the same size. A held object whose size differs from the size the metadata records is not this
+    file: refused (it is never overwritten)."""
     by_rel: dict[str, SnapshotFile] = {}
     for f in files:
         try:
@@ -106,8 +106,10 @@ def plan_backup(
         except LayoutError as e:
             raise BackupRefused(f"{snap.namespace}.{snap.table}: {e}") from None
         by_rel.setdefault(rel, f)
-    listed = {f.relative: (f.size, f.crc32) for f in newest_point.files} if newest_point else {}
-    to_copy, known, to_digest = [], {}, []
+    listed = {f.relative: (f.size, f.crc32, f.version) for f in newest_point.files} if newest_point else {}
+    to_copy: list[str] = []
+    known: dict[str, tuple[int, int, str]] = {}
+    to_digest: list[str] = []
     for rel in sorted(by_rel):
         f = by_rel[rel]
         if rel not in held:
@@ -202,9 +204,10 @@ def needs_extension(current: datetime | None, wanted: datetime) -> bool:
 
 @dataclass
 class Written:
-    """Size and CRC32 of every file of the point, as the vault holds it, and which ones this run wrote."""
+    """Size, CRC32 and S3 version id of every file of the point, as the vault holds it, and which ones this run
+    wrote."""
 
-    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # relative -> (size, crc32)
+    sizes: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # relative -> (size, crc32, version)
     written: set[str] = field(default_factory=set)  # relatives this run wrote (fresh default retention)
 
 
@@ -223,7 +226,7 @@ def record_copies(plan: BackupPlan, written: Written, results: Iterable[Mapping[
         want, read = plan.files[rel].size, _int(r["source_size"])
         if want >= 0 and read != want:
             raise BackupRefused(f"{r['src']}: read {read} bytes, the metadata says {want}")
-        written.sizes[rel] = (_int(r["size"]), _int(r["crc32"]))
+        written.sizes[rel] = (_int(r["size"]), _int(r["crc32"]), str(r.get("version") or ""))
         if r.get("reused"):
             adopted += 1
         else:
@@ -241,15 +244,19 @@ def _int(value: object) -> int:
 def build_point(
     plan: BackupPlan,
     held: Written,
-    restorable: Mapping[str, tuple[int, int]],
+    restorable: Mapping[str, tuple[int, int, str]],
     restore_metadata: str,
     backed_up_at: datetime,
 ) -> BackupPoint:
     """The point manifest: every file of the snapshot (`held`) and every rewritten file (`restorable`: key relative to
-    the table prefix -> size, CRC32). Refuses a point missing any file of the plan."""
+    the table prefix -> size, CRC32, S3 version id). Refuses a point missing any file of the plan, or a file whose
+    version id is unknown (a restore reads exactly the versions the point names)."""
     missing = sorted(set(plan.files) - set(held.sizes))
     if missing:
         raise BackupRefused(f"{len(missing)} file(s) of the snapshot are not in the vault, e.g. {missing[0]}")
+    unversioned = sorted(r for r, v in [*held.sizes.items(), *restorable.items()] if not v[2])
+    if unversioned:
+        raise BackupRefused(f"{len(unversioned)} file(s) without an S3 version id, e.g. {unversioned[0]}")
     snap = plan.snapshot
     files = [BackupFile(rel, plan.files[rel].kind, *held.sizes[rel]) for rel in sorted(plan.files)]
     files += [BackupFile(rel, "restorable", *v) for rel, v in sorted(restorable.items())]

@@ -11,10 +11,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint, LayoutError, snapshot_of_point_key, tables_prefix
+from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint, snapshot_of_point_key, tables_prefix
+from s3tables_kit.jobs.vault.mac import PointKey
+from s3tables_kit.jobs.vault.points import MacCheck, PointScan, scan_points
 
 
 class VaultError(ValueError):
@@ -41,12 +44,14 @@ class Listed:
 @dataclass
 class VaultReader:
     """The vault at `root`: `s3://bucket` (an optional key prefix is refused: the layout starts at the bucket's
-    root) or a local directory. `client`: the S3 client to read with (default: one with the kit's retry policy)."""
+    root) or a local directory. `client`: the S3 client to read with (default: one with the kit's retry policy).
+    `point_key`: the vault's point key, which verifies every point read from a bucket (`points.verify_point`)."""
 
     root: str
     region: str | None = None
     endpoint: str | None = None
     client: Any = field(default=None, repr=False, compare=False)
+    point_key: PointKey | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.root.startswith("s3://"):
@@ -110,18 +115,46 @@ class VaultReader:
         """Every key under `prefix`."""
         return [o.key for o in self.listing(prefix)]
 
-    def read(self, key: str) -> bytes:
+    def read(self, key: str, version: str = "") -> bytes:
+        """The object's bytes: of the S3 version `version` when given (what a point recorded), else the current."""
+        return self.read_object(key, version)[0]
+
+    def read_object(self, key: str, version: str = "") -> tuple[bytes, datetime]:
+        """(bytes, the time S3 set on that version: LastModified; a local file's modification time)."""
         local = self.local
         try:
             if local is not None:
-                return (local / key).read_bytes()
-            return bytes(self.s3().get_object(Bucket=self.bucket, Key=key)["Body"].read())
+                path = local / key
+                return path.read_bytes(), _mtime(path.stat().st_mtime)
+            got = self.s3().get_object(Bucket=self.bucket, Key=key, **({"VersionId": version} if version else {}))
+            return bytes(got["Body"].read()), got["LastModified"]
         except Exception as e:
             raise VaultError(f"cannot read {self.uri(key)}: {type(e).__name__}: {e}") from None
 
+    def current_version(self, key: str) -> str:
+        """The S3 version id of the object's current version (HeadObject); "" in a local directory."""
+        if self.local is not None:
+            return ""
+        try:
+            return str(self.s3().head_object(Bucket=self.bucket, Key=key).get("VersionId") or "")
+        except Exception as e:
+            raise VaultError(f"cannot read {self.uri(key)}: {type(e).__name__}: {e}") from None
+
+    def mac_check(self) -> MacCheck | None:
+        """How a point's MAC is checked: with the point key; a bucket without one named is an error (its points
+        cannot be trusted), a local directory (a drill's copy) has no key and no check."""
+        if self.point_key is not None:
+            return self.point_key.verify
+        if self.local is not None:
+            return None
+        raise VaultError(
+            f"vault {self.root}: its points are verified with the vault's point key; name it (--vault-point-key, "
+            "or kit_vault.point_key_arn in --outputs)"
+        )
+
     def read_checked(self, prefix: str, f: BackupFile) -> bytes:
         """A file of a point, refused unless its size and CRC32 are the ones its point manifest records."""
-        data = self.read(f.key(prefix))
+        data = self.read(f.key(prefix), f.version)
         crc = zlib.crc32(data)
         if len(data) != f.size or crc != f.crc32:
             raise VaultError(
@@ -135,21 +168,13 @@ def _mtime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def list_points(store: VaultReader, namespace: str, table: str) -> list[BackupPoint]:
-    """The complete backup points of a table, every incarnation (table UUID) of its name, oldest first. A point
-    object that does not parse, or names another table or key than where it lies, is an error, never skipped."""
-    points = []
-    for key in store.keys(tables_prefix(namespace, table)):
-        if snapshot_of_point_key(key) is None:
-            continue
-        try:
-            p = BackupPoint.from_json(store.read(key))
-        except LayoutError as e:
-            raise VaultError(f"{store.uri(key)}: {e}") from None
-        if p.key != key:
-            raise VaultError(f"{store.uri(key)}: the point names {p.key}, not its own key")
-        points.append(p)
-    return sorted(points, key=lambda p: (p.snapshot_timestamp_ms, p.backed_up_at))
+def list_points(store: VaultReader, namespace: str, table: str) -> PointScan:
+    """The backup points of a table, every incarnation (table UUID) of its name: the verified ones oldest first, and
+    each point object refused (malformed, not authenticated by the point key, dated after S3 wrote it) with its
+    reason. A refused point is skipped, never fatal to the table; a vault that cannot be listed is an error."""
+    check = store.mac_check()
+    keys = [k for k in store.keys(tables_prefix(namespace, table)) if snapshot_of_point_key(k) is not None]
+    return scan_points(((k, partial(store.read_object, k)) for k in keys), check, versioned=store.local is None)
 
 
 def _iso(ms: int) -> str:
@@ -164,9 +189,10 @@ def point_summary(p: BackupPoint) -> dict[str, object]:
     return out
 
 
-def render_points(store: VaultReader, namespace: str, table: str, points: list[BackupPoint]) -> str:
+def render_points(store: VaultReader, namespace: str, table: str, scan: PointScan) -> str:
+    points, refused = scan.points, [f"  {line}" for line in scan.findings()]
     if not points:
-        return f"{namespace}.{table}: no backup point in the vault {store.root}"
+        return "\n".join([f"{namespace}.{table}: no backup point in the vault {store.root}", *refused])
     lines = [
         f"{namespace}.{table}: {len(points)} backup point(s) in the vault {store.root}, oldest first",
         f"  {'snapshot id':>20}  {'committed at':<24}  {'backed up at':<25}  {'files':>6}  {'MB':>10}  table uuid",
@@ -177,4 +203,4 @@ def render_points(store: VaultReader, namespace: str, table: str, points: list[B
             f"  {p.snapshot_id:>20}  {s['committed_at']!s:<24}  {p.backed_up_at:<25}  {len(p.files):>6}  "
             f"{p.total_bytes / 1e6:>10,.1f}  {p.table_uuid}"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *refused])

@@ -12,14 +12,17 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from s3tables_kit.jobs.kernel import sdk
-from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head, object_client
-from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError, points_prefix, snapshot_of_point_key
-from s3tables_kit.jobs.vault.plan import needs_extension
+from s3tables_kit.jobs.kernel.filecopy import StoreConfig, crc_of, head_version, object_client
+from s3tables_kit.jobs.vault.layout import BackupPoint, points_prefix, snapshot_of_point_key
+from s3tables_kit.jobs.vault.mac import PointKey
+from s3tables_kit.jobs.vault.plan import BackupRefused, needs_extension
+from s3tables_kit.jobs.vault.points import scan_points
 from s3tables_kit.jobs.vault.reader import Listed, VaultReader
 
 LOCK_MODE = "COMPLIANCE"
@@ -43,6 +46,7 @@ class VaultTarget:
     retention_days: int
     storage_class: str = "STANDARD"
     endpoint: str | None = None  # the local stand-in
+    point_key: str | None = None  # ARN of the vault's point key (kit_vault.point_key_arn): every point is MACed with it
 
     def store_config(self, part_size: int) -> StoreConfig:
         return StoreConfig(self.region, self.endpoint, part_size, self.storage_class)
@@ -55,7 +59,11 @@ class VaultStore:
     def __init__(self, target: VaultTarget) -> None:
         self.target = target
         self.client: Any = driver_client(target)
-        self.reader = VaultReader(f"s3://{target.bucket}", target.region, target.endpoint, client=self.client)
+        key = PointKey(target.point_key, target.region, target.endpoint) if target.point_key else None
+        self.key = key
+        self.reader = VaultReader(
+            f"s3://{target.bucket}", target.region, target.endpoint, client=self.client, point_key=key
+        )
 
     def listing(self, prefix: str) -> list[Listed]:
         return self.reader.listing(prefix)
@@ -70,22 +78,22 @@ class VaultStore:
         found = [o for o in self.listing(points_prefix(prefix)) if snapshot_of_point_key(o.key) is not None]
         return sorted(found, key=lambda o: o.modified, reverse=True)
 
-    def read_point(self, key: str) -> BackupPoint:
-        return BackupPoint.from_json(self.reader.read(key))
-
     def newest_point(self, prefix: str, points: list[Listed] | None = None) -> BackupPoint | None:
-        """The most recently written point that reads as one (an unreadable manifest is skipped, not trusted);
-        `points`: the table's points as `points` listed them (listed again when not given)."""
+        """The most recently written point that verifies (`points.verify_point`: a refused one is skipped, its sizes,
+        checksums and versions never trusted); `points`: the table's points as `points` listed them."""
+        check = self.reader.mac_check()
         for o in self.points(prefix) if points is None else points:
-            try:
-                return self.read_point(o.key)
-            except LayoutError:
-                continue
+            scan = scan_points([(o.key, partial(self.reader.read_object, o.key))], check, versioned=True)
+            if scan.points:
+                return scan.points[0]
         return None
 
     def commit_point(self, point: BackupPoint) -> bool:
-        """Write the point manifest unless one exists: True when this call wrote it, False when another run had."""
-        body = point.to_json().encode()
+        """Write the point manifest, MACed with the point key, unless one exists: True when this call wrote it, False
+        when another run had. A point nobody could verify is never written (no point key: refused)."""
+        if self.key is None:
+            raise BackupRefused("the vault's point key is not named: a point a restore cannot verify is not written")
+        body = replace(point, mac=self.key.sign(point.canonical())).to_json().encode()
         try:
             self.client.put_object(
                 Bucket=self.target.bucket,
@@ -143,29 +151,31 @@ def _status(e: Exception) -> int:
     return int(resp.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
 
 
-def held_digest(uri: str, cfg: StoreConfig) -> tuple[int, int]:
-    """(size, CRC32) of a held vault object: the checksum S3 stored with a single-part object (HeadObject, no data
-    read), else the object read again (a multipart object's stored checksum is of its parts)."""
-    h = head(uri, cfg)
+def held_digest(uri: str, cfg: StoreConfig) -> tuple[int, int, str]:
+    """(size, CRC32, S3 version id) of a held vault object's current version: the checksum S3 stored with a
+    single-part object (HeadObject, no data read), else that version read again (a multipart object's stored
+    checksum is of its parts)."""
+    h = head_version(uri, cfg)
     if h is None:
         raise FileNotFoundError(uri)
-    size, stored = h
+    size, stored, version = h
     if stored is not None and "-" not in stored:
-        return size, int.from_bytes(base64.b64decode(stored), "big")
-    return crc_of(uri, cfg)
+        return size, int.from_bytes(base64.b64decode(stored), "big"), version
+    return (*crc_of(uri, cfg, version), version)
 
 
 def digest_partition(items: Iterable[tuple[str, str, str]], cfg: StoreConfig) -> Iterator[dict[str, Any]]:
-    """Spark `mapPartitions` body: (relative, source URI, vault URI) -> {relative, size, crc32} of the held object
-    when it holds the source's bytes, else {relative, error} (an object that is not the file is never trusted)."""
+    """Spark `mapPartitions` body: (relative, source URI, vault URI) -> {relative, size, crc32, version} of the held
+    object when it holds the source's bytes, else {relative, error} (an object that is not the file is never
+    trusted)."""
     for rel, src, uri in items:
         try:
-            size, crc = held_digest(uri, cfg)
+            size, crc, version = held_digest(uri, cfg)
             want = crc_of(src, cfg)
             if want != (size, crc):
                 raise ValueError(
                     f"the vault's object ({size} bytes, CRC32 {crc}) is not the file ({want[0]} bytes, CRC32 {want[1]})"
                 )
-            yield {"relative": rel, "size": size, "crc32": crc}
+            yield {"relative": rel, "size": size, "crc32": crc, "version": version}
         except Exception as e:
             yield {"relative": rel, "error": f"{type(e).__name__}: {str(e)[:300]}"}

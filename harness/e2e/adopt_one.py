@@ -171,10 +171,12 @@ class OneAccountRun(AdoptRun):
         """`s3tables-kit adopt-gate` on the takeover's plan without the existing destination: exit 2, the drop named."""
         variant = self.dir / "takeover-plan-dropped.json"
         variant.write_text(json.dumps(world.without_destination(json.loads(plan_path.read_text()), world.DR_ARN)))
-        args = ["-m", "s3tables_kit.cli", "adopt-gate", "--plan-json", str(variant), "--config", str(self.config)]
-        out = ExampleRun.tool(self, DROP, args)
+        report = self.dir / "takeover-plan-dropped-report.json"
+        args = ["-m", "s3tables_kit.cli", "adopt-gate", "--plan-json", str(variant), "--config", str(self.config),
+                "--report", str(report)]  # fmt: skip
+        ExampleRun.tool(self, DROP, args)
         ran = self.tools.pop()  # check() records this step
-        text = out + ran.tail
+        text = report.read_text() if report.is_file() else ran.tail
         if ran.exit_code != 2 or f"drops existing destination(s) {world.DR_ARN}" not in text:
             raise AssertionError(f"adopt-gate on {stack}'s plan without {world.DR_ARN}: exit {ran.exit_code}\n{text}")
         return f"exit 2: {stack}'s plan without {world.DR_ARN} refused for the dropped destination"

@@ -137,6 +137,9 @@ class ProtectionRule:
     exempt_maintenance_service: bool = False  # S3 Tables maintenance (snapshot expiry, file removal)
     exempt_deploy_roles: bool = False  # the Terraform deploy role manages these settings after review
     exempt_writers: bool = False  # a promoted bucket's `failover.writer_roles`
+    # The scheduled hardener (`[assurance.harden]`): exempt from a part of a rule that holds only the replica table
+    # writes it makes (`s3tables_kit.policies.protection.split_hardener`).
+    exempt_hardener: bool = False
     # The deploy role's exemption holds for the first deploy only (docs/decisions/0028-lock-after-first-deploy.md):
     # the SCP and the guardrail exempt it (they cannot tell a first deploy from a later one), the bucket and table
     # policies do not. The bucket policy is applied last by the first deploy, so from then on it denies the deploy

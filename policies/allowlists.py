@@ -30,6 +30,7 @@ EVERYONE = "everyone"
 BREAK_GLASS = "break-glass"
 DEPLOY = "deploy"
 KIT_ROLES = "kit-roles"
+HARDENER = "hardener"
 
 
 def reads(*services: str) -> tuple[str, ...]:
@@ -175,7 +176,11 @@ KIT_DEPLOY = (
     "sns:ConfirmSubscription", "sns:CreateTopic", "sns:SetTopicAttributes", "sns:Subscribe", "sns:TagResource",
     "sns:UntagResource",
 )  # fmt: skip
-KIT_KEY_USE = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext")
+# Use, which each key's own policy decides (the point key's MACs included: `GenerateMac` is the backup role's there).
+KIT_KEY_USE = (
+    "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateMac",
+    "kms:VerifyMac",
+)  # fmt: skip
 
 
 KIT_RESOURCES = AllowList(
@@ -240,3 +245,12 @@ KIT_HARDENER = AllowList(
 )
 
 KIT_SCOPES: tuple[AllowList, ...] = (KIT_RESOURCES, KIT_KEYS, KIT_HARDENER)
+
+# The scheduled hardener's class in the replica layers (bucket, table policies, SCP): it writes a replica table's
+# policy and retention and nothing else; it is no break-glass principal (no key or vault grant, not in
+# `AllowCrossAccountBreakGlass*`). Each layer exempts it from these actions only.
+REPLICA_HARDENER = Allowance(
+    HARDENER,
+    ("s3tables:PutTableMaintenanceConfiguration", "s3tables:PutTablePolicy"),
+    "It writes the reviewed table policy and retention of the replica tables the service creates.",
+)

@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, pipeline, protection, vault
+from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, hardener, pipeline, protection, vault
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
 from s3tables_kit.policies.source_guard import source_bucket_policy, source_deploy_roles, source_guards
 from s3tables_kit.topology import contract
+from s3tables_kit.topology.checks import hardener_principals
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 TABLE_ID_PLACEHOLDER = "<table-uuid>"
@@ -89,6 +90,7 @@ def replica_exemptions(cfg: KitConfig, replicas: Sequence[Replica]) -> protectio
         break_glass=tuple(cfg.protection.break_glass_principals),
         replication_roles=replication_roles_into(cfg, replicas),
         deploy_roles=protection.deploy_roles(replicas),
+        hardeners=hardener_principals(cfg),
         createtable_dependents=protection.createtable_dependents_allowed(cfg),
     )
 
@@ -111,6 +113,7 @@ def replica_bucket_policy(cfg: KitConfig, replica: Replica) -> Document:
     return doc(
         *(fan_in.replication_grants(cfg, replica) if by_pattern else source_grants(cfg, replica)),
         *break_glass_grants(cfg, replica),
+        *hardener.cross_account_grants(cfg, replica),
         *(fan_in.monitor_grants(cfg, replica) if by_pattern else monitor_grants),
         *protection.protection_statements(
             "bucket-policy",
@@ -130,29 +133,6 @@ def source_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.State
     (about 900 characters) would stop a vault at about fourteen sources of other accounts."""
     others = [cfg.replication_role_arn_of(s) for s in cfg.sources_into(replica) if s.account_id != replica.account_id]
     return scheme_of(cfg).source_grants(others, replica.bucket_arn)
-
-
-def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
-    return [g for arn in role_arns for g in protection.replication_grants("Source", arn, bucket_arn)]
-
-
-def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
-    if not role_arns:
-        return []
-    return [
-        iam_statements.allow_principals_actions(
-            "AllowSourceReplicationRolesCreateReplicas",
-            role_arns,
-            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
-            [bucket_arn],
-        ),
-        iam_statements.allow_principals_actions(
-            "AllowSourceReplicationRolesWriteReplicas",
-            role_arns,
-            iam_actions.REPLICATION_DEST_TABLE_WRITE,
-            [iam_statements.table_arns(bucket_arn)],
-        ),
-    ]
 
 
 def cross_account_break_glass(cfg: KitConfig, account_id: str) -> list[str]:
@@ -191,12 +171,16 @@ def replica_table_policy(
     break_glass_principals: Sequence[str],
     replication_role_arn: str | Sequence[str],
     deploy_role_arns: Sequence[str] = (),
+    hardener_principals: Sequence[str] = (),
 ) -> Document:
     """Table policy for one service-created replica table. Its ARN carries the table's UUID, so it is applied after
     the replica exists (`make harden`). A table-policy Deny holds even if the bucket policy is later loosened.
-    `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in)."""
+    `replication_role_arn`: the role writing the replica, or the roles of every source feeding it (fan-in);
+    `hardener_principals`: the scheduled hardener, exempt from its own writes only."""
     roles = (replication_role_arn,) if isinstance(replication_role_arn, str) else tuple(replication_role_arn)
-    ex = protection.Exemptions(tuple(break_glass_principals), roles, tuple(deploy_role_arns))
+    ex = protection.Exemptions(
+        tuple(break_glass_principals), roles, tuple(deploy_role_arns), hardeners=tuple(hardener_principals)
+    )
     return doc(
         *protection.protection_statements("table-policy", bucket_arns=[], table_resources=[table_arn], exemptions=ex)
     )
@@ -208,6 +192,7 @@ def replica_table_policy_for(cfg: KitConfig, replica: Replica, table_arn: str) -
         break_glass_principals=cfg.protection.break_glass_principals,
         replication_role_arn=fan_in.replication_roles_into(cfg, replica),
         deploy_role_arns=protection.deploy_roles([replica]),
+        hardener_principals=hardener_principals(cfg),
     )
 
 
@@ -664,7 +649,7 @@ SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
         documents=single_source_documents,
         scp=_scp_by_arn,
         scp_guards=_scp_guards_by_arn,
-        source_grants=per_source_grants,
+        source_grants=protection.per_source_grants,
         bucket_tag_guard=lambda cfg, arn: None,
         retag_actions=(),
         guardrail_source_exempt=source_deploy_roles,
@@ -675,7 +660,7 @@ SCHEME_DOCUMENTS: dict[str, SchemeDocuments] = {
         documents=estate_documents,
         scp=estate.service_control_policy,
         scp_guards=estate.service_control_policy_guards,
-        source_grants=estate_source_grants,
+        source_grants=protection.estate_source_grants,
         bucket_tag_guard=estate.bucket_protection_tag_guard,
         retag_actions=("TagResource", "UntagResource"),  # break-glass re-tags a bucket that lost its tag (rescue)
         guardrail_source_exempt=lambda cfg: (),

@@ -1,24 +1,24 @@
 """Policies of the scheduled hardener (`[assurance.harden]`): the function's role, which may read a replica table's
 layers and write its table policy and retention on the source's replica buckets and nothing else, and the schedule's
-role, which may invoke that one function. The function's role is also a configured break-glass principal
-(`s3tables_kit.topology.checks.harden_checks`): the replica layers let only break-glass write what `harden` writes, so
-its own policy is what confines it (docs/assurance.md#scheduled-hardening)."""
+role, which may invoke that one function. The function's role is a principal class of its own in the replica layers
+(`s3tables_kit.policies.allowlists.REPLICA_HARDENER`): they exempt it from the table writes below only, and it is no
+break-glass principal (`s3tables_kit.topology.checks.harden_checks`; docs/assurance.md#scheduled-hardening)."""
 
 from __future__ import annotations
 
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import sites as AS
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
-from s3tables_kit.topology.checks import hardener_role_arn
-from s3tables_kit.topology.config import KitConfig, Source
+from s3tables_kit.topology.checks import hardener_principals, hardener_role_arn
+from s3tables_kit.topology.config import KitConfig, Replica, Source
 
 HARDEN_BUCKET_READ = ("ListTables",)
 HARDEN_TABLE_ACTIONS = (
     "GetTable",
     "GetTablePolicy",
     "GetTableMaintenanceConfiguration",
-    "PutTableMaintenanceConfiguration",
-    "PutTablePolicy",
+    *(a.split(":", 1)[1] for a in AL.REPLICA_HARDENER.actions),  # the writes the replica layers exempt it from
 )
 
 
@@ -33,6 +33,26 @@ def hardener_schedule_role_name(cfg: KitConfig, src: Source) -> str:
 
 def hardener_function_arn(cfg: KitConfig, src: Source) -> str:
     return AS.site_of(src).arn("lambda", f"function:{hardener_name(cfg, src)}")
+
+
+def cross_account_grants(cfg: KitConfig, replica: Replica) -> list[iam_statements.Statement | None]:
+    """The scheduled hardener of another account: what it reads and writes on the replica's tables (its own class,
+    `AL.REPLICA_HARDENER`; no bucket write)."""
+    principals = sorted(p for p in hardener_principals(cfg) if p.split(":")[4] != replica.account_id)
+    if not principals:
+        return []
+    arn = replica.bucket_arn
+    return [
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnBucket", principals, HARDEN_BUCKET_READ, [arn]
+        ),
+        iam_statements.allow_principals_actions(
+            "AllowCrossAccountHardenerOnTables",
+            principals,
+            HARDEN_TABLE_ACTIONS,
+            [iam_statements.table_arns(arn)],
+        ),
+    ]
 
 
 def hardener_role_trust(cfg: KitConfig, src: Source) -> Document:
@@ -110,10 +130,10 @@ def summary_principals(cfg: KitConfig, src: Source) -> list[tuple[str, list[str]
         (
             "Scheduled hardener function role",
             [hardener_role_arn(cfg, src)],
-            f"Assumed only by Lambda for the function `{hardener_name(cfg, src)}` (`hardener-role-trust`). A "
-            "break-glass principal by configuration, confined by its own policy to reading a replica table's policy "
-            "and retention "
-            f"and writing the reviewed ones on the replica buckets: new replicas keep one layer at most {bound} min.",
+            f"Assumed only by Lambda for the function `{hardener_name(cfg, src)}` (`hardener-role-trust`). No "
+            "break-glass principal: every replica layer exempts it from writing a replica table's policy and "
+            "retention only (no deletion, no bucket policy, no key or vault grant); its own policy reads and writes "
+            f"those on the replica buckets: new replicas keep one layer at most {bound} min.",
             ["hardener-role-permissions"],
         ),
         (

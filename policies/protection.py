@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as iam_actions
+from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.topology.config import KitConfig, Replica
 
@@ -27,6 +28,8 @@ class Exemptions:
     replication_roles: tuple[str, ...] = ()
     deploy_roles: tuple[str, ...] = ()
     writers: tuple[str, ...] = ()
+    # `[assurance.harden]`: the scheduled hardener's role, exempt from its own writes only (`AL.REPLICA_HARDENER`).
+    hardeners: tuple[str, ...] = ()
     # `[protection] replication_role_createtable_dependents = "allow"`: the replication role is exempt from the
     # denies of `CreateTable`'s dependent actions (`A.CREATE_TABLE_DEPENDENTS`) outside table policies.
     createtable_dependents: bool = False
@@ -39,11 +42,14 @@ class Exemptions:
             out += self.deploy_roles
         if rule.exempt_writers:
             out += self.writers
+        if rule.exempt_hardener:
+            out += self.hardeners
         return sorted(set(out))
 
     def for_guardrail(self) -> Exemptions:
-        """The guardrail is attached to neither break-glass nor a replication role: their exemptions are moot."""
-        return replace(self, break_glass=(), replication_roles=())
+        """The guardrail is attached to neither break-glass, a replication role nor the hardener: their exemptions are
+        moot."""
+        return replace(self, break_glass=(), replication_roles=(), hardeners=())
 
 
 def deploy_roles(replicas: Iterable[Replica]) -> tuple[str, ...]:
@@ -146,6 +152,25 @@ def split_createtable_dependents(
     return out
 
 
+HARDENER_SID_SUFFIX = "ExceptTheHardener"
+
+
+def split_hardener(rules: Sequence[iam_actions.ProtectionRule]) -> list[iam_actions.ProtectionRule]:
+    """Each rule holding a write of the hardener's (`AL.REPLICA_HARDENER`), split in two: the rule without them, and
+    `<Sid>ExceptTheHardener` with them, exempting the hardener besides the rule's own exemptions."""
+    writes = {a.split(":", 1)[1] for a in AL.REPLICA_HARDENER.actions}
+    out: list[iam_actions.ProtectionRule] = []
+    for rule in rules:
+        mine = tuple(a for a in rule.actions if a in writes)
+        kept = tuple(a for a in rule.actions if a not in writes)
+        if kept:
+            out.append(replace(rule, actions=kept))
+        if mine:
+            sid = rule.sid if not kept else rule.sid + HARDENER_SID_SUFFIX
+            out.append(replace(rule, sid=sid, actions=mine, exempt_hardener=True))
+    return out
+
+
 def protection_statements(
     kind: str,
     *,
@@ -159,6 +184,8 @@ def protection_statements(
     exempting whom `exemptions` and the rule say; `sid` renames (DenyReplicaX -> DenyPromotedX, ...)."""
     if exemptions.createtable_dependents and kind != "table-policy":
         rules = split_createtable_dependents(rules, kind)
+    if exemptions.hardeners:
+        rules = split_hardener(rules)
     return [
         iam_statements.protection_statement(
             replace(rule, sid=sid(rule.sid)),
@@ -187,6 +214,29 @@ def replication_grants(role: str, role_arn: str, bucket_arn: str) -> list[iam_st
         iam_statements.allow_principal_actions(
             f"Allow{role}ReplicationRoleWriteReplicas",
             role_arn,
+            iam_actions.REPLICATION_DEST_TABLE_WRITE,
+            [iam_statements.table_arns(bucket_arn)],
+        ),
+    ]
+
+
+def per_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
+    return [g for arn in role_arns for g in replication_grants("Source", arn, bucket_arn)]
+
+
+def estate_source_grants(role_arns: Sequence[str], bucket_arn: str) -> list[iam_statements.Statement | None]:
+    if not role_arns:
+        return []
+    return [
+        iam_statements.allow_principals_actions(
+            "AllowSourceReplicationRolesCreateReplicas",
+            role_arns,
+            iam_actions.REPLICATION_DEST_BUCKET_CREATE,
+            [bucket_arn],
+        ),
+        iam_statements.allow_principals_actions(
+            "AllowSourceReplicationRolesWriteReplicas",
+            role_arns,
             iam_actions.REPLICATION_DEST_TABLE_WRITE,
             [iam_statements.table_arns(bucket_arn)],
         ),

@@ -25,7 +25,7 @@ from typing import Any
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import docset, summary_failover, summary_layers, vault
+from s3tables_kit.policies import docset, summary_failover, summary_layers, summary_vault, vault
 from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies.lint import OverQuota
 from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
@@ -462,13 +462,13 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
         by_sid: dict[str, list[str]] = {}
         for d, s in other_denies:
             by_sid.setdefault(s["Sid"], []).append(f"`{d.name}`")
-        vault_risks = vault.risks(cfg)
+        vault_risks = summary_vault.risks(cfg)
         for sid, where in by_sid.items():
             lines.append(f"- `{sid}` ({', '.join(where)}): {vault_risks.get(sid) or _other_risk(sid)}")
         lines.append("")
     lines += summary_of(cfg).organization(cfg)
     lines += layer_table(cfg, docs)
-    lines += vault.summary_lines(cfg)
+    lines += summary_vault.summary_lines(cfg)
     lines += [
         "## Documents and where they are attached",
         "",

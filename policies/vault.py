@@ -171,14 +171,16 @@ def _row(scope: str, title: str, service: str, everyone: tuple[str, ...], risk: 
     return allowlists.AllowList(scope=scope, title=title, services=(service,), everyone=everyone, exempt=(), risk=risk)
 
 
-VAULT, VAULT_KEY, VAULT_ALIAS, SCHEDULED_ARTIFACTS, KIT_APPLICATION = (
+VAULT, VAULT_KEY, VAULT_POINT_KEY, VAULT_ALIAS, SCHEDULED_ARTIFACTS, KIT_APPLICATION = (
     _row("Vault", "the vault bucket and its objects", "s3", S3_READS, "A setting changed, a version added, a backup "
          "deleted, hidden, re-encrypted, archived or replicated into would undo what the vault keeps: nobody, "
          "break-glass included, does any of it."),
     _row("VaultKey", "the vault key", "kms", KMS_READS, "Disabled, deleted, its policy re-written or a grant made, "
          "every backup is unreadable or read elsewhere."),
+    _row("VaultPointKey", "the point key (KMS HMAC)", "kms", KMS_READS, "Whoever may `GenerateMac` forges a backup "
+         "point every restore trusts; disabled, deleted or its policy re-written, no point verifies."),
     # everyone may create it: once, an alias name is unique
-    _row("VaultAlias", "the vault key's alias", "kms", ("kms:CreateAlias",), "Moved, the roles' grants (by alias) "
+    _row("VaultAlias", "the vault keys' aliases", "kms", ("kms:CreateAlias",), "Moved, the roles' grants (by alias) "
          "follow it to another key."),
     _row("ScheduledArtifacts", "the scheduled job artifacts (`scheduled/` of the scripts bucket)", "s3", S3_READS,
          "Replaced, replicated into or rolled back, the next scheduled run executes other code as the backup or "
@@ -195,8 +197,8 @@ def _deployers(cfg: KitConfig, deploy_role: str | None) -> list[str]:
 
 
 def people(cfg: KitConfig) -> list[str]:
-    """Break-glass as the vault knows it: people, not automation. The scheduled hardener is a break-glass principal
-    for the replica table policies it writes; in the vault's scopes it is everyone else."""
+    """Break-glass as the vault knows it: people, not automation (the scheduled hardener, which validation keeps out
+    of break-glass, is everyone else here too)."""
     machines = {hardener_role_arn(cfg, src) for src in cfg.sources} if cfg.assurance.harden.enabled else set()
     return [p for p in cfg.protection.break_glass_principals if p not in machines]
 
@@ -236,13 +238,31 @@ def key_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
     return scopes.placed(VAULT_KEY, rows, ("*",), None)
 
 
-def alias_scope(cfg: KitConfig) -> scopes.Placed:
-    """The vault key's alias (the identity grants name the key by it): created (once: a name is unique), never
-    moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which its policy gives
-    nobody)."""
+def point_key_scope(cfg: KitConfig, *, kind: str) -> scopes.Placed:
+    """The point key, as the vault key's scope: only the backup role MACs a point, it and a restore verify; break-glass
+    reads it like everyone (a MAC of its own would be a forged point); nobody disables, deletes, re-writes the policy
+    of, grants on or moves the alias of it (`VerifyMac` and `DescribeKey`: `POINT_KEY_*_ACTIONS`)."""
     v = _vault(cfg)
-    alias = f"arn:{v.partition}:kms:{v.region}:{v.account_id}:{vault_kms_alias(cfg, v)}"
-    return scopes.placed(VAULT_ALIAS, [], (alias,), None)
+    rows: list[scopes.Row] = [
+        ("backup-role", [backup_role_arn(cfg)], ("kms:GenerateMac", "kms:VerifyMac"), "It MACs each point it "
+         "writes and verifies the newest point it reuses."),
+        ("recovery-role", [cfg.recovery_role_arn], ("kms:VerifyMac",), "A restore verifies a point."),
+        ("deployer", _deployers(cfg, v.deploy_role_arn), ("kms:CreateAlias",), "The first deploy aliases it."),
+    ]  # fmt: skip
+    if kind == "scp":
+        alias = {"ForAnyValue:StringEquals": {"kms:ResourceAliases": vault_point_key_alias(cfg)}}
+        return scopes.placed(VAULT_POINT_KEY, rows, (f"arn:{v.partition}:kms:{v.region}:{v.account_id}:key/*",), alias)
+    return scopes.placed(VAULT_POINT_KEY, rows, ("*",), None)
+
+
+def alias_scope(cfg: KitConfig) -> scopes.Placed:
+    """The vault key's and the point key's aliases (the identity grants name the keys by them): created (once: a
+    name is unique), never moved or deleted (`UpdateAlias` and `DeleteAlias` also need the key's permission, which
+    its policy gives nobody)."""
+    v = _vault(cfg)
+    site = f"arn:{v.partition}:kms:{v.region}:{v.account_id}"
+    aliases = (f"{site}:{vault_kms_alias(cfg, v)}", f"{site}:{vault_point_key_alias(cfg)}")
+    return scopes.placed(VAULT_ALIAS, [], aliases, None)
 
 
 def artifacts_scope(cfg: KitConfig) -> scopes.Placed:
@@ -283,6 +303,7 @@ def scp_scopes(cfg: KitConfig, scp: str) -> list[scopes.Placed]:
     return [
         bucket_scope(cfg, kind="scp"),
         key_scope(cfg, kind="scp").collapsed(),  # the key policy, which nobody can change, splits it by class
+        point_key_scope(cfg, kind="scp").collapsed(),
         alias_scope(cfg),
     ]
 
@@ -325,53 +346,6 @@ def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> iam_stateme
         principal="*" if kind == "bucket-policy" else None,
         condition={op: dict(keys) for op, keys in (rule.when or {}).items()},
     )
-
-
-def summary_lines(cfg: KitConfig) -> list[str]:
-    """The vault's section of the rendered SUMMARY.md: each scope's allow-list by principal class, and the Denies
-    that bind everyone."""
-    if cfg.vault is None:
-        return []
-    v = cfg.vault
-    lines = [
-        "## The backup vault",
-        "",
-        f"S3 bucket `{bucket_name(cfg)}` ({v.account_id}, {v.region}): Object Lock in COMPLIANCE mode for "
-        f"{v.retention_days} days (no version is deleted, and no retention shortened, before then by anyone, "
-        f"break-glass and root included: S3 enforces it), storage class {v.storage_class}. Written only by "
-        f"`{backup_role_arn(cfg)}`, each object once (`If-None-Match`). Its policy and its key's policy are written "
-        "once: nobody, break-glass included, changes a setting of the bucket or disables, deletes or re-writes the "
-        "key after the first deploy.",
-        "",
-        *(
-            [
-                f"Backed up every {v.interval_hours} h ({', '.join(f'`{t}`' for t in v.tables)}): the schedule's role "
-                f"`{backup_scheduler_role_name(cfg)}` starts job runs on the kit's EMR Serverless application and "
-                "passes them the backup role, nothing else (`backup-schedule-role-permissions`).",
-                "",
-            ]
-            if v.tables
-            else []
-        ),
-        "Allow-lists (bucket policy and key policy; the vault SCP `scp-protect-vault` the same, with the first "
-        "deploy's settings for the deployer and the key's list as one; the scripts bucket policy and the "
-        "scheduled jobs' SCP `scp-protect-scheduled-jobs` on `scheduled/` and the kit's application):",
-        "",
-        *scopes.summary_lines(
-            [
-                bucket_scope(cfg, kind="resource-policy"),
-                key_scope(cfg, kind="resource-policy"),
-                *scp_scopes(cfg, JOBS_SCP),
-            ]
-        ),
-        "",
-        "| Rule (binds everyone) | Actions | Layers |",
-        "|---|---|---|",
-    ]
-    for r in rules(cfg):
-        layers = "bucket policy, vault SCP" if r.in_scp else "bucket policy"
-        lines.append(f"| `{r.sid}` | {', '.join(f'`{a}`' for a in r.actions)} | {layers} |")
-    return [*lines, ""]
 
 
 def bucket_policy(cfg: KitConfig) -> Document:
@@ -486,29 +460,17 @@ def key_policy(cfg: KitConfig) -> Document:
 
 
 def point_key_policy(cfg: KitConfig) -> Document:
-    """The point key (KMS HMAC): `GenerateMac` for the backup role only (it MACs each point it writes, and verifies the
-    newest point it reuses), `VerifyMac` for the recovery role (a restore); administered by break-glass; disabled,
-    deleted, re-written or its alias moved by break-glass only. No grants: a grant would hand out `GenerateMac`."""
+    """The point key's policy (KMS HMAC), written once like the vault key's: the backup role MACs and verifies, a
+    restore verifies; no grant (it would hand out `GenerateMac`); nobody, break-glass included, disables it, schedules
+    its deletion, re-writes its policy or moves its alias (`point_key_scope`)."""
     v = _vault(cfg)
-    bg = cfg.protection.break_glass_principals
     return doc(
         iam_statements.kms_root_administration(v.account_id, v.partition),
         iam_statements.kms_allow_key_use("AllowBackupRoleMacPoints", [backup_role_arn(cfg)], POINT_KEY_BACKUP_ACTIONS),
         iam_statements.kms_allow_key_use(
             "AllowRecoveryRoleVerifyPoints", [cfg.recovery_role_arn], POINT_KEY_RECOVERY_ACTIONS
         ),
-        iam_statements.kms_allow_key_use("AllowBreakGlassKeyAdministration", bg, iam_actions.KMS_BREAK_GLASS),
-        iam_statements.kms_deny_key_deletion(bg),
-        iam_statements.kms_deny_key_policy_change(bg),
-        # the scheduled jobs name the key by its alias: moving or deleting it needs this key's permission too
-        iam_statements.statement(
-            "DenyPointKeyAliasChangeExceptBreakGlass",
-            "Deny",
-            ["kms:DeleteAlias", "kms:UpdateAlias"],
-            ["*"],
-            principal="*",
-            condition={"ArnNotLike": {"aws:PrincipalArn": sorted(set(bg))}},
-        ),
+        *point_key_scope(cfg, kind="resource-policy").statements(resource_policy=True),
     )
 
 
@@ -696,11 +658,3 @@ def documents(cfg: KitConfig, trust: Document) -> list[PolicyDoc]:
         )
     )
     return out
-
-
-def risks(cfg: KitConfig) -> dict[str, str]:
-    """The risk of each of the vault's Denies, by Sid, for the rendered SUMMARY.md."""
-    if cfg.vault is None:
-        return {}
-    placed = [bucket_scope(cfg, kind="scp"), key_scope(cfg, kind="resource-policy"), *scp_scopes(cfg, VAULT_SCP)]
-    return scopes.risks([*placed, *scp_scopes(cfg, JOBS_SCP)]) | {r.sid: r.risk for r in rules(cfg)}

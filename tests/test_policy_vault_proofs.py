@@ -324,6 +324,7 @@ def documents(doc: dict[str, Any] | None = None) -> dict[str, Any]:
     names = (
         "vault-bucket-policy",
         "kms-key-policy--vault",
+        "kms-key-policy--vault-points",
         "backup-role-permissions",
         "monitor-role-permissions",
         "recovery-role-permissions",

@@ -2,7 +2,7 @@
 tests/test_policy_attacks.py, whose world holds the replicas only).
 
 The world: the seed with its vault beside the recovery replica, `[vault] tables` scheduled and the scheduled hardener
-on (`[assurance.harden]`, its role a break-glass principal by configuration); the kit's SCPs on the account's OU and
+on (`[assurance.harden]`, its role a class of its own, no break-glass); the kit's SCPs on the account's OU and
 the vault SCP on the account itself (the seed's vault and recovery account are one: its administrator is both). The
 actors are every principal that can act there: an administrator (AdministratorAccess, the worst case), the vault's
 deploy role and the hardener (AdministratorAccess each), the kit's roles with their own documents (recovery,
@@ -80,6 +80,8 @@ def role(name: str) -> str:
 BACKUP = role("seed-s3tables-backup")
 HARDENER = role("seed-replica-hardener")
 ALIAS = f"arn:aws:kms:us-west-2:{ACCOUNT}:alias/seed-seed-backup-vault-111122223333-us-west-2"
+POINT_KEY = KEY.replace("5e1f2a3b", "9a8b7c6d")  # the point key (KMS HMAC): a MAC of one's own is a forged point
+POINT_ALIAS = f"arn:aws:kms:us-west-2:{ACCOUNT}:alias/seed-vault-points"
 SCHEDULE = role("seed-vault-backup-schedule")
 BREAK_GLASS = role("s3tables-break-glass")
 REHEARSAL_SCHEDULE = role("seed-recovery-rehearsal-schedule")
@@ -90,12 +92,13 @@ SCHEDULER = "scheduler.amazonaws.com"
 APPLICATION = f"arn:aws:emr-serverless:us-west-2:{ACCOUNT}:/applications/00fkitapp"
 EMR = "emr-serverless.amazonaws.com"
 BUCKET_POLICY, KEY_POLICY, BACKUP_POLICY = "vault-bucket-policy", "kms-key-policy--vault", "backup-role-permissions"
+POINT_KEY_POLICY = "kms-key-policy--vault-points"
 SCRIPTS_POLICY, PIPELINE_SCP, SCHEDULED_SID = "scripts-bucket-policy", "scp-protect-pipeline", "DenyScheduledJobChange"
 # {actor: (ARN, identity policies)}
 PRINCIPALS: dict[str, tuple[str, tuple[str, ...]]] = {
     "admin": (role("Administrator"), (ADMIN_ACCESS,)),
     "deploy": (role("vault-deploy"), (ADMIN_ACCESS,)),
-    "hardener": (HARDENER, (ADMIN_ACCESS,)),  # its code or its policy taken over: a break-glass ARN, not a person
+    "hardener": (HARDENER, (ADMIN_ACCESS,)),  # its code or its policy taken over: an exempt ARN, not a person
     "recovery": (role("seed-s3tables-recovery"), ("recovery-role-permissions",)),
     "monitor": (role("seed-replication-monitor"), ("monitor-role-permissions",)),
     "schedule": (SCHEDULE, ("backup-schedule-role-permissions",)),
@@ -131,13 +134,14 @@ class Try:
 
     action: str
     resource: str
-    kind: str  # vault | key | alias | iam | assume | app | schedule | scripts
+    kind: str  # vault | key | points | alias | iam | assume | app | schedule | scripts
     context: tuple[tuple[str, Any], ...] = ()
 
 
 PASS_BACKUP = Try("iam:PassRole", BACKUP, "iam", (("iam:PassedToService", EMR),))
 START_JOB_RUN = Try("emr-serverless:StartJobRun", APPLICATION, "app", (("aws:ResourceTag/kit", "seed"),))
 REPLACE_KEY_POLICY = Try("kms:PutKeyPolicy", KEY, "key")
+FORGE_POINT = Try("kms:GenerateMac", POINT_KEY, "points")
 REWRITE_BACKUP_SCHEDULE = Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-vault-backup", "schedule")
 OVERWRITE_BACKUP_ENTRY = Try("s3:PutObject", f"{SCRIPTS}/scheduled/backup_entry.py", "scripts")
 
@@ -193,6 +197,8 @@ DURABLE = (
     ),
     *(Try(a, KEY, "key") for a in (*KEY_ACTIONS, "kms:CreateGrant", "kms:UpdateAlias", "kms:DeleteAlias")),
     Try("kms:UpdateAlias", ALIAS, "alias"),  # the alias moved, the roles' grants (by alias) follow it
+    *(Try(a, POINT_KEY, "points") for a in (*KEY_ACTIONS, "kms:CreateGrant", "kms:UpdateAlias", "kms:DeleteAlias")),
+    Try("kms:UpdateAlias", POINT_ALIAS, "alias"),
     Try("s3:ReplicateObject", SCHEDULED, "scripts"),
     Try("s3:DeleteObjectVersion", SCHEDULED, "scripts"),  # an artifact rolled back
     Try("emr-serverless:DeleteApplication", APPLICATION, "app", APP),
@@ -222,7 +228,10 @@ BREAK_GLASS_ARNS = ("breakglass", "hardener")
 
 
 def protected(actor: str, holder: str) -> list[Try]:
-    return list(DURABLE) + ([] if actor in BREAK_GLASS_ARNS else guarded(holder))
+    """`DURABLE`; a point's MAC for every identity but the backup role's (break-glass's own included: it writes a
+    point only as the backup role, its rescue path); the guarded paths for all but break-glass ARNs."""
+    forge = [] if holder == "backup" else [FORGE_POINT]
+    return list(DURABLE) + forge + ([] if actor in BREAK_GLASS_ARNS else guarded(holder))
 
 
 @dataclass
@@ -239,9 +248,10 @@ def request(rid: str, label: str, state: State, holder: str, t: Try) -> SimReque
     resource_policies: tuple[str, ...] = ()
     if t.kind == "vault":
         resource_policies = (BUCKET_POLICY,)
-    elif t.kind == "key":
-        resource_policies = (KEY_POLICY,)
-        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
+    elif t.kind in ("key", "points"):
+        resource_policies = (KEY_POLICY if t.kind == "key" else POINT_KEY_POLICY,)
+        alias = ALIAS if t.kind == "key" else POINT_ALIAS
+        ctx["kms:ResourceAliases"] = [alias.split(":", 5)[5]]
         if not state.untagged:
             ctx["aws:ResourceTag/s3tables-kit-replica-key"] = "seed"
     elif t.kind == "assume":
@@ -249,7 +259,7 @@ def request(rid: str, label: str, state: State, holder: str, t: Try) -> SimReque
     elif t.kind == "scripts":
         resource_policies = (SCRIPTS_POLICY,)
     elif t.kind == "alias":
-        ctx["kms:ResourceAliases"] = ["alias/seed-seed-backup-vault-111122223333-us-west-2"]
+        ctx["kms:ResourceAliases"] = [t.resource.split(":", 5)[5]]
     return vault_request(rid, label, arn, identity, t.action, t.resource, ctx, resource_policies)
 
 
@@ -264,6 +274,7 @@ def _allow_all(arns: Iterable[str], actions: str, resources: list[str], principa
 ESCALATIONS: dict[str, tuple[Try, ...]] = {
     "replace the vault bucket policy": (Try("s3:PutBucketPolicy", BUCKET, "vault"),),
     "replace the vault key policy": (REPLACE_KEY_POLICY,),
+    "replace the point key policy": (Try("kms:PutKeyPolicy", POINT_KEY, "points"),),
     "untag the vault key": (Try("kms:UntagResource", KEY, "key", (("aws:TagKeys", ["s3tables-kit-replica-key"]),)),),
     "replace the backup role's identity policy": (Try("iam:PutRolePolicy", BACKUP, "iam"),),
     **{
@@ -302,6 +313,7 @@ def _apply(state: State, escalation: str) -> bool:
         name, doc = {
             "replace the vault bucket policy": (BUCKET_POLICY, _allow_all(arns, "s3:*", [BUCKET, f"{BUCKET}/*"])),
             "replace the vault key policy": (KEY_POLICY, _allow_all(arns, "kms:*", ["*"])),
+            "replace the point key policy": (POINT_KEY_POLICY, _allow_all(arns, "kms:*", ["*"])),
             "replace the backup role's identity policy": (BACKUP_POLICY, _allow_all(arns, "*", ["*"], False)),
         }[escalation]
         if state.docs[name] == doc:
@@ -390,7 +402,8 @@ def documents(doc: dict[str, Any]) -> dict[str, Any]:
     ds = build(parse_config(doc))
     names = {n for _, identity in PRINCIPALS.values() for n in identity if not n.startswith("world:")}
     return {
-        n: ds.document(n) for n in (BUCKET_POLICY, KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, *ACCOUNT_SCPS)
+        n: ds.document(n)
+        for n in (BUCKET_POLICY, KEY_POLICY, POINT_KEY_POLICY, SCRIPTS_POLICY, *sorted(names), *SCPS, *ACCOUNT_SCPS)
     }
 
 
@@ -494,18 +507,26 @@ LEAKS: dict[str, tuple[Any, str, str]] = {
 
 
 def world() -> dict[str, Any]:
-    """The seed with the vault's deploy role, `[vault] tables` and the scheduled hardener on (a break-glass ARN)."""
+    """The seed with the vault's deploy role, `[vault] tables` and the scheduled hardener on (its own class)."""
     doc = with_vault(VAULT | {"tables": ["analytics.orders"], "deploy_role_arn": PRINCIPALS["deploy"][0]})
     doc["assurance"]["harden"] = {"enabled": True}
-    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS]
     return doc
+
+
+# The point key's allow-list out of its three layers (its key policy, the vault SCP, the kit's keys in the replicas'
+# SCP): the administrator re-writes the key's policy (the account's IAM-delegated administration) and MACs a point.
+POINTS_UNGUARDED = "the point key's allow-list removed"
+UNGUARD_POINTS = _all(
+    drop("DenyVaultPointKey", POINT_KEY_POLICY, VAULT_SCP), drop("DenyKitKeys", "scp-protect-replicas")
+)
 
 
 @pytest.fixture(scope="module")
 def attacked() -> dict[tuple[str, str], State]:
     base = documents(world())
     variants = {"baseline": (base, ACTORS)}
-    for name, (mutate, _) in MUTATIONS.items():
+    for name, mutate in [*((n, m) for n, (m, _) in MUTATIONS.items()), (POINTS_UNGUARDED, UNGUARD_POINTS)]:
         docs = copy.deepcopy(base)
         mutate(docs)
         variants[name] = (docs, ("admin",))  # the administrator finds every takeover: one actor keeps it cheap
@@ -516,13 +537,14 @@ def attacked() -> dict[tuple[str, str], State]:
 def leaked(attacked: dict[tuple[str, str], State]) -> dict[tuple[str, str, str, str], list[str]]:
     """The protected actions allowed at the end of each attack, and those of each `LEAKS` variant's attacker as it
     starts (its own identity holds the action the allow-list kept from it: no escalation needed), in one batch."""
-    states = {key: s for key, s in attacked.items() if key[0] == "baseline"}  # the takeover mutations need no sweep
+    states = {key: s for key, s in attacked.items() if key[0] in ("baseline", POINTS_UNGUARDED)}
     base = documents(world())  # as deployed: no attacker's step in it
     for name, (mutate, actor, _) in LEAKS.items():
         docs = copy.deepcopy(base)
         mutate(docs)
         states[(name, actor)] = State(docs, set(INITIAL[actor]))
-    return through(states, only={name: action for name, (_, _, action) in LEAKS.items()})
+    only = {name: action for name, (_, _, action) in LEAKS.items()} | {POINTS_UNGUARDED: FORGE_POINT.action}
+    return through(states, only=only)
 
 
 def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
@@ -539,14 +561,13 @@ def test_no_actor_reaches_the_vault_its_key_or_the_backup_role_in_any_order(
 def test_break_glass_gathers_the_rescue_roles_and_still_cannot_destroy_a_backup(
     attacked: dict[tuple[str, str], State],
 ) -> None:
-    """Break-glass (and the hardener, a break-glass ARN) takes over the backup and schedule roles (the rescue path),
+    """Break-glass takes over the backup and schedule roles (the rescue path),
     never rewrites the vault's policies: what it holds at the end gets nothing of `DURABLE` (the baseline test's
     sweep covers it)."""
     bg = attacked[("baseline", "breakglass")]
     assert {"backup", "schedule"} <= bg.held
-    assert not {"replace the vault bucket policy", "replace the vault key policy", "untag the vault key"} & set(
-        bg.steps
-    )
+    never = {"replace the vault bucket policy", "replace the vault key policy", "replace the point key policy"}
+    assert not (never | {"untag the vault key"}) & set(bg.steps)
 
 
 @pytest.mark.parametrize("mutation", sorted(LEAKS))
@@ -563,7 +584,7 @@ def test_the_legitimate_paths_stay_open() -> None:
     doc = with_vault(VAULT | {"tables": ["analytics.orders"]})
     doc["replicas"][0]["deploy_role_arn"] = PRINCIPALS["deploy"][0]  # here the vault's is the recovery stack's too
     doc["assurance"]["harden"] = {"enabled": True}
-    doc["protection"]["break_glass_principals"] = [BREAK_GLASS, HARDENER]
+    doc["protection"]["break_glass_principals"] = [BREAK_GLASS]
     docs = documents(doc)
     state = State(docs, set())
     deployers = {
@@ -588,6 +609,9 @@ def test_the_legitimate_paths_stay_open() -> None:
         ("backup", Try("s3:PutObjectRetention", OBJECT, "vault", COMPLIANCE)),
         ("breakglass", Try("s3:PutObjectLegalHold", OBJECT, "vault")),
         ("breakglass", Try("kms:Decrypt", KEY, "key")),
+        ("backup", FORGE_POINT),  # its own MAC on each point it writes, through every layer
+        ("backup", Try("kms:VerifyMac", POINT_KEY, "points")),
+        ("recovery", Try("kms:VerifyMac", POINT_KEY, "points")),
         ("breakglass", Try("emr-serverless:UpdateApplication", APPLICATION, "app", APP)),
         ("deploy", Try("emr-serverless:UpdateApplication", APPLICATION, "app", APP)),
     }
@@ -601,3 +625,12 @@ def test_each_guard_on_the_backup_role_is_needed(attacked: dict[tuple[str, str],
     admin = attacked[(mutation, "admin")]
     assert "backup" in admin.held, f"{mutation}: the administrator did not take over the backup role: {admin.steps}"
     assert admin.steps[: len(MUTATIONS[mutation][1])] == MUTATIONS[mutation][1]
+
+
+def test_a_forged_point_needs_the_point_keys_allow_list(
+    attacked: dict[tuple[str, str], State], leaked: dict[tuple[str, str, str, str], list[str]]
+) -> None:
+    """With it, no actor but the backup role MACs a point (the baseline test); without it, the administrator
+    re-writes the key's policy and MACs one."""
+    assert attacked[(POINTS_UNGUARDED, "admin")].steps[:1] == ["replace the point key policy"]
+    assert (POINTS_UNGUARDED, "admin", "admin", FORGE_POINT.action) in leaked

@@ -129,3 +129,19 @@ def test_one_frozen_table_among_flowing_ones_is_stale_in_the_replica_account(
     monkeypatch.setenv(mon.ENV_DESTINATIONS, f"{world.replica_arn},{missing}")
     with pytest.raises(freshness.FreshnessRunFailed, match="no-such-bucket"):
         mon.handler({}, None)
+
+
+def test_a_replicated_commit_dated_in_the_future_keeps_nothing_fresh(ops_env: OpsEnv) -> None:
+    """The writer dates one commit a day ahead: the check reads the times S3 Tables set (`modifiedAt`), so two hours
+    later the replica's age is two hours (not 0, what `now - timestamp-ms` clamped would say) and, against the budget,
+    that table is as stale as the others."""
+    world = deploy(ops_env, replicate=False)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    forged = sorted(world.tables)[0]
+    world.commit(forged, now + timedelta(days=1))
+    ops_env.control.replicate(source_bucket_arn=world.source_arn)
+    settings = freshness.FreshnessSettings(world.cfg.kit.name, (world.replica_arn,), BUDGET)
+    later = now + timedelta(hours=2)
+    result = freshness.run_freshness(world.clients, settings, now=later)
+    assert result.replicas[0].age_seconds(later) == pytest.approx(7200, abs=60)
+    assert forged in result.replicas[0].stale(later, BUDGET) and result.breached() == [world.replica_arn]

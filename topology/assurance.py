@@ -116,7 +116,8 @@ class Harden(_Frozen):
     enabled: bool = Field(
         default=False,
         description="Deploy the scheduled hardener (a Lambda function on an EventBridge Scheduler schedule, in the "
-        "source stack): its role must be listed in `protection.break_glass_principals` (validation names its ARN).",
+        "source stack): its role writes a replica table's policy and retention only, and must not be listed in "
+        "`protection.break_glass_principals`.",
     )
     interval_minutes: int = _interval(15, 60, "Minutes between two runs of the hardener.")
     timeout_seconds: int = Field(

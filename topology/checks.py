@@ -586,20 +586,26 @@ def hardener_role_arn(cfg: KitConfig, src: Source) -> str:
     return src.role_arn(f"{cfg.name_prefix_of(src)}-replica-hardener")
 
 
+def hardener_principals(cfg: KitConfig) -> tuple[str, ...]:
+    """The scheduled hardener's role with `[assurance.harden]` on (none without it): a principal class of its own in
+    the replica layers, which exempt it from the replica table writes it makes only."""
+    return tuple(hardener_role_arn(cfg, src) for src in cfg.sources) if cfg.assurance.harden.enabled else ()
+
+
 def harden_checks(cfg: KitConfig) -> list[Issue]:
-    """The scheduled hardener writes what only break-glass may write (a replica's table policy and retention), so its
-    role must be a configured break-glass principal; one source only (an estate's sources are hardened by hand)."""
+    """The scheduled hardener serves one source (an estate's sources are hardened by hand), and its role is no
+    break-glass principal: the replica layers exempt it from its own writes only, with no key or vault grant."""
     if not cfg.assurance.harden.enabled:
         return []
     if len(cfg.sources) != 1:
         return [Issue("assurance.harden.enabled", "the scheduled hardener serves a [source] configuration only")]
     arn = hardener_role_arn(cfg, cfg.sources[0])
-    if arn not in cfg.protection.break_glass_principals:
+    if arn in cfg.protection.break_glass_principals:
         return [
             Issue(
-                "assurance.harden.enabled",
-                f"add {arn} to protection.break_glass_principals: the hardener writes replica table policies and "
-                "retention, which only break-glass may write (docs/assurance.md#scheduled-hardening)",
+                "protection.break_glass_principals",
+                f"remove {arn}: the scheduled hardener has its own narrow exemption (a replica table's policy and "
+                "retention), never break-glass (docs/assurance.md#scheduled-hardening)",
             )
         ]
     return []

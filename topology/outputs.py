@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s3tables_kit.topology.backup import VAULT_STACK_ID, backup_role_arn
+from s3tables_kit.topology.checks import hardener_principals
 from s3tables_kit.topology.deployed import DEPLOYED, DeployedOut, deployed_field
 from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
@@ -151,6 +152,11 @@ class ReplicaOut(_Out):
         "configuration.",
     )
     break_glass_principals: list[str] = Field(description="The principals that may still delete or loosen the replica.")
+    hardener_principals: list[str] = Field(
+        default=[],
+        description="`[assurance.harden]` only: the scheduled hardener's role, exempt in the table policy from writing "
+        "a replica table's policy and retention (and nothing else).",
+    )
     deploy_role_arns: list[str] = Field(
         default=[],
         description="The replica's Terraform deploy role, exempt from protection changes as in the rendered table "
@@ -552,6 +558,7 @@ def replica_value(
             "source_table_bucket_arn": arns[0],
             **({"source_table_bucket_arns": arns} if cfg.scheme.lists_feeding_sources else {}),
             "break_glass_principals": list(cfg.protection.break_glass_principals),
+            **({"hardener_principals": list(hardeners)} if (hardeners := hardener_principals(cfg)) else {}),
             "deploy_role_arns": [replica.deploy_role_arn] if replica.deploy_role_arn else [],
             "guardrail_policy_arn": guardrail,
             **deployed_field(deployed),

@@ -60,7 +60,7 @@ class ReplicaHardener(Construct):
             docs=docs,
             documents="hardener-role",
             name=name,
-            description="Scheduled hardener: writes replica table policies and retention (a break-glass principal)",
+            description="Scheduled hardener: writes replica table policies and retention (its own narrow exemption)",
             policy_id="role-permissions",
             policy_name=name,
         )

@@ -17,6 +17,8 @@ from s3tables_kit.jobs.kernel.snapshots import CLOCK_SKEW_MS
 from s3tables_kit.jobs.kernel.tables import TableRef, metadata_location, read_object, table_call
 
 NO_CACHE = MetadataCache.disabled()
+# `source_commits`' answer when some commit was dated in the future: a finding the monitor counts (`StatusReadErrors`).
+FUTURE_DATED = "metadata, future-dated commits at modifiedAt"
 
 # ----------------------------------------------------------------------------------------------------
 # Metadata summaries, through the cache
@@ -67,7 +69,7 @@ def source_commits(clients: Clients, table: TableRef, cache: MetadataCache = NO_
     got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table")
     modified = got["modifiedAt"].astimezone(UTC)
     if times:
-        return cap_future_commits(times, now, modified), "metadata, future-dated commits at modifiedAt"
+        return cap_future_commits(times, now, modified), FUTURE_DATED
     return [modified], "modifiedAt (lower bound)"
 
 

@@ -98,6 +98,10 @@ class HardenReplica(Protocol):
     def deploy_role_arns(self) -> Sequence[str]:
         """Named in the table policy."""
 
+    @property
+    def hardener_principals(self) -> Sequence[str]:
+        """The scheduled hardener: exempt in the table policy from its own writes only."""
+
 
 class SourceView(Protocol):
     """A source feeding a replica bucket."""
@@ -126,7 +130,7 @@ class HardenOutputs(Protocol):
 
 def default_table_policy_builder() -> TablePolicyBuilder:
     """`s3tables_kit.policies.documents.replica_table_policy(*, table_arn, break_glass_principals, replication_role_arn,
-    deploy_role_arns)`,
+    deploy_role_arns, hardener_principals)`,
     imported lazily so the other ops modules work without `policies/`."""
     from s3tables_kit.policies.documents import replica_table_policy  # type: ignore[import-not-found,unused-ignore]
 
@@ -167,6 +171,7 @@ def desired_table_policy(
         break_glass_principals=list(replica.break_glass_principals),
         replication_role_arn=roles[0] if len(roles) == 1 else roles,
         deploy_role_arns=list(replica.deploy_role_arns),
+        hardener_principals=list(replica.hardener_principals),
     )
 
 

@@ -39,6 +39,7 @@ class PlannedReplica:
     table_policy: str  # the reviewed document as JSON, HARDEN_TABLE_ARN where the table's ARN goes
     break_glass_principals: Sequence[str] = ()
     deploy_role_arns: Sequence[str] = ()
+    hardener_principals: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

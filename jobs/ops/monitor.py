@@ -15,13 +15,16 @@ AWS publishes no replication metrics for S3 Tables (only `GetTableReplicationSta
 | `DetachedReplicas`      | Kit, Destination / Kit, Destination, Table | tables DETACHED (replica disassociated) |
 | `TablesBackfilling`     | Kit, Destination                           | tables still in their first backfill |
 | `TablesMonitored`       | Kit, Destination                           | tables with a status for this destination |
-| `StatusReadErrors`      | Kit                                        | tables whose status could not be read |
+| `StatusReadErrors`      | Kit                                        | tables unread, or with a commit dated ahead |
 | `MonitorHeartbeat`      | Kit                                        | 1 when every status was read (no alarm) |
 | `ReplicationPointAgeSeconds` | Kit, Destination / + Group          | age of the replication point (point.py) |
 
-A run that cannot read some table's status (or the vault) publishes what it read, then raises: the function's
-AWS/Lambda `Errors`, which no one but Lambda writes, is what the liveness alarms read (`infra/constructs/alerts.py`),
-not the heartbeat, which anyone who may write a log event could forge in this namespace.
+A table whose commits the run read (a replica behind) and found one dated in the future counts in `StatusReadErrors`
+too (its lag is counted from the service's `modifiedAt`, the log line names it in `future_dated_commits`); it does not
+fail the run. A run that cannot read some table's status (or the vault) publishes what it read, then raises: the
+function's AWS/Lambda `Errors`, which no one but Lambda writes, is what the liveness alarms read
+(`infra/constructs/alerts.py`), not the heartbeat, which anyone who may write a log event could forge in this
+namespace.
 
 Cardinality is bounded: per destination, the first `max_table_metrics` tables in name order (a stable set, so
 the number of metric series stays fixed while tables do not change) get `Table=<namespace.name>` series; every
@@ -64,6 +67,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
+from s3tables_kit.jobs.kernel.commits import FUTURE_DATED
 from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import dump_json, parse_duration
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call
@@ -184,6 +188,12 @@ def replicated_tables(rows: Iterable[DestinationStatus]) -> dict[str, list[str]]
     return out
 
 
+def future_dated(rows: Iterable[DestinationStatus]) -> list[str]:
+    """The tables whose commits this run read (a replica behind) and found one dated in the future: a writer chose a
+    time no reader may trust (`s3tables_kit.jobs.kernel.commits.source_commits`)."""
+    return sorted({r.table for r in rows if r.lag_source == FUTURE_DATED})
+
+
 def is_backfilling(row: DestinationStatus) -> bool:
     """A replica that is not a copy yet: never successfully replicated to, and not detached (module docstring)."""
     return row.status not in (COMPLETED, DETACHED) and row.last_replicated_at is None
@@ -255,6 +265,8 @@ def metric_data(
         if other.tables:
             data += _agg_data(other, _dims(kit, dest, OTHER_TABLES), ts, with_tables=False)
     data += point_metric_data(report.rows, ts, kit=kit, destinations=destinations, groups=groups)  # the point's age
+    # a commit dated in the future (its lag already counted from the service's modifiedAt) is a finding that alarms
+    errors += len(future_dated(report.rows))
     data.append(_datum(ERRORS, errors, "Count", _dims(kit), ts))
     if errors == 0:
         data.append(_datum(HEARTBEAT, 1, "Count", _dims(kit), ts))
@@ -285,6 +297,7 @@ class MonitorResult:
     second_pass: int = 0  # tables read again after a pause (unreadable after the first pass's retries)
     drift: DriftCheck | None = None  # the drift checks' findings (None: nothing declared to compare with)
     vault: str | None = None  # with a vault: how many backup points it lists, or why it could not be listed
+    future_dated: list[str] = field(default_factory=list)  # tables with a commit dated in the future (a finding)
 
     @property
     def heartbeat(self) -> bool:
@@ -297,6 +310,7 @@ class MonitorResult:
                 "tables": self.tables,
                 "counts": self.counts,
                 "status_read_errors": self.errors,
+                "future_dated_commits": self.future_dated,
                 "second_pass_tables": self.second_pass,
                 "heartbeat": self.heartbeat,
                 "metrics": len(self.data),
@@ -342,7 +356,12 @@ def run_monitor(
         )
         data += drift.data(settings.kit, ts)
     result = MonitorResult(
-        report.tables, data, counts=report.counts(), errors=len(report.errors), second_pass=report.second_pass
+        report.tables,
+        data,
+        counts=report.counts(),
+        errors=len(report.errors),
+        second_pass=report.second_pass,
+        future_dated=future_dated(report.rows),
     )
     result.drift = drift
     if settings.vault_bucket is not None:

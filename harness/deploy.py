@@ -26,13 +26,8 @@ from emulator.control import Control
 from harness import world
 from s3tables_kit.topology.backup import VAULT_STACK_ID
 from s3tables_kit.topology.config import KitConfig, load_config
-from s3tables_kit.topology.outputs import (
-    OUTPUT_VAULT,
-    failover_source_value,
-    outputs_doc,
-    recovery_outputs,
-    replica_outputs,
-)
+from s3tables_kit.topology.deploy_outputs import outputs_doc, recovery_outputs, replica_outputs
+from s3tables_kit.topology.outputs import OUTPUT_VAULT, failover_source_value
 
 if TYPE_CHECKING:
     from harness.e2e.run import ExampleRun
@@ -145,8 +140,9 @@ def failover_outputs(cfg: KitConfig, replicas: Sequence[str], recovery_from: Kit
     bucket's stack exports `kit_source`; `replicas` (bucket names) are the replica stacks deployed, each fed by the
     promoted bucket when it is one of its destinations; the recovery stack is `recovery_from`'s (the recovery the
     failover leaves in place)."""
+    from s3tables_kit.topology.deploy_outputs import site_encryption
     from s3tables_kit.topology.failover import failover_topology
-    from s3tables_kit.topology.outputs import OUTPUT_SOURCE, site_encryption
+    from s3tables_kit.topology.outputs import OUTPUT_SOURCE
 
     topo = failover_topology(cfg)
     by_name = {r.bucket: r for r in (*cfg.replicas, *topo.new_buckets)}

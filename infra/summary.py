@@ -48,7 +48,8 @@ def describe(cfg: KitConfig) -> str:
     """The summary from the configuration: each stack with its account and Region, each replica's protective
     denies (the reviewed document that deploys) and the fields of every output."""
     from s3tables_kit.policies import lint as policy_lint
-    from s3tables_kit.topology.outputs import organization_value, outputs_doc
+    from s3tables_kit.topology.deploy_outputs import outputs_doc
+    from s3tables_kit.topology.outputs import organization_value
 
     docs = policy_lint.build_within_quotas(cfg)
     where = {src.stack_id: (src.account_id, src.region) for src in cfg.sources}

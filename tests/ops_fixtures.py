@@ -34,8 +34,8 @@ from harness.world import (
 )
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.topology.config import KitConfig, parse_config
+from s3tables_kit.topology.deploy_outputs import outputs_doc as topology_outputs_doc
 from s3tables_kit.topology.outputs import KitOutputs, parse_outputs
-from s3tables_kit.topology.outputs import outputs_doc as topology_outputs_doc
 
 if TYPE_CHECKING:
     from s3tables_kit.jobs.ops.monitor import MonitorSettings
@@ -303,7 +303,8 @@ def deploy(
 ) -> World:
     """What `cdktf deploy` + the service leave behind (`harness.world`): buckets, tables with source retention,
     encryption, storage class, the replica and source bucket policies, the replication configuration, the SCPs
-    attached to an OU, and the outputs of that deploy (`s3tables_kit.topology.outputs.outputs_doc`); then (optionally)
+    attached to an OU, and the outputs of that deploy (`s3tables_kit.topology.deploy_outputs.outputs_doc`); then
+    (optionally)
     the service's initial replication."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())
@@ -420,7 +421,8 @@ def deploy_estate(env: OpsEnv, *, commit_ms: int | None = None, replicate: bool 
     """What `cdktf deploy` of every stack of the estate leaves behind (buckets, tables with their retention, bucket
     settings, the replica bucket policies of the whole estate, each source's bucket policy and replication
     configuration with its own role, the SCPs on an OU), the outputs of every stack
-    (`s3tables_kit.topology.outputs.outputs_doc`), then a commit to every source table (`commit_ms`) and the service's
+    (`s3tables_kit.topology.deploy_outputs.outputs_doc`), then a commit to every source table (`commit_ms`) and the
+    service's
     replication of each source."""
     clients = env.clients()
     ou_id = create_organization_unit(clients.organizations())

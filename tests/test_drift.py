@@ -38,8 +38,8 @@ from s3tables_kit.topology.contract import (
     RETENTION_BELOW,
     SOURCE_POLICY_DRIFT,
 )
+from s3tables_kit.topology.deploy_outputs import outputs_doc as outputs_of
 from s3tables_kit.topology.outputs import declared_replication, parse_outputs
-from s3tables_kit.topology.outputs import outputs_doc as outputs_of
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -364,7 +364,8 @@ def test_harden_from_the_outputs_writes_the_table_policy_that_exempts_the_harden
     carry no such key."""
     from s3tables_kit.jobs.ops.harden import default_table_policy_builder, desired_table_policy
     from s3tables_kit.policies.documents import example_table_arn
-    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+    from s3tables_kit.topology.deploy_outputs import outputs_doc
+    from s3tables_kit.topology.outputs import parse_outputs
 
     cfg = parse_config(_doc())
     out = parse_outputs(outputs_doc(cfg))

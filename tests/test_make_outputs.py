@@ -7,7 +7,8 @@ and read the seed's stack list; a `cdktf deploy` with a forgotten `KIT_CONFIG=` 
 How the real target is run cheaply and honestly: the repository is mirrored into a temporary directory (symlinks,
 so `cdktf.out/` and the state files land there), each stack of a non-example configuration is initialised and
 applied by the real `terraform` with its outputs (the kit's contract values,
-`s3tables_kit.topology.outputs.outputs_doc`) into the local state the kit's stacks use, then `make outputs CONFIG=...`
+`s3tables_kit.topology.deploy_outputs.outputs_doc`) into the local state the kit's stacks use, then `make outputs
+CONFIG=...`
 runs the real cdktf CLI, which synthesises the configuration and runs `terraform output -json` in each stack directory.
 The only thing not real is provider installation: cdktf runs `terraform init` first, which would download hashicorp/aws
 (no network here); a wrapper named by cdktf's TERRAFORM_BINARY_NAME answers `init` as already done (the directories were
@@ -24,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from s3tables_kit.topology.config import load_config
-from s3tables_kit.topology.outputs import load_outputs, outputs_doc
+from s3tables_kit.topology.deploy_outputs import outputs_doc
+from s3tables_kit.topology.outputs import load_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 ORGANIZATION = {"policy_id": "p-acme0001", "policy_name": "acme-replica-protection", "targets": ["ou-ab12-replicas1"]}

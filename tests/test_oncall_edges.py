@@ -17,7 +17,7 @@ import pytest
 
 from s3tables_kit.jobs.kernel.idents import Ident
 from s3tables_kit.topology.config import load_config, parse_config
-from s3tables_kit.topology.outputs import outputs_doc
+from s3tables_kit.topology.deploy_outputs import outputs_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -25,7 +25,7 @@ DOCS = ROOT / "docs"
 
 @pytest.fixture
 def outputs_file(tmp_path: Path) -> Path:
-    """The seed's outputs.json as a deploy writes it (s3tables_kit.topology.outputs.outputs_doc)."""
+    """The seed's outputs.json as a deploy writes it (s3tables_kit.topology.deploy_outputs.outputs_doc)."""
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(outputs_doc(load_config(ROOT / "examples/seed.toml"))))
     return path

@@ -14,7 +14,8 @@ from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
 from s3tables_kit.jobs.ops.audit_vault import check_vault, encryption_drift, lock_drift
 from s3tables_kit.topology.config import parse_config
-from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, outputs_doc, parse_outputs
+from s3tables_kit.topology.deploy_outputs import outputs_doc
+from s3tables_kit.topology.outputs import OUTPUT_ORGANIZATION, parse_outputs
 from tests.ops_fixtures import ACCOUNT, OpsEnv, World, config_dict, deploy
 
 VAULT_REGION = "us-east-2"

@@ -13,6 +13,7 @@ from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops import harden as hd
 from s3tables_kit.jobs.ops import monitor as mon
 from s3tables_kit.jobs.ops import status as st
+from s3tables_kit.jobs.ops.status_rows import is_detached
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
@@ -35,11 +36,11 @@ def _rows(report: st.StatusReport, table: str) -> list[st.DestinationStatus]:
 
 
 def test_is_detached() -> None:
-    assert st.is_detached("The destination table has been detached from replication.", None)
-    assert st.is_detached(None, False)  # listed without managedByService
-    assert not st.is_detached("Access denied when writing to the destination table bucket", True)
-    assert not st.is_detached(None, None)  # absent from the listing (not replicated yet) or the listing unknown
-    assert not st.is_detached(None, True)
+    assert is_detached("The destination table has been detached from replication.", None)
+    assert is_detached(None, False)  # listed without managedByService
+    assert not is_detached("Access denied when writing to the destination table bucket", True)
+    assert not is_detached(None, None)  # absent from the listing (not replicated yet) or the listing unknown
+    assert not is_detached(None, True)
 
 
 def test_status_sees_a_detachment_before_the_next_replication_attempt(ops_env: OpsEnv, tmp_path, capsys) -> None:

@@ -2,7 +2,7 @@
 replica bucket of an estate of three sources with a fan-in vault, name each bucket, and name a table by
 `bucket/namespace.name` where two buckets hold that name; the failover tool refuses the vault; recovery plans tables
 of several sources in the vault at one cut. Real HTTP against the emulator (`emulator/`); the outputs are those of a
-deploy of the estate (`s3tables_kit.topology.outputs.outputs_doc`). The `[source]` outputs of every tool are the
+deploy of the estate (`s3tables_kit.topology.deploy_outputs.outputs_doc`). The `[source]` outputs of every tool are the
 existing tests' (unchanged)."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from s3tables_kit.jobs.ops import status as st
 from s3tables_kit.jobs.ops.cli import canonical_policy
 from s3tables_kit.policies import documents
 from s3tables_kit.topology.config import parse_config
-from s3tables_kit.topology.outputs import EstateOutputsError, OutputsError, outputs_doc, parse_outputs
+from s3tables_kit.topology.deploy_outputs import outputs_doc
+from s3tables_kit.topology.outputs import EstateOutputsError, OutputsError, parse_outputs
 from tests.ops_fixtures import SALES_REPLICA, VAULT, Estate, OpsEnv, deploy_estate
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)

@@ -14,7 +14,8 @@ import pytest
 from s3tables_kit.jobs.ops import status as st
 from s3tables_kit.topology import paths
 from s3tables_kit.topology.config import ConfigError, parse_config
-from s3tables_kit.topology.outputs import outputs_doc, parse_outputs, point_groups_output
+from s3tables_kit.topology.deploy_outputs import outputs_doc
+from s3tables_kit.topology.outputs import parse_outputs, point_groups_output
 from tests.ops_fixtures import OpsEnv, config_dict, deploy
 
 NOW = datetime.now(UTC)

@@ -12,8 +12,9 @@ import pytest
 from pydantic import Field, create_model
 
 from s3tables_kit.topology.config import load_config
+from s3tables_kit.topology.deploy_outputs import outputs_doc
 from s3tables_kit.topology.model import KitConfig, Recovery
-from s3tables_kit.topology.outputs import KitOutputs, OutputsError, ReplicaOut, SourceOut, declared, outputs_doc
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, ReplicaOut, SourceOut, declared
 from s3tables_kit.topology.reference import (
     CONFIGURATION_PAGE,
     OUTPUTS_PAGE,

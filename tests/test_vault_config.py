@@ -13,7 +13,8 @@ import pytest
 from s3tables_kit.policies.docset import build
 from s3tables_kit.topology.backup import backup_role_arn
 from s3tables_kit.topology.config import ConfigError, parse_config
-from s3tables_kit.topology.outputs import OUTPUT_VAULT, outputs_doc, parse_outputs, vault_value
+from s3tables_kit.topology.deploy_outputs import outputs_doc
+from s3tables_kit.topology.outputs import OUTPUT_VAULT, parse_outputs, vault_value
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = tomllib.loads((ROOT / "examples/seed.toml").read_text())

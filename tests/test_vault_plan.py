@@ -200,7 +200,8 @@ def test_the_outputs_name_the_vault_and_the_recovery_replica(tmp_path: Path) -> 
     import json
 
     from s3tables_kit.topology.config import load_config
-    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+    from s3tables_kit.topology.deploy_outputs import outputs_doc
+    from s3tables_kit.topology.outputs import parse_outputs
 
     cfg = load_config(ROOT / "examples/seed.toml")
     doc = outputs_doc(cfg)

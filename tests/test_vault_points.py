@@ -133,7 +133,8 @@ def test_a_restore_on_emr_is_given_the_outputs_point_key() -> None:
 
     from s3tables_kit.jobs.emr_submit import remote_args
     from s3tables_kit.topology.config import load_config
-    from s3tables_kit.topology.outputs import outputs_doc, parse_outputs
+    from s3tables_kit.topology.deploy_outputs import outputs_doc
+    from s3tables_kit.topology.outputs import parse_outputs
 
     doc = outputs_doc(load_config(Path(__file__).resolve().parents[1] / "examples/seed.toml"))
     doc["vault"]["kit_vault"]["point_key_arn"] = key = "arn:aws:kms:us-west-2:111122223333:key/points"

@@ -3,11 +3,15 @@ metadata file" once (`read_table_metadata`) for every tool that needs both."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from s3tables_kit.jobs.kernel.clients import Clients
+from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, paginate, split_s3_uri
 
 # The `managedByService` of a table the replication service maintains (a replica). AWS documents only that "a
@@ -100,3 +104,25 @@ def read_table_metadata(clients: Clients, bucket_arn: str, namespace: str, name:
     location = metadata_location(got)
     raw = read_object(clients, location, b.region, b.account) if location else None
     return TableMetadata(dict(got), location, raw)
+
+
+def tables_by_name(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, TableRef]:
+    """{namespace.name: the table as ListTables tells it} of one bucket."""
+    return {t.qualified: t for t in list_tables(clients, bucket_arn, page_size)}
+
+
+def list_replica_buckets(
+    clients: Clients, bucket_arns: Sequence[str], page_size: int | None = None
+) -> dict[str, dict[str, TableRef]]:
+    """{bucket ARN: {namespace.name: its table as ListTables tells it (managed by the service, created at)}} of each
+    bucket, the buckets side by side; a bucket that cannot be listed is left out (`mark_detached` lists it again and
+    warns; its replicas' windows take a GetTable each)."""
+
+    def one(arn: str) -> dict[str, TableRef] | None:
+        try:
+            return tables_by_name(clients, arn, page_size)
+        except ClientError:
+            return None
+
+    found = run_concurrently(one, list(bucket_arns), max(1, len(bucket_arns)))
+    return {arn: tables for arn, tables in zip(bucket_arns, found, strict=True) if tables is not None}

@@ -84,7 +84,7 @@ from s3tables_kit.jobs.kernel.options import (
 )
 from s3tables_kit.jobs.kernel.render import emit, format_duration, parse_duration, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, is_transient
-from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
+from s3tables_kit.jobs.kernel.tables import TableRef, list_replica_buckets, list_tables, tables_by_name
 from s3tables_kit.jobs.ops import backfill
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.point import ReplicationPoint, parse_group, render_points, replication_points
@@ -95,13 +95,13 @@ from s3tables_kit.jobs.ops.status_metadata import (
 from s3tables_kit.jobs.ops.status_rows import (  # the vocabulary of a status row, used by every reader of a report
     COMPLETED,
     DETACHED,
-    DETACHED_MESSAGE_PREFIX,
     DETACHED_NOTE,
     ERROR,
     FAILED,
     PENDING,  # noqa: F401 - re-exported: readers of a report take the vocabulary from here
     UNCONFIGURED,
     DestinationStatus,
+    is_detached,
 )
 
 
@@ -209,35 +209,6 @@ SECOND_PASSES = 3  # at most this many passes after the first, while each still 
 # ----------------------------------------------------------------------------------------------------
 # Detached replicas
 # ----------------------------------------------------------------------------------------------------
-
-
-def is_detached(failure_message: str | None, managed: bool | None) -> bool:
-    """A destination whose table was disassociated from replication: the source reports AWS's documented failure
-    message for it, or the destination table exists but is not managed by the service (`managed` False; None when
-    unknown or absent)."""
-    return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False
-
-
-def tables_by_name(clients: Clients, bucket_arn: str, page_size: int | None = None) -> dict[str, TableRef]:
-    """{namespace.name: the table as ListTables tells it} of one bucket."""
-    return {t.qualified: t for t in list_tables(clients, bucket_arn, page_size)}
-
-
-def list_replica_buckets(
-    clients: Clients, bucket_arns: Sequence[str], page_size: int | None = None
-) -> dict[str, dict[str, TableRef]]:
-    """{bucket ARN: {namespace.name: its table as ListTables tells it (managed by the service, created at)}} of each
-    bucket, the buckets side by side; a bucket that cannot be listed is left out (`mark_detached` lists it again and
-    warns; its replicas' windows take a GetTable each)."""
-
-    def one(arn: str) -> dict[str, TableRef] | None:
-        try:
-            return tables_by_name(clients, arn, page_size)
-        except ClientError:
-            return None
-
-    found = run_concurrently(one, list(bucket_arns), max(1, len(bucket_arns)))
-    return {arn: tables for arn, tables in zip(bucket_arns, found, strict=True) if tables is not None}
 
 
 def mark_detached(

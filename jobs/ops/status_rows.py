@@ -54,4 +54,12 @@ __all__ = [
     "PENDING",
     "UNCONFIGURED",
     "DestinationStatus",
+    "is_detached",
 ]
+
+
+def is_detached(failure_message: str | None, managed: bool | None) -> bool:
+    """A destination whose table was disassociated from replication: the source reports AWS's documented failure
+    message for it, or the destination table exists but is not managed by the service (`managed` False; None when
+    unknown or absent)."""
+    return bool(failure_message and failure_message.startswith(DETACHED_MESSAGE_PREFIX)) or managed is False

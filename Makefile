@@ -55,7 +55,7 @@ wheel-check: setup ## The kit as installed: build the wheel, install it with the
 e2e: setup ## Terraform + the real provider apply every stack of the seed to the local AWS stand-in; plan after apply empty; tools on it
 	$(PY) -m harness.e2e $(ARGS)
 
-e2e-adopt: setup ## A brownfield lake (two buckets written by pyiceberg, a reader's grant, table-level settings) discovered, its proposal completed, adopted by the e2e's Terraform apply behind the adoption gate, then its reads, backfill and a recovery checked
+e2e-adopt: setup ## Two brownfield lakes (ARGS="--world lake|one"; both by default): two buckets written by pyiceberg with a reader's grant and table-level settings; one account in two Regions that already replicates, with a KMS bucket and a PutRows table. Each discovered, its proposal completed, adopted by the e2e's Terraform apply behind the adoption gate, then checked
 	$(PY) -m harness.e2e.adopt $(ARGS)
 
 e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, the detection drill, then make live-verify through Terraform
@@ -171,7 +171,7 @@ docs-reference: setup ## Regenerate docs/reference/ (kit.toml and outputs.json t
 	$(PY) -m s3tables_kit.topology.reference --write
 
 .PHONY: sandbox
-sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply; ARGS="--brownfield": a lake the kit never saw, to discover)
+sandbox: setup ## The on-call path on a laptop: the example deployed into the local stand-in, outputs.json, commands to try; Ctrl-C stops it (ARGS="--apply": by the e2e Terraform apply; ARGS="--brownfield [one]": a lake the kit never saw, to discover)
 	$(PY) -m harness.sandbox $(ARGS)
 
 .PHONY: rehearse rehearse-upload

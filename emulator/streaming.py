@@ -34,7 +34,7 @@ DEFAULT_DELAY_S = 0.2
 
 
 @dataclass
-class Channel:
+class ChannelBuffer:
     rows: list[dict[str, Any]] = field(default_factory=list)
     error: tuple[str, str] | None = None  # (errorCode, errorMessage) of the last refused commit
     timer: Any = None
@@ -82,7 +82,7 @@ def put_rows(p: dict[str, str], q: dict[str, str], b: dict[str, Any]) -> tuple[i
         rows.append(row)
     if not rows:
         raise bad_request("The payload holds no row.")  # our wording
-    ch = STATE.channels.setdefault(t.arn, Channel())
+    ch = STATE.channels.setdefault(t.arn, ChannelBuffer())
     ch.rows += rows
     _arm(t.arn, ch)
     return 200, {"acceptedRows": len(rows)}
@@ -118,7 +118,7 @@ def _metadata(t: Any) -> dict[str, Any] | None:
     return cast("dict[str, Any]", json.loads(obj.value))
 
 
-def _arm(arn: str, ch: Channel) -> None:
+def _arm(arn: str, ch: ChannelBuffer) -> None:
     """The service's next commit of this channel, `commitDelayS` from now (one pending at a time)."""
     if ch.timer is not None:
         return
@@ -127,7 +127,7 @@ def _arm(arn: str, ch: Channel) -> None:
     ch.timer.start()
 
 
-def _on_timer(arn: str, ch: Channel) -> None:
+def _on_timer(arn: str, ch: ChannelBuffer) -> None:
     with LOCK:
         if STATE.channels.get(arn) is not ch:  # the emulator was reset meanwhile
             return

@@ -2,7 +2,7 @@
 real Iceberg tables, an `outputs.json`, and the commands to practise, running until stopped.
 
     python -m harness.sandbox [--config examples/seed.toml] [--out sandbox-out] [--port 4566] [--apply] [--once]
-    python -m harness.sandbox --brownfield [--out sandbox-out] [--port 4566] [--once]   # harness/sandbox_brownfield.py
+    python -m harness.sandbox --brownfield [one] [--out sandbox-out] [--port 4566] [--once]   # sandbox_brownfield.py
 
   1. the emulator on 127.0.0.1:<port>, serving every request signed with the fake credentials as the configuration's
      account (so the plain commands, with no role flags, act in that account);
@@ -283,12 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--once", action="store_true", help="stop right after printing the commands (scripts, tests)")
     ap.add_argument(
-        "--brownfield", action="store_true",
-        help="no example deployed: the lake of `make e2e-adopt`, to discover (harness/sandbox_brownfield.py)",
+        "--brownfield", nargs="?", const="lake", choices=("lake", "one"),
+        help="no example deployed: a lake of `make e2e-adopt` to discover (harness/sandbox_brownfield.py): `lake` "
+        "(the default) two buckets and a partner's share, `one` the one-account lake that already replicates",
     )  # fmt: skip
     args = ap.parse_args(argv)
     if args.brownfield:
-        return brownfield(Path(args.out), args.port or None, once=args.once)
+        return brownfield(Path(args.out), args.port or None, once=args.once, world=args.brownfield)
     try:
         sb = start(Path(args.config), Path(args.out), port=args.port or None, apply=args.apply)
     except SandboxError as e:
@@ -304,11 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def brownfield(out: Path, port: int | None, *, once: bool) -> int:
+def brownfield(out: Path, port: int | None, *, once: bool, world: str = "lake") -> int:
     from harness import sandbox_brownfield
 
     try:
-        emu, text = sandbox_brownfield.start(out, port, EMULATOR_CLIENT_ENV)
+        emu, text = sandbox_brownfield.start(out, port, EMULATOR_CLIENT_ENV, world=world)
     except RuntimeError as e:
         print(f"sandbox: {e}", file=sys.stderr)
         return 2

@@ -404,8 +404,22 @@ OVERWRITE_HINTS: dict[str, str] = {
 }
 
 
+def _tokenless(res: PlannedResource) -> GateRefusal | None:
+    """Any update of an imported replication configuration (its role alone included) needs the token the import read."""
+    if res.rtype not in REPLICATION_TYPES or res.importing is None or res.before.get("version_token"):
+        return None
+    why = (
+        "imported without its version token (the provider's Read keeps none: hashicorp/terraform-provider-aws"
+        "#46675): S3 Tables would refuse the update (`A version token is not specified`) after the rest of the "
+        "stack applied; a provider with the fix (PR #46688) reads the token, until then keep the configuration "
+        "as it is or take the way out in docs/provisioning.md (#46675)"
+    )
+    return GateRefusal(res.address, "overwrite", ("version_token",), why)
+
+
 def _imported_update(res: PlannedResource, intent: AdoptionIntent) -> tuple[list[GateRefusal], list[GateNote]]:
-    refused: list[GateRefusal] = []
+    tokenless = _tokenless(res)
+    refused: list[GateRefusal] = [tokenless] if tokenless else []
     notes: list[GateNote] = []
     for attr, setting in changed_attributes(res):
         if intent.states(res, setting):
@@ -467,14 +481,6 @@ def _replication_update(res: PlannedResource, attr: str) -> tuple[GateRefusal | 
         why = f"the new {attr} is not known at plan time: the existing destinations cannot be shown kept"
         return GateRefusal(res.address, "overwrite", (attr,), why), None
     before, after = _destinations(res.before.get(attr)), _destinations(res.after.get(attr))
-    if res.importing is not None and not res.before.get("version_token"):
-        why = (
-            "imported without its version token (the provider's Read keeps none: hashicorp/terraform-provider-aws"
-            "#46675): S3 Tables would refuse the update (`A version token is not specified`) after the rest of the "
-            "stack applied; a provider with the fix (PR #46688) reads the token, until then keep the configuration "
-            "as it is or take the way out in docs/provisioning.md (#46675)"
-        )
-        return GateRefusal(res.address, "overwrite", ("version_token",), why), None
     dropped = sorted(before - after)
     if dropped:
         why = (
@@ -645,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_config(args.config) if args.config else None
         if cfg is not None:  # the documents the plan was built from: an adopter's statement refused refuses it too
-            from s3tables_kit.policies.docset import build_within_quotas
+            from s3tables_kit.policies.lint import build_within_quotas
 
             build_within_quotas(cfg)
         intent = AdoptionIntent.of(cfg)

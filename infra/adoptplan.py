@@ -1,4 +1,5 @@
-"""Is it a saved plan of this configuration? What the adoption gate (`infra.adoptgate`) reads before it judges: a
+"""Is it a saved plan of this configuration? What the adoption gate (`s3tables_kit.infra.adoptgate`) reads before it
+judges: a
 `terraform show -json <plan file>` document of one of the configuration's stacks. Fail closed: anything else (the state
 that `show -json` prints without the plan file, a list, an empty plan, another configuration's plan) is refused with
 one line naming what it is not."""

@@ -17,7 +17,7 @@ def main() -> int:
     if loaded is None:
         return 2
     env, cfg = loaded
-    from s3tables_kit.policies.docset import build_within_quotas
+    from s3tables_kit.policies.lint import build_within_quotas
     from s3tables_kit.topology.issues import KitRefusal
 
     try:

@@ -47,10 +47,10 @@ def deny_lines(policy: dict[str, Any]) -> list[str]:
 def describe(cfg: KitConfig) -> str:
     """The summary from the configuration: each stack with its account and Region, each replica's protective
     denies (the reviewed document that deploys) and the fields of every output."""
-    from s3tables_kit.policies import docset
+    from s3tables_kit.policies import lint as policy_lint
     from s3tables_kit.topology.outputs import organization_value, outputs_doc
 
-    docs = docset.build_within_quotas(cfg)
+    docs = policy_lint.build_within_quotas(cfg)
     where = {src.stack_id: (src.account_id, src.region) for src in cfg.sources}
     where |= {r.stack_id: (r.account_id, r.region) for r in cfg.replicas}
     where["recovery"] = (cfg.recovery_replica.account_id, cfg.recovery_replica.region)

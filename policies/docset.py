@@ -179,16 +179,6 @@ def failover_candidates(cfg: KitConfig, replica: Replica) -> list[PolicyDoc]:
     return [d for d in failover_policy_docs(cfg, replica.bucket) if own(d)]
 
 
-def build_within_quotas(cfg: KitConfig) -> DocumentSet:
-    """`build`, refused (`policies.lint.OverQuota`, a line per document) when a document is over its AWS quota: what
-    every tool that reviews or deploys the set reads, so that no document that would never apply gets that far."""
-    from s3tables_kit.policies.lint import refuse_over_quota
-
-    ds = build(cfg)
-    refuse_over_quota(ds.all())
-    return ds
-
-
 def build_monitor(cfg: KitConfig) -> DocumentSet:
     """The replication monitor's documents of `cfg` alone: the failover topology's monitor is built from the
     configuration of the promoted source and its destinations

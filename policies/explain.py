@@ -34,9 +34,10 @@ from pathlib import Path
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import explain_roles, simulate
 from s3tables_kit.policies.break_glass_runbook import break_glass_how
-from s3tables_kit.policies.docset import DocumentSet, build_within_quotas
+from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
+from s3tables_kit.policies.lint import build_within_quotas
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, SimResult
 from s3tables_kit.topology.config import ConfigError, KitConfig, load_config

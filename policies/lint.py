@@ -19,12 +19,16 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies.sites import TRUSTED_SERVICES as ASSURANCE_TRUSTED_SERVICES
 from s3tables_kit.topology import paths
 from s3tables_kit.topology.issues import KitRefusal
+
+if TYPE_CHECKING:
+    from s3tables_kit.policies.docset import DocumentSet
+    from s3tables_kit.topology.config import KitConfig
 
 IAM_DATA = paths.ROOT / "node_modules" / "@cloud-copilot" / "iam-data" / "data"
 # Reviewed additions for actions the pinned iam-data does not know yet; the simulator applies the same file.
@@ -526,3 +530,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def build_within_quotas(cfg: KitConfig) -> DocumentSet:
+    """`docset.build`, refused (`OverQuota`, a line per document) when a document is over its AWS quota: what every
+    tool that reviews or deploys the set reads, so that no document that would never apply gets that far."""
+    from s3tables_kit.policies.docset import build
+
+    ds = build(cfg)
+    refuse_over_quota(ds.all())
+    return ds

@@ -25,8 +25,9 @@ from typing import Any
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import docset, summary_failover, summary_layers, summary_vault, vault
 from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies import lint as policy_lint
+from s3tables_kit.policies import summary_failover, summary_layers, summary_vault, vault
 from s3tables_kit.policies.lint import OverQuota
 from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
@@ -561,7 +562,7 @@ def render_example(config_path: Path) -> dict[str, str]:
     """{relative file name: content} for one example configuration (`OverQuota` when a document is over its quota)."""
     cfg = load_config(config_path)
     try:
-        ds = docset.build_within_quotas(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
+        ds = policy_lint.build_within_quotas(cfg)  # the same set `s3tables_kit.infra.app.build_app` hands to the stacks
     except OverQuota as err:
         raise OverQuota(f"{config_path}: {err}") from None
     files = {f"{d.name}.json": render_json(d.document) for d in ds.all()}  # deployed + failover candidates

@@ -2,7 +2,7 @@
 `policies`, `explain`, `adopt-gate`): each answers with exit 2 and one line per problem naming the field, never a
 traceback; and a flag is never silently ignored (`--endpoint-url` beside `$AWS_ENDPOINT_URL`, a Region that does not
 exist). Everything runs in-process through `s3tables_kit.cli.main` (the `s3tables-kit` command) and the synth entry
-point's configuration step (`infra.env.read_env_config`, before any provider binding is imported)."""
+point's configuration step (`s3tables_kit.infra.env.read_env_config`, before any provider binding is imported)."""
 
 from __future__ import annotations
 

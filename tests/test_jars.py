@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit import cli
-from s3tables_kit.jobs import jars as J
+from s3tables_kit.jobs import jars as kit_jars
 from s3tables_kit.topology.contract import pinned_jar_names
 
 ARTIFACTS = {
@@ -30,7 +30,7 @@ class Repo:
     root: Path
     url: str
     requests: list[str]
-    pins: tuple[J.Pin, ...]
+    pins: tuple[kit_jars.Pin, ...]
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -56,7 +56,7 @@ def repo(tmp_path: Path) -> Iterator[Repo]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
-    pins = J.read_pins("".join(f"{hashlib.sha256(c).hexdigest()}  {p}\n" for p, c in ARTIFACTS.items()))
+    pins = kit_jars.read_pins("".join(f"{hashlib.sha256(c).hexdigest()}  {p}\n" for p, c in ARTIFACTS.items()))
     try:
         yield Repo(root, f"http://127.0.0.1:{server.server_address[1]}/", seen, pins)
     finally:
@@ -64,23 +64,23 @@ def repo(tmp_path: Path) -> Iterator[Repo]:
         server.server_close()
 
 
-def places(tmp_path: Path, repo: Repo, explicit: Path | None = None) -> J.Places:
-    return J.Places(explicit, tmp_path / "no-checkout" / ".jars", tmp_path / "cache", repo.url)
+def places(tmp_path: Path, repo: Repo, explicit: Path | None = None) -> kit_jars.Places:
+    return kit_jars.Places(explicit, tmp_path / "no-checkout" / ".jars", tmp_path / "cache", repo.url)
 
 
 def test_the_pins_are_the_jars_of_the_pom() -> None:
-    pins = J.pinned()
+    pins = kit_jars.pinned()
     assert [p.name for p in pins] == pinned_jar_names()
     assert all(len(p.sha256) == 64 and p.path.endswith(f"/{p.name}") for p in pins)
 
 
 def test_first_use_fetches_over_http_into_the_cache_and_checks_each_file(tmp_path: Path, repo: Repo) -> None:
     said: list[str] = []
-    jars = J.resolve(places(tmp_path, repo), repo.pins, say=said.append)
+    jars = kit_jars.resolve(places(tmp_path, repo), repo.pins, say=said.append)
     assert [j.read_bytes() for j in jars] == [ARTIFACTS[p.path] for p in repo.pins]
     assert sorted(repo.requests) == sorted(f"/{p}" for p in ARTIFACTS)
     assert "first use" in said[0]
-    assert J.resolve(places(tmp_path, repo), repo.pins, say=said.append) == jars
+    assert kit_jars.resolve(places(tmp_path, repo), repo.pins, say=said.append) == jars
     assert len(repo.requests) == len(ARTIFACTS)  # the second use reads the cache
 
 
@@ -88,27 +88,27 @@ def test_a_corrupted_file_is_refused_and_nothing_is_kept(tmp_path: Path, repo: R
     tiny = next(p for p in repo.pins if p.name == "tiny-1.0.jar")
     (repo.root / tiny.path).write_bytes(b"PK tiny, tampered by a mirror")
     with pytest.raises(
-        J.JarsUnavailable, match=r"refused .*tiny-1\.0\.jar: its SHA-256 [0-9a-f]{64} is not the pinned"
+        kit_jars.JarsUnavailable, match=r"refused .*tiny-1\.0\.jar: its SHA-256 [0-9a-f]{64} is not the pinned"
     ):
-        J.fetch(repo.pins, tmp_path / "cache", repo.url, say=lambda _: None)
+        kit_jars.fetch(repo.pins, tmp_path / "cache", repo.url, say=lambda _: None)
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["iceberg-spark-runtime-3.5_2.12-9.9.9.jar"]
 
 
 def test_a_cached_file_that_changed_is_fetched_again(tmp_path: Path, repo: Repo) -> None:
     cache = tmp_path / "cache"
-    J.fetch(repo.pins, cache, repo.url, say=lambda _: None)
+    kit_jars.fetch(repo.pins, cache, repo.url, say=lambda _: None)
     (cache / "tiny-1.0.jar").write_bytes(b"bit rot")
-    J.fetch(repo.pins, cache, repo.url, say=lambda _: None)
+    kit_jars.fetch(repo.pins, cache, repo.url, say=lambda _: None)
     assert (cache / "tiny-1.0.jar").read_bytes() == ARTIFACTS["com/example/tiny/1.0/tiny-1.0.jar"]
 
 
 def test_an_unreachable_repository_is_one_line_naming_the_fetch_command(tmp_path: Path, repo: Repo) -> None:
-    gone = J.Places(None, tmp_path / "none", tmp_path / "cache", repo.url + "missing/")
-    with pytest.raises(J.JarsUnavailable) as err:
-        J.resolve(gone, repo.pins, say=lambda _: None)
+    gone = kit_jars.Places(None, tmp_path / "none", tmp_path / "cache", repo.url + "missing/")
+    with pytest.raises(kit_jars.JarsUnavailable) as err:
+        kit_jars.resolve(gone, repo.pins, say=lambda _: None)
     message = str(err.value)
     assert "\n" not in message and "HTTP" not in type(err.value).__name__
-    assert "HTTP 404" in message and f"`{J.FETCH_COMMAND}`" in message and "$KIT_MAVEN_REPOSITORY" in message
+    assert "HTTP 404" in message and f"`{kit_jars.FETCH_COMMAND}`" in message and "$KIT_MAVEN_REPOSITORY" in message
     assert not any((tmp_path / "cache").iterdir())  # no partial download left behind
 
 
@@ -117,27 +117,29 @@ def test_the_operators_directory_and_a_checkout_come_first_and_are_never_fetched
 ) -> None:
     own = tmp_path / "own"
     own.mkdir()
-    with pytest.raises(J.JarsUnavailable, match=rf"{own} lacks the pinned jar\(s\) .*fetch-jars --into {own}`"):
-        J.resolve(places(tmp_path, repo, explicit=own), repo.pins)
+    with pytest.raises(kit_jars.JarsUnavailable, match=rf"{own} lacks the pinned jar\(s\) .*fetch-jars --into {own}`"):
+        kit_jars.resolve(places(tmp_path, repo, explicit=own), repo.pins)
     checkout = tmp_path / "checkout" / ".jars"
-    J.fetch(repo.pins, checkout, repo.url, say=lambda _: None)
-    found = J.resolve(J.Places(None, checkout, tmp_path / "cache", repo.url), repo.pins)
+    kit_jars.fetch(repo.pins, checkout, repo.url, say=lambda _: None)
+    found = kit_jars.resolve(kit_jars.Places(None, checkout, tmp_path / "cache", repo.url), repo.pins)
     assert [j.parent for j in found] == [checkout, checkout]
     assert not (tmp_path / "cache").exists()
 
 
 def test_the_environment_names_the_places(tmp_path: Path) -> None:
-    p = J.Places.from_env({"XDG_CACHE_HOME": str(tmp_path), J.REPOSITORY_ENV: "https://mirror.example/maven2"})
+    p = kit_jars.Places.from_env(
+        {"XDG_CACHE_HOME": str(tmp_path), kit_jars.REPOSITORY_ENV: "https://mirror.example/maven2"}
+    )
     assert (p.explicit, p.cache, p.repository) == (None, tmp_path / "s3tables-kit" / "jars", p.repository)
     assert p.repository == "https://mirror.example/maven2"
-    assert J.Places.from_env({J.DIR_ENV: str(tmp_path)}).explicit == tmp_path
-    assert J.Places.from_env({}).repository == J.MAVEN_CENTRAL
+    assert kit_jars.Places.from_env({kit_jars.DIR_ENV: str(tmp_path)}).explicit == tmp_path
+    assert kit_jars.Places.from_env({}).repository == kit_jars.MAVEN_CENTRAL
 
 
 def test_fetch_jars_command_fills_a_directory(
     tmp_path: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(J, "pinned", lambda: repo.pins)
+    monkeypatch.setattr(kit_jars, "pinned", lambda: repo.pins)
     assert cli.main(["fetch-jars", "--repository", repo.url, "--into", str(tmp_path / "d")]) == 0
     assert "2 pinned jars in" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == sorted(p.name for p in repo.pins)
@@ -150,12 +152,13 @@ def test_a_spark_command_without_its_jars_is_one_line_and_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("pyspark")
-    monkeypatch.setenv(J.DIR_ENV, str(tmp_path))  # an empty directory: the session is refused before a JVM starts
+    # an empty directory: the session is refused before a JVM starts
+    monkeypatch.setenv(kit_jars.DIR_ENV, str(tmp_path))
     (tmp_path / "warehouses" / "replica" / "analytics" / "orders").mkdir(parents=True)  # the drill's replica
     assert cli.main(["rehearse", "--local", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("rehearsal: ") and "iceberg-spark-runtime" in err and J.FETCH_COMMAND in err
+    assert err.startswith("rehearsal: ") and "iceberg-spark-runtime" in err and kit_jars.FETCH_COMMAND in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -185,10 +185,10 @@ def test_the_configured_tables_are_backed_up_when_none_are_named(tmp_path: Path)
         line for line in (ROOT / "examples/seed.toml").read_text().splitlines() if "# backed up every" not in line
     )
     config = tmp_path / "kit.toml"
-    config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics.orders", "sales.*"]\n', 1))
+    config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics.orders", "analytics.*"]\n', 1))
     local = ["--replica-warehouse", str(tmp_path), "--vault-bucket", "v", "--retention-days", "1", "--point-key", "k"]
     req = request_from_args(parser().parse_args([*local, "--config", str(config)]))
-    assert req.selection == (("analytics.orders",), ("sales",))
+    assert req.selection == (("analytics.orders",), ("analytics",))
     named = request_from_args(parser().parse_args([*local, "--config", str(config), "--table", "a.b"]))
     assert named.selection == (("a.b",), ())  # named tables win over the configured ones
     config.write_text(seed.replace("[vault]\n", '[vault]\ntables = ["analytics"]\n', 1))

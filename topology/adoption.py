@@ -61,7 +61,7 @@ class AdoptableSite(BaseModel):
 
 class AdoptableReplica(BaseModel):
     """The keys of a replica that adopt an existing bucket, the destination of a replication taken over (mixed into
-    `topology.model.Replica`)."""
+    `s3tables_kit.topology.model.Replica`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 

@@ -14,7 +14,7 @@ table is stale within the drill.
   0. baseline: two runs with nothing attacked; every alarm must stay OK (a drill whose alarms always fire proves
      nothing);
   then each technique, with two runs after it, or one run of the tools whose findings catch it (`audit`, the
-  rehearsal's `--as-of` plan, `recover --from-vault --list-points`: `harness.drills.detection_points`); a technique
+  rehearsal's `--as-of` plan, `recover --from-vault --list-points`, at the end of this module); a technique
   is caught when every signal expected to catch it fired, missed when none did (exit 1 for a miss, a partial catch
   or a noisy baseline).
 
@@ -26,9 +26,12 @@ table's replica fail (replication FAILED and held) and the monitor's reads of th
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -39,7 +42,6 @@ from typing import Any
 
 from emulator.control import Control
 from harness.deploy import FAKE_KEY, client
-from harness.drills import detection_points as P
 from harness.drills.alarms import (
     AlarmRule,
     LambdaPlayer,
@@ -47,9 +49,11 @@ from harness.drills.alarms import (
     Stacks,
     Window,
     alarm_rules,
+    environ,
     scheduled_functions,
 )
 from s3tables_kit.topology.config import KitConfig
+from s3tables_kit.topology.outputs import OUTPUT_RECOVERY
 
 Finding = tuple[str, str]  # (the kind a technique expects, what it says)
 Check = Callable[[], set[Finding]]
@@ -294,28 +298,28 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
         Technique(
             "c",
             "a writer's commit dated two days ahead, replicated",
-            P.future_dated_commit,
+            future_dated_commit,
             ("snapshot-time-untrusted",),
             checks=("audit",),
         ),
         Technique(
             "d",
             "a backdated commit appended last, before an --as-of rehearsal",
-            P.backdated_commit,
+            backdated_commit,
             ("snapshot-time-untrusted", "as-of-refused"),
             checks=("audit", "as-of"),
         ),
         Technique(
             "e",
             "a forged vault point dated a month ahead (no MAC of the point key)",
-            P.forged_point,
+            forged_point,
             ("point-refused",),
             checks=("points",),
         ),
         Technique(
             "f",
             "a malformed object under the table's points/",
-            P.malformed_point,
+            malformed_point,
             ("point-refused",),
             checks=("points",),
         ),
@@ -343,7 +347,7 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
 
 def change_application(drill: Drill) -> None:
     """(g) The recovery application's image replaced (an administrator of the recovery account)."""
-    rec = drill.world.outputs_doc["recovery"]["kit_recovery"]
+    rec = drill.world.outputs_doc["recovery"][OUTPUT_RECOVERY]
     emr = drill.world.client("emr-serverless", rec["region"])
     emr.stop_application(applicationId=rec["emr_application_id"])
     emr.update_application(
@@ -435,8 +439,8 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     _deploy_application(world)
     checks: dict[str, Check] = {
         "audit": lambda: _audit_findings(world),
-        "as-of": lambda: P.as_of_findings(world),
-        "points": lambda: P.point_findings(world),
+        "as-of": lambda: as_of_findings(world),
+        "points": lambda: point_findings(world),
     }
     return Drill(world, cw_rules, player, metrics, say, checks=checks)
 
@@ -446,16 +450,15 @@ def _deploy_application(world: World) -> None:
     it (`deployed` in its output), into the world's outputs."""
     stack = world.stacks["recovery"]
     app = next(iter(stack["resource"]["aws_emrserverless_application"].values()))
-    rec = world.outputs_doc["recovery"]["kit_recovery"]
+    rec = world.outputs_doc["recovery"][OUTPUT_RECOVERY]
     emr = world.client("emr-serverless", rec["region"])
     created = emr.create_application(name=app["name"], releaseLabel=app["release_label"], type=app["type"].upper())
-    recorded = stack["output"]["kit_recovery"]["value"]["deployed"]["application"]
+    recorded = stack["output"][OUTPUT_RECOVERY]["value"]["deployed"]["application"]
     rec |= {"emr_application_id": created["applicationId"], "deployed": {"application": recorded}}
 
 
 def _audit_findings(world: World) -> set[Finding]:
     """`audit`'s findings on the world (as `make audit` runs it): (kind, resource and detail)."""
-    from harness.drills.alarms import environ
     from s3tables_kit.jobs.kernel.clients import Clients
     from s3tables_kit.jobs.ops.audit import audit
     from s3tables_kit.topology.outputs import parse_outputs
@@ -515,3 +518,110 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---- the techniques on writer-chosen times and vault points: a commit dated in the future, a backdated commit before
+# an `--as-of` rehearsal, a forged vault point and a malformed one, and the tools whose findings catch them ----
+
+DAY_MS = 86_400_000
+FUTURE_TABLE, BACKDATED_TABLE = "analytics.orders", "analytics.customers"
+
+
+def _commit_dated(drill: Drill, qualified: str, offset_ms: int) -> None:
+    bucket, _ = drill.world.source_tables()[qualified]
+    commit(drill.world, bucket, qualified, int(time.time() * 1000) + offset_ms)
+    for src in drill.world.cfg.sources:
+        drill.world.control.replicate(source_bucket_arn=src.bucket_arn)
+
+
+def future_dated_commit(drill: Drill) -> None:
+    """(c) A writer's commit whose snapshot is dated two days ahead, replicated."""
+    _commit_dated(drill, FUTURE_TABLE, 2 * DAY_MS)
+
+
+def backdated_commit(drill: Drill) -> None:
+    """(d) A writer's commit dated a day back appended last, replicated: by log order, "the state as of" every later
+    instant."""
+    _commit_dated(drill, BACKDATED_TABLE, -DAY_MS)
+
+
+def as_of_findings(world: World, table: str = BACKDATED_TABLE) -> set[Finding]:
+    """`recover --dry-run --as-of <now>` of `table` (the rehearsal's plan): a refusal is the finding."""
+    from s3tables_kit.jobs.recover.cli import main as recover
+
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    with tempfile.TemporaryDirectory() as tmp:
+        outputs = Path(tmp) / "outputs.json"
+        outputs.write_text(json.dumps(world.outputs_doc))
+        args = ["--outputs", str(outputs), "--endpoint-url", world.endpoint, "--table", table,
+                "--as-of", now, "--dry-run"]  # fmt: skip
+        err = io.StringIO()
+        with environ(world.env()), contextlib.redirect_stdout(err), contextlib.redirect_stderr(err):
+            code = recover(args)
+    said = err.getvalue().strip().splitlines()
+    refused = [line for line in said if "refused" in line]
+    return {("as-of-refused", refused[0])} if code != 0 and refused else set()
+
+
+def _vault(world: World) -> tuple[str, str, str]:
+    """(bucket, Region, point key ARN) of the vault the techniques write to: a bucket made as the vault drill makes
+    it (Object Lock, COMPLIANCE) beside the deployed vault, whose bucket policy the stand-in cannot evaluate for a
+    writer (moto reads `aws:PrincipalArn` as absent, so the policy's Deny refuses every PutObject, the backup role's
+    too); the deployed vault's point key."""
+    from harness.world import create_vault_bucket
+    from s3tables_kit.topology.backup import VAULT_STACK_ID
+    from s3tables_kit.topology.outputs import OUTPUT_VAULT
+
+    v = world.outputs_doc[VAULT_STACK_ID][OUTPUT_VAULT]
+    bucket, s3 = f"{v['bucket_name']}-drill", world.client("s3", v["region"])
+    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+        create_vault_bucket(s3, days=1, bucket=bucket, region=v["region"])
+    return bucket, v["region"], v["point_key_arn"]
+
+
+def _point_prefix(world: World) -> str:
+    from s3tables_kit.jobs.vault.layout import table_prefix
+
+    ns, name = FUTURE_TABLE.split(".")
+    rep = world.cfg.recovery_replica
+    table = world.client("s3tables", rep.region).get_table(tableBucketARN=rep.bucket_arn, namespace=ns, name=name)
+    return table_prefix(ns, name, table["tableARN"].rsplit("/", 1)[-1])
+
+
+def forged_point(drill: Drill) -> None:
+    """(e) A point object the backup role did not write, dated far ahead so that it would be "latest" for every
+    restore: well formed, with a MAC the attacker made up (it holds no GenerateMac on the point key)."""
+    from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint
+
+    bucket, region, _ = _vault(drill.world)
+    prefix, sid = _point_prefix(drill.world), 777
+    ns, name = FUTURE_TABLE.split(".")
+    ahead = int(time.time() * 1000) + 30 * DAY_MS
+    meta, restorable = "metadata/forged.metadata.json", f"restorable/{sid}/run/metadata/forged.metadata.json"
+    files = (BackupFile(meta, "metadata", 10, 1, "v"), BackupFile(restorable, "restorable", 10, 1, "v"))
+    point = BackupPoint(ns, name, prefix.rstrip("/").rsplit("/", 1)[-1], sid, ahead, meta, restorable,
+                        "s3://elsewhere", "attacker", datetime.now(UTC).isoformat(), files, mac="Zm9yZ2Vk")  # fmt: skip
+    drill.world.client("s3", region).put_object(
+        Bucket=bucket, Key=point.key, Body=point.to_json().encode(), ChecksumAlgorithm="CRC32"
+    )
+
+
+def malformed_point(drill: Drill) -> None:
+    """(f) An object under the table's `points/` that is no point at all (once, it made every restore fail)."""
+    bucket, region, _ = _vault(drill.world)
+    key = f"{_point_prefix(drill.world)}points/666.json"
+    drill.world.client("s3", region).put_object(Bucket=bucket, Key=key, Body=b"{not a point", ChecksumAlgorithm="CRC32")
+
+
+def point_findings(world: World) -> set[Finding]:
+    """`recover --from-vault --list-points` of the table (what a restore and the vault rehearsal read first): each
+    refused point is a finding, and the listing must not fail."""
+    from s3tables_kit.jobs.vault.mac import PointKey
+    from s3tables_kit.jobs.vault.reader import VaultReader, list_points
+
+    bucket, region, key = _vault(world)
+    ns, name = FUTURE_TABLE.split(".")
+    with environ(world.env()):
+        reader = VaultReader(f"s3://{bucket}", region, world.endpoint, point_key=PointKey(key, region, world.endpoint))
+        scan = list_points(reader, ns, name)
+    return {("point-refused", r.line()) for r in scan.refused}

@@ -15,13 +15,14 @@ from s3tables_kit.topology.config import KitConfig
 
 
 def client(emu: Emulator, key: Credentials, service: str, region: str) -> Any:
-    """A boto3 client of the emulator, as the account that holds `key`."""
-    import boto3
+    """A boto3 client of the emulator, as the account that holds `key` (the kit's SDK: `PutRows` and `GetChannel`
+    modelled)."""
+    from s3tables_kit.jobs.kernel.sdk import boto3_session
 
-    session = boto3.session.Session(
+    session = boto3_session(
         aws_access_key_id=key.access_key_id, aws_secret_access_key=key.secret_access_key, region_name=region
     )
-    return session.client(service, endpoint_url=emu.url)  # type: ignore[call-overload]
+    return session.client(service, endpoint_url=emu.url)
 
 
 def synth_config(cfg: KitConfig, outdir: Path, *, allow_destroy: bool = False) -> dict[str, Json]:

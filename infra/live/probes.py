@@ -415,7 +415,7 @@ DAY_MS = 86_400_000
 
 def untrusted_times(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` (a table's current metadata) with its current snapshot dated a day ahead and, after it, a snapshot-log
-    entry dated a day before the log's first: the times `jobs.kernel.snapshot_times` reports (pure)."""
+    entry dated a day before the log's first: the times `s3tables_kit.jobs.kernel.snapshot_times` reports (pure)."""
     out = json.loads(json.dumps(doc))
     current = out["current-snapshot-id"]
     ahead = max(int(s["timestamp-ms"]) for s in out["snapshots"]) + DAY_MS

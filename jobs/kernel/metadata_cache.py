@@ -103,7 +103,8 @@ class MetadataSummary:
     commit_ms: tuple[int, ...]
     snapshot_ms: tuple[int, ...]
     current_bytes: int | None = None
-    # What `jobs.kernel.snapshot_times` judges: the snapshot log's steps back, and the newest (time, snapshot id).
+    # What `s3tables_kit.jobs.kernel.snapshot_times` judges: the snapshot log's steps back, and the newest (time,
+    # snapshot id).
     log_steps_back: tuple[tuple[int, int, int, int], ...] = ()
     newest_snapshot: tuple[int, int] | None = None
 

@@ -4,7 +4,8 @@ the options that choose the tables (`--table`, `--namespace`), as recovery and f
 Point in time follows Iceberg's own rule (`SnapshotUtil.snapshotIdAsOfTime`): the table's snapshot log, last entry at
 or before the instant. The resolved snapshot must still be retained by the replica. One `--as-of` instant applied to
 several tables gives each table's state at that moment: a consistent cut. The log's times are its writers': on a table
-whose log goes backwards or holds a snapshot dated in the future (`jobs.kernel.snapshot_times`) `--as-of` refuses to
+whose log goes backwards or holds a snapshot dated in the future (`s3tables_kit.jobs.kernel.snapshot_times`) `--as-of`
+refuses to
 resolve, naming the snapshots to choose from with `--snapshot-id`, instead of trusting log order.
 """
 

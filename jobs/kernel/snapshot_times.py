@@ -2,7 +2,8 @@
 backwards. Iceberg's own metadata builder refuses both beyond one minute (`TableMetadata`: "Expected sorted snapshot
 log entries", "Invalid update timestamp"), but a metadata file written by hand carries whatever its writer chose, and
 `timestamp-ms` is what `--as-of`, freshness and the recovery window read. Either is a finding of `status` and
-`audit`, fails the rehearsal, and makes `--as-of` refuse to resolve on that table (`jobs.kernel.selectors`): in log
+`audit`, fails the rehearsal, and makes `--as-of` refuse to resolve on that table
+(`s3tables_kit.jobs.kernel.selectors`): in log
 order, one backdated commit appended last would become "the state as of" every later instant.
 
 `snapshot_time_findings` reads a parsed table (`TableInfo`); `summary_time_findings` reads the ops tools' cached
@@ -15,16 +16,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from s3tables_kit.jobs.kernel.snapshots import CLOCK_SKEW_MS, TableInfo, iso_ms
-
-if TYPE_CHECKING:  # pragma: no cover
-    from s3tables_kit.jobs.kernel.metadata_cache import MetadataSummary
 
 FUTURE, BACKWARDS = "snapshot-in-the-future", "snapshot-log-backwards"
 
 Step = tuple[int, int, int, int]  # (earlier entry's timestamp ms, its snapshot id, later entry's timestamp ms, its id)
+
+
+class TimesSummary(Protocol):
+    """What the findings read of a metadata file's summary (`metadata_cache.MetadataSummary` is one), named here so
+    that the summary's module may import this one and not the other way round."""
+
+    @property
+    def log_steps_back(self) -> tuple[Step, ...]: ...
+
+    @property
+    def newest_snapshot(self) -> tuple[int, int] | None: ...
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,6 @@ def snapshot_time_findings(info: TableInfo, now_ms: int, skew_ms: int = CLOCK_SK
     return time_findings(log_steps_back(info.snapshot_log, skew_ms), newest_time(entries), now_ms, skew_ms)
 
 
-def summary_time_findings(summary: MetadataSummary, now_ms: int, skew_ms: int = CLOCK_SKEW_MS) -> list[TimeFinding]:
+def summary_time_findings(summary: TimesSummary, now_ms: int, skew_ms: int = CLOCK_SKEW_MS) -> list[TimeFinding]:
     """The same findings from the ops tools' summary of a metadata file (its steps back are those of one minute)."""
     return time_findings(summary.log_steps_back, summary.newest_snapshot, now_ms, skew_ms)

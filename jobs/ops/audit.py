@@ -29,7 +29,8 @@ Checks (each drift has a kind, the resource and a detail):
 * ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``snapshot-time-untrusted``: a replica table whose snapshot is dated in the future or whose snapshot log goes
-  backwards (`jobs.kernel.snapshot_times`: writer-chosen times `--as-of` and freshness would otherwise trust);
+  backwards (`s3tables_kit.jobs.kernel.snapshot_times`: writer-chosen times `--as-of` and freshness would otherwise
+  trust);
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
   ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each

@@ -167,7 +167,7 @@ def _replica_check(
 
 def time_drifts(clients: Clients, table: TableRef, label: str) -> list[Drift]:
     """``snapshot-time-untrusted``: the replica's snapshot times in the future or its snapshot log going backwards
-    (`jobs.kernel.snapshot_times`), from its current metadata file (one more read per replica table)."""
+    (`s3tables_kit.jobs.kernel.snapshot_times`), from its current metadata file (one more read per replica table)."""
     got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_metadata_location")
     location = metadata_location(got)
     if not location:

@@ -1,12 +1,11 @@
-"""What `s3tables_kit.jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it
-would change and what it leaves alone, the bytes the first backfill copies to each destination, and the proposed
-`kit.toml` that adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several).
+"""What `jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would change and
+what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml` that
+adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several).
 
-Replication is read as it is: a bucket that a found configuration names as a destination, or whose tables the
-replication service manages (`s3tables_kit.jobs.kernel.tables.replication_managed`), is a replica, proposed among
-`[[replicas]]` (adopted, with the kit's protections), never as a source; its source's configuration is taken over by
-the first deploy (`existing_destinations`). Tables another service writes (another `managedByService`) are named and
-left alone."""
+Replication is read as it is: a bucket that a found bucket-level configuration names as a destination, or whose tables
+the replication service manages (`jobs.kernel.tables.replication_managed`), is a replica, proposed among `[[replicas]]`
+(adopted, with the kit's protections), never as a source; its source's configuration is taken over by the first deploy
+(`existing_destinations`). Tables another service writes (another `managedByService`) are named and left alone."""
 
 from __future__ import annotations
 
@@ -192,6 +191,11 @@ def other_services(b: BucketFound) -> dict[str, str]:
     return {names.get(arn, arn): v for arn, v in sorted(b.managed_by.items()) if not replication_managed(v)}
 
 
+def streamed(b: BucketFound) -> dict[str, str]:
+    """`namespace.table` -> its channel as GetChannel reported it, for tables a `PutRows` channel feeds."""
+    return {t.qualified: t.channel for t in sorted(b.tables, key=lambda t: t.qualified) if t.channel}
+
+
 def bucket_plan(
     b: BucketFound, destinations: Sequence[Destination], found: Mapping[str, BucketFound] | None = None
 ) -> dict[str, Any]:
@@ -276,6 +280,11 @@ def bucket_plan(
                 )
     for table, service in other_services(b).items():
         leave.append(f"table {table}: written by {service}, not a replica (harden and the tools leave it alone)")
+    for table, channel in streamed(b).items():
+        leave.append(
+            f"table {table}: fed through a PutRows channel ({channel}): a planned failover drains it before its "
+            "caught-up check; its producers re-point at failover (docs/failover.md)"
+        )
     if b.tables:
         leave.append(f"{len(b.tables)} table(s) written outside Terraform: adopted by reference, never recreated")
     total, unknown = bucket_bytes(b)
@@ -302,6 +311,7 @@ def bucket_plan(
         "existing_destinations": existing,
         "dropped_destinations": dropped,
         "other_services": other_services(b),
+        "streamed": sorted(streamed(b)),
         "add": add,
         "change": change,
         "leave_alone": leave,
@@ -338,6 +348,7 @@ def replica_plan(b: BucketFound, source: str | None) -> dict[str, Any]:
         "existing_destinations": [],
         "dropped_destinations": [],
         "other_services": other_services(b),
+        "streamed": sorted(streamed(b)),
         "add": [
             f"adopted as a replica of {of}: imported, never created; the kit's replica protections (its bucket "
             "policy's Denies, the protection SCP and guardrail, the replica tables' retention and policies by harden)"

@@ -1,20 +1,21 @@
-"""What `s3tables_kit.jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts) with
-its settings, policies and replication, and of each table its size from the current snapshot's summary, its maintenance,
+"""What `jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts) with its
+settings, policies and replication, and of each table its size from the current snapshot's summary, its maintenance,
 its policy and its table-level replication. Read-only: nothing here writes.
 
-Per table, four requests: one loadTable of the Iceberg REST endpoint (the metadata location and the metadata
-together, as `s3tables_kit.jobs.ops.status_metadata` reads a replica; where the endpoint is refused,
-GetTableMetadataLocation and a GetObject of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and
-GetTableReplication. Those three are sent as signed GETs by the endpoint's client
-(`s3tables_kit.jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is the same, and its transport
-`s3tables_kit.jobs.kernel.signed_get`), their paths taken from botocore's model of the operation: botocore's request
+Per table, five requests: one loadTable of the Iceberg REST endpoint (the metadata location and the metadata together,
+as `jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation and a GetObject
+of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and GetTableReplication. Those three are sent as
+signed GETs by the endpoint's client (`jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is the same, and
+its transport `jobs.kernel.signed_get`), their paths taken from botocore's model of the operation: botocore's request
 serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
-run's wall time. Data files are never listed. The requests are bounded in flight by `--concurrency` (worker processes
-for a large lake) and retried with the kit's backoff on throttling.
+run's wall time. Last, GetChannel on the streaming host (`Clients.channels`; NotFoundException for a table never written
+through `PutRows`: `jobs.kernel.channels.read`) tells the tables a `PutRows` channel feeds. Data files are never listed.
+The requests are bounded in flight by `--concurrency` (worker processes for a large lake) and retried with the kit's
+backoff on throttling.
 
 A refused permission is not an error of one table: `DiscoverRefused` names the action and the resource, and the tool
-stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy,
-`s3tables_kit.jobs.kernel.sdk`); what still fails is kept in the table's `error` for the tool's second pass.
+stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
+still fails is kept in the table's `error` for the tool's second pass.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from s3tables_kit.jobs.kernel import channels
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
 from s3tables_kit.jobs.kernel.sdk import (
@@ -136,6 +138,7 @@ class TableFound:
     maintenance: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] | None = None
     replication: dict[str, Any] | None = None
+    channel: str | None = None  # its PutRows channel as GetChannel reports it; None: never written through PutRows
     refused: tuple[str, str] | None = None  # (action, resource): a permission the run lacks
     error: str | None = None  # what still failed after the retries (the second pass reads the table again)
 
@@ -206,6 +209,9 @@ def read_table(clients: Clients, bucket_arn: str, namespace: str, name: str, arn
         t.policy = json.loads(got["resourcePolicy"]) if got and got.get("resourcePolicy") else None
         got = signed_get(clients, bucket_arn, "GetTableReplication", tableArn=arn)
         t.replication = dict(got) if got else None
+        b = BucketRef(bucket_arn)
+        found = channels.read(clients.channels(b.region, b.account), arn)
+        t.channel = found.describe() if found else None
     except (ClientError, BotoCoreError, ValueError) as exc:
         refused = refusal(exc, arn)
         if refused is not None:
@@ -219,7 +225,7 @@ def read_chunk(
     bucket_arn: str, items: list[tuple[str, str, str]], concurrency: int, clients: Clients
 ) -> list[TableFound]:
     """`read_table` over (namespace, name, ARN) items of one bucket with `concurrency` threads (a worker process's
-    job, `s3tables_kit.jobs.kernel.concurrency.WorkerPool`)."""
+    job, `jobs.kernel.concurrency.WorkerPool`)."""
     return run_concurrently(lambda i: read_table(clients, bucket_arn, *i), items, concurrency)
 
 

@@ -159,7 +159,8 @@ class StatusReport:
 
     @property
     def untrusted_times(self) -> list[DestinationStatus]:
-        """Replicas whose snapshot times are in the future or go backwards (`jobs.kernel.snapshot_times`)."""
+        """Replicas whose snapshot times are in the future or go backwards
+        (`s3tables_kit.jobs.kernel.snapshot_times`)."""
         return [r for r in self.rows if r.window is not None and r.window.time_findings]
 
     @property

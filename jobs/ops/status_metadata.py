@@ -44,7 +44,8 @@ class RecoveryWindow:
     snapshots: int = 0
     short: bool = False
     note: str | None = None
-    # Snapshot times the replica's writers chose and a reader cannot trust (`jobs.kernel.snapshot_times`): a finding.
+    # Snapshot times the replica's writers chose and a reader cannot trust
+    # (`s3tables_kit.jobs.kernel.snapshot_times`): a finding.
     time_findings: list[str] = field(default_factory=list)
 
 

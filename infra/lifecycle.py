@@ -25,8 +25,8 @@ PROTECTED_TYPES: dict[str, str] = {
     "aws_s3tables_table_bucket_replication": "the replication that makes the replicas",
     "aws_s3tables_table_bucket_policy": "replica protection (deny deletion, retention and protection changes); "
     "a source's replication guard",
-    "aws_iam_policy": "the replica guardrail",
-    "aws_iam_role_policy_attachment": "attaches the replica guardrail",
+    "aws_iam_policy": "the replica guardrail and the pipeline guardrail (the identity layer of the allow-lists)",
+    "aws_iam_role_policy_attachment": "attaches a guardrail",
     "aws_organizations_policy": "the replica-protection SCP",
     "aws_organizations_policy_attachment": "attaches the SCP",
     "aws_s3_bucket": "recovery scripts, logs and reports; the backup vault",

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import explain_roles, simulate
+from s3tables_kit.policies.break_glass_runbook import break_glass_how
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_attachments
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
@@ -68,30 +69,6 @@ RESOURCE_FORMS: dict[str, tuple[frozenset[str], re.Pattern[str], str]] = {  # th
     "kms": (KMS_ACTIONS, KEY_RESOURCE_RE, "arn:aws:kms:<region>:<account>:key/<id>"),
     "sts": (explain_roles.STS_ACTIONS, explain_roles.ROLE_RESOURCE_RE, "arn:aws:iam::<account>:role/<name>"),
 }  # fmt: skip
-
-# How break-glass makes each protected change, by the rule's risk (its Sid without DenyReplica / DenyPromoted).
-_REVIEW = "docs/policy-review.md#protection-rules"
-_FAILOVER = "docs/failover.md#failing-over-to-a-replica-make-failover"
-_LOCKED = "docs/provisioning.md#changing-a-locked-setting-a-break-glass-deploy"
-# fmt: off
-RUNBOOK: dict[str, tuple[str, str]] = {
-    "Deletion": (_REVIEW, "with break-glass credentials only: no kit tool deletes"),
-    "RetentionChange": ("docs/assurance.md#operations-after-apply",
-                        "`make harden` run as break-glass sets replica retention and table policies"),
-    "DataWrite": (_FAILOVER, "a replica becomes writable only by promotion (`make failover`, run as break-glass)"),
-    "ProtectionChange": (_LOCKED, "a bucket policy change is a break-glass deploy; table policies are put by "
-                                  "`make harden` as break-glass"),
-    "ReplicationChange": (_FAILOVER, "promotion disassociates replicas as break-glass; any other replication "
-                                     "change is a break-glass deploy"),
-    "ReplicationSetup": (_LOCKED, "the failover topology's deploy, or a break-glass deploy"),
-    "BucketSettingsChange": (_LOCKED, "a break-glass deploy of the replica's stack"),
-    "TagChange": (_REVIEW, "with break-glass credentials only"),
-    "NameSquatting": (_FAILOVER, "only the replication service creates replicas; a promoted bucket's writers "
-                                 "create tables"),
-    "KeyDestruction": (_REVIEW, "with break-glass credentials only (the key policy, the SCP and the guardrail deny "
-                                "everyone else)"),
-}
-# fmt: on
 
 
 class RefusedInput(ValueError):
@@ -545,10 +522,6 @@ def also_exempt(cfg: KitConfig, req: ExplainRequest, rules: Sequence[iam_actions
     return tuple(dict.fromkeys(out))
 
 
-def _risk(sid: str) -> str:
-    return sid.removeprefix("DenyReplica").removeprefix("DenyPromoted")
-
-
 @dataclass(frozen=True)
 class Question:
     """One request to explain, with what the caller says about its principal."""
@@ -608,7 +581,7 @@ def _explanation(cfg: KitConfig, plan: _Plan, results: dict[str, SimResult]) -> 
     missing = tuple(sorted({r.partition(":")[0] for r in res.implicitly_denied_in})) if decision == IMPLICIT else ()
     path = None
     if plan.rules:
-        how = tuple(dict.fromkeys(RUNBOOK[_risk(r.sid)] for r in plan.rules if _risk(r.sid) in RUNBOOK))
+        how = break_glass_how(plan.rules)
         path = BreakGlassPath(
             tuple(r.sid for r in plan.rules),
             tuple((p, results[rid].allowed) for p, rid in plan.glass),

@@ -33,7 +33,8 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source", "aws_s3tables_table_bucket_policy"): 1,  # the source's replication guard (decision 0028)
         ("replica-demo-dest-tablebucket", "awscc_s3tables_table_bucket"): 1,
         ("replica-demo-dest-tablebucket", "aws_s3tables_table_bucket_policy"): 1,
-        ("replica-demo-dest-tablebucket", "aws_iam_policy"): 1,  # guardrail (the seed attaches it to no role)
+        # the account's guardrail and its pipeline guardrail (the seed attaches them to no role)
+        ("replica-demo-dest-tablebucket", "aws_iam_policy"): 2,
         ("replica-demo-dest-tablebucket", "aws_kms_key"): 1,  # the account's freshness check's alarm topic key
         ("source", "aws_kms_key"): 1,  # the alarm topic's key (`[assurance]`)
         ("recovery", "awscc_s3tables_table_bucket"): 1,
@@ -63,12 +64,12 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
             for r in ("euc1", "use1", "apse2")
             for t in ("awscc_s3tables_table_bucket", "aws_kms_key", "aws_s3tables_table_bucket_policy")
         },
-        # one guardrail per replica account (euc1 owns 222222222222's, apse2 333333333333's): two configured roles
-        # plus the account's deploy role each
-        ("replica-lakehouse-replica-euc1", "aws_iam_policy"): 1,
-        ("replica-lakehouse-replica-euc1", "aws_iam_role_policy_attachment"): 3,
-        ("replica-lakehouse-replica-apse2", "aws_iam_policy"): 1,
-        ("replica-lakehouse-replica-apse2", "aws_iam_role_policy_attachment"): 3,
+        # one guardrail and one pipeline guardrail per replica account (euc1 owns 222222222222's, apse2
+        # 333333333333's), each attached to two configured roles plus the account's deploy role
+        ("replica-lakehouse-replica-euc1", "aws_iam_policy"): 2,
+        ("replica-lakehouse-replica-euc1", "aws_iam_role_policy_attachment"): 6,
+        ("replica-lakehouse-replica-apse2", "aws_iam_policy"): 2,
+        ("replica-lakehouse-replica-apse2", "aws_iam_role_policy_attachment"): 6,
         # the replica bucket key + the alarm topic key of the account's freshness check (euc1, apse2 own one)
         ("replica-lakehouse-replica-euc1", "aws_kms_key"): 2,
         ("replica-lakehouse-replica-apse2", "aws_kms_key"): 2,
@@ -90,7 +91,7 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("source", "aws_kms_key"): 1,  # the alarm topic's key
         ("replica-sales-lake-us-west-2", "awscc_s3tables_table_bucket"): 1,
         ("replica-sales-lake-us-west-2", "aws_s3tables_table_bucket_policy"): 1,
-        ("replica-sales-lake-us-west-2", "aws_iam_policy"): 1,
+        ("replica-sales-lake-us-west-2", "aws_iam_policy"): 2,  # the guardrail and the pipeline guardrail
         ("replica-sales-lake-us-west-2", "aws_kms_key"): 1,  # the account's freshness check's alarm topic key
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_s3tables_namespace"): 2,
@@ -101,8 +102,9 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         ("organization", "aws_organizations_policy_attachment"): 4,
     },
     # an estate: one source stack per source (each its bucket, namespace, table, replication and alarm topic key;
-    # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail per replica
-    # account (each attached to data-engineer and the account's deploy role), one recovery, one pair of SCPs.
+    # sales-euw1 also its bucket key), a replica stack per replica (the vault with its key), one guardrail and one
+    # pipeline guardrail per replica account (each attached to data-engineer and the account's deploy role), one
+    # recovery, one pair of SCPs.
     "estate": {
         **{
             (f"source-{s}", t): 1
@@ -125,12 +127,15 @@ EXPECTED: dict[str, dict[tuple[str, str], int]] = {
         **{
             (f"replica-estate-{r}", t): 1
             for r in ("vault-euc1", "sales-replica-euc1")
-            for t in ("awscc_s3tables_table_bucket", "aws_s3tables_table_bucket_policy", "aws_iam_policy")
+            for t in ("awscc_s3tables_table_bucket", "aws_s3tables_table_bucket_policy")
         },
+        # each replica account's guardrail and pipeline guardrail, each attached to data-engineer and the deploy role
+        ("replica-estate-vault-euc1", "aws_iam_policy"): 2,
+        ("replica-estate-sales-replica-euc1", "aws_iam_policy"): 2,
         ("replica-estate-vault-euc1", "aws_kms_key"): 2,  # the vault's key + its freshness check's topic key
         ("replica-estate-sales-replica-euc1", "aws_kms_key"): 1,  # the freshness check's topic key
-        ("replica-estate-vault-euc1", "aws_iam_role_policy_attachment"): 2,
-        ("replica-estate-sales-replica-euc1", "aws_iam_role_policy_attachment"): 2,
+        ("replica-estate-vault-euc1", "aws_iam_role_policy_attachment"): 4,
+        ("replica-estate-sales-replica-euc1", "aws_iam_role_policy_attachment"): 4,
         ("recovery", "awscc_s3tables_table_bucket"): 1,
         ("recovery", "aws_kms_key"): 2,  # recovery bucket key + rehearsal alarm topic key
         ("recovery", "aws_s3tables_namespace"): 2,

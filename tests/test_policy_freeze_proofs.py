@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies.render import RENDERED_DIR
+from s3tables_kit.policies.render import EXAMPLES_DIR, RENDERED_DIR
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimRequest, errors_of, evaluate, principal_context
 
 pytestmark = pytest.mark.node
@@ -76,7 +76,7 @@ RESOURCES = {
 def test_the_replication_role_is_the_seed_s() -> None:
     from s3tables_kit.topology.config import load_config
 
-    cfg = load_config(RENDERED_DIR.parents[1] / "examples" / "seed.toml")
+    cfg = load_config(EXAMPLES_DIR / "seed.toml")
     assert cfg.replication_role_arn_of(cfg.sources[0]) == PRINCIPALS["repl"]
 
 

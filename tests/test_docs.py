@@ -330,7 +330,8 @@ TOOL_MODULES = (
             "infra.lockcheck", "infra.adoptgate", "topology.reference", "policies.explain", "jobs.jars",
         )
     ),
-    "harness.drills.demo", "harness.drills.failover", "harness.e2e.run", "harness.sandbox", "harness.live_standin",
+    "harness.drills.demo", "harness.drills.failover", "harness.e2e.run", "harness.e2e.adopt_worlds",
+    "harness.sandbox", "harness.live_standin",
 )  # fmt: skip
 # Flags of other programs the docs show (cdktf, spark-submit, Glue, pytest, Terraform).
 FOREIGN_FLAGS = frozenset({

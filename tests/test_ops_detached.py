@@ -13,7 +13,7 @@ from s3tables_kit.jobs.ops import audit as au
 from s3tables_kit.jobs.ops import harden as hd
 from s3tables_kit.jobs.ops import monitor as mon
 from s3tables_kit.jobs.ops import status as st
-from s3tables_kit.jobs.ops.status_rows import is_detached
+from s3tables_kit.jobs.ops.status_rows import DETACHED_MESSAGE_PREFIX, is_detached
 from tests.ops_fixtures import SRC_REGION, OpsEnv, World, deploy, put_retention
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
@@ -80,7 +80,7 @@ def test_status_sees_the_sources_failure_message_without_listing_destinations(op
     report = st.collect_status(world.clients, [world.source_arn], show_progress=False, list_destinations=False)
     [row] = _rows(report, DETACHED_TABLE)
     assert row.status == st.DETACHED
-    assert (row.failure_message or "").startswith(st.DETACHED_MESSAGE_PREFIX)
+    assert (row.failure_message or "").startswith(DETACHED_MESSAGE_PREFIX)
     assert row.last_replicated_at is not None and report.exit_code == 1
 
 

@@ -6,7 +6,8 @@ table fed by `PutRows`) adopted end to end, on the local stand-in with the real 
    source (never a source), the source's configuration to take over (`existing_destinations`), the `PutRows`-fed
    table reported; the proposal completed as the engineer completes it;
 2. the e2e's run of the completed proposal (harness/e2e/run.ExampleRun): the stacks in the runbook's order, each
-   planned, gated (`infra.adoptgate`), applied, re-planned empty, nothing protected destroyed or replaced, the
+   planned, gated (`s3tables_kit.infra.adoptgate`), applied, re-planned empty, nothing protected destroyed or
+   replaced, the
    destroy check, then the second deploy and the locked change;
 3. at the source stack that imports the existing configuration, its saved plan gated before anything of it is
    applied: the adoption gate refuses the variant of that plan that drops the existing destination (by

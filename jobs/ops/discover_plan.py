@@ -1,9 +1,11 @@
-"""What `jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it would change and
+"""What `s3tables_kit.jobs.ops.discover` makes of what it read (pure): per bucket, what the kit would add, what it
+would change and
 what it leaves alone, the bytes the first backfill copies to each destination, and the proposed `kit.toml` that
 adopts the buckets as they are (`[source]` for one bucket, the estate's `[[sources]]` for several).
 
 Replication is read as it is: a bucket that a found bucket-level configuration names as a destination, or whose tables
-the replication service manages (`jobs.kernel.tables.replication_managed`), is a replica, proposed among `[[replicas]]`
+the replication service manages (`s3tables_kit.jobs.kernel.tables.replication_managed`), is a replica, proposed among
+`[[replicas]]`
 (adopted, with the kit's protections), never as a source; its source's configuration is taken over by the first deploy
 (`existing_destinations`). Tables another service writes (another `managedByService`) are named and left alone."""
 

@@ -1,20 +1,26 @@
-"""What `jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts) with its
+"""What `s3tables_kit.jobs.ops.discover` reads of a live account: every table bucket of some Regions (and accounts)
+with its
 settings, policies and replication, and of each table its size from the current snapshot's summary, its maintenance,
 its policy and its table-level replication. Read-only: nothing here writes.
 
 Per table, five requests: one loadTable of the Iceberg REST endpoint (the metadata location and the metadata together,
-as `jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation and a GetObject
+as `s3tables_kit.jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation
+and a GetObject
 of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and GetTableReplication. Those three are sent as
-signed GETs by the endpoint's client (`jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is the same, and
-its transport `jobs.kernel.signed_get`), their paths taken from botocore's model of the operation: botocore's request
+signed GETs by the endpoint's client (`s3tables_kit.jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is
+the same, and
+its transport `s3tables_kit.jobs.kernel.signed_get`), their paths taken from botocore's model of the operation:
+botocore's request
 serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
 run's wall time. Last, GetChannel on the streaming host (`Clients.channels`; NotFoundException for a table never written
-through `PutRows`: `jobs.kernel.channels.read`) tells the tables a `PutRows` channel feeds. Data files are never listed.
+through `PutRows`: `s3tables_kit.jobs.kernel.channels.read`) tells the tables a `PutRows` channel feeds. Data files
+are never listed.
 The requests are bounded in flight by `--concurrency` (worker processes for a large lake) and retried with the kit's
 backoff on throttling.
 
 A refused permission is not an error of one table: `DiscoverRefused` names the action and the resource, and the tool
-stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy, `jobs.kernel.sdk`); what
+stops there (exit 2). Throttling, server and connection errors are retried (the kit's policy,
+`s3tables_kit.jobs.kernel.sdk`); what
 still fails is kept in the table's `error` for the tool's second pass.
 """
 
@@ -225,7 +231,7 @@ def read_chunk(
     bucket_arn: str, items: list[tuple[str, str, str]], concurrency: int, clients: Clients
 ) -> list[TableFound]:
     """`read_table` over (namespace, name, ARN) items of one bucket with `concurrency` threads (a worker process's
-    job, `jobs.kernel.concurrency.WorkerPool`)."""
+    job, `s3tables_kit.jobs.kernel.concurrency.WorkerPool`)."""
     return run_concurrently(lambda i: read_table(clients, bucket_arn, *i), items, concurrency)
 
 

@@ -289,22 +289,8 @@ def bucket_plan(
         )
     if b.tables:
         leave.append(f"{len(b.tables)} table(s) written outside Terraform: adopted by reference, never recreated")
-    total, unknown = bucket_bytes(b)
     return {
-        "bucket": b.name,
-        "arn": b.arn,
-        "region": b.region,
-        "account": b.account,
-        "encryption": b.encryption,
-        "storage_class": b.storage_class,
-        "maintenance": b.maintenance,
-        "policy": b.policy,
-        "replication": b.replication,
-        "namespaces": b.namespaces,
-        "tables": len(b.tables),
-        "bytes": total,
-        "records": sum(t.records or 0 for t in b.tables),
-        "tables_without_size": unknown,
+        **_found(b),
         "snapshot_retention": {"max_snapshot_age_hours": retention[0], "min_snapshots_to_keep": retention[1]},
         "table_settings": [_table_json(t) for t in b.tables if _notable(t, retention)],
         "replicas": replicas,
@@ -321,12 +307,9 @@ def bucket_plan(
     }
 
 
-def replica_plan(b: BucketFound, source: str | None) -> dict[str, Any]:
-    """A found bucket that holds replicas (of `source`; None: a source not discovered): adopted as a replica with the
-    kit's protections, never proposed as a source (pure)."""
+def _found(b: BucketFound) -> dict[str, Any]:
+    """What discovery read of a bucket, the same in a source's plan and a replica's."""
     total, unknown = bucket_bytes(b)
-    sids = ", ".join(str(s.get("Sid") or "(no Sid)") for s in statements(b.policy))
-    of = source or "a source not discovered (discover its Region and account to adopt both)"
     return {
         "bucket": b.name,
         "arn": b.arn,
@@ -342,6 +325,16 @@ def replica_plan(b: BucketFound, source: str | None) -> dict[str, Any]:
         "bytes": total,
         "records": sum(t.records or 0 for t in b.tables),
         "tables_without_size": unknown,
+    }
+
+
+def replica_plan(b: BucketFound, source: str | None) -> dict[str, Any]:
+    """A found bucket that holds replicas (of `source`; None: a source not discovered): adopted as a replica with the
+    kit's protections, never proposed as a source (pure)."""
+    sids = ", ".join(str(s.get("Sid") or "(no Sid)") for s in statements(b.policy))
+    of = source or "a source not discovered (discover its Region and account to adopt both)"
+    return {
+        **_found(b),
         "snapshot_retention": {},
         "table_settings": [],
         "replicas": [],

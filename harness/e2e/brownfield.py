@@ -15,7 +15,7 @@ Then `complete`: discovery's proposal with the sections it leaves to the enginee
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,10 +142,16 @@ def complete(out: Path) -> Path:
     text = path.read_text()
     if text.count("adopt = true") != 2 or text.count("replicate_to = ") != 2 or "alarm_subscriptions = []" not in text:
         raise ValueError(f"{path} is not discovery's proposal for both buckets with their replicas")
-    for line, reviewed in REVIEWED:
+    return write_reviewed(path, text, REVIEWED)
+
+
+def write_reviewed(path: Path, text: str, reviewed: Sequence[tuple[str, str]]) -> Path:
+    """`text` with each line to review replaced as the engineer completes it, written to `path`; ValueError when a
+    line is not there exactly once (the proposal is not the one this world's discovery writes)."""
+    for line, done in reviewed:
         if text.count(line) != 1:
             raise ValueError(f"{path}: the line to review `{line}` is not there once")
-        text = text.replace(line, reviewed)
+        text = text.replace(line, done)
     path.write_text(text)
     return path
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.e2e.brownfield import write_reviewed
+
 ACCOUNT, REGION, DR_REGION = "111122223333", "us-east-1", "us-west-2"
 ORDERS, ORDERS_DR, FINANCE = "orders-lake", "orders-lake-dr", "finance-lake"
 SOURCES = (FINANCE, ORDERS)
@@ -157,12 +159,7 @@ def complete(out: Path) -> Path:
         raise ValueError(f"{path} is not discovery's proposal of the one-account lake")
     if "alarm_subscriptions = []" not in text:
         raise ValueError(f"{path} is not discovery's proposal of the one-account lake (completed already)")
-    for line, reviewed in REVIEWED:
-        if text.count(line) != 1:
-            raise ValueError(f"{path}: the line to review `{line}` is not there once")
-        text = text.replace(line, reviewed)
-    path.write_text(text)
-    return path
+    return write_reviewed(path, text, REVIEWED)
 
 
 def without_destination(plan: dict[str, Any], destination: str) -> dict[str, Any]:

@@ -11,8 +11,11 @@ live-verify's probe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 # "usually within a minute" (the PutRows user guide); the drain's wait after a channel reads 0.
 COMMIT_INTERVAL_S = 60.0
@@ -41,3 +44,15 @@ class Channel:
 def of_answer(table_arn: str, r: dict[str, Any]) -> Channel:
     error = f"{r['errorCode']}: {r.get('errorMessage', '')}".rstrip(": ") if r.get("errorCode") else None
     return Channel(table_arn, str(r.get("state") or ""), int(r.get("approximateNumberOfBufferedRows") or 0), error)
+
+
+def read(get_channel: Callable[..., dict[str, Any]], table_arn: str) -> Channel | None:
+    """The table's default channel through `get_channel` (a client's `get_channel`, or the jobs' retrying call of it),
+    None when it has none (never written through `PutRows`: NotFoundException)."""
+    try:
+        r = get_channel(tableArn=table_arn)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "NotFoundException":
+            return None
+        raise
+    return of_answer(table_arn, r)

@@ -46,6 +46,7 @@ def _probe(
     fact: Fact, src: Any, bucket_arn: str, table_arn: str, ns: str, name: str, break_glass: Sequence[str], local: bool
 ) -> None:
     from s3tables_kit.policies.freeze import freeze_statement, frozen_policy, render
+    from s3tables_kit.topology import channels
 
     watch = 1.0 if local else WATCH_S  # the stand-in commits 0.2 s after acceptance
     try:
@@ -62,7 +63,7 @@ def _probe(
         src.put_table_bucket_policy(tableBucketARN=bucket_arn, resourcePolicy=render(frozen))
         seen, deadline = None, time.monotonic() + watch
         while time.monotonic() < deadline and _snapshot(src, bucket_arn, ns, name) == before:
-            seen = _channel(src, table_arn)
+            seen = channels.read(src.get_channel, table_arn)
             time.sleep(0.1 if local else POLL_S)
         while_frozen = _snapshot(src, bucket_arn, ns, name) != before
     finally:
@@ -86,15 +87,3 @@ def _probe(
         change="accepted rows were lost to a freeze: stop PutRows producers before a planned failover (runbook) and "
         "record it in docs/failover.md",
     )
-
-
-def _channel(src: Any, table_arn: str) -> Any:
-    """The table's channel as `GetChannel` reports it, None before its first `PutRows` (NotFoundException)."""
-    from s3tables_kit.topology import channels
-
-    try:
-        return channels.of_answer(table_arn, src.get_channel(tableArn=table_arn))
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "NotFoundException":
-            return None
-        raise

@@ -3,20 +3,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from s3tables_kit.jobs.kernel.sdk import call, error_code
-from s3tables_kit.topology.channels import Channel, of_answer
+from s3tables_kit.jobs.kernel.sdk import call
+from s3tables_kit.topology import channels
+from s3tables_kit.topology.channels import Channel
 
 
 def read(channels_client: Any, table_arn: str) -> Channel | None:
     """The table's default channel, None when it has none (never written through `PutRows`)."""
-    try:
-        r = call(channels_client.get_channel, tableArn=table_arn)
-    except ClientError as exc:
-        if error_code(exc) == "NotFoundException":
-            return None
-        raise
-    return of_answer(table_arn, r)
+    return channels.read(functools.partial(call, channels_client.get_channel), table_arn)

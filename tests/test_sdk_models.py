@@ -31,3 +31,10 @@ def test_every_kit_session_knows_get_channel_as_documented() -> None:
     assert where == {"channelId": ("querystring", "channelId"), "tableArn": ("querystring", "tableArn")}
     assert set(op.output_shape.members) == {"state", "approximateNumberOfBufferedRows", "errorCode", "errorMessage"}
     assert callable(client.get_channel) and callable(client.put_rows)
+
+
+def test_the_stand_in_reads_the_same_extension() -> None:
+    """The stand-in imports nothing of the kit and names the extension's folder by path: the same folder."""
+    from emulator.process import SERVICE_MODELS
+
+    assert SERVICE_MODELS.resolve() == MODELS_DIR.resolve() and (SERVICE_MODELS / "s3tables").is_dir()

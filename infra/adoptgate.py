@@ -23,16 +23,19 @@ resource and attribute:
 - an existing replication configuration taken over (`existing_destinations`) that loses a destination the
   configuration does not drop on purpose (`adopt_changes = ["replication"]`), or that is created instead of imported;
   and a replication configuration deleted (a replacement included: the bucket replicates nothing from the delete
-  until the create).
+  until the create);
+- an update of a replication configuration whose prior state holds no version token: the pinned provider sends the
+  token of the state, and its import reads none (`s3tables_kit.infra.takeover` records the live one first).
 
     terraform -chdir=cdktf.out/stacks/source plan -out=tfplan
     terraform -chdir=cdktf.out/stacks/source show -json tfplan > plan.json
     python -m s3tables_kit.infra.adoptgate --plan-json plan.json --config kit.toml
     terraform -chdir=cdktf.out/stacks/source apply tfplan        # exactly the plan the gate passed
 
-or in one step, which applies the saved plan only when the gate passes (`--apply`):
+or in one step, which applies the saved plan only when the gate passes (`--apply`); `--take-over` first gives each
+replication configuration the stack imports its live version token in the state (`s3tables_kit.infra.takeover`):
 
-    python -m s3tables_kit.infra.adoptgate --stack-dir cdktf.out/stacks/source --config kit.toml --apply
+    python -m s3tables_kit.infra.adoptgate --stack-dir cdktf.out/stacks/source --config kit.toml --take-over --apply
 
 Exit 0: a summary of the imports, creates, stated changes and merged policies (`--json` prints it as JSON, `--report`
 writes the JSON to a file); exit 2: refused, or the plan or configuration cannot be read. Like
@@ -44,14 +47,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from s3tables_kit.infra.adoptplan import BUCKET_TYPES, read_saved_plan
+from s3tables_kit.infra.adoptplan import (
+    BUCKET_TYPES,
+    PlannedResource,
+    bucket_arn_of,
+    bucket_name_of,
+    planned_resources,
+    read_saved_plan,
+)
+from s3tables_kit.infra.takeover import KINDS, ReadLive, TakenOver, live_reader, take_over, terraform_runner
 from s3tables_kit.topology.config import KitConfig, Source, load_config
 
 Json = dict[str, Any]
@@ -80,97 +90,7 @@ INLINE_SETTINGS: dict[str, dict[str, Setting]] = {
 }
 # Resources that are one setting of the bucket they name by `table_bucket_arn`.
 ATTACHED_SETTINGS: dict[str, Setting] = {"aws_s3tables_table_bucket_policy": "bucket_policy"}
-REPLICATION_TYPES = ("aws_s3tables_table_bucket_replication", "aws_s3tables_table_replication")
-
-
-# ---------------------------------------------------------------- the plan, typed ----
-
-
-@dataclass(frozen=True)
-class PlannedResource:
-    """One managed resource change of a saved plan, as `terraform show -json` writes it."""
-
-    address: str
-    rtype: str
-    actions: tuple[str, ...]
-    before: Json
-    after: Json
-    after_unknown: Json
-    importing: str | None  # the import id, when the plan imports it
-    reason: str  # `action_reason`, e.g. "replace_because_cannot_update"
-    replace_paths: tuple[str, ...]  # "name", "encryption_configuration.sse_algorithm", "rule[0]"
-    references: tuple[str, ...]  # what its `table_bucket_arn` expression refers to in the configuration
-
-    @property
-    def deletes(self) -> bool:
-        return "delete" in self.actions
-
-    @property
-    def replaced(self) -> bool:
-        return "delete" in self.actions and "create" in self.actions
-
-
-def _path(steps: Iterable[object]) -> str:
-    out = ""
-    for step in steps:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
-    return out
-
-
-def _references(plan: Json) -> dict[str, tuple[str, ...]]:
-    """address -> the references of its `table_bucket_arn` expression (root module: the stacks are flat)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for res in (plan.get("configuration") or {}).get("root_module", {}).get("resources") or []:
-        expr = (res.get("expressions") or {}).get("table_bucket_arn") or {}
-        refs = expr.get("references") if isinstance(expr, dict) else None
-        if refs:
-            out[str(res.get("address"))] = tuple(str(r) for r in refs)
-    return out
-
-
-def planned_resources(plan: Json) -> list[PlannedResource]:
-    """The managed resources a saved plan touches (a no-op import included; reads and plain no-ops left out)."""
-    if not isinstance(plan.get("resource_changes", []), list):
-        raise ValueError("not a `terraform show -json` plan: resource_changes is not a list")
-    refs = _references(plan)
-    out = []
-    for rc in plan.get("resource_changes") or []:
-        change = rc.get("change") or {}
-        actions = tuple(str(a) for a in change.get("actions") or [])
-        importing = change.get("importing")
-        if rc.get("mode") != "managed" or (actions in ((), ("no-op",), ("read",)) and not importing):
-            continue
-        address = str(rc["address"])
-        out.append(
-            PlannedResource(
-                address=address,
-                rtype=str(rc.get("type")),
-                actions=actions,
-                before=change.get("before") or {},
-                after=change.get("after") or {},
-                after_unknown=change.get("after_unknown") or {},
-                importing=str(importing.get("id", "")) if isinstance(importing, dict) else None,
-                reason=str(rc.get("action_reason") or ""),
-                replace_paths=tuple(_path(p) for p in change.get("replace_paths") or []),
-                references=refs.get(address.split("[")[0], ()),
-            )
-        )
-    return out
-
-
-def bucket_arn_of(res: PlannedResource) -> str:
-    """The table bucket a resource is or belongs to, from its values in the plan ("" when not known yet)."""
-    for body in (res.before, res.after):
-        for key in ("table_bucket_arn", "arn"):
-            value = body.get(key)
-            if isinstance(value, str) and ":bucket/" in value:
-                return value.split("/table/")[0]
-    return ""
-
-
-def bucket_name_of(res: PlannedResource) -> str:
-    body = res.after or res.before
-    return str(body.get("name") or body.get("table_bucket_name") or "")
+REPLICATION_TYPES = tuple(KINDS)  # bucket level first
 
 
 # ---------------------------------------------------------------- the configuration's intent ----
@@ -405,14 +325,16 @@ OVERWRITE_HINTS: dict[str, str] = {
 
 
 def _tokenless(res: PlannedResource) -> GateRefusal | None:
-    """Any update of an imported replication configuration (its role alone included) needs the token the import read."""
-    if res.rtype not in REPLICATION_TYPES or res.importing is None or res.before.get("version_token"):
+    """Any update of a replication configuration (its role alone included) sends the version token of its prior
+    state (the provider's `Update`): the plan's `before` must hold one."""
+    if res.rtype not in REPLICATION_TYPES or "update" not in res.actions or res.before.get("version_token"):
         return None
+    how = "imported" if res.importing is not None else "in the state"
     why = (
-        "imported without its version token (the provider's Read keeps none: hashicorp/terraform-provider-aws"
-        "#46675): S3 Tables would refuse the update (`A version token is not specified`) after the rest of the "
-        "stack applied; a provider with the fix (PR #46688) reads the token, until then keep the configuration "
-        "as it is or take the way out in docs/provisioning.md (#46675)"
+        f"{how} without its version token (the provider's Read keeps none: #46675): S3 Tables would refuse the "
+        "update (`A version token is not specified`) after the rest of the stack applied; take it over first: "
+        "`s3tables-kit adopt-gate --stack-dir <this stack> --config kit.toml --take-over --apply` imports it alone "
+        "and records its live token in the state (docs/adoption.md)"
     )
     return GateRefusal(res.address, "overwrite", ("version_token",), why)
 
@@ -489,6 +411,8 @@ def _replication_update(res: PlannedResource, attr: str) -> tuple[GateRefusal | 
         )
         return GateRefusal(res.address, "overwrite", (attr,), why), None
     detail = f"{len(before)} existing destination(s) kept; added {', '.join(sorted(after - before)) or 'nothing'}"
+    if res.before.get("version_token"):
+        detail += "; updated in place with the version token of the state"
     return None, GateNote(res.address, "replication kept", detail)
 
 
@@ -550,8 +474,16 @@ def gate(plan: Json, intent: AdoptionIntent, name: str = "plan") -> AdoptGateRep
                 notes.append(GateNote(res.address, "create", ""))
         elif res.actions == ("forget",):
             notes.append(GateNote(res.address, "forget", "left in the account, removed from the state"))
+        elif res.rtype in REPLICATION_TYPES and "update" in res.actions and bucket_arn_of(res) in intent.replicating:
+            more_refused, more_notes = _imported_update(res, intent)  # taken over: imported by an earlier step
+            refused += more_refused
+            notes += more_notes
         elif "update" in res.actions:
-            notes.append(GateNote(res.address, "update", ", ".join(a for a, _ in changed_attributes(res))))
+            tokenless = _tokenless(res)
+            if tokenless is not None:
+                refused.append(tokenless)
+            else:
+                notes.append(GateNote(res.address, "update", ", ".join(a for a, _ in changed_attributes(res))))
     return AdoptGateReport(name, tuple(refused), tuple(notes))
 
 
@@ -601,36 +533,44 @@ class GatedApply:
     plan: Json  # the saved plan, as `terraform show -json` wrote it
     applied: bool
     log: str  # Terraform's output of the steps that ran
+    taken_over: tuple[TakenOver, ...] = ()  # the replication configurations given their live token first
 
 
 def plan_gate_apply(
-    terraform: Path, stack_dir: Path, intent: AdoptionIntent, *, apply: bool, env: Mapping[str, str] | None = None
+    terraform: Path,
+    stack_dir: Path,
+    intent: AdoptionIntent,
+    *,
+    apply: bool,
+    env: Mapping[str, str] | None = None,
+    take_over_with: ReadLive | None = None,
 ) -> GatedApply:
-    """`terraform init`, `plan -out`, the gate on `show -json` of that saved plan, then (with `apply`, and only when
-    the gate passed) `apply` of exactly that plan: a refused plan sends no request that changes the account."""
+    """`terraform init`, (with `take_over_with`: each imported replication configuration given its live token,
+    `s3tables_kit.infra.takeover`), `plan -out`, the gate on `show -json` of that saved plan, then (with `apply`, and
+    only when the gate passed) `apply` of exactly that plan: a refused plan sends no request that changes the account
+    (a take-over writes the state only)."""
     log: list[str] = []
-
-    def tf(*args: str) -> str:
-        proc = subprocess.run(
-            [str(terraform), *args], cwd=stack_dir, env=dict(env) if env is not None else None, capture_output=True,
-            text=True, check=False,
-        )  # fmt: skip
-        log.append(f"$ terraform {' '.join(args)}\n{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0:
-            raise RuntimeError(f"terraform {' '.join(args)} failed in {stack_dir}:\n{proc.stdout[-2000:]}{proc.stderr}")
-        return proc.stdout
-
+    tf = terraform_runner(terraform, stack_dir, env, log)
     tf("init", "-input=false", "-no-color")
+    taken = tuple(take_over(tf, stack_dir, take_over_with)) if take_over_with is not None else ()
     tf("plan", f"-out={SAVED_PLAN}", "-input=false", "-no-color")
     plan = json.loads(tf("show", "-json", SAVED_PLAN))
     report = gate(plan, intent, str(stack_dir))
     if not (apply and report.passed):
-        return GatedApply(report, plan, False, "\n".join(log))
+        return GatedApply(report, plan, False, "\n".join(log), taken)
     tf("apply", "-input=false", "-no-color", SAVED_PLAN)
-    return GatedApply(report, plan, True, "\n".join(log))
+    return GatedApply(report, plan, True, "\n".join(log), taken)
 
 
 # ---------------------------------------------------------------- entry point ----
+
+
+def _live_reader(endpoint_url: str | None) -> ReadLive:
+    """The deployer's credentials (the default chain, as Terraform's), the endpoint flag or `$AWS_ENDPOINT_URL`."""
+    from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
+
+    clients = Clients(endpoint_url=resolve_endpoint(endpoint_url))
+    return live_reader(lambda region: clients.client("s3tables", region))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -642,11 +582,14 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--stack-dir", type=Path, help="a synthesized stack: plan it to a file, then gate that plan")
     parser.add_argument("--config", type=Path, help="the kit.toml the plan was synthesized from (adopt, adopt_changes)")
     parser.add_argument("--apply", action="store_true", help="with --stack-dir: apply the saved plan if it passes")
+    parser.add_argument("--take-over", action="store_true", help="with --stack-dir: first give each replication "
+                        "configuration the stack imports its live version token in the state")  # fmt: skip
+    parser.add_argument("--endpoint-url", help="with --take-over: the S3 Tables endpoint (default AWS's)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--report", type=Path, help="also write the report as JSON to this file")
     args = parser.parse_args(argv)
-    if args.apply and args.stack_dir is None:
-        print("adopt-gate: --apply needs --stack-dir (it applies the plan it saved there)", file=sys.stderr)
+    if (args.apply or args.take_over) and args.stack_dir is None:
+        print("adopt-gate: --apply and --take-over need --stack-dir (they act on that stack)", file=sys.stderr)
         return 2
     try:
         cfg = load_config(args.config) if args.config else None
@@ -661,7 +604,9 @@ def main(argv: list[str] | None = None) -> int:
             terraform = find_terraform()
             if terraform is None:
                 raise ValueError("no terraform binary (PATH or $KIT_TERRAFORM)")
-            done = plan_gate_apply(terraform, args.stack_dir, intent, apply=args.apply)
+            reader = _live_reader(args.endpoint_url) if args.take_over else None
+            done = plan_gate_apply(terraform, args.stack_dir, intent, apply=args.apply, take_over_with=reader)
+            print("".join(f"adopt-gate: take-over: {t}\n" for t in done.taken_over), end="")
             reports = [done.report]
         else:
             reports = [gate(read_saved_plan(p, cfg), intent, p.name) for p in args.plan_json]

@@ -1,12 +1,13 @@
 """Is it a saved plan of this configuration? What the adoption gate (`s3tables_kit.infra.adoptgate`) reads before it
-judges: a
-`terraform show -json <plan file>` document of one of the configuration's stacks. Fail closed: anything else (the state
-that `show -json` prints without the plan file, a list, an empty plan, another configuration's plan) is refused with
-one line naming what it is not."""
+judges: a `terraform show -json <plan file>` document of one of the configuration's stacks. Fail closed: anything else
+(the state that `show -json` prints without the plan file, a list, an empty plan, another configuration's plan) is
+refused with one line naming what it is not. Then the plan typed: the resource changes the gate's rules read."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,93 @@ def read_saved_plan(path: Path, cfg: KitConfig | None) -> Json:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path.name}: not a saved plan: not JSON ({exc})") from None
     return saved_plan(doc, cfg, path.name)
+
+
+# ---------------------------------------------------------------- the plan, typed ----
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """One managed resource change of a saved plan, as `terraform show -json` writes it."""
+
+    address: str
+    rtype: str
+    actions: tuple[str, ...]
+    before: Json
+    after: Json
+    after_unknown: Json
+    importing: str | None  # the import id, when the plan imports it
+    reason: str  # `action_reason`, e.g. "replace_because_cannot_update"
+    replace_paths: tuple[str, ...]  # "name", "encryption_configuration.sse_algorithm", "rule[0]"
+    references: tuple[str, ...]  # what its `table_bucket_arn` expression refers to in the configuration
+
+    @property
+    def deletes(self) -> bool:
+        return "delete" in self.actions
+
+    @property
+    def replaced(self) -> bool:
+        return "delete" in self.actions and "create" in self.actions
+
+
+def _path(steps: Iterable[object]) -> str:
+    out = ""
+    for step in steps:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def _references(plan: Json) -> dict[str, tuple[str, ...]]:
+    """address -> the references of its `table_bucket_arn` expression (root module: the stacks are flat)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for res in (plan.get("configuration") or {}).get("root_module", {}).get("resources") or []:
+        expr = (res.get("expressions") or {}).get("table_bucket_arn") or {}
+        refs = expr.get("references") if isinstance(expr, dict) else None
+        if refs:
+            out[str(res.get("address"))] = tuple(str(r) for r in refs)
+    return out
+
+
+def planned_resources(plan: Json) -> list[PlannedResource]:
+    """The managed resources a saved plan touches (a no-op import included; reads and plain no-ops left out)."""
+    if not isinstance(plan.get("resource_changes", []), list):
+        raise ValueError("not a `terraform show -json` plan: resource_changes is not a list")
+    refs = _references(plan)
+    out = []
+    for rc in plan.get("resource_changes") or []:
+        change = rc.get("change") or {}
+        actions = tuple(str(a) for a in change.get("actions") or [])
+        importing = change.get("importing")
+        if rc.get("mode") != "managed" or (actions in ((), ("no-op",), ("read",)) and not importing):
+            continue
+        address = str(rc["address"])
+        out.append(
+            PlannedResource(
+                address=address,
+                rtype=str(rc.get("type")),
+                actions=actions,
+                before=change.get("before") or {},
+                after=change.get("after") or {},
+                after_unknown=change.get("after_unknown") or {},
+                importing=str(importing.get("id", "")) if isinstance(importing, dict) else None,
+                reason=str(rc.get("action_reason") or ""),
+                replace_paths=tuple(_path(p) for p in change.get("replace_paths") or []),
+                references=refs.get(address.split("[")[0], ()),
+            )
+        )
+    return out
+
+
+def bucket_arn_of(res: PlannedResource) -> str:
+    """The table bucket a resource is or belongs to, from its values in the plan ("" when not known yet)."""
+    for body in (res.before, res.after):
+        for key in ("table_bucket_arn", "table_arn", "arn"):
+            value = body.get(key)
+            if isinstance(value, str) and ":bucket/" in value:
+                return value.split("/table/")[0]
+    return ""
+
+
+def bucket_name_of(res: PlannedResource) -> str:
+    body = res.after or res.before
+    return str(body.get("name") or body.get("table_bucket_name") or "")

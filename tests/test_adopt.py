@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from s3tables_kit.infra.takeover import replication_imports
 from s3tables_kit.policies import docset
 from s3tables_kit.policies.adopted import AdoptedStatementRefused
 from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "adopt.toml"
 POLICY_FILE = ROOT / "examples" / "adopt" / "bucket-policy-sales-lake.json"
 BUCKET = "arn:aws:s3tables:us-east-1:111122223333:bucket/sales-lake"
+REPLICATION = "aws_s3tables_table_bucket_replication"
 ANALYTICS = "arn:aws:iam::111122223333:role/analytics-athena"
 PARTNER = "arn:aws:iam::999988887777:root"  # an account the configuration names nowhere
 Stack = dict[str, Any]
@@ -382,8 +384,10 @@ def test_an_existing_replication_and_its_replica_are_imported_not_created(tmp_pa
         )
     )
     source = synth_source(cfg, tmp_path / "out")
-    takeover, body = one(source, "aws_s3tables_table_bucket_replication")
+    takeover, body = one(source, REPLICATION)
     assert imports(source)[takeover] == BUCKET and body["lifecycle"]["prevent_destroy"] is True
+    # what `adopt-gate --take-over` imports alone and gives its live token (s3tables_kit.infra.takeover)
+    assert [(a, k.rtype, i) for a, k, i in replication_imports([source])] == [(takeover, REPLICATION, BUCKET)]
     replica = _without_metadata(
         json.loads((tmp_path / "out" / "stacks" / "replica-sales-lake-us-west-2" / "cdk.tf.json").read_text())
     )

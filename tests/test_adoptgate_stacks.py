@@ -206,7 +206,7 @@ def test_an_existing_replication_is_taken_over_in_place_and_never_loses_a_destin
     report = gate(kept, intent(tmp_path, "bucket_policy", written=existing))
     assert report.passed, report.summary()
     assert [n.detail for n in report.of_kind("replication kept")] == [
-        f"1 existing destination(s) kept; added {OLD_DEST}"
+        f"1 existing destination(s) kept; added {OLD_DEST}; updated in place with the version token of the state"
     ]
     dropped = plan_of(replication_change(["update"], [OLD_DEST, DEST], [DEST], importing={"id": ARN}))
     (refusal,) = gate(dropped, intent(tmp_path, "bucket_policy", written=existing)).refused
@@ -224,7 +224,7 @@ def test_an_existing_replication_is_taken_over_in_place_and_never_loses_a_destin
     tokenless = copy.deepcopy(kept)
     tokenless["resource_changes"][0]["change"]["before"]["version_token"] = ""
     (refusal,) = gate(tokenless, intent(tmp_path, "bucket_policy", written=existing)).refused
-    assert refusal.attributes == ("version_token",) and "#46675" in refusal.why
+    assert refusal.attributes == ("version_token",) and "--take-over" in refusal.why
     # The configuration itself keeps each existing destination unless it states the drop.
     with pytest.raises(ConfigError, match=r"source\.existing_destinations\[0\]: .*team-copy receives this bucket"):
         intent(tmp_path, "bucket_policy", written=f'existing_destinations = ["{OLD_DEST}"]\n')

@@ -15,8 +15,19 @@ what each step really does:
 4. `terraform import`, then a plan: does the imported resource match;
 5. an update after the import;
 6. a change made outside Terraform (a new token), then an update with the stored, now stale, token;
-7. the fix the kit documents for 3-6 (docs/provisioning.md): the live configuration deleted with its own token
-   (break-glass), then an apply that creates it.
+7. the break-glass way out of 3-6: the live configuration deleted with its own token, then an apply that creates
+   it (a gap of one apply; kept for a configuration the kit cannot take over);
+8. the takeover the kit does instead (`s3tables_kit.infra.takeover`, then the plan, the adoption gate and the apply
+   of that saved plan: `s3tables-kit adopt-gate --take-over --apply`) of a configuration its owners made outside
+   Terraform: first a configuration that drops the owners' destination, refused by the gate with nothing applied;
+9. then the one step from an empty state: imported alone, the live token written into the state, planned, gated,
+   applied; the re-plan empty, the owners' destination kept, and the configuration never absent (a reader polls it
+   through the apply; the stand-in counts no delete and exactly one put);
+10. a token made stale between the step and the apply (the owners change it): the apply refused, their
+    configuration left in place; the step again, then the apply;
+11. two runs from one token with their own states: the first applies, the second is refused (stale token), the
+    first's configuration in place; two saved plans of one state: the second is refused (the plan is stale);
+12. the same one step for a table-level configuration (`aws_s3tables_table_replication`).
 
 Each step prints `expected` (from the provider's source) and `observed`; the exit code is 0 when every observation
 matches the expectation, 1 otherwise, 2 when Terraform or the provider mirror is missing. With a provider older than
@@ -30,6 +41,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +54,9 @@ from s3tables_kit.infra.validate import find_mirror, find_terraform, mirror_prov
 ACCOUNT = "111122223333"
 REGION = "us-east-1"
 RESOURCE = "aws_s3tables_table_bucket_replication.probe"
+TABLE_RESOURCE = "aws_s3tables_table_replication.probe"
 NO_TOKEN = "A version token is not specified"
+OWNERS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/owners-replication"  # the role of the configuration made outside Terraform
 Json = dict[str, Any]
 
 
@@ -58,9 +72,17 @@ class Step:
         return self.expected == self.observed
 
 
-def configuration(endpoint: str, key: Json, version: str, destinations: list[str]) -> Json:
+def configuration(
+    endpoint: str,
+    key: Json,
+    version: str,
+    destinations: list[str],
+    imports: Mapping[str, str] | None = None,
+    table: tuple[str, list[str]] | None = None,
+) -> Json:
     """The probe's Terraform JSON: buckets `src`, `dst-a`, `dst-b`, a role, and the replication of `src` into
-    `destinations` (names among the two)."""
+    `destinations` (names among the two); `import {}` blocks (address -> id), as a synthesized adopting stack has
+    them; with `table` (its ARN, its destinations), a table-level replication of that table too."""
     trust = {"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Principal": {"Service": "replication.s3tables.amazonaws.com"}, "Action": "sts:AssumeRole",
     }]}  # fmt: skip
@@ -73,11 +95,14 @@ def configuration(endpoint: str, key: Json, version: str, destinations: list[str
         "skip_region_validation": True,
         "endpoints": [{svc: endpoint for svc in AWS_SERVICES}],
     }
-    rule = {"destination": [{"destination_table_bucket_arn": f"${{aws_s3tables_table_bucket.{d}.arn}}"}
-                            for d in destinations]}  # fmt: skip
+
+    def rule(names: list[str]) -> Json:
+        return {"destination": [{"destination_table_bucket_arn": f"${{aws_s3tables_table_bucket.{d}.arn}}"}
+                                for d in names]}  # fmt: skip
+
     replication = {"table_bucket_arn": "${aws_s3tables_table_bucket.src.arn}", "role": "${aws_iam_role.probe.arn}",
-                   "rule": [rule]}  # fmt: skip
-    return {
+                   "rule": [rule(destinations)]}  # fmt: skip
+    doc: Json = {
         "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": version}}},
         "provider": {"aws": [provider]},
         "resource": {
@@ -86,17 +111,27 @@ def configuration(endpoint: str, key: Json, version: str, destinations: list[str
             "aws_s3tables_table_bucket_replication": {"probe": replication},
         },
     }
+    if table is not None:
+        doc["resource"]["aws_s3tables_table_replication"] = {"probe": {
+            "table_arn": table[0], "role": "${aws_iam_role.probe.arn}", "rule": [rule(table[1])]}}  # fmt: skip
+    if imports:
+        doc["import"] = [{"to": address, "id": import_id} for address, import_id in imports.items()]
+    return doc
 
 
 def outcome(proc: Any) -> str:
     """`ok`, or the kind of failure: the missing token, a stale one (409), or another error."""
-    if proc.returncode == 0:
-        return "ok"
-    text = " ".join((proc.stdout + proc.stderr).split())  # Terraform wraps its diagnostics
+    return "ok" if proc.returncode == 0 else failure(proc.stdout + proc.stderr)
+
+
+def failure(output: str) -> str:
+    text = " ".join(output.split())  # Terraform wraps its diagnostics
     if NO_TOKEN in text:
         return "refused: no version token"
     if "ConflictException" in text or "StatusCode: 409" in text:
         return "refused: stale version token"
+    if "Saved plan is stale" in text:
+        return "refused: stale plan"
     return "error"
 
 
@@ -110,9 +145,15 @@ class Probe:
         self.key = emu.control.seed_accounts([ACCOUNT])[ACCOUNT]
         self.steps: list[Step] = []
 
-    def write(self, destinations: list[str]) -> None:
-        doc = configuration(self.emu.url, self.key, self.version, destinations)
-        (self.dir / "main.tf.json").write_text(json.dumps(doc, indent=2) + "\n")
+    def write(
+        self,
+        destinations: list[str],
+        imports: Mapping[str, str] | None = None,
+        table: tuple[str, list[str]] | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        doc = configuration(self.emu.url, self.key, self.version, destinations, imports, table)
+        (workdir or self.dir).joinpath("main.tf.json").write_text(json.dumps(doc, indent=2) + "\n")
 
     def s3tables(self) -> Any:
         import boto3
@@ -123,8 +164,11 @@ class Probe:
         )  # fmt: skip
 
     def src_arn(self) -> str:
+        return self.arn("src")
+
+    def arn(self, name: str) -> str:
         buckets = self.s3tables().list_table_buckets()["tableBuckets"]
-        return next(str(b["arn"]) for b in buckets if b["name"] == "probe-src")
+        return next(str(b["arn"]) for b in buckets if b["name"] == f"probe-{name}")
 
     def live_destinations(self) -> int:
         conf = self.s3tables().get_table_bucket_replication(tableBucketARN=self.src_arn())["configuration"]
@@ -173,6 +217,9 @@ class Probe:
         self.reset_configuration()
         self.step("7 delete with the live token, then apply", "ok", outcome(self.apply()))
         self.step("7 plan after", "no changes", plan_outcome(self.plan()))
+        from harness.e2e.token_takeover import Takeover
+
+        Takeover(self).run()
         return self.steps
 
     def reset_configuration(self) -> None:

@@ -139,7 +139,7 @@ audit: ## On call: compare live protections with the configuration: ARGS="--conf
 discover: setup ## Read an existing lake (read-only): a proposed kit.toml and a report: ARGS="--region eu-west-1 --replicate-to eu-central-1"
 	$(KIT) discover $(ARGS)
 
-adopt-gate: setup ## Before the first apply of an adopting stack: ARGS="--stack-dir cdktf.out/stacks/source --config kit.toml --apply" (exit 2: refused, nothing applied)
+adopt-gate: setup ## Before the first apply of an adopting stack: ARGS="--stack-dir cdktf.out/stacks/source --config kit.toml --apply" (--take-over: an existing replication taken over in one step) (exit 2: refused, nothing applied)
 	$(KIT) adopt-gate $(ARGS)
 
 explain: ## On call: why a request is allowed or denied: ARGS="--config kit.toml --principal ARN --action s3tables:X --resource ARN"

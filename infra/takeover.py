@@ -184,8 +184,13 @@ def live_reader(client_of: Callable[[str], Any]) -> ReadLive:
     """A `ReadLive` over boto3 `s3tables` clients by Region (`client_of(region)`); the Region is the ARN's."""
 
     def read(rtype: str, import_id: str) -> Json:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         kind = KINDS[rtype]
-        answer = getattr(client_of(import_id.split(":")[3]), kind.get)(**{kind.key: import_id})
+        try:
+            answer = getattr(client_of(import_id.split(":")[3]), kind.get)(**{kind.key: import_id})
+        except (BotoCoreError, ClientError) as exc:  # one line, nothing written: the state is pushed after this read
+            raise RuntimeError(f"{kind.get} of {import_id}: {exc}") from None
         return {"configuration": answer.get("configuration") or {}, "versionToken": answer.get("versionToken")}
 
     return read

@@ -87,6 +87,7 @@ INLINE_SETTINGS: dict[str, dict[str, Setting]] = {
     },
     "aws_s3tables_table_bucket_policy": {"resource_policy": "bucket_policy"},
     "aws_s3tables_table_bucket_replication": {"rule": "replication"},
+    "aws_s3tables_table_replication": {"rule": "replication"},
 }
 # Resources that are one setting of the bucket they name by `table_bucket_arn`.
 ATTACHED_SETTINGS: dict[str, Setting] = {"aws_s3tables_table_bucket_policy": "bucket_policy"}

@@ -134,6 +134,15 @@ def test_the_gate_passes_the_taken_over_update_only_with_its_token_and_every_exi
     (refusal,) = gate(other, AdoptionIntent()).refused
     assert refusal.attributes == ("version_token",)
     assert gate(taken_over_plan((DR,), (DR, NEW), "t"), AdoptionIntent()).of_kind("update")
+    # A table-level configuration of the bucket, taken over the same way, keeps its destinations the same way.
+    table = copy.deepcopy(taken_over_plan((DR,), (NEW,), "t-live"))
+    rc = table["resource_changes"][0]
+    rc["address"], rc["type"] = "aws_s3tables_table_replication.t", "aws_s3tables_table_replication"
+    for body in (rc["change"]["before"], rc["change"]["after"]):
+        body["table_arn"] = TABLE
+        del body["table_bucket_arn"]
+    (refusal,) = gate(table, intent()).refused
+    assert refusal.address == rc["address"] and f"drops existing destination(s) {DR}" in refusal.why
 
 
 def test_take_over_needs_a_stack_to_act_on(capsys: pytest.CaptureFixture[str]) -> None:

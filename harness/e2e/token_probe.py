@@ -4,9 +4,9 @@
 S3 Tables guards `Put*Replication` and `Delete*Replication` over an existing configuration with its version token
 (docs/aws-facts.md). Read in the provider's source, its replication resources send no token on create and `Read`
 never refreshes the token (hashicorp/terraform-provider-aws #46675, fix in PR #46688). This probe applies one small
-configuration (two table buckets, a role, `aws_s3tables_table_bucket_replication`) with the real `terraform` and the
-mirror's provider to the local stand-in, which answers these calls as AWS does (emulator/replication.py), and records
-what each step really does:
+configuration (three table buckets, `aws_s3tables_table_bucket_replication` naming a role ARN) with the real
+`terraform` and the mirror's provider to the local stand-in, which answers these calls as AWS does
+(emulator/replication.py), and records what each step really does:
 
 1. create, then an unchanged plan (the everyday path);
 2. an update of the destinations with the token the create stored (a destination added by a later deploy);
@@ -57,6 +57,9 @@ RESOURCE = "aws_s3tables_table_bucket_replication.probe"
 TABLE_RESOURCE = "aws_s3tables_table_replication.probe"
 NO_TOKEN = "A version token is not specified"
 OWNERS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/owners-replication"  # the role of the configuration made outside Terraform
+# The role the probe's configuration names (an ARN: the probe studies the token, not IAM, so it builds with s3tables
+# and sts alone; the stand-in checks the ARN's shape as AWS does before the role is used).
+KIT_ROLE = f"arn:aws:iam::{ACCOUNT}:role/probe-replication"
 Json = dict[str, Any]
 
 
@@ -80,12 +83,9 @@ def configuration(
     imports: Mapping[str, str] | None = None,
     table: tuple[str, list[str]] | None = None,
 ) -> Json:
-    """The probe's Terraform JSON: buckets `src`, `dst-a`, `dst-b`, a role, and the replication of `src` into
+    """The probe's Terraform JSON: buckets `src`, `dst-a`, `dst-b`, and the replication of `src` (as KIT_ROLE) into
     `destinations` (names among the two); `import {}` blocks (address -> id), as a synthesized adopting stack has
     them; with `table` (its ARN, its destinations), a table-level replication of that table too."""
-    trust = {"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Principal": {"Service": "replication.s3tables.amazonaws.com"}, "Action": "sts:AssumeRole",
-    }]}  # fmt: skip
     provider = {
         "region": REGION,
         "access_key": key["accessKeyId"],
@@ -100,20 +100,19 @@ def configuration(
         return {"destination": [{"destination_table_bucket_arn": f"${{aws_s3tables_table_bucket.{d}.arn}}"}
                                 for d in names]}  # fmt: skip
 
-    replication = {"table_bucket_arn": "${aws_s3tables_table_bucket.src.arn}", "role": "${aws_iam_role.probe.arn}",
+    replication = {"table_bucket_arn": "${aws_s3tables_table_bucket.src.arn}", "role": KIT_ROLE,
                    "rule": [rule(destinations)]}  # fmt: skip
     doc: Json = {
         "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": version}}},
         "provider": {"aws": [provider]},
         "resource": {
             "aws_s3tables_table_bucket": {name: {"name": f"probe-{name}"} for name in ("src", "dst-a", "dst-b")},
-            "aws_iam_role": {"probe": {"name": "probe-replication", "assume_role_policy": json.dumps(trust)}},
             "aws_s3tables_table_bucket_replication": {"probe": replication},
         },
     }
     if table is not None:
         doc["resource"]["aws_s3tables_table_replication"] = {"probe": {
-            "table_arn": table[0], "role": "${aws_iam_role.probe.arn}", "rule": [rule(table[1])]}}  # fmt: skip
+            "table_arn": table[0], "role": KIT_ROLE, "rule": [rule(table[1])]}}  # fmt: skip
     if imports:
         doc["import"] = [{"to": address, "id": import_id} for address, import_id in imports.items()]
     return doc

@@ -15,14 +15,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from harness.e2e.token_probe import ACCOUNT, OWNERS_ROLE, RESOURCE, TABLE_RESOURCE, failure, plan_outcome
+from harness.e2e.token_probe import KIT_ROLE, OWNERS_ROLE, RESOURCE, TABLE_RESOURCE, failure, plan_outcome
 from s3tables_kit.infra.adoptgate import AdoptionIntent, GatedApply, plan_gate_apply
 from s3tables_kit.infra.takeover import live_reader, take_over, terraform_runner
 
 if TYPE_CHECKING:
     from harness.e2e.token_probe import Probe
 
-KIT_ROLE = f"arn:aws:iam::{ACCOUNT}:role/probe-replication"  # the probe configuration's `aws_iam_role.probe`
 REFUSED = "refused by the gate, nothing applied"
 
 

@@ -79,8 +79,12 @@ def monitor_schedule_name(cfg: KitConfig, src: Source) -> str:
     return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
+REHEARSAL_SCHEDULE = "recovery-rehearsal"  # the schedule `<kit>-recovery-rehearsal`
+
+
 def schedule_name(cfg: KitConfig, what: str) -> str:
-    """`<kit>-recovery-rehearsal` or `<kit>-vault-backup`: the estate's."""
+    """`<kit>-recovery-rehearsal` or `<kit>-vault-backup`: the estate's. Each of these schedules lives in a schedule
+    group of its own, of the same name (AWS/Scheduler publishes its metrics per group: they are that job's alone)."""
     return f"{cfg.kit.name}-{what}"
 
 
@@ -349,11 +353,8 @@ def monitor_scheduler_role_permissions(cfg: KitConfig, src: Source) -> Document:
 
 
 def rehearsal_scheduler_role_trust(cfg: KitConfig) -> Document:
-    return _doc(
-        allow_scheduler_assume_role(
-            "AllowSchedulerForTheRehearsalSchedule", recovery_site(cfg), schedule_name(cfg, "recovery-rehearsal")
-        )
-    )
+    name = schedule_name(cfg, REHEARSAL_SCHEDULE)  # in the schedule group of its name
+    return _doc(allow_scheduler_assume_role("AllowSchedulerForTheRehearsalSchedule", recovery_site(cfg), name, name))
 
 
 def rehearsal_scheduler_role_permissions(cfg: KitConfig) -> Document:

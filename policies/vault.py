@@ -584,7 +584,9 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
 def backup_scheduler_role_trust(cfg: KitConfig) -> Document:
     site = recovery_site(cfg)
     return doc(
-        allow_scheduler_assume_role("AllowSchedulerForTheBackupSchedule", site, schedule_name(cfg, BACKUP_SCHEDULE))
+        allow_scheduler_assume_role(
+            "AllowSchedulerForTheBackupSchedule", site, name := schedule_name(cfg, BACKUP_SCHEDULE), name
+        )
     )
 
 

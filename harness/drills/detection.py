@@ -50,6 +50,7 @@ from harness.drills.alarms import (
     Window,
     alarm_rules,
     environ,
+    math_alarms,
     scheduled_functions,
 )
 from s3tables_kit.topology.config import KitConfig
@@ -429,7 +430,7 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     fns = scheduled_functions(world.stacks)
     played = {f.name for f in fns}
     periods = {r.period for r in cw_rules if dict(r.dimensions).get("FunctionName") in played}
-    skipped = sorted(r.name for r in cw_rules if r.period not in periods)
+    skipped = sorted([r.name for r in cw_rules if r.period not in periods] + math_alarms(world.stacks))
     if skipped:
         say(f"drill-detection: not evaluated (the period of a job the drill does not run): {', '.join(skipped)}")
     cw_rules = [r for r in cw_rules if r.period in periods]

@@ -5,15 +5,20 @@ the universal target, as the recovery rehearsal is started (`infra/constructs/re
 The job run uses the artifacts `make rehearse-upload` puts under the scripts bucket's `scheduled/` prefix
 (`backup_entry.py` beside `rehearse_entry.py`, the `jobs` zip and the pinned jars of jars/pom.xml), which only the
 deploy roles and break-glass may write (`s3tables_kit.policies.pipeline.scheduled_jobs`). Whether it keeps up is the
-replication monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`).
+replication monitor's `<kit>-backup-age` alarm (`infra/constructs/monitor.py`); whether it runs and succeeds is
+`<kit>-vault-backup-not-succeeding`, on what AWS publishes (its schedule's group and the application's job runs).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from cdktf_cdktf_provider_aws.scheduler_schedule import SchedulerSchedule
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
+from s3tables_kit.infra.constructs.alerts import JobLiveness, job_liveness_alarm
+from s3tables_kit.infra.constructs.rehearsal import alarm_window
 from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
@@ -50,12 +55,18 @@ def backup_job_args(cfg: KitConfig, vault: Vault) -> list[str]:
 
 
 def scheduled_backup(
-    scope: Construct, cfg: KitConfig, docs: DocumentSet, *, application_id: str
+    scope: Construct,
+    cfg: KitConfig,
+    docs: DocumentSet,
+    *,
+    application_id: str,
+    job_metrics: Mapping[str, str],
+    topic_arn: str | None,
 ) -> SchedulerSchedule | None:
-    """Under the construct `vault-backup`: the schedule and its role (one hook line of the recovery stack); None
-    without `[vault]` or without `tables`."""
+    """Under the construct `vault-backup`: the schedule (in a group of its own) and its role, and the alarm on no
+    success notifying `topic_arn` (one hook line of the recovery stack); None without `[vault]` or without `tables`."""
     vault = cfg.vault
-    if vault is None or not vault.tables:
+    if vault is None or not vault.tables or topic_arn is None:
         return None
     request = packaging.start_job_run_input(
         application_id=application_id,
@@ -67,10 +78,22 @@ def scheduled_backup(
         entry=contract.BACKUP_ENTRY,
         name="kit-vault-backup",
     )
+    backup, name = Construct(scope, "vault-backup"), assurance.schedule_name(cfg, BACKUP_SCHEDULE)
+    period, periods = alarm_window(vault.interval_hours)
+    liveness = JobLiveness(
+        f"{name}-not-succeeding",
+        f"The vault backup (every {vault.interval_hours} h)",
+        "The job run's driver log (logs/ prefix, job name kit-vault-backup) says why; `make backup` backs up now. "
+        "README: 'Assurance' (docs/assurance.md#backups-in-the-vault).",
+        schedule_group=name,
+        application=job_metrics,
+    )
+    job_liveness_alarm(backup, "not-succeeding", liveness, period=period, periods=periods, actions=[topic_arn])
     return job_schedule(  # a retried start is safe: a run never copies a file the vault holds
-        Construct(scope, "vault-backup"),
+        backup,
         docs,
-        name=assurance.schedule_name(cfg, BACKUP_SCHEDULE),
+        name=name,
+        group=name,  # AWS/Scheduler's metrics are per group: this group's are the backup's alone
         expression=vault.schedule_expression,
         description="Vault backup: copy what the vault lacks of [vault] tables, commit a point (jobs/vault)",
         documents="backup-schedule-role",

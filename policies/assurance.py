@@ -266,6 +266,18 @@ def allow_start_rehearsal_job_run(
     )
 
 
+def allow_read_kit_application(site: Site, kit: str) -> iam_statements.Statement:
+    """GetApplication on the kit's EMR Serverless application (by its `kit` tag, as `allow_start_rehearsal_job_run`):
+    a scheduled job run checks the application it runs in is as deployed (`s3tables_kit.jobs.kernel.preflight`)."""
+    return iam_statements.statement(
+        "ReadTheKitApplication",
+        "Allow",
+        ["emr-serverless:GetApplication"],
+        [site.arn("emr-serverless", "/applications/*")],
+        condition={"StringEquals": {"aws:ResourceTag/kit": kit}},
+    )
+
+
 def allow_pass_role_to_service(sid: str, role_arn: str, service: str) -> iam_statements.Statement:
     return iam_statements.statement(
         sid, "Allow", ["iam:PassRole"], [role_arn], condition={"StringEquals": {"iam:PassedToService": service}}

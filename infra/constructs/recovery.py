@@ -6,6 +6,7 @@ reports, whose logs and reports expire."""
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from cdktf_cdktf_provider_aws.emrserverless_application import (
@@ -148,3 +149,9 @@ class RecoverySparkApplication(Construct):
             maximum_capacity=EmrserverlessApplicationMaximumCapacity(cpu="64 vCPU", memory="256 GB"),
         )
         self.job_metrics = job_metric_dimensions(self.application.id, name, release_label)
+
+    def preflight_args(self) -> list[str]:
+        """What a scheduled job run passes to check, before it works, that it runs in this application as deployed
+        (`s3tables_kit.jobs.kernel.preflight`)."""
+        record = json.dumps(self.deployed, sort_keys=True, separators=(",", ":"))
+        return ["--application-id", self.application.id, "--deployed-application", record]

@@ -15,7 +15,7 @@ under `scripts/`), which only the deploy roles and break-glass may write
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 from cdktf_cdktf_provider_aws.s3_tables_namespace import S3TablesNamespace
 from cdktf_cdktf_provider_aws.scheduler_schedule import SchedulerSchedule
@@ -30,6 +30,7 @@ from s3tables_kit.infra.constructs.alerts import (
     job_liveness_alarm,
 )
 from s3tables_kit.infra.constructs.iam import role_policy
+from s3tables_kit.infra.constructs.recovery import RecoverySparkApplication
 from s3tables_kit.infra.constructs.schedule import job_schedule, spark_job_target
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
@@ -38,10 +39,11 @@ from s3tables_kit.topology.backup import vault_point_key_alias_arn
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
-def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[str]:
+def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None, preflight: Sequence[str] = ()) -> list[str]:
     """The rehearsal's arguments on EMR Serverless: explicit catalogs (no outputs file on the remote side).
     `replica`: what it reads (default `recovery.replica`; in the failover topology a replica of the new source,
-    possibly in another Region than the recovery bucket, which stays where `recovery.replica` is)."""
+    possibly in another Region than the recovery bucket, which stays where `recovery.replica` is); `preflight`: the
+    application's check before it works (`RecoverySparkApplication.preflight_args`)."""
     site, reh = cfg.recovery_replica, cfg.assurance.rehearsal
     rep = replica or site
     args = [
@@ -56,6 +58,7 @@ def _rehearsal_job_args(cfg: KitConfig, replica: Replica | None = None) -> list[
         "--max-lag-minutes", str(cfg.assurance.monitor.max_lag_minutes),
         "--report-uri", f"s3://{cfg.recovery_scripts_bucket}/{contract.REHEARSAL_REPORT_PREFIX}",
         "--metrics-region", site.region,
+        *preflight,
     ]  # fmt: skip
     if reh.tables:
         for t in reh.tables:
@@ -106,8 +109,7 @@ def recovery_assurance(
     docs: DocumentSet,
     *,
     recovery_bucket_arn: str,
-    application_id: str,
-    job_metrics: Mapping[str, str],
+    app: RecoverySparkApplication,
     recovery_role_name: str,
     topic_arn: str | None,
     replica: Replica | None = None,
@@ -115,8 +117,8 @@ def recovery_assurance(
     """What the recovery stack gets from `[assurance.rehearsal]` (one hook line): under the construct
     `recovery-rehearsal`, the rehearsal namespace, the recovery role's permission to publish the rehearsal's metrics,
     the schedule (in a group of its own) and its role, the alarm on no success (AWS-published metrics of the schedule
-    and of the application's job runs, `job_metrics`' dimensions) and the alarm on a stale recovered point, notifying
-    `topic_arn` (`recovery_alarm_topic`)."""
+    and of `app`'s job runs) and the alarm on a stale recovered point, notifying `topic_arn` (`recovery_alarm_topic`).
+    Each run first checks that `app` is as deployed (a FAILED run otherwise)."""
     reh = cfg.assurance.rehearsal
     if not reh.enabled or topic_arn is None:
         return None
@@ -131,11 +133,11 @@ def recovery_assurance(
         policy=docs.document("recovery-role-rehearsal-metrics"),
     )
     request = packaging.start_job_run_input(
-        application_id=application_id,
+        application_id=app.application.id,
         execution_role_arn=cfg.recovery_role_arn,
         scripts_uri=f"s3://{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}",
         logs_uri=f"s3://{cfg.recovery_scripts_bucket}/logs/",
-        job_args=_rehearsal_job_args(cfg, replica),
+        job_args=_rehearsal_job_args(cfg, replica, app.preflight_args()),
         jar_names=contract.pinned_jar_names(),
     )
     name = assurance.schedule_name(cfg, assurance.REHEARSAL_SCHEDULE)
@@ -157,7 +159,7 @@ def recovery_assurance(
         f"The recovery rehearsal (every {reh.interval_hours} h)",
         "Read the latest reports/rehearsals/*/rehearsal.json and the job run's driver log. README: 'Assurance'.",
         schedule_group=name,
-        application=job_metrics,
+        application=app.job_metrics,
     )
     job_liveness_alarm(rehearsal, "no-success", no_success, period=period, periods=periods, actions=[topic_arn])
     stale = KitMetricAlarm(

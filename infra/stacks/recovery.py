@@ -80,16 +80,13 @@ class RecoveryStack(TerraformStack):
         topic_arn = topic.arn if topic is not None else None
         if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
             SparkJobRole(self, "backup-role", job="backup", name=backup_role_name(cfg), docs=docs, application_arn=arn)
-            backup = scheduled_backup(  # `[vault] tables`
-                self, cfg, docs, application_id=app.application.id, job_metrics=app.job_metrics, topic_arn=topic_arn
-            )
+            backup = scheduled_backup(self, cfg, docs, app=app, topic_arn=topic_arn)  # `[vault] tables`
         rehearsal = recovery_assurance(  # continuous assurance: scheduled recovery rehearsal and its alarms
             self,
             cfg,
             docs,
             recovery_bucket_arn=bucket.arn,
-            application_id=app.application.id,
-            job_metrics=app.job_metrics,
+            app=app,
             recovery_role_name=role.role.name,
             topic_arn=topic_arn,
             replica=reads,

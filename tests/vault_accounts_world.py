@@ -1,0 +1,66 @@
+"""The estate example with adopted lakes feeding its vault: each adopted account (namespaces not named after it, as
+S3 Tables cannot rename one) replicates into a bucket of its own in the vault's account and Region
+(`feeding_account`), beside the estate's fan-in vault whose namespaces follow the convention."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from s3tables_kit.topology.config import KitConfig, parse_config
+
+ROOT = Path(__file__).resolve().parent.parent
+VAULT_ACCOUNT, VAULT_REGION = "666666666666", "eu-central-1"
+
+
+def adopted_account(n: int) -> str:
+    return f"77777777{n:04d}"
+
+
+def account_bucket(account: str) -> str:
+    return f"vault-{account}-{VAULT_REGION}"
+
+
+def estate_data() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "examples" / "estate.toml").read_text(encoding="utf-8"))
+
+
+def with_adopted(data: dict[str, Any], accounts: int, *, namespace: str = "sales") -> dict[str, Any]:
+    """`data` (the estate) with `accounts` adopted lakes, each one source bucket whose namespace is `namespace` (the
+    same name in every account: the buckets keep them apart) feeding its account's bucket of the vault."""
+    out = copy.deepcopy(data)
+    org = out["protection"]["organization"]
+    for n in range(accounts):
+        acct = adopted_account(n)
+        out["sources"].append(
+            {
+                "id": f"adopted{n:02d}",
+                "account_id": acct,
+                "region": "eu-west-1",
+                "bucket": f"lake-{acct}",
+                "adopt": True,
+                "encryption": {"type": "sse-s3"},
+                "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
+                "replicate_to": [account_bucket(acct)],
+                "replication": {"mode": "bucket"},
+                "namespaces": [{"name": namespace}],
+            }
+        )
+        out["replicas"].append(
+            {
+                "account_id": VAULT_ACCOUNT,
+                "region": VAULT_REGION,
+                "bucket": account_bucket(acct),
+                "feeding_account": acct,
+                "encryption": {"type": "kms", "kms_key": "create"},
+                "snapshot_retention": {"max_snapshot_age_hours": 4320, "min_snapshots_to_keep": 10},
+            }
+        )
+        org["ou_accounts"]["ou-ab12-workloads"].append(acct)
+    return out
+
+
+def shared_vault(accounts: int = 1) -> KitConfig:
+    return parse_config(with_adopted(estate_data(), accounts), f"<estate with {accounts} adopted lake(s)>")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from s3tables_kit.jobs.emr_submit import remote_args
 from s3tables_kit.jobs.kernel.idents import ArgError
 from s3tables_kit.jobs.ops import discover
 from s3tables_kit.jobs.ops.discover_plan import Destination, bucket_plan, propose_toml
@@ -80,3 +81,14 @@ def test_recover_reads_the_bucket_named_and_refuses_one_it_does_not_read(outputs
     local = ["--replica-warehouse", "/tmp/r", "--target-warehouse", "/tmp/t", "--table", "a.b"]
     with pytest.raises(ArgError, match="--replica names a bucket of --outputs"):
         request_from_args(parser().parse_args([*local, "--replica", account_bucket(A)]))
+
+
+def test_recover_emr_hands_the_job_the_bucket_named(outputs_file: Path) -> None:
+    """On EMR the job gets the bucket's warehouse, never `--replica` (the remote side has no outputs file)."""
+    outputs = parse_outputs(json.loads(outputs_file.read_text()))
+    args = remote_args(outputs, ["--table", "sales.orders", "--replica", account_bucket(A)])
+    assert "--replica" not in args
+    assert args[args.index("--replica-warehouse") + 1].endswith(f"bucket/{account_bucket(A)}")
+    assert args[-2:] == ["--table", "sales.orders"]
+    with pytest.raises(ValueError, match="--replica nope: recovery reads no replica bucket 'nope'"):
+        remote_args(outputs, ["--table", "sales.orders", "--replica=nope"])

@@ -27,27 +27,29 @@ def estate_data() -> dict[str, Any]:
     return tomllib.loads((ROOT / "examples" / "estate.toml").read_text(encoding="utf-8"))
 
 
-def with_adopted(data: dict[str, Any], accounts: int, *, namespace: str = "sales") -> dict[str, Any]:
-    """`data` (the estate) with `accounts` adopted lakes, each one source bucket whose namespace is `namespace` (the
-    same name in every account: the buckets keep them apart) feeding its account's bucket of the vault."""
+def with_adopted(data: dict[str, Any], accounts: int, *, second_source: tuple[int, ...] = ()) -> dict[str, Any]:
+    """`data` (the estate) with `accounts` adopted lakes, each a source bucket whose namespace is `sales` (the same
+    name in every account: the buckets keep them apart) feeding its account's bucket of the vault; the accounts of
+    `second_source` also have a second bucket (namespace `web`) feeding it, so that bucket's roles go by pattern."""
     out = copy.deepcopy(data)
     org = out["protection"]["organization"]
     for n in range(accounts):
         acct = adopted_account(n)
-        out["sources"].append(
-            {
-                "id": f"adopted{n:02d}",
-                "account_id": acct,
-                "region": "eu-west-1",
-                "bucket": f"lake-{acct}",
-                "adopt": True,
-                "encryption": {"type": "sse-s3"},
-                "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
-                "replicate_to": [account_bucket(acct)],
-                "replication": {"mode": "bucket"},
-                "namespaces": [{"name": namespace}],
-            }
-        )
+        for k, namespace in enumerate(("sales", "web")[: 2 if n in second_source else 1]):
+            out["sources"].append(
+                {
+                    "id": f"adopted{n:02d}" + (f"-{k + 1}" if k else ""),
+                    "account_id": acct,
+                    "region": "eu-west-1",
+                    "bucket": f"lake-{acct}" + (f"-{k + 1}" if k else ""),
+                    "adopt": True,
+                    "encryption": {"type": "sse-s3"},
+                    "snapshot_retention": {"max_snapshot_age_hours": 168, "min_snapshots_to_keep": 5},
+                    "replicate_to": [account_bucket(acct)],
+                    "replication": {"mode": "bucket"},
+                    "namespaces": [{"name": namespace}],
+                }
+            )
         out["replicas"].append(
             {
                 "account_id": VAULT_ACCOUNT,
@@ -62,5 +64,6 @@ def with_adopted(data: dict[str, Any], accounts: int, *, namespace: str = "sales
     return out
 
 
-def shared_vault(accounts: int = 1) -> KitConfig:
-    return parse_config(with_adopted(estate_data(), accounts), f"<estate with {accounts} adopted lake(s)>")
+def shared_vault(accounts: int = 1, *, second_source: tuple[int, ...] = ()) -> KitConfig:
+    data = with_adopted(estate_data(), accounts, second_source=second_source)
+    return parse_config(data, f"<estate with {accounts} adopted lake(s)>")

@@ -30,6 +30,10 @@ def test_discovery_proposes_the_lakes_own_bucket_of_the_vault(tmp_path: Path) ->
     for name, ns in (("lake-sales", "sales"), ("lake-web", "events")):
         found = BucketFound(f"arn:aws:s3tables:eu-west-1:{A}:bucket/{name}", name, "eu-west-1", A, namespaces=[ns])
         plans.append(bucket_plan(found, [Destination.parse(f"{VAULT_REGION}:{VAULT_ACCOUNT}", vault=True)]))
+    assert any(
+        f"({VAULT_REGION}, {VAULT_ACCOUNT}; this account's own bucket of the shared vault)" in a
+        for a in plans[0]["add"]
+    )
     text = propose_toml("lake", plans)
     assert f"# account {A}'s own bucket of the vault other accounts feed: confined by the bucket" in text
     (tmp_path / "kit.toml").write_text(text)

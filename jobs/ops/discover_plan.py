@@ -242,7 +242,12 @@ def bucket_plan(
     new = [r for r in replicas_for(b, destinations) if (r["region"], r["account_id"]) not in sites]
     replicas = kept + new
     if new:
-        names = ", ".join(f"{r['bucket']} ({r['region']}, {r['account_id']})" for r in new)
+        names = ", ".join(
+            f"{r['bucket']} ({r['region']}, {r['account_id']}"
+            + ("; this account's own bucket of the shared vault" if r.get("feeding_account") else "")
+            + ")"
+            for r in new
+        )
         add.append(f"bucket-level replication to {names}: covers every table, those written outside Terraform too")
     elif not kept:
         add.append("bucket-level replication to the replicas you choose (--replicate-to), with their protections")

@@ -47,8 +47,6 @@ RESOURCE_FORMS: tuple[tuple[AL.AllowList, str, str, str], ...] = (
     (AL.KIT_RESOURCES, "logs", "log-group", "arn:aws:logs:{region}:{account}:log-group:{kit}-replication-monitor"),
     (AL.KIT_RESOURCES, "scheduler", "schedule",  # a scheduled job run's schedule, in the group of its name
      "arn:aws:scheduler:{region}:{account}:schedule/{kit}-recovery-rehearsal/{kit}-recovery-rehearsal"),
-    (AL.KIT_RESOURCES, "scheduler", "schedule",
-     "arn:aws:scheduler:{region}:{account}:schedule/default/{kit}-replication-monitor"),
     (AL.KIT_RESOURCES, "scheduler", "schedule-group",  # deleting it deletes its schedules
      "arn:aws:scheduler:{region}:{account}:schedule-group/{kit}-recovery-rehearsal"),
     (AL.KIT_RESOURCES, "sns", "topic", "arn:aws:sns:{region}:{account}:{kit}-assurance-alarms"),

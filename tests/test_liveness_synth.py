@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra.constructs.alerts import LIVENESS, SIGNAL_TAG
+from s3tables_kit.infra.constructs.rehearsal import alarm_window
 from s3tables_kit.infra.constructs.schedule import UNIVERSAL_TARGET
 from s3tables_kit.topology.contract import HEARTBEAT, METRIC_NAMESPACE
 
@@ -158,3 +159,9 @@ def test_the_check_fails_on_a_liveness_alarm_reading_the_kits_namespace_or_a_fun
     gone = copy.deepcopy(stack)
     del gone["resource"]["aws_cloudwatch_metric_alarm"][key]
     assert liveness_problems(gone) == [f"{fn}: no alarm when it is not invoked (missing data breaching)"]
+
+
+@pytest.mark.parametrize(("hours", "window"), [(1, (3600, 2)), (24, (86400, 2)), (84, (86400, 7)), (168, (86400, 7))])
+def test_a_job_alarm_spans_two_intervals_within_cloudwatchs_seven_days(hours: int, window: tuple[int, int]) -> None:
+    """Two intervals, or CloudWatch's 7-day maximum for a backup rarer than every 84 hours (at most 168)."""
+    assert alarm_window(hours) == window and window[0] * window[1] <= 7 * 86400

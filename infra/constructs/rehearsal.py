@@ -83,11 +83,15 @@ def rehearsal_candidates(cfg: KitConfig, replica: Replica) -> list[tuple[str, st
     return [t for s in feeding for t in cfg.replicated_tables_of(s)]
 
 
+MAX_ALARM_WINDOW_H = 7 * 24  # CloudWatch: period x evaluation periods at most 7 days
+
+
 def alarm_window(interval_hours: int) -> tuple[int, int]:
-    """(period seconds, evaluation periods) covering two rehearsal intervals within CloudWatch's limits (a period
-    of at most a day here, period x evaluation periods <= 7 days)."""
+    """(period seconds, evaluation periods) covering two intervals of a scheduled job run (the rehearsal's, the
+    backup's) within CloudWatch's limits (a period of at most a day here, period x evaluation periods <= 7 days):
+    a backup rarer than every 84 hours is watched over those 7 days, one interval at least."""
     period_h = min(interval_hours, 24)
-    return period_h * 3600, math.ceil(2 * interval_hours / period_h)
+    return period_h * 3600, min(math.ceil(2 * interval_hours / period_h), MAX_ALARM_WINDOW_H // period_h)
 
 
 def recovery_alarm_topic(scope: Construct, cfg: KitConfig, docs: DocumentSet) -> AlarmTopic | None:

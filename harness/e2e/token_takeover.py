@@ -154,7 +154,8 @@ class Takeover:
         live = self.live()
         kept = live is not None and live[0] == KIT_ROLE and live[1] == sorted([self.dst_a, self.dst_b])
         self.p.step("9 the owners' destination kept", "kept", "kept" if kept else repr(live))
-        self.p.step("9 never without a configuration", "never absent", self.gapless(watch, calls0, calls1, "Bucket"))
+        gap = self.gapless(watch, calls0, calls1, "TableBucket")
+        self.p.step("9 never without a configuration", "never absent", gap)
 
     @staticmethod
     def gapless(watch: Watch, before: dict[str, int], after: dict[str, int], level: str) -> str:

@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from emulator import (
+    bucket_policy,
     cbor_rpc,
     hooks,
     hosts,
@@ -200,6 +201,12 @@ class KitMotoApp:
                 s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
             if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503
                 return _s3_error(start_response, s3_fault.status, s3_fault.code, s3_fault.message)
+            with LOCK:
+                policy_refusal = bucket_policy.refusal(
+                    environ, s3_op, method, unquote(raw_path), parse_qs(raw_query, keep_blank_values=True), body_bytes
+                )
+            if policy_refusal is not None:
+                return _s3_error(start_response, *policy_refusal)
             plain = plain_read(environ, method, raw_path, raw_query) if s3_op in ("GetObject", "HeadObject") else None
             if plain is not None:  # moto's answer without moto's request stack (emulator.storage)
                 start_response(plain[0], plain[1])

@@ -99,7 +99,11 @@ VAULT_RULES: tuple[VaultRule, ...] = (
 def retention_ceiling_rule(cfg: KitConfig) -> VaultRule:
     """No retain-until date further than `retention_days` (and the slack) ahead: a forged object locked for a
     century could never be removed, and its cost never stopped."""
-    days = _vault(cfg).retention_days + RETENTION_CEILING_SLACK_DAYS
+    return ceiling_rule(_vault(cfg).retention_days + RETENTION_CEILING_SLACK_DAYS)
+
+
+def ceiling_rule(days: int) -> VaultRule:
+    """The ceiling at `days` (live-verify's probe of it, U34, places it on a bucket of its own)."""
     return VaultRule(
         sid="DenyVaultRetentionBeyondCeiling",
         actions=("s3:PutObject", "s3:PutObjectRetention"),
@@ -338,12 +342,17 @@ def _resources(cfg: KitConfig, rule: VaultRule) -> list[str]:
 def rule_statement(cfg: KitConfig, rule: VaultRule, *, kind: str) -> iam_statements.Statement:
     """`rule` as a Deny in the bucket policy (`kind` "bucket-policy": Principal "*") or the vault SCP ("scp"): it
     binds everyone, under the rule's condition."""
+    return rule_deny(rule, _resources(cfg, rule), principal="*" if kind == "bucket-policy" else None)
+
+
+def rule_deny(rule: VaultRule, resources: list[str], *, principal: str | None) -> iam_statements.Statement:
+    """`rule`'s Deny on `resources` (live-verify's probes, U33 and U34, place the vault's rules on their bucket)."""
     return iam_statements.statement(
         rule.sid,
         "Deny",
         rule.actions,
-        _resources(cfg, rule),
-        principal="*" if kind == "bucket-policy" else None,
+        resources,
+        principal=principal,
         condition={op: dict(keys) for op, keys in (rule.when or {}).items()},
     )
 

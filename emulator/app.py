@@ -257,7 +257,7 @@ class KitMotoApp:
             except ApiError as err:
                 return _error(start_response, live.rewrite_error(op, err))
 
-        if service == "s3tables" and op in resource_policy.CHECKED:
+        if service == "s3tables" and op in resource_policy.CHECKED | resource_policy.READS:
             with LOCK:
                 denied = resource_policy.refusal(
                     op,
@@ -266,6 +266,8 @@ class KitMotoApp:
                     STATE.bucket_policies,
                     STATE.table_policies,
                     lambda *a: str(get_table_by_name(*a).arn),
+                    lambda arn: str(lookup.get_table_by_arn(arn).table_bucket_arn),
+                    _first_values(raw_query, keep_blank=False),
                 )
             if denied is not None:
                 return _error(start_response, ApiError(*denied))
@@ -334,6 +336,7 @@ live.bind(
         STATE=STATE,
         _replicate=hooks._replicate,
         effective_destinations=replication.effective_destinations,
+        replication_role=replication.replication_role,
         get_table_by_arn=lookup.get_table_by_arn,
         get_table_by_name=lookup.get_table_by_name,
     )

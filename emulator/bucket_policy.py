@@ -156,14 +156,14 @@ def refusal(
     """(HTTP status, S3 error code, message) refusing the request, or None (moto answers). Marks the request as
     decided (moto's reading skipped) when its caller is known."""
     DECIDED.flag = False
-    who = authz.caller(environ)
     bucket, _, key = path.lstrip("/").partition("/")
-    if who is None or not bucket:
+    text = _policy_of(bucket) if bucket else None
+    if not text:  # no policy to read (most buckets: the tables' storage): the caller is not looked up
+        return None
+    who = authz.caller(environ)
+    if who is None:
         return None
     DECIDED.flag = True
-    text = _policy_of(bucket)
-    if not text:
-        return None
     ctx = context(environ, op, body, who)
     targets = [(action_of(op, method, key, query), f"arn:aws:s3:::{bucket}" + (f"/{key}" if key else ""))]
     if op == "DeleteObjects":

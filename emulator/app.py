@@ -49,6 +49,7 @@ from emulator import (
     lookup,
     replication,
     resource_policy,
+    served,
     state,
     streaming,
     tables,
@@ -66,6 +67,23 @@ __all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "iceberg_rest", "repli
 # ----------------------------------------------------------------------------------------------------
 # The middleware
 # ----------------------------------------------------------------------------------------------------
+
+
+def _serve_record(
+    environ: dict[str, Any], service: str | None, method: str, raw_path: str, raw_query: str, body: bytes
+) -> None:
+    """The request's action under its principal (`emulator.served`); S3's as IAM names it, S3 Tables' by its route."""
+    path = unquote(raw_path)
+    op: str | None = None
+    if service == "s3":
+        key = path.lstrip("/").partition("/")[2]
+        query = parse_qs(raw_query, keep_blank_values=True)
+        op = bucket_policy.action_of(s3_operation(environ, method, key, query), method, key, query)
+    elif service == "s3tables":
+        found = match_route(method, raw_path) or iceberg_rest.match(method, raw_path)
+        op = found[0] if found else None
+    with LOCK:
+        served.record(environ, service, op, path, body)
 
 
 def _service_of(environ: dict[str, Any]) -> str | None:
@@ -182,6 +200,8 @@ class KitMotoApp:
                 return _error(start_response, err)
 
         service = _service_of(environ)
+        if served.enabled():
+            _serve_record(environ, service, method, raw_path, raw_query, body_bytes)
         s3control = hosts.s3control_host(environ, raw_path) if service == "s3" else None
         if s3control is not None:  # signed for `s3`, but S3 Control: moto routes it by AWS's host
             environ["HTTP_HOST"] = s3control

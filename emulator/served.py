@@ -2,7 +2,8 @@
 reviewed set (`harness/drills/deploy_actions.py`).
 
 On when the server's environment names a file (`KIT_EMULATOR_SERVED`): each request adds `<service>:<operation>`
-under its principal (the role of an assumed-role session or the IAM user of its key, else `key:<access key>`), and
+under its principal (the role of an assumed-role session or the IAM user of its key, else `key:<access key>`;
+` (terraform)` appended for the provider's requests, told by their User-Agent), and
 the file is rewritten (JSON, principal -> sorted actions) whenever a pair is new (a few hundred in an apply). The
 operation is the IAM action's name: S3's is `emulator.bucket_policy.action_of`'s, a REST service's the botocore
 operation whose HTTP method and path template match, a JSON or query protocol's its `X-Amz-Target` or `Action`.
@@ -26,8 +27,6 @@ _SERVED: dict[str, set[str]] = {}
 _LOCK = threading.Lock()
 _ROUTES: dict[str, list[tuple[str, re.Pattern[str], str]]] = {}
 _KEY_RE = re.compile(r"Credential=([A-Za-z0-9]+)/")
-# botocore's endpoint prefix differs from the signing name for these
-_MODEL = {"emr-serverless": "emr-serverless", "scheduler": "scheduler", "lambda": "lambda"}
 
 
 def enabled() -> bool:
@@ -41,11 +40,12 @@ def _routes(service: str) -> list[tuple[str, re.Pattern[str], str]]:
 
         out = []
         try:
-            model = botocore.session.get_session().get_service_model(_MODEL.get(service, service))
+            model = botocore.session.get_session().get_service_model(service)
+            models = [model.operation_model(name) for name in model.operation_names]
         except Exception:  # no model of that name: its operations are recorded by path
-            model = None
-        for name in model.operation_names if model is not None else []:
-            http = model.operation_model(name).http
+            models = []
+        for op_model in models:
+            name, http = op_model.name, op_model.http
             uri = str(http.get("requestUri", "/")).split("?")[0]
             rx = re.escape(uri)
             rx = re.sub(r"\\\{[^}]+?\\\+\\\}", ".+", rx)
@@ -82,6 +82,8 @@ def record(environ: dict[str, Any], service: str | None, op: str | None, path: s
     else:
         key = _KEY_RE.search(environ.get("HTTP_AUTHORIZATION", ""))
         principal = f"key:{key.group(1) if key else '-'}"
+    if "terraform" in environ.get("HTTP_USER_AGENT", "").lower():  # the provider's calls, told from the tools'
+        principal += " (terraform)"
     action = op if op and op.startswith(f"{service}:") else f"{service}:{operation(environ, service, op, path, body)}"
     with _LOCK:
         seen = _SERVED.setdefault(principal, set())

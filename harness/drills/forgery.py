@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from harness.deploy import client
 from s3tables_kit.topology.backup import backup_role_arn
 from s3tables_kit.topology.config import KitConfig
 
@@ -52,12 +55,7 @@ class Vault:
     def as_role(self, role_arn: str) -> Any:
         """An S3 client of an `sts:AssumeRole` session of `role_arn` (the stand-in's STS)."""
         if role_arn not in self._clients:
-            from harness.deploy import client
-
             got = client(self.endpoint, "sts", self.region).assume_role(RoleArn=role_arn, RoleSessionName="drill")
-            import boto3
-            from botocore.config import Config
-
             c = got["Credentials"]
             session = boto3.session.Session(
                 aws_access_key_id=c["AccessKeyId"],

@@ -115,7 +115,7 @@ class OneAccountRun(AdoptRun):
         problems = runbook.order_problems(self.lines) + runbook.config_problems(self.lines)
         if problems:
             raise AssertionError("; ".join(problems))
-        return "\n".join(f"{line.number}: {' '.join(line.words)}" for line in self.lines)
+        return "\n".join(f"{line.number}: {line}" for line in self.lines)
 
     def run_line(self, name: str, step: str, extra: Sequence[str] = (), values: dict[str, str] | None = None) -> str:
         """The runbook's `s3tables-kit` line of this step, its example values replaced, with `extra` (what the
@@ -159,7 +159,8 @@ class OneAccountRun(AdoptRun):
         owners = [s for s in finance["Statement"] if s.get("Sid") == world.AUDITORS_SID]
         if [(s["Effect"], s["Principal"]) for s in owners] != [("Allow", {"AWS": world.AUDITORS_ROLE})]:
             raise AssertionError(f"{world.FINANCE}: its owners' {world.AUDITORS_SID} not rendered as it is: {owners}")
-        return "\n".join(f"{n}: {', '.join(map(str, sids))}" for n, sids in denies.items())
+        kit = "\n".join(f"{n}: {', '.join(map(str, sids))}" for n, sids in denies.items())
+        return f"{kit}\nsource-finance-lake: its owners' {world.AUDITORS_SID} beside the kit's"
 
     def stacks_in_order(self) -> str:
         """The synthesized stacks, in the order the e2e deploys them, against the runbook's names and order."""

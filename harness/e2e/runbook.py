@@ -18,7 +18,7 @@ from s3tables_kit.topology.paths import ROOT
 
 DOC = ROOT / "docs" / "adoption.md"
 HEADING = "## The runbook, command by command"
-# The walk issue 53 asks for, as step names (`step_of`): render the adopter's policies, the stacks in their order,
+# The adoption walk, as step names (`step_of`): discover, render the adopter's policies, the stacks in their order,
 # each gated then applied, then the backfill watched. The page must give exactly these, in this order.
 STEPS = (
     "s3tables-kit discover",
@@ -46,6 +46,10 @@ class Line:
     words: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
     stdout: str | None = None  # `> file`
+
+    def __str__(self) -> str:
+        env = [f"{k}={v}" for k, v in self.env]
+        return " ".join([*env, *self.words, *(["> " + self.stdout] if self.stdout else [])])
 
     @property
     def step(self) -> str:

@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -221,7 +221,7 @@ def test_two_accounts_same_named_tables_are_backed_up_and_restored_each_to_its_o
     sql = world.writer(spark, "vr_account", wh)
     sql(f"CREATE TABLE vr_account.{T} (id bigint NOT NULL, day date, amount double) USING iceberg")
     sql(f"INSERT INTO vr_account.{T} SELECT id, DATE '2026-01-01', id * 2.0 FROM range(9000, 9040, 1, 1)")
-    theirs = _rows(spark, f"vr_account.{T}")
+    theirs = [(i, date(2026, 1, 1), i * 2.0) for i in range(9000, 9040)]  # what the account's table holds
     args = ["--replica-warehouse", str(world.replica_wh), "--account-bucket", f"{ACCOUNT}={wh}", "--table", str(T)]
     args += ["--vault-bucket", world.bucket, "--vault-region", REGION, "--retention-days", "1"]
     args += ["--endpoint-url", world.endpoint, "--point-key", world.point_key, "--report", str(world.root / "bk")]

@@ -429,6 +429,7 @@ def recovery_role_permissions(
         iam_statements.allow_s3(
             "WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]
         ),
+        assurance.allow_read_kit_application(assurance.recovery_site(cfg), cfg.kit.name),  # the rehearsal's check
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)

@@ -20,6 +20,7 @@ from s3tables_kit.policies import allowlists, scopes, vault_accounts
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
+    allow_read_kit_application,
     allow_scheduler_assume_role,
     allow_start_rehearsal_job_run,
     monitors_list_vault_grant,
@@ -571,6 +572,7 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
             "ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"]
         ),
         iam_statements.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
+        allow_read_kit_application(recovery_site(cfg), cfg.kit.name),  # the run's check of its application
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
@@ -586,7 +588,9 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
 def backup_scheduler_role_trust(cfg: KitConfig) -> Document:
     site = recovery_site(cfg)
     return doc(
-        allow_scheduler_assume_role("AllowSchedulerForTheBackupSchedule", site, schedule_name(cfg, BACKUP_SCHEDULE))
+        allow_scheduler_assume_role(
+            "AllowSchedulerForTheBackupSchedule", site, name := schedule_name(cfg, BACKUP_SCHEDULE), name
+        )
     )
 
 

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from s3tables_kit.jobs.kernel import preflight
 from s3tables_kit.jobs.kernel.catalogs import MODES, CatalogSpec, catalog_conf, specs_from_outputs
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import refuse, tool_parser
@@ -98,6 +99,7 @@ def parser() -> argparse.ArgumentParser:
     run_ = p.add_argument_group("run")
     run_.add_argument("--part-size-mb", type=int, default=64, metavar="MB", help="multipart above this size (>= 5)")
     run_.add_argument("--report", metavar="DIR", default="reports", help="DIR/<UTC time>-backup-<run id>/report.*")
+    preflight.add_arguments(p)
     return p
 
 
@@ -247,6 +249,13 @@ def selected_in(spark: SparkSession, catalog: str, selection: tuple[tuple[str, .
     return out
 
 
+def _emr_client(ns: argparse.Namespace, req: BackupRequest) -> Any:
+    """The application's EMR Serverless client: in the recovery account and Region, the replica's."""
+    from s3tables_kit.jobs.kernel.sdk import client
+
+    return client("emr-serverless", region=req.replica.region, endpoint_url=ns.endpoint)
+
+
 def local_spark_factory(conf: dict[str, str]) -> SparkSession:
     from s3tables_kit.jobs.spark import build_session
 
@@ -258,6 +267,8 @@ def main(argv: list[str] | None = None, spark_factory: Callable[[dict[str, str]]
     ns = parser().parse_args(argv)
     try:
         req = request_from_args(ns)
+        if preflight.refused(ns, lambda: _emr_client(ns, req), sys.stderr):
+            return 1  # a FAILED job run: the backup's liveness alarm (AWS/EMRServerless)
         return run(req, spark_factory or local_spark_factory)[0]
     except JobError as e:  # bad arguments, or the pinned jars a local session needs (one line, before a JVM)
         return refuse(e)

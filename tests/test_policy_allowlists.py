@@ -45,8 +45,10 @@ RESOURCE_FORMS: tuple[tuple[AL.AllowList, str, str, str], ...] = (
     (AL.KIT_RESOURCES, "kms", "alias", "arn:aws:kms:{region}:{account}:alias/{kit}-assurance-alarms"),
     (AL.KIT_RESOURCES, "lambda", "function", "arn:aws:lambda:{region}:{account}:function:{kit}-replication-monitor"),
     (AL.KIT_RESOURCES, "logs", "log-group", "arn:aws:logs:{region}:{account}:log-group:{kit}-replication-monitor"),
-    (AL.KIT_RESOURCES, "scheduler", "schedule",
-     "arn:aws:scheduler:{region}:{account}:schedule/default/{kit}-recovery-rehearsal"),
+    (AL.KIT_RESOURCES, "scheduler", "schedule",  # a scheduled job run's schedule, in the group of its name
+     "arn:aws:scheduler:{region}:{account}:schedule/{kit}-recovery-rehearsal/{kit}-recovery-rehearsal"),
+    (AL.KIT_RESOURCES, "scheduler", "schedule-group",  # deleting it deletes its schedules
+     "arn:aws:scheduler:{region}:{account}:schedule-group/{kit}-recovery-rehearsal"),
     (AL.KIT_RESOURCES, "sns", "topic", "arn:aws:sns:{region}:{account}:{kit}-assurance-alarms"),
     (AL.KIT_KEYS, "kms", "key", "arn:aws:kms:{region}:{account}:" + KEY_ID),
 )  # fmt: skip
@@ -208,28 +210,12 @@ def test_no_action_outside_the_allow_lists_is_allowed(example: str) -> None:
     mutation = "cloudwatch:PutAlarmMuteRule"
     variants = {"base": docs, "widened": widened(docs, mutation)} if example == "seed" else {"base": docs}
     results = policy_fixtures.evaluate_variants(
-        variants, [_label(r, v) for v in variants for _c, r in reqs], world=WORLD, processes=2
+        variants, [policy_fixtures.labelled(r, v) for v in variants for _c, r in reqs], world=WORLD, processes=2
     )
     assert escapes(results, reqs, "base") == []
     if "widened" in variants:
         caught = escapes(results, reqs, "widened")
         assert caught and all(c.endswith(f"#{mutation}") for c in caught), caught
-
-
-def _label(req: SimRequest, variant: str) -> SimRequest:
-    def ns(name: str) -> str:
-        return name if name.startswith("world:") else f"{variant}|{name}"
-
-    return SimRequest(
-        id=f"{variant}|{req.id}",
-        principal=req.principal,
-        action=req.action,
-        resource=req.resource,
-        resource_account=req.resource_account,
-        context=req.context,
-        identity_policies=tuple(ns(n) for n in req.identity_policies),
-        scps=tuple(ScpLevel(s.org_identifier, tuple(ns(n) for n in s.policies)) for s in req.scps),
-    )
 
 
 def test_read_prefixes_match_reads_only() -> None:

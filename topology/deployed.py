@@ -60,13 +60,18 @@ def deployed_value(
     functions: Mapping[str, str],
     schedules: Mapping[str, tuple[str, str | None]],
     application: Mapping[str, Any] | None = None,
+    configurations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
-    (target ARN, input)} and the EMR Serverless application's settings (`ApplicationOut`'s fields)."""
+    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields) and {function name:
+    its configuration} (`FunctionOut`'s fields). The record a function's package holds to compare at every run is
+    this value too (`jobs/ops/running.py`)."""
     out: dict[str, Any] = {
         "functions": dict(functions),
         "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
     }
+    if configurations:
+        out["configurations"] = {n: dict(c) for n, c in configurations.items()}
     return out | ({"application": dict(application)} if application is not None else {})
 
 

@@ -62,12 +62,14 @@ from s3tables_kit.infra.constructs.alerts import (
     liveness_alarms,
 )
 from s3tables_kit.infra.constructs.iam import documented_role
-from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
+from s3tables_kit.infra.constructs.replica_hardener import hardener_function
+from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, running_record, scheduled_function
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
 from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
+from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.outputs import declared_replication
 
@@ -143,7 +145,9 @@ class ReplicationMonitor(Construct):
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg, src)
         role = _role(self, docs, "role", assurance.monitor_role_name(cfg, src), MONITOR_ROLE_ABOUT)
-        declared = declared_document(cfg, src, reviewed, source_policy)
+        declared = declared_document(cfg, src, reviewed, source_policy) | {
+            contract.DECLARED_DEPLOYED: self.watched(cfg, src)  # compared at every run (jobs/ops/running.py)
+        }
         prefix, destinations = cfg.name_prefix_of(src), cfg.destinations_of(src)
         # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
         self.function = scheduled_function(
@@ -208,6 +212,14 @@ class ReplicationMonitor(Construct):
         self.alarms += self._drift_alarms(cfg, src, period, actions, source_policy is not None)
         if cfg.vault is not None:
             self.alarms.append(self._backup_age_alarm(prefix, cfg.vault.max_backup_age_hours, period, actions))
+
+    @staticmethod
+    def watched(cfg: KitConfig, src: Source) -> dict[str, Any]:
+        """The deploy's record of what the monitor compares at every run (`assurance.monitor_watches`): the hardener's
+        function as its construct deploys it (its role's ARN derived from the configuration) and the schedules."""
+        functions, schedules = assurance.monitor_watches(cfg, src)
+        role = hardener_role_arn(cfg, src)
+        return running_record([hardener_function(cfg, src, role) for _ in functions], schedules)
 
     @staticmethod
     def _vault_environment(cfg: KitConfig) -> dict[str, str]:

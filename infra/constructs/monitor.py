@@ -99,8 +99,8 @@ def declared_document(
     """`kit_declared.json` of the monitor of the source `src` (`s3tables_kit.topology.contract.DECLARED_FILE`): its
     declared replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the
     source (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval
-    between runs (the layers of a sample of the replica tables), and the replication point groups whose age it
-    publishes (when configured)."""
+    between runs (the layers of a sample of the replica tables), the deploy's record of what it compares at every run
+    (`ReplicationMonitor.watched`), and the replication point groups whose age it publishes (when configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
     retention = {  # as `harden` writes it (icebergSnapshotManagement settings)
         r.bucket_arn: {
@@ -118,6 +118,7 @@ def declared_document(
     doc |= {
         contract.DECLARED_RETENTION: retention,
         contract.DECLARED_INTERVAL: cfg.assurance.monitor.interval_minutes * 60,
+        contract.DECLARED_DEPLOYED: ReplicationMonitor.watched(cfg, src),  # compared at every run (jobs/ops/running.py)
     }
     return doc | ({contract.DECLARED_GROUPS: groups} if groups else {})
 
@@ -145,9 +146,7 @@ class ReplicationMonitor(Construct):
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg, src)
         role = _role(self, docs, "role", assurance.monitor_role_name(cfg, src), MONITOR_ROLE_ABOUT)
-        declared = declared_document(cfg, src, reviewed, source_policy) | {
-            contract.DECLARED_DEPLOYED: self.watched(cfg, src)  # compared at every run (jobs/ops/running.py)
-        }
+        declared = declared_document(cfg, src, reviewed, source_policy)
         prefix, destinations = cfg.name_prefix_of(src), cfg.destinations_of(src)
         # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
         self.function = scheduled_function(

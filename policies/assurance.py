@@ -10,6 +10,8 @@ deploy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import hardener
 from s3tables_kit.policies import statements as iam_statements
@@ -19,6 +21,7 @@ from s3tables_kit.policies.sites import (  # the names every assurance document 
     LAMBDA_SERVICE,
     Site,
     allow_scheduler_assume_role,
+    schedule_arn,
     site_of,
 )
 from s3tables_kit.topology.config import KitConfig, Replica, Source
@@ -77,6 +80,32 @@ def monitor_function_arn(cfg: KitConfig, src: Source) -> str:
 def monitor_schedule_name(cfg: KitConfig, src: Source) -> str:
     """`<prefix>-replication-monitor`: a source's."""
     return f"{cfg.name_prefix_of(src)}-replication-monitor"
+
+
+def monitor_watches(cfg: KitConfig, src: Source) -> tuple[tuple[str, ...], dict[str, str]]:
+    """What the monitor of `src` compares at every run with the deploy's record (`jobs/ops/running.py`): the other kit
+    function of its account (the hardener, with `[assurance.harden]`) and the account's kit schedules, {name: the
+    function it invokes}; never its own code (a replaced function would be checking itself)."""
+    schedules = {monitor_schedule_name(cfg, src): monitor_function_arn(cfg, src)}
+    if not cfg.assurance.harden.enabled:
+        return (), schedules
+    name = hardener.hardener_name(cfg, src)
+    return (name,), schedules | {name: hardener.hardener_function_arn(cfg, src)}
+
+
+def allow_read_deployed(
+    site: Site, functions: Sequence[str], schedules: Iterable[str]
+) -> list[iam_statements.Statement]:
+    """Read what a function compares with the deploy's record (`monitor_watches`): the kit functions' configuration
+    and the schedules, by name, in its own account."""
+    out = [iam_statements.statement("ReadDeployedKitSchedules", "Allow", ["scheduler:GetSchedule"],
+                                    [schedule_arn(site, n) for n in schedules])]  # fmt: skip
+    if functions:
+        arns = [site.arn("lambda", f"function:{n}") for n in functions]
+        out.append(
+            iam_statements.statement("ReadDeployedKitFunctions", "Allow", ["lambda:GetFunctionConfiguration"], arns)
+        )
+    return out
 
 
 REHEARSAL_SCHEDULE = "recovery-rehearsal"  # the schedule `<kit>-recovery-rehearsal`
@@ -342,6 +371,7 @@ def monitor_role_permissions(cfg: KitConfig, src: Source) -> Document:
         allow_read_replica_table_layers(destinations),
         allow_put_metric_data("PublishReplicationMetrics", METRIC_NAMESPACE),
         allow_write_function_logs(site, monitor_log_group(cfg, src)),
+        *allow_read_deployed(site, *monitor_watches(cfg, src)),
     ]
     if cfg.vault is not None:  # the backup ages: the keys of the committed points, no object read, no key
         vault_arn = cfg.vault.bucket_arn(cfg.kit.name)

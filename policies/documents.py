@@ -441,7 +441,7 @@ def recovery_role_permissions(
         stmts.append(
             iam_statements.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
         )
-    stmts += vault_accounts_policies.recovery_role_reads(cfg) if reads is None else []  # the vault's account buckets
+    stmts += vault_accounts_policies.account_bucket_reads(cfg) if reads is None else []  # the vault's account buckets
     stmts += vault.recovery_role_statements(cfg)  # a restore from the backup vault
     return doc(*stmts)
 

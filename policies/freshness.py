@@ -90,6 +90,12 @@ def sources_of(cfg: KitConfig, account_id: str) -> dict[str, list[str]]:
     return {r.bucket_arn: sorted(s.bucket_arn for s in cfg.sources_into(r)) for r in replicas_of(cfg, account_id)}
 
 
+def watches(cfg: KitConfig, account_id: str) -> dict[str, str]:
+    """What the account's check compares at every run with the deploy's record (`jobs/ops/running.py`): its schedule,
+    {name: the function it invokes} (the account runs no other kit function; its own code it cannot vouch for)."""
+    return {name(cfg): site(cfg, account_id).arn("lambda", f"function:{name(cfg)}")}
+
+
 def role_permissions(cfg: KitConfig, account_id: str) -> Document:
     reps = replicas_of(cfg, account_id)
     sources = sorted({s for arns in sources_of(cfg, account_id).values() for s in arns})
@@ -99,6 +105,7 @@ def role_permissions(cfg: KitConfig, account_id: str) -> Document:
         iam_statements.allow_actions("ListSourceTablesToCompare", BUCKET_READ, sources) if sources else None,
         assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
         assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
+        *assurance.allow_read_deployed(site(cfg, account_id), (), watches(cfg, account_id)),
     ]
     return doc(*stmts)
 

@@ -83,7 +83,7 @@ def test_audit_names_changed_code_schedule_and_application(ops_env: OpsEnv) -> N
     assert [k for k, _ in deployed] == [
         "deployed-application-changed", "deployed-function-code-changed", "deployed-schedule-changed"
     ]  # fmt: skip
-    assert deployed[2][1] == "input differ from the deployed"
+    assert deployed[2][1] == "input differs from the deployed one"
     changed = next(d.detail for d in report.drifts if d.kind == "deployed-application-changed")
     assert all(w in changed for w in ("image '111122223333.dkr", "runtime configuration", "network configuration"))
 

@@ -51,6 +51,10 @@ DECLARED_REPLICATION, DECLARED_POLICIES = "replication", "replica_bucket_policie
 DECLARED_SOURCE_POLICY, DECLARED_RETENTION = "source_bucket_policy", "replica_retention"
 DECLARED_INTERVAL = "interval_seconds"
 DECLARED_GROUPS = "replication_point_groups"
+# DECLARED_DEPLOYED: what the function compares at every run with what runs in its account (the other kit functions'
+# code and configuration, the schedules' targets and inputs: `s3tables_kit.topology.deployed.DeployedOut`)
+DECLARED_DEPLOYED = "deployed"
+DEPLOYED_CHANGED = "DeployedChanged"  # Kit: differences from the deploy's record this run (the run then fails)
 
 # Lambda environment (set by infra/constructs/monitor.py; the names are part of the deployed contract)
 ENV_KIT = "KIT_NAME"

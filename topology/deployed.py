@@ -10,6 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from s3tables_kit.topology.deployed_compare import function_differences, schedule_differences
+
+__all__ = ["function_differences", "schedule_differences"]  # the comparisons, importable without pydantic
+
 
 class _Recorded(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")  # as every output model: a newer infra may add keys
@@ -31,6 +35,15 @@ class ApplicationOut(_Recorded):
     )
 
 
+class FunctionOut(_Recorded):
+    """What of a function's configuration decides what it does besides its code (`GetFunctionConfiguration`)."""
+
+    handler: str = Field(description="The entry point.")
+    role: str = Field(description="The execution role's ARN.")
+    environment: dict[str, str] = Field(default={}, description="The environment variables.")
+    layers: list[str] = Field(default=[], description="The layers' ARNs (the kit deploys none).")
+
+
 class DeployedOut(_Recorded):
     """What a stack deployed that runs the kit's jobs, as `audit` compares it with what runs
     (`jobs/ops/audit_deployed.py`): code, schedules and the EMR Serverless application."""
@@ -38,19 +51,27 @@ class DeployedOut(_Recorded):
     functions: dict[str, str] = Field(default={}, description="Each Lambda function's name: its code's SHA-256.")
     schedules: dict[str, ScheduleOut] = Field(default={}, description="Each schedule's name: its target.")
     application: ApplicationOut | None = Field(default=None, description="The EMR Serverless application, if any.")
+    configurations: dict[str, FunctionOut] = Field(
+        default={}, description="Each function's name: its configuration, where recorded (compared with the code)."
+    )
 
 
 def deployed_value(
     functions: Mapping[str, str],
     schedules: Mapping[str, tuple[str, str | None]],
     application: Mapping[str, Any] | None = None,
+    configurations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
-    (target ARN, input)} and the EMR Serverless application's settings (`ApplicationOut`'s fields)."""
+    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields) and {function name:
+    its configuration} (`FunctionOut`'s fields). The record a function's package holds to compare at every run is
+    this value too (`jobs/ops/running.py`)."""
     out: dict[str, Any] = {
         "functions": dict(functions),
         "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
     }
+    if configurations:
+        out["configurations"] = {n: dict(c) for n, c in configurations.items()}
     return out | ({"application": dict(application)} if application is not None else {})
 
 

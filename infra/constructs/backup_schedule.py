@@ -31,12 +31,13 @@ from s3tables_kit.topology.backup import (
     vault_point_key_alias_arn,
 )
 from s3tables_kit.topology.config import KitConfig, Vault
+from s3tables_kit.topology.vault_accounts import recovery_reads
 
 
 def backup_job_args(cfg: KitConfig, vault: Vault, preflight: Sequence[str] = ()) -> list[str]:
-    """The backup's arguments on EMR Serverless: the recovery replica (what the backup role reads) and the vault
-    named explicitly (no outputs file on the remote side), the `[vault] tables`, and `preflight`: the application's
-    check before it works (`RecoverySparkApplication.preflight_args`)."""
+    """The backup's arguments on EMR Serverless: the recovery replica and the vault's account buckets (what the backup
+    role reads) and the vault named explicitly (no outputs file on the remote side), the `[vault] tables`, and
+    `preflight`: the application's check before it works (`RecoverySparkApplication.preflight_args`)."""
     rep = cfg.recovery_replica
     args = [
         "--catalog-mode", "client",
@@ -49,6 +50,8 @@ def backup_job_args(cfg: KitConfig, vault: Vault, preflight: Sequence[str] = ())
         "--point-key", vault_point_key_alias_arn(cfg, vault),
         *preflight,
     ]  # fmt: skip
+    for account in recovery_reads(cfg)[1:]:
+        args += ["--account-bucket", account.bucket_arn]
     tables, namespaces = vault.selection()
     for t in tables:
         args += ["--table", t]

@@ -30,7 +30,7 @@ from s3tables_kit.infra.constructs.alerts import (
     liveness_alarms,
 )
 from s3tables_kit.infra.constructs.iam import documented_role
-from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
+from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, running_record, scheduled_function
 from s3tables_kit.policies import assurance, freshness
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract
@@ -72,8 +72,9 @@ class ReplicaFreshnessCheck(Construct):
             contract.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
             **{k: str(v) for k, v in settings.items()},
         }
-        # the monitor's package, without a source's declared document
-        package, zip_name = packaging.monitor_zip(), "replica-freshness.zip"
+        # the monitor's package; its declared document: the deploy's record of the account's schedule (no source's)
+        record = {contract.DECLARED_DEPLOYED: running_record([], freshness.watches(cfg, account_id))}
+        package, zip_name = packaging.monitor_zip(packaging.declared_bytes(record)), "replica-freshness.zip"
         fn = PackagedFunction(
             name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
         )

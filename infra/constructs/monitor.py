@@ -62,12 +62,14 @@ from s3tables_kit.infra.constructs.alerts import (
     liveness_alarms,
 )
 from s3tables_kit.infra.constructs.iam import documented_role
-from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, scheduled_function
+from s3tables_kit.infra.constructs.replica_hardener import hardener_function
+from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, running_record, scheduled_function
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
 from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
+from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 from s3tables_kit.topology.outputs import declared_replication
 
@@ -97,8 +99,8 @@ def declared_document(
     """`kit_declared.json` of the monitor of the source `src` (`s3tables_kit.topology.contract.DECLARED_FILE`): its
     declared replication, the reviewed bucket policy of each replica (`reviewed`: {bucket ARN: document}) and of the
     source (`source_policy`, when its stack deploys one), each replica's configured snapshot retention and the interval
-    between runs (the layers of a sample of the replica tables), and the replication point groups whose age it
-    publishes (when configured)."""
+    between runs (the layers of a sample of the replica tables), the deploy's record of what it compares at every run
+    (`ReplicationMonitor.watched`), and the replication point groups whose age it publishes (when configured)."""
     groups = {k: list(v) for k, v in cfg.assurance.point_groups.items()}
     retention = {  # as `harden` writes it (icebergSnapshotManagement settings)
         r.bucket_arn: {
@@ -116,6 +118,7 @@ def declared_document(
     doc |= {
         contract.DECLARED_RETENTION: retention,
         contract.DECLARED_INTERVAL: cfg.assurance.monitor.interval_minutes * 60,
+        contract.DECLARED_DEPLOYED: ReplicationMonitor.watched(cfg, src),  # compared at every run (jobs/ops/running.py)
     }
     return doc | ({contract.DECLARED_GROUPS: groups} if groups else {})
 
@@ -208,6 +211,14 @@ class ReplicationMonitor(Construct):
         self.alarms += self._drift_alarms(cfg, src, period, actions, source_policy is not None)
         if cfg.vault is not None:
             self.alarms.append(self._backup_age_alarm(prefix, cfg.vault.max_backup_age_hours, period, actions))
+
+    @staticmethod
+    def watched(cfg: KitConfig, src: Source) -> dict[str, Any]:
+        """The deploy's record of what the monitor compares at every run (`assurance.monitor_watches`): the hardener's
+        function as its construct deploys it (its role's ARN derived from the configuration) and the schedules."""
+        functions, schedules = assurance.monitor_watches(cfg, src)
+        role = hardener_role_arn(cfg, src)
+        return running_record([hardener_function(cfg, src, role) for _ in functions], schedules)
 
     @staticmethod
     def _vault_environment(cfg: KitConfig) -> dict[str, str]:

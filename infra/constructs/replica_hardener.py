@@ -47,6 +47,23 @@ def hardener_plan(cfg: KitConfig, src: Source) -> dict[str, Any]:
     }
 
 
+def hardener_function(cfg: KitConfig, src: Source, role_arn: str) -> PackagedFunction:
+    """The hardener's function of the source `src` as deployed, run as `role_arn` (the construct's role; the
+    monitor's record of it: the ARN derived from the configuration)."""
+    plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg, src)))
+    return PackagedFunction(
+        name=hardener.hardener_name(cfg, src),
+        description="Hardens new S3 Tables replicas: table policy and retention (s3tables-replica-kit harden)",
+        log_group=hardener.hardener_name(cfg, src),
+        role_arn=role_arn,
+        package=packaging.hardener_zip(plan),
+        file_name="replica-hardener.zip",
+        handler=packaging.handler_of(packaging.HARDENER_ENTRY),
+        timeout=cfg.assurance.harden.timeout_seconds,
+        variables={"AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}"},
+    )
+
+
 class ReplicaHardener(Construct):
     def __init__(
         self, scope: Construct, id: str, *, cfg: KitConfig, src: Source, docs: DocumentSet, alarm_topic_arn: str
@@ -64,21 +81,7 @@ class ReplicaHardener(Construct):
             policy_id="role-permissions",
             policy_name=name,
         )
-        plan = (HARDEN_PLAN_FILE, packaging.declared_bytes(hardener_plan(cfg, src)))
-        self.function = scheduled_function(
-            self,
-            PackagedFunction(
-                name=name,
-                description="Hardens new S3 Tables replicas: table policy and retention (s3tables-replica-kit harden)",
-                log_group=name,
-                role_arn=role.arn,
-                package=packaging.hardener_zip(plan),
-                file_name="replica-hardener.zip",
-                handler=packaging.handler_of(packaging.HARDENER_ENTRY),
-                timeout=h.timeout_seconds,
-                variables={"AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}"},
-            ),
-        )
+        self.function = scheduled_function(self, hardener_function(cfg, src, role.arn))
         self.schedule = job_schedule(
             self,
             docs,

@@ -157,6 +157,21 @@ def deployed_entry(
     return deployed_value(fns, targets, application)
 
 
+def running_record(functions: Sequence[PackagedFunction], schedules: Mapping[str, str]) -> dict[str, Any]:
+    """What a function's package records of the other kit functions (`functions`, with their roles' ARNs as derived
+    from the configuration) and the schedules ({name: target function ARN}, no input) of its account, to compare at
+    every run (`s3tables_kit.jobs.ops.running`): the code hash `scheduled_function` deploys, the handler, role,
+    environment and (no) layers."""
+    return deployed_value(
+        {f.name: packaging.sha256_base64(f.package) for f in functions},
+        {name: (arn, None) for name, arn in schedules.items()},
+        configurations={
+            f.name: {"handler": f.handler, "role": f.role_arn, "environment": dict(f.variables), "layers": []}
+            for f in functions
+        },
+    )
+
+
 # EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 

@@ -68,12 +68,10 @@ NOT_PROBED_WHY = {
     "U23": "timing of IAM's tag propagation is not reproducible on purpose",
     "U24": "needs the awscc provider (the run applies with the aws provider)",
     "U28": "needs a replica that sources of two accounts feed (an estate's fan-in vault); the run has one source",
-    "U31": "the stand-in evaluates no KMS key policy; on AWS a probe key denying the run's role all but "
-    "Describe*/Get*/List*/ScheduleKeyDeletion/PutKeyPolicy settles it (not written until it can run on AWS)",
-    "U32": "the stand-in evaluates no S3 bucket policy; on AWS a run bucket with a NotAction Deny settles it",
-    "U33": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
-    "objects unlocked) settles it",
-    "U34": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
+    "U31": "not reached (infra/live/allowlist_facts.py probes it on AWS; the stand-in evaluates no KMS key policy)",
+    "U32": "not reached (infra/live/allowlist_facts.py)",
+    "U33": "not reached (infra/live/allowlist_facts.py)",
+    "U34": "not reached (infra/live/allowlist_facts.py)",
     "U37": "needs a deployed recovery stack whose schedule fires (the run deploys no schedule); list the group's "
     "InvocationAttemptCount after the first rehearsal",
     "U38": "needs EMR Serverless (cost and minutes, as U15); list AWS/EMRServerless FailedJobs after one failed run",

@@ -80,6 +80,10 @@ def failover_monitor_config(cfg: KitConfig, topo: FailoverTopology) -> KitConfig
                 update={"replica": (topo.recovery_replica or topo.destinations[0]).bucket}
             ),
             "failover": None,
+            # its stack deploys no scheduled hardener: its monitor's record must not expect one
+            "assurance": cfg.assurance.model_copy(
+                update={"harden": cfg.assurance.harden.model_copy(update={"enabled": False})}
+            ),
         }
     )
 

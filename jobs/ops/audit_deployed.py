@@ -16,7 +16,6 @@ Outputs written before `deployed` existed are not checked (nothing recorded to c
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -24,7 +23,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import call, describe_error
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
-from s3tables_kit.topology.deployed import ApplicationOut, DeployedOut, ScheduleOut, application_differences
+from s3tables_kit.topology.deployed import (
+    ApplicationOut,
+    DeployedOut,
+    ScheduleOut,
+    application_differences,
+    function_differences,
+    schedule_differences,
+)
 from s3tables_kit.topology.outputs import KitOutputs
 
 
@@ -39,8 +45,8 @@ def check_deployed(clients: Clients, outputs: KitOutputs, report: AuditReport) -
     for region, account, deployed, application_id in sites:
         if deployed is None:
             continue
-        for name, sha in deployed.functions.items():
-            _check_function(clients.client("lambda", region, account), name, sha, report)
+        for name in deployed.functions:
+            _check_function(clients.client("lambda", region, account), name, deployed, report)
         for name, target in deployed.schedules.items():
             _check_schedule(clients.client("scheduler", region, account), name, target, report)
         if deployed.application is not None and application_id is not None:
@@ -59,47 +65,28 @@ def _read(report: AuditReport, what: str, name: str, op: Any, **request: Any) ->
     return got
 
 
-def _check_function(client: Any, name: str, sha: str, report: AuditReport) -> None:
+def _check_function(client: Any, name: str, deployed: DeployedOut, report: AuditReport) -> None:
     got = _read(report, "function", name, client.get_function, FunctionName=name)
     if got is None:
         return
-    live = got["Configuration"]
-    if live.get("CodeSha256") != sha:
+    live, recorded = got["Configuration"], deployed.configurations.get(name)
+    changed = function_differences(live, deployed.functions[name], recorded.model_dump() if recorded else None)
+    if changed:
         report.add(
             "deployed-function-code-changed",
             live.get("FunctionArn", name),
-            f"code SHA-256 {live.get('CodeSha256')}, deployed {sha} (CloudTrail UpdateFunctionCode)",
+            "; ".join(changed) + " (CloudTrail UpdateFunctionCode, UpdateFunctionConfiguration)",
         )
-
-
-def _same_input(live: str | None, deployed: str | None) -> bool:
-    """Inputs compared as JSON where both parse (the service may re-serialise), else as text."""
-    if live is None or deployed is None:
-        return live == deployed
-    try:
-        return bool(json.loads(live) == json.loads(deployed))
-    except ValueError:
-        return live == deployed
 
 
 def _check_schedule(client: Any, name: str, deployed: ScheduleOut, report: AuditReport) -> None:
     live = _read(report, "schedule", name, client.get_schedule, Name=name)
     if live is None:
         return
-    target = live.get("Target", {})
-    changed = [
-        what
-        for what, same in (
-            ("target", target.get("Arn") == deployed.target_arn),
-            ("input", _same_input(target.get("Input"), deployed.input)),
-        )
-        if not same
-    ]
+    changed = schedule_differences(live, deployed.target_arn, deployed.input)
     if changed:
         report.add(
-            "deployed-schedule-changed",
-            live.get("Arn", name),
-            f"{' and '.join(changed)} differ from the deployed (target {target.get('Arn')}; CloudTrail UpdateSchedule)",
+            "deployed-schedule-changed", live.get("Arn", name), "; ".join(changed) + " (CloudTrail UpdateSchedule)"
         )
 
 

@@ -41,7 +41,10 @@ from typing import Any
 from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
 from s3tables_kit.jobs.kernel.sdk import BucketRef, describe_error
 from s3tables_kit.jobs.kernel.tables import list_tables
+from s3tables_kit.jobs.ops import running
+from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import (
+    DECLARED_FILE,
     ENV_CONCURRENCY,
     ENV_DESTINATIONS,
     ENV_KIT,
@@ -239,6 +242,15 @@ def handler(event: Any, context: Any, publish: Publish) -> dict[str, Any]:
     result = run_freshness(clients, settings, publish=publish)
     out = result.to_json()
     print(out)  # one log line per run in the function's log group
+    region = os.environ.get("AWS_REGION") or settings.region or BucketRef(settings.replica_bucket_arns[0]).region
+    cloudwatch = clients.client("cloudwatch", region)
+    running.check_running(
+        clients,
+        region,
+        running.recorded(paths.ROOT / DECLARED_FILE),
+        kit=settings.kit,
+        publish=lambda d: publish(cloudwatch, settings.namespace, d),
+    )  # this account's kit functions and schedules, as deployed (raises otherwise)
     if result.unread():
         raise FreshnessRunFailed(f"replicas not read: {result.unread()}")
     return out

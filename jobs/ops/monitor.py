@@ -71,6 +71,7 @@ from s3tables_kit.jobs.kernel.commits import FUTURE_DATED
 from s3tables_kit.jobs.kernel.options import refuse
 from s3tables_kit.jobs.kernel.render import dump_json, parse_duration
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call
+from s3tables_kit.jobs.ops import running
 from s3tables_kit.jobs.ops.monitor_drift import Declared, DriftCheck, check_drift, declared_for, load_declared
 from s3tables_kit.jobs.ops.monitor_vault import backup_ages, list_points, selected_tables, vault_metric_data
 from s3tables_kit.jobs.ops.point import point_metric_data
@@ -417,6 +418,11 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     result = run_monitor(clients, settings, region=region, declared=declared)
     summary = result.to_json()
     print(summary)  # one log line per run in the function's log group
+    cloudwatch = clients.client("cloudwatch", region)
+    deployed = running.recorded(paths.ROOT / DECLARED_FILE)
+    running.check_running(
+        clients, region, deployed, kit=settings.kit, publish=lambda d: publish(cloudwatch, settings.namespace, d)
+    )  # the other kit functions and the schedules of this account, as deployed (raises otherwise)
     fail_loud(result)
     return summary
 

@@ -23,14 +23,17 @@ Checks (each drift has a kind, the resource and a detail):
   (a new replica `harden` has not reached, a deleted policy) has one layer only;
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
 * ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
-  source table is read once, its retention; a replica costs two reads, its table policy and its retention: its
+  source table is read once, its retention; a replica costs three reads, its table policy, its retention and its
+  metadata (below): its
   source is known by its name, which the service gives every replica, where one source table of that name feeds the
   bucket, else ``GetTable`` names it: `s3tables_kit.jobs.ops.audit_replicas.pair_by_name`);
 * ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``snapshot-time-untrusted``: a replica table whose snapshot is dated in the future or whose snapshot log goes
   backwards (`s3tables_kit.jobs.kernel.snapshot_times`: writer-chosen times `--as-of` and freshness would otherwise
-  trust);
+  trust), from a summary of its metadata file kept in `status`'s cache (`s3tables_kit.jobs.kernel.metadata_cache`,
+  ``--cache-dir``, ``--no-cache``): with nothing cached, one loadTable a replica; else its metadata location, and the
+  file only when it moved;
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
   ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each
@@ -59,6 +62,9 @@ role and `destinations_of(src)`) and every replica bucket once, against the esta
 bucket policy grants and exempts every source feeding it); a table missing from a replica is named
 `bucket/namespace.name` where two sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are
 not the configured sources; the report names every bucket it audited.
+
+The per-table reads (maintenance, table policy, table-level replication, metadata location) are sent as signed GETs
+without botocore's per-request work (`s3tables_kit.jobs.kernel.signed_ops`); the errors are botocore's.
 
 Exit 0 without drift, 1 with drift.
 """

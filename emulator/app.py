@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from emulator import (
+    bucket_policy,
     cbor_rpc,
     hooks,
     hosts,
@@ -48,6 +49,7 @@ from emulator import (
     lookup,
     replication,
     resource_policy,
+    served,
     state,
     streaming,
     tables,
@@ -65,6 +67,23 @@ __all__ = ["DETACHED_FAILURE", "KitMotoApp", "build_app", "iceberg_rest", "repli
 # ----------------------------------------------------------------------------------------------------
 # The middleware
 # ----------------------------------------------------------------------------------------------------
+
+
+def _serve_record(
+    environ: dict[str, Any], service: str | None, method: str, raw_path: str, raw_query: str, body: bytes
+) -> None:
+    """The request's action under its principal (`emulator.served`); S3's as IAM names it, S3 Tables' by its route."""
+    path = unquote(raw_path)
+    op: str | None = None
+    if service == "s3":
+        key = path.lstrip("/").partition("/")[2]
+        query = parse_qs(raw_query, keep_blank_values=True)
+        op = bucket_policy.action_of(s3_operation(environ, method, key, query), method, key, query)
+    elif service == "s3tables":
+        found = match_route(method, raw_path) or iceberg_rest.match(method, raw_path)
+        op = found[0] if found else None
+    with LOCK:
+        served.record(environ, service, op, path, body)
 
 
 def _service_of(environ: dict[str, Any]) -> str | None:
@@ -181,6 +200,8 @@ class KitMotoApp:
                 return _error(start_response, err)
 
         service = _service_of(environ)
+        if served.enabled():
+            _serve_record(environ, service, method, raw_path, raw_query, body_bytes)
         s3control = hosts.s3control_host(environ, raw_path) if service == "s3" else None
         if s3control is not None:  # signed for `s3`, but S3 Control: moto routes it by AWS's host
             environ["HTTP_HOST"] = s3control
@@ -200,6 +221,12 @@ class KitMotoApp:
                 s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
             if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503
                 return _s3_error(start_response, s3_fault.status, s3_fault.code, s3_fault.message)
+            with LOCK:
+                policy_refusal = bucket_policy.refusal(
+                    environ, s3_op, method, unquote(raw_path), parse_qs(raw_query, keep_blank_values=True), body_bytes
+                )
+            if policy_refusal is not None:
+                return _s3_error(start_response, *policy_refusal)
             plain = plain_read(environ, method, raw_path, raw_query) if s3_op in ("GetObject", "HeadObject") else None
             if plain is not None:  # moto's answer without moto's request stack (emulator.storage)
                 start_response(plain[0], plain[1])
@@ -250,7 +277,7 @@ class KitMotoApp:
             except ApiError as err:
                 return _error(start_response, live.rewrite_error(op, err))
 
-        if service == "s3tables" and op in resource_policy.CHECKED:
+        if service == "s3tables" and op in resource_policy.CHECKED | resource_policy.READS:
             with LOCK:
                 denied = resource_policy.refusal(
                     op,
@@ -259,6 +286,8 @@ class KitMotoApp:
                     STATE.bucket_policies,
                     STATE.table_policies,
                     lambda *a: str(get_table_by_name(*a).arn),
+                    lambda arn: str(lookup.get_table_by_arn(arn).table_bucket_arn),
+                    _first_values(raw_query, keep_blank=False),
                 )
             if denied is not None:
                 return _error(start_response, ApiError(*denied))
@@ -327,6 +356,7 @@ live.bind(
         STATE=STATE,
         _replicate=hooks._replicate,
         effective_destinations=replication.effective_destinations,
+        replication_role=replication.replication_role,
         get_table_by_arn=lookup.get_table_by_arn,
         get_table_by_name=lookup.get_table_by_name,
     )

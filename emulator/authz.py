@@ -6,8 +6,8 @@ Minimal and explicit about it (the IAM evaluator of the policy proofs, `policies
 
 * a statement applies when its Action/NotAction, Resource/NotResource, Principal (in a resource policy: `*`, the
   principal's ARN, its account or the account's root) and every condition hold;
-* conditions: String*, Arn*, Bool and Null operators, `...IfExists`, `ForAnyValue:`/`ForAllValues:` prefixes; a
-  missing key fails a positive operator and passes a negated one (as IAM does); any other operator raises
+* conditions: String*, Arn*, Numeric*, Bool and Null operators, `...IfExists`, `ForAnyValue:`/`ForAllValues:`
+  prefixes; a missing key fails a positive operator and passes a negated one (as IAM does); any other operator raises
   ValueError naming it (the request then fails with HTTP 500, never a silent allow or deny);
 * the principal of a request is the role of an assumed-role session (moto's STS) or the IAM user of its access key;
   a key moto does not know has none (the key is absent, as for a service principal).
@@ -20,7 +20,16 @@ from dataclasses import dataclass
 from typing import Any
 
 _CREDENTIAL_RE = re.compile(r"Credential=([A-Z0-9]+)/")
-_NEGATED = ("StringNotEquals", "StringNotEqualsIgnoreCase", "StringNotLike", "ArnNotEquals", "ArnNotLike")
+_NEGATED = (
+    "StringNotEquals", "StringNotEqualsIgnoreCase", "StringNotLike", "ArnNotEquals", "ArnNotLike", "NumericNotEquals"
+)  # fmt: skip
+_NUMERIC = {
+    "NumericEquals": lambda a, e: a == e,
+    "NumericLessThan": lambda a, e: a < e,
+    "NumericLessThanEquals": lambda a, e: a <= e,
+    "NumericGreaterThan": lambda a, e: a > e,
+    "NumericGreaterThanEquals": lambda a, e: a >= e,
+}
 
 
 # ---------------------------------------------------------------- who ----
@@ -171,4 +180,15 @@ def _operator(op: str, actual: list[str], expected: list[str]) -> bool:
         return not any_pair(lambda e, a: _glob(e, a))
     if op == "Bool":
         return any_pair(lambda e, a: e.lower() == a.lower())
+    if op == "NumericNotEquals":
+        return not any_pair(lambda e, a: _number(a) == _number(e))
+    if op in _NUMERIC:
+        return any_pair(lambda e, a: _NUMERIC[op](_number(a), _number(e)))
     raise ValueError(f"condition operator {op} is not evaluated by the stand-in")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")  # no comparison holds for a value that is no number (IAM's reading)

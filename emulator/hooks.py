@@ -12,7 +12,7 @@ from typing import Any
 
 from emulator import live, resource_policy, streaming
 from emulator.lookup import _backend, _s3_backend, get_bucket, get_table_by_arn, reset_state
-from emulator.replication import effective_destinations
+from emulator.replication import effective_destinations, replication_role
 from emulator.state import _BUCKET_ARN_RE, DETACHED_FAILURE, STATE, Fault, _iso, _parse_ts, not_found
 
 # ----------------------------------------------------------------------------------------------------
@@ -229,6 +229,13 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
                 previous = {k: v for k, v in STATE.repl_status.get((t.arn, d), {}).items() if k != "failureMessage"}
                 STATE.repl_status[(t.arn, d)] = {**previous, **held}
                 continue
+            refused = source_read_refused(t)
+            if refused:  # the replication role may not read the source (a Deny in its bucket or table policy)
+                previous = STATE.repl_status.get((t.arn, d), {})
+                failure = f"AccessDenied: {refused}"
+                STATE.repl_status[(t.arn, d)] = {**previous, "replicationStatus": "failed", "failureMessage": failure}
+                done.append({"source": t.arn, "failed": failure})
+                continue
             dbucket = get_bucket(d)
             m = _BUCKET_ARN_RE.match(d)
             assert m
@@ -272,6 +279,24 @@ def _replicate(body: dict[str, Any]) -> list[dict[str, str]]:
             }
             done.append({"source": t.arn, "replica": replica.arn})
     return done
+
+
+# What the replication service reads of a source table as the replication role.
+SOURCE_READS = ("s3tables:GetTableMetadataLocation", "s3tables:GetTableData")
+
+
+def source_read_refused(table: Any) -> str | None:
+    """Why the replication role may not read `table` (the explicit Denies of its bucket's and its own policy, AWS's
+    message), None when it may: a Deny table policy naming the role freezes that table's replication."""
+    role = replication_role(table)
+    texts = [x for x in (STATE.bucket_policies.get(table.table_bucket_arn), STATE.table_policies.get(table.arn)) if x]
+    if not role or not texts:
+        return None
+    for action in SOURCE_READS:
+        why = resource_policy.denied_to(role, action, table.arn, texts)
+        if why:
+            return why
+    return None
 
 
 def _seed(body: dict[str, Any]) -> list[str]:

@@ -145,8 +145,7 @@ def _replication_blocked(table: Any, dest_bucket_arn: str) -> str | None:
         return "Replication is not supported for destination table buckets with tags."
     if "createtable-dependents" not in LIVE.switches:
         return None
-    conf = A.STATE.table_replication.get(table.arn) or A.STATE.bucket_replication.get(table.table_bucket_arn) or {}
-    role = str(conf.get("configuration", conf).get("role", ""))
+    role = A.replication_role(table)
     docs = [p for p in (A.STATE.bucket_policies.get(dest_bucket_arn),) if p]
     for action in DEPENDENT_ACTIONS:
         ctx = {"aws:PrincipalArn": role, "aws:PrincipalAccount": role.split(":")[4] if role.count(":") >= 5 else ""}

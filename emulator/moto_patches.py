@@ -47,6 +47,24 @@ def patch_moto() -> None:
 
     responses.S3TablesResponse.update_table_metadata_location = update_table_metadata_location  # type: ignore[method-assign]
 
+    # A bucket policy is decided in front of moto, with the caller's identity, for a known principal's request
+    # (emulator.bucket_policy); moto's reading (no principal, no request context) stays for the others.
+    from moto.iam.access_control import PermissionResult
+    from moto.s3.models import FakeBucket
+
+    from emulator import bucket_policy
+
+    original_permission = FakeBucket.get_permission
+
+    def get_permission(self: Any, action: str, resource: str) -> Any:
+        return (
+            original_permission(self, action, resource)
+            if bucket_policy.moto_reads_policy()
+            else (PermissionResult.NEUTRAL)
+        )
+
+    FakeBucket.get_permission = get_permission  # type: ignore[method-assign]
+
     # moto leaves `modifiedAt` at the creation time; S3 Tables sets it on every commit (docs/aws-facts.md, U29)
     original_update = models.Table.update_metadata_location
 

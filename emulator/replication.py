@@ -134,6 +134,12 @@ def effective_destinations(table: Any) -> list[str] | None:
     return [d["destinationTableBucketARN"] for d in conf["configuration"]["rules"][0]["destinations"]]
 
 
+def replication_role(table: Any) -> str:
+    """The role the replication service acts as for `table` (its effective configuration's), "" without one."""
+    conf = STATE.table_replication.get(table.arn) or STATE.bucket_replication.get(table.table_bucket_arn) or {}
+    return str(conf.get("configuration", conf).get("role", ""))
+
+
 @handles("GetTableReplicationStatus")
 def get_replication_status(
     p: dict[str, str], q: dict[str, str], b: dict[str, Any]

@@ -1,12 +1,17 @@
 """The explicit Denies of a table bucket's and a table's resource policies, evaluated on the write path of the
-buckets a test names (`/_kit_test/enforce-policies`), so a frozen writer's commit is refused as AWS refuses it.
+buckets a test names (`/_kit_test/enforce-policies`), so a frozen writer's commit is refused as AWS refuses it, and
+on the read path of every bucket for a known principal, so a monitor named by a Deny table policy is refused its
+reads of that table as AWS refuses them.
 
 Scope, kept small and stated:
-- only buckets named through the control endpoint: the rest of the local worlds run as before (their writers use
-  the emulator's default credentials, not the roles the kit's documents name);
-- only the operations of `CHECKED` (the Iceberg commit `UpdateTableMetadataLocation` and the operations that change
-  the set of tables). `PutTableData` is a permission of the data plane (the table's S3 storage), not an operation:
-  it is not evaluated here, and a refused commit is what makes a write fail;
+- writes: only buckets named through the control endpoint (the rest of the local worlds run as before: their
+  writers use the emulator's default credentials, not the roles the kit's documents name), and only the operations
+  of `CHECKED` (the Iceberg commit `UpdateTableMetadataLocation` and the operations that change the set of tables).
+  `PutTableData` is a permission of the data plane (the table's S3 storage), not an operation: it is not evaluated
+  here, and a refused commit is what makes a write fail;
+- reads: the operations of `READS` (a table's reads against its table policy and its bucket's, a bucket's against
+  the bucket policy), for a request signed by a known principal (an assumed-role session or an IAM user) on any
+  bucket; the table storage's object reads (`GetTableData`) are not evaluated;
 - only explicit Deny statements (no Allow is needed: same account, and the kit's documents only deny), evaluated by
   `emulator.authz` (the stand-in's one evaluator, also `make live-verify`'s): a condition operator it does not
   evaluate is reported as an error (HTTP 500) rather than silently skipped.
@@ -40,6 +45,23 @@ def control(body: dict[str, Any]) -> dict[str, Any]:
 
 
 TABLE_OPS = frozenset({"UpdateTableMetadataLocation", "DeleteTable", "RenameTable"})
+# Reads, checked for a known principal's request on every bucket (a monitor blinded by a Deny table policy fails as
+# on AWS); the table's reads against its table policy too, the bucket's against the bucket policy.
+TABLE_READS = frozenset(
+    {
+        "GetTable",
+        "GetTableMetadataLocation",
+        "GetTableReplicationStatus",
+        "GetTableReplication",
+        "GetTableMaintenanceConfiguration",
+        "GetTableMaintenanceJobStatus",
+        "GetTableEncryption",
+        "GetTableStorageClass",
+        "GetTablePolicy",
+    }
+)
+BUCKET_READS = frozenset({"ListTables", "ListNamespaces", "GetNamespace", "GetTableBucket"})
+READS = TABLE_READS | BUCKET_READS
 
 
 def refusal(
@@ -49,23 +71,34 @@ def refusal(
     bucket_policies: dict[str, str],
     table_policies: dict[str, str],
     table_arn: Callable[[str, str, str], str],
+    table_of_arn: Callable[[str], str] | None = None,
+    query: dict[str, str] | None = None,
 ) -> tuple[str, str, int] | None:
     """(error code, message, HTTP status) refusing `op` (AccessDeniedException, as AWS answers an explicit deny), or
-    None. `table_arn(bucket ARN, namespace, name)` raises for a table that does not exist (moto then answers).
-    Called under the emulator's lock, before the request reaches moto."""
-    bucket_arn = params.get("tableBucketARN", "")
-    if op not in CHECKED or bucket_arn not in ENFORCED:
+    None. `table_arn(bucket ARN, namespace, name)` raises for a table that does not exist (moto then answers);
+    `table_of_arn(table ARN)`: the table's bucket ARN (raises likewise), for a read that names the table by its ARN
+    (`query`'s `tableArn`). Called under the emulator's lock, before the request reaches moto."""
+    arn_named = (query or {}).get("tableArn") or params.get("tableArn") or ""
+    bucket_arn = params.get("tableBucketARN", "") or arn_named.split("/table/")[0]
+    read = op in READS and authz.caller(environ) is not None
+    if op not in CHECKED and not read:
+        return None
+    if op in CHECKED and bucket_arn not in ENFORCED:
         return None
     texts = [bucket_policies.get(bucket_arn)]
     resource = bucket_arn
-    if op in TABLE_OPS:
+    if op in TABLE_OPS or op in TABLE_READS:
         try:
-            resource = table_arn(bucket_arn, params["namespace"], params["name"])
+            if arn_named and table_of_arn is not None:
+                table_of_arn(arn_named)
+                resource = arn_named
+            else:
+                resource = table_arn(bucket_arn, params["namespace"], params["name"])
         except Exception:  # no such table: moto answers
             return None
         texts.append(table_policies.get(resource))
     try:
-        why = check(op, resource, bucket_arn, [t for t in texts if t], environ)
+        why = check(op, resource, bucket_arn, [t for t in texts if t], environ, always=read)
     except ValueError as exc:
         return "InternalServerErrorException", str(exc), 500
     return None if why is None else ("AccessDeniedException", why, 403)
@@ -76,14 +109,19 @@ def check(
 ) -> str | None:
     """Why `op` on `resource` (a table or the bucket) is refused by the `policies` texts in force there, None when it
     is not (or the bucket is not enforced and not `always`: the stand-in's own service, `emulator.streaming`)."""
-    if op not in CHECKED or (bucket_arn not in ENFORCED and not always):
+    if op not in CHECKED | READS or (bucket_arn not in ENFORCED and not always):
         return None
     who = authz.caller(environ)
+    return denied_to(who.arn if who is not None else "", f"s3tables:{op}", resource, policies)
+
+
+def denied_to(principal: str, action: str, resource: str, policies: list[str]) -> str | None:
+    """Why `principal` (an ARN, "" for an unknown one) may not do `action` on `resource` under the `policies` texts'
+    explicit Denies (AWS's message), None when none applies. Also the stand-in's replication service's check of
+    the replication role's reads of a source table (`emulator.hooks`)."""
     context: dict[str, str] = {}
-    if who is not None:
-        context = {"aws:PrincipalArn": who.arn, "aws:PrincipalAccount": who.account}
-    action = f"s3tables:{op}"
-    principal = who.arn if who is not None else ""
+    if principal:
+        context = {"aws:PrincipalArn": principal, "aws:PrincipalAccount": principal.split(":")[4]}
     for text in policies:
         try:
             sid = authz.explicit_deny(

@@ -54,10 +54,17 @@ def test_every_technique_is_caught_within_two_runs_and_the_baseline_is_quiet(
     assert got["b'"][1]["seed-replication-monitor-not-reporting"] == 2
     forged = next(o for o in outcomes if o.technique.key == "b'")
     assert not forged.decoy_fired  # the forged heartbeat held the former heartbeat alarm OK: the forgery took
-    assert got["g"][1] == {"deployed-application-changed": 1}
+    assert got["g"][1] == {"deployed-application-changed": 1, "application-not-as-deployed": 1}
     assert got["c"][1] == {"snapshot-time-untrusted": 1}  # audit, on the replica the commit reached
     assert got["d"][1] == {"snapshot-time-untrusted": 1, "as-of-refused": 1}  # and the rehearsal's --as-of plan
-    assert got["e"][1] == got["f"][1] == {"point-refused": 1}  # skipped and reported; the listing did not fail
+    # in the deployed vault: every forbidden write refused by its bucket policy (the caller's identity evaluated),
+    # what the backup role's conditional write let through skipped and reported; the listing did not fail
+    assert got["e"][1] == got["f"][1] == {"vault-write-refused": 1, "point-refused": 1}
+    doors = d.world.doors
+    assert doors is not None and all(a.ok for a in doors.attempts) and len(doors.attempts) == 12, doors.report()
+    assert {a.who for a in doors.attempts if a.outcome == "AccessDenied"} == {
+        "vault account administrator", "break-glass", "backup role"
+    }  # fmt: skip
     assert detection.verdict(d, runs) == 0
     assert "drill-detection: every technique caught" in said[-1]
     assert all(r.period == 300 for r in d.rules) and "seed-recovery-rehearsal-not-succeeding" in said[0]

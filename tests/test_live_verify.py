@@ -32,6 +32,7 @@ PROBED = {
     *("U1", "U2", "U5", "U6", "U8", "U9", "U10", "U11", "U18", "U20", "U22", "U25", "U26", "U27", "U29", "U30"),
     "U35",
     "U36",
+    *("U32", "U33", "U34"),  # the stand-in evaluates S3 bucket policies with the caller's identity
 }
 
 
@@ -71,7 +72,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 36 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 38 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")
@@ -97,6 +98,13 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert "; the replica: aws:kms arn:aws:kms:us-west-2:" in facts["U2"].observed
     assert facts["U2"].observed.endswith(", INTELLIGENT_TIERING")
     assert "same account" in facts["U27"].expected and facts["U27"].observed == "PutTableBucketReplication accepted"
+    # U32-U34 on the stand-in's S3 (bucket policies evaluated with the caller's identity); U31 says why not
+    assert facts["U32"].observed == "PutObject allowed; PutObjectTagging AccessDenied"
+    assert facts["U33"].observed == (
+        "without the header AccessDenied; with it allowed, again PreconditionFailed; multipart allowed"
+    )
+    assert facts["U34"].observed == "3 days AccessDenied; 1 day allowed"
+    assert facts["U31"].verdict == "not probed" and "evaluates no KMS key policy" in facts["U31"].observed
     # a stand-in run says what it is: no AWS cost or AWS duration, and the next step on AWS
     assert report.estimated_usd == 0 and "no AWS cost" in md and "make live-verify AWS=1" in md
     assert "estimated" not in md and "up to" not in md

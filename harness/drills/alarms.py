@@ -52,7 +52,7 @@ class AlarmRule:
 
     @classmethod
     def of(cls, res: Mapping[str, Any], region: str) -> AlarmRule | None:
-        """The rule of one `aws_cloudwatch_metric_alarm`; None for an alarm on metric math (none of the kit's)."""
+        """The rule of one `aws_cloudwatch_metric_alarm`; None for an alarm on metric math (`math_alarms`)."""
         if "metric_name" not in res:
             return None
         periods = int(res["evaluation_periods"])
@@ -97,11 +97,23 @@ def alarm_rules(stacks: Stacks) -> list[AlarmRule]:
     return sorted(rules, key=lambda r: r.name)
 
 
+def math_alarms(stacks: Stacks) -> list[str]:
+    """The alarms on metric math (the scheduled job runs' liveness, on AWS/Scheduler and AWS/EMRServerless), which
+    the drill does not evaluate: it runs no schedule of a job run."""
+    return sorted(
+        str(res["alarm_name"])
+        for stack in stacks.values()
+        for res in stack.get("resource", {}).get("aws_cloudwatch_metric_alarm", {}).values()
+        if "metric_name" not in res
+    )
+
+
 @dataclass(frozen=True)
 class ScheduledFunction:
     name: str
     region: str
     env: Mapping[str, str]
+    role_arn: str = ""  # its execution role (the stack's `aws_iam_role` it names, in the provider's account)
 
 
 # The package layout's botocore data (the Lambda runtime's /var/task): the harness imports the kit's own.
@@ -115,8 +127,16 @@ def scheduled_functions(stacks: Stacks) -> list[ScheduledFunction]:
         for fn in stack.get("resource", {}).get("aws_lambda_function", {}).values():
             env = dict((fn.get("environment") or {}).get("variables") or {})
             env = {k: str(v) for k, v in env.items() if k not in _PACKAGE_ONLY}
-            out.append(ScheduledFunction(str(fn["function_name"]), stack_region(stack), env))
+            out.append(ScheduledFunction(str(fn["function_name"]), stack_region(stack), env, _role_arn(stack, fn)))
     return sorted(out, key=lambda f: f.name)
+
+
+def _role_arn(stack: Mapping[str, Any], fn: Mapping[str, Any]) -> str:
+    """The ARN of the role a function's `role` names (`${aws_iam_role.<id>.arn}`), "" when it cannot be told."""
+    ref = str(fn.get("role", "")).removeprefix("${aws_iam_role.").removesuffix(".arn}")
+    role = stack.get("resource", {}).get("aws_iam_role", {}).get(ref, {})
+    accounts = [a for p in stack.get("provider", {}).get("aws", []) for a in p.get("allowed_account_ids", [])]
+    return f"arn:aws:iam::{accounts[0]}:role/{role['name']}" if role.get("name") and accounts else ""
 
 
 @dataclass
@@ -223,6 +243,8 @@ class LambdaPlayer:
     base: Mapping[str, str]
     overrides: dict[str, dict[str, str]] = field(default_factory=dict)
     disabled: set[str] = field(default_factory=set)  # functions whose schedule an attacker disabled
+    # role ARN -> the environment of a session of it (what Lambda gives a function of that execution role)
+    session: Callable[[str], Mapping[str, str]] | None = None
     now: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())
 
     def run(self) -> dict[str, str]:
@@ -231,6 +253,8 @@ class LambdaPlayer:
 
     def invoke(self, fn: ScheduledFunction) -> str:
         env = {**fn.env, "AWS_REGION": fn.region, "AWS_DEFAULT_REGION": fn.region, **self.base}
+        if self.session is not None and fn.role_arn:
+            env |= self.session(fn.role_arn)
         env |= self.overrides.get(fn.name, {})
         at = self.now()
         self.metrics.record(at, fn.name, "Invocations", 1)

@@ -18,9 +18,11 @@ table is stale within the drill.
   is caught when every signal expected to catch it fired, missed when none did (exit 1 for a miss, a partial catch
   or a noisy baseline).
 
-The Deny table policy is put on the table as the attacker would put it; the stand-in evaluates table policies on the
-commit path only, so its two effects on the services are applied as AWS would: the replication role's writes to that
-table's replica fail (replication FAILED and held) and the monitor's reads of that table's status are refused.
+The Deny table policy is put on the table as the attacker would put it, and the stand-in does the rest as AWS
+would: its replication service reads the source as the replication role and fails on that table (FAILED, held),
+and the scheduled functions run as their execution roles (a session of each), whose reads of that table the
+stand-in refuses. The vault techniques write into the deployed vault through each door an attacker of the vault's
+account has (`harness.drills.forgery`); its bucket policy is evaluated with each writer's identity.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import Any
 
 from emulator.control import Control
 from harness.deploy import FAKE_KEY, client
+from harness.drills import forgery
 from harness.drills.alarms import (
     AlarmRule,
     LambdaPlayer,
@@ -50,6 +53,7 @@ from harness.drills.alarms import (
     Window,
     alarm_rules,
     environ,
+    math_alarms,
     scheduled_functions,
 )
 from s3tables_kit.topology.config import KitConfig
@@ -59,7 +63,6 @@ Finding = tuple[str, str]  # (the kind a technique expects, what it says)
 Check = Callable[[], set[Finding]]
 BUDGET_S = 1.0  # the freshness check's budget in the drill (module docstring)
 RUNS = 2  # the acceptance: caught within two runs of the monitor or the check
-DENIED = "User is not authorized to perform this action with an explicit deny in a resource-based policy"
 
 
 @dataclass
@@ -70,6 +73,7 @@ class World:
     cfg: KitConfig
     outputs_doc: dict[str, Any]
     stacks: Stacks
+    doors: forgery.Vault | None = None  # the vault techniques' writers (`vault_doors`)
 
     @property
     def control(self) -> Control:
@@ -222,7 +226,7 @@ def _frozen_table(drill: Drill) -> tuple[str, str, str]:
 def deny_table_policy(drill: Drill) -> None:
     """(a) A Deny table policy on one source table naming the replication role and the monitor."""
     w = drill.world
-    name, bucket, table = _frozen_table(drill)
+    name, bucket, _ = _frozen_table(drill)
     src = next(s for s in w.cfg.sources if s.bucket_arn == bucket)
     account = src.account_id
     principals = [w.cfg.replication_role_arn_of(src), f"arn:aws:iam::{account}:role/{_monitor(drill)}"]
@@ -232,9 +236,6 @@ def deny_table_policy(drill: Drill) -> None:
     w.client("s3tables", src.region).put_table_policy(
         tableBucketARN=bucket, namespace=ns, name=tname, resourcePolicy=json.dumps(policy)
     )
-    for rep in w.cfg.destinations_of(src):  # its effects (module docstring)
-        w.control.hold_replication(table, rep.bucket_arn, "failed", failure_message=f"AccessDenied: {DENIED}")
-    w.control.inject_faults("GetTableReplicationStatus", -1, "AccessDeniedException", 403, DENIED, match=table)
 
 
 def forge_heartbeat(drill: Drill) -> None:
@@ -292,8 +293,8 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
             "g",
             "the EMR Serverless application's configuration changed (another image)",
             change_application,
-            ("deployed-application-changed",),
-            checks=("audit",),
+            ("deployed-application-changed", "application-not-as-deployed"),
+            checks=("audit", "preflight"),
         ),
         Technique(
             "c",
@@ -311,17 +312,17 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
         ),
         Technique(
             "e",
-            "a forged vault point dated a month ahead (no MAC of the point key)",
+            "a forged vault point dated a month ahead (no MAC of the point key), tried through every door",
             forged_point,
-            ("point-refused",),
-            checks=("points",),
+            ("vault-write-refused", "point-refused"),
+            checks=("vault-writes", "points"),
         ),
         Technique(
             "f",
-            "a malformed object under the table's points/",
+            "a malformed object under the table's points/, tried through every door",
             malformed_point,
-            ("point-refused",),
-            checks=("points",),
+            ("vault-write-refused", "point-refused"),
+            checks=("vault-writes", "points"),
         ),
         Technique(
             "a",
@@ -429,20 +430,38 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     fns = scheduled_functions(world.stacks)
     played = {f.name for f in fns}
     periods = {r.period for r in cw_rules if dict(r.dimensions).get("FunctionName") in played}
-    skipped = sorted(r.name for r in cw_rules if r.period not in periods)
+    skipped = sorted([r.name for r in cw_rules if r.period not in periods] + math_alarms(world.stacks))
     if skipped:
         say(f"drill-detection: not evaluated (the period of a job the drill does not run): {', '.join(skipped)}")
     cw_rules = [r for r in cw_rules if r.period in periods]
     metrics = Metrics(lambda r: world.client("cloudwatch", r), lambda r: world.client("logs", r))
     overrides = {f.name: {ENV_MAX_LAG: str(BUDGET_S)} for f in fns if f.env.get(ENV_MODE) == MODE_FRESHNESS}
-    player = LambdaPlayer(fns, metrics, monitor.handler, world.env(), overrides)
+    player = LambdaPlayer(fns, metrics, monitor.handler, world.env(), overrides, session=_role_session(world))
     _deploy_application(world)
     checks: dict[str, Check] = {
         "audit": lambda: _audit_findings(world),
         "as-of": lambda: as_of_findings(world),
+        "preflight": lambda: preflight_findings(world),
         "points": lambda: point_findings(world),
+        "vault-writes": lambda: vault_doors(world).findings(),
     }
     return Drill(world, cw_rules, player, metrics, say, checks=checks)
+
+
+def _role_session(world: World) -> Callable[[str], dict[str, str]]:
+    """A function's execution role as Lambda gives it: the environment of an `sts:AssumeRole` session of the role
+    (one per role), so that the stand-in evaluates the resource policies with the function's identity."""
+    made: dict[str, dict[str, str]] = {}
+
+    def session(role_arn: str) -> dict[str, str]:
+        if role_arn not in made:
+            sts = world.client("sts", world.cfg.sources[0].region)
+            c = sts.assume_role(RoleArn=role_arn, RoleSessionName="lambda")["Credentials"]
+            made[role_arn] = {"AWS_ACCESS_KEY_ID": c["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": c["SecretAccessKey"],
+                              "AWS_SESSION_TOKEN": c["SessionToken"]}  # fmt: skip
+        return made[role_arn]
+
+    return session
 
 
 def _deploy_application(world: World) -> None:
@@ -545,6 +564,24 @@ def backdated_commit(drill: Drill) -> None:
     _commit_dated(drill, BACKDATED_TABLE, -DAY_MS)
 
 
+def preflight_findings(world: World) -> set[Finding]:
+    """The rehearsal's check of its application, run with the arguments its synthesized schedule passes (the
+    application id as Terraform resolves it): each line it refuses the run with is a finding (the job run would end
+    FAILED, which its AWS/EMRServerless liveness alarm reads; the drill runs no job)."""
+    from s3tables_kit.jobs.kernel import preflight
+    from s3tables_kit.jobs.rehearse import parser
+
+    rec = world.outputs_doc["recovery"][OUTPUT_RECOVERY]
+    schedules = world.stacks["recovery"]["resource"]["aws_scheduler_schedule"].values()
+    request = json.loads(next(s for s in schedules if s["name"].endswith("-recovery-rehearsal"))["target"]["input"])
+    ns = parser().parse_args(request["jobDriver"]["sparkSubmit"]["entryPointArguments"])
+    ns.application_id = rec["emr_application_id"]  # the synthesized argument is the application's id attribute
+    emr = world.client("emr-serverless", rec["region"])
+    err = io.StringIO()
+    preflight.refused(ns, lambda: emr, err)
+    return {(preflight.FINDING, line) for line in err.getvalue().splitlines()}
+
+
 def as_of_findings(world: World, table: str = BACKDATED_TABLE) -> set[Finding]:
     """`recover --dry-run --as-of <now>` of `table` (the rehearsal's plan): a refusal is the finding."""
     from s3tables_kit.jobs.recover.cli import main as recover
@@ -564,19 +601,20 @@ def as_of_findings(world: World, table: str = BACKDATED_TABLE) -> set[Finding]:
 
 
 def _vault(world: World) -> tuple[str, str, str]:
-    """(bucket, Region, point key ARN) of the vault the techniques write to: a bucket made as the vault drill makes
-    it (Object Lock, COMPLIANCE) beside the deployed vault, whose bucket policy the stand-in cannot evaluate for a
-    writer (moto reads `aws:PrincipalArn` as absent, so the policy's Deny refuses every PutObject, the backup role's
-    too); the deployed vault's point key."""
-    from harness.world import create_vault_bucket
+    """(bucket, Region, point key ARN) of the deployed vault the techniques write to."""
     from s3tables_kit.topology.backup import VAULT_STACK_ID
     from s3tables_kit.topology.outputs import OUTPUT_VAULT
 
     v = world.outputs_doc[VAULT_STACK_ID][OUTPUT_VAULT]
-    bucket, s3 = f"{v['bucket_name']}-drill", world.client("s3", v["region"])
-    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
-        create_vault_bucket(s3, days=1, bucket=bucket, region=v["region"])
-    return bucket, v["region"], v["point_key_arn"]
+    return v["bucket_name"], v["region"], v["point_key_arn"]
+
+
+def vault_doors(world: World) -> forgery.Vault:
+    """The drill's writers into the deployed vault (`harness.drills.forgery`), made once per world."""
+    if world.doors is None:
+        bucket, region, _ = _vault(world)
+        world.doors = forgery.Vault(world.endpoint, world.cfg, bucket, region)
+    return world.doors
 
 
 def _point_prefix(world: World) -> str:
@@ -593,7 +631,6 @@ def forged_point(drill: Drill) -> None:
     restore: well formed, with a MAC the attacker made up (it holds no GenerateMac on the point key)."""
     from s3tables_kit.jobs.vault.layout import BackupFile, BackupPoint
 
-    bucket, region, _ = _vault(drill.world)
     prefix, sid = _point_prefix(drill.world), 777
     ns, name = FUTURE_TABLE.split(".")
     ahead = int(time.time() * 1000) + 30 * DAY_MS
@@ -601,16 +638,13 @@ def forged_point(drill: Drill) -> None:
     files = (BackupFile(meta, "metadata", 10, 1, "v"), BackupFile(restorable, "restorable", 10, 1, "v"))
     point = BackupPoint(ns, name, prefix.rstrip("/").rsplit("/", 1)[-1], sid, ahead, meta, restorable,
                         "s3://elsewhere", "attacker", datetime.now(UTC).isoformat(), files, mac="Zm9yZ2Vk")  # fmt: skip
-    drill.world.client("s3", region).put_object(
-        Bucket=bucket, Key=point.key, Body=point.to_json().encode(), ChecksumAlgorithm="CRC32"
-    )
+    vault_doors(drill.world).forge(point.key, point.to_json().encode())
 
 
 def malformed_point(drill: Drill) -> None:
     """(f) An object under the table's `points/` that is no point at all (once, it made every restore fail)."""
-    bucket, region, _ = _vault(drill.world)
     key = f"{_point_prefix(drill.world)}points/666.json"
-    drill.world.client("s3", region).put_object(Bucket=bucket, Key=key, Body=b"{not a point", ChecksumAlgorithm="CRC32")
+    vault_doors(drill.world).forge(key, b"{not a point")
 
 
 def point_findings(world: World) -> set[Finding]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from s3tables_kit.infra.live.allowlist_facts import remove_probe_bucket
 from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan
 from s3tables_kit.infra.live.world import LiveTarget
 
@@ -44,6 +45,7 @@ def leftovers(target: LiveTarget, plan: RunPlan, *, any_run: bool = False) -> li
     for alias in kms.list_aliases().get("Aliases", []):
         if alias["AliasName"].removeprefix("alias/").startswith(prefix):
             found.append(f"kms:{alias['AliasName']}")
+    found += [f"s3:{b}" for b in _probe_buckets(target, plan, prefix)]
     org = target.client("organizations", "us-east-1", s.management_account_id)
     for p in org.list_policies(Filter="SERVICE_CONTROL_POLICY").get("Policies", []):
         if p["Name"].startswith(prefix):
@@ -59,6 +61,9 @@ def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
         for b in c.list_table_buckets(prefix=plan.name_prefix + "-").get("tableBuckets", []):
             plan.require_owned(b["name"], _bucket_tags(c, b["arn"]))
             _delete_bucket(c, b["arn"])
+    s3 = target.client("s3", s.replica_region, s.replica_account_id)
+    for bucket in _probe_buckets(target, plan, plan.name_prefix + "-"):
+        remove_probe_bucket(s3, bucket)
     _delete_key(_key_admin(target, plan), plan)  # before the roles: the key policy leaves deletion to break-glass
     for account in _accounts(plan):
         _delete_roles(target.client("iam", "us-east-1", account), plan)
@@ -72,6 +77,24 @@ def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
             org.detach_policy(PolicyId=p["Id"], TargetId=t["TargetId"])
         org.delete_policy(PolicyId=p["Id"])
     return leftovers(target, plan)
+
+
+def _probe_buckets(target: LiveTarget, plan: RunPlan, prefix: str) -> list[str]:
+    """The S3 buckets of the allow-list probes (infra/live/allowlist_facts.py) with `prefix` and the run's tag."""
+    s3 = target.client("s3", plan.settings.replica_region, plan.settings.replica_account_id)
+    out = []
+    for b in s3.list_buckets().get("Buckets", []):
+        if not b["Name"].startswith(prefix):
+            continue
+        try:
+            tags = s3.get_bucket_tagging(Bucket=b["Name"]).get("TagSet", [])
+        except Exception as exc:  # untagged (NoSuchTagSet) or gone: not the run's
+            if "NoSuch" not in str(exc):
+                raise
+            continue
+        if any(t["Key"] == RUN_TAG for t in tags):
+            out.append(b["Name"])
+    return out
 
 
 def _accounts(plan: RunPlan) -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from s3tables_kit.infra.live.allowlist_facts import probe_allowlist_facts
 from s3tables_kit.infra.live.attacks import attack_table
 from s3tables_kit.infra.live.backfill import probe_backfill_history
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
@@ -180,6 +181,7 @@ def execute(
             report.error = "the table never replicated: no replica to probe or attack"
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
         probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U35"])  # its own pair of buckets
+        probe_allowlist_facts(facts, target, plan)  # U31-U34: resources of their own, as the run's admin role
         if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
             glass = cfg.protection.break_glass_principals
             probe_deferred_commit(

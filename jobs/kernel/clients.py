@@ -3,7 +3,8 @@
 Every session is a stock boto3 session (`s3tables_kit.jobs.kernel.sdk.boto3_session`; botocore >= 1.44.7 knows every S3
 Tables operation the kit calls, ``disassociate_table_replication`` included). With an endpoint
 (``--endpoint-url`` or the ``AWS_ENDPOINT_URL`` environment variable, read only in `resolve_endpoint`: the flag
-wins) every service's URL is that endpoint and the credentials default to localstack-client's, so every request goes
+wins) every service's URL is that endpoint and the credentials are the environment's (a function's role session,
+as Lambda gives it) or else localstack-client's, so every request goes
 through botocore's real serialisation to the local endpoint (moto in tests). Without one, the
 default credential chain is used, optionally assuming a role per account (``--role-name`` for the same role name
 in every account, ``--role-arn ACCOUNT=ARN`` to override one account).
@@ -36,6 +37,23 @@ LOCAL_CREDENTIALS = {
     "aws_secret_access_key": "secretkey",
     "aws_session_token": "token",
 }
+
+
+def _environment_credentials() -> dict[str, str | None] | None:
+    """The role session botocore's environment provider finds (a Lambda function's execution role: keys and a
+    session token), or None; never a bare key pair (the tools' account keys keep their reading), the shared files or
+    instance metadata (a stand-in run must not wait on those)."""
+    from botocore.credentials import EnvProvider
+
+    found = EnvProvider().load()
+    frozen = found.get_frozen_credentials() if found is not None else None
+    if frozen is None or not frozen.token:
+        return None
+    return {
+        "aws_access_key_id": frozen.access_key,
+        "aws_secret_access_key": frozen.secret_key,
+        "aws_session_token": frozen.token,
+    }
 
 
 def resolve_endpoint(flag: str | None) -> str | None:
@@ -111,8 +129,8 @@ class Clients:
                 aws_secret_access_key=creds["SecretAccessKey"],
                 aws_session_token=creds["SessionToken"],
             )
-        elif self.endpoint_url:
-            kwargs.update(LOCAL_CREDENTIALS)
+        elif self.endpoint_url:  # a stand-in: a role session the environment holds (Lambda's), else the defaults
+            kwargs.update(_environment_credentials() or LOCAL_CREDENTIALS)
         return boto3_session(**kwargs)
 
     def _endpoint_for(self, service: str) -> str | None:

@@ -175,8 +175,8 @@ def build_lake(emu: Emulator, sc: OpsScale, workdir: Path) -> dict[str, Any]:
 def child(
     tool: str, endpoint: str, workdir: str, concurrency: int, pause: float = 5.0, cache_dir: str | None = None
 ) -> dict[str, Any]:
-    """Run one tool as its CLI would, return a summary (runs in the child process). `cache_dir`: status's metadata
-    cache (`s3tables_kit.jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
+    """Run one tool as its CLI would, return a summary (runs in the child process). `cache_dir`: the metadata cache of
+    status and audit (`s3tables_kit.jobs.kernel.metadata_cache`; None: every metadata file read, as `--no-cache`)."""
     from datetime import timedelta
 
     from s3tables_kit.jobs.kernel.clients import Clients
@@ -227,7 +227,15 @@ def child(
         hrep = harden.harden(clients, outputs, concurrency=concurrency, show_progress=False, processes=None)
         out = {"counts": hrep.counts, "exit_code": hrep.exit_code}
     elif tool == "audit":
-        arep = audit.audit(clients, cfg, outputs, concurrency=concurrency, show_progress=False, processes=None)
+        arep = audit.audit(
+            clients,
+            cfg,
+            outputs,
+            concurrency=concurrency,
+            show_progress=False,
+            processes=None,
+            cache=MetadataCache.open(Path(cache_dir)) if cache_dir else None,
+        )
         kinds: dict[str, int] = {}
         for d in arep.drifts:
             kinds[d.kind] = kinds.get(d.kind, 0) + 1

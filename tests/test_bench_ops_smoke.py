@@ -132,7 +132,7 @@ def test_the_estate_estimate_scales_the_runs_figures_per_table() -> None:
     assert "estimate for 3 x 10,000 tables, service latency alone" in md
     assert "| status, cold cache | 9.0 s (0 rows, 0 unknown; processes 1, 0 MB) | - | 4,500 (GetTable 3,000, " in md
     assert "| 6.7 ms |" in md and "| 101 s | CPU |" in md
-    assert "| audit | crashed |" in md
+    assert "| audit, cold cache | crashed |" in md
     doc |= {"scale": "scaled", "cores": 2, "setup": {"tables": 1_500}}
     doc["config"]["concurrency"] = 64
     section = oe.section_markdown(doc)

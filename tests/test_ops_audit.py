@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from bench.ops_scale import requests_between
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache
 from s3tables_kit.jobs.ops import audit as au
 from tests.ops_fixtures import OpsEnv, World, deploy, put_retention
 
@@ -14,6 +16,11 @@ def _audit(world: World) -> au.AuditReport:
 
 def _kinds(report: au.AuditReport) -> list[tuple[str, str]]:
     return sorted((d.kind, d.resource) for d in report.drifts)
+
+
+def _findings(report: au.AuditReport) -> list[tuple[str, str, str]]:
+    """Every drift but for the run's own time (a future-dated snapshot is "after now (<the run's now>)")."""
+    return [(d.kind, d.resource, d.detail.split(", after now")[0]) for d in report.drifts]
 
 
 def test_clean_deployment_has_no_drift(ops_env: OpsEnv, tmp_path, capsys) -> None:
@@ -240,7 +247,23 @@ def test_a_future_dated_commit_is_a_finding_of_audit_and_status(ops_env: OpsEnv,
     world.commit("analytics.orders", now - dt.timedelta(hours=1))
     world.commit("analytics.orders", now + dt.timedelta(days=1))
     ops_env.control.replicate(source_bucket_arn=world.source_arn)
-    (drift,) = [d for d in _audit(world).drifts if d.kind == "snapshot-time-untrusted"]  # the others: not hardened
+    # Through `status`'s metadata cache: the first run (nothing cached) reads each replica's location and metadata
+    # with one loadTable, the second over the unchanged lake its location alone (each file read once per cache), and
+    # both find the same.
+    runs = []
+    for _ in range(2):
+        before = ops_env.control.stats()
+        cache = MetadataCache.open(tmp_path / "metadata-cache")
+        report = au.audit(world.clients, world.cfg, world.outputs, show_progress=False, cache=cache)
+        runs.append((report, requests_between(before, ops_env.control.stats()), cache.counts()))
+    (cold, cold_calls, cold_cache), (warm, warm_calls, warm_cache) = runs
+    replicas = cold.checked["replica tables"]
+    assert replicas >= 1 and _findings(warm) == _findings(cold)
+    assert (cold_calls.get("LoadTable"), cold_calls.get("GetTableMetadataLocation")) == (replicas, None)
+    assert (warm_calls.get("LoadTable"), warm_calls.get("GetTableMetadataLocation")) == (None, replicas)
+    assert "GetObject" not in cold_calls and "GetObject" not in warm_calls
+    assert cold_cache["writes"] == warm_cache["hits"] == replicas and warm_cache["misses"] == 0
+    (drift,) = [d for d in cold.drifts if d.kind == "snapshot-time-untrusted"]  # the others: not hardened
     assert drift.resource.split()[0] == "analytics.orders"
     assert "snapshot 2 is dated" in drift.detail
     out = world.write_outputs(tmp_path)

@@ -239,7 +239,7 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     from s3tables_kit.jobs.ops import harden as hd
 
     assert hd.harden(world.clients, world.outputs, show_progress=False, concurrency=16).exit_code == 0
-    before = _calls(ops_env)
+    before, files_before = _calls(ops_env), _storage_reads(ops_env)
     report = au.audit(world.clients, world.cfg, world.outputs, concurrency=16, show_progress=False)
     assert report.checked["source tables"] == TABLES and report.checked["replica tables"] == TABLES
     assert "retention-below-source" not in report.kinds() and "replica-missing" not in report.kinds()
@@ -250,8 +250,10 @@ def test_audit_reads_each_source_table_once(ops_env: OpsEnv) -> None:
     assert "GetTable" not in calls and "GetTableReplicationStatus" not in calls
     assert calls["GetTableMaintenanceConfiguration"] == TABLES + TABLES
     assert calls["GetTablePolicy"] == TABLES
-    # and each replica's metadata location once, for the snapshot times it holds (snapshot-time-untrusted)
-    assert calls["GetTableMetadataLocation"] == TABLES
+    # and each replica's metadata once, for the snapshot times it holds (snapshot-time-untrusted): with no cache to
+    # reuse, its location and metadata in one loadTable
+    assert calls["LoadTable"] == TABLES and "GetTableMetadataLocation" not in calls
+    assert _storage_reads(ops_env) == files_before
 
 
 def test_audit_asks_the_replicas_whose_source_its_name_does_not_tell(ops_env: OpsEnv) -> None:

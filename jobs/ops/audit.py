@@ -23,14 +23,17 @@ Checks (each drift has a kind, the resource and a detail):
   (a new replica `harden` has not reached, a deleted policy) has one layer only;
 * ``scp-*``: the SCP exists and is attached to every configured target (``ListTargetsForPolicy``);
 * ``retention-below-source``: on every replica table, snapshot retention >= the source table's (both live; each
-  source table is read once, its retention; a replica costs two reads, its table policy and its retention: its
+  source table is read once, its retention; a replica costs three reads, its table policy, its retention and its
+  metadata (below): its
   source is known by its name, which the service gives every replica, where one source table of that name feeds the
   bucket, else ``GetTable`` names it: `s3tables_kit.jobs.ops.audit_replicas.pair_by_name`);
 * ``retention-below-configured``: on every replica table, snapshot retention >= the replica's configured
   ``snapshot_retention`` (what `harden` writes; the replication service may give a new replica the source's);
 * ``snapshot-time-untrusted``: a replica table whose snapshot is dated in the future or whose snapshot log goes
   backwards (`s3tables_kit.jobs.kernel.snapshot_times`: writer-chosen times `--as-of` and freshness would otherwise
-  trust);
+  trust), from a summary of its metadata file kept in `status`'s cache (`s3tables_kit.jobs.kernel.metadata_cache`,
+  ``--cache-dir``, ``--no-cache``): with nothing cached, one loadTable a replica; else its metadata location, and the
+  file only when it moved;
 * ``encryption-mismatch`` / ``storage-class-mismatch``: bucket settings as configured;
 * ``vault-*``: with ``[vault]``, the vault bucket's Object Lock (COMPLIANCE, ``retention_days``:
   ``vault-lock-changed``, ``vault-retention-below-configured``), versioning, encryption, bucket policy, and each
@@ -60,22 +63,28 @@ bucket policy grants and exempts every source feeding it); a table missing from 
 `bucket/namespace.name` where two sources hold that name; ``outputs-mismatch`` when the outputs' source stacks are
 not the configured sources; the report names every bucket it audited.
 
+The per-table reads (maintenance, table policy, table-level replication, metadata location) are sent as signed GETs
+without botocore's per-request work (`s3tables_kit.jobs.kernel.signed_ops`); the errors are botocore's.
+
 Exit 0 without drift, 1 with drift.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
-from s3tables_kit.jobs.kernel.concurrency import WorkerPool, processes_for, worker_pool
+from s3tables_kit.jobs.kernel.concurrency import WorkerPool, chunks, processes_for, run_concurrently, worker_pool
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, resolve_cache_dir
 from s3tables_kit.jobs.kernel.options import add_common_args, clients_from_args, refuse, run_options, tool_parser
 from s3tables_kit.jobs.kernel.render import emit, render_table
 from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code, paginate
+from s3tables_kit.jobs.kernel.signed_ops import signed_call
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables
 from s3tables_kit.jobs.ops.audit_deployed import check_deployed
 from s3tables_kit.jobs.ops.audit_replicas import check_promoted_tables, check_replicas, replica_work
@@ -90,12 +99,14 @@ from s3tables_kit.jobs.ops.audit_scope import (
 )
 from s3tables_kit.jobs.ops.audit_vault import check_vault
 from s3tables_kit.jobs.ops.cli import mentions_bucket
-from s3tables_kit.jobs.ops.drift import Unreadable, policy_drift, replication_drift
-from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
+from s3tables_kit.jobs.ops.drift import Live, LiveReplication, Unreadable, policy_drift, replication_drift
+from s3tables_kit.jobs.ops.drift_read import _configuration, _read, read_bucket_policy, read_replication
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.outputs import KitOutputs
 
 __all__ = ["AuditReport", "Drift", "audit", "main", "render"]
+
+CHUNK = 500  # source tables per worker-process job
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -108,14 +119,17 @@ def check_replication(
     scope: Scope,
     report: AuditReport,
     source_tables: dict[str, TableRef] | Unreadable,
-    concurrency: int = 16,
-    pool: WorkerPool | None = None,
+    table_level: Mapping[str, Live],
 ) -> list[TableRef]:
-    """The source's bucket-level configuration and every table's table-level one against the declared replication
+    """The source's bucket-level configuration and every table's table-level one (`table_level`: by table ARN, read
+    for every source at once: `table_replications`) against the declared replication
     (`s3tables_kit.jobs.ops.drift.replication_drift`). Returns the source tables in replication scope (for the replica
     coverage check)."""
-    listed = source_tables if isinstance(source_tables, Unreadable) else list(source_tables.values())
-    live = read_replication(clients, scope.source.bucket_arn, listed, concurrency=concurrency, pool=pool)
+    listing: Unreadable | list[TableRef] = source_tables if isinstance(source_tables, Unreadable) else []
+    live = read_replication(clients, scope.source.bucket_arn, listing)  # the bucket-level configuration
+    if not isinstance(source_tables, Unreadable):
+        tables = {t.qualified: (t.arn, table_level[t.arn]) for t in source_tables.values()}
+        live = LiveReplication(live.bucket, tables)
     report.count("replication configurations", 1 + len(live.tables))
     report.drifts.extend(replication_drift(scope.declared, live))
     if isinstance(source_tables, Unreadable):
@@ -123,6 +137,31 @@ def check_replication(
     if scope.mode == "bucket":
         return list(source_tables.values())
     return [source_tables[name] for name in scope.tables if name in source_tables]
+
+
+def table_replications(
+    clients: Clients, tables: list[TableRef], concurrency: int, pool: WorkerPool | None
+) -> dict[str, Live]:
+    """{table ARN: its table-level configuration} of every source table of every source (one pass of the pool), read
+    as `s3tables_kit.jobs.ops.drift_read.read_replication` reads them (None: none; `Unreadable`: an error), each sent
+    lean (`s3tables_kit.jobs.kernel.signed_ops`: one per source table, a quarter of botocore's CPU per request)."""
+    if pool is not None:
+        threads = max(1, concurrency // pool.processes)
+        jobs = [functools.partial(_replications_chunk, part, threads) for part in chunks(tables, CHUNK)]
+        confs = [c for out in pool.map(jobs) for c in out]
+    else:
+        confs = _replications_chunk(tables, concurrency, clients)
+    return {t.arn: c for t, c in zip(tables, confs, strict=True)}
+
+
+def _replications_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[Live]:
+    """One worker-process job (or the whole pass inline): each table's GetTableReplication, in order."""
+    return run_concurrently(
+        lambda t: _configuration(_read(functools.partial(signed_call, clients, t.bucket_arn, "GetTableReplication"),
+                                       tableArn=t.arn)),
+        tables,
+        concurrency,
+    )  # fmt: skip
 
 
 def check_bucket_policy(clients: Clients, arn: str, wanted: dict[str, Any], report: AuditReport) -> None:
@@ -218,9 +257,12 @@ def audit(
     page_size: int | None = None,
     show_progress: bool = True,
     processes: int | None = 1,
+    cache: MetadataCache | None = None,
 ) -> AuditReport:
     """Every source of the configuration (an estate's too) and every replica bucket, each read once.
-    `processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count)."""
+    `processes`: worker processes for the per-table passes (None: `processes_for` decides by the table count).
+    `cache`: summaries of the replicas' metadata files by location, shared with `status`
+    (`s3tables_kit.jobs.kernel.metadata_cache`; None: every file is read)."""
     scopes = scopes_of(cfg, builder or default_bucket_policy_builder())
     report = AuditReport(estate=len(scopes) > 1)
     check_outputs_match(scopes, outputs, report)
@@ -236,10 +278,11 @@ def audit(
     # the work: one process's interpreter lock would bound a large estate's reads to one core.
     work = replica_work(list(zip(scopes, listed, strict=True))) + sum(len(x) for x in listed)
     with worker_pool(clients, processes_for(processes, work)) as pool:
+        table_level = table_replications(clients, [t for x in listed for t in x.values()], concurrency, pool)
         for scope, source_tables in zip(scopes, listings, strict=True):
-            planned.append((scope, check_replication(clients, scope, report, source_tables, concurrency, pool)))
+            planned.append((scope, check_replication(clients, scope, report, source_tables, table_level)))
         _check_rest(clients, cfg, outputs, scopes, listed, planned, report, concurrency, page_size, show_progress,
-                    processes, pool)  # fmt: skip
+                    processes, pool, cache)  # fmt: skip
     report.buckets = [("source", scope.source.bucket_arn) for scope in scopes]
     replicas = dict.fromkeys(r.bucket_arn for scope in scopes for r in scope.replica_sites)
     report.buckets += [("replica", arn) for arn in replicas]
@@ -259,6 +302,7 @@ def _check_rest(
     show_progress: bool,
     processes: int | None,
     pool: WorkerPool | None,
+    cache: MetadataCache | None,
 ) -> None:
     """Bucket policies (each source's and replica's), the SCP, bucket settings, promoted tables, then every replica
     bucket."""
@@ -277,7 +321,7 @@ def _check_rest(
     check_bucket_settings(clients, scopes, outputs, report)
     for scope, source_tables in zip(scopes, listed, strict=True):
         check_promoted_tables(clients, scope, source_tables, report, concurrency)
-    check_replicas(clients, planned, report, concurrency, page_size, show_progress, processes, pool)
+    check_replicas(clients, planned, report, concurrency, page_size, show_progress, processes, pool, cache)
 
 
 def check_outputs_match(scopes: Sequence[Scope], outputs: KitOutputs, report: AuditReport) -> None:
@@ -325,6 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = tool_parser("audit", __doc__)
     add_common_args(p)
     p.add_argument("--config", default="examples/seed.toml", help="the kit configuration (TOML)")
+    p.add_argument("--cache-dir", help="the metadata summaries `status` keeps (default: as `status`)")
+    p.add_argument("--no-cache", action="store_true", help="read every metadata file; neither read nor write the cache")
     args = p.parse_args(argv)
     from s3tables_kit.topology.config import ConfigError, load_config
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
@@ -333,7 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg, outputs = load_config(args.config), load_outputs(args.outputs)
     except (ConfigError, OutputsError) as err:
         return refuse(err)
-    report = audit(clients_from_args(args), cfg, outputs, **run_options(args))
+    cache = None if args.no_cache else MetadataCache.open(resolve_cache_dir(args.cache_dir))
+    report = audit(clients_from_args(args), cfg, outputs, cache=cache, **run_options(args))
     return emit(report, as_json=args.json, render=lambda: render(report))
 
 

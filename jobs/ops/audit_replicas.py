@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -38,12 +39,15 @@ from s3tables_kit.jobs.kernel.concurrency import (
     stream_concurrently,
     worker_pool,
 )
+from s3tables_kit.jobs.kernel.metadata_cache import MetadataCache, MetadataSummary
 from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.signed_ops import signed_call
 from s3tables_kit.jobs.kernel.snapshot_times import summary_time_findings
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, metadata_location, table_call
 from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
 from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
 from s3tables_kit.jobs.ops.drift import below_configured
+from s3tables_kit.jobs.ops.status_metadata import loaded_summary
 from s3tables_kit.topology.config import Replica
 
 SNAPSHOT = "icebergSnapshotManagement"
@@ -53,8 +57,18 @@ SNAPSHOT = "icebergSnapshotManagement"
 # ----------------------------------------------------------------------------------------------------
 
 
+def table_get(clients: Clients, table: TableRef | tuple[str, str, str], operation: str) -> dict[str, Any]:
+    """One GET operation of S3 Tables on one table (`table`: a `TableRef` or (bucket ARN, namespace, name)), sent
+    lean (`s3tables_kit.jobs.kernel.signed_ops`: a quarter of botocore's CPU per request), with the throttling
+    backoff; errors as botocore's."""
+    bucket_arn, namespace, name = (
+        (table.bucket_arn, table.namespace, table.name) if isinstance(table, TableRef) else table
+    )
+    return call(signed_call, clients, bucket_arn, operation, tableBucketARN=bucket_arn, namespace=namespace, name=name)
+
+
 def _retention(clients: Clients, bucket_arn: str, namespace: str, name: str) -> dict[str, Any]:
-    conf = table_call(clients, bucket_arn, namespace, name, "get_table_maintenance_configuration")["configuration"]
+    conf = table_get(clients, (bucket_arn, namespace, name), "GetTableMaintenanceConfiguration")["configuration"]
     return dict(conf.get(SNAPSHOT) or {})
 
 
@@ -108,7 +122,7 @@ def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: 
     in canonical form), else None."""
     resource = f"{table.qualified} ({table_arn})"
     try:
-        live = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_policy")["resourcePolicy"]
+        live = table_get(clients, table, "GetTablePolicy")["resourcePolicy"]
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
             return Drift("table-policy-missing", resource, "the table has no table policy")
@@ -125,11 +139,14 @@ def _replica_check(
     paired: Mapping[str, str] | None = None,
     want_policy: TablePolicy | None = None,
     configured: Mapping[str, int] | None = None,
+    cache: MetadataCache = NO_CACHE,
+    rest: bool = True,
 ) -> tuple[TableRef, str | None, list[Drift]]:
     """One replica: its source and its retention, compared with the source's read once beforehand (`sources`; a
     source outside it, e.g. in another bucket, is read here). The source is known without a call when `pair_by_name`
     knows it (`paired`: {replica table ARN: source table ARN}) and ListTables reports the table managed by the
-    service. Otherwise (a detached or foreign table, a name two sources feed) `GetTable` names it."""
+    service. Otherwise (a detached or foreign table, a name two sources feed) `GetTable` names it. `cache`, `rest`:
+    how its metadata is read (`time_drifts`)."""
     drifts: list[Drift] = []
     try:
         source = (paired or {}).get(table.arn) if table.managed_by_service else None
@@ -142,7 +159,7 @@ def _replica_check(
             )
         if not source:
             return table, None, drifts
-        drifts.extend(time_drifts(clients, table, f"{table.qualified} ({table_arn})"))
+        drifts.extend(time_drifts(clients, table, f"{table.qualified} ({table_arn})", cache, rest))
         if want_policy is not None:
             drifts.extend(d for d in [table_policy_drift(clients, table, table_arn, want_policy)] if d)
         rep = _retention(clients, table.bucket_arn, table.namespace, table.name)
@@ -165,17 +182,23 @@ def _replica_check(
         return table, None, drifts
 
 
-def time_drifts(clients: Clients, table: TableRef, label: str) -> list[Drift]:
+def time_drifts(
+    clients: Clients, table: TableRef, label: str, cache: MetadataCache = NO_CACHE, rest: bool = True
+) -> list[Drift]:
     """``snapshot-time-untrusted``: the replica's snapshot times in the future or its snapshot log going backwards
-    (`s3tables_kit.jobs.kernel.snapshot_times`), from its current metadata file (one more read per replica table)."""
-    got = table_call(clients, table.bucket_arn, table.namespace, table.name, "get_table_metadata_location")
-    location = metadata_location(got)
-    if not location:
-        return []
-    try:
-        summary = summary_at(clients, location, table.bucket_arn, NO_CACHE)
-    except ValueError as exc:
-        return [Drift("unverifiable", label, f"metadata {location}: {exc}")]
+    (`s3tables_kit.jobs.kernel.snapshot_times`), from the summary of its current metadata file, read as `status` reads
+    a replica's: with `rest` (the run's `cache` held nothing to reuse when it started) one loadTable answers the
+    location and the metadata together (`loaded_summary`); else, or where the endpoint does not answer, its metadata
+    location, then the file unless `cache` holds its summary (a metadata file never changes)."""
+    summary: MetadataSummary | None = loaded_summary(clients, table.bucket_arn, table, cache) if rest else None
+    if summary is None:
+        location = metadata_location(table_get(clients, table, "GetTableMetadataLocation"))
+        if not location:
+            return []
+        try:
+            summary = summary_at(clients, location, table.bucket_arn, cache)
+        except ValueError as exc:
+            return [Drift("unverifiable", label, f"metadata {location}: {exc}")]
     now_ms = int(time.time() * 1000)
     return [Drift("snapshot-time-untrusted", label, f.detail) for f in summary_time_findings(summary, now_ms)]
 
@@ -214,12 +237,14 @@ def _replicas_chunk(
     paired: dict[str, str],
     want_policy: TablePolicy | None,
     configured: dict[str, int],
+    cache: MetadataCache,
+    rest: bool,
     concurrency: int,
     clients: Clients,
 ) -> list[tuple[TableRef, str | None, list[Drift]]]:
     """One worker-process job of the replica pass: `_replica_check` of each replica table."""
     return run_concurrently(
-        lambda t: _replica_check(clients, t, sources, paired, want_policy, configured), tables, concurrency
+        lambda t: _replica_check(clients, t, sources, paired, want_policy, configured, cache, rest), tables, concurrency
     )
 
 
@@ -235,10 +260,14 @@ def check_replicas(
     show_progress: bool,
     processes: int | None = 1,
     pool: WorkerPool | None = None,
+    cache: MetadataCache | None = None,
 ) -> None:
     """Every replica bucket of every scope (each bucket listed and read once, a fan-in vault too) against the source
     tables in each scope's replication (`planned`: each scope with its scoped source tables). `pool`: the caller's
-    worker processes (else a pool of `processes` is started here when the work is large)."""
+    worker processes (else a pool of `processes` is started here when the work is large). `cache`: summaries of
+    metadata files by location, `status`'s (`s3tables_kit.jobs.kernel.metadata_cache`; None: every file is read)."""
+    meta = cache or NO_CACHE
+    rest = meta.empty  # nothing to reuse: one loadTable a replica (`time_drifts`)
     scoped = [t for _, tables in planned for t in tables]
     destinations: dict[str, tuple[Replica, TablePolicy | None]] = {}
     feeding: dict[str, dict[str, list[TableRef]]] = {}  # replica bucket -> namespace.name -> its source tables
@@ -265,56 +294,58 @@ def check_replicas(
             source_results = stream_concurrently(lambda t: _source_retention(clients, t), scoped, concurrency, progress)
         sources.update(source_results)
         report.count("source tables", len(scoped))
+        # Every replica bucket is listed first, then all their tables are read in one pass of the pool (no bucket
+        # waits for the slowest chunk of the one before).
+        listed: list[tuple[Replica, TablePolicy | None, list[TableRef]]] = []
         for r, want_policy in destinations.values():
-            configured = configured_retention(r)
-            fed = feeding[r.bucket_arn]
-            expected = {name: srcs[-1] for name, srcs in fed.items()}  # what it should hold (detached check)
             try:
                 replica_tables = list_tables(clients, r.bucket_arn, page_size)
             except ClientError as exc:
                 report.add("unverifiable", r.bucket_arn, describe_error(exc))
                 continue
-            progress = Progress(
-                f"audit replicas in {r.bucket}",
-                len(replica_tables),
-                enabled=show_progress and len(replica_tables) > 50,
-            )
             report.count("replica tables", len(replica_tables))
+            listed.append((r, want_policy, replica_tables))
+        total = sum(len(tables) for _, _, tables in listed)
+        progress = Progress("audit replicas", total, enabled=show_progress and total > 50)
+        expected_in: dict[str, dict[str, TableRef]] = {}  # replica bucket -> what it should hold (detached check)
+        results: Iterable[tuple[TableRef, str | None, list[Drift]]] = ()
+        replica_jobs = []
+        for r, want_policy, replica_tables in listed:
+            configured = configured_retention(r)
+            fed = feeding[r.bucket_arn]
+            expected_in[r.bucket_arn] = {name: srcs[-1] for name, srcs in fed.items()}
             paired = pair_by_name(replica_tables, fed)
-            results: Iterable[tuple[TableRef, str | None, list[Drift]]]
-            if pool is not None:
-                replica_jobs = []
-                for part in chunks(replica_tables, CHUNK):
-                    # what the chunk's tables need of the source pass: the paired source, or the same-name source
-                    part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
-                    same_name = {src.arn for t in part for src in fed.get(t.qualified, ())}
-                    wanted = set(part_paired.values()) | same_name
-                    part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
-                    replica_jobs.append(
-                        functools.partial(
-                            _replicas_chunk, part, part_sources, part_paired, want_policy, configured, threads
-                        )
-                    )
-                results = (x for out in pool.map(replica_jobs, progress) for x in out)
-            else:
-                results = stream_concurrently(
-                    functools.partial(
-                        _replica_check,
-                        clients,
-                        sources=sources,
-                        paired=paired,
-                        want_policy=want_policy,
-                        configured=configured,
-                    ),
-                    replica_tables,
-                    concurrency,
-                    progress,
+            if pool is None:
+                check = functools.partial(
+                    _replica_check,
+                    clients,
+                    sources=sources,
+                    paired=paired,
+                    want_policy=want_policy,
+                    configured=configured,
+                    cache=meta,
+                    rest=rest,
                 )
-            for table, source, drifts in results:
-                report.drifts.extend(drifts)
-                if source:
-                    covered.add((source, table.bucket_arn))
-                covered |= check_detached([(table, source, drifts)], expected, report)
+                results = itertools.chain(results, stream_concurrently(check, replica_tables, concurrency, progress))
+                continue
+            for part in chunks(replica_tables, CHUNK):
+                # what the chunk's tables need of the source pass: the paired source, or the same-name source
+                part_paired = {t.arn: paired[t.arn] for t in part if t.arn in paired}
+                same_name = {src.arn for t in part for src in fed.get(t.qualified, ())}
+                wanted = set(part_paired.values()) | same_name
+                part_sources = {arn: sources[arn] for arn in wanted if arn in sources}
+                replica_jobs.append(
+                    functools.partial(
+                        _replicas_chunk, part, part_sources, part_paired, want_policy, configured, meta, rest, threads
+                    )
+                )
+        if pool is not None:
+            results = (x for out in pool.map(replica_jobs, progress) for x in out)
+        for table, source, drifts in results:
+            report.drifts.extend(drifts)
+            if source:
+                covered.add((source, table.bucket_arn))
+            covered |= check_detached([(table, source, drifts)], expected_in[table.bucket_arn], report)
     ambiguous = ambiguous_tables((t.bucket_arn, t.qualified) for t in scoped)
     for scope, tables in planned:
         for st in tables:

@@ -7,13 +7,10 @@ Per table, five requests: one loadTable of the Iceberg REST endpoint (the metada
 as `s3tables_kit.jobs.ops.status_metadata` reads a replica; where the endpoint is refused, GetTableMetadataLocation
 and a GetObject
 of the file), then GetTableMaintenanceConfiguration, GetTablePolicy and GetTableReplication. Those three are sent as
-signed GETs by the endpoint's client (`s3tables_kit.jobs.kernel.iceberg_rest.IcebergRest`, whose SigV4 signing name is
-the same, and
-its transport `s3tables_kit.jobs.kernel.signed_get`), their paths taken from botocore's model of the operation:
-botocore's request
-serialisation and response parsing would cost about a millisecond of CPU per request, which at 30,000 tables is the
-run's wall time. Last, GetChannel on the streaming host (`Clients.channels`; NotFoundException for a table never written
-through `PutRows`: `s3tables_kit.jobs.kernel.channels.read`) tells the tables a `PutRows` channel feeds. Data files
+signed GETs (`s3tables_kit.jobs.kernel.signed_ops`): botocore's request serialisation and response parsing would
+cost about a millisecond of CPU per request, which at 30,000 tables is the run's wall time. Last, GetChannel on the
+streaming host (`Clients.channels`; NotFoundException for a table never written through `PutRows`:
+`s3tables_kit.jobs.kernel.channels.read`) tells the tables a `PutRows` channel feeds. Data files
 are never listed.
 The requests are bounded in flight by `--concurrency` (worker processes for a large lake) and retried with the kit's
 backoff on throttling.
@@ -29,7 +26,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -44,11 +40,10 @@ from s3tables_kit.jobs.kernel.sdk import (
     error_code,
     paginate,
 )
-from s3tables_kit.jobs.kernel.signed_get import escape
+from s3tables_kit.jobs.kernel.signed_ops import is_missing, signed_get
 from s3tables_kit.jobs.kernel.tables import metadata_location, read_object, table_call
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "Forbidden"})
-MISSING_CODES = frozenset({"NotFoundException", "NoSuchTableException", "NoSuchNamespaceException", "NoSuchKey"})
 # The IAM action that authorises each request (GetObject of a table's metadata file is s3tables:GetTableData).
 ACTION_OF = {"LoadTable": "GetTableMetadataLocation", "GetObject": "GetTableData"}
 
@@ -73,54 +68,6 @@ def refusal(exc: BaseException, resource: str) -> DiscoverRefused | None:
         return None
     op = getattr(exc, "operation_name", "") or "?"
     return DiscoverRefused(f"s3tables:{ACTION_OF.get(op, op)}", resource)
-
-
-def is_missing(exc: BaseException) -> bool:
-    return isinstance(exc, ClientError) and (
-        error_code(exc) in MISSING_CODES or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404
-    )
-
-
-# ----------------------------------------------------------------------------------------------------
-# Signed GETs of S3 Tables operations over the client's transport
-# ----------------------------------------------------------------------------------------------------
-
-
-def operation_url(model: Any, endpoint: str, operation: str, params: dict[str, str]) -> str:
-    """The URL of a GET operation of the s3tables model with `params` (its input members) in its path and query
-    (pure given the model)."""
-    op = model.operation_model(operation)
-    path = str(op.http["requestUri"]).split("?", 1)[0]
-    query: dict[str, str] = {}
-    for member, shape in op.input_shape.members.items():
-        if member not in params:
-            continue
-        where, name = shape.serialization.get("location"), shape.serialization.get("name", member)
-        if where == "uri":
-            path = path.replace("{" + name + "}", escape(params[member]))
-            if "{" + name + "+}" in path:
-                path = path.replace("{" + name + "+}", quote(params[member], safe="/"))
-        elif where == "querystring":
-            query[name] = params[member]
-    return endpoint + path + ("?" + "&".join(f"{escape(k)}={escape(v)}" for k, v in query.items()) if query else "")
-
-
-def signed_get(clients: Clients, bucket_arn: str, operation: str, **params: str) -> dict[str, Any] | None:
-    """One GET operation of S3 Tables in the bucket's Region and account: its JSON answer, None when it answers
-    that the thing asked for does not exist (no policy, no replication configuration). Raises ClientError (with
-    `operation` as its operation name) once the kit's attempts are spent, or at once for an error that is not
-    transient."""
-    b = BucketRef(bucket_arn)
-    client = clients.s3tables(b.region, b.account)
-    rest = clients.iceberg_rest(b.region, b.account)
-    url = operation_url(client.meta.service_model, str(client.meta.endpoint_url).rstrip("/"), operation, params)
-    answer = rest.get(url, ok=(200, 204))  # the endpoint's signer, pooled session and retries (module docstring)
-    if answer.status in (200, 204):
-        doc = json.loads(answer.body) if answer.body else {}
-        return doc if isinstance(doc, dict) else {}
-    if answer.status == 404 or answer.code in MISSING_CODES:
-        return None
-    raise answer.client_error(operation)
 
 
 # ----------------------------------------------------------------------------------------------------

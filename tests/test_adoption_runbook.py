@@ -32,15 +32,21 @@ def test_the_runbook_gives_the_walks_steps_in_order_on_one_configuration() -> No
 
     assert runbook.order_problems(lines) == []
     assert runbook.config_problems(lines) == []
-    assert [line.step for line in runbook.loop_body(lines)] == list(runbook.STEPS[4:9])
+    assert [line.step for line in runbook.loop_body(lines)] == list(runbook.STEPS[4:10])
     show = runbook.line_of(lines, "terraform show")
     gate = runbook.parse(runbook.line_of(lines, "s3tables-kit adopt-gate").words)
     assert gate.plan_json == [Path(str(show.stdout))]  # the gate reads the plan `show` wrote
+    init = runbook.line_of(lines, "terraform init").words
+    take = runbook.parse(runbook.line_of(lines, runbook.TAKE_OVER).words)
+    # the takeover acts on the stack the loop initialized, writes its state only, and leaves the apply to the loop
+    assert (take.take_over, take.apply) == (True, False)
+    assert f"-chdir={take.stack_dir}" in init and take.config == Path("discover-out/kit.toml")
 
 
 def test_a_page_that_reorders_or_renames_a_step_breaks_the_walk() -> None:
     text = runbook.DOC.read_text()
-    gate = next(line for line in text.splitlines() if line.lstrip().startswith("s3tables-kit adopt-gate"))
+    gate = next(line for line in text.splitlines() if line.lstrip().startswith("s3tables-kit adopt-gate --plan-json"))
+    take = next(line for line in text.splitlines() if line.lstrip().startswith("s3tables-kit adopt-gate --stack-dir"))
     apply = next(
         line for line in text.splitlines() if line.lstrip().startswith("terraform -chdir=cdktf.out/stacks/$stack apply")
     )
@@ -51,6 +57,7 @@ def test_a_page_that_reorders_or_renames_a_step_breaks_the_walk() -> None:
         runbook.read(text.replace("s3tables-kit adopt-gate", "python -m s3tables_kit.infra.adoptgate"))
     elsewhere = text.replace("--config discover-out/kit.toml  #", "--config kit.toml  #")
     assert runbook.config_problems(runbook.read(elsewhere)) != []
+    assert runbook.order_problems(runbook.read(text.replace(take + "\n", ""))) != []  # the takeover's line left out
 
 
 def test_each_kit_line_parses_against_the_cli() -> None:

@@ -29,7 +29,7 @@ import dataclasses
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +85,14 @@ class AdoptRun(ExampleRun):
         return (BUILT, DISCOVER, SECOND_DEPLOY, LOCK_REFUSAL, KEPT, READ, PENDING, COMPLETED, RECOVERED,
                 WRITER, *TOOLS)  # fmt: skip
 
-    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
+    def tool(
+        self, name: str, args: list[str], *, account: str | None = None, region: str | None = None,
+        env_of: Mapping[str, str] | None = None,
+    ) -> str:  # fmt: skip
         """As the e2e runs a tool; the audit's drifts judged: the lake's own table-level replication is reported
         (it overrides the kit's bucket-level one for its table, which adoption leaves alone) and nothing else."""
         if name != "audit":
-            return super().tool(name, args, account=account, region=region)
+            return super().tool(name, args, account=account, region=region, env_of=env_of)
         out = super().tool(name, [*args, "--json"], account=account, region=region)
         if self.tools[-1].exit_code == 1:
             self.check(name, lambda: only_the_shared_table(json.loads(out)), replace=True)

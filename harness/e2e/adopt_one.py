@@ -11,12 +11,13 @@ docs/adoption.md's runbook as the page gives them (read from it by harness/e2e/r
    for each stack in that order the loop's lines: `init`, `plan -out=tfplan`, `show -json tfplan > plan.json`,
    `s3tables-kit adopt-gate --plan-json plan.json --config ...`, `apply tfplan`; each applied stack re-planned empty,
    nothing protected destroyed or replaced, the destroy check; then the second deploy and the locked change;
-4. at the source stack that imports the existing configuration, the takeover (`take_over_replication`): the gate
-   refuses the variant of the plan that drops the existing destination (exit 2); with the provider the kit pins it
-   refuses the plan itself too, only for the version token the provider does not read at the import (#46675), so
-   the runbook's way out follows: the owners' configuration deleted with its token by break-glass,
-   `existing_destinations` removed from kit.toml (the destination stays an adopted replica), the stack synthesized
-   again and the loop's lines run again for it: the kit's configuration, the destination kept;
+4. at the source stack that imports the existing configuration, the one-step takeover (`take_over_replication`) with
+   the pinned provider's replication resource: after the loop's `init`, its plan and gate without the takeover
+   (refused for the version token the provider does not read at the import, the takeover named); the loop's
+   `s3tables-kit adopt-gate --take-over` line as the page gives it (the configuration imported alone, its live
+   version token written into the state); the loop's plan, show and gate, which passes (and refuses the variant of
+   that plan that drops the existing destination, exit 2), and its apply: one `PutTableBucketReplication` with the
+   token, no delete, and a reader polling the configuration through the takeover and the apply never finds none;
 5. the runbook's `outputs` (by `terraform output`, as the e2e writes them) and `status --backfill` lines: 1, then 0
    once replicated; the existing destination kept (the kit's configuration names it; its replicas from before the
    kit stay and receive the next commit); rows sent through `PutRows` after the adoption reach the table's replica;
@@ -29,7 +30,7 @@ import copy
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from emulator.process import Emulator
@@ -37,19 +38,21 @@ from harness.e2e import brownfield_one as world
 from harness.e2e import runbook
 from harness.e2e.adopt import COMPLETED, DISCOVER, PENDING, AdoptRun, _indent, completed_proposal, expect_exit
 from harness.e2e.plans import managed_count, plan_actions
-from harness.e2e.run import TOOLS, WRITER, ExampleRun, check_transition, stack_order, synth
+from harness.e2e.run import TOOLS, WRITER, ExampleRun, check_transition, stack_order
 from harness.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY
-from harness.e2e.stackio import protected_addresses, write_stack
-from harness.e2e.standins import STANDIN_TYPE, Credentials, Localized
+from harness.e2e.stackio import protected_addresses
+from harness.e2e.standins import STANDIN_TYPE, Credentials
 from harness.e2e.terraform import E2eStackResult, E2eToolchain, Terraform, ToolResult
+from harness.e2e.token_takeover import Watch
 from s3tables_kit.infra.validate import Json
 from s3tables_kit.topology.config import KitConfig, load_config
 
 BUILT, RUNBOOK = "one-account lake", "runbook read (docs/adoption.md)"
 POLICIES, STACKS = "policies rendered for review", "stacks in the runbook's order"
-TAKEOVER, DROP = "gate: the takeover's plan", "gate refuses the dropped destination"
-WAY_OUT, KEPT, STREAMED = "way out (#46675)", "existing destination kept", "PutRows rows replicated"
-TOKEN_GAP = "#46675"  # the one refusal the pinned provider causes (infra/adoptgate.py's reason names the issue)
+TAKEOVER, DROP = "takeover: live token into the state", "gate refuses the dropped destination"
+GAPLESS, KEPT, STREAMED = "replication never absent", "existing destination kept", "PutRows rows replicated"
+TOKENLESS = "gate refuses the plan without the takeover"
+TOKEN_GAP = "#46675"  # the one refusal the pinned provider causes before the takeover (infra/adoptgate.py's reason)
 REPLICATION = "aws_s3tables_table_bucket_replication"
 STANDIN_PREFIX = f"kit_e2e__{REPLICATION}__"  # harness/e2e/standins.py's name of its API stand-in
 # Terraform's flags for a run without a terminal, after the runbook's subcommand.
@@ -71,12 +74,11 @@ class OneAccountRun(AdoptRun):
         self.one = world.OneAccountLake()
         self.lines: list[runbook.Line] = []
         self.took_over = False
-        self.replaced: dict[str, tuple[Localized, Localized]] = {}  # stacks applied from the way out's kit.toml
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
-        return (RUNBOOK, BUILT, DISCOVER, POLICIES, STACKS, DROP, TAKEOVER, WAY_OUT, SECOND_DEPLOY, LOCK_REFUSAL,
-                PENDING, COMPLETED, KEPT, STREAMED, WRITER, *TOOLS)  # fmt: skip
+        return (RUNBOOK, BUILT, DISCOVER, POLICIES, STACKS, TOKENLESS, TAKEOVER, DROP, GAPLESS, SECOND_DEPLOY,
+                LOCK_REFUSAL, PENDING, COMPLETED, KEPT, STREAMED, WRITER, *TOOLS)  # fmt: skip
 
     @property
     def values(self) -> dict[str, str]:
@@ -84,8 +86,12 @@ class OneAccountRun(AdoptRun):
         regions = {"eu-west-1": world.REGION, "eu-central-1": world.DR_REGION}
         return runbook.example_values(self.proposal, self.review, self.outputs_path, regions)
 
-    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
-        return ExampleRun.tool(self, name, args, account=account, region=region)  # no drift expected: audit exits 0
+    def tool(
+        self, name: str, args: list[str], *, account: str | None = None, region: str | None = None,
+        env_of: Mapping[str, str] | None = None,
+    ) -> str:  # fmt: skip
+        # no drift expected: audit exits 0
+        return ExampleRun.tool(self, name, args, account=account, region=region, env_of=env_of)
 
     def run(self) -> None:
         for done in (self.proposal, self.review):
@@ -117,12 +123,16 @@ class OneAccountRun(AdoptRun):
             raise AssertionError("; ".join(problems))
         return "\n".join(f"{line.number}: {line}" for line in self.lines)
 
-    def run_line(self, name: str, step: str, extra: Sequence[str] = (), values: dict[str, str] | None = None) -> str:
+    def run_line(
+        self, name: str, step: str, extra: Sequence[str] = (), values: dict[str, str] | None = None,
+        *, account: str | None = None, env_of: Mapping[str, str] | None = None,
+    ) -> str:  # fmt: skip
         """The runbook's `s3tables-kit` line of this step, its example values replaced, with `extra` (what the
         stand-in needs: endpoint, roles), as `python -m s3tables_kit.cli`; recorded as the tool `name`."""
         line = runbook.line_of(self.lines, step)
         args = runbook.localized(line.args, values or self.values)
-        return ExampleRun.tool(self, name, ["-m", "s3tables_kit.cli", line.words[1], *args, *extra])
+        return ExampleRun.tool(self, name, ["-m", "s3tables_kit.cli", line.words[1], *args, *extra], account=account,
+                               env_of=env_of)  # fmt: skip
 
     def build(self) -> str:
         control = self.emu.control
@@ -186,14 +196,22 @@ class OneAccountRun(AdoptRun):
                 raise RuntimeError(f"{stack}: the adoption gate refused (exit {gated.exit_code}):\n{gated.tail}")
         result.apply_s = round(time.monotonic() - t0, 1)
 
-    def walk_stack(self, stack_dir: Path, doc: Json, result: E2eStackResult, *, upto: str = "") -> ToolResult | None:
-        """The runbook's loop lines for one stack, in the page's order, up to the step `upto` (all by default): the
-        gate's result when it refused (nothing applied after it), else None. The saved plan's `show -json` is
-        written as the aws provider shows it (`provider_view`), which is what the gate judges."""
+    def walk_stack(
+        self, stack_dir: Path, doc: Json, result: E2eStackResult, *, upto: str = "", after: str = ""
+    ) -> ToolResult | None:
+        """The runbook's loop lines for one stack, in the page's order, after the step `after` and up to the step
+        `upto` (all by default): the gate's result when it refused (nothing applied after it), else None. The saved
+        plan's `show -json` is written as the aws provider shows it (`provider_view`), which is what the gate
+        judges."""
         plan_json = stack_dir / "plan.json"
-        for line in runbook.loop_body(self.lines):
+        body = runbook.loop_body(self.lines)
+        if after:
+            body = body[[line.step for line in body].index(after) + 1 :]
+        for line in body:
             if line.step == upto:
                 return None
+            if line.step == runbook.TAKE_OVER:  # a source stack's that takes over a replication only
+                continue
             if line.step == "s3tables-kit adopt-gate":
                 self.run_line("adopt-gate", line.step, ["--report", str(stack_dir / "gate.json")],
                               {**self.values, "plan.json": str(plan_json)})  # fmt: skip
@@ -214,55 +232,82 @@ class OneAccountRun(AdoptRun):
     # ---------------------------------------------------------------- the takeover ----
 
     def take_over_replication(self, stack: str, stack_dir: Path, doc: Json, result: E2eStackResult) -> None:
-        """The first deploy of the source stack that imports its owners' replication configuration. The gate must
-        refuse the plan's variant that drops the existing destination. With the provider the kit pins, it refuses the
-        plan itself only for the version token the provider does not read at the import (#46675): the runbook's way
-        out follows, and the loop's lines run again for the stack from the edited kit.toml. (With a provider that
-        reads the token, the gate passes this plan and its apply takes the replication over in one step.)"""
-        gated = self.walk_stack(stack_dir, doc, result, upto="terraform apply")
-        plan_json = stack_dir / "plan.json"
-        if not self.check(DROP, lambda: self.drop_refused(stack, plan_json)):
+        """The first deploy of the source stack that imports its owners' replication configuration: the loop's
+        `init`; its plan and gate without the takeover first, refused for the version token only; then the loop's
+        `--take-over` line as the page gives it (the configuration imported alone, its live version token written
+        into the state, then planned and gated), the loop's plan, show and gate (which must pass, and must refuse
+        the plan's variant that drops the existing destination) and the apply of that saved plan. A reader polls
+        the live configuration from another thread throughout; the stand-in counts the calls it served."""
+        if STANDIN_PREFIX in json.dumps(doc.get("import") or []):
+            raise RuntimeError(f"{stack}: the takeover needs the pinned provider's {REPLICATION} (aws >= 6.25: "
+                               "`make provider`); this mirror's provider has only the e2e's API stand-in")  # fmt: skip
+        s3t = self.client_of(world.ACCOUNT, "s3tables", world.REGION)
+        if self.live_replication(world.arn(world.ORDERS)).get("role") != world.OWNERS_ROLE:
+            raise RuntimeError(f"{stack}: {world.ORDERS} does not hold its owners' configuration before the takeover")
+        calls0 = dict(self.emu.control.stats()["calls"])
+        read = lambda: s3t.get_table_bucket_replication(tableBucketARN=world.arn(world.ORDERS))  # noqa: E731
+        self.walk_stack(stack_dir, doc, result, upto=runbook.TAKE_OVER)  # the loop's `init`
+        first = self.walk_stack(stack_dir, doc, result, upto="terraform apply", after=runbook.TAKE_OVER)
+        if not self.check(TOKENLESS, lambda: self.token_refusal(stack, stack_dir / "gate.json", first)):
+            raise RuntimeError(f"{stack}: {TOKENLESS} failed")
+        with Watch(read) as taking:  # the reader polls while anything could change the configuration
+            if not self.check(TAKEOVER, lambda: self.take_over_line(stack_dir)):
+                raise RuntimeError(f"{stack}: {TAKEOVER} failed")
+        gated = self.walk_stack(stack_dir, doc, result, upto="terraform apply", after=runbook.TAKE_OVER)
+        if gated is not None:
+            raise RuntimeError(f"{stack}: after the takeover, the gate refused (exit {gated.exit_code}):\n"
+                               f"{gated.tail}")  # fmt: skip
+        if not self.check(DROP, lambda: self.drop_refused(stack, stack_dir / "plan.json")):
             raise RuntimeError(f"{stack}: {DROP} failed")
-        if not self.check(TAKEOVER, lambda: self.token_refusal(stack, stack_dir / "gate.json", gated)):
-            raise RuntimeError(f"{stack}: {TAKEOVER} failed")
-        if not self.check(WAY_OUT, self.way_out):
-            raise RuntimeError(f"{stack}: {WAY_OUT} failed")
-        loc, loose = self.resynth(stack)
-        self.replaced[stack] = (loc, loose)
-        write_stack(stack_dir, loc.document)
-        again = self.walk_stack(stack_dir, loc.document, result)
-        if again is not None:
-            raise RuntimeError(f"{stack}: after the way out, the gate refused (exit {again.exit_code}):\n{again.tail}")
+        with Watch(read) as applying:
+            self.walk_stack(stack_dir, doc, result, after="s3tables-kit adopt-gate")  # the loop's `apply tfplan`
+        calls1 = dict(self.emu.control.stats()["calls"])
+        if not self.check(GAPLESS, lambda: self.gapless((taking, applying), calls0, calls1)):
+            raise RuntimeError(f"{stack}: {GAPLESS} failed")
+
+    def take_over_line(self, stack_dir: Path) -> str:
+        """The loop's `--take-over` line for this stack (with the stand-in's endpoint, the account's key and
+        Terraform's environment): exit 0, the one configuration the stack imports taken over with its live token."""
+        stacks = runbook.line_of(self.lines, runbook.TAKE_OVER).args
+        values = {**self.values, stacks[stacks.index("--stack-dir") + 1]: str(stack_dir)}
+        out = self.run_line(TAKEOVER, runbook.TAKE_OVER, ["--endpoint-url", self.emu.url], values,
+                            account=world.ACCOUNT, env_of=self.tf.env)  # fmt: skip
+        ran = self.tools.pop()  # check() records this step
+        taken = [line for line in out.splitlines() if line.startswith("adopt-gate: take-over: ")]
+        if (
+            ran.exit_code != 0
+            or len(taken) != 1
+            or not all(w in taken[0] for w in (REPLICATION, "imported", "live version token written", world.DR_ARN))
+        ):
+            raise AssertionError(f"exit {ran.exit_code}: expected the {REPLICATION} of {world.ORDERS} taken over "
+                                 f"(imported, live token written, to {world.DR_ARN}):\n{ran.tail}")  # fmt: skip
+        return taken[0]
 
     def token_refusal(self, stack: str, report: Path, gated: ToolResult | None) -> str:
-        """The runbook's gate on the takeover's plan: with the provider the kit pins, refused (exit 2) only for the
-        version token the provider does not read at the import (#46675); nothing applied."""
+        """The loop's gate on the plan without the takeover: refused (exit 2) only for the version token the pinned
+        provider does not read at the import, the takeover named; nothing applied."""
         if gated is None:
-            raise AssertionError(f"{stack}: passed; this run expects the pinned provider's refusal ({TOKEN_GAP})")
+            raise AssertionError(f"{stack}: passed without the takeover; the pinned provider's refusal expected")
         refused = [r for p in json.loads(report.read_text())["plans"] for r in p["refused"]]
-        other = [r for r in refused if TOKEN_GAP not in r["why"]]
+        other = [r for r in refused if TOKEN_GAP not in r["why"] or "--take-over" not in r["why"]]
         if gated.exit_code != 2 or not refused or other:
             raise AssertionError(f"{stack}: exit {gated.exit_code}, refused for more than the provider's token "
                                  f"({TOKEN_GAP}): {other or refused}")  # fmt: skip
-        return f"exit 2: {stack} refused only for the version token the provider does not read ({TOKEN_GAP}), " + (
-            f"nothing applied: {[r['address'] for r in refused]}"
+        return f"exit 2: {stack} refused only for the version token, the takeover named: " + (
+            f"{[r['address'] for r in refused]}, nothing applied"
         )
 
-    def resynth(self, stack: str) -> tuple[Localized, Localized]:
-        """The stack synthesized again from the edited kit.toml (localized as the run's), its KIT_ALLOW_DESTROY one too;
-        the adoption intent read again."""
-        self.__dict__.pop("intent", None)
-        docs, _ = synth(self.config, self.dir / "synth-way-out", allow_destroy=False)
-        loose, _ = synth(self.config, self.dir / "synth-way-out-allow-destroy", allow_destroy=True)
-        return self.localized({stack: docs[stack]}, self.creds)[stack], self.localized(
-            {stack: loose[stack]}, self.creds
-        )[stack]
-
-    def destroy_check(
-        self, stack: str, stack_dir: Path, loc: Localized, loose: Localized, result: E2eStackResult
-    ) -> None:
-        loc, loose = self.replaced.get(stack, (loc, loose))
-        super().destroy_check(stack, stack_dir, loc, loose, result)
+    @staticmethod
+    def gapless(watches: Sequence[Watch], before: dict[str, int], after: dict[str, int]) -> str:
+        """Never without a configuration: no read through the takeover step and the apply found none, and from the
+        first plan to the apply the stand-in served no delete and exactly one put."""
+        deletes = after.get("DeleteTableBucketReplication", 0) - before.get("DeleteTableBucketReplication", 0)
+        puts = after.get("PutTableBucketReplication", 0) - before.get("PutTableBucketReplication", 0)
+        absent, reads = sum(w.absent for w in watches), sum(w.reads for w in watches)
+        seen = f"absent in {absent} of {reads} reads; {deletes} delete(s), {puts} put(s)"
+        if absent or deletes or puts != 1 or not all(w.reads for w in watches):
+            raise AssertionError(f"{world.ORDERS}: {seen}")
+        return f"{world.ORDERS}: {seen} (the apply's one put, with the live token)"
 
     def live_replication(self, bucket_arn: str) -> Json:
         s3t = self.client_of(world.ACCOUNT, "s3tables", bucket_arn.split(":")[3])
@@ -280,23 +325,6 @@ class OneAccountRun(AdoptRun):
         if ran.exit_code != 2 or f"drops existing destination(s) {world.DR_ARN}" not in text:
             raise AssertionError(f"adopt-gate on {stack}'s plan without {world.DR_ARN}: exit {ran.exit_code}\n{text}")
         return f"exit 2: {stack}'s plan without {world.DR_ARN} refused for the dropped destination"
-
-    def way_out(self) -> str:
-        """docs/adoption.md's way out while the provider reads no token: break-glass deletes the owners' configuration
-        with its token, and `existing_destinations` goes from kit.toml (the destination stays an adopted replica)."""
-        s3t = self.client_of(world.ACCOUNT, "s3tables", world.REGION)
-        token = s3t.get_table_bucket_replication(tableBucketARN=world.arn(world.ORDERS))["versionToken"]
-        s3t.delete_table_bucket_replication(tableBucketARN=world.arn(world.ORDERS), versionToken=token)
-        line = f'existing_destinations = ["{world.DR_ARN}"]\n'
-        text = self.config.read_text()
-        if text.count(line) != 1:
-            raise AssertionError(f"{self.config}: `{line.strip()}` not there once")
-        self.config.write_text(text.replace(line, ""))
-        cfg = load_config(self.config)
-        kept = [r.bucket for r in cfg.replicas if r.adopt]
-        if kept != [world.ORDERS_DR]:
-            raise AssertionError(f"adopted replicas {kept}, expected [{world.ORDERS_DR}]")
-        return f"{world.ORDERS}'s configuration deleted with its token; {world.ORDERS_DR} stays an adopted replica"
 
     # ---------------------------------------------------------------- after the apply ----
 

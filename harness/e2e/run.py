@@ -54,7 +54,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -575,10 +575,14 @@ class ExampleRun:
         # The emulator evaluates no IAM: any role of the account serves as the operator's (AssumeRole -> that account).
         return f"arn:aws:iam::{account}:role/kit-e2e-operator"
 
-    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
-        """`python <args>` as an operator runs it (its stdout); with `account`, that account's key in the env."""
+    def tool(
+        self, name: str, args: list[str], *, account: str | None = None, region: str | None = None,
+        env_of: Mapping[str, str] | None = None,
+    ) -> str:  # fmt: skip
+        """`python <args>` as an operator runs it (its stdout); with `account`, that account's key in the env; with
+        `env_of`, that environment (e.g. Terraform's, for a tool that runs it) instead of this process's."""
         t0 = time.monotonic()
-        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+        env = {k: v for k, v in (env_of or os.environ).items() if k != "AWS_ENDPOINT_URL"}
         env.update(PYTHONPATH=str(ROOT), MOTO_ALLOW_NONEXISTENT_REGION="true")
         if account is not None:
             key = self.creds[account]

@@ -18,6 +18,7 @@ from s3tables_kit.topology.paths import ROOT
 
 DOC = ROOT / "docs" / "adoption.md"
 HEADING = "## The runbook, command by command"
+TAKE_OVER = "s3tables-kit adopt-gate --take-over"  # the loop's line for a source stack that takes over a replication
 # The adoption walk, as step names (`step_of`): discover, render the adopter's policies, the stacks in their order,
 # each gated then applied, then the backfill watched. The page must give exactly these, in this order.
 STEPS = (
@@ -26,6 +27,7 @@ STEPS = (
     "cdktf synth",
     "for stack",
     "terraform init",
+    TAKE_OVER,
     "terraform plan",
     "terraform show",
     "s3tables-kit adopt-gate",
@@ -64,11 +66,12 @@ class Line:
 
 
 def step_of(words: Sequence[str]) -> str:
-    """The step a command is: `s3tables-kit <command>`, `terraform <subcommand>`, `cdktf <command>`, the loop's
+    """The step a command is: `s3tables-kit <command>` (`adopt-gate --take-over` a step of its own), `terraform
+    <subcommand>`, `cdktf <command>`, the loop's
     `for stack` and `done`; ValueError for anything else (the walk cannot run what it does not know)."""
     head = words[0] if words else ""
     if head == "s3tables-kit" and len(words) > 1:
-        return f"s3tables-kit {words[1]}"
+        return TAKE_OVER if words[1] == "adopt-gate" and "--take-over" in words else f"s3tables-kit {words[1]}"
     if head == "terraform":
         return f"terraform {next(w for w in words[1:] if not w.startswith('-'))}"
     if head == "npx" and tuple(words[1:2]) == ("cdktf",) and len(words) > 2:
@@ -131,8 +134,9 @@ def config_problems(lines: Sequence[Line]) -> list[str]:
     out = discover[discover.index("--out") + 1] if "--out" in discover else "discover-out"
     proposal = f"{out.rstrip('/')}/kit.toml"
     named = [(line, dict(line.env).get("KIT_CONFIG")) for line in lines if line.step == "cdktf synth"]
+    gated = ("s3tables-kit adopt-gate", TAKE_OVER, "s3tables-kit outputs")
     named += [(line, line.args[line.args.index("--config") + 1] if "--config" in line.args else None)
-              for line in lines if line.step in ("s3tables-kit adopt-gate", "s3tables-kit outputs")]  # fmt: skip
+              for line in lines if line.step in gated]  # fmt: skip
     return [f"{DOC.name}:{line.number}: {line.step} names {config}, discover writes {proposal}"
             for line, config in named if config != proposal]  # fmt: skip
 

@@ -103,13 +103,15 @@ EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
 # A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
-# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault).
+# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault) and the one-account lake (nine
+# sources and their replicas in one account: its guardrail deployed in parts).
 ALL_CONFIGS = (
     EXAMPLES / "seed.toml",
     EXAMPLES / "failover" / "seed.toml",
     EXAMPLES / "multi-account.toml",
     EXAMPLES / "failover" / "multi-account.toml",
     EXAMPLES / "estate.toml",
+    EXAMPLES / "lake.toml",
 )
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
@@ -640,7 +642,9 @@ def main(argv: list[str] | None = None) -> int:
         help="configurations (default: examples/seed.toml); a failover topology runs on top of its normal one",
     )  # fmt: skip
     parser.add_argument(
-        "--all", action="store_true", help="both examples, each with its failover topology on top, and the estate"
+        "--all",
+        action="store_true",
+        help="both examples, each with its failover topology on top, the estate and the one-account lake",
     )
     parser.add_argument(
         "--every-destroy-round", action="store_true",

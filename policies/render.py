@@ -30,6 +30,7 @@ from s3tables_kit.policies import lint as policy_lint
 from s3tables_kit.policies import summary_failover, summary_layers, summary_vault, vault
 from s3tables_kit.policies.lint import OverQuota
 from s3tables_kit.policies.parts import PART_BUDGET, part_of
+from s3tables_kit.policies.parts import size as part_size
 from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology import paths
@@ -483,13 +484,16 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
     scps = [d for d in docs if d.kind == "scp"]
     lines += summary_of(cfg).scp_sizes(scps) if scps else []
     managed = [d for d in docs if d.kind == "identity" and "guardrail" in d.name]
-    if managed:  # managed policies: white space not counted (`s3tables_kit.policies.lint`, KIT-IAM8)
-        sizes = ", ".join(f"`{d.name}` {len(''.join(render_json(d.document).split()))}" for d in managed)
-        lines += [
-            "",
-            f"Managed policy sizes (white space not counted, of 6,144 characters each; a policy over {PART_BUDGET:,} "
-            f"is deployed in parts, `<name>-part<k>`, each attached to the same roles): {sizes}.",
-        ]
+    inline = [d for d in docs if d.kind == "identity" and d not in managed]
+    tables = [d for d in docs if d.kind in ("bucket-policy", "table-policy")]
+    for group, what in (  # every document the quota rules check (`s3tables_kit.policies.lint.QUOTA_RULES`)
+        (managed, f"Managed policy sizes (white space not counted, of 6,144 characters each; a policy over "
+                  f"{PART_BUDGET:,} is deployed in parts, `<name>-part<k>`, each attached to the same roles)"),
+        (inline, "Role policy sizes (white space not counted, held to 6,144 characters each like a managed policy)"),
+        (tables, "Table bucket and table policy sizes (compact JSON, of 20,480 characters each)"),
+    ):  # fmt: skip
+        if group:
+            lines += ["", f"{what}: {', '.join(f'`{d.name}` {part_size(d.document)}' for d in group)}."]
     return "\n".join(lines) + "\n"
 
 

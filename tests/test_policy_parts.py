@@ -13,7 +13,9 @@ from s3tables_kit.infra.lockcheck import Classifier
 from s3tables_kit.policies import documents, parts
 from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.lint import MANAGED_POLICY_MAX_CHARS, lint_documents
+from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, SimRequest, principal_context
 from s3tables_kit.topology.config import load_config
+from tests import policy_fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 LAKE = load_config(ROOT / "examples" / "lake.toml")
@@ -95,3 +97,66 @@ def test_any_number_of_buckets_keeps_every_part_bounded() -> None:
     assert [d.name for d in build(seed) if parts.part_of(d.name, "replica-guardrail")] == [
         "replica-guardrail--111122223333"
     ]  # one part where one fits: nothing renamed
+
+
+def test_summary_lists_the_size_of_every_document_with_a_quota() -> None:
+    """Every SCP, identity policy (each part of a managed one) and table bucket or table policy each example deploys,
+    with its size, in its SUMMARY.md; none over its quota (the rendered files are what `make policies` wrote)."""
+    quota = {"scp": 5120, "identity": MANAGED_POLICY_MAX_CHARS, "bucket-policy": 20480, "table-policy": 20480}
+    for example in sorted(p.stem for p in (ROOT / "examples").glob("*.toml")):
+        summary = (ROOT / "policies" / "rendered" / example / "SUMMARY.md").read_text()
+        for d in build(load_config(ROOT / "examples" / f"{example}.toml")):
+            if d.kind in quota:
+                assert f"`{d.name}` {parts.size(d.document)}" in summary, (example, d.name)
+                assert parts.size(d.document) <= quota[d.kind], (example, d.name)
+
+
+def test_a_role_carrying_every_part_meets_every_guard_and_each_part_is_needed() -> None:
+    """The IAM simulator on the lake's deployed parts: the data engineer (AdministratorAccess and the guardrail,
+    every part) is denied, by the guardrail alone (no SCP in these requests), deleting a replica (part 1), taking over
+    a replication role and rewriting or detaching part 2 (part 2). The same engineer carrying part 1 alone gets the
+    role and the policy: part 2 is not decoration."""
+    ds = build(LAKE)
+    docs = {d.name: d.document for d in ds}
+    every = tuple(n for n in docs if parts.part_of(n, "replica-guardrail", ACCOUNT))
+    assert len(every) == 2
+    engineer = f"arn:aws:iam::{ACCOUNT}:role/data-engineer"
+    part2 = f"arn:aws:iam::{ACCOUNT}:policy/{LAKE.guardrail_policy_name}-part2"
+    cases = {  # case -> (action, resource, extra context, the part whose statement denies it)
+        "delete-replica": ("s3tables:DeleteTableBucket", LAKE.replicas[-1].bucket_arn, {}, 1),
+        "take-over-role": (
+            "iam:UpdateAssumeRolePolicy",
+            LAKE.replication_role_arn_of(LAKE.sources[-1]),
+            {},
+            2,
+        ),
+        "rewrite-part2": ("iam:CreatePolicyVersion", part2, {}, 2),
+        "detach-part2": ("iam:DetachRolePolicy", engineer, {"iam:PolicyARN": part2}, 2),
+    }
+    carried = {"every": every, "first": every[:1]}
+    reqs = [
+        SimRequest(
+            id=f"{label}|{case}",
+            principal=engineer,
+            action=action,
+            resource=resource,
+            resource_account=ACCOUNT,
+            context={**principal_context(engineer), **extra},
+            identity_policies=(policy_fixtures.ADMIN_ACCESS, *(f"base|{n}" for n in names)),
+        )
+        for label, names in carried.items()
+        for case, (action, resource, extra, _) in cases.items()
+    ]
+    results = _decisions(docs, reqs)
+    for case, (*_, part) in cases.items():
+        assert results[f"every|{case}"] == EXPLICIT_DENY, case
+        assert results[f"first|{case}"] == (EXPLICIT_DENY if part == 1 else ALLOWED), case
+
+
+def _decisions(docs: dict[str, Any], reqs: list[SimRequest]) -> dict[str, str]:
+    from s3tables_kit.policies import simulate
+
+    policies = {**policy_fixtures.WORLD_POLICIES, **{f"base|{n}": d for n, d in docs.items()}}
+    results = simulate.evaluate(policies, reqs)
+    assert not simulate.errors_of(results), simulate.errors_of(results)[:5]
+    return {rid: r.decision for rid, r in results.items()}

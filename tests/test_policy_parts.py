@@ -44,6 +44,8 @@ def test_every_part_is_a_managed_policy_attached_to_the_same_roles_part_one_keep
         attached.setdefault(body["policy_arn"].split(".")[1], set()).add(body["role"])
     assert attached[policies[LAKE.guardrail_policy_name]] == attached[policies[f"{LAKE.guardrail_policy_name}-part2"]]
     assert attached[policies[LAKE.guardrail_policy_name]] == {"data-engineer"}
+    # each part a protection document: Terraform refuses any plan that destroys it (decision 0010)
+    assert all(b["lifecycle"]["prevent_destroy"] is True for b in res["aws_iam_policy"].values())
 
 
 def _plan(rtype: str, name: str, before: dict[str, Any], after: dict[str, Any] | None) -> dict[str, Any]:

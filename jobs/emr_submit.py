@@ -30,7 +30,7 @@ from s3tables_kit.jobs.jars import JarsUnavailable, kit_jars
 from s3tables_kit.jobs.kernel import sdk
 from s3tables_kit.topology import paths
 from s3tables_kit.topology.contract import BACKUP_ENTRY, REHEARSAL_ENTRY
-from s3tables_kit.topology.outputs import KitOutputs, OutputsError, load_outputs
+from s3tables_kit.topology.outputs import KitOutputs, OutputsError, ReplicaOut, load_outputs
 from s3tables_kit.topology.shipping import shipped_modules
 
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
@@ -54,7 +54,8 @@ def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") 
     the vault of the outputs (`--vault`, `--vault-region`), never the replica (the job refuses a replica there)."""
     if "--outputs" in job_args:
         raise ValueError("pass --outputs to emr_submit, not to the job: it is translated for the remote side")
-    rep, rec = outputs.recovery_replica, outputs.recovery
+    rep, job_args = replica_of(outputs, job_args)
+    rec = outputs.recovery
     args = ["--catalog-mode", mode]
     if "--from-vault" in job_args:
         args += vault_source_args(outputs, job_args)
@@ -66,6 +67,20 @@ def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") 
     if "--report" not in job_args:
         args += ["--report", "/tmp/kit-recovery-report"]  # driver-local; the summary is in the driver's stdout log
     return args + list(job_args)
+
+
+def replica_of(outputs: KitOutputs, job_args: list[str]) -> tuple[ReplicaOut, list[str]]:
+    """The replica the job reads (`--replica <bucket>`, a bucket of the vault recovery reads, else the recovery
+    replica) and the job's arguments without that option: the remote side gets its warehouse instead."""
+    for i, arg in enumerate(job_args):
+        if arg == "--replica" or arg.startswith("--replica="):
+            name = arg.partition("=")[2] or (job_args[i + 1] if i + 1 < len(job_args) else "")
+            try:
+                rep = outputs.recovery_replica_named(name)
+            except KeyError as err:
+                raise ValueError(f"--replica {name}: {err.args[0]}") from None
+            return rep, job_args[:i] + job_args[i + (1 if "=" in arg else 2) :]
+    return outputs.recovery_replica, job_args
 
 
 def vault_source_args(outputs: KitOutputs, job_args: list[str]) -> list[str]:

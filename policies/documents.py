@@ -25,6 +25,7 @@ from s3tables_kit.policies import (
     vault,
 )
 from s3tables_kit.policies import statements as iam_statements
+from s3tables_kit.policies import vault_accounts as vault_accounts_policies
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
 from s3tables_kit.policies.keys import replica_key_tags as replica_key_tags
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_alias, kms_resource, role_documents
@@ -453,6 +454,7 @@ def recovery_role_permissions(
         stmts.append(
             iam_statements.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
         )
+    stmts += vault_accounts_policies.recovery_role_reads(cfg) if reads is None else []  # the vault's account buckets
     stmts += vault.recovery_role_statements(cfg)  # a restore from the backup vault
     return doc(*stmts)
 

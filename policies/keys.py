@@ -11,6 +11,7 @@ from s3tables_kit.policies import assurance, fan_in
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
+from s3tables_kit.topology.vault_accounts import recovery_reads
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
         else:
             roles = list(cfg.replication_role_arns_into(replica) if replica else cfg.replication_role_arns)
             stmts.append(iam_statements.kms_allow_key_use(writers, roles, use))
-        if site.bucket == cfg.recovery.replica:
+        if site.bucket in {r.bucket for r in recovery_reads(cfg)}:
             stmts.append(
                 iam_statements.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"])
             )

@@ -28,6 +28,7 @@ Modelled world (the replica `lakehouse-replica-euc1` in account 222222222222, eu
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -266,6 +267,23 @@ def variant_policies(
         for name, doc in kit.items():
             out[f"{label}|{name}" if label else name] = copy.deepcopy(doc)
     return out
+
+
+def labelled(req: SimRequest, variant: str) -> SimRequest:
+    """`req` of one variant of the documents (see `variant_policies`): its id and every kit document it names
+    prefixed with the variant's label (the world's policies are shared)."""
+
+    def ns(name: str) -> str:
+        return name if name.startswith("world:") else f"{variant}|{name}"
+
+    return dataclasses.replace(
+        req,
+        id=f"{variant}|{req.id}",
+        identity_policies=tuple(ns(n) for n in req.identity_policies),
+        scps=tuple(ScpLevel(s.org_identifier, tuple(ns(n) for n in s.policies)) for s in req.scps),
+        resource_policies=tuple(ns(n) for n in req.resource_policies),
+        rcps=tuple(ScpLevel(s.org_identifier, tuple(ns(n) for n in s.policies)) for s in req.rcps),
+    )
 
 
 def evaluate_variants(

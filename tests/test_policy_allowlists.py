@@ -210,28 +210,12 @@ def test_no_action_outside_the_allow_lists_is_allowed(example: str) -> None:
     mutation = "cloudwatch:PutAlarmMuteRule"
     variants = {"base": docs, "widened": widened(docs, mutation)} if example == "seed" else {"base": docs}
     results = policy_fixtures.evaluate_variants(
-        variants, [_label(r, v) for v in variants for _c, r in reqs], world=WORLD, processes=2
+        variants, [policy_fixtures.labelled(r, v) for v in variants for _c, r in reqs], world=WORLD, processes=2
     )
     assert escapes(results, reqs, "base") == []
     if "widened" in variants:
         caught = escapes(results, reqs, "widened")
         assert caught and all(c.endswith(f"#{mutation}") for c in caught), caught
-
-
-def _label(req: SimRequest, variant: str) -> SimRequest:
-    def ns(name: str) -> str:
-        return name if name.startswith("world:") else f"{variant}|{name}"
-
-    return SimRequest(
-        id=f"{variant}|{req.id}",
-        principal=req.principal,
-        action=req.action,
-        resource=req.resource,
-        resource_account=req.resource_account,
-        context=req.context,
-        identity_policies=tuple(ns(n) for n in req.identity_policies),
-        scps=tuple(ScpLevel(s.org_identifier, tuple(ns(n) for n in s.policies)) for s in req.scps),
-    )
 
 
 def test_read_prefixes_match_reads_only() -> None:

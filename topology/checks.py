@@ -29,6 +29,7 @@ from s3tables_kit.topology.rules import (
     TEMPORAL_TRANSFORM_TYPES,
     fan_in_namespace_prefix,
 )
+from s3tables_kit.topology.vault_accounts import vault_account_checks
 
 
 def _estate_form_checks(cfg: KitConfig) -> list[Issue]:
@@ -252,7 +253,8 @@ def _fan_in_namespace_checks(cfg: KitConfig) -> list[Issue]:
                     where,
                     f"namespace {name!r} must start with {prefix!r}: {rep.bucket!r} receives from sources of several "
                     "accounts, and each source's replication role writes there only the namespaces named after its "
-                    f"account ({fan_in_namespace_prefix('<account id>')}<name>)",
+                    f"account ({fan_in_namespace_prefix('<account id>')}<name>); a namespace that cannot be renamed "
+                    "(an adopted lake) replicates into a bucket of its account's own instead (feeding_account)",
                 )
                 for where, name in named
                 if not name.startswith(prefix)
@@ -339,6 +341,7 @@ def cross_checks(cfg: KitConfig) -> list[Issue]:
         out += _destination_checks(cfg, src)
     out += _fan_in_checks(cfg)
     out += _fan_in_namespace_checks(cfg)
+    out += vault_account_checks(cfg)
     out += _adoption_checks(cfg)
     extra = cfg.scheme.protection_tags  # the tags the scheme adds to a protected bucket (none for `[source]`)
     if len(cfg.tags) + len(KIT_TAG_KEYS) + len(extra) > MAX_TAGS:

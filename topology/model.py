@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from s3tables_kit.topology.adoption import AdoptableReplica, AdoptableSite
 from s3tables_kit.topology.assurance import Assurance
+from s3tables_kit.topology.feeding import VaultAccountBucket
 from s3tables_kit.topology.rules import (
     ACCOUNT_RE,
     EMR_RELEASE_RE,
@@ -199,7 +200,7 @@ class Source(AdoptableSite, _BucketSite):
         return table.snapshot_retention or self.snapshot_retention
 
 
-class Replica(AdoptableReplica, _BucketSite):
+class Replica(AdoptableReplica, VaultAccountBucket, _BucketSite):
     snapshot_retention: SnapshotRetention = Field(
         description="Snapshot retention of the replica's tables, at least the source's for every table (age and "
         "count), applied by `make harden`."

@@ -36,6 +36,7 @@ from s3tables_kit.topology.deployed import DEPLOYED, DeployedOut, deployed_field
 from s3tables_kit.topology.model import KitConfig, Replica, Source
 from s3tables_kit.topology.rules import replication_role_pattern
 from s3tables_kit.topology.textfile import read_parsed
+from s3tables_kit.topology.vault_accounts import recovery_reads
 
 if TYPE_CHECKING:
     from s3tables_kit.topology.failover import FailoverTopology
@@ -183,6 +184,11 @@ class RecoveryOut(_Out):
     scripts_uri: str = Field(description="S3 URI of the job scripts.")
     logs_uri: str = Field(description="S3 URI the job logs are written under.")
     replica_table_bucket_arn: str = Field(description="ARN of the replica table bucket recovery reads from.")
+    vault_account_table_bucket_arns: list[str] = Field(
+        default_factory=list,
+        description="ARNs of the account buckets of the vault recovery reads (`feeding_account`), which it also reads; "
+        "absent without them.",
+    )
     deployed: DeployedOut | None = DEPLOYED
 
 
@@ -317,6 +323,19 @@ class KitOutputs(_Out):
     @property
     def recovery_replica(self) -> ReplicaOut:
         return self.replica_by_arn(self.recovery.replica_table_bucket_arn)
+
+    def recovery_replica_named(self, name: str | None) -> ReplicaOut:
+        """The replica a recovery reads: `recovery_replica`, or by name one the recovery role reads (an account
+        bucket of its vault); KeyError naming the buckets it reads otherwise."""
+        readable = [self.recovery.replica_table_bucket_arn, *self.recovery.vault_account_table_bucket_arns]
+        found = [r for r in self.replicas if r.table_bucket_arn in readable]
+        if name is None:
+            return self.recovery_replica
+        for r in found:
+            if r.table_bucket_name == name:
+                return r
+        names = ", ".join(r.table_bucket_name for r in found)
+        raise KeyError(f"recovery reads no replica bucket {name!r} (it reads {names})")
 
     @property
     def destination_replicas(self) -> list[ReplicaOut]:
@@ -571,7 +590,7 @@ def recovery_value(
     deployed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """The `kit_recovery` value: where recovery writes, its role and EMR Serverless application."""
-    rep = cfg.recovery_replica
+    rep, extra = cfg.recovery_replica, recovery_reads(cfg)[1:]
     return declared(
         RecoveryOut,
         {
@@ -586,6 +605,7 @@ def recovery_value(
             "scripts_uri": f"s3://{cfg.recovery_scripts_bucket}/scripts/",
             "logs_uri": f"s3://{cfg.recovery_scripts_bucket}/logs/",
             "replica_table_bucket_arn": replica_table_bucket_arn,
+            **({"vault_account_table_bucket_arns": [r.bucket_arn for r in extra]} if extra else {}),
             **deployed_field(deployed),
         },
     )

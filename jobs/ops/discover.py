@@ -6,6 +6,7 @@ alone, with the bytes the first backfill copies to each destination.
 
     s3tables-kit discover --region us-east-1 [--region eu-west-1] \\
         [--account 111122223333 --role-name audit-ro] [--replicate-to us-west-2[:210987654321]] [--out discover-out]
+        [--vault eu-central-1:666666666666]   # this lake's own bucket in a vault other accounts feed
 
 Writes `<out>/kit.toml`, `<out>/discover.json`, `<out>/report.txt` and each bucket policy found as
 `<out>/bucket-policy-<bucket>.json` (the proposal's `bucket_policy`), all or nothing (a temporary directory beside
@@ -170,7 +171,9 @@ def report_doc(found: Discovery, destinations: Sequence[Destination], kit_name: 
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "kit": kit_name,
         "regions": found.regions,
-        "replicate_to": [{"region": d.region, "account": d.account} for d in destinations],
+        "replicate_to": [
+            {"region": d.region, "account": d.account, **({"vault": True} if d.vault else {})} for d in destinations
+        ],
         "tables": sum(p["tables"] for p in plans),
         "bytes": sum(p["bytes"] for p in plans),
         "seconds": round(found.seconds, 2),
@@ -204,7 +207,9 @@ def write_all(out: Path, files: dict[str, str]) -> None:
 def check_regions(regions: Sequence[str], destinations: Sequence[Destination]) -> None:
     """ValueError naming a Region the kit does not know (a typo would otherwise read as "no table bucket there")."""
     known = known_regions()
-    for flag, region in [*(("--region", r) for r in regions), *(("--replicate-to", d.region) for d in destinations)]:
+    flags = [("--region", r) for r in regions]
+    flags += [("--vault" if d.vault else "--replicate-to", d.region) for d in destinations]
+    for flag, region in flags:
         if region not in known:
             close = difflib.get_close_matches(region, sorted(known), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
@@ -233,6 +238,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REGION[:ACCOUNT]",
         help="propose a replica of every bucket there (repeatable); without it the replicas are a template to fill in",
     )
+    p.add_argument(
+        "--vault",
+        action="append",
+        default=[],
+        metavar="REGION:ACCOUNT",
+        help="propose each account's own bucket in a vault that other accounts feed there (feeding_account): its "
+        "namespaces keep their names (repeatable)",
+    )
     p.add_argument("--out", default="discover-out", help="directory written (default discover-out/)")
     p.add_argument("--kit-name", default="lake", help="the [kit] name of the proposal (default lake)")
     add_client_args(p, concurrency=32, json_help="print the JSON report on stdout instead of the readable one")
@@ -243,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         destinations = [Destination.parse(d) for d in args.replicate_to]
+        destinations += [Destination.parse(d, vault=True) for d in args.vault]
         check_regions(args.region, destinations)
         clients = clients_from_args(args)
         found = discover(

@@ -39,13 +39,24 @@ class Destination:
 
     region: str
     account: str | None = None
+    # `--vault <region>:<account>`: a vault other accounts feed, where each account gets a bucket of its own
+    # (`feeding_account`), so this lake's namespaces need not be named after its account
+    vault: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> Destination:
+    def parse(cls, text: str, *, vault: bool = False) -> Destination:
         region, _, account = text.strip().partition(":")
+        flag = "--vault" if vault else "--replicate-to"
         if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or (account and not _ACCOUNT_RE.match(account)):
-            raise ValueError(f"--replicate-to {text!r} must look like us-west-2 or us-west-2:123456789012")
-        return cls(region, account or None)
+            raise ValueError(f"{flag} {text!r} must look like us-west-2{'' if vault else ' or us-west-2'}:123456789012")
+        if vault and not account:
+            raise ValueError(f"--vault {text!r} names the vault's account too: us-west-2:123456789012")
+        return cls(region, account or None, vault)
+
+
+def vault_bucket_name(feeding_account: str, region: str) -> str:
+    """The proposed bucket of one feeding account in a shared vault (unique in the vault's account and Region)."""
+    return f"vault-{feeding_account}-{region}"
 
 
 def replica_name(source_bucket: str, region: str) -> str:
@@ -141,17 +152,21 @@ def bucket_bytes(b: BucketFound) -> tuple[int, int]:
 def replicas_for(b: BucketFound, destinations: Sequence[Destination]) -> list[dict[str, Any]]:
     """The new replicas `--replicate-to` proposes for a source (created by the kit)."""
     partition = b.arn.split(":", 2)[1]
-    return [
-        {
-            "bucket": replica_name(b.name, d.region),
-            "region": d.region,
-            "account_id": d.account or b.account,
-            "arn": f"arn:{partition}:s3tables:{d.region}:{d.account or b.account}:bucket/"
-            f"{replica_name(b.name, d.region)}",
-            "adopt": False,
-        }
-        for d in destinations
-    ]
+    out = []
+    for d in destinations:
+        name = vault_bucket_name(b.account, d.region) if d.vault else replica_name(b.name, d.region)
+        acct = d.account or b.account
+        out.append(
+            {
+                "bucket": name,
+                "region": d.region,
+                "account_id": acct,
+                "arn": f"arn:{partition}:s3tables:{d.region}:{acct}:bucket/{name}",
+                "adopt": False,
+                **({"feeding_account": b.account} if d.vault else {}),
+            }
+        )
+    return out
 
 
 def replica_sources(buckets: Sequence[BucketFound]) -> dict[str, str | None]:
@@ -227,7 +242,12 @@ def bucket_plan(
     new = [r for r in replicas_for(b, destinations) if (r["region"], r["account_id"]) not in sites]
     replicas = kept + new
     if new:
-        names = ", ".join(f"{r['bucket']} ({r['region']}, {r['account_id']})" for r in new)
+        names = ", ".join(
+            f"{r['bucket']} ({r['region']}, {r['account_id']}"
+            + ("; this account's own bucket of the shared vault" if r.get("feeding_account") else "")
+            + ")"
+            for r in new
+        )
         add.append(f"bucket-level replication to {names}: covers every table, those written outside Terraform too")
     elif not kept:
         add.append("bucket-level replication to the replicas you choose (--replicate-to), with their protections")
@@ -540,6 +560,11 @@ def _replica_lines(r: dict[str, Any]) -> list[str]:
         else {"type": "sse-s3"}
     )
     comments = ["# REVIEW: retention of the replicas"]
+    if r.get("feeding_account"):
+        comments.append(
+            f"# account {r['feeding_account']}'s own bucket of the vault other accounts feed: confined by the bucket, "
+            "so the namespaces keep their names; add this entry and the sources to the vault's configuration"
+        )
     if r["adopt"]:
         encryption = _encryption({"encryption": r["encryption"]}) if r["found"] else {"type": "sse-s3"}
         comments.append(
@@ -553,6 +578,7 @@ def _replica_lines(r: dict[str, Any]) -> list[str]:
         "account_id": r["account_id"],
         "region": r["region"],
         "bucket": r["bucket"],
+        **({"feeding_account": r["feeding_account"]} if r.get("feeding_account") else {}),
         **({"adopt": True, "adopt_changes": ["bucket_policy"]} if r["adopt"] else {}),
         "storage_class": r["sc"] or "STANDARD",
         "encryption": encryption,

@@ -53,6 +53,12 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--outputs", metavar="FILE", help="the cdktf outputs JSON (make outputs)")
     src.add_argument("--catalog-mode", choices=MODES, help="client (default with --outputs), rest, glue, hadoop, jdbc")
     src.add_argument("--replica-warehouse", help="replica table bucket ARN, or a local warehouse path/URI")
+    src.add_argument(
+        "--replica",
+        metavar="BUCKET",
+        help="with --outputs: the replica bucket to read (default [recovery] replica; "
+        "an account bucket of its vault for an adopted lake's tables)",
+    )
     src.add_argument("--target-warehouse", help="recovery table bucket ARN, or a local warehouse path/URI")
     src.add_argument("--replica-region")
     src.add_argument("--target-region")
@@ -155,7 +161,10 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
         mode = ns.catalog_mode or "client"
         if mode not in ("client", "rest", "glue"):
             raise ArgError(f"--catalog-mode {mode}: --outputs describes AWS catalogs (client, rest or glue)")
-        rep, rec = outputs.recovery_replica, outputs.recovery
+        try:
+            rep, rec = outputs.recovery_replica_named(ns.replica), outputs.recovery
+        except KeyError as e:
+            raise ArgError(f"--replica {ns.replica}: {e.args[0]}") from None
         replica = CatalogSpec("replica", mode, rep.table_bucket_arn, region=rep.region, endpoint=ns.endpoint)
         target = CatalogSpec("recovery", mode, rec.table_bucket_arn, region=rec.region, endpoint=ns.endpoint)
         target_namespace = target_namespace or rec.namespace
@@ -166,6 +175,8 @@ def request_from_args(ns: argparse.Namespace) -> RecoveryRequest:
             raise ArgError(f"--as-of {AS_OF_KEYWORD} needs --outputs (the sources whose replication status sets it)")
         if not (ns.replica_warehouse and ns.target_warehouse):
             raise ArgError("pass --outputs FILE, or both --replica-warehouse and --target-warehouse")
+        if ns.replica:
+            raise ArgError("--replica names a bucket of --outputs: pass --outputs, or --replica-warehouse alone")
         mode = ns.catalog_mode or ("client" if ns.replica_warehouse.startswith("arn:") else "hadoop")
         replica = CatalogSpec(
             "replica",
@@ -321,8 +332,8 @@ def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
         raise ArgError("--from-vault copies the point's files (--copy-mode files or auto); ctas is not offered")
     if ns.verify == "full":
         raise ArgError("--from-vault verifies by checksums and counts; --verify full (a Spark scan) is not offered")
-    if ns.replica_warehouse:
-        raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse")
+    if ns.replica_warehouse or ns.replica:
+        raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse and --replica")
     if ns.as_of == AS_OF_KEYWORD and not ns.list_points:
         raise ArgError(f"--as-of {AS_OF_KEYWORD} is the replicas' point; for the vault pass an instant")
     return Ident.parse(ns.table[0])

@@ -103,18 +103,10 @@ EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
 # A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
-# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault) and the one-account lake (nine
-# sources and their replicas in one account: its guardrail deployed in parts).
-ALL_CONFIGS = (
-    EXAMPLES / "seed.toml",
-    EXAMPLES / "failover" / "seed.toml",
-    EXAMPLES / "multi-account.toml",
-    EXAMPLES / "failover" / "multi-account.toml",
-    EXAMPLES / "estate.toml",
-    EXAMPLES / "lake.toml",
-)
-# Examples whose stacks repeat another's constructs (the lake: the estate's source and replica stacks, nine times
-# each): one destroy round under `--all`, the others proving every protected resource refused by its own flag.
+# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault) and the one-account lake.
+ALL_CONFIGS = tuple(EXAMPLES / p for p in ("seed.toml", "failover/seed.toml", "multi-account.toml",
+                                           "failover/multi-account.toml", "estate.toml", "lake.toml"))  # fmt: skip
+# The lake's stacks repeat the estate's nine times: one destroy round under `--all` (the others prove every round).
 ONE_DESTROY_ROUND = frozenset({(EXAMPLES / "lake.toml").resolve()})
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
@@ -645,9 +637,7 @@ def main(argv: list[str] | None = None) -> int:
         help="configurations (default: examples/seed.toml); a failover topology runs on top of its normal one",
     )  # fmt: skip
     parser.add_argument(
-        "--all",
-        action="store_true",
-        help="both examples, each with its failover topology on top, the estate and the one-account lake",
+        "--all", action="store_true", help="both examples, their failover topologies, the estate and the lake"
     )
     parser.add_argument(
         "--every-destroy-round", action="store_true",

@@ -59,6 +59,8 @@ def remote_args(outputs: KitOutputs, job_args: list[str], mode: str = "client") 
     args = ["--catalog-mode", mode]
     if "--from-vault" in job_args:
         args += vault_source_args(outputs, job_args)
+        if rep.table_bucket_arn != rec.replica_table_bucket_arn:  # an account bucket's backups: its layout segment
+            args += ["--replica", rep.table_bucket_name]
     else:
         args += ["--replica-warehouse", rep.table_bucket_arn, "--replica-region", rep.region]
     args += ["--target-warehouse", rec.table_bucket_arn, "--target-region", rec.region]

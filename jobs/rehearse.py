@@ -36,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from s3tables_kit.jobs.kernel import preflight
 from s3tables_kit.jobs.kernel.catalogs import CatalogSpec
 from s3tables_kit.jobs.kernel.idents import Ident, JobError
 from s3tables_kit.jobs.kernel.render import format_duration
@@ -326,6 +327,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report-uri", help="s3://bucket/prefix for the reports (AWS)")
     p.add_argument("--metrics-region", help="publish the metrics to CloudWatch in this Region (AWS)")
     p.add_argument("--endpoint-url", help="local endpoint for S3/CloudWatch (moto)")
+    preflight.add_arguments(p)
     p.add_argument(
         "--vault", metavar="s3://BUCKET|DIR", help="also restore from this backup vault (with --vault-table)"
     )
@@ -475,6 +477,9 @@ def main(
     if not (ns.replica_warehouse and ns.target_warehouse and ns.replica_region):
         print("error: pass --local, or --replica-warehouse/--replica-region/--target-warehouse", file=sys.stderr)
         return 2
+    region = ns.target_region or ns.replica_region
+    if preflight.refused(ns, lambda: _client(ns, "emr-serverless", region), sys.stderr):
+        return 1  # a FAILED job run: the rehearsal's liveness alarm (AWS/EMRServerless)
     tables = list(ns.table) or choose_tables(ns.candidate, ns.sample, datetime.now(UTC).toordinal())
     if not tables:
         print("error: nothing to rehearse: pass --table or --candidate", file=sys.stderr)

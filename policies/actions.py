@@ -364,7 +364,8 @@ DETECTION_PATH_CHANGE = (
 # Rewriting a scheduled job run's schedule, or the artifacts it runs, runs other code as its role (the vault's
 # writer, the recovery role); passing a schedule's role to a schedule of one's own does the same.
 SCHEDULED_JOB_CHANGE = (
-    "iam:PassRole", "s3:DeleteObject", "s3:PutObject", "scheduler:DeleteSchedule", "scheduler:UpdateSchedule",
+    "iam:PassRole", "s3:DeleteObject", "s3:PutObject", "scheduler:DeleteSchedule", "scheduler:DeleteScheduleGroup",
+    "scheduler:UpdateSchedule",
 )  # fmt: skip
 KIT_METRICS_PUBLISH = "cloudwatch:PutMetricData"
 ROLE_CREATION = "iam:CreateRole"

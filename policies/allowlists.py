@@ -141,6 +141,7 @@ def kit_resources(partition: str, kit: str) -> tuple[str, ...]:
         f"arn:{partition}:kms:*:*:alias/{kit}-*",
         f"arn:{partition}:lambda:*:*:function:{kit}-*",
         f"arn:{partition}:logs:*:*:log-group:{kit}-*",
+        f"arn:{partition}:scheduler:*:*:schedule-group/{kit}-*",  # deleting a group deletes its schedules
         f"arn:{partition}:scheduler:*:*:schedule/*/{kit}-*",
         f"arn:{partition}:sns:*:*:{kit}-*",
     )
@@ -172,7 +173,8 @@ KIT_DEPLOY = (
     "lambda:RemovePermission", "lambda:TagResource", "lambda:UntagResource", "lambda:UpdateFunctionCode",
     "lambda:UpdateFunctionConfiguration",
     "logs:CreateLogGroup", "logs:PutRetentionPolicy", "logs:TagResource", "logs:UntagResource",
-    "scheduler:CreateSchedule", "scheduler:TagResource", "scheduler:UntagResource", "scheduler:UpdateSchedule",
+    "scheduler:CreateSchedule", "scheduler:CreateScheduleGroup",
+    "scheduler:TagResource", "scheduler:UntagResource", "scheduler:UpdateSchedule",
     "sns:ConfirmSubscription", "sns:CreateTopic", "sns:SetTopicAttributes", "sns:Subscribe", "sns:TagResource",
     "sns:UntagResource",
 )  # fmt: skip

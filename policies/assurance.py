@@ -79,8 +79,12 @@ def monitor_schedule_name(cfg: KitConfig, src: Source) -> str:
     return f"{cfg.name_prefix_of(src)}-replication-monitor"
 
 
+REHEARSAL_SCHEDULE = "recovery-rehearsal"  # the schedule `<kit>-recovery-rehearsal`
+
+
 def schedule_name(cfg: KitConfig, what: str) -> str:
-    """`<kit>-recovery-rehearsal` or `<kit>-vault-backup`: the estate's."""
+    """`<kit>-recovery-rehearsal` or `<kit>-vault-backup`: the estate's. Each of these schedules lives in a schedule
+    group of its own, of the same name (AWS/Scheduler publishes its metrics per group: they are that job's alone)."""
     return f"{cfg.kit.name}-{what}"
 
 
@@ -262,6 +266,18 @@ def allow_start_rehearsal_job_run(
     )
 
 
+def allow_read_kit_application(site: Site, kit: str) -> iam_statements.Statement:
+    """GetApplication on the kit's EMR Serverless application (by its `kit` tag, as `allow_start_rehearsal_job_run`):
+    a scheduled job run checks the application it runs in is as deployed (`s3tables_kit.jobs.kernel.preflight`)."""
+    return iam_statements.statement(
+        "ReadTheKitApplication",
+        "Allow",
+        ["emr-serverless:GetApplication"],
+        [site.arn("emr-serverless", "/applications/*")],
+        condition={"StringEquals": {"aws:ResourceTag/kit": kit}},
+    )
+
+
 def allow_pass_role_to_service(sid: str, role_arn: str, service: str) -> iam_statements.Statement:
     return iam_statements.statement(
         sid, "Allow", ["iam:PassRole"], [role_arn], condition={"StringEquals": {"iam:PassedToService": service}}
@@ -349,11 +365,8 @@ def monitor_scheduler_role_permissions(cfg: KitConfig, src: Source) -> Document:
 
 
 def rehearsal_scheduler_role_trust(cfg: KitConfig) -> Document:
-    return _doc(
-        allow_scheduler_assume_role(
-            "AllowSchedulerForTheRehearsalSchedule", recovery_site(cfg), schedule_name(cfg, "recovery-rehearsal")
-        )
-    )
+    name = schedule_name(cfg, REHEARSAL_SCHEDULE)  # in the schedule group of its name
+    return _doc(allow_scheduler_assume_role("AllowSchedulerForTheRehearsalSchedule", recovery_site(cfg), name, name))
 
 
 def rehearsal_scheduler_role_permissions(cfg: KitConfig) -> Document:

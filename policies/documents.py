@@ -443,6 +443,7 @@ def recovery_role_permissions(
         iam_statements.allow_s3(
             "WriteRecoveryLogsAndReports", ["PutObject"], [f"{scripts}/logs/*", f"{scripts}/reports/*"]
         ),
+        assurance.allow_read_kit_application(assurance.recovery_site(cfg), cfg.kit.name),  # the rehearsal's check
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
@@ -454,7 +455,7 @@ def recovery_role_permissions(
         stmts.append(
             iam_statements.allow_kms("EncryptRecoveryTableData", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond)
         )
-    stmts += vault_accounts_policies.recovery_role_reads(cfg) if reads is None else []  # the vault's account buckets
+    stmts += vault_accounts_policies.account_bucket_reads(cfg) if reads is None else []  # the vault's account buckets
     stmts += vault.recovery_role_statements(cfg)  # a restore from the backup vault
     return doc(*stmts)
 

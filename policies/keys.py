@@ -10,6 +10,7 @@ from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import assurance, fan_in
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc
+from s3tables_kit.topology.backup import backup_role_arn
 from s3tables_kit.topology.config import KitConfig, partition_of_arn
 from s3tables_kit.topology.vault_accounts import recovery_reads
 
@@ -72,6 +73,10 @@ def kms_key_policy(cfg: KitConfig, site: KeySite) -> Document:
             stmts.append(
                 iam_statements.kms_allow_key_use("AllowRecoveryRoleReadReplica", [cfg.recovery_role_arn], ["Decrypt"])
             )
+            if cfg.vault is not None:  # the backup role reads what the vault holds: these buckets too
+                stmts.append(
+                    iam_statements.kms_allow_key_use("AllowBackupRoleReadReplica", [backup_role_arn(cfg)], ["Decrypt"])
+                )
         bg = cfg.protection.break_glass_principals
         # Break-glass of any account administers and reads the key: the rescue path (a cross-account principal
         # needs this Allow; the account root's statement covers only the key's own account).

@@ -30,6 +30,7 @@ from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import assurance, estate, freshness, hardener, parts
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc, kms_resource
+from s3tables_kit.policies.sites import schedule_arn, schedule_group_arn
 from s3tables_kit.topology import contract
 from s3tables_kit.topology.backup import BACKUP_SCHEDULE, backup_scheduler_role_name
 from s3tables_kit.topology.config import KitConfig, Source
@@ -118,7 +119,7 @@ def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
     if account_id not in (None, rep.account_id):
         return Pipeline()
     site = assurance.recovery_site(cfg)
-    runs = [(assurance.schedule_name(cfg, "recovery-rehearsal"), assurance.rehearsal_scheduler_role_name(cfg))]
+    runs = [(assurance.schedule_name(cfg, assurance.REHEARSAL_SCHEDULE), assurance.rehearsal_scheduler_role_name(cfg))]
     runs = runs if cfg.assurance.rehearsal.enabled else []
     if cfg.vault is not None and cfg.vault.tables:
         runs.append((assurance.schedule_name(cfg, BACKUP_SCHEDULE), backup_scheduler_role_name(cfg)))
@@ -127,8 +128,9 @@ def scheduled_jobs(cfg: KitConfig, account_id: str | None = None) -> Pipeline:
     artifacts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"
     return Pipeline(
         scheduled_deployers=(rep.deploy_role_arn,) if rep.deploy_role_arn else (),
-        scheduled=(
-            *(site.arn("scheduler", f"schedule/default/{name}") for name, _ in runs),
+        scheduled=(  # each schedule in a group of its own, of its name: deleting the group deletes the schedule
+            *(schedule_arn(site, name, group=name) for name, _ in runs),
+            *(schedule_group_arn(site, name) for name, _ in runs),
             artifacts,
             *(site.role_arn(role) for _, role in runs),
         ),

@@ -32,14 +32,24 @@ def site_of(src: Source) -> Site:
     return Site(src.partition, src.account_id, src.region)
 
 
-def schedule_arns(site: Site, name: str) -> list[str]:
+def schedule_arn(site: Site, name: str, group: str = "default") -> str:
+    return site.arn("scheduler", f"schedule/{group}/{name}")
+
+
+def schedule_group_arn(site: Site, group: str) -> str:
+    return site.arn("scheduler", f"schedule-group/{group}")
+
+
+def schedule_arns(site: Site, name: str, group: str = "default") -> list[str]:
     """What a schedule's target invocation carries as aws:SourceArn: the schedule group (documented) or the
     schedule itself; both are listed so either form matches, and neither matches another group's schedules."""
-    return [site.arn("scheduler", "schedule-group/default"), site.arn("scheduler", f"schedule/default/{name}")]
+    return [schedule_group_arn(site, group), schedule_arn(site, name, group)]
 
 
-def allow_scheduler_assume_role(sid: str, site: Site, schedule: str) -> iam_statements.Statement:
-    """EventBridge Scheduler assumes the role to invoke one schedule's target."""
+def allow_scheduler_assume_role(
+    sid: str, site: Site, schedule: str, group: str = "default"
+) -> iam_statements.Statement:
+    """EventBridge Scheduler assumes the role to invoke one schedule's target (in `group`)."""
     return iam_statements.allow_service_assume_role(
-        sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule)
+        sid, SCHEDULER_SERVICE, source_account=site.account_id, source_arns=schedule_arns(site, schedule, group)
     )

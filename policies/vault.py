@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import allowlists, scopes
+from s3tables_kit.policies import allowlists, scopes, vault_accounts
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.assurance import (
     allow_pass_role_to_service,
+    allow_read_kit_application,
     allow_scheduler_assume_role,
     allow_start_rehearsal_job_run,
     monitors_list_vault_grant,
@@ -548,8 +549,9 @@ def recovery_role_statements(cfg: KitConfig) -> list[iam_statements.Statement | 
 
 
 def backup_role_permissions(cfg: KitConfig) -> Document:
-    """Read the replica it backs up (the recovery replica, in its own account) and write new objects into the vault:
-    nothing else. Every replica write stays denied to it, as to the recovery role."""
+    """Read the replicas it backs up (the recovery replica, in its own account, and the vault's account buckets
+    beside it) and write new objects into the vault: nothing else. Every replica write stays denied to it, as to the
+    recovery role."""
     rep = cfg.recovery_replica
     arn = bucket_arn(cfg)
     scripts = f"arn:{rep.partition}:s3:::{cfg.recovery_scripts_bucket}"
@@ -570,10 +572,12 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
             "ReadScheduledJobArtifacts", ["GetObject"], [f"{scripts}/{contract.SCHEDULED_ARTIFACTS_PREFIX}*"]
         ),
         iam_statements.allow_s3("WriteJobLogs", ["PutObject"], [f"{scripts}/logs/*"]),
+        allow_read_kit_application(recovery_site(cfg), cfg.kit.name),  # the run's check of its application
     ]
     if rep.encryption.type == "kms":
         res, cond = kms_resource(cfg, rep.encryption, account_id=rep.account_id, region=rep.region, bucket=rep.bucket)
         stmts.append(iam_statements.allow_kms("DecryptReplicaTableData", ["Decrypt"], [res], cond))
+    stmts += vault_accounts.account_bucket_reads(cfg)  # fixed size, as the recovery role's
     res, cond = key_resource(cfg)
     stmts.append(iam_statements.allow_kms("UseVaultKey", ["Decrypt", "Encrypt", "GenerateDataKey"], [res], cond))
     mac, mac_cond = point_key_resource(cfg)
@@ -584,7 +588,9 @@ def backup_role_permissions(cfg: KitConfig) -> Document:
 def backup_scheduler_role_trust(cfg: KitConfig) -> Document:
     site = recovery_site(cfg)
     return doc(
-        allow_scheduler_assume_role("AllowSchedulerForTheBackupSchedule", site, schedule_name(cfg, BACKUP_SCHEDULE))
+        allow_scheduler_assume_role(
+            "AllowSchedulerForTheBackupSchedule", site, name := schedule_name(cfg, BACKUP_SCHEDULE), name
+        )
     )
 
 

@@ -1,5 +1,5 @@
-"""The recovery role's reads of a shared vault's account buckets (`s3tables_kit.topology.vault_accounts`): the
-catalogue and tables of each, and the keys the kit creates for them, in the vault's account and Region
+"""The recovery and backup roles' reads of a shared vault's account buckets (`s3tables_kit.topology.vault_accounts`):
+the catalogue and tables of each, and the keys the kit creates for them, in the vault's account and Region
 (docs/decisions/0035-fan-in-by-account-namespaces.md). An account bucket's own documents are a replica's, fed by
 one account: nothing in them names the other feeding accounts.
 """
@@ -13,12 +13,13 @@ from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.vault_accounts import recovery_reads
 
 
-def recovery_role_reads(cfg: KitConfig) -> list[iam_statements.Statement | None]:
-    """Grants beside `ReadReplicaCatalog` for the account buckets (none without them: the documents stay as they
-    were): every table bucket of the vault's account and Region, and the kit's keys there by their alias prefix, so
-    the document keeps its size whatever the number of feeding accounts. What is read is still decided per bucket:
-    each account bucket's key policy names the recovery role (`policies/keys.py`), and the tools read only a bucket
-    the outputs name (`KitOutputs.recovery_replica_named`)."""
+def account_bucket_reads(cfg: KitConfig) -> list[iam_statements.Statement | None]:
+    """Grants beside `ReadReplicaCatalog` for the account buckets, of the recovery role and of the backup role, which
+    read what the vault holds (none without them: the documents stay as they were): every table bucket of the
+    vault's account and Region, and the kit's keys there by their alias prefix, so the document keeps its size
+    whatever the number of feeding accounts. What is read is still decided per bucket: each account bucket's key
+    policy names the two roles (`policies/keys.py`), and the tools read only a bucket the outputs name
+    (`KitOutputs.recovery_replica_named`, `kit_recovery.vault_account_table_bucket_arns`)."""
     extra = recovery_reads(cfg)[1:]
     if not extra:
         return []

@@ -125,7 +125,9 @@ TRUST_CASES: list[tuple[str, str, str, str, dict[str, str], str]] = [
     ("scheduler (group ARN) for the monitor", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": "arn:aws:scheduler:eu-west-1:111111111111:schedule-group/default"}, ALLOWED),
     ("scheduler from another account", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": "555555555555", "aws:SourceArn": "arn:aws:scheduler:eu-west-1:555555555555:schedule-group/default"}, IMPLICIT_DENY),
     ("lambda cannot assume the schedule role", "monitor-schedule-role-trust", MONITOR_SCHEDULE_ROLE, AS.LAMBDA_SERVICE, {"aws:SourceAccount": SRC, "aws:SourceArn": FUNCTION}, IMPLICIT_DENY),
-    ("scheduler for the rehearsal schedule", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule/default/lakehouse-recovery-rehearsal"}, ALLOWED),
+    ("scheduler for the rehearsal schedule", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule/lakehouse-recovery-rehearsal/lakehouse-recovery-rehearsal"}, ALLOWED),
+    ("scheduler, the rehearsal's own group", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule-group/lakehouse-recovery-rehearsal"}, ALLOWED),
+    ("scheduler, the default group (any schedule of the account)", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule-group/default"}, IMPLICIT_DENY),
     ("scheduler, other schedule group", "rehearsal-schedule-role-trust", REHEARSAL_SCHEDULE_ROLE, SCHEDULER_SERVICE, {"aws:SourceAccount": REC, "aws:SourceArn": "arn:aws:scheduler:eu-central-1:222222222222:schedule-group/team-x"}, IMPLICIT_DENY),
 ]  # fmt: skip
 

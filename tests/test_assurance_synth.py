@@ -225,6 +225,13 @@ def test_rehearsal_schedule_starts_the_recovery_job_on_emr_serverless(
     assert args[args.index("--target-warehouse") + 1] == cfg.recovery_bucket_arn
     assert args[args.index("--replica-warehouse") + 1] == cfg.recovery_replica.bucket_arn
     assert args[args.index("--report-uri") + 1] == f"s3://{cfg.recovery_scripts_bucket}/reports/rehearsals"
+    # the run checks its application against the deploy's record before it works (jobs/kernel/preflight.py)
+    assert args[args.index("--application-id") + 1] == request["applicationId"]
+    recorded = rec["output"]["kit_recovery"]["value"]["deployed"]["application"]
+    assert json.loads(args[args.index("--deployed-application") + 1]) == recorded
+    groups = {g["name"] for g in res(rec, "aws_scheduler_schedule_group").values()}
+    assert sched["group_name"].startswith("${aws_scheduler_schedule_group.recovery-rehearsal_schedule-group_")
+    assert f"{cfg.kit.name}-recovery-rehearsal" in groups
     if reh.tables:
         assert [args[i + 1] for i, a in enumerate(args) if a == "--table"] == list(reh.tables)
     else:
@@ -254,10 +261,25 @@ def test_rehearsal_alarm_spans_two_intervals_and_missing_data_breaches(
     cfg = load_config(ROOT / "examples" / f"{example}.toml")
     alarms = by_name(synthesized[example]["recovery"], "aws_cloudwatch_metric_alarm", "alarm_name")
     a = alarms[f"{cfg.kit.name}-recovery-rehearsal-not-succeeding"]
-    assert a["metric_name"] == SUCCEEDED and a["dimensions"] == {"Kit": cfg.kit.name}
-    assert a["period"] * a["evaluation_periods"] == 2 * cfg.assurance.rehearsal.interval_hours * 3600
-    assert a["period"] * a["evaluation_periods"] <= 7 * 86400  # CloudWatch's limit
-    assert a["treat_missing_data"] == "breaching" and a["comparison_operator"] == "LessThanThreshold"
+    metrics = {q["id"]: q["metric"] for q in a["metric_query"] if "metric" in q}  # AWS's, never `RehearsalSucceeded`
+    group = {"ScheduleGroup": f"{cfg.kit.name}-recovery-rehearsal"}
+    assert {k: (m["namespace"], m["metric_name"]) for k, m in metrics.items()} == {
+        "attempts": ("AWS/Scheduler", "InvocationAttemptCount"),
+        "dropped": ("AWS/Scheduler", "InvocationDroppedCount"),
+        "failed": ("AWS/EMRServerless", "FailedJobs"),
+        "cancelled": ("AWS/EMRServerless", "CancelledJobs"),
+    }
+    assert metrics["attempts"]["dimensions"] == metrics["dropped"]["dimensions"] == group
+    app = metrics["failed"]["dimensions"]
+    assert app == metrics["cancelled"]["dimensions"] and app["ApplicationName"] == f"{cfg.kit.name}-recovery"
+    assert app["ApplicationId"].startswith("${aws_emrserverless_application.spark_application_")
+    period = {m["period"] for m in metrics.values()}
+    assert (
+        len(period) == 1 and period.pop() * a["evaluation_periods"] == 2 * cfg.assurance.rehearsal.interval_hours * 3600
+    )
+    assert a["evaluation_periods"] == a["datapoints_to_alarm"]  # every period of the two intervals failed
+    assert a["treat_missing_data"] == "breaching" and a["comparison_operator"] == "GreaterThanOrEqualToThreshold"
+    assert SUCCEEDED not in json.dumps(a)
 
 
 def test_assurance_can_be_switched_off(tmp_path: Path) -> None:

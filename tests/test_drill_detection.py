@@ -54,7 +54,7 @@ def test_every_technique_is_caught_within_two_runs_and_the_baseline_is_quiet(
     assert got["b'"][1]["seed-replication-monitor-not-reporting"] == 2
     forged = next(o for o in outcomes if o.technique.key == "b'")
     assert not forged.decoy_fired  # the forged heartbeat held the former heartbeat alarm OK: the forgery took
-    assert got["g"][1] == {"deployed-application-changed": 1}
+    assert got["g"][1] == {"deployed-application-changed": 1, "application-not-as-deployed": 1}
     assert got["c"][1] == {"snapshot-time-untrusted": 1}  # audit, on the replica the commit reached
     assert got["d"][1] == {"snapshot-time-untrusted": 1, "as-of-refused": 1}  # and the rehearsal's --as-of plan
     assert got["e"][1] == got["f"][1] == {"point-refused": 1}  # skipped and reported; the listing did not fail

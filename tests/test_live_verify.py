@@ -71,7 +71,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 36 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 38 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")

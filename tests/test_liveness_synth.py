@@ -1,8 +1,10 @@
 """Liveness alarms of every example's synthesized stacks: every scheduled Lambda function of the kit has its
-"is it running and succeeding" alarms, and they read metrics AWS publishes (`AWS/...`), never the kit's namespace, in
+"is it running and succeeding" alarms, and so has every scheduled EMR Serverless job run (the rehearsal, the vault
+backup: its schedule in a group of its own, read by group in `AWS/Scheduler`, and the application's failed and
+cancelled runs in `AWS/EMRServerless`); they read metrics AWS publishes (`AWS/...`), never the kit's namespace, in
 which anyone who may write a log event can create a datum (CloudWatch's embedded metric format). Liveness alarms are
-found by their record (`infra/constructs/alerts.py`: the `KitSignal` tag every `liveness_alarms` alarm carries), not
-by their names."""
+found by their record (`infra/constructs/alerts.py`: the `KitSignal` tag every `liveness_alarms` and
+`job_liveness_alarm` alarm carries), not by their names."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from typing import Any
 import pytest
 
 from s3tables_kit.infra.constructs.alerts import LIVENESS, SIGNAL_TAG
+from s3tables_kit.infra.constructs.rehearsal import alarm_window
+from s3tables_kit.infra.constructs.schedule import UNIVERSAL_TARGET
 from s3tables_kit.topology.contract import HEARTBEAT, METRIC_NAMESPACE
 
 pytestmark = pytest.mark.synth
@@ -49,6 +53,43 @@ def liveness_problems(stack: Stack) -> list[str]:
             out.append(f"{fn}: no alarm when it is not invoked (missing data breaching)")
         if errors is None or errors["comparison_operator"] != "GreaterThanOrEqualToThreshold":
             out.append(f"{fn}: no alarm when it fails")
+    return out + _job_problems(stack, live)
+
+
+def _metrics(alarm: dict[str, Any]) -> dict[tuple[str, str], dict[str, str]]:
+    """(namespace, metric) -> dimensions of each metric a metric-math alarm reads."""
+    return {
+        (q["metric"]["namespace"], q["metric"]["metric_name"]): q["metric"].get("dimensions") or {}
+        for q in alarm.get("metric_query") or []
+        if "metric" in q
+    }
+
+
+def _job_problems(stack: Stack, live: list[dict[str, Any]]) -> list[str]:
+    """A scheduled job run (a schedule whose target is EMR Serverless' StartJobRun) without a liveness alarm on its
+    schedule group's attempts and the application's failed and cancelled runs, missing data breaching; or a schedule
+    sharing its group (AWS/Scheduler's metrics would then be another schedule's too)."""
+    groups = {
+        f"${{aws_scheduler_schedule_group.{k}.name}}": g["name"]
+        for k, g in _res(stack, "aws_scheduler_schedule_group").items()
+    }
+    schedules = list(_res(stack, "aws_scheduler_schedule").values())
+    out = []
+    for s in (s for s in schedules if s["target"]["arn"] == UNIVERSAL_TARGET):
+        group = groups.get(str(s.get("group_name")))
+        if group is None or sum(groups.get(str(o.get("group_name"))) == group for o in schedules) != 1:
+            out.append(f"{s['name']}: not in a schedule group of its own")
+            continue
+        mine = [
+            a for a in live if _metrics(a).get(("AWS/Scheduler", "InvocationAttemptCount")) == {"ScheduleGroup": group}
+        ]
+        ok = [
+            a for a in mine
+            if a["treat_missing_data"] == "breaching"
+            and {("AWS/EMRServerless", "FailedJobs"), ("AWS/EMRServerless", "CancelledJobs")} <= set(_metrics(a))
+        ]  # fmt: skip
+        if not ok:
+            out.append(f"{s['name']}: no alarm when it does not run or does not succeed")
     return out
 
 
@@ -61,6 +102,44 @@ def test_every_function_of_every_example_has_liveness_alarms_on_aws_published_me
             assert liveness_problems(stack) == [], (example, name)
             functions += len(_res(stack, "aws_lambda_function"))
     assert functions >= 8  # the monitors and the replica accounts' freshness checks of the examples
+    jobs = [
+        s["name"]
+        for stacks in synthesized.values()
+        for stack in stacks.values()
+        for s in _res(stack, "aws_scheduler_schedule").values()
+        if s["target"]["arn"] == UNIVERSAL_TARGET
+    ]
+    assert {"seed-recovery-rehearsal", "seed-vault-backup"} <= set(jobs), jobs  # rehearsals and backups are covered
+
+
+def test_the_check_fails_on_a_job_liveness_alarm_reading_the_kits_namespace_or_a_job_without_one(
+    synthesized: dict[str, dict[str, Stack]],
+) -> None:
+    stack = copy.deepcopy(synthesized["seed"]["recovery"])
+    alarms = _res(stack, "aws_cloudwatch_metric_alarm")
+    live = {k: a for k, a in alarms.items() if (a.get("tags") or {}).get(SIGNAL_TAG) == LIVENESS}
+    assert sorted(a["alarm_name"] for a in live.values()) == [
+        "seed-recovery-rehearsal-not-succeeding", "seed-vault-backup-not-succeeding"
+    ]  # fmt: skip
+    key = next(k for k, a in live.items() if a["alarm_name"] == "seed-recovery-rehearsal-not-succeeding")
+    forged = copy.deepcopy(stack)
+    failed = next(
+        q for q in forged["resource"]["aws_cloudwatch_metric_alarm"][key]["metric_query"] if q["id"] == "failed"
+    )
+    failed["metric"] |= {"namespace": METRIC_NAMESPACE, "metric_name": "RehearsalSucceeded"}
+    assert liveness_problems(forged) == [
+        "seed-recovery-rehearsal-not-succeeding reads S3TablesReplicaKit",
+        "seed-recovery-rehearsal: no alarm when it does not run or does not succeed",
+    ]
+    gone = copy.deepcopy(stack)
+    del gone["resource"]["aws_cloudwatch_metric_alarm"][key]
+    assert liveness_problems(gone) == ["seed-recovery-rehearsal: no alarm when it does not run or does not succeed"]
+    shared = copy.deepcopy(stack)  # the backup's schedule moved into the rehearsal's group
+    sched = shared["resource"]["aws_scheduler_schedule"]
+    rehearsal = next(s for s in sched.values() if s["name"] == "seed-recovery-rehearsal")
+    next(s for s in sched.values() if s["name"] == "seed-vault-backup")["group_name"] = rehearsal["group_name"]
+    own = ": not in a schedule group of its own"
+    assert sorted(liveness_problems(shared)) == [f"seed-recovery-rehearsal{own}", f"seed-vault-backup{own}"]
 
 
 def test_the_check_fails_on_a_liveness_alarm_reading_the_kits_namespace_or_a_function_without_one(
@@ -80,3 +159,9 @@ def test_the_check_fails_on_a_liveness_alarm_reading_the_kits_namespace_or_a_fun
     gone = copy.deepcopy(stack)
     del gone["resource"]["aws_cloudwatch_metric_alarm"][key]
     assert liveness_problems(gone) == [f"{fn}: no alarm when it is not invoked (missing data breaching)"]
+
+
+@pytest.mark.parametrize(("hours", "window"), [(1, (3600, 2)), (24, (86400, 2)), (84, (86400, 7)), (168, (86400, 7))])
+def test_a_job_alarm_spans_two_intervals_within_cloudwatchs_seven_days(hours: int, window: tuple[int, int]) -> None:
+    """Two intervals, or CloudWatch's 7-day maximum for a backup rarer than every 84 hours (at most 168)."""
+    assert alarm_window(hours) == window and window[0] * window[1] <= 7 * 86400

@@ -46,8 +46,10 @@ RESOURCE_FORMS: tuple[tuple[AL.AllowList, str, str, str], ...] = (
     (AL.KIT_RESOURCES, "kms", "alias", "arn:aws:kms:{region}:{account}:alias/{kit}-assurance-alarms"),
     (AL.KIT_RESOURCES, "lambda", "function", "arn:aws:lambda:{region}:{account}:function:{kit}-replication-monitor"),
     (AL.KIT_RESOURCES, "logs", "log-group", "arn:aws:logs:{region}:{account}:log-group:{kit}-replication-monitor"),
-    (AL.KIT_RESOURCES, "scheduler", "schedule",
-     "arn:aws:scheduler:{region}:{account}:schedule/default/{kit}-recovery-rehearsal"),
+    (AL.KIT_RESOURCES, "scheduler", "schedule",  # a scheduled job run's schedule, in the group of its name
+     "arn:aws:scheduler:{region}:{account}:schedule/{kit}-recovery-rehearsal/{kit}-recovery-rehearsal"),
+    (AL.KIT_RESOURCES, "scheduler", "schedule-group",  # deleting it deletes its schedules
+     "arn:aws:scheduler:{region}:{account}:schedule-group/{kit}-recovery-rehearsal"),
     (AL.KIT_RESOURCES, "sns", "topic", "arn:aws:sns:{region}:{account}:{kit}-assurance-alarms"),
     (AL.KIT_KEYS, "kms", "key", "arn:aws:kms:{region}:{account}:" + KEY_ID),
 )  # fmt: skip

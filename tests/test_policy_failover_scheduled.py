@@ -29,16 +29,17 @@ from tests.test_policy_lint import EXAMPLES, ROOT
 SID = "DenyScheduledJobChange"
 KIT_SID = "DenyKitResources"  # the kit's resources' allow-list (s3tables_kit.policies.allowlists.KIT_RESOURCES)
 # The deploy roles' reviewed set creates and updates a schedule; deleting one is a break-glass deploy.
-DEPLOY_NEVER = frozenset({"scheduler:DeleteSchedule"})
+DEPLOY_NEVER = frozenset({"scheduler:DeleteSchedule", "scheduler:DeleteScheduleGroup"})
 SCHEDULER = "scheduler.amazonaws.com"
 
-# world: (promoted bucket, recovery account, scheduler ARN prefix, scripts bucket ARN, schedules, schedule roles,
+# world: (promoted bucket, recovery account, scheduler ARN prefix, scripts bucket ARN, schedules (each in the group
+# of its name), schedule roles,
 # {principal: allowed})
 WORLDS: dict[str, tuple[str, str, str, str, tuple[str, ...], tuple[str, ...], dict[str, bool]]] = {
     "seed": (
         "demo-dest-tablebucket",
         "111122223333",
-        "arn:aws:scheduler:us-west-2:111122223333:schedule/default/",
+        "arn:aws:scheduler:us-west-2:111122223333:",
         "arn:aws:s3:::seed-recovery-111122223333-us-west-2",
         ("seed-vault-backup", "seed-recovery-rehearsal"),
         ("seed-vault-backup-schedule", "seed-recovery-rehearsal-schedule"),
@@ -47,7 +48,7 @@ WORLDS: dict[str, tuple[str, str, str, str, tuple[str, ...], tuple[str, ...], di
     "multi-account": (
         "lakehouse-replica-euc1",
         "222222222222",
-        "arn:aws:scheduler:eu-central-1:222222222222:schedule/default/",
+        "arn:aws:scheduler:eu-central-1:222222222222:",
         "arn:aws:s3:::lakehouse-recovery-222222222222-eu-central-1",
         ("lakehouse-recovery-rehearsal",),
         ("lakehouse-recovery-rehearsal-schedule",),
@@ -64,7 +65,8 @@ def failover_scps(example: str, bucket: str) -> dict[str, dict[str, Any]]:
 def tries(world: str) -> list[tuple[str, str, dict[str, str]]]:
     """(action, resource, extra context) of every change to what a scheduled run runs or as whom."""
     _bucket, acct, schedules, scripts, names, roles, _who = WORLDS[world]
-    out = [(f"scheduler:{verb}Schedule", schedules + n, {}) for n in names for verb in ("Update", "Delete")]
+    out = [(f"scheduler:{v}Schedule", f"{schedules}schedule/{n}/{n}", {}) for n in names for v in ("Update", "Delete")]
+    out += [("scheduler:DeleteScheduleGroup", f"{schedules}schedule-group/{n}", {}) for n in names]
     out += [(f"s3:{verb}Object", f"{scripts}/scheduled/backup_entry.py", {}) for verb in ("Put", "Delete")]
     pass_ctx = {"iam:PassedToService": SCHEDULER}
     out += [("iam:PassRole", f"arn:aws:iam::{acct}:role/{r}", pass_ctx) for r in roles]

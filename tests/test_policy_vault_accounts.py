@@ -25,6 +25,7 @@ from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.lint import lint_documents
 from s3tables_kit.policies.simulate import ALLOWED, SimRequest, principal_context
+from s3tables_kit.topology.backup import backup_role_arn
 from s3tables_kit.topology.config import KitConfig, parse_config
 from s3tables_kit.topology.vault_accounts import recovery_reads
 from tests.policy_fixtures import evaluate_variants, labelled
@@ -127,11 +128,14 @@ def test_no_document_of_the_vault_grows_with_its_feeding_accounts() -> None:
 
 
 def test_the_key_policies_of_the_account_buckets_let_the_recovery_role_decrypt() -> None:
-    cfg = shared_vault(2)
-    for site in key_sites(cfg):
-        if site.bucket in (account_bucket(A), account_bucket(B)):
-            sids = [s["Sid"] for s in kms_key_policy(cfg, site)["Statement"]]
-            assert "AllowRecoveryRoleReadReplica" in sids, site.bucket
+    """And the backup role, with a backup vault: it reads what the vault's buckets hold (decision 0034)."""
+    both = {"AllowRecoveryRoleReadReplica", "AllowBackupRoleReadReplica"}
+    for backups, expected in ((False, {"AllowRecoveryRoleReadReplica"}), (True, both)):
+        cfg = shared_vault(2, backups=backups)
+        for site in key_sites(cfg):
+            if site.bucket in (account_bucket(A), account_bucket(B), "estate-vault-euc1"):
+                sids = {s["Sid"] for s in kms_key_policy(cfg, site)["Statement"]}
+                assert sids & both == expected, site.bucket
 
 
 # ---------------------------------------------------------------- the simulator ----
@@ -182,14 +186,19 @@ def _request(rid: str, who: str, action: str, resource: str, identity: str, poli
 @pytest.mark.node
 def test_no_account_writes_another_accounts_bucket_and_recovery_reads_them_all() -> None:
     """A's bucket is fed by one source (its role named by ARN), B's by two (its roles by pattern, granted in B's
-    account only, exempted from the Denies in any account): both forms hold."""
-    cfg = shared_vault(2, second_source=(1,))
+    account only, exempted from the Denies in any account): both forms hold. The backup role of the vault's backups
+    (`[vault]`) reads every bucket as the recovery role does, and writes none."""
+    cfg = shared_vault(2, second_source=(1,), backups=True)
     docs = {d.name: d.document for d in build(cfg).all()}
     src = {s.id: s for s in cfg.sources}
     role = {k: cfg.replication_role_arn_of(src[i]) for k, i in (("A", "adopted00"), ("B", "adopted01"))}
     role["B2"] = cfg.replication_role_arn_of(src["adopted01-2"])
     buckets = {b: _replica(cfg, b).bucket_arn for b in (account_bucket(A), account_bucket(B), "estate-vault-euc1")}
-    kit: dict[str, Any] = {"admin": ADMIN, "recovery": docs["recovery-role-permissions"]}
+    kit: dict[str, Any] = {
+        "admin": ADMIN,
+        "recovery": docs["recovery-role-permissions"],
+        "backup": docs["backup-role-permissions"],
+    }
     for b in buckets:
         kit[f"bucket:{b}"] = docs[f"replica-bucket-policy--{b}"]
         kit[f"table:{b}"] = docs[f"replica-table-policy--{b}"]
@@ -202,6 +211,15 @@ def test_no_account_writes_another_accounts_bucket_and_recovery_reads_them_all()
             return arn, (f"bucket:{b}",)
         return f"{arn}/table/0f0e0d0c-0b0a-4909-8807-060504030201", (f"bucket:{b}", f"table:{b}")
 
+    def ask(who: str, arn: str, identity: str, b: str, pairs: list[tuple[str, str]]) -> dict[str, SimRequest]:
+        """`who` (`arn`, its identity policy `identity`) asking each (resource level, action) on the bucket `b`."""
+        out = {}
+        for level, action in pairs:
+            resource, policies = on(b, level)
+            out[f"{who}>{b}:{action}"] = _request(f"{who}>{b}:{action}", arn, action, resource, identity, policies)
+        return out
+
+    writes = [(level, action) for level, names in _catalogue_writes().items() for action in names]
     # attackers holding every s3tables action in their own account: each adopted account's replication role and
     # administrator, B's role name minted in A's account, the estate's sales role, a pattern-named role of an
     # account that feeds nothing; each against the buckets that are not its own
@@ -214,46 +232,31 @@ def test_no_account_writes_another_accounts_bucket_and_recovery_reads_them_all()
         "sales": (cfg.replication_role_arn_of(cfg.sources[0]), [bucket_a, bucket_b]),
         "outsider": (OUTSIDER, [bucket_a, bucket_b]),
     }
-    reqs = []
-    for who, (arn, targets) in attackers.items():
-        for b in targets:
-            for level, names in _catalogue_writes().items():
-                for action in names:
-                    resource, policies = on(b, level)
-                    reqs.append(_request(f"{who}>{b}:{action}", arn, action, resource, "admin", policies))
+    reqs = [r for who, (arn, targets) in attackers.items() for b in targets
+            for r in ask(who, arn, "admin", b, writes).values()]  # fmt: skip
     # each adopted role writes its own bucket (the replication it exists for), named `sales` in both accounts
+    replicating = [("TableBucket", "CreateTable"), ("Table", "PutTableData"), ("Table", "UpdateTableMetadataLocation")]
     legit = {}
     for who, b in (("A", bucket_a), ("B", bucket_b), ("B2", bucket_b)):
-        for level, action in (
-            ("TableBucket", "CreateTable"),
-            ("Table", "PutTableData"),
-            ("Table", "UpdateTableMetadataLocation"),
-        ):
-            resource, policies = on(b, level)
-            rid = f"role{who}>{b}:{action}"
-            legit[rid] = _request(rid, role[who], action, resource, f"role{who}", policies)
-    rec = cfg.recovery_role_arn
+        legit.update(ask(f"role{who}", role[who], f"role{who}", b, replicating))
+    # the recovery and backup roles read every bucket of the vault, and write none (every write of the catalogue)
+    readers = {"rec": (cfg.recovery_role_arn, "recovery"), "bak": (backup_role_arn(cfg), "backup")}
+    reading = [("TableBucket", "ListTables"), ("Table", "GetTableData"), ("Table", "GetTableMetadataLocation")]
     reads, rec_writes = {}, []
-    for b in buckets:
-        for level, action in (
-            ("TableBucket", "ListTables"),
-            ("Table", "GetTableData"),
-            ("Table", "GetTableMetadataLocation"),
-        ):
-            resource, policies = on(b, level)
-            reads[f"rec>{b}:{action}"] = _request(f"rec>{b}:{action}", rec, action, resource, "recovery", policies)
-        for level, action in (("Table", "PutTableData"), ("TableBucket", "CreateTable")):
-            resource, policies = on(b, level)
-            rec_writes.append(_request(f"rec>{b}:{action}", rec, action, resource, "recovery", policies))
+    for who, (arn, identity) in readers.items():
+        for b in buckets:
+            reads.update(ask(who, arn, identity, b, reading))
+            rec_writes += ask(who, arn, identity, b, writes).values()
     base = [*reqs, *legit.values(), *reads.values(), *rec_writes]
 
     shared = copy.deepcopy(kit)
     shared[f"bucket:{bucket_a}"] = _unconfined(kit[f"bucket:{bucket_a}"], cfg, role["A"])
     shared[f"bucket:{bucket_b}"] = _unconfined(kit[f"bucket:{bucket_b}"], cfg, role["B"])
     noreads = copy.deepcopy(kit)
-    noreads["recovery"]["Statement"] = [
-        s for s in kit["recovery"]["Statement"] if not s["Sid"].startswith(("ReadVaultAccount", "DecryptVault"))
-    ]
+    for identity in ("recovery", "backup"):
+        noreads[identity]["Statement"] = [
+            s for s in kit[identity]["Statement"] if not s["Sid"].startswith(("ReadVaultAccount", "DecryptVault"))
+        ]
     replication = (":PutTableData", ":CreateTable", ":UpdateTableMetadataLocation", ":CreateNamespace")
     crossed = [
         r
@@ -271,6 +274,7 @@ def test_no_account_writes_another_accounts_bucket_and_recovery_reads_them_all()
     assert {rid: got[rid].decision for rid in legit} == dict.fromkeys(legit, ALLOWED)
     assert {rid: got[rid].decision for rid in reads} == dict.fromkeys(reads, ALLOWED)
     assert [r.id for r in rec_writes if got[r.id].decision == ALLOWED] == []
+    assert len(rec_writes) == 2 * 3 * 25, len(rec_writes)  # the recovery and backup roles, 3 buckets, 25 writes
     # the mutations: the buckets shared without confinement let A create, write and shadow B's `sales` (and B
     # A's); without its reads of the account buckets the recovery role reads the convention vault only
     assert len(crossed) == 8 and all(results["shared"][r.id].decision == ALLOWED for r in crossed), [

@@ -85,7 +85,14 @@ POINT_ALIAS = f"arn:aws:kms:us-west-2:{ACCOUNT}:alias/seed-vault-points"
 SCHEDULE = role("seed-vault-backup-schedule")
 BREAK_GLASS = role("s3tables-break-glass")
 REHEARSAL_SCHEDULE = role("seed-recovery-rehearsal-schedule")
-SCHEDULES = "arn:aws:scheduler:us-west-2:111122223333:schedule/default/"
+SCHEDULER_ARN = "arn:aws:scheduler:us-west-2:111122223333"
+
+
+def schedule(name: str) -> str:
+    """A scheduled job run's schedule, in the schedule group of its name."""
+    return f"{SCHEDULER_ARN}:schedule/{name}/{name}"
+
+
 SCRIPTS = "arn:aws:s3:::seed-recovery-111122223333-us-west-2"
 ARTIFACTS = f"{SCRIPTS}/scheduled/*"  # what the pipeline SCP guards: every scheduled run's entry, zip and jars
 SCHEDULER = "scheduler.amazonaws.com"
@@ -142,7 +149,7 @@ PASS_BACKUP = Try("iam:PassRole", BACKUP, "iam", (("iam:PassedToService", EMR),)
 START_JOB_RUN = Try("emr-serverless:StartJobRun", APPLICATION, "app", (("aws:ResourceTag/kit", "seed"),))
 REPLACE_KEY_POLICY = Try("kms:PutKeyPolicy", KEY, "key")
 FORGE_POINT = Try("kms:GenerateMac", POINT_KEY, "points")
-REWRITE_BACKUP_SCHEDULE = Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-vault-backup", "schedule")
+REWRITE_BACKUP_SCHEDULE = Try("scheduler:UpdateSchedule", schedule("seed-vault-backup"), "schedule")
 OVERWRITE_BACKUP_ENTRY = Try("s3:PutObject", f"{SCRIPTS}/scheduled/backup_entry.py", "scripts")
 
 
@@ -153,9 +160,11 @@ def pass_schedule_role(arn: str) -> Try:
 # The rehearsal's schedule runs as the recovery role (which reads the vault): not a way to the backup role, but
 # guarded alike, so every holder must be denied its rewriting, its role and its artifacts.
 REHEARSAL_PATHS = (
-    Try("scheduler:UpdateSchedule", f"{SCHEDULES}seed-recovery-rehearsal", "schedule"),
-    Try("scheduler:DeleteSchedule", f"{SCHEDULES}seed-recovery-rehearsal", "schedule"),
-    Try("scheduler:DeleteSchedule", f"{SCHEDULES}seed-vault-backup", "schedule"),
+    Try("scheduler:UpdateSchedule", schedule("seed-recovery-rehearsal"), "schedule"),
+    Try("scheduler:DeleteSchedule", schedule("seed-recovery-rehearsal"), "schedule"),
+    Try("scheduler:DeleteSchedule", schedule("seed-vault-backup"), "schedule"),
+    Try("scheduler:DeleteScheduleGroup", f"{SCHEDULER_ARN}:schedule-group/seed-recovery-rehearsal", "schedule"),
+    Try("scheduler:DeleteScheduleGroup", f"{SCHEDULER_ARN}:schedule-group/seed-vault-backup", "schedule"),
     Try("s3:PutObject", f"{SCRIPTS}/scheduled/rehearse_entry.py", "scripts"),
     Try("s3:PutObject", f"{SCRIPTS}/scheduled/jobs.zip", "scripts"),
     pass_schedule_role(REHEARSAL_SCHEDULE),
@@ -290,7 +299,7 @@ ESCALATIONS: dict[str, tuple[Try, ...]] = {
     # passed the schedule's role (a job run with any entry point), or the artifacts the next run executes
     "take over backup by rewriting its schedule": (REWRITE_BACKUP_SCHEDULE,),
     "take over backup by a schedule of its own": (
-        Try("scheduler:CreateSchedule", f"{SCHEDULES}attacker", "schedule"),
+        Try("scheduler:CreateSchedule", f"{SCHEDULER_ARN}:schedule/default/attacker", "schedule"),
         pass_schedule_role(SCHEDULE),
     ),
     "take over backup by overwriting its artifacts": (OVERWRITE_BACKUP_ENTRY,),
@@ -597,7 +606,7 @@ def test_the_legitimate_paths_stay_open() -> None:
             *REHEARSAL_PATHS,
         )
         # deleting a schedule is a break-glass deploy (the kit's resources' allow-list, policies/allowlists.py)
-        if who == "breakglass" or t.action != "scheduler:DeleteSchedule"
+        if who == "breakglass" or t.action not in ("scheduler:DeleteSchedule", "scheduler:DeleteScheduleGroup")
     }
     cases = deployers | {
         ("breakglass", PASS_BACKUP),

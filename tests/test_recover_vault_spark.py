@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +203,46 @@ def test_the_rehearsal_restores_the_newest_point_from_the_vault_as_a_row_of_its_
     gone = VaultSide("s3://no-such-vault-bucket", REGION, ("sales.*",), world.endpoint, world.point_key)
     (failed,) = rehearse_vault(gone, [str(T)], report_dir=world.root / "rehearsal", **kw)
     assert not failed.ok and "cannot list" in (failed.error or "")
+
+
+ACCOUNT = "vault-777777777777-us-east-1"  # an adopted account's bucket of the vault (feeding_account)
+
+
+def test_two_accounts_same_named_tables_are_backed_up_and_restored_each_to_its_own(
+    spark: Any, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The vault's account bucket of another account holds a `sales.orders` of its own, backed up by the same run of
+    the backup's command line after the replica's (whose snapshot already has its point): it goes under the account's
+    layout segment, and its point, newer than the replica's, is neither the replica's "latest" nor restored for it;
+    `recover --from-vault --replica <bucket>` restores the account's rows (before a later test drops the table)."""
+    from s3tables_kit.jobs.vault import cli as backup_cli
+
+    wh = world.root / "account-bucket"
+    sql = world.writer(spark, "vr_account", wh)
+    sql(f"CREATE TABLE vr_account.{T} (id bigint NOT NULL, day date, amount double) USING iceberg")
+    sql(f"INSERT INTO vr_account.{T} SELECT id, DATE '2026-01-01', id * 2.0 FROM range(9000, 9040, 1, 1)")
+    theirs = [(i, date(2026, 1, 1), i * 2.0) for i in range(9000, 9040)]  # what the account's table holds
+    args = ["--replica-warehouse", str(world.replica_wh), "--account-bucket", f"{ACCOUNT}={wh}", "--table", str(T)]
+    args += ["--vault-bucket", world.bucket, "--vault-region", REGION, "--retention-days", "1"]
+    args += ["--endpoint-url", world.endpoint, "--point-key", world.point_key, "--report", str(world.root / "bk")]
+    req = backup_cli.request_from_args(backup_cli.parser().parse_args(args))
+    (acct,) = req.account_buckets
+    req = replace(req, replica=replace(req.replica, name=SRC),
+                  account_buckets=(replace(acct, catalog=replace(acct.catalog, name="vr_account")),))  # fmt: skip
+    code, rows = backup_cli.run(req, lambda conf: spark)
+    assert code == 0 and [(r.table, r.status) for r in rows] == [
+        (str(T), "already-backed-up"),
+        (f"{ACCOUNT}:{T}", "backed-up"),
+    ], rows
+    assert rows[1].point.startswith(f"v1/tables/bucket={ACCOUNT}/sales/orders/")
+    store = _reader(world)
+    (point,) = list_points(store, T.namespace, T.name, ACCOUNT).points
+    assert point.bucket == ACCOUNT and point.snapshot_timestamp_ms > world.points[1].snapshot_timestamp_ms
+    assert list_points(store, T.namespace, T.name).points[-1] == world.points[1]  # the replica's latest, still
+    assert main(_restore(world, "--replica", ACCOUNT, "--suffix", "_acct"), spark_factory=lambda conf: spark) == 0, (
+        capsys.readouterr()
+    )
+    assert _read_back(world, Ident("sales", "orders_acct")) == theirs != world.rows[1]
 
 
 def test_a_snapshot_the_replica_expired_is_restored_verified_and_never_overwritten(

@@ -20,7 +20,7 @@ from s3tables_kit.topology.deploy_outputs import outputs_doc
 from s3tables_kit.topology.outputs import parse_outputs
 from tests.vault_accounts_world import VAULT_ACCOUNT, VAULT_REGION, account_bucket, adopted_account, shared_vault
 
-A = adopted_account(0)
+A, B = adopted_account(0), adopted_account(1)
 
 
 def test_discovery_proposes_the_lakes_own_bucket_of_the_vault(tmp_path: Path) -> None:
@@ -96,3 +96,36 @@ def test_recover_emr_hands_the_job_the_bucket_named(outputs_file: Path) -> None:
     assert args[-2:] == ["--table", "sales.orders"]
     with pytest.raises(ValueError, match="--replica nope: recovery reads no replica bucket 'nope'"):
         remote_args(outputs, ["--table", "sales.orders", "--replica=nope"])
+
+
+def test_the_backups_of_every_bucket_of_the_vault_are_backed_up_and_restored_by_bucket(tmp_path: Path) -> None:
+    """With a backup vault: `backup --outputs` reads every account bucket besides the recovery replica; `recover
+    --from-vault --replica <bucket>` reads that bucket's backups (the recovery replica's own have no layout segment),
+    and on EMR the job is handed the bucket's name, not a warehouse."""
+    from s3tables_kit.jobs.recover.cli import vault_bucket
+    from s3tables_kit.jobs.vault import cli as backup_cli
+
+    cfg = shared_vault(2, backups=True)
+    assert cfg.vault is not None
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs_doc(cfg)))
+    arns = [r.bucket_arn for r in cfg.replicas if r.feeding_account]
+    req = backup_cli.request_from_args(backup_cli.parser().parse_args(["--outputs", str(path), "--namespace", "sales"]))
+    assert [(b.bucket, b.catalog.warehouse) for b in req.account_buckets] == [
+        (account_bucket(A), arns[0]),
+        (account_bucket(B), arns[1]),
+    ]
+    assert len({req.replica.name, *(b.catalog.name for b in req.account_buckets)}) == 3  # a catalog each
+
+    def chosen(*extra: str) -> str:
+        return vault_bucket(parser().parse_args(["--outputs", str(path), "--from-vault", "--table", "sales.orders",
+                                                 *extra]))  # fmt: skip
+
+    assert (chosen(), chosen("--replica", "estate-vault-euc1")) == ("", "")
+    assert chosen("--replica", account_bucket(A)) == account_bucket(A)
+    with pytest.raises(ArgError, match="recovery reads no replica bucket 'estate-sales-replica-euc1'"):
+        chosen("--replica", "estate-sales-replica-euc1")
+    outputs = parse_outputs(json.loads(path.read_text()))
+    remote = remote_args(outputs, ["--from-vault", "--table", "sales.orders", "--replica", account_bucket(A)])
+    assert "--replica-warehouse" not in remote and remote[remote.index("--replica") + 1] == account_bucket(A)
+    assert "--replica" not in remote_args(outputs, ["--from-vault", "--table", "sales.orders"])

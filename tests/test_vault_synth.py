@@ -144,7 +144,11 @@ def test_the_backup_schedule_starts_the_backup_job_as_the_backup_role(synthesize
     # the arguments are the backup CLI's own: it parses them into the request the scheduled run makes
     from s3tables_kit.jobs.vault.cli import parser, request_from_args
 
-    req = request_from_args(parser().parse_args(args))
+    ns = parser().parse_args(args)
+    req = request_from_args(ns)
+    # before it works, the run checks its application against the deploy's record (jobs/kernel/preflight.py)
+    recorded = recovery["output"]["kit_recovery"]["value"]["deployed"]["application"]
+    assert ns.application_id == request["applicationId"] and json.loads(ns.deployed_application) == recorded
     assert (req.vault.bucket, req.selection) == (
         "seed-backup-vault-111122223333-us-west-2",
         (("analytics.orders",), ()),

@@ -64,6 +64,10 @@ def with_adopted(data: dict[str, Any], accounts: int, *, second_source: tuple[in
     return out
 
 
-def shared_vault(accounts: int = 1, *, second_source: tuple[int, ...] = ()) -> KitConfig:
+def shared_vault(accounts: int = 1, *, second_source: tuple[int, ...] = (), backups: bool = False) -> KitConfig:
+    """`backups`: with a backup vault (`[vault]`, decision 0034) of what the vault's buckets hold, `sales.*`."""
     data = with_adopted(estate_data(), accounts, second_source=second_source)
+    if backups:
+        data["vault"] = {"account_id": VAULT_ACCOUNT, "region": VAULT_REGION, "retention_days": 365,
+                         "tables": ["sales.*"]}  # fmt: skip
     return parse_config(data, f"<estate with {accounts} adopted lake(s)>")

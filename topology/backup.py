@@ -11,6 +11,7 @@ from s3tables_kit.topology.issues import Issue
 from s3tables_kit.topology.model import KitConfig, Vault
 from s3tables_kit.topology.rules import KMS_KEY_ARN_RE, fan_in_namespace_prefix
 from s3tables_kit.topology.vault import check_s3_bucket_name
+from s3tables_kit.topology.vault_accounts import vault_account_buckets
 
 VAULT_STACK_ID = "vault"
 BACKUP_SCHEDULE = "vault-backup"  # the schedule `<kit>-vault-backup` (`s3tables_kit.policies.assurance.schedule_name`)
@@ -126,29 +127,35 @@ def vault_checks(cfg: KitConfig) -> list[Issue]:
 
 
 def _vault_table_issues(cfg: KitConfig, v: Vault) -> list[Issue]:
-    """Each of `tables` names a namespace some source replicates into the recovery replica: a table-level
-    configuration names it, or a bucket-level one carries it (in a replica several accounts feed, only the namespaces
-    named after the source's account); one no source carries (its source removed) would back up nothing, silently."""
+    """Each of `tables` names a namespace some source replicates into a bucket the backup reads (the recovery replica
+    or an account bucket of its vault): a table-level configuration names it, or a bucket-level one carries it (in a
+    replica several accounts feed, only the namespaces named after the source's account); one no source carries (its
+    source removed) would back up nothing, silently."""
     replica = next((r for r in cfg.replicas if r.bucket == cfg.recovery.replica), None)
     if replica is None:
         return []  # reported on its own
-    feeding = cfg.sources_into(replica)
-    confined = cfg.scheme.key == "sources" and len({s.account_id for s in feeding}) > 1
+    feeding = [(src, False) for src in cfg.sources_into(replica)]
+    confined = cfg.scheme.key == "sources" and len({s.account_id for s, _ in feeding}) > 1
+    feeding = [(src, confined) for src, _ in feeding]
+    accounts = [b for b in vault_account_buckets(cfg) if b.bucket != replica.bucket]
+    where = f"the recovery replica {replica.bucket!r}" + (" or an account bucket of its vault" if accounts else "")
+    for account in accounts:  # one account's bucket: its namespaces keep their names
+        feeding += [(src, False) for src in cfg.sources_into(account)]
 
     def carries(ns: str) -> bool:
-        for src in feeding:
+        for src, by_account in feeding:
             rep = cfg.replication_of(src)
             if rep.mode == "tables" and ns in {t.split(".", 1)[0] for t in rep.tables}:
                 return True
-            if rep.mode == "bucket" and (not confined or ns.startswith(fan_in_namespace_prefix(src.account_id))):
+            if rep.mode == "bucket" and (not by_account or ns.startswith(fan_in_namespace_prefix(src.account_id))):
                 return True
         return False
 
     return [
         Issue(
             f"vault.tables[{i}]",
-            f"namespace {ns!r} reaches the recovery replica {replica.bucket!r} from no source (its source removed, "
-            "or a typo): the backup would hold nothing of it",
+            f"namespace {ns!r} reaches {where} from no source (its source removed, or a typo): the backup would hold "
+            "nothing of it",
         )
         for i, ns in enumerate(t.split(".", 1)[0] for t in v.tables)
         if not carries(ns)

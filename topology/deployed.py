@@ -4,6 +4,7 @@ Serverless application's settings, as `make audit` compares them with what runs 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +52,30 @@ def deployed_value(
         "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
     }
     return out | ({"application": dict(application)} if application is not None else {})
+
+
+def _canonical(value: object) -> str | None:
+    """A configuration as the outputs record it: JSON with sorted keys; None when absent or empty."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")) if value else None
+
+
+def application_differences(app: Mapping[str, Any], deployed: ApplicationOut) -> list[str]:
+    """How an EMR Serverless application as `GetApplication` returns it (`application`) differs from the deployed
+    one: one line per setting (release, image, runtime or network configuration); [] when it is the same. Read by
+    `make audit` and by the scheduled job runs before they run in it."""
+    live = {
+        "release": app.get("releaseLabel"),
+        "image": (app.get("imageConfiguration") or {}).get("imageUri"),
+        "runtime configuration": _canonical(app.get("runtimeConfiguration")),
+        "network configuration": app.get("networkConfiguration") or None,
+    }
+    want = {
+        "release": deployed.release_label,
+        "image": deployed.image_uri,
+        "runtime configuration": deployed.runtime_configuration,
+        "network configuration": deployed.network_configuration,
+    }
+    return [f"{k} {live[k]!r} (deployed {want[k]!r})" for k in want if live[k] != want[k]]
 
 
 # The `deployed` field of `SourceOut`, `ReplicaOut` and `RecoveryOut`.

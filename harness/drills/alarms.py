@@ -52,7 +52,7 @@ class AlarmRule:
 
     @classmethod
     def of(cls, res: Mapping[str, Any], region: str) -> AlarmRule | None:
-        """The rule of one `aws_cloudwatch_metric_alarm`; None for an alarm on metric math (none of the kit's)."""
+        """The rule of one `aws_cloudwatch_metric_alarm`; None for an alarm on metric math (`math_alarms`)."""
         if "metric_name" not in res:
             return None
         periods = int(res["evaluation_periods"])
@@ -95,6 +95,17 @@ def alarm_rules(stacks: Stacks) -> list[AlarmRule]:
             if rule is not None:
                 rules.append(rule)
     return sorted(rules, key=lambda r: r.name)
+
+
+def math_alarms(stacks: Stacks) -> list[str]:
+    """The alarms on metric math (the scheduled job runs' liveness, on AWS/Scheduler and AWS/EMRServerless), which
+    the drill does not evaluate: it runs no schedule of a job run."""
+    return sorted(
+        str(res["alarm_name"])
+        for stack in stacks.values()
+        for res in stack.get("resource", {}).get("aws_cloudwatch_metric_alarm", {}).values()
+        if "metric_name" not in res
+    )
 
 
 @dataclass(frozen=True)

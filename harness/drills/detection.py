@@ -50,6 +50,7 @@ from harness.drills.alarms import (
     Window,
     alarm_rules,
     environ,
+    math_alarms,
     scheduled_functions,
 )
 from s3tables_kit.topology.config import KitConfig
@@ -292,8 +293,8 @@ def techniques(kit: str, replica_buckets: Sequence[str], region: str) -> list[Te
             "g",
             "the EMR Serverless application's configuration changed (another image)",
             change_application,
-            ("deployed-application-changed",),
-            checks=("audit",),
+            ("deployed-application-changed", "application-not-as-deployed"),
+            checks=("audit", "preflight"),
         ),
         Technique(
             "c",
@@ -429,7 +430,7 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     fns = scheduled_functions(world.stacks)
     played = {f.name for f in fns}
     periods = {r.period for r in cw_rules if dict(r.dimensions).get("FunctionName") in played}
-    skipped = sorted(r.name for r in cw_rules if r.period not in periods)
+    skipped = sorted([r.name for r in cw_rules if r.period not in periods] + math_alarms(world.stacks))
     if skipped:
         say(f"drill-detection: not evaluated (the period of a job the drill does not run): {', '.join(skipped)}")
     cw_rules = [r for r in cw_rules if r.period in periods]
@@ -440,6 +441,7 @@ def prepare(world: World, rules: Sequence[AlarmRule] | None = None, say: Callabl
     checks: dict[str, Check] = {
         "audit": lambda: _audit_findings(world),
         "as-of": lambda: as_of_findings(world),
+        "preflight": lambda: preflight_findings(world),
         "points": lambda: point_findings(world),
     }
     return Drill(world, cw_rules, player, metrics, say, checks=checks)
@@ -543,6 +545,24 @@ def backdated_commit(drill: Drill) -> None:
     """(d) A writer's commit dated a day back appended last, replicated: by log order, "the state as of" every later
     instant."""
     _commit_dated(drill, BACKDATED_TABLE, -DAY_MS)
+
+
+def preflight_findings(world: World) -> set[Finding]:
+    """The rehearsal's check of its application, run with the arguments its synthesized schedule passes (the
+    application id as Terraform resolves it): each line it refuses the run with is a finding (the job run would end
+    FAILED, which its AWS/EMRServerless liveness alarm reads; the drill runs no job)."""
+    from s3tables_kit.jobs.kernel import preflight
+    from s3tables_kit.jobs.rehearse import parser
+
+    rec = world.outputs_doc["recovery"][OUTPUT_RECOVERY]
+    schedules = world.stacks["recovery"]["resource"]["aws_scheduler_schedule"].values()
+    request = json.loads(next(s for s in schedules if s["name"].endswith("-recovery-rehearsal"))["target"]["input"])
+    ns = parser().parse_args(request["jobDriver"]["sparkSubmit"]["entryPointArguments"])
+    ns.application_id = rec["emr_application_id"]  # the synthesized argument is the application's id attribute
+    emr = world.client("emr-serverless", rec["region"])
+    err = io.StringIO()
+    preflight.refused(ns, lambda: emr, err)
+    return {(preflight.FINDING, line) for line in err.getvalue().splitlines()}
 
 
 def as_of_findings(world: World, table: str = BACKDATED_TABLE) -> set[Finding]:

@@ -117,12 +117,7 @@ class AdoptRun(ExampleRun):
         return "\n".join(f"{t}: {len(ids)} snapshots" for t, ids in sorted(self.built.snapshots.items()))
 
     def proposal_completed(self) -> str:
-        report = json.loads((self.proposal / "discover.json").read_text())
-        problems = world.found_in(report)
-        if problems:
-            raise AssertionError("; ".join(problems))
-        path = world.complete(self.proposal)
-        return f"{len(report['buckets'])} buckets found as built; the proposal completed: {path}"
+        return completed_proposal(self.proposal, world.found_in, world.complete)
 
     def check(self, name: str, step: Callable[[], str], *, replace: bool = False) -> bool:
         """Run a check of this file, recorded like a tool (`replace`: in place of the last result, the tool's own)."""
@@ -308,6 +303,20 @@ class AdoptRun(ExampleRun):
         if recovered != source or not source:
             raise AssertionError(f"{target}: {len(recovered)} rows, its source {len(source)}: not equal")
         return f"{target} equals {world.SALES}/{world.RECOVERED}: {len(source)} rows, every value"
+
+
+def completed_proposal(
+    proposal: Path, found_in: Callable[[dict[str, Any]], list[str]], complete: Callable[[Path], Path], seen: str = ""
+) -> str:
+    """A world's discovery report checked (`found_in`: its problems) and its proposal completed as the engineer
+    completes it (`complete`); AssertionError naming every problem. `seen`: what the line says was found besides."""
+    report = json.loads((proposal / "discover.json").read_text())
+    problems = found_in(report)
+    if problems:
+        raise AssertionError("; ".join(problems))
+    path = complete(proposal)
+    found = f" ({seen})" if seen else ""
+    return f"{len(report['buckets'])} buckets found as built{found}; the proposal completed: {path}"
 
 
 def only_the_shared_table(report: dict[str, Any]) -> str:

@@ -1,24 +1,26 @@
 """`make e2e-adopt ARGS="--world one"`: the second brownfield world (harness/e2e/brownfield_one.py: one account,
 buckets in two Regions, an existing bucket-level replication into a bucket holding its replicas, a KMS bucket, a
-table fed by `PutRows`) adopted end to end, on the local stand-in with the real Terraform, as docs/adoption.md says:
+table fed by `PutRows`) adopted end to end on the local stand-in with the real Terraform, by the commands of
+docs/adoption.md's runbook as the page gives them (read from it by harness/e2e/runbook.py, in its order):
 
-1. the world built; `s3tables-kit discover` of both Regions: the destination proposed as an adopted replica of its
-   source (never a source), the source's configuration to take over (`existing_destinations`), the `PutRows`-fed
-   table reported; the proposal completed as the engineer completes it;
-2. the e2e's run of the completed proposal (harness/e2e/run.ExampleRun): the stacks in the runbook's order, each
-   planned, gated (`s3tables_kit.infra.adoptgate`), applied, re-planned empty, nothing protected destroyed or
-   replaced, the
-   destroy check, then the second deploy and the locked change;
-3. at the source stack that imports the existing configuration, its saved plan gated before anything of it is
-   applied: the adoption gate refuses the variant of that plan that drops the existing destination (by
-   `s3tables-kit adopt-gate`, exit 2); with the provider the kit pins it refuses the plan itself too, only because
-   the provider reads no version token at the import (#46675: the update would stop half-way, decision 0036);
-4. there, the runbook's way out for that provider (docs/adoption.md): the owners' configuration deleted with its
-   token by break-glass, `existing_destinations` removed from kit.toml (the destination stays an adopted replica),
-   the stack synthesized again and applied through the gate: the kit's configuration, the destination kept;
-5. then on the deployed account: the backfill (`status --backfill` 1, then 0 once replicated); the existing
-   destination kept (the kit's configuration names it; its replicas from before the kit stay and receive the next
-   commit); rows sent through `PutRows` after the adoption reach the table's replica; the tools of `make e2e`.
+1. the world built; the runbook's `discover` line (with this world's second Region, account and endpoint): the
+   destination proposed as an adopted replica of its source (never a source), the source's configuration to take over
+   (`existing_destinations`), the `PutRows`-fed table reported; the proposal completed as the engineer completes it;
+2. the runbook's `policies` line: every adopted bucket's policy rendered for review from the proposal;
+3. its `synth` (the e2e's synth of the same kit.toml), its stacks checked against the runbook's names and order, then
+   for each stack in that order the loop's lines: `init`, `plan -out=tfplan`, `show -json tfplan > plan.json`,
+   `s3tables-kit adopt-gate --plan-json plan.json --config ...`, `apply tfplan`; each applied stack re-planned empty,
+   nothing protected destroyed or replaced, the destroy check; then the second deploy and the locked change;
+4. at the source stack that imports the existing configuration, the takeover (`take_over_replication`): the gate
+   refuses the variant of the plan that drops the existing destination (exit 2); with the provider the kit pins it
+   refuses the plan itself too, only for the version token the provider does not read at the import (#46675), so
+   the runbook's way out follows: the owners' configuration deleted with its token by break-glass,
+   `existing_destinations` removed from kit.toml (the destination stays an adopted replica), the stack synthesized
+   again and the loop's lines run again for it: the kit's configuration, the destination kept;
+5. the runbook's `outputs` (by `terraform output`, as the e2e writes them) and `status --backfill` lines: 1, then 0
+   once replicated; the existing destination kept (the kit's configuration names it; its replicas from before the
+   kit stay and receive the next commit); rows sent through `PutRows` after the adoption reach the table's replica;
+   the tools of `make e2e`.
 """
 
 from __future__ import annotations
@@ -26,32 +28,38 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from emulator.process import Emulator
 from harness.e2e import brownfield_one as world
-from harness.e2e.adopt import COMPLETED, DISCOVER, PENDING, AdoptRun, expect_exit
-from harness.e2e.run import TOOLS, WRITER, ExampleRun, synth
+from harness.e2e import runbook
+from harness.e2e.adopt import COMPLETED, DISCOVER, PENDING, AdoptRun, _indent, completed_proposal, expect_exit
+from harness.e2e.plans import managed_count, plan_actions
+from harness.e2e.run import TOOLS, WRITER, ExampleRun, check_transition, stack_order, synth
 from harness.e2e.second import LOCK_REFUSAL, SECOND_DEPLOY
-from harness.e2e.stackio import write_stack
-from harness.e2e.standins import STANDIN_TYPE, Localized
-from harness.e2e.terraform import E2eStackResult, E2eToolchain, Terraform
-from s3tables_kit.infra.adoptgate import AdoptionIntent, gate
+from harness.e2e.stackio import protected_addresses, write_stack
+from harness.e2e.standins import STANDIN_TYPE, Credentials, Localized
+from harness.e2e.terraform import E2eStackResult, E2eToolchain, Terraform, ToolResult
 from s3tables_kit.infra.validate import Json
 from s3tables_kit.topology.config import KitConfig, load_config
 
-BUILT = "one-account lake"
+BUILT, RUNBOOK = "one-account lake", "runbook read (docs/adoption.md)"
+POLICIES, STACKS = "policies rendered for review", "stacks in the runbook's order"
 TAKEOVER, DROP = "gate: the takeover's plan", "gate refuses the dropped destination"
 WAY_OUT, KEPT, STREAMED = "way out (#46675)", "existing destination kept", "PutRows rows replicated"
 TOKEN_GAP = "#46675"  # the one refusal the pinned provider causes (infra/adoptgate.py's reason names the issue)
 REPLICATION = "aws_s3tables_table_bucket_replication"
 STANDIN_PREFIX = f"kit_e2e__{REPLICATION}__"  # harness/e2e/standins.py's name of its API stand-in
+# Terraform's flags for a run without a terminal, after the runbook's subcommand.
+UNATTENDED = {"init": ["-input=false", "-no-color"], "plan": ["-input=false", "-no-color"],
+              "show": ["-no-color"], "apply": ["-input=false", "-no-color"]}  # fmt: skip
 
 
 class OneAccountRun(AdoptRun):
-    """The one-account lake discovered, its replication's takeover gated, adopted by the e2e's run, then checked."""
+    """The one-account lake discovered and adopted by the runbook's lines, its replication's takeover gated, then
+    checked."""
 
     def __init__(self, workdir: Path, tf: Terraform, emu: Emulator, chain: E2eToolchain) -> None:
         super().__init__(workdir, tf, emu, chain)
@@ -59,35 +67,62 @@ class OneAccountRun(AdoptRun):
         self.config = self.proposal / "kit.toml"
         self.name, self.dir = "adopt-one", workdir / "adopt-one"
         self.synth_dir, self.outputs_path = self.dir / "synth", self.dir / "outputs.json"
+        self.review = workdir / "adopt-one-review"
         self.one = world.OneAccountLake()
+        self.lines: list[runbook.Line] = []
         self.took_over = False
         self.replaced: dict[str, tuple[Localized, Localized]] = {}  # stacks applied from the way out's kit.toml
 
     @property
     def expected_tools(self) -> tuple[str, ...]:
-        return (BUILT, DISCOVER, TAKEOVER, DROP, WAY_OUT, SECOND_DEPLOY, LOCK_REFUSAL, PENDING, COMPLETED, KEPT,
-                STREAMED, WRITER, *TOOLS)  # fmt: skip
+        return (RUNBOOK, BUILT, DISCOVER, POLICIES, STACKS, DROP, TAKEOVER, WAY_OUT, SECOND_DEPLOY, LOCK_REFUSAL,
+                PENDING, COMPLETED, KEPT, STREAMED, WRITER, *TOOLS)  # fmt: skip
+
+    @property
+    def values(self) -> dict[str, str]:
+        """The runbook's example paths and Regions, as this run has them."""
+        regions = {"eu-west-1": world.REGION, "eu-central-1": world.DR_REGION}
+        return runbook.example_values(self.proposal, self.review, self.outputs_path, regions)
 
     def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None) -> str:
         return ExampleRun.tool(self, name, args, account=account, region=region)  # no drift expected: audit exits 0
 
     def run(self) -> None:
-        shutil.rmtree(self.proposal, ignore_errors=True)
+        for done in (self.proposal, self.review):
+            shutil.rmtree(done, ignore_errors=True)
+        if not self.check(RUNBOOK, self.read_runbook):
+            return
         keys = self.emu.control.seed_accounts([world.ACCOUNT])
-        self.creds = {a: self._creds(k) for a, k in keys.items()}
+        self.creds = {a: Credentials(k["accessKeyId"], k["secretAccessKey"]) for a, k in keys.items()}
         print(f"\n== {self.name}: the one-account lake (two Regions, a replication of its own, outside Terraform)")
         if not self.check(BUILT, self.build):
             return
-        self.tool(DISCOVER, world.discover_args(self.proposal, self.emu.url, self.operator_role(world.ACCOUNT)))
+        operator = self.operator_role(world.ACCOUNT)
+        self.run_line(DISCOVER, "s3tables-kit discover", world.discover_extra(self.emu.url, operator))
         if not self.tools[-1].ok or not self.check(DISCOVER, self.proposal_completed, replace=True):
             return
-        ExampleRun.run(self)
+        self.run_line(POLICIES, "s3tables-kit policies")
+        if not self.tools[-1].ok or not self.check(POLICIES, self.policies_rendered, replace=True):
+            return
+        ExampleRun.run(self)  # the runbook's `synth` (the e2e's, of the same kit.toml), then its loop (`apply`)
 
-    @staticmethod
-    def _creds(k: dict[str, str]) -> Any:
-        from harness.e2e.standins import Credentials
+    # ---------------------------------------------------------------- the runbook's lines ----
 
-        return Credentials(k["accessKeyId"], k["secretAccessKey"])
+    def read_runbook(self) -> str:
+        """docs/adoption.md's runbook read: its steps in the walk's order, and every line that names the configuration
+        naming the proposal discovery writes."""
+        self.lines = runbook.read()
+        problems = runbook.order_problems(self.lines) + runbook.config_problems(self.lines)
+        if problems:
+            raise AssertionError("; ".join(problems))
+        return "\n".join(f"{line.number}: {line}" for line in self.lines)
+
+    def run_line(self, name: str, step: str, extra: Sequence[str] = (), values: dict[str, str] | None = None) -> str:
+        """The runbook's `s3tables-kit` line of this step, its example values replaced, with `extra` (what the
+        stand-in needs: endpoint, roles), as `python -m s3tables_kit.cli`; recorded as the tool `name`."""
+        line = runbook.line_of(self.lines, step)
+        args = runbook.localized(line.args, values or self.values)
+        return ExampleRun.tool(self, name, ["-m", "s3tables_kit.cli", line.words[1], *args, *extra])
 
     def build(self) -> str:
         control = self.emu.control
@@ -102,36 +137,116 @@ class OneAccountRun(AdoptRun):
         ])  # fmt: skip
 
     def proposal_completed(self) -> str:
-        report = json.loads((self.proposal / "discover.json").read_text())
-        problems = world.found_in(report)
+        return completed_proposal(self.proposal, world.found_in, world.complete, f"{world.ORDERS_DR}: replica of "
+                                  f"{world.ORDERS}")  # fmt: skip
+
+    def policies_rendered(self) -> str:
+        """Every adopted bucket's policy rendered for review from the proposal: each source's and each replica's, the
+        kit's Deny statements in each, and the owners' statement of `finance-lake` as it is beside them."""
+        cfg = load_config(self.config)
+        names = [f"source-bucket-policy--source-{s.id}.json" for s in cfg.sources]
+        names += [f"replica-bucket-policy--{r.bucket}.json" for r in cfg.replicas]
+        rendered = {p.name: p for p in self.review.rglob("*.json")}
+        missing = [n for n in names if n not in rendered]
+        if missing:
+            raise AssertionError(f"not rendered under {self.review}: {missing}")
+        denies = {n: [s.get("Sid") for s in json.loads(rendered[n].read_text())["Statement"]
+                      if s.get("Effect") == "Deny"] for n in names}  # fmt: skip
+        empty = [n for n, sids in denies.items() if not sids]
+        if empty:
+            raise AssertionError(f"no Deny statement in {empty}")
+        finance = json.loads(rendered[f"source-bucket-policy--source-{world.FINANCE}.json"].read_text())
+        owners = [s for s in finance["Statement"] if s.get("Sid") == world.AUDITORS_SID]
+        if [(s["Effect"], s["Principal"]) for s in owners] != [("Allow", {"AWS": world.AUDITORS_ROLE})]:
+            raise AssertionError(f"{world.FINANCE}: its owners' {world.AUDITORS_SID} not rendered as it is: {owners}")
+        kit = "\n".join(f"{n}: {', '.join(map(str, sids))}" for n, sids in denies.items())
+        return f"{kit}\nsource-finance-lake: its owners' {world.AUDITORS_SID} beside the kit's"
+
+    def stacks_in_order(self) -> str:
+        """The synthesized stacks, in the order the e2e deploys them, against the runbook's names and order."""
+        order = stack_order(json.loads((self.synth_dir / "manifest.json").read_text()))
+        problems = runbook.stack_problems(runbook.stack_patterns(self.lines), order)
         if problems:
             raise AssertionError("; ".join(problems))
-        path = world.complete(self.proposal)
-        return f"{len(report['buckets'])} buckets found as built ({world.ORDERS_DR}: replica of {world.ORDERS}); {path}"
-
-    # ---------------------------------------------------------------- the takeover's gate ----
+        return f"{' '.join(order)}: as the runbook's `for stack in {' '.join(runbook.stack_patterns(self.lines))}`"
 
     def apply(self, stack: str, stack_dir: Path, doc: Json, before: Json | None, result: E2eStackResult) -> None:
-        """The e2e's apply; for the source stack that imports the existing configuration, first the takeover's own
-        plan gated (nothing applied), its variant without the destination refused, then the way out and its apply."""
-        imports = json.dumps(doc.get("import") or {})
-        if self.took_over or REPLICATION not in imports:
-            return super().apply(stack, stack_dir, doc, before, result)
-        self.took_over = True
-        self.tf.checked(["init", "-input=false", "-no-color"], stack_dir)
-        self.tf.checked(["plan", "-out=takeover.tfplan", "-input=false", "-no-color"], stack_dir, log="takeover-plan")
-        plan_path = self.dir / "takeover-plan.json"
-        shown = json.loads(self.tf.checked(["show", "-json", "takeover.tfplan"], stack_dir).stdout)
-        plan_path.write_text(json.dumps(provider_view(shown, self.live_replication)))
-        gated = self.check(TAKEOVER, lambda: self.takeover_gated(stack, plan_path))
-        if not (gated and self.check(DROP, lambda: self.drop_refused(stack, plan_path))):
-            raise RuntimeError(f"{stack}: the takeover's gate did not answer as expected ({TAKEOVER}, {DROP})")
+        """The runbook's loop for this stack; at the source stack that imports the existing configuration, the
+        takeover (`take_over_replication`)."""
+        if not self.stacks[:-1] and not self.check(STACKS, self.stacks_in_order):
+            raise RuntimeError(f"{STACKS}: the synth's stacks differ from the runbook's")
+        t0 = time.monotonic()
+        print(f"-- {self.name}/{stack}: the runbook's loop (init, plan, show, adopt-gate, apply)")
+        if not self.took_over and REPLICATION in json.dumps(doc.get("import") or {}):
+            self.took_over = True
+            self.take_over_replication(stack, stack_dir, doc, result)
+        else:
+            gated = self.walk_stack(stack_dir, doc, result)
+            if gated is not None:
+                raise RuntimeError(f"{stack}: the adoption gate refused (exit {gated.exit_code}):\n{gated.tail}")
+        result.apply_s = round(time.monotonic() - t0, 1)
+
+    def walk_stack(self, stack_dir: Path, doc: Json, result: E2eStackResult, *, upto: str = "") -> ToolResult | None:
+        """The runbook's loop lines for one stack, in the page's order, up to the step `upto` (all by default): the
+        gate's result when it refused (nothing applied after it), else None. The saved plan's `show -json` is
+        written as the aws provider shows it (`provider_view`), which is what the gate judges."""
+        plan_json = stack_dir / "plan.json"
+        for line in runbook.loop_body(self.lines):
+            if line.step == upto:
+                return None
+            if line.step == "s3tables-kit adopt-gate":
+                self.run_line("adopt-gate", line.step, ["--report", str(stack_dir / "gate.json")],
+                              {**self.values, "plan.json": str(plan_json)})  # fmt: skip
+                gated = self.tools.pop()  # the stack's result records it
+                print(_indent(gated.tail))
+                if gated.exit_code != 0:
+                    return gated
+                continue
+            sub, *rest = line.args
+            proc = self.tf.checked([sub, *UNATTENDED.get(sub, []), *rest], stack_dir, log=f"runbook-{sub}")
+            if line.step == "terraform show":
+                plan = json.loads(proc.stdout)
+                plan_json.write_text(json.dumps(provider_view(plan, self.live_replication)))
+                check_transition(plan_actions(plan), protected_addresses(doc), result, "plan")
+                result.resources = managed_count(plan)
+        return None
+
+    # ---------------------------------------------------------------- the takeover ----
+
+    def take_over_replication(self, stack: str, stack_dir: Path, doc: Json, result: E2eStackResult) -> None:
+        """The first deploy of the source stack that imports its owners' replication configuration. The gate must
+        refuse the plan's variant that drops the existing destination. With the provider the kit pins, it refuses the
+        plan itself only for the version token the provider does not read at the import (#46675): the runbook's way
+        out follows, and the loop's lines run again for the stack from the edited kit.toml. (With a provider that
+        reads the token, the gate passes this plan and its apply takes the replication over in one step.)"""
+        gated = self.walk_stack(stack_dir, doc, result, upto="terraform apply")
+        plan_json = stack_dir / "plan.json"
+        if not self.check(DROP, lambda: self.drop_refused(stack, plan_json)):
+            raise RuntimeError(f"{stack}: {DROP} failed")
+        if not self.check(TAKEOVER, lambda: self.token_refusal(stack, stack_dir / "gate.json", gated)):
+            raise RuntimeError(f"{stack}: {TAKEOVER} failed")
         if not self.check(WAY_OUT, self.way_out):
             raise RuntimeError(f"{stack}: {WAY_OUT} failed")
         loc, loose = self.resynth(stack)
         self.replaced[stack] = (loc, loose)
         write_stack(stack_dir, loc.document)
-        super().apply(stack, stack_dir, loc.document, before, result)
+        again = self.walk_stack(stack_dir, loc.document, result)
+        if again is not None:
+            raise RuntimeError(f"{stack}: after the way out, the gate refused (exit {again.exit_code}):\n{again.tail}")
+
+    def token_refusal(self, stack: str, report: Path, gated: ToolResult | None) -> str:
+        """The runbook's gate on the takeover's plan: with the provider the kit pins, refused (exit 2) only for the
+        version token the provider does not read at the import (#46675); nothing applied."""
+        if gated is None:
+            raise AssertionError(f"{stack}: passed; this run expects the pinned provider's refusal ({TOKEN_GAP})")
+        refused = [r for p in json.loads(report.read_text())["plans"] for r in p["refused"]]
+        other = [r for r in refused if TOKEN_GAP not in r["why"]]
+        if gated.exit_code != 2 or not refused or other:
+            raise AssertionError(f"{stack}: exit {gated.exit_code}, refused for more than the provider's token "
+                                 f"({TOKEN_GAP}): {other or refused}")  # fmt: skip
+        return f"exit 2: {stack} refused only for the version token the provider does not read ({TOKEN_GAP}), " + (
+            f"nothing applied: {[r['address'] for r in refused]}"
+        )
 
     def resynth(self, stack: str) -> tuple[Localized, Localized]:
         """The stack synthesized again from the edited kit.toml (localized as the run's), its KIT_ALLOW_DESTROY one too;
@@ -153,29 +268,13 @@ class OneAccountRun(AdoptRun):
         s3t = self.client_of(world.ACCOUNT, "s3tables", bucket_arn.split(":")[3])
         return dict(s3t.get_table_bucket_replication(tableBucketARN=bucket_arn)["configuration"])
 
-    def takeover_gated(self, stack: str, plan_path: Path) -> str:
-        """The takeover's plan: with the provider the kit pins, refused only for the version token it does not read
-        at the import (#46675); nothing else of the plan refused."""
-        verdict = gate(json.loads(plan_path.read_text()), AdoptionIntent.of(load_config(self.config)), stack)
-        if verdict.passed:
-            raise AssertionError(
-                f"{stack}: passed; this run expects the pinned provider's refusal:\n{verdict.summary()}"
-            )
-        other = [r for r in verdict.refused if TOKEN_GAP not in r.why]
-        if other:
-            raise AssertionError(f"{stack}: refused for more than the provider's token (#46675):\n{verdict.summary()}")
-        return f"{stack}: refused only for the version token the provider does not read (#46675), nothing applied\n" + (
-            verdict.summary()
-        )
-
     def drop_refused(self, stack: str, plan_path: Path) -> str:
-        """`s3tables-kit adopt-gate` on the takeover's plan without the existing destination: exit 2, the drop named."""
+        """The runbook's gate on the takeover's plan without the existing destination: exit 2, the drop named."""
         variant = self.dir / "takeover-plan-dropped.json"
         variant.write_text(json.dumps(world.without_destination(json.loads(plan_path.read_text()), world.DR_ARN)))
         report = self.dir / "takeover-plan-dropped-report.json"
-        args = ["-m", "s3tables_kit.cli", "adopt-gate", "--plan-json", str(variant), "--config", str(self.config),
-                "--report", str(report)]  # fmt: skip
-        ExampleRun.tool(self, DROP, args)
+        self.run_line(DROP, "s3tables-kit adopt-gate", ["--report", str(report)],
+                      {**self.values, "plan.json": str(variant)})  # fmt: skip
         ran = self.tools.pop()  # check() records this step
         text = report.read_text() if report.is_file() else ran.tail
         if ran.exit_code != 2 or f"drops existing destination(s) {world.DR_ARN}" not in text:
@@ -202,14 +301,12 @@ class OneAccountRun(AdoptRun):
     # ---------------------------------------------------------------- after the apply ----
 
     def run_tools(self, cfg: KitConfig) -> None:
-        self.outputs()
-        roles = [f"--role-arn={world.ACCOUNT}={self.operator_role(world.ACCOUNT)}"]
-        backfill = ["-m", "s3tables_kit.jobs.ops.status", "--backfill", "--outputs", str(self.outputs_path),
-                    "--endpoint-url", self.emu.url, *roles]  # fmt: skip
-        ExampleRun.tool(self, PENDING, backfill)
+        self.outputs()  # the runbook's `outputs` line: `terraform output` of each applied stack, as the e2e writes it
+        extra = ["--endpoint-url", self.emu.url, f"--role-arn={world.ACCOUNT}={self.operator_role(world.ACCOUNT)}"]
+        self.run_line(PENDING, "s3tables-kit status", extra)
         self.check(PENDING, lambda: expect_exit(self.tools[-1], 1, "the new replicas hold nothing yet"), replace=True)
         self.replicate(cfg)
-        ExampleRun.tool(self, COMPLETED, backfill)
+        self.run_line(COMPLETED, "s3tables-kit status", extra)
         self.check(KEPT, self.destination_kept)
         self.check(STREAMED, self.streamed_replicated)
         ExampleRun.run_tools(self, cfg)

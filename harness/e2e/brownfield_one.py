@@ -5,9 +5,9 @@ In the account 111122223333:
 - `orders-lake` (us-east-1, SSE-S3): `orders.daily` (partitioned by `region`), written by pyiceberg; a bucket-level
   replication configuration of its owners (role `orders-replication`) into `orders-lake-dr` (us-west-2), which the
   stand-in's replication service has run: the destination holds its replicas (`managedByService` the service's);
-- `finance-lake` (us-east-1, SSE-KMS with a customer managed key of the account): `ledger.entries` written by
-  pyiceberg, and `ledger.payments`, created by pyiceberg and fed only through `PutRows` (the stand-in's streaming
-  service buffers the rows and commits them itself).
+- `finance-lake` (us-east-1, SSE-KMS with a customer managed key of the account, a bucket policy granting the ledger
+  auditors' role read access): `ledger.entries` written by pyiceberg, and `ledger.payments`, created by pyiceberg
+  and fed only through `PutRows` (the stand-in's streaming service buffers the rows and commits them itself).
 
 Discovery of both Regions with `--replicate-to us-west-2` must propose `orders-lake-dr` as an adopted replica of
 `orders-lake` (never a source; the configuration taken over, `existing_destinations`), a new replica in us-west-2 for
@@ -17,6 +17,7 @@ the other bucket, and report the table `PutRows` feeds. `complete` then does the
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ ACCOUNT, REGION, DR_REGION = "111122223333", "us-east-1", "us-west-2"
 ORDERS, ORDERS_DR, FINANCE = "orders-lake", "orders-lake-dr", "finance-lake"
 SOURCES = (FINANCE, ORDERS)
 OWNERS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/orders-replication"
+AUDITORS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/ledger-auditors"
+AUDITORS_SID = "LedgerAuditorsRead"  # the adopter's statement, rendered for review beside the kit's
 # (bucket, namespace, table, partitioned by region, written by pyiceberg: else created empty and fed by PutRows)
 TABLES = (
     (ORDERS, "orders", "daily", True, True),
@@ -56,6 +59,15 @@ def arn(bucket: str, region: str = REGION) -> str:
 
 
 DR_ARN = arn(ORDERS_DR, DR_REGION)
+FINANCE_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{
+        "Sid": AUDITORS_SID, "Effect": "Allow", "Principal": {"AWS": AUDITORS_ROLE},
+        "Action": ["s3tables:GetTable", "s3tables:GetTableData", "s3tables:GetTableMetadataLocation",
+                   "s3tables:ListTables"],
+        "Resource": [arn(FINANCE), f"{arn(FINANCE)}/table/*"],
+    }],
+}  # fmt: skip
 
 
 @dataclass
@@ -81,11 +93,16 @@ def build(client_of: ClientOf, endpoint: str, replicate: Callable[[str], list[An
     out = OneAccountLake()
     kms = client_of(ACCOUNT, "kms", REGION)
     out.kms_key_arn = str(kms.create_key(Description="finance-lake tables")["KeyMetadata"]["Arn"])
+    root = {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": root, "Action": "sts:AssumeRole"}]}
+    iam = client_of(ACCOUNT, "iam", REGION)  # the auditors' role: no identity policy, the bucket grants it
+    iam.create_role(RoleName=AUDITORS_ROLE.rsplit("/", 1)[1], AssumeRolePolicyDocument=json.dumps(trust))
     s3t, dr = client_of(ACCOUNT, "s3tables", REGION), client_of(ACCOUNT, "s3tables", DR_REGION)
     s3t.create_table_bucket(name=ORDERS, encryptionConfiguration={"sseAlgorithm": "AES256"})
     s3t.create_table_bucket(
         name=FINANCE, encryptionConfiguration={"sseAlgorithm": "aws:kms", "kmsKeyArn": out.kms_key_arn}
     )
+    s3t.put_table_bucket_policy(tableBucketARN=arn(FINANCE), resourcePolicy=json.dumps(FINANCE_POLICY))
     dr.create_table_bucket(name=ORDERS_DR, encryptionConfiguration={"sseAlgorithm": "AES256"})
     for bucket, ns, name, partitioned, written in TABLES:
         ident = Ident(ns, name)
@@ -115,15 +132,21 @@ def build(client_of: ClientOf, endpoint: str, replicate: Callable[[str], list[An
 
 def discover_args(out: Path, endpoint: str, operator: str) -> list[str]:
     """`s3tables-kit discover` of both Regions as the account's operator, a replica in us-west-2 proposed."""
-    return ["-m", "s3tables_kit.jobs.ops.discover", "--region", REGION, "--region", DR_REGION, "--account", ACCOUNT,
-            f"--role-arn={ACCOUNT}={operator}", "--replicate-to", DR_REGION, "--kit-name", KIT_NAME,
-            "--endpoint-url", endpoint, "--out", str(out), "--quiet"]  # fmt: skip
+    return ["-m", "s3tables_kit.jobs.ops.discover", "--region", REGION, "--replicate-to", DR_REGION, "--out", str(out),
+            *discover_extra(endpoint, operator)]  # fmt: skip
+
+
+def discover_extra(endpoint: str, operator: str) -> list[str]:
+    """What this world's discovery adds to docs/adoption.md's `discover` line (its Region, replica Region and
+    directory): the second Region, the account and its operator's role, the kit's name, the stand-in's endpoint."""
+    return ["--region", DR_REGION, "--account", ACCOUNT, f"--role-arn={ACCOUNT}={operator}", "--kit-name", KIT_NAME,
+            "--endpoint-url", endpoint, "--quiet"]  # fmt: skip
 
 
 def found_in(report: dict[str, Any]) -> list[str]:
     """Problems with discovery's JSON report of this world; empty when it found the lake as built: the existing
     destination a replica of its source (never a source) with the source's configuration taken over, every other
-    bucket a source, the KMS key seen, the table `PutRows` feeds reported."""
+    bucket a source, the KMS key and the bucket policy seen, the table `PutRows` feeds reported."""
     buckets = {b["bucket"]: b for b in report.get("buckets", [])}
     if sorted(buckets) != sorted((*SOURCES, ORDERS_DR)):
         return [f"buckets found {sorted(buckets)}, built {sorted((*SOURCES, ORDERS_DR))}"]
@@ -140,6 +163,8 @@ def found_in(report: dict[str, Any]) -> list[str]:
     if orders.get("existing_destinations") != [DR_ARN] or orders.get("dropped_destinations"):
         problems.append(f"{ORDERS}: existing destinations {orders.get('existing_destinations')} "
                         f"(dropped {orders.get('dropped_destinations')}), built [{DR_ARN}] kept")  # fmt: skip
+    if not buckets[FINANCE].get("policy"):
+        problems.append(f"{FINANCE}: its bucket policy was not found")
     if (buckets[FINANCE].get("encryption") or {}).get("sseAlgorithm") != "aws:kms":
         problems.append(f"{FINANCE}: encryption {buckets[FINANCE].get('encryption')}, built SSE-KMS")
     bucket, ns, name = STREAMED

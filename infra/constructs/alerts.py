@@ -3,18 +3,25 @@ encrypted with an AWS managed key only if that key's policy lets it, which an AW
 and one subscription per `[assurance].alarm_subscriptions` entry. One topic per stack that has alarms: a source
 stack's is named by the source's prefix (`<kit>-<id>-...` in an estate), the recovery stack's by the kit.
 
-`above_threshold_alarm` and `not_succeeding_alarm`: the alarms on the kit's metrics, notifying the topic on ALARM
-and on OK. `liveness_alarms`: whether a scheduled function of the kit runs and succeeds, read from the metrics AWS
-publishes for it (`FunctionLiveness`, the record every liveness alarm is built from), never from the kit's namespace:
-anyone who may write a log event can create a datum there (CloudWatch's embedded metric format), nobody a datum in
-a namespace beginning `AWS/`."""
+`above_threshold_alarm`: the alarms on the kit's metrics (figures: a forged datum can raise, never lower, the
+Maximum), notifying the topic on ALARM and on OK. `liveness_alarms`: whether a scheduled function of the kit runs and
+succeeds, read from the metrics AWS publishes for it (`FunctionLiveness`, the record every liveness alarm is built
+from), never from the kit's namespace: anyone who may write a log event can create a datum there (CloudWatch's
+embedded metric format), nobody a datum in a namespace beginning `AWS/`. `job_liveness_alarm`: the same for a
+scheduled EMR Serverless job run (the rehearsal, the vault backup), read from `AWS/Scheduler` (its schedule's own
+group) and `AWS/EMRServerless` (the application)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
+from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import (
+    CloudwatchMetricAlarm,
+    CloudwatchMetricAlarmMetricQuery,
+    CloudwatchMetricAlarmMetricQueryMetric,
+)
 from cdktf_cdktf_provider_aws.kms_alias import KmsAlias
 from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.sns_topic import SnsTopic
@@ -90,25 +97,6 @@ def above_threshold_alarm(
         threshold=threshold,
         comparison_operator=comparison,
         treat_missing_data="breaching" if silence_breaches else "notBreaching",
-    )
-
-
-def not_succeeding_alarm(
-    scope: Construct, alarm: KitMetricAlarm, *, period: int, periods: int, actions: list[str]
-) -> CloudwatchMetricAlarm:
-    """Fires when a count that something publishes on every success (a heartbeat, a succeeded rehearsal) sums to
-    less than 1 in each of `periods` periods; no data at all counts as breaching (it stopped running)."""
-    return _metric_alarm(
-        scope,
-        alarm,
-        actions,
-        statistic="Sum",
-        period=period,
-        evaluation_periods=periods,
-        datapoints_to_alarm=periods,
-        threshold=1,
-        comparison_operator="LessThanThreshold",
-        treat_missing_data="breaching",
     )
 
 
@@ -193,6 +181,75 @@ def liveness_alarms(
         )
         for a in liveness.alarms()
     ]
+
+
+SCHEDULER_NAMESPACE = "AWS/Scheduler"  # per schedule group (`ScheduleGroup`), written by EventBridge Scheduler only
+EMR_SERVERLESS_NAMESPACE = "AWS/EMRServerless"  # per application, written by EMR Serverless only
+# A period in which the job did not succeed: its schedule made no attempt, dropped one after its retries, or a job run
+# of the application ended FAILED or CANCELLED (a run past its timeout is cancelled). FILL: no datum is none of them.
+NOT_SUCCEEDED = "IF(FILL(attempts, 0) < 1 OR FILL(dropped, 0) + FILL(failed, 0) + FILL(cancelled, 0) >= 1, 1, 0)"
+
+
+@dataclass(frozen=True)
+class JobLiveness:
+    """Whether a scheduled EMR Serverless job run of the kit runs and succeeds, from metrics AWS publishes: its
+    schedule's attempts and dropped invocations (`AWS/Scheduler`, by `schedule_group`, a group holding that schedule
+    alone) and the application's failed and cancelled job runs (`AWS/EMRServerless`, by `application`'s dimensions:
+    `s3tables_kit.infra.constructs.recovery.job_metric_dimensions`). `name`: the alarm's; `what` and `doc` for its
+    description."""
+
+    name: str
+    what: str
+    doc: str
+    schedule_group: str
+    application: Mapping[str, str]
+
+    def queries(self, period: int) -> list[CloudwatchMetricAlarmMetricQuery]:
+        group = {"ScheduleGroup": self.schedule_group}
+        metrics = (  # (id, namespace, metric, dimensions, statistic)
+            ("attempts", SCHEDULER_NAMESPACE, "InvocationAttemptCount", group, "Sum"),
+            ("dropped", SCHEDULER_NAMESPACE, "InvocationDroppedCount", group, "Sum"),
+            ("failed", EMR_SERVERLESS_NAMESPACE, "FailedJobs", dict(self.application), "Maximum"),
+            ("cancelled", EMR_SERVERLESS_NAMESPACE, "CancelledJobs", dict(self.application), "Maximum"),
+        )
+        return [
+            CloudwatchMetricAlarmMetricQuery(
+                id="not_succeeded", expression=NOT_SUCCEEDED, label="1: did not succeed", return_data=True
+            ),
+            *(
+                CloudwatchMetricAlarmMetricQuery(
+                    id=qid,
+                    metric=CloudwatchMetricAlarmMetricQueryMetric(
+                        namespace=ns, metric_name=metric, dimensions=dims, period=period, stat=stat
+                    ),
+                )
+                for qid, ns, metric, dims, stat in metrics
+            ),
+        ]
+
+
+def job_liveness_alarm(
+    scope: Construct, id: str, job: JobLiveness, *, period: int, periods: int, actions: list[str]
+) -> CloudwatchMetricAlarm:
+    """Fires when the job did not succeed in any of `periods` periods (together: two of its intervals): not started,
+    start dropped, or a job run of the application failed or was cancelled; no data at all breaches."""
+    return CloudwatchMetricAlarm(
+        scope,
+        id,
+        alarm_name=job.name,
+        alarm_description=f"{job.what} has not succeeded in two of its intervals: its schedule made no attempt or "
+        "dropped one (AWS/Scheduler), or a job run of the recovery application failed or was cancelled "
+        f"(AWS/EMRServerless; its job runs list names which). {job.doc}",
+        metric_query=job.queries(period),
+        evaluation_periods=periods,
+        datapoints_to_alarm=periods,
+        threshold=1,
+        comparison_operator="GreaterThanOrEqualToThreshold",
+        treat_missing_data="breaching",
+        alarm_actions=actions,
+        ok_actions=actions,
+        tags={SIGNAL_TAG: LIVENESS},
+    )
 
 
 def _metric_alarm(scope: Construct, alarm: KitMetricAlarm, actions: list[str], **rule: Any) -> CloudwatchMetricAlarm:

@@ -6,6 +6,7 @@ reports, whose logs and reports expire."""
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from cdktf_cdktf_provider_aws.emrserverless_application import (
@@ -118,6 +119,18 @@ class ScriptsBucket(Construct):
         )
 
 
+# From this release EMR Serverless publishes its job metrics by application id *and* name, and no longer the series by
+# id alone (EMR Serverless user guide, "Monitoring EMR Serverless applications and jobs"; docs/aws-facts.md U38).
+NAMED_METRICS_FROM = (7, 10)
+
+
+def job_metric_dimensions(application_id: str, name: str, release_label: str) -> dict[str, str]:
+    """The dimensions of the application's job-state metrics (`AWS/EMRServerless` `FailedJobs`, `CancelledJobs`)."""
+    major, minor = (int(x) for x in release_label.removeprefix("emr-").split(".")[:2])
+    named = {"ApplicationName": name} if (major, minor) >= NAMED_METRICS_FROM else {}
+    return {"ApplicationId": application_id} | named
+
+
 class RecoverySparkApplication(Construct):
     def __init__(self, scope: Construct, id: str, *, name: str, release_label: str) -> None:
         super().__init__(scope, id)
@@ -135,3 +148,10 @@ class RecoverySparkApplication(Construct):
             ),
             maximum_capacity=EmrserverlessApplicationMaximumCapacity(cpu="64 vCPU", memory="256 GB"),
         )
+        self.job_metrics = job_metric_dimensions(self.application.id, name, release_label)
+
+    def preflight_args(self) -> list[str]:
+        """What a scheduled job run passes to check, before it works, that it runs in this application as deployed
+        (`s3tables_kit.jobs.kernel.preflight`)."""
+        record = json.dumps(self.deployed, sort_keys=True, separators=(",", ":"))
+        return ["--application-id", self.application.id, "--deployed-application", record]

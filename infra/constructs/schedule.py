@@ -1,9 +1,9 @@
 """An EventBridge Scheduler schedule that runs one of the kit's scheduled jobs (the replication monitor, the recovery
 rehearsal, the scheduled hardener, the vault backup) as a role of its own: the role `schedule-role` with its
-reviewed documents and the schedule `schedule` (`spark_job_target`: the target of a Spark job run); and the Python
-Lambda function such a schedule invokes, built from a package the kit makes at synth (`scheduled_function`: its log
-group `logs`, its asset `package` and the function `function`). The construct ids are the caller's scope's: they
-are Terraform addresses."""
+reviewed documents and the schedule `schedule` (`spark_job_target`: the target of a Spark job run), in the schedule
+group `schedule-group` when it has one of its own; and the Python Lambda function such a schedule invokes, built from
+a package the kit makes at synth (`scheduled_function`: its log group `logs`, its asset `package` and the function
+`function`). The construct ids are the caller's scope's: they are Terraform addresses."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
+from cdktf_cdktf_provider_aws.scheduler_schedule_group import SchedulerScheduleGroup
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
@@ -55,10 +56,11 @@ def job_schedule(
     retry_policy: SchedulerScheduleTargetRetryPolicy | None = None,
     input: str | None = None,
     site: str | None = None,
+    group: str | None = None,
 ) -> SchedulerSchedule:
     """The schedule `name` invoking `target_arn` (with `input`, when given) as the role `role_name`, which trusts the
     scheduler as `<documents>-trust` says and holds `<documents>-permissions` in its inline policy of the same name
-    (of `site`, when the documents are per site).
+    (of `site`, when the documents are per site); in the schedule group `group` (created here), else the default one.
     Without `window` and `retry_policy`, a job that runs every interval: no window, and a missed run is not retried
     (the next one comes within the interval; a late one would only report stale numbers under a later timestamp)."""
     window = window or SchedulerScheduleFlexibleTimeWindow(mode="OFF")
@@ -76,10 +78,12 @@ def job_schedule(
         policy_name=role_name,
         site=site,
     )
+    in_group = SchedulerScheduleGroup(scope, "schedule-group", name=group) if group is not None else None
     return SchedulerSchedule(
         scope,
         "schedule",
         name=name,
+        group_name=in_group.name if in_group is not None else None,
         description=description,
         schedule_expression=expression,
         flexible_time_window=window,

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U36, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U38, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -74,6 +74,9 @@ NOT_PROBED_WHY = {
     "U33": "the stand-in evaluates no S3 bucket policy; on AWS an Object Lock bucket without default retention (its "
     "objects unlocked) settles it",
     "U34": "the stand-in evaluates no S3 bucket policy; on AWS a three-day GOVERNANCE retention refused settles it",
+    "U37": "needs a deployed recovery stack whose schedule fires (the run deploys no schedule); list the group's "
+    "InvocationAttemptCount after the first rehearsal",
+    "U38": "needs EMR Serverless (cost and minutes, as U15); list AWS/EMRServerless FailedJobs after one failed run",
 }
 
 TITLES = {
@@ -118,6 +121,10 @@ TITLES = {
     "U35": "a replicating bucket's configuration replaced in place: its existing replicas go on receiving commits",
     "U36": "UpdateTableMetadataLocation accepts a metadata file with a snapshot dated a day ahead and a snapshot log "
     "going back a day",
+    "U37": "AWS/Scheduler counts each attempt and each dropped start of a universal-target schedule under its own "
+    "ScheduleGroup",
+    "U38": "AWS/EMRServerless publishes FailedJobs/CancelledJobs of a 7.10+ application under ApplicationId and "
+    "ApplicationName",
 }
 
 

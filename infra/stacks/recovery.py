@@ -14,7 +14,7 @@ from s3tables_kit.infra.constructs.recovery import (
     ScriptsBucket,
     SparkJobRole,
 )
-from s3tables_kit.infra.constructs.rehearsal import recovery_assurance
+from s3tables_kit.infra.constructs.rehearsal import recovery_alarm_topic, recovery_assurance
 from s3tables_kit.infra.constructs.schedule import deployed_entry
 from s3tables_kit.infra.constructs.table_bucket import kit_table_bucket
 from s3tables_kit.infra.stacks.exported import export_output
@@ -76,16 +76,19 @@ class RecoveryStack(TerraformStack):
         )
         ScriptsBucket(self, "scripts", cfg=cfg, docs=docs, allow_destroy=allow_destroy)
         backup = None
+        topic = recovery_alarm_topic(self, cfg, docs)  # the scheduled jobs' alarms notify it
+        topic_arn = topic.arn if topic is not None else None
         if cfg.vault is not None:  # the backup job runs in the same Spark application as recovery
             SparkJobRole(self, "backup-role", job="backup", name=backup_role_name(cfg), docs=docs, application_arn=arn)
-            backup = scheduled_backup(self, cfg, docs, application_id=app.application.id)  # `[vault] tables`
-        rehearsal = recovery_assurance(  # continuous assurance: scheduled recovery rehearsal, its alarm and topic
+            backup = scheduled_backup(self, cfg, docs, app=app, topic_arn=topic_arn)  # `[vault] tables`
+        rehearsal = recovery_assurance(  # continuous assurance: scheduled recovery rehearsal and its alarms
             self,
             cfg,
             docs,
             recovery_bucket_arn=bucket.arn,
-            application_id=app.application.id,
+            app=app,
             recovery_role_name=role.role.name,
+            topic_arn=topic_arn,
             replica=reads,
         )
         export_output(

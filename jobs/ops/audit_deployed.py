@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import call, describe_error
 from s3tables_kit.jobs.ops.audit_scope import AuditReport
-from s3tables_kit.topology.deployed import ApplicationOut, DeployedOut, ScheduleOut
+from s3tables_kit.topology.deployed import ApplicationOut, DeployedOut, ScheduleOut, application_differences
 from s3tables_kit.topology.outputs import KitOutputs
 
 
@@ -103,29 +103,12 @@ def _check_schedule(client: Any, name: str, deployed: ScheduleOut, report: Audit
         )
 
 
-def _canonical(value: object) -> str | None:
-    """A configuration as the outputs record it: JSON with sorted keys; None when absent or empty."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":")) if value else None
-
-
 def _check_application(client: Any, application_id: str, deployed: ApplicationOut, report: AuditReport) -> None:
     got = _read(report, "application", application_id, client.get_application, applicationId=application_id)
     if got is None:
         return
     app = got["application"]
-    live = {
-        "release": app.get("releaseLabel"),
-        "image": (app.get("imageConfiguration") or {}).get("imageUri"),
-        "runtime configuration": _canonical(app.get("runtimeConfiguration")),
-        "network configuration": app.get("networkConfiguration") or None,
-    }
-    want = {
-        "release": deployed.release_label,
-        "image": deployed.image_uri,
-        "runtime configuration": deployed.runtime_configuration,
-        "network configuration": deployed.network_configuration,
-    }
-    changed = [f"{k} {live[k]!r} (deployed {want[k]!r})" for k in want if live[k] != want[k]]
+    changed = application_differences(app, deployed)
     if changed:
         report.add(
             "deployed-application-changed",

@@ -41,6 +41,8 @@ EPILOG = """examples:
   # from the backup vault: its points of a table, then one restored (also one the replica has expired):
   s3tables-kit recover --outputs outputs.json --from-vault --table analytics.orders --list-points
   s3tables-kit recover --outputs outputs.json --from-vault --table analytics.orders --as-of 2025-09-01T00:00:00Z
+  # an adopted lake's table, from the backups of its account's bucket of the vault:
+  s3tables-kit recover --outputs outputs.json --from-vault --replica vault-777777777777-euc1 --table sales.orders
 exit codes: 0 every table verified or skipped, 1 some table failed (the others completed), 2 bad arguments or plan
 (nothing written)."""
 
@@ -57,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
         "--replica",
         metavar="BUCKET",
         help="with --outputs: the replica bucket to read (default [recovery] replica; "
-        "an account bucket of its vault for an adopted lake's tables)",
+        "an account bucket of its vault for an adopted lake's tables); with --from-vault: whose backups",
     )
     src.add_argument("--target-warehouse", help="recovery table bucket ARN, or a local warehouse path/URI")
     src.add_argument("--replica-region")
@@ -317,12 +319,31 @@ def vault_store(ns: argparse.Namespace) -> VaultReader:
         raise ArgError(str(e)) from None
 
 
+def vault_bucket(ns: argparse.Namespace) -> str:
+    """Whose backups a restore reads: "" for `[recovery] replica`'s, else the account bucket `--replica` names (its
+    segment in the vault's layout). With --outputs the name must be a bucket the recovery reads (the recovery
+    replica's name is its own backups); without, it names an account bucket."""
+    if not ns.replica or not ns.outputs:
+        return str(ns.replica or "")
+    from s3tables_kit.topology.outputs import OutputsError, load_outputs
+
+    try:
+        outputs = load_outputs(ns.outputs)
+        rep = outputs.recovery_replica_named(ns.replica)
+    except OutputsError as e:
+        raise ArgError(str(e)) from None
+    except KeyError as e:
+        raise ArgError(f"--replica {ns.replica}: {e.args[0]}") from None
+    return "" if rep.table_bucket_arn == outputs.recovery.replica_table_bucket_arn else rep.table_bucket_name
+
+
 def preflight_from_vault(ns: argparse.Namespace) -> None:
     """What a restore from the vault refuses before it reads the vault (`recover_entry.py --preflight`): the
     selection, and the target side unless only listing."""
     _refuse_other_selections(ns)
+    vault_bucket(ns)
     if not ns.list_points:
-        target_request(argparse.Namespace(**{**vars(ns), "as_of": None, "snapshot_id": None}))
+        target_request(argparse.Namespace(**{**vars(ns), "as_of": None, "snapshot_id": None, "replica": None}))
 
 
 def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
@@ -332,8 +353,9 @@ def _refuse_other_selections(ns: argparse.Namespace) -> Ident:
         raise ArgError("--from-vault copies the point's files (--copy-mode files or auto); ctas is not offered")
     if ns.verify == "full":
         raise ArgError("--from-vault verifies by checksums and counts; --verify full (a Spark scan) is not offered")
-    if ns.replica_warehouse or ns.replica:
-        raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse and --replica")
+    if ns.replica_warehouse:
+        raise ArgError("--from-vault reads the vault, not a replica: drop --replica-warehouse (--replica BUCKET "
+                       "chooses whose backups: an account bucket of the vault)")  # fmt: skip
     if ns.as_of == AS_OF_KEYWORD and not ns.list_points:
         raise ArgError(f"--as-of {AS_OF_KEYWORD} is the replicas' point; for the vault pass an instant")
     return Ident.parse(ns.table[0])
@@ -367,7 +389,9 @@ def main_from_vault(
     out = out or sys.stdout
     ident = _refuse_other_selections(ns)
     store = vault_store(ns)
-    scan = list_points(store, ident.namespace, ident.name)
+    bucket = vault_bucket(ns)
+    ns.replica = None  # chosen: the point is the replica from here on
+    scan = list_points(store, ident.namespace, ident.name, bucket)
     points = list(scan.points)
     if ns.list_points:
         if ns.json:
@@ -383,7 +407,8 @@ def main_from_vault(
     point = choose_point(points, snapshot_id=sel.snapshot_id, as_of=as_of)
     if point is None:
         raise ArgError(
-            f"no backup point of {ident} in the vault {store.root} for {sel.describe()} "
+            f"no backup point of {ident}{f' of {bucket}' if bucket else ''} in the vault {store.root} for "
+            f"{sel.describe()} "
             f"({len(points)} verified point(s), {len(scan.refused)} refused; --list-points shows them)"
         )
     with tempfile.TemporaryDirectory(prefix="kit-vault-restore-") as work:

@@ -97,6 +97,7 @@ class BackupContext:
     part_size: int = 64 * 1024 * 1024
     scratch: Path | None = None  # where RewriteTablePath stages (default: a temporary directory)
     kill: KillPoints = field(default_factory=lambda: BACKUP)
+    bucket: str = ""  # the replica is this vault account bucket: its points' layout segment ("": `[recovery] replica`)
 
     @property
     def cfg(self) -> StoreConfig:
@@ -141,10 +142,10 @@ def _entries(readers: Iterable[Any]) -> Iterator[Any]:
 
 
 def read_snapshot(
-    spark: SparkSession, jtable: Any, table: str, source: str
+    spark: SparkSession, jtable: Any, table: str, source: str, bucket: str = ""
 ) -> tuple[TableSnapshot, list[SnapshotFile]]:
     """The current snapshot and every file it needs: its metadata file, manifest list, manifests, live data and
-    delete files, and its statistics files (read-only)."""
+    delete files, and its statistics files (read-only). `bucket`: a vault account bucket's layout segment."""
     ice = _jvm(spark).org.apache.iceberg
     meta = jtable.operations().current()
     snap = meta.currentSnapshot()
@@ -161,6 +162,7 @@ def read_snapshot(
         int(snap.timestampMillis()),
         str(meta.metadataFileLocation()),
         source,
+        bucket,
     )
     io, specs = jtable.io(), jtable.specs()
     files = [
@@ -319,11 +321,11 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
     store = VaultStore(ctx.vault)
     jtable = load_table(ctx.spark, ctx.catalog, table)
     ns, _, name = table.rpartition(".")
-    prefix = table_prefix(ns, name, str(jtable.operations().current().uuid()))
+    prefix = table_prefix(ns, name, str(jtable.operations().current().uuid()), ctx.bucket)
     with ThreadPoolExecutor(2) as pool:  # the vault's listings while the driver reads the replica's manifests
         listed_points = pool.submit(store.points, prefix)
         listed_held = pool.submit(store.held_files, prefix)
-        snap, files = read_snapshot(ctx.spark, jtable, table, ctx.source)
+        snap, files = read_snapshot(ctx.spark, jtable, table, ctx.source, ctx.bucket)
         points, held = listed_points.result(), listed_held.result()
     if snap.prefix != prefix:
         raise BackupRefused(f"{table} changed identity while it was read ({prefix} -> {snap.prefix})")
@@ -335,7 +337,7 @@ def _backup(ctx: BackupContext, table: str, row: TableBackup) -> None:
         row.status = "already-backed-up"
         ctx.say(f"{table}: snapshot {snap.snapshot_id} already has a point ({row.point})")
         return
-    plan = plan_backup(snap, ctx.vault.bucket, files, held, store.newest_point(snap.prefix, points))
+    plan = plan_backup(snap, ctx.vault.bucket, files, held, store.newest_point(snap.prefix, points, snap.bucket))
     row.files, row.reused = len(plan.files), len(plan.known)
     ctx.say(
         f"{table}: snapshot {snap.snapshot_id}: {len(plan.files)} file(s), {len(plan.to_copy)} to copy, "

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from s3tables_kit.jobs.kernel import preflight
 from s3tables_kit.jobs.kernel.catalogs import MODES, CatalogSpec, catalog_conf, specs_from_outputs
 from s3tables_kit.jobs.kernel.idents import ArgError, Ident, JobError
 from s3tables_kit.jobs.kernel.options import refuse, tool_parser
@@ -46,14 +47,25 @@ exit codes: 0 every table has a backup point of its current snapshot, 1 some tab
 
 
 @dataclass(frozen=True)
+class AccountBucket:
+    """A vault account bucket the backup role also reads (`[[replicas]] feeding_account`): its catalog, and its name,
+    the segment its points take in the layout (`jobs/vault/layout.py`)."""
+
+    bucket: str
+    catalog: CatalogSpec
+
+
+@dataclass(frozen=True)
 class BackupRequest:
-    """What to back up (tables and whole namespaces of the replica catalog) into which vault, reported where."""
+    """What to back up (tables and whole namespaces of the replica catalog, and of each account bucket of the vault
+    what it holds of them) into which vault, reported where."""
 
     replica: CatalogSpec
     vault: VaultTarget
     selection: tuple[tuple[str, ...], tuple[str, ...]]  # (NS.NAME tables, namespaces)
     report_dir: Path | None
     part_size: int
+    account_buckets: tuple[AccountBucket, ...] = ()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -72,6 +84,14 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--replica-warehouse", help="the replica's table bucket ARN, or a local warehouse")
     rep.add_argument("--replica-region", help="the replica's Region (AWS catalog modes)")
     rep.add_argument("--catalog-mode", choices=MODES, help="how Spark reads the replica: client (default), rest, ...")
+    rep.add_argument(
+        "--account-bucket",
+        action="append",
+        default=[],
+        metavar="ARN|NAME=WAREHOUSE",
+        help="also a vault account bucket (feeding_account): its table bucket ARN, or NAME=a local warehouse; "
+        "its tables the selection names are backed up under its own layout segment; repeatable",
+    )
     sel = p.add_argument_group("what (--table/--namespace, else the [vault] tables of --config)")
     sel.add_argument("--config", metavar="FILE", help="kit.toml: its [vault] tables, when no --table or --namespace")
     sel.add_argument("--table", action="append", default=[], metavar="NS.NAME", help="repeatable")
@@ -79,6 +99,7 @@ def parser() -> argparse.ArgumentParser:
     run_ = p.add_argument_group("run")
     run_.add_argument("--part-size-mb", type=int, default=64, metavar="MB", help="multipart above this size (>= 5)")
     run_.add_argument("--report", metavar="DIR", default="reports", help="DIR/<UTC time>-backup-<run id>/report.*")
+    preflight.add_arguments(p)
     return p
 
 
@@ -95,8 +116,9 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
     if ns.outputs:
         if ns.replica_warehouse or ns.vault_bucket:
             raise ArgError("use either --outputs or --replica-warehouse/--vault-bucket, not both")
-        replica, vault = _from_outputs(ns.outputs, ns.catalog_mode or "client", ns.endpoint)
+        replica, vault, arns = _from_outputs(ns.outputs, ns.catalog_mode or "client", ns.endpoint)
         vault = replace(vault, point_key=ns.point_key or vault.point_key)
+        accounts = [*arns, *ns.account_bucket]
     else:
         if not (ns.replica_warehouse and ns.vault_bucket and ns.retention_days is not None):
             raise ArgError("pass --outputs FILE, or --replica-warehouse, --vault-bucket and --retention-days")
@@ -109,6 +131,7 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
         vault = VaultTarget(
             ns.vault_bucket, ns.vault_region, ns.retention_days, ns.storage_class, ns.endpoint, ns.point_key
         )
+        accounts = list(ns.account_bucket)
     if not vault.point_key:
         raise ArgError(
             "name the vault's point key: --point-key ARN (or kit_vault.point_key_arn in --outputs); a point a restore "
@@ -117,7 +140,23 @@ def request_from_args(ns: argparse.Namespace) -> BackupRequest:
     if replica.is_aws:
         replica = replace(replica, extra={"io-impl": RESOLVING_FILE_IO})
     selection = (tables, chosen[1])
-    return BackupRequest(replica, vault, selection, Path(ns.report), ns.part_size_mb * 1024 * 1024)
+    buckets = account_buckets(replica, accounts)
+    return BackupRequest(replica, vault, selection, Path(ns.report), ns.part_size_mb * 1024 * 1024, buckets)
+
+
+def account_buckets(replica: CatalogSpec, values: list[str]) -> tuple[AccountBucket, ...]:
+    """Each `--account-bucket` (a table bucket ARN, or NAME=WAREHOUSE for a local one) as a catalog of its own, read
+    as the replica is (its mode, Region and FileIO)."""
+    out: list[AccountBucket] = []
+    for i, value in enumerate(values):
+        if value.startswith("arn:"):
+            name, warehouse = value.rsplit("/", 1)[-1], value
+        else:
+            name, _, warehouse = value.partition("=")
+        if not name or not warehouse or "/" in name or name in {b.bucket for b in out}:
+            raise ArgError(f"--account-bucket {value!r}: a table bucket ARN, or NAME=WAREHOUSE, each bucket once")
+        out.append(AccountBucket(name, replace(replica, name=f"{CATALOG}_account{i}", warehouse=warehouse)))
+    return tuple(out)
 
 
 def _configured(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -133,8 +172,9 @@ def _configured(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return cfg.vault.selection()
 
 
-def _from_outputs(path: str, mode: str, endpoint: str | None) -> tuple[CatalogSpec, VaultTarget]:
-    """The recovery replica (the replica the backup role reads) and the vault of the infrastructure outputs."""
+def _from_outputs(path: str, mode: str, endpoint: str | None) -> tuple[CatalogSpec, VaultTarget, list[str]]:
+    """The recovery replica, the vault and the vault's account buckets (what the backup role reads beside the
+    replica) of the infrastructure outputs."""
     from s3tables_kit.topology.outputs import OutputsError, load_outputs
 
     if mode not in ("client", "rest", "glue"):
@@ -148,7 +188,7 @@ def _from_outputs(path: str, mode: str, endpoint: str | None) -> tuple[CatalogSp
         raise ArgError(f"{path} has no kit_vault output: the configuration has no [vault]")
     replica = replace(specs_from_outputs(outputs, mode, CATALOG)[0], endpoint=endpoint)
     target = VaultTarget(v.bucket_name, v.region, v.retention_days, v.storage_class, endpoint, v.point_key_arn)
-    return replica, target
+    return replica, target, list(outputs.recovery.vault_account_table_bucket_arns)
 
 
 def run(
@@ -165,13 +205,21 @@ def run(
     def say(msg: str) -> None:
         print(f"[backup {time.strftime('%H:%M:%S')}] {msg}", file=err, flush=True)
 
-    spark = spark_factory(catalog_conf(req.replica))
+    conf = catalog_conf(req.replica)
+    for b in req.account_buckets:
+        conf.update(catalog_conf(b.catalog))
+    spark = spark_factory(conf)
     tables = list(req.selection[0])
     for ns in req.selection[1]:
         tables += [t for t in list_tables(spark, req.replica.name, ns) if t not in tables]
     say(f"run {run_id}: {len(tables)} table(s) -> s3://{req.vault.bucket} (retention {req.vault.retention_days} days)")
     ctx = BackupContext(spark, req.replica.name, req.replica.warehouse, req.vault, run_id, say, req.part_size)
     rows = [backup_table(ctx, t) for t in tables]
+    for b in req.account_buckets:  # the same selection, of what each account bucket holds, under its own segment
+        held = selected_in(spark, b.catalog.name, req.selection)
+        say(f"account bucket {b.bucket}: {len(held)} table(s)")
+        actx = replace(ctx, catalog=b.catalog.name, source=b.catalog.warehouse, bucket=b.bucket)
+        rows += [replace(backup_table(actx, t), table=f"{b.bucket}:{t}") for t in held]
     print(summary_text(rows), file=out)
     if req.report_dir is not None:
         header = {
@@ -189,6 +237,25 @@ def run(
     return exit_code(rows), rows
 
 
+def selected_in(spark: SparkSession, catalog: str, selection: tuple[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+    """The tables of an account bucket the selection names: a named table where the bucket has it, every table of a
+    named namespace (a namespace it lacks: none). Another account's lake need not hold what the replica holds."""
+    tables, namespaces = selection
+    present = {str(r[0]) for r in spark.sql(f"SHOW NAMESPACES IN {catalog}").collect()}
+    out: list[str] = []
+    for ns in dict.fromkeys([*namespaces, *(t.rpartition(".")[0] for t in tables)]):
+        if ns in present:
+            out += [t for t in list_tables(spark, catalog, ns) if (ns in namespaces or t in tables) and t not in out]
+    return out
+
+
+def _emr_client(ns: argparse.Namespace, req: BackupRequest) -> Any:
+    """The application's EMR Serverless client: in the recovery account and Region, the replica's."""
+    from s3tables_kit.jobs.kernel.sdk import client
+
+    return client("emr-serverless", region=req.replica.region, endpoint_url=ns.endpoint)
+
+
 def local_spark_factory(conf: dict[str, str]) -> SparkSession:
     from s3tables_kit.jobs.spark import build_session
 
@@ -200,6 +267,8 @@ def main(argv: list[str] | None = None, spark_factory: Callable[[dict[str, str]]
     ns = parser().parse_args(argv)
     try:
         req = request_from_args(ns)
+        if preflight.refused(ns, lambda: _emr_client(ns, req), sys.stderr):
+            return 1  # a FAILED job run: the backup's liveness alarm (AWS/EMRServerless)
         return run(req, spark_factory or local_spark_factory)[0]
     except JobError as e:  # bad arguments, or the pinned jars a local session needs (one line, before a JVM)
         return refuse(e)

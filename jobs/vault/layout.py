@@ -4,6 +4,11 @@ vault (docs/decisions/0034-backup-vault.md). Pure functions, no I/O.
     v1/tables/<namespace>/<table>/<table-uuid>/files/<path relative to the table location>
     v1/tables/<namespace>/<table>/<table-uuid>/restorable/<snapshot id>/<run id>/...  (the point's rewritten metadata)
     v1/tables/<namespace>/<table>/<table-uuid>/points/<snapshot id>.json     (the commit point, written last)
+    v1/tables/bucket=<table bucket>/<namespace>/<table>/<table-uuid>/...       (a vault account bucket's tables)
+
+The `bucket=` segment keeps two feeding accounts' tables of one name apart (each account's bucket of a shared vault,
+docs/decisions/0035-fan-in-by-account-namespaces.md); `[recovery] replica`'s own tables have none, so the points
+written before it stay where they are (a namespace cannot contain `=`, so the two never meet).
 
 A file key is derived from the file's path relative to the table location, so a file Iceberg never rewrites under the
 same name is held once, whichever point refers to it; the table UUID keeps a dropped and re-created table apart.
@@ -30,7 +35,10 @@ from datetime import UTC, datetime
 
 LAYOUT_VERSION = "v1"
 POINT_FORMAT = 2  # 2: every file's S3 version id and the point's MAC (format 1 points are refused as unauthenticated)
-_POINT_KEY_RE = re.compile(rf"^{LAYOUT_VERSION}/tables/[^/]+/[^/]+/[^/]+/points/(-?[0-9]+)\.json$")
+BUCKET_SEGMENT = "bucket="  # the segment of an account bucket's tables; a namespace cannot contain `=`
+_POINT_KEY_RE = re.compile(
+    rf"^{LAYOUT_VERSION}/tables/(?:{BUCKET_SEGMENT}[^/]+/)?[^/]+/[^/]+/[^/]+/points/(-?[0-9]+)\.json$"
+)
 FILE_KINDS = (
     "data",
     "position-deletes",
@@ -53,15 +61,26 @@ def _segment(name: str, field: str) -> str:
     return name
 
 
-def table_prefix(namespace: str, table: str, table_uuid: str) -> str:
-    """Every object of one table incarnation lives under this prefix."""
-    parts = (_segment(namespace, "namespace"), _segment(table, "table"), _segment(table_uuid, "table_uuid"))
-    return f"{LAYOUT_VERSION}/tables/{parts[0]}/{parts[1]}/{parts[2]}/"
+def _namespace(name: str) -> str:
+    if name.startswith(BUCKET_SEGMENT):  # S3 Tables refuses `=`; a point naming one would pose as a bucket's
+        raise LayoutError(f"namespace {name!r} must not start with {BUCKET_SEGMENT!r}")
+    return _segment(name, "namespace")
 
 
-def tables_prefix(namespace: str, table: str) -> str:
-    """The prefix of every incarnation (table UUID) of one table name."""
-    return f"{LAYOUT_VERSION}/tables/{_segment(namespace, 'namespace')}/{_segment(table, 'table')}/"
+def _tables_root(bucket: str) -> str:
+    """`v1/tables/`, or for an account bucket of the vault `v1/tables/bucket=<bucket>/` ("": `[recovery] replica`)."""
+    return f"{LAYOUT_VERSION}/tables/" + (f"{BUCKET_SEGMENT}{_segment(bucket, 'bucket')}/" if bucket else "")
+
+
+def table_prefix(namespace: str, table: str, table_uuid: str, bucket: str = "") -> str:
+    """Every object of one table incarnation lives under this prefix (`bucket`: an account bucket's segment)."""
+    parts = (_namespace(namespace), _segment(table, "table"), _segment(table_uuid, "table_uuid"))
+    return f"{_tables_root(bucket)}{parts[0]}/{parts[1]}/{parts[2]}/"
+
+
+def tables_prefix(namespace: str, table: str, bucket: str = "") -> str:
+    """The prefix of every incarnation (table UUID) of one table name, in one replica bucket's part of the vault."""
+    return f"{_tables_root(bucket)}{_namespace(namespace)}/{_segment(table, 'table')}/"
 
 
 def relative_path(table_location: str, file_path: str) -> str:
@@ -141,6 +160,7 @@ class BackupPoint:
     source: str  # the replica table's ARN (or local path) it was read from
     backed_up_at: str  # ISO 8601 UTC
     files: tuple[BackupFile, ...]
+    bucket: str = ""  # the vault account bucket it was read from, its layout segment ("": `[recovery] replica`)
     mac: str = field(default="", compare=False)  # base64 HMAC of `canonical()` with the vault's point key
 
     @property
@@ -156,7 +176,7 @@ class BackupPoint:
 
     @property
     def prefix(self) -> str:
-        return table_prefix(self.namespace, self.table, self.table_uuid)
+        return table_prefix(self.namespace, self.table, self.table_uuid, self.bucket)
 
     @property
     def key(self) -> str:
@@ -206,6 +226,8 @@ class BackupPoint:
             "files": [
                 [f.relative, f.kind, f.size, f.crc32, f.version] for f in sorted(self.files, key=lambda f: f.relative)
             ],
+            # the MAC covers the bucket, so one account's point cannot be shown as another's (absent: as before)
+            **({"bucket": self.bucket} if self.bucket else {}),
         }
 
     @classmethod
@@ -230,6 +252,7 @@ class BackupPoint:
                 source=str(raw["source"]),
                 backed_up_at=str(raw["backed_up_at"]),
                 files=files,
+                bucket=str(raw.get("bucket", "")),
                 mac=str(raw.get("mac", "")),
             )
         except (KeyError, TypeError, ValueError) as e:

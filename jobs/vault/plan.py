@@ -52,10 +52,11 @@ class TableSnapshot:
     snapshot_timestamp_ms: int
     metadata_path: str  # the metadata file in which this snapshot is current
     source: str  # the replica's table bucket ARN or local warehouse, for the record
+    bucket: str = ""  # a vault account bucket's layout segment ("": `[recovery] replica`)
 
     @property
     def prefix(self) -> str:
-        return table_prefix(self.namespace, self.table, self.table_uuid)
+        return table_prefix(self.namespace, self.table, self.table_uuid, self.bucket)
 
 
 @dataclass
@@ -270,6 +271,7 @@ def build_point(
         restore_metadata=restore_metadata,
         table_location=snap.location,
         source=snap.source,
+        bucket=snap.bucket,
         backed_up_at=backed_up_at.isoformat(timespec="seconds"),
         files=tuple(files),
     )

@@ -17,6 +17,7 @@ from datetime import datetime
 from s3tables_kit.jobs.kernel.snapshots import CLOCK_SKEW_MS, iso_ms
 from s3tables_kit.jobs.vault.layout import BackupPoint, LayoutError
 
+OWN_REPLICA = "[recovery] replica"  # whose points have no bucket segment
 MacCheck = Callable[[bytes, str], bool]  # (canonical bytes, base64 MAC) -> whether the point key verifies it
 
 
@@ -46,13 +47,20 @@ class PointScan:
         return [r.line() for r in self.refused]
 
 
-def verify_point(raw: bytes, key: str, modified: datetime, mac_ok: MacCheck | None, *, versioned: bool) -> BackupPoint:
+def verify_point(
+    raw: bytes, key: str, modified: datetime, mac_ok: MacCheck | None, *, versioned: bool, bucket: str = ""
+) -> BackupPoint:
     """The point the object `key` holds (`raw`, written at `modified` by S3's clock), or PointRefused. `mac_ok`: the
-    point key's check; None only for a local directory vault (a drill's copy: nothing there is authenticated)."""
+    point key's check; None only for a local directory vault (a drill's copy: nothing there is authenticated).
+    `bucket`: the replica bucket whose points are read ("": `[recovery] replica`); the MAC covers the point's."""
     try:
         point = BackupPoint.from_json(raw)
     except LayoutError as e:
         raise PointRefused(f"malformed: {e}") from None
+    if point.bucket != bucket:
+        raise PointRefused(
+            f"it is a point of {point.bucket or '[recovery] replica'}, not of {bucket or '[recovery] replica'}"
+        )
     if point.key != key:
         raise PointRefused(f"it names {point.key}, not its own key")
     limit = int(modified.timestamp() * 1000) + CLOCK_SKEW_MS
@@ -72,15 +80,20 @@ def verify_point(raw: bytes, key: str, modified: datetime, mac_ok: MacCheck | No
 
 
 def scan_points(
-    objects: Iterable[tuple[str, Callable[[], tuple[bytes, datetime]]]], mac_ok: MacCheck | None, *, versioned: bool
+    objects: Iterable[tuple[str, Callable[[], tuple[bytes, datetime]]]],
+    mac_ok: MacCheck | None,
+    *,
+    versioned: bool,
+    bucket: str = "",
 ) -> PointScan:
-    """Every point object (key, reader of its bytes and LastModified) verified: the points, oldest first by their
-    snapshot's commit time, and the refused ones. A read that fails refuses that point only."""
+    """Every point object (key, reader of its bytes and LastModified) of the replica bucket `bucket` verified: the
+    points, oldest first by their snapshot's commit time, and the refused ones. A read that fails refuses that point
+    only."""
     points, refused = [], []
     for key, read in objects:
         try:
             raw, modified = read()
-            points.append(verify_point(raw, key, modified, mac_ok, versioned=versioned))
+            points.append(verify_point(raw, key, modified, mac_ok, versioned=versioned, bucket=bucket))
         except (PointRefused, OSError, ValueError) as e:
             reason = str(e) if isinstance(e, PointRefused) else f"unreadable: {e}"
             refused.append(RefusedPoint(key, reason))

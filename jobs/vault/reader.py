@@ -168,13 +168,15 @@ def _mtime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def list_points(store: VaultReader, namespace: str, table: str) -> PointScan:
-    """The backup points of a table, every incarnation (table UUID) of its name: the verified ones oldest first, and
-    each point object refused (malformed, not authenticated by the point key, dated after S3 wrote it) with its
+def list_points(store: VaultReader, namespace: str, table: str, bucket: str = "") -> PointScan:
+    """The backup points of a table of one replica bucket (`bucket`: a vault account bucket, "" for `[recovery]
+    replica`), every incarnation (table UUID) of its name: the verified ones oldest first, and each point object
+    refused (malformed, not authenticated by the point key, another bucket's, dated after S3 wrote it) with its
     reason. A refused point is skipped, never fatal to the table; a vault that cannot be listed is an error."""
     check = store.mac_check()
-    keys = [k for k in store.keys(tables_prefix(namespace, table)) if snapshot_of_point_key(k) is not None]
-    return scan_points(((k, partial(store.read_object, k)) for k in keys), check, versioned=store.local is None)
+    keys = [k for k in store.keys(tables_prefix(namespace, table, bucket)) if snapshot_of_point_key(k) is not None]
+    objects = ((k, partial(store.read_object, k)) for k in keys)
+    return scan_points(objects, check, versioned=store.local is None, bucket=bucket)
 
 
 def _iso(ms: int) -> str:

@@ -78,12 +78,14 @@ class VaultStore:
         found = [o for o in self.listing(points_prefix(prefix)) if snapshot_of_point_key(o.key) is not None]
         return sorted(found, key=lambda o: o.modified, reverse=True)
 
-    def newest_point(self, prefix: str, points: list[Listed] | None = None) -> BackupPoint | None:
+    def newest_point(self, prefix: str, points: list[Listed] | None = None, bucket: str = "") -> BackupPoint | None:
         """The most recently written point that verifies (`points.verify_point`: a refused one is skipped, its sizes,
-        checksums and versions never trusted); `points`: the table's points as `points` listed them."""
+        checksums and versions never trusted); `points`: the table's points as `points` listed them; `bucket`: the
+        replica bucket's layout segment ("": `[recovery] replica`)."""
         check = self.reader.mac_check()
         for o in self.points(prefix) if points is None else points:
-            scan = scan_points([(o.key, partial(self.reader.read_object, o.key))], check, versioned=True)
+            read = partial(self.reader.read_object, o.key)
+            scan = scan_points([(o.key, read)], check, versioned=True, bucket=bucket)
             if scan.points:
                 return scan.points[0]
         return None

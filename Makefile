@@ -58,7 +58,7 @@ e2e: setup ## Terraform + the real provider apply every stack of the seed to the
 e2e-adopt: setup ## Two brownfield lakes (ARGS="--world lake|one"; both by default): two buckets written by pyiceberg with a reader's grant and table-level settings; one account in two Regions that already replicates, with a KMS bucket and a PutRows table. Each discovered, its proposal completed, adopted by the e2e's Terraform apply behind the adoption gate, then checked
 	$(PY) -m harness.e2e.adopt_worlds $(ARGS)
 
-e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the provider's version-token probe, the detection drill, then make live-verify through Terraform
+e2e-all: setup ## make e2e for both examples, each failover topology over its normal one after the real promotion, the estate, the one-account nine-bucket lake, the provider's version-token probe, the detection drill, then make live-verify through Terraform
 	$(PY) -m harness.e2e --all $(ARGS)
 	$(PY) -m harness.e2e.token_probe --json .build/e2e/token-probe.json
 	$(PY) -m harness.e2e.adopt_worlds

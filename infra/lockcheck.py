@@ -23,8 +23,8 @@ What is classified, from the values in the plan (addresses are not trusted: a bu
 - a replica bucket policy updated or deleted (its creation is the first deploy); any table policy of a replica
   table; a replication configuration, namespace or table made on a replica bucket (the promoted bucket of a failover
   topology keeps `PutTableBucketReplication` for its deploy role);
-- the guardrail policy updated or deleted or detached; a replica key's policy, replica tag or deletion; the
-  replication roles' trust or deletion;
+- the guardrail and the pipeline guardrail (every part of each) updated or deleted or detached; a replica key's
+  policy, replica tag or deletion; the replication roles' trust or deletion;
 - a source's bucket policy updated or deleted, and its replication created, changed or deleted, when that source has
   no deploy role (then only break-glass may: the source guard).
 Creation of a replica's resources is never refused: that is the first deploy. The check is a courtesy to the engineer
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from s3tables_kit.policies.actions import PROMOTED_DEPLOY_ACTIONS, PROTECTION_RULES, REPLICA_KEY_TAG
+from s3tables_kit.policies.parts import purpose_of
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
 
@@ -104,7 +105,8 @@ class Classifier:
         self.replica_names = {r.bucket: r.bucket_arn for r in reps}
         self.promoted = self.replica_names.get(cfg.kind.promoted_bucket or "", "")
         self.guarded_sources = {s.bucket_arn for s in cfg.sources if not s.deploy_role_arn}
-        self.guardrail = cfg.guardrail_policy_name
+        # every part of both managed policies the guardrail's DenyGuardrailChange names (`s3tables_kit.policies.parts`)
+        self.guardrails = {cfg.guardrail_policy_name, cfg.pipeline_guardrail_policy_name}
         self.replication_roles = {a.rsplit("/", 1)[-1] for a in cfg.replication_role_arns}
 
     def locked(self, plan: Json) -> list[Locked]:
@@ -171,13 +173,15 @@ class Classifier:
         deleted = "delete" in actions
         if actions == ["create"]:
             return []
-        guardrail = rtype == "aws_iam_policy" and before.get("name") == self.guardrail
+        name = str(before.get("name", ""))
+        guardrail = rtype == "aws_iam_policy" and self._guardrail(name)
         if guardrail and (deleted or before.get("policy") != after.get("policy")):
             action = "iam:DeletePolicy" if deleted else "iam:CreatePolicyVersion"
-            return [Locked(address, action, self.guardrail, "DenyGuardrailChange")]
+            return [Locked(address, action, name, "DenyGuardrailChange")]
         attachment = rtype in ("aws_iam_role_policy_attachment", "aws_iam_policy_attachment")
-        if attachment and deleted and str(before.get("policy_arn", "")).endswith(f":policy/{self.guardrail}"):
-            return [Locked(address, "iam:DetachRolePolicy", self.guardrail, "DenyGuardrailDetach")]
+        attached = str(before.get("policy_arn", "")).rsplit(":policy/", 1)[-1]
+        if attachment and deleted and self._guardrail(attached):
+            return [Locked(address, "iam:DetachRolePolicy", attached, "DenyGuardrailDetach")]
         if rtype == "aws_kms_key" and REPLICA_KEY_TAG in _tags(before):
             key = str(before.get("arn") or address)
             if deleted:
@@ -195,6 +199,10 @@ class Classifier:
                 name = str(before["name"])
                 return [Locked(address, "iam:UpdateAssumeRolePolicy", name, "DenyPrivilegedRoleTampering")]
         return []
+
+    def _guardrail(self, policy_name: str) -> bool:
+        """A part of the guardrail or of the pipeline guardrail (part 1 is the policy's own name)."""
+        return purpose_of(policy_name)[0] in self.guardrails
 
 
 def refusal(found: list[Locked]) -> str:

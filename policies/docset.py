@@ -30,9 +30,8 @@ from s3tables_kit.policies.documents import build_documents, emr_application_arn
 from s3tables_kit.policies.failover import failover_policy_docs
 from s3tables_kit.policies.freeze import freeze_policy_docs
 from s3tables_kit.policies.model import Document, PolicyDoc
+from s3tables_kit.policies.parts import SITE_SEPARATOR, part_name
 from s3tables_kit.topology.config import KitConfig, Replica, Source
-
-SITE_SEPARATOR = "--"
 
 
 def _substitute(node: Any, values: dict[str, str]) -> Any:
@@ -132,6 +131,18 @@ class DocumentSet:
             if name(d.name, src.stack_id) != d.name
         )
         return replace(self, deploys=self.deploys + renames)
+
+    def parts(self, purpose: str, site: str) -> list[Document]:
+        """Every part of a managed policy split under its quota (`s3tables_kit.policies.parts`), part 1 first;
+        empty when the topology has no such document."""
+        out: list[Document] = []
+        # a promotion that deploys the first part deploys them all: no part of the normal topology's joins them
+        moved = self._deployed_name(purpose, site) != f"{purpose}{SITE_SEPARATOR}{site}"
+        while self.has(name := part_name(purpose, len(out) + 1), site):
+            if moved and self._deployed_name(name, site) == f"{name}{SITE_SEPARATOR}{site}":
+                break
+            out.append(self.document(name, site))
+        return out
 
     def optional(self, purpose: str, site: str | None = None) -> Document | None:
         """The document if the topology has it (e.g. a key policy only where the kit creates the key)."""

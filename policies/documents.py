@@ -12,7 +12,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import adopted, assurance, estate, fan_in, freshness, hardener, pipeline, protection, vault
+from s3tables_kit.policies import (
+    adopted,
+    assurance,
+    estate,
+    fan_in,
+    freshness,
+    hardener,
+    parts,
+    pipeline,
+    protection,
+    vault,
+)
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies import vault_accounts as vault_accounts_policies
 from s3tables_kit.policies.keys import KeySite, key_sites, kms_key_policy
@@ -238,7 +249,10 @@ def replica_guardrail(cfg: KitConfig, account_id: str) -> Document:
         *protection.guardrail_guards(
             reps,
             privileged=[a for a in privileged_roles(cfg) if a.split(":")[4] == account_id],
-            guardrail_arns=[guardrail_policy_arn(cfg, account_id), pipeline.guardrail_policy_arn(cfg, account_id)],
+            guardrail_arns=[
+                parts.part_pattern(guardrail_policy_arn(cfg, account_id)),
+                parts.part_pattern(pipeline.guardrail_policy_arn(cfg, account_id)),
+            ],
         ),
         # the sources' deploy roles carry the guardrail where they share the account (an estate's: by name)
         *source_guards(
@@ -548,25 +562,17 @@ def protected_site_documents(cfg: KitConfig) -> list[PolicyDoc]:
                 replica_table_policy_for(cfg, r, example_table_arn(r)),
             )
         )  # fmt: skip
-    for acct in replica_accounts(cfg):
-        docs.append(
-            PolicyDoc(
-                f"replica-guardrail--{acct}",
-                "identity",
-                acct,
-                f"IAM managed policy {cfg.guardrail_policy_name}",
-                replica_guardrail(cfg, acct),
-            )
+    for acct in replica_accounts(cfg):  # each managed policy in parts under its quota (`s3tables_kit.policies.parts`)
+        docs += parts.managed_policy_docs(
+            "replica-guardrail", acct, acct, cfg.guardrail_policy_name, replica_guardrail(cfg, acct)
         )
     for acct in estate.pipeline_guardrail_accounts(cfg):
-        docs.append(
-            PolicyDoc(
-                f"pipeline-guardrail--{acct}",
-                "identity",
-                acct,
-                f"IAM managed policy {cfg.pipeline_guardrail_policy_name}",
-                pipeline.source_account_guardrail(cfg, acct),
-            )
+        docs += parts.managed_policy_docs(
+            "pipeline-guardrail",
+            acct,
+            acct,
+            cfg.pipeline_guardrail_policy_name,
+            pipeline.source_account_guardrail(cfg, acct),
         )
     if cfg.protection.organization:
         org = cfg.protection.organization

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import protection, vault
 from s3tables_kit.policies import statements as iam_statements
+from s3tables_kit.policies.parts import part_pattern
 from s3tables_kit.topology import rules
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.rules import PROTECTION_TAG_KEY
@@ -48,8 +49,8 @@ def replication_role_pattern(cfg: KitConfig) -> str:
 
 
 def guardrail_pattern(cfg: KitConfig) -> str:
-    """The guardrail of every replica account (one name: `KitConfig.guardrail_policy_name`)."""
-    return f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}"
+    """The guardrail of every replica account, every part of it (one name: `KitConfig.guardrail_policy_name`)."""
+    return part_pattern(f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}")
 
 
 def pipeline_guardrail_accounts(cfg: KitConfig) -> list[str]:
@@ -64,7 +65,7 @@ def pipeline_guardrail_arns(cfg: KitConfig) -> list[str]:
     size whatever the number of accounts."""
     if not pipeline_guardrail_accounts(cfg):
         return []
-    return [f"arn:{partition(cfg)}:iam::*:policy/{cfg.pipeline_guardrail_policy_name}"]
+    return [part_pattern(f"arn:{partition(cfg)}:iam::*:policy/{cfg.pipeline_guardrail_policy_name}")]
 
 
 def any_bucket(cfg: KitConfig) -> str:

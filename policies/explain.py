@@ -39,6 +39,7 @@ from s3tables_kit.policies.documents import TABLE_ID_PLACEHOLDER, guardrail_atta
 from s3tables_kit.policies.estate import BUCKET_TAG_KEY_PREFIX
 from s3tables_kit.policies.lint import build_within_quotas
 from s3tables_kit.policies.model import Document, PolicyDoc, kms_alias
+from s3tables_kit.policies.parts import part_of
 from s3tables_kit.policies.simulate import ScpLevel, SimRequest, SimResult
 from s3tables_kit.topology.config import ConfigError, KitConfig, load_config
 
@@ -390,9 +391,9 @@ def applicable(
             and role is not None
             and d.attached_to.split(" ")[:3] == ["IAM", "role", role]
         ]
-        guardrail = docs.get(f"replica-guardrail--{account}")
-        if guardrail is not None and (carries_guardrail or role in guardrail_attachments(cfg, account)):
-            layers.append(_layer(guardrail))
+        guardrail = [d for n, d in docs.items() if part_of(n, "replica-guardrail", account)]  # every part of it
+        if carries_guardrail or role in guardrail_attachments(cfg, account):
+            layers += [_layer(d) for d in guardrail]
         if identity_policies:
             layers += [
                 Layer("identity policy", n, "given with --identity-policy", p, "identity") for n, p in identity_policies

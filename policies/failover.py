@@ -47,6 +47,7 @@ from s3tables_kit.policies.documents import (
     replication_trust,
 )
 from s3tables_kit.policies.documents import recovery_role_permissions as _recovery_role_permissions
+from s3tables_kit.policies.parts import managed_policy_docs, part_pattern
 from s3tables_kit.policies.protection import (
     Exemptions,
     by_exemptions,
@@ -406,9 +407,9 @@ def guardrail_arns(cfg: KitConfig, topo: FailoverTopology, account_ids: Sequence
     out = []
     for acct in account_ids:
         arn = guardrail_policy_arn(cfg, acct)
-        out.append(arn)
+        out.append(part_pattern(arn))  # every part of it
         if pipeline_in(cfg, topo, acct) is not None:
-            out.append(arn.rsplit("/", 1)[0] + "/" + cfg.pipeline_guardrail_policy_name)
+            out.append(part_pattern(arn.rsplit("/", 1)[0] + "/" + cfg.pipeline_guardrail_policy_name))
     return out
 
 
@@ -597,17 +598,15 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
                 destination_table_policy(cfg, topo, d, example_table_arn(d)),
             )
         )  # fmt: skip
-    for acct in accounts(topo):
-        out.append(deployed(
-            f"replica-guardrail--{acct}", "identity", acct, f"IAM managed policy {cfg.guardrail_policy_name}",
-            guardrail(cfg, topo, acct),
-        ))  # fmt: skip
+    for acct in accounts(topo):  # each managed policy in parts under its quota (`s3tables_kit.policies.parts`)
+        out += managed_policy_docs(
+            "replica-guardrail", acct, acct, cfg.guardrail_policy_name, guardrail(cfg, topo, acct), stem=stem
+        )
         if pipeline_in(cfg, topo, acct) is not None:
-            out.append(deployed(
-                f"pipeline-guardrail--{acct}", "identity", acct,
-                f"IAM managed policy {cfg.pipeline_guardrail_policy_name}",
-                pipeline_guardrail(cfg, topo, acct),
-            ))  # fmt: skip
+            out += managed_policy_docs(
+                "pipeline-guardrail", acct, acct, cfg.pipeline_guardrail_policy_name,
+                pipeline_guardrail(cfg, topo, acct), stem=stem,
+            )  # fmt: skip
     org = cfg.protection.organization
     if org is not None and topo.protected:
         out.append(deployed(

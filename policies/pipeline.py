@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import allowlists as AL
-from s3tables_kit.policies import assurance, estate, freshness, hardener
+from s3tables_kit.policies import assurance, estate, freshness, hardener, parts
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, doc, kms_resource
 from s3tables_kit.policies.sites import schedule_arn, schedule_group_arn
@@ -382,9 +382,11 @@ def source_account_guardrail(cfg: KitConfig, account_id: str) -> Document:
     """The pipeline's second layer in a source account without a replica: the guardrail's pipeline denies for the
     sources of that account, attached to its configured roles, which cannot detach or rewrite it (nor can anyone but
     break-glass: the guards SCP)."""
-    own = [guardrail_policy_arn(cfg, account_id)]
+    own = [parts.part_pattern(guardrail_policy_arn(cfg, account_id))]  # every part of it
     if any(r.account_id == account_id for r in cfg.replicas):  # carried beside the guardrail: it guards both
-        own.append(f"arn:{estate.partition(cfg)}:iam::{account_id}:policy/{cfg.guardrail_policy_name}")
+        own.append(
+            parts.part_pattern(f"arn:{estate.partition(cfg)}:iam::{account_id}:policy/{cfg.guardrail_policy_name}")
+        )
     return doc(
         *guardrail_statements(cfg, account_id),
         iam_statements.deny_guardrail_change(own, ()),

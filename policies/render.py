@@ -29,6 +29,8 @@ from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies import lint as policy_lint
 from s3tables_kit.policies import summary_failover, summary_layers, summary_vault, vault
 from s3tables_kit.policies.lint import OverQuota
+from s3tables_kit.policies.parts import PART_BUDGET, part_of
+from s3tables_kit.policies.parts import size as part_size
 from s3tables_kit.policies.summary_allowlists import ALLOWLISTS, allowlists_markdown
 from s3tables_kit.policies.summary_schemes import summary_of
 from s3tables_kit.topology import paths
@@ -112,7 +114,7 @@ REPLICA_KEY_GUARD = "DenyKeyPolicyChangeExceptBreakGlass"
 def _layer(d: policy_documents.PolicyDoc) -> str | None:
     if d.kind in ("bucket-policy", "table-policy", "scp"):
         return d.kind
-    if d.kind == "identity" and d.name.startswith("replica-guardrail--"):
+    if d.kind == "identity" and part_of(d.name, "replica-guardrail"):
         return "guardrail"
     if d.kind == "kms-key-policy" and any(s.get("Sid") == REPLICA_KEY_GUARD for s in d.document["Statement"]):
         return "key-policy"  # replica keys (a source or alarm topic key guards the pipeline, not a replica)
@@ -340,7 +342,7 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
     deploy_roles = sorted({r.deploy_role_arn for r in cfg.replicas if r.deploy_role_arn})
     bg = list(cfg.protection.break_glass_principals)
     replicas = ", ".join(f"`{r.bucket}` ({r.account_id}, {r.region})" for r in cfg.replicas)
-    guardrails = [n for n in names if n.startswith("replica-guardrail--")]
+    guardrails = [n for n in names if part_of(n, "replica-guardrail")]
     lines = [
         f"# Policy summary: `{stem}` (kit `{cfg.kit.name}`)",
         "",
@@ -482,9 +484,16 @@ def summary_markdown(stem: str, cfg: KitConfig, docs: Sequence[policy_documents.
     scps = [d for d in docs if d.kind == "scp"]
     lines += summary_of(cfg).scp_sizes(scps) if scps else []
     managed = [d for d in docs if d.kind == "identity" and "guardrail" in d.name]
-    if managed:  # managed policies: white space not counted (`s3tables_kit.policies.lint`, KIT-IAM8)
-        sizes = ", ".join(f"`{d.name}` {len(''.join(render_json(d.document).split()))}" for d in managed)
-        lines += ["", f"Managed policy sizes (white space not counted, of 6,144 characters each): {sizes}."]
+    inline = [d for d in docs if d.kind == "identity" and d not in managed]
+    tables = [d for d in docs if d.kind in ("bucket-policy", "table-policy")]
+    for group, what in (  # every document the quota rules check (`s3tables_kit.policies.lint.QUOTA_RULES`)
+        (managed, f"Managed policy sizes (white space not counted, of 6,144 characters each; a policy over "
+                  f"{PART_BUDGET:,} is deployed in parts, `<name>-part<k>`, each attached to the same roles)"),
+        (inline, "Role policy sizes (white space not counted, held to 6,144 characters each like a managed policy)"),
+        (tables, "Table bucket and table policy sizes (compact JSON, of 20,480 characters each)"),
+    ):  # fmt: skip
+        if group:
+            lines += ["", f"{what}: {', '.join(f'`{d.name}` {part_size(d.document)}' for d in group)}."]
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from s3tables_kit.policies import actions as iam_actions
 from s3tables_kit.policies import documents as policy_documents
+from s3tables_kit.policies.parts import part_of
 from s3tables_kit.topology.config import KitConfig, Replica
 
 
@@ -36,10 +37,13 @@ def replica_documents(docs: Sequence[policy_documents.PolicyDoc], replica: Repli
     names = {
         f"replica-bucket-policy--{replica.bucket}",
         f"replica-table-policy--{replica.bucket}",
-        f"replica-guardrail--{replica.account_id}",
         f"kms-key-policy--{replica.bucket}",
     }
-    return [d for d in docs if d.name in names or d.kind == "scp"]
+    return [
+        d
+        for d in docs
+        if d.name in names or d.kind == "scp" or part_of(d.name, "replica-guardrail", replica.account_id)  # every part
+    ]
 
 
 # The pipeline's key guards name the source keys (and alarm topic keys), never a replica's.

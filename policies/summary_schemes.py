@@ -15,10 +15,6 @@ def _code(values: Iterable[str]) -> str:
     return ", ".join(f"`{v}`" for v in values) or "(none)"
 
 
-def _scp_size(scps: Sequence[policy_documents.PolicyDoc]) -> list[str]:
-    return ["", f"SCP size (compact JSON): {len(policy_documents.compact_json(scps[0].document))} of 5,120 characters."]
-
-
 def _scp_sizes(scps: Sequence[policy_documents.PolicyDoc]) -> list[str]:
     sizes = ", ".join(f"`{d.name}` {len(policy_documents.compact_json(d.document))}" for d in scps)
     return ["", f"SCP sizes (compact JSON, of 5,120 characters each): {sizes}."]
@@ -105,7 +101,7 @@ class SchemeSummary:
 
 
 SCHEME_SUMMARIES = {
-    "source": SchemeSummary(_source_line, "", "", _assurance_principals_of_one, lambda cfg: [], _scp_size),
+    "source": SchemeSummary(_source_line, "", "", _assurance_principals_of_one, lambda cfg: [], _scp_sizes),
     "sources": SchemeSummary(
         _source_lines,
         " of `{id}`",

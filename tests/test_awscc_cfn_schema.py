@@ -36,8 +36,8 @@ def test_snake_case_mapping_of_cloudformation_names() -> None:
 
 def test_every_awscc_resource_matches_its_cloudformation_schema(synthesized: dict[str, Stacks]) -> None:
     found = awscc_resources(synthesized)
-    # a table bucket in every source, replica and recovery stack: adopt 3, seed 3, multi-account 5, estate 6
-    assert len(found) == 17
+    # a table bucket in every source, replica and recovery stack: adopt 3, seed 3, multi-account 5, estate 6, lake 19
+    assert len(found) == 36
     for where, rtype, name, body, region in found:
         assert region, f"{where}: no awscc provider Region"
         result = check_awscc_resource(rtype, body, region)
@@ -89,6 +89,7 @@ def test_table_buckets_carry_the_kit_and_configured_tags(synthesized: dict[str, 
         },
         "estate": {"cost-center": "data-platform", "kit": "estate", "managed-by": "s3tables-replica-kit"},
         "adopt": {"kit": "sales", "managed-by": "s3tables-replica-kit"},
+        "lake": {"kit": "lake", "managed-by": "s3tables-replica-kit"},
     }  # fmt: skip
     for where, _rtype, _name, body, _region in awscc_resources(synthesized):
         example, stack = where.split("/")
@@ -97,6 +98,6 @@ def test_table_buckets_carry_the_kit_and_configured_tags(synthesized: dict[str, 
             continue
         tags = {t["key"]: t["value"] for t in body["tags"]}
         # an estate's protected (replica) buckets also carry the protection tag, on the bucket only
-        protected = example == "estate" and stack.startswith("replica-")
-        assert tags == (want[example] | {"kit-protection": "estate"} if protected else want[example]), where
+        protected = example in ("estate", "lake") and stack.startswith("replica-")
+        assert tags == (want[example] | {"kit-protection": example} if protected else want[example]), where
         assert synthesized[example][stack]["provider"]["aws"][0]["default_tags"] == [{"tags": want[example]}]

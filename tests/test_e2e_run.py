@@ -23,11 +23,12 @@ from harness.e2e.run import ALL_CONFIGS, EXAMPLES, SEED_CONFIGS, protected_addre
 from s3tables_kit.infra.validate import find_terraform
 
 
-def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate() -> None:
+def test_all_runs_each_failover_topology_on_top_of_its_normal_one_then_the_estate_and_the_lake() -> None:
     assert chains_of(ALL_CONFIGS) == [
         [EXAMPLES / "seed.toml", EXAMPLES / "failover" / "seed.toml"],
         [EXAMPLES / "multi-account.toml", EXAMPLES / "failover" / "multi-account.toml"],
         [EXAMPLES / "estate.toml"],  # no failover topology: an estate's promotion is refused at synth
+        [EXAMPLES / "lake.toml"],  # the one-account lake: its guardrail in parts
     ]
     assert chains_of(SEED_CONFIGS) == [[EXAMPLES / "seed.toml"]]
 

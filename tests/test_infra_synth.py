@@ -547,10 +547,12 @@ def test_the_protection_tag_is_on_every_replica_bucket_and_nowhere_else(synthesi
             for rtype, instances in st.get("resource", {}).items():
                 for rid, body in instances.items():
                     tagged = _tags(body).get("kit-protection")
-                    on_replica_bucket = (
-                        example == "estate" and name.startswith("replica-") and rtype == "awscc_s3tables_table_bucket"
+                    on_replica_bucket = (  # the estates (`[[sources]]`): the estate and the one-account lake
+                        example in ("estate", "lake")
+                        and name.startswith("replica-")
+                        and rtype == "awscc_s3tables_table_bucket"
                     )
-                    assert tagged == ("estate" if on_replica_bucket else None), f"{example}/{name} {rtype}.{rid}"
+                    assert tagged == (example if on_replica_bucket else None), f"{example}/{name} {rtype}.{rid}"
             for provider in st.get("provider", {}).get("aws", []):
                 assert "kit-protection" not in json.dumps(provider.get("default_tags", [])), f"{example}/{name}"
     assert "kit-protection" not in json.dumps(synthesized["seed"]) + json.dumps(synthesized["multi-account"])

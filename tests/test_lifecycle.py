@@ -182,7 +182,7 @@ def test_only_the_destroy_flag_lifts_it(tmp_path: Path) -> None:
 
 def test_a_spark_schema_change_or_a_column_edit_never_replaces_a_source_table(synthesized: dict[str, Stacks]) -> None:
     sources = [st for stacks in synthesized.values() for name, st in stacks.items() if name.startswith("source")]
-    assert len(sources) == 6  # seed, multi-account, adopt and the estate's three
+    assert len(sources) == 15  # seed, multi-account, adopt, the estate's three and the lake's nine
     for stack in sources:
         for table in stack["resource"].get("aws_s3tables_table", {}).values():  # adopt declares no table
             assert table["lifecycle"] == {"ignore_changes": ["metadata"], "prevent_destroy": True}

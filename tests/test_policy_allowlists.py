@@ -22,6 +22,7 @@ import pytest
 from s3tables_kit.policies import allowlists as AL
 from s3tables_kit.policies import lint as policy_lint
 from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.parts import part_of
 from s3tables_kit.policies.simulate import ALLOWED, ScpLevel, SimRequest, principal_context
 from s3tables_kit.topology.config import load_config
 from tests import policy_fixtures
@@ -84,8 +85,9 @@ def principals(example: str, docs: dict[str, Any]) -> list[Principal]:
     accounts = sorted({cfg.sources[0].account_id, cfg.recovery_replica.account_id})
     out = [Principal("outsider", OUTSIDER, AL.EVERYONE, (ADMIN_ACCESS,), bound_by_scps=False)]
     for acct in accounts:
-        guard = tuple(n for n in (f"replica-guardrail--{acct}", f"pipeline-guardrail--{acct}") if n in docs)
-        replica_guard = guard if f"replica-guardrail--{acct}" in docs else ()
+        # every part of each managed policy (`s3tables_kit.policies.parts`)
+        guard = tuple(n for n in docs if any(part_of(n, g, acct) for g in ("replica-guardrail", "pipeline-guardrail")))
+        replica_guard = guard if any(part_of(n, "replica-guardrail", acct) for n in docs) else ()
         out.append(Principal(f"admin@{acct}", f"arn:aws:iam::{acct}:role/Administrator", AL.EVERYONE, (ADMIN_ACCESS,)))
         attach = set(cfg.protection.guardrail_attach_roles) | set(cfg.protection.source_guardrail_attach_roles)
         for name in sorted(attach)[:1]:
@@ -200,7 +202,7 @@ def regions_of(example: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("example", ["seed", "multi-account", "estate", "adopt"])
+@pytest.mark.parametrize("example", ["seed", "multi-account", "estate", "adopt", "lake"])
 def test_no_action_outside_the_allow_lists_is_allowed(example: str) -> None:
     """Every class stays within its list, and widening one entry (everyone may mute an alarm) is caught: the sweep
     would let the widened action through for every administrator."""

@@ -31,6 +31,8 @@ import pytest
 
 from s3tables_kit.policies import documents as policy_documents
 from s3tables_kit.policies import failover as FO
+from s3tables_kit.policies.docset import build
+from s3tables_kit.policies.parts import with_parts
 from s3tables_kit.policies.simulate import (
     ALLOWED,
     EXPLICIT_DENY,
@@ -47,6 +49,8 @@ from tests import policy_fixtures
 pytestmark = pytest.mark.node
 
 CONFIG = policy_fixtures.ROOT / "examples" / "failover" / "multi-account.toml"
+# the promotion's documents: a guardrail is carried with every part it is deployed in (`s3tables_kit.policies.parts`)
+CANDIDATES = frozenset(d.name for d in build(load_config(CONFIG)).all())
 PROMOTED_ACCOUNT = "222222222222"
 RETAINED_ACCOUNT = "333333333333"
 PROMOTED_BUCKET = "arn:aws:s3tables:eu-central-1:222222222222:bucket/lakehouse-replica-euc1"
@@ -87,6 +91,7 @@ RETAINED_POLICY = "replica-bucket-policy--lakehouse-replica-apse2"
 RETAINED_TABLE_POLICY = "replica-table-policy--lakehouse-replica-apse2"
 GUARDRAIL = P + "replica-guardrail--222222222222"
 GUARDRAIL3 = P + "replica-guardrail--333333333333"
+# the promotion's documents: a guardrail is carried with every part it is deployed in (`s3tables_kit.policies.parts`)
 SCP = P + "scp-protect-replicas"
 SCP_PROMOTED = P + "scp-protect-promoted"
 SCP_GUARDS = P + "scp-protect-replica-guards"
@@ -248,7 +253,7 @@ def request(who: str, resource: str, action: str, variant: str = "") -> SimReque
         resource=arn,
         resource_account=account,
         context=principal_context(PRINCIPALS[who], source_account=account),
-        identity_policies=tuple(ns(n) for n in IDENTITY[who]),
+        identity_policies=tuple(ns(p) for n in IDENTITY[who] for p in with_parts(n, CANDIDATES)),
         scps=scps if who not in ("maint", "other") else (),
         resource_policies=tuple(ns(n) for n in resource_policies),
     )
@@ -436,7 +441,7 @@ def layers_of(result: SimResult) -> set[str]:
         if kind == "scp":
             out.add("scp")
         elif kind == "identity":
-            out.add("guardrail" if "replica-guardrail--" in rest else "own policy")
+            out.add("guardrail" if "replica-guardrail" in rest else "own policy")  # any part of it
         elif _flat(PROMOTED_TABLE_POLICY) in _flat(rest):
             out.add("table policy")
         elif _flat(PROMOTED_POLICY) in _flat(rest):

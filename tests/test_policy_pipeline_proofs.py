@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.policies.docset import build, build_monitor
+from s3tables_kit.policies.parts import with_parts
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, ScpLevel, SimRequest, SimResult, principal_context
 from s3tables_kit.topology.config import load_config
 from s3tables_kit.topology.failover import failover_topology
@@ -356,7 +357,7 @@ def request(site: Site, cid: str, case: Case, variant: str, docs: dict[str, Any]
         resource=case.resource,
         resource_account=account,
         context=ctx,
-        identity_policies=tuple(ns(n) for n in identity),
+        identity_policies=tuple(ns(p) for n in identity for p in with_parts(n, docs)),  # every part of a guardrail
         scps=(
             (
                 ScpLevel("r-root", (FULL_AWS_ACCESS,)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -11,8 +12,14 @@ from s3tables_kit.policies import render
 from s3tables_kit.policies import statements as iam_statements
 
 
+@functools.cache
+def rendered() -> dict[str, str]:
+    """Every example rendered once for the tests that only read the result (a render of every example is the cost)."""
+    return render.render_all()
+
+
 def test_render_is_deterministic() -> None:
-    assert render.render_all() == render.render_all()
+    assert rendered() == render.render_all()
 
 
 def test_committed_rendering_is_up_to_date() -> None:
@@ -21,7 +28,7 @@ def test_committed_rendering_is_up_to_date() -> None:
 
 
 def test_json_format_pretty_with_trailing_newline() -> None:
-    files = render.render_all()
+    files = rendered()
     for rel, text in files.items():
         if rel.endswith(".json"):
             assert text.endswith("}\n")
@@ -31,7 +38,7 @@ def test_json_format_pretty_with_trailing_newline() -> None:
 
 
 def test_summary_names_principals_break_glass_risks_and_attachments() -> None:
-    text = render.render_all()["seed/SUMMARY.md"]
+    text = rendered()["seed/SUMMARY.md"]
     for needle in (
         "### Replication role",
         "### S3 Tables maintenance service",
@@ -51,7 +58,7 @@ def test_summary_names_principals_break_glass_risks_and_attachments() -> None:
 def test_changing_a_statement_builder_fails_the_check_with_a_diff(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    render.write_tree(render.render_all(), tmp_path)
+    render.write_tree(rendered(), tmp_path)
     assert render.check(tmp_path) == []
     original = iam_statements.kms_deny_key_deletion
 
@@ -70,7 +77,7 @@ def test_changing_a_statement_builder_fails_the_check_with_a_diff(
 
 
 def test_missing_and_extra_files_are_reported(tmp_path: Path) -> None:
-    render.write_tree(render.render_all(), tmp_path)
+    render.write_tree(rendered(), tmp_path)
     (tmp_path / "seed" / "scp-protect-replicas.json").unlink()
     (tmp_path / "seed" / "old-policy.json").write_text("{}\n")
     problems = "".join(render.check(tmp_path))

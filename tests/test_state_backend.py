@@ -17,7 +17,9 @@ from tests.synth_fixtures import Synthesized
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+# The lake (nine sources and replicas of one account) repeats the estate's stacks nine times: synthesizing it in a
+# second directory proves nothing the others do not, at the cost of a synth.
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.toml") if p.stem != "lake")
 Stacks = dict[str, dict[str, Any]]
 SYNTH_IN_CWD = """
 import sys

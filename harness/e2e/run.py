@@ -103,14 +103,11 @@ EXAMPLES = ROOT / "examples"
 WORKDIR = ROOT / ".build" / "e2e"
 SEED_CONFIGS = (EXAMPLES / "seed.toml",)
 # A failover topology runs after (and on top of) its normal topology: seed, failover seed, multi-account, failover
-# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault).
-ALL_CONFIGS = (
-    EXAMPLES / "seed.toml",
-    EXAMPLES / "failover" / "seed.toml",
-    EXAMPLES / "multi-account.toml",
-    EXAMPLES / "failover" / "multi-account.toml",
-    EXAMPLES / "estate.toml",
-)
+# multi-account; then the estate (`[[sources]]`: three sources, a fan-in vault) and the one-account lake.
+ALL_CONFIGS = tuple(EXAMPLES / p for p in ("seed.toml", "failover/seed.toml", "multi-account.toml",
+                                           "failover/multi-account.toml", "estate.toml", "lake.toml"))  # fmt: skip
+# The lake's stacks repeat the estate's nine times: one destroy round under `--all` (the others prove every round).
+ONE_DESTROY_ROUND = frozenset({(EXAMPLES / "lake.toml").resolve()})
 # The README's order for a first deploy; the manifest's dependencies decide, this breaks ties.
 ORDER_HINT = ("replica-", "source", "failover", "recovery", "organization")
 # The destroy check needs no refresh: prevent_destroy is decided on the configuration and the state.
@@ -644,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         help="configurations (default: examples/seed.toml); a failover topology runs on top of its normal one",
     )  # fmt: skip
     parser.add_argument(
-        "--all", action="store_true", help="both examples, each with its failover topology on top, and the estate"
+        "--all", action="store_true", help="both examples, their failover topologies, the estate and the lake"
     )
     parser.add_argument(
         "--every-destroy-round", action="store_true",
@@ -675,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
             base: ExampleRun | None = None
             tf_here = Terraform(tf.binary, {**tf.env, **proxy_env(emu.url)})
             for config in configs_on_one_state:
-                every_round = args.every_destroy_round or args.all
+                every_round = args.every_destroy_round or (args.all and config.resolve() not in ONE_DESTROY_ROUND)
                 run = ExampleRun(config, workdir, tf_here, emu, chain, base=base, every_destroy_round=every_round)
                 runs.append(run)
                 run.run()

@@ -15,8 +15,9 @@ from constructs import Construct
 
 from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies.documents import Document
+from s3tables_kit.policies.parts import part_name
 
-__all__ = ["ReplicaBucketPolicy", "ReplicaGuardrail"]
+__all__ = ["ReplicaBucketPolicy", "ReplicaGuardrail", "guardrail_parts", "pipeline_guardrail"]
 
 
 class ReplicaBucketPolicy(Construct):
@@ -75,14 +76,39 @@ class ReplicaGuardrail(Construct):
             IamRolePolicyAttachment(self, f"attach-{role.lower()}", role=role, policy_arn=self.policy.arn)
 
 
-def pipeline_guardrail(scope: Construct, name: str, policy: Document, attach_to_roles: Sequence[str]) -> None:
-    """The account's pipeline guardrail (the kit's allow-lists, the pipeline's guards) beside its guardrail: one
-    stack of the account deploys it (IAM is global), construct id `pipeline-guardrail`."""
-    ReplicaGuardrail(
+def guardrail_parts(
+    scope: Construct,
+    id: str,
+    *,
+    name: str,
+    parts: Sequence[Document],
+    attach_to_roles: Sequence[str],
+    description: str = GUARDRAIL_DESCRIPTION,
+) -> list[ReplicaGuardrail]:
+    """Every part of a managed policy split under its quota (`DocumentSet.parts`), each attached to the same roles:
+    part 1 under construct id `id` and the policy name `name` (as before any split: construct ids are the Terraform
+    state contract), part k under `<id>-part<k>` and `<name>-part<k>`."""
+    return [
+        ReplicaGuardrail(
+            scope,
+            part_name(id, k),
+            name=part_name(name, k),
+            policy=policy,
+            attach_to_roles=attach_to_roles,
+            description=description,
+        )
+        for k, policy in enumerate(parts, 1)
+    ]
+
+
+def pipeline_guardrail(scope: Construct, name: str, parts: Sequence[Document], attach_to_roles: Sequence[str]) -> None:
+    """The account's pipeline guardrail (the kit's allow-lists, the pipeline's guards) beside its guardrail, in
+    parts: one stack of the account deploys it (IAM is global), construct id `pipeline-guardrail`."""
+    guardrail_parts(
         scope,
         "pipeline-guardrail",
         name=name,
-        policy=policy,
+        parts=parts,
         attach_to_roles=attach_to_roles,
         description=PIPELINE_GUARDRAIL_DESCRIPTION,
     )

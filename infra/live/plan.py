@@ -156,7 +156,7 @@ class RunPlan:
             (racct, "global", "IAM role", self.name("admin")),
             (racct, "global", "IAM role", self.name("break-glass")),
             (racct, "global", "IAM role", self.name("reader")),
-            (racct, "global", "IAM policy", f"{self.name_prefix}-s3tables-replica-guardrail"),
+            (racct, "global", "IAM policy (each part)", f"{self.name_prefix}-s3tables-replica-guardrail*"),
             (s.management_account_id, "global", "SCP (2)", f"{self.name_prefix}-*"),
         ]
 

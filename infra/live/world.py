@@ -19,8 +19,10 @@ import botocore.session
 
 from s3tables_kit.infra.live.plan import NAMESPACE_THROWAWAY, RunPlan
 from s3tables_kit.policies import documents
+from s3tables_kit.policies.docset import build
 from s3tables_kit.policies.keys import key_sites, kms_key_policy
 from s3tables_kit.policies.model import kms_alias
+from s3tables_kit.policies.parts import part_name
 from s3tables_kit.topology.config import KitConfig, parse_config
 from s3tables_kit.topology.sdk_models import extended
 
@@ -204,14 +206,17 @@ def deploy(target: LiveTarget, plan: RunPlan, cfg: KitConfig) -> dict[str, Any]:
     _role(src_iam, plan.name("setup"), s.account_id, tags, setup_role_permissions(plan))
     for who, permissions in RUN_ROLES:
         _role(iam, plan.name(who), s.replica_account_id, tags, permissions)
-    guardrail = iam.create_policy(
-        PolicyName=cfg.guardrail_policy_name,
-        PolicyDocument=json.dumps(documents.replica_guardrail(cfg, s.replica_account_id)),
-        Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
-    )["Policy"]["Arn"]
-    iam.attach_role_policy(RoleName=plan.name("deploy"), PolicyArn=guardrail)  # the stacks: the deploy role's own
-    for name in cfg.protection.guardrail_attach_roles:
-        iam.attach_role_policy(RoleName=name, PolicyArn=guardrail)
+    guardrail = []  # every part of it, each a managed policy under the quota (`s3tables_kit.policies.parts`)
+    for i, part in enumerate(build(cfg).parts("replica-guardrail", s.replica_account_id), 1):
+        arn = iam.create_policy(
+            PolicyName=part_name(cfg.guardrail_policy_name, i),
+            PolicyDocument=json.dumps(part),
+            Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
+        )["Policy"]["Arn"]
+        iam.attach_role_policy(RoleName=plan.name("deploy"), PolicyArn=arn)  # the stacks: the deploy role's own
+        for name in cfg.protection.guardrail_attach_roles:
+            iam.attach_role_policy(RoleName=name, PolicyArn=arn)
+        guardrail.append(arn)
     conf = {
         "role": cfg.replication_role_arn_of(source),
         "rules": [{"destinations": [{"destinationTableBucketARN": dst_arn}]}],

@@ -10,7 +10,7 @@ from constructs import Construct
 from s3tables_kit.infra.constructs.freshness import replica_freshness
 from s3tables_kit.infra.constructs.replica_protection import (
     ReplicaBucketPolicy,
-    ReplicaGuardrail,
+    guardrail_parts,
     pipeline_guardrail,
 )
 from s3tables_kit.infra.constructs.schedule import deployed_entry
@@ -57,12 +57,12 @@ class ReplicaStack(TerraformStack):
             bucket_arn=self.bucket.arn,
             policy=docs.document("replica-bucket-policy", replica.bucket),
         )
-        if owns_guardrail:
-            ReplicaGuardrail(
+        if owns_guardrail:  # every part of it, under the managed policy quota (construct id `guardrail` for part 1)
+            guardrail_parts(
                 self,
                 "guardrail",
                 name=cfg.guardrail_policy_name,
-                policy=docs.document("replica-guardrail", replica.account_id),
+                parts=docs.parts("replica-guardrail", replica.account_id),
                 attach_to_roles=documents.guardrail_attachments(cfg, replica.account_id),
             )
         if owns_guardrail and docs.has("pipeline-guardrail", replica.account_id):
@@ -71,7 +71,7 @@ class ReplicaStack(TerraformStack):
             pipeline_guardrail(
                 self,
                 cfg.pipeline_guardrail_policy_name,
-                docs.document("pipeline-guardrail", replica.account_id),
+                docs.parts("pipeline-guardrail", replica.account_id),
                 documents.guardrail_attachments(cfg, replica.account_id),
             )
         check = replica_freshness(self, cfg, docs, replica)  # the account's own check of its replicas' freshness

@@ -110,7 +110,7 @@ class SourceStack(TerraformStack):
             pipeline_guardrail(
                 self,
                 cfg.pipeline_guardrail_policy_name,
-                docs.document("pipeline-guardrail", src.account_id),
+                docs.parts("pipeline-guardrail", src.account_id),
                 cfg.protection.source_guardrail_attach_roles,
             )
         monitor = source_assurance(self, cfg, src, docs)  # `[assurance]`: replication monitor, alarms, alarm topic

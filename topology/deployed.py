@@ -65,9 +65,9 @@ def deployed_value(
     groups: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
-    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields) and {function name:
-    its configuration} (`FunctionOut`'s fields) and {schedule name: its group, where not the default}. The record a function's package holds to compare at every run is
-    this value too (`jobs/ops/running.py`)."""
+    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields), {function name:
+    its configuration} (`FunctionOut`'s fields) and {schedule name: its group, where not the default}. The record a
+    function's package holds to compare at every run is this value too (`jobs/ops/running.py`)."""
     out: dict[str, Any] = {
         "functions": dict(functions),
         "schedules": {

@@ -567,11 +567,12 @@ def plan_gate_apply(
 
 
 def _live_reader(endpoint_url: str | None) -> ReadLive:
-    """The deployer's credentials (the default chain, as Terraform's), the endpoint flag or `$AWS_ENDPOINT_URL`."""
-    from s3tables_kit.jobs.kernel.clients import Clients, resolve_endpoint
+    """The deployer's credentials (the default chain, as Terraform's); the endpoint flag wins, else botocore reads
+    `$AWS_ENDPOINT_URL` itself (infra imports nothing of the jobs)."""
+    import boto3
 
-    clients = Clients(endpoint_url=resolve_endpoint(endpoint_url))
-    return live_reader(lambda region: clients.client("s3tables", region))
+    session = boto3.session.Session()
+    return live_reader(lambda region: session.client("s3tables", region_name=region, endpoint_url=endpoint_url))
 
 
 def main(argv: list[str] | None = None) -> int:

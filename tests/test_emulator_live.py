@@ -56,8 +56,11 @@ def test_condition_operators_and_missing_keys() -> None:
     assert authz.conditions({"StringNotEquals": {"aws:SourceAccount": "111122223333"}}, ctx)
     assert authz.conditions({"StringEqualsIfExists": {"aws:SourceAccount": "111122223333"}}, ctx)
     assert authz.conditions({"Null": {"aws:SourceAccount": "true"}}, ctx)
-    with pytest.raises(ValueError, match="NumericLessThan"):
-        authz.conditions({"NumericLessThan": {"aws:PrincipalArn": "1"}}, ctx)
+    days = {**ctx, "s3:object-lock-remaining-retention-days": "3"}  # numeric operators compare numbers, not strings
+    assert authz.conditions({"NumericLessThan": {"s3:object-lock-remaining-retention-days": "10"}}, days)
+    assert not authz.conditions({"NumericGreaterThan": {"s3:object-lock-remaining-retention-days": "10"}}, days)
+    with pytest.raises(ValueError, match="DateLessThan"):  # an operator the stand-in does not evaluate is refused
+        authz.conditions({"DateLessThan": {"aws:CurrentTime": "2026-01-01T00:00:00Z"}}, {"aws:CurrentTime": "x"})
 
 
 def test_a_resource_policy_allow_needs_a_matching_principal() -> None:

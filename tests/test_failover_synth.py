@@ -13,7 +13,7 @@ import pytest
 
 from s3tables_kit.infra.lifecycle import PROTECTED_TYPES
 from s3tables_kit.policies import failover as failover_policies
-from s3tables_kit.policies import pipeline, vault
+from s3tables_kit.policies import parts, pipeline, vault
 from s3tables_kit.policies.documents import compact_json, guardrail_attachments
 from s3tables_kit.policies.model import doc
 from s3tables_kit.topology.config import KitConfig, load_config
@@ -133,12 +133,16 @@ def test_deployed_documents_are_the_builders(name: str, synths: dict[str, Any]) 
     # the guardrail and, beside it, the pipeline's identity layer, attached to the same roles
     acct = topo.promoted.account_id
     policies = {b["name"]: json.loads(b["policy"]) for b in only_of(promoted, "aws_iam_policy")}
-    assert policies == {
+    wanted = {
         cfg.guardrail_policy_name: failover_policies.guardrail(cfg, topo, acct),
         cfg.pipeline_guardrail_policy_name: failover_policies.pipeline_guardrail(cfg, topo, acct),
     }
+    in_parts = {  # each managed policy deployed in the parts its builder's document packs into
+        parts.part_name(name, k): part for name, whole in wanted.items() for k, part in enumerate(parts.split(whole), 1)
+    }
+    assert policies == in_parts
     attached = sorted(b["role"] for b in only_of(promoted, "aws_iam_role_policy_attachment"))
-    assert attached == sorted(2 * guardrail_attachments(cfg, acct))
+    assert attached == sorted(len(in_parts) * guardrail_attachments(cfg, acct))
     roles = {b["name"]: b for b in resources(promoted).values() if "assume_role_policy" in b}
     role = roles[topo.replication_role_name]
     assert json.loads(role["assume_role_policy"]) == failover_policies.replication_role_trust(topo)

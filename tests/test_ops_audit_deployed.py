@@ -49,7 +49,8 @@ def test_audit_names_changed_code_schedule_and_application(ops_env: OpsEnv) -> N
     emr, rec_sched = c.client("emr-serverless", rec.region), c.client("scheduler", rec.region)
     app = emr.create_application(name="seed-recovery", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
     request = json.dumps({"applicationId": app, "executionRoleArn": rec.role_arn, "name": "kit-rehearsal"})
-    rehearsal = {"Name": "seed-recovery-rehearsal", **every}
+    rec_sched.create_schedule_group(Name="seed-recovery-rehearsal")  # a job's schedule sits in its own group
+    rehearsal = {"Name": "seed-recovery-rehearsal", "GroupName": "seed-recovery-rehearsal", **every}
     rec_sched.create_schedule(Target={"Arn": UNIVERSAL, "RoleArn": role_arn, "Input": request}, **rehearsal)
 
     doc: dict[str, Any] = copy.deepcopy(world.outputs_doc)
@@ -59,7 +60,10 @@ def test_audit_names_changed_code_schedule_and_application(ops_env: OpsEnv) -> N
     doc["recovery"]["kit_recovery"] |= {
         "emr_application_id": app,
         "deployed": deployed_value(
-            {}, {"seed-recovery-rehearsal": (UNIVERSAL, request)}, {"release_label": "emr-7.12.0"}
+            {},
+            {"seed-recovery-rehearsal": (UNIVERSAL, request)},
+            {"release_label": "emr-7.12.0"},
+            groups={"seed-recovery-rehearsal": "seed-recovery-rehearsal"},
         ),
     }
     outputs = parse_outputs(doc)

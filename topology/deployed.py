@@ -22,6 +22,7 @@ class _Recorded(BaseModel):
 class ScheduleOut(_Recorded):
     target_arn: str = Field(description="ARN of what the schedule invokes (a function, or the universal target).")
     input: str | None = Field(default=None, description="The target's input as deployed (a job run's request).")
+    group: str | None = Field(default=None, description="The schedule's group; null: the default group.")
 
 
 class ApplicationOut(_Recorded):
@@ -61,14 +62,18 @@ def deployed_value(
     schedules: Mapping[str, tuple[str, str | None]],
     application: Mapping[str, Any] | None = None,
     configurations: Mapping[str, Mapping[str, Any]] | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The `deployed` entry of a stack's output (`DeployedOut`): {function name: code SHA-256}, {schedule name:
-    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields) and {function name:
-    its configuration} (`FunctionOut`'s fields). The record a function's package holds to compare at every run is
-    this value too (`jobs/ops/running.py`)."""
+    (target ARN, input)}, the EMR Serverless application's settings (`ApplicationOut`'s fields), {function name:
+    its configuration} (`FunctionOut`'s fields) and {schedule name: its group, where not the default}. The record a
+    function's package holds to compare at every run is this value too (`jobs/ops/running.py`)."""
     out: dict[str, Any] = {
         "functions": dict(functions),
-        "schedules": {n: {"target_arn": arn, "input": data} for n, (arn, data) in schedules.items()},
+        "schedules": {
+            n: {"target_arn": arn, "input": data} | ({"group": (groups or {})[n]} if n in (groups or {}) else {})
+            for n, (arn, data) in schedules.items()
+        },
     }
     if configurations:
         out["configurations"] = {n: dict(c) for n, c in configurations.items()}

@@ -13,14 +13,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
-from harness.e2e.token_probe import KIT_ROLE, OWNERS_ROLE, RESOURCE, TABLE_RESOURCE, failure, plan_outcome
+from harness.e2e.token_world import KIT_ROLE, OWNERS_ROLE, RESOURCE, TABLE_RESOURCE, Probe, failure, plan_outcome
 from s3tables_kit.infra.adoptgate import AdoptionIntent, GatedApply, plan_gate_apply
 from s3tables_kit.infra.takeover import live_reader, take_over, terraform_runner
-
-if TYPE_CHECKING:
-    from harness.e2e.token_probe import Probe
 
 REFUSED = "refused by the gate, nothing applied"
 

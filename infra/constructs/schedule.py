@@ -149,12 +149,14 @@ def deployed_entry(
     """A stack output's `deployed` (`s3tables_kit.topology.deployed.deployed_value`): the code hash of each function and
     the target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
     fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in functions if f is not None}
-    targets = {}
+    targets, groups = {}, {}
     for s in (s for s in schedules if s is not None):
         target = s.target_input
         assert isinstance(target, SchedulerScheduleTarget)
         targets[str(s.name_input)] = (str(target.arn), target.input)
-    return deployed_value(fns, targets, application)
+        if s.group_name_input is not None:  # a job's own group: its schedule is read there
+            groups[str(s.name_input)] = str(s.group_name_input)
+    return deployed_value(fns, targets, application, groups=groups)
 
 
 def running_record(functions: Sequence[PackagedFunction], schedules: Mapping[str, str]) -> dict[str, Any]:

@@ -80,7 +80,8 @@ def _check_function(client: Any, name: str, deployed: DeployedOut, report: Audit
 
 
 def _check_schedule(client: Any, name: str, deployed: ScheduleOut, report: AuditReport) -> None:
-    live = _read(report, "schedule", name, client.get_schedule, Name=name)
+    group = {"GroupName": deployed.group} if deployed.group else {}
+    live = _read(report, "schedule", name, client.get_schedule, Name=name, **group)
     if live is None:
         return
     changed = schedule_differences(live, deployed.target_arn, deployed.input)

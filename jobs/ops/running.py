@@ -60,7 +60,8 @@ def running_findings(clients: Clients, region: str, deployed: Mapping[str, Any])
         found = [error] if live is None else function_differences(live, sha, configurations.get(name))
         out += [f"function {name}: {f}" for f in found if f]
     for name, schedule in sorted((deployed.get("schedules") or {}).items()):
-        live, error = _read(scheduler.get_schedule, Name=name)
+        group = {"GroupName": schedule["group"]} if schedule.get("group") else {}
+        live, error = _read(scheduler.get_schedule, Name=name, **group)
         found = [error] if live is None else schedule_differences(live, schedule["target_arn"], schedule.get("input"))
         out += [f"schedule {name}: {f}" for f in found if f]
     return out

@@ -572,10 +572,8 @@ class ExampleRun:
         # The emulator evaluates no IAM: any role of the account serves as the operator's (AssumeRole -> that account).
         return f"arn:aws:iam::{account}:role/kit-e2e-operator"
 
-    def tool(
-        self, name: str, args: list[str], *, account: str | None = None, region: str | None = None,
-        env_of: Mapping[str, str] | None = None,
-    ) -> str:  # fmt: skip
+    def tool(self, name: str, args: list[str], *, account: str | None = None, region: str | None = None,
+             env_of: Mapping[str, str] | None = None) -> str:  # fmt: skip
         """`python <args>` as an operator runs it (its stdout); with `account`, that account's key in the env; with
         `env_of`, that environment (e.g. Terraform's, for a tool that runs it) instead of this process's."""
         t0 = time.monotonic()

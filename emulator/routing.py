@@ -45,8 +45,33 @@ for _r in ROUTES:  # the same order within each method: the longest literal part
     _BY_METHOD.setdefault(_r.method, []).append(_r)
 
 
+def _literal(segment: str) -> str | None:
+    return None if "{" in segment else segment
+
+
+def _shape(path: str) -> tuple[int, str | None, str | None]:
+    """(segments, first, last) of a model path; a parameter's segment is None (it matches any one segment)."""
+    parts = path.split("/")
+    return len(parts), _literal(parts[1]) if len(parts) > 1 else None, _literal(parts[-1])
+
+
+_SHAPES = {r: _shape(re.sub(r"\(\?P<(\w+)>\[\^/\]\+\)", r"{\1}", r.regex.pattern.strip("^$"))) for r in ROUTES}
+
+
+@functools.lru_cache(maxsize=4096)
+def _candidates(method: str, segments: int, first: str, last: str) -> tuple[Route, ...]:
+    """The routes of `method` that a path of this many segments, first and last can match, in matching order: a
+    parameter matches one segment (``[^/]+``), so any other route cannot match (a tenth of the CPU of a request)."""
+    return tuple(
+        r
+        for r in _BY_METHOD.get(method, ())
+        if _SHAPES[r][0] == segments and _SHAPES[r][1] in (None, first) and _SHAPES[r][2] in (None, last)
+    )
+
+
 def match_route(method: str, raw_path: str) -> tuple[str, dict[str, str]] | None:
-    for r in _BY_METHOD.get(method, ()):
+    parts = raw_path.split("/")
+    for r in _candidates(method, len(parts), parts[1] if len(parts) > 1 else "", parts[-1]):
         m = r.regex.match(raw_path)
         if m:
             return r.op, {k: _unquote(v) for k, v in m.groupdict().items()}

@@ -21,11 +21,13 @@ Any other request goes through the standard library's and werkzeug's parsing, as
 from __future__ import annotations
 
 import argparse
+import email.utils
 import io
 import logging
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -72,6 +74,19 @@ class _Fields:
 
     def __len__(self) -> int:
         return len(self._fields)
+
+
+_DATE: list[tuple[int, str]] = [(-1, "")]  # (second, its HTTP date): formatting one costs more than routing
+
+
+def _http_date() -> str:
+    """The Date header's value now (RFC 7231, as `BaseHTTPRequestHandler.date_time_string`), formed once a second."""
+    now = int(time.time())
+    second, text = _DATE[-1]
+    if second != now:
+        text = email.utils.formatdate(now, usegmt=True)
+        _DATE[-1] = (now, text)
+    return text
 
 
 def _dance(value: str) -> str:
@@ -217,7 +232,7 @@ class _KeepAliveHandler(WSGIRequestHandler):
         if names.get("connection", "").lower() == "close":
             self.close_connection = True
         lines = [f"{self.protocol_version} {status}", f"Server: {self.version_string()}"]
-        lines += [f"Date: {self.date_time_string()}"] + [f"{k}: {v}" for k, v in headers]
+        lines += [f"Date: {_http_date()}"] + [f"{k}: {v}" for k, v in headers]
         if self.close_connection and "connection" not in names:
             lines.append("Connection: close")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

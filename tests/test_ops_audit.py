@@ -278,3 +278,37 @@ def test_a_future_dated_commit_is_a_finding_of_audit_and_status(ops_env: OpsEnv,
     assert st.main(["--outputs", str(out), "--endpoint-url", world.env.endpoint, "--quiet", "--json"]) == 1
     (row,) = [d for d in json.loads(capsys.readouterr().out)["destinations"] if d["table"] == "analytics.orders"]
     assert row["lag_seconds"] > 0 and "modifiedAt" in row["lag_source"]
+
+
+def test_a_table_policy_is_compared_by_meaning_and_its_text_made_once() -> None:
+    """`TablePolicyCheck`: the reviewed document's text is made once for every table but its ARN; a live text equal
+    to it passes without building anything, any other is compared by meaning with the document of that table, so a
+    reformatted policy passes and a changed one, another table's, or the stand-in's is a drift."""
+    from s3tables_kit.jobs.ops.audit_scope import TablePolicyCheck, replica_table_policy_of
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.paths import ROOT
+
+    cfg = load_config(ROOT / "examples" / "seed.toml")
+    want = replica_table_policy_of(cfg, cfg.replicas[0])
+    built: list[str] = []
+    check = TablePolicyCheck(lambda arn: built.append(arn) or want(arn))
+    arn, other = (f"{cfg.replicas[0].bucket_arn}/table/{u}" for u in ("uuid-1", "uuid-2"))
+    assert check.matches(json.dumps(want(arn)), arn)
+    assert check.matches(json.dumps(want(other)), other)
+    assert built == [TablePolicyCheck.STAND_IN, arn]  # the other table's text was not built
+    doc = want(arn)
+    reordered = {**doc, "Statement": list(reversed(doc["Statement"]))}
+    assert check.matches(json.dumps(reordered, indent=2), arn)
+    assert not check.matches(json.dumps(want(other)), arn)
+    assert not check.matches(json.dumps({**doc, "Statement": doc["Statement"][1:]}), arn)
+    assert not check.matches(json.dumps(want(TablePolicyCheck.STAND_IN)), arn)
+
+    # a document that is not the same text but for its ARN: every table's is built and compared by meaning
+    def salted(a: str, by: str | None = None) -> dict[str, object]:
+        extra = {"Sid": "Salted", "Effect": "Deny", "Principal": "*", "Action": "s3tables:*", "Resource": by or a[::-1]}
+        return {**want(a), "Statement": [*want(a)["Statement"], extra]}
+
+    check = TablePolicyCheck(salted)
+    assert check.matches(json.dumps(salted(arn)), arn)
+    assert check.matches(json.dumps(salted(other)), other)
+    assert not check.matches(json.dumps(salted(other, by=arn[::-1])), other)

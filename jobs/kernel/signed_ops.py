@@ -11,6 +11,7 @@ handling is the one they apply to the SDK's.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 from urllib.parse import quote
@@ -32,16 +33,25 @@ def is_missing(exc: BaseException) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _operation_form(model: Any, operation: str) -> tuple[str, tuple[tuple[str, str | None, str], ...]]:
+    """(path template, (member, location, name) of each input member) of an operation: read from the model once."""
+    op = model.operation_model(operation)
+    members = tuple(
+        (member, shape.serialization.get("location"), shape.serialization.get("name", member))
+        for member, shape in op.input_shape.members.items()
+    )
+    return str(op.http["requestUri"]).split("?", 1)[0], members
+
+
 def operation_url(model: Any, endpoint: str, operation: str, params: dict[str, str]) -> str:
     """The URL of a GET operation of the s3tables model with `params` (its input members) in its path and query
     (pure given the model)."""
-    op = model.operation_model(operation)
-    path = str(op.http["requestUri"]).split("?", 1)[0]
+    path, members = _operation_form(model, operation)
     query: dict[str, str] = {}
-    for member, shape in op.input_shape.members.items():
+    for member, where, name in members:
         if member not in params:
             continue
-        where, name = shape.serialization.get("location"), shape.serialization.get("name", member)
         if where == "uri":
             path = path.replace("{" + name + "}", escape(params[member]))
             if "{" + name + "+}" in path:

@@ -100,7 +100,7 @@ from s3tables_kit.jobs.ops.audit_scope import (
 from s3tables_kit.jobs.ops.audit_vault import check_vault
 from s3tables_kit.jobs.ops.cli import mentions_bucket
 from s3tables_kit.jobs.ops.drift import Live, LiveReplication, Unreadable, policy_drift, replication_drift
-from s3tables_kit.jobs.ops.drift_read import _configuration, _read, read_bucket_policy, read_replication
+from s3tables_kit.jobs.ops.drift_read import configuration_of, read_bucket_policy, read_live, read_replication
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.outputs import KitOutputs
 
@@ -156,12 +156,11 @@ def table_replications(
 
 def _replications_chunk(tables: list[TableRef], concurrency: int, clients: Clients) -> list[Live]:
     """One worker-process job (or the whole pass inline): each table's GetTableReplication, in order."""
-    return run_concurrently(
-        lambda t: _configuration(_read(functools.partial(signed_call, clients, t.bucket_arn, "GetTableReplication"),
-                                       tableArn=t.arn)),
-        tables,
-        concurrency,
-    )  # fmt: skip
+
+    def read(t: TableRef) -> Live:
+        return configuration_of(read_live(signed_call, clients, t.bucket_arn, "GetTableReplication", tableArn=t.arn))
+
+    return run_concurrently(read, tables, concurrency)
 
 
 def check_bucket_policy(clients: Clients, arn: str, wanted: dict[str, Any], report: AuditReport) -> None:

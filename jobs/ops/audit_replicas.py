@@ -44,8 +44,8 @@ from s3tables_kit.jobs.kernel.sdk import BucketRef, bucket_of_table_arn, call, d
 from s3tables_kit.jobs.kernel.signed_ops import signed_call
 from s3tables_kit.jobs.kernel.snapshot_times import summary_time_findings
 from s3tables_kit.jobs.kernel.tables import TableRef, list_tables, metadata_location, table_call
-from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, s3tables_of
-from s3tables_kit.jobs.ops.cli import ambiguous_tables, canonical_policy, table_label
+from s3tables_kit.jobs.ops.audit_scope import AuditReport, Drift, Scope, TablePolicy, TablePolicyCheck, s3tables_of
+from s3tables_kit.jobs.ops.cli import ambiguous_tables, table_label
 from s3tables_kit.jobs.ops.drift import below_configured
 from s3tables_kit.jobs.ops.status_metadata import loaded_summary
 from s3tables_kit.topology.config import Replica
@@ -117,9 +117,12 @@ def pair_by_name(replica_tables: Iterable[TableRef], feeding: Mapping[str, Seque
     return out
 
 
-def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: TablePolicy) -> Drift | None:
+def table_policy_drift(
+    clients: Clients, table: TableRef, table_arn: str, want: TablePolicy | TablePolicyCheck
+) -> Drift | None:
     """`table-policy-missing` / `table-policy-changed` when the live table policy is not `want(table_arn)` (compared
-    in canonical form), else None."""
+    by meaning: `TablePolicyCheck`, made once for many tables), else None."""
+    check = want if isinstance(want, TablePolicyCheck) else TablePolicyCheck(want)
     resource = f"{table.qualified} ({table_arn})"
     try:
         live = table_get(clients, table, "GetTablePolicy")["resourcePolicy"]
@@ -127,7 +130,7 @@ def table_policy_drift(clients: Clients, table: TableRef, table_arn: str, want: 
         if error_code(exc) == "NotFoundException":
             return Drift("table-policy-missing", resource, "the table has no table policy")
         raise
-    if canonical_policy(live) != canonical_policy(want(table_arn)):
+    if not check.matches(live, table_arn):
         return Drift("table-policy-changed", resource, "the table policy differs from the configuration")
     return None
 
@@ -137,7 +140,7 @@ def _replica_check(
     table: TableRef,
     sources: dict[str, dict[str, Any] | str],
     paired: Mapping[str, str] | None = None,
-    want_policy: TablePolicy | None = None,
+    want_policy: TablePolicy | TablePolicyCheck | None = None,
     configured: Mapping[str, int] | None = None,
     cache: MetadataCache = NO_CACHE,
     rest: bool = True,
@@ -243,8 +246,9 @@ def _replicas_chunk(
     clients: Clients,
 ) -> list[tuple[TableRef, str | None, list[Drift]]]:
     """One worker-process job of the replica pass: `_replica_check` of each replica table."""
+    check = TablePolicyCheck(want_policy) if want_policy is not None else None
     return run_concurrently(
-        lambda t: _replica_check(clients, t, sources, paired, want_policy, configured, cache, rest), tables, concurrency
+        lambda t: _replica_check(clients, t, sources, paired, check, configured, cache, rest), tables, concurrency
     )
 
 
@@ -321,7 +325,7 @@ def check_replicas(
                     clients,
                     sources=sources,
                     paired=paired,
-                    want_policy=want_policy,
+                    want_policy=TablePolicyCheck(want_policy) if want_policy is not None else None,
                     configured=configured,
                     cache=meta,
                     rest=rest,
@@ -364,7 +368,7 @@ def replica_work(planned: Sequence[tuple[Scope, Collection[object]]]) -> int:
     return sum(len(tables) * (1 + len(scope.destinations)) for scope, tables in planned)
 
 
-def _promoted_check(clients: Clients, table: TableRef, want: TablePolicy) -> list[Drift]:
+def _promoted_check(clients: Clients, table: TableRef, want: TablePolicyCheck) -> list[Drift]:
     if table.managed_by_service:
         return [
             Drift(
@@ -389,5 +393,6 @@ def check_promoted_tables(
         return
     report.count("promoted tables", len(source_tables))
     tables = sorted(source_tables.values(), key=lambda t: t.qualified)
-    for drifts in run_concurrently(lambda t: _promoted_check(clients, t, want), tables, concurrency):
+    check = TablePolicyCheck(want)
+    for drifts in run_concurrently(lambda t: _promoted_check(clients, t, check), tables, concurrency):
         report.drifts.extend(drifts)

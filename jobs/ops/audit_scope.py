@@ -4,12 +4,14 @@ failover topology once promoted) and what it reports (`AuditReport`, a list of `
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import BucketRef
+from s3tables_kit.jobs.ops.cli import canonical_policy
 from s3tables_kit.jobs.ops.drift import DeclaredReplication, DriftFinding
 from s3tables_kit.topology.config import KitConfig, Replica, Source
 
@@ -30,6 +32,38 @@ def reviewed_source_bucket_policy(cfg: KitConfig, src: Source) -> dict[str, Any]
     from s3tables_kit.policies.source_guard import source_bucket_policy
 
     return source_bucket_policy(cfg, src)  # type: ignore[no-any-return,unused-ignore]
+
+
+class TablePolicyCheck:
+    """Whether a live table policy is `want`'s document for one table, compared by meaning
+    (`s3tables_kit.jobs.ops.cli.canonical_policy`). The document is the same for every table but its ARN, so the JSON
+    text `harden` puts (``json.dumps``) is made once with a stand-in for the ARN: a live text equal to it with the
+    table's ARN put back is that document without building or normalising anything; any other text is compared by
+    meaning with the document built for that table. Building and normalising two documents per replica was a third
+    of the audit's CPU at 30,000 replicas. The stand-in's text is used only if the document built for the first
+    table checked is that text with its ARN in the stand-in's place (else every text is compared by meaning)."""
+
+    STAND_IN = "arn:aws:s3tables:kit-stand-in:000000000000:bucket/kit-stand-in/table/kit-stand-in"
+
+    def __init__(self, want: TablePolicy) -> None:
+        self.want = want
+        self._text: str | None = None
+        self._checked = False
+
+    def _expected_text(self, table_arn: str) -> str | None:
+        if not self._checked:
+            text = json.dumps(self.want(self.STAND_IN))
+            same = self.STAND_IN not in table_arn and json.dumps(self.want(table_arn)) == text.replace(
+                self.STAND_IN, table_arn
+            )
+            self._text, self._checked = (text if same else None), True
+        return None if self._text is None else self._text.replace(self.STAND_IN, table_arn)
+
+    def matches(self, live: str, table_arn: str) -> bool:
+        """Whether `live` (the policy's JSON text) is the wanted document of the table `table_arn`."""
+        if live == self._expected_text(table_arn):
+            return True
+        return canonical_policy(live) == canonical_policy(self.want(table_arn))
 
 
 def replica_table_policy_of(cfg: KitConfig, replica: Replica) -> TablePolicy:

@@ -26,17 +26,19 @@ def _s3tables(clients: Clients, bucket_arn: str) -> Any:
     return clients.s3tables(b.region, b.account)
 
 
-def _read(fn: Any, **kw: Any) -> Any:
-    """The response's configuration / policy, None on NotFound, `Unreadable` on any other error."""
+def read_live(fn: Any, /, *args: Any, **kw: Any) -> Any:
+    """`fn(*args, **kw)`'s response (with the throttling backoff), None on NotFound (the configuration or policy
+    does not exist), `Unreadable` on any other error: what the audit and the monitor read never fails silently."""
     try:
-        return call(fn, **kw)
+        return call(fn, *args, **kw)
     except ClientError as exc:
         return None if error_code(exc) == "NotFoundException" else Unreadable(describe_error(exc))
     except BotoCoreError as exc:
         return Unreadable(describe_error(exc))
 
 
-def _configuration(response: Any) -> Live:
+def configuration_of(response: Any) -> Live:
+    """The ``configuration`` of a `read_live` answer of a replication read (None and `Unreadable` pass through)."""
     if response is None or isinstance(response, Unreadable):
         return response
     return dict(response["configuration"])
@@ -55,7 +57,7 @@ def read_replication(
     reads are shared by its worker processes (one process's interpreter lock would bound a large bucket's reads to
     one core)."""
     s3t = _s3tables(clients, bucket_arn)
-    bucket = _configuration(_read(s3t.get_table_bucket_replication, tableBucketARN=bucket_arn))
+    bucket = configuration_of(read_live(s3t.get_table_bucket_replication, tableBucketARN=bucket_arn))
     if tables is None:
         try:
             tables = list_tables(clients, bucket_arn)
@@ -78,7 +80,7 @@ CHUNK = 500  # tables per worker-process job
 def _table_configurations(tables: list[TableRef], concurrency: int, clients: Clients) -> list[Live]:
     """The table-level replication configuration of each table, in order (a worker-process job, or inline)."""
     return run_concurrently(
-        lambda t: _configuration(_read(_s3tables(clients, t.bucket_arn).get_table_replication, tableArn=t.arn)),
+        lambda t: configuration_of(read_live(_s3tables(clients, t.bucket_arn).get_table_replication, tableArn=t.arn)),
         tables,
         concurrency,
     )
@@ -86,7 +88,7 @@ def _table_configurations(tables: list[TableRef], concurrency: int, clients: Cli
 
 def read_bucket_policy(clients: Clients, bucket_arn: str) -> Any:
     """The bucket policy's JSON text, None when the bucket has none, `Unreadable` when it could not be read."""
-    got = _read(_s3tables(clients, bucket_arn).get_table_bucket_policy, tableBucketARN=bucket_arn)
+    got = read_live(_s3tables(clients, bucket_arn).get_table_bucket_policy, tableBucketARN=bucket_arn)
     if got is None or isinstance(got, Unreadable):
         return got
     return got["resourcePolicy"]

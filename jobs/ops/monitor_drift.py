@@ -40,15 +40,16 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.concurrency import run_concurrently
-from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error, error_code
+from s3tables_kit.jobs.kernel.sdk import BucketRef, call, describe_error
 from s3tables_kit.jobs.ops.drift import (
     DeclaredReplication,
     DriftFinding,
+    Unreadable,
     below_configured,
     policy_drift,
     replication_drift,
 )
-from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_replication
+from s3tables_kit.jobs.ops.drift_read import read_bucket_policy, read_live, read_replication
 from s3tables_kit.topology.contract import (
     CONFIG_DRIFT,
     DECLARED_GROUPS,
@@ -187,15 +188,11 @@ def _read_layers(
     ident: dict[str, Any] = {"tableBucketARN": bucket_arn, "namespace": namespace, "name": name}
     resource = f"{table} in {b.name}"
     policy: DriftFinding | None = None
-    try:
-        call(s3t.get_table_policy, **ident)
-    except ClientError as exc:
-        if error_code(exc) == "NotFoundException":
-            policy = DriftFinding("table-policy-missing", resource, "the table has no table policy")
-        else:
-            policy = DriftFinding("unverifiable", resource, describe_error(exc))
-    except BotoCoreError as exc:
-        policy = DriftFinding("unverifiable", resource, describe_error(exc))
+    got = read_live(s3t.get_table_policy, **ident)
+    if got is None:
+        policy = DriftFinding("table-policy-missing", resource, "the table has no table policy")
+    elif isinstance(got, Unreadable):
+        policy = DriftFinding("unverifiable", resource, got.error)
     try:
         conf = call(s3t.get_table_maintenance_configuration, **ident)["configuration"]
         why = below_configured(dict(conf.get("icebergSnapshotManagement") or {}), configured)

@@ -2,8 +2,8 @@
 replicas (`recovery-role-permissions`, `DenyAllWritesToReplicas` with the recovery bucket as its `NotResource`).
 
 Proven with the IAM simulator on the one-account lake of nine replicas (`examples/lake.toml`): the role's own
-document, beside a grant of `s3tables:*` on `*` (a mistaken managed policy), refuses every protected write on each
-replica, on an untagged bucket the configuration never named (a tenth replica added later) and on a source; the same
+document, beside a grant of `s3tables:*` on `*` (a mistaken managed policy), refuses every protected write on its
+replicas, on an untagged bucket the configuration never named (a tenth replica added later) and on a source; the same
 requests on the recovery bucket and its tables are allowed. The size is the rendered document's, for every example.
 """
 
@@ -45,7 +45,8 @@ def results() -> tuple[Any, dict[str, Any]]:
     role = cfg.recovery_role_arn
     docs = {"recovery": documents.recovery_role_permissions(cfg), "grant-all": GRANT_ALL}
     sites = {
-        **{r.bucket: r.bucket_arn for r in cfg.replicas},
+        # the first and the last of the nine (the Deny names none of them: any two stand for all)
+        **{r.bucket: r.bucket_arn for r in (cfg.replicas[0], cfg.replicas[-1])},
         "unnamed": UNNAMED,
         "source": cfg.sources[0].bucket_arn,
         "recovery": cfg.recovery_bucket_arn,

@@ -496,9 +496,10 @@ MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, str]]] = 
             # no grant for another account, and the replication role has no such permission: implicit
             **{
                 f"{p}:{res}:{a}": IMPLICIT_DENY
-                for p in ("admin", "engineer", "repl", "maint", "recovery", "deploy", "other")
+                for p in ("admin", "engineer", "repl", "maint", "deploy", "other")
                 for res, a in SOURCE_REPLICATION
             },
+            # the recovery role: no flip, it denies itself every protected write outside the recovery bucket
         },
     ),
     "pass-role deny removed from the guards SCP": (

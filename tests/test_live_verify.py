@@ -105,6 +105,10 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     )
     assert facts["U34"].observed == "3 days AccessDenied; 1 day allowed"
     assert facts["U31"].verdict == "not probed" and "evaluates no KMS key policy" in facts["U31"].observed
+    # U37, U38 (the job liveness alarms' AWS series) run on AWS only, and say why here
+    assert facts["U37"].verdict == facts["U38"].verdict == "not probed"
+    assert "publishes no AWS/Scheduler datum" in facts["U37"].observed
+    assert "publishes no AWS/EMRServerless datum" in facts["U38"].observed
     # a stand-in run says what it is: no AWS cost or AWS duration, and the next step on AWS
     assert report.estimated_usd == 0 and "no AWS cost" in md and "make live-verify AWS=1" in md
     assert "estimated" not in md and "up to" not in md
@@ -281,3 +285,20 @@ def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[LiveTarget, O
     iam = target.client("iam", "us-east-1", s.account_id)
     assert [r for r in iam.list_roles()["Roles"] if r["RoleName"].startswith("kitlv-")] == []
     assert [p for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith("kitlv-")] == []
+
+
+def test_the_job_metric_facts_are_judged_on_what_aws_would_answer() -> None:
+    """U37/U38's verdicts (`infra/live/job_metrics.py`): a start that is attempted but never counted as dropped
+    endangers protection (a period would pass), and so does a FailedJobs series under another dimension set."""
+    from s3tables_kit.infra.live.job_metrics import judge_job_dimensions, judge_schedule_counts
+    from s3tables_kit.infra.live.probes import blank_facts
+
+    facts = blank_facts()
+    assert judge_schedule_counts(facts["U37"], 1, 1, "-").verdict == CONFIRMED
+    unseen = judge_schedule_counts(facts["U37"], 1, 0, "-")
+    assert unseen.verdict == CONTRADICTED and unseen.endangers == "protection"
+    assert judge_schedule_counts(facts["U37"], 0, 0, "-").endangers == ""  # a false alarm, never a silenced one
+    kit = {"ApplicationId": "a1", "ApplicationName": "k-recovery"}
+    assert judge_job_dimensions(facts["U38"], kit, [kit, {"ApplicationId": "a1"}], 1, "-").verdict == CONFIRMED
+    other = judge_job_dimensions(facts["U38"], kit, [kit | {"JobName": "r"}], 0, "-")
+    assert other.verdict == CONTRADICTED and '"JobName": "r"' in other.observed

@@ -35,6 +35,7 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.assurance import UNIVERSAL_TARGET
 from s3tables_kit.topology.deployed import deployed_value
 
 RUNTIME = "python3.12"
@@ -172,10 +173,6 @@ def running_record(functions: Sequence[PackagedFunction], schedules: Mapping[str
             for f in functions
         },
     )
-
-
-# EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).
-UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
 
 class ScheduleTarget(TypedDict):

@@ -72,9 +72,9 @@ NOT_PROBED_WHY = {
     "U32": "not reached (infra/live/allowlist_facts.py)",
     "U33": "not reached (infra/live/allowlist_facts.py)",
     "U34": "not reached (infra/live/allowlist_facts.py)",
-    "U37": "needs a deployed recovery stack whose schedule fires (the run deploys no schedule); list the group's "
-    "InvocationAttemptCount after the first rehearsal",
-    "U38": "needs EMR Serverless (cost and minutes, as U15); list AWS/EMRServerless FailedJobs after one failed run",
+    "U37": "not reached (infra/live/job_metrics.py probes it on AWS; the stand-in's Scheduler fires nothing and "
+    "publishes no metric)",
+    "U38": "not reached (infra/live/job_metrics.py probes it on AWS; the stand-in runs no EMR Serverless job)",
 }
 
 TITLES = {

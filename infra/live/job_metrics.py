@@ -214,4 +214,4 @@ def remove_job_probes(target: LiveTarget, plan: RunPlan) -> None:
 def _remove_application(emr: Any, app_id: str) -> None:
     """Stopped, then deleted once stopped (a ValidationException while it stops is retried)."""
     _gone(emr.stop_application, applicationId=app_id)
-    _gone(_retrying, call=lambda: emr.delete_application(applicationId=app_id), tries=12)
+    _gone(lambda: _retrying(lambda: emr.delete_application(applicationId=app_id), tries=12))

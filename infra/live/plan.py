@@ -26,7 +26,7 @@ KMS_KEY_USD = 0.25  # deletion takes effect 7 days after cleanup schedules it: 7
 MINUTES_PER_COMMIT = 5.0  # the unknown: replication latency on AWS (the run measures it); the bound the run waits
 FIXED_MINUTES = 10.0  # apply, plan, destroy of a handful of resources
 BACKFILL_MINUTES = 5.0  # U26: three commits to a table of its own, then its first backfill (infra/live/backfill.py)
-# U37, U38 (infra/live/job_metrics.py): one failed EMR Serverless job run (a driver's first minute at most), then
+# U37, U38 (infra/live/detection_facts.py): one failed EMR Serverless job run (a driver's first minute at most), then
 # CloudWatch's delivery, which the probe waits for
 JOB_RUN_USD, JOB_METRICS_MINUTES = 0.05, 17.0
 
@@ -163,6 +163,8 @@ class RunPlan:
             (racct, s.replica_region, "EMR Serverless application, one failing job run (U38)", self.name("u38")),
             (racct, "global", "IAM role (U37's schedule, U38's job: no permission)", self.name("u37-schedule")),
             (racct, "global", "IAM role", self.name("u38-job")),
+            (acct, s.source_region, "Lambda function (U39: read from the second account)", self.name("u39")),
+            (acct, "global", "IAM role (U39's function: no permission)", self.name("u39-fn")),
             (racct, "global", "IAM policy (each part)", f"{self.name_prefix}-s3tables-replica-guardrail*"),
             (s.management_account_id, "global", "SCP (2)", f"{self.name_prefix}-*"),
         ]

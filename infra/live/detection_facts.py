@@ -1,6 +1,14 @@
-"""What AWS publishes for the scheduled job runs' liveness alarms (docs/aws-facts.md U37, U38; decision 0039): the
-`AWS/Scheduler` counts of a universal-target schedule in a group of its own, and the dimensions of an EMR Serverless
-7.10+ application's job-state counts.
+"""What AWS must honour for the detection path (docs/aws-facts.md U37-U39; decision 0039): the `AWS/Scheduler` counts of
+a universal-target schedule in a group of its own and the dimensions of an EMR Serverless 7.10+ application's
+job-state counts, which the scheduled job runs' liveness alarms read (`probe_job_metrics`), and a Lambda function read
+from another account through its resource policy, as the monitor and the freshness checks read each other
+(`probe_function_read`).
+
+U39 runs on the stand-in too, which serves a function read by ARN from another account under the function's resource
+policy (`emulator.lambda_policy`); it needs a run with a second account (`second_account_id`), since within one
+account the run's administrator role reads any function anyway.
+
+U37 and U38:
 
 Both run on AWS only: the stand-in's Scheduler stores schedules but never fires one, its EMR Serverless runs no job,
 and neither publishes a datum to CloudWatch, so a stand-in run could only report the stand-in's own model. On AWS the
@@ -37,6 +45,7 @@ STANDIN_NO_EMR_METRICS = (
     "the stand-in's EMR Serverless runs no job and publishes no AWS/EMRServerless datum; a run on AWS settles it "
     "(make live-verify AWS=1)"
 )
+NEEDS_TWO_ACCOUNTS = "not probed: needs a run with a second account (settings second_account_id)"
 METRICS_WAIT_S, POLL_S = 900.0, 30.0  # CloudWatch's delivery is best effort and minutes late
 FIRE_AFTER = timedelta(minutes=2)  # the one-time schedule's time: after IAM has propagated the new role
 MISSING_APPLICATION = "00fakeapplication0"  # no such application: StartJobRun fails, the start is dropped
@@ -57,13 +66,14 @@ def _role(iam: Any, plan: RunPlan, what: str, service: str, account: str) -> str
     return str(got["Role"]["Arn"])
 
 
-def _retrying(call: Callable[[], Any], tries: int = 6, wait_s: float = 10.0) -> Any:
-    """`call` until IAM has propagated a new role (ValidationException naming the role), at most `tries` times."""
+def _retrying(call: Callable[[], Any], tries: int = 6, wait_s: float = 10.0, code: str = "ValidationException") -> Any:
+    """`call` until what it waits for has propagated (IAM a new role, Lambda a new grant: the error `code`), at most
+    `tries` times."""
     for i in range(tries):
         try:
             return call()
         except ClientError as exc:
-            if code_of(exc) != "ValidationException" or i == tries - 1:
+            if code_of(exc) != code or i == tries - 1:
                 raise
             time.sleep(wait_s)
     return None
@@ -180,27 +190,37 @@ def _gone(call: Callable[..., Any], **request: Any) -> None:
             raise
 
 
-def job_probe_leftovers(target: LiveTarget, plan: RunPlan, prefix: str) -> list[str]:
-    """The probes' schedule groups and EMR Serverless applications whose names start with `prefix`."""
+def detection_probe_leftovers(target: LiveTarget, plan: RunPlan, prefix: str) -> list[str]:
+    """The probes' schedule groups, EMR Serverless applications and functions whose names start with `prefix`."""
     s = plan.settings
     region, account = s.replica_region, s.replica_account_id
     groups = target.client("scheduler", region, account).list_schedule_groups(NamePrefix=prefix)["ScheduleGroups"]
     apps = target.client("emr-serverless", region, account).list_applications()["applications"]
-    return [f"scheduler:{g['Name']}" for g in groups] + [
-        f"emr-serverless:{a['id']}:{a['name']}"
-        for a in apps
-        if a["name"].startswith(prefix) and a["state"] != "TERMINATED"
-    ]
+    functions = target.client("lambda", s.source_region, s.account_id).list_functions()["Functions"]
+    return (
+        [f"lambda:{f['FunctionName']}" for f in functions if f["FunctionName"].startswith(prefix)]
+        + [f"scheduler:{g['Name']}" for g in groups]
+        + [
+            f"emr-serverless:{a['id']}:{a['name']}"
+            for a in apps
+            if a["name"].startswith(prefix) and a["state"] != "TERMINATED"
+        ]
+    )
 
 
-def remove_job_probes(target: LiveTarget, plan: RunPlan) -> None:
+def remove_detection_probes(target: LiveTarget, plan: RunPlan) -> None:
     """The run's probe group (with its schedule) and application, each only with the run's name and tag."""
     s = plan.settings
     region, account = s.replica_region, s.replica_account_id
     scheduler, emr = target.client("scheduler", region, account), target.client("emr-serverless", region, account)
-    for what in job_probe_leftovers(target, plan, plan.name_prefix + "-"):
+    lam = target.client("lambda", s.source_region, s.account_id)
+    for what in detection_probe_leftovers(target, plan, plan.name_prefix + "-"):
         kind, _, rest = what.partition(":")
-        if kind == "scheduler":
+        if kind == "lambda":
+            fn = lam.get_function(FunctionName=rest)
+            plan.require_owned(rest, dict(fn.get("Tags", {})))
+            _gone(lam.delete_function, FunctionName=rest)
+        elif kind == "scheduler":
             arn = scheduler.get_schedule_group(Name=rest)["Arn"]
             tags = {t["Key"]: t["Value"] for t in scheduler.list_tags_for_resource(ResourceArn=arn)["Tags"]}
             plan.require_owned(rest, tags)
@@ -215,3 +235,61 @@ def _remove_application(emr: Any, app_id: str) -> None:
     """Stopped, then deleted once stopped (a ValidationException while it stops is retried)."""
     _gone(emr.stop_application, applicationId=app_id)
     _gone(lambda: _retrying(lambda: emr.delete_application(applicationId=app_id), tries=12))
+
+
+def _function_zip() -> bytes:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("handler.py", "def handler(event, context):\n    return {}\n")
+    return out.getvalue()
+
+
+def probe_function_read(fact: Fact, target: LiveTarget, plan: RunPlan) -> None:
+    """U39: a function of the source account read by ARN (`GetFunctionConfiguration`) as the replica account's
+    administrator role: refused without a grant, answered once the function's resource policy grants that account the
+    action (`AddPermission` with the account as principal, as `aws_lambda_permission` deploys it)."""
+    s = plan.settings
+    if not s.cross_account:
+        fact.observed = NEEDS_TWO_ACCOUNTS
+        return
+    region = s.source_region
+    iam, lam = target.client("iam", "us-east-1", s.account_id), target.client("lambda", region, s.account_id)
+    reader = target.as_role(plan.role_arn("admin", s.replica_account_id), "lambda", region)
+    role = _role(iam, plan, "u39-fn", "lambda.amazonaws.com", s.account_id)
+    name = plan.name("u39")
+    try:
+        fn = _retrying(lambda: lam.create_function(
+            FunctionName=name, Runtime="python3.12", Role=role, Handler="handler.handler",
+            Code={"ZipFile": _function_zip()}, Tags={RUN_TAG: plan.run_id},
+        ), tries=12, code="InvalidParameterValueException")  # fmt: skip
+        arn = str(fn["FunctionArn"])
+        before = _attempt_read(reader, arn)
+        lam.add_permission(FunctionName=name, StatementId="ReadByTheReplicaAccount",
+                           Action="lambda:GetFunctionConfiguration", Principal=s.replica_account_id)  # fmt: skip
+        after = _retrying(lambda: _read_or_raise(reader, arn), tries=6, code="AccessDeniedException")
+        ok = before.startswith("AccessDenied") and after.get("CodeSha256") == fn["CodeSha256"]
+        judge(
+            fact, "AccessDeniedException without a grant; the function's configuration with the account's grant", ok,
+            f"without a grant {before}; with it {'the configuration' if after else 'nothing'}",
+            f"GetFunctionConfiguration {arn} as {plan.role_arn('admin', s.replica_account_id)}",
+            change="the monitor and the freshness checks cannot read each other across accounts: their runs fail "
+            "(-failing fires); check each other through `make audit` run from outside and drop the cross-account "
+            "records (infra/constructs/monitor.py, docs/decisions/0039)",
+        )  # fmt: skip
+    finally:
+        _gone(lam.delete_function, FunctionName=name)
+
+
+def _attempt_read(reader: Any, arn: str) -> str:
+    try:
+        reader.get_function_configuration(FunctionName=arn)
+    except ClientError as exc:
+        return code_of(exc)
+    return "allowed"
+
+
+def _read_or_raise(reader: Any, arn: str) -> dict[str, Any]:
+    return dict(reader.get_function_configuration(FunctionName=arn))

@@ -22,6 +22,7 @@ from s3tables_kit.policies.peers import (  # the check's names, which the monito
     allow_read_checked_functions,
     checks_of,
     function_arn,
+    granted_accounts,
     home,
     monitors_checked,
     name,
@@ -34,8 +35,8 @@ from s3tables_kit.topology.contract import METRIC_NAMESPACE
 from s3tables_kit.topology.failover import failover_topology
 
 __all__ = [  # the names of `s3tables_kit.policies.peers` this module's users read here
-    "allow_read_checked_functions", "checks_of", "function_arn", "home", "monitors_checked", "name", "prefix",
-    "replicas_of", "site",
+    "allow_read_checked_functions", "checks_of", "function_arn", "granted_accounts", "home", "monitors_checked",
+    "name", "prefix", "replicas_of", "site",
 ]  # fmt: skip
 
 # What the check reads: the tables of each bucket with their `modifiedAt` (nothing per table, no metadata, no key).

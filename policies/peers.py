@@ -41,8 +41,9 @@ def function_arn(cfg: KitConfig, account_id: str) -> str:
 
 def _cross_checked(cfg: KitConfig) -> bool:
     """Whether the monitors and the checks read each other's functions: with the monitor, outside the promoted
-    topology (whose monitor is built from the failover's configuration, not the one the checks are)."""
-    return cfg.assurance.monitor.enabled and (cfg.failover is None or cfg.failover.promoted_bucket is None)
+    topology (whose monitor is built from a configuration of its own, `Kind.failover_monitor`, not the one the
+    checks are built from)."""
+    return cfg.assurance.monitor.enabled and not cfg.kind.promoted and not cfg.kind.failover_monitor
 
 
 def monitors_checked(cfg: KitConfig, account_id: str) -> list[Source]:
@@ -51,6 +52,16 @@ def monitors_checked(cfg: KitConfig, account_id: str) -> list[Source]:
     if not _cross_checked(cfg):
         return []
     return [s for s in cfg.sources if any(r.account_id == account_id for r in cfg.destinations_of(s))]
+
+
+def granted_accounts(cfg: KitConfig, account_id: str) -> list[str]:
+    """The other accounts whose monitor the account's check grants the read of its function (its resource policy):
+    those of the sources replicating into it, the promoted topology's too, so that a failover's plan drops nothing
+    (the grant lets read a configuration, nothing else)."""
+    if not cfg.assurance.monitor.enabled:
+        return []
+    into = {s.account_id for s in cfg.sources if any(r.account_id == account_id for r in cfg.destinations_of(s))}
+    return sorted(into - {account_id})
 
 
 def checks_of(cfg: KitConfig, src: Source) -> list[str]:

@@ -180,3 +180,23 @@ def _declared(package: bytes) -> dict[str, Any]:
     with zipfile.ZipFile(io.BytesIO(package)) as z:
         doc: dict[str, Any] = json.loads(z.read(contract.DECLARED_FILE))
     return doc
+
+
+def test_the_promoted_topology_has_no_cross_account_records() -> None:
+    """A promoted topology's monitor is built from a configuration of its own (`failover_monitor_config`), so
+    neither it nor the freshness checks (the protected topology's names) record or read the other: each checks
+    in-account, and `make audit` the rest (decision 0039, addendum); the protected topology they are both built from
+    does."""
+    from s3tables_kit.infra.stacks.failover import failover_monitor_config
+    from s3tables_kit.policies import freshness
+    from s3tables_kit.topology.config import load_config
+    from s3tables_kit.topology.failover import failover_topology
+    from s3tables_kit.topology.paths import ROOT
+
+    normal = load_config(ROOT / "examples" / "multi-account.toml")
+    assert freshness.checks_of(normal, normal.sources[0]) == ["222222222222", "333333333333"]
+    assert [s.bucket for s in freshness.monitors_checked(normal, "222222222222")] == ["lakehouse-prod"]
+    promoted = load_config(ROOT / "examples" / "failover" / "multi-account.toml")
+    assert all(freshness.monitors_checked(promoted, a) == [] for a in freshness.accounts(promoted))
+    mon_cfg = failover_monitor_config(promoted, failover_topology(promoted))
+    assert freshness.checks_of(mon_cfg, mon_cfg.sources[0]) == []

@@ -57,7 +57,7 @@ class ReplicaFreshnessCheck(Construct):
         )
         fn = freshness_function(cfg, account_id, role.arn, docs)
         self.function = function = scheduled_function(self, fn)
-        for other in sorted({s.account_id for s in freshness.monitors_checked(cfg, account_id)} - {account_id}):
+        for other in freshness.granted_accounts(cfg, account_id):
             # the monitor of a source in that account reads this function's code and configuration
             LambdaPermission(
                 self,

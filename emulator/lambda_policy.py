@@ -5,13 +5,15 @@ function up by name in the caller's own account whatever account the ARN names, 
 read would find nothing (or a same-named function of the caller's).
 
 Scope, kept small and stated: only those two reads, only by ARN, only across accounts (a same-account request goes
-to moto as before); the caller's identity policy is not evaluated (the IAM simulator proves that layer); a principal
+to moto as before, and so does every request where the stand-in serves one account for every key,
+`MOTO_ACCOUNT_ID`); the caller's identity policy is not evaluated (the IAM simulator proves that layer); a principal
 given as an account id is that account's root, as AWS stores it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -19,7 +21,13 @@ from urllib.parse import unquote
 from emulator import authz
 
 _READ = re.compile(r"/2015-03-31/functions/(arn:[^/]+)(/configuration)?/?")
-DEFAULT_ACCOUNT = "123456789012"  # moto's, for a key it does not know
+
+
+def _default_account() -> str:
+    """The account moto serves a key it does not know as (`MOTO_ACCOUNT_ID`, else its default)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+
+    return os.environ.get("MOTO_ACCOUNT_ID") or DEFAULT_ACCOUNT_ID
 
 
 def _normalised(st: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +36,8 @@ def _normalised(st: dict[str, Any]) -> dict[str, Any]:
         principal = {"AWS": f"arn:aws:iam::{principal}:root"}
     elif isinstance(principal, str) and principal.startswith("arn:"):
         principal = {"AWS": principal}
-    resources = [str(r).removesuffix(":$LATEST") for r in authz._list(st.get("Resource", "*"))]
+    given = st.get("Resource", "*")
+    resources = [str(r).removesuffix(":$LATEST") for r in (given if isinstance(given, list) else [given])]
     return st | {"Principal": principal, "Resource": resources}
 
 
@@ -40,7 +49,8 @@ def cross_account_read(environ: dict[str, Any], method: str, raw_path: str) -> t
     arn = found.group(1)
     _, _, _, region, owner, _, name = (arn.split(":") + [""] * 7)[:7]
     who = authz.caller(environ)
-    if owner == (who.account if who is not None else DEFAULT_ACCOUNT):
+    if os.environ.get("MOTO_ACCOUNT_ID") or owner == (who.account if who is not None else _default_account()):
+        return None  # one account served for every key (the sandbox), or the caller's own function
         return None
     from moto.awslambda.models import lambda_backends
 

@@ -110,6 +110,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: LONGEST_FIRST.get(item.path.name, len(LONGEST_FIRST)))
 
 
+# The files whose tests run in the worker's own SparkSession (the `spark` fixture), in two groups: each group runs on
+# one worker, so two workers start a JVM and warm it up (about half a minute of a core each) instead of every worker
+# that draws one of these files. The groups are about equal in time; a file missing here is dealt on its own.
+SPARK_SESSION_GROUPS = {
+    "test_recover_spark.py": 1,
+    "test_recover_filecopy_spark.py": 1,
+    "test_vault_backup_spark.py": 1,
+    "test_rehearse_spark.py": 1,
+    "test_recover_faults_spark.py": 2,
+    "test_sandbox.py": 2,
+    "test_recover_vault_spark.py": 2,
+    "test_recover_batch_spark.py": 2,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` with the SparkSession files dealt as two units (xdist's own scope hook)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            group = SPARK_SESSION_GROUPS.get(os.path.basename(path))
+            return path if group is None else f"spark-session-{group}"
+
+    return SparkGroupScheduling(config, log)  # type: ignore[arg-type]
+
+
 # The test files that take longest (each starts its own JVM, synth or emulator scenario), longest first, as measured
 # with `pytest --durations`; a file missing from this list only runs later, never not at all.
 LONGEST_FIRST = {

@@ -19,6 +19,7 @@ code of `jobs/` by file path (infra/packaging.py) and never imports it.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -56,6 +57,12 @@ class Edge:
     importer: str
     imported: str
     line: int
+
+
+@functools.cache
+def parsed(source: str, filename: str) -> ast.Module:
+    """The syntax tree of a module's source (each test walks the same tree: parse it once per run)."""
+    return ast.parse(source, filename=filename)
 
 
 def package_dir(pkg: str, root: Path = ROOT) -> Path:
@@ -104,7 +111,7 @@ def edges(modules: Mapping[str, Module]) -> list[Edge]:
     out: list[Edge] = []
     for mod in modules.values():
         package = mod.name if mod.is_package else mod.name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(mod.source, filename=mod.name)):
+        for node in ast.walk(parsed(mod.source, mod.name)):
             targets: list[str] = []
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.Import):
@@ -370,7 +377,7 @@ def product_bare_imports(modules: Mapping[str, Module]) -> list[str]:
     for mod in modules.values():
         if mod.name.split(".")[0] not in PRODUCT:
             continue
-        for node in ast.walk(ast.parse(mod.source, filename=mod.name)):
+        for node in ast.walk(parsed(mod.source, mod.name)):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -428,7 +435,7 @@ def outputs_built_outside_the_builders(modules: Mapping[str, Module]) -> list[st
     for mod in modules.values():
         if mod.name == OUTPUTS_MODULE:
             continue
-        for node in ast.walk(ast.parse(mod.source, filename=mod.name)):
+        for node in ast.walk(parsed(mod.source, mod.name)):
             keys: set[str] = set()
             if isinstance(node, ast.Dict):
                 keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}

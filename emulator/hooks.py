@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from emulator import live, resource_policy, streaming
+from emulator import live, resource_policy, served, streaming
 from emulator.lookup import _backend, _s3_backend, get_bucket, get_table_by_arn, reset_state
 from emulator.replication import effective_destinations, replication_role
 from emulator.state import _BUCKET_ARN_RE, DETACHED_FAILURE, STATE, Fault, _iso, _parse_ts, not_found
@@ -84,6 +84,8 @@ def _control(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return live.control(path.removeprefix("live/"), body)
     if path == "enforce-policies":
         return resource_policy.control(body)
+    if path == "served":  # the record of what was served, per deploy phase (`emulator.served`)
+        return served.control(body)
     if path == "putrows":
         return streaming.control(body)
     if path == "faults":

@@ -1,16 +1,21 @@
-"""The actions the stand-in served, per principal: what a Terraform apply (or any run) called, for a check against a
-reviewed set (`harness/drills/deploy_actions.py`).
+"""The actions the stand-in served, per deploy phase, principal and resource: what a Terraform apply (or any run)
+called, for a check against a reviewed set (`harness/drills/deploy_actions.py`).
 
-On when the server's environment names a file (`KIT_EMULATOR_SERVED`): each request adds `<service>:<operation>`
-under its principal (the role of an assumed-role session or the IAM user of its key, else `key:<access key>`;
-` (terraform)` appended for the provider's requests, told by their User-Agent), and
-the file is rewritten (JSON, principal -> sorted actions) whenever a pair is new (a few hundred in an apply). The
-operation is the IAM action's name: S3's is `emulator.bucket_policy.action_of`'s, a REST service's the botocore
-operation whose HTTP method and path template match, a JSON or query protocol's its `X-Amz-Target` or `Action`.
+On when the server's environment names a file (`KIT_EMULATOR_SERVED`), or from the control endpoint (`served`:
+`{"path": ..., "phase": ...}`, the e2e's second deploy): each request adds `<service>:<operation>` and the resource it
+names under the current phase (`first deploy` until told otherwise) and its principal (the role of an assumed-role
+session or the IAM user of its key, else `key:<access key>`; ` (terraform)` appended for the provider's requests,
+told by their User-Agent), and the file is rewritten (JSON, phase -> principal -> action -> sorted resources) whenever
+a triple is new. The operation is the IAM action's name: S3's is `emulator.bucket_policy.action_of`'s, a REST
+service's the botocore operation whose HTTP method and path template match, a JSON or query protocol's its
+`X-Amz-Target` or `Action`. The resource is what identifies it in the request (`resource_of`): a REST path's
+resource segments, else the first naming parameter (a role, alarm, topic, log group or alias name); empty when the
+request names none the check can match (a key by its id).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,11 +24,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from emulator import authz
+import cbor2
+
+from emulator import authz, cbor_rpc
 
 ENV = "KIT_EMULATOR_SERVED"
+FIRST_DEPLOY = "first deploy"
 _PATH = os.environ.get(ENV, "")
-_SERVED: dict[str, set[str]] = {}
+_PHASE = FIRST_DEPLOY
+_SERVED: dict[str, dict[str, dict[str, set[str]]]] = {}  # phase -> principal -> action -> resources
+# The parameters that name a guarded resource in a query or JSON request, the first found wins (IAM, SNS, CloudWatch,
+# CloudWatch Logs, KMS aliases).
+NAMING = (
+    "RoleName", "AlarmName", "AlarmNames.member.1", "AlarmNames", "TopicArn", "SubscriptionArn", "logGroupName",
+    "AliasName", "PolicyArn", "ResourceARN", "resourceArn", "ResourceArn",
+)  # fmt: skip
+# A service signed under another name than its IAM actions' prefix (CloudWatch signs as `monitoring`).
+IAM_PREFIX = {"monitoring": "cloudwatch"}
+# REST paths: the segments after these name the resource (Lambda functions, Scheduler schedules and groups).
+REST_NAMES = re.compile(r"/(?:functions|schedules|schedule-groups|applications)/([^/?]+)")
 _LOCK = threading.Lock()
 _ROUTES: dict[str, list[tuple[str, re.Pattern[str], str]]] = {}
 _KEY_RE = re.compile(r"Credential=([A-Za-z0-9]+)/")
@@ -31,6 +50,41 @@ _KEY_RE = re.compile(r"Credential=([A-Za-z0-9]+)/")
 
 def enabled() -> bool:
     return bool(_PATH)
+
+
+def control(body: dict[str, Any]) -> dict[str, Any]:
+    """Start (or move) the record (`path`), switch the phase (`phase`); `path` "" stops it. The record so far."""
+    global _PATH, _PHASE
+    if "path" in body:
+        _PATH = str(body["path"])
+    if body.get("phase"):
+        _PHASE = str(body["phase"])
+    if _PATH:
+        _write()
+    return {"ok": True, "path": _PATH, "phase": _PHASE}
+
+
+def resource_of(environ: dict[str, Any], service: str, path: str, body: bytes) -> str:
+    """What the request names (see the module's docstring); "" when nothing the check can match."""
+    if service in ("s3", "s3tables"):
+        return path.lstrip("/")  # `bucket/key`; the S3 Tables route's ARNs, decoded
+    found = REST_NAMES.search(path)
+    if found:
+        return found.group(1)
+    params: dict[str, Any] = {}
+    if cbor_rpc.match(environ, path) is not None:
+        with contextlib.suppress(ValueError, cbor2.CBORDecodeError):
+            loaded = cbor2.loads(body) if body else {}
+            params = loaded if isinstance(loaded, dict) else {}
+    elif environ.get("HTTP_X_AMZ_TARGET"):
+        with contextlib.suppress(ValueError):
+            loaded = json.loads(body or b"{}")
+            params = loaded if isinstance(loaded, dict) else {}
+    else:
+        form = parse_qs(body.decode("utf-8", "replace")) if b"Action=" in body else {}
+        params = {k: v[0] for k, v in {**parse_qs(environ.get("QUERY_STRING", "")), **form}.items()}
+    named = next((params[k] for k in NAMING if params.get(k)), "")
+    return str(named[0] if isinstance(named, list) else named)  # `AlarmNames` of a CBOR request: the first
 
 
 def _routes(service: str) -> list[tuple[str, re.Pattern[str], str]]:
@@ -58,6 +112,9 @@ def _routes(service: str) -> list[tuple[str, re.Pattern[str], str]]:
 def operation(environ: dict[str, Any], service: str, op: str | None, path: str, body: bytes) -> str:
     if op:
         return op
+    cbor = cbor_rpc.match(environ, path)  # CloudWatch as the provider speaks it (RPCv2 CBOR)
+    if cbor is not None:
+        return cbor[1]
     if environ.get("HTTP_X_AMZ_TARGET"):
         return str(environ["HTTP_X_AMZ_TARGET"]).rsplit(".", 1)[-1]
     form = parse_qs(body.decode("utf-8", "replace")) if b"Action=" in body else {}
@@ -84,16 +141,21 @@ def record(environ: dict[str, Any], service: str | None, op: str | None, path: s
         principal = f"key:{key.group(1) if key else '-'}"
     if "terraform" in environ.get("HTTP_USER_AGENT", "").lower():  # the provider's calls, told from the tools'
         principal += " (terraform)"
-    action = op if op and op.startswith(f"{service}:") else f"{service}:{operation(environ, service, op, path, body)}"
+    prefix = IAM_PREFIX.get(service, service)
+    action = op if op and op.startswith(f"{prefix}:") else f"{prefix}:{operation(environ, service, op, path, body)}"
+    resource = resource_of(environ, service, path, body)
     with _LOCK:
-        seen = _SERVED.setdefault(principal, set())
-        if action not in seen:
-            seen.add(action)
+        seen = _SERVED.setdefault(_PHASE, {}).setdefault(principal, {}).setdefault(action, set())
+        if resource not in seen:
+            seen.add(resource)
             _write()
 
 
 def _write() -> None:
-    doc = {p: sorted(a) for p, a in sorted(_SERVED.items())}
+    doc = {
+        phase: {p: {a: sorted(r) for a, r in sorted(acts.items())} for p, acts in sorted(by.items())}
+        for phase, by in _SERVED.items()
+    }
     tmp = Path(_PATH + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(_PATH)

@@ -406,14 +406,12 @@ def scripts_bucket_policy(cfg: KitConfig) -> Document:
     )
 
 
-def recovery_role_permissions(
-    cfg: KitConfig, *, reads: Replica | None = None, never_writes: Sequence[Replica] | None = None
-) -> Document:
+def recovery_role_permissions(cfg: KitConfig, *, reads: Replica | None = None) -> Document:
     """`reads`: the replica recovery reads (default `recovery.replica`; the failover topology passes a replica of the
-    new source, in the recovery account); `never_writes`: every protected bucket (default the replicas)."""
+    new source, in the recovery account). Of constant size in the number of replicas: it writes the recovery bucket
+    and denies itself every protected write anywhere else."""
     rep = reads or cfg.recovery_replica
     site = cfg.recovery_replica  # the recovery bucket, scripts bucket and its key never move
-    guarded = list(cfg.replicas if never_writes is None else never_writes)
     rec = cfg.recovery_bucket_arn
     scripts = f"arn:{site.partition}:s3:::{cfg.recovery_scripts_bucket}"
     stmts: list[iam_statements.Statement | None] = [
@@ -429,10 +427,10 @@ def recovery_role_permissions(
             iam_actions.CATALOG_TABLE_READ + iam_actions.RECOVERY_TABLE_WRITE,
             [iam_statements.table_arns(rec)],
         ),
-        iam_statements.deny_actions(
-            "DenyAllWritesToReplicas",
-            iam_actions.REPLICA_WRITE_ACTIONS,
-            [r.bucket_arn for r in guarded] + [iam_statements.table_arns(r.bucket_arn) for r in guarded],
+        # every bucket but the recovery bucket, so the document does not grow with the replicas (and holds an
+        # untagged or new one as well)
+        iam_statements.deny_actions_outside(
+            "DenyAllWritesToReplicas", iam_actions.REPLICA_WRITE_ACTIONS, [rec, iam_statements.table_arns(rec)]
         ),
         iam_statements.allow_s3(
             "ReadRecoveryScripts",

@@ -53,6 +53,11 @@ def guardrail_pattern(cfg: KitConfig) -> str:
     return part_pattern(f"arn:{partition(cfg)}:iam::*:policy/{cfg.guardrail_policy_name}")
 
 
+def pipeline_guardrail_pattern(cfg: KitConfig) -> str:
+    """The pipeline guardrail of every account, every part of it, by name."""
+    return part_pattern(f"arn:{partition(cfg)}:iam::*:policy/{cfg.pipeline_guardrail_policy_name}")
+
+
 def pipeline_guardrail_accounts(cfg: KitConfig) -> list[str]:
     """The accounts with a pipeline guardrail: every replica account (beside its guardrail and attached to the same
     roles: the kit's allow-lists do not fit the guardrail's 6,144 characters too) and every source account without a
@@ -65,7 +70,7 @@ def pipeline_guardrail_arns(cfg: KitConfig) -> list[str]:
     size whatever the number of accounts."""
     if not pipeline_guardrail_accounts(cfg):
         return []
-    return [part_pattern(f"arn:{partition(cfg)}:iam::*:policy/{cfg.pipeline_guardrail_policy_name}")]
+    return [pipeline_guardrail_pattern(cfg)]
 
 
 def any_bucket(cfg: KitConfig) -> str:

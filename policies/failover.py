@@ -64,6 +64,7 @@ from s3tables_kit.policies.statements import (
     deny_bucket_tag_change,
     deny_pass_other_replication_role,
     kms_allow_key_use,
+    statement,
     table_arns,
 )
 from s3tables_kit.topology.config import KitConfig, Replica
@@ -303,7 +304,7 @@ def recovery_role_permissions(cfg: KitConfig, topo: FailoverTopology) -> Documen
     included (recovery never writes a replica, promoted or not; writers are `failover.writer_roles`)."""
     if topo.recovery_replica is None:
         raise ValueError(f"promoting {topo.promoted.bucket}: no replica of the new source in the recovery account")
-    return _recovery_role_permissions(cfg, reads=topo.recovery_replica, never_writes=(topo.promoted, *topo.protected))
+    return _recovery_role_permissions(cfg, reads=topo.recovery_replica)
 
 
 def monitor_role_arn(topo: FailoverTopology) -> str:
@@ -358,14 +359,18 @@ def pipeline_of(cfg: KitConfig, topo: FailoverTopology) -> pipeline.Pipeline:
 
 
 def service_control_policy_pipeline(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """The pipeline SCP of the failover topology (`s3tables_kit.policies.pipeline`): both sources' pipelines."""
+    """The pipeline SCP of the failover topology (`s3tables_kit.policies.pipeline`): both sources' pipelines and,
+    as in the normal topology, the scheduled job runs (`pipeline.scheduled_jobs`)."""
+    bg = cfg.protection.break_glass_principals
+    jobs = replace(pipeline.scheduled_jobs(cfg), deploy_roles=pipeline_of(cfg, topo).deploy_roles)
     return doc(
         *pipeline.guards(
             pipeline_of(cfg, topo),
-            break_glass=cfg.protection.break_glass_principals,
+            break_glass=bg,
             namespace=METRIC_NAMESPACE,
-            kit_keys=False,  # in the promoted bucket's SCP
-        )
+            kit_keys=False,  # in the replicas' SCP, as in the normal topology
+        ),
+        *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),  # the scheduled job runs
     )
 
 
@@ -493,10 +498,12 @@ def scp_promoted_name(cfg: KitConfig) -> str:
 
 
 def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """The first SCP of the failover topology: the replica denies on every protected replica (retained and
-    destinations), break-glass exempt. The SCP is the coarse organisation-wide layer: it exempts whichever
-    replication role writes any of them (both after a failover to remaining replicas); the bucket and table
-    policies say precisely which role writes which bucket. SCPs do not restrict service principals."""
+    """The first SCP of the failover topology, on the organization's targets: the replica denies on every protected
+    replica (retained and destinations), break-glass exempt; the promoted bucket closed to every other account
+    (`DenyPromotedToOtherAccounts`). The SCP is the
+    coarse organisation-wide layer: it exempts whichever replication role writes any of them (both after a failover
+    to remaining replicas); the bucket and table policies say precisely which role writes which bucket. SCPs do not
+    restrict service principals."""
     reps = list(topo.protected)
     roles = tuple(sorted({a for r in reps for a in topo.replication_roles_for(r)}))
     ex = Exemptions(
@@ -512,27 +519,47 @@ def service_control_policy(cfg: KitConfig, topo: FailoverTopology) -> Document:
             table_resources=[table_arns(r.bucket_arn) for r in reps],
             exemptions=ex,
             rules=merged_rules(PROTECTION_RULES, by_exemptions(ex)),
-        )
+        ),
+        deny_promoted_to_other_accounts(cfg, topo),
     )
+
+
+# What a principal of another account may do on the promoted bucket: read (its bucket policy grants no other
+# account anything else: the writers and the deploy role it exempts are of the promoted bucket's account).
+PROMOTED_READS = ("s3tables:Get*", "s3tables:List*")
+
+
+def deny_promoted_to_other_accounts(cfg: KitConfig, topo: FailoverTopology) -> Statement:
+    """Every account under the organization's targets but the promoted bucket's may only read it (break-glass
+    exempt): the organization's layer for them, while the promoted bucket's own SCP, attached to its account alone,
+    holds that account's principals (decision 0006)."""
+    p = topo.promoted
+    return statement(
+        "DenyPromotedToOtherAccounts", "Deny", PROMOTED_READS, [p.bucket_arn, table_arns(p.bucket_arn)],
+        condition={
+            "ArnNotLike": {"aws:PrincipalArn": list(cfg.protection.break_glass_principals)},
+            "StringNotEquals": {"aws:PrincipalAccount": p.account_id},
+        },
+        not_action=True,
+    )  # fmt: skip
 
 
 def service_control_policy_promoted(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """A third SCP (an account or OU takes up to five), for the promoted bucket alone: its relaxed denies do not
-    fit next to the replicas' within one SCP's 5,120 characters. It also carries the pipeline's guard of the
-    scheduled job runs (`pipeline.scheduled_jobs`), with the pipeline SCP's exemptions: next to both sources'
-    pipelines it would not fit the pipeline SCP (the multi-account example: 5,328 characters)."""
-    jobs = replace(pipeline.scheduled_jobs(cfg), deploy_roles=pipeline_of(cfg, topo).deploy_roles)
-    bg = cfg.protection.break_glass_principals
-    return doc(
-        *_layer(cfg, topo, [topo.promoted], "scp"),
-        *pipeline.guards(jobs, break_glass=bg, namespace=METRIC_NAMESPACE),
-        *pipeline.kit_key_statements(cfg),
-    )
+    """The promoted bucket's SCP (its relaxed denies do not fit next to the replicas' within one SCP's 5,120
+    characters), attached to the promoted bucket's account alone (`promoted_scp_targets`), so that no target holds
+    more than the three kit SCPs: only that account's principals reach the bucket without a grant of its bucket
+    policy, and every other account under the targets meets `DenyPromotedToOtherAccounts` instead."""
+    return doc(*_layer(cfg, topo, [topo.promoted], "scp"))
+
+
+def promoted_scp_targets(topo: FailoverTopology) -> list[str]:
+    """Where the promoted bucket's SCP is attached: its account, directly."""
+    return [topo.promoted.account_id]
 
 
 def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Document:
-    """The second SCP: keys, privileged roles (now with the failover replication role), assuming either
-    replication role, and the guardrails of every account of the topology."""
+    """The second SCP: keys (the replica keys and the kit's keys' allow-list), privileged roles (now with the
+    failover replication role), assuming either replication role, and the guardrails of every account."""
     return doc(
         *scp_guards(
             [topo.promoted, *topo.protected],
@@ -541,14 +568,16 @@ def service_control_policy_guards(cfg: KitConfig, topo: FailoverTopology) -> Doc
                 ("DenyAssumeReplicationRole", topo.failed_replication_role_arn),
                 ("DenyAssumeFailoverReplicationRole", topo.replication_role_arn),
             ],
-            # the failed source's account keeps its pipeline guardrail (its stack is left as it is)
-            guardrail_arns=[*guardrail_arns(cfg, topo, accounts(topo)), *estate.pipeline_guardrail_arns(cfg)],
+            # every account's guardrails by name (the failed source's account keeps its pipeline guardrail: its
+            # stack is left as it is), as the normal topology's guards SCP: its size does not grow with the accounts
+            guardrail_arns=[estate.guardrail_pattern(cfg), estate.pipeline_guardrail_pattern(cfg)],
             break_glass=cfg.protection.break_glass_principals,
         ),
         deny_pass_other_replication_role(
             "DenyPassOtherReplicationRole", kit_replication_roles(topo), cfg.protection.break_glass_principals
         ),
         *vault.guards_scp_statements(cfg),  # the vault outlives a failover: its writer stays guarded
+        *pipeline.kit_key_statements(cfg),  # the kit's keys' allow-list: the replicas' SCP has no room left
     )
 
 
@@ -608,15 +637,12 @@ def failover_policy_docs(cfg: KitConfig, replica_bucket: str) -> list[PolicyDoc]
                 pipeline_guardrail(cfg, topo, acct), stem=stem,
             )  # fmt: skip
     org = cfg.protection.organization
-    if org is not None and topo.protected:
-        out.append(deployed(
-            "scp-protect-replicas", "scp", org.management_account_id,
-            f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo),
-        ))  # fmt: skip
     if org is not None:
         out += [
+            deployed("scp-protect-replicas", "scp", org.management_account_id,
+                     f"SCP {cfg.scp_name} on {', '.join(org.targets)}", service_control_policy(cfg, topo)),
             deployed("scp-protect-promoted", "scp", org.management_account_id,
-                     f"SCP {scp_promoted_name(cfg)} on {', '.join(org.targets)}",
+                     f"SCP {scp_promoted_name(cfg)} on {', '.join(promoted_scp_targets(topo))}",
                      service_control_policy_promoted(cfg, topo)),
             deployed("scp-protect-replica-guards", "scp", org.management_account_id,
                      f"SCP {cfg.scp_guards_name} on {', '.join(org.targets)}",

@@ -311,8 +311,8 @@ def kit_allowlists(
 
 
 def kit_key_statements(cfg: KitConfig) -> list[iam_statements.Statement | None]:
-    """The kit's keys' allow-list in the organization's layer, in the SCP that holds the replicas' denies (the
-    pipeline SCP has no room for it: 5,120 characters)."""
+    """The kit's keys' allow-list in the organization's layer, in the SCP that holds the replicas' denies (a failover
+    topology's: the guards SCP), as the pipeline SCP has no room for it (5,120 characters)."""
     scope = kit_scope(cfg, by_name=cfg.scheme.key == "sources")
     assert scope.kit is not None
     partition, name = scope.kit

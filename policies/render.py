@@ -286,7 +286,7 @@ def _principal_section(
     own_denies: list[str] = []
     for d in docs:
         for s in d.document["Statement"]:
-            if "Resource" not in s:
+            if "Resource" not in s and "NotResource" not in s:
                 continue  # trust statements: described in the intro
             principal = s.get("Principal")
             named = _as_list(principal.get("AWS")) if isinstance(principal, dict) else []
@@ -294,7 +294,12 @@ def _principal_section(
             own = d.name in identity_docs and d.kind == "identity" and _layer(d) is None
             granted = bool(set(named) & set(arns)) or (service is not None and service in services)
             granted = granted or _granted_by_condition(s, arns)
-            acts, res = _statement_actions(s), _code(_as_list(s["Resource"]))
+            acts = _statement_actions(s)
+            res = (
+                _code(_as_list(s["Resource"]))
+                if "Resource" in s
+                else f"every resource but {_code(_as_list(s['NotResource']))}"
+            )
             line = f"- {acts} on {res} (`{d.name}` / `{s['Sid']}`)"
             if s["Effect"] == "Allow" and (own or granted):
                 may.append(line)

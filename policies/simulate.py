@@ -16,7 +16,10 @@ ones for an IAM role or a service principal.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -128,16 +131,20 @@ def evaluate(
     processes: int = 1,
     timeout: float = 300.0,
     iam_data_overlay: bool | Mapping[str, Any] = True,
+    distinct: bool = True,
 ) -> dict[str, SimResult]:
     """Evaluate every request; returns results by request id. One node process per batch; with `processes` > 1
     the batch is split into that many slices evaluated by concurrent node processes (for very large batches such
     as a matrix times many mutations). `iam_data_overlay=False` evaluates against upstream iam-data alone, without
     the reviewed `simulator/iam-data-overlay.json` (only to show what the overlay adds); a mapping replaces the
-    file (only to test the guard that refuses an overlay of actions upstream already knows)."""
-    reqs = list(requests)
-    ids = [r.id for r in reqs]
+    file (only to test the guard that refuses an overlay of actions upstream already knows). Requests equal but for
+    their ids and the names of equal documents are evaluated once (`_distinct`; `distinct=False` evaluates each, only
+    to show that this changes no result)."""
+    every = list(requests)
+    ids = [r.id for r in every]
     if len(set(ids)) != len(ids):
         raise ValueError("request ids must be unique")
+    reqs, copies = _distinct(every, policies) if distinct else (every, {})
     processes = max(1, min(processes, len(reqs) or 1))
     cmd = node_command()
     slices = [reqs[i::processes] for i in range(processes)]
@@ -181,10 +188,93 @@ def evaluate(
                 ignored_context_keys=tuple(item.get("ignoredContextKeys", ())),
                 errors=item.get("errors"),
             )
+    for member, (rep, names) in copies.items():
+        out[member] = _renamed(out[rep], member, names)
     missing = set(ids) - set(out)
     if missing:
         raise SimulatorError(f"evaluator returned no result for {sorted(missing)[:5]}")
     return out
+
+
+# ---- requests that differ only in the names of equal documents are evaluated once ----
+# A proof's mutations copy every document under a variant's name and change one or two: without this, each variant
+# re-evaluates the whole matrix although most of its requests meet only unchanged documents.
+
+
+def _policy_names(req: SimRequest) -> list[str]:
+    """Every document name of a request, in a fixed order (its shape: the same for requests that differ by names)."""
+    return [
+        *req.identity_policies,
+        *(n for level in req.scps for n in level.policies),
+        *req.resource_policies,
+        *(n for level in req.rcps for n in level.policies),
+    ]
+
+
+def _distinct(
+    reqs: list[SimRequest], policies: Mapping[str, Any]
+) -> tuple[list[SimRequest], dict[str, tuple[str, dict[str, str]]]]:
+    """(the requests to evaluate, {the id of a request not evaluated: (the id of its equal, {that one's document
+    name: this one's})}). Two requests are equal when they differ at most in their ids and in the names of documents
+    with equal content; one whose names cannot be mapped one to one onto its equal's is evaluated itself."""
+    digests: dict[str, str] = {}
+
+    def digest(name: str) -> str:
+        if name not in digests:
+            text = json.dumps(policies.get(name), sort_keys=True, separators=(",", ":"))
+            digests[name] = hashlib.sha256(text.encode()).hexdigest()
+        return digests[name]
+
+    first: dict[str, SimRequest] = {}
+    todo: list[SimRequest] = []
+    copies: dict[str, tuple[str, dict[str, str]]] = {}
+    for req in reqs:
+        names = _policy_names(req)
+        shape = req.to_json()
+        shape["id"] = ""
+        key = json.dumps([shape["principal"], shape["action"], shape["resource"], shape["resourceAccount"],
+                          shape["context"], [digest(n) for n in names],
+                          [len(req.identity_policies), len(req.resource_policies)],
+                          [[lv.org_identifier, len(lv.policies)] for lv in req.scps],
+                          [[lv.org_identifier, len(lv.policies)] for lv in req.rcps]],
+                         sort_keys=True)  # fmt: skip
+        rep = first.setdefault(key, req)
+        mapping: dict[str, str] = {}
+        one_to_one = rep is not req and all(
+            mapping.setdefault(a, b) == b for a, b in zip(_policy_names(rep), names, strict=True)
+        )
+        if one_to_one and len(set(mapping.values())) == len(mapping):
+            copies[req.id] = (rep.id, mapping)
+            continue
+        todo.append(req)
+    return todo, copies
+
+
+def _sid_safe(name: str) -> str:
+    """The evaluator's prefix of a merged resource policy's statement ids (`sidSafe` in evaluate.mjs)."""
+    return re.sub(r"[^A-Za-z0-9]", "", name)
+
+
+def _renamed(res: SimResult, rid: str, names: Mapping[str, str]) -> SimResult:
+    """An equal request's result, its document names (and merged statement ids) those of the request `rid`."""
+    prefixes = {_sid_safe(a) + "X": _sid_safe(b) + "X" for a, b in names.items()}
+
+    def one(reason: str) -> str:
+        kind, _, rest = reason.partition(":")
+        policy, hash_, sid = rest.rpartition("#") if "#" in rest else (rest, "", "")
+        for old, new in prefixes.items():
+            if sid.startswith(old):
+                sid = new + sid[len(old) :]
+                break
+        return f"{kind}:{names.get(policy, policy)}{hash_}{sid}"
+
+    return dataclasses.replace(
+        res,
+        id=rid,
+        denied_by=tuple(sorted(one(r) for r in res.denied_by)),
+        granted_by=tuple(one(r) for r in res.granted_by),
+        implicitly_denied_in=tuple(sorted(one(r) for r in res.implicitly_denied_in)),
+    )
 
 
 def errors_of(results: Mapping[str, SimResult]) -> list[str]:

@@ -112,6 +112,14 @@ def deny_actions(sid: str, names: Sequence[str], resources: Iterable[str]) -> St
     return statement(sid, "Deny", s3t(*names), resources)
 
 
+def deny_actions_outside(sid: str, names: Sequence[str], kept: Sequence[str]) -> Statement:
+    """Unconditional self-deny of S3 Tables `names` on every resource but `kept` (`NotResource`): the recovery role
+    writes its own bucket and nothing else, whatever the number of replicas, tagged or not."""
+    out: Statement = {"Sid": sid, "Effect": "Deny", "Action": _one_or_many(s3t(*names))}
+    out["NotResource"] = _one_or_many(list(kept))
+    return out
+
+
 # ---------------------------------------------------------------- protection ----
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from s3tables_kit.policies.actions import PROMOTED_DEPLOY_ACTIONS
-from s3tables_kit.policies.failover import promoted_bucket_policy, scp_promoted_name
+from s3tables_kit.policies.failover import promoted_bucket_policy, promoted_scp_targets, scp_promoted_name
 from s3tables_kit.topology.config import KitConfig
 from s3tables_kit.topology.failover import failover_topology
 
@@ -69,7 +69,8 @@ def summary_section(cfg: KitConfig) -> str:
                "recovery account (the configuration is refused otherwise)")
             + f"; the recovery bucket `{cfg.recovery.bucket}` stays where it is.",
             "- Replaced, never re-created: this bucket policy, the table policies of promoted tables, the guardrail,",
-            f"  the two SCPs (plus a third, `{scp_promoted_name(cfg)}`), the replica key policies.",
+            f"  the SCPs (plus `{scp_promoted_name(cfg)}`, on {_short(promoted_scp_targets(topo))} alone: every other"
+            " account may only read this bucket), the replica key policies.",
             "",
             "| Actions on the promoted bucket and tables | Denied to everyone except |",
             "|---|---|",

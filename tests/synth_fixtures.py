@@ -47,6 +47,22 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return parsed
 
 
+def attached_scps_per_target(stacks: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """From the synthesized organization stack: how many SCPs (not RCPs) the kit attaches to each root, OU or
+    account."""
+    org = stacks.get("organization", {}).get("resource", {})
+    scps = {
+        f"${{aws_organizations_policy.{n}.id}}"
+        for n, body in org.get("aws_organizations_policy", {}).items()
+        if body["type"] == "SERVICE_CONTROL_POLICY"
+    }
+    out: dict[str, int] = {}
+    for body in org.get("aws_organizations_policy_attachment", {}).values():
+        if body["policy_id"] in scps:
+            out[body["target_id"]] = out.get(body["target_id"], 0) + 1
+    return out
+
+
 def terraform_toolchain() -> tuple[Path, Path]:
     """Terraform and the local provider mirror (`s3tables_kit.infra.validate`'s discovery); skips without them, fails
     under CI (the CI image ships both)."""

@@ -5,11 +5,14 @@ and the detection drill's vault doors (`tests/test_drill_detection.py`)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from emulator import authz
 from emulator.bucket_policy import action_of, context
-from harness.drills.deploy_actions import outside
+from emulator.control import Control
+from harness.drills.deploy_actions import check
 
 ROLE = authz.RequestPrincipal("arn:aws:iam::111122223333:role/backup", "arn:aws:sts::111122223333:assumed-role/b/s")
 
@@ -43,9 +46,73 @@ def test_a_write_carries_the_keys_the_vault_rules_read() -> None:
     assert authz.conditions(ceiling, ctx) and not authz.conditions(ceiling, part)  # absent: a positive op fails
 
 
-def test_the_deploy_check_names_a_write_outside_the_reviewed_set() -> None:
-    served = {
-        "arn:aws:iam::1:user/x (terraform)": ["lambda:CreateFunction", "lambda:GetFunction", "lambda:DeleteFunction"],
-        "arn:aws:iam::1:user/x": ["lambda:PutFunctionEventInvokeConfig"],  # a tool's call, not the provider's
+def test_the_deploy_check_fails_only_a_later_deploys_write_on_a_protected_resource() -> None:
+    tf, tool = "arn:aws:iam::1:user/x (terraform)", "arn:aws:iam::1:user/x"
+    record = {
+        "first deploy": {tf: {"kms:CreateKey": [""], "iam:PutRolePermissionsBoundary": ["seed-monitor"]}},
+        "second deploy": {
+            tf: {
+                "lambda:UpdateFunctionCode": ["seed-monitor"],  # reviewed
+                "lambda:DeleteFunction": ["seed-monitor"],  # a kit function: fails
+                "iam:UpdateAssumeRolePolicy": ["arn:aws:iam::1:role/seed-backup"],  # by ARN: fails
+                "cloudwatch:PutDashboard": [""],  # not attributed: reported
+                "lambda:DeleteFunctionConcurrency": ["someone-else"],  # not the kit's name: reported
+                "s3tables:PutTableBucketPolicy": ["buckets/arn:aws:s3tables:r:1:bucket/seed-x/policy"],  # the lock's
+            },
+            tool: {"lambda:PutFunctionEventInvokeConfig": ["seed-monitor"]},  # a tool's call, not the provider's
+        },
     }
-    assert outside(served) == (["lambda:CreateFunction"], ["lambda:DeleteFunction"])
+    verdict = check(record, ["seed"])
+    assert [(c.action, c.resource) for c in verdict.failing] == [
+        ("iam:UpdateAssumeRolePolicy", "arn:aws:iam::1:role/seed-backup"),
+        ("lambda:DeleteFunction", "seed-monitor"),
+    ]
+    assert [c.action for c in verdict.inside] == ["lambda:UpdateFunctionCode"]
+    assert {(c.phase, c.action) for c in verdict.reported} == {
+        ("first deploy", "kms:CreateKey"), ("first deploy", "iam:PutRolePermissionsBoundary"),
+        ("second deploy", "cloudwatch:PutDashboard"), ("second deploy", "lambda:DeleteFunctionConcurrency"),
+        ("second deploy", "s3tables:PutTableBucketPolicy"),
+    }  # fmt: skip
+
+
+def test_the_stand_in_records_each_call_by_phase_and_resource(moto_endpoint: str, tmp_path: Path) -> None:
+    """The record a Terraform apply leaves (`emulator.served`), from real requests told as the provider's by their
+    User-Agent: the resource each names, under the phase the e2e switches to before its second deploy."""
+    import boto3
+    import botocore.parsers
+    import botocore.serialize
+    from botocore.config import Config
+
+    control, path = Control(moto_endpoint), tmp_path / "served.json"
+    kw = {"endpoint_url": moto_endpoint, "region_name": "us-east-1", "aws_access_key_id": "AKIDSERVEDTEST",
+          "aws_secret_access_key": "x", "config": Config(user_agent_extra="Terraform/1.10.5")}  # fmt: skip
+    iam, cloudwatch = boto3.client("iam", **kw), boto3.client("cloudwatch", **kw)
+    trust = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                        "Principal": {"Service": "lambda.amazonaws.com"}}]})  # fmt: skip
+    control.call("served", {"path": str(path), "phase": "first deploy"})
+    try:
+        iam.create_role(RoleName="seed-served-monitor", AssumeRolePolicyDocument=trust)
+        control.call("served", {"phase": "second deploy"})
+        cloudwatch.put_metric_alarm(
+            AlarmName="seed-served-point", MetricName="M", Namespace="N", Statistic="Maximum", Period=60,
+            EvaluationPeriods=1, Threshold=1.0, ComparisonOperator="GreaterThanThreshold",
+        )  # fmt: skip
+        iam.update_assume_role_policy(RoleName="seed-served-monitor", PolicyDocument=trust)
+        cbor = boto3.client("cloudwatch", **kw)  # as the provider speaks CloudWatch (tests/test_emulator_cbor.py)
+        cbor._serializer = botocore.serialize.create_serializer("smithy-rpc-v2-cbor", include_validation=True)
+        cbor._response_parser = botocore.parsers.create_parser("smithy-rpc-v2-cbor")
+        cbor.meta.service_model.__dict__["resolved_protocol"] = "smithy-rpc-v2-cbor"
+        cbor.delete_alarms(AlarmNames=["seed-served-point"])
+    finally:
+        control.call("served", {"path": "", "phase": "first deploy"})
+    record = json.loads(path.read_text())
+    (who,) = record["second deploy"]
+    assert who.endswith("(terraform)")
+    assert record["first deploy"][who]["iam:CreateRole"] == ["seed-served-monitor"]
+    assert record["second deploy"][who]["cloudwatch:PutMetricAlarm"] == ["seed-served-point"]
+    verdict = check(record, ["seed"])
+    assert [(c.phase, c.action, c.resource) for c in verdict.failing] == [
+        ("second deploy", "cloudwatch:DeleteAlarms", "seed-served-point"),  # CBOR: the list's first name
+        ("second deploy", "iam:UpdateAssumeRolePolicy", "seed-served-monitor"),
+    ]
+    assert {c.action for c in verdict.inside} == {"iam:CreateRole", "cloudwatch:PutMetricAlarm"}

@@ -18,6 +18,7 @@ from s3tables_kit.policies.documents import compact_json, guardrail_attachments
 from s3tables_kit.policies.model import doc
 from s3tables_kit.topology.config import KitConfig, load_config
 from s3tables_kit.topology.failover import failover_topology
+from tests.synth_fixtures import attached_scps_per_target
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = {"seed": "demo-dest-tablebucket", "multi-account": "lakehouse-replica-euc1"}
@@ -287,9 +288,10 @@ def test_recovery_and_its_rehearsal_follow_the_new_source(name: str, synths: dic
     assert stmts["ReadReplicaTables"]["Resource"] == f"{reads.bucket_arn}/table/*"
     allowed = json.dumps([st for st in perms["Statement"] if st["Effect"] == "Allow"])
     assert topo.promoted.bucket_arn not in allowed
-    denied = stmts["DenyAllWritesToReplicas"]["Resource"]
+    kept = stmts["DenyAllWritesToReplicas"]["NotResource"]  # writes nothing but the recovery bucket
+    assert kept == [cfg.recovery_bucket_arn, f"{cfg.recovery_bucket_arn}/table/*"]
     for b in (topo.promoted, *topo.destinations, *topo.retained):  # never writes any bucket, promoted or new
-        assert b.bucket_arn in denied
+        assert not any(b.bucket_arn.startswith(k.removesuffix("/table/*")) for k in kept)
     if reads.encryption.type == "kms":
         (kms,) = [st for st in perms["Statement"] if st["Sid"] == "DecryptReplicaTableData"]
         assert kms["Resource"] == f"arn:aws:kms:{reads.region}:{reads.account_id}:key/*"
@@ -320,3 +322,31 @@ def test_replica_key_policies_follow_the_recovery_replica(synths: dict[str, Any]
         topo.recovery_replica.bucket: [cfg.recovery_role_arn],
         **{d.bucket: [] for d in topo.destinations if d != topo.recovery_replica},
     }
+
+
+@pytest.mark.parametrize("name", [f"failover/{n}" for n in PAIRS])  # the normal ones: tests/test_lifecycle.py
+def test_no_target_holds_more_than_three_kit_scps(name: str, synths: dict[str, Any]) -> None:
+    """Organizations takes five SCPs per target: the kit keeps to three, leaving room for FullAWSAccess and one of
+    the organization's own; the failover topology's promoted bucket SCP goes to its account alone. Validation's
+    count (`s3tables_kit.topology.scp_targets`) is what Terraform attaches."""
+    from s3tables_kit.topology.scp_targets import MAX_KIT_SCPS, kit_scps_per_target
+
+    got = attached_scps_per_target(synths[name])
+    assert got and max(got.values()) <= MAX_KIT_SCPS, got
+    assert got == dict(kit_scps_per_target(load_config(ROOT / "examples" / f"{name}.toml")))
+
+
+def test_a_promotion_that_would_put_a_fourth_kit_scp_on_a_target_is_refused() -> None:
+    """The multi-account example's 333333333333 is a target of its own (holding the three): promoting its replica
+    would attach the promoted bucket's SCP there as a fourth, so the configuration is refused, naming the fix."""
+    import tomllib
+
+    from s3tables_kit.topology.loader import ConfigError, parse_config
+
+    text = (ROOT / "examples" / "failover" / "multi-account.toml").read_text()
+    text = text.replace('promoted_bucket = "lakehouse-replica-euc1"', 'promoted_bucket = "lakehouse-replica-apse2"')
+    text = text.replace('replicate_to = ["lakehouse-replica-use1", "lakehouse-failover-apse2"]',
+                        'replicate_to = ["lakehouse-replica-euc1"]')  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        parse_config(tomllib.loads(text), base_dir=ROOT / "examples" / "failover")
+    assert "account 333333333333 would hold 4 of the kit's SCPs" in str(err.value), err.value

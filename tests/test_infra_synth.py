@@ -240,7 +240,9 @@ def test_recovery_bucket_role_and_emr_application(seed: Stacks) -> None:
     inline = rec["resource"]["aws_iam_role_policy"].values()
     perms = json.loads(next(p for p in inline if p["name"] == "s3tables-recovery")["policy"])
     deny = next(s for s in perms["Statement"] if s["Sid"] == "DenyAllWritesToReplicas")
-    assert "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-dest-tablebucket/table/*" in deny["Resource"]
+    # every protected write on every resource but the recovery bucket: constant in the number of replicas
+    rec_bucket = "arn:aws:s3tables:us-west-2:111122223333:bucket/demo-recovery-tablebucket"
+    assert deny["NotResource"] == [rec_bucket, f"{rec_bucket}/table/*"] and "Resource" not in deny
     app = only(rec, "aws_emrserverless_application")
     assert app["type"] == "spark" and app["release_label"] == "emr-7.12.0"
     # only job runs of the provisioned application may assume the role (not any application in the account)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from s3tables_kit.topology.config import load_config
+from tests.synth_fixtures import EXAMPLES
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,3 +188,16 @@ def test_a_spark_schema_change_or_a_column_edit_never_replaces_a_source_table(sy
         for table in stack["resource"].get("aws_s3tables_table", {}).values():  # adopt declares no table
             assert table["lifecycle"] == {"ignore_changes": ["metadata"], "prevent_destroy": True}
             assert table["metadata"][0]["iceberg"][0]["schema"][0]["field"]  # still created with the schema
+
+
+@pytest.mark.parametrize("example", [p.stem for p in EXAMPLES])
+def test_no_target_holds_more_than_three_kit_scps(synthesized: dict[str, Stacks], example: str) -> None:
+    """What Terraform attaches per root, OU or account: at most three kit SCPs (room for FullAWSAccess and one of the
+    organization's own), and what validation counts (`s3tables_kit.topology.scp_targets`). The failover topologies:
+    tests/test_failover_synth.py."""
+    from s3tables_kit.topology.scp_targets import MAX_KIT_SCPS, kit_scps_per_target
+    from tests.synth_fixtures import attached_scps_per_target
+
+    got = attached_scps_per_target(synthesized[example])
+    assert got and max(got.values()) <= MAX_KIT_SCPS, got
+    assert got == dict(kit_scps_per_target(load_config(ROOT / "examples" / f"{example}.toml")))

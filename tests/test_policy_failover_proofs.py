@@ -239,12 +239,13 @@ def request(who: str, resource: str, action: str, variant: str = "") -> SimReque
     def ns(name: str) -> str:
         return name if name.startswith("world:") or not variant else f"{variant}|{name}"
 
+    own = PRINCIPALS[who].split(":")[4] if ":" in PRINCIPALS[who] else account
+    # the promoted bucket's SCP is attached to its account alone; the others meet `DenyPromotedToOtherAccounts`
+    promoted_scp = (ns(SCP_PROMOTED),) if own == PROMOTED_ACCOUNT else ()
     scps = (
         ScpLevel("r-root", (policy_fixtures.FULL_AWS_ACCESS,)),
-        ScpLevel("ou-ab12-replicas1", (policy_fixtures.FULL_AWS_ACCESS, ns(SCP), ns(SCP_PROMOTED), ns(SCP_GUARDS))),
-        ScpLevel(
-            PRINCIPALS[who].split(":")[4] if ":" in PRINCIPALS[who] else account, (policy_fixtures.FULL_AWS_ACCESS,)
-        ),
+        ScpLevel("ou-ab12-replicas1", (policy_fixtures.FULL_AWS_ACCESS, ns(SCP), ns(SCP_GUARDS))),
+        ScpLevel(own, (policy_fixtures.FULL_AWS_ACCESS, *promoted_scp)),
     )
     return SimRequest(
         id=(f"{variant}|" if variant else "") + f"{who}:{resource}:{action}",
@@ -420,7 +421,8 @@ ISSUE26_BUCKET = (
 DEPLOY_KEEPS = {("deploy", "promoted-bucket", "PutTableBucketReplication")}  # `cdktf deploy` creates the replication
 IN_ORG = ("admin", "engineer", "writer", "frepl", "repl", "deploy")  # every principal the SCP binds
 GUARDRAIL_CARRIERS = {"engineer": GUARDRAIL, "deploy": GUARDRAIL, "deploy3": GUARDRAIL3}
-LAYER_OF_DOCUMENT = {  # layer -> the document holding it for the promoted bucket
+OTHER_ACCOUNTS_SID = "DenyPromotedToOtherAccounts"  # in `SCP`: the promoted bucket, read-only to other accounts
+LAYER_OF_DOCUMENT = {  # layer -> the document holding it for the promoted bucket's own account
     "bucket policy": PROMOTED_POLICY,
     "table policy": PROMOTED_TABLE_POLICY,
     "guardrail": GUARDRAIL,
@@ -501,6 +503,8 @@ def without_issue26_actions(docs: dict[str, Any], layer: str) -> dict[str, Any]:
         kept.append(stmt)
     assert removed, f"{layer}: no deploy-role deny to remove"
     doc["Statement"] = kept
+    if layer == "scp":  # the organization's layer for the principals of the other accounts
+        policy_fixtures.drop_statement(cut[SCP], OTHER_ACCOUNTS_SID)
     return cut
 
 

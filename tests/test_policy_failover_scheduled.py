@@ -3,8 +3,8 @@
 
 Whoever rewrites the vault backup's or the recovery rehearsal's schedule, passes their roles to a schedule of its
 own, or overwrites what they run (the scripts bucket's `scheduled/`) runs code as the backup or the recovery role.
-The failover topology replaces the pipeline SCP with its own, which has no room left for the statement (both
-sources' pipelines), so its promoted SCP carries it, with the pipeline SCP's exemptions. Worlds: the seed (backup
+The failover topology replaces the pipeline SCP with its own (both sources' pipelines), which carries it as the
+normal topology's does, with the pipeline SCP's exemptions. Worlds: the seed (backup
 and rehearsal schedules, break-glass alone exempt) and the multi-account example (the rehearsal; the recovery
 stack's deploy role exempt), each after promoting its configured replica; every failover SCP at one OU, an
 on-call engineer with `*` on `*` as the non-exempt principal.
@@ -107,7 +107,7 @@ def results() -> dict[str, dict[str, Any]]:
     for world, (bucket, *_rest) in WORLDS.items():
         scps = failover_scps(world, bucket)
         holder = [n for n, d in scps.items() if any(s.get("Sid") == SID for s in d["Statement"])]
-        assert holder == [f"failover--{bucket}--scp-protect-promoted"], holder
+        assert holder == [f"failover--{bucket}--scp-protect-pipeline"], holder
         dropped = json.loads(json.dumps(scps))
         policy_fixtures.drop_statement(dropped[holder[0]], SID)
         for doc in dropped.values():  # the kit's resources' allow-list closes the schedules and their roles too
@@ -132,7 +132,7 @@ def test_after_a_failover_only_break_glass_and_the_deploy_roles_change_a_schedul
                 continue
             assert res.allowed is allowed, (who, action, resource, res.decision)
             if not allowed:
-                assert any(d.endswith(f"scp-protect-promoted#{SID}") for d in res.denied_by), res.denied_by
+                assert any(d.endswith(f"scp-protect-pipeline#{SID}") for d in res.denied_by), res.denied_by
 
 
 @pytest.mark.node
@@ -150,9 +150,9 @@ def test_every_failover_scp_fits_and_carries_the_pipeline_scps_scheduled_guard(e
     docs = build(load_config(example)).all()
     main = next(d.document for d in docs if d.name == "scp-protect-pipeline")
     guard = [s for s in main["Statement"] if s.get("Sid") == SID]
-    promoted = {d.name: d.document for d in docs if d.name.endswith("--scp-protect-promoted")}
+    pipelines = {d.name: d.document for d in docs if d.name.endswith("--scp-protect-pipeline")}
     for d in docs:
         if d.kind == "scp" and d.name.startswith("failover--"):
             assert len(json.dumps(d.document, separators=(",", ":"))) <= SCP_MAX_CHARS, d.name
-    for name, doc in promoted.items():
+    for name, doc in pipelines.items():
         assert [s for s in doc["Statement"] if s.get("Sid") == SID] == guard, name

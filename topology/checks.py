@@ -29,6 +29,7 @@ from s3tables_kit.topology.rules import (
     TEMPORAL_TRANSFORM_TYPES,
     fan_in_namespace_prefix,
 )
+from s3tables_kit.topology.scp_targets import scp_target_checks
 from s3tables_kit.topology.vault_accounts import vault_account_checks
 
 
@@ -544,6 +545,7 @@ def _protection_checks(cfg: KitConfig) -> list[Issue]:
             )
     out += assurance_checks(cfg)
     out += vault_checks(cfg)
+    out += scp_target_checks(cfg)
     return out
 
 

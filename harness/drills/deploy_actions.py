@@ -1,14 +1,18 @@
 """What a Terraform apply called (the stand-in's record, `emulator.served`) against the deploy roles' reviewed set.
 
-    KIT_EMULATOR_SERVED=served.json python -m harness.e2e        # the apply, its calls recorded per principal
-    python -m harness.drills.deploy_actions served.json
+    KIT_EMULATOR_SERVED=served.json python -m harness.e2e        # the apply, its calls recorded per phase
+    python -m harness.drills.deploy_actions served.json --kit seed
 
 The reviewed set is what the kit's allow-lists let a deployer do besides reads (`policies/allowlists.py`
 `KIT_DEPLOY`, and the vault's, the scheduled artifacts' and the application's deployer classes in
-`policies/vault.py`). Every write of the provider on a service those allow-lists guard is printed with whether the
-set holds it; exit 1 when one is outside. The record names actions, not resources: a write outside the set may
-still have touched only what no scope guards (a bucket's creation, a table of the source), which the report says
-is for a reviewer to tell.
+`policies/vault.py`). The record names each call's phase (`first deploy`, then what the e2e names its later deploys:
+`second deploy`), principal and resource. A call of the provider is **protected** when its resource is one the kit's
+allow-lists match by the kit's name (`<kit>-...`: a role, alarm, topic, log group, function, schedule, key alias, the
+vault or scripts bucket). A write outside the reviewed set on a protected resource in a later deploy fails (exit 1):
+the layers would refuse it to the deploy role, so that deploy would be a break-glass deploy nobody reviewed as one.
+The first deploy creates what the set does not name (a bucket, a key, a role's first policy), and a write on a
+resource the record cannot attribute (a key by its id, a table bucket) is the lock's business
+(`s3tables_kit.infra.lockcheck`): both are printed, neither fails.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.served import FIRST_DEPLOY
 from s3tables_kit.policies import allowlists, vault
 
 GUARDED = (*allowlists.KIT_SERVICES, "kms", "s3", "s3tables", "emr-serverless")
@@ -31,28 +38,79 @@ REVIEWED = (
     *vault.DEPLOY_APPLICATION,
 )
 READS = tuple(f"{s}:{p}" for s in GUARDED for p in (*allowlists.READ_PREFIXES, "Head*"))
+Record = Mapping[str, Mapping[str, Mapping[str, Sequence[str]]]]  # phase -> principal -> action -> resources
+
+
+@dataclass(frozen=True)
+class Call:
+    phase: str
+    action: str
+    resource: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    inside: list[Call]  # writes the reviewed set holds
+    failing: list[Call]  # later deploys' writes on a protected resource outside it
+    reported: list[Call]  # outside it, but a first deploy's or on a resource not attributed to the kit
 
 
 def _matches(action: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(action.lower(), p.lower()) for p in patterns)
 
 
-def outside(served: dict[str, list[str]]) -> tuple[list[str], list[str]]:
-    """(the provider's writes on guarded services the reviewed set holds, those it does not), sorted."""
-    calls = {a for who, acts in served.items() if who.endswith("(terraform)") for a in acts}
-    writes = sorted(a for a in calls if a.split(":")[0] in GUARDED and not _matches(a, READS))
-    return [a for a in writes if _matches(a, REVIEWED)], [a for a in writes if not _matches(a, REVIEWED)]
+# Where the kit's name is what the allow-lists match (table buckets are the replica rules' and the lock's; the EMR
+# application is matched by its tag, which the record does not see).
+BY_NAME = (*allowlists.KIT_SERVICES, "s3")
+
+
+def protected(action: str, resource: str, kits: Sequence[str]) -> bool:
+    """Whether the resource a call names is one the kit's allow-lists match by the kit's name: a segment of its ARN's
+    resource part (`role/<kit>-x`, `alarm:<kit>-x`, `<kit>-topic:<subscription>`) or its name (an S3 call's bucket, a
+    REST path's function or schedule, an alias) starts with `<kit>-`."""
+    if action.split(":")[0] not in BY_NAME or not resource:
+        return False
+    part = resource.split(":", 5)[5] if resource.startswith("arn:") and resource.count(":") >= 5 else resource
+    segments = re.split(r"[/:]", part) if resource.startswith("arn:") else [part.removeprefix("alias/").split("/")[0]]
+    return any(seg.startswith(f"{k}-") for seg in segments for k in kits)
+
+
+def check(record: Record, kits: Sequence[str]) -> Verdict:
+    """Every write of the provider on a guarded service, sorted into the three lists of `Verdict`."""
+    calls = sorted(
+        {
+            Call(phase, action, resource)
+            for phase, by in record.items()
+            for who, acts in by.items()
+            if who.endswith("(terraform)")
+            for action, resources in acts.items()
+            if action.split(":")[0] in GUARDED and not _matches(action, READS)
+            for resource in resources
+        },
+        key=lambda c: (c.phase, c.action, c.resource),
+    )
+    inside = [c for c in calls if _matches(c.action, REVIEWED)]
+    rest = [c for c in calls if not _matches(c.action, REVIEWED)]
+    failing = [c for c in rest if c.phase != FIRST_DEPLOY and protected(c.action, c.resource, kits)]
+    return Verdict(inside, failing, [c for c in rest if c not in failing])
+
+
+def lines(verdict: Verdict) -> list[str]:
+    n = len(verdict.inside) + len(verdict.failing) + len(verdict.reported)
+    out = [f"the provider's writes on guarded services: {n}; in the reviewed set: {len(verdict.inside)}"]
+    out += [f"  OUTSIDE the reviewed set ({c.phase}, protected): {c.action} on {c.resource}" for c in verdict.failing]
+    out += [f"  outside, not failing ({c.phase}): {c.action} on {c.resource or '-'}" for c in verdict.reported]
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.drills.deploy_actions", description=__doc__)
     ap.add_argument("served", help="the stand-in's record (KIT_EMULATOR_SERVED)")
+    ap.add_argument("--kit", action="append", required=True, help="the kit's name (repeat for several)")
     args = ap.parse_args(argv)
-    inside, out = outside(json.loads(Path(args.served).read_text()))
-    print(f"the provider's writes on guarded services: {len(inside) + len(out)}; in the reviewed set: {len(inside)}")
-    for a in out:
-        print(f"  OUTSIDE the reviewed set: {a}")
-    return 1 if out else 0
+    verdict = check(json.loads(Path(args.served).read_text()), args.kit)
+    print("\n".join(lines(verdict)))
+    return 1 if verdict.failing else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ deploy: docs/decisions/0028-lock-after-first-deploy.md):
    threshold and the dashboard's line) is planned to a file, the plan must change at least one resource and
    destroy nothing, `s3tables_kit.infra.lockcheck` must find no locked change in it, then it is applied and the plan
    after it (refreshing the changed resources and what they depend on) must be empty. The other stacks' documents are
-   unchanged: their plan is the empty plan already proven.
+   unchanged: their plan is the empty plan already proven. The stand-in records the provider's calls of this deploy
+   by resource (`emulator.served`, phase `second deploy`): a write on a resource the kit's allow-lists match by
+   name, outside the deploy roles' reviewed set, fails the step (`harness.drills.deploy_actions`).
 2. **The refusal of a locked change**: the first replica's noncurrent files removed sooner
    (`unreferenced_file_removal.noncurrent_days` halved: a bucket maintenance setting, one resource of one stack).
    The replica stack is planned with it (not applied; its applied document is restored): `s3tables_kit.infra.lockcheck`
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from emulator.process import Emulator
+from harness.drills import deploy_actions
 from harness.e2e.plans import plan_actions, planned_summary, transition_problems
 from harness.e2e.stackio import client, protected_addresses, synth_config, write_stack
 from harness.e2e.standins import Credentials, Localized
@@ -53,6 +56,7 @@ class ExampleRunView(Protocol):
 
 
 SECOND_DEPLOY = "second deploy"
+AFTER_SECOND_DEPLOY = "after the second deploy"  # the tools' and the locked change's calls, not a deploy's
 LOCK_REFUSAL = "locked change refused"
 STANDIN_DEPLOYER = "kit-e2e-deploy"  # the non-break-glass role of a replica account whose configuration names none
 POINT_DEFAULT_MINUTES = 60  # s3tables_kit.topology.assurance.Monitor's default
@@ -116,6 +120,21 @@ class LaterDeploys:
         lines = [f"change: {what}; stacks whose document changed: {', '.join(changed) or 'none'}"]
         if not changed:
             return 1, "\n".join([*lines, "the change changed no stack"])
+        record, started = self._record(SECOND_DEPLOY)  # what the provider calls from here on, by resource
+        try:
+            code = self._apply_each(changed, localized, cfg2, lines)
+        finally:  # the tools' and the locked change's calls are not a deploy's
+            self.run.emu.control.call("served", {"phase": AFTER_SECOND_DEPLOY, **({"path": ""} if started else {})})
+        if code:
+            return code, "\n".join(lines)
+        served = json.loads(record.read_text()).get(SECOND_DEPLOY, {})  # this phase only (a chain shares the server)
+        calls = deploy_actions.check({SECOND_DEPLOY: served}, [self.cfg.kit.name])
+        lines += deploy_actions.lines(calls)
+        return (1 if calls.failing else 0), "\n".join(lines)
+
+    def _apply_each(self, changed: list[str], localized: dict[str, Any], cfg2: KitConfig, lines: list[str]) -> int:
+        """Plan, check and apply each changed stack, then plan it again; 1 at the first that fails (`lines` says
+        why)."""
         for stack in changed:
             stack_dir = self._stack_dir(stack)
             loc = localized[stack]
@@ -131,7 +150,8 @@ class LaterDeploys:
             lines.append(f"{stack}: plan {planned_summary(actions)}: {', '.join(sorted(actions)) or 'nothing'}")
             if not actions or problems or locked:
                 why = "changes nothing" if not actions else "; ".join(problems) or refusal(locked)
-                return 1, "\n".join([*lines, f"{stack}: {why}"])
+                lines.append(f"{stack}: {why}")
+                return 1
             self.run.tf.checked(["apply", "-input=false", "-no-color", "second.tfplan"], stack_dir, log="apply-second")
             self.run.applied[stack] = loc
             # The plan after it, refreshing what the apply changed (and what that depends on): the apply of a saved
@@ -145,8 +165,18 @@ class LaterDeploys:
                 f"refreshing the "
                          f"{len(actions)} changed: {verdict}")  # fmt: skip
             if after.returncode != 0:
-                return 1, "\n".join(lines)
-        return 0, "\n".join(lines)
+                return 1
+        return 0
+
+    def _record(self, phase: str) -> tuple[Path, bool]:
+        """The stand-in's record of served calls (`emulator.served`), switched to `phase`: the file it writes (one
+        beside the run when none was started with the server: then True, for the caller to stop it)."""
+        path = str(self.run.emu.control.call("served", {"phase": phase})["path"])
+        if path:
+            return Path(path), False
+        path = str(self.run.dir / "served.json")
+        self.run.emu.control.call("served", {"path": path})
+        return Path(path), True
 
     # ---------------------------------------------------------------- 2. the refused locked change ----
 

@@ -11,7 +11,8 @@ What `cdktf deploy` of this topology changes, and what it does not:
   normal topology's synth.
 - **Added**: in the promoted bucket's stack, the failover replication role and bucket-level replication from the
   promoted bucket to `replicate_to`, and the replication monitor (alarm topic, function, schedule, alarms) watching
-  the new source; a replica stack per new bucket; the third SCP (`<kit>-protect-s3tables-promoted`).
+  the new source; a replica stack per new bucket; the promoted bucket's SCP (`<kit>-protect-s3tables-promoted`),
+  attached to its account alone.
 - The recovery stack stays where it is (`recovery.replica`'s account and Region, same id and addresses), but recovery
   and its scheduled rehearsal read a replica of the new source (`FailoverTopology.recovery_replica`): the recovery
   role's permissions, the rehearsal's job arguments, the replica key policies and the stack's output change in place.
@@ -192,7 +193,8 @@ def build_failover_stacks(app: App, cfg: KitConfig, docs: DocumentSet, *, allow_
             "promoted-scp",
             name=failover_policies.scp_promoted_name(cfg),
             policy=docs.document("scp-protect-promoted"),
-            targets=org.targets,
+            # its account alone: the organization's targets keep at most the three kit SCPs (decision 0006)
+            targets=failover_policies.promoted_scp_targets(topo),
             description="Protects a promoted S3 Tables replica: writers write, deletion and retention stay "
             "break-glass only",
         )

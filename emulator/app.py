@@ -45,6 +45,7 @@ from emulator import (
     hooks,
     hosts,
     iceberg_rest,
+    lambda_policy,
     live,
     lookup,
     replication,
@@ -202,6 +203,13 @@ class KitMotoApp:
         service = _service_of(environ)
         if served.enabled():
             _serve_record(environ, service, method, raw_path, raw_query, body_bytes)
+        if service == "lambda":  # a function read from another account: its resource policy decides
+            with LOCK:
+                other = lambda_policy.cross_account_read(environ, method, raw_path)
+            if other is not None and other[0] != 200:
+                return _error(start_response, ApiError(other[1]["__type"], other[1]["Message"], other[0]))
+            if other is not None:
+                return _json_response(start_response, *other)
         s3control = hosts.s3control_host(environ, raw_path) if service == "s3" else None
         if s3control is not None:  # signed for `s3`, but S3 Control: moto routes it by AWS's host
             environ["HTTP_HOST"] = s3control

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from s3tables_kit.policies import actions as iam_actions
-from s3tables_kit.policies import hardener
+from s3tables_kit.policies import hardener, peers
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, kms_resource, role_documents
 from s3tables_kit.policies.sites import (  # the names every assurance document uses (the hardener's too)
@@ -373,6 +373,8 @@ def monitor_role_permissions(cfg: KitConfig, src: Source) -> Document:
         allow_write_function_logs(site, monitor_log_group(cfg, src)),
         *allow_read_deployed(site, *monitor_watches(cfg, src)),
     ]
+    arns = [peers.function_arn(cfg, a) for a in peers.checks_of(cfg, src)]
+    stmts.append(peers.allow_read_checked_functions("ReadTheFreshnessChecksOfItsReplicas", arns))
     if cfg.vault is not None:  # the backup ages: the keys of the committed points, no object read, no key
         vault_arn = cfg.vault.bucket_arn(cfg.kit.name)
         stmts.append(iam_statements.statement("ListBackupVaultPoints", "Allow", MONITOR_VAULT_READ, [vault_arn]))

@@ -18,23 +18,29 @@ from __future__ import annotations
 from s3tables_kit.policies import assurance
 from s3tables_kit.policies import statements as iam_statements
 from s3tables_kit.policies.model import Document, PolicyDoc, doc, role_documents
+from s3tables_kit.policies.peers import (  # the check's names, which the monitors' documents read too
+    allow_read_checked_functions,
+    checks_of,
+    function_arn,
+    granted_accounts,
+    home,
+    monitors_checked,
+    name,
+    prefix,
+    replicas_of,
+    site,
+)
 from s3tables_kit.topology.config import KitConfig, Replica
 from s3tables_kit.topology.contract import METRIC_NAMESPACE
 from s3tables_kit.topology.failover import failover_topology
 
+__all__ = [  # the names of `s3tables_kit.policies.peers` this module's users read here
+    "allow_read_checked_functions", "checks_of", "function_arn", "granted_accounts", "home", "monitors_checked",
+    "name", "prefix", "replicas_of", "site",
+]  # fmt: skip
+
 # What the check reads: the tables of each bucket with their `modifiedAt` (nothing per table, no metadata, no key).
 BUCKET_READ = ("ListTables",)
-
-
-def prefix(cfg: KitConfig) -> str:
-    """The monitors' `<prefix>` of the check's resource names (guarded by
-    `s3tables_kit.policies.pipeline.detection_resources`)."""
-    return f"{cfg.kit.name}-freshness"
-
-
-def name(cfg: KitConfig) -> str:
-    """The function, its schedule and its log group (one per replica account)."""
-    return f"{prefix(cfg)}-replication-monitor"
 
 
 def role_name(cfg: KitConfig, schedule: bool = False) -> str:
@@ -54,20 +60,6 @@ def topic_stack(account_id: str) -> str:
 def accounts(cfg: KitConfig) -> list[str]:
     """The replica accounts with a check: every one, when the monitor is on."""
     return sorted({r.account_id for r in cfg.replicas}) if cfg.assurance.monitor.enabled else []
-
-
-def replicas_of(cfg: KitConfig, account_id: str) -> list[Replica]:
-    return [r for r in cfg.replicas if r.account_id == account_id]
-
-
-def home(cfg: KitConfig, account_id: str) -> Replica:
-    """The replica whose stack deploys the account's check (the first of the account, which owns its guardrail)."""
-    return replicas_of(cfg, account_id)[0]
-
-
-def site(cfg: KitConfig, account_id: str) -> assurance.Site:
-    r = home(cfg, account_id)
-    return assurance.Site(r.partition, r.account_id, r.region)
 
 
 def role_arn(cfg: KitConfig, account_id: str) -> str:
@@ -93,7 +85,7 @@ def sources_of(cfg: KitConfig, account_id: str) -> dict[str, list[str]]:
 def watches(cfg: KitConfig, account_id: str) -> dict[str, str]:
     """What the account's check compares at every run with the deploy's record (`jobs/ops/running.py`): its schedule,
     {name: the function it invokes} (the account runs no other kit function; its own code it cannot vouch for)."""
-    return {name(cfg): site(cfg, account_id).arn("lambda", f"function:{name(cfg)}")}
+    return {name(cfg): function_arn(cfg, account_id)}
 
 
 def role_permissions(cfg: KitConfig, account_id: str) -> Document:
@@ -106,6 +98,10 @@ def role_permissions(cfg: KitConfig, account_id: str) -> Document:
         assurance.allow_put_metric_data("PublishReplicaFreshnessMetrics", METRIC_NAMESPACE),
         assurance.allow_write_function_logs(site(cfg, account_id), name(cfg)),
         *assurance.allow_read_deployed(site(cfg, account_id), (), watches(cfg, account_id)),
+        allow_read_checked_functions(
+            "ReadTheMonitorsFeedingItsReplicas",
+            [assurance.monitor_function_arn(cfg, s) for s in monitors_checked(cfg, account_id)],
+        ),
     ]
     return doc(*stmts)
 

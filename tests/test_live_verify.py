@@ -72,7 +72,7 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     assert report.error == "" and report.exit_code == 0, report.markdown()
     got = verdicts(report)
     assert {k for k, v in got.items() if v == CONFIRMED} == PROBED
-    assert len(got) == 38 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
+    assert len(got) == 39 and all(v == "not probed" for k, v in got.items() if k not in PROBED)
     assert all(f.observed for f in report.facts if f.verdict == "not probed")  # each says why
     # U26: the source table had 3 snapshots before replication; the stand-in's backfill copies its history (reading b)
     u26 = next(f for f in report.facts if f.id == "U26")
@@ -105,6 +105,11 @@ def test_run_end_to_end_on_the_stand_in(live: tuple[LiveTarget, OpsEnv]) -> None
     )
     assert facts["U34"].observed == "3 days AccessDenied; 1 day allowed"
     assert facts["U31"].verdict == "not probed" and "evaluates no KMS key policy" in facts["U31"].observed
+    # U37, U38 (the job liveness alarms' AWS series) run on AWS only, and say why here
+    assert facts["U37"].verdict == facts["U38"].verdict == "not probed"
+    assert "publishes no AWS/Scheduler datum" in facts["U37"].observed
+    assert "publishes no AWS/EMRServerless datum" in facts["U38"].observed
+    assert facts["U39"].verdict == "not probed" and "second account" in facts["U39"].observed
     # a stand-in run says what it is: no AWS cost or AWS duration, and the next step on AWS
     assert report.estimated_usd == 0 and "no AWS cost" in md and "make live-verify AWS=1" in md
     assert "estimated" not in md and "up to" not in md
@@ -189,6 +194,8 @@ def test_a_cross_account_run_where_setup_needs_the_destination_fails_on_u27(
     report = run(target, env, plan)
     facts = {f.id: f for f in report.facts}
     assert facts["U2"].verdict == CONFIRMED, report.markdown()  # cross-account replication itself works
+    # the replica account reads a source account's function only once its resource policy grants it (U39)
+    assert facts["U39"].verdict == CONFIRMED, facts["U39"]
     u27 = facts["U27"]
     assert u27.verdict == CONTRADICTED and "another account" in u27.expected and u27.endangers == "replication"
     assert "s3tables:CreateNamespace" in u27.observed and 'replication_setup = "break-glass"' in u27.change
@@ -281,3 +288,20 @@ def test_the_command_crashes_after_apply_and_cleans_up(live: tuple[LiveTarget, O
     iam = target.client("iam", "us-east-1", s.account_id)
     assert [r for r in iam.list_roles()["Roles"] if r["RoleName"].startswith("kitlv-")] == []
     assert [p for p in iam.list_policies(Scope="Local")["Policies"] if p["PolicyName"].startswith("kitlv-")] == []
+
+
+def test_the_job_metric_facts_are_judged_on_what_aws_would_answer() -> None:
+    """U37/U38's verdicts (`infra/live/detection_facts.py`): a start that is attempted but never counted as dropped
+    endangers protection (a period would pass), and so does a FailedJobs series under another dimension set."""
+    from s3tables_kit.infra.live.detection_facts import judge_job_dimensions, judge_schedule_counts
+    from s3tables_kit.infra.live.probes import blank_facts
+
+    facts = blank_facts()
+    assert judge_schedule_counts(facts["U37"], 1, 1, "-").verdict == CONFIRMED
+    unseen = judge_schedule_counts(facts["U37"], 1, 0, "-")
+    assert unseen.verdict == CONTRADICTED and unseen.endangers == "protection"
+    assert judge_schedule_counts(facts["U37"], 0, 0, "-").endangers == ""  # a false alarm, never a silenced one
+    kit = {"ApplicationId": "a1", "ApplicationName": "k-recovery"}
+    assert judge_job_dimensions(facts["U38"], kit, [kit, {"ApplicationId": "a1"}], 1, "-").verdict == CONFIRMED
+    other = judge_job_dimensions(facts["U38"], kit, [kit | {"JobName": "r"}], 0, "-")
+    assert other.verdict == CONTRADICTED and '"JobName": "r"' in other.observed

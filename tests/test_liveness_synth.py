@@ -15,7 +15,7 @@ import pytest
 
 from s3tables_kit.infra.constructs.alerts import LIVENESS, SIGNAL_TAG
 from s3tables_kit.infra.constructs.rehearsal import alarm_window
-from s3tables_kit.infra.constructs.schedule import UNIVERSAL_TARGET
+from s3tables_kit.topology.assurance import UNIVERSAL_TARGET
 from s3tables_kit.topology.contract import HEARTBEAT, METRIC_NAMESPACE
 
 pytestmark = pytest.mark.synth

@@ -37,6 +37,12 @@ def _check(example: str, account: str, kit: str, bucket: str) -> tuple[Site, str
     return site, kit, bucket, f"kms-key-policy--alarm-topic-freshness-{account}"
 
 
+# A monitor feeding each check's account (read by hand from the examples): the check compares it at every run.
+MONITORS = {
+    "multi-account": "arn:aws:lambda:eu-west-1:111111111111:function:lakehouse-replication-monitor",
+    "estate": "arn:aws:lambda:us-east-1:555555555555:function:estate-ops-use1-replication-monitor",
+}
+
 CHECKS = {
     "multi-account": _check("multi-account", "222222222222", "lakehouse", "lakehouse-replica-use1"),
     "estate": _check("estate", "666666666666", "estate", "estate-vault-euc1"),
@@ -72,6 +78,11 @@ def cases(name: str) -> dict[str, Case]:
         )
     out["monitor:heartbeat:cloudwatch:PutMetricData"] = Case(
         "monitor", "cloudwatch:PutMetricData", metrics, ALLOWED, ns
+    )
+    # no guard of its account stops the check reading the monitor of a source feeding it (its own grant and the
+    # function's resource policy: tests/test_running_record.py)
+    out["monitor:reads-the-source-monitor"] = Case(
+        "monitor", "lambda:GetFunctionConfiguration", MONITORS[name], ALLOWED
     )
     return out
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 
-from s3tables_kit.policies import simulate
 from s3tables_kit.policies.simulate import ALLOWED, EXPLICIT_DENY, IMPLICIT_DENY, SimResult
 from tests import policy_fixtures
 
@@ -692,20 +691,3 @@ def test_redundant_layer_removal_flips_nothing(kit: dict[str, Any]) -> None:
     mutated = copy.deepcopy(kit)
     policy_fixtures.drop_statement(mutated[policy_fixtures.TABLE_POLICY], "DenyReplicaDeletion")
     assert mismatches(run(mutated)) == {}
-
-
-def test_equal_requests_are_evaluated_once_and_answer_with_their_own_names(kit: dict[str, Any]) -> None:
-    """The simulator's batch evaluates requests that differ only in the names of equal documents once
-    (`simulate._distinct`): three copies of the documents, one mutated, give the replica cases (bucket and table
-    policies merged, whose statement ids carry the document's name) exactly what evaluating every request gives."""
-    mutated = copy.deepcopy(kit)
-    _mut_drop_exempt(policy_fixtures.BUCKET_POLICY, "DenyReplicaDataWrite", "repl")(mutated)
-    variants = {"a": kit, "b": kit, "c": mutated}
-    cases = [c for c in EXPECTED if _split(c)[1].startswith("replica-") and _split(c)[0] in ("repl", "admin", "maint")]
-    requests = [policy_fixtures.request(*_split(cid), variant=label) for label in variants for cid in cases]
-    policies = policy_fixtures.variant_policies(variants)
-    once = simulate.evaluate(policies, requests)
-    each = simulate.evaluate(policies, requests, distinct=False)
-    assert once == each
-    assert once["b|repl:replica-table:PutTableData"].granted_by != once["a|repl:replica-table:PutTableData"].granted_by
-    assert once["c|repl:replica-table:PutTableData"].decision == EXPLICIT_DENY

@@ -246,3 +246,18 @@ class Assurance(_Frozen):
 def monitor_schedule_expression(monitor: Monitor | Harden) -> str:
     n = monitor.interval_minutes
     return f"rate({n} {'minute' if n == 1 else 'minutes'})"
+
+
+# EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).
+UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
+
+# From this release EMR Serverless publishes its job metrics by application id *and* name, and no longer the series by
+# id alone (EMR Serverless user guide, "Monitoring EMR Serverless applications and jobs"; docs/aws-facts.md U38).
+NAMED_METRICS_FROM = (7, 10)
+
+
+def job_metric_dimensions(application_id: str, name: str, release_label: str) -> dict[str, str]:
+    """The dimensions of the application's job-state metrics (`AWS/EMRServerless` `FailedJobs`, `CancelledJobs`)."""
+    major, minor = (int(x) for x in release_label.removeprefix("emr-").split(".")[:2])
+    named = {"ApplicationName": name} if (major, minor) >= NAMED_METRICS_FROM else {}
+    return {"ApplicationId": application_id} | named

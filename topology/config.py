@@ -26,6 +26,7 @@ from s3tables_kit.topology.loader import (
 )
 from s3tables_kit.topology.model import (
     ESTATE,
+    FAILOVER_MONITOR,
     FAILOVER_NAME_SUFFIX,
     PROTECTED,
     SCHEMES,
@@ -80,6 +81,7 @@ __all__ = [
     "BUCKET_FORBIDDEN_PREFIXES",
     "BUCKET_FORBIDDEN_SUFFIXES",
     "ESTATE",
+    "FAILOVER_MONITOR",
     "FAILOVER_NAME_SUFFIX",
     "KIT_PARTITIONS",
     "KIT_TAG_KEYS",

@@ -88,6 +88,12 @@ REPLICA_COMMIT_AGE = "ReplicaLastCommitAgeSeconds"
 # cannot read the source, unchanged for that long): what the replica's own account alarms on
 # (infra/constructs/freshness.py), whatever the source account's monitor says.
 REPLICA_STALE_TABLES = "ReplicaStaleTables"
+# JSON {function ARN: {"code": SHA-256, "configuration": digest}}: the source monitor's record of the freshness checks
+# of its replicas' accounts, which it reads across accounts at every run (jobs/ops/running.py). In the environment,
+# not the package: the check's own package records the monitor's code hash, so the other way round would be a cycle;
+# the check compares the monitor's configuration without this variable, which only weakens the monitor's check of
+# another account's function (docs/decisions/0039).
+ENV_PEERS = "KIT_PEERS_DEPLOYED"
 ENV_REPLICA_SOURCES = "KIT_REPLICA_SOURCES"  # JSON {replica bucket ARN: [source bucket ARNs replicating into it]}
 
 # ------------------------------------------------------------- scheduled hardener (jobs/ops/harden_scheduled.py) ----

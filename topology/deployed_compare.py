@@ -3,9 +3,12 @@ functions that compare at every run (`jobs/ops/running.py`) ship none; `make aud
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
+
+CONFIGURATION_KEYS = ("handler", "role", "environment", "layers")
 
 
 def function_differences(
@@ -17,15 +20,35 @@ def function_differences(
     got: dict[str, object] = {"code SHA-256": live.get("CodeSha256")}
     want: dict[str, object] = {"code SHA-256": sha}
     if configuration is not None:
-        got |= {
-            "handler": live.get("Handler"),
-            "role": live.get("Role"),
-            "environment": dict((live.get("Environment") or {}).get("Variables") or {}),
-            "layers": [x.get("Arn") for x in live.get("Layers") or []],
-        }
+        got |= live_configuration(live)
         want |= {k: configuration.get(k, {} if k == "environment" else [] if k == "layers" else None) for k in
-                 ("handler", "role", "environment", "layers")}  # fmt: skip
+                 CONFIGURATION_KEYS}  # fmt: skip
     return [f"{k} {got[k]!r} (deployed {want[k]!r})" for k in want if got[k] != want[k]]
+
+
+def live_configuration(live: Mapping[str, Any]) -> dict[str, Any]:
+    """`FunctionOut`'s fields of a function as `GetFunctionConfiguration` returns it."""
+    return {
+        "handler": live.get("Handler"),
+        "role": live.get("Role"),
+        "environment": dict((live.get("Environment") or {}).get("Variables") or {}),
+        "layers": [x.get("Arn") for x in live.get("Layers") or []],
+    }
+
+
+def configuration_digest(configuration: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a configuration's `FunctionOut` fields as sorted, compact JSON: what a record too large for an
+    environment variable holds of another function's configuration (`contract.ENV_PEERS`)."""
+    doc = {k: configuration.get(k, {} if k == "environment" else [] if k == "layers" else None) for k in
+           CONFIGURATION_KEYS}  # fmt: skip
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def peer_differences(live: Mapping[str, Any], sha: str, digest: str) -> list[str]:
+    """How another account's kit function (`live`) differs from its record in `contract.ENV_PEERS`."""
+    out = [] if live.get("CodeSha256") == sha else [f"code SHA-256 {live.get('CodeSha256')!r} (deployed {sha!r})"]
+    got = configuration_digest(live_configuration(live))
+    return out + ([] if got == digest else [f"configuration digest {got!r} (deployed {digest!r})"])
 
 
 def _same_input(live: str | None, deployed: str | None) -> bool:

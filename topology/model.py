@@ -424,6 +424,9 @@ class Kind:
     source is the replica `promoted_bucket`."""
 
     promoted_bucket: str | None = None
+    # the configuration a promoted topology's monitor is built from (`infra/stacks/failover.py`): the freshness checks
+    # of its replicas' accounts are the protected topology's, which neither record it nor are recorded by it
+    failover_monitor: bool = False
 
     @property
     def promoted(self) -> bool:
@@ -432,6 +435,7 @@ class Kind:
 
 
 PROTECTED = Kind()
+FAILOVER_MONITOR = Kind(failover_monitor=True)
 
 
 @dataclass(frozen=True)

@@ -195,7 +195,7 @@ class JobLiveness:
     """Whether a scheduled EMR Serverless job run of the kit runs and succeeds, from metrics AWS publishes: its
     schedule's attempts and dropped invocations (`AWS/Scheduler`, by `schedule_group`, a group holding that schedule
     alone) and the application's failed and cancelled job runs (`AWS/EMRServerless`, by `application`'s dimensions:
-    `s3tables_kit.infra.constructs.recovery.job_metric_dimensions`). `name`: the alarm's; `what` and `doc` for its
+    `s3tables_kit.topology.assurance.job_metric_dimensions`). `name`: the alarm's; `what` and `doc` for its
     description."""
 
     name: str

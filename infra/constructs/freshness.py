@@ -17,11 +17,9 @@ deploys it (the one owning the guardrail, IAM being global). Names and documents
 
 from __future__ import annotations
 
-import json
-
+from cdktf_cdktf_provider_aws.lambda_permission import LambdaPermission
 from constructs import Construct
 
-from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.alerts import (
     AlarmTopic,
     FunctionLiveness,
@@ -30,14 +28,13 @@ from s3tables_kit.infra.constructs.alerts import (
     liveness_alarms,
 )
 from s3tables_kit.infra.constructs.iam import documented_role
-from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, running_record, scheduled_function
-from s3tables_kit.policies import assurance, freshness
+from s3tables_kit.infra.constructs.monitor import freshness_function
+from s3tables_kit.infra.constructs.schedule import job_schedule, scheduled_function
+from s3tables_kit.policies import freshness
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.config import KitConfig, Replica
-
-ABOUT = "Publishes how many tables of each replica are stale (s3tables-replica-kit freshness check)"
 
 
 class ReplicaFreshnessCheck(Construct):
@@ -58,27 +55,18 @@ class ReplicaFreshnessCheck(Construct):
             policy_id="role-permissions",
             policy_name=freshness.role_name(cfg),
         )
-        settings = {  # what `s3tables_kit.jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
-            contract.ENV_KIT: cfg.kit.name,
-            contract.ENV_MAX_LAG: mon.max_lag_minutes * 60,
-            contract.ENV_CONCURRENCY: mon.concurrency,
-            contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
-        }
-        env = {
-            "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-            contract.ENV_MODE: contract.MODE_FRESHNESS,
-            contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in replicas),
-            # the sources of each replica, whose tables' last change the check compares with where it may read them
-            contract.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
-            **{k: str(v) for k, v in settings.items()},
-        }
-        # the monitor's package; its declared document: the deploy's record of the account's schedule (no source's)
-        record = {contract.DECLARED_DEPLOYED: running_record([], freshness.watches(cfg, account_id))}
-        package, zip_name = packaging.monitor_zip(packaging.declared_bytes(record)), "replica-freshness.zip"
-        fn = PackagedFunction(
-            name, ABOUT, name, role.arn, package, zip_name, packaging.HANDLER, mon.timeout_seconds, env
-        )
+        fn = freshness_function(cfg, account_id, role.arn, docs)
         self.function = function = scheduled_function(self, fn)
+        for other in freshness.granted_accounts(cfg, account_id):
+            # the monitor of a source in that account reads this function's code and configuration
+            LambdaPermission(
+                self,
+                f"read-by-monitor-{other}",
+                function_name=function.function_name,
+                statement_id=f"MonitorOf{other}ReadsIt",
+                action="lambda:GetFunctionConfiguration",
+                principal=other,
+            )
         self.schedule = job_schedule(
             self,
             docs,

@@ -42,15 +42,21 @@ each replica's configured snapshot retention).
 an estate (`[[sources]]`), whose monitor is its own: it publishes under `Kit=<kit>-<id>` and its alarms carry that
 prefix, so two sources in one account and Region never share an alarm name, a heartbeat or a lag metric (a fan-in
 vault gets one set of alarms per source feeding it).
+
+The monitor and each replica account's freshness check compare each other's code and configuration at every run,
+across accounts (`monitor_function`, `freshness_function`: the builders both stacks deploy from; each function's
+resource policy grants the other account `lambda:GetFunctionConfiguration`; decision 0039, addendum).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from cdktf_cdktf_provider_aws.cloudwatch_metric_alarm import CloudwatchMetricAlarm
 from cdktf_cdktf_provider_aws.iam_role import IamRole
+from cdktf_cdktf_provider_aws.lambda_permission import LambdaPermission
 from constructs import Construct
 
 from s3tables_kit.infra import packaging
@@ -64,17 +70,20 @@ from s3tables_kit.infra.constructs.alerts import (
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.replica_hardener import hardener_function
 from s3tables_kit.infra.constructs.schedule import PackagedFunction, job_schedule, running_record, scheduled_function
-from s3tables_kit.policies import assurance
+from s3tables_kit.policies import assurance, docset, freshness
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.model import Document
+from s3tables_kit.policies.sites import site_of
 from s3tables_kit.topology import contract
 from s3tables_kit.topology.assurance import monitor_schedule_expression
 from s3tables_kit.topology.checks import hardener_role_arn
 from s3tables_kit.topology.config import KitConfig, Replica, Source
+from s3tables_kit.topology.deployed_compare import configuration_digest
 from s3tables_kit.topology.outputs import declared_replication
 
 MONITOR_ROLE_ABOUT = "Replication monitor: reads replication status, publishes the kit's metrics"
 SCHEDULE_ROLE_ABOUT = "EventBridge Scheduler: invokes the replication monitor"
+FRESHNESS_ABOUT = "Publishes how many tables of each replica are stale (s3tables-replica-kit freshness check)"
 
 
 def _role(scope: Construct, docs: DocumentSet, id: str, name: str, description: str) -> IamRole:
@@ -123,6 +132,112 @@ def declared_document(
     return doc | ({contract.DECLARED_GROUPS: groups} if groups else {})
 
 
+def monitor_function(
+    cfg: KitConfig,
+    src: Source,
+    role_arn: str,
+    reviewed: Mapping[str, Document],
+    source_policy: Document | None,
+    *,
+    peers: bool = True,
+) -> PackagedFunction:
+    """The monitor's function of the source `src` as deployed (its package's record: `declared_document`), run as
+    `role_arn` (the construct's role; a freshness check's record of it: the ARN derived from the configuration).
+    `peers`: with its record of the freshness checks it reads (`contract.ENV_PEERS`); without it, what those checks
+    compare (the variable is this side's record of them)."""
+    mon = cfg.assurance.monitor
+    variables = {
+        "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
+        contract.ENV_KIT: cfg.name_prefix_of(src),
+        contract.ENV_SOURCES: src.bucket_arn,
+        contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in cfg.destinations_of(src)),
+        contract.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
+        contract.ENV_CAP: str(mon.max_table_metrics),
+        contract.ENV_CONCURRENCY: str(mon.concurrency),
+        contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+    } | ReplicationMonitor._vault_environment(cfg)
+    checked = freshness.checks_of(cfg, src) if peers else []
+    if checked:
+        variables[contract.ENV_PEERS] = json.dumps(freshness_record_of(cfg, checked), sort_keys=True)
+    declared = declared_document(cfg, src, reviewed, source_policy)
+    return PackagedFunction(
+        name=assurance.monitor_function_name(cfg, src),
+        description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
+        log_group=assurance.monitor_log_group(cfg, src),
+        role_arn=role_arn,
+        package=packaging.monitor_zip(packaging.declared_bytes(declared)),
+        file_name="replication-monitor.zip",
+        handler=packaging.HANDLER,
+        timeout=mon.timeout_seconds,
+        variables=variables,
+    )
+
+
+def freshness_function(cfg: KitConfig, account_id: str, role_arn: str, docs: DocumentSet) -> PackagedFunction:
+    """The account's check as deployed, run as `role_arn` (the construct's role; a monitor's record of it: the ARN
+    derived from the configuration). Its package records the account's schedule and, by ARN, the monitors of the
+    sources feeding its replicas (`docs`: the topology's whole set, from which each source's monitor is built), which
+    it compares at every run (`s3tables_kit.jobs.ops.running`)."""
+    mon = cfg.assurance.monitor
+    settings = {  # what `s3tables_kit.jobs.ops.freshness.FreshnessSettings.from_env` reads, besides the replicas
+        contract.ENV_KIT: cfg.kit.name,
+        contract.ENV_MAX_LAG: mon.max_lag_minutes * 60,
+        contract.ENV_CONCURRENCY: mon.concurrency,
+        contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
+    }
+    env = {
+        "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
+        contract.ENV_MODE: contract.MODE_FRESHNESS,
+        contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in freshness.replicas_of(cfg, account_id)),
+        # the sources of each replica, whose tables' last change the check compares with where it may read them
+        contract.ENV_REPLICA_SOURCES: json.dumps(freshness.sources_of(cfg, account_id), sort_keys=True),
+        **{k: str(v) for k, v in settings.items()},
+    }
+    monitors = []
+    for src in freshness.monitors_checked(cfg, account_id):
+        mine = docs.for_source(cfg, src)
+        role = site_of(src).role_arn(assurance.monitor_role_name(cfg, src))
+        monitor = monitor_function(
+            cfg,
+            src,
+            role,
+            reviewed_replica_policies(cfg, src, mine),
+            mine.optional("source-bucket-policy"),
+            peers=False,
+        )
+        monitors.append((assurance.monitor_function_arn(cfg, src), monitor))
+    # the monitor's package; its declared document: the deploy's record of the account's schedule and the monitors
+    record = {contract.DECLARED_DEPLOYED: running_record([], freshness.watches(cfg, account_id), others=monitors)}
+    package = packaging.monitor_zip(packaging.declared_bytes(record))
+    name = freshness.name(cfg)
+    return PackagedFunction(
+        name,
+        FRESHNESS_ABOUT,
+        name,
+        role_arn,
+        package,
+        "replica-freshness.zip",
+        packaging.HANDLER,
+        mon.timeout_seconds,
+        env,
+    )
+
+
+def freshness_record_of(cfg: KitConfig, accounts: list[str]) -> dict[str, dict[str, str]]:
+    """A monitor's record of the checks of `accounts` (`contract.ENV_PEERS`): {function ARN: {"code": the package's
+    SHA-256, "configuration": the digest of its handler, role, environment and layers}}."""
+    docs = docset.build(cfg)  # the whole set, as the replica stacks deploy from it
+    out = {}
+    for acct in accounts:
+        fn = freshness_function(cfg, acct, freshness.role_arn(cfg, acct), docs)
+        configuration = {"handler": fn.handler, "role": fn.role_arn, "environment": dict(fn.variables), "layers": []}
+        out[freshness.function_arn(cfg, acct)] = {
+            "code": packaging.sha256_base64(fn.package),
+            "configuration": configuration_digest(configuration),
+        }
+    return out
+
+
 def reviewed_replica_policies(cfg: KitConfig, src: Source, docs: DocumentSet) -> dict[str, Document]:
     """The bucket policy each destination's replica stack deploys, by bucket ARN (the set resolves a failover
     topology's names)."""
@@ -146,33 +261,20 @@ class ReplicationMonitor(Construct):
         mon = cfg.assurance.monitor
         fn_name = assurance.monitor_function_name(cfg, src)
         role = _role(self, docs, "role", assurance.monitor_role_name(cfg, src), MONITOR_ROLE_ABOUT)
-        declared = declared_document(cfg, src, reviewed, source_policy)
         prefix, destinations = cfg.name_prefix_of(src), cfg.destinations_of(src)
         # Region: the function's own (AWS_REGION); the metrics and alarms are in the source Region.
-        self.function = scheduled_function(
-            self,
-            PackagedFunction(
-                name=fn_name,
-                description="Publishes S3 Tables replication lag/failure metrics (s3tables-replica-kit status logic)",
-                log_group=assurance.monitor_log_group(cfg, src),
-                role_arn=role.arn,
-                package=packaging.monitor_zip(packaging.declared_bytes(declared)),
-                file_name="replication-monitor.zip",
-                handler=packaging.HANDLER,
-                timeout=mon.timeout_seconds,
-                variables={
-                    "AWS_DATA_PATH": f"{packaging.LAMBDA_TASK_ROOT}/{packaging.DATA_DIR}",
-                    contract.ENV_KIT: prefix,
-                    contract.ENV_SOURCES: src.bucket_arn,
-                    contract.ENV_DESTINATIONS: ",".join(r.bucket_arn for r in destinations),
-                    contract.ENV_MAX_LAG: str(mon.max_lag_minutes * 60),
-                    contract.ENV_CAP: str(mon.max_table_metrics),
-                    contract.ENV_CONCURRENCY: str(mon.concurrency),
-                    contract.ENV_NAMESPACE: assurance.METRIC_NAMESPACE,
-                }
-                | self._vault_environment(cfg),
-            ),
-        )
+        self.function = scheduled_function(self, monitor_function(cfg, src, role.arn, reviewed, source_policy))
+        for account in (a for a in freshness.checks_of(cfg, src) if a != src.account_id):
+            # the freshness check of that replica account reads this function's code and configuration (its
+            # identity policy names it; a principal of this account never vouches for its monitor)
+            LambdaPermission(
+                self,
+                f"read-by-freshness-{account}",
+                function_name=self.function.function_name,
+                statement_id=f"FreshnessCheckOf{account}ReadsIt",
+                action="lambda:GetFunctionConfiguration",
+                principal=account,
+            )
         self.schedule = job_schedule(
             self,
             docs,

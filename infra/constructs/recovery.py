@@ -31,6 +31,7 @@ from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.infra.constructs.s3_bucket import abort_incomplete_uploads, default_encryption, private_versioned
 from s3tables_kit.infra.policy_json import policy_json
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.assurance import job_metric_dimensions
 from s3tables_kit.topology.config import KitConfig
 
 NONCURRENT_VERSION_DAYS = 30
@@ -117,18 +118,6 @@ class ScriptsBucket(Construct):
             ],
             depends_on=[self.versioning],
         )
-
-
-# From this release EMR Serverless publishes its job metrics by application id *and* name, and no longer the series by
-# id alone (EMR Serverless user guide, "Monitoring EMR Serverless applications and jobs"; docs/aws-facts.md U38).
-NAMED_METRICS_FROM = (7, 10)
-
-
-def job_metric_dimensions(application_id: str, name: str, release_label: str) -> dict[str, str]:
-    """The dimensions of the application's job-state metrics (`AWS/EMRServerless` `FailedJobs`, `CancelledJobs`)."""
-    major, minor = (int(x) for x in release_label.removeprefix("emr-").split(".")[:2])
-    named = {"ApplicationName": name} if (major, minor) >= NAMED_METRICS_FROM else {}
-    return {"ApplicationId": application_id} | named
 
 
 class RecoverySparkApplication(Construct):

@@ -35,6 +35,7 @@ from constructs import Construct
 from s3tables_kit.infra import packaging
 from s3tables_kit.infra.constructs.iam import documented_role
 from s3tables_kit.policies.docset import DocumentSet
+from s3tables_kit.topology.assurance import UNIVERSAL_TARGET
 from s3tables_kit.topology.deployed import deployed_value
 
 RUNTIME = "python3.12"
@@ -146,9 +147,12 @@ def deployed_entry(
     schedules: Sequence[SchedulerSchedule | None] = (),
     application: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
-    """A stack output's `deployed` (`s3tables_kit.topology.deployed.deployed_value`): the code hash of each function and
-    the target of each schedule as these constructs set them (None: a component the configuration leaves out)."""
-    fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in functions if f is not None}
+    """A stack output's `deployed` (`s3tables_kit.topology.deployed.deployed_value`): the code hash and the
+    configuration (handler, role, environment, no layers) of each function and the target of each schedule as these
+    constructs set them (None: a component the configuration leaves out)."""
+    made = [f for f in functions if f is not None]
+    fns = {str(f.function_name_input): str(f.source_code_hash_input) for f in made}
+    configurations = {str(f.function_name_input): _configuration(f) for f in made}
     targets, groups = {}, {}
     for s in (s for s in schedules if s is not None):
         target = s.target_input
@@ -156,26 +160,35 @@ def deployed_entry(
         targets[str(s.name_input)] = (str(target.arn), target.input)
         if s.group_name_input is not None:  # a job's own group: its schedule is read there
             groups[str(s.name_input)] = str(s.group_name_input)
-    return deployed_value(fns, targets, application, groups=groups)
+    return deployed_value(fns, targets, application, configurations, groups=groups)
 
 
-def running_record(functions: Sequence[PackagedFunction], schedules: Mapping[str, str]) -> dict[str, Any]:
+def _configuration(f: LambdaFunction) -> dict[str, Any]:
+    """`FunctionOut`'s fields as `scheduled_function` set them (the role: its reference, resolved by Terraform)."""
+    env = f.environment_input
+    variables = dict(env.variables or {}) if isinstance(env, LambdaFunctionEnvironment) else {}
+    return {"handler": str(f.handler_input), "role": str(f.role_input), "environment": variables, "layers": []}
+
+
+def running_record(
+    functions: Sequence[PackagedFunction],
+    schedules: Mapping[str, str],
+    others: Sequence[tuple[str, PackagedFunction]] = (),
+) -> dict[str, Any]:
     """What a function's package records of the other kit functions (`functions`, with their roles' ARNs as derived
-    from the configuration) and the schedules ({name: target function ARN}, no input) of its account, to compare at
-    every run (`s3tables_kit.jobs.ops.running`): the code hash `scheduled_function` deploys, the handler, role,
-    environment and (no) layers."""
+    from the configuration) and the schedules ({name: target function ARN}, no input) of its account, and of
+    functions of other accounts (`others`: (ARN, function)), to compare at every run
+    (`s3tables_kit.jobs.ops.running`): the code hash `scheduled_function` deploys, the handler, role, environment and
+    (no) layers."""
+    named = [(f.name, f) for f in functions] + list(others)
     return deployed_value(
-        {f.name: packaging.sha256_base64(f.package) for f in functions},
+        {key: packaging.sha256_base64(f.package) for key, f in named},
         {name: (arn, None) for name, arn in schedules.items()},
         configurations={
-            f.name: {"handler": f.handler, "role": f.role_arn, "environment": dict(f.variables), "layers": []}
-            for f in functions
+            key: {"handler": f.handler, "role": f.role_arn, "environment": dict(f.variables), "layers": []}
+            for key, f in named
         },
     )
-
-
-# EventBridge Scheduler's universal target for EMR Serverless StartJobRun (the request is the target's input).
-UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:emrserverless:startJobRun"
 
 
 class ScheduleTarget(TypedDict):

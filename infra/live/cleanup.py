@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from s3tables_kit.infra.live.allowlist_facts import remove_probe_bucket
+from s3tables_kit.infra.live.detection_facts import detection_probe_leftovers, remove_detection_probes
 from s3tables_kit.infra.live.plan import RUN_TAG, Refused, RunPlan
 from s3tables_kit.infra.live.world import LiveTarget
 
@@ -27,7 +28,8 @@ def _bucket_tags(client: Any, arn: str) -> dict[str, str]:
 
 
 def leftovers(target: LiveTarget, plan: RunPlan, *, any_run: bool = False) -> list[str]:
-    """Table buckets, roles and SCPs of this run (or, with `any_run`, of any run of this prefix) still there."""
+    """Table buckets, roles, probe resources and SCPs of this run (or, with `any_run`, of any run of this prefix)
+    still there."""
     s = plan.settings
     prefix = f"{s.prefix}-" if any_run else f"{plan.name_prefix}-"
     found: list[str] = []
@@ -46,6 +48,7 @@ def leftovers(target: LiveTarget, plan: RunPlan, *, any_run: bool = False) -> li
         if alias["AliasName"].removeprefix("alias/").startswith(prefix):
             found.append(f"kms:{alias['AliasName']}")
     found += [f"s3:{b}" for b in _probe_buckets(target, plan, prefix)]
+    found += detection_probe_leftovers(target, plan, prefix)
     org = target.client("organizations", "us-east-1", s.management_account_id)
     for p in org.list_policies(Filter="SERVICE_CONTROL_POLICY").get("Policies", []):
         if p["Name"].startswith(prefix):
@@ -64,6 +67,7 @@ def cleanup(target: LiveTarget, plan: RunPlan) -> list[str]:
     s3 = target.client("s3", s.replica_region, s.replica_account_id)
     for bucket in _probe_buckets(target, plan, plan.name_prefix + "-"):
         remove_probe_bucket(s3, bucket)
+    remove_detection_probes(target, plan)  # U37-U39's group, application and function, before their roles
     _delete_key(_key_admin(target, plan), plan)  # before the roles: the key policy leaves deletion to break-glass
     for account in _accounts(plan):
         _delete_roles(target.client("iam", "us-east-1", account), plan)

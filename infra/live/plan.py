@@ -26,6 +26,9 @@ KMS_KEY_USD = 0.25  # deletion takes effect 7 days after cleanup schedules it: 7
 MINUTES_PER_COMMIT = 5.0  # the unknown: replication latency on AWS (the run measures it); the bound the run waits
 FIXED_MINUTES = 10.0  # apply, plan, destroy of a handful of resources
 BACKFILL_MINUTES = 5.0  # U26: three commits to a table of its own, then its first backfill (infra/live/backfill.py)
+# U37, U38 (infra/live/detection_facts.py): one failed EMR Serverless job run (a driver's first minute at most), then
+# CloudWatch's delivery, which the probe waits for
+JOB_RUN_USD, JOB_METRICS_MINUTES = 0.05, 17.0
 
 
 # What a stand-in run's reader does next: the facts are AWS's, so only a run there answers them.
@@ -156,14 +159,22 @@ class RunPlan:
             (racct, "global", "IAM role", self.name("admin")),
             (racct, "global", "IAM role", self.name("break-glass")),
             (racct, "global", "IAM role", self.name("reader")),
+            (racct, s.replica_region, "schedule group, one-time schedule (U37)", self.name("u37")),
+            (racct, s.replica_region, "EMR Serverless application, one failing job run (U38)", self.name("u38")),
+            (racct, "global", "IAM role (U37's schedule, U38's job: no permission)", self.name("u37-schedule")),
+            (racct, "global", "IAM role", self.name("u38-job")),
+            (acct, s.source_region, "Lambda function (U39: read from the second account)", self.name("u39")),
+            (acct, "global", "IAM role (U39's function: no permission)", self.name("u39-fn")),
             (racct, "global", "IAM policy (each part)", f"{self.name_prefix}-s3tables-replica-guardrail*"),
             (s.management_account_id, "global", "SCP (2)", f"{self.name_prefix}-*"),
         ]
 
     def estimate(self) -> tuple[float, float]:
         """(USD, minutes): an upper estimate of one run."""
-        usd = EXPECTED_REQUESTS / 1000 * REQUEST_COST_PER_1000 + STORAGE_AND_REPLICATION_USD + KMS_KEY_USD
-        minutes = FIXED_MINUTES + BACKFILL_MINUTES + MINUTES_PER_COMMIT * (self.settings.commits + 2)
+        usd = EXPECTED_REQUESTS / 1000 * REQUEST_COST_PER_1000 + STORAGE_AND_REPLICATION_USD + KMS_KEY_USD + JOB_RUN_USD
+        minutes = (
+            FIXED_MINUTES + BACKFILL_MINUTES + JOB_METRICS_MINUTES + MINUTES_PER_COMMIT * (self.settings.commits + 2)
+        )
         return round(usd, 2), minutes
 
     def describe(self, *, local: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U38, as in that list): what the kit expects,
+"""One probe per item of docs/aws-facts.md's unverified list (ids U1..U39, as in that list): what the kit expects,
 what the run observed, the evidence (request id, error code), and a verdict. Items that cannot be probed safely or
 cheaply by a one-table run say why.
 
@@ -72,9 +72,10 @@ NOT_PROBED_WHY = {
     "U32": "not reached (infra/live/allowlist_facts.py)",
     "U33": "not reached (infra/live/allowlist_facts.py)",
     "U34": "not reached (infra/live/allowlist_facts.py)",
-    "U37": "needs a deployed recovery stack whose schedule fires (the run deploys no schedule); list the group's "
-    "InvocationAttemptCount after the first rehearsal",
-    "U38": "needs EMR Serverless (cost and minutes, as U15); list AWS/EMRServerless FailedJobs after one failed run",
+    "U37": "not reached (infra/live/detection_facts.py probes it on AWS; the stand-in's Scheduler fires nothing and "
+    "publishes no metric)",
+    "U38": "not reached (infra/live/detection_facts.py probes it on AWS; the stand-in runs no EMR Serverless job)",
+    "U39": "not reached (infra/live/detection_facts.py)",
 }
 
 TITLES = {
@@ -123,6 +124,8 @@ TITLES = {
     "ScheduleGroup",
     "U38": "AWS/EMRServerless publishes FailedJobs/CancelledJobs of a 7.10+ application under ApplicationId and "
     "ApplicationName",
+    "U39": "a Lambda function's GetFunctionConfiguration from another account, granted by the function's resource "
+    "policy (AddPermission with the account as principal)",
 }
 
 

@@ -30,6 +30,7 @@ from s3tables_kit.infra.live.allowlist_facts import probe_allowlist_facts
 from s3tables_kit.infra.live.attacks import attack_table
 from s3tables_kit.infra.live.backfill import probe_backfill_history
 from s3tables_kit.infra.live.cleanup import cleanup, leftovers
+from s3tables_kit.infra.live.detection_facts import probe_function_read, probe_job_metrics
 from s3tables_kit.infra.live.plan import Refused, RunPlan, Settings, confirm, load_settings, new_run_id
 from s3tables_kit.infra.live.probes import (
     Observed,
@@ -182,6 +183,8 @@ def execute(
         turn = None if control is None else lambda arn: control.call("live/replicate", {"sourceTableArn": arn})
         probe_backfill_history(facts["U26"], target, plan, write, turn, facts["U35"])  # its own pair of buckets
         probe_allowlist_facts(facts, target, plan)  # U31-U34: resources of their own, as the run's admin role
+        probe_job_metrics(facts, target, plan)  # U37, U38: a schedule group and an application of their own (AWS)
+        probe_function_read(facts["U39"], target, plan)  # a function of its own, read from the second account
         if main in replicas:  # the run's main source table has a schema and data: one PutRows row, then the freeze
             glass = cfg.protection.break_glass_principals
             probe_deferred_commit(

@@ -45,7 +45,15 @@ from s3tables_kit.policies import docset
 from s3tables_kit.policies import failover as failover_policies
 from s3tables_kit.policies.docset import DocumentSet
 from s3tables_kit.policies.documents import kms_alias
-from s3tables_kit.topology.config import PROTECTED, SINGLE_SOURCE, Kit, KitConfig, Replica, Replication, Source
+from s3tables_kit.topology.config import (
+    FAILOVER_MONITOR,
+    SINGLE_SOURCE,
+    Kit,
+    KitConfig,
+    Replica,
+    Replication,
+    Source,
+)
 from s3tables_kit.topology.failover import FailoverTopology, failover_topology
 
 
@@ -74,7 +82,7 @@ def failover_monitor_config(cfg: KitConfig, topo: FailoverTopology) -> KitConfig
             "sources": (source,),
             "replicas": topo.destinations,
             "scheme": SINGLE_SOURCE,
-            "kind": PROTECTED,  # it describes no further failover
+            "kind": FAILOVER_MONITOR,  # it describes no further failover, and no freshness check reads it
             # Its own document set must build: its recovery reads a replica it has (the topology's choice,
             # a destination), and it describes no further failover.
             "recovery": cfg.recovery.model_copy(

@@ -421,8 +421,13 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     cloudwatch = clients.client("cloudwatch", region)
     deployed = running.recorded(paths.ROOT / DECLARED_FILE)
     running.check_running(
-        clients, region, deployed, kit=settings.kit, publish=lambda d: publish(cloudwatch, settings.namespace, d)
-    )  # the other kit functions and the schedules of this account, as deployed (raises otherwise)
+        clients,
+        region,
+        deployed,
+        kit=settings.kit,
+        publish=lambda d: publish(cloudwatch, settings.namespace, d),
+        recorded_peers=running.peers(os.environ),
+    )  # the other kit functions and schedules of this account, and its replicas' freshness checks (raises otherwise)
     fail_loud(result)
     return summary
 

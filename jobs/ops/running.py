@@ -1,6 +1,8 @@
 """What runs is what was deployed, at every run of the source monitor and of the replica-side freshness check: the
 package's `kit_declared.json` may hold the deploy's record (`DECLARED_DEPLOYED`: `DeployedOut`) of the other kit
-functions and the schedules of the function's own account; each is read (`lambda:GetFunctionConfiguration`,
+functions and the schedules of the function's own account, and of another account's monitor (named by ARN: the
+freshness check's record of the monitors feeding its replicas); the monitor's environment (`contract.ENV_PEERS`)
+holds its record of the freshness checks of its replicas' accounts. Each is read (`lambda:GetFunctionConfiguration`,
 `scheduler:GetSchedule`) and compared through `s3tables_kit.topology.deployed`, the comparison `make audit` uses.
 A difference, or a resource that cannot be read, is a finding: one log line each, `DeployedChanged` published, then
 the run raises, so the function's AWS/Lambda `Errors` (written by Lambda only) fires its `-failing` alarm.
@@ -22,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from s3tables_kit.jobs.kernel.clients import Clients
 from s3tables_kit.jobs.kernel.sdk import describe_error
 from s3tables_kit.topology import contract
-from s3tables_kit.topology.deployed_compare import function_differences, schedule_differences
+from s3tables_kit.topology.deployed_compare import function_differences, peer_differences, schedule_differences
 
 FINDING = "deployed-changed"  # the log lines' prefix, as the detection drill names it
 
@@ -52,11 +54,13 @@ def _read(op: Callable[..., Any], **request: Any) -> tuple[dict[str, Any] | None
 def running_findings(clients: Clients, region: str, deployed: Mapping[str, Any]) -> list[str]:
     """One line per function or schedule of `deployed` (in `region` of the caller's account) that differs from the
     record or cannot be read; [] when all is as deployed."""
-    lam, scheduler = clients.client("lambda", region), clients.client("scheduler", region)
+    scheduler = clients.client("scheduler", region)
     out: list[str] = []
     configurations = deployed.get("configurations") or {}
     for name, sha in sorted((deployed.get("functions") or {}).items()):
-        live, error = _read(lam.get_function_configuration, FunctionName=name)
+        live, error = _read(_lambda(clients, name, region).get_function_configuration, FunctionName=name)
+        if live is not None and name.startswith("arn:"):  # another account's monitor: its record of us is not ours
+            live = _without_peers(live)
         found = [error] if live is None else function_differences(live, sha, configurations.get(name))
         out += [f"function {name}: {f}" for f in found if f]
     for name, schedule in sorted((deployed.get("schedules") or {}).items()):
@@ -67,6 +71,34 @@ def running_findings(clients: Clients, region: str, deployed: Mapping[str, Any])
     return out
 
 
+def _lambda(clients: Clients, name: str, region: str) -> Any:
+    """A Lambda client in the Region of a function named by ARN (another account's), else in `region`."""
+    return clients.client("lambda", name.split(":")[3] if name.startswith("arn:") else region)
+
+
+def _without_peers(live: dict[str, Any]) -> dict[str, Any]:
+    env = dict((live.get("Environment") or {}).get("Variables") or {})
+    env.pop(contract.ENV_PEERS, None)
+    return live | {"Environment": {"Variables": env}}
+
+
+def peers(environ: Mapping[str, str]) -> Mapping[str, Any] | None:
+    """The record of other accounts' kit functions in the environment (`contract.ENV_PEERS`); None without it."""
+    text = environ.get(contract.ENV_PEERS)
+    return json.loads(text) if text else None
+
+
+def peer_findings(clients: Clients, recorded_peers: Mapping[str, Any]) -> list[str]:
+    """One line per function of another account (by ARN, read through its resource policy) that differs from
+    `recorded_peers` ({ARN: {"code", "configuration"}}) or cannot be read."""
+    out: list[str] = []
+    for arn, want in sorted(recorded_peers.items()):
+        live, error = _read(_lambda(clients, arn, "").get_function_configuration, FunctionName=arn)
+        found = [error] if live is None else peer_differences(live, want["code"], want["configuration"])
+        out += [f"function {arn}: {f}" for f in found if f]
+    return out
+
+
 def check_running(
     clients: Clients,
     region: str,
@@ -74,12 +106,15 @@ def check_running(
     *,
     kit: str,
     publish: Callable[[list[dict[str, Any]]], object],
+    recorded_peers: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """Compare, print one line per finding, publish `DeployedChanged` (Kit) and raise `DeployedChanged` when there is
-    any; nothing without a record."""
-    if deployed is None:
+    """Compare (the account's record `deployed`, and `recorded_peers`: other accounts' kit functions), print one line
+    per finding, publish `DeployedChanged` (Kit) and raise `DeployedChanged` when there is any; nothing without a
+    record."""
+    if deployed is None and recorded_peers is None:
         return []
-    found = running_findings(clients, region, deployed)
+    found = running_findings(clients, region, deployed) if deployed is not None else []
+    found += peer_findings(clients, recorded_peers) if recorded_peers is not None else []
     for f in found:
         print(
             f"{FINDING}: {f} (CloudTrail UpdateFunctionCode, UpdateFunctionConfiguration, UpdateSchedule; make audit)"

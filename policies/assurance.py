@@ -77,6 +77,16 @@ def monitor_function_arn(cfg: KitConfig, src: Source) -> str:
     return site_of(src).arn("lambda", f"function:{monitor_function_name(cfg, src)}")
 
 
+def monitor_function_patterns(cfg: KitConfig, sources: list[Source]) -> list[str]:
+    """The monitors of `sources` by name, in any Region and account: one pattern for a kit's source, one for all the
+    sources of an estate (`<kit>-<id>-...`), so a document naming them keeps its size however many sources there are
+    (another account's monitor is read only where its resource policy grants the read)."""
+    names = {
+        monitor_function_name(cfg, s) if s.id is None else f"{cfg.kit.name}-*-replication-monitor" for s in sources
+    }
+    return sorted({f"arn:{s.partition}:lambda:*:*:function:{n}" for s in sources for n in names})
+
+
 def monitor_schedule_name(cfg: KitConfig, src: Source) -> str:
     """`<prefix>-replication-monitor`: a source's."""
     return f"{cfg.name_prefix_of(src)}-replication-monitor"

@@ -100,7 +100,7 @@ def role_permissions(cfg: KitConfig, account_id: str) -> Document:
         *assurance.allow_read_deployed(site(cfg, account_id), (), watches(cfg, account_id)),
         allow_read_checked_functions(
             "ReadTheMonitorsFeedingItsReplicas",
-            [assurance.monitor_function_arn(cfg, s) for s in monitors_checked(cfg, account_id)],
+            assurance.monitor_function_patterns(cfg, monitors_checked(cfg, account_id)),
         ),
     ]
     return doc(*stmts)

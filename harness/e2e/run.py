@@ -498,13 +498,16 @@ class ExampleRun:
 
         outputs_path = self.outputs()
         outs = load_outputs(outputs_path)
-        # A writer's commit to each table of the source, real Iceberg data (Terraform creates tables without metadata:
-        # the first commit creates it; after a failover the writers commit to the promoted source), then the
-        # replication service (the emulator's replicate hook) copies them to every destination.
+        # A writer's commit to each table of the source (the first creates its metadata; after a failover: the promoted
+        # source), then the replication service (the emulator's replicate hook) copies them to every destination.
         names = ", ".join(s.table_bucket_name for s in outs.sources)
         _say(f"-- {self.name}: outputs.json from terraform output; a writer's commit to every table of "
              f"{names}; replication simulated")  # fmt: skip
-        for src in outs.sources:  # every source of an estate
+        for src in outs.sources:  # each source; one with no table (other services make them) gets one, as they do
+            if not self.source_tables(src.table_bucket_arn, src.account_id):
+                api, arn = self.s3tables(src.account_id, src.region), src.table_bucket_arn
+                api.create_namespace(tableBucketARN=arn, namespace=["e2e"])
+                api.create_table(tableBucketARN=arn, namespace="e2e", name="events", format="ICEBERG")
             self.tool(
                 WRITER,
                 ["-m", "s3tables_kit.jobs.failover.writer", "--bucket-arn", src.table_bucket_arn,
@@ -562,10 +565,9 @@ class ExampleRun:
 
     def s3tables(self, account: str, region: str) -> Any:
         """The S3 Tables client of `account` in `region` (one per account and Region for the run)."""
-        key = (account, region)
-        if key not in self._s3tables:
-            self._s3tables[key] = client(self.emu, self.creds[account], "s3tables", region)
-        return self._s3tables[key]
+        if (account, region) not in self._s3tables:
+            self._s3tables[account, region] = client(self.emu, self.creds[account], "s3tables", region)
+        return self._s3tables[account, region]
 
     @staticmethod
     def operator_role(account: str) -> str:
@@ -580,12 +582,11 @@ class ExampleRun:
         env = {k: v for k, v in (env_of or os.environ).items() if k != "AWS_ENDPOINT_URL"}
         env.update(PYTHONPATH=str(ROOT), MOTO_ALLOW_NONEXISTENT_REGION="true")
         if account is not None:
-            key = self.creds[account]
-            env.update(AWS_ACCESS_KEY_ID=key.access_key_id, AWS_SECRET_ACCESS_KEY=key.secret_access_key)
+            env.update(AWS_ACCESS_KEY_ID=self.creds[account].access_key_id,
+                       AWS_SECRET_ACCESS_KEY=self.creds[account].secret_access_key)  # fmt: skip
             env.update(AWS_REGION=region or "us-east-1", AWS_DEFAULT_REGION=region or "us-east-1")
-        proc = subprocess.run(
-            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False
-        )
+        proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=900, check=False)  # fmt: skip
         res = ToolResult(self.name, name, proc.returncode, round(time.monotonic() - t0, 1),
                          _tail(proc.stdout + proc.stderr, 15))  # fmt: skip
         self.tools.append(res)

@@ -34,7 +34,10 @@ help: ## List the targets: the on-call ones first
 
 setup: .venv/.stamp node_modules/.stamp .jars/.stamp ## Install Python venv, npm packages and Iceberg jars (idempotent)
 
-test: setup ## Run the whole test suite (what CI runs): 5 workers, each test file on one worker (longest first)
+test: setup ## Run the test suite CI runs (all but `extended`): 5 workers, each test file on one worker (longest first)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12 -m "not extended"
+
+test-all: setup ## Run every test, the `extended` walkthroughs too (the failover drill, the catalog jar on the stand-in, the bench smoke)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=12
 
 test-fast: setup ## Run the tests that need neither Spark nor the provider bindings

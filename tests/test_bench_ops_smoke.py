@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bench import ops_estate as oe
 from bench import ops_scale as ob
 
@@ -49,6 +51,7 @@ def test_goals_and_markdown() -> None:
     assert ob.markdown(None) == ""
 
 
+@pytest.mark.extended  # the harness at its tiny scale; `make bench` runs it at every scale
 def test_tiny_run_end_to_end(tmp_path) -> None:
     doc = ob.run_ops_bench("tiny", tmp_path)
     assert doc["setup"]["replicas"] == 40

@@ -12,7 +12,7 @@ import pytest
 
 from s3tables_kit.topology import paths
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.extended]  # its steps: test_failover, test_failover_planned
 
 
 def test_failover_drill_prints_rpo_and_rto_and_the_planned_round_trip(tmp_path: Path) -> None:

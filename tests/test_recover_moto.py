@@ -11,7 +11,7 @@ import pytest
 
 from tests.moto_scenario import run_scenario
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.extended]  # CTAS through the jar: test_recover_spark
 
 
 def test_client_catalog_jar_against_moto(tmp_path: Path) -> None:

@@ -220,8 +220,10 @@ def _distinct(
     digests: dict[str, str] = {}
 
     def digest(name: str) -> str:
-        if name not in digests:
-            text = json.dumps(policies.get(name), sort_keys=True, separators=(",", ":"))
+        if name not in digests and name not in policies:
+            digests[name] = f"unknown:{name}"  # never merged: the evaluator's error names the missing document
+        elif name not in digests:
+            text = json.dumps(policies[name], sort_keys=True, separators=(",", ":"))
             digests[name] = hashlib.sha256(text.encode()).hexdigest()
         return digests[name]
 

@@ -8,8 +8,9 @@ authorization on, a simulated replication delay); `make live-verify-cleanup RUN=
 `--apply terraform` deploys the run's configuration through the `make e2e` code path (`harness.deploy.terraform_apply`:
 the production synth of the run's configuration, `terraform apply` of every stack in order, `plan -detailed-exitcode`
 empty, the `prevent_destroy` check, then a writer's commit and harden, status, audit, recover --dry-run and failover
---dry-run on what Terraform created). Afterwards every stack is destroyed with its KIT_ALLOW_DESTROY=1 synth, in
-reverse order; the run's cleanup then sweeps by prefix and tag. Exit codes as `python -m s3tables_kit.infra.live`.
+--dry-run on what Terraform created). Afterwards every stack is destroyed with its KIT_ALLOW_DESTROY=1 synth, as
+break-glass (a break-glass deploy: `as_break_glass`), in reverse order; the run's cleanup then sweeps by prefix
+and tag. Exit codes as `python -m s3tables_kit.infra.live`.
 """
 
 from __future__ import annotations
@@ -44,11 +45,27 @@ def prepare_standin(target: LiveTarget, control: Control, s: Settings, *, authz:
     control.call("live/replication-delay", {"seconds": STANDIN_DELAY_S})
 
 
-def destroy(run: ExampleRun) -> list[str]:
-    """`terraform destroy` of every stack with its KIT_ALLOW_DESTROY=1 synth, last applied first; the stacks whose
-    destroy failed (cleanup's sweep then deletes what the run owns)."""
-    from harness.e2e.run import stack_order, synth, write_stack
+def as_break_glass(doc: dict[str, Any], glass: dict[str, str]) -> dict[str, Any]:
+    """The stack's providers assume their account's break-glass principal instead of its deploy role, where the
+    configuration names one (a stack without a deploy role keeps the caller's credentials). Tearing a replica down is
+    a break-glass deploy: its own bucket policy refuses the deploy role every protected delete."""
+    for blocks in doc.get("provider", {}).values():
+        for block in blocks if isinstance(blocks, list) else [blocks]:
+            roles = block.get("assume_role") or []
+            for role in roles if isinstance(roles, list) else [roles]:
+                role["role_arn"] = glass.get(role["role_arn"].split(":")[4], role["role_arn"])
+    return doc
 
+
+def destroy(run: ExampleRun) -> list[str]:
+    """`terraform destroy` of every stack with its KIT_ALLOW_DESTROY=1 synth, as break-glass, last applied first;
+    the stacks whose destroy failed (cleanup's sweep then deletes what the run owns)."""
+    from harness.e2e.run import stack_order, synth, write_stack
+    from s3tables_kit.topology.config import load_config
+
+    glass: dict[str, str] = {}
+    for arn in load_config(run.config).protection.break_glass_principals:
+        glass.setdefault(arn.split(":")[4], arn)
     loose, manifest = synth(run.config, run.synth_dir.with_name("synth-destroy"), allow_destroy=True)
     localized = run.localized(loose, run.creds)
     failed = []
@@ -56,7 +73,7 @@ def destroy(run: ExampleRun) -> list[str]:
         stack_dir = run.dir / "apply" / "stacks" / stack
         if not stack_dir.is_dir():
             continue
-        write_stack(stack_dir, localized[stack].document)
+        write_stack(stack_dir, as_break_glass(localized[stack].document, glass))
         proc = run.tf.run(["destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"], stack_dir)
         if proc.returncode != 0:
             failed.append(stack)

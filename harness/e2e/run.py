@@ -314,7 +314,7 @@ class ExampleRun:
             self.dir.mkdir(parents=True)
         cfg = load_config(self.config)
         on = f", over the state of {self.base.name}" if self.base is not None else ""
-        _say(f"\n== {self.name}: synth ({self.config.relative_to(ROOT)}){on}")
+        _say(f"\n== {self.name}: synth ({os.path.relpath(self.config, ROOT)}){on}")  # a config may be anywhere
         docs, manifest = synth(self.config, self.synth_dir, allow_destroy=False)
         loose, _ = synth(
             self.config, self.synth_dir.with_name(f"{self.synth_dir.name}-allow-destroy"), allow_destroy=True

@@ -9,8 +9,10 @@ told by their User-Agent), and the file is rewritten (JSON, phase -> principal -
 a triple is new. The operation is the IAM action's name: S3's is `emulator.bucket_policy.action_of`'s, a REST
 service's the botocore operation whose HTTP method and path template match, a JSON or query protocol's its
 `X-Amz-Target` or `Action`. The resource is what identifies it in the request (`resource_of`): a REST path's
-resource segments, else the first naming parameter (a role, alarm, topic, log group or alias name); empty when the
-request names none the check can match (a key by its id).
+resource segments, else the first naming parameter (a role, alarm, topic, log group or alias name); a KMS key named
+by its id or ARN is recorded by its first alias (`alias/<name>`: the kit's allow-lists match a key by its aliases)
+and an EMR Serverless application by its name, each looked up in the stand-in's state; empty when the request names
+nothing the check can match.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ _SERVED: dict[str, dict[str, dict[str, set[str]]]] = {}  # phase -> principal ->
 # CloudWatch Logs, KMS aliases).
 NAMING = (
     "RoleName", "AlarmName", "AlarmNames.member.1", "AlarmNames", "TopicArn", "SubscriptionArn", "logGroupName",
-    "AliasName", "PolicyArn", "ResourceARN", "resourceArn", "ResourceArn",
+    "AliasName", "PolicyArn", "ResourceARN", "resourceArn", "ResourceArn", "KeyId", "TargetKeyId",
 )  # fmt: skip
 # A service signed under another name than its IAM actions' prefix (CloudWatch signs as `monitoring`).
 IAM_PREFIX = {"monitoring": "cloudwatch"}
@@ -46,6 +48,7 @@ REST_NAMES = re.compile(r"/(?:functions|schedules|schedule-groups|applications)/
 _LOCK = threading.Lock()
 _ROUTES: dict[str, list[tuple[str, re.Pattern[str], str]]] = {}
 _KEY_RE = re.compile(r"Credential=([A-Za-z0-9]+)/")
+_REGION_RE = re.compile(r"Credential=[A-Za-z0-9]+/\d{8}/([a-z0-9-]+)/")
 
 
 def enabled() -> bool:
@@ -70,7 +73,7 @@ def resource_of(environ: dict[str, Any], service: str, path: str, body: bytes) -
         return path.lstrip("/")  # `bucket/key`; the S3 Tables route's ARNs, decoded
     found = REST_NAMES.search(path)
     if found:
-        return found.group(1)
+        return _application_name(environ, found.group(1)) if service == "emr-serverless" else found.group(1)
     params: dict[str, Any] = {}
     if cbor_rpc.match(environ, path) is not None:
         with contextlib.suppress(ValueError, cbor2.CBORDecodeError):
@@ -84,7 +87,46 @@ def resource_of(environ: dict[str, Any], service: str, path: str, body: bytes) -
         form = parse_qs(body.decode("utf-8", "replace")) if b"Action=" in body else {}
         params = {k: v[0] for k, v in {**parse_qs(environ.get("QUERY_STRING", "")), **form}.items()}
     named = next((params[k] for k in NAMING if params.get(k)), "")
-    return str(named[0] if isinstance(named, list) else named)  # `AlarmNames` of a CBOR request: the first
+    named = str(named[0] if isinstance(named, list) else named)  # `AlarmNames` of a CBOR request: the first
+    return _key_name(environ, named) if service == "kms" and "alias/" not in named else named
+
+
+def _where(environ: dict[str, Any], arn: str) -> tuple[str, str] | None:
+    """(account, Region) of a resource: its ARN's, else the account moto serves the signer's key in and the signing
+    Region."""
+    from moto.iam.models import get_account_id_from
+
+    if arn.startswith("arn:"):
+        parts = arn.split(":")
+        return parts[4], parts[3]
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    key, region = _KEY_RE.search(auth), _REGION_RE.search(auth)
+    return (get_account_id_from(key.group(1)), region.group(1)) if key and region else None
+
+
+def _key_name(environ: dict[str, Any], key: str) -> str:
+    """A key named by its id or ARN: its first alias, or what the request named when it has none (or is unknown)."""
+    from moto.kms.models import kms_backends
+
+    where = _where(environ, key)
+    if where is None or not key:
+        return key
+    with contextlib.suppress(KeyError, ValueError):
+        backend = kms_backends[where[0]][where[1]]
+        return min(backend.keys[backend.any_id_to_key_id(key)].aliases, default=key)
+    return key
+
+
+def _application_name(environ: dict[str, Any], app_id: str) -> str:
+    """An EMR Serverless application named by its id: its name, or the id when the stand-in holds none such."""
+    from moto.emrserverless.models import emrserverless_backends
+
+    where = _where(environ, app_id)
+    if where is None:
+        return app_id
+    with contextlib.suppress(KeyError):
+        return str(emrserverless_backends[where[0]][where[1]].applications[app_id].name)
+    return app_id
 
 
 def _routes(service: str) -> list[tuple[str, re.Pattern[str], str]]:

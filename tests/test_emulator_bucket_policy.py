@@ -87,12 +87,20 @@ def test_the_stand_in_records_each_call_by_phase_and_resource(moto_endpoint: str
     kw = {"endpoint_url": moto_endpoint, "region_name": "us-east-1", "aws_access_key_id": "AKIDSERVEDTEST",
           "aws_secret_access_key": "x", "config": Config(user_agent_extra="Terraform/1.10.5")}  # fmt: skip
     iam, cloudwatch = boto3.client("iam", **kw), boto3.client("cloudwatch", **kw)
+    kms, emr = boto3.client("kms", **kw), boto3.client("emr-serverless", **kw)
     trust = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                         "Principal": {"Service": "lambda.amazonaws.com"}}]})  # fmt: skip
     control.call("served", {"path": str(path), "phase": "first deploy"})
     try:
         iam.create_role(RoleName="seed-served-monitor", AssumeRolePolicyDocument=trust)
+        key = kms.create_key()["KeyMetadata"]
+        kms.create_alias(AliasName="alias/seed-served-key", TargetKeyId=key["KeyId"])
+        app = emr.create_application(name="seed-served-recovery", releaseLabel="emr-7.12.0", type="SPARK")
         control.call("served", {"phase": "second deploy"})
+        kms.put_key_policy(KeyId=key["Arn"], PolicyName="default", Policy=json.dumps({"Version": "2012-10-17",
+                           "Statement": []}))  # by its ARN: told by its alias  # fmt: skip
+        kms.schedule_key_deletion(KeyId=key["KeyId"], PendingWindowInDays=7)  # by its id
+        emr.delete_application(applicationId=app["applicationId"])  # by its id: told by its name
         cloudwatch.put_metric_alarm(
             AlarmName="seed-served-point", MetricName="M", Namespace="N", Statistic="Maximum", Period=60,
             EvaluationPeriods=1, Threshold=1.0, ComparisonOperator="GreaterThanThreshold",
@@ -113,6 +121,9 @@ def test_the_stand_in_records_each_call_by_phase_and_resource(moto_endpoint: str
     verdict = check(record, ["seed"])
     assert [(c.phase, c.action, c.resource) for c in verdict.failing] == [
         ("second deploy", "cloudwatch:DeleteAlarms", "seed-served-point"),  # CBOR: the list's first name
+        ("second deploy", "emr-serverless:DeleteApplication", "seed-served-recovery"),
         ("second deploy", "iam:UpdateAssumeRolePolicy", "seed-served-monitor"),
+        ("second deploy", "kms:PutKeyPolicy", "alias/seed-served-key"),
+        ("second deploy", "kms:ScheduleKeyDeletion", "alias/seed-served-key"),
     ]
-    assert {c.action for c in verdict.inside} == {"iam:CreateRole", "cloudwatch:PutMetricAlarm"}
+    assert {c.action for c in verdict.inside} == {"iam:CreateRole", "cloudwatch:PutMetricAlarm", "kms:CreateAlias"}

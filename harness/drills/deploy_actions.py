@@ -10,8 +10,9 @@ The reviewed set is what the kit's allow-lists let a deployer do besides reads (
 allow-lists match by the kit's name (`<kit>-...`: a role, alarm, topic, log group, function, schedule, key alias, the
 vault or scripts bucket). A write outside the reviewed set on a protected resource in a later deploy fails (exit 1):
 the layers would refuse it to the deploy role, so that deploy would be a break-glass deploy nobody reviewed as one.
-The first deploy creates what the set does not name (a bucket, a key, a role's first policy), and a write on a
-resource the record cannot attribute (a key by its id, a table bucket) is the lock's business
+A key counts by its alias and the EMR application by its name (the record looks both up). The first deploy creates
+what the set does not name (a bucket, a key, a role's first policy), and a write on a table bucket, which the replica
+rules guard by the configuration's buckets rather than by the kit's name, is the lock's business
 (`s3tables_kit.infra.lockcheck`): both are printed, neither fails.
 """
 
@@ -59,9 +60,9 @@ def _matches(action: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(action.lower(), p.lower()) for p in patterns)
 
 
-# Where the kit's name is what the allow-lists match (table buckets are the replica rules' and the lock's; the EMR
-# application is matched by its tag, which the record does not see).
-BY_NAME = (*allowlists.KIT_SERVICES, "s3")
+# Where the kit's name tells the kit's resources (table buckets are the replica rules' and the lock's): a key by its
+# alias (`alias/<kit>-...`), the EMR application by its name (`<kit>-recovery`), as the record names both.
+BY_NAME = (*allowlists.KIT_SERVICES, "s3", "emr-serverless")
 
 
 def protected(action: str, resource: str, kits: Sequence[str]) -> bool:

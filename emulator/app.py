@@ -125,6 +125,7 @@ def _error(start_response: Any, err: ApiError) -> list[bytes]:
 
 
 DELAY_AFTER = "kit.delay_after"
+DEFER_DELAY = "kit.defer_delay"  # set by a front door that waits itself (emulator.loop_front): every delay comes after
 
 
 def _first_values(raw_query: str, keep_blank: bool) -> dict[str, str]:
@@ -148,7 +149,7 @@ def _delay(service: str | None, op: str, environ: dict[str, Any] | None = None) 
                 STATE.latency_left.pop(op, None)
             else:
                 STATE.latency_left[op] = left - 1
-    if seconds and after and environ is not None:
+    if seconds and environ is not None and (after or environ.get(DEFER_DELAY)):
         environ[DELAY_AFTER] = seconds
     elif seconds:
         time.sleep(seconds)
@@ -175,7 +176,7 @@ class KitMotoApp:
             STATE.max_in_flight = max(STATE.max_in_flight, STATE.in_flight)
         try:
             answer = self._handle(environ, start_response)
-            if environ.get(DELAY_AFTER):  # the work is done; the answer (status line included) is late
+            if environ.get(DELAY_AFTER) and not environ.get(DEFER_DELAY):  # the work is done; the answer is late
                 answer = list(answer)
                 time.sleep(float(environ[DELAY_AFTER]))
             return answer
@@ -224,7 +225,7 @@ class KitMotoApp:
                 unquote(raw_path).lstrip("/").partition("/")[2],
                 parse_qs(raw_query, keep_blank_values=True),
             )
-            _delay(service, s3_op)
+            _delay(service, s3_op, environ if environ.get(DEFER_DELAY) else None)
             with LOCK:
                 s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
             if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503

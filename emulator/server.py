@@ -21,96 +21,21 @@ Any other request goes through the standard library's and werkzeug's parsing, as
 from __future__ import annotations
 
 import argparse
-import email.utils
 import io
 import logging
 import os
 import re
-import sys
-import time
 import traceback
-from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import unquote
 
 from werkzeug.exceptions import InternalServerError
 from werkzeug.serving import WSGIRequestHandler, run_simple
 
-_NO_BODY = {204, 304}
+from emulator.http_wire import Fields, answer, collect, wsgi_environ
+
 _USUAL = re.compile(r"(GET|HEAD|PUT|POST|DELETE|PATCH|OPTIONS) (/(?!/)[^\s#]*) (HTTP/1\.[01])\r?\n\Z")
 _MAX_LINE, _MAX_FIELDS = 65536, 100  # the standard library's limits
-
-
-class _Fields:
-    """A request's header fields in order, with the lookups `http.server` and werkzeug make (names in any case)."""
-
-    def __init__(self, fields: list[tuple[str, str]]) -> None:
-        self._fields = fields
-        self._first: dict[str, str] = {}
-        for k, v in fields:
-            self._first.setdefault(k.lower(), v)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self._first.get(name.lower(), default)
-
-    def get_all(self, name: str, failobj: Any = None) -> Any:
-        low = name.lower()
-        return [v for k, v in self._fields if k.lower() == low] or failobj
-
-    def items(self) -> list[tuple[str, str]]:
-        return list(self._fields)
-
-    def keys(self) -> list[str]:
-        return [k for k, _ in self._fields]
-
-    def __getitem__(self, name: str) -> Any:
-        return self.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Any:
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self._fields)
-
-
-_DATE: list[tuple[int, str]] = [(-1, "")]  # (second, its HTTP date): formatting one costs more than routing
-
-
-def _http_date() -> str:
-    """The Date header's value now (RFC 7231, as `BaseHTTPRequestHandler.date_time_string`), formed once a second."""
-    now = int(time.time())
-    second, text = _DATE[-1]
-    if second != now:
-        text = email.utils.formatdate(now, usegmt=True)
-        _DATE[-1] = (now, text)
-    return text
-
-
-def _dance(value: str) -> str:
-    """PEP 3333's bytes-as-latin-1 form of a string, as werkzeug puts paths in the environ."""
-    return value.encode("utf-8").decode("latin-1")
-
-
-def _collect(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
-    """(status line, headers, whole body) of one WSGI call."""
-    answer: dict[str, Any] = {}
-    chunks: list[bytes] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
-        answer["status"], answer["headers"] = status, headers
-        return chunks.append
-
-    result = app(environ, start_response)
-    try:
-        chunks.extend(result)
-    finally:
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
-    return answer["status"], answer["headers"], b"".join(chunks)
+FRONT_ENV = "KIT_EMULATOR_FRONT"  # "loop": `emulator.loop_front`; else this threaded server
 
 
 class _KeepAliveHandler(WSGIRequestHandler):
@@ -145,7 +70,7 @@ class _KeepAliveHandler(WSGIRequestHandler):
                 self.send_error(400 if not colon else 431, "Bad header line" if not colon else "Too many headers")
                 return False
             fields.append((name.strip(), value.strip()))
-        self.headers = _Fields(fields)  # type: ignore[assignment]
+        self.headers = Fields(fields)  # type: ignore[assignment]
         self._fast = self.headers.get("Transfer-Encoding") is None and self.server.ssl_context is None
         conntype = str(self.headers.get("Connection", "")).lower()
         if conntype == "close":
@@ -160,38 +85,12 @@ class _KeepAliveHandler(WSGIRequestHandler):
     def make_environ(self) -> dict[str, Any]:
         if not getattr(self, "_fast", False):
             return dict(super().make_environ())
-        path, _, query = self.path.partition("?")
-        environ: dict[str, Any] = {
-            "wsgi.version": (1, 0),
-            "wsgi.url_scheme": "http",
-            "wsgi.input": self.rfile,
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": self.server.multithread,
-            "wsgi.multiprocess": self.server.multiprocess,
-            "wsgi.run_once": False,
-            "werkzeug.socket": self.connection,
-            "SERVER_SOFTWARE": self.server_version,
-            "REQUEST_METHOD": self.command,
-            "SCRIPT_NAME": "",
-            "PATH_INFO": _dance(unquote(path)),
-            "QUERY_STRING": _dance(query),
-            "REQUEST_URI": _dance(self.path),
-            "RAW_URI": _dance(self.path),
-            "REMOTE_ADDR": self.address_string(),
-            "REMOTE_PORT": self.port_integer(),
-            "SERVER_NAME": self.server.server_address[0],
-            "SERVER_PORT": str(self.server.server_address[1]),
-            "SERVER_PROTOCOL": self.request_version,
-        }
-        for name, value in self.headers.items():
-            if "_" in name:
-                continue
-            key = name.upper().replace("-", "_")
-            if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-                key = f"HTTP_{key}"
-                if key in environ:
-                    value = f"{environ[key]},{value}"
-            environ[key] = value
+        environ = wsgi_environ(
+            self.command, self.path, self.request_version, self.headers,  # type: ignore[arg-type]
+            (self.address_string(), self.port_integer()), self.server.server_address[:2], self.server_version,
+        )  # fmt: skip
+        environ.update({"wsgi.input": self.rfile, "wsgi.multithread": self.server.multithread,
+                        "wsgi.multiprocess": self.server.multiprocess, "werkzeug.socket": self.connection})  # fmt: skip
         return environ
 
     def run_wsgi(self) -> None:
@@ -208,35 +107,21 @@ class _KeepAliveHandler(WSGIRequestHandler):
             return
         environ["wsgi.input"] = io.BytesIO(body)
         try:
-            status, headers, data = _collect(self.server.app, environ)
+            status, headers, data = collect(self.server.app, environ)
         except (ConnectionError, TimeoutError):
             raise
         except Exception:
             if self.server.passthrough_errors:
                 raise
             self.server.log("error", f"Error on request:\n{traceback.format_exc()}")
-            status, headers, data = _collect(InternalServerError(), environ)
+            status, headers, data = collect(InternalServerError(), environ)
         self._send(status, headers, data)
 
     def _send(self, status: str, headers: list[tuple[str, str]], data: bytes) -> None:
-        code = int(status.split(None, 1)[0])
-        bodiless = self.command == "HEAD" or 100 <= code < 200 or code in _NO_BODY
-        names = {k.lower(): v for k, v in headers}
-        if "transfer-encoding" in names:
-            self.close_connection = True
-        elif "content-length" in names:
-            if not bodiless and names["content-length"].strip() != str(len(data)):
-                self.close_connection = True
-        elif not bodiless:
-            headers = [*headers, ("Content-Length", str(len(data)))]
-        if names.get("connection", "").lower() == "close":
-            self.close_connection = True
-        lines = [f"{self.protocol_version} {status}", f"Server: {self.version_string()}"]
-        lines += [f"Date: {_http_date()}"] + [f"{k}: {v}" for k, v in headers]
-        if self.close_connection and "connection" not in names:
-            lines.append("Connection: close")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.wfile.write(head if bodiless else head + data)
+        out, self.close_connection = answer(
+            self.protocol_version, self.command, status, headers, data, self.close_connection, self.version_string()
+        )
+        self.wfile.write(out)
 
 
 def main() -> None:
@@ -249,6 +134,11 @@ def main() -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     from emulator.app import build_app
 
+    if os.environ.get(FRONT_ENV) == "loop":  # one event loop instead of a thread per connection (a benchmark's)
+        from emulator.loop_front import serve
+
+        serve(args.host, args.port, build_app())
+        return
     run_simple(args.host, args.port, build_app(), threaded=True, request_handler=_KeepAliveHandler)
 
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 _NO_BODY = {204, 304}
 
 
-class Fields:
+class RequestFields:
     """A request's header fields in order, with the lookups `http.server` and werkzeug make (names in any case)."""
 
     def __init__(self, fields: list[tuple[str, str]]) -> None:
@@ -90,7 +90,7 @@ def wsgi_environ(
     method: str,
     target: str,
     version: str,
-    fields: Fields,
+    fields: RequestFields,
     remote: tuple[str, int],
     server: tuple[Any, Any],
     software: str,

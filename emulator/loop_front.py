@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Callable, Iterable
 
 from emulator.app import DEFER_DELAY, DELAY_AFTER
-from emulator.http_wire import Fields, answer, collect, wsgi_environ
+from emulator.http_wire import RequestFields, answer, collect, wsgi_environ
 
 _MAX_HEAD, _MAX_FIELDS = 65536 * 4, 100
 SOFTWARE = "kit-emulator-loop"
@@ -76,7 +76,7 @@ class _Connection(asyncio.Protocol):
                 if not colon or len(fields) >= _MAX_FIELDS:
                     return self._fail("400 Bad Request")
                 fields.append((name.strip(), value.strip()))
-            head = Fields(fields)
+            head = RequestFields(fields)
             if head.get("Transfer-Encoding") is not None:
                 return self._fail("501 Not Implemented")
             length = int(head.get("Content-Length") or 0)
@@ -90,7 +90,7 @@ class _Connection(asyncio.Protocol):
             self.continued = False
             self._answer(request[0], request[1], request[2], head, body)
 
-    def _answer(self, method: str, target: str, version: str, head: Fields, body: bytes) -> None:
+    def _answer(self, method: str, target: str, version: str, head: RequestFields, body: bytes) -> None:
         environ = wsgi_environ(method, target, version, head, self.peer, self.server, SOFTWARE)
         environ.update({"wsgi.input": io.BytesIO(body), "wsgi.multithread": False, "wsgi.multiprocess": False})
         environ[DEFER_DELAY] = True

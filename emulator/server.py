@@ -31,7 +31,7 @@ from typing import Any
 from werkzeug.exceptions import InternalServerError
 from werkzeug.serving import WSGIRequestHandler, run_simple
 
-from emulator.http_wire import Fields, answer, collect, wsgi_environ
+from emulator.http_wire import RequestFields, answer, collect, wsgi_environ
 
 _USUAL = re.compile(r"(GET|HEAD|PUT|POST|DELETE|PATCH|OPTIONS) (/(?!/)[^\s#]*) (HTTP/1\.[01])\r?\n\Z")
 _MAX_LINE, _MAX_FIELDS = 65536, 100  # the standard library's limits
@@ -70,7 +70,7 @@ class _KeepAliveHandler(WSGIRequestHandler):
                 self.send_error(400 if not colon else 431, "Bad header line" if not colon else "Too many headers")
                 return False
             fields.append((name.strip(), value.strip()))
-        self.headers = Fields(fields)  # type: ignore[assignment]
+        self.headers = RequestFields(fields)  # type: ignore[assignment]
         self._fast = self.headers.get("Transfer-Encoding") is None and self.server.ssl_context is None
         conntype = str(self.headers.get("Connection", "")).lower()
         if conntype == "close":

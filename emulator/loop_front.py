@@ -79,7 +79,10 @@ class _Connection(asyncio.Protocol):
             head = RequestFields(fields)
             if head.get("Transfer-Encoding") is not None:
                 return self._fail("501 Not Implemented")
-            length = int(head.get("Content-Length") or 0)
+            declared = str(head.get("Content-Length") or "0")
+            if not declared.isdigit():
+                return self._fail("400 Bad Request")
+            length = int(declared)
             if len(self.buf) < end + 4 + length:
                 if head.get("Expect", "").lower() == "100-continue" and not self.continued:
                     self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")

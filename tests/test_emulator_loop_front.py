@@ -79,7 +79,7 @@ def _answers(sock: socket.socket, count: int) -> list[bytes]:
     return out
 
 
-def test_pipelined_requests_are_answered_in_order_and_a_chunked_body_is_refused(emu: Emulator) -> None:
+def test_pipelined_requests_are_answered_in_order_and_a_chunked_or_unframed_body_is_refused(emu: Emulator) -> None:
     host, port = emu.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:
         ask = b"GET /_kit_test/health HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -90,3 +90,6 @@ def test_pipelined_requests_are_answered_in_order_and_a_chunked_body_is_refused(
         sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n")
         assert _answers(sock, 1) == [b"HTTP/1.1 501 Not Implemented"]
         assert sock.recv(1) == b""  # closed
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n")
+        assert _answers(sock, 1) == [b"HTTP/1.1 400 Bad Request"]

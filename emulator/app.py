@@ -135,7 +135,7 @@ def _first_values(raw_query: str, keep_blank: bool) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(raw_query, keep_blank_values=keep_blank).items()}
 
 
-def _delay(service: str | None, op: str, environ: dict[str, Any] | None = None) -> None:
+def _delay(service: str | None, op: str, environ: dict[str, Any]) -> None:
     """The configured latency of one request: per operation if set, else per service (a Region round trip). An
     operation set to be slow `after` its work has the delay recorded in the environ, for `KitMotoApp` to wait once
     the answer is ready."""
@@ -149,7 +149,7 @@ def _delay(service: str | None, op: str, environ: dict[str, Any] | None = None) 
                 STATE.latency_left.pop(op, None)
             else:
                 STATE.latency_left[op] = left - 1
-    if seconds and environ is not None and (after or environ.get(DEFER_DELAY)):
+    if seconds and (after or environ.get(DEFER_DELAY)):
         environ[DELAY_AFTER] = seconds
     elif seconds:
         time.sleep(seconds)
@@ -225,7 +225,7 @@ class KitMotoApp:
                 unquote(raw_path).lstrip("/").partition("/")[2],
                 parse_qs(raw_query, keep_blank_values=True),
             )
-            _delay(service, s3_op, environ if environ.get(DEFER_DELAY) else None)
+            _delay(service, s3_op, environ)
             with LOCK:
                 s3_fault = _fault(service, s3_op, lambda: f"{method} {unquote(raw_uri)}")
             if s3_fault is not None:  # S3's throttling error is an XML `SlowDown` with HTTP 503
